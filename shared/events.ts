@@ -1,0 +1,97 @@
+// The normalised events the relay delivers to agents (relay/README.md documents the wire format).
+// Webhooks (protocol.md) are normalised into these by shared/webhook.ts; times are unix milliseconds.
+import { z } from 'zod';
+
+const callError = z.object({ code: z.number(), message: z.string(), details: z.string().optional() });
+export type CallErrorInfo = z.infer<typeof callError>;
+
+const peer = {
+  /** Digits with country code; absent when the payload carries only a business-scoped user id. */
+  from: z.string().optional(),
+  fromUserId: z.string().optional(),
+  name: z.string().optional(),
+};
+
+export const relayEventSchema = z.discriminatedUnion('type', [
+  /** A customer calls the business (calls[].event "connect", direction USER_INITIATED, SDP offer). */
+  z.object({
+    type: z.literal('call.incoming'),
+    callId: z.string().min(1),
+    ...peer,
+    to: z.string().optional(),
+    sdp: z.string().min(1),
+    timestamp: z.number(),
+    ctaPayload: z.string().optional(),
+    deeplinkPayload: z.string().optional(),
+  }),
+  /** The customer answered a business-initiated call (connect with the SDP answer). */
+  z.object({
+    type: z.literal('call.answered'),
+    callId: z.string().min(1),
+    sdp: z.string().min(1),
+    timestamp: z.number(),
+  }),
+  /** Progress of a business-initiated call. ACCEPTED may come after media flows: never gate media on it. */
+  z.object({
+    type: z.literal('call.status'),
+    callId: z.string().min(1),
+    status: z.enum(['RINGING', 'ACCEPTED', 'REJECTED']),
+    timestamp: z.number(),
+    recipientId: z.string().optional(),
+  }),
+  z.object({
+    type: z.literal('call.terminated'),
+    callId: z.string().min(1),
+    status: z.enum(['COMPLETED', 'FAILED']),
+    timestamp: z.number(),
+    startTime: z.number().optional(),
+    endTime: z.number().optional(),
+    durationSec: z.number().optional(),
+    errors: z.array(callError).optional(),
+  }),
+  /** Another agent claimed the call (relay first-claim-wins). */
+  z.object({
+    type: z.literal('call.claimed'),
+    callId: z.string().min(1),
+    agentId: z.string(),
+    timestamp: z.number(),
+  }),
+  z.object({
+    type: z.literal('message.inbound'),
+    messageId: z.string().min(1),
+    ...peer,
+    timestamp: z.number(),
+    messageType: z.string(),
+    text: z.string().optional(),
+    permissionReply: z
+      .object({ response: z.enum(['accept', 'reject']), isPermanent: z.boolean().optional(), expiresAt: z.number().optional() })
+      .optional(),
+  }),
+  z.object({
+    type: z.literal('message.status'),
+    messageId: z.string().min(1),
+    status: z.enum(['sent', 'delivered', 'read', 'failed']),
+    timestamp: z.number(),
+    recipientId: z.string().optional(),
+    errors: z.array(callError).optional(),
+  }),
+]);
+export type RelayEvent = z.infer<typeof relayEventSchema>;
+export type RelayEventType = RelayEvent['type'];
+
+/** One event on an agent's stream. `id` is the resume cursor (SSE `id:` / `Last-Event-ID`). */
+export const relayEnvelopeSchema = z.object({
+  id: z.string().min(1),
+  /** When the relay received the webhook (unix ms): latency is measured from here. */
+  receivedAt: z.number(),
+  event: relayEventSchema,
+});
+export type RelayEnvelope = z.infer<typeof relayEnvelopeSchema>;
+
+/** Paths of the relay's agent-facing HTTP API. */
+export const RELAY_PATHS = {
+  webhook: '/webhook',
+  /** Server-sent events; `Authorization: Bearer <agent token>`; resume with `Last-Event-ID`. */
+  events: '/events',
+  health: '/healthz',
+} as const;

@@ -1,0 +1,40 @@
+import type { Direction, EndedCall, EndKind } from './call-state';
+
+export interface HistoryEntry {
+  localId: string;
+  callId?: string;
+  direction: Direction;
+  number?: string;
+  userId?: string;
+  name?: string;
+  outcome: EndKind;
+  /** Gateway or local failure code, for outcome "failed". */
+  failureCode?: string;
+  failureMessage?: string;
+  /** When the call began ringing or dialing (unix ms). */
+  startedAt: number;
+  endedAt: number;
+  durationSec: number;
+}
+
+export const HISTORY_LIMIT = 500;
+
+export function historyEntryFor(call: EndedCall): HistoryEntry {
+  const entry: HistoryEntry = {
+    localId: call.localId,
+    direction: call.direction,
+    outcome: call.end.kind,
+    startedAt: call.createdAt,
+    endedAt: call.endedAt,
+    durationSec: call.durationSec,
+  };
+  if (call.callId !== undefined) entry.callId = call.callId;
+  if (call.peer.number !== undefined) entry.number = call.peer.number;
+  if (call.peer.userId !== undefined) entry.userId = call.peer.userId;
+  if (call.peer.name !== undefined) entry.name = call.peer.name;
+  if (call.end.kind === 'failed') {
+    entry.failureCode = call.end.code;
+    entry.failureMessage = call.end.message;
+  }
+  return entry;
+}

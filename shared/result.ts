@@ -1,0 +1,45 @@
+// Errors cross process boundaries as values (ARCHITECTURE.md, style.md 4). Codes are a closed union
+// that the UI maps to human messages (renderer/messages.ts).
+
+export type ErrorCode =
+  | 'invalid_input' // a field broke a rule; `field` names it
+  | 'invalid_phone_number'
+  | 'not_found' // no such call
+  | 'invalid_state' // the command does not fit the call's phase
+  | 'no_call_permission' // gateway 138006
+  | 'customer_busy' // gateway 138003
+  | 'window_closed' // gateway 131047
+  | 'gateway_error' // any other Graph error; `gatewayCode` carries its code
+  | 'gateway_unreachable' // network error or non-Graph body; `detail` keeps the body for diagnostics
+  | 'timeout'
+  | 'unauthorized'
+  | 'media_failed'
+  | 'not_configured'
+  | 'not_available' // e.g. a sandbox-only command in account mode
+  | 'answered_elsewhere'
+  | 'internal';
+
+export interface AppError {
+  code: ErrorCode;
+  message: string;
+  /** Dotted path of the offending field, for invalid_input. */
+  field?: string;
+  /** The gateway's numeric error code (Graph envelope), when there was one. */
+  gatewayCode?: number;
+  /** HTTP status of the gateway's answer, when there was one. */
+  httpStatus?: number;
+  /** Raw diagnostic text (an opaque error body), never shown as the main message. */
+  detail?: string;
+}
+
+export type Result<T> = { ok: true; value: T } | { ok: false; error: AppError };
+
+export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+export const err = <T = never>(code: ErrorCode, message: string, extra: Omit<AppError, 'code' | 'message'> = {}): Result<T> => ({
+  ok: false,
+  error: { code, message, ...extra },
+});
+
+export function assertNever(x: never, what = 'value'): never {
+  throw new Error(`Unexpected ${what}: ${JSON.stringify(x)}`);
+}

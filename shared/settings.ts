@@ -1,0 +1,69 @@
+// Account settings (issue: "gateway base URL ending in the version segment, API key, product path
+// segment defaulting to chatapp, relay URL, agent token"). The API key and the agent token are
+// secrets: they never reach the renderer, which sees PublicSettings.
+import { z } from 'zod';
+import { DEFAULT_PRODUCT } from './gateway';
+
+const httpUrl = (what: string) =>
+  z
+    .string({ error: 'is required' })
+    .trim()
+    .min(1, 'is required')
+    .refine((v) => /^https?:\/\/[^\s/]+/i.test(v) && URL.canParse(v), `must be an http:// or https:// URL (${what})`);
+
+export const gatewayUrlSchema = httpUrl('the gateway base URL').refine(
+  (v) => /\/v[0-9]+\/?$/.test(new URL(v).pathname),
+  'must end in the version segment, e.g. https://gateway.example.com/restapi/v1',
+);
+export const productSegmentSchema = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/i, 'must be one path segment of letters, digits, "-" or "_" (default "chatapp")');
+const secret = (what: string) =>
+  z
+    .string()
+    .trim()
+    .min(8, `${what} must be at least 8 characters`)
+    .max(4096, `${what} is too long`)
+    .regex(/^\S+$/, `${what} must not contain spaces`);
+export const countrySchema = z.string().regex(/^[A-Z]{2}$/, 'must be a two-letter country code such as GB or US');
+
+/** What the settings screen submits. A blank secret keeps the one already stored. */
+export const accountSettingsInputSchema = z.strictObject({
+  gatewayUrl: gatewayUrlSchema,
+  apiKey: z.union([z.literal(''), secret('the API key')]).optional(),
+  productSegment: productSegmentSchema.default(DEFAULT_PRODUCT),
+  relayUrl: httpUrl('the relay URL'),
+  agentToken: z.union([z.literal(''), secret('the agent token')]).optional(),
+  defaultCountry: z.union([z.literal(''), countrySchema]).optional(),
+});
+export type AccountSettingsInput = z.input<typeof accountSettingsInputSchema>;
+
+/** Stored on disk (secrets excluded: they live behind SecretStore). */
+export const storedSettingsSchema = z.object({
+  gatewayUrl: gatewayUrlSchema,
+  productSegment: productSegmentSchema,
+  relayUrl: httpUrl('the relay URL'),
+  defaultCountry: countrySchema.optional(),
+});
+export type StoredSettings = z.infer<typeof storedSettingsSchema>;
+
+/** A complete account: with it the app talks to a real gateway and relay. */
+export interface AccountConfig extends StoredSettings {
+  apiKey: string;
+  agentToken: string;
+}
+
+/** How secrets are kept where they are kept (style.md 8: a visible fallback policy). */
+export type SecretStorageKind = 'os-keychain' | 'owner-only-file' | 'memory';
+
+export interface PublicSettings {
+  mode: 'sandbox' | 'account';
+  gatewayUrl?: string;
+  productSegment: string;
+  relayUrl?: string;
+  defaultCountry?: string;
+  hasApiKey: boolean;
+  hasAgentToken: boolean;
+  secretStorage: SecretStorageKind;
+}
