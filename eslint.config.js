@@ -12,9 +12,19 @@ const nodeBuiltins = [
 ];
 const nodeOnly = ['node:*', ...nodeBuiltins, 'undici', 'ws', 'werift', 'opusscript', 'tsx'];
 
-const restrict = (patterns, message) => ({
-  'no-restricted-imports': ['error', { patterns: [{ group: patterns, message }] }],
-});
+// Bare names are matched exactly (so Node's `events` does not catch `./events`); globs as patterns.
+const restrict = (names, message) => {
+  const isGlob = (n) => n.includes('*');
+  return {
+    'no-restricted-imports': [
+      'error',
+      {
+        paths: names.filter((n) => !isGlob(n)).map((name) => ({ name, message })),
+        patterns: [{ group: names.filter(isGlob), message }],
+      },
+    ],
+  };
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'release/**', 'test-results/**'] },

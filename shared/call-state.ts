@@ -138,14 +138,21 @@ function terminateReason(call: CallState, ev: Extract<CallEvent, { type: 'remote
   if (ev.status === 'FAILED' || first) {
     return { kind: 'failed', code: first ? String(first.code) : 'FAILED', message: first?.message ?? 'The call failed' };
   }
+  // protocol.md: a terminate carries a duration only when the call was answered. A call that was
+  // still ringing here but talked for a while was taken by someone else (a colleague whose claim
+  // never reached us, another device), not missed. One this agent was answering was answered by
+  // this agent's accept, whose response had not come back yet. An outgoing one was answered
+  // although its connect was lost or overtaken.
+  const answered = ev.durationSec !== undefined && ev.durationSec > 0;
   switch (call.phase) {
     case 'ringing':
+      return answered ? { kind: 'answered_elsewhere' } : { kind: 'missed' };
     case 'answering':
-      return { kind: 'missed' };
+      return answered ? { kind: 'completed', by: 'customer' } : { kind: 'missed' };
     case 'dialing':
     case 'calling':
     case 'remote_ringing':
-      return { kind: 'no_answer' };
+      return answered ? { kind: 'completed', by: 'customer' } : { kind: 'no_answer' };
     case 'connecting':
     case 'active':
     case 'ended':
@@ -187,6 +194,11 @@ export function reduceCall(call: CallState | undefined, ev: CallEvent): CallStat
     if (ev.type === 'remote.terminated' && ev.durationSec !== undefined && call.durationSec !== ev.durationSec && call.connectedAt !== undefined) {
       return { ...call, durationSec: ev.durationSec };
     }
+    // protocol.md: "REJECTED is followed by a terminate", but order is not guaranteed; when the
+    // terminate came first the call looked unanswered. The customer's rejection is the truer record.
+    if (ev.type === 'remote.status' && ev.status === 'REJECTED' && call.direction === 'outgoing' && call.end.kind === 'no_answer') {
+      return { ...call, end: { kind: 'rejected' } };
+    }
     return call;
   }
 
@@ -194,9 +206,14 @@ export function reduceCall(call: CallState | undefined, ev: CallEvent): CallStat
     case 'remote.incoming':
     case 'local.dial':
       return call; // duplicate
-    case 'remote.terminated':
-      return end(call, terminateReason(call, ev), ev.at, ev.durationSec);
+    case 'remote.terminated': {
+      const reason = terminateReason(call, ev);
+      // A colleague's talk time is not this agent's.
+      return end(call, reason, ev.at, reason.kind === 'answered_elsewhere' ? undefined : ev.durationSec);
+    }
     case 'remote.claimed':
+      // Only a ringing call: the claim event carries no agent, and the claimant itself is already
+      // answering when its own claim comes back from the relay.
       return call.phase === 'ringing' ? end(call, { kind: 'answered_elsewhere' }, ev.at) : call;
     case 'remote.status':
       if (call.direction !== 'outgoing') return call;
@@ -220,8 +237,8 @@ export function reduceCall(call: CallState | undefined, ev: CallEvent): CallStat
     case 'local.accept_ok':
       return call.phase === 'answering' ? { ...call, phase: 'connecting' } : call;
     case 'local.accept_failed':
-      // The gateway refused the answer: whatever media did, the call is over.
-      return call.phase === 'answering' || call.phase === 'connecting' || call.phase === 'active'
+      // The gateway refused the answer: whatever media did, the call is over. Outgoing calls are never accepted.
+      return call.direction === 'incoming' && (call.phase === 'answering' || call.phase === 'connecting' || call.phase === 'active')
         ? end(call, { kind: 'failed', ...ev.error }, ev.at)
         : call;
     case 'local.decline':
@@ -281,14 +298,25 @@ export interface BookChange {
 
 const isRemote = (ev: CallEvent): ev is RemoteCallEvent => ev.type.startsWith('remote.');
 
+/** The same delivery twice (retries, several subscribers): equal in everything but when it was applied. */
+const sameDelivery = (a: RemoteCallEvent, b: RemoteCallEvent): boolean => JSON.stringify({ ...a, at: 0 }) === JSON.stringify({ ...b, at: 0 });
+
 export function applyCallEvent(book: CallBook, ev: CallEvent): BookChange {
   if (isRemote(ev)) {
     const localId = book.byCallId[ev.callId];
     if (localId === undefined) {
-      if (book.tombstones[ev.callId] !== undefined) return { book, changed: [] };
-      if (ev.type === 'remote.incoming') return applyToCall(book, incomingLocalId(ev.callId), ev);
-      const queued = book.pending[ev.callId] ?? [];
-      const pending = { ...book.pending, [ev.callId]: [...queued, ev] };
+      const queued = book.pending[ev.callId];
+      // A tombstone drops what follows a terminate, except while that terminate itself still waits for
+      // its call: then the rest waits with it and is replayed in arrival order.
+      if (book.tombstones[ev.callId] !== undefined && (ev.type === 'remote.incoming' || queued === undefined)) return { book, changed: [] };
+      if (ev.type === 'remote.incoming') {
+        const localIdIn = incomingLocalId(ev.callId);
+        const opened = applyToCall(book, localIdIn, ev);
+        // A claim can overtake the connect it claims (order is not guaranteed, protocol.md).
+        return opened.changed.length > 0 ? replayPending(opened, ev.callId, localIdIn, ev.at) : opened;
+      }
+      if (queued?.some((q) => sameDelivery(q, ev))) return { book, changed: [] };
+      const pending = { ...book.pending, [ev.callId]: [...(queued ?? []), ev] };
       const tombstones = ev.type === 'remote.terminated' ? { ...book.tombstones, [ev.callId]: ev.at } : book.tombstones;
       return { book: { ...book, pending, tombstones }, changed: [] };
     }
@@ -297,13 +325,17 @@ export function applyCallEvent(book: CallBook, ev: CallEvent): BookChange {
   const first = applyToCall(book, ev.localId, ev);
   if (ev.type !== 'local.initiate_ok') return first;
   // Replay what arrived for this call id before we knew it was ours.
-  const waiting = first.book.pending[ev.callId];
+  return replayPending(first, ev.callId, ev.localId, ev.at);
+}
+
+function replayPending(first: BookChange, callId: string, localId: string, at: number): BookChange {
+  const waiting = first.book.pending[callId];
   if (!waiting) return first;
-  const { [ev.callId]: _drop, ...pending } = first.book.pending;
-  const { [ev.callId]: _tomb, ...tombstones } = first.book.tombstones;
+  const { [callId]: _drop, ...pending } = first.book.pending;
+  const { [callId]: _tomb, ...tombstones } = first.book.tombstones;
   let acc: BookChange = { book: { ...first.book, pending, tombstones }, changed: first.changed };
   for (const queued of waiting) {
-    const next = applyToCall(acc.book, ev.localId, { ...queued, at: ev.at });
+    const next = applyToCall(acc.book, localId, { ...queued, at });
     acc = { book: next.book, changed: [...acc.changed, ...next.changed] };
   }
   return acc;

@@ -28,8 +28,12 @@ export interface SandboxCallReport {
   /** Decoded Opus frames heard from the business, and their RMS energy (0..1). */
   framesHeard: number;
   heardRms: number;
+  /** When the customer first decoded a non-silent frame from the business (unix ms). */
+  firstHeardAt?: number;
   /** Frames the customer sent. */
   framesSent: number;
+  /** DTMF digits (RFC 4733, payload type 126) heard from the business, in order. */
+  digitsHeard?: string;
 }
 
 export const SANDBOX_PATHS = {

@@ -12,7 +12,8 @@ const httpUrl = (what: string) =>
     .refine((v) => /^https?:\/\/[^\s/]+/i.test(v) && URL.canParse(v), `must be an http:// or https:// URL (${what})`);
 
 export const gatewayUrlSchema = httpUrl('the gateway base URL').refine(
-  (v) => /\/v[0-9]+\/?$/.test(new URL(v).pathname),
+  // zod runs every refinement even after one failed: `new URL` would throw on what is not a URL.
+  (v) => !URL.canParse(v) || /\/v[0-9]+\/?$/.test(new URL(v).pathname),
   'must end in the version segment, e.g. https://gateway.example.com/restapi/v1',
 );
 export const productSegmentSchema = z

@@ -1,0 +1,152 @@
+// `npm run bench`: call-path latencies over real calls against the sandbox, through the real relay,
+// service, browser host and Chromium. Prints median and p95 of each measure.
+//
+//   webhook received by the relay → ringing shown in the UI      (target median 50 ms)
+//   click Answer → accept received by the sandbox                 (target median 30 ms)
+//   click Answer → two-way audio                                  (target median 300 ms)
+//   click Call → initiate received by the sandbox                 (target median 150 ms)
+import type { Page } from 'playwright-core';
+import { RelayEventStream } from '../electron/core/event-stream';
+import type { RelayEnvelope } from '../shared/events';
+import { eventually, startStack, type Stack } from '../test/e2e/harness';
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 20);
+
+interface Series {
+  name: string;
+  target: number;
+  values: number[];
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+
+function summarise(s: Series): string {
+  const sorted = [...s.values].sort((a, b) => a - b);
+  const median = percentile(sorted, 50);
+  const p95 = percentile(sorted, 95);
+  const verdict = median <= s.target ? 'meets' : 'MISSES';
+  return `${s.name.padEnd(52)} n=${String(sorted.length).padStart(3)}  median ${median.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms  (target median ≤ ${s.target} ms: ${verdict})`;
+}
+
+/** Wall-clock time in the page when `selector` first matches, watched from before the trigger. */
+async function armAppearance(page: Page, selector: string): Promise<void> {
+  await page.evaluate((sel) => {
+    const w = window as unknown as { __seenAt?: number | null };
+    w.__seenAt = null;
+    const seen = () => {
+      if (w.__seenAt === null && document.querySelector(sel)) {
+        w.__seenAt = performance.timeOrigin + performance.now();
+        observer.disconnect();
+      }
+    };
+    const observer = new MutationObserver(seen);
+    observer.observe(document.body, { childList: true, subtree: true, attributes: true });
+    seen();
+  }, selector);
+}
+
+const seenAt = (page: Page) => eventually('the element to appear', () => page.evaluate(() => (window as unknown as { __seenAt?: number | null }).__seenAt ?? undefined));
+
+/** Clicks the named button inside `scope` from within the page; returns the wall-clock time of the click. */
+function clickAt(page: Page, scope: string, name: string): Promise<number> {
+  return page.evaluate(
+    ([sel, label]) => {
+      const root = document.querySelector(sel);
+      const button = Array.from(root?.querySelectorAll('button') ?? []).find(
+        (b) => b.getAttribute('aria-label') === label || b.textContent?.trim() === label,
+      );
+      if (!button) throw new Error(`no button ${label} in ${sel}`);
+      const at = performance.timeOrigin + performance.now();
+      button.click();
+      return at;
+    },
+    [scope, name] as const,
+  );
+}
+
+/** Polls getStats in the page until inbound audio energy rises; returns that wall-clock time. */
+function agentHearsAt(page: Page): Promise<number> {
+  return page.evaluate(async () => {
+    const media = (window as unknown as { __softphoneMedia: { stats(): Promise<{ inboundEnergy: number }> } }).__softphoneMedia;
+    const deadline = performance.now() + 10_000;
+    while (performance.now() < deadline) {
+      const s = await media.stats().catch(() => ({ inboundEnergy: 0 }));
+      if (s.inboundEnergy > 0) return performance.timeOrigin + performance.now();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error('no inbound audio within 10 s');
+  });
+}
+
+async function gatewayRequestAt(stack: Stack, action: string, match: (l: { callId?: string; at: number }) => boolean): Promise<{ at: number; callId?: string }> {
+  return eventually(`${action} at the sandbox`, async () => (await stack.gatewayLog()).find((l) => l.action === action && match(l)));
+}
+
+async function main(): Promise<void> {
+  const stack = await startStack();
+  const received = new Map<string, number>();
+  // A second subscriber on the relay tells when each webhook was received there (envelope.receivedAt).
+  const tap = new RelayEventStream({
+    url: stack.relay.url,
+    token: stack.tapToken,
+    onEvent: (env: RelayEnvelope) => {
+      if (env.event.type === 'call.incoming') received.set(env.event.callId, env.receivedAt);
+    },
+    onState: () => {},
+  });
+  tap.start();
+  const series: Series[] = [
+    { name: 'webhook received by the relay → ringing shown', target: 50, values: [] },
+    { name: 'click Answer → accept received by the sandbox', target: 30, values: [] },
+    { name: 'click Answer → two-way audio', target: 300, values: [] },
+    { name: 'click Call → initiate received by the sandbox', target: 150, values: [] },
+  ];
+  try {
+    const page = await stack.newAgentPage();
+    const answering = stack.customer('answers');
+    console.log(`Benchmark: ${CALLS} incoming and ${CALLS} outgoing calls (warm-up call first)`);
+    for (let i = 0; i <= CALLS; i++) {
+      await armAppearance(page, '[role="dialog"][aria-label="Incoming call"]');
+      const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: answering.number });
+      const shown = await seenAt(page);
+      const relayAt = await eventually('relay receipt', () => received.get(callId));
+      const clicked = await clickAt(page, '[aria-label="Incoming call"]', 'Answer');
+      const hears = agentHearsAt(page);
+      const accept = await gatewayRequestAt(stack, 'accept', (l) => l.callId === callId);
+      const agentHeard = await hears;
+      const customerHeard = await eventually('the customer to hear the agent', async () => (await stack.callReport(callId)).firstHeardAt);
+      if (i > 0) {
+        series[0]!.values.push(shown - relayAt);
+        series[1]!.values.push(accept.at - clicked);
+        series[2]!.values.push(Math.max(agentHeard, customerHeard) - clicked);
+      }
+      await page.getByRole('region', { name: 'Current call' }).getByRole('button', { name: 'Hang up' }).click();
+      await eventually('terminate', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'terminate'));
+      await page.getByRole('region', { name: 'Current call' }).waitFor({ state: 'detached' }).catch(() => {});
+    }
+    for (let i = 0; i <= CALLS; i++) {
+      const before = (await stack.gatewayLog()).length;
+      await page.getByLabel('Phone number').fill(`+${answering.number}`);
+      const clicked = await clickAt(page, 'body', 'Call');
+      const initiate = await eventually('initiate', async () => (await stack.gatewayLog()).slice(before).find((l) => l.action === 'initiate'));
+      if (i > 0) series[3]!.values.push(initiate.at - clicked);
+      await page.getByRole('region', { name: 'Current call' }).getByText('Connected').waitFor();
+      await page.getByRole('region', { name: 'Current call' }).getByRole('button', { name: 'Hang up' }).click();
+      await eventually('terminate', async () => (await stack.gatewayLog()).slice(before).some((l) => l.action === 'terminate'));
+      await page.getByRole('region', { name: 'Current call' }).waitFor({ state: 'detached' }).catch(() => {});
+    }
+    console.log('');
+    for (const s of series) console.log(summarise(s));
+  } finally {
+    await tap.stop();
+    await stack.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,201 @@
+// The browser host: the product in a plain browser tab. It listens on 127.0.0.1 only, serves the
+// built renderer, and carries SoftphoneApi over one WebSocket (/api) that needs the per-launch
+// token and our own Origin. Everything else is refused.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { commandSchemas, wsClientFrameSchema, type CommandName, type SoftphoneBackend, type WsServerFrame } from '../../shared/api';
+import { createLogger, type Logger } from '../../shared/log';
+import { err, type Result } from '../../shared/result';
+import { parseWith } from '../../shared/validation';
+
+export interface BrowserHostOptions {
+  backend: SoftphoneBackend;
+  /** The built renderer (dist/renderer). */
+  staticDir: string;
+  port?: number;
+  /** Per-launch secret; a random one when absent. */
+  token?: string;
+  logger?: Logger;
+}
+
+export interface BrowserHost {
+  /** The address to open, with the token. */
+  url: string;
+  origin: string;
+  port: number;
+  token: string;
+  close(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+const MAX_FRAME_BYTES = 256 * 1024;
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.wav': 'audio/wav',
+  '.woff2': 'font/woff2',
+};
+
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "media-src 'self' blob:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "form-action 'none'",
+].join('; ');
+
+const SECURITY_HEADERS = {
+  'Content-Security-Policy': CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Permissions-Policy': 'camera=(), geolocation=(), microphone=(self)',
+  'Cache-Control': 'no-store',
+};
+
+function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export async function startBrowserHost(options: BrowserHostOptions): Promise<BrowserHost> {
+  const log = options.logger ?? createLogger('browser-host');
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const root = resolve(options.staticDir);
+  const sockets = new Set<WebSocket>();
+  let port = 0;
+  const allowedHosts = () => [`${HOST}:${port}`, `localhost:${port}`];
+
+  const server = createServer((req, res) => {
+    void serveStatic(req, res).catch((e: unknown) => {
+      log.error('static file failed', { error: e });
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  });
+
+  async function serveStatic(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (!allowedHosts().includes(req.headers.host ?? '')) {
+      res.writeHead(421, { 'Content-Type': 'text/plain' }).end('Misdirected request');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain' }).end('Method not allowed');
+      return;
+    }
+    const pathname = decodeURIComponent(new URL(req.url ?? '/', `http://${HOST}`).pathname);
+    const relative = pathname === '/' ? 'index.html' : normalize(pathname).replace(/^([/\\])+/, '');
+    const file = join(root, relative);
+    if (!file.startsWith(root + sep)) {
+      res.writeHead(404).end();
+      return;
+    }
+    const info = await stat(file).catch(() => undefined);
+    if (!info?.isFile()) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('Not found');
+      return;
+    }
+    const body = await readFile(file);
+    res.writeHead(200, { 'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream', ...SECURITY_HEADERS });
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const refuse = (status: number, reason: string) => {
+      log.warn('websocket refused', { reason });
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    const url = new URL(req.url ?? '/', `http://${HOST}`);
+    if (url.pathname !== '/api') return refuse(404, 'Not Found');
+    if (!allowedHosts().includes(req.headers.host ?? '')) return refuse(421, 'Misdirected Request');
+    const origin = req.headers.origin ?? '';
+    if (!allowedHosts().some((h) => origin === `http://${h}`)) return refuse(403, 'Forbidden');
+    const offered = url.searchParams.get('token') ?? '';
+    if (!sameSecret(offered, token)) return refuse(401, 'Unauthorized');
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+
+  wss.on('connection', (ws: WebSocket) => {
+    sockets.add(ws);
+    const send = (frame: WsServerFrame) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
+    };
+    const unsubscribe = options.backend.subscribe((push) => send({ kind: 'push', push }));
+    ws.on('message', (data, isBinary) => {
+      void handleFrame(isBinary ? '' : data.toString()).then((frame) => frame && send(frame));
+    });
+    ws.on('close', () => {
+      unsubscribe();
+      sockets.delete(ws);
+    });
+    ws.on('error', (e) => log.warn('websocket error', { error: e }));
+  });
+
+  /** One wrapper validates every call (style.md 3): frame, then the command's payload, then the backend. */
+  async function handleFrame(text: string): Promise<WsServerFrame | undefined> {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      log.warn('websocket frame is not JSON');
+      return undefined;
+    }
+    const frame = parseWith(wsClientFrameSchema, json);
+    if (!frame.ok) {
+      const id = typeof (json as { id?: unknown })?.id === 'number' ? (json as { id: number }).id : -1;
+      return { kind: 'result', id, result: frame };
+    }
+    const { id, command, params } = frame.value;
+    const parsed = parseWith(commandSchemas[command], params ?? {});
+    if (!parsed.ok) return { kind: 'result', id, result: parsed };
+    let result: Result<unknown>;
+    try {
+      result = await options.backend.handle(command as CommandName, parsed.value as never);
+    } catch (e) {
+      log.error('command failed', { command, error: e });
+      result = err('internal', 'Something went wrong in the app; the details are in its log');
+    }
+    return { kind: 'result', id, result };
+  }
+
+  await new Promise<void>((resolveListen, rejectListen) => {
+    server.once('error', rejectListen);
+    server.listen(options.port ?? 0, HOST, () => {
+      server.off('error', rejectListen);
+      resolveListen();
+    });
+  });
+  const address = server.address();
+  port = typeof address === 'object' && address ? address.port : 0;
+  const origin = `http://${HOST}:${port}`;
+
+  return {
+    url: `${origin}/?token=${encodeURIComponent(token)}`,
+    origin,
+    port,
+    token,
+    async close() {
+      for (const ws of sockets) ws.terminate();
+      wss.close();
+      await new Promise<void>((done) => server.close(() => done()));
+    },
+  };
+}

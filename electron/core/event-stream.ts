@@ -1,0 +1,330 @@
+// The agent's end of the relay's event stream (relay/README.md): one long-lived server-sent events
+// request, parsed incrementally, validated at the edge, de-duplicated, and resumed from the last
+// event id after any failure so that no event is lost (ARCHITECTURE.md: "once per agent, in
+// order, also across reconnects").
+import { Agent, request } from 'undici';
+import type { ConnectionState } from '../../shared/api';
+import { RELAY_PATHS, relayEnvelopeSchema, type RelayEnvelope } from '../../shared/events';
+import { createLogger, type Logger } from '../../shared/log';
+import { parseWith } from '../../shared/validation';
+
+export interface RelayEventStreamOptions {
+  /** The relay's base URL, e.g. https://relay.example.com */
+  url: string;
+  /** The agent token (Authorization: Bearer). Never logged. */
+  token: string;
+  onEvent: (envelope: RelayEnvelope) => void;
+  onState: (state: ConnectionState) => void;
+  logger?: Logger;
+  /** No bytes (events or heartbeats) for this long means the stream is dead. Default 15000. */
+  heartbeatTimeoutMs?: number;
+  /** A cursor saved earlier, to resume from on the first connect. */
+  lastEventId?: string;
+  /** Reconnect backoff bounds. Default 200 ms → 5 s. */
+  minBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Delay before retrying after the relay refused the token. Default 30 s. */
+  unauthorizedRetryMs?: number;
+}
+
+export const UNAUTHORIZED_MESSAGE = 'unauthorized: check the agent token';
+
+/** Longest line the parser accepts; webhooks are at most 3 MB, so a longer line is a broken stream. */
+const MAX_LINE_CHARS = 8 * 1024 * 1024;
+/** How many recent event ids are remembered for de-duplication. */
+const SEEN_IDS = 4096;
+
+/** One dispatched server-sent event. */
+export interface SseMessage {
+  /** The last event id at dispatch (SSE: it carries over from earlier events when a block has none). */
+  id: string | undefined;
+  event: string;
+  data: string;
+}
+
+/**
+ * An incremental text/event-stream parser (WHATWG HTML "Server-sent events" parsing rules). Chunks
+ * may split anywhere, including between the CR and LF of a line break.
+ */
+export class SseParser {
+  private buffer = '';
+  /** Index up to which `buffer` is known to hold no line break. */
+  private scanned = 0;
+  private skipLeadingLf = false;
+  private data: string[] = [];
+  private eventType = '';
+  private lastId: string | undefined;
+
+  /** Feeds decoded text; returns the events it completed. Throws when a line is absurdly long. */
+  push(text: string): SseMessage[] {
+    if (this.skipLeadingLf && text.startsWith('\n')) text = text.slice(1);
+    this.skipLeadingLf = false;
+    this.buffer += text;
+    const out: SseMessage[] = [];
+    let start = 0;
+    const buf = this.buffer;
+    for (let i = this.scanned; i < buf.length; i += 1) {
+      const c = buf.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      this.line(buf.slice(start, i), out);
+      if (c === 13) {
+        if (i + 1 < buf.length) {
+          if (buf.charCodeAt(i + 1) === 10) i += 1;
+        } else {
+          this.skipLeadingLf = true;
+        }
+      }
+      start = i + 1;
+    }
+    this.buffer = buf.slice(start);
+    this.scanned = this.buffer.length;
+    if (this.buffer.length > MAX_LINE_CHARS) throw new Error('the event stream sent a line longer than 8 MiB');
+    return out;
+  }
+
+  private line(line: string, out: SseMessage[]): void {
+    if (line === '') {
+      if (this.data.length > 0) out.push({ id: this.lastId, event: this.eventType || 'message', data: this.data.join('\n') });
+      this.data = [];
+      this.eventType = '';
+      return;
+    }
+    if (line.startsWith(':')) return; // a comment: heartbeats
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    switch (field) {
+      case 'data':
+        this.data.push(value);
+        break;
+      case 'id':
+        if (!value.includes('\0')) this.lastId = value;
+        break;
+      case 'event':
+        this.eventType = value;
+        break;
+      default:
+        // `retry` and unknown fields: the client has its own backoff.
+        break;
+    }
+  }
+}
+
+/** Capped exponential backoff with equal jitter: attempt 0 waits 200–400 ms, later ones up to 5 s. */
+export function reconnectDelay(attempt: number, minMs = 200, maxMs = 5_000, random: () => number = Math.random): number {
+  const base = Math.min(maxMs, minMs * 2 ** (attempt + 1));
+  return Math.max(minMs, Math.round(base / 2 + random() * (base / 2)));
+}
+
+type AttemptOutcome = { kind: 'stopped' } | { kind: 'failed'; message: string; unauthorized: boolean; wasConnected: boolean };
+
+/** The stream of one agent. `start()` once; `stop()` ends it and waits until nothing is left running. */
+export class RelayEventStream {
+  private readonly logger: Logger;
+  private readonly heartbeatTimeoutMs: number;
+  private cursor: string | undefined;
+  private readonly seen = new Set<string>();
+  private readonly seenOrder: string[] = [];
+  private state: ConnectionState | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private abortCurrent: (() => void) | undefined;
+  private wakeUp: (() => void) | undefined;
+  private dispatcher: Agent | undefined;
+
+  constructor(private readonly options: RelayEventStreamOptions) {
+    this.logger = options.logger ?? createLogger('event-stream');
+    this.heartbeatTimeoutMs = options.heartbeatTimeoutMs ?? 15_000;
+    this.cursor = options.lastEventId;
+  }
+
+  /** The cursor of the last event received: resume from here. */
+  get lastEventId(): string | undefined {
+    return this.cursor;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.dispatcher = new Agent({ keepAliveTimeout: 1_000, connect: { timeout: 10_000 } });
+    this.running = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.abortCurrent?.();
+    this.wakeUp?.();
+    await this.running;
+    this.running = undefined;
+    const dispatcher = this.dispatcher;
+    this.dispatcher = undefined;
+    await dispatcher?.destroy().catch(() => undefined);
+  }
+
+  private async run(): Promise<void> {
+    this.setState({ status: 'connecting', since: Date.now() });
+    let attempt = 0;
+    let reconnectingSince: number | undefined;
+    while (!this.stopped) {
+      const outcome = await this.connectOnce(() => {
+        attempt = 0;
+        reconnectingSince = undefined;
+        this.setState({ status: 'connected', since: Date.now() });
+      });
+      if (outcome.kind === 'stopped' || this.stopped) break;
+      reconnectingSince ??= Date.now();
+      this.setState({ status: 'reconnecting', since: reconnectingSince, lastError: outcome.message });
+      const delay = outcome.unauthorized
+        ? reconnectDelay(0, this.options.unauthorizedRetryMs ?? 30_000, this.options.unauthorizedRetryMs ?? 30_000)
+        : reconnectDelay(attempt, this.options.minBackoffMs, this.options.maxBackoffMs);
+      attempt += 1;
+      // A stream that was up and broke is worth a warning; a relay still unreachable is not, every time.
+      const fields = { reason: outcome.message, retryInMs: delay };
+      if (outcome.wasConnected) this.logger.warn('event stream interrupted', fields);
+      else this.logger.debug('event stream still down', fields);
+      await this.sleep(delay);
+    }
+  }
+
+  private async connectOnce(onConnected: () => void): Promise<AttemptOutcome> {
+    const controller = new AbortController();
+    this.abortCurrent = () => controller.abort();
+    let deadReason: string | undefined;
+    let watchdog: NodeJS.Timeout | undefined;
+    // Covers the connect, the response headers and every gap between chunks: heartbeats keep it fed.
+    const feedWatchdog = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => {
+        deadReason = `no data from the relay for ${Math.round(this.heartbeatTimeoutMs / 100) / 10} s`;
+        controller.abort();
+      }, this.heartbeatTimeoutMs);
+    };
+    let wasConnected = false;
+    const fail = (message: string, unauthorized = false): AttemptOutcome => ({ kind: 'failed', message, unauthorized, wasConnected });
+    try {
+      feedWatchdog();
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${this.options.token}`,
+        accept: 'text/event-stream',
+        'cache-control': 'no-cache',
+      };
+      if (this.cursor !== undefined) headers['last-event-id'] = this.cursor;
+      const response = await request(`${this.options.url.replace(/\/+$/, '')}${RELAY_PATHS.events}`, {
+        method: 'GET',
+        headers,
+        signal: controller.signal,
+        dispatcher: this.dispatcher,
+        // The watchdog above is the one timeout; undici's own would fire on a quiet, healthy stream.
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
+      if (response.statusCode === 401 || response.statusCode === 403) {
+        await response.body.dump().catch(() => undefined);
+        return fail(UNAUTHORIZED_MESSAGE, true);
+      }
+      if (response.statusCode !== 200) {
+        await response.body.dump().catch(() => undefined);
+        return fail(`the relay answered HTTP ${response.statusCode}`);
+      }
+      const type = String(response.headers['content-type'] ?? '');
+      if (!type.toLowerCase().startsWith('text/event-stream')) {
+        await response.body.dump().catch(() => undefined);
+        return fail(`the relay URL does not serve an event stream (content type "${type}")`);
+      }
+      wasConnected = true;
+      feedWatchdog();
+      onConnected();
+      const parser = new SseParser();
+      const decoder = new TextDecoder('utf-8');
+      for await (const chunk of response.body) {
+        feedWatchdog();
+        for (const message of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) this.handle(message);
+      }
+      return fail('the relay closed the stream');
+    } catch (e) {
+      if (this.stopped) return { kind: 'stopped' };
+      return fail(deadReason ?? describeNetworkError(e));
+    } finally {
+      clearTimeout(watchdog);
+      this.abortCurrent = undefined;
+    }
+  }
+
+  private handle(message: SseMessage): void {
+    // The cursor advances past every event, valid or not: a bad event would be just as bad again.
+    if (message.id !== undefined && message.id !== '') this.cursor = message.id;
+    if (message.event !== 'message') return;
+    let json: unknown;
+    try {
+      json = JSON.parse(message.data);
+    } catch {
+      this.logger.warn('skipped an event that is not JSON', { id: message.id });
+      return;
+    }
+    const parsed = parseWith(relayEnvelopeSchema, json);
+    if (!parsed.ok) {
+      this.logger.warn('skipped an invalid event', { id: message.id, field: parsed.error.field, reason: parsed.error.message });
+      return;
+    }
+    const envelope = parsed.value;
+    if (message.id === undefined) this.cursor = envelope.id;
+    if (this.seen.has(envelope.id)) {
+      this.logger.debug('skipped a duplicate event', { id: envelope.id });
+      return;
+    }
+    this.seen.add(envelope.id);
+    this.seenOrder.push(envelope.id);
+    if (this.seenOrder.length > SEEN_IDS) this.seen.delete(this.seenOrder.shift()!);
+    try {
+      this.options.onEvent(envelope);
+    } catch (e) {
+      this.logger.error('an event handler failed', { id: envelope.id, type: envelope.event.type, error: e });
+    }
+  }
+
+  private setState(next: ConnectionState): void {
+    const prev = this.state;
+    const same = prev !== undefined && prev.status === next.status && (prev.status !== 'reconnecting' || next.status !== 'reconnecting' || prev.lastError === next.lastError);
+    if (same) return;
+    this.state = next;
+    try {
+      this.options.onState(next);
+    } catch (e) {
+      this.logger.error('a state handler failed', { error: e });
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = undefined;
+        done();
+      };
+    });
+  }
+}
+
+function describeNetworkError(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const code = (e as { code?: string }).code ?? (e.cause as { code?: string } | undefined)?.code;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'the relay refused the connection (is it running?)';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'the relay host name could not be resolved';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'the connection to the relay was reset';
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'connecting to the relay timed out';
+    default:
+      return e.message || e.name;
+  }
+}

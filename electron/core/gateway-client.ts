@@ -1,0 +1,257 @@
+// Call control on the gateway (gateway-spec.md 4.2, protocol.md "Call control"): accept, reject,
+// terminate and initiate over HTTP. Every method resolves to a Result and never throws.
+import { Agent, errors as undiciErrors, request } from 'undici';
+import type { z } from 'zod';
+import {
+  callActionSuccessSchema,
+  callRequestSchemas,
+  GATEWAY_ERROR_TEXT,
+  graphErrorSchema,
+  initiateSuccessSchema,
+  type CallAction,
+  type CallRequest,
+  type CallRequestSchemas,
+} from '../../shared/gateway';
+import { createLogger, type Logger } from '../../shared/log';
+import { err, ok, type AppError, type ErrorCode, type Result } from '../../shared/result';
+import { parseWith } from '../../shared/validation';
+
+export interface GatewayClientOptions {
+  /** The gateway base URL, ending in the version segment (…/restapi/v1). */
+  baseUrl: string;
+  apiKey: string;
+  /** The product path segment and messaging_product value ("chatapp" by default, protocol.md). */
+  product: string;
+  /** Per request, from sending to the whole body read. Default 10 s. */
+  timeoutMs?: number;
+  /** How many more times a terminate is tried after a network error or a 5xx. Default 3. */
+  terminateRetries?: number;
+  /** First pause before retrying a terminate; it doubles each time. Default 250 ms. */
+  terminateBackoffMs?: number;
+  logger?: Logger;
+}
+
+/** What the call coordinator needs from the gateway; GatewayClient is the real one. */
+export interface CallControl {
+  accept(callId: string, sdp: string): Promise<Result<null>>;
+  reject(callId: string): Promise<Result<null>>;
+  terminate(callId: string): Promise<Result<null>>;
+  initiate(to: string, sdp: string): Promise<Result<{ callId: string }>>;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DETAIL_LIMIT = 2048;
+/** Bodies past this size are not read further: no call-control answer is anywhere near it. */
+const BODY_READ_LIMIT = 256 * 1024;
+
+/** The gateway codes that have their own ErrorCode (result.ts); all others are 'gateway_error'. */
+const CODE_FOR_GATEWAY_ERROR: Readonly<Record<number, ErrorCode>> = {
+  138006: 'no_call_permission',
+  138003: 'customer_busy',
+  131047: 'window_closed',
+};
+
+/** protocol.md: use the SDP as produced, with CRLF line ends and nothing else changed. */
+export const normaliseSdpLineEnds = (sdp: string): string => sdp.replace(/\r\n|\r|\n/g, '\r\n');
+
+const truncate = (text: string, limit = DETAIL_LIMIT): string => (text.length > limit ? `${text.slice(0, limit)}… (truncated)` : text);
+
+type HttpOutcome = { kind: 'response'; status: number; body: string } | { kind: 'timeout' } | { kind: 'network'; reason: string };
+
+export class GatewayClient implements CallControl {
+  private readonly base: string;
+  private readonly apiKey: string;
+  private readonly product: string;
+  private readonly timeoutMs: number;
+  private readonly terminateRetries: number;
+  private readonly terminateBackoffMs: number;
+  private readonly schemas: CallRequestSchemas;
+  private readonly log: Logger;
+  // Keep-alive so that accept, the one request a ringing customer waits on, reuses a warm connection.
+  private readonly agent = new Agent({ keepAliveTimeout: 60_000, keepAliveMaxTimeout: 10 * 60_000, connections: 8 });
+
+  constructor(options: GatewayClientOptions) {
+    this.base = options.baseUrl.replace(/\/+$/, '');
+    this.apiKey = options.apiKey;
+    this.product = options.product;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.terminateRetries = Math.max(0, options.terminateRetries ?? 3);
+    this.terminateBackoffMs = options.terminateBackoffMs ?? 250;
+    this.schemas = callRequestSchemas(options.product);
+    this.log = options.logger ?? createLogger('gateway');
+  }
+
+  /** Never retried: a second accept could race the first (protocol.md: the answer must be the same). */
+  async accept(callId: string, sdp: string): Promise<Result<null>> {
+    const body = { messaging_product: this.product, call_id: callId, action: 'accept', session: { sdp_type: 'answer', sdp: normaliseSdpLineEnds(sdp) } };
+    return this.callAction('accept', this.schemas.accept, body, callId);
+  }
+
+  async reject(callId: string): Promise<Result<null>> {
+    return this.callAction('reject', this.schemas.reject, { messaging_product: this.product, call_id: callId, action: 'reject' }, callId);
+  }
+
+  /**
+   * Retried on network errors and 5xx only: terminate is idempotent and must reach the gateway
+   * (protocol.md). Timeouts are not retried, to keep quitting the app bounded.
+   */
+  async terminate(callId: string): Promise<Result<null>> {
+    const body = { messaging_product: this.product, call_id: callId, action: 'terminate' };
+    let result = await this.callAction('terminate', this.schemas.terminate, body, callId);
+    for (let attempt = 1; attempt <= this.terminateRetries && !result.ok && isRetryable(result.error); attempt++) {
+      const pause = this.terminateBackoffMs * 2 ** (attempt - 1);
+      this.log.warn('terminate failed, retrying', { callId, attempt, pauseMs: pause, code: result.error.code, httpStatus: result.error.httpStatus });
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      result = await this.callAction('terminate', this.schemas.terminate, body, callId);
+    }
+    return result;
+  }
+
+  /** Never retried: a second initiate would ring the customer twice (protocol.md: never auto-redial). */
+  async initiate(to: string, sdp: string): Promise<Result<{ callId: string }>> {
+    // gateway-spec.md 4.2: the path is "initiate", the body's action is "connect".
+    const body = { messaging_product: this.product, to, action: 'connect', session: { sdp_type: 'offer', sdp: normaliseSdpLineEnds(sdp) } };
+    const answer = await this.send('initiate', this.schemas.initiate, body, undefined);
+    if (!answer.ok) return answer;
+    const parsed = initiateSuccessSchema.safeParse(answer.value.json);
+    if (!parsed.success) return this.opaque('initiate', answer.value.status, answer.value.body);
+    const callId = parsed.data.calls[0]!.id;
+    this.log.info('call initiated', { callId, to });
+    return ok({ callId });
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+
+  private async callAction(action: CallAction, schema: z.ZodType, body: unknown, callId: string): Promise<Result<null>> {
+    const answer = await this.send(action, schema, body, callId);
+    if (!answer.ok) return answer;
+    if (!callActionSuccessSchema.safeParse(answer.value.json).success) return this.opaque(action, answer.value.status, answer.value.body, callId);
+    return ok(null);
+  }
+
+  /** Validates, sends and classifies: a Result with the parsed JSON of a 2xx answer. */
+  private async send(
+    action: CallAction,
+    schema: z.ZodType,
+    body: unknown,
+    callId: string | undefined,
+  ): Promise<Result<{ status: number; body: string; json: unknown }>> {
+    const valid = parseWith(schema, body);
+    if (!valid.ok) {
+      this.log.warn('refused to send an invalid request', { action, callId, field: valid.error.field, reason: valid.error.message });
+      return valid;
+    }
+    const started = performance.now();
+    const outcome = await this.post(action, valid.value as CallRequest);
+    const ms = Math.round(performance.now() - started);
+    switch (outcome.kind) {
+      case 'timeout':
+        this.log.warn('gateway timed out', { action, callId, ms });
+        return err('timeout', `The gateway did not answer the ${action} request within ${Math.round(this.timeoutMs / 1000)} s`);
+      case 'network': {
+        const reason = this.scrub(outcome.reason);
+        this.log.warn('gateway unreachable', { action, callId, ms, reason });
+        return err('gateway_unreachable', `The gateway could not be reached (${reason})`);
+      }
+      case 'response': {
+        const { status, body: text } = outcome;
+        this.log.info('gateway answered', { action, callId, status, ms });
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          return this.opaque(action, status, text, callId);
+        }
+        const graph = graphErrorSchema.safeParse(json);
+        if (graph.success) return { ok: false, error: this.graphError(action, status, graph.data.error, callId) };
+        if (status < 200 || status >= 300) return this.opaque(action, status, text, callId);
+        return ok({ status, body: text, json });
+      }
+    }
+  }
+
+  private async post(action: CallAction, body: CallRequest): Promise<HttpOutcome> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    try {
+      const res = await request(`${this.base}/${encodeURIComponent(this.product)}/calls/${action}`, {
+        method: 'POST',
+        dispatcher: this.agent,
+        headers: { 'API-KEY': this.apiKey, 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      const text = await readLimited(res.body);
+      return { kind: 'response', status: res.statusCode, body: text };
+    } catch (e) {
+      if (timedOut) return { kind: 'timeout' };
+      return { kind: 'network', reason: describeNetworkError(e) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private graphError(action: CallAction, status: number, e: { message: string; code: number; error_data?: unknown }, callId: string | undefined): AppError {
+    const code = CODE_FOR_GATEWAY_ERROR[e.code] ?? 'gateway_error';
+    const error: AppError = {
+      code,
+      message: this.scrub(GATEWAY_ERROR_TEXT[e.code] ?? e.message),
+      gatewayCode: e.code,
+      httpStatus: status,
+    };
+    // error_data carries the specifics, e.g. what was wrong with the SDP for code 100 (protocol.md).
+    const details = [e.message, e.error_data === undefined ? undefined : JSON.stringify(e.error_data)].filter((d) => d !== undefined).join(' ');
+    if (details !== '') error.detail = this.scrub(truncate(details));
+    this.log.warn('gateway refused', { action, callId, gatewayCode: e.code, httpStatus: status, gatewayMessage: this.scrub(e.message) });
+    return error;
+  }
+
+  /** protocol.md: any body that is not a Graph answer is an opaque error, kept for diagnostics. */
+  private opaque<T>(action: CallAction, status: number, body: string, callId?: string): Result<T> {
+    const shown = body.trim() === '' ? '(empty body)' : body;
+    const detail = this.scrub(`HTTP ${status}: ${truncate(shown)}`);
+    this.log.warn('gateway answered with an unexpected body', { action, callId, httpStatus: status, bodyStart: detail.slice(0, 200) });
+    return err('gateway_unreachable', `The gateway answered the ${action} request with HTTP ${status} and a body that is not a gateway answer`, {
+      httpStatus: status,
+      detail,
+    });
+  }
+
+  /** A misbehaving server could echo the request headers back: the key must not travel on. */
+  private scrub(text: string): string {
+    return this.apiKey.length > 0 ? text.split(this.apiKey).join('[redacted]') : text;
+  }
+}
+
+function isRetryable(error: AppError): boolean {
+  if (error.code === 'gateway_unreachable' && error.httpStatus === undefined) return true; // network error
+  return error.httpStatus !== undefined && error.httpStatus >= 500;
+}
+
+async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy(): unknown }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(Buffer.from(chunk));
+    size += chunk.length;
+    if (size >= BODY_READ_LIMIT) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function describeNetworkError(e: unknown): string {
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
+  const code = (e as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code;
+  if (e instanceof undiciErrors.SocketError) return `connection closed: ${e.message}`;
+  if (typeof code === 'string') return code;
+  return e instanceof Error ? e.message : String(e);
+}

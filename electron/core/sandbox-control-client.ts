@@ -1,0 +1,82 @@
+// The embedded sandbox's control API (shared/sandbox.ts SANDBOX_PATHS): its simulated customers, and
+// the two things the app lets the agent make them do in sandbox mode.
+import { Agent, request } from 'undici';
+import { z } from 'zod';
+import { createLogger, type Logger } from '../../shared/log';
+import { err, ok, type Result } from '../../shared/result';
+import { SANDBOX_PATHS, type SandboxCustomer } from '../../shared/sandbox';
+
+const customersSchema = z.array(
+  z.object({ number: z.string(), name: z.string(), behaviour: z.enum(['answers', 'rejects', 'no_answer', 'no_permission', 'busy']) }),
+) satisfies z.ZodType<SandboxCustomer[]>;
+const incomingSchema = z.object({ callId: z.string().min(1) });
+/** The sandbox answers errors as Graph envelopes or as a plain `{ error }`; either gives a message. */
+const errorBodySchema = z.object({ error: z.union([z.string(), z.object({ message: z.string() })]) });
+
+const TIMEOUT_MS = 5_000;
+
+export class SandboxControlClient {
+  private readonly base: string;
+  private readonly agent = new Agent({ keepAliveTimeout: 10_000 });
+  private readonly log: Logger;
+
+  constructor(baseUrl: string, logger?: Logger) {
+    this.base = baseUrl.replace(/\/+$/, '');
+    this.log = logger ?? createLogger('sandbox-control');
+  }
+
+  async customers(): Promise<Result<SandboxCustomer[]>> {
+    const answer = await this.send('GET', SANDBOX_PATHS.customers);
+    if (!answer.ok) return answer;
+    const parsed = customersSchema.safeParse(answer.value);
+    return parsed.success ? ok(parsed.data) : err('internal', 'The sandbox listed its customers in an unexpected form');
+  }
+
+  /** A simulated customer calls the business. */
+  async incoming(number: string): Promise<Result<{ callId: string }>> {
+    const answer = await this.send('POST', SANDBOX_PATHS.incoming, { number });
+    if (!answer.ok) return answer;
+    const parsed = incomingSchema.safeParse(answer.value);
+    return parsed.success ? ok({ callId: parsed.data.callId }) : err('internal', 'The sandbox did not say which call it started');
+  }
+
+  /** The customer on this call hangs up. */
+  async hangUp(callId: string): Promise<Result<null>> {
+    const answer = await this.send('POST', SANDBOX_PATHS.hangup, { callId });
+    return answer.ok ? ok(null) : answer;
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+
+  private async send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Result<unknown>> {
+    try {
+      const res = await request(`${this.base}${path}`, {
+        method,
+        dispatcher: this.agent,
+        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+      const text = await res.body.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      if (res.statusCode >= 200 && res.statusCode < 300) return ok(json);
+      const refusal = errorBodySchema.safeParse(json);
+      const message = refusal.success ? (typeof refusal.data.error === 'string' ? refusal.data.error : refusal.data.error.message) : `HTTP ${res.statusCode}`;
+      this.log.warn('the sandbox refused a control request', { path, status: res.statusCode, reason: message });
+      if (res.statusCode === 404) return err('not_found', `The sandbox does not know this: ${message}`, { httpStatus: 404 });
+      if (res.statusCode < 500) return err('invalid_input', `The sandbox refused: ${message}`, { httpStatus: res.statusCode });
+      return err('internal', `The sandbox failed: ${message}`, { httpStatus: res.statusCode, detail: text.slice(0, 2048) });
+    } catch (e) {
+      const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
+      this.log.warn('the sandbox could not be reached', { path, error: e });
+      return timedOut ? err('timeout', 'The sandbox did not answer in time') : err('not_available', 'The sandbox is not reachable');
+    }
+  }
+}

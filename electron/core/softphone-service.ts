@@ -1,0 +1,305 @@
+// The main-process service behind SoftphoneApi (shared/api.ts): both hosts (Electron IPC, the browser
+// host's WebSocket) wrap this one backend. It picks the mode — an account from the command line, a
+// saved account, or the embedded sandbox (ARCHITECTURE.md "Embedded default") — and wires the
+// gateway client, the relay event stream and the call coordinator for it.
+import type { z } from 'zod';
+import type { AppSnapshot, CommandName, CommandResults, ConnectionState, PushMessage, SoftphoneBackend, commandSchemas } from '../../shared/api';
+import type { RelayEnvelope } from '../../shared/events';
+import { createLogger, type Logger } from '../../shared/log';
+import { err, ok, type Result } from '../../shared/result';
+import type { AccountConfig, PublicSettings } from '../../shared/settings';
+import { CallCoordinator } from './call-coordinator';
+import type { EmbeddedEnvironment } from './embedded-environment';
+import { RelayEventStream } from './event-stream';
+import { GatewayClient } from './gateway-client';
+import { HistoryStore } from './history-store';
+import { SandboxControlClient } from './sandbox-control-client';
+import type { SecretStore } from './secret-store';
+import { publicSettingsFor, SettingsStore } from './settings-store';
+
+export type { EmbeddedEnvironment } from './embedded-environment';
+
+export interface SoftphoneServiceOptions {
+  dataDir: string;
+  secrets: SecretStore;
+  /** From command-line flags or the environment: used instead of saved settings, never persisted. */
+  account?: AccountConfig;
+  /** Starts the embedded relay and sandbox; called only when there is no account. */
+  embedded?: () => Promise<EmbeddedEnvironment>;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export interface SoftphoneService extends SoftphoneBackend {
+  /** Ends live calls on the gateway (protocol.md: also on app quit), then stops everything. */
+  close(): Promise<void>;
+}
+
+type CommandParamsOut<N extends CommandName> = z.output<(typeof commandSchemas)[N]>;
+type CommandHandlers = { [N in CommandName]: (params: CommandParamsOut<N>) => Promise<Result<CommandResults[N]>> };
+
+/** Where the active account came from. */
+type Source = { kind: 'flags'; account: AccountConfig } | { kind: 'saved'; account: AccountConfig } | { kind: 'sandbox' };
+
+interface Runtime {
+  source: Source['kind'];
+  account: AccountConfig;
+  gateway: GatewayClient;
+  coordinator: CallCoordinator;
+  stream: RelayEventStream;
+  sandbox?: SandboxControlClient;
+}
+
+/** The parts of an account that the gateway client and the event stream are built from. */
+const connectionKey = (a: AccountConfig): string => JSON.stringify([a.gatewayUrl, a.productSegment, a.apiKey, a.relayUrl, a.agentToken]);
+
+export async function createSoftphoneService(options: SoftphoneServiceOptions): Promise<SoftphoneService> {
+  const service = new CoreSoftphoneService(options, await HistoryStore.open({ dataDir: options.dataDir, ...(options.logger ? { logger: options.logger } : {}) }));
+  await service.start();
+  return service;
+}
+
+class CoreSoftphoneService implements SoftphoneService {
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly settings: SettingsStore;
+  private readonly listeners = new Set<(push: PushMessage) => void>();
+  private runtime: Runtime | undefined;
+  private embeddedEnv: EmbeddedEnvironment | undefined;
+  private connection: ConnectionState;
+  /** Bumped on every switch so that a stopped stream's late callbacks are ignored. */
+  private generation = 0;
+  /** Mode switches run one after another; call commands wait for the one under way. */
+  private switching: Promise<void> = Promise.resolve();
+  private closed = false;
+  private readonly handlers: CommandHandlers;
+
+  constructor(
+    private readonly options: SoftphoneServiceOptions,
+    private readonly history: HistoryStore,
+  ) {
+    this.log = options.logger ?? createLogger('softphone');
+    this.now = options.now ?? Date.now;
+    this.connection = { status: 'connecting', since: this.now() };
+    this.settings = new SettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: this.log });
+    history.onChanged((entries) => this.push({ name: 'historyChanged', payload: entries }));
+    this.handlers = {
+      getSnapshot: () => this.snapshot(),
+      startCall: ({ to }) => this.withCalls((c) => c.startCall(to)),
+      sendOffer: ({ localId, sdp }) => this.withCalls((c) => c.sendOffer(localId, sdp)),
+      answerCall: ({ localId }) => this.withCalls((c) => c.answerCall(localId)),
+      acceptCall: ({ localId, sdp }) => this.withCalls((c) => c.acceptCall(localId, sdp)),
+      declineCall: ({ localId }) => this.withCalls((c) => c.declineCall(localId)),
+      hangUp: ({ localId }) => this.withCalls((c) => c.hangUp(localId)),
+      reportMedia: (report) => this.withCalls((c) => c.reportMedia(report)),
+      saveSettings: ({ settings }) => this.saveSettings(settings),
+      clearSettings: () => this.clearSettings(),
+      simulateIncomingCall: ({ number }) => this.withSandbox((s) => s.incoming(number)),
+      simulateCustomerHangUp: ({ localId }) => this.simulateCustomerHangUp(localId),
+    };
+  }
+
+  async start(): Promise<void> {
+    const saved = this.options.account ? undefined : await this.settings.load();
+    const source: Source = this.options.account ? { kind: 'flags', account: this.options.account } : saved ? { kind: 'saved', account: saved } : { kind: 'sandbox' };
+    await this.switchTo(source);
+  }
+
+  async handle<N extends CommandName>(name: N, params: CommandParamsOut<N>): Promise<Result<CommandResults[N]>> {
+    if (this.closed) return err('not_available', 'The softphone is shutting down');
+    const handler = this.handlers[name] as unknown as (p: CommandParamsOut<N>) => Promise<Result<CommandResults[N]>>;
+    try {
+      return await handler(params);
+    } catch (e) {
+      this.log.error('command failed unexpectedly', { command: name, error: e });
+      return err('internal', `The ${name} command failed unexpectedly`);
+    }
+  }
+
+  subscribe(listener: (push: PushMessage) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.switching;
+    await this.stopRuntime();
+    await this.embeddedEnv?.close().catch((e: unknown) => this.log.error('the embedded sandbox did not close cleanly', { error: e }));
+    this.embeddedEnv = undefined;
+    await this.history.flush();
+    this.listeners.clear();
+  }
+
+  private push(message: PushMessage): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(message);
+      } catch (e) {
+        this.log.error('a push listener failed', { push: message.name, error: e });
+      }
+    }
+  }
+
+  private setConnection(state: ConnectionState): void {
+    this.connection = state;
+    this.push({ name: 'connectionChanged', payload: state });
+  }
+
+  private async withCalls<T>(run: (coordinator: CallCoordinator) => Promise<Result<T>>): Promise<Result<T>> {
+    await this.switching;
+    const runtime = this.runtime;
+    if (!runtime) return err('not_configured', 'No account is set up and the sandbox is not running: open the settings');
+    return run(runtime.coordinator);
+  }
+
+  private async withSandbox<T>(run: (sandbox: SandboxControlClient, runtime: Runtime) => Promise<Result<T>>): Promise<Result<T>> {
+    await this.switching;
+    const runtime = this.runtime;
+    if (!runtime?.sandbox) return err('not_available', 'Simulated customers exist only in sandbox mode');
+    return run(runtime.sandbox, runtime);
+  }
+
+  private simulateCustomerHangUp(localId: string): Promise<Result<null>> {
+    return this.withSandbox((sandbox, runtime) => {
+      const callId = runtime.coordinator.call(localId)?.callId;
+      if (callId === undefined) return Promise.resolve(err('not_found', `There is no call ${localId} with a gateway call id`));
+      return sandbox.hangUp(callId);
+    });
+  }
+
+  private async snapshot(): Promise<Result<AppSnapshot>> {
+    const runtime = this.runtime;
+    const snapshot: AppSnapshot = {
+      mode: runtime?.source === 'sandbox' || !runtime ? 'sandbox' : 'account',
+      calls: runtime?.coordinator.calls() ?? [],
+      history: this.history.entries(),
+      connection: this.connection,
+      settings: await this.publicSettings(),
+    };
+    if (runtime?.sandbox) {
+      const customers = await runtime.sandbox.customers();
+      snapshot.sandboxCustomers = customers.ok ? customers.value : [];
+    }
+    return ok(snapshot);
+  }
+
+  private async publicSettings(): Promise<PublicSettings> {
+    const runtime = this.runtime;
+    if (runtime?.source === 'flags') {
+      const { apiKey, agentToken, ...stored } = runtime.account;
+      return publicSettingsFor('account', stored, { hasApiKey: apiKey !== '', hasAgentToken: agentToken !== '', kind: this.settings.secretStorage });
+    }
+    const saved = await this.settings.publicSettings();
+    return { ...saved, mode: runtime?.source === 'saved' ? 'account' : 'sandbox' };
+  }
+
+  private async saveSettings(input: CommandParamsOut<'saveSettings'>['settings']): Promise<Result<PublicSettings>> {
+    const saved = await this.settings.save(input);
+    if (!saved.ok) return saved;
+    const account = await this.settings.load();
+    if (!account) return err('internal', 'The settings were saved but could not be read back');
+    await this.switchTo({ kind: 'saved', account });
+    const settings = await this.publicSettings();
+    this.push({ name: 'settingsChanged', payload: settings });
+    return ok(settings);
+  }
+
+  /** Forgets the saved account: back to the command-line account if there is one, else the sandbox. */
+  private async clearSettings(): Promise<Result<PublicSettings>> {
+    await this.settings.clear();
+    await this.switchTo(this.options.account ? { kind: 'flags', account: this.options.account } : { kind: 'sandbox' });
+    const settings = await this.publicSettings();
+    this.push({ name: 'settingsChanged', payload: settings });
+    return ok(settings);
+  }
+
+  private switchTo(source: Source): Promise<void> {
+    const next = this.switching.then(() => this.activate(source));
+    this.switching = next.catch((e: unknown) => this.log.error('switching the account failed', { error: e }));
+    return this.switching;
+  }
+
+  private async activate(source: Source): Promise<void> {
+    if (this.closed) return;
+    const current = this.runtime;
+    if (current && source.kind !== 'sandbox' && current.source !== 'sandbox' && connectionKey(current.account) === connectionKey(source.account)) {
+      // Same gateway and relay: keep the calls going, only the non-connection settings changed.
+      current.account = source.account;
+      current.source = source.kind;
+      current.coordinator.setDefaultCountry(source.account.defaultCountry);
+      return;
+    }
+    // An account switch ends live calls first: they belong to the gateway being left.
+    await this.stopRuntime();
+    let account: AccountConfig;
+    let sandbox: SandboxControlClient | undefined;
+    if (source.kind === 'sandbox') {
+      const env = await this.embeddedEnvironment();
+      if (!env) {
+        this.setConnection({ status: 'reconnecting', since: this.now(), lastError: 'The embedded sandbox could not start' });
+        return;
+      }
+      account = env.account;
+      sandbox = new SandboxControlClient(env.sandboxControlUrl, this.log);
+    } else {
+      account = source.account;
+    }
+    const gateway = new GatewayClient({ baseUrl: account.gatewayUrl, apiKey: account.apiKey, product: account.productSegment, logger: this.log });
+    const coordinator = new CallCoordinator({
+      gateway,
+      gatewayUrl: account.gatewayUrl,
+      dataDir: this.options.dataDir,
+      history: this.history,
+      defaultCountry: account.defaultCountry,
+      now: this.now,
+      logger: this.log,
+    });
+    coordinator.onCallChanged((call) => this.push({ name: 'callChanged', payload: call }));
+    await coordinator.start();
+    const generation = ++this.generation;
+    const stream = new RelayEventStream({
+      url: account.relayUrl,
+      token: account.agentToken,
+      onEvent: (envelope: RelayEnvelope) => {
+        if (generation === this.generation) coordinator.applyRelayEvent(envelope);
+      },
+      onState: (state: ConnectionState) => {
+        if (generation === this.generation) this.setConnection(state);
+      },
+      logger: this.log,
+    });
+    this.runtime = { source: source.kind, account, gateway, coordinator, stream, ...(sandbox ? { sandbox } : {}) };
+    this.log.info('calls ready', { mode: source.kind === 'sandbox' ? 'sandbox' : 'account', source: source.kind, gatewayUrl: account.gatewayUrl, relayUrl: account.relayUrl });
+    this.setConnection({ status: 'connecting', since: this.now() });
+    stream.start();
+  }
+
+  private async stopRuntime(): Promise<void> {
+    const runtime = this.runtime;
+    if (!runtime) return;
+    this.runtime = undefined;
+    this.generation++;
+    await runtime.coordinator.shutdown();
+    await runtime.stream.stop().catch((e: unknown) => this.log.warn('the event stream did not stop cleanly', { error: e }));
+    await runtime.gateway.close();
+    await runtime.sandbox?.close();
+  }
+
+  /** Started once and kept: leaving sandbox mode and coming back reuses it. */
+  private async embeddedEnvironment(): Promise<EmbeddedEnvironment | undefined> {
+    if (this.embeddedEnv) return this.embeddedEnv;
+    if (!this.options.embedded) {
+      this.log.warn('no account and no embedded sandbox: calls are unavailable until an account is set up');
+      return undefined;
+    }
+    try {
+      this.embeddedEnv = await this.options.embedded();
+      return this.embeddedEnv;
+    } catch (e) {
+      this.log.error('the embedded sandbox could not start', { error: e });
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import { Announcer } from '../components/Announcer';
+import { CurrentCallPanel } from '../components/CurrentCallPanel';
+import { Dialer } from '../components/Dialer';
+import { Header } from '../components/Header';
+import { HostBanner } from '../components/HostBanner';
+import { IncomingCalls } from '../components/IncomingCalls';
+import { RecentCalls } from '../components/RecentCalls';
+import { SandboxPanel } from '../components/SandboxPanel';
+import { SettingsScreen } from '../components/SettingsScreen';
+import { useAppStore } from '../store/store';
+
+export function App() {
+  const screen = useAppStore((s) => s.screen);
+  return (
+    <div className="app">
+      <Header />
+      <HostBanner />
+      <main className="app-main">
+        {/* A ringing call shows on every screen: the agent must be able to answer from Settings too. */}
+        <IncomingCalls />
+        {screen === 'settings' ? (
+          <SettingsScreen />
+        ) : (
+          <>
+            <CurrentCallPanel />
+            <Dialer />
+            <SandboxPanel />
+            <RecentCalls />
+          </>
+        )}
+      </main>
+      <Announcer />
+    </div>
+  );
+}

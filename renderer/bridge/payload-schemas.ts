@@ -1,0 +1,100 @@
+// The renderer's edge for data from the host (both hosts: IPC and WebSocket). shared/ has the
+// types but no runtime schemas for call states and snapshots, so these check the fields the UI and
+// the media engine rely on and let the rest through; a payload that fails is dropped and logged,
+// never rendered half-formed.
+import { z } from 'zod';
+import type { AppSnapshot, PushName, PushPayloads } from '../../shared/api';
+import type { CallState } from '../../shared/call-state';
+import type { PublicSettings } from '../../shared/settings';
+import type { Result } from '../../shared/result';
+import { parseWith } from '../../shared/validation';
+
+const peerSchema = z.looseObject({ number: z.string().optional(), userId: z.string().optional(), name: z.string().optional() });
+
+const endSchema = z.discriminatedUnion('kind', [
+  z.looseObject({ kind: z.literal('completed'), by: z.enum(['agent', 'customer']) }),
+  z.looseObject({ kind: z.literal('failed'), code: z.string(), message: z.string() }),
+  z.looseObject({ kind: z.enum(['declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'answered_elsewhere']) }),
+]);
+
+const common = {
+  localId: z.string().min(1),
+  callId: z.string().optional(),
+  peer: peerSchema,
+  createdAt: z.number(),
+  direction: z.enum(['incoming', 'outgoing']),
+};
+
+const callStateSchema = z
+  .discriminatedUnion('phase', [
+    z.looseObject({ ...common, phase: z.literal('ringing'), callId: z.string(), offerSdp: z.string(), ringsUntil: z.number() }),
+    z.looseObject({ ...common, phase: z.literal('answering'), answeredAt: z.number() }),
+    z.looseObject({ ...common, phase: z.literal('dialing') }),
+    z.looseObject({ ...common, phase: z.enum(['calling', 'remote_ringing']), callId: z.string(), dialsUntil: z.number() }),
+    z.looseObject({ ...common, phase: z.literal('connecting'), answeredAt: z.number(), answerSdp: z.string().optional() }),
+    z.looseObject({ ...common, phase: z.literal('active'), answeredAt: z.number(), connectedAt: z.number() }),
+    z.looseObject({ ...common, phase: z.literal('ended'), end: endSchema, endedAt: z.number(), durationSec: z.number() }),
+  ])
+  .refine((c) => c.direction === 'outgoing' || typeof c.offerSdp === 'string', { message: 'an incoming call carries offerSdp', path: ['offerSdp'] });
+
+const connectionSchema = z.discriminatedUnion('status', [
+  z.looseObject({ status: z.literal('connecting'), since: z.number() }),
+  z.looseObject({ status: z.literal('connected'), since: z.number() }),
+  z.looseObject({ status: z.literal('reconnecting'), since: z.number(), lastError: z.string() }),
+]);
+
+const historyEntrySchema = z.looseObject({
+  localId: z.string(),
+  direction: z.enum(['incoming', 'outgoing']),
+  number: z.string().optional(),
+  userId: z.string().optional(),
+  name: z.string().optional(),
+  outcome: z.enum(['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere']),
+  failureCode: z.string().optional(),
+  failureMessage: z.string().optional(),
+  startedAt: z.number(),
+  endedAt: z.number(),
+  durationSec: z.number(),
+});
+
+const settingsSchema = z.looseObject({
+  mode: z.enum(['sandbox', 'account']),
+  gatewayUrl: z.string().optional(),
+  productSegment: z.string(),
+  relayUrl: z.string().optional(),
+  defaultCountry: z.string().optional(),
+  hasApiKey: z.boolean(),
+  hasAgentToken: z.boolean(),
+  secretStorage: z.enum(['os-keychain', 'owner-only-file', 'memory']),
+});
+
+const sandboxCustomerSchema = z.looseObject({
+  number: z.string(),
+  name: z.string(),
+  behaviour: z.enum(['answers', 'rejects', 'no_answer', 'no_permission', 'busy']),
+});
+
+const snapshotSchema = z.looseObject({
+  mode: z.enum(['sandbox', 'account']),
+  calls: z.array(callStateSchema),
+  history: z.array(historyEntrySchema),
+  connection: connectionSchema,
+  settings: settingsSchema,
+  sandboxCustomers: z.array(sandboxCustomerSchema).optional(),
+});
+
+// The schemas check a superset of what the types promise; the casts below only drop that knowledge.
+export const parseSnapshot = (data: unknown): Result<AppSnapshot> => parseWith(snapshotSchema, data) as Result<AppSnapshot>;
+export const parseCallState = (data: unknown): Result<CallState> => parseWith(callStateSchema, data) as Result<CallState>;
+export const parseSettings = (data: unknown): Result<PublicSettings> => parseWith(settingsSchema, data) as Result<PublicSettings>;
+
+const pushSchemas: { [N in PushName]: z.ZodType } = {
+  callChanged: callStateSchema,
+  connectionChanged: connectionSchema,
+  historyChanged: z.array(historyEntrySchema),
+  settingsChanged: settingsSchema,
+};
+
+export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {
+  return parseWith(pushSchemas[name], payload) as Result<PushPayloads[N]>;
+}

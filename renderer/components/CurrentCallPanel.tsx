@@ -1,0 +1,86 @@
+import { useController } from '../app/controller-context';
+import { useNow } from '../app/use-now';
+import { formatClock, peerNumberText, peerTitle, phaseText } from '../call-display';
+import { endReasonText } from '../messages';
+import { currentCall } from '../store/call-list';
+import { useAppStore } from '../store/store';
+import { Keypad } from './Keypad';
+import { LevelMeter } from './LevelMeter';
+
+export function CurrentCallPanel() {
+  const now = useNow(500);
+  const call = useAppStore((s) => currentCall(s.calls, now));
+  const controller = useController();
+  const muted = useAppStore((s) => (call ? (s.muted[call.localId] ?? false) : false));
+  const mic = useAppStore((s) => s.levels.mic);
+  const customer = useAppStore((s) => s.levels.customer);
+  const keypadOpen = useAppStore((s) => s.keypadOpen);
+  const setKeypadOpen = useAppStore((s) => s.setKeypadOpen);
+  const sandbox = useAppStore((s) => s.mode === 'sandbox');
+  const notice = useAppStore((s) => (call && s.callNotice?.localId === call.localId ? s.callNotice.text : null));
+
+  if (!call) return null;
+  const title = peerTitle(call.peer);
+  const number = peerNumberText(call.peer);
+  const ended = call.phase === 'ended';
+  const active = call.phase === 'active';
+
+  return (
+    <section aria-label="Current call" className={`card current ${ended ? 'current-ended' : ''} ${active ? 'current-active' : ''}`}>
+      <div className="current-head">
+        <div className="current-peer">
+          <p className="eyebrow">{call.direction === 'incoming' ? 'Incoming call' : 'Outgoing call'}</p>
+          <p className="peer-title">
+            {title}
+            {number && title !== number && <span className="peer-number">{number}</span>}
+          </p>
+        </div>
+        <div className="current-state">
+          {!ended && <span className={`phase phase-${call.phase}`}>{phaseText(call)}</span>}
+          {active && (
+            <span role="timer" aria-label="Call duration" className="call-timer">
+              {formatClock((now - call.connectedAt) / 1000)}
+            </span>
+          )}
+        </div>
+      </div>
+
+      {ended && (
+        <p role="status" className={`outcome outcome-${call.end.kind}`}>
+          {endReasonText(call.end)}
+        </p>
+      )}
+      {notice && (
+        <p role="alert" className="field-error">
+          {notice}
+        </p>
+      )}
+
+      {!ended && (
+        <>
+          <div className="meters">
+            <LevelMeter label="Microphone level" value={muted ? 0 : mic} />
+            <LevelMeter label="Customer audio level" value={customer} />
+          </div>
+          <div className="call-controls">
+            <button type="button" className={`btn btn-toggle ${muted ? 'is-on' : ''}`} aria-pressed={muted} onClick={() => controller.toggleMute(call.localId)}>
+              {muted ? 'Unmute' : 'Mute'}
+            </button>
+            <button type="button" className="btn btn-toggle" aria-expanded={keypadOpen} onClick={() => setKeypadOpen(!keypadOpen)}>
+              Keypad
+            </button>
+            <button type="button" className="btn btn-danger btn-hangup" onClick={() => void controller.hangUp(call.localId)}>
+              Hang up
+            </button>
+          </div>
+          {keypadOpen && <Keypad localId={call.localId} enabled={active} />}
+          {sandbox && call.callId !== undefined && (
+            <button type="button" className="btn btn-link" onClick={() => void controller.customerHangsUp(call.localId)}>
+              Customer hangs up
+            </button>
+          )}
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,61 @@
+import { useController } from '../app/controller-context';
+import { hasBusyCall } from '../store/call-list';
+import { useAppStore } from '../store/store';
+
+export function Dialer() {
+  const controller = useController();
+  const value = useAppStore((s) => s.dialInput);
+  const error = useAppStore((s) => s.dialError);
+  const busy = useAppStore((s) => s.dialBusy);
+  const onCall = useAppStore((s) => hasBusyCall(s.calls));
+  const defaultCountry = useAppStore((s) => s.settings?.defaultCountry);
+
+  const hint = defaultCountry
+    ? `Include the country code, or dial a ${defaultCountry} number as you would locally.`
+    : 'Include the country code, e.g. +44 20 7946 0958.';
+
+  return (
+    <section className="card dialer" aria-label="Dialer">
+      <form
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void controller.dial();
+        }}
+      >
+        <label htmlFor="dial-number" className="field-label">
+          Phone number
+        </label>
+        <div className="dial-row">
+          <input
+            id="dial-number"
+            className="input input-dial"
+            type="tel"
+            inputMode="tel"
+            autoComplete="tel"
+            placeholder="+44 20 7946 0958"
+            value={value}
+            aria-invalid={error ? true : undefined}
+            aria-describedby={error ? 'dial-error' : 'dial-hint'}
+            onChange={(e) => controller.setDialInput(e.target.value)}
+          />
+          <button type="submit" className="btn btn-call" disabled={busy || onCall} title={onCall ? 'Finish the current call first' : undefined}>
+            <svg viewBox="0 0 24 24" aria-hidden="true" focusable="false" className="btn-icon">
+              <path d="M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.6a1 1 0 0 1-.25 1z" />
+            </svg>
+            Call
+          </button>
+        </div>
+        {error ? (
+          <p id="dial-error" role="alert" className="field-error">
+            {error}
+          </p>
+        ) : (
+          <p id="dial-hint" className="hint">
+            {hint}
+          </p>
+        )}
+      </form>
+    </section>
+  );
+}

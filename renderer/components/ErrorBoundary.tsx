@@ -1,0 +1,29 @@
+import { Component, type ErrorInfo, type ReactNode } from 'react';
+import { createLogger } from '../../shared/log';
+
+const log = createLogger('ui');
+
+/** A rendering bug shows a way out instead of a blank window. */
+export class ErrorBoundary extends Component<{ children: ReactNode }, { failed: string | null }> {
+  override state = { failed: null as string | null };
+
+  static getDerivedStateFromError(error: unknown) {
+    return { failed: error instanceof Error ? error.message : String(error) };
+  }
+
+  override componentDidCatch(error: unknown, info: ErrorInfo) {
+    log.error('the window failed to render', { error, componentStack: info.componentStack });
+  }
+
+  override render() {
+    if (this.state.failed === null) return this.props.children;
+    return (
+      <div role="alert" className="banner banner-error crash">
+        <p>The window ran into a problem and cannot show the phone.</p>
+        <button type="button" className="btn btn-primary" onClick={() => window.location.reload()}>
+          Reload
+        </button>
+      </div>
+    );
+  }
+}

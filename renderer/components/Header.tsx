@@ -1,0 +1,41 @@
+import { connectionIndicator } from '../call-display';
+import { useAppStore } from '../store/store';
+
+export function Header() {
+  const mode = useAppStore((s) => s.mode);
+  const hostLink = useAppStore((s) => s.hostLink);
+  const service = useAppStore((s) => s.service);
+  const screen = useAppStore((s) => s.screen);
+  const setScreen = useAppStore((s) => s.setScreen);
+  const indicator = connectionIndicator(hostLink, service);
+
+  return (
+    <header className="app-header">
+      <div className="brand">
+        <svg className="brand-mark" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
+          <path d="M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.6a1 1 0 0 1-.25 1z" />
+        </svg>
+        <h1>Softphone</h1>
+        {mode === 'sandbox' && (
+          <span className="badge badge-sandbox" title="Simulated customers: no real calls are made">
+            Sandbox
+          </span>
+        )}
+      </div>
+      <div className="header-end">
+        <span role="status" aria-label="Connection" className={`connection connection-${indicator.tone}`} title={indicator.detail}>
+          <span className="connection-dot" aria-hidden="true" />
+          {indicator.text}
+        </span>
+        <button
+          type="button"
+          className="btn btn-quiet"
+          aria-pressed={screen === 'settings'}
+          onClick={() => setScreen(screen === 'settings' ? 'phone' : 'settings')}
+        >
+          Settings
+        </button>
+      </div>
+    </header>
+  );
+}

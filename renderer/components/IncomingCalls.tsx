@@ -1,0 +1,80 @@
+import { useState } from 'react';
+import { useShallow } from 'zustand/react/shallow';
+import { useController } from '../app/controller-context';
+import { useNow } from '../app/use-now';
+import { peerNumberText, peerTitle, secondsUntil } from '../call-display';
+import { ringingCalls, type RingingCall } from '../store/call-list';
+import { useAppStore } from '../store/store';
+
+export function IncomingCalls() {
+  const calls = useAppStore(useShallow((s) => ringingCalls(s.calls)));
+  if (calls.length === 0) return null;
+  return (
+    <>
+      {calls.map((call) => (
+        <IncomingCallCard key={call.localId} call={call} />
+      ))}
+    </>
+  );
+}
+
+function IncomingCallCard({ call }: { call: RingingCall }) {
+  const controller = useController();
+  const now = useNow(500);
+  const sandbox = useAppStore((s) => s.mode === 'sandbox');
+  const notice = useAppStore((s) => (s.callNotice?.localId === call.localId ? s.callNotice.text : null));
+  const [pending, setPending] = useState<'answer' | 'decline' | null>(null);
+  const seconds = secondsUntil(call.ringsUntil, now);
+  const title = peerTitle(call.peer);
+  const number = peerNumberText(call.peer);
+  const titleId = `incoming-${call.localId}-title`;
+
+  return (
+    <section role="dialog" aria-label="Incoming call" aria-describedby={titleId} className="card incoming">
+      <div className="incoming-pulse" aria-hidden="true" />
+      <p className="eyebrow">Incoming call</p>
+      <p className="peer-title" id={titleId}>
+        {title}
+        {number && title !== number && <span className="peer-number">{number}</span>}
+      </p>
+      {call.ctaPayload && <p className="hint">From a call button: {call.ctaPayload}</p>}
+      <p className="countdown">
+        Answer within <strong>{seconds}</strong> s
+      </p>
+      {notice && (
+        <p role="alert" className="field-error">
+          {notice}
+        </p>
+      )}
+      <div className="actions">
+        <button
+          type="button"
+          className="btn btn-answer"
+          disabled={pending !== null}
+          onClick={() => {
+            setPending('answer');
+            controller.answer(call.localId);
+          }}
+        >
+          Answer
+        </button>
+        <button
+          type="button"
+          className="btn btn-danger"
+          disabled={pending !== null}
+          onClick={() => {
+            setPending('decline');
+            void controller.decline(call.localId).finally(() => setPending(null));
+          }}
+        >
+          Decline
+        </button>
+      </div>
+      {sandbox && (
+        <button type="button" className="btn btn-link" onClick={() => void controller.customerHangsUp(call.localId)}>
+          Customer hangs up
+        </button>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,44 @@
+import { useController } from '../app/controller-context';
+import { BEHAVIOUR_TEXT } from '../call-display';
+import { formatPhoneNumber } from '../../shared/phone';
+import { useAppStore } from '../store/store';
+
+/** Sandbox mode only: simulated customers who call in (protocol.md behaviour, no real calls). */
+export function SandboxPanel() {
+  const controller = useController();
+  const mode = useAppStore((s) => s.mode);
+  const customers = useAppStore((s) => s.sandboxCustomers);
+  const selection = useAppStore((s) => s.sandboxSelection);
+  const setSelection = useAppStore((s) => s.setSandboxSelection);
+  const error = useAppStore((s) => s.sandboxError);
+  if (mode !== 'sandbox') return null;
+
+  return (
+    <section className="card sandbox" aria-label="Sandbox">
+      <h2 className="card-title">
+        Sandbox <span className="hint-inline">simulated customers</span>
+      </h2>
+      <label htmlFor="sandbox-customer" className="field-label">
+        Sandbox customer
+      </label>
+      <div className="stack">
+        <select id="sandbox-customer" className="input" value={selection} onChange={(e) => setSelection(e.target.value)} disabled={customers.length === 0}>
+          {customers.length === 0 && <option value="">No sandbox customers</option>}
+          {customers.map((c) => (
+            <option key={c.number} value={c.number}>
+              {c.name} · {formatPhoneNumber(c.number)} ({BEHAVIOUR_TEXT[c.behaviour]})
+            </option>
+          ))}
+        </select>
+        <button type="button" className="btn btn-secondary" disabled={customers.length === 0} onClick={() => void controller.simulateIncomingCall()}>
+          Simulate incoming call
+        </button>
+      </div>
+      {error && (
+        <p role="alert" className="field-error">
+          {error}
+        </p>
+      )}
+    </section>
+  );
+}

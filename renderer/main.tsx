@@ -1,0 +1,41 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './app/App';
+import { ControllerContext } from './app/controller-context';
+import { SoftphoneController } from './app/softphone-controller';
+import { resolveSoftphoneHost } from './bridge/resolve-host';
+import { ErrorBoundary } from './components/ErrorBoundary';
+import { Ringtone } from './sound/ringtone';
+import { appStore } from './store/store';
+import { MediaEngine } from './webrtc/media-engine';
+import './styles.css';
+
+const host = resolveSoftphoneHost(window);
+const engine = new MediaEngine({
+  api: host.api,
+  onNotice: (localId, text) => appStore.getState().setCallNotice({ localId, text }),
+});
+const controller = new SoftphoneController({ api: host.api, link: host.link, store: appStore, engine, ringtone: new Ringtone() });
+controller.start();
+
+// For end-to-end tests: what the media engine hears and sends on a call.
+window.__softphoneMedia = {
+  stats: (localId) => engine.stats(localId),
+  timings: (localId) => engine.timingsOf(localId),
+};
+
+// Closing or reloading the window releases the microphone; the calls themselves belong to the main process.
+window.addEventListener('pagehide', () => engine.closeAll());
+
+const rootElement = document.getElementById('root');
+if (rootElement) {
+  createRoot(rootElement).render(
+    <StrictMode>
+      <ErrorBoundary>
+        <ControllerContext value={controller}>
+          <App />
+        </ControllerContext>
+      </ErrorBoundary>
+    </StrictMode>,
+  );
+}

@@ -1,0 +1,71 @@
+// Pure rules for the store's copy of the calls. The main process owns call state; the renderer
+// mirrors snapshots and pushes. Those can cross (a snapshot fetched before a push can be answered
+// after it), so a call never moves backwards here: an ended call stays ended, an active call does
+// not fall back to connecting.
+import type { CallPhase, CallState } from '../../shared/call-state';
+
+const PHASE_RANK: Readonly<Record<CallPhase, number>> = {
+  ringing: 0,
+  dialing: 0,
+  answering: 1,
+  calling: 1,
+  remote_ringing: 2,
+  connecting: 3,
+  active: 4,
+  ended: 5,
+};
+
+/** How long the outcome of a call stays on the call panel after it ends. */
+export const OUTCOME_VISIBLE_MS = 6_000;
+
+/** The newer of two versions of one call; ties go to the one that arrived last. */
+export function mergeCall(existing: CallState | undefined, incoming: CallState): CallState {
+  if (existing === undefined) return incoming;
+  return PHASE_RANK[incoming.phase] >= PHASE_RANK[existing.phase] ? incoming : existing;
+}
+
+export function mergeCalls(current: Readonly<Record<string, CallState>>, incoming: CallState): Record<string, CallState> {
+  const merged = mergeCall(current[incoming.localId], incoming);
+  return merged === current[incoming.localId] ? (current as Record<string, CallState>) : { ...current, [incoming.localId]: merged };
+}
+
+/**
+ * A snapshot is the whole truth about live calls: a live call missing from it no longer exists in
+ * the main process (it restarted, or pruned it). Ended calls are kept for their outcome.
+ */
+export function mergeSnapshotCalls(current: Readonly<Record<string, CallState>>, snapshot: readonly CallState[]): Record<string, CallState> {
+  const next: Record<string, CallState> = {};
+  for (const [id, call] of Object.entries(current)) if (call.phase === 'ended') next[id] = call;
+  for (const call of snapshot) next[call.localId] = mergeCall(current[call.localId], call);
+  return next;
+}
+
+export type RingingCall = Extract<CallState, { phase: 'ringing' }>;
+
+export function ringingCalls(calls: Readonly<Record<string, CallState>>): RingingCall[] {
+  return Object.values(calls)
+    .filter((c): c is RingingCall => c.phase === 'ringing')
+    .sort((a, b) => a.createdAt - b.createdAt);
+}
+
+/**
+ * The call the call panel shows: the newest live call that is not ringing, else the newest call
+ * that ended moments ago (its outcome is shown briefly).
+ */
+export function currentCall(calls: Readonly<Record<string, CallState>>, now: number): CallState | undefined {
+  let live: CallState | undefined;
+  let ended: Extract<CallState, { phase: 'ended' }> | undefined;
+  for (const call of Object.values(calls)) {
+    if (call.phase === 'ringing') continue;
+    if (call.phase === 'ended') {
+      if (now - call.endedAt <= OUTCOME_VISIBLE_MS && (!ended || call.endedAt > ended.endedAt)) ended = call;
+    } else if (!live || call.createdAt > live.createdAt) {
+      live = call;
+    }
+  }
+  return live ?? ended;
+}
+
+/** A call the agent is on or placing: while there is one, the dialer does not start another. */
+export const hasBusyCall = (calls: Readonly<Record<string, CallState>>): boolean =>
+  Object.values(calls).some((c) => c.phase !== 'ended' && c.phase !== 'ringing');

@@ -1,0 +1,92 @@
+// The settings form as the agent types it, and how errors find their fields. Nothing the agent
+// typed is lost on an error: the draft lives in the store until a save succeeds.
+import { DEFAULT_PRODUCT } from '../../shared/gateway';
+import type { AppError } from '../../shared/result';
+import { accountSettingsInputSchema, type AccountSettingsInput, type PublicSettings } from '../../shared/settings';
+import { fieldPath } from '../../shared/validation';
+
+export const SETTINGS_FIELDS = ['gatewayUrl', 'apiKey', 'productSegment', 'relayUrl', 'agentToken', 'defaultCountry'] as const;
+export type SettingsField = (typeof SETTINGS_FIELDS)[number];
+export type SettingsDraft = Record<SettingsField, string>;
+export type SettingsErrors = Partial<Record<SettingsField, string>>;
+
+export const SETTINGS_LABELS: Readonly<Record<SettingsField, string>> = {
+  gatewayUrl: 'Gateway URL',
+  apiKey: 'API key',
+  productSegment: 'Product path segment',
+  relayUrl: 'Relay URL',
+  agentToken: 'Agent token',
+  defaultCountry: 'Default country',
+};
+
+/** Secrets start blank: blank means "keep the stored one" (shared/settings.ts). */
+export function draftFromSettings(settings: PublicSettings | null): SettingsDraft {
+  return {
+    gatewayUrl: settings?.gatewayUrl ?? '',
+    apiKey: '',
+    productSegment: settings?.productSegment || DEFAULT_PRODUCT,
+    relayUrl: settings?.relayUrl ?? '',
+    agentToken: '',
+    defaultCountry: settings?.defaultCountry ?? '',
+  };
+}
+
+/** Schema rules read "must be …"; next to a field they start a sentence. */
+const sentence = (text: string): string => (text === '' ? text : text[0]!.toUpperCase() + text.slice(1));
+
+const isSettingsField = (key: string): key is SettingsField => (SETTINGS_FIELDS as readonly string[]).includes(key);
+
+/** "settings.gatewayUrl" or "gatewayUrl" → "gatewayUrl"; anything else → undefined. */
+export function settingsFieldOf(path: string | undefined): SettingsField | undefined {
+  if (!path) return undefined;
+  const last = path.split('.').pop() ?? '';
+  return isSettingsField(last) ? last : undefined;
+}
+
+export function draftToInput(draft: SettingsDraft): AccountSettingsInput {
+  return {
+    gatewayUrl: draft.gatewayUrl.trim(),
+    apiKey: draft.apiKey.trim(),
+    productSegment: draft.productSegment.trim() || DEFAULT_PRODUCT,
+    relayUrl: draft.relayUrl.trim(),
+    agentToken: draft.agentToken.trim(),
+    defaultCountry: draft.defaultCountry.trim().toUpperCase(),
+  };
+}
+
+/** Checks the draft with the same schema the main process uses, reporting every field at once. */
+export function validateDraft(draft: SettingsDraft): { ok: true; input: AccountSettingsInput } | { ok: false; errors: SettingsErrors } {
+  const input = draftToInput(draft);
+  const parsed = accountSettingsInputSchema.safeParse(input);
+  if (parsed.success) return { ok: true, input };
+  const errors: SettingsErrors = {};
+  for (const issue of parsed.error.issues) {
+    const field = settingsFieldOf(fieldPath(issue.path));
+    if (field && errors[field] === undefined) errors[field] = sentence(issue.message);
+  }
+  return { ok: false, errors };
+}
+
+/**
+ * Where a saveSettings error goes: next to the field it names, else above the form. The main
+ * process's invalid_input message lists "path: rule" pairs joined by "; " (shared/validation.ts).
+ */
+export function settingsErrorsFrom(error: Pick<AppError, 'field' | 'message'>): { fields: SettingsErrors; form: string | null } {
+  const fields: SettingsErrors = {};
+  const rest: string[] = [];
+  for (const part of error.message.split('; ')) {
+    const m = /^([\w.[\]]+): (.+)$/s.exec(part);
+    const field = m ? settingsFieldOf(m[1]) : undefined;
+    if (m && field) {
+      if (fields[field] === undefined) fields[field] = sentence(m[2]!);
+    } else {
+      rest.push(part);
+    }
+  }
+  const named = settingsFieldOf(error.field);
+  if (named && fields[named] === undefined) {
+    fields[named] = rest.length > 0 ? rest.join('; ') : error.message;
+    return { fields, form: null };
+  }
+  return { fields, form: rest.length > 0 ? rest.join('; ') : null };
+}

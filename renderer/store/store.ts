@@ -1,0 +1,180 @@
+// One zustand store of typed slices (style.md 6). It holds plain data only: RTCPeerConnection and
+// MediaStream live in the media engine (webrtc/), never here. Components read it with single-field
+// selectors or useShallow; tests call resetStore().
+import { useStore } from 'zustand';
+import { createStore } from 'zustand/vanilla';
+import type { AppSnapshot, ConnectionState } from '../../shared/api';
+import type { CallState } from '../../shared/call-state';
+import type { HistoryEntry } from '../../shared/history';
+import type { SandboxCustomer } from '../../shared/sandbox';
+import type { PublicSettings } from '../../shared/settings';
+import type { HostLinkState } from '../bridge/host-link';
+import { mergeCalls, mergeSnapshotCalls } from './call-list';
+import { draftFromSettings, type SettingsDraft, type SettingsErrors, type SettingsField } from './settings-form';
+
+export interface CallsSlice {
+  calls: Record<string, CallState>;
+}
+
+export interface HistorySlice {
+  history: HistoryEntry[];
+}
+
+export interface ConnectionSlice {
+  /** The link to the host (IPC, or the browser host's WebSocket). */
+  hostLink: HostLinkState;
+  /** The main process's link to the relay's event stream; null until the first snapshot. */
+  service: ConnectionState | null;
+  snapshotLoaded: boolean;
+  snapshotError: string | null;
+}
+
+export interface SettingsSlice {
+  mode: 'sandbox' | 'account' | null;
+  settings: PublicSettings | null;
+  sandboxCustomers: SandboxCustomer[];
+}
+
+export interface SettingsFormState {
+  draft: SettingsDraft;
+  /** The draft has edits not saved yet: new settings from the host do not overwrite them. */
+  dirty: boolean;
+  errors: SettingsErrors;
+  formError: string | null;
+  status: string | null;
+  busy: boolean;
+}
+
+export interface UiSlice {
+  screen: 'phone' | 'settings';
+  dialInput: string;
+  dialError: string | null;
+  dialBusy: boolean;
+  /** Mute per call (the media engine applies it to the track). */
+  muted: Record<string, boolean>;
+  /** Audio levels of the call on the panel, 0..1. */
+  levels: { mic: number; customer: number };
+  /** A problem with a particular call that the call's own state does not tell (e.g. no microphone). */
+  callNotice: { localId: string; text: string } | null;
+  keypadOpen: boolean;
+  sandboxSelection: string;
+  sandboxError: string | null;
+  settingsForm: SettingsFormState;
+}
+
+export interface StoreActions {
+  applySnapshot(snapshot: AppSnapshot): void;
+  /** Merges a pushed call (never backwards) and returns the store's resulting version of it. */
+  applyCall(call: CallState): CallState;
+  setHistory(history: HistoryEntry[]): void;
+  setService(connection: ConnectionState): void;
+  setHostLink(state: HostLinkState): void;
+  setSnapshotError(message: string | null): void;
+  setSettings(settings: PublicSettings): void;
+  setScreen(screen: UiSlice['screen']): void;
+  setDialInput(value: string): void;
+  setDialError(message: string | null): void;
+  setDialBusy(busy: boolean): void;
+  setMuted(localId: string, muted: boolean): void;
+  setLevels(levels: UiSlice['levels']): void;
+  setCallNotice(notice: UiSlice['callNotice']): void;
+  setKeypadOpen(open: boolean): void;
+  setSandboxSelection(number: string): void;
+  setSandboxError(message: string | null): void;
+  editSettings(field: SettingsField, value: string): void;
+  setSettingsForm(patch: Partial<SettingsFormState>): void;
+}
+
+export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & SettingsSlice & UiSlice;
+export type AppState = StoreState & StoreActions;
+
+const QUIET_LEVELS = { mic: 0, customer: 0 };
+
+export function initialState(): StoreState {
+  return {
+    calls: {},
+    history: [],
+    hostLink: { status: 'connecting' },
+    service: null,
+    snapshotLoaded: false,
+    snapshotError: null,
+    mode: null,
+    settings: null,
+    sandboxCustomers: [],
+    screen: 'phone',
+    dialInput: '',
+    dialError: null,
+    dialBusy: false,
+    muted: {},
+    levels: QUIET_LEVELS,
+    callNotice: null,
+    keypadOpen: false,
+    sandboxSelection: '',
+    sandboxError: null,
+    settingsForm: { draft: draftFromSettings(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
+  };
+}
+
+/** Settings from the host refill the form unless the agent is in the middle of editing it. */
+function withSettings(state: StoreState, settings: PublicSettings): Partial<StoreState> {
+  const form = state.settingsForm.dirty ? state.settingsForm : { ...state.settingsForm, draft: draftFromSettings(settings) };
+  return { settings, mode: settings.mode, settingsForm: form };
+}
+
+export const appStore = createStore<AppState>()((set, get) => ({
+  ...initialState(),
+  applySnapshot: (snapshot) =>
+    set((s) => {
+      const customers = snapshot.sandboxCustomers ?? [];
+      const selection = customers.some((c) => c.number === s.sandboxSelection) ? s.sandboxSelection : (customers[0]?.number ?? '');
+      return {
+        ...withSettings(s, snapshot.settings),
+        mode: snapshot.mode,
+        calls: mergeSnapshotCalls(s.calls, snapshot.calls),
+        history: snapshot.history,
+        service: snapshot.connection,
+        sandboxCustomers: customers,
+        sandboxSelection: selection,
+        snapshotLoaded: true,
+        snapshotError: null,
+      };
+    }),
+  applyCall: (call) => {
+    const calls = mergeCalls(get().calls, call);
+    if (calls !== get().calls) set({ calls });
+    return calls[call.localId] ?? call;
+  },
+  setHistory: (history) => set({ history }),
+  setService: (service) => set({ service }),
+  setHostLink: (hostLink) => set({ hostLink }),
+  setSnapshotError: (snapshotError) => set({ snapshotError }),
+  setSettings: (settings) => set((s) => withSettings(s, settings)),
+  setScreen: (screen) => set({ screen }),
+  setDialInput: (dialInput) => set({ dialInput }),
+  setDialError: (dialError) => set({ dialError }),
+  setDialBusy: (dialBusy) => set({ dialBusy }),
+  setMuted: (localId, muted) => set((s) => ({ muted: { ...s.muted, [localId]: muted } })),
+  setLevels: (levels) => {
+    const now = get().levels;
+    if (now.mic !== levels.mic || now.customer !== levels.customer) set({ levels });
+  },
+  setCallNotice: (callNotice) => set({ callNotice }),
+  setKeypadOpen: (keypadOpen) => set({ keypadOpen }),
+  setSandboxSelection: (sandboxSelection) => set({ sandboxSelection }),
+  setSandboxError: (sandboxError) => set({ sandboxError }),
+  editSettings: (field, value) =>
+    set((s) => {
+      const { [field]: _cleared, ...errors } = s.settingsForm.errors;
+      return { settingsForm: { ...s.settingsForm, draft: { ...s.settingsForm.draft, [field]: value }, dirty: true, errors, status: null } };
+    }),
+  setSettingsForm: (patch) => set((s) => ({ settingsForm: { ...s.settingsForm, ...patch } })),
+}));
+
+/** Back to a fresh start, keeping the actions (for tests). */
+export function resetStore(): void {
+  appStore.setState(initialState());
+}
+
+export function useAppStore<T>(selector: (state: AppState) => T): T {
+  return useStore(appStore, selector);
+}

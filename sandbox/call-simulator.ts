@@ -1,0 +1,414 @@
+// The calling service and its customers, behind the gateway's call endpoints: every call's state,
+// the customers' phones (CustomerPeer), the timers of the real service (ringing, media timeouts)
+// and the webhooks each step produces (protocol.md "Events").
+import { randomBytes } from 'node:crypto';
+import type { AcceptCallRequest, InitiateCallRequest, RejectCallRequest, TerminateCallRequest } from '../shared/gateway';
+import type { Logger } from '../shared/log';
+import { err, ok, type Result } from '../shared/result';
+import type { SandboxCallReport, SandboxCustomer } from '../shared/sandbox';
+import { CustomerPeer, type CustomerMediaReport } from './customer-peer';
+import type { CustomerVoice } from './customer-voice';
+import { findCustomer } from './customers';
+import { invalidParameter, type GraphFailure } from './graph-error';
+import { sessionProblems } from './session-rules';
+import { unixSeconds, type WebhookSender } from './webhook-sender';
+
+export interface SandboxTimeouts {
+  /** An unanswered call ends after this (protocol.md: the user sees "Not answered" after 30–60 s). */
+  ringTimeoutMs: number;
+  /** No media from the business this long after the call connects ends it with 138021 (protocol.md). */
+  mediaStartTimeoutMs: number;
+  /** No media from the business this long mid-call ends it with 138022 (protocol.md). */
+  mediaGapTimeoutMs: number;
+  /** How long a webhook is retried while the relay is unreachable. */
+  webhookRetryWindowMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: SandboxTimeouts = {
+  ringTimeoutMs: 60_000,
+  mediaStartTimeoutMs: 20_000,
+  mediaGapTimeoutMs: 30_000,
+  webhookRetryWindowMs: 60_000,
+};
+
+/** A gateway answer: the success body, or a Graph error. `callId` names the call for the request log. */
+export type GatewayOutcome = { ok: true; body: unknown; callId?: string } | { ok: false; failure: GraphFailure; callId?: string };
+
+type Direction = SandboxCallReport['direction'];
+type CallState = SandboxCallReport['state'];
+
+interface Call {
+  id: string;
+  customer: SandboxCustomer;
+  direction: Direction;
+  state: CallState;
+  /** The customer's phone; a business-initiated call gets one when the customer picks up. */
+  peer?: CustomerPeer;
+  requests: { action: string; at: number }[];
+  answeredAt?: number;
+  timers: Set<NodeJS.Timeout>;
+  /** Gateway requests and timers act on a call one at a time, in arrival order. */
+  queue: Promise<unknown>;
+}
+
+interface EndOutcome {
+  status: 'COMPLETED' | 'FAILED';
+  errors?: { code: number; message: string; details: string }[];
+}
+
+export interface CallSimulatorOptions {
+  customers: readonly SandboxCustomer[];
+  product: string;
+  /** The business's number (digits with country code), the other end of every call. */
+  businessNumber: string;
+  webhooks: WebhookSender;
+  voice: CustomerVoice;
+  mediaHost: string;
+  ringMs: number;
+  timeouts: SandboxTimeouts;
+  logger: Logger;
+}
+
+/** Ended calls kept for reports; older ones are forgotten. */
+const MAX_ENDED_CALLS = 500;
+const WATCHDOG_MS = 500;
+
+const newCallId = () => `wacid.${randomBytes(24).toString('base64url')}`;
+const unknownCall = (id: string): GraphFailure => invalidParameter('call_id', `unknown call id "${id}"`, `No call with id ${id} exists for this business number`);
+const wrongState = (call: Call, action: string, why: string): GraphFailure =>
+  invalidParameter('call_id', `cannot ${action} this call: ${why}`, `Call ${call.id} is ${call.direction === 'USER_INITIATED' ? 'user' : 'business'}-initiated and ${call.state}`);
+
+export class CallSimulator {
+  private readonly calls = new Map<string, Call>();
+  private readonly watchdog: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly options: CallSimulatorOptions) {
+    this.watchdog = setInterval(() => this.checkMedia(), WATCHDOG_MS);
+    this.watchdog.unref();
+  }
+
+  // ── Control API: the customer's side ────────────────────────────────────────────────────────
+
+  /** A customer calls the business: an ICE-lite offer in a signed connect webhook. */
+  async incoming(number: string): Promise<Result<{ callId: string }>> {
+    if (this.closed) return err('not_available', 'the sandbox is closed');
+    const customer = findCustomer(this.options.customers, number);
+    const call = this.register(customer, 'USER_INITIATED');
+    const peer = this.newPeer(call);
+    call.peer = peer;
+    const offer = await peer.makeOffer();
+    if (!offer.ok || this.closed) {
+      this.forget(call);
+      await peer.close();
+      return offer.ok ? err('not_available', 'the sandbox is closed') : offer;
+    }
+    this.after(call, this.options.timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'missed: nobody answered'));
+    this.options.logger.info('incoming call', { callId: call.id, from: customer.number });
+    this.options.webhooks.send({
+      contacts: [this.contact(customer)],
+      calls: [{ ...this.parties(call), event: 'connect', timestamp: unixSeconds(Date.now()), direction: 'USER_INITIATED', session: { sdp_type: 'offer', sdp: offer.value } }],
+    });
+    return ok({ callId: call.id });
+  }
+
+  /** The customer hangs up (or gives up while it rings). */
+  hangup(callId: string): Promise<Result<Record<string, never>>> {
+    const call = this.calls.get(callId);
+    if (!call) return Promise.resolve(err('not_found', `no call ${callId}`, { field: 'callId' }));
+    return this.serial(call, async () => {
+      if (call.state === 'ended') return err<Record<string, never>>('invalid_state', `call ${callId} has already ended`, { field: 'callId' });
+      await this.end(call, { status: 'COMPLETED' }, 'the customer hung up');
+      return ok({});
+    });
+  }
+
+  reports(): SandboxCallReport[] {
+    return [...this.calls.values()].map((call) => this.report(call));
+  }
+
+  callReport(callId: string): SandboxCallReport | undefined {
+    const call = this.calls.get(callId);
+    return call && this.report(call);
+  }
+
+  // ── Gateway endpoints: the business's side (gateway-spec.md 4.2) ──────────────────────────────
+
+  accept(req: AcceptCallRequest, at: number): Promise<GatewayOutcome> {
+    return this.onCall(req.call_id, 'accept', at, async (call) => {
+      if (call.direction !== 'USER_INITIATED') return this.refuse(call, 'accept', 'only calls from a customer can be accepted');
+      if (call.state !== 'ringing') return this.refuse(call, 'accept', `it is already ${call.state}`);
+      const problems = sessionProblems(req.session.sdp, 'answer');
+      if (problems.length > 0) return this.badSdp(call, 'answer', problems);
+      // Applied before answering the request: media setup starts at once (protocol.md: late setup clips audio).
+      const applied = await call.peer!.applyAnswer(req.session.sdp);
+      if (!applied.ok) return this.badSdp(call, 'answer', [applied.error.message]);
+      this.clearTimers(call);
+      call.state = 'connected';
+      call.answeredAt = Date.now();
+      this.options.logger.info('call accepted', { callId: call.id });
+      return this.success(call);
+    });
+  }
+
+  reject(req: RejectCallRequest, at: number): Promise<GatewayOutcome> {
+    return this.onCall(req.call_id, 'reject', at, async (call) => {
+      if (call.direction !== 'USER_INITIATED') return this.refuse(call, 'reject', 'only calls from a customer can be rejected; terminate it');
+      if (call.state !== 'ringing') return this.refuse(call, 'reject', `it is already ${call.state}`);
+      await this.end(call, { status: 'COMPLETED' }, 'rejected by the business');
+      return this.success(call);
+    });
+  }
+
+  terminate(req: TerminateCallRequest, at: number): Promise<GatewayOutcome> {
+    return this.onCall(req.call_id, 'terminate', at, async (call) => {
+      if (call.state === 'ended') return this.refuse(call, 'terminate', 'it has already ended');
+      if (call.direction === 'USER_INITIATED' && call.state === 'ringing') {
+        return this.refuse(call, 'terminate', 'it was not accepted; reject it instead');
+      }
+      await this.end(call, { status: 'COMPLETED' }, 'terminated by the business');
+      return this.success(call);
+    });
+  }
+
+  async initiate(req: InitiateCallRequest, at: number): Promise<GatewayOutcome> {
+    if (this.closed) return { ok: false, failure: { status: 503, code: 2, message: 'Service temporarily unavailable' } };
+    const problems = sessionProblems(req.session.sdp, 'offer');
+    if (problems.length > 0) {
+      return { ok: false, failure: invalidParameter('session.sdp', `not a valid SDP offer: ${problems[0]}`, problems.join('; ')) };
+    }
+    const customer = findCustomer(this.options.customers, req.to);
+    if (customer.behaviour === 'no_permission') {
+      return {
+        ok: false,
+        failure: { status: 400, code: 138006, message: '(#138006) Cannot call this user: no call permission from the user', details: 'The user has not granted the business permission to call, or it expired' },
+      };
+    }
+    const busy = customer.behaviour === 'busy' || [...this.calls.values()].some((c) => c.customer.number === customer.number && c.state !== 'ended');
+    if (busy) {
+      return {
+        ok: false,
+        failure: { status: 400, code: 138003, message: '(#138003) A call with this user is already in progress', details: `User ${customer.number} is already in a call` },
+      };
+    }
+    const call = this.register(customer, 'BUSINESS_INITIATED');
+    call.requests.push({ action: 'initiate', at });
+    this.options.logger.info('outgoing call', { callId: call.id, to: customer.number, behaviour: customer.behaviour });
+    // The call's webhooks follow the response that names the call.
+    setImmediate(() => this.ring(call, req.session.sdp));
+    return { ok: true, callId: call.id, body: { messaging_product: this.options.product, calls: [{ id: call.id }] } };
+  }
+
+  /** Closes every customer's peer and stops every timer; no more webhooks are sent. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.watchdog);
+    const peers: Promise<void>[] = [];
+    for (const call of this.calls.values()) {
+      this.clearTimers(call);
+      if (call.peer) peers.push(call.peer.close());
+    }
+    await Promise.all(peers);
+  }
+
+  // ── Outgoing calls: the customer's phone rings ────────────────────────────────────────────────
+
+  private ring(call: Call, offer: string): void {
+    if (call.state === 'ended' || this.closed) return;
+    this.status(call, 'RINGING');
+    const { ringMs, timeouts } = this.options;
+    switch (call.customer.behaviour) {
+      case 'answers':
+        this.after(call, ringMs, () => this.pickUp(call, offer));
+        break;
+      case 'rejects':
+        this.after(call, ringMs, async () => {
+          this.status(call, 'REJECTED');
+          await this.end(call, { status: 'COMPLETED' }, 'rejected by the customer');
+        });
+        break;
+      case 'no_answer':
+      case 'no_permission':
+      case 'busy':
+        this.after(call, timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'not answered'));
+        break;
+    }
+  }
+
+  private async pickUp(call: Call, offer: string): Promise<void> {
+    const peer = this.newPeer(call);
+    call.peer = peer;
+    const answer = await peer.answerOffer(offer);
+    if (call.state !== 'ringing') return;
+    if (!answer.ok) {
+      await this.end(call, { status: 'FAILED', errors: [{ code: 138019, message: 'Call setup failed', details: answer.error.message }] }, 'the customer could not answer');
+      return;
+    }
+    this.clearTimers(call);
+    call.state = 'connected';
+    call.answeredAt = Date.now();
+    this.options.logger.info('customer answered', { callId: call.id });
+    this.options.webhooks.send({
+      calls: [{ ...this.parties(call), event: 'connect', timestamp: unixSeconds(Date.now()), direction: 'BUSINESS_INITIATED', session: { sdp_type: 'answer', sdp: answer.value } }],
+    });
+  }
+
+  // ── Shared steps ──────────────────────────────────────────────────────────────────────────────
+
+  private register(customer: SandboxCustomer, direction: Direction): Call {
+    const call: Call = { id: newCallId(), customer, direction, state: 'ringing', requests: [], timers: new Set(), queue: Promise.resolve() };
+    this.calls.set(call.id, call);
+    this.prune();
+    return call;
+  }
+
+  private forget(call: Call): void {
+    this.clearTimers(call);
+    this.calls.delete(call.id);
+  }
+
+  private prune(): void {
+    const ended = [...this.calls.values()].filter((c) => c.state === 'ended');
+    for (const call of ended.slice(0, Math.max(0, ended.length - MAX_ENDED_CALLS))) this.calls.delete(call.id);
+  }
+
+  private newPeer(call: Call): CustomerPeer {
+    return new CustomerPeer({
+      host: this.options.mediaHost,
+      voice: this.options.voice,
+      logger: this.options.logger,
+      onFirstFrameSent: () => {
+        // protocol.md: ACCEPTED often arrives after media already flows.
+        if (call.direction === 'BUSINESS_INITIATED' && call.state === 'connected') this.status(call, 'ACCEPTED');
+      },
+      onFailed: (reason) => {
+        void this.serial(call, async () => {
+          if (call.state === 'ended') return;
+          await this.end(call, { status: 'FAILED', errors: [{ code: 138004, message: 'Connection error', details: `The media connection failed: ${reason}` }] }, reason);
+        });
+      },
+    });
+  }
+
+  /** Runs `op` on a known call in arrival order, recording the request first. */
+  private onCall(callId: string, action: string, at: number, op: (call: Call) => Promise<GatewayOutcome>): Promise<GatewayOutcome> {
+    const call = this.calls.get(callId);
+    if (!call || this.closed) return Promise.resolve({ ok: false, failure: unknownCall(callId), callId });
+    call.requests.push({ action, at });
+    return this.serial(call, () => op(call));
+  }
+
+  private serial<T>(call: Call, op: () => Promise<T>): Promise<T> {
+    const run = call.queue.then(op, op);
+    call.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private after(call: Call, ms: number, op: () => Promise<void> | void): void {
+    const timer = setTimeout(() => {
+      call.timers.delete(timer);
+      void this.serial(call, async () => {
+        if (call.state !== 'ended' && !this.closed) await op();
+      });
+    }, ms);
+    call.timers.add(timer);
+  }
+
+  private clearTimers(call: Call): void {
+    for (const timer of call.timers) clearTimeout(timer);
+    call.timers.clear();
+  }
+
+  private success(call: Call): GatewayOutcome {
+    return { ok: true, callId: call.id, body: { messaging_product: this.options.product, success: true } };
+  }
+
+  private refuse(call: Call, action: string, why: string): GatewayOutcome {
+    return { ok: false, callId: call.id, failure: wrongState(call, action, why) };
+  }
+
+  private badSdp(call: Call, kind: 'answer' | 'offer', problems: string[]): GatewayOutcome {
+    return { ok: false, callId: call.id, failure: invalidParameter('session.sdp', `not a valid SDP ${kind}: ${problems[0]}`, problems.join('; ')) };
+  }
+
+  /** Ends the call: a terminate webhook (with times only when it was answered), then the peer closes. */
+  private async end(call: Call, outcome: EndOutcome, why: string): Promise<void> {
+    if (call.state === 'ended') return;
+    this.clearTimers(call);
+    call.state = 'ended';
+    const now = Date.now();
+    const times =
+      call.answeredAt === undefined
+        ? {}
+        : { start_time: unixSeconds(call.answeredAt), end_time: unixSeconds(now), duration: Math.max(0, Math.round((now - call.answeredAt) / 1000)) };
+    this.options.logger.info('call ended', { callId: call.id, why, status: outcome.status });
+    if (!this.closed) {
+      this.options.webhooks.send({
+        ...(call.direction === 'USER_INITIATED' ? { contacts: [this.contact(call.customer)] } : {}),
+        calls: [
+          {
+            ...this.parties(call),
+            event: 'terminate',
+            direction: call.direction,
+            timestamp: unixSeconds(now),
+            status: outcome.status,
+            ...times,
+            ...(outcome.errors ? { errors: outcome.errors.map((e) => ({ code: e.code, message: e.message, error_data: { details: e.details } })) } : {}),
+          },
+        ],
+      });
+    }
+    await call.peer?.close();
+  }
+
+  private status(call: Call, status: 'RINGING' | 'ACCEPTED' | 'REJECTED'): void {
+    if (this.closed) return;
+    this.options.webhooks.send({
+      statuses: [{ id: call.id, type: 'call', status, timestamp: unixSeconds(Date.now()), recipient_id: call.customer.number }],
+    });
+  }
+
+  private parties(call: Call): { id: string; from: string; to: string } {
+    const business = this.options.businessNumber;
+    const customer = call.customer.number;
+    return call.direction === 'USER_INITIATED' ? { id: call.id, from: customer, to: business } : { id: call.id, from: business, to: customer };
+  }
+
+  private contact(customer: SandboxCustomer) {
+    return { profile: { name: customer.name }, wa_id: customer.number };
+  }
+
+  /** protocol.md: no media from the business for 20 s at call start, or 30 s mid-call, ends the call. */
+  private checkMedia(): void {
+    const now = Date.now();
+    const { mediaStartTimeoutMs, mediaGapTimeoutMs } = this.options.timeouts;
+    for (const call of this.calls.values()) {
+      if (call.state !== 'connected' || !call.peer || call.answeredAt === undefined) continue;
+      const { lastHeardAt } = call.peer.media();
+      const failure =
+        lastHeardAt === undefined
+          ? now - call.answeredAt > mediaStartTimeoutMs && { code: 138021, message: 'Media receive timeout', details: `No audio from the business within ${mediaStartTimeoutMs / 1000} s of the call start` }
+          : now - lastHeardAt > mediaGapTimeoutMs && { code: 138022, message: 'Media receive timeout', details: `No audio from the business for ${mediaGapTimeoutMs / 1000} s` };
+      if (failure) {
+        void this.serial(call, () => this.end(call, { status: 'FAILED', errors: [failure] }, failure.details));
+      }
+    }
+  }
+
+  private report(call: Call): SandboxCallReport {
+    const media: CustomerMediaReport = call.peer?.media() ?? { framesHeard: 0, heardRms: 0, framesSent: 0, digitsHeard: '' };
+    return {
+      callId: call.id,
+      number: call.customer.number,
+      direction: call.direction,
+      state: call.state,
+      requests: [...call.requests],
+      ...(media.firstPacketAt === undefined ? {} : { firstPacketAt: media.firstPacketAt }),
+      ...(media.firstHeardAt === undefined ? {} : { firstHeardAt: media.firstHeardAt }),
+      framesHeard: media.framesHeard,
+      heardRms: media.heardRms,
+      framesSent: media.framesSent,
+      digitsHeard: media.digitsHeard,
+    };
+  }
+}

@@ -1,0 +1,260 @@
+// A simulated customer's phone: a real werift WebRTC peer shaped like the real service's
+// (protocol.md "Media"): ICE-lite, complete descriptions (no trickle), host candidates on one local
+// address, BUNDLE, one audio m-line with Opus 111 and telephone-event 126. It plays the customer's
+// voice and records what it hears, so tests can prove the business's audio arrived.
+import OpusScript from 'opusscript';
+import sdpTransform from 'sdp-transform';
+import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type MediaStreamTrack, type RTCRtpSender } from 'werift';
+import type { Logger } from '../shared/log';
+import { err, ok, type Result } from '../shared/result';
+import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, type CustomerVoice } from './customer-voice';
+
+export const OPUS_PAYLOAD_TYPE = 111;
+export const TELEPHONE_EVENT_PAYLOAD_TYPE = 126;
+/** A decoded frame quieter than this (RMS, 0..1) counts as silence: about -60 dBFS. */
+const SILENCE_RMS = 0.001;
+/** Frames sent at once to catch up after the event loop stalled; beyond this the clock resyncs. */
+const MAX_CATCH_UP_FRAMES = 5;
+/** The gathering wait is capped (protocol.md); host candidates on a local address take milliseconds. */
+const GATHERING_CAP_MS = 3_000;
+const DTMF_DIGITS = '0123456789*#ABCD';
+
+export interface CustomerMediaReport {
+  /** When the first packet of any kind (an ICE check included) arrived from the business, unix ms. */
+  firstPacketAt?: number;
+  /** When the first non-silent frame from the business was decoded, unix ms. */
+  firstHeardAt?: number;
+  /** When the last Opus frame from the business arrived, unix ms (for media timeouts). */
+  lastHeardAt?: number;
+  framesHeard: number;
+  /** RMS energy (0..1) over every decoded sample heard. */
+  heardRms: number;
+  framesSent: number;
+  /** RFC 4733 digits heard from the business, in order. */
+  digitsHeard: string;
+}
+
+export interface CustomerPeerOptions {
+  /** The local address of the only host candidate (only 127.0.0.1 traffic leaves this machine's tests). */
+  host: string;
+  voice: CustomerVoice;
+  logger: Logger;
+  /** The first audio frame went out: media flows (used for the ACCEPTED status, protocol.md). */
+  onFirstFrameSent?: () => void;
+  /** ICE or DTLS failed, or the peer closed under the call. */
+  onFailed?: (reason: string) => void;
+}
+
+const codecs = () => [
+  new RTCRtpCodecParameters({
+    mimeType: 'audio/opus',
+    clockRate: SAMPLE_RATE,
+    channels: 2,
+    payloadType: OPUS_PAYLOAD_TYPE,
+    parameters: 'minptime=10;useinbandfec=1',
+  }),
+  new RTCRtpCodecParameters({ mimeType: 'audio/telephone-event', clockRate: 8000, payloadType: TELEPHONE_EVENT_PAYLOAD_TYPE }),
+];
+
+/**
+ * Reshapes werift's description into the real service's form: `a=ice-lite` at session level,
+ * `a=ptime:20`, no `a=ice-options:trickle` (the service never trickles). Credentials, fingerprint
+ * and candidates are untouched, so the peer's own state still matches what is sent.
+ */
+export function shapeServiceSdp(sdp: string): string {
+  const session = sdpTransform.parse(sdp);
+  session.icelite = 'ice-lite';
+  for (const media of session.media) {
+    delete (media as { icelite?: string }).icelite;
+    delete media.iceOptions;
+    if (media.type === 'audio') media.ptime = FRAME_MS;
+  }
+  delete session.iceOptions;
+  return sdpTransform.write(session).replace(/\r?\n/g, '\r\n');
+}
+
+export class CustomerPeer {
+  private readonly pc: RTCPeerConnection;
+  private readonly sender: RTCRtpSender;
+  private readonly decoder = new OpusScript(SAMPLE_RATE, 1, OpusScript.Application.VOIP);
+  private readonly report: CustomerMediaReport = { framesHeard: 0, heardRms: 0, framesSent: 0, digitsHeard: '' };
+  private sumSquares = 0;
+  private samplesHeard = 0;
+  private lastDtmfTimestamp: number | undefined;
+  private sendTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly options: CustomerPeerOptions) {
+    const { host } = options;
+    this.pc = new RTCPeerConnection({
+      iceLite: true,
+      // Only the one configured address: no interface scan, no STUN, nothing but local traffic.
+      iceUseIpv4: false,
+      iceUseIpv6: false,
+      iceAdditionalHostAddresses: [host],
+      iceInterfaceAddresses: host.includes(':') ? { udp6: host } : { udp4: host },
+      iceServers: [],
+      bundlePolicy: 'max-bundle',
+      codecs: { audio: codecs(), video: [] },
+      headerExtensions: { audio: [], video: [] },
+      // Every STUN request passes here first: the earliest sign that the business reached the customer.
+      iceFilterStunResponse: () => {
+        this.notePacket();
+        return true;
+      },
+    });
+    this.pc.onTrack.subscribe((track) => this.listen(track));
+    this.pc.connectionStateChange.subscribe((state) => {
+      if (state === 'connected') this.startSending();
+      if (state === 'failed' && !this.closed) this.options.onFailed?.('connection failed');
+    });
+    this.sender = this.pc.addTransceiver('audio', { direction: 'sendrecv' }).sender;
+  }
+
+  /** An incoming call's offer: complete, ICE-lite, a=setup:actpass. */
+  async makeOffer(): Promise<Result<string>> {
+    try {
+      await this.pc.setLocalDescription(await this.pc.createOffer());
+      return ok(shapeServiceSdp(await this.completeLocalSdp()));
+    } catch (e) {
+      return err('media_failed', `customer offer: ${(e as Error).message}`);
+    }
+  }
+
+  /** The business's answer to our offer (accept). */
+  async applyAnswer(sdp: string): Promise<Result<void>> {
+    try {
+      await this.pc.setRemoteDescription({ type: 'answer', sdp });
+      return ok(undefined);
+    } catch (e) {
+      return err('invalid_input', `session.sdp: the answer could not be applied: ${(e as Error).message}`, { field: 'session.sdp' });
+    }
+  }
+
+  /** A business-initiated call's answer: complete, ICE-lite, a=setup:passive (the customer is the DTLS server). */
+  async answerOffer(sdp: string): Promise<Result<string>> {
+    try {
+      await this.pc.setRemoteDescription({ type: 'offer', sdp });
+      for (const transceiver of this.pc.getTransceivers()) transceiver.dtlsTransport.role = 'server';
+      await this.pc.setLocalDescription(await this.pc.createAnswer());
+      return ok(shapeServiceSdp(await this.completeLocalSdp()));
+    } catch (e) {
+      return err('media_failed', `customer answer: ${(e as Error).message}`);
+    }
+  }
+
+  media(): CustomerMediaReport {
+    return { ...this.report, heardRms: this.samplesHeard === 0 ? 0 : Math.sqrt(this.sumSquares / this.samplesHeard) };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.sendTimer) clearInterval(this.sendTimer);
+    this.sendTimer = undefined;
+    await this.pc.close().catch((e: unknown) => this.options.logger.debug('peer close failed', { error: e }));
+    this.decoder.delete();
+  }
+
+  private async completeLocalSdp(): Promise<string> {
+    if (this.pc.iceGatheringState !== 'complete') {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, GATHERING_CAP_MS);
+        const sub = this.pc.iceGatheringStateChange.subscribe((state) => {
+          if (state === 'complete') done();
+        });
+        function done() {
+          clearTimeout(timer);
+          sub.unSubscribe();
+          resolve();
+        }
+      });
+    }
+    const sdp = this.pc.localDescription?.sdp;
+    if (!sdp) throw new Error('no local description');
+    return sdp;
+  }
+
+  private notePacket(): void {
+    this.report.firstPacketAt ??= Date.now();
+  }
+
+  private listen(track: MediaStreamTrack): void {
+    track.onReceiveRtp.subscribe((rtp) => {
+      if (this.closed) return;
+      this.notePacket();
+      if (rtp.header.payloadType === OPUS_PAYLOAD_TYPE) this.hear(rtp.payload);
+      else if (rtp.header.payloadType === TELEPHONE_EVENT_PAYLOAD_TYPE) this.hearDtmf(rtp.header.timestamp, rtp.payload);
+    });
+  }
+
+  private hear(payload: Buffer): void {
+    let pcm: Buffer;
+    try {
+      pcm = this.decoder.decode(payload);
+    } catch (e) {
+      this.options.logger.debug('undecodable Opus frame', { error: e });
+      return;
+    }
+    const samples = Math.floor(pcm.length / 2);
+    let frameSquares = 0;
+    for (let i = 0; i < samples; i++) {
+      const s = pcm.readInt16LE(i * 2) / 32768;
+      frameSquares += s * s;
+    }
+    const now = Date.now();
+    this.report.framesHeard++;
+    this.report.lastHeardAt = now;
+    this.sumSquares += frameSquares;
+    this.samplesHeard += samples;
+    if (samples > 0 && Math.sqrt(frameSquares / samples) > SILENCE_RMS) this.report.firstHeardAt ??= now;
+  }
+
+  /** RFC 4733: one event is several packets sharing an RTP timestamp; count it once. */
+  private hearDtmf(timestamp: number, payload: Buffer): void {
+    if (payload.length < 4 || timestamp === this.lastDtmfTimestamp) return;
+    const digit = DTMF_DIGITS[payload[0] ?? 255];
+    if (digit === undefined) return;
+    this.lastDtmfTimestamp = timestamp;
+    this.report.digitsHeard += digit;
+  }
+
+  private startSending(): void {
+    if (this.sendTimer || this.closed) return;
+    const frames = this.options.voice.frames;
+    let next = 0;
+    let sequenceNumber = Math.floor(Math.random() * 0xffff);
+    let timestamp = Math.floor(Math.random() * 0xffffffff);
+    let clockStart = performance.now();
+    let due = 0;
+    const send = () => {
+      if (this.sender.dtlsTransport?.state !== 'connected') return;
+      const payload = frames[next % frames.length];
+      if (!payload) return;
+      const header = new RtpHeader({ payloadType: OPUS_PAYLOAD_TYPE, sequenceNumber, timestamp, marker: next === 0 });
+      next++;
+      sequenceNumber = (sequenceNumber + 1) & 0xffff;
+      timestamp = (timestamp + FRAME_SAMPLES) >>> 0;
+      this.sender.sendRtp(new RtpPacket(header, payload)).catch((e: unknown) => this.options.logger.debug('RTP send failed', { error: e }));
+      this.report.framesSent++;
+      if (this.report.framesSent === 1) this.options.onFirstFrameSent?.();
+    };
+    // A wall-clock schedule: timers drift and bunch up, the RTP clock must not.
+    const tick = () => {
+      const target = Math.floor((performance.now() - clockStart) / FRAME_MS) + 1;
+      if (target - due > MAX_CATCH_UP_FRAMES) {
+        clockStart = performance.now();
+        due = 0;
+        send();
+        due = 1;
+        return;
+      }
+      while (due < target) {
+        send();
+        due++;
+      }
+    };
+    tick();
+    this.sendTimer = setInterval(tick, FRAME_MS / 2);
+  }
+}

@@ -1,0 +1,110 @@
+// What a simulated customer says: a short recorded voice (assets/customer-voice.wav, 48 kHz mono
+// 16-bit), encoded once into 20 ms Opus frames that every customer's peer loops. Encoding once keeps
+// many concurrent calls cheap: Opus encoding costs far more than sending a ready packet.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { URL, fileURLToPath } from 'node:url';
+import OpusScript from 'opusscript';
+import { err, ok, type Result } from '../shared/result';
+
+export const SAMPLE_RATE = 48_000;
+/** 20 ms at 48 kHz (protocol.md: ptime 20). */
+export const FRAME_SAMPLES = 960;
+export const FRAME_MS = 20;
+
+const VOICE_FILE = 'customer-voice.wav';
+
+/** The bundled voice: next to this module when run from source, else under the working directory. */
+export function defaultVoicePath(): string {
+  try {
+    return fileURLToPath(new URL(`../assets/${VOICE_FILE}`, import.meta.url));
+  } catch {
+    // A CommonJS bundle has no import.meta.url.
+    return resolve('assets', VOICE_FILE);
+  }
+}
+
+/** PCM samples of a RIFF/WAVE file that is 16-bit PCM, mono, 48 kHz; anything else is refused. */
+export function parsePcmWav(bytes: Buffer): Result<Int16Array> {
+  if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') {
+    return err('invalid_input', 'voice file: not a RIFF/WAVE file', { field: 'voice' });
+  }
+  let format: { audioFormat: number; channels: number; rate: number; bits: number } | undefined;
+  let offset = 12;
+  while (offset + 8 <= bytes.length) {
+    const id = bytes.toString('ascii', offset, offset + 4);
+    const size = bytes.readUInt32LE(offset + 4);
+    const body = offset + 8;
+    if (id === 'fmt ' && size >= 16 && body + 16 <= bytes.length) {
+      format = {
+        audioFormat: bytes.readUInt16LE(body),
+        channels: bytes.readUInt16LE(body + 2),
+        rate: bytes.readUInt32LE(body + 4),
+        bits: bytes.readUInt16LE(body + 14),
+      };
+    } else if (id === 'data') {
+      if (!format) return err('invalid_input', 'voice file: data chunk before fmt chunk', { field: 'voice' });
+      if (format.audioFormat !== 1 || format.channels !== 1 || format.rate !== SAMPLE_RATE || format.bits !== 16) {
+        return err('invalid_input', `voice file: must be 16-bit PCM, mono, ${SAMPLE_RATE} Hz`, { field: 'voice' });
+      }
+      const end = Math.min(bytes.length, body + size);
+      const samples = new Int16Array(Math.floor((end - body) / 2));
+      for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(body + i * 2);
+      if (samples.length < FRAME_SAMPLES) return err('invalid_input', 'voice file: shorter than one 20 ms frame', { field: 'voice' });
+      return ok(samples);
+    }
+    offset = body + size + (size % 2);
+  }
+  return err('invalid_input', 'voice file: no data chunk', { field: 'voice' });
+}
+
+/** A fallback voice when the file is missing: a warbling tone, clearly audible, never silent. */
+function syntheticVoice(): Int16Array {
+  const samples = new Int16Array(SAMPLE_RATE * 2);
+  for (let i = 0; i < samples.length; i++) {
+    const t = i / SAMPLE_RATE;
+    const pitch = 220 + 60 * Math.sin(2 * Math.PI * 3 * t);
+    samples[i] = Math.round(6000 * Math.sin(2 * Math.PI * pitch * t));
+  }
+  return samples;
+}
+
+/** Encodes PCM into 20 ms Opus frames; the tail shorter than a frame is dropped. */
+export function encodeOpusFrames(samples: Int16Array): Buffer[] {
+  const encoder = new OpusScript(SAMPLE_RATE, 1, OpusScript.Application.VOIP);
+  try {
+    const frames: Buffer[] = [];
+    for (let start = 0; start + FRAME_SAMPLES <= samples.length; start += FRAME_SAMPLES) {
+      const pcm = Buffer.from(samples.buffer, samples.byteOffset + start * 2, FRAME_SAMPLES * 2);
+      frames.push(Buffer.from(encoder.encode(pcm, FRAME_SAMPLES)));
+    }
+    return frames;
+  } finally {
+    encoder.delete();
+  }
+}
+
+export interface CustomerVoice {
+  /** Opus packets, 20 ms each, played in a loop. */
+  frames: readonly Buffer[];
+  /** Where the voice came from: a file path or "synthetic". */
+  source: string;
+}
+
+const cache = new Map<string, CustomerVoice>();
+
+/** Loads and encodes the voice once per path. A missing or broken file falls back to a tone, with `problem` saying why. */
+export function loadCustomerVoice(path = defaultVoicePath()): { voice: CustomerVoice; problem?: string } {
+  const cached = cache.get(path);
+  if (cached) return { voice: cached };
+  let samples: Result<Int16Array>;
+  try {
+    samples = parsePcmWav(readFileSync(path));
+  } catch (e) {
+    samples = err('invalid_input', `voice file: cannot read ${path}: ${(e as Error).message}`, { field: 'voice' });
+  }
+  if (!samples.ok) return { voice: { frames: encodeOpusFrames(syntheticVoice()), source: 'synthetic' }, problem: samples.error.message };
+  const voice = { frames: encodeOpusFrames(samples.value), source: path };
+  cache.set(path, voice);
+  return { voice };
+}

@@ -1,0 +1,296 @@
+// The sandbox: a stand-in for the gateway and its customers on 127.0.0.1 (sandbox/README.md).
+// Gateway endpoints follow gateway-spec.md 4.2 and protocol.md to the letter, including their
+// refusals; the control API lets the app's embedded mode and tests play the customers.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { CALL_ACTIONS, DEFAULT_PRODUCT, callRequestSchemas, type CallAction } from '../shared/gateway';
+import { createLogger, type Logger } from '../shared/log';
+import { normalisePhoneNumber } from '../shared/phone';
+import type { AppError } from '../shared/result';
+import { SANDBOX_PATHS, type SandboxCustomer } from '../shared/sandbox';
+import { fieldPath, parseWith } from '../shared/validation';
+import { CallSimulator, DEFAULT_TIMEOUTS, type GatewayOutcome, type SandboxTimeouts } from './call-simulator';
+import { loadCustomerVoice } from './customer-voice';
+import { DEFAULT_CUSTOMERS } from './customers';
+import { graphErrorBody, invalidParameter, type GraphFailure } from './graph-error';
+import { WebhookSender, type BusinessIdentity } from './webhook-sender';
+
+export type { SandboxTimeouts } from './call-simulator';
+export type { BusinessIdentity } from './webhook-sender';
+
+export interface SandboxOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** The relay's base URL; webhooks are POSTed to relayUrl + "/webhook". */
+  relayUrl: string;
+  /** When set, webhooks carry X-Hub-Signature-256. */
+  appSecret?: string;
+  /** The key every gateway request must carry in its API-KEY header. */
+  apiKey: string;
+  /** The path segment and messaging_product word (protocol.md: a setting). Default "chatapp". */
+  product?: string;
+  customers?: SandboxCustomer[];
+  logger?: Logger;
+  /** How long an answering customer's phone rings before it answers. Default 1000 ms. */
+  ringMs?: number;
+  /** The real service's timeouts; shorter ones make tests of them quick. */
+  timeouts?: Partial<SandboxTimeouts>;
+  /** The business account the webhooks speak for. */
+  business?: Partial<BusinessIdentity>;
+  /** The address of the customers' media candidates. Default 127.0.0.1. */
+  mediaHost?: string;
+  /** A 48 kHz mono 16-bit WAV the customers say; default assets/customer-voice.wav. */
+  voicePath?: string;
+}
+
+export interface SandboxServer {
+  /** http://host:port, where the control API lives. */
+  url: string;
+  /** The gateway's {base_url}: url + "/restapi/v1". */
+  gatewayUrl: string;
+  port: number;
+  customers: SandboxCustomer[];
+  /** Closes the server and every customer's peer, and stops webhook retries. */
+  close(): Promise<void>;
+}
+
+/** One gateway request as received; `status` is 0 until it is answered. */
+export interface GatewayLogEntry {
+  action: string;
+  callId?: string;
+  at: number;
+  status: number;
+}
+
+export const DEFAULT_BUSINESS: BusinessIdentity = { wabaId: '104000000000001', phoneNumberId: '106000000000001', displayPhoneNumber: '16505550100' };
+const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_LOG_ENTRIES = 5_000;
+const GATEWAY_PATH = /^\/restapi\/v1\/([^/]+)\/calls\/([^/]+)\/?$/;
+
+const incomingBody = z.object({ number: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty') });
+const hangupBody = z.object({ callId: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty') });
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new BodyTooLarge());
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+const sameSecret = (given: string, expected: string) => timingSafeEqual(digest(given), digest(expected));
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+const controlError = (res: ServerResponse, status: number, error: AppError) => sendJson(res, status, { error });
+
+export async function startSandbox(options: SandboxOptions): Promise<SandboxServer> {
+  const logger = options.logger ?? createLogger('sandbox');
+  const product = options.product ?? DEFAULT_PRODUCT;
+  const customers = [...(options.customers ?? DEFAULT_CUSTOMERS)];
+  const business = { ...DEFAULT_BUSINESS, ...options.business };
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const schemas = callRequestSchemas(product);
+  const { voice, problem } = loadCustomerVoice(options.voicePath);
+  if (problem) logger.warn('customer voice unavailable, customers play a tone instead', { problem });
+
+  const webhooks = new WebhookSender({ relayUrl: options.relayUrl, appSecret: options.appSecret, product, business, logger, retryWindowMs: timeouts.webhookRetryWindowMs });
+  const simulator = new CallSimulator({
+    customers,
+    product,
+    businessNumber: business.displayPhoneNumber,
+    webhooks,
+    voice,
+    mediaHost: options.mediaHost ?? '127.0.0.1',
+    ringMs: options.ringMs ?? 1000,
+    timeouts,
+    logger,
+  });
+  const gatewayLog: GatewayLogEntry[] = [];
+
+  async function gateway(req: IncomingMessage, res: ServerResponse, path: string, at: number): Promise<void> {
+    const match = GATEWAY_PATH.exec(path);
+    const entry: GatewayLogEntry = { action: match?.[2] ?? path, at, status: 0 };
+    gatewayLog.push(entry);
+    if (gatewayLog.length > MAX_LOG_ENTRIES) gatewayLog.splice(0, gatewayLog.length - MAX_LOG_ENTRIES);
+    const fail = (failure: GraphFailure, headers?: Record<string, string>) => {
+      entry.status = failure.status;
+      sendJson(res, failure.status, graphErrorBody(failure), headers);
+    };
+
+    if (!match || match[1] !== product || !(CALL_ACTIONS as readonly string[]).includes(match[2] ?? '')) {
+      req.resume();
+      return fail({ status: 404, code: 2500, message: `Unknown path components: ${path}` });
+    }
+    const action = match[2] as CallAction;
+    if (req.method !== 'POST') {
+      req.resume();
+      return fail({ status: 405, code: 100, message: `(#100) method ${req.method ?? ''} is not allowed: use POST` }, { Allow: 'POST' });
+    }
+    const apiKey = req.headers['api-key'];
+    if (typeof apiKey !== 'string' || !sameSecret(apiKey, options.apiKey)) {
+      req.resume();
+      return fail({ status: 401, code: 190, message: apiKey === undefined ? 'API-KEY header: is required' : 'API-KEY header: invalid key' });
+    }
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (contentType !== 'application/json') {
+      req.resume();
+      return fail({ status: 415, code: 100, message: `(#100) Content-Type header: must be application/json (got ${contentType || 'none'})` });
+    }
+    let raw: Buffer;
+    try {
+      raw = await readBody(req);
+    } catch (e) {
+      return fail(
+        e instanceof BodyTooLarge
+          ? { status: 413, code: 100, message: `(#100) body: larger than ${MAX_BODY_BYTES} bytes` }
+          : { status: 400, code: 100, message: '(#100) body: could not be read' },
+      );
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return fail(invalidParameter('body', 'must be valid JSON'));
+    }
+    const parsed = schemas[action].safeParse(body);
+    if (!parsed.success) {
+      const issues = parsed.error.issues;
+      const first = issues[0];
+      const details = issues.map((i) => `${fieldPath(i.path)}: ${i.message}`).join('; ');
+      return fail(invalidParameter(first ? fieldPath(first.path) : '(root)', first?.message ?? 'invalid', details));
+    }
+    if ('call_id' in parsed.data) entry.callId = parsed.data.call_id;
+
+    let outcome: GatewayOutcome;
+    switch (action) {
+      case 'accept':
+        outcome = await simulator.accept(parsed.data as z.infer<typeof schemas.accept>, at);
+        break;
+      case 'reject':
+        outcome = await simulator.reject(parsed.data as z.infer<typeof schemas.reject>, at);
+        break;
+      case 'terminate':
+        outcome = await simulator.terminate(parsed.data as z.infer<typeof schemas.terminate>, at);
+        break;
+      case 'initiate':
+        outcome = await simulator.initiate(parsed.data as z.infer<typeof schemas.initiate>, at);
+        break;
+    }
+    if (outcome.callId) entry.callId = outcome.callId;
+    if (!outcome.ok) {
+      logger.info('gateway request refused', { action, callId: outcome.callId, code: outcome.failure.code, message: outcome.failure.message });
+      return fail(outcome.failure);
+    }
+    entry.status = 200;
+    sendJson(res, 200, outcome.body);
+  }
+
+  async function control(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const method = req.method ?? 'GET';
+    const readJson = async (): Promise<unknown> => {
+      const raw = await readBody(req);
+      return raw.length === 0 ? {} : JSON.parse(raw.toString('utf8'));
+    };
+    if (method === 'GET' && path === SANDBOX_PATHS.customers) return sendJson(res, 200, customers);
+    if (method === 'GET' && path === SANDBOX_PATHS.calls) return sendJson(res, 200, simulator.reports());
+    if (method === 'GET' && path === SANDBOX_PATHS.log) return sendJson(res, 200, gatewayLog);
+    if (method === 'GET' && path.startsWith(`${SANDBOX_PATHS.calls}/`)) {
+      const callId = decodeURIComponent(path.slice(SANDBOX_PATHS.calls.length + 1));
+      const report = simulator.callReport(callId);
+      return report ? sendJson(res, 200, report) : controlError(res, 404, { code: 'not_found', message: `no call ${callId}`, field: 'callId' });
+    }
+    if (method === 'POST' && (path === SANDBOX_PATHS.incoming || path === SANDBOX_PATHS.hangup)) {
+      let body: unknown;
+      try {
+        body = await readJson();
+      } catch {
+        return controlError(res, 400, { code: 'invalid_input', message: 'body: must be valid JSON', field: '(root)' });
+      }
+      if (path === SANDBOX_PATHS.incoming) {
+        const parsed = parseWith(incomingBody, body);
+        if (!parsed.ok) return controlError(res, 400, parsed.error);
+        const raw = parsed.value.number.trim();
+        const number = normalisePhoneNumber(/^[0-9]+$/.test(raw) ? `+${raw}` : raw);
+        if (!number.ok) return controlError(res, 400, { ...number.error, field: 'number' });
+        const started = await simulator.incoming(number.value);
+        return started.ok ? sendJson(res, 200, started.value) : controlError(res, 500, started.error);
+      }
+      const parsed = parseWith(hangupBody, body);
+      if (!parsed.ok) return controlError(res, 400, parsed.error);
+      const done = await simulator.hangup(parsed.value.callId);
+      if (done.ok) return sendJson(res, 200, done.value);
+      return controlError(res, done.error.code === 'not_found' ? 404 : 409, done.error);
+    }
+    req.resume();
+    return controlError(res, 404, { code: 'not_found', message: `no control endpoint ${method} ${path}` });
+  }
+
+  const server = createServer((req, res) => {
+    const at = Date.now();
+    const path = new URL(req.url ?? '/', 'http://sandbox').pathname;
+    const handled = path.startsWith('/control/') ? control(req, res, path) : gateway(req, res, path, at);
+    handled.catch((e: unknown) => {
+      logger.error('request failed', { path, error: e });
+      if (!res.headersSent) sendJson(res, 500, graphErrorBody({ status: 500, code: 1, message: 'An unknown error occurred' }));
+      else res.destroy();
+    });
+  });
+
+  const host = options.host ?? '127.0.0.1';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (e) {
+    await simulator.close();
+    await webhooks.close();
+    throw e;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  logger.info('sandbox listening', { url, product, customers: customers.length });
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    gatewayUrl: `${url}/restapi/v1`,
+    port,
+    customers,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        await simulator.close();
+        await webhooks.close();
+        await stopped;
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,457 @@
+// Normalises the calling service's webhooks (protocol.md "Events") into RelayEvents (events.ts).
+//
+// Pure: no Node, no DOM. The relay calls it on every verified webhook; the sandbox builds its
+// webhooks from the payload types below so that both sides agree on the shapes.
+//
+// protocol.md: accept the Cloud API envelope and the bare `value` object; do not depend on the
+// exact `object` string; unknown fields and events are ignored, never errors. Each item is parsed
+// on its own, so one malformed item never costs the others in the same webhook.
+import { z } from 'zod';
+import { relayEventSchema, type CallErrorInfo, type RelayEvent } from './events';
+import { fieldPath } from './validation';
+
+// ---------------------------------------------------------------------------------------------
+// Payload shapes, as the service sends them (protocol.md). Timestamps are unix seconds as strings.
+
+/** Unix seconds, as a decimal string ("1718000000"). */
+export type UnixSecondsString = string;
+
+export interface WebhookContact {
+  /** The user's number (digits with country code); absent when only a business-scoped id exists. */
+  wa_id?: string;
+  /** Business-scoped user id, in payloads that omit the phone number. */
+  user_id?: string;
+  profile?: { name?: string };
+}
+
+export interface WebhookError {
+  code: number;
+  message?: string;
+  /** Some payloads carry `title` instead of `message`. */
+  title?: string;
+  error_data?: { details?: string };
+}
+
+export interface CallSession {
+  sdp_type: 'offer' | 'answer';
+  sdp: string;
+}
+
+interface CallItemCommon {
+  /** "wacid.…" */
+  id: string;
+  from?: string;
+  /** Newer payloads may carry only this, without `from` (protocol.md). */
+  from_user_id?: string;
+  to?: string;
+  timestamp: UnixSecondsString;
+  direction?: 'USER_INITIATED' | 'BUSINESS_INITIATED';
+  /** From a voice_call button's `payload`. */
+  cta_payload?: string;
+  deeplink_payload?: string;
+}
+
+/** A connect: a customer's incoming call (offer), or the answer to a business-initiated call. */
+export interface CallConnectItem extends CallItemCommon {
+  event: 'connect';
+  direction: 'USER_INITIATED' | 'BUSINESS_INITIATED';
+  session?: CallSession;
+  /** Older payloads carry the SDP here as well (protocol.md). */
+  connection?: { webrtc?: { sdp?: string } };
+}
+
+export interface CallTerminateItem extends CallItemCommon {
+  event: 'terminate';
+  status: 'COMPLETED' | 'FAILED';
+  /** Only when the call was answered. */
+  start_time?: UnixSecondsString;
+  end_time?: UnixSecondsString;
+  /** Whole seconds. */
+  duration?: number;
+  errors?: WebhookError[];
+}
+
+/** One `value.calls[]` item. */
+export type CallWebhookItem = CallConnectItem | CallTerminateItem;
+
+/** Progress of a business-initiated call: one `value.statuses[]` item with `type: "call"`. */
+export interface CallStatusItem {
+  id: string;
+  type: 'call';
+  status: 'RINGING' | 'ACCEPTED' | 'REJECTED';
+  timestamp: UnixSecondsString;
+  recipient_id?: string;
+}
+
+/** Delivery status of a message the business sent: one `value.statuses[]` item. */
+export interface MessageStatusItem {
+  /** "wamid.…" */
+  id: string;
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  timestamp: UnixSecondsString;
+  recipient_id?: string;
+  errors?: WebhookError[];
+}
+
+export type StatusWebhookItem = CallStatusItem | MessageStatusItem;
+
+export interface CallPermissionReply {
+  response: 'accept' | 'reject';
+  is_permanent?: boolean;
+  /** Unix seconds (a number or a numeric string). */
+  expiration_timestamp?: number | UnixSecondsString;
+}
+
+/** One `value.messages[]` item: a message from the user. Other members vary with `type`. */
+export interface InboundMessageItem {
+  from?: string;
+  from_user_id?: string;
+  /** "wamid.…" */
+  id: string;
+  timestamp: UnixSecondsString;
+  type: string;
+  text?: { body: string };
+  interactive?: { type: string; call_permission_reply?: CallPermissionReply };
+}
+
+/** The `value` object of one change; gateways that forward only this are accepted too. */
+export interface WebhookValue {
+  messaging_product?: string;
+  metadata?: { display_phone_number?: string; phone_number_id?: string };
+  contacts?: WebhookContact[];
+  calls?: CallWebhookItem[];
+  statuses?: StatusWebhookItem[];
+  messages?: InboundMessageItem[];
+}
+
+export interface WebhookChange {
+  field: 'calls' | 'messages' | (string & {});
+  value: WebhookValue;
+}
+
+export interface WebhookEntry {
+  /** The business account id. */
+  id: string;
+  changes: WebhookChange[];
+}
+
+/** The Cloud API envelope: `object` is "<product>_business_account" (not relied upon). */
+export interface WebhookEnvelope {
+  object: string;
+  entry: WebhookEntry[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lenient item schemas: required members fail the item, optional members of a wrong type are
+// dropped instead of failing it (protocol.md: never crash, never lose a call over a stray field).
+
+const unixSecondsToMs = z
+  .union([z.string().trim().regex(/^\d{1,12}(\.\d+)?$/, 'must be unix seconds'), z.number().finite().nonnegative()], {
+    error: 'must be unix seconds (a numeric string)',
+  })
+  .transform((v) => Math.round(Number(v) * 1000));
+
+/** Strings stay; numbers become strings (some gateways send numbers as numbers); anything else is dropped. */
+const looseString = z.unknown().optional().transform((v): string | undefined => {
+  if (typeof v === 'string') return v.trim() === '' ? undefined : v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return undefined;
+});
+const looseMs = z.unknown().optional().transform((v): number | undefined => {
+  const parsed = unixSecondsToMs.safeParse(v);
+  return parsed.success ? parsed.data : undefined;
+});
+const looseInt = z.unknown().optional().transform((v): number | undefined => {
+  const n = typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : undefined;
+});
+const looseUpper = z.unknown().optional().transform((v) => (typeof v === 'string' ? v.trim().toUpperCase() : undefined));
+const looseLower = z.unknown().optional().transform((v) => (typeof v === 'string' ? v.trim().toLowerCase() : undefined));
+const id = z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty');
+
+const errorItemSchema = z.object({
+  code: z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)]),
+  message: looseString,
+  title: looseString,
+  error_data: z.unknown().optional().transform((v) => (isRecord(v) && typeof v.details === 'string' ? v.details : undefined)),
+});
+
+const errorsList = z.unknown().optional().transform((v): CallErrorInfo[] | undefined => {
+  if (!Array.isArray(v)) return undefined;
+  const out: CallErrorInfo[] = [];
+  for (const raw of v) {
+    const parsed = errorItemSchema.safeParse(raw);
+    if (!parsed.success) continue;
+    const e = parsed.data;
+    out.push(compact({ code: e.code, message: e.message ?? e.title ?? `Error ${e.code}`, details: e.error_data }));
+  }
+  return out.length > 0 ? out : undefined;
+});
+
+const sdpText = z.unknown().optional().transform((v) => (typeof v === 'string' && v.trim() !== '' ? v : undefined));
+
+const callItemSchema = z.object({
+  id,
+  event: looseLower,
+  timestamp: looseMs,
+  from: looseString,
+  from_user_id: looseString,
+  to: looseString,
+  direction: looseUpper,
+  session: z.unknown().optional().transform((v) => (isRecord(v) ? { sdpType: looseLower.parse(v.sdp_type), sdp: sdpText.parse(v.sdp) } : undefined)),
+  connection: z.unknown().optional().transform((v) => (isRecord(v) && isRecord(v.webrtc) ? sdpText.parse(v.webrtc.sdp) : undefined)),
+  cta_payload: looseString,
+  deeplink_payload: looseString,
+  status: looseUpper,
+  start_time: looseMs,
+  end_time: looseMs,
+  duration: looseInt,
+  errors: errorsList,
+});
+
+const statusItemSchema = z.object({
+  id,
+  type: looseLower,
+  status: z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty'),
+  timestamp: unixSecondsToMs,
+  recipient_id: looseString,
+  errors: errorsList,
+});
+
+const messageItemSchema = z.object({
+  id,
+  from: looseString,
+  from_user_id: looseString,
+  timestamp: unixSecondsToMs,
+  type: looseString,
+  text: z.unknown().optional().transform((v) => (isRecord(v) && typeof v.body === 'string' ? v.body : undefined)),
+  interactive: z.unknown().optional(),
+});
+
+const permissionReplySchema = z.object({
+  response: z.string().transform((v) => v.trim().toLowerCase()).pipe(z.enum(['accept', 'reject'])),
+  is_permanent: z.unknown().optional().transform((v) => (typeof v === 'boolean' ? v : undefined)),
+  expiration_timestamp: looseMs,
+});
+
+const contactSchema = z.object({
+  wa_id: looseString,
+  user_id: looseString,
+  profile: z.unknown().optional().transform((v) => (isRecord(v) && typeof v.name === 'string' && v.name.trim() !== '' ? v.name : undefined)),
+});
+
+// Compile-time guard: whatever the sandbox builds from the payload types above parses here.
+type Accepts<Schema extends z.ZodType, Item> = [Item] extends [z.input<Schema>] ? true : never;
+const _payloadTypesParse: [
+  Accepts<typeof callItemSchema, CallWebhookItem>,
+  Accepts<typeof statusItemSchema, StatusWebhookItem>,
+  Accepts<typeof messageItemSchema, InboundMessageItem>,
+] = [true, true, true];
+void _payloadTypesParse;
+
+// ---------------------------------------------------------------------------------------------
+
+/** An item that could not be normalised: where it was and which rule it broke. */
+export interface SkippedWebhookItem {
+  /** Dotted path inside the webhook body, e.g. `entry[0].changes[1].value.calls[2].timestamp`. */
+  path: string;
+  reason: string;
+}
+
+export interface NormalisedWebhook {
+  events: RelayEvent[];
+  /** Malformed items, skipped one by one. Unknown events are not listed: they are simply ignored. */
+  skipped: SkippedWebhookItem[];
+}
+
+/** Every event in a webhook (per change: calls, then statuses, then messages, each in order). Never throws. */
+export function normaliseWebhook(body: unknown): RelayEvent[] {
+  return normaliseWebhookDetailed(body).events;
+}
+
+/** Like normaliseWebhook, and also reports the malformed items it skipped (for the relay's log). */
+export function normaliseWebhookDetailed(body: unknown): NormalisedWebhook {
+  const out: NormalisedWebhook = { events: [], skipped: [] };
+  try {
+    for (const { value, path } of valuesOf(body)) normaliseValue(value, path, out);
+  } catch (e) {
+    // Unreachable by design; kept so that a surprise in a payload can never crash the caller.
+    out.skipped.push({ path: '(root)', reason: `unexpected error: ${e instanceof Error ? e.message : String(e)}` });
+  }
+  return out;
+}
+
+const CALL_STATUSES = new Set(['RINGING', 'ACCEPTED', 'REJECTED']);
+const MESSAGE_STATUSES = new Set(['sent', 'delivered', 'read', 'failed']);
+
+function valuesOf(body: unknown): { value: Record<string, unknown>; path: string }[] {
+  if (!isRecord(body)) return [];
+  if (Array.isArray(body.entry)) {
+    const values: { value: Record<string, unknown>; path: string }[] = [];
+    body.entry.forEach((entry, i) => {
+      if (!isRecord(entry) || !Array.isArray(entry.changes)) return;
+      entry.changes.forEach((change, j) => {
+        if (isRecord(change) && isRecord(change.value)) values.push({ value: change.value, path: `entry[${i}].changes[${j}].value` });
+      });
+    });
+    return values;
+  }
+  // A single forwarded change `{field, value}`, or the bare value itself.
+  if (typeof body.field === 'string' && isRecord(body.value)) return [{ value: body.value, path: 'value' }];
+  return [{ value: body, path: '' }];
+}
+
+function normaliseValue(value: Record<string, unknown>, path: string, out: NormalisedWebhook): void {
+  const at = (member: string, i: number) => `${path ? `${path}.` : ''}${member}[${i}]`;
+  const names = contactNames(value.contacts);
+  const nameOf = (from?: string, userId?: string) => (from && names.byWaId.get(from)) ?? (userId && names.byUserId.get(userId)) ?? undefined;
+
+  eachItem(value.calls, (raw, i) => {
+    const where = at('calls', i);
+    const parsed = callItemSchema.safeParse(raw);
+    if (!parsed.success) return skip(out, where, parsed.error);
+    const item = parsed.data;
+    const from = item.from?.replace(/^\+/, '');
+    if (item.event === 'connect') {
+      const sdp = item.session?.sdp ?? item.connection;
+      const sdpType = item.session?.sdpType;
+      const kind =
+        item.direction === 'USER_INITIATED' ? 'incoming' : item.direction === 'BUSINESS_INITIATED' ? 'answered' : sdpType === 'offer' ? 'incoming' : sdpType === 'answer' ? 'answered' : undefined;
+      if (!kind) return out.skipped.push({ path: `${where}.direction`, reason: 'a connect must say USER_INITIATED or BUSINESS_INITIATED' });
+      if (item.timestamp === undefined) return out.skipped.push({ path: `${where}.timestamp`, reason: 'must be unix seconds (a numeric string)' });
+      if (!sdp) return out.skipped.push({ path: `${where}.session.sdp`, reason: 'a connect must carry an SDP' });
+      const expected = kind === 'incoming' ? 'offer' : 'answer';
+      if (sdpType !== undefined && sdpType !== expected) {
+        return out.skipped.push({ path: `${where}.session.sdp_type`, reason: `must be "${expected}" for ${item.direction ?? 'this'} connect` });
+      }
+      if (kind === 'incoming') {
+        return emit(out, where, {
+          type: 'call.incoming',
+          callId: item.id,
+          from,
+          fromUserId: item.from_user_id,
+          name: nameOf(from, item.from_user_id),
+          to: item.to,
+          sdp,
+          timestamp: item.timestamp,
+          ctaPayload: item.cta_payload,
+          deeplinkPayload: item.deeplink_payload,
+        });
+      }
+      return emit(out, where, { type: 'call.answered', callId: item.id, sdp, timestamp: item.timestamp });
+    }
+    if (item.event === 'terminate') {
+      // A terminate must never be lost over a missing detail: it is what ends a ringing call.
+      const timestamp = item.timestamp ?? item.end_time;
+      if (timestamp === undefined) return out.skipped.push({ path: `${where}.timestamp`, reason: 'must be unix seconds (a numeric string)' });
+      const status = item.status === 'COMPLETED' || item.status === 'FAILED' ? item.status : item.errors ? 'FAILED' : 'COMPLETED';
+      return emit(out, where, {
+        type: 'call.terminated',
+        callId: item.id,
+        status,
+        timestamp,
+        startTime: item.start_time,
+        endTime: item.end_time,
+        durationSec: item.duration,
+        errors: item.errors,
+      });
+    }
+    // Other call events (e.g. ones this version does not know yet) are ignored (protocol.md).
+  });
+
+  eachItem(value.statuses, (raw, i) => {
+    const where = at('statuses', i);
+    const parsed = statusItemSchema.safeParse(raw);
+    if (!parsed.success) return skip(out, where, parsed.error);
+    const item = parsed.data;
+    const upper = item.status.toUpperCase();
+    const lower = item.status.toLowerCase();
+    // Call statuses say type "call"; message statuses carry no type. Uppercase call statuses
+    // without a type are still call statuses (message statuses are always lowercase).
+    const isCall = item.type === 'call' || (item.type === undefined && item.status === upper && CALL_STATUSES.has(upper));
+    if (isCall) {
+      if (!CALL_STATUSES.has(upper)) return;
+      return emit(out, where, {
+        type: 'call.status',
+        callId: item.id,
+        status: upper as 'RINGING' | 'ACCEPTED' | 'REJECTED',
+        timestamp: item.timestamp,
+        recipientId: item.recipient_id,
+      });
+    }
+    if (!MESSAGE_STATUSES.has(lower)) return;
+    emit(out, where, {
+      type: 'message.status',
+      messageId: item.id,
+      status: lower as 'sent' | 'delivered' | 'read' | 'failed',
+      timestamp: item.timestamp,
+      recipientId: item.recipient_id,
+      errors: item.errors,
+    });
+  });
+
+  eachItem(value.messages, (raw, i) => {
+    const where = at('messages', i);
+    const parsed = messageItemSchema.safeParse(raw);
+    if (!parsed.success) return skip(out, where, parsed.error);
+    const item = parsed.data;
+    const from = item.from?.replace(/^\+/, '');
+    let permissionReply: Extract<RelayEvent, { type: 'message.inbound' }>['permissionReply'];
+    if (isRecord(item.interactive) && item.interactive.type === 'call_permission_reply') {
+      const reply = permissionReplySchema.safeParse(item.interactive.call_permission_reply);
+      if (!reply.success) return skip(out, `${where}.interactive.call_permission_reply`, reply.error);
+      permissionReply = compact({ response: reply.data.response, isPermanent: reply.data.is_permanent, expiresAt: reply.data.expiration_timestamp });
+    }
+    emit(out, where, {
+      type: 'message.inbound',
+      messageId: item.id,
+      from,
+      fromUserId: item.from_user_id,
+      name: nameOf(from, item.from_user_id),
+      timestamp: item.timestamp,
+      messageType: item.type ?? 'unknown',
+      text: item.text,
+      permissionReply,
+    });
+  });
+}
+
+function contactNames(contacts: unknown): { byWaId: Map<string, string>; byUserId: Map<string, string> } {
+  const byWaId = new Map<string, string>();
+  const byUserId = new Map<string, string>();
+  eachItem(contacts, (raw) => {
+    const parsed = contactSchema.safeParse(raw);
+    const name = parsed.success ? parsed.data.profile : undefined;
+    if (!parsed.success || name === undefined) return;
+    if (parsed.data.wa_id) byWaId.set(parsed.data.wa_id.replace(/^\+/, ''), name);
+    if (parsed.data.user_id) byUserId.set(parsed.data.user_id, name);
+  });
+  return { byWaId, byUserId };
+}
+
+function eachItem(list: unknown, visit: (item: unknown, index: number) => unknown): void {
+  if (!Array.isArray(list)) return;
+  list.forEach((item, i) => void visit(item, i));
+}
+
+/** Last safety net: only events that satisfy the published schema leave this module. */
+function emit(out: NormalisedWebhook, where: string, candidate: RelayEvent): void {
+  const parsed = relayEventSchema.safeParse(compact(candidate));
+  if (parsed.success) out.events.push(parsed.data);
+  else skip(out, where, parsed.error);
+}
+
+function skip(out: NormalisedWebhook, where: string, error: z.ZodError): void {
+  const issue = error.issues[0];
+  const sub = issue ? fieldPath(issue.path) : '(root)';
+  out.skipped.push({ path: sub === '(root)' ? where || '(root)' : `${where}${sub.startsWith('[') ? '' : '.'}${sub}`, reason: issue?.message ?? 'invalid' });
+}
+
+/** Drops members whose value is undefined, so events serialise the same way they compare. */
+function compact<T extends object>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,149 @@
+// The call path end to end: Chromium runs the real renderer through the browser host; the sandbox's
+// customers are real WebRTC peers; the relay is real. Audio is checked on both sides.
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
+import { agentInbound, eventually, startStack, type Stack } from './harness';
+
+let stack: Stack;
+let page: Page | undefined;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+afterEach(async () => {
+  await page?.context().close();
+  page = undefined;
+});
+
+const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
+const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
+const recentCalls = (p: Page) => p.getByRole('list', { name: 'Recent calls' });
+
+async function expectTwoWayAudio(p: Page, callId: string) {
+  const inbound = await eventually('the agent to hear the customer', async () => {
+    const s = await agentInbound(p);
+    return s.inboundEnergy > 0 ? s : undefined;
+  });
+  expect(inbound.inboundPackets).toBeGreaterThan(0);
+  const report = await eventually('the customer to hear the agent', async () => {
+    const r = await stack.callReport(callId);
+    return r.framesHeard > 0 && r.heardRms > 0.001 ? r : undefined;
+  });
+  expect(report.heardRms).toBeGreaterThan(0.001);
+}
+
+describe('incoming calls', () => {
+  test('(a) answer: audio flows both ways, hang up; the gateway got accept, then terminate', async () => {
+    page = await stack.newAgentPage();
+    const customer = stack.customer('answers');
+    const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
+
+    const card = incomingCard(page);
+    await card.waitFor();
+    await expect.poll(() => card.textContent()).toContain(customer.name);
+    await expect(card.getByText(/\d+\s*s/).count()).resolves.toBeGreaterThan(0);
+
+    // Nothing may reach the customer while the call rings (protocol.md).
+    await page.waitForTimeout(400);
+    expect((await stack.callReport(callId)).firstPacketAt).toBeUndefined();
+    const clickedAt = Date.now();
+    await card.getByRole('button', { name: 'Answer' }).click();
+
+    await currentCall(page).getByText('Connected').waitFor();
+    await expectTwoWayAudio(page, callId);
+    const report = await stack.callReport(callId);
+    expect(report.firstPacketAt).toBeGreaterThanOrEqual(clickedAt);
+
+    await currentCall(page).getByRole('button', { name: 'Mute' }).click();
+    await currentCall(page).getByRole('button', { name: 'Unmute' }).waitFor();
+    await currentCall(page).getByRole('button', { name: 'Hang up' }).click();
+
+    const actions = await eventually('terminate to reach the gateway', async () => {
+      const log = (await stack.gatewayLog()).filter((l) => l.callId === callId).map((l) => l.action);
+      return log.includes('terminate') ? log : undefined;
+    });
+    expect(actions).toEqual(['accept', 'terminate']);
+    await recentCalls(page).getByText(customer.name).first().waitFor();
+  });
+
+  test('(c) decline: reject reaches the gateway and the call shows as declined', async () => {
+    page = await stack.newAgentPage();
+    const customer = stack.customer('answers');
+    const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
+    await incomingCard(page).getByRole('button', { name: 'Decline' }).click();
+    await eventually('reject to reach the gateway', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'reject'));
+    const actions = (await stack.gatewayLog()).filter((l) => l.callId === callId).map((l) => l.action);
+    expect(actions).toEqual(['reject']);
+    await recentCalls(page).getByText('Declined').first().waitFor();
+    await expect(incomingCard(page).count()).resolves.toBe(0);
+  });
+
+  test('(e) the relay restarts while a call rings: it still rings and can be answered', async () => {
+    page = await stack.newAgentPage();
+    const customer = stack.customer('answers');
+    const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
+    await incomingCard(page).waitFor();
+
+    await stack.restartRelay();
+    await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
+    await expect(incomingCard(page).isVisible()).resolves.toBe(true);
+
+    await incomingCard(page).getByRole('button', { name: 'Answer' }).click();
+    await currentCall(page).getByText('Connected').waitFor();
+    await expectTwoWayAudio(page, callId);
+    await currentCall(page).getByRole('button', { name: 'Hang up' }).click();
+    await eventually('terminate', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'terminate'));
+  });
+
+  test('(f) nobody answers: after about 60 s the call ends as missed and shows in recent calls', { timeout: 120_000 }, async () => {
+    page = await stack.newAgentPage();
+    const customer = stack.customer('answers');
+    const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
+    await incomingCard(page).waitFor();
+    await incomingCard(page).waitFor({ state: 'detached', timeout: 75_000 });
+    await recentCalls(page).getByText('Missed').first().waitFor();
+    // The agent never answered: the gateway must not have seen an accept for this call.
+    expect((await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'accept')).toBe(false);
+  });
+});
+
+describe('outgoing calls', () => {
+  test('(b) call an answering customer: two-way audio; the customer hangs up; the UI shows it ended', async () => {
+    page = await stack.newAgentPage();
+    const customer = stack.customer('answers');
+    await page.getByLabel('Phone number').fill(`+${customer.number}`);
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await currentCall(page).getByText('Connected').waitFor();
+
+    const callId = await eventually('the initiate request', async () => {
+      const log = await stack.gatewayLog();
+      return log.filter((l) => l.action === 'initiate' && l.status === 200).at(-1)?.callId;
+    });
+    await expectTwoWayAudio(page, callId);
+
+    await stack.control('/control/hangup', { callId });
+    await currentCall(page).getByText('Call ended').waitFor();
+    await recentCalls(page).getByText(customer.name).first().waitFor();
+  });
+
+  test('(d) no call permission: the UI says the customer has not allowed business calls', async () => {
+    page = await stack.newAgentPage();
+    const customer = stack.customer('no_permission');
+    await page.getByLabel('Phone number').fill(`+${customer.number}`);
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await page.getByText('The customer has not allowed business calls').first().waitFor();
+  });
+
+  test('an invalid number is refused with the reason, and what was typed stays', async () => {
+    page = await stack.newAgentPage();
+    const initiatesBefore = (await stack.gatewayLog()).filter((l) => l.action === 'initiate').length;
+    await page.getByLabel('Phone number').fill('+44 20 79');
+    await page.getByRole('button', { name: 'Call', exact: true }).click();
+    await page.getByRole('alert').getByText(/Phone number: too short/).waitFor();
+    await expect(page.getByLabel('Phone number').inputValue()).resolves.toBe('+44 20 79');
+    expect((await stack.gatewayLog()).filter((l) => l.action === 'initiate')).toHaveLength(initiatesBefore);
+  });
+});

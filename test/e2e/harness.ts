@@ -1,0 +1,150 @@
+// The whole product on 127.0.0.1: relay, sandbox, the main-process service, the browser host, and
+// Debian's Chromium driven by Playwright. Nothing is mocked.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startRelay, type RelayServer } from '../../relay/server';
+import { startSandbox, type SandboxServer } from '../../sandbox/server';
+import { createSoftphoneService, type SoftphoneService } from '../../electron/core/softphone-service';
+import { MemorySecretStore } from '../../electron/core/secret-store';
+import { startBrowserHost, type BrowserHost } from '../../electron/browser/browser-host';
+import { configureLogging } from '../../shared/log';
+import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--use-fake-ui-for-media-stream',
+  '--use-fake-device-for-media-stream',
+  '--autoplay-policy=no-user-gesture-required',
+  `--use-file-for-fake-audio-capture=${resolve('assets/test/agent-voice.wav')}`,
+];
+
+const secret = () => randomBytes(18).toString('base64url');
+
+export interface Stack {
+  relay: RelayServer;
+  sandbox: SandboxServer;
+  service: SoftphoneService;
+  host: BrowserHost;
+  browser: Browser;
+  /** A second agent token, for a test's own subscriber on the relay. */
+  tapToken: string;
+  /** Restarts the relay on the same port with the same secrets (its memory is lost, as in a real restart). */
+  restartRelay(): Promise<void>;
+  newAgentPage(): Promise<Page>;
+  customer(behaviour: SandboxCustomer['behaviour']): SandboxCustomer;
+  /** The sandbox's control API. */
+  control<T>(path: string, body?: unknown): Promise<T>;
+  callReport(callId: string): Promise<SandboxCallReport>;
+  gatewayLog(): Promise<{ action: string; callId?: string; at: number; status: number }[]>;
+  close(): Promise<void>;
+}
+
+export async function startStack(options: { quiet?: boolean } = {}): Promise<Stack> {
+  if (options.quiet !== false) configureLogging({ level: 'warn' });
+  const appSecret = secret();
+  const verifyToken = secret();
+  const agentToken = secret();
+  const tapToken = secret();
+  const apiKey = secret();
+  const dataDir = await mkdtemp(join(tmpdir(), 'softphone-e2e-'));
+
+  let relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: [agentToken, tapToken] });
+  const relayPort = relay.port;
+  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey });
+  const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken };
+  const service = await createSoftphoneService({
+    dataDir,
+    secrets: new MemorySecretStore(),
+    // The "embedded" environment is ours, so the test can restart the relay under the app.
+    embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
+  });
+  const host = await startBrowserHost({ backend: service, staticDir: resolve('dist/renderer') });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+
+  const stack: Stack = {
+    get relay() {
+      return relay;
+    },
+    sandbox,
+    service,
+    host,
+    browser,
+    tapToken,
+    async restartRelay() {
+      await relay.close();
+      relay = await startRelay({ port: relayPort, appSecret, verifyToken, agentTokens: [agentToken, tapToken] });
+    },
+    async newAgentPage() {
+      const context = await browser.newContext({ permissions: ['microphone'] });
+      const page = await context.newPage();
+      page.on('pageerror', (e) => console.error('page error:', e.message));
+      await page.goto(host.url);
+      await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
+      return page;
+    },
+    customer(behaviour) {
+      const found = sandbox.customers.find((c) => c.behaviour === behaviour);
+      if (!found) throw new Error(`the sandbox has no customer who ${behaviour}`);
+      return found;
+    },
+    async control<T>(path: string, body?: unknown): Promise<T> {
+      const res = await fetch(`${sandbox.url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+        body: body === undefined ? null : JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`sandbox ${path}: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()) as T;
+    },
+    callReport(callId) {
+      return stack.control<SandboxCallReport>(`/control/calls/${encodeURIComponent(callId)}`);
+    },
+    gatewayLog() {
+      return stack.control('/control/log');
+    },
+    async close() {
+      await browser.close().catch(() => {});
+      await host.close();
+      await service.close();
+      await sandbox.close();
+      await relay.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return stack;
+}
+
+/** Polls until `check` returns a value that is not undefined/false. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The agent page's inbound audio, read from the media engine's getStats. */
+export async function agentInbound(page: Page): Promise<{ inboundEnergy: number; inboundPackets: number; outboundPackets: number }> {
+  return page.evaluate(async () => {
+    const media = (window as unknown as { __softphoneMedia?: { stats(localId?: string): Promise<{ inboundEnergy: number; inboundPackets: number; outboundPackets: number }> } }).__softphoneMedia;
+    if (!media) throw new Error('no media test hook');
+    return media.stats();
+  });
+}

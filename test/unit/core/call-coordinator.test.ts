@@ -1,0 +1,416 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CallCoordinator, type CoordinatorTimers } from '../../../electron/core/call-coordinator';
+import { GatewayClient } from '../../../electron/core/gateway-client';
+import { HistoryStore } from '../../../electron/core/history-store';
+import { DIAL_TIMEOUT_MS, RING_TIMEOUT_MS, type CallState } from '../../../shared/call-state';
+import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
+import { configureLogging } from '../../../shared/log';
+import { graphError, happyGateway, initiated, startFakeGateway, success, type FakeGateway, type GatewayHandler } from './fake-gateway';
+
+configureLogging({ sink: () => undefined });
+
+const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\na=ice-lite\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111 126\r\n';
+const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:active\r\n';
+const CUSTOMER = '447400123456';
+
+/** Deterministic time: timers fire only when the test advances the clock. */
+class FakeClock implements CoordinatorTimers {
+  t = 1_760_000_000_000;
+  private seq = 0;
+  private readonly pending = new Map<number, { at: number; fn: () => void }>();
+  now = (): number => this.t;
+  setTimeout = (fn: () => void, ms: number): unknown => {
+    const id = ++this.seq;
+    this.pending.set(id, { at: this.t + ms, fn });
+    return id;
+  };
+  clearTimeout = (handle: unknown): void => {
+    this.pending.delete(handle as number);
+  };
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      const due = [...this.pending.entries()].filter(([, p]) => p.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
+      if (!due) break;
+      this.pending.delete(due[0]);
+      this.t = due[1].at;
+      due[1].fn();
+    }
+    this.t = end;
+  }
+}
+
+interface Harness {
+  clock: FakeClock;
+  gateway: FakeGateway;
+  client: GatewayClient;
+  history: HistoryStore;
+  coordinator: CallCoordinator;
+  dataDir: string;
+  changes: CallState[];
+  relay(event: RelayEvent): void;
+  phases(localId: string): string[];
+  liveFile(): Promise<unknown>;
+  newCoordinator(gatewayUrl?: string): CallCoordinator;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function harness(handler: GatewayHandler = happyGateway, options: { dataDir?: string; start?: boolean } = {}): Promise<Harness> {
+  const clock = new FakeClock();
+  const gateway = await startFakeGateway(handler);
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'softphone-coordinator-')));
+  const client = new GatewayClient({ baseUrl: gateway.baseUrl, apiKey: 'test-api-key-123', product: 'chatapp', terminateBackoffMs: 5, timeoutMs: 2_000 });
+  const history = await HistoryStore.open({ dataDir, now: clock.now });
+  const changes: CallState[] = [];
+  let seq = 0;
+  const newCoordinator = (gatewayUrl = gateway.baseUrl): CallCoordinator => {
+    const coordinator = new CallCoordinator({ gateway: client, gatewayUrl, dataDir, history, now: clock.now, timers: clock, defaultCountry: 'GB' });
+    coordinator.onCallChanged((call) => changes.push(call));
+    cleanups.push(() => coordinator.shutdown());
+    return coordinator;
+  };
+  // Cleanups run in reverse: coordinators shut down (and write their last files) before this runs.
+  cleanups.push(async () => {
+    await client.close();
+    await gateway.close();
+    await history.flush();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  const coordinator = newCoordinator();
+  if (options.start !== false) await coordinator.start();
+  return {
+    clock,
+    gateway,
+    client,
+    history,
+    coordinator,
+    dataDir,
+    changes,
+    relay: (event) => coordinator.applyRelayEvent({ id: String(++seq), receivedAt: clock.t, event } satisfies RelayEnvelope),
+    phases: (localId) => changes.filter((c) => c.localId === localId).map((c) => c.phase),
+    liveFile: async () => JSON.parse(await readFile(join(dataDir, 'live-calls.json'), 'utf8')) as unknown,
+    newCoordinator,
+  };
+}
+
+const incoming = (h: Harness, callId: string): void =>
+  h.relay({ type: 'call.incoming', callId, from: CUSTOMER, name: 'Ada Lovelace', sdp: OFFER, timestamp: h.clock.t });
+
+describe('CallCoordinator: incoming calls', () => {
+  it('rings, answers, accepts, connects, and sends terminate on hang-up', async () => {
+    const h = await harness();
+    incoming(h, 'wacid.in-1');
+    const localId = 'in:wacid.in-1';
+    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ringing', peer: { number: CUSTOMER, name: 'Ada Lovelace' }, offerSdp: OFFER });
+
+    expect(await h.coordinator.answerCall(localId)).toEqual({ ok: true, value: null });
+    expect(await h.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER } });
+
+    expect(await h.coordinator.reportMedia({ localId, state: 'connected' })).toEqual({ ok: true, value: null });
+    await h.coordinator.whenIdle();
+    expect(await h.liveFile()).toEqual({ version: 1, calls: [{ callId: 'wacid.in-1', action: 'terminate', gatewayUrl: h.gateway.baseUrl }] });
+
+    h.clock.advance(42_000);
+    expect(await h.coordinator.hangUp(localId)).toEqual({ ok: true, value: null });
+    expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
+    expect(h.gateway.requests[1]!.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'terminate' });
+    expect(h.phases(localId)).toEqual(['ringing', 'answering', 'connecting', 'active', 'ended']);
+    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' }, durationSec: 42 });
+    expect(h.history.entries()[0]).toMatchObject({ localId, callId: 'wacid.in-1', direction: 'incoming', outcome: 'completed', durationSec: 42, number: CUSTOMER });
+
+    await h.coordinator.whenIdle();
+    expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
+    // Hanging up again is harmless and sends nothing.
+    expect((await h.coordinator.hangUp(localId)).ok).toBe(true);
+    expect(h.gateway.requests).toHaveLength(2);
+  });
+
+  it('sends reject when the agent declines', async () => {
+    const h = await harness();
+    incoming(h, 'wacid.in-2');
+    expect((await h.coordinator.declineCall('in:wacid.in-2')).ok).toBe(true);
+    expect(h.gateway.requests.map((r) => r.body)).toEqual([{ messaging_product: 'chatapp', call_id: 'wacid.in-2', action: 'reject' }]);
+    expect(h.history.entries()[0]).toMatchObject({ outcome: 'declined' });
+    const again = await h.coordinator.declineCall('in:wacid.in-2');
+    expect(again.ok).toBe(false);
+    if (!again.ok) expect(again.error.code).toBe('invalid_state');
+  });
+
+  it('misses a call nobody answers in time and sends reject', async () => {
+    const h = await harness();
+    incoming(h, 'wacid.in-3');
+    h.clock.advance(RING_TIMEOUT_MS - 1);
+    expect(h.coordinator.call('in:wacid.in-3')?.phase).toBe('ringing');
+    h.clock.advance(1);
+    expect(h.coordinator.call('in:wacid.in-3')).toMatchObject({ phase: 'ended', end: { kind: 'missed' } });
+    await h.coordinator.whenIdle();
+    expect(h.gateway.actions()).toEqual(['reject']);
+    expect(h.history.entries()[0]).toMatchObject({ localId: 'in:wacid.in-3', outcome: 'missed', durationSec: 0 });
+  });
+
+  it('ends a ringing call claimed by another agent without telling the gateway', async () => {
+    const h = await harness();
+    incoming(h, 'wacid.in-4');
+    h.relay({ type: 'call.claimed', callId: 'wacid.in-4', agentId: 'agent-2', timestamp: h.clock.t });
+    expect(h.coordinator.call('in:wacid.in-4')).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
+    h.clock.advance(RING_TIMEOUT_MS * 2);
+    await h.coordinator.whenIdle();
+    expect(h.gateway.requests).toHaveLength(0);
+  });
+
+  it('fails the call and rejects it when the gateway refuses the answer', async () => {
+    const h = await harness((req) =>
+      req.path.endsWith('/accept') ? graphError(400, 100, 'Invalid parameter', { error_data: { details: 'bad fingerprint' } }) : success(),
+    );
+    incoming(h, 'wacid.in-5');
+    const result = await h.coordinator.acceptCall('in:wacid.in-5', ANSWER);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatchObject({ code: 'gateway_error', gatewayCode: 100 });
+    expect(h.coordinator.call('in:wacid.in-5')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: '100' } });
+    expect(h.gateway.actions()).toEqual(['accept', 'reject']);
+  });
+
+  it('ends the call with the media failure and sends terminate', async () => {
+    const h = await harness();
+    incoming(h, 'wacid.in-6');
+    await h.coordinator.acceptCall('in:wacid.in-6', ANSWER);
+    expect((await h.coordinator.reportMedia({ localId: 'in:wacid.in-6', state: 'failed', reason: 'ICE failed' })).ok).toBe(true);
+    expect(h.coordinator.call('in:wacid.in-6')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: 'Media failed: ICE failed' } });
+    expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
+  });
+
+  it('waits for an accept under way before terminating a call hung up meanwhile', async () => {
+    let release: () => void = () => undefined;
+    const acceptHeld = new Promise<void>((resolve) => (release = resolve));
+    const h = await harness(async (req) => {
+      if (req.path.endsWith('/accept')) await acceptHeld;
+      return success();
+    });
+    incoming(h, 'wacid.in-7');
+    const accepting = h.coordinator.acceptCall('in:wacid.in-7', ANSWER);
+    const hangingUp = h.coordinator.hangUp('in:wacid.in-7');
+    expect(h.coordinator.call('in:wacid.in-7')?.phase).toBe('ended');
+    release();
+    await Promise.all([accepting, hangingUp]);
+    expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
+  });
+});
+
+describe('CallCoordinator: outgoing calls', () => {
+  it('dials, initiates, rings, is answered and connects', async () => {
+    const h = await harness(() => initiated('wacid.out-1'));
+    const started = await h.coordinator.startCall('020 7946 0958');
+    expect(started.ok).toBe(true);
+    if (!started.ok) return;
+    expect(started.value.to).toBe('442079460958');
+    const { localId } = started.value;
+    expect(h.coordinator.call(localId)?.phase).toBe('dialing');
+
+    expect(await h.coordinator.sendOffer(localId, OFFER)).toEqual({ ok: true, value: { callId: 'wacid.out-1' } });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: '442079460958', action: 'connect', session: { sdp_type: 'offer', sdp: OFFER } });
+    h.relay({ type: 'call.status', callId: 'wacid.out-1', status: 'RINGING', timestamp: h.clock.t });
+    h.relay({ type: 'call.answered', callId: 'wacid.out-1', sdp: ANSWER, timestamp: h.clock.t });
+    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'connecting', answerSdp: ANSWER });
+    expect((await h.coordinator.reportMedia({ localId, state: 'connected' })).ok).toBe(true);
+    h.relay({ type: 'call.status', callId: 'wacid.out-1', status: 'ACCEPTED', timestamp: h.clock.t });
+    expect(h.phases(localId)).toEqual(['dialing', 'calling', 'remote_ringing', 'connecting', 'active']);
+
+    h.clock.advance(DIAL_TIMEOUT_MS * 2); // an answered call never times out as unanswered
+    h.relay({ type: 'call.terminated', callId: 'wacid.out-1', status: 'COMPLETED', timestamp: h.clock.t, durationSec: 120 });
+    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'customer' }, durationSec: 120 });
+    await h.coordinator.whenIdle();
+    expect(h.gateway.actions()).toEqual(['initiate']);
+    expect(h.history.entries()[0]).toMatchObject({ direction: 'outgoing', outcome: 'completed', number: '442079460958', durationSec: 120 });
+  });
+
+  it('gives up on an unanswered call at the dial timeout and sends terminate', async () => {
+    const h = await harness((req) => (req.path.endsWith('/initiate') ? initiated('wacid.out-2') : success()));
+    const started = await h.coordinator.startCall('+44 7400 123456');
+    if (!started.ok) throw new Error(started.error.message);
+    await h.coordinator.sendOffer(started.value.localId, OFFER);
+    h.relay({ type: 'call.status', callId: 'wacid.out-2', status: 'RINGING', timestamp: h.clock.t });
+    h.clock.advance(DIAL_TIMEOUT_MS);
+    expect(h.coordinator.call(started.value.localId)).toMatchObject({ phase: 'ended', end: { kind: 'no_answer' } });
+    await h.coordinator.whenIdle();
+    expect(h.gateway.actions()).toEqual(['initiate', 'terminate']);
+    expect(h.gateway.requests[1]!.body).toMatchObject({ call_id: 'wacid.out-2', action: 'terminate' });
+  });
+
+  it('ends as failed with code "138006" when the customer has not allowed calls', async () => {
+    const h = await harness(() => graphError(400, 138006, 'No approved call permission from the recipient'));
+    const started = await h.coordinator.startCall('+447400123456');
+    if (!started.ok) throw new Error(started.error.message);
+    const sent = await h.coordinator.sendOffer(started.value.localId, OFFER);
+    expect(sent.ok).toBe(false);
+    if (!sent.ok) expect(sent.error).toMatchObject({ code: 'no_call_permission', gatewayCode: 138006 });
+    expect(h.coordinator.call(started.value.localId)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: '138006' } });
+    expect(h.history.entries()[0]).toMatchObject({ outcome: 'failed', failureCode: '138006' });
+    // Never auto-redial (protocol.md): one initiate only.
+    expect(h.gateway.actions()).toEqual(['initiate']);
+  });
+
+  it('terminates a call hung up while its initiate was on its way', async () => {
+    let release: () => void = () => undefined;
+    const initiateHeld = new Promise<void>((resolve) => (release = resolve));
+    const h = await harness(async (req) => {
+      if (!req.path.endsWith('/initiate')) return success();
+      await initiateHeld;
+      return initiated('wacid.out-3');
+    });
+    const started = await h.coordinator.startCall('+447400123456');
+    if (!started.ok) throw new Error(started.error.message);
+    const sending = h.coordinator.sendOffer(started.value.localId, OFFER);
+    expect((await h.coordinator.hangUp(started.value.localId)).ok).toBe(true);
+    expect(h.coordinator.call(started.value.localId)).toMatchObject({ phase: 'ended', end: { kind: 'cancelled' } });
+    release();
+    const sent = await sending;
+    expect(sent.ok).toBe(false);
+    expect(h.gateway.actions()).toEqual(['initiate', 'terminate']);
+    expect(h.gateway.requests[1]!.body).toMatchObject({ call_id: 'wacid.out-3' });
+    // Late events for that call id change nothing.
+    h.relay({ type: 'call.answered', callId: 'wacid.out-3', sdp: ANSWER, timestamp: h.clock.t });
+    expect(h.coordinator.call(started.value.localId)?.phase).toBe('ended');
+  });
+
+  it('applies progress that overtook the initiate response', async () => {
+    const whileInitiating: { run?: () => void } = {};
+    const h = await harness((req) => {
+      if (!req.path.endsWith('/initiate')) return success();
+      whileInitiating.run?.();
+      return initiated('wacid.out-4');
+    });
+    whileInitiating.run = () => h.relay({ type: 'call.status', callId: 'wacid.out-4', status: 'RINGING', timestamp: h.clock.t });
+    const started = await h.coordinator.startCall('+447400123456');
+    if (!started.ok) throw new Error(started.error.message);
+    await h.coordinator.sendOffer(started.value.localId, OFFER);
+    expect(h.coordinator.call(started.value.localId)?.phase).toBe('remote_ringing');
+  });
+
+  it('refuses a second call while one is in progress, and a bad number', async () => {
+    const h = await harness();
+    const first = await h.coordinator.startCall('+447400123456');
+    expect(first.ok).toBe(true);
+    const second = await h.coordinator.startCall('+447400123457');
+    expect(second.ok).toBe(false);
+    if (!second.ok) expect(second.error).toMatchObject({ code: 'invalid_state', message: expect.stringContaining('Another call is in progress') });
+    const bad = await h.coordinator.startCall('12ab');
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.error).toMatchObject({ code: 'invalid_phone_number', field: 'to' });
+    incoming(h, 'wacid.in-busy');
+    const answer = await h.coordinator.answerCall('in:wacid.in-busy');
+    expect(answer.ok).toBe(false);
+    if (!answer.ok) expect(answer.error.code).toBe('invalid_state');
+  });
+
+  it('fails a dialing call whose offer never came', async () => {
+    const h = await harness();
+    const started = await h.coordinator.startCall('+447400123456');
+    if (!started.ok) throw new Error(started.error.message);
+    h.clock.advance(DIAL_TIMEOUT_MS);
+    expect(h.coordinator.call(started.value.localId)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed' } });
+    expect(h.gateway.requests).toHaveLength(0);
+    expect((await h.coordinator.startCall('+447400123456')).ok).toBe(true);
+  });
+
+  it('reports unknown calls as not_found', async () => {
+    const h = await harness();
+    for (const result of [await h.coordinator.hangUp('nope'), await h.coordinator.sendOffer('nope', OFFER), await h.coordinator.acceptCall('nope', ANSWER)]) {
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.error.code).toBe('not_found');
+    }
+  });
+});
+
+describe('CallCoordinator: crash and shutdown safety', () => {
+  it('on start, ends the calls a previous run left live on this gateway and clears the list', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'softphone-recovery-'));
+    const h = await harness(happyGateway, { dataDir, start: false });
+    await writeFile(
+      join(dataDir, 'live-calls.json'),
+      JSON.stringify({
+        version: 1,
+        calls: [
+          { callId: 'wacid.left-1', action: 'terminate', gatewayUrl: h.gateway.baseUrl },
+          { callId: 'wacid.left-2', action: 'reject', gatewayUrl: h.gateway.baseUrl },
+          { callId: 'wacid.elsewhere', action: 'terminate', gatewayUrl: 'https://other.example.com/restapi/v1' },
+        ],
+      }),
+    );
+    await h.coordinator.start();
+    await h.coordinator.whenIdle();
+    expect(h.gateway.requests.map((r) => r.body)).toEqual(
+      expect.arrayContaining([
+        { messaging_product: 'chatapp', call_id: 'wacid.left-1', action: 'terminate' },
+        { messaging_product: 'chatapp', call_id: 'wacid.left-2', action: 'reject' },
+      ]),
+    );
+    expect(h.gateway.requests).toHaveLength(2);
+    expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
+  });
+
+  it('keeps an unreadable live-calls file aside and starts clean', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'softphone-recovery-'));
+    await writeFile(join(dataDir, 'live-calls.json'), '{"version":1,"calls":[{"callId":');
+    const h = await harness(happyGateway, { dataDir });
+    await h.coordinator.whenIdle();
+    expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
+    expect(h.gateway.requests).toHaveLength(0);
+    expect(await readFile(join(dataDir, `live-calls.json.corrupt-${h.clock.t}`), 'utf8')).toContain('"callId":');
+  });
+
+  it('lists a live call so that a run after a crash ends it', async () => {
+    const h = await harness(() => initiated('wacid.out-crash'));
+    const started = await h.coordinator.startCall('+447400123456');
+    if (!started.ok) throw new Error(started.error.message);
+    await h.coordinator.sendOffer(started.value.localId, OFFER);
+    await h.coordinator.whenIdle();
+    // The app dies here: no shutdown. The next run with the same data directory ends the call.
+    h.gateway.handler = () => success();
+    const next = h.newCoordinator();
+    await next.start();
+    await next.whenIdle();
+    expect(h.gateway.actions()).toEqual(['initiate', 'terminate']);
+    expect(h.gateway.requests[1]!.body).toMatchObject({ call_id: 'wacid.out-crash', action: 'terminate' });
+  });
+
+  it('shutdown ends every live call on the gateway and marks it ended', async () => {
+    const h = await harness();
+    incoming(h, 'wacid.active');
+    await h.coordinator.acceptCall('in:wacid.active', ANSWER);
+    await h.coordinator.reportMedia({ localId: 'in:wacid.active', state: 'connected' });
+    incoming(h, 'wacid.ringing');
+    await h.coordinator.shutdown();
+    expect(h.gateway.requests.slice(1).map((r) => r.body)).toEqual(
+      expect.arrayContaining([
+        { messaging_product: 'chatapp', call_id: 'wacid.active', action: 'terminate' },
+        { messaging_product: 'chatapp', call_id: 'wacid.ringing', action: 'reject' },
+      ]),
+    );
+    expect(h.coordinator.calls().every((c) => c.phase === 'ended')).toBe(true);
+    expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
+    expect(h.history.entries().map((e) => e.localId).sort()).toEqual(['in:wacid.active', 'in:wacid.ringing']);
+    const after = await h.coordinator.startCall('+447400123456');
+    expect(after.ok).toBe(false);
+  });
+
+  it('keeps a call whose terminate did not reach the gateway listed for the next start', async () => {
+    const h = await harness((req) => (req.path.endsWith('/terminate') ? 'hang' : success()));
+    await h.client.close();
+    const slow = new GatewayClient({ baseUrl: h.gateway.baseUrl, apiKey: 'k-12345678', product: 'chatapp', timeoutMs: 100 });
+    cleanups.push(() => slow.close());
+    const coordinator = new CallCoordinator({ gateway: slow, gatewayUrl: h.gateway.baseUrl, dataDir: h.dataDir, history: h.history, now: h.clock.now, timers: h.clock });
+    await coordinator.start();
+    coordinator.applyRelayEvent({ id: 'x', receivedAt: h.clock.t, event: { type: 'call.incoming', callId: 'wacid.stuck', from: CUSTOMER, sdp: OFFER, timestamp: h.clock.t } });
+    await coordinator.acceptCall('in:wacid.stuck', ANSWER);
+    await coordinator.shutdown();
+    expect(await h.liveFile()).toEqual({ version: 1, calls: [{ callId: 'wacid.stuck', action: 'terminate', gatewayUrl: h.gateway.baseUrl }] });
+  });
+});

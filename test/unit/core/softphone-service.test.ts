@@ -1,0 +1,274 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { EmbeddedEnvironment } from '../../../electron/core/embedded-environment';
+import { MemorySecretStore } from '../../../electron/core/secret-store';
+import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
+import type { PushMessage } from '../../../shared/api';
+import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
+import { configureLogging } from '../../../shared/log';
+import type { AccountConfig } from '../../../shared/settings';
+import { initiated, json, startFakeGateway, success, type FakeGateway, type GatewayHandler } from './fake-gateway';
+
+configureLogging({ sink: () => undefined });
+
+const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111\r\n';
+const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=setup:active\r\n';
+const SANDBOX_KEY = 'sandbox-api-key-0001';
+const SANDBOX_TOKEN = 'sandbox-agent-token-0001';
+const ACCOUNT_KEY = 'account-api-key-0002';
+const ACCOUNT_TOKEN = 'account-agent-token-0002';
+const CUSTOMERS = [{ number: '447400123456', name: 'Ada Lovelace', behaviour: 'answers' }];
+
+/** A relay stand-in: the agent-facing SSE endpoint of relay/README.md, nothing else. */
+interface FakeRelay {
+  url: string;
+  tokens: string[];
+  connected(): number;
+  send(event: RelayEvent): void;
+  close(): Promise<void>;
+}
+
+async function startFakeRelay(): Promise<FakeRelay> {
+  const streams = new Set<ServerResponse>();
+  const tokens: string[] = [];
+  let seq = 0;
+  const server = createServer((req, res) => {
+    if (req.url !== '/events') {
+      res.writeHead(404).end();
+      return;
+    }
+    tokens.push(String(req.headers.authorization ?? ''));
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    res.write(': connected\n\n');
+    streams.add(res);
+    res.on('close', () => streams.delete(res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    tokens,
+    connected: () => streams.size,
+    send(event) {
+      const envelope: RelayEnvelope = { id: `ev-${++seq}`, receivedAt: Date.now(), event };
+      for (const res of streams) res.write(`id: ${envelope.id}\ndata: ${JSON.stringify(envelope)}\n\n`);
+    },
+    async close() {
+      for (const res of streams) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The sandbox serves the gateway endpoints and its control API on one origin, as the real one does. */
+const sandboxHandler: GatewayHandler = (req) => {
+  if (req.path === '/control/customers') return json(200, CUSTOMERS);
+  if (req.path === '/control/incoming') return json(200, { callId: 'wacid.simulated-1' });
+  if (req.path === '/control/hangup') return json(200, {});
+  if (req.path.endsWith('/initiate')) return initiated('wacid.out-1');
+  return success();
+};
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  if (!condition()) throw new Error(`never happened: ${what}`);
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Setup {
+  service: SoftphoneService;
+  pushes: PushMessage[];
+  sandboxGateway: FakeGateway;
+  sandboxRelay: FakeRelay;
+  accountGateway: FakeGateway;
+  accountRelay: FakeRelay;
+  account: AccountConfig;
+  dataDir: string;
+  embeddedStarts: () => number;
+}
+
+async function setup(options: { flags?: boolean } = {}): Promise<Setup> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'softphone-service-'));
+  const sandboxGateway = await startFakeGateway(sandboxHandler);
+  const sandboxRelay = await startFakeRelay();
+  const accountGateway = await startFakeGateway((req) => (req.path.endsWith('/initiate') ? initiated('wacid.acc-1') : success()));
+  const accountRelay = await startFakeRelay();
+  cleanups.push(async () => {
+    await Promise.all([sandboxGateway.close(), sandboxRelay.close(), accountGateway.close(), accountRelay.close()]);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  let starts = 0;
+  const embedded = async (): Promise<EmbeddedEnvironment> => {
+    starts++;
+    return {
+      account: { gatewayUrl: sandboxGateway.baseUrl, apiKey: SANDBOX_KEY, productSegment: 'chatapp', relayUrl: sandboxRelay.url, agentToken: SANDBOX_TOKEN },
+      sandboxControlUrl: sandboxGateway.baseUrl.replace(/\/restapi\/v1$/, ''),
+      close: async () => undefined,
+    };
+  };
+  const account: AccountConfig = {
+    gatewayUrl: accountGateway.baseUrl,
+    apiKey: ACCOUNT_KEY,
+    productSegment: 'chatapp',
+    relayUrl: accountRelay.url,
+    agentToken: ACCOUNT_TOKEN,
+    defaultCountry: 'GB',
+  };
+  const service = await createSoftphoneService({ dataDir, secrets: new MemorySecretStore(), embedded, ...(options.flags ? { account } : {}) });
+  cleanups.push(() => service.close());
+  const pushes: PushMessage[] = [];
+  service.subscribe((push) => pushes.push(push));
+  return { service, pushes, sandboxGateway, sandboxRelay, accountGateway, accountRelay, account, dataDir, embeddedStarts: () => starts };
+}
+
+const callPushes = (pushes: PushMessage[], localId: string): string[] =>
+  pushes.flatMap((p) => (p.name === 'callChanged' && p.payload.localId === localId ? [p.payload.phase] : []));
+
+describe('SoftphoneService in sandbox mode', () => {
+  it('connects to the embedded relay and runs an incoming call through to history', async () => {
+    const s = await setup();
+    await until(() => s.sandboxRelay.connected() === 1, 'the stream connects');
+    expect(s.sandboxRelay.tokens).toEqual([`Bearer ${SANDBOX_TOKEN}`]);
+    const snapshot = await s.service.handle('getSnapshot', {});
+    expect(snapshot.ok).toBe(true);
+    if (!snapshot.ok) return;
+    expect(snapshot.value).toMatchObject({ mode: 'sandbox', calls: [], history: [], sandboxCustomers: CUSTOMERS, settings: { mode: 'sandbox', hasApiKey: false } });
+
+    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.in-1', from: '447400123456', name: 'Ada', sdp: OFFER, timestamp: Date.now() });
+    await until(() => callPushes(s.pushes, 'in:wacid.in-1').includes('ringing'), 'the call rings');
+    expect((await s.service.handle('answerCall', { localId: 'in:wacid.in-1' })).ok).toBe(true);
+    expect((await s.service.handle('acceptCall', { localId: 'in:wacid.in-1', sdp: ANSWER })).ok).toBe(true);
+    expect((await s.service.handle('reportMedia', { localId: 'in:wacid.in-1', state: 'connected' })).ok).toBe(true);
+    expect((await s.service.handle('hangUp', { localId: 'in:wacid.in-1' })).ok).toBe(true);
+    expect(callPushes(s.pushes, 'in:wacid.in-1')).toEqual(['ringing', 'answering', 'connecting', 'active', 'ended']);
+    expect(s.sandboxGateway.requests.filter((r) => r.path.includes('/calls/')).map((r) => [r.path.split('/').pop(), r.headers['api-key']])).toEqual([
+      ['accept', SANDBOX_KEY],
+      ['terminate', SANDBOX_KEY],
+    ]);
+    const history = s.pushes.filter((p) => p.name === 'historyChanged').at(-1);
+    expect(history?.payload).toEqual([expect.objectContaining({ localId: 'in:wacid.in-1', outcome: 'completed' })]);
+  });
+
+  it('drives simulated customers through the sandbox control API', async () => {
+    const s = await setup();
+    const simulated = await s.service.handle('simulateIncomingCall', { number: '447400123456' });
+    expect(simulated).toEqual({ ok: true, value: { callId: 'wacid.simulated-1' } });
+    const control = s.sandboxGateway.requests.filter((r) => r.path.startsWith('/control/incoming'));
+    expect(control.map((r) => r.body)).toEqual([{ number: '447400123456' }]);
+
+    await until(() => s.sandboxRelay.connected() === 1, 'the stream connects');
+    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.simulated-1', from: '447400123456', sdp: OFFER, timestamp: Date.now() });
+    await until(() => callPushes(s.pushes, 'in:wacid.simulated-1').length > 0, 'the call rings');
+    expect((await s.service.handle('simulateCustomerHangUp', { localId: 'in:wacid.simulated-1' })).ok).toBe(true);
+    expect(s.sandboxGateway.requests.filter((r) => r.path === '/control/hangup').map((r) => r.body)).toEqual([{ callId: 'wacid.simulated-1' }]);
+    const unknown = await s.service.handle('simulateCustomerHangUp', { localId: 'in:nothing' });
+    expect(unknown.ok).toBe(false);
+    if (!unknown.ok) expect(unknown.error.code).toBe('not_found');
+  });
+});
+
+describe('SoftphoneService settings and modes', () => {
+  it('refuses invalid settings naming the field, and stays in sandbox mode', async () => {
+    const s = await setup();
+    const result = await s.service.handle('saveSettings', {
+      settings: { gatewayUrl: 'https://gw.example.com/restapi', relayUrl: s.account.relayUrl, productSegment: 'chatapp', apiKey: ACCOUNT_KEY, agentToken: ACCOUNT_TOKEN },
+    });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatchObject({ code: 'invalid_input', field: 'gatewayUrl' });
+    const missing = await s.service.handle('saveSettings', {
+      settings: { gatewayUrl: s.account.gatewayUrl, relayUrl: s.account.relayUrl, productSegment: 'chatapp', apiKey: ACCOUNT_KEY },
+    });
+    expect(missing.ok).toBe(false);
+    if (!missing.ok) expect(missing.error).toMatchObject({ code: 'invalid_input', field: 'agentToken' });
+    const snapshot = await s.service.handle('getSnapshot', {});
+    expect(snapshot.ok && snapshot.value.mode).toBe('sandbox');
+  });
+
+  it('switches to the saved account live, ending calls first, and back to the sandbox on clear', async () => {
+    const s = await setup();
+    await until(() => s.sandboxRelay.connected() === 1, 'the sandbox stream connects');
+    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.in-live', from: '447400123456', sdp: OFFER, timestamp: Date.now() });
+    await until(() => callPushes(s.pushes, 'in:wacid.in-live').length > 0, 'the call rings');
+    await s.service.handle('acceptCall', { localId: 'in:wacid.in-live', sdp: ANSWER });
+
+    const saved = await s.service.handle('saveSettings', {
+      settings: {
+        gatewayUrl: s.account.gatewayUrl,
+        relayUrl: s.account.relayUrl,
+        productSegment: 'chatapp',
+        apiKey: ACCOUNT_KEY,
+        agentToken: ACCOUNT_TOKEN,
+        defaultCountry: 'GB',
+      },
+    });
+    expect(saved).toEqual({
+      ok: true,
+      value: expect.objectContaining({ mode: 'account', gatewayUrl: s.account.gatewayUrl, hasApiKey: true, hasAgentToken: true, secretStorage: 'memory' }),
+    });
+    // The sandbox call was ended on the sandbox's gateway before the switch.
+    expect(s.sandboxGateway.requests.filter((r) => r.path.endsWith('/terminate')).map((r) => r.body)).toEqual([
+      { messaging_product: 'chatapp', call_id: 'wacid.in-live', action: 'terminate' },
+    ]);
+    expect(callPushes(s.pushes, 'in:wacid.in-live').at(-1)).toBe('ended');
+    await until(() => s.accountRelay.connected() === 1 && s.sandboxRelay.connected() === 0, 'the stream moves to the account relay');
+    expect(s.accountRelay.tokens).toEqual([`Bearer ${ACCOUNT_TOKEN}`]);
+    expect(s.pushes.some((p) => p.name === 'settingsChanged' && p.payload.mode === 'account')).toBe(true);
+
+    const snapshot = await s.service.handle('getSnapshot', {});
+    expect(snapshot.ok).toBe(true);
+    if (!snapshot.ok) return;
+    expect(snapshot.value.mode).toBe('account');
+    expect(snapshot.value.sandboxCustomers).toBeUndefined();
+    expect(snapshot.value.calls).toEqual([]);
+
+    // Calls now go to the account's gateway; the default country applies to typed numbers.
+    const started = await s.service.handle('startCall', { to: '07400 123456' });
+    expect(started).toEqual({ ok: true, value: { localId: expect.any(String), to: '447400123456' } });
+    if (!started.ok) return;
+    expect(await s.service.handle('sendOffer', { localId: started.value.localId, sdp: OFFER })).toEqual({ ok: true, value: { callId: 'wacid.acc-1' } });
+    expect(s.accountGateway.requests.map((r) => r.headers['api-key'])).toEqual([ACCOUNT_KEY]);
+    const notHere = await s.service.handle('simulateIncomingCall', { number: '447400123456' });
+    expect(notHere.ok).toBe(false);
+    if (!notHere.ok) expect(notHere.error.code).toBe('not_available');
+
+    const cleared = await s.service.handle('clearSettings', {});
+    expect(cleared).toEqual({ ok: true, value: expect.objectContaining({ mode: 'sandbox', hasApiKey: false, hasAgentToken: false }) });
+    expect(s.accountGateway.actions()).toEqual(['initiate', 'terminate']);
+    await until(() => s.sandboxRelay.connected() === 1 && s.accountRelay.connected() === 0, 'the stream returns to the sandbox relay');
+    expect(s.embeddedStarts()).toBe(1);
+
+    // Nothing that left the service carries a secret.
+    const everything = JSON.stringify([s.pushes, saved, cleared, snapshot]);
+    for (const secret of [ACCOUNT_KEY, ACCOUNT_TOKEN, SANDBOX_KEY, SANDBOX_TOKEN]) expect(everything).not.toContain(secret);
+  });
+
+  it('uses an account from the command line without starting the sandbox or saving it', async () => {
+    const s = await setup({ flags: true });
+    await until(() => s.accountRelay.connected() === 1, 'the stream connects to the account relay');
+    const snapshot = await s.service.handle('getSnapshot', {});
+    expect(snapshot.ok && snapshot.value.mode).toBe('account');
+    expect(snapshot.ok && snapshot.value.settings).toMatchObject({ mode: 'account', gatewayUrl: s.account.gatewayUrl, hasApiKey: true });
+    expect(s.embeddedStarts()).toBe(0);
+    expect(await readdir(s.dataDir)).not.toContain('settings.json');
+  });
+
+  it('ends live calls on close', async () => {
+    const s = await setup({ flags: true });
+    await until(() => s.accountRelay.connected() === 1, 'the stream connects');
+    s.accountRelay.send({ type: 'call.incoming', callId: 'wacid.in-quit', from: '447400123456', sdp: OFFER, timestamp: Date.now() });
+    await until(() => callPushes(s.pushes, 'in:wacid.in-quit').length > 0, 'the call rings');
+    await s.service.handle('acceptCall', { localId: 'in:wacid.in-quit', sdp: ANSWER });
+    await s.service.close();
+    expect(s.accountGateway.actions()).toEqual(['accept', 'terminate']);
+    const after = await s.service.handle('getSnapshot', {});
+    expect(after.ok).toBe(false);
+  });
+});

@@ -1,0 +1,77 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseRelayCli } from '../../../relay/cli-options';
+
+const root = resolve(import.meta.dirname, '../../..');
+const good = ['--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1'];
+
+describe('relay command line', () => {
+  it('reads flags, repeated agent tokens and defaults', () => {
+    const parsed = parseRelayCli(['--port', '9100', ...good, '--agent-token', 'agent-token-2', '--verify-token', 'vt'], {});
+    expect(parsed).toEqual({
+      ok: true,
+      value: { port: 9100, host: '127.0.0.1', appSecret: 'app-secret-1', verifyToken: 'vt', agentTokens: ['agent-token-1', 'agent-token-2'], logLevel: 'info' },
+    });
+    expect(parseRelayCli(good, {})).toMatchObject({ ok: true, value: { port: 8787 } });
+  });
+
+  it('reads the environment, and flags win over it', () => {
+    const env = { RELAY_PORT: '9200', RELAY_APP_SECRET: 'env-secret', RELAY_VERIFY_TOKEN: 'env-vt', RELAY_AGENT_TOKENS: 'env-token-1, env-token-2,' };
+    expect(parseRelayCli([], env)).toMatchObject({ ok: true, value: { port: 9200, appSecret: 'env-secret', verifyToken: 'env-vt', agentTokens: ['env-token-1', 'env-token-2'] } });
+    expect(parseRelayCli(['--port', '0', '--agent-token', 'flag-token-1'], env)).toMatchObject({ ok: true, value: { port: 0, agentTokens: ['flag-token-1'] } });
+  });
+
+  it.each([
+    [['--port', 'abc', ...good], '--port'],
+    [['--port', '70000', ...good], '--port'],
+    [['--port'], '--port'],
+    [['--agent-token', 'agent-token-1'], '--app-secret'],
+    [['--app-secret', 'x'], '--agent-token'],
+    [['--app-secret', 'x', '--agent-token', 'short'], '--agent-token'],
+    [[...good, '--log-level', 'loud'], '--log-level'],
+    [[...good, '--colour'], '--colour'],
+    [[...good, 'stray'], 'stray'],
+  ])('names the flag in the error: %j', (argv, flag) => {
+    const parsed = parseRelayCli(argv, {});
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.error.message).toContain(flag);
+  });
+
+  it('exits with code 2 and one error line on a bad flag', async () => {
+    const run = await runCli(['--port', 'abc', ...good]);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toEqual(['relay: --port must be a whole number from 0 to 65535 (got "abc")']);
+  });
+
+  it('prints its URL, serves, and closes gracefully on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', ...good, '--log-level', 'error'], { cwd: root, env: cleanEnv() });
+    let stdout = '';
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const url = await new Promise<string>((done, fail) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        const match = /relay listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+        if (match) done(match[1]!);
+      });
+      child.on('exit', () => fail(new Error(`the relay exited early: ${stdout}`)));
+    });
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
+
+function cleanEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RELAY_')));
+}
+
+function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', ...args], { cwd: root, env: cleanEnv() });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => done({ code, stderr }));
+  });
+}

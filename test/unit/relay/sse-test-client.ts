@@ -1,0 +1,106 @@
+// A deliberately plain SSE reader for testing the relay on its own (the product's client is
+// electron/core/event-stream.ts, tested separately against this relay).
+import { request, type IncomingMessage } from 'node:http';
+import type { RelayEnvelope } from '../../../shared/events';
+
+export interface SseOpenOptions {
+  token?: string;
+  authorization?: string;
+  lastEventId?: string;
+  query?: string;
+}
+
+export interface TestSseStream {
+  status: number;
+  /** Body of a non-200 answer. */
+  body: string;
+  envelopes: RelayEnvelope[];
+  /** SSE `id:` of each event, in order. */
+  ids: string[];
+  comments: string[];
+  ended: boolean;
+  /** Resolves once `predicate` holds (checked after every chunk); rejects when the stream ends first. */
+  waitFor(predicate: (s: TestSseStream) => boolean, what: string): Promise<void>;
+  close(): void;
+  response: IncomingMessage;
+}
+
+export function openSse(baseUrl: string, options: SseOpenOptions = {}): Promise<TestSseStream> {
+  const url = new URL(`/events${options.query ?? ''}`, baseUrl);
+  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  const auth = options.authorization ?? (options.token !== undefined ? `Bearer ${options.token}` : undefined);
+  if (auth) headers.authorization = auth;
+  if (options.lastEventId) headers['last-event-id'] = options.lastEventId;
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'GET', headers }, (res) => {
+      const waiters = new Set<() => void>();
+      let buffer = '';
+      const stream: TestSseStream = {
+        status: res.statusCode ?? 0,
+        body: '',
+        envelopes: [],
+        ids: [],
+        comments: [],
+        ended: false,
+        response: res,
+        waitFor(predicate, what) {
+          return new Promise<void>((ok, fail) => {
+            const check = () => {
+              if (predicate(stream)) {
+                waiters.delete(check);
+                ok();
+              } else if (stream.ended) {
+                waiters.delete(check);
+                fail(new Error(`the stream ended before: ${what} (got ${stream.envelopes.length} events)`));
+              }
+            };
+            waiters.add(check);
+            check();
+          });
+        },
+        close() {
+          req.destroy();
+        },
+      };
+      const notify = () => {
+        for (const w of [...waiters]) w();
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        if (stream.status !== 200) {
+          stream.body += chunk;
+          return;
+        }
+        buffer += chunk;
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          let id: string | undefined;
+          let data: string | undefined;
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) stream.comments.push(line.slice(1).trim());
+            else if (line.startsWith('id: ')) id = line.slice(4);
+            else if (line.startsWith('data: ')) data = line.slice(6);
+          }
+          if (data !== undefined) {
+            stream.envelopes.push(JSON.parse(data) as RelayEnvelope);
+            stream.ids.push(id ?? '');
+          }
+        }
+        notify();
+      });
+      const end = () => {
+        stream.ended = true;
+        notify();
+      };
+      res.on('end', end);
+      res.on('close', end);
+      res.on('error', end);
+      if (stream.status === 200) resolve(stream);
+      else res.on('end', () => resolve(stream));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,0 +1,61 @@
+import type { AppSnapshot } from '../../../shared/api';
+import type { CallState } from '../../../shared/call-state';
+import type { PublicSettings } from '../../../shared/settings';
+
+export const T0 = 1_760_000_000_000;
+
+export const ringing = (id = 'wacid.1', at = T0): Extract<CallState, { phase: 'ringing' }> => ({
+  phase: 'ringing',
+  direction: 'incoming',
+  localId: `in:${id}`,
+  callId: id,
+  peer: { number: '447700900123', name: 'Amelia Hart' },
+  offerSdp: 'v=0\r\n',
+  createdAt: at,
+  ringsUntil: at + 60_000,
+});
+
+export const answering = (id = 'wacid.1', at = T0): CallState => ({ ...ringing(id, at), phase: 'answering', answeredAt: at + 2000 });
+
+export const active = (id = 'wacid.1', at = T0): CallState => ({ ...ringing(id, at), phase: 'active', answeredAt: at + 2000, connectedAt: at + 2500 });
+
+export const ended = (id = 'wacid.1', at = T0, endedAt = at + 10_000): CallState => ({
+  ...ringing(id, at),
+  phase: 'ended',
+  end: { kind: 'completed', by: 'customer' },
+  endedAt,
+  durationSec: 7,
+});
+
+export const dialing = (localId = 'out-1', at = T0): CallState => ({
+  phase: 'dialing',
+  direction: 'outgoing',
+  localId,
+  peer: { number: '14155550123' },
+  createdAt: at,
+});
+
+export const sandboxSettings: PublicSettings = { mode: 'sandbox', productSegment: 'chatapp', hasApiKey: false, hasAgentToken: false, secretStorage: 'memory' };
+export const accountSettings: PublicSettings = {
+  mode: 'account',
+  gatewayUrl: 'https://gateway.example.com/restapi/v1',
+  productSegment: 'chatapp',
+  relayUrl: 'https://relay.example.com',
+  defaultCountry: 'GB',
+  hasApiKey: true,
+  hasAgentToken: true,
+  secretStorage: 'os-keychain',
+};
+
+export const snapshot = (calls: CallState[] = [], extra: Partial<AppSnapshot> = {}): AppSnapshot => ({
+  mode: 'sandbox',
+  calls,
+  history: [],
+  connection: { status: 'connected', since: T0 },
+  settings: sandboxSettings,
+  sandboxCustomers: [
+    { number: '447700900123', name: 'Amelia Hart', behaviour: 'answers' },
+    { number: '14155550123', name: 'Jonas Berg', behaviour: 'rejects' },
+  ],
+  ...extra,
+});

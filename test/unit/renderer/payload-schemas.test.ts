@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { parseCallState, parsePush, parseSettings, parseSnapshot } from '../../../renderer/bridge/payload-schemas';
+import { T0, active, dialing, ended, ringing, snapshot } from './fixtures';
+
+describe('data from the host', () => {
+  it('accepts real call states of every phase', () => {
+    for (const call of [ringing(), dialing(), active(), ended(), { ...dialing(), phase: 'connecting', callId: 'c', answerSdp: 'v=0', answeredAt: T0 }]) {
+      expect(parseCallState(call)).toEqual({ ok: true, value: call });
+    }
+  });
+
+  it('names the field a malformed call breaks', () => {
+    const noOffer = { ...ringing(), offerSdp: undefined };
+    const result = parseCallState(noOffer);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error.field).toBe('offerSdp');
+    const badPhase = parseCallState({ ...ringing(), phase: 'exploded' });
+    expect(!badPhase.ok && badPhase.error.code).toBe('invalid_input');
+    const badEnd = parseCallState({ ...ended(), end: { kind: 'failed' } });
+    expect(!badEnd.ok && badEnd.error.field).toMatch(/^end/);
+  });
+
+  it('checks whole snapshots and pushes', () => {
+    expect(parseSnapshot(snapshot([ringing()])).ok).toBe(true);
+    const broken = parseSnapshot({ ...snapshot(), history: [{ localId: 'h', outcome: 'completed' }] });
+    expect(!broken.ok && broken.error.field).toMatch(/^history\[0\]/);
+    expect(parsePush('historyChanged', []).ok).toBe(true);
+    expect(parsePush('connectionChanged', { status: 'reconnecting', since: T0 }).ok).toBe(false);
+    expect(parseSettings({ mode: 'account', productSegment: 'chatapp', hasApiKey: true, hasAgentToken: false, secretStorage: 'vault' }).ok).toBe(false);
+  });
+});

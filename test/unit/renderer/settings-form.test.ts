@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { draftFromSettings, draftToInput, settingsErrorsFrom, settingsFieldOf, validateDraft } from '../../../renderer/store/settings-form';
+import { accountSettings } from './fixtures';
+
+describe('the settings form', () => {
+  it('starts from defaults without settings', () => {
+    expect(draftFromSettings(null)).toEqual({ gatewayUrl: '', apiKey: '', productSegment: 'chatapp', relayUrl: '', agentToken: '', defaultCountry: '' });
+  });
+
+  it('reports every broken field at once, as sentences', () => {
+    const checked = validateDraft({ gatewayUrl: 'not a url', apiKey: 'short', productSegment: 'a/b', relayUrl: '', agentToken: '', defaultCountry: 'gbr' });
+    expect(checked.ok).toBe(false);
+    if (checked.ok) return;
+    expect(Object.keys(checked.errors).sort()).toEqual(['apiKey', 'defaultCountry', 'gatewayUrl', 'productSegment', 'relayUrl']);
+    expect(checked.errors.gatewayUrl).toMatch(/^Must be an http:\/\/ or https:\/\/ URL/);
+    expect(checked.errors.apiKey).toMatch(/at least 8 characters/);
+    expect(checked.errors.defaultCountry).toMatch(/two-letter country code/);
+  });
+
+  it('accepts a complete account, blank secrets meaning "keep"', () => {
+    const draft = { ...draftFromSettings(accountSettings), defaultCountry: 'gb' };
+    const checked = validateDraft(draft);
+    expect(checked).toEqual({ ok: true, input: { ...draftToInput(draft), defaultCountry: 'GB' } });
+    expect(checked.ok && checked.input.apiKey).toBe('');
+  });
+
+  it('requires the gateway URL to end in the version segment', () => {
+    const checked = validateDraft({ ...draftFromSettings(accountSettings), gatewayUrl: 'https://gateway.example.com/restapi' });
+    expect(checked.ok ? null : checked.errors.gatewayUrl).toMatch(/version segment/);
+  });
+
+  it('finds the field of a main-process error, with or without the "settings." prefix', () => {
+    expect(settingsFieldOf('settings.relayUrl')).toBe('relayUrl');
+    expect(settingsFieldOf('gatewayUrl')).toBe('gatewayUrl');
+    expect(settingsFieldOf('settings')).toBeUndefined();
+    expect(settingsFieldOf(undefined)).toBeUndefined();
+  });
+
+  it('puts each "path: rule" part of an invalid_input message next to its field', () => {
+    const placed = settingsErrorsFrom({
+      field: 'settings.gatewayUrl',
+      message: 'settings.gatewayUrl: must end in the version segment; settings.agentToken: the agent token must not contain spaces',
+    });
+    expect(placed).toEqual({
+      fields: { gatewayUrl: 'Must end in the version segment', agentToken: 'The agent token must not contain spaces' },
+      form: null,
+    });
+  });
+
+  it('puts an error that names no field above the form', () => {
+    expect(settingsErrorsFrom({ message: 'The relay refused the agent token' })).toEqual({ fields: {}, form: 'The relay refused the agent token' });
+    expect(settingsErrorsFrom({ field: 'settings.relayUrl', message: 'The relay did not answer' })).toEqual({
+      fields: { relayUrl: 'The relay did not answer' },
+      form: null,
+    });
+  });
+});

@@ -1,0 +1,235 @@
+// The browser bridge against a real WebSocket server on 127.0.0.1, with the `ws` client standing
+// in for the browser's WebSocket (same interface: the bridge uses addEventListener, send, close).
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
+import { wsClientFrameSchema, type WsServerFrame } from '../../../shared/api';
+import type { HostLinkState } from '../../../renderer/bridge/host-link';
+import { connectBrowserHost, createWsBridge, hostSocketUrl, takeHostToken, type BrowserEnvironment } from '../../../renderer/bridge/ws-bridge';
+import { T0, ringing } from './fixtures';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface TestServer {
+  url: string;
+  server: WebSocketServer;
+  frames: unknown[];
+  connections: WebSocket[];
+  nextConnection(): Promise<WebSocket>;
+  nextFrame(): Promise<{ id: number; command: string; params: unknown }>;
+}
+
+async function startServer(answer?: (frame: { id: number; command: string; params: unknown }, socket: WebSocket) => void): Promise<TestServer> {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  const frames: unknown[] = [];
+  const connections: WebSocket[] = [];
+  const connectionWaiters: ((s: WebSocket) => void)[] = [];
+  const frameWaiters: ((f: { id: number; command: string; params: unknown }) => void)[] = [];
+  server.on('connection', (socket) => {
+    connections.push(socket);
+    connectionWaiters.shift()?.(socket);
+    socket.on('message', (data) => {
+      const frame = wsClientFrameSchema.parse(JSON.parse(String(data)));
+      frames.push(frame);
+      const waiter = frameWaiters.shift();
+      waiter?.(frame);
+      answer?.(frame, socket);
+    });
+  });
+  const { port } = server.address() as { port: number };
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const c of server.clients) c.terminate();
+        server.close(() => resolve());
+      }),
+  );
+  return {
+    url: `ws://127.0.0.1:${port}/api?token=t0ken`,
+    server,
+    frames,
+    connections,
+    nextConnection: () => new Promise((resolve) => connectionWaiters.push(resolve)),
+    nextFrame: () => new Promise((resolve) => frameWaiters.push(resolve)),
+  };
+}
+
+const send = (socket: WebSocket, frame: WsServerFrame | Record<string, unknown> | string) => socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+
+function bridge(url: string, backoff = { initialMs: 20, maxMs: 40 }, commandTimeoutMs?: number) {
+  const made = createWsBridge({ url, createSocket: (u) => new WebSocket(u), backoff, ...(commandTimeoutMs ? { commandTimeoutMs } : {}) });
+  cleanups.push(() => made.link.close());
+  return made;
+}
+
+function waitForLink(link: { state(): HostLinkState; subscribe(cb: (s: HostLinkState) => void): () => void }, status: HostLinkState['status']): Promise<HostLinkState> {
+  if (link.state().status === status) return Promise.resolve(link.state());
+  return new Promise((resolve) => {
+    const stop = link.subscribe((s) => {
+      if (s.status === status) {
+        stop();
+        resolve(s);
+      }
+    });
+  });
+}
+
+describe('the WebSocket bridge', () => {
+  it('sends commands as { id, command, params } and resolves with the matching result', async () => {
+    const srv = await startServer((frame, socket) => {
+      if (frame.command === 'startCall') send(socket, { kind: 'result', id: frame.id, result: { ok: true, value: { localId: 'out-1', to: '447700900123' } } });
+      if (frame.command === 'hangUp') send(socket, { kind: 'result', id: frame.id, result: { ok: false, error: { code: 'not_found', message: 'No such call' } } });
+    });
+    const { api } = bridge(srv.url);
+    // Sent before the socket is open: queued, then sent on open.
+    const [started, hung] = await Promise.all([api.startCall({ to: '+44 7700 900123' }), api.hangUp({ localId: 'nope' })]);
+    expect(started).toEqual({ ok: true, value: { localId: 'out-1', to: '447700900123' } });
+    expect(hung).toEqual({ ok: false, error: { code: 'not_found', message: 'No such call' } });
+    expect(srv.frames).toEqual([
+      { id: 1, command: 'startCall', params: { to: '+44 7700 900123' } },
+      { id: 2, command: 'hangUp', params: { localId: 'nope' } },
+    ]);
+  });
+
+  it('delivers pushes to their listeners until unsubscribed', async () => {
+    const srv = await startServer();
+    const connected = srv.nextConnection();
+    const { api, link } = bridge(srv.url);
+    const socket = await connected;
+    await waitForLink(link, 'open');
+    const calls: unknown[] = [];
+    const connections: unknown[] = [];
+    const stop = api.onCallChanged((c) => calls.push(c));
+    api.onConnectionChanged((c) => connections.push(c));
+    send(socket, { kind: 'push', push: { name: 'callChanged', payload: ringing() } });
+    send(socket, { kind: 'push', push: { name: 'connectionChanged', payload: { status: 'connected', since: T0 } } });
+    // A round trip after the pushes proves they were handled (frames arrive in order).
+    const ping = srv.nextFrame().then((f) => send(socket, { kind: 'result', id: f.id, result: { ok: true, value: null } }));
+    await api.reportMedia({ localId: 'x', state: 'connected' });
+    await ping;
+    expect(calls).toEqual([ringing()]);
+    expect(connections).toEqual([{ status: 'connected', since: T0 }]);
+    stop();
+    send(socket, { kind: 'push', push: { name: 'callChanged', payload: ringing('other') } });
+    const ping2 = srv.nextFrame().then((f) => send(socket, { kind: 'result', id: f.id, result: { ok: true, value: null } }));
+    await api.reportMedia({ localId: 'x', state: 'connected' });
+    await ping2;
+    expect(calls).toHaveLength(1);
+  });
+
+  it('ignores malformed frames and keeps working', async () => {
+    const srv = await startServer((frame, socket) => {
+      send(socket, 'not json');
+      send(socket, { kind: 'shout', id: frame.id });
+      send(socket, { kind: 'push', push: { name: 'somethingElse', payload: {} } });
+      send(socket, { kind: 'result', id: frame.id, result: { maybe: true } });
+      send(socket, { kind: 'result', id: frame.id, result: { ok: false, error: { code: 'teapot', message: 'I am a teapot', gatewayCode: 418 } } });
+    });
+    const { api } = bridge(srv.url);
+    const result = await api.declineCall({ localId: 'in:1' });
+    // An unknown code arrives as `internal`, keeping the message and the known extra fields.
+    expect(result).toEqual({ ok: false, error: { code: 'internal', message: 'I am a teapot', gatewayCode: 418 } });
+  });
+
+  it('fails commands in flight when the socket drops, reconnects, and reports the way back', async () => {
+    const srv = await startServer();
+    const first = srv.nextConnection();
+    const { api, link } = bridge(srv.url);
+    const seen: HostLinkState['status'][] = [];
+    link.subscribe((s) => seen.push(s.status));
+    const socket = await first;
+    await waitForLink(link, 'open');
+
+    const sent = srv.nextFrame();
+    const pending = api.acceptCall({ localId: 'in:1', sdp: 'v=0\r\n' });
+    await sent;
+    const second = srv.nextConnection();
+    socket.terminate();
+    const result = await pending;
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error.code).toBe('gateway_unreachable');
+
+    await second;
+    await waitForLink(link, 'open');
+    expect(seen).toEqual(['open', 'reconnecting', 'open']);
+  });
+
+  it('fails at once while waiting to reconnect, instead of leaving a button hanging', async () => {
+    const srv = await startServer();
+    const first = srv.nextConnection();
+    const { api, link } = bridge(srv.url, { initialMs: 60_000, maxMs: 60_000 });
+    const socket = await first;
+    await waitForLink(link, 'open');
+    socket.terminate();
+    const state = await waitForLink(link, 'reconnecting');
+    expect(state.status === 'reconnecting' && state.lastError).toMatch(/closed/);
+    const result = await api.getSnapshot({});
+    expect(!result.ok && result.error.code).toBe('gateway_unreachable');
+  });
+
+  it('gives a command up as timeout when the host never answers it', async () => {
+    const srv = await startServer();
+    const { api } = bridge(srv.url, undefined, 50);
+    const result = await api.getSnapshot({});
+    expect(result).toEqual({ ok: false, error: { code: 'timeout', message: 'The softphone service did not answer getSnapshot in time' } });
+  });
+
+  it('keeps retrying while nothing listens', async () => {
+    const srv = await startServer();
+    const url = srv.url;
+    await new Promise<void>((resolve) => srv.server.close(() => resolve()));
+    const { link } = bridge(url, { initialMs: 5, maxMs: 10 });
+    const state = await new Promise<HostLinkState>((resolve) => {
+      const stop = link.subscribe((s) => {
+        if (s.status === 'reconnecting' && s.attempt >= 3) {
+          stop();
+          resolve(s);
+        }
+      });
+    });
+    expect(state.status).toBe('reconnecting');
+  });
+});
+
+describe('the browser host address', () => {
+  function env(href: string) {
+    const replaced: string[] = [];
+    const storage = new Map<string, string>();
+    const e: BrowserEnvironment = {
+      location: new URL(href),
+      history: { state: null, replaceState: (_d, _u, url) => void replaced.push(String(url)) },
+      sessionStorage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v) },
+    };
+    return { e, replaced, storage };
+  }
+
+  it('takes the token from the address and removes it from the address bar', () => {
+    const { e, replaced } = env('http://127.0.0.1:5173/?token=s3cret&view=x#top');
+    expect(takeHostToken(e)).toBe('s3cret');
+    expect(replaced).toEqual(['/?view=x#top']);
+  });
+
+  it('still has the token after a reload of the cleaned address', () => {
+    const first = env('http://127.0.0.1:5173/?token=s3cret');
+    takeHostToken(first.e);
+    const reloaded: BrowserEnvironment = { ...first.e, location: new URL('http://127.0.0.1:5173/') };
+    expect(takeHostToken(reloaded)).toBe('s3cret');
+  });
+
+  it('builds ws:// or wss:// to /api on the page host', () => {
+    expect(hostSocketUrl({ protocol: 'http:', host: '127.0.0.1:5173' }, 'a b')).toBe('ws://127.0.0.1:5173/api?token=a%20b');
+    expect(hostSocketUrl({ protocol: 'https:', host: 'phone.local' }, 't')).toBe('wss://phone.local/api?token=t');
+  });
+
+  it('says why it cannot connect without a token or outside http', async () => {
+    const noToken = connectBrowserHost(env('http://127.0.0.1:5173/').e);
+    expect(noToken.link.state()).toEqual({ status: 'unavailable', message: expect.stringMatching(/access token/) });
+    const fromFile = connectBrowserHost({ ...env('http://127.0.0.1/').e, location: { href: 'file:///x/index.html', host: '', protocol: 'file:' } });
+    expect(fromFile.link.state().status).toBe('unavailable');
+    const result = await noToken.api.startCall({ to: '1' });
+    expect(!result.ok && result.error.code).toBe('gateway_unreachable');
+  });
+});

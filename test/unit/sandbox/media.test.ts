@@ -1,0 +1,168 @@
+// Real media between a simulated customer and a second werift peer playing the business: DTLS-SRTP,
+// Opus both ways, and the customer's report of what it heard.
+import sdpTransform from 'sdp-transform';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import type { SandboxCallReport } from '../../../shared/sandbox';
+import type { SandboxServer } from '../../../sandbox/server';
+import { BusinessPeer } from './business-peer';
+import { callItem, control, eventsFor, eventually, gatewayPost, signatureValid, startTestSandbox, startWebhookReceiver, type WebhookReceiver } from './harness';
+
+let relay: WebhookReceiver;
+let sandbox: SandboxServer;
+const peers: BusinessPeer[] = [];
+
+beforeAll(async () => {
+  relay = await startWebhookReceiver();
+  sandbox = await startTestSandbox(relay);
+});
+afterEach(async () => {
+  await Promise.all(peers.splice(0).map((p) => p.close()));
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await relay?.close();
+});
+
+const answering = () => sandbox.customers.find((c) => c.behaviour === 'answers')!;
+const report = async (box: SandboxServer, callId: string) => (await control<SandboxCallReport>(box, `/control/calls/${callId}`)).body;
+const business = (options?: { silent?: boolean }) => {
+  const peer = new BusinessPeer(options);
+  peers.push(peer);
+  return peer;
+};
+
+/** A customer calls; the business answers with a real peer through /accept. */
+async function answeredIncomingCall(box: SandboxServer, peer: BusinessPeer): Promise<{ callId: string; answeredAt: number }> {
+  const callId = (await control<{ callId: string }>(box, '/control/incoming', { number: answering().number })).body.callId;
+  const offer = (await eventually('the connect webhook', () => callItem(relay, callId, 'connect'))).call.session!.sdp;
+  // Nothing reaches the customer while it rings (protocol.md); the business's ICE checks start
+  // with its local answer, the moment the agent answers.
+  expect((await report(box, callId)).firstPacketAt).toBeUndefined();
+  const answeredAt = Date.now();
+  const answer = await peer.answer(offer);
+  const accepted = await gatewayPost(box, 'accept', { messaging_product: 'chatapp', call_id: callId, action: 'accept', session: { sdp_type: 'answer', sdp: answer } });
+  expect(accepted.body).toEqual({ messaging_product: 'chatapp', success: true });
+  return { callId, answeredAt };
+}
+
+describe('incoming call, answered by the business', () => {
+  test('audio flows both ways; terminate ends it with start_time, end_time and duration', async () => {
+    const peer = business();
+    const { callId, answeredAt } = await answeredIncomingCall(sandbox, peer);
+
+    const heard = await eventually('the customer to hear the business', async () => {
+      const r = await report(sandbox, callId);
+      return r.framesHeard > 10 && r.heardRms > 0.01 ? r : undefined;
+    });
+    expect(heard.state).toBe('connected');
+    expect(heard.firstPacketAt).toBeGreaterThanOrEqual(answeredAt);
+    expect(heard.firstHeardAt).toBeGreaterThanOrEqual(heard.firstPacketAt!);
+    expect(heard.heardRms).toBeLessThanOrEqual(1);
+    expect(heard.framesSent).toBeGreaterThan(0);
+    await eventually('the business to hear the customer', () => peer.framesHeard > 10 && peer.heardRms > 0.01);
+    expect(heard.requests.map((r) => r.action)).toEqual(['accept']);
+
+    const ended = await gatewayPost(sandbox, 'terminate', { messaging_product: 'chatapp', call_id: callId, action: 'terminate' });
+    expect(ended.body).toEqual({ messaging_product: 'chatapp', success: true });
+    const { call, hook } = await eventually('the terminate webhook', () => callItem(relay, callId, 'terminate'));
+    expect(signatureValid(hook)).toBe(true);
+    expect(call.status).toBe('COMPLETED');
+    expect(call.start_time).toMatch(/^[0-9]+$/);
+    expect(call.end_time).toMatch(/^[0-9]+$/);
+    expect(Number(call.end_time)).toBeGreaterThanOrEqual(Number(call.start_time));
+    expect(Number.isInteger(call.duration)).toBe(true);
+    const final = await report(sandbox, callId);
+    expect(final.state).toBe('ended');
+    expect(final.requests.map((r) => r.action)).toEqual(['accept', 'terminate']);
+  });
+
+  test('DTMF digits from the business are heard (RFC 4733 on payload type 126)', async () => {
+    const peer = business();
+    const { callId } = await answeredIncomingCall(sandbox, peer);
+    await eventually('media', async () => (await report(sandbox, callId)).framesHeard > 0);
+    peer.sendDigit(4);
+    peer.sendDigit(2);
+    const r = await eventually('the digits', async () => {
+      const now = await report(sandbox, callId);
+      return now.digitsHeard === '42' ? now : undefined;
+    });
+    expect(r.digitsHeard).toBe('42');
+    await control(sandbox, '/control/hangup', { callId });
+  });
+
+  test('the customer hangs up: a terminate webhook with the call\u2019s times', async () => {
+    const peer = business();
+    const { callId } = await answeredIncomingCall(sandbox, peer);
+    await eventually('media', async () => (await report(sandbox, callId)).framesHeard > 0);
+    expect((await control(sandbox, '/control/hangup', { callId })).status).toBe(200);
+    const { call } = await eventually('the terminate webhook', () => callItem(relay, callId, 'terminate'));
+    expect(call).toMatchObject({ status: 'COMPLETED', direction: 'USER_INITIATED' });
+    expect(call.start_time).toBeDefined();
+    expect(call.duration).toBeGreaterThanOrEqual(0);
+    const after = await gatewayPost(sandbox, 'terminate', { messaging_product: 'chatapp', call_id: callId, action: 'terminate' });
+    expect(after.status).toBe(400);
+  });
+
+  test('a business that never sends audio is cut off with 138021 (protocol.md media timeouts)', async () => {
+    const strict = await startTestSandbox(relay, { timeouts: { mediaStartTimeoutMs: 800 } });
+    try {
+      const { callId } = await answeredIncomingCall(strict, business({ silent: true }));
+      const { call } = await eventually('the terminate webhook', () => callItem(relay, callId, 'terminate'));
+      expect(call.status).toBe('FAILED');
+      expect(call.errors).toEqual([{ code: 138021, message: expect.any(String), error_data: { details: expect.stringMatching(/No audio/) } }]);
+      expect(call.start_time).toBeDefined();
+      expect((await report(strict, callId)).state).toBe('ended');
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('outgoing call to a customer who answers', () => {
+  test('RINGING, then a connect with an ice-lite passive answer; audio both ways; ACCEPTED after media flows', async () => {
+    const peer = business();
+    const offer = await peer.offer();
+    const who = answering();
+    const started = await gatewayPost(sandbox, 'initiate', { messaging_product: 'chatapp', to: who.number, action: 'connect', session: { sdp_type: 'offer', sdp: offer } });
+    expect(started.status).toBe(200);
+    const callId = (started.body as { calls: { id: string }[] }).calls[0]!.id;
+
+    const { call, value } = await eventually('the connect webhook', () => callItem(relay, callId, 'connect'));
+    expect(call).toMatchObject({ direction: 'BUSINESS_INITIATED', to: who.number, from: value.metadata.display_phone_number, session: { sdp_type: 'answer' } });
+    expect(value.contacts).toBeUndefined();
+    const answer = sdpTransform.parse(call.session!.sdp);
+    expect(answer.icelite).toBe('ice-lite');
+    expect(answer.media).toHaveLength(1);
+    expect(answer.media[0]!.setup).toBe('passive');
+    expect(answer.media[0]!.rtp.map((r) => r.payload)).toContain(111);
+    expect(eventsFor(relay, callId).slice(0, 2)).toEqual(['status:RINGING', 'connect:BUSINESS_INITIATED']);
+
+    await peer.applyAnswer(call.session!.sdp);
+    await eventually('the customer to hear the business', async () => {
+      const r = await report(sandbox, callId);
+      return r.framesHeard > 10 && r.heardRms > 0.01 ? r : undefined;
+    });
+    await eventually('the business to hear the customer', () => peer.framesHeard > 10 && peer.heardRms > 0.01);
+    await eventually('ACCEPTED', () => eventsFor(relay, callId).includes('status:ACCEPTED'));
+    expect(eventsFor(relay, callId)).toEqual(['status:RINGING', 'connect:BUSINESS_INITIATED', 'status:ACCEPTED']);
+
+    await control(sandbox, '/control/hangup', { callId });
+    const ended = await eventually('the terminate webhook', () => callItem(relay, callId, 'terminate'));
+    expect(ended.call).toMatchObject({ status: 'COMPLETED', direction: 'BUSINESS_INITIATED' });
+    expect(ended.call.start_time).toBeDefined();
+    expect(ended.call.end_time).toBeDefined();
+    expect(ended.call.duration).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('closing', () => {
+  test('close() ends a sandbox with calls in progress; its port is free again', async () => {
+    const box = await startTestSandbox(relay);
+    const peer = business();
+    const { callId } = await answeredIncomingCall(box, peer);
+    await eventually('media', async () => (await report(box, callId)).framesHeard > 0);
+    await control(box, '/control/incoming', { number: answering().number });
+    await box.close();
+    await expect(fetch(`${box.url}/control/customers`)).rejects.toThrow();
+  });
+});
