@@ -3,8 +3,6 @@
 // server-sent events, with replay from a cursor. node:http only; state lives in memory.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-// Explicit: shared/globals.d.ts declares a narrower URL for shared/ code.
-import { URL } from 'node:url';
 import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
 import { normaliseWebhookDetailed } from '../shared/webhook';
@@ -149,7 +147,14 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     const receivedAt = Date.now();
     // protocol.md: answer 200 at once and do the work after.
     sendJson(res, 200, { received: true });
-    setImmediate(() => ingest(parsed, receivedAt));
+    setImmediate(() => {
+      try {
+        ingest(parsed, receivedAt);
+      } catch (e) {
+        // Past the 200 nobody is waiting for an answer; the relay must stay up for the next webhook.
+        logger.error('processing a webhook failed', { error: e });
+      }
+    });
   };
 
   const handleVerification = (url: URL, res: ServerResponse) => {

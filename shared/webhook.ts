@@ -145,11 +145,17 @@ export interface WebhookEnvelope {
 // Lenient item schemas: required members fail the item, optional members of a wrong type are
 // dropped instead of failing it (protocol.md: never crash, never lose a call over a stray field).
 
+/** Beyond this a "seconds" value would be past the year 5000: it can only be milliseconds. */
+const SURELY_MILLISECONDS = 1e11;
 const unixSecondsToMs = z
-  .union([z.string().trim().regex(/^\d{1,12}(\.\d+)?$/, 'must be unix seconds'), z.number().finite().nonnegative()], {
+  .union([z.string().trim().regex(/^\d{1,13}(\.\d+)?$/, 'must be unix seconds'), z.number().finite().nonnegative()], {
     error: 'must be unix seconds (a numeric string)',
   })
-  .transform((v) => Math.round(Number(v) * 1000));
+  .transform((v) => {
+    const n = Number(v);
+    // protocol.md says seconds; a gateway that forwards milliseconds must not push calls into the future.
+    return Math.round(n >= SURELY_MILLISECONDS ? n : n * 1000);
+  });
 
 /** Strings stay; numbers become strings (some gateways send numbers as numbers); anything else is dropped. */
 const looseString = z.unknown().optional().transform((v): string | undefined => {

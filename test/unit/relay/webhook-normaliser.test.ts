@@ -170,6 +170,17 @@ describe('normaliseWebhook: messages', () => {
 });
 
 describe('normaliseWebhook: robustness', () => {
+  it('reads timestamps given as strings or numbers, and milliseconds as milliseconds', () => {
+    const at = (timestamp: unknown) => normaliseWebhook({ statuses: [{ id: 'wamid.ts', status: 'sent', timestamp }] })[0]?.timestamp;
+    expect(at('1718000000')).toBe(T_MS);
+    expect(at(1718000000)).toBe(T_MS);
+    expect(at(' 1718000000 ')).toBe(T_MS);
+    expect(at('1718000000.5')).toBe(T_MS + 500);
+    expect(at('1718000000123')).toBe(T_MS + 123);
+    expect(at('-1')).toBeUndefined();
+    expect(at('2024-06-10T06:13:20Z')).toBeUndefined();
+  });
+
   it('keeps every event of a webhook that mixes calls, statuses and messages in several entries', () => {
     const a = incomingCall('wacid.M1');
     const b = messageStatus('wamid.M2', 'delivered');
