@@ -3,7 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
 import { ControllerContext } from './app/controller-context';
 import { SoftphoneController } from './app/softphone-controller';
-import { resolveSoftphoneHost } from './bridge/resolve-host';
+import { resolveSoftphoneHost } from './bridge/ws-bridge';
 import { ErrorBoundary } from './components/ErrorBoundary';
 import { Ringtone } from './sound/ringtone';
 import { appStore } from './store/store';
@@ -16,7 +16,12 @@ const engine = new MediaEngine({
   onNotice: (localId, text) => appStore.getState().setCallNotice({ localId, text }),
 });
 const controller = new SoftphoneController({ api: host.api, link: host.link, store: appStore, engine, ringtone: new Ringtone() });
-controller.start();
+try {
+  controller.start();
+} catch (e) {
+  // The window still renders, with the reason in the banner.
+  appStore.getState().setSnapshotError(`The window could not connect to the softphone service (${e instanceof Error ? e.message : String(e)}).`);
+}
 
 // For end-to-end tests: what the media engine hears and sends on a call.
 window.__softphoneMedia = {

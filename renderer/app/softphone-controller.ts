@@ -157,12 +157,13 @@ export class SoftphoneController {
 
   // ---- calls ----
 
-  answer(localId: string): void {
+  /** Resolves once the answer went out or failed (the card re-enables its buttons if the call is still ringing). */
+  async answer(localId: string): Promise<void> {
     const call = this.state.calls[localId];
     if (!call || call.direction !== 'incoming' || call.phase !== 'ringing') return;
     this.state.setCallNotice(null);
     this.ringtone?.stop();
-    void this.engine.answer(call);
+    await this.engine.answer(call);
   }
 
   async decline(localId: string): Promise<void> {

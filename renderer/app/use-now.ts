@@ -1,13 +1,34 @@
-import { useEffect, useState } from 'react';
+import { useSyncExternalStore } from 'react';
 
-/** The current time, refreshed every `intervalMs` while `active`: for countdowns and call timers. */
-export function useNow(intervalMs = 1000, active = true): number {
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!active) return;
-    setNow(Date.now());
-    const timer = setInterval(() => setNow(Date.now()), intervalMs);
-    return () => clearInterval(timer);
-  }, [intervalMs, active]);
-  return now;
+// One ticker for every clock on screen (countdowns, call timers, "3 min ago"), running only while
+// something shows a clock.
+const TICK_MS = 250;
+const listeners = new Set<() => void>();
+let now = Date.now();
+let timer: ReturnType<typeof setInterval> | undefined;
+
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  if (timer === undefined) {
+    now = Date.now();
+    timer = setInterval(() => {
+      now = Date.now();
+      for (const l of [...listeners]) l();
+    }, TICK_MS);
+  }
+  return () => {
+    listeners.delete(listener);
+    if (listeners.size === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+}
+
+/**
+ * The current time in steps of `resolutionMs`: a component re-renders only when its step changes,
+ * so a list that shows minutes does not re-render four times a second.
+ */
+export function useNow(resolutionMs = TICK_MS): number {
+  return useSyncExternalStore(subscribe, () => Math.floor(now / resolutionMs) * resolutionMs);
 }

@@ -30,10 +30,11 @@ export function permanentLink(): HostLink {
   return { state: () => state, subscribe: () => () => undefined, close: () => undefined };
 }
 
+/** Without a localId, both read the newest call that has media. */
 export interface MediaTestHook {
-  stats(localId: string): Promise<{ inboundEnergy: number; inboundLevel: number; outboundPackets: number; inboundPackets: number }>;
-  /** Milliseconds from the Answer click to acceptCall being sent, once it was. */
-  timings(localId: string): { answerToAcceptMs?: number; offerToSendMs?: number };
+  stats(localId?: string): Promise<{ inboundEnergy: number; inboundLevel: number; outboundPackets: number; inboundPackets: number }>;
+  /** Milliseconds from the Answer click to acceptCall being sent, and from Call to sendOffer. */
+  timings(localId?: string): { answerToAcceptMs?: number; offerToSendMs?: number };
 }
 
 declare global {

@@ -23,7 +23,7 @@ import {
 import { createLogger } from '../../shared/log';
 import { err, type AppError, type Result } from '../../shared/result';
 import { isErrorCode } from '../messages';
-import type { HostLink, HostLinkState, SoftphoneHost } from './host-link';
+import { permanentLink, type HostLink, type HostLinkState, type SoftphoneHost } from './host-link';
 
 const log = createLogger('ws-bridge');
 
@@ -331,4 +331,54 @@ export function connectBrowserHost(env: BrowserEnvironment, options: Omit<WsBrid
   }
   const { api, link } = createWsBridge({ ...options, url: hostSocketUrl(env.location, token) });
   return { api, link, kind: 'browser' };
+}
+
+/**
+ * Commands that never reject: a host that throws (a preload bug, a main-process handler that
+ * threw) still yields an error value, as the contract promises (ARCHITECTURE.md).
+ */
+export function guardApi(api: SoftphoneApi): SoftphoneApi {
+  const commands = Object.fromEntries(
+    COMMAND_NAMES.map((name) => [
+      name,
+      async (params: unknown) => {
+        try {
+          const command = api[name] as ((p: unknown) => Promise<Result<unknown>>) | undefined;
+          if (typeof command !== 'function') return err('internal', `The softphone service does not offer ${name}`);
+          return await command(params);
+        } catch (e) {
+          log.error('a command threw instead of returning an error', { command: name, error: e });
+          return err('internal', e instanceof Error ? e.message : String(e));
+        }
+      },
+    ]),
+  ) as unknown as SoftphoneCommands;
+  const listen =
+    <N extends PushName>(name: N, key: `on${Capitalize<N>}`) =>
+    (cb: (payload: PushPayloads[N]) => void): Unsubscribe => {
+      const subscribe = api[key] as ((cb: (payload: PushPayloads[N]) => void) => Unsubscribe) | undefined;
+      if (typeof subscribe !== 'function') {
+        log.error('the softphone service offers no push', { push: name });
+        return () => undefined;
+      }
+      return subscribe(cb);
+    };
+  return {
+    ...commands,
+    onCallChanged: listen('callChanged', 'onCallChanged'),
+    onConnectionChanged: listen('connectionChanged', 'onConnectionChanged'),
+    onHistoryChanged: listen('historyChanged', 'onHistoryChanged'),
+    onSettingsChanged: listen('settingsChanged', 'onSettingsChanged'),
+  };
+}
+
+/**
+ * The host for this window: the Electron preload's window.softphone when there is one; otherwise
+ * the browser bridge, which then becomes window.softphone.
+ */
+export function resolveSoftphoneHost(win: Window & BrowserEnvironment = window): SoftphoneHost {
+  if (win.softphone !== undefined) return { api: guardApi(win.softphone), link: permanentLink(), kind: 'electron' };
+  const host = connectBrowserHost(win);
+  win.softphone = host.api;
+  return host;
 }

@@ -1,3 +1,4 @@
+import { useEffect, useRef } from 'react';
 import { useController } from '../app/controller-context';
 import { useNow } from '../app/use-now';
 import { formatClock, peerNumberText, peerTitle, phaseText } from '../call-display';
@@ -8,7 +9,7 @@ import { Keypad } from './Keypad';
 import { LevelMeter } from './LevelMeter';
 
 export function CurrentCallPanel() {
-  const now = useNow(500);
+  const now = useNow();
   const call = useAppStore((s) => currentCall(s.calls, now));
   const controller = useController();
   const muted = useAppStore((s) => (call ? (s.muted[call.localId] ?? false) : false));
@@ -18,11 +19,22 @@ export function CurrentCallPanel() {
   const setKeypadOpen = useAppStore((s) => s.setKeypadOpen);
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
   const notice = useAppStore((s) => (call && s.callNotice?.localId === call.localId ? s.callNotice.text : null));
+  const hangUpButton = useRef<HTMLButtonElement>(null);
+  const localId = call?.localId;
+  const ended = call?.phase === 'ended';
+
+  // Answering removes the focused Answer button and ending removes Hang up; keyboard users land
+  // on the next useful control instead of the top of the page.
+  useEffect(() => {
+    const lost = document.activeElement === null || document.activeElement === document.body;
+    if (!lost || localId === undefined) return;
+    if (ended) document.getElementById('dial-number')?.focus();
+    else hangUpButton.current?.focus();
+  }, [localId, ended]);
 
   if (!call) return null;
   const title = peerTitle(call.peer);
   const number = peerNumberText(call.peer);
-  const ended = call.phase === 'ended';
   const active = call.phase === 'active';
 
   return (
@@ -69,7 +81,7 @@ export function CurrentCallPanel() {
             <button type="button" className="btn btn-toggle" aria-expanded={keypadOpen} onClick={() => setKeypadOpen(!keypadOpen)}>
               Keypad
             </button>
-            <button type="button" className="btn btn-danger btn-hangup" onClick={() => void controller.hangUp(call.localId)}>
+            <button ref={hangUpButton} type="button" className="btn btn-danger btn-hangup" onClick={() => void controller.hangUp(call.localId)}>
               Hang up
             </button>
           </div>

@@ -6,7 +6,7 @@ export function HostBanner() {
   const hostLink = useAppStore((s) => s.hostLink);
   const service = useAppStore((s) => s.service);
   const snapshotError = useAppStore((s) => s.snapshotError);
-  const now = useNow(1000, hostLink.status === 'reconnecting');
+  const now = useNow(1000);
 
   let text: string | null = null;
   if (hostLink.status === 'unavailable') {

@@ -20,7 +20,7 @@ export function IncomingCalls() {
 
 function IncomingCallCard({ call }: { call: RingingCall }) {
   const controller = useController();
-  const now = useNow(500);
+  const now = useNow();
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
   const notice = useAppStore((s) => (s.callNotice?.localId === call.localId ? s.callNotice.text : null));
   const [pending, setPending] = useState<'answer' | 'decline' | null>(null);
@@ -53,7 +53,7 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
           disabled={pending !== null}
           onClick={() => {
             setPending('answer');
-            controller.answer(call.localId);
+            void controller.answer(call.localId).finally(() => setPending(null));
           }}
         >
           Answer

@@ -47,7 +47,12 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
         className="history-item"
         disabled={!dialable}
         title={dialable ? 'Put this number in the dialer' : 'No phone number is known for this caller'}
-        onClick={() => entry.number && controller.useNumber(entry.number)}
+        onClick={() => {
+          if (!entry.number) return;
+          controller.useNumber(entry.number);
+          // Straight on to the dialer, where Enter calls.
+          document.getElementById('dial-number')?.focus();
+        }}
       >
         <span className={`direction direction-${entry.direction} ${UNHAPPY.has(entry.outcome) ? 'direction-unhappy' : ''}`} aria-hidden="true">
           {incoming ? '↙' : '↗'}

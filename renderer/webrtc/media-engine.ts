@@ -192,15 +192,26 @@ export class MediaEngine {
   }
 
   private async setUpIncoming(session: CallMedia, offerSdp: string): Promise<void> {
+    // The microphone first: with media permission granted, Chromium puts plain host addresses in
+    // the candidates instead of registering mDNS names (which would multicast on the LAN).
+    let mic: MediaStream;
+    try {
+      mic = await this.getUserMedia(MIC_CONSTRAINTS);
+    } catch (e) {
+      throw new MediaSetupError(microphoneErrorText(e));
+    }
+    if (session.closed) {
+      mic.getTracks().forEach((t) => t.stop());
+      return;
+    }
     const pc = this.newPeer(session);
-    // The microphone and the offer are independent; doing both at once shortens the time in
-    // which an early Answer click has to wait.
-    const [mic, remote] = await Promise.allSettled([this.getUserMedia(MIC_CONSTRAINTS), pc.setRemoteDescription({ type: 'offer', sdp: offerSdp })]);
-    if (mic.status === 'fulfilled' && (session.closed || remote.status === 'rejected')) mic.value.getTracks().forEach((t) => t.stop());
+    this.attachMic(session, pc, mic);
+    try {
+      await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
+    } catch (e) {
+      throw new MediaSetupError(`The customer's offer could not be used (${messageOf(e)}).`);
+    }
     if (session.closed) return;
-    if (remote.status === 'rejected') throw new MediaSetupError(`The customer's offer could not be used (${messageOf(remote.reason)}).`);
-    if (mic.status === 'rejected') throw new MediaSetupError(microphoneErrorText(mic.reason));
-    this.attachMic(session, pc, mic.value);
     // Made now, applied on Answer: createAnswer sends nothing.
     session.earlyAnswer = pc.createAnswer().catch(() => null);
   }
@@ -271,7 +282,6 @@ export class MediaEngine {
     const session = new CallMedia(localId, 'outgoing');
     this.sessions.set(localId, session);
     session.ready = (async () => {
-      const pc = this.newPeer(session);
       let mic: MediaStream;
       try {
         mic = await this.getUserMedia(MIC_CONSTRAINTS);
@@ -282,6 +292,7 @@ export class MediaEngine {
         mic.getTracks().forEach((t) => t.stop());
         return;
       }
+      const pc = this.newPeer(session);
       this.attachMic(session, pc, mic);
       const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs });
       await pc.setLocalDescription(await pc.createOffer());
@@ -386,8 +397,9 @@ export class MediaEngine {
     return { mic, customer: clamp01(customer ?? 0) };
   }
 
-  async stats(localId: string): Promise<CallStats> {
-    const session = this.sessions.get(localId);
+  /** Statistics of one call; without a localId, of the newest call that has media. */
+  async stats(localId?: string): Promise<CallStats> {
+    const session = localId !== undefined ? this.sessions.get(localId) : [...this.sessions.values()].pop();
     if (!session?.pc || session.closed) return { inboundEnergy: 0, inboundLevel: 0, outboundPackets: 0, inboundPackets: 0 };
     const { inbound, outbound } = await readAudioStats(session.pc);
     return {
@@ -398,8 +410,10 @@ export class MediaEngine {
     };
   }
 
-  timingsOf(localId: string): CallTimings {
-    return { ...this.timings.get(localId) };
+  /** Timings of one call; without a localId, of the newest call that has any. */
+  timingsOf(localId?: string): CallTimings {
+    const key = localId ?? [...this.timings.keys()].pop();
+    return { ...(key !== undefined ? this.timings.get(key) : undefined) };
   }
 
   private recordTiming(localId: string, patch: CallTimings): void {

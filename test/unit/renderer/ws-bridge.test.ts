@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { wsClientFrameSchema, type WsServerFrame } from '../../../shared/api';
 import type { HostLinkState } from '../../../renderer/bridge/host-link';
-import { connectBrowserHost, createWsBridge, hostSocketUrl, takeHostToken, type BrowserEnvironment } from '../../../renderer/bridge/ws-bridge';
+import type { SoftphoneApi } from '../../../shared/api';
+import { connectBrowserHost, createWsBridge, guardApi, hostSocketUrl, takeHostToken, type BrowserEnvironment } from '../../../renderer/bridge/ws-bridge';
 import { T0, ringing } from './fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -231,5 +232,22 @@ describe('the browser host address', () => {
     expect(fromFile.link.state().status).toBe('unavailable');
     const result = await noToken.api.startCall({ to: '1' });
     expect(!result.ok && result.error.code).toBe('gateway_unreachable');
+  });
+});
+
+describe('guardApi', () => {
+  it('turns a command that throws or is missing into an error value', async () => {
+    const partial = {
+      getSnapshot: () => {
+        throw new Error('handler exploded');
+      },
+      hangUp: () => Promise.reject(new Error('ipc failed')),
+      onCallChanged: () => () => undefined,
+    } as unknown as SoftphoneApi;
+    const api = guardApi(partial);
+    expect(await api.getSnapshot({})).toEqual({ ok: false, error: { code: 'internal', message: 'handler exploded' } });
+    expect(await api.hangUp({ localId: 'x' })).toEqual({ ok: false, error: { code: 'internal', message: 'ipc failed' } });
+    expect(await api.answerCall({ localId: 'x' })).toEqual({ ok: false, error: { code: 'internal', message: 'The softphone service does not offer answerCall' } });
+    expect(typeof api.onHistoryChanged(() => undefined)).toBe('function');
   });
 });
