@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AcceptCallRequest, InitiateCallRequest, RejectCallRequest, TerminateCallRequest } from '../shared/gateway';
 import type { Logger } from '../shared/log';
-import { err, ok, type Result } from '../shared/result';
+import { normalisePhoneNumber } from '../shared/phone';
+import { assertNever, err, ok, type Result } from '../shared/result';
 import type { SandboxCallReport, SandboxCustomer } from '../shared/sandbox';
 import { CustomerPeer, type CustomerMediaReport } from './customer-peer';
 import type { CustomerVoice } from './customer-voice';
@@ -75,6 +76,9 @@ const WATCHDOG_MS = 500;
 
 const newCallId = () => `wacid.${randomBytes(24).toString('base64url')}`;
 const unknownCall = (id: string): GraphFailure => invalidParameter('call_id', `unknown call id "${id}"`, `No call with id ${id} exists for this business number`);
+/** protocol.md: error 100 with the SDP's problems in error_data. */
+const badSession = (kind: 'answer' | 'offer', problems: string[]): GraphFailure =>
+  invalidParameter('session.sdp', `not a valid SDP ${kind}: ${problems[0] ?? 'invalid'}`, problems.join('; '));
 const wrongState = (call: Call, action: string, why: string): GraphFailure =>
   invalidParameter('call_id', `cannot ${action} this call: ${why}`, `Call ${call.id} is ${call.direction === 'USER_INITIATED' ? 'user' : 'business'}-initiated and ${call.state}`);
 
@@ -103,7 +107,7 @@ export class CallSimulator {
       await peer.close();
       return offer.ok ? err('not_available', 'the sandbox is closed') : offer;
     }
-    this.after(call, this.options.timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'missed: nobody answered'));
+    this.whileRinging(call, this.options.timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'missed: nobody answered'));
     this.options.logger.info('incoming call', { callId: call.id, from: customer.number });
     this.options.webhooks.send({
       contacts: [this.contact(customer)],
@@ -139,10 +143,10 @@ export class CallSimulator {
       if (call.direction !== 'USER_INITIATED') return this.refuse(call, 'accept', 'only calls from a customer can be accepted');
       if (call.state !== 'ringing') return this.refuse(call, 'accept', `it is already ${call.state}`);
       const problems = sessionProblems(req.session.sdp, 'answer');
-      if (problems.length > 0) return this.badSdp(call, 'answer', problems);
+      if (problems.length > 0) return { ok: false, callId: call.id, failure: badSession('answer', problems) };
       // Applied before answering the request: media setup starts at once (protocol.md: late setup clips audio).
       const applied = await call.peer!.applyAnswer(req.session.sdp);
-      if (!applied.ok) return this.badSdp(call, 'answer', [applied.error.message]);
+      if (!applied.ok) return { ok: false, callId: call.id, failure: badSession('answer', [applied.error.message]) };
       this.clearTimers(call);
       call.state = 'connected';
       call.answeredAt = Date.now();
@@ -174,8 +178,12 @@ export class CallSimulator {
   async initiate(req: InitiateCallRequest, at: number): Promise<GatewayOutcome> {
     if (this.closed) return { ok: false, failure: { status: 503, code: 2, message: 'Service temporarily unavailable' } };
     const problems = sessionProblems(req.session.sdp, 'offer');
-    if (problems.length > 0) {
-      return { ok: false, failure: invalidParameter('session.sdp', `not a valid SDP offer: ${problems[0]}`, problems.join('; ')) };
+    if (problems.length > 0) return { ok: false, failure: badSession('offer', problems) };
+    if (!normalisePhoneNumber(`+${req.to}`).ok) {
+      return {
+        ok: false,
+        failure: { status: 400, code: 138001, message: '(#138001) Receiver is incapable of receiving this call', details: `${req.to} is not a number that can be called` },
+      };
     }
     const customer = findCustomer(this.options.customers, req.to);
     if (customer.behaviour === 'no_permission') {
@@ -219,10 +227,10 @@ export class CallSimulator {
     const { ringMs, timeouts } = this.options;
     switch (call.customer.behaviour) {
       case 'answers':
-        this.after(call, ringMs, () => this.pickUp(call, offer));
+        this.whileRinging(call, ringMs, () => this.pickUp(call, offer));
         break;
       case 'rejects':
-        this.after(call, ringMs, async () => {
+        this.whileRinging(call, ringMs, async () => {
           this.status(call, 'REJECTED');
           await this.end(call, { status: 'COMPLETED' }, 'rejected by the customer');
         });
@@ -230,8 +238,10 @@ export class CallSimulator {
       case 'no_answer':
       case 'no_permission':
       case 'busy':
-        this.after(call, timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'not answered'));
+        this.whileRinging(call, timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'not answered'));
         break;
+      default:
+        assertNever(call.customer.behaviour, 'customer behaviour');
     }
   }
 
@@ -304,11 +314,12 @@ export class CallSimulator {
     return run;
   }
 
-  private after(call: Call, ms: number, op: () => Promise<void> | void): void {
+  /** Runs `op` after `ms` if the call still rings then: an answer that won the race cancels it. */
+  private whileRinging(call: Call, ms: number, op: () => Promise<void> | void): void {
     const timer = setTimeout(() => {
       call.timers.delete(timer);
       void this.serial(call, async () => {
-        if (call.state !== 'ended' && !this.closed) await op();
+        if (call.state === 'ringing' && !this.closed) await op();
       });
     }, ms);
     call.timers.add(timer);
@@ -325,10 +336,6 @@ export class CallSimulator {
 
   private refuse(call: Call, action: string, why: string): GatewayOutcome {
     return { ok: false, callId: call.id, failure: wrongState(call, action, why) };
-  }
-
-  private badSdp(call: Call, kind: 'answer' | 'offer', problems: string[]): GatewayOutcome {
-    return { ok: false, callId: call.id, failure: invalidParameter('session.sdp', `not a valid SDP ${kind}: ${problems[0]}`, problems.join('; ')) };
   }
 
   /** Ends the call: a terminate webhook (with times only when it was answered), then the peer closes. */

@@ -76,6 +76,8 @@ const hangupBody = z.object({ callId: z.string({ error: 'is required and must be
 
 class BodyTooLarge extends Error {}
 
+const unknownPath = (path: string): GraphFailure => ({ status: 404, code: 2500, message: `Unknown path components: ${path}` });
+
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -141,7 +143,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
 
     if (!match || match[1] !== product || !(CALL_ACTIONS as readonly string[]).includes(match[2] ?? '')) {
       req.resume();
-      return fail({ status: 404, code: 2500, message: `Unknown path components: ${path}` });
+      return fail(unknownPath(path));
     }
     const action = match[2] as CallAction;
     if (req.method !== 'POST') {
@@ -174,28 +176,28 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     } catch {
       return fail(invalidParameter('body', 'must be valid JSON'));
     }
-    const parsed = schemas[action].safeParse(body);
-    if (!parsed.success) {
+    // gateway-spec.md 4.2: each action has its own body; the first broken rule names its field.
+    const run = <S extends z.ZodType>(schema: S, op: (request: z.infer<S>) => Promise<GatewayOutcome>): Promise<GatewayOutcome> => {
+      const parsed = schema.safeParse(body);
+      if (parsed.success) return op(parsed.data);
       const issues = parsed.error.issues;
       const first = issues[0];
       const details = issues.map((i) => `${fieldPath(i.path)}: ${i.message}`).join('; ');
-      return fail(invalidParameter(first ? fieldPath(first.path) : '(root)', first?.message ?? 'invalid', details));
-    }
-    if ('call_id' in parsed.data) entry.callId = parsed.data.call_id;
-
+      return Promise.resolve({ ok: false, failure: invalidParameter(first ? fieldPath(first.path) : '(root)', first?.message ?? 'invalid', details) });
+    };
     let outcome: GatewayOutcome;
     switch (action) {
       case 'accept':
-        outcome = await simulator.accept(parsed.data as z.infer<typeof schemas.accept>, at);
+        outcome = await run(schemas.accept, (r) => simulator.accept(r, at));
         break;
       case 'reject':
-        outcome = await simulator.reject(parsed.data as z.infer<typeof schemas.reject>, at);
+        outcome = await run(schemas.reject, (r) => simulator.reject(r, at));
         break;
       case 'terminate':
-        outcome = await simulator.terminate(parsed.data as z.infer<typeof schemas.terminate>, at);
+        outcome = await run(schemas.terminate, (r) => simulator.terminate(r, at));
         break;
       case 'initiate':
-        outcome = await simulator.initiate(parsed.data as z.infer<typeof schemas.initiate>, at);
+        outcome = await run(schemas.initiate, (r) => simulator.initiate(r, at));
         break;
     }
     if (outcome.callId) entry.callId = outcome.callId;
@@ -247,10 +249,17 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     return controlError(res, 404, { code: 'not_found', message: `no control endpoint ${method} ${path}` });
   }
 
+  async function route(req: IncomingMessage, res: ServerResponse, path: string, at: number): Promise<void> {
+    if (path.startsWith('/control/')) return control(req, res, path);
+    if (path.startsWith('/restapi/')) return gateway(req, res, path, at);
+    req.resume();
+    sendJson(res, 404, graphErrorBody(unknownPath(path)));
+  }
+
   const server = createServer((req, res) => {
     const at = Date.now();
     const path = new URL(req.url ?? '/', 'http://sandbox').pathname;
-    const handled = path.startsWith('/control/') ? control(req, res, path) : gateway(req, res, path, at);
+    const handled = route(req, res, path, at);
     handled.catch((e: unknown) => {
       logger.error('request failed', { path, error: e });
       if (!res.headersSent) sendJson(res, 500, graphErrorBody({ status: 500, code: 1, message: 'An unknown error occurred' }));

@@ -95,6 +95,14 @@ describe('paths and methods', () => {
     graphError(await gatewayPost(sandbox, 'accept', {}, { product: 'otherapp' }), 404, 2500);
   });
 
+  test('paths outside the gateway are 404 and stay out of the request log', async () => {
+    const before = (await control<unknown[]>(sandbox, '/control/log')).body.length;
+    const res = await fetch(`${sandbox.url}/favicon.ico`);
+    expect(res.status).toBe(404);
+    expect(graphErrorSchema.safeParse(await res.json()).success).toBe(true);
+    expect((await control<unknown[]>(sandbox, '/control/log')).body).toHaveLength(before);
+  });
+
   test('GET on a call endpoint is 405 and allows POST', async () => {
     const answer = await gatewayPost(sandbox, 'accept', undefined, { method: 'GET' });
     graphError(answer, 405, 100);
@@ -220,6 +228,11 @@ describe('success bodies (protocol.md) and actions that do not fit the call', ()
   test('initiate to a customer without call permission → 138006', async () => {
     const error = graphError(await gatewayPost(sandbox, 'initiate', initiateBody(customer('no_permission').number)), 400, 138006);
     expect(error.message).toMatch(/no call permission/);
+  });
+
+  test('initiate to digits that are no real number → 138001', async () => {
+    const error = graphError(await gatewayPost(sandbox, 'initiate', initiateBody('1999555')), 400, 138001);
+    expect(error.message).toMatch(/incapable/);
   });
 
   test('initiate to a busy customer → 138003', async () => {
