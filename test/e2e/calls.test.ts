@@ -72,7 +72,15 @@ describe('incoming calls', () => {
   test('(c) decline: reject reaches the gateway and the call shows as declined', async () => {
     page = await stack.newAgentPage();
     const customer = stack.customer('answers');
-    const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
+    // This time the call comes from the sandbox's own button in the UI.
+    const sandboxPanel = page.getByRole('region', { name: 'Sandbox' });
+    await sandboxPanel.getByRole('combobox', { name: 'Sandbox customer' }).selectOption(customer.number);
+    await sandboxPanel.getByRole('button', { name: 'Simulate incoming call' }).click();
+    await incomingCard(page).getByText(customer.name).waitFor();
+    const callId = await eventually('the sandbox call', async () => {
+      const calls = await stack.control<{ callId: string; number: string; state: string }[]>('/control/calls');
+      return calls.find((c) => c.number === customer.number && c.state === 'ringing')?.callId;
+    });
     await incomingCard(page).getByRole('button', { name: 'Decline' }).click();
     await eventually('reject to reach the gateway', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'reject'));
     const actions = (await stack.gatewayLog()).filter((l) => l.callId === callId).map((l) => l.action);
@@ -87,7 +95,11 @@ describe('incoming calls', () => {
     const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
     await incomingCard(page).waitFor();
 
+    const oldEpoch = stack.relay.epoch;
     await stack.restartRelay();
+    expect(stack.relay.epoch).not.toBe(oldEpoch);
+    // The app's stream has found the new relay instance (its memory of the call is gone).
+    await eventually('the app to reconnect to the restarted relay', () => stack.relay.stats().connectedAgents >= 1);
     await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
     await expect(incomingCard(page).isVisible()).resolves.toBe(true);
 
