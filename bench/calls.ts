@@ -28,54 +28,53 @@ function summarise(s: Series): string {
   return `${s.name.padEnd(52)} n=${String(sorted.length).padStart(3)}  median ${median.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms  (target median ≤ ${s.target} ms: ${verdict})`;
 }
 
-/** Wall-clock time in the page when `selector` first matches, watched from before the trigger. */
+// In-page scripts are strings: tsx would otherwise wrap their inner functions in a helper that the
+// page does not have.
+
+/** Records the wall-clock time in the page when `selector` first matches, watched from before the trigger. */
 async function armAppearance(page: Page, selector: string): Promise<void> {
-  await page.evaluate((sel) => {
-    const w = window as unknown as { __seenAt?: number | null };
-    w.__seenAt = null;
-    const seen = () => {
-      if (w.__seenAt === null && document.querySelector(sel)) {
-        w.__seenAt = performance.timeOrigin + performance.now();
+  await page.evaluate(`(() => {
+    const sel = ${JSON.stringify(selector)};
+    window.__seenAt = null;
+    const observer = new MutationObserver(() => check());
+    function check() {
+      if (window.__seenAt === null && document.querySelector(sel)) {
+        window.__seenAt = performance.timeOrigin + performance.now();
         observer.disconnect();
       }
-    };
-    const observer = new MutationObserver(seen);
+    }
     observer.observe(document.body, { childList: true, subtree: true, attributes: true });
-    seen();
-  }, selector);
+    check();
+  })()`);
 }
 
-const seenAt = (page: Page) => eventually('the element to appear', () => page.evaluate(() => (window as unknown as { __seenAt?: number | null }).__seenAt ?? undefined));
+const seenAt = (page: Page) => eventually('the element to appear', async () => ((await page.evaluate('window.__seenAt')) as number | null) ?? undefined);
 
 /** Clicks the named button inside `scope` from within the page; returns the wall-clock time of the click. */
-function clickAt(page: Page, scope: string, name: string): Promise<number> {
-  return page.evaluate(
-    ([sel, label]) => {
-      const root = document.querySelector(sel);
-      const button = Array.from(root?.querySelectorAll('button') ?? []).find(
-        (b) => b.getAttribute('aria-label') === label || b.textContent?.trim() === label,
-      );
-      if (!button) throw new Error(`no button ${label} in ${sel}`);
-      const at = performance.timeOrigin + performance.now();
-      button.click();
-      return at;
-    },
-    [scope, name] as const,
-  );
+async function clickAt(page: Page, scope: string, name: string): Promise<number> {
+  return (await page.evaluate(`(() => {
+    const root = document.querySelector(${JSON.stringify(scope)});
+    const label = ${JSON.stringify(name)};
+    const button = Array.from(root ? root.querySelectorAll('button') : []).find(
+      (b) => b.getAttribute('aria-label') === label || (b.textContent || '').trim() === label);
+    if (!button) throw new Error('no button ' + label);
+    const at = performance.timeOrigin + performance.now();
+    button.click();
+    return at;
+  })()`)) as number;
 }
 
 /** Polls getStats in the page until inbound audio energy rises; returns that wall-clock time. */
-function agentHearsAt(page: Page): Promise<number> {
-  return page.evaluate(async () => {
-    const media = (window as unknown as { __softphoneMedia: { stats(): Promise<{ inboundEnergy: number }> } }).__softphoneMedia;
-    const deadline = performance.now() + 10_000;
+async function agentHearsAt(page: Page): Promise<number> {
+  return (await page.evaluate(`(async () => {
+    const deadline = performance.now() + 10000;
     while (performance.now() < deadline) {
-      const s = await media.stats().catch(() => ({ inboundEnergy: 0 }));
+      const s = await window.__softphoneMedia.stats().catch(() => ({ inboundEnergy: 0 }));
       if (s.inboundEnergy > 0) return performance.timeOrigin + performance.now();
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error('no inbound audio within 10 s');
-  });
+  })()`)) as number;
 }
 
 async function gatewayRequestAt(stack: Stack, action: string, match: (l: { callId?: string; at: number }) => boolean): Promise<{ at: number; callId?: string }> {
