@@ -1,0 +1,76 @@
+// The relay's shared state behind one interface, so that one relay process (memory) or several
+// behind one URL (Redis) behave alike. Everything that must be decided once for the whole team —
+// de-duplication, tombstones, the order of events, who claimed a call, who is available — is
+// decided here; each relay instance only fans out to the agents connected to it.
+import type { RelayEnvelope, RelayEvent } from '../../shared/events';
+
+export type Presence = 'available' | 'on_call' | 'dnd';
+
+/** Who an event is for, fixed when it is stored so that every instance and every replay agrees. */
+export type Audience =
+  /** Every connected agent (message events, events of calls nobody claimed). */
+  | { kind: 'everyone' }
+  /**
+   * An incoming call: it rings agents who are available when it is delivered. When
+   * `preferredAgentId` is set (the call came from that agent's voice_call button), only that agent
+   * gets it until `releaseAt`; then every available agent, unless the call was claimed or ended.
+   */
+  | { kind: 'ringing'; preferredAgentId?: string; releaseAt?: number }
+  /** A claimed call's later events: its owner only (plus `call.claimed` itself, which goes to everyone it rang). */
+  | { kind: 'agent'; agentId: string };
+
+export interface StoredEvent {
+  /** The resume cursor: increasing in the order the backend stored events, the same on every instance. */
+  cursor: string;
+  receivedAt: number;
+  event: RelayEvent;
+  audience: Audience;
+}
+
+export const envelopeOf = (e: StoredEvent): RelayEnvelope => ({ id: e.cursor, receivedAt: e.receivedAt, event: e.event });
+
+export type AppendOutcome =
+  | { stored: true; event: StoredEvent }
+  | { stored: false; reason: 'duplicate' | 'tombstoned' | 'stale' };
+
+export type ClaimOutcome = { won: true; agentId: string } | { won: false; agentId: string };
+
+export interface AppendInput {
+  event: RelayEvent;
+  receivedAt: number;
+  audience: Audience;
+}
+
+export interface RelayBackend {
+  readonly kind: 'memory' | 'redis';
+
+  /**
+   * Stores an event unless it is a duplicate (same call id and event kind/status, or same message
+   * id and status, within the de-duplication window), a connect for a tombstoned call, or a
+   * connect older than 60 s. A `call.terminated` leaves a tombstone. Atomic across instances.
+   */
+  append(input: AppendInput): Promise<AppendOutcome>;
+
+  /**
+   * Events stored after `cursor` (exclusive), oldest first, at most `limit`. A cursor this backend
+   * does not know (another deployment, trimmed away, malformed) → everything retained, so nothing
+   * is skipped; duplicates are harmless downstream. `undefined` → events of the last `sinceMs`.
+   */
+  readAfter(cursor: string | undefined, options: { limit: number; sinceMs: number }): Promise<StoredEvent[]>;
+
+  /** Every event stored by any instance, in cursor order, as it is stored. */
+  subscribe(listener: (event: StoredEvent) => void): () => void;
+
+  /** First claim wins, across instances. Claiming again as the winner still wins. */
+  claim(callId: string, agentId: string): Promise<ClaimOutcome>;
+  /** The winner of a call's claim, if any. */
+  claimOwner(callId: string): Promise<string | undefined>;
+  isTombstoned(callId: string): Promise<boolean>;
+
+  /** Presence per agent, shared by every instance; expires unless refreshed within `ttlMs`. */
+  setPresence(agentId: string, presence: Presence, ttlMs: number): Promise<void>;
+  /** A local mirror kept current by the backend (instances deliver without a round trip). */
+  presenceOf(agentId: string): Presence | undefined;
+
+  close(): Promise<void>;
+}
