@@ -1,0 +1,46 @@
+// The delivery rules every backend applies in the same way (protocol.md "Delivery rules"), so that a
+// team served by one memory relay or by several Redis-backed relays drops exactly the same events.
+import { STALE_CONNECT_MS, TOMBSTONE_TTL_MS } from '../../shared/call-state';
+import type { RelayEvent } from '../../shared/events';
+import { assertNever } from '../../shared/result';
+
+/** A claim lives as long as the call's tombstone: after that, nobody asks who answered it. */
+export const CLAIM_TTL_MS = TOMBSTONE_TTL_MS;
+
+export type ConnectEvent = Extract<RelayEvent, { type: 'call.incoming' | 'call.answered' }>;
+
+/** The events that make a call ring or connect: only these are blocked by tombstones and age. */
+export function isConnect(event: RelayEvent): event is ConnectEvent {
+  return event.type === 'call.incoming' || event.type === 'call.answered';
+}
+
+/** protocol.md: connects older than about 60 s are worthless (the caller has given up or been told "Not answered"). */
+export function isStaleConnect(event: RelayEvent, now: number): boolean {
+  return isConnect(event) && now - event.timestamp > STALE_CONNECT_MS;
+}
+
+/**
+ * The identity of an event for de-duplication: the service retries webhooks for days and several
+ * subscribers may forward the same one, so the same (call, kind[, status]) or (message, status) is
+ * stored once. A call ends once: `terminated` is keyed without its COMPLETED/FAILED status.
+ */
+export function dedupKeyOf(event: RelayEvent): string {
+  switch (event.type) {
+    case 'call.incoming':
+      return `call:${event.callId}:incoming`;
+    case 'call.answered':
+      return `call:${event.callId}:answered`;
+    case 'call.status':
+      return `call:${event.callId}:status:${event.status}`;
+    case 'call.terminated':
+      return `call:${event.callId}:terminated`;
+    case 'call.claimed':
+      return `call:${event.callId}:claimed`;
+    case 'message.inbound':
+      return `msg:${event.messageId}:inbound`;
+    case 'message.status':
+      return `msg:${event.messageId}:${event.status}`;
+    default:
+      return assertNever(event, 'relay event');
+  }
+}

@@ -1,0 +1,253 @@
+// The relay's shared state for a single relay process: everything in memory, bounded by time and
+// by size. Several relay instances need the Redis backend instead (redis-backend.ts).
+import { randomBytes } from 'node:crypto';
+import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
+import type { RelayEvent } from '../../shared/events';
+import { createLogger, type Logger } from '../../shared/log';
+import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
+import type { AppendInput, AppendOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+
+export interface MemoryBackendOptions {
+  /** How long stored events stay available for replay. */
+  retentionMs: number;
+  /** How long a seen (call, kind) or (message, status) is remembered. */
+  dedupWindowMs: number;
+  /** Hard caps, whatever the time windows say. */
+  maxEvents?: number;
+  /** Estimated size of all retained events (SDPs make call events a few KiB each). */
+  maxRetainedBytes?: number;
+  maxDedupKeys?: number;
+  now?: () => number;
+  logger?: Logger;
+}
+
+export const MEMORY_DEFAULTS = {
+  maxEvents: 20_000,
+  maxRetainedBytes: 64 * 1024 * 1024,
+  maxDedupKeys: 500_000,
+} as const;
+
+interface Retained {
+  seq: number;
+  /** When this backend stored it: retention and "the last sinceMs" count from here. */
+  storedAt: number;
+  size: number;
+  stored: StoredEvent;
+}
+
+/** Cursors are `<epoch>-<seq>`; the epoch starts with a letter so it never reads as a Redis stream id. */
+const CURSOR = /^(m[0-9a-f]{12})-(\d{1,15})$/;
+
+/**
+ * Cursors are `<epoch>-<seq>` with an epoch that is random per backend instance: a cursor from before
+ * a restart is recognised as foreign and its holder gets everything retained, instead of a replay
+ * that silently skips the new process's events.
+ */
+export class MemoryBackend implements RelayBackend {
+  readonly kind = 'memory' as const;
+  readonly epoch = `m${randomBytes(6).toString('hex')}`;
+
+  private readonly events: Retained[] = [];
+  private seq = 0;
+  private retainedBytes = 0;
+  /** key → expiry. Every key lives equally long, so insertion order is expiry order. */
+  private readonly seen = new Map<string, number>();
+  private readonly tombstones = new Map<string, number>();
+  private readonly claims = new Map<string, { agentId: string; expiresAt: number }>();
+  private readonly presence = new Map<string, { presence: Presence; expiresAt: number }>();
+  /** Replaced, never mutated, so a listener that (un)subscribes during delivery does not disturb it. */
+  private listeners: ReadonlyArray<(event: StoredEvent) => void> = [];
+  private closed = false;
+
+  private readonly now: () => number;
+  private readonly log: Logger;
+  private readonly maxEvents: number;
+  private readonly maxRetainedBytes: number;
+  private readonly maxDedupKeys: number;
+
+  constructor(private readonly options: MemoryBackendOptions) {
+    this.now = options.now ?? Date.now;
+    this.log = options.logger ?? createLogger('relay-backend');
+    this.maxEvents = Math.max(1, options.maxEvents ?? MEMORY_DEFAULTS.maxEvents);
+    this.maxRetainedBytes = options.maxRetainedBytes ?? MEMORY_DEFAULTS.maxRetainedBytes;
+    this.maxDedupKeys = Math.max(1, options.maxDedupKeys ?? MEMORY_DEFAULTS.maxDedupKeys);
+  }
+
+  /** Number of events retained for replay. */
+  get size(): number {
+    return this.events.length;
+  }
+
+  append(input: AppendInput): Promise<AppendOutcome> {
+    if (this.closed) return Promise.reject(new Error('The relay backend is closed'));
+    const now = this.now();
+    this.prune(now);
+    const { event } = input;
+    // The order of the checks is the Redis script's: stale, tombstoned, duplicate. A dropped event
+    // leaves no de-duplication key behind.
+    if (isStaleConnect(event, now)) return Promise.resolve({ stored: false, reason: 'stale' });
+    // protocol.md: a terminate can overtake its connect; the connect must then never ring.
+    if (isConnect(event) && this.tombstones.has(event.callId)) return Promise.resolve({ stored: false, reason: 'tombstoned' });
+    const key = dedupKeyOf(event);
+    if (this.seen.has(key)) return Promise.resolve({ stored: false, reason: 'duplicate' });
+    remember(this.seen, key, now + this.options.dedupWindowMs, this.maxDedupKeys);
+    if (event.type === 'call.terminated') remember(this.tombstones, event.callId, now + TOMBSTONE_TTL_MS, this.maxDedupKeys);
+
+    this.seq += 1;
+    const stored: StoredEvent = { cursor: `${this.epoch}-${this.seq}`, receivedAt: input.receivedAt, event, audience: input.audience };
+    const retained: Retained = { seq: this.seq, storedAt: now, size: estimateSize(event), stored };
+    this.events.push(retained);
+    this.retainedBytes += retained.size;
+    this.enforceCaps();
+
+    for (const listener of this.listeners) {
+      try {
+        listener(stored);
+      } catch (error) {
+        this.log.error('event listener failed', { error, cursor: stored.cursor });
+      }
+    }
+    return Promise.resolve({ stored: true, event: stored });
+  }
+
+  readAfter(cursor: string | undefined, options: { limit: number; sinceMs: number }): Promise<StoredEvent[]> {
+    const now = this.now();
+    this.prune(now);
+    const limit = Math.max(0, options.limit);
+    // An empty Last-Event-ID is no cursor at all, not a foreign one.
+    if (cursor === undefined || cursor.trim() === '') {
+      return Promise.resolve(this.slice(this.firstStoredAtOrAfter(now - options.sinceMs), limit));
+    }
+    const match = CURSOR.exec(cursor.trim());
+    const seq = match && match[1] === this.epoch ? Number(match[2]) : undefined;
+    // A seq this instance never issued cannot be trusted to mean "up to date".
+    if (seq === undefined || seq > this.seq) return Promise.resolve(this.slice(0, limit));
+    const head = this.events[0];
+    // Seqs are consecutive, so the position of the first event after `seq` is arithmetic.
+    const first = head === undefined ? 0 : Math.max(0, seq + 1 - head.seq);
+    return Promise.resolve(this.slice(first, limit));
+  }
+
+  subscribe(listener: (event: StoredEvent) => void): () => void {
+    if (this.closed) return () => {};
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  claim(callId: string, agentId: string): Promise<ClaimOutcome> {
+    const now = this.now();
+    expire(this.claims, now, (c) => c.expiresAt);
+    const owner = this.claims.get(callId);
+    if (owner) return Promise.resolve({ won: owner.agentId === agentId, agentId: owner.agentId });
+    this.claims.set(callId, { agentId, expiresAt: now + CLAIM_TTL_MS });
+    return Promise.resolve({ won: true, agentId });
+  }
+
+  claimOwner(callId: string): Promise<string | undefined> {
+    expire(this.claims, this.now(), (c) => c.expiresAt);
+    return Promise.resolve(this.claims.get(callId)?.agentId);
+  }
+
+  isTombstoned(callId: string): Promise<boolean> {
+    expire(this.tombstones, this.now(), (expiresAt) => expiresAt);
+    return Promise.resolve(this.tombstones.has(callId));
+  }
+
+  setPresence(agentId: string, presence: Presence, ttlMs: number): Promise<void> {
+    // Re-inserted so that the map stays in expiry order only where TTLs are equal; presenceOf checks
+    // each entry's own expiry anyway.
+    this.presence.delete(agentId);
+    this.presence.set(agentId, { presence, expiresAt: this.now() + ttlMs });
+    return Promise.resolve();
+  }
+
+  presenceOf(agentId: string): Presence | undefined {
+    const entry = this.presence.get(agentId);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= this.now()) {
+      this.presence.delete(agentId);
+      return undefined;
+    }
+    return entry.presence;
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    this.listeners = [];
+    return Promise.resolve();
+  }
+
+  private slice(from: number, limit: number): StoredEvent[] {
+    return this.events.slice(from, from + limit).map((e) => e.stored);
+  }
+
+  /** Events are appended in storedAt order, so a binary search finds where "the last sinceMs" starts. */
+  private firstStoredAtOrAfter(since: number): number {
+    let low = 0;
+    let high = this.events.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.events[mid]!.storedAt < since) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  private prune(now: number): void {
+    const oldest = now - this.options.retentionMs;
+    let drop = 0;
+    while (drop < this.events.length && this.events[drop]!.storedAt < oldest) drop += 1;
+    this.dropOldest(drop);
+    expire(this.seen, now, (expiresAt) => expiresAt);
+    expire(this.tombstones, now, (expiresAt) => expiresAt);
+  }
+
+  private enforceCaps(): void {
+    let drop = 0;
+    let bytes = this.retainedBytes;
+    // The newest event always stays, however large: it has to reach the agents.
+    while (drop < this.events.length - 1 && (this.events.length - drop > this.maxEvents || bytes > this.maxRetainedBytes)) {
+      bytes -= this.events[drop]!.size;
+      drop += 1;
+    }
+    this.dropOldest(drop);
+  }
+
+  private dropOldest(count: number): void {
+    if (count <= 0) return;
+    for (let i = 0; i < count; i += 1) this.retainedBytes -= this.events[i]!.size;
+    this.events.splice(0, count);
+  }
+}
+
+function remember(map: Map<string, number>, key: string, expiresAt: number, max: number): void {
+  map.set(key, expiresAt);
+  if (map.size > max) {
+    const oldest = map.keys().next();
+    if (!oldest.done) map.delete(oldest.value);
+  }
+}
+
+/** Drops expired entries from the front of a map kept in expiry order. */
+function expire<V>(map: Map<string, V>, now: number, expiryOf: (value: V) => number): void {
+  for (const [key, value] of map) {
+    if (expiryOf(value) > now) break;
+    map.delete(key);
+  }
+}
+
+/**
+ * Roughly the serialised size of an event. Exactness does not matter (the cap is a safety net for
+ * memory); serialising every event just to measure it would cost more than the cap saves.
+ */
+function estimateSize(event: RelayEvent): number {
+  let size = 64;
+  for (const value of Object.values(event)) {
+    if (typeof value === 'string') size += value.length + 16;
+    else if (typeof value === 'object' && value !== null) size += 128 * (Array.isArray(value) ? value.length + 1 : 1);
+    else size += 16;
+  }
+  return size;
+}

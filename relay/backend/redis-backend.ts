@@ -1,0 +1,522 @@
+// The relay's shared state in Redis, for several relay instances behind one URL. Every decision that
+// must be made once for the whole team (de-duplication, tombstones, order, claims) is made inside
+// Redis by one Lua script call; each instance then fans out what it reads from the shared stream.
+//
+// Layout (all keys and the channel under `keyPrefix`):
+//   events              stream; one entry per stored event, field `e` = {receivedAt, event, audience};
+//                       the entry id is the resume cursor, the same on every instance
+//   dedup:<key>         de-duplication keys (delivery-rules.ts), expiring after the de-dup window
+//   tombstone:<callId>  ended calls (1 h)
+//   claim:<callId>      the agent who won the call (1 h)
+//   presence            hash agentId → "<version> <json>"; the channel `presence` carries the same text
+//   presence:version    counter that orders presence updates
+import { createHash, randomBytes } from 'node:crypto';
+import { Redis, type RedisOptions } from 'ioredis';
+import { z } from 'zod';
+import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
+import { relayEventSchema } from '../../shared/events';
+import { createLogger, type Logger } from '../../shared/log';
+import { parseWith } from '../../shared/validation';
+import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
+import type { AppendInput, AppendOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+
+export interface RedisBackendOptions {
+  /** `redis://[:password@]host:port[/db]` */
+  url: string;
+  /** Default `relay:`. */
+  keyPrefix?: string;
+  retentionMs: number;
+  dedupWindowMs: number;
+  /** Approximate cap on the stream's length, whatever the retention says (Redis trims whole nodes). */
+  maxEvents?: number;
+  /** How long start-up may wait for Redis before giving up. */
+  connectTimeoutMs?: number;
+  now?: () => number;
+  logger?: Logger;
+}
+
+export const REDIS_DEFAULTS = {
+  keyPrefix: 'relay:',
+  maxEvents: 100_000,
+  connectTimeoutMs: 10_000,
+} as const;
+
+/** Entries per XREAD: bounds the work done between two looks at the event loop. */
+const READ_BATCH = 500;
+const READ_BLOCK_MS = 1_000;
+const RETRY_DELAY_MS = 250;
+const QUIT_TIMEOUT_MS = 2_000;
+
+/**
+ * KEYS: stream, dedup key, tombstone key. ARGV: dedup window ms, is connect, is terminate, tombstone
+ * ttl ms, now ms, min id kept, max length, payload.
+ * Checks in the memory backend's order (stale is decided before, in JS): tombstoned, duplicate.
+ * The entry id takes the instance's clock (`<now>-*`) so that "the last sinceMs" and retention mean
+ * the same on every backend; when that would go backwards (clock skew between instances), Redis
+ * picks the id (`*`), which is never smaller than the last one.
+ */
+const APPEND_LUA = `
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {'tombstoned'} end
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return {'duplicate'} end
+if ARGV[3] == '1' then redis.call('SET', KEYS[3], '1', 'PX', ARGV[4]) end
+local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], ARGV[5] .. '-*', 'e', ARGV[8])
+if type(id) == 'table' and id.err then
+  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], '*', 'e', ARGV[8])
+end
+redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[6])
+return {'stored', id}
+`;
+
+/** KEYS: claim key. ARGV: agent id, ttl ms. Returns the owner after the attempt. */
+const CLAIM_LUA = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return ARGV[1] end
+return redis.call('GET', KEYS[1])
+`;
+
+/** KEYS: presence hash, version counter. ARGV: agent id, record json, channel. Returns the version. */
+const PRESENCE_LUA = `
+local version = redis.call('INCR', KEYS[2])
+local text = version .. ' ' .. ARGV[2]
+redis.call('HSET', KEYS[1], ARGV[1], text)
+redis.call('PUBLISH', ARGV[3], text)
+return version
+`;
+
+interface LuaScript {
+  lua: string;
+  sha: string;
+}
+const script = (lua: string): LuaScript => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
+const APPEND = script(APPEND_LUA);
+const CLAIM = script(CLAIM_LUA);
+const SET_PRESENCE = script(PRESENCE_LUA);
+
+const audienceSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('everyone') }),
+  z.object({ kind: z.literal('ringing'), preferredAgentId: z.string().optional(), releaseAt: z.number().optional() }),
+  z.object({ kind: z.literal('agent'), agentId: z.string() }),
+]);
+const storedRecordSchema = z.object({ receivedAt: z.number(), event: relayEventSchema, audience: audienceSchema });
+
+const presenceRecordSchema = z.object({
+  agentId: z.string(),
+  presence: z.enum(['available', 'on_call', 'dnd']),
+  expiresAt: z.number(),
+});
+interface PresenceEntry {
+  presence: Presence;
+  expiresAt: number;
+  version: number;
+}
+type PresenceUpdate = PresenceEntry & { agentId: string };
+
+/** A stream id as Redis writes it: `<ms>-<seq>`, each an unsigned 64-bit integer. */
+const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
+const U64_MAX = (1n << 64n) - 1n;
+const MAX_COUNT = 1_000_000_000;
+
+function parseStreamId(text: string): [bigint, bigint] | undefined {
+  const match = STREAM_ID.exec(text);
+  if (!match) return undefined;
+  const ms = BigInt(match[1]!);
+  const seq = BigInt(match[2]!);
+  return ms > U64_MAX || seq > U64_MAX ? undefined : [ms, seq];
+}
+
+function compareStreamIds(a: [bigint, bigint], b: [bigint, bigint]): number {
+  if (a[0] !== b[0]) return a[0] < b[0] ? -1 : 1;
+  return a[1] === b[1] ? 0 : a[1] < b[1] ? -1 : 1;
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/** host:port for logs and errors: the URL may carry a password. */
+function describeTarget(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '6379'}`;
+  } catch {
+    return '(unparseable Redis URL)';
+  }
+}
+
+/**
+ * Redis-backed `RelayBackend`. Three connections per instance: commands, a blocking reader of the
+ * event stream, and a subscriber for presence. Open it with `RedisBackend.open`.
+ */
+export class RedisBackend implements RelayBackend {
+  readonly kind = 'redis' as const;
+
+  private listeners: ReadonlyArray<(event: StoredEvent) => void> = [];
+  private mirror = new Map<string, PresenceEntry>();
+  /** Presence updates seen while the mirror is being reloaded, re-applied on top of the reload. */
+  private presenceDuringReload: PresenceUpdate[] | undefined;
+  private closed = false;
+  private readLoop: Promise<void> = Promise.resolve();
+  /**
+   * Settles on close. The reader's pending XREAD is raced against it: a connection that is between
+   * two reconnect attempts when it is disconnected never settles its queued commands.
+   */
+  private readonly stopped: Promise<'stopped'>;
+  private stop: () => void = () => {};
+
+  private readonly streamKey: string;
+  private readonly presenceKey: string;
+  private readonly presenceVersionKey: string;
+  private readonly presenceChannel: string;
+  private readonly maxEvents: number;
+
+  private constructor(
+    /** Names this instance's connections (`relay-<instanceId>-<role>` in CLIENT LIST). */
+    readonly instanceId: string,
+    private readonly options: RedisBackendOptions,
+    private readonly prefix: string,
+    private readonly command: Redis,
+    private readonly reader: Redis,
+    private readonly presenceSubscriber: Redis,
+    /** The last stream id handed to listeners: the reader resumes after it, also after a reconnect. */
+    private lastDeliveredId: string,
+    private readonly now: () => number,
+    private readonly log: Logger,
+  ) {
+    this.streamKey = `${prefix}events`;
+    this.presenceKey = `${prefix}presence`;
+    this.presenceVersionKey = `${prefix}presence:version`;
+    this.presenceChannel = `${prefix}presence`;
+    this.maxEvents = Math.max(1, options.maxEvents ?? REDIS_DEFAULTS.maxEvents);
+    this.stopped = new Promise((resolve) => (this.stop = () => resolve('stopped')));
+  }
+
+  /** Connects, loads the presence mirror and starts reading the stream from its current end. */
+  static async open(options: RedisBackendOptions): Promise<RedisBackend> {
+    const prefix = options.keyPrefix ?? REDIS_DEFAULTS.keyPrefix;
+    const log = options.logger ?? createLogger('relay-backend');
+    const target = describeTarget(options.url);
+    const instance = randomBytes(4).toString('hex');
+    const connect = (role: string, extra: RedisOptions = {}): Redis => {
+      const connection = new Redis(options.url, {
+        // RESP2: the stream replies have the shapes of the Redis documentation (RESP3 maps would be
+        // flattened differently by the client).
+        protocol: 2,
+        lazyConnect: true,
+        connectionName: `relay-${instance}-${role}`,
+        ...extra,
+      });
+      connection.on('error', (error: unknown) => log.warn('redis connection error', { role, target, error }));
+      return connection;
+    };
+    const command = connect('commands');
+    // The reader waits for Redis to come back instead of failing its XREAD: it then resumes from
+    // the last id it delivered, so no event is lost across a reconnect.
+    const reader = connect('stream', { maxRetriesPerRequest: null });
+    const presenceSubscriber = connect('presence', { autoResubscribe: false, maxRetriesPerRequest: null });
+    const connections = [command, reader, presenceSubscriber];
+
+    const timeoutMs = options.connectTimeoutMs ?? REDIS_DEFAULTS.connectTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis at ${target} did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const withinTimeout = <T>(step: Promise<T>): Promise<T> => {
+      // A step that loses the race fails later, when its connection is dropped: nobody waits for it.
+      step.catch(() => undefined);
+      return Promise.race([step, timeout]);
+    };
+    try {
+      await withinTimeout(Promise.all(connections.map((c) => c.connect())));
+      const lastId = await withinTimeout(lastStreamId(command, `${prefix}events`));
+      const backend = new RedisBackend(instance, options, prefix, command, reader, presenceSubscriber, lastId, options.now ?? Date.now, log);
+      await withinTimeout(backend.startPresence());
+      backend.readLoop = backend.runReadLoop();
+      log.info('redis backend ready', { target, prefix });
+      return backend;
+    } catch (error) {
+      for (const connection of connections) connection.disconnect();
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new Error(`Cannot use Redis at ${target}: ${reason}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async append(input: AppendInput): Promise<AppendOutcome> {
+    if (this.closed) throw new Error('The relay backend is closed');
+    const { event } = input;
+    const now = this.now();
+    // Decided here, not in the script: it depends only on the event and this instance's clock.
+    if (isStaleConnect(event, now)) return { stored: false, reason: 'stale' };
+    const payload = JSON.stringify({ receivedAt: input.receivedAt, event, audience: input.audience });
+    const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event)}`;
+    // Message events have no call: their tombstone key is never read or written by the script.
+    const tombstoneKey = 'callId' in event ? this.tombstoneKey(event.callId) : dedupKey;
+    const reply = await this.runScript(
+      APPEND,
+      [this.streamKey, dedupKey, tombstoneKey],
+      [
+        this.options.dedupWindowMs,
+        isConnect(event) ? 1 : 0,
+        event.type === 'call.terminated' ? 1 : 0,
+        TOMBSTONE_TTL_MS,
+        Math.max(0, Math.floor(now)),
+        `${Math.max(0, Math.floor(now - this.options.retentionMs))}-0`,
+        this.maxEvents,
+        payload,
+      ],
+    );
+    if (!Array.isArray(reply)) throw new Error('Unexpected reply from the append script');
+    const [status, id] = reply as unknown[];
+    if (status === 'tombstoned' || status === 'duplicate') return { stored: false, reason: status };
+    if (status !== 'stored' || typeof id !== 'string') throw new Error('Unexpected reply from the append script');
+    return { stored: true, event: { cursor: id, receivedAt: input.receivedAt, event, audience: input.audience } };
+  }
+
+  async readAfter(cursor: string | undefined, options: { limit: number; sinceMs: number }): Promise<StoredEvent[]> {
+    // XRANGE's COUNT must be an integer; "no limit" (Infinity) becomes a very large one.
+    const count = Math.min(Math.max(0, Math.floor(options.limit)), MAX_COUNT);
+    if (!(count > 0)) return [];
+    const now = this.now();
+    // Entries older than the retention may still sit in a node Redis has not trimmed yet.
+    const oldestKept = `${Math.max(0, Math.floor(now - this.options.retentionMs))}-0`;
+    const trimmed = cursor?.trim() ?? '';
+    // An empty Last-Event-ID is no cursor at all, not a foreign one.
+    if (trimmed === '') {
+      const since = Math.max(0, Math.floor(now - Math.min(options.sinceMs, this.options.retentionMs)));
+      return this.range(`${since}-0`, count);
+    }
+    const position = parseStreamId(trimmed);
+    // Nothing can follow the largest id (and Redis refuses an interval that starts after it).
+    if (!position || (position[0] === U64_MAX && position[1] === U64_MAX)) return this.range(oldestKept, count);
+    const oldest = parseStreamId(oldestKept)!;
+    const start = compareStreamIds(position, oldest) < 0 ? oldestKept : `(${trimmed}`;
+    const [events, newest] = await Promise.all([this.range(start, count), lastStreamId(this.command, this.streamKey)]);
+    // A cursor beyond anything this stream issued (another deployment, a flushed Redis) cannot mean
+    // "up to date": its holder gets everything retained.
+    const newestId = parseStreamId(newest);
+    if (events.length === 0 && newestId && newest !== '0-0' && compareStreamIds(position, newestId) > 0) return this.range(oldestKept, count);
+    return events;
+  }
+
+  subscribe(listener: (event: StoredEvent) => void): () => void {
+    if (this.closed) return () => {};
+    this.listeners = [...this.listeners, listener];
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  async claim(callId: string, agentId: string): Promise<ClaimOutcome> {
+    const owner = await this.runScript(CLAIM, [this.claimKey(callId)], [agentId, CLAIM_TTL_MS]);
+    if (typeof owner !== 'string') throw new Error('Unexpected reply from the claim script');
+    return { won: owner === agentId, agentId: owner };
+  }
+
+  async claimOwner(callId: string): Promise<string | undefined> {
+    const owner = await this.command.get(this.claimKey(callId));
+    return owner ?? undefined;
+  }
+
+  async isTombstoned(callId: string): Promise<boolean> {
+    return (await this.command.exists(this.tombstoneKey(callId))) === 1;
+  }
+
+  async setPresence(agentId: string, presence: Presence, ttlMs: number): Promise<void> {
+    const expiresAt = this.now() + ttlMs;
+    const record = JSON.stringify({ agentId, presence, expiresAt });
+    const version = await this.runScript(SET_PRESENCE, [this.presenceKey, this.presenceVersionKey], [agentId, record, this.presenceChannel]);
+    if (typeof version !== 'number') throw new Error('Unexpected reply from the presence script');
+    // Mirrored at once, so this instance never reads its own update as missing.
+    this.applyPresence({ agentId, presence, expiresAt, version });
+  }
+
+  presenceOf(agentId: string): Presence | undefined {
+    const entry = this.mirror.get(agentId);
+    return entry && entry.expiresAt > this.now() ? entry.presence : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners = [];
+    this.stop();
+    this.reader.disconnect();
+    this.presenceSubscriber.disconnect();
+    await this.readLoop;
+    if (this.command.status === 'ready') {
+      // Lets in-flight commands finish, but not for ever: the process must be able to exit.
+      let timer: NodeJS.Timeout | undefined;
+      const quitting = this.command.quit().catch(() => undefined);
+      await Promise.race([quitting, new Promise<void>((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS)))]);
+      clearTimeout(timer);
+    }
+    this.command.disconnect();
+  }
+
+  private tombstoneKey(callId: string): string {
+    return `${this.prefix}tombstone:${callId}`;
+  }
+
+  private claimKey(callId: string): string {
+    return `${this.prefix}claim:${callId}`;
+  }
+
+  /** One round trip: EVALSHA, and EVAL only when Redis does not have the script (restart, SCRIPT FLUSH). */
+  private async runScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
+    try {
+      return await this.command.evalsha(script.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!isNoScript(error)) throw error;
+      return this.command.eval(script.lua, keys.length, ...keys, ...args);
+    }
+  }
+
+  private async range(start: string, count: number): Promise<StoredEvent[]> {
+    const reply = await this.command.call('XRANGE', this.streamKey, start, '+', 'COUNT', String(count));
+    return this.parseEntries(reply);
+  }
+
+  private parseEntries(entries: unknown): StoredEvent[] {
+    if (!Array.isArray(entries)) return [];
+    const events: StoredEvent[] = [];
+    for (const entry of entries as unknown[]) {
+      const parsed = this.parseEntry(entry);
+      if (parsed) events.push(parsed);
+    }
+    return events;
+  }
+
+  /** Stream entries are outside data too (another relay version may have written them). */
+  private parseEntry(entry: unknown): StoredEvent | undefined {
+    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !Array.isArray(entry[1])) return undefined;
+    const cursor = entry[0];
+    const fields = entry[1] as unknown[];
+    const index = fields.findIndex((f, i) => i % 2 === 0 && f === 'e');
+    const text = index >= 0 ? fields[index + 1] : undefined;
+    let data: unknown;
+    try {
+      data = typeof text === 'string' ? JSON.parse(text) : undefined;
+    } catch {
+      data = undefined;
+    }
+    const record = parseWith(storedRecordSchema, data);
+    if (!record.ok) {
+      this.log.warn('skipped an unreadable stream entry', { cursor, error: record.error.message });
+      return undefined;
+    }
+    return { cursor, ...record.value };
+  }
+
+  private async runReadLoop(): Promise<void> {
+    while (!this.closed) {
+      let reply: unknown;
+      try {
+        const reading = this.reader.call('XREAD', 'COUNT', String(READ_BATCH), 'BLOCK', String(READ_BLOCK_MS), 'STREAMS', this.streamKey, this.lastDeliveredId);
+        // Once stopped, nobody waits for it any more; its late failure is expected.
+        reading.catch(() => undefined);
+        reply = await Promise.race([reading, this.stopped]);
+      } catch (error) {
+        if (this.closed) return;
+        this.log.warn('reading the event stream failed; retrying', { error });
+        await Promise.race([delay(RETRY_DELAY_MS), this.stopped]);
+        continue;
+      }
+      if (this.closed) return;
+      this.deliver(reply);
+    }
+  }
+
+  /** XREAD's reply: [[streamKey, [[id, fields], …]]], or null when the block timed out. */
+  private deliver(reply: unknown): void {
+    if (!Array.isArray(reply)) return;
+    for (const stream of reply as unknown[]) {
+      if (!Array.isArray(stream) || !Array.isArray(stream[1])) continue;
+      for (const entry of stream[1] as unknown[]) {
+        if (!Array.isArray(entry) || typeof entry[0] !== 'string') continue;
+        this.lastDeliveredId = entry[0];
+        const event = this.parseEntry(entry);
+        if (!event) continue;
+        for (const listener of this.listeners) {
+          try {
+            listener(event);
+          } catch (error) {
+            this.log.error('event listener failed', { error, cursor: event.cursor });
+          }
+        }
+      }
+    }
+  }
+
+  private async startPresence(): Promise<void> {
+    this.presenceSubscriber.on('message', (channel: string, text: string) => {
+      if (channel !== this.presenceChannel) return;
+      const update = parsePresence(text);
+      if (update) this.applyPresence(update);
+      else this.log.warn('skipped an unreadable presence update');
+    });
+    // Updates published while the subscriber was away are lost: reload after every reconnect.
+    this.presenceSubscriber.on('ready', () => {
+      if (this.closed) return;
+      this.subscribeAndReload().catch((error: unknown) => {
+        if (!this.closed) this.log.warn('reloading presence failed', { error });
+      });
+    });
+    await this.subscribeAndReload();
+  }
+
+  /** Subscribes first, then loads the hash, so no update falls between the two. */
+  private async subscribeAndReload(): Promise<void> {
+    await this.presenceSubscriber.subscribe(this.presenceChannel);
+    const during: PresenceUpdate[] = [];
+    this.presenceDuringReload = during;
+    try {
+      const all = await this.command.hgetall(this.presenceKey);
+      // Replaced rather than merged: after a Redis restart the versions start again from 1.
+      const fresh = new Map<string, PresenceEntry>();
+      for (const [agentId, text] of Object.entries(all)) {
+        const update = parsePresence(text);
+        if (update && update.agentId === agentId) putPresence(fresh, update);
+      }
+      for (const update of during) putPresence(fresh, update);
+      this.mirror = fresh;
+    } finally {
+      if (this.presenceDuringReload === during) this.presenceDuringReload = undefined;
+    }
+  }
+
+  private applyPresence(update: PresenceUpdate): void {
+    putPresence(this.mirror, update);
+    this.presenceDuringReload?.push(update);
+  }
+}
+
+function putPresence(mirror: Map<string, PresenceEntry>, update: PresenceUpdate): void {
+  const current = mirror.get(update.agentId);
+  // Messages on the channel and the reload race each other; the version orders them.
+  if (current && current.version >= update.version) return;
+  mirror.set(update.agentId, { presence: update.presence, expiresAt: update.expiresAt, version: update.version });
+}
+
+/** `<version> <json>` as the presence script writes it. */
+function parsePresence(text: string): PresenceUpdate | undefined {
+  const space = text.indexOf(' ');
+  const version = Number(text.slice(0, space));
+  if (space <= 0 || !Number.isSafeInteger(version)) return undefined;
+  let data: unknown;
+  try {
+    data = JSON.parse(text.slice(space + 1));
+  } catch {
+    return undefined;
+  }
+  const record = parseWith(presenceRecordSchema, data);
+  return record.ok ? { ...record.value, version } : undefined;
+}
+
+/** The id of the newest entry, or `0-0` when the stream is empty or missing. */
+async function lastStreamId(redis: Redis, streamKey: string): Promise<string> {
+  const reply = await redis.call('XREVRANGE', streamKey, '+', '-', 'COUNT', '1');
+  if (Array.isArray(reply) && Array.isArray(reply[0]) && typeof reply[0][0] === 'string') return reply[0][0];
+  return '0-0';
+}

@@ -1,0 +1,195 @@
+// What only the Redis backend promises: several relay instances on one Redis behave as one relay,
+// and an instance that dies or loses its connection loses no event.
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createBackend } from '../../../relay/backend/index';
+import { RedisBackend } from '../../../relay/backend/redis-backend';
+import type { RelayBackend, StoredEvent } from '../../../relay/backend/types';
+import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
+import { FakeClock, RecordingLogger, eventually, inbound, incoming, input, recorder, store } from './backend-fixtures';
+
+const all = { limit: 10_000, sinceMs: 60 * 60_000 };
+const cursorsOf = (events: StoredEvent[]) => events.map((e) => e.cursor);
+
+describe('RedisBackend', () => {
+  let redis: RedisHandle;
+  let admin: Redis;
+  let opened: RelayBackend[] = [];
+  let prefixes: string[] = [];
+  let logger = new RecordingLogger();
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    admin = new Redis(redis.url, { protocol: 2 });
+  });
+  afterAll(async () => {
+    await admin.quit();
+    await redis.stop();
+  });
+  afterEach(async () => {
+    await Promise.all(opened.map((b) => b.close()));
+    for (const prefix of prefixes) await redis.removeKeys(prefix);
+    opened = [];
+    prefixes = [];
+    logger = new RecordingLogger();
+  });
+
+  const open = async (keyPrefix: string, clock = new FakeClock()) => {
+    if (!prefixes.includes(keyPrefix)) prefixes.push(keyPrefix);
+    const backend = await RedisBackend.open({ url: redis.url, keyPrefix, retentionMs: 10 * 60_000, dedupWindowMs: 24 * 60 * 60_000, now: clock.now, logger });
+    opened.push(backend);
+    return backend;
+  };
+  const pair = async () => {
+    const prefix = uniquePrefix('relay-pair');
+    return [await open(prefix), await open(prefix)] as const;
+  };
+  /** Drops one of the backends' connections the way a network failure would (only theirs: the server may be shared). */
+  const killConnection = async (backends: readonly RelayBackend[], role: 'stream' | 'presence' | 'commands') => {
+    const names = backends.map((b) => (b instanceof RedisBackend ? `name=relay-${b.instanceId}-${role} ` : 'none'));
+    const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', role === 'presence' ? 'pubsub' : 'normal'));
+    const ids = clients
+      .split('\n')
+      .filter((line) => names.some((name) => line.includes(name)))
+      .map((line) => /id=(\d+)/.exec(line)?.[1])
+      .filter((id): id is string => id !== undefined);
+    expect(ids).toHaveLength(backends.length);
+    for (const id of ids) await admin.call('CLIENT', 'KILL', 'ID', id);
+  };
+
+  it('delivers an event stored by one instance to the subscribers of the other', async () => {
+    const [a, b] = await pair();
+    const atA = recorder(a);
+    const atB = recorder(b);
+    const first = await store(a, inbound('m1', Date.now()), Date.now());
+    const second = await store(b, inbound('m2', Date.now()), Date.now());
+    await eventually(() => atA.events.length === 2 && atB.events.length === 2, 'delivery on both instances');
+    expect(cursorsOf(atA.events)).toEqual([first.cursor, second.cursor]);
+    expect(atB.events).toEqual(atA.events);
+  });
+
+  it('refuses on one instance a duplicate stored by the other, and a connect tombstoned there', async () => {
+    const [a, b] = await pair();
+    const t = Date.now();
+    await store(a, incoming('c1', t), t);
+    expect(await b.append(input(incoming('c1', t), t))).toEqual({ stored: false, reason: 'duplicate' });
+    await store(a, { type: 'call.terminated', callId: 'c2', status: 'COMPLETED', timestamp: t }, t);
+    expect(await b.isTombstoned('c2')).toBe(true);
+    expect(await b.append(input(incoming('c2', t), t))).toEqual({ stored: false, reason: 'tombstoned' });
+  });
+
+  it('lets one agent win a call claimed concurrently through both instances', async () => {
+    const [a, b] = await pair();
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).claim('c-race', `agent-${i}`)));
+    const winners = outcomes.filter((o) => o.won);
+    expect(winners).toHaveLength(1);
+    expect(new Set(outcomes.map((o) => o.agentId)).size).toBe(1);
+    expect(await a.claimOwner('c-race')).toBe(winners[0]!.agentId);
+    expect(await b.claimOwner('c-race')).toBe(winners[0]!.agentId);
+  });
+
+  it('mirrors presence set on one instance in the other, and in instances opened later', async () => {
+    const prefix = uniquePrefix('relay-presence');
+    const a = await open(prefix);
+    const b = await open(prefix);
+    await a.setPresence('alice', 'on_call', 60_000);
+    await eventually(() => b.presenceOf('alice') === 'on_call', 'presence on the other instance');
+    await b.setPresence('alice', 'dnd', 60_000);
+    await eventually(() => a.presenceOf('alice') === 'dnd', 'the change back on the first instance');
+    const late = await open(prefix);
+    expect(late.presenceOf('alice')).toBe('dnd');
+  });
+
+  it('keeps serving when one instance dies; the other replays everything after its last cursor', async () => {
+    const [a, b] = await pair();
+    const atA = recorder(a);
+    for (let i = 0; i < 5; i += 1) await store(i % 2 === 0 ? a : b, inbound(`before-${i}`, Date.now()), Date.now());
+    await eventually(() => atA.events.length === 5, 'delivery before the crash');
+    const lastSeenByA = atA.events.at(-1)!.cursor;
+    await a.close();
+    const after: StoredEvent[] = [];
+    for (let i = 0; i < 5; i += 1) after.push(await store(b, inbound(`after-${i}`, Date.now()), Date.now()));
+    expect(cursorsOf(await b.readAfter(lastSeenByA, all))).toEqual(cursorsOf(after));
+    expect(await b.claim('c1', 'bob')).toEqual({ won: true, agentId: 'bob' });
+  });
+
+  it('resumes its stream after a dropped connection without losing an event', async () => {
+    const [a, b] = await pair();
+    const atB = recorder(b);
+    await store(a, inbound('m0', Date.now()), Date.now());
+    await eventually(() => atB.events.length === 1, 'first delivery');
+    await killConnection([a, b], 'stream');
+    const stored: StoredEvent[] = [];
+    for (let i = 1; i <= 20; i += 1) stored.push(await store(a, inbound(`m${i}`, Date.now()), Date.now()));
+    await eventually(() => atB.events.length === 21, 'delivery after the reconnect');
+    expect(cursorsOf(atB.events.slice(1))).toEqual(cursorsOf(stored));
+  });
+
+  it('keeps storing after its command connection dropped', async () => {
+    const [a, b] = await pair();
+    const atB = recorder(b);
+    await killConnection([a], 'commands');
+    const stored = await store(a, inbound('m1', Date.now()), Date.now());
+    expect(await a.claim('c1', 'alice')).toEqual({ won: true, agentId: 'alice' });
+    await eventually(() => atB.events.length === 1, 'delivery of the event stored after the reconnect');
+    expect(atB.events[0]!.cursor).toBe(stored.cursor);
+  });
+
+  it('reloads presence after its subscriber reconnects', async () => {
+    const [a, b] = await pair();
+    await killConnection([a, b], 'presence');
+    // Published while the subscribers were away: only the reload can bring it.
+    await a.setPresence('carol', 'dnd', 60_000);
+    await eventually(() => b.presenceOf('carol') === 'dnd', 'presence after the reconnect');
+  });
+
+  it('runs its scripts again after Redis forgot them', async () => {
+    const backend = await open(uniquePrefix('relay-flush'));
+    await admin.call('SCRIPT', 'FLUSH');
+    expect((await backend.append(input(inbound('m1', Date.now()), Date.now()))).stored).toBe(true);
+    expect(await backend.claim('c1', 'alice')).toEqual({ won: true, agentId: 'alice' });
+    await backend.setPresence('alice', 'available', 60_000);
+    expect(backend.presenceOf('alice')).toBe('available');
+  });
+
+  it('skips a stream entry it cannot read and keeps delivering', async () => {
+    const prefix = uniquePrefix('relay-bad-entry');
+    const backend = await open(prefix);
+    const seen = recorder(backend);
+    await admin.xadd(`${prefix}events`, '*', 'e', '{"receivedAt":"soon"}');
+    await admin.xadd(`${prefix}events`, '*', 'other', 'field');
+    const good = await store(backend, inbound('m1', Date.now()), Date.now());
+    await eventually(() => seen.events.length === 1, 'the good event');
+    expect(seen.events[0]!.cursor).toBe(good.cursor);
+    expect(cursorsOf(await backend.readAfter(undefined, all))).toEqual([good.cursor]);
+    expect(logger.messages('warn')).toContain('skipped an unreadable stream entry');
+  });
+
+  it('uses the same stream id for a clock that lags behind another instance', async () => {
+    const prefix = uniquePrefix('relay-skew');
+    const ahead = await open(prefix, new FakeClock(Date.now() + 5_000));
+    const behind = await open(prefix, new FakeClock(Date.now()));
+    const first = await store(ahead, inbound('m1', Date.now()), Date.now());
+    const second = await store(behind, inbound('m2', Date.now()), Date.now());
+    expect(cursorsOf(await behind.readAfter(first.cursor, all))).toEqual([second.cursor]);
+  });
+
+  it('is what createBackend makes with a Redis URL, under the given prefix', async () => {
+    const prefix = uniquePrefix('relay-factory');
+    prefixes.push(prefix);
+    const backend = await createBackend({ redisUrl: redis.url, keyPrefix: prefix, retentionMs: 60_000, dedupWindowMs: 60_000, logger });
+    opened.push(backend);
+    expect(backend).toBeInstanceOf(RedisBackend);
+    expect(backend.kind).toBe('redis');
+    await store(backend, inbound('m1', Date.now()), Date.now());
+    expect(await admin.xlen(`${prefix}events`)).toBe(1);
+  });
+
+  it('refuses to start when Redis cannot be reached, and never shows the password', async () => {
+    const dead = 'redis://user:hunter2@127.0.0.1:1';
+    const attempt = createBackend({ redisUrl: dead, retentionMs: 60_000, dedupWindowMs: 60_000, logger });
+    await expect(attempt).rejects.toThrow(/Cannot use Redis at 127\.0\.0\.1:1/);
+    await expect(attempt).rejects.not.toThrow(/hunter2/);
+    expect(JSON.stringify(logger.lines)).not.toContain('hunter2');
+  });
+});
