@@ -3,26 +3,47 @@
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result } from '../shared/result';
+import { AGENT_ID_PATTERN, AGENT_ID_RULE } from './agent-directory';
 
 export interface RelayCliConfig {
   port: number;
   host: string;
   appSecret: string;
   verifyToken?: string;
+  /** Plain tokens (development, older set-ups): agents `agent-1`, `agent-2`, … */
   agentTokens: string[];
+  /** The agents file with hashed tokens (relay/README.md "Agents"). */
+  agentsPath?: string;
+  /** `redis://…`: the Redis backend; absent: memory. */
+  redisUrl?: string;
+  redisPrefix?: string;
   logLevel: LogLevel;
+}
+
+/** `npm run relay -- add-agent …` */
+export interface AddAgentCommand {
+  agentsPath: string;
+  id: string;
+  name: string;
 }
 
 export const DEFAULT_RELAY_PORT = 8787;
 
-export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S --agent-token T [--agent-token T2 …] [--verify-token V] [--port P] [--host H] [--log-level L]
+export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
+       npm run relay -- add-agent --agents FILE --id ID [--name NAME]
 
-  --port P          port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
-  --host H          address to listen on (default 127.0.0.1)                     env RELAY_HOST
-  --app-secret S    the app secret that signs webhooks (X-Hub-Signature-256)     env RELAY_APP_SECRET
-  --verify-token V  the token of the webhook subscription handshake              env RELAY_VERIFY_TOKEN
-  --agent-token T   a token agents present on /events; repeat for more           env RELAY_AGENT_TOKENS (comma-separated)
-  --log-level L     debug, info, warn or error (default info)                    env RELAY_LOG_LEVEL`;
+  --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
+  --host H            address to listen on (default 127.0.0.1)                     env RELAY_HOST
+  --app-secret S      the app secret that signs webhooks (X-Hub-Signature-256)     env RELAY_APP_SECRET
+  --verify-token V    the token of the webhook subscription handshake              env RELAY_VERIFY_TOKEN
+  --agents FILE       the agents file (ids, names, sha-256 of their tokens)        env RELAY_AGENTS
+  --agent-token T     a plain agent token (agent-1, agent-2, …); repeat for more   env RELAY_AGENT_TOKENS (comma-separated)
+  --redis URL         redis://host:port: share state with other relay instances    env RELAY_REDIS_URL
+  --redis-prefix P    prefix of the relay's Redis keys (default relay:)            env RELAY_REDIS_PREFIX
+  --log-level L       debug, info, warn or error (default info)                    env RELAY_LOG_LEVEL
+
+add-agent creates a random token for a new agent, prints it once and stores only its sha-256
+in FILE (created with mode 0600 when missing). SIGHUP makes a running relay re-read --agents.`;
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
@@ -40,6 +61,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         'app-secret': { type: 'string' },
         'verify-token': { type: 'string' },
         'agent-token': { type: 'string', multiple: true },
+        agents: { type: 'string' },
+        redis: { type: 'string' },
+        'redis-prefix': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -81,7 +105,10 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
           .split(',')
           .map((t) => t.trim())
           .filter((t) => t !== '');
-  if (agentTokens.length === 0) return err('invalid_input', '--agent-token is required at least once (or RELAY_AGENT_TOKENS, comma-separated)', { field: '--agent-token' });
+  const agentsPath = flag('agents', 'RELAY_AGENTS');
+  if (agentTokens.length === 0 && agentsPath === undefined) {
+    return err('invalid_input', '--agents FILE or --agent-token is required (or RELAY_AGENTS / RELAY_AGENT_TOKENS): without agents nobody can connect', { field: '--agents' });
+  }
   for (const token of agentTokens) {
     // The same rule as the agent token in the app's settings (shared/settings.ts).
     if (token.length < 8 || /\s/.test(token)) {
@@ -92,7 +119,61 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   const logLevel = (flag('log-level', 'RELAY_LOG_LEVEL') ?? 'info').trim() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) return err('invalid_input', `--log-level must be one of ${LOG_LEVELS.join(', ')}`, { field: '--log-level' });
 
-  return ok({ port: Number(portText), host, appSecret, verifyToken, agentTokens, logLevel });
+  const redisUrl = flag('redis', 'RELAY_REDIS_URL');
+  if (redisUrl !== undefined && !isRedisUrl(redisUrl)) {
+    // The URL may hold a password: it is not echoed.
+    return err('invalid_input', '--redis must be a redis://host:port or rediss://host:port URL', { field: '--redis' });
+  }
+  const redisPrefix = flag('redis-prefix', 'RELAY_REDIS_PREFIX');
+  if (redisPrefix !== undefined && !/^[A-Za-z0-9:_.{}-]{1,64}$/.test(redisPrefix)) {
+    return err('invalid_input', `--redis-prefix must be 1 to 64 letters, digits or any of : _ . - { } (got "${redisPrefix}")`, { field: '--redis-prefix' });
+  }
+
+  return ok({
+    port: Number(portText),
+    host,
+    appSecret,
+    verifyToken,
+    agentTokens,
+    logLevel,
+    ...(agentsPath !== undefined ? { agentsPath } : {}),
+    ...(redisUrl !== undefined ? { redisUrl } : {}),
+    ...(redisPrefix !== undefined ? { redisPrefix } : {}),
+  });
+}
+
+/** `add-agent` (the word itself already removed from `argv`). */
+export function parseAddAgentCli(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<AddAgentCommand | 'help'> {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: { agents: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    }));
+  } catch (e) {
+    return err('invalid_input', describeParseError(e));
+  }
+  if (values.help === true) return ok('help');
+  const text = (v: unknown) => (typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined);
+  const agentsPath = text(values.agents) ?? text(env.RELAY_AGENTS);
+  if (agentsPath === undefined) return err('invalid_input', '--agents FILE is required: the agents file to add to (created when missing)', { field: '--agents' });
+  const id = text(values.id);
+  if (id === undefined) return err('invalid_input', '--id is required: the new agent\'s id, e.g. --id alice', { field: '--id' });
+  if (!AGENT_ID_PATTERN.test(id)) return err('invalid_input', `--id ${AGENT_ID_RULE} (got "${id}")`, { field: '--id' });
+  const name = text(values.name) ?? id;
+  if (name.length > 200) return err('invalid_input', '--name must be at most 200 characters', { field: '--name' });
+  return ok({ agentsPath, id, name });
+}
+
+function isRedisUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 function describeParseError(e: unknown): string {

@@ -1,10 +1,15 @@
-// `npm run relay -- …`: the standalone webhook relay (relay/README.md).
+// `npm run relay -- …`: the standalone webhook relay, and `npm run relay -- add-agent …` (relay/README.md).
 import { configureLogging, createLogger } from '../shared/log';
-import { parseRelayCli, RELAY_USAGE } from './cli-options';
-import { startRelay } from './server';
+import type { AgentConfig } from './agent-directory';
+import { addAgentToFile, readAgentsFile } from './agents-file';
+import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from './cli-options';
+import { startRelay, type RelayServer } from './server';
 
-async function main(): Promise<number> {
-  const parsed = parseRelayCli(process.argv.slice(2), process.env);
+/** Exit code 2: the command line (or a file it names) is wrong; 1: the relay could not run. */
+async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'add-agent') return addAgent(argv.slice(1));
+
+  const parsed = parseRelayCli(argv, process.env);
   if (!parsed.ok) {
     console.error(`relay: ${parsed.error.message}`);
     return 2;
@@ -17,28 +22,56 @@ async function main(): Promise<number> {
   configureLogging({ level: config.logLevel });
   const logger = createLogger('relay');
 
-  let relay;
+  let agents: AgentConfig[] = [];
+  if (config.agentsPath !== undefined) {
+    const read = await readAgentsFile(config.agentsPath);
+    if (!read.ok) {
+      console.error(`relay: --agents: ${read.error.message}`);
+      return 2;
+    }
+    agents = read.value;
+  }
+
+  let relay: RelayServer;
   try {
     relay = await startRelay({
       port: config.port,
       host: config.host,
       appSecret: config.appSecret,
       verifyToken: config.verifyToken,
+      agents,
       agentTokens: config.agentTokens,
+      ...(config.redisUrl !== undefined ? { redisUrl: config.redisUrl } : {}),
+      ...(config.redisPrefix !== undefined ? { redisPrefix: config.redisPrefix } : {}),
       logger,
     });
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    const reason = code === 'EADDRINUSE' ? `port ${config.port} is already in use` : code === 'EACCES' ? `no permission to listen on port ${config.port}` : (e as Error).message;
-    console.error(`relay: cannot listen on ${config.host}:${config.port}: ${reason}`);
+    const reason = code === 'EADDRINUSE' ? `port ${config.port} is already in use` : code === 'EACCES' ? `no permission to listen on port ${config.port}` : undefined;
+    if (reason !== undefined) console.error(`relay: cannot listen on ${config.host}:${config.port}: ${reason}`);
+    else console.error(`relay: cannot start: ${(e as Error).message}`);
     return 1;
   }
   console.log(`relay listening on ${relay.url}`);
 
+  if (config.agentsPath !== undefined) {
+    const agentsPath = config.agentsPath;
+    // add-agent writes the file; SIGHUP picks the change up without dropping anyone's stream.
+    process.on('SIGHUP', () => {
+      readAgentsFile(agentsPath).then(
+        (read) => {
+          if (read.ok) relay.setAgents(read.value, config.agentTokens);
+          else logger.error('could not reload the agents file; keeping the previous agents', { reason: read.error.message });
+        },
+        (error: unknown) => logger.error('could not reload the agents file', { error }),
+      );
+    });
+  }
+
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
-      // A second signal while closing means "now".
+      // A second signal while draining means "now".
       if (stopping) return resolve(130);
       stopping = true;
       logger.info('shutting down', { signal, ...relay.stats() });
@@ -52,7 +85,29 @@ async function main(): Promise<number> {
   });
 }
 
-main().then(
+async function addAgent(argv: string[]): Promise<number> {
+  const parsed = parseAddAgentCli(argv, process.env);
+  if (!parsed.ok) {
+    console.error(`relay add-agent: ${parsed.error.message}`);
+    return 2;
+  }
+  if (parsed.value === 'help') {
+    console.log(RELAY_USAGE);
+    return 0;
+  }
+  const { agentsPath, id, name } = parsed.value;
+  const added = await addAgentToFile(agentsPath, id, name);
+  if (!added.ok) {
+    console.error(`relay add-agent: ${added.error.message}`);
+    return added.error.code === 'internal' ? 1 : 2;
+  }
+  console.log(`added agent "${id}" (${added.value.agent.name}) to ${agentsPath}`);
+  console.log(`token: ${added.value.token}`);
+  console.log('This token is shown only now: put it in the agent\'s app settings. The file keeps only its sha-256.');
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
     console.error(`relay: ${e instanceof Error ? e.message : String(e)}`);

@@ -26,14 +26,3 @@ export function secretsEqual(presented: string, expected: string): boolean {
   const b = createHash('sha256').update(expected, 'utf8').digest();
   return timingSafeEqual(a, b);
 }
-
-/** Index of the matching agent token, or -1. Checks every token, so timing does not tell which matched. */
-export function matchAgentToken(authorization: string | undefined, agentTokens: readonly string[]): number {
-  const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
-  if (presented === undefined) return -1;
-  let found = -1;
-  agentTokens.forEach((token, i) => {
-    if (secretsEqual(presented, token) && found < 0) found = i;
-  });
-  return found;
-}

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseRelayCli } from '../../../relay/cli-options';
+import { parseAddAgentCli, parseRelayCli } from '../../../relay/cli-options';
 
 const root = resolve(import.meta.dirname, '../../..');
 const good = ['--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1'];
@@ -22,7 +22,38 @@ describe('relay command line', () => {
     expect(parseRelayCli(['--port', '0', '--agent-token', 'flag-token-1'], env)).toMatchObject({ ok: true, value: { port: 0, agentTokens: ['flag-token-1'] } });
   });
 
+  it('reads the agents file, Redis and its prefix, from flags or the environment', () => {
+    expect(parseRelayCli(['--app-secret', 's', '--agents', 'team.json', '--redis', 'redis://127.0.0.1:6390', '--redis-prefix', 'team-a:'], {})).toMatchObject({
+      ok: true,
+      value: { agentsPath: 'team.json', agentTokens: [], redisUrl: 'redis://127.0.0.1:6390', redisPrefix: 'team-a:' },
+    });
+    const env = { RELAY_APP_SECRET: 's', RELAY_AGENTS: 'env.json', RELAY_REDIS_URL: 'rediss://:pw@redis.internal:6380/2', RELAY_REDIS_PREFIX: 'env:' };
+    expect(parseRelayCli([], env)).toMatchObject({ ok: true, value: { agentsPath: 'env.json', redisUrl: 'rediss://:pw@redis.internal:6380/2', redisPrefix: 'env:' } });
+    // Memory is the default.
+    const memory = parseRelayCli(good, {});
+    expect(memory.ok).toBe(true);
+    expect(memory).not.toHaveProperty('value.redisUrl');
+    expect(memory).not.toHaveProperty('value.agentsPath');
+  });
+
+  it('never echoes a Redis URL, which may hold a password', () => {
+    const parsed = parseRelayCli([...good, '--redis', 'http://user:hunter2@host'], {});
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.error.message).not.toContain('hunter2');
+  });
+
+  it('reads add-agent', () => {
+    expect(parseAddAgentCli(['--agents', 'team.json', '--id', 'alice', '--name', 'Alice Agent'], {})).toEqual({ ok: true, value: { agentsPath: 'team.json', id: 'alice', name: 'Alice Agent' } });
+    expect(parseAddAgentCli(['--id', 'bob'], { RELAY_AGENTS: 'env.json' })).toEqual({ ok: true, value: { agentsPath: 'env.json', id: 'bob', name: 'bob' } });
+    expect(parseAddAgentCli(['--help'], {})).toEqual({ ok: true, value: 'help' });
+  });
+
   it.each([
+    [['--redis', 'localhost:6379', ...good], '--redis'],
+    [['--redis', 'redis://', ...good], '--redis'],
+    [['--redis', 'redis://127.0.0.1:6379', '--redis-prefix', 'has space', ...good], '--redis-prefix'],
+    [['--agents', ...good], '--agents'],
+    [['--app-secret', 'x', '--redis', 'redis://127.0.0.1:6379'], '--agents'],
     [['--port', 'abc', ...good], '--port'],
     [['--port', '70000', ...good], '--port'],
     [['--port'], '--port'],

@@ -1,0 +1,107 @@
+// Who may use the relay: the team's agents, each with a token of their own. The relay keeps only the
+// sha-256 of each token (the agents file never holds a usable secret), hashes what an agent presents
+// and compares hashes in constant time, over every agent, so timing tells nothing.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+
+/** One agent as the agents file (relay/README.md "Agents") lists it. */
+export interface AgentConfig {
+  id: string;
+  name: string;
+  /** Hex sha-256 of the agent's token. */
+  tokenSha256: string;
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+}
+
+export const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const AGENT_ID_RULE = 'must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit';
+
+export const agentConfigSchema = z.object({
+  id: z.string().regex(AGENT_ID_PATTERN, AGENT_ID_RULE),
+  name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  tokenSha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (the sha-256 of the token, never the token itself)')
+    .transform((hex) => hex.toLowerCase()),
+});
+
+export const agentsFileSchema = z.object({ agents: z.array(agentConfigSchema) }).superRefine((file, ctx) => {
+  const ids = new Set<string>();
+  const hashes = new Set<string>();
+  file.agents.forEach((agent, i) => {
+    if (ids.has(agent.id)) ctx.addIssue({ code: 'custom', path: ['agents', i, 'id'], message: `"${agent.id}" is listed twice` });
+    // Two agents with one token could not be told apart.
+    if (hashes.has(agent.tokenSha256)) ctx.addIssue({ code: 'custom', path: ['agents', i, 'tokenSha256'], message: 'is the same token as another agent' });
+    ids.add(agent.id);
+    hashes.add(agent.tokenSha256);
+  });
+});
+export type AgentsFile = z.infer<typeof agentsFileSchema>;
+
+export function hashAgentToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** `--agent-token` (development and older set-ups): plain tokens become agents `agent-1`, `agent-2`, … in order. */
+export function legacyAgents(tokens: readonly string[]): AgentConfig[] {
+  return tokens
+    .filter((t) => typeof t === 'string' && t.length > 0)
+    .map((token, i) => ({ id: `agent-${i + 1}`, name: `Agent ${i + 1}`, tokenSha256: hashAgentToken(token) }));
+}
+
+/** The bearer token of an `Authorization` header, or undefined. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+}
+
+interface Entry {
+  agent: Agent;
+  hash: Buffer;
+}
+
+export class AgentDirectory {
+  private entries: Entry[] = [];
+  private byId = new Map<string, Agent>();
+
+  constructor(agents: readonly AgentConfig[]) {
+    this.replace(agents);
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** Swaps the whole list (a reloaded agents file). Throws on duplicate ids: a configuration error at start-up. */
+  replace(agents: readonly AgentConfig[]): void {
+    const byId = new Map<string, Agent>();
+    const entries: Entry[] = [];
+    for (const config of agents) {
+      if (byId.has(config.id)) throw new Error(`agent id "${config.id}" is configured twice`);
+      const agent = { id: config.id, name: config.name };
+      byId.set(config.id, agent);
+      entries.push({ agent, hash: Buffer.from(config.tokenSha256, 'hex') });
+    }
+    this.entries = entries;
+    this.byId = byId;
+  }
+
+  get(id: string): Agent | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The agent whose token the `Authorization: Bearer …` header carries. Every hash is compared, match or not. */
+  authenticate(authorization: string | undefined): Agent | undefined {
+    const token = bearerToken(authorization);
+    if (token === undefined) return undefined;
+    const presented = createHash('sha256').update(token, 'utf8').digest();
+    let found: Agent | undefined;
+    for (const entry of this.entries) {
+      if (entry.hash.length === presented.length && timingSafeEqual(entry.hash, presented) && found === undefined) found = entry.agent;
+    }
+    return found;
+  }
+}
