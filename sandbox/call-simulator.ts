@@ -94,8 +94,11 @@ export class CallSimulator {
 
   // ── Control API: the customer's side ────────────────────────────────────────────────────────
 
-  /** A customer calls the business: an ICE-lite offer in a signed connect webhook. */
-  async incoming(number: string): Promise<Result<{ callId: string }>> {
+  /**
+   * A customer calls the business: an ICE-lite offer in a signed connect webhook. `ctaPayload` is
+   * set when the customer pressed a voice_call button: its payload rides on the connect (protocol.md).
+   */
+  async incoming(number: string, options: { ctaPayload?: string } = {}): Promise<Result<{ callId: string }>> {
     if (this.closed) return err('not_available', 'the sandbox is closed');
     const customer = findCustomer(this.options.customers, number);
     const call = this.register(customer, 'USER_INITIATED');
@@ -111,7 +114,16 @@ export class CallSimulator {
     this.options.logger.info('incoming call', { callId: call.id, from: customer.number });
     this.options.webhooks.send({
       contacts: [this.contact(customer)],
-      calls: [{ ...this.parties(call), event: 'connect', timestamp: unixSeconds(Date.now()), direction: 'USER_INITIATED', session: { sdp_type: 'offer', sdp: offer.value } }],
+      calls: [
+        {
+          ...this.parties(call),
+          event: 'connect',
+          timestamp: unixSeconds(Date.now()),
+          direction: 'USER_INITIATED',
+          session: { sdp_type: 'offer', sdp: offer.value },
+          ...(options.ctaPayload === undefined ? {} : { cta_payload: options.ctaPayload }),
+        },
+      ],
     });
     return ok({ callId: call.id });
   }

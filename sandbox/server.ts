@@ -1,5 +1,5 @@
 // The sandbox: a stand-in for the gateway and its customers on 127.0.0.1 (sandbox/README.md).
-// Gateway endpoints follow gateway-spec.md 4.2 and protocol.md to the letter, including their
+// Gateway endpoints follow gateway-spec.md 4.1–4.3 and protocol.md to the letter, including their
 // refusals; the control API lets the app's embedded mode and tests play the customers.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -7,17 +7,22 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { CALL_ACTIONS, DEFAULT_PRODUCT, callRequestSchemas, type CallAction } from '../shared/gateway';
 import { createLogger, type Logger } from '../shared/log';
+import { freeFormMessageSchema } from '../shared/messages';
 import { normalisePhoneNumber } from '../shared/phone';
-import type { AppError } from '../shared/result';
-import { SANDBOX_PATHS, type SandboxCustomer } from '../shared/sandbox';
+import type { AppError, Result } from '../shared/result';
+import { SANDBOX_PATHS, SANDBOX_UNREACHABLE_NUMBERS, type SandboxCustomer } from '../shared/sandbox';
+import { templateMessageSchema } from '../shared/templates';
 import { fieldPath, parseWith } from '../shared/validation';
 import { CallSimulator, DEFAULT_TIMEOUTS, type GatewayOutcome, type SandboxTimeouts } from './call-simulator';
 import { loadCustomerVoice } from './customer-voice';
 import { DEFAULT_CUSTOMERS } from './customers';
 import { graphErrorBody, invalidParameter, type GraphFailure } from './graph-error';
+import { DEFAULT_MESSAGING_TIMINGS, MessageSimulator, type MessagingTimings } from './message-simulator';
+import { templateCatalogue } from './template-catalogue';
 import { WebhookSender, type BusinessIdentity } from './webhook-sender';
 
 export type { SandboxTimeouts } from './call-simulator';
+export type { MessagingTimings } from './message-simulator';
 export type { BusinessIdentity } from './webhook-sender';
 
 export interface SandboxOptions {
@@ -45,6 +50,10 @@ export interface SandboxOptions {
   mediaHost?: string;
   /** A 48 kHz mono 16-bit WAV the customers say; default assets/customer-voice.wav. */
   voicePath?: string;
+  /** Delivery-status delays and the window's length; shorter ones make tests quick. */
+  messaging?: { statusDelaysMs?: Partial<MessagingTimings['statusDelaysMs']>; windowMs?: number };
+  /** Valid numbers without a chat-app account (messages to them fail); default SANDBOX_UNREACHABLE_NUMBERS. */
+  unreachableNumbers?: readonly string[];
 }
 
 export interface SandboxServer {
@@ -60,8 +69,10 @@ export interface SandboxServer {
 
 /** One gateway request as received; `status` is 0 until it is answered. */
 export interface GatewayLogEntry {
+  /** accept, reject, terminate, initiate, replymessage or sendtemplate. */
   action: string;
   callId?: string;
+  messageId?: string;
   at: number;
   status: number;
 }
@@ -70,9 +81,16 @@ export const DEFAULT_BUSINESS: BusinessIdentity = { wabaId: '104000000000001', p
 const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_LOG_ENTRIES = 5_000;
 const GATEWAY_PATH = /^\/restapi\/v1\/([^/]+)\/calls\/([^/]+)\/?$/;
+const MESSAGE_PATH = /^\/restapi\/v1\/([^/]+)\/(replymessage|sendtemplate)\/?$/;
 
-const incomingBody = z.object({ number: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty') });
+const numberField = z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty');
+const incomingBody = z.object({ number: numberField });
 const hangupBody = z.object({ callId: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty') });
+const inboundBody = z.object({
+  number: numberField,
+  text: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(4096, 'must be at most 4096 characters'),
+});
+const pressCallButtonBody = z.object({ number: numberField });
 
 class BodyTooLarge extends Error {}
 
@@ -129,13 +147,113 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     timeouts,
     logger,
   });
+  const messages = new MessageSimulator({
+    customers,
+    product,
+    webhooks,
+    logger,
+    timings: {
+      statusDelaysMs: { ...DEFAULT_MESSAGING_TIMINGS.statusDelaysMs, ...options.messaging?.statusDelaysMs },
+      windowMs: options.messaging?.windowMs ?? DEFAULT_MESSAGING_TIMINGS.windowMs,
+    },
+    unreachableNumbers: options.unreachableNumbers ?? SANDBOX_UNREACHABLE_NUMBERS,
+  });
   const gatewayLog: GatewayLogEntry[] = [];
 
-  async function gateway(req: IncomingMessage, res: ServerResponse, path: string, at: number): Promise<void> {
-    const match = GATEWAY_PATH.exec(path);
-    const entry: GatewayLogEntry = { action: match?.[2] ?? path, at, status: 0 };
+  /**
+   * The checks every gateway request passes first, in the README's order: method, API key,
+   * Content-Type, a readable JSON body. Undefined when `fail` already answered.
+   */
+  async function gatewayBody(req: IncomingMessage, fail: (failure: GraphFailure, headers?: Record<string, string>) => void, methodHint: string): Promise<{ body: unknown } | undefined> {
+    if (req.method !== 'POST') {
+      req.resume();
+      fail({ status: 405, code: 100, message: `(#100) method ${req.method ?? ''} is not allowed: use POST${methodHint}` }, { Allow: 'POST' });
+      return undefined;
+    }
+    const apiKey = req.headers['api-key'];
+    if (typeof apiKey !== 'string' || !sameSecret(apiKey, options.apiKey)) {
+      req.resume();
+      fail({ status: 401, code: 190, message: apiKey === undefined ? 'API-KEY header: is required' : 'API-KEY header: invalid key' });
+      return undefined;
+    }
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+    if (contentType !== 'application/json') {
+      req.resume();
+      fail({ status: 415, code: 100, message: `(#100) Content-Type header: must be application/json (got ${contentType || 'none'})` });
+      return undefined;
+    }
+    let raw: Buffer;
+    try {
+      raw = await readBody(req);
+    } catch (e) {
+      fail(
+        e instanceof BodyTooLarge
+          ? { status: 413, code: 100, message: `(#100) body: larger than ${MAX_BODY_BYTES} bytes` }
+          : { status: 400, code: 100, message: '(#100) body: could not be read' },
+      );
+      return undefined;
+    }
+    try {
+      return { body: JSON.parse(raw.toString('utf8')) as unknown };
+    } catch {
+      fail(invalidParameter('body', 'must be valid JSON'));
+      return undefined;
+    }
+  }
+
+  /** The first broken rule names its field; all of them go into error_data.details. */
+  function schemaFailure(error: z.ZodError): GraphFailure {
+    const first = error.issues[0];
+    const details = error.issues.map((i) => `${fieldPath(i.path)}: ${i.message}`).join('; ');
+    return invalidParameter(first ? fieldPath(first.path) : '(root)', first?.message ?? 'invalid', details);
+  }
+
+  function logEntry(action: string, at: number): GatewayLogEntry {
+    const entry: GatewayLogEntry = { action, at, status: 0 };
     gatewayLog.push(entry);
     if (gatewayLog.length > MAX_LOG_ENTRIES) gatewayLog.splice(0, gatewayLog.length - MAX_LOG_ENTRIES);
+    return entry;
+  }
+
+  /** gateway-spec.md 4.1 and 4.3: the same rules as the app's, and the 24-hour window. */
+  async function messaging(req: IncomingMessage, res: ServerResponse, path: string, match: RegExpExecArray, at: number): Promise<void> {
+    const endpoint = match[2] as 'replymessage' | 'sendtemplate';
+    const entry = logEntry(endpoint, at);
+    const fail = (failure: GraphFailure, headers?: Record<string, string>) => {
+      entry.status = failure.status;
+      sendJson(res, failure.status, graphErrorBody(failure), headers);
+    };
+    if (match[1] !== product) {
+      req.resume();
+      return fail(unknownPath(path));
+    }
+    // gateway-spec.md 4.3 names GET for sendtemplate, but the template travels in the body.
+    const hint = endpoint === 'sendtemplate' ? ' with the template as a JSON body (sendtemplate does not take GET)' : '';
+    const read = await gatewayBody(req, fail, hint);
+    if (!read) return;
+    let outcome: GatewayOutcome;
+    if (endpoint === 'replymessage') {
+      const parsed = freeFormMessageSchema(product).safeParse(read.body);
+      outcome = parsed.success ? messages.reply(parsed.data, at) : { ok: false, failure: schemaFailure(parsed.error) };
+    } else {
+      const parsed = templateMessageSchema(product).safeParse(read.body);
+      outcome = parsed.success ? messages.template(parsed.data, at) : { ok: false, failure: schemaFailure(parsed.error) };
+    }
+    if (!outcome.ok) {
+      logger.info('gateway request refused', { action: endpoint, code: outcome.failure.code, message: outcome.failure.message });
+      return fail(outcome.failure);
+    }
+    const messageId = (outcome.body as { messages?: { id: string }[] }).messages?.[0]?.id;
+    if (messageId) entry.messageId = messageId;
+    entry.status = 200;
+    sendJson(res, 200, outcome.body);
+  }
+
+  async function gateway(req: IncomingMessage, res: ServerResponse, path: string, at: number): Promise<void> {
+    const messageMatch = MESSAGE_PATH.exec(path);
+    if (messageMatch) return messaging(req, res, path, messageMatch, at);
+    const match = GATEWAY_PATH.exec(path);
+    const entry = logEntry(match?.[2] ?? path, at);
     const fail = (failure: GraphFailure, headers?: Record<string, string>) => {
       entry.status = failure.status;
       sendJson(res, failure.status, graphErrorBody(failure), headers);
@@ -146,44 +264,12 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       return fail(unknownPath(path));
     }
     const action = match[2] as CallAction;
-    if (req.method !== 'POST') {
-      req.resume();
-      return fail({ status: 405, code: 100, message: `(#100) method ${req.method ?? ''} is not allowed: use POST` }, { Allow: 'POST' });
-    }
-    const apiKey = req.headers['api-key'];
-    if (typeof apiKey !== 'string' || !sameSecret(apiKey, options.apiKey)) {
-      req.resume();
-      return fail({ status: 401, code: 190, message: apiKey === undefined ? 'API-KEY header: is required' : 'API-KEY header: invalid key' });
-    }
-    const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-    if (contentType !== 'application/json') {
-      req.resume();
-      return fail({ status: 415, code: 100, message: `(#100) Content-Type header: must be application/json (got ${contentType || 'none'})` });
-    }
-    let raw: Buffer;
-    try {
-      raw = await readBody(req);
-    } catch (e) {
-      return fail(
-        e instanceof BodyTooLarge
-          ? { status: 413, code: 100, message: `(#100) body: larger than ${MAX_BODY_BYTES} bytes` }
-          : { status: 400, code: 100, message: '(#100) body: could not be read' },
-      );
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return fail(invalidParameter('body', 'must be valid JSON'));
-    }
+    const read = await gatewayBody(req, fail, '');
+    if (!read) return;
     // gateway-spec.md 4.2: each action has its own body; the first broken rule names its field.
     const run = <S extends z.ZodType>(schema: S, op: (request: z.infer<S>) => Promise<GatewayOutcome>): Promise<GatewayOutcome> => {
-      const parsed = schema.safeParse(body);
-      if (parsed.success) return op(parsed.data);
-      const issues = parsed.error.issues;
-      const first = issues[0];
-      const details = issues.map((i) => `${fieldPath(i.path)}: ${i.message}`).join('; ');
-      return Promise.resolve({ ok: false, failure: invalidParameter(first ? fieldPath(first.path) : '(root)', first?.message ?? 'invalid', details) });
+      const parsed = schema.safeParse(read.body);
+      return parsed.success ? op(parsed.data) : Promise.resolve({ ok: false, failure: schemaFailure(parsed.error) });
     };
     let outcome: GatewayOutcome;
     switch (action) {
@@ -209,6 +295,13 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     sendJson(res, 200, outcome.body);
   }
 
+  /** A number in gateway digits or as typed (`+44 20 …`). */
+  function customerNumber(raw: string): Result<string> {
+    const trimmed = raw.trim();
+    const number = normalisePhoneNumber(/^[0-9]+$/.test(trimmed) ? `+${trimmed}` : trimmed);
+    return number.ok ? number : { ok: false, error: { ...number.error, field: 'number' } };
+  }
+
   async function control(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const method = req.method ?? 'GET';
     const readJson = async (): Promise<unknown> => {
@@ -218,12 +311,15 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     if (method === 'GET' && path === SANDBOX_PATHS.customers) return sendJson(res, 200, customers);
     if (method === 'GET' && path === SANDBOX_PATHS.calls) return sendJson(res, 200, simulator.reports());
     if (method === 'GET' && path === SANDBOX_PATHS.log) return sendJson(res, 200, gatewayLog);
+    if (method === 'GET' && path === SANDBOX_PATHS.messages) return sendJson(res, 200, messages.reports());
+    if (method === 'GET' && path === SANDBOX_PATHS.templates) return sendJson(res, 200, templateCatalogue(product));
     if (method === 'GET' && path.startsWith(`${SANDBOX_PATHS.calls}/`)) {
       const callId = decodeURIComponent(path.slice(SANDBOX_PATHS.calls.length + 1));
       const report = simulator.callReport(callId);
       return report ? sendJson(res, 200, report) : controlError(res, 404, { code: 'not_found', message: `no call ${callId}`, field: 'callId' });
     }
-    if (method === 'POST' && (path === SANDBOX_PATHS.incoming || path === SANDBOX_PATHS.hangup)) {
+    const posts: string[] = [SANDBOX_PATHS.incoming, SANDBOX_PATHS.hangup, SANDBOX_PATHS.inbound, SANDBOX_PATHS.pressCallButton];
+    if (method === 'POST' && posts.includes(path)) {
       let body: unknown;
       try {
         body = await readJson();
@@ -233,11 +329,29 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       if (path === SANDBOX_PATHS.incoming) {
         const parsed = parseWith(incomingBody, body);
         if (!parsed.ok) return controlError(res, 400, parsed.error);
-        const raw = parsed.value.number.trim();
-        const number = normalisePhoneNumber(/^[0-9]+$/.test(raw) ? `+${raw}` : raw);
-        if (!number.ok) return controlError(res, 400, { ...number.error, field: 'number' });
+        const number = customerNumber(parsed.value.number);
+        if (!number.ok) return controlError(res, 400, number.error);
         const started = await simulator.incoming(number.value);
         return started.ok ? sendJson(res, 200, started.value) : controlError(res, 500, started.error);
+      }
+      if (path === SANDBOX_PATHS.inbound) {
+        const parsed = parseWith(inboundBody, body);
+        if (!parsed.ok) return controlError(res, 400, parsed.error);
+        const number = customerNumber(parsed.value.number);
+        if (!number.ok) return controlError(res, 400, number.error);
+        const written = messages.inbound(number.value, parsed.value.text);
+        return written.ok ? sendJson(res, 200, written.value) : controlError(res, written.error.code === 'not_found' ? 404 : 500, written.error);
+      }
+      if (path === SANDBOX_PATHS.pressCallButton) {
+        const parsed = parseWith(pressCallButtonBody, body);
+        if (!parsed.ok) return controlError(res, 400, parsed.error);
+        const number = customerNumber(parsed.value.number);
+        if (!number.ok) return controlError(res, 400, number.error);
+        const button = messages.callButton(number.value, Date.now());
+        if (!button.ok) return controlError(res, button.error.code === 'not_found' ? 404 : 409, button.error);
+        // protocol.md: the button's payload comes back as the call's cta_payload.
+        const started = await simulator.incoming(number.value, { ctaPayload: button.value.payload });
+        return started.ok ? sendJson(res, 200, { ...started.value, payload: button.value.payload }) : controlError(res, 500, started.error);
       }
       const parsed = parseWith(hangupBody, body);
       if (!parsed.ok) return controlError(res, 400, parsed.error);
@@ -277,6 +391,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       });
     });
   } catch (e) {
+    messages.close();
     await simulator.close();
     await webhooks.close();
     throw e;
@@ -295,6 +410,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
+        messages.close();
         await simulator.close();
         await webhooks.close();
         await stopped;

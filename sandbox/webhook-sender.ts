@@ -43,6 +43,14 @@ export class WebhookSender {
 
   /** Sends one `calls` change; `value` gets messaging_product and metadata added. Returns at once. */
   send(value: Record<string, unknown>): void {
+    void this.post(value, 'calls');
+  }
+
+  /**
+   * Sends one change of `field` ("calls" or "messages": message statuses and inbound messages come
+   * under "messages", protocol.md); resolves when it was delivered or given up. Never rejects.
+   */
+  post(value: Record<string, unknown>, field: 'calls' | 'messages'): Promise<void> {
     const { product, business } = this.options;
     const body = JSON.stringify({
       object: `${product}_business_account`,
@@ -51,7 +59,7 @@ export class WebhookSender {
           id: business.wabaId,
           changes: [
             {
-              field: 'calls',
+              field,
               value: {
                 messaging_product: product,
                 metadata: { display_phone_number: business.displayPhoneNumber, phone_number_id: business.phoneNumberId },
@@ -62,8 +70,11 @@ export class WebhookSender {
         },
       ],
     });
-    const delivery = this.deliver(body).finally(() => this.pending.delete(delivery));
+    const delivery: Promise<void> = this.deliver(body)
+      .catch((e: unknown) => this.options.logger.error('webhook delivery failed', { error: e }))
+      .finally(() => this.pending.delete(delivery));
     this.pending.add(delivery);
+    return delivery;
   }
 
   /** Resolves when every webhook sent so far was delivered or given up. */

@@ -36,10 +36,56 @@ export interface SandboxCallReport {
   digitsHeard?: string;
 }
 
+/** Where a message the sandbox received stands: its last delivery status, or why it was refused. */
+export type SandboxMessageStatus = 'accepted' | 'sent' | 'delivered' | 'read' | 'failed' | 'refused';
+
+/** One message the sandbox saw: sent by the business (replymessage, sendtemplate) or by a customer. */
+export interface SandboxMessageReport {
+  /** "wamid.…"; absent for a refused message. */
+  messageId?: string;
+  direction: 'outbound' | 'inbound';
+  endpoint?: 'replymessage' | 'sendtemplate';
+  /** The customer's number (gateway digits). */
+  number: string;
+  /** text, image, audio, video, document, interactive or template. */
+  type: string;
+  interactiveType?: string;
+  /** A text message's body. */
+  text?: string;
+  templateName?: string;
+  status: SandboxMessageStatus;
+  /** Every status webhook sent for it, in order. */
+  statuses: { status: 'sent' | 'delivered' | 'read' | 'failed'; at: number }[];
+  /** The gateway error of a refused message, or of a failed status. */
+  error?: { code: number; message: string };
+  /** When the sandbox received it (unix ms). */
+  at: number;
+  /** An outbound message's request body, as received. */
+  body?: unknown;
+}
+
+/** A template the sandbox's account has, with the "API Payload" its template list would show. */
+export interface SandboxTemplate {
+  name: string;
+  language: string;
+  category: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
+  /** The body text with its {{n}} variables. */
+  body: string;
+  /** The JSON an agent copies from the template list (gateway-spec.md 4.3). */
+  apiPayload: string;
+}
+
+/** Numbers that are valid but have no chat-app account: messages to them fail (131026). */
+export const SANDBOX_UNREACHABLE_NUMBERS: readonly string[] = ['12025550199'];
+
 export const SANDBOX_PATHS = {
   customers: '/control/customers', // GET → SandboxCustomer[]
   incoming: '/control/incoming', // POST { number } → { callId }
   hangup: '/control/hangup', // POST { callId } → {}
   calls: '/control/calls', // GET → SandboxCallReport[]; GET /control/calls/{id} → SandboxCallReport
   log: '/control/log', // GET → { action, callId?, at, status }[]
+  inbound: '/control/inbound', // POST { number, text } → { messageId } — the customer writes; opens the window
+  pressCallButton: '/control/press-call-button', // POST { number } → { callId, payload } — the last voice_call button
+  messages: '/control/messages', // GET → SandboxMessageReport[]
+  templates: '/control/templates', // GET → SandboxTemplate[]
 } as const;

@@ -1,5 +1,6 @@
-// Call control on the gateway (gateway-spec.md 4.2, protocol.md "Call control"): accept, reject,
-// terminate and initiate over HTTP. Every method resolves to a Result and never throws.
+// The gateway over HTTP. Call control (gateway-spec.md 4.2, protocol.md "Call control"): accept,
+// reject, terminate and initiate. Messaging (gateway-spec.md 4.1, 4.3): free-form messages and
+// templates. Every method resolves to a Result and never throws.
 import { Agent, errors as undiciErrors, request } from 'undici';
 import type { z } from 'zod';
 import {
@@ -13,7 +14,9 @@ import {
   type CallRequestSchemas,
 } from '../../shared/gateway';
 import { createLogger, type Logger } from '../../shared/log';
+import { freeFormMessageSchema, MESSAGE_ERROR_TEXT, messageSentSchema, type FreeFormMessage, type SentMessage } from '../../shared/messages';
 import { err, ok, type AppError, type ErrorCode, type Result } from '../../shared/result';
+import { templateMessageSchema, type TemplateMessage } from '../../shared/templates';
 import { parseWith } from '../../shared/validation';
 
 export interface GatewayClientOptions {
@@ -39,6 +42,15 @@ export interface CallControl {
   initiate(to: string, sdp: string): Promise<Result<{ callId: string }>>;
 }
 
+/** What the messaging side of the app needs from the gateway; GatewayClient is the real one. */
+export interface MessageSending {
+  sendMessage(message: FreeFormMessage): Promise<Result<SentMessage>>;
+  sendTemplate(message: TemplateMessage): Promise<Result<SentMessage>>;
+}
+
+/** The two messaging endpoints (gateway-spec.md 4.1, 4.3). */
+export type MessageEndpoint = 'replymessage' | 'sendtemplate';
+
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DETAIL_LIMIT = 2048;
 /** Bodies past this size are not read further: no call-control answer is anywhere near it. */
@@ -58,7 +70,18 @@ const truncate = (text: string, limit = DETAIL_LIMIT): string => (text.length > 
 
 type HttpOutcome = { kind: 'response'; status: number; body: string } | { kind: 'timeout' } | { kind: 'network'; reason: string };
 
-export class GatewayClient implements CallControl {
+/** One request: `label` names it in messages and logs, `path` follows {base}/{product}/. */
+interface GatewayRequest {
+  label: string;
+  path: string;
+  schema: z.ZodType;
+  body: unknown;
+  callId?: string;
+  /** Clear words per gateway error code, looked up before GATEWAY_ERROR_TEXT. */
+  errorText?: Readonly<Record<number, string>>;
+}
+
+export class GatewayClient implements CallControl, MessageSending {
   private readonly base: string;
   private readonly apiKey: string;
   private readonly product: string;
@@ -111,7 +134,7 @@ export class GatewayClient implements CallControl {
   async initiate(to: string, sdp: string): Promise<Result<{ callId: string }>> {
     // gateway-spec.md 4.2: the path is "initiate", the body's action is "connect".
     const body = { messaging_product: this.product, to, action: 'connect', session: { sdp_type: 'offer', sdp: normaliseSdpLineEnds(sdp) } };
-    const answer = await this.send('initiate', this.schemas.initiate, body, undefined);
+    const answer = await this.send({ label: 'initiate', path: 'calls/initiate', schema: this.schemas.initiate, body });
     if (!answer.ok) return answer;
     const parsed = initiateSuccessSchema.safeParse(answer.value.json);
     if (!parsed.success) return this.opaque('initiate', answer.value.status, answer.value.body);
@@ -120,31 +143,70 @@ export class GatewayClient implements CallControl {
     return ok({ callId });
   }
 
+  /**
+   * POST {base}/{product}/replymessage (gateway-spec.md 4.1). Never retried: a send whose answer was
+   * lost may have gone out, and a second one would reach the customer twice. 131047 means the
+   * 24-hour window is closed (`window_closed`): the caller records it and offers a template.
+   */
+  sendMessage(message: FreeFormMessage): Promise<Result<SentMessage>> {
+    return this.sendToMessaging('replymessage', freeFormMessageSchema(this.product), message);
+  }
+
+  /**
+   * POST {base}/{product}/sendtemplate with a JSON body: gateway-spec.md 4.3 names GET in the
+   * endpoint line but the request carries a body, so POST is the working form. Never retried.
+   */
+  sendTemplate(message: TemplateMessage): Promise<Result<SentMessage>> {
+    return this.sendToMessaging('sendtemplate', templateMessageSchema(this.product), message);
+  }
+
   async close(): Promise<void> {
     await this.agent.close().catch(() => undefined);
   }
 
+  private async sendToMessaging(endpoint: MessageEndpoint, schema: z.ZodType, message: unknown): Promise<Result<SentMessage>> {
+    const answer = await this.send({ label: endpoint, path: endpoint, schema, body: message, errorText: MESSAGE_ERROR_TEXT });
+    if (!answer.ok) {
+      const { error } = answer;
+      // The request went out; only its answer is missing: say that the message may have been sent.
+      if (error.code === 'timeout') {
+        return err('timeout', `The gateway did not answer within ${Math.round(this.timeoutMs / 1000)} s: the message may have been sent, check for its delivery status before sending it again`);
+      }
+      // A 2xx says the gateway took the message, whatever its body: the agent must not be told it failed outright.
+      const status = error.httpStatus;
+      if (error.code === 'gateway_unreachable' && status !== undefined && status >= 200 && status < 300) {
+        return { ok: false, error: { ...error, message: unreadableAcceptance(status) } };
+      }
+      return answer;
+    }
+    const parsed = messageSentSchema.safeParse(answer.value.json);
+    if (!parsed.success) {
+      const opaque = this.opaque<SentMessage>(endpoint, answer.value.status, answer.value.body);
+      return opaque.ok ? opaque : { ok: false, error: { ...opaque.error, message: unreadableAcceptance(answer.value.status) } };
+    }
+    const sent: SentMessage = { messageId: parsed.data.messages[0]!.id, waId: parsed.data.contacts[0]!.wa_id };
+    const type = (message as { type?: unknown }).type;
+    this.log.info('message sent', { endpoint, messageId: sent.messageId, to: (message as { to?: unknown }).to, type });
+    return ok(sent);
+  }
+
   private async callAction(action: CallAction, schema: z.ZodType, body: unknown, callId: string): Promise<Result<null>> {
-    const answer = await this.send(action, schema, body, callId);
+    const answer = await this.send({ label: action, path: `calls/${action}`, schema, body, callId });
     if (!answer.ok) return answer;
     if (!callActionSuccessSchema.safeParse(answer.value.json).success) return this.opaque(action, answer.value.status, answer.value.body, callId);
     return ok(null);
   }
 
   /** Validates, sends and classifies: a Result with the parsed JSON of a 2xx answer. */
-  private async send(
-    action: CallAction,
-    schema: z.ZodType,
-    body: unknown,
-    callId: string | undefined,
-  ): Promise<Result<{ status: number; body: string; json: unknown }>> {
+  private async send(request: GatewayRequest): Promise<Result<{ status: number; body: string; json: unknown }>> {
+    const { label: action, schema, body, callId } = request;
     const valid = parseWith(schema, body);
     if (!valid.ok) {
       this.log.warn('refused to send an invalid request', { action, callId, field: valid.error.field, reason: valid.error.message });
       return valid;
     }
     const started = performance.now();
-    const outcome = await this.post(action, valid.value as CallRequest);
+    const outcome = await this.post(request.path, valid.value as CallRequest | FreeFormMessage | TemplateMessage);
     const ms = Math.round(performance.now() - started);
     switch (outcome.kind) {
       case 'timeout':
@@ -165,14 +227,14 @@ export class GatewayClient implements CallControl {
           return this.opaque(action, status, text, callId);
         }
         const graph = graphErrorSchema.safeParse(json);
-        if (graph.success) return { ok: false, error: this.graphError(action, status, graph.data.error, callId) };
+        if (graph.success) return { ok: false, error: this.graphError(action, status, graph.data.error, callId, request.errorText) };
         if (status < 200 || status >= 300) return this.opaque(action, status, text, callId);
         return ok({ status, body: text, json });
       }
     }
   }
 
-  private async post(action: CallAction, body: CallRequest): Promise<HttpOutcome> {
+  private async post(path: string, body: CallRequest | FreeFormMessage | TemplateMessage): Promise<HttpOutcome> {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -180,7 +242,7 @@ export class GatewayClient implements CallControl {
       controller.abort();
     }, this.timeoutMs);
     try {
-      const res = await request(`${this.base}/${encodeURIComponent(this.product)}/calls/${action}`, {
+      const res = await request(`${this.base}/${encodeURIComponent(this.product)}/${path}`, {
         method: 'POST',
         dispatcher: this.agent,
         headers: { 'API-KEY': this.apiKey, 'Content-Type': 'application/json', Accept: 'application/json' },
@@ -197,11 +259,17 @@ export class GatewayClient implements CallControl {
     }
   }
 
-  private graphError(action: CallAction, status: number, e: { message: string; code: number; error_data?: unknown }, callId: string | undefined): AppError {
+  private graphError(
+    action: string,
+    status: number,
+    e: { message: string; code: number; error_data?: unknown },
+    callId: string | undefined,
+    errorText: Readonly<Record<number, string>> = {},
+  ): AppError {
     const code = CODE_FOR_GATEWAY_ERROR[e.code] ?? 'gateway_error';
     const error: AppError = {
       code,
-      message: this.scrub(GATEWAY_ERROR_TEXT[e.code] ?? e.message),
+      message: this.scrub(errorText[e.code] ?? GATEWAY_ERROR_TEXT[e.code] ?? e.message),
       gatewayCode: e.code,
       httpStatus: status,
     };
@@ -213,7 +281,7 @@ export class GatewayClient implements CallControl {
   }
 
   /** protocol.md: any body that is not a Graph answer is an opaque error, kept for diagnostics. */
-  private opaque<T>(action: CallAction, status: number, body: string, callId?: string): Result<T> {
+  private opaque<T>(action: string, status: number, body: string, callId?: string): Result<T> {
     const shown = body.trim() === '' ? '(empty body)' : body;
     const detail = this.scrub(`HTTP ${status}: ${truncate(shown)}`);
     this.log.warn('gateway answered with an unexpected body', { action, callId, httpStatus: status, bodyStart: detail.slice(0, 200) });
@@ -228,6 +296,9 @@ export class GatewayClient implements CallControl {
     return this.apiKey.length > 0 ? text.split(this.apiKey).join('[redacted]') : text;
   }
 }
+
+const unreadableAcceptance = (status: number) =>
+  `The gateway accepted the message (HTTP ${status}) but its answer could not be read: it may have been sent, check before sending it again`;
 
 function isRetryable(error: AppError): boolean {
   if (error.code === 'gateway_unreachable' && error.httpStatus === undefined) return true; // network error
