@@ -24,7 +24,7 @@ export const ERROR_TEXT: Readonly<Record<ErrorCode, string>> = {
   media_failed: 'The audio connection failed.',
   not_configured: 'No account is set up yet. Open Settings, or use the sandbox.',
   not_available: 'This is not available in the current mode.',
-  answered_elsewhere: 'Another agent answered this call.',
+  answered_elsewhere: 'Answered by another agent.',
   internal: 'Something went wrong inside the app. Try again.',
 };
 

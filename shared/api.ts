@@ -36,6 +36,8 @@ export const commandSchemas = {
   simulateIncomingCall: z.strictObject({ number: z.string().min(1).max(64) }),
   /** Sandbox only: the customer on this call hangs up. */
   simulateCustomerHangUp: z.strictObject({ localId }),
+  /** The agent's own choice of presence; while on a call the relay is told "on_call" whatever it is. */
+  setPresence: z.strictObject({ status: z.enum(['available', 'dnd'], 'must be one of available, dnd') }),
 } as const;
 
 export type CommandName = keyof typeof commandSchemas;
@@ -47,6 +49,15 @@ export type ConnectionState =
   | { status: 'connected'; since: number }
   | { status: 'reconnecting'; since: number; lastError: string };
 
+/** What the agent chose in the presence control (kept across restarts). */
+export type PresenceChoice = 'available' | 'dnd';
+/** What the relay is told (relay/README.md PUT /presence): "on_call" while a call is placed, answered or under way. */
+export type PresenceStatus = 'available' | 'on_call' | 'dnd';
+export interface AgentPresence {
+  choice: PresenceChoice;
+  status: PresenceStatus;
+}
+
 export interface AppSnapshot {
   mode: 'sandbox' | 'account';
   calls: CallState[];
@@ -55,6 +66,8 @@ export interface AppSnapshot {
   settings: PublicSettings;
   /** Present in sandbox mode: the simulated customers to call or be called by. */
   sandboxCustomers?: SandboxCustomer[];
+  /** The agent's presence; absent from a service that does not report presence. */
+  presence?: AgentPresence;
 }
 
 export interface CommandResults {
@@ -70,6 +83,7 @@ export interface CommandResults {
   clearSettings: PublicSettings;
   simulateIncomingCall: { callId: string };
   simulateCustomerHangUp: null;
+  setPresence: AgentPresence;
 }
 
 /** Pushes from main to the renderer. */
@@ -79,9 +93,10 @@ export interface PushPayloads {
   historyChanged: HistoryEntry[];
   /** Settings or mode changed: the renderer refetches the snapshot. */
   settingsChanged: PublicSettings;
+  presenceChanged: AgentPresence;
 }
 export type PushName = keyof PushPayloads;
-export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged'];
+export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged'];
 export type PushMessage = { [N in PushName]: { name: N; payload: PushPayloads[N] } }[PushName];
 
 export type Unsubscribe = () => void;

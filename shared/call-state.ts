@@ -109,6 +109,8 @@ export type CallEvent =
   | { type: 'local.answer'; at: number; localId: string }
   | { type: 'local.accept_ok'; at: number; localId: string }
   | { type: 'local.accept_failed'; at: number; localId: string; error: LocalError }
+  /** The relay gave the call to another agent (its claim answered 409): no accept may be sent. */
+  | { type: 'local.claim_lost'; at: number; localId: string }
   | { type: 'local.decline'; at: number; localId: string }
   | { type: 'local.hangup'; at: number; localId: string }
   | { type: 'local.media_connected'; at: number; localId: string }
@@ -241,6 +243,9 @@ export function reduceCall(call: CallState | undefined, ev: CallEvent): CallStat
       return call.direction === 'incoming' && (call.phase === 'answering' || call.phase === 'connecting' || call.phase === 'active')
         ? end(call, { kind: 'failed', ...ev.error }, ev.at)
         : call;
+    case 'local.claim_lost':
+      // Before the accept only: once the gateway has this agent's answer, the call is this agent's.
+      return call.phase === 'ringing' || call.phase === 'answering' ? end(call, { kind: 'answered_elsewhere' }, ev.at) : call;
     case 'local.decline':
       return call.phase === 'ringing' ? end(call, { kind: 'declined' }, ev.at) : call;
     case 'local.hangup':

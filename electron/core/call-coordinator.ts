@@ -24,6 +24,7 @@ import { normalisePhoneNumber } from '../../shared/phone';
 import { assertNever, err, ok, type AppError, type Result } from '../../shared/result';
 import type { CallControl } from './gateway-client';
 import { CoalescingWriter, readJsonFile, setAsideCorruptFile, writeFileAtomic } from './json-file';
+import { ANSWERED_ELSEWHERE_MESSAGE, type CallClaims } from './relay-client';
 
 export interface CoordinatorTimers {
   setTimeout(fn: () => void, ms: number): unknown;
@@ -37,6 +38,11 @@ export const systemTimers: CoordinatorTimers = {
 
 export interface CallCoordinatorOptions {
   gateway: CallControl;
+  /**
+   * First-claim-wins on the relay (relay/README.md): an incoming call is claimed before its accept,
+   * an outgoing one right after initiate. Without it every call is this agent's.
+   */
+  claims?: CallClaims;
   /**
    * The gateway's base URL. Calls left over from a previous run are ended only on the gateway that
    * knows them (a run in sandbox mode leaves ids that an account's gateway has never seen).
@@ -59,6 +65,8 @@ export interface CallCoordinatorOptions {
 
 export type CallChangedListener = (call: CallState) => void;
 type EndingAction = 'terminate' | 'reject';
+/** How a claim came out: this agent's, another agent's, or not known (the relay could not be asked). */
+type ClaimOutcome = 'won' | 'lost' | 'unknown';
 
 const LIVE_CALLS_FILE = 'live-calls.json';
 const liveCallsFileSchema = z.object({
@@ -84,6 +92,7 @@ const localErrorFrom = (error: AppError): LocalError => ({
 export class CallCoordinator {
   private book: CallBook = emptyBook();
   private readonly gateway: CallControl;
+  private readonly claims: CallClaims | undefined;
   private readonly gatewayUrl: string;
   private readonly history: { record(entry: HistoryEntry): void };
   private defaultCountry: string | undefined;
@@ -99,6 +108,10 @@ export class CallCoordinator {
   private readonly deadlines = new Map<string, { at: number; handle: unknown }>();
   /** accept / initiate requests on their way, by localId: ending a call waits for them. */
   private readonly inflight = new Map<string, Promise<unknown>>();
+  /** Claims of incoming calls being answered, by localId, started with the Answer click. */
+  private readonly claimsByCall = new Map<string, { outcome: Promise<ClaimOutcome>; settled?: ClaimOutcome }>();
+  /** Incoming calls whose acceptCall is waiting for the claim: a second acceptCall is refused. */
+  private readonly awaitingClaim = new Set<string>();
   /** Calls whose terminate or reject has not been confirmed yet; kept in live-calls.json until it is. */
   private readonly ending = new Map<string, EndingAction>();
   /** Every gateway request under way, so that shutdown can wait for them. */
@@ -110,6 +123,7 @@ export class CallCoordinator {
 
   constructor(options: CallCoordinatorOptions) {
     this.gateway = options.gateway;
+    this.claims = options.claims;
     this.gatewayUrl = options.gatewayUrl;
     this.history = options.history;
     this.defaultCountry = options.defaultCountry;
@@ -175,6 +189,12 @@ export class CallCoordinator {
     if (this.stopped) return;
     const ev = this.toCallEvent(envelope);
     if (ev) this.dispatch(ev);
+    if (envelope.event.type === 'call.claimed') this.onClaimedElsewhere(envelope.event.callId, envelope.event.agentId);
+  }
+
+  /** Whether a call keeps the agent busy (placing, answering or on a call): presence is "on_call" then. */
+  hasBusyCall(): boolean {
+    return this.busyCall() !== undefined;
   }
 
   /** Opens a dialing call; the renderer then makes the offer and calls sendOffer. */
@@ -214,6 +234,8 @@ export class CallCoordinator {
       await this.endOnGateway(callId, 'terminate');
       return err('invalid_state', 'The call was hung up before the gateway placed it; it has been ended');
     }
+    // The relay sends a claimed call's later events to its owner only (relay/README.md "Routing").
+    if (this.claims) void this.track(undefined, this.claimOutgoing(callId));
     return ok({ callId });
   }
 
@@ -222,14 +244,32 @@ export class CallCoordinator {
     return this.answer(localId);
   }
 
-  /** POSTs accept with the complete local answer. Never retried (protocol.md: one answer per call). */
+  /**
+   * POSTs accept with the complete local answer, once this agent's claim on the relay has won (or
+   * could not be decided: a relay that is down must not keep a customer waiting). A lost claim ends
+   * the call as answered elsewhere and sends nothing to the gateway: the call is a colleague's.
+   * Never retried (protocol.md: one answer per call).
+   */
   async acceptCall(localId: string, sdp: string): Promise<Result<null>> {
-    const phase = this.book.calls[localId]?.phase;
-    if (phase === 'connecting' || phase === 'active') return err('invalid_state', 'The answer for this call has already been sent');
-    // Answer and send in one synchronous step, so that a hang-up cannot slip in between.
+    const existing = this.book.calls[localId];
+    if (existing?.phase === 'connecting' || existing?.phase === 'active') return err('invalid_state', 'The answer for this call has already been sent');
+    if (existing?.phase === 'ended' && existing.end.kind === 'answered_elsewhere') return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE);
     const answered = this.answer(localId);
     if (!answered.ok) return answered;
+    if (this.inflight.has(localId) || this.awaitingClaim.has(localId)) return err('invalid_state', 'The answer for this call has already been sent');
+    const claim = this.claimsByCall.get(localId);
+    if (claim && claim.settled === undefined) {
+      // Usually settled already: the claim ran while the renderer made the answer SDP.
+      this.awaitingClaim.add(localId);
+      try {
+        await claim.outcome;
+      } finally {
+        this.awaitingClaim.delete(localId);
+      }
+    }
+    // From here to the request, one synchronous step, so that a hang-up cannot slip in between.
     const call = this.book.calls[localId];
+    if (call?.phase === 'ended' && call.end.kind === 'answered_elsewhere') return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE);
     if (call?.phase !== 'answering') return err('invalid_state', 'The call is no longer being answered');
     if (this.inflight.has(localId)) return err('invalid_state', 'The answer for this call has already been sent');
     const callId = call.callId;
@@ -267,6 +307,12 @@ export class CallCoordinator {
     if (!call) return notFound(localId);
     if (call.phase === 'ended') return ok(null);
     const callId = call.callId;
+    const undecided = this.undecidedClaim(call);
+    if (undecided && callId !== undefined) {
+      this.dispatch({ type: 'local.hangup', at: this.now(), localId });
+      await this.endUnlessClaimLost(undecided, callId, localId);
+      return ok(null);
+    }
     // A ringing call was never accepted: it is rejected, not terminated.
     const action: EndingAction = call.phase === 'ringing' ? 'reject' : 'terminate';
     if (callId !== undefined) this.ending.set(callId, action);
@@ -294,6 +340,12 @@ export class CallCoordinator {
     }
     const callId = call.callId;
     if (callId === undefined) return err('internal', 'An answered call has no call id');
+    const undecided = this.undecidedClaim(call);
+    if (undecided) {
+      this.dispatch({ type: 'local.media_failed', at: this.now(), localId, error });
+      await this.endUnlessClaimLost(undecided, callId, localId);
+      return ok(null);
+    }
     this.ending.set(callId, 'terminate');
     this.dispatch({ type: 'local.media_failed', at: this.now(), localId, error });
     await this.endOnGateway(callId, 'terminate', localId);
@@ -339,7 +391,78 @@ export class CallCoordinator {
     if (call.phase !== 'ringing') return err('invalid_state', `The call is ${call.phase}: only a ringing call can be answered`);
     if (this.busyCall()) return err('invalid_state', 'Another call is in progress: hang up before answering this one');
     this.dispatch({ type: 'local.answer', at: this.now(), localId });
+    // At once, so that the claim runs while the renderer makes the answer SDP.
+    if (this.claims) this.startClaim(localId, call.callId);
     return ok(null);
+  }
+
+  private startClaim(localId: string, callId: string): void {
+    const claims = this.claims;
+    if (!claims || this.claimsByCall.has(localId)) return;
+    const entry: { outcome: Promise<ClaimOutcome>; settled?: ClaimOutcome } = {
+      outcome: claims
+        .claim(callId)
+        .catch((e: unknown) => err('internal', e instanceof Error ? e.message : String(e)))
+        .then((result): ClaimOutcome => {
+          if (result.ok) return 'won';
+          if (result.error.code === 'answered_elsewhere') return 'lost';
+          this.log.warn('the claim could not be made; answering anyway', { localId, callId, code: result.error.code, reason: result.error.message });
+          return 'unknown';
+        })
+        .then((outcome) => {
+          entry.settled = outcome;
+          // At once, not at acceptCall: the renderer learns it and releases the media while it may
+          // still be making the answer.
+          if (outcome === 'lost' && !this.stopped) this.dispatch({ type: 'local.claim_lost', at: this.now(), localId });
+          return outcome;
+        }),
+    };
+    this.claimsByCall.set(localId, entry);
+    void this.track(undefined, entry.outcome);
+  }
+
+  /**
+   * The claim of a call this agent is answering, while it has not come back or came back lost: the
+   * call may be a colleague's, and ending it here must not end it on the gateway unless it is ours.
+   */
+  private undecidedClaim(call: CallState): { outcome: Promise<ClaimOutcome> } | undefined {
+    if (call.phase !== 'answering') return undefined;
+    const claim = this.claimsByCall.get(call.localId);
+    return claim && (claim.settled === undefined || claim.settled === 'lost') ? claim : undefined;
+  }
+
+  /** Terminates a call this agent ended while answering, once its claim shows the call is not a colleague's. */
+  private async endUnlessClaimLost(claim: { outcome: Promise<ClaimOutcome> }, callId: string, localId: string): Promise<void> {
+    if ((await claim.outcome) === 'lost') {
+      this.log.info('ended here only: another agent has the call', { localId, callId });
+      return;
+    }
+    this.ending.set(callId, 'terminate');
+    this.persistLive();
+    await this.endOnGateway(callId, 'terminate', localId);
+  }
+
+  private async claimOutgoing(callId: string): Promise<void> {
+    const result = await this.claims!.claim(callId).catch((e: unknown) => err('internal', e instanceof Error ? e.message : String(e)));
+    // Unclaimed, the call's events still reach this agent (they go to everyone): only worth a warning.
+    if (!result.ok) this.log.warn('the outgoing call could not be claimed', { callId, code: result.error.code, reason: result.error.message });
+  }
+
+  /**
+   * Another agent's call.claimed. The reducer ends a ringing call with it; a call this agent is
+   * answering ends too when its own claim has not won and its accept has not gone out — so that a
+   * claim lost to a relay that answered too late (or not at all) still sends no second accept.
+   * The event's agent is compared with this agent's id; while that id is unknown the claim's own
+   * answer decides.
+   */
+  private onClaimedElsewhere(callId: string, agentId: string): void {
+    const self = this.claims?.agentId;
+    if (self === undefined || agentId === self) return;
+    const localId = this.book.byCallId[callId];
+    const call = localId !== undefined ? this.book.calls[localId] : undefined;
+    if (!call || call.phase !== 'answering' || this.inflight.has(call.localId)) return;
+    if (this.claimsByCall.get(call.localId)?.settled === 'won') return;
+    this.dispatch({ type: 'local.claim_lost', at: this.now(), localId: call.localId });
   }
 
   private stoppedError(): Result<never> {
@@ -437,7 +560,10 @@ export class CallCoordinator {
     for (const call of changed) {
       this.log.info('call changed', { localId: call.localId, callId: call.callId, phase: call.phase, event: ev.type });
       this.syncDeadline(call);
-      if (call.phase === 'ended') this.history.record(historyEntryFor(call));
+      if (call.phase === 'ended') {
+        this.history.record(historyEntryFor(call));
+        this.claimsByCall.delete(call.localId);
+      }
       for (const listener of this.listeners) {
         try {
           listener(call);

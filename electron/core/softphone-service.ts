@@ -3,7 +3,18 @@
 // saved account, or the embedded sandbox (ARCHITECTURE.md "Embedded default") — and wires the
 // gateway client, the relay event stream and the call coordinator for it.
 import type { z } from 'zod';
-import type { AppSnapshot, CommandName, CommandResults, ConnectionState, PushMessage, SoftphoneBackend, commandSchemas } from '../../shared/api';
+import type {
+  AgentPresence,
+  AppSnapshot,
+  CommandName,
+  CommandResults,
+  ConnectionState,
+  PresenceChoice,
+  PresenceStatus,
+  PushMessage,
+  SoftphoneBackend,
+  commandSchemas,
+} from '../../shared/api';
 import type { RelayEnvelope } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, ok, type Result } from '../../shared/result';
@@ -13,6 +24,8 @@ import type { EmbeddedEnvironment } from './embedded-environment';
 import { RelayEventStream } from './event-stream';
 import { GatewayClient } from './gateway-client';
 import { HistoryStore } from './history-store';
+import { loadPresenceChoice, PresenceReporter, savePresenceChoice } from './presence';
+import { RelayClient } from './relay-client';
 import { SandboxControlClient } from './sandbox-control-client';
 import type { SecretStore } from './secret-store';
 import { publicSettingsFor, SettingsStore } from './settings-store';
@@ -47,6 +60,8 @@ interface Runtime {
   gateway: GatewayClient;
   coordinator: CallCoordinator;
   stream: RelayEventStream;
+  relay: RelayClient;
+  presence: PresenceReporter;
   sandbox?: SandboxControlClient;
 }
 
@@ -67,6 +82,9 @@ class CoreSoftphoneService implements SoftphoneService {
   private runtime: Runtime | undefined;
   private embeddedEnv: EmbeddedEnvironment | undefined;
   private connection: ConnectionState;
+  private presenceChoice: PresenceChoice = 'available';
+  /** The presence last pushed to the renderer. */
+  private presenceShown: AgentPresence | undefined;
   /** Bumped on every switch so that a stopped stream's late callbacks are ignored. */
   private generation = 0;
   /** Mode switches run one after another; call commands wait for the one under way. */
@@ -96,10 +114,12 @@ class CoreSoftphoneService implements SoftphoneService {
       clearSettings: () => this.clearSettings(),
       simulateIncomingCall: ({ number }) => this.withSandbox((s) => s.incoming(number)),
       simulateCustomerHangUp: ({ localId }) => this.simulateCustomerHangUp(localId),
+      setPresence: ({ status }) => this.setPresence(status),
     };
   }
 
   async start(): Promise<void> {
+    this.presenceChoice = await loadPresenceChoice(this.options.dataDir, this.log);
     const saved = this.options.account ? undefined : await this.settings.load();
     const source: Source = this.options.account ? { kind: 'flags', account: this.options.account } : saved ? { kind: 'saved', account: saved } : { kind: 'sandbox' };
     await this.switchTo(source);
@@ -177,12 +197,40 @@ class CoreSoftphoneService implements SoftphoneService {
       history: this.history.entries(),
       connection: this.connection,
       settings: await this.publicSettings(),
+      presence: this.presence(),
     };
     if (runtime?.sandbox) {
       const customers = await runtime.sandbox.customers();
       snapshot.sandboxCustomers = customers.ok ? customers.value : [];
     }
     return ok(snapshot);
+  }
+
+  /** The relay is told "on_call" while a call keeps the agent busy, otherwise the agent's choice. */
+  private presence(): AgentPresence {
+    const status: PresenceStatus = this.runtime?.coordinator.hasBusyCall() ? 'on_call' : this.presenceChoice;
+    return { choice: this.presenceChoice, status };
+  }
+
+  /** Reports the presence when it changed, to the relay and to the renderer. */
+  private syncPresence(): void {
+    const presence = this.presence();
+    this.runtime?.presence.update(presence.status);
+    const shown = this.presenceShown;
+    if (shown?.choice === presence.choice && shown.status === presence.status) return;
+    this.presenceShown = presence;
+    this.push({ name: 'presenceChanged', payload: presence });
+  }
+
+  private async setPresence(choice: PresenceChoice): Promise<Result<AgentPresence>> {
+    if (choice !== this.presenceChoice) {
+      this.presenceChoice = choice;
+      this.log.info('presence chosen', { choice });
+      // Kept for the next start; a failed write changes nothing about this run.
+      await savePresenceChoice(this.options.dataDir, choice).catch((e: unknown) => this.log.error('the presence choice could not be saved', { error: e }));
+    }
+    this.syncPresence();
+    return ok(this.presence());
   }
 
   private async publicSettings(): Promise<PublicSettings> {
@@ -247,8 +295,11 @@ class CoreSoftphoneService implements SoftphoneService {
       account = source.account;
     }
     const gateway = new GatewayClient({ baseUrl: account.gatewayUrl, apiKey: account.apiKey, product: account.productSegment, logger: this.log });
+    const relay = new RelayClient({ url: account.relayUrl, token: account.agentToken, logger: this.log });
+    const presence = new PresenceReporter({ relay, logger: this.log });
     const coordinator = new CallCoordinator({
       gateway,
+      claims: relay,
       gatewayUrl: account.gatewayUrl,
       dataDir: this.options.dataDir,
       history: this.history,
@@ -256,9 +307,12 @@ class CoreSoftphoneService implements SoftphoneService {
       now: this.now,
       logger: this.log,
     });
-    coordinator.onCallChanged((call) => this.push({ name: 'callChanged', payload: call }));
-    await coordinator.start();
     const generation = ++this.generation;
+    coordinator.onCallChanged((call) => {
+      this.push({ name: 'callChanged', payload: call });
+      if (generation === this.generation) this.syncPresence();
+    });
+    await coordinator.start();
     const stream = new RelayEventStream({
       url: account.relayUrl,
       token: account.agentToken,
@@ -266,14 +320,31 @@ class CoreSoftphoneService implements SoftphoneService {
         if (generation === this.generation) coordinator.applyRelayEvent(envelope);
       },
       onState: (state: ConnectionState) => {
-        if (generation === this.generation) this.setConnection(state);
+        if (generation !== this.generation) return;
+        this.setConnection(state);
+        if (state.status === 'connected') this.onStreamConnected(relay, presence);
       },
       logger: this.log,
     });
-    this.runtime = { source: source.kind, account, gateway, coordinator, stream, ...(sandbox ? { sandbox } : {}) };
+    this.runtime = { source: source.kind, account, gateway, coordinator, stream, relay, presence, ...(sandbox ? { sandbox } : {}) };
     this.log.info('calls ready', { mode: source.kind === 'sandbox' ? 'sandbox' : 'account', source: source.kind, gatewayUrl: account.gatewayUrl, relayUrl: account.relayUrl });
     this.setConnection({ status: 'connecting', since: this.now() });
+    // Presence first, so that a relay which has the stream also knows whether to ring this agent.
+    this.syncPresence();
     stream.start();
+    void this.learnAgentId(relay);
+  }
+
+  /** A (re)connected stream may be a restarted relay that has forgotten this agent's presence. */
+  private onStreamConnected(relay: RelayClient, presence: PresenceReporter): void {
+    presence.report();
+    if (relay.agentId === undefined) void this.learnAgentId(relay);
+  }
+
+  private async learnAgentId(relay: RelayClient): Promise<void> {
+    const me = await relay.me();
+    if (me.ok) this.log.info('signed in to the relay', { agentId: me.value.agentId });
+    else this.log.warn('the relay did not say which agent this is', { code: me.error.code, reason: me.error.message });
   }
 
   private async stopRuntime(): Promise<void> {
@@ -282,8 +353,10 @@ class CoreSoftphoneService implements SoftphoneService {
     this.runtime = undefined;
     this.generation++;
     await runtime.coordinator.shutdown();
+    await runtime.presence.stop();
     await runtime.stream.stop().catch((e: unknown) => this.log.warn('the event stream did not stop cleanly', { error: e }));
     await runtime.gateway.close();
+    await runtime.relay.close();
     await runtime.sandbox?.close();
   }
 

@@ -1,13 +1,13 @@
 // Wires the three parts of the renderer together: the host's SoftphoneApi (the only way to the main
 // process), the store (plain data the UI renders), and the media engine (live WebRTC objects).
 // Components call the methods here; nothing in a component talks to the API or the engine directly.
-import type { PushName, PushPayloads, SoftphoneApi, Unsubscribe } from '../../shared/api';
+import type { PresenceChoice, PushName, PushPayloads, SoftphoneApi, Unsubscribe } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
 import { formatPhoneNumber } from '../../shared/phone';
 import type { StoreApi } from 'zustand/vanilla';
 import type { HostLink, HostLinkState } from '../bridge/host-link';
-import { parsePush, parseSettings, parseSnapshot } from '../bridge/payload-schemas';
+import { parsePresence, parsePush, parseSettings, parseSnapshot } from '../bridge/payload-schemas';
 import { errorMessage } from '../messages';
 import { currentCall, hasBusyCall } from '../store/call-list';
 import { SETTINGS_FIELDS, draftFromSettings, settingsErrorsFrom, validateDraft, type SettingsField } from '../store/settings-form';
@@ -65,6 +65,7 @@ export class SoftphoneController {
     stops.push(this.api.onCallChanged(onPush('callChanged', (call) => this.applyCall(call))));
     stops.push(this.api.onConnectionChanged(onPush('connectionChanged', (c) => this.state.setService(c))));
     stops.push(this.api.onHistoryChanged(onPush('historyChanged', (h) => this.state.setHistory(h))));
+    stops.push(this.api.onPresenceChanged(onPush('presenceChanged', (p) => this.state.setPresence(p))));
     stops.push(
       this.api.onSettingsChanged(
         onPush('settingsChanged', (settings) => {
@@ -187,6 +188,19 @@ export class SoftphoneController {
 
   sendDtmf(localId: string, tone: string): boolean {
     return this.engine.sendDtmf(localId, tone);
+  }
+
+  // ---- presence ----
+
+  /** The presence control: available or do not disturb (the main process adds "on a call" itself). */
+  async setPresence(choice: PresenceChoice): Promise<void> {
+    const result = await this.api.setPresence({ status: choice });
+    if (!result.ok) {
+      this.state.setPresenceError(errorMessage(result.error));
+      return;
+    }
+    const presence = parsePresence(result.value);
+    if (presence.ok) this.state.setPresence(presence.value);
   }
 
   // ---- sandbox ----

@@ -3,7 +3,7 @@
 // the media engine rely on and let the rest through; a payload that fails is dropped and logged,
 // never rendered half-formed.
 import { z } from 'zod';
-import type { AppSnapshot, PushName, PushPayloads } from '../../shared/api';
+import type { AgentPresence, AppSnapshot, PushName, PushPayloads } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { PublicSettings } from '../../shared/settings';
 import type { Result } from '../../shared/result';
@@ -74,6 +74,11 @@ const sandboxCustomerSchema = z.looseObject({
   behaviour: z.enum(['answers', 'rejects', 'no_answer', 'no_permission', 'busy']),
 });
 
+const presenceSchema = z.looseObject({
+  choice: z.enum(['available', 'dnd']),
+  status: z.enum(['available', 'on_call', 'dnd']),
+});
+
 const snapshotSchema = z.looseObject({
   mode: z.enum(['sandbox', 'account']),
   calls: z.array(callStateSchema),
@@ -81,18 +86,21 @@ const snapshotSchema = z.looseObject({
   connection: connectionSchema,
   settings: settingsSchema,
   sandboxCustomers: z.array(sandboxCustomerSchema).optional(),
+  presence: presenceSchema.optional(),
 });
 
 // The schemas check a superset of what the types promise; the casts below only drop that knowledge.
 export const parseSnapshot = (data: unknown): Result<AppSnapshot> => parseWith(snapshotSchema, data) as Result<AppSnapshot>;
 export const parseCallState = (data: unknown): Result<CallState> => parseWith(callStateSchema, data) as Result<CallState>;
 export const parseSettings = (data: unknown): Result<PublicSettings> => parseWith(settingsSchema, data) as Result<PublicSettings>;
+export const parsePresence = (data: unknown): Result<AgentPresence> => parseWith(presenceSchema, data) as Result<AgentPresence>;
 
 const pushSchemas: { [N in PushName]: z.ZodType } = {
   callChanged: callStateSchema,
   connectionChanged: connectionSchema,
   historyChanged: z.array(historyEntrySchema),
   settingsChanged: settingsSchema,
+  presenceChanged: presenceSchema,
 };
 
 export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {

@@ -243,6 +243,7 @@ export function createWsBridge(options: WsBridgeOptions): { api: SoftphoneApi; l
     onConnectionChanged: listen('connectionChanged'),
     onHistoryChanged: listen('historyChanged'),
     onSettingsChanged: listen('settingsChanged'),
+    onPresenceChanged: listen('presenceChanged'),
   };
 
   const link: HostLink = {
@@ -275,7 +276,7 @@ export function unreachableHost(message: string): SoftphoneHost {
   const none = () => () => undefined;
   const state: HostLinkState = { status: 'unavailable', message };
   return {
-    api: { ...commands, onCallChanged: none, onConnectionChanged: none, onHistoryChanged: none, onSettingsChanged: none },
+    api: { ...commands, onCallChanged: none, onConnectionChanged: none, onHistoryChanged: none, onSettingsChanged: none, onPresenceChanged: none },
     link: { state: () => state, subscribe: () => () => undefined, close: () => undefined },
     kind: 'browser',
   };
@@ -369,6 +370,7 @@ export function guardApi(api: SoftphoneApi): SoftphoneApi {
     onConnectionChanged: listen('connectionChanged', 'onConnectionChanged'),
     onHistoryChanged: listen('historyChanged', 'onHistoryChanged'),
     onSettingsChanged: listen('settingsChanged', 'onSettingsChanged'),
+    onPresenceChanged: listen('presenceChanged', 'onPresenceChanged'),
   };
 }
 

@@ -1,3 +1,5 @@
+import type { PresenceChoice } from '../../shared/api';
+import { useController } from '../app/controller-context';
 import { connectionIndicator } from '../call-display';
 import { useAppStore } from '../store/store';
 
@@ -23,6 +25,7 @@ export function Header() {
         )}
       </div>
       <div className="header-end">
+        <PresenceControl />
         <span role="status" aria-label="Connection" className={`connection connection-${indicator.tone}`} title={indicator.detail}>
           <span className="connection-dot" aria-hidden="true" />
           {indicator.text}
@@ -37,5 +40,42 @@ export function Header() {
         </button>
       </div>
     </header>
+  );
+}
+
+const PRESENCE_OPTIONS: ReadonlyArray<{ value: PresenceChoice; label: string }> = [
+  { value: 'available', label: 'Available' },
+  { value: 'dnd', label: 'Do not disturb' },
+];
+
+/** The agent's choice; while a call is under way the relay is told "on a call" whatever it is. */
+function PresenceControl() {
+  const controller = useController();
+  const presence = useAppStore((s) => s.presence);
+  const error = useAppStore((s) => s.presenceError);
+  if (!presence) return null;
+  const onCall = presence.status === 'on_call';
+  return (
+    <span className={`presence presence-${presence.status}`}>
+      <select
+        aria-label="Presence"
+        value={presence.choice}
+        title={onCall ? 'On a call: no other calls ring here until it ends' : undefined}
+        aria-invalid={error !== null ? true : undefined}
+        onChange={(e) => void controller.setPresence(e.target.value as PresenceChoice)}
+      >
+        {PRESENCE_OPTIONS.map((o) => (
+          <option key={o.value} value={o.value}>
+            {o.label}
+          </option>
+        ))}
+      </select>
+      {onCall && <span className="presence-note">On a call</span>}
+      {error !== null && (
+        <span role="alert" className="visually-hidden">
+          {error}
+        </span>
+      )}
+    </span>
   );
 }

@@ -3,7 +3,7 @@
 // selectors or useShallow; tests call resetStore().
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
-import type { AppSnapshot, ConnectionState } from '../../shared/api';
+import type { AgentPresence, AppSnapshot, ConnectionState } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { HistoryEntry } from '../../shared/history';
 import type { SandboxCustomer } from '../../shared/sandbox';
@@ -27,6 +27,13 @@ export interface ConnectionSlice {
   service: ConnectionState | null;
   snapshotLoaded: boolean;
   snapshotError: string | null;
+}
+
+export interface PresenceSlice {
+  /** The agent's presence as the main process reports it; null until known. */
+  presence: AgentPresence | null;
+  /** Why the last change of presence was refused, if it was. */
+  presenceError: string | null;
 }
 
 export interface SettingsSlice {
@@ -68,6 +75,8 @@ export interface StoreActions {
   applyCall(call: CallState): CallState;
   setHistory(history: HistoryEntry[]): void;
   setService(connection: ConnectionState): void;
+  setPresence(presence: AgentPresence): void;
+  setPresenceError(message: string | null): void;
   setHostLink(state: HostLinkState): void;
   setSnapshotError(message: string | null): void;
   setSettings(settings: PublicSettings): void;
@@ -85,7 +94,7 @@ export interface StoreActions {
   setSettingsForm(patch: Partial<SettingsFormState>): void;
 }
 
-export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & SettingsSlice & UiSlice;
+export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & PresenceSlice & SettingsSlice & UiSlice;
 export type AppState = StoreState & StoreActions;
 
 const QUIET_LEVELS = { mic: 0, customer: 0 };
@@ -98,6 +107,8 @@ export function initialState(): StoreState {
     service: null,
     snapshotLoaded: false,
     snapshotError: null,
+    presence: null,
+    presenceError: null,
     mode: null,
     settings: null,
     sandboxCustomers: [],
@@ -133,6 +144,7 @@ export const appStore = createStore<AppState>()((set, get) => ({
         calls: mergeSnapshotCalls(s.calls, snapshot.calls),
         history: snapshot.history,
         service: snapshot.connection,
+        presence: snapshot.presence ?? s.presence,
         sandboxCustomers: customers,
         sandboxSelection: selection,
         snapshotLoaded: true,
@@ -146,6 +158,8 @@ export const appStore = createStore<AppState>()((set, get) => ({
   },
   setHistory: (history) => set({ history }),
   setService: (service) => set({ service }),
+  setPresence: (presence) => set({ presence, presenceError: null }),
+  setPresenceError: (presenceError) => set({ presenceError }),
   setHostLink: (hostLink) => set({ hostLink }),
   setSnapshotError: (snapshotError) => set({ snapshotError }),
   setSettings: (settings) => set((s) => withSettings(s, settings)),

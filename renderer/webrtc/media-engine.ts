@@ -261,6 +261,12 @@ export class MediaEngine {
       if (session.closed) return;
       this.recordTiming(localId, { answerToAcceptMs: Math.round(performance.now() - started) });
       const accepted = await this.api.acceptCall({ localId, sdp });
+      if (!accepted.ok && accepted.error.code === 'answered_elsewhere') {
+        // Another agent's claim won: nothing was sent to the customer, and the call's outcome
+        // ("Answered by another agent") says it all. The microphone is released at once.
+        this.close(localId);
+        return;
+      }
       // On failure the main process ends the call (local.accept_failed) and pushes it.
       if (!accepted.ok) this.onNotice(localId, errorMessage(accepted.error));
     } catch (e) {

@@ -148,3 +148,100 @@ export async function agentInbound(page: Page): Promise<{ inboundEnergy: number;
     return media.stats();
   });
 }
+
+/** One agent of a team stack: its own token, main-process service and browser host. */
+export interface TeamAgentHarness {
+  /** The relay's id for this agent (`--agent-token` agents are agent-1, agent-2, … in order). */
+  id: string;
+  token: string;
+  service: SoftphoneService;
+  host: BrowserHost;
+}
+
+/** Several agents, each with its own app (service + browser host), on one relay and one sandbox. */
+export interface TeamStack {
+  relay: RelayServer;
+  sandbox: SandboxServer;
+  browser: Browser;
+  agents: TeamAgentHarness[];
+  /** A page of agent `index`'s app, once its relay link shows Connected. */
+  newAgentPage(index: number): Promise<Page>;
+  customer(behaviour: SandboxCustomer['behaviour']): SandboxCustomer;
+  control<T>(path: string, body?: unknown): Promise<T>;
+  callReport(callId: string): Promise<SandboxCallReport>;
+  gatewayLog(): Promise<{ action: string; callId?: string; at: number; status: number }[]>;
+  close(): Promise<void>;
+}
+
+export async function startTeamStack(options: { agents: number; quiet?: boolean }): Promise<TeamStack> {
+  if (options.quiet !== false) configureLogging({ level: 'warn' });
+  const appSecret = secret();
+  const verifyToken = secret();
+  const apiKey = secret();
+  const tokens = Array.from({ length: options.agents }, () => secret());
+  const relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: tokens });
+  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey });
+  const dataDirs: string[] = [];
+  const agents: TeamAgentHarness[] = [];
+  for (const [i, token] of tokens.entries()) {
+    const dataDir = await mkdtemp(join(tmpdir(), `softphone-e2e-agent${i + 1}-`));
+    dataDirs.push(dataDir);
+    const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken: token };
+    const service = await createSoftphoneService({
+      dataDir,
+      secrets: new MemorySecretStore(),
+      embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
+    });
+    const host = await startBrowserHost({ backend: service, staticDir: resolve('dist/renderer') });
+    agents.push({ id: `agent-${i + 1}`, token, service, host });
+  }
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+
+  const team: TeamStack = {
+    relay,
+    sandbox,
+    browser,
+    agents,
+    async newAgentPage(index) {
+      const agent = agents[index];
+      if (!agent) throw new Error(`the team has no agent ${index}`);
+      const context = await browser.newContext({ permissions: ['microphone'] });
+      const page = await context.newPage();
+      page.on('pageerror', (e) => console.error(`page error (${agent.id}):`, e.message));
+      await page.goto(agent.host.url);
+      await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
+      return page;
+    },
+    customer(behaviour) {
+      const found = sandbox.customers.find((c) => c.behaviour === behaviour);
+      if (!found) throw new Error(`the sandbox has no customer who ${behaviour}`);
+      return found;
+    },
+    async control<T>(path: string, body?: unknown): Promise<T> {
+      const res = await fetch(`${sandbox.url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+        body: body === undefined ? null : JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`sandbox ${path}: HTTP ${res.status} ${await res.text()}`);
+      return (await res.json()) as T;
+    },
+    callReport(callId) {
+      return team.control<SandboxCallReport>(`/control/calls/${encodeURIComponent(callId)}`);
+    },
+    gatewayLog() {
+      return team.control('/control/log');
+    },
+    async close() {
+      await browser.close().catch(() => {});
+      for (const agent of agents) {
+        await agent.host.close();
+        await agent.service.close();
+      }
+      await sandbox.close();
+      await relay.close();
+      for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
+    },
+  };
+  return team;
+}

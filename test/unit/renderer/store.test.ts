@@ -25,6 +25,18 @@ describe('the store', () => {
     expect(state().sandboxSelection).toBe('447700900123');
   });
 
+  it("mirrors the agent's presence from snapshots and pushes, and keeps it when a snapshot has none", () => {
+    expect(state().presence).toBeNull();
+    state().applySnapshot(snapshot([], { presence: { choice: 'dnd', status: 'dnd' } }));
+    expect(state().presence).toEqual({ choice: 'dnd', status: 'dnd' });
+    state().setPresenceError('The relay could not be reached.');
+    state().setPresence({ choice: 'dnd', status: 'on_call' });
+    expect(state().presence).toEqual({ choice: 'dnd', status: 'on_call' });
+    expect(state().presenceError).toBeNull();
+    state().applySnapshot(snapshot());
+    expect(state().presence).toEqual({ choice: 'dnd', status: 'on_call' });
+  });
+
   it('keeps the chosen sandbox customer across snapshots while it still exists', () => {
     state().applySnapshot(snapshot());
     state().setSandboxSelection('14155550123');
@@ -89,6 +101,8 @@ describe('the store', () => {
         'history',
         'hostLink',
         'service',
+        'presence',
+        'presenceError',
         'snapshotLoaded',
         'snapshotError',
         'mode',

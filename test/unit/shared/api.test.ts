@@ -34,6 +34,7 @@ const VALID: Record<CommandName, unknown[]> = {
   clearSettings: [{}],
   simulateIncomingCall: [{ number: '442079460958' }],
   simulateCustomerHangUp: [{ localId: 'in:wacid.1' }],
+  setPresence: [{ status: 'available' }, { status: 'dnd' }],
 };
 
 /** [payload, the field that must be named, words of the rule] for every command. */
@@ -108,6 +109,13 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ callId: 'wacid.1' }, 'localId'],
     [{ localId: 'in:1', callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
   ],
+  setPresence: [
+    [{}, 'status'],
+    // "on_call" is not the agent's to choose: the service reports it while a call is under way.
+    [{ status: 'on_call' }, 'status', 'must be one of available, dnd'],
+    [{ status: 'away' }, 'status', 'must be one of available, dnd'],
+    [{ status: 'dnd', until: 0 }, '(root)', 'Unrecognized key: "until"'],
+  ],
 };
 
 describe('commandSchemas', () => {
@@ -116,7 +124,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(12);
+    expect(Object.keys(results)).toHaveLength(13);
   });
 
   describe.each(COMMAND_NAMES)('%s', (name) => {
@@ -175,13 +183,14 @@ describe('pushes', () => {
       connectionChanged: 'onConnectionChanged',
       historyChanged: 'onHistoryChanged',
       settingsChanged: 'onSettingsChanged',
+      presenceChanged: 'onPresenceChanged',
     };
     for (const name of PUSH_NAMES) expect(pushListenerName(name)).toBe(expected[name]);
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(expected).sort());
   });
 
   it('lists every push payload', () => {
-    const payloads: Record<PushName, true> = { callChanged: true, connectionChanged: true, historyChanged: true, settingsChanged: true };
+    const payloads: Record<PushName, true> = { callChanged: true, connectionChanged: true, historyChanged: true, settingsChanged: true, presenceChanged: true };
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(payloads).sort() as (keyof PushPayloads)[]);
   });
 });

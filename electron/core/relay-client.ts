@@ -1,0 +1,237 @@
+// The agent's requests to the relay besides the event stream (relay/README.md): who am I (GET /me),
+// presence (PUT /presence) and first-claim-wins (POST /calls/{id}/claim). Every method resolves to
+// a Result and never throws; the agent token travels only in the Authorization header and is never
+// logged or echoed in an error.
+import { Agent, request } from 'undici';
+import { z } from 'zod';
+import type { PresenceStatus } from '../../shared/api';
+import { createLogger, type Logger } from '../../shared/log';
+import { err, ok, type ErrorCode, type Result } from '../../shared/result';
+
+export interface RelayClientOptions {
+  /** The relay's base URL, e.g. https://relay.example.com */
+  url: string;
+  /** The agent token (Authorization: Bearer). */
+  token: string;
+  /** Per request, from sending to the whole body read. Default 5 s. */
+  timeoutMs?: number;
+  /**
+   * For claims. Short: a customer is waiting, and a relay that does not answer must not hold the
+   * answer back for long (the coordinator answers anyway). Default 2 s.
+   */
+  claimTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** What the call coordinator needs from the relay; RelayClient is the real one. */
+export interface CallClaims {
+  /** 200 → ok with the owner (this agent); 409 → `answered_elsewhere`; anything else → another error code. */
+  claim(callId: string): Promise<Result<{ agentId: string }>>;
+  /** This agent's id on the relay, once known (GET /me or a won claim). */
+  readonly agentId: string | undefined;
+}
+
+/** What presence reporting needs from the relay. */
+export interface PresenceSink {
+  setPresence(status: PresenceStatus): Promise<Result<{ agentId: string; status: PresenceStatus }>>;
+}
+
+export const ANSWERED_ELSEWHERE_MESSAGE = 'Answered by another agent';
+
+const DEFAULT_TIMEOUT_MS = 5_000;
+const DEFAULT_CLAIM_TIMEOUT_MS = 2_000;
+/** None of the relay's answers to these requests is anywhere near this size. */
+const BODY_READ_LIMIT = 64 * 1024;
+
+const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optional() });
+const claimWonSchema = z.object({ callId: z.string(), agentId: z.string().min(1) });
+const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(['available', 'on_call', 'dnd']) });
+const relayErrorSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), agentId: z.string().optional() }),
+});
+
+type HttpOutcome = { kind: 'response'; status: number; body: string } | { kind: 'timeout' } | { kind: 'network'; reason: string };
+
+export class RelayClient implements CallClaims, PresenceSink {
+  private readonly base: string;
+  private readonly token: string;
+  private readonly timeoutMs: number;
+  private readonly claimTimeoutMs: number;
+  private readonly log: Logger;
+  // Keep-alive: the claim sits on the answer path, and presence refreshes keep a connection warm.
+  private readonly dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 4, connect: { timeout: 5_000 } });
+  private knownAgentId: string | undefined;
+
+  constructor(options: RelayClientOptions) {
+    this.base = options.url.replace(/\/+$/, '');
+    this.token = options.token;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.claimTimeoutMs = options.claimTimeoutMs ?? DEFAULT_CLAIM_TIMEOUT_MS;
+    this.log = options.logger ?? createLogger('relay-client');
+  }
+
+  get agentId(): string | undefined {
+    return this.knownAgentId;
+  }
+
+  /** GET /me: which agent the token belongs to. */
+  async me(): Promise<Result<{ agentId: string; name?: string }>> {
+    const answer = await this.send('GET', '/me', this.timeoutMs);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status !== 200) return this.refused('me', status, json);
+    const parsed = meSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('me', status);
+    this.knownAgentId = parsed.data.agentId;
+    return ok(parsed.data.name !== undefined ? { agentId: parsed.data.agentId, name: parsed.data.name } : { agentId: parsed.data.agentId });
+  }
+
+  /** POST /calls/{callId}/claim: the first agent wins; 409 means another agent has the call. */
+  async claim(callId: string): Promise<Result<{ agentId: string }>> {
+    const answer = await this.send('POST', `/calls/${encodeURIComponent(callId)}/claim`, this.claimTimeoutMs);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status === 409) {
+      const winner = relayErrorSchema.safeParse(json);
+      const agentId = winner.success ? winner.data.error.agentId : undefined;
+      this.log.info('claim lost', { callId, winner: agentId });
+      return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE, { httpStatus: 409, ...(agentId !== undefined ? { detail: `claimed by ${agentId}` } : {}) });
+    }
+    if (status !== 200) return this.refused('claim', status, json);
+    const parsed = claimWonSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('claim', status);
+    this.knownAgentId = parsed.data.agentId;
+    this.log.info('claim won', { callId, agentId: parsed.data.agentId });
+    return ok({ agentId: parsed.data.agentId });
+  }
+
+  /** PUT /presence. */
+  async setPresence(presence: PresenceStatus): Promise<Result<{ agentId: string; status: PresenceStatus }>> {
+    const answer = await this.send('PUT', '/presence', this.timeoutMs, { status: presence });
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status !== 200) return this.refused('presence', status, json);
+    const parsed = presenceSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('presence', status);
+    this.knownAgentId = parsed.data.agentId;
+    return ok(parsed.data);
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.close().catch(() => undefined);
+  }
+
+  /** Sends one request; a Result with the status and the JSON body (undefined when it is not JSON). */
+  private async send(method: 'GET' | 'POST' | 'PUT', path: string, timeoutMs: number, body?: unknown): Promise<Result<{ status: number; json: unknown }>> {
+    const started = performance.now();
+    const outcome = await this.exchange(method, path, timeoutMs, body);
+    const ms = Math.round(performance.now() - started);
+    switch (outcome.kind) {
+      case 'timeout':
+        this.log.warn('the relay did not answer in time', { method, path, ms });
+        return err('timeout', `The relay did not answer ${method} ${path} within ${formatSeconds(timeoutMs)}`);
+      case 'network': {
+        const reason = this.scrub(outcome.reason);
+        this.log.warn('the relay could not be reached', { method, path, ms, reason });
+        return err('gateway_unreachable', `The relay could not be reached (${reason})`);
+      }
+      case 'response': {
+        this.log.debug('the relay answered', { method, path, status: outcome.status, ms });
+        let json: unknown;
+        try {
+          json = JSON.parse(outcome.body);
+        } catch {
+          json = undefined;
+        }
+        return ok({ status: outcome.status, json });
+      }
+    }
+  }
+
+  private async exchange(method: 'GET' | 'POST' | 'PUT', path: string, timeoutMs: number, body: unknown): Promise<HttpOutcome> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    try {
+      const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const res = await request(`${this.base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: controller.signal,
+        dispatcher: this.dispatcher,
+      });
+      return { kind: 'response', status: res.statusCode, body: await readLimited(res.body) };
+    } catch (e) {
+      if (timedOut) return { kind: 'timeout' };
+      return { kind: 'network', reason: describeNetworkError(e) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A status other than the expected one, with the relay's error envelope when it sent one. */
+  private refused<T>(what: string, status: number, json: unknown): Result<T> {
+    const envelope = relayErrorSchema.safeParse(json);
+    const relayMessage = envelope.success ? this.scrub(envelope.data.error.message) : undefined;
+    const code: ErrorCode =
+      status === 401 || status === 403 ? 'unauthorized' : status === 400 ? 'invalid_input' : status === 404 ? 'not_available' : 'gateway_unreachable';
+    const message =
+      code === 'unauthorized'
+        ? 'The relay refused the agent token: check it in Settings'
+        : code === 'not_available'
+          ? `The relay does not offer ${what} (HTTP 404): it may be an older version`
+          : `The relay refused the ${what} request (HTTP ${status}${relayMessage !== undefined ? `: ${relayMessage}` : ''})`;
+    this.log.warn('the relay refused a request', { request: what, httpStatus: status, relayCode: envelope.success ? envelope.data.error.code : undefined });
+    return err(code, message, { httpStatus: status, ...(relayMessage !== undefined ? { detail: relayMessage } : {}) });
+  }
+
+  private unexpected<T>(what: string, status: number): Result<T> {
+    this.log.warn('the relay answered with an unexpected body', { request: what, httpStatus: status });
+    return err('gateway_unreachable', `The relay answered the ${what} request with a body that is not a relay answer`, { httpStatus: status });
+  }
+
+  /** A misbehaving server could echo the request headers back: the token must not travel on. */
+  private scrub(text: string): string {
+    return this.token.length > 0 ? text.split(this.token).join('[redacted]') : text;
+  }
+}
+
+const formatSeconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+
+async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy(): unknown }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(Buffer.from(chunk));
+    size += chunk.length;
+    if (size >= BODY_READ_LIMIT) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function describeNetworkError(e: unknown): string {
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
+  const code = (e as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused: is it running?';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'the host name could not be resolved';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'the connection was reset';
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'connecting timed out';
+    default:
+      return typeof code === 'string' ? code : e instanceof Error ? e.message : String(e);
+  }
+}

@@ -1,0 +1,256 @@
+// The coordinator with a team relay: an incoming call is claimed before its accept, an outgoing one
+// right after initiate (relay/README.md). Real servers: the gateway and the relay's contract.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CallCoordinator } from '../../../electron/core/call-coordinator';
+import { GatewayClient } from '../../../electron/core/gateway-client';
+import { HistoryStore } from '../../../electron/core/history-store';
+import { RelayClient } from '../../../electron/core/relay-client';
+import type { CallState } from '../../../shared/call-state';
+import type { RelayEvent } from '../../../shared/events';
+import { configureLogging } from '../../../shared/log';
+import { happyGateway, startFakeGateway, type FakeGateway } from './fake-gateway';
+import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
+
+configureLogging({ sink: () => undefined });
+
+const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\na=ice-lite\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111 126\r\n';
+const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:active\r\n';
+
+interface Team {
+  relay: TeamRelay;
+  gateway: FakeGateway;
+  claims: RelayClient;
+  coordinator: CallCoordinator;
+  history: HistoryStore;
+  changes: CallState[];
+  event(e: RelayEvent): void;
+  ring(callId: string): string;
+  /** What the relay and the gateway received, in one order. */
+  timeline: string[];
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function team(options: { relayUrl?: string; claimTimeoutMs?: number } = {}): Promise<Team> {
+  const timeline: string[] = [];
+  const relay = await startTeamRelay([ALICE, BOB]);
+  const gateway = await startFakeGateway((req) => {
+    timeline.push(`gateway ${req.path.split('/').pop()}`);
+    return happyGateway(req);
+  });
+  const defaultClaim = relay.onClaim;
+  relay.onClaim = (callId, agentId) => {
+    timeline.push(`claim ${callId} by ${agentId}`);
+    return defaultClaim(callId, agentId);
+  };
+  const dataDir = await mkdtemp(join(tmpdir(), 'softphone-claims-'));
+  const client = new GatewayClient({ baseUrl: gateway.baseUrl, apiKey: 'test-api-key-123', product: 'chatapp', terminateBackoffMs: 5, timeoutMs: 2_000 });
+  const claims = new RelayClient({ url: options.relayUrl ?? relay.url, token: ALICE.token, claimTimeoutMs: options.claimTimeoutMs ?? 2_000 });
+  const history = await HistoryStore.open({ dataDir });
+  const coordinator = new CallCoordinator({ gateway: client, claims, gatewayUrl: gateway.baseUrl, dataDir, history, defaultCountry: 'GB' });
+  const changes: CallState[] = [];
+  coordinator.onCallChanged((c) => changes.push(c));
+  await coordinator.start();
+  cleanups.push(async () => {
+    await coordinator.shutdown();
+    await claims.close();
+    await client.close();
+    await gateway.close();
+    await relay.close();
+    await history.flush();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  let seq = 0;
+  const event = (e: RelayEvent) => coordinator.applyRelayEvent({ id: `e-${++seq}`, receivedAt: Date.now(), event: e });
+  return {
+    relay,
+    gateway,
+    claims,
+    coordinator,
+    history,
+    changes,
+    event,
+    ring(callId) {
+      event({ type: 'call.incoming', callId, from: '447400123456', name: 'Ada Lovelace', sdp: OFFER, timestamp: Date.now() });
+      return `in:${callId}`;
+    },
+    timeline,
+  };
+}
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!condition()) throw new Error(`never happened: ${what}`);
+}
+
+const claimRequests = (t: Team) => t.relay.requests.filter((r) => r.path.endsWith('/claim')).map((r) => [r.path, r.agentId]);
+
+describe('CallCoordinator with claims: incoming calls', () => {
+  it('claims at Answer, before the accept, and accepts when the claim wins', async () => {
+    const t = await team();
+    const localId = t.ring('wacid.win');
+    expect(await t.coordinator.answerCall(localId)).toEqual({ ok: true, value: null });
+    expect(await t.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(t.timeline).toEqual(['claim wacid.win by alice', 'gateway accept']);
+    expect(t.relay.claims.get('wacid.win')).toBe('alice');
+    expect(t.coordinator.call(localId)?.phase).toBe('connecting');
+  });
+
+  it('runs the claim while the answer is made: answerCall does not wait for it', async () => {
+    const t = await team();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    t.relay.onClaim = async (callId, agentId) => {
+      await held;
+      t.relay.claims.set(callId, agentId);
+      return { status: 200, body: JSON.stringify({ callId, agentId }) };
+    };
+    const localId = t.ring('wacid.parallel');
+    expect(await t.coordinator.answerCall(localId)).toEqual({ ok: true, value: null });
+    await until('the claim reaches the relay', () => claimRequests(t).length === 1);
+    const accepting = t.coordinator.acceptCall(localId, ANSWER);
+    // The accept waits for the claim: nothing has gone to the gateway yet.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(t.gateway.requests).toEqual([]);
+    expect((await t.coordinator.acceptCall(localId, ANSWER)).ok).toBe(false); // a second accept while waiting
+    release();
+    expect(await accepting).toEqual({ ok: true, value: null });
+    expect(t.gateway.actions()).toEqual(['accept']);
+  });
+
+  it('ends the call as answered elsewhere when the claim answers 409, and sends no accept', async () => {
+    const t = await team();
+    t.relay.claims.set('wacid.lost', 'bob');
+    const localId = t.ring('wacid.lost');
+    await t.coordinator.answerCall(localId);
+    const accepted = await t.coordinator.acceptCall(localId, ANSWER);
+    expect(accepted).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, durationSec: 0 });
+    expect(t.changes.filter((c) => c.localId === localId).map((c) => c.phase)).toEqual(['ringing', 'answering', 'ended']);
+    await t.coordinator.whenIdle();
+    // Neither accept nor reject: the call is the colleague's now.
+    expect(t.gateway.requests).toEqual([]);
+    expect(t.history.entries()[0]).toMatchObject({ localId, outcome: 'answered_elsewhere' });
+    // Hanging up afterwards is harmless and sends nothing either.
+    expect((await t.coordinator.hangUp(localId)).ok).toBe(true);
+    expect(t.gateway.requests).toEqual([]);
+  });
+
+  it('ends the call as soon as the lost claim comes back, before the answer is ready', async () => {
+    const t = await team();
+    t.relay.claims.set('wacid.early', 'bob');
+    const localId = t.ring('wacid.early');
+    await t.coordinator.answerCall(localId);
+    await until('the call ends', () => t.coordinator.call(localId)?.phase === 'ended');
+    expect(t.coordinator.call(localId)).toMatchObject({ end: { kind: 'answered_elsewhere' } });
+    expect(await t.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    expect(t.gateway.requests).toEqual([]);
+  });
+
+  it.each([
+    ['the relay is down', { relayUrl: 'http://127.0.0.1:9' }],
+    ['the relay does not answer in time', { claimTimeoutMs: 100, hang: true }],
+    ['the relay fails', { status: 503 }],
+  ])('still accepts when the claim cannot be made: %s', async (_name, how: { relayUrl?: string; claimTimeoutMs?: number; hang?: boolean; status?: number }) => {
+    const t = await team({ ...(how.relayUrl ? { relayUrl: how.relayUrl } : {}), ...(how.claimTimeoutMs ? { claimTimeoutMs: how.claimTimeoutMs } : {}) });
+    if (how.hang) t.relay.onClaim = () => 'hang';
+    if (how.status !== undefined) t.relay.onClaim = () => ({ status: how.status!, body: '{}' });
+    const localId = t.ring('wacid.unknown');
+    await t.coordinator.answerCall(localId);
+    expect(await t.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(t.gateway.actions()).toEqual(['accept']);
+    expect(t.coordinator.call(localId)?.phase).toBe('connecting');
+  });
+
+  it("stops ringing on another agent's call.claimed, without telling the gateway anything", async () => {
+    const t = await team();
+    const localId = t.ring('wacid.taken');
+    t.event({ type: 'call.claimed', callId: 'wacid.taken', agentId: 'bob', timestamp: Date.now() });
+    expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests).toEqual([]);
+    expect(claimRequests(t)).toEqual([]);
+  });
+
+  it("keeps answering when its own claim comes back as call.claimed, and sends the accept", async () => {
+    const t = await team();
+    await t.claims.me();
+    const localId = t.ring('wacid.mine');
+    await t.coordinator.answerCall(localId);
+    t.event({ type: 'call.claimed', callId: 'wacid.mine', agentId: 'alice', timestamp: Date.now() });
+    expect(t.coordinator.call(localId)?.phase).toBe('answering');
+    expect(await t.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(t.gateway.actions()).toEqual(['accept']);
+  });
+
+  it("ends an answering call whose claim could not be made when another agent's claim is announced", async () => {
+    const t = await team();
+    await t.claims.me();
+    t.relay.onClaim = () => ({ status: 503, body: '{}' });
+    const localId = t.ring('wacid.race');
+    await t.coordinator.answerCall(localId);
+    await until('the claim fails', () => claimRequests(t).length === 1);
+    t.event({ type: 'call.claimed', callId: 'wacid.race', agentId: 'bob', timestamp: Date.now() });
+    expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
+    expect((await t.coordinator.acceptCall(localId, ANSWER)).ok).toBe(false);
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests).toEqual([]);
+  });
+
+  it('hung up while the claim is out: terminates only if the claim shows the call is this agent’s', async () => {
+    const t = await team();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    t.relay.onClaim = async (callId) => {
+      await held;
+      return callId === 'wacid.hang-lost'
+        ? { status: 409, body: JSON.stringify({ error: { code: 'already_claimed', message: 'Answered by another agent', agentId: 'bob' } }) }
+        : { status: 200, body: JSON.stringify({ callId, agentId: 'alice' }) };
+    };
+    const lost = t.ring('wacid.hang-lost');
+    await t.coordinator.answerCall(lost);
+    await until('the claim reaches the relay', () => claimRequests(t).length === 1);
+    const hangingUp = t.coordinator.hangUp(lost);
+    expect(t.coordinator.call(lost)).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' } });
+    release();
+    expect(await hangingUp).toEqual({ ok: true, value: null });
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests).toEqual([]);
+
+    const won = t.ring('wacid.hang-won');
+    await t.coordinator.answerCall(won);
+    await until('the second claim reaches the relay', () => claimRequests(t).length === 2);
+    expect(await t.coordinator.hangUp(won)).toEqual({ ok: true, value: null });
+    expect(t.gateway.requests.map((r) => r.body)).toEqual([{ messaging_product: 'chatapp', call_id: 'wacid.hang-won', action: 'terminate' }]);
+  });
+});
+
+describe('CallCoordinator with claims: outgoing calls', () => {
+  it('claims the call right after initiate returns its id', async () => {
+    const t = await team();
+    const started = await t.coordinator.startCall('+44 7400 123456');
+    if (!started.ok) throw new Error(started.error.message);
+    const sent = await t.coordinator.sendOffer(started.value.localId, OFFER);
+    expect(sent.ok).toBe(true);
+    if (!sent.ok) return;
+    await t.coordinator.whenIdle();
+    expect(t.timeline).toEqual(['gateway initiate', `claim ${sent.value.callId} by alice`]);
+    expect(t.relay.claims.get(sent.value.callId)).toBe('alice');
+  });
+
+  it('goes on with the call when that claim fails', async () => {
+    const t = await team({ relayUrl: 'http://127.0.0.1:9' });
+    const started = await t.coordinator.startCall('+44 7400 123456');
+    if (!started.ok) throw new Error(started.error.message);
+    const sent = await t.coordinator.sendOffer(started.value.localId, OFFER);
+    await t.coordinator.whenIdle();
+    expect(sent.ok).toBe(true);
+    expect(t.coordinator.call(started.value.localId)?.phase).toBe('calling');
+  });
+});

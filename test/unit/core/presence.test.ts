@@ -1,0 +1,199 @@
+// Presence: the agent's choice, "on_call" while a call keeps the agent busy, reported to the relay on
+// every change and every refresh, and kept across restarts.
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadPresenceChoice, PresenceReporter, savePresenceChoice } from '../../../electron/core/presence';
+import { RelayClient } from '../../../electron/core/relay-client';
+import { MemorySecretStore } from '../../../electron/core/secret-store';
+import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
+import type { PushMessage } from '../../../shared/api';
+import { configureLogging } from '../../../shared/log';
+import type { AccountConfig } from '../../../shared/settings';
+import { happyGateway, startFakeGateway } from './fake-gateway';
+import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
+
+configureLogging({ sink: () => undefined });
+
+const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111\r\n';
+const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=setup:active\r\n';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 600 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!condition()) throw new Error(`never happened: ${what}`);
+}
+
+const presenceBodies = (relay: TeamRelay, agentId: string) =>
+  relay.requests.filter((r) => r.path === '/presence' && r.agentId === agentId).map((r) => (r.body as { status: string }).status);
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'softphone-presence-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+describe('PresenceReporter', () => {
+  async function reporter(refreshMs = 60_000) {
+    const relay = await startTeamRelay([ALICE]);
+    const client = new RelayClient({ url: relay.url, token: ALICE.token });
+    const presence = new PresenceReporter({ relay: client, refreshMs });
+    cleanups.push(async () => {
+      await presence.stop();
+      await client.close();
+      await relay.close();
+    });
+    return { relay, presence };
+  }
+
+  it('reports on change only, and only the latest of a burst', async () => {
+    const { relay, presence } = await reporter();
+    presence.update('available');
+    presence.update('available');
+    await presence.whenIdle();
+    expect(presenceBodies(relay, 'alice')).toEqual(['available']);
+    presence.update('on_call');
+    presence.update('dnd');
+    presence.update('on_call');
+    await presence.whenIdle();
+    // The first change goes out at once; the rest collapse into one report of the last.
+    expect(presenceBodies(relay, 'alice')).toEqual(['available', 'on_call', 'on_call']);
+    expect(relay.presence.get('alice')).toBe('on_call');
+  });
+
+  it('refreshes the status so that the relay does not forget it', async () => {
+    const { relay, presence } = await reporter(30);
+    presence.update('dnd');
+    await until('two refreshes', () => presenceBodies(relay, 'alice').length >= 3);
+    expect(new Set(presenceBodies(relay, 'alice'))).toEqual(new Set(['dnd']));
+    await presence.stop();
+    const sent = presenceBodies(relay, 'alice').length;
+    presence.update('available');
+    presence.report();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(presenceBodies(relay, 'alice')).toHaveLength(sent);
+  });
+
+  it('keeps trying through an outage', async () => {
+    const { relay, presence } = await reporter(30);
+    await relay.close();
+    presence.update('dnd');
+    await presence.whenIdle();
+    const back = await restartedRelay(relay);
+    await until('the refresh reaches the relay once it is back', () => back.presence.get('alice') === 'dnd');
+  });
+});
+
+describe('the presence choice on disk', () => {
+  it('is "available" until chosen, then kept', async () => {
+    const dir = await tempDir();
+    expect(await loadPresenceChoice(dir)).toBe('available');
+    await savePresenceChoice(dir, 'dnd');
+    expect(JSON.parse(await readFile(join(dir, 'presence.json'), 'utf8'))).toEqual({ version: 1, choice: 'dnd' });
+    expect(await loadPresenceChoice(dir)).toBe('dnd');
+  });
+
+  it('sets an unreadable file aside and starts available', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'presence.json'), '{"version":1,"choice":"away"}');
+    expect(await loadPresenceChoice(dir)).toBe('available');
+    await writeFile(join(dir, 'presence.json'), 'not json');
+    expect(await loadPresenceChoice(dir)).toBe('available');
+  });
+});
+
+describe('SoftphoneService presence', () => {
+  async function setup() {
+    const relay = await startTeamRelay([ALICE, BOB]);
+    const gateway = await startFakeGateway(happyGateway);
+    cleanups.push(async () => {
+      await gateway.close();
+      await relay.close();
+    });
+    const account: AccountConfig = { gatewayUrl: gateway.baseUrl, apiKey: 'account-api-key-0002', productSegment: 'chatapp', relayUrl: relay.url, agentToken: ALICE.token };
+    return { relay, gateway, account };
+  }
+
+  async function service(dataDir: string, account: AccountConfig): Promise<{ service: SoftphoneService; pushes: PushMessage[] }> {
+    const s = await createSoftphoneService({ dataDir, secrets: new MemorySecretStore(), account });
+    cleanups.push(() => s.close());
+    const pushes: PushMessage[] = [];
+    s.subscribe((p) => pushes.push(p));
+    return { service: s, pushes };
+  }
+
+  it('reports the choice, "on_call" during a call, and keeps the choice across restarts', async () => {
+    const dataDir = await tempDir();
+    const { relay, gateway, account } = await setup();
+    const first = await service(dataDir, account);
+    await until('the stream connects', () => relay.connected('alice') === 1);
+    await until('presence is reported', () => relay.presence.get('alice') === 'available');
+    const snapshot = await first.service.handle('getSnapshot', {});
+    expect(snapshot.ok && snapshot.value.presence).toEqual({ choice: 'available', status: 'available' });
+
+    expect(await first.service.handle('setPresence', { status: 'dnd' })).toEqual({ ok: true, value: { choice: 'dnd', status: 'dnd' } });
+    await until('dnd is reported', () => relay.presence.get('alice') === 'dnd');
+    expect(first.pushes.filter((p) => p.name === 'presenceChanged').map((p) => p.payload)).toEqual([{ choice: 'dnd', status: 'dnd' }]);
+
+    // A call (here one that was ringing before the agent chose dnd) makes the agent busy: on_call.
+    relay.send({ type: 'call.incoming', callId: 'wacid.p-1', from: '447400123456', sdp: OFFER, timestamp: Date.now() }, ['alice']);
+    await until('the call rings', () => first.pushes.some((p) => p.name === 'callChanged' && p.payload.phase === 'ringing'));
+    expect(relay.presence.get('alice')).toBe('dnd'); // ringing does not make an agent busy
+    await first.service.handle('answerCall', { localId: 'in:wacid.p-1' });
+    await until('on_call is reported', () => relay.presence.get('alice') === 'on_call');
+    expect(await first.service.handle('acceptCall', { localId: 'in:wacid.p-1', sdp: ANSWER })).toEqual({ ok: true, value: null });
+    expect(relay.requests.filter((r) => r.path.endsWith('/claim')).map((r) => [r.path, r.agentId])).toEqual([['/calls/wacid.p-1/claim', 'alice']]);
+    expect(gateway.actions()).toEqual(['accept']);
+    await first.service.handle('hangUp', { localId: 'in:wacid.p-1' });
+    await until('the choice is reported again', () => relay.presence.get('alice') === 'dnd');
+    expect(first.pushes.filter((p) => p.name === 'presenceChanged').map((p) => p.payload)).toEqual([
+      { choice: 'dnd', status: 'dnd' },
+      { choice: 'dnd', status: 'on_call' },
+      { choice: 'dnd', status: 'dnd' },
+    ]);
+    await first.service.close();
+
+    relay.presence.clear();
+    const second = await service(dataDir, account);
+    await until('the restarted app reports its saved choice', () => relay.presence.get('alice') === 'dnd');
+    const again = await second.service.handle('getSnapshot', {});
+    expect(again.ok && again.value.presence).toEqual({ choice: 'dnd', status: 'dnd' });
+    expect(await second.service.handle('setPresence', { status: 'available' })).toEqual({ ok: true, value: { choice: 'available', status: 'available' } });
+    await until('available is reported', () => relay.presence.get('alice') === 'available');
+  });
+
+  it('reports presence again when the stream reconnects (a restarted relay forgot it)', async () => {
+    const dataDir = await tempDir();
+    const { relay, account } = await setup();
+    await service(dataDir, account);
+    await until('presence is reported', () => presenceBodies(relay, 'alice').length >= 1);
+    await until('the stream connects', () => relay.connected('alice') === 1);
+    // The relay restarts: its memory is gone, and the app's stream reconnects to the new one.
+    await relay.close();
+    const revived = await restartedRelay(relay);
+    await until('the stream reconnects', () => revived.connected('alice') === 1);
+    // Long before the 20 s refresh: the reconnect itself reports it.
+    await until('presence is reported to the new relay', () => revived.presence.get('alice') === 'available');
+    expect(revived.requests.filter((r) => r.path === '/presence').length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+/** A fresh relay on the port of one that was closed (the port may take a moment to be free). */
+async function restartedRelay(old: TeamRelay): Promise<TeamRelay> {
+  const port = Number(new URL(old.url).port);
+  for (let i = 0; i < 50; i++) {
+    try {
+      const fresh = await startTeamRelay(old.agents, port);
+      cleanups.push(() => fresh.close());
+      return fresh;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  throw new Error(`port ${port} did not become free`);
+}

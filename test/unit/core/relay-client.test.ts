@@ -1,0 +1,129 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ANSWERED_ELSEWHERE_MESSAGE, RelayClient } from '../../../electron/core/relay-client';
+import { configureLogging } from '../../../shared/log';
+import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
+
+const logLines: string[] = [];
+configureLogging({ level: 'debug', sink: (line) => logLines.push(line) });
+
+let relay: TeamRelay;
+const clients: RelayClient[] = [];
+const client = (token: string, options: { url?: string; claimTimeoutMs?: number; timeoutMs?: number } = {}): RelayClient => {
+  const c = new RelayClient({ url: options.url ?? `${relay.url}/`, token, ...options });
+  clients.push(c);
+  return c;
+};
+
+beforeEach(async () => {
+  relay = await startTeamRelay([ALICE, BOB]);
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.close();
+  await relay.close();
+});
+
+describe('RelayClient', () => {
+  it('asks who the token belongs to, with the token as a Bearer credential', async () => {
+    const alice = client(ALICE.token);
+    expect(alice.agentId).toBeUndefined();
+    expect(await alice.me()).toEqual({ ok: true, value: { agentId: 'alice', name: 'Alice Agent' } });
+    expect(alice.agentId).toBe('alice');
+    expect(relay.requests).toEqual([{ method: 'GET', path: '/me', agentId: 'alice', authorization: `Bearer ${ALICE.token}`, body: undefined }]);
+  });
+
+  it('claims first-wins: the first agent gets the call, the second "Answered by another agent"', async () => {
+    const alice = client(ALICE.token);
+    const bob = client(BOB.token);
+    expect(await alice.claim('wacid.team/1')).toEqual({ ok: true, value: { agentId: 'alice' } });
+    expect(alice.agentId).toBe('alice');
+    const lost = await bob.claim('wacid.team/1');
+    expect(lost).toEqual({
+      ok: false,
+      error: { code: 'answered_elsewhere', message: ANSWERED_ELSEWHERE_MESSAGE, httpStatus: 409, detail: 'claimed by alice' },
+    });
+    expect(ANSWERED_ELSEWHERE_MESSAGE).toBe('Answered by another agent');
+    // The winner claiming again still wins; the call id travels encoded in the path.
+    expect((await alice.claim('wacid.team/1')).ok).toBe(true);
+    expect(relay.requests.map((r) => [r.method, r.path, r.agentId])).toEqual([
+      ['POST', '/calls/wacid.team%2F1/claim', 'alice'],
+      ['POST', '/calls/wacid.team%2F1/claim', 'bob'],
+      ['POST', '/calls/wacid.team%2F1/claim', 'alice'],
+    ]);
+  });
+
+  it('reports presence', async () => {
+    const bob = client(BOB.token);
+    expect(await bob.setPresence('dnd')).toEqual({ ok: true, value: { agentId: 'bob', status: 'dnd' } });
+    expect(await bob.setPresence('on_call')).toEqual({ ok: true, value: { agentId: 'bob', status: 'on_call' } });
+    expect(relay.presence.get('bob')).toBe('on_call');
+    expect(relay.requests.map((r) => r.body)).toEqual([{ status: 'dnd' }, { status: 'on_call' }]);
+  });
+
+  it('turns a refused token into "unauthorized" without repeating the token', async () => {
+    const stranger = client('not-an-agent-token-42');
+    for (const result of [await stranger.me(), await stranger.claim('wacid.1'), await stranger.setPresence('available')]) {
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      expect(result.error).toMatchObject({ code: 'unauthorized', httpStatus: 401 });
+      expect(JSON.stringify(result.error)).not.toContain('not-an-agent-token-42');
+    }
+  });
+
+  it("keeps the relay's reason for a refused request", async () => {
+    relay.onClaim = () => ({ status: 400, body: JSON.stringify({ error: { code: 'invalid_input', message: 'callId: must not be empty' } }) });
+    const result = await client(ALICE.token).claim('x');
+    expect(result).toEqual({
+      ok: false,
+      error: {
+        code: 'invalid_input',
+        message: 'The relay refused the claim request (HTTP 400: callId: must not be empty)',
+        httpStatus: 400,
+        detail: 'callId: must not be empty',
+      },
+    });
+  });
+
+  it('says so when the relay has no such endpoint (an older relay), and when it is not a relay', async () => {
+    relay.onClaim = () => ({ status: 404, body: 'Not Found' });
+    const old = await client(ALICE.token).claim('wacid.1');
+    expect(old.ok || old.error.code).toBe('not_available');
+    relay.onClaim = () => ({ status: 200, body: '<html>welcome</html>' });
+    const html = await client(ALICE.token).claim('wacid.1');
+    expect(html.ok || html.error).toMatchObject({ code: 'gateway_unreachable', httpStatus: 200 });
+    relay.onClaim = () => ({ status: 503, body: JSON.stringify({ error: { code: 'draining', message: 'shutting down' } }) });
+    const draining = await client(ALICE.token).claim('wacid.1');
+    expect(draining.ok || draining.error).toMatchObject({ code: 'gateway_unreachable', httpStatus: 503, detail: 'shutting down' });
+  });
+
+  it('gives up on a claim the relay does not answer', async () => {
+    relay.onClaim = () => 'hang';
+    const result = await client(ALICE.token, { claimTimeoutMs: 150 }).claim('wacid.slow');
+    expect(result).toEqual({ ok: false, error: { code: 'timeout', message: 'The relay did not answer POST /calls/wacid.slow/claim within 0.2 s' } });
+  });
+
+  it('reports an unreachable relay as a value, without the token', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const offline = client(ALICE.token, { url: `http://127.0.0.1:${port}` });
+    for (const result of [await offline.claim('wacid.1'), await offline.setPresence('available'), await offline.me()]) {
+      expect(result.ok || result.error).toMatchObject({ code: 'gateway_unreachable', message: 'The relay could not be reached (connection refused: is it running?)' });
+    }
+  });
+
+  it('never writes a token to the log', async () => {
+    logLines.length = 0;
+    const alice = client(ALICE.token);
+    await alice.me();
+    await alice.claim('wacid.log');
+    await alice.setPresence('available');
+    await client('not-an-agent-token-42').claim('wacid.log');
+    expect(logLines.length).toBeGreaterThan(0);
+    const all = logLines.join('\n');
+    expect(all).not.toContain(ALICE.token);
+    expect(all).not.toContain('not-an-agent-token-42');
+  });
+});

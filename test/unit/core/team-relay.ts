@@ -1,0 +1,140 @@
+// A real HTTP server on 127.0.0.1 playing the relay's agent-facing contract (relay/README.md) for
+// the core tests: Bearer tokens per agent, GET /me, PUT /presence, POST /calls/{id}/claim with
+// first-claim-wins, and GET /events as server-sent events. Every request is recorded; a test may
+// take over the answer to a claim.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
+
+export interface TeamAgent {
+  id: string;
+  name: string;
+  token: string;
+}
+
+export interface TeamRelayRequest {
+  method: string;
+  path: string;
+  /** The agent the token belongs to; undefined when it belongs to none. */
+  agentId: string | undefined;
+  authorization: string | undefined;
+  body: unknown;
+}
+
+export type ClaimAnswer = { status: number; body: string } | 'hang' | 'default';
+
+export interface TeamRelay {
+  url: string;
+  agents: TeamAgent[];
+  requests: TeamRelayRequest[];
+  presence: Map<string, string>;
+  /** callId → the agent whose claim won. */
+  claims: Map<string, string>;
+  /** Takes over the answer to claims ('default' keeps first-claim-wins). */
+  onClaim: (callId: string, agentId: string) => ClaimAnswer | Promise<ClaimAnswer>;
+  /** Open event streams, per agent id. */
+  connected(agentId?: string): number;
+  /** Sends an event to the streams of the given agents (all when none are given). */
+  send(event: RelayEvent, agentIds?: string[]): void;
+  close(): Promise<void>;
+}
+
+const json = (res: ServerResponse, status: number, value: unknown): void => {
+  res.writeHead(status, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify(value));
+};
+
+/** `port` 0 picks a free one; a given port lets a test bring a relay back where it was. */
+export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<TeamRelay> {
+  const streams = new Map<ServerResponse, string>();
+  const hanging = new Set<ServerResponse>();
+  let seq = 0;
+  const relay: TeamRelay = {
+    url: '',
+    agents,
+    requests: [],
+    presence: new Map(),
+    claims: new Map(),
+    onClaim: () => 'default',
+    connected: (agentId) => [...streams.values()].filter((id) => agentId === undefined || id === agentId).length,
+    send(event, agentIds) {
+      const envelope: RelayEnvelope = { id: `c-${++seq}`, receivedAt: Date.now(), event };
+      for (const [res, id] of streams) {
+        if (agentIds === undefined || agentIds.includes(id)) res.write(`id: ${envelope.id}\ndata: ${JSON.stringify(envelope)}\n\n`);
+      }
+    },
+    async close() {
+      for (const res of [...streams.keys(), ...hanging]) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, raw: string): Promise<void> => {
+    const authorization = req.headers.authorization;
+    const agent = agents.find((a) => authorization === `Bearer ${a.token}`);
+    let body: unknown;
+    try {
+      body = raw === '' ? undefined : JSON.parse(raw);
+    } catch {
+      body = raw;
+    }
+    const path = req.url ?? '';
+    relay.requests.push({ method: req.method ?? '', path, agentId: agent?.id, authorization, body });
+    if (!agent) return json(res, 401, { error: { code: 'unauthorized', message: 'unknown agent token' } });
+
+    if (req.method === 'GET' && path === '/me') return json(res, 200, { agentId: agent.id, name: agent.name });
+
+    if (req.method === 'PUT' && path === '/presence') {
+      const status = (body as { status?: unknown } | undefined)?.status;
+      if (status !== 'available' && status !== 'on_call' && status !== 'dnd') {
+        return json(res, 400, { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, dnd' } });
+      }
+      relay.presence.set(agent.id, status);
+      return json(res, 200, { agentId: agent.id, status });
+    }
+
+    const claim = /^\/calls\/([^/]+)\/claim$/.exec(path);
+    if (req.method === 'POST' && claim) {
+      const callId = decodeURIComponent(claim[1]!);
+      const answer = await relay.onClaim(callId, agent.id);
+      if (answer === 'hang') {
+        hanging.add(res);
+        return;
+      }
+      if (answer !== 'default') {
+        res.writeHead(answer.status, { 'Content-Type': 'application/json' });
+        res.end(answer.body);
+        return;
+      }
+      const owner = relay.claims.get(callId) ?? agent.id;
+      relay.claims.set(callId, owner);
+      if (owner !== agent.id) return json(res, 409, { error: { code: 'already_claimed', message: 'Answered by another agent', agentId: owner } });
+      return json(res, 200, { callId, agentId: agent.id });
+    }
+
+    if (req.method === 'GET' && path.startsWith('/events')) {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      res.write(': connected\n\n');
+      streams.set(res, agent.id);
+      res.on('close', () => streams.delete(res));
+      return;
+    }
+    json(res, 404, { error: { code: 'not_found', message: `no ${req.method} ${path}` } });
+  };
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => void handle(req, res, Buffer.concat(chunks).toString('utf8')));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  relay.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return relay;
+}
+
+export const ALICE: TeamAgent = { id: 'alice', name: 'Alice Agent', token: 'alice-token-0123456789' };
+export const BOB: TeamAgent = { id: 'bob', name: 'Bob Agent', token: 'bob-token-0123456789' };
