@@ -311,15 +311,20 @@ export function applyCallEvent(book: CallBook, ev: CallEvent): BookChange {
     const localId = book.byCallId[ev.callId];
     if (localId === undefined) {
       const queued = book.pending[ev.callId];
-      // A tombstone drops what follows a terminate, except while that terminate itself still waits for
-      // its call: then the rest waits with it and is replayed in arrival order.
-      if (book.tombstones[ev.callId] !== undefined && (ev.type === 'remote.incoming' || queued === undefined)) return { book, changed: [] };
       if (ev.type === 'remote.incoming') {
+        // A tombstone drops a late connect, except while the terminate that made it still waits for
+        // its call: then the call is opened and what waited is replayed at once, so it lands in the
+        // history as it would have in order (missed, answered elsewhere…) without ever ringing.
+        if (book.tombstones[ev.callId] !== undefined && queued === undefined) return { book, changed: [] };
         const localIdIn = incomingLocalId(ev.callId);
-        const opened = applyToCall(book, localIdIn, ev);
+        const { [ev.callId]: _tomb, ...tombstones } = book.tombstones;
+        const opened = applyToCall({ ...book, tombstones }, localIdIn, ev);
+        if (opened.changed.length === 0) return { book, changed: [] };
         // A claim can overtake the connect it claims (order is not guaranteed, protocol.md).
-        return opened.changed.length > 0 ? replayPending(opened, ev.callId, localIdIn, ev.at) : opened;
+        return finalOnly(replayPending(opened, ev.callId, localIdIn, ev.at));
       }
+      // A tombstone drops what follows a terminate, except while that terminate itself still waits.
+      if (book.tombstones[ev.callId] !== undefined && queued === undefined) return { book, changed: [] };
       if (queued?.some((q) => sameDelivery(q, ev))) return { book, changed: [] };
       const pending = { ...book.pending, [ev.callId]: [...(queued ?? []), ev] };
       const tombstones = ev.type === 'remote.terminated' ? { ...book.tombstones, [ev.callId]: ev.at } : book.tombstones;
@@ -330,7 +335,17 @@ export function applyCallEvent(book: CallBook, ev: CallEvent): BookChange {
   const first = applyToCall(book, ev.localId, ev);
   if (ev.type !== 'local.initiate_ok') return first;
   // Replay what arrived for this call id before we knew it was ours.
-  return replayPending(first, ev.callId, ev.localId, ev.at);
+  return finalOnly(replayPending(first, ev.callId, ev.localId, ev.at));
+}
+
+/** One change per call, its last: a call opened and ended by one delivery is reported ended, never ringing. */
+function finalOnly(change: BookChange): BookChange {
+  const last = new Map<string, CallState>();
+  for (const call of change.changed) {
+    last.delete(call.localId);
+    last.set(call.localId, call);
+  }
+  return { book: change.book, changed: [...last.values()] };
 }
 
 function replayPending(first: BookChange, callId: string, localId: string, at: number): BookChange {

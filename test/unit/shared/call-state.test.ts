@@ -766,14 +766,25 @@ describe('applyCallEvent', () => {
   });
 
   describe('terminate before connect', () => {
-    it('leaves a tombstone, and the late connect never rings', () => {
+    it('leaves a tombstone; the late connect never rings but the call is kept as missed, as in order', () => {
       const t = applyCallEvent(emptyBook(), terminated(T0 + 1_000));
       expect(t.changed).toEqual([]);
       expect(t.book.tombstones).toEqual({ [IN_ID]: T0 + 1_000 });
       const late = applyCallEvent(t.book, incoming(T0 + 1_500));
-      expect(late.book).toBe(t.book);
-      expect(late.changed).toEqual([]);
+      expect(late.changed.map(outcomeOf)).toEqual(['ended:missed']);
       expect(liveCalls(late.book)).toEqual([]);
+      expect(late.book.pending).toEqual({});
+      // The same connect again, or after the ended call: nothing more happens.
+      expect(applyCallEvent(late.book, incoming(T0 + 1_600)).changed).toEqual([]);
+    });
+
+    it('drops a connect whose tombstone no longer has its terminate waiting', () => {
+      const t = applyCallEvent(emptyBook(), terminated(T0 + 1_000));
+      const pruned = pruneBook(t.book, T0 + 1_000 + PENDING_TTL_MS + 1);
+      expect(pruned.tombstones[IN_ID]).toBe(T0 + 1_000);
+      const late = applyCallEvent(pruned, incoming(T0 + PENDING_TTL_MS + 2_000, { timestamp: T0 + PENDING_TTL_MS + 2_000 }));
+      expect(late.book).toBe(pruned);
+      expect(late.changed).toEqual([]);
     });
 
     it('returns the same book for a repeated terminate', () => {
@@ -809,7 +820,8 @@ describe('applyCallEvent', () => {
       expect(early.book.calls[OUT_LOCAL]?.phase).toBe('dialing');
 
       const ok = applyCallEvent(early.book, initiateOk(T0 + 900));
-      expect(ok.changed.map(outcomeOf)).toEqual(['calling', 'remote_ringing', 'connecting']);
+      // Only the final state is reported: the app never sees a phase that was already over.
+      expect(ok.changed.map(outcomeOf)).toEqual(['connecting']);
       const call = ok.book.calls[OUT_LOCAL];
       expect(call).toMatchObject({ phase: 'connecting', callId: OUT_ID, answerSdp: ANSWER_SDP, answeredAt: T0 + 900 });
       expect(ok.book.pending).toEqual({});
@@ -822,7 +834,7 @@ describe('applyCallEvent', () => {
       const early = applyAll([dial(T0), terminated(T0 + 500, { callId: OUT_ID })]);
       expect(early.book.tombstones[OUT_ID]).toBe(T0 + 500);
       const ok = applyCallEvent(early.book, initiateOk(T0 + 900));
-      expect(ok.changed.map(outcomeOf)).toEqual(['calling', 'ended:no_answer']);
+      expect(ok.changed.map(outcomeOf)).toEqual(['ended:no_answer']);
       expect(ok.book.tombstones).toEqual({});
       expect(ok.book.pending).toEqual({});
       expect(ok.book.byCallId[OUT_ID]).toBe(OUT_LOCAL);
@@ -856,7 +868,7 @@ describe('applyCallEvent', () => {
     const early = applyCallEvent(emptyBook(), claimed(T0 + 100));
     expect(early.changed).toEqual([]);
     const late = applyCallEvent(early.book, incoming(T0 + 200));
-    expect(late.changed.map(outcomeOf)).toEqual(['ringing', 'ended:answered_elsewhere']);
+    expect(late.changed.map(outcomeOf)).toEqual(['ended:answered_elsewhere']);
     expect(late.book.pending).toEqual({});
     expect(liveCalls(late.book)).toEqual([]);
   });
