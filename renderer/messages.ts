@@ -4,6 +4,7 @@
 import type { EndKind, EndReason } from '../shared/call-state';
 import { GATEWAY_ERROR_TEXT } from '../shared/gateway';
 import type { HistoryEntry } from '../shared/history';
+import { MESSAGE_ERROR_TEXT } from '../shared/messages';
 import type { AppError, ErrorCode } from '../shared/result';
 
 export const NO_CALL_PERMISSION_TEXT =
@@ -46,6 +47,31 @@ export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gateway
   if (error.code === 'gateway_error') return error.message ? `${ERROR_TEXT.gateway_error} ${error.message}` : ERROR_TEXT.gateway_error;
   if (PREFER_DETAIL.has(error.code) && error.message) return error.message;
   return ERROR_TEXT[error.code];
+}
+
+/**
+ * The sentence for an error of a message send. Unlike a call, a send must never be repeated on a
+ * guess: a timeout or an unreadable acceptance may mean the message went out, and the main
+ * process's own words say so (electron/core/gateway-client.ts), so they are kept.
+ */
+export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gatewayCode' | 'httpStatus'>): string {
+  if (error.gatewayCode !== undefined && MESSAGE_ERROR_TEXT[error.gatewayCode]) return `${MESSAGE_ERROR_TEXT[error.gatewayCode]}.`;
+  switch (error.code) {
+    case 'window_closed':
+      return ERROR_TEXT.window_closed;
+    case 'timeout':
+      return error.message || ERROR_TEXT.timeout;
+    case 'gateway_unreachable':
+      // A 2xx whose body could not be read: the message may have gone out.
+      return error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300 && error.message ? error.message : ERROR_TEXT.gateway_unreachable;
+    case 'gateway_error':
+      return error.message ? `The gateway refused the message: ${error.message}` : 'The gateway refused the message.';
+    case 'not_found':
+    case 'not_configured':
+      return error.message || ERROR_TEXT[error.code];
+    default:
+      return errorMessage(error);
+  }
 }
 
 /**

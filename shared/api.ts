@@ -4,13 +4,54 @@
 // push has an onX(cb) → unsubscribe.
 import { z } from 'zod';
 import type { CallState } from './call-state';
+import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
 import type { HistoryEntry } from './history';
+import { freeFormMessageSchema, MEDIA_TYPES, MESSAGE_LIMITS } from './messages';
 import type { Result } from './result';
-import type { SandboxCustomer } from './sandbox';
+import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
+import type { TemplateDraft } from './templates';
 
 const localId = z.string().min(1, 'must not be empty').max(200, 'is too long');
 const sdp = z.string().min(1, 'must not be empty').max(64 * 1024, 'is too long (64 KiB at most)');
+/** A customer's number as typed or in gateway digits; the service normalises it. */
+const contactNumber = z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(64, 'is too long');
+
+/**
+ * A composer's message without its envelope (shared/messages.ts MessageContent): the replymessage
+ * body's rules, every one, with the envelope members left out (the service adds them). Derived from
+ * the body schema so that the two can never disagree.
+ */
+const [textBody, imageBody, audioBody, videoBody, documentBody, interactiveBody] = freeFormMessageSchema().options;
+const ENVELOPE = { messaging_product: true, recipient_type: true, to: true } as const;
+export const messageContentSchema = z.discriminatedUnion(
+  'type',
+  [textBody.omit(ENVELOPE), imageBody.omit(ENVELOPE), audioBody.omit(ENVELOPE), videoBody.omit(ENVELOPE), documentBody.omit(ENVELOPE), interactiveBody.omit(ENVELOPE)],
+  { error: 'must be one of text, image, audio, video, document, interactive (templates go through sendTemplate)' },
+);
+
+/**
+ * A draft as parseTemplate returned it. The service does not trust its `fields`: it finds the
+ * variables again in `template`, so a value can only land where the pasted template had a variable.
+ */
+const templateDraftSchema = z.strictObject({
+  name: z.string().max(512),
+  languageCode: z.string().max(32),
+  recipient: z.strictObject({ raw: z.string().max(256).optional(), placeholder: z.boolean(), number: z.string().max(32).optional() }),
+  fields: z
+    .array(
+      z.strictObject({
+        path: z.string().max(300),
+        label: z.string().max(300),
+        sample: z.string().max(4096),
+        placeholder: z.boolean(),
+        kind: z.enum(['text', 'link', 'payload', 'coupon_code', 'fallback_value']),
+      }),
+    )
+    .max(100, 'has too many variables (100 at most)'),
+  template: z.looseObject({ name: z.string({ error: 'is required: the template\u2019s name' }), language: z.looseObject({ code: z.string() }) }),
+  pastedProduct: z.string().max(64).optional(),
+});
 
 /** Payload schemas for every command: both hosts parse with these before anything else runs. */
 export const commandSchemas = {
@@ -38,6 +79,49 @@ export const commandSchemas = {
   simulateCustomerHangUp: z.strictObject({ localId }),
   /** The agent's own choice of presence; while on a call the relay is told "on_call" whatever it is. */
   setPresence: z.strictObject({ status: z.enum(['available', 'dnd'], 'must be one of available, dnd') }),
+
+  // ---- messages (gateway-spec.md 2–4.1, 4.3) ----
+  /** A free-form message; media links are checked first; refused while the 24-hour window is closed. */
+  sendMessage: z.strictObject({ to: contactNumber, content: messageContentSchema }),
+  /** HEAD (or a one-byte GET) of a media link against gateway-spec.md 2.3's table; nothing is sent. */
+  checkMediaLink: z.strictObject({
+    type: z.enum(MEDIA_TYPES, `must be one of ${MEDIA_TYPES.join(', ')}`),
+    link: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(2048, 'is too long (2048 characters at most)'),
+  }),
+  /** The console's "API Payload" JSON → the template, its recipient and one field per variable. */
+  parseTemplate: z.strictObject({ pasted: z.string({ error: 'is required and must be a string' }).max(128 * 1024, 'is too long (128 KB at most)') }),
+  /** A pasted template with its variables filled, to `to`; templates go out whatever the window. */
+  sendTemplate: z.strictObject({
+    draft: templateDraftSchema,
+    to: contactNumber,
+    values: z.record(z.string().max(300), z.string().max(4096, 'is too long (4096 characters at most)')),
+  }),
+  /** The voice_call button; its payload routes the customer's call back to this agent (relay/README.md). */
+  sendCallButton: z.strictObject({
+    to: contactNumber,
+    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, `must be at most ${MESSAGE_LIMITS.interactiveBody} characters`).optional(),
+    displayText: z.string().max(MESSAGE_LIMITS.voiceCallDisplayText, `must be at most ${MESSAGE_LIMITS.voiceCallDisplayText} characters`).optional(),
+    ttlMinutes: z
+      .number({ error: 'must be a number of minutes' })
+      .int('must be a whole number of minutes')
+      .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, `must be at least ${MESSAGE_LIMITS.voiceCallTtlMinutesMin} minute`)
+      .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, `must be at most ${MESSAGE_LIMITS.voiceCallTtlMinutesMax} minutes (30 days)`)
+      .optional(),
+  }),
+  /** protocol.md: free-form inside the window; outside it the answer is window_closed (send a template). */
+  requestCallPermission: z.strictObject({
+    to: contactNumber,
+    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, `must be at most ${MESSAGE_LIMITS.interactiveBody} characters`).optional(),
+  }),
+  /** A contact's timeline and window. */
+  getConversation: z.strictObject({ contact: contactNumber }),
+  /** Sandbox only: the customer writes to the business (opens the window). */
+  simulateInboundMessage: z.strictObject({
+    number: z.string().min(1).max(64),
+    text: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(4096, 'is too long'),
+  }),
+  /** Sandbox only: the customer presses the last call button sent to them. */
+  simulatePressCallButton: z.strictObject({ number: z.string().min(1).max(64) }),
 } as const;
 
 export type CommandName = keyof typeof commandSchemas;
@@ -68,6 +152,10 @@ export interface AppSnapshot {
   sandboxCustomers?: SandboxCustomer[];
   /** The agent's presence; absent from a service that does not report presence. */
   presence?: AgentPresence;
+  /** The most recent conversations (at most SNAPSHOT_CONVERSATIONS), each with its window and timeline. */
+  conversations?: Conversation[];
+  /** Present in sandbox mode: the sandbox account's templates, with their "API Payload". */
+  sandboxTemplates?: SandboxTemplate[];
 }
 
 export interface CommandResults {
@@ -84,6 +172,15 @@ export interface CommandResults {
   simulateIncomingCall: { callId: string };
   simulateCustomerHangUp: null;
   setPresence: AgentPresence;
+  sendMessage: SendReceipt;
+  checkMediaLink: MediaLinkCheck;
+  parseTemplate: TemplateDraft;
+  sendTemplate: SendReceipt;
+  sendCallButton: SendReceipt;
+  requestCallPermission: SendReceipt;
+  getConversation: Conversation;
+  simulateInboundMessage: { messageId: string };
+  simulatePressCallButton: { callId: string };
 }
 
 /** Pushes from main to the renderer. */
@@ -94,9 +191,11 @@ export interface PushPayloads {
   /** Settings or mode changed: the renderer refetches the snapshot. */
   settingsChanged: PublicSettings;
   presenceChanged: AgentPresence;
+  /** A contact's timeline or window changed (a message, a status, the window opening or closing). */
+  conversationChanged: Conversation;
 }
 export type PushName = keyof PushPayloads;
-export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged'];
+export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged'];
 export type PushMessage = { [N in PushName]: { name: N; payload: PushPayloads[N] } }[PushName];
 
 export type Unsubscribe = () => void;

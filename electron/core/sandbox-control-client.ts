@@ -1,15 +1,20 @@
-// The embedded sandbox's control API (shared/sandbox.ts SANDBOX_PATHS): its simulated customers, and
-// the two things the app lets the agent make them do in sandbox mode.
+// The embedded sandbox's control API (shared/sandbox.ts SANDBOX_PATHS): its simulated customers and
+// templates, and what the app lets the agent make the customers do in sandbox mode: call, hang up,
+// write a message, press a call button.
 import { Agent, request } from 'undici';
 import { z } from 'zod';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, ok, type Result } from '../../shared/result';
-import { SANDBOX_PATHS, type SandboxCustomer } from '../../shared/sandbox';
+import { SANDBOX_PATHS, type SandboxCustomer, type SandboxTemplate } from '../../shared/sandbox';
 
 const customersSchema = z.array(
   z.object({ number: z.string(), name: z.string(), behaviour: z.enum(['answers', 'rejects', 'no_answer', 'no_permission', 'busy']) }),
 ) satisfies z.ZodType<SandboxCustomer[]>;
 const incomingSchema = z.object({ callId: z.string().min(1) });
+const inboundSchema = z.object({ messageId: z.string().min(1) });
+const templatesSchema = z.array(
+  z.object({ name: z.string(), language: z.string(), category: z.enum(['MARKETING', 'UTILITY', 'AUTHENTICATION']), body: z.string(), apiPayload: z.string() }),
+) satisfies z.ZodType<SandboxTemplate[]>;
 /** The sandbox answers errors as Graph envelopes or as a plain `{ error }`; either gives a message. */
 const errorBodySchema = z.object({ error: z.union([z.string(), z.object({ message: z.string() })]) });
 
@@ -35,6 +40,30 @@ export class SandboxControlClient {
   /** A simulated customer calls the business. */
   async incoming(number: string): Promise<Result<{ callId: string }>> {
     const answer = await this.send('POST', SANDBOX_PATHS.incoming, { number });
+    if (!answer.ok) return answer;
+    const parsed = incomingSchema.safeParse(answer.value);
+    return parsed.success ? ok({ callId: parsed.data.callId }) : err('internal', 'The sandbox did not say which call it started');
+  }
+
+  /** The account's templates, each with the "API Payload" its template list shows. */
+  async templates(): Promise<Result<SandboxTemplate[]>> {
+    const answer = await this.send('GET', SANDBOX_PATHS.templates);
+    if (!answer.ok) return answer;
+    const parsed = templatesSchema.safeParse(answer.value);
+    return parsed.success ? ok(parsed.data) : err('internal', 'The sandbox listed its templates in an unexpected form');
+  }
+
+  /** The customer writes to the business: the sandbox sends the webhook, and the customer's window opens. */
+  async inbound(number: string, text: string): Promise<Result<{ messageId: string }>> {
+    const answer = await this.send('POST', SANDBOX_PATHS.inbound, { number, text });
+    if (!answer.ok) return answer;
+    const parsed = inboundSchema.safeParse(answer.value);
+    return parsed.success ? ok({ messageId: parsed.data.messageId }) : err('internal', 'The sandbox did not say which message the customer wrote');
+  }
+
+  /** The customer presses the last call button sent to them: an incoming call carrying its payload. */
+  async pressCallButton(number: string): Promise<Result<{ callId: string }>> {
+    const answer = await this.send('POST', SANDBOX_PATHS.pressCallButton, { number });
     if (!answer.ok) return answer;
     const parsed = incomingSchema.safeParse(answer.value);
     return parsed.success ? ok({ callId: parsed.data.callId }) : err('internal', 'The sandbox did not say which call it started');

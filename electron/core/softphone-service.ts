@@ -1,7 +1,8 @@
 // The main-process service behind SoftphoneApi (shared/api.ts): both hosts (Electron IPC, the browser
 // host's WebSocket) wrap this one backend. It picks the mode — an account from the command line, a
 // saved account, or the embedded sandbox (ARCHITECTURE.md "Embedded default") — and wires the
-// gateway client, the relay event stream and the call coordinator for it.
+// gateway client, the relay event stream and the call coordinator for it, and the messaging beside the
+// calls (MessagingService: the 24-hour windows and the message timeline, which outlive mode switches).
 import type { z } from 'zod';
 import type {
   AgentPresence,
@@ -20,10 +21,13 @@ import { createLogger, type Logger } from '../../shared/log';
 import { err, ok, type Result } from '../../shared/result';
 import type { AccountConfig, PublicSettings } from '../../shared/settings';
 import { CallCoordinator } from './call-coordinator';
+import { ConversationWindows } from './conversation-windows';
 import type { EmbeddedEnvironment } from './embedded-environment';
 import { RelayEventStream } from './event-stream';
 import { GatewayClient } from './gateway-client';
 import { HistoryStore } from './history-store';
+import { MessageTimeline } from './message-timeline';
+import { MessagingService, type LinkChecker } from './messaging-service';
 import { loadPresenceChoice, PresenceReporter, savePresenceChoice } from './presence';
 import { RelayClient } from './relay-client';
 import { SandboxControlClient } from './sandbox-control-client';
@@ -41,6 +45,8 @@ export interface SoftphoneServiceOptions {
   embedded?: () => Promise<EmbeddedEnvironment>;
   logger?: Logger;
   now?: () => number;
+  /** The media link check before a media message is sent; the real HEAD request by default. */
+  checkMediaLink?: LinkChecker;
 }
 
 export interface SoftphoneService extends SoftphoneBackend {
@@ -69,7 +75,16 @@ interface Runtime {
 const connectionKey = (a: AccountConfig): string => JSON.stringify([a.gatewayUrl, a.productSegment, a.apiKey, a.relayUrl, a.agentToken]);
 
 export async function createSoftphoneService(options: SoftphoneServiceOptions): Promise<SoftphoneService> {
-  const service = new CoreSoftphoneService(options, await HistoryStore.open({ dataDir: options.dataDir, ...(options.logger ? { logger: options.logger } : {}) }));
+  const common = { dataDir: options.dataDir, ...(options.logger ? { logger: options.logger } : {}), ...(options.now ? { now: options.now } : {}) };
+  const history = await HistoryStore.open(common);
+  const messaging = new MessagingService({
+    windows: await ConversationWindows.open(common),
+    timeline: await MessageTimeline.open(common),
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.checkMediaLink ? { checkLink: options.checkMediaLink } : {}),
+  });
+  const service = new CoreSoftphoneService(options, history, messaging);
   await service.start();
   return service;
 }
@@ -95,12 +110,14 @@ class CoreSoftphoneService implements SoftphoneService {
   constructor(
     private readonly options: SoftphoneServiceOptions,
     private readonly history: HistoryStore,
+    private readonly messaging: MessagingService,
   ) {
     this.log = options.logger ?? createLogger('softphone');
     this.now = options.now ?? Date.now;
     this.connection = { status: 'connecting', since: this.now() };
     this.settings = new SettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: this.log });
     history.onChanged((entries) => this.push({ name: 'historyChanged', payload: entries }));
+    messaging.onConversationChanged((conversation) => this.push({ name: 'conversationChanged', payload: conversation }));
     this.handlers = {
       getSnapshot: () => this.snapshot(),
       startCall: ({ to }) => this.withCalls((c) => c.startCall(to)),
@@ -115,6 +132,15 @@ class CoreSoftphoneService implements SoftphoneService {
       simulateIncomingCall: ({ number }) => this.withSandbox((s) => s.incoming(number)),
       simulateCustomerHangUp: ({ localId }) => this.simulateCustomerHangUp(localId),
       setPresence: ({ status }) => this.setPresence(status),
+      sendMessage: ({ to, content }) => this.withMessaging(() => this.messaging.sendMessage(to, content)),
+      checkMediaLink: ({ type, link }) => this.messaging.checkMediaLink(type, link),
+      parseTemplate: ({ pasted }) => Promise.resolve(this.messaging.parseTemplate(pasted)),
+      sendTemplate: ({ draft, to, values }) => this.withMessaging(() => this.messaging.sendTemplate(draft, to, values)),
+      sendCallButton: (input) => this.withMessaging(() => this.messaging.sendCallButton(input)),
+      requestCallPermission: ({ to, bodyText }) => this.withMessaging(() => this.messaging.requestCallPermission(to, bodyText)),
+      getConversation: ({ contact }) => Promise.resolve(this.messaging.lookUp(contact)),
+      simulateInboundMessage: ({ number, text }) => this.withSandbox((s) => s.inbound(number, text)),
+      simulatePressCallButton: ({ number }) => this.withSandbox((s) => s.pressCallButton(number)),
     };
   }
 
@@ -148,6 +174,7 @@ class CoreSoftphoneService implements SoftphoneService {
     await this.stopRuntime();
     await this.embeddedEnv?.close().catch((e: unknown) => this.log.error('the embedded sandbox did not close cleanly', { error: e }));
     this.embeddedEnv = undefined;
+    await this.messaging.close();
     await this.history.flush();
     this.listeners.clear();
   }
@@ -174,6 +201,12 @@ class CoreSoftphoneService implements SoftphoneService {
     return run(runtime.coordinator);
   }
 
+  /** Messages wait for a mode switch under way, like calls: they must go through the account being switched to. */
+  private async withMessaging<T>(run: () => Promise<Result<T>>): Promise<Result<T>> {
+    await this.switching;
+    return run();
+  }
+
   private async withSandbox<T>(run: (sandbox: SandboxControlClient, runtime: Runtime) => Promise<Result<T>>): Promise<Result<T>> {
     await this.switching;
     const runtime = this.runtime;
@@ -198,10 +231,12 @@ class CoreSoftphoneService implements SoftphoneService {
       connection: this.connection,
       settings: await this.publicSettings(),
       presence: this.presence(),
+      conversations: this.messaging.recentConversations(),
     };
     if (runtime?.sandbox) {
-      const customers = await runtime.sandbox.customers();
+      const [customers, templates] = await Promise.all([runtime.sandbox.customers(), runtime.sandbox.templates()]);
       snapshot.sandboxCustomers = customers.ok ? customers.value : [];
+      snapshot.sandboxTemplates = templates.ok ? templates.value : [];
     }
     return ok(snapshot);
   }
@@ -277,6 +312,12 @@ class CoreSoftphoneService implements SoftphoneService {
       current.account = source.account;
       current.source = source.kind;
       current.coordinator.setDefaultCountry(source.account.defaultCountry);
+      this.messaging.setRuntime({
+        gateway: current.gateway,
+        product: source.account.productSegment,
+        ...(source.account.defaultCountry ? { defaultCountry: source.account.defaultCountry } : {}),
+        agentId: () => this.agentIdOf(current.relay),
+      });
       return;
     }
     // An account switch ends live calls first: they belong to the gateway being left.
@@ -310,6 +351,7 @@ class CoreSoftphoneService implements SoftphoneService {
     const generation = ++this.generation;
     coordinator.onCallChanged((call) => {
       this.push({ name: 'callChanged', payload: call });
+      if (call.peer.number !== undefined && call.peer.name !== undefined) this.messaging.rememberName(call.peer.number, call.peer.name);
       if (generation === this.generation) this.syncPresence();
     });
     await coordinator.start();
@@ -317,7 +359,9 @@ class CoreSoftphoneService implements SoftphoneService {
       url: account.relayUrl,
       token: account.agentToken,
       onEvent: (envelope: RelayEnvelope) => {
-        if (generation === this.generation) coordinator.applyRelayEvent(envelope);
+        if (generation !== this.generation) return;
+        coordinator.applyRelayEvent(envelope);
+        this.messaging.applyRelayEvent(envelope);
       },
       onState: (state: ConnectionState) => {
         if (generation !== this.generation) return;
@@ -327,6 +371,12 @@ class CoreSoftphoneService implements SoftphoneService {
       logger: this.log,
     });
     this.runtime = { source: source.kind, account, gateway, coordinator, stream, relay, presence, ...(sandbox ? { sandbox } : {}) };
+    this.messaging.setRuntime({
+      gateway,
+      product: account.productSegment,
+      ...(account.defaultCountry ? { defaultCountry: account.defaultCountry } : {}),
+      agentId: () => this.agentIdOf(relay),
+    });
     this.log.info('calls ready', { mode: source.kind === 'sandbox' ? 'sandbox' : 'account', source: source.kind, gatewayUrl: account.gatewayUrl, relayUrl: account.relayUrl });
     this.setConnection({ status: 'connecting', since: this.now() });
     // Presence first, so that a relay which has the stream also knows whether to ring this agent.
@@ -341,6 +391,13 @@ class CoreSoftphoneService implements SoftphoneService {
     if (relay.agentId === undefined) void this.learnAgentId(relay);
   }
 
+  /** This agent's relay id (in sandbox mode the embedded relay's): known after GET /me or a claim, else asked now. */
+  private async agentIdOf(relay: RelayClient): Promise<Result<string>> {
+    if (relay.agentId !== undefined) return ok(relay.agentId);
+    const me = await relay.me();
+    return me.ok ? ok(me.value.agentId) : me;
+  }
+
   private async learnAgentId(relay: RelayClient): Promise<void> {
     const me = await relay.me();
     if (me.ok) this.log.info('signed in to the relay', { agentId: me.value.agentId });
@@ -351,6 +408,7 @@ class CoreSoftphoneService implements SoftphoneService {
     const runtime = this.runtime;
     if (!runtime) return;
     this.runtime = undefined;
+    this.messaging.setRuntime(undefined);
     this.generation++;
     await runtime.coordinator.shutdown();
     await runtime.presence.stop();

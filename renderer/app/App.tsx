@@ -1,4 +1,5 @@
 import { Announcer } from '../components/Announcer';
+import { ContactPanel } from '../components/ContactPanel';
 import { CurrentCallPanel } from '../components/CurrentCallPanel';
 import { Dialer } from '../components/Dialer';
 import { Header } from '../components/Header';
@@ -12,7 +13,7 @@ import { useAppStore } from '../store/store';
 export function App() {
   const screen = useAppStore((s) => s.screen);
   return (
-    <div className="app">
+    <div className={`app ${screen === 'settings' ? 'app-settings' : ''}`}>
       <Header />
       <HostBanner />
       <main className="app-main">
@@ -22,10 +23,14 @@ export function App() {
           <SettingsScreen />
         ) : (
           <>
-            <CurrentCallPanel />
-            <Dialer />
-            <SandboxPanel />
-            <RecentCalls />
+            {/* Narrow windows flow the two columns into one (styles.css orders the cards). */}
+            <div className="col-phone">
+              <CurrentCallPanel />
+              <Dialer />
+              <SandboxPanel />
+              <RecentCalls />
+            </div>
+            <ContactPanel />
           </>
         )}
       </main>

@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import type { AgentPresence, AppSnapshot, PushName, PushPayloads } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
+import type { Conversation } from '../../shared/conversation';
+import type { TemplateDraft } from '../../shared/templates';
 import type { PublicSettings } from '../../shared/settings';
 import type { Result } from '../../shared/result';
 import { parseWith } from '../../shared/validation';
@@ -79,6 +81,51 @@ const presenceSchema = z.looseObject({
   status: z.enum(['available', 'on_call', 'dnd']),
 });
 
+const windowSchema = z.union([
+  z.looseObject({ open: z.literal(true), closesAt: z.number(), lastInboundAt: z.number() }),
+  z.looseObject({ open: z.literal(false), lastInboundAt: z.number().optional(), closedAt: z.number().optional() }),
+]);
+
+const timelineMessageSchema = z.looseObject({
+  id: z.string().min(1),
+  direction: z.enum(['outbound', 'inbound']),
+  kind: z.string(),
+  interactiveType: z.string().optional(),
+  summary: z.string(),
+  at: z.number(),
+  status: z.enum(['accepted', 'sent', 'delivered', 'read', 'failed']).optional(),
+  statusAt: z.number().optional(),
+  failure: z.looseObject({ code: z.number().optional(), message: z.string() }).optional(),
+});
+
+const conversationSchema = z.looseObject({
+  contact: z.string().min(1),
+  name: z.string().optional(),
+  window: windowSchema,
+  messages: z.array(timelineMessageSchema),
+  lastActivityAt: z.number(),
+  revision: z.number(),
+});
+
+const sandboxTemplateSchema = z.looseObject({ name: z.string(), language: z.string(), category: z.string(), body: z.string(), apiPayload: z.string() });
+
+const templateDraftSchema = z.looseObject({
+  name: z.string(),
+  languageCode: z.string(),
+  recipient: z.looseObject({ raw: z.string().optional(), placeholder: z.boolean(), number: z.string().optional() }),
+  fields: z.array(
+    z.looseObject({
+      path: z.string(),
+      label: z.string(),
+      sample: z.string(),
+      placeholder: z.boolean(),
+      kind: z.enum(['text', 'link', 'payload', 'coupon_code', 'fallback_value']),
+    }),
+  ),
+  template: z.looseObject({ name: z.string(), language: z.looseObject({ code: z.string() }) }),
+  pastedProduct: z.string().optional(),
+});
+
 const snapshotSchema = z.looseObject({
   mode: z.enum(['sandbox', 'account']),
   calls: z.array(callStateSchema),
@@ -87,6 +134,8 @@ const snapshotSchema = z.looseObject({
   settings: settingsSchema,
   sandboxCustomers: z.array(sandboxCustomerSchema).optional(),
   presence: presenceSchema.optional(),
+  conversations: z.array(conversationSchema).optional(),
+  sandboxTemplates: z.array(sandboxTemplateSchema).optional(),
 });
 
 // The schemas check a superset of what the types promise; the casts below only drop that knowledge.
@@ -94,6 +143,8 @@ export const parseSnapshot = (data: unknown): Result<AppSnapshot> => parseWith(s
 export const parseCallState = (data: unknown): Result<CallState> => parseWith(callStateSchema, data) as Result<CallState>;
 export const parseSettings = (data: unknown): Result<PublicSettings> => parseWith(settingsSchema, data) as Result<PublicSettings>;
 export const parsePresence = (data: unknown): Result<AgentPresence> => parseWith(presenceSchema, data) as Result<AgentPresence>;
+export const parseConversation = (data: unknown): Result<Conversation> => parseWith(conversationSchema, data) as Result<Conversation>;
+export const parseTemplateDraft = (data: unknown): Result<TemplateDraft> => parseWith(templateDraftSchema, data) as Result<TemplateDraft>;
 
 const pushSchemas: { [N in PushName]: z.ZodType } = {
   callChanged: callStateSchema,
@@ -101,6 +152,7 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   historyChanged: z.array(historyEntrySchema),
   settingsChanged: settingsSchema,
   presenceChanged: presenceSchema,
+  conversationChanged: conversationSchema,
 };
 
 export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {

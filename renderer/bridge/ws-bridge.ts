@@ -244,6 +244,7 @@ export function createWsBridge(options: WsBridgeOptions): { api: SoftphoneApi; l
     onHistoryChanged: listen('historyChanged'),
     onSettingsChanged: listen('settingsChanged'),
     onPresenceChanged: listen('presenceChanged'),
+    onConversationChanged: listen('conversationChanged'),
   };
 
   const link: HostLink = {
@@ -276,7 +277,7 @@ export function unreachableHost(message: string): SoftphoneHost {
   const none = () => () => undefined;
   const state: HostLinkState = { status: 'unavailable', message };
   return {
-    api: { ...commands, onCallChanged: none, onConnectionChanged: none, onHistoryChanged: none, onSettingsChanged: none, onPresenceChanged: none },
+    api: { ...commands, onCallChanged: none, onConnectionChanged: none, onHistoryChanged: none, onSettingsChanged: none, onPresenceChanged: none, onConversationChanged: none },
     link: { state: () => state, subscribe: () => () => undefined, close: () => undefined },
     kind: 'browser',
   };
@@ -371,6 +372,7 @@ export function guardApi(api: SoftphoneApi): SoftphoneApi {
     onHistoryChanged: listen('historyChanged', 'onHistoryChanged'),
     onSettingsChanged: listen('settingsChanged', 'onSettingsChanged'),
     onPresenceChanged: listen('presenceChanged', 'onPresenceChanged'),
+    onConversationChanged: listen('conversationChanged', 'onConversationChanged'),
   };
 }
 

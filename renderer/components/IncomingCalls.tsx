@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { useController } from '../app/controller-context';
 import { useNow } from '../app/use-now';
+import { parseVoiceCallPayload } from '../../shared/messages';
 import { peerNumberText, peerTitle, secondsUntil } from '../call-display';
 import { ringingCalls, type RingingCall } from '../store/call-list';
 import { useAppStore } from '../store/store';
@@ -37,7 +38,7 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
         {title}
         {number && title !== number && <span className="peer-number">{number}</span>}
       </p>
-      {call.ctaPayload && <p className="hint">From a call button: {call.ctaPayload}</p>}
+      {call.ctaPayload !== undefined && <p className="hint cta-note">{parseVoiceCallPayload(call.ctaPayload) ? 'Calling back from a call button you sent' : 'Calling from a call button'}</p>}
       <p className="countdown">
         Answer within <strong>{seconds}</strong> s
       </p>

@@ -46,9 +46,10 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
         type="button"
         className="history-item"
         disabled={!dialable}
-        title={dialable ? 'Put this number in the dialer' : 'No phone number is known for this caller'}
+        title={dialable ? 'Show this customer’s messages and put the number in the dialer' : 'No phone number is known for this caller'}
         onClick={() => {
           if (!entry.number) return;
+          controller.selectContact(entry.number);
           controller.useNumber(entry.number);
           // Straight on to the dialer, where Enter calls.
           document.getElementById('dial-number')?.focus();

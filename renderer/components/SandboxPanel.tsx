@@ -11,6 +11,8 @@ export function SandboxPanel() {
   const selection = useAppStore((s) => s.sandboxSelection);
   const setSelection = useAppStore((s) => s.setSandboxSelection);
   const error = useAppStore((s) => s.sandboxError);
+  const message = useAppStore((s) => s.sandboxMessage);
+  const setMessage = useAppStore((s) => s.setSandboxMessage);
   if (mode !== 'sandbox') return null;
 
   return (
@@ -34,6 +36,33 @@ export function SandboxPanel() {
           Simulate incoming call
         </button>
       </div>
+      <form
+        noValidate
+        className="sandbox-message"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void controller.simulateInboundMessage();
+        }}
+      >
+        <label htmlFor="sandbox-message" className="field-label">
+          Customer message
+        </label>
+        <div className="stack">
+          <input
+            id="sandbox-message"
+            className="input"
+            autoComplete="off"
+            placeholder="Hi, can you call me back?"
+            value={message}
+            disabled={customers.length === 0}
+            onChange={(e) => setMessage(e.target.value)}
+          />
+          <button type="submit" className="btn btn-secondary" disabled={customers.length === 0}>
+            Simulate inbound message
+          </button>
+        </div>
+        <p className="hint">The customer writes to you: their 24-hour window opens.</p>
+      </form>
       {error && (
         <p role="alert" className="field-error">
           {error}

@@ -5,11 +5,14 @@ import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
 import type { AgentPresence, AppSnapshot, ConnectionState } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
+import type { Conversation } from '../../shared/conversation';
 import type { HistoryEntry } from '../../shared/history';
-import type { SandboxCustomer } from '../../shared/sandbox';
+import type { SandboxCustomer, SandboxTemplate } from '../../shared/sandbox';
 import type { PublicSettings } from '../../shared/settings';
 import type { HostLinkState } from '../bridge/host-link';
 import { mergeCalls, mergeSnapshotCalls } from './call-list';
+import { emptyComposer, type ComposerDraft } from './composer';
+import { isWindowOpen, mergeConversation, mergeConversations } from './conversations';
 import { draftFromSettings, type SettingsDraft, type SettingsErrors, type SettingsField } from './settings-form';
 
 export interface CallsSlice {
@@ -40,6 +43,24 @@ export interface SettingsSlice {
   mode: 'sandbox' | 'account' | null;
   settings: PublicSettings | null;
   sandboxCustomers: SandboxCustomer[];
+}
+
+export interface MessagesSlice {
+  /** By contact (gateway digits). */
+  conversations: Record<string, Conversation>;
+  /** The contact the Contact panel shows, or null for the list of conversations. */
+  selectedContact: string | null;
+  /** One composer per contact: nothing typed is lost by switching or by an error. */
+  composers: Record<string, ComposerDraft>;
+  /** The conversation chooser's number field. */
+  contactInput: string;
+  contactError: string | null;
+  /** The outcome of a contact action (call button, permission request), shown in the panel. */
+  contactNotice: { contact: string; text: string; tone: 'ok' | 'error' } | null;
+  /** Sandbox mode: the account's templates, to pick instead of pasting. */
+  sandboxTemplates: SandboxTemplate[];
+  /** Sandbox mode: what the simulated customer writes. */
+  sandboxMessage: string;
 }
 
 export interface SettingsFormState {
@@ -92,9 +113,18 @@ export interface StoreActions {
   setSandboxError(message: string | null): void;
   editSettings(field: SettingsField, value: string): void;
   setSettingsForm(patch: Partial<SettingsFormState>): void;
+  /** Merges a pushed or fetched conversation (the higher revision wins). */
+  applyConversation(conversation: Conversation): void;
+  selectContact(contact: string | null): void;
+  /** Changes a contact's composer (created on first use, on Template when the window is closed). */
+  updateComposer(contact: string, change: (draft: ComposerDraft) => ComposerDraft): void;
+  setContactInput(value: string): void;
+  setContactError(message: string | null): void;
+  setContactNotice(notice: MessagesSlice['contactNotice']): void;
+  setSandboxMessage(value: string): void;
 }
 
-export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & PresenceSlice & SettingsSlice & UiSlice;
+export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & PresenceSlice & SettingsSlice & UiSlice & MessagesSlice;
 export type AppState = StoreState & StoreActions;
 
 const QUIET_LEVELS = { mic: 0, customer: 0 };
@@ -123,7 +153,22 @@ export function initialState(): StoreState {
     sandboxSelection: '',
     sandboxError: null,
     settingsForm: { draft: draftFromSettings(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
+    conversations: {},
+    selectedContact: null,
+    composers: {},
+    contactInput: '',
+    contactError: null,
+    contactNotice: null,
+    sandboxTemplates: [],
+    sandboxMessage: '',
   };
+}
+
+/** A new composer starts on Template when free-form cannot go out. */
+export function composerFor(state: Pick<StoreState, 'composers' | 'conversations'>, contact: string, now: number = Date.now()): ComposerDraft {
+  const existing = state.composers[contact];
+  if (existing) return existing;
+  return emptyComposer(isWindowOpen(state.conversations[contact]?.window, now) ? 'text' : 'template', contact);
 }
 
 /** Settings from the host refill the form unless the agent is in the middle of editing it. */
@@ -147,6 +192,8 @@ export const appStore = createStore<AppState>()((set, get) => ({
         presence: snapshot.presence ?? s.presence,
         sandboxCustomers: customers,
         sandboxSelection: selection,
+        sandboxTemplates: snapshot.sandboxTemplates ?? [],
+        conversations: mergeConversations(s.conversations, snapshot.conversations ?? []),
         snapshotLoaded: true,
         snapshotError: null,
       };
@@ -182,6 +229,17 @@ export const appStore = createStore<AppState>()((set, get) => ({
       return { settingsForm: { ...s.settingsForm, draft: { ...s.settingsForm.draft, [field]: value }, dirty: true, errors, status: null } };
     }),
   setSettingsForm: (patch) => set((s) => ({ settingsForm: { ...s.settingsForm, ...patch } })),
+  applyConversation: (conversation) =>
+    set((s) => {
+      const merged = mergeConversation(s.conversations[conversation.contact], conversation);
+      return merged === s.conversations[conversation.contact] ? {} : { conversations: { ...s.conversations, [conversation.contact]: merged } };
+    }),
+  selectContact: (selectedContact) => set((s) => (s.selectedContact === selectedContact ? {} : { selectedContact, contactNotice: null, contactError: null })),
+  updateComposer: (contact, change) => set((s) => ({ composers: { ...s.composers, [contact]: change(composerFor(s, contact)) } })),
+  setContactInput: (contactInput) => set({ contactInput, contactError: null }),
+  setContactError: (contactError) => set({ contactError }),
+  setContactNotice: (contactNotice) => set({ contactNotice }),
+  setSandboxMessage: (sandboxMessage) => set({ sandboxMessage }),
 }));
 
 /** Back to a fresh start, keeping the actions (for tests). */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startRelay, type RelayServer } from '../../relay/server';
-import { startSandbox, type SandboxServer } from '../../sandbox/server';
+import { startSandbox, type SandboxOptions, type SandboxServer } from '../../sandbox/server';
 import { createSoftphoneService, type SoftphoneService } from '../../electron/core/softphone-service';
 import { MemorySecretStore } from '../../electron/core/secret-store';
 import { startBrowserHost, type BrowserHost } from '../../electron/browser/browser-host';
@@ -49,7 +49,10 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(options: { quiet?: boolean } = {}): Promise<Stack> {
+/** What a test may change about the sandbox: e.g. slower delivery statuses, to see each one on screen. */
+export type StackSandboxOptions = Pick<SandboxOptions, 'messaging'>;
+
+export async function startStack(options: { quiet?: boolean; sandbox?: StackSandboxOptions } = {}): Promise<Stack> {
   if (options.quiet !== false) configureLogging({ level: 'warn' });
   const appSecret = secret();
   const verifyToken = secret();
@@ -60,7 +63,7 @@ export async function startStack(options: { quiet?: boolean } = {}): Promise<Sta
 
   let relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: [agentToken, tapToken] });
   const relayPort = relay.port;
-  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey });
+  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...options.sandbox });
   const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken };
   const service = await createSoftphoneService({
     dataDir,
@@ -173,14 +176,14 @@ export interface TeamStack {
   close(): Promise<void>;
 }
 
-export async function startTeamStack(options: { agents: number; quiet?: boolean }): Promise<TeamStack> {
+export async function startTeamStack(options: { agents: number; quiet?: boolean; sandbox?: StackSandboxOptions }): Promise<TeamStack> {
   if (options.quiet !== false) configureLogging({ level: 'warn' });
   const appSecret = secret();
   const verifyToken = secret();
   const apiKey = secret();
   const tokens = Array.from({ length: options.agents }, () => secret());
   const relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: tokens });
-  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey });
+  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...options.sandbox });
   const dataDirs: string[] = [];
   const agents: TeamAgentHarness[] = [];
   for (const [i, token] of tokens.entries()) {

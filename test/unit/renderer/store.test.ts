@@ -119,6 +119,14 @@ describe('the store', () => {
         'sandboxSelection',
         'sandboxError',
         'settingsForm',
+        'conversations',
+        'selectedContact',
+        'composers',
+        'contactInput',
+        'contactError',
+        'contactNotice',
+        'sandboxTemplates',
+        'sandboxMessage',
       ].sort(),
     );
   });

@@ -14,6 +14,14 @@ import {
 import { parseWith } from '../../../shared/validation';
 
 const SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n';
+const VOICE_CALL = { type: 'voice_call', body: { text: 'Tap to call us' }, action: { name: 'voice_call', parameters: { display_text: 'Call us', ttl_minutes: 60, payload: '{"v":1}' } } };
+const DRAFT = {
+  name: 'order_update',
+  languageCode: 'en_US',
+  recipient: { raw: '<USER_PHONE_NUMBER>', placeholder: true },
+  fields: [{ path: 'template.components[0].parameters[0].text', label: 'Body {{1}}', sample: '{{1}}', placeholder: true, kind: 'text' }],
+  template: { name: 'order_update', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '{{1}}' }] }] },
+};
 const SETTINGS = { gatewayUrl: 'https://gateway.example.com/restapi/v1', relayUrl: 'https://relay.example.com', apiKey: 'k3y-0123456789' };
 
 /** Valid payloads of every command. The Record type makes a new command fail to compile until it is listed here. */
@@ -35,6 +43,43 @@ const VALID: Record<CommandName, unknown[]> = {
   simulateIncomingCall: [{ number: '442079460958' }],
   simulateCustomerHangUp: [{ localId: 'in:wacid.1' }],
   setPresence: [{ status: 'available' }, { status: 'dnd' }],
+  sendMessage: [
+    { to: '+44 20 7946 0958', content: { type: 'text', text: { body: 'Hello' } } },
+    { to: '442079460958', content: { type: 'text', text: { body: 'See https://example.com', preview_url: true } } },
+    { to: '442079460958', content: { type: 'image', image: { link: 'https://example.com/a.png', caption: 'Your parcel' } } },
+    { to: '442079460958', content: { type: 'audio', audio: { id: 'media-1' } } },
+    { to: '442079460958', content: { type: 'document', document: { link: 'https://example.com/i.pdf', filename: 'invoice.pdf', caption: 'Invoice' } } },
+    { to: '442079460958', content: { type: 'interactive', interactive: VOICE_CALL } },
+    {
+      to: '442079460958',
+      content: {
+        type: 'interactive',
+        interactive: {
+          type: 'list',
+          body: { text: 'Pick a slot' },
+          action: { button: 'Slots', sections: [{ title: 'Mon', rows: [{ id: 'r1', title: '9:00' }] }, { title: 'Tue', rows: [{ id: 'r2', title: '10:00', description: 'Room 2' }] }] },
+        },
+      },
+    },
+    {
+      to: '442079460958',
+      content: {
+        type: 'interactive',
+        interactive: { type: 'cta_url', header: { type: 'image', image: { link: 'https://example.com/h.png' } }, body: { text: 'Pay here' }, action: { name: 'cta_url', parameters: { display_text: 'Pay', url: 'https://example.com/pay' } } },
+      },
+    },
+  ],
+  checkMediaLink: [
+    { type: 'image', link: 'https://example.com/a.png' },
+    { type: 'document', link: 'x' }, // the link's own rules are the check's business, with a clear answer
+  ],
+  parseTemplate: [{ pasted: '' }, { pasted: '{"template":{}}' }],
+  sendTemplate: [{ draft: DRAFT, to: '+1 202 555 0103', values: { 'template.components[0].parameters[0].text': 'Ada' } }, { draft: { ...DRAFT, fields: [] }, to: '12025550103', values: {} }],
+  sendCallButton: [{ to: '12025550101' }, { to: '+1 202 555 0101', bodyText: 'Tap to call', displayText: 'Call us', ttlMinutes: 43_200 }, { to: '1', ttlMinutes: 1 }],
+  requestCallPermission: [{ to: '12025550101' }, { to: '12025550101', bodyText: 'May we call you?' }],
+  getConversation: [{ contact: '12025550101' }, { contact: '+44 20 7946 0958' }],
+  simulateInboundMessage: [{ number: '12025550101', text: 'Hi' }],
+  simulatePressCallButton: [{ number: '12025550101' }],
 };
 
 /** [payload, the field that must be named, words of the rule] for every command. */
@@ -116,6 +161,85 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ status: 'away' }, 'status', 'must be one of available, dnd'],
     [{ status: 'dnd', until: 0 }, '(root)', 'Unrecognized key: "until"'],
   ],
+  sendMessage: [
+    [{ content: { type: 'text', text: { body: 'Hi' } } }, 'to', 'is required'],
+    [{ to: '', content: { type: 'text', text: { body: 'Hi' } } }, 'to', 'must not be empty'],
+    [{ to: '12025550101' }, 'content'],
+    [{ to: '12025550101', content: { type: 'text', text: { body: '   ' } } }, 'content.text.body', 'must not be empty'],
+    [{ to: '12025550101', content: { type: 'text', text: { body: 'x'.repeat(4097) } } }, 'content.text.body', 'must be at most 4096 characters'],
+    // The envelope is the service's: a composer cannot smuggle in another recipient.
+    [{ to: '12025550101', content: { type: 'text', text: { body: 'Hi' }, to: '12025550199' } }, 'content', 'does not take "to"'],
+    [{ to: '12025550101', content: { type: 'template', template: {} } }, 'content.type', 'templates go through sendTemplate'],
+    [{ to: '12025550101', content: { type: 'image', image: { link: 'https://e.com/a.png', id: 'm1' } } }, 'content.image.link', 'exactly one of id and link'],
+    [{ to: '12025550101', content: { type: 'audio', audio: { link: 'https://e.com/a.mp3', caption: 'x' } } }, 'content.audio.caption', 'only image, video and document take a caption'],
+    [{ to: '12025550101', content: { type: 'image', image: { link: 'https://e.com/a.png', filename: 'a.png' } } }, 'content.image.filename', 'only document takes a filename'],
+    [{ to: '12025550101', content: { type: 'video', video: { link: 'ftp://e.com/a.mp4' } } }, 'content.video.link', 'http:// or https://'],
+    [
+      { to: '12025550101', content: { type: 'interactive', interactive: { ...VOICE_CALL, action: { name: 'voice_call', parameters: { display_text: 'x'.repeat(21), ttl_minutes: 60, payload: '' } } } } },
+      'content.interactive.action.parameters.display_text',
+      'must be at most 20 characters',
+    ],
+    [
+      { to: '12025550101', content: { type: 'interactive', interactive: { ...VOICE_CALL, action: { name: 'voice_call', parameters: { display_text: 'Call', ttl_minutes: 43_201, payload: '' } } } } },
+      'content.interactive.action.parameters.ttl_minutes',
+      'must be at most 43200 minutes',
+    ],
+    [
+      {
+        to: '12025550101',
+        content: {
+          type: 'interactive',
+          interactive: { type: 'flow', body: { text: 'Book' }, action: { name: 'flow', parameters: { flow_message_version: '3', flow_name: 'a', flow_id: '1', flow_cta: 'Go' } } },
+        },
+      },
+      'content.interactive.action.parameters.flow_id',
+      'exactly one of flow_name and flow_id',
+    ],
+  ],
+  checkMediaLink: [
+    [{ type: 'sticker', link: 'https://e.com/a.webp' }, 'type', 'must be one of image, audio, video, document'],
+    [{ type: 'image' }, 'link', 'is required'],
+    [{ type: 'image', link: '' }, 'link', 'must not be empty'],
+    [{ type: 'image', link: `https://e.com/${'a'.repeat(2048)}` }, 'link', 'is too long'],
+  ],
+  parseTemplate: [
+    [{}, 'pasted', 'is required'],
+    [{ pasted: 'x'.repeat(128 * 1024 + 1) }, 'pasted', 'is too long'],
+    [{ pasted: '{}', to: '1' }, '(root)', 'Unrecognized key: "to"'],
+  ],
+  sendTemplate: [
+    [{ draft: DRAFT, values: {} }, 'to', 'is required'],
+    [{ draft: { ...DRAFT, template: { language: { code: 'en' } } }, to: '1', values: {} }, 'draft.template.name', 'the template\u2019s name'],
+    [{ draft: DRAFT, to: '1', values: { x: 'y'.repeat(4097) } }, 'values.x', 'is too long'],
+    [{ draft: { ...DRAFT, fields: [{ ...DRAFT.fields[0], kind: 'sticker' }] }, to: '1', values: {} }, 'draft.fields[0].kind'],
+  ],
+  sendCallButton: [
+    [{}, 'to', 'is required'],
+    [{ to: '1', displayText: 'x'.repeat(21) }, 'displayText', 'must be at most 20 characters'],
+    [{ to: '1', ttlMinutes: 0 }, 'ttlMinutes', 'must be at least 1 minute'],
+    [{ to: '1', ttlMinutes: 43_201 }, 'ttlMinutes', 'must be at most 43200 minutes'],
+    [{ to: '1', ttlMinutes: 1.5 }, 'ttlMinutes', 'must be a whole number of minutes'],
+    [{ to: '1', ttlMinutes: '60' }, 'ttlMinutes', 'must be a number of minutes'],
+    // The payload is the service's to write: it routes the call back to this agent.
+    [{ to: '1', payload: '{"v":1,"agentId":"bob"}' }, '(root)', 'Unrecognized key: "payload"'],
+  ],
+  requestCallPermission: [
+    [{ to: '' }, 'to', 'must not be empty'],
+    [{ to: '1', bodyText: 'x'.repeat(1025) }, 'bodyText', 'must be at most 1024 characters'],
+  ],
+  getConversation: [
+    [{}, 'contact', 'is required'],
+    [{ contact: '1'.repeat(65) }, 'contact', 'is too long'],
+  ],
+  simulateInboundMessage: [
+    [{ number: '12025550101' }, 'text', 'is required'],
+    [{ number: '12025550101', text: '' }, 'text', 'must not be empty'],
+    [{ text: 'Hi' }, 'number'],
+  ],
+  simulatePressCallButton: [
+    [{}, 'number'],
+    [{ number: '12025550101', payload: 'x' }, '(root)', 'Unrecognized key: "payload"'],
+  ],
 };
 
 describe('commandSchemas', () => {
@@ -124,7 +248,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(13);
+    expect(Object.keys(results)).toHaveLength(22);
   });
 
   describe.each(COMMAND_NAMES)('%s', (name) => {
@@ -184,13 +308,21 @@ describe('pushes', () => {
       historyChanged: 'onHistoryChanged',
       settingsChanged: 'onSettingsChanged',
       presenceChanged: 'onPresenceChanged',
+      conversationChanged: 'onConversationChanged',
     };
     for (const name of PUSH_NAMES) expect(pushListenerName(name)).toBe(expected[name]);
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(expected).sort());
   });
 
   it('lists every push payload', () => {
-    const payloads: Record<PushName, true> = { callChanged: true, connectionChanged: true, historyChanged: true, settingsChanged: true, presenceChanged: true };
+    const payloads: Record<PushName, true> = {
+      callChanged: true,
+      connectionChanged: true,
+      historyChanged: true,
+      settingsChanged: true,
+      presenceChanged: true,
+      conversationChanged: true,
+    };
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(payloads).sort() as (keyof PushPayloads)[]);
   });
 });

@@ -1,0 +1,364 @@
+// The messaging half of the agent's work beside the call (gateway-spec.md 2–4.1, 4.3): free-form
+// messages, media by link, templates, the voice_call button and the call-permission request, each
+// checked before anything is sent; the 24-hour window per contact (ConversationWindows) and the
+// timeline of what was sent and received (MessageTimeline), both fed by the relay's message events.
+//
+// Rules kept here:
+// - Free-form needs the window open (gateway-spec.md 3.1): refused here while it is closed, and a
+//   131047 answer closes it (the gateway is the judge).
+// - Media links are checked (HEAD, media-link-check.ts) before the message goes out; a link that does
+//   not fit is a clear error and nothing is sent.
+// - Nothing is retried: a send whose answer was lost may have gone out (gateway-client.ts).
+import { createLogger, type Logger } from '../../shared/log';
+import { SNAPSHOT_CONVERSATIONS, type Conversation, type MediaLinkCheck, type MessageFailure, type SendReceipt } from '../../shared/conversation';
+import type { RelayEnvelope, RelayEvent } from '../../shared/events';
+import {
+  buildCallPermissionRequest,
+  buildFreeFormMessage,
+  buildVoiceCallButtonMessage,
+  describeMessage,
+  MEDIA_TYPES,
+  MESSAGE_ERROR_TEXT,
+  type FreeFormMessage,
+  type MediaType,
+  type MessageContent,
+} from '../../shared/messages';
+import { normalisePhoneNumber } from '../../shared/phone';
+import { err, ok, type Result } from '../../shared/result';
+import { describeTemplate, fillTemplate, parseTemplatePayload, type TemplateDraft } from '../../shared/templates';
+import type { ConversationWindows } from './conversation-windows';
+import type { MessageSending } from './gateway-client';
+import { checkMediaLink, type MediaLinkCheckOptions, type MediaLinkInfo } from './media-link-check';
+import type { MessageTimeline } from './message-timeline';
+
+/** The account the messages go through; absent while no account is set up and the sandbox is not running. */
+export interface MessagingRuntime {
+  gateway: MessageSending;
+  /** The product word (protocol.md: a setting). */
+  product: string;
+  defaultCountry?: string;
+  /** This agent's id on the relay (GET /me): the voice_call payload routes the call back to it. */
+  agentId(): Promise<Result<string>>;
+}
+
+export type LinkChecker = (type: MediaType, url: string, options?: MediaLinkCheckOptions) => Promise<Result<MediaLinkInfo>>;
+
+export interface MessagingServiceOptions {
+  windows: ConversationWindows;
+  timeline: MessageTimeline;
+  logger?: Logger;
+  now?: () => number;
+  /** The media link check; the real one by default. */
+  checkLink?: LinkChecker;
+}
+
+export const CALL_PERMISSION_REQUEST_TEXT = 'May we call you on this number? Tap to allow calls from us.';
+
+const WINDOW_CLOSED_MESSAGE =
+  'The 24-hour conversation window is closed: the customer has not written in the last 24 hours, so only a template can go out. Use the Template tab.';
+const PERMISSION_OUTSIDE_WINDOW_MESSAGE =
+  'The 24-hour conversation window is closed, so a call-permission request can only go out as a template: choose or paste one that asks for permission in the Template tab.';
+
+export class MessagingService {
+  private readonly windows: ConversationWindows;
+  private readonly timeline: MessageTimeline;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly checkLink: LinkChecker;
+  private readonly listeners = new Set<(conversation: Conversation) => void>();
+  private readonly stops: (() => void)[] = [];
+  private runtime: MessagingRuntime | undefined;
+  /** See Conversation.revision: one counter, never below the clock. */
+  private revision: number;
+  private readonly startRevision: number;
+  private readonly revisions = new Map<string, number>();
+  /** Contacts changed in this turn of the event loop: one push each. */
+  private readonly dirty = new Set<string>();
+  private closed = false;
+
+  constructor(options: MessagingServiceOptions) {
+    this.windows = options.windows;
+    this.timeline = options.timeline;
+    this.log = options.logger ?? createLogger('messages');
+    this.now = options.now ?? Date.now;
+    this.checkLink = options.checkLink ?? checkMediaLink;
+    this.revision = this.now();
+    this.startRevision = this.revision;
+    this.stops.push(this.windows.onChanged(({ contactNumber }) => this.markChanged(contactNumber)));
+    this.stops.push(this.timeline.onChanged((contact) => this.markChanged(contact)));
+  }
+
+  setRuntime(runtime: MessagingRuntime | undefined): void {
+    this.runtime = runtime;
+  }
+
+  onConversationChanged(listener: (conversation: Conversation) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Inbound messages open the window and join the timeline; statuses move messages forward. Calls are not ours. */
+  applyRelayEvent(envelope: RelayEnvelope): void {
+    if (this.closed) return;
+    const e = envelope.event;
+    if (e.type === 'message.inbound') this.onInbound(e);
+    else if (e.type === 'message.status') this.onStatus(e);
+  }
+
+  /** A customer's name from a call, for the conversation's title. */
+  rememberName(contact: string, name: string): void {
+    this.timeline.rememberName(contact, name);
+  }
+
+  conversation(contact: string): Conversation {
+    const key = contact.replace(/[\s+]/g, '');
+    const window = this.windows.stateOf(key);
+    const messages = this.timeline.messagesOf(key);
+    const lastMessageAt = messages[messages.length - 1]?.at ?? 0;
+    const name = this.timeline.nameOf(key);
+    return {
+      contact: key,
+      ...(name !== undefined ? { name } : {}),
+      window,
+      messages,
+      lastActivityAt: Math.max(lastMessageAt, window.lastInboundAt ?? 0),
+      revision: this.revisions.get(key) ?? this.startRevision,
+    };
+  }
+
+  /** A contact's conversation, for a number in gateway digits or as typed. */
+  lookUp(contact: string): Result<Conversation> {
+    const trimmed = contact.trim();
+    if (/^[0-9]+$/.test(trimmed)) return ok(this.conversation(trimmed));
+    const number = normalisePhoneNumber(trimmed, this.runtime?.defaultCountry);
+    return number.ok ? ok(this.conversation(number.value)) : number;
+  }
+
+  /** The contacts written with or by most recently, with their windows, newest first. */
+  recentConversations(limit = SNAPSHOT_CONVERSATIONS): Conversation[] {
+    const activity = new Map<string, number>();
+    for (const { contact, lastActivityAt } of this.timeline.contactsByActivity()) activity.set(contact, lastActivityAt);
+    for (const [contact, state] of Object.entries(this.windows.states())) {
+      const at = Math.max(state.lastInboundAt ?? 0, state.open ? 0 : (state.closedAt ?? 0));
+      if (at > (activity.get(contact) ?? -1)) activity.set(contact, at);
+    }
+    return [...activity.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, limit)
+      .map(([contact]) => this.conversation(contact));
+  }
+
+  async checkMediaLink(type: MediaType, link: string): Promise<Result<MediaLinkCheck>> {
+    const checked = await this.checkLink(type, link.trim());
+    if (!checked.ok) return checked;
+    const { contentType, contentLength, finalUrl, warnings } = checked.value;
+    return ok({ contentType, ...(contentLength !== undefined ? { contentLength } : {}), finalUrl, warnings });
+  }
+
+  parseTemplate(pasted: string): Result<TemplateDraft> {
+    return parseTemplatePayload(pasted);
+  }
+
+  /** A free-form message: window open, media links checked, then one POST. */
+  async sendMessage(to: string, content: MessageContent): Promise<Result<SendReceipt>> {
+    const runtime = this.runtime;
+    if (!runtime) return notConfigured();
+    const contact = this.contactOf(to, runtime);
+    if (!contact.ok) return contact;
+    const closed = this.refuseIfClosed(contact.value, WINDOW_CLOSED_MESSAGE);
+    if (closed) return closed;
+    const warnings: string[] = [];
+    for (const { type, link, field } of mediaLinksOf(content)) {
+      const checked = await this.checkLink(type, link, { field });
+      if (!checked.ok) {
+        this.log.info('media link refused before sending', { to: contact.value, field, reason: checked.error.message });
+        return checked;
+      }
+      warnings.push(...checked.value.warnings);
+    }
+    const message = buildFreeFormMessage(runtime.product, contact.value, content);
+    if (!message.ok) return message;
+    return this.sendFreeForm(runtime, contact.value, message.value, warnings);
+  }
+
+  /** A pasted template with its values. The variables are found again in the template itself. */
+  async sendTemplate(draft: Pick<TemplateDraft, 'template'>, to: string, values: Readonly<Record<string, string>>): Promise<Result<SendReceipt>> {
+    const runtime = this.runtime;
+    if (!runtime) return notConfigured();
+    const fresh = parseTemplatePayload(JSON.stringify({ template: draft.template }));
+    if (!fresh.ok) return err('invalid_input', `draft.${fresh.error.message}`, { field: `draft.${fresh.error.field ?? 'template'}` });
+    const filled = fillTemplate(fresh.value, { to, values, product: runtime.product, ...(runtime.defaultCountry ? { defaultCountry: runtime.defaultCountry } : {}) });
+    if (!filled.ok) return filled;
+    const message = filled.value;
+    const sent = await runtime.gateway.sendTemplate(message);
+    if (!sent.ok) return sent;
+    const shown = fresh.value.fields.map((f) => values[f.path]?.trim()).filter((v): v is string => v !== undefined && v !== '');
+    this.timeline.recordOutbound({
+      messageId: sent.value.messageId,
+      contact: message.to,
+      kind: 'template',
+      summary: shown.length > 0 ? `${describeTemplate(message)}: ${shown.join(' · ')}` : describeTemplate(message),
+      at: this.now(),
+    });
+    return ok({ messageId: sent.value.messageId, contact: message.to, warnings: [] });
+  }
+
+  /** The one-click voice_call button; its payload names this agent so the call rings here first. */
+  async sendCallButton(input: { to: string; bodyText?: string; displayText?: string; ttlMinutes?: number }): Promise<Result<SendReceipt>> {
+    const runtime = this.runtime;
+    if (!runtime) return notConfigured();
+    const contact = this.contactOf(input.to, runtime);
+    if (!contact.ok) return contact;
+    const closed = this.refuseIfClosed(contact.value, WINDOW_CLOSED_MESSAGE);
+    if (closed) return closed;
+    const agentId = await runtime.agentId();
+    if (!agentId.ok) {
+      return err('not_available', `The relay did not say which agent you are, so a call button could not route the call back to you (${agentId.error.message})`);
+    }
+    const message = buildVoiceCallButtonMessage({
+      product: runtime.product,
+      to: contact.value,
+      agentId: agentId.value,
+      ...(nonBlank(input.bodyText) ? { bodyText: input.bodyText!.trim() } : {}),
+      ...(nonBlank(input.displayText) ? { displayText: input.displayText!.trim() } : {}),
+      ...(input.ttlMinutes !== undefined ? { ttlMinutes: input.ttlMinutes } : {}),
+    });
+    if (!message.ok) return message;
+    return this.sendFreeForm(runtime, contact.value, message.value, []);
+  }
+
+  /** protocol.md: the free-form request needs the window; outside it only a template can ask. */
+  async requestCallPermission(to: string, bodyText?: string): Promise<Result<SendReceipt>> {
+    const runtime = this.runtime;
+    if (!runtime) return notConfigured();
+    const contact = this.contactOf(to, runtime);
+    if (!contact.ok) return contact;
+    const closed = this.refuseIfClosed(contact.value, PERMISSION_OUTSIDE_WINDOW_MESSAGE);
+    if (closed) return closed;
+    const message = buildCallPermissionRequest(runtime.product, contact.value, nonBlank(bodyText) ? bodyText!.trim() : CALL_PERMISSION_REQUEST_TEXT);
+    if (!message.ok) return message;
+    return this.sendFreeForm(runtime, contact.value, message.value, []);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const stop of this.stops.splice(0)) stop();
+    this.listeners.clear();
+    await this.timeline.close();
+    await this.windows.close();
+  }
+
+  private async sendFreeForm(runtime: MessagingRuntime, contact: string, message: FreeFormMessage, warnings: string[]): Promise<Result<SendReceipt>> {
+    const sent = await runtime.gateway.sendMessage(message);
+    if (!sent.ok) {
+      // gateway-spec.md 3.1: the gateway says the window is closed; believe it until the customer writes.
+      if (sent.error.code === 'window_closed') this.windows.recordClosed(contact, this.now());
+      return sent;
+    }
+    const { to: _to, messaging_product: _product, recipient_type: _recipient, ...content } = message;
+    this.timeline.recordOutbound({
+      messageId: sent.value.messageId,
+      contact,
+      kind: message.type,
+      ...(message.type === 'interactive' ? { interactiveType: message.interactive.type } : {}),
+      summary: describeMessage(content as MessageContent),
+      at: this.now(),
+    });
+    return ok({ messageId: sent.value.messageId, contact, warnings });
+  }
+
+  /** Numbers as typed ("+44 20 …") or in gateway digits. */
+  private contactOf(to: string, runtime: MessagingRuntime): Result<string> {
+    const trimmed = to.trim();
+    return normalisePhoneNumber(/^[0-9]+$/.test(trimmed) ? `+${trimmed}` : trimmed, runtime.defaultCountry);
+  }
+
+  private refuseIfClosed(contact: string, message: string): Result<never> | undefined {
+    if (this.windows.stateOf(contact).open) return undefined;
+    return err('window_closed', message);
+  }
+
+  private onInbound(e: Extract<RelayEvent, { type: 'message.inbound' }>): void {
+    if (e.from === undefined) {
+      // Only a business-scoped user id (protocol.md): there is no number to key a window or a reply by.
+      this.log.info('a message without a phone number was not added to a conversation', { messageId: e.messageId });
+      return;
+    }
+    this.windows.recordInbound(e.from, e.timestamp);
+    this.timeline.recordInbound({
+      messageId: e.messageId,
+      contact: e.from,
+      ...(e.name !== undefined ? { name: e.name } : {}),
+      kind: e.messageType,
+      ...(e.permissionReply ? { interactiveType: 'call_permission_reply' } : {}),
+      summary: inboundSummary(e),
+      at: e.timestamp,
+    });
+  }
+
+  private onStatus(e: Extract<RelayEvent, { type: 'message.status' }>): void {
+    const first = e.errors?.[0];
+    let failure: MessageFailure | undefined;
+    if (e.status === 'failed') {
+      failure = first ? { code: first.code, message: MESSAGE_ERROR_TEXT[first.code] ?? first.details ?? first.message } : { message: 'The message could not be delivered' };
+    }
+    this.timeline.applyStatus({ messageId: e.messageId, status: e.status, at: e.timestamp, ...(failure ? { failure } : {}) });
+  }
+
+  private markChanged(contact: string): void {
+    if (this.closed) return;
+    const key = contact.replace(/[\s+]/g, '');
+    this.revision = Math.max(this.revision + 1, this.now());
+    this.revisions.set(key, this.revision);
+    const first = this.dirty.size === 0;
+    this.dirty.add(key);
+    if (first) queueMicrotask(() => this.flushChanges());
+  }
+
+  private flushChanges(): void {
+    const contacts = [...this.dirty];
+    this.dirty.clear();
+    if (this.closed) return;
+    for (const contact of contacts) {
+      const conversation = this.conversation(contact);
+      for (const listener of this.listeners) {
+        try {
+          listener(conversation);
+        } catch (e) {
+          this.log.error('a conversation listener failed', { error: e });
+        }
+      }
+    }
+  }
+}
+
+const notConfigured = (): Result<never> => err('not_configured', 'No account is set up and the sandbox is not running: open the settings');
+
+const nonBlank = (s: string | undefined): boolean => s !== undefined && s.trim() !== '';
+
+/** Every media link a message carries, with the field that names it in errors. */
+function mediaLinksOf(content: MessageContent): { type: MediaType; link: string; field: string }[] {
+  if (content.type !== 'interactive') {
+    if (!(MEDIA_TYPES as readonly string[]).includes(content.type)) return [];
+    const type = content.type as MediaType;
+    const media = (content as Record<string, unknown>)[type] as { link?: string } | undefined;
+    return media?.link !== undefined ? [{ type, link: media.link, field: `content.${type}.link` }] : [];
+  }
+  const interactive = content.interactive;
+  if (!('header' in interactive) || interactive.header === undefined) return [];
+  const header = interactive.header as { type: string } & Record<string, unknown>;
+  if (header.type === 'text' || !(MEDIA_TYPES as readonly string[]).includes(header.type)) return [];
+  const media = header[header.type] as { link?: string } | undefined;
+  return media?.link !== undefined ? [{ type: header.type as MediaType, link: media.link, field: `content.interactive.header.${header.type}.link` }] : [];
+}
+
+const MEDIA_WORDS: Readonly<Record<string, string>> = { image: 'Image', audio: 'Audio', video: 'Video', document: 'Document', sticker: 'Sticker', location: 'Location', contacts: 'Contact card' };
+
+function inboundSummary(e: Extract<RelayEvent, { type: 'message.inbound' }>): string {
+  if (e.text !== undefined && e.text.trim() !== '') return e.text;
+  if (e.permissionReply) {
+    const allowed = e.permissionReply.response === 'accept';
+    return allowed ? `Allowed calls${e.permissionReply.isPermanent ? ' (permanently)' : ''}` : 'Declined calls';
+  }
+  return MEDIA_WORDS[e.messageType] ? `(${MEDIA_WORDS[e.messageType]})` : `(${e.messageType} message)`;
+}

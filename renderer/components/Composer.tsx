@@ -1,0 +1,364 @@
+import { useMemo, useRef, type KeyboardEvent } from 'react';
+import { MEDIA_TABLE, MEDIA_TYPES, formatBytes, mediaExtensions, type MediaType } from '../../shared/messages';
+import { useController } from '../app/controller-context';
+import {
+  COMPOSER_TABS,
+  FIELD_LIMITS,
+  TAB_LABELS,
+  checkComposer,
+  otherErrors,
+  visibleError,
+  type ComposerDraft,
+  type ComposerTab,
+} from '../store/composer';
+import { windowClosedReason } from '../store/conversations';
+import { useAppStore } from '../store/store';
+import type { ConversationWindowState } from '../../shared/conversation';
+import type { TemplateDraft } from '../../shared/templates';
+import { FormField, OtherErrors } from './FormField';
+import { InteractiveForm, interactiveKeys } from './InteractiveForm';
+
+interface Props {
+  contact: string;
+  draft: ComposerDraft;
+  windowOpen: boolean;
+  conversationWindow: ConversationWindowState | undefined;
+}
+
+/** Text, media by link, every interactive variant, and templates; free-form blocked while the window is closed. */
+export function Composer({ contact, draft, windowOpen, conversationWindow }: Props) {
+  const controller = useController();
+  const tabs = useRef<Partial<Record<ComposerTab, HTMLButtonElement | null>>>({});
+  const live = useMemo(() => checkComposer(draft, contact).errors, [draft, contact]);
+  const idBase = `composer-${contact}`;
+
+  const choose = (tab: ComposerTab) => controller.editComposer(contact, (d) => (d.tab === tab ? d : { ...d, tab, showAllErrors: false, error: null, serverErrors: {}, notice: null }));
+  const onTabKey = (e: KeyboardEvent<HTMLButtonElement>) => {
+    const i = COMPOSER_TABS.indexOf(draft.tab);
+    const next = e.key === 'ArrowRight' ? (i + 1) % COMPOSER_TABS.length : e.key === 'ArrowLeft' ? (i - 1 + COMPOSER_TABS.length) % COMPOSER_TABS.length : e.key === 'Home' ? 0 : e.key === 'End' ? COMPOSER_TABS.length - 1 : -1;
+    if (next < 0) return;
+    e.preventDefault();
+    const tab = COMPOSER_TABS[next]!;
+    choose(tab);
+    tabs.current[tab]?.focus();
+  };
+
+  const freeForm = draft.tab !== 'template';
+  const blocked = freeForm && !windowOpen;
+
+  return (
+    <div className="composer">
+      <div role="tablist" aria-label="Composer" className="tabs">
+        {COMPOSER_TABS.map((tab) => (
+          <button
+            key={tab}
+            ref={(el) => {
+              tabs.current[tab] = el;
+            }}
+            type="button"
+            role="tab"
+            id={`${idBase}-tab-${tab}`}
+            aria-selected={draft.tab === tab}
+            aria-controls={`${idBase}-panel`}
+            tabIndex={draft.tab === tab ? 0 : -1}
+            className={`tab ${draft.tab === tab ? 'is-on' : ''} ${tab !== 'template' && !windowOpen ? 'is-blocked' : ''}`}
+            onClick={() => choose(tab)}
+            onKeyDown={onTabKey}
+          >
+            {TAB_LABELS[tab]}
+          </button>
+        ))}
+      </div>
+      <form
+        id={`${idBase}-panel`}
+        role="tabpanel"
+        aria-labelledby={`${idBase}-tab-${draft.tab}`}
+        className="tabpanel"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault();
+          void controller.send(contact);
+        }}
+      >
+        {blocked && (
+          <div className="blocked" id={`${idBase}-blocked`}>
+            <p>
+              <strong>Free-form messages are blocked.</strong> {windowClosedReason(conversationWindow)}
+            </p>
+            <button type="button" className="btn btn-secondary btn-small" onClick={() => choose('template')}>
+              Send a template instead
+            </button>
+          </div>
+        )}
+        {/* The fields stay usable while a send is under way: the agent may type the next message. */}
+        {draft.tab === 'text' && <TextForm contact={contact} draft={draft} live={live} disabled={blocked} />}
+        {draft.tab === 'media' && <MediaForm contact={contact} draft={draft} live={live} disabled={blocked} />}
+        {draft.tab === 'interactive' && <InteractiveForm contact={contact} draft={draft} live={live} disabled={blocked} />}
+        {draft.tab === 'template' && <TemplateForm contact={contact} draft={draft} />}
+
+        {draft.tab === 'interactive' && <OtherErrors errors={otherErrors(draft, live, interactiveKeys(draft.interactive))} />}
+        <SendOutcome draft={draft} shownKeys={shownKeys(draft)} />
+        {draft.tab !== 'text' && (
+          <div className="composer-actions">
+            <button type="submit" className="btn btn-primary" disabled={blocked || draft.busy} aria-describedby={blocked ? `${idBase}-blocked` : undefined}>
+              {draft.busy ? 'Sending…' : draft.tab === 'template' ? 'Send template' : 'Send'}
+            </button>
+          </div>
+        )}
+      </form>
+    </div>
+  );
+}
+
+/** Keys a rendered field shows: a server error about one of them is shown there, not repeated below. */
+function shownKeys(draft: ComposerDraft): Set<string> {
+  switch (draft.tab) {
+    case 'text':
+      return new Set(['text.body']);
+    case 'media':
+      return new Set([`${draft.media.type}.link`, `${draft.media.type}.caption`, 'document.filename']);
+    case 'interactive':
+      return interactiveKeys(draft.interactive);
+    case 'template':
+      return new Set(['to', ...(draft.template.draft?.fields.map((f) => f.path) ?? [])]);
+  }
+}
+
+function SendOutcome({ draft, shownKeys: keys }: { draft: ComposerDraft; shownKeys: Set<string> }) {
+  if (draft.error) {
+    const onField = Object.keys(draft.serverErrors).some((k) => keys.has(k));
+    return (
+      <p role="alert" className="field-error form-error">
+        {onField ? 'Nothing was sent: see the highlighted field.' : draft.error}
+      </p>
+    );
+  }
+  if (draft.notice) {
+    return (
+      <p role="status" className="form-status">
+        {draft.notice}
+      </p>
+    );
+  }
+  return null;
+}
+
+interface FormProps {
+  contact: string;
+  draft: ComposerDraft;
+  live: Readonly<Record<string, string>>;
+  disabled: boolean;
+}
+
+function TextForm({ contact, draft, live, disabled }: FormProps) {
+  const controller = useController();
+  const id = `composer-${contact}-text`;
+  return (
+    <div className="text-form">
+      <FormField
+        id={id}
+        label="Message"
+        multiline
+        rows={3}
+        value={draft.text}
+        limit={FIELD_LIMITS.text}
+        disabled={disabled}
+        placeholder={disabled ? 'The 24-hour window is closed' : 'Write a message… (Enter sends, Shift+Enter for a new line)'}
+        error={visibleError(draft, live, 'text.body')}
+        onChange={(v) => controller.editComposer(contact, (d) => ({ ...d, text: v }), 'text.body')}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
+            e.preventDefault();
+            void controller.send(contact);
+          }
+        }}
+      />
+      <div className="composer-actions">
+        <button type="submit" className="btn btn-primary" disabled={disabled || draft.busy}>
+          {draft.busy ? 'Sending…' : 'Send'}
+        </button>
+      </div>
+    </div>
+  );
+}
+
+const MEDIA_LABELS: Readonly<Record<MediaType, string>> = { image: 'Image', audio: 'Audio', video: 'Video', document: 'Document' };
+
+function MediaForm({ contact, draft, live, disabled }: FormProps) {
+  const controller = useController();
+  const { media } = draft;
+  const id = `composer-${contact}-media`;
+  const rule = MEDIA_TABLE[media.type];
+  const check = draft.linkCheck && draft.linkCheck.link === media.link.trim() && draft.linkCheck.type === media.type ? draft.linkCheck : null;
+  const edit = (key: string, patch: Partial<ComposerDraft['media']>) => controller.editComposer(contact, (d) => ({ ...d, media: { ...d.media, ...patch } }), key);
+  const linkKey = `${media.type}.link`;
+  const linkError = visibleError(draft, live, linkKey) ?? (check?.state === 'failed' ? check.text : undefined);
+  return (
+    <div className="media-form">
+      <div className="field">
+        <label htmlFor={`${id}-type`} className="field-label">
+          Media type
+        </label>
+        <select id={`${id}-type`} className="input" value={media.type} disabled={disabled} onChange={(e) => edit(linkKey, { type: e.target.value as MediaType })}>
+          {MEDIA_TYPES.map((t) => (
+            <option key={t} value={t}>
+              {MEDIA_LABELS[t]}
+            </option>
+          ))}
+        </select>
+      </div>
+      <FormField
+        id={`${id}-link`}
+        label="Media link"
+        type="url"
+        inputMode="url"
+        value={media.link}
+        disabled={disabled}
+        placeholder={`https://example.com/file${mediaExtensions(media.type)[0]}`}
+        error={linkError}
+        hint={
+          check?.state === 'ok' || check?.state === 'checking' ? (
+            <span className={check.state === 'ok' ? 'check-ok' : undefined}>{check.text}</span>
+          ) : (
+            `${mediaExtensions(media.type).join(', ')} · at most ${formatBytes(rule.maxBytes)}. The link is checked before anything is sent.`
+          )
+        }
+        onChange={(v) => edit(linkKey, { link: v })}
+        onBlur={() => void controller.checkMediaLink(contact)}
+      />
+      {media.type !== 'audio' && (
+        <FormField
+          id={`${id}-caption`}
+          label="Caption (optional)"
+          multiline
+          rows={2}
+          value={media.caption}
+          limit={FIELD_LIMITS.caption}
+          disabled={disabled}
+          error={visibleError(draft, live, `${media.type}.caption`)}
+          onChange={(v) => edit(`${media.type}.caption`, { caption: v })}
+        />
+      )}
+      {media.type === 'document' && (
+        <FormField
+          id={`${id}-filename`}
+          label="File name (optional)"
+          value={media.filename}
+          disabled={disabled}
+          placeholder="invoice.pdf"
+          error={visibleError(draft, live, 'document.filename')}
+          onChange={(v) => edit('document.filename', { filename: v })}
+        />
+      )}
+    </div>
+  );
+}
+
+/** The body with each {{n}} replaced by the value typed for "Body {{n}}", or left as {{n}}. */
+function previewOf(body: string, draft: TemplateDraft, values: Readonly<Record<string, string>>): string {
+  return body.replace(/\{\{(\d+)\}\}/g, (whole, n: string) => {
+    const field = draft.fields.find((f) => f.label === `Body {{${n}}}`);
+    const value = field ? values[field.path]?.trim() : undefined;
+    return value ? value : whole;
+  });
+}
+
+function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraft }) {
+  const controller = useController();
+  const sandboxTemplates = useAppStore((s) => s.sandboxTemplates);
+  const mode = useAppStore((s) => s.mode);
+  const { template } = draft;
+  const id = `composer-${contact}-template`;
+  const parsed = template.draft;
+  // The console's payload has no words, only variables; the sandbox's own templates do (a preview).
+  const known = parsed ? sandboxTemplates.find((t) => t.name === parsed.name && t.language === parsed.languageCode) : undefined;
+  const preview = known && parsed ? previewOf(known.body, parsed, template.values) : null;
+  const missing = (path: string) => (draft.showAllErrors && (template.values[path] ?? '').trim() === '' ? 'fill in this variable' : undefined);
+  return (
+    <div className="template-form">
+      {mode === 'sandbox' && sandboxTemplates.length > 0 && !parsed && (
+        <div className="field">
+          <label htmlFor={`${id}-pick`} className="field-label">
+            Sandbox template
+          </label>
+          <select
+            id={`${id}-pick`}
+            className="input"
+            value=""
+            disabled={draft.busy}
+            onChange={(e) => {
+              const chosen = sandboxTemplates.find((t) => `${t.name}/${t.language}` === e.target.value);
+              if (chosen) void controller.pasteTemplate(contact, chosen.apiPayload);
+            }}
+          >
+            <option value="">Choose one to fill the payload…</option>
+            {sandboxTemplates.map((t) => (
+              <option key={`${t.name}/${t.language}`} value={`${t.name}/${t.language}`}>
+                {t.name} ({t.language})
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
+      {parsed ? (
+        <div className="template-chosen">
+          <p className="template-name">
+            <span className="badge badge-template">Template</span> {parsed.name} <span className="hint-inline">{parsed.languageCode}</span>
+            {parsed.fields.length === 0 && <span className="hint-inline">· no variables</span>}
+          </p>
+          <button
+            type="button"
+            className="btn btn-quiet btn-small"
+            disabled={draft.busy}
+            onClick={() => controller.editComposer(contact, (d) => ({ ...d, template: { ...d.template, pasted: '', draft: null, parseError: null, values: {} } }))}
+          >
+            Change template
+          </button>
+        </div>
+      ) : (
+        <FormField
+          id={`${id}-payload`}
+          label="Template payload"
+          multiline
+          monospace
+          rows={6}
+          value={template.pasted}
+          placeholder={'Paste the template\u2019s "API Payload" from the template list: {"messaging_product": …, "type": "template", "template": {…}}'}
+          error={template.parseError ?? undefined}
+          onChange={(v) => void controller.pasteTemplate(contact, v)}
+        />
+      )}
+      {parsed && preview && (
+        <p className="template-preview">
+          <span className="visually-hidden">Preview: </span>
+          {preview}
+        </p>
+      )}
+      {parsed && (
+        <div className="template-fields">
+          <FormField
+            id={`${id}-to`}
+            label="Recipient"
+            type="tel"
+            inputMode="tel"
+            value={template.to}
+            error={draft.serverErrors.to}
+            onChange={(v) => controller.editComposer(contact, (d) => ({ ...d, template: { ...d.template, to: v } }), 'to')}
+          />
+          {parsed.fields.map((f, i) => (
+            <FormField
+              key={f.path}
+              id={`${id}-var-${i}`}
+              label={f.label}
+              type={f.kind === 'link' ? 'url' : 'text'}
+              value={template.values[f.path] ?? ''}
+              placeholder={f.placeholder ? (f.kind === 'link' ? 'https://…' : '') : f.sample}
+              error={draft.serverErrors[f.path] ?? missing(f.path)}
+              onChange={(v) => controller.editComposer(contact, (d) => ({ ...d, template: { ...d.template, values: { ...d.template.values, [f.path]: v } } }), f.path)}
+            />
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,164 @@
+import { useMemo } from 'react';
+import { formatPhoneNumber } from '../../shared/phone';
+import { useController } from '../app/controller-context';
+import { useNow } from '../app/use-now';
+import { contactTitle, isWindowOpen, lastCallNeedsPermission, recentConversations, windowText } from '../store/conversations';
+import { emptyComposer } from '../store/composer';
+import { useAppStore } from '../store/store';
+import { Composer } from './Composer';
+import { MessageTimeline } from './MessageTimeline';
+
+/** The customer beside the call: the 24-hour window, one-click actions, the timeline and the composer. */
+export function ContactPanel() {
+  const selected = useAppStore((s) => s.selectedContact);
+  return (
+    <section aria-label="Contact" className={`card contact-panel ${selected ? 'has-contact' : 'is-idle'}`}>
+      {selected ? <ContactView contact={selected} /> : <ConversationChooser />}
+    </section>
+  );
+}
+
+function ContactView({ contact }: { contact: string }) {
+  const controller = useController();
+  const now = useNow(1000);
+  const conversation = useAppStore((s) => s.conversations[contact]);
+  const history = useAppStore((s) => s.history);
+  const calls = useAppStore((s) => s.calls);
+  const customers = useAppStore((s) => s.sandboxCustomers);
+  const sandbox = useAppStore((s) => s.mode === 'sandbox');
+  const stored = useAppStore((s) => s.composers[contact]);
+  const notice = useAppStore((s) => (s.contactNotice?.contact === contact ? s.contactNotice : null));
+
+  const conversationWindow = conversation?.window;
+  const open = isWindowOpen(conversationWindow, now);
+  // Until the agent types, the composer is the one the store would make (on Template when closed).
+  const draft = useMemo(() => stored ?? emptyComposer(open ? 'text' : 'template', contact), [stored, open, contact]);
+  const title = contactTitle(contact, { ...(conversation ? { conversation } : {}), history, calls, customers });
+  const number = formatPhoneNumber(contact);
+  const needsPermission = lastCallNeedsPermission(contact, calls, history);
+  const buttonSent = conversation?.messages.some((m) => m.direction === 'outbound' && m.interactiveType === 'voice_call') ?? false;
+
+  return (
+    <>
+      <div className="contact-head">
+        <div className="contact-who">
+          <p className="eyebrow">Contact</p>
+          <h2 className="peer-title" id={`contact-${contact}-title`}>
+            {title}
+            {title !== number && <span className="peer-number">{number}</span>}
+          </h2>
+        </div>
+        <button type="button" className="btn btn-quiet btn-small" onClick={() => controller.selectContact(null)}>
+          All conversations
+        </button>
+      </div>
+
+      <p className={`window-state ${open ? 'window-open' : 'window-closed'}`}>
+        <span className="window-dot" aria-hidden="true" />
+        {windowText(conversationWindow, now)}
+      </p>
+
+      <div className="contact-actions">
+        <button
+          type="button"
+          className="btn btn-secondary btn-small"
+          disabled={!open}
+          title={open ? 'A button the customer taps to call you back' : 'Needs the 24-hour window: the customer must write first'}
+          onClick={() => void controller.sendCallButton(contact)}
+        >
+          Send call button
+        </button>
+        {needsPermission && (
+          <button type="button" className="btn btn-secondary btn-small" onClick={() => void controller.requestCallPermission(contact)}>
+            Request call permission
+          </button>
+        )}
+      </div>
+      {needsPermission && (
+        <p className="hint permission-hint">The last call failed: the customer has not allowed business calls. {open ? 'Ask them here.' : 'Outside the window, ask with a template.'}</p>
+      )}
+      {notice && (
+        <p role={notice.tone === 'error' ? 'alert' : 'status'} className={notice.tone === 'error' ? 'field-error' : 'form-status'}>
+          {notice.text}
+        </p>
+      )}
+      {sandbox && buttonSent && (
+        <button type="button" className="btn btn-link sandbox-action" onClick={() => void controller.customerPressesCallButton(contact)}>
+          Customer presses call button
+        </button>
+      )}
+
+      <MessageTimeline messages={conversation?.messages ?? []} />
+      <Composer contact={contact} draft={draft} windowOpen={open} conversationWindow={conversationWindow} />
+    </>
+  );
+}
+
+function ConversationChooser() {
+  const controller = useController();
+  const now = useNow(1000);
+  const conversations = useAppStore((s) => s.conversations);
+  const history = useAppStore((s) => s.history);
+  const customers = useAppStore((s) => s.sandboxCustomers);
+  const input = useAppStore((s) => s.contactInput);
+  const error = useAppStore((s) => s.contactError);
+  const setInput = useAppStore((s) => s.setContactInput);
+  const recent = recentConversations(conversations, 8);
+
+  return (
+    <>
+      <h2 className="card-title">Messages</h2>
+      <label htmlFor="contact-number" className="field-label">
+        Contact number
+      </label>
+      <form
+        noValidate
+        className="open-contact"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void controller.openContact();
+        }}
+      >
+        <input
+          id="contact-number"
+          className="input"
+          type="tel"
+          inputMode="tel"
+          autoComplete="off"
+          placeholder="+44 20 7946 0958"
+          value={input}
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? 'contact-number-error' : undefined}
+          onChange={(e) => setInput(e.target.value)}
+        />
+        <button type="submit" className="btn btn-secondary">
+          Open
+        </button>
+      </form>
+      {error && (
+        <p id="contact-number-error" role="alert" className="field-error">
+          {error}
+        </p>
+      )}
+      {recent.length === 0 ? (
+        <p className="empty">No conversations yet. Pick a recent call, or open a number.</p>
+      ) : (
+        <ul aria-label="Conversations" className="conversations">
+          {recent.map((c) => {
+            const last = c.messages[c.messages.length - 1];
+            const open = isWindowOpen(c.window, now);
+            return (
+              <li key={c.contact}>
+                <button type="button" className="conversation-item" onClick={() => controller.selectContact(c.contact)}>
+                  <span className="conversation-title">{contactTitle(c.contact, { conversation: c, history, customers })}</span>
+                  <span className={`window-pill ${open ? 'is-open' : ''}`}>{open ? 'Open' : 'Closed'}</span>
+                  <span className="conversation-last">{last ? `${last.direction === 'inbound' ? '' : 'You: '}${last.summary}` : formatPhoneNumber(c.contact)}</span>
+                </button>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+    </>
+  );
+}

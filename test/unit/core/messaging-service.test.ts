@@ -1,0 +1,341 @@
+// The messaging service against a real HTTP gateway stand-in and a real file server on 127.0.0.1:
+// the window decides what may go out (131047 closes it), media links are checked before sending,
+// the call button names this agent, templates are filled only where the paste had variables, and
+// the timeline follows the relay's message events — statuses included when they beat the send's answer.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConversationWindows } from '../../../electron/core/conversation-windows';
+import { GatewayClient } from '../../../electron/core/gateway-client';
+import { MessageTimeline } from '../../../electron/core/message-timeline';
+import { MessagingService } from '../../../electron/core/messaging-service';
+import type { Conversation } from '../../../shared/conversation';
+import type { RelayEvent } from '../../../shared/events';
+import { configureLogging } from '../../../shared/log';
+import { parseVoiceCallPayload } from '../../../shared/messages';
+import { err, ok, type Result } from '../../../shared/result';
+import { parseTemplatePayload, type TemplateDraft } from '../../../shared/templates';
+import { graphError, json, startFakeGateway, type FakeGateway, type GatewayHandler, type RecordedRequest } from './fake-gateway';
+
+configureLogging({ sink: () => undefined });
+
+const ADA = '12025550101';
+const T0 = Date.now();
+
+interface Setup {
+  service: MessagingService;
+  gateway: FakeGateway;
+  pushes: Conversation[];
+  inbound(contact?: string, at?: number): void;
+  status(messageId: string, status: 'sent' | 'delivered' | 'read' | 'failed', extra?: Partial<Extract<RelayEvent, { type: 'message.status' }>>): void;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+let seq = 0;
+const answerSent = (id: string, to = ADA) => json(200, { messaging_product: 'chatapp', contacts: [{ input: to, wa_id: to }], messages: [{ id }] });
+const happy: GatewayHandler = (req) => answerSent(`wamid.${req.path.split('/').pop()}-${++seq}`, (req.body as { to?: string }).to);
+
+async function setup(handler: GatewayHandler = happy, agentId: () => Promise<Result<string>> = async () => ok('alice')): Promise<Setup> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'messaging-'));
+  const gateway = await startFakeGateway(handler);
+  const client = new GatewayClient({ baseUrl: gateway.baseUrl, apiKey: 'k3y-messaging-0001', product: 'chatapp' });
+  const service = new MessagingService({ windows: await ConversationWindows.open({ dataDir }), timeline: await MessageTimeline.open({ dataDir }) });
+  service.setRuntime({ gateway: client, product: 'chatapp', agentId });
+  const pushes: Conversation[] = [];
+  service.onConversationChanged((c) => pushes.push(c));
+  cleanups.push(async () => {
+    await service.close();
+    await client.close();
+    await gateway.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  let eventSeq = 0;
+  const deliver = (event: RelayEvent) => service.applyRelayEvent({ id: `ev-${++eventSeq}`, receivedAt: Date.now(), event });
+  return {
+    service,
+    gateway,
+    pushes,
+    inbound: (contact = ADA, at = Date.now()) =>
+      deliver({ type: 'message.inbound', messageId: `wamid.in-${++seq}`, from: contact, name: 'Ada Lovelace', timestamp: at, messageType: 'text', text: 'Hello there' }),
+    status: (messageId, status, extra = {}) => deliver({ type: 'message.status', messageId, status, timestamp: Date.now(), ...extra }),
+  };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+const bodies = (g: FakeGateway): RecordedRequest[] => g.requests;
+
+describe('the window', () => {
+  it('refuses free-form to a customer who never wrote, without asking the gateway', async () => {
+    const { service, gateway } = await setup();
+    const result = await service.sendMessage(ADA, { type: 'text', text: { body: 'Hi' } });
+    expect(result.ok ? 'sent' : result.error.code).toBe('window_closed');
+    if (!result.ok) expect(result.error.message).toContain('Template');
+    expect(bodies(gateway)).toEqual([]);
+  });
+
+  it('opens with the customer\u2019s message; a text then goes out to replymessage and joins the timeline', async () => {
+    const { service, gateway, inbound, status, pushes } = await setup();
+    inbound();
+    await settle();
+    expect(pushes.at(-1)).toMatchObject({ contact: ADA, name: 'Ada Lovelace', window: { open: true }, messages: [{ direction: 'inbound', summary: 'Hello there' }] });
+
+    const result = await service.sendMessage('+1 202 555 0101', { type: 'text', text: { body: 'How can I help?' } });
+    expect(result).toEqual({ ok: true, value: { messageId: expect.stringMatching(/^wamid\.replymessage-/), contact: ADA, warnings: [] } });
+    expect(gateway.requests.map((r) => [r.path, r.body])).toEqual([
+      ['/restapi/v1/chatapp/replymessage', { messaging_product: 'chatapp', recipient_type: 'individual', to: ADA, type: 'text', text: { body: 'How can I help?' } }],
+    ]);
+    const id = result.ok ? result.value.messageId : '';
+    status(id, 'delivered');
+    await settle();
+    expect(service.conversation(ADA).messages.at(-1)).toMatchObject({ id, direction: 'outbound', summary: 'How can I help?', status: 'delivered' });
+    expect(pushes.at(-1)!.messages.at(-1)!.status).toBe('delivered');
+  });
+
+  it('applies a status that arrives before the send\u2019s answer', async () => {
+    const ctx: Setup = await setup(async (req) => {
+      const id = 'wamid.fast';
+      // The relay delivers the status while the gateway's answer is still on its way.
+      ctx.status(id, 'sent');
+      ctx.status(id, 'delivered');
+      return answerSent(id, (req.body as { to: string }).to);
+    });
+    ctx.inbound();
+    const result = await ctx.service.sendMessage(ADA, { type: 'text', text: { body: 'Quick' } });
+    expect(result.ok).toBe(true);
+    expect(ctx.service.conversation(ADA).messages.at(-1)).toMatchObject({ id: 'wamid.fast', status: 'delivered' });
+  });
+
+  it('a 131047 answer closes the window (the gateway is the judge) and says to send a template', async () => {
+    const { service, inbound, pushes } = await setup(() => graphError(400, 131047, '(#131047) Re-engagement message'));
+    inbound();
+    await settle();
+    const result = await service.sendMessage(ADA, { type: 'text', text: { body: 'Hi again' } });
+    expect(result.ok ? 'sent' : [result.error.code, result.error.gatewayCode]).toEqual(['window_closed', 131047]);
+    await settle();
+    expect(service.conversation(ADA).window.open).toBe(false);
+    expect(pushes.at(-1)!.window.open).toBe(false);
+    // Nothing was sent, so nothing joins the timeline.
+    expect(service.conversation(ADA).messages.map((m) => m.direction)).toEqual(['inbound']);
+  });
+
+  it('sends nothing and records nothing when the gateway cannot be reached; never retries', async () => {
+    const { service, gateway, inbound } = await setup(() => json(503, { nope: true }));
+    inbound();
+    const result = await service.sendMessage(ADA, { type: 'text', text: { body: 'Hi' } });
+    expect(result.ok).toBe(false);
+    expect(gateway.requests).toHaveLength(1);
+    expect(service.conversation(ADA).messages).toHaveLength(1);
+  });
+});
+
+describe('media by link', () => {
+  it('checks the link first: a file served as the wrong type is refused by field, and nothing is sent', async () => {
+    const files = await serveFiles();
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const result = await service.sendMessage(ADA, { type: 'image', image: { link: `${files.url}/photo.png`, caption: 'Parcel' } });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error).toMatchObject({ code: 'invalid_input', field: 'content.image.link' });
+      expect(result.error.message).toContain('the server says the file is text/plain, not an image');
+    }
+    expect(gateway.requests).toEqual([]);
+    expect(files.requests).toContain('HEAD /photo.png');
+  });
+
+  it('sends a link that fits, with what the check noticed', async () => {
+    const files = await serveFiles();
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const result = await service.sendMessage(ADA, { type: 'document', document: { link: `${files.url}/invoice.pdf`, filename: 'invoice.pdf' } });
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.value.warnings.join(' ')).toContain('private network');
+    expect(gateway.requests.map((r) => (r.body as { document?: unknown }).document)).toEqual([{ link: `${files.url}/invoice.pdf`, filename: 'invoice.pdf' }]);
+    expect(service.conversation(ADA).messages.at(-1)!.summary).toBe('Document: invoice.pdf');
+  });
+
+  it('checks the media header of a link button too', async () => {
+    const files = await serveFiles();
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const result = await service.sendMessage(ADA, {
+      type: 'interactive',
+      interactive: {
+        type: 'cta_url',
+        header: { type: 'image', image: { link: `${files.url}/photo.png` } },
+        body: { text: 'Pay here' },
+        action: { name: 'cta_url', parameters: { display_text: 'Pay', url: 'https://pay.example.com/42' } },
+      },
+    });
+    expect(result.ok ? 'sent' : result.error.field).toBe('content.interactive.header.image.link');
+    expect(gateway.requests).toEqual([]);
+  });
+
+  it('answers checkMediaLink on its own', async () => {
+    const files = await serveFiles();
+    const { service } = await setup();
+    const checked = await service.checkMediaLink('document', `${files.url}/invoice.pdf`);
+    expect(checked).toMatchObject({ ok: true, value: { contentType: 'application/pdf', contentLength: 5, finalUrl: `${files.url}/invoice.pdf` } });
+  });
+});
+
+describe('the call button and the permission request', () => {
+  it('sends a voice_call whose payload names this agent and the contact', async () => {
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const result = await service.sendCallButton({ to: ADA, displayText: 'Call Ada\u2019s agent', ttlMinutes: 30 });
+    expect(result.ok).toBe(true);
+    const body = gateway.requests[0]!.body as { interactive: { type: string; action: { parameters: { payload: string; ttl_minutes: number; display_text: string } } } };
+    expect(body.interactive.type).toBe('voice_call');
+    expect(parseVoiceCallPayload(body.interactive.action.parameters.payload)).toEqual({ v: 1, agentId: 'alice', contact: ADA });
+    expect(body.interactive.action.parameters).toMatchObject({ ttl_minutes: 30, display_text: 'Call Ada\u2019s agent' });
+    expect(service.conversation(ADA).messages.at(-1)).toMatchObject({ kind: 'interactive', interactiveType: 'voice_call', summary: 'Call button: Call Ada\u2019s agent' });
+  });
+
+  it('does not send a button that could not route the call back (no agent id), nor outside the window', async () => {
+    const noAgent = await setup(happy, async () => err('gateway_unreachable', 'The relay could not be reached'));
+    expect((await noAgent.service.sendCallButton({ to: ADA })).ok ? 'sent' : 'refused').toBe('refused'); // window closed first
+    noAgent.inbound();
+    const result = await noAgent.service.sendCallButton({ to: ADA });
+    expect(result.ok ? 'sent' : result.error.code).toBe('not_available');
+    expect(noAgent.gateway.requests).toEqual([]);
+  });
+
+  it('asks for call permission free-form inside the window, and points to a template outside it', async () => {
+    const { service, gateway, inbound } = await setup();
+    const outside = await service.requestCallPermission(ADA);
+    expect(outside.ok ? 'sent' : outside.error.code).toBe('window_closed');
+    if (!outside.ok) expect(outside.error.message).toMatch(/only go out as a template/);
+    expect(gateway.requests).toEqual([]);
+    inbound();
+    const inside = await service.requestCallPermission(ADA);
+    expect(inside.ok).toBe(true);
+    expect((gateway.requests[0]!.body as { interactive: unknown }).interactive).toEqual({
+      type: 'call_permission_request',
+      body: { text: expect.stringContaining('call you') },
+      action: { name: 'call_permission_request' },
+    });
+  });
+});
+
+describe('templates', () => {
+  const PASTE = JSON.stringify({
+    messaging_product: 'chatapp',
+    recipient_type: 'individual',
+    to: '<USER_PHONE_NUMBER>',
+    type: 'template',
+    template: { name: 'order_update', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: '{{1}}' }, { type: 'text', text: '{{2}}' }] }] },
+  });
+  const draftOf = (): TemplateDraft => {
+    const parsed = parseTemplatePayload(PASTE);
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    return parsed.value;
+  };
+
+  it('goes out whatever the window, filled, to the contact; the timeline shows the values', async () => {
+    const { service, gateway } = await setup();
+    const draft = draftOf();
+    const values = { [draft.fields[0]!.path]: 'Ada', [draft.fields[1]!.path]: 'A-1042' };
+    const result = await service.sendTemplate(draft, '+1 202 555 0101', values);
+    expect(result.ok).toBe(true);
+    expect(gateway.requests.map((r) => [r.path, (r.body as { to: string }).to])).toEqual([['/restapi/v1/chatapp/sendtemplate', ADA]]);
+    expect(JSON.stringify(gateway.requests[0]!.body)).toContain('"text":"A-1042"');
+    expect(service.conversation(ADA).messages.at(-1)).toMatchObject({ kind: 'template', summary: 'Template order_update (en_US): Ada · A-1042' });
+  });
+
+  it('fills only the paste\u2019s own variables: a draft\u2019s made-up field paths are ignored', async () => {
+    const { service, gateway } = await setup();
+    const draft = draftOf();
+    const tampered: TemplateDraft = { ...draft, fields: [{ path: 'template.__proto__.polluted', label: 'x', sample: '', placeholder: true, kind: 'text' }] };
+    const result = await service.sendTemplate(tampered, ADA, { 'template.__proto__.polluted': 'yes' });
+    expect(result.ok ? 'sent' : result.error.field).toBe('template.components[0].parameters[0].text');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(gateway.requests).toEqual([]);
+  });
+
+  it('refuses an unknown template with the gateway\u2019s words', async () => {
+    const { service } = await setup(() => graphError(404, 132001, '(#132001) Template name does not exist in the translation'));
+    const draft = draftOf();
+    const result = await service.sendTemplate(draft, ADA, { [draft.fields[0]!.path]: 'a', [draft.fields[1]!.path]: 'b' });
+    expect(result.ok ? 'sent' : result.error.message).toBe('No template with this name and language exists on the account');
+  });
+});
+
+describe('events and conversations', () => {
+  it('pushes once per contact per change, with a growing revision', async () => {
+    const { inbound, pushes } = await setup();
+    inbound(ADA);
+    await settle();
+    expect(pushes).toHaveLength(1); // the window and the timeline changed together: one push
+    inbound(ADA);
+    await settle();
+    expect(pushes).toHaveLength(2);
+    expect(pushes[1]!.revision).toBeGreaterThan(pushes[0]!.revision);
+  });
+
+  it('words a permission answer and media, and skips a message without a number', async () => {
+    const { service } = await setup();
+    const deliver = (event: RelayEvent) => service.applyRelayEvent({ id: 'x', receivedAt: T0, event });
+    deliver({ type: 'message.inbound', messageId: 'wamid.p', from: ADA, timestamp: T0, messageType: 'interactive', permissionReply: { response: 'accept', isPermanent: true } });
+    deliver({ type: 'message.inbound', messageId: 'wamid.i', from: ADA, timestamp: T0 + 1, messageType: 'image' });
+    deliver({ type: 'message.inbound', messageId: 'wamid.u', fromUserId: 'BSUID.1', timestamp: T0 + 2, messageType: 'text', text: 'hi' });
+    expect(service.conversation(ADA).messages.map((m) => [m.summary, m.interactiveType])).toEqual([
+      ['Allowed calls (permanently)', 'call_permission_reply'],
+      ['(Image)', undefined],
+    ]);
+  });
+
+  it('lists recent conversations, those with only a window included, newest first', async () => {
+    const { service, inbound } = await setup();
+    inbound('442079460101', T0 - 60_000);
+    const sent = await service.sendTemplate(
+      (() => {
+        const d = parseTemplatePayload('{"template":{"name":"welcome_back","language":{"code":"en"}}}');
+        if (!d.ok) throw new Error('paste');
+        return d.value;
+      })(),
+      ADA,
+      {},
+    );
+    expect(sent.ok).toBe(true);
+    expect(service.recentConversations().map((c) => [c.contact, c.window.open])).toEqual([
+      [ADA, false],
+      ['442079460101', true],
+    ]);
+    expect(service.lookUp('+44 20 7946 0101')).toMatchObject({ ok: true, value: { contact: '442079460101' } });
+    expect(service.lookUp('+44 20')).toMatchObject({ ok: false, error: { code: 'invalid_phone_number' } });
+  });
+
+  it('says no account is set up when there is no runtime', async () => {
+    const { service } = await setup();
+    service.setRuntime(undefined);
+    expect(await service.sendMessage(ADA, { type: 'text', text: { body: 'x' } })).toMatchObject({ ok: false, error: { code: 'not_configured' } });
+  });
+});
+
+/** /photo.png served as text/plain (wrong), /invoice.pdf as application/pdf (right). */
+async function serveFiles(): Promise<{ url: string; requests: string[] }> {
+  const requests: string[] = [];
+  const server: Server = createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const pdf = req.url === '/invoice.pdf';
+    res.writeHead(200, { 'Content-Type': pdf ? 'application/pdf' : 'text/plain', 'Content-Length': '5' });
+    res.end(req.method === 'HEAD' ? undefined : 'hello');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+}
