@@ -300,7 +300,11 @@ export class MediaEngine {
       }
       const pc = this.newPeer(session);
       this.attachMic(session, pc, mic);
-      const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs });
+      // The service's media relays are reached over UDP (protocol.md; TCP only through TURN), and an
+      // ice-lite peer never dials our TCP host candidates: with host candidates only, settle on UDP
+      // rather than wait ~120 ms for Chromium's TCP phase. With STUN/TURN servers, wait for them.
+      const hostOnly = (PEER_CONFIG.iceServers ?? []).length === 0;
+      const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: hostOnly });
       await pc.setLocalDescription(await pc.createOffer());
       await gathering.done;
     })();
