@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Direction, EndedCall, EndKind } from './call-state';
 
 export interface HistoryEntry {
@@ -38,3 +39,21 @@ export function historyEntryFor(call: EndedCall): HistoryEntry {
   }
   return entry;
 }
+
+const END_KINDS = ['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere'] as const satisfies readonly EndKind[];
+
+/** A history entry read from outside (the history file, a push from the main process). */
+export const historyEntrySchema = z.object({
+  localId: z.string().min(1),
+  callId: z.string().optional(),
+  direction: z.enum(['incoming', 'outgoing']),
+  number: z.string().optional(),
+  userId: z.string().optional(),
+  name: z.string().optional(),
+  outcome: z.enum(END_KINDS),
+  failureCode: z.string().optional(),
+  failureMessage: z.string().optional(),
+  startedAt: z.number(),
+  endedAt: z.number(),
+  durationSec: z.number().nonnegative(),
+}) satisfies z.ZodType<HistoryEntry>;

@@ -2,27 +2,13 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { HISTORY_LIMIT, type HistoryEntry } from '../../shared/history';
+import { HISTORY_LIMIT, historyEntrySchema, type HistoryEntry } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
 import { CoalescingWriter, readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
 
 const HISTORY_FILE = 'history.json';
 const FILE_VERSION = 1;
 
-const historyEntrySchema = z.object({
-  localId: z.string().min(1),
-  callId: z.string().optional(),
-  direction: z.enum(['incoming', 'outgoing']),
-  number: z.string().optional(),
-  userId: z.string().optional(),
-  name: z.string().optional(),
-  outcome: z.enum(['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere']),
-  failureCode: z.string().optional(),
-  failureMessage: z.string().optional(),
-  startedAt: z.number(),
-  endedAt: z.number(),
-  durationSec: z.number().nonnegative(),
-}) satisfies z.ZodType<HistoryEntry>;
 
 const historyFileSchema = z.object({ version: z.literal(FILE_VERSION), entries: z.array(z.unknown()) });
 

@@ -10,6 +10,7 @@ import type { TemplateDraft } from '../../shared/templates';
 import type { PublicSettings } from '../../shared/settings';
 import type { Result } from '../../shared/result';
 import { parseWith } from '../../shared/validation';
+import { historyEntrySchema } from '../../shared/history';
 
 const peerSchema = z.looseObject({ number: z.string().optional(), userId: z.string().optional(), name: z.string().optional() });
 
@@ -45,19 +46,6 @@ const connectionSchema = z.discriminatedUnion('status', [
   z.looseObject({ status: z.literal('reconnecting'), since: z.number(), lastError: z.string() }),
 ]);
 
-const historyEntrySchema = z.looseObject({
-  localId: z.string(),
-  direction: z.enum(['incoming', 'outgoing']),
-  number: z.string().optional(),
-  userId: z.string().optional(),
-  name: z.string().optional(),
-  outcome: z.enum(['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere']),
-  failureCode: z.string().optional(),
-  failureMessage: z.string().optional(),
-  startedAt: z.number(),
-  endedAt: z.number(),
-  durationSec: z.number(),
-});
 
 const settingsSchema = z.looseObject({
   mode: z.enum(['sandbox', 'account']),
