@@ -5,11 +5,10 @@
 // Inputs: `message.inbound` events (recordInbound, with the message's own timestamp), and the
 // gateway's 131047 answer (recordClosed) — the gateway is the judge, so its "closed" wins over our
 // arithmetic until the customer writes again.
-import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createLogger, type Logger } from '../../shared/log';
-import { CoalescingWriter, readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
+import { CoalescingWriter, CONTACT_KEY, loadContactFile, writeJsonFileAtomic } from './json-file';
 
 /** gateway-spec.md 3.1 and 8. */
 export const CONVERSATION_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -45,8 +44,6 @@ interface ContactRecord {
 
 const time = z.number().finite().nonnegative();
 const recordSchema = z.object({ lastInboundAt: time.optional(), closedAt: time.optional() });
-const fileSchema = z.object({ version: z.literal(FILE_VERSION), contacts: z.record(z.string(), z.unknown()) });
-const CONTACT_NUMBER = /^[0-9]{5,20}$/;
 
 export class ConversationWindows {
   private readonly contacts = new Map<string, ContactRecord>();
@@ -131,7 +128,7 @@ export class ConversationWindows {
 
   private update(contactNumber: string, at: number, what: string, apply: (record: ContactRecord, when: number) => boolean): void {
     const key = keyOf(contactNumber);
-    if (!CONTACT_NUMBER.test(key) || !Number.isFinite(at) || at < 0) {
+    if (!CONTACT_KEY.test(key) || !Number.isFinite(at) || at < 0) {
       this.log.warn('conversation window update ignored', { what, number: contactNumber, reason: 'not a gateway number or not a time' });
       return;
     }
@@ -200,32 +197,22 @@ export class ConversationWindows {
 
   private async load(): Promise<void> {
     try {
-      const read = await readJsonFile(this.path);
-      if (read.kind === 'missing') return;
-      const file = read.kind === 'json' ? fileSchema.safeParse(read.value) : undefined;
-      if (!file?.success) {
-        const aside = await setAsideCorruptFile(this.path, this.now());
-        this.log.warn('conversation windows unreadable; starting empty', { keptAs: aside, reason: read.kind === 'unparsable' ? read.reason : 'unexpected shape' });
-        return;
-      }
-      let bad = 0;
-      for (const [number, raw] of Object.entries(file.data.contacts)) {
-        const parsed = recordSchema.safeParse(raw);
-        if (!parsed.success || !CONTACT_NUMBER.test(number)) {
-          bad++;
-          continue;
-        }
-        const record: ContactRecord = {};
-        if (parsed.data.lastInboundAt !== undefined) record.lastInboundAt = parsed.data.lastInboundAt;
-        if (parsed.data.closedAt !== undefined) record.closedAt = parsed.data.closedAt;
-        this.contacts.set(number, record);
-      }
-      if (bad > 0) {
-        // Keep the file as it was before it is rewritten without the unreadable entries.
-        const aside = `${this.path}.corrupt-${this.now()}`;
-        await copyFile(this.path, aside);
-        this.log.warn('some conversation windows were unreadable and were left out', { unreadable: bad, keptAs: aside });
-      }
+      const loaded = await loadContactFile<ContactRecord>({
+        path: this.path,
+        version: FILE_VERSION,
+        what: 'conversation windows',
+        now: this.now(),
+        log: this.log,
+        parse: (raw) => {
+          const parsed = recordSchema.safeParse(raw);
+          if (!parsed.success) return undefined;
+          const record: ContactRecord = {};
+          if (parsed.data.lastInboundAt !== undefined) record.lastInboundAt = parsed.data.lastInboundAt;
+          if (parsed.data.closedAt !== undefined) record.closedAt = parsed.data.closedAt;
+          return { record, bad: 0 };
+        },
+      });
+      for (const [number, record] of loaded) this.contacts.set(number, record);
       this.prune();
     } catch (e) {
       // An unreadable data directory must not stop the app: the windows live in memory only.

@@ -2,8 +2,10 @@
 // (a temporary file renamed over the old one) so a crash mid-write never leaves half a file, and a
 // file that does not parse is moved aside, never overwritten, so nothing received is lost.
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { z } from 'zod';
+import type { Logger } from '../../shared/log';
 
 export type JsonFileRead = { kind: 'missing' } | { kind: 'json'; value: unknown } | { kind: 'unparsable'; reason: string };
 
@@ -94,4 +96,52 @@ export class CoalescingWriter {
       this.running = undefined;
     }
   }
+}
+
+/** Contacts are keyed by the gateway's digits. */
+export const CONTACT_KEY = /^[0-9]{5,20}$/;
+
+export interface ContactFileOptions<T> {
+  path: string;
+  version: number;
+  /** What the file holds, for log lines ("conversation windows", "message timeline"). */
+  what: string;
+  /** One contact's record, or undefined when it is unreadable; `bad` counts unreadable parts inside it. */
+  parse: (raw: unknown, contact: string) => { record: T; bad: number } | undefined;
+  now: number;
+  log: Logger;
+}
+
+/**
+ * Reads `{ version, contacts: { "<digits>": record } }`. A file of the wrong shape is set aside and
+ * nothing is loaded; unreadable records are left out and the file is first copied aside, so that
+ * rewriting it without them loses nothing received.
+ */
+export async function loadContactFile<T>(options: ContactFileOptions<T>): Promise<Map<string, T>> {
+  const records = new Map<string, T>();
+  const read = await readJsonFile(options.path);
+  if (read.kind === 'missing') return records;
+  const file =
+    read.kind === 'json' ? z.object({ version: z.literal(options.version), contacts: z.record(z.string(), z.unknown()) }).safeParse(read.value) : undefined;
+  if (!file?.success) {
+    const aside = await setAsideCorruptFile(options.path, options.now);
+    options.log.warn(`${options.what} unreadable; starting empty`, { keptAs: aside, reason: read.kind === 'unparsable' ? read.reason : 'unexpected shape' });
+    return records;
+  }
+  let bad = 0;
+  for (const [contact, raw] of Object.entries(file.data.contacts)) {
+    const parsed = CONTACT_KEY.test(contact) ? options.parse(raw, contact) : undefined;
+    if (!parsed) {
+      bad++;
+      continue;
+    }
+    bad += parsed.bad;
+    records.set(contact, parsed.record);
+  }
+  if (bad > 0) {
+    const aside = `${options.path}.corrupt-${options.now}`;
+    await copyFile(options.path, aside);
+    options.log.warn(`some ${options.what} entries were unreadable and were left out`, { unreadable: bad, keptAs: aside });
+  }
+  return records;
 }

@@ -6,12 +6,11 @@
 // before the send's own answer has told us the message's id. So a status for an unknown id waits
 // (bounded, for PENDING_TTL_MS) and is applied when the send is recorded; a status only moves
 // forward, except to failed (shared/conversation.ts isLaterStatus).
-import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { CONVERSATION_MESSAGE_LIMIT, isLaterStatus, type DeliveryStatus, type MessageFailure, type TimelineMessage } from '../../shared/conversation';
 import { createLogger, type Logger } from '../../shared/log';
-import { CoalescingWriter, readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
+import { CoalescingWriter, CONTACT_KEY, loadContactFile, writeJsonFileAtomic } from './json-file';
 
 const TIMELINE_FILE = 'message-timeline.json';
 const FILE_VERSION = 1;
@@ -20,7 +19,6 @@ const MAX_CONTACTS = 500;
 export const PENDING_TTL_MS = 10 * 60_000;
 /** Statuses waiting at most: messages go to every agent, so colleagues' statuses pass through here too. */
 const MAX_PENDING = 2_000;
-const CONTACT_NUMBER = /^[0-9]{5,20}$/;
 
 export interface MessageTimelineOptions {
   dataDir: string;
@@ -70,7 +68,6 @@ const messageSchema = z.object({
   failure: z.object({ code: z.number().optional(), message: z.string().max(2048) }).optional(),
 });
 const contactSchema = z.object({ name: z.string().max(256).optional(), messages: z.array(z.unknown()) });
-const fileSchema = z.object({ version: z.literal(FILE_VERSION), contacts: z.record(z.string(), z.unknown()) });
 
 export class MessageTimeline {
   private readonly contacts = new Map<string, ContactRecord>();
@@ -182,7 +179,7 @@ export class MessageTimeline {
   /** Inserts in time order; false for an id already recorded or a contact that is not gateway digits. */
   private insert(contact: string, message: TimelineMessage): boolean {
     const key = keyOf(contact);
-    if (!CONTACT_NUMBER.test(key)) {
+    if (!CONTACT_KEY.test(key)) {
       this.log.warn('timeline entry ignored', { number: contact, reason: 'not a gateway number' });
       return false;
     }
@@ -244,42 +241,33 @@ export class MessageTimeline {
 
   private async load(): Promise<void> {
     try {
-      const read = await readJsonFile(this.path);
-      if (read.kind === 'missing') return;
-      const file = read.kind === 'json' ? fileSchema.safeParse(read.value) : undefined;
-      if (!file?.success) {
-        const aside = await setAsideCorruptFile(this.path, this.now());
-        this.log.warn('message timeline unreadable; starting empty', { keptAs: aside, reason: read.kind === 'unparsable' ? read.reason : 'unexpected shape' });
-        return;
-      }
-      let bad = 0;
-      for (const [contact, raw] of Object.entries(file.data.contacts)) {
-        const parsed = contactSchema.safeParse(raw);
-        if (!parsed.success || !CONTACT_NUMBER.test(contact)) {
-          bad++;
-          continue;
-        }
-        const record: ContactRecord = { messages: [] };
-        if (parsed.data.name !== undefined) record.name = parsed.data.name;
-        for (const item of parsed.data.messages) {
-          const message = messageSchema.safeParse(item);
-          if (!message.success || this.index.has(message.data.id)) {
-            bad++;
-            continue;
+      const loaded = await loadContactFile<ContactRecord>({
+        path: this.path,
+        version: FILE_VERSION,
+        what: 'message timeline',
+        now: this.now(),
+        log: this.log,
+        parse: (raw, contact) => {
+          const parsed = contactSchema.safeParse(raw);
+          if (!parsed.success) return undefined;
+          let bad = 0;
+          const record: ContactRecord = { messages: [] };
+          if (parsed.data.name !== undefined) record.name = parsed.data.name;
+          for (const item of parsed.data.messages) {
+            const message = messageSchema.safeParse(item);
+            if (!message.success || this.index.has(message.data.id)) {
+              bad++;
+              continue;
+            }
+            record.messages.push(message.data as TimelineMessage);
+            this.index.set(message.data.id, contact);
           }
-          record.messages.push(message.data as TimelineMessage);
-          this.index.set(message.data.id, contact);
-        }
-        record.messages.sort((a, b) => a.at - b.at);
-        while (record.messages.length > this.maxPerContact) this.index.delete(record.messages.shift()!.id);
-        this.contacts.set(contact, record);
-      }
-      if (bad > 0) {
-        // Keep the file as it was before it is rewritten without the unreadable entries.
-        const aside = `${this.path}.corrupt-${this.now()}`;
-        await copyFile(this.path, aside);
-        this.log.warn('some timeline entries were unreadable and were left out', { unreadable: bad, keptAs: aside });
-      }
+          record.messages.sort((a, b) => a.at - b.at);
+          while (record.messages.length > this.maxPerContact) this.index.delete(record.messages.shift()!.id);
+          return { record, bad };
+        },
+      });
+      for (const [contact, record] of loaded) this.contacts.set(contact, record);
       this.prune();
     } catch (e) {
       // An unreadable data directory must not stop the app: the timeline lives in memory only.
