@@ -17,6 +17,8 @@ export interface RelayCliConfig {
   /** `redis://…`: the Redis backend; absent: memory. */
   redisUrl?: string;
   redisPrefix?: string;
+  /** How long events stay available for an agent's resume. */
+  retentionMs: number;
   logLevel: LogLevel;
 }
 
@@ -40,6 +42,7 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
   --agent-token T     a plain agent token (agent-1, agent-2, …); repeat for more   env RELAY_AGENT_TOKENS (comma-separated)
   --redis URL         redis://host:port: share state with other relay instances    env RELAY_REDIS_URL
   --redis-prefix P    prefix of the relay's Redis keys (default relay:)            env RELAY_REDIS_PREFIX
+  --retention-minutes M  how long an agent can resume after a gap (1–1440; default 10)  env RELAY_RETENTION_MINUTES
   --log-level L       debug, info, warn or error (default info)                    env RELAY_LOG_LEVEL
 
 add-agent creates a random token for a new agent, prints it once and stores only its sha-256
@@ -64,6 +67,7 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         agents: { type: 'string' },
         redis: { type: 'string' },
         'redis-prefix': { type: 'string' },
+        'retention-minutes': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -129,8 +133,15 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     return err('invalid_input', `--redis-prefix must be 1 to 64 letters, digits or any of : _ . - { } (got "${redisPrefix}")`, { field: '--redis-prefix' });
   }
 
+  const retentionText = (flag('retention-minutes', 'RELAY_RETENTION_MINUTES') ?? '10').trim();
+  const retentionMinutes = Number(retentionText);
+  if (!/^\d+$/.test(retentionText) || retentionMinutes < 1 || retentionMinutes > 1440) {
+    return err('invalid_input', `--retention-minutes must be a whole number from 1 to 1440 (got "${retentionText}")`, { field: '--retention-minutes' });
+  }
+
   return ok({
     port: Number(portText),
+    retentionMs: retentionMinutes * 60_000,
     host,
     appSecret,
     verifyToken,

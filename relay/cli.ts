@@ -41,6 +41,7 @@ async function main(argv: string[]): Promise<number> {
       verifyToken: config.verifyToken,
       agents,
       agentTokens: config.agentTokens,
+      retentionMs: config.retentionMs,
       ...(config.redisUrl !== undefined ? { redisUrl: config.redisUrl } : {}),
       ...(config.redisPrefix !== undefined ? { redisPrefix: config.redisPrefix } : {}),
       logger,

@@ -11,7 +11,7 @@ describe('relay command line', () => {
     const parsed = parseRelayCli(['--port', '9100', ...good, '--agent-token', 'agent-token-2', '--verify-token', 'vt'], {});
     expect(parsed).toEqual({
       ok: true,
-      value: { port: 9100, host: '127.0.0.1', appSecret: 'app-secret-1', verifyToken: 'vt', agentTokens: ['agent-token-1', 'agent-token-2'], logLevel: 'info' },
+      value: { port: 9100, host: '127.0.0.1', appSecret: 'app-secret-1', verifyToken: 'vt', agentTokens: ['agent-token-1', 'agent-token-2'], retentionMs: 600_000, logLevel: 'info' },
     });
     expect(parseRelayCli(good, {})).toMatchObject({ ok: true, value: { port: 8787 } });
   });
@@ -34,6 +34,14 @@ describe('relay command line', () => {
     expect(memory.ok).toBe(true);
     expect(memory).not.toHaveProperty('value.redisUrl');
     expect(memory).not.toHaveProperty('value.agentsPath');
+  });
+
+  it('reads the resume retention in minutes, and refuses what is out of range naming the flag', () => {
+    expect(parseRelayCli([...good, '--retention-minutes', '30'], {})).toMatchObject({ ok: true, value: { retentionMs: 30 * 60_000 } });
+    expect(parseRelayCli(good, { RELAY_RETENTION_MINUTES: '2' })).toMatchObject({ ok: true, value: { retentionMs: 2 * 60_000 } });
+    for (const bad of ['0', '1441', '1.5', 'ten', '99999']) {
+      expect(parseRelayCli([...good, '--retention-minutes', bad], {})).toMatchObject({ ok: false, error: { field: '--retention-minutes' } });
+    }
   });
 
   it('never echoes a Redis URL, which may hold a password', () => {
