@@ -18,6 +18,7 @@ import { freeFormMessageSchema, MESSAGE_ERROR_TEXT, messageSentSchema, type Free
 import { err, ok, type AppError, type ErrorCode, type Result } from '../../shared/result';
 import { templateMessageSchema, type TemplateMessage } from '../../shared/templates';
 import { parseWith } from '../../shared/validation';
+import { networkErrorCode, readLimited } from './http-body';
 
 export interface GatewayClientOptions {
   /** The gateway base URL, ending in the version segment (…/restapi/v1). */
@@ -249,7 +250,7 @@ export class GatewayClient implements CallControl, MessageSending {
         body: JSON.stringify(body),
         signal: controller.signal,
       });
-      const text = await readLimited(res.body);
+      const text = await readLimited(res.body, BODY_READ_LIMIT);
       return { kind: 'response', status: res.statusCode, body: text };
     } catch (e) {
       if (timedOut) return { kind: 'timeout' };
@@ -305,23 +306,8 @@ function isRetryable(error: AppError): boolean {
   return error.httpStatus !== undefined && error.httpStatus >= 500;
 }
 
-async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy(): unknown }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(Buffer.from(chunk));
-    size += chunk.length;
-    if (size >= BODY_READ_LIMIT) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function describeNetworkError(e: unknown): string {
-  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
-  const code = (e as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code;
+  const code = networkErrorCode(e);
   if (e instanceof undiciErrors.SocketError) return `connection closed: ${e.message}`;
   if (typeof code === 'string') return code;
   return e instanceof Error ? e.message : String(e);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { PresenceStatus } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, ok, type ErrorCode, type Result } from '../../shared/result';
+import { networkErrorCode, readLimited } from './http-body';
 
 export interface RelayClientOptions {
   /** The relay's base URL, e.g. https://relay.example.com */
@@ -165,7 +166,7 @@ export class RelayClient implements CallClaims, PresenceSink {
         signal: controller.signal,
         dispatcher: this.dispatcher,
       });
-      return { kind: 'response', status: res.statusCode, body: await readLimited(res.body) };
+      return { kind: 'response', status: res.statusCode, body: await readLimited(res.body, BODY_READ_LIMIT) };
     } catch (e) {
       if (timedOut) return { kind: 'timeout' };
       return { kind: 'network', reason: describeNetworkError(e) };
@@ -203,23 +204,8 @@ export class RelayClient implements CallClaims, PresenceSink {
 
 const formatSeconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
-async function readLimited(body: AsyncIterable<Buffer | Uint8Array> & { destroy(): unknown }): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(Buffer.from(chunk));
-    size += chunk.length;
-    if (size >= BODY_READ_LIMIT) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function describeNetworkError(e: unknown): string {
-  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
-  const code = (e as { code?: unknown }).code ?? (cause as { code?: unknown } | undefined)?.code;
+  const code = networkErrorCode(e);
   switch (code) {
     case 'ECONNREFUSED':
       return 'connection refused: is it running?';

@@ -191,9 +191,12 @@ export class MediaEngine {
     });
   }
 
-  private async setUpIncoming(session: CallMedia, offerSdp: string): Promise<void> {
-    // The microphone first: with media permission granted, Chromium puts plain host addresses in
-    // the candidates instead of registering mDNS names (which would multicast on the LAN).
+  /**
+   * The microphone, then the peer connection with its track; undefined when the call ended
+   * meanwhile. The microphone comes first: with media permission granted, Chromium puts plain host
+   * addresses in the candidates instead of registering mDNS names (which would multicast on the LAN).
+   */
+  private async peerWithMicrophone(session: CallMedia): Promise<RTCPeerConnection | undefined> {
     let mic: MediaStream;
     try {
       mic = await this.getUserMedia(MIC_CONSTRAINTS);
@@ -202,10 +205,16 @@ export class MediaEngine {
     }
     if (session.closed) {
       mic.getTracks().forEach((t) => t.stop());
-      return;
+      return undefined;
     }
     const pc = this.newPeer(session);
     this.attachMic(session, pc, mic);
+    return pc;
+  }
+
+  private async setUpIncoming(session: CallMedia, offerSdp: string): Promise<void> {
+    const pc = await this.peerWithMicrophone(session);
+    if (!pc) return;
     try {
       await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
     } catch (e) {
@@ -288,18 +297,8 @@ export class MediaEngine {
     const session = new CallMedia(localId, 'outgoing');
     this.sessions.set(localId, session);
     session.ready = (async () => {
-      let mic: MediaStream;
-      try {
-        mic = await this.getUserMedia(MIC_CONSTRAINTS);
-      } catch (e) {
-        throw new MediaSetupError(microphoneErrorText(e));
-      }
-      if (session.closed) {
-        mic.getTracks().forEach((t) => t.stop());
-        return;
-      }
-      const pc = this.newPeer(session);
-      this.attachMic(session, pc, mic);
+      const pc = await this.peerWithMicrophone(session);
+      if (!pc) return;
       // The service's media relays are reached over UDP (protocol.md; TCP only through TURN), and an
       // ice-lite peer never dials our TCP host candidates: with host candidates only, settle on UDP
       // rather than wait ~120 ms for Chromium's TCP phase. With STUN/TURN servers, wait for them.

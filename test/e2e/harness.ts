@@ -88,33 +88,9 @@ export async function startStack(options: { quiet?: boolean; sandbox?: StackSand
       relay = await startRelay({ port: relayPort, appSecret, verifyToken, agentTokens: [agentToken, tapToken] });
     },
     async newAgentPage() {
-      const context = await browser.newContext({ permissions: ['microphone'] });
-      const page = await context.newPage();
-      page.on('pageerror', (e) => console.error('page error:', e.message));
-      await page.goto(host.url);
-      await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
-      return page;
+      return openAgentPage(browser, host.url, 'agent');
     },
-    customer(behaviour) {
-      const found = sandbox.customers.find((c) => c.behaviour === behaviour);
-      if (!found) throw new Error(`the sandbox has no customer who ${behaviour}`);
-      return found;
-    },
-    async control<T>(path: string, body?: unknown): Promise<T> {
-      const res = await fetch(`${sandbox.url}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-        body: body === undefined ? null : JSON.stringify(body),
-      });
-      if (!res.ok) throw new Error(`sandbox ${path}: HTTP ${res.status} ${await res.text()}`);
-      return (await res.json()) as T;
-    },
-    callReport(callId) {
-      return stack.control<SandboxCallReport>(`/control/calls/${encodeURIComponent(callId)}`);
-    },
-    gatewayLog() {
-      return stack.control('/control/log');
-    },
+    ...sandboxControls(sandbox),
     async close() {
       await browser.close().catch(() => {});
       await host.close();
@@ -208,33 +184,9 @@ export async function startTeamStack(options: { agents: number; quiet?: boolean;
     async newAgentPage(index) {
       const agent = agents[index];
       if (!agent) throw new Error(`the team has no agent ${index}`);
-      const context = await browser.newContext({ permissions: ['microphone'] });
-      const page = await context.newPage();
-      page.on('pageerror', (e) => console.error(`page error (${agent.id}):`, e.message));
-      await page.goto(agent.host.url);
-      await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
-      return page;
+      return openAgentPage(browser, agent.host.url, agent.id);
     },
-    customer(behaviour) {
-      const found = sandbox.customers.find((c) => c.behaviour === behaviour);
-      if (!found) throw new Error(`the sandbox has no customer who ${behaviour}`);
-      return found;
-    },
-    async control<T>(path: string, body?: unknown): Promise<T> {
-      const res = await fetch(`${sandbox.url}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-        body: body === undefined ? null : JSON.stringify(body),
-      });
-      if (!res.ok) throw new Error(`sandbox ${path}: HTTP ${res.status} ${await res.text()}`);
-      return (await res.json()) as T;
-    },
-    callReport(callId) {
-      return team.control<SandboxCallReport>(`/control/calls/${encodeURIComponent(callId)}`);
-    },
-    gatewayLog() {
-      return team.control('/control/log');
-    },
+    ...sandboxControls(sandbox),
     async close() {
       await browser.close().catch(() => {});
       for (const agent of agents) {
@@ -247,4 +199,37 @@ export async function startTeamStack(options: { agents: number; quiet?: boolean;
     },
   };
   return team;
+}
+
+/** A fresh browser context for one agent, on the app, once it is connected. */
+async function openAgentPage(browser: Browser, url: string, who: string): Promise<Page> {
+  const context = await browser.newContext({ permissions: ['microphone'] });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => console.error(`page error (${who}):`, e.message));
+  await page.goto(url);
+  await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
+  return page;
+}
+
+/** The sandbox's control API, the same for one agent or a team. */
+function sandboxControls(sandbox: SandboxServer) {
+  const control = async <T>(path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${sandbox.url}${path}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+      body: body === undefined ? null : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`sandbox ${path}: HTTP ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+  return {
+    customer(behaviour: SandboxCustomer['behaviour']): SandboxCustomer {
+      const found = sandbox.customers.find((c) => c.behaviour === behaviour);
+      if (!found) throw new Error(`the sandbox has no customer who ${behaviour}`);
+      return found;
+    },
+    control,
+    callReport: (callId: string) => control<SandboxCallReport>(`/control/calls/${encodeURIComponent(callId)}`),
+    gatewayLog: () => control<{ action: string; callId?: string; at: number; status: number }[]>('/control/log'),
+  };
 }
