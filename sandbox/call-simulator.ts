@@ -415,7 +415,7 @@ export class CallSimulator {
   }
 
   private report(call: Call): SandboxCallReport {
-    const media: CustomerMediaReport = call.peer?.media() ?? { framesHeard: 0, heardRms: 0, framesSent: 0, digitsHeard: '' };
+    const media: CustomerMediaReport = call.peer?.media() ?? { checkedBy: [], framesHeard: 0, heardRms: 0, framesSent: 0, digitsHeard: '' };
     return {
       callId: call.id,
       number: call.customer.number,
@@ -424,6 +424,7 @@ export class CallSimulator {
       requests: [...call.requests],
       ...(media.firstPacketAt === undefined ? {} : { firstPacketAt: media.firstPacketAt }),
       ...(media.firstHeardAt === undefined ? {} : { firstHeardAt: media.firstHeardAt }),
+      checkedBy: [...media.checkedBy],
       framesHeard: media.framesHeard,
       heardRms: media.heardRms,
       framesSent: media.framesSent,

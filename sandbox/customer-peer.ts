@@ -22,6 +22,11 @@ const DTMF_DIGITS = '0123456789*#ABCD';
 export interface CustomerMediaReport {
   /** When the first packet of any kind (an ICE check included) arrived from the business, unix ms. */
   firstPacketAt?: number;
+  /**
+   * The ICE username fragment of every peer that sent the customer a check, in order of first
+   * contact. One entry for an answered call: in a team, only the agent who won the call.
+   */
+  checkedBy: string[];
   /** When the first non-silent frame from the business was decoded, unix ms. */
   firstHeardAt?: number;
   /** When the last Opus frame from the business arrived, unix ms (for media timeouts). */
@@ -77,7 +82,7 @@ export class CustomerPeer {
   private readonly pc: RTCPeerConnection;
   private readonly sender: RTCRtpSender;
   private readonly decoder = new OpusScript(SAMPLE_RATE, 1, OpusScript.Application.VOIP);
-  private readonly report: CustomerMediaReport = { framesHeard: 0, heardRms: 0, framesSent: 0, digitsHeard: '' };
+  private readonly report: CustomerMediaReport = { checkedBy: [], framesHeard: 0, heardRms: 0, framesSent: 0, digitsHeard: '' };
   private sumSquares = 0;
   private samplesHeard = 0;
   private lastDtmfTimestamp: number | undefined;
@@ -98,8 +103,9 @@ export class CustomerPeer {
       codecs: { audio: codecs(), video: [] },
       headerExtensions: { audio: [], video: [] },
       // Every STUN request passes here first: the earliest sign that the business reached the customer.
-      iceFilterStunResponse: () => {
+      iceFilterStunResponse: (message) => {
         this.notePacket();
+        this.noteChecker(message.getAttributeValue('USERNAME'));
         return true;
       },
     });
@@ -144,7 +150,7 @@ export class CustomerPeer {
   }
 
   media(): CustomerMediaReport {
-    return { ...this.report, heardRms: this.samplesHeard === 0 ? 0 : Math.sqrt(this.sumSquares / this.samplesHeard) };
+    return { ...this.report, checkedBy: [...this.report.checkedBy], heardRms: this.samplesHeard === 0 ? 0 : Math.sqrt(this.sumSquares / this.samplesHeard) };
   }
 
   async close(): Promise<void> {
@@ -177,6 +183,13 @@ export class CustomerPeer {
 
   private notePacket(): void {
     this.report.firstPacketAt ??= Date.now();
+  }
+
+  /** USERNAME is "<our ufrag>:<their ufrag>" (RFC 8445 7.2.2). */
+  private noteChecker(username: unknown): void {
+    if (typeof username !== 'string') return;
+    const theirs = username.slice(username.indexOf(':') + 1);
+    if (theirs !== '' && !this.report.checkedBy.includes(theirs)) this.report.checkedBy.push(theirs);
   }
 
   private listen(track: MediaStreamTrack): void {

@@ -25,6 +25,8 @@ export interface SandboxCallReport {
   requests: { action: string; at: number }[];
   /** When the customer's peer received its first packet of any kind from the business (unix ms). */
   firstPacketAt?: number;
+  /** ICE username fragments of the peers that sent the customer a check: in a team, the winner's only. */
+  checkedBy: string[];
   /** Decoded Opus frames heard from the business, and their RMS energy (0..1). */
   framesHeard: number;
   heardRms: number;

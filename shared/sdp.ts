@@ -126,3 +126,44 @@ export function describeOffer(sdp: string): Result<OfferSummary> {
   if (direction !== undefined) summary.direction = direction;
   return ok(summary);
 }
+
+/** One remote candidate held back from a description, in the shape addIceCandidate takes. */
+export interface HeldCandidate {
+  candidate: string;
+  sdpMid: string | null;
+  sdpMLineIndex: number;
+}
+
+/**
+ * The customer's offer without its candidates, and the candidates apart. Applied this way, the
+ * offer lets the agent's side gather and make its answer while nothing is sent to the customer:
+ * ICE checks (and DTLS after them) start only when the candidates are added. In a team this is what
+ * keeps an agent who loses the claim from ever touching the customer's media.
+ */
+export function holdBackCandidates(sdp: string): { sdp: string; candidates: HeldCandidate[] } {
+  const lines = sdp.split(/\r\n|\r|\n/);
+  if (lines[lines.length - 1] === '') lines.pop();
+  const kept: string[] = [];
+  const found: { line: string; mLineIndex: number }[] = [];
+  const mids: (string | null)[] = [];
+  let mLineIndex = -1;
+  for (const line of lines) {
+    if (line.startsWith('m=')) {
+      mLineIndex += 1;
+      mids.push(null);
+    } else if (mLineIndex >= 0 && line.startsWith('a=mid:')) {
+      mids[mLineIndex] = line.slice('a=mid:'.length).trim();
+    }
+    if (mLineIndex >= 0 && line.startsWith('a=candidate:')) {
+      found.push({ line: line.slice('a='.length), mLineIndex });
+      continue;
+    }
+    // Nothing more will come on this leg, but "no more candidates" is not true of the held-back offer.
+    if (line === 'a=end-of-candidates') continue;
+    kept.push(line);
+  }
+  return {
+    sdp: kept.length === 0 ? '' : `${kept.join('\r\n')}\r\n`,
+    candidates: found.map(({ line, mLineIndex: index }) => ({ candidate: line, sdpMid: mids[index] ?? null, sdpMLineIndex: index })),
+  };
+}

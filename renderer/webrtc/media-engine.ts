@@ -3,9 +3,11 @@
 // call's localId. The main process owns the call's state; this reports media milestones to it.
 //
 // protocol.md rules that shape this file:
-// - Nothing may reach the customer before the agent answers: while ringing we only prepare (offer
-//   applied, microphone open, candidates pre-gathered by the pool), and setLocalDescription, which
-//   starts ICE checks, waits for the Answer click.
+// - Nothing may reach the customer before this agent has the call: while ringing we only prepare
+//   (offer applied without its candidates, microphone open, candidates pre-gathered by the pool).
+//   The Answer click makes and applies the answer while the claim is out; the customer's candidates,
+//   without which no ICE check (and so no DTLS) can start, are added only once the claim is won. An
+//   agent who loses the claim has sent the customer nothing.
 // - Once answered, audio must start at once: the answer is made in parallel with answerCall, and
 //   the gathering wait is short (ice-gathering.ts).
 // - Non-trickle: complete local descriptions only, line ends normalised to CRLF and nothing else.
@@ -15,7 +17,7 @@ import type { SoftphoneApi } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
 import { err, ok, type Result } from '../../shared/result';
-import { checkAnswerSdp, checkOfferSdp, describeOffer, normaliseSdp } from '../../shared/sdp';
+import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate } from '../../shared/sdp';
 import { errorMessage } from '../messages';
 import { watchIceGathering } from './ice-gathering';
 
@@ -101,6 +103,8 @@ class CallMedia {
   ready: Promise<void> = Promise.resolve();
   setupFailed = false;
   earlyAnswer: Promise<RTCSessionDescriptionInit | null> | null = null;
+  /** The customer's candidates, kept out of the applied offer until this agent has won the call. */
+  heldCandidates: HeldCandidate[] = [];
   offerUdpOnly = false;
   answerApplied = false;
   answering = false;
@@ -175,8 +179,8 @@ export class MediaEngine {
   }
 
   /**
-   * Ringing: open the microphone, apply the customer's offer, and let the candidate pool gather.
-   * No setLocalDescription: that would start ICE checks toward the customer before the agent answers.
+   * Ringing: open the microphone, apply the customer's offer without its candidates, and let the
+   * candidate pool gather. Nothing is sent: with no remote candidate there is nobody to check.
    */
   prepareIncoming(localId: string, offerSdp: string): void {
     if (this.sessions.has(localId)) return;
@@ -215,8 +219,10 @@ export class MediaEngine {
   private async setUpIncoming(session: CallMedia, offerSdp: string): Promise<void> {
     const pc = await this.peerWithMicrophone(session);
     if (!pc) return;
+    const held = holdBackCandidates(offerSdp);
+    session.heldCandidates = held.candidates;
     try {
-      await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
+      await pc.setRemoteDescription({ type: 'offer', sdp: held.sdp });
     } catch (e) {
       throw new MediaSetupError(`The customer's offer could not be used (${messageOf(e)}).`);
     }
@@ -268,10 +274,13 @@ export class MediaEngine {
         return;
       }
       if (session.closed) return;
+      // The call is ours: now, and not before, the customer's address is known to ICE.
+      await this.releaseCandidates(session, pc);
       this.recordTiming(localId, { answerToAcceptMs: Math.round(performance.now() - started) });
       const accepted = await this.api.acceptCall({ localId, sdp });
       if (!accepted.ok && accepted.error.code === 'answered_elsewhere') {
-        // Another agent's claim won: nothing was sent to the customer, and the call's outcome
+        // Another agent's claim won: the customer's candidates were never added, so nothing was
+        // sent to the customer, and the call's outcome
         // ("Answered by another agent") says it all. The microphone is released at once.
         this.close(localId);
         return;
@@ -285,6 +294,21 @@ export class MediaEngine {
       const claim = await claimed;
       if (claim.ok) this.reportFailed(session, reason);
     }
+  }
+
+  /** Adds the held-back candidates, then says no more will come (the offer's a=end-of-candidates). */
+  private async releaseCandidates(session: CallMedia, pc: RTCPeerConnection): Promise<void> {
+    const candidates = session.heldCandidates;
+    session.heldCandidates = [];
+    for (const c of candidates) {
+      try {
+        await pc.addIceCandidate(c);
+      } catch (e) {
+        log.warn('a candidate in the customer\'s offer was refused', { localId: session.localId, candidate: c.candidate, problem: messageOf(e) });
+      }
+    }
+    const last = candidates[candidates.length - 1];
+    if (last) await pc.addIceCandidate({ candidate: '', sdpMid: last.sdpMid, sdpMLineIndex: last.sdpMLineIndex }).catch(() => undefined);
   }
 
   /**

@@ -117,6 +117,8 @@ describe('a team of two agents', () => {
     await loser.getByText('Answered by another agent').first().waitFor();
     await expectTwoWayAudio(winner, callId);
     expect(await acceptsFor(callId)).toHaveLength(1);
+    // The loser made its answer too, but never reached the customer: one peer ever sent it a check.
+    expect((await team.callReport(callId)).checkedBy).toHaveLength(1);
     await expect(incomingCard(loser).count()).resolves.toBe(0);
     await hangUpAndWait(winner, callId);
   });

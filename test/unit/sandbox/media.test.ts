@@ -59,6 +59,9 @@ describe('incoming call, answered by the business', () => {
     expect(heard.firstHeardAt).toBeGreaterThanOrEqual(heard.firstPacketAt!);
     expect(heard.heardRms).toBeLessThanOrEqual(1);
     expect(heard.framesSent).toBeGreaterThan(0);
+    // The business's ICE username fragment, from its answer: the one peer that ever checked.
+    const answerUfrag = /a=ice-ufrag:(\S+)/.exec(peer.pc.localDescription?.sdp ?? '')?.[1];
+    expect(heard.checkedBy).toEqual([answerUfrag]);
     await eventually('the business to hear the customer', () => peer.framesHeard > 10 && peer.heardRms > 0.01);
     expect(heard.requests.map((r) => r.action)).toEqual(['accept']);
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkAnswerSdp, checkOfferSdp, describeOffer, normaliseSdp } from '../../../shared/sdp';
+import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp } from '../../../shared/sdp';
 import type { Result } from '../../../shared/result';
 import { chromiumAnswer, chromiumOffer, customerOffer, withLine, withoutLines } from './samples';
 
@@ -164,5 +164,33 @@ describe('describeOffer', () => {
 
   it('names the rule for something that is not a one-audio-line offer', () => {
     expectRule(describeOffer(chromiumOffer + videoSection), /exactly one m-line/);
+  });
+});
+
+describe('holdBackCandidates', () => {
+  it('takes every candidate out of the offer and keeps the rest of it, line for line', () => {
+    const held = holdBackCandidates(customerOffer.replace('a=ice-ufrag:', 'a=end-of-candidates\r\na=ice-ufrag:'));
+    expect(held.candidates).toEqual([
+      { candidate: 'candidate:1 1 udp 2113937151 203.0.113.10 3480 typ host generation 0', sdpMid: 'audio', sdpMLineIndex: 0 },
+    ]);
+    expect(held.sdp).not.toMatch(/a=candidate|a=end-of-candidates/);
+    expect(held.sdp).toBe(withoutLines(customerOffer, 'a=candidate:'));
+    // What is left is still the customer's offer in every other respect.
+    const summary = describeOffer(held.sdp);
+    expect(summary.ok && summary.value.candidateCount).toBe(0);
+    expect(summary.ok && summary.value.iceLite).toBe(true);
+  });
+
+  it('finds the m-line\'s mid even when it comes after the candidates, and keeps their order', () => {
+    const sdp = `${withoutLines(chromiumOffer, 'a=mid:')}a=mid:7\r\n`;
+    const held = holdBackCandidates(sdp);
+    const inOffer = chromiumOffer.split('\r\n').filter((l) => l.startsWith('a=candidate:')).map((l) => l.slice(2));
+    expect(held.candidates.map((c) => c.candidate)).toEqual(inOffer);
+    expect(held.candidates.every((c) => c.sdpMid === '7' && c.sdpMLineIndex === 0)).toBe(true);
+  });
+
+  it('leaves an offer with no candidates as it was', () => {
+    const bare = withoutLines(customerOffer, 'a=candidate:');
+    expect(holdBackCandidates(bare)).toEqual({ sdp: bare, candidates: [] });
   });
 });
