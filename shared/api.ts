@@ -60,9 +60,13 @@ export const commandSchemas = {
   startCall: z.strictObject({ to: z.string().max(64, 'is too long') }),
   /** The complete local offer for a dialing call: main POSTs initiate. */
   sendOffer: z.strictObject({ localId, sdp }),
-  /** The agent pressed Answer: ringing → answering. */
+  /**
+   * The agent pressed Answer: ringing → answering, and the call is claimed on the relay. Resolves
+   * once this agent has the call (the claim won, or could not be decided); answered_elsewhere when
+   * a colleague's claim won. acceptCall may be sent before it resolves: it waits for the claim.
+   */
   answerCall: z.strictObject({ localId }),
-  /** The complete local answer: main POSTs accept. */
+  /** The complete local answer: main POSTs accept once the call is this agent's. */
   acceptCall: z.strictObject({ localId, sdp }),
   declineCall: z.strictObject({ localId }),
   hangUp: z.strictObject({ localId }),

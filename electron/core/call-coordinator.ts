@@ -239,9 +239,23 @@ export class CallCoordinator {
     return ok({ callId });
   }
 
-  /** The agent pressed Answer: the renderer now prepares the answer SDP. */
+  /**
+   * The agent pressed Answer. The claim goes out at once; this resolves when it is decided: ok when
+   * the call is this agent's (or the relay could not say: a customer must not wait on it),
+   * answered_elsewhere when a colleague's claim won. The renderer adds the customer's candidates only
+   * then, so a losing agent never sends the customer a packet; its acceptCall may already be on the
+   * way and waits for the same claim.
+   */
   async answerCall(localId: string): Promise<Result<null>> {
-    return this.answer(localId);
+    const answered = this.answer(localId);
+    if (!answered.ok) return answered;
+    const claim = this.claimsByCall.get(localId);
+    const outcome = claim ? await claim.outcome : 'won';
+    const call = this.book.calls[localId];
+    // Lost, or announced as a colleague's by the relay while our own claim could not be made.
+    if (outcome === 'lost' || (call?.phase === 'ended' && call.end.kind === 'answered_elsewhere')) return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE);
+    if (call?.phase === 'ended') return err('invalid_state', 'The call ended while it was being answered');
+    return ok(null);
   }
 
   /**
@@ -259,7 +273,7 @@ export class CallCoordinator {
     if (this.inflight.has(localId) || this.awaitingClaim.has(localId)) return err('invalid_state', 'The answer for this call has already been sent');
     const claim = this.claimsByCall.get(localId);
     if (claim && claim.settled === undefined) {
-      // Usually settled already: the claim ran while the renderer made the answer SDP.
+      // The renderer sends its answer with the click, while the claim is still out.
       this.awaitingClaim.add(localId);
       try {
         await claim.outcome;
@@ -391,7 +405,7 @@ export class CallCoordinator {
     if (call.phase !== 'ringing') return err('invalid_state', `The call is ${call.phase}: only a ringing call can be answered`);
     if (this.busyCall()) return err('invalid_state', 'Another call is in progress: hang up before answering this one');
     this.dispatch({ type: 'local.answer', at: this.now(), localId });
-    // At once, so that the claim runs while the renderer makes the answer SDP.
+    // At once: the accept waits for it.
     if (this.claims) this.startClaim(localId, call.callId);
     return ok(null);
   }
@@ -411,8 +425,7 @@ export class CallCoordinator {
         })
         .then((outcome) => {
           entry.settled = outcome;
-          // At once, not at acceptCall: the renderer learns it and releases the media while it may
-          // still be making the answer.
+          // At once, not at acceptCall: the renderer learns it and releases the media.
           if (outcome === 'lost' && !this.stopped) this.dispatch({ type: 'local.claim_lost', at: this.now(), localId });
           return outcome;
         }),

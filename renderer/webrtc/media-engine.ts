@@ -3,13 +3,13 @@
 // call's localId. The main process owns the call's state; this reports media milestones to it.
 //
 // protocol.md rules that shape this file:
-// - Nothing may reach the customer before this agent has the call: while ringing we only prepare
-//   (offer applied without its candidates, microphone open, candidates pre-gathered by the pool).
-//   The Answer click makes and applies the answer while the claim is out; the customer's candidates,
-//   without which no ICE check (and so no DTLS) can start, are added only once the claim is won. An
-//   agent who loses the claim has sent the customer nothing.
-// - Once answered, audio must start at once: the answer is made in parallel with answerCall, and
-//   the gathering wait is short (ice-gathering.ts).
+// - Nothing may reach the customer before this agent has the call. While ringing, the offer is
+//   applied without its candidates, and the answer is made, applied and gathered: with no remote
+//   candidate there is nobody to check, so nothing is sent to the customer. The customer's
+//   candidates, without which no ICE check (and so no DTLS) can start, are added only once the
+//   claim is won. An agent who loses the claim has sent the customer nothing.
+// - Once answered, audio must start at once: the complete answer is ready before the click, so the
+//   Answer click costs the claim and then the accept, nothing more.
 // - Non-trickle: complete local descriptions only, line ends normalised to CRLF and nothing else.
 // - No renegotiation and no ICE restart on this leg: a lost path ends the call, and we say why.
 // - Mute keeps the track and sends silence (track.enabled = false).
@@ -102,7 +102,8 @@ class CallMedia {
   audio: HTMLAudioElement | null = null;
   ready: Promise<void> = Promise.resolve();
   setupFailed = false;
-  earlyAnswer: Promise<RTCSessionDescriptionInit | null> | null = null;
+  /** The answer's gathering during ringing: settled once its candidates are in the local description. */
+  gathered: Promise<unknown> = Promise.resolve();
   /** The customer's candidates, kept out of the applied offer until this agent has won the call. */
   heldCandidates: HeldCandidate[] = [];
   offerUdpOnly = false;
@@ -179,8 +180,9 @@ export class MediaEngine {
   }
 
   /**
-   * Ringing: open the microphone, apply the customer's offer without its candidates, and let the
-   * candidate pool gather. Nothing is sent: with no remote candidate there is nobody to check.
+   * Ringing: open the microphone, apply the customer's offer without its candidates, make and apply
+   * the answer, and gather. Nothing is sent to the customer: with no remote candidate there is
+   * nobody to check.
    */
   prepareIncoming(localId: string, offerSdp: string): void {
     if (this.sessions.has(localId)) return;
@@ -227,13 +229,19 @@ export class MediaEngine {
       throw new MediaSetupError(`The customer's offer could not be used (${messageOf(e)}).`);
     }
     if (session.closed) return;
-    // Made now, applied on Answer: createAnswer sends nothing.
-    session.earlyAnswer = pc.createAnswer().catch(() => null);
+    const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: session.offerUdpOnly });
+    session.gathered = gathering.done;
+    try {
+      await pc.setLocalDescription(await pc.createAnswer());
+    } catch (e) {
+      gathering.cancel();
+      throw new MediaSetupError(`No answer could be made to the customer's offer (${messageOf(e)}).`);
+    }
   }
 
   /**
-   * The Answer click. answerCall goes out at once and is not waited for while the answer is made;
-   * acceptCall carries the complete answer once both are done.
+   * The Answer click. answerCall (the claim) goes out at once; the answer was made while ringing.
+   * Once the claim is won the customer's candidates are added and acceptCall carries the answer.
    */
   async answer(call: Extract<CallState, { direction: 'incoming' }>): Promise<void> {
     const { localId } = call;
@@ -255,33 +263,28 @@ export class MediaEngine {
       await session.ready;
       const pc = session.pc;
       if (session.closed || !pc) return;
-      const answer = (await session.earlyAnswer) ?? (await pc.createAnswer());
-      const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: session.offerUdpOnly });
-      try {
-        await pc.setLocalDescription(answer);
-      } catch {
-        // The early answer went stale; a fresh one reflects the current state.
-        await pc.setLocalDescription(await pc.createAnswer());
-      }
-      await gathering.done;
+      await session.gathered;
       const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
       const checked = checkAnswerSdp(sdp);
       if (!checked.ok) throw new MediaSetupError(`Our answer cannot be sent: ${checked.error.message}`);
+      if (session.closed) return;
+      // Sent now, while the claim may still be out: the main process sends it on once the call is
+      // this agent's, and refuses it (answered_elsewhere) when a colleague's claim won.
+      const accepting = this.api.acceptCall({ localId, sdp });
+      this.recordTiming(localId, { answerToAcceptMs: Math.round(performance.now() - started) });
       const claim = await claimed;
       if (!claim.ok) {
-        this.onNotice(localId, errorMessage(claim.error));
+        // A colleague has the call: the customer's candidates were never added, so nothing was
+        // sent to the customer, and the call's outcome ("Answered by another agent") says it all.
+        if (claim.error.code !== 'answered_elsewhere') this.onNotice(localId, errorMessage(claim.error));
         this.close(localId);
         return;
       }
-      if (session.closed) return;
-      // The call is ours: now, and not before, the customer's address is known to ICE.
-      await this.releaseCandidates(session, pc);
-      this.recordTiming(localId, { answerToAcceptMs: Math.round(performance.now() - started) });
-      const accepted = await this.api.acceptCall({ localId, sdp });
+      // The call is ours: now, and not before, the customer's address is known to ICE. The checks
+      // go out while the accept does.
+      if (!session.closed) this.releaseCandidates(session, pc);
+      const accepted = await accepting;
       if (!accepted.ok && accepted.error.code === 'answered_elsewhere') {
-        // Another agent's claim won: the customer's candidates were never added, so nothing was
-        // sent to the customer, and the call's outcome
-        // ("Answered by another agent") says it all. The microphone is released at once.
         this.close(localId);
         return;
       }
@@ -296,19 +299,20 @@ export class MediaEngine {
     }
   }
 
-  /** Adds the held-back candidates, then says no more will come (the offer's a=end-of-candidates). */
-  private async releaseCandidates(session: CallMedia, pc: RTCPeerConnection): Promise<void> {
+  /**
+   * Adds the held-back candidates, then says no more will come (the offer's a=end-of-candidates).
+   * The peer connection queues them in order; a refused one is logged, and ICE goes on with the rest.
+   */
+  private releaseCandidates(session: CallMedia, pc: RTCPeerConnection): void {
     const candidates = session.heldCandidates;
     session.heldCandidates = [];
     for (const c of candidates) {
-      try {
-        await pc.addIceCandidate(c);
-      } catch (e) {
+      pc.addIceCandidate(c).catch((e: unknown) => {
         log.warn('a candidate in the customer\'s offer was refused', { localId: session.localId, candidate: c.candidate, problem: messageOf(e) });
-      }
+      });
     }
     const last = candidates[candidates.length - 1];
-    if (last) await pc.addIceCandidate({ candidate: '', sdpMid: last.sdpMid, sdpMLineIndex: last.sdpMLineIndex }).catch(() => undefined);
+    if (last) pc.addIceCandidate({ candidate: '', sdpMid: last.sdpMid, sdpMLineIndex: last.sdpMLineIndex }).catch(() => undefined);
   }
 
   /**

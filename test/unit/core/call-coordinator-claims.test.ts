@@ -102,7 +102,7 @@ describe('CallCoordinator with claims: incoming calls', () => {
     expect(t.coordinator.call(localId)?.phase).toBe('connecting');
   });
 
-  it('runs the claim while the answer is made: answerCall does not wait for it', async () => {
+  it('takes the accept while the claim is out, sends it once the claim wins, and answerCall says so then', async () => {
     const t = await team();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -112,14 +112,20 @@ describe('CallCoordinator with claims: incoming calls', () => {
       return { status: 200, body: JSON.stringify({ callId, agentId }) };
     };
     const localId = t.ring('wacid.parallel');
-    expect(await t.coordinator.answerCall(localId)).toEqual({ ok: true, value: null });
+    let answered: unknown = 'pending';
+    const answering = t.coordinator.answerCall(localId).then((r) => (answered = r));
+    expect(t.coordinator.call(localId)?.phase).toBe('answering');
     await until('the claim reaches the relay', () => claimRequests(t).length === 1);
     const accepting = t.coordinator.acceptCall(localId, ANSWER);
     // The accept waits for the claim: nothing has gone to the gateway yet.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(t.gateway.requests).toEqual([]);
     expect((await t.coordinator.acceptCall(localId, ANSWER)).ok).toBe(false); // a second accept while waiting
+    // The renderer holds the customer's candidates back until answerCall says the call is ours.
+    expect(answered).toBe('pending');
     release();
+    await answering;
+    expect(answered).toEqual({ ok: true, value: null });
     expect(await accepting).toEqual({ ok: true, value: null });
     expect(t.gateway.actions()).toEqual(['accept']);
   });
@@ -128,7 +134,7 @@ describe('CallCoordinator with claims: incoming calls', () => {
     const t = await team();
     t.relay.claims.set('wacid.lost', 'bob');
     const localId = t.ring('wacid.lost');
-    await t.coordinator.answerCall(localId);
+    expect(await t.coordinator.answerCall(localId)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
     const accepted = await t.coordinator.acceptCall(localId, ANSWER);
     expect(accepted).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, durationSec: 0 });
@@ -214,12 +220,13 @@ describe('CallCoordinator with claims: incoming calls', () => {
         : { status: 200, body: JSON.stringify({ callId, agentId: 'alice' }) };
     };
     const lost = t.ring('wacid.hang-lost');
-    await t.coordinator.answerCall(lost);
+    const answeringLost = t.coordinator.answerCall(lost);
     await until('the claim reaches the relay', () => claimRequests(t).length === 1);
     const hangingUp = t.coordinator.hangUp(lost);
     expect(t.coordinator.call(lost)).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' } });
     release();
     expect(await hangingUp).toEqual({ ok: true, value: null });
+    expect((await answeringLost).ok).toBe(false);
     await t.coordinator.whenIdle();
     expect(t.gateway.requests).toEqual([]);
 
