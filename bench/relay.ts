@@ -8,6 +8,12 @@
 //   p50 / p99 from webhook sent to event received by the agent it concerns target p99 ≤ 50 ms
 //   memory per connected agent: (RSS with 1 000 agents − RSS with 0) / 1 000   target ≤ 50 KB
 //
+// TIMING. A webhook counts as sent when its first byte is written to the relay's socket (undici's
+// `undici:client:sendHeaders`). This process sends through a pool of 32 connections with up to 128
+// webhooks in flight, so a webhook may first wait here for a free connection; that wait belongs
+// to this sender, not to the relay, and is printed apart, as is the split at the relay's
+// receivedAt (sent → received by the relay, received → read by the agent).
+//
 // WORKLOAD. Fanning every webhook out to all 1 000 agents would be 3 M SSE writes/s, which is not
 // what a team's relay does: most traffic concerns one agent. So the main phase is per-agent: every
 // agent has placed outgoing calls and claimed them (POST /calls/{id}/claim, as the app does right
@@ -19,6 +25,7 @@
 // hangs, and the child processes are ended (by their process group) on every way out.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import diagnosticsChannel from 'node:diagnostics_channel';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer, connect as netConnect } from 'node:net';
@@ -41,6 +48,8 @@ const MAX_IN_FLIGHT = Math.round(env('BENCH_RELAY_IN_FLIGHT', 128));
 /** Incoming calls per second in the ring-everyone phase, and for how long. */
 const RING_RATE = env('BENCH_RELAY_RING_RATE', 10);
 const RING_DURATION_MS = env('BENCH_RELAY_RING_SECONDS', 5) * 1_000;
+/** BENCH_RELAY_BACKENDS=redis (or memory) runs one of them; both by default. */
+const BACKENDS = (['memory', 'redis'] as const).filter((b) => (process.env.BENCH_RELAY_BACKENDS ?? 'memory,redis').split(',').includes(b));
 /** The whole run (both backends) never takes longer than this. */
 const WATCHDOG_MS = 6 * 60_000;
 const DRAIN_MS = 10_000;
@@ -186,7 +195,7 @@ interface Agent {
   authorization: string;
 }
 
-type Delivery = { agent: number; type: string; callId: string; status?: string };
+type Delivery = { agent: number; type: string; callId: string; status?: string; receivedAt?: number };
 
 /** `call.claimed` is counted without parsing: the claims before the measured phase bring many of them. */
 const CLAIMED_MARK = '"type":"call.claimed"';
@@ -221,8 +230,17 @@ function openStream(baseUrl: string, agent: Agent, index: number, onEvent: (d: D
               continue;
             }
             try {
-              const event = (JSON.parse(data) as { event: { type: string; callId?: string; status?: string } }).event;
-              if (event.callId !== undefined) onEvent({ agent: index, type: event.type, callId: event.callId, ...(event.status !== undefined ? { status: event.status } : {}) });
+              const envelope = JSON.parse(data) as { receivedAt?: number; event: { type: string; callId?: string; status?: string } };
+              const event = envelope.event;
+              if (event.callId !== undefined) {
+                onEvent({
+                  agent: index,
+                  type: event.type,
+                  callId: event.callId,
+                  ...(event.status !== undefined ? { status: event.status } : {}),
+                  ...(typeof envelope.receivedAt === 'number' ? { receivedAt: envelope.receivedAt } : {}),
+                });
+              }
             } catch {
               // Not ours to judge here: the relay's own tests check the wire format.
             }
@@ -370,6 +388,11 @@ interface PhaseResult {
   expectedDeliveries: number;
   deliveries: number;
   latencies: number[];
+  /** Sent → the relay's receivedAt, and receivedAt → read by the agent (wall clocks of one machine, ms resolution on the relay's side). */
+  toRelay: number[];
+  fromRelay: number[];
+  /** Handed to the sender's pool → read by the agent: also counts the wait for a free connection. */
+  withQueue: number[];
   /** The bench process's own event-loop utilisation while sending: near 1 would make it the bottleneck. */
   benchLoad: number;
 }
@@ -379,6 +402,25 @@ interface PhaseResult {
  * answered), never more than MAX_IN_FLIGHT at once; a webhook whose slot comes while the limit is
  * reached waits, so a relay that falls behind shows as a lower ingested rate.
  */
+/** Names each webhook, so that the moment it goes on the wire can be matched to it. */
+const SEQ_HEADER = 'x-bench-seq';
+/** Webhooks handed to the pool but not yet written, by sequence number: their delivery keys. */
+const awaitingWire = new Map<string, string[]>();
+/** When each delivery key's webhook was handed to the pool (before any wait for a connection). */
+const queuedAt = new Map<string, number>();
+let wireTarget: Map<string, number> | undefined;
+const SEQ_PATTERN = new RegExp(`\\r\\n${SEQ_HEADER}: (\\d+)\\r\\n`, 'i');
+// Published right before the request's first byte is written to its socket.
+diagnosticsChannel.channel('undici:client:sendHeaders').subscribe((message) => {
+  const { headers } = message as { headers: string };
+  const seq = SEQ_PATTERN.exec(`\r\n${headers}`)?.[1];
+  const keys = seq === undefined ? undefined : awaitingWire.get(seq);
+  if (keys === undefined || seq === undefined) return;
+  awaitingWire.delete(seq);
+  const at = performance.now();
+  for (const key of keys) wireTarget?.set(key, at);
+});
+
 async function drive(
   pool: Pool,
   secret: string,
@@ -387,7 +429,9 @@ async function drive(
   durationMs: number,
   make: (n: number) => { body: string; keys: string[] },
   sentAt: Map<string, number>,
-): Promise<Omit<PhaseResult, 'expectedDeliveries' | 'deliveries' | 'latencies'>> {
+): Promise<Omit<PhaseResult, 'expectedDeliveries' | 'deliveries' | 'latencies' | 'toRelay' | 'fromRelay' | 'withQueue'>> {
+  wireTarget = sentAt;
+  awaitingWire.clear();
   let sent = 0;
   let accepted = 0;
   let refused = 0;
@@ -406,10 +450,13 @@ async function drive(
         const { body, keys } = make(n);
         const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
         inFlight++;
+        // Timed from the moment its first byte is written (wireStamp below); until then it waits
+        // for one of the pool's connections, and that wait is reported apart.
         const at = performance.now();
-        for (const key of keys) sentAt.set(key, at);
+        for (const key of keys) queuedAt.set(key, at);
+        awaitingWire.set(String(n), keys);
         pool
-          .request({ path: '/webhook', method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body })
+          .request({ path: '/webhook', method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature, [SEQ_HEADER]: String(n) }, body })
           .then(async (res) => {
             await res.body.dump();
             if (res.statusCode === 200) accepted++;
@@ -484,6 +531,9 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
     // Deliveries are matched to what was sent by key: "<callId>|<status or kind>".
     const sentAt = new Map<string, number>();
     const latencies: number[] = [];
+    const toRelay: number[] = [];
+    const withQueue: number[] = [];
+    const fromRelay: number[] = [];
     let deliveries = 0;
     let wrongAgent = 0;
     let claimedEvents = 0;
@@ -506,6 +556,12 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
       }
       deliveries++;
       latencies.push(at - sent);
+      const queued = queuedAt.get(deliveryKey(d));
+      if (queued !== undefined) withQueue.push(at - queued);
+      if (d.receivedAt !== undefined) {
+        toRelay.push(d.receivedAt - (performance.timeOrigin + sent));
+        fromRelay.push(performance.timeOrigin + at - d.receivedAt);
+      }
     };
 
     const connectStarted = performance.now();
@@ -571,7 +627,8 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
       sentAt,
     );
     await waitForDeliveries(() => deliveries, main.accepted);
-    const mainResult: PhaseResult = { ...main, expectedDeliveries: main.accepted, deliveries, latencies: [...latencies].sort((a, b) => a - b) };
+    const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
+    const mainResult: PhaseResult = { ...main, expectedDeliveries: main.accepted, deliveries, latencies: sorted(latencies), toRelay: sorted(toRelay), fromRelay: sorted(fromRelay), withQueue: sorted(withQueue) };
     if (wrongAgent > 0) console.log(`  ${backend}: ${wrongAgent} events reached an agent other than the call's owner`);
     const histogramAfter = latencyBuckets(await relayMetrics(baseUrl));
     const relayCpuPercent = (((await groupCpuSeconds(relay.child)) - cpuBefore) / ((performance.now() - mainStarted) / 1000)) * 100;
@@ -580,6 +637,10 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
     phase = 'ring';
     deliveries = 0;
     latencies.length = 0;
+    toRelay.length = 0;
+    fromRelay.length = 0;
+    withQueue.length = 0;
+    queuedAt.clear();
     sentAt.clear();
     const ringCalls = Math.round((RING_RATE * RING_DURATION_MS) / 1000);
     const ring = await drive(
@@ -595,7 +656,7 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
       sentAt,
     );
     await waitForDeliveries(() => deliveries, ring.accepted * agents.length);
-    const ringResult = { ...ring, calls: ringCalls, expectedDeliveries: ring.accepted * agents.length, deliveries, latencies: [...latencies].sort((a, b) => a - b) };
+    const ringResult = { ...ring, calls: ringCalls, expectedDeliveries: ring.accepted * agents.length, deliveries, latencies: sorted(latencies), toRelay: sorted(toRelay), fromRelay: sorted(fromRelay), withQueue: sorted(withQueue) };
     phase = 'idle';
 
     return {
@@ -656,7 +717,7 @@ function printResults(results: BackendResult[]): void {
   };
   console.log('');
   console.log(`Per-agent traffic: ${fmt(RATE, 0)} webhooks/s offered for ${DURATION_MS / 1000} s, ≤ ${MAX_IN_FLIGHT} in flight, each event to its call's owner only`);
-  console.log(`Targets: ≥ ${TARGET_RATE} webhooks/s, p99 ≤ ${TARGET_P99_MS} ms (webhook sent → event read by the agent), ≤ ${TARGET_KB_PER_AGENT} KB per connected agent`);
+  console.log(`Targets: ≥ ${TARGET_RATE} webhooks/s, p99 ≤ ${TARGET_P99_MS} ms (webhook written to the relay → event read by the agent), ≤ ${TARGET_KB_PER_AGENT} KB per connected agent`);
   for (const line of table(rows)) console.log(`  ${line}`);
   console.log('');
   console.log(`Ring everyone: incoming calls at ${RING_RATE}/s for ${RING_DURATION_MS / 1000} s, each to all ${AGENTS} available agents (latency per agent that rang)`);
@@ -667,6 +728,11 @@ function printResults(results: BackendResult[]): void {
     const notes: string[] = [];
     if (m.sent < m.offered) notes.push(`${m.offered - m.sent} webhooks not sent in time (in-flight limit reached)`);
     if (m.refused + m.failed > 0) notes.push(`${m.refused} refused, ${m.failed} failed`);
+    notes.push(`from when the webhook was handed to the sender's pool of 32 connections (its wait for one included): p50 ${fmt(percentile(m.withQueue, 50))} / p99 ${fmt(percentile(m.withQueue, 99))} ms`);
+    notes.push(
+      `split of the latency: sent → received by the relay p50 ${fmt(percentile(m.toRelay, 50))} / p99 ${fmt(percentile(m.toRelay, 99))} ms; ` +
+        `received by the relay → read by the agent p50 ${fmt(percentile(m.fromRelay, 50))} / p99 ${fmt(percentile(m.fromRelay, 99))} ms`,
+    );
     notes.push(`relay's own histogram (received → written): p50 ≤ ${fmt(r.relaySideP50Ms, 0)} ms, p99 ≤ ${fmt(r.relaySideP99Ms, 0)} ms`);
     notes.push(`relay CPU ${fmt(r.relayCpuPercent, 0)} % of a core`);
     notes.push(`bench process event-loop load ${fmt(m.benchLoad * 100, 0)} % while sending`);
@@ -697,7 +763,7 @@ async function main(): Promise<number> {
     console.log(`such call (RINGING, ACCEPTED, terminate), delivered to that agent only (fanning each webhook out to all ${AGENTS} agents would`);
     console.log(`be ${fmt((RATE * AGENTS) / 1e6, 1)} M SSE writes/s). Then, measured apart: incoming calls that ring all ${AGENTS} agents, at a lower rate.`);
     const results: BackendResult[] = [];
-    for (const backend of ['memory', 'redis'] as const) results.push(await benchBackend(backend, agents, agentsFile));
+    for (const backend of BACKENDS) results.push(await benchBackend(backend, agents, agentsFile));
     printResults(results);
     const ok = results.every(
       (r) => r.main.ingestedPerSec >= TARGET_RATE && percentile(r.main.latencies, 99) <= TARGET_P99_MS && r.kbPerAgent <= TARGET_KB_PER_AGENT,
