@@ -89,6 +89,11 @@ export class AgentDirectory {
     this.byId = byId;
   }
 
+  /** Every configured agent's id. */
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+
   get(id: string): Agent | undefined {
     return this.byId.get(id);
   }

@@ -112,6 +112,7 @@ export const DEFAULT_PRESENCE_TTL_MS = 60_000;
 /** Paths of the agent API besides RELAY_PATHS (relay/README.md "Endpoints"). */
 export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/metrics' } as const;
 const CLAIM_PATH = /^\/calls\/([^/]+)\/claim$/;
+const DECLINE_PATH = /^\/calls\/([^/]+)\/decline$/;
 
 const PRESENCE_RULE = 'must be one of available, on_call, dnd';
 const presenceBodySchema = z.object({ status: z.enum(['available', 'on_call', 'dnd'], { error: PRESENCE_RULE }) });
@@ -326,16 +327,45 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     await joined;
   };
 
-  const handleClaim = async (req: IncomingMessage, res: ServerResponse, rawCallId: string) => {
-    const agent = authenticate(req, res);
-    if (agent === undefined) return;
+  /** The call id in a /calls/{id}/… path, or undefined after answering 400 with the rule. */
+  const callIdFromPath = (res: ServerResponse, rawCallId: string): string | undefined => {
     let callId: string;
     try {
       callId = decodeURIComponent(rawCallId);
     } catch {
-      return sendError(res, 400, 'invalid_input', 'callId: must be a URL-encoded call id', { field: 'callId' });
+      sendError(res, 400, 'invalid_input', 'callId: must be a URL-encoded call id', { field: 'callId' });
+      return undefined;
     }
-    if (!callIdSchema.safeParse(callId).success) return sendError(res, 400, 'invalid_input', 'callId: must be 1 to 512 characters', { field: 'callId' });
+    if (!callIdSchema.safeParse(callId).success) {
+      sendError(res, 400, 'invalid_input', 'callId: must be 1 to 512 characters', { field: 'callId' });
+      return undefined;
+    }
+    return callId;
+  };
+
+  /**
+   * An agent declined a ringing call: it stops ringing for that agent only. The answer says how many
+   * colleagues may still answer it (available or connected, and not declined too) and who answered
+   * it if someone has: the app rejects the call at the gateway only when nobody is left.
+   */
+  const handleDecline = async (req: IncomingMessage, res: ServerResponse, rawCallId: string) => {
+    const agent = authenticate(req, res);
+    if (agent === undefined) return;
+    const callId = callIdFromPath(res, rawCallId);
+    if (callId === undefined) return;
+    const owner = knownCalls.ownerOf(callId) ?? (await backend.claimOwner(callId));
+    if (owner !== undefined && owner !== agent.id) return sendJson(res, 200, { callId, agentId: agent.id, othersRinging: 0, answeredBy: owner });
+    const declined = new Set(await backend.decline(callId, agent.id));
+    const othersRinging = directory.ids().filter((id) => id !== agent.id && !declined.has(id) && reachable(id)).length;
+    logger.info('a call was declined', { callId, agentId: agent.id, othersRinging });
+    sendJson(res, 200, { callId, agentId: agent.id, othersRinging });
+  };
+
+  const handleClaim = async (req: IncomingMessage, res: ServerResponse, rawCallId: string) => {
+    const agent = authenticate(req, res);
+    if (agent === undefined) return;
+    const callId = callIdFromPath(res, rawCallId);
+    if (callId === undefined) return;
     const outcome = await backend.claim(callId, agent.id);
     if (!outcome.won) {
       logger.info('a claim lost', { callId, agentId: agent.id, owner: outcome.agentId });
@@ -419,6 +449,11 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
         const claim = CLAIM_PATH.exec(path);
         if (claim) {
           if (method === 'POST') return track(handleClaim(req, res, claim[1]!));
+          return methodNotAllowed(res, 'POST');
+        }
+        const decline = DECLINE_PATH.exec(path);
+        if (decline) {
+          if (method === 'POST') return track(handleDecline(req, res, decline[1]!));
           return methodNotAllowed(res, 'POST');
         }
         return sendError(res, 404, 'not_found', `no such endpoint: ${path}`);

@@ -309,9 +309,31 @@ export class CallCoordinator {
     const call = this.book.calls[localId];
     if (!call) return notFound(localId);
     if (call.phase !== 'ringing') return err('invalid_state', `The call is ${call.phase}: only a ringing call can be declined`);
-    this.ending.set(call.callId, 'reject');
+    const { callId } = call;
+    if (this.claims) {
+      // In a team the call rings on for colleagues: it stops here at once, and the gateway hears
+      // "reject" only when the relay says nobody else may still answer it.
+      this.dispatch({ type: 'local.decline', at: this.now(), localId });
+      const verdict = await this.claims.decline(callId).catch((e: unknown) => err('internal', e instanceof Error ? e.message : String(e)));
+      if (!verdict.ok) {
+        // Rejecting blind could take the call from a colleague about to answer it; unanswered, it
+        // ends at the gateway's own timeout.
+        this.log.warn('the relay could not be asked about a decline; the call is left to ring for colleagues', { localId, callId, code: verdict.error.code, reason: verdict.error.message });
+        return ok(null);
+      }
+      if (verdict.value.othersRinging > 0 || verdict.value.answeredBy !== undefined) {
+        this.log.info('declined here; the call rings on for colleagues', { localId, callId, othersRinging: verdict.value.othersRinging, answeredBy: verdict.value.answeredBy });
+        return ok(null);
+      }
+      if (this.stopped) return ok(null);
+      this.ending.set(callId, 'reject');
+      this.persistLive();
+      await this.endOnGateway(callId, 'reject', localId);
+      return ok(null);
+    }
+    this.ending.set(callId, 'reject');
     this.dispatch({ type: 'local.decline', at: this.now(), localId });
-    await this.endOnGateway(call.callId, 'reject', localId);
+    await this.endOnGateway(callId, 'reject', localId);
     return ok(null);
   }
 

@@ -28,6 +28,11 @@ export interface RelayClientOptions {
 export interface CallClaims {
   /** 200 → ok with the owner (this agent); 409 → `answered_elsewhere`; anything else → another error code. */
   claim(callId: string): Promise<Result<{ agentId: string }>>;
+  /**
+   * This agent declines a ringing call: the relay says how many colleagues may still answer it, and
+   * who answered it if someone has. The call is rejected at the gateway only when nobody is left.
+   */
+  decline(callId: string): Promise<Result<DeclineOutcome>>;
   /** This agent's id on the relay, once known (GET /me or a won claim). */
   readonly agentId: string | undefined;
 }
@@ -35,6 +40,11 @@ export interface CallClaims {
 /** What presence reporting needs from the relay. */
 export interface PresenceSink {
   setPresence(status: PresenceStatus): Promise<Result<{ agentId: string; status: PresenceStatus }>>;
+}
+
+export interface DeclineOutcome {
+  othersRinging: number;
+  answeredBy?: string;
 }
 
 export const ANSWERED_ELSEWHERE_MESSAGE = 'Answered by another agent';
@@ -46,6 +56,7 @@ const BODY_READ_LIMIT = 64 * 1024;
 
 const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optional() });
 const claimWonSchema = z.object({ callId: z.string(), agentId: z.string().min(1) });
+const declinedSchema = z.object({ callId: z.string(), othersRinging: z.number().int().min(0), answeredBy: z.string().min(1).optional() });
 const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(['available', 'on_call', 'dnd']) });
 const relayErrorSchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), agentId: z.string().optional() }),
@@ -104,6 +115,18 @@ export class RelayClient implements CallClaims, PresenceSink {
     this.knownAgentId = parsed.data.agentId;
     this.log.info('claim won', { callId, agentId: parsed.data.agentId });
     return ok({ agentId: parsed.data.agentId });
+  }
+
+  /** POST /calls/{id}/decline. */
+  async decline(callId: string): Promise<Result<DeclineOutcome>> {
+    const answer = await this.send('POST', `/calls/${encodeURIComponent(callId)}/decline`, this.claimTimeoutMs);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status !== 200) return this.refused('decline', status, json);
+    const parsed = declinedSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('decline', status);
+    const { othersRinging, answeredBy } = parsed.data;
+    return ok({ othersRinging, ...(answeredBy !== undefined ? { answeredBy } : {}) });
   }
 
   /** PUT /presence. */

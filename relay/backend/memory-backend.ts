@@ -54,6 +54,7 @@ export class MemoryBackend implements RelayBackend {
   private readonly seen = new Map<string, number>();
   private readonly tombstones = new Map<string, number>();
   private readonly claims = new Map<string, { agentId: string; expiresAt: number }>();
+  private readonly declines = new Map<string, { agentIds: Set<string>; expiresAt: number }>();
   private readonly presence = new Map<string, { presence: Presence; expiresAt: number }>();
   /** Replaced, never mutated, so a listener that (un)subscribes during delivery does not disturb it. */
   private listeners: ReadonlyArray<(event: StoredEvent) => void> = [];
@@ -148,6 +149,18 @@ export class MemoryBackend implements RelayBackend {
   claimOwner(callId: string): Promise<string | undefined> {
     expire(this.claims, this.now(), (c) => c.expiresAt);
     return Promise.resolve(this.claims.get(callId)?.agentId);
+  }
+
+  decline(callId: string, agentId: string): Promise<string[]> {
+    const now = this.now();
+    expire(this.declines, now, (d) => d.expiresAt);
+    let entry = this.declines.get(callId);
+    if (!entry) {
+      entry = { agentIds: new Set(), expiresAt: now + CLAIM_TTL_MS };
+      this.declines.set(callId, entry);
+    }
+    entry.agentIds.add(agentId);
+    return Promise.resolve([...entry.agentIds]);
   }
 
   isTombstoned(callId: string): Promise<boolean> {

@@ -73,6 +73,13 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return ARGV[1] 
 return redis.call('GET', KEYS[1])
 `;
 
+/** KEYS: declined set. ARGV: agent id, ttl ms. Returns every agent who declined the call. */
+const DECLINE_LUA = `
+redis.call('SADD', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return redis.call('SMEMBERS', KEYS[1])
+`;
+
 /** KEYS: presence hash, version counter. ARGV: agent id, record json, channel. Returns the version. */
 const PRESENCE_LUA = `
 local version = redis.call('INCR', KEYS[2])
@@ -89,6 +96,7 @@ interface LuaScript {
 const script = (lua: string): LuaScript => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
 const APPEND = script(APPEND_LUA);
 const CLAIM = script(CLAIM_LUA);
+const DECLINE = script(DECLINE_LUA);
 const SET_PRESENCE = script(PRESENCE_LUA);
 
 const audienceSchema = z.discriminatedUnion('kind', [
@@ -317,6 +325,12 @@ export class RedisBackend implements RelayBackend {
   async claimOwner(callId: string): Promise<string | undefined> {
     const owner = await this.command.get(this.claimKey(callId));
     return owner ?? undefined;
+  }
+
+  async decline(callId: string, agentId: string): Promise<string[]> {
+    const agents = await this.runScript(DECLINE, [`${this.prefix}declined:${callId}`], [agentId, CLAIM_TTL_MS]);
+    if (!Array.isArray(agents) || !agents.every((a) => typeof a === 'string')) throw new Error('Unexpected reply from the decline script');
+    return agents as string[];
   }
 
   async isTombstoned(callId: string): Promise<boolean> {

@@ -66,6 +66,11 @@ export interface RelayBackend {
   /** The winner of a call's claim, if any. */
   claimOwner(callId: string): Promise<string | undefined>;
   isTombstoned(callId: string): Promise<boolean>;
+  /**
+   * Records that `agentId` declined the call (it stops ringing for that agent only) and returns
+   * every agent who has declined it so far, across instances.
+   */
+  decline(callId: string, agentId: string): Promise<string[]>;
 
   /** Presence per agent, shared by every instance; expires unless refreshed within `ttlMs`. */
   setPresence(agentId: string, presence: Presence, ttlMs: number): Promise<void>;

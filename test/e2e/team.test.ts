@@ -123,6 +123,27 @@ describe('a team of two agents', () => {
     await hangUpAndWait(winner, callId);
   });
 
+  test('one agent declines: the call keeps ringing for the other, who answers it; the gateway never hears a reject', async () => {
+    const [alice, bob] = await openAgents();
+    const customer = team.customer('answers');
+    const { callId } = await team.control<{ callId: string }>('/control/incoming', { number: customer.number });
+    await incomingCard(alice).getByText(customer.name).waitFor();
+    await incomingCard(bob).getByText(customer.name).waitFor();
+
+    await incomingCard(alice).getByRole('button', { name: 'Decline' }).click();
+    await incomingCard(alice).waitFor({ state: 'detached' });
+    await recentCalls(alice).getByText('Declined').first().waitFor();
+    // Bob still rings, and answering works.
+    await bob.waitForTimeout(300);
+    await expect(incomingCard(bob).count()).resolves.toBe(1);
+    await incomingCard(bob).getByRole('button', { name: 'Answer' }).click();
+    await currentCall(bob).getByText('Connected').waitFor();
+    await expectTwoWayAudio(bob, callId);
+    await hangUpAndWait(bob, callId);
+    const actions = (await team.gatewayLog()).filter((l) => l.callId === callId).map((l) => l.action);
+    expect(actions).toEqual(['accept', 'terminate']);
+  });
+
   test('an agent on "Do not disturb" is not rung; the choice survives a reload', async () => {
     const [alice, bob] = await openAgents();
     await bob.getByRole('combobox', { name: 'Presence' }).selectOption({ label: 'Do not disturb' });

@@ -238,6 +238,59 @@ describe('CallCoordinator with claims: incoming calls', () => {
   });
 });
 
+describe('CallCoordinator with claims: declining in a team', () => {
+  const declineRequests = (t: Team) => t.relay.requests.filter((r) => r.path.endsWith('/decline')).map((r) => [r.path, r.agentId]);
+
+  it('declines here only while a colleague may still answer: the call stops ringing here, the gateway hears nothing', async () => {
+    const t = await team();
+    t.relay.presence.set('bob', 'available');
+    const localId = t.ring('wacid.team-decline');
+    expect(await t.coordinator.declineCall(localId)).toEqual({ ok: true, value: null });
+    expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'declined' } });
+    expect(declineRequests(t)).toEqual([['/calls/wacid.team-decline/decline', 'alice']]);
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests).toEqual([]);
+    expect(t.history.entries()[0]).toMatchObject({ localId, outcome: 'declined' });
+  });
+
+  it('rejects at the gateway when nobody else is left to answer', async () => {
+    const t = await team();
+    t.relay.presence.set('bob', 'dnd');
+    const localId = t.ring('wacid.last-decline');
+    expect(await t.coordinator.declineCall(localId)).toEqual({ ok: true, value: null });
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests.map((r) => r.body)).toEqual([{ messaging_product: 'chatapp', call_id: 'wacid.last-decline', action: 'reject' }]);
+  });
+
+  it('the last of the team to decline rejects it: the colleague who declined first did not', async () => {
+    const t = await team();
+    t.relay.presence.set('bob', 'available');
+    t.relay.declines.set('wacid.both', new Set(['bob']));
+    const localId = t.ring('wacid.both');
+    await t.coordinator.declineCall(localId);
+    await t.coordinator.whenIdle();
+    expect(t.gateway.actions()).toEqual(['reject']);
+  });
+
+  it('sends nothing to the gateway when a colleague has already answered the call', async () => {
+    const t = await team();
+    t.relay.claims.set('wacid.taken-meanwhile', 'bob');
+    const localId = t.ring('wacid.taken-meanwhile');
+    await t.coordinator.declineCall(localId);
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests).toEqual([]);
+  });
+
+  it('leaves the call to ring for colleagues when the relay cannot be asked', async () => {
+    const t = await team({ relayUrl: 'http://127.0.0.1:9' });
+    const localId = t.ring('wacid.relay-down');
+    expect(await t.coordinator.declineCall(localId)).toEqual({ ok: true, value: null });
+    expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'declined' } });
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests).toEqual([]);
+  });
+});
+
 describe('CallCoordinator with claims: outgoing calls', () => {
   it('claims the call right after initiate returns its id', async () => {
     const t = await team();

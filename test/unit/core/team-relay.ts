@@ -1,6 +1,6 @@
 // A real HTTP server on 127.0.0.1 playing the relay's agent-facing contract (relay/README.md) for
 // the core tests: Bearer tokens per agent, GET /me, PUT /presence, POST /calls/{id}/claim with
-// first-claim-wins, and GET /events as server-sent events. Every request is recorded; a test may
+// first-claim-wins, POST /calls/{id}/decline (colleagues still ringing: available and not declined), and GET /events as server-sent events. Every request is recorded; a test may
 // take over the answer to a claim.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,6 +30,8 @@ export interface TeamRelay {
   presence: Map<string, string>;
   /** callId → the agent whose claim won. */
   claims: Map<string, string>;
+  /** callId → the agents who declined it. */
+  declines: Map<string, Set<string>>;
   /** Takes over the answer to claims ('default' keeps first-claim-wins). */
   onClaim: (callId: string, agentId: string) => ClaimAnswer | Promise<ClaimAnswer>;
   /** Open event streams, per agent id. */
@@ -55,6 +57,7 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
     requests: [],
     presence: new Map(),
     claims: new Map(),
+    declines: new Map(),
     onClaim: () => 'default',
     connected: (agentId) => [...streams.values()].filter((id) => agentId === undefined || id === agentId).length,
     send(event, agentIds) {
@@ -111,6 +114,18 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
       relay.claims.set(callId, owner);
       if (owner !== agent.id) return json(res, 409, { error: { code: 'already_claimed', message: 'Answered by another agent', agentId: owner } });
       return json(res, 200, { callId, agentId: agent.id });
+    }
+
+    const decline = /^\/calls\/([^/]+)\/decline$/.exec(path);
+    if (req.method === 'POST' && decline) {
+      const callId = decodeURIComponent(decline[1]!);
+      const owner = relay.claims.get(callId);
+      if (owner !== undefined && owner !== agent.id) return json(res, 200, { callId, agentId: agent.id, othersRinging: 0, answeredBy: owner });
+      const declined = relay.declines.get(callId) ?? new Set<string>();
+      declined.add(agent.id);
+      relay.declines.set(callId, declined);
+      const othersRinging = agents.filter((a) => a.id !== agent.id && !declined.has(a.id) && relay.presence.get(a.id) === 'available').length;
+      return json(res, 200, { callId, agentId: agent.id, othersRinging });
     }
 
     if (req.method === 'GET' && path.startsWith('/events')) {

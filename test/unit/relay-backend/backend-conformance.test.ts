@@ -268,6 +268,18 @@ describe.each(harnesses)('$name backend', (harness) => {
     });
   });
 
+  describe('declines', () => {
+    it('collects every agent who declined a call, once each, per call', async () => {
+      await open();
+      expect(await backend.decline('c-d', 'alice')).toEqual(['alice']);
+      expect((await backend.decline('c-d', 'bob')).sort()).toEqual(['alice', 'bob']);
+      expect((await backend.decline('c-d', 'alice')).sort()).toEqual(['alice', 'bob']);
+      expect(await backend.decline('c-other', 'carol')).toEqual(['carol']);
+      const together = await Promise.all(['d1', 'd2', 'd3'].map((agent) => backend.decline('c-many', agent)));
+      expect(together.map((agents) => agents.length).sort()).toEqual([1, 2, 3]);
+    });
+  });
+
   describe('presence', () => {
     it('is set, changed and mirrored locally', async () => {
       await open();

@@ -40,6 +40,10 @@ export function claimCall(relayUrl: string, token: string, callId: string): Prom
   return call(`${relayUrl}/calls/${encodeURIComponent(callId)}/claim`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
 }
 
+export function declineCall(relayUrl: string, token: string, callId: string): Promise<ApiAnswer> {
+  return call(`${relayUrl}/calls/${encodeURIComponent(callId)}/decline`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+}
+
 export function putPresence(relayUrl: string, token: string, body: unknown): Promise<ApiAnswer> {
   return call(`${relayUrl}/presence`, {
     method: 'PUT',

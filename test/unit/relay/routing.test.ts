@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { configureLogging } from '../../../shared/log';
 import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
-import { claimCall, eventKeys, hasEvent, hasMessage, putPresence, team } from './agent-fixtures';
+import { claimCall, declineCall, eventKeys, hasEvent, hasMessage, putPresence, team } from './agent-fixtures';
 import { openSse, type SseOpenOptions, type TestSseStream } from './sse-test-client';
 import { APP_SECRET, answeredCall, callStatus, inboundText, incomingCall, postWebhook, terminatedCall } from './webhook-fixtures';
 
@@ -114,6 +114,41 @@ describe('relay: claims', () => {
     const get = await fetch(`${relay.url}/calls/wacid.x/claim`, { headers: { authorization: `Bearer ${tokens.alice}` } });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('relay: declines', () => {
+  it('counts the colleagues who may still answer: available or connected, and not declined; the last one to decline is told none are left', async () => {
+    const relay = await relayWith();
+    await connect(relay, 'alice');
+    await connect(relay, 'bob');
+    // Carol is available (reported, not connected here); Dave reported do-not-disturb.
+    expect((await putPresence(relay.url, tokens.carol!, { status: 'available' })).status).toBe(200);
+    expect((await putPresence(relay.url, tokens.dave!, { status: 'dnd' })).status).toBe(200);
+    await postWebhook(relay.url, incomingCall('wacid.decline1'));
+
+    expect(await declineCall(relay.url, tokens.alice!, 'wacid.decline1')).toEqual({ status: 200, body: { callId: 'wacid.decline1', agentId: 'alice', othersRinging: 2 } });
+    expect(await declineCall(relay.url, tokens.bob!, 'wacid.decline1')).toEqual({ status: 200, body: { callId: 'wacid.decline1', agentId: 'bob', othersRinging: 1 } });
+    // Declining twice changes nothing.
+    expect((await declineCall(relay.url, tokens.bob!, 'wacid.decline1')).body).toMatchObject({ othersRinging: 1 });
+    expect(await declineCall(relay.url, tokens.carol!, 'wacid.decline1')).toEqual({ status: 200, body: { callId: 'wacid.decline1', agentId: 'carol', othersRinging: 0 } });
+  });
+
+  it('says who answered a call that a colleague has claimed, so that nobody rejects it', async () => {
+    const relay = await relayWith();
+    await postWebhook(relay.url, incomingCall('wacid.decline2'));
+    expect((await claimCall(relay.url, tokens.bob!, 'wacid.decline2')).status).toBe(200);
+    expect(await declineCall(relay.url, tokens.alice!, 'wacid.decline2')).toEqual({
+      status: 200,
+      body: { callId: 'wacid.decline2', agentId: 'alice', othersRinging: 0, answeredBy: 'bob' },
+    });
+  });
+
+  it('refuses declines without a valid token, with a bad call id, or with another method', async () => {
+    const relay = await relayWith();
+    expect((await declineCall(relay.url, 'not-a-token', 'wacid.x')).status).toBe(401);
+    expect(await declineCall(relay.url, tokens.alice!, 'x'.repeat(513))).toMatchObject({ status: 400, body: { error: { code: 'invalid_input', field: 'callId' } } });
+    expect((await fetch(`${relay.url}/calls/wacid.x/decline`, { headers: { authorization: `Bearer ${tokens.alice!}` } })).status).toBe(405);
   });
 });
 
