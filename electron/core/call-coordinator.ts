@@ -159,11 +159,44 @@ export class CallCoordinator {
       }
       this.log.info('ending a call left live by a previous run', { callId: record.callId, action: record.action });
       this.ending.set(record.callId, record.action);
+      if (this.claims) void this.track(undefined, this.endLeftoverInTeam(record));
       // One more try only: the gateway itself ends calls that carry no media for 20-30 s (protocol.md).
-      void this.endOnGateway(record.callId, record.action, undefined, { lastTry: true });
+      else void this.endOnGateway(record.callId, record.action, undefined, { lastTry: true });
     }
     this.persistLive();
     this.schedulePrune();
+  }
+
+  /**
+   * A call left live by a previous run, in a team: it may be a colleague's by now. A call that was
+   * ringing here is rejected only if nobody else may still answer it (the relay's decline verdict);
+   * a call in progress is terminated only if it is this agent's (claiming it again as its owner
+   * succeeds; a colleague's claim answers 409). When the relay cannot say, the gateway is left to
+   * end the call by itself rather than risk ending a colleague's.
+   */
+  private async endLeftoverInTeam(record: LiveCallRecord): Promise<void> {
+    const claims = this.claims!;
+    const { callId, action } = record;
+    const mine =
+      action === 'reject'
+        ? await claims.decline(callId).then(
+            (v) => (v.ok ? v.value.othersRinging === 0 && v.value.answeredBy === undefined : undefined),
+            () => undefined,
+          )
+        : await claims.claim(callId).then(
+            (v) => (v.ok ? true : v.error.code === 'answered_elsewhere' ? false : undefined),
+            () => undefined,
+          );
+    if (mine !== true) {
+      this.log.info(mine === false ? 'a call left live by a previous run is a colleague\'s now; left alone' : 'the relay could not say whose a call left live by a previous run is; left to the gateway', {
+        callId,
+        action,
+      });
+      this.ending.delete(callId);
+      this.persistLive();
+      return;
+    }
+    await this.endOnGateway(callId, action, undefined, { lastTry: true });
   }
 
   /** For numbers typed without a country code from now on. */

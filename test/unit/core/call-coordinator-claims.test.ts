@@ -1,6 +1,6 @@
 // The coordinator with a team relay: an incoming call is claimed before its accept, an outgoing one
 // right after initiate (relay/README.md). Real servers: the gateway and the relay's contract.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,6 +21,7 @@ const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP
 
 interface Team {
   relay: TeamRelay;
+  dataDir: string;
   gateway: FakeGateway;
   claims: RelayClient;
   coordinator: CallCoordinator;
@@ -37,7 +38,9 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function team(options: { relayUrl?: string; claimTimeoutMs?: number } = {}): Promise<Team> {
+type LeftLive = { callId: string; action: 'reject' | 'terminate' };
+
+async function team(options: { relayUrl?: string; claimTimeoutMs?: number; leftLive?: LeftLive[]; beforeStart?: (relay: TeamRelay) => void } = {}): Promise<Team> {
   const timeline: string[] = [];
   const relay = await startTeamRelay([ALICE, BOB]);
   const gateway = await startFakeGateway((req) => {
@@ -56,6 +59,12 @@ async function team(options: { relayUrl?: string; claimTimeoutMs?: number } = {}
   const coordinator = new CallCoordinator({ gateway: client, claims, gatewayUrl: gateway.baseUrl, dataDir, history, defaultCountry: 'GB' });
   const changes: CallState[] = [];
   coordinator.onCallChanged((c) => changes.push(c));
+  if (options.leftLive) {
+    // A previous run crashed with these calls live.
+    const calls = options.leftLive.map((c) => ({ ...c, gatewayUrl: gateway.baseUrl }));
+    await writeFile(join(dataDir, 'live-calls.json'), JSON.stringify({ version: 1, calls }));
+  }
+  options.beforeStart?.(relay);
   await coordinator.start();
   cleanups.push(async () => {
     await coordinator.shutdown();
@@ -70,6 +79,7 @@ async function team(options: { relayUrl?: string; claimTimeoutMs?: number } = {}
   const event = (e: RelayEvent) => coordinator.applyRelayEvent({ id: `e-${++seq}`, receivedAt: Date.now(), event: e });
   return {
     relay,
+    dataDir,
     gateway,
     claims,
     coordinator,
@@ -286,6 +296,42 @@ describe('CallCoordinator with claims: declining in a team', () => {
     const localId = t.ring('wacid.relay-down');
     expect(await t.coordinator.declineCall(localId)).toEqual({ ok: true, value: null });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'declined' } });
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests).toEqual([]);
+  });
+});
+
+describe('CallCoordinator with claims: calls a crashed run left live', () => {
+  it("ends only what is this agent's: rejects a ringing call nobody else may answer, terminates its own call, leaves a colleague's alone", async () => {
+    const t = await team({
+      leftLive: [
+        { callId: 'wacid.rang-alone', action: 'reject' },
+        { callId: 'wacid.rang-team', action: 'reject' },
+        { callId: 'wacid.mine', action: 'terminate' },
+        { callId: 'wacid.theirs', action: 'terminate' },
+      ],
+      beforeStart: (relay) => {
+        relay.claims.set('wacid.mine', 'alice');
+        relay.claims.set('wacid.theirs', 'bob');
+        // Bob is still there for the ringing call he has not declined.
+        relay.presence.set('bob', 'available');
+        relay.declines.set('wacid.rang-alone', new Set(['bob']));
+      },
+    });
+    await t.coordinator.whenIdle();
+    expect(t.gateway.requests.map((r) => r.body)).toEqual(
+      expect.arrayContaining([
+        { messaging_product: 'chatapp', call_id: 'wacid.rang-alone', action: 'reject' },
+        { messaging_product: 'chatapp', call_id: 'wacid.mine', action: 'terminate' },
+      ]),
+    );
+    expect(t.gateway.requests).toHaveLength(2);
+    const live = JSON.parse(await readFile(join(t.dataDir, 'live-calls.json'), 'utf8')) as { calls: unknown[] };
+    expect(live.calls).toEqual([]);
+  });
+
+  it('leaves the calls to the gateway when the relay cannot say whose they are', async () => {
+    const t = await team({ relayUrl: 'http://127.0.0.1:9', leftLive: [{ callId: 'wacid.a', action: 'reject' }, { callId: 'wacid.b', action: 'terminate' }] });
     await t.coordinator.whenIdle();
     expect(t.gateway.requests).toEqual([]);
   });
