@@ -53,6 +53,8 @@ export interface CallCoordinatorOptions {
   history: { record(entry: HistoryEntry): void };
   /** For numbers typed without a country code. */
   defaultCountry?: string;
+  /** The name this app knows for a number (earlier calls, conversations), shown on an outgoing call. */
+  nameFor?: (number: string) => string | undefined;
   now?: () => number;
   timers?: CoordinatorTimers;
   newLocalId?: () => string;
@@ -93,6 +95,7 @@ export class CallCoordinator {
   private book: CallBook = emptyBook();
   private readonly gateway: CallControl;
   private readonly claims: CallClaims | undefined;
+  private readonly nameFor: ((number: string) => string | undefined) | undefined;
   private readonly gatewayUrl: string;
   private readonly history: { record(entry: HistoryEntry): void };
   private defaultCountry: string | undefined;
@@ -127,6 +130,7 @@ export class CallCoordinator {
     this.gatewayUrl = options.gatewayUrl;
     this.history = options.history;
     this.defaultCountry = options.defaultCountry;
+    this.nameFor = options.nameFor;
     this.now = options.now ?? Date.now;
     this.timers = options.timers ?? systemTimers;
     this.newLocalId = options.newLocalId ?? (() => `out:${randomUUID()}`);
@@ -237,7 +241,8 @@ export class CallCoordinator {
     if (!number.ok) return number;
     if (this.busyCall()) return err('invalid_state', 'Another call is in progress: hang up before dialing a new number');
     const localId = this.newLocalId();
-    this.dispatch({ type: 'local.dial', at: this.now(), localId, peer: { number: number.value } });
+    const name = this.nameFor?.(number.value);
+    this.dispatch({ type: 'local.dial', at: this.now(), localId, peer: { number: number.value, ...(name !== undefined && name !== '' ? { name } : {}) } });
     return ok({ localId, to: number.value });
   }
 

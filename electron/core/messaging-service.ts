@@ -110,6 +110,11 @@ export class MessagingService {
     this.timeline.rememberName(contact, name);
   }
 
+  /** The name known for a contact (from its calls or messages), if any. */
+  nameOf(contact: string): string | undefined {
+    return this.timeline.nameOf(contact.replace(/[\s+]/g, ''));
+  }
+
   conversation(contact: string): Conversation {
     const key = contact.replace(/[\s+]/g, '');
     const window = this.windows.stateOf(key);

@@ -345,6 +345,7 @@ class CoreSoftphoneService implements SoftphoneService {
       dataDir: this.options.dataDir,
       history: this.history,
       defaultCountry: account.defaultCountry,
+      nameFor: (number) => this.messaging.nameOf(number) ?? this.history.entries().find((e) => e.number === number && e.name !== undefined)?.name,
       now: this.now,
       logger: this.log,
     });

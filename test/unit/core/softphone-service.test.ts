@@ -155,6 +155,14 @@ describe('SoftphoneService in sandbox mode', () => {
     ]);
     const history = s.pushes.filter((p) => p.name === 'historyChanged').at(-1);
     expect(history?.payload).toEqual([expect.objectContaining({ localId: 'in:wacid.in-1', outcome: 'completed' })]);
+
+    // Calling the customer back: the outgoing call carries the name this app knows for the number.
+    const dialed = await s.service.handle('startCall', { to: '+44 7400 123456' });
+    expect(dialed.ok).toBe(true);
+    if (!dialed.ok) return;
+    const dialing = s.pushes.find((p) => p.name === 'callChanged' && (p.payload as { localId: string }).localId === dialed.value.localId);
+    expect(dialing?.payload).toMatchObject({ phase: 'dialing', peer: { number: '447400123456', name: 'Ada' } });
+    expect((await s.service.handle('hangUp', { localId: dialed.value.localId })).ok).toBe(true);
   });
 
   it('drives simulated customers through the sandbox control API', async () => {
