@@ -17,6 +17,7 @@ export interface HeadStartWatcher {
 
 interface HeadStart {
   callId: string;
+  preferredAgentId: string;
   releaseAt: number;
   /** `checking`: the head start is over and the backend is being asked whether the call was claimed or ended. */
   state: 'waiting' | 'checking' | 'released' | 'dropped';
@@ -95,6 +96,17 @@ export class HeadStarts {
     return index < 0 ? [...events] : events.slice(0, index);
   }
 
+  /**
+   * The agent with the head start declined the call: the others need not wait for the rest of it.
+   * Decided on the instance that took the decline; the others release at the usual time (the shared
+   * claim and tombstone settle the release alike everywhere).
+   */
+  declinedBy(callId: string, agentId: string): void {
+    const record = this.calls.get(callId);
+    if (record?.preferredAgentId !== agentId) return;
+    this.release(record);
+  }
+
   watch(callId: string, watcher: HeadStartWatcher): void {
     this.calls.get(callId)?.watchers.add(watcher);
   }
@@ -113,9 +125,10 @@ export class HeadStarts {
   private create(stored: StoredEvent, callId: string): HeadStart | undefined {
     if (this.closed || !hasHeadStart(stored.audience)) return undefined;
     const now = this.now();
-    const { releaseAt } = stored.audience;
+    const { releaseAt, preferredAgentId } = stored.audience;
     const record: HeadStart = {
       callId,
+      preferredAgentId,
       releaseAt,
       state: 'waiting',
       events: [],
@@ -136,6 +149,8 @@ export class HeadStarts {
   /** The head start is over: the others ring unless the call was claimed or ended meanwhile, on any instance. */
   private release(record: HeadStart): void {
     if (record.state !== 'waiting') return;
+    clearTimeout(record.timer);
+    record.timer = undefined;
     record.state = 'checking';
     const { backend, logger } = this.options;
     Promise.all([backend.claimOwner(record.callId), backend.isTombstoned(record.callId)]).then(

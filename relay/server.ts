@@ -356,6 +356,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     const owner = knownCalls.ownerOf(callId) ?? (await backend.claimOwner(callId));
     if (owner !== undefined && owner !== agent.id) return sendJson(res, 200, { callId, agentId: agent.id, othersRinging: 0, answeredBy: owner });
     const declined = new Set(await backend.decline(callId, agent.id));
+    headStarts.declinedBy(callId, agent.id);
     const othersRinging = directory.ids().filter((id) => id !== agent.id && !declined.has(id) && reachable(id)).length;
     logger.info('a call was declined', { callId, agentId: agent.id, othersRinging });
     sendJson(res, 200, { callId, agentId: agent.id, othersRinging });

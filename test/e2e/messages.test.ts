@@ -198,7 +198,7 @@ describe('a team of two agents', () => {
     pages = [];
   });
 
-  test('the customer who presses a call button rings the agent who sent it first; the other rings when the head start ends, also after a Decline', async () => {
+  test('the customer who presses a call button rings the agent who sent it first; her Decline hands it to the team at once', async () => {
     const alice = await team.newAgentPage(0);
     const bob = await team.newAgentPage(1);
     pages = [alice, bob];
@@ -223,8 +223,8 @@ describe('a team of two agents', () => {
     await bob.waitForTimeout(2_000);
     await expect(incomingCard(bob).count()).resolves.toBe(0);
 
-    // Alice declines: the call is not hers to take from the team. It is not rejected, and Bob gets it
-    // when the head start ends; he is the last one left, so his Decline rejects it.
+    // Alice declines: the call is not hers to take from the team. It is not rejected, and her Decline
+    // ends the head start, so Bob rings at once; he is the last one left, so his Decline rejects it.
     await incomingCard(alice).getByRole('button', { name: 'Decline' }).click();
     await incomingCard(alice).waitFor({ state: 'detached' });
     await incomingCard(bob).getByText(customer.name).waitFor({ timeout: 15_000 });

@@ -221,6 +221,22 @@ describe('relay: voice_call routing', () => {
     expect(eventKeys(bob).slice(-2)).toEqual(['call.terminated:wacid.v1:COMPLETED', after]);
   });
 
+  it('ends the head start at once when the agent who has it declines; nobody else can end it that way', async () => {
+    // A head start far longer than this test: only the decline can release the call in time.
+    const relay = await relayWith({ preferredAgentReleaseMs: 120_000 });
+    const alice = await connect(relay, 'alice');
+    const bob = await connect(relay, 'bob');
+    await postWebhook(relay.url, incomingCall('wacid.vd', { cta_payload: voiceCallPayload('alice') }));
+    await alice.waitFor(hasEvent('call.incoming:wacid.vd'), 'alice rings');
+    expect((await declineCall(relay.url, tokens.carol!, 'wacid.vd')).status).toBe(200);
+    const marker = await settle(relay, alice, bob);
+    expect(eventKeys(bob)).toEqual([marker]);
+
+    expect((await declineCall(relay.url, tokens.alice!, 'wacid.vd')).body).toMatchObject({ othersRinging: 1 });
+    await bob.waitFor(hasEvent('call.incoming:wacid.vd'), 'the released call at bob');
+    expect(eventKeys(bob)).toEqual([marker, 'call.incoming:wacid.vd']);
+  });
+
   it('never rings the others when the agent claims the call during its head start', async () => {
     const relay = await relayWith({ preferredAgentReleaseMs: 300 });
     const alice = await connect(relay, 'alice');
