@@ -280,9 +280,9 @@ export class CallCoordinator {
   /**
    * The agent pressed Answer. The claim goes out at once; this resolves when it is decided: ok when
    * the call is this agent's (or the relay could not say: a customer must not wait on it),
-   * answered_elsewhere when a colleague's claim won. The renderer adds the customer's candidates only
-   * then, so a losing agent never sends the customer a packet; its acceptCall may already be on the
-   * way and waits for the same claim.
+   * answered_elsewhere when a colleague's claim won. The renderer's acceptCall may already be on the
+   * way: it waits for the same claim, and the renderer adds the customer's candidates only once the
+   * accept is through, so a losing agent never sends the customer a packet.
    */
   async answerCall(localId: string): Promise<Result<null>> {
     const answered = this.answer(localId);

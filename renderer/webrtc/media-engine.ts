@@ -7,7 +7,8 @@
 //   applied without its candidates, and the answer is made, applied and gathered: with no remote
 //   candidate there is nobody to check, so nothing is sent to the customer. The customer's
 //   candidates, without which no ICE check (and so no DTLS) can start, are added only once the
-//   claim is won. An agent who loses the claim has sent the customer nothing.
+//   claim is won and the accept is through. An agent who loses the claim has sent the customer
+//   nothing.
 // - Once answered, audio must start at once: the complete answer is ready before the click, so the
 //   Answer click costs the claim and then the accept, nothing more.
 // - Non-trickle: complete local descriptions only, line ends normalised to CRLF and nothing else.
@@ -240,8 +241,9 @@ export class MediaEngine {
   }
 
   /**
-   * The Answer click. answerCall (the claim) goes out at once; the answer was made while ringing.
-   * Once the claim is won the customer's candidates are added and acceptCall carries the answer.
+   * The Answer click. answerCall (the claim) and acceptCall (the answer, made while ringing) go out
+   * at once; the main process sends the accept once the claim is won. When the accept is through,
+   * the customer's candidates are added and ICE starts.
    */
   async answer(call: Extract<CallState, { direction: 'incoming' }>): Promise<void> {
     const { localId } = call;
@@ -280,14 +282,16 @@ export class MediaEngine {
         this.close(localId);
         return;
       }
-      // The call is ours: now, and not before, the customer's address is known to ICE. The checks
-      // go out while the accept does.
-      if (!session.closed) this.releaseCandidates(session, pc);
       const accepted = await accepting;
       if (!accepted.ok && accepted.error.code === 'answered_elsewhere') {
         this.close(localId);
         return;
       }
+      // The call is ours and the service has our answer: now, and not before, the customer's
+      // address is known to ICE. Checks that arrived before the service knew our answer would go
+      // unanswered or start DTLS against a peer not ready for it, and the retransmission back-off
+      // would clip the start of the call (protocol.md).
+      if (accepted.ok && !session.closed) this.releaseCandidates(session, pc);
       // On failure the main process ends the call (local.accept_failed) and pushes it.
       if (!accepted.ok) this.onNotice(localId, errorMessage(accepted.error));
     } catch (e) {
