@@ -183,10 +183,7 @@ export class CallCoordinator {
     const { callId, action } = record;
     const mine =
       action === 'reject'
-        ? await claims.decline(callId).then(
-            (v) => (v.ok ? v.value.othersRinging === 0 && v.value.answeredBy === undefined : undefined),
-            () => undefined,
-          )
+        ? await this.lastToDecline(callId)
         : await claims.claim(callId).then(
             (v) => (v.ok ? true : v.error.code === 'answered_elsewhere' ? false : undefined),
             () => undefined,
@@ -348,31 +345,34 @@ export class CallCoordinator {
     if (!call) return notFound(localId);
     if (call.phase !== 'ringing') return err('invalid_state', `The call is ${call.phase}: only a ringing call can be declined`);
     const { callId } = call;
-    if (this.claims) {
-      // In a team the call rings on for colleagues: it stops here at once, and the gateway hears
-      // "reject" only when the relay says nobody else may still answer it.
-      this.dispatch({ type: 'local.decline', at: this.now(), localId });
-      const verdict = await this.claims.decline(callId).catch((e: unknown) => err('internal', e instanceof Error ? e.message : String(e)));
-      if (!verdict.ok) {
-        // Rejecting blind could take the call from a colleague about to answer it; unanswered, it
-        // ends at the gateway's own timeout.
-        this.log.warn('the relay could not be asked about a decline; the call is left to ring for colleagues', { localId, callId, code: verdict.error.code, reason: verdict.error.message });
-        return ok(null);
-      }
-      if (verdict.value.othersRinging > 0 || verdict.value.answeredBy !== undefined) {
-        this.log.info('declined here; the call rings on for colleagues', { localId, callId, othersRinging: verdict.value.othersRinging, answeredBy: verdict.value.answeredBy });
-        return ok(null);
-      }
-      if (this.stopped) return ok(null);
-      this.ending.set(callId, 'reject');
-      this.persistLive();
-      await this.endOnGateway(callId, 'reject', localId);
-      return ok(null);
-    }
-    this.ending.set(callId, 'reject');
     this.dispatch({ type: 'local.decline', at: this.now(), localId });
+    // In a team the call rings on for colleagues: it stops here at once, and the gateway hears
+    // "reject" only when the relay says nobody else may still answer it.
+    if (this.claims && ((await this.lastToDecline(callId)) !== true || this.stopped)) return ok(null);
+    this.ending.set(callId, 'reject');
+    this.persistLive();
     await this.endOnGateway(callId, 'reject', localId);
     return ok(null);
+  }
+
+  /**
+   * Tells the relay this agent declines the call: true when nobody else may still answer it (the
+   * call is to be rejected), false when a colleague may or did, undefined when the relay cannot say.
+   * Rejecting blind could take the call from a colleague about to answer it; unanswered, it ends at
+   * the gateway's own timeout.
+   */
+  private async lastToDecline(callId: string): Promise<boolean | undefined> {
+    const verdict = await this.claims!.decline(callId).catch((e: unknown) => err('internal', e instanceof Error ? e.message : String(e)));
+    if (!verdict.ok) {
+      this.log.warn('the relay could not be asked about a decline; the call is left to ring for colleagues', { callId, code: verdict.error.code, reason: verdict.error.message });
+      return undefined;
+    }
+    const { othersRinging, answeredBy } = verdict.value;
+    if (othersRinging > 0 || answeredBy !== undefined) {
+      this.log.info('declined here; the call rings on for colleagues', { callId, othersRinging, answeredBy });
+      return false;
+    }
+    return true;
   }
 
   /** Ends any live call; an ended one is left as it is (hanging up twice is harmless). */
