@@ -33,6 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
+import { errorText } from '../shared/result';
 
 const env = (name: string, fallback: number): number => {
   const v = Number(process.env[name]);
@@ -788,7 +789,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 main().then(
   (code) => process.exit(code),
   (e: unknown) => {
-    console.error(`relay benchmark failed: ${e instanceof Error ? e.message : String(e)}`);
+    console.error(`relay benchmark failed: ${errorText(e)}`);
     killAllNow();
     process.exit(1);
   },

@@ -2,7 +2,7 @@
 // Flags win over environment variables. Every problem becomes one line naming the flag.
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../shared/log';
-import { err, ok, type Result } from '../shared/result';
+import { err, ok, type Result, errorText } from '../shared/result';
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from './agent-directory';
 
 export interface RelayCliConfig {
@@ -188,7 +188,7 @@ function isRedisUrl(text: string): boolean {
 }
 
 function describeParseError(e: unknown): string {
-  const message = e instanceof Error ? e.message : String(e);
+  const message = errorText(e);
   const unknown = /Unknown option '([^']+)'/.exec(message);
   if (unknown) return `${unknown[1]} is not a known flag (see --help)`;
   const option = /Option '(--[a-z-]+)/.exec(message)?.[1];

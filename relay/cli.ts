@@ -4,6 +4,7 @@ import type { AgentConfig } from './agent-directory';
 import { addAgentToFile, readAgentsFile } from './agents-file';
 import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from './cli-options';
 import { startRelay, type RelayServer } from './server';
+import { errorText } from '../shared/result';
 
 /** Exit code 2: the command line (or a file it names) is wrong; 1: the relay could not run. */
 async function main(argv: string[]): Promise<number> {
@@ -111,7 +112,7 @@ async function addAgent(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {
-    console.error(`relay: ${e instanceof Error ? e.message : String(e)}`);
+    console.error(`relay: ${errorText(e)}`);
     process.exit(1);
   },
 );

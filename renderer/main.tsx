@@ -9,6 +9,7 @@ import { Ringtone } from './sound/ringtone';
 import { appStore } from './store/store';
 import { MediaEngine } from './webrtc/media-engine';
 import './styles.css';
+import { errorText } from '../shared/result';
 
 const host = resolveSoftphoneHost(window);
 const engine = new MediaEngine({
@@ -20,7 +21,7 @@ try {
   controller.start();
 } catch (e) {
   // The window still renders, with the reason in the banner.
-  appStore.getState().setSnapshotError(`The window could not connect to the softphone service (${e instanceof Error ? e.message : String(e)}).`);
+  appStore.getState().setSnapshotError(`The window could not connect to the softphone service (${errorText(e)}).`);
 }
 
 // For end-to-end tests: what the media engine hears and sends on a call.

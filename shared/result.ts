@@ -1,5 +1,5 @@
 // Errors cross process boundaries as values (ARCHITECTURE.md, style.md 4). Codes are a closed union
-// that the UI maps to human messages (renderer/messages.ts).
+// that the UI maps to human messages (renderer/error-texts.ts).
 
 export type ErrorCode =
   | 'invalid_input' // a field broke a rule; `field` names it
@@ -43,3 +43,6 @@ export const err = <T = never>(code: ErrorCode, message: string, extra: Omit<App
 export function assertNever(x: never, what = 'value'): never {
   throw new Error(`Unexpected ${what}: ${JSON.stringify(x)}`);
 }
+
+/** The text of anything thrown: an Error's message, else the value as a string. */
+export const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -4,7 +4,7 @@
 // before an SDP leaves the app, so a bad description fails here with the rule it broke instead of
 // as an opaque gateway error 100 or a silent call.
 import { parse, type MediaDescription, type SessionDescription } from 'sdp-transform';
-import { err, ok, type Result } from './result';
+import { err, ok, type Result, errorText } from './result';
 
 /** CRLF line ends and nothing else (protocol.md: "use the SDP as produced"). */
 export function normaliseSdp(sdp: string): string {
@@ -30,7 +30,7 @@ function parseSingleAudio(sdp: string): Result<ParsedSdp> {
   try {
     session = parse(sdp);
   } catch (e) {
-    return sdpError(`cannot be parsed (${e instanceof Error ? e.message : String(e)})`);
+    return sdpError(`cannot be parsed (${errorText(e)})`);
   }
   const count = session.media?.length ?? 0;
   if (count !== 1) return sdpError(`must have exactly one m-line (found ${count})`);

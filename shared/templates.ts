@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { DEFAULT_PRODUCT } from './gateway';
 import { envelopeShape, httpUrlString, literalNamed, nonEmptyText, strictObjectNamed } from './messages';
 import { normalisePhoneNumber } from './phone';
-import { err, ok, type Result } from './result';
+import { err, ok, type Result, errorText } from './result';
 import { fieldPath, parseWith } from './validation';
 
 // ---------------------------------------------------------------------------------------------
@@ -399,7 +399,7 @@ function tryJson(text: string): JsonAttempt {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
+    const message = errorText(e);
     const position = /position (\d+)/.exec(message);
     const lineCol = /line (\d+) column (\d+)/.exec(message);
     const reason = message.replace(/ in JSON at position \d+.*$/s, '').replace(/\s*\(line \d+ column \d+\)/, '');

@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import { relayEventSchema, type CallErrorInfo, type RelayEvent } from './events';
 import { fieldPath } from './validation';
+import { errorText } from './result';
 
 // ---------------------------------------------------------------------------------------------
 // Payload shapes, as the service sends them (protocol.md). Timestamps are unix seconds as strings.
@@ -282,7 +283,7 @@ export function normaliseWebhookDetailed(body: unknown): NormalisedWebhook {
     for (const { value, path } of valuesOf(body)) normaliseValue(value, path, out);
   } catch (e) {
     // Unreachable by design; kept so that a surprise in a payload can never crash the caller.
-    out.skipped.push({ path: '(root)', reason: `unexpected error: ${e instanceof Error ? e.message : String(e)}` });
+    out.skipped.push({ path: '(root)', reason: `unexpected error: ${errorText(e)}` });
   }
   return out;
 }

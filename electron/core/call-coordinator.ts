@@ -21,7 +21,7 @@ import type { RelayEnvelope } from '../../shared/events';
 import { historyEntryFor, type HistoryEntry } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
 import { normalisePhoneNumber } from '../../shared/phone';
-import { assertNever, err, ok, type AppError, type Result } from '../../shared/result';
+import { assertNever, err, ok, type AppError, type Result, errorText } from '../../shared/result';
 import type { CallControl } from './gateway-client';
 import { CoalescingWriter, readJsonFile, setAsideCorruptFile, writeFileAtomic } from './json-file';
 import { ANSWERED_ELSEWHERE_MESSAGE, type CallClaims } from './relay-client';
@@ -362,7 +362,7 @@ export class CallCoordinator {
    * the gateway's own timeout.
    */
   private async lastToDecline(callId: string): Promise<boolean | undefined> {
-    const verdict = await this.claims!.decline(callId).catch((e: unknown) => err('internal', e instanceof Error ? e.message : String(e)));
+    const verdict = await this.claims!.decline(callId).catch((e: unknown) => err('internal', errorText(e)));
     if (!verdict.ok) {
       this.log.warn('the relay could not be asked about a decline; the call is left to ring for colleagues', { callId, code: verdict.error.code, reason: verdict.error.message });
       return undefined;
@@ -476,7 +476,7 @@ export class CallCoordinator {
     const entry: { outcome: Promise<ClaimOutcome>; settled?: ClaimOutcome } = {
       outcome: claims
         .claim(callId)
-        .catch((e: unknown) => err('internal', e instanceof Error ? e.message : String(e)))
+        .catch((e: unknown) => err('internal', errorText(e)))
         .then((result): ClaimOutcome => {
           if (result.ok) return 'won';
           if (result.error.code === 'answered_elsewhere') return 'lost';
@@ -516,7 +516,7 @@ export class CallCoordinator {
   }
 
   private async claimOutgoing(callId: string): Promise<void> {
-    const result = await this.claims!.claim(callId).catch((e: unknown) => err('internal', e instanceof Error ? e.message : String(e)));
+    const result = await this.claims!.claim(callId).catch((e: unknown) => err('internal', errorText(e)));
     // Unclaimed, the call's events still reach this agent (they go to everyone): only worth a warning.
     if (!result.ok) this.log.warn('the outgoing call could not be claimed', { callId, code: result.error.code, reason: result.error.message });
   }
@@ -566,7 +566,7 @@ export class CallCoordinator {
     const op = (async () => {
       if (before) await before.catch(() => undefined);
       const result = await (action === 'terminate' ? this.gateway.terminate(callId) : this.gateway.reject(callId)).catch((e: unknown) =>
-        err('internal', e instanceof Error ? e.message : String(e)),
+        err('internal', errorText(e)),
       );
       const unreached = !result.ok && (result.error.code === 'timeout' || (result.error.code === 'gateway_unreachable' && result.error.httpStatus === undefined));
       if (unreached && !options.lastTry) {

@@ -15,7 +15,7 @@ import {
 } from '../../shared/gateway';
 import { createLogger, type Logger } from '../../shared/log';
 import { freeFormMessageSchema, MESSAGE_ERROR_TEXT, messageSentSchema, type FreeFormMessage, type SentMessage } from '../../shared/messages';
-import { err, ok, type AppError, type ErrorCode, type Result } from '../../shared/result';
+import { err, ok, type AppError, type ErrorCode, type Result, errorText } from '../../shared/result';
 import { templateMessageSchema, type TemplateMessage } from '../../shared/templates';
 import { parseWith } from '../../shared/validation';
 import { networkErrorCode, readLimited } from './http-body';
@@ -310,5 +310,5 @@ function describeNetworkError(e: unknown): string {
   const code = networkErrorCode(e);
   if (e instanceof undiciErrors.SocketError) return `connection closed: ${e.message}`;
   if (typeof code === 'string') return code;
-  return e instanceof Error ? e.message : String(e);
+  return errorText(e);
 }

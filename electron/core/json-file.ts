@@ -6,6 +6,7 @@ import { chmod, copyFile, mkdir, open, readFile, rename, rm } from 'node:fs/prom
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import type { Logger } from '../../shared/log';
+import { errorText } from '../../shared/result';
 
 export type JsonFileRead = { kind: 'missing' } | { kind: 'json'; value: unknown } | { kind: 'unparsable'; reason: string };
 
@@ -21,7 +22,7 @@ export async function readJsonFile(path: string): Promise<JsonFileRead> {
   try {
     return { kind: 'json', value: JSON.parse(text) as unknown };
   } catch (e) {
-    return { kind: 'unparsable', reason: e instanceof Error ? e.message : String(e) };
+    return { kind: 'unparsable', reason: errorText(e) };
   }
 }
 

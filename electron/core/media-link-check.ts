@@ -14,7 +14,7 @@
 // - Redirects are followed by hand (at most 5), so a loop is named as one.
 import { fetch as undiciFetch } from 'undici';
 import { formatBytes, isHttpUrl, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from '../../shared/messages';
-import { err, ok, type Result } from '../../shared/result';
+import { err, ok, type Result, errorText } from '../../shared/result';
 
 export interface MediaLinkInfo {
   /** The server's Content-Type without parameters, lower case. */
@@ -157,7 +157,7 @@ async function follow(method: 'HEAD' | 'GET', start: string, ctx: ProbeContext):
       });
     } catch (e) {
       if (ctx.timedOut()) return { kind: 'failed', result: ctx.timeoutResult() };
-      return { kind: 'failed', result: ctx.refuse(`the link could not be reached (${describeNetworkError(e)})`, { detail: e instanceof Error ? e.message : String(e) }) };
+      return { kind: 'failed', result: ctx.refuse(`the link could not be reached (${describeNetworkError(e)})`, { detail: errorText(e) }) };
     }
     await res.body?.cancel().catch(() => undefined);
     if (!REDIRECTS.has(res.status)) return { kind: 'answer', status: res.status, statusText: res.statusText ?? '', headers: res.headers, url };
@@ -226,7 +226,7 @@ function describeNetworkError(e: unknown): string {
       return `the server's certificate is not valid, ${String(code)}`;
     default:
       if (typeof code === 'string') return code;
-      return cause?.message ?? (e instanceof Error ? e.message : String(e));
+      return cause?.message ?? errorText(e);
   }
 }
 

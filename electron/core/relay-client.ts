@@ -6,7 +6,7 @@ import { Agent, request } from 'undici';
 import { z } from 'zod';
 import type { PresenceStatus } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
-import { err, ok, type ErrorCode, type Result } from '../../shared/result';
+import { err, ok, type ErrorCode, type Result, errorText } from '../../shared/result';
 import { networkErrorCode, readLimited } from './http-body';
 
 export interface RelayClientOptions {
@@ -241,6 +241,6 @@ function describeNetworkError(e: unknown): string {
     case 'UND_ERR_CONNECT_TIMEOUT':
       return 'connecting timed out';
     default:
-      return typeof code === 'string' ? code : e instanceof Error ? e.message : String(e);
+      return typeof code === 'string' ? code : errorText(e);
   }
 }

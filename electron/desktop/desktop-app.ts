@@ -9,6 +9,7 @@ import { registerSoftphoneIpc } from './ipc';
 import { rendererLocation, type RendererLocation } from './renderer-location';
 import { createSafeStorageSecretStore } from './safe-storage-secret-store';
 import { installNavigationGuards, installSessionSecurity } from './security-policy';
+import { errorText } from '../../shared/result';
 
 /** Must match appId in electron-builder.yml: Windows ties notifications to it. */
 export const APP_ID = 'app.softphone.desktop';
@@ -158,7 +159,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
   const ready = start().catch((e: unknown) => {
     serviceStarting = Promise.resolve(undefined);
     logger.error('the softphone could not start', { error: e });
-    dialog.showErrorBox('Softphone could not start', e instanceof Error ? e.message : String(e));
+    dialog.showErrorBox('Softphone could not start', errorText(e));
     app.quit();
   });
 

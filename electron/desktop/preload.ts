@@ -3,7 +3,7 @@
 // ipcRenderer, a generic send, or the IPC event object.
 import { contextBridge, ipcRenderer, type IpcRenderer, type IpcRendererEvent } from 'electron';
 import { COMMAND_NAMES, PUSH_NAMES, pushListenerName, type PushName, type PushPayloads, type SoftphoneApi } from '../../shared/api';
-import { err } from '../../shared/result';
+import { err, errorText } from '../../shared/result';
 import { commandChannel, pushChannel } from './ipc-channels';
 
 export type BridgeIpc = Pick<IpcRenderer, 'invoke' | 'on' | 'removeListener'>;
@@ -14,7 +14,7 @@ export function createSoftphoneBridge(ipc: BridgeIpc): SoftphoneApi {
     const channel = commandChannel(name);
     // invoke rejects only when main has no handler (e.g. it failed to start): still a value here.
     api[name] = (params: unknown) =>
-      ipc.invoke(channel, params).catch((e: unknown) => err('internal', `The app could not run ${name}: ${e instanceof Error ? e.message : String(e)}`));
+      ipc.invoke(channel, params).catch((e: unknown) => err('internal', `The app could not run ${name}: ${errorText(e)}`));
   }
   for (const name of PUSH_NAMES) {
     api[pushListenerName(name)] = (callback: (payload: PushPayloads[PushName]) => void) => {

@@ -19,6 +19,7 @@ import { createLogger, type Logger } from '../../shared/log';
 import { parseWith } from '../../shared/validation';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
 import type { AppendInput, AppendOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+import { errorText } from '../../shared/result';
 
 export interface RedisBackendOptions {
   /** `redis://[:password@]host:port[/db]` */
@@ -244,7 +245,7 @@ export class RedisBackend implements RelayBackend {
       return backend;
     } catch (error) {
       for (const connection of connections) connection.disconnect();
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = errorText(error);
       throw new Error(`Cannot use Redis at ${target}: ${reason}`, { cause: error });
     } finally {
       clearTimeout(timer);

@@ -11,13 +11,14 @@ import type { AppError, Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import type { HostLink, HostLinkState } from '../bridge/host-link';
 import { parseConversation, parsePresence, parsePush, parseSettings, parseSnapshot, parseTemplateDraft } from '../bridge/payload-schemas';
-import { errorMessage, messageErrorText } from '../messages';
+import { errorMessage, messageErrorText } from '../error-texts';
 import { currentCall, hasBusyCall } from '../store/call-list';
 import { afterSendOf, checkComposer, serverErrorsFrom, templateValuesFor, type CallButtonInput, type ComposerDraft } from '../store/composer';
 import { isWindowOpen } from '../store/conversations';
 import { SETTINGS_FIELDS, draftFromSettings, settingsErrorsFrom, validateDraft, type SettingsField } from '../store/settings-form';
 import { composerFor, type AppState } from '../store/store';
 import type { MediaEngine } from '../webrtc/media-engine';
+import { errorText } from '../../shared/result';
 
 const log = createLogger('controller');
 
@@ -526,7 +527,7 @@ export class SoftphoneController {
       const levels = await this.engine.levels(call.localId);
       this.state.setLevels({ mic: round2(levels.mic), customer: round2(levels.customer) });
     } catch (e) {
-      log.debug('reading levels failed', { problem: e instanceof Error ? e.message : String(e) });
+      log.debug('reading levels failed', { problem: errorText(e) });
     }
   }
 }

@@ -21,8 +21,8 @@ import {
   type WsClientFrame,
 } from '../../shared/api';
 import { createLogger } from '../../shared/log';
-import { err, type AppError, type Result } from '../../shared/result';
-import { isErrorCode } from '../messages';
+import { err, type AppError, type Result, errorText } from '../../shared/result';
+import { isErrorCode } from '../error-texts';
 import { permanentLink, type HostLink, type HostLinkState, type SoftphoneHost } from './host-link';
 
 const log = createLogger('ws-bridge');
@@ -179,7 +179,7 @@ export function createWsBridge(options: WsBridgeOptions): { api: SoftphoneApi; l
     try {
       s = createSocket(options.url);
     } catch (e) {
-      scheduleRetry(e instanceof Error ? e.message : String(e));
+      scheduleRetry(errorText(e));
       return;
     }
     socket = s;
@@ -350,7 +350,7 @@ export function guardApi(api: SoftphoneApi): SoftphoneApi {
           return await command(params);
         } catch (e) {
           log.error('a command threw instead of returning an error', { command: name, error: e });
-          return err('internal', e instanceof Error ? e.message : String(e));
+          return err('internal', errorText(e));
         }
       },
     ]),

@@ -2,7 +2,7 @@ import { useEffect, useRef } from 'react';
 import { useController } from '../app/controller-context';
 import { useNow } from '../app/use-now';
 import { formatClock, peerNumberText, peerTitle, phaseText } from '../call-display';
-import { endReasonText } from '../messages';
+import { endReasonText } from '../error-texts';
 import { currentCall } from '../store/call-list';
 import { useAppStore } from '../store/store';
 import { Keypad } from './Keypad';

@@ -1,5 +1,6 @@
 import { Component, type ErrorInfo, type ReactNode } from 'react';
 import { createLogger } from '../../shared/log';
+import { errorText } from '../../shared/result';
 
 const log = createLogger('ui');
 
@@ -8,7 +9,7 @@ export class ErrorBoundary extends Component<{ children: ReactNode }, { failed: 
   override state = { failed: null as string | null };
 
   static getDerivedStateFromError(error: unknown) {
-    return { failed: error instanceof Error ? error.message : String(error) };
+    return { failed: errorText(error) };
   }
 
   override componentDidCatch(error: unknown, info: ErrorInfo) {

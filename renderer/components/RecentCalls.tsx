@@ -2,7 +2,7 @@ import { useMemo } from 'react';
 import { useController } from '../app/controller-context';
 import { useNow } from '../app/use-now';
 import { formatCallTime, formatTalkTime, peerNumberText } from '../call-display';
-import { historyOutcomeText } from '../messages';
+import { historyOutcomeText } from '../error-texts';
 import { useAppStore } from '../store/store';
 import type { HistoryEntry } from '../../shared/history';
 

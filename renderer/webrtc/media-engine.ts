@@ -17,9 +17,9 @@
 import type { SoftphoneApi } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
-import { err, ok, type Result } from '../../shared/result';
+import { err, ok, type Result, errorText } from '../../shared/result';
 import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate } from '../../shared/sdp';
-import { errorMessage } from '../messages';
+import { errorMessage } from '../error-texts';
 import { watchIceGathering } from './ice-gathering';
 
 const log = createLogger('media');
@@ -90,11 +90,10 @@ export function microphoneErrorText(e: unknown): string {
     case 'AbortError':
       return 'The microphone cannot be opened: another application may be using it.';
     default:
-      return `The microphone is not available (${e instanceof Error ? e.message : String(e)}).`;
+      return `The microphone is not available (${errorText(e)}).`;
   }
 }
 
-const messageOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 class CallMedia {
   pc: RTCPeerConnection | null = null;
@@ -194,7 +193,7 @@ export class MediaEngine {
     session.ready = this.setUpIncoming(session, offerSdp);
     session.ready.catch((e: unknown) => {
       session.setupFailed = true;
-      if (!session.closed) log.warn('could not prepare an incoming call', { localId, problem: messageOf(e) });
+      if (!session.closed) log.warn('could not prepare an incoming call', { localId, problem: errorText(e) });
     });
   }
 
@@ -227,7 +226,7 @@ export class MediaEngine {
     try {
       await pc.setRemoteDescription({ type: 'offer', sdp: held.sdp });
     } catch (e) {
-      throw new MediaSetupError(`The customer's offer could not be used (${messageOf(e)}).`);
+      throw new MediaSetupError(`The customer's offer could not be used (${errorText(e)}).`);
     }
     if (session.closed) return;
     const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: session.offerUdpOnly });
@@ -236,7 +235,7 @@ export class MediaEngine {
       await pc.setLocalDescription(await pc.createAnswer());
     } catch (e) {
       gathering.cancel();
-      throw new MediaSetupError(`No answer could be made to the customer's offer (${messageOf(e)}).`);
+      throw new MediaSetupError(`No answer could be made to the customer's offer (${errorText(e)}).`);
     }
   }
 
@@ -295,7 +294,7 @@ export class MediaEngine {
       // On failure the main process ends the call (local.accept_failed) and pushes it.
       if (!accepted.ok) this.onNotice(localId, errorMessage(accepted.error));
     } catch (e) {
-      const reason = e instanceof MediaSetupError ? e.message : `The call could not be answered (${messageOf(e)}).`;
+      const reason = e instanceof MediaSetupError ? e.message : `The call could not be answered (${errorText(e)}).`;
       log.warn('answer failed', { localId, problem: reason });
       this.onNotice(localId, reason);
       const claim = await claimed;
@@ -312,7 +311,7 @@ export class MediaEngine {
     session.heldCandidates = [];
     for (const c of candidates) {
       pc.addIceCandidate(c).catch((e: unknown) => {
-        log.warn('a candidate in the customer\'s offer was refused', { localId: session.localId, candidate: c.candidate, problem: messageOf(e) });
+        log.warn('a candidate in the customer\'s offer was refused', { localId: session.localId, candidate: c.candidate, problem: errorText(e) });
       });
     }
     const last = candidates[candidates.length - 1];
@@ -343,7 +342,7 @@ export class MediaEngine {
       await session.ready;
     } catch (e) {
       session.setupFailed = true;
-      const reason = e instanceof MediaSetupError ? e.message : `The call could not be set up (${messageOf(e)}).`;
+      const reason = e instanceof MediaSetupError ? e.message : `The call could not be set up (${errorText(e)}).`;
       this.close(localId);
       await this.api.hangUp({ localId });
       return err('media_failed', reason);
@@ -374,7 +373,7 @@ export class MediaEngine {
       await session.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
     } catch (e) {
       if (session.closed) return;
-      const reason = `The customer's answer could not be used (${messageOf(e)}).`;
+      const reason = `The customer's answer could not be used (${errorText(e)}).`;
       this.onNotice(localId, reason);
       this.reportFailed(session, reason);
     }
@@ -407,7 +406,7 @@ export class MediaEngine {
     try {
       session.pc?.close();
     } catch (e) {
-      log.warn('closing a peer connection failed', { localId, problem: messageOf(e) });
+      log.warn('closing a peer connection failed', { localId, problem: errorText(e) });
     }
     session.mic?.getTracks().forEach((t) => t.stop());
     if (session.audio) {
@@ -495,7 +494,7 @@ export class MediaEngine {
     if (audio.srcObject !== stream) audio.srcObject = stream;
     if (!audio.isConnected) this.audioParent().append(audio);
     // During ringing there is no user gesture yet and autoplay may refuse; answer() plays it again.
-    audio.play().catch((e: unknown) => log.debug('remote audio did not start yet', { localId: session.localId, problem: messageOf(e) }));
+    audio.play().catch((e: unknown) => log.debug('remote audio did not start yet', { localId: session.localId, problem: errorText(e) }));
   }
 
   private onConnectionState(session: CallMedia, pc: RTCPeerConnection): void {

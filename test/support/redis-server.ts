@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { Redis } from 'ioredis';
+import { errorText } from '../../shared/result';
 
 export interface RedisHandle {
   url: string;
@@ -52,7 +53,7 @@ export async function startRedis(): Promise<RedisHandle> {
       },
     };
   }
-  throw new Error(`redis-server did not start: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+  throw new Error(`redis-server did not start: ${errorText(lastError)}`);
 }
 
 function freePort(): Promise<number> {

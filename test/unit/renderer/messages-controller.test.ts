@@ -7,7 +7,7 @@ import type { Conversation } from '../../../shared/conversation';
 import { err, ok, type Result } from '../../../shared/result';
 import { permanentLink } from '../../../renderer/bridge/host-link';
 import { SoftphoneController } from '../../../renderer/app/softphone-controller';
-import { messageErrorText } from '../../../renderer/messages';
+import { messageErrorText } from '../../../renderer/error-texts';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import type { MediaEngine } from '../../../renderer/webrtc/media-engine';
 import { T0, active } from './fixtures';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EndReason } from '../../../shared/call-state';
 import { GATEWAY_ERROR_TEXT } from '../../../shared/gateway';
 import type { ErrorCode } from '../../../shared/result';
-import { ERROR_CODES, ERROR_TEXT, endReasonText, errorMessage, failureText, historyOutcomeText, isErrorCode } from '../../../renderer/messages';
+import { ERROR_CODES, ERROR_TEXT, endReasonText, errorMessage, failureText, historyOutcomeText, isErrorCode } from '../../../renderer/error-texts';
 
 // Every code of shared/result.ts ErrorCode, spelled out: if the union grows, this list and
 // ERROR_TEXT must both learn the new code.
