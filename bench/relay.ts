@@ -162,7 +162,7 @@ function waitForOutput(child: ChildProcess, pattern: RegExp, what: string, timeo
 
 async function startRedis(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = startChild('/usr/bin/redis-server', ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], 'redis');
+  const child = startChild(process.env.REDIS_SERVER_BIN ?? 'redis-server', ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'], 'redis');
   await waitForOutput(child, /Ready to accept connections/, 'redis-server', 15_000);
   await new Promise<void>((resolve, reject) => {
     const socket = netConnect(port, HOST, () => {

@@ -3,6 +3,7 @@
 // the moment of delivery — presence, a voice_call head start — is decided per agent session here.
 import { TOMBSTONE_TTL_MS } from '../shared/call-state';
 import type { RelayEvent } from '../shared/events';
+import { decodeVoiceCallPayload } from '../shared/voice-call-payload';
 import type { Audience, Presence, StoredEvent } from './backend/types';
 
 export type RingingAudience = Extract<Audience, { kind: 'ringing' }>;
@@ -19,21 +20,119 @@ export function orderingKeyOf(event: RelayEvent): string {
 
 /**
  * The agent a voice_call button was sent by: its payload comes back as the call's `cta_payload`
- * (protocol.md "voice_call button"). The app writes `{"v":1,"agentId":"…"}`; anything else routes
- * the call normally.
+ * (protocol.md "voice_call button"). Only a payload the app wrote names one
+ * (shared/voice-call-payload.ts); anything else — foreign, unversioned, too long — routes the call
+ * normally.
  */
 export function preferredAgentOf(ctaPayload: string | undefined): string | undefined {
-  // protocol.md caps the payload at 512 characters; a longer one was not written by the app.
-  if (ctaPayload === undefined || ctaPayload.length > 1024) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(ctaPayload);
-  } catch {
-    return undefined;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
-  const agentId = (parsed as Record<string, unknown>).agentId;
-  return typeof agentId === 'string' && agentId !== '' ? agentId : undefined;
+  const decoded = decodeVoiceCallPayload(ctaPayload);
+  return decoded.kind === 'ours' ? decoded.payload.agentId : undefined;
+}
+
+/** What routing needs to know of one agent of the team at this moment. */
+export interface AgentStanding {
+  agentId: string;
+  /** Its reported presence, unless it never reported one or the report expired. */
+  presence: Presence | undefined;
+  /** Whether it has an open event stream on this instance. */
+  connected: boolean;
+}
+
+/** An agent a call can ring now: available, or with an open stream and no reported presence. */
+export function isReachable(agent: AgentStanding): boolean {
+  return agent.presence === 'available' || (agent.presence === undefined && agent.connected);
+}
+
+export interface RingingContext {
+  /** When the relay received the call's webhook: the head start counts from here. */
+  receivedAt: number;
+  /** The voice_call head start; 0 turns head starts off. */
+  releaseMs: number;
+  /** The standing of an agent of the team; undefined for an id the team does not have. */
+  standingOf: (agentId: string) => AgentStanding | undefined;
+}
+
+export interface RoutingDecision {
+  audience: Audience;
+  /** The voice_call agent nobody waits for: not in the team, or it cannot ring now (for the logs). */
+  passedOver?: string;
+}
+
+export interface RingingDecision extends RoutingDecision {
+  audience: RingingAudience;
+}
+
+/**
+ * Who a `call.incoming` rings: every available agent; a call from an agent's voice_call button
+ * rings that agent alone until `receivedAt + releaseMs`, then the others (head-starts.ts). When that
+ * agent is not in the team or cannot ring now, nobody waits for it: everyone rings at once.
+ */
+export function ringingDecision(ctaPayload: string | undefined, context: RingingContext): RingingDecision {
+  const preferred = preferredAgentOf(ctaPayload);
+  if (preferred === undefined || context.releaseMs <= 0) return { audience: { kind: 'ringing' } };
+  const standing = context.standingOf(preferred);
+  if (standing === undefined || !isReachable(standing)) return { audience: { kind: 'ringing' }, passedOver: preferred };
+  return { audience: { kind: 'ringing', preferredAgentId: preferred, releaseAt: context.receivedAt + context.releaseMs } };
+}
+
+/** What this instance knows of the call an event belongs to (nothing, for a message). */
+export interface CallFacts {
+  /** The agent who claimed the call, if anyone did. */
+  owner: string | undefined;
+  /** The audience its `call.incoming` was stored with, when this instance saw it (KnownCalls). */
+  rang: RingingAudience | undefined;
+}
+
+export const NO_CALL_FACTS: CallFacts = { owner: undefined, rang: undefined };
+
+/**
+ * The audience an event is stored with (relay/README.md "Routing and claims"): messages go to
+ * everyone; a claimed call's events to its owner; a `call.incoming` rings (ringingDecision); the
+ * later events of an unclaimed call go to everyone it rang, and those of a call this instance never
+ * saw ring (an outgoing call before its claim) to everyone.
+ */
+export function audienceFor(event: RelayEvent, call: CallFacts, ringing: RingingContext): RoutingDecision {
+  if (!('callId' in event)) return { audience: { kind: 'everyone' } };
+  if (call.owner !== undefined) return { audience: { kind: 'agent', agentId: call.owner } };
+  if (event.type === 'call.incoming') return ringingDecision(event.ctaPayload, ringing);
+  return { audience: call.rang ?? { kind: 'everyone' } };
+}
+
+/**
+ * The audience of the `call.claimed` a won claim stores: everyone the call rang, so that they stop
+ * ringing; a call that rang nobody (the app claims its own outgoing calls) tells only its owner.
+ */
+export function claimedAudienceFor(rang: RingingAudience | undefined, winner: string): Audience {
+  return rang ?? { kind: 'agent', agentId: winner };
+}
+
+/** The answer to a decline (relay/README.md "Declines"). */
+export interface DeclineVerdict {
+  /** Colleagues who may still answer the call: reachable, and they have not declined it too. */
+  othersRinging: number;
+  /** The colleague who claimed it, if one did. */
+  answeredBy?: string;
+}
+
+/**
+ * A decline of a call that was already claimed. A colleague's: nobody else rings and nothing needs
+ * recording (the app must not reject a call that is being answered). The decliner's own claim (it
+ * let go of a call it had won, e.g. a run after a crash ending it): the others stopped ringing on
+ * that claim, so nobody is left and the decliner rejects it. Undefined while nobody claimed it.
+ */
+export function declineOfAnsweredCall(owner: string | undefined, decliner: string): DeclineVerdict | undefined {
+  if (owner === undefined) return undefined;
+  return owner !== decliner ? { othersRinging: 0, answeredBy: owner } : { othersRinging: 0 };
+}
+
+/**
+ * The verdict once the decline is recorded: how many colleagues may still answer. The app rejects
+ * the call at the gateway only when this is 0, so one agent's Decline never takes a call from a team.
+ */
+export function declineVerdict(decliner: string, declined: readonly string[], team: readonly AgentStanding[]): DeclineVerdict {
+  const out = new Set(declined);
+  const othersRinging = team.filter((agent) => agent.agentId !== decliner && !out.has(agent.agentId) && isReachable(agent)).length;
+  return { othersRinging };
 }
 
 /** Where a voice_call's head start stands for the agents who are not the preferred one. */

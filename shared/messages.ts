@@ -9,8 +9,9 @@
 // front of it); they live in MESSAGE_LIMITS so that one table says what is enforced.
 import { z } from 'zod';
 import { DEFAULT_PRODUCT, gatewayNumberSchema } from './gateway';
-import { err, ok, type Result } from './result';
-import { parseWith } from './validation';
+import type { Result } from './result';
+import { httpUrlString, literalNamed, nonEmptyText, parseWith, requiredString, strictObjectNamed, type Shape } from './validation';
+import { encodeVoiceCallPayload, VOICE_CALL_PAYLOAD_MAX_CHARS } from './voice-call-payload';
 
 // ---------------------------------------------------------------------------------------------
 // The media table (gateway-spec.md 2.3)
@@ -119,47 +120,16 @@ export const MESSAGE_LIMITS = {
   voiceCallDisplayText: 20,
   voiceCallTtlMinutesMin: 1,
   voiceCallTtlMinutesMax: 43_200,
-  voiceCallPayload: 512,
+  voiceCallPayload: VOICE_CALL_PAYLOAD_MAX_CHARS,
 } as const;
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks. Every object is strict: a member the gateway does not take is refused by name,
 // so a misspelt "fillename" cannot silently vanish.
 
-const REQUIRED_STRING = 'is required and must be a string';
-
-type Shape = Record<string, z.ZodType>;
-
-/** A strict object whose own problems (missing, not an object, unknown members) read well. */
-function obj<S extends Shape>(shape: S, what: string) {
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code === 'unrecognized_keys') {
-        const keys = issue.keys.map((k) => `"${k}"`).join(', ');
-        return `${what} does not take ${keys}`;
-      }
-      if (issue.code === 'invalid_type') return issue.input === undefined ? `is required (${what})` : `must be an object (${what})`;
-      return undefined;
-    },
-  });
-}
-
-const str = () => z.string({ error: REQUIRED_STRING });
-/** A string with something in it besides spaces, at most `max` characters. */
-const text = (max?: number) => {
-  const base = str().refine((s) => s.trim() !== '', 'must not be empty');
-  return max === undefined ? base : base.refine((s) => s.length <= max, `must be at most ${max} characters`);
-};
-const literal = <T extends string>(value: T, why?: string) => z.literal(value, { error: `must be "${value}"${why ? ` (${why})` : ''}` });
 /** A member that gateway-spec.md allows only elsewhere: refused by name, with the rule. */
 const forbidden = (rule: string) => z.never({ error: rule }).optional();
 
-export function isHttpUrl(value: string): boolean {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.host !== '';
-}
-const httpUrl = () => str().refine(isHttpUrl, 'must be an http:// or https:// address');
 
 /** Exactly one of two members (media id/link, flow_name/flow_id). */
 function exactlyOneOf(a: string, b: string) {
@@ -184,11 +154,9 @@ function uniqueIds<T>(idOf: (item: T) => unknown, pathOf: (index: number) => (st
   };
 }
 
-const mediaId = () => text(); // an uploaded media's identifier
+const mediaId = () => nonEmptyText(); // an uploaded media's identifier
 
-/** Building blocks for the template schemas (shared/templates.ts), so both read alike. */
-export { obj as strictObjectNamed, text as nonEmptyText, httpUrl as httpUrlString, literal as literalNamed };
-const caption = () => text(MESSAGE_LIMITS.caption).optional();
+const caption = () => nonEmptyText(MESSAGE_LIMITS.caption).optional();
 
 // ---------------------------------------------------------------------------------------------
 // Media objects (gateway-spec.md 2.3): exactly one of id and link; caption only for image, video and
@@ -197,20 +165,20 @@ const caption = () => text(MESSAGE_LIMITS.caption).optional();
 const NO_CAPTION = 'is not allowed: only image, video and document take a caption';
 const NO_FILENAME = 'is not allowed: only document takes a filename';
 
-export const imageObjectSchema = obj(
-  { id: mediaId().optional(), link: httpUrl().optional(), caption: caption(), filename: forbidden(NO_FILENAME) },
+export const imageObjectSchema = strictObjectNamed(
+  { id: mediaId().optional(), link: httpUrlString().optional(), caption: caption(), filename: forbidden(NO_FILENAME) },
   'an image',
 ).superRefine(exactlyOneOf('id', 'link'));
-export const videoObjectSchema = obj(
-  { id: mediaId().optional(), link: httpUrl().optional(), caption: caption(), filename: forbidden(NO_FILENAME) },
+export const videoObjectSchema = strictObjectNamed(
+  { id: mediaId().optional(), link: httpUrlString().optional(), caption: caption(), filename: forbidden(NO_FILENAME) },
   'a video',
 ).superRefine(exactlyOneOf('id', 'link'));
-export const audioObjectSchema = obj(
-  { id: mediaId().optional(), link: httpUrl().optional(), caption: forbidden(NO_CAPTION), filename: forbidden(NO_FILENAME) },
+export const audioObjectSchema = strictObjectNamed(
+  { id: mediaId().optional(), link: httpUrlString().optional(), caption: forbidden(NO_CAPTION), filename: forbidden(NO_FILENAME) },
   'an audio',
 ).superRefine(exactlyOneOf('id', 'link'));
-export const documentObjectSchema = obj(
-  { id: mediaId().optional(), link: httpUrl().optional(), caption: caption(), filename: text(MESSAGE_LIMITS.filename).optional() },
+export const documentObjectSchema = strictObjectNamed(
+  { id: mediaId().optional(), link: httpUrlString().optional(), caption: caption(), filename: nonEmptyText(MESSAGE_LIMITS.filename).optional() },
   'a document',
 ).superRefine(exactlyOneOf('id', 'link'));
 
@@ -219,25 +187,25 @@ export type MediaObject = z.infer<typeof documentObjectSchema>;
 // ---------------------------------------------------------------------------------------------
 // Interactive objects (gateway-spec.md 2.4 and the variant table of 4.1)
 
-const bodySchema = obj({ text: text(MESSAGE_LIMITS.interactiveBody) }, 'a body');
+const bodySchema = strictObjectNamed({ text: nonEmptyText(MESSAGE_LIMITS.interactiveBody) }, 'a body');
 // gateway-spec.md 2.4: footer optional "where a variant allows omission"; the Cloud API allows
 // leaving it out in every variant that has one.
-const footerSchema = obj({ text: text(MESSAGE_LIMITS.footerText) }, 'a footer');
-const textHeader = (why: string) => obj({ type: literal('text', why), text: text(MESSAGE_LIMITS.headerText) }, 'a text header');
+const footerSchema = strictObjectNamed({ text: nonEmptyText(MESSAGE_LIMITS.footerText) }, 'a footer');
+const textHeader = (why: string) => strictObjectNamed({ type: literalNamed('text', why), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, 'a text header');
 
 const HEADER_KINDS = 'a header is exactly one of document, image, text, video';
 /** cta_url headers carry media by link only (gateway-spec.md 4.1). */
-const linkOnly = (what: string) => obj({ link: httpUrl() }, what);
+const linkOnly = (what: string) => strictObjectNamed({ link: httpUrlString() }, what);
 /** Reply-button headers may use an uploaded media id as well. */
-const idOrLink = (what: string) => obj({ id: mediaId().optional(), link: httpUrl().optional() }, what).superRefine(exactlyOneOf('id', 'link'));
+const idOrLink = (what: string) => strictObjectNamed({ id: mediaId().optional(), link: httpUrlString().optional() }, what).superRefine(exactlyOneOf('id', 'link'));
 
 const ctaUrlHeaderSchema = z.discriminatedUnion(
   'type',
   [
-    obj({ type: literal('document'), document: linkOnly('a document header') }, `a document header (${HEADER_KINDS})`),
-    obj({ type: literal('image'), image: linkOnly('an image header') }, `an image header (${HEADER_KINDS})`),
-    obj({ type: literal('text'), text: text(MESSAGE_LIMITS.headerText) }, `a text header (${HEADER_KINDS})`),
-    obj({ type: literal('video'), video: linkOnly('a video header') }, `a video header (${HEADER_KINDS})`),
+    strictObjectNamed({ type: literalNamed('document'), document: linkOnly('a document header') }, `a document header (${HEADER_KINDS})`),
+    strictObjectNamed({ type: literalNamed('image'), image: linkOnly('an image header') }, `an image header (${HEADER_KINDS})`),
+    strictObjectNamed({ type: literalNamed('text'), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, `a text header (${HEADER_KINDS})`),
+    strictObjectNamed({ type: literalNamed('video'), video: linkOnly('a video header') }, `a video header (${HEADER_KINDS})`),
   ],
   { error: 'must be one of document, image, text, video' },
 );
@@ -245,29 +213,29 @@ const ctaUrlHeaderSchema = z.discriminatedUnion(
 const buttonHeaderSchema = z.discriminatedUnion(
   'type',
   [
-    obj({ type: literal('document'), document: idOrLink('a document header') }, `a document header (${HEADER_KINDS})`),
-    obj({ type: literal('image'), image: idOrLink('an image header') }, `an image header (${HEADER_KINDS})`),
-    obj({ type: literal('text'), text: text(MESSAGE_LIMITS.headerText) }, `a text header (${HEADER_KINDS})`),
-    obj({ type: literal('video'), video: idOrLink('a video header') }, `a video header (${HEADER_KINDS})`),
+    strictObjectNamed({ type: literalNamed('document'), document: idOrLink('a document header') }, `a document header (${HEADER_KINDS})`),
+    strictObjectNamed({ type: literalNamed('image'), image: idOrLink('an image header') }, `an image header (${HEADER_KINDS})`),
+    strictObjectNamed({ type: literalNamed('text'), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, `a text header (${HEADER_KINDS})`),
+    strictObjectNamed({ type: literalNamed('video'), video: idOrLink('a video header') }, `a video header (${HEADER_KINDS})`),
   ],
   { error: 'must be one of document, image, text, video' },
 );
 
-const replyButtonSchema = obj(
+const replyButtonSchema = strictObjectNamed(
   {
-    type: literal('reply', 'reply buttons are the only kind'),
-    reply: obj({ id: text(MESSAGE_LIMITS.replyButtonId), title: text(MESSAGE_LIMITS.replyButtonTitle) }, 'a reply'),
+    type: literalNamed('reply', 'reply buttons are the only kind'),
+    reply: strictObjectNamed({ id: nonEmptyText(MESSAGE_LIMITS.replyButtonId), title: nonEmptyText(MESSAGE_LIMITS.replyButtonTitle) }, 'a reply'),
   },
   'a reply button',
 );
 
-export const buttonInteractiveSchema = obj(
+export const buttonInteractiveSchema = strictObjectNamed(
   {
-    type: literal('button'),
+    type: literalNamed('button'),
     header: buttonHeaderSchema.optional(),
     body: bodySchema,
     footer: footerSchema.optional(),
-    action: obj(
+    action: strictObjectNamed(
       {
         buttons: z
           .array(replyButtonSchema, { error: 'is required and must be a list of reply buttons' })
@@ -281,32 +249,32 @@ export const buttonInteractiveSchema = obj(
   'a button message',
 );
 
-const listRowSchema = obj(
+const listRowSchema = strictObjectNamed(
   {
-    id: text(MESSAGE_LIMITS.rowId),
-    title: text(MESSAGE_LIMITS.rowTitle),
+    id: nonEmptyText(MESSAGE_LIMITS.rowId),
+    title: nonEmptyText(MESSAGE_LIMITS.rowTitle),
     // The Cloud API lets a row leave its description out; when present it is a string.
-    description: str().max(MESSAGE_LIMITS.rowDescription, `must be at most ${MESSAGE_LIMITS.rowDescription} characters`).optional(),
+    description: requiredString().max(MESSAGE_LIMITS.rowDescription, `must be at most ${MESSAGE_LIMITS.rowDescription} characters`).optional(),
   },
   'a row',
 );
-const listSectionSchema = obj(
+const listSectionSchema = strictObjectNamed(
   {
-    title: text(MESSAGE_LIMITS.sectionTitle),
+    title: nonEmptyText(MESSAGE_LIMITS.sectionTitle),
     rows: z.array(listRowSchema, { error: 'is required and must be a list of rows' }).min(1, 'must have at least one row'),
   },
   'a section',
 );
 
-export const listInteractiveSchema = obj(
+export const listInteractiveSchema = strictObjectNamed(
   {
-    type: literal('list'),
+    type: literalNamed('list'),
     header: textHeader('a list header is text only').optional(),
     body: bodySchema,
     footer: footerSchema.optional(),
-    action: obj(
+    action: strictObjectNamed(
       {
-        button: text(MESSAGE_LIMITS.listButton),
+        button: nonEmptyText(MESSAGE_LIMITS.listButton),
         sections: z
           .array(listSectionSchema, { error: 'is required and must be a list of sections' })
           .min(1, 'must have at least one section')
@@ -325,16 +293,16 @@ export const listInteractiveSchema = obj(
   'a list message',
 );
 
-export const ctaUrlInteractiveSchema = obj(
+export const ctaUrlInteractiveSchema = strictObjectNamed(
   {
-    type: literal('cta_url'),
+    type: literalNamed('cta_url'),
     header: ctaUrlHeaderSchema.optional(),
     body: bodySchema,
     footer: footerSchema.optional(),
-    action: obj(
+    action: strictObjectNamed(
       {
-        name: literal('cta_url'),
-        parameters: obj({ display_text: text(MESSAGE_LIMITS.ctaDisplayText), url: httpUrl() }, 'cta_url parameters'),
+        name: literalNamed('cta_url'),
+        parameters: strictObjectNamed({ display_text: nonEmptyText(MESSAGE_LIMITS.ctaDisplayText), url: httpUrlString() }, 'cta_url parameters'),
       },
       'a cta_url action',
     ),
@@ -342,26 +310,26 @@ export const ctaUrlInteractiveSchema = obj(
   'a cta_url message',
 );
 
-export const flowInteractiveSchema = obj(
+export const flowInteractiveSchema = strictObjectNamed(
   {
-    type: literal('flow'),
+    type: literalNamed('flow'),
     header: textHeader('a flow header is text only').optional(),
     body: bodySchema,
     footer: footerSchema.optional(),
-    action: obj(
+    action: strictObjectNamed(
       {
-        name: literal('flow'),
-        parameters: obj(
+        name: literalNamed('flow'),
+        parameters: strictObjectNamed(
           {
             flow_message_version: z.string({ error: 'is required and must be a string such as "3"' }).regex(/^\d+(\.\d+)?$/, 'must be a version such as "3"'),
-            flow_name: text().optional(),
-            flow_id: text().optional(),
-            flow_cta: text(MESSAGE_LIMITS.flowCta),
+            flow_name: nonEmptyText().optional(),
+            flow_id: nonEmptyText().optional(),
+            flow_cta: nonEmptyText(MESSAGE_LIMITS.flowCta),
             // Optional members of the Cloud API's flow message, accepted when a composer sets them.
-            flow_token: text().optional(),
+            flow_token: nonEmptyText().optional(),
             mode: z.enum(['draft', 'published'], { error: 'must be "draft" or "published"' }).optional(),
             flow_action: z.enum(['navigate', 'data_exchange'], { error: 'must be "navigate" or "data_exchange"' }).optional(),
-            flow_action_payload: obj({ screen: text(), data: z.record(z.string(), z.unknown()).optional() }, 'a flow action payload').optional(),
+            flow_action_payload: strictObjectNamed({ screen: nonEmptyText(), data: z.record(z.string(), z.unknown()).optional() }, 'a flow action payload').optional(),
           },
           'flow parameters',
         ).superRefine(exactlyOneOf('flow_name', 'flow_id')),
@@ -372,14 +340,14 @@ export const flowInteractiveSchema = obj(
   'a flow message',
 );
 
-export const addressInteractiveSchema = obj(
+export const addressInteractiveSchema = strictObjectNamed(
   {
-    type: literal('address_message'),
+    type: literalNamed('address_message'),
     body: bodySchema,
-    action: obj(
+    action: strictObjectNamed(
       {
-        name: literal('address_message'),
-        parameters: obj({ country: str().regex(/^[A-Z]{2}$/, 'must be a two-letter country code in capitals, e.g. "IN"') }, 'address_message parameters'),
+        name: literalNamed('address_message'),
+        parameters: strictObjectNamed({ country: requiredString().regex(/^[A-Z]{2}$/, 'must be a two-letter country code in capitals, e.g. "IN"') }, 'address_message parameters'),
       },
       'an address_message action',
     ),
@@ -387,22 +355,22 @@ export const addressInteractiveSchema = obj(
   'an address_message message',
 );
 
-export const voiceCallInteractiveSchema = obj(
+export const voiceCallInteractiveSchema = strictObjectNamed(
   {
-    type: literal('voice_call'),
+    type: literalNamed('voice_call'),
     body: bodySchema,
-    action: obj(
+    action: strictObjectNamed(
       {
-        name: literal('voice_call'),
-        parameters: obj(
+        name: literalNamed('voice_call'),
+        parameters: strictObjectNamed(
           {
-            display_text: text(MESSAGE_LIMITS.voiceCallDisplayText),
+            display_text: nonEmptyText(MESSAGE_LIMITS.voiceCallDisplayText),
             ttl_minutes: z
               .number({ error: 'is required and must be a number of minutes' })
               .int('must be a whole number of minutes')
               .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, `must be at least ${MESSAGE_LIMITS.voiceCallTtlMinutesMin} minute`)
               .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, `must be at most ${MESSAGE_LIMITS.voiceCallTtlMinutesMax} minutes (30 days)`),
-            payload: str().max(MESSAGE_LIMITS.voiceCallPayload, `must be at most ${MESSAGE_LIMITS.voiceCallPayload} characters`),
+            payload: requiredString().max(MESSAGE_LIMITS.voiceCallPayload, `must be at most ${MESSAGE_LIMITS.voiceCallPayload} characters`),
           },
           'voice_call parameters',
         ),
@@ -414,11 +382,11 @@ export const voiceCallInteractiveSchema = obj(
 );
 
 /** protocol.md: the free-form call-permission request (needs the 24-hour window, like all free-form). */
-export const callPermissionRequestInteractiveSchema = obj(
+export const callPermissionRequestInteractiveSchema = strictObjectNamed(
   {
-    type: literal('call_permission_request'),
+    type: literalNamed('call_permission_request'),
     body: bodySchema,
-    action: obj({ name: literal('call_permission_request') }, 'a call_permission_request action'),
+    action: strictObjectNamed({ name: literalNamed('call_permission_request') }, 'a call_permission_request action'),
   },
   'a call_permission_request message',
 );
@@ -451,7 +419,7 @@ export type FreeFormType = (typeof FREE_FORM_TYPES)[number];
 export function envelopeShape(product: string) {
   return {
     messaging_product: z.literal(product, { error: `must be "${product}"` }),
-    recipient_type: literal('individual'),
+    recipient_type: literalNamed('individual'),
     to: gatewayNumberSchema,
   };
 }
@@ -459,11 +427,11 @@ export function envelopeShape(product: string) {
 function buildFreeFormSchema(product: string) {
   const envelope = envelopeShape(product);
   const message = <T extends FreeFormType, S extends Shape>(type: T, member: S) =>
-    obj({ ...envelope, type: literal(type), ...member }, `a ${type} message`);
+    strictObjectNamed({ ...envelope, type: literalNamed(type), ...member }, `a ${type} message`);
   return z.discriminatedUnion(
     'type',
     [
-      message('text', { text: obj({ body: text(MESSAGE_LIMITS.textBody), preview_url: z.boolean({ error: 'must be true or false' }).optional() }, 'a text') }),
+      message('text', { text: strictObjectNamed({ body: nonEmptyText(MESSAGE_LIMITS.textBody), preview_url: z.boolean({ error: 'must be true or false' }).optional() }, 'a text') }),
       message('image', { image: imageObjectSchema }),
       message('audio', { audio: audioObjectSchema }),
       message('video', { video: videoObjectSchema }),
@@ -504,39 +472,7 @@ export function buildFreeFormMessage(product: string, to: string, content: Messa
 }
 
 // ---------------------------------------------------------------------------------------------
-// The voice_call button's payload (protocol.md: it comes back as the call's cta_payload)
-
-export interface VoiceCallPayload {
-  v: 1;
-  /** The agent who sent the button: the relay routes the resulting call to this agent. */
-  agentId: string;
-  /** The customer's number, gateway digits. */
-  contact: string;
-}
-
-/** `{"v":1,"agentId":…,"contact":…}`, at most 512 characters. */
-export function buildVoiceCallPayload({ agentId, contact }: { agentId: string; contact: string }): Result<string> {
-  const field = 'interactive.action.parameters.payload';
-  if (agentId.trim() === '') return err('invalid_input', `${field}: the agent id must not be empty`, { field });
-  const payload = JSON.stringify({ v: 1, agentId, contact } satisfies VoiceCallPayload);
-  if (payload.length > MESSAGE_LIMITS.voiceCallPayload) {
-    return err('invalid_input', `${field}: must be at most ${MESSAGE_LIMITS.voiceCallPayload} characters (the agent id or contact is too long)`, { field });
-  }
-  return ok(payload);
-}
-
-const voiceCallPayloadSchema = z.object({ v: z.literal(1), agentId: z.string().min(1), contact: z.string() });
-
-/** The payload of a button this app sent, or undefined for anything else. Never throws. */
-export function parseVoiceCallPayload(ctaPayload: string | undefined): VoiceCallPayload | undefined {
-  if (ctaPayload === undefined || ctaPayload.length > MESSAGE_LIMITS.voiceCallPayload) return undefined;
-  try {
-    const parsed = voiceCallPayloadSchema.safeParse(JSON.parse(ctaPayload));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
+// The voice_call button (its payload: voice-call-payload.ts)
 
 export interface VoiceCallButtonInput {
   product: string;
@@ -551,7 +487,7 @@ export const VOICE_CALL_BUTTON_DEFAULTS = { bodyText: 'Tap the button to call us
 
 /** The one-click "Send call button": a voice_call message whose payload routes the call to this agent. */
 export function buildVoiceCallButtonMessage(input: VoiceCallButtonInput): Result<FreeFormMessage> {
-  const payload = buildVoiceCallPayload({ agentId: input.agentId, contact: input.to });
+  const payload = encodeVoiceCallPayload({ agentId: input.agentId, contact: input.to });
   if (!payload.ok) return payload;
   return buildFreeFormMessage(input.product, input.to, {
     type: 'interactive',

@@ -8,10 +8,10 @@
 // schema the gateway client and the sandbox use (fillTemplate → templateMessageSchema).
 import { z } from 'zod';
 import { DEFAULT_PRODUCT } from './gateway';
-import { envelopeShape, httpUrlString, literalNamed, nonEmptyText, strictObjectNamed } from './messages';
+import { envelopeShape } from './messages';
 import { normalisePhoneNumber } from './phone';
 import { err, ok, type Result, errorText } from './result';
-import { fieldPath, parseWith } from './validation';
+import { fieldPath, httpUrlString, isRecord, literalNamed, nonEmptyString, nonEmptyText, parseWith, requiredString, strictObjectNamed } from './validation';
 
 // ---------------------------------------------------------------------------------------------
 // The template object (gateway-spec.md 2.5a)
@@ -50,7 +50,7 @@ const PARAMETER_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
       currency: strictObjectNamed(
         {
           fallback_value: filledText(),
-          code: z.string({ error: 'is required and must be a string' }).regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as "EUR"'),
+          code: requiredString().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as "EUR"'),
           amount_1000: z.number({ error: 'is required and must be a number' }).int('must be a whole number (the amount times 1000)'),
         },
         'a currency',
@@ -82,7 +82,7 @@ function checkWith(schema: z.ZodType, value: unknown, ctx: z.RefinementCtx): voi
  * (location, action, …) pass with their type named, as the gateway is the judge of those.
  */
 const parameterSchema = z
-  .looseObject({ type: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty') }, { error: 'must be an object' })
+  .looseObject({ type: nonEmptyString() }, { error: 'must be an object' })
   .superRefine((p, ctx) => {
     const known = PARAMETER_SCHEMAS[p.type];
     if (known) checkWith(known, p, ctx);
@@ -109,7 +109,7 @@ const COMPONENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
 };
 
 const componentSchema = z
-  .looseObject({ type: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty'), parameters: parameters.optional() }, { error: 'must be an object' })
+  .looseObject({ type: nonEmptyString(), parameters: parameters.optional() }, { error: 'must be an object' })
   .superRefine((c, ctx) => {
     const known = COMPONENT_SCHEMAS[c.type];
     if (known) checkWith(known, c, ctx);
@@ -118,10 +118,10 @@ export type TemplateComponent = z.infer<typeof componentSchema>;
 
 export const templateObjectSchema = strictObjectNamed(
   {
-    name: z.string({ error: 'is required and must be a string' }).regex(TEMPLATE_NAME, 'must be a template name: lower-case letters, digits and underscores'),
+    name: requiredString().regex(TEMPLATE_NAME, 'must be a template name: lower-case letters, digits and underscores'),
     language: strictObjectNamed(
       {
-        code: z.string({ error: 'is required and must be a string' }).regex(LANGUAGE_CODE, 'must be a language code such as "en" or "en_US"'),
+        code: requiredString().regex(LANGUAGE_CODE, 'must be a language code such as "en" or "en_US"'),
         policy: literalNamed('deterministic').optional(),
       },
       'a language',
@@ -185,7 +185,7 @@ export interface TemplateDraft {
 }
 
 /** What the draft stage needs: the shape, with placeholders allowed where values go. */
-const draftParameterSchema = z.looseObject({ type: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty') }, { error: 'must be an object' });
+const draftParameterSchema = z.looseObject({ type: nonEmptyString() }, { error: 'must be an object' });
 const draftSchema = z.looseObject(
   {
     name: z.string({ error: 'is required: the template\u2019s name' }).regex(TEMPLATE_NAME, 'must be a template name: lower-case letters, digits and underscores'),
@@ -196,7 +196,7 @@ const draftSchema = z.looseObject(
     components: z
       .array(
         z.looseObject(
-          { type: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty'), parameters: z.array(draftParameterSchema, { error: 'must be a list of parameters' }).optional() },
+          { type: nonEmptyString(), parameters: z.array(draftParameterSchema, { error: 'must be a list of parameters' }).optional() },
           { error: 'must be an object' },
         ),
         { error: 'must be a list of components' },
@@ -234,7 +234,7 @@ export function parseTemplatePayload(pasted: string): Result<TemplateDraft> {
   const draft = draftSchema.safeParse(templateValue);
   if (!draft.success) {
     const issue = draft.error.issues[0]!;
-    const path = joinPath(prefix, fieldPath(issue.path));
+    const path = fieldPath(issue.path, prefix);
     return err('invalid_input', `${path}: ${issue.message}`, { field: path });
   }
 
@@ -447,10 +447,4 @@ function setAt(target: unknown, path: (string | number)[], value: string): void 
   });
 }
 
-const joinPath = (prefix: string, sub: string) => (prefix === '' ? sub : sub === '(root)' ? prefix : `${prefix}${sub.startsWith('[') ? '' : '.'}${sub}`);
-
 const structuredCloneJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

@@ -8,7 +8,7 @@
 // on its own, so one malformed item never costs the others in the same webhook.
 import { z } from 'zod';
 import { relayEventSchema, type CallErrorInfo, type RelayEvent } from './events';
-import { fieldPath } from './validation';
+import { fieldPath, isRecord, trimmedString } from './validation';
 import { errorText } from './result';
 
 // ---------------------------------------------------------------------------------------------
@@ -22,6 +22,7 @@ export interface WebhookContact {
   wa_id?: string;
   /** Business-scoped user id, in payloads that omit the phone number. */
   user_id?: string;
+  parent_user_id?: string;
   profile?: { name?: string };
 }
 
@@ -45,6 +46,7 @@ interface CallItemCommon {
   /** Newer payloads may carry only this, without `from` (protocol.md). */
   from_user_id?: string;
   to?: string;
+  to_user_id?: string;
   timestamp: UnixSecondsString;
   direction?: 'USER_INITIATED' | 'BUSINESS_INITIATED';
   /** From a voice_call button's `payload`. */
@@ -52,12 +54,18 @@ interface CallItemCommon {
   deeplink_payload?: string;
 }
 
-/** A connect: a customer's incoming call (offer), or the answer to a business-initiated call. */
+/**
+ * A connect: a customer's incoming call (offer), or the answer to a business-initiated call. Live
+ * incoming connects may come without `direction`: the offer says it (protocol.md "What real
+ * payloads show").
+ */
 export interface CallConnectItem extends CallItemCommon {
   event: 'connect';
-  direction: 'USER_INITIATED' | 'BUSINESS_INITIATED';
   session?: CallSession;
-  /** Older payloads carry the SDP here as well (protocol.md). */
+  /**
+   * Older payloads carry the SDP here as well (protocol.md): a JSON string
+   * `{"sdp":"v=0\r\n…","type":"answer"}`, read also when it is the SDP itself.
+   */
   connection?: { webrtc?: { sdp?: string } };
 }
 
@@ -82,6 +90,8 @@ export interface CallStatusItem {
   status: 'RINGING' | 'ACCEPTED' | 'REJECTED';
   timestamp: UnixSecondsString;
   recipient_id?: string;
+  recipient_user_id?: string;
+  recipient_parent_user_id?: string;
 }
 
 /** Delivery status of a message the business sent: one `value.statuses[]` item. */
@@ -91,6 +101,7 @@ export interface MessageStatusItem {
   status: 'sent' | 'delivered' | 'read' | 'failed';
   timestamp: UnixSecondsString;
   recipient_id?: string;
+  parent_recipient_user_id?: string;
   errors?: WebhookError[];
 }
 
@@ -99,8 +110,10 @@ export type StatusWebhookItem = CallStatusItem | MessageStatusItem;
 export interface CallPermissionReply {
   response: 'accept' | 'reject';
   is_permanent?: boolean;
-  /** Unix seconds (a number or a numeric string). */
+  /** Unix seconds (a number or a numeric string); permanent grants have none. */
   expiration_timestamp?: number | UnixSecondsString;
+  /** "automatic" when the service revoked the permission itself (after unanswered business calls). */
+  response_source?: string;
 }
 
 /** One `value.messages[]` item: a message from the user. Other members vary with `type`. */
@@ -123,6 +136,8 @@ export interface WebhookValue {
   calls?: CallWebhookItem[];
   statuses?: StatusWebhookItem[];
   messages?: InboundMessageItem[];
+  /** A failed terminate's errors may sit here instead of (or as well as) in its item (protocol.md). */
+  errors?: WebhookError[];
 }
 
 export interface WebhookChange {
@@ -174,7 +189,7 @@ const looseInt = z.unknown().optional().transform((v): number | undefined => {
 });
 const looseUpper = z.unknown().optional().transform((v) => (typeof v === 'string' ? v.trim().toUpperCase() : undefined));
 const looseLower = z.unknown().optional().transform((v) => (typeof v === 'string' ? v.trim().toLowerCase() : undefined));
-const id = z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty');
+const id = trimmedString();
 
 const errorItemSchema = z.object({
   code: z.union([z.number().int(), z.string().regex(/^-?\d+$/).transform(Number)]),
@@ -197,6 +212,25 @@ const errorsList = z.unknown().optional().transform((v): CallErrorInfo[] | undef
 
 const sdpText = z.unknown().optional().transform((v) => (typeof v === 'string' && v.trim() !== '' ? v : undefined));
 
+/**
+ * protocol.md "What real payloads show": the legacy `connection.webrtc.sdp` is not an SDP but a JSON
+ * string `{"sdp":"v=0\r\n…","type":"answer"}`. Text that is not JSON is an SDP given there directly
+ * and is taken as it is; JSON that holds no SDP is nothing (the connect then needs `session.sdp`).
+ */
+function legacySdp(v: unknown): { sdp: string; sdpType?: string } | undefined {
+  const text = sdpText.parse(v);
+  if (text === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { sdp: text };
+  }
+  if (!isRecord(json)) return undefined;
+  const sdp = sdpText.parse(json.sdp);
+  return sdp === undefined ? undefined : { sdp, sdpType: looseLower.parse(json.type) };
+}
+
 const callItemSchema = z.object({
   id,
   event: looseLower,
@@ -206,7 +240,7 @@ const callItemSchema = z.object({
   to: looseString,
   direction: looseUpper,
   session: z.unknown().optional().transform((v) => (isRecord(v) ? { sdpType: looseLower.parse(v.sdp_type), sdp: sdpText.parse(v.sdp) } : undefined)),
-  connection: z.unknown().optional().transform((v) => (isRecord(v) && isRecord(v.webrtc) ? sdpText.parse(v.webrtc.sdp) : undefined)),
+  connection: z.unknown().optional().transform((v) => (isRecord(v) && isRecord(v.webrtc) ? legacySdp(v.webrtc.sdp) : undefined)),
   cta_payload: looseString,
   deeplink_payload: looseString,
   status: looseUpper,
@@ -219,7 +253,7 @@ const callItemSchema = z.object({
 const statusItemSchema = z.object({
   id,
   type: looseLower,
-  status: z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty'),
+  status: trimmedString(),
   timestamp: unixSecondsToMs,
   recipient_id: looseString,
   errors: errorsList,
@@ -311,6 +345,8 @@ function valuesOf(body: unknown): { value: Record<string, unknown>; path: string
 function normaliseValue(value: Record<string, unknown>, path: string, out: NormalisedWebhook): void {
   const at = (member: string, i: number) => `${path ? `${path}.` : ''}${member}[${i}]`;
   const names = contactNames(value.contacts);
+  // protocol.md "What real payloads show": a failed terminate's errors may be in the item, here, or both.
+  const valueErrors = errorsList.parse(value.errors);
   const nameOf = (from?: string, userId?: string) => (from && names.byWaId.get(from)) ?? (userId && names.byUserId.get(userId)) ?? undefined;
 
   eachItem(value.calls, (raw, i) => {
@@ -320,8 +356,9 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
     const item = parsed.data;
     const from = item.from?.replace(/^\+/, '');
     if (item.event === 'connect') {
-      const sdp = item.session?.sdp ?? item.connection;
-      const sdpType = item.session?.sdpType;
+      // Both carry the same SDP when both are present (protocol.md); the session's is the current shape.
+      const sdp = item.session?.sdp ?? item.connection?.sdp;
+      const sdpType = item.session?.sdpType ?? item.connection?.sdpType;
       const kind =
         item.direction === 'USER_INITIATED' ? 'incoming' : item.direction === 'BUSINESS_INITIATED' ? 'answered' : sdpType === 'offer' ? 'incoming' : sdpType === 'answer' ? 'answered' : undefined;
       if (!kind) return out.skipped.push({ path: `${where}.direction`, reason: 'a connect must say USER_INITIATED or BUSINESS_INITIATED' });
@@ -351,7 +388,8 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
       // A terminate must never be lost over a missing detail: it is what ends a ringing call.
       const timestamp = item.timestamp ?? item.end_time;
       if (timestamp === undefined) return out.skipped.push({ path: `${where}.timestamp`, reason: 'must be unix seconds (a numeric string)' });
-      const status = item.status === 'COMPLETED' || item.status === 'FAILED' ? item.status : item.errors ? 'FAILED' : 'COMPLETED';
+      const errors = sameErrorsOnce([...(item.errors ?? []), ...(item.status === 'COMPLETED' ? [] : (valueErrors ?? []))]);
+      const status = item.status === 'COMPLETED' || item.status === 'FAILED' ? item.status : errors ? 'FAILED' : 'COMPLETED';
       return emit(out, where, {
         type: 'call.terminated',
         callId: item.id,
@@ -360,7 +398,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
         startTime: item.start_time,
         endTime: item.end_time,
         durationSec: item.duration,
-        errors: item.errors,
+        errors,
       });
     }
     // Other call events (e.g. ones this version does not know yet) are ignored (protocol.md).
@@ -436,6 +474,18 @@ function contactNames(contacts: unknown): { byWaId: Map<string, string>; byUserI
   return { byWaId, byUserId };
 }
 
+/** The errors in order, each once (the same error in the item and in the value is one error); undefined for none. */
+function sameErrorsOnce(errors: CallErrorInfo[]): CallErrorInfo[] | undefined {
+  const seen = new Set<string>();
+  const once = errors.filter((e) => {
+    const key = JSON.stringify([e.code, e.message, e.details]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return once.length > 0 ? once : undefined;
+}
+
 function eachItem(list: unknown, visit: (item: unknown, index: number) => unknown): void {
   if (!Array.isArray(list)) return;
   list.forEach((item, i) => void visit(item, i));
@@ -450,15 +500,10 @@ function emit(out: NormalisedWebhook, where: string, candidate: RelayEvent): voi
 
 function skip(out: NormalisedWebhook, where: string, error: z.ZodError): void {
   const issue = error.issues[0];
-  const sub = issue ? fieldPath(issue.path) : '(root)';
-  out.skipped.push({ path: sub === '(root)' ? where || '(root)' : `${where}${sub.startsWith('[') ? '' : '.'}${sub}`, reason: issue?.message ?? 'invalid' });
+  out.skipped.push({ path: fieldPath(issue?.path ?? [], where), reason: issue?.message ?? 'invalid' });
 }
 
 /** Drops members whose value is undefined, so events serialise the same way they compare. */
 function compact<T extends object>(o: T): T {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createLogger, type Logger } from '../../shared/log';
+import { unixMs } from '../../shared/validation';
 import { CoalescingWriter, CONTACT_KEY, loadContactFile, writeJsonFileAtomic } from './json-file';
 
 /** gateway-spec.md 3.1 and 8. */
@@ -42,8 +43,7 @@ interface ContactRecord {
   closedAt?: number;
 }
 
-const time = z.number().finite().nonnegative();
-const recordSchema = z.object({ lastInboundAt: time.optional(), closedAt: time.optional() });
+const recordSchema = z.object({ lastInboundAt: unixMs.optional(), closedAt: unixMs.optional() });
 
 export class ConversationWindows {
   private readonly contacts = new Map<string, ContactRecord>();

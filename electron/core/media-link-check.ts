@@ -13,8 +13,9 @@
 //   is asked again with GET and `Range: bytes=0-0`; the body is never read.
 // - Redirects are followed by hand (at most 5), so a loop is named as one.
 import { fetch as undiciFetch } from 'undici';
-import { formatBytes, isHttpUrl, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from '../../shared/messages';
+import { formatBytes, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from '../../shared/messages';
 import { err, ok, type Result, errorText } from '../../shared/result';
+import { isHttpUrl } from '../../shared/validation';
 
 export interface MediaLinkInfo {
   /** The server's Content-Type without parameters, lower case. */

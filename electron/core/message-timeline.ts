@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { CONVERSATION_MESSAGE_LIMIT, isLaterStatus, type DeliveryStatus, type MessageFailure, type TimelineMessage } from '../../shared/conversation';
 import { createLogger, type Logger } from '../../shared/log';
+import { unixMs } from '../../shared/validation';
 import { CoalescingWriter, CONTACT_KEY, loadContactFile, writeJsonFileAtomic } from './json-file';
 
 const TIMELINE_FILE = 'message-timeline.json';
@@ -55,16 +56,15 @@ interface ContactRecord {
 }
 
 const statusSchema = z.enum(['accepted', 'sent', 'delivered', 'read', 'failed']);
-const time = z.number().finite().nonnegative();
 const messageSchema = z.object({
   id: z.string().min(1).max(512),
   direction: z.enum(['outbound', 'inbound']),
   kind: z.string().max(64),
   interactiveType: z.string().max(64).optional(),
   summary: z.string().max(8192),
-  at: time,
+  at: unixMs,
   status: statusSchema.optional(),
-  statusAt: time.optional(),
+  statusAt: unixMs.optional(),
   failure: z.object({ code: z.number().optional(), message: z.string().max(2048) }).optional(),
 });
 const contactSchema = z.object({ name: z.string().max(256).optional(), messages: z.array(z.unknown()) });

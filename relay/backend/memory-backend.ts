@@ -5,7 +5,7 @@ import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
 import type { RelayEvent } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
-import type { AppendInput, AppendOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+import type { AppendInput, AppendOutcome, BackendStats, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
 
 export interface MemoryBackendOptions {
   /** How long stored events stay available for replay. */
@@ -77,6 +77,15 @@ export class MemoryBackend implements RelayBackend {
   /** Number of events retained for replay. */
   get size(): number {
     return this.events.length;
+  }
+
+  stats(): BackendStats {
+    return { retainedEvents: this.events.length };
+  }
+
+  /** Listeners are called inside `append`: whatever it stored has reached them once it resolved. */
+  flush(): Promise<void> {
+    return Promise.resolve();
   }
 
   append(input: AppendInput): Promise<AppendOutcome> {

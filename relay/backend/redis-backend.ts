@@ -18,7 +18,7 @@ import { relayEventSchema } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
 import { parseWith } from '../../shared/validation';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
-import type { AppendInput, AppendOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+import type { AppendInput, AppendOutcome, BackendStats, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
 import { errorText } from '../../shared/result';
 
 export interface RedisBackendOptions {
@@ -159,8 +159,14 @@ function describeTarget(url: string): string {
  */
 export class RedisBackend implements RelayBackend {
   readonly kind = 'redis' as const;
+  /** Stream ids are the same on every instance: no epoch of their own. */
+  readonly epoch = undefined;
 
   private listeners: ReadonlyArray<(event: StoredEvent) => void> = [];
+  /** The largest id this instance appended: `flush` waits for the reader to pass it. */
+  private lastAppendedId: [bigint, bigint] | undefined;
+  /** `flush` calls waiting for the reader, each with the id it must pass. */
+  private flushes: Array<{ until: [bigint, bigint]; resolve: () => void }> = [];
   private mirror = new Map<string, PresenceEntry>();
   /** Presence updates seen while the mirror is being reloaded, re-applied on top of the reload. */
   private presenceDuringReload: PresenceUpdate[] | undefined;
@@ -280,7 +286,20 @@ export class RedisBackend implements RelayBackend {
     const [status, id] = reply as unknown[];
     if (status === 'tombstoned' || status === 'duplicate') return { stored: false, reason: status };
     if (status !== 'stored' || typeof id !== 'string') throw new Error('Unexpected reply from the append script');
+    const appended = parseStreamId(id);
+    if (appended && (this.lastAppendedId === undefined || compareStreamIds(appended, this.lastAppendedId) > 0)) this.lastAppendedId = appended;
     return { stored: true, event: { cursor: id, receivedAt: input.receivedAt, event, audience: input.audience } };
+  }
+
+  flush(): Promise<void> {
+    const until = this.lastAppendedId;
+    if (this.closed || until === undefined || this.readPast(until)) return Promise.resolve();
+    return new Promise((resolve) => this.flushes.push({ until, resolve }));
+  }
+
+  stats(): BackendStats {
+    // The retained events are Redis's, shared by every instance; this one holds none of them.
+    return {};
   }
 
   async readAfter(cursor: string | undefined, options: { limit: number; sinceMs: number }): Promise<StoredEvent[]> {
@@ -356,6 +375,7 @@ export class RedisBackend implements RelayBackend {
     if (this.closed) return;
     this.closed = true;
     this.listeners = [];
+    this.settleFlushes();
     this.stop();
     this.reader.disconnect();
     this.presenceSubscriber.disconnect();
@@ -443,8 +463,30 @@ export class RedisBackend implements RelayBackend {
     }
   }
 
+  /** Whether the reader has handed every entry up to `id` to the listeners. */
+  private readPast(id: [bigint, bigint]): boolean {
+    const delivered = parseStreamId(this.lastDeliveredId);
+    return delivered !== undefined && compareStreamIds(delivered, id) >= 0;
+  }
+
+  /** Resolves the `flush` calls the reader has caught up with (all of them once closed). */
+  private settleFlushes(): void {
+    if (this.flushes.length === 0) return;
+    const waiting = this.flushes;
+    this.flushes = [];
+    for (const flush of waiting) {
+      if (this.closed || this.readPast(flush.until)) flush.resolve();
+      else this.flushes.push(flush);
+    }
+  }
+
   /** XREAD's reply: [[streamKey, [[id, fields], …]]], or null when the block timed out. */
   private deliver(reply: unknown): void {
+    this.deliverEntries(reply);
+    this.settleFlushes();
+  }
+
+  private deliverEntries(reply: unknown): void {
     if (!Array.isArray(reply)) return;
     for (const stream of reply as unknown[]) {
       if (!Array.isArray(stream) || !Array.isArray(stream[1])) continue;

@@ -41,8 +41,21 @@ export interface AppendInput {
   audience: Audience;
 }
 
+/** What a backend can say about itself for `RelayServer.stats()`. */
+export interface BackendStats {
+  /** Events retained for replay in this process (memory); absent where they live elsewhere (Redis). */
+  retainedEvents?: number;
+}
+
 export interface RelayBackend {
   readonly kind: 'memory' | 'redis';
+
+  /**
+   * The epoch of the cursors when they are private to this backend instance (memory: random per
+   * start, so that a cursor from before a restart reads as foreign); undefined when every instance
+   * shares the cursors (Redis stream ids).
+   */
+  readonly epoch: string | undefined;
 
   /**
    * Stores an event unless it is a duplicate (same call id and event kind/status, or same message
@@ -58,8 +71,25 @@ export interface RelayBackend {
    */
   readAfter(cursor: string | undefined, options: { limit: number; sinceMs: number }): Promise<StoredEvent[]>;
 
-  /** Every event stored by any instance, in cursor order, as it is stored. */
+  /**
+   * Every event stored by any instance, in cursor order, as it is stored. When a listener hears of
+   * an event this instance appended differs by backend and cannot be made the same: memory calls
+   * it inside `append`, before the append resolves (a session gets the event without a turn of the
+   * event loop); Redis when its stream reader reads the entry back, which may be before or after
+   * the append's reply arrives (two connections). Callers that must know that their own appends
+   * reached the listeners use `flush`, not the timing.
+   */
   subscribe(listener: (event: StoredEvent) => void): () => void;
+
+  /**
+   * Resolves once every event this instance appended (whose append resolved) has been handed to
+   * the listeners: at once for memory, when the stream reader has caught up for Redis. Resolves
+   * too when the backend closes. Callers bound the wait (a Redis that is gone never catches up).
+   */
+  flush(): Promise<void>;
+
+  /** Counters of this instance's share of the state. */
+  stats(): BackendStats;
 
   /** First claim wins, across instances. Claiming again as the winner still wins. */
   claim(callId: string, agentId: string): Promise<ClaimOutcome>;

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import {
   COMMAND_NAMES,
   PUSH_NAMES,
+  pushListenerName,
   type CommandName,
   type CommandParams,
   type CommandResults,
@@ -77,6 +78,20 @@ function normaliseResult(result: z.infer<typeof resultSchema>): Result<unknown> 
     if (rest[key] !== undefined) Object.assign(error, { [key]: rest[key] });
   }
   return { ok: false, error };
+}
+
+/** The onX(cb) → unsubscribe of one push. */
+export type PushListener<N extends PushName> = (cb: (payload: PushPayloads[N]) => void) => Unsubscribe;
+
+/**
+ * SoftphonePushes with one listener per name in PUSH_NAMES, as the preload builds its own, so that a
+ * new push needs no edit here. `listen` is typed per push; the one cast says that the loop filled
+ * every key, which TypeScript cannot follow (ws-bridge.test.ts checks it for every name).
+ */
+export function buildPushListeners(listen: <N extends PushName>(name: N) => PushListener<N>): SoftphonePushes {
+  const pushes: Partial<Record<keyof SoftphonePushes, PushListener<PushName>>> = {};
+  for (const name of PUSH_NAMES) pushes[pushListenerName(name)] = listen(name);
+  return pushes as SoftphonePushes;
 }
 
 interface Pending {
@@ -229,23 +244,16 @@ export function createWsBridge(options: WsBridgeOptions): { api: SoftphoneApi; l
     COMMAND_NAMES.map((name) => [name, (params: CommandParams<typeof name>) => call(name, params)]),
   ) as unknown as SoftphoneCommands;
 
-  const listen =
-    <N extends PushName>(name: N) =>
-    (cb: (payload: PushPayloads[N]) => void): Unsubscribe => {
-      let set = pushListeners.get(name);
-      if (!set) pushListeners.set(name, (set = new Set()));
-      const listener = cb as (payload: never) => void;
-      set.add(listener);
-      return () => void set.delete(listener);
-    };
-  const pushes: SoftphonePushes = {
-    onCallChanged: listen('callChanged'),
-    onConnectionChanged: listen('connectionChanged'),
-    onHistoryChanged: listen('historyChanged'),
-    onSettingsChanged: listen('settingsChanged'),
-    onPresenceChanged: listen('presenceChanged'),
-    onConversationChanged: listen('conversationChanged'),
-  };
+  const pushes = buildPushListeners(
+    <N extends PushName>(name: N): PushListener<N> =>
+      (cb) => {
+        let set = pushListeners.get(name);
+        if (!set) pushListeners.set(name, (set = new Set()));
+        const listener = cb as (payload: never) => void;
+        set.add(listener);
+        return () => void set.delete(listener);
+      },
+  );
 
   const link: HostLink = {
     state: () => state,
@@ -355,25 +363,18 @@ export function guardApi(api: SoftphoneApi): SoftphoneApi {
       },
     ]),
   ) as unknown as SoftphoneCommands;
-  const listen =
-    <N extends PushName>(name: N, key: `on${Capitalize<N>}`) =>
-    (cb: (payload: PushPayloads[N]) => void): Unsubscribe => {
-      const subscribe = api[key] as ((cb: (payload: PushPayloads[N]) => void) => Unsubscribe) | undefined;
-      if (typeof subscribe !== 'function') {
-        log.error('the softphone service offers no push', { push: name });
-        return () => undefined;
-      }
-      return subscribe(cb);
-    };
-  return {
-    ...commands,
-    onCallChanged: listen('callChanged', 'onCallChanged'),
-    onConnectionChanged: listen('connectionChanged', 'onConnectionChanged'),
-    onHistoryChanged: listen('historyChanged', 'onHistoryChanged'),
-    onSettingsChanged: listen('settingsChanged', 'onSettingsChanged'),
-    onPresenceChanged: listen('presenceChanged', 'onPresenceChanged'),
-    onConversationChanged: listen('conversationChanged', 'onConversationChanged'),
-  };
+  const pushes = buildPushListeners(
+    <N extends PushName>(name: N): PushListener<N> =>
+      (cb) => {
+        const subscribe = api[pushListenerName(name)] as PushListener<N> | undefined;
+        if (typeof subscribe !== 'function') {
+          log.error('the softphone service offers no push', { push: name });
+          return () => undefined;
+        }
+        return subscribe(cb);
+      },
+  );
+  return { ...commands, ...pushes };
 }
 
 /**

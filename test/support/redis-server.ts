@@ -14,7 +14,8 @@ export interface RedisHandle {
   stop(): Promise<void>;
 }
 
-const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
+// The one on PATH, as scripts/check-prereqs.ts checks before `npm test` starts.
+const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? 'redis-server';
 const START_TIMEOUT_MS = 10_000;
 
 /** A key prefix of its own for each test, so tests can share one server. */

@@ -15,9 +15,9 @@ import { MessagingService } from '../../../electron/core/messaging-service';
 import type { Conversation } from '../../../shared/conversation';
 import type { RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
-import { parseVoiceCallPayload } from '../../../shared/messages';
 import { err, ok, type Result } from '../../../shared/result';
 import { parseTemplatePayload, type TemplateDraft } from '../../../shared/templates';
+import { decodeVoiceCallPayload } from '../../../shared/voice-call-payload';
 import { graphError, json, startFakeGateway, type FakeGateway, type GatewayHandler, type RecordedRequest } from './fake-gateway';
 
 configureLogging({ sink: () => undefined });
@@ -194,7 +194,7 @@ describe('the call button and the permission request', () => {
     expect(result.ok).toBe(true);
     const body = gateway.requests[0]!.body as { interactive: { type: string; action: { parameters: { payload: string; ttl_minutes: number; display_text: string } } } };
     expect(body.interactive.type).toBe('voice_call');
-    expect(parseVoiceCallPayload(body.interactive.action.parameters.payload)).toEqual({ v: 1, agentId: 'alice', contact: ADA });
+    expect(decodeVoiceCallPayload(body.interactive.action.parameters.payload)).toEqual({ kind: 'ours', payload: { v: 1, agentId: 'alice', contact: ADA } });
     expect(body.interactive.action.parameters).toMatchObject({ ttl_minutes: 30, display_text: 'Call Ada\u2019s agent' });
     expect(service.conversation(ADA).messages.at(-1)).toMatchObject({ kind: 'interactive', interactiveType: 'voice_call', summary: 'Call button: Call Ada\u2019s agent' });
   });

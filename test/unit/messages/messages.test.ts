@@ -5,7 +5,6 @@ import {
   buildCallPermissionRequest,
   buildFreeFormMessage,
   buildVoiceCallButtonMessage,
-  buildVoiceCallPayload,
   describeMessage,
   formatBytes,
   MB,
@@ -14,9 +13,9 @@ import {
   mediaMimeTypes,
   messageSentSchema,
   parseFreeFormMessage,
-  parseVoiceCallPayload,
   type FreeFormMessage,
 } from '../../../shared/messages';
+import { decodeVoiceCallPayload } from '../../../shared/voice-call-payload';
 
 const TO = '447700900123';
 const envelope = { messaging_product: 'chatapp', recipient_type: 'individual', to: TO } as const;
@@ -488,24 +487,7 @@ describe('interactive voice_call (protocol.md limits)', () => {
 });
 
 describe('the voice_call payload routes the call back to the agent', () => {
-  test('{"v":1,"agentId":…,"contact":…}, and back', () => {
-    const built = buildVoiceCallPayload({ agentId: 'agent-7', contact: TO });
-    expect(built).toEqual({ ok: true, value: `{"v":1,"agentId":"agent-7","contact":"${TO}"}` });
-    if (!built.ok) return;
-    expect(parseVoiceCallPayload(built.value)).toEqual({ v: 1, agentId: 'agent-7', contact: TO });
-    expect(parseVoiceCallPayload('{"agentId":"x"}')).toBeUndefined();
-    expect(parseVoiceCallPayload('not json')).toBeUndefined();
-    expect(parseVoiceCallPayload(undefined)).toBeUndefined();
-  });
-
-  test('an agent id that would make the payload longer than 512 characters is refused', () => {
-    const long = buildVoiceCallPayload({ agentId: 'a'.repeat(500), contact: TO });
-    expect(long.ok).toBe(false);
-    if (!long.ok) expect(long.error).toMatchObject({ code: 'invalid_input', field: 'interactive.action.parameters.payload' });
-    const empty = buildVoiceCallPayload({ agentId: ' ', contact: TO });
-    expect(empty.ok).toBe(false);
-  });
-
+  // The payload itself (encode, decode, limits): test/unit/messages/voice-call-payload.test.ts.
   test('the one-click call button is a valid voice_call message', () => {
     const message = buildVoiceCallButtonMessage({ product: 'chatapp', to: TO, agentId: 'agent-7' });
     expect(message.ok).toBe(true);
@@ -513,7 +495,7 @@ describe('the voice_call payload routes the call back to the agent', () => {
     expect(message.value).toMatchObject({ ...envelope, type: 'interactive', interactive: { type: 'voice_call', action: { name: 'voice_call' } } });
     const m = message.value as Extract<FreeFormMessage, { type: 'interactive' }>;
     if (m.interactive.type !== 'voice_call') throw new Error('not a voice_call');
-    expect(parseVoiceCallPayload(m.interactive.action.parameters.payload)?.agentId).toBe('agent-7');
+    expect(decodeVoiceCallPayload(m.interactive.action.parameters.payload)).toEqual({ kind: 'ours', payload: { v: 1, agentId: 'agent-7', contact: TO } });
     const tooLong = buildVoiceCallButtonMessage({ product: 'chatapp', to: TO, agentId: 'agent-7', displayText: 'A display text over twenty' });
     expect(tooLong.ok).toBe(false);
     if (!tooLong.ok) expect(tooLong.error.field).toBe('interactive.action.parameters.display_text');

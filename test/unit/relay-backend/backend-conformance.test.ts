@@ -246,6 +246,42 @@ describe.each(harnesses)('$name backend', (harness) => {
     });
   });
 
+  describe('flush', () => {
+    it('resolves once every event this instance appended has reached its listeners', async () => {
+      await open();
+      const seen = recorder(backend);
+      const t = clock.now();
+      const outcomes = await Promise.all(Array.from({ length: 30 }, (_, i) => append(inbound(`m-flush${i}`, t))));
+      await backend.flush();
+      // No waiting here: whatever the backend's fan-out moment, flush is the promise that it happened.
+      expect(seen.events).toHaveLength(30);
+      expect(new Set(cursorsOf(seen.events))).toEqual(new Set(outcomes.flatMap((o) => (o.stored ? [o.event.cursor] : []))));
+    });
+
+    it('resolves with nothing appended, and once closed', async () => {
+      await open();
+      await backend.flush();
+      await store(backend, inbound('m1', clock.now()), clock.now());
+      await backend.close();
+      await backend.flush();
+    });
+  });
+
+  it('names its cursor epoch where the cursors are its own, and counts what it retains in this process', async () => {
+    await open();
+    const first = await store(backend, inbound('m1', clock.now()), clock.now());
+    await store(backend, inbound('m2', clock.now()), clock.now());
+    if (harness.name === 'memory') {
+      expect(backend.epoch).toMatch(/^m[0-9a-f]{12}$/);
+      expect(first.cursor.startsWith(`${backend.epoch}-`)).toBe(true);
+      expect(backend.stats()).toEqual({ retainedEvents: 2 });
+    } else {
+      // Stream ids are shared by every instance; the events live in Redis.
+      expect(backend.epoch).toBeUndefined();
+      expect(backend.stats()).toEqual({});
+    }
+  });
+
   describe('claims', () => {
     it('lets the first agent win and tells the others who did', async () => {
       await open();

@@ -3,7 +3,21 @@ import { describe, expect, it } from 'vitest';
 import type { Audience, StoredEvent } from '../../../relay/backend/types';
 import { KeyedTaskQueue } from '../../../relay/keyed-task-queue';
 import { formatResumeToken, parseResumeToken } from '../../../relay/resume-token';
-import { decideDelivery, KnownCalls, preferredAgentOf } from '../../../relay/routing';
+import {
+  audienceFor,
+  claimedAudienceFor,
+  declineOfAnsweredCall,
+  declineVerdict,
+  decideDelivery,
+  isReachable,
+  KnownCalls,
+  NO_CALL_FACTS,
+  preferredAgentOf,
+  ringingDecision,
+  type AgentStanding,
+  type RingingContext,
+} from '../../../relay/routing';
+import type { RelayEvent } from '../../../shared/events';
 
 const incoming = (audience: Audience): StoredEvent => ({
   cursor: 'c-1',
@@ -49,8 +63,24 @@ describe('routing rules', () => {
 
   it('reads the agent of a voice_call payload, and nothing from anything else', () => {
     expect(preferredAgentOf('{"v":1,"agentId":"alice"}')).toBe('alice');
-    expect(preferredAgentOf('{"agentId":"bob","other":[1]}')).toBe('bob');
-    for (const payload of [undefined, '', 'alice', '{"agentId":1}', '{"agentId":""}', '["alice"]', 'null', '{"v":1}', `{"agentId":"${'a'.repeat(2000)}"}`]) {
+    expect(preferredAgentOf('{"v":1,"agentId":"bob","other":[1]}')).toBe('bob');
+    const notOurs = [
+      undefined,
+      '',
+      'alice',
+      '{"agentId":1}',
+      '{"agentId":""}',
+      '["alice"]',
+      'null',
+      '{"v":1}',
+      `{"agentId":"${'a'.repeat(2000)}"}`,
+      // Unversioned, another version, or longer than protocol.md's 512 characters: not the app's.
+      '{"agentId":"bob"}',
+      '{"agentId":"bob","other":[1]}',
+      '{"v":2,"agentId":"bob"}',
+      JSON.stringify({ v: 1, agentId: 'bob', pad: 'x'.repeat(600) }),
+    ];
+    for (const payload of notOurs) {
       expect(preferredAgentOf(payload), String(payload)).toBeUndefined();
     }
     fc.assert(fc.property(fc.string(), (payload) => ['string', 'undefined'].includes(typeof preferredAgentOf(payload))));
@@ -68,6 +98,112 @@ describe('routing rules', () => {
     clock.now += 60_001;
     expect(known.ringingAudienceOf('a')).toBeUndefined();
     expect(known.ownerOf('b')).toBeUndefined();
+  });
+});
+
+const standing = (agentId: string, presence: AgentStanding['presence'], connected: boolean): AgentStanding => ({ agentId, presence, connected });
+/** A team of alice (available), bob (connected, no presence), carol (dnd, connected), dave (not connected, no presence). */
+const TEAM: readonly AgentStanding[] = [standing('alice', 'available', false), standing('bob', undefined, true), standing('carol', 'dnd', true), standing('dave', undefined, false)];
+const ringing = (overrides: Partial<RingingContext> = {}): RingingContext => ({
+  receivedAt: 1_000,
+  releaseMs: 10_000,
+  standingOf: (agentId) => TEAM.find((a) => a.agentId === agentId),
+  ...overrides,
+});
+const payloadFor = (agentId: string) => JSON.stringify({ v: 1, agentId });
+const incomingEvent = (ctaPayload?: string): RelayEvent => ({ type: 'call.incoming', callId: 'wacid.1', sdp: 'v=0', timestamp: 1, ...(ctaPayload !== undefined ? { ctaPayload } : {}) });
+const statusEvent: RelayEvent = { type: 'call.status', callId: 'wacid.1', status: 'RINGING', timestamp: 2 };
+const messageEvent: RelayEvent = { type: 'message.inbound', messageId: 'wamid.1', messageType: 'text', text: 'hi', timestamp: 3 };
+
+describe('reachability', () => {
+  it('counts an agent available when it says so, or when it said nothing and has a stream open', () => {
+    expect(isReachable(standing('a', 'available', false))).toBe(true);
+    expect(isReachable(standing('a', 'available', true))).toBe(true);
+    expect(isReachable(standing('a', undefined, true))).toBe(true);
+    expect(isReachable(standing('a', undefined, false))).toBe(false);
+    for (const presence of ['on_call', 'dnd'] as const) {
+      expect(isReachable(standing('a', presence, true)), presence).toBe(false);
+      expect(isReachable(standing('a', presence, false)), presence).toBe(false);
+    }
+  });
+});
+
+describe('who a call rings', () => {
+  it('rings everyone without a payload of the app', () => {
+    for (const payload of [undefined, 'plain text', '{"agentId":"alice"}', '{"v":2,"agentId":"alice"}', '[]']) {
+      expect(ringingDecision(payload, ringing()), String(payload)).toEqual({ audience: { kind: 'ringing' } });
+    }
+  });
+
+  it('gives the agent of a voice_call payload a head start from when the webhook came', () => {
+    expect(ringingDecision(payloadFor('alice'), ringing())).toEqual({ audience: { kind: 'ringing', preferredAgentId: 'alice', releaseAt: 11_000 } });
+    // Connected without a reported presence counts as available.
+    expect(ringingDecision(payloadFor('bob'), ringing({ receivedAt: 5, releaseMs: 300 }))).toEqual({ audience: { kind: 'ringing', preferredAgentId: 'bob', releaseAt: 305 } });
+  });
+
+  it('waits for nobody when the agent cannot ring or is not in the team, and says whom it passed over', () => {
+    for (const agentId of ['carol', 'dave', 'mallory']) {
+      expect(ringingDecision(payloadFor(agentId), ringing()), agentId).toEqual({ audience: { kind: 'ringing' }, passedOver: agentId });
+    }
+  });
+
+  it('gives no head start when head starts are off', () => {
+    expect(ringingDecision(payloadFor('alice'), ringing({ releaseMs: 0 }))).toEqual({ audience: { kind: 'ringing' } });
+  });
+
+  it('does not route an unversioned payload to the agent it names', () => {
+    // {"agentId":"bob"} may be anybody's button: bob is reachable, yet the call rings everyone.
+    expect(ringingDecision('{"agentId":"bob"}', ringing())).toEqual({ audience: { kind: 'ringing' } });
+    expect(ringingDecision(payloadFor('bob'), ringing()).audience).toMatchObject({ preferredAgentId: 'bob' });
+  });
+});
+
+describe('the audience an event is stored with', () => {
+  const rang = { kind: 'ringing', preferredAgentId: 'alice', releaseAt: 11_000 } as const;
+
+  it('sends messages to everyone, whatever is known of calls', () => {
+    expect(audienceFor(messageEvent, NO_CALL_FACTS, ringing())).toEqual({ audience: { kind: 'everyone' } });
+    expect(audienceFor(messageEvent, { owner: 'alice', rang }, ringing())).toEqual({ audience: { kind: 'everyone' } });
+  });
+
+  it('sends a claimed call\'s events to its owner only, a connect included', () => {
+    expect(audienceFor(statusEvent, { owner: 'bob', rang }, ringing())).toEqual({ audience: { kind: 'agent', agentId: 'bob' } });
+    expect(audienceFor(incomingEvent(payloadFor('alice')), { owner: 'bob', rang: undefined }, ringing())).toEqual({ audience: { kind: 'agent', agentId: 'bob' } });
+  });
+
+  it('rings for an unclaimed call.incoming', () => {
+    expect(audienceFor(incomingEvent(), NO_CALL_FACTS, ringing())).toEqual({ audience: { kind: 'ringing' } });
+    expect(audienceFor(incomingEvent(payloadFor('alice')), NO_CALL_FACTS, ringing())).toEqual({ audience: rang });
+    expect(audienceFor(incomingEvent(payloadFor('carol')), NO_CALL_FACTS, ringing())).toEqual({ audience: { kind: 'ringing' }, passedOver: 'carol' });
+  });
+
+  it('sends the later events of an unclaimed call to everyone it rang, or to everyone when it never rang here', () => {
+    expect(audienceFor(statusEvent, { owner: undefined, rang }, ringing())).toEqual({ audience: rang });
+    expect(audienceFor(statusEvent, NO_CALL_FACTS, ringing())).toEqual({ audience: { kind: 'everyone' } });
+  });
+
+  it('tells everyone the call rang of a claim, or only the owner of a call that rang nobody', () => {
+    expect(claimedAudienceFor(rang, 'bob')).toEqual(rang);
+    expect(claimedAudienceFor({ kind: 'ringing' }, 'bob')).toEqual({ kind: 'ringing' });
+    expect(claimedAudienceFor(undefined, 'bob')).toEqual({ kind: 'agent', agentId: 'bob' });
+  });
+});
+
+describe('decline verdicts', () => {
+  it('answers "answered by" without counting when a colleague claimed the call', () => {
+    expect(declineOfAnsweredCall('bob', 'alice')).toEqual({ othersRinging: 0, answeredBy: 'bob' });
+    expect(declineOfAnsweredCall('alice', 'alice')).toEqual({ othersRinging: 0 });
+    expect(declineOfAnsweredCall(undefined, 'alice')).toBeUndefined();
+  });
+
+  it('counts the colleagues who may still answer: reachable and not declined', () => {
+    // Reachable: alice and bob. carol is on dnd, dave has no stream.
+    expect(declineVerdict('carol', ['carol'], TEAM)).toEqual({ othersRinging: 2 });
+    expect(declineVerdict('alice', ['alice'], TEAM)).toEqual({ othersRinging: 1 });
+    expect(declineVerdict('alice', ['bob', 'alice'], TEAM)).toEqual({ othersRinging: 0 });
+    // The decliner never counts itself, even before its own decline is in the list.
+    expect(declineVerdict('bob', [], TEAM)).toEqual({ othersRinging: 1 });
+    expect(declineVerdict('alice', ['alice', 'mallory'], [])).toEqual({ othersRinging: 0 });
   });
 });
 

@@ -274,6 +274,19 @@ describe('relay: voice_call routing', () => {
     expect(eventKeys(bob)).toEqual([...payloads.map((_, i) => `call.incoming:wacid.e${i}`), marker]);
   });
 
+  it('routes no call by a payload the app did not write: unversioned, another version, or over 512 characters', async () => {
+    const relay = await relayWith({ preferredAgentReleaseMs: 60_000 });
+    const alice = await connect(relay, 'alice');
+    const bob = await connect(relay, 'bob');
+    // bob is connected and available: the app's own payload would hold the call for him.
+    const payloads = ['{"agentId":"bob"}', JSON.stringify({ v: 2, agentId: 'bob' }), JSON.stringify({ v: 1, agentId: 'bob', pad: 'x'.repeat(600) })];
+    for (const [i, cta_payload] of payloads.entries()) await postWebhook(relay.url, incomingCall(`wacid.u${i}`, { cta_payload }));
+    await postWebhook(relay.url, incomingCall('wacid.ours', { cta_payload: voiceCallPayload('bob') }));
+    const marker = await settle(relay, alice, bob);
+    expect(eventKeys(alice)).toEqual([...payloads.map((_, i) => `call.incoming:wacid.u${i}`), marker]);
+    expect(eventKeys(bob)).toEqual([...payloads.map((_, i) => `call.incoming:wacid.u${i}`), 'call.incoming:wacid.ours', marker]);
+  });
+
   it('keeps held events across a reconnect: the resumed session gets the released call exactly once', async () => {
     const relay = await relayWith({ preferredAgentReleaseMs: 1_000 });
     await connect(relay, 'alice');

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { relayEventSchema } from '../../../shared/events';
-import { normaliseWebhook, normaliseWebhookDetailed, type WebhookValue } from '../../../shared/webhook';
+import { normaliseWebhook, normaliseWebhookDetailed, type CallPermissionReply, type CallWebhookItem, type WebhookValue } from '../../../shared/webhook';
 import {
   ANSWER_SDP,
   BUSINESS,
@@ -260,5 +260,239 @@ describe('normaliseWebhook: robustness', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// protocol.md "What real payloads show": one test per difference, on payloads shaped like the
+// published samples and live captures (the envelope and items of webhook-fixtures.ts, with the
+// members real payloads add or leave out).
+
+/** A live incoming offer: port 3480, ptime/maxptime 20, the live Opus fmtp, IPv4 and IPv6 host candidates, no end-of-candidates. */
+const LIVE_OFFER_SDP = [
+  'v=0',
+  'o=- 1763880000 2 IN IP4 127.0.0.1',
+  's=-',
+  't=0 0',
+  'a=group:BUNDLE audio',
+  'a=msid-semantic: WMS',
+  'a=ice-lite',
+  'm=audio 3480 UDP/TLS/RTP/SAVPF 111 126',
+  'c=IN IP4 192.0.2.10',
+  'a=rtcp:3480 IN IP4 192.0.2.10',
+  'a=candidate:1 1 udp 2122260223 192.0.2.10 3480 typ host generation 0 network-cost 50',
+  'a=candidate:2 1 udp 2122262783 2001:db8:f23d:1c3::699c 3480 typ host generation 0 network-cost 50',
+  'a=ice-ufrag:Xk3o',
+  'a=ice-pwd:7nLqZ1tq9c0Yh7yLw2C4rB',
+  'a=fingerprint:sha-256 2E:4B:11:0C:5D:90:A1:3F:77:6E:08:BC:52:19:D4:AA:31:0F:E2:6C:8B:47:95:13:C8:70:2D:E6:9A:44:1B:F3',
+  'a=setup:actpass',
+  'a=mid:audio',
+  'a=sendrecv',
+  'a=rtcp-mux',
+  'a=rtpmap:111 opus/48000/2',
+  'a=rtcp-fb:111 transport-cc',
+  'a=fmtp:111 maxaveragebitrate=20000;maxplaybackrate=16000;minptime=20;sprop-maxcapturerate=16000;useinbandfec=1',
+  'a=rtpmap:126 telephone-event/8000',
+  'a=ptime:20',
+  'a=maxptime:20',
+  '',
+].join('\r\n');
+
+/** The service's answer to a business offer: ice-lite, trickle announced, and the DTLS client. */
+const LIVE_ANSWER_SDP = [
+  'v=0',
+  'o=- 1763880001 2 IN IP4 127.0.0.1',
+  's=-',
+  't=0 0',
+  'a=group:BUNDLE 0',
+  'a=ice-lite',
+  'm=audio 3484 UDP/TLS/RTP/SAVPF 111 126',
+  'c=IN IP4 192.0.2.11',
+  'a=candidate:1 1 udp 2122260223 192.0.2.11 3484 typ host generation 0',
+  'a=ice-ufrag:Pq8s',
+  'a=ice-pwd:Vb1p0Qh7mN3xR2kT9wY5zA',
+  'a=ice-options:trickle',
+  'a=fingerprint:sha-256 7A:0D:E2:41:9C:33:58:B6:01:FF:2C:84:9E:63:D7:15:A8:40:CB:72:06:1E:95:3B:F4:58:C1:2A:6D:80:E7:09',
+  'a=setup:active',
+  'a=mid:0',
+  'a=sendrecv',
+  'a=rtcp-mux',
+  'a=rtpmap:111 opus/48000/2',
+  'a=rtpmap:126 telephone-event/8000',
+  '',
+].join('\r\n');
+
+/** The legacy member as the service writes it: a JSON string, not an SDP. */
+const legacyConnection = (sdp: string, type: 'offer' | 'answer' = 'answer') => ({ webrtc: { sdp: JSON.stringify({ sdp, type }) } });
+
+const SCOPED_USER = 'US.13491208655302741918';
+const PARENT_USER = 'US.ENT.11815799212886844830';
+
+describe('normaliseWebhook: what real payloads show (protocol.md)', () => {
+  it('reads the legacy connection.webrtc.sdp as the JSON string it is and takes its sdp', () => {
+    const legacyOnly = answeredCall('wacid.L1', { timestamp: T, session: undefined, connection: legacyConnection(LIVE_ANSWER_SDP) });
+    expect(normaliseWebhook(legacyOnly)).toEqual([{ type: 'call.answered', callId: 'wacid.L1', sdp: LIVE_ANSWER_SDP, timestamp: T_MS }]);
+    // Beside session.sdp it holds the same SDP; the event is the same either way.
+    const both = answeredCall('wacid.L1', { timestamp: T, session: { sdp_type: 'answer', sdp: LIVE_ANSWER_SDP }, connection: legacyConnection(LIVE_ANSWER_SDP) });
+    expect(normaliseWebhook(both)).toEqual(normaliseWebhook(legacyOnly));
+    // Its "type" says the direction when nothing else does.
+    const undirected = { ...incomingCallItem('wacid.L2', { timestamp: T, session: undefined, connection: legacyConnection(OFFER_SDP, 'offer') }), direction: undefined };
+    expect(normaliseWebhook({ calls: [undirected] })).toEqual([{ type: 'call.incoming', callId: 'wacid.L2', from: CUSTOMER, to: BUSINESS, sdp: OFFER_SDP, timestamp: T_MS }]);
+  });
+
+  it('ignores a legacy connection.webrtc.sdp that holds no SDP, and normalises from session.sdp', () => {
+    for (const junk of [JSON.stringify({ type: 'answer' }), JSON.stringify({ sdp: '', type: 'answer' }), JSON.stringify({ sdp: 42 }), JSON.stringify(['v=0']), '42', 'null']) {
+      const withSession = answeredCall('wacid.L3', { timestamp: T, connection: { webrtc: { sdp: junk } } });
+      expect(normaliseWebhook(withSession)).toEqual([{ type: 'call.answered', callId: 'wacid.L3', sdp: ANSWER_SDP, timestamp: T_MS }]);
+      const alone = normaliseWebhookDetailed(answeredCall('wacid.L3', { timestamp: T, session: undefined, connection: { webrtc: { sdp: junk } } }));
+      expect(alone.events).toEqual([]);
+      expect(alone.skipped).toEqual([{ path: 'entry[0].changes[0].value.calls[0].session.sdp', reason: 'a connect must carry an SDP' }]);
+    }
+  });
+
+  it('passes a live incoming offer on byte for byte, whatever else the connect carries', () => {
+    const item = {
+      ...incomingCallItem('wacid.L4', { timestamp: T, session: { sdp_type: 'offer', sdp: LIVE_OFFER_SDP } }),
+      biz_opaque_callback_data: 'crm-ticket-8812',
+      recording: { status: 'enabled', purpose: 'Quality assurance', announcement_language: 'en_US' },
+      transcription: { status: 'enabled', purpose: 'Quality assurance', announcement_language: 'en_US' },
+    };
+    const [event] = normaliseWebhook(envelope('calls', { contacts: [{ profile: { name: 'Ada Customer' }, wa_id: CUSTOMER }], calls: [item] }));
+    expect(event).toEqual({ type: 'call.incoming', callId: 'wacid.L4', from: CUSTOMER, name: 'Ada Customer', to: BUSINESS, sdp: LIVE_OFFER_SDP, timestamp: T_MS });
+  });
+
+  it('passes the service\'s ice-lite, trickle, setup:active answer on unchanged', () => {
+    const [event] = normaliseWebhook(answeredCall('wacid.L5', { timestamp: T, session: { sdp_type: 'answer', sdp: LIVE_ANSWER_SDP } }));
+    expect(event).toEqual({ type: 'call.answered', callId: 'wacid.L5', sdp: LIVE_ANSWER_SDP, timestamp: T_MS });
+    expect(event?.type === 'call.answered' && event.sdp).toContain('a=ice-options:trickle\r\n');
+  });
+
+  it('finds a failed terminate\'s errors in calls[0].errors, in value.errors, or both, each error once', () => {
+    const timeout = { code: 138021, message: 'Media receive timeout', error_data: { details: 'No media received from the business for 20 seconds' } };
+    const relayError = { code: 138020, title: 'Relay timeout' };
+    const failed = (where: { item?: (typeof timeout | typeof relayError)[]; value?: (typeof timeout | typeof relayError)[] }) => {
+      const body = terminatedCall('wacid.L6', { timestamp: T, status: 'FAILED', errors: where.item });
+      if (where.value) body.entry[0]!.changes[0]!.value.errors = where.value;
+      return normaliseWebhook(body)[0];
+    };
+    const expected = { code: 138021, message: 'Media receive timeout', details: 'No media received from the business for 20 seconds' };
+    expect(failed({ item: [timeout] })).toMatchObject({ status: 'FAILED', errors: [expected] });
+    expect(failed({ value: [timeout] })).toMatchObject({ status: 'FAILED', errors: [expected] });
+    expect(failed({ item: [timeout], value: [timeout] })).toMatchObject({ status: 'FAILED', errors: [expected] });
+    expect(failed({ item: [timeout], value: [relayError] })).toMatchObject({ errors: [expected, { code: 138020, message: 'Relay timeout' }] });
+    // A terminate without a status is failed by errors found in either place.
+    const noStatus = { calls: [{ id: 'wacid.L6', event: 'terminate', timestamp: T }], errors: [timeout] };
+    expect(normaliseWebhook(noStatus)[0]).toMatchObject({ status: 'FAILED', errors: [expected] });
+    // A completed call is not made to carry the value's errors.
+    const completed = { calls: [{ id: 'wacid.L6', event: 'terminate', status: 'COMPLETED', timestamp: T }], errors: [timeout] };
+    expect(normaliseWebhook(completed)).toEqual([{ type: 'call.terminated', callId: 'wacid.L6', status: 'COMPLETED', timestamp: T_MS }]);
+  });
+
+  it('keeps start_time, end_time and duration of a failed call that was answered', () => {
+    const body = terminatedCall('wacid.L7', {
+      timestamp: T,
+      status: 'FAILED',
+      start_time: '1718000010',
+      end_time: '1718000052',
+      duration: 42,
+      errors: [{ code: 138022, message: 'Media transmit timeout' }],
+    });
+    expect(normaliseWebhook(body)).toEqual([
+      {
+        type: 'call.terminated',
+        callId: 'wacid.L7',
+        status: 'FAILED',
+        timestamp: T_MS,
+        startTime: 1_718_000_010_000,
+        endTime: 1_718_000_052_000,
+        durationSec: 42,
+        errors: [{ code: 138022, message: 'Media transmit timeout' }],
+      },
+    ]);
+  });
+
+  it('reads statuses in any case: live upper-case ones and the samples\' mixed case', () => {
+    const terminated = (status: string) => normaliseWebhook({ calls: [{ id: 'wacid.L8', event: 'terminate', status, timestamp: T }] })[0];
+    expect(terminated('COMPLETED')).toMatchObject({ status: 'COMPLETED' });
+    expect(terminated('Completed')).toMatchObject({ status: 'COMPLETED' });
+    expect(terminated('FAILED')).toMatchObject({ status: 'FAILED' });
+    expect(terminated('failed')).toMatchObject({ status: 'FAILED' });
+    const callStatusOf = (status: string, type?: string) => normaliseWebhook({ statuses: [{ id: 'wacid.L8', type, status, timestamp: T }] })[0];
+    expect(callStatusOf('RINGING', 'call')).toEqual({ type: 'call.status', callId: 'wacid.L8', status: 'RINGING', timestamp: T_MS });
+    expect(callStatusOf('accepted', 'CALL')).toMatchObject({ type: 'call.status', status: 'ACCEPTED' });
+    expect(callStatusOf('REJECTED')).toMatchObject({ type: 'call.status', status: 'REJECTED' });
+    const messageStatusOf = (status: string) => normaliseWebhook({ statuses: [{ id: 'wamid.L8', status, timestamp: T, recipient_id: CUSTOMER }] })[0];
+    expect(messageStatusOf('DELIVERED')).toEqual({ type: 'message.status', messageId: 'wamid.L8', status: 'delivered', timestamp: T_MS, recipientId: CUSTOMER });
+    expect(messageStatusOf('READ')).toMatchObject({ type: 'message.status', status: 'read' });
+    expect(messageStatusOf('FAILED')).toMatchObject({ type: 'message.status', status: 'failed' });
+  });
+
+  it('infers an incoming call without direction or contacts from session.sdp_type "offer"', () => {
+    const item = { ...incomingCallItem('wacid.L9', { timestamp: T, session: { sdp_type: 'offer', sdp: LIVE_OFFER_SDP } }), direction: undefined };
+    const body = envelope('calls', { calls: [item] });
+    expect(body.entry[0]!.changes[0]!.value).not.toHaveProperty('contacts');
+    expect(normaliseWebhookDetailed(body)).toEqual({
+      events: [{ type: 'call.incoming', callId: 'wacid.L9', from: CUSTOMER, to: BUSINESS, sdp: LIVE_OFFER_SDP, timestamp: T_MS }],
+      skipped: [],
+    });
+    const answer = { id: 'wacid.L9b', from: BUSINESS, to: CUSTOMER, event: 'connect', timestamp: T, session: { sdp_type: 'answer', sdp: ANSWER_SDP } };
+    expect(normaliseWebhook({ calls: [answer] })).toEqual([{ type: 'call.answered', callId: 'wacid.L9b', sdp: ANSWER_SDP, timestamp: T_MS }]);
+  });
+
+  it('reads every item whose phone fields are absent behind a username, by its user ids', () => {
+    const contacts = [{ profile: { name: 'Scoped User' }, user_id: SCOPED_USER, parent_user_id: PARENT_USER }];
+    const call = { id: 'wacid.L10', event: 'connect', timestamp: T, direction: 'USER_INITIATED', from_user_id: SCOPED_USER, to_user_id: PARENT_USER, session: { sdp_type: 'offer', sdp: OFFER_SDP } };
+    const callStatus = { id: 'wacid.L10', type: 'call', status: 'RINGING', timestamp: T, recipient_user_id: SCOPED_USER, recipient_parent_user_id: PARENT_USER };
+    const messageStatus = { id: 'wamid.L10', status: 'delivered', timestamp: T, parent_recipient_user_id: PARENT_USER };
+    const message = { from_user_id: SCOPED_USER, id: 'wamid.L10in', timestamp: T, type: 'text', text: { body: 'It is me' } };
+    const result = normaliseWebhookDetailed({ entry: [{ id: '1', changes: [{ field: 'calls', value: { contacts, calls: [call], statuses: [callStatus] } }, { field: 'messages', value: { contacts, statuses: [messageStatus], messages: [message] } }] }] });
+    expect(result.skipped).toEqual([]);
+    expect(result.events).toEqual([
+      { type: 'call.incoming', callId: 'wacid.L10', fromUserId: SCOPED_USER, name: 'Scoped User', sdp: OFFER_SDP, timestamp: T_MS },
+      { type: 'call.status', callId: 'wacid.L10', status: 'RINGING', timestamp: T_MS },
+      { type: 'message.status', messageId: 'wamid.L10', status: 'delivered', timestamp: T_MS },
+      { type: 'message.inbound', messageId: 'wamid.L10in', fromUserId: SCOPED_USER, name: 'Scoped User', timestamp: T_MS, messageType: 'text', text: 'It is me' },
+    ]);
+  });
+
+  it('takes message ids as they come: call ids (voicemail) and ids without "wamid."', () => {
+    const voicemail = inboundText('wacid.L11', '', { timestamp: T, type: 'audio', text: undefined });
+    expect(normaliseWebhook(voicemail)).toEqual([{ type: 'message.inbound', messageId: 'wacid.L11', from: CUSTOMER, name: 'Ada Customer', timestamp: T_MS, messageType: 'audio' }]);
+    const unprefixed = inboundText('ABGGFlA5Fpa1AgkxNHWrmvl-SHgo', 'Hello', { timestamp: T });
+    expect(normaliseWebhook(unprefixed)[0]).toMatchObject({ type: 'message.inbound', messageId: 'ABGGFlA5Fpa1AgkxNHWrmvl-SHgo', text: 'Hello' });
+    const status = messageStatus('ABGGFlA5Fpa1AgkxNHWrmvl-SHgo', 'read', { timestamp: T });
+    expect(normaliseWebhook(status)).toEqual([{ type: 'message.status', messageId: 'ABGGFlA5Fpa1AgkxNHWrmvl-SHgo', status: 'read', timestamp: T_MS, recipientId: CUSTOMER }]);
+  });
+
+  it('never rings for call_created, call_recording_available or call_transcription_available', () => {
+    const expiry = String(Number(T) + 300);
+    const later = [
+      { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_created', timestamp: T },
+      { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_recording_available', timestamp: T, recording: { url: 'https://media.example.com/rec/L12.ogg', expiration_timestamp: expiry } },
+      { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_transcription_available', timestamp: T, transcription: { url: 'https://media.example.com/tr/L12.json', expiration_timestamp: expiry } },
+    ];
+    const terminate = terminatedCall('wacid.L12', { timestamp: T, start_time: T, end_time: String(Number(T) + 30), duration: 30 }).entry[0]!.changes[0]!.value.calls!;
+    const result = normaliseWebhookDetailed(envelope('calls', { contacts: [{ profile: { name: 'Ada Customer' }, wa_id: CUSTOMER }], calls: [...terminate, ...(later as unknown as CallWebhookItem[])] }));
+    expect(result.skipped).toEqual([]);
+    expect(result.events.map((e) => e.type)).toEqual(['call.terminated']);
+    for (const item of later) expect(normaliseWebhookDetailed({ calls: [item] })).toEqual({ events: [], skipped: [] });
+  });
+
+  it('reads permission replies: expiry as an integer or a string, none when permanent, automatic revocations', () => {
+    const reply = (callPermissionReply: CallPermissionReply) =>
+      normaliseWebhook(inboundText('wamid.L13', '', { timestamp: T, type: 'interactive', text: undefined, interactive: { type: 'call_permission_reply', call_permission_reply: callPermissionReply } }))[0];
+    expect(reply({ response: 'accept', is_permanent: false, expiration_timestamp: 1718604800 })).toMatchObject({ permissionReply: { response: 'accept', isPermanent: false, expiresAt: 1_718_604_800_000 } });
+    expect(reply({ response: 'accept', is_permanent: false, expiration_timestamp: '1718604800' })).toMatchObject({ permissionReply: { response: 'accept', isPermanent: false, expiresAt: 1_718_604_800_000 } });
+    expect(reply({ response: 'accept', is_permanent: true })).toMatchObject({ permissionReply: { response: 'accept', isPermanent: true } });
+    expect(reply({ response: 'accept', is_permanent: true })).not.toHaveProperty('permissionReply.expiresAt');
+    expect(reply({ response: 'reject', is_permanent: false, response_source: 'automatic' })).toEqual({
+      type: 'message.inbound',
+      messageId: 'wamid.L13',
+      from: CUSTOMER,
+      name: 'Ada Customer',
+      timestamp: T_MS,
+      messageType: 'interactive',
+      permissionReply: { response: 'reject', isPermanent: false },
+    });
   });
 });

@@ -1,0 +1,319 @@
+// The relay's work behind its HTTP endpoints (relay/README.md): stores each normalised event once
+// through the backend with the audience routing.ts decides, fans every stored event out to this
+// instance's agent sessions, and takes claims, declines and presence. It holds the state; routing.ts
+// makes the decisions; server.ts speaks HTTP.
+import type { ServerResponse } from 'node:http';
+import { STALE_CONNECT_MS } from '../shared/call-state';
+import type { RelayEnvelope, RelayEvent } from '../shared/events';
+import type { Logger } from '../shared/log';
+import { normaliseWebhookDetailed } from '../shared/webhook';
+import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './agent-directory';
+import { SessionHub } from './agent-sessions';
+import { envelopeOf, type Audience, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
+import { HeadStarts } from './head-starts';
+import { KeyedTaskQueue } from './keyed-task-queue';
+import { RelayMetrics } from './metrics';
+import type { ResumePoint } from './resume-token';
+import {
+  audienceFor,
+  callIdOf,
+  claimedAudienceFor,
+  declineOfAnsweredCall,
+  declineVerdict,
+  KnownCalls,
+  NO_CALL_FACTS,
+  orderingKeyOf,
+  type AgentStanding,
+  type CallFacts,
+  type DeclineVerdict,
+  type RingingContext,
+} from './routing';
+
+export interface RelayStats {
+  /** Webhooks accepted (answered 200). */
+  webhooksReceived: number;
+  /** Webhooks refused: bad signature, malformed JSON, too large. */
+  webhooksRejected: number;
+  /** Events written to agent sessions, counted once per session. */
+  eventsDelivered: number;
+  /** Open agent sessions on this instance. */
+  connectedAgents: number;
+  /** Events that passed the delivery rules and were stored by this instance. */
+  eventsStored: number;
+  /** Events dropped as duplicates, as connects for ended calls, or as stale connects. */
+  eventsDropped: number;
+  /** Requests whose work close() waits for: webhooks being received, claims, presence reports. */
+  inFlight: number;
+  /** Events the memory backend retains for replay (absent for Redis). */
+  retainedEvents?: number;
+}
+
+export interface RelayServiceOptions {
+  backend: RelayBackend;
+  /** Whether close() closes the backend too (the relay created it rather than being handed it). */
+  ownsBackend: boolean;
+  agents: readonly AgentConfig[];
+  /** Plain tokens (development): agents `agent-1`, `agent-2`, … */
+  agentTokens: readonly string[];
+  logger: Logger;
+  /** The voice_call head start; 0 turns head starts off. */
+  releaseMs: number;
+  presenceTtlMs: number;
+  heartbeatMs: number;
+  maxBufferBytes: number;
+  freshReplayMs: number;
+}
+
+/** How long close() waits for this instance's own stored events to reach its streams (through Redis that takes a moment). */
+const FLUSH_TIMEOUT_MS = 2_000;
+
+export class RelayService {
+  readonly metrics = new RelayMetrics();
+  private readonly backend: RelayBackend;
+  private readonly directory: AgentDirectory;
+  private readonly knownCalls = new KnownCalls();
+  private readonly headStarts: HeadStarts;
+  private readonly hub: SessionHub;
+  private readonly listeners = new Set<(envelope: RelayEnvelope) => void>();
+  /** The events of one call (or one message) are stored in the order their webhooks came. */
+  private readonly queue = new KeyedTaskQueue();
+  private readonly log: Logger;
+  private unsubscribe: () => void = () => undefined;
+
+  /** Subscribes to the backend and reads the recent calls; the service is ready when this resolves. */
+  static async start(options: RelayServiceOptions): Promise<RelayService> {
+    const service = new RelayService(options);
+    service.unsubscribe = options.backend.subscribe(service.onStored);
+    // Calls that rang shortly before this instance started: their later events and head starts need them.
+    await service.warmUp(options.releaseMs + STALE_CONNECT_MS).catch((error: unknown) => options.logger.warn('could not read recent events at start-up', { error }));
+    return service;
+  }
+
+  private constructor(private readonly options: RelayServiceOptions) {
+    this.backend = options.backend;
+    this.log = options.logger;
+    this.directory = new AgentDirectory([...options.agents, ...legacyAgents(options.agentTokens)]);
+    this.headStarts = new HeadStarts({ backend: this.backend, logger: this.log });
+    this.hub = new SessionHub({
+      backend: this.backend,
+      headStarts: this.headStarts,
+      metrics: this.metrics,
+      logger: this.log,
+      heartbeatMs: options.heartbeatMs,
+      maxBufferBytes: options.maxBufferBytes,
+      freshReplayMs: options.freshReplayMs,
+    });
+  }
+
+  get agentCount(): number {
+    return this.directory.size;
+  }
+
+  get connectedAgents(): number {
+    return this.hub.connected;
+  }
+
+  /** The agent a request's `Authorization` header names, if it names one of the team. */
+  authenticate(authorization: string | undefined): Agent | undefined {
+    return this.directory.authenticate(authorization);
+  }
+
+  /** Replaces the agents (a reloaded agents file); open sessions of removed agents keep running until they reconnect. */
+  setAgents(agents: readonly AgentConfig[], agentTokens: readonly string[]): void {
+    this.directory.replace([...agents, ...legacyAgents(agentTokens)]);
+  }
+
+  /** A webhook's body, answered already: its events are stored in the background, per call in order. */
+  ingest(body: unknown, receivedAt: number): void {
+    const { events, skipped } = normaliseWebhookDetailed(body);
+    if (skipped.length > 0) this.log.warn('skipped malformed webhook items', { count: skipped.length, first: skipped.slice(0, 3) });
+    for (const event of events) {
+      void this.queue.run(orderingKeyOf(event), () =>
+        this.store(event, receivedAt).then(
+          () => undefined,
+          (error: unknown) => this.log.error('storing an event failed', { type: event.type, error }),
+        ),
+      );
+    }
+  }
+
+  /** An agent's event stream: replay from `resume`, then live. Resolves once it follows the live fan-out (or ended). */
+  openStream(res: ServerResponse, agent: Agent, resume: ResumePoint): Promise<void> {
+    return this.hub.open(res, agent, resume).joined;
+  }
+
+  /**
+   * First claim wins, across instances. A win stores `call.claimed` so that the others stop
+   * ringing; a repeated claim by the winner is a duplicate and stores nothing.
+   */
+  async claim(callId: string, agentId: string): Promise<ClaimOutcome> {
+    const outcome = await this.backend.claim(callId, agentId);
+    if (!outcome.won) {
+      this.log.info('a claim lost', { callId, agentId, owner: outcome.agentId });
+      return outcome;
+    }
+    this.knownCalls.claimed(callId, agentId);
+    const claimed: RelayEvent = { type: 'call.claimed', callId, agentId, timestamp: Date.now() };
+    await this.queue.run(orderingKeyOf(claimed), () =>
+      this.store(claimed, Date.now(), claimedAudienceFor(this.knownCalls.ringingAudienceOf(callId), agentId)).then(
+        () => undefined,
+        (error: unknown) => this.log.error('storing a claim event failed', { callId, error }),
+      ),
+    );
+    this.log.info('a call was claimed', { callId, agentId });
+    return outcome;
+  }
+
+  /**
+   * An agent declined a ringing call: it stops ringing for that agent only. A head start of that
+   * agent ends at once here, so that colleagues connected to this instance ring now.
+   */
+  async decline(callId: string, agentId: string): Promise<DeclineVerdict> {
+    const answered = declineOfAnsweredCall(await this.ownerOf(callId), agentId);
+    if (answered !== undefined) return answered;
+    const declined = await this.backend.decline(callId, agentId);
+    this.headStarts.declinedBy(callId, agentId);
+    const verdict = declineVerdict(agentId, declined, this.directory.ids().map(this.standingOf));
+    this.log.info('a call was declined', { callId, agentId, othersRinging: verdict.othersRinging });
+    return verdict;
+  }
+
+  async setPresence(agentId: string, status: Presence): Promise<void> {
+    await this.backend.setPresence(agentId, status, this.options.presenceTtlMs);
+    this.log.debug('presence', { agentId, status });
+  }
+
+  /** Every stored event this instance fans out (embedded mode, benchmarks). */
+  onEvent(listener: (envelope: RelayEnvelope) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  stats(): Omit<RelayStats, 'inFlight'> {
+    const { metrics } = this;
+    return {
+      webhooksReceived: metrics.webhooksReceived,
+      webhooksRejected: metrics.webhooksRejectedTotal,
+      eventsDelivered: metrics.eventsDelivered,
+      connectedAgents: this.hub.connected,
+      eventsStored: metrics.eventsStored,
+      eventsDropped: metrics.eventsDroppedTotal,
+      ...this.backend.stats(),
+    };
+  }
+
+  renderMetrics(): string {
+    return this.metrics.render({ connectedAgents: this.hub.connected, residentMemoryBytes: process.memoryUsage.rss() });
+  }
+
+  /**
+   * The drain, once no new work comes in: what is queued is stored, reaches this instance's streams,
+   * and every stream is flushed and ended (agents reconnect to another instance with their cursor).
+   * Each step waits `timeoutMs` at most (a backend that hangs, an agent that reads nothing).
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    await withDeadline(this.queue.idle(), timeoutMs);
+    await withDeadline(this.backend.flush(), FLUSH_TIMEOUT_MS);
+    await this.hub.drain(timeoutMs);
+    this.stopFanOut();
+  }
+
+  /** Ends every stream at once, without flushing (start-up failed, or the drain did). */
+  abort(): void {
+    this.hub.close();
+    this.stopFanOut();
+  }
+
+  /** Closes the backend if the service owns it. */
+  async close(): Promise<void> {
+    if (this.options.ownsBackend) await this.backend.close();
+  }
+
+  private stopFanOut(): void {
+    this.unsubscribe();
+    this.headStarts.close();
+  }
+
+  /** The backend's subscription: every event stored by any instance, in stored order. */
+  private readonly onStored = (stored: StoredEvent): void => {
+    try {
+      this.knownCalls.observe(stored);
+      this.headStarts.observe(stored);
+      this.hub.fanOut(stored);
+      if (this.listeners.size > 0) {
+        const envelope = envelopeOf(stored);
+        for (const listener of this.listeners) listener(envelope);
+      }
+    } catch (error) {
+      // The subscription feeds every session: one failure must not stop the next event.
+      this.log.error('fanning out an event failed', { cursor: stored.cursor, error });
+    }
+  };
+
+  private async store(event: RelayEvent, receivedAt: number, audience?: Audience): Promise<StoredEvent | undefined> {
+    const outcome = await this.backend.append({ event, receivedAt, audience: audience ?? (await this.audienceFor(event, receivedAt)) });
+    if (!outcome.stored) {
+      this.metrics.eventsDropped[outcome.reason] += 1;
+      this.log.debug('dropped an event', { type: event.type, reason: outcome.reason });
+      return undefined;
+    }
+    this.metrics.eventsStored += 1;
+    // The subscription may bring it later (Redis): the call's next event, queued right behind this
+    // one, must already find its audience and owner.
+    this.knownCalls.observe(outcome.event);
+    return outcome.event;
+  }
+
+  private async audienceFor(event: RelayEvent, receivedAt: number): Promise<Audience> {
+    const decision = audienceFor(event, await this.callFacts(event), this.ringingContext(receivedAt));
+    if (decision.passedOver !== undefined) {
+      this.log.debug('a voice_call agent is not reachable; ringing everyone', { callId: callIdOf(event), agentId: decision.passedOver });
+    }
+    return decision.audience;
+  }
+
+  private async callFacts(event: RelayEvent): Promise<CallFacts> {
+    const callId = callIdOf(event);
+    if (callId === undefined) return NO_CALL_FACTS;
+    const owner = await this.ownerOf(callId);
+    return { owner, rang: this.knownCalls.ringingAudienceOf(callId) };
+  }
+
+  /** A claim is final: a remembered owner needs no round trip to the backend. */
+  private async ownerOf(callId: string): Promise<string | undefined> {
+    return this.knownCalls.ownerOf(callId) ?? (await this.backend.claimOwner(callId));
+  }
+
+  private ringingContext(receivedAt: number): RingingContext {
+    return { receivedAt, releaseMs: this.options.releaseMs, standingOf: (agentId) => (this.directory.get(agentId) === undefined ? undefined : this.standingOf(agentId)) };
+  }
+
+  private readonly standingOf = (agentId: string): AgentStanding => ({
+    agentId,
+    presence: this.backend.presenceOf(agentId),
+    connected: this.hub.hasSession(agentId),
+  });
+
+  /** Reads the events of the last `windowMs` (start-up), a page at a time. */
+  private async warmUp(windowMs: number): Promise<void> {
+    const pageSize = 1_000;
+    let after: string | undefined;
+    // A cap, whatever the traffic: the records only matter for calls of the last minute or so.
+    for (let pages = 0; pages < 100; pages += 1) {
+      const page = await this.backend.readAfter(after, { limit: pageSize, sinceMs: windowMs });
+      for (const stored of page) {
+        this.knownCalls.observe(stored);
+        this.headStarts.observe(stored);
+      }
+      const last = page.at(-1);
+      if (page.length < pageSize || last === undefined) return;
+      after = last.cursor;
+    }
+  }
+}
+
+export async function withDeadline(work: Promise<unknown>, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
+}

@@ -1,0 +1,96 @@
+// The system programs `npm test`, `npm run bench` and `npm run bench:relay` need, checked before
+// anything else runs: a machine without them is told in one line what is missing and how to install
+// it, instead of failing minutes later with `spawn /usr/bin/redis-server ENOENT` or a stack trace.
+//
+//   tsx scripts/check-prereqs.ts test|bench|bench:relay   → nothing and exit 0, or one line and exit 1
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export const TASKS = ['test', 'bench', 'bench:relay'] as const;
+export type Task = (typeof TASKS)[number];
+
+/** Where the end-to-end harness (test/e2e/harness.ts) and the call benchmark launch Chromium. */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+/** What the checks may look at: the environment and the file system, so that tests can stand in for both. */
+export interface SystemProbe {
+  env: Readonly<Record<string, string | undefined>>;
+  /** A file (not a folder) that this user may execute. */
+  isExecutable(file: string): boolean;
+}
+
+export interface MissingPrerequisite {
+  /** What the line names: a path, or a command looked up on PATH. */
+  what: string;
+  /** The Debian package that provides it. */
+  aptPackage: string;
+}
+
+/** Whether `command` is an executable file in one of PATH's folders. */
+export function onPath(command: string, probe: SystemProbe): boolean {
+  return (probe.env.PATH ?? '')
+    .split(delimiter)
+    .filter((dir) => dir !== '')
+    .some((dir) => probe.isExecutable(join(dir, command)));
+}
+
+/**
+ * The Redis tests and the relay benchmark start redis-server themselves (REDIS_SERVER_BIN when set,
+ * else the one on PATH). The tests use the server at REDIS_URL instead when it is set; the benchmark
+ * needs none when BENCH_RELAY_BACKENDS leaves redis out.
+ */
+function redisServerMissing(task: Task, probe: SystemProbe): MissingPrerequisite | undefined {
+  if (task === 'bench') return undefined;
+  if (task === 'test' && (probe.env.REDIS_URL ?? '') !== '') return undefined;
+  if (task === 'bench:relay' && !(probe.env.BENCH_RELAY_BACKENDS ?? 'memory,redis').split(',').includes('redis')) return undefined;
+  const chosen = probe.env.REDIS_SERVER_BIN;
+  if (chosen !== undefined) return probe.isExecutable(chosen) ? undefined : { what: `redis-server (REDIS_SERVER_BIN=${chosen})`, aptPackage: 'redis-server' };
+  return onPath('redis-server', probe) ? undefined : { what: 'redis-server', aptPackage: 'redis-server' };
+}
+
+function chromiumMissing(task: Task, probe: SystemProbe): MissingPrerequisite | undefined {
+  if (task === 'bench:relay') return undefined;
+  return probe.isExecutable(CHROMIUM_PATH) ? undefined : { what: CHROMIUM_PATH, aptPackage: 'chromium' };
+}
+
+export function missingPrerequisites(task: Task, probe: SystemProbe): MissingPrerequisite[] {
+  return [chromiumMissing(task, probe), redisServerMissing(task, probe)].filter((m): m is MissingPrerequisite => m !== undefined);
+}
+
+/** The one line for what is missing, with the command that installs all of it; undefined when nothing is. */
+export function missingLine(missing: readonly MissingPrerequisite[]): string | undefined {
+  if (missing.length === 0) return undefined;
+  const packages = [...new Set(missing.map((m) => m.aptPackage))];
+  return `Missing: ${missing.map((m) => m.what).join(', ')} (install: apt-get install -y ${packages.join(' ')})`;
+}
+
+function isExecutableFile(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+export const systemProbe = (env: NodeJS.ProcessEnv = process.env): SystemProbe => ({ env, isExecutable: isExecutableFile });
+
+const isTask = (value: string | undefined): value is Task => (TASKS as readonly string[]).includes(value ?? '');
+
+/** The command line: the exit code it should end with, after printing at most one line. */
+export function main(args: readonly string[], probe: SystemProbe, print: (line: string) => void): number {
+  const task = args[0];
+  if (!isTask(task)) {
+    print(`Usage: tsx scripts/check-prereqs.ts ${TASKS.join('|')}`);
+    return 2;
+  }
+  const line = missingLine(missingPrerequisites(task, probe));
+  if (line === undefined) return 0;
+  print(line);
+  return 1;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = main(process.argv.slice(2), systemProbe(), (line) => console.error(line));
+}

@@ -1,0 +1,135 @@
+// scripts/check-prereqs.ts: the decision on a stand-in system, then the real script and the real
+// npm scripts on this machine with a PATH that has no redis-server.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_PATH, main, missingLine, missingPrerequisites, onPath, type SystemProbe, type Task } from '../../../scripts/check-prereqs';
+
+const REDIS_LINE = 'Missing: redis-server (install: apt-get install -y redis-server)';
+const CHROMIUM_LINE = `Missing: ${CHROMIUM_PATH} (install: apt-get install -y chromium)`;
+const BOTH_LINE = `Missing: ${CHROMIUM_PATH}, redis-server (install: apt-get install -y chromium redis-server)`;
+
+/** A system with these executable files and this environment. */
+function system(executables: string[], env: Record<string, string | undefined> = {}): SystemProbe {
+  const files = new Set(executables);
+  return { env: { PATH: '/usr/local/bin:/usr/bin:/bin', ...env }, isExecutable: (file) => files.has(file) };
+}
+const everything = ['/usr/bin/redis-server', CHROMIUM_PATH];
+const lineFor = (task: Task, probe: SystemProbe) => missingLine(missingPrerequisites(task, probe));
+
+describe('what each task needs', () => {
+  it('npm test: Chromium at the harness\'s path and redis-server on PATH', () => {
+    expect(lineFor('test', system(everything))).toBeUndefined();
+    expect(lineFor('test', system([CHROMIUM_PATH]))).toBe(REDIS_LINE);
+    expect(lineFor('test', system(['/usr/bin/redis-server']))).toBe(CHROMIUM_LINE);
+    expect(lineFor('test', system([]))).toBe(BOTH_LINE);
+    // Chromium elsewhere on PATH is not where the harness looks.
+    expect(lineFor('test', system(['/usr/bin/redis-server', '/usr/local/bin/chromium']))).toBe(CHROMIUM_LINE);
+  });
+
+  it('npm test: no redis-server needed when REDIS_URL names the server to use', () => {
+    expect(lineFor('test', system([CHROMIUM_PATH], { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBeUndefined();
+    expect(lineFor('test', system([], { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBe(CHROMIUM_LINE);
+    expect(lineFor('test', system([CHROMIUM_PATH], { REDIS_URL: '' }))).toBe(REDIS_LINE);
+  });
+
+  it('npm run bench: Chromium only', () => {
+    expect(lineFor('bench', system([CHROMIUM_PATH]))).toBeUndefined();
+    expect(lineFor('bench', system(['/usr/bin/redis-server']))).toBe(CHROMIUM_LINE);
+  });
+
+  it('npm run bench:relay: redis-server, even with REDIS_URL (it starts its own), unless only the memory backend runs', () => {
+    expect(lineFor('bench:relay', system(['/usr/bin/redis-server']))).toBeUndefined();
+    expect(lineFor('bench:relay', system([CHROMIUM_PATH]))).toBe(REDIS_LINE);
+    expect(lineFor('bench:relay', system([], { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBe(REDIS_LINE);
+    expect(lineFor('bench:relay', system([], { BENCH_RELAY_BACKENDS: 'memory' }))).toBeUndefined();
+    expect(lineFor('bench:relay', system([], { BENCH_RELAY_BACKENDS: 'redis' }))).toBe(REDIS_LINE);
+  });
+
+  it('looks redis-server up in every PATH folder, and takes REDIS_SERVER_BIN instead when set', () => {
+    expect(onPath('redis-server', system(['/opt/redis/bin/redis-server'], { PATH: '/usr/bin::/opt/redis/bin' }))).toBe(true);
+    expect(onPath('redis-server', system(['/opt/redis/bin/redis-server'], { PATH: '/usr/bin:/bin' }))).toBe(false);
+    expect(onPath('redis-server', system(['/usr/bin/redis-server'], { PATH: undefined }))).toBe(false);
+    expect(lineFor('bench:relay', system(['/opt/redis/redis-server'], { PATH: '/usr/bin', REDIS_SERVER_BIN: '/opt/redis/redis-server' }))).toBeUndefined();
+    expect(lineFor('bench:relay', system(['/usr/bin/redis-server'], { REDIS_SERVER_BIN: '/opt/redis/redis-server' }))).toBe(
+      'Missing: redis-server (REDIS_SERVER_BIN=/opt/redis/redis-server) (install: apt-get install -y redis-server)',
+    );
+  });
+
+  it('prints one line and exits 1 when something is missing, nothing and 0 otherwise, 2 for an unknown task', () => {
+    const printed: string[] = [];
+    expect(main(['test'], system([]), (line) => printed.push(line))).toBe(1);
+    expect(printed).toEqual([BOTH_LINE]);
+    expect(main(['test'], system(everything), (line) => printed.push(line))).toBe(0);
+    expect(printed).toHaveLength(1);
+    expect(main(['lint'], system(everything), (line) => printed.push(line))).toBe(2);
+    expect(main([], system(everything), (line) => printed.push(line))).toBe(2);
+    expect(printed.slice(1)).toEqual(['Usage: tsx scripts/check-prereqs.ts test|bench|bench:relay', 'Usage: tsx scripts/check-prereqs.ts test|bench|bench:relay']);
+  });
+});
+
+describe('the real script', () => {
+  const folders: string[] = [];
+  afterAll(() => {
+    for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+  });
+  /** A PATH folder holding only the given programs (node and sh, so that npm and tsx can run). */
+  function pathWith(programs: Record<string, string>): string {
+    const folder = mkdtempSync(join(tmpdir(), 'prereqs-path-'));
+    folders.push(folder);
+    for (const [name, target] of Object.entries(programs)) symlinkSync(target, join(folder, name));
+    return folder;
+  }
+  /** This process's environment without the variables the check reads, plus `env`. */
+  function environment(env: Record<string, string>): NodeJS.ProcessEnv {
+    const base: NodeJS.ProcessEnv = { ...process.env };
+    for (const key of ['REDIS_URL', 'REDIS_SERVER_BIN', 'BENCH_RELAY_BACKENDS']) delete base[key];
+    return { ...base, ...env };
+  }
+  const runScript = (task: string, env: Record<string, string>) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/check-prereqs.ts', task], { env: environment(env), encoding: 'utf8', timeout: 15_000 });
+
+  it('stops bench:relay in one line naming redis-server when PATH has none', () => {
+    const run = runScript('bench:relay', { PATH: pathWith({}) });
+    expect(run.stderr).toBe(`${REDIS_LINE}\n`);
+    expect(run.stdout).toBe('');
+    expect(run.status).toBe(1);
+  });
+
+  it('finds a redis-server that PATH has, wherever it is', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'prereqs-redis-'));
+    folders.push(folder);
+    writeFileSync(join(folder, 'redis-server'), '#!/bin/sh\nexit 0\n');
+    chmodSync(join(folder, 'redis-server'), 0o755);
+    const run = runScript('bench:relay', { PATH: folder });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+  });
+
+  it('lets npm test through without redis-server on PATH when REDIS_URL is set', () => {
+    // Chromium is where the harness looks on any machine that runs these tests (npm test checks it first).
+    expect(existsSync(CHROMIUM_PATH)).toBe(true);
+    const without = runScript('test', { PATH: pathWith({}) });
+    expect(without.stderr).toBe(`${REDIS_LINE}\n`);
+    expect(without.status).toBe(1);
+    const withUrl = runScript('test', { PATH: pathWith({}), REDIS_URL: 'redis://127.0.0.1:6390' });
+    expect(withUrl.stderr).toBe('');
+    expect(withUrl.status).toBe(0);
+  });
+
+  it('runs first in npm test, npm run bench and npm run bench:relay', () => {
+    const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.test).toMatch(/^tsx scripts\/check-prereqs\.ts test && /);
+    expect(scripts.bench).toMatch(/^tsx scripts\/check-prereqs\.ts bench && /);
+    expect(scripts['bench:relay']).toMatch(/^tsx scripts\/check-prereqs\.ts bench:relay && /);
+
+    // And for real: npm run bench:relay with no redis-server on PATH stops at the check, with its line.
+    const npmCli = process.env.npm_execpath?.endsWith('npm-cli.js') ? process.env.npm_execpath : join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+    const run = spawnSync(process.execPath, [npmCli, 'run', '--silent', 'bench:relay'], { env: environment({ PATH: pathWith({ node: process.execPath, sh: '/bin/sh' }) }), encoding: 'utf8', timeout: 30_000 });
+    expect(run.stderr.split('\n')).toContain(REDIS_LINE);
+    expect(run.stdout).toBe('');
+    expect(run.status).not.toBe(0);
+  });
+});
