@@ -1,8 +1,8 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
-import { ControllerContext } from './app/controller-context';
-import { SoftphoneController } from './app/softphone-controller';
+import { createControllers } from './app/controllers';
+import { ControllersContext } from './app/controllers-context';
 import { resolveSoftphoneHost } from './bridge/ws-bridge';
 import { ErrorBoundary } from './components/ErrorBoundary';
 import { Ringtone } from './sound/ringtone';
@@ -13,12 +13,11 @@ import { errorText } from '../shared/result';
 
 const host = resolveSoftphoneHost(window);
 const engine = new MediaEngine({
-  api: host.api,
   onNotice: (localId, text) => appStore.getState().setCallNotice({ localId, text }),
 });
-const controller = new SoftphoneController({ api: host.api, link: host.link, store: appStore, engine, ringtone: new Ringtone() });
+const softphone = createControllers({ api: host.api, link: host.link, store: appStore, engine, ringtone: new Ringtone() });
 try {
-  controller.start();
+  softphone.start();
 } catch (e) {
   // The window still renders, with the reason in the banner.
   appStore.getState().setSnapshotError(`The window could not connect to the softphone service (${errorText(e)}).`);
@@ -38,9 +37,9 @@ if (rootElement) {
   createRoot(rootElement).render(
     <StrictMode>
       <ErrorBoundary>
-        <ControllerContext value={controller}>
+        <ControllersContext value={softphone.controllers}>
           <App />
-        </ControllerContext>
+        </ControllersContext>
       </ErrorBoundary>
     </StrictMode>,
   );

@@ -12,7 +12,7 @@ import { normalisePhoneNumber } from '../shared/phone';
 import type { AppError, Result } from '../shared/result';
 import { SANDBOX_PATHS, SANDBOX_UNREACHABLE_NUMBERS, type SandboxCustomer } from '../shared/sandbox';
 import { templateMessageSchema } from '../shared/templates';
-import { fieldPath, parseWith } from '../shared/validation';
+import { fieldPath, nonEmptyString, parseWith } from '../shared/validation';
 import { CallSimulator, DEFAULT_TIMEOUTS, type GatewayOutcome, type SandboxTimeouts } from './call-simulator';
 import { loadCustomerVoice } from './customer-voice';
 import { DEFAULT_CUSTOMERS } from './customers';
@@ -83,12 +83,12 @@ const MAX_LOG_ENTRIES = 5_000;
 const GATEWAY_PATH = /^\/restapi\/v1\/([^/]+)\/calls\/([^/]+)\/?$/;
 const MESSAGE_PATH = /^\/restapi\/v1\/([^/]+)\/(replymessage|sendtemplate)\/?$/;
 
-const numberField = z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty');
+const numberField = nonEmptyString();
 const incomingBody = z.object({ number: numberField });
-const hangupBody = z.object({ callId: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty') });
+const hangupBody = z.object({ callId: nonEmptyString() });
 const inboundBody = z.object({
   number: numberField,
-  text: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(4096, 'must be at most 4096 characters'),
+  text: nonEmptyString().max(4096, 'must be at most 4096 characters'),
 });
 const pressCallButtonBody = z.object({ number: numberField });
 
@@ -380,6 +380,10 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       else res.destroy();
     });
   });
+
+  // The service's front ends keep an idle connection for about a minute, so that the accept an
+  // agent sends seconds after the last request reuses it; Node's default (5 s) would not.
+  server.keepAliveTimeout = 65_000;
 
   const host = options.host ?? '127.0.0.1';
   try {

@@ -13,6 +13,8 @@ import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
 
 const localId = z.string().min(1, 'must not be empty').max(200, 'is too long');
+/** The renderer names its outgoing calls, so that their media can be set up before main has seen them. */
+const outgoingLocalId = z.string().regex(/^out:[A-Za-z0-9-]{8,100}$/, 'must be "out:" followed by 8 to 100 letters, digits or dashes');
 const sdp = z.string().min(1, 'must not be empty').max(64 * 1024, 'is too long (64 KiB at most)');
 /** A customer's number as typed or in gateway digits; the service normalises it. */
 const contactNumber = z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(64, 'is too long');
@@ -56,18 +58,17 @@ const templateDraftSchema = z.strictObject({
 /** Payload schemas for every command: both hosts parse with these before anything else runs. */
 export const commandSchemas = {
   getSnapshot: z.strictObject({}),
-  /** Validates and normalises the number and opens a dialing call; the renderer then makes the offer. */
-  startCall: z.strictObject({ to: z.string().max(64, 'is too long') }),
-  /** The complete local offer for a dialing call: main POSTs initiate. */
-  sendOffer: z.strictObject({ localId, sdp }),
   /**
-   * The agent pressed Answer: ringing → answering, and the call is claimed on the relay. Resolves
-   * once this agent has the call (the claim won, or could not be decided); answered_elsewhere when
-   * a colleague's claim won. acceptCall may be sent before it resolves: it waits for the claim.
+   * The Call button, with the complete local offer: main checks and normalises the number, opens the
+   * call under the renderer's localId, POSTs initiate, and resolves once the gateway has placed it.
    */
-  answerCall: z.strictObject({ localId }),
-  /** The complete local answer: main POSTs accept once the call is this agent's. */
-  acceptCall: z.strictObject({ localId, sdp }),
+  startCall: z.strictObject({ localId: outgoingLocalId, to: z.string().max(64, 'is too long'), sdp }),
+  /**
+   * The Answer button, with the complete local answer made while the call rang: main claims the call
+   * on the relay, then accepts, and resolves once the gateway has the answer (answered_elsewhere
+   * when a colleague's claim won: nothing was sent to the gateway).
+   */
+  answerCall: z.strictObject({ localId, sdp }),
   declineCall: z.strictObject({ localId }),
   hangUp: z.strictObject({ localId }),
   reportMedia: z.discriminatedUnion('state', [
@@ -164,10 +165,8 @@ export interface AppSnapshot {
 
 export interface CommandResults {
   getSnapshot: AppSnapshot;
-  startCall: { localId: string; to: string };
-  sendOffer: { callId: string };
+  startCall: { localId: string; to: string; callId: string };
   answerCall: null;
-  acceptCall: null;
   declineCall: null;
   hangUp: null;
   reportMedia: null;

@@ -5,6 +5,7 @@
 import { Agent, request } from 'undici';
 import { z } from 'zod';
 import type { PresenceStatus } from '../../shared/api';
+import { ANSWERED_ELSEWHERE_MESSAGE } from '../../shared/call-state';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, ok, type ErrorCode, type Result, errorText } from '../../shared/result';
 import { networkErrorCode, readLimited } from './http-body';
@@ -47,7 +48,6 @@ export interface DeclineOutcome {
   answeredBy?: string;
 }
 
-export const ANSWERED_ELSEWHERE_MESSAGE = 'Answered by another agent';
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 const DEFAULT_CLAIM_TIMEOUT_MS = 2_000;

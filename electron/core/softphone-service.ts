@@ -120,10 +120,8 @@ class CoreSoftphoneService implements SoftphoneService {
     messaging.onConversationChanged((conversation) => this.push({ name: 'conversationChanged', payload: conversation }));
     this.handlers = {
       getSnapshot: () => this.snapshot(),
-      startCall: ({ to }) => this.withCalls((c) => c.startCall(to)),
-      sendOffer: ({ localId, sdp }) => this.withCalls((c) => c.sendOffer(localId, sdp)),
-      answerCall: ({ localId }) => this.withCalls((c) => c.answerCall(localId)),
-      acceptCall: ({ localId, sdp }) => this.withCalls((c) => c.acceptCall(localId, sdp)),
+      startCall: ({ localId, to, sdp }) => this.withCalls((c) => c.startCall(to, sdp, localId)),
+      answerCall: ({ localId, sdp }) => this.withCalls((c) => c.answerCall(localId, sdp)),
       declineCall: ({ localId }) => this.withCalls((c) => c.declineCall(localId)),
       hangUp: ({ localId }) => this.withCalls((c) => c.hangUp(localId)),
       reportMedia: (report) => this.withCalls((c) => c.reportMedia(report)),

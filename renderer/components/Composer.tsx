@@ -1,6 +1,6 @@
 import { useMemo, useRef, type KeyboardEvent } from 'react';
 import { MEDIA_TABLE, MEDIA_TYPES, formatBytes, mediaExtensions, type MediaType } from '../../shared/messages';
-import { useController } from '../app/controller-context';
+import { useMessaging } from '../app/controllers-context';
 import {
   COMPOSER_TABS,
   FIELD_LIMITS,
@@ -27,12 +27,12 @@ interface Props {
 
 /** Text, media by link, every interactive variant, and templates; free-form blocked while the window is closed. */
 export function Composer({ contact, draft, windowOpen, conversationWindow }: Props) {
-  const controller = useController();
+  const messaging = useMessaging();
   const tabs = useRef<Partial<Record<ComposerTab, HTMLButtonElement | null>>>({});
   const live = useMemo(() => checkComposer(draft, contact).errors, [draft, contact]);
   const idBase = `composer-${contact}`;
 
-  const choose = (tab: ComposerTab) => controller.editComposer(contact, (d) => (d.tab === tab ? d : { ...d, tab, showAllErrors: false, error: null, serverErrors: {}, notice: null }));
+  const choose = (tab: ComposerTab) => messaging.editComposer(contact, (d) => (d.tab === tab ? d : { ...d, tab, showAllErrors: false, error: null, serverErrors: {}, notice: null }));
   const onTabKey = (e: KeyboardEvent<HTMLButtonElement>) => {
     const i = COMPOSER_TABS.indexOf(draft.tab);
     const next = e.key === 'ArrowRight' ? (i + 1) % COMPOSER_TABS.length : e.key === 'ArrowLeft' ? (i - 1 + COMPOSER_TABS.length) % COMPOSER_TABS.length : e.key === 'Home' ? 0 : e.key === 'End' ? COMPOSER_TABS.length - 1 : -1;
@@ -77,7 +77,7 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          void controller.send(contact);
+          void messaging.send(contact);
         }}
       >
         {blocked && (
@@ -151,7 +151,7 @@ interface FormProps {
 }
 
 function TextForm({ contact, draft, live, disabled }: FormProps) {
-  const controller = useController();
+  const messaging = useMessaging();
   const id = `composer-${contact}-text`;
   return (
     <div className="text-form">
@@ -165,11 +165,11 @@ function TextForm({ contact, draft, live, disabled }: FormProps) {
         disabled={disabled}
         placeholder={disabled ? 'The 24-hour window is closed' : 'Write a message… (Enter sends, Shift+Enter for a new line)'}
         error={visibleError(draft, live, 'text.body')}
-        onChange={(v) => controller.editComposer(contact, (d) => ({ ...d, text: v }), 'text.body')}
+        onChange={(v) => messaging.editComposer(contact, (d) => ({ ...d, text: v }), 'text.body')}
         onKeyDown={(e) => {
           if (e.key === 'Enter' && !e.shiftKey && !e.nativeEvent.isComposing) {
             e.preventDefault();
-            void controller.send(contact);
+            void messaging.send(contact);
           }
         }}
       />
@@ -185,12 +185,12 @@ function TextForm({ contact, draft, live, disabled }: FormProps) {
 const MEDIA_LABELS: Readonly<Record<MediaType, string>> = { image: 'Image', audio: 'Audio', video: 'Video', document: 'Document' };
 
 function MediaForm({ contact, draft, live, disabled }: FormProps) {
-  const controller = useController();
+  const messaging = useMessaging();
   const { media } = draft;
   const id = `composer-${contact}-media`;
   const rule = MEDIA_TABLE[media.type];
   const check = draft.linkCheck && draft.linkCheck.link === media.link.trim() && draft.linkCheck.type === media.type ? draft.linkCheck : null;
-  const edit = (key: string, patch: Partial<ComposerDraft['media']>) => controller.editComposer(contact, (d) => ({ ...d, media: { ...d.media, ...patch } }), key);
+  const edit = (key: string, patch: Partial<ComposerDraft['media']>) => messaging.editComposer(contact, (d) => ({ ...d, media: { ...d.media, ...patch } }), key);
   const linkKey = `${media.type}.link`;
   const linkError = visibleError(draft, live, linkKey) ?? (check?.state === 'failed' ? check.text : undefined);
   return (
@@ -224,7 +224,7 @@ function MediaForm({ contact, draft, live, disabled }: FormProps) {
           )
         }
         onChange={(v) => edit(linkKey, { link: v })}
-        onBlur={() => void controller.checkMediaLink(contact)}
+        onBlur={() => void messaging.checkMediaLink(contact)}
       />
       {media.type !== 'audio' && (
         <FormField
@@ -264,7 +264,7 @@ function previewOf(body: string, draft: TemplateDraft, values: Readonly<Record<s
 }
 
 function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraft }) {
-  const controller = useController();
+  const messaging = useMessaging();
   const sandboxTemplates = useAppStore((s) => s.sandboxTemplates);
   const mode = useAppStore((s) => s.mode);
   const { template } = draft;
@@ -288,7 +288,7 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
             disabled={draft.busy}
             onChange={(e) => {
               const chosen = sandboxTemplates.find((t) => `${t.name}/${t.language}` === e.target.value);
-              if (chosen) void controller.pasteTemplate(contact, chosen.apiPayload);
+              if (chosen) void messaging.pasteTemplate(contact, chosen.apiPayload);
             }}
           >
             <option value="">Choose one to fill the payload…</option>
@@ -310,7 +310,7 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
             type="button"
             className="btn btn-quiet btn-small"
             disabled={draft.busy}
-            onClick={() => controller.editComposer(contact, (d) => ({ ...d, template: { ...d.template, pasted: '', draft: null, parseError: null, values: {} } }))}
+            onClick={() => messaging.editComposer(contact, (d) => ({ ...d, template: { ...d.template, pasted: '', draft: null, parseError: null, values: {} } }))}
           >
             Change template
           </button>
@@ -325,7 +325,7 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
           value={template.pasted}
           placeholder={'Paste the template\u2019s "API Payload" from the template list: {"messaging_product": …, "type": "template", "template": {…}}'}
           error={template.parseError ?? undefined}
-          onChange={(v) => void controller.pasteTemplate(contact, v)}
+          onChange={(v) => void messaging.pasteTemplate(contact, v)}
         />
       )}
       {parsed && preview && (
@@ -343,7 +343,7 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
             inputMode="tel"
             value={template.to}
             error={draft.serverErrors.to}
-            onChange={(v) => controller.editComposer(contact, (d) => ({ ...d, template: { ...d.template, to: v } }), 'to')}
+            onChange={(v) => messaging.editComposer(contact, (d) => ({ ...d, template: { ...d.template, to: v } }), 'to')}
           />
           {parsed.fields.map((f, i) => (
             <FormField
@@ -354,7 +354,7 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
               value={template.values[f.path] ?? ''}
               placeholder={f.placeholder ? (f.kind === 'link' ? 'https://…' : '') : f.sample}
               error={draft.serverErrors[f.path] ?? missing(f.path)}
-              onChange={(v) => controller.editComposer(contact, (d) => ({ ...d, template: { ...d.template, values: { ...d.template.values, [f.path]: v } } }), f.path)}
+              onChange={(v) => messaging.editComposer(contact, (d) => ({ ...d, template: { ...d.template, values: { ...d.template.values, [f.path]: v } } }), f.path)}
             />
           ))}
         </div>

@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import { formatPhoneNumber } from '../../shared/phone';
-import { useController } from '../app/controller-context';
+import { useMessaging, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
 import { contactTitle, isWindowOpen, lastCallNeedsPermission, recentConversations, windowText } from '../store/conversations';
 import { emptyComposer } from '../store/composer';
@@ -19,7 +19,8 @@ export function ContactPanel() {
 }
 
 function ContactView({ contact }: { contact: string }) {
-  const controller = useController();
+  const messaging = useMessaging();
+  const sandboxActions = useSandboxActions();
   const now = useNow(1000);
   const conversation = useAppStore((s) => s.conversations[contact]);
   const history = useAppStore((s) => s.history);
@@ -48,7 +49,7 @@ function ContactView({ contact }: { contact: string }) {
             {title !== number && <span className="peer-number">{number}</span>}
           </h2>
         </div>
-        <button type="button" className="btn btn-quiet btn-small" onClick={() => controller.selectContact(null)}>
+        <button type="button" className="btn btn-quiet btn-small" onClick={() => messaging.selectContact(null)}>
           All conversations
         </button>
       </div>
@@ -64,12 +65,12 @@ function ContactView({ contact }: { contact: string }) {
           className="btn btn-secondary btn-small"
           disabled={!open}
           title={open ? 'A button the customer taps to call you back' : 'Needs the 24-hour window: the customer must write first'}
-          onClick={() => void controller.sendCallButton(contact)}
+          onClick={() => void messaging.sendCallButton(contact)}
         >
           Send call button
         </button>
         {needsPermission && (
-          <button type="button" className="btn btn-secondary btn-small" onClick={() => void controller.requestCallPermission(contact)}>
+          <button type="button" className="btn btn-secondary btn-small" onClick={() => void messaging.requestCallPermission(contact)}>
             Request call permission
           </button>
         )}
@@ -83,7 +84,7 @@ function ContactView({ contact }: { contact: string }) {
         </p>
       )}
       {sandbox && buttonSent && (
-        <button type="button" className="btn btn-link sandbox-action" onClick={() => void controller.customerPressesCallButton(contact)}>
+        <button type="button" className="btn btn-link sandbox-action" onClick={() => void sandboxActions.customerPressesCallButton(contact)}>
           Customer presses call button
         </button>
       )}
@@ -95,7 +96,7 @@ function ContactView({ contact }: { contact: string }) {
 }
 
 function ConversationChooser() {
-  const controller = useController();
+  const messaging = useMessaging();
   const now = useNow(1000);
   const conversations = useAppStore((s) => s.conversations);
   const history = useAppStore((s) => s.history);
@@ -116,7 +117,7 @@ function ConversationChooser() {
         className="open-contact"
         onSubmit={(e) => {
           e.preventDefault();
-          void controller.openContact();
+          void messaging.openContact();
         }}
       >
         <input
@@ -149,7 +150,7 @@ function ConversationChooser() {
             const open = isWindowOpen(c.window, now);
             return (
               <li key={c.contact}>
-                <button type="button" className="conversation-item" onClick={() => controller.selectContact(c.contact)}>
+                <button type="button" className="conversation-item" onClick={() => messaging.selectContact(c.contact)}>
                   <span className="conversation-title">{contactTitle(c.contact, { conversation: c, history, customers })}</span>
                   <span className={`window-pill ${open ? 'is-open' : ''}`}>{open ? 'Open' : 'Closed'}</span>
                   <span className="conversation-last">{last ? `${last.direction === 'inbound' ? '' : 'You: '}${last.summary}` : formatPhoneNumber(c.contact)}</span>

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from 'react';
-import { useController } from '../app/controller-context';
+import { useCallActions, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
 import { formatClock, peerNumberText, peerTitle, phaseText } from '../call-display';
 import { endReasonText } from '../error-texts';
@@ -11,7 +11,8 @@ import { LevelMeter } from './LevelMeter';
 export function CurrentCallPanel() {
   const now = useNow();
   const call = useAppStore((s) => currentCall(s.calls, now));
-  const controller = useController();
+  const callActions = useCallActions();
+  const sandboxActions = useSandboxActions();
   const muted = useAppStore((s) => (call ? (s.muted[call.localId] ?? false) : false));
   const mic = useAppStore((s) => s.levels.mic);
   const customer = useAppStore((s) => s.levels.customer);
@@ -75,19 +76,19 @@ export function CurrentCallPanel() {
             <LevelMeter label="Customer audio level" value={customer} />
           </div>
           <div className="call-controls">
-            <button type="button" className={`btn btn-toggle ${muted ? 'is-on' : ''}`} aria-pressed={muted} onClick={() => controller.toggleMute(call.localId)}>
+            <button type="button" className={`btn btn-toggle ${muted ? 'is-on' : ''}`} aria-pressed={muted} onClick={() => callActions.toggleMute(call.localId)}>
               {muted ? 'Unmute' : 'Mute'}
             </button>
             <button type="button" className="btn btn-toggle" aria-expanded={keypadOpen} onClick={() => setKeypadOpen(!keypadOpen)}>
               Keypad
             </button>
-            <button ref={hangUpButton} type="button" className="btn btn-danger btn-hangup" onClick={() => void controller.hangUp(call.localId)}>
+            <button ref={hangUpButton} type="button" className="btn btn-danger btn-hangup" onClick={() => void callActions.hangUp(call.localId)}>
               Hang up
             </button>
           </div>
           {keypadOpen && <Keypad localId={call.localId} enabled={active} />}
           {sandbox && call.callId !== undefined && (
-            <button type="button" className="btn btn-link" onClick={() => void controller.customerHangsUp(call.localId)}>
+            <button type="button" className="btn btn-link" onClick={() => void sandboxActions.customerHangsUp(call.localId)}>
               Customer hangs up
             </button>
           )}

@@ -1,13 +1,13 @@
-import { useController } from '../app/controller-context';
-import { hasBusyCall } from '../store/call-list';
+import { useCallActions } from '../app/controllers-context';
+import { hasBusyCall } from '../../shared/call-state';
 import { useAppStore } from '../store/store';
 
 export function Dialer() {
-  const controller = useController();
+  const callActions = useCallActions();
   const value = useAppStore((s) => s.dialInput);
   const error = useAppStore((s) => s.dialError);
   const busy = useAppStore((s) => s.dialBusy);
-  const onCall = useAppStore((s) => hasBusyCall(s.calls));
+  const onCall = useAppStore((s) => hasBusyCall(Object.values(s.calls)));
   const defaultCountry = useAppStore((s) => s.settings?.defaultCountry);
 
   const hint = defaultCountry
@@ -20,7 +20,7 @@ export function Dialer() {
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          void controller.dial();
+          void callActions.dial();
         }}
       >
         <label htmlFor="dial-number" className="field-label">
@@ -37,7 +37,7 @@ export function Dialer() {
             value={value}
             aria-invalid={error ? true : undefined}
             aria-describedby={error ? 'dial-error' : 'dial-hint'}
-            onChange={(e) => controller.setDialInput(e.target.value)}
+            onChange={(e) => callActions.setDialInput(e.target.value)}
           />
           <button type="submit" className="btn btn-call" disabled={busy || onCall} title={onCall ? 'Finish the current call first' : undefined}>
             <svg viewBox="0 0 24 24" aria-hidden="true" focusable="false" className="btn-icon">

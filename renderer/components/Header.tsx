@@ -1,5 +1,5 @@
 import type { PresenceChoice } from '../../shared/api';
-import { useController } from '../app/controller-context';
+import { useSettingsActions } from '../app/controllers-context';
 import { connectionIndicator } from '../call-display';
 import { useAppStore } from '../store/store';
 
@@ -50,7 +50,7 @@ const PRESENCE_OPTIONS: ReadonlyArray<{ value: PresenceChoice; label: string }> 
 
 /** The agent's choice; while a call is under way the relay is told "on a call" whatever it is. */
 function PresenceControl() {
-  const controller = useController();
+  const settingsActions = useSettingsActions();
   const presence = useAppStore((s) => s.presence);
   const error = useAppStore((s) => s.presenceError);
   if (!presence) return null;
@@ -62,7 +62,7 @@ function PresenceControl() {
         value={presence.choice}
         title={onCall ? 'On a call: no other calls ring here until it ends' : undefined}
         aria-invalid={error !== null ? true : undefined}
-        onChange={(e) => void controller.setPresence(e.target.value as PresenceChoice)}
+        onChange={(e) => void settingsActions.setPresence(e.target.value as PresenceChoice)}
       >
         {PRESENCE_OPTIONS.map((o) => (
           <option key={o.value} value={o.value}>

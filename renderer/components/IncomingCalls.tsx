@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { useController } from '../app/controller-context';
+import { useCallActions, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
-import { parseVoiceCallPayload } from '../../shared/messages';
+import { decodeVoiceCallPayload } from '../../shared/voice-call-payload';
 import { peerNumberText, peerTitle, secondsUntil } from '../call-display';
 import { ringingCalls, type RingingCall } from '../store/call-list';
 import { useAppStore } from '../store/store';
@@ -20,7 +20,8 @@ export function IncomingCalls() {
 }
 
 function IncomingCallCard({ call }: { call: RingingCall }) {
-  const controller = useController();
+  const callActions = useCallActions();
+  const sandboxActions = useSandboxActions();
   const now = useNow();
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
   const notice = useAppStore((s) => (s.callNotice?.localId === call.localId ? s.callNotice.text : null));
@@ -38,7 +39,7 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
         {title}
         {number && title !== number && <span className="peer-number">{number}</span>}
       </p>
-      {call.ctaPayload !== undefined && <p className="hint cta-note">{parseVoiceCallPayload(call.ctaPayload) ? 'Calling back from a call button you sent' : 'Calling from a call button'}</p>}
+      {call.ctaPayload !== undefined && <p className="hint cta-note">{decodeVoiceCallPayload(call.ctaPayload).kind === 'ours' ? 'Calling back from a call button you sent' : 'Calling from a call button'}</p>}
       <p className="countdown">
         Answer within <strong>{seconds}</strong> s
       </p>
@@ -54,7 +55,7 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
           disabled={pending !== null}
           onClick={() => {
             setPending('answer');
-            void controller.answer(call.localId).finally(() => setPending(null));
+            void callActions.answer(call.localId).finally(() => setPending(null));
           }}
         >
           Answer
@@ -65,14 +66,14 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
           disabled={pending !== null}
           onClick={() => {
             setPending('decline');
-            void controller.decline(call.localId).finally(() => setPending(null));
+            void callActions.decline(call.localId).finally(() => setPending(null));
           }}
         >
           Decline
         </button>
       </div>
       {sandbox && (
-        <button type="button" className="btn btn-link" onClick={() => void controller.customerHangsUp(call.localId)}>
+        <button type="button" className="btn btn-link" onClick={() => void sandboxActions.customerHangsUp(call.localId)}>
           Customer hangs up
         </button>
       )}

@@ -1,4 +1,4 @@
-import { useController } from '../app/controller-context';
+import { useMessaging } from '../app/controllers-context';
 import {
   FIELD_LIMITS,
   INTERACTIVE_VARIANTS,
@@ -59,11 +59,11 @@ const ctaHeaderKey = (type: CtaHeaderType) => (type === 'text' || type === 'none
 
 /** One form per interactive variant (gateway-spec.md 4.1), each field checked as the agent types. */
 export function InteractiveForm({ contact, draft, live, disabled }: Props) {
-  const controller = useController();
+  const messaging = useMessaging();
   const d = draft.interactive;
   const idBase = `ia-${contact}`;
   const edit = (key: string, change: (i: InteractiveDraft) => InteractiveDraft) =>
-    controller.editComposer(contact, (c) => ({ ...c, interactive: change(c.interactive) }), key);
+    messaging.editComposer(contact, (c) => ({ ...c, interactive: change(c.interactive) }), key);
   const err = (key: string) => visibleError(draft, live, key);
   const field = (key: string, label: string, value: string, set: (v: string) => Partial<InteractiveDraft>, extra: Partial<Parameters<typeof FormField>[0]> = {}) => (
     <FormField
@@ -95,7 +95,7 @@ export function InteractiveForm({ contact, draft, live, disabled }: Props) {
           onChange={(e) => {
             const variant = e.target.value as InteractiveVariant;
             // The words typed so far travel to the new variant; its own fields start empty.
-            controller.editComposer(contact, (c) => ({
+            messaging.editComposer(contact, (c) => ({
               ...c,
               touched: {},
               showAllErrors: false,

@@ -1,17 +1,17 @@
 import { useState } from 'react';
-import { useController } from '../app/controller-context';
+import { useCallActions } from '../app/controllers-context';
 
 const KEYS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '0', '#'] as const;
 const LETTERS: Partial<Record<(typeof KEYS)[number], string>> = { 2: 'ABC', 3: 'DEF', 4: 'GHI', 5: 'JKL', 6: 'MNO', 7: 'PQRS', 8: 'TUV', 9: 'WXYZ' };
 
 /** DTMF keys for menus on the customer's side (RFC 4733 telephone-event, protocol.md). */
 export function Keypad({ localId, enabled }: { localId: string; enabled: boolean }) {
-  const controller = useController();
+  const callActions = useCallActions();
   const [sent, setSent] = useState('');
   const [problem, setProblem] = useState<string | null>(null);
 
   const press = (key: string) => {
-    if (controller.sendDtmf(localId, key)) {
+    if (callActions.sendDtmf(localId, key)) {
       setSent((s) => (s + key).slice(-24));
       setProblem(null);
     } else {

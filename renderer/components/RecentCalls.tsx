@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { useController } from '../app/controller-context';
+import { useCallActions, useMessaging } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
 import { formatCallTime, formatTalkTime, peerNumberText } from '../call-display';
 import { historyOutcomeText } from '../error-texts';
@@ -33,7 +33,8 @@ export function RecentCalls() {
 }
 
 function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
-  const controller = useController();
+  const callActions = useCallActions();
+  const messaging = useMessaging();
   const number = peerNumberText(entry);
   const title = entry.name || number || 'Unknown caller';
   const outcome = historyOutcomeText(entry);
@@ -49,8 +50,8 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
         title={dialable ? 'Show this customer’s messages and put the number in the dialer' : 'No phone number is known for this caller'}
         onClick={() => {
           if (!entry.number) return;
-          controller.selectContact(entry.number);
-          controller.useNumber(entry.number);
+          messaging.selectContact(entry.number);
+          callActions.useNumber(entry.number);
           // Straight on to the dialer, where Enter calls.
           document.getElementById('dial-number')?.focus();
         }}

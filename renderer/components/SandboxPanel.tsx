@@ -1,11 +1,11 @@
-import { useController } from '../app/controller-context';
+import { useSandboxActions } from '../app/controllers-context';
 import { BEHAVIOUR_TEXT } from '../call-display';
 import { formatPhoneNumber } from '../../shared/phone';
 import { useAppStore } from '../store/store';
 
 /** Sandbox mode only: simulated customers who call in (protocol.md behaviour, no real calls). */
 export function SandboxPanel() {
-  const controller = useController();
+  const sandboxActions = useSandboxActions();
   const mode = useAppStore((s) => s.mode);
   const customers = useAppStore((s) => s.sandboxCustomers);
   const selection = useAppStore((s) => s.sandboxSelection);
@@ -32,7 +32,7 @@ export function SandboxPanel() {
             </option>
           ))}
         </select>
-        <button type="button" className="btn btn-secondary" disabled={customers.length === 0} onClick={() => void controller.simulateIncomingCall()}>
+        <button type="button" className="btn btn-secondary" disabled={customers.length === 0} onClick={() => void sandboxActions.simulateIncomingCall()}>
           Simulate incoming call
         </button>
       </div>
@@ -41,7 +41,7 @@ export function SandboxPanel() {
         className="sandbox-message"
         onSubmit={(e) => {
           e.preventDefault();
-          void controller.simulateInboundMessage();
+          void sandboxActions.simulateInboundMessage();
         }}
       >
         <label htmlFor="sandbox-message" className="field-label">

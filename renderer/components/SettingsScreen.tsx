@@ -1,5 +1,5 @@
 import { useRef, type HTMLInputTypeAttribute } from 'react';
-import { useController } from '../app/controller-context';
+import { useSettingsActions } from '../app/controllers-context';
 import { SECRET_STORAGE_TEXT } from '../call-display';
 import { SETTINGS_LABELS, type SettingsField } from '../store/settings-form';
 import { useAppStore } from '../store/store';
@@ -14,7 +14,7 @@ interface FieldSpec {
 }
 
 export function SettingsScreen() {
-  const controller = useController();
+  const settingsActions = useSettingsActions();
   const settings = useAppStore((s) => s.settings);
   const form = useAppStore((s) => s.settingsForm);
   const setScreen = useAppStore((s) => s.setScreen);
@@ -57,7 +57,7 @@ export function SettingsScreen() {
         noValidate
         onSubmit={(e) => {
           e.preventDefault();
-          void controller.saveSettings().then((field) => {
+          void settingsActions.saveSettings().then((field) => {
             if (field) inputs.current[field]?.focus();
           });
         }}
@@ -89,7 +89,7 @@ export function SettingsScreen() {
                 spellCheck={false}
                 aria-invalid={error ? true : undefined}
                 aria-describedby={describedBy}
-                onChange={(e) => controller.editSettings(f.name, e.target.value)}
+                onChange={(e) => settingsActions.editSettings(f.name, e.target.value)}
               />
               {error && (
                 <p id={`${id}-error`} role="alert" className="field-error">
@@ -111,7 +111,7 @@ export function SettingsScreen() {
           <button type="submit" className="btn btn-primary" disabled={form.busy}>
             Save
           </button>
-          <button type="button" className="btn btn-secondary" disabled={form.busy} onClick={() => void controller.useSandbox()}>
+          <button type="button" className="btn btn-secondary" disabled={form.busy} onClick={() => void settingsActions.useSandbox()}>
             Use sandbox
           </button>
         </div>

@@ -65,7 +65,3 @@ export function currentCall(calls: Readonly<Record<string, CallState>>, now: num
   }
   return live ?? ended;
 }
-
-/** A call the agent is on or placing: while there is one, the dialer does not start another. */
-export const hasBusyCall = (calls: Readonly<Record<string, CallState>>): boolean =>
-  Object.values(calls).some((c) => c.phase !== 'ended' && c.phase !== 'ringing');

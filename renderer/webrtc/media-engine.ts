@@ -1,25 +1,25 @@
 // The media engine: the only owner of RTCPeerConnection, MediaStream and the remote <audio>
 // elements (style.md 6; the store only ever sees plain data). One CallMedia per call, keyed by the
-// call's localId. The main process owns the call's state; this reports media milestones to it.
+// call's localId, whose state is one union (preparing → ready → answering → connecting → connected,
+// or failed; closed calls leave the map). It owns media and reports media facts; it sends no call
+// command (call commands belong to renderer/app/call-actions.ts).
 //
 // protocol.md rules that shape this file:
 // - Nothing may reach the customer before this agent has the call. While ringing, the offer is
 //   applied without its candidates, and the answer is made, applied and gathered: with no remote
 //   candidate there is nobody to check, so nothing is sent to the customer. The customer's
 //   candidates, without which no ICE check (and so no DTLS) can start, are added only once the
-//   claim is won and the accept is through. An agent who loses the claim has sent the customer
-//   nothing.
+//   call is this agent's and the accept is through (the Answer command's success). An agent who
+//   loses the claim has sent the customer nothing.
 // - Once answered, audio must start at once: the complete answer is ready before the click, so the
-//   Answer click costs the claim and then the accept, nothing more.
+//   Answer click costs one command (main claims, then accepts), nothing more.
 // - Non-trickle: complete local descriptions only, line ends normalised to CRLF and nothing else.
 // - No renegotiation and no ICE restart on this leg: a lost path ends the call, and we say why.
 // - Mute keeps the track and sends silence (track.enabled = false).
-import type { SoftphoneApi } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
 import { err, ok, type Result, errorText } from '../../shared/result';
 import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate } from '../../shared/sdp';
-import { errorMessage } from '../error-texts';
 import { watchIceGathering } from './ice-gathering';
 
 const log = createLogger('media');
@@ -40,10 +40,10 @@ export const GATHER_CAP_MS = 1_500;
 /** How long 'disconnected' may last before the call is given up (no ICE restart exists here). */
 export const DISCONNECT_GRACE_MS = 5_000;
 
-export type EngineApi = Pick<SoftphoneApi, 'answerCall' | 'acceptCall' | 'sendOffer' | 'reportMedia' | 'hangUp'>;
+/** What the engine tells its owner about a call's media; the owner reports it to the main process. */
+export type MediaFact = { localId: string; state: 'connected' } | { localId: string; state: 'failed'; reason: string };
 
 export interface MediaEngineOptions {
-  api: EngineApi;
   /** A problem the agent should read on this call's panel. */
   onNotice?: (localId: string, text: string) => void;
   getUserMedia?: (constraints: MediaStreamConstraints) => Promise<MediaStream>;
@@ -73,7 +73,7 @@ export interface CallTimings {
   offerToSendMs?: number;
 }
 
-/** A failure whose text is meant for the agent (and for reportMedia's reason). */
+/** A failure whose text is meant for the agent (and for the media fact's reason). */
 class MediaSetupError extends Error {}
 
 /** Human text for a getUserMedia failure. */
@@ -94,40 +94,55 @@ export function microphoneErrorText(e: unknown): string {
   }
 }
 
+/** The microphone, its track and the peer connection, once a call has them. */
+interface MediaParts {
+  pc: RTCPeerConnection;
+  mic: MediaStream;
+  track: MediaStreamTrack;
+}
+
+/**
+ * Where a call's media stands. `ready` holds the complete local description (the answer while
+ * ringing, the offer while dialing) and, for an incoming call, the customer's candidates kept out
+ * of ICE until the call is this agent's.
+ */
+type MediaPhase =
+  | { kind: 'preparing'; done: Promise<void>; parts?: MediaParts }
+  | { kind: 'ready'; parts: MediaParts; sdp: string; held: HeldCandidate[] }
+  | { kind: 'answering'; parts: MediaParts; held: HeldCandidate[] }
+  | { kind: 'connecting'; parts: MediaParts }
+  | { kind: 'connected'; parts: MediaParts }
+  | { kind: 'failed'; parts: MediaParts | undefined; reason: string; reported: boolean }
+  | { kind: 'ended' };
 
 class CallMedia {
-  pc: RTCPeerConnection | null = null;
-  mic: MediaStream | null = null;
-  track: MediaStreamTrack | null = null;
+  /** Replaced at once by the preparation's own promise. */
+  phase: MediaPhase = { kind: 'preparing', done: Promise.resolve() };
   audio: HTMLAudioElement | null = null;
-  ready: Promise<void> = Promise.resolve();
-  setupFailed = false;
-  /** The answer's gathering during ringing: settled once its candidates are in the local description. */
-  gathered: Promise<unknown> = Promise.resolve();
-  /** The customer's candidates, kept out of the applied offer until this agent has won the call. */
-  heldCandidates: HeldCandidate[] = [];
-  offerUdpOnly = false;
+  /** The customer's answer to our offer has been applied (it comes with every later push of the call). */
   answerApplied = false;
-  answering = false;
-  reported: 'none' | 'connected' | 'failed' = 'none';
-  everConnected = false;
   disconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  closed = false;
   muted = false;
   /** Set once the store has shown this call: only then may a snapshot without it close it. */
   seen = false;
   lastEnergy: { energy: number; duration: number } | null = null;
 
-  constructor(
-    readonly localId: string,
-    readonly direction: 'incoming' | 'outgoing',
-  ) {}
+  constructor(readonly localId: string) {}
+
+  get parts(): MediaParts | undefined {
+    const p = this.phase;
+    return p.kind === 'ended' ? undefined : p.parts;
+  }
+
+  get ended(): boolean {
+    return this.phase.kind === 'ended';
+  }
 }
 
 export class MediaEngine {
   private readonly sessions = new Map<string, CallMedia>();
   private readonly timings = new Map<string, CallTimings>();
-  private readonly api: EngineApi;
+  private readonly factListeners = new Set<(fact: MediaFact) => void>();
   private readonly onNotice: (localId: string, text: string) => void;
   private readonly getUserMedia: (constraints: MediaStreamConstraints) => Promise<MediaStream>;
   private readonly createPeerConnection: (config: RTCConfiguration) => RTCPeerConnection;
@@ -135,14 +150,19 @@ export class MediaEngine {
   private readonly gatherCapMs: number;
   private readonly disconnectGraceMs: number;
 
-  constructor(options: MediaEngineOptions) {
-    this.api = options.api;
+  constructor(options: MediaEngineOptions = {}) {
     this.onNotice = options.onNotice ?? (() => undefined);
     this.getUserMedia = options.getUserMedia ?? ((c) => navigator.mediaDevices.getUserMedia(c));
     this.createPeerConnection = options.createPeerConnection ?? ((c) => new RTCPeerConnection(c));
     this.audioParent = options.audioParent ?? (() => document.body);
     this.gatherCapMs = options.gatherCapMs ?? GATHER_CAP_MS;
     this.disconnectGraceMs = options.disconnectGraceMs ?? DISCONNECT_GRACE_MS;
+  }
+
+  /** Media facts (connected, failed), for the calls domain to report to the main process. */
+  onFact(listener: (fact: MediaFact) => void): () => void {
+    this.factListeners.add(listener);
+    return () => this.factListeners.delete(listener);
   }
 
   has(localId: string): boolean {
@@ -186,150 +206,88 @@ export class MediaEngine {
    */
   prepareIncoming(localId: string, offerSdp: string): void {
     if (this.sessions.has(localId)) return;
-    const session = new CallMedia(localId, 'incoming');
+    const session = new CallMedia(localId);
     this.sessions.set(localId, session);
-    const offer = describeOffer(offerSdp);
-    session.offerUdpOnly = offer.ok && offer.value.candidateTransports.length > 0 && offer.value.candidateTransports.every((t) => t === 'udp');
-    session.ready = this.setUpIncoming(session, offerSdp);
-    session.ready.catch((e: unknown) => {
-      session.setupFailed = true;
-      if (!session.closed) log.warn('could not prepare an incoming call', { localId, problem: errorText(e) });
+    const done = this.setUpIncoming(session, offerSdp).catch((e: unknown) => {
+      const reason = e instanceof MediaSetupError ? e.message : `The call could not be prepared (${errorText(e)}).`;
+      if (session.ended) return;
+      log.warn('could not prepare an incoming call', { localId, problem: reason });
+      session.phase = { kind: 'failed', parts: session.parts, reason, reported: false };
     });
+    session.phase = { kind: 'preparing', done };
   }
 
   /**
-   * The microphone, then the peer connection with its track; undefined when the call ended
-   * meanwhile. The microphone comes first: with media permission granted, Chromium puts plain host
-   * addresses in the candidates instead of registering mDNS names (which would multicast on the LAN).
+   * The Answer click, media side: the complete answer, made while the call rang. A preparation
+   * that failed (e.g. the microphone was refused) is tried once more, now that the agent is here to
+   * see a permission prompt. Nothing reaches the customer until connect().
    */
-  private async peerWithMicrophone(session: CallMedia): Promise<RTCPeerConnection | undefined> {
-    let mic: MediaStream;
-    try {
-      mic = await this.getUserMedia(MIC_CONSTRAINTS);
-    } catch (e) {
-      throw new MediaSetupError(microphoneErrorText(e));
-    }
-    if (session.closed) {
-      mic.getTracks().forEach((t) => t.stop());
-      return undefined;
-    }
-    const pc = this.newPeer(session);
-    this.attachMic(session, pc, mic);
-    return pc;
-  }
-
-  private async setUpIncoming(session: CallMedia, offerSdp: string): Promise<void> {
-    const pc = await this.peerWithMicrophone(session);
-    if (!pc) return;
-    const held = holdBackCandidates(offerSdp);
-    session.heldCandidates = held.candidates;
-    try {
-      await pc.setRemoteDescription({ type: 'offer', sdp: held.sdp });
-    } catch (e) {
-      throw new MediaSetupError(`The customer's offer could not be used (${errorText(e)}).`);
-    }
-    if (session.closed) return;
-    const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: session.offerUdpOnly });
-    session.gathered = gathering.done;
-    try {
-      await pc.setLocalDescription(await pc.createAnswer());
-    } catch (e) {
-      gathering.cancel();
-      throw new MediaSetupError(`No answer could be made to the customer's offer (${errorText(e)}).`);
-    }
-  }
-
-  /**
-   * The Answer click. answerCall (the claim) and acceptCall (the answer, made while ringing) go out
-   * at once; the main process sends the accept once the claim is won. When the accept is through,
-   * the customer's candidates are added and ICE starts.
-   */
-  async answer(call: Extract<CallState, { direction: 'incoming' }>): Promise<void> {
+  async answerFor(call: Extract<CallState, { direction: 'incoming' }>): Promise<Result<{ sdp: string }>> {
     const { localId } = call;
     let session = this.sessions.get(localId);
-    if (session?.answering) return; // a second click
-    const started = performance.now();
-    const claimed = this.api.answerCall({ localId });
-    if (!session || session.setupFailed) {
-      // Prepare failed (e.g. the microphone was refused) or never ran: one more try, now that the
-      // agent is here to see a permission prompt.
-      if (session) this.close(localId);
+    if (session?.phase.kind === 'failed' && !session.phase.reported) {
+      this.close(localId);
+      session = undefined;
+    }
+    if (!session) {
       this.prepareIncoming(localId, call.offerSdp);
       session = this.sessions.get(localId)!;
     }
-    session.answering = true;
     // The click is the user gesture that autoplay rules wait for.
     session.audio?.play().catch(() => undefined);
-    try {
-      await session.ready;
-      const pc = session.pc;
-      if (session.closed || !pc) return;
-      await session.gathered;
-      const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
-      const checked = checkAnswerSdp(sdp);
-      if (!checked.ok) throw new MediaSetupError(`Our answer cannot be sent: ${checked.error.message}`);
-      if (session.closed) return;
-      // Sent now, while the claim may still be out: the main process sends it on once the call is
-      // this agent's, and refuses it (answered_elsewhere) when a colleague's claim won.
-      const accepting = this.api.acceptCall({ localId, sdp });
-      this.recordTiming(localId, { answerToAcceptMs: Math.round(performance.now() - started) });
-      const claim = await claimed;
-      if (!claim.ok) {
-        // A colleague has the call: the customer's candidates were never added, so nothing was
-        // sent to the customer, and the call's outcome ("Answered by another agent") says it all.
-        if (claim.error.code !== 'answered_elsewhere') this.onNotice(localId, errorMessage(claim.error));
+    if (session.phase.kind === 'preparing') await session.phase.done;
+    const phase = session.phase as MediaPhase;
+    switch (phase.kind) {
+      case 'ready':
+        session.phase = { kind: 'answering', parts: phase.parts, held: phase.held };
+        return ok({ sdp: phase.sdp });
+      case 'failed':
+        this.onNotice(localId, phase.reason);
         this.close(localId);
-        return;
-      }
-      const accepted = await accepting;
-      if (!accepted.ok && accepted.error.code === 'answered_elsewhere') {
-        this.close(localId);
-        return;
-      }
-      // The call is ours and the service has our answer: now, and not before, the customer's
-      // address is known to ICE. Checks that arrived before the service knew our answer would go
-      // unanswered or start DTLS against a peer not ready for it, and the retransmission back-off
-      // would clip the start of the call (protocol.md).
-      if (accepted.ok && !session.closed) this.releaseCandidates(session, pc);
-      // On failure the main process ends the call (local.accept_failed) and pushes it.
-      if (!accepted.ok) this.onNotice(localId, errorMessage(accepted.error));
-    } catch (e) {
-      const reason = e instanceof MediaSetupError ? e.message : `The call could not be answered (${errorText(e)}).`;
-      log.warn('answer failed', { localId, problem: reason });
-      this.onNotice(localId, reason);
-      const claim = await claimed;
-      if (claim.ok) this.reportFailed(session, reason);
+        return err('media_failed', phase.reason);
+      case 'ended':
+        return err('invalid_state', 'The call ended before it was answered');
+      default:
+        return err('invalid_state', 'This call is already being answered');
     }
   }
 
   /**
-   * Adds the held-back candidates, then says no more will come (the offer's a=end-of-candidates).
-   * The peer connection queues them in order; a refused one is logged, and ICE goes on with the rest.
+   * The call is this agent's and the service has our answer: now, and not before, the customer's
+   * address is known to ICE. Checks that arrived before the service knew our answer would go
+   * unanswered or start DTLS against a peer not ready for it, and the retransmission back-off would
+   * clip the start of the call (protocol.md).
    */
-  private releaseCandidates(session: CallMedia, pc: RTCPeerConnection): void {
-    const candidates = session.heldCandidates;
-    session.heldCandidates = [];
-    for (const c of candidates) {
-      pc.addIceCandidate(c).catch((e: unknown) => {
-        log.warn('a candidate in the customer\'s offer was refused', { localId: session.localId, candidate: c.candidate, problem: errorText(e) });
+  connect(localId: string): void {
+    const session = this.sessions.get(localId);
+    if (session?.phase.kind !== 'answering') return;
+    const { parts, held } = session.phase;
+    session.phase = { kind: 'connecting', parts };
+    // The peer connection queues them in order; a refused one is logged, and ICE goes on with the rest.
+    for (const c of held) {
+      parts.pc.addIceCandidate(c).catch((e: unknown) => {
+        log.warn('a candidate in the customer\'s offer was refused', { localId, candidate: c.candidate, problem: errorText(e) });
       });
     }
-    const last = candidates[candidates.length - 1];
-    if (last) pc.addIceCandidate({ candidate: '', sdpMid: last.sdpMid, sdpMLineIndex: last.sdpMLineIndex }).catch(() => undefined);
+    // Then no more will come (the offer's a=end-of-candidates).
+    const last = held[held.length - 1];
+    if (last) parts.pc.addIceCandidate({ candidate: '', sdpMid: last.sdpMid, sdpMLineIndex: last.sdpMLineIndex }).catch(() => undefined);
+    this.onConnectionState(session, parts.pc);
   }
 
   /**
-   * A dialing call: microphone, one audio track, a complete offer, then sendOffer (main POSTs
-   * initiate). On any failure before the offer is out, the call is hung up.
+   * A call being placed: microphone, one audio track, a complete offer. The calls domain sends it
+   * with startCall; the customer's answer comes with the call's push.
    */
-  async startOutgoing(localId: string): Promise<Result<{ callId: string }>> {
+  async prepareOutgoing(localId: string): Promise<Result<{ sdp: string }>> {
     if (this.sessions.has(localId)) return err('invalid_state', 'This call already has media');
     const started = performance.now();
-    const session = new CallMedia(localId, 'outgoing');
+    const session = new CallMedia(localId);
     this.sessions.set(localId, session);
-    session.ready = (async () => {
-      const pc = await this.peerWithMicrophone(session);
-      if (!pc) return;
+    const done = (async () => {
+      const parts = await this.peerWithMicrophone(session);
+      if (!parts) return;
+      const { pc } = parts;
       // The service's media relays are reached over UDP (protocol.md; TCP only through TURN), and an
       // ice-lite peer never dials our TCP host candidates: with host candidates only, settle on UDP
       // rather than wait ~120 ms for Chromium's TCP phase. With STUN/TURN servers, wait for them.
@@ -337,29 +295,22 @@ export class MediaEngine {
       const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: hostOnly });
       await pc.setLocalDescription(await pc.createOffer());
       await gathering.done;
+      const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
+      const checked = checkOfferSdp(sdp);
+      if (!checked.ok) throw new MediaSetupError(`Our offer cannot be sent: ${checked.error.message}`);
+      if (!session.ended) session.phase = { kind: 'ready', parts, sdp, held: [] };
     })();
+    session.phase = { kind: 'preparing', done };
     try {
-      await session.ready;
+      await done;
     } catch (e) {
-      session.setupFailed = true;
-      const reason = e instanceof MediaSetupError ? e.message : `The call could not be set up (${errorText(e)}).`;
       this.close(localId);
-      await this.api.hangUp({ localId });
-      return err('media_failed', reason);
+      return err('media_failed', e instanceof MediaSetupError ? e.message : `The call could not be set up (${errorText(e)}).`);
     }
-    const pc = session.pc;
-    if (session.closed || !pc) return err('invalid_state', 'The call ended before it was placed');
-    const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
-    const checked = checkOfferSdp(sdp);
-    if (!checked.ok) {
-      this.close(localId);
-      await this.api.hangUp({ localId });
-      return err('media_failed', `Our offer cannot be sent: ${checked.error.message}`);
-    }
-    this.recordTiming(localId, { offerToSendMs: Math.round(performance.now() - started) });
-    const sent = await this.api.sendOffer({ localId, sdp });
-    // On failure the main process ends the call (local.initiate_failed); the pushed end closes media.
-    return sent.ok ? ok(sent.value) : sent;
+    const phase = session.phase as MediaPhase;
+    if (phase.kind !== 'ready') return err('invalid_state', 'The call ended before it was placed');
+    this.noteTiming(localId, { offerToSendMs: Math.round(performance.now() - started) });
+    return ok({ sdp: phase.sdp });
   }
 
   /** The customer's answer to our offer (outgoing call reached 'connecting'). Applied once. */
@@ -368,11 +319,13 @@ export class MediaEngine {
     if (!session || session.answerApplied) return;
     session.answerApplied = true;
     try {
-      await session.ready;
-      if (session.closed || !session.pc) return;
-      await session.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
+      if (session.phase.kind === 'preparing') await session.phase.done;
+      const phase = session.phase as MediaPhase;
+      if (phase.kind !== 'ready') return;
+      session.phase = { kind: 'connecting', parts: phase.parts };
+      await phase.parts.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
     } catch (e) {
-      if (session.closed) return;
+      if (session.ended) return;
       const reason = `The customer's answer could not be used (${errorText(e)}).`;
       this.onNotice(localId, reason);
       this.reportFailed(session, reason);
@@ -384,12 +337,16 @@ export class MediaEngine {
     if (!session) return;
     session.muted = muted;
     // Never remove the track: the service ends a call that stops sending (protocol.md, 138022).
-    if (session.track) session.track.enabled = !muted;
+    const track = session.parts?.track;
+    if (track) track.enabled = !muted;
   }
 
   /** RFC 4733 tones through the audio sender (telephone-event/8000, protocol.md). */
   sendDtmf(localId: string, tones: string): boolean {
-    const sender = this.sessions.get(localId)?.pc?.getSenders().find((s) => s.track?.kind === 'audio');
+    const sender = this.sessions
+      .get(localId)
+      ?.parts?.pc.getSenders()
+      .find((s) => s.track?.kind === 'audio');
     const dtmf = sender?.dtmf;
     if (!dtmf || !dtmf.canInsertDTMF) return false;
     dtmf.insertDTMF(tones, 100, 70);
@@ -401,14 +358,15 @@ export class MediaEngine {
     const session = this.sessions.get(localId);
     if (!session) return;
     this.sessions.delete(localId);
-    session.closed = true;
+    const parts = session.parts;
+    session.phase = { kind: 'ended' };
     if (session.disconnectTimer !== undefined) clearTimeout(session.disconnectTimer);
     try {
-      session.pc?.close();
+      parts?.pc.close();
     } catch (e) {
       log.warn('closing a peer connection failed', { localId, problem: errorText(e) });
     }
-    session.mic?.getTracks().forEach((t) => t.stop());
+    parts?.mic.getTracks().forEach((t) => t.stop());
     if (session.audio) {
       session.audio.pause();
       session.audio.srcObject = null;
@@ -422,8 +380,9 @@ export class MediaEngine {
 
   async levels(localId: string): Promise<CallLevels> {
     const session = this.sessions.get(localId);
-    if (!session?.pc || session.closed) return { mic: 0, customer: 0 };
-    const { mediaSource, inbound } = await readAudioStats(session.pc);
+    const pc = session?.parts?.pc;
+    if (!session || !pc) return { mic: 0, customer: 0 };
+    const { mediaSource, inbound } = await readAudioStats(pc);
     const mic = session.muted ? 0 : clamp01(numberField(mediaSource, 'audioLevel') ?? 0);
     let customer = numberField(inbound, 'audioLevel');
     const energy = numberField(inbound, 'totalAudioEnergy');
@@ -440,8 +399,9 @@ export class MediaEngine {
   /** Statistics of one call; without a localId, of the newest call that has media. */
   async stats(localId?: string): Promise<CallStats> {
     const session = localId !== undefined ? this.sessions.get(localId) : [...this.sessions.values()].pop();
-    if (!session?.pc || session.closed) return { inboundEnergy: 0, inboundLevel: 0, outboundPackets: 0, inboundPackets: 0 };
-    const { inbound, outbound } = await readAudioStats(session.pc);
+    const pc = session?.parts?.pc;
+    if (!pc) return { inboundEnergy: 0, inboundLevel: 0, outboundPackets: 0, inboundPackets: 0 };
+    const { inbound, outbound } = await readAudioStats(pc);
     return {
       inboundEnergy: numberField(inbound, 'totalAudioEnergy') ?? 0,
       inboundLevel: numberField(inbound, 'audioLevel') ?? 0,
@@ -456,33 +416,72 @@ export class MediaEngine {
     return { ...(key !== undefined ? this.timings.get(key) : undefined) };
   }
 
-  private recordTiming(localId: string, patch: CallTimings): void {
+  /** Keeps a call-path timing for the test hook (window.__softphoneMedia.timings). */
+  noteTiming(localId: string, patch: CallTimings): void {
     this.timings.set(localId, { ...this.timings.get(localId), ...patch });
     // Only recent calls matter to anyone reading these.
     if (this.timings.size > 50) this.timings.delete(this.timings.keys().next().value!);
   }
 
-  private newPeer(session: CallMedia): RTCPeerConnection {
-    const pc = this.createPeerConnection(PEER_CONFIG);
-    session.pc = pc;
-    pc.addEventListener('track', (ev) => {
-      if (session.closed) return;
-      this.playRemote(session, ev.streams[0] ?? new MediaStream([ev.track]));
-    });
-    pc.addEventListener('connectionstatechange', () => this.onConnectionState(session, pc));
-    return pc;
-  }
-
-  private attachMic(session: CallMedia, pc: RTCPeerConnection, mic: MediaStream): void {
+  /**
+   * The microphone, then the peer connection with its track; undefined when the call ended
+   * meanwhile. The microphone comes first: with media permission granted, Chromium puts plain host
+   * addresses in the candidates instead of registering mDNS names (which would multicast on the LAN).
+   */
+  private async peerWithMicrophone(session: CallMedia): Promise<MediaParts | undefined> {
+    let mic: MediaStream;
+    try {
+      mic = await this.getUserMedia(MIC_CONSTRAINTS);
+    } catch (e) {
+      throw new MediaSetupError(microphoneErrorText(e));
+    }
+    if (session.ended) {
+      mic.getTracks().forEach((t) => t.stop());
+      return undefined;
+    }
     const track = mic.getAudioTracks()[0];
     if (!track) {
       mic.getTracks().forEach((t) => t.stop());
       throw new MediaSetupError('The microphone gave no audio track.');
     }
-    session.mic = mic;
-    session.track = track;
+    const pc = this.createPeerConnection(PEER_CONFIG);
+    pc.addEventListener('track', (ev) => {
+      if (!session.ended) this.playRemote(session, ev.streams[0] ?? new MediaStream([ev.track]));
+    });
+    pc.addEventListener('connectionstatechange', () => this.onConnectionState(session, pc));
     track.enabled = !session.muted;
     pc.addTrack(track, mic);
+    const parts = { pc, mic, track };
+    // From here a close() releases them, whatever the preparation is waiting for.
+    if (session.phase.kind === 'preparing') session.phase = { ...session.phase, parts };
+    return parts;
+  }
+
+  private async setUpIncoming(session: CallMedia, offerSdp: string): Promise<void> {
+    const offer = describeOffer(offerSdp);
+    const offerUdpOnly = offer.ok && offer.value.candidateTransports.length > 0 && offer.value.candidateTransports.every((t) => t === 'udp');
+    const parts = await this.peerWithMicrophone(session);
+    if (!parts) return;
+    const { pc } = parts;
+    const held = holdBackCandidates(offerSdp);
+    try {
+      await pc.setRemoteDescription({ type: 'offer', sdp: held.sdp });
+    } catch (e) {
+      throw new MediaSetupError(`The customer's offer could not be used (${errorText(e)}).`);
+    }
+    if (session.ended) return;
+    const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: offerUdpOnly });
+    try {
+      await pc.setLocalDescription(await pc.createAnswer());
+    } catch (e) {
+      gathering.cancel();
+      throw new MediaSetupError(`No answer could be made to the customer's offer (${errorText(e)}).`);
+    }
+    await gathering.done;
+    const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
+    const checked = checkAnswerSdp(sdp);
+    if (!checked.ok) throw new MediaSetupError(`Our answer cannot be sent: ${checked.error.message}`);
+    if (!session.ended) session.phase = { kind: 'ready', parts, sdp, held: held.candidates };
   }
 
   private playRemote(session: CallMedia, stream: MediaStream): void {
@@ -493,12 +492,14 @@ export class MediaEngine {
     audio.dataset.call = session.localId;
     if (audio.srcObject !== stream) audio.srcObject = stream;
     if (!audio.isConnected) this.audioParent().append(audio);
-    // During ringing there is no user gesture yet and autoplay may refuse; answer() plays it again.
+    // During ringing there is no user gesture yet and autoplay may refuse; answerFor() plays it again.
     audio.play().catch((e: unknown) => log.debug('remote audio did not start yet', { localId: session.localId, problem: errorText(e) }));
   }
 
   private onConnectionState(session: CallMedia, pc: RTCPeerConnection): void {
-    if (session.closed) return;
+    const phase = session.phase;
+    // Before connect() no check can have gone out: whatever the state says, it is not this call's yet.
+    if (phase.kind !== 'connecting' && phase.kind !== 'connected') return;
     const state = pc.connectionState;
     if (state !== 'disconnected' && session.disconnectTimer !== undefined) {
       clearTimeout(session.disconnectTimer);
@@ -506,17 +507,16 @@ export class MediaEngine {
     }
     switch (state) {
       case 'connected':
-        session.everConnected = true;
-        if (session.reported === 'none') {
-          session.reported = 'connected';
-          void this.api.reportMedia({ localId: session.localId, state: 'connected' });
+        if (phase.kind === 'connecting') {
+          session.phase = { kind: 'connected', parts: phase.parts };
+          this.emit({ localId: session.localId, state: 'connected' });
         }
         return;
       case 'disconnected':
         if (session.disconnectTimer === undefined) {
           session.disconnectTimer = setTimeout(() => {
             session.disconnectTimer = undefined;
-            if (!session.closed && pc.connectionState === 'disconnected') {
+            if (!session.ended && pc.connectionState === 'disconnected') {
               this.reportFailed(
                 session,
                 `The network path to the customer was lost for more than ${Math.round(this.disconnectGraceMs / 1000)} s. This call cannot reconnect (the service has no ICE restart), so it was ended.`,
@@ -527,7 +527,7 @@ export class MediaEngine {
         return;
       case 'failed': {
         let reason: string;
-        if (session.everConnected) reason = 'The network path to the customer failed during the call. This call cannot reconnect (the service has no ICE restart), so it was ended.';
+        if (phase.kind === 'connected') reason = 'The network path to the customer failed during the call. This call cannot reconnect (the service has no ICE restart), so it was ended.';
         else if (pc.iceConnectionState === 'failed') reason = 'No network path to the customer (ICE failed). A firewall may block outbound UDP to the calling service.';
         else reason = 'The encrypted media handshake with the customer failed (DTLS).';
         this.reportFailed(session, reason);
@@ -539,11 +539,21 @@ export class MediaEngine {
   }
 
   private reportFailed(session: CallMedia, reason: string): void {
-    if (session.reported === 'failed') return;
-    session.reported = 'failed';
+    if (session.phase.kind === 'failed' && session.phase.reported) return;
+    session.phase = { kind: 'failed', parts: session.parts, reason, reported: true };
     log.warn('media failed', { localId: session.localId, problem: reason });
     this.onNotice(session.localId, reason);
-    void this.api.reportMedia({ localId: session.localId, state: 'failed', reason: reason.slice(0, 500) });
+    this.emit({ localId: session.localId, state: 'failed', reason: reason.slice(0, 500) });
+  }
+
+  private emit(fact: MediaFact): void {
+    for (const listener of this.factListeners) {
+      try {
+        listener(fact);
+      } catch (e) {
+        log.error('a media fact listener failed', { localId: fact.localId, error: e });
+      }
+    }
   }
 }
 

@@ -112,7 +112,7 @@ describe('WebSocket', () => {
       expect(snap.ok).toBe(true);
       if (snap.ok) expect((snap.value as { mode: string }).mode).toBe('sandbox');
 
-      const badParams = await call(ws, frames, 2, 'startCall', { to: 5 });
+      const badParams = await call(ws, frames, 2, 'startCall', { localId: 'out:0123456789', to: 5, sdp: 'v=0' });
       expect(badParams).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'to' } });
 
       const extra = await call(ws, frames, 3, 'hangUp', { localId: 'x', sneaky: true });
@@ -121,7 +121,7 @@ describe('WebSocket', () => {
       const unknown = await call(ws, frames, 4, 'deleteEverything', {});
       expect(unknown).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'command' } });
 
-      const badNumber = await call(ws, frames, 5, 'startCall', { to: '12' });
+      const badNumber = await call(ws, frames, 5, 'startCall', { localId: 'out:0123456789', to: '12', sdp: 'v=0' });
       expect(badNumber).toMatchObject({ ok: false, error: { code: 'invalid_phone_number' } });
 
       const customers = snap.ok ? (snap.value as { sandboxCustomers: { number: string; behaviour: string }[] }).sandboxCustomers : [];

@@ -105,14 +105,14 @@ describe('CallCoordinator with claims: incoming calls', () => {
   it('claims at Answer, before the accept, and accepts when the claim wins', async () => {
     const t = await team();
     const localId = t.ring('wacid.win');
-    expect(await t.coordinator.answerCall(localId)).toEqual({ ok: true, value: null });
-    expect(await t.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(await t.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: true, value: null });
     expect(t.timeline).toEqual(['claim wacid.win by alice', 'gateway accept']);
+    expect(t.gateway.requests[0]!.body).toMatchObject({ call_id: 'wacid.win', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER } });
     expect(t.relay.claims.get('wacid.win')).toBe('alice');
     expect(t.coordinator.call(localId)?.phase).toBe('connecting');
   });
 
-  it('takes the accept while the claim is out, sends it once the claim wins, and answerCall says so then', async () => {
+  it('holds the answer while the claim is out, accepts once it wins, and only then answers the command', async () => {
     const t = await team();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -123,20 +123,18 @@ describe('CallCoordinator with claims: incoming calls', () => {
     };
     const localId = t.ring('wacid.parallel');
     let answered: unknown = 'pending';
-    const answering = t.coordinator.answerCall(localId).then((r) => (answered = r));
+    const answering = t.coordinator.answerCall(localId, ANSWER).then((r) => (answered = r));
     expect(t.coordinator.call(localId)?.phase).toBe('answering');
     await until('the claim reaches the relay', () => claimRequests(t).length === 1);
-    const accepting = t.coordinator.acceptCall(localId, ANSWER);
     // The accept waits for the claim: nothing has gone to the gateway yet.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(t.gateway.requests).toEqual([]);
-    expect((await t.coordinator.acceptCall(localId, ANSWER)).ok).toBe(false); // a second accept while waiting
+    expect((await t.coordinator.answerCall(localId, ANSWER)).ok).toBe(false); // a second Answer while waiting
     // The renderer holds the customer's candidates back until answerCall says the call is ours.
     expect(answered).toBe('pending');
     release();
     await answering;
     expect(answered).toEqual({ ok: true, value: null });
-    expect(await accepting).toEqual({ ok: true, value: null });
     expect(t.gateway.actions()).toEqual(['accept']);
   });
 
@@ -144,9 +142,9 @@ describe('CallCoordinator with claims: incoming calls', () => {
     const t = await team();
     t.relay.claims.set('wacid.lost', 'bob');
     const localId = t.ring('wacid.lost');
-    expect(await t.coordinator.answerCall(localId)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
-    const accepted = await t.coordinator.acceptCall(localId, ANSWER);
-    expect(accepted).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    expect(await t.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    // Answering again says the same.
+    expect(await t.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, durationSec: 0 });
     expect(t.changes.filter((c) => c.localId === localId).map((c) => c.phase)).toEqual(['ringing', 'answering', 'ended']);
     await t.coordinator.whenIdle();
@@ -155,17 +153,6 @@ describe('CallCoordinator with claims: incoming calls', () => {
     expect(t.history.entries()[0]).toMatchObject({ localId, outcome: 'answered_elsewhere' });
     // Hanging up afterwards is harmless and sends nothing either.
     expect((await t.coordinator.hangUp(localId)).ok).toBe(true);
-    expect(t.gateway.requests).toEqual([]);
-  });
-
-  it('ends the call as soon as the lost claim comes back, before the answer is ready', async () => {
-    const t = await team();
-    t.relay.claims.set('wacid.early', 'bob');
-    const localId = t.ring('wacid.early');
-    await t.coordinator.answerCall(localId);
-    await until('the call ends', () => t.coordinator.call(localId)?.phase === 'ended');
-    expect(t.coordinator.call(localId)).toMatchObject({ end: { kind: 'answered_elsewhere' } });
-    expect(await t.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
     expect(t.gateway.requests).toEqual([]);
   });
 
@@ -178,8 +165,7 @@ describe('CallCoordinator with claims: incoming calls', () => {
     if (how.hang) t.relay.onClaim = () => 'hang';
     if (how.status !== undefined) t.relay.onClaim = () => ({ status: how.status!, body: '{}' });
     const localId = t.ring('wacid.unknown');
-    await t.coordinator.answerCall(localId);
-    expect(await t.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(await t.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: true, value: null });
     expect(t.gateway.actions()).toEqual(['accept']);
     expect(t.coordinator.call(localId)?.phase).toBe('connecting');
   });
@@ -198,28 +184,34 @@ describe('CallCoordinator with claims: incoming calls', () => {
     const t = await team();
     await t.claims.me();
     const localId = t.ring('wacid.mine');
-    await t.coordinator.answerCall(localId);
+    const answering = t.coordinator.answerCall(localId, ANSWER);
     t.event({ type: 'call.claimed', callId: 'wacid.mine', agentId: 'alice', timestamp: Date.now() });
     expect(t.coordinator.call(localId)?.phase).toBe('answering');
-    expect(await t.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(await answering).toEqual({ ok: true, value: null });
     expect(t.gateway.actions()).toEqual(['accept']);
   });
 
   it("ends an answering call whose claim could not be made when another agent's claim is announced", async () => {
     const t = await team();
     await t.claims.me();
-    t.relay.onClaim = () => ({ status: 503, body: '{}' });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    t.relay.onClaim = async () => {
+      await held;
+      return { status: 503, body: '{}' };
+    };
     const localId = t.ring('wacid.race');
-    await t.coordinator.answerCall(localId);
-    await until('the claim fails', () => claimRequests(t).length === 1);
+    const answering = t.coordinator.answerCall(localId, ANSWER);
+    await until('the claim reaches the relay', () => claimRequests(t).length === 1);
     t.event({ type: 'call.claimed', callId: 'wacid.race', agentId: 'bob', timestamp: Date.now() });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
-    expect((await t.coordinator.acceptCall(localId, ANSWER)).ok).toBe(false);
+    expect(await answering).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    release();
     await t.coordinator.whenIdle();
     expect(t.gateway.requests).toEqual([]);
   });
 
-  it('hung up while the claim is out: terminates only if the claim shows the call is this agent’s', async () => {
+  it('hung up while the claim is out: rejects only if the claim shows the call is not a colleague’s', async () => {
     const t = await team();
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -230,21 +222,24 @@ describe('CallCoordinator with claims: incoming calls', () => {
         : { status: 200, body: JSON.stringify({ callId, agentId: 'alice' }) };
     };
     const lost = t.ring('wacid.hang-lost');
-    const answeringLost = t.coordinator.answerCall(lost);
-    await until('the claim reaches the relay', () => claimRequests(t).length === 1);
-    const hangingUp = t.coordinator.hangUp(lost);
-    expect(t.coordinator.call(lost)).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' } });
-    release();
-    expect(await hangingUp).toEqual({ ok: true, value: null });
-    expect((await answeringLost).ok).toBe(false);
-    await t.coordinator.whenIdle();
-    expect(t.gateway.requests).toEqual([]);
-
+    const answeringLost = t.coordinator.answerCall(lost, ANSWER);
     const won = t.ring('wacid.hang-won');
-    await t.coordinator.answerCall(won);
+    await until('the claim reaches the relay', () => claimRequests(t).length === 1);
+    expect(await t.coordinator.hangUp(lost)).toEqual({ ok: true, value: null });
+    expect(t.coordinator.call(lost)).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' } });
+    // Owed until the claim says whose the call is: a run after a crash would still end it.
+    expect(t.coordinator.call(lost)).toMatchObject({ owed: 'reject', claim: 'pending' });
+    const answeringWon = t.coordinator.answerCall(won, ANSWER);
     await until('the second claim reaches the relay', () => claimRequests(t).length === 2);
     expect(await t.coordinator.hangUp(won)).toEqual({ ok: true, value: null });
-    expect(t.gateway.requests.map((r) => r.body)).toEqual([{ messaging_product: 'chatapp', call_id: 'wacid.hang-won', action: 'terminate' }]);
+    release();
+    expect((await answeringLost).ok).toBe(false);
+    expect((await answeringWon).ok).toBe(false);
+    await t.coordinator.whenIdle();
+    // No accept ever went out: the won call still rang at the gateway, so it is rejected; the lost one is the colleague's.
+    expect(t.gateway.requests.map((r) => r.body)).toEqual([{ messaging_product: 'chatapp', call_id: 'wacid.hang-won', action: 'reject' }]);
+    const live = JSON.parse(await readFile(join(t.dataDir, 'live-calls.json'), 'utf8')) as { calls: unknown[] };
+    expect(live.calls).toEqual([]);
   });
 });
 
@@ -257,8 +252,8 @@ describe('CallCoordinator with claims: declining in a team', () => {
     const localId = t.ring('wacid.team-decline');
     expect(await t.coordinator.declineCall(localId)).toEqual({ ok: true, value: null });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'declined' } });
-    expect(declineRequests(t)).toEqual([['/calls/wacid.team-decline/decline', 'alice']]);
     await t.coordinator.whenIdle();
+    expect(declineRequests(t)).toEqual([['/calls/wacid.team-decline/decline', 'alice']]);
     expect(t.gateway.requests).toEqual([]);
     expect(t.history.entries()[0]).toMatchObject({ localId, outcome: 'declined' });
   });
@@ -302,16 +297,19 @@ describe('CallCoordinator with claims: declining in a team', () => {
 });
 
 describe('CallCoordinator with claims: calls a crashed run left live', () => {
-  it("ends only what is this agent's: rejects a ringing call nobody else may answer, terminates its own call, leaves a colleague's alone", async () => {
+  it("ends only what is this agent's: rejects a ringing call nobody else may answer or one it won and let go, terminates its own call, leaves a colleague's alone", async () => {
     const t = await team({
       leftLive: [
         { callId: 'wacid.rang-alone', action: 'reject' },
         { callId: 'wacid.rang-team', action: 'reject' },
         { callId: 'wacid.mine', action: 'terminate' },
         { callId: 'wacid.theirs', action: 'terminate' },
+        // Won, then let go before the accept went out: colleagues stopped ringing on the claim.
+        { callId: 'wacid.won-let-go', action: 'reject' },
       ],
       beforeStart: (relay) => {
         relay.claims.set('wacid.mine', 'alice');
+        relay.claims.set('wacid.won-let-go', 'alice');
         relay.claims.set('wacid.theirs', 'bob');
         // Bob is still there for the ringing call he has not declined.
         relay.presence.set('bob', 'available');
@@ -323,9 +321,10 @@ describe('CallCoordinator with claims: calls a crashed run left live', () => {
       expect.arrayContaining([
         { messaging_product: 'chatapp', call_id: 'wacid.rang-alone', action: 'reject' },
         { messaging_product: 'chatapp', call_id: 'wacid.mine', action: 'terminate' },
+        { messaging_product: 'chatapp', call_id: 'wacid.won-let-go', action: 'reject' },
       ]),
     );
-    expect(t.gateway.requests).toHaveLength(2);
+    expect(t.gateway.requests).toHaveLength(3);
     const live = JSON.parse(await readFile(join(t.dataDir, 'live-calls.json'), 'utf8')) as { calls: unknown[] };
     expect(live.calls).toEqual([]);
   });
@@ -340,9 +339,7 @@ describe('CallCoordinator with claims: calls a crashed run left live', () => {
 describe('CallCoordinator with claims: outgoing calls', () => {
   it('claims the call right after initiate returns its id', async () => {
     const t = await team();
-    const started = await t.coordinator.startCall('+44 7400 123456');
-    if (!started.ok) throw new Error(started.error.message);
-    const sent = await t.coordinator.sendOffer(started.value.localId, OFFER);
+    const sent = await t.coordinator.startCall('+44 7400 123456', OFFER);
     expect(sent.ok).toBe(true);
     if (!sent.ok) return;
     await t.coordinator.whenIdle();
@@ -352,11 +349,10 @@ describe('CallCoordinator with claims: outgoing calls', () => {
 
   it('goes on with the call when that claim fails', async () => {
     const t = await team({ relayUrl: 'http://127.0.0.1:9' });
-    const started = await t.coordinator.startCall('+44 7400 123456');
-    if (!started.ok) throw new Error(started.error.message);
-    const sent = await t.coordinator.sendOffer(started.value.localId, OFFER);
+    const sent = await t.coordinator.startCall('+44 7400 123456', OFFER);
     await t.coordinator.whenIdle();
     expect(sent.ok).toBe(true);
-    expect(t.coordinator.call(started.value.localId)?.phase).toBe('calling');
+    if (!sent.ok) return;
+    expect(t.coordinator.call(sent.value.localId)).toMatchObject({ phase: 'calling', claim: 'unknown' });
   });
 });

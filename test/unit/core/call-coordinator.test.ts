@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CallCoordinator, type CoordinatorTimers } from '../../../electron/core/call-coordinator';
 import { GatewayClient } from '../../../electron/core/gateway-client';
 import { HistoryStore } from '../../../electron/core/history-store';
+import { LocalClaims } from '../../../electron/core/local-claims';
 import { DIAL_TIMEOUT_MS, RING_TIMEOUT_MS, type CallState } from '../../../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
@@ -71,7 +72,7 @@ async function harness(handler: GatewayHandler = happyGateway, options: { dataDi
   const changes: CallState[] = [];
   let seq = 0;
   const newCoordinator = (gatewayUrl = gateway.baseUrl): CallCoordinator => {
-    const coordinator = new CallCoordinator({ gateway: client, gatewayUrl, dataDir, history, now: clock.now, timers: clock, defaultCountry: 'GB' });
+    const coordinator = new CallCoordinator({ gateway: client, claims: new LocalClaims(), gatewayUrl, dataDir, history, now: clock.now, timers: clock, defaultCountry: 'GB' });
     coordinator.onCallChanged((call) => changes.push(call));
     cleanups.push(() => coordinator.shutdown());
     return coordinator;
@@ -110,8 +111,7 @@ describe('CallCoordinator: incoming calls', () => {
     const localId = 'in:wacid.in-1';
     expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ringing', peer: { number: CUSTOMER, name: 'Ada Lovelace' }, offerSdp: OFFER });
 
-    expect(await h.coordinator.answerCall(localId)).toEqual({ ok: true, value: null });
-    expect(await h.coordinator.acceptCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(await h.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: true, value: null });
     expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER } });
 
     expect(await h.coordinator.reportMedia({ localId, state: 'connected' })).toEqual({ ok: true, value: null });
@@ -120,6 +120,7 @@ describe('CallCoordinator: incoming calls', () => {
 
     h.clock.advance(42_000);
     expect(await h.coordinator.hangUp(localId)).toEqual({ ok: true, value: null });
+    await h.coordinator.whenIdle();
     expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
     expect(h.gateway.requests[1]!.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'terminate' });
     expect(h.phases(localId)).toEqual(['ringing', 'answering', 'connecting', 'active', 'ended']);
@@ -137,6 +138,7 @@ describe('CallCoordinator: incoming calls', () => {
     const h = await harness();
     incoming(h, 'wacid.in-2');
     expect((await h.coordinator.declineCall('in:wacid.in-2')).ok).toBe(true);
+    await h.coordinator.whenIdle();
     expect(h.gateway.requests.map((r) => r.body)).toEqual([{ messaging_product: 'chatapp', call_id: 'wacid.in-2', action: 'reject' }]);
     expect(h.history.entries()[0]).toMatchObject({ outcome: 'declined' });
     const again = await h.coordinator.declineCall('in:wacid.in-2');
@@ -171,50 +173,73 @@ describe('CallCoordinator: incoming calls', () => {
       req.path.endsWith('/accept') ? graphError(400, 100, 'Invalid parameter', { error_data: { details: 'bad fingerprint' } }) : success(),
     );
     incoming(h, 'wacid.in-5');
-    const result = await h.coordinator.acceptCall('in:wacid.in-5', ANSWER);
+    const result = await h.coordinator.answerCall('in:wacid.in-5', ANSWER);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error).toMatchObject({ code: 'gateway_error', gatewayCode: 100 });
     expect(h.coordinator.call('in:wacid.in-5')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: '100' } });
+    await h.coordinator.whenIdle();
     expect(h.gateway.actions()).toEqual(['accept', 'reject']);
   });
 
   it('ends the call with the media failure and sends terminate', async () => {
     const h = await harness();
     incoming(h, 'wacid.in-6');
-    await h.coordinator.acceptCall('in:wacid.in-6', ANSWER);
+    await h.coordinator.answerCall('in:wacid.in-6', ANSWER);
     expect((await h.coordinator.reportMedia({ localId: 'in:wacid.in-6', state: 'failed', reason: 'ICE failed' })).ok).toBe(true);
     expect(h.coordinator.call('in:wacid.in-6')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: 'Media failed: ICE failed' } });
+    await h.coordinator.whenIdle();
     expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
   });
 
   it('waits for an accept under way before terminating a call hung up meanwhile', async () => {
     let release: () => void = () => undefined;
     const acceptHeld = new Promise<void>((resolve) => (release = resolve));
+    let acceptArrived: () => void = () => undefined;
+    const acceptSeen = new Promise<void>((resolve) => (acceptArrived = resolve));
     const h = await harness(async (req) => {
-      if (req.path.endsWith('/accept')) await acceptHeld;
+      if (req.path.endsWith('/accept')) {
+        acceptArrived();
+        await acceptHeld;
+      }
       return success();
     });
     incoming(h, 'wacid.in-7');
-    const accepting = h.coordinator.acceptCall('in:wacid.in-7', ANSWER);
+    const accepting = h.coordinator.answerCall('in:wacid.in-7', ANSWER);
+    await acceptSeen;
     const hangingUp = h.coordinator.hangUp('in:wacid.in-7');
     expect(h.coordinator.call('in:wacid.in-7')?.phase).toBe('ended');
     release();
     await Promise.all([accepting, hangingUp]);
+    await h.coordinator.whenIdle();
     expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
+    expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
+  });
+
+  it('rejects a call hung up before its accept went out: the gateway still has it ringing', async () => {
+    const h = await harness();
+    incoming(h, 'wacid.in-8');
+    const answering = h.coordinator.answerCall('in:wacid.in-8', ANSWER);
+    // Before the claim has come back, so before any accept.
+    expect((await h.coordinator.hangUp('in:wacid.in-8')).ok).toBe(true);
+    const answered = await answering;
+    expect(answered.ok).toBe(false);
+    if (!answered.ok) expect(answered.error).toMatchObject({ code: 'invalid_state', message: 'The call ended while it was being answered' });
+    await h.coordinator.whenIdle();
+    expect(h.gateway.actions()).toEqual(['reject']);
+    expect(h.coordinator.call('in:wacid.in-8')).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' } });
   });
 });
 
 describe('CallCoordinator: outgoing calls', () => {
   it('dials, initiates, rings, is answered and connects', async () => {
     const h = await harness(() => initiated('wacid.out-1'));
-    const started = await h.coordinator.startCall('020 7946 0958');
-    expect(started.ok).toBe(true);
+    const placing = h.coordinator.startCall('020 7946 0958', OFFER, 'out:call-0001');
+    // Dialing from the click, while the initiate is on its way.
+    expect(h.coordinator.call('out:call-0001')?.phase).toBe('dialing');
+    const started = await placing;
+    expect(started).toEqual({ ok: true, value: { localId: 'out:call-0001', to: '442079460958', callId: 'wacid.out-1' } });
     if (!started.ok) return;
-    expect(started.value.to).toBe('442079460958');
     const { localId } = started.value;
-    expect(h.coordinator.call(localId)?.phase).toBe('dialing');
-
-    expect(await h.coordinator.sendOffer(localId, OFFER)).toEqual({ ok: true, value: { callId: 'wacid.out-1' } });
     expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: '442079460958', action: 'connect', session: { sdp_type: 'offer', sdp: OFFER } });
     h.relay({ type: 'call.status', callId: 'wacid.out-1', status: 'RINGING', timestamp: h.clock.t });
     h.relay({ type: 'call.answered', callId: 'wacid.out-1', sdp: ANSWER, timestamp: h.clock.t });
@@ -233,9 +258,8 @@ describe('CallCoordinator: outgoing calls', () => {
 
   it('gives up on an unanswered call at the dial timeout and sends terminate', async () => {
     const h = await harness((req) => (req.path.endsWith('/initiate') ? initiated('wacid.out-2') : success()));
-    const started = await h.coordinator.startCall('+44 7400 123456');
+    const started = await h.coordinator.startCall('+44 7400 123456', OFFER);
     if (!started.ok) throw new Error(started.error.message);
-    await h.coordinator.sendOffer(started.value.localId, OFFER);
     h.relay({ type: 'call.status', callId: 'wacid.out-2', status: 'RINGING', timestamp: h.clock.t });
     h.clock.advance(DIAL_TIMEOUT_MS);
     expect(h.coordinator.call(started.value.localId)).toMatchObject({ phase: 'ended', end: { kind: 'no_answer' } });
@@ -246,12 +270,10 @@ describe('CallCoordinator: outgoing calls', () => {
 
   it('ends as failed with code "138006" when the customer has not allowed calls', async () => {
     const h = await harness(() => graphError(400, 138006, 'No approved call permission from the recipient'));
-    const started = await h.coordinator.startCall('+447400123456');
-    if (!started.ok) throw new Error(started.error.message);
-    const sent = await h.coordinator.sendOffer(started.value.localId, OFFER);
+    const sent = await h.coordinator.startCall('+447400123456', OFFER, 'out:call-138006');
     expect(sent.ok).toBe(false);
     if (!sent.ok) expect(sent.error).toMatchObject({ code: 'no_call_permission', gatewayCode: 138006 });
-    expect(h.coordinator.call(started.value.localId)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: '138006' } });
+    expect(h.coordinator.call('out:call-138006')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: '138006' } });
     expect(h.history.entries()[0]).toMatchObject({ outcome: 'failed', failureCode: '138006' });
     // Never auto-redial (protocol.md): one initiate only.
     expect(h.gateway.actions()).toEqual(['initiate']);
@@ -265,19 +287,22 @@ describe('CallCoordinator: outgoing calls', () => {
       await initiateHeld;
       return initiated('wacid.out-3');
     });
-    const started = await h.coordinator.startCall('+447400123456');
-    if (!started.ok) throw new Error(started.error.message);
-    const sending = h.coordinator.sendOffer(started.value.localId, OFFER);
-    expect((await h.coordinator.hangUp(started.value.localId)).ok).toBe(true);
-    expect(h.coordinator.call(started.value.localId)).toMatchObject({ phase: 'ended', end: { kind: 'cancelled' } });
-    release();
+    const localId = 'out:call-hungup';
+    const sending = h.coordinator.startCall('+447400123456', OFFER, localId);
+    expect((await h.coordinator.hangUp(localId)).ok).toBe(true);
+    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'cancelled' } });
     const sent = await sending;
     expect(sent.ok).toBe(false);
+    if (!sent.ok) expect(sent.error).toMatchObject({ code: 'invalid_state', message: expect.stringContaining('hung up before the gateway placed it') });
+    // The terminate is owed as soon as the initiate returns the call's id.
+    release();
+    await h.coordinator.whenIdle();
     expect(h.gateway.actions()).toEqual(['initiate', 'terminate']);
     expect(h.gateway.requests[1]!.body).toMatchObject({ call_id: 'wacid.out-3' });
+    expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
     // Late events for that call id change nothing.
     h.relay({ type: 'call.answered', callId: 'wacid.out-3', sdp: ANSWER, timestamp: h.clock.t });
-    expect(h.coordinator.call(started.value.localId)?.phase).toBe('ended');
+    expect(h.coordinator.call(localId)?.phase).toBe('ended');
   });
 
   it('applies progress that overtook the initiate response', async () => {
@@ -288,41 +313,30 @@ describe('CallCoordinator: outgoing calls', () => {
       return initiated('wacid.out-4');
     });
     whileInitiating.run = () => h.relay({ type: 'call.status', callId: 'wacid.out-4', status: 'RINGING', timestamp: h.clock.t });
-    const started = await h.coordinator.startCall('+447400123456');
+    const started = await h.coordinator.startCall('+447400123456', OFFER);
     if (!started.ok) throw new Error(started.error.message);
-    await h.coordinator.sendOffer(started.value.localId, OFFER);
     expect(h.coordinator.call(started.value.localId)?.phase).toBe('remote_ringing');
   });
 
   it('refuses a second call while one is in progress, and a bad number', async () => {
     const h = await harness();
-    const first = await h.coordinator.startCall('+447400123456');
+    const first = await h.coordinator.startCall('+447400123456', OFFER);
     expect(first.ok).toBe(true);
-    const second = await h.coordinator.startCall('+447400123457');
+    const second = await h.coordinator.startCall('+447400123457', OFFER);
     expect(second.ok).toBe(false);
     if (!second.ok) expect(second.error).toMatchObject({ code: 'invalid_state', message: expect.stringContaining('Another call is in progress') });
-    const bad = await h.coordinator.startCall('12ab');
+    const bad = await h.coordinator.startCall('12ab', OFFER);
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.error).toMatchObject({ code: 'invalid_phone_number', field: 'to' });
     incoming(h, 'wacid.in-busy');
-    const answer = await h.coordinator.answerCall('in:wacid.in-busy');
+    const answer = await h.coordinator.answerCall('in:wacid.in-busy', ANSWER);
     expect(answer.ok).toBe(false);
     if (!answer.ok) expect(answer.error.code).toBe('invalid_state');
   });
 
-  it('fails a dialing call whose offer never came', async () => {
-    const h = await harness();
-    const started = await h.coordinator.startCall('+447400123456');
-    if (!started.ok) throw new Error(started.error.message);
-    h.clock.advance(DIAL_TIMEOUT_MS);
-    expect(h.coordinator.call(started.value.localId)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed' } });
-    expect(h.gateway.requests).toHaveLength(0);
-    expect((await h.coordinator.startCall('+447400123456')).ok).toBe(true);
-  });
-
   it('reports unknown calls as not_found', async () => {
     const h = await harness();
-    for (const result of [await h.coordinator.hangUp('nope'), await h.coordinator.sendOffer('nope', OFFER), await h.coordinator.acceptCall('nope', ANSWER)]) {
+    for (const result of [await h.coordinator.hangUp('nope'), await h.coordinator.declineCall('nope'), await h.coordinator.answerCall('nope', ANSWER)]) {
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.error.code).toBe('not_found');
     }
@@ -368,9 +382,8 @@ describe('CallCoordinator: crash and shutdown safety', () => {
 
   it('lists a live call so that a run after a crash ends it', async () => {
     const h = await harness(() => initiated('wacid.out-crash'));
-    const started = await h.coordinator.startCall('+447400123456');
+    const started = await h.coordinator.startCall('+447400123456', OFFER);
     if (!started.ok) throw new Error(started.error.message);
-    await h.coordinator.sendOffer(started.value.localId, OFFER);
     await h.coordinator.whenIdle();
     // The app dies here: no shutdown. The next run with the same data directory ends the call.
     h.gateway.handler = () => success();
@@ -384,7 +397,7 @@ describe('CallCoordinator: crash and shutdown safety', () => {
   it('shutdown ends every live call on the gateway and marks it ended', async () => {
     const h = await harness();
     incoming(h, 'wacid.active');
-    await h.coordinator.acceptCall('in:wacid.active', ANSWER);
+    await h.coordinator.answerCall('in:wacid.active', ANSWER);
     await h.coordinator.reportMedia({ localId: 'in:wacid.active', state: 'connected' });
     incoming(h, 'wacid.ringing');
     await h.coordinator.shutdown();
@@ -397,7 +410,7 @@ describe('CallCoordinator: crash and shutdown safety', () => {
     expect(h.coordinator.calls().every((c) => c.phase === 'ended')).toBe(true);
     expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
     expect(h.history.entries().map((e) => e.localId).sort()).toEqual(['in:wacid.active', 'in:wacid.ringing']);
-    const after = await h.coordinator.startCall('+447400123456');
+    const after = await h.coordinator.startCall('+447400123456', OFFER);
     expect(after.ok).toBe(false);
   });
 
@@ -406,10 +419,10 @@ describe('CallCoordinator: crash and shutdown safety', () => {
     await h.client.close();
     const slow = new GatewayClient({ baseUrl: h.gateway.baseUrl, apiKey: 'k-12345678', product: 'chatapp', timeoutMs: 100 });
     cleanups.push(() => slow.close());
-    const coordinator = new CallCoordinator({ gateway: slow, gatewayUrl: h.gateway.baseUrl, dataDir: h.dataDir, history: h.history, now: h.clock.now, timers: h.clock });
+    const coordinator = new CallCoordinator({ gateway: slow, claims: new LocalClaims(), gatewayUrl: h.gateway.baseUrl, dataDir: h.dataDir, history: h.history, now: h.clock.now, timers: h.clock });
     await coordinator.start();
     coordinator.applyRelayEvent({ id: 'x', receivedAt: h.clock.t, event: { type: 'call.incoming', callId: 'wacid.stuck', from: CUSTOMER, sdp: OFFER, timestamp: h.clock.t } });
-    await coordinator.acceptCall('in:wacid.stuck', ANSWER);
+    await coordinator.answerCall('in:wacid.stuck', ANSWER);
     await coordinator.shutdown();
     expect(await h.liveFile()).toEqual({ version: 1, calls: [{ callId: 'wacid.stuck', action: 'terminate', gatewayUrl: h.gateway.baseUrl }] });
   });

@@ -144,9 +144,8 @@ describe('SoftphoneService presence', () => {
     relay.send({ type: 'call.incoming', callId: 'wacid.p-1', from: '447400123456', sdp: OFFER, timestamp: Date.now() }, ['alice']);
     await until('the call rings', () => first.pushes.some((p) => p.name === 'callChanged' && p.payload.phase === 'ringing'));
     expect(relay.presence.get('alice')).toBe('dnd'); // ringing does not make an agent busy
-    await first.service.handle('answerCall', { localId: 'in:wacid.p-1' });
+    expect(await first.service.handle('answerCall', { localId: 'in:wacid.p-1', sdp: ANSWER })).toEqual({ ok: true, value: null });
     await until('on_call is reported', () => relay.presence.get('alice') === 'on_call');
-    expect(await first.service.handle('acceptCall', { localId: 'in:wacid.p-1', sdp: ANSWER })).toEqual({ ok: true, value: null });
     expect(relay.requests.filter((r) => r.path.endsWith('/claim')).map((r) => [r.path, r.agentId])).toEqual([['/calls/wacid.p-1/claim', 'alice']]);
     expect(gateway.actions()).toEqual(['accept']);
     await first.service.handle('hangUp', { localId: 'in:wacid.p-1' });

@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ANSWERED_ELSEWHERE_MESSAGE, RelayClient } from '../../../electron/core/relay-client';
+import { RelayClient } from '../../../electron/core/relay-client';
+import { ANSWERED_ELSEWHERE_MESSAGE } from '../../../shared/call-state';
 import { configureLogging } from '../../../shared/log';
 import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
 

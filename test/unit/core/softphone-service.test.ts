@@ -144,11 +144,11 @@ describe('SoftphoneService in sandbox mode', () => {
 
     s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.in-1', from: '447400123456', name: 'Ada', sdp: OFFER, timestamp: Date.now() });
     await until(() => callPushes(s.pushes, 'in:wacid.in-1').includes('ringing'), 'the call rings');
-    expect((await s.service.handle('answerCall', { localId: 'in:wacid.in-1' })).ok).toBe(true);
-    expect((await s.service.handle('acceptCall', { localId: 'in:wacid.in-1', sdp: ANSWER })).ok).toBe(true);
+    expect((await s.service.handle('answerCall', { localId: 'in:wacid.in-1', sdp: ANSWER })).ok).toBe(true);
     expect((await s.service.handle('reportMedia', { localId: 'in:wacid.in-1', state: 'connected' })).ok).toBe(true);
     expect((await s.service.handle('hangUp', { localId: 'in:wacid.in-1' })).ok).toBe(true);
     expect(callPushes(s.pushes, 'in:wacid.in-1')).toEqual(['ringing', 'answering', 'connecting', 'active', 'ended']);
+    await until(() => s.sandboxGateway.requests.some((r) => r.path.endsWith('/terminate')), 'the terminate reaches the gateway');
     expect(s.sandboxGateway.requests.filter((r) => r.path.includes('/calls/')).map((r) => [r.path.split('/').pop(), r.headers['api-key']])).toEqual([
       ['accept', SANDBOX_KEY],
       ['terminate', SANDBOX_KEY],
@@ -157,8 +157,8 @@ describe('SoftphoneService in sandbox mode', () => {
     expect(history?.payload).toEqual([expect.objectContaining({ localId: 'in:wacid.in-1', outcome: 'completed' })]);
 
     // Calling the customer back: the outgoing call carries the name this app knows for the number.
-    const dialed = await s.service.handle('startCall', { to: '+44 7400 123456' });
-    expect(dialed.ok).toBe(true);
+    const dialed = await s.service.handle('startCall', { localId: 'out:callback-1', to: '+44 7400 123456', sdp: OFFER });
+    expect(dialed).toEqual({ ok: true, value: { localId: 'out:callback-1', to: '447400123456', callId: expect.any(String) } });
     if (!dialed.ok) return;
     const dialing = s.pushes.find((p) => p.name === 'callChanged' && (p.payload as { localId: string }).localId === dialed.value.localId);
     expect(dialing?.payload).toMatchObject({ phase: 'dialing', peer: { number: '447400123456', name: 'Ada' } });
@@ -205,7 +205,7 @@ describe('SoftphoneService settings and modes', () => {
     await until(() => s.sandboxRelay.connected() === 1, 'the sandbox stream connects');
     s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.in-live', from: '447400123456', sdp: OFFER, timestamp: Date.now() });
     await until(() => callPushes(s.pushes, 'in:wacid.in-live').length > 0, 'the call rings');
-    await s.service.handle('acceptCall', { localId: 'in:wacid.in-live', sdp: ANSWER });
+    expect(await s.service.handle('answerCall', { localId: 'in:wacid.in-live', sdp: ANSWER })).toEqual({ ok: true, value: null });
 
     const saved = await s.service.handle('saveSettings', {
       settings: {
@@ -238,10 +238,8 @@ describe('SoftphoneService settings and modes', () => {
     expect(snapshot.value.calls).toEqual([]);
 
     // Calls now go to the account's gateway; the default country applies to typed numbers.
-    const started = await s.service.handle('startCall', { to: '07400 123456' });
-    expect(started).toEqual({ ok: true, value: { localId: expect.any(String), to: '447400123456' } });
-    if (!started.ok) return;
-    expect(await s.service.handle('sendOffer', { localId: started.value.localId, sdp: OFFER })).toEqual({ ok: true, value: { callId: 'wacid.acc-1' } });
+    const started = await s.service.handle('startCall', { localId: 'out:account-1', to: '07400 123456', sdp: OFFER });
+    expect(started).toEqual({ ok: true, value: { localId: 'out:account-1', to: '447400123456', callId: 'wacid.acc-1' } });
     expect(s.accountGateway.requests.map((r) => r.headers['api-key'])).toEqual([ACCOUNT_KEY]);
     const notHere = await s.service.handle('simulateIncomingCall', { number: '447400123456' });
     expect(notHere.ok).toBe(false);
@@ -273,7 +271,7 @@ describe('SoftphoneService settings and modes', () => {
     await until(() => s.accountRelay.connected() === 1, 'the stream connects');
     s.accountRelay.send({ type: 'call.incoming', callId: 'wacid.in-quit', from: '447400123456', sdp: OFFER, timestamp: Date.now() });
     await until(() => callPushes(s.pushes, 'in:wacid.in-quit').length > 0, 'the call rings');
-    await s.service.handle('acceptCall', { localId: 'in:wacid.in-quit', sdp: ANSWER });
+    expect(await s.service.handle('answerCall', { localId: 'in:wacid.in-quit', sdp: ANSWER })).toEqual({ ok: true, value: null });
     await s.service.close();
     expect(s.accountGateway.actions()).toEqual(['accept', 'terminate']);
     const after = await s.service.handle('getSnapshot', {});

@@ -121,6 +121,8 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
       const callId = decodeURIComponent(decline[1]!);
       const owner = relay.claims.get(callId);
       if (owner !== undefined && owner !== agent.id) return json(res, 200, { callId, agentId: agent.id, othersRinging: 0, answeredBy: owner });
+      // The claim's own holder lets go: the others stopped ringing on its claim.
+      if (owner === agent.id) return json(res, 200, { callId, agentId: agent.id, othersRinging: 0 });
       const declined = relay.declines.get(callId) ?? new Set<string>();
       declined.add(agent.id);
       relay.declines.set(callId, declined);

@@ -99,10 +99,10 @@ describe('registerSoftphoneIpc', () => {
   });
 
   it('rejects an invalid payload with invalid_input naming the field, without calling the backend', async () => {
-    const wrongType = await invoke('softphone:startCall', { to: 42 });
+    const wrongType = await invoke('softphone:startCall', { localId: 'out:0123456789', to: 42, sdp: 'v=0' });
     expect(wrongType).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'to' } });
 
-    const missing = await invoke('softphone:acceptCall', { localId: 'in:wacid.1' });
+    const missing = await invoke('softphone:answerCall', { localId: 'in:wacid.1' });
     expect(missing).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'sdp' } });
     expect(!missing.ok && missing.error.message).toContain('sdp');
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { CallState } from '../../../shared/call-state';
-import { OUTCOME_VISIBLE_MS, currentCall, hasBusyCall, mergeCall, mergeCalls, mergeSnapshotCalls, ringingCalls } from '../../../renderer/store/call-list';
+import { OUTCOME_VISIBLE_MS, currentCall, mergeCall, mergeCalls, mergeSnapshotCalls, ringingCalls } from '../../../renderer/store/call-list';
+import { hasBusyCall as hasBusyCallIn, type CallState } from '../../../shared/call-state';
+
+const hasBusyCall = (calls: Record<string, CallState>): boolean => hasBusyCallIn(Object.values(calls));
 import { T0, active, answering, dialing, ended, ringing } from './fixtures';
 
 const byId = (...calls: CallState[]): Record<string, CallState> => Object.fromEntries(calls.map((c) => [c.localId, c]));

@@ -1,12 +1,20 @@
 // The browser bridge against a real WebSocket server on 127.0.0.1, with the `ws` client standing
 // in for the browser's WebSocket (same interface: the bridge uses addEventListener, send, close).
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
-import { wsClientFrameSchema, type WsServerFrame } from '../../../shared/api';
+import { COMMAND_NAMES, PUSH_NAMES, pushListenerName, wsClientFrameSchema, type PushMessage, type PushName, type PushPayloads, type WsServerFrame } from '../../../shared/api';
 import type { HostLinkState } from '../../../renderer/bridge/host-link';
-import type { SoftphoneApi } from '../../../shared/api';
-import { connectBrowserHost, createWsBridge, guardApi, hostSocketUrl, takeHostToken, type BrowserEnvironment } from '../../../renderer/bridge/ws-bridge';
-import { T0, ringing } from './fixtures';
+import type { SoftphoneApi, SoftphonePushes } from '../../../shared/api';
+import {
+  buildPushListeners,
+  connectBrowserHost,
+  createWsBridge,
+  guardApi,
+  hostSocketUrl,
+  takeHostToken,
+  type BrowserEnvironment,
+} from '../../../renderer/bridge/ws-bridge';
+import { T0, ringing, sandboxSettings } from './fixtures';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -81,16 +89,16 @@ function waitForLink(link: { state(): HostLinkState; subscribe(cb: (s: HostLinkS
 describe('the WebSocket bridge', () => {
   it('sends commands as { id, command, params } and resolves with the matching result', async () => {
     const srv = await startServer((frame, socket) => {
-      if (frame.command === 'startCall') send(socket, { kind: 'result', id: frame.id, result: { ok: true, value: { localId: 'out-1', to: '447700900123' } } });
+      if (frame.command === 'startCall') send(socket, { kind: 'result', id: frame.id, result: { ok: true, value: { localId: 'out:0a1b2c3d', to: '447700900123', callId: 'wacid.out1' } } });
       if (frame.command === 'hangUp') send(socket, { kind: 'result', id: frame.id, result: { ok: false, error: { code: 'not_found', message: 'No such call' } } });
     });
     const { api } = bridge(srv.url);
     // Sent before the socket is open: queued, then sent on open.
-    const [started, hung] = await Promise.all([api.startCall({ to: '+44 7700 900123' }), api.hangUp({ localId: 'nope' })]);
-    expect(started).toEqual({ ok: true, value: { localId: 'out-1', to: '447700900123' } });
+    const [started, hung] = await Promise.all([api.startCall({ localId: 'out:0a1b2c3d', to: '+44 7700 900123', sdp: 'v=0\r\n' }), api.hangUp({ localId: 'nope' })]);
+    expect(started).toEqual({ ok: true, value: { localId: 'out:0a1b2c3d', to: '447700900123', callId: 'wacid.out1' } });
     expect(hung).toEqual({ ok: false, error: { code: 'not_found', message: 'No such call' } });
     expect(srv.frames).toEqual([
-      { id: 1, command: 'startCall', params: { to: '+44 7700 900123' } },
+      { id: 1, command: 'startCall', params: { localId: 'out:0a1b2c3d', to: '+44 7700 900123', sdp: 'v=0\r\n' } },
       { id: 2, command: 'hangUp', params: { localId: 'nope' } },
     ]);
   });
@@ -145,7 +153,7 @@ describe('the WebSocket bridge', () => {
     await waitForLink(link, 'open');
 
     const sent = srv.nextFrame();
-    const pending = api.acceptCall({ localId: 'in:1', sdp: 'v=0\r\n' });
+    const pending = api.answerCall({ localId: 'in:1', sdp: 'v=0\r\n' });
     await sent;
     const second = srv.nextConnection();
     socket.terminate();
@@ -195,6 +203,76 @@ describe('the WebSocket bridge', () => {
   });
 });
 
+/** One payload per push, typed by the contract: a new push does not compile here until it has one. */
+const PUSH_SAMPLES: { [N in PushName]: PushPayloads[N] } = {
+  callChanged: ringing(),
+  connectionChanged: { status: 'reconnecting', since: T0, lastError: 'relay restarted' },
+  historyChanged: [{ localId: 'in:wacid.1', callId: 'wacid.1', direction: 'incoming', number: '447700900123', outcome: 'completed', startedAt: T0, endedAt: T0 + 10_000, durationSec: 7 }],
+  settingsChanged: sandboxSettings,
+  presenceChanged: { choice: 'available', status: 'on_call' },
+  conversationChanged: {
+    contact: '447700900123',
+    name: 'Amelia Hart',
+    window: { open: true, closesAt: T0 + 86_400_000, lastInboundAt: T0 },
+    messages: [{ id: 'wamid.in1', direction: 'inbound', kind: 'text', summary: 'Hello', at: T0 }],
+    lastActivityAt: T0,
+    revision: 3,
+  },
+};
+const pushFrame = (name: PushName): WsServerFrame => ({ kind: 'push', push: { name, payload: PUSH_SAMPLES[name] } as PushMessage });
+
+describe('the push listeners', () => {
+  it('are exactly one onX per name in PUSH_NAMES, beside one function per command', async () => {
+    const srv = await startServer();
+    const { api } = bridge(srv.url);
+    expect(Object.keys(api).sort()).toEqual([...COMMAND_NAMES, ...PUSH_NAMES.map(pushListenerName)].sort());
+    for (const value of Object.values(api)) expect(typeof value).toBe('function');
+    expect(Object.keys(guardApi(api)).sort()).toEqual(Object.keys(api).sort());
+    expectTypeOf(buildPushListeners).returns.toEqualTypeOf<SoftphonePushes>();
+  });
+
+  it('deliver every push a real server sends to its own listener only, directly and through guardApi', async () => {
+    const srv = await startServer((frame, socket) => send(socket, { kind: 'result', id: frame.id, result: { ok: true, value: null } }));
+    const connected = srv.nextConnection();
+    const { api, link } = bridge(srv.url);
+    const socket = await connected;
+    await waitForLink(link, 'open');
+    const guarded = guardApi(api);
+    const seen: { via: string; name: PushName; payload: unknown }[] = [];
+    for (const name of PUSH_NAMES) {
+      const key = pushListenerName(name);
+      for (const [via, host] of [['bridge', api], ['guard', guarded]] as const) {
+        (host[key] as (cb: (payload: unknown) => void) => () => void)((payload) => seen.push({ via, name, payload }));
+      }
+    }
+    for (const name of PUSH_NAMES) send(socket, pushFrame(name));
+    // A round trip after the pushes proves they were all handled (frames arrive in order).
+    await api.reportMedia({ localId: 'x', state: 'connected' });
+    expect(seen).toEqual(PUSH_NAMES.flatMap((name) => ['bridge', 'guard'].map((via) => ({ via, name, payload: PUSH_SAMPLES[name] }))));
+    expect(seen).toHaveLength(2 * Object.keys(PUSH_SAMPLES).length);
+  });
+
+  it('each stop only its own subscription', async () => {
+    const srv = await startServer((frame, socket) => send(socket, { kind: 'result', id: frame.id, result: { ok: true, value: null } }));
+    const connected = srv.nextConnection();
+    const { api, link } = bridge(srv.url);
+    const socket = await connected;
+    await waitForLink(link, 'open');
+    const kept: PushName[] = [];
+    const stopped: PushName[] = [];
+    for (const name of PUSH_NAMES) {
+      const listen = api[pushListenerName(name)] as (cb: (payload: unknown) => void) => () => void;
+      listen(() => kept.push(name));
+      listen(() => stopped.push(name))();
+    }
+    for (const name of PUSH_NAMES) send(socket, pushFrame(name));
+    send(socket, { kind: 'push', push: { name: 'historyChanged', payload: [] } });
+    await api.reportMedia({ localId: 'x', state: 'connected' });
+    expect(kept).toEqual([...PUSH_NAMES, 'historyChanged']);
+    expect(stopped).toEqual([]);
+  });
+});
+
 describe('the browser host address', () => {
   function env(href: string) {
     const replaced: string[] = [];
@@ -230,7 +308,7 @@ describe('the browser host address', () => {
     expect(noToken.link.state()).toEqual({ status: 'unavailable', message: expect.stringMatching(/access token/) });
     const fromFile = connectBrowserHost({ ...env('http://127.0.0.1/').e, location: { href: 'file:///x/index.html', host: '', protocol: 'file:' } });
     expect(fromFile.link.state().status).toBe('unavailable');
-    const result = await noToken.api.startCall({ to: '1' });
+    const result = await noToken.api.startCall({ localId: 'out:0a1b2c3d', to: '1', sdp: 'v=0\r\n' });
     expect(!result.ok && result.error.code).toBe('gateway_unreachable');
   });
 });
@@ -247,7 +325,7 @@ describe('guardApi', () => {
     const api = guardApi(partial);
     expect(await api.getSnapshot({})).toEqual({ ok: false, error: { code: 'internal', message: 'handler exploded' } });
     expect(await api.hangUp({ localId: 'x' })).toEqual({ ok: false, error: { code: 'internal', message: 'ipc failed' } });
-    expect(await api.answerCall({ localId: 'x' })).toEqual({ ok: false, error: { code: 'internal', message: 'The softphone service does not offer answerCall' } });
+    expect(await api.answerCall({ localId: 'x', sdp: 'v=0\r\n' })).toEqual({ ok: false, error: { code: 'internal', message: 'The softphone service does not offer answerCall' } });
     expect(typeof api.onHistoryChanged(() => undefined)).toBe('function');
   });
 });

@@ -27,10 +27,12 @@ const SETTINGS = { gatewayUrl: 'https://gateway.example.com/restapi/v1', relayUr
 /** Valid payloads of every command. The Record type makes a new command fail to compile until it is listed here. */
 const VALID: Record<CommandName, unknown[]> = {
   getSnapshot: [{}],
-  startCall: [{ to: '+44 20 7946 0958' }, { to: '' }, { to: '0'.repeat(64) }],
-  sendOffer: [{ localId: 'out-1', sdp: SDP }, { localId: 'x'.repeat(200), sdp: 'v'.repeat(64 * 1024) }],
-  answerCall: [{ localId: 'in:wacid.1' }],
-  acceptCall: [{ localId: 'in:wacid.1', sdp: SDP }],
+  startCall: [
+    { localId: 'out:7f3a9c2e', to: '+44 20 7946 0958', sdp: SDP },
+    { localId: `out:${'a'.repeat(100)}`, to: '', sdp: 'v'.repeat(64 * 1024) },
+    { localId: 'out:0b4e5c1d-2f3a-4b5c-8d9e-0123456789ab', to: '0'.repeat(64), sdp: SDP },
+  ],
+  answerCall: [{ localId: 'in:wacid.1', sdp: SDP }, { localId: 'x'.repeat(200), sdp: 'v'.repeat(64 * 1024) }],
   declineCall: [{ localId: 'in:wacid.1' }],
   hangUp: [{ localId: 'out-1' }],
   reportMedia: [
@@ -90,29 +92,27 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [undefined, '(root)'],
   ],
   startCall: [
-    [{}, 'to'],
-    [{ to: 442079460958 }, 'to'],
-    [{ to: '1'.repeat(65) }, 'to', 'is too long'],
-    [{ to: '+442079460958', from: 'x' }, '(root)', 'Unrecognized key: "from"'],
-  ],
-  sendOffer: [
-    [{ localId: 'out-1' }, 'sdp'],
-    [{ localId: '', sdp: SDP }, 'localId', 'must not be empty'],
-    [{ localId: 'x'.repeat(201), sdp: SDP }, 'localId', 'is too long'],
-    [{ localId: 'out-1', sdp: '' }, 'sdp', 'must not be empty'],
-    [{ localId: 'out-1', sdp: 'v'.repeat(64 * 1024 + 1) }, 'sdp', 'is too long (64 KiB at most)'],
-    [{ localId: 'out-1', sdp: { type: 'offer', sdp: SDP } }, 'sdp'],
-    [{ localId: 'out-1', sdp: SDP, type: 'offer' }, '(root)', 'Unrecognized key: "type"'],
+    [{ localId: 'out:7f3a9c2e', sdp: SDP }, 'to'],
+    [{ localId: 'out:7f3a9c2e', to: 442079460958, sdp: SDP }, 'to'],
+    [{ localId: 'out:7f3a9c2e', to: '1'.repeat(65), sdp: SDP }, 'to', 'is too long'],
+    [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: SDP, from: 'x' }, '(root)', 'Unrecognized key: "from"'],
+    [{ localId: 'out:7f3a9c2e', to: '+442079460958' }, 'sdp'],
+    [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: '' }, 'sdp', 'must not be empty'],
+    [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: 'v'.repeat(64 * 1024 + 1) }, 'sdp', 'is too long (64 KiB at most)'],
+    [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: { type: 'offer', sdp: SDP } }, 'sdp'],
+    [{ to: '+442079460958', sdp: SDP }, 'localId'],
+    [{ localId: 'in:wacid.1', to: '+442079460958', sdp: SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
+    [{ localId: 'out:short', to: '+442079460958', sdp: SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
+    [{ localId: `out:${'a'.repeat(101)}`, to: '+442079460958', sdp: SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
   ],
   answerCall: [
-    [{}, 'localId'],
-    [{ localId: 7 }, 'localId'],
-    [{ localId: 'in:1', sdp: SDP }, '(root)', 'Unrecognized key: "sdp"'],
-  ],
-  acceptCall: [
     [{ localId: 'in:1' }, 'sdp'],
     [{ sdp: SDP }, 'localId'],
+    [{ localId: 7, sdp: SDP }, 'localId'],
+    [{ localId: '', sdp: SDP }, 'localId', 'must not be empty'],
+    [{ localId: 'x'.repeat(201), sdp: SDP }, 'localId', 'is too long'],
     [{ localId: 'in:1', sdp: '' }, 'sdp', 'must not be empty'],
+    [{ localId: 'in:1', sdp: 'v'.repeat(64 * 1024 + 1) }, 'sdp', 'is too long (64 KiB at most)'],
     [{ localId: 'in:1', sdp: SDP, callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
   ],
   declineCall: [
@@ -248,7 +248,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(22);
+    expect(Object.keys(results)).toHaveLength(20);
   });
 
   describe.each(COMMAND_NAMES)('%s', (name) => {

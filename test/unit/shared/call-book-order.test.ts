@@ -2,7 +2,17 @@
 // the agent's book must end where the ordered story ends, and must never ring a call that is over.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { applyCallEvent, emptyBook, incomingLocalId, type CallBook, type CallEvent, type CallState } from '../../../shared/call-state';
+import {
+  applyCallEvent,
+  deadlineOf,
+  emptyBook,
+  incomingLocalId,
+  owedOnCrash,
+  type CallBook,
+  type CallEffect,
+  type CallEvent,
+  type CallState,
+} from '../../../shared/call-state';
 
 const T0 = 1_800_000_000_000;
 const IN_ID = 'wacid.in-1';
@@ -16,6 +26,8 @@ type Step = (at: number) => Remote;
 
 const incoming: Step = (at) => ({ type: 'remote.incoming', at, callId: IN_ID, peer: { number: '447700900123', name: 'Ada' }, offerSdp: OFFER, timestamp: T0 });
 const claimedElsewhere: Step = (at) => ({ type: 'remote.claimed', at, callId: IN_ID });
+/** The same claim, to an agent that knows its own id. */
+const claimedByColleague: Step = (at) => ({ type: 'remote.claimed', at, callId: IN_ID, mine: false });
 const terminate =
   (callId: string, extra: { durationSec?: number; failed?: boolean } = {}): Step =>
   (at) => ({
@@ -42,6 +54,7 @@ interface Story {
 const STORIES: Story[] = [
   { name: 'incoming, nobody answers', direction: 'incoming', events: [incoming, terminate(IN_ID)] },
   { name: 'incoming, a colleague answers', direction: 'incoming', events: [incoming, claimedElsewhere, terminate(IN_ID, { durationSec: 33 })] },
+  { name: 'incoming, a colleague answers (own id known)', direction: 'incoming', events: [incoming, claimedByColleague, terminate(IN_ID, { durationSec: 33 })] },
   { name: 'incoming, it fails', direction: 'incoming', events: [incoming, terminate(IN_ID, { failed: true })] },
   { name: 'incoming, still ringing', direction: 'incoming', events: [incoming] },
   { name: 'outgoing, answered and ended by the customer', direction: 'outgoing', events: [status('RINGING'), answered, status('ACCEPTED'), terminate(OUT_ID, { durationSec: 41 })] },
@@ -52,7 +65,7 @@ const STORIES: Story[] = [
   { name: 'outgoing, answered, talking', direction: 'outgoing', events: [status('RINGING'), answered, status('ACCEPTED')] },
 ];
 
-const dial = (at: number): CallEvent => ({ type: 'local.dial', at, localId: OUT_LOCAL, peer: { number: '447700900123' } });
+const dial = (at: number): CallEvent => ({ type: 'local.dial', at, localId: OUT_LOCAL, peer: { number: '447700900123' }, offerSdp: OFFER });
 const initiateOk = (at: number): CallEvent => ({ type: 'local.initiate_ok', at, localId: OUT_LOCAL, callId: OUT_ID });
 
 /** What the agent sees of a call: enough to tell any two different outcomes apart. */
@@ -68,18 +81,29 @@ interface Run {
   book: CallBook;
   /** Every state the agent was shown, in order. */
   shown: CallState[];
+  /** Everything the book asked for, in order. */
+  effects: CallEffect[];
 }
 
 function run(events: CallEvent[]): Run {
   let book = emptyBook();
   const shown: CallState[] = [];
+  const effects: CallEffect[] = [];
   for (const ev of events) {
     const next = applyCallEvent(book, ev);
     book = next.book;
     shown.push(...next.changed);
+    effects.push(...next.effects);
   }
-  return { book, shown };
+  return { book, shown, effects };
 }
+
+/** What was asked of the relay and the gateway, in a comparable form (deadlines are checked step by step). */
+const requests = (effects: readonly CallEffect[]): string[] =>
+  effects
+    .filter((e) => e.kind !== 'deadline')
+    .map((e) => JSON.stringify(e))
+    .sort();
 
 const localIdOf = (story: Story) => (story.direction === 'incoming' ? incomingLocalId(IN_ID) : OUT_LOCAL);
 
@@ -123,24 +147,35 @@ describe('delivery order never matters', () => {
       fc.property(delivery, ({ story, events }) => {
         const localId = localIdOf(story);
         const reference = run(ordered(story));
-        const shuffled = run(events);
-        expect(summary(shuffled.book.calls[localId])).toBe(summary(reference.book.calls[localId]));
-
         // Never ring a call whose terminate was already delivered, nor once it has ended.
         let terminated = false;
         let ended = false;
         let book = emptyBook();
+        const effects: CallEffect[] = [];
+        /** The deadline the book last asked for, as the coordinator's timer would hold it. */
+        let armed: number | undefined;
         for (const ev of events) {
           if (ev.type === 'remote.terminated') terminated = true;
-          const { book: next, changed } = applyCallEvent(book, ev);
-          book = next;
-          for (const call of changed) {
+          const next = applyCallEvent(book, ev);
+          book = next.book;
+          effects.push(...next.effects);
+          for (const e of next.effects) if (e.kind === 'deadline' && e.localId === localId) armed = e.at;
+          // expect() only on a mismatch: 10 000 runs × every step.
+          if (armed !== deadlineOf(book.calls[localId])) expect(armed).toBe(deadlineOf(book.calls[localId]));
+          for (const call of next.changed) {
             if (terminated || ended) expect(call.phase).not.toBe('ringing');
             if (call.phase === 'ended') ended = true;
           }
           // Once ended, a call stays ended.
           if (ended) expect(book.calls[localId]?.phase).toBe('ended');
         }
+
+        expect(summary(book.calls[localId])).toBe(summary(reference.book.calls[localId]));
+        // The same claims and requests, and the same ends owed after a crash (the crash-recovery file).
+        expect(requests(effects)).toEqual(requests(reference.effects));
+        expect(owedOnCrash(book)).toEqual(owedOnCrash(reference.book));
+        // Nothing is asked of the gateway for a call the gateway itself ended or is still placing.
+        expect(effects.filter((e) => e.kind === 'end' || e.kind === 'accept')).toEqual([]);
       }),
       { numRuns: 10_000 },
     );
@@ -151,6 +186,7 @@ describe('delivery order never matters', () => {
     expect(outcomes).toEqual([
       'incoming, nobody answers: ended:missed after 0s',
       'incoming, a colleague answers: ended:answered_elsewhere after 0s',
+      'incoming, a colleague answers (own id known): ended:answered_elsewhere after 0s',
       'incoming, it fails: ended:failed:138021 after 0s',
       'incoming, still ringing: ringing',
       'outgoing, answered and ended by the customer: ended:completed:customer after 41s',

@@ -1,11 +1,15 @@
 // Calls and call events for the reducer's tests. States are built by running the real reducer over
-// real event sequences, so a fixture can never describe a state the machine cannot reach.
+// real event sequences, in the order the coordinator feeds them (a command, then the outcomes of
+// the effects it asked for), so a fixture can never describe a state the machine cannot reach.
+import type { AppError } from '../../../shared/result';
 import {
   incomingLocalId,
   reduceCall,
+  type CallEffect,
   type CallEvent,
   type CallState,
   type EndedCall,
+  type GatewayEnd,
   type Peer,
 } from '../../../shared/call-state';
 
@@ -18,11 +22,20 @@ export const IN_ID = 'wacid.HBgLMTQ0MjA3OTQ2MDk1OBUCABEYEjQ1';
 export const IN_LOCAL = incomingLocalId(IN_ID);
 export const OUT_ID = 'wacid.HBgLMTIwMjU1NTAxNDMVAgARGBI2Nw';
 export const OUT_LOCAL = 'out-7f3a9c';
+/** A call a previous run left live, as the coordinator names it on start. */
+export const LEFT_ID = 'wacid.HBgLMTIwMjU1NTAxNDMVAgARGBI5OQ';
+export const LEFT_LOCAL = `left:${LEFT_ID}`;
 
 export const CUSTOMER: Peer = { number: '442079460958', name: 'Ada Lovelace' };
 export const CALLEE: Peer = { number: '12025550143', name: 'Grace Hopper' };
 export const OFFER_SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\na=ice-lite\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\n';
 export const ANSWER_SDP = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:active\r\n';
+/** The offer the agent's side makes for an outgoing call. */
+export const DIAL_OFFER_SDP = 'v=0\r\no=- 5 6 IN IP4 127.0.0.1\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:actpass\r\n';
+
+/** The request ids of the commands that build the fixtures: their replies are part of the story. */
+export const ANSWER_REQUEST = 'rq-answer';
+export const DIAL_REQUEST = 'rq-dial';
 
 /** Ids an event needs to concern one call. */
 export interface CallIds {
@@ -31,6 +44,7 @@ export interface CallIds {
 }
 export const INCOMING_IDS: CallIds = { callId: IN_ID, localId: IN_LOCAL };
 export const OUTGOING_IDS: CallIds = { callId: OUT_ID, localId: OUT_LOCAL };
+export const LEFTOVER_IDS: CallIds = { callId: LEFT_ID, localId: LEFT_LOCAL };
 
 export const incoming = (at: number, o: Partial<Ev<'remote.incoming'>> = {}): Ev<'remote.incoming'> => ({
   type: 'remote.incoming',
@@ -63,30 +77,81 @@ export const terminated = (at: number, o: Partial<Ev<'remote.terminated'>> = {})
   timestamp: at - 1_000,
   ...o,
 });
-export const claimed = (at: number, callId = IN_ID): Ev<'remote.claimed'> => ({ type: 'remote.claimed', at, callId });
-export const dial = (at: number, localId = OUT_LOCAL, peer: Peer = CALLEE): Ev<'local.dial'> => ({ type: 'local.dial', at, localId, peer });
+/** An agent's claim won on the relay; `mine` left out when this agent's own id is not known. */
+export const claimed = (at: number, callId = IN_ID, mine?: boolean): Ev<'remote.claimed'> => ({
+  type: 'remote.claimed',
+  at,
+  callId,
+  ...(mine !== undefined ? { mine } : {}),
+});
+
+const withRequest = (requestId: string | undefined): { requestId?: string } => (requestId !== undefined ? { requestId } : {});
+
+export const dial = (at: number, localId = OUT_LOCAL, peer: Peer = CALLEE, requestId?: string): Ev<'local.dial'> => ({
+  type: 'local.dial',
+  at,
+  localId,
+  peer,
+  offerSdp: DIAL_OFFER_SDP,
+  ...withRequest(requestId),
+});
 export const initiateOk = (at: number, localId = OUT_LOCAL, callId = OUT_ID): Ev<'local.initiate_ok'> => ({
   type: 'local.initiate_ok',
   at,
   localId,
   callId,
 });
-export const initiateFailed = (at: number, localId = OUT_LOCAL): Ev<'local.initiate_failed'> => ({
+/** The gateway's refusal as the gateway client reports it: its number rides along as gatewayCode. */
+export const NO_PERMISSION: AppError = {
+  code: 'no_call_permission',
+  message: 'The customer has not allowed business calls',
+  gatewayCode: 138006,
+  httpStatus: 400,
+};
+export const initiateFailed = (at: number, localId = OUT_LOCAL, error: AppError = NO_PERMISSION): Ev<'local.initiate_failed'> => ({
   type: 'local.initiate_failed',
   at,
   localId,
-  error: { code: '138006', message: 'The customer has not allowed business calls' },
+  error,
 });
-export const answer = (at: number, localId = IN_LOCAL): Ev<'local.answer'> => ({ type: 'local.answer', at, localId });
+export const answer = (at: number, localId = IN_LOCAL, requestId?: string): Ev<'local.answer'> => ({
+  type: 'local.answer',
+  at,
+  localId,
+  answerSdp: ANSWER_SDP,
+  ...withRequest(requestId),
+});
 export const acceptOk = (at: number, localId = IN_LOCAL): Ev<'local.accept_ok'> => ({ type: 'local.accept_ok', at, localId });
-export const acceptFailed = (at: number, localId = IN_LOCAL): Ev<'local.accept_failed'> => ({
+/** The gateway refused the answer (a Graph error): the call still rings there. */
+export const BAD_ANSWER: AppError = { code: 'gateway_error', message: 'Invalid parameter: session.sdp', gatewayCode: 100, httpStatus: 400 };
+/** No answer in time: the accept may have landed. */
+export const ACCEPT_TIMEOUT: AppError = { code: 'timeout', message: 'The gateway did not answer in time' };
+export const acceptFailed = (at: number, localId = IN_LOCAL, error: AppError = BAD_ANSWER): Ev<'local.accept_failed'> => ({
   type: 'local.accept_failed',
   at,
   localId,
-  error: { code: '100', message: 'Invalid parameter: session.sdp' },
+  error,
 });
-export const decline = (at: number, localId = IN_LOCAL): Ev<'local.decline'> => ({ type: 'local.decline', at, localId });
-export const hangup = (at: number, localId = IN_LOCAL): Ev<'local.hangup'> => ({ type: 'local.hangup', at, localId });
+export const claimResult = (at: number, outcome: Ev<'local.claim_result'>['outcome'], localId = IN_LOCAL): Ev<'local.claim_result'> => ({
+  type: 'local.claim_result',
+  at,
+  localId,
+  outcome,
+});
+export const declineResult = (at: number, last: boolean | undefined, localId = IN_LOCAL): Ev<'local.decline_result'> => ({
+  type: 'local.decline_result',
+  at,
+  localId,
+  last,
+});
+export const endResult = (at: number, outcome: Ev<'local.end_result'>['outcome'], localId = IN_LOCAL): Ev<'local.end_result'> => ({
+  type: 'local.end_result',
+  at,
+  localId,
+  outcome,
+});
+export const decline = (at: number, localId = IN_LOCAL, requestId?: string): Ev<'local.decline'> => ({ type: 'local.decline', at, localId, ...withRequest(requestId) });
+export const hangup = (at: number, localId = IN_LOCAL, requestId?: string): Ev<'local.hangup'> => ({ type: 'local.hangup', at, localId, ...withRequest(requestId) });
 export const mediaConnected = (at: number, localId = IN_LOCAL): Ev<'local.media_connected'> => ({
   type: 'local.media_connected',
   at,
@@ -98,18 +163,33 @@ export const mediaFailed = (at: number, localId = IN_LOCAL): Ev<'local.media_fai
   localId,
   error: { code: 'ice_failed', message: 'The audio connection failed' },
 });
-export const ringTimeout = (at: number, localId = IN_LOCAL): Ev<'local.ring_timeout'> => ({ type: 'local.ring_timeout', at, localId });
-export const dialTimeout = (at: number, localId = OUT_LOCAL): Ev<'local.dial_timeout'> => ({ type: 'local.dial_timeout', at, localId });
+/** The call's one deadline has come: ring timeout for a ringing call, dial timeout for an unanswered outgoing one. */
+export const deadline = (at: number, localId = IN_LOCAL): Ev<'local.deadline'> => ({ type: 'local.deadline', at, localId });
+export const leftover = (at: number, action: GatewayEnd, callId = LEFT_ID, localId = `left:${callId}`): Ev<'local.leftover'> => ({
+  type: 'local.leftover',
+  at,
+  localId,
+  callId,
+  action,
+});
 
 /** Runs the reducer over `events`; every step must leave a call. */
 export function run(events: readonly CallEvent[], from?: CallState): CallState {
+  return runWithEffects(events, from).state;
+}
+
+/** Runs the reducer over `events`, keeping every effect it asked for, in order. */
+export function runWithEffects(events: readonly CallEvent[], from?: CallState): { state: CallState; effects: CallEffect[] } {
   let call = from;
+  const effects: CallEffect[] = [];
   for (const ev of events) {
-    call = reduceCall(call, ev);
+    const step = reduceCall(call, ev);
+    call = step.state;
+    effects.push(...step.effects);
     if (call === undefined) throw new Error(`no call after ${ev.type}`);
   }
   if (call === undefined) throw new Error('no events');
-  return call;
+  return { state: call, effects };
 }
 
 export function asEnded(call: CallState | undefined): EndedCall {
@@ -117,30 +197,41 @@ export function asEnded(call: CallState | undefined): EndedCall {
   return call;
 }
 
-/** One reachable state per phase of an incoming call, each one step further than the last. */
+/**
+ * One reachable state per phase of an incoming call, each one step further than the last, as the
+ * coordinator gets there: Answer claims the call (answering), the claim wins and the accept goes
+ * out (accepting), the accept succeeds (connecting), media connects (active), the agent hangs up
+ * and the gateway confirms the terminate (ended).
+ */
 export function incomingStates() {
   const ringing = run([incoming(T0)]);
-  const answering = run([answer(T0 + 3_000)], ringing);
-  const connecting = run([acceptOk(T0 + 4_000)], answering);
+  const answering = run([answer(T0 + 3_000, IN_LOCAL, ANSWER_REQUEST)], ringing);
+  const accepting = run([claimResult(T0 + 3_200, 'won')], answering);
+  const connecting = run([acceptOk(T0 + 4_000)], accepting);
   const active = run([mediaConnected(T0 + 5_000)], connecting);
-  // Talked for 30 s, the agent hung up.
-  const ended = run([hangup(T0 + 35_000)], active);
-  return { ringing, answering, connecting, active, ended };
+  // Talked for 30 s, the agent hung up; the terminate is still on its way to the gateway.
+  const hungUp = run([hangup(T0 + 35_000)], active);
+  const ended = run([endResult(T0 + 35_300, 'done')], hungUp);
+  return { ringing, answering, accepting, connecting, active, hungUp, ended };
 }
 
 /** One reachable state per phase of an outgoing call. */
 export function outgoingStates() {
-  const dialing = run([dial(T0)]);
-  const calling = run([initiateOk(T0 + 1_000)], dialing);
+  const dialing = run([dial(T0, OUT_LOCAL, CALLEE, DIAL_REQUEST)]);
+  // The gateway placed it; the claim that routes its events here has come back.
+  const calling = run([initiateOk(T0 + 1_000), claimResult(T0 + 1_100, 'won', OUT_LOCAL)], dialing);
   const remote_ringing = run([status(T0 + 2_000, 'RINGING')], calling);
   const connecting = run([answered(T0 + 8_000)], remote_ringing);
   const active = run([mediaConnected(T0 + 9_000, OUT_LOCAL)], connecting);
-  // Nobody picked up: the dial timer gave up.
-  const ended = run([dialTimeout(T0 + 61_000)], calling);
+  // Nobody picked up: the dial deadline gave up and the gateway confirmed the terminate.
+  const ended = run([deadline(T0 + 61_000, OUT_LOCAL), endResult(T0 + 61_300, 'done', OUT_LOCAL)], calling);
   return { dialing, calling, remote_ringing, connecting, active, ended };
 }
 
-/** Every way a call can end, reached through the reducer. Keys: `<direction>.<end kind>[.<detail>]`. */
+/**
+ * Every way a call can end, reached through the reducer, with every outcome it waited for
+ * delivered (nothing left open). Keys: `<direction>.<end kind>[.<detail>]`.
+ */
 export function endedCalls(): Record<string, EndedCall> {
   const i = incomingStates();
   const o = outgoingStates();
@@ -148,13 +239,15 @@ export function endedCalls(): Record<string, EndedCall> {
   return {
     'incoming.completed.agent': asEnded(i.ended),
     'incoming.completed.customer': asEnded(run([terminated(T0 + 65_000, { durationSec: 60 })], i.active)),
-    'incoming.declined': asEnded(run([decline(T0 + 4_000)], i.ringing)),
-    'incoming.missed': asEnded(run([ringTimeout(T0 + 58_000)], i.ringing)),
-    'incoming.failed': asEnded(run([mediaFailed(T0 + 20_000)], i.connecting)),
+    // The last of the team to decline: the gateway hears reject.
+    'incoming.declined': asEnded(run([decline(T0 + 4_000), declineResult(T0 + 4_100, true), endResult(T0 + 4_300, 'done')], i.ringing)),
+    // Nobody answered here; a colleague may still: the gateway hears nothing.
+    'incoming.missed': asEnded(run([deadline(T0 + 58_000), declineResult(T0 + 58_100, false)], i.ringing)),
+    'incoming.failed': asEnded(run([mediaFailed(T0 + 20_000), endResult(T0 + 20_300, 'done')], i.connecting)),
     'incoming.answered_elsewhere': asEnded(run([claimed(T0 + 6_000)], i.ringing)),
-    'outgoing.completed.agent': asEnded(run([hangup(T0 + 39_000, OUT_LOCAL)], o.active)),
+    'outgoing.completed.agent': asEnded(run([hangup(T0 + 39_000, OUT_LOCAL), endResult(T0 + 39_300, 'done', OUT_LOCAL)], o.active)),
     'outgoing.completed.customer': asEnded(run([outTerm(T0 + 70_000, { durationSec: 61 })], o.active)),
-    'outgoing.cancelled': asEnded(run([hangup(T0 + 4_000, OUT_LOCAL)], o.remote_ringing)),
+    'outgoing.cancelled': asEnded(run([hangup(T0 + 4_000, OUT_LOCAL), endResult(T0 + 4_300, 'done', OUT_LOCAL)], o.remote_ringing)),
     'outgoing.no_answer': asEnded(o.ended),
     'outgoing.rejected': asEnded(run([status(T0 + 5_000, 'REJECTED')], o.remote_ringing)),
     'outgoing.failed': asEnded(run([initiateFailed(T0 + 700)], o.dialing)),

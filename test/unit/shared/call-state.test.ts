@@ -2,38 +2,55 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   applyCallEvent,
+  BUSY_PHASES,
+  deadlineOf,
   DIAL_TIMEOUT_MS,
   emptyBook,
+  hasBusyCall,
   incomingLocalId,
+  isBusy,
   isLive,
   LIVE_PHASES,
   liveCalls,
+  localErrorFrom,
+  owedOnCrash,
   PENDING_TTL_MS,
   pruneBook,
+  publicCall,
   reduceCall,
   RING_TIMEOUT_MS,
   STALE_CONNECT_MS,
   TOMBSTONE_TTL_MS,
   type CallBook,
+  type CallEffect,
   type CallEvent,
   type CallPhase,
   type CallState,
+  type EndedCall,
   type EndKind,
 } from '../../../shared/call-state';
+import type { ErrorCode } from '../../../shared/result';
 import {
+  ACCEPT_TIMEOUT,
   acceptFailed,
   acceptOk,
   answer,
-  answered,
+  ANSWER_REQUEST,
   ANSWER_SDP,
+  answered,
   asEnded,
   CALLEE,
   claimed,
+  claimResult,
   CUSTOMER,
+  deadline,
   decline,
+  declineResult,
   dial,
-  dialTimeout,
+  DIAL_OFFER_SDP,
+  DIAL_REQUEST,
   endedCalls,
+  endResult,
   hangup,
   IN_ID,
   IN_LOCAL,
@@ -42,6 +59,10 @@ import {
   INCOMING_IDS,
   initiateFailed,
   initiateOk,
+  LEFT_ID,
+  LEFT_LOCAL,
+  leftover,
+  LEFTOVER_IDS,
   mediaConnected,
   mediaFailed,
   OFFER_SDP,
@@ -49,8 +70,8 @@ import {
   OUT_LOCAL,
   outgoingStates,
   OUTGOING_IDS,
-  ringTimeout,
   run,
+  runWithEffects,
   status,
   T0,
   terminated,
@@ -58,11 +79,34 @@ import {
 } from './call-fixtures';
 
 // ---------------------------------------------------------------------------------------------
-// The transition table: every phase (incoming and outgoing) × every event.
+// The transition table: every phase (incoming, outgoing, left over by a previous run) × every event.
 // ---------------------------------------------------------------------------------------------
 
-/** `=`: the event does not apply and the reducer returns the very same object. */
-type Outcome = '=' | Exclude<CallPhase, 'ended'> | `ended:${EndKind}` | `ended:completed/${'agent' | 'customer'}` | `ended:failed/${string}`;
+type PhaseOutcome = Exclude<CallPhase, 'ended'> | `ended:${EndKind}` | `ended:completed/${'agent' | 'customer'}` | `ended:failed/${string}`;
+/**
+ * `=`: the event does not apply and the reducer returns the very same object.
+ * `<outcome> (bookkeeping)`: only what is still open about the call changed (its claim, a verdict
+ * or request under way, what the gateway is owed): a new object whose public view is the same.
+ * `<outcome>`: the call as the agent sees it changed.
+ */
+type Outcome = '=' | PhaseOutcome | `${PhaseOutcome} (bookkeeping)`;
+/**
+ * An effect as the table names it. `reply:*` answers the command of the cell's own event,
+ * `awaited:*` the command the call was waiting on (the Answer or Call that built the row).
+ */
+type Fx =
+  | 'claim'
+  | 'decline'
+  | 'accept'
+  | 'initiate'
+  | 'end:reject'
+  | 'end:terminate'
+  | 'deadline:set'
+  | 'deadline:cancel'
+  | `reply:${'ok' | ErrorCode}`
+  | `awaited:${'ok' | ErrorCode}`;
+/** What one event does to one row: its outcome, and the effects it asks for, in order. */
+type Cell = Outcome | readonly [Outcome, ...Fx[]];
 
 const EVENT_KEYS = [
   'remote.incoming',
@@ -73,27 +117,41 @@ const EVENT_KEYS = [
   'remote.terminated:COMPLETED',
   'remote.terminated:COMPLETED+duration',
   'remote.terminated:FAILED',
-  'remote.claimed',
+  'remote.claimed', // whose claim it is is not known here (this agent's id is not known yet)
+  'remote.claimed:mine',
+  'remote.claimed:theirs',
   'local.dial',
   'local.initiate_ok',
   'local.initiate_failed',
   'local.answer',
   'local.accept_ok',
-  'local.accept_failed',
-  'local.claim_lost',
+  'local.accept_failed', // refused: the call still rings at the gateway
+  'local.accept_failed:timeout', // the accept may have landed
+  'local.claim_result:won',
+  'local.claim_result:lost',
+  'local.claim_result:unknown',
   'local.decline',
+  'local.decline_result:last',
+  'local.decline_result:others', // a colleague may still answer
+  'local.decline_result:unknown', // the relay could not say
   'local.hangup',
   'local.media_connected',
   'local.media_failed',
-  'local.ring_timeout',
-  'local.dial_timeout',
+  'local.deadline',
+  'local.end_result:done',
+  'local.end_result:refused',
+  'local.end_result:unreached',
+  'local.leftover:reject',
+  'local.leftover:terminate',
 ] as const;
 type EventKey = (typeof EVENT_KEYS)[number];
 
 /** When the table's events happen: after every fixture state was reached. */
 const AT = T0 + 100_000;
+/** The request id of the table's own commands. */
+const TABLE_REQUEST = 'rq-table';
 
-/** One event of each type, carrying the ids of the call it is applied to. */
+/** One event of each kind, carrying the ids of the call it is applied to. */
 function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> {
   return {
     'remote.incoming': incoming(AT, { callId }),
@@ -109,19 +167,31 @@ function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> 
       errors: [{ code: 138021, message: 'No media received from the business' }],
     }),
     'remote.claimed': claimed(AT, callId),
-    'local.dial': dial(AT, localId),
+    'remote.claimed:mine': claimed(AT, callId, true),
+    'remote.claimed:theirs': claimed(AT, callId, false),
+    'local.dial': dial(AT, localId, CALLEE, TABLE_REQUEST),
     'local.initiate_ok': initiateOk(AT, localId, callId),
     'local.initiate_failed': initiateFailed(AT, localId),
-    'local.answer': answer(AT, localId),
+    'local.answer': answer(AT, localId, TABLE_REQUEST),
     'local.accept_ok': acceptOk(AT, localId),
     'local.accept_failed': acceptFailed(AT, localId),
-    'local.claim_lost': { type: 'local.claim_lost', at: AT, localId },
-    'local.decline': decline(AT, localId),
-    'local.hangup': hangup(AT, localId),
+    'local.accept_failed:timeout': acceptFailed(AT, localId, ACCEPT_TIMEOUT),
+    'local.claim_result:won': claimResult(AT, 'won', localId),
+    'local.claim_result:lost': claimResult(AT, 'lost', localId),
+    'local.claim_result:unknown': claimResult(AT, 'unknown', localId),
+    'local.decline': decline(AT, localId, TABLE_REQUEST),
+    'local.decline_result:last': declineResult(AT, true, localId),
+    'local.decline_result:others': declineResult(AT, false, localId),
+    'local.decline_result:unknown': declineResult(AT, undefined, localId),
+    'local.hangup': hangup(AT, localId, TABLE_REQUEST),
     'local.media_connected': mediaConnected(AT, localId),
     'local.media_failed': mediaFailed(AT, localId),
-    'local.ring_timeout': ringTimeout(AT, localId),
-    'local.dial_timeout': dialTimeout(AT, localId),
+    'local.deadline': deadline(AT, localId),
+    'local.end_result:done': endResult(AT, 'done', localId),
+    'local.end_result:refused': endResult(AT, 'refused', localId),
+    'local.end_result:unreached': endResult(AT, 'unreached', localId),
+    'local.leftover:reject': leftover(AT, 'reject', callId, localId),
+    'local.leftover:terminate': leftover(AT, 'terminate', callId, localId),
   };
 }
 
@@ -129,46 +199,65 @@ const inStates = incomingStates();
 const outStates = outgoingStates();
 const ROWS = {
   'in.ringing': inStates.ringing,
-  'in.answering': inStates.answering,
+  'in.answering': inStates.answering, // Answer clicked: the claim is out, the answer held
+  'in.accepting': inStates.accepting, // the claim won: the accept is out
   'in.connecting': inStates.connecting,
   'in.active': inStates.active,
-  'in.ended': inStates.ended, // completed by the agent after 30 s of talk
-  'out.dialing': outStates.dialing,
+  'in.hung_up': inStates.hungUp, // the agent hung up after 30 s; the terminate is not confirmed yet
+  'in.ended': inStates.ended, // ... and confirmed: nothing is open any more
+  'in.declining': run([decline(T0 + 4_000)], inStates.ringing), // declined here; the relay's verdict is out
+  'out.dialing': outStates.dialing, // the initiate is out
+  'out.cancelled': run([hangup(T0 + 500, OUT_LOCAL)], outStates.dialing), // hung up while the initiate was out
   'out.calling': outStates.calling,
   'out.remote_ringing': outStates.remote_ringing,
   'out.connecting': outStates.connecting,
   'out.active': outStates.active,
-  'out.ended': outStates.ended, // no answer: the dial timer gave up
+  'out.ended': outStates.ended, // no answer: the dial deadline gave up; the terminate is confirmed
+  'left.reject': run([leftover(T0, 'reject')]), // rang when a previous run stopped: the verdict is out
+  'left.terminate': run([leftover(T0, 'terminate')]), // was this agent's call: the claim is out
 } as const;
 type RowKey = keyof typeof ROWS;
 
-// The state machine, written out (ARCHITECTURE.md, protocol.md):
+// The state machine, written out (ARCHITECTURE.md, protocol.md, relay/README.md "Routing and claims"):
 //   incoming: ringing → answering → connecting → active → ended
 //   outgoing: dialing → calling → remote_ringing → connecting → active → ended
-const EXPECTED: Record<RowKey, Record<EventKey, Outcome>> = {
+// with, beside the phase, the claim, the decline verdict, the request under way and the end owed.
+const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
   'in.ringing': {
     'remote.incoming': '=', // a duplicate connect
     'remote.answered': '=',
     'remote.status:RINGING': '=',
     'remote.status:ACCEPTED': '=',
     'remote.status:REJECTED': '=',
-    'remote.terminated:COMPLETED': 'ended:missed', // the customer gave up
-    'remote.terminated:COMPLETED+duration': 'ended:answered_elsewhere', // it was answered, not here
-    'remote.terminated:FAILED': 'ended:failed/138021',
-    'remote.claimed': 'ended:answered_elsewhere',
-    'local.dial': '=',
+    'remote.terminated:COMPLETED': ['ended:missed', 'deadline:cancel'], // the customer gave up
+    'remote.terminated:COMPLETED+duration': ['ended:answered_elsewhere', 'deadline:cancel'], // it was answered, not here
+    'remote.terminated:FAILED': ['ended:failed/138021', 'deadline:cancel'],
+    'remote.claimed': ['ended:answered_elsewhere', 'deadline:cancel'],
+    'remote.claimed:mine': ['ended:answered_elsewhere', 'deadline:cancel'], // this agent, on another device
+    'remote.claimed:theirs': ['ended:answered_elsewhere', 'deadline:cancel'],
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': 'answering',
+    'local.answer': ['answering', 'claim', 'deadline:cancel'], // first claim wins: no accept before it
     'local.accept_ok': '=',
     'local.accept_failed': '=',
-    'local.claim_lost': 'ended:answered_elsewhere', // another agent's claim won
-    'local.decline': 'ended:declined',
-    'local.hangup': 'ended:declined',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=', // no claim was made
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['ended:declined', 'decline', 'reply:ok', 'deadline:cancel'], // the relay decides whether the gateway hears reject
+    'local.decline_result:last': '=', // no verdict was asked for
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:declined', 'reply:ok', 'decline', 'deadline:cancel'],
     'local.media_connected': '=',
-    'local.media_failed': '=',
-    'local.ring_timeout': 'ended:missed',
-    'local.dial_timeout': '=',
+    'local.media_failed': ['ended:declined', 'decline', 'deadline:cancel'], // as a hang-up would
+    'local.deadline': ['ended:missed', 'decline', 'deadline:cancel'], // rang out here: a colleague may still answer
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'in.answering': {
     'remote.incoming': '=',
@@ -176,23 +265,73 @@ const EXPECTED: Record<RowKey, Record<EventKey, Outcome>> = {
     'remote.status:RINGING': '=',
     'remote.status:ACCEPTED': '=',
     'remote.status:REJECTED': '=',
-    'remote.terminated:COMPLETED': 'ended:missed', // hung up before the answer reached the gateway
-    'remote.terminated:COMPLETED+duration': 'ended:completed/customer', // our accept landed; its response had not come back
-    'remote.terminated:FAILED': 'ended:failed/138021',
-    'remote.claimed': '=', // this agent's own claim coming back: it is answering
-    'local.dial': '=',
+    'remote.terminated:COMPLETED': ['ended:missed', 'awaited:invalid_state'], // the customer gave up before the answer
+    // No accept of this agent's went out: whoever talked, it was a colleague.
+    'remote.terminated:COMPLETED+duration': ['ended:answered_elsewhere', 'awaited:answered_elsewhere'],
+    'remote.terminated:FAILED': ['ended:failed/138021', 'awaited:invalid_state'],
+    'remote.claimed': '=', // whose claim? this agent's own claim result will say
+    'remote.claimed:mine': '=', // its own claim coming back
+    'remote.claimed:theirs': ['ended:answered_elsewhere', 'awaited:answered_elsewhere'], // a colleague's claim won: no accept goes out
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': '=',
-    'local.accept_ok': 'connecting',
-    'local.accept_failed': 'ended:failed/100',
-    'local.claim_lost': 'ended:answered_elsewhere', // the claim answered 409: no accept goes out
-    'local.decline': '=',
-    'local.hangup': 'ended:completed/agent',
-    'local.media_connected': 'active', // media may beat the accept response
-    'local.media_failed': 'ended:failed/ice_failed',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': '=',
+    'local.answer': ['=', 'reply:invalid_state'], // answered twice: once is enough
+    'local.accept_ok': ['connecting', 'awaited:ok'], // never comes before the claim: no accept is out yet
+    'local.accept_failed': ['ended:failed/100', 'end:reject', 'awaited:gateway_error'], // likewise
+    'local.accept_failed:timeout': ['ended:failed/timeout', 'end:terminate', 'awaited:timeout'],
+    'local.claim_result:won': ['answering (bookkeeping)', 'accept'], // the held answer goes out now
+    'local.claim_result:lost': ['ended:answered_elsewhere', 'awaited:answered_elsewhere'], // 409: no accept goes out
+    'local.claim_result:unknown': ['answering (bookkeeping)', 'accept'], // a relay that is down must not keep a customer waiting
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    // Owed a reject, sent once the claim shows the call is not a colleague's.
+    'local.hangup': ['ended:completed/agent', 'reply:ok', 'awaited:invalid_state'],
+    'local.media_connected': ['active', 'awaited:ok'],
+    'local.media_failed': ['ended:failed/ice_failed', 'awaited:invalid_state'], // owed a reject, as a hang-up
+    'local.deadline': '=', // an answering call has no deadline
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
+  },
+  'in.accepting': {
+    'remote.incoming': '=',
+    'remote.answered': '=',
+    'remote.status:RINGING': '=',
+    'remote.status:ACCEPTED': '=',
+    'remote.status:REJECTED': '=',
+    'remote.terminated:COMPLETED': ['ended:missed', 'awaited:invalid_state'], // hung up before the answer reached the gateway
+    'remote.terminated:COMPLETED+duration': ['ended:completed/customer', 'awaited:invalid_state'], // our accept landed; its response had not come back
+    'remote.terminated:FAILED': ['ended:failed/138021', 'awaited:invalid_state'],
+    'remote.claimed': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=', // the claim is won and the accept out: it is this agent's call
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': '=',
+    'local.initiate_failed': 'answering (bookkeeping)', // never sent for an incoming call; it would clear the accept flag all the same
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': ['connecting', 'awaited:ok'],
+    'local.accept_failed': ['ended:failed/100', 'end:reject', 'awaited:gateway_error'], // refused: it still rings at the gateway
+    'local.accept_failed:timeout': ['ended:failed/timeout', 'end:terminate', 'awaited:timeout'], // it may have landed: terminate covers both
+    'local.claim_result:won': '=', // the claim has already come back
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate', 'awaited:invalid_state'], // after the accept (coordinator order)
+    'local.media_connected': ['active', 'awaited:ok'], // media may beat the accept response
+    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate', 'awaited:invalid_state'],
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'in.connecting': {
     'remote.incoming': '=',
@@ -204,19 +343,31 @@ const EXPECTED: Record<RowKey, Record<EventKey, Outcome>> = {
     'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
     'remote.terminated:FAILED': 'ended:failed/138021',
     'remote.claimed': '=',
-    'local.dial': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=', // the gateway has this agent's answer
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
-    'local.accept_failed': 'ended:failed/100',
-    'local.claim_lost': '=', // the gateway has this agent's answer
-    'local.decline': '=',
-    'local.hangup': 'ended:completed/agent',
+    'local.accept_failed': ['ended:failed/100', 'end:reject'],
+    'local.accept_failed:timeout': ['ended:failed/timeout', 'end:terminate'],
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.media_connected': 'active',
-    'local.media_failed': 'ended:failed/ice_failed',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': '=',
+    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'in.active': {
     'remote.incoming': '=',
@@ -228,19 +379,67 @@ const EXPECTED: Record<RowKey, Record<EventKey, Outcome>> = {
     'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
     'remote.terminated:FAILED': 'ended:failed/138021',
     'remote.claimed': '=',
-    'local.dial': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=', // the accept response came back after media connected
-    'local.accept_failed': 'ended:failed/100',
-    'local.claim_lost': '=',
-    'local.decline': '=',
-    'local.hangup': 'ended:completed/agent',
+    'local.accept_failed': ['ended:failed/100', 'end:reject'],
+    'local.accept_failed:timeout': ['ended:failed/timeout', 'end:terminate'],
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.media_connected': '=',
-    'local.media_failed': 'ended:failed/ice_failed',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': '=',
+    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
+  },
+  'in.hung_up': {
+    'remote.incoming': '=',
+    'remote.answered': '=',
+    'remote.status:RINGING': '=',
+    'remote.status:ACCEPTED': '=',
+    'remote.status:REJECTED': '=',
+    'remote.terminated:COMPLETED': 'ended:completed/agent (bookkeeping)', // the gateway ended it: nothing owed
+    'remote.terminated:COMPLETED+duration': 'ended:completed/agent', // the gateway's talk time, and nothing owed
+    'remote.terminated:FAILED': 'ended:completed/agent (bookkeeping)',
+    'remote.claimed': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=', // its claim was won: the terminate stays owed
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': '=',
+    'local.initiate_failed': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed': '=',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['=', 'reply:ok'], // hanging up twice is harmless, and sends nothing more
+    'local.media_connected': '=',
+    'local.media_failed': '=',
+    'local.deadline': '=',
+    'local.end_result:done': 'ended:completed/agent (bookkeeping)',
+    'local.end_result:refused': 'ended:completed/agent (bookkeeping)', // it was over there already
+    'local.end_result:unreached': '=', // still owed: the crash-recovery file keeps it
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'in.ended': {
     'remote.incoming': '=',
@@ -252,91 +451,216 @@ const EXPECTED: Record<RowKey, Record<EventKey, Outcome>> = {
     'remote.terminated:COMPLETED+duration': 'ended:completed/agent', // only the duration changes
     'remote.terminated:FAILED': '=',
     'remote.claimed': '=',
-    'local.dial': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed': '=',
-    'local.claim_lost': '=',
-    'local.decline': '=',
-    'local.hangup': '=',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['=', 'reply:ok'],
     'local.media_connected': '=',
     'local.media_failed': '=',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': '=',
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
+  },
+  'in.declining': {
+    'remote.incoming': '=',
+    'remote.answered': '=',
+    'remote.status:RINGING': '=',
+    'remote.status:ACCEPTED': '=',
+    'remote.status:REJECTED': '=',
+    // The gateway ended it: whatever the verdict says, it will not be rejected.
+    'remote.terminated:COMPLETED': 'ended:declined (bookkeeping)',
+    'remote.terminated:COMPLETED+duration': 'ended:declined (bookkeeping)', // never connected here: no talk time
+    'remote.terminated:FAILED': 'ended:declined (bookkeeping)',
+    'remote.claimed': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=', // the verdict will say so too
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': '=',
+    'local.initiate_failed': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed': '=',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': ['ended:declined (bookkeeping)', 'end:reject'], // nobody else may answer it
+    'local.decline_result:others': 'ended:declined (bookkeeping)', // it rings on for a colleague
+    'local.decline_result:unknown': 'ended:declined (bookkeeping)', // left to ring: rejecting blind could take it from a colleague
+    'local.hangup': ['=', 'reply:ok'],
+    'local.media_connected': '=',
+    'local.media_failed': '=',
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'out.dialing': {
     'remote.incoming': '=',
-    'remote.answered': '=', // no call id yet: the book holds it back until initiate_ok
+    // No call id yet: in a book these wait in `pending` until initiate_ok (see applyCallEvent).
+    'remote.answered': '=',
     'remote.status:RINGING': '=',
     'remote.status:ACCEPTED': '=',
-    'remote.status:REJECTED': 'ended:rejected',
-    'remote.terminated:COMPLETED': 'ended:no_answer',
-    'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
-    'remote.terminated:FAILED': 'ended:failed/138021',
+    'remote.status:REJECTED': ['ended:rejected', 'awaited:invalid_state'],
+    'remote.terminated:COMPLETED': ['ended:no_answer', 'awaited:invalid_state'],
+    'remote.terminated:COMPLETED+duration': ['ended:completed/customer', 'awaited:invalid_state'],
+    'remote.terminated:FAILED': ['ended:failed/138021', 'awaited:invalid_state'],
     'remote.claimed': '=',
-    'local.dial': '=',
-    'local.initiate_ok': 'calling',
-    'local.initiate_failed': 'ended:failed/138006',
-    'local.answer': '=',
-    'local.accept_ok': '=',
-    'local.accept_failed': '=',
-    'local.claim_lost': '=',
-    'local.decline': '=',
-    'local.hangup': 'ended:cancelled',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
+    // Placed: the claim routes its later events here; the Call command is answered; the dial deadline starts.
+    'local.initiate_ok': ['calling', 'claim', 'awaited:ok', 'deadline:set'],
+    'local.initiate_failed': ['ended:failed/138006', 'awaited:no_call_permission'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    // An outgoing call is never accepted, so these never come; they would clear the initiate flag all the same.
+    'local.accept_ok': 'dialing (bookkeeping)',
+    'local.accept_failed': 'dialing (bookkeeping)',
+    'local.accept_failed:timeout': 'dialing (bookkeeping)',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:cancelled', 'reply:ok', 'awaited:invalid_state'], // no id yet: initiate_ok will terminate it
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:cancelled', 'awaited:invalid_state'], // e.g. no microphone: as a hang-up would
+    'local.deadline': '=', // the initiate under way has its own timeout
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
+  },
+  'out.cancelled': {
+    'remote.incoming': '=',
+    'remote.answered': '=', // a connect after the end never revives the call
+    'remote.status:RINGING': '=',
+    'remote.status:ACCEPTED': '=',
+    'remote.status:REJECTED': '=',
+    'remote.terminated:COMPLETED': '=',
+    'remote.terminated:COMPLETED+duration': '=',
+    'remote.terminated:FAILED': '=',
+    'remote.claimed': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': ['ended:cancelled', 'end:terminate'], // the customer's phone rings now: end it there too (and learn its id)
+    'local.initiate_failed': 'ended:cancelled (bookkeeping)', // nothing was placed: nothing to end
+    'local.answer': ['=', 'reply:invalid_state'],
+    // Never sent for an outgoing call (see out.dialing).
+    'local.accept_ok': 'ended:cancelled (bookkeeping)',
+    'local.accept_failed': 'ended:cancelled (bookkeeping)',
+    'local.accept_failed:timeout': 'ended:cancelled (bookkeeping)',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['=', 'reply:ok'],
     'local.media_connected': '=',
     'local.media_failed': '=',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': '=',
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'out.calling': {
     'remote.incoming': '=',
-    'remote.answered': 'connecting', // answered without a RINGING first
-    'remote.status:RINGING': 'remote_ringing',
+    'remote.answered': ['connecting', 'deadline:cancel'], // answered without a RINGING first
+    'remote.status:RINGING': 'remote_ringing', // the dial deadline runs on
     'remote.status:ACCEPTED': '=', // never gate anything on ACCEPTED (protocol.md)
-    'remote.status:REJECTED': 'ended:rejected',
-    'remote.terminated:COMPLETED': 'ended:no_answer',
-    'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
-    'remote.terminated:FAILED': 'ended:failed/138021',
+    'remote.status:REJECTED': ['ended:rejected', 'deadline:cancel'], // the customer said no: the gateway knows
+    'remote.terminated:COMPLETED': ['ended:no_answer', 'deadline:cancel'],
+    'remote.terminated:COMPLETED+duration': ['ended:completed/customer', 'deadline:cancel'],
+    'remote.terminated:FAILED': ['ended:failed/138021', 'deadline:cancel'],
     'remote.claimed': '=',
-    'local.dial': '=',
-    'local.initiate_ok': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': '=', // a repeated initiate response
     'local.initiate_failed': '=',
-    'local.answer': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed': '=',
-    'local.claim_lost': '=',
-    'local.decline': '=',
-    'local.hangup': 'ended:cancelled',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:cancelled', 'reply:ok', 'end:terminate', 'deadline:cancel'],
     'local.media_connected': '=',
-    'local.media_failed': '=',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': 'ended:no_answer',
+    'local.media_failed': ['ended:cancelled', 'end:terminate', 'deadline:cancel'],
+    'local.deadline': ['ended:no_answer', 'end:terminate', 'deadline:cancel'],
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'out.remote_ringing': {
     'remote.incoming': '=',
-    'remote.answered': 'connecting',
+    'remote.answered': ['connecting', 'deadline:cancel'],
     'remote.status:RINGING': '=',
     'remote.status:ACCEPTED': '=',
-    'remote.status:REJECTED': 'ended:rejected',
-    'remote.terminated:COMPLETED': 'ended:no_answer',
-    'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
-    'remote.terminated:FAILED': 'ended:failed/138021',
+    'remote.status:REJECTED': ['ended:rejected', 'deadline:cancel'],
+    'remote.terminated:COMPLETED': ['ended:no_answer', 'deadline:cancel'],
+    'remote.terminated:COMPLETED+duration': ['ended:completed/customer', 'deadline:cancel'],
+    'remote.terminated:FAILED': ['ended:failed/138021', 'deadline:cancel'],
     'remote.claimed': '=',
-    'local.dial': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed': '=',
-    'local.claim_lost': '=',
-    'local.decline': '=',
-    'local.hangup': 'ended:cancelled',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:cancelled', 'reply:ok', 'end:terminate', 'deadline:cancel'],
     'local.media_connected': '=',
-    'local.media_failed': '=',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': 'ended:no_answer',
+    'local.media_failed': ['ended:cancelled', 'end:terminate', 'deadline:cancel'],
+    'local.deadline': ['ended:no_answer', 'end:terminate', 'deadline:cancel'],
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'out.connecting': {
     'remote.incoming': '=',
@@ -348,19 +672,31 @@ const EXPECTED: Record<RowKey, Record<EventKey, Outcome>> = {
     'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
     'remote.terminated:FAILED': 'ended:failed/138021',
     'remote.claimed': '=',
-    'local.dial': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed': '=', // outgoing calls are never accepted
-    'local.claim_lost': '=',
-    'local.decline': '=',
-    'local.hangup': 'ended:completed/agent',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.media_connected': 'active',
-    'local.media_failed': 'ended:failed/ice_failed',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': '=', // answered: the dial timer no longer applies
+    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
+    'local.deadline': '=', // answered: the dial deadline no longer applies
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'out.active': {
     'remote.incoming': '=',
@@ -372,19 +708,31 @@ const EXPECTED: Record<RowKey, Record<EventKey, Outcome>> = {
     'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
     'remote.terminated:FAILED': 'ended:failed/138021',
     'remote.claimed': '=',
-    'local.dial': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed': '=',
-    'local.claim_lost': '=',
-    'local.decline': '=',
-    'local.hangup': 'ended:completed/agent',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.media_connected': '=',
-    'local.media_failed': 'ended:failed/ice_failed',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': '=',
+    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
   'out.ended': {
     'remote.incoming': '=',
@@ -396,19 +744,103 @@ const EXPECTED: Record<RowKey, Record<EventKey, Outcome>> = {
     'remote.terminated:COMPLETED+duration': '=', // never connected here: no talk time to correct
     'remote.terminated:FAILED': '=',
     'remote.claimed': '=',
-    'local.dial': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
-    'local.answer': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed': '=',
-    'local.claim_lost': '=',
-    'local.decline': '=',
-    'local.hangup': '=',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['=', 'reply:ok'],
     'local.media_connected': '=',
     'local.media_failed': '=',
-    'local.ring_timeout': '=',
-    'local.dial_timeout': '=',
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
+  },
+  'left.reject': {
+    'remote.incoming': '=', // a replayed connect never rings a call a previous run had
+    'remote.answered': '=',
+    'remote.status:RINGING': '=',
+    'remote.status:ACCEPTED': '=',
+    'remote.status:REJECTED': '=',
+    'remote.terminated:COMPLETED': 'ended:failed/left_live (bookkeeping)', // the gateway ended it: nothing owed
+    'remote.terminated:COMPLETED+duration': 'ended:failed/left_live (bookkeeping)',
+    'remote.terminated:FAILED': 'ended:failed/left_live (bookkeeping)',
+    'remote.claimed': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=', // the verdict will say so
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': '=',
+    'local.initiate_failed': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed': '=',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': ['ended:failed/left_live (bookkeeping)', 'end:reject'],
+    'local.decline_result:others': 'ended:failed/left_live (bookkeeping)', // a colleague may still answer it
+    'local.decline_result:unknown': 'ended:failed/left_live (bookkeeping)', // left to the gateway's own timeout
+    'local.hangup': ['=', 'reply:ok'],
+    'local.media_connected': '=',
+    'local.media_failed': '=',
+    'local.deadline': '=',
+    'local.end_result:done': 'ended:failed/left_live (bookkeeping)',
+    'local.end_result:refused': 'ended:failed/left_live (bookkeeping)',
+    'local.end_result:unreached': 'ended:failed/left_live (bookkeeping)', // a leftover has had its last try
+    'local.leftover:reject': '=', // listed twice
+    'local.leftover:terminate': '=',
+  },
+  'left.terminate': {
+    'remote.incoming': '=',
+    'remote.answered': '=',
+    'remote.status:RINGING': '=',
+    'remote.status:ACCEPTED': '=',
+    'remote.status:REJECTED': '=',
+    'remote.terminated:COMPLETED': 'ended:failed/left_live (bookkeeping)',
+    'remote.terminated:COMPLETED+duration': 'ended:failed/left_live (bookkeeping)',
+    'remote.terminated:FAILED': 'ended:failed/left_live (bookkeeping)',
+    'remote.claimed': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': 'ended:failed/left_live (bookkeeping)', // a colleague's call by now: leave it alone
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': '=',
+    'local.initiate_failed': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed': '=',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': ['ended:failed/left_live (bookkeeping)', 'end:terminate'], // still this agent's: terminate it
+    'local.claim_result:lost': 'ended:failed/left_live (bookkeeping)', // a colleague's: nothing owed
+    'local.claim_result:unknown': 'ended:failed/left_live (bookkeeping)', // rather the gateway's timeout than a colleague's call
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['=', 'reply:ok'],
+    'local.media_connected': '=',
+    'local.media_failed': '=',
+    'local.deadline': '=',
+    'local.end_result:done': 'ended:failed/left_live (bookkeeping)',
+    'local.end_result:refused': 'ended:failed/left_live (bookkeeping)',
+    'local.end_result:unreached': 'ended:failed/left_live (bookkeeping)',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
   },
 };
 
@@ -421,10 +853,56 @@ function outcomeOf(call: CallState | undefined): string {
   return `ended:${e.kind}`;
 }
 
-const idsOf = (row: RowKey): CallIds => (row.startsWith('in.') ? INCOMING_IDS : OUTGOING_IDS);
+/** The table's name for an effect. */
+function fxOf(effect: CallEffect): string {
+  switch (effect.kind) {
+    case 'reply': {
+      const result = effect.result.ok ? 'ok' : effect.result.error.code;
+      return effect.requestId === TABLE_REQUEST ? `reply:${result}` : `awaited:${result}`;
+    }
+    case 'end':
+      return `end:${effect.action}`;
+    case 'deadline':
+      return effect.at === undefined ? 'deadline:cancel' : 'deadline:set';
+    default:
+      return effect.kind;
+  }
+}
+
+const idsOf = (row: RowKey): CallIds => (row.startsWith('in.') ? INCOMING_IDS : row.startsWith('out.') ? OUTGOING_IDS : LEFTOVER_IDS);
+const BOOKKEEPING = ' (bookkeeping)';
+
+/** What every effect must carry, whatever the cell: the call's ids, the right SDP, the deadline the call now has. */
+function checkEffectDetails(before: CallState | undefined, after: CallState | undefined, effects: readonly CallEffect[]): void {
+  const waitingOn = before?.awaiting;
+  for (const effect of effects) {
+    switch (effect.kind) {
+      case 'reply':
+        expect([TABLE_REQUEST, waitingOn]).toContain(effect.requestId);
+        if (effect.result.ok) expect(effect.result.value).toEqual({ localId: after?.localId, callId: after?.callId ?? '' });
+        break;
+      case 'deadline':
+        expect(effect.localId).toBe(after?.localId);
+        expect(effect.at).toBe(deadlineOf(after));
+        break;
+      case 'claim':
+      case 'decline':
+      case 'end':
+        expect(effect.localId).toBe(after?.localId);
+        expect(effect.callId).toBe(after?.callId);
+        break;
+      case 'accept':
+        expect(effect).toEqual({ kind: 'accept', localId: after?.localId, callId: after?.callId, sdp: ANSWER_SDP });
+        break;
+      case 'initiate':
+        expect(effect).toEqual({ kind: 'initiate', localId: after?.localId, to: CALLEE.number, sdp: DIAL_OFFER_SDP });
+        break;
+    }
+  }
+}
 
 describe('reduceCall: the transition table', () => {
-  it('covers every event type and every phase of both directions', () => {
+  it('covers every event type, every outcome of every effect, and every phase of both directions', () => {
     const allTypes: Record<CallEvent['type'], true> = {
       'remote.incoming': true,
       'remote.answered': true,
@@ -432,62 +910,127 @@ describe('reduceCall: the transition table', () => {
       'remote.terminated': true,
       'remote.claimed': true,
       'local.dial': true,
-      'local.initiate_ok': true,
-      'local.initiate_failed': true,
       'local.answer': true,
-      'local.accept_ok': true,
-      'local.accept_failed': true,
-      'local.claim_lost': true,
       'local.decline': true,
       'local.hangup': true,
+      'local.initiate_ok': true,
+      'local.initiate_failed': true,
+      'local.claim_result': true,
+      'local.decline_result': true,
+      'local.accept_ok': true,
+      'local.accept_failed': true,
+      'local.end_result': true,
+      'local.deadline': true,
       'local.media_connected': true,
       'local.media_failed': true,
-      'local.ring_timeout': true,
-      'local.dial_timeout': true,
+      'local.leftover': true,
     };
-    const covered = new Set(Object.values(tableEvents(INCOMING_IDS)).map((e) => e.type));
+    const events = Object.values(tableEvents(INCOMING_IDS));
+    const covered = new Set(events.map((e) => e.type));
     expect([...covered].sort()).toEqual(Object.keys(allTypes).sort());
+    // Every answer the relay and the gateway can give, and both kinds of leftover.
+    const variants = (type: CallEvent['type'], pick: (e: CallEvent) => unknown) => events.filter((e) => e.type === type).map(pick);
+    expect(variants('local.claim_result', (e) => e.type === 'local.claim_result' && e.outcome).sort()).toEqual(['lost', 'unknown', 'won']);
+    expect(variants('local.decline_result', (e) => e.type === 'local.decline_result' && String(e.last)).sort()).toEqual(['false', 'true', 'undefined']);
+    expect(variants('local.end_result', (e) => e.type === 'local.end_result' && e.outcome).sort()).toEqual(['done', 'refused', 'unreached']);
+    expect(variants('local.leftover', (e) => e.type === 'local.leftover' && e.action).sort()).toEqual(['reject', 'terminate']);
+    expect(variants('remote.claimed', (e) => e.type === 'remote.claimed' && String(e.mine)).sort()).toEqual(['false', 'true', 'undefined']);
 
     const phases = new Set(Object.values(ROWS).map((s) => s.phase));
     expect([...phases].sort()).toEqual([...LIVE_PHASES, 'ended'].sort());
     expect(Object.entries(ROWS).map(([k, s]) => [k, s.phase, s.direction])).toEqual([
       ['in.ringing', 'ringing', 'incoming'],
       ['in.answering', 'answering', 'incoming'],
+      ['in.accepting', 'answering', 'incoming'],
       ['in.connecting', 'connecting', 'incoming'],
       ['in.active', 'active', 'incoming'],
+      ['in.hung_up', 'ended', 'incoming'],
       ['in.ended', 'ended', 'incoming'],
+      ['in.declining', 'ended', 'incoming'],
       ['out.dialing', 'dialing', 'outgoing'],
+      ['out.cancelled', 'ended', 'outgoing'],
       ['out.calling', 'calling', 'outgoing'],
       ['out.remote_ringing', 'remote_ringing', 'outgoing'],
       ['out.connecting', 'connecting', 'outgoing'],
       ['out.active', 'active', 'outgoing'],
       ['out.ended', 'ended', 'outgoing'],
+      ['left.reject', 'ended', 'outgoing'],
+      ['left.terminate', 'ended', 'outgoing'],
     ]);
+  });
+
+  it('has rows with what each one stands for still open', () => {
+    const open = (s: CallState) => ({
+      claim: s.claim,
+      declineVerdict: s.declineVerdict,
+      request: s.request,
+      localAnswer: s.localAnswer !== undefined,
+      awaiting: s.awaiting,
+      owed: s.owed,
+      leftover: s.leftover,
+    });
+    const none = { claim: undefined, declineVerdict: undefined, request: undefined, localAnswer: false, awaiting: undefined, owed: undefined, leftover: undefined };
+    expect(open(ROWS['in.ringing'])).toEqual(none);
+    expect(open(ROWS['in.answering'])).toEqual({ ...none, claim: 'pending', localAnswer: true, awaiting: ANSWER_REQUEST });
+    expect(open(ROWS['in.accepting'])).toEqual({ ...none, claim: 'won', request: 'accept', awaiting: ANSWER_REQUEST });
+    expect(open(ROWS['in.connecting'])).toEqual({ ...none, claim: 'won' });
+    expect(open(ROWS['in.active'])).toEqual({ ...none, claim: 'won' });
+    expect(open(ROWS['in.hung_up'])).toEqual({ ...none, claim: 'won', owed: 'terminate' });
+    expect(open(ROWS['in.ended'])).toEqual({ ...none, claim: 'won' });
+    expect(open(ROWS['in.declining'])).toEqual({ ...none, declineVerdict: 'pending' });
+    expect(open(ROWS['out.dialing'])).toEqual({ ...none, request: 'initiate', awaiting: DIAL_REQUEST });
+    expect(open(ROWS['out.cancelled'])).toEqual({ ...none, request: 'initiate' });
+    expect(open(ROWS['out.calling'])).toEqual({ ...none, claim: 'won' });
+    expect(open(ROWS['out.ended'])).toEqual({ ...none, claim: 'won' });
+    expect(open(ROWS['left.reject'])).toEqual({ ...none, declineVerdict: 'pending', owed: 'reject', leftover: true });
+    expect(open(ROWS['left.terminate'])).toEqual({ ...none, claim: 'pending', owed: 'terminate', leftover: true });
   });
 
   describe.each(Object.keys(ROWS) as RowKey[])('%s', (row) => {
     it.each(EVENT_KEYS)('× %s', (key) => {
       const state = ROWS[row];
       const ev = tableEvents(idsOf(row))[key];
-      const expected = EXPECTED[row][key];
-      const next = reduceCall(state, ev);
+      const cell = EXPECTED[row][key];
+      const [expected, ...fx] = typeof cell === 'string' ? [cell] : cell;
+      const { state: next, effects } = reduceCall(state, ev);
+      expect(effects.map(fxOf)).toEqual(fx);
+      checkEffectDetails(state, next, effects);
       if (expected === '=') {
         expect(next).toBe(state);
       } else {
         expect(next).not.toBe(state);
-        expect(outcomeOf(next)).toBe(expected);
+        const bookkeepingOnly = expected.endsWith(BOOKKEEPING);
+        expect(outcomeOf(next)).toBe(bookkeepingOnly ? expected.slice(0, -BOOKKEEPING.length) : expected);
+        if (bookkeepingOnly) expect(publicCall(next!)).toEqual(publicCall(state));
+        else expect(publicCall(next!)).not.toEqual(publicCall(state));
         expect(next?.direction).toBe(state.direction);
         expect(next?.localId).toBe(state.localId);
       }
-      // Every transition is idempotent: the same event again returns the very same object.
-      expect(reduceCall(next, ev)).toBe(next);
+      // Every transition is idempotent: the same event again returns the very same object, and asks
+      // for nothing more than a reply to a repeated command.
+      const again = reduceCall(next, ev);
+      expect(again.state).toBe(next);
+      expect(again.effects.filter((e) => e.kind !== 'reply')).toEqual([]);
     });
   });
 
-  it.each(EVENT_KEYS)('no call × %s: only a connect or a dial opens one', (key) => {
-    const expected: Partial<Record<EventKey, string>> = { 'remote.incoming': 'ringing', 'local.dial': 'dialing' };
-    const ids = key === 'remote.incoming' ? INCOMING_IDS : OUTGOING_IDS;
-    expect(outcomeOf(reduceCall(undefined, tableEvents(ids)[key]))).toBe(expected[key] ?? 'none');
+  it.each(EVENT_KEYS)('no call × %s: only a connect, a dial or a leftover opens one; a command for no call is answered not_found', (key) => {
+    const expected: Partial<Record<EventKey, readonly [string, ...string[]]>> = {
+      'remote.incoming': ['ringing', 'deadline:set'],
+      'local.dial': ['dialing', 'initiate'],
+      'local.leftover:reject': ['ended:failed/left_live', 'decline'],
+      'local.leftover:terminate': ['ended:failed/left_live', 'claim'],
+      'local.answer': ['none', 'reply:not_found'],
+      'local.decline': ['none', 'reply:not_found'],
+      'local.hangup': ['none', 'reply:not_found'],
+    };
+    const ids = key === 'remote.incoming' ? INCOMING_IDS : key.startsWith('local.leftover') ? LEFTOVER_IDS : OUTGOING_IDS;
+    const ev = tableEvents(ids)[key];
+    const { state, effects } = reduceCall(undefined, ev);
+    const [outcome, ...fx] = expected[key] ?? ['none'];
+    expect(outcomeOf(state)).toBe(outcome);
+    expect(effects.map(fxOf)).toEqual(fx);
+    checkEffectDetails(undefined, state, effects);
   });
 });
 
@@ -497,7 +1040,7 @@ describe('reduceCall: the transition table', () => {
 
 describe('reduceCall: what the transitions record', () => {
   it('opens a ringing incoming call keyed in:<call id>, ringing until 60 s after the connect', () => {
-    const call = reduceCall(undefined, incoming(T0, { timestamp: T0 - 2_000, ctaPayload: 'agent:ada' }));
+    const { state: call, effects } = reduceCall(undefined, incoming(T0, { timestamp: T0 - 2_000, ctaPayload: 'agent:ada' }));
     expect(call).toEqual({
       phase: 'ringing',
       direction: 'incoming',
@@ -509,31 +1052,43 @@ describe('reduceCall: what the transitions record', () => {
       ringsUntil: T0 - 2_000 + RING_TIMEOUT_MS,
       ctaPayload: 'agent:ada',
     });
+    expect(effects).toEqual([{ kind: 'deadline', localId: IN_LOCAL, at: T0 - 2_000 + RING_TIMEOUT_MS }]);
     expect(incomingLocalId(IN_ID)).toBe(IN_LOCAL);
   });
 
   it('leaves ctaPayload out when the connect had none', () => {
-    expect(reduceCall(undefined, incoming(T0))).not.toHaveProperty('ctaPayload');
+    expect(reduceCall(undefined, incoming(T0)).state).not.toHaveProperty('ctaPayload');
   });
 
   it('rings from the earlier of the gateway time and the local clock (a gateway clock ahead is not trusted)', () => {
-    const call = reduceCall(undefined, incoming(T0, { timestamp: T0 + 30_000 }));
+    const call = reduceCall(undefined, incoming(T0, { timestamp: T0 + 30_000 })).state;
     expect(call?.phase === 'ringing' && call.ringsUntil).toBe(T0 + RING_TIMEOUT_MS);
   });
 
   it('drops a connect older than 60 s, and keeps one exactly 60 s old', () => {
-    expect(reduceCall(undefined, incoming(T0, { timestamp: T0 - STALE_CONNECT_MS - 1 }))).toBeUndefined();
-    expect(reduceCall(undefined, incoming(T0, { timestamp: T0 - 5 * 60_000 }))).toBeUndefined();
-    expect(reduceCall(undefined, incoming(T0, { timestamp: T0 - STALE_CONNECT_MS }))?.phase).toBe('ringing');
+    expect(reduceCall(undefined, incoming(T0, { timestamp: T0 - STALE_CONNECT_MS - 1 }))).toEqual({ state: undefined, effects: [] });
+    expect(reduceCall(undefined, incoming(T0, { timestamp: T0 - 5 * 60_000 })).state).toBeUndefined();
+    expect(reduceCall(undefined, incoming(T0, { timestamp: T0 - STALE_CONNECT_MS })).state?.phase).toBe('ringing');
   });
 
-  it('opens a dialing call with the peer and no call id', () => {
-    expect(reduceCall(undefined, dial(T0))).toEqual({ phase: 'dialing', direction: 'outgoing', localId: OUT_LOCAL, peer: CALLEE, createdAt: T0 });
+  it('opens a dialing call with the peer and no call id, and sends the initiate with the offer', () => {
+    const { state, effects } = reduceCall(undefined, dial(T0, OUT_LOCAL, CALLEE, DIAL_REQUEST));
+    expect(state).toEqual({ phase: 'dialing', direction: 'outgoing', localId: OUT_LOCAL, peer: CALLEE, createdAt: T0, request: 'initiate', awaiting: DIAL_REQUEST });
+    expect(publicCall(state!)).toEqual({ phase: 'dialing', direction: 'outgoing', localId: OUT_LOCAL, peer: CALLEE, createdAt: T0 });
+    // The Call command is answered once the gateway has placed the call, not now.
+    expect(effects).toEqual([{ kind: 'initiate', localId: OUT_LOCAL, to: CALLEE.number, sdp: DIAL_OFFER_SDP }]);
   });
 
-  it('learns the call id on initiate_ok and dials for 60 s from then', () => {
-    const call = run([dial(T0), initiateOk(T0 + 900)]);
-    expect(call).toMatchObject({ phase: 'calling', callId: OUT_ID, dialsUntil: T0 + 900 + DIAL_TIMEOUT_MS, createdAt: T0 });
+  it('learns the call id on initiate_ok, dials for 60 s from then, claims it and answers the Call command', () => {
+    const { state, effects } = runWithEffects([dial(T0, OUT_LOCAL, CALLEE, DIAL_REQUEST), initiateOk(T0 + 900)]);
+    expect(state).toMatchObject({ phase: 'calling', callId: OUT_ID, dialsUntil: T0 + 900 + DIAL_TIMEOUT_MS, createdAt: T0, claim: 'pending' });
+    expect(state).not.toHaveProperty('request');
+    expect(state).not.toHaveProperty('awaiting');
+    expect(effects.slice(1)).toEqual([
+      { kind: 'claim', localId: OUT_LOCAL, callId: OUT_ID },
+      { kind: 'reply', requestId: DIAL_REQUEST, result: { ok: true, value: { localId: OUT_LOCAL, callId: OUT_ID } } },
+      { kind: 'deadline', localId: OUT_LOCAL, at: T0 + 900 + DIAL_TIMEOUT_MS },
+    ]);
   });
 
   it("keeps the customer's answer SDP and when it came", () => {
@@ -543,14 +1098,20 @@ describe('reduceCall: what the transitions record', () => {
 
   it('records when the agent answered and when media connected', () => {
     expect(inStates.answering).toMatchObject({ phase: 'answering', answeredAt: T0 + 3_000 });
+    expect(inStates.accepting).toMatchObject({ phase: 'answering', answeredAt: T0 + 3_000 });
     expect(inStates.connecting).toMatchObject({ phase: 'connecting', answeredAt: T0 + 3_000 });
     expect(inStates.active).toMatchObject({ phase: 'active', answeredAt: T0 + 3_000, connectedAt: T0 + 5_000 });
   });
 
-  it('goes active when media connects before the accept response, and the late accept_ok changes nothing', () => {
-    const active = run([mediaConnected(T0 + 3_500)], inStates.answering);
-    expect(active).toMatchObject({ phase: 'active', connectedAt: T0 + 3_500 });
-    expect(reduceCall(active, acceptOk(T0 + 3_600))).toBe(active);
+  it('goes active when media connects before the accept response, and the late accept_ok changes only what is open', () => {
+    const { state: active, effects } = runWithEffects([mediaConnected(T0 + 3_500)], inStates.accepting);
+    expect(active).toMatchObject({ phase: 'active', connectedAt: T0 + 3_500, request: 'accept' });
+    expect(effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: { ok: true, value: { localId: IN_LOCAL, callId: IN_ID } } }]);
+    const late = reduceCall(active, acceptOk(T0 + 3_600));
+    expect(publicCall(late.state!)).toEqual(publicCall(active));
+    expect(late.state).not.toHaveProperty('request');
+    expect(late.effects).toEqual([]);
+    expect(reduceCall(late.state, acceptOk(T0 + 3_600)).state).toBe(late.state);
   });
 
   it('measures talk time from media connect, rounded to whole seconds', () => {
@@ -566,11 +1127,18 @@ describe('reduceCall: what the transitions record', () => {
     expect(ended).toMatchObject({ end: { kind: 'completed', by: 'customer' }, durationSec: 61, connectedAt: T0 + 5_000, endedAt: T0 + 65_000 });
   });
 
-  it('keeps who, what and when on the ended call', () => {
+  it('keeps who, what and when on the ended call, with what is still owed beside it', () => {
     const incomingEnded = asEnded(
-      run([incoming(T0, { ctaPayload: 'p' }), answer(T0 + 3_000), acceptOk(T0 + 4_000), mediaConnected(T0 + 5_000), hangup(T0 + 35_000)]),
+      run([
+        incoming(T0, { ctaPayload: 'p' }),
+        answer(T0 + 3_000),
+        claimResult(T0 + 3_200, 'won'),
+        acceptOk(T0 + 4_000),
+        mediaConnected(T0 + 5_000),
+        hangup(T0 + 35_000),
+      ]),
     );
-    expect(incomingEnded).toEqual({
+    const shown = {
       phase: 'ended',
       direction: 'incoming',
       localId: IN_LOCAL,
@@ -583,7 +1151,12 @@ describe('reduceCall: what the transitions record', () => {
       endedAt: T0 + 35_000,
       connectedAt: T0 + 5_000,
       durationSec: 30,
-    });
+    };
+    expect(incomingEnded).toEqual({ ...shown, claim: 'won', owed: 'terminate' });
+    expect(publicCall(incomingEnded)).toEqual(shown);
+    // Once the gateway confirms, nothing is owed.
+    expect(run([endResult(T0 + 35_300, 'done')], incomingEnded)).toEqual({ ...shown, claim: 'won' });
+
     const outgoingEnded = asEnded(run([hangup(T0 + 4_000, OUT_LOCAL)], outStates.remote_ringing));
     expect(outgoingEnded).toEqual({
       phase: 'ended',
@@ -595,6 +1168,8 @@ describe('reduceCall: what the transitions record', () => {
       end: { kind: 'cancelled' },
       endedAt: T0 + 4_000,
       durationSec: 0,
+      claim: 'won',
+      owed: 'terminate',
     });
     // Cancelled before the gateway gave it an id.
     expect(asEnded(run([hangup(T0 + 100, OUT_LOCAL)], outStates.dialing))).not.toHaveProperty('callId');
@@ -631,14 +1206,21 @@ describe('reduceCall: what the transitions record', () => {
     });
   });
 
-  it('carries local errors into the end reason', () => {
+  it("carries local errors into the end reason: the gateway's number when there is one, else the error's code", () => {
     expect(asEnded(run([initiateFailed(T0 + 500)], outStates.dialing)).end).toEqual({
       kind: 'failed',
       code: '138006',
       message: 'The customer has not allowed business calls',
     });
-    expect(asEnded(run([acceptFailed(T0 + 4_000)], inStates.answering)).end).toEqual({ kind: 'failed', code: '100', message: 'Invalid parameter: session.sdp' });
+    expect(asEnded(run([acceptFailed(T0 + 4_000)], inStates.accepting)).end).toEqual({ kind: 'failed', code: '100', message: 'Invalid parameter: session.sdp' });
+    expect(asEnded(run([acceptFailed(T0 + 4_000, IN_LOCAL, ACCEPT_TIMEOUT)], inStates.accepting)).end).toEqual({
+      kind: 'failed',
+      code: 'timeout',
+      message: 'The gateway did not answer in time',
+    });
     expect(asEnded(run([mediaFailed(T0 + 4_000)], inStates.active)).end).toEqual({ kind: 'failed', code: 'ice_failed', message: 'The audio connection failed' });
+    expect(localErrorFrom({ code: 'gateway_error', message: 'm', gatewayCode: 131047, httpStatus: 400, detail: 'd' })).toEqual({ code: '131047', message: 'm' });
+    expect(localErrorFrom({ code: 'gateway_unreachable', message: 'down' })).toEqual({ code: 'gateway_unreachable', message: 'down' });
   });
 
   it("does not count a colleague's talk time as this agent's", () => {
@@ -648,10 +1230,19 @@ describe('reduceCall: what the transitions record', () => {
     expect(taken).not.toHaveProperty('connectedAt');
   });
 
-  it("counts a talked-for terminate while answering as this agent's call, with the gateway's talk time", () => {
-    const landed = asEnded(run([terminated(T0 + 50_000, { durationSec: 44 })], inStates.answering));
+  it("counts a talked-for terminate while answering as this agent's call only once its accept is out", () => {
+    const landed = asEnded(run([terminated(T0 + 50_000, { durationSec: 44 })], inStates.accepting));
     expect(landed.end).toEqual({ kind: 'completed', by: 'customer' });
     expect(landed.durationSec).toBe(44);
+    // The claim still out, no accept sent: the talk was a colleague's, whose claim won first.
+    const { state, effects } = runWithEffects([terminated(T0 + 50_000, { durationSec: 44 })], inStates.answering);
+    expect(asEnded(state).end).toEqual({ kind: 'answered_elsewhere' });
+    expect(asEnded(state).durationSec).toBe(0);
+    expect(effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: { ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } } }]);
+    // ... and the claim's 409 coming back after it changes nothing that shows.
+    const lost = reduceCall(state, claimResult(T0 + 50_100, 'lost'));
+    expect(publicCall(lost.state!)).toEqual(publicCall(state));
+    expect(lost.effects).toEqual([]);
   });
 
   it('treats a zero duration as not answered', () => {
@@ -661,15 +1252,232 @@ describe('reduceCall: what the transitions record', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
+// The claim, the accept, the decline verdict and what the gateway is owed.
+// ---------------------------------------------------------------------------------------------
+
+const fail = (code: ErrorCode, message: string) => ({ ok: false, error: { code, message } });
+
+describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
+  it('Answer claims first and holds the answer; the accept carries it once the claim wins; the command is answered once the accept succeeds', () => {
+    const claiming = runWithEffects([answer(T0 + 3_000, IN_LOCAL, 'rq-1')], inStates.ringing);
+    expect(claiming.state).toMatchObject({ phase: 'answering', claim: 'pending', localAnswer: ANSWER_SDP, awaiting: 'rq-1' });
+    expect(claiming.effects).toEqual([
+      { kind: 'claim', localId: IN_LOCAL, callId: IN_ID },
+      { kind: 'deadline', localId: IN_LOCAL, at: undefined },
+    ]);
+    const accepting = runWithEffects([claimResult(T0 + 3_100, 'won')], claiming.state);
+    expect(accepting.state).toMatchObject({ phase: 'answering', claim: 'won', request: 'accept', awaiting: 'rq-1' });
+    expect(accepting.state).not.toHaveProperty('localAnswer');
+    expect(accepting.effects).toEqual([{ kind: 'accept', localId: IN_LOCAL, callId: IN_ID, sdp: ANSWER_SDP }]);
+    const connecting = runWithEffects([acceptOk(T0 + 3_400)], accepting.state);
+    expect(connecting.state).toMatchObject({ phase: 'connecting', claim: 'won' });
+    expect(connecting.effects).toEqual([{ kind: 'reply', requestId: 'rq-1', result: { ok: true, value: { localId: IN_LOCAL, callId: IN_ID } } }]);
+  });
+
+  it('accepts when the relay could not say whose the call is, and never when the claim is lost', () => {
+    expect(runWithEffects([claimResult(T0 + 3_100, 'unknown')], inStates.answering).effects.map((e) => e.kind)).toEqual(['accept']);
+    const lost = runWithEffects([claimResult(T0 + 3_100, 'lost')], inStates.answering);
+    expect(lost.state).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, claim: 'lost' });
+    expect(lost.state).not.toHaveProperty('localAnswer');
+    expect(lost.effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('answered_elsewhere', 'Answered by another agent') }]);
+  });
+
+  it("ends an answering call on a colleague's claim only while no claim of its own has won and no accept is out", () => {
+    const theirs = runWithEffects([claimed(T0 + 3_100, IN_ID, false)], inStates.answering);
+    expect(theirs.state).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, claim: 'lost' });
+    expect(theirs.effects.map((e) => e.kind)).toEqual(['reply']);
+    // Its late claim result changes nothing, and sends no accept.
+    expect(reduceCall(theirs.state, claimResult(T0 + 3_200, 'unknown'))).toEqual({ state: theirs.state, effects: [] });
+    expect(reduceCall(inStates.answering, claimed(T0 + 3_100, IN_ID, true)).state).toBe(inStates.answering);
+    expect(reduceCall(inStates.answering, claimed(T0 + 3_100, IN_ID)).state).toBe(inStates.answering);
+    expect(reduceCall(inStates.accepting, claimed(T0 + 3_100, IN_ID, false)).state).toBe(inStates.accepting);
+    const unknownAccepting = run([claimResult(T0 + 3_100, 'unknown')], inStates.answering);
+    expect(reduceCall(unknownAccepting, claimed(T0 + 3_150, IN_ID, false)).state).toBe(unknownAccepting);
+  });
+
+  it('hung up while the claim is out: the reject is owed at once but sent only when the claim shows the call is not a colleague’s', () => {
+    const hungUp = runWithEffects([hangup(T0 + 3_050)], inStates.answering);
+    expect(hungUp.state).toMatchObject({ phase: 'ended', owed: 'reject', claim: 'pending' });
+    expect(hungUp.effects.filter((e) => e.kind === 'end')).toEqual([]);
+    for (const outcome of ['won', 'unknown'] as const) {
+      const sent = runWithEffects([claimResult(T0 + 3_100, outcome)], hungUp.state);
+      expect(sent.state).toMatchObject({ owed: 'reject', claim: outcome });
+      expect(sent.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
+    }
+    const lost = runWithEffects([claimResult(T0 + 3_100, 'lost')], hungUp.state);
+    expect(lost.state).not.toHaveProperty('owed');
+    expect(lost.effects).toEqual([]);
+    // A colleague's claim announced first says the same.
+    const announced = runWithEffects([claimed(T0 + 3_080, IN_ID, false)], hungUp.state);
+    expect(announced.state).not.toHaveProperty('owed');
+    expect(runWithEffects([claimResult(T0 + 3_100, 'lost')], announced.state).effects).toEqual([]);
+    // ... and so does the gateway's own terminate.
+    const over = run([terminated(T0 + 3_080)], hungUp.state);
+    expect(over).not.toHaveProperty('owed');
+    expect(runWithEffects([claimResult(T0 + 3_100, 'won')], over).effects).toEqual([]);
+  });
+
+  it('a refused accept owes a reject (the call still rings there); one that timed out or was not reached owes a terminate', () => {
+    expect(runWithEffects([acceptFailed(T0 + 3_500)], inStates.accepting).state).toMatchObject({ owed: 'reject' });
+    expect(runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, ACCEPT_TIMEOUT)], inStates.accepting).state).toMatchObject({ owed: 'terminate' });
+    const unreached = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { code: 'gateway_unreachable', message: 'ECONNRESET' })], inStates.accepting);
+    expect(unreached.state).toMatchObject({ owed: 'terminate', end: { kind: 'failed', code: 'gateway_unreachable' } });
+    expect(unreached.effects).toEqual([
+      { kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'terminate' },
+      { kind: 'reply', requestId: ANSWER_REQUEST, result: fail('gateway_unreachable', 'ECONNRESET') },
+    ]);
+  });
+
+  it('a decline asks the relay; only the last of the team rejects, and not once the gateway has ended the call', () => {
+    const declining = ROWS['in.declining'];
+    const last = runWithEffects([declineResult(T0 + 4_100, true)], declining);
+    expect(last.state).toMatchObject({ owed: 'reject' });
+    expect(last.state).not.toHaveProperty('declineVerdict');
+    expect(last.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
+    for (const verdict of [false, undefined]) {
+      const ringsOn = runWithEffects([declineResult(T0 + 4_100, verdict)], declining);
+      expect(ringsOn.state).not.toHaveProperty('owed');
+      expect(ringsOn.effects).toEqual([]);
+    }
+    // The customer hung up while the verdict was out: a reject now would only be refused.
+    const over = run([terminated(T0 + 4_050)], declining);
+    expect(over).not.toHaveProperty('declineVerdict');
+    expect(runWithEffects([declineResult(T0 + 4_100, true)], over)).toEqual({ state: over, effects: [] });
+  });
+
+  it('a ring timeout or a hang-up of a ringing call asks for the same verdict as a decline', () => {
+    expect(run([deadline(T0 + 58_000)], inStates.ringing)).toMatchObject({ end: { kind: 'missed' }, declineVerdict: 'pending' });
+    expect(run([hangup(T0 + 5_000)], inStates.ringing)).toMatchObject({ end: { kind: 'declined' }, declineVerdict: 'pending' });
+  });
+
+  it('keeps an end the gateway did not confirm as owed, and forgets one it answered', () => {
+    const hungUp = inStates.hungUp;
+    expect(run([endResult(T0 + 35_500, 'unreached')], hungUp)).toBe(hungUp);
+    expect(run([endResult(T0 + 35_500, 'refused')], hungUp)).not.toHaveProperty('owed');
+    expect(run([endResult(T0 + 35_500, 'done')], hungUp)).not.toHaveProperty('owed');
+  });
+
+  it('terminates a call hung up while its initiate was on its way, once the gateway names it; nothing when the initiate failed', () => {
+    const cancelled = ROWS['out.cancelled'];
+    const placed = runWithEffects([initiateOk(T0 + 900)], cancelled);
+    expect(placed.state).toMatchObject({ phase: 'ended', end: { kind: 'cancelled' }, callId: OUT_ID, owed: 'terminate' });
+    expect(placed.state).not.toHaveProperty('request');
+    expect(placed.effects).toEqual([{ kind: 'end', localId: OUT_LOCAL, callId: OUT_ID, action: 'terminate' }]);
+    const failed = runWithEffects([initiateFailed(T0 + 900)], cancelled);
+    expect(failed.state).not.toHaveProperty('owed');
+    expect(failed.effects).toEqual([]);
+  });
+
+  it("sends an outgoing call's terminate once when it ends while its claim (for routing only) is out", () => {
+    const claiming = run([dial(T0), initiateOk(T0 + 1_000)]);
+    expect(claiming).toMatchObject({ phase: 'calling', claim: 'pending' });
+    for (const ending of [hangup(T0 + 2_000, OUT_LOCAL), deadline(T0 + 61_000, OUT_LOCAL), mediaFailed(T0 + 2_000, OUT_LOCAL)]) {
+      const ended = runWithEffects([ending], claiming);
+      expect(ended.effects.filter((e) => e.kind === 'end')).toEqual([{ kind: 'end', localId: OUT_LOCAL, callId: OUT_ID, action: 'terminate' }]);
+      for (const outcome of ['won', 'unknown', 'lost'] as const) {
+        const after = runWithEffects([claimResult(T0 + 62_000, outcome, OUT_LOCAL)], ended.state);
+        expect(after.effects).toEqual([]);
+        // Still owed until the gateway answers the terminate already on its way.
+        expect(after.state).toMatchObject({ owed: 'terminate', claim: outcome });
+      }
+    }
+  });
+
+  it('answers the Call command with why the call ended before the gateway placed it', () => {
+    const replyOf = (events: CallEvent[]) => runWithEffects(events, outStates.dialing).effects.find((e) => e.kind === 'reply');
+    expect(replyOf([initiateFailed(T0 + 500)])).toEqual({ kind: 'reply', requestId: DIAL_REQUEST, result: { ok: false, error: expect.objectContaining({ code: 'no_call_permission', gatewayCode: 138006 }) } });
+    expect(replyOf([hangup(T0 + 500, OUT_LOCAL)])).toEqual({
+      kind: 'reply',
+      requestId: DIAL_REQUEST,
+      result: fail('invalid_state', 'The call was hung up before the gateway placed it; it has been ended'),
+    });
+  });
+
+  it('answers the Answer command with media_failed when the media engine reported it', () => {
+    const failed = runWithEffects([{ type: 'local.media_failed', at: T0 + 3_300, localId: IN_LOCAL, error: { code: 'media_failed', message: 'No microphone' } }], inStates.accepting);
+    expect(failed.effects.at(-1)).toEqual({ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('media_failed', 'No microphone') });
+  });
+
+  it('a leftover is ended only if it is still this agent’s: terminate after its claim wins, reject after a last verdict', () => {
+    const { state: ringingLeft, effects: asked } = runWithEffects([leftover(T0, 'reject')]);
+    expect(asked).toEqual([{ kind: 'decline', localId: LEFT_LOCAL, callId: LEFT_ID }]);
+    expect(runWithEffects([declineResult(T0 + 100, true, LEFT_LOCAL)], ringingLeft).effects).toEqual([{ kind: 'end', localId: LEFT_LOCAL, callId: LEFT_ID, action: 'reject' }]);
+    const { state: ownLeft, effects: claiming } = runWithEffects([leftover(T0, 'terminate')]);
+    expect(claiming).toEqual([{ kind: 'claim', localId: LEFT_LOCAL, callId: LEFT_ID }]);
+    expect(runWithEffects([claimResult(T0 + 100, 'won', LEFT_LOCAL)], ownLeft).effects).toEqual([{ kind: 'end', localId: LEFT_LOCAL, callId: LEFT_ID, action: 'terminate' }]);
+    // Never shown, never in history: the public view is an ended call that only its bookkeeping names a leftover.
+    expect(ownLeft).toMatchObject({ leftover: true, phase: 'ended', end: { kind: 'failed', code: 'left_live' } });
+  });
+});
+
+describe('deadlineOf, publicCall, isBusy and owedOnCrash', () => {
+  it('a ringing call waits for its ring deadline, a placed one for its dial deadline; nothing else waits', () => {
+    expect(deadlineOf(undefined)).toBeUndefined();
+    expect(deadlineOf(inStates.ringing)).toBe(T0 - 2_000 + RING_TIMEOUT_MS);
+    expect(deadlineOf(outStates.calling)).toBe(T0 + 1_000 + DIAL_TIMEOUT_MS);
+    expect(deadlineOf(outStates.remote_ringing)).toBe(T0 + 1_000 + DIAL_TIMEOUT_MS);
+    for (const s of [outStates.dialing, inStates.answering, inStates.connecting, inStates.active, outStates.connecting, inStates.ended]) expect(deadlineOf(s)).toBeUndefined();
+  });
+
+  it('publicCall drops the bookkeeping, and returns a call without any as it is', () => {
+    for (const s of Object.values(ROWS)) {
+      const shown = publicCall(s);
+      for (const key of ['claim', 'declineVerdict', 'request', 'localAnswer', 'awaiting', 'owed', 'leftover']) expect(shown).not.toHaveProperty(key);
+      expect({ ...s, ...shown }).toEqual(s);
+    }
+    expect(publicCall(inStates.ringing)).toBe(inStates.ringing);
+  });
+
+  it('a call is busy while placed, answered or talked on; ringing and ended calls are not', () => {
+    expect([...BUSY_PHASES].sort()).toEqual(['active', 'answering', 'calling', 'connecting', 'dialing', 'remote_ringing']);
+    for (const s of Object.values(ROWS)) expect(isBusy(s)).toBe(s.phase !== 'ringing' && s.phase !== 'ended');
+    expect(hasBusyCall([inStates.ringing, inStates.ended])).toBe(false);
+    expect(hasBusyCall([inStates.ringing, outStates.dialing])).toBe(true);
+    expect(hasBusyCall([])).toBe(false);
+  });
+
+  it('owedOnCrash lists a live call (reject while ringing, else terminate) and every end not confirmed, by call id', () => {
+    const book = applyAll([incoming(T0), dial(T0 + 1, OUT_LOCAL), initiateOk(T0 + 2), leftover(T0 + 3, 'terminate')]).book;
+    expect(owedOnCrash(book)).toEqual(
+      [
+        { callId: IN_ID, action: 'reject' },
+        { callId: OUT_ID, action: 'terminate' },
+        { callId: LEFT_ID, action: 'terminate' },
+      ].sort((a, b) => a.callId.localeCompare(b.callId)),
+    );
+    // A dialing call has no id to end; an ended call whose end is confirmed owes nothing.
+    expect(owedOnCrash(applyAll([dial(T0, OUT_LOCAL)]).book)).toEqual([]);
+    const settled = applyAll([incoming(T0), decline(T0 + 1), declineResult(T0 + 2, true), endResult(T0 + 3, 'done')]).book;
+    expect(owedOnCrash(settled)).toEqual([]);
+    const unconfirmed = applyAll([incoming(T0), decline(T0 + 1), declineResult(T0 + 2, true), endResult(T0 + 3, 'unreached')]).book;
+    expect(owedOnCrash(unconfirmed)).toEqual([{ callId: IN_ID, action: 'reject' }]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
 // Tombstones: an ended call is never revived.
 // ---------------------------------------------------------------------------------------------
 
 describe('reduceCall: ended calls are tombstones', () => {
-  const ended = endedCalls();
+  const ended: Record<string, EndedCall> = {
+    ...endedCalls(),
+    // Answered elsewhere as the claim race's loser learns it: its own claim answered 409.
+    'incoming.answered_elsewhere.claim_lost': asEnded(run([claimResult(T0 + 3_100, 'lost')], inStates.answering)),
+  };
 
   it('has every end reason of both directions among the fixtures', () => {
     const kinds = new Set(Object.values(ended).map((c) => c.end.kind));
     expect([...kinds].sort()).toEqual(['answered_elsewhere', 'cancelled', 'completed', 'declined', 'failed', 'missed', 'no_answer', 'rejected']);
+  });
+
+  it('has nothing left open on any of them', () => {
+    for (const call of Object.values(ended)) {
+      expect(call.owed).toBeUndefined();
+      expect(call.declineVerdict).toBeUndefined();
+      expect(call.request).toBeUndefined();
+      expect(call.awaiting).toBeUndefined();
+      expect(call.claim).not.toBe('pending');
+    }
   });
 
   describe.each(Object.keys(ended))('%s', (name) => {
@@ -677,8 +1485,10 @@ describe('reduceCall: ended calls are tombstones', () => {
     const ids = call.direction === 'incoming' ? INCOMING_IDS : OUTGOING_IDS;
     it.each(EVENT_KEYS)('stays ended after %s', (key) => {
       const ev = tableEvents(ids)[key];
-      const next = reduceCall(call, ev);
+      const { state: next, effects } = reduceCall(call, ev);
       expect(next?.phase).toBe('ended');
+      // Nothing is asked of anyone for an ended call with nothing open: at most a command is answered.
+      expect(effects.filter((e) => e.kind !== 'reply')).toEqual([]);
       const refinesDuration = key === 'remote.terminated:COMPLETED+duration' && call.connectedAt !== undefined;
       const refinesRejection = key === 'remote.status:REJECTED' && call.end.kind === 'no_answer';
       if (refinesDuration) {
@@ -695,24 +1505,24 @@ describe('reduceCall: ended calls are tombstones', () => {
     const hungUp = inStates.ended; // measured 30 s
     expect(asEnded(hungUp).durationSec).toBe(30);
     const late = terminated(T0 + 36_000, { durationSec: 31 });
-    const filled = asEnded(reduceCall(hungUp, late));
+    const filled = asEnded(reduceCall(hungUp, late).state);
     expect(filled).toEqual({ ...hungUp, durationSec: 31 });
-    expect(reduceCall(filled, late)).toBe(filled);
-    expect(reduceCall(filled, terminated(T0 + 37_000))).toBe(filled);
+    expect(reduceCall(filled, late).state).toBe(filled);
+    expect(reduceCall(filled, terminated(T0 + 37_000)).state).toBe(filled);
   });
 
   it('does not invent talk time for a call that never connected here', () => {
     const declined = ended['incoming.declined']!;
-    expect(reduceCall(declined, terminated(T0 + 9_000, { durationSec: 12 }))).toBe(declined);
+    expect(reduceCall(declined, terminated(T0 + 9_000, { durationSec: 12 })).state).toBe(declined);
   });
 
   it('records the rejection when the terminate overtook REJECTED', () => {
     const remote = run([initiateOk(T0 + 1_000), status(T0 + 2_000, 'RINGING')], run([dial(T0)]));
     const byTerminate = asEnded(run([terminated(T0 + 6_000, { callId: OUT_ID })], remote));
     expect(byTerminate.end).toEqual({ kind: 'no_answer' });
-    const rejected = asEnded(reduceCall(byTerminate, status(T0 + 6_100, 'REJECTED')));
+    const rejected = asEnded(reduceCall(byTerminate, status(T0 + 6_100, 'REJECTED')).state);
     expect(rejected).toEqual({ ...byTerminate, end: { kind: 'rejected' } });
-    expect(reduceCall(rejected, status(T0 + 6_200, 'REJECTED'))).toBe(rejected);
+    expect(reduceCall(rejected, status(T0 + 6_200, 'REJECTED')).state).toBe(rejected);
   });
 });
 
@@ -720,48 +1530,73 @@ describe('reduceCall: ended calls are tombstones', () => {
 // The book: several calls, out-of-order and duplicate delivery.
 // ---------------------------------------------------------------------------------------------
 
-function applyAll(events: readonly CallEvent[], book: CallBook = emptyBook()): { book: CallBook; changed: CallState[] } {
-  let acc = { book, changed: [] as CallState[] };
+function applyAll(events: readonly CallEvent[], book: CallBook = emptyBook()): { book: CallBook; changed: CallState[]; effects: CallEffect[] } {
+  let acc = { book, changed: [] as CallState[], effects: [] as CallEffect[] };
   for (const ev of events) {
     const next = applyCallEvent(acc.book, ev);
-    acc = { book: next.book, changed: [...acc.changed, ...next.changed] };
+    acc = { book: next.book, changed: [...acc.changed, ...next.changed], effects: [...acc.effects, ...next.effects] };
   }
   return acc;
 }
 
 describe('applyCallEvent', () => {
-  it('opens an incoming call under in:<call id> and indexes its call id', () => {
-    const { book, changed } = applyCallEvent(emptyBook(), incoming(T0));
+  it('opens an incoming call under in:<call id>, indexes its call id and starts its ring deadline', () => {
+    const { book, changed, effects } = applyCallEvent(emptyBook(), incoming(T0));
     expect(changed.map(outcomeOf)).toEqual(['ringing']);
     expect(book.calls[IN_LOCAL]).toBe(changed[0]);
     expect(book.byCallId).toEqual({ [IN_ID]: IN_LOCAL });
     expect(book.pending).toEqual({});
     expect(book.tombstones).toEqual({});
+    expect(effects).toEqual([{ kind: 'deadline', localId: IN_LOCAL, at: T0 - 2_000 + RING_TIMEOUT_MS }]);
   });
 
-  it('returns the very same book for a duplicate connect', () => {
+  it('returns the very same book for a duplicate connect, asking for nothing', () => {
     const first = applyCallEvent(emptyBook(), incoming(T0));
     const again = applyCallEvent(first.book, incoming(T0 + 50));
     expect(again.book).toBe(first.book);
     expect(again.changed).toEqual([]);
+    expect(again.effects).toEqual([]);
   });
 
   it('routes remote events by call id and local events by local id', () => {
-    const { book } = applyAll([incoming(T0), dial(T0 + 1, OUT_LOCAL), initiateOk(T0 + 2), answer(T0 + 3)]);
-    expect(book.calls[IN_LOCAL]?.phase).toBe('answering');
+    const { book } = applyAll([incoming(T0), dial(T0 + 1, OUT_LOCAL), initiateOk(T0 + 2)]);
+    expect(book.calls[IN_LOCAL]?.phase).toBe('ringing');
     expect(book.calls[OUT_LOCAL]?.phase).toBe('calling');
     expect(book.byCallId).toEqual({ [IN_ID]: IN_LOCAL, [OUT_ID]: OUT_LOCAL });
     const after = applyAll([status(T0 + 4, 'RINGING'), terminated(T0 + 5)], book).book;
     expect(after.calls[OUT_LOCAL]?.phase).toBe('remote_ringing');
     expect(outcomeOf(after.calls[IN_LOCAL])).toBe('ended:missed');
+    const hungUp = applyCallEvent(after, hangup(T0 + 6, OUT_LOCAL)).book;
+    expect(outcomeOf(hungUp.calls[OUT_LOCAL])).toBe('ended:cancelled');
+    expect(hungUp.calls[IN_LOCAL]).toBe(after.calls[IN_LOCAL]);
   });
 
-  it('ignores local events for unknown calls', () => {
+  it('refuses a second call while one keeps the agent busy: neither placed nor answered, and the command says why', () => {
+    const { book } = applyAll([incoming(T0), dial(T0 + 1, OUT_LOCAL), initiateOk(T0 + 2)]);
+    const answering = applyCallEvent(book, answer(T0 + 3, IN_LOCAL, 'rq-2'));
+    expect(answering.book).toBe(book);
+    expect(answering.effects).toEqual([
+      { kind: 'reply', requestId: 'rq-2', result: fail('invalid_state', 'Another call is in progress: hang up before answering this one') },
+    ]);
+    const second = applyCallEvent(book, dial(T0 + 3, 'out-2', CALLEE, 'rq-3'));
+    expect(second.book).toBe(book);
+    expect(second.effects).toEqual([{ kind: 'reply', requestId: 'rq-3', result: fail('invalid_state', 'Another call is in progress: hang up before dialing a new number') }]);
+    // A ringing call does not keep the agent busy: dialing out while one rings is fine.
+    expect(applyAll([incoming(T0), dial(T0 + 1, OUT_LOCAL)]).book.calls[OUT_LOCAL]?.phase).toBe('dialing');
+  });
+
+  it('ignores local events for unknown calls, and answers commands for them with not_found', () => {
     const book = emptyBook();
-    for (const ev of [answer(T0), hangup(T0), mediaConnected(T0), initiateOk(T0, 'nobody'), ringTimeout(T0)]) {
+    for (const ev of [answer(T0), hangup(T0), decline(T0), mediaConnected(T0), initiateOk(T0, 'nobody'), deadline(T0), claimResult(T0, 'won'), endResult(T0, 'done')]) {
       const result = applyCallEvent(book, ev);
       expect(result.book).toBe(book);
       expect(result.changed).toEqual([]);
+      expect(result.effects).toEqual([]);
+    }
+    for (const ev of [answer(T0, IN_LOCAL, 'rq-a'), hangup(T0, IN_LOCAL, 'rq-a'), decline(T0, IN_LOCAL, 'rq-a')]) {
+      const result = applyCallEvent(book, ev);
+      expect(result.book).toBe(book);
+      expect(result.effects).toEqual([{ kind: 'reply', requestId: 'rq-a', result: fail('not_found', `There is no call ${IN_LOCAL}`) }]);
     }
   });
 
@@ -774,6 +1609,8 @@ describe('applyCallEvent', () => {
       expect(late.changed.map(outcomeOf)).toEqual(['ended:missed']);
       expect(liveCalls(late.book)).toEqual([]);
       expect(late.book.pending).toEqual({});
+      // Its ring deadline is set and cancelled in the same delivery: none is left running.
+      expect(late.effects.filter((e) => e.kind === 'deadline').at(-1)).toEqual({ kind: 'deadline', localId: IN_LOCAL, at: undefined });
       // The same connect again, or after the ended call: nothing more happens.
       expect(applyCallEvent(late.book, incoming(T0 + 1_600)).changed).toEqual([]);
     });
@@ -785,6 +1622,7 @@ describe('applyCallEvent', () => {
       const late = applyCallEvent(pruned, incoming(T0 + PENDING_TTL_MS + 2_000, { timestamp: T0 + PENDING_TTL_MS + 2_000 }));
       expect(late.book).toBe(pruned);
       expect(late.changed).toEqual([]);
+      expect(late.effects).toEqual([]);
     });
 
     it('returns the same book for a repeated terminate', () => {
@@ -826,11 +1664,13 @@ describe('applyCallEvent', () => {
       expect(call).toMatchObject({ phase: 'connecting', callId: OUT_ID, answerSdp: ANSWER_SDP, answeredAt: T0 + 900 });
       expect(ok.book.pending).toEqual({});
       expect(ok.book.byCallId).toEqual({ [OUT_ID]: OUT_LOCAL });
+      // The dial deadline it started is cancelled by the replayed answer: none is left running.
+      expect(ok.effects.filter((e) => e.kind === 'deadline').at(-1)).toEqual({ kind: 'deadline', localId: OUT_LOCAL, at: undefined });
       // Later events find the call by its id.
       expect(applyCallEvent(ok.book, mediaConnected(T0 + 1_200, OUT_LOCAL)).book.calls[OUT_LOCAL]?.phase).toBe('active');
     });
 
-    it('ends the call on initiate_ok when its terminate came first', () => {
+    it('ends the call on initiate_ok when its terminate came first, owing the gateway nothing', () => {
       const early = applyAll([dial(T0), terminated(T0 + 500, { callId: OUT_ID })]);
       expect(early.book.tombstones[OUT_ID]).toBe(T0 + 500);
       const ok = applyCallEvent(early.book, initiateOk(T0 + 900));
@@ -838,6 +1678,8 @@ describe('applyCallEvent', () => {
       expect(ok.book.tombstones).toEqual({});
       expect(ok.book.pending).toEqual({});
       expect(ok.book.byCallId[OUT_ID]).toBe(OUT_LOCAL);
+      expect(ok.effects.filter((e) => e.kind === 'end')).toEqual([]);
+      expect(owedOnCrash(ok.book)).toEqual([]);
     });
 
     it('keeps the rejection that arrived after its terminate, both before initiate_ok', () => {
@@ -856,11 +1698,24 @@ describe('applyCallEvent', () => {
       expect(applyCallEvent(once, status(T0 + 800, 'RINGING')).book.pending[OUT_ID]).toHaveLength(2);
     });
 
-    it('replays nothing into a call the agent cancelled while dialing', () => {
-      const early = applyAll([dial(T0), status(T0 + 300, 'RINGING'), hangup(T0 + 400, OUT_LOCAL)]);
+    it('does not terminate a call cancelled while dialing when the gateway’s own terminate was among what waited', () => {
+      const early = applyAll([dial(T0), hangup(T0 + 400, OUT_LOCAL), status(T0 + 500, 'REJECTED'), terminated(T0 + 600, { callId: OUT_ID })]);
       const ok = applyCallEvent(early.book, initiateOk(T0 + 900));
       expect(outcomeOf(ok.book.calls[OUT_LOCAL])).toBe('ended:cancelled');
-      expect(ok.changed).toEqual([]);
+      expect(ok.book.calls[OUT_LOCAL]).toMatchObject({ callId: OUT_ID });
+      expect(ok.book.calls[OUT_LOCAL]).not.toHaveProperty('owed');
+      expect(ok.effects).toEqual([]);
+      expect(owedOnCrash(ok.book)).toEqual([]);
+    });
+
+    it('replays nothing into a call the agent cancelled while dialing: it only learns its id, to terminate it', () => {
+      const early = applyAll([dial(T0), status(T0 + 300, 'RINGING'), hangup(T0 + 400, OUT_LOCAL)]);
+      const cancelled = early.book.calls[OUT_LOCAL]!;
+      const ok = applyCallEvent(early.book, initiateOk(T0 + 900));
+      expect(outcomeOf(ok.book.calls[OUT_LOCAL])).toBe('ended:cancelled');
+      expect(ok.changed.map((c) => publicCall(c))).toEqual([{ ...publicCall(cancelled), callId: OUT_ID }]);
+      expect(ok.effects).toEqual([{ kind: 'end', localId: OUT_LOCAL, callId: OUT_ID, action: 'terminate' }]);
+      expect(ok.book.pending).toEqual({});
     });
   });
 
@@ -878,18 +1733,20 @@ describe('applyCallEvent', () => {
     const stale = applyCallEvent(book, incoming(T0, { timestamp: T0 - STALE_CONNECT_MS - 1_000 }));
     expect(stale.book).toBe(book);
     expect(stale.changed).toEqual([]);
+    expect(stale.effects).toEqual([]);
   });
 
-  it('fills the duration from a late terminate after the agent hung up', () => {
-    const { book } = applyAll([incoming(T0), answer(T0 + 3_000), acceptOk(T0 + 4_000), mediaConnected(T0 + 5_000), hangup(T0 + 35_000)]);
+  it('fills the duration from a late terminate after the agent hung up, and stops owing the terminate', () => {
+    const { book } = applyAll([incoming(T0), answer(T0 + 3_000), claimResult(T0 + 3_100, 'won'), acceptOk(T0 + 4_000), mediaConnected(T0 + 5_000), hangup(T0 + 35_000)]);
     const late = applyCallEvent(book, terminated(T0 + 36_000, { durationSec: 31 }));
     expect(late.changed).toHaveLength(1);
     expect(late.book.calls[IN_LOCAL]).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' }, durationSec: 31 });
+    expect(late.book.calls[IN_LOCAL]).not.toHaveProperty('owed');
   });
 
-  it('reports the changed calls oldest first', () => {
-    const { changed } = applyAll([incoming(T0), answer(T0 + 1), acceptOk(T0 + 2), mediaConnected(T0 + 3), hangup(T0 + 4)]);
-    expect(changed.map(outcomeOf)).toEqual(['ringing', 'answering', 'connecting', 'active', 'ended:completed/agent']);
+  it('reports the changed calls oldest first, bookkeeping changes included', () => {
+    const { changed } = applyAll([incoming(T0), answer(T0 + 1), claimResult(T0 + 2, 'won'), acceptOk(T0 + 3), mediaConnected(T0 + 4), hangup(T0 + 5), endResult(T0 + 6, 'done')]);
+    expect(changed.map(outcomeOf)).toEqual(['ringing', 'answering', 'answering', 'connecting', 'active', 'ended:completed/agent', 'ended:completed/agent']);
   });
 });
 
@@ -912,6 +1769,25 @@ describe('pruneBook', () => {
     const late = applyAll([terminated(T0 + 10_002 + TOMBSTONE_TTL_MS), incoming(T0 + 10_003 + TOMBSTONE_TTL_MS)], pruned);
     expect(late.changed).toEqual([]);
     expect(late.book.pending).toEqual({});
+  });
+
+  it('keeps an ended call the gateway is still owed however old it is; drops a settled leftover at once, keeping its tombstone', () => {
+    const { book } = applyAll([
+      incoming(T0),
+      answer(T0 + 1),
+      claimResult(T0 + 2, 'won'),
+      acceptOk(T0 + 3),
+      hangup(T0 + 4),
+      endResult(T0 + 5, 'unreached'),
+      leftover(T0 + 6, 'terminate'),
+      claimResult(T0 + 7, 'lost', LEFT_LOCAL),
+    ]);
+    const pruned = pruneBook(book, T0 + 10 * TOMBSTONE_TTL_MS);
+    expect(Object.keys(pruned.calls)).toEqual([IN_LOCAL]);
+    expect(pruned.calls[IN_LOCAL]).toMatchObject({ owed: 'terminate' });
+    const soon = pruneBook(book, T0 + 8);
+    expect(soon.calls[LEFT_LOCAL]).toBeUndefined();
+    expect(soon.tombstones[LEFT_ID]).toBe(T0 + 6);
   });
 
   it('drops tombstones past their time', () => {
@@ -950,6 +1826,8 @@ const REMOTE_POOL = (at: number): CallEvent[] => [
   terminated(at, { timestamp: T0 + 40_000, durationSec: 25 }),
   terminated(at, { timestamp: T0 + 40_000, status: 'FAILED', errors: [{ code: 138020, message: 'Relay timeout' }] }),
   claimed(at),
+  claimed(at, IN_ID, true),
+  claimed(at, IN_ID, false),
   status(at, 'RINGING', IN_ID),
   status(at, 'ACCEPTED', IN_ID),
   status(at, 'REJECTED', IN_ID),
@@ -957,13 +1835,24 @@ const REMOTE_POOL = (at: number): CallEvent[] => [
 ];
 const LOCAL_POOL = (at: number): CallEvent[] => [
   answer(at),
+  answer(at, IN_LOCAL, 'rq-p'),
   acceptOk(at),
   acceptFailed(at),
+  acceptFailed(at, IN_LOCAL, ACCEPT_TIMEOUT),
   decline(at),
   hangup(at),
   mediaConnected(at),
   mediaFailed(at),
-  ringTimeout(at),
+  deadline(at),
+  claimResult(at, 'won'),
+  claimResult(at, 'lost'),
+  claimResult(at, 'unknown'),
+  declineResult(at, true),
+  declineResult(at, false),
+  declineResult(at, undefined),
+  endResult(at, 'done'),
+  endResult(at, 'refused'),
+  endResult(at, 'unreached'),
 ];
 
 /** Picks from a pool by index, so a run holds repeats in any order. */
@@ -980,6 +1869,7 @@ function checkIncomingRun(indices: number[], pool: (at: number) => CallEvent[]):
     const again = applyCallEvent(next, ev);
     expect(again.book).toBe(next);
     expect(again.changed).toEqual([]);
+    expect(again.effects.filter((e) => e.kind !== 'reply')).toEqual([]);
 
     book = next;
     if (ev.type === 'remote.terminated') terminateApplied = true;
@@ -994,6 +1884,15 @@ function checkIncomingRun(indices: number[], pool: (at: number) => CallEvent[]):
       endedAs = outcomeOf(call);
     }
   });
+}
+
+/** Whether `after` is `before` with at most the refinements an ended call allows: the gateway's talk time, a rejection. */
+function isRefinementOf(before: CallState, after: CallState): boolean {
+  if (before.phase !== 'ended' || after.phase !== 'ended') return false;
+  const a = publicCall(before);
+  const b = publicCall(after);
+  const norm = (c: CallState) => (c.phase === 'ended' ? { ...c, durationSec: 0, end: c.end.kind === 'rejected' ? { kind: 'no_answer' } : c.end } : c);
+  return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
 }
 
 describe('properties', () => {
@@ -1018,10 +1917,13 @@ describe('properties', () => {
     const story = [incoming(0), claimed(0), terminated(0, { durationSec: 33 })];
     fc.assert(
       fc.property(fc.shuffledSubarray([0, 1, 2, 0, 1, 2], { minLength: 6, maxLength: 6 }), (order) => {
-        const { book } = applyAll(order.map((i, step) => ({ ...story[i]!, at: T0 + step * 500 })));
+        const { book, effects } = applyAll(order.map((i, step) => ({ ...story[i]!, at: T0 + step * 500 })));
         const call = book.calls[IN_LOCAL];
         expect(call === undefined || outcomeOf(call) === 'ended:answered_elsewhere').toBe(true);
         expect(liveCalls(book)).toEqual([]);
+        // A colleague's call: nothing asked of the relay or the gateway, nothing owed after a crash.
+        expect(effects.filter((e) => e.kind !== 'deadline')).toEqual([]);
+        expect(owedOnCrash(book)).toEqual([]);
       }),
       { numRuns: 2_000 },
     );
@@ -1035,11 +1937,14 @@ describe('properties', () => {
       ...LOCAL_POOL(at),
       dial(at),
       initiateOk(at),
-      dialTimeout(at),
+      initiateFailed(at),
+      deadline(at, OUT_LOCAL),
       status(at, 'RINGING'),
       answered(at),
       hangup(at, OUT_LOCAL),
       mediaConnected(at, OUT_LOCAL),
+      claimResult(at, 'won', OUT_LOCAL),
+      endResult(at, 'done', OUT_LOCAL),
     ];
     const size = events(0).length;
     fc.assert(
@@ -1047,9 +1952,17 @@ describe('properties', () => {
         let call: CallState | undefined;
         indices.forEach((index, step) => {
           const ev = events(T0 + step * 1_000)[index]!;
-          const next = reduceCall(call, ev);
-          expect(reduceCall(next, ev)).toBe(next);
-          if (call?.phase === 'ended') expect(next?.phase).toBe('ended');
+          const next = reduceCall(call, ev).state;
+          const again = reduceCall(next, ev);
+          expect(again.state).toBe(next);
+          expect(again.effects.filter((e) => e.kind !== 'reply')).toEqual([]);
+          if (call?.phase === 'ended') {
+            expect(next?.phase).toBe('ended');
+            // What the agent sees of an ended call changes only by a refinement.
+            if (next !== undefined && JSON.stringify(publicCall(next)) !== JSON.stringify(publicCall(call))) {
+              expect(isRefinementOf(call, next) || (ev.type === 'local.initiate_ok' && call.callId === undefined)).toBe(true);
+            }
+          }
           if (call !== undefined) expect(next).toBeDefined();
           call = next;
         });

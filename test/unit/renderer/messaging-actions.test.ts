@@ -1,38 +1,16 @@
-// The controller's message flows against an in-memory SoftphoneApi that answers like the main
-// process does: nothing typed is lost on an error, a closed window points to a template, a send
-// clears the form, and the customer of a call becomes the contact in view.
+// The messages domain against an in-memory SoftphoneApi that answers like the main process does:
+// nothing typed is lost on an error, a closed window points to a template, and a send clears the form.
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { CommandName, CommandParams, CommandResults, SoftphoneApi } from '../../../shared/api';
+import type { SoftphoneApi } from '../../../shared/api';
 import type { Conversation } from '../../../shared/conversation';
-import { err, ok, type Result } from '../../../shared/result';
-import { permanentLink } from '../../../renderer/bridge/host-link';
-import { SoftphoneController } from '../../../renderer/app/softphone-controller';
+import { err, ok } from '../../../shared/result';
+import { MessagingActions } from '../../../renderer/app/messaging-actions';
 import { messageErrorText } from '../../../renderer/error-texts';
 import { appStore, resetStore } from '../../../renderer/store/store';
-import type { MediaEngine } from '../../../renderer/webrtc/media-engine';
-import { T0, active } from './fixtures';
+import { fakeApi, type Answers } from './fake-api';
+import { T0 } from './fixtures';
 
 const ADA = '447700900123';
-
-type Answers = { [N in CommandName]?: (params: CommandParams<N>) => Result<CommandResults[N]> };
-
-function fakeApi(answers: Answers): { api: SoftphoneApi; calls: { name: string; params: unknown }[] } {
-  const calls: { name: string; params: unknown }[] = [];
-  const api = new Proxy({} as SoftphoneApi, {
-    get(_target, key: string) {
-      if (key.startsWith('on')) return () => () => undefined;
-      return async (params: unknown) => {
-        calls.push({ name: key, params });
-        const answer = (answers as Record<string, ((p: unknown) => Result<unknown>) | undefined>)[key];
-        return answer ? answer(params) : err('not_available', `${key} is not part of this test`);
-      };
-    },
-  });
-  return { api, calls };
-}
-
-/** The media engine's part the controller touches for calls; these tests make no media. */
-const engine = { onCall: () => undefined, reconcile: () => undefined, closeAll: () => undefined, has: () => false } as unknown as MediaEngine;
 
 const conversation = (open: boolean): Conversation => ({
   contact: ADA,
@@ -44,9 +22,9 @@ const conversation = (open: boolean): Conversation => ({
 
 const state = () => appStore.getState();
 
-function controllerWith(answers: Answers) {
+function messagingWith(answers: Answers) {
   const { api, calls } = fakeApi({ getConversation: () => ok(state().conversations[ADA] ?? conversation(false)), ...answers });
-  return { controller: new SoftphoneController({ api, link: permanentLink(), store: appStore, engine }), calls };
+  return { messaging: new MessagingActions({ api, store: appStore }), calls };
 }
 
 describe('sending from the composer', () => {
@@ -54,33 +32,33 @@ describe('sending from the composer', () => {
 
   it('keeps every word on an error and places it by field', async () => {
     state().applyConversation(conversation(true));
-    const { controller } = controllerWith({
+    const { messaging } = messagingWith({
       sendMessage: () => err('invalid_input', 'content.image.link: the server says the file is text/plain, not an image', { field: 'content.image.link' }),
     });
-    controller.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { type: 'image', link: 'https://e.com/a.png', caption: 'Parcel', filename: '' } }));
-    await controller.send(ADA);
+    messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { type: 'image', link: 'https://e.com/a.png', caption: 'Parcel', filename: '' } }));
+    await messaging.send(ADA);
     const draft = state().composers[ADA]!;
     expect(draft.media).toEqual({ type: 'image', link: 'https://e.com/a.png', caption: 'Parcel', filename: '' });
     expect(draft.serverErrors).toEqual({ 'image.link': 'the server says the file is text/plain, not an image' });
     expect(draft.busy).toBe(false);
     // Typing in the field clears its server error.
-    controller.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, link: 'https://e.com/b.png' } }), 'image.link');
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, link: 'https://e.com/b.png' } }), 'image.link');
     expect(state().composers[ADA]!.serverErrors).toEqual({});
   });
 
   it('checks locally first: a broken rule shows every error and nothing is asked of the main process', async () => {
     state().applyConversation(conversation(true));
-    const { controller, calls } = controllerWith({});
-    await controller.send(ADA);
+    const { messaging, calls } = messagingWith({});
+    await messaging.send(ADA);
     expect(state().composers[ADA]).toMatchObject({ showAllErrors: true, error: 'Not sent: check the highlighted fields.' });
     expect(calls.map((c) => c.name)).toEqual([]);
   });
 
   it('clears the text after a send, and says what the link check noticed', async () => {
     state().applyConversation(conversation(true));
-    const { controller, calls } = controllerWith({ sendMessage: () => ok({ messageId: 'wamid.1', contact: ADA, warnings: ['Unknown size'] }) });
-    controller.editComposer(ADA, (d) => ({ ...d, text: 'On its way' }), 'text.body');
-    await controller.send(ADA);
+    const { messaging, calls } = messagingWith({ sendMessage: () => ok({ messageId: 'wamid.1', contact: ADA, warnings: ['Unknown size'] }) });
+    messaging.editComposer(ADA, (d) => ({ ...d, text: 'On its way' }), 'text.body');
+    await messaging.send(ADA);
     expect(calls.at(-1)).toEqual({ name: 'sendMessage', params: { to: ADA, content: { type: 'text', text: { body: 'On its way' } } } });
     expect(state().composers[ADA]).toMatchObject({ text: '', notice: 'Sent. Unknown size', error: null });
   });
@@ -90,12 +68,12 @@ describe('sending from the composer', () => {
     let answer: (r: ReturnType<typeof ok>) => void = () => undefined;
     const { api } = fakeApi({});
     const slow = { ...api, sendMessage: () => new Promise((resolve) => (answer = resolve)) } as unknown as SoftphoneApi;
-    const controller = new SoftphoneController({ api: slow, link: permanentLink(), store: appStore, engine });
-    controller.editComposer(ADA, (d) => ({ ...d, text: 'First' }));
-    const sending = controller.send(ADA);
+    const messaging = new MessagingActions({ api: slow, store: appStore });
+    messaging.editComposer(ADA, (d) => ({ ...d, text: 'First' }));
+    const sending = messaging.send(ADA);
     expect(state().composers[ADA]!.busy).toBe(true);
-    await controller.send(ADA); // a second Enter while busy sends nothing
-    controller.editComposer(ADA, (d) => ({ ...d, text: 'Second thought' }), 'text.body');
+    await messaging.send(ADA); // a second Enter while busy sends nothing
+    messaging.editComposer(ADA, (d) => ({ ...d, text: 'Second thought' }), 'text.body');
     answer(ok({ messageId: 'wamid.1', contact: ADA, warnings: [] }));
     await sending;
     expect(state().composers[ADA]).toMatchObject({ text: 'Second thought', busy: false });
@@ -103,17 +81,17 @@ describe('sending from the composer', () => {
 
   it('keeps the text when the gateway says the window closed', async () => {
     state().applyConversation(conversation(true));
-    const { controller } = controllerWith({ sendMessage: () => err('window_closed', 'closed', { gatewayCode: 131047 }) });
-    controller.editComposer(ADA, (d) => ({ ...d, text: 'Still there?' }));
-    await controller.send(ADA);
+    const { messaging } = messagingWith({ sendMessage: () => err('window_closed', 'closed', { gatewayCode: 131047 }) });
+    messaging.editComposer(ADA, (d) => ({ ...d, text: 'Still there?' }));
+    await messaging.send(ADA);
     expect(state().composers[ADA]).toMatchObject({ text: 'Still there?', error: expect.stringContaining('24-hour conversation window is closed') });
   });
 
   it('sends the call button variant through sendCallButton, with its own fields', async () => {
     state().applyConversation(conversation(true));
-    const { controller, calls } = controllerWith({ sendCallButton: () => ok({ messageId: 'wamid.2', contact: ADA, warnings: [] }) });
-    controller.editComposer(ADA, (d) => ({ ...d, tab: 'interactive', interactive: { ...d.interactive, variant: 'voice_call', callTtlMinutes: '15' } }));
-    await controller.send(ADA);
+    const { messaging, calls } = messagingWith({ sendCallButton: () => ok({ messageId: 'wamid.2', contact: ADA, warnings: [] }) });
+    messaging.editComposer(ADA, (d) => ({ ...d, tab: 'interactive', interactive: { ...d.interactive, variant: 'voice_call', callTtlMinutes: '15' } }));
+    await messaging.send(ADA);
     expect(calls.at(-1)).toEqual({ name: 'sendCallButton', params: { to: ADA, displayText: 'Call us', ttlMinutes: 15 } });
   });
 });
@@ -123,7 +101,7 @@ describe('templates and the permission request', () => {
 
   it('a pasted payload becomes one value per variable, with the contact as recipient', async () => {
     const paste = '{"type":"template","to":"<USER_PHONE_NUMBER>","template":{"name":"t","language":{"code":"en"},"components":[{"type":"body","parameters":[{"type":"text","text":"{{1}}"}]}]}}';
-    const { controller, calls } = controllerWith({
+    const { messaging, calls } = messagingWith({
       parseTemplate: ({ pasted }) => {
         expect(pasted).toBe(paste);
         return ok({
@@ -136,42 +114,28 @@ describe('templates and the permission request', () => {
       },
       sendTemplate: () => ok({ messageId: 'wamid.3', contact: ADA, warnings: [] }),
     });
-    await controller.pasteTemplate(ADA, paste);
+    await messaging.pasteTemplate(ADA, paste);
     const draft = state().composers[ADA]!;
     expect(draft.tab).toBe('template');
     expect(draft.template).toMatchObject({ to: '+44 7700 900123', values: { 'template.components[0].parameters[0].text': '' }, parseError: null });
-    controller.editComposer(ADA, (d) => ({ ...d, template: { ...d.template, values: { 'template.components[0].parameters[0].text': 'Ada' } } }));
-    await controller.send(ADA);
+    messaging.editComposer(ADA, (d) => ({ ...d, template: { ...d.template, values: { 'template.components[0].parameters[0].text': 'Ada' } } }));
+    await messaging.send(ADA);
     expect(calls.at(-1)).toMatchObject({ name: 'sendTemplate', params: { to: '+44 7700 900123', values: { 'template.components[0].parameters[0].text': 'Ada' } } });
   });
 
   it('shows why a paste is not a template, keeping the paste', async () => {
-    const { controller } = controllerWith({ parseTemplate: () => err('invalid_input', 'The pasted text is not valid JSON at line 1, column 2', { field: 'payload' }) });
-    await controller.pasteTemplate(ADA, '{oops');
+    const { messaging } = messagingWith({ parseTemplate: () => err('invalid_input', 'The pasted text is not valid JSON at line 1, column 2', { field: 'payload' }) });
+    await messaging.pasteTemplate(ADA, '{oops');
     expect(state().composers[ADA]!.template).toMatchObject({ pasted: '{oops', draft: null, parseError: 'The pasted text is not valid JSON at line 1, column 2' });
   });
 
   it('outside the window the permission request opens the Template tab instead of sending', async () => {
     state().applyConversation(conversation(false));
-    const { controller, calls } = controllerWith({});
-    await controller.requestCallPermission(ADA);
+    const { messaging, calls } = messagingWith({});
+    await messaging.requestCallPermission(ADA);
     expect(state().composers[ADA]!.tab).toBe('template');
     expect(state().contactNotice).toMatchObject({ contact: ADA, tone: 'error', text: expect.stringContaining('template') });
     expect(calls.map((c) => c.name)).toEqual([]);
-  });
-});
-
-describe('the contact in view', () => {
-  beforeEach(() => resetStore());
-
-  it('follows the customer of a call the agent takes on, once', () => {
-    const { controller } = controllerWith({});
-    controller.selectContact('14155550123');
-    controller.applyCall(active('wacid.7', T0));
-    expect(state().selectedContact).toBe(ADA);
-    controller.selectContact('14155550123');
-    controller.applyCall(active('wacid.7', T0)); // the same call again: the agent's choice stays
-    expect(state().selectedContact).toBe('14155550123');
   });
 });
 

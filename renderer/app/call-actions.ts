@@ -1,0 +1,207 @@
+// The calls domain: the one owner of call commands in the renderer (style.md 14). The dialer, the
+// incoming-call card and the current-call panel call these; the ringtone follows ringing calls and
+// the level meters are polled from the media engine while a call has media.
+import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
+import { hasBusyCall, type CallState } from '../../shared/call-state';
+import { createLogger } from '../../shared/log';
+import { formatPhoneNumber, normalisePhoneNumber } from '../../shared/phone';
+import { errorText } from '../../shared/result';
+import type { StoreApi } from 'zustand/vanilla';
+import { errorMessage } from '../error-texts';
+import { currentCall } from '../store/call-list';
+import type { AppState } from '../store/store';
+import type { MediaEngine, MediaFact } from '../webrtc/media-engine';
+
+const log = createLogger('calls');
+
+const LEVEL_POLL_MS = 200;
+
+export interface RingtonePlayer {
+  start(): void;
+  stop(): void;
+}
+
+/** The part of the media engine the calls domain drives. */
+export type CallMedia = Pick<
+  MediaEngine,
+  'onCall' | 'reconcile' | 'answerFor' | 'connect' | 'prepareOutgoing' | 'onFact' | 'noteTiming' | 'close' | 'closeAll' | 'setMuted' | 'sendDtmf' | 'has' | 'levels'
+>;
+
+export interface CallActionsDeps {
+  api: Pick<SoftphoneApi, 'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'reportMedia'>;
+  store: StoreApi<AppState>;
+  engine: CallMedia;
+  ringtone?: RingtonePlayer | undefined;
+}
+
+export class CallActions {
+  private readonly api: CallActionsDeps['api'];
+  private readonly store: StoreApi<AppState>;
+  private readonly engine: CallMedia;
+  private readonly ringtone: RingtonePlayer | undefined;
+
+  constructor(deps: CallActionsDeps) {
+    this.api = deps.api;
+    this.store = deps.store;
+    this.engine = deps.engine;
+    this.ringtone = deps.ringtone;
+  }
+
+  private get state(): AppState {
+    return this.store.getState();
+  }
+
+  /** Rings while a call rings, polls the levels and reports media facts; stopping also releases all media. */
+  start(): Unsubscribe {
+    const stops: Unsubscribe[] = [];
+    stops.push(this.engine.onFact((fact) => void this.reportMedia(fact)));
+    stops.push(this.store.subscribe((s, before) => this.followRinging(s.calls, before.calls)));
+    this.followRinging(this.state.calls, {});
+
+    const poll = setInterval(() => void this.pollLevels(), LEVEL_POLL_MS);
+    stops.push(() => clearInterval(poll));
+
+    return () => {
+      for (const stop of stops.splice(0)) stop();
+      this.ringtone?.stop();
+      this.engine.closeAll();
+    };
+  }
+
+  /** A call as the store now holds it: the media engine follows it. */
+  callChanged(call: CallState): void {
+    this.engine.onCall(call);
+  }
+
+  /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
+  callsReloaded(calls: readonly CallState[]): void {
+    this.engine.reconcile(calls);
+  }
+
+  // ---- dialer ----
+
+  setDialInput(value: string): void {
+    this.state.setDialInput(value);
+    if (this.state.dialError) this.state.setDialError(null);
+  }
+
+  /**
+   * The Call button: the number is checked here first (nothing opens the microphone for a number
+   * that cannot be called), the media engine makes the complete offer, and one startCall places it.
+   */
+  async dial(): Promise<void> {
+    const s = this.state;
+    if (s.dialBusy || hasBusyCall(Object.values(s.calls))) return;
+    const typed = normalisePhoneNumber(s.dialInput, s.settings?.defaultCountry);
+    if (!typed.ok) {
+      s.setDialError(errorMessage(typed.error));
+      return;
+    }
+    s.setDialBusy(true);
+    s.setDialError(null);
+    s.setCallNotice(null);
+    const localId = `out:${crypto.randomUUID()}`;
+    try {
+      const offer = await this.engine.prepareOutgoing(localId);
+      if (!offer.ok) {
+        this.state.setDialError(errorMessage(offer.error));
+        return;
+      }
+      const started = await this.api.startCall({ localId, to: s.dialInput, sdp: offer.value.sdp });
+      if (!started.ok) {
+        this.engine.close(localId);
+        this.state.setDialError(errorMessage(started.error));
+      }
+      // The customer's answer comes with the call's push; the engine applies it.
+    } finally {
+      this.state.setDialBusy(false);
+    }
+  }
+
+  /** A recent call: its number goes into the dialer, formatted as people type it. */
+  useNumber(number: string): void {
+    this.setDialInput(formatPhoneNumber(number));
+  }
+
+  // ---- calls ----
+
+  /**
+   * The Answer button: one command carrying the answer made while the call rang. Main claims the
+   * call, then accepts; on success the media engine lets ICE start. Resolves once that is decided
+   * (the card re-enables its buttons if the call is still ringing).
+   */
+  async answer(localId: string): Promise<void> {
+    const call = this.state.calls[localId];
+    if (!call || call.direction !== 'incoming' || call.phase !== 'ringing') return;
+    this.state.setCallNotice(null);
+    this.ringtone?.stop();
+    const clicked = performance.now();
+    const prepared = await this.engine.answerFor(call);
+    // No answer, no command: the call goes on ringing here (and for colleagues), with the reason shown.
+    if (!prepared.ok) return;
+    this.engine.noteTiming(localId, { answerToAcceptMs: Math.round(performance.now() - clicked) });
+    const answered = await this.api.answerCall({ localId, sdp: prepared.value.sdp });
+    if (answered.ok) {
+      this.engine.connect(localId);
+      return;
+    }
+    // Nothing reached the customer: the candidates were never added. A colleague's call says it all
+    // through its outcome ("Answered by another agent"); anything else is shown.
+    this.engine.close(localId);
+    if (answered.error.code !== 'answered_elsewhere') this.state.setCallNotice({ localId, text: errorMessage(answered.error) });
+  }
+
+  async decline(localId: string): Promise<void> {
+    const result = await this.api.declineCall({ localId });
+    if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+  }
+
+  async hangUp(localId: string): Promise<void> {
+    const request = this.api.hangUp({ localId });
+    // The agent wants silence now, whatever the gateway says.
+    this.engine.close(localId);
+    const result = await request;
+    if (!result.ok && result.error.code !== 'not_found') this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+  }
+
+  toggleMute(localId: string): void {
+    const muted = !this.state.muted[localId];
+    this.state.setMuted(localId, muted);
+    this.engine.setMuted(localId, muted);
+  }
+
+  sendDtmf(localId: string, tone: string): boolean {
+    return this.engine.sendDtmf(localId, tone);
+  }
+
+  // ---- internals ----
+
+  /** A media fact from the engine, for the main process (media failed ends the call there). */
+  private async reportMedia(fact: MediaFact): Promise<void> {
+    const result = await this.api.reportMedia(fact);
+    if (!result.ok && result.error.code !== 'not_found') log.warn('a media fact was not taken', { localId: fact.localId, code: result.error.code });
+  }
+
+  private followRinging(calls: AppState['calls'], before: AppState['calls']): void {
+    if (calls === before || !this.ringtone) return;
+    const ringing = Object.values(calls).some((c) => c.phase === 'ringing');
+    if (ringing) this.ringtone.start();
+    else this.ringtone.stop();
+  }
+
+  private async pollLevels(): Promise<void> {
+    const call = currentCall(this.state.calls, Date.now());
+    if (!call || call.phase === 'ended' || !this.engine.has(call.localId)) {
+      this.state.setLevels({ mic: 0, customer: 0 });
+      return;
+    }
+    try {
+      const levels = await this.engine.levels(call.localId);
+      this.state.setLevels({ mic: round2(levels.mic), customer: round2(levels.customer) });
+    } catch (e) {
+      log.debug('reading levels failed', { problem: errorText(e) });
+    }
+  }
+}
+
+const round2 = (v: number): number => Math.round(v * 100) / 100;

@@ -1,0 +1,20 @@
+// React's way to the domains: one hook per domain, so that a component names what it acts on.
+import { createContext, useContext } from 'react';
+import type { CallActions } from './call-actions';
+import type { Controllers } from './controllers';
+import type { MessagingActions } from './messaging-actions';
+import type { SandboxActions } from './sandbox-actions';
+import type { SettingsActions } from './settings-actions';
+
+export const ControllersContext = createContext<Controllers | null>(null);
+
+function useControllers(): Controllers {
+  const controllers = useContext(ControllersContext);
+  if (!controllers) throw new Error('a domain hook was used outside ControllersContext');
+  return controllers;
+}
+
+export const useCallActions = (): CallActions => useControllers().calls;
+export const useMessaging = (): MessagingActions => useControllers().messaging;
+export const useSettingsActions = (): SettingsActions => useControllers().settings;
+export const useSandboxActions = (): SandboxActions => useControllers().sandbox;

@@ -1,0 +1,91 @@
+// The settings domain: the settings form (save, use the sandbox) and the agent's presence.
+import type { PresenceChoice, SoftphoneApi } from '../../shared/api';
+import type { StoreApi } from 'zustand/vanilla';
+import { parsePresence, parseSettings } from '../bridge/payload-schemas';
+import { errorMessage } from '../error-texts';
+import { SETTINGS_FIELDS, draftFromSettings, settingsErrorsFrom, validateDraft, type SettingsField } from '../store/settings-form';
+import type { AppState } from '../store/store';
+
+export interface SettingsActionsDeps {
+  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'setPresence'>;
+  store: StoreApi<AppState>;
+}
+
+export class SettingsActions {
+  private readonly api: SettingsActionsDeps['api'];
+  private readonly store: StoreApi<AppState>;
+
+  constructor(deps: SettingsActionsDeps) {
+    this.api = deps.api;
+    this.store = deps.store;
+  }
+
+  private get state(): AppState {
+    return this.store.getState();
+  }
+
+  // ---- presence ----
+
+  /** The presence control: available or do not disturb (the main process adds "on a call" itself). */
+  async setPresence(choice: PresenceChoice): Promise<void> {
+    const result = await this.api.setPresence({ status: choice });
+    if (!result.ok) {
+      this.state.setPresenceError(errorMessage(result.error));
+      return;
+    }
+    const presence = parsePresence(result.value);
+    if (presence.ok) this.state.setPresence(presence.value);
+  }
+
+  // ---- settings ----
+
+  editSettings(field: SettingsField, value: string): void {
+    this.state.editSettings(field, value);
+  }
+
+  /** Returns the first field with an error, for the form to move focus to. */
+  async saveSettings(): Promise<SettingsField | null> {
+    const form = this.state.settingsForm;
+    if (form.busy) return null;
+    const checked = validateDraft(form.draft);
+    if (!checked.ok) {
+      this.state.setSettingsForm({ errors: checked.errors, formError: null, status: null });
+      return firstField(checked.errors);
+    }
+    this.state.setSettingsForm({ busy: true, errors: {}, formError: null, status: null });
+    const result = await this.api.saveSettings({ settings: checked.input });
+    if (!result.ok) {
+      const placed = settingsErrorsFrom(result.error);
+      const formError = placed.form === null ? null : result.error.code === 'invalid_input' ? placed.form : errorMessage(result.error);
+      this.state.setSettingsForm({ busy: false, errors: placed.fields, formError });
+      return firstField(placed.fields);
+    }
+    this.adoptSettings(result.value, 'Settings saved.');
+    return null;
+  }
+
+  async useSandbox(): Promise<void> {
+    this.state.setSettingsForm({ busy: true, formError: null, status: null });
+    const result = await this.api.clearSettings({});
+    if (!result.ok) {
+      this.state.setSettingsForm({ busy: false, formError: errorMessage(result.error) });
+      return;
+    }
+    this.adoptSettings(result.value, 'The account was forgotten: you are in the sandbox.');
+  }
+
+  private adoptSettings(value: unknown, status: string): void {
+    const settings = parseSettings(value);
+    if (!settings.ok) {
+      this.state.setSettingsForm({ busy: false, formError: 'The softphone service answered with settings this window cannot read.' });
+      return;
+    }
+    // Saved: the secrets leave the form (blank means "keep the stored one").
+    this.state.setSettingsForm({ busy: false, dirty: false, errors: {}, formError: null, status, draft: draftFromSettings(settings.value) });
+    this.state.setSettings(settings.value);
+  }
+}
+
+function firstField(errors: Partial<Record<SettingsField, string>>): SettingsField | null {
+  return SETTINGS_FIELDS.find((f) => errors[f] !== undefined) ?? null;
+}

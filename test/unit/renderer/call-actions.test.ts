@@ -1,0 +1,151 @@
+// The calls domain is the one owner of call commands in the renderer: one command per click, the
+// media engine only asked for media. The engine here is a recording double (no media is made in
+// unit tests; the real engine runs end to end in Chromium); the API is the in-memory fake host.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CallActions, type CallMedia } from '../../../renderer/app/call-actions';
+import { appStore, resetStore } from '../../../renderer/store/store';
+import type { MediaFact } from '../../../renderer/webrtc/media-engine';
+import type { CallState } from '../../../shared/call-state';
+import { err, ok, type Result } from '../../../shared/result';
+import { fakeApi, type Answers } from './fake-api';
+import { accountSettings, ringing } from './fixtures';
+
+const ANSWER_SDP = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\n';
+const OFFER_SDP = 'v=0\r\no=- 5 6 IN IP4 127.0.0.1\r\n';
+
+function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Result<{ sdp: string }> } = {}) {
+  const log: string[] = [];
+  const facts = new Set<(fact: MediaFact) => void>();
+  const engine: CallMedia = {
+    onCall: () => undefined,
+    reconcile: () => undefined,
+    answerFor: async (call) => {
+      log.push(`answerFor ${call.localId}`);
+      return options.answer ?? ok({ sdp: ANSWER_SDP });
+    },
+    connect: (localId) => void log.push(`connect ${localId}`),
+    prepareOutgoing: async (localId) => {
+      log.push(`prepareOutgoing ${localId}`);
+      return options.offer ?? ok({ sdp: OFFER_SDP });
+    },
+    onFact: (listener) => {
+      facts.add(listener);
+      return () => facts.delete(listener);
+    },
+    noteTiming: () => undefined,
+    close: (localId) => void log.push(`close ${localId}`),
+    closeAll: () => void log.push('closeAll'),
+    setMuted: (localId, muted) => void log.push(`mute ${localId} ${muted}`),
+    sendDtmf: () => true,
+    has: () => false,
+    levels: async () => ({ mic: 0, customer: 0 }),
+  };
+  return { engine, log, fact: (f: MediaFact) => facts.forEach((l) => l(f)) };
+}
+
+function setUp(answers: Answers, engineOptions: Parameters<typeof recordingEngine>[0] = {}) {
+  const host = fakeApi(answers);
+  const media = recordingEngine(engineOptions);
+  const actions = new CallActions({ api: host.api, store: appStore, engine: media.engine });
+  stops.push(actions.start());
+  return { ...host, ...media, actions };
+}
+
+const stops: Array<() => void> = [];
+const state = () => appStore.getState();
+const withRinging = (call: CallState = ringing('wacid.1')) => state().applyCall(call);
+
+describe('CallActions', () => {
+  beforeEach(() => resetStore());
+  afterEach(() => {
+    for (const stop of stops.splice(0)) stop();
+  });
+
+  it('Answer is one command carrying the prepared answer; ICE starts only once it succeeds', async () => {
+    const t = setUp({ answerCall: () => ok(null) });
+    withRinging();
+    await t.actions.answer('in:wacid.1');
+    expect(t.calls).toEqual([{ name: 'answerCall', params: { localId: 'in:wacid.1', sdp: ANSWER_SDP } }]);
+    expect(t.log).toEqual(['answerFor in:wacid.1', 'connect in:wacid.1']);
+  });
+
+  it('a colleague who won the claim: the media is released without a word (the outcome says it)', async () => {
+    const t = setUp({ answerCall: () => err('answered_elsewhere', 'Answered by another agent') });
+    withRinging();
+    await t.actions.answer('in:wacid.1');
+    expect(t.log).toEqual(['answerFor in:wacid.1', 'close in:wacid.1']);
+    expect(state().callNotice).toBeNull();
+  });
+
+  it('a refused answer is shown on the call, and ICE never starts', async () => {
+    const t = setUp({ answerCall: () => err('gateway_error', 'Invalid parameter', { gatewayCode: 100 }) });
+    withRinging();
+    await t.actions.answer('in:wacid.1');
+    expect(t.log).toEqual(['answerFor in:wacid.1', 'close in:wacid.1']);
+    expect(state().callNotice).toMatchObject({ localId: 'in:wacid.1' });
+  });
+
+  it('sends no command when there is no answer to send (the microphone was refused): the call rings on', async () => {
+    const t = setUp({ answerCall: () => ok(null) }, { answer: err('media_failed', 'Microphone access was denied.') });
+    withRinging();
+    await t.actions.answer('in:wacid.1');
+    expect(t.calls).toEqual([]);
+    expect(t.log).toEqual(['answerFor in:wacid.1']);
+  });
+
+  it('answers only a ringing call', async () => {
+    const t = setUp({ answerCall: () => ok(null) });
+    await t.actions.answer('in:nope');
+    state().applyCall({ ...ringing('wacid.2'), phase: 'answering', answeredAt: 1 });
+    await t.actions.answer('in:wacid.2');
+    expect(t.calls).toEqual([]);
+  });
+
+  it('Call checks the number before any media, then places the call with one command carrying the offer', async () => {
+    const t = setUp({ startCall: ({ localId }) => ok({ localId, to: '447400123456', callId: 'wacid.out-1' }) });
+    state().setSettings(accountSettings);
+    state().setDialInput('12ab');
+    await t.actions.dial();
+    expect(t.log).toEqual([]);
+    expect(t.calls).toEqual([]);
+    expect(state().dialError).not.toBeNull();
+
+    state().setDialInput('+44 7400 123456');
+    await t.actions.dial();
+    expect(t.calls).toHaveLength(1);
+    const sent = t.calls[0]!;
+    expect(sent.name).toBe('startCall');
+    const params = sent.params as { localId: string; to: string; sdp: string };
+    expect(params).toEqual({ localId: expect.stringMatching(/^out:[0-9a-f-]{36}$/), to: '+44 7400 123456', sdp: OFFER_SDP });
+    expect(t.log).toEqual([`prepareOutgoing ${params.localId}`]);
+    expect(state().dialError).toBeNull();
+    expect(state().dialBusy).toBe(false);
+  });
+
+  it('releases the media of a call the gateway refused, and says why', async () => {
+    const t = setUp({ startCall: () => err('no_call_permission', 'No approved call permission from the recipient', { gatewayCode: 138006 }) });
+    state().setDialInput('+44 7400 123456');
+    await t.actions.dial();
+    const { localId } = t.calls[0]!.params as { localId: string };
+    expect(t.log).toEqual([`prepareOutgoing ${localId}`, `close ${localId}`]);
+    expect(state().dialError).not.toBeNull();
+  });
+
+  it('reports the media facts to the main process', async () => {
+    const t = setUp({ reportMedia: () => ok(null) });
+    t.fact({ localId: 'in:wacid.1', state: 'connected' });
+    t.fact({ localId: 'in:wacid.1', state: 'failed', reason: 'ICE failed' });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(t.calls).toEqual([
+      { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'connected' } },
+      { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'failed', reason: 'ICE failed' } },
+    ]);
+  });
+
+  it('Hang up releases the media at once and sends one hangUp', async () => {
+    const t = setUp({ hangUp: () => ok(null) });
+    await t.actions.hangUp('in:wacid.1');
+    expect(t.calls).toEqual([{ name: 'hangUp', params: { localId: 'in:wacid.1' } }]);
+    expect(t.log).toEqual(['close in:wacid.1']);
+  });
+});
