@@ -297,11 +297,11 @@ export class CallCoordinator {
     const before = this.book;
     const { book, changed, effects } = applyCallEvent(before, ev);
     this.book = book;
-    if (changed.length > 0) this.persistLive();
     // Requests first: a claim or an accept on the answer path should not queue behind pushes and
-    // presence reports (none of them waits for the other).
+    // presence reports (none of them waits for the other); the file last, it is for a crash only.
     for (const effect of effects) this.run(effect);
     for (const call of changed) this.announce(call, before.calls[call.localId], ev);
+    if (changed.length > 0) this.persistLive();
     return changed;
   }
 
