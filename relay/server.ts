@@ -147,10 +147,6 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   // Slow senders cannot hold a webhook request open forever; SSE responses are unaffected.
   server.headersTimeout = 15_000;
   server.requestTimeout = 60_000;
-  // An agent's claim sits on the answer path: its connection must still be open when the agent
-  // presses Answer. Presence refreshes every 20 s keep it in use; Node's default of 5 s would close
-  // it between calls, and a new connection at Answer costs the customer several milliseconds.
-  server.keepAliveTimeout = 65_000;
 
   try {
     await listen(server, options.port ?? 0, host);
