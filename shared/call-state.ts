@@ -676,6 +676,15 @@ const sameDelivery = (a: RemoteCallEvent, b: RemoteCallEvent): boolean => JSON.s
 const unchanged = (book: CallBook, effects: CallEffect[] = []): BookChange => ({ book, changed: [], effects });
 
 export function applyCallEvent(book: CallBook, ev: CallEvent): BookChange {
+  const change = applyDelivery(book, ev);
+  // Effects are settled against where the whole delivery left each call: an end that a replayed
+  // event made needless (a call hung up while its initiate was on its way, whose terminate had
+  // already come and waited) is not sent.
+  const effects = change.effects.filter((e) => e.kind !== 'end' || change.book.calls[e.localId]?.owed !== undefined);
+  return effects.length === change.effects.length ? change : { ...change, effects };
+}
+
+function applyDelivery(book: CallBook, ev: CallEvent): BookChange {
   if (isRemote(ev)) {
     const localId = book.byCallId[ev.callId];
     if (localId === undefined) {
@@ -712,11 +721,7 @@ export function applyCallEvent(book: CallBook, ev: CallEvent): BookChange {
   const first = applyToCall(book, ev.localId, ev);
   if (ev.type !== 'local.initiate_ok') return first;
   // Replay what arrived for this call id before we knew it was ours.
-  const replayed = finalOnly(replayPending(first, ev.callId, ev.localId, ev.at));
-  // A call hung up while its initiate was on its way is terminated once it has an id, unless a
-  // terminate was among what waited: the gateway has ended it already, and nothing is owed.
-  if (replayed.book.calls[ev.localId]?.owed !== undefined) return replayed;
-  return { ...replayed, effects: replayed.effects.filter((e) => e.kind !== 'end' || e.localId !== ev.localId) };
+  return finalOnly(replayPending(first, ev.callId, ev.localId, ev.at));
 }
 
 /** One change per call, its last: a call opened and ended by one delivery is reported ended, never ringing. */

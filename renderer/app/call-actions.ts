@@ -22,7 +22,7 @@ export interface RingtonePlayer {
 }
 
 /** The part of the media engine the calls domain drives. */
-export type CallMedia = Pick<
+export type MediaControls = Pick<
   MediaEngine,
   'onCall' | 'reconcile' | 'answerFor' | 'connect' | 'prepareOutgoing' | 'onFact' | 'noteTiming' | 'close' | 'closeAll' | 'setMuted' | 'sendDtmf' | 'has' | 'levels'
 >;
@@ -30,14 +30,14 @@ export type CallMedia = Pick<
 export interface CallActionsDeps {
   api: Pick<SoftphoneApi, 'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'reportMedia'>;
   store: StoreApi<AppState>;
-  engine: CallMedia;
+  engine: MediaControls;
   ringtone?: RingtonePlayer | undefined;
 }
 
 export class CallActions {
   private readonly api: CallActionsDeps['api'];
   private readonly store: StoreApi<AppState>;
-  private readonly engine: CallMedia;
+  private readonly engine: MediaControls;
   private readonly ringtone: RingtonePlayer | undefined;
 
   constructor(deps: CallActionsDeps) {

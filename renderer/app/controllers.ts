@@ -4,7 +4,7 @@ import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
 import type { StoreApi } from 'zustand/vanilla';
 import type { HostLink } from '../bridge/host-link';
 import type { AppState } from '../store/store';
-import { CallActions, type CallMedia, type RingtonePlayer } from './call-actions';
+import { CallActions, type MediaControls, type RingtonePlayer } from './call-actions';
 import { HostSync } from './host-sync';
 import { MessagingActions } from './messaging-actions';
 import { SandboxActions } from './sandbox-actions';
@@ -14,7 +14,7 @@ export interface ControllersDeps {
   api: SoftphoneApi;
   link: HostLink;
   store: StoreApi<AppState>;
-  engine: CallMedia;
+  engine: MediaControls;
   ringtone?: RingtonePlayer | undefined;
 }
 

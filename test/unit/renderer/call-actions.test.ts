@@ -2,7 +2,7 @@
 // media engine only asked for media. The engine here is a recording double (no media is made in
 // unit tests; the real engine runs end to end in Chromium); the API is the in-memory fake host.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CallActions, type CallMedia } from '../../../renderer/app/call-actions';
+import { CallActions, type MediaControls } from '../../../renderer/app/call-actions';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import type { MediaFact } from '../../../renderer/webrtc/media-engine';
 import type { CallState } from '../../../shared/call-state';
@@ -16,7 +16,7 @@ const OFFER_SDP = 'v=0\r\no=- 5 6 IN IP4 127.0.0.1\r\n';
 function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Result<{ sdp: string }> } = {}) {
   const log: string[] = [];
   const facts = new Set<(fact: MediaFact) => void>();
-  const engine: CallMedia = {
+  const engine: MediaControls = {
     onCall: () => undefined,
     reconcile: () => undefined,
     answerFor: async (call) => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Unsubscribe } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
 import { ok } from '../../../shared/result';
-import type { CallMedia } from '../../../renderer/app/call-actions';
+import type { MediaControls } from '../../../renderer/app/call-actions';
 import { createControllers } from '../../../renderer/app/controllers';
 import type { HostLink, HostLinkState } from '../../../renderer/bridge/host-link';
 import { appStore, resetStore } from '../../../renderer/store/store';
@@ -20,7 +20,7 @@ function recordingEngine() {
   const followed: CallState[] = [];
   const reconciled: string[][] = [];
   let closedAll = 0;
-  const engine: CallMedia = {
+  const engine: MediaControls = {
     onCall: (call) => void followed.push(call),
     reconcile: (calls) => void reconciled.push(calls.map((c) => c.localId)),
     answerFor: async () => ok({ sdp: 'v=0\r\n' }),
