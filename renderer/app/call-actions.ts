@@ -32,6 +32,11 @@ export interface CallActionsDeps {
   store: StoreApi<AppState>;
   engine: MediaControls;
   ringtone?: RingtonePlayer | undefined;
+  /**
+   * Runs work that follows a ring once the current task is over, i.e. after the store's subscribers
+   * have rendered the ringing card. Default: a zero-delay timer.
+   */
+  afterRender?: ((work: () => void) => void) | undefined;
 }
 
 export class CallActions {
@@ -39,12 +44,15 @@ export class CallActions {
   private readonly store: StoreApi<AppState>;
   private readonly engine: MediaControls;
   private readonly ringtone: RingtonePlayer | undefined;
+  private readonly afterRender: (work: () => void) => void;
+  private started = false;
 
   constructor(deps: CallActionsDeps) {
     this.api = deps.api;
     this.store = deps.store;
     this.engine = deps.engine;
     this.ringtone = deps.ringtone;
+    this.afterRender = deps.afterRender ?? ((work) => void setTimeout(work, 0));
   }
 
   private get state(): AppState {
@@ -53,6 +61,7 @@ export class CallActions {
 
   /** Rings while a call rings, polls the levels and reports media facts; stopping also releases all media. */
   start(): Unsubscribe {
+    this.started = true;
     const stops: Unsubscribe[] = [];
     stops.push(this.engine.onFact((fact) => void this.reportMedia(fact)));
     stops.push(this.store.subscribe((s, before) => this.followRinging(s.calls, before.calls)));
@@ -62,15 +71,27 @@ export class CallActions {
     stops.push(() => clearInterval(poll));
 
     return () => {
+      this.started = false;
       for (const stop of stops.splice(0)) stop();
       this.ringtone?.stop();
       this.engine.closeAll();
     };
   }
 
-  /** A call as the store now holds it: the media engine follows it. */
+  /**
+   * A call as the store now holds it: the media engine follows it. A ring is shown first: opening the
+   * microphone and making the answer (a few milliseconds of the page's time) start right after the
+   * card is rendered, if the call still rings then. Answer prepares on its own if it comes first.
+   */
   callChanged(call: CallState): void {
-    this.engine.onCall(call);
+    if (call.phase !== 'ringing') {
+      this.engine.onCall(call);
+      return;
+    }
+    this.afterRender(() => {
+      const now = this.state.calls[call.localId];
+      if (this.started && now?.phase === 'ringing') this.engine.onCall(now);
+    });
   }
 
   /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
@@ -182,11 +203,16 @@ export class CallActions {
     if (!result.ok && result.error.code !== 'not_found') log.warn('a media fact was not taken', { localId: fact.localId, code: result.error.code });
   }
 
+  /** The ringtone starts, like the media, once the ringing card is rendered; it stops at once. */
   private followRinging(calls: AppState['calls'], before: AppState['calls']): void {
     if (calls === before || !this.ringtone) return;
-    const ringing = Object.values(calls).some((c) => c.phase === 'ringing');
-    if (ringing) this.ringtone.start();
-    else this.ringtone.stop();
+    if (!anyRinging(calls)) {
+      this.ringtone.stop();
+      return;
+    }
+    this.afterRender(() => {
+      if (this.started && anyRinging(this.state.calls)) this.ringtone?.start();
+    });
   }
 
   private async pollLevels(): Promise<void> {
@@ -203,5 +229,7 @@ export class CallActions {
     }
   }
 }
+
+const anyRinging = (calls: AppState['calls']): boolean => Object.values(calls).some((c) => c.phase === 'ringing');
 
 const round2 = (v: number): number => Math.round(v * 100) / 100;

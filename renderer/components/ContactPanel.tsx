@@ -23,9 +23,11 @@ function ContactView({ contact }: { contact: string }) {
   const sandboxActions = useSandboxActions();
   const now = useNow(1000);
   const conversation = useAppStore((s) => s.conversations[contact]);
-  const history = useAppStore((s) => s.history);
-  const calls = useAppStore((s) => s.calls);
-  const customers = useAppStore((s) => s.sandboxCustomers);
+  // Calls change many times a second around a ring: the panel follows only the two facts it shows.
+  const title = useAppStore((s) =>
+    contactTitle(contact, { ...(s.conversations[contact] ? { conversation: s.conversations[contact] } : {}), history: s.history, calls: s.calls, customers: s.sandboxCustomers }),
+  );
+  const needsPermission = useAppStore((s) => lastCallNeedsPermission(contact, s.calls, s.history));
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
   const stored = useAppStore((s) => s.composers[contact]);
   const notice = useAppStore((s) => (s.contactNotice?.contact === contact ? s.contactNotice : null));
@@ -34,9 +36,7 @@ function ContactView({ contact }: { contact: string }) {
   const open = isWindowOpen(conversationWindow, now);
   // Until the agent types, the composer is the one the store would make (on Template when closed).
   const draft = useMemo(() => stored ?? emptyComposer(open ? 'text' : 'template', contact), [stored, open, contact]);
-  const title = contactTitle(contact, { ...(conversation ? { conversation } : {}), history, calls, customers });
   const number = formatPhoneNumber(contact);
-  const needsPermission = lastCallNeedsPermission(contact, calls, history);
   const buttonSent = conversation?.messages.some((m) => m.direction === 'outbound' && m.interactiveType === 'voice_call') ?? false;
 
   return (

@@ -8,7 +8,7 @@ import type { MediaFact } from '../../../renderer/webrtc/media-engine';
 import type { CallState } from '../../../shared/call-state';
 import { err, ok, type Result } from '../../../shared/result';
 import { fakeApi, type Answers } from './fake-api';
-import { accountSettings, ringing } from './fixtures';
+import { accountSettings, ended, ringing } from './fixtures';
 
 const ANSWER_SDP = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\n';
 const OFFER_SDP = 'v=0\r\no=- 5 6 IN IP4 127.0.0.1\r\n';
@@ -17,7 +17,7 @@ function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Re
   const log: string[] = [];
   const facts = new Set<(fact: MediaFact) => void>();
   const engine: MediaControls = {
-    onCall: () => undefined,
+    onCall: (call) => void log.push(`onCall ${call.localId} ${call.phase}`),
     reconcile: () => undefined,
     answerFor: async (call) => {
       log.push(`answerFor ${call.localId}`);
@@ -54,6 +54,73 @@ function setUp(answers: Answers, engineOptions: Parameters<typeof recordingEngin
 const stops: Array<() => void> = [];
 const state = () => appStore.getState();
 const withRinging = (call: CallState = ringing('wacid.1')) => state().applyCall(call);
+
+/** Work queued for after the render, run by the test when it chooses. */
+function manualAfterRender() {
+  const queued: Array<() => void> = [];
+  return { afterRender: (work: () => void) => void queued.push(work), runQueued: () => queued.splice(0).forEach((w) => w()) };
+}
+
+function setUpRinging() {
+  const host = fakeApi({});
+  const media = recordingEngine();
+  const sound: string[] = [];
+  const later = manualAfterRender();
+  const actions = new CallActions({
+    api: host.api,
+    store: appStore,
+    engine: media.engine,
+    ringtone: { start: () => void sound.push('start'), stop: () => void sound.push('stop') },
+    afterRender: later.afterRender,
+  });
+  const stop = actions.start();
+  stops.push(stop);
+  expect(sound.splice(0)).toEqual(['stop']); // nothing rings at the start
+  const push = (call: CallState) => actions.callChanged(state().applyCall(call));
+  return { ...media, ...later, sound, push, stop };
+}
+
+describe('a ring is shown before anything else starts', () => {
+  beforeEach(() => resetStore());
+  afterEach(() => {
+    for (const stop of stops.splice(0)) stop();
+  });
+
+  it('the media preparation and the ringtone start after the render, for the call as it is then', () => {
+    const t = setUpRinging();
+    t.push(ringing('wacid.1'));
+    expect(t.log).toEqual([]);
+    expect(t.sound).toEqual([]);
+    t.runQueued();
+    expect(t.log).toEqual(['onCall in:wacid.1 ringing']);
+    expect(t.sound).toEqual(['start']);
+  });
+
+  it('a call that ended before the render is neither prepared nor rung; the ringtone stops at once', () => {
+    const t = setUpRinging();
+    t.push(ringing('wacid.2'));
+    t.push(ended('wacid.2'));
+    expect(t.sound).toEqual(['stop']);
+    t.runQueued();
+    expect(t.log).toEqual(['onCall in:wacid.2 ended']);
+    expect(t.sound).toEqual(['stop']);
+  });
+
+  it('calls that are not ringing reach the media engine at once', () => {
+    const t = setUpRinging();
+    t.push(ended('wacid.3'));
+    expect(t.log).toEqual(['onCall in:wacid.3 ended']);
+  });
+
+  it('nothing queued runs once the calls domain is stopped', () => {
+    const t = setUpRinging();
+    t.push(ringing('wacid.4'));
+    t.stop();
+    t.runQueued();
+    expect(t.log).toEqual(['closeAll']);
+    expect(t.sound).toEqual(['stop']);
+  });
+});
 
 describe('CallActions', () => {
   beforeEach(() => resetStore());

@@ -88,7 +88,8 @@ describe('the composition root', () => {
     await settle();
     expect(Object.keys(state().calls)).toEqual(['in:wacid.1']);
     expect(reconciled).toEqual([['in:wacid.1']]);
-    // The snapshot's ringing call rings.
+    // The snapshot's ringing call rings, once the render is over.
+    await settle();
     expect(events.at(-1)).toBe('start');
   });
 
@@ -158,6 +159,7 @@ describe('the composition root', () => {
     const { push, listeners, stop, closedAll, events, followed } = startWith({ getSnapshot: () => ok(snapshot()) });
     await settle();
     push('callChanged', ringing('wacid.9'));
+    await settle();
     expect(events.at(-1)).toBe('start');
     stop();
     expect(listeners('callChanged')).toBe(0);
