@@ -397,17 +397,20 @@ export class CallSimulator {
     return { profile: { name: customer.name }, wa_id: customer.number };
   }
 
-  /** protocol.md: no media from the business for 20 s at call start, or 30 s mid-call, ends the call. */
+  /**
+   * protocol.md: no media from the business for 20 s at call start, or 30 s mid-call, ends the call.
+   * Media is any RTP: a muted agent's silence keeps the call up.
+   */
   private checkMedia(): void {
     const now = Date.now();
     const { mediaStartTimeoutMs, mediaGapTimeoutMs } = this.options.timeouts;
     for (const call of this.calls.values()) {
       if (call.state !== 'connected' || !call.peer || call.answeredAt === undefined) continue;
-      const { lastHeardAt } = call.peer.media();
+      const { lastRtpAt } = call.peer.media();
       const failure =
-        lastHeardAt === undefined
+        lastRtpAt === undefined
           ? now - call.answeredAt > mediaStartTimeoutMs && { code: 138021, message: 'Media receive timeout', details: `No audio from the business within ${mediaStartTimeoutMs / 1000} s of the call start` }
-          : now - lastHeardAt > mediaGapTimeoutMs && { code: 138022, message: 'Media receive timeout', details: `No audio from the business for ${mediaGapTimeoutMs / 1000} s` };
+          : now - lastRtpAt > mediaGapTimeoutMs && { code: 138022, message: 'Media receive timeout', details: `No audio from the business for ${mediaGapTimeoutMs / 1000} s` };
       if (failure) {
         void this.serial(call, () => this.end(call, { status: 'FAILED', errors: [failure] }, failure.details));
       }
@@ -415,7 +418,7 @@ export class CallSimulator {
   }
 
   private report(call: Call): SandboxCallReport {
-    const media: CustomerMediaReport = call.peer?.media() ?? { checkedBy: [], framesHeard: 0, heardRms: 0, framesSent: 0, digitsHeard: '' };
+    const media: CustomerMediaReport = call.peer?.media() ?? { checkedBy: [], framesHeard: 0, heardRms: 0, recentRms: 0, framesSent: 0, digitsHeard: '' };
     return {
       callId: call.id,
       number: call.customer.number,
@@ -427,6 +430,7 @@ export class CallSimulator {
       checkedBy: [...media.checkedBy],
       framesHeard: media.framesHeard,
       heardRms: media.heardRms,
+      recentRms: media.recentRms,
       framesSent: media.framesSent,
       digitsHeard: media.digitsHeard,
     };

@@ -17,6 +17,8 @@ const SILENCE_RMS = 0.001;
 const MAX_CATCH_UP_FRAMES = 5;
 /** The gathering wait is capped (protocol.md); host candidates on a local address take milliseconds. */
 const GATHERING_CAP_MS = 3_000;
+/** `recentRms` looks back this far, by arrival time: long enough to span jitter, short enough to see a mute at once. */
+const RECENT_WINDOW_MS = 500;
 const DTMF_DIGITS = '0123456789*#ABCD';
 
 export interface CustomerMediaReport {
@@ -29,11 +31,17 @@ export interface CustomerMediaReport {
   checkedBy: string[];
   /** When the first non-silent frame from the business was decoded, unix ms. */
   firstHeardAt?: number;
-  /** When the last Opus frame from the business arrived, unix ms (for media timeouts). */
-  lastHeardAt?: number;
+  /**
+   * When the last RTP packet of any payload type from the business arrived, unix ms. The media
+   * timeouts go by this: a muted agent still sends (silent) RTP, and that is media (protocol.md).
+   */
+  lastRtpAt?: number;
+  /** Every decoded Opus frame, silent ones included. */
   framesHeard: number;
   /** RMS energy (0..1) over every decoded sample heard. */
   heardRms: number;
+  /** RMS energy (0..1) over the frames decoded in the last 500 ms; 0 when none arrived then. */
+  recentRms: number;
   framesSent: number;
   /** RFC 4733 digits heard from the business, in order. */
   digitsHeard: string;
@@ -82,9 +90,11 @@ export class CustomerPeer {
   private readonly pc: RTCPeerConnection;
   private readonly sender: RTCRtpSender;
   private readonly decoder = new OpusScript(SAMPLE_RATE, 1, OpusScript.Application.VOIP);
-  private readonly report: CustomerMediaReport = { checkedBy: [], framesHeard: 0, heardRms: 0, framesSent: 0, digitsHeard: '' };
+  private readonly report: CustomerMediaReport = { checkedBy: [], framesHeard: 0, heardRms: 0, recentRms: 0, framesSent: 0, digitsHeard: '' };
   private sumSquares = 0;
   private samplesHeard = 0;
+  /** The frames of the last RECENT_WINDOW_MS, oldest first. */
+  private readonly recent: { at: number; squares: number; samples: number }[] = [];
   private lastDtmfTimestamp: number | undefined;
   private sendTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -150,7 +160,12 @@ export class CustomerPeer {
   }
 
   media(): CustomerMediaReport {
-    return { ...this.report, checkedBy: [...this.report.checkedBy], heardRms: this.samplesHeard === 0 ? 0 : Math.sqrt(this.sumSquares / this.samplesHeard) };
+    return {
+      ...this.report,
+      checkedBy: [...this.report.checkedBy],
+      heardRms: this.samplesHeard === 0 ? 0 : Math.sqrt(this.sumSquares / this.samplesHeard),
+      recentRms: this.recentRms(Date.now()),
+    };
   }
 
   async close(): Promise<void> {
@@ -196,6 +211,7 @@ export class CustomerPeer {
     track.onReceiveRtp.subscribe((rtp) => {
       if (this.closed) return;
       this.notePacket();
+      this.report.lastRtpAt = Date.now();
       if (rtp.header.payloadType === OPUS_PAYLOAD_TYPE) this.hear(rtp.payload);
       else if (rtp.header.payloadType === TELEPHONE_EVENT_PAYLOAD_TYPE) this.hearDtmf(rtp.header.timestamp, rtp.payload);
     });
@@ -217,10 +233,26 @@ export class CustomerPeer {
     }
     const now = Date.now();
     this.report.framesHeard++;
-    this.report.lastHeardAt = now;
     this.sumSquares += frameSquares;
     this.samplesHeard += samples;
+    this.recent.push({ at: now, squares: frameSquares, samples });
+    this.dropOldFrames(now);
     if (samples > 0 && Math.sqrt(frameSquares / samples) > SILENCE_RMS) this.report.firstHeardAt ??= now;
+  }
+
+  private recentRms(now: number): number {
+    this.dropOldFrames(now);
+    let squares = 0;
+    let samples = 0;
+    for (const frame of this.recent) {
+      squares += frame.squares;
+      samples += frame.samples;
+    }
+    return samples === 0 ? 0 : Math.sqrt(squares / samples);
+  }
+
+  private dropOldFrames(now: number): void {
+    while (this.recent.length > 0 && now - this.recent[0]!.at > RECENT_WINDOW_MS) this.recent.shift();
   }
 
   /** RFC 4733: one event is several packets sharing an RTP timestamp; count it once. */

@@ -27,9 +27,14 @@ export interface SandboxCallReport {
   firstPacketAt?: number;
   /** ICE username fragments of the peers that sent the customer a check: in a team, the winner's only. */
   checkedBy: string[];
-  /** Decoded Opus frames heard from the business, and their RMS energy (0..1). */
+  /** Decoded Opus frames heard from the business (silent ones too), and their RMS energy (0..1). */
   framesHeard: number;
   heardRms: number;
+  /**
+   * RMS energy (0..1) of the frames that arrived in the last 500 ms, 0 when none did: what the
+   * customer hears now (a mute shows here while framesHeard keeps rising).
+   */
+  recentRms: number;
   /** When the customer first decoded a non-silent frame from the business (unix ms). */
   firstHeardAt?: number;
   /** Frames the customer sent. */

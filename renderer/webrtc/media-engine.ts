@@ -349,7 +349,9 @@ export class MediaEngine {
       .find((s) => s.track?.kind === 'audio');
     const dtmf = sender?.dtmf;
     if (!dtmf || !dtmf.canInsertDTMF) return false;
-    dtmf.insertDTMF(tones, 100, 70);
+    // insertDTMF replaces the tones still waiting (WebRTC 1.0 RTCDTMFSender): keys pressed while
+    // a tone plays would be lost, so they join the queue instead.
+    dtmf.insertDTMF(dtmf.toneBuffer + tones, 100, 70);
     return true;
   }
 

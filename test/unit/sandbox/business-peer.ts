@@ -1,6 +1,7 @@
 // The business side of a call for sandbox tests: a second real werift peer with full ICE (never
 // ice-lite), DTLS client when answering (a=setup:active), sending a 440 Hz tone as Opus and
-// measuring what it hears from the customer.
+// measuring what it hears from the customer. Muted, it sends encoded silence as a muted browser
+// track does; paused, it sends nothing at all.
 import OpusScript from 'opusscript';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCRtpSender } from 'werift';
 
@@ -26,6 +27,10 @@ export class BusinessPeer {
   private readonly digits: number[] = [];
   private timer: NodeJS.Timeout | undefined;
   framesHeard = 0;
+  /** Sends Opus frames of silence instead of the tone (a disabled track in a browser). */
+  muted = false;
+  /** Sends no RTP at all (a removed track, a dead sender). */
+  paused = false;
   private sumSquares = 0;
   private samples = 0;
 
@@ -104,6 +109,7 @@ export class BusinessPeer {
       sender.codec = audio;
     };
     this.timer = setInterval(() => {
+      if (this.paused) return;
       ts += FRAME;
       const digit = this.digits.shift();
       if (digit !== undefined) {
@@ -111,7 +117,7 @@ export class BusinessPeer {
         return;
       }
       const pcm = Buffer.alloc(FRAME * 2);
-      for (let i = 0; i < FRAME; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (n * FRAME + i)) / 48000)), i * 2);
+      if (!this.muted) for (let i = 0; i < FRAME; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (n * FRAME + i)) / 48000)), i * 2);
       n++;
       send(111, Buffer.from(this.encoder.encode(pcm, FRAME)), ts);
     }, 20);

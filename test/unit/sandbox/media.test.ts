@@ -24,6 +24,7 @@ afterAll(async () => {
 });
 
 const answering = () => sandbox.customers.find((c) => c.behaviour === 'answers')!;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const report = async (box: SandboxServer, callId: string) => (await control<SandboxCallReport>(box, `/control/calls/${callId}`)).body;
 const business = (options?: { silent?: boolean }) => {
   const peer = new BusinessPeer(options);
@@ -114,6 +115,88 @@ describe('incoming call, answered by the business', () => {
       expect(call.status).toBe('FAILED');
       expect(call.errors).toEqual([{ code: 138021, message: expect.any(String), error_data: { details: expect.stringMatching(/No audio/) } }]);
       expect(call.start_time).toBeDefined();
+      expect((await report(strict, callId)).state).toBe('ended');
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('what the customer hears now: a muted business', () => {
+  test('recentRms falls to silence while framesHeard keeps rising, rises again on unmute, and is 0 once nothing arrives', async () => {
+    const peer = business();
+    const { callId } = await answeredIncomingCall(sandbox, peer);
+    // The tone is a 440 Hz sine at 8000/32768: about 0.17 RMS.
+    const loud = await eventually('the tone', async () => {
+      const r = await report(sandbox, callId);
+      return r.recentRms > 0.1 ? r : undefined;
+    });
+    expect(loud.recentRms).toBeLessThanOrEqual(1);
+
+    peer.muted = true;
+    const quiet = await eventually(
+      'silence within the 500 ms window',
+      async () => {
+        const r = await report(sandbox, callId);
+        return r.recentRms < 0.001 ? r : undefined;
+      },
+      2_000,
+    );
+    let last = quiet;
+    for (let i = 0; i < 6; i++) {
+      await sleep(200);
+      const r = await report(sandbox, callId);
+      expect(r.recentRms).toBeLessThan(0.001);
+      expect(r.framesHeard).toBeGreaterThan(last.framesHeard);
+      last = r;
+    }
+    // 1.2 s of 20 ms frames is 60; the silent ones count as frames heard.
+    expect(last.framesHeard - quiet.framesHeard).toBeGreaterThanOrEqual(30);
+    // The whole call's energy still remembers the tone: only the recent measure shows the mute.
+    expect(last.heardRms).toBeGreaterThan(0.01);
+    expect(last.state).toBe('connected');
+
+    peer.muted = false;
+    await eventually(
+      'the tone again',
+      async () => (await report(sandbox, callId)).recentRms > 0.1,
+      2_000,
+    );
+
+    peer.paused = true;
+    const gone = await eventually(
+      'an empty window',
+      async () => {
+        const r = await report(sandbox, callId);
+        return r.recentRms === 0 ? r : undefined;
+      },
+      2_000,
+    );
+    expect(gone.framesHeard).toBeGreaterThan(last.framesHeard);
+    expect(gone.heardRms).toBeGreaterThan(0.01);
+    await control(sandbox, '/control/hangup', { callId });
+  });
+
+  test('silent RTP is media: a business muted from the start is not cut off; one that stops sending is (138022)', async () => {
+    const strict = await startTestSandbox(relay, { timeouts: { mediaStartTimeoutMs: 800, mediaGapTimeoutMs: 800 } });
+    try {
+      const peer = business();
+      peer.muted = true;
+      const { callId } = await answeredIncomingCall(strict, peer);
+      await eventually('silent frames', async () => (await report(strict, callId)).framesHeard > 0);
+      // Several watchdog rounds past both timeouts.
+      await sleep(2_000);
+      const muted = await report(strict, callId);
+      expect(muted.state).toBe('connected');
+      expect(callItem(relay, callId, 'terminate')).toBeUndefined();
+      expect(muted.framesHeard).toBeGreaterThan(50);
+      expect(muted.firstHeardAt).toBeUndefined();
+      expect(muted.recentRms).toBeLessThan(0.001);
+
+      peer.paused = true;
+      const { call } = await eventually('the terminate webhook', () => callItem(relay, callId, 'terminate'), 5_000);
+      expect(call.status).toBe('FAILED');
+      expect(call.errors).toEqual([{ code: 138022, message: expect.any(String), error_data: { details: expect.stringMatching(/No audio/) } }]);
       expect((await report(strict, callId)).state).toBe('ended');
     } finally {
       await strict.close();
