@@ -7,6 +7,7 @@ import type { CallState } from './call-state';
 import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
 import type { HistoryEntry } from './history';
 import { freeFormMessageSchema, MEDIA_TYPES, MESSAGE_LIMITS } from './messages';
+import { preferencesPatchSchema, type Preferences, type ShortcutAction } from './preferences';
 import type { Result } from './result';
 import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
@@ -62,7 +63,8 @@ export const commandSchemas = {
    * The Call button, with the complete local offer: main checks and normalises the number, opens the
    * call under the renderer's localId, POSTs initiate, and resolves once the gateway has placed it.
    */
-  startCall: z.strictObject({ localId: outgoingLocalId, to: z.string().max(64, 'is too long'), sdp }),
+  // `anyway`: the agent accepts a number the numbering-plan metadata does not list as valid ("Call anyway").
+  startCall: z.strictObject({ localId: outgoingLocalId, to: z.string().max(64, 'is too long'), sdp, anyway: z.boolean({ error: 'must be true or false' }).optional() }),
   /**
    * The Answer button, with the complete local answer made while the call rang: main claims the call
    * on the relay, then accepts, and resolves once the gateway has the answer (answered_elsewhere
@@ -84,6 +86,8 @@ export const commandSchemas = {
   simulateCustomerHangUp: z.strictObject({ localId }),
   /** The agent's own choice of presence; while on a call the relay is told "on_call" whatever it is. */
   setPresence: z.strictObject({ status: z.enum(['available', 'dnd'], 'must be one of available, dnd') }),
+  /** Changes some of the desk preferences (shared/preferences.ts); every window gets preferencesChanged. */
+  setPreferences: z.strictObject({ preferences: preferencesPatchSchema }),
 
   // ---- messages (gateway-spec.md 2–4.1, 4.3) ----
   /** A free-form message; media links are checked first; refused while the 24-hour window is closed. */
@@ -157,6 +161,8 @@ export interface AppSnapshot {
   sandboxCustomers?: SandboxCustomer[];
   /** The agent's presence; absent from a service that does not report presence. */
   presence?: AgentPresence;
+  /** The desk preferences; absent from a service that keeps none (the defaults apply). */
+  preferences?: Preferences;
   /** The most recent conversations (at most SNAPSHOT_CONVERSATIONS), each with its window and timeline. */
   conversations?: Conversation[];
   /** Present in sandbox mode: the sandbox account's templates, with their "API Payload". */
@@ -175,6 +181,7 @@ export interface CommandResults {
   simulateIncomingCall: { callId: string };
   simulateCustomerHangUp: null;
   setPresence: AgentPresence;
+  setPreferences: Preferences;
   sendMessage: SendReceipt;
   checkMediaLink: MediaLinkCheck;
   parseTemplate: TemplateDraft;
@@ -196,9 +203,17 @@ export interface PushPayloads {
   presenceChanged: AgentPresence;
   /** A contact's timeline or window changed (a message, a status, the window opening or closing). */
   conversationChanged: Conversation;
+  preferencesChanged: Preferences;
+  /**
+   * A tel: or callto: link (or GET /dial) handed this window a number: it fills the dialer, or dials
+   * at once when `dial` is true. Already normalised to gateway digits.
+   */
+  dialRequested: { number: string; dial: boolean };
+  /** Electron: a global shortcut was pressed while another application had the focus. */
+  shortcutPressed: { action: ShortcutAction };
 }
 export type PushName = keyof PushPayloads;
-export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged'];
+export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed'];
 export type PushMessage = { [N in PushName]: { name: N; payload: PushPayloads[N] } }[PushName];
 
 export type Unsubscribe = () => void;

@@ -1,11 +1,22 @@
 // Phone numbers in the gateway's form: digits with country code, no "+" (gateway-spec.md 2.1).
 import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
+import { GATEWAY_NUMBER } from './gateway';
 import { err, ok, type Result } from './result';
 
 const FIELD = 'Phone number';
 
+/**
+ * A number that can be dialled: its gateway digits, and whether the numbering-plan metadata lists it
+ * as valid. The metadata lags behind real number plans, so a number of the right length that it does
+ * not list (`verified: false`) may still be real: the agent may call it anyway, and the gateway judges.
+ */
+export interface CheckedPhoneNumber {
+  digits: string;
+  verified: boolean;
+}
+
 /** Accepts what people type: "+44 20 7946 0958", "0044 20…", "(020) 7946 0958" with a default country. */
-export function normalisePhoneNumber(input: string, defaultCountry?: string): Result<string> {
+export function checkPhoneNumber(input: string, defaultCountry?: string): Result<CheckedPhoneNumber> {
   const raw = input.trim();
   if (raw === '') return err('invalid_phone_number', `${FIELD}: enter a number`, { field: 'to' });
   if (!/^[+0-9()\-.\s/]+$/.test(raw)) {
@@ -23,10 +34,32 @@ export function normalisePhoneNumber(input: string, defaultCountry?: string): Re
   if (lengthProblem === 'TOO_LONG') return err('invalid_phone_number', `${FIELD}: too long`, { field: 'to' });
   if (lengthProblem === 'INVALID_COUNTRY') return err('invalid_phone_number', `${FIELD}: unknown country code`, { field: 'to' });
   const parsed = parsePhoneNumberFromString(international, country);
-  if (!parsed || !parsed.isValid()) {
+  const digits = parsed?.number.slice(1) ?? '';
+  if (parsed?.isValid()) return ok({ digits, verified: true });
+  // Some plans allow very short numbers (+49 100): the gateway takes 7 to 15 digits whatever the plan says.
+  if (!parsed || !parsed.isPossible() || !GATEWAY_NUMBER.test(digits)) {
     return err('invalid_phone_number', `${FIELD}: not a valid number for its country`, { field: 'to' });
   }
-  return ok(parsed.number.slice(1));
+  return ok({ digits, verified: false });
+}
+
+/** Only numbers the metadata lists as valid: for messages, templates and links, where nobody is asked. */
+export function normalisePhoneNumber(input: string, defaultCountry?: string): Result<string> {
+  const checked = checkPhoneNumber(input, defaultCountry);
+  if (!checked.ok) return checked;
+  if (!checked.value.verified) return err('invalid_phone_number', `${FIELD}: not a valid number for its country`, { field: 'to' });
+  return ok(checked.value.digits);
+}
+
+/** Why a number of the right length is not called without the agent's word (the dialer and main say the same). */
+export function unverifiedNumberText(digits: string): string {
+  return `${FIELD}: ${formatPhoneNumber(digits)} is not listed as a valid number for its country. Check it, or call anyway.`;
+}
+
+/** A customer called from this number: it can always be called back, whatever the metadata says. */
+export function isCallerNumber(digits: string, calls: Iterable<{ direction: 'incoming' | 'outgoing'; number?: string | undefined }>): boolean {
+  for (const call of calls) if (call.direction === 'incoming' && call.number === digits) return true;
+  return false;
 }
 
 /** "+44 20 7946 0958" for display; the digits themselves when they do not parse. */

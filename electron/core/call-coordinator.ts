@@ -25,7 +25,7 @@ import {
 import type { RelayEnvelope } from '../../shared/events';
 import { historyEntryFor, type HistoryEntry } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
-import { normalisePhoneNumber } from '../../shared/phone';
+import { checkPhoneNumber, isCallerNumber, unverifiedNumberText } from '../../shared/phone';
 import { assertNever, err, errorText, ok, type Result } from '../../shared/result';
 import type { CallControl } from './gateway-client';
 import { CoalescingWriter, readJsonFile, setAsideCorruptFile, writeFileAtomic } from './json-file';
@@ -56,7 +56,8 @@ export interface CallCoordinatorOptions {
   gatewayUrl: string;
   /** Where live-calls.json is kept. */
   dataDir: string;
-  history: { record(entry: HistoryEntry): void };
+  /** Where ended calls go; its entries also tell which numbers customers called from. */
+  history: { record(entry: HistoryEntry): void; entries(): readonly HistoryEntry[] };
   /** For numbers typed without a country code. */
   defaultCountry?: string;
   /** The name this app knows for a number (earlier calls, conversations), shown on an outgoing call. */
@@ -87,7 +88,7 @@ export class CallCoordinator {
   private readonly claims: CallClaims;
   private readonly nameFor: ((number: string) => string | undefined) | undefined;
   private readonly gatewayUrl: string;
-  private readonly history: { record(entry: HistoryEntry): void };
+  private readonly history: CallCoordinatorOptions['history'];
   private defaultCountry: string | undefined;
   private readonly now: () => number;
   private readonly timers: CoordinatorTimers;
@@ -194,16 +195,32 @@ export class CallCoordinator {
   /**
    * The Call button: the number checked and normalised, then initiate with the complete local
    * offer. Resolves once the gateway has placed the call (or refused it). Never retried: a retry
-   * would ring the customer twice.
+   * would ring the customer twice. A number the metadata does not list as valid is placed only with
+   * the agent's `anyway`, or when a customer called from it: the gateway is the judge of those.
    */
-  async startCall(to: string, offerSdp: string, localId: string = this.newLocalId()): Promise<Result<{ localId: string; to: string; callId: string }>> {
+  async startCall(
+    to: string,
+    offerSdp: string,
+    localId: string = this.newLocalId(),
+    options: { anyway?: boolean | undefined } = {},
+  ): Promise<Result<{ localId: string; to: string; callId: string }>> {
     if (this.stopped) return this.stoppedError();
-    const number = normalisePhoneNumber(to, this.defaultCountry);
-    if (!number.ok) return number;
-    const name = this.nameFor?.(number.value);
-    const peer: Peer = { number: number.value, ...(name !== undefined && name !== '' ? { name } : {}) };
+    const checked = checkPhoneNumber(to, this.defaultCountry);
+    if (!checked.ok) return checked;
+    if (!checked.value.verified && options.anyway !== true && !this.isCallerNumber(checked.value.digits)) {
+      return err('invalid_phone_number', unverifiedNumberText(checked.value.digits), { field: 'to' });
+    }
+    const number = checked.value.digits;
+    const name = this.nameFor?.(number);
+    const peer: Peer = { number, ...(name !== undefined && name !== '' ? { name } : {}) };
     const placed = await this.command((requestId) => ({ type: 'local.dial', at: this.now(), localId, peer, offerSdp, requestId }));
-    return placed.ok ? ok({ localId: placed.value.localId, to: number.value, callId: placed.value.callId }) : placed;
+    return placed.ok ? ok({ localId: placed.value.localId, to: number, callId: placed.value.callId }) : placed;
+  }
+
+  /** "A number a customer called from can always be called back": the history, and the calls of this run. */
+  private isCallerNumber(digits: string): boolean {
+    const live = Object.values(this.book.calls).map((c) => ({ direction: c.direction, number: c.peer.number }));
+    return isCallerNumber(digits, live) || isCallerNumber(digits, this.history.entries());
   }
 
   /**

@@ -17,7 +17,9 @@ import type {
   commandSchemas,
 } from '../../shared/api';
 import type { RelayEnvelope } from '../../shared/events';
+import { numberFromDialLink } from '../../shared/dial-link';
 import { createLogger, type Logger } from '../../shared/log';
+import type { Preferences } from '../../shared/preferences';
 import { err, ok, type Result } from '../../shared/result';
 import type { AccountConfig, PublicSettings } from '../../shared/settings';
 import { CallCoordinator } from './call-coordinator';
@@ -28,6 +30,7 @@ import { GatewayClient } from './gateway-client';
 import { HistoryStore } from './history-store';
 import { MessageTimeline } from './message-timeline';
 import { MessagingService, type LinkChecker } from './messaging-service';
+import { PreferencesStore } from './preferences-store';
 import { loadPresenceChoice, PresenceReporter, savePresenceChoice } from './presence';
 import { RelayClient } from './relay-client';
 import { SandboxControlClient } from './sandbox-control-client';
@@ -52,6 +55,14 @@ export interface SoftphoneServiceOptions {
 export interface SoftphoneService extends SoftphoneBackend {
   /** Ends live calls on the gateway (protocol.md: also on app quit), then stops everything. */
   close(): Promise<void>;
+  /** The desk preferences as they are now (the hosts act on some of them). */
+  preferences(): Preferences;
+  /**
+   * A tel:/callto: link or a number from outside (a protocol link, GET /dial): checked, then handed
+   * to the windows as dialRequested (dialled at once when "Dial links at once" is on). A bad number
+   * is refused with the reason and nothing is pushed.
+   */
+  requestDial(link: string): Result<{ number: string; dial: boolean }>;
 }
 
 type CommandParamsOut<N extends CommandName> = z.output<(typeof commandSchemas)[N]>;
@@ -93,6 +104,7 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly settings: SettingsStore;
+  private readonly prefs: PreferencesStore;
   private readonly listeners = new Set<(push: PushMessage) => void>();
   private runtime: Runtime | undefined;
   private embeddedEnv: EmbeddedEnvironment | undefined;
@@ -116,11 +128,13 @@ class CoreSoftphoneService implements SoftphoneService {
     this.now = options.now ?? Date.now;
     this.connection = { status: 'connecting', since: this.now() };
     this.settings = new SettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: this.log });
+    this.prefs = new PreferencesStore({ dataDir: options.dataDir, logger: this.log });
+    this.prefs.onChanged((preferences) => this.push({ name: 'preferencesChanged', payload: preferences }));
     history.onChanged((entries) => this.push({ name: 'historyChanged', payload: entries }));
     messaging.onConversationChanged((conversation) => this.push({ name: 'conversationChanged', payload: conversation }));
     this.handlers = {
       getSnapshot: () => this.snapshot(),
-      startCall: ({ localId, to, sdp }) => this.withCalls((c) => c.startCall(to, sdp, localId)),
+      startCall: ({ localId, to, sdp, anyway }) => this.withCalls((c) => c.startCall(to, sdp, localId, { anyway })),
       answerCall: ({ localId, sdp }) => this.withCalls((c) => c.answerCall(localId, sdp)),
       declineCall: ({ localId }) => this.withCalls((c) => c.declineCall(localId)),
       hangUp: ({ localId }) => this.withCalls((c) => c.hangUp(localId)),
@@ -130,6 +144,7 @@ class CoreSoftphoneService implements SoftphoneService {
       simulateIncomingCall: ({ number }) => this.withSandbox((s) => s.incoming(number)),
       simulateCustomerHangUp: ({ localId }) => this.simulateCustomerHangUp(localId),
       setPresence: ({ status }) => this.setPresence(status),
+      setPreferences: ({ preferences }) => this.prefs.update(preferences),
       sendMessage: ({ to, content }) => this.withMessaging(() => this.messaging.sendMessage(to, content)),
       checkMediaLink: ({ type, link }) => this.messaging.checkMediaLink(type, link),
       parseTemplate: ({ pasted }) => Promise.resolve(this.messaging.parseTemplate(pasted)),
@@ -143,6 +158,7 @@ class CoreSoftphoneService implements SoftphoneService {
   }
 
   async start(): Promise<void> {
+    await this.prefs.load();
     this.presenceChoice = await loadPresenceChoice(this.options.dataDir, this.log);
     const saved = this.options.account ? undefined : await this.settings.load();
     const source: Source = this.options.account ? { kind: 'flags', account: this.options.account } : saved ? { kind: 'saved', account: saved } : { kind: 'sandbox' };
@@ -160,6 +176,19 @@ class CoreSoftphoneService implements SoftphoneService {
     }
   }
 
+  preferences(): Preferences {
+    return this.prefs.get();
+  }
+
+  requestDial(link: string): Result<{ number: string; dial: boolean }> {
+    const number = numberFromDialLink(link, this.runtime?.account.defaultCountry);
+    if (!number.ok) return number;
+    // A number the numbering plan does not list waits in the dialer for the agent's "Call anyway".
+    const request = { number: number.value.digits, dial: this.prefs.get().dialLinksAtOnce && number.value.verified };
+    this.push({ name: 'dialRequested', payload: request });
+    return ok(request);
+  }
+
   subscribe(listener: (push: PushMessage) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -174,6 +203,7 @@ class CoreSoftphoneService implements SoftphoneService {
     this.embeddedEnv = undefined;
     await this.messaging.close();
     await this.history.flush();
+    await this.prefs.flush();
     this.listeners.clear();
   }
 
@@ -229,6 +259,7 @@ class CoreSoftphoneService implements SoftphoneService {
       connection: this.connection,
       settings: await this.publicSettings(),
       presence: this.presence(),
+      preferences: this.prefs.get(),
       conversations: this.messaging.recentConversations(),
     };
     if (runtime?.sandbox) {

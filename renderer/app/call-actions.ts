@@ -4,7 +4,7 @@
 import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
 import { hasBusyCall, type CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
-import { formatPhoneNumber, normalisePhoneNumber } from '../../shared/phone';
+import { checkPhoneNumber, formatPhoneNumber, isCallerNumber, unverifiedNumberText } from '../../shared/phone';
 import { errorText } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { errorMessage } from '../error-texts';
@@ -101,6 +101,18 @@ export class CallActions {
 
   // ---- dialer ----
 
+  /**
+   * A tel:/callto: link handed over by the host: the number fills the dialer (the link is the
+   * agent's latest wish), and is dialled at once when the agent chose so and no call is in progress.
+   */
+  async dialRequested(request: { number: string; dial: boolean }): Promise<void> {
+    const s = this.state;
+    this.state.setScreen('phone');
+    this.state.setDialInput(`+${request.number}`);
+    this.state.setDialError(null);
+    if (request.dial && !s.dialBusy && !hasBusyCall(Object.values(s.calls))) await this.dial();
+  }
+
   setDialInput(value: string): void {
     this.state.setDialInput(value);
     if (this.state.dialError) this.state.setDialError(null);
@@ -109,17 +121,29 @@ export class CallActions {
   /**
    * The Call button: the number is checked here first (nothing opens the microphone for a number
    * that cannot be called), the media engine makes the complete offer, and one startCall places it.
+   * A number of the right length that the numbering-plan metadata does not list gets a warning
+   * instead, and is placed only by "Call anyway" (`anyway`) — or at once when a customer called
+   * from it, since such a number can always be called back. The gateway judges it then.
    */
-  async dial(): Promise<void> {
+  async dial(options: { anyway?: boolean } = {}): Promise<void> {
     const s = this.state;
     if (s.dialBusy || hasBusyCall(Object.values(s.calls))) return;
-    const typed = normalisePhoneNumber(s.dialInput, s.settings?.defaultCountry);
+    const typed = checkPhoneNumber(s.dialInput, s.settings?.defaultCountry);
     if (!typed.ok) {
+      s.setDialWarning(null);
       s.setDialError(errorMessage(typed.error));
+      return;
+    }
+    const { digits, verified } = typed.value;
+    const anyway = options.anyway === true;
+    if (!verified && !anyway && !this.isCallerNumber(digits)) {
+      s.setDialError(null);
+      s.setDialWarning(unverifiedNumberText(digits));
       return;
     }
     s.setDialBusy(true);
     s.setDialError(null);
+    s.setDialWarning(null);
     s.setCallNotice(null);
     const localId = `out:${crypto.randomUUID()}`;
     try {
@@ -128,10 +152,14 @@ export class CallActions {
         this.state.setDialError(errorMessage(offer.error));
         return;
       }
-      const started = await this.api.startCall({ localId, to: s.dialInput, sdp: offer.value.sdp });
+      const started = await this.api.startCall({ localId, to: s.dialInput, sdp: offer.value.sdp, ...(anyway ? { anyway: true } : {}) });
       if (!started.ok) {
         this.engine.close(localId);
-        this.state.setDialError(errorMessage(started.error));
+        // Main may not know the caller this window knew of: its refusal of an unlisted number is the
+        // same warning, with "Call anyway", as long as the number is still the one typed.
+        const unlisted = !verified && !anyway && started.error.code === 'invalid_phone_number' && this.state.dialInput === s.dialInput;
+        if (unlisted) this.state.setDialWarning(errorMessage(started.error));
+        else this.state.setDialError(errorMessage(started.error));
       }
       // The customer's answer comes with the call's push; the engine applies it.
     } finally {
@@ -196,6 +224,13 @@ export class CallActions {
   }
 
   // ---- internals ----
+
+  /** Whether a customer called from this number, as far as this window knows (the history and the calls). */
+  private isCallerNumber(digits: string): boolean {
+    const s = this.state;
+    const calls = Object.values(s.calls).map((c) => ({ direction: c.direction, number: c.peer.number }));
+    return isCallerNumber(digits, calls) || isCallerNumber(digits, s.history);
+  }
 
   /** A media fact from the engine, for the main process (media failed ends the call there). */
   private async reportMedia(fact: MediaFact): Promise<void> {

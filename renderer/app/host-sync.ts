@@ -18,11 +18,19 @@ const log = createLogger('host-sync');
 export interface HostSyncDeps {
   api: Pick<
     SoftphoneApi,
-    'getSnapshot' | 'onCallChanged' | 'onConnectionChanged' | 'onHistoryChanged' | 'onPresenceChanged' | 'onConversationChanged' | 'onSettingsChanged'
+    | 'getSnapshot'
+    | 'onCallChanged'
+    | 'onConnectionChanged'
+    | 'onHistoryChanged'
+    | 'onPresenceChanged'
+    | 'onConversationChanged'
+    | 'onSettingsChanged'
+    | 'onPreferencesChanged'
+    | 'onDialRequested'
   >;
   link: HostLink;
   store: StoreApi<AppState>;
-  calls: Pick<CallActions, 'callChanged' | 'callsReloaded'>;
+  calls: Pick<CallActions, 'callChanged' | 'callsReloaded' | 'dialRequested'>;
   /** The messages domain's: the customer of a call the agent takes on becomes the contact in view. */
   selectContact: (contact: string) => void;
 }
@@ -63,6 +71,8 @@ export class HostSync {
     stops.push(this.api.onHistoryChanged(onPush('historyChanged', (h) => this.state.setHistory(h))));
     stops.push(this.api.onPresenceChanged(onPush('presenceChanged', (p) => this.state.setPresence(p))));
     stops.push(this.api.onConversationChanged(onPush('conversationChanged', (c) => this.state.applyConversation(c))));
+    stops.push(this.api.onPreferencesChanged(onPush('preferencesChanged', (p) => this.state.setPreferences(p))));
+    stops.push(this.api.onDialRequested(onPush('dialRequested', (request) => void this.calls.dialRequested(request))));
     stops.push(
       this.api.onSettingsChanged(
         onPush('settingsChanged', (settings) => {

@@ -1,13 +1,15 @@
 // The settings domain: the settings form (save, use the sandbox) and the agent's presence.
 import type { PresenceChoice, SoftphoneApi } from '../../shared/api';
+import type { Preferences, PreferencesPatch } from '../../shared/preferences';
+import type { Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
-import { parsePresence, parseSettings } from '../bridge/payload-schemas';
+import { parsePreferences, parsePresence, parseSettings } from '../bridge/payload-schemas';
 import { errorMessage } from '../error-texts';
 import { SETTINGS_FIELDS, draftFromSettings, settingsErrorsFrom, validateDraft, type SettingsField } from '../store/settings-form';
 import type { AppState } from '../store/store';
 
 export interface SettingsActionsDeps {
-  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'setPresence'>;
+  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'setPresence' | 'setPreferences'>;
   store: StoreApi<AppState>;
 }
 
@@ -35,6 +37,27 @@ export class SettingsActions {
     }
     const presence = parsePresence(result.value);
     if (presence.ok) this.state.setPresence(presence.value);
+  }
+
+  // ---- desk preferences ----
+
+  /**
+   * Changes some preferences. The store follows the answer (and the push every window gets); a
+   * refusal is kept in preferencesError, naming the field and the rule, and returned to the caller.
+   */
+  async savePreferences(patch: PreferencesPatch): Promise<Result<Preferences>> {
+    const result = await this.api.setPreferences({ preferences: patch });
+    if (!result.ok) {
+      this.state.setPreferencesError(errorMessage(result.error));
+      return result;
+    }
+    const preferences = parsePreferences(result.value);
+    if (!preferences.ok) {
+      this.state.setPreferencesError('The softphone service answered with preferences this window cannot read.');
+      return preferences;
+    }
+    this.state.setPreferences(preferences.value);
+    return preferences;
   }
 
   // ---- settings ----

@@ -3,6 +3,7 @@
 // the media engine rely on and let the rest through; a payload that fails is dropped and logged,
 // never rendered half-formed.
 import { z } from 'zod';
+import { preferencesSchema, SHORTCUT_ACTIONS, type Preferences, type ShortcutAction } from '../../shared/preferences';
 import type { AgentPresence, AppSnapshot, PushName, PushPayloads } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { Conversation } from '../../shared/conversation';
@@ -124,6 +125,7 @@ const snapshotSchema = z.looseObject({
   presence: presenceSchema.optional(),
   conversations: z.array(conversationSchema).optional(),
   sandboxTemplates: z.array(sandboxTemplateSchema).optional(),
+  preferences: preferencesSchema.optional(),
 });
 
 // The schemas check a superset of what the types promise; the casts below only drop that knowledge.
@@ -132,6 +134,7 @@ export const parseCallState = (data: unknown): Result<CallState> => parseWith(ca
 export const parseSettings = (data: unknown): Result<PublicSettings> => parseWith(settingsSchema, data) as Result<PublicSettings>;
 export const parsePresence = (data: unknown): Result<AgentPresence> => parseWith(presenceSchema, data) as Result<AgentPresence>;
 export const parseConversation = (data: unknown): Result<Conversation> => parseWith(conversationSchema, data) as Result<Conversation>;
+export const parsePreferences = (data: unknown): Result<Preferences> => parseWith(preferencesSchema, data) as Result<Preferences>;
 export const parseTemplateDraft = (data: unknown): Result<TemplateDraft> => parseWith(templateDraftSchema, data) as Result<TemplateDraft>;
 
 const pushSchemas: { [N in PushName]: z.ZodType } = {
@@ -141,6 +144,9 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   settingsChanged: settingsSchema,
   presenceChanged: presenceSchema,
   conversationChanged: conversationSchema,
+  preferencesChanged: preferencesSchema,
+  dialRequested: z.strictObject({ number: z.string().regex(/^[0-9]{6,15}$/), dial: z.boolean() }),
+  shortcutPressed: z.strictObject({ action: z.enum(SHORTCUT_ACTIONS as [ShortcutAction, ...ShortcutAction[]]) }),
 };
 
 export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {

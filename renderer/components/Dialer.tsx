@@ -6,6 +6,7 @@ export function Dialer() {
   const callActions = useCallActions();
   const value = useAppStore((s) => s.dialInput);
   const error = useAppStore((s) => s.dialError);
+  const warning = useAppStore((s) => s.dialWarning);
   const busy = useAppStore((s) => s.dialBusy);
   const onCall = useAppStore((s) => hasBusyCall(Object.values(s.calls)));
   const defaultCountry = useAppStore((s) => s.settings?.defaultCountry);
@@ -36,7 +37,7 @@ export function Dialer() {
             placeholder="+44 20 7946 0958"
             value={value}
             aria-invalid={error ? true : undefined}
-            aria-describedby={error ? 'dial-error' : 'dial-hint'}
+            aria-describedby={error ? 'dial-error' : warning ? 'dial-warning' : 'dial-hint'}
             onChange={(e) => callActions.setDialInput(e.target.value)}
           />
           <button type="submit" className="btn btn-call" disabled={busy || onCall} title={onCall ? 'Finish the current call first' : undefined}>
@@ -50,6 +51,22 @@ export function Dialer() {
           <p id="dial-error" role="alert" className="field-error">
             {error}
           </p>
+        ) : warning ? (
+          // Possible but not in the metadata: the agent decides, and the gateway judges the call.
+          <div className="dial-warning">
+            <p id="dial-warning" role="alert">
+              {warning}
+            </p>
+            <button
+              type="button"
+              className="btn btn-secondary"
+              disabled={busy || onCall}
+              title={onCall ? 'Finish the current call first' : undefined}
+              onClick={() => void callActions.dial({ anyway: true })}
+            >
+              Call anyway
+            </button>
+          </div>
         ) : (
           <p id="dial-hint" className="hint">
             {hint}

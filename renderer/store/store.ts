@@ -7,6 +7,7 @@ import type { AgentPresence, AppSnapshot, ConnectionState } from '../../shared/a
 import type { CallState } from '../../shared/call-state';
 import type { Conversation } from '../../shared/conversation';
 import type { HistoryEntry } from '../../shared/history';
+import { DEFAULT_PREFERENCES, type Preferences } from '../../shared/preferences';
 import type { SandboxCustomer, SandboxTemplate } from '../../shared/sandbox';
 import type { PublicSettings } from '../../shared/settings';
 import type { HostLinkState } from '../bridge/host-link';
@@ -37,6 +38,13 @@ export interface PresenceSlice {
   presence: AgentPresence | null;
   /** Why the last change of presence was refused, if it was. */
   presenceError: string | null;
+}
+
+export interface PreferencesSlice {
+  /** The desk preferences as the main process keeps them (the defaults until the first snapshot). */
+  preferences: Preferences;
+  /** Why the last change was refused (it names the field), if it was. */
+  preferencesError: string | null;
 }
 
 export interface SettingsSlice {
@@ -77,6 +85,11 @@ export interface UiSlice {
   screen: 'phone' | 'settings';
   dialInput: string;
   dialError: string | null;
+  /**
+   * The typed number is of the right length but the numbering-plan metadata does not list it: the
+   * words to show beside "Call anyway". Any edit of the number clears it.
+   */
+  dialWarning: string | null;
   dialBusy: boolean;
   /** Mute per call (the media engine applies it to the track). */
   muted: Record<string, boolean>;
@@ -98,12 +111,15 @@ export interface StoreActions {
   setService(connection: ConnectionState): void;
   setPresence(presence: AgentPresence): void;
   setPresenceError(message: string | null): void;
+  setPreferences(preferences: Preferences): void;
+  setPreferencesError(message: string | null): void;
   setHostLink(state: HostLinkState): void;
   setSnapshotError(message: string | null): void;
   setSettings(settings: PublicSettings): void;
   setScreen(screen: UiSlice['screen']): void;
   setDialInput(value: string): void;
   setDialError(message: string | null): void;
+  setDialWarning(message: string | null): void;
   setDialBusy(busy: boolean): void;
   setMuted(localId: string, muted: boolean): void;
   setLevels(levels: UiSlice['levels']): void;
@@ -124,7 +140,7 @@ export interface StoreActions {
   setSandboxMessage(value: string): void;
 }
 
-export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & PresenceSlice & SettingsSlice & UiSlice & MessagesSlice;
+export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & PresenceSlice & PreferencesSlice & SettingsSlice & UiSlice & MessagesSlice;
 export type AppState = StoreState & StoreActions;
 
 const QUIET_LEVELS = { mic: 0, customer: 0 };
@@ -139,12 +155,15 @@ export function initialState(): StoreState {
     snapshotError: null,
     presence: null,
     presenceError: null,
+    preferences: structuredClone(DEFAULT_PREFERENCES),
+    preferencesError: null,
     mode: null,
     settings: null,
     sandboxCustomers: [],
     screen: 'phone',
     dialInput: '',
     dialError: null,
+    dialWarning: null,
     dialBusy: false,
     muted: {},
     levels: QUIET_LEVELS,
@@ -190,6 +209,7 @@ export const appStore = createStore<AppState>()((set, get) => ({
         history: snapshot.history,
         service: snapshot.connection,
         presence: snapshot.presence ?? s.presence,
+        preferences: snapshot.preferences ?? s.preferences,
         sandboxCustomers: customers,
         sandboxSelection: selection,
         sandboxTemplates: snapshot.sandboxTemplates ?? [],
@@ -207,12 +227,15 @@ export const appStore = createStore<AppState>()((set, get) => ({
   setService: (service) => set({ service }),
   setPresence: (presence) => set({ presence, presenceError: null }),
   setPresenceError: (presenceError) => set({ presenceError }),
+  setPreferences: (preferences) => set({ preferences, preferencesError: null }),
+  setPreferencesError: (preferencesError) => set({ preferencesError }),
   setHostLink: (hostLink) => set({ hostLink }),
   setSnapshotError: (snapshotError) => set({ snapshotError }),
   setSettings: (settings) => set((s) => withSettings(s, settings)),
   setScreen: (screen) => set({ screen }),
-  setDialInput: (dialInput) => set({ dialInput }),
+  setDialInput: (dialInput) => set((s) => ({ dialInput, dialWarning: s.dialInput === dialInput ? s.dialWarning : null })),
   setDialError: (dialError) => set({ dialError }),
+  setDialWarning: (dialWarning) => set({ dialWarning }),
   setDialBusy: (dialBusy) => set({ dialBusy }),
   setMuted: (localId, muted) => set((s) => ({ muted: { ...s.muted, [localId]: muted } })),
   setLevels: (levels) => {

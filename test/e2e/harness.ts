@@ -13,6 +13,9 @@ import { startBrowserHost, type BrowserHost } from '../../electron/browser/brows
 import { configureLogging } from '../../shared/log';
 import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
 
+/** The built renderer the browser host serves (`npx vite build` puts it in dist/renderer). */
+const RENDERER_DIR = resolve(process.env.E2E_RENDERER_DIR ?? 'dist/renderer');
+
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -71,7 +74,7 @@ export async function startStack(options: { quiet?: boolean; sandbox?: StackSand
     // The "embedded" environment is ours, so the test can restart the relay under the app.
     embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
   });
-  const host = await startBrowserHost({ backend: service, staticDir: resolve('dist/renderer') });
+  const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 
   const stack: Stack = {
@@ -171,7 +174,7 @@ export async function startTeamStack(options: { agents: number; quiet?: boolean;
       secrets: new MemorySecretStore(),
       embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
     });
-    const host = await startBrowserHost({ backend: service, staticDir: resolve('dist/renderer') });
+    const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
     agents.push({ id: `agent-${i + 1}`, token, service, host });
   }
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });

@@ -343,6 +343,73 @@ describe('CallCoordinator: outgoing calls', () => {
   });
 });
 
+// London's 020 5 range is not allocated: the numbering-plan metadata knows its length, lists no number.
+const UNLISTED = '442059460958';
+
+describe('CallCoordinator: numbers the metadata does not list', () => {
+  it('refuses one without the agent\'s "anyway", naming the number and that it can be called anyway; nothing is placed', async () => {
+    const h = await harness(() => initiated('wacid.unlisted'));
+    const refused = await h.coordinator.startCall('020 5946 0958', OFFER, 'out:unlisted-1');
+    expect(refused).toEqual({
+      ok: false,
+      error: { code: 'invalid_phone_number', field: 'to', message: 'Phone number: +44 20 5946 0958 is not listed as a valid number for its country. Check it, or call anyway.' },
+    });
+    expect(h.coordinator.call('out:unlisted-1')).toBeUndefined();
+    expect(h.gateway.requests).toEqual([]);
+    // "anyway" false is no consent either.
+    expect((await h.coordinator.startCall('+44 20 5946 0958', OFFER, 'out:unlisted-2', { anyway: false })).ok).toBe(false);
+    expect(h.gateway.requests).toEqual([]);
+  });
+
+  it('places it with "anyway": the gateway judges it', async () => {
+    const h = await harness(() => initiated('wacid.unlisted'));
+    const placed = await h.coordinator.startCall('+44 20 5946 0958', OFFER, 'out:unlisted-3', { anyway: true });
+    expect(placed).toEqual({ ok: true, value: { localId: 'out:unlisted-3', to: UNLISTED, callId: 'wacid.unlisted' } });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: UNLISTED, action: 'connect', session: { sdp_type: 'offer', sdp: OFFER } });
+  });
+
+  it('shows the gateway\'s refusal (138001) of a number called anyway as a failed call', async () => {
+    const h = await harness(() => graphError(400, 138001, '(#138001) Receiver is incapable of receiving this call'));
+    const refused = await h.coordinator.startCall('+44 20 5946 0958', OFFER, 'out:unlisted-4', { anyway: true });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'gateway_error', gatewayCode: 138001, message: 'This customer cannot be called' } });
+    expect(h.history.entries()[0]).toMatchObject({ direction: 'outgoing', number: UNLISTED, outcome: 'failed', failureCode: '138001' });
+    expect(h.gateway.actions()).toEqual(['initiate']);
+  });
+
+  it('calls back a number a customer called from, found in the history', async () => {
+    const h = await harness(() => initiated('wacid.callback'));
+    h.history.record({ localId: 'in:wacid.earlier', callId: 'wacid.earlier', direction: 'incoming', number: UNLISTED, outcome: 'missed', startedAt: h.clock.t - 60_000, endedAt: h.clock.t - 30_000, durationSec: 0 });
+    expect(h.coordinator.calls()).toEqual([]);
+    const placed = await h.coordinator.startCall('+44 20 5946 0958', OFFER, 'out:callback-1');
+    expect(placed).toMatchObject({ ok: true, value: { to: UNLISTED, callId: 'wacid.callback' } });
+    expect(h.gateway.actions()).toEqual(['initiate']);
+  });
+
+  it('calls back a number a customer is calling from right now, before any history has it', async () => {
+    const h = await harness(() => initiated('wacid.callback-live'));
+    h.relay({ type: 'call.incoming', callId: 'wacid.in-unlisted', from: UNLISTED, sdp: OFFER, timestamp: h.clock.t });
+    expect(h.coordinator.call('in:wacid.in-unlisted')?.phase).toBe('ringing');
+    expect(h.history.entries()).toEqual([]);
+    const placed = await h.coordinator.startCall('020 5946 0958', OFFER, 'out:callback-2');
+    expect(placed).toMatchObject({ ok: true, value: { to: UNLISTED, callId: 'wacid.callback-live' } });
+  });
+
+  it('does not count a number the agent only called out to', async () => {
+    const h = await harness(() => initiated('wacid.x'));
+    h.history.record({ localId: 'out:earlier', direction: 'outgoing', number: UNLISTED, outcome: 'no_answer', startedAt: h.clock.t - 60_000, endedAt: h.clock.t - 30_000, durationSec: 0 });
+    const refused = await h.coordinator.startCall('+44 20 5946 0958', OFFER);
+    expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_phone_number', field: 'to', message: expect.stringContaining('not listed as a valid number') } });
+    expect(h.gateway.requests).toEqual([]);
+  });
+
+  it('still refuses a number of the wrong length, "anyway" or not', async () => {
+    const h = await harness();
+    const refused = await h.coordinator.startCall('+44 20 5946', OFFER, undefined, { anyway: true });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_phone_number', field: 'to', message: 'Phone number: too short' } });
+    expect(h.gateway.requests).toEqual([]);
+  });
+});
+
 describe('CallCoordinator: crash and shutdown safety', () => {
   it('on start, ends the calls a previous run left live on this gateway and clears the list', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'softphone-recovery-'));

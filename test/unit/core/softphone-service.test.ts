@@ -278,3 +278,41 @@ describe('SoftphoneService settings and modes', () => {
     expect(after.ok).toBe(false);
   });
 });
+
+describe('SoftphoneService desk preferences and dial links', () => {
+  it('keeps the preferences across a restart, pushes each change, and refuses a bad one naming the field', async () => {
+    const s = await setup({ flags: true });
+    const snapshot = await s.service.handle('getSnapshot', {});
+    expect(snapshot.ok && snapshot.value.preferences?.shortcuts.answer).toBe('Ctrl+Shift+A');
+
+    const changed = await s.service.handle('setPreferences', { preferences: { audio: { ringer: { id: 'dev-3', label: 'Desk speaker' } }, dialLinksAtOnce: true } });
+    expect(changed.ok && changed.value.audio.ringer).toEqual({ id: 'dev-3', label: 'Desk speaker' });
+    expect(s.pushes.filter((p) => p.name === 'preferencesChanged').map((p) => p.payload)).toEqual([changed.ok && changed.value]);
+
+    const refused = await s.service.handle('setPreferences', { preferences: { shortcuts: { mute: 'Ctrl+Shift+A' } } });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'shortcuts.mute' } });
+    expect(s.service.preferences().shortcuts.mute).toBe('Ctrl+Shift+M');
+    expect(s.pushes.filter((p) => p.name === 'preferencesChanged')).toHaveLength(1);
+
+    await s.service.close();
+    const again = await createSoftphoneService({ dataDir: s.dataDir, secrets: new MemorySecretStore(), account: s.account });
+    cleanups.push(() => again.close());
+    expect(again.preferences()).toMatchObject({ audio: { ringer: { id: 'dev-3', label: 'Desk speaker' }, microphone: null }, dialLinksAtOnce: true });
+  });
+
+  it('hands a dial link to the windows, dialling at once only when chosen; a bad number pushes nothing', async () => {
+    const s = await setup({ flags: true });
+    expect(s.service.requestDial('tel:020%207946%200958')).toEqual({ ok: true, value: { number: '442079460958', dial: false } });
+    await s.service.handle('setPreferences', { preferences: { dialLinksAtOnce: true } });
+    expect(s.service.requestDial('callto://+12025550101')).toEqual({ ok: true, value: { number: '12025550101', dial: true } });
+    // A number the numbering plan does not list is never dialled at once: the dialer offers "Call anyway".
+    expect(s.service.requestDial('tel:+442059460958')).toEqual({ ok: true, value: { number: '442059460958', dial: false } });
+    const bad = s.service.requestDial('tel:+4412');
+    expect(bad).toMatchObject({ ok: false, error: { code: 'invalid_phone_number', message: expect.stringContaining('too short') } });
+    expect(s.pushes.filter((p) => p.name === 'dialRequested').map((p) => p.payload)).toEqual([
+      { number: '442079460958', dial: false },
+      { number: '12025550101', dial: true },
+      { number: '442059460958', dial: false },
+    ]);
+  });
+});

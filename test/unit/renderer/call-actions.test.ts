@@ -216,3 +216,118 @@ describe('CallActions', () => {
     expect(t.log).toEqual(['close in:wacid.1']);
   });
 });
+
+// London's 020 5 range is not allocated: the numbering-plan metadata knows its length, lists no number.
+const UNLISTED_TYPED = '020 5946 0958';
+const UNLISTED = '442059460958';
+const UNLISTED_WARNING = 'Phone number: +44 20 5946 0958 is not listed as a valid number for its country. Check it, or call anyway.';
+
+describe('CallActions: numbers the metadata does not list', () => {
+  beforeEach(() => {
+    resetStore();
+    state().setSettings(accountSettings); // default country GB
+  });
+  afterEach(() => {
+    for (const stop of stops.splice(0)) stop();
+  });
+
+  const placed = ({ localId }: { localId: string }) => ok({ localId, to: UNLISTED, callId: 'wacid.out-unlisted' });
+
+  it('Call warns instead of calling: no microphone, no command, the number stays as typed', async () => {
+    const t = setUp({ startCall: placed });
+    t.actions.setDialInput(UNLISTED_TYPED);
+    await t.actions.dial();
+    expect(t.calls).toEqual([]);
+    expect(t.log).toEqual([]);
+    expect(state().dialWarning).toBe(UNLISTED_WARNING);
+    expect(state().dialError).toBeNull();
+    expect(state().dialInput).toBe(UNLISTED_TYPED);
+    // Call again on the same number: still only the warning.
+    await t.actions.dial();
+    expect(t.calls).toEqual([]);
+  });
+
+  it('Call anyway places the call with anyway: true, as typed, and the warning goes', async () => {
+    const t = setUp({ startCall: placed });
+    t.actions.setDialInput(UNLISTED_TYPED);
+    await t.actions.dial();
+    await t.actions.dial({ anyway: true });
+    expect(t.calls).toHaveLength(1);
+    const params = t.calls[0]!.params as { localId: string };
+    expect(t.calls[0]).toEqual({ name: 'startCall', params: { localId: expect.stringMatching(/^out:/), to: UNLISTED_TYPED, sdp: OFFER_SDP, anyway: true } });
+    expect(t.log).toEqual([`prepareOutgoing ${params.localId}`]);
+    expect(state().dialWarning).toBeNull();
+    expect(state().dialError).toBeNull();
+  });
+
+  it('editing the number clears the warning and keeps what is typed', async () => {
+    const t = setUp({});
+    t.actions.setDialInput(UNLISTED_TYPED);
+    await t.actions.dial();
+    expect(state().dialWarning).not.toBeNull();
+    t.actions.setDialInput(`${UNLISTED_TYPED}1`);
+    expect(state().dialWarning).toBeNull();
+    expect(state().dialInput).toBe(`${UNLISTED_TYPED}1`);
+  });
+
+  it('a number of the wrong length is an error, not a warning, and replaces a warning shown', async () => {
+    const t = setUp({});
+    t.actions.setDialInput(UNLISTED_TYPED);
+    await t.actions.dial();
+    state().setDialInput('020 59');
+    state().setDialWarning(UNLISTED_WARNING); // as if shown by a number typed in between
+    await t.actions.dial();
+    expect(state().dialWarning).toBeNull();
+    expect(state().dialError).toBe('Phone number: too short');
+    expect(t.calls).toEqual([]);
+  });
+
+  it('a number a customer called from (history) is called back at once, without "anyway"', async () => {
+    const t = setUp({ startCall: placed });
+    state().setHistory([{ localId: 'in:wacid.9', direction: 'incoming', number: UNLISTED, outcome: 'missed', startedAt: 1, endedAt: 2, durationSec: 0 }]);
+    t.actions.setDialInput('+44 20 5946 0958');
+    await t.actions.dial();
+    expect(state().dialWarning).toBeNull();
+    expect(t.calls).toEqual([{ name: 'startCall', params: { localId: expect.stringMatching(/^out:/), to: '+44 20 5946 0958', sdp: OFFER_SDP } }]);
+  });
+
+  it('a number a customer is calling from right now is called back at once', async () => {
+    const t = setUp({ startCall: placed });
+    withRinging({ ...ringing('wacid.live'), peer: { number: UNLISTED } });
+    t.actions.setDialInput(UNLISTED_TYPED);
+    await t.actions.dial();
+    expect(state().dialWarning).toBeNull();
+    expect(t.calls.map((c) => c.name)).toEqual(['startCall']);
+  });
+
+  it('a number the agent only called out to still warns', async () => {
+    const t = setUp({ startCall: placed });
+    state().setHistory([{ localId: 'out:1', direction: 'outgoing', number: UNLISTED, outcome: 'no_answer', startedAt: 1, endedAt: 2, durationSec: 0 }]);
+    t.actions.setDialInput(UNLISTED_TYPED);
+    await t.actions.dial();
+    expect(state().dialWarning).toBe(UNLISTED_WARNING);
+    expect(t.calls).toEqual([]);
+  });
+
+  it('main refusing an unlisted number (it knew no such caller) shows the warning with its words, so Call anyway is offered', async () => {
+    const t = setUp({ startCall: () => err('invalid_phone_number', UNLISTED_WARNING, { field: 'to' }) });
+    state().setHistory([{ localId: 'in:wacid.9', direction: 'incoming', number: UNLISTED, outcome: 'missed', startedAt: 1, endedAt: 2, durationSec: 0 }]);
+    t.actions.setDialInput(UNLISTED_TYPED);
+    await t.actions.dial();
+    const { localId } = t.calls[0]!.params as { localId: string };
+    expect(t.log).toEqual([`prepareOutgoing ${localId}`, `close ${localId}`]);
+    expect(state().dialWarning).toBe(UNLISTED_WARNING);
+    expect(state().dialError).toBeNull();
+  });
+
+  it('the gateway refusing a number called anyway (138001) is said clearly, and the media released', async () => {
+    const t = setUp({ startCall: () => err('gateway_error', 'This customer cannot be called', { gatewayCode: 138001, httpStatus: 400 }) });
+    t.actions.setDialInput(UNLISTED_TYPED);
+    await t.actions.dial({ anyway: true });
+    const { localId } = t.calls[0]!.params as { localId: string };
+    expect(t.log).toEqual([`prepareOutgoing ${localId}`, `close ${localId}`]);
+    expect(state().dialError).toBe('This customer cannot be called.');
+    expect(state().dialWarning).toBeNull();
+    expect(state().dialInput).toBe(UNLISTED_TYPED);
+  });
+});

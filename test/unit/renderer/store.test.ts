@@ -86,6 +86,16 @@ describe('the store', () => {
     expect(state().muted).toEqual({ a: true, b: false });
   });
 
+  it('an edit of the number clears the dialer warning; the same number keeps it', () => {
+    state().setDialInput('+44 20 5946 0958');
+    state().setDialWarning('not listed');
+    state().setDialInput('+44 20 5946 0958');
+    expect(state().dialWarning).toBe('not listed');
+    state().setDialInput('+44 20 5946 095');
+    expect(state().dialWarning).toBeNull();
+    expect(state().dialInput).toBe('+44 20 5946 095');
+  });
+
   it('does not publish unchanged levels', () => {
     const before = state().levels;
     state().setLevels({ mic: 0, customer: 0 });
@@ -103,6 +113,8 @@ describe('the store', () => {
         'service',
         'presence',
         'presenceError',
+        'preferences',
+        'preferencesError',
         'snapshotLoaded',
         'snapshotError',
         'mode',
@@ -111,6 +123,7 @@ describe('the store', () => {
         'screen',
         'dialInput',
         'dialError',
+        'dialWarning',
         'dialBusy',
         'muted',
         'levels',

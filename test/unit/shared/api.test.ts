@@ -31,6 +31,8 @@ const VALID: Record<CommandName, unknown[]> = {
     { localId: 'out:7f3a9c2e', to: '+44 20 7946 0958', sdp: SDP },
     { localId: `out:${'a'.repeat(100)}`, to: '', sdp: 'v'.repeat(64 * 1024) },
     { localId: 'out:0b4e5c1d-2f3a-4b5c-8d9e-0123456789ab', to: '0'.repeat(64), sdp: SDP },
+    { localId: 'out:7f3a9c2e', to: '+44 20 5946 0958', sdp: SDP, anyway: true },
+    { localId: 'out:7f3a9c2e', to: '+44 20 5946 0958', sdp: SDP, anyway: false },
   ],
   answerCall: [{ localId: 'in:wacid.1', sdp: SDP }, { localId: 'x'.repeat(200), sdp: 'v'.repeat(64 * 1024) }],
   declineCall: [{ localId: 'in:wacid.1' }],
@@ -45,6 +47,10 @@ const VALID: Record<CommandName, unknown[]> = {
   simulateIncomingCall: [{ number: '442079460958' }],
   simulateCustomerHangUp: [{ localId: 'in:wacid.1' }],
   setPresence: [{ status: 'available' }, { status: 'dnd' }],
+  setPreferences: [
+    { preferences: {} },
+    { preferences: { audio: { speaker: { id: 'abc', label: 'Headset' }, ringer: null }, quitOnClose: true, shortcuts: { mute: 'Ctrl+Alt+M' }, missedSeenAt: 1 } },
+  ],
   sendMessage: [
     { to: '+44 20 7946 0958', content: { type: 'text', text: { body: 'Hello' } } },
     { to: '442079460958', content: { type: 'text', text: { body: 'See https://example.com', preview_url: true } } },
@@ -96,6 +102,8 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ localId: 'out:7f3a9c2e', to: 442079460958, sdp: SDP }, 'to'],
     [{ localId: 'out:7f3a9c2e', to: '1'.repeat(65), sdp: SDP }, 'to', 'is too long'],
     [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: SDP, from: 'x' }, '(root)', 'Unrecognized key: "from"'],
+    [{ localId: 'out:7f3a9c2e', to: '+442059460958', sdp: SDP, anyway: 'yes' }, 'anyway', 'must be true or false'],
+    [{ localId: 'out:7f3a9c2e', to: '+442059460958', sdp: SDP, anyway: 1 }, 'anyway', 'must be true or false'],
     [{ localId: 'out:7f3a9c2e', to: '+442079460958' }, 'sdp'],
     [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: '' }, 'sdp', 'must not be empty'],
     [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: 'v'.repeat(64 * 1024 + 1) }, 'sdp', 'is too long (64 KiB at most)'],
@@ -153,6 +161,13 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
   simulateCustomerHangUp: [
     [{ callId: 'wacid.1' }, 'localId'],
     [{ localId: 'in:1', callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
+  ],
+  setPreferences: [
+    [{}, 'preferences', 'expected object'],
+    [{ preferences: { quitOnClose: 'yes' } }, 'preferences.quitOnClose', 'must be true or false'],
+    [{ preferences: { audio: { speaker: { id: 'x' } } } }, 'preferences.audio.speaker.label'],
+    [{ preferences: { colour: 'red' } }, 'preferences', 'Unrecognized key: "colour"'],
+    [{ preferences: { missedSeenAt: -1 } }, 'preferences.missedSeenAt'],
   ],
   setPresence: [
     [{}, 'status'],
@@ -248,7 +263,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(20);
+    expect(Object.keys(results)).toHaveLength(21);
   });
 
   describe.each(COMMAND_NAMES)('%s', (name) => {
@@ -309,6 +324,9 @@ describe('pushes', () => {
       settingsChanged: 'onSettingsChanged',
       presenceChanged: 'onPresenceChanged',
       conversationChanged: 'onConversationChanged',
+      preferencesChanged: 'onPreferencesChanged',
+      dialRequested: 'onDialRequested',
+      shortcutPressed: 'onShortcutPressed',
     };
     for (const name of PUSH_NAMES) expect(pushListenerName(name)).toBe(expected[name]);
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(expected).sort());
@@ -322,6 +340,9 @@ describe('pushes', () => {
       settingsChanged: true,
       presenceChanged: true,
       conversationChanged: true,
+      preferencesChanged: true,
+      dialRequested: true,
+      shortcutPressed: true,
     };
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(payloads).sort() as (keyof PushPayloads)[]);
   });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GATEWAY_NUMBER } from '../../../shared/gateway';
-import { formatPhoneNumber, normalisePhoneNumber } from '../../../shared/phone';
+import { checkPhoneNumber, formatPhoneNumber, isCallerNumber, normalisePhoneNumber, unverifiedNumberText } from '../../../shared/phone';
 
 describe('normalisePhoneNumber: what people type becomes the gateway form', () => {
   it.each([
@@ -106,5 +106,91 @@ describe('formatPhoneNumber', () => {
   it('formats what normalisePhoneNumber produced back into the international form', () => {
     const result = normalisePhoneNumber('(020) 7946 0958', 'GB');
     expect(result.ok && formatPhoneNumber(result.value)).toBe('+44 20 7946 0958');
+  });
+});
+
+// London's 020 5 range is not allocated: the metadata knows its length but lists no number in it.
+const UNLISTED_LONDON = '+44 20 5946 0958';
+
+describe('checkPhoneNumber: possible but not listed is not the same as invalid', () => {
+  it.each([
+    ['+44 20 7946 0958', undefined, '442079460958'],
+    ['020 7946 0958', 'GB', '442079460958'],
+    ['(202) 555-0143', 'US', '12025550143'],
+  ] as [string, string | undefined, string][])('%j (default %s) is verified: %s', (input, country, digits) => {
+    expect(checkPhoneNumber(input, country)).toEqual({ ok: true, value: { digits, verified: true } });
+  });
+
+  it.each([
+    [UNLISTED_LONDON, undefined, '442059460958'],
+    ['020 5946 0958', 'GB', '442059460958'],
+    ['0044 20 5946 0958', 'US', '442059460958'],
+    ['+44 1999 123456', undefined, '441999123456'],
+    ['+1 202 055 0143', undefined, '12020550143'],
+  ] as [string, string | undefined, string][])('%j (default %s) is possible but not verified: %s', (input, country, digits) => {
+    expect(checkPhoneNumber(input, country)).toEqual({ ok: true, value: { digits, verified: false } });
+  });
+
+  it('refuses a number its plan allows but the gateway cannot take (fewer than 7 digits)', () => {
+    const short = checkPhoneNumber('0100', 'DE');
+    expect(short).toMatchObject({ ok: false, error: { code: 'invalid_phone_number', field: 'to', message: 'Phone number: not a valid number for its country' } });
+  });
+
+  it('normalisePhoneNumber still refuses what checkPhoneNumber leaves unverified, with the same rule as before', () => {
+    const refused = normalisePhoneNumber(UNLISTED_LONDON);
+    expect(refused).toEqual({ ok: false, error: { code: 'invalid_phone_number', message: 'Phone number: not a valid number for its country', field: 'to' } });
+  });
+
+  it.each([
+    ['', 'enter a number'],
+    ['+44 20 5946 095A', 'only digits'],
+    ['020 5946 0958', 'start with "+" and the country code'],
+    ['+44 20 5946', 'too short'],
+    ['+44 20 5946 0958 1234 5678', 'too long'],
+    ['+999 1234567', 'unknown country code'],
+  ])('%j is refused outright, naming the field and the rule: %s', (input, rule) => {
+    const result = checkPhoneNumber(input);
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error).toMatchObject({ code: 'invalid_phone_number', field: 'to' });
+      expect(result.error.message).toMatch(/^Phone number: /);
+      expect(result.error.message).toContain(rule);
+    }
+  });
+
+  it('agrees with normalisePhoneNumber on every number it verifies, and never throws', () => {
+    const typed = fc.stringMatching(/^[+0-9()\-. /]{0,24}$/);
+    const country = fc.constantFrom(undefined, 'GB', 'US', 'DE', 'ZZ');
+    fc.assert(
+      fc.property(typed, country, (input, c) => {
+        const checked = checkPhoneNumber(input, c);
+        const normalised = normalisePhoneNumber(input, c);
+        if (checked.ok && checked.value.verified) expect(normalised).toEqual({ ok: true, value: checked.value.digits });
+        else expect(normalised.ok).toBe(false);
+        if (!checked.ok) expect(normalised).toEqual(checked);
+        if (checked.ok) expect(checked.value.digits).toMatch(GATEWAY_NUMBER);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('the warning names the number as people read it and says it can be called anyway', () => {
+    expect(unverifiedNumberText('442059460958')).toBe('Phone number: +44 20 5946 0958 is not listed as a valid number for its country. Check it, or call anyway.');
+  });
+});
+
+describe('isCallerNumber: a number a customer called from', () => {
+  const calls = [
+    { direction: 'outgoing' as const, number: '442059460958' },
+    { direction: 'incoming' as const },
+    { direction: 'incoming' as const, number: '441999123456' },
+  ];
+  it('is one an incoming call came from', () => {
+    expect(isCallerNumber('441999123456', calls)).toBe(true);
+  });
+  it('is not one the agent only called, nor one never seen', () => {
+    expect(isCallerNumber('442059460958', calls)).toBe(false);
+    expect(isCallerNumber('12020550143', calls)).toBe(false);
+    expect(isCallerNumber('441999123456', [])).toBe(false);
   });
 });

@@ -1,0 +1,209 @@
+// The agent's desk preferences: audio devices, what the window and links do, keyboard shortcuts and
+// how far the missed calls have been looked at. Kept by the main process (one file in the data
+// directory) so that both hosts and every window share them, and the Electron host can act on them
+// (tray, login item, global shortcuts) without a window.
+import { z } from 'zod';
+import type { HistoryEntry } from './history';
+import { err, ok, type Result } from './result';
+
+/** A chosen audio device: its id and, because ids change between sessions, its label. null: the system default. */
+export interface DeviceChoice {
+  id: string;
+  label: string;
+}
+
+export type AudioRole = 'microphone' | 'speaker' | 'ringer';
+export const AUDIO_ROLES: readonly AudioRole[] = ['microphone', 'speaker', 'ringer'];
+
+export type ShortcutAction = 'answer' | 'decline' | 'hangUp' | 'mute';
+export const SHORTCUT_ACTIONS: readonly ShortcutAction[] = ['answer', 'decline', 'hangUp', 'mute'];
+export const SHORTCUT_LABELS: Readonly<Record<ShortcutAction, string>> = { answer: 'Answer', decline: 'Decline', hangUp: 'Hang up', mute: 'Mute' };
+export const DEFAULT_SHORTCUTS: Readonly<Record<ShortcutAction, string>> = {
+  answer: 'Ctrl+Shift+A',
+  decline: 'Ctrl+Shift+D',
+  hangUp: 'Ctrl+Shift+H',
+  mute: 'Ctrl+Shift+M',
+};
+
+export interface Preferences {
+  audio: Record<AudioRole, DeviceChoice | null>;
+  /** Electron: closing the window quits (otherwise it hides to the tray and keeps ringing). */
+  quitOnClose: boolean;
+  /** Electron: the app starts when the agent logs in. */
+  startAtLogin: boolean;
+  /** A tel: or callto: link dials at once instead of filling the dialer. */
+  dialLinksAtOnce: boolean;
+  /** Electron: the shortcuts work while another application has the focus. */
+  globalShortcuts: boolean;
+  shortcuts: Record<ShortcutAction, string>;
+  /** Missed calls that ended up to this time (unix ms) have been seen in the recent calls. */
+  missedSeenAt: number;
+}
+
+export const DEFAULT_PREFERENCES: Preferences = {
+  audio: { microphone: null, speaker: null, ringer: null },
+  quitOnClose: false,
+  startAtLogin: false,
+  dialLinksAtOnce: false,
+  globalShortcuts: false,
+  shortcuts: { ...DEFAULT_SHORTCUTS },
+  missedSeenAt: 0,
+};
+
+// ---- shortcuts ----
+
+const MODIFIER_ORDER = ['Ctrl', 'Alt', 'Shift', 'Meta'] as const;
+type Modifier = (typeof MODIFIER_ORDER)[number];
+const MODIFIER_ALIASES: Readonly<Record<string, Modifier>> = {
+  ctrl: 'Ctrl',
+  control: 'Ctrl',
+  alt: 'Alt',
+  option: 'Alt',
+  shift: 'Shift',
+  meta: 'Meta',
+  cmd: 'Meta',
+  command: 'Meta',
+  super: 'Meta',
+};
+const KEY_PATTERN = /^(?:[A-Z0-9]|F(?:[1-9]|1[0-9]|2[0-4]))$/;
+
+/**
+ * "ctrl + shift + a" → "Ctrl+Shift+A". A shortcut is one letter, digit or F-key with Ctrl, Alt or
+ * Meta among its modifiers: Shift alone would take a character from whatever the agent types.
+ */
+export function parseShortcut(text: string): Result<string> {
+  const parts = text
+    .split('+')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
+  if (parts.length === 0) return err('invalid_input', 'is empty: press or type a combination such as Ctrl+Shift+A');
+  const modifiers = new Set<Modifier>();
+  let key: string | undefined;
+  for (const part of parts) {
+    const modifier = MODIFIER_ALIASES[part.toLowerCase()];
+    if (modifier) {
+      modifiers.add(modifier);
+      continue;
+    }
+    if (key !== undefined) return err('invalid_input', `has two keys (${key} and ${part.toUpperCase()}): use one key with modifiers`);
+    key = part.toUpperCase();
+  }
+  if (key === undefined) return err('invalid_input', 'has no key: add a letter, a digit or F1–F24');
+  if (!KEY_PATTERN.test(key)) return err('invalid_input', `"${key}" is not a key it can use: use a letter, a digit or F1–F24`);
+  if (!modifiers.has('Ctrl') && !modifiers.has('Alt') && !modifiers.has('Meta') && !key.startsWith('F')) {
+    return err('invalid_input', 'needs Ctrl, Alt or Meta: without one it would take a character from what you type');
+  }
+  return ok([...MODIFIER_ORDER.filter((m) => modifiers.has(m)), key].join('+'));
+}
+
+/** The shortcut a key press makes, in parseShortcut's form; undefined for a press that cannot be one. */
+export function shortcutOfKeyEvent(ev: { key: string; code?: string; ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }): string | undefined {
+  // The physical key: Shift or a layout would otherwise turn "A" into "a" or "Ä".
+  const fromCode = ev.code && /^Key([A-Z])$/.exec(ev.code)?.[1];
+  const digit = ev.code && /^Digit([0-9])$/.exec(ev.code)?.[1];
+  const fkey = /^F(?:[1-9]|1[0-9]|2[0-4])$/.test(ev.key) ? ev.key : undefined;
+  const key = fromCode || digit || fkey || (ev.key.length === 1 ? ev.key.toUpperCase() : undefined);
+  if (!key) return undefined;
+  const text = [ev.ctrlKey && 'Ctrl', ev.altKey && 'Alt', ev.shiftKey && 'Shift', ev.metaKey && 'Meta', key].filter(Boolean).join('+');
+  const parsed = parseShortcut(text);
+  return parsed.ok ? parsed.value : undefined;
+}
+
+/** Combinations the system or the window keeps for itself. */
+const RESERVED: Readonly<Record<string, string>> = {
+  'Ctrl+Shift+I': 'the developer tools',
+  'Ctrl+Shift+J': 'the developer tools',
+  'Ctrl+Shift+C': 'the developer tools',
+  'Ctrl+Shift+R': 'reloading the window',
+  'Ctrl+Shift+N': 'a new window',
+  'Ctrl+Shift+T': 'reopening a tab',
+  'Ctrl+Shift+Q': 'quitting',
+  'Ctrl+Shift+W': 'closing the window',
+  'Alt+F4': 'closing the window',
+  F5: 'reloading the window',
+  F11: 'full screen',
+  F12: 'the developer tools',
+};
+
+const shortcutField = z.string({ error: 'must be a string such as Ctrl+Shift+A' }).max(64, 'is too long');
+const deviceChoiceSchema = z
+  .strictObject({
+    id: z.string().max(512, 'is too long'),
+    label: z.string().max(512, 'is too long'),
+  })
+  .nullable();
+
+/** What a window may change: any part; the rest stays as it is. */
+export const preferencesPatchSchema = z.strictObject({
+  audio: z.strictObject({ microphone: deviceChoiceSchema.optional(), speaker: deviceChoiceSchema.optional(), ringer: deviceChoiceSchema.optional() }).optional(),
+  quitOnClose: z.boolean({ error: 'must be true or false' }).optional(),
+  startAtLogin: z.boolean({ error: 'must be true or false' }).optional(),
+  dialLinksAtOnce: z.boolean({ error: 'must be true or false' }).optional(),
+  globalShortcuts: z.boolean({ error: 'must be true or false' }).optional(),
+  shortcuts: z.strictObject({ answer: shortcutField.optional(), decline: shortcutField.optional(), hangUp: shortcutField.optional(), mute: shortcutField.optional() }).optional(),
+  missedSeenAt: z.number({ error: 'must be a time in unix milliseconds' }).int().nonnegative().optional(),
+});
+export type PreferencesPatch = z.input<typeof preferencesPatchSchema>;
+
+/** The preferences file (and a push): every part present. */
+export const preferencesSchema = z.object({
+  audio: z.object({ microphone: deviceChoiceSchema, speaker: deviceChoiceSchema, ringer: deviceChoiceSchema }),
+  quitOnClose: z.boolean(),
+  startAtLogin: z.boolean(),
+  dialLinksAtOnce: z.boolean(),
+  globalShortcuts: z.boolean(),
+  shortcuts: z.object({ answer: z.string(), decline: z.string(), hangUp: z.string(), mute: z.string() }),
+  missedSeenAt: z.number().nonnegative(),
+}) satisfies z.ZodType<Preferences>;
+
+/**
+ * Applies a patch: shortcuts are normalised and must be valid, not reserved and not another
+ * action's. The error names the field ("shortcuts.mute") and the rule.
+ */
+export function applyPreferencesPatch(current: Preferences, patch: z.output<typeof preferencesPatchSchema>): Result<Preferences> {
+  const shortcuts = { ...current.shortcuts };
+  for (const action of SHORTCUT_ACTIONS) {
+    const typed = patch.shortcuts?.[action];
+    if (typed === undefined) continue;
+    const parsed = parseShortcut(typed);
+    if (!parsed.ok) return err('invalid_input', `shortcuts.${action} (${SHORTCUT_LABELS[action]}): ${parsed.error.message}`, { field: `shortcuts.${action}` });
+    shortcuts[action] = parsed.value;
+  }
+  for (const action of SHORTCUT_ACTIONS) {
+    const combo = shortcuts[action];
+    const reserved = RESERVED[combo];
+    if (reserved !== undefined && patch.shortcuts?.[action] !== undefined) {
+      return err('invalid_input', `shortcuts.${action} (${SHORTCUT_LABELS[action]}): ${combo} is kept for ${reserved}`, { field: `shortcuts.${action}` });
+    }
+    const other = SHORTCUT_ACTIONS.find((a) => a !== action && shortcuts[a] === combo);
+    if (other !== undefined) {
+      const changed = patch.shortcuts?.[action] !== undefined ? action : other;
+      const kept = changed === action ? other : action;
+      return err('invalid_input', `shortcuts.${changed} (${SHORTCUT_LABELS[changed]}): ${combo} is already the shortcut for ${SHORTCUT_LABELS[kept]}`, {
+        field: `shortcuts.${changed}`,
+      });
+    }
+  }
+  const next: Preferences = {
+    audio: {
+      microphone: patch.audio?.microphone !== undefined ? patch.audio.microphone : current.audio.microphone,
+      speaker: patch.audio?.speaker !== undefined ? patch.audio.speaker : current.audio.speaker,
+      ringer: patch.audio?.ringer !== undefined ? patch.audio.ringer : current.audio.ringer,
+    },
+    quitOnClose: patch.quitOnClose ?? current.quitOnClose,
+    startAtLogin: patch.startAtLogin ?? current.startAtLogin,
+    dialLinksAtOnce: patch.dialLinksAtOnce ?? current.dialLinksAtOnce,
+    globalShortcuts: patch.globalShortcuts ?? current.globalShortcuts,
+    shortcuts,
+    // Seen stays seen: a late or stale window cannot bring old missed calls back.
+    missedSeenAt: Math.max(current.missedSeenAt, patch.missedSeenAt ?? 0),
+  };
+  return ok(next);
+}
+
+// ---- missed calls ----
+
+/** Incoming calls nobody answered that ended after the agent last looked at the recent calls. */
+export function missedCalls(history: readonly HistoryEntry[], seenAt: number): HistoryEntry[] {
+  return history.filter((h) => h.direction === 'incoming' && h.outcome === 'missed' && h.endedAt > seenAt);
+}

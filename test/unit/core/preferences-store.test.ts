@@ -1,0 +1,70 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PREFERENCES_FILE, PreferencesStore } from '../../../electron/core/preferences-store';
+import { configureLogging } from '../../../shared/log';
+import { DEFAULT_PREFERENCES } from '../../../shared/preferences';
+
+configureLogging({ sink: () => undefined });
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+async function dataDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'preferences-'));
+  dirs.push(dir);
+  return dir;
+}
+
+describe('PreferencesStore', () => {
+  it('starts from the defaults and keeps what was saved', async () => {
+    const dir = await dataDir();
+    const store = new PreferencesStore({ dataDir: dir });
+    expect(await store.load()).toEqual(DEFAULT_PREFERENCES);
+    const seen: unknown[] = [];
+    store.onChanged((p) => seen.push(p.globalShortcuts));
+    const saved = await store.update({ globalShortcuts: true, shortcuts: { hangUp: 'ctrl+alt+h' } });
+    expect(saved.ok && saved.value.shortcuts.hangUp).toBe('Ctrl+Alt+H');
+    expect(seen).toEqual([true]);
+    const reloaded = new PreferencesStore({ dataDir: dir });
+    expect(await reloaded.load()).toMatchObject({ globalShortcuts: true, shortcuts: { hangUp: 'Ctrl+Alt+H', answer: 'Ctrl+Shift+A' } });
+  });
+
+  it('refuses a patch that breaks a rule, naming the field, and changes nothing', async () => {
+    const dir = await dataDir();
+    const store = new PreferencesStore({ dataDir: dir });
+    await store.load();
+    expect(await store.update({ startAtLogin: 'yes' } as never)).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'startAtLogin' } });
+    expect(await store.update({ shortcuts: { answer: 'Q' } })).toMatchObject({ ok: false, error: { field: 'shortcuts.answer' } });
+    expect(store.get()).toEqual(DEFAULT_PREFERENCES);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('fills parts a file lacks from the defaults', async () => {
+    const dir = await dataDir();
+    await writeFile(join(dir, PREFERENCES_FILE), JSON.stringify({ quitOnClose: true, shortcuts: { mute: 'Ctrl+Alt+M' } }));
+    const store = new PreferencesStore({ dataDir: dir });
+    expect(await store.load()).toEqual({ ...DEFAULT_PREFERENCES, quitOnClose: true, shortcuts: { ...DEFAULT_PREFERENCES.shortcuts, mute: 'Ctrl+Alt+M' } });
+  });
+
+  it('keeps an unreadable file aside and starts from the defaults', async () => {
+    const dir = await dataDir();
+    await writeFile(join(dir, PREFERENCES_FILE), '{ not json');
+    const store = new PreferencesStore({ dataDir: dir });
+    expect(await store.load()).toEqual(DEFAULT_PREFERENCES);
+    const files = await readdir(dir);
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^preferences\.json\.corrupt-\d+$/);
+    expect(await readFile(join(dir, files[0]!), 'utf8')).toBe('{ not json');
+  });
+
+  it('applies changes one after another', async () => {
+    const store = new PreferencesStore({ dataDir: await dataDir() });
+    await store.load();
+    const [a, b] = await Promise.all([store.update({ missedSeenAt: 10 }), store.update({ dialLinksAtOnce: true })]);
+    expect(a.ok && b.ok).toBe(true);
+    expect(store.get()).toMatchObject({ missedSeenAt: 10, dialLinksAtOnce: true });
+  });
+});
