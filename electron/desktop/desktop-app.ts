@@ -1,15 +1,21 @@
 // The Electron host's lifecycle: one instance, one window, one service. main.ts supplies the real
 // service; tests supply a fake one, with the `electron` module mocked.
+import { join } from 'node:path';
 import { app, BrowserWindow, dialog, session } from 'electron';
 import type { SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
+import type { Preferences } from '../../shared/preferences';
 import type { SecretStore } from '../core/secret-store';
+import { startDesk, type Desk } from './desk';
+import { dialLinksIn, registerDialLinkSchemes, type LaunchInfo } from './dial-links';
+import { withHostPushes } from './host-pushes';
 import { notifyIncomingCalls } from './incoming-call-notifier';
 import { registerSoftphoneIpc } from './ipc';
 import { rendererLocation, type RendererLocation } from './renderer-location';
 import { createSafeStorageSecretStore } from './safe-storage-secret-store';
 import { installNavigationGuards, installSessionSecurity } from './security-policy';
-import { errorText } from '../../shared/result';
+import type { RefusedShortcut } from './tray-menu';
+import { errorText, type Result } from '../../shared/result';
 
 /** Must match appId in electron-builder.yml: Windows ties notifications to it. */
 export const APP_ID = 'app.softphone.desktop';
@@ -18,6 +24,10 @@ export const APP_ID = 'app.softphone.desktop';
 export interface DesktopService extends SoftphoneBackend {
   /** Terminates live calls (protocol.md: terminate is sent also on app quit) and stops everything. */
   close(): Promise<void>;
+  /** The desk preferences now; changes arrive as preferencesChanged pushes. */
+  preferences(): Preferences;
+  /** A tel:/callto: link: checked, then handed to the window as dialRequested (refused with the reason when bad). */
+  requestDial(link: string): Result<{ number: string; dial: boolean }>;
 }
 
 export interface DesktopServiceOptions {
@@ -32,33 +42,50 @@ export interface DesktopAppOptions {
   logger?: Logger;
   /** Quitting waits this long at most for the service to end its calls. */
   closeTimeoutMs?: number;
+  /** Defaults to process.platform. */
+  platform?: NodeJS.Platform;
+  /** How this process was started (its argv may hold a tel: link); defaults to `process`'s. */
+  launch?: LaunchInfo;
 }
 
 export interface DesktopApp {
   /** Settles when startup has finished: the window exists, or startup failed, or this was a second instance. */
   ready: Promise<void>;
   getWindow(): BrowserWindow | undefined;
+  /**
+   * Global shortcuts another application already holds: they work only while the window has the
+   * focus. Also listed in the tray menu and logged.
+   */
+  refusedShortcuts(): readonly RefusedShortcut[];
 }
 
 export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
   const logger = options.logger ?? createLogger('desktop');
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   const createSecretStore = options.createSecretStore ?? ((userDataDir: string) => createSafeStorageSecretStore({ userDataDir }));
+  const platform = options.platform ?? process.platform;
+  const launch = options.launch ?? { defaultApp: process.defaultApp === true, execPath: process.execPath, argv: process.argv };
 
-  // A second launch (e.g. from a desktop shortcut) must not start a second service: two would
-  // both claim incoming calls. It hands over to the running instance and leaves.
+  // A second launch (e.g. from a desktop shortcut, or a tel: link) must not start a second service:
+  // two would both claim incoming calls. It hands its arguments to the running instance and leaves.
   if (!app.requestSingleInstanceLock()) {
     logger.info('the softphone is already running: bringing its window forward');
     app.quit();
-    return { ready: Promise.resolve(), getWindow: () => undefined };
+    return { ready: Promise.resolve(), getWindow: () => undefined, refusedShortcuts: () => [] };
   }
 
   let window: BrowserWindow | undefined;
   let serviceStarting: Promise<DesktopService | undefined> = Promise.resolve(undefined);
+  let service: DesktopService | undefined;
+  let desk: Desk | undefined;
   let quitPhase: 'running' | 'closing' | 'closed' = 'running';
   const cleanups: Array<() => void> = [];
+  /** Dial links wait here until the window listens for dialRequested (host-pushes.ts). */
+  const pendingLinks: string[] = [];
+  let rendererListening = false;
 
   const liveWindow = (): BrowserWindow | undefined => (window && !window.isDestroyed() ? window : undefined);
+  /** The agent asked for the window (tray, second launch, a link they clicked): it may take the focus. */
   const showWindow = (): void => {
     const current = liveWindow();
     if (!current) return;
@@ -67,12 +94,40 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     current.focus();
   };
 
-  app.on('second-instance', showWindow);
-  installNavigationGuards(app, logger);
-  if (process.platform === 'win32') app.setAppUserModelId(APP_ID);
+  const deliverLinks = (): void => {
+    if (service === undefined || !rendererListening) return;
+    for (const link of pendingLinks.splice(0)) {
+      const result = service.requestDial(link);
+      if (result.ok) continue;
+      logger.warn('a dial link was refused', { reason: result.error.message });
+      const current = liveWindow();
+      const box = { type: 'warning' as const, message: 'This link cannot be dialled', detail: result.error.message };
+      void (current ? dialog.showMessageBox(current, box) : dialog.showMessageBox(box)).catch((e: unknown) => logger.warn('the refusal could not be shown', { error: e }));
+    }
+  };
+  const openDialLinks = (links: readonly string[]): void => {
+    pendingLinks.push(...links);
+    deliverLinks();
+  };
 
-  // Media lives in the window (ARCHITECTURE.md: the renderer owns media), so without it no call can
-  // have audio: closing the window quits, on every platform.
+  app.on('second-instance', (_event, argv) => {
+    showWindow();
+    openDialLinks(dialLinksIn(argv));
+  });
+  // macOS hands links over this way, also before the app is ready when a link launched it.
+  app.on('open-url', (event, url) => {
+    event.preventDefault();
+    showWindow();
+    openDialLinks(dialLinksIn([url]));
+  });
+  // macOS: a click on the Dock icon brings back a window closed to the tray.
+  app.on('activate', showWindow);
+  installNavigationGuards(app, logger);
+  if (platform === 'win32') app.setAppUserModelId(APP_ID);
+
+  // Closing the window hides it to the tray (see createWindow); the window closes for real only
+  // with "Quit when the window is closed" on, and then the app goes with it: media lives in the
+  // window (ARCHITECTURE.md: the renderer owns media), so without it no call can have audio.
   app.on('window-all-closed', () => app.quit());
 
   app.on('before-quit', (event) => {
@@ -87,14 +142,14 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
   });
 
   async function closeService(): Promise<void> {
-    const service = await serviceStarting;
-    if (service) {
+    const starting = await serviceStarting;
+    if (starting) {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timed-out'>((resolve) => {
         timer = setTimeout(() => resolve('timed-out'), closeTimeoutMs);
       });
       try {
-        const outcome = await Promise.race([service.close().then(() => 'closed' as const), timedOut]);
+        const outcome = await Promise.race([starting.close().then(() => 'closed' as const), timedOut]);
         if (outcome === 'timed-out') logger.warn('the service did not finish closing in time: quitting anyway', { closeTimeoutMs });
       } catch (e) {
         logger.error('closing the service failed', { error: e });
@@ -125,11 +180,23 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
       },
     });
     created.once('ready-to-show', () => created.show());
+    created.on('close', (event) => {
+      // Quitting (tray, app menu) closes the window for real; the agent closing it only hides it,
+      // so that the service stays online and calls keep ringing.
+      if (quitPhase !== 'running' || service?.preferences().quitOnClose === true) return;
+      event.preventDefault();
+      created.hide();
+    });
+    // Windows log-off or shutdown: a window that refused to close would hold the session up.
+    created.on('session-end', () => app.quit());
+    created.on('show', () => desk?.windowChanged());
+    created.on('hide', () => desk?.windowChanged());
     created.on('closed', () => {
       if (window === created) window = undefined;
     });
     created.webContents.on('render-process-gone', (_event, details) => {
       logger.error('the window stopped', { reason: details.reason, exitCode: details.exitCode });
+      rendererListening = false;
       if (details.reason !== 'clean-exit' && quitPhase === 'running' && !created.isDestroyed()) loadPage(created, location.appUrl);
     });
     loadPage(created, location.appUrl);
@@ -142,18 +209,59 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
 
   async function start(): Promise<void> {
     await app.whenReady();
+    registerDialLinkSchemes(app, launch, logger);
     const location = rendererLocation(app.getAppPath());
     installSessionSecurity(session.defaultSession, location.appUrl, logger);
 
     const dataDir = app.getPath('userData');
     const starting = options.createService({ dataDir, secrets: createSecretStore(dataDir) });
     serviceStarting = starting;
-    const service = await starting;
+    const started = await starting;
     if (quitPhase !== 'running') return;
+    service = started;
 
-    cleanups.push(registerSoftphoneIpc({ backend: service, appUrl: location.appUrl, getWebContents: () => liveWindow()?.webContents, logger }));
-    cleanups.push(notifyIncomingCalls({ backend: service, getWindow: liveWindow, showWindow }));
+    const hostPushes = withHostPushes(started);
+    cleanups.push(registerSoftphoneIpc({ backend: hostPushes.backend, appUrl: location.appUrl, getWebContents: () => liveWindow()?.webContents, logger }));
+    cleanups.push(
+      hostPushes.onRendererListening(() => {
+        rendererListening = true;
+        deliverLinks();
+      }),
+    );
+    cleanups.push(
+      notifyIncomingCalls({
+        backend: started,
+        getWindow: liveWindow,
+        showWindow,
+        pressed: (action) => hostPushes.push({ name: 'shortcutPressed', payload: { action } }),
+        platform,
+      }),
+    );
     window = createWindow(location);
+    // A link that launched this instance (Windows, Linux) waits for the window to listen.
+    openDialLinks(dialLinksIn(launch.argv));
+
+    try {
+      const startedDesk = await startDesk({
+        service: started,
+        hostPush: (push) => hostPushes.push(push),
+        getWindow: liveWindow,
+        showWindow,
+        quit: () => app.quit(),
+        assetsDir: join(app.getAppPath(), 'assets'),
+        platform,
+        logger,
+      });
+      if (quitPhase !== 'running') {
+        startedDesk.dispose();
+        return;
+      }
+      desk = startedDesk;
+      cleanups.push(() => startedDesk.dispose());
+    } catch (e) {
+      // Calls work without the tray, the badge and the global shortcuts: keep going.
+      logger.error('the tray and the desk features could not start', { error: e });
+    }
   }
 
   const ready = start().catch((e: unknown) => {
@@ -163,5 +271,5 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     app.quit();
   });
 
-  return { ready, getWindow: liveWindow };
+  return { ready, getWindow: liveWindow, refusedShortcuts: () => desk?.refusedShortcuts() ?? [] };
 }

@@ -2,12 +2,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PushMessage } from '../../../shared/api';
-import type { CallState } from '../../../shared/call-state';
-import { ok, type Result } from '../../../shared/result';
+import type { Result } from '../../../shared/result';
 import type { SecretStore } from '../../../electron/core/secret-store';
 import { startDesktopApp, type DesktopApp, type DesktopService, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
 import { CONTENT_SECURITY_POLICY } from '../../../electron/desktop/security-policy';
 import { app, BrowserWindow, dialog, FakeEvent, FakeWebContents, ipcMain, Notification, resetFakeElectron, session } from './fake-electron';
+import { deferred, FakeService, ringing } from './fake-service';
 import { recordingLogger } from './recording-logger';
 
 vi.mock('electron', () => import('./fake-electron'));
@@ -18,56 +18,12 @@ const PRELOAD = '/opt/softphone/dist/electron/preload.cjs';
 /** Runs everything already queued, including promise chains a few steps long. */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-class FakeService implements DesktopService {
-  readonly handled: Array<{ name: string; params: unknown }> = [];
-  readonly listeners = new Set<(push: PushMessage) => void>();
-  readonly closing = deferred<void>();
-  closeCalls = 0;
-
-  async handle(name: string, params: unknown): Promise<Result<never>> {
-    this.handled.push({ name, params });
-    return ok(null as never);
-  }
-  subscribe(listener: (push: PushMessage) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-  push(message: PushMessage): void {
-    for (const listener of this.listeners) listener(message);
-  }
-  close(): Promise<void> {
-    this.closeCalls += 1;
-    return this.closing.promise;
-  }
-}
-
 const memorySecrets: SecretStore = {
   kind: 'memory',
   get: async () => undefined,
   set: async () => undefined,
   delete: async () => undefined,
 };
-
-const ringing = (phase: 'ringing' | 'active' = 'ringing'): CallState =>
-  ({
-    localId: 'in:wacid.1',
-    callId: 'wacid.1',
-    direction: 'incoming',
-    peer: { number: '447700900123', name: 'Ada' },
-    createdAt: 1,
-    offerSdp: 'v=0',
-    ...(phase === 'ringing' ? { phase, ringsUntil: 2 } : { phase, answeredAt: 1, connectedAt: 2 }),
-  }) as CallState;
 
 describe('desktop host', () => {
   let service: FakeService;
@@ -165,7 +121,7 @@ describe('desktop host', () => {
       expect(window.loadURL.mock.calls).toEqual([[APP_URL], [APP_URL]]);
     });
 
-    it('quits when the window is closed: calls have no audio without it', async () => {
+    it('quits when the last window is gone: calls have no audio without it', async () => {
       await start();
       app.emit('window-all-closed');
       expect(app.quit).toHaveBeenCalled();
@@ -286,7 +242,8 @@ describe('desktop host', () => {
       const handler = ipcMain.handlers.get('softphone:hangUp')!;
       const result = await handler({ sender: window.webContents, senderFrame: { url: APP_URL } }, { localId: 'out-1' });
       expect(result).toEqual({ ok: true, value: null });
-      expect(service.handled).toEqual([{ name: 'hangUp', params: { localId: 'out-1' } }]);
+      // The tray reads the service's snapshot at startup; the window's command is the only other one.
+      expect(service.handled.filter((h) => h.name !== 'getSnapshot')).toEqual([{ name: 'hangUp', params: { localId: 'out-1' } }]);
 
       const refused = (await handler({ sender: new FakeWebContents(), senderFrame: { url: APP_URL } }, { localId: 'out-1' })) as Result<unknown>;
       expect(!refused.ok && refused.error.code).toBe('unauthorized');
@@ -320,6 +277,7 @@ describe('desktop host', () => {
 
     it('stays quiet while the window is in front', async () => {
       await start();
+      theWindow().visible = true;
       theWindow().focused = true;
       service.push({ name: 'callChanged', payload: ringing() });
       expect(Notification.instances).toHaveLength(0);

@@ -82,6 +82,12 @@ export class BrowserWindow extends FakeEmitter {
   focused = false;
   destroyed = false;
   flashed = false;
+  /** Every flashFrame call, in order. */
+  readonly flashes: boolean[] = [];
+  /** How often focus() was called: an incoming call must never take the focus. */
+  focusCalls = 0;
+  showInactiveCalls = 0;
+  overlay: { image: NativeImage | null; description: string } | undefined;
   readonly loadURL = vi.fn(async (url: string) => {
     this.webContents.url = url;
   });
@@ -100,9 +106,29 @@ export class BrowserWindow extends FakeEmitter {
     this.minimized = false;
   }
   show(): void {
+    const wasVisible = this.visible;
     this.visible = true;
+    if (!wasVisible) this.emit('show');
+  }
+  /** On screen without the focus; a minimised window comes back too (Windows' SW_SHOWNOACTIVATE). */
+  showInactive(): void {
+    this.showInactiveCalls += 1;
+    const wasVisible = this.visible;
+    this.visible = true;
+    this.minimized = false;
+    if (!wasVisible) this.emit('show');
+  }
+  hide(): void {
+    const wasVisible = this.visible;
+    this.visible = false;
+    this.focused = false;
+    if (wasVisible) this.emit('hide');
+  }
+  isVisible(): boolean {
+    return this.visible;
   }
   focus(): void {
+    this.focusCalls += 1;
     this.focused = true;
   }
   isFocused(): boolean {
@@ -112,9 +138,113 @@ export class BrowserWindow extends FakeEmitter {
     return this.destroyed;
   }
   flashFrame(flag: boolean): void {
+    this.flashes.push(flag);
     this.flashed = flag;
   }
+  setOverlayIcon(image: NativeImage | null, description: string): void {
+    this.overlay = { image, description };
+  }
+  /** The agent closes the window (title bar ×): 'close' may prevent it; otherwise it is gone, and the app hears when it was the last. */
+  close(): void {
+    const event = new FakeEvent();
+    this.emit('close', event);
+    if (event.defaultPrevented) return;
+    this.destroyed = true;
+    this.visible = false;
+    this.emit('closed');
+    if (BrowserWindow.instances.every((w) => w.destroyed)) app.emit('window-all-closed');
+  }
 }
+
+/** A loaded image: the path it came from, so tests can tell the icons apart. */
+export class NativeImage {
+  constructor(
+    readonly path: string,
+    readonly empty: boolean,
+  ) {}
+  isEmpty(): boolean {
+    return this.empty;
+  }
+}
+
+export const nativeImage = {
+  /** Paths that load as an empty image, as Electron does for a missing file. */
+  missing: new Set<string>(),
+  createFromPath: vi.fn((path: string) => new NativeImage(path, nativeImage.missing.has(path))),
+};
+
+/** An Electron menu: the template it was built from, as the user would see it. */
+export class FakeMenu {
+  constructor(readonly items: Array<Record<string, unknown>>) {}
+  /** Clicks the item with this label, as the user would. */
+  click(label: string): void {
+    const item = this.items.find((i) => i.label === label);
+    if (item === undefined) throw new Error(`no menu item "${label}" in ${this.items.map((i) => String(i.label ?? '---')).join(', ')}`);
+    if (item.enabled === false) throw new Error(`menu item "${label}" is disabled`);
+    (item.click as () => void)();
+  }
+}
+
+export const Menu = {
+  buildFromTemplate: vi.fn((template: Array<Record<string, unknown>>) => new FakeMenu(template)),
+};
+
+export class Tray extends FakeEmitter {
+  static readonly instances: Tray[] = [];
+  /** Set to make the next new Tray throw, as on a desktop without a system tray. */
+  static failNext = false;
+  tooltip = '';
+  menu: FakeMenu | undefined;
+  destroyed = false;
+  readonly setContextMenu = vi.fn((menu: FakeMenu | null) => {
+    this.menu = menu ?? undefined;
+  });
+  constructor(readonly image: NativeImage) {
+    super();
+    if (Tray.failNext) {
+      Tray.failNext = false;
+      throw new Error('no system tray');
+    }
+    Tray.instances.push(this);
+  }
+  setToolTip(text: string): void {
+    this.tooltip = text;
+  }
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
+
+/** The OS's global shortcuts: `heldElsewhere` are taken by other applications. */
+export const globalShortcut = {
+  heldElsewhere: new Set<string>(),
+  callbacks: new Map<string, () => void>(),
+  register: vi.fn((accelerator: string, callback: () => void): boolean => {
+    if (globalShortcut.heldElsewhere.has(accelerator) || globalShortcut.callbacks.has(accelerator)) return false;
+    globalShortcut.callbacks.set(accelerator, callback);
+    return true;
+  }),
+  unregister: vi.fn((accelerator: string) => {
+    globalShortcut.callbacks.delete(accelerator);
+  }),
+  unregisterAll: vi.fn(() => {
+    globalShortcut.callbacks.clear();
+  }),
+  isRegistered: (accelerator: string): boolean => globalShortcut.callbacks.has(accelerator),
+  /** The agent presses the combination in another application. */
+  press(accelerator: string): void {
+    const callback = globalShortcut.callbacks.get(accelerator);
+    if (callback === undefined) throw new Error(`${accelerator} is not registered`);
+    callback();
+  },
+  reset(): void {
+    globalShortcut.heldElsewhere.clear();
+    globalShortcut.callbacks.clear();
+    globalShortcut.register.mockClear();
+    globalShortcut.unregister.mockClear();
+    globalShortcut.unregisterAll.mockClear();
+  },
+};
 
 class FakeApp extends FakeEmitter {
   singleInstanceLock = true;
@@ -127,7 +257,20 @@ class FakeApp extends FakeEmitter {
     this.removeAllListeners();
     this.singleInstanceLock = true;
     this.quitted = false;
-    for (const mock of [this.requestSingleInstanceLock, this.whenReady, this.getAppPath, this.getPath, this.setAppUserModelId, this.exit, this.quit]) mock.mockClear();
+    for (const mock of [
+      this.requestSingleInstanceLock,
+      this.whenReady,
+      this.getAppPath,
+      this.getPath,
+      this.setAppUserModelId,
+      this.exit,
+      this.quit,
+      this.setBadgeCount,
+      this.setLoginItemSettings,
+      this.setAsDefaultProtocolClient,
+    ]) {
+      mock.mockClear();
+    }
   }
 
   readonly requestSingleInstanceLock = vi.fn(() => this.singleInstanceLock);
@@ -139,6 +282,9 @@ class FakeApp extends FakeEmitter {
   });
   readonly setAppUserModelId = vi.fn();
   readonly exit = vi.fn();
+  readonly setBadgeCount = vi.fn((_count?: number) => true);
+  readonly setLoginItemSettings = vi.fn((_settings: { openAtLogin?: boolean }) => undefined);
+  readonly setAsDefaultProtocolClient = vi.fn((_protocol: string, _path?: string, _args?: string[]) => true);
   /** Like Electron: before-quit first; a handler that prevents it keeps the app running. */
   readonly quit = vi.fn(() => {
     const event = new FakeEvent();
@@ -209,12 +355,13 @@ export const session = {
 
 export class Notification extends FakeEmitter {
   static readonly instances: Notification[] = [];
+  static supported = true;
   static isSupported(): boolean {
-    return true;
+    return Notification.supported;
   }
   shown = false;
   closed = false;
-  constructor(readonly options: { title: string; body: string }) {
+  constructor(readonly options: { title: string; body: string; actions?: Array<{ type: string; text: string }> }) {
     super();
     Notification.instances.push(this);
   }
@@ -226,13 +373,23 @@ export class Notification extends FakeEmitter {
   }
 }
 
-export const dialog = { showErrorBox: vi.fn() };
+export const dialog = {
+  showErrorBox: vi.fn(),
+  showMessageBox: vi.fn(async (..._args: unknown[]) => ({ response: 0, checkboxChecked: false })),
+};
 
 /** Fresh fakes for the next test. */
 export function resetFakeElectron(): void {
   app.reset();
   BrowserWindow.instances.length = 0;
   Notification.instances.length = 0;
+  Notification.supported = true;
+  Tray.instances.length = 0;
+  Tray.failNext = false;
+  Menu.buildFromTemplate.mockClear();
+  nativeImage.missing.clear();
+  nativeImage.createFromPath.mockClear();
+  globalShortcut.reset();
   ipcMain.handlers.clear();
   contextBridge.exposed.clear();
   contextBridge.exposeInMainWorld.mockClear();
@@ -245,4 +402,5 @@ export function resetFakeElectron(): void {
   session.defaultSession.permissionRequestHandler = undefined;
   session.defaultSession.permissionCheckHandler = undefined;
   dialog.showErrorBox.mockClear();
+  dialog.showMessageBox.mockClear();
 }

@@ -1,0 +1,156 @@
+// The desk features the Electron host adds around the service, for an agent who keeps the app open
+// all day: the tray (state, Show, presence, Quit), the missed-call badge, start at login and the
+// global shortcuts. They follow the service's pushes, so a change made in the window (presence,
+// preferences) shows in the tray and takes effect at once, and they work with the window hidden.
+import { join } from 'node:path';
+import { app, nativeImage, type BrowserWindow, type NativeImage } from 'electron';
+import type { AgentPresence, ConnectionState, PresenceChoice, PushMessage, SoftphoneBackend, Unsubscribe } from '../../shared/api';
+import type { HistoryEntry } from '../../shared/history';
+import type { Logger } from '../../shared/log';
+import { missedCalls, type Preferences } from '../../shared/preferences';
+import { GlobalShortcuts } from './global-shortcuts';
+import { MissedBadge } from './missed-badge';
+import { TrayIcon } from './tray';
+import type { RefusedShortcut, TrayState } from './tray-menu';
+
+export interface DeskService extends Pick<SoftphoneBackend, 'handle' | 'subscribe'> {
+  preferences(): Preferences;
+}
+
+export interface DeskOptions {
+  service: DeskService;
+  /** Sends the window a push of the host's own (host-pushes.ts). */
+  hostPush: (push: PushMessage) => void;
+  getWindow: () => BrowserWindow | undefined;
+  showWindow: () => void;
+  quit: () => void;
+  /** The folder holding icons/ (assets/ in the app). */
+  assetsDir: string;
+  platform: NodeJS.Platform;
+  logger: Logger;
+}
+
+export interface Desk {
+  /** Global shortcuts another application holds (also listed in the tray menu). */
+  refusedShortcuts(): readonly RefusedShortcut[];
+  /** The window appeared, disappeared or was replaced: the tray and the overlay icon follow. */
+  windowChanged(): void;
+  dispose(): void;
+}
+
+/** Under assets/. tray-icon@2x.png next to the tray icon serves high-density screens. */
+export const DESK_ICONS = { tray: 'icons/tray-icon.png', missedOverlay: 'icons/missed-overlay.png' } as const;
+
+function loadImage(path: string, logger: Logger): NativeImage | undefined {
+  const image = nativeImage.createFromPath(path);
+  if (!image.isEmpty()) return image;
+  logger.warn('an icon could not be loaded', { path });
+  return undefined;
+}
+
+export async function startDesk(options: DeskOptions): Promise<Desk> {
+  const { service, logger } = options;
+  let preferences = service.preferences();
+  let presence: AgentPresence = { choice: 'available', status: 'available' };
+  let connection: ConnectionState['status'] = 'connecting';
+  let history: readonly HistoryEntry[] = [];
+  let openAtLogin: boolean | undefined;
+
+  const shortcuts = new GlobalShortcuts({
+    logger,
+    pressed: (action) => options.hostPush({ name: 'shortcutPressed', payload: { action } }),
+  });
+  const badge = new MissedBadge({ app, platform: options.platform, overlay: loadImage(join(options.assetsDir, DESK_ICONS.missedOverlay), logger) });
+
+  let tray: TrayIcon | undefined;
+  const trayIcon = loadImage(join(options.assetsDir, DESK_ICONS.tray), logger);
+  try {
+    if (trayIcon) {
+      tray = new TrayIcon(trayIcon, {
+        show: options.showWindow,
+        setPresence: (choice: PresenceChoice) => {
+          void service.handle('setPresence', { status: choice }).then((result) => {
+            if (!result.ok) logger.warn('the presence chosen in the tray was refused', { choice, error: result.error.message });
+          });
+        },
+        quit: options.quit,
+      });
+    }
+  } catch (e) {
+    // Some Linux desktops have no tray at all; the app still works, and a second launch shows the window.
+    logger.warn('no tray icon: this desktop has no system tray', { error: e });
+  }
+
+  const render = (): void => {
+    const missed = missedCalls(history, preferences.missedSeenAt).length;
+    const window = options.getWindow();
+    badge.show(missed, window);
+    const state: TrayState = {
+      status: connection === 'connected' ? presence.status : 'disconnected',
+      choice: presence.choice,
+      missedCount: missed,
+      windowVisible: window !== undefined && !window.isDestroyed() && window.isVisible(),
+      refusedShortcuts: shortcuts.refused(),
+    };
+    tray?.render(state);
+  };
+
+  const applyPreferences = (): void => {
+    shortcuts.apply(preferences);
+    if (openAtLogin !== preferences.startAtLogin) {
+      openAtLogin = preferences.startAtLogin;
+      // macOS and Windows; Electron has no login items on Linux, where this does nothing.
+      app.setLoginItemSettings({ openAtLogin });
+    }
+  };
+
+  // Subscribed before the snapshot is asked for, so no change falls between the two; a push that
+  // arrives while the snapshot is on its way is newer than it.
+  const pushed = new Set<PushMessage['name']>();
+  const unsubscribe: Unsubscribe = service.subscribe((push) => {
+    pushed.add(push.name);
+    switch (push.name) {
+      case 'presenceChanged':
+        presence = push.payload;
+        break;
+      case 'connectionChanged':
+        connection = push.payload.status;
+        break;
+      case 'historyChanged':
+        history = push.payload;
+        break;
+      case 'preferencesChanged':
+        preferences = push.payload;
+        applyPreferences();
+        break;
+      default:
+        return;
+    }
+    render();
+  });
+
+  const snapshot = await service.handle('getSnapshot', {});
+  if (snapshot.ok) {
+    if (!pushed.has('presenceChanged')) presence = snapshot.value.presence ?? presence;
+    if (!pushed.has('connectionChanged')) connection = snapshot.value.connection.status;
+    if (!pushed.has('historyChanged')) history = snapshot.value.history;
+  } else {
+    logger.warn('the tray starts without the service state', { error: snapshot.error.message });
+  }
+  applyPreferences();
+  render();
+
+  return {
+    refusedShortcuts: () => shortcuts.refused(),
+    windowChanged: () => {
+      badge.paintWindow(options.getWindow());
+      render();
+    },
+    dispose: () => {
+      unsubscribe();
+      shortcuts.dispose();
+      tray?.destroy();
+      tray = undefined;
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { TrayIcon } from '../../../electron/desktop/tray';
+import { trayMenuModel, type TrayState } from '../../../electron/desktop/tray-menu';
+import { Menu, NativeImage, resetFakeElectron, Tray } from './fake-electron';
+
+vi.mock('electron', () => import('./fake-electron'));
+
+const base: TrayState = { status: 'available', choice: 'available', missedCount: 0, windowVisible: true, refusedShortcuts: [] };
+
+/** The menu as the agent reads it: one line per item, radio items marked. */
+function lines(state: TrayState): string[] {
+  return trayMenuModel(state).items.map((item) => {
+    switch (item.kind) {
+      case 'separator':
+        return '---';
+      case 'presence':
+        return `${item.checked ? '(x)' : '( )'} ${item.label}`;
+      default:
+        return item.label;
+    }
+  });
+}
+
+describe('tray menu model', () => {
+  it('available, nothing missed: the status, Show, the presence choices and Quit', () => {
+    expect(lines(base)).toEqual(['Status: Available', '---', 'Show', '---', '(x) Available', '( ) Do not disturb', '---', 'Quit']);
+    expect(trayMenuModel(base).tooltip).toBe('Softphone: Available');
+  });
+
+  it('on a call with two missed calls: says both, and the chosen presence stays checked', () => {
+    const state: TrayState = { ...base, status: 'on_call', missedCount: 2 };
+    expect(lines(state)).toEqual(['Status: On a call', '2 missed calls', '---', 'Show', '---', '(x) Available', '( ) Do not disturb', '---', 'Quit']);
+    expect(trayMenuModel(state).tooltip).toBe('Softphone: On a call, 2 missed calls');
+  });
+
+  it('do not disturb checks its radio item', () => {
+    expect(lines({ ...base, status: 'dnd', choice: 'dnd' }).slice(0, 1)).toEqual(['Status: Do not disturb']);
+    expect(lines({ ...base, status: 'dnd', choice: 'dnd' })).toContain('(x) Do not disturb');
+    expect(lines({ ...base, status: 'dnd', choice: 'dnd' })).toContain('( ) Available');
+  });
+
+  it('says disconnected, and one missed call in the singular', () => {
+    const state: TrayState = { ...base, status: 'disconnected', missedCount: 1 };
+    expect(lines(state).slice(0, 2)).toEqual(['Status: Disconnected', '1 missed call']);
+  });
+
+  it('a hidden window is named in the tooltip: the agent can check that calls still ring', () => {
+    expect(trayMenuModel({ ...base, windowVisible: false }).tooltip).toBe('Softphone: Available, window hidden, calls still ring');
+  });
+
+  it('lists global shortcuts another application holds', () => {
+    const state: TrayState = { ...base, refusedShortcuts: [{ action: 'decline', accelerator: 'Ctrl+Shift+D' }] };
+    expect(lines(state)[1]).toBe('Ctrl+Shift+D (Decline) is taken by another application');
+  });
+});
+
+describe('tray icon', () => {
+  beforeEach(() => {
+    resetFakeElectron();
+  });
+
+  const actions = () => ({ show: vi.fn(), setPresence: vi.fn(), quit: vi.fn() });
+  const image = new NativeImage('/opt/softphone/assets/icons/tray-icon.png', false);
+
+  it('sets the menu and the tooltip from the model, and wires each item', () => {
+    const wired = actions();
+    const icon = new TrayIcon(image as never, wired);
+    icon.render({ ...base, status: 'on_call', missedCount: 2 });
+    const tray = Tray.instances[0]!;
+    expect(tray.image).toBe(image);
+    expect(tray.tooltip).toBe('Softphone: On a call, 2 missed calls');
+    const menu = tray.menu!;
+    expect(menu.items.map((i) => i.label ?? '---')).toEqual(['Status: On a call', '2 missed calls', '---', 'Show', '---', 'Available', 'Do not disturb', '---', 'Quit']);
+    expect(menu.items[0]!.enabled).toBe(false);
+    expect(menu.items.filter((i) => i.type === 'radio').map((i) => [i.label, i.checked])).toEqual([
+      ['Available', true],
+      ['Do not disturb', false],
+    ]);
+
+    menu.click('Do not disturb');
+    expect(wired.setPresence).toHaveBeenCalledWith('dnd');
+    menu.click('Available');
+    expect(wired.setPresence).toHaveBeenLastCalledWith('available');
+    menu.click('Show');
+    menu.click('2 missed calls');
+    expect(wired.show).toHaveBeenCalledTimes(2);
+    expect(() => menu.click('Status: On a call')).toThrow(/disabled/);
+    expect(wired.quit).not.toHaveBeenCalled();
+    menu.click('Quit');
+    expect(wired.quit).toHaveBeenCalledTimes(1);
+
+    tray.emit('click');
+    expect(wired.show).toHaveBeenCalledTimes(3);
+  });
+
+  it('rebuilds the menu only when the state changes it', () => {
+    const icon = new TrayIcon(image as never, actions());
+    icon.render(base);
+    icon.render({ ...base });
+    expect(Menu.buildFromTemplate).toHaveBeenCalledTimes(1);
+    icon.render({ ...base, status: 'dnd', choice: 'dnd' });
+    expect(Menu.buildFromTemplate).toHaveBeenCalledTimes(2);
+    expect(Tray.instances[0]!.menu!.items.find((i) => i.label === 'Do not disturb')!.checked).toBe(true);
+    icon.destroy();
+    expect(Tray.instances[0]!.destroyed).toBe(true);
+  });
+});
