@@ -1,6 +1,6 @@
 // The browser host: the product in a plain browser tab. It listens on 127.0.0.1 only, serves the
 // built renderer, and carries SoftphoneApi over one WebSocket (/api) that needs the per-launch
-// token and our own Origin. Everything else is refused.
+// token and our own Origin. GET /dial takes a tel: link to the softphone tab. Everything else is refused.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
@@ -9,11 +9,16 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { commandSchemas, wsClientFrameSchema, type CommandName, type SoftphoneBackend, type WsServerFrame } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
+import { formatPhoneNumber } from '../../shared/phone';
 import { err, type Result } from '../../shared/result';
 import { parseWith } from '../../shared/validation';
 
+/** The service's hand-over of a tel:/callto: link to the windows (SoftphoneService.requestDial). */
+export type DialRequester = (link: string) => Result<{ number: string; dial: boolean }>;
+
 export interface BrowserHostOptions {
-  backend: SoftphoneBackend;
+  /** Without requestDial, GET /dial answers that this service does not take links (503). */
+  backend: SoftphoneBackend & { requestDial?: DialRequester };
   /** The built renderer (dist/renderer). */
   staticDir: string;
   port?: number;
@@ -69,6 +74,23 @@ const SECURITY_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+
+/** The page a /dial link's own tab shows: where the number went, or why it did not. Everything in it is escaped. */
+function dialPage(title: string, lines: readonly string[]): string {
+  return [
+    '<!doctype html>',
+    '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeHtml(title)}</title>`,
+    '<style>body{font:16px/1.5 system-ui,sans-serif;margin:3rem auto;max-width:36rem;padding:0 1rem;color:#15202b}h1{font-size:1.25rem}</style>',
+    '</head><body><main>',
+    `<h1>${escapeHtml(title)}</h1>`,
+    ...lines.map((line) => `<p>${escapeHtml(line)}</p>`),
+    '</main></body></html>',
+  ].join('');
+}
+
 function sameSecret(a: string, b: string): boolean {
   const left = Buffer.from(a);
   const right = Buffer.from(b);
@@ -99,7 +121,9 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
       res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain' }).end('Method not allowed');
       return;
     }
-    const pathname = decodeURIComponent(new URL(req.url ?? '/', `http://${HOST}`).pathname);
+    const url = new URL(req.url ?? '/', `http://${HOST}`);
+    if (url.pathname === '/dial') return serveDial(req, res, url);
+    const pathname = decodeURIComponent(url.pathname);
     const relative = pathname === '/' ? 'index.html' : normalize(pathname).replace(/^([/\\])+/, '');
     const file = join(root, relative);
     if (!file.startsWith(root + sep)) {
@@ -114,6 +138,42 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     const body = await readFile(file);
     res.writeHead(200, { 'Content-Type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream', ...SECURITY_HEADERS });
     res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  /**
+   * GET /dial?to=<tel: or callto: URL, or a number>: where registerProtocolHandler sends the
+   * browser's tel: links. The number goes to the softphone tab already open (no second softphone
+   * starts here); this tab only says where it went. It needs no token, as a tel: link needs none,
+   * but only a page the browser opens as a document may use it, not a script's fetch or an image on
+   * some other site, so that no page can dial behind the agent's back.
+   */
+  function serveDial(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const answer = (status: number, title: string, lines: readonly string[]) => {
+      res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', ...SECURITY_HEADERS }).end(dialPage(title, lines));
+    };
+    if (req.method !== 'GET') {
+      // Dialling is a side effect: a HEAD (a link preview, a crawler) must not cause one.
+      res.writeHead(405, { Allow: 'GET', 'Content-Type': 'text/plain' }).end('Method not allowed');
+      return;
+    }
+    const dest = req.headers['sec-fetch-dest'];
+    if (dest !== undefined && dest !== 'document') {
+      return answer(403, 'Not dialled', ['A number can be sent to the softphone only by opening a link in a browser tab.']);
+    }
+    const requestDial = options.backend.requestDial;
+    if (requestDial === undefined) {
+      return answer(503, 'Not dialled', ['This softphone service does not take numbers from links.']);
+    }
+    if (sockets.size === 0) {
+      return answer(503, 'No softphone tab is open', ['Open the softphone in this browser first, then the link again. Nothing was dialled.']);
+    }
+    const handed = requestDial.call(options.backend, url.searchParams.get('to') ?? '');
+    if (!handed.ok) {
+      log.info('dial link refused', { problem: handed.error.code });
+      return answer(400, 'Not dialled', [handed.error.message, 'Nothing was dialled.']);
+    }
+    const where = handed.value.dial ? 'dialling' : 'it is in the dialer';
+    answer(200, 'Sent to the softphone', [`${formatPhoneNumber(handed.value.number)} was sent to the softphone tab: ${where}`]);
   }
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });

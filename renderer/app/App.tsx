@@ -1,11 +1,13 @@
 import { Announcer } from '../components/Announcer';
 import { ContactPanel } from '../components/ContactPanel';
 import { CurrentCallPanel } from '../components/CurrentCallPanel';
+import { DeviceNotice } from '../components/DeviceNotice';
 import { Dialer } from '../components/Dialer';
 import { Header } from '../components/Header';
 import { HostBanner } from '../components/HostBanner';
 import { IncomingCalls } from '../components/IncomingCalls';
 import { RecentCalls } from '../components/RecentCalls';
+import { RingAlerts } from '../components/RingAlerts';
 import { SandboxPanel } from '../components/SandboxPanel';
 import { SettingsScreen } from '../components/SettingsScreen';
 import { useAppStore } from '../store/store';
@@ -16,6 +18,8 @@ export function App() {
     <div className={`app ${screen === 'settings' ? 'app-settings' : ''}`}>
       <Header />
       <HostBanner />
+      <DeviceNotice />
+      <RingAlerts />
       <main className="app-main">
         {/* A ringing call shows on every screen: the agent must be able to answer from Settings too. */}
         <IncomingCalls />

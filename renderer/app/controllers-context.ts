@@ -2,6 +2,7 @@
 import { createContext, useContext } from 'react';
 import type { CallActions } from './call-actions';
 import type { Controllers } from './controllers';
+import type { DeviceActions } from './device-actions';
 import type { MessagingActions } from './messaging-actions';
 import type { SandboxActions } from './sandbox-actions';
 import type { SettingsActions } from './settings-actions';
@@ -18,3 +19,4 @@ export const useCallActions = (): CallActions => useControllers().calls;
 export const useMessaging = (): MessagingActions => useControllers().messaging;
 export const useSettingsActions = (): SettingsActions => useControllers().settings;
 export const useSandboxActions = (): SandboxActions => useControllers().sandbox;
+export const useDeviceActions = (): DeviceActions => useControllers().devices;

@@ -5,10 +5,12 @@ import type { StoreApi } from 'zustand/vanilla';
 import type { HostLink } from '../bridge/host-link';
 import type { AppState } from '../store/store';
 import { CallActions, type MediaControls, type RingtonePlayer } from './call-actions';
+import { DeviceActions, type DeviceActionsDeps } from './device-actions';
 import { HostSync } from './host-sync';
 import { MessagingActions } from './messaging-actions';
 import { SandboxActions } from './sandbox-actions';
 import { SettingsActions } from './settings-actions';
+import { installShortcuts, type KeySource } from './shortcuts';
 
 export interface ControllersDeps {
   api: SoftphoneApi;
@@ -16,6 +18,12 @@ export interface ControllersDeps {
   store: StoreApi<AppState>;
   engine: MediaControls;
   ringtone?: RingtonePlayer | undefined;
+  /** The audio devices, their checks, and where calls and the ringer play; none in a host without media devices. */
+  audio?: Pick<DeviceActionsDeps, 'devices' | 'engine' | 'ringer' | 'soundCheck'> | undefined;
+  /** Where the keyboard shortcuts are heard: the window by default (none where there is no window). */
+  keys?: KeySource | undefined;
+  /** Which host this window runs in: some preferences mean something only in one of them. */
+  hostKind?: 'electron' | 'browser' | undefined;
 }
 
 /** What the components may call, one entry per domain. */
@@ -24,6 +32,9 @@ export interface Controllers {
   messaging: MessagingActions;
   settings: SettingsActions;
   sandbox: SandboxActions;
+  devices: DeviceActions;
+  /** Not a domain: the host this window runs in (the settings show what only it can do). */
+  hostKind: 'electron' | 'browser';
 }
 
 export interface Softphone {
@@ -40,14 +51,19 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const settings = new SettingsActions({ api, store });
   const sandbox = new SandboxActions({ api, store, selectContact });
   const sync = new HostSync({ api, link, store, calls, selectContact });
+  const devices = new DeviceActions({ ...deps.audio, store, savePreferences: (patch) => settings.savePreferences(patch) });
   return {
-    controllers: { calls, messaging, settings, sandbox },
+    controllers: { calls, messaging, settings, sandbox, devices, hostKind: deps.hostKind ?? 'browser' },
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();
+      const stopDevices = devices.start();
+      const stopShortcuts = installShortcuts({ api, store, calls, keys: deps.keys ?? (typeof window === 'undefined' ? undefined : window) });
       return () => {
         stopSync();
         stopCalls();
+        stopDevices();
+        stopShortcuts();
       };
     },
   };

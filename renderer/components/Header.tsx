@@ -1,7 +1,11 @@
+import { useMemo } from 'react';
 import type { PresenceChoice } from '../../shared/api';
+import type { HistoryEntry } from '../../shared/history';
+import { missedCalls } from '../../shared/preferences';
 import { useSettingsActions } from '../app/controllers-context';
 import { connectionIndicator } from '../call-display';
 import { useAppStore } from '../store/store';
+import { seenPatchFor, showRecentCalls } from './RecentCalls';
 
 export function Header() {
   const mode = useAppStore((s) => s.mode);
@@ -25,6 +29,7 @@ export function Header() {
         )}
       </div>
       <div className="header-end">
+        <MissedCallsButton />
         <PresenceControl />
         <span role="status" aria-label="Connection" className={`connection connection-${indicator.tone}`} title={indicator.detail}>
           <span className="connection-dot" aria-hidden="true" />
@@ -40,6 +45,41 @@ export function Header() {
         </button>
       </div>
     </header>
+  );
+}
+
+/** "1 missed call", "3 missed calls". */
+export function missedCallsText(count: number): string {
+  return count === 1 ? '1 missed call' : `${count} missed calls`;
+}
+
+/** The header's missed-calls button: its words and what a click marks seen; undefined while there is nothing to show. */
+export function missedCallsButton(history: readonly HistoryEntry[], seenAt: number): { text: string; seen: { missedSeenAt: number } } | undefined {
+  const missed = missedCalls(history, seenAt);
+  const seen = seenPatchFor(missed);
+  return seen && { text: missedCallsText(missed.length), seen };
+}
+
+/** Shown until the agent looks at the recent calls: a click takes them there and marks the calls seen. */
+function MissedCallsButton() {
+  const settingsActions = useSettingsActions();
+  const history = useAppStore((s) => s.history);
+  const seenAt = useAppStore((s) => s.preferences.missedSeenAt);
+  const setScreen = useAppStore((s) => s.setScreen);
+  const button = useMemo(() => missedCallsButton(history, seenAt), [history, seenAt]);
+  if (!button) return null;
+  return (
+    <button
+      type="button"
+      className="btn btn-missed"
+      onClick={() => {
+        setScreen('phone');
+        showRecentCalls();
+        void settingsActions.savePreferences(button.seen);
+      }}
+    >
+      {button.text}
+    </button>
   );
 }
 

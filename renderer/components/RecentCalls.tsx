@@ -1,21 +1,68 @@
-import { useMemo } from 'react';
-import { useCallActions, useMessaging } from '../app/controllers-context';
+import { useMemo, useRef } from 'react';
+import { useCallActions, useMessaging, useSettingsActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
 import { formatCallTime, formatTalkTime, peerNumberText } from '../call-display';
 import { historyOutcomeText } from '../error-texts';
 import { useAppStore } from '../store/store';
 import type { HistoryEntry } from '../../shared/history';
+import { missedCalls } from '../../shared/preferences';
+import { formatPhoneNumber } from '../../shared/phone';
 
 const SHOWN = 50;
 const UNHAPPY = new Set(['missed', 'failed', 'no_answer', 'rejected']);
+const RECENT_CALLS_ID = 'recent-calls';
+
+/**
+ * Marks these missed calls seen: up to the newest one's end, in the main process's own time (this
+ * window's clock may differ, and a later missed call must still count).
+ */
+export function seenPatchFor(missed: readonly HistoryEntry[]): { missedSeenAt: number } | undefined {
+  if (missed.length === 0) return undefined;
+  return { missedSeenAt: Math.max(...missed.map((m) => m.endedAt)) };
+}
+
+/** "Call back Ada Lovelace", or the number when there is no name; undefined for a caller without a number. */
+export function callBackLabel(entry: Pick<HistoryEntry, 'name' | 'number'>): string | undefined {
+  if (entry.number === undefined) return undefined;
+  const name = entry.name?.trim();
+  return `Call back ${name || formatPhoneNumber(entry.number)}`;
+}
+
+/** Brings the recent calls into view and gives them the focus, once the phone screen is rendered. */
+export function showRecentCalls(): void {
+  setTimeout(() => {
+    const region = document.getElementById(RECENT_CALLS_ID);
+    if (!region) return;
+    region.scrollIntoView({ block: 'nearest' });
+    region.focus({ preventScroll: true });
+  }, 0);
+}
 
 export function RecentCalls() {
+  const settingsActions = useSettingsActions();
   const history = useAppStore((s) => s.history);
+  const seenAt = useAppStore((s) => s.preferences.missedSeenAt);
   const now = useNow(60_000);
   const entries = useMemo(() => [...history].sort((a, b) => b.endedAt - a.endedAt).slice(0, SHOWN), [history]);
+  // A press is followed by the focus: one request for both.
+  const requested = useRef(0);
+
+  // The list is on screen whenever the phone screen is, so being shown cannot count as being looked
+  // at (the count would never appear). The focus arriving inside it (a click, Tab, the header's
+  // button) or a pointer pressed on it is the agent turning to it, as a mail client clears its
+  // unread count when the inbox is opened rather than when it is merely visible.
+  const markSeen = () => {
+    const patch = seenPatchFor(missedCalls(history, seenAt));
+    if (!patch || patch.missedSeenAt <= requested.current) return;
+    requested.current = patch.missedSeenAt;
+    void settingsActions.savePreferences(patch).then((saved) => {
+      // Refused or not delivered: the next look tries again.
+      if (!saved.ok) requested.current = 0;
+    });
+  };
 
   return (
-    <section className="card recent" aria-labelledby="recent-title">
+    <section id={RECENT_CALLS_ID} tabIndex={-1} className="card recent" aria-labelledby="recent-title" onFocus={markSeen} onPointerDown={markSeen}>
       <h2 id="recent-title" className="card-title">
         Recent calls
       </h2>
@@ -40,9 +87,10 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
   const outcome = historyOutcomeText(entry);
   const incoming = entry.direction === 'incoming';
   const dialable = entry.number !== undefined;
+  const callBack = callBackLabel(entry);
 
   return (
-    <li>
+    <li className="history-row">
       <button
         type="button"
         className="history-item"
@@ -77,6 +125,25 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
           </span>
         </span>
       </button>
+      {callBack && (
+        <button
+          type="button"
+          className="btn btn-quiet btn-callback"
+          aria-label={callBack}
+          title={callBack}
+          onClick={() => {
+            if (!entry.number) return;
+            // The contact panel follows: for a customer whose 24-hour window is closed it offers a template.
+            messaging.selectContact(entry.number);
+            void callActions.dialRequested({ number: entry.number, dial: true });
+          }}
+        >
+          <svg viewBox="0 0 24 24" aria-hidden="true" focusable="false" className="callback-icon">
+            <path d="M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.6a1 1 0 0 1-.25 1z" />
+          </svg>
+          <span className="callback-text">Call back</span>
+        </button>
+      )}
     </li>
   );
 }

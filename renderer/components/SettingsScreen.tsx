@@ -1,6 +1,8 @@
 import { useRef, type HTMLInputTypeAttribute } from 'react';
 import { useSettingsActions } from '../app/controllers-context';
 import { SECRET_STORAGE_TEXT } from '../call-display';
+import { AudioSettings } from './AudioSettings';
+import { DeskSettings } from './DeskSettings';
 import { SETTINGS_LABELS, type SettingsField } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 
@@ -127,6 +129,8 @@ export function SettingsScreen() {
           {SECRET_STORAGE_TEXT[settings.secretStorage]}
         </p>
       )}
+      <AudioSettings />
+      <DeskSettings />
     </section>
   );
 }

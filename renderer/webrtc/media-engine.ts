@@ -29,6 +29,24 @@ export const MIC_CONSTRAINTS: MediaStreamConstraints = {
   video: false,
 };
 
+/** The devices calls use; '' is the system default. */
+export interface AudioRouting {
+  microphone: string;
+  speaker: string;
+}
+
+/** How long a call's capture waits for the device choice to be known before it takes the default. */
+const ROUTING_WAIT_MS = 1_000;
+
+function microphoneConstraints(deviceId: string): MediaStreamConstraints {
+  if (deviceId === '') return MIC_CONSTRAINTS;
+  return { ...MIC_CONSTRAINTS, audio: { ...(MIC_CONSTRAINTS.audio as MediaTrackConstraints), deviceId: { exact: deviceId } } };
+}
+
+/** The device a chosen microphone was opened on is gone (or never was): the default will do. */
+const isMissingDevice = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && 'name' in e && (e.name === 'OverconstrainedError' || e.name === 'NotFoundError');
+
 /**
  * No STUN/TURN: the service's side is ice-lite with public candidates in its offer, we are the
  * controlling full agent, and it learns our address from our checks (peer-reflexive). The pool
@@ -123,6 +141,10 @@ class CallMedia {
   answerApplied = false;
   disconnectTimer: ReturnType<typeof setTimeout> | undefined;
   muted = false;
+  /** The microphone device the track was asked for ('' = the system default). */
+  micDevice = '';
+  /** Device switches run one after another, so two quick choices cannot race on the sender. */
+  switching: Promise<void> = Promise.resolve();
   /** Set once the store has shown this call: only then may a snapshot without it close it. */
   seen = false;
   lastEnergy: { energy: number; duration: number } | null = null;
@@ -149,6 +171,10 @@ export class MediaEngine {
   private readonly audioParent: () => HTMLElement;
   private readonly gatherCapMs: number;
   private readonly disconnectGraceMs: number;
+  private routing: AudioRouting = { microphone: '', speaker: '' };
+  /** Settles once the latest routing handed to useDevices() is known. */
+  private routingKnown: Promise<void> = Promise.resolve();
+  private routingSeq = 0;
 
   constructor(options: MediaEngineOptions = {}) {
     this.onNotice = options.onNotice ?? (() => undefined);
@@ -380,6 +406,107 @@ export class MediaEngine {
     for (const localId of [...this.sessions.keys()]) this.close(localId);
   }
 
+  /**
+   * The devices calls use from now on, and at once for the calls under way: a new microphone track
+   * through replaceTrack (no renegotiation: the service has none), the remote audio through
+   * setSinkId. A routing still being worked out (a promise) holds new captures back for at most
+   * ROUTING_WAIT_MS, so a call placed right after start-up opens the chosen microphone.
+   */
+  useDevices(routing: AudioRouting | Promise<AudioRouting>): Promise<void> {
+    const seq = ++this.routingSeq;
+    const applied = Promise.resolve(routing).then(
+      async (next) => {
+        if (seq !== this.routingSeq) return;
+        this.routing = { ...next };
+        await Promise.all([...this.sessions.values()].map((session) => this.routeLive(session, next)));
+      },
+      (e: unknown) => log.warn('the audio devices could not be worked out', { problem: errorText(e) }),
+    );
+    this.routingKnown = applied;
+    return applied;
+  }
+
+  /** The microphone track and the speaker of a call (the newest one without a localId), for tests and diagnostics. */
+  audioRouteOf(localId?: string): { micDeviceId: string; micLabel: string; micEnabled: boolean; sinkId: string } | undefined {
+    const session = localId !== undefined ? this.sessions.get(localId) : [...this.sessions.values()].pop();
+    const track = session?.parts?.track;
+    if (!session || !track) return undefined;
+    return { micDeviceId: track.getSettings().deviceId ?? '', micLabel: track.label, micEnabled: track.enabled, sinkId: session.audio?.sinkId ?? '' };
+  }
+
+  /**
+   * The chosen microphone, or the default when it is gone: a call is never refused for want of a
+   * device the agent once chose.
+   */
+  private async openMicrophone(session: CallMedia): Promise<MediaStream> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.routingKnown, new Promise((resolve) => (timer = setTimeout(resolve, ROUTING_WAIT_MS)))]);
+    clearTimeout(timer);
+    const wanted = this.routing.microphone;
+    if (wanted !== '') {
+      try {
+        const mic = await this.getUserMedia(microphoneConstraints(wanted));
+        session.micDevice = wanted;
+        return mic;
+      } catch (e) {
+        if (!isMissingDevice(e)) throw e;
+        log.info('the chosen microphone is not here: using the default', { localId: session.localId });
+      }
+    }
+    session.micDevice = '';
+    return this.getUserMedia(MIC_CONSTRAINTS);
+  }
+
+  private routeLive(session: CallMedia, routing: AudioRouting): Promise<void> {
+    if (session.audio) this.applySink(session, session.audio, routing.speaker);
+    session.switching = session.switching.then(() => this.switchMicrophone(session, routing));
+    return session.switching;
+  }
+
+  private async switchMicrophone(session: CallMedia, routing: AudioRouting): Promise<void> {
+    const parts = session.parts;
+    if (!parts || session.micDevice === routing.microphone) return;
+    let mic: MediaStream;
+    try {
+      mic = await this.getUserMedia(microphoneConstraints(routing.microphone));
+    } catch (e) {
+      // The old track keeps sending what it can: a call never goes silent for a switch that failed.
+      if (routing.microphone !== '' && isMissingDevice(e)) return this.switchMicrophone(session, { ...routing, microphone: '' });
+      this.onNotice(session.localId, `The microphone could not be switched: ${microphoneErrorText(e)}`);
+      return;
+    }
+    const track = mic.getAudioTracks()[0];
+    const sender = parts.pc.getSenders().find((s) => s.track === parts.track) ?? parts.pc.getSenders().find((s) => s.track?.kind === 'audio');
+    if (!track || !sender || session.ended || session.parts !== parts) {
+      mic.getTracks().forEach((t) => t.stop());
+      return;
+    }
+    track.enabled = !session.muted;
+    try {
+      await sender.replaceTrack(track);
+    } catch (e) {
+      mic.getTracks().forEach((t) => t.stop());
+      this.onNotice(session.localId, `The microphone could not be switched (${errorText(e)}).`);
+      return;
+    }
+    const old = { mic: parts.mic, track: parts.track };
+    // Every phase holds this same parts object: mute, levels and close() now reach the new track.
+    parts.mic = mic;
+    parts.track = track;
+    session.micDevice = routing.microphone;
+    old.mic.getTracks().forEach((t) => t.stop());
+    old.track.stop();
+  }
+
+  private applySink(session: CallMedia, audio: HTMLAudioElement, sinkId: string): void {
+    if (typeof audio.setSinkId !== 'function' || audio.sinkId === sinkId) return;
+    audio.setSinkId(sinkId).catch((e: unknown) => {
+      // The speaker vanished between the choice and now: the default carries on.
+      log.warn('the speaker could not be chosen', { localId: session.localId, problem: errorText(e) });
+      if (sinkId !== '') audio.setSinkId('').catch(() => undefined);
+    });
+  }
+
   async levels(localId: string): Promise<CallLevels> {
     const session = this.sessions.get(localId);
     const pc = session?.parts?.pc;
@@ -433,7 +560,7 @@ export class MediaEngine {
   private async peerWithMicrophone(session: CallMedia): Promise<MediaParts | undefined> {
     let mic: MediaStream;
     try {
-      mic = await this.getUserMedia(MIC_CONSTRAINTS);
+      mic = await this.openMicrophone(session);
     } catch (e) {
       throw new MediaSetupError(microphoneErrorText(e));
     }
@@ -456,6 +583,8 @@ export class MediaEngine {
     const parts = { pc, mic, track };
     // From here a close() releases them, whatever the preparation is waiting for.
     if (session.phase.kind === 'preparing') session.phase = { ...session.phase, parts };
+    // The choice changed while the microphone was opening: the call follows it now.
+    if (session.micDevice !== this.routing.microphone) void this.routeLive(session, this.routing);
     return parts;
   }
 
@@ -493,6 +622,7 @@ export class MediaEngine {
     audio.muted = false;
     audio.dataset.call = session.localId;
     if (audio.srcObject !== stream) audio.srcObject = stream;
+    this.applySink(session, audio, this.routing.speaker);
     if (!audio.isConnected) this.audioParent().append(audio);
     // During ringing there is no user gesture yet and autoplay may refuse; answerFor() plays it again.
     audio.play().catch((e: unknown) => log.debug('remote audio did not start yet', { localId: session.localId, problem: errorText(e) }));

@@ -1,0 +1,228 @@
+// The audio devices domain: the agent's three choices (microphone, speaker, ringer) saved as
+// preferences, applied to the calls and the ringer, followed across `devicechange` (a chosen device
+// that vanishes falls back to the system default at once, mid-call too, and is used again when it
+// comes back), and the Audio settings' checks. Holds no DOM object itself: devices, calls, the
+// ringer and the checks are handed in, so it runs under test with fakes.
+import type { AudioRole, Preferences, PreferencesPatch } from '../../shared/preferences';
+import { errorText, type Result } from '../../shared/result';
+import type { StoreApi } from 'zustand/vanilla';
+import type { AppState } from '../store/store';
+import { soundCheckErrorText, type MicrophoneProbe, type SoundCheck } from '../sound/device-check';
+import { EMPTY_DEVICE_LIST, ROLE_KIND, deviceIdOf, type AudioChoices, type AudioDevices, type DeviceEvent, type DeviceList } from '../webrtc/audio-devices';
+import type { AudioRouting } from '../webrtc/media-engine';
+
+/** The ringtone's output ('' = the system default). */
+export interface RingerSink {
+  setSinkId(deviceId: string): Promise<void>;
+}
+
+/** The part of the media engine that places calls' audio. */
+export interface AudioRoutingControls {
+  useDevices(routing: AudioRouting | Promise<AudioRouting>): Promise<void>;
+}
+
+export interface DeviceNotice {
+  kind: 'lost' | 'back';
+  text: string;
+}
+
+export type MicrophoneTest = { kind: 'idle' } | { kind: 'starting' } | { kind: 'running'; level: number };
+
+export interface AudioSettingsView {
+  list: DeviceList;
+  notice: DeviceNotice | null;
+  microphoneTest: MicrophoneTest;
+  /** The output check that plays now. */
+  playing: 'speaker' | 'ringer' | null;
+  /** Why the last check could not run. */
+  checkError: string | null;
+}
+
+export interface DeviceActionsDeps {
+  store: StoreApi<AppState>;
+  savePreferences(patch: PreferencesPatch): Promise<Result<Preferences>>;
+  /** Without devices (a host with no media devices) the domain lists nothing and routes nothing. */
+  devices?: AudioDevices | undefined;
+  engine?: AudioRoutingControls | undefined;
+  ringer?: RingerSink | undefined;
+  soundCheck?: SoundCheck | undefined;
+  /** How long "Test microphone" runs unless stopped. */
+  microphoneTestMs?: number;
+  levelEveryMs?: number;
+}
+
+const MICROPHONE_TEST_MS = 6_000;
+const LEVEL_EVERY_MS = 100;
+
+export function noticeOf(events: readonly DeviceEvent[]): DeviceNotice | null {
+  const lost = events.filter((e) => e.kind === 'lost');
+  const back = events.filter((e) => e.kind === 'back');
+  // A headset that is both speaker and ringer vanishes once, not twice.
+  const unique = (texts: string[]): string => [...new Set(texts)].join('. ');
+  if (lost.length > 0) return { kind: 'lost', text: unique(lost.map((e) => `${e.choice.label} disconnected: using ${e.fallback}`)) };
+  if (back.length > 0) return { kind: 'back', text: unique(back.map((e) => `${e.device.label} reconnected: using it again`)) };
+  return null;
+}
+
+export class DeviceActions {
+  private readonly deps: DeviceActionsDeps;
+  private current: AudioSettingsView = { list: EMPTY_DEVICE_LIST, notice: null, microphoneTest: { kind: 'idle' }, playing: null, checkError: null };
+  private readonly listeners = new Set<() => void>();
+  private probe: { stop(): void } | null = null;
+  private ringerSink: string | undefined;
+
+  constructor(deps: DeviceActionsDeps) {
+    this.deps = deps;
+  }
+
+  /** For useSyncExternalStore: a new object after every change. */
+  readonly view = (): AudioSettingsView => this.current;
+
+  readonly subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  private update(patch: Partial<AudioSettingsView>): void {
+    this.current = { ...this.current, ...patch };
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private choices(): AudioChoices {
+    return this.deps.store.getState().preferences.audio;
+  }
+
+  /** Follows the choices and the devices; the returned function undoes it and stops any check. */
+  start(): () => void {
+    const { devices, store } = this.deps;
+    if (!devices) return () => undefined;
+    devices.setChoices(this.choices());
+    const stops: (() => void)[] = [];
+    stops.push(
+      store.subscribe((state, previous) => {
+        if (state.preferences.audio === previous.preferences.audio) return;
+        devices.setChoices(state.preferences.audio);
+        this.route();
+        // Choices that came with the first snapshot need labels to be matched.
+        if (!devices.devices().labelled && Object.values(state.preferences.audio).some((c) => c !== null)) void devices.refresh({ unlock: true });
+      }),
+    );
+    stops.push(
+      devices.onList((list) => {
+        this.update({ list });
+        this.route();
+      }),
+    );
+    stops.push(
+      devices.onEvents((events) => {
+        const notice = noticeOf(events);
+        if (notice) this.update({ notice });
+      }),
+    );
+    stops.push(devices.watch());
+    // Labels need media permission. An agent who chose a device has granted it before, so asking
+    // at start-up costs no prompt then; without a choice there is nothing to match yet.
+    const hasChoice = Object.values(this.choices()).some((c) => c !== null);
+    const first = devices.refresh({ unlock: hasChoice }).then((): AudioRouting => {
+      const { microphone, speaker } = this.routingNow();
+      return { microphone, speaker };
+    });
+    // Calls that start meanwhile wait for this rather than open the wrong microphone.
+    void this.deps.engine?.useDevices(first);
+    return () => {
+      for (const stop of stops) stop();
+      this.stopMicrophoneTest();
+    };
+  }
+
+  /** Settings shows the lists: with labels, which need a permission the agent may grant now. */
+  async openSettings(): Promise<void> {
+    await this.deps.devices?.refresh({ unlock: true });
+  }
+
+  /** Saves the choice at once; '' is the system default. The routing follows the saved preferences. */
+  async choose(role: AudioRole, deviceId: string): Promise<Result<Preferences>> {
+    const device = this.current.list[ROLE_KIND[role]].devices.find((d) => d.id === deviceId);
+    const stored = this.choices()[role];
+    // The option of a stored device that is not here keeps its stored id.
+    const choice = deviceId === '' ? null : device ? { id: device.id, label: device.label } : stored?.id === deviceId ? stored : null;
+    return this.deps.savePreferences({ audio: { [role]: choice } });
+  }
+
+  dismissNotice(): void {
+    this.update({ notice: null });
+  }
+
+  /** "Test microphone": a live level of the chosen microphone for a few seconds; pressed again, it stops. */
+  async toggleMicrophoneTest(): Promise<void> {
+    if (this.current.microphoneTest.kind !== 'idle') {
+      this.stopMicrophoneTest();
+      return;
+    }
+    const check = this.deps.soundCheck;
+    if (!check) return;
+    this.update({ microphoneTest: { kind: 'starting' }, checkError: null });
+    const deviceId = this.deps.devices ? deviceIdOf(this.deps.devices.resolve('microphone')) : '';
+    let probe: MicrophoneProbe;
+    try {
+      probe = await check.openMicrophone(deviceId);
+    } catch (e) {
+      this.update({ microphoneTest: { kind: 'idle' }, checkError: soundCheckErrorText('microphone', e) });
+      return;
+    }
+    // Stopped while the microphone was opening (read afresh: the await may have changed it).
+    if (this.view().microphoneTest.kind !== 'starting') {
+      probe.stop();
+      return;
+    }
+    const every = setInterval(() => this.update({ microphoneTest: { kind: 'running', level: probe.level() } }), this.deps.levelEveryMs ?? LEVEL_EVERY_MS);
+    const end = setTimeout(() => this.stopMicrophoneTest(), this.deps.microphoneTestMs ?? MICROPHONE_TEST_MS);
+    this.probe = {
+      stop: () => {
+        clearInterval(every);
+        clearTimeout(end);
+        probe.stop();
+      },
+    };
+    this.update({ microphoneTest: { kind: 'running', level: 0 } });
+  }
+
+  private stopMicrophoneTest(): void {
+    this.probe?.stop();
+    this.probe = null;
+    if (this.current.microphoneTest.kind !== 'idle') this.update({ microphoneTest: { kind: 'idle' } });
+  }
+
+  /** "Test speaker" / "Test ringer": a short sound on that device. */
+  async testOutput(role: 'speaker' | 'ringer'): Promise<void> {
+    const check = this.deps.soundCheck;
+    if (!check || this.current.playing) return;
+    const sinkId = this.deps.devices ? deviceIdOf(this.deps.devices.resolve(role)) : '';
+    this.update({ playing: role, checkError: null });
+    try {
+      await check.playTone(sinkId);
+      this.update({ playing: null });
+    } catch (e) {
+      this.update({ playing: null, checkError: soundCheckErrorText(role, e) });
+    }
+  }
+
+  private routingNow(): AudioRouting & { ringer: string } {
+    const routing = this.deps.devices?.routing() ?? { microphone: '', speaker: '', ringer: '' };
+    return { microphone: routing.microphone, speaker: routing.speaker, ringer: routing.ringer };
+  }
+
+  /** Puts calls and the ringer on the devices the choices resolve to now. */
+  private route(): void {
+    const routing = this.routingNow();
+    void this.deps.engine?.useDevices({ microphone: routing.microphone, speaker: routing.speaker });
+    const ringer = this.deps.ringer;
+    if (ringer && this.ringerSink !== routing.ringer) {
+      this.ringerSink = routing.ringer;
+      ringer.setSinkId(routing.ringer).catch((e: unknown) => {
+        this.ringerSink = undefined;
+        this.update({ checkError: `The ringer could not be switched (${errorText(e)}).` });
+      });
+    }
+  }
+}

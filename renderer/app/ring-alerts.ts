@@ -1,0 +1,277 @@
+// No ring goes unnoticed. CallActions starts and stops the ringtone; this domain makes sure the ring
+// is really heard and seen:
+// - sound: the first gesture anywhere in the page unlocks audio for the session (autoplay policy); a
+//   ringtone that cannot start shows "Enable sound" and an alert at once; while a call rings, a
+//   watchdog checks every second that the ringtone really plays, restarts it, or raises the alert;
+// - browser host only (the Electron host notifies natively and flashes its frame): a notification
+//   per ringing call while the tab is hidden or not focused, closed when the call stops ringing, and
+//   the tab title flashing the caller.
+// The DOM it touches comes in as `RingAlertsEnvironment`, so unit tests can hide the tab and refuse focus.
+import type { Unsubscribe } from '../../shared/api';
+import type { CallState } from '../../shared/call-state';
+import { createLogger } from '../../shared/log';
+import { errorText } from '../../shared/result';
+import type { StoreApi } from 'zustand/vanilla';
+import { peerTitle } from '../call-display';
+import type { Ringtone } from '../sound/ringtone';
+import type { AlertsState, NotificationAccess } from '../store/alerts';
+import type { AppState } from '../store/store';
+
+const log = createLogger('ring-alerts');
+
+const WATCH_MS = 1000;
+const UNLOCK_EVENTS = ['pointerdown', 'click', 'keydown'] as const;
+
+export type RingtoneControl = Pick<Ringtone, 'state' | 'onStateChange' | 'playing' | 'contextState' | 'start' | 'unlock'>;
+
+export interface NotificationLike {
+  onclick: ((event: Event) => void) | null;
+  close(): void;
+}
+
+/** The page's Notification class, or a test's. */
+export interface NotificationClass {
+  readonly permission: NotificationPermission;
+  requestPermission(): Promise<NotificationPermission>;
+  new (title: string, options?: NotificationOptions): NotificationLike;
+}
+
+interface EventTargetLike {
+  addEventListener(type: string, listener: () => void, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener(type: string, listener: () => void, options?: boolean | EventListenerOptions): void;
+}
+
+export interface RingAlertsEnvironment {
+  document: EventTargetLike & { readonly visibilityState: DocumentVisibilityState; hasFocus(): boolean; title: string };
+  window: EventTargetLike & { focus(): void };
+  Notification: NotificationClass | undefined;
+}
+
+export function browserEnvironment(): RingAlertsEnvironment {
+  return { document, window, Notification: typeof Notification === 'undefined' ? undefined : Notification };
+}
+
+export interface RingAlertsDeps {
+  /** Read only: the ringing calls. */
+  store: StoreApi<AppState>;
+  alerts: StoreApi<AlertsState>;
+  ringtone: RingtoneControl;
+  host: 'electron' | 'browser';
+  env: RingAlertsEnvironment;
+}
+
+export const NOTIFICATION_BODY = 'Incoming call';
+export const callingTitle = (caller: string): string => `☎ ${caller} calling`;
+
+export class RingAlerts {
+  private readonly store: StoreApi<AppState>;
+  private readonly alerts: StoreApi<AlertsState>;
+  private readonly ringtone: RingtoneControl;
+  private readonly host: 'electron' | 'browser';
+  private readonly env: RingAlertsEnvironment;
+  private watchdog: ReturnType<typeof setInterval> | undefined;
+  /** Per ringing call: its notification, or null once one was tried (shown, closed by the agent, or refused). */
+  private readonly notifications = new Map<string, NotificationLike | null>();
+  /** The page's own title while the caller flashes in its place. */
+  private normalTitle: string | null = null;
+  private flashOn = false;
+  private unlockListening = false;
+  private unlocking: Promise<boolean> | null = null;
+  private readonly onGesture = (): void => void this.enableSound();
+  private readonly onReturn = (): void => this.readPermission();
+
+  constructor(deps: RingAlertsDeps) {
+    this.store = deps.store;
+    this.alerts = deps.alerts;
+    this.ringtone = deps.ringtone;
+    this.host = deps.host;
+    this.env = deps.env;
+  }
+
+  private get browserHost(): boolean {
+    return this.host === 'browser';
+  }
+
+  start(): Unsubscribe {
+    const stops: Unsubscribe[] = [];
+    this.readPermission();
+    if (this.browserHost) {
+      // The permission can change in the browser's site settings while the agent is elsewhere.
+      this.env.window.addEventListener('focus', this.onReturn);
+      this.env.document.addEventListener('visibilitychange', this.onReturn);
+      stops.push(() => {
+        this.env.window.removeEventListener('focus', this.onReturn);
+        this.env.document.removeEventListener('visibilitychange', this.onReturn);
+      });
+    }
+    this.listenForUnlock();
+    stops.push(() => this.stopListeningForUnlock());
+    stops.push(this.ringtone.onStateChange(() => this.showSound()));
+    stops.push(
+      this.store.subscribe((s, before) => {
+        if (s.calls !== before.calls) this.followRinging();
+      }),
+    );
+    this.followRinging();
+    return () => {
+      for (const stop of stops.splice(0)) stop();
+      this.stopRinging();
+    };
+  }
+
+  /** "Enable sound", and any gesture in the page until sound runs: must run inside the gesture's handler. */
+  enableSound(): Promise<boolean> {
+    // The button's click also reaches the page's listener: one unlock at a time.
+    this.unlocking ??= this.ringtone.unlock().then(
+      (running) => {
+        this.unlocking = null;
+        if (running) this.stopListeningForUnlock();
+        this.showSound();
+        return running;
+      },
+      (e: unknown) => {
+        this.unlocking = null;
+        log.warn('unlocking sound failed', { problem: errorText(e) });
+        return false;
+      },
+    );
+    return this.unlocking;
+  }
+
+  /** "Enable notifications": requestPermission() must be called inside the click's handler. */
+  async enableNotifications(): Promise<void> {
+    const api = this.env.Notification;
+    if (!api || !this.browserHost) return;
+    try {
+      this.alerts.getState().setNotifications(await api.requestPermission());
+    } catch (e) {
+      log.warn('asking for notifications failed', { problem: errorText(e) });
+      this.readPermission();
+    }
+  }
+
+  // ---- internals ----
+
+  private ringingCalls(): CallState[] {
+    return Object.values(this.store.getState().calls).filter((c) => c.phase === 'ringing');
+  }
+
+  private followRinging(): void {
+    const ringing = this.ringingCalls();
+    const ids = new Set(ringing.map((c) => c.localId));
+    for (const [localId, notification] of this.notifications) {
+      if (ids.has(localId)) continue;
+      notification?.close();
+      this.notifications.delete(localId);
+    }
+    if (ringing.length === 0) {
+      this.stopRinging();
+      return;
+    }
+    if (this.watchdog === undefined) {
+      // The ringtone itself starts after the card renders (CallActions); the first check is a second later.
+      this.watchdog = setInterval(() => this.tick(), WATCH_MS);
+      this.flashOn = false;
+      this.flashTitle();
+    }
+    this.notifyIfAway(ringing);
+  }
+
+  private stopRinging(): void {
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
+    this.watchdog = undefined;
+    for (const notification of this.notifications.values()) notification?.close();
+    this.notifications.clear();
+    if (this.normalTitle !== null) this.env.document.title = this.normalTitle;
+    this.normalTitle = null;
+    this.showSound();
+  }
+
+  private tick(): void {
+    const ringing = this.ringingCalls();
+    if (ringing.length === 0) {
+      this.stopRinging();
+      return;
+    }
+    this.checkRingtone();
+    this.flashTitle();
+    // The agent may have left the tab after the ring began.
+    this.notifyIfAway(ringing);
+  }
+
+  /** The watchdog: a ring must be playing on a running context; otherwise restart it, or say it is silent. */
+  private checkRingtone(): void {
+    if (this.ringtone.playing && this.ringtone.contextState() === 'running' && this.ringtone.state() === 'playing') return;
+    this.ringtone.start();
+    this.showSound();
+  }
+
+  /** Puts the ringtone's state on screen: blocked → the button (and the alert while a call rings). */
+  private showSound(): void {
+    const state = this.ringtone.state();
+    const alerts = this.alerts.getState();
+    if (state === 'playing') {
+      alerts.setSound('ok');
+      return;
+    }
+    if (state === 'blocked') {
+      this.listenForUnlock();
+      alerts.setSound(this.ringingCalls().length > 0 ? 'silent_ring' : 'locked');
+      return;
+    }
+    // Idle: nothing rings; sound that was held back still needs a gesture.
+    if (alerts.sound === 'silent_ring') alerts.setSound('locked');
+  }
+
+  private listenForUnlock(): void {
+    if (this.unlockListening) return;
+    this.unlockListening = true;
+    for (const type of UNLOCK_EVENTS) this.env.window.addEventListener(type, this.onGesture, { capture: true });
+  }
+
+  private stopListeningForUnlock(): void {
+    if (!this.unlockListening) return;
+    this.unlockListening = false;
+    for (const type of UNLOCK_EVENTS) this.env.window.removeEventListener(type, this.onGesture, { capture: true });
+  }
+
+  private readPermission(): void {
+    let access: NotificationAccess;
+    if (!this.browserHost) access = 'native';
+    else access = this.env.Notification?.permission ?? 'unsupported';
+    this.alerts.getState().setNotifications(access);
+  }
+
+  private away(): boolean {
+    return this.env.document.visibilityState === 'hidden' || !this.env.document.hasFocus();
+  }
+
+  private notifyIfAway(ringing: CallState[]): void {
+    const api = this.env.Notification;
+    if (!this.browserHost || !api || api.permission !== 'granted' || !this.away()) return;
+    for (const call of ringing) {
+      if (this.notifications.has(call.localId)) continue;
+      try {
+        const notification = new api(peerTitle(call.peer), { body: NOTIFICATION_BODY, tag: `call-${call.localId}`, requireInteraction: true });
+        notification.onclick = () => {
+          this.env.window.focus();
+          notification.close();
+        };
+        this.notifications.set(call.localId, notification);
+      } catch (e) {
+        // Some browsers only notify from a service worker: the title still flashes.
+        log.warn('a notification could not be shown', { problem: errorText(e) });
+        this.notifications.set(call.localId, null);
+      }
+    }
+  }
+
+  private flashTitle(): void {
+    if (!this.browserHost) return;
+    const newest = this.ringingCalls().reduce<CallState | undefined>((a, c) => (a && a.createdAt >= c.createdAt ? a : c), undefined);
+    if (!newest) return;
+    this.normalTitle ??= this.env.document.title;
+    this.flashOn = !this.flashOn;
+    this.env.document.title = this.flashOn ? callingTitle(peerTitle(newest.peer)) : this.normalTitle;
+  }
+}

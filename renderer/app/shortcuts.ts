@@ -1,0 +1,118 @@
+// The keyboard shortcuts (preferences.shortcuts): one dispatcher for the keys pressed in this window
+// and for the Electron host's global shortcuts (the shortcutPressed push), so both do exactly what
+// the buttons do, through CallActions.
+import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
+import { createLogger } from '../../shared/log';
+import { SHORTCUT_ACTIONS, shortcutOfKeyEvent, type Preferences, type ShortcutAction } from '../../shared/preferences';
+import type { StoreApi } from 'zustand/vanilla';
+import { parsePush } from '../bridge/payload-schemas';
+import { currentCall, ringingCalls } from '../store/call-list';
+import type { AppState } from '../store/store';
+import type { CallActions } from './call-actions';
+
+const log = createLogger('shortcuts');
+
+/** Marks an element whose key presses are being recorded as a shortcut (the settings' fields): the dispatcher leaves them alone. */
+export const SHORTCUT_RECORDER_ATTRIBUTE = 'data-shortcut-recorder';
+
+/** The part of a KeyboardEvent the dispatcher reads and acts on. */
+export interface ShortcutKeyEvent {
+  key: string;
+  code?: string;
+  ctrlKey: boolean;
+  altKey: boolean;
+  shiftKey: boolean;
+  metaKey: boolean;
+  repeat?: boolean;
+  target?: unknown;
+  preventDefault(): void;
+}
+
+/** Where key presses come from: the window. */
+export interface KeySource {
+  addEventListener(type: 'keydown', listener: (ev: ShortcutKeyEvent) => void, options: { capture: boolean }): void;
+  removeEventListener(type: 'keydown', listener: (ev: ShortcutKeyEvent) => void, options: { capture: boolean }): void;
+}
+
+export interface ShortcutsDeps {
+  store: StoreApi<AppState>;
+  calls: Pick<CallActions, 'answer' | 'decline' | 'hangUp' | 'toggleMute'>;
+  api: Pick<SoftphoneApi, 'onShortcutPressed'>;
+  /** The window; absent where there is none (the push is still followed). */
+  keys?: KeySource | undefined;
+  now?: () => number;
+}
+
+/** The action a key press stands for under the agent's shortcuts, if any. */
+export function actionOfKey(ev: Omit<ShortcutKeyEvent, 'preventDefault'>, shortcuts: Preferences['shortcuts']): ShortcutAction | undefined {
+  const combo = shortcutOfKeyEvent(ev);
+  if (combo === undefined) return undefined;
+  return SHORTCUT_ACTIONS.find((a) => shortcuts[a] === combo);
+}
+
+/**
+ * Does what the action's button does: answer and decline act on the ringing call that has waited
+ * longest (the first card), hang up and mute on the call the call panel shows. Returns the call it
+ * acted on, or undefined when there was none (then nothing happens).
+ */
+export function runShortcut(action: ShortcutAction, deps: Pick<ShortcutsDeps, 'store' | 'calls' | 'now'>): string | undefined {
+  const calls = deps.store.getState().calls;
+  switch (action) {
+    case 'answer':
+    case 'decline': {
+      const ringing = ringingCalls(calls)[0];
+      if (!ringing) return undefined;
+      void (action === 'answer' ? deps.calls.answer(ringing.localId) : deps.calls.decline(ringing.localId));
+      return ringing.localId;
+    }
+    case 'hangUp':
+    case 'mute': {
+      const call = currentCall(calls, (deps.now ?? Date.now)());
+      // An ended call's outcome stays on the panel for a moment; there is nothing left to act on.
+      if (!call || call.phase === 'ended') return undefined;
+      if (action === 'hangUp') void deps.calls.hangUp(call.localId);
+      else deps.calls.toggleMute(call.localId);
+      return call.localId;
+    }
+  }
+}
+
+function isRecorder(target: unknown): boolean {
+  const el = target as { closest?: (selector: string) => unknown } | null | undefined;
+  return typeof el?.closest === 'function' && el.closest(`[${SHORTCUT_RECORDER_ATTRIBUTE}]`) !== null;
+}
+
+/** Listens for the shortcuts in the window and for the host's global ones; the returned function stops both. */
+export function installShortcuts(deps: ShortcutsDeps): Unsubscribe {
+  const stops: Unsubscribe[] = [];
+  const keys = deps.keys;
+  if (keys) {
+    const onKeyDown = (ev: ShortcutKeyEvent): void => {
+      // A held key repeats: one press is one action (a held Mute would flicker on and off).
+      if (ev.repeat || isRecorder(ev.target)) return;
+      const action = actionOfKey(ev, deps.store.getState().preferences.shortcuts);
+      if (action === undefined) return;
+      // The combination belongs to the softphone while it has the focus, whether or not there is a call to act on.
+      ev.preventDefault();
+      runShortcut(action, deps);
+    };
+    // The capture phase on the window: a shortcut works while the focus is in a text field, before
+    // the field (or anything that stops the event's propagation) sees it.
+    const options = { capture: true };
+    keys.addEventListener('keydown', onKeyDown, options);
+    stops.push(() => keys.removeEventListener('keydown', onKeyDown, options));
+  }
+  stops.push(
+    deps.api.onShortcutPressed((payload: unknown) => {
+      const parsed = parsePush('shortcutPressed', payload);
+      if (!parsed.ok) {
+        log.warn('dropped a malformed push', { push: 'shortcutPressed', problem: parsed.error.message });
+        return;
+      }
+      runShortcut(parsed.value.action, deps);
+    }),
+  );
+  return () => {
+    for (const stop of stops.splice(0)) stop();
+  };
+}

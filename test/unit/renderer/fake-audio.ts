@@ -1,0 +1,141 @@
+// A stand-in for WebAudio's AudioContext with a browser's autoplay policy: resume() runs the context
+// only once the page has had a gesture (`policy.activated`); until then its promise stays pending, as
+// Chromium's does. Node has no WebAudio, and the headless Chromium of the end-to-end tests does not
+// enforce the autoplay policy, so the held-back paths are driven here.
+import type { RingtoneAudioContext, RingtoneGainNode, RingtoneOscillator } from '../../../renderer/sound/ringtone';
+
+export interface AudioPolicy {
+  /** The page has had a user gesture: contexts may run. */
+  activated: boolean;
+  /** resume() rejects instead (no output device, say). */
+  failResume: boolean;
+}
+
+class FakeParam {
+  setValueAtTime(): this {
+    return this;
+  }
+  linearRampToValueAtTime(): this {
+    return this;
+  }
+}
+
+class FakeGain implements RingtoneGainNode {
+  readonly gain = new FakeParam();
+  connected = false;
+  connect(): void {
+    this.connected = true;
+  }
+  disconnect(): void {
+    this.connected = false;
+  }
+}
+
+export class FakeOscillator implements RingtoneOscillator {
+  readonly frequency = { value: 0 };
+  onended: ((event: Event) => void) | null = null;
+  startedAt: number | undefined;
+  /** When the burst was scheduled to end. */
+  endsAt: number | undefined;
+  /** Cut off now (stop() without a time). */
+  stopped = false;
+  connect(): void {}
+  start(at: number): void {
+    this.startedAt = at;
+  }
+  stop(at?: number): void {
+    if (at === undefined) this.stopped = true;
+    else this.endsAt = at;
+  }
+  disconnect(): void {}
+}
+
+export class FakeAudioContext implements RingtoneAudioContext {
+  state: AudioContextState = 'suspended';
+  currentTime = 0;
+  readonly destination = {};
+  onstatechange: ((event: Event) => void) | null = null;
+  readonly oscillators: FakeOscillator[] = [];
+  readonly sinkCalls: string[] = [];
+  suspendCalls = 0;
+  private held: Array<() => void> = [];
+
+  constructor(
+    public sinkId: string,
+    private readonly policy: AudioPolicy,
+  ) {}
+
+  resume(): Promise<void> {
+    if (this.policy.failResume) return Promise.reject(new Error('no audio output'));
+    if (this.policy.activated) {
+      this.setState('running');
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.held.push(resolve));
+  }
+
+  suspend(): Promise<void> {
+    this.suspendCalls += 1;
+    this.setState('suspended');
+    return Promise.resolve();
+  }
+
+  createGain(): FakeGain {
+    return new FakeGain();
+  }
+
+  createOscillator(): FakeOscillator {
+    const osc = new FakeOscillator();
+    this.oscillators.push(osc);
+    return osc;
+  }
+
+  setSinkId(sinkId: string): Promise<void> {
+    this.sinkCalls.push(sinkId);
+    if (sinkId === 'gone') return Promise.reject(new Error('NotFoundError'));
+    this.sinkId = sinkId;
+    return Promise.resolve();
+  }
+
+  /** The state moves on with a statechange event (the browser's own change, or the OS taking the output). */
+  setState(state: AudioContextState): void {
+    if (this.state === state) return;
+    this.state = state;
+    // Resumes that were held back complete once the context runs.
+    if (state === 'running') for (const resolve of this.held.splice(0)) resolve();
+    this.onstatechange?.(new Event('statechange'));
+  }
+
+  /** Bursts not yet stopped. */
+  live(): FakeOscillator[] {
+    return this.oscillators.filter((o) => !o.stopped);
+  }
+}
+
+/** The contexts a Ringtone made, under one autoplay policy. */
+export function fakeAudio(policy: Partial<AudioPolicy> = {}) {
+  const state: AudioPolicy = { activated: true, failResume: false, ...policy };
+  const contexts: FakeAudioContext[] = [];
+  const failSinks = new Set<string>();
+  return {
+    policy: state,
+    contexts,
+    /** Makes the context constructor throw for this sink ('*' for any). */
+    failSinks,
+    createContext: (sinkId: string): FakeAudioContext => {
+      if (failSinks.has('*') || failSinks.has(sinkId)) throw new Error(`cannot open ${sinkId || 'default'} output`);
+      const ctx = new FakeAudioContext(sinkId, state);
+      contexts.push(ctx);
+      return ctx;
+    },
+    last(): FakeAudioContext {
+      const ctx = contexts[contexts.length - 1];
+      if (!ctx) throw new Error('no audio context was made');
+      return ctx;
+    },
+    /** The page had a user gesture: a resume() from now on runs the context (a gesture alone resumes nothing). */
+    activate(): void {
+      state.activated = true;
+    },
+  };
+}

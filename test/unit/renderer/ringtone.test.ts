@@ -1,0 +1,190 @@
+// The ringtone says whether it is really heard. Headless Chromium (the end-to-end tests) does not
+// enforce the autoplay policy and Node has no WebAudio, so the held-back, failing and recovering paths
+// run here against a fake AudioContext that holds resume() back until the page had a gesture.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Ringtone, type RingtoneState } from '../../../renderer/sound/ringtone';
+import { fakeAudio } from './fake-audio';
+
+const GRACE_MS = 300;
+
+function setUp(policy: Parameters<typeof fakeAudio>[0] = {}) {
+  const audio = fakeAudio(policy);
+  const ringtone = new Ringtone({ createContext: audio.createContext, blockedAfterMs: GRACE_MS });
+  const states: RingtoneState[] = [];
+  ringtone.onStateChange((s) => states.push(s));
+  return { audio, ringtone, states };
+}
+
+describe('Ringtone', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('plays when the context may run: two tones per burst, on the default output', async () => {
+    const t = setUp();
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ringtone.state()).toBe('playing');
+    expect(t.ringtone.playing).toBe(true);
+    expect(t.ringtone.contextState()).toBe('running');
+    expect(t.audio.last().sinkId).toBe('');
+    expect(t.audio.last().live().map((o) => o.frequency.value)).toEqual([400, 450]);
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(t.audio.last().oscillators).toHaveLength(4);
+    expect(t.states).toEqual(['playing']);
+  });
+
+  it('a context the autoplay policy holds suspended is reported blocked after the grace, and schedules no burst', async () => {
+    const t = setUp({ activated: false });
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(GRACE_MS - 1);
+    expect(t.ringtone.state()).toBe('idle');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(t.ringtone.state()).toBe('blocked');
+    expect(t.states).toEqual(['blocked']);
+    expect(t.ringtone.contextState()).toBe('suspended');
+    // Bursts on a clock that stands still would all sound together once it runs.
+    await vi.advanceTimersByTimeAsync(9000);
+    expect(t.audio.last().oscillators).toHaveLength(0);
+  });
+
+  it('unlock() from a gesture runs the held context, rings at once and reports playing', async () => {
+    const t = setUp({ activated: false });
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(GRACE_MS);
+    expect(t.ringtone.state()).toBe('blocked');
+    t.audio.activate();
+    await expect(t.ringtone.unlock()).resolves.toBe(true);
+    expect(t.ringtone.state()).toBe('playing');
+    expect(t.states).toEqual(['blocked', 'playing']);
+    expect(t.audio.last().live()).toHaveLength(2);
+    expect(t.audio.contexts).toHaveLength(1);
+  });
+
+  it('unlock() without a gesture leaves it blocked and says so', async () => {
+    const t = setUp({ activated: false });
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(GRACE_MS);
+    const unlocked = t.ringtone.unlock();
+    await vi.advanceTimersByTimeAsync(GRACE_MS);
+    // Chromium keeps such a resume() pending; the ring stays reported as blocked meanwhile.
+    expect(t.ringtone.state()).toBe('blocked');
+    t.audio.activate();
+    await expect(t.ringtone.unlock()).resolves.toBe(true);
+    await expect(unlocked).resolves.toBe(true);
+    expect(t.ringtone.state()).toBe('playing');
+  });
+
+  it('unlock() while nothing rings makes the context once and suspends it again', async () => {
+    const t = setUp();
+    await expect(t.ringtone.unlock()).resolves.toBe(true);
+    expect(t.ringtone.state()).toBe('idle');
+    expect(t.audio.last().state).toBe('suspended');
+    expect(t.audio.last().suspendCalls).toBe(1);
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ringtone.state()).toBe('playing');
+    expect(t.audio.contexts).toHaveLength(1);
+  });
+
+  it('a start that throws (no audio output at all) is reported blocked at once', () => {
+    const t = setUp();
+    t.audio.failSinks.add('*');
+    t.ringtone.start();
+    expect(t.ringtone.state()).toBe('blocked');
+    expect(t.ringtone.contextState()).toBe('none');
+  });
+
+  it('a resume that rejects is reported blocked without waiting for the grace', async () => {
+    const t = setUp({ failResume: true, activated: false });
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ringtone.state()).toBe('blocked');
+  });
+
+  it('a ring the OS suspends is reported blocked; start() recovers it', async () => {
+    const t = setUp();
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    t.audio.last().setState('interrupted');
+    expect(t.ringtone.state()).toBe('blocked');
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ringtone.state()).toBe('playing');
+    expect(t.states).toEqual(['playing', 'blocked', 'playing']);
+  });
+
+  it('stop() silences every burst, suspends the context and reports idle', async () => {
+    const t = setUp();
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const ctx = t.audio.last();
+    t.ringtone.stop();
+    expect(t.ringtone.state()).toBe('idle');
+    expect(t.ringtone.playing).toBe(false);
+    expect(ctx.state).toBe('suspended');
+    expect(ctx.live()).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(ctx.oscillators).toHaveLength(2);
+    // A suspend under a stopped ring is not a blocked ring.
+    expect(t.states).toEqual(['playing', 'idle']);
+  });
+
+  it('a closed context is made again by start(), on the remembered output', async () => {
+    const t = setUp();
+    await t.ringtone.setSinkId('ringer-2');
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.audio.last().sinkId).toBe('ringer-2');
+    t.audio.last().setState('closed');
+    expect(t.ringtone.state()).toBe('blocked');
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.audio.contexts).toHaveLength(2);
+    expect(t.audio.last().sinkId).toBe('ringer-2');
+    expect(t.ringtone.state()).toBe('playing');
+  });
+});
+
+describe('Ringtone.setSinkId', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('before any context: remembered, and the context is made on it', async () => {
+    const t = setUp();
+    await t.ringtone.setSinkId('speaker-3');
+    expect(t.ringtone.sinkId).toBe('speaker-3');
+    expect(t.audio.contexts).toHaveLength(0);
+    t.ringtone.start();
+    expect(t.audio.last().sinkId).toBe('speaker-3');
+  });
+
+  it('on a live context: switched with AudioContext.setSinkId; "" goes back to the system default', async () => {
+    const t = setUp();
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    await t.ringtone.setSinkId('speaker-2');
+    await t.ringtone.setSinkId('');
+    expect(t.audio.last().sinkCalls).toEqual(['speaker-2', '']);
+    expect(t.ringtone.sinkId).toBe('');
+    expect(t.audio.contexts).toHaveLength(1);
+  });
+
+  it('a device the browser refuses rejects and keeps the previous one', async () => {
+    const t = setUp();
+    await t.ringtone.setSinkId('speaker-2');
+    t.ringtone.start();
+    await expect(t.ringtone.setSinkId('gone')).rejects.toThrow('NotFoundError');
+    expect(t.ringtone.sinkId).toBe('speaker-2');
+    expect(t.audio.last().sinkId).toBe('speaker-2');
+  });
+
+  it('a remembered device that is gone when the context is made: the ring falls back to the default output', async () => {
+    const t = setUp();
+    await t.ringtone.setSinkId('unplugged');
+    t.audio.failSinks.add('unplugged');
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.audio.last().sinkId).toBe('');
+    expect(t.ringtone.state()).toBe('playing');
+  });
+});
