@@ -209,11 +209,20 @@ export interface PushPayloads {
    * at once when `dial` is true. Already normalised to gateway digits.
    */
   dialRequested: { number: string; dial: boolean };
-  /** Electron: a global shortcut was pressed while another application had the focus. */
-  shortcutPressed: { action: ShortcutAction };
+  /**
+   * Electron: a global shortcut was pressed while another application had the focus, or a
+   * notification's Answer or Decline button, which names its call in `localId`: that call only, and
+   * nothing when it no longer rings.
+   */
+  shortcutPressed: { action: ShortcutAction; localId?: string };
+  /**
+   * Electron: the global shortcuts another application holds, which work only while the window has
+   * the focus; sent when that changes and to each page that starts listening ([] when none).
+   */
+  shortcutsRefused: { refused: Array<{ action: ShortcutAction; accelerator: string }> };
 }
 export type PushName = keyof PushPayloads;
-export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed'];
+export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused'];
 export type PushMessage = { [N in PushName]: { name: N; payload: PushPayloads[N] } }[PushName];
 
 export type Unsubscribe = () => void;

@@ -97,12 +97,15 @@ export function parseShortcut(text: string): Result<string> {
 }
 
 /** The shortcut a key press makes, in parseShortcut's form; undefined for a press that cannot be one. */
-export function shortcutOfKeyEvent(ev: { key: string; code?: string; ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }): string | undefined {
+export function shortcutOfKeyEvent(ev: { key?: string | undefined; code?: string | undefined; ctrlKey: boolean; altKey: boolean; shiftKey: boolean; metaKey: boolean }): string | undefined {
+  // Either may be missing: Chrome's autofill sends keydown events with neither key nor code.
+  const code = typeof ev.code === 'string' ? ev.code : '';
+  const pressed = typeof ev.key === 'string' ? ev.key : '';
   // The physical key: Shift or a layout would otherwise turn "A" into "a" or "Ä".
-  const fromCode = ev.code && /^Key([A-Z])$/.exec(ev.code)?.[1];
-  const digit = ev.code && /^Digit([0-9])$/.exec(ev.code)?.[1];
-  const fkey = /^F(?:[1-9]|1[0-9]|2[0-4])$/.test(ev.key) ? ev.key : undefined;
-  const key = fromCode || digit || fkey || (ev.key.length === 1 ? ev.key.toUpperCase() : undefined);
+  const fromCode = /^Key([A-Z])$/.exec(code)?.[1];
+  const digit = /^Digit([0-9])$/.exec(code)?.[1];
+  const fkey = /^F(?:[1-9]|1[0-9]|2[0-4])$/.test(pressed) ? pressed : undefined;
+  const key = fromCode || digit || fkey || (pressed.length === 1 ? pressed.toUpperCase() : undefined);
   if (!key) return undefined;
   const text = [ev.ctrlKey && 'Ctrl', ev.altKey && 'Alt', ev.shiftKey && 'Shift', ev.metaKey && 'Meta', key].filter(Boolean).join('+');
   const parsed = parseShortcut(text);
@@ -202,6 +205,11 @@ export function applyPreferencesPatch(current: Preferences, patch: z.output<type
 }
 
 // ---- missed calls ----
+
+/** "1 missed call", "3 missed calls": the header's button, the tray menu and the window's overlay say the same. */
+export function missedCallsText(count: number): string {
+  return count === 1 ? '1 missed call' : `${count} missed calls`;
+}
 
 /** Incoming calls nobody answered that ended after the agent last looked at the recent calls. */
 export function missedCalls(history: readonly HistoryEntry[], seenAt: number): HistoryEntry[] {

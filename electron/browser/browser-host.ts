@@ -13,8 +13,11 @@ import { formatPhoneNumber } from '../../shared/phone';
 import { err, type Result } from '../../shared/result';
 import { parseWith } from '../../shared/validation';
 
-/** The service's hand-over of a tel:/callto: link to the windows (SoftphoneService.requestDial). */
-export type DialRequester = (link: string) => Result<{ number: string; dial: boolean }>;
+/**
+ * The service's hand-over of a tel:/callto: link to the windows (SoftphoneService.requestDial);
+ * `dialAtOnce: false` only fills the dialer.
+ */
+export type DialRequester = (link: string, options?: { dialAtOnce?: boolean }) => Result<{ number: string; dial: boolean }>;
 
 export interface BrowserHostOptions {
   /** Without requestDial, GET /dial answers that this service does not take links (503). */
@@ -145,7 +148,9 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
    * browser's tel: links. The number goes to the softphone tab already open (no second softphone
    * starts here); this tab only says where it went. It needs no token, as a tel: link needs none,
    * but only a page the browser opens as a document may use it, not a script's fetch or an image on
-   * some other site, so that no page can dial behind the agent's back.
+   * some other site, so that no page can dial behind the agent's back. Another site can still send
+   * a tab here by script, so only a navigation the agent started (`Sec-Fetch-User: ?1`, a click)
+   * dials at once; any other only fills the dialer.
    */
   function serveDial(req: IncomingMessage, res: ServerResponse, url: URL): void {
     const answer = (status: number, title: string, lines: readonly string[]) => {
@@ -167,13 +172,16 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     if (sockets.size === 0) {
       return answer(503, 'No softphone tab is open', ['Open the softphone in this browser first, then the link again. Nothing was dialled.']);
     }
-    const handed = requestDial.call(options.backend, url.searchParams.get('to') ?? '');
+    const clicked = req.headers['sec-fetch-user'] === '?1';
+    const handed = requestDial.call(options.backend, url.searchParams.get('to') ?? '', { dialAtOnce: clicked });
     if (!handed.ok) {
       log.info('dial link refused', { problem: handed.error.code });
       return answer(400, 'Not dialled', [handed.error.message, 'Nothing was dialled.']);
     }
     const where = handed.value.dial ? 'dialling' : 'it is in the dialer';
-    answer(200, 'Sent to the softphone', [`${formatPhoneNumber(handed.value.number)} was sent to the softphone tab: ${where}`]);
+    const lines = [`${formatPhoneNumber(handed.value.number)} was sent to the softphone tab: ${where}`];
+    if (!clicked) lines.push('This link was not opened by a click, so it is never dialled at once: press Call in the softphone to dial.');
+    answer(200, 'Sent to the softphone', lines);
   }
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });

@@ -59,10 +59,17 @@ export interface SoftphoneService extends SoftphoneBackend {
   preferences(): Preferences;
   /**
    * A tel:/callto: link or a number from outside (a protocol link, GET /dial): checked, then handed
-   * to the windows as dialRequested (dialled at once when "Dial links at once" is on). A bad number
-   * is refused with the reason and nothing is pushed.
+   * to the windows as dialRequested. It is dialled at once only when "Dial links at once" is on, the
+   * number is a listed one, no call keeps the agent busy, and the caller allows it (`dialAtOnce`,
+   * true by default: GET /dial says false for a navigation no click started). A bad number is
+   * refused with the reason and nothing is pushed.
    */
-  requestDial(link: string): Result<{ number: string; dial: boolean }>;
+  requestDial(link: string, options?: DialRequestOptions): Result<{ number: string; dial: boolean }>;
+}
+
+export interface DialRequestOptions {
+  /** False: the number only fills the dialer, whatever the preference says. */
+  dialAtOnce?: boolean;
 }
 
 type CommandParamsOut<N extends CommandName> = z.output<(typeof commandSchemas)[N]>;
@@ -180,11 +187,15 @@ class CoreSoftphoneService implements SoftphoneService {
     return this.prefs.get();
   }
 
-  requestDial(link: string): Result<{ number: string; dial: boolean }> {
+  requestDial(link: string, options: DialRequestOptions = {}): Result<{ number: string; dial: boolean }> {
     const number = numberFromDialLink(link, this.runtime?.account.defaultCountry);
     if (!number.ok) return number;
     // A number the numbering plan does not list waits in the dialer for the agent's "Call anyway".
-    const request = { number: number.value.digits, dial: this.prefs.get().dialLinksAtOnce && number.value.verified };
+    // Every window gets the push: main decides here, once, so that no window dials on top of a
+    // call in progress (the coordinator refuses a second one anyway, this keeps the link's page honest).
+    const busy = this.runtime?.coordinator.hasBusyCall() ?? false;
+    const dial = this.prefs.get().dialLinksAtOnce && number.value.verified && !busy && options.dialAtOnce !== false;
+    const request = { number: number.value.digits, dial };
     this.push({ name: 'dialRequested', payload: request });
     return ok(request);
   }

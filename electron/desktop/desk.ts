@@ -2,6 +2,8 @@
 // all day: the tray (state, Show, presence, Quit), the missed-call badge, start at login and the
 // global shortcuts. They follow the service's pushes, so a change made in the window (presence,
 // preferences) shows in the tray and takes effect at once, and they work with the window hidden.
+// The global shortcuts another application holds are also pushed to the window (shortcutsRefused),
+// whose Settings say so next to their fields.
 import { join } from 'node:path';
 import { app, nativeImage, type BrowserWindow, type NativeImage } from 'electron';
 import type { AgentPresence, ConnectionState, PresenceChoice, PushMessage, SoftphoneBackend, Unsubscribe } from '../../shared/api';
@@ -21,6 +23,8 @@ export interface DeskOptions {
   service: DeskService;
   /** Sends the window a push of the host's own (host-pushes.ts). */
   hostPush: (push: PushMessage) => void;
+  /** Runs the listener each time a page starts listening for pushes (HostPushes.onRendererListening). */
+  onRendererListening: (listener: () => void) => Unsubscribe;
   getWindow: () => BrowserWindow | undefined;
   showWindow: () => void;
   quit: () => void;
@@ -33,10 +37,18 @@ export interface DeskOptions {
 export interface Desk {
   /** Global shortcuts another application holds (also listed in the tray menu). */
   refusedShortcuts(): readonly RefusedShortcut[];
+  /** False on a desktop without a system tray: then nothing would bring a hidden window back. */
+  hasTray(): boolean;
   /** The window appeared, disappeared or was replaced: the tray and the overlay icon follow. */
   windowChanged(): void;
   dispose(): void;
 }
+
+/**
+ * The argument the login item starts the app with (Windows; macOS reports wasOpenedAtLogin): the
+ * window then stays in the tray, since the agent did not ask for it.
+ */
+export const HIDDEN_ARG = '--hidden';
 
 /** Under assets/. tray-icon@2x.png next to the tray icon serves high-density screens. */
 export const DESK_ICONS = { tray: 'icons/tray-icon.png', missedOverlay: 'icons/missed-overlay.png' } as const;
@@ -95,12 +107,26 @@ export async function startDesk(options: DeskOptions): Promise<Desk> {
     tray?.render(state);
   };
 
+  /** What the window was last told of the refused shortcuts; undefined until it was told. */
+  let refusedSent: string | undefined;
+  const pushRefused = (force: boolean): void => {
+    const refused = shortcuts.refused().map(({ action, accelerator }) => ({ action, accelerator }));
+    const key = JSON.stringify(refused);
+    if (!force && key === refusedSent) return;
+    refusedSent = key;
+    options.hostPush({ name: 'shortcutsRefused', payload: { refused } });
+  };
+  // A page that starts listening (first load, reload) has none of the earlier pushes.
+  const stopListening = options.onRendererListening(() => pushRefused(true));
+
   const applyPreferences = (): void => {
     shortcuts.apply(preferences);
+    pushRefused(false);
     if (openAtLogin !== preferences.startAtLogin) {
       openAtLogin = preferences.startAtLogin;
-      // macOS and Windows; Electron has no login items on Linux, where this does nothing.
-      app.setLoginItemSettings({ openAtLogin });
+      // macOS and Windows; Electron has no login items on Linux, where this does nothing (the
+      // window's Settings do not offer it there). `args` is read on Windows only.
+      app.setLoginItemSettings({ openAtLogin, args: [HIDDEN_ARG] });
     }
   };
 
@@ -142,12 +168,14 @@ export async function startDesk(options: DeskOptions): Promise<Desk> {
 
   return {
     refusedShortcuts: () => shortcuts.refused(),
+    hasTray: () => tray !== undefined,
     windowChanged: () => {
       badge.paintWindow(options.getWindow());
       render();
     },
     dispose: () => {
       unsubscribe();
+      stopListening();
       shortcuts.dispose();
       tray?.destroy();
       tray = undefined;

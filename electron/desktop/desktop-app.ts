@@ -6,7 +6,7 @@ import type { SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import type { Preferences } from '../../shared/preferences';
 import type { SecretStore } from '../core/secret-store';
-import { startDesk, type Desk } from './desk';
+import { HIDDEN_ARG, startDesk, type Desk } from './desk';
 import { dialLinksIn, registerDialLinkSchemes, type LaunchInfo } from './dial-links';
 import { withHostPushes } from './host-pushes';
 import { notifyIncomingCalls } from './incoming-call-notifier';
@@ -83,6 +83,14 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
   /** Dial links wait here until the window listens for dialRequested (host-pushes.ts). */
   const pendingLinks: string[] = [];
   let rendererListening = false;
+  /** Started by the login item: the window stays in the tray until the agent asks for it. */
+  let launchedHidden = false;
+  let settleDesk: () => void = () => undefined;
+  /** Settles once the desk started or failed to: only then is it known whether there is a tray. */
+  const deskSettled = new Promise<void>((resolve) => {
+    settleDesk = resolve;
+  });
+  const hasTray = (): boolean => desk?.hasTray() === true;
 
   const liveWindow = (): BrowserWindow | undefined => (window && !window.isDestroyed() ? window : undefined);
   /** The agent asked for the window (tray, second launch, a link they clicked): it may take the focus. */
@@ -179,13 +187,26 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
         backgroundThrottling: false,
       },
     });
-    created.once('ready-to-show', () => created.show());
+    created.once('ready-to-show', () => {
+      if (!launchedHidden) {
+        created.show();
+        return;
+      }
+      // Without a tray a hidden window could not be found again: it waits minimised instead.
+      void deskSettled.then(() => {
+        if (created.isDestroyed() || created.isVisible() || hasTray()) return;
+        created.showInactive();
+        created.minimize();
+      });
+    });
     created.on('close', (event) => {
       // Quitting (tray, app menu) closes the window for real; the agent closing it only hides it,
       // so that the service stays online and calls keep ringing.
       if (quitPhase !== 'running' || service?.preferences().quitOnClose === true) return;
       event.preventDefault();
-      created.hide();
+      // Some Linux desktops have no tray: a hidden window would be out of reach, so it is minimised.
+      if (hasTray()) created.hide();
+      else created.minimize();
     });
     // Windows log-off or shutdown: a window that refused to close would hold the session up.
     created.on('session-end', () => app.quit());
@@ -209,6 +230,8 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
 
   async function start(): Promise<void> {
     await app.whenReady();
+    // Windows starts the login item with HIDDEN_ARG; macOS says so itself (Linux has no login item).
+    launchedHidden = launch.argv.includes(HIDDEN_ARG) || (platform === 'darwin' && app.getLoginItemSettings().wasOpenedAtLogin);
     registerDialLinkSchemes(app, launch, logger);
     const location = rendererLocation(app.getAppPath());
     installSessionSecurity(session.defaultSession, location.appUrl, logger);
@@ -233,7 +256,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
         backend: started,
         getWindow: liveWindow,
         showWindow,
-        pressed: (action) => hostPushes.push({ name: 'shortcutPressed', payload: { action } }),
+        pressed: (action, localId) => hostPushes.push({ name: 'shortcutPressed', payload: { action, localId } }),
         platform,
       }),
     );
@@ -245,6 +268,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
       const startedDesk = await startDesk({
         service: started,
         hostPush: (push) => hostPushes.push(push),
+        onRendererListening: (listener) => hostPushes.onRendererListening(listener),
         getWindow: liveWindow,
         showWindow,
         quit: () => app.quit(),
@@ -261,6 +285,8 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     } catch (e) {
       // Calls work without the tray, the badge and the global shortcuts: keep going.
       logger.error('the tray and the desk features could not start', { error: e });
+    } finally {
+      settleDesk();
     }
   }
 

@@ -1,10 +1,12 @@
 // An incoming call must reach an agent who is typing in another application, without taking their
 // keyboard away. While it rings: a hidden or minimised window is shown without focus (showInactive,
-// never focus: the agent's next keystrokes must not land in the softphone), the frame flashes until
-// it stops ringing, and, while the window is not in front, a system notification names the caller.
-// Where the OS offers notification buttons (macOS, Windows) they are Answer and Decline; elsewhere a
-// click on the notification brings the window forward. It closes by itself once the call stops
-// ringing.
+// never focus: the agent's next keystrokes must not land in the softphone), a window behind others
+// is raised above them (moveTop, still without focus), the frame flashes until it stops ringing,
+// and, while the window is not in front, a system notification names the caller. A window in front
+// when the ring starts is watched: once it loses the focus during the ring, the notification and the
+// flash follow. Where the OS offers notification buttons (macOS, Windows) they are Answer and
+// Decline, for that call only; elsewhere a click on the notification brings the window forward. It
+// closes by itself once the call stops ringing.
 import { Notification, type BrowserWindow, type NotificationConstructorOptions } from 'electron';
 import type { SoftphoneBackend, Unsubscribe } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
@@ -18,10 +20,11 @@ export interface IncomingCallNotifierOptions {
   /** Brings the window to the front with focus: the agent clicked the notification to go there. */
   showWindow: () => void;
   /**
-   * Answer or Decline pressed on the notification. The answer's SDP can only be made in the window
-   * (the renderer owns media), so the window is asked to do it, as for the keyboard shortcut.
+   * Answer or Decline pressed on the notification of the call `localId`. The answer's SDP can only
+   * be made in the window (the renderer owns media), so the window is asked to do it, as for the
+   * keyboard shortcut, naming the call so that another one ringing beside it is left alone.
    */
-  pressed: (action: NotificationAnswer) => void;
+  pressed: (action: NotificationAnswer, localId: string) => void;
   platform?: NodeJS.Platform;
 }
 
@@ -38,16 +41,27 @@ function callerOf(call: CallState): string {
   return name ?? formatted ?? 'Unknown caller';
 }
 
-/** Puts a hidden or minimised window on screen without taking the focus from the agent's typing. */
+/**
+ * Puts the window on screen and above the other windows without taking the focus from the agent's
+ * typing: a hidden or minimised one is shown inactive, one behind others (a CRM over it) is moved to
+ * the top. Where the window manager refuses to raise a window that has no focus, moveTop does
+ * nothing and the flash and the notification still say it rings.
+ */
 export function revealWithoutFocus(window: BrowserWindow): void {
   if (!window.isVisible() || window.isMinimized()) window.showInactive();
+  if (!window.isFocused()) window.moveTop();
 }
+
+const isInFront = (window: BrowserWindow): boolean => window.isVisible() && !window.isMinimized() && window.isFocused();
 
 export function notifyIncomingCalls(options: IncomingCallNotifierOptions): Unsubscribe {
   const platform = options.platform ?? process.platform;
   const withActions = platform === 'darwin' || platform === 'win32';
-  const ringing = new Map<string, Notification | undefined>();
+  /** The calls ringing now, with their notification once one was raised. */
+  const ringing = new Map<string, { call: CallState; notification: Notification | undefined }>();
   let flashing: BrowserWindow | undefined;
+  /** The window whose blur is watched while calls ring, and what it runs. */
+  let watched: { window: BrowserWindow; onBlur: () => void } | undefined;
 
   const liveWindow = (): BrowserWindow | undefined => {
     const window = options.getWindow();
@@ -59,7 +73,12 @@ export function notifyIncomingCalls(options: IncomingCallNotifierOptions): Unsub
     flashing = undefined;
   };
 
-  const notify = (call: CallState): Notification | undefined => {
+  const stopWatching = (): void => {
+    if (watched && !watched.window.isDestroyed()) watched.window.removeListener('blur', watched.onBlur);
+    watched = undefined;
+  };
+
+  const notify = (call: CallState): Notification => {
     const settings: NotificationConstructorOptions = { title: 'Incoming call', body: callerOf(call), urgency: 'critical', timeoutType: 'never' };
     if (withActions) settings.actions = ACTIONS.map(({ text }) => ({ type: 'button', text }));
     const notification = new Notification(settings);
@@ -69,37 +88,64 @@ export function notifyIncomingCalls(options: IncomingCallNotifierOptions): Unsub
       if (chosen === undefined) return;
       const window = liveWindow();
       if (window) revealWithoutFocus(window);
-      options.pressed(chosen.action);
+      options.pressed(chosen.action, call.localId);
     });
     notification.show();
     return notification;
+  };
+
+  /** The window is not in front: flash it and notify every ringing call that has no notification yet. */
+  const alertAway = (window: BrowserWindow | undefined): void => {
+    if (window && flashing !== window) {
+      stopFlashing();
+      window.flashFrame(true);
+      flashing = window;
+    }
+    if (!Notification.isSupported()) return;
+    for (const entry of ringing.values()) entry.notification ??= notify(entry.call);
+  };
+
+  const watch = (window: BrowserWindow): void => {
+    if (watched?.window === window) return;
+    stopWatching();
+    // The agent may switch to another application while it rings: from then on the window is not
+    // in front, so they get what they would have got had it rung then. No moveTop here: they just
+    // chose the other window, and pulling ours over it would fight their click.
+    const onBlur = (): void => {
+      if (ringing.size > 0 && !isInFront(window)) alertAway(window);
+    };
+    window.on('blur', onBlur);
+    watched = { window, onBlur };
   };
 
   const unsubscribe = options.backend.subscribe((push) => {
     if (push.name !== 'callChanged') return;
     const call = push.payload;
     if (call.phase !== 'ringing' || call.direction !== 'incoming') {
-      if (!ringing.has(call.localId)) return;
-      ringing.get(call.localId)?.close();
+      const entry = ringing.get(call.localId);
+      if (entry === undefined) return;
+      entry.notification?.close();
       ringing.delete(call.localId);
-      if (ringing.size === 0) stopFlashing();
+      if (ringing.size === 0) {
+        stopFlashing();
+        stopWatching();
+      }
       return;
     }
     if (ringing.has(call.localId)) return;
+    ringing.set(call.localId, { call, notification: undefined });
     const window = liveWindow();
-    const inFront = window !== undefined && window.isVisible() && !window.isMinimized() && window.isFocused();
+    if (window) watch(window);
+    if (window && isInFront(window)) return;
     if (window) revealWithoutFocus(window);
-    if (window && !inFront) {
-      window.flashFrame(true);
-      flashing = window;
-    }
-    ringing.set(call.localId, !inFront && Notification.isSupported() ? notify(call) : undefined);
+    alertAway(window);
   });
 
   return () => {
     unsubscribe();
-    for (const notification of ringing.values()) notification?.close();
+    for (const entry of ringing.values()) entry.notification?.close();
     ringing.clear();
     stopFlashing();
+    stopWatching();
   };
 }

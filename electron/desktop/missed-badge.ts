@@ -2,7 +2,7 @@
 // launchers) and, on Windows, where app.setBadgeCount does nothing, an overlay icon on the taskbar
 // button with the count spoken as its description.
 import type { App, BrowserWindow, NativeImage } from 'electron';
-import { missedCallsLabel } from './tray-menu';
+import { missedCallsText } from '../../shared/preferences';
 
 export interface MissedBadgeOptions {
   app: Pick<App, 'setBadgeCount'>;
@@ -26,7 +26,7 @@ export class MissedBadge {
   /** The overlay belongs to the window: a new one (after a crash, a reopen) gets it again. */
   paintWindow(window: BrowserWindow | undefined): void {
     if (this.options.platform !== 'win32' || window === undefined || window.isDestroyed()) return;
-    if (this.count > 0 && this.options.overlay) window.setOverlayIcon(this.options.overlay, missedCallsLabel(this.count));
+    if (this.count > 0 && this.options.overlay) window.setOverlayIcon(this.options.overlay, missedCallsText(this.count));
     else window.setOverlayIcon(null, '');
   }
 }

@@ -1,7 +1,7 @@
 // What the tray menu says for a state: pure, so it is tested (and rendered for the README) without
 // Electron. tray.ts hands it to Electron.
 import type { PresenceChoice, PresenceStatus } from '../../shared/api';
-import { SHORTCUT_LABELS, type ShortcutAction } from '../../shared/preferences';
+import { missedCallsText, SHORTCUT_LABELS, type ShortcutAction } from '../../shared/preferences';
 
 /** What the tray shows: 'disconnected' wins over the presence, since nobody can reach the agent then. */
 export type TrayStatus = PresenceStatus | 'disconnected';
@@ -46,12 +46,10 @@ const PRESENCE_CHOICES: ReadonlyArray<{ choice: PresenceChoice; label: string }>
   { choice: 'dnd', label: 'Do not disturb' },
 ];
 
-export const missedCallsLabel = (count: number): string => (count === 1 ? '1 missed call' : `${count} missed calls`);
-
 export function trayMenuModel(state: TrayState): TrayMenuModel {
   const status = TRAY_STATUS_LABELS[state.status];
   const items: TrayMenuItem[] = [{ kind: 'info', label: `Status: ${status}` }];
-  if (state.missedCount > 0) items.push({ kind: 'missed', label: missedCallsLabel(state.missedCount) });
+  if (state.missedCount > 0) items.push({ kind: 'missed', label: missedCallsText(state.missedCount) });
   for (const refused of state.refusedShortcuts) {
     items.push({ kind: 'info', label: `${refused.accelerator} (${SHORTCUT_LABELS[refused.action]}) is taken by another application` });
   }
@@ -60,7 +58,7 @@ export function trayMenuModel(state: TrayState): TrayMenuModel {
   items.push({ kind: 'separator' }, { kind: 'quit', label: 'Quit' });
 
   const parts = [status];
-  if (state.missedCount > 0) parts.push(missedCallsLabel(state.missedCount));
+  if (state.missedCount > 0) parts.push(missedCallsText(state.missedCount));
   // Hovering the icon is how an agent checks that a closed window still takes calls.
   if (!state.windowVisible) parts.push('window hidden, calls still ring');
   return { tooltip: `Softphone: ${parts.join(', ')}`, items };

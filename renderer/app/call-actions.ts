@@ -186,8 +186,12 @@ export class CallActions {
     this.ringtone?.stop();
     const clicked = performance.now();
     const prepared = await this.engine.answerFor(call);
-    // No answer, no command: the call goes on ringing here (and for colleagues), with the reason shown.
-    if (!prepared.ok) return;
+    // No answer, no command: the call goes on ringing here (and for colleagues), with the reason shown,
+    // and audibly again.
+    if (!prepared.ok) {
+      this.ringAgainIfRinging(localId);
+      return;
+    }
     this.engine.noteTiming(localId, { answerToAcceptMs: Math.round(performance.now() - clicked) });
     const answered = await this.api.answerCall({ localId, sdp: prepared.value.sdp });
     if (answered.ok) {
@@ -198,6 +202,12 @@ export class CallActions {
     // through its outcome ("Answered by another agent"); anything else is shown.
     this.engine.close(localId);
     if (answered.error.code !== 'answered_elsewhere') this.state.setCallNotice({ localId, text: errorMessage(answered.error) });
+    this.ringAgainIfRinging(localId);
+  }
+
+  /** Answer silenced the ring at the click; an answer that did not happen gives it back. */
+  private ringAgainIfRinging(localId: string): void {
+    if (this.started && this.state.calls[localId]?.phase === 'ringing') this.ringtone?.start();
   }
 
   async decline(localId: string): Promise<void> {

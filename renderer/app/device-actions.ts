@@ -14,6 +14,8 @@ import type { AudioRouting } from '../webrtc/media-engine';
 /** The ringtone's output ('' = the system default). */
 export interface RingerSink {
   setSinkId(deviceId: string): Promise<void>;
+  /** A short ring on the ringer's own output path, so "Test ringer" proves what a real ring does. */
+  playTest?(): Promise<void>;
 }
 
 /** The part of the media engine that places calls' audio. */
@@ -187,7 +189,8 @@ export class DeviceActions {
     this.update({ microphoneTest: { kind: 'running', level: 0 } });
   }
 
-  private stopMicrophoneTest(): void {
+  /** Stops "Test microphone" if it runs (e.g. the Audio settings closed). */
+  stopMicrophoneTest(): void {
     this.probe?.stop();
     this.probe = null;
     if (this.current.microphoneTest.kind !== 'idle') this.update({ microphoneTest: { kind: 'idle' } });
@@ -195,16 +198,26 @@ export class DeviceActions {
 
   /** "Test speaker" / "Test ringer": a short sound on that device. */
   async testOutput(role: 'speaker' | 'ringer'): Promise<void> {
-    const check = this.deps.soundCheck;
-    if (!check || this.current.playing) return;
-    const sinkId = this.deps.devices ? deviceIdOf(this.deps.devices.resolve(role)) : '';
+    if (this.current.playing) return;
+    const play = this.outputTest(role);
+    if (!play) return;
     this.update({ playing: role, checkError: null });
     try {
-      await check.playTone(sinkId);
+      await play();
       this.update({ playing: null });
     } catch (e) {
       this.update({ playing: null, checkError: soundCheckErrorText(role, e) });
     }
+  }
+
+  /** The ringer tests itself where it can: a chime on another path could pass while the ring is not heard. */
+  private outputTest(role: 'speaker' | 'ringer'): (() => Promise<void>) | undefined {
+    const ringerTest = role === 'ringer' ? this.deps.ringer?.playTest?.bind(this.deps.ringer) : undefined;
+    if (ringerTest) return ringerTest;
+    const check = this.deps.soundCheck;
+    if (!check) return undefined;
+    const sinkId = this.deps.devices ? deviceIdOf(this.deps.devices.resolve(role)) : '';
+    return () => check.playTone(sinkId);
   }
 
   private routingNow(): AudioRouting & { ringer: string } {

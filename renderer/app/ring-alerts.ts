@@ -2,7 +2,9 @@
 // is really heard and seen:
 // - sound: the first gesture anywhere in the page unlocks audio for the session (autoplay policy); a
 //   ringtone that cannot start shows "Enable sound" and an alert at once; while a call rings, a
-//   watchdog checks every second that the ringtone really plays, restarts it, or raises the alert;
+//   watchdog checks every second that a ringtone still wanted really plays, recovers it, or raises
+//   the alert. It never starts one: a ring CallActions stopped (Answer, before the call moves on)
+//   stays stopped;
 // - browser host only (the Electron host notifies natively and flashes its frame): a notification
 //   per ringing call while the tab is hidden or not focused, closed when the call stops ringing, and
 //   the tab title flashing the caller.
@@ -22,7 +24,8 @@ const log = createLogger('ring-alerts');
 const WATCH_MS = 1000;
 const UNLOCK_EVENTS = ['pointerdown', 'click', 'keydown'] as const;
 
-export type RingtoneControl = Pick<Ringtone, 'state' | 'onStateChange' | 'playing' | 'contextState' | 'start' | 'unlock'>;
+// No start(): CallActions owns when the ring begins and ends; this domain only recovers a wanted ring.
+export type RingtoneControl = Pick<Ringtone, 'state' | 'onStateChange' | 'wanted' | 'playing' | 'contextState' | 'recover' | 'unlock'>;
 
 export interface NotificationLike {
   onclick: ((event: Event) => void) | null;
@@ -199,10 +202,11 @@ export class RingAlerts {
     this.notifyIfAway(ringing);
   }
 
-  /** The watchdog: a ring must be playing on a running context; otherwise restart it, or say it is silent. */
+  /** The watchdog: a wanted ring must be playing on a running context; otherwise recover it, or say it is silent. */
   private checkRingtone(): void {
+    if (!this.ringtone.wanted) return;
     if (this.ringtone.playing && this.ringtone.contextState() === 'running' && this.ringtone.state() === 'playing') return;
-    this.ringtone.start();
+    this.ringtone.recover();
     this.showSound();
   }
 

@@ -1,12 +1,14 @@
 // The keyboard shortcuts (preferences.shortcuts): one dispatcher for the keys pressed in this window
-// and for the Electron host's global shortcuts (the shortcutPressed push), so both do exactly what
-// the buttons do, through CallActions.
+// and for the Electron host's global shortcuts and notification buttons (the shortcutPressed push), so
+// all do exactly what the buttons do, through CallActions. It also keeps the host's list of global
+// shortcuts another application holds (shortcutsRefused) for Settings.
 import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
 import { createLogger } from '../../shared/log';
 import { SHORTCUT_ACTIONS, shortcutOfKeyEvent, type Preferences, type ShortcutAction } from '../../shared/preferences';
 import type { StoreApi } from 'zustand/vanilla';
 import { parsePush } from '../bridge/payload-schemas';
 import { currentCall, ringingCalls } from '../store/call-list';
+import { shortcutStatusStore } from '../store/shortcut-status';
 import type { AppState } from '../store/store';
 import type { CallActions } from './call-actions';
 
@@ -37,7 +39,7 @@ export interface KeySource {
 export interface ShortcutsDeps {
   store: StoreApi<AppState>;
   calls: Pick<CallActions, 'answer' | 'decline' | 'hangUp' | 'toggleMute'>;
-  api: Pick<SoftphoneApi, 'onShortcutPressed'>;
+  api: Pick<SoftphoneApi, 'onShortcutPressed' | 'onShortcutsRefused'>;
   /** The window; absent where there is none (the push is still followed). */
   keys?: KeySource | undefined;
   now?: () => number;
@@ -52,22 +54,26 @@ export function actionOfKey(ev: Omit<ShortcutKeyEvent, 'preventDefault'>, shortc
 
 /**
  * Does what the action's button does: answer and decline act on the ringing call that has waited
- * longest (the first card), hang up and mute on the call the call panel shows. Returns the call it
- * acted on, or undefined when there was none (then nothing happens).
+ * longest (the first card), hang up and mute on the call the call panel shows. With `localId` (a
+ * notification's button names its call) it acts on that call only: answer and decline while it
+ * still rings, hang up and mute until it has ended. Returns the call it acted on, or undefined when
+ * there was none (then nothing happens).
  */
-export function runShortcut(action: ShortcutAction, deps: Pick<ShortcutsDeps, 'store' | 'calls' | 'now'>): string | undefined {
+export function runShortcut(action: ShortcutAction, deps: Pick<ShortcutsDeps, 'store' | 'calls' | 'now'>, localId?: string): string | undefined {
   const calls = deps.store.getState().calls;
   switch (action) {
     case 'answer':
     case 'decline': {
-      const ringing = ringingCalls(calls)[0];
+      // A notification can be pressed after its call stopped ringing (answered elsewhere, given up):
+      // then the press is stale, and another call that rings now is not the one the agent chose.
+      const ringing = localId === undefined ? ringingCalls(calls)[0] : ringingCalls(calls).find((c) => c.localId === localId);
       if (!ringing) return undefined;
       void (action === 'answer' ? deps.calls.answer(ringing.localId) : deps.calls.decline(ringing.localId));
       return ringing.localId;
     }
     case 'hangUp':
     case 'mute': {
-      const call = currentCall(calls, (deps.now ?? Date.now)());
+      const call = localId === undefined ? currentCall(calls, (deps.now ?? Date.now)()) : calls[localId];
       // An ended call's outcome stays on the panel for a moment; there is nothing left to act on.
       if (!call || call.phase === 'ended') return undefined;
       if (action === 'hangUp') void deps.calls.hangUp(call.localId);
@@ -82,7 +88,7 @@ function isRecorder(target: unknown): boolean {
   return typeof el?.closest === 'function' && el.closest(`[${SHORTCUT_RECORDER_ATTRIBUTE}]`) !== null;
 }
 
-/** Listens for the shortcuts in the window and for the host's global ones; the returned function stops both. */
+/** Listens for the shortcuts in the window and for the host's global ones (and their refusals); the returned function stops all. */
 export function installShortcuts(deps: ShortcutsDeps): Unsubscribe {
   const stops: Unsubscribe[] = [];
   const keys = deps.keys;
@@ -109,7 +115,18 @@ export function installShortcuts(deps: ShortcutsDeps): Unsubscribe {
         log.warn('dropped a malformed push', { push: 'shortcutPressed', problem: parsed.error.message });
         return;
       }
-      runShortcut(parsed.value.action, deps);
+      const { action, localId } = parsed.value;
+      if (runShortcut(action, deps, localId) === undefined && localId !== undefined) log.info('a shortcut for a call that no longer rings was ignored', { action, localId });
+    }),
+  );
+  stops.push(
+    deps.api.onShortcutsRefused((payload: unknown) => {
+      const parsed = parsePush('shortcutsRefused', payload);
+      if (!parsed.ok) {
+        log.warn('dropped a malformed push', { push: 'shortcutsRefused', problem: parsed.error.message });
+        return;
+      }
+      shortcutStatusStore.getState().setRefused(parsed.value.refused);
     }),
   );
   return () => {

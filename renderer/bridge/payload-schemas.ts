@@ -137,6 +137,8 @@ export const parseConversation = (data: unknown): Result<Conversation> => parseW
 export const parsePreferences = (data: unknown): Result<Preferences> => parseWith(preferencesSchema, data) as Result<Preferences>;
 export const parseTemplateDraft = (data: unknown): Result<TemplateDraft> => parseWith(templateDraftSchema, data) as Result<TemplateDraft>;
 
+const shortcutActionSchema = z.enum(SHORTCUT_ACTIONS as [ShortcutAction, ...ShortcutAction[]]);
+
 const pushSchemas: { [N in PushName]: z.ZodType } = {
   callChanged: callStateSchema,
   connectionChanged: connectionSchema,
@@ -146,7 +148,8 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   conversationChanged: conversationSchema,
   preferencesChanged: preferencesSchema,
   dialRequested: z.strictObject({ number: z.string().regex(/^[0-9]{6,15}$/), dial: z.boolean() }),
-  shortcutPressed: z.strictObject({ action: z.enum(SHORTCUT_ACTIONS as [ShortcutAction, ...ShortcutAction[]]) }),
+  shortcutPressed: z.strictObject({ action: shortcutActionSchema, localId: z.string().min(1).max(200).optional() }),
+  shortcutsRefused: z.strictObject({ refused: z.array(z.strictObject({ action: shortcutActionSchema, accelerator: z.string().min(1).max(64) })).max(SHORTCUT_ACTIONS.length) }),
 };
 
 export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {

@@ -62,6 +62,8 @@ export function AudioSettings() {
   const preferencesError = useAppStore((s) => s.preferencesError);
   useEffect(() => {
     void devices.openSettings();
+    // Leaving Settings closes the microphone a running test holds open.
+    return () => devices.stopMicrophoneTest();
   }, [devices]);
   const test = view.microphoneTest;
   return (
@@ -73,8 +75,15 @@ export function AudioSettings() {
         <DeviceSelect key={role} role={role} />
       ))}
       <div className="actions audio-checks">
-        <button type="button" className="btn btn-secondary" aria-pressed={test.kind !== 'idle'} onClick={() => void devices.toggleMicrophoneTest()}>
-          {test.kind === 'idle' ? 'Test microphone' : 'Stop microphone test'}
+        {/* The name "Test microphone" is fixed (the control's contract); aria-pressed says it runs. */}
+        <button
+          type="button"
+          className="btn btn-secondary"
+          aria-label="Test microphone"
+          aria-pressed={test.kind !== 'idle'}
+          onClick={() => void devices.toggleMicrophoneTest()}
+        >
+          {test.kind === 'idle' ? 'Test microphone' : 'Testing microphone… (press to stop)'}
         </button>
         <button type="button" className="btn btn-secondary" disabled={view.playing !== null} onClick={() => void devices.testOutput('speaker')}>
           Test speaker

@@ -7,6 +7,7 @@ import { ControllersContext, useSettingsActions } from '../app/controllers-conte
 import { SHORTCUT_RECORDER_ATTRIBUTE } from '../app/shortcuts';
 import { errorMessage } from '../error-texts';
 import { useAppStore } from '../store/store';
+import { useShortcutStatusStore, type RefusedShortcut } from '../store/shortcut-status';
 
 /** The action a refusal is about: the error's field ("shortcuts.mute"), else the message's start, which names it too. */
 export function shortcutOfError(error: Pick<AppError, 'field' | 'message'>): ShortcutAction | undefined {
@@ -22,6 +23,20 @@ export function shortcutsPatch(edits: Partial<Record<ShortcutAction, string>>): 
     if (typed !== undefined) patch[action] = typed;
   }
   return patch;
+}
+
+/** Why the saved shortcut of `action` does nothing outside the softphone, when another application holds it. */
+export function takenShortcutText(refused: readonly RefusedShortcut[], action: ShortcutAction, saved: string): string | undefined {
+  const taken = refused.find((r) => r.action === action && r.accelerator === saved);
+  return taken && `${taken.accelerator} is taken by another application: it works only while the softphone has the focus`;
+}
+
+/**
+ * Electron has login items on macOS and Windows only; on Linux the setting would do nothing. The
+ * page's own platform (navigator.platform, e.g. "Linux x86_64") is the host's: the window runs there.
+ */
+export function offersStartAtLogin(platform: string): boolean {
+  return !/linux/i.test(platform);
 }
 
 type BooleanPreference = 'dialLinksAtOnce' | 'quitOnClose' | 'startAtLogin' | 'globalShortcuts';
@@ -44,7 +59,8 @@ const ELECTRON_TOGGLES: readonly ToggleSpec[] = [
 
 export function DeskSettings() {
   const hostKind = useContext(ControllersContext)?.hostKind ?? 'browser';
-  const toggles = hostKind === 'electron' ? [...COMMON_TOGGLES, ...ELECTRON_TOGGLES] : COMMON_TOGGLES;
+  const electronToggles = offersStartAtLogin(navigator.platform) ? ELECTRON_TOGGLES : ELECTRON_TOGGLES.filter((t) => t.name !== 'startAtLogin');
+  const toggles = hostKind === 'electron' ? [...COMMON_TOGGLES, ...electronToggles] : COMMON_TOGGLES;
   return (
     <div className="desk-settings">
       <ShortcutSettings />
@@ -62,6 +78,7 @@ export function DeskSettings() {
 function ShortcutSettings() {
   const settingsActions = useSettingsActions();
   const saved = useAppStore((s) => s.preferences.shortcuts);
+  const refused = useShortcutStatusStore((s) => s.refused);
   // Only what the agent changed: the rest follows the saved shortcuts (another window may change them).
   const [edits, setEdits] = useState<Partial<Record<ShortcutAction, string>>>({});
   const [refusal, setRefusal] = useState<{ action: ShortcutAction | undefined; message: string } | null>(null);
@@ -117,6 +134,8 @@ function ShortcutSettings() {
         {SHORTCUT_ACTIONS.map((action) => {
           const id = `shortcut-${action}`;
           const error = refusal && refusal.action === action ? refusal.message : null;
+          const taken = takenShortcutText(refused, action, saved[action]);
+          const describedBy = [error ? `${id}-error` : undefined, taken ? `${id}-taken` : undefined].filter(Boolean).join(' ');
           return (
             <div className="field shortcut-field" key={action}>
               <label htmlFor={id} className="field-label">
@@ -132,13 +151,18 @@ function ShortcutSettings() {
                 maxLength={64}
                 {...{ [SHORTCUT_RECORDER_ATTRIBUTE]: '' }}
                 aria-invalid={error ? true : undefined}
-                aria-describedby={error ? `${id}-error` : undefined}
+                aria-describedby={describedBy || undefined}
                 onKeyDown={(e) => record(action, e)}
                 onChange={(e) => edit(action, e.target.value)}
               />
               {error && (
                 <p id={`${id}-error`} role="alert" className="field-error">
                   {error}
+                </p>
+              )}
+              {taken && (
+                <p id={`${id}-taken`} className="hint field-warning">
+                  {taken}
                 </p>
               )}
             </div>
@@ -205,6 +229,8 @@ function Toggles({ toggles }: { toggles: readonly ToggleSpec[] }) {
  * The browser asks the agent (from this click: browsers allow it only from a user gesture) to open
  * tel: links here, at GET /dial, which hands the number to this tab. callto: is not on the browsers'
  * list of schemes a page may handle in every browser; where it is refused, the reason is shown.
+ * The registration names this origin, port included, and the browser host picks a random port
+ * unless started with --port: hence the hint.
  */
 function TelLinkHandler() {
   const [outcome, setOutcome] = useState<string | null>(null);
@@ -226,9 +252,12 @@ function TelLinkHandler() {
   };
   return (
     <div className="tel-handler">
-      <button type="button" className="btn btn-secondary" onClick={register}>
+      <button type="button" className="btn btn-secondary" onClick={register} aria-describedby="tel-handler-port">
         Handle tel: links
       </button>
+      <p id="tel-handler-port" className="hint">
+        {`Links go to port ${location.port || '80'}. They stop working if the softphone starts on another port: start it with a fixed --port (npm run start:browser -- --port ${location.port || '80'}).`}
+      </p>
       <p role="status" className="hint">
         {outcome}
       </p>

@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
 import type { PresenceChoice } from '../../shared/api';
 import type { HistoryEntry } from '../../shared/history';
-import { missedCalls } from '../../shared/preferences';
+import { missedCalls, missedCallsText } from '../../shared/preferences';
 import { useSettingsActions } from '../app/controllers-context';
 import { connectionIndicator } from '../call-display';
 import { useAppStore } from '../store/store';
@@ -46,11 +46,6 @@ export function Header() {
       </div>
     </header>
   );
-}
-
-/** "1 missed call", "3 missed calls". */
-export function missedCallsText(count: number): string {
-  return count === 1 ? '1 missed call' : `${count} missed calls`;
 }
 
 /** The header's missed-calls button: its words and what a click marks seen; undefined while there is nothing to show. */

@@ -75,7 +75,9 @@ export class Ringtone {
   private ctx: RingtoneAudioContext | null = null;
   private sink = '';
   /** start() was called and stop() was not: a call rings. */
-  private wanted = false;
+  private asked = false;
+  /** "Test ringer" bursts playing now: the context must not be suspended under them. */
+  private tests = 0;
   private current: RingtoneState = 'idle';
   private timer: ReturnType<typeof setInterval> | undefined;
   private grace: ReturnType<typeof setTimeout> | undefined;
@@ -85,6 +87,11 @@ export class Ringtone {
   constructor(options: RingtoneOptions = {}) {
     this.createContext = options.createContext ?? createAudioContext;
     this.blockedAfterMs = options.blockedAfterMs ?? BLOCKED_AFTER_MS;
+  }
+
+  /** Asked to ring (start() and no stop() since): only then may a ring be recovered. */
+  get wanted(): boolean {
+    return this.asked;
   }
 
   /** The ringtone's own flag: its pattern is scheduled (it may still be silent: see contextState()). */
@@ -121,7 +128,7 @@ export class Ringtone {
    * is resumed and a stopped pattern restarted. Reports 'playing' or 'blocked'.
    */
   start(): void {
-    this.wanted = true;
+    this.asked = true;
     const ctx = this.context();
     if (!ctx) {
       this.setState('blocked');
@@ -134,8 +141,16 @@ export class Ringtone {
     this.confirmRunning(ctx);
   }
 
+  /**
+   * What a watchdog may do: recover a ring that is still wanted (as start() does), and nothing once
+   * stop() was called, even if a call still rings (Answer stops the ring before the call moves on).
+   */
+  recover(): void {
+    if (this.asked) this.start();
+  }
+
   stop(): void {
-    this.wanted = false;
+    this.asked = false;
     this.clearGrace();
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
@@ -151,7 +166,7 @@ export class Ringtone {
   async unlock(): Promise<boolean> {
     const ctx = this.context();
     if (!ctx) {
-      if (this.wanted) this.setState('blocked');
+      if (this.asked) this.setState('blocked');
       return false;
     }
     if (!isRunning(ctx)) {
@@ -162,13 +177,36 @@ export class Ringtone {
       }
     }
     const running = isRunning(ctx) && ctx === this.ctx;
-    if (!this.wanted) {
-      if (running) void ctx.suspend().catch(() => undefined);
+    if (!this.asked) {
+      this.rest(ctx);
       return running;
     }
     if (running) this.markRunning();
     else this.setState('blocked');
     return running;
+  }
+
+  /**
+   * "Test ringer": one double burst on the ringtone's own context and output, the path a real ring
+   * takes (an <audio> element's setSinkId would prove another path). Call it from a gesture: it may
+   * have to make or resume the context. Resolves once the burst has played; the context is suspended
+   * again afterwards unless a ring wants it. Rejects when the context cannot be made or does not run.
+   */
+  async playTest(): Promise<void> {
+    // Counted before any await: an unlock() from the same click must not suspend the context under it.
+    this.tests += 1;
+    let ctx: RingtoneAudioContext | null = null;
+    try {
+      ctx = this.context();
+      if (!ctx) throw new Error('no audio output could be opened');
+      if (!isRunning(ctx)) await this.resumeWithin(ctx);
+      if (!isRunning(ctx) || ctx !== this.ctx) throw new Error('the audio output did not start');
+      const seconds = this.burst(ctx);
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    } finally {
+      this.tests -= 1;
+      if (ctx) this.rest(ctx);
+    }
   }
 
   /**
@@ -211,6 +249,27 @@ export class Ringtone {
     }
   }
 
+  /** Resumes, waiting no longer than the grace: a resume the autoplay policy holds back stays pending. */
+  private async resumeWithin(ctx: RingtoneAudioContext): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const resumed = ctx.resume().then(
+      () => this.rest(ctx),
+      (e: unknown) => log.debug('resuming the audio context failed', { problem: errorText(e) }),
+    );
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.blockedAfterMs)));
+    try {
+      await Promise.race([resumed, grace]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A context nothing needs (no ring wanted, no test playing) is suspended, as it was before. */
+  private rest(ctx: RingtoneAudioContext): void {
+    if (this.asked || this.tests > 0 || ctx !== this.ctx || !isRunning(ctx)) return;
+    void ctx.suspend().catch(() => undefined);
+  }
+
   private confirmRunning(ctx: RingtoneAudioContext): void {
     if (isRunning(ctx)) {
       this.markRunning();
@@ -233,13 +292,13 @@ export class Ringtone {
 
   /** Decides after a resume or its grace: running or held back. */
   private settle(ctx: RingtoneAudioContext): void {
-    if (!this.wanted || ctx !== this.ctx) return;
+    if (!this.asked || ctx !== this.ctx) return;
     if (isRunning(ctx)) this.markRunning();
     else if (this.grace === undefined) this.setState('blocked');
   }
 
   private contextChanged(ctx: RingtoneAudioContext): void {
-    if (!this.wanted || ctx !== this.ctx) return;
+    if (!this.asked || ctx !== this.ctx) return;
     if (isRunning(ctx)) this.markRunning();
     // Suspended or interrupted under a ring that was heard (the OS took the output, say): silent now.
     else if (this.grace === undefined) this.setState('blocked');
@@ -279,6 +338,11 @@ export class Ringtone {
     const ctx = this.ctx;
     // A suspended clock stands still: bursts scheduled on it would all start together once it runs.
     if (!ctx || !isRunning(ctx)) return;
+    this.burst(ctx);
+  }
+
+  /** Schedules one double burst now; returns the seconds until it has ended. */
+  private burst(ctx: RingtoneAudioContext): number {
     const t0 = ctx.currentTime + 0.02;
     const gain = ctx.createGain();
     gain.gain.setValueAtTime(0, t0);
@@ -305,6 +369,7 @@ export class Ringtone {
         if (--playing === 0) gain.disconnect();
       };
     }
+    return t0 - ctx.currentTime + last + 0.05;
   }
 }
 

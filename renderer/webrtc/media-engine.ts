@@ -145,6 +145,8 @@ class CallMedia {
   micDevice = '';
   /** Device switches run one after another, so two quick choices cannot race on the sender. */
   switching: Promise<void> = Promise.resolve();
+  /** Stops listening for the current microphone track's `ended`. */
+  unwatchMicrophone: () => void = () => undefined;
   /** Set once the store has shown this call: only then may a snapshot without it close it. */
   seen = false;
   lastEnergy: { energy: number; duration: number } | null = null;
@@ -389,6 +391,7 @@ export class MediaEngine {
     const parts = session.parts;
     session.phase = { kind: 'ended' };
     if (session.disconnectTimer !== undefined) clearTimeout(session.disconnectTimer);
+    session.unwatchMicrophone();
     try {
       parts?.pc.close();
     } catch (e) {
@@ -427,11 +430,17 @@ export class MediaEngine {
   }
 
   /** The microphone track and the speaker of a call (the newest one without a localId), for tests and diagnostics. */
-  audioRouteOf(localId?: string): { micDeviceId: string; micLabel: string; micEnabled: boolean; sinkId: string } | undefined {
+  audioRouteOf(localId?: string): { micDeviceId: string; micLabel: string; micEnabled: boolean; micLive: boolean; sinkId: string } | undefined {
     const session = localId !== undefined ? this.sessions.get(localId) : [...this.sessions.values()].pop();
     const track = session?.parts?.track;
     if (!session || !track) return undefined;
-    return { micDeviceId: track.getSettings().deviceId ?? '', micLabel: track.label, micEnabled: track.enabled, sinkId: session.audio?.sinkId ?? '' };
+    return {
+      micDeviceId: track.getSettings().deviceId ?? '',
+      micLabel: track.label,
+      micEnabled: track.enabled,
+      micLive: track.readyState === 'live',
+      sinkId: session.audio?.sinkId ?? '',
+    };
   }
 
   /**
@@ -463,16 +472,37 @@ export class MediaEngine {
     return session.switching;
   }
 
+  /**
+   * A track the browser ended (its device went away, the system default included, or the capture
+   * failed) sends nothing more, and with the default chosen before and after, no routing change
+   * would ever notice: the track's own `ended` brings the capture back.
+   */
+  private watchMicrophone(session: CallMedia, track: MediaStreamTrack): void {
+    session.unwatchMicrophone();
+    const onEnded = (): void => {
+      if (session.ended || session.parts?.track !== track) return;
+      log.info('the microphone track ended: capturing again', { localId: session.localId });
+      void this.routeLive(session, this.routing);
+    };
+    track.addEventListener('ended', onEnded);
+    session.unwatchMicrophone = () => track.removeEventListener('ended', onEnded);
+  }
+
   private async switchMicrophone(session: CallMedia, routing: AudioRouting): Promise<void> {
     const parts = session.parts;
-    if (!parts || session.micDevice === routing.microphone) return;
+    // An ended track is captured again even on the same device (e.g. a devicechange after it went).
+    const lost = parts?.track.readyState === 'ended';
+    if (!parts || (session.micDevice === routing.microphone && !lost)) return;
     let mic: MediaStream;
     try {
       mic = await this.getUserMedia(microphoneConstraints(routing.microphone));
     } catch (e) {
-      // The old track keeps sending what it can: a call never goes silent for a switch that failed.
       if (routing.microphone !== '' && isMissingDevice(e)) return this.switchMicrophone(session, { ...routing, microphone: '' });
-      this.onNotice(session.localId, `The microphone could not be switched: ${microphoneErrorText(e)}`);
+      // A live old track keeps sending what it can: a call never goes silent for a switch that failed.
+      this.onNotice(
+        session.localId,
+        lost ? `The microphone stopped and could not be opened again: ${microphoneErrorText(e)}` : `The microphone could not be switched: ${microphoneErrorText(e)}`,
+      );
       return;
     }
     const track = mic.getAudioTracks()[0];
@@ -494,6 +524,7 @@ export class MediaEngine {
     parts.mic = mic;
     parts.track = track;
     session.micDevice = routing.microphone;
+    this.watchMicrophone(session, track);
     old.mic.getTracks().forEach((t) => t.stop());
     old.track.stop();
   }
@@ -581,6 +612,7 @@ export class MediaEngine {
     track.enabled = !session.muted;
     pc.addTrack(track, mic);
     const parts = { pc, mic, track };
+    this.watchMicrophone(session, track);
     // From here a close() releases them, whatever the preparation is waiting for.
     if (session.phase.kind === 'preparing') session.phase = { ...session.phase, parts };
     // The choice changed while the microphone was opening: the call follows it now.

@@ -1,7 +1,8 @@
 // Audio devices end to end: Chromium's fake devices (a default plus two more of each kind) through
 // the browser host. The choices persist across a reload and are used by a call (the microphone
 // track, the remote audio's sink); changing them mid-call switches the live call without
-// renegotiation, and a chosen device that vanishes falls back to the default with a notice.
+// renegotiation, a chosen device that vanishes falls back to the default with a notice, and a
+// microphone track that ends mid-call is captured again.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { SandboxCallReport } from '../../shared/sandbox';
@@ -30,8 +31,29 @@ interface AudioRoute {
   micDeviceId: string;
   micLabel: string;
   micEnabled: boolean;
+  micLive: boolean;
   sinkId: string;
 }
+
+type RecordingWindow = Window & { __micTracks: MediaStreamTrack[] };
+
+/** From now on, every microphone track the page opens is kept, so the test can reach the one a call uses. */
+const recordMicrophoneTracks = (p: Page): Promise<void> =>
+  p.evaluate(() => {
+    const media = navigator.mediaDevices;
+    const real = media.getUserMedia.bind(media);
+    const w = window as unknown as RecordingWindow;
+    w.__micTracks = [];
+    media.getUserMedia = async (constraints) => {
+      const stream = await real(constraints);
+      w.__micTracks.push(...stream.getAudioTracks());
+      return stream;
+    };
+  });
+
+/** How many of the recorded microphone tracks are still capturing. */
+const liveMicrophoneTracks = (p: Page): Promise<number> =>
+  p.evaluate(() => (window as unknown as RecordingWindow).__micTracks.filter((t) => t.readyState === 'live').length);
 
 const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
 const audioSection = (p: Page) => p.getByRole('region', { name: 'Audio' });
@@ -92,7 +114,17 @@ describe('audio devices', () => {
     await expect.poll(() => selectedLabel(page!, 'Microphone')).toBe('Fake Audio Input 2');
     await expect.poll(() => selectedLabel(page!, 'Speaker')).toBe('Fake Audio Output 1');
     await expect.poll(() => selectedLabel(page!, 'Ringer')).toBe('Fake Audio Output 2');
+
+    // "Test microphone" keeps its name while it runs (pressed), and leaving Settings stops it.
+    await recordMicrophoneTracks(page);
+    const testMicrophone = audioSection(page).getByRole('button', { name: 'Test microphone', exact: true });
+    await expect.poll(() => testMicrophone.getAttribute('aria-pressed')).toBe('false');
+    await testMicrophone.click();
+    await expect.poll(() => testMicrophone.getAttribute('aria-pressed')).toBe('true');
+    await page.getByRole('meter', { name: 'Microphone test level' }).waitFor();
+    await expect.poll(() => liveMicrophoneTracks(page!)).toBe(1);
     await page.getByRole('button', { name: 'Back' }).click();
+    await expect.poll(() => liveMicrophoneTracks(page!)).toBe(0);
 
     // A call uses the chosen microphone and speaker.
     const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: stack.customer('answers').number });
@@ -111,7 +143,13 @@ describe('audio devices', () => {
     await openSettings(page);
     await select(page, 'Microphone').selectOption({ label: 'Fake Audio Input 1' });
     await select(page, 'Speaker').selectOption({ label: 'Fake Audio Output 2' });
-    await expect.poll(() => audioRoute(page!)).toEqual({ micLabel: 'Fake Audio Input 1', micDeviceId: ids['Fake Audio Input 1'], micEnabled: false, sinkId: ids['Fake Audio Output 2'] });
+    await expect.poll(() => audioRoute(page!)).toEqual({
+      micLabel: 'Fake Audio Input 1',
+      micDeviceId: ids['Fake Audio Input 1'],
+      micEnabled: false,
+      micLive: true,
+      sinkId: ids['Fake Audio Output 2'],
+    });
     await page.getByRole('button', { name: 'Back' }).click();
     await currentCall(page).getByRole('button', { name: 'Unmute' }).click();
     await expect.poll(async () => (await audioRoute(page!))?.micEnabled).toBe(true);
@@ -142,6 +180,28 @@ describe('audio devices', () => {
     await notice.getByText('Fake Audio Input 1 reconnected: using it again').waitFor();
     await expect.poll(() => audioRoute(page!)).toMatchObject({ micLabel: 'Fake Audio Input 1', sinkId: ids['Fake Audio Output 2'] });
     await customerHearsAgent(callId);
+
+    // The call's microphone ends under it, muted. A device cannot be unplugged here: the track is
+    // stopped and its `ended` dispatched, which is how the browser reports a device that went away.
+    await currentCall(page).getByRole('button', { name: 'Mute' }).click();
+    await expect.poll(async () => (await audioRoute(page!))?.micEnabled).toBe(false);
+    const ended = await page.evaluate(() => {
+      const live = (window as unknown as RecordingWindow).__micTracks.filter((t) => t.readyState === 'live');
+      // Only the call holds a microphone now; anything else would make the wrong track end.
+      const [track] = live;
+      if (live.length !== 1 || !track) return `${live.length} live microphone tracks`;
+      track.stop();
+      track.dispatchEvent(new Event('ended'));
+      return track.label;
+    });
+    expect(ended).toBe('Fake Audio Input 1');
+    // Captured again on the chosen device, still muted, and the old track is gone from the call.
+    await expect.poll(() => audioRoute(page!)).toMatchObject({ micLabel: 'Fake Audio Input 1', micLive: true, micEnabled: false });
+    await expect.poll(() => liveMicrophoneTracks(page!)).toBe(1);
+    await currentCall(page).getByRole('button', { name: 'Unmute' }).click();
+    await expect.poll(async () => (await audioRoute(page!))?.micEnabled).toBe(true);
+    await customerHearsAgent(callId);
+    await expect(currentCall(page).getByText('Connected').count()).resolves.toBe(1);
 
     await currentCall(page).getByRole('button', { name: 'Hang up' }).click();
     await eventually('terminate to reach the gateway', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'terminate'));

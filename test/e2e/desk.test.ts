@@ -21,6 +21,30 @@ afterEach(async () => {
   await stack.service.handle('setPreferences', { preferences: { dialLinksAtOnce: false, shortcuts: { ...DEFAULT_SHORTCUTS } } });
 });
 
+/** Set in the page by spyOnProtocolHandlers(): one entry per registerProtocolHandler() call. */
+interface ProtocolHandlerSpy {
+  protocolHandlerRegistrations?: { scheme: string; url: string; fromGesture: boolean }[];
+}
+
+/**
+ * Records registerProtocolHandler() calls from the next document on (still handing them to the
+ * browser), noting whether each came with a user gesture: the status text alone would not show that
+ * the click asked the browser at all.
+ */
+async function spyOnProtocolHandlers(p: Page): Promise<void> {
+  await p.addInitScript(() => {
+    const registrations: { scheme: string; url: string; fromGesture: boolean }[] = [];
+    (window as ProtocolHandlerSpy).protocolHandlerRegistrations = registrations;
+    const original = navigator.registerProtocolHandler.bind(navigator);
+    navigator.registerProtocolHandler = (scheme: string, url: string | URL) => {
+      registrations.push({ scheme, url: String(url), fromGesture: navigator.userActivation.isActive });
+      original(scheme, url);
+    };
+  });
+}
+
+const protocolHandlerRegistrations = (p: Page) => p.evaluate(() => (window as ProtocolHandlerSpy).protocolHandlerRegistrations);
+
 const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
 const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
 
@@ -34,6 +58,9 @@ async function hangUpCurrentCall(p: Page): Promise<void> {
 describe('GET /dial from a second tab', () => {
   test('fills the softphone tab’s dialer; with "Dial links at once" it dials; a bad number is refused with the reason', async () => {
     page = await stack.newAgentPage();
+    await spyOnProtocolHandlers(page);
+    await page.goto(stack.host.url);
+    await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
     const ada = stack.customer('answers');
     const linkTab = await page.context().newPage();
 
@@ -55,8 +82,16 @@ describe('GET /dial from a second tab', () => {
     await expect(page.getByRole('checkbox', { name: 'Start at login' }).count()).resolves.toBe(0);
     await expect(page.getByRole('checkbox', { name: 'Quit when the window is closed' }).count()).resolves.toBe(0);
     await expect(page.getByRole('checkbox', { name: 'Global shortcuts' }).count()).resolves.toBe(0);
+    // Registered links name this port: the hint says so, since the host may start on another one.
+    await page.getByText(`Links go to port ${stack.host.port}.`, { exact: false }).waitFor();
+    await expect(protocolHandlerRegistrations(page)).resolves.toEqual([]);
     await page.getByRole('button', { name: 'Handle tel: links' }).click();
     await page.getByText(/^Asked the browser to open/).waitFor();
+    const target = `${stack.host.origin}/dial?to=%s`;
+    await expect(protocolHandlerRegistrations(page)).resolves.toEqual([
+      { scheme: 'tel', url: target, fromGesture: true },
+      { scheme: 'callto', url: target, fromGesture: true },
+    ]);
     await page.getByRole('checkbox', { name: 'Dial links at once' }).check();
     await eventually('the setting saved', () => stack.service.preferences().dialLinksAtOnce);
 

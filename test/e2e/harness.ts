@@ -52,8 +52,8 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** What a test may change about the sandbox: e.g. slower delivery statuses, to see each one on screen. */
-export type StackSandboxOptions = Pick<SandboxOptions, 'messaging'>;
+/** What a test may change about the sandbox: e.g. slower delivery statuses, to see each one on screen, or shorter media timeouts. */
+export type StackSandboxOptions = Pick<SandboxOptions, 'messaging' | 'timeouts'>;
 
 export async function startStack(options: { quiet?: boolean; sandbox?: StackSandboxOptions } = {}): Promise<Stack> {
   if (options.quiet !== false) configureLogging({ level: 'warn' });

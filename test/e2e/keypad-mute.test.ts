@@ -11,12 +11,17 @@ import { eventually, startStack, type Stack } from './harness';
 const SILENCE_RMS = 0.001;
 /** The agent's fake microphone (assets/test/agent-voice.wav) talks at about 0.05–0.1 RMS. */
 const SPEAKING_RMS = 0.01;
+/**
+ * The sandbox's mid-call media gap (30 s in the real service), shortened so that a mute that stopped
+ * RTP would end the call with 138022 well within the test's 3 s of mute.
+ */
+const MEDIA_GAP_TIMEOUT_MS = 1_500;
 
 let stack: Stack;
 let page: Page | undefined;
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ sandbox: { timeouts: { mediaGapTimeoutMs: MEDIA_GAP_TIMEOUT_MS } } });
 });
 afterAll(async () => {
   await stack?.close();
@@ -93,8 +98,9 @@ describe('mute', () => {
       3_000,
     );
 
-    // 3 s of mute, sampled: silence every time, and more frames every time (Chromium sends
-    // silence frames for a disabled track, so the service sees media and keeps the call).
+    // 3 s of mute, twice the media gap timeout, sampled: silence every time, and more frames every
+    // time (Chromium sends silence frames for a disabled track, so the service sees media and keeps
+    // the call; without them it would end it with 138022).
     const samples: SandboxCallReport[] = [silent];
     const started = Date.now();
     while (Date.now() - started < 3_000) {

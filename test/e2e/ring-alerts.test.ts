@@ -9,6 +9,30 @@ import { eventually, startStack, type Stack } from './harness';
 let stack: Stack;
 let page: Page | undefined;
 
+/** Set in the page by spyOnPermissionRequests(): one entry per requestPermission() call. */
+interface PermissionSpy {
+  notificationPermissionRequests?: { fromGesture: boolean }[];
+}
+
+/**
+ * Counts Notification.requestPermission() calls from the next document on, noting whether each came
+ * with a user gesture: a granted permission alone would not show that the click asked for it.
+ */
+async function spyOnPermissionRequests(p: Page): Promise<void> {
+  await p.addInitScript(() => {
+    const requests: { fromGesture: boolean }[] = [];
+    (window as PermissionSpy).notificationPermissionRequests = requests;
+    const original = Notification.requestPermission.bind(Notification);
+    Notification.requestPermission = (callback?: NotificationPermissionCallback) => {
+      requests.push({ fromGesture: navigator.userActivation.isActive });
+      return original(callback);
+    };
+  });
+}
+
+const permissionRequests = (p: Page): Promise<{ fromGesture: boolean }[] | undefined> =>
+  p.evaluate(() => (window as PermissionSpy).notificationPermissionRequests);
+
 beforeAll(async () => {
   stack = await startStack();
 });
@@ -26,15 +50,19 @@ describe('ring alerts in the browser host', () => {
     // A context that grants the microphone denies everything else, notifications too: start undecided
     // (the microphone still opens: --use-fake-ui-for-media-stream accepts its prompt).
     await page.context().clearPermissions();
+    await spyOnPermissionRequests(page);
     await page.reload();
     await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
     const button = page.getByRole('button', { name: 'Enable notifications' });
     await button.waitFor();
     expect(await page.evaluate(() => Notification.permission)).toBe('default');
+    expect(await permissionRequests(page)).toEqual([]);
     // The browser's answer to the prompt: granted for this origin.
     await page.context().grantPermissions(['notifications'], { origin: new URL(page.url()).origin });
     await button.click();
     await button.waitFor({ state: 'detached' });
+    // The click itself asked, once, inside its gesture.
+    expect(await permissionRequests(page)).toEqual([{ fromGesture: true }]);
     expect(await page.evaluate(() => Notification.permission)).toBe('granted');
     // Sound runs here (no autoplay policy in this Chromium): no "Enable sound" is offered.
     expect(await page.getByRole('button', { name: 'Enable sound' }).count()).toBe(0);

@@ -59,8 +59,13 @@ function get(target: BrowserHost, path: string, headers: Record<string, string> 
   });
 }
 
-/** Opens the page's link the way a browser tab does (the headers Chromium sends for a navigation). */
-const openLink = (target: BrowserHost, to: string) => get(target, `/dial?to=${encodeURIComponent(to)}`, { 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate' });
+/** Opens the page's link the way a browser tab does when the agent clicks it (the headers Chromium sends for that navigation). */
+const openLink = (target: BrowserHost, to: string) =>
+  get(target, `/dial?to=${encodeURIComponent(to)}`, { 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate', 'sec-fetch-user': '?1' });
+
+/** The same navigation started by another page's script: no user activation, so no Sec-Fetch-User. */
+const openLinkByScript = (target: BrowserHost, to: string) =>
+  get(target, `/dial?to=${encodeURIComponent(to)}`, { 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate', 'sec-fetch-site': 'cross-site' });
 
 /** A softphone tab: the WebSocket with the token, collecting its dialRequested pushes. */
 async function openTab(target: BrowserHost): Promise<{ dials: { number: string; dial: boolean }[] }> {
@@ -103,6 +108,28 @@ describe('GET /dial', () => {
     expect(res.body).toContain('+1 202 555 0101 was sent to the softphone tab: dialling');
     await settle();
     expect(tab.dials).toEqual([{ number: '12025550101', dial: true }]);
+  });
+
+  test('with "Dial links at once", a navigation no click started only fills the dialer, and the page says why', async () => {
+    const tab = await openTab(host);
+    const saved = await service.handle('setPreferences', { preferences: { dialLinksAtOnce: true } });
+    expect(saved.ok).toBe(true);
+    const res = await openLinkByScript(host, 'tel:+12025550101');
+    expect(res.status).toBe(200);
+    expect(res.body).toContain('+1 202 555 0101 was sent to the softphone tab: it is in the dialer');
+    expect(res.body).toContain('not opened by a click');
+    expect(res.body).not.toContain('dialling');
+    const noHeaders = await get(host, `/dial?to=${encodeURIComponent('tel:+12025550102')}`);
+    expect(noHeaders.status).toBe(200);
+    expect(noHeaders.body).toContain('it is in the dialer');
+    const notUser = await get(host, `/dial?to=${encodeURIComponent('tel:+12025550103')}`, { 'sec-fetch-dest': 'document', 'sec-fetch-user': '?0' });
+    expect(notUser.body).toContain('it is in the dialer');
+    await settle();
+    expect(tab.dials).toEqual([
+      { number: '12025550101', dial: false },
+      { number: '12025550102', dial: false },
+      { number: '12025550103', dial: false },
+    ]);
   });
 
   test('a bad number is refused with the reason (escaped) and nothing is dialled', async () => {

@@ -315,4 +315,36 @@ describe('SoftphoneService desk preferences and dial links', () => {
       { number: '442059460958', dial: false },
     ]);
   });
+
+  it('never dials a link at once on top of a call in progress, nor when the caller asks only to fill the dialer', async () => {
+    const s = await setup({ flags: true });
+    await s.service.handle('setPreferences', { preferences: { dialLinksAtOnce: true } });
+    expect(s.service.requestDial('tel:+12025550101', { dialAtOnce: false })).toEqual({ ok: true, value: { number: '12025550101', dial: false } });
+    expect(s.service.requestDial('tel:+12025550101', { dialAtOnce: true })).toEqual({ ok: true, value: { number: '12025550101', dial: true } });
+
+    const started = await s.service.handle('startCall', { localId: 'out:busy-1', to: '+44 7400 123456', sdp: OFFER });
+    expect(started.ok).toBe(true);
+    // Every window gets the push: with dial false none of them places a second call.
+    expect(s.service.requestDial('callto://+12025550101')).toEqual({ ok: true, value: { number: '12025550101', dial: false } });
+
+    expect(await s.service.handle('hangUp', { localId: 'out:busy-1' })).toEqual({ ok: true, value: null });
+    expect(s.service.requestDial('callto://+12025550101')).toEqual({ ok: true, value: { number: '12025550101', dial: true } });
+    expect(s.pushes.filter((p) => p.name === 'dialRequested').map((p) => p.payload)).toEqual([
+      { number: '12025550101', dial: false },
+      { number: '12025550101', dial: true },
+      { number: '12025550101', dial: false },
+      { number: '12025550101', dial: true },
+    ]);
+  });
+
+  it('places one call when two windows dial the same link at the same moment; the other is refused', async () => {
+    const s = await setup({ flags: true });
+    const [first, second] = await Promise.all([
+      s.service.handle('startCall', { localId: 'out:tab-1', to: '+1 202 555 0101', sdp: OFFER }),
+      s.service.handle('startCall', { localId: 'out:tab-2', to: '+1 202 555 0101', sdp: OFFER }),
+    ]);
+    expect(first).toEqual({ ok: true, value: { localId: 'out:tab-1', to: '12025550101', callId: 'wacid.acc-1' } });
+    expect(second).toMatchObject({ ok: false, error: { code: 'invalid_state', message: expect.stringContaining('Another call is in progress: hang up') } });
+    expect(s.accountGateway.actions()).toEqual(['initiate']);
+  });
 });

@@ -206,6 +206,22 @@ describe('the desk host', () => {
       expect(logger.records.some((r) => r.level === 'warn' && r.msg.includes('no system tray'))).toBe(true);
     });
 
+    it('without a system tray, closing the window minimises it instead of hiding it out of reach', async () => {
+      Tray.failNext = true;
+      await start();
+      const window = shown();
+      window.close();
+      expect(window.destroyed).toBe(false);
+      expect(window.visible).toBe(true);
+      expect(window.minimized).toBe(true);
+      expect(service.closeCalls).toBe(0);
+      expect(app.quit).not.toHaveBeenCalled();
+      // A call still comes back on screen without focus.
+      service.push({ name: 'callChanged', payload: ringing() });
+      expect(window.minimized).toBe(false);
+      expect(window.focusCalls).toBe(0);
+    });
+
     it('the icons it loads exist in assets/ as PNG files', () => {
       for (const path of Object.values(DESK_ICONS)) {
         const file = resolve(import.meta.dirname, '../../../assets', path);
@@ -314,11 +330,68 @@ describe('the desk host', () => {
         ]);
         window.hide(); // hidden again meanwhile
         notification.emit('action', { actionIndex: index }, index);
-        expect(pushesSent('shortcutPressed')).toEqual([{ action }]);
+        expect(pushesSent('shortcutPressed')).toEqual([{ action, localId: 'in:wacid.1' }]);
         expect(window.visible).toBe(true);
         expect(window.focusCalls).toBe(0);
       });
     }
+
+    it('each notification\'s buttons name its own call (Windows)', async () => {
+      await start({ platform: 'win32' });
+      const window = shown();
+      window.focused = false;
+      service.push({ name: 'callChanged', payload: ringing('ringing', 'in:wacid.1') });
+      service.push({ name: 'callChanged', payload: ringing('ringing', 'in:wacid.2') });
+      const [first, second] = Notification.instances;
+      second!.emit('action', { actionIndex: 0 }, 0);
+      first!.emit('action', { actionIndex: 1 }, 1);
+      expect(pushesSent('shortcutPressed')).toEqual([
+        { action: 'answer', localId: 'in:wacid.2' },
+        { action: 'decline', localId: 'in:wacid.1' },
+      ]);
+      expect(window.focusCalls).toBe(0);
+    });
+
+    it('raises a window that is behind other windows above them, without focus, and notifies', async () => {
+      await start();
+      const window = shown();
+      window.focused = false; // the agent works in another application over it
+      service.push({ name: 'callChanged', payload: ringing() });
+      expect(window.moveTopCalls).toBe(1);
+      expect(window.showInactiveCalls).toBe(0);
+      expect(window.focusCalls).toBe(0);
+      expect(window.flashes).toEqual([true]);
+      expect(Notification.instances).toHaveLength(1);
+    });
+
+    it('notifies and flashes once the window loses the focus during the ring, not before, and only once', async () => {
+      await start();
+      const window = shown();
+      const blurListeners = window.listenerCount('blur');
+      service.push({ name: 'callChanged', payload: ringing() });
+      expect(Notification.instances).toHaveLength(0);
+      window.emit('blur'); // a blur while it still has the focus (another window of ours, say) changes nothing
+      expect(Notification.instances).toHaveLength(0);
+
+      window.focused = false;
+      window.emit('blur');
+      expect(Notification.instances).toHaveLength(1);
+      expect(Notification.instances[0]!.options.body).toContain('Ada');
+      expect(window.flashes).toEqual([true]);
+      // The agent chose the other window: it is not pulled over it.
+      expect(window.moveTopCalls).toBe(0);
+      expect(window.focusCalls).toBe(0);
+      window.emit('focus');
+      window.emit('blur');
+      expect(Notification.instances).toHaveLength(1);
+
+      service.push({ name: 'callChanged', payload: ringing('active') });
+      expect(Notification.instances[0]!.closed).toBe(true);
+      expect(window.flashes).toEqual([true, false]);
+      expect(window.listenerCount('blur')).toBe(blurListeners);
+      window.emit('blur');
+      expect(Notification.instances).toHaveLength(1);
+    });
 
     it('Linux: no buttons; a click on the notification brings the window forward', async () => {
       await start({ platform: 'linux' });
@@ -439,7 +512,8 @@ describe('the desk host', () => {
       expect([...globalShortcut.callbacks.keys()]).toEqual(['Ctrl+Shift+A', 'Ctrl+Shift+D', 'Ctrl+Shift+H', 'Ctrl+Shift+M']);
       globalShortcut.press('Ctrl+Shift+A');
       globalShortcut.press('Ctrl+Shift+M');
-      expect(pushesSent('shortcutPressed')).toEqual([{ action: 'answer' }, { action: 'mute' }]);
+      // No call named: the window acts on the ringing call that waited longest, or the current one.
+      expect(pushesSent('shortcutPressed')).toStrictEqual([{ action: 'answer' }, { action: 'mute' }]);
     });
 
     it('follows a changed shortcut, ignores unrelated changes, and lets go of all when turned off', async () => {
@@ -477,6 +551,27 @@ describe('the desk host', () => {
       expect(menuLabels().some((l) => l.includes('taken by another application'))).toBe(false);
     });
 
+    it('the refused ones are pushed to the window when they change and to each page that starts listening', async () => {
+      globalShortcut.heldElsewhere.add('Ctrl+Shift+D');
+      await start();
+      shown();
+      // Turned off: none refused.
+      expect(pushesSent('shortcutsRefused')).toEqual([{ refused: [] }]);
+      service.setPreferences({ globalShortcuts: true });
+      expect(pushesSent('shortcutsRefused')).toEqual([{ refused: [] }, { refused: [{ action: 'decline', accelerator: 'Ctrl+Shift+D' }] }]);
+      // Unchanged: nothing new to say.
+      service.setPreferences({ dialLinksAtOnce: true });
+      service.setPreferences({ shortcuts: { ...service.prefs.shortcuts, mute: 'Ctrl+Alt+M' } });
+      expect(pushesSent('shortcutsRefused')).toHaveLength(2);
+      // A page loading (or reloading) asks for its snapshot and hears the list again.
+      await rendererStarts();
+      expect(pushesSent('shortcutsRefused').at(-1)).toEqual({ refused: [{ action: 'decline', accelerator: 'Ctrl+Shift+D' }] });
+      expect(pushesSent('shortcutsRefused')).toHaveLength(3);
+      service.setPreferences({ shortcuts: { ...service.prefs.shortcuts, decline: 'Ctrl+Alt+D' } });
+      expect(pushesSent('shortcutsRefused').at(-1)).toEqual({ refused: [] });
+      expect(pushesSent('shortcutsRefused')).toHaveLength(4);
+    });
+
     it('an accelerator Electron rejects is refused like a taken one', async () => {
       globalShortcut.register.mockImplementationOnce(() => {
         throw new Error('Failed to parse accelerator');
@@ -491,13 +586,57 @@ describe('the desk host', () => {
   describe('start at login', () => {
     it('follows the preference', async () => {
       await start();
-      expect(app.setLoginItemSettings.mock.calls).toEqual([[{ openAtLogin: false }]]);
+      expect(app.setLoginItemSettings.mock.calls).toEqual([[{ openAtLogin: false, args: ['--hidden'] }]]);
       service.setPreferences({ startAtLogin: true });
-      expect(app.setLoginItemSettings.mock.calls.at(-1)).toEqual([{ openAtLogin: true }]);
+      expect(app.setLoginItemSettings.mock.calls.at(-1)).toEqual([{ openAtLogin: true, args: ['--hidden'] }]);
       service.setPreferences({ dialLinksAtOnce: true });
       expect(app.setLoginItemSettings).toHaveBeenCalledTimes(2);
       service.setPreferences({ startAtLogin: false });
-      expect(app.setLoginItemSettings.mock.calls.at(-1)).toEqual([{ openAtLogin: false }]);
+      expect(app.setLoginItemSettings.mock.calls.at(-1)).toEqual([{ openAtLogin: false, args: ['--hidden'] }]);
+    });
+
+    it('a launch by the login item (Windows: --hidden) keeps the window in the tray until the agent asks for it', async () => {
+      await start({ platform: 'win32', argv: ['C:\\Softphone\\Softphone.exe', '--hidden'] });
+      const window = theWindow();
+      window.emit('ready-to-show');
+      await settle();
+      expect(window.visible).toBe(false);
+      expect(window.minimized).toBe(false);
+      // Still reachable, and still rings.
+      menu().click('Show');
+      expect(window.visible).toBe(true);
+      window.close();
+      service.push({ name: 'callChanged', payload: ringing() });
+      expect(window.visible).toBe(true);
+      expect(window.focusCalls).toBe(1); // the Show click only
+    });
+
+    it('macOS: a launch at login keeps the window hidden too', async () => {
+      app.openedAtLogin = true;
+      await start({ platform: 'darwin' });
+      const window = theWindow();
+      window.emit('ready-to-show');
+      await settle();
+      expect(window.visible).toBe(false);
+    });
+
+    it('an ordinary launch shows the window', async () => {
+      await start({ platform: 'win32' });
+      const window = theWindow();
+      window.emit('ready-to-show');
+      expect(window.visible).toBe(true);
+      expect(app.getLoginItemSettings).not.toHaveBeenCalled();
+    });
+
+    it('without a tray, a launch at login leaves the window minimised, never focused', async () => {
+      Tray.failNext = true;
+      await start({ platform: 'win32', argv: ['C:\\Softphone\\Softphone.exe', '--hidden'] });
+      const window = theWindow();
+      window.emit('ready-to-show');
+      await settle();
+      expect(window.visible).toBe(true);
+      expect(window.minimized).toBe(true);
+      expect(window.focusCalls).toBe(0);
     });
   });
 });

@@ -87,6 +87,8 @@ export class BrowserWindow extends FakeEmitter {
   /** How often focus() was called: an incoming call must never take the focus. */
   focusCalls = 0;
   showInactiveCalls = 0;
+  /** How often moveTop() raised the window above others (without focus). */
+  moveTopCalls = 0;
   overlay: { image: NativeImage | null; description: string } | undefined;
   readonly loadURL = vi.fn(async (url: string) => {
     this.webContents.url = url;
@@ -117,6 +119,13 @@ export class BrowserWindow extends FakeEmitter {
     this.visible = true;
     this.minimized = false;
     if (!wasVisible) this.emit('show');
+  }
+  moveTop(): void {
+    this.moveTopCalls += 1;
+  }
+  minimize(): void {
+    this.minimized = true;
+    this.focused = false;
   }
   hide(): void {
     const wasVisible = this.visible;
@@ -252,11 +261,14 @@ class FakeApp extends FakeEmitter {
   quitted = false;
   appPath = '/opt/softphone';
   userData = '/home/agent/.config/softphone';
+  /** macOS: the login item started this launch. */
+  openedAtLogin = false;
 
   reset(): void {
     this.removeAllListeners();
     this.singleInstanceLock = true;
     this.quitted = false;
+    this.openedAtLogin = false;
     for (const mock of [
       this.requestSingleInstanceLock,
       this.whenReady,
@@ -267,6 +279,7 @@ class FakeApp extends FakeEmitter {
       this.quit,
       this.setBadgeCount,
       this.setLoginItemSettings,
+      this.getLoginItemSettings,
       this.setAsDefaultProtocolClient,
     ]) {
       mock.mockClear();
@@ -283,7 +296,8 @@ class FakeApp extends FakeEmitter {
   readonly setAppUserModelId = vi.fn();
   readonly exit = vi.fn();
   readonly setBadgeCount = vi.fn((_count?: number) => true);
-  readonly setLoginItemSettings = vi.fn((_settings: { openAtLogin?: boolean }) => undefined);
+  readonly setLoginItemSettings = vi.fn((_settings: { openAtLogin?: boolean; args?: string[] }) => undefined);
+  readonly getLoginItemSettings = vi.fn(() => ({ openAtLogin: false, wasOpenedAtLogin: this.openedAtLogin }));
   readonly setAsDefaultProtocolClient = vi.fn((_protocol: string, _path?: string, _args?: string[]) => true);
   /** Like Electron: before-quit first; a handler that prevents it keeps the app running. */
   readonly quit = vi.fn(() => {

@@ -61,9 +61,9 @@ function manualAfterRender() {
   return { afterRender: (work: () => void) => void queued.push(work), runQueued: () => queued.splice(0).forEach((w) => w()) };
 }
 
-function setUpRinging() {
-  const host = fakeApi({});
-  const media = recordingEngine();
+function setUpRinging(answers: Answers = {}, engineOptions: Parameters<typeof recordingEngine>[0] = {}) {
+  const host = fakeApi(answers);
+  const media = recordingEngine(engineOptions);
   const sound: string[] = [];
   const later = manualAfterRender();
   const actions = new CallActions({
@@ -77,8 +77,42 @@ function setUpRinging() {
   stops.push(stop);
   expect(sound.splice(0)).toEqual(['stop']); // nothing rings at the start
   const push = (call: CallState) => actions.callChanged(state().applyCall(call));
-  return { ...media, ...later, sound, push, stop };
+  return { ...media, ...later, sound, push, stop, actions };
 }
+
+describe('the ring and Answer', () => {
+  beforeEach(() => resetStore());
+  afterEach(() => {
+    for (const stop of stops.splice(0)) stop();
+  });
+
+  it('Answer silences the ring at the click; an answer that cannot be made rings again', async () => {
+    const t = setUpRinging({}, { answer: err('media_failed', 'The microphone was refused') });
+    t.push(ringing('wacid.5'));
+    t.runQueued();
+    t.sound.splice(0);
+    await t.actions.answer('in:wacid.5');
+    expect(t.sound).toEqual(['stop', 'start']);
+  });
+
+  it('a refused answerCall rings again while the call still rings', async () => {
+    const t = setUpRinging({ answerCall: () => err('gateway_error', 'Try again') });
+    t.push(ringing('wacid.6'));
+    t.runQueued();
+    t.sound.splice(0);
+    await t.actions.answer('in:wacid.6');
+    expect(t.sound).toEqual(['stop', 'start']);
+  });
+
+  it('a successful answer stays silent', async () => {
+    const t = setUpRinging({ answerCall: () => ok(null) });
+    t.push(ringing('wacid.7'));
+    t.runQueued();
+    t.sound.splice(0);
+    await t.actions.answer('in:wacid.7');
+    expect(t.sound).toEqual(['stop']);
+  });
+});
 
 describe('a ring is shown before anything else starts', () => {
   beforeEach(() => resetStore());

@@ -1,7 +1,18 @@
-// The desk settings' rules: a refusal lands next to the shortcut it names, and only edited shortcuts are sent.
-import { describe, expect, test } from 'vitest';
+// The desk settings' rules: a refusal lands next to the shortcut it names, only edited shortcuts are
+// sent, a global shortcut another application holds is named for its field, and "Start at login" is
+// offered only where Electron has login items.
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { applyPreferencesPatch, DEFAULT_PREFERENCES } from '../../../shared/preferences';
-import { shortcutOfError, shortcutsPatch } from '../../../renderer/components/DeskSettings';
+import { ok } from '../../../shared/result';
+import type { MediaControls } from '../../../renderer/app/call-actions';
+import { ControllersContext } from '../../../renderer/app/controllers-context';
+import { createControllers } from '../../../renderer/app/controllers';
+import { permanentLink } from '../../../renderer/bridge/host-link';
+import { DeskSettings, offersStartAtLogin, shortcutOfError, shortcutsPatch, takenShortcutText } from '../../../renderer/components/DeskSettings';
+import { appStore, resetStore } from '../../../renderer/store/store';
+import { fakeApi } from './fake-api';
 
 describe('a refused shortcut', () => {
   test('is placed next to the field the main process names', () => {
@@ -30,5 +41,67 @@ describe('the shortcuts patch', () => {
       hangUp: 'Ctrl+Alt+H',
       mute: 'Ctrl+Alt+M',
     });
+  });
+});
+
+describe('a global shortcut another application holds', () => {
+  test('is named for its own action while it is the saved combination', () => {
+    const refused = [{ action: 'decline' as const, accelerator: 'Ctrl+Shift+D' }];
+    expect(takenShortcutText(refused, 'decline', 'Ctrl+Shift+D')).toBe('Ctrl+Shift+D is taken by another application: it works only while the softphone has the focus');
+    expect(takenShortcutText(refused, 'answer', 'Ctrl+Shift+A')).toBeUndefined();
+    // Saved again since: the list that follows will say whether the new one is taken.
+    expect(takenShortcutText(refused, 'decline', 'Ctrl+Alt+D')).toBeUndefined();
+    expect(takenShortcutText([], 'decline', 'Ctrl+Shift+D')).toBeUndefined();
+  });
+});
+
+describe('"Start at login"', () => {
+  test('is offered on macOS and Windows, not on Linux (Electron has no login items there)', () => {
+    expect(offersStartAtLogin('MacIntel')).toBe(true);
+    expect(offersStartAtLogin('Win32')).toBe(true);
+    expect(offersStartAtLogin('Linux x86_64')).toBe(false);
+    expect(offersStartAtLogin('Linux aarch64')).toBe(false);
+  });
+});
+
+describe('the rendered desk settings', () => {
+  const engine: MediaControls = {
+    onCall: () => undefined,
+    reconcile: () => undefined,
+    answerFor: async () => ok({ sdp: 'v=0\r\n' }),
+    connect: () => undefined,
+    prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
+    onFact: () => () => undefined,
+    noteTiming: () => undefined,
+    close: () => undefined,
+    closeAll: () => undefined,
+    setMuted: () => undefined,
+    sendDtmf: () => false,
+    has: () => false,
+    levels: async () => ({ mic: 0, customer: 0 }),
+  };
+  const render = (hostKind: 'electron' | 'browser'): string => {
+    const { controllers } = createControllers({ api: fakeApi({}).api, link: permanentLink(), store: appStore, engine, hostKind });
+    return renderToStaticMarkup(createElement(ControllersContext.Provider, { value: controllers }, createElement(DeskSettings)));
+  };
+
+  beforeEach(() => {
+    resetStore();
+  });
+  afterEach(() => {
+    vi.unstubAllGlobals();
+  });
+
+  test('"Start at login" shows in Electron on Windows, not on Linux, never in the browser', () => {
+    // The browser host's part reads the page's address.
+    vi.stubGlobal('location', { origin: 'http://127.0.0.1:5170', port: '5170' });
+    vi.stubGlobal('navigator', { platform: 'Win32' });
+    expect(render('electron')).toContain('Start at login');
+    expect(render('browser')).not.toContain('Start at login');
+    vi.stubGlobal('navigator', { platform: 'Linux x86_64' });
+    const linux = render('electron');
+    expect(linux).not.toContain('Start at login');
+    expect(linux).toContain('Quit when the window is closed');
+    expect(linux).toContain('Global shortcuts');
   });
 });

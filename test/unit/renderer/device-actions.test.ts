@@ -7,10 +7,12 @@ import { DeviceActions, noticeOf, type AudioRoutingControls, type RingerSink } f
 import { createControllers } from '../../../renderer/app/controllers';
 import type { KeySource } from '../../../renderer/app/shortcuts';
 import type { SoundCheck } from '../../../renderer/sound/device-check';
+import { Ringtone } from '../../../renderer/sound/ringtone';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { AudioDevices } from '../../../renderer/webrtc/audio-devices';
 import { MediaEngine, type AudioRouting } from '../../../renderer/webrtc/media-engine';
 import { fakeApi } from './fake-api';
+import { fakeAudio } from './fake-audio';
 import { DESK, FakeMediaDevices, deskDevices, settle } from './fake-media-devices';
 import { snapshot } from './fixtures';
 
@@ -81,7 +83,9 @@ const waitFor = async (what: string, check: () => boolean): Promise<void> => {
 
 const stops: (() => void)[] = [];
 
-function startDesk(options: { choices?: Preferences['audio']; devices?: FakeMediaDevices; refuse?: string; tone?: { failTone?: Error } } = {}) {
+function startDesk(
+  options: { choices?: Preferences['audio']; devices?: FakeMediaDevices; refuse?: string; tone?: { failTone?: Error }; ringer?: RingerSink } = {},
+) {
   if (options.choices) appStore.getState().setPreferences({ ...appStore.getState().preferences, audio: options.choices });
   const media = options.devices ?? new FakeMediaDevices(deskDevices());
   const devices = new AudioDevices({ mediaDevices: media });
@@ -93,7 +97,7 @@ function startDesk(options: { choices?: Preferences['audio']; devices?: FakeMedi
     store: appStore,
     devices,
     engine: routing.engine,
-    ringer: sink.ringer,
+    ringer: options.ringer ?? sink.ringer,
     soundCheck: sound.check,
     savePreferences: saving.save,
     microphoneTestMs: 200,
@@ -200,6 +204,24 @@ describe('DeviceActions', () => {
     expect(desk.open()).toBe(0);
   });
 
+  it('stopMicrophoneTest (the Audio settings closing) closes a running test, and does nothing when none runs', async () => {
+    const desk = startDesk({ choices: headset });
+    await waitFor('the routing', () => desk.last()?.microphone === 'mic-headset');
+    desk.actions.stopMicrophoneTest();
+    expect(desk.actions.view().microphoneTest).toEqual({ kind: 'idle' });
+    expect(desk.open()).toBe(0);
+
+    await desk.actions.toggleMicrophoneTest();
+    expect(desk.open()).toBe(1);
+    expect(desk.actions.view().microphoneTest.kind).toBe('running');
+    desk.actions.stopMicrophoneTest();
+    expect(desk.actions.view().microphoneTest).toEqual({ kind: 'idle' });
+    expect(desk.open()).toBe(0);
+    // The level timer went with it: the view stays idle.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(desk.actions.view().microphoneTest).toEqual({ kind: 'idle' });
+  });
+
   it('Test speaker and Test ringer play on their own devices; a failure is told', async () => {
     const desk = startDesk({ choices: headset });
     await waitFor('the routing', () => desk.last()?.microphone === 'mic-headset');
@@ -214,6 +236,39 @@ describe('DeviceActions', () => {
     await waitFor('the routing', () => failing.last()?.microphone === 'mic-headset');
     await failing.actions.testOutput('ringer');
     expect(failing.actions.view().checkError).toBe('The chosen ringer is not connected.');
+  });
+
+  it('Test ringer plays through the ringtone itself: its own context, on the ringer device; Test speaker keeps its chime', async () => {
+    const audio = fakeAudio();
+    const ringtone = new Ringtone({ createContext: audio.createContext });
+    const desk = startDesk({ choices: headset, ringer: ringtone });
+    await waitFor('the ringer routed', () => ringtone.sinkId === 'out-monitor');
+    const playing = desk.actions.testOutput('ringer');
+    expect(desk.actions.view().playing).toBe('ringer');
+    await waitFor('the burst', () => audio.contexts.length === 1 && audio.last().live().length === 2);
+    expect(audio.last().sinkId).toBe('out-monitor');
+    expect(audio.last().state).toBe('running');
+    await playing;
+    expect(desk.actions.view().playing).toBeNull();
+    expect(desk.actions.view().checkError).toBeNull();
+    // Nothing rings: the ringtone's context is left as it was found, suspended.
+    expect(audio.last().state).toBe('suspended');
+    expect(ringtone.state()).toBe('idle');
+
+    await desk.actions.testOutput('speaker');
+    expect(desk.played).toEqual(['out-headset']);
+  });
+
+  it('a ringer test that cannot play is told, with no chime on another path in its place', async () => {
+    const audio = fakeAudio();
+    audio.failSinks.add('*');
+    const ringtone = new Ringtone({ createContext: audio.createContext });
+    const desk = startDesk({ choices: headset, ringer: ringtone });
+    await waitFor('the routing', () => desk.last()?.microphone === 'mic-headset');
+    await desk.actions.testOutput('ringer');
+    expect(desk.played).toEqual([]);
+    expect(desk.actions.view().playing).toBeNull();
+    expect(desk.actions.view().checkError).toBe('The ringer check could not run (no audio output could be opened).');
   });
 
   it('the notice words', () => {

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import type { HistoryEntry } from '../../../shared/history';
 import { applyPreferencesPatch, DEFAULT_PREFERENCES } from '../../../shared/preferences';
-import { missedCallsButton, missedCallsText } from '../../../renderer/components/Header';
+import { missedCallsButton } from '../../../renderer/components/Header';
 import { callBackLabel, seenPatchFor } from '../../../renderer/components/RecentCalls';
 import { T0 } from './fixtures';
 
@@ -21,12 +21,6 @@ const entry = (outcome: HistoryEntry['outcome'], endedAt: number, extra: Partial
 });
 
 describe('the header’s missed calls', () => {
-  test('one missed call, several missed calls', () => {
-    expect(missedCallsText(1)).toBe('1 missed call');
-    expect(missedCallsText(2)).toBe('2 missed calls');
-    expect(missedCallsText(12)).toBe('12 missed calls');
-  });
-
   test('counts incoming calls nobody answered since the agent last looked; nothing else', () => {
     const history = [
       entry('missed', T0 + 1_000),

@@ -185,14 +185,39 @@ describe('the watchdog while a call rings', () => {
     expect(sound()).toBe('ok');
   });
 
-  it('a ringtone stopped under a ringing call is restarted', async () => {
+  it('a wanted ring whose context closed without a word is made again and rings', async () => {
     const t = setUp();
     t.ring();
     await vi.advanceTimersByTimeAsync(0);
-    t.ringtone.stop();
+    t.audio.last().state = 'closed'; // no statechange event: only a check can find it
     await vi.advanceTimersByTimeAsync(1000);
-    expect(t.ringtone.playing).toBe(true);
+    expect(t.audio.contexts).toHaveLength(2);
+    expect(t.audio.last().live()).toHaveLength(2);
     expect(t.ringtone.state()).toBe('playing');
+    expect(sound()).toBe('ok');
+  });
+
+  it('never starts the ringtone itself: stopped by Answer while the call still rings, it stays silent', async () => {
+    const t = setUp();
+    t.ring();
+    await vi.advanceTimersByTimeAsync(0);
+    const ctx = t.audio.last();
+    // Answer stops the ring at once; the call is still 'ringing' in the store until the host says otherwise.
+    t.ringtone.stop();
+    expect(appStore.getState().calls['in:wacid.1']?.phase).toBe('ringing');
+    const titles: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await vi.advanceTimersByTimeAsync(1000);
+      titles.push(t.doc.title);
+    }
+    // The watchdog still runs for the ringing call: the title keeps flashing.
+    expect(titles).toEqual(['Softphone', '☎ Amelia Hart calling', 'Softphone']);
+    expect(t.ringtone.wanted).toBe(false);
+    expect(t.ringtone.playing).toBe(false);
+    expect(t.ringtone.state()).toBe('idle');
+    expect(ctx.state).toBe('suspended');
+    expect(ctx.oscillators).toHaveLength(2);
+    expect(t.audio.contexts).toHaveLength(1);
   });
 
   it('a ring that cannot be recovered shows the alert', async () => {

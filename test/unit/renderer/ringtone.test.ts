@@ -188,3 +188,131 @@ describe('Ringtone.setSinkId', () => {
     expect(t.ringtone.state()).toBe('playing');
   });
 });
+
+describe('Ringtone.wanted and recover()', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('is wanted from start() until stop(); recover() after stop() starts nothing', async () => {
+    const t = setUp();
+    expect(t.ringtone.wanted).toBe(false);
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ringtone.wanted).toBe(true);
+    t.ringtone.stop();
+    expect(t.ringtone.wanted).toBe(false);
+    t.ringtone.recover();
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(t.ringtone.playing).toBe(false);
+    expect(t.ringtone.state()).toBe('idle');
+    expect(t.audio.last().state).toBe('suspended');
+    expect(t.audio.last().oscillators).toHaveLength(2);
+  });
+
+  it('recover() before any start() makes no context', () => {
+    const t = setUp();
+    t.ringtone.recover();
+    expect(t.audio.contexts).toHaveLength(0);
+    expect(t.ringtone.state()).toBe('idle');
+  });
+
+  it('recover() brings back a wanted ring whose context was closed', async () => {
+    const t = setUp();
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    t.audio.last().setState('closed');
+    expect(t.ringtone.state()).toBe('blocked');
+    t.ringtone.recover();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.audio.contexts).toHaveLength(2);
+    expect(t.ringtone.state()).toBe('playing');
+    expect(t.audio.last().live()).toHaveLength(2);
+  });
+});
+
+describe('Ringtone.playTest ("Test ringer")', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('plays one double burst on the ringtone\'s own context and output, then suspends it again', async () => {
+    const t = setUp();
+    await t.ringtone.setSinkId('ringer-2');
+    let done = false;
+    const test = t.ringtone.playTest().then(() => (done = true));
+    await vi.advanceTimersByTimeAsync(0);
+    const ctx = t.audio.last();
+    expect(t.audio.contexts).toHaveLength(1);
+    expect(ctx.sinkId).toBe('ringer-2');
+    expect(ctx.state).toBe('running');
+    expect(ctx.live().map((o) => o.frequency.value)).toEqual([400, 450]);
+    expect(ctx.oscillators.every((o) => o.endsAt !== undefined && o.endsAt > 1 && o.endsAt < 1.2)).toBe(true);
+    // It resolves once the burst has played, not before.
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(done).toBe(false);
+    expect(ctx.state).toBe('running');
+    await vi.advanceTimersByTimeAsync(100);
+    await test;
+    expect(ctx.state).toBe('suspended');
+    // A test is not a ring: no pattern, no state change, nothing more scheduled.
+    expect(t.ringtone.playing).toBe(false);
+    expect(t.ringtone.wanted).toBe(false);
+    expect(t.states).toEqual([]);
+    await vi.advanceTimersByTimeAsync(6000);
+    expect(ctx.oscillators).toHaveLength(2);
+  });
+
+  it('uses the same context as the ring, made later on the same output', async () => {
+    const t = setUp();
+    const test = t.ringtone.playTest();
+    await vi.advanceTimersByTimeAsync(1100);
+    await test;
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.audio.contexts).toHaveLength(1);
+    expect(t.ringtone.state()).toBe('playing');
+  });
+
+  it('during a ring: plays over it and leaves the context running', async () => {
+    const t = setUp();
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const test = t.ringtone.playTest();
+    await vi.advanceTimersByTimeAsync(1100);
+    await test;
+    const ctx = t.audio.last();
+    expect(ctx.oscillators).toHaveLength(4);
+    expect(ctx.state).toBe('running');
+    expect(t.ringtone.state()).toBe('playing');
+    expect(ctx.suspendCalls).toBe(0);
+  });
+
+  it('an unlock() from the same click does not suspend the context under the test', async () => {
+    const t = setUp();
+    const unlocked = t.ringtone.unlock();
+    const test = t.ringtone.playTest();
+    await expect(unlocked).resolves.toBe(true);
+    const ctx = t.audio.last();
+    expect(ctx.state).toBe('running');
+    expect(ctx.suspendCalls).toBe(0);
+    await vi.advanceTimersByTimeAsync(1100);
+    await test;
+    expect(ctx.state).toBe('suspended');
+    expect(ctx.suspendCalls).toBe(1);
+  });
+
+  it('a context that does not run rejects after the grace and schedules nothing', async () => {
+    const t = setUp({ activated: false });
+    const test = t.ringtone.playTest();
+    const failed = expect(test).rejects.toThrow('the audio output did not start');
+    await vi.advanceTimersByTimeAsync(GRACE_MS);
+    await failed;
+    expect(t.audio.last().oscillators).toHaveLength(0);
+    expect(t.ringtone.state()).toBe('idle');
+  });
+
+  it('no audio output at all rejects at once', async () => {
+    const t = setUp();
+    t.audio.failSinks.add('*');
+    await expect(t.ringtone.playTest()).rejects.toThrow('no audio output could be opened');
+  });
+});

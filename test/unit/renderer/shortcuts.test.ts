@@ -9,6 +9,7 @@ import { createControllers } from '../../../renderer/app/controllers';
 import { permanentLink } from '../../../renderer/bridge/host-link';
 import { installShortcuts, runShortcut, SHORTCUT_RECORDER_ATTRIBUTE, type KeySource, type ShortcutKeyEvent, type ShortcutsDeps } from '../../../renderer/app/shortcuts';
 import { appStore, resetStore } from '../../../renderer/store/store';
+import { resetShortcutStatusStore, shortcutStatusStore } from '../../../renderer/store/shortcut-status';
 import { fakeApi } from './fake-api';
 import { active, dialing, ended, ringing, T0 } from './fixtures';
 
@@ -63,6 +64,7 @@ let stop: () => void;
 
 beforeEach(() => {
   resetStore();
+  resetShortcutStatusStore();
   keys = new FakeWindow();
   calls = recordingCalls();
   host = fakeApi({});
@@ -75,9 +77,11 @@ describe('keys in the window', () => {
     expect(keys.listeners).toHaveLength(1);
     expect(keys.listeners[0]!.capture).toBe(true);
     expect(host.listeners('shortcutPressed')).toBe(1);
+    expect(host.listeners('shortcutsRefused')).toBe(1);
     stop();
     expect(keys.listeners).toHaveLength(0);
     expect(host.listeners('shortcutPressed')).toBe(0);
+    expect(host.listeners('shortcutsRefused')).toBe(0);
   });
 
   test('Ctrl+Shift+A answers and Ctrl+Shift+D declines the ringing call that has waited longest', () => {
@@ -147,6 +151,36 @@ describe('the host’s global shortcuts (shortcutPressed)', () => {
     host.push('shortcutPressed', 'answer');
     expect(calls.done).toEqual(['answer in:r']);
   });
+
+  test('a notification’s button names its call: that one is answered or declined, not the one that waited longest', () => {
+    appStore.getState().applyCall(ringing('early', T0));
+    appStore.getState().applyCall(ringing('late', T0 + 5_000));
+    host.push('shortcutPressed', { action: 'answer', localId: 'in:late' });
+    host.push('shortcutPressed', { action: 'decline', localId: 'in:early' });
+    expect(calls.done).toEqual(['answer in:late', 'decline in:early']);
+  });
+
+  test('a button pressed for a call that no longer rings does nothing, though another call rings', () => {
+    appStore.getState().applyCall(active('taken', T0));
+    appStore.getState().applyCall(ringing('other', T0 + 1_000));
+    host.push('shortcutPressed', { action: 'answer', localId: 'in:taken' });
+    host.push('shortcutPressed', { action: 'decline', localId: 'in:gone' });
+    host.push('shortcutPressed', { action: 'answer', localId: '' });
+    expect(calls.done).toEqual([]);
+  });
+});
+
+describe('the host’s refused global shortcuts (shortcutsRefused)', () => {
+  test('are kept for Settings, replaced by each push; a malformed one is dropped', () => {
+    expect(shortcutStatusStore.getState().refused).toEqual([]);
+    host.push('shortcutsRefused', { refused: [{ action: 'decline', accelerator: 'Ctrl+Shift+D' }] });
+    expect(shortcutStatusStore.getState().refused).toEqual([{ action: 'decline', accelerator: 'Ctrl+Shift+D' }]);
+    host.push('shortcutsRefused', { refused: [{ action: 'explode', accelerator: 'Ctrl+Shift+X' }] });
+    host.push('shortcutsRefused', ['Ctrl+Shift+D']);
+    expect(shortcutStatusStore.getState().refused).toEqual([{ action: 'decline', accelerator: 'Ctrl+Shift+D' }]);
+    host.push('shortcutsRefused', { refused: [] });
+    expect(shortcutStatusStore.getState().refused).toEqual([]);
+  });
 });
 
 describe('runShortcut', () => {
@@ -157,6 +191,11 @@ describe('runShortcut', () => {
     appStore.getState().applyCall(ringing('r', T0));
     appStore.getState().applyCall(active('a', T0));
     expect(all.map((a) => runShortcut(a, deps))).toEqual(['in:r', 'in:r', 'in:a', 'in:a']);
+    // Named calls: answer and decline only a ringing one, hang up and mute any call not ended.
+    appStore.getState().applyCall(ended('e', T0, T0 + 1_000));
+    expect(all.map((a) => runShortcut(a, deps, 'in:a'))).toEqual([undefined, undefined, 'in:a', 'in:a']);
+    expect(all.map((a) => runShortcut(a, deps, 'in:r'))).toEqual(['in:r', 'in:r', 'in:r', 'in:r']);
+    expect(all.map((a) => runShortcut(a, deps, 'in:e'))).toEqual([undefined, undefined, undefined, undefined]);
   });
 });
 

@@ -213,7 +213,8 @@ const PUSH_SAMPLES: { [N in PushName]: PushPayloads[N] } = {
   presenceChanged: { choice: 'available', status: 'on_call' },
   preferencesChanged: { ...DEFAULT_PREFERENCES, quitOnClose: true },
   dialRequested: { number: '447700900123', dial: false },
-  shortcutPressed: { action: 'mute' },
+  shortcutPressed: { action: 'decline', localId: 'in:wacid.1' },
+  shortcutsRefused: { refused: [{ action: 'decline', accelerator: 'Ctrl+Shift+D' }] },
   conversationChanged: {
     contact: '447700900123',
     name: 'Amelia Hart',

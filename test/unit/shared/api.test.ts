@@ -327,6 +327,7 @@ describe('pushes', () => {
       preferencesChanged: 'onPreferencesChanged',
       dialRequested: 'onDialRequested',
       shortcutPressed: 'onShortcutPressed',
+      shortcutsRefused: 'onShortcutsRefused',
     };
     for (const name of PUSH_NAMES) expect(pushListenerName(name)).toBe(expected[name]);
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(expected).sort());
@@ -343,6 +344,7 @@ describe('pushes', () => {
       preferencesChanged: true,
       dialRequested: true,
       shortcutPressed: true,
+      shortcutsRefused: true,
     };
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(payloads).sort() as (keyof PushPayloads)[]);
   });

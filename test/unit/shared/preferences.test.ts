@@ -6,6 +6,7 @@ import {
   applyPreferencesPatch,
   DEFAULT_PREFERENCES,
   missedCalls,
+  missedCallsText,
   parseShortcut,
   preferencesPatchSchema,
   shortcutOfKeyEvent,
@@ -54,6 +55,18 @@ describe('shortcutOfKeyEvent', () => {
     expect(shortcutOfKeyEvent(key({}))).toBeUndefined();
     expect(shortcutOfKeyEvent(key({ shiftKey: true, key: 'A' }))).toBeUndefined();
     expect(shortcutOfKeyEvent(key({ key: 'Control', code: 'ControlLeft', ctrlKey: true }))).toBeUndefined();
+  });
+
+  it('is nothing, without throwing, for a key event with no key or code (Chrome autofill sends them)', () => {
+    const bare = { ctrlKey: false, altKey: false, shiftKey: false, metaKey: false };
+    expect(() => shortcutOfKeyEvent(bare)).not.toThrow();
+    expect(shortcutOfKeyEvent(bare)).toBeUndefined();
+    expect(shortcutOfKeyEvent({ ...bare, ctrlKey: true, shiftKey: true })).toBeUndefined();
+    // What such an event carries at run time, whatever its type says.
+    expect(shortcutOfKeyEvent({ ...bare, ctrlKey: true, key: undefined, code: undefined })).toBeUndefined();
+    // One of the two is enough for a real combination.
+    expect(shortcutOfKeyEvent({ ...bare, ctrlKey: true, shiftKey: true, code: 'KeyA' })).toBe('Ctrl+Shift+A');
+    expect(shortcutOfKeyEvent({ ...bare, ctrlKey: true, key: 'b' })).toBe('Ctrl+B');
   });
 });
 
@@ -123,5 +136,11 @@ describe('missedCalls', () => {
     ];
     expect(missedCalls(history, 1_000).map((h) => h.endedAt)).toEqual([1_100, 1_500]);
     expect(missedCalls(history, 1_500)).toEqual([]);
+  });
+
+  it('says one missed call, several missed calls', () => {
+    expect(missedCallsText(1)).toBe('1 missed call');
+    expect(missedCallsText(2)).toBe('2 missed calls');
+    expect(missedCallsText(12)).toBe('12 missed calls');
   });
 });
