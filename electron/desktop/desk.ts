@@ -13,7 +13,7 @@ import { missedCalls, type Preferences } from '../../shared/preferences';
 import { GlobalShortcuts } from './global-shortcuts';
 import { MissedBadge } from './missed-badge';
 import { TrayIcon } from './tray';
-import type { RefusedShortcut, TrayState } from './tray-menu';
+import type { RefusedShortcut, TrayState, TrayStatus } from './tray-menu';
 
 export interface DeskService extends Pick<SoftphoneBackend, 'handle' | 'subscribe'> {
   preferences(): Preferences;
@@ -51,7 +51,17 @@ export interface Desk {
 export const HIDDEN_ARG = '--hidden';
 
 /** Under assets/. tray-icon@2x.png next to the tray icon serves high-density screens. */
-export const DESK_ICONS = { tray: 'icons/tray-icon.png', missedOverlay: 'icons/missed-overlay.png' } as const;
+export const DESK_ICONS = {
+  tray: 'icons/tray-icon.png',
+  missedOverlay: 'icons/missed-overlay.png',
+  /** The tray icon with the status's dot (tray-<status>@2x.png beside each). */
+  status: {
+    available: 'icons/tray-available.png',
+    on_call: 'icons/tray-on_call.png',
+    dnd: 'icons/tray-dnd.png',
+    disconnected: 'icons/tray-disconnected.png',
+  },
+} as const satisfies { status: Record<TrayStatus, string> } & Record<string, unknown>;
 
 function loadImage(path: string, logger: Logger): NativeImage | undefined {
   const image = nativeImage.createFromPath(path);
@@ -78,6 +88,11 @@ export async function startDesk(options: DeskOptions): Promise<Desk> {
   const trayIcon = loadImage(join(options.assetsDir, DESK_ICONS.tray), logger);
   try {
     if (trayIcon) {
+      const statusIcons: Partial<Record<TrayStatus, NativeImage>> = {};
+      for (const status of Object.keys(DESK_ICONS.status) as TrayStatus[]) {
+        const image = loadImage(join(options.assetsDir, DESK_ICONS.status[status]), logger);
+        if (image) statusIcons[status] = image;
+      }
       tray = new TrayIcon(trayIcon, {
         show: options.showWindow,
         setPresence: (choice: PresenceChoice) => {
@@ -86,7 +101,7 @@ export async function startDesk(options: DeskOptions): Promise<Desk> {
           });
         },
         quit: options.quit,
-      });
+      }, statusIcons);
     }
   } catch (e) {
     // Some Linux desktops have no tray at all; the app still works, and a second launch shows the window.

@@ -3,7 +3,7 @@
 // this file only hands it to Electron and wires the clicks.
 import { Menu, Tray, type MenuItemConstructorOptions, type NativeImage } from 'electron';
 import type { PresenceChoice } from '../../shared/api';
-import { trayMenuModel, type TrayMenuModel, type TrayState } from './tray-menu';
+import { trayMenuModel, type TrayMenuModel, type TrayState, type TrayStatus } from './tray-menu';
 
 export interface TrayActions {
   show(): void;
@@ -30,14 +30,20 @@ export function trayMenuTemplate(model: TrayMenuModel, actions: TrayActions): Me
   });
 }
 
-/** The tray icon and its menu, rebuilt whenever the state changes (Electron menus are immutable). */
+/**
+ * The tray icon and its menu, rebuilt whenever the state changes (Electron menus are immutable). The
+ * icon itself shows the status (a coloured dot: available, on a call, do not disturb, disconnected),
+ * so the agent sees it without opening the menu; a status without its own image keeps the plain one.
+ */
 export class TrayIcon {
   private readonly tray: Tray;
   private last: string | undefined;
+  private shownStatus: TrayStatus | undefined;
 
   constructor(
-    icon: NativeImage,
+    private readonly icon: NativeImage,
     private readonly actions: TrayActions,
+    private readonly statusIcons: Partial<Record<TrayStatus, NativeImage>> = {},
   ) {
     this.tray = new Tray(icon);
     // Windows and some Linux panels open the window on a click; the menu is on the other button.
@@ -45,6 +51,10 @@ export class TrayIcon {
   }
 
   render(state: TrayState): void {
+    if (state.status !== this.shownStatus) {
+      this.shownStatus = state.status;
+      this.tray.setImage(this.statusIcons[state.status] ?? this.icon);
+    }
     const model = trayMenuModel(state);
     const key = JSON.stringify(model);
     if (key === this.last) return;

@@ -161,8 +161,10 @@ describe('the desk host', () => {
 
       service.setPresence({ choice: 'available', status: 'on_call' });
       expect(menuLabels()[0]).toBe('Status: On a call');
+      expect(tray().current.path).toBe(join('/opt/softphone/assets', DESK_ICONS.status.on_call));
       service.setConnection({ status: 'reconnecting', since: 5, lastError: 'relay unreachable' });
       expect(menuLabels()[0]).toBe('Status: Disconnected');
+      expect(tray().current.path).toBe(join('/opt/softphone/assets', DESK_ICONS.status.disconnected));
       service.setConnection({ status: 'connected', since: 6 });
       expect(menuLabels()[0]).toBe('Status: On a call');
     });
@@ -223,7 +225,8 @@ describe('the desk host', () => {
     });
 
     it('the icons it loads exist in assets/ as PNG files', () => {
-      for (const path of Object.values(DESK_ICONS)) {
+      const { status, ...single } = DESK_ICONS;
+      for (const path of [...Object.values(single), ...Object.values(status), ...Object.values(status).map((p) => p.replace(/\.png$/, '@2x.png'))]) {
         const file = resolve(import.meta.dirname, '../../../assets', path);
         expect(existsSync(file), file).toBe(true);
         expect(readFileSync(file).subarray(1, 4).toString('latin1'), file).toBe('PNG');

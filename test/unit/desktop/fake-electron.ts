@@ -208,8 +208,11 @@ export class Tray extends FakeEmitter {
   readonly setContextMenu = vi.fn((menu: FakeMenu | null) => {
     this.menu = menu ?? undefined;
   });
+  /** The image shown now (setImage replaces the one it was made with). */
+  current: NativeImage;
   constructor(readonly image: NativeImage) {
     super();
+    this.current = image;
     if (Tray.failNext) {
       Tray.failNext = false;
       throw new Error('no system tray');
@@ -218,6 +221,9 @@ export class Tray extends FakeEmitter {
   }
   setToolTip(text: string): void {
     this.tooltip = text;
+  }
+  setImage(image: NativeImage): void {
+    this.current = image;
   }
   destroy(): void {
     this.destroyed = true;

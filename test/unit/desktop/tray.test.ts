@@ -93,6 +93,21 @@ describe('tray icon', () => {
     expect(wired.show).toHaveBeenCalledTimes(3);
   });
 
+  it('shows the status in the icon itself, and the plain icon for a status without its own', () => {
+    const dot = (status: string) => new NativeImage(`/opt/softphone/assets/icons/tray-${status}.png`, false);
+    const icons = { available: dot('available'), on_call: dot('on_call'), disconnected: dot('disconnected') };
+    const icon = new TrayIcon(image as never, actions(), icons as never);
+    const tray = Tray.instances[0]!;
+    icon.render(base);
+    expect(tray.current).toBe(icons.available);
+    icon.render({ ...base, status: 'on_call' });
+    expect(tray.current).toBe(icons.on_call);
+    icon.render({ ...base, status: 'disconnected' });
+    expect(tray.current).toBe(icons.disconnected);
+    icon.render({ ...base, status: 'dnd', choice: 'dnd' });
+    expect(tray.current).toBe(image);
+  });
+
   it('rebuilds the menu only when the state changes it', () => {
     const icon = new TrayIcon(image as never, actions());
     icon.render(base);
