@@ -19,6 +19,12 @@ import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-f
 
 export const PREFERENCES_FILE = 'preferences.json';
 
+/**
+ * What the host checks before a change is saved, beyond the shared rules (the Electron host: that
+ * global shortcuts are free). Its refusal names the field, like the rules'.
+ */
+export type PreferencesGuard = (next: Preferences) => Result<void>;
+
 export class PreferencesStore {
   private readonly path: string;
   private readonly log: Logger;
@@ -26,9 +32,12 @@ export class PreferencesStore {
   private writing: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(preferences: Preferences) => void>();
 
-  constructor(options: { dataDir: string; logger?: Logger }) {
+  private readonly guard: PreferencesGuard | undefined;
+
+  constructor(options: { dataDir: string; logger?: Logger; guard?: PreferencesGuard | undefined }) {
     this.path = join(options.dataDir, PREFERENCES_FILE);
     this.log = options.logger ?? createLogger('preferences');
+    this.guard = options.guard;
   }
 
   async load(): Promise<Preferences> {
@@ -59,6 +68,8 @@ export class PreferencesStore {
       }
       const next = applyPreferencesPatch(this.current, input.data);
       if (!next.ok) return next;
+      const allowed = this.guard?.(next.value) ?? ok(undefined);
+      if (!allowed.ok) return allowed;
       try {
         await writeJsonFileAtomic(this.path, next.value);
       } catch (e) {

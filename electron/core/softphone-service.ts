@@ -30,7 +30,7 @@ import { GatewayClient } from './gateway-client';
 import { HistoryStore } from './history-store';
 import { MessageTimeline } from './message-timeline';
 import { MessagingService, type LinkChecker } from './messaging-service';
-import { PreferencesStore } from './preferences-store';
+import { PreferencesStore, type PreferencesGuard } from './preferences-store';
 import { loadPresenceChoice, PresenceReporter, savePresenceChoice } from './presence';
 import { RelayClient } from './relay-client';
 import { SandboxControlClient } from './sandbox-control-client';
@@ -50,6 +50,8 @@ export interface SoftphoneServiceOptions {
   now?: () => number;
   /** The media link check before a media message is sent; the real HEAD request by default. */
   checkMediaLink?: LinkChecker;
+  /** The host's own check of a preferences change (the Electron host: global shortcuts are free). */
+  preferencesGuard?: PreferencesGuard;
 }
 
 export interface SoftphoneService extends SoftphoneBackend {
@@ -135,7 +137,7 @@ class CoreSoftphoneService implements SoftphoneService {
     this.now = options.now ?? Date.now;
     this.connection = { status: 'connecting', since: this.now() };
     this.settings = new SettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: this.log });
-    this.prefs = new PreferencesStore({ dataDir: options.dataDir, logger: this.log });
+    this.prefs = new PreferencesStore({ dataDir: options.dataDir, logger: this.log, guard: options.preferencesGuard });
     this.prefs.onChanged((preferences) => this.push({ name: 'preferencesChanged', payload: preferences }));
     history.onChanged((entries) => this.push({ name: 'historyChanged', payload: entries }));
     messaging.onConversationChanged((conversation) => this.push({ name: 'conversationChanged', payload: conversation }));

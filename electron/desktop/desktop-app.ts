@@ -9,6 +9,8 @@ import type { SecretStore } from '../core/secret-store';
 import { HIDDEN_ARG, startDesk, type Desk } from './desk';
 import { dialLinksIn, registerDialLinkSchemes, type LaunchInfo } from './dial-links';
 import { withHostPushes } from './host-pushes';
+import type { PreferencesGuard } from '../core/preferences-store';
+import { checkGlobalShortcuts } from './global-shortcuts';
 import { notifyIncomingCalls } from './incoming-call-notifier';
 import { registerSoftphoneIpc } from './ipc';
 import { rendererLocation, type RendererLocation } from './renderer-location';
@@ -33,6 +35,8 @@ export interface DesktopService extends SoftphoneBackend {
 export interface DesktopServiceOptions {
   dataDir: string;
   secrets: SecretStore;
+  /** The host's check of a preferences change: global shortcuts another application holds are refused. */
+  preferencesGuard: PreferencesGuard;
 }
 
 export interface DesktopAppOptions {
@@ -237,7 +241,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     installSessionSecurity(session.defaultSession, location.appUrl, logger);
 
     const dataDir = app.getPath('userData');
-    const starting = options.createService({ dataDir, secrets: createSecretStore(dataDir) });
+    const starting = options.createService({ dataDir, secrets: createSecretStore(dataDir), preferencesGuard: checkGlobalShortcuts });
     serviceStarting = starting;
     const started = await starting;
     if (quitPhase !== 'running') return;

@@ -5,7 +5,8 @@
 // refused() so that the tray (and whoever asks) can say which one and why it does nothing.
 import { globalShortcut } from 'electron';
 import type { Logger } from '../../shared/log';
-import { SHORTCUT_ACTIONS, type Preferences, type ShortcutAction } from '../../shared/preferences';
+import { SHORTCUT_ACTIONS, SHORTCUT_LABELS, type Preferences, type ShortcutAction } from '../../shared/preferences';
+import { err, ok, type Result } from '../../shared/result';
 import type { RefusedShortcut } from './tray-menu';
 
 export interface GlobalShortcutsOptions {
@@ -63,4 +64,31 @@ export class GlobalShortcuts {
     for (const accelerator of this.held.splice(0)) globalShortcut.unregister(accelerator);
     this.refusedNow = [];
   }
+}
+
+/**
+ * The check before global shortcuts are saved (the service's preferences guard): a combination that
+ * another application holds is refused with the reason, naming the field, so Settings says so before
+ * the agent relies on it. Each combination this app does not hold yet is tried and given back at once;
+ * the ones it holds are its own.
+ */
+export function checkGlobalShortcuts(next: Pick<Preferences, 'globalShortcuts' | 'shortcuts'>): Result<void> {
+  if (!next.globalShortcuts) return ok(undefined);
+  for (const action of SHORTCUT_ACTIONS) {
+    const accelerator = next.shortcuts[action];
+    if (globalShortcut.isRegistered(accelerator)) continue;
+    let free: boolean;
+    try {
+      free = globalShortcut.register(accelerator, () => undefined);
+    } catch {
+      free = false;
+    }
+    if (!free) {
+      return err('invalid_input', `shortcuts.${action} (${SHORTCUT_LABELS[action]}): ${accelerator} is taken by another application; choose another for a global shortcut`, {
+        field: `shortcuts.${action}`,
+      });
+    }
+    globalShortcut.unregister(accelerator);
+  }
+  return ok(undefined);
 }

@@ -7,10 +7,11 @@ import { startDesktopApp } from './desktop-app';
 
 startDesktopApp({
   logger: createLogger('desktop'),
-  createService: ({ dataDir, secrets }) =>
+  createService: ({ dataDir, secrets, preferencesGuard }) =>
     createSoftphoneService({
       dataDir,
       secrets,
+      preferencesGuard,
       embedded: () => startEmbeddedEnvironment({ logger: createLogger('embedded') }),
       logger: createLogger('softphone'),
     }),

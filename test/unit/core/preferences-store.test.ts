@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PREFERENCES_FILE, PreferencesStore } from '../../../electron/core/preferences-store';
 import { configureLogging } from '../../../shared/log';
 import { DEFAULT_PREFERENCES } from '../../../shared/preferences';
+import { err, ok } from '../../../shared/result';
 
 configureLogging({ sink: () => undefined });
 
@@ -40,6 +41,24 @@ describe('PreferencesStore', () => {
     expect(await store.update({ shortcuts: { answer: 'Q' } })).toMatchObject({ ok: false, error: { field: 'shortcuts.answer' } });
     expect(store.get()).toEqual(DEFAULT_PREFERENCES);
     expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('lets the host refuse a change before it is saved', async () => {
+    const dir = await dataDir();
+    const seen: boolean[] = [];
+    const store = new PreferencesStore({
+      dataDir: dir,
+      guard: (next) => (next.globalShortcuts && next.shortcuts.decline === 'Ctrl+Shift+D' ? err('invalid_input', 'shortcuts.decline (Decline): taken', { field: 'shortcuts.decline' }) : ok(undefined)),
+    });
+    await store.load();
+    store.onChanged((p) => seen.push(p.globalShortcuts));
+    expect(await store.update({ globalShortcuts: true })).toMatchObject({ ok: false, error: { field: 'shortcuts.decline' } });
+    expect(store.get().globalShortcuts).toBe(false);
+    expect(await readdir(dir)).toEqual([]);
+    expect(seen).toEqual([]);
+    const moved = await store.update({ globalShortcuts: true, shortcuts: { decline: 'Ctrl+Alt+D' } });
+    expect(moved.ok && moved.value.globalShortcuts).toBe(true);
+    expect(seen).toEqual([true]);
   });
 
   it('fills parts a file lacks from the defaults', async () => {

@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HistoryEntry } from '../../../shared/history';
-import { startDesktopApp, type DesktopApp } from '../../../electron/desktop/desktop-app';
+import { startDesktopApp, type DesktopApp, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
 import type { LaunchInfo } from '../../../electron/desktop/dial-links';
 import { DESK_ICONS } from '../../../electron/desktop/desk';
 import { app, BrowserWindow, dialog, FakeEvent, globalShortcut, ipcMain, Notification, resetFakeElectron, Tray, type FakeMenu } from './fake-electron';
@@ -507,6 +507,33 @@ describe('the desk host', () => {
   });
 
   describe('global shortcuts', () => {
+    it('hands the service a guard that refuses, before saving, a global shortcut another application holds', async () => {
+      let guard: DesktopServiceOptions['preferencesGuard'] | undefined;
+      desktop = startDesktopApp({
+        logger,
+        platform: 'linux',
+        launch: { defaultApp: false, execPath: '/opt/softphone/softphone', argv: ['/opt/softphone/softphone'] },
+        createSecretStore: () => ({ kind: 'memory', get: async () => undefined, set: async () => undefined, delete: async () => undefined }),
+        createService: async (options) => {
+          guard = options.preferencesGuard;
+          return service;
+        },
+      });
+      await desktop.ready;
+      globalShortcut.heldElsewhere.add('Ctrl+Shift+D');
+      const wanted = { ...service.prefs, globalShortcuts: true };
+      expect(guard!(wanted)).toMatchObject({
+        ok: false,
+        error: { code: 'invalid_input', field: 'shortcuts.decline', message: 'shortcuts.decline (Decline): Ctrl+Shift+D is taken by another application; choose another for a global shortcut' },
+      });
+      // Trying the free ones gave them back at once: the desk registers what is saved.
+      expect(globalShortcut.callbacks.size).toBe(0);
+      expect(guard!({ ...wanted, shortcuts: { ...wanted.shortcuts, decline: 'Ctrl+Alt+D' } })).toEqual({ ok: true, value: undefined });
+      expect(globalShortcut.callbacks.size).toBe(0);
+      // Off: nothing to check, whoever holds what.
+      expect(guard!({ ...wanted, globalShortcuts: false })).toEqual({ ok: true, value: undefined });
+    });
+
     it('registers the four shortcuts when turned on; a press reaches the window as shortcutPressed', async () => {
       await start();
       shown();

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PushMessage } from '../../../shared/api';
 import type { Result } from '../../../shared/result';
 import type { SecretStore } from '../../../electron/core/secret-store';
+import { checkGlobalShortcuts } from '../../../electron/desktop/global-shortcuts';
 import { startDesktopApp, type DesktopApp, type DesktopService, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
 import { CONTENT_SECURITY_POLICY } from '../../../electron/desktop/security-policy';
 import { app, BrowserWindow, dialog, FakeEvent, FakeWebContents, ipcMain, Notification, resetFakeElectron, session } from './fake-electron';
@@ -85,9 +86,9 @@ describe('desktop host', () => {
   });
 
   describe('startup', () => {
-    it('creates the service with the user data directory and a secret store', async () => {
+    it('creates the service with the user data directory, a secret store and the global-shortcut guard', async () => {
       await start();
-      expect(serviceOptions).toEqual({ dataDir: '/home/agent/.config/softphone', secrets: memorySecrets });
+      expect(serviceOptions).toEqual({ dataDir: '/home/agent/.config/softphone', secrets: memorySecrets, preferencesGuard: checkGlobalShortcuts });
     });
 
     it('opens one window with the security options written out, loading the built renderer', async () => {
