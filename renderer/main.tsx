@@ -43,6 +43,8 @@ const mediaHook = {
   audioRoute: (localId?: string) => engine.audioRouteOf(localId),
   /** Where the ringtone really plays ('' = default) and whether it plays. */
   ringer: () => ({ sinkId: ringtone.contextSinkId(), state: ringtone.state() }),
+  /** Every call's media: phase, peer connection states, microphone. */
+  sessions: () => engine.describe(),
 };
 window.__softphoneMedia = mediaHook;
 

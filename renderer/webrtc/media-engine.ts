@@ -133,6 +133,19 @@ type MediaPhase =
   | { kind: 'failed'; parts: MediaParts | undefined; reason: string; reported: boolean }
   | { kind: 'ended' };
 
+/** One call's media, for diagnostics (window.__softphoneMedia.sessions). */
+export interface MediaSessionReport {
+  localId: string;
+  phase: MediaPhase['kind'];
+  connection?: RTCPeerConnectionState;
+  ice?: RTCIceConnectionState;
+  gathering?: RTCIceGatheringState;
+  signaling?: RTCSignalingState;
+  micLive?: boolean;
+  micEnabled?: boolean;
+  playing: boolean;
+}
+
 class CallMedia {
   /** Replaced at once by the preparation's own promise. */
   phase: MediaPhase = { kind: 'preparing', done: Promise.resolve() };
@@ -570,6 +583,26 @@ export class MediaEngine {
     };
   }
 
+  /** Every call's media as it stands (phase, peer connection states, microphone), for diagnostics. */
+  describe(): MediaSessionReport[] {
+    return [...this.sessions.values()].map((session) => {
+      const pc = session.parts?.pc;
+      const track = session.parts?.track;
+      return {
+        localId: session.localId,
+        phase: session.phase.kind,
+        ...(pc && {
+          connection: pc.connectionState,
+          ice: pc.iceConnectionState,
+          gathering: pc.iceGatheringState,
+          signaling: pc.signalingState,
+        }),
+        ...(track && { micLive: track.readyState === 'live', micEnabled: track.enabled }),
+        playing: session.audio ? !session.audio.paused : false,
+      };
+    });
+  }
+
   /** Timings of one call; without a localId, of the newest call that has any. */
   timingsOf(localId?: string): CallTimings {
     const key = localId ?? [...this.timings.keys()].pop();
@@ -665,6 +698,7 @@ export class MediaEngine {
     // Before connect() no check can have gone out: whatever the state says, it is not this call's yet.
     if (phase.kind !== 'connecting' && phase.kind !== 'connected') return;
     const state = pc.connectionState;
+    log.info('media connection', { localId: session.localId, state, ice: pc.iceConnectionState });
     if (state !== 'disconnected' && session.disconnectTimer !== undefined) {
       clearTimeout(session.disconnectTimer);
       session.disconnectTimer = undefined;

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect, onTestFailed } from 'vitest';
 import { startRelay, type RelayServer } from '../../relay/server';
 import { startSandbox, type SandboxOptions, type SandboxServer } from '../../sandbox/server';
 import { createSoftphoneService, type SoftphoneService } from '../../electron/core/softphone-service';
@@ -33,6 +34,44 @@ export const CHROMIUM_ARGS = [
 
 const secret = () => randomBytes(18).toString('base64url');
 
+/**
+ * What the service, the relay, the sandbox and the pages logged lately, kept quiet and printed only
+ * when a test fails: a call that never connects then shows each side's last words.
+ */
+const recentLines: string[] = [];
+function remember(line: string): void {
+  recentLines.push(line);
+  if (recentLines.length > 400) recentLines.splice(0, recentLines.length - 400);
+}
+function keepLogs(quiet: boolean | undefined): void {
+  if (quiet === false) configureLogging({ level: 'info' });
+  // Outside a test run (the bench) nobody reads them: warnings only, as the product logs by default.
+  else if (!process.env.VITEST) configureLogging({ level: 'warn' });
+  else configureLogging({ level: 'info', sink: (line) => remember(`node ${line}`) });
+}
+
+/** On a failed test: the page's calls, its media sessions, and the recent log lines of every side. */
+function explainFailure(page: Page, who: string): void {
+  // Outside a test (a hook) there is no test to fail.
+  if (!expect.getState().currentTestName) return;
+  onTestFailed(async () => {
+    const lines = recentLines.splice(0);
+    let view: string;
+    try {
+      view = JSON.stringify(
+        await page.evaluate(() => ({
+          currentCall: document.querySelector('[aria-label="Current call"]')?.textContent ?? null,
+          incoming: [...document.querySelectorAll('[aria-label="Incoming call"]')].map((e) => e.textContent),
+          media: (window as unknown as { __softphoneMedia?: { sessions(): unknown } }).__softphoneMedia?.sessions(),
+        })),
+      );
+    } catch (e) {
+      view = `the page could not be read: ${String(e)}`;
+    }
+    console.error([`--- ${who}'s page when the test failed: ${view}`, '--- recent log lines:', ...lines].join('\n'));
+  });
+}
+
 export interface Stack {
   relay: RelayServer;
   sandbox: SandboxServer;
@@ -56,7 +95,7 @@ export interface Stack {
 export type StackSandboxOptions = Pick<SandboxOptions, 'messaging' | 'timeouts'>;
 
 export async function startStack(options: { quiet?: boolean; sandbox?: StackSandboxOptions } = {}): Promise<Stack> {
-  if (options.quiet !== false) configureLogging({ level: 'warn' });
+  keepLogs(options.quiet);
   const appSecret = secret();
   const verifyToken = secret();
   const agentToken = secret();
@@ -156,7 +195,7 @@ export interface TeamStack {
 }
 
 export async function startTeamStack(options: { agents: number; quiet?: boolean; sandbox?: StackSandboxOptions }): Promise<TeamStack> {
-  if (options.quiet !== false) configureLogging({ level: 'warn' });
+  keepLogs(options.quiet);
   const appSecret = secret();
   const verifyToken = secret();
   const apiKey = secret();
@@ -209,6 +248,8 @@ async function openAgentPage(browser: Browser, url: string, who: string): Promis
   const context = await browser.newContext({ permissions: ['microphone'] });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error(`page error (${who}):`, e.message));
+  page.on('console', (m) => remember(`page ${who} ${m.type()} ${m.text()}`));
+  explainFailure(page, who);
   await page.goto(url);
   await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
   return page;
