@@ -16,6 +16,7 @@ afterAll(async () => {
 afterEach(async () => {
   await page?.context().close();
   page = undefined;
+  await stack.endCalls();
 });
 
 const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });

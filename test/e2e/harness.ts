@@ -88,6 +88,11 @@ export interface Stack {
   control<T>(path: string, body?: unknown): Promise<T>;
   callReport(callId: string): Promise<SandboxCallReport>;
   gatewayLog(): Promise<{ action: string; callId?: string; at: number; status: number }[]>;
+  /**
+   * Ends every call the service still has live (a ringing one declined, the rest hung up) and waits
+   * until none is: a test that failed mid-call does not leave its call to the next test.
+   */
+  endCalls(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -133,6 +138,7 @@ export async function startStack(options: { quiet?: boolean; sandbox?: StackSand
       return openAgentPage(browser, host.url, 'agent');
     },
     ...sandboxControls(sandbox),
+    endCalls: () => endLiveCalls(service),
     async close() {
       await browser.close().catch(() => {});
       await host.close();
@@ -143,6 +149,18 @@ export async function startStack(options: { quiet?: boolean; sandbox?: StackSand
     },
   };
   return stack;
+}
+
+async function endLiveCalls(service: SoftphoneService): Promise<void> {
+  const live = async () => {
+    const snapshot = await service.handle('getSnapshot', {});
+    return snapshot.ok ? snapshot.value.calls.filter((c) => c.phase !== 'ended') : [];
+  };
+  for (const call of await live()) {
+    if (call.direction === 'incoming' && call.phase === 'ringing') await service.handle('declineCall', { localId: call.localId });
+    else await service.handle('hangUp', { localId: call.localId });
+  }
+  await eventually('every call to end', async () => (await live()).length === 0);
 }
 
 /** Polls until `check` returns a value that is not undefined/false. */
