@@ -575,9 +575,14 @@ export function reduceCall(call: CallState | undefined, ev: CallEvent): CallStep
     case 'local.accept_failed':
       next = withBookkeeping(next, { request: undefined });
       if (phaseNext !== call && phaseNext?.phase === 'ended') {
-        // A refusal means the gateway still has the call ringing: reject it. After a timeout or a
-        // network error the accept may have landed: terminate covers both.
-        owe(ev.error.code === 'timeout' || ev.error.code === 'gateway_unreachable' ? 'terminate' : 'reject', true);
+        // After a timeout or a network error the accept may have landed: terminate covers both.
+        // A refusal of our answer itself (error 100 naming the SDP, protocol.md) leaves the call
+        // ringing at the gateway: reject it. Any other refusal may mean it no longer rings — a
+        // colleague accepted it on a claim the relay never stored (a claim the relay cannot answer
+        // is accepted anyway) — and a reject must never reach a colleague's call: the gateway ends
+        // a call nobody accepted by itself.
+        if (ev.error.code === 'timeout' || ev.error.code === 'gateway_unreachable') owe('terminate', true);
+        else if (refusesOurAnswer(ev.error)) owe('reject', true);
       }
       break;
     case 'local.decline':
@@ -784,6 +789,11 @@ export const liveCalls = (book: CallBook): CallState[] => Object.values(book.cal
  * What the gateway would still be owed if this run stopped now, per call id: a live call's reject
  * (ringing) or terminate, and every end not yet confirmed. The crash-recovery file is exactly this.
  */
+/** The gateway refused the SDP answer we sent (error 100 with the SDP named in its details, protocol.md). */
+function refusesOurAnswer(error: AppError): boolean {
+  return error.gatewayCode === 100 && /\bsdp\b/i.test(`${error.message} ${error.detail ?? ''}`);
+}
+
 export function owedOnCrash(book: CallBook): Array<{ callId: string; action: GatewayEnd }> {
   const owed = new Map<string, GatewayEnd>();
   for (const call of Object.values(book.calls)) {

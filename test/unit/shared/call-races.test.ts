@@ -865,7 +865,30 @@ describe('claim races: a simulation of agents, relay and gateway', () => {
   it('with a relay that fails to answer: nothing is sent twice, every command is answered once, nothing is left open or revived', () => {
     fc.assert(
       fc.property(scenarios({ flakyRelay: true }, 50), (scenario) => checkCommon(simulate(scenario))),
-      { numRuns: 1_000 },
+      {
+        numRuns: 1_000,
+        examples: [
+          // A's claim is lost by the relay, A accepts anyway; B's claim wins, its accept is refused: B
+          // must not reject the call A answered.
+          [
+            {
+              team: true,
+              incoming: true,
+              outgoing: true,
+              knowsOwnId: [false, false],
+              crashes: false,
+              flakyRelay: true,
+              steps: [
+                { move: 61, choice: 0 },
+                { move: 174, choice: 0 },
+                { move: 476, choice: 0 },
+                { move: 156, choice: 278 },
+                { move: 822, choice: 0 },
+              ],
+            },
+          ],
+        ],
+      },
     );
   });
 

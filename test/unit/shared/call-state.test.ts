@@ -29,7 +29,7 @@ import {
   type EndedCall,
   type EndKind,
 } from '../../../shared/call-state';
-import type { ErrorCode } from '../../../shared/result';
+import type { AppError, ErrorCode } from '../../../shared/result';
 import {
   ACCEPT_TIMEOUT,
   acceptFailed,
@@ -1326,6 +1326,19 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
       { kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'terminate' },
       { kind: 'reply', requestId: ANSWER_REQUEST, result: fail('gateway_unreachable', 'ECONNRESET') },
     ]);
+  });
+
+  it('a refused accept that is not about our answer owes nothing: the call may be a colleague\'s already', () => {
+    const notRinging: AppError = { code: 'gateway_error', message: 'Invalid parameter', detail: 'cannot accept this call: it is already accepted', gatewayCode: 100, httpStatus: 400 };
+    for (const error of [notRinging, { ...notRinging, gatewayCode: 138002, detail: 'The call is no longer ringing' }]) {
+      const refused = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, error)], inStates.accepting);
+      expect(refused.state).toMatchObject({ end: { kind: 'failed' } });
+      expect(refused.state).not.toHaveProperty('owed');
+      expect(refused.effects.filter((e) => e.kind === 'end')).toEqual([]);
+    }
+    // The SDP named in the details (protocol.md: error 100 with error_data) is our answer refused: reject.
+    const sdpInDetail = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { ...notRinging, detail: 'Invalid parameter {"details":"session.sdp: no a=fingerprint"}' })], inStates.accepting);
+    expect(sdpInDetail.state).toMatchObject({ owed: 'reject' });
   });
 
   it('a decline asks the relay; only the last of the team rejects, and not once the gateway has ended the call', () => {
