@@ -35,9 +35,13 @@ export function checkPhoneNumber(input: string, defaultCountry?: string): Result
   if (lengthProblem === 'INVALID_COUNTRY') return err('invalid_phone_number', `${FIELD}: unknown country code`, { field: 'to' });
   const parsed = parsePhoneNumberFromString(international, country);
   const digits = parsed?.number.slice(1) ?? '';
+  // Some plans list very short numbers as valid (+49 1680, +49 100): the gateway takes 7 to 15 digits
+  // whatever the plan says.
+  if (parsed && !GATEWAY_NUMBER.test(digits)) {
+    return err('invalid_phone_number', `${FIELD}: not a valid number for its country`, { field: 'to' });
+  }
   if (parsed?.isValid()) return ok({ digits, verified: true });
-  // Some plans allow very short numbers (+49 100): the gateway takes 7 to 15 digits whatever the plan says.
-  if (!parsed || !parsed.isPossible() || !GATEWAY_NUMBER.test(digits)) {
+  if (!parsed || !parsed.isPossible()) {
     return err('invalid_phone_number', `${FIELD}: not a valid number for its country`, { field: 'to' });
   }
   return ok({ digits, verified: false });

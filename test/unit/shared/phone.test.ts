@@ -53,6 +53,8 @@ describe('normalisePhoneNumber: refusals name the field "to" and say what is wro
     ['+44 20', undefined, 'too short'],
     ['+', undefined, 'too short'],
     ['12', 'US', 'too short'],
+    ['1680', 'DE', 'not a valid number for its country'], // the plan lists +49 1680; the gateway takes 7 to 15 digits
+    ['+49 1680', undefined, 'not a valid number for its country'],
     ['+44 20 7946 0958 1234 5678', undefined, 'too long'],
     ['+1 202 555 0143 0143 0143', undefined, 'too long'],
     ['+999 1234567', undefined, 'unknown country code'],
