@@ -576,7 +576,7 @@ export function reduceCall(call: CallState | undefined, ev: CallEvent): CallStep
       next = withBookkeeping(next, { request: undefined });
       if (phaseNext !== call && phaseNext?.phase === 'ended') {
         // After a timeout or a network error the accept may have landed: terminate covers both.
-        // A refusal of our answer itself (error 100 naming the SDP, protocol.md) leaves the call
+        // A refusal of our answer itself (error 100 about our SDP, protocol.md) leaves the call
         // ringing at the gateway: reject it. Any other refusal may mean it no longer rings — a
         // colleague accepted it on a claim the relay never stored (a claim the relay cannot answer
         // is accepted anyway) — and a reject must never reach a colleague's call: the gateway ends
@@ -790,8 +790,15 @@ export const liveCalls = (book: CallBook): CallState[] => Object.values(book.cal
  * (ringing) or terminate, and every end not yet confirmed. The crash-recovery file is exactly this.
  */
 /** The gateway refused the SDP answer we sent (error 100 with the SDP named in its details, protocol.md). */
+// Error 100 on accept is an invalid parameter, and the parameter an accept carries is our SDP
+// (protocol.md: "SDP details in error_data"), so 100 is our answer refused — unless the words name
+// the call itself (its call_id, or a call no longer or already in some state): then it may be a
+// colleague's call now.
 function refusesOurAnswer(error: AppError): boolean {
-  return error.gatewayCode === 100 && /\bsdp\b/i.test(`${error.message} ${error.detail ?? ''}`);
+  if (error.gatewayCode !== 100) return false;
+  const words = `${error.message} ${error.detail ?? ''}`;
+  if (/\bsdp\b/i.test(words)) return true;
+  return !/\bcall_id\b|\bthis call\b|\balready\b|\bno longer\b/i.test(words);
 }
 
 export function owedOnCrash(book: CallBook): Array<{ callId: string; action: GatewayEnd }> {

@@ -1339,6 +1339,12 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
     // The SDP named in the details (protocol.md: error 100 with error_data) is our answer refused: reject.
     const sdpInDetail = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { ...notRinging, detail: 'Invalid parameter {"details":"session.sdp: no a=fingerprint"}' })], inStates.accepting);
     expect(sdpInDetail.state).toMatchObject({ owed: 'reject' });
+    // An error 100 that names no parameter is about the one an accept carries, our SDP: reject.
+    const bare = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { ...notRinging, detail: 'bad fingerprint' })], inStates.accepting);
+    expect(bare.state).toMatchObject({ owed: 'reject' });
+    // One that names the call id is about the call, whatever else it says.
+    const callId = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { code: 'gateway_error', message: '(#100) call_id: unknown call id', gatewayCode: 100, httpStatus: 400 })], inStates.accepting);
+    expect(callId.state).not.toHaveProperty('owed');
   });
 
   it('a decline asks the relay; only the last of the team rejects, and not once the gateway has ended the call', () => {
