@@ -46,6 +46,10 @@ export class CallActions {
   private readonly ringtone: RingtonePlayer | undefined;
   private readonly afterRender: (work: () => void) => void;
   private started = false;
+  /** What waits for the render: the ringing calls to prepare, and whether a ring should start. */
+  private readonly toPrepare = new Set<string>();
+  private ringAfterRender = false;
+  private renderQueued = false;
 
   constructor(deps: CallActionsDeps) {
     this.api = deps.api;
@@ -88,10 +92,8 @@ export class CallActions {
       this.engine.onCall(call);
       return;
     }
-    this.afterRender(() => {
-      const now = this.state.calls[call.localId];
-      if (this.started && now?.phase === 'ringing') this.engine.onCall(now);
-    });
+    this.toPrepare.add(call.localId);
+    this.queueAfterRender();
   }
 
   /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
@@ -255,8 +257,30 @@ export class CallActions {
       this.ringtone.stop();
       return;
     }
+    this.ringAfterRender = true;
+    this.queueAfterRender();
+  }
+
+  /**
+   * One task after the render for all that follows a ring, in this order: the microphone opens and
+   * the answer is made first (the agent may click Answer at once), then the ringtone starts (its
+   * audio output does not hold up the capture). Each only if the call still rings then.
+   */
+  private queueAfterRender(): void {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
     this.afterRender(() => {
-      if (this.started && anyRinging(this.state.calls)) this.ringtone?.start();
+      this.renderQueued = false;
+      const prepare = [...this.toPrepare];
+      const ring = this.ringAfterRender;
+      this.toPrepare.clear();
+      this.ringAfterRender = false;
+      if (!this.started) return;
+      for (const localId of prepare) {
+        const now = this.state.calls[localId];
+        if (now?.phase === 'ringing') this.engine.onCall(now);
+      }
+      if (ring && anyRinging(this.state.calls)) this.ringtone?.start();
     });
   }
 

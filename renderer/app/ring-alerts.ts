@@ -61,6 +61,11 @@ export interface RingAlertsDeps {
   ringtone: RingtoneControl;
   host: 'electron' | 'browser';
   env: RingAlertsEnvironment;
+  /**
+   * Runs the title and notification of a new ring once the current task is over, after the ringing
+   * card is rendered: the card comes first. Default: a zero-delay timer.
+   */
+  afterRender?: ((work: () => void) => void) | undefined;
 }
 
 export const NOTIFICATION_BODY = 'Incoming call';
@@ -72,6 +77,9 @@ export class RingAlerts {
   private readonly ringtone: RingtoneControl;
   private readonly host: 'electron' | 'browser';
   private readonly env: RingAlertsEnvironment;
+  private readonly afterRender: (work: () => void) => void;
+  private running = false;
+  private alertQueued = false;
   private watchdog: ReturnType<typeof setInterval> | undefined;
   /** Per ringing call: its notification, or null once one was tried (shown, closed by the agent, or refused). */
   private readonly notifications = new Map<string, NotificationLike | null>();
@@ -89,6 +97,7 @@ export class RingAlerts {
     this.ringtone = deps.ringtone;
     this.host = deps.host;
     this.env = deps.env;
+    this.afterRender = deps.afterRender ?? ((work) => void setTimeout(work, 0));
   }
 
   private get browserHost(): boolean {
@@ -112,11 +121,13 @@ export class RingAlerts {
     stops.push(this.ringtone.onStateChange(() => this.showSound()));
     stops.push(
       this.store.subscribe((s, before) => {
-        if (s.calls !== before.calls) this.followRinging();
+        if (s.calls !== before.calls) this.callsChanged();
       }),
     );
+    this.running = true;
     this.followRinging();
     return () => {
+      this.running = false;
       for (const stop of stops.splice(0)) stop();
       this.stopRinging();
     };
@@ -157,6 +168,20 @@ export class RingAlerts {
 
   private ringingCalls(): CallState[] {
     return Object.values(this.store.getState().calls).filter((c) => c.phase === 'ringing');
+  }
+
+  /** A ring that stops is followed at once; one that starts or changes once the card is rendered. */
+  private callsChanged(): void {
+    if (this.ringingCalls().length === 0) {
+      this.followRinging();
+      return;
+    }
+    if (this.alertQueued) return;
+    this.alertQueued = true;
+    this.afterRender(() => {
+      this.alertQueued = false;
+      if (this.running) this.followRinging();
+    });
   }
 
   private followRinging(): void {

@@ -140,6 +140,31 @@ describe('a ring is shown before anything else starts', () => {
     expect(t.sound).toEqual(['stop']);
   });
 
+  it('after the render the microphone and the answer come first, then the ringtone, in one task for all rings', () => {
+    const media = recordingEngine();
+    const later = manualAfterRender();
+    const queuedTasks: number[] = [];
+    const actions = new CallActions({
+      api: fakeApi({}).api,
+      store: appStore,
+      engine: media.engine,
+      ringtone: { start: () => void media.log.push('ringtone start'), stop: () => undefined },
+      afterRender: (work) => {
+        queuedTasks.push(1);
+        later.afterRender(work);
+      },
+    });
+    stops.push(actions.start());
+    actions.callChanged(state().applyCall(ringing('wacid.8')));
+    actions.callChanged(state().applyCall(ringing('wacid.9')));
+    expect(queuedTasks).toHaveLength(1);
+    later.runQueued();
+    expect(media.log).toEqual(['onCall in:wacid.8 ringing', 'onCall in:wacid.9 ringing', 'ringtone start']);
+    // A later ring queues a task of its own.
+    actions.callChanged(state().applyCall(ringing('wacid.10')));
+    expect(queuedTasks).toHaveLength(2);
+  });
+
   it('calls that are not ringing reach the media engine at once', () => {
     const t = setUpRinging();
     t.push(ended('wacid.3'));

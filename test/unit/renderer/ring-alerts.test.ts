@@ -78,14 +78,14 @@ function notificationClass(initial: NotificationPermission, answer: Notification
   return { FakeNotification, shown, requests: () => requests };
 }
 
-function setUp(options: { host?: 'electron' | 'browser'; permission?: NotificationPermission; activated?: boolean } = {}) {
+function setUp(options: { host?: 'electron' | 'browser'; permission?: NotificationPermission; activated?: boolean; afterRender?: (work: () => void) => void } = {}) {
   const audio = fakeAudio({ activated: options.activated ?? true });
   const ringtone = new Ringtone({ createContext: audio.createContext, blockedAfterMs: GRACE_MS });
   const doc = new FakeDocument();
   const win = new FakeWindow();
   const notifications = notificationClass(options.permission ?? 'granted');
   const env: RingAlertsEnvironment = { document: doc, window: win, Notification: notifications.FakeNotification };
-  const alerts = new RingAlerts({ store: appStore, alerts: alertsStore, ringtone, host: options.host ?? 'browser', env });
+  const alerts = new RingAlerts({ store: appStore, alerts: alertsStore, ringtone, host: options.host ?? 'browser', env, afterRender: options.afterRender ?? ((work) => work()) });
   stops.push(alerts.start());
   stops.push(() => ringtone.stop());
   /** A call rings, and the ringtone starts as CallActions starts it once the card is rendered. */
@@ -344,6 +344,25 @@ describe('the tab title while a call rings', () => {
     expect(t.doc.title).toBe('Softphone');
     await vi.advanceTimersByTimeAsync(3000);
     expect(t.doc.title).toBe('Softphone');
+  });
+
+  it('a new ring’s title and notification come after the card is rendered; a ring over by then shows neither', () => {
+    const queued: Array<() => void> = [];
+    const t = setUp({ afterRender: (work) => void queued.push(work) });
+    t.doc.visibilityState = 'hidden';
+    t.ring();
+    expect(t.doc.title).toBe('Softphone');
+    expect(t.notifications.shown).toHaveLength(0);
+    for (const work of queued.splice(0)) work();
+    expect(t.doc.title).toBe('☎ Amelia Hart calling');
+    expect(t.notifications.shown).toHaveLength(1);
+    t.endRinging();
+    expect(t.doc.title).toBe('Softphone');
+    t.ring(ringing('wacid.3'));
+    t.endRinging(ringing('wacid.3'));
+    for (const work of queued.splice(0)) work();
+    expect(t.doc.title).toBe('Softphone');
+    expect(t.notifications.shown).toHaveLength(1);
   });
 
   it('is restored when the domain stops mid-flash', () => {
