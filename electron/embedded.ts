@@ -1,7 +1,9 @@
 // The embedded default (ARCHITECTURE.md): with no account configured, the app runs an in-process
 // relay and sandbox on 127.0.0.1 and talks to them exactly as it would to a real gateway and relay.
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { startRelay } from '../relay/server';
+import { mediaDirIn } from '../sandbox/media-library';
 import { startSandbox } from '../sandbox/server';
 import type { EmbeddedEnvironment } from './core/embedded-environment';
 import { DEFAULT_PRODUCT } from '../shared/gateway';
@@ -9,13 +11,31 @@ import type { Logger } from '../shared/log';
 
 const secret = () => randomBytes(24).toString('base64url');
 
-export async function startEmbeddedEnvironment(options: { logger?: Logger } = {}): Promise<EmbeddedEnvironment> {
+export interface EmbeddedOptions {
+  logger?: Logger;
+  /**
+   * The folder holding the sandbox's files (the customers' voice, the media library): the Electron
+   * app's assets/, inside app.asar when packaged. Without it the sandbox finds the project's assets/
+   * next to its source, which works only when it runs from source (npm run start:browser): a bundle
+   * has no import.meta.url, and its working directory is anywhere.
+   */
+  assetsDir?: string;
+}
+
+export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): Promise<EmbeddedEnvironment> {
   const appSecret = secret();
   const agentToken = secret();
   const apiKey = secret();
   const relay = await startRelay({ port: 0, appSecret, verifyToken: secret(), agentTokens: [agentToken], ...(options.logger ? { logger: options.logger } : {}) });
   try {
-    const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...(options.logger ? { logger: options.logger } : {}) });
+    const sandbox = await startSandbox({
+      port: 0,
+      relayUrl: relay.url,
+      appSecret,
+      apiKey,
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.assetsDir !== undefined ? { voicePath: join(options.assetsDir, 'customer-voice.wav'), media: { dir: mediaDirIn(options.assetsDir) } } : {}),
+    });
     return {
       account: { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: DEFAULT_PRODUCT, relayUrl: relay.url, agentToken },
       sandboxControlUrl: sandbox.url,

@@ -26,6 +26,7 @@ export const ERROR_TEXT: Readonly<Record<ErrorCode, string>> = {
   not_configured: 'No account is set up yet. Open Settings, or use the sandbox.',
   not_available: 'This is not available in the current mode.',
   answered_elsewhere: 'Answered by another agent.',
+  needs_confirmation: 'Not sent yet: confirm the warnings to send it anyway.',
   internal: 'Something went wrong inside the app. Try again.',
 };
 

@@ -2,6 +2,7 @@
 // 4.1, 4.3; protocol.md "Events"): every customer's 24-hour window, the delivery statuses of what
 // the business sends, the customers' own messages, and the voice_call buttons they can press.
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../shared/log';
 import type { FreeFormMessage } from '../shared/messages';
 import { normalisePhoneNumber } from '../shared/phone';
@@ -34,6 +35,8 @@ export interface MessageSimulatorOptions {
   timings: MessagingTimings;
   /** Valid numbers with no chat-app account: accepted, then a `failed` status (131026). */
   unreachableNumbers: readonly string[];
+  /** The service's judgement of a message's media (media-judge.ts): a refusal, or undefined. */
+  judgeMedia?: (message: FreeFormMessage) => Promise<GraphFailure | undefined>;
 }
 
 interface CallButton {
@@ -64,7 +67,10 @@ export class MessageSimulator {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly stop = new AbortController();
 
-  constructor(private readonly options: MessageSimulatorOptions) {}
+  constructor(private readonly options: MessageSimulatorOptions) {
+    // Every message waiting for its next status listens for the close: many at once is normal.
+    setMaxListeners(0, this.stop.signal);
+  }
 
   // ── Gateway endpoints: the business's side ──────────────────────────────────────────────────
 
@@ -79,6 +85,16 @@ export class MessageSimulator {
       this.buttons.set(number, { payload, messageId, expiresAt: at + ttl_minutes * 60_000 });
     }
     return this.sent(number, messageId);
+  }
+
+  /** replymessage as the service answers it: the window first, then the media fetched and judged. */
+  async replyJudged(message: FreeFormMessage, at: number): Promise<GatewayOutcome> {
+    const judge = this.options.judgeMedia;
+    if (judge && this.windowOpen(message.to, at)) {
+      const failure = await judge(message);
+      if (failure) return this.refuse(this.newReport('replymessage', message, at), failure);
+    }
+    return this.reply(message, at);
   }
 
   /** sendtemplate: templates go out whatever the window (gateway-spec.md 1.2), if the account has them. */

@@ -17,6 +17,8 @@ import { CallSimulator, DEFAULT_TIMEOUTS, type GatewayOutcome, type SandboxTimeo
 import { loadCustomerVoice } from './customer-voice';
 import { DEFAULT_CUSTOMERS } from './customers';
 import { graphErrorBody, invalidParameter, type GraphFailure } from './graph-error';
+import { MediaJudge } from './media-judge';
+import { defaultMediaDir, MediaLibrary } from './media-library';
 import { DEFAULT_MESSAGING_TIMINGS, MessageSimulator, type MessagingTimings } from './message-simulator';
 import { templateCatalogue } from './template-catalogue';
 import { WebhookSender, type BusinessIdentity } from './webhook-sender';
@@ -54,6 +56,12 @@ export interface SandboxOptions {
   messaging?: { statusDelaysMs?: Partial<MessagingTimings['statusDelaysMs']>; windowMs?: number };
   /** Valid numbers without a chat-app account (messages to them fail); default SANDBOX_UNREACHABLE_NUMBERS. */
   unreachableNumbers?: readonly string[];
+  /**
+   * Media by link is fetched as the app fetches it: `timeoutMs` before any byte is due (default 8 s)
+   * and `msPerMb` more for each MB to read (default 1 s). `dir` holds the library's files; default
+   * the project's assets/sandbox-media/, which a bundled sandbox must be told instead.
+   */
+  media?: { timeoutMs?: number; msPerMb?: number; dir?: string };
 }
 
 export interface SandboxServer {
@@ -147,7 +155,17 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     timeouts,
     logger,
   });
+  const { library: mediaLibrary, problems: mediaProblems } = MediaLibrary.load(options.media?.dir ?? defaultMediaDir());
+  if (mediaProblems.length > 0) logger.warn('media library files unavailable, their ids are unknown', { problems: mediaProblems });
+  const { timeoutMs: mediaTimeoutMs, msPerMb } = options.media ?? {};
+  const mediaJudge = new MediaJudge({
+    library: mediaLibrary,
+    logger,
+    ...(mediaTimeoutMs !== undefined ? { timeoutMs: mediaTimeoutMs } : {}),
+    ...(msPerMb !== undefined ? { msPerMb } : {}),
+  });
   const messages = new MessageSimulator({
+    judgeMedia: (message) => mediaJudge.judge(message),
     customers,
     product,
     webhooks,
@@ -234,7 +252,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     let outcome: GatewayOutcome;
     if (endpoint === 'replymessage') {
       const parsed = freeFormMessageSchema(product).safeParse(read.body);
-      outcome = parsed.success ? messages.reply(parsed.data, at) : { ok: false, failure: schemaFailure(parsed.error) };
+      outcome = parsed.success ? await messages.replyJudged(parsed.data, at) : { ok: false, failure: schemaFailure(parsed.error) };
     } else {
       const parsed = templateMessageSchema(product).safeParse(read.body);
       outcome = parsed.success ? messages.template(parsed.data, at) : { ok: false, failure: schemaFailure(parsed.error) };
@@ -313,6 +331,14 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     if (method === 'GET' && path === SANDBOX_PATHS.log) return sendJson(res, 200, gatewayLog);
     if (method === 'GET' && path === SANDBOX_PATHS.messages) return sendJson(res, 200, messages.reports());
     if (method === 'GET' && path === SANDBOX_PATHS.templates) return sendJson(res, 200, templateCatalogue(product));
+    if (method === 'GET' && path === SANDBOX_PATHS.media) return sendJson(res, 200, mediaLibrary.list());
+    if (method === 'GET' && path.startsWith(`${SANDBOX_PATHS.media}/`)) {
+      const id = decodeURIComponent(path.slice(SANDBOX_PATHS.media.length + 1));
+      const file = mediaLibrary.bytes(id);
+      if (!file) return controlError(res, 404, { code: 'not_found', message: `no media ${id}`, field: 'id' });
+      res.writeHead(200, { 'Content-Type': file.media.mimeType, 'Content-Length': file.bytes.length });
+      return void res.end(file.bytes);
+    }
     if (method === 'GET' && path.startsWith(`${SANDBOX_PATHS.calls}/`)) {
       const callId = decodeURIComponent(path.slice(SANDBOX_PATHS.calls.length + 1));
       const report = simulator.callReport(callId);
@@ -414,6 +440,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
+        mediaJudge.close();
         messages.close();
         await simulator.close();
         await webhooks.close();

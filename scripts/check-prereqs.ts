@@ -13,6 +13,9 @@ export type Task = (typeof TASKS)[number];
 /** Where the end-to-end harness (test/e2e/harness.ts) and the call benchmark launch Chromium. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
+/** ImageMagick's convert, by its Debian path: another `convert` may come first on PATH. */
+export const IMAGEMAGICK_CONVERT_PATH = '/usr/bin/convert';
+
 /** What the checks may look at: the environment and the file system, so that tests can stand in for both. */
 export interface SystemProbe {
   env: Readonly<Record<string, string | undefined>>;
@@ -54,8 +57,25 @@ function chromiumMissing(task: Task, probe: SystemProbe): MissingPrerequisite | 
   return probe.isExecutable(CHROMIUM_PATH) ? undefined : { what: CHROMIUM_PATH, aptPackage: 'chromium' };
 }
 
+/** The programs the media corpus (test/fixtures/media-corpus.ts) makes the tests' media files with. */
+const MEDIA_TOOLS: readonly (({ command: string } | { path: string }) & { aptPackage: string })[] = [
+  { command: 'ffmpeg', aptPackage: 'ffmpeg' },
+  { command: 'sox', aptPackage: 'sox' },
+  { path: IMAGEMAGICK_CONVERT_PATH, aptPackage: 'imagemagick' },
+  { command: 'ps2pdf', aptPackage: 'ghostscript' },
+];
+
+/** Those of the media corpus's programs that this system lacks. */
+export function mediaToolsMissing(probe: SystemProbe): MissingPrerequisite[] {
+  return MEDIA_TOOLS.filter((tool) => ('path' in tool ? !probe.isExecutable(tool.path) : !onPath(tool.command, probe))).map((tool) => ({
+    what: 'path' in tool ? tool.path : tool.command,
+    aptPackage: tool.aptPackage,
+  }));
+}
+
 export function missingPrerequisites(task: Task, probe: SystemProbe): MissingPrerequisite[] {
-  return [chromiumMissing(task, probe), redisServerMissing(task, probe)].filter((m): m is MissingPrerequisite => m !== undefined);
+  const media = task === 'test' ? mediaToolsMissing(probe) : [];
+  return [chromiumMissing(task, probe), redisServerMissing(task, probe), ...media].filter((m): m is MissingPrerequisite => m !== undefined);
 }
 
 /** The one line for what is missing, with the command that installs all of it; undefined when nothing is. */

@@ -20,6 +20,19 @@ const sdp = z.string().min(1, 'must not be empty').max(64 * 1024, 'is too long (
 /** A customer's number as typed or in gateway digits; the service normalises it. */
 const contactNumber = z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(64, 'is too long');
 
+/** A media check's warnings are a sentence or two each, and a message has one file: these bounds leave room and no more. */
+export const CONFIRMED_LIMITS = { warnings: 20, characters: 1000 } as const;
+/** "Send anyway": each warning text the agent was shown (needs_confirmation's `confirm`), exactly as given. */
+const confirmedWarnings = z
+  .array(
+    z
+      .string({ error: 'must hold the warnings as texts' })
+      .min(1, 'must not hold an empty warning')
+      .max(CONFIRMED_LIMITS.characters, `must hold warnings of at most ${CONFIRMED_LIMITS.characters} characters each`),
+    { error: 'must be a list of the warnings the agent confirmed' },
+  )
+  .max(CONFIRMED_LIMITS.warnings, `must list at most ${CONFIRMED_LIMITS.warnings} warnings`);
+
 /**
  * A composer's message without its envelope (shared/messages.ts MessageContent): the replymessage
  * body's rules, every one, with the envelope members left out (the service adds them). Derived from
@@ -90,9 +103,19 @@ export const commandSchemas = {
   setPreferences: z.strictObject({ preferences: preferencesPatchSchema }),
 
   // ---- messages (gateway-spec.md 2–4.1, 4.3) ----
-  /** A free-form message; media links are checked first; refused while the 24-hour window is closed. */
-  sendMessage: z.strictObject({ to: contactNumber, content: messageContentSchema }),
-  /** HEAD (or a one-byte GET) of a media link against gateway-spec.md 2.3's table; nothing is sent. */
+  /**
+   * A free-form message; media links are checked first; refused while the 24-hour window is closed.
+   * A file the gateway takes but that plays badly somewhere (gateway-spec.md 2.3: B-frames, moov after
+   * mdat) answers needs_confirmation with the warnings in `confirm`. "Send anyway" sends the same
+   * message with those texts in `confirmed`: it goes out only if every warning the check finds now is
+   * among them (a file changed since the agent saw the warnings asks again), and a file that breaks
+   * a rule is refused whatever is confirmed.
+   */
+  sendMessage: z.strictObject({ to: contactNumber, content: messageContentSchema, confirmed: confirmedWarnings.optional() }),
+  /**
+   * A media link judged on its bytes against gateway-spec.md 2.3's table: GETs with a Range, for the
+   * head of the file and, where the format needs it, its tail (shared/media-fetch.ts); nothing is sent.
+   */
   checkMediaLink: z.strictObject({
     type: z.enum(MEDIA_TYPES, `must be one of ${MEDIA_TYPES.join(', ')}`),
     link: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(2048, 'is too long (2048 characters at most)'),

@@ -85,4 +85,6 @@ export interface MediaLinkCheck {
   contentLength?: number;
   finalUrl: string;
   warnings: string[];
+  /** Warnings the agent will confirm with "Send anyway" when sending (gateway-spec.md 2.3's media rules). */
+  confirm?: string[];
 }

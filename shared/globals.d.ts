@@ -13,3 +13,15 @@ declare class URL {
   readonly origin: string;
   toString(): string;
 }
+// The media file check (media-fetch.ts) bounds its requests in time: abort signals and timers.
+interface AbortSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+declare class AbortController {
+  readonly signal: AbortSignal;
+  abort(reason?: unknown): void;
+}
+declare function setTimeout(callback: () => void, ms: number): unknown;
+declare function clearTimeout(handle: unknown): void;

@@ -60,7 +60,7 @@ export const MEDIA_TABLE: Readonly<Record<MediaType, MediaRule>> = {
       { mimeType: 'audio/amr', extensions: ['.amr'] },
       { mimeType: 'audio/mpeg', extensions: ['.mp3'] },
       { mimeType: 'audio/mp4', extensions: ['.m4a'] },
-      // gateway-spec.md 2.3: Opus only, mono; the link check warns about it, it cannot hear the codec.
+      // gateway-spec.md 2.3: Opus only, mono; the link check reads the stream headers and refuses others.
       { mimeType: 'audio/ogg', extensions: ['.ogg'] },
     ],
   },

@@ -17,12 +17,16 @@ export type ErrorCode =
   | 'not_configured'
   | 'not_available' // e.g. a sandbox-only command in account mode
   | 'answered_elsewhere'
+  | 'needs_confirmation' // nothing broke a rule, but `confirm` lists warnings the agent accepts first ("Send anyway": sendMessage's `confirmed`)
   | 'internal';
 
 export interface AppError {
   code: ErrorCode;
   message: string;
-  /** Dotted path of the offending field, for invalid_input. */
+  /**
+   * Dotted path of the offending field: for invalid_input, for needs_confirmation (the file the
+   * warnings are about), and for a gateway refusal whose details name a field of the request.
+   */
   field?: string;
   /** The gateway's numeric error code (Graph envelope), when there was one. */
   gatewayCode?: number;
@@ -30,6 +34,11 @@ export interface AppError {
   httpStatus?: number;
   /** Raw diagnostic text (an opaque error body), never shown as the main message. */
   detail?: string;
+  /**
+   * For needs_confirmation: every warning the check finds now. The agent confirms them by sending the
+   * same request with these exact texts in `confirmed`; it goes out only while they still cover all.
+   */
+  confirm?: string[];
 }
 
 export type Result<T> = { ok: true; value: T } | { ok: false; error: AppError };

@@ -1,5 +1,6 @@
 // The sandbox's control API (sandbox/README.md): what the app's embedded mode and the tests use to
 // drive simulated customers. The gateway endpoints themselves follow gateway-spec.md.
+import type { MediaType } from './messages';
 
 export type CustomerBehaviour =
   | 'answers' // rings ~1 s, answers, talks
@@ -82,6 +83,21 @@ export interface SandboxTemplate {
   apiPayload: string;
 }
 
+/** A file in the sandbox account's media library: messages may name it by `id` instead of `link`. */
+export interface SandboxMedia {
+  id: string;
+  /** The message types it may be sent as (its MIME type is one of the type's, gateway-spec.md 2.3). */
+  type: MediaType;
+  mimeType: string;
+  fileName: string;
+  /** Bytes. */
+  size: number;
+  /** Hex SHA-256 of the file's bytes. */
+  sha256: string;
+  /** What the file is, in words. */
+  description: string;
+}
+
 /** Numbers that are valid but have no chat-app account: messages to them fail (131026). */
 export const SANDBOX_UNREACHABLE_NUMBERS: readonly string[] = ['12025550199'];
 
@@ -95,4 +111,5 @@ export const SANDBOX_PATHS = {
   pressCallButton: '/control/press-call-button', // POST { number } → { callId, payload } — the last voice_call button
   messages: '/control/messages', // GET → SandboxMessageReport[]
   templates: '/control/templates', // GET → SandboxTemplate[]
+  media: '/control/media', // GET → SandboxMedia[]; GET /control/media/{id} → the file's bytes
 } as const;

@@ -6,8 +6,16 @@
 // Rules kept here:
 // - Free-form needs the window open (gateway-spec.md 3.1): refused here while it is closed, and a
 //   131047 answer closes it (the gateway is the judge).
-// - Media links are checked (HEAD, media-link-check.ts) before the message goes out; a link that does
-//   not fit is a clear error and nothing is sent.
+// - Media links are checked (media-link-check.ts: the file's bytes against gateway-spec.md 2.3) before
+//   the message goes out; a file that breaks a rule is a clear error and nothing is sent. A file the
+//   gateway takes with a warning (B-frames, moov after mdat) waits for the agent: needs_confirmation
+//   with the warnings, and only the same send with those texts `confirmed` ("Send anyway") lets it
+//   go. The file is checked again then: a warning it has now that the agent did not confirm asks
+//   again, so a file changed after the agent saw the warnings never goes out on the old word.
+// - Media by id is not checked here: the gateway holds the file and judges it. Its refusal (131053,
+//   error_data.details "image.id: unknown media id …") is placed on the field the details name.
+// - A signed link carries its credentials in the query: a link in a log line keeps only its origin
+//   and path (`withoutQuery`), and so do the refusal texts passed on from the link check.
 // - Nothing is retried: a send whose answer was lost may have gone out (gateway-client.ts).
 import { createLogger, type Logger } from '../../shared/log';
 import { SNAPSHOT_CONVERSATIONS, type Conversation, type MediaLinkCheck, type MessageFailure, type SendReceipt } from '../../shared/conversation';
@@ -24,7 +32,7 @@ import {
   type MessageContent,
 } from '../../shared/messages';
 import { normalisePhoneNumber } from '../../shared/phone';
-import { err, ok, type Result } from '../../shared/result';
+import { err, ok, type AppError, type Result } from '../../shared/result';
 import { describeTemplate, fillTemplate, parseTemplatePayload, type TemplateDraft } from '../../shared/templates';
 import type { ConversationWindows } from './conversation-windows';
 import type { MessageSending } from './gateway-client';
@@ -155,35 +163,70 @@ export class MessagingService {
 
   async checkMediaLink(type: MediaType, link: string): Promise<Result<MediaLinkCheck>> {
     const checked = await this.checkLink(type, link.trim());
-    if (!checked.ok) return checked;
-    const { contentType, contentLength, finalUrl, warnings } = checked.value;
-    return ok({ contentType, ...(contentLength !== undefined ? { contentLength } : {}), finalUrl, warnings });
+    if (!checked.ok) return { ok: false, error: withoutQueries(checked.error) };
+    const { contentType, contentLength, finalUrl, warnings, confirm } = checked.value;
+    return ok({ contentType, ...(contentLength !== undefined ? { contentLength } : {}), finalUrl, warnings, ...(confirm.length > 0 ? { confirm } : {}) });
   }
 
   parseTemplate(pasted: string): Result<TemplateDraft> {
     return parseTemplatePayload(pasted);
   }
 
-  /** A free-form message: window open, media links checked, then one POST. */
-  async sendMessage(to: string, content: MessageContent): Promise<Result<SendReceipt>> {
+  /**
+   * A free-form message: window open, media links checked, then one POST. Warnings that need the
+   * agent's word stop it with needs_confirmation unless every one the check finds now is among the
+   * texts in `confirmed`; refusals stop it whatever is confirmed.
+   */
+  async sendMessage(to: string, content: MessageContent, options: { confirmed?: readonly string[] | undefined } = {}): Promise<Result<SendReceipt>> {
     const runtime = this.runtime;
     if (!runtime) return notConfigured();
     const contact = this.contactOf(to, runtime);
     if (!contact.ok) return contact;
     const closed = this.refuseIfClosed(contact.value, WINDOW_CLOSED_MESSAGE);
     if (closed) return closed;
+    const message = buildFreeFormMessage(runtime.product, contact.value, content);
+    if (!message.ok) return message;
     const warnings: string[] = [];
+    const confirm: { field: string; link: string; warnings: string[] }[] = [];
     for (const { type, link, field } of mediaLinksOf(content)) {
       const checked = await this.checkLink(type, link, { field });
       if (!checked.ok) {
-        this.log.info('media link refused before sending', { to: contact.value, field, reason: checked.error.message });
-        return checked;
+        const refused = withoutQueries(checked.error);
+        this.log.info('media link refused before sending', { to: contact.value, field, link: withoutQuery(link), reason: refused.message });
+        return { ok: false, error: refused };
       }
       warnings.push(...checked.value.warnings);
+      const toConfirm = checked.value.confirm;
+      if (toConfirm.length > 0) confirm.push({ field, link, warnings: toConfirm });
     }
-    const message = buildFreeFormMessage(runtime.product, contact.value, content);
-    if (!message.ok) return message;
-    return this.sendFreeForm(runtime, contact.value, message.value, warnings);
+    const held = this.unconfirmed(contact.value, confirm, options.confirmed ?? []);
+    if (held) return held;
+    const sent = await this.sendFreeForm(runtime, contact.value, message.value, warnings);
+    return sent.ok ? sent : { ok: false, error: withoutQueries(placeGatewayDetails(sent.error, content)) };
+  }
+
+  /**
+   * needs_confirmation while a warning found now is not among the texts the agent confirmed; the
+   * answer lists every warning found now, so the agent confirms the file as it is.
+   */
+  private unconfirmed(contact: string, confirm: readonly { field: string; link: string; warnings: string[] }[], confirmed: readonly string[]): Result<never> | undefined {
+    if (confirm.length === 0) return undefined;
+    const given = new Set(confirmed);
+    const all = confirm.flatMap((c) => c.warnings);
+    const open = confirm.find((c) => c.warnings.some((w) => !given.has(w)));
+    const fields = confirm.map((c) => c.field);
+    const links = confirm.map((c) => withoutQuery(c.link));
+    if (open === undefined) {
+      this.log.info('media sent with the warnings the agent confirmed', { to: contact, fields, links, warnings: all.length });
+      return undefined;
+    }
+    if (confirmed.length > 0) {
+      // The agent confirmed other words: the file is not the one they were about any more.
+      this.log.info('media send waits again: the file has warnings the agent did not confirm', { to: contact, field: open.field, links, warnings: all.length, confirmed: confirmed.length });
+      return err('needs_confirmation', `${open.field}: not sent: the file now has warnings you have not confirmed: ${all.join(' ')}`, { field: open.field, confirm: all });
+    }
+    this.log.info('media send waits for the agent to confirm', { to: contact, field: open.field, links, warnings: all.length });
+    return err('needs_confirmation', `${open.field}: not sent yet, confirm to send it anyway: ${all.join(' ')}`, { field: open.field, confirm: all });
   }
 
   /** A pasted template with its values. The variables are found again in the template itself. */
@@ -340,6 +383,70 @@ export class MessagingService {
 const notConfigured = (): Result<never> => err('not_configured', 'No account is set up and the sandbox is not running: open the settings');
 
 const nonBlank = (s: string | undefined): boolean => s !== undefined && s.trim() !== '';
+
+/** An error whose message and detail keep no link's query: a signed link's query holds its credentials. */
+export function withoutQueries(error: AppError): AppError {
+  const { message, detail } = error;
+  return { ...error, message: withoutQuery(message), ...(detail !== undefined ? { detail: withoutQuery(detail) } : {}) };
+}
+
+/** A link, or text holding links, with each one's query and fragment (and any user name and password) left out. */
+export function withoutQuery(text: string): string {
+  // A backslash ends an address too: in a JSON-escaped detail it starts the closing quote's escape.
+  // Punctuation that ends the address ends the sentence it sits in, and stays with it.
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\]+/gi, (found) => {
+    const trail = /[.,;:!?)]+$/.exec(found)?.[0] ?? '';
+    const address = found.slice(0, found.length - trail.length);
+    if (URL.canParse(address)) {
+      const url = new URL(address);
+      if (url.origin !== 'null') return `${url.origin}${url.pathname}${trail}`;
+    }
+    return `${address.replace(/[?#].*$/, '')}${trail}`;
+  });
+}
+
+/**
+ * A Graph refusal of the message's media placed on its field: the gateway's error_data.details name
+ * the body path first ("image.id: unknown media id …", gateway-spec.md 2.3; the sandbox answers an
+ * unknown id with 131053 so). gateway-client.ts keeps error_data as JSON in `detail`. Only a path of
+ * a media member this message has is taken: anything else stays the message-wide error it was.
+ */
+export function placeGatewayDetails(error: AppError, content: MessageContent): AppError {
+  if (error.gatewayCode === undefined || error.detail === undefined || error.field !== undefined) return error;
+  const details = graphDetailsOf(error.detail);
+  const placed = details === undefined ? null : /^([A-Za-z_][\w.]*):\s*(\S[\s\S]*)$/.exec(details);
+  const path = placed?.[1];
+  const rule = placed?.[2];
+  if (path === undefined || rule === undefined || !mediaMembersOf(content).includes(path)) return error;
+  return { ...error, field: `content.${path}`, message: `content.${path}: ${rule.trim()}` };
+}
+
+/** error_data.details out of gateway-client.ts's `detail` ("<message> <error_data as JSON>", perhaps cut short after it). */
+function graphDetailsOf(detail: string): string | undefined {
+  const found = /"details":("(?:[^"\\]|\\.)*")/.exec(detail);
+  if (!found) return undefined;
+  try {
+    const details: unknown = JSON.parse(found[1]!);
+    return typeof details === 'string' && details.trim() !== '' ? details.trim() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The body paths that name a media file of this message (`image.id`, `interactive.header.video.link`). */
+function mediaMembersOf(content: MessageContent): string[] {
+  const membersOf = (at: string, media: unknown): string[] =>
+    media !== null && typeof media === 'object' ? (['id', 'link'] as const).filter((k) => typeof (media as Record<string, unknown>)[k] === 'string').map((k) => `${at}.${k}`) : [];
+  if (content.type !== 'interactive') {
+    if (!(MEDIA_TYPES as readonly string[]).includes(content.type)) return [];
+    return membersOf(content.type, (content as Record<string, unknown>)[content.type]);
+  }
+  const interactive = content.interactive;
+  if (!('header' in interactive) || interactive.header === undefined) return [];
+  const header = interactive.header as { type: string } & Record<string, unknown>;
+  if (!(MEDIA_TYPES as readonly string[]).includes(header.type)) return [];
+  return membersOf(`interactive.header.${header.type}`, header[header.type]);
+}
 
 /** Every media link a message carries, with the field that names it in errors. */
 function mediaLinksOf(content: MessageContent): { type: MediaType; link: string; field: string }[] {

@@ -48,7 +48,7 @@ export interface SoftphoneServiceOptions {
   embedded?: () => Promise<EmbeddedEnvironment>;
   logger?: Logger;
   now?: () => number;
-  /** The media link check before a media message is sent; the real HEAD request by default. */
+  /** The media link check before a media message is sent: by default the real GET of the file's head (and tail where it matters), judged on its bytes. */
   checkMediaLink?: LinkChecker;
   /** The host's own check of a preferences change (the Electron host: global shortcuts are free). */
   preferencesGuard?: PreferencesGuard;
@@ -154,7 +154,7 @@ class CoreSoftphoneService implements SoftphoneService {
       simulateCustomerHangUp: ({ localId }) => this.simulateCustomerHangUp(localId),
       setPresence: ({ status }) => this.setPresence(status),
       setPreferences: ({ preferences }) => this.prefs.update(preferences),
-      sendMessage: ({ to, content }) => this.withMessaging(() => this.messaging.sendMessage(to, content)),
+      sendMessage: ({ to, content, confirmed }) => this.withMessaging(() => this.messaging.sendMessage(to, content, { confirmed })),
       checkMediaLink: ({ type, link }) => this.messaging.checkMediaLink(type, link),
       parseTemplate: ({ pasted }) => Promise.resolve(this.messaging.parseTemplate(pasted)),
       sendTemplate: ({ draft, to, values }) => this.withMessaging(() => this.messaging.sendTemplate(draft, to, values)),

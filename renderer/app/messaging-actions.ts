@@ -1,5 +1,11 @@
 // The messages domain: the contact in view, its conversation, the composer and its sends, templates,
 // media link checks, the call button and the call-permission request.
+//
+// A media file the gateway takes with a warning (gateway-spec.md 2.3) comes back as needs_confirmation:
+// the composer keeps everything and shows the warnings with "Send anyway", which sends the same
+// message again with those warnings' texts `confirmed`. The warnings hold for that file only: an edit
+// of its link, id or type clears them. The main process checks the file again and asks once more when
+// it finds a warning that was not confirmed (the file changed meanwhile).
 import type { SoftphoneApi } from '../../shared/api';
 import type { SendReceipt } from '../../shared/conversation';
 import { createLogger } from '../../shared/log';
@@ -9,7 +15,17 @@ import type { Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { parseConversation, parseTemplateDraft } from '../bridge/payload-schemas';
 import { errorMessage, messageErrorText } from '../error-texts';
-import { afterSendOf, checkComposer, serverErrorsFrom, templateValuesFor, type CallButtonInput, type ComposerDraft } from '../store/composer';
+import {
+  afterSendOf,
+  checkComposer,
+  confirmationFrom,
+  confirmedWarnings,
+  serverErrorsFrom,
+  templateValuesFor,
+  withoutStaleConfirmation,
+  type CallButtonInput,
+  type ComposerDraft,
+} from '../store/composer';
 import { isWindowOpen } from '../store/conversations';
 import { composerFor, type AppState } from '../store/store';
 
@@ -80,15 +96,19 @@ export class MessagingActions {
   /** Any edit of a composer; `key` is the field typed in (its live error shows from now on). */
   editComposer(contact: string, change: (draft: ComposerDraft) => ComposerDraft, key?: string): void {
     this.state.updateComposer(contact, (draft) => {
-      const next = change(draft);
+      const next = withoutStaleConfirmation(change(draft));
       if (key === undefined) return next;
       const { [key]: _cleared, ...serverErrors } = next.serverErrors;
       return { ...next, touched: { ...next.touched, [key]: true }, serverErrors, notice: null };
     });
   }
 
-  /** The Send button of the Text, Media and Interactive tabs, and Send template. Never retried. */
-  async send(contact: string): Promise<void> {
+  /**
+   * The Send button of the Text, Media and Interactive tabs, and Send template. Never retried.
+   * `confirmed` is "Send anyway" with the warnings it was shown: of those, it confirms the ones the
+   * form still shows for the file in it, and nothing else (with none left it is a plain Send).
+   */
+  async send(contact: string, options: { confirmed?: readonly string[] } = {}): Promise<void> {
     const draft = composerFor(this.state, contact);
     if (draft.busy) return;
     if (this.state.contactNotice?.contact === contact) this.state.setContactNotice(null);
@@ -102,13 +122,14 @@ export class MessagingActions {
       this.patchComposer(contact, { showAllErrors: true, error: 'Not sent: check the highlighted fields.' });
       return;
     }
+    const confirmed = confirmedWarnings(draft, options.confirmed ?? []);
     this.patchComposer(contact, { busy: true, error: null, serverErrors: {}, notice: null });
     const input = checked.value;
     const result =
       draft.tab === 'interactive' && draft.interactive.variant === 'voice_call'
         ? await this.api.sendCallButton(input as CallButtonInput)
-        : await this.api.sendMessage({ to: contact, content: input as MessageContent });
-    this.finishSend(contact, draft, result);
+        : await this.api.sendMessage({ to: contact, content: input as MessageContent, ...(confirmed.length > 0 ? { confirmed } : {}) });
+    this.finishSend(contact, draft, result, confirmed);
   }
 
   async sendTemplate(contact: string): Promise<void> {
@@ -161,6 +182,8 @@ export class MessagingActions {
   /** Checks a media link as soon as the agent leaves the field; the send checks it again. */
   async checkMediaLink(contact: string): Promise<void> {
     const { media } = composerFor(this.state, contact);
+    // Media by id is the gateway's to judge: it holds the file.
+    if (media.by !== 'link') return;
     const link = media.link.trim();
     if (link === '') {
       this.patchComposer(contact, { linkCheck: null });
@@ -171,12 +194,16 @@ export class MessagingActions {
     const now = composerFor(this.state, contact).media;
     if (now.link.trim() !== link || now.type !== media.type) return; // edited meanwhile
     if (!result.ok) {
-      this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'failed', text: messageErrorText(result.error) } });
+      // The field's label is shown beside the rule: the check's own "link: " would repeat it.
+      const text = Object.values(serverErrorsFrom(result.error))[0] ?? messageErrorText(result.error);
+      this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'failed', text } });
       return;
     }
-    const { contentType, contentLength, warnings } = result.value;
+    const { contentType, contentLength, warnings, confirm = [] } = result.value;
     const size = contentLength !== undefined ? ` · ${formatBytes(contentLength)}` : '';
-    const text = [`${contentType}${size}: fits the ${media.type} rules`, ...warnings].join('. ');
+    const verdict =
+      confirm.length > 0 ? `${contentType}${size}: the gateway takes it, but Send will ask you to confirm: ${confirm.join(' ')}` : `${contentType}${size}: fits the ${media.type} rules`;
+    const text = [verdict, ...warnings].join('. ');
     this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'ok', text } });
   }
 
@@ -210,10 +237,16 @@ export class MessagingActions {
     this.state.updateComposer(contact, (d) => ({ ...d, ...patch }));
   }
 
-  private finishSend(contact: string, sent: ComposerDraft, result: Result<SendReceipt>): void {
+  private finishSend(contact: string, sent: ComposerDraft, result: Result<SendReceipt>, confirmed: readonly string[] = []): void {
     if (result.ok) {
       const warnings = result.value.warnings;
       this.state.updateComposer(contact, (d) => ({ ...afterSendOf(d, sent), notice: warnings.length > 0 ? `Sent. ${warnings.join('. ')}` : null }));
+      return;
+    }
+    const confirmation = result.error.code === 'needs_confirmation' ? confirmationFrom(sent, result.error, confirmed) : null;
+    if (confirmation !== null) {
+      // Not an error of any field: the file is fine by the rules, the agent decides.
+      this.state.updateComposer(contact, (d) => withoutStaleConfirmation({ ...d, busy: false, error: null, serverErrors: {}, confirmation }));
       return;
     }
     const placed = serverErrorsFrom(result.error);
@@ -221,6 +254,7 @@ export class MessagingActions {
     this.patchComposer(contact, {
       busy: false,
       serverErrors: placed,
+      confirmation: null,
       error: hasField ? `Not sent: ${Object.values(placed)[0]}` : `Not sent. ${messageErrorText(result.error)}`,
     });
   }

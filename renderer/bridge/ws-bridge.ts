@@ -56,6 +56,7 @@ const errorSchema = z.looseObject({
   gatewayCode: z.number().optional(),
   httpStatus: z.number().optional(),
   detail: z.string().optional(),
+  confirm: z.array(z.string()).optional(),
 });
 const resultSchema = z.union([
   z.looseObject({ ok: z.literal(true), value: z.unknown() }),
@@ -74,7 +75,7 @@ function normaliseResult(result: z.infer<typeof resultSchema>): Result<unknown> 
   if (result.ok) return { ok: true, value: result.value };
   const { code, message, ...rest } = result.error;
   const error: AppError = { code: isErrorCode(code) ? code : 'internal', message };
-  for (const key of ['field', 'gatewayCode', 'httpStatus', 'detail'] as const) {
+  for (const key of ['field', 'gatewayCode', 'httpStatus', 'detail', 'confirm'] as const) {
     if (rest[key] !== undefined) Object.assign(error, { [key]: rest[key] });
   }
   return { ok: false, error };

@@ -4,12 +4,15 @@ import { useMessaging } from '../app/controllers-context';
 import {
   COMPOSER_TABS,
   FIELD_LIMITS,
+  MEDIA_BY_LABELS,
+  MEDIA_FIELD_LABELS,
   TAB_LABELS,
   checkComposer,
   otherErrors,
   visibleError,
   type ComposerDraft,
   type ComposerTab,
+  type MediaBy,
 } from '../store/composer';
 import { windowClosedReason } from '../store/conversations';
 import { useAppStore } from '../store/store';
@@ -25,7 +28,7 @@ interface Props {
   conversationWindow: ConversationWindowState | undefined;
 }
 
-/** Text, media by link, every interactive variant, and templates; free-form blocked while the window is closed. */
+/** Text, media by link or id, every interactive variant, and templates; free-form blocked while the window is closed. */
 export function Composer({ contact, draft, windowOpen, conversationWindow }: Props) {
   const messaging = useMessaging();
   const tabs = useRef<Partial<Record<ComposerTab, HTMLButtonElement | null>>>({});
@@ -96,6 +99,7 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
         {draft.tab === 'interactive' && <InteractiveForm contact={contact} draft={draft} live={live} disabled={blocked} />}
         {draft.tab === 'template' && <TemplateForm contact={contact} draft={draft} />}
 
+        {draft.tab === 'interactive' && <SendAnyway contact={contact} draft={draft} disabled={blocked} />}
         {draft.tab === 'interactive' && <OtherErrors errors={otherErrors(draft, live, interactiveKeys(draft.interactive))} />}
         <SendOutcome draft={draft} shownKeys={shownKeys(draft)} />
         {draft.tab !== 'text' && (
@@ -116,7 +120,7 @@ function shownKeys(draft: ComposerDraft): Set<string> {
     case 'text':
       return new Set(['text.body']);
     case 'media':
-      return new Set([`${draft.media.type}.link`, `${draft.media.type}.caption`, 'document.filename']);
+      return new Set([`${draft.media.type}.${draft.media.by}`, `${draft.media.type}.caption`, 'document.filename']);
     case 'interactive':
       return interactiveKeys(draft.interactive);
     case 'template':
@@ -183,15 +187,48 @@ function TextForm({ contact, draft, live, disabled }: FormProps) {
 }
 
 const MEDIA_LABELS: Readonly<Record<MediaType, string>> = { image: 'Image', audio: 'Audio', video: 'Video', document: 'Document' };
+const MEDIA_BYS: readonly MediaBy[] = ['link', 'id'];
+
+/**
+ * The warnings a send came back with (needs_confirmation) and "Send anyway", which sends the same
+ * message once more confirming exactly the warnings shown here (the button is described by them). A
+ * file that breaks a rule never gets here: its rule shows on its field and nothing is sent.
+ */
+function SendAnyway({ contact, draft, disabled }: { contact: string; draft: ComposerDraft; disabled: boolean }) {
+  const messaging = useMessaging();
+  const { confirmation } = draft;
+  if (confirmation === null) return null;
+  const alertId = `composer-${contact}-confirm`;
+  return (
+    <div className="send-confirm">
+      <div role="alert" id={alertId}>
+        <p>
+          {confirmation.changed ? 'Not sent: the file changed since you confirmed it. ' : 'Not sent yet: '}
+          the gateway accepts this file, but check {confirmation.warnings.length === 1 ? 'this' : 'these'} first.
+        </p>
+        <ul>
+          {confirmation.warnings.map((w) => (
+            <li key={w}>{w}</li>
+          ))}
+        </ul>
+      </div>
+      <button type="button" className="btn btn-secondary" disabled={disabled || draft.busy} aria-describedby={alertId} onClick={() => void messaging.send(contact, { confirmed: confirmation.warnings })}>
+        Send anyway
+      </button>
+    </div>
+  );
+}
 
 function MediaForm({ contact, draft, live, disabled }: FormProps) {
   const messaging = useMessaging();
   const { media } = draft;
   const id = `composer-${contact}-media`;
   const rule = MEDIA_TABLE[media.type];
-  const check = draft.linkCheck && draft.linkCheck.link === media.link.trim() && draft.linkCheck.type === media.type ? draft.linkCheck : null;
+  const byLink = media.by === 'link';
+  const check = byLink && draft.linkCheck && draft.linkCheck.link === media.link.trim() && draft.linkCheck.type === media.type ? draft.linkCheck : null;
   const edit = (key: string, patch: Partial<ComposerDraft['media']>) => messaging.editComposer(contact, (d) => ({ ...d, media: { ...d.media, ...patch } }), key);
   const linkKey = `${media.type}.link`;
+  const idKey = `${media.type}.id`;
   const linkError = visibleError(draft, live, linkKey) ?? (check?.state === 'failed' ? check.text : undefined);
   return (
     <div className="media-form">
@@ -199,7 +236,7 @@ function MediaForm({ contact, draft, live, disabled }: FormProps) {
         <label htmlFor={`${id}-type`} className="field-label">
           Media type
         </label>
-        <select id={`${id}-type`} className="input" value={media.type} disabled={disabled} onChange={(e) => edit(linkKey, { type: e.target.value as MediaType })}>
+        <select id={`${id}-type`} className="input" value={media.type} disabled={disabled} onChange={(e) => edit(byLink ? linkKey : idKey, { type: e.target.value as MediaType })}>
           {MEDIA_TYPES.map((t) => (
             <option key={t} value={t}>
               {MEDIA_LABELS[t]}
@@ -207,25 +244,53 @@ function MediaForm({ contact, draft, live, disabled }: FormProps) {
           ))}
         </select>
       </div>
-      <FormField
-        id={`${id}-link`}
-        label="Media link"
-        type="url"
-        inputMode="url"
-        value={media.link}
-        disabled={disabled}
-        placeholder={`https://example.com/file${mediaExtensions(media.type)[0]}`}
-        error={linkError}
-        hint={
-          check?.state === 'ok' || check?.state === 'checking' ? (
-            <span className={check.state === 'ok' ? 'check-ok' : undefined}>{check.text}</span>
-          ) : (
-            `${mediaExtensions(media.type).join(', ')} · at most ${formatBytes(rule.maxBytes)}. The link is checked before anything is sent.`
-          )
-        }
-        onChange={(v) => edit(linkKey, { link: v })}
-        onBlur={() => void messaging.checkMediaLink(contact)}
-      />
+      <div className="field">
+        <span className="field-label" id={`${id}-by`}>
+          Send the file by
+        </span>
+        <div className="segmented" role="radiogroup" aria-labelledby={`${id}-by`}>
+          {MEDIA_BYS.map((by) => (
+            <label key={by} className={`segment ${media.by === by ? 'is-on' : ''}`}>
+              {/* No key: choosing is not typing, so the new field's rule waits until it is typed in. */}
+              <input type="radio" name={`${id}-by`} value={by} checked={media.by === by} disabled={disabled} onChange={() => messaging.editComposer(contact, (d) => ({ ...d, media: { ...d.media, by } }))} />
+              {MEDIA_BY_LABELS[by]}
+            </label>
+          ))}
+        </div>
+      </div>
+      {byLink ? (
+        <FormField
+          id={`${id}-link`}
+          label={MEDIA_FIELD_LABELS.link}
+          type="url"
+          inputMode="url"
+          value={media.link}
+          disabled={disabled}
+          placeholder={`https://example.com/file${mediaExtensions(media.type)[0]}`}
+          error={linkError}
+          hint={
+            check?.state === 'ok' || check?.state === 'checking' ? (
+              <span className={check.state === 'ok' ? 'check-ok' : undefined}>{check.text}</span>
+            ) : (
+              `${mediaExtensions(media.type).join(', ')} · at most ${formatBytes(rule.maxBytes)}. The link is checked before anything is sent.`
+            )
+          }
+          onChange={(v) => edit(linkKey, { link: v })}
+          onBlur={() => void messaging.checkMediaLink(contact)}
+        />
+      ) : (
+        <FormField
+          id={`${id}-id`}
+          label={MEDIA_FIELD_LABELS.id}
+          value={media.id}
+          disabled={disabled}
+          placeholder="The id the upload returned, e.g. 1037543291543636"
+          error={visibleError(draft, live, idKey)}
+          hint="The recommended way: the gateway already holds the file, checks it and sends it."
+          onChange={(v) => edit(idKey, { id: v })}
+        />
+      )}
+      <SendAnyway contact={contact} draft={draft} disabled={disabled} />
       {media.type !== 'audio' && (
         <FormField
           id={`${id}-caption`}

@@ -53,9 +53,19 @@ export interface InteractiveDraft {
   callTtlMinutes: string;
 }
 
+/** gateway-spec.md 2.3: a media object carries exactly one of an uploaded media's id and a link. */
+export type MediaBy = 'link' | 'id';
+/** The choice's radios; their words differ from the fields' so that no radio and textbox share a name. */
+export const MEDIA_BY_LABELS: Readonly<Record<MediaBy, string>> = { link: 'By link', id: 'By media id' };
+/** The textbox each choice shows. */
+export const MEDIA_FIELD_LABELS: Readonly<Record<MediaBy, string>> = { link: 'Media link', id: 'Media id' };
+
 export interface MediaDraft {
   type: MediaType;
+  /** Which of the two is sent; both are kept, so switching back loses nothing typed. */
+  by: MediaBy;
   link: string;
+  id: string;
   caption: string;
   filename: string;
 }
@@ -66,6 +76,21 @@ export interface LinkCheckState {
   type: MediaType;
   state: 'checking' | 'ok' | 'failed';
   text: string;
+}
+
+/**
+ * Warnings about the file that the agent confirms before it goes out ("Send anyway"). They hold for
+ * the file they were found for: any edit of the link, the id or the type clears them.
+ */
+export interface SendConfirmation {
+  /** What they are about (`confirmationSubject`). */
+  subject: string;
+  /** The form field they concern ("video.link", "interactive.header.video.link"). */
+  field: string;
+  /** Exactly as the main process gave them: "Send anyway" sends these texts back as `confirmed`. */
+  warnings: string[];
+  /** The agent had confirmed other warnings for this send: the file changed since they were shown. */
+  changed: boolean;
 }
 
 export interface TemplateComposerDraft {
@@ -96,6 +121,8 @@ export interface ComposerDraft {
   /** What the last send noted (warnings), or null. */
   notice: string | null;
   linkCheck: LinkCheckState | null;
+  /** Set when the last send waits for "Send anyway". */
+  confirmation: SendConfirmation | null;
 }
 
 export function emptyInteractive(variant: InteractiveVariant = 'button'): InteractiveDraft {
@@ -127,7 +154,7 @@ export function emptyComposer(tab: ComposerTab = 'text', contact = ''): Composer
   return {
     tab,
     text: '',
-    media: { type: 'image', link: '', caption: '', filename: '' },
+    media: emptyMedia('image', 'link'),
     interactive: emptyInteractive(),
     template: { pasted: '', draft: null, parseError: null, values: {}, to },
     touched: {},
@@ -137,7 +164,12 @@ export function emptyComposer(tab: ComposerTab = 'text', contact = ''): Composer
     serverErrors: {},
     notice: null,
     linkCheck: null,
+    confirmation: null,
   };
+}
+
+export function emptyMedia(type: MediaType, by: MediaBy): MediaDraft {
+  return { type, by, link: '', id: '', caption: '', filename: '' };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -150,7 +182,7 @@ export function textContent(text: string): unknown {
 }
 
 export function mediaContent(media: MediaDraft): unknown {
-  const object: Record<string, string> = { link: media.link.trim() };
+  const object: Record<string, string> = media.by === 'id' ? { id: media.id.trim() } : { link: media.link.trim() };
   if (media.type !== 'audio' && !blank(media.caption)) object.caption = media.caption;
   if (media.type === 'document' && !blank(media.filename)) object.filename = media.filename.trim();
   return { type: media.type, [media.type]: object };
@@ -288,12 +320,73 @@ export function checkComposer(draft: ComposerDraft, to: string): Checked<Message
     case 'text':
       return checkContent(textContent(draft.text));
     case 'media':
-      return checkContent(mediaContent(draft.media));
+      return checkMedia(draft.media);
     case 'interactive':
       return draft.interactive.variant === 'voice_call' ? checkCallButton(to, draft.interactive) : checkContent(interactiveContent(draft.interactive));
     case 'template':
       return { errors: {} };
   }
+}
+
+/**
+ * The media form: the shared schema, and for an id what the schema cannot tell (any non-empty text
+ * is an id to it): a link pasted into the id field, or an id with spaces, which no upload returns.
+ */
+export function checkMedia(media: MediaDraft): Checked<MessageContent> {
+  const checked = checkContent(mediaContent(media));
+  if (media.by !== 'id') return checked;
+  const key = `${media.type}.id`;
+  const id = media.id.trim();
+  const rule = /^[a-z][a-z0-9+.-]*:\/\//i.test(id)
+    ? `is a link: choose "${MEDIA_BY_LABELS.link}" to send a link, or enter the id the upload returned`
+    : /\s/.test(id)
+      ? 'must not contain spaces: it is the id the upload returned'
+      : undefined;
+  if (rule === undefined || checked.errors[key] !== undefined) return checked;
+  return { errors: { ...checked.errors, [key]: rule } };
+}
+
+/**
+ * What a confirmation is about: the tab, and for media the type and the link or id; for an
+ * interactive message its media header. Anything else (a caption, the body) leaves it standing.
+ */
+export function confirmationSubject(draft: ComposerDraft): string {
+  switch (draft.tab) {
+    case 'media': {
+      const { type, by, link, id } = draft.media;
+      return JSON.stringify(['media', type, by, by === 'id' ? id.trim() : link.trim()]);
+    }
+    case 'interactive': {
+      const d = draft.interactive;
+      return JSON.stringify(['interactive', d.variant, d.ctaHeaderType, d.ctaHeaderValue.trim()]);
+    }
+    case 'text':
+    case 'template':
+      return JSON.stringify([draft.tab]);
+  }
+}
+
+/** The draft without a confirmation that no longer fits what it would send. */
+export function withoutStaleConfirmation(draft: ComposerDraft): ComposerDraft {
+  if (draft.confirmation === null || draft.confirmation.subject === confirmationSubject(draft)) return draft;
+  return { ...draft, confirmation: null };
+}
+
+/**
+ * The confirmation a needs_confirmation answer asks for, placed by field like serverErrorsFrom; null
+ * when it lists nothing. `confirmed`: what the send that got this answer had confirmed.
+ */
+export function confirmationFrom(sent: ComposerDraft, error: { field?: string; confirm?: string[] }, confirmed: readonly string[] = []): SendConfirmation | null {
+  const warnings = error.confirm ?? [];
+  if (warnings.length === 0) return null;
+  return { subject: confirmationSubject(sent), field: (error.field ?? '').replace(/^content\./, ''), warnings, changed: confirmed.length > 0 };
+}
+
+/** Of the texts "Send anyway" was given, those the form still shows for the file in it: nothing else is confirmed. */
+export function confirmedWarnings(draft: ComposerDraft, shown: readonly string[]): string[] {
+  const confirmation = draft.confirmation;
+  if (confirmation === null || confirmation.subject !== confirmationSubject(draft)) return [];
+  return shown.filter((w, i) => confirmation.warnings.includes(w) && shown.indexOf(w) === i);
 }
 
 /** A rule next to its field starts a sentence. */
@@ -323,7 +416,8 @@ export function serverErrorsFrom(error: { field?: string; message: string }): Re
   if (!error.field) return {};
   const key = error.field.replace(/^content\./, '');
   const prefix = `${error.field}: `;
-  const first = error.message.split('; ')[0] ?? error.message;
+  // parseWith joins the rules of several fields with "; "; a refusal's own sentence may hold one too.
+  const first = error.message.split(/; (?=[\w$.[\]()]+: )/)[0] ?? error.message;
   return { [key]: first.startsWith(prefix) ? first.slice(prefix.length) : first };
 }
 
@@ -375,17 +469,17 @@ function sentPart(draft: ComposerDraft): unknown {
  */
 export function afterSendOf(current: ComposerDraft, sent: ComposerDraft): ComposerDraft {
   if (current.tab === sent.tab && JSON.stringify(sentPart(current)) === JSON.stringify(sentPart(sent))) return afterSend(current);
-  return { ...current, busy: false, error: null, serverErrors: {} };
+  return { ...current, busy: false, error: null, serverErrors: {}, confirmation: null };
 }
 
 /** What a cleared form keeps after a successful send: the tab and the kind of message, not its words. */
 export function afterSend(draft: ComposerDraft): ComposerDraft {
-  const base = { ...draft, touched: {}, showAllErrors: false, busy: false, error: null, serverErrors: {}, linkCheck: null };
+  const base = { ...draft, touched: {}, showAllErrors: false, busy: false, error: null, serverErrors: {}, linkCheck: null, confirmation: null };
   switch (draft.tab) {
     case 'text':
       return { ...base, text: '' };
     case 'media':
-      return { ...base, media: { type: draft.media.type, link: '', caption: '', filename: '' } };
+      return { ...base, media: emptyMedia(draft.media.type, draft.media.by) };
     case 'interactive':
       return { ...base, interactive: emptyInteractive(draft.interactive.variant) };
     case 'template':

@@ -175,7 +175,8 @@ describe('one agent', () => {
       // What the agent typed stays for the fix.
       await expect(panel.getByRole('textbox', { name: 'Media link' }).inputValue()).resolves.toBe(link);
       await expect(panel.getByRole('textbox', { name: 'Caption (optional)' }).inputValue()).resolves.toBe('Your parcel at the door');
-      expect(files.requests.some((r) => r.method === 'HEAD' && r.path === '/photo.png')).toBe(true);
+      // The app fetched the file itself before anything went out.
+      expect(files.requests.some((r) => r.method === 'GET' && r.path === '/photo.png')).toBe(true);
       expect(await outboundTo(stack.control, customer.number)).toEqual([]);
     } finally {
       await files.close();

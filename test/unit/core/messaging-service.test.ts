@@ -1,23 +1,26 @@
 // The messaging service against a real HTTP gateway stand-in and a real file server on 127.0.0.1:
-// the window decides what may go out (131047 closes it), media links are checked before sending,
-// the call button names this agent, templates are filled only where the paste had variables, and
-// the timeline follows the relay's message events — statuses included when they beat the send's answer.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+// the window decides what may go out (131047 closes it), media links are checked on the file's bytes
+// before sending (a broken rule refused, a warning held for the agent's "Send anyway" and checked
+// again when it comes, media by id left to the gateway and its refusal placed on the id's field, no
+// signed link's query in a log line), the call button names this agent, templates are filled only where the paste
+// had variables, and the timeline follows the relay's message events — statuses included when they
+// beat the send's answer.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConversationWindows } from '../../../electron/core/conversation-windows';
 import { GatewayClient } from '../../../electron/core/gateway-client';
 import { MessageTimeline } from '../../../electron/core/message-timeline';
-import { MessagingService } from '../../../electron/core/messaging-service';
+import { MessagingService, withoutQuery } from '../../../electron/core/messaging-service';
 import type { Conversation } from '../../../shared/conversation';
 import type { RelayEvent } from '../../../shared/events';
-import { configureLogging } from '../../../shared/log';
+import { configureLogging, type LogFields, type Logger } from '../../../shared/log';
 import { err, ok, type Result } from '../../../shared/result';
 import { parseTemplatePayload, type TemplateDraft } from '../../../shared/templates';
 import { decodeVoiceCallPayload } from '../../../shared/voice-call-payload';
+import { mediaCorpus } from '../../fixtures/media-corpus';
+import { file, redirect, startMediaFileServer, type MediaFileServer } from '../../support/media-file-server';
 import { graphError, json, startFakeGateway, type FakeGateway, type GatewayHandler, type RecordedRequest } from './fake-gateway';
 
 configureLogging({ sink: () => undefined });
@@ -42,11 +45,11 @@ let seq = 0;
 const answerSent = (id: string, to = ADA) => json(200, { messaging_product: 'chatapp', contacts: [{ input: to, wa_id: to }], messages: [{ id }] });
 const happy: GatewayHandler = (req) => answerSent(`wamid.${req.path.split('/').pop()}-${++seq}`, (req.body as { to?: string }).to);
 
-async function setup(handler: GatewayHandler = happy, agentId: () => Promise<Result<string>> = async () => ok('alice')): Promise<Setup> {
+async function setup(handler: GatewayHandler = happy, agentId: () => Promise<Result<string>> = async () => ok('alice'), logger?: Logger): Promise<Setup> {
   const dataDir = await mkdtemp(join(tmpdir(), 'messaging-'));
   const gateway = await startFakeGateway(handler);
   const client = new GatewayClient({ baseUrl: gateway.baseUrl, apiKey: 'k3y-messaging-0001', product: 'chatapp' });
-  const service = new MessagingService({ windows: await ConversationWindows.open({ dataDir }), timeline: await MessageTimeline.open({ dataDir }) });
+  const service = new MessagingService({ windows: await ConversationWindows.open({ dataDir }), timeline: await MessageTimeline.open({ dataDir }), ...(logger ? { logger } : {}) });
   service.setRuntime({ gateway: client, product: 'chatapp', agentId });
   const pushes: Conversation[] = [];
   service.onConversationChanged((c) => pushes.push(c));
@@ -147,7 +150,7 @@ describe('media by link', () => {
       expect(result.error.message).toContain('the server says the file is text/plain, not an image');
     }
     expect(gateway.requests).toEqual([]);
-    expect(files.requests).toContain('HEAD /photo.png');
+    expect(files.requestsFor('/photo.png').length).toBeGreaterThan(0);
   });
 
   it('sends a link that fits, with what the check noticed', async () => {
@@ -182,7 +185,211 @@ describe('media by link', () => {
     const files = await serveFiles();
     const { service } = await setup();
     const checked = await service.checkMediaLink('document', `${files.url}/invoice.pdf`);
-    expect(checked).toMatchObject({ ok: true, value: { contentType: 'application/pdf', contentLength: 5, finalUrl: `${files.url}/invoice.pdf` } });
+    expect(checked).toMatchObject({ ok: true, value: { contentType: 'application/pdf', contentLength: files.sizes.pdf, finalUrl: `${files.url}/invoice.pdf` } });
+    expect(checked.ok && checked.value.confirm).toBeFalsy();
+  });
+});
+
+describe('the media rules (gateway-spec.md 2.3) and "Send anyway"', () => {
+  const CAPTION = 'How to fit the shelf';
+
+  it('a file that breaks a rule is refused by field with the rule, whatever is confirmed', async () => {
+    const files = await serveFiles();
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const bFrames = await warningsOf(service, `${files.url}/clip.mp4`);
+    for (const options of [{}, { confirmed: bFrames }, { confirmed: ['16-bit PNG: images must be 8-bit RGB or RGBA'] }]) {
+      const result = await service.sendMessage(ADA, { type: 'image', image: { link: `${files.url}/deep.png`, caption: 'Colours' } }, options);
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      expect(result.error).toMatchObject({ code: 'invalid_input', field: 'content.image.link' });
+      expect(result.error.message).toMatch(/16-bit (RGBA? )?PNG: images must be 8-bit RGB or RGBA/);
+      expect(result.error.confirm).toBeUndefined();
+    }
+    expect(gateway.requests).toEqual([]);
+    expect(service.conversation(ADA).messages.map((m) => m.direction)).toEqual(['inbound']);
+  });
+
+  it('a file the gateway takes with a warning waits for the agent; the same send confirming those warnings goes out', async () => {
+    const files = await serveFiles();
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const content = { type: 'video' as const, video: { link: `${files.url}/clip.mp4`, caption: CAPTION } };
+
+    const held = await service.sendMessage(ADA, content);
+    expect(held.ok).toBe(false);
+    if (!held.ok) {
+      expect(held.error).toMatchObject({ code: 'needs_confirmation', field: 'content.video.link' });
+      expect(held.error.confirm).toEqual([expect.stringMatching(/B-frames/)]);
+      expect(held.error.confirm![0]).toMatch(/Main|Baseline/);
+    }
+    expect(gateway.requests).toEqual([]);
+    expect(service.conversation(ADA).messages.map((m) => m.direction)).toEqual(['inbound']);
+
+    // Confirming something else is no confirmation of these.
+    const other = await service.sendMessage(ADA, content, { confirmed: ['MP4 with its moov box after the media data'] });
+    expect(other.ok ? 'sent' : [other.error.code, other.error.confirm]).toEqual(['needs_confirmation', held.ok ? [] : held.error.confirm]);
+    expect(gateway.requests).toEqual([]);
+
+    const sent = await service.sendMessage(ADA, content, { confirmed: held.ok ? [] : held.error.confirm! });
+    expect(sent).toMatchObject({ ok: true, value: { contact: ADA } });
+    expect(gateway.requests.map((r) => [r.path, (r.body as { video?: unknown }).video])).toEqual([['/restapi/v1/chatapp/replymessage', { link: `${files.url}/clip.mp4`, caption: CAPTION }]]);
+    expect(service.conversation(ADA).messages.at(-1)).toMatchObject({ direction: 'outbound', summary: `Video: clip.mp4 — ${CAPTION}` });
+  });
+
+  it('a link button’s media header waits for the agent the same way', async () => {
+    const files = await serveFiles();
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const content = {
+      type: 'interactive' as const,
+      interactive: {
+        type: 'cta_url' as const,
+        header: { type: 'video' as const, video: { link: `${files.url}/clip.mp4` } },
+        body: { text: 'Watch how it fits' },
+        action: { name: 'cta_url' as const, parameters: { display_text: 'Shop', url: 'https://shop.example.com/shelf' } },
+      },
+    };
+    const held = await service.sendMessage(ADA, content);
+    expect(held.ok ? 'sent' : [held.error.code, held.error.field]).toEqual(['needs_confirmation', 'content.interactive.header.video.link']);
+    expect(gateway.requests).toEqual([]);
+    expect((await service.sendMessage(ADA, content, { confirmed: held.ok ? [] : held.error.confirm! })).ok).toBe(true);
+    expect(gateway.requests).toHaveLength(1);
+  });
+
+  it('a file that changed after the agent saw its warnings is not sent on the old confirmation: the new warnings wait', async () => {
+    const files = await serveFiles();
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const content = { type: 'video' as const, video: { link: `${files.url}/clip.mp4`, caption: CAPTION } };
+    const held = await service.sendMessage(ADA, content);
+    const shown = held.ok ? [] : held.error.confirm!;
+    expect(shown).toEqual([expect.stringMatching(/B-frames/)]);
+
+    // Meanwhile the file at that link was replaced by one whose moov box comes last.
+    files.routes.set('/clip.mp4', file(files.bytes.moovAtEnd, { contentType: 'video/mp4' }));
+    const again = await service.sendMessage(ADA, content, { confirmed: shown });
+    expect(again.ok).toBe(false);
+    if (!again.ok) {
+      expect(again.error).toMatchObject({ code: 'needs_confirmation', field: 'content.video.link' });
+      expect(again.error.confirm).toEqual([expect.stringMatching(/moov box after the media data/)]);
+      expect(again.error.message).toMatch(/the file now has warnings you have not confirmed/);
+    }
+    expect(gateway.requests).toEqual([]);
+
+    // Confirming the new list sends it; the old word confirming more than is found does no harm.
+    const sent = await service.sendMessage(ADA, content, { confirmed: [...shown, ...(again.ok ? [] : again.error.confirm!)] });
+    expect(sent.ok).toBe(true);
+    expect(gateway.requests).toHaveLength(1);
+  });
+
+  it('media by id goes to the gateway as it is: no link to check, the gateway judges the id', async () => {
+    const files = await serveFiles();
+    const { service, gateway, inbound } = await setup();
+    inbound();
+    const result = await service.sendMessage(ADA, { type: 'image', image: { id: '1900000000000001', caption: CAPTION } });
+    expect(result).toEqual({ ok: true, value: { messageId: expect.stringMatching(/^wamid\./), contact: ADA, warnings: [] } });
+    expect(gateway.requests.map((r) => (r.body as { image?: unknown }).image)).toEqual([{ id: '1900000000000001', caption: CAPTION }]);
+    expect(files.seen).toEqual([]);
+    expect(service.conversation(ADA).messages.at(-1)!.summary).toBe(`Image: media 1900000000000001 — ${CAPTION}`);
+  });
+
+  it('the gateway refusing an unknown media id (131053) is the id field\u2019s error, with the gateway\u2019s details', async () => {
+    const details = 'image.id: unknown media id "1900000000000099": the account has no uploaded media with this id';
+    const { service, gateway, inbound } = await setup(() => graphError(400, 131053, '(#131053) Media upload error', { error_data: { details } }));
+    inbound();
+    const result = await service.sendMessage(ADA, { type: 'image', image: { id: '1900000000000099', caption: CAPTION } });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error).toMatchObject({
+        code: 'gateway_error',
+        gatewayCode: 131053,
+        httpStatus: 400,
+        field: 'content.image.id',
+        message: 'content.image.id: unknown media id "1900000000000099": the account has no uploaded media with this id',
+      });
+    }
+    expect(gateway.requests).toHaveLength(1);
+    expect(service.conversation(ADA).messages.map((m) => m.direction)).toEqual(['inbound']);
+  });
+
+  it('places the gateway\u2019s details only on a media field the message has; other details leave the error as it was', async () => {
+    const files = await serveFiles();
+    const answers = [
+      // A link's refusal by the gateway goes on the link field, its signed query left out.
+      { details: `image.link: the link answered HTTP 403 for ${files.url}/ok.png?sig=s3cr3t`, content: { type: 'image' as const, image: { link: `${files.url}/ok.png?sig=s3cr3t` } } },
+      { details: 'interactive.header.image.link: the file changed: 16-bit PNG', content: ctaWithImageHeader(`${files.url}/ok.png`) },
+      // Not a field of this message, or no field at all.
+      { details: 'document.id: unknown media id "7"', content: { type: 'image' as const, image: { id: '7' } } },
+      { details: 'Media upload error: unsupported image type', content: { type: 'image' as const, image: { id: '7' } } },
+    ];
+    let next = 0;
+    const { service, inbound } = await setup(() => graphError(400, 131053, '(#131053) Media upload error', { error_data: { details: answers[next++]!.details } }));
+    inbound();
+    const fields: (string | undefined)[] = [];
+    const messages: string[] = [];
+    for (const { content } of answers) {
+      const result = await service.sendMessage(ADA, content);
+      fields.push(result.ok ? 'sent' : result.error.field);
+      messages.push(result.ok ? '' : result.error.message);
+    }
+    expect(fields).toEqual(['content.image.link', 'content.interactive.header.image.link', undefined, undefined]);
+    expect(messages[0]).toBe(`content.image.link: the link answered HTTP 403 for ${files.url}/ok.png`);
+    expect(messages[1]).toBe('content.interactive.header.image.link: the file changed: 16-bit PNG');
+    expect(messages[2]).toBe('The media could not be fetched or is not in a supported format');
+  });
+
+  it('checkMediaLink says what the send will ask the agent to confirm', async () => {
+    const files = await serveFiles();
+    const { service } = await setup();
+    const checked = await service.checkMediaLink('video', `${files.url}/clip.mp4`);
+    expect(checked).toMatchObject({ ok: true, value: { contentType: 'video/mp4', contentLength: files.sizes.mp4, confirm: [expect.stringMatching(/B-frames/)] } });
+  });
+});
+
+describe('signed links', () => {
+  const SIGNED = '?X-Amz-Signature=s3cr3t-5ig&X-Amz-Expires=60#t=1';
+
+  it('a link in a log line keeps its origin and path only, whether the file waits, is refused or goes out', async () => {
+    const files = await serveFiles();
+    files.routes.set('/away.mp4', redirect(`/clip.mp4${SIGNED}`));
+    const lines: LogFields[] = [];
+    const logger = recordingLogger(lines);
+    const { service, inbound } = await setup(happy, async () => ok('alice'), logger);
+    inbound();
+    const content = { type: 'video' as const, video: { link: `${files.url}/clip.mp4${SIGNED}` } };
+
+    const held = await service.sendMessage(ADA, content);
+    expect(held.ok ? 'sent' : held.error.code).toBe('needs_confirmation');
+    expect((await service.sendMessage(ADA, content, { confirmed: held.ok ? [] : held.error.confirm! })).ok).toBe(true);
+    // Redirected to the signed file: what the check found is logged with the link as typed, cut.
+    const redirected = await service.sendMessage(ADA, { type: 'video', video: { link: `${files.url}/away.mp4${SIGNED}` } });
+    expect(redirected.ok ? 'sent' : redirected.error.code).toBe('needs_confirmation');
+    const refused = await service.sendMessage(ADA, { type: 'image', image: { link: `${files.url}/deep.png${SIGNED}` } });
+    expect(refused.ok ? 'sent' : refused.error.field).toBe('content.image.link');
+    const checked = await service.checkMediaLink('image', `${files.url}/deep.png${SIGNED}`);
+    expect(checked.ok).toBe(false);
+
+    const logged = JSON.stringify(lines);
+    expect(lines.map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['media send waits for the agent to confirm', 'media sent with the warnings the agent confirmed', 'media link refused before sending']),
+    );
+    expect(logged).toContain(`${files.url}/clip.mp4`);
+    expect(logged).toContain(`${files.url}/away.mp4`);
+    expect(logged).toContain(`${files.url}/deep.png`);
+    expect(logged).not.toContain('s3cr3t');
+    expect(logged).not.toContain('X-Amz');
+    expect(JSON.stringify(refused)).not.toContain('s3cr3t');
+    expect(JSON.stringify(checked)).not.toContain('s3cr3t');
+  });
+
+  it('withoutQuery cuts every address in a text to its origin and path', () => {
+    expect(withoutQuery('https://cdn.example.com/a/clip.mp4?sig=1&exp=2#t=3')).toBe('https://cdn.example.com/a/clip.mp4');
+    expect(withoutQuery('https://user:pw@cdn.example.com:8443/a.png')).toBe('https://cdn.example.com:8443/a.png');
+    expect(withoutQuery('from http://a.example/x?k=1 to https://b.example/y#f, then')).toBe('from http://a.example/x to https://b.example/y, then');
+    // Inside JSON text the escaped quote after the address stays.
+    expect(withoutQuery('{"details":"at \\"https://a.example/x?k=1\\""}')).toBe('{"details":"at \\"https://a.example/x\\""}');
+    expect(withoutQuery('no address here')).toBe('no address here');
   });
 });
 
@@ -320,22 +527,52 @@ describe('events and conversations', () => {
   });
 });
 
-/** /photo.png served as text/plain (wrong), /invoice.pdf as application/pdf (right). */
-async function serveFiles(): Promise<{ url: string; requests: string[] }> {
-  const requests: string[] = [];
-  const server: Server = createServer((req, res) => {
-    requests.push(`${req.method} ${req.url}`);
-    const pdf = req.url === '/invoice.pdf';
-    res.writeHead(200, { 'Content-Type': pdf ? 'application/pdf' : 'text/plain', 'Content-Length': '5' });
-    res.end(req.method === 'HEAD' ? undefined : 'hello');
+let corpus: Awaited<ReturnType<typeof mediaCorpus>>;
+// The corpus is made with Debian's tools the first time (cached after that).
+beforeAll(async () => {
+  corpus = await mediaCorpus();
+}, 300_000);
+
+/**
+ * Real files of the corpus on 127.0.0.1: /photo.png (a good PNG served as text/plain: wrong),
+ * /invoice.pdf (a real PDF), /deep.png (a 16-bit PNG: refused), /clip.mp4 (H.264 High with
+ * B-frames: a warning).
+ */
+async function serveFiles(): Promise<MediaFileServer & { sizes: { pdf: number; mp4: number }; bytes: { moovAtEnd: Uint8Array } }> {
+  const bytes = (name: string) => readFile(corpus.file(name).path);
+  const [png, pdf, deep, mp4, moovAtEnd] = await Promise.all([bytes('rgb.png'), bytes('doc.pdf'), bytes('rgb16.png'), bytes('high-bframes.mp4'), bytes('moov-at-end.mp4')]);
+  const server = await startMediaFileServer({
+    '/photo.png': file(png, { contentType: 'text/plain' }),
+    '/ok.png': file(png, { contentType: 'image/png' }),
+    '/invoice.pdf': file(pdf, { contentType: 'application/pdf' }),
+    '/deep.png': file(deep, { contentType: 'image/png' }),
+    '/clip.mp4': file(mp4, { contentType: 'video/mp4' }),
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  cleanups.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+  cleanups.push(() => server.close());
+  return Object.assign(server, { sizes: { pdf: pdf.length, mp4: mp4.length }, bytes: { moovAtEnd } });
+}
+
+/** The warnings a send of this video would ask the agent to confirm. */
+async function warningsOf(service: MessagingService, link: string): Promise<string[]> {
+  const checked = await service.checkMediaLink('video', link);
+  return checked.ok ? (checked.value.confirm ?? []) : [];
+}
+
+/** A link button whose header is an image by link. */
+function ctaWithImageHeader(link: string) {
+  return {
+    type: 'interactive' as const,
+    interactive: {
+      type: 'cta_url' as const,
+      header: { type: 'image' as const, image: { link } },
+      body: { text: 'Your parcel' },
+      action: { name: 'cta_url' as const, parameters: { display_text: 'Track', url: 'https://shop.example.com/track' } },
+    },
+  };
+}
+
+/** A logger that keeps every line's message and fields, as written. */
+function recordingLogger(lines: LogFields[]): Logger {
+  const write = (msg: string, fields: LogFields = {}) => void lines.push({ msg, ...fields });
+  return { debug: write, info: write, warn: write, error: write };
 }

@@ -8,17 +8,25 @@ import {
   afterSendOf,
   callButtonInput,
   checkComposer,
+  confirmationFrom,
+  confirmationSubject,
+  confirmedWarnings,
   emptyComposer,
   emptyInteractive,
+  emptyMedia,
   interactiveContent,
+  MEDIA_BY_LABELS,
+  MEDIA_FIELD_LABELS,
   mediaContent,
   otherErrors,
   serverErrorsFrom,
   templateValuesFor,
   visibleError,
+  withoutStaleConfirmation,
   type ComposerDraft,
   type InteractiveDraft,
   type InteractiveVariant,
+  type MediaDraft,
 } from '../../../renderer/store/composer';
 
 const TO = '447700900123';
@@ -33,11 +41,103 @@ describe('text and media', () => {
   });
 
   it('media: caption only where allowed, filename only for documents, the link checked for its form', () => {
-    const media = (type: 'image' | 'audio' | 'document', link: string) => draft({ tab: 'media', media: { type, link, caption: 'A caption', filename: 'file.pdf' } });
+    const media = (type: 'image' | 'audio' | 'document', link: string) => draft({ tab: 'media', media: { type, by: 'link', link, id: '', caption: 'A caption', filename: 'file.pdf' } });
     expect(mediaContent(media('audio', 'https://e.com/a.mp3').media)).toEqual({ type: 'audio', audio: { link: 'https://e.com/a.mp3' } });
     expect(mediaContent(media('image', ' https://e.com/a.png ').media)).toEqual({ type: 'image', image: { link: 'https://e.com/a.png', caption: 'A caption' } });
     expect(mediaContent(media('document', 'https://e.com/a.pdf').media)).toEqual({ type: 'document', document: { link: 'https://e.com/a.pdf', caption: 'A caption', filename: 'file.pdf' } });
     expect(checkComposer(media('image', 'e.com/a.png'), TO).errors).toEqual({ 'image.link': 'must be an http:// or https:// address' });
+  });
+});
+
+describe('media by id or by link', () => {
+  const byId = (patch: Partial<MediaDraft>): ComposerDraft => draft({ tab: 'media', media: { ...emptyMedia('image', 'id'), link: 'https://e.com/kept.png', ...patch } });
+
+  it('sends exactly one of the two: the id when chosen, the link kept aside untouched', () => {
+    const d = byId({ id: ' 1037543291543636 ', caption: 'Your parcel' });
+    expect(checkComposer(d, TO)).toEqual({ value: { type: 'image', image: { id: '1037543291543636', caption: 'Your parcel' } }, errors: {} });
+    expect(d.media.link).toBe('https://e.com/kept.png');
+    const back = { ...d, media: { ...d.media, by: 'link' as const } };
+    expect(checkComposer(back, TO).value).toEqual({ type: 'image', image: { link: 'https://e.com/kept.png', caption: 'Your parcel' } });
+    expect(messageContentSchema.safeParse(checkComposer(d, TO).value).success).toBe(true);
+  });
+
+  it('names the id field and its rule: empty, a link in the id field, spaces', () => {
+    expect(checkComposer(byId({ id: '  ' }), TO).errors).toEqual({ 'image.id': 'must not be empty' });
+    expect(checkComposer(byId({ type: 'video', id: 'https://e.com/clip.mp4' }), TO).errors).toEqual({
+      'video.id': 'is a link: choose "By link" to send a link, or enter the id the upload returned',
+    });
+    expect(checkComposer(byId({ id: '1037 5432' }), TO).errors).toEqual({ 'image.id': 'must not contain spaces: it is the id the upload returned' });
+    // The link's rules do not apply to a message by id.
+    expect(checkComposer(byId({ id: 'm-1', link: 'not a link' }), TO).errors).toEqual({});
+  });
+
+  it('the radios and the textboxes have names of their own', () => {
+    expect(MEDIA_BY_LABELS).toEqual({ link: 'By link', id: 'By media id' });
+    expect(MEDIA_FIELD_LABELS).toEqual({ link: 'Media link', id: 'Media id' });
+    const names = [...Object.values(MEDIA_BY_LABELS), ...Object.values(MEDIA_FIELD_LABELS)];
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('the gateway refusing an id, as the main process places it, is the id field\u2019s error', () => {
+    const rule = 'unknown media id "1900000000000099": the account has no uploaded media with this id';
+    expect(serverErrorsFrom({ field: 'content.image.id', message: `content.image.id: ${rule}` })).toEqual({ 'image.id': rule });
+  });
+
+  it('a cleared form keeps the way the media is given', () => {
+    expect(afterSend(byId({ id: 'm-1', caption: 'x' })).media).toEqual(emptyMedia('image', 'id'));
+  });
+});
+
+describe('warnings that wait for "Send anyway"', () => {
+  const video = (patch: Partial<MediaDraft> = {}): ComposerDraft => draft({ tab: 'media', media: { ...emptyMedia('video', 'link'), link: 'https://e.com/clip.mp4', ...patch } });
+  const WARNING = 'MP4: H.264 High with B-frames: does not play on Android; use the Main or Baseline profile without B-frames';
+
+  it('are placed by field from the main process’s answer, for the file that was sent', () => {
+    const sent = video();
+    const confirmation = confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] });
+    expect(confirmation).toEqual({ subject: confirmationSubject(sent), field: 'video.link', warnings: [WARNING], changed: false });
+    // Asked again after the agent had confirmed: the file changed since.
+    expect(confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] }, ['an older warning'])).toMatchObject({ warnings: [WARNING], changed: true });
+    expect(confirmationFrom(sent, { field: 'content.video.link', confirm: [] })).toBeNull();
+    expect(confirmationFrom(sent, { field: 'content.video.link' })).toBeNull();
+  });
+
+  it('stay through an edit of the caption, and go with an edit of the link, the type, the way or the tab', () => {
+    const sent = video();
+    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] }) };
+    expect(withoutStaleConfirmation({ ...waiting, media: { ...waiting.media, caption: 'Our new store' } }).confirmation).not.toBeNull();
+    expect(withoutStaleConfirmation({ ...waiting, media: { ...waiting.media, link: ' https://e.com/clip.mp4 ' } }).confirmation).not.toBeNull();
+    expect(withoutStaleConfirmation({ ...waiting, media: { ...waiting.media, link: 'https://e.com/other.mp4' } }).confirmation).toBeNull();
+    expect(withoutStaleConfirmation({ ...waiting, media: { ...waiting.media, type: 'document' } }).confirmation).toBeNull();
+    expect(withoutStaleConfirmation({ ...waiting, media: { ...waiting.media, by: 'id' } }).confirmation).toBeNull();
+    expect(withoutStaleConfirmation({ ...waiting, tab: 'text' }).confirmation).toBeNull();
+  });
+
+  it('"Send anyway" confirms only the warnings still shown for the file in the form, each once', () => {
+    const sent = video();
+    const OTHER = 'MP4 with its moov box after the media data';
+    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] }) };
+    expect(confirmedWarnings(waiting, [WARNING])).toEqual([WARNING]);
+    expect(confirmedWarnings(waiting, [WARNING, WARNING, OTHER])).toEqual([WARNING]);
+    expect(confirmedWarnings(waiting, [])).toEqual([]);
+    // Another file in the form, or nothing waiting: nothing is confirmed.
+    expect(confirmedWarnings({ ...waiting, media: { ...waiting.media, link: 'https://e.com/other.mp4' } }, [WARNING])).toEqual([]);
+    expect(confirmedWarnings(sent, [WARNING])).toEqual([]);
+  });
+
+  it('a link button’s media header is its subject too', () => {
+    const sent = interactive('cta_url', { ctaHeaderType: 'video', ctaHeaderValue: 'https://e.com/clip.mp4', body: 'Watch' });
+    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { field: 'content.interactive.header.video.link', confirm: [WARNING] }) };
+    expect(waiting.confirmation?.field).toBe('interactive.header.video.link');
+    expect(withoutStaleConfirmation({ ...waiting, interactive: { ...waiting.interactive, body: 'Watch this' } }).confirmation).not.toBeNull();
+    expect(withoutStaleConfirmation({ ...waiting, interactive: { ...waiting.interactive, ctaHeaderValue: 'https://e.com/b.mp4' } }).confirmation).toBeNull();
+  });
+
+  it('are gone once the message went out', () => {
+    const sent = video();
+    const waiting: ComposerDraft = { ...sent, busy: true, confirmation: confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] }) };
+    expect(afterSend(waiting).confirmation).toBeNull();
+    expect(afterSendOf({ ...waiting, media: { ...waiting.media, caption: 'typed meanwhile' } }, waiting).confirmation).toBeNull();
   });
 });
 
@@ -144,6 +244,13 @@ describe('showing errors', () => {
       'image.link': 'the server says the file is text/plain, not an image',
     });
     expect(serverErrorsFrom({ field: 'to', message: 'Phone number: too short' })).toEqual({ to: 'Phone number: too short' });
+    // Several fields' rules joined by parseWith: the field's own comes first.
+    expect(serverErrorsFrom({ field: 'content.image.link', message: 'content.image.link: must be an http:// or https:// address; content.image.caption: must not be empty' })).toEqual({
+      'image.link': 'must be an http:// or https:// address',
+    });
+    // One refusal whose sentence holds a "; " stays whole.
+    const rule = 'the server does not say what the file is (no Content-Type); an image must be served as image/jpeg or image/png';
+    expect(serverErrorsFrom({ field: 'content.image.link', message: `content.image.link: ${rule}` })).toEqual({ 'image.link': rule });
     expect(serverErrorsFrom({ message: 'The gateway refused' })).toEqual({});
   });
 

@@ -22,6 +22,7 @@ const ALL_CODES: ErrorCode[] = [
   'not_configured',
   'not_available',
   'answered_elsewhere',
+  'needs_confirmation',
   'internal',
 ];
 

@@ -6,6 +6,7 @@ import type { Conversation } from '../../../shared/conversation';
 import { err, ok } from '../../../shared/result';
 import { MessagingActions } from '../../../renderer/app/messaging-actions';
 import { messageErrorText } from '../../../renderer/error-texts';
+import { emptyMedia, type MediaDraft } from '../../../renderer/store/composer';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { fakeApi, type Answers } from './fake-api';
 import { T0 } from './fixtures';
@@ -35,10 +36,10 @@ describe('sending from the composer', () => {
     const { messaging } = messagingWith({
       sendMessage: () => err('invalid_input', 'content.image.link: the server says the file is text/plain, not an image', { field: 'content.image.link' }),
     });
-    messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { type: 'image', link: 'https://e.com/a.png', caption: 'Parcel', filename: '' } }));
+    messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { type: 'image', by: 'link', link: 'https://e.com/a.png', id: '', caption: 'Parcel', filename: '' } }));
     await messaging.send(ADA);
     const draft = state().composers[ADA]!;
-    expect(draft.media).toEqual({ type: 'image', link: 'https://e.com/a.png', caption: 'Parcel', filename: '' });
+    expect(draft.media).toEqual({ type: 'image', by: 'link', link: 'https://e.com/a.png', id: '', caption: 'Parcel', filename: '' });
     expect(draft.serverErrors).toEqual({ 'image.link': 'the server says the file is text/plain, not an image' });
     expect(draft.busy).toBe(false);
     // Typing in the field clears its server error.
@@ -93,6 +94,182 @@ describe('sending from the composer', () => {
     messaging.editComposer(ADA, (d) => ({ ...d, tab: 'interactive', interactive: { ...d.interactive, variant: 'voice_call', callTtlMinutes: '15' } }));
     await messaging.send(ADA);
     expect(calls.at(-1)).toEqual({ name: 'sendCallButton', params: { to: ADA, displayText: 'Call us', ttlMinutes: 15 } });
+  });
+});
+
+describe('media: "Send anyway", refusals and media by id', () => {
+  beforeEach(() => resetStore());
+
+  const LINK = 'https://files.example.com/clip.mp4';
+  const B_FRAMES = 'MP4: H.264 High with B-frames: does not play on Android; use the Main or Baseline profile without B-frames';
+  const MOOV = 'MP4: moov after mdat: the customer waits for the whole file; move it with ffmpeg -movflags +faststart';
+  const CONTENT = { type: 'video', video: { link: LINK, caption: 'How to fit it' } };
+  const needsConfirmation = () =>
+    err('needs_confirmation', `content.video.link: not sent yet, confirm to send it anyway: ${B_FRAMES} ${MOOV}`, { field: 'content.video.link', confirm: [B_FRAMES, MOOV] });
+
+  function videoDraft(patch: Partial<MediaDraft> = {}) {
+    return (d: ReturnType<typeof state>['composers'][string]) => ({ ...d, tab: 'media' as const, media: { ...emptyMedia('video', 'link'), link: LINK, caption: 'How to fit it', ...patch } });
+  }
+
+  /** A main process that wants the warnings confirmed, and sends once `confirmed` holds every one of them. */
+  function confirmingApi() {
+    return messagingWith({
+      sendMessage: (params) => ([B_FRAMES, MOOV].every((w) => params.confirmed?.includes(w)) ? ok({ messageId: 'wamid.v', contact: ADA, warnings: [] }) : needsConfirmation()),
+    });
+  }
+
+  it('a file with warnings is not sent: the warnings wait beside the field, and every word stays', async () => {
+    state().applyConversation(conversation(true));
+    const { messaging, calls } = confirmingApi();
+    messaging.editComposer(ADA, videoDraft());
+    await messaging.send(ADA);
+    const draft = state().composers[ADA]!;
+    expect(calls.map((c) => c.params)).toEqual([{ to: ADA, content: CONTENT }]);
+    expect(draft.confirmation).toMatchObject({ field: 'video.link', warnings: [B_FRAMES, MOOV] });
+    expect(draft).toMatchObject({ busy: false, error: null, serverErrors: {}, media: { link: LINK, caption: 'How to fit it' } });
+  });
+
+  it('"Send anyway" sends the same message with the warnings it showed confirmed, and clears the form', async () => {
+    state().applyConversation(conversation(true));
+    const { messaging, calls } = confirmingApi();
+    messaging.editComposer(ADA, videoDraft());
+    await messaging.send(ADA);
+    // A caption edited meanwhile is not about the file: the warnings stand.
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, caption: 'How to fit the shelf' } }), 'video.caption');
+    expect(state().composers[ADA]!.confirmation).not.toBeNull();
+    await messaging.send(ADA, { confirmed: state().composers[ADA]!.confirmation!.warnings });
+    expect(calls.at(-1)).toEqual({
+      name: 'sendMessage',
+      params: { to: ADA, content: { type: 'video', video: { link: LINK, caption: 'How to fit the shelf' } }, confirmed: [B_FRAMES, MOOV] },
+    });
+    expect(state().composers[ADA]).toMatchObject({ confirmation: null, busy: false, error: null, media: { type: 'video', link: '', caption: '' } });
+  });
+
+  it('an edit of the link or the type clears the warnings; "Send anyway" then confirms nothing', async () => {
+    state().applyConversation(conversation(true));
+    const { messaging, calls } = confirmingApi();
+    messaging.editComposer(ADA, videoDraft());
+    await messaging.send(ADA);
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, link: 'https://files.example.com/clip-main.mp4' } }), 'video.link');
+    expect(state().composers[ADA]!.confirmation).toBeNull();
+    await messaging.send(ADA, { confirmed: [B_FRAMES, MOOV] });
+    expect(calls.at(-1)!.params).not.toHaveProperty('confirmed');
+    expect(state().composers[ADA]!.confirmation).not.toBeNull(); // the new file has its own warnings
+
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, type: 'document' } }), 'video.link');
+    expect(state().composers[ADA]!.confirmation).toBeNull();
+  });
+
+  it('a refusal is the field’s error, even after "Send anyway": nothing waits to be confirmed, every word stays', async () => {
+    state().applyConversation(conversation(true));
+    const RULE = '16-bit PNG: images must be 8-bit RGB or RGBA';
+    const { messaging, calls } = messagingWith({
+      sendMessage: (params) =>
+        params.content.type === 'video' && params.confirmed === undefined ? needsConfirmation() : err('invalid_input', `content.image.link: ${RULE}`, { field: 'content.image.link' }),
+    });
+    messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { ...emptyMedia('image', 'link'), link: 'https://files.example.com/deep.png', caption: 'Colours' } }));
+    await messaging.send(ADA);
+    expect(state().composers[ADA]).toMatchObject({
+      serverErrors: { 'image.link': RULE },
+      confirmation: null,
+      error: `Not sent: ${RULE}`,
+      media: { link: 'https://files.example.com/deep.png', caption: 'Colours' },
+    });
+
+    // A confirmed send that the main process still refuses: the refusal replaces the warnings.
+    messaging.editComposer(ADA, videoDraft());
+    await messaging.send(ADA);
+    expect(state().composers[ADA]!.confirmation).not.toBeNull();
+    await messaging.send(ADA, { confirmed: [B_FRAMES, MOOV] });
+    expect(calls.at(-1)!.params).toMatchObject({ confirmed: [B_FRAMES, MOOV] });
+    expect(state().composers[ADA]).toMatchObject({ confirmation: null, serverErrors: { 'image.link': RULE }, media: { link: LINK } });
+  });
+
+  it('a file that changed since the warnings were shown asks again with the new ones, saying so; nothing typed is lost', async () => {
+    state().applyConversation(conversation(true));
+    const CHANGED = 'MP4 with its moov box after the media data: move the moov box to the front';
+    const { messaging, calls } = messagingWith({
+      sendMessage: (params) =>
+        params.confirmed === undefined
+          ? needsConfirmation()
+          : err('needs_confirmation', `content.video.link: not sent: the file now has warnings you have not confirmed: ${CHANGED}`, { field: 'content.video.link', confirm: [CHANGED] }),
+    });
+    messaging.editComposer(ADA, videoDraft());
+    await messaging.send(ADA);
+    expect(state().composers[ADA]!.confirmation).toMatchObject({ warnings: [B_FRAMES, MOOV], changed: false });
+    await messaging.send(ADA, { confirmed: [B_FRAMES, MOOV] });
+    expect(calls.at(-1)!.params).toMatchObject({ confirmed: [B_FRAMES, MOOV] });
+    expect(state().composers[ADA]).toMatchObject({ confirmation: { warnings: [CHANGED], changed: true }, error: null, busy: false, media: { link: LINK, caption: 'How to fit it' } });
+    // Only what is shown now is confirmed by the next click.
+    await messaging.send(ADA, { confirmed: [B_FRAMES, MOOV, CHANGED] });
+    expect(calls.at(-1)!.params).toMatchObject({ confirmed: [CHANGED] });
+  });
+
+  it('the gateway refusing a media id shows its details on the "Media id" field; every word stays', async () => {
+    state().applyConversation(conversation(true));
+    const RULE = 'unknown media id "1900000000000099": the account has no uploaded media with this id';
+    const { messaging, calls } = messagingWith({
+      sendMessage: () =>
+        err('gateway_error', `content.image.id: ${RULE}`, {
+          field: 'content.image.id',
+          gatewayCode: 131053,
+          httpStatus: 400,
+          detail: `(#131053) Media upload error {"details":"image.id: ${RULE.replace(/"/g, '\\"')}"}`,
+        }),
+    });
+    messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { ...emptyMedia('image', 'id'), id: '1900000000000099', caption: 'Your parcel' } }));
+    await messaging.send(ADA);
+    expect(calls).toHaveLength(1);
+    expect(state().composers[ADA]).toMatchObject({
+      busy: false,
+      serverErrors: { 'image.id': RULE },
+      confirmation: null,
+      error: `Not sent: ${RULE}`,
+      media: { by: 'id', id: '1900000000000099', caption: 'Your parcel' },
+    });
+    // Typing a new id clears the gateway's words for the old one.
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, id: '1900000000000001' } }), 'image.id');
+    expect(state().composers[ADA]!.serverErrors).toEqual({});
+  });
+
+  it('media by id goes out as an id, with no link check on the way', async () => {
+    state().applyConversation(conversation(true));
+    const { messaging, calls } = messagingWith({
+      sendMessage: () => ok({ messageId: 'wamid.id', contact: ADA, warnings: [] }),
+      checkMediaLink: () => ok({ contentType: 'image/png', finalUrl: 'https://e.com/a.png', warnings: [] }),
+    });
+    messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { ...emptyMedia('image', 'link'), link: 'https://e.com/a.png' } }));
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, by: 'id', id: 'media-42' } }), 'image.id');
+    await messaging.checkMediaLink(ADA); // the field left: nothing to check for an id
+    expect(calls).toEqual([]);
+    await messaging.send(ADA);
+    expect(calls).toEqual([{ name: 'sendMessage', params: { to: ADA, content: { type: 'image', image: { id: 'media-42' } } } }]);
+    expect(state().composers[ADA]!.media).toEqual(emptyMedia('image', 'id'));
+  });
+
+  it('a bad id is named by its field, and nothing is asked of the main process', async () => {
+    state().applyConversation(conversation(true));
+    const { messaging, calls } = messagingWith({});
+    messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { ...emptyMedia('audio', 'id'), id: 'https://e.com/a.mp3' } }), 'audio.id');
+    await messaging.send(ADA);
+    expect(calls).toEqual([]);
+    expect(state().composers[ADA]).toMatchObject({ showAllErrors: true, error: 'Not sent: check the highlighted fields.' });
+  });
+
+  it('the check on leaving the link field names the file’s warnings, and a refusal without repeating the field', async () => {
+    state().applyConversation(conversation(true));
+    const { messaging } = messagingWith({
+      checkMediaLink: ({ link }) =>
+        link.endsWith('.mp4')
+          ? ok({ contentType: 'video/mp4', contentLength: 2 * 1024 * 1024, finalUrl: link, warnings: [], confirm: [B_FRAMES] })
+          : err('invalid_input', 'link: 16-bit PNG: images must be 8-bit RGB or RGBA', { field: 'link' }),
+    });
+    messaging.editComposer(ADA, videoDraft());
+    await messaging.checkMediaLink(ADA);
+    expect(state().composers[ADA]!.linkCheck).toEqual({ link: LINK, type: 'video', state: 'ok', text: `video/mp4 · 2 MB: the gateway takes it, but Send will ask you to confirm: ${B_FRAMES}` });
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, type: 'image', link: 'https://e.com/deep.png' } }));
+    await messaging.checkMediaLink(ADA);
+    expect(state().composers[ADA]!.linkCheck).toMatchObject({ state: 'failed', text: '16-bit PNG: images must be 8-bit RGB or RGBA' });
   });
 });
 

@@ -144,6 +144,33 @@ describe('the WebSocket bridge', () => {
     expect(result).toEqual({ ok: false, error: { code: 'internal', message: 'I am a teapot', gatewayCode: 418 } });
   });
 
+  it('carries the warnings a send waits to have confirmed', async () => {
+    const confirm = ['MP4: H.264 High with B-frames: does not play on Android'];
+    const srv = await startServer((frame, socket) => {
+      send(socket, { kind: 'result', id: frame.id, result: { ok: false, error: { code: 'needs_confirmation', message: 'not sent yet', field: 'content.video.link', confirm, extra: 'dropped' } } });
+    });
+    const { api } = bridge(srv.url);
+    const result = await api.sendMessage({ to: '12025550101', content: { type: 'video', video: { link: 'https://e.com/a.mp4' } } });
+    expect(result).toEqual({ ok: false, error: { code: 'needs_confirmation', message: 'not sent yet', field: 'content.video.link', confirm } });
+  });
+
+  it('sends the confirmed warnings as they were shown, and carries a media refusal placed on its field with its detail', async () => {
+    const confirmed = ['H.264 High profile with B-frames does not play on Android: re-encode it in the Main or Baseline profile without B-frames (ffmpeg: -profile:v main -bf 0)'];
+    const refusal = {
+      code: 'gateway_error',
+      message: 'content.image.id: unknown media id "1900000000000099": the account has no uploaded media with this id',
+      field: 'content.image.id',
+      gatewayCode: 131053,
+      httpStatus: 400,
+      detail: '(#131053) Media upload error {"details":"image.id: unknown media id \\"1900000000000099\\": the account has no uploaded media with this id"}',
+    };
+    const srv = await startServer((frame, socket) => send(socket, { kind: 'result', id: frame.id, result: { ok: false, error: refusal } }));
+    const { api } = bridge(srv.url);
+    const content = { type: 'image' as const, image: { id: '1900000000000099' } };
+    expect(await api.sendMessage({ to: '12025550101', content, confirmed })).toEqual({ ok: false, error: refusal });
+    expect(srv.frames).toEqual([{ id: expect.any(Number), command: 'sendMessage', params: { to: '12025550101', content, confirmed } }]);
+  });
+
   it('fails commands in flight when the socket drops, reconnects, and reports the way back', async () => {
     const srv = await startServer();
     const first = srv.nextConnection();

@@ -5,34 +5,54 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, main, missingLine, missingPrerequisites, onPath, type SystemProbe, type Task } from '../../../scripts/check-prereqs';
+import { CHROMIUM_PATH, IMAGEMAGICK_CONVERT_PATH, main, missingLine, missingPrerequisites, onPath, type SystemProbe, type Task } from '../../../scripts/check-prereqs';
 
 const REDIS_LINE = 'Missing: redis-server (install: apt-get install -y redis-server)';
 const CHROMIUM_LINE = `Missing: ${CHROMIUM_PATH} (install: apt-get install -y chromium)`;
 const BOTH_LINE = `Missing: ${CHROMIUM_PATH}, redis-server (install: apt-get install -y chromium redis-server)`;
+const MEDIA_LINE = `Missing: ffmpeg, sox, ${IMAGEMAGICK_CONVERT_PATH}, ps2pdf (install: apt-get install -y ffmpeg sox imagemagick ghostscript)`;
+const ALL_LINE = `Missing: ${CHROMIUM_PATH}, redis-server, ffmpeg, sox, ${IMAGEMAGICK_CONVERT_PATH}, ps2pdf (install: apt-get install -y chromium redis-server ffmpeg sox imagemagick ghostscript)`;
 
 /** A system with these executable files and this environment. */
 function system(executables: string[], env: Record<string, string | undefined> = {}): SystemProbe {
   const files = new Set(executables);
   return { env: { PATH: '/usr/local/bin:/usr/bin:/bin', ...env }, isExecutable: (file) => files.has(file) };
 }
-const everything = ['/usr/bin/redis-server', CHROMIUM_PATH];
+/** The programs the media corpus (test/fixtures/media-corpus.ts) is made with. */
+const mediaTools = ['/usr/bin/ffmpeg', '/usr/bin/sox', IMAGEMAGICK_CONVERT_PATH, '/usr/bin/ps2pdf'];
+const everything = ['/usr/bin/redis-server', CHROMIUM_PATH, ...mediaTools];
 const lineFor = (task: Task, probe: SystemProbe) => missingLine(missingPrerequisites(task, probe));
 
 describe('what each task needs', () => {
   it('npm test: Chromium at the harness\'s path and redis-server on PATH', () => {
     expect(lineFor('test', system(everything))).toBeUndefined();
-    expect(lineFor('test', system([CHROMIUM_PATH]))).toBe(REDIS_LINE);
-    expect(lineFor('test', system(['/usr/bin/redis-server']))).toBe(CHROMIUM_LINE);
-    expect(lineFor('test', system([]))).toBe(BOTH_LINE);
+    expect(lineFor('test', system([CHROMIUM_PATH, ...mediaTools]))).toBe(REDIS_LINE);
+    expect(lineFor('test', system(['/usr/bin/redis-server', ...mediaTools]))).toBe(CHROMIUM_LINE);
+    expect(lineFor('test', system(mediaTools))).toBe(BOTH_LINE);
+    expect(lineFor('test', system([]))).toBe(ALL_LINE);
     // Chromium elsewhere on PATH is not where the harness looks.
-    expect(lineFor('test', system(['/usr/bin/redis-server', '/usr/local/bin/chromium']))).toBe(CHROMIUM_LINE);
+    expect(lineFor('test', system(['/usr/bin/redis-server', '/usr/local/bin/chromium', ...mediaTools]))).toBe(CHROMIUM_LINE);
   });
 
   it('npm test: no redis-server needed when REDIS_URL names the server to use', () => {
-    expect(lineFor('test', system([CHROMIUM_PATH], { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBeUndefined();
-    expect(lineFor('test', system([], { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBe(CHROMIUM_LINE);
-    expect(lineFor('test', system([CHROMIUM_PATH], { REDIS_URL: '' }))).toBe(REDIS_LINE);
+    expect(lineFor('test', system([CHROMIUM_PATH, ...mediaTools], { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBeUndefined();
+    expect(lineFor('test', system(mediaTools, { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBe(CHROMIUM_LINE);
+    expect(lineFor('test', system([CHROMIUM_PATH, ...mediaTools], { REDIS_URL: '' }))).toBe(REDIS_LINE);
+  });
+
+  it('npm test: the media corpus\'s programs, ffmpeg, sox and ps2pdf on PATH and ImageMagick\'s convert at its Debian path', () => {
+    const base = ['/usr/bin/redis-server', CHROMIUM_PATH];
+    expect(lineFor('test', system(base))).toBe(MEDIA_LINE);
+    expect(lineFor('test', system([...base, '/opt/media/ffmpeg', '/opt/media/sox', '/opt/media/ps2pdf', IMAGEMAGICK_CONVERT_PATH], { PATH: '/usr/bin:/opt/media' }))).toBeUndefined();
+    expect(lineFor('test', system([...base, '/usr/bin/ffmpeg', '/usr/bin/sox', IMAGEMAGICK_CONVERT_PATH]))).toBe('Missing: ps2pdf (install: apt-get install -y ghostscript)');
+    expect(lineFor('test', system([...base, '/usr/bin/sox', '/usr/bin/ps2pdf', IMAGEMAGICK_CONVERT_PATH]))).toBe('Missing: ffmpeg (install: apt-get install -y ffmpeg)');
+    // Another `convert` on PATH is not ImageMagick's.
+    expect(lineFor('test', system([...base, '/usr/bin/ffmpeg', '/usr/bin/sox', '/usr/bin/ps2pdf', '/usr/local/bin/convert']))).toBe(
+      `Missing: ${IMAGEMAGICK_CONVERT_PATH} (install: apt-get install -y imagemagick)`,
+    );
+    // The benchmarks make no media files.
+    expect(lineFor('bench', system([CHROMIUM_PATH]))).toBeUndefined();
+    expect(lineFor('bench:relay', system(['/usr/bin/redis-server']))).toBeUndefined();
   });
 
   it('npm run bench: Chromium only', () => {
@@ -61,7 +81,7 @@ describe('what each task needs', () => {
   it('prints one line and exits 1 when something is missing, nothing and 0 otherwise, 2 for an unknown task', () => {
     const printed: string[] = [];
     expect(main(['test'], system([]), (line) => printed.push(line))).toBe(1);
-    expect(printed).toEqual([BOTH_LINE]);
+    expect(printed).toEqual([ALL_LINE]);
     expect(main(['test'], system(everything), (line) => printed.push(line))).toBe(0);
     expect(printed).toHaveLength(1);
     expect(main(['lint'], system(everything), (line) => printed.push(line))).toBe(2);
@@ -109,12 +129,14 @@ describe('the real script', () => {
   });
 
   it('lets npm test through without redis-server on PATH when REDIS_URL is set', () => {
-    // Chromium is where the harness looks on any machine that runs these tests (npm test checks it first).
+    // Chromium and ImageMagick are where the tests look on any machine that runs them (npm test checks it first).
     expect(existsSync(CHROMIUM_PATH)).toBe(true);
-    const without = runScript('test', { PATH: pathWith({}) });
+    expect(existsSync(IMAGEMAGICK_CONVERT_PATH)).toBe(true);
+    const media = { ffmpeg: '/usr/bin/ffmpeg', sox: '/usr/bin/sox', ps2pdf: '/usr/bin/ps2pdf' };
+    const without = runScript('test', { PATH: pathWith(media) });
     expect(without.stderr).toBe(`${REDIS_LINE}\n`);
     expect(without.status).toBe(1);
-    const withUrl = runScript('test', { PATH: pathWith({}), REDIS_URL: 'redis://127.0.0.1:6390' });
+    const withUrl = runScript('test', { PATH: pathWith(media), REDIS_URL: 'redis://127.0.0.1:6390' });
     expect(withUrl.stderr).toBe('');
     expect(withUrl.status).toBe(0);
   });

@@ -56,6 +56,10 @@ const VALID: Record<CommandName, unknown[]> = {
     { to: '442079460958', content: { type: 'text', text: { body: 'See https://example.com', preview_url: true } } },
     { to: '442079460958', content: { type: 'image', image: { link: 'https://example.com/a.png', caption: 'Your parcel' } } },
     { to: '442079460958', content: { type: 'audio', audio: { id: 'media-1' } } },
+    // "Send anyway": the warnings the agent was shown and confirmed, as texts.
+    { to: '442079460958', content: { type: 'video', video: { link: 'https://example.com/clip.mp4' } }, confirmed: ['H.264 High profile with B-frames does not play on Android'] },
+    { to: '442079460958', content: { type: 'video', video: { link: 'https://example.com/clip.mp4' } }, confirmed: [] },
+    { to: '442079460958', content: { type: 'video', video: { link: 'https://example.com/clip.mp4' } }, confirmed: Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(1000, 'w')) },
     { to: '442079460958', content: { type: 'document', document: { link: 'https://example.com/i.pdf', filename: 'invoice.pdf', caption: 'Invoice' } } },
     { to: '442079460958', content: { type: 'interactive', interactive: VOICE_CALL } },
     {
@@ -189,6 +193,14 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ to: '12025550101', content: { type: 'audio', audio: { link: 'https://e.com/a.mp3', caption: 'x' } } }, 'content.audio.caption', 'only image, video and document take a caption'],
     [{ to: '12025550101', content: { type: 'image', image: { link: 'https://e.com/a.png', filename: 'a.png' } } }, 'content.image.filename', 'only document takes a filename'],
     [{ to: '12025550101', content: { type: 'video', video: { link: 'ftp://e.com/a.mp4' } } }, 'content.video.link', 'http:// or https://'],
+    // The bare flag is gone: only the warnings' texts confirm anything.
+    [{ to: '12025550101', content: { type: 'video', video: { link: 'https://e.com/a.mp4' } }, anyway: true }, '(root)', 'Unrecognized key: "anyway"'],
+    [{ to: '12025550101', content: { type: 'video', video: { link: 'https://e.com/a.mp4' } }, confirmed: true }, 'confirmed', 'must be a list of the warnings the agent confirmed'],
+    [{ to: '12025550101', content: { type: 'video', video: { link: 'https://e.com/a.mp4' } }, confirmed: 'B-frames' }, 'confirmed', 'must be a list of the warnings the agent confirmed'],
+    [{ to: '12025550101', content: { type: 'video', video: { link: 'https://e.com/a.mp4' } }, confirmed: ['B-frames', 7] }, 'confirmed[1]', 'must hold the warnings as texts'],
+    [{ to: '12025550101', content: { type: 'video', video: { link: 'https://e.com/a.mp4' } }, confirmed: [''] }, 'confirmed[0]', 'must not hold an empty warning'],
+    [{ to: '12025550101', content: { type: 'video', video: { link: 'https://e.com/a.mp4' } }, confirmed: ['w'.repeat(1001)] }, 'confirmed[0]', 'at most 1000 characters each'],
+    [{ to: '12025550101', content: { type: 'video', video: { link: 'https://e.com/a.mp4' } }, confirmed: Array.from({ length: 21 }, (_, i) => `warning ${i}`) }, 'confirmed', 'must list at most 20 warnings'],
     [
       { to: '12025550101', content: { type: 'interactive', interactive: { ...VOICE_CALL, action: { name: 'voice_call', parameters: { display_text: 'x'.repeat(21), ttl_minutes: 60, payload: '' } } } } },
       'content.interactive.action.parameters.display_text',

@@ -1,0 +1,615 @@
+// A media file by link, fetched and judged the way the gateway judges it (gateway-spec.md 2.3): the
+// gateway downloads the link itself and refuses what does not fit its table, but only after the
+// message went out and the customer waited. Reading the file's bytes here finds a dead link, the
+// wrong type, an oversize file or bytes that break a media rule while the agent can still fix it.
+// The app runs it with undici (electron/core/media-link-check.ts), the sandbox on Node's fetch
+// with the same rules to judge what the business sends (sandbox/media-judge.ts).
+//
+// Decisions:
+// - GET only, never HEAD: signed storage links are often signed for GET alone, and the bytes are
+//   needed anyway. Redirects are followed by hand (at most 5), so a loop is named as one.
+// - The head is asked for with a Range (headBytesFor); a 206 with a Content-Range gives the size
+//   and only what is needed is read (a further range when moreBytesWanted asks, e.g. an MP4 whose
+//   moov sits after its mdat). A server that ignores Range (200) is read whole, stopped at the
+//   type's size limit: an oversize file is refused by its Content-Length or Content-Range before
+//   its body is read, and a body without a stated size is cut off once it passes the limit.
+// - One deadline for the whole check, redirects and every range included, that grows with what must
+//   be read: 8 s, and 1 s more for each MB the check has to read (the range or Content-Length a
+//   server states, or what arrives of a body of unsaid size), up to the type's size limit. A fixed
+//   8 s would refuse a 20 MB document on any link slower than 20 Mbit/s. A body that stops sending
+//   for the base time (8 s) is timed out there, however much time it had left. Every wait races the
+//   deadline, so a fetch that ignores its signal cannot hold the check.
+// - A signed link carries its secret in the query (or the fragment): messages name links by scheme,
+//   host and path only, and any address in an error text from below is cut to the same.
+// - The server's Content-Type must be one of the type's; the link's extension, when the path has
+//   one, must be one of the type's and agree with the Content-Type; then the bytes must agree with
+//   both (inspectMedia). A path without an extension is allowed, with a note.
+// - Nothing throws: a refused file is err('invalid_input', `${field}: …`, { field }) naming the rule.
+import { inspectMedia, headBytesFor, moreBytesWanted, type MediaInspection, type MediaSample } from './media-inspect';
+import { formatBytes, MB, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
+import { err, errorText, ok, type Result } from './result';
+import { isHttpUrl } from './validation';
+
+export interface ByteResponse {
+  status: number;
+  statusText?: string;
+  headers: { get(name: string): string | null };
+  body: AsyncIterable<Uint8Array> | null;
+  /** Stops the body; safe to call more than once and after the body was read. */
+  cancel(): Promise<void>;
+}
+
+/** A GET that does not follow redirects (the check follows them itself). */
+export type ByteFetch = (url: string, init: { headers: Record<string, string>; signal: AbortSignal }) => Promise<ByteResponse>;
+
+export interface MediaFileCheck extends MediaInspection {
+  /** The server's Content-Type without parameters, lower case. */
+  contentType: string;
+  /** The whole file's size in bytes. */
+  size: number;
+  /** The address the file was found at, after redirects. */
+  finalUrl: string;
+  /** What needs no confirmation but is worth knowing (no extension, a private-network link). */
+  notes: string[];
+}
+
+export type MediaInspector = typeof inspectMedia;
+
+export interface MediaFileCheckOptions {
+  fetch: ByteFetch;
+  /**
+   * The time the check has before any byte is due: for answers, redirects and small files; also
+   * the longest a body may pause. Default 8 s.
+   */
+  timeoutMs?: number;
+  /** More time for each MB the check must read, up to the type's size limit. Default 1 s. */
+  msPerMb?: number;
+  /** The field named in errors; default "link". */
+  field?: string;
+  /** Default 5. */
+  maxRedirects?: number;
+  /** Judges the bytes; inspectMedia unless a test supplies its own. */
+  inspect?: MediaInspector;
+}
+
+const DEFAULT_MEDIA_TIMEOUT_MS = 8_000;
+const DEFAULT_MEDIA_MS_PER_MB = 1_000;
+const DEFAULT_MAX_REDIRECTS = 5;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+const REQUEST_HEADERS = { Accept: '*/*', 'Accept-Encoding': 'identity' } as const;
+
+type Refuse = (message: string, extra?: { httpStatus?: number; detail?: string }) => Result<never>;
+
+/** Thrown inside the check only, when its deadline passed; turned into err('timeout') at the top. */
+class DeadlinePassed extends Error {
+  constructor(readonly why: 'late' | 'stalled') {
+    super(why);
+  }
+}
+
+/**
+ * The check's deadline: `baseMs` from the start, and `msPerMb` more for each MB the check expects to
+ * read (never more than `maxBytes`, the type's size limit); while a body is read, `baseMs` without a
+ * byte passes it too. `passed` rejects with DeadlinePassed, once.
+ */
+class Deadline {
+  readonly passed: Promise<never>;
+  /** The bytes the deadline allows for so far. */
+  allowedBytes = 0;
+  /** Set once the deadline passed. */
+  why: DeadlinePassed['why'] | undefined;
+  private reject: (e: DeadlinePassed) => void = () => undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private stallTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly startedAt = Date.now();
+
+  constructor(
+    readonly baseMs: number,
+    readonly msPerMb: number,
+    private readonly maxBytes: number,
+    private readonly onPass: () => void,
+  ) {
+    this.passed = new Promise<never>((_, reject) => {
+      this.reject = reject;
+    });
+    this.passed.catch(() => undefined);
+    this.arm();
+  }
+
+  get allowedMs(): number {
+    return this.baseMs + Math.ceil((this.msPerMb * this.allowedBytes) / MB);
+  }
+
+  /** The check expects to have read `bytes` in all by the end. */
+  allowFor(bytes: number): void {
+    const capped = Math.min(bytes, this.maxBytes);
+    if (capped <= this.allowedBytes) return;
+    this.allowedBytes = capped;
+    this.arm();
+  }
+
+  /** A body began, or bytes of it arrived: it has `baseMs` to send more. */
+  heard(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = setTimeout(() => this.pass('stalled'), this.baseMs);
+  }
+
+  /** No body is being read: silence is the answer's wait, which the deadline itself bounds. */
+  quiet(): void {
+    clearTimeout(this.stallTimer);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    clearTimeout(this.stallTimer);
+  }
+
+  private arm(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pass('late'), Math.max(0, this.startedAt + this.allowedMs - Date.now()));
+  }
+
+  private pass(why: DeadlinePassed['why']): void {
+    this.stop();
+    this.why = why;
+    this.reject(new DeadlinePassed(why));
+    this.onPass();
+  }
+}
+
+interface Context {
+  fetch: ByteFetch;
+  signal: AbortSignal;
+  deadline: Deadline;
+  maxRedirects: number;
+  refuse: Refuse;
+  field: string;
+  type: MediaType;
+  maxBytes: number;
+}
+
+/** A response at the end of a redirect chain, body unread. */
+interface Answer {
+  res: ByteResponse;
+  url: string;
+}
+
+export async function checkMediaFile(type: MediaType, url: string, options: MediaFileCheckOptions): Promise<Result<MediaFileCheck>> {
+  const field = options.field ?? 'link';
+  const refuse: Refuse = (message, extra = {}) => err('invalid_input', `${field}: ${message}`, { field, ...extra });
+  if (!isHttpUrl(url)) return refuse('must be an http:// or https:// address');
+  const fromLink = extensionOf(url);
+  if (fromLink !== undefined && !mediaExtensions(type).includes(fromLink)) {
+    return refuse(`the link ends in "${fromLink}", which is not ${article(type)} ${type} file: use ${listOf(mediaExtensions(type))}`);
+  }
+
+  const controller = new AbortController();
+  const maxBytes = MEDIA_TABLE[type].maxBytes;
+  const deadline = new Deadline(options.timeoutMs ?? DEFAULT_MEDIA_TIMEOUT_MS, options.msPerMb ?? DEFAULT_MEDIA_MS_PER_MB, maxBytes, () => controller.abort());
+  const ctx: Context = {
+    fetch: options.fetch,
+    signal: controller.signal,
+    deadline,
+    maxRedirects: options.maxRedirects ?? DEFAULT_MAX_REDIRECTS,
+    refuse,
+    field,
+    type,
+    maxBytes,
+  };
+  const progress: Progress = { answered: false, read: 0 };
+  try {
+    return withoutSecrets(await fetchAndJudge(ctx, url, fromLink, options.inspect ?? inspectMedia, progress));
+  } catch (e) {
+    if (e instanceof DeadlinePassed || controller.signal.aborted) {
+      return err('timeout', `${field}: ${lateness(deadline, progress, e instanceof DeadlinePassed ? e.why : (deadline.why ?? 'late'))}`, { field });
+    }
+    return withoutSecrets(err('internal', `${field}: the file could not be checked (${errorText(e)})`, { field, detail: errorText(e) }));
+  } finally {
+    deadline.stop();
+    controller.abort();
+  }
+}
+
+interface Progress {
+  /** A response (not a redirect) arrived: a timeout from now on is a slow file, not a silent link. */
+  answered: boolean;
+  read: number;
+}
+
+/** Why the check ran out of time, with what it had read and what it allowed. */
+function lateness(deadline: Deadline, progress: Progress, why: DeadlinePassed['why']): string {
+  if (why === 'stalled') return `the server stopped sending the file: nothing arrived for ${seconds(deadline.baseMs)} after ${formatBytes(progress.read)}`;
+  if (!progress.answered) return `the link did not answer within ${seconds(deadline.allowedMs)}`;
+  const read = deadline.allowedBytes > progress.read ? `${formatBytes(progress.read)} of ${formatBytes(deadline.allowedBytes)}` : formatBytes(progress.read);
+  const allowance = deadline.msPerMb > 0 ? `; the check allows ${seconds(deadline.baseMs)} and ${seconds(deadline.msPerMb)} more for each MB` : '';
+  return `the file did not arrive within ${seconds(deadline.allowedMs)} (${read} read${allowance})`;
+}
+
+async function fetchAndJudge(ctx: Context, url: string, fromLink: string | undefined, inspect: MediaInspector, progress: Progress): Promise<Result<MediaFileCheck>> {
+  const { refuse, type, maxBytes } = ctx;
+  // Before the size is known the head may be the whole file (image, audio, document: up to the
+  // type's limit); a 206 then says the size in its Content-Range, a 200 is read to one byte past
+  // the limit, so that an oversize file is told apart either way.
+  const firstHead = clamp(headBytesFor(type, undefined), 1, maxBytes);
+  let answer = await follow(ctx, url, { start: 0, end: firstHead - 1 });
+  if (!answer.ok) return answer;
+  // 416: a range past the end, which for bytes=0-… means an empty file; ask again plainly to be sure.
+  if (answer.value.res.status === 416) {
+    await cancel(answer.value.res);
+    answer = await follow(ctx, answer.value.url, undefined);
+    if (!answer.ok) return answer;
+  }
+  const { res, url: finalUrl } = answer.value;
+  progress.answered = true;
+
+  const status = httpProblem(res, refuse);
+  if (status) {
+    await cancel(res);
+    return status;
+  }
+  const declared = contentTypeProblem(ctx, res, fromLink, finalUrl);
+  if (!declared.ok) {
+    await cancel(res);
+    return declared;
+  }
+  const { contentType, extension, notes } = declared.value;
+
+  const sample = await readSample(ctx, res, finalUrl, progress);
+  if (!sample.ok) return sample;
+
+  let inspected: Result<MediaInspection>;
+  try {
+    inspected = await inspect(type, sample.value, { ...(extension !== undefined ? { extension } : {}), mimeType: contentType });
+  } catch (e) {
+    return err('internal', `${ctx.field}: the file could not be inspected (${errorText(e)})`, { field: ctx.field, detail: errorText(e) });
+  }
+  if (!inspected.ok) {
+    const { code, message, detail } = inspected.error;
+    return err(code, `${ctx.field}: ${message}`, { field: ctx.field, ...(detail !== undefined ? { detail } : {}) });
+  }
+  if (isPrivateHost(new URL(finalUrl).host)) {
+    notes.push('The link points to this computer or a private network: the gateway fetches links itself and cannot reach it (the sandbox can)');
+  }
+  return ok({ ...inspected.value, contentType, size: sample.value.size, finalUrl, notes });
+}
+
+/** HTTP errors, and answers that are neither the file (200) nor a part of it (206). */
+function httpProblem(res: ByteResponse, refuse: Refuse): Result<never> | undefined {
+  const { status } = res;
+  if (status >= 400) {
+    const what = status === 404 || status === 410 ? 'there is no file at this address' : status >= 500 ? 'the server failed' : 'the server refused to give the file';
+    return refuse(`the link answered HTTP ${status}${res.statusText ? ` (${res.statusText})` : ''}: ${what}, so the gateway could not fetch it either`, { httpStatus: status });
+  }
+  if (status !== 200 && status !== 206) return refuse(`the link answered HTTP ${status}, not a file`, { httpStatus: status });
+  return undefined;
+}
+
+/** The server's Content-Type against the message type, and the link's extension against both. */
+function contentTypeProblem(ctx: Context, res: ByteResponse, fromLink: string | undefined, finalUrl: string): Result<{ contentType: string; extension: string | undefined; notes: string[] }> {
+  const { refuse, type } = ctx;
+  const contentType = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
+  const allowed = mediaMimeTypes(type);
+  if (contentType === '') return refuse(`the server does not say what the file is (no Content-Type); ${article(type)} ${type} must be served as ${listOf(allowed)}`);
+  if (!allowed.includes(contentType)) {
+    return refuse(`the server says the file is ${contentType}, not ${article(type)} ${type}: ${article(type)} ${type} must be ${listOf(allowed)}`);
+  }
+  const format = MEDIA_TABLE[type].formats.find((f) => f.mimeType === contentType)!;
+  const extension = fromLink ?? extensionOf(finalUrl);
+  const notes: string[] = [];
+  if (extension === undefined) {
+    notes.push(`The link has no file extension; the file is taken as ${contentType} from what the server says and what its bytes are`);
+  } else if (!format.extensions.includes(extension)) {
+    return refuse(`the link ends in "${extension}" but the server says the file is ${contentType}: they must agree (${contentType} is ${listOf([...format.extensions])})`);
+  }
+  return ok({ contentType, extension, notes });
+}
+
+/** The bytes the inspection needs, from the first answer (200: the whole file; 206: its head) on. */
+async function readSample(ctx: Context, res: ByteResponse, url: string, progress: Progress): Promise<Result<MediaSample>> {
+  const { refuse, type } = ctx;
+  if (res.status === 200) return readWhole(ctx, res, progress);
+
+  const range = contentRangeOf(res);
+  if (range === undefined || range.start !== 0) {
+    // A 206 this check cannot place: read the file plainly instead.
+    await cancel(res);
+    const plain = await follow(ctx, url, undefined);
+    if (!plain.ok) return plain;
+    const problem = httpProblem(plain.value.res, refuse);
+    if (problem) {
+      await cancel(plain.value.res);
+      return problem;
+    }
+    if (plain.value.res.status !== 200) {
+      await cancel(plain.value.res);
+      return refuse(`the server answers a plain request with HTTP ${plain.value.res.status} and a range it does not describe (Content-Range "${res.headers.get('content-range') ?? ''}")`, { httpStatus: plain.value.res.status });
+    }
+    return readWhole(ctx, plain.value.res, progress);
+  }
+  const size = range.total;
+  const limited = sizeProblem(ctx, size);
+  if (limited) {
+    await cancel(res);
+    return limited;
+  }
+  const first = await readExactly(ctx, res, range.end - range.start + 1, progress);
+  if (!first.ok) return first;
+  let head = first.value;
+
+  // Now that the size is known the inspection may want a longer head (headBytesFor: more than a
+  // server that sends shorter ranges than asked gave), then a further range (moreBytesWanted); each
+  // is read by range where the server allows it.
+  const want = clamp(headBytesFor(type, size), head.length, size);
+  if (want > head.length) {
+    const more = await readRange(ctx, url, head.length, want - 1, size, progress);
+    if (!more.ok) return more;
+    if (more.value.kind === 'whole') return ok({ head: more.value.bytes, size: more.value.bytes.length });
+    head = concat(head, more.value.bytes);
+  }
+  if (head.length >= size) return ok({ head, size });
+  const further = moreBytesWanted(type, { head, size });
+  if (further === undefined) return ok({ head, size });
+  const start = clamp(further.start, 0, size - 1);
+  // A range that starts inside or right after the head extends it; a later one is the tail.
+  const from = start <= head.length ? head.length : start;
+  const rest = await readRange(ctx, url, from, size - 1, size, progress);
+  if (!rest.ok) return rest;
+  if (rest.value.kind === 'whole') return ok({ head: rest.value.bytes, size: rest.value.bytes.length });
+  if (from === head.length) return ok({ head: concat(head, rest.value.bytes), size });
+  return ok({ head, tail: rest.value.bytes, size });
+}
+
+/** A server that ignores Range: the whole body, refused by its stated size or cut off at the limit. */
+async function readWhole(ctx: Context, res: ByteResponse, progress: Progress): Promise<Result<MediaSample>> {
+  const stated = contentLengthOf(res);
+  if (stated !== undefined) {
+    const limited = sizeProblem(ctx, stated);
+    if (limited) {
+      await cancel(res);
+      return limited;
+    }
+  }
+  const body = await readUpTo(ctx, res, ctx.maxBytes + 1, progress, stated);
+  if (!body.ok) return body;
+  const read = body.value;
+  if (read.length > ctx.maxBytes) {
+    await cancel(res);
+    return ctx.refuse(`the file is larger than the ${formatBytes(ctx.maxBytes)} allowed for ${article(ctx.type)} ${ctx.type}: the server sent more than ${formatBytes(ctx.maxBytes)} without saying its size, and was stopped there`);
+  }
+  if (stated !== undefined && read.length !== stated) {
+    return ctx.refuse(`the server said the file is ${stated} bytes (Content-Length) but sent ${read.length}`);
+  }
+  if (read.length === 0) return ctx.refuse('the file is empty (0 bytes)');
+  return ok({ head: read, size: read.length });
+}
+
+/**
+ * Bytes [start, end] of a file of `size` bytes; a 200 answer is the whole file instead. A server may
+ * send less of a range than asked (RFC 9110 14.4 lets it): the rest is asked for in turn.
+ */
+async function readRange(ctx: Context, url: string, start: number, end: number, size: number, progress: Progress): Promise<Result<{ kind: 'range' | 'whole'; bytes: Uint8Array }>> {
+  const parts: Uint8Array[] = [];
+  for (let at = start; at <= end; ) {
+    const answer = await follow(ctx, url, { start: at, end });
+    if (!answer.ok) return answer;
+    const { res } = answer.value;
+    const problem = httpProblem(res, ctx.refuse);
+    if (problem) {
+      await cancel(res);
+      return problem;
+    }
+    if (res.status === 200) {
+      const whole = await readWhole(ctx, res, progress);
+      return whole.ok ? ok({ kind: 'whole', bytes: whole.value.head }) : whole;
+    }
+    const range = contentRangeOf(res);
+    if (range === undefined || range.start !== at || range.end > end) {
+      await cancel(res);
+      return ctx.refuse(`the server answered bytes ${at}-${end} of the file with a different range (Content-Range "${res.headers.get('content-range') ?? ''}")`, { httpStatus: res.status });
+    }
+    if (range.total !== size) {
+      await cancel(res);
+      return ctx.refuse(`the file changed while it was read: it was ${size} bytes, then ${range.total}`, { httpStatus: res.status });
+    }
+    const bytes = await readExactly(ctx, res, range.end - at + 1, progress);
+    if (!bytes.ok) return bytes;
+    parts.push(bytes.value);
+    at = range.end + 1;
+  }
+  return ok({ kind: 'range', bytes: concat(...parts) });
+}
+
+async function readExactly(ctx: Context, res: ByteResponse, count: number, progress: Progress): Promise<Result<Uint8Array>> {
+  const read = await readUpTo(ctx, res, count, progress, count);
+  await cancel(res);
+  if (!read.ok) return read;
+  if (read.value.length < count) return ctx.refuse(`the server sent ${read.value.length} bytes where its Content-Range promised ${count}`);
+  return read;
+}
+
+/**
+ * Reads the body until it ends or `limit` bytes arrived, then stops reading (the caller cancels).
+ * `expected` is what the server said the body holds: the deadline allows for it at once, and for a
+ * body of unsaid size grows with what arrives. A passed deadline is thrown on (a timeout for the
+ * whole check); a broken connection is a refusal.
+ */
+async function readUpTo(ctx: Context, res: ByteResponse, limit: number, progress: Progress, expected: number | undefined): Promise<Result<Uint8Array>> {
+  if (res.body === null) return ok(new Uint8Array(0));
+  const { deadline } = ctx;
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const iterator = res.body[Symbol.asyncIterator]();
+  deadline.allowFor(progress.read + (expected ?? 0));
+  deadline.heard();
+  try {
+    while (total < limit) {
+      const next = await Promise.race([iterator.next(), deadline.passed]);
+      if (next.done) break;
+      const chunk = next.value.byteLength > limit - total ? next.value.subarray(0, limit - total) : next.value;
+      chunks.push(chunk);
+      total += chunk.byteLength;
+      progress.read += chunk.byteLength;
+      deadline.allowFor(progress.read);
+      deadline.heard();
+    }
+  } catch (e) {
+    await cancel(res);
+    if (e instanceof DeadlinePassed || ctx.signal.aborted) throw passed(ctx, e);
+    return ctx.refuse(`the file could not be read to its end (${describeNetworkError(e)}, after ${formatBytes(total)})`, { detail: errorText(e) });
+  } finally {
+    deadline.quiet();
+  }
+  if (total >= limit) await iterator.return?.().catch(() => undefined);
+  return ok(concat(...chunks));
+}
+
+/** What a wait that ended with the deadline throws: the deadline's own reason. */
+const passed = (ctx: Context, e: unknown): DeadlinePassed => (e instanceof DeadlinePassed ? e : new DeadlinePassed(ctx.deadline.why ?? 'late'));
+
+/** One GET, redirects followed by hand; the answer at the end of the chain, its body unread. */
+async function follow(ctx: Context, start: string, range: { start: number; end: number } | undefined): Promise<Result<Answer>> {
+  const { refuse } = ctx;
+  // Fragments are never sent: a link and the same link with another fragment are one address.
+  const unfragmented = (u: string) => u.split('#', 1)[0]!;
+  const seen = new Set<string>();
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    seen.add(unfragmented(url));
+    let res: ByteResponse;
+    try {
+      const headers: Record<string, string> = range ? { ...REQUEST_HEADERS, Range: `bytes=${range.start}-${range.end}` } : { ...REQUEST_HEADERS };
+      res = await Promise.race([ctx.fetch(url, { headers, signal: ctx.signal }), ctx.deadline.passed]);
+    } catch (e) {
+      if (e instanceof DeadlinePassed || ctx.signal.aborted) throw passed(ctx, e);
+      return refuse(`the link could not be reached (${describeNetworkError(e)})`, { detail: errorText(e) });
+    }
+    if (!REDIRECTS.has(res.status)) return ok({ res, url });
+    await cancel(res);
+    const location = res.headers.get('location');
+    if (location === null || !URL.canParse(location, url)) return refuse(`the link answered HTTP ${res.status} (a redirect) without a usable Location`, { httpStatus: res.status });
+    const next = new URL(location, url).toString();
+    if (!isHttpUrl(next)) return refuse(`the link redirects to a "${new URL(next).protocol}" address, which is not an http:// or https:// address`);
+    if (seen.has(unfragmented(next))) return refuse(`the link redirects in a loop (back to ${linkForText(next)})`, { httpStatus: res.status });
+    if (hop + 1 > ctx.maxRedirects) return refuse(`the link redirects more than ${ctx.maxRedirects} times`, { httpStatus: res.status });
+    url = next;
+  }
+}
+
+function sizeProblem(ctx: Context, size: number): Result<never> | undefined {
+  if (size === 0) return ctx.refuse('the file is empty (0 bytes)');
+  if (size > ctx.maxBytes) return ctx.refuse(`the file is ${formatBytes(size)} (${size} bytes), larger than the ${formatBytes(ctx.maxBytes)} allowed for ${article(ctx.type)} ${ctx.type}`);
+  return undefined;
+}
+
+/** "bytes 0-99/1234" → its numbers; undefined for anything else (an unknown total "*" included). */
+function contentRangeOf(res: ByteResponse): { start: number; end: number; total: number } | undefined {
+  const match = /^\s*bytes\s+(\d+)-(\d+)\/(\d+)\s*$/i.exec(res.headers.get('content-range') ?? '');
+  if (!match) return undefined;
+  const [start, end, total] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  return start <= end && end < total ? { start, end, total } : undefined;
+}
+
+function contentLengthOf(res: ByteResponse): number | undefined {
+  const raw = res.headers.get('content-length');
+  return raw !== null && /^\s*\d+\s*$/.test(raw) ? Number(raw) : undefined;
+}
+
+async function cancel(res: ByteResponse): Promise<void> {
+  try {
+    await res.cancel();
+  } catch {
+    // The body is gone either way.
+  }
+}
+
+function concat(...parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  return out;
+}
+
+const clamp = (n: number, low: number, high: number) => Math.min(Math.max(Number.isFinite(n) ? Math.floor(n) : high, low), high);
+
+/** ".png" for "…/photo.PNG?x=1"; undefined when the last path segment has no extension. */
+export function extensionOf(url: string): string | undefined {
+  const path = new URL(url).pathname;
+  const segment = path.slice(path.lastIndexOf('/') + 1);
+  let decoded = segment;
+  try {
+    decoded = decodeURIComponent(segment);
+  } catch {
+    // A malformed escape: look at the raw segment.
+  }
+  const match = /\.([A-Za-z0-9]{1,5})$/.exec(decoded);
+  return match ? `.${match[1]!.toLowerCase()}` : undefined;
+}
+
+/**
+ * A link as messages may name it: scheme, host and path. The query and fragment of a signed link
+ * carry its secret, and user:password before the host is one.
+ */
+function linkForText(url: string): string {
+  if (!URL.canParse(url)) return 'an address that does not parse';
+  const { protocol, host, pathname } = new URL(url);
+  return `${protocol}//${host}${pathname}`;
+}
+
+/** http(s) addresses in a text cut to scheme, host and path: error texts from below may quote a link whole. */
+function withoutQueries(text: string): string {
+  return text.replace(/\bhttps?:\/\/[^\s"'<>()]+/gi, (address) => {
+    const cut = address.search(/[?#]/);
+    const bare = cut < 0 ? address : address.slice(0, cut);
+    const credentials = /^(https?:\/\/)[^/@]*@/i.exec(bare);
+    return credentials ? `${credentials[1]}${bare.slice(credentials[0].length)}` : bare;
+  });
+}
+
+/** The result with every address in its message and detail cut to scheme, host and path. */
+function withoutSecrets<T>(result: Result<T>): Result<T> {
+  if (result.ok) return result;
+  const { message, detail } = result.error;
+  return { ok: false, error: { ...result.error, message: withoutQueries(message), ...(detail !== undefined ? { detail: withoutQueries(detail) } : {}) } };
+}
+
+/** This computer, a private network or a link-local address: places the gateway cannot reach. */
+export function isPrivateHost(host: string): boolean {
+  const name = host.replace(/:\d+$/, '').replace(/^\[|\]$/g, '').toLowerCase();
+  if (name === 'localhost' || name.endsWith('.localhost') || name.endsWith('.local') || name === '::1') return true;
+  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(name);
+  if (!v4) return /^f[cd][0-9a-f]{2}:/.test(name) || name.startsWith('fe80:');
+  const [a, b] = [Number(v4[1]), Number(v4[2])];
+  return a === 127 || a === 10 || (a === 192 && b === 168) || (a === 172 && b >= 16 && b <= 31) || (a === 169 && b === 254) || a === 0;
+}
+
+function describeNetworkError(e: unknown): string {
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
+  const code = (cause as { code?: unknown } | undefined)?.code ?? (e as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'the host name was not found';
+    case 'ECONNREFUSED':
+      return 'the server refused the connection, ECONNREFUSED';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'the connection was closed';
+    case 'CERT_HAS_EXPIRED':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+      return `the server's certificate is not valid, ${String(code)}`;
+    default:
+      if (typeof code === 'string') return code;
+      return cause?.message ?? errorText(e);
+  }
+}
+
+const article = (type: MediaType) => (type === 'image' || type === 'audio' ? 'an' : 'a');
+const listOf = (items: readonly string[]) => (items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
+const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`);

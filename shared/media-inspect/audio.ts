@@ -1,0 +1,124 @@
+// Audio (gateway-spec.md 2.3): AAC in ADTS, AMR, MP3, M4A (the MP4 family, mp4.ts) or Ogg; an Ogg
+// must be Opus and mono.
+//
+// music-metadata reads the streams. It is given no MIME hint (a wrong one makes it return an empty
+// format silently) and has no AMR parser: AMR is told by its magic line (RFC 4867 5).
+import { parseBuffer, type IAudioMetadata } from 'music-metadata';
+import { errorText } from '../result';
+import { count, startsWith, type MediaSample } from './sample';
+import { channelsText, kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
+
+type AudioFormat = IAudioMetadata['format'];
+
+async function audioFormat(bytes: Uint8Array): Promise<{ ok: true; format: AudioFormat } | { ok: false; why: string }> {
+  try {
+    const { format } = await parseBuffer(bytes, undefined, { skipCovers: true, duration: false });
+    return { ok: true, format };
+  } catch (e) {
+    return { ok: false, why: `its stream cannot be read (${errorText(e)})` };
+  }
+}
+
+/** "44.1 kHz, mono" from what the stream says about itself. */
+const streamText = (format: AudioFormat): string[] => [
+  ...(format.sampleRate === undefined ? [] : [kHz(format.sampleRate)]),
+  ...(format.numberOfChannels === undefined ? [] : [channelsText(format.numberOfChannels)]),
+];
+
+/**
+ * Where the audio starts: after any ID3v2 tags (ID3v2.4 3.1: "ID3", version, flags, a 28-bit syncsafe
+ * size that leaves out the 10-byte header and the 10-byte footer the flags' bit 4 announces), which
+ * encoders put in front of MP3 and ADTS frames (ffmpeg: -write_id3v2 1). 0 without a tag; undefined
+ * when a tag's header is broken.
+ */
+export function id3v2End(b: Uint8Array): number | undefined {
+  let at = 0;
+  while (startsWith(b, 'ID3', at)) {
+    const [major = 0xff, minor = 0xff, flags = 0] = b.subarray(at + 3, at + 6);
+    const sizeBytes = b.subarray(at + 6, at + 10);
+    if (major === 0xff || minor === 0xff || sizeBytes.length < 4 || sizeBytes.some((x) => x >= 0x80)) return undefined;
+    const size = sizeBytes.reduce((n, x) => n * 128 + x, 0);
+    at += 10 + size + (flags & 0x10 ? 10 : 0);
+  }
+  return at;
+}
+
+/** ID3v1's tag: the last 128 bytes, starting with "TAG". */
+const isId3v1 = (b: Uint8Array, at: number): boolean => b.length - at === 128 && startsWith(b, 'TAG', at);
+
+/** Where the chain of ADTS frames from `from` breaks (ISO/IEC 13818-7 6.2: a sync word, then each frame's length), or undefined when it does not; the last frame may be cut off, and an ID3v1 tag may end the file. */
+function adtsBreak(b: Uint8Array, from: number): number | undefined {
+  let at = from;
+  while (at < b.length) {
+    if (at + 7 > b.length) return undefined;
+    if (b[at] !== 0xff || ((b[at + 1] ?? 0) & 0xf6) !== 0xf0) return at > from && isId3v1(b, at) ? undefined : at;
+    const length = (((b[at + 3] ?? 0) & 0x03) << 11) | ((b[at + 4] ?? 0) << 3) | ((b[at + 5] ?? 0) >> 5);
+    if (length < 7) return at;
+    at += length;
+  }
+  return undefined;
+}
+
+export async function readAdts(sample: MediaSample): Promise<Reading> {
+  const first = id3v2End(sample.head);
+  if (first === undefined) return unreadable('AAC audio (ADTS)', 'its ID3v2 tag has a broken header');
+  if (first >= sample.head.length) return unreadable('AAC audio (ADTS)', 'it holds an ID3v2 tag and no ADTS frame after it');
+  // music-metadata reads the first frames only; the frames are walked here so that junk after them is seen.
+  const broken = adtsBreak(sample.head, first);
+  if (broken !== undefined) return unreadable('AAC audio (ADTS)', `its frame at byte ${count(broken)} has no ADTS header`);
+  const read = await audioFormat(sample.head);
+  if (!read.ok) return unreadable('AAC audio (ADTS)', read.why);
+  if (read.format.codec === undefined) return unreadable('AAC audio (ADTS)', 'no AAC frame can be read in it');
+  return readAs('audio/aac', 'AAC audio (ADTS)', ['AAC (ADTS)', ...streamText(read.format)].join(', '));
+}
+
+export async function readMp3(sample: MediaSample): Promise<Reading> {
+  const read = await audioFormat(sample.head);
+  if (!read.ok) return unreadable('MP3 audio', read.why);
+  if (read.format.codec === undefined) return unreadable('MP3 audio', 'no MPEG audio frame can be read in it');
+  if (!/layer 3/i.test(read.format.codec)) return other(`${read.format.codec} audio`);
+  const bitrate = read.format.bitrate === undefined ? [] : [`${Math.round(read.format.bitrate / 1000)} kbit/s`];
+  return readAs('audio/mpeg', 'MP3 audio', ['MP3', ...streamText(read.format), ...bitrate].join(', '));
+}
+
+/** Speech bytes after the header byte of AMR-NB frame types 0–8 (RFC 4867 5.3; 3GPP TS 26.101); type 15 is "no data". */
+const AMR_NB_FRAME_BYTES = [12, 13, 15, 17, 19, 20, 26, 31, 5];
+
+export function readAmr(sample: MediaSample): Reading {
+  // The storage format's magic lines: narrow-band "#!AMR\n", wide-band "#!AMR-WB\n" (audio/amr-wb, not audio/amr).
+  if (startsWith(sample.head, '#!AMR\n')) {
+    const b = sample.head;
+    let frames = 0;
+    for (let at = 6; at < b.length; frames++) {
+      const header = b[at]!;
+      const frameType = (header >> 3) & 0x0f;
+      const size = frameType === 15 ? 0 : AMR_NB_FRAME_BYTES[frameType];
+      // A frame header has its first bit and its two padding bits clear.
+      if ((header & 0x83) !== 0 || size === undefined) return unreadable('AMR audio', `its frame at byte ${at} has a broken header`);
+      at += 1 + size;
+    }
+    if (frames === 0) return unreadable('AMR audio', 'it holds no audio frames');
+    return readAs('audio/amr', 'AMR audio', `AMR-NB, 8 kHz, mono, ${Number((frames * 0.02).toFixed(1))} s`);
+  }
+  if (startsWith(sample.head, '#!AMR-WB\n')) return other('AMR-WB audio', 'AMR-WB, 16 kHz, mono');
+  return other('multichannel AMR audio');
+}
+
+const OGG_RULE = 'Ogg audio must be Opus and mono';
+
+export async function readOgg(sample: MediaSample): Promise<Reading> {
+  const read = await audioFormat(sample.head);
+  if (!read.ok) return unreadable('Ogg audio', read.why);
+  const { codec, numberOfChannels: channels } = read.format;
+  if (codec === undefined) return unreadable('Ogg audio', 'no audio stream header can be read in it');
+  const name = /^vorbis/i.test(codec) ? 'Vorbis' : codec;
+  const description = [`Ogg ${name}`, ...streamText(read.format)].join(', ');
+  const refusals: MediaFinding[] = [];
+  if (name !== 'Opus') refusals.push({ rule: 'audio.ogg-codec', message: `${name} audio in Ogg: ${OGG_RULE}` });
+  else if (channels === undefined) return unreadable('Ogg audio', 'its Opus header gives no channel count');
+  else if (channels !== 1) {
+    const kind = channels === 2 ? 'stereo Opus' : `${channels}-channel Opus`;
+    refusals.push({ rule: 'audio.ogg-channels', message: `Ogg with ${channels} channels (${kind}): ${OGG_RULE}` });
+  }
+  return readAs('audio/ogg', 'Ogg audio', description, { refusals });
+}

@@ -1,0 +1,89 @@
+// Images (gateway-spec.md 2.3): JPEG or PNG, 8-bit, RGB or RGBA.
+//
+// The bit depth and colour model are read here by hand, from the PNG's IHDR chunk and the JPEG's
+// SOFn frame header: file-type names the format only, and no library that runs without Node or DOM
+// (this folder has neither) reports the depth or the colour model of an image.
+import { isWhole, latin1, u16, u32, type MediaSample } from './sample';
+import { readAs, unreadable, type MediaFinding, type Reading } from './reading';
+
+const IMAGE_RULE = 'images must be 8-bit RGB or RGBA';
+
+const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+/** PNG colour types (PNG spec 11.2.2). */
+const PNG_COLOUR: Readonly<Record<number, string>> = { 0: 'grayscale', 2: 'RGB', 3: 'palette', 4: 'grayscale with alpha', 6: 'RGBA' };
+
+export function readPng(sample: MediaSample, animated: boolean): Reading {
+  const b = sample.head;
+  if (b.length < 33 || !PNG_SIGNATURE.every((x, i) => b[i] === x) || u32(b, 8) !== 13 || latin1(b.subarray(12, 16)) !== 'IHDR') {
+    return unreadable('a PNG image', 'it has no IHDR header where a PNG starts');
+  }
+  const depth = b[24] ?? 0;
+  const colourType = b[25] ?? 0;
+  const colour = PNG_COLOUR[colourType];
+  if (colour === undefined) return unreadable('a PNG image', `its header names colour type ${colourType}, which PNG does not define`);
+  if (isWhole(sample)) {
+    const end = pngEnd(b);
+    if (end !== undefined) return unreadable('a PNG image', end);
+  }
+  const description = `${depth}-bit ${colour} ${animated ? 'animated PNG' : 'PNG'}`;
+  const refusals: MediaFinding[] = [];
+  if (colourType !== 2 && colourType !== 6) refusals.push({ rule: 'image.color', message: `${description}: ${IMAGE_RULE}` });
+  else if (depth !== 8) refusals.push({ rule: 'image.bit-depth', message: `${description}: ${IMAGE_RULE}` });
+  return readAs('image/png', 'a PNG image', description, { refusals });
+}
+
+/** Why a whole PNG's chunks do not reach IEND (cut short), or undefined when they do. */
+function pngEnd(b: Uint8Array): string | undefined {
+  let at = 8;
+  while (at + 12 <= b.length) {
+    const length = u32(b, at);
+    const type = latin1(b.subarray(at + 4, at + 8));
+    if (type === 'IEND') return undefined;
+    at += 12 + length;
+  }
+  return 'it ends before its IEND chunk (the file is cut short)';
+}
+
+/** The JPEG frame headers SOF0–SOF15; C4 (DHT), C8 (JPG) and CC (DAC) share the range but are not frames. */
+const isFrameHeader = (marker: number): boolean => marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+
+export function readJpeg(sample: MediaSample): Reading {
+  const b = sample.head;
+  let at = 2;
+  while (at + 4 <= b.length) {
+    if (b[at] !== 0xff) return unreadable('a JPEG image', `its markers break off at byte ${at}`);
+    const marker = b[at + 1] ?? 0;
+    if (marker === 0xff) {
+      at += 1; // fill byte
+      continue;
+    }
+    if (marker === 0x01 || marker === 0xd8 || (marker >= 0xd0 && marker <= 0xd7)) {
+      at += 2; // markers without a length
+      continue;
+    }
+    if (marker === 0xda || marker === 0xd9) break; // scan data or the end came before any frame header
+    if (isFrameHeader(marker)) {
+      if (at + 10 > b.length) break;
+      // Entropy-coded data never holds FF D9 (an FF there is followed by 00 or a restart marker): the first one after the frame header ends the image.
+      if (isWhole(sample) && !hasEndOfImage(b, at)) return unreadable('a JPEG image', 'it ends before its end-of-image marker (the file is cut short)');
+      return jpegFrame(b[at + 4] ?? 0, b[at + 9] ?? 0);
+    }
+    at += 2 + u16(b, at + 2);
+  }
+  return unreadable('a JPEG image', 'it has no frame header (SOF) before its image data');
+}
+
+function hasEndOfImage(b: Uint8Array, from: number): boolean {
+  for (let i = b.indexOf(0xff, from); i >= 0 && i + 1 < b.length; i = b.indexOf(0xff, i + 1)) if (b[i + 1] === 0xd9) return true;
+  return false;
+}
+
+function jpegFrame(precision: number, components: number): Reading {
+  // Three components are YCbCr (JFIF) or RGB (Adobe): both are colour pictures shown as RGB.
+  const model = components === 3 ? 'RGB' : components === 1 ? 'grayscale' : components === 4 ? 'CMYK' : `${components}-component`;
+  const description = `${precision}-bit ${model} JPEG`;
+  const refusals: MediaFinding[] = [];
+  if (components !== 3) refusals.push({ rule: 'image.color', message: `${description}: ${IMAGE_RULE}` });
+  else if (precision !== 8) refusals.push({ rule: 'image.bit-depth', message: `${description}: ${IMAGE_RULE}` });
+  return readAs('image/jpeg', 'a JPEG image', description, { refusals });
+}

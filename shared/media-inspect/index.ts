@@ -1,0 +1,218 @@
+// A media file judged on its bytes against every rule of gateway-spec.md 2.3: the real format from
+// the bytes must be one of the message type's and agree with the declared extension and MIME type
+// (a renamed executable is not a PDF); images 8-bit RGB or RGBA; videos H.264 with one AAC audio
+// stream or none; an Ogg Opus and mono; documents what their type says. A broken rule is a refusal
+// that names what the file is and the rule; what the gateway takes but phones play badly (High
+// profile with B-frames, a moov box after the media data) is a warning that names the fix.
+//
+// Pure: no Node, no DOM. The bytes come from the caller (media-fetch.ts reads them by link, the
+// sandbox from what it serves), a head first (headBytesFor), then, for an MP4 whose moov box comes
+// last, the range moreBytesWanted names.
+import { fileTypeFromBuffer, type FileTypeResult } from 'file-type/core';
+import { MEDIA_TABLE, mediaMimeTypes, MB, type MediaType } from '../messages';
+import { err, errorText, ok, type Result } from '../result';
+import { id3v2End, readAdts, readAmr, readMp3, readOgg } from './audio';
+import { isOoxml, readCfb, readOoxml, readPdf, readText, startsWithByteOrderMark } from './document';
+import { readJpeg, readPng } from './image';
+import { mp4BytesWanted, readMp4 } from './mp4';
+import { extensionsOf, FORMAT_RULE, formatWhat, mimeTypeOfExtension, other, type MediaFinding, type Reading } from './reading';
+import { sampleProblem, type MediaSample } from './sample';
+
+export type { MediaSample } from './sample';
+
+export interface MediaInspection {
+  /** What the bytes are, in words: "8-bit RGBA PNG", "MP4: H.264 High with B-frames, AAC". */
+  description: string;
+  /** The real type from the bytes (one of MEDIA_TABLE's). */
+  mimeType: string;
+  /** The service accepts the file; the agent confirms with "Send anyway". */
+  warnings: MediaFinding[];
+}
+
+/**
+ * The head of a video: its moov box when it comes first (faststart), else enough to find where the
+ * moov box starts (moreBytesWanted). Tracks' sample tables of a 16 MB video take well under 1 MB.
+ */
+export const VIDEO_HEAD_BYTES = MB;
+
+/** The head to read first for a file of this type (whole file for image/audio/document within the size limit; a head for video). */
+export function headBytesFor(type: MediaType, size: number | undefined): number {
+  const most = type === 'video' ? VIDEO_HEAD_BYTES : MEDIA_TABLE[type].maxBytes;
+  return size !== undefined && Number.isSafeInteger(size) && size >= 0 ? Math.min(size, most) : most;
+}
+
+/** After reading `sample`, a further byte range the inspection needs ([start, size): an MP4 whose moov sits after its mdat), or undefined when the sample is enough. Found by walking the top-level boxes in the head. */
+export function moreBytesWanted(type: MediaType, sample: MediaSample): { start: number } | undefined {
+  if ((type !== 'video' && type !== 'audio') || sampleProblem(sample) !== undefined) return undefined;
+  return mp4BytesWanted(sample);
+}
+
+const refuse = (finding: MediaFinding): Result<never> => err('invalid_input', finding.message, { detail: finding.rule });
+
+/**
+ * Judges the bytes against gateway-spec 2.3 for a message of `type`. A refusal is err('invalid_input', message, { detail: rule })
+ * where message names what the file is and the rule. `declared` is what the link or server said (an extension like ".png", a
+ * Content-Type without parameters); each must agree with the bytes. Never throws.
+ */
+export async function inspectMedia(type: MediaType, sample: MediaSample, declared: { extension?: string; mimeType?: string }): Promise<Result<MediaInspection>> {
+  try {
+    return await inspect(type, sample, declared);
+  } catch (e) {
+    return refuse({ rule: 'file.unreadable', message: `the file cannot be read (${errorText(e)})` });
+  }
+}
+
+async function inspect(type: MediaType, sample: MediaSample, declared: { extension?: string; mimeType?: string }): Promise<Result<MediaInspection>> {
+  const problem = sampleProblem(sample);
+  if (problem) return refuse(problem);
+  if (sample.size === 0) return refuse({ rule: 'file.empty', message: 'the file is empty (0 bytes)' });
+
+  const reading = await read(sample);
+  if (reading.kind === 'unreadable') return refuse({ rule: 'file.unreadable', message: `the file looks like ${reading.what} but cannot be read: ${reading.why}` });
+
+  const extension = normalisedExtension(declared.extension);
+  const declaredMimeType = normalisedMimeType(declared.mimeType);
+  const { mimeType, what } = reading;
+
+  if (mimeType === undefined || !mediaMimeTypes(type).includes(mimeType)) {
+    // Name the format the declaration promised when there is one ("not a PDF"), else the type's rule.
+    const promised = (extension && mimeTypeOfExtension(extension)) ?? declaredMimeType;
+    const message = promised !== undefined && promised !== mimeType && mediaMimeTypes(type).includes(promised) ? `the file is ${what}, not ${formatWhat(promised)}` : `the file is ${what}: ${FORMAT_RULE[type]}`;
+    return refuse({ rule: `${type}.format`, message });
+  }
+  if (extension !== undefined && !extensionsOf(mimeType).includes(extension)) {
+    const named = mimeTypeOfExtension(extension);
+    const expected = extensionsOf(mimeType).join(' or ');
+    const message =
+      named === undefined
+        ? `the file is ${what} named ${extension}: its extension must match its content (${expected})`
+        : `the file is ${what}, not ${formatWhat(named)}: its extension (${extension}) must match its content (${expected})`;
+    return refuse({ rule: 'file.extension', message });
+  }
+  if (declaredMimeType !== undefined && declaredMimeType !== mimeType) {
+    return refuse({ rule: 'file.mime-type', message: `the file is ${what} declared as ${declaredMimeType}: its MIME type must match its content (${mimeType})` });
+  }
+  const refusal = reading.refusals[0];
+  if (refusal) return refuse(refusal);
+  return ok({ description: reading.description, mimeType, warnings: reading.warnings });
+}
+
+const normalisedExtension = (extension: string | undefined): string | undefined => {
+  const trimmed = extension?.trim().toLowerCase() ?? '';
+  if (trimmed === '' || trimmed === '.') return undefined;
+  return trimmed.startsWith('.') ? trimmed : `.${trimmed}`;
+};
+
+const normalisedMimeType = (mimeType: string | undefined): string | undefined => {
+  const bare = mimeType?.split(';')[0]?.trim().toLowerCase() ?? '';
+  return bare === '' ? undefined : bare;
+};
+
+/** file-type's words for the MP4 family (ISO base media files told apart by their ftyp brand). */
+const MP4_FAMILY = new Set(['mp4', 'm4a', 'm4v', 'm4b', 'm4p', 'f4v', 'f4a', 'f4b', 'f4p', '3gp', '3g2']);
+
+/** What the bytes are, by file-type's sniffing and then the format's own reader. */
+async function read(sample: MediaSample): Promise<Reading> {
+  // A byte order mark first: file-type takes UTF-16's FF FE for an MPEG audio frame header.
+  if (startsWithByteOrderMark(sample.head)) {
+    const text = readText(sample);
+    if (text.kind === 'read' && text.mimeType !== undefined) return text;
+  }
+  // file-type throwing on odd bytes ends in inspectMedia's refusal "the file cannot be read".
+  const kind: FileTypeResult | undefined = (await audioAfterId3v2(sample.head)) ?? (await fileTypeFromBuffer(sample.head));
+  if (kind === undefined) return readText(sample);
+  const { ext, mime } = kind;
+  if (MP4_FAMILY.has(ext)) return readMp4(sample, ext);
+  if (isOoxml(ext)) return readOoxml(sample, ext);
+  switch (ext) {
+    case 'png':
+      return readPng(sample, false);
+    case 'apng':
+      return readPng(sample, true);
+    case 'jpg':
+      return readJpeg(sample);
+    case 'aac':
+      return readAdts(sample);
+    case 'mp3':
+      return readMp3(sample);
+    case 'amr':
+      return readAmr(sample);
+    case 'ogg':
+    case 'opus':
+    case 'oga':
+    case 'spx':
+      return readOgg(sample);
+    case 'pdf':
+      return readPdf(sample);
+    case 'cfb':
+      return readCfb(sample);
+    default:
+      // Text formats file-type names (XML, calendars, contacts, subtitles) are plain text as a document.
+      if (mime.startsWith('text/') || mime === 'application/xml') return readText(sample, ext.toUpperCase());
+      return other(OTHER_WHAT[ext] ?? `a file of type ${mime} (.${ext})`);
+  }
+}
+
+/**
+ * The audio format after ID3v2 tags, told by the bytes that follow them: file-type skips one tag but
+ * not a tag's footer, nor a second tag. Undefined when there is no tag, or no MP3 or ADTS after it.
+ */
+async function audioAfterId3v2(head: Uint8Array): Promise<FileTypeResult | undefined> {
+  const end = id3v2End(head);
+  if (end === undefined || end === 0 || end >= head.length) return undefined;
+  const kind = await fileTypeFromBuffer(head.subarray(end));
+  return kind?.ext === 'aac' || kind?.ext === 'mp3' ? kind : undefined;
+}
+
+/** Formats the gateway does not take, as the refusals name them. */
+const OTHER_WHAT: Readonly<Record<string, string>> = {
+  elf: 'an ELF executable',
+  exe: 'a Windows executable',
+  macho: 'a Mach-O executable',
+  zip: 'a ZIP archive',
+  gz: 'a gzip archive',
+  '7z': 'a 7-Zip archive',
+  rar: 'a RAR archive',
+  tar: 'a tar archive',
+  gif: 'a GIF image',
+  webp: 'a WebP image',
+  bmp: 'a BMP image',
+  tif: 'a TIFF image',
+  heic: 'a HEIC image',
+  avif: 'an AVIF image',
+  ico: 'an icon',
+  psd: 'a Photoshop image',
+  mov: 'a QuickTime movie',
+  webm: 'a WebM video',
+  mkv: 'a Matroska video',
+  avi: 'an AVI video',
+  flv: 'a Flash video',
+  mpg: 'an MPEG-1/2 video',
+  mts: 'an MPEG transport stream',
+  ogv: 'an Ogg video',
+  ogm: 'an Ogg video',
+  wav: 'a WAV file',
+  flac: 'FLAC audio',
+  aif: 'AIFF audio',
+  mp2: 'MPEG Layer 2 audio',
+  mp1: 'MPEG Layer 1 audio',
+  wma: 'Windows Media audio',
+  asf: 'a Windows Media file',
+  ac3: 'AC-3 audio',
+  mid: 'a MIDI file',
+  rtf: 'an RTF document',
+  odt: 'an OpenDocument text',
+  ods: 'an OpenDocument spreadsheet',
+  odp: 'an OpenDocument presentation',
+  epub: 'an EPUB book',
+  docm: 'a macro-enabled Word document (.docm)',
+  xlsm: 'a macro-enabled Excel workbook (.xlsm)',
+  pptm: 'a macro-enabled PowerPoint presentation (.pptm)',
+  dotx: 'a Word template (.dotx)',
+  xltx: 'an Excel template (.xltx)',
+  potx: 'a PowerPoint template (.potx)',
+  ps: 'a PostScript file',
+  sqlite: 'an SQLite database',
+  wasm: 'a WebAssembly module',
+  swf: 'a Flash file',
+};
