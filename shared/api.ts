@@ -192,6 +192,15 @@ export interface AppSnapshot {
   sandboxTemplates?: SandboxTemplate[];
 }
 
+/**
+ * checkMediaLink's answer: the check's findings (MediaLinkCheck: `warnings` are notes that need
+ * nothing, `confirm` the media rules "Send anyway" accepts) and what the bytes are, in words, for the
+ * composer's link hint ("8-bit RGB PNG", "MP4: H.264 Baseline, AAC").
+ */
+export interface MediaLinkCheckResult extends MediaLinkCheck {
+  description?: string;
+}
+
 export interface CommandResults {
   getSnapshot: AppSnapshot;
   startCall: { localId: string; to: string; callId: string };
@@ -206,7 +215,7 @@ export interface CommandResults {
   setPresence: AgentPresence;
   setPreferences: Preferences;
   sendMessage: SendReceipt;
-  checkMediaLink: MediaLinkCheck;
+  checkMediaLink: MediaLinkCheckResult;
   parseTemplate: TemplateDraft;
   sendTemplate: SendReceipt;
   sendCallButton: SendReceipt;

@@ -9,9 +9,11 @@
 // - GET only, never HEAD: signed storage links are often signed for GET alone, and the bytes are
 //   needed anyway. Redirects are followed by hand (at most 5), so a loop is named as one.
 // - The head is asked for with a Range (headBytesFor); a 206 with a Content-Range gives the size
-//   and only what is needed is read (a further range when moreBytesWanted asks, e.g. an MP4 whose
-//   moov sits after its mdat). A server that ignores Range (200) is read whole, stopped at the
-//   type's size limit: an oversize file is refused by its Content-Length or Content-Range before
+//   and only what the format's reader needs is read: each further range moreBytesWanted names in
+//   turn (an MP4's moov box up to its end, a PDF's last bytes, a ZIP's directory). A server that
+//   ignores Range (200) is read in order and stopped once the reader has what it needs when it says
+//   the size (Content-Length), read whole when it does not (the size must be learnt), and stopped at
+//   the type's size limit: an oversize file is refused by its Content-Length or Content-Range before
 //   its body is read, and a body without a stated size is cut off once it passes the limit.
 // - One deadline for the whole check, redirects and every range included, that grows with what must
 //   be read: 8 s, and 1 s more for each MB the check has to read (the range or Content-Length a
@@ -25,7 +27,7 @@
 //   one, must be one of the type's and agree with the Content-Type; then the bytes must agree with
 //   both (inspectMedia). A path without an extension is allowed, with a note.
 // - Nothing throws: a refused file is err('invalid_input', `${field}: …`, { field }) naming the rule.
-import { inspectMedia, headBytesFor, moreBytesWanted, type MediaInspection, type MediaSample } from './media-inspect';
+import { headBytesFor, inspectMedia, missingRange, moreBytesWanted, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
 import { formatBytes, MB, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
 import { err, errorText, ok, type Result } from './result';
 import { isHttpUrl } from './validation';
@@ -41,6 +43,91 @@ export interface ByteResponse {
 
 /** A GET that does not follow redirects (the check follows them itself). */
 export type ByteFetch = (url: string, init: { headers: Record<string, string>; signal: AbortSignal }) => Promise<ByteResponse>;
+
+/** The part of a WHATWG fetch (Node's own, undici's) a ByteFetch is made from. */
+export type FetchFunction = (
+  url: string,
+  init: { method: 'GET'; redirect: 'manual'; headers: Record<string, string>; signal: AbortSignal },
+) => Promise<{
+  status: number;
+  statusText: string;
+  headers: { get(name: string): string | null };
+  body: (AsyncIterable<Uint8Array> & { cancel(): Promise<void> }) | null;
+}>;
+
+/**
+ * A fetch as a ByteFetch, for the app (undici's fetch) and the sandbox (Node's): `redirect: 'manual'`
+ * hands redirects to the check, which follows them itself (a server-side fetch returns the 3xx with
+ * its Location, unlike a browser's).
+ *
+ * Content codings (RFC 9110 8.4): the file is asked for as it is (Accept-Encoding: identity), but
+ * some servers encode whatever is asked. The service downloads a link as any HTTP client does, and a
+ * client decodes gzip, deflate and br (fetch does so itself), so the file judged is the decoded one:
+ * - a coded answer's Content-Length counts coded bytes, not the file's: it is not passed on, so the
+ *   size limit and the deadline go by the decoded bytes as they arrive (a small gzip of a huge file is
+ *   cut off at the limit like any body of unsaid size);
+ * - a coded 206's Content-Range counts coded bytes (RFC 9110 14.4; some servers mean the file's): it
+ *   is not passed on either, and the check, given a 206 it cannot place, asks for the file whole;
+ * - a coding fetch does not know is handed over undecoded: it fails at the first read, naming it.
+ */
+export function fetchByteFetch(fetchImpl: FetchFunction): ByteFetch {
+  return async (url, init) => {
+    const headers = { ...withoutHeader(init.headers, 'accept-encoding'), 'Accept-Encoding': 'identity' };
+    const res = await fetchImpl(url, { method: 'GET', redirect: 'manual', headers, signal: init.signal });
+    const body = res.body;
+    const answer: ByteResponse = {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+      body,
+      async cancel() {
+        // A body whose reader is still held (a read cut short by the deadline) refuses to cancel;
+        // the check's signal has aborted it already.
+        await body?.cancel().catch(() => undefined);
+      },
+    };
+    const codings = contentCodings(res.headers.get('content-encoding'));
+    if (codings.length === 0 || (answer.status !== 200 && answer.status !== 206)) return answer;
+    const plain = { get: (name: string) => (['content-length', 'content-range'].includes(name.toLowerCase()) ? null : res.headers.get(name)) };
+    const unknown = codings.find((c) => !DECODED_CODINGS.has(c));
+    if (unknown !== undefined) return { ...answer, headers: plain, body: failing(`Content-Encoding "${unknown}" cannot be decoded, only gzip, deflate and br can`) };
+    return { ...answer, headers: plain, body: body === null ? null : withCodingErrors(body, codings) };
+  };
+}
+
+/** The codings fetch decodes, by their Content-Encoding names (RFC 9110 8.4.1). */
+const DECODED_CODINGS: ReadonlySet<string> = new Set(['gzip', 'x-gzip', 'deflate', 'br']);
+
+/** The codings of a Content-Encoding, in the order they were applied; identity is none. */
+const contentCodings = (value: string | null): string[] =>
+  (value ?? '')
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+
+/**
+ * A decoder's error (fetch gives it as the cause of "terminated") read as the file's coding being
+ * broken, not as a network failure. The error is new, without a cause: the check names a network
+ * error by its cause's code.
+ */
+async function* withCodingErrors(body: AsyncIterable<Uint8Array>, codings: readonly string[]): AsyncGenerator<Uint8Array> {
+  try {
+    yield* body;
+  } catch (e) {
+    const zlibError = [e, (e as { cause?: unknown } | null)?.cause].find((x) => /^(Z_|ERR_BROTLI|ERR__ERROR)/.test(String((x as { code?: unknown } | null)?.code)));
+    // eslint-disable-next-line preserve-caught-error -- a cause would name the error by its code (see above)
+    if (zlibError !== undefined) throw new Error(`its ${codings.join(', ')} coding (Content-Encoding) does not decode: ${errorText(zlibError)}`);
+    throw e;
+  }
+}
+
+/** A body whose first read fails with `message`. */
+const failing = (message: string): AsyncIterable<Uint8Array> => ({
+  [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error(message)) }),
+});
+
+const withoutHeader = (headers: Record<string, string>, name: string): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).filter(([key]) => key.toLowerCase() !== name));
 
 export interface MediaFileCheck extends MediaInspection {
   /** The server's Content-Type without parameters, lower case. */
@@ -304,7 +391,14 @@ function contentTypeProblem(ctx: Context, res: ByteResponse, fromLink: string | 
   return ok({ contentType, extension, notes });
 }
 
-/** The bytes the inspection needs, from the first answer (200: the whole file; 206: its head) on. */
+/**
+ * The most further ranges one check asks for after the head (moreBytesWanted asks one at a time): a
+ * JPEG's long segments take a few, a ZIP's end, directory and entry three or four. A crafted file
+ * cannot make the check ask without end; what the sample then lacks, the inspection names.
+ */
+const MAX_FURTHER_RANGES = 12;
+
+/** The bytes the inspection needs, from the first answer (200: the whole file, or as much of it as needed; 206: its head) on. */
 async function readSample(ctx: Context, res: ByteResponse, url: string, progress: Progress): Promise<Result<MediaSample>> {
   const { refuse, type } = ctx;
   if (res.status === 200) return readWhole(ctx, res, progress);
@@ -334,32 +428,33 @@ async function readSample(ctx: Context, res: ByteResponse, url: string, progress
   }
   const first = await readExactly(ctx, res, range.end - range.start + 1, progress);
   if (!first.ok) return first;
-  let head = first.value;
+  let sample: MediaSample = { head: first.value, size };
 
   // Now that the size is known the inspection may want a longer head (headBytesFor: more than a
-  // server that sends shorter ranges than asked gave), then a further range (moreBytesWanted); each
-  // is read by range where the server allows it.
-  const want = clamp(headBytesFor(type, size), head.length, size);
-  if (want > head.length) {
-    const more = await readRange(ctx, url, head.length, want - 1, size, progress);
+  // server that sends shorter ranges than asked gave), then further ranges (moreBytesWanted), each
+  // read by range: only the bytes the format's reader needs.
+  const further = (): ByteRange | undefined => {
+    const wanted = moreBytesWanted(type, sample);
+    return wanted === undefined ? undefined : missingRange(sample, wanted.start, wanted.end);
+  };
+  let wanted = missingRange(sample, 0, headBytesFor(type, size)) ?? further();
+  for (let round = 0; wanted !== undefined && round <= MAX_FURTHER_RANGES; round++) {
+    const more = await readRange(ctx, url, wanted.start, wanted.end - 1, size, progress);
     if (!more.ok) return more;
-    if (more.value.kind === 'whole') return ok({ head: more.value.bytes, size: more.value.bytes.length });
-    head = concat(head, more.value.bytes);
+    if (more.value.kind === 'whole') return ok(more.value.sample);
+    sample = withBytes(sample, wanted.start, more.value.bytes);
+    wanted = further();
   }
-  if (head.length >= size) return ok({ head, size });
-  const further = moreBytesWanted(type, { head, size });
-  if (further === undefined) return ok({ head, size });
-  const start = clamp(further.start, 0, size - 1);
-  // A range that starts inside or right after the head extends it; a later one is the tail.
-  const from = start <= head.length ? head.length : start;
-  const rest = await readRange(ctx, url, from, size - 1, size, progress);
-  if (!rest.ok) return rest;
-  if (rest.value.kind === 'whole') return ok({ head: rest.value.bytes, size: rest.value.bytes.length });
-  if (from === head.length) return ok({ head: concat(head, rest.value.bytes), size });
-  return ok({ head, tail: rest.value.bytes, size });
+  return ok(sample);
 }
 
-/** A server that ignores Range: the whole body, refused by its stated size or cut off at the limit. */
+/**
+ * A server that ignores Range: the body read in order. With its size said (Content-Length), it is
+ * read as far as the inspection needs (headBytesFor, then each range moreBytesWanted names, reading
+ * through what lies before it) and stopped there; an oversize file is refused by that size before
+ * its body is read. A body of unsaid size is read whole, to learn the size, and cut off once it
+ * passes the type's limit.
+ */
 async function readWhole(ctx: Context, res: ByteResponse, progress: Progress): Promise<Result<MediaSample>> {
   const stated = contentLengthOf(res);
   if (stated !== undefined) {
@@ -369,25 +464,44 @@ async function readWhole(ctx: Context, res: ByteResponse, progress: Progress): P
       return limited;
     }
   }
-  const body = await readUpTo(ctx, res, ctx.maxBytes + 1, progress, stated);
-  if (!body.ok) return body;
-  const read = body.value;
-  if (read.length > ctx.maxBytes) {
-    await cancel(res);
-    return ctx.refuse(`the file is larger than the ${formatBytes(ctx.maxBytes)} allowed for ${article(ctx.type)} ${ctx.type}: the server sent more than ${formatBytes(ctx.maxBytes)} without saying its size, and was stopped there`);
+  const body = bodyOf(ctx, res, progress, stated);
+  if (stated === undefined) {
+    const filled = await body.fill(ctx.maxBytes + 1);
+    await body.stop();
+    if (!filled.ok) return filled;
+    if (body.total > ctx.maxBytes) {
+      return ctx.refuse(`the file is larger than the ${formatBytes(ctx.maxBytes)} allowed for ${article(ctx.type)} ${ctx.type}: the server sent more than ${formatBytes(ctx.maxBytes)} without saying its size, and was stopped there`);
+    }
+    if (body.total === 0) return ctx.refuse('the file is empty (0 bytes)');
+    return ok({ head: body.bytes(body.total), size: body.total });
   }
-  if (stated !== undefined && read.length !== stated) {
-    return ctx.refuse(`the server said the file is ${stated} bytes (Content-Length) but sent ${read.length}`);
+  let target = headBytesFor(ctx.type, stated);
+  for (let round = 0; ; round++) {
+    const filled = await body.fill(target);
+    if (!filled.ok) {
+      await body.stop();
+      return filled;
+    }
+    if (body.total < target) {
+      await body.stop();
+      return ctx.refuse(`the server said the file is ${stated} bytes (Content-Length) but sent ${body.total}`);
+    }
+    const sample: MediaSample = { head: body.bytes(target), size: stated };
+    const wanted = round < MAX_FURTHER_RANGES ? moreBytesWanted(ctx.type, sample) : undefined;
+    if (target >= stated || wanted === undefined || wanted.end <= target) {
+      await body.stop();
+      return ok(sample);
+    }
+    target = Math.min(stated, wanted.end);
   }
-  if (read.length === 0) return ctx.refuse('the file is empty (0 bytes)');
-  return ok({ head: read, size: read.length });
 }
 
 /**
- * Bytes [start, end] of a file of `size` bytes; a 200 answer is the whole file instead. A server may
- * send less of a range than asked (RFC 9110 14.4 lets it): the rest is asked for in turn.
+ * Bytes [start, end] of a file of `size` bytes; a 200 answer is the file instead (as far as
+ * readWhole reads it). A server may send less of a range than asked (RFC 9110 14.4 lets it): the
+ * rest is asked for in turn.
  */
-async function readRange(ctx: Context, url: string, start: number, end: number, size: number, progress: Progress): Promise<Result<{ kind: 'range' | 'whole'; bytes: Uint8Array }>> {
+async function readRange(ctx: Context, url: string, start: number, end: number, size: number, progress: Progress): Promise<Result<{ kind: 'range'; bytes: Uint8Array } | { kind: 'whole'; sample: MediaSample }>> {
   const parts: Uint8Array[] = [];
   for (let at = start; at <= end; ) {
     const answer = await follow(ctx, url, { start: at, end });
@@ -400,7 +514,7 @@ async function readRange(ctx: Context, url: string, start: number, end: number, 
     }
     if (res.status === 200) {
       const whole = await readWhole(ctx, res, progress);
-      return whole.ok ? ok({ kind: 'whole', bytes: whole.value.head }) : whole;
+      return whole.ok ? ok({ kind: 'whole', sample: whole.value }) : whole;
     }
     const range = contentRangeOf(res);
     if (range === undefined || range.start !== at || range.end > end) {
@@ -420,47 +534,80 @@ async function readRange(ctx: Context, url: string, start: number, end: number, 
 }
 
 async function readExactly(ctx: Context, res: ByteResponse, count: number, progress: Progress): Promise<Result<Uint8Array>> {
-  const read = await readUpTo(ctx, res, count, progress, count);
-  await cancel(res);
-  if (!read.ok) return read;
-  if (read.value.length < count) return ctx.refuse(`the server sent ${read.value.length} bytes where its Content-Range promised ${count}`);
-  return read;
+  const body = bodyOf(ctx, res, progress, count);
+  const filled = await body.fill(count);
+  await body.stop();
+  if (!filled.ok) return filled;
+  if (body.total < count) return ctx.refuse(`the server sent ${body.total} bytes where its Content-Range promised ${count}`);
+  return ok(body.bytes(count));
+}
+
+/** A response body read in steps, each up to a number of bytes in all; `stop` cancels the rest. */
+interface Body {
+  /** The bytes read so far. */
+  readonly total: number;
+  /** Reads until `limit` bytes in all arrived or the body ended. A passed deadline is thrown on (a timeout for the whole check); a broken connection is a refusal. */
+  fill(limit: number): Promise<Result<void>>;
+  /** The first `length` bytes read (fewer when fewer arrived). */
+  bytes(length: number): Uint8Array;
+  stop(): Promise<void>;
 }
 
 /**
- * Reads the body until it ends or `limit` bytes arrived, then stops reading (the caller cancels).
  * `expected` is what the server said the body holds: the deadline allows for it at once, and for a
- * body of unsaid size grows with what arrives. A passed deadline is thrown on (a timeout for the
- * whole check); a broken connection is a refusal.
+ * body of unsaid size grows with what arrives. While a step reads, the body has the base time to
+ * send more (a stall); between steps nothing is awaited from it.
  */
-async function readUpTo(ctx: Context, res: ByteResponse, limit: number, progress: Progress, expected: number | undefined): Promise<Result<Uint8Array>> {
-  if (res.body === null) return ok(new Uint8Array(0));
+function bodyOf(ctx: Context, res: ByteResponse, progress: Progress, expected: number | undefined): Body {
   const { deadline } = ctx;
   const chunks: Uint8Array[] = [];
+  const iterator = res.body?.[Symbol.asyncIterator]();
   let total = 0;
-  const iterator = res.body[Symbol.asyncIterator]();
+  let ended = iterator === undefined;
   deadline.allowFor(progress.read + (expected ?? 0));
-  deadline.heard();
-  try {
-    while (total < limit) {
-      const next = await Promise.race([iterator.next(), deadline.passed]);
-      if (next.done) break;
-      const chunk = next.value.byteLength > limit - total ? next.value.subarray(0, limit - total) : next.value;
-      chunks.push(chunk);
-      total += chunk.byteLength;
-      progress.read += chunk.byteLength;
-      deadline.allowFor(progress.read);
+  return {
+    get total() {
+      return total;
+    },
+    async fill(limit) {
+      if (ended || total >= limit || iterator === undefined) return ok(undefined);
       deadline.heard();
-    }
-  } catch (e) {
-    await cancel(res);
-    if (e instanceof DeadlinePassed || ctx.signal.aborted) throw passed(ctx, e);
-    return ctx.refuse(`the file could not be read to its end (${describeNetworkError(e)}, after ${formatBytes(total)})`, { detail: errorText(e) });
-  } finally {
-    deadline.quiet();
-  }
-  if (total >= limit) await iterator.return?.().catch(() => undefined);
-  return ok(concat(...chunks));
+      try {
+        while (total < limit) {
+          const next = await Promise.race([iterator.next(), deadline.passed]);
+          if (next.done) {
+            ended = true;
+            break;
+          }
+          chunks.push(next.value);
+          total += next.value.byteLength;
+          progress.read += next.value.byteLength;
+          deadline.allowFor(progress.read);
+          deadline.heard();
+        }
+      } catch (e) {
+        ended = true;
+        await cancel(res);
+        if (e instanceof DeadlinePassed || ctx.signal.aborted) throw passed(ctx, e);
+        return ctx.refuse(`the file could not be read to its end (${describeNetworkError(e)}, after ${formatBytes(total)})`, { detail: errorText(e) });
+      } finally {
+        deadline.quiet();
+      }
+      return ok(undefined);
+    },
+    bytes(length) {
+      const all = concat(...chunks);
+      chunks.splice(0, chunks.length, all);
+      return all.byteLength > length ? all.subarray(0, length) : all;
+    },
+    async stop() {
+      if (!ended) {
+        ended = true;
+        await iterator?.return?.().catch(() => undefined);
+      }
+      await cancel(res);
+    },
+  };
 }
 
 /** What a wait that ended with the deadline throws: the deadline's own reason. */

@@ -82,6 +82,9 @@ export const MEDIA_TABLE: Readonly<Record<MediaType, MediaRule>> = {
 export const mediaMimeTypes = (type: MediaType): string[] => MEDIA_TABLE[type].formats.map((f) => f.mimeType);
 export const mediaExtensions = (type: MediaType): string[] => MEDIA_TABLE[type].formats.flatMap((f) => f.extensions);
 
+/** The article before a media type in a sentence: "an image", "a video". */
+export const mediaArticle = (type: MediaType): 'a' | 'an' => (type === 'image' || type === 'audio' ? 'an' : 'a');
+
 /** "5 MB", "16 MB", "2.4 MB", "812 KB" for messages to the agent. */
 export function formatBytes(bytes: number): string {
   if (bytes >= MB) {
@@ -469,6 +472,59 @@ export function parseFreeFormMessage(data: unknown, product: string = DEFAULT_PR
 /** A composer's content with the envelope around it, checked. */
 export function buildFreeFormMessage(product: string, to: string, content: MessageContent): Result<FreeFormMessage> {
   return parseFreeFormMessage({ messaging_product: product, recipient_type: 'individual', to, ...content }, product);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The media a message names (gateway-spec.md 2.3)
+
+/** One media member of a message: where it sits in the body, and how it names its file. */
+export interface MediaMember {
+  type: MediaType;
+  /** The body path of the member that names the file: `image.link`, `interactive.header.video.id`. */
+  field: string;
+  source: { link: string } | { id: string };
+}
+
+/**
+ * The media a message names: its own (image, audio, video, document) or its interactive header's
+ * (a button's or a cta_url's; a list's header is text only). The app checks each link before it
+ * sends and places a gateway refusal on the field it names; the sandbox judges each as the service
+ * does. A whole request (FreeFormMessage) is a MessageContent with its envelope, and walks the same.
+ */
+export function mediaMembers(message: MessageContent): MediaMember[] {
+  switch (message.type) {
+    case 'image':
+      return mediaMember('image', 'image', message.image);
+    case 'audio':
+      return mediaMember('audio', 'audio', message.audio);
+    case 'video':
+      return mediaMember('video', 'video', message.video);
+    case 'document':
+      return mediaMember('document', 'document', message.document);
+    case 'interactive': {
+      const { interactive } = message;
+      const header = 'header' in interactive ? interactive.header : undefined;
+      switch (header?.type) {
+        case 'image':
+          return mediaMember('image', 'interactive.header.image', header.image);
+        case 'video':
+          return mediaMember('video', 'interactive.header.video', header.video);
+        case 'document':
+          return mediaMember('document', 'interactive.header.document', header.document);
+        default:
+          // A text header, or none.
+          return [];
+      }
+    }
+    case 'text':
+      return [];
+  }
+}
+
+function mediaMember(type: MediaType, at: string, media: { link?: string | undefined; id?: string | undefined }): MediaMember[] {
+  if (media.link !== undefined) return [{ type, field: `${at}.link`, source: { link: media.link } }];
+  if (media.id !== undefined) return [{ type, field: `${at}.id`, source: { id: media.id } }];
+  return [];
 }
 
 // ---------------------------------------------------------------------------------------------

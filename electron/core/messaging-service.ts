@@ -15,17 +15,21 @@
 // - Media by id is not checked here: the gateway holds the file and judges it. Its refusal (131053,
 //   error_data.details "image.id: unknown media id …") is placed on the field the details name.
 // - A signed link carries its credentials in the query: a link in a log line keeps only its origin
-//   and path (`withoutQuery`), and so do the refusal texts passed on from the link check.
+//   and path (`withoutQuery`), and so do the refusal texts passed on from the link check and the
+//   gateway. shared/media-fetch.ts cuts the addresses in its own texts already; its cutter is its own
+//   (not exported) and would drop a backslash that follows a query, which in a JSON-escaped detail
+//   from the gateway is the closing quote's escape, so the texts this service passes on use this one.
 // - Nothing is retried: a send whose answer was lost may have gone out (gateway-client.ts).
+import type { MediaLinkCheckResult } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
-import { SNAPSHOT_CONVERSATIONS, type Conversation, type MediaLinkCheck, type MessageFailure, type SendReceipt } from '../../shared/conversation';
+import { SNAPSHOT_CONVERSATIONS, type Conversation, type MessageFailure, type SendReceipt } from '../../shared/conversation';
 import type { RelayEnvelope, RelayEvent } from '../../shared/events';
 import {
   buildCallPermissionRequest,
   buildFreeFormMessage,
   buildVoiceCallButtonMessage,
   describeMessage,
-  MEDIA_TYPES,
+  mediaMembers,
   MESSAGE_ERROR_TEXT,
   type FreeFormMessage,
   type MediaType,
@@ -161,11 +165,19 @@ export class MessagingService {
       .map(([contact]) => this.conversation(contact));
   }
 
-  async checkMediaLink(type: MediaType, link: string): Promise<Result<MediaLinkCheck>> {
+  /** The link judged on its bytes; the API's `warnings` are the check's notes (nothing to confirm), `confirm` its media rules. */
+  async checkMediaLink(type: MediaType, link: string): Promise<Result<MediaLinkCheckResult>> {
     const checked = await this.checkLink(type, link.trim());
     if (!checked.ok) return { ok: false, error: withoutQueries(checked.error) };
-    const { contentType, contentLength, finalUrl, warnings, confirm } = checked.value;
-    return ok({ contentType, ...(contentLength !== undefined ? { contentLength } : {}), finalUrl, warnings, ...(confirm.length > 0 ? { confirm } : {}) });
+    const { contentType, contentLength, finalUrl, notes, confirm, description } = checked.value;
+    return ok({
+      contentType,
+      ...(contentLength !== undefined ? { contentLength } : {}),
+      finalUrl,
+      warnings: notes,
+      ...(confirm.length > 0 ? { confirm } : {}),
+      ...(description !== '' ? { description } : {}),
+    });
   }
 
   parseTemplate(pasted: string): Result<TemplateDraft> {
@@ -186,22 +198,27 @@ export class MessagingService {
     if (closed) return closed;
     const message = buildFreeFormMessage(runtime.product, contact.value, content);
     if (!message.ok) return message;
-    const warnings: string[] = [];
+    const notes: string[] = [];
     const confirm: { field: string; link: string; warnings: string[] }[] = [];
-    for (const { type, link, field } of mediaLinksOf(content)) {
+    for (const member of mediaMembers(content)) {
+      // Media by id is the gateway's to judge (see the top of this file).
+      if (!('link' in member.source)) continue;
+      const { type } = member;
+      const { link } = member.source;
+      const field = `content.${member.field}`;
       const checked = await this.checkLink(type, link, { field });
       if (!checked.ok) {
         const refused = withoutQueries(checked.error);
         this.log.info('media link refused before sending', { to: contact.value, field, link: withoutQuery(link), reason: refused.message });
         return { ok: false, error: refused };
       }
-      warnings.push(...checked.value.warnings);
+      notes.push(...checked.value.notes);
       const toConfirm = checked.value.confirm;
       if (toConfirm.length > 0) confirm.push({ field, link, warnings: toConfirm });
     }
     const held = this.unconfirmed(contact.value, confirm, options.confirmed ?? []);
     if (held) return held;
-    const sent = await this.sendFreeForm(runtime, contact.value, message.value, warnings);
+    const sent = await this.sendFreeForm(runtime, contact.value, message.value, notes);
     return sent.ok ? sent : { ok: false, error: withoutQueries(placeGatewayDetails(sent.error, content)) };
   }
 
@@ -296,7 +313,8 @@ export class MessagingService {
     await this.windows.close();
   }
 
-  private async sendFreeForm(runtime: MessagingRuntime, contact: string, message: FreeFormMessage, warnings: string[]): Promise<Result<SendReceipt>> {
+  /** `notes`: what the media check noticed that needs no confirmation, the receipt's `warnings`. */
+  private async sendFreeForm(runtime: MessagingRuntime, contact: string, message: FreeFormMessage, notes: string[]): Promise<Result<SendReceipt>> {
     const sent = await runtime.gateway.sendMessage(message);
     if (!sent.ok) {
       // gateway-spec.md 3.1: the gateway says the window is closed; believe it until the customer writes.
@@ -312,7 +330,7 @@ export class MessagingService {
       summary: describeMessage(content as MessageContent),
       at: this.now(),
     });
-    return ok({ messageId: sent.value.messageId, contact, warnings });
+    return ok({ messageId: sent.value.messageId, contact, warnings: notes });
   }
 
   /** Numbers as typed ("+44 20 …") or in gateway digits. */
@@ -385,7 +403,7 @@ const notConfigured = (): Result<never> => err('not_configured', 'No account is 
 const nonBlank = (s: string | undefined): boolean => s !== undefined && s.trim() !== '';
 
 /** An error whose message and detail keep no link's query: a signed link's query holds its credentials. */
-export function withoutQueries(error: AppError): AppError {
+function withoutQueries(error: AppError): AppError {
   const { message, detail } = error;
   return { ...error, message: withoutQuery(message), ...(detail !== undefined ? { detail: withoutQuery(detail) } : {}) };
 }
@@ -417,7 +435,7 @@ export function placeGatewayDetails(error: AppError, content: MessageContent): A
   const placed = details === undefined ? null : /^([A-Za-z_][\w.]*):\s*(\S[\s\S]*)$/.exec(details);
   const path = placed?.[1];
   const rule = placed?.[2];
-  if (path === undefined || rule === undefined || !mediaMembersOf(content).includes(path)) return error;
+  if (path === undefined || rule === undefined || !mediaMembers(content).some((m) => m.field === path)) return error;
   return { ...error, field: `content.${path}`, message: `content.${path}: ${rule.trim()}` };
 }
 
@@ -431,37 +449,6 @@ function graphDetailsOf(detail: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The body paths that name a media file of this message (`image.id`, `interactive.header.video.link`). */
-function mediaMembersOf(content: MessageContent): string[] {
-  const membersOf = (at: string, media: unknown): string[] =>
-    media !== null && typeof media === 'object' ? (['id', 'link'] as const).filter((k) => typeof (media as Record<string, unknown>)[k] === 'string').map((k) => `${at}.${k}`) : [];
-  if (content.type !== 'interactive') {
-    if (!(MEDIA_TYPES as readonly string[]).includes(content.type)) return [];
-    return membersOf(content.type, (content as Record<string, unknown>)[content.type]);
-  }
-  const interactive = content.interactive;
-  if (!('header' in interactive) || interactive.header === undefined) return [];
-  const header = interactive.header as { type: string } & Record<string, unknown>;
-  if (!(MEDIA_TYPES as readonly string[]).includes(header.type)) return [];
-  return membersOf(`interactive.header.${header.type}`, header[header.type]);
-}
-
-/** Every media link a message carries, with the field that names it in errors. */
-function mediaLinksOf(content: MessageContent): { type: MediaType; link: string; field: string }[] {
-  if (content.type !== 'interactive') {
-    if (!(MEDIA_TYPES as readonly string[]).includes(content.type)) return [];
-    const type = content.type as MediaType;
-    const media = (content as Record<string, unknown>)[type] as { link?: string } | undefined;
-    return media?.link !== undefined ? [{ type, link: media.link, field: `content.${type}.link` }] : [];
-  }
-  const interactive = content.interactive;
-  if (!('header' in interactive) || interactive.header === undefined) return [];
-  const header = interactive.header as { type: string } & Record<string, unknown>;
-  if (header.type === 'text' || !(MEDIA_TYPES as readonly string[]).includes(header.type)) return [];
-  const media = header[header.type] as { link?: string } | undefined;
-  return media?.link !== undefined ? [{ type: header.type as MediaType, link: media.link, field: `content.interactive.header.${header.type}.link` }] : [];
 }
 
 const MEDIA_WORDS: Readonly<Record<string, string>> = { image: 'Image', audio: 'Audio', video: 'Video', document: 'Document', sticker: 'Sticker', location: 'Location', contacts: 'Contact card' };

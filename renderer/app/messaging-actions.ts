@@ -9,7 +9,7 @@
 import type { SoftphoneApi } from '../../shared/api';
 import type { SendReceipt } from '../../shared/conversation';
 import { createLogger } from '../../shared/log';
-import { formatBytes, type MessageContent } from '../../shared/messages';
+import type { MessageContent } from '../../shared/messages';
 import { formatPhoneNumber } from '../../shared/phone';
 import type { Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
@@ -20,6 +20,7 @@ import {
   checkComposer,
   confirmationFrom,
   confirmedWarnings,
+  linkCheckOutcome,
   serverErrorsFrom,
   templateValuesFor,
   withoutStaleConfirmation,
@@ -199,12 +200,7 @@ export class MessagingActions {
       this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'failed', text } });
       return;
     }
-    const { contentType, contentLength, warnings, confirm = [] } = result.value;
-    const size = contentLength !== undefined ? ` · ${formatBytes(contentLength)}` : '';
-    const verdict =
-      confirm.length > 0 ? `${contentType}${size}: the gateway takes it, but Send will ask you to confirm: ${confirm.join(' ')}` : `${contentType}${size}: fits the ${media.type} rules`;
-    const text = [verdict, ...warnings].join('. ');
-    this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'ok', text } });
+    this.patchComposer(contact, { linkCheck: { link, type: media.type, ...linkCheckOutcome(media.type, result.value) } });
   }
 
   /** One click: the voice_call button, routed back to this agent. */
@@ -243,10 +239,12 @@ export class MessagingActions {
       this.state.updateComposer(contact, (d) => ({ ...afterSendOf(d, sent), notice: warnings.length > 0 ? `Sent. ${warnings.join('. ')}` : null }));
       return;
     }
-    const confirmation = result.error.code === 'needs_confirmation' ? confirmationFrom(sent, result.error, confirmed) : null;
-    if (confirmation !== null) {
+    const error = result.error;
+    if (error.code === 'needs_confirmation' && (error.confirm?.length ?? 0) > 0) {
       // Not an error of any field: the file is fine by the rules, the agent decides.
-      this.state.updateComposer(contact, (d) => withoutStaleConfirmation({ ...d, busy: false, error: null, serverErrors: {}, confirmation }));
+      this.state.updateComposer(contact, (d) =>
+        withoutStaleConfirmation({ ...d, busy: false, error: null, serverErrors: {}, confirmation: confirmationFrom(sent, error, confirmed, d.confirmation) }),
+      );
       return;
     }
     const placed = serverErrorsFrom(result.error);

@@ -1,4 +1,4 @@
-import { useMemo, useRef, type KeyboardEvent } from 'react';
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { MEDIA_TABLE, MEDIA_TYPES, formatBytes, mediaExtensions, type MediaType } from '../../shared/messages';
 import { useMessaging } from '../app/controllers-context';
 import {
@@ -8,11 +8,13 @@ import {
   MEDIA_FIELD_LABELS,
   TAB_LABELS,
   checkComposer,
+  focusAfterConfirmedSend,
   otherErrors,
   visibleError,
   type ComposerDraft,
   type ComposerTab,
   type MediaBy,
+  type SendFocus,
 } from '../store/composer';
 import { windowClosedReason } from '../store/conversations';
 import { useAppStore } from '../store/store';
@@ -34,6 +36,20 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
   const tabs = useRef<Partial<Record<ComposerTab, HTMLButtonElement | null>>>({});
   const live = useMemo(() => checkComposer(draft, contact).errors, [draft, contact]);
   const idBase = `composer-${contact}`;
+  const form = useRef<HTMLFormElement>(null);
+  // Each answer to "Send anyway" places focus once its outcome is on screen: the button is gone
+  // unless the answer asks again, and focus must not fall back to the page. One object per answer,
+  // for the contact it was sent to (the panel may show another one by then).
+  const [answer, setAnswer] = useState<{ contact: string } | null>(null);
+  const focusedFor = useRef<{ contact: string } | null>(null);
+  useEffect(() => {
+    if (answer === null || answer === focusedFor.current || answer.contact !== contact || form.current === null) return;
+    const target = focusAfterConfirmedSend(draft, shownKeys(draft));
+    if (target === null) return;
+    focusedFor.current = answer;
+    focusIn(form.current, target);
+  }, [answer, contact, draft]);
+  const sendAnyway = (confirmed: readonly string[]) => void messaging.send(contact, { confirmed }).then(() => setAnswer({ contact }));
 
   const choose = (tab: ComposerTab) => messaging.editComposer(contact, (d) => (d.tab === tab ? d : { ...d, tab, showAllErrors: false, error: null, serverErrors: {}, notice: null }));
   const onTabKey = (e: KeyboardEvent<HTMLButtonElement>) => {
@@ -73,6 +89,7 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
         ))}
       </div>
       <form
+        ref={form}
         id={`${idBase}-panel`}
         role="tabpanel"
         aria-labelledby={`${idBase}-tab-${draft.tab}`}
@@ -95,11 +112,11 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
         )}
         {/* The fields stay usable while a send is under way: the agent may type the next message. */}
         {draft.tab === 'text' && <TextForm contact={contact} draft={draft} live={live} disabled={blocked} />}
-        {draft.tab === 'media' && <MediaForm contact={contact} draft={draft} live={live} disabled={blocked} />}
+        {draft.tab === 'media' && <MediaForm contact={contact} draft={draft} live={live} disabled={blocked} sendAnyway={sendAnyway} />}
         {draft.tab === 'interactive' && <InteractiveForm contact={contact} draft={draft} live={live} disabled={blocked} />}
         {draft.tab === 'template' && <TemplateForm contact={contact} draft={draft} />}
 
-        {draft.tab === 'interactive' && <SendAnyway contact={contact} draft={draft} disabled={blocked} />}
+        {draft.tab === 'interactive' && <SendAnyway contact={contact} draft={draft} disabled={blocked} sendAnyway={sendAnyway} />}
         {draft.tab === 'interactive' && <OtherErrors errors={otherErrors(draft, live, interactiveKeys(draft.interactive))} />}
         <SendOutcome draft={draft} shownKeys={shownKeys(draft)} />
         {draft.tab !== 'text' && (
@@ -112,6 +129,30 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
       </form>
     </div>
   );
+}
+
+const ENABLED = ':not(:disabled)';
+const TEXTBOX = `input:not([type='radio']):not([type='checkbox'])${ENABLED}, textarea${ENABLED}`;
+const FOCUS_TARGETS: Readonly<Record<SendFocus, string>> = {
+  'send-anyway': `.send-confirm button${ENABLED}`,
+  'field-in-error': `[aria-invalid='true']${ENABLED}`,
+  send: `button[type='submit']${ENABLED}`,
+  'first-field': TEXTBOX,
+};
+
+/**
+ * Focuses the target in the form; when it is not there (a blocked form), the Send button, else the
+ * first control that takes it. Only while focus is lost (on the page) or on "Send anyway": an agent
+ * who went on to another field meanwhile keeps it.
+ */
+function focusIn(form: HTMLFormElement, target: SendFocus): void {
+  const current = document.activeElement;
+  if (current !== null && current !== document.body && current.closest('.send-confirm') === null) return;
+  const element =
+    form.querySelector<HTMLElement>(FOCUS_TARGETS[target]) ??
+    form.querySelector<HTMLElement>(FOCUS_TARGETS.send) ??
+    form.querySelector<HTMLElement>(`input${ENABLED}, select${ENABLED}, textarea${ENABLED}, button${ENABLED}`);
+  element?.focus();
 }
 
 /** Keys a rendered field shows: a server error about one of them is shown there, not repeated below. */
@@ -189,19 +230,22 @@ function TextForm({ contact, draft, live, disabled }: FormProps) {
 const MEDIA_LABELS: Readonly<Record<MediaType, string>> = { image: 'Image', audio: 'Audio', video: 'Video', document: 'Document' };
 const MEDIA_BYS: readonly MediaBy[] = ['link', 'id'];
 
+/** Sends the message again confirming these warnings (the Composer moves focus once it is answered). */
+type SendAnywayAction = (confirmed: readonly string[]) => void;
+
 /**
  * The warnings a send came back with (needs_confirmation) and "Send anyway", which sends the same
  * message once more confirming exactly the warnings shown here (the button is described by them). A
  * file that breaks a rule never gets here: its rule shows on its field and nothing is sent.
  */
-function SendAnyway({ contact, draft, disabled }: { contact: string; draft: ComposerDraft; disabled: boolean }) {
-  const messaging = useMessaging();
+function SendAnyway({ contact, draft, disabled, sendAnyway }: { contact: string; draft: ComposerDraft; disabled: boolean; sendAnyway: SendAnywayAction }) {
   const { confirmation } = draft;
   if (confirmation === null) return null;
   const alertId = `composer-${contact}-confirm`;
   return (
     <div className="send-confirm">
-      <div role="alert" id={alertId}>
+      {/* A new element for each answer, so that the same words are announced again after another Send. */}
+      <div role="alert" id={alertId} key={confirmation.asked}>
         <p>
           {confirmation.changed ? 'Not sent: the file changed since you confirmed it. ' : 'Not sent yet: '}
           the gateway accepts this file, but check {confirmation.warnings.length === 1 ? 'this' : 'these'} first.
@@ -212,14 +256,16 @@ function SendAnyway({ contact, draft, disabled }: { contact: string; draft: Comp
           ))}
         </ul>
       </div>
-      <button type="button" className="btn btn-secondary" disabled={disabled || draft.busy} aria-describedby={alertId} onClick={() => void messaging.send(contact, { confirmed: confirmation.warnings })}>
+      <button type="button" className="btn btn-secondary" disabled={disabled || draft.busy} aria-describedby={alertId} onClick={() => sendAnyway(confirmation.warnings)}>
         Send anyway
       </button>
     </div>
   );
 }
 
-function MediaForm({ contact, draft, live, disabled }: FormProps) {
+const CHECK_CLASSES: Readonly<Record<'checking' | 'ok' | 'confirm', string | undefined>> = { checking: undefined, ok: 'check-ok', confirm: 'check-confirm' };
+
+function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & { sendAnyway: SendAnywayAction }) {
   const messaging = useMessaging();
   const { media } = draft;
   const id = `composer-${contact}-media`;
@@ -269,8 +315,8 @@ function MediaForm({ contact, draft, live, disabled }: FormProps) {
           placeholder={`https://example.com/file${mediaExtensions(media.type)[0]}`}
           error={linkError}
           hint={
-            check?.state === 'ok' || check?.state === 'checking' ? (
-              <span className={check.state === 'ok' ? 'check-ok' : undefined}>{check.text}</span>
+            check !== null && check.state !== 'failed' ? (
+              <span className={CHECK_CLASSES[check.state]}>{check.text}</span>
             ) : (
               `${mediaExtensions(media.type).join(', ')} · at most ${formatBytes(rule.maxBytes)}. The link is checked before anything is sent.`
             )
@@ -290,7 +336,7 @@ function MediaForm({ contact, draft, live, disabled }: FormProps) {
           onChange={(v) => edit(idKey, { id: v })}
         />
       )}
-      <SendAnyway contact={contact} draft={draft} disabled={disabled} />
+      <SendAnyway contact={contact} draft={draft} disabled={disabled} sendAnyway={sendAnyway} />
       {media.type !== 'audio' && (
         <FormField
           id={`${id}-caption`}

@@ -4,8 +4,8 @@
 // Every form field is keyed by its path in the message (`interactive.action.buttons[0].reply.title`),
 // so a rule broken anywhere lands next to the field that broke it.
 import type { z } from 'zod';
-import { commandSchemas, messageContentSchema } from '../../shared/api';
-import { MESSAGE_LIMITS, type MediaType, type MessageContent } from '../../shared/messages';
+import { commandSchemas, messageContentSchema, type MediaLinkCheckResult } from '../../shared/api';
+import { MESSAGE_LIMITS, formatBytes, type MediaType, type MessageContent } from '../../shared/messages';
 import { formatPhoneNumber } from '../../shared/phone';
 import type { TemplateDraft } from '../../shared/templates';
 import { fieldPath } from '../../shared/validation';
@@ -74,8 +74,29 @@ export interface LinkCheckState {
   /** The link and type this result is for: a later edit makes it stale. */
   link: string;
   type: MediaType;
-  state: 'checking' | 'ok' | 'failed';
+  /** `confirm`: the gateway takes the file, but Send will ask the agent to confirm its warnings. */
+  state: 'checking' | 'ok' | 'confirm' | 'failed';
   text: string;
+}
+
+/**
+ * What the check on leaving the link field found, as the field's hint: what the file is ("8-bit RGB
+ * PNG, 120 KB") and whether it fits the type's rules. Warnings to confirm are only counted here: the
+ * alert beside "Send anyway" lists them, so that each is shown (and read out) once. `description` is
+ * the main process's words for the file, when it gives them; the served type stands in otherwise.
+ */
+export function linkCheckOutcome(
+  type: MediaType,
+  check: Pick<MediaLinkCheckResult, 'contentType' | 'contentLength' | 'warnings' | 'confirm' | 'description'>,
+): { state: 'ok' | 'confirm'; text: string } {
+  const what = check.description?.trim() || check.contentType;
+  const file = check.contentLength !== undefined ? `${what}, ${formatBytes(check.contentLength)}` : what;
+  const toConfirm = check.confirm?.length ?? 0;
+  const verdict =
+    toConfirm > 0
+      ? `${file}: the gateway takes it, with ${toConfirm === 1 ? 'a warning' : `${toConfirm} warnings`} for you to confirm when you send it`
+      : `${file}: fits the ${type} rules`;
+  return { state: toConfirm > 0 ? 'confirm' : 'ok', text: [verdict, ...check.warnings].join('. ') };
 }
 
 /**
@@ -85,12 +106,16 @@ export interface LinkCheckState {
 export interface SendConfirmation {
   /** What they are about (`confirmationSubject`). */
   subject: string;
-  /** The form field they concern ("video.link", "interactive.header.video.link"). */
-  field: string;
   /** Exactly as the main process gave them: "Send anyway" sends these texts back as `confirmed`. */
   warnings: string[];
   /** The agent had confirmed other warnings for this send: the file changed since they were shown. */
   changed: boolean;
+  /**
+   * How many answers in a row asked for a confirmation (1 for the first). The alert is drawn anew
+   * for each (this is its key), so that a screen reader announces a second Send's answer too,
+   * even when its words are the same.
+   */
+  asked: number;
 }
 
 export interface TemplateComposerDraft {
@@ -373,13 +398,19 @@ export function withoutStaleConfirmation(draft: ComposerDraft): ComposerDraft {
 }
 
 /**
- * The confirmation a needs_confirmation answer asks for, placed by field like serverErrorsFrom; null
- * when it lists nothing. `confirmed`: what the send that got this answer had confirmed.
+ * The confirmation a needs_confirmation answer asks for; null when it lists nothing. `confirmed`:
+ * what the send that got this answer had confirmed; `shown`: the confirmation the form shows now,
+ * which this answer follows.
  */
-export function confirmationFrom(sent: ComposerDraft, error: { field?: string; confirm?: string[] }, confirmed: readonly string[] = []): SendConfirmation | null {
+export function confirmationFrom(
+  sent: ComposerDraft,
+  error: { confirm?: string[] },
+  confirmed: readonly string[] = [],
+  shown: SendConfirmation | null = null,
+): SendConfirmation | null {
   const warnings = error.confirm ?? [];
   if (warnings.length === 0) return null;
-  return { subject: confirmationSubject(sent), field: (error.field ?? '').replace(/^content\./, ''), warnings, changed: confirmed.length > 0 };
+  return { subject: confirmationSubject(sent), warnings, changed: confirmed.length > 0, asked: (shown?.asked ?? 0) + 1 };
 }
 
 /** Of the texts "Send anyway" was given, those the form still shows for the file in it: nothing else is confirmed. */
@@ -387,6 +418,21 @@ export function confirmedWarnings(draft: ComposerDraft, shown: readonly string[]
   const confirmation = draft.confirmation;
   if (confirmation === null || confirmation.subject !== confirmationSubject(draft)) return [];
   return shown.filter((w, i) => confirmation.warnings.includes(w) && shown.indexOf(w) === i);
+}
+
+/**
+ * Where focus goes once a "Send anyway" is answered, since its button is gone unless the answer asks
+ * again: the button itself when it does; the field in error after a refusal (`shownKeys`: the keys a
+ * rendered field shows), or the Send button when no field is to blame; after the message went out,
+ * the form's first text box, for the next one. null while the send is under way.
+ */
+export type SendFocus = 'send-anyway' | 'field-in-error' | 'send' | 'first-field';
+
+export function focusAfterConfirmedSend(draft: ComposerDraft, shownKeys: ReadonlySet<string>): SendFocus | null {
+  if (draft.busy) return null;
+  if (draft.confirmation !== null) return 'send-anyway';
+  if (draft.error === null) return 'first-field';
+  return draft.showAllErrors || Object.keys(draft.serverErrors).some((key) => shownKeys.has(key)) ? 'field-in-error' : 'send';
 }
 
 /** A rule next to its field starts a sentence. */

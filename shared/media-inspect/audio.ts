@@ -3,9 +3,13 @@
 //
 // music-metadata reads the streams. It is given no MIME hint (a wrong one makes it return an empty
 // format silently) and has no AMR parser: AMR is told by its magic line (RFC 4867 5).
+//
+// ADTS, MP3, AMR and Ogg say what they are in their first frames and pages: they are read by a head
+// (AUDIO_HEAD_BYTES after any ID3v2 tags, which may hold pictures of megabytes; id3BytesWanted). M4A
+// is read as video is, up to the end of its moov box (mp4.ts).
 import { parseBuffer, type IAudioMetadata } from 'music-metadata';
 import { errorText } from '../result';
-import { count, startsWith, type MediaSample } from './sample';
+import { count, isWhole, missingRange, startsWith, type ByteRange, type MediaSample } from './sample';
 import { channelsText, kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
 
 type AudioFormat = IAudioMetadata['format'];
@@ -41,6 +45,17 @@ export function id3v2End(b: Uint8Array): number | undefined {
     at += 10 + size + (flags & 0x10 ? 10 : 0);
   }
   return at;
+}
+
+/** The head of an audio file after its tags: many frames of any stream, where the readers find what they need in the first few. */
+export const AUDIO_HEAD_BYTES = 256 * 1024;
+
+/** The bytes an audio file still needs when its ID3v2 tags run past the head (or leave little after them): AUDIO_HEAD_BYTES after the tags. */
+export function id3BytesWanted(sample: MediaSample): ByteRange | undefined {
+  if (isWhole(sample)) return undefined;
+  const end = id3v2End(sample.head);
+  if (end === undefined || end === 0) return undefined;
+  return missingRange(sample, sample.head.length, end + AUDIO_HEAD_BYTES);
 }
 
 /** ID3v1's tag: the last 128 bytes, starting with "TAG". */
@@ -98,7 +113,9 @@ export function readAmr(sample: MediaSample): Reading {
       at += 1 + size;
     }
     if (frames === 0) return unreadable('AMR audio', 'it holds no audio frames');
-    return readAs('audio/amr', 'AMR audio', `AMR-NB, 8 kHz, mono, ${Number((frames * 0.02).toFixed(1))} s`);
+    // Its length is counted from the frames, when all of them were read.
+    const length = isWhole(sample) ? [`${Number((frames * 0.02).toFixed(1))} s`] : [];
+    return readAs('audio/amr', 'AMR audio', ['AMR-NB, 8 kHz, mono', ...length].join(', '));
   }
   if (startsWith(sample.head, '#!AMR-WB\n')) return other('AMR-WB audio', 'AMR-WB, 16 kHz, mono');
   return other('multichannel AMR audio');

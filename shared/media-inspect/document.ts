@@ -1,23 +1,61 @@
 // Documents (gateway-spec.md 2.3): the content must be what the type says: a PDF, an OLE compound
 // file holding the Word, Excel or PowerPoint stream (.doc, .xls, .ppt), an OOXML package (.docx,
 // .xlsx, .pptx; file-type tells them apart by their content types), or plain text.
-import { count, isWhole, latin1, u16le, u32le, type MediaSample } from './sample';
+//
+// What each reads, so that a document is fetched by the ranges it needs (documentBytesWanted): a PDF
+// its head and its last 1024 bytes; an OOXML package the end of its ZIP (the end of central directory
+// record, the central directory) and its [Content_Types].xml entry wherever that sits; plain text a
+// head of TEXT_HEAD_BYTES; a compound file all of it (its allocation table and directory sectors may
+// lie anywhere, and the reader walks them in the bytes it holds).
+import { bytesAt, count, isWhole, lastBytes, latin1, missingRange, startsWith, u16le, u32le, type ByteRange, type MediaSample } from './sample';
 import { other, readAs, unreadable, type Reading } from './reading';
+
+/** The head a document is read by first: what every reader's first question needs, and a small file whole. */
+export const DOCUMENT_HEAD_BYTES = 64 * 1024;
+
+/** Where a PDF reader looks for the trailer's "%%EOF": the last 1024 bytes. */
+const PDF_END_BYTES = 1024;
 
 export function readPdf(sample: MediaSample): Reading {
   const version = /^%PDF-(\d\.\d)/.exec(latin1(sample.head.subarray(0, 8)))?.[1];
   // Readers look for the trailer's "%%EOF" in the last 1024 bytes; a file without it was cut short.
-  if (isWhole(sample) && !latin1(sample.head.subarray(Math.max(0, sample.size - 1024))).includes('%%EOF')) {
+  const end = lastBytes(sample, PDF_END_BYTES);
+  if (end !== undefined && !latin1(end).includes('%%EOF')) {
     return unreadable('a PDF', 'it does not end with the %%EOF marker (the file is cut short)');
   }
   return readAs('application/pdf', 'a PDF', version === undefined ? 'PDF' : `PDF ${version}`);
 }
 
+const CFB_SIGNATURE = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+
+/**
+ * The bytes a document still needs after its head, by what the head starts with: a PDF's last bytes,
+ * a compound file's rest, a ZIP's end and [Content_Types].xml entry (zipBytesWanted), text's head of
+ * TEXT_HEAD_BYTES. Undefined when the sample holds what the reader needs, or the head is of another format.
+ */
+export function documentBytesWanted(sample: MediaSample): ByteRange | undefined {
+  if (isWhole(sample)) return undefined;
+  const b = sample.head;
+  const { size } = sample;
+  if (startsWith(b, '%PDF-')) return missingRange(sample, size - Math.min(size, PDF_END_BYTES), size);
+  // The whole file: its sectors may lie anywhere (see cfbDirectory). 25 MB at most, the document limit.
+  if (CFB_SIGNATURE.every((x, i) => b[i] === x)) return missingRange(sample, 0, size);
+  if (startsWith(b, 'PK\x03\x04')) return zipBytesWanted(sample);
+  if (startsWithByteOrderMark(b) || !b.some(isControl)) return missingRange(sample, 0, TEXT_HEAD_BYTES);
+  return undefined;
+}
+
 // ---------------------------------------------------------------------------------------------
 // OLE compound files ([MS-CFB]). file-type says "cfb" for all of them; which program wrote one is
 // told by the streams in its root storage ([MS-DOC] "WordDocument", [MS-XLS] "Workbook" (or "Book"
-// before Excel 97), [MS-PPT] "PowerPoint Document"). No library that runs without Node lists them,
-// so the directory is read here.
+// before Excel 97), [MS-PPT] "PowerPoint Document").
+//
+// The directory is read here, not with SheetJS's cfb package (pure JavaScript, which lists them too),
+// for what that package does with a crafted file: it cuts a sector chain that loops or that another
+// stream shares off silently, where a refusal must name it (looping-fat.doc reads as a Word document
+// with an empty stream, its 4 GB size taken as a negative one), and it rebuilds chains from every
+// sector, which takes quadratic time and memory on a chain that runs backwards (a 0.5 MB file: 10 s;
+// 1 MB: a 4 GB heap exhausted). This reader walks each sector once. Both need the whole file.
 
 const NO_STREAM = 0xffffffff;
 const END_OF_CHAIN = 0xfffffffe;
@@ -209,18 +247,118 @@ const OOXML: Readonly<Record<string, { mimeType: string; what: string }>> = {
 
 export const isOoxml = (ext: string): boolean => ext in OOXML;
 
-/** A ZIP ends with its end-of-central-directory record: 22 bytes and a comment of up to 65,535 bytes (APPNOTE.TXT 4.3.16). */
-function endsWithZipDirectory(b: Uint8Array): boolean {
-  for (let at = b.length - 22; at >= Math.max(0, b.length - 65_557); at--) {
-    if (b[at] === 0x50 && b[at + 1] === 0x4b && b[at + 2] === 0x05 && b[at + 3] === 0x06 && at + 22 + u16le(b, at + 20) === b.length) return true;
+/** A ZIP's end of central directory record: 22 bytes and a comment of up to 65,535 bytes (APPNOTE.TXT 4.3.16). */
+const ZIP_END_BYTES = 22 + 0xffff;
+const ZIP_END_SIGNATURE = 0x06054b50;
+const ZIP_CENTRAL_SIGNATURE = 0x02014b50;
+const ZIP_LOCAL_SIGNATURE = 0x04034b50;
+/** file-type reads a [Content_Types].xml of up to 1 MB; a larger one is not asked for. */
+const CONTENT_TYPES_MOST_BYTES = 1024 * 1024;
+const CONTENT_TYPES = '[Content_Types].xml';
+
+/** Where the end of central directory record starts in `b`, the last bytes of a ZIP; -1 without one. */
+function zipEndRecord(b: Uint8Array): number {
+  for (let at = b.length - 22; at >= Math.max(0, b.length - ZIP_END_BYTES); at--) {
+    if (u32le(b, at) === ZIP_END_SIGNATURE && at + 22 + u16le(b, at + 20) === b.length) return at;
   }
-  return false;
+  return -1;
+}
+
+/** A ZIP ends with its end of central directory record. */
+const endsWithZipDirectory = (b: Uint8Array): boolean => zipEndRecord(b) >= 0;
+
+/** The central directory's place, from the end record; 'unread' when the sample lacks the file's end, undefined when it has no usable record (none, or ZIP64's). */
+function zipDirectory(sample: MediaSample): { start: number; size: number; entries: number } | 'unread' | undefined {
+  const last = lastBytes(sample, ZIP_END_BYTES);
+  if (last === undefined) return 'unread';
+  const at = zipEndRecord(last);
+  if (at < 0) return undefined;
+  const directory = { start: u32le(last, at + 16), size: u32le(last, at + 12), entries: u16le(last, at + 10) };
+  return directory.start + directory.size <= sample.size - last.length + at ? directory : undefined;
+}
+
+interface CentralEntry {
+  localAt: number;
+  nameLength: number;
+  extraLength: number;
+  crc: number;
+  compressedSize: number;
+  uncompressedSize: number;
+}
+
+/** The central directory's entry for `name`; 'unread' when the sample lacks the directory, undefined when there is none. */
+function zipEntry(sample: MediaSample, name: string): CentralEntry | 'unread' | undefined {
+  const directory = zipDirectory(sample);
+  if (directory === undefined || directory === 'unread') return directory;
+  const b = bytesAt(sample, directory.start, directory.size);
+  if (b === undefined) return 'unread';
+  for (let k = 0, at = 0; k < directory.entries && at + 46 <= b.length && u32le(b, at) === ZIP_CENTRAL_SIGNATURE; k++) {
+    const nameLength = u16le(b, at + 28);
+    const extraLength = u16le(b, at + 30);
+    if (latin1(b.subarray(at + 46, at + 46 + nameLength)) === name) {
+      return { localAt: u32le(b, at + 42), nameLength, extraLength, crc: u32le(b, at + 16), compressedSize: u32le(b, at + 20), uncompressedSize: u32le(b, at + 24) };
+    }
+    at += 46 + nameLength + extraLength + u16le(b, at + 32);
+  }
+  return undefined;
+}
+
+/**
+ * The bytes an OOXML package still needs when the head does not hold all of it (file-type tells
+ * .docx, .xlsx and .pptx apart by [Content_Types].xml, which writers put first or last): the end of
+ * the file, to find the central directory; the central directory, to find the entry; the entry's
+ * local header and data. Undefined once they are held, or when the ZIP has no usable directory.
+ */
+export function zipBytesWanted(sample: MediaSample): ByteRange | undefined {
+  if (isWhole(sample)) return undefined;
+  const { size } = sample;
+  const end = missingRange(sample, size - Math.min(size, ZIP_END_BYTES), size);
+  if (end !== undefined) return end;
+  const directory = zipDirectory(sample);
+  if (directory === undefined || directory === 'unread') return undefined;
+  const central = missingRange(sample, directory.start, directory.start + directory.size);
+  if (central !== undefined) return central;
+  const entry = zipEntry(sample, CONTENT_TYPES);
+  if (entry === undefined || entry === 'unread' || entry.compressedSize > CONTENT_TYPES_MOST_BYTES) return undefined;
+  // The local header's extra field may differ from the central one: it counts once the header is read.
+  const local = bytesAt(sample, entry.localAt, 30);
+  const namesAndExtra = local !== undefined && u32le(local, 0) === ZIP_LOCAL_SIGNATURE ? u16le(local, 26) + u16le(local, 28) : entry.nameLength + entry.extraLength;
+  return missingRange(sample, entry.localAt, entry.localAt + 30 + namesAndExtra + entry.compressedSize);
+}
+
+/**
+ * The package's [Content_Types].xml entry as a ZIP of that one entry, for file-type to read when the
+ * head does not hold it (file-type reads a ZIP's entries in order from its start). Its sizes and CRC
+ * come from the central directory: a writer that streams (flag bit 3) leaves them zero in the local
+ * header and puts them after the data, where file-type would have to search for them.
+ */
+export function contentTypesEntry(sample: MediaSample): Uint8Array | undefined {
+  const entry = zipEntry(sample, CONTENT_TYPES);
+  if (entry === undefined || entry === 'unread') return undefined;
+  const local = bytesAt(sample, entry.localAt, 30);
+  if (local === undefined || u32le(local, 0) !== ZIP_LOCAL_SIGNATURE) return undefined;
+  const bytes = bytesAt(sample, entry.localAt, 30 + u16le(local, 26) + u16le(local, 28) + entry.compressedSize)?.slice();
+  if (bytes === undefined) return undefined;
+  const view = new DataView(bytes.buffer);
+  view.setUint16(6, u16le(bytes, 6) & ~0x08, true);
+  view.setUint32(14, entry.crc, true);
+  view.setUint32(18, entry.compressedSize, true);
+  view.setUint32(22, entry.uncompressedSize, true);
+  return bytes;
+}
+
+/** A ZIP that is no OOXML package: what it is, or cut short when its directory is missing. */
+export function readZip(sample: MediaSample): Reading {
+  const end = lastBytes(sample, ZIP_END_BYTES);
+  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable('a ZIP archive', 'its ZIP directory is missing (the file is cut short)');
+  return other('a ZIP archive');
 }
 
 export function readOoxml(sample: MediaSample, ext: string): Reading {
   const kind = OOXML[ext];
   if (kind === undefined) return other(`an ${ext.toUpperCase()} file`);
-  if (isWhole(sample) && !endsWithZipDirectory(sample.head)) return unreadable(kind.what, 'its ZIP directory is missing (the file is cut short)');
+  const end = lastBytes(sample, ZIP_END_BYTES);
+  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable(kind.what, 'its ZIP directory is missing (the file is cut short)');
   return readAs(kind.mimeType, kind.what, kind.what.replace(/^(a|an) /, '').replace(/^./, (c) => c.toUpperCase()));
 }
 
@@ -234,6 +372,9 @@ export function readOoxml(sample: MediaSample, ext: string): Reading {
 // instead of the file), not a text document: both are refused.
 
 const TEXT_FIX = 'phones read plain text as UTF-8 and may show its accented letters wrongly; save it as UTF-8';
+
+/** The head plain text is judged by: a megabyte of text shows its encoding (a multi-byte sequence cut at its end is allowed). */
+export const TEXT_HEAD_BYTES = 1024 * 1024;
 
 /** Control characters that text does not hold: all below 0x20 except tab, line feed, vertical tab, form feed and carriage return; and DEL. */
 const isControl = (c: number): boolean => (c < 0x20 && (c < 0x09 || c > 0x0d)) || c === 0x7f;

@@ -3,7 +3,12 @@
 // The bit depth and colour model are read here by hand, from the PNG's IHDR chunk and the JPEG's
 // SOFn frame header: file-type names the format only, and no library that runs without Node or DOM
 // (this folder has neither) reports the depth or the colour model of an image.
-import { isWhole, latin1, u16, u32, type MediaSample } from './sample';
+//
+// Both sit near the start: the PNG's IHDR in its first 33 bytes, the JPEG's SOF after its APP
+// segments (Exif, ICC profiles, XMP: up to 64 KB each, sometimes many), so an image is read by a
+// head (headBytesFor) and, for a JPEG whose segments run past it, further on (imageBytesWanted). The
+// end of the file is checked only when the head holds it all: a large image cut short is not seen.
+import { count, isWhole, latin1, missingRange, u16, u32, type ByteRange, type MediaSample } from './sample';
 import { readAs, unreadable, type MediaFinding, type Reading } from './reading';
 
 const IMAGE_RULE = 'images must be 8-bit RGB or RGBA';
@@ -47,11 +52,13 @@ function pngEnd(b: Uint8Array): string | undefined {
 /** The JPEG frame headers SOF0–SOF15; C4 (DHT), C8 (JPG) and CC (DAC) share the range but are not frames. */
 const isFrameHeader = (marker: number): boolean => marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
 
-export function readJpeg(sample: MediaSample): Reading {
-  const b = sample.head;
+/** Where a JPEG's frame header is in `b`, or where the walk to it stopped: at broken markers, at the image data, or at the end of the bytes (`next`: where the next marker starts). */
+type JpegWalk = { kind: 'frame'; at: number } | { kind: 'broken'; at: number } | { kind: 'no-frame' } | { kind: 'cut'; next: number };
+
+function walkJpeg(b: Uint8Array): JpegWalk {
   let at = 2;
   while (at + 4 <= b.length) {
-    if (b[at] !== 0xff) return unreadable('a JPEG image', `its markers break off at byte ${at}`);
+    if (b[at] !== 0xff) return { kind: 'broken', at };
     const marker = b[at + 1] ?? 0;
     if (marker === 0xff) {
       at += 1; // fill byte
@@ -61,16 +68,47 @@ export function readJpeg(sample: MediaSample): Reading {
       at += 2; // markers without a length
       continue;
     }
-    if (marker === 0xda || marker === 0xd9) break; // scan data or the end came before any frame header
-    if (isFrameHeader(marker)) {
-      if (at + 10 > b.length) break;
-      // Entropy-coded data never holds FF D9 (an FF there is followed by 00 or a restart marker): the first one after the frame header ends the image.
-      if (isWhole(sample) && !hasEndOfImage(b, at)) return unreadable('a JPEG image', 'it ends before its end-of-image marker (the file is cut short)');
-      return jpegFrame(b[at + 4] ?? 0, b[at + 9] ?? 0);
-    }
+    if (marker === 0xda || marker === 0xd9) return { kind: 'no-frame' }; // scan data or the end came before any frame header
+    if (isFrameHeader(marker)) return at + 10 > b.length ? { kind: 'cut', next: at } : { kind: 'frame', at };
     at += 2 + u16(b, at + 2);
   }
-  return unreadable('a JPEG image', 'it has no frame header (SOF) before its image data');
+  return { kind: 'cut', next: at };
+}
+
+const NO_FRAME = 'it has no frame header (SOF) before its image data';
+
+export function readJpeg(sample: MediaSample): Reading {
+  const b = sample.head;
+  const walk = walkJpeg(b);
+  switch (walk.kind) {
+    case 'broken':
+      return unreadable('a JPEG image', `its markers break off at byte ${walk.at}`);
+    case 'no-frame':
+      return unreadable('a JPEG image', NO_FRAME);
+    case 'cut':
+      return unreadable('a JPEG image', isWhole(sample) ? NO_FRAME : `the ${count(b.length)} bytes read end before its frame header (SOF)`);
+    case 'frame':
+      // Entropy-coded data never holds FF D9 (an FF there is followed by 00 or a restart marker): the first one after the frame header ends the image.
+      if (isWhole(sample) && !hasEndOfImage(b, walk.at)) return unreadable('a JPEG image', 'it ends before its end-of-image marker (the file is cut short)');
+      return jpegFrame(b[walk.at + 4] ?? 0, b[walk.at + 9] ?? 0);
+  }
+}
+
+/** A marker segment's most bytes: its marker and a 16-bit length. */
+const JPEG_SEGMENT_MAX = 2 + 0xffff;
+
+/**
+ * The bytes a JPEG still needs when its head ends in its segments before the frame header: the next
+ * segment and the one after it at least, and twice the head at least, so that a long run of large
+ * segments takes few requests. Undefined for a PNG (its header is in the first bytes) or a JPEG whose
+ * frame header is in the head.
+ */
+export function imageBytesWanted(sample: MediaSample): ByteRange | undefined {
+  const b = sample.head;
+  if (isWhole(sample) || b[0] !== 0xff || b[1] !== 0xd8) return undefined;
+  const walk = walkJpeg(b);
+  if (walk.kind !== 'cut') return undefined;
+  return missingRange(sample, b.length, Math.max(walk.next + 2 * JPEG_SEGMENT_MAX, 2 * b.length));
 }
 
 function hasEndOfImage(b: Uint8Array, from: number): boolean {

@@ -6,19 +6,20 @@
 // profile with B-frames, a moov box after the media data) is a warning that names the fix.
 //
 // Pure: no Node, no DOM. The bytes come from the caller (media-fetch.ts reads them by link, the
-// sandbox from what it serves), a head first (headBytesFor), then, for an MP4 whose moov box comes
-// last, the range moreBytesWanted names.
+// sandbox from what it serves): a head first (headBytesFor), then whatever further range the format's
+// reader needs, one at a time (moreBytesWanted), so that a large file is read only where it must be.
 import { fileTypeFromBuffer, type FileTypeResult } from 'file-type/core';
-import { MEDIA_TABLE, mediaMimeTypes, MB, type MediaType } from '../messages';
+import { mediaMimeTypes, MB, type MediaType } from '../messages';
 import { err, errorText, ok, type Result } from '../result';
-import { id3v2End, readAdts, readAmr, readMp3, readOgg } from './audio';
-import { isOoxml, readCfb, readOoxml, readPdf, readText, startsWithByteOrderMark } from './document';
-import { readJpeg, readPng } from './image';
+import { AUDIO_HEAD_BYTES, id3BytesWanted, id3v2End, readAdts, readAmr, readMp3, readOgg } from './audio';
+import { contentTypesEntry, DOCUMENT_HEAD_BYTES, documentBytesWanted, isOoxml, readCfb, readOoxml, readPdf, readText, readZip, startsWithByteOrderMark } from './document';
+import { imageBytesWanted, readJpeg, readPng } from './image';
 import { mp4BytesWanted, readMp4 } from './mp4';
 import { extensionsOf, FORMAT_RULE, formatWhat, mimeTypeOfExtension, other, type MediaFinding, type Reading } from './reading';
-import { sampleProblem, type MediaSample } from './sample';
+import { isWhole, sampleProblem, type ByteRange, type MediaSample } from './sample';
 
-export type { MediaSample } from './sample';
+export type { ByteRange, MediaSample } from './sample';
+export { missingRange, withBytes } from './sample';
 
 export interface MediaInspection {
   /** What the bytes are, in words: "8-bit RGBA PNG", "MP4: H.264 High with B-frames, AAC". */
@@ -35,16 +36,42 @@ export interface MediaInspection {
  */
 export const VIDEO_HEAD_BYTES = MB;
 
-/** The head to read first for a file of this type (whole file for image/audio/document within the size limit; a head for video). */
+/** The head an image is read by: its PNG header, or its JPEG segments up to the frame header (more when they run longer). */
+export const IMAGE_HEAD_BYTES = 256 * 1024;
+
+const HEAD_BYTES: Readonly<Record<MediaType, number>> = {
+  image: IMAGE_HEAD_BYTES,
+  video: VIDEO_HEAD_BYTES,
+  audio: AUDIO_HEAD_BYTES,
+  document: DOCUMENT_HEAD_BYTES,
+};
+
+/** The head to read first for a file of this type: the whole file when it is smaller. */
 export function headBytesFor(type: MediaType, size: number | undefined): number {
-  const most = type === 'video' ? VIDEO_HEAD_BYTES : MEDIA_TABLE[type].maxBytes;
+  const most = HEAD_BYTES[type];
   return size !== undefined && Number.isSafeInteger(size) && size >= 0 ? Math.min(size, most) : most;
 }
 
-/** After reading `sample`, a further byte range the inspection needs ([start, size): an MP4 whose moov sits after its mdat), or undefined when the sample is enough. Found by walking the top-level boxes in the head. */
-export function moreBytesWanted(type: MediaType, sample: MediaSample): { start: number } | undefined {
-  if ((type !== 'video' && type !== 'audio') || sampleProblem(sample) !== undefined) return undefined;
-  return mp4BytesWanted(sample);
+/**
+ * After reading `sample`, the further bytes [start, end) the inspection needs, or undefined when the
+ * sample is enough; asked again after each range is added (withBytes), until it says no more. By
+ * format, from the bytes the sample holds: an MP4's moov box (up to its end; from where the head
+ * ends, or after the mdat when it comes last), an MP3's or ADTS's frames after long ID3v2 tags, a
+ * JPEG's segments up to its frame header, a PDF's last bytes, an OOXML package's ZIP directory and
+ * [Content_Types].xml entry, a compound file whole, plain text's first megabyte.
+ */
+export function moreBytesWanted(type: MediaType, sample: MediaSample): ByteRange | undefined {
+  if (sampleProblem(sample) !== undefined || isWhole(sample)) return undefined;
+  switch (type) {
+    case 'video':
+      return mp4BytesWanted(sample);
+    case 'audio':
+      return mp4BytesWanted(sample) ?? id3BytesWanted(sample);
+    case 'image':
+      return imageBytesWanted(sample);
+    case 'document':
+      return documentBytesWanted(sample);
+  }
 }
 
 const refuse = (finding: MediaFinding): Result<never> => err('invalid_input', finding.message, { detail: finding.rule });
@@ -119,7 +146,7 @@ async function read(sample: MediaSample): Promise<Reading> {
     if (text.kind === 'read' && text.mimeType !== undefined) return text;
   }
   // file-type throwing on odd bytes ends in inspectMedia's refusal "the file cannot be read".
-  const kind: FileTypeResult | undefined = (await audioAfterId3v2(sample.head)) ?? (await fileTypeFromBuffer(sample.head));
+  const kind: FileTypeResult | undefined = (await audioAfterId3v2(sample.head)) ?? (await zipFromEntry(sample, await fileTypeFromBuffer(sample.head)));
   if (kind === undefined) return readText(sample);
   const { ext, mime } = kind;
   if (MP4_FAMILY.has(ext)) return readMp4(sample, ext);
@@ -146,6 +173,8 @@ async function read(sample: MediaSample): Promise<Reading> {
       return readPdf(sample);
     case 'cfb':
       return readCfb(sample);
+    case 'zip':
+      return readZip(sample);
     default:
       // Text formats file-type names (XML, calendars, contacts, subtitles) are plain text as a document.
       if (mime.startsWith('text/') || mime === 'application/xml') return readText(sample, ext.toUpperCase());
@@ -164,12 +193,23 @@ async function audioAfterId3v2(head: Uint8Array): Promise<FileTypeResult | undef
   return kind?.ext === 'aac' || kind?.ext === 'mp3' ? kind : undefined;
 }
 
+/**
+ * A ZIP that file-type took for a plain one, its [Content_Types].xml out of its reach (past the head,
+ * or behind entries whose sizes follow their data), is told by that entry, found by the central
+ * directory, when the sample holds it (zipBytesWanted asks for it); file-type's answer otherwise.
+ */
+async function zipFromEntry(sample: MediaSample, kind: FileTypeResult | undefined): Promise<FileTypeResult | undefined> {
+  if (kind?.ext !== 'zip') return kind;
+  const entry = contentTypesEntry(sample);
+  const fromEntry = entry === undefined ? undefined : await fileTypeFromBuffer(entry);
+  return fromEntry === undefined || fromEntry.ext === 'zip' ? kind : fromEntry;
+}
+
 /** Formats the gateway does not take, as the refusals name them. */
 const OTHER_WHAT: Readonly<Record<string, string>> = {
   elf: 'an ELF executable',
   exe: 'a Windows executable',
   macho: 'a Mach-O executable',
-  zip: 'a ZIP archive',
   gz: 'a gzip archive',
   '7z': 'a 7-Zip archive',
   rar: 'a RAR archive',

@@ -4,10 +4,12 @@
 // mp4box reads the tracks. The top-level boxes are walked here by hand as well: mp4box reports
 // neither where a box it has not reached begins (moreBytesWanted needs that from a head alone) nor
 // a box cut short at the end of the file; and the walk keeps bytes whose box structure is broken
-// from reaching mp4box, which logs to the console about them.
+// from reaching mp4box, which logs to the console about them. The sample tables inside the moov
+// box are measured by hand too (mp4-tables.ts): mp4box builds what their counts claim, unchecked.
 import { createFile, MP4BoxBuffer, type Movie, type Track } from 'mp4box';
 import { errorText } from '../result';
-import { bytesAt, count, isWhole, latin1, tailStart, u32, type MediaSample } from './sample';
+import { sampleTableProblem } from './mp4-tables';
+import { bytesAt, count, isWhole, latin1, missingRange, tailStart, u32, type ByteRange, type MediaSample } from './sample';
 import { kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
 
 interface TopBox {
@@ -62,22 +64,18 @@ function topLevelBoxes(sample: MediaSample): TopLevel {
 const startsLikeMp4 = (head: Uint8Array): boolean => latin1(head.subarray(4, 8)) === 'ftyp';
 
 /**
- * The further range [start, size) an MP4 needs when its head does not hold the moov box: found by
- * walking the top-level boxes in the head. Undefined when the moov is in the sample, or the file
- * has none (the inspection then says so), or the bytes are no MP4.
+ * The bytes an MP4 still needs when the sample does not hold its moov box: the rest of the moov box
+ * when its header was read (a faststart file whose moov is longer than the head: up to the moov's
+ * end, not the file's), else from the first top-level box header the sample lacks to the end of the
+ * file (after a long mdat, the moov box and whatever follows it). Undefined when the moov box is in
+ * the sample, or the file has none (the inspection then says so), or the bytes are no MP4.
  */
-export function mp4BytesWanted(sample: MediaSample): { start: number } | undefined {
+export function mp4BytesWanted(sample: MediaSample): ByteRange | undefined {
   if (isWhole(sample) || !startsLikeMp4(sample.head)) return undefined;
-  const wanted = (start: number) => {
-    const from = tailStart(sample);
-    return from !== undefined && from <= start ? undefined : { start };
-  };
-  const head: MediaSample = { head: sample.head, size: sample.size };
-  const walk = topLevelBoxes(head);
+  const walk = topLevelBoxes(sample);
   const moov = walk.boxes.find((b) => b.type === 'moov');
-  if (moov !== undefined) return moov.end <= sample.head.length ? undefined : wanted(moov.start);
-  // No moov yet: from the first box whose header the head does not hold (after a long mdat, say).
-  return walk.missingAt === undefined ? undefined : wanted(walk.missingAt);
+  if (moov !== undefined) return missingRange(sample, moov.start, moov.end);
+  return walk.missingAt === undefined ? undefined : missingRange(sample, walk.missingAt, sample.size);
 }
 
 /** What the bytes of the MP4 family are; `brand` is file-type's word for the ftyp brand. */
@@ -92,6 +90,8 @@ export function readMp4(sample: MediaSample, brand: string): Reading {
   if (bytesAt(sample, moov.start, moov.end - moov.start) === undefined) return unreadable(file, 'the bytes read do not hold its whole moov box');
   const mdatIndex = walk.boxes.findIndex((b) => b.type === 'mdat');
   const moovAfterMdat = mdatIndex >= 0 && mdatIndex < moovIndex;
+  const tables = sampleTableProblem(sample, walk.boxes);
+  if (tables !== undefined) return unreadable(file, tables);
 
   const parsed = parseMovie(sample);
   if (!parsed.ok) return unreadable(file, parsed.why);
@@ -154,15 +154,20 @@ function boxBuffer(bytes: Uint8Array, fileStart: number): MP4BoxBuffer {
   return buffer;
 }
 
-/** The sample's bytes as mp4box takes them: the head, then the tail from where the head ends. */
+/** The sample's bytes as mp4box takes them, in file order, each byte once: the head, any parts, then the tail. */
 function chunks(sample: MediaSample): MP4BoxBuffer[] {
-  const parts = [boxBuffer(sample.head, 0)];
+  const pieces = [...(sample.parts ?? [])];
   const from = tailStart(sample);
-  if (sample.tail !== undefined && from !== undefined && !isWhole(sample)) {
-    const skip = Math.max(0, sample.head.length - from);
-    if (skip < sample.tail.length) parts.push(boxBuffer(sample.tail.subarray(skip), from + skip));
+  if (sample.tail !== undefined && from !== undefined && !isWhole(sample)) pieces.push({ start: from, bytes: sample.tail });
+  const buffers = [boxBuffer(sample.head, 0)];
+  let reached = sample.head.length;
+  for (const piece of pieces.sort((x, y) => x.start - y.start)) {
+    const skip = Math.max(0, reached - piece.start);
+    if (skip >= piece.bytes.length) continue;
+    buffers.push(boxBuffer(piece.bytes.subarray(skip), piece.start + skip));
+    reached = piece.start + piece.bytes.length;
   }
-  return parts;
+  return buffers;
 }
 
 /** mp4box's movie, the ids of the tracks whose samples are reordered (B-frames), and of those whose samples were not read. Never throws. */

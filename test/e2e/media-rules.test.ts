@@ -8,15 +8,24 @@
 // as real file servers do.
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import type { SandboxMedia, SandboxMessageReport } from '../../shared/sandbox';
-import { mediaCorpus, type CorpusFile } from '../fixtures/media-corpus';
+import { mediaCorpus, type CorpusFile, type MediaCorpus } from '../fixtures/media-corpus';
 import { file, startMediaFileServer, type MediaFileServer, type Route } from '../support/media-file-server';
 import { eventually, startStack, type Stack } from './harness';
 
 const contactPanel = (p: Page) => p.getByRole('region', { name: 'Contact' });
 const timeline = (p: Page) => contactPanel(p).getByRole('list', { name: 'Messages' });
 const messageItem = (p: Page, text: string | RegExp) => timeline(p).getByRole('listitem').filter({ hasText: text });
+const isFocused = (box: Locator) => box.evaluate((el) => el === document.activeElement);
+
+/** The part of a field that its aria-describedby names with this ending ("-hint", "-error"). */
+async function describedBy(p: Page, box: Locator, ending: string): Promise<Locator> {
+  const ids = ((await box.getAttribute('aria-describedby')) ?? '').split(' ');
+  const id = ids.find((i) => i.endsWith(ending));
+  expect(id, `${ending} in aria-describedby "${ids.join(' ')}"`).toBeDefined();
+  return p.locator(`[id="${id}"]`);
+}
 
 /** The chooser in the Contact panel: a number as typed opens its conversation. */
 async function openConversation(p: Page, number: string): Promise<void> {
@@ -45,11 +54,12 @@ async function mediaTabFor(stack: Stack, page: Page, number: string): Promise<Re
 
 describe('media rules', () => {
   let stack: Stack;
+  let corpus: MediaCorpus;
   let files: MediaFileServer;
   let page: Page | undefined;
 
   beforeAll(async () => {
-    const corpus = await mediaCorpus();
+    corpus = await mediaCorpus();
     files = await serveFiles([corpus.file('rgb16.png'), corpus.file('high-bframes.mp4')]);
     stack = await startStack();
   }, 300_000);
@@ -100,12 +110,24 @@ describe('media rules', () => {
     const link = `${files.url}/high-bframes.mp4`;
     const caption = 'How to fit the shelf';
     await panel.getByRole('combobox', { name: 'Media type' }).selectOption('video');
-    await panel.getByRole('textbox', { name: 'Media link' }).fill(link);
+    const linkBox = panel.getByRole('textbox', { name: 'Media link' });
+    await linkBox.fill(link);
     await panel.getByRole('textbox', { name: 'Caption (optional)' }).fill(caption);
-    await panel.getByRole('button', { name: 'Send', exact: true }).click();
 
+    // Leaving the link field checked it: the hint says what the file is and that it has a warning,
+    // which only the alert of the send lists.
+    const hint = await describedBy(page, linkBox, '-hint');
+    const hintText = await eventually('the link check', async () => {
+      const text = (await hint.textContent()) ?? '';
+      return /the gateway takes it/.test(text) ? text : undefined;
+    });
+    expect(hintText).toMatch(/^MP4: H\.264 High\b[^:]*, [\d.]+ (bytes|KB|MB): the gateway takes it, with a warning for you to confirm when you send it(\. |$)/);
+    expect(hintText).not.toMatch(/does not play on Android/);
+
+    await panel.getByRole('button', { name: 'Send', exact: true }).click();
     const warning = panel.getByRole('alert').filter({ hasText: /B-frames/ });
     await warning.waitFor();
+    await expect(warning.textContent()).resolves.toMatch(/does not play on Android/);
     await expect(warning.textContent()).resolves.toMatch(/Main|Baseline/);
     const sendAnyway = panel.getByRole('button', { name: 'Send anyway' });
     await sendAnyway.waitFor();
@@ -118,6 +140,13 @@ describe('media rules', () => {
     await expect(panel.getByRole('textbox', { name: 'Media link' }).inputValue()).resolves.toBe(link);
     await expect(panel.getByRole('textbox', { name: 'Caption (optional)' }).inputValue()).resolves.toBe(caption);
 
+    // Send once more: the same answer comes as a new alert, so that a screen reader announces it again.
+    await warning.evaluate((el) => el.setAttribute('data-seen', 'yes'));
+    await panel.getByRole('button', { name: 'Send', exact: true }).click();
+    await eventually('the second answer\u2019s own alert', async () => (await warning.count()) === 1 && (await warning.getAttribute('data-seen')) === null);
+    await expect(sendAnyway.getAttribute('aria-describedby')).resolves.toBe(warningId);
+    expect(await outboundTo(stack.control, customer.number)).toEqual([]);
+
     await sendAnyway.click();
     await messageItem(page, `Video: high-bframes.mp4 — ${caption}`).waitFor();
     await warning.waitFor({ state: 'detached' });
@@ -128,8 +157,35 @@ describe('media rules', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]!.body).toMatchObject({ type: 'video', video: { link, caption } });
     expect(sent[0]!.status).not.toBe('refused');
-    // The composer is ready for the next file.
-    await expect(panel.getByRole('textbox', { name: 'Media link' }).inputValue()).resolves.toBe('');
+    // The composer is ready for the next file, and so is the focus: not lost with the button.
+    await expect(linkBox.inputValue()).resolves.toBe('');
+    await eventually('focus on the link field', () => isFocused(linkBox));
+  });
+
+  test('(e) a file that breaks a rule by the time of "Send anyway" is refused on the link field, and focus goes to that field', async () => {
+    page = await stack.newAgentPage();
+    const customer = stack.sandbox.customers.find((c) => c.name === 'Margaret Hamilton')!;
+    files.routes.set('/changing.mp4', await served(corpus.file('high-bframes.mp4')));
+    const panel = await mediaTabFor(stack, page, customer.number);
+
+    const link = `${files.url}/changing.mp4`;
+    await panel.getByRole('combobox', { name: 'Media type' }).selectOption('video');
+    const linkBox = panel.getByRole('textbox', { name: 'Media link' });
+    await linkBox.fill(link);
+    await panel.getByRole('button', { name: 'Send', exact: true }).click();
+    const sendAnyway = panel.getByRole('button', { name: 'Send anyway' });
+    await sendAnyway.waitFor();
+
+    // The file at the link is replaced by one the gateway refuses before the agent confirms.
+    files.routes.set('/changing.mp4', await served(corpus.file('vp9.mp4')));
+    await sendAnyway.click();
+    await panel.getByRole('alert').getByText('Nothing was sent').waitFor();
+    await expect(linkBox.getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect((await describedBy(page, linkBox, '-error')).textContent()).resolves.toMatch(/VP9 video in MP4: videos must be H\.264 with AAC audio/);
+    await eventually('focus on the link field in error', () => isFocused(linkBox));
+    await expect(sendAnyway.count()).resolves.toBe(0);
+    await expect(linkBox.inputValue()).resolves.toBe(link);
+    expect(await outboundTo(stack.control, customer.number)).toEqual([]);
   });
 
   test('(c) media by id from the sandbox\u2019s library is sent', async () => {
@@ -202,6 +258,11 @@ describe('media rules', () => {
 /** The corpus files on 127.0.0.1, each at /{name} with the Content-Type that goes with its name. */
 async function serveFiles(corpusFiles: CorpusFile[]): Promise<MediaFileServer> {
   const routes: Record<string, Route> = {};
-  for (const f of corpusFiles) routes[`/${f.name}`] = file(await readFile(f.path), { contentType: f.mimeType });
+  for (const f of corpusFiles) routes[`/${f.name}`] = await served(f);
   return startMediaFileServer(routes);
+}
+
+/** A corpus file as a route, with the Content-Type that goes with its name. */
+async function served(f: CorpusFile): Promise<Route> {
+  return file(await readFile(f.path), { contentType: f.mimeType });
 }

@@ -38,22 +38,25 @@ afterAll(async () => {
 });
 
 describe('checkMediaLink', () => {
-  it('a file that fits: its type, its size as read, where it is, and nothing to confirm', async () => {
+  it('a file that fits: its type, its size as read, where it is, what it is, and nothing to confirm', async () => {
+    const png = bytes.get('rgb.png')!;
+    const inspected = await inspectMedia('image', { head: png, size: png.length }, { extension: '.png', mimeType: 'image/png' });
+    if (!inspected.ok) throw new Error(inspected.error.message);
     const result = await checkMediaLink('image', `${base}/moved.png`);
     expect(result).toMatchObject({
       ok: true,
-      value: { contentType: 'image/png', contentLength: bytes.get('rgb.png')!.length, finalUrl: `${base}/photo.png`, confirm: [] },
+      value: { contentType: 'image/png', contentLength: png.length, finalUrl: `${base}/photo.png`, confirm: [], description: inspected.value.description },
     });
-    if (result.ok) expect(result.value.description).not.toBe('');
+    expect(inspected.value.description).toMatch(/^8-bit RGB PNG/);
   });
 
-  it('notes (no extension, a private network) are warnings that need no confirmation', async () => {
+  it('notes (no extension, a private network) need no confirmation', async () => {
     const result = await checkMediaLink('document', `${base}/files/8c1f2a`);
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.value.confirm).toEqual([]);
-    expect(result.value.warnings.join(' ')).toContain('no file extension');
-    expect(result.value.warnings.join(' ')).toContain('private network');
+    expect(result.value.notes.join(' ')).toContain('no file extension');
+    expect(result.value.notes.join(' ')).toContain('private network');
   });
 
   it("the inspection's warnings are to confirm, word for word", async () => {
@@ -66,7 +69,7 @@ describe('checkMediaLink', () => {
       expect(result.ok).toBe(true);
       if (!result.ok) return;
       expect(result.value.confirm).toEqual(inspected.value.warnings.map((w) => w.message));
-      expect(result.value.warnings.join(' ')).not.toContain(inspected.value.warnings[0]!.message);
+      expect(result.value.notes.join(' ')).not.toContain(inspected.value.warnings[0]!.message);
     }
     const late = await checkMediaLink('video', `${base}/late-moov.mp4`);
     if (late.ok) expect(late.value.confirm.join(' ')).toContain('-movflags +faststart');
@@ -112,7 +115,7 @@ describe('checkMediaLink', () => {
       };
     };
     const result = await checkMediaLink('image', 'https://media.example.com/photo.png', { fetchImpl });
-    expect(result).toMatchObject({ ok: true, value: { contentType: 'image/png', contentLength: png.length, finalUrl: 'https://media.example.com/photo.png', warnings: [], confirm: [] } });
+    expect(result).toMatchObject({ ok: true, value: { contentType: 'image/png', contentLength: png.length, finalUrl: 'https://media.example.com/photo.png', notes: [], confirm: [] } });
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatch(/^GET https:\/\/media\.example\.com\/photo\.png bytes=0-\d+$/);
   });

@@ -16,6 +16,7 @@ import { MessagingService, withoutQuery } from '../../../electron/core/messaging
 import type { Conversation } from '../../../shared/conversation';
 import type { RelayEvent } from '../../../shared/events';
 import { configureLogging, type LogFields, type Logger } from '../../../shared/log';
+import { inspectMedia } from '../../../shared/media-inspect';
 import { err, ok, type Result } from '../../../shared/result';
 import { parseTemplatePayload, type TemplateDraft } from '../../../shared/templates';
 import { decodeVoiceCallPayload } from '../../../shared/voice-call-payload';
@@ -181,12 +182,37 @@ describe('media by link', () => {
     expect(gateway.requests).toEqual([]);
   });
 
-  it('answers checkMediaLink on its own', async () => {
+  it('answers checkMediaLink on its own, with what the file is in words', async () => {
     const files = await serveFiles();
     const { service } = await setup();
     const checked = await service.checkMediaLink('document', `${files.url}/invoice.pdf`);
     expect(checked).toMatchObject({ ok: true, value: { contentType: 'application/pdf', contentLength: files.sizes.pdf, finalUrl: `${files.url}/invoice.pdf` } });
     expect(checked.ok && checked.value.confirm).toBeFalsy();
+    // The inspection's own words, for the composer's link hint.
+    const pdf = new Uint8Array(await readFile(corpus.file('doc.pdf').path));
+    const inspected = await inspectMedia('document', { head: pdf, size: pdf.length }, { extension: '.pdf', mimeType: 'application/pdf' });
+    if (!inspected.ok) throw new Error(inspected.error.message);
+    expect(inspected.value.description).toMatch(/PDF/);
+    expect(checked.ok && checked.value.description).toBe(inspected.value.description);
+    const image = await service.checkMediaLink('image', `${files.url}/ok.png`);
+    expect(image.ok && image.value.description).toMatch(/^8-bit RGB PNG/);
+  });
+
+  it('a checker without words for the file leaves description out', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'messaging-'));
+    const service = new MessagingService({
+      windows: await ConversationWindows.open({ dataDir }),
+      timeline: await MessageTimeline.open({ dataDir }),
+      checkLink: async () => ok({ contentType: 'image/png', contentLength: 10, finalUrl: 'https://cdn.example.com/a.png', notes: ['a note'], confirm: [], description: '' }),
+    });
+    cleanups.push(async () => {
+      await service.close();
+      await rm(dataDir, { recursive: true, force: true });
+    });
+    expect(await service.checkMediaLink('image', 'https://cdn.example.com/a.png')).toEqual({
+      ok: true,
+      value: { contentType: 'image/png', contentLength: 10, finalUrl: 'https://cdn.example.com/a.png', warnings: ['a note'] },
+    });
   });
 });
 

@@ -14,7 +14,9 @@ import {
   emptyComposer,
   emptyInteractive,
   emptyMedia,
+  focusAfterConfirmedSend,
   interactiveContent,
+  linkCheckOutcome,
   MEDIA_BY_LABELS,
   MEDIA_FIELD_LABELS,
   mediaContent,
@@ -92,19 +94,28 @@ describe('warnings that wait for "Send anyway"', () => {
   const video = (patch: Partial<MediaDraft> = {}): ComposerDraft => draft({ tab: 'media', media: { ...emptyMedia('video', 'link'), link: 'https://e.com/clip.mp4', ...patch } });
   const WARNING = 'MP4: H.264 High with B-frames: does not play on Android; use the Main or Baseline profile without B-frames';
 
-  it('are placed by field from the main process’s answer, for the file that was sent', () => {
+  it('come from the main process’s answer, for the file that was sent', () => {
     const sent = video();
-    const confirmation = confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] });
-    expect(confirmation).toEqual({ subject: confirmationSubject(sent), field: 'video.link', warnings: [WARNING], changed: false });
+    const confirmation = confirmationFrom(sent, { confirm: [WARNING] });
+    expect(confirmation).toEqual({ subject: confirmationSubject(sent), warnings: [WARNING], changed: false, asked: 1 });
     // Asked again after the agent had confirmed: the file changed since.
-    expect(confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] }, ['an older warning'])).toMatchObject({ warnings: [WARNING], changed: true });
-    expect(confirmationFrom(sent, { field: 'content.video.link', confirm: [] })).toBeNull();
-    expect(confirmationFrom(sent, { field: 'content.video.link' })).toBeNull();
+    expect(confirmationFrom(sent, { confirm: [WARNING] }, ['an older warning'])).toMatchObject({ warnings: [WARNING], changed: true });
+    expect(confirmationFrom(sent, { confirm: [] })).toBeNull();
+    expect(confirmationFrom(sent, {})).toBeNull();
+  });
+
+  it('each answer that asks is counted, so that the same words make a new alert', () => {
+    const sent = video();
+    const first = confirmationFrom(sent, { confirm: [WARNING] });
+    const second = confirmationFrom(sent, { confirm: [WARNING] }, [], first);
+    expect(first?.asked).toBe(1);
+    expect(second).toMatchObject({ warnings: [WARNING], changed: false, asked: 2 });
+    expect(confirmationFrom(sent, { confirm: [WARNING] }, [WARNING], second)).toMatchObject({ changed: true, asked: 3 });
   });
 
   it('stay through an edit of the caption, and go with an edit of the link, the type, the way or the tab', () => {
     const sent = video();
-    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] }) };
+    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { confirm: [WARNING] }) };
     expect(withoutStaleConfirmation({ ...waiting, media: { ...waiting.media, caption: 'Our new store' } }).confirmation).not.toBeNull();
     expect(withoutStaleConfirmation({ ...waiting, media: { ...waiting.media, link: ' https://e.com/clip.mp4 ' } }).confirmation).not.toBeNull();
     expect(withoutStaleConfirmation({ ...waiting, media: { ...waiting.media, link: 'https://e.com/other.mp4' } }).confirmation).toBeNull();
@@ -116,7 +127,7 @@ describe('warnings that wait for "Send anyway"', () => {
   it('"Send anyway" confirms only the warnings still shown for the file in the form, each once', () => {
     const sent = video();
     const OTHER = 'MP4 with its moov box after the media data';
-    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] }) };
+    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { confirm: [WARNING] }) };
     expect(confirmedWarnings(waiting, [WARNING])).toEqual([WARNING]);
     expect(confirmedWarnings(waiting, [WARNING, WARNING, OTHER])).toEqual([WARNING]);
     expect(confirmedWarnings(waiting, [])).toEqual([]);
@@ -127,17 +138,59 @@ describe('warnings that wait for "Send anyway"', () => {
 
   it('a link button’s media header is its subject too', () => {
     const sent = interactive('cta_url', { ctaHeaderType: 'video', ctaHeaderValue: 'https://e.com/clip.mp4', body: 'Watch' });
-    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { field: 'content.interactive.header.video.link', confirm: [WARNING] }) };
-    expect(waiting.confirmation?.field).toBe('interactive.header.video.link');
+    const waiting: ComposerDraft = { ...sent, confirmation: confirmationFrom(sent, { confirm: [WARNING] }) };
+    expect(waiting.confirmation).not.toBeNull();
     expect(withoutStaleConfirmation({ ...waiting, interactive: { ...waiting.interactive, body: 'Watch this' } }).confirmation).not.toBeNull();
     expect(withoutStaleConfirmation({ ...waiting, interactive: { ...waiting.interactive, ctaHeaderValue: 'https://e.com/b.mp4' } }).confirmation).toBeNull();
   });
 
   it('are gone once the message went out', () => {
     const sent = video();
-    const waiting: ComposerDraft = { ...sent, busy: true, confirmation: confirmationFrom(sent, { field: 'content.video.link', confirm: [WARNING] }) };
+    const waiting: ComposerDraft = { ...sent, busy: true, confirmation: confirmationFrom(sent, { confirm: [WARNING] }) };
     expect(afterSend(waiting).confirmation).toBeNull();
     expect(afterSendOf({ ...waiting, media: { ...waiting.media, caption: 'typed meanwhile' } }, waiting).confirmation).toBeNull();
+  });
+});
+
+describe('the link check’s hint and the focus after "Send anyway"', () => {
+  const WARNING = 'MP4: H.264 High with B-frames: does not play on Android; use the Main or Baseline profile without B-frames';
+  const video = (patch: Partial<ComposerDraft> = {}): ComposerDraft =>
+    draft({ tab: 'media', media: { ...emptyMedia('video', 'link'), link: 'https://e.com/clip.mp4' }, ...patch });
+  const MEDIA_KEYS = new Set(['video.link', 'video.caption']);
+
+  it('says what the file is and its size; the main process’s description before the served type', () => {
+    const png = { contentType: 'image/png', contentLength: 120 * 1024, warnings: [] };
+    expect(linkCheckOutcome('image', { ...png, description: '8-bit RGB PNG' })).toEqual({ state: 'ok', text: '8-bit RGB PNG, 120 KB: fits the image rules' });
+    expect(linkCheckOutcome('image', png)).toEqual({ state: 'ok', text: 'image/png, 120 KB: fits the image rules' });
+    expect(linkCheckOutcome('image', { ...png, description: '  ' }).text).toBe('image/png, 120 KB: fits the image rules');
+    expect(linkCheckOutcome('image', { contentType: 'image/png', warnings: [], description: '8-bit RGB PNG' }).text).toBe('8-bit RGB PNG: fits the image rules');
+    // Notes that need nothing from the agent follow.
+    expect(linkCheckOutcome('image', { ...png, warnings: ['The link has no file extension'] }).text).toBe('image/png, 120 KB: fits the image rules. The link has no file extension');
+  });
+
+  it('counts the warnings to confirm without repeating them: the alert beside "Send anyway" lists them', () => {
+    const mp4 = { contentType: 'video/mp4', contentLength: 2 * 1024 * 1024, warnings: [], description: 'MP4, H.264 High' };
+    const one = linkCheckOutcome('video', { ...mp4, confirm: [WARNING] });
+    expect(one).toEqual({ state: 'confirm', text: 'MP4, H.264 High, 2 MB: the gateway takes it, with a warning for you to confirm when you send it' });
+    const two = linkCheckOutcome('video', { ...mp4, confirm: [WARNING, 'MP4: moov after mdat'] });
+    expect(two.text).toBe('MP4, H.264 High, 2 MB: the gateway takes it, with 2 warnings for you to confirm when you send it');
+    expect(two.text).not.toContain('B-frames');
+    expect(linkCheckOutcome('video', { ...mp4, confirm: [] }).state).toBe('ok');
+  });
+
+  it('focus waits for the answer, then goes to "Send anyway" when asked again, to the field in error on a refusal, else to the form', () => {
+    const asking = confirmationFrom(video(), { confirm: [WARNING] });
+    expect(focusAfterConfirmedSend(video({ busy: true, confirmation: asking }), MEDIA_KEYS)).toBeNull();
+    expect(focusAfterConfirmedSend(video({ confirmation: asking }), MEDIA_KEYS)).toBe('send-anyway');
+    // Sent: the button is gone, the form is ready for the next file.
+    expect(focusAfterConfirmedSend(afterSend(video({ busy: true, confirmation: asking })), MEDIA_KEYS)).toBe('first-field');
+    expect(focusAfterConfirmedSend(video({ notice: 'Sent. The link has no file extension' }), MEDIA_KEYS)).toBe('first-field');
+    // Refused on the link field, or a rule broken as the agent typed meanwhile.
+    expect(focusAfterConfirmedSend(video({ error: 'Not sent: 16-bit PNG', serverErrors: { 'video.link': '16-bit PNG' } }), MEDIA_KEYS)).toBe('field-in-error');
+    expect(focusAfterConfirmedSend(video({ error: 'Not sent: check the highlighted fields.', showAllErrors: true }), MEDIA_KEYS)).toBe('field-in-error');
+    // Refused with no field to blame (the gateway unreachable, a field no input shows): Send tries again.
+    expect(focusAfterConfirmedSend(video({ error: 'Not sent. The gateway cannot be reached.' }), MEDIA_KEYS)).toBe('send');
+    expect(focusAfterConfirmedSend(video({ error: 'Not sent: bad number', serverErrors: { to: 'bad number' } }), MEDIA_KEYS)).toBe('send');
   });
 });
 

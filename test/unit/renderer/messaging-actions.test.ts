@@ -125,7 +125,7 @@ describe('media: "Send anyway", refusals and media by id', () => {
     await messaging.send(ADA);
     const draft = state().composers[ADA]!;
     expect(calls.map((c) => c.params)).toEqual([{ to: ADA, content: CONTENT }]);
-    expect(draft.confirmation).toMatchObject({ field: 'video.link', warnings: [B_FRAMES, MOOV] });
+    expect(draft.confirmation).toMatchObject({ warnings: [B_FRAMES, MOOV], changed: false, asked: 1 });
     expect(draft).toMatchObject({ busy: false, error: null, serverErrors: {}, media: { link: LINK, caption: 'How to fit it' } });
   });
 
@@ -143,6 +143,21 @@ describe('media: "Send anyway", refusals and media by id', () => {
       params: { to: ADA, content: { type: 'video', video: { link: LINK, caption: 'How to fit the shelf' } }, confirmed: [B_FRAMES, MOOV] },
     });
     expect(state().composers[ADA]).toMatchObject({ confirmation: null, busy: false, error: null, media: { type: 'video', link: '', caption: '' } });
+  });
+
+  it('a second Send with the same answer asks again as a new alert; an edit starts the count again', async () => {
+    state().applyConversation(conversation(true));
+    const { messaging, calls } = confirmingApi();
+    messaging.editComposer(ADA, videoDraft());
+    await messaging.send(ADA);
+    const first = state().composers[ADA]!.confirmation!;
+    await messaging.send(ADA);
+    expect(calls).toHaveLength(2);
+    // The same words, but another answer: a screen reader must hear it again.
+    expect(state().composers[ADA]!.confirmation).toEqual({ ...first, asked: 2 });
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, link: 'https://files.example.com/clip-main.mp4' } }), 'video.link');
+    await messaging.send(ADA);
+    expect(state().composers[ADA]!.confirmation).toMatchObject({ warnings: [B_FRAMES, MOOV], asked: 1 });
   });
 
   it('an edit of the link or the type clears the warnings; "Send anyway" then confirms nothing', async () => {
@@ -256,17 +271,28 @@ describe('media: "Send anyway", refusals and media by id', () => {
     expect(state().composers[ADA]).toMatchObject({ showAllErrors: true, error: 'Not sent: check the highlighted fields.' });
   });
 
-  it('the check on leaving the link field names the file’s warnings, and a refusal without repeating the field', async () => {
+  it('the check on leaving the link field says what the file is and that it has warnings, and a refusal without repeating the field', async () => {
     state().applyConversation(conversation(true));
     const { messaging } = messagingWith({
       checkMediaLink: ({ link }) =>
         link.endsWith('.mp4')
           ? ok({ contentType: 'video/mp4', contentLength: 2 * 1024 * 1024, finalUrl: link, warnings: [], confirm: [B_FRAMES] })
-          : err('invalid_input', 'link: 16-bit PNG: images must be 8-bit RGB or RGBA', { field: 'link' }),
+          : link.endsWith('photo.png')
+            ? ok({ contentType: 'image/png', contentLength: 120 * 1024, finalUrl: link, warnings: [], description: '8-bit RGB PNG' })
+            : err('invalid_input', 'link: 16-bit PNG: images must be 8-bit RGB or RGBA', { field: 'link' }),
     });
     messaging.editComposer(ADA, videoDraft());
     await messaging.checkMediaLink(ADA);
-    expect(state().composers[ADA]!.linkCheck).toEqual({ link: LINK, type: 'video', state: 'ok', text: `video/mp4 · 2 MB: the gateway takes it, but Send will ask you to confirm: ${B_FRAMES}` });
+    // The warnings themselves are listed once, by the alert that "Send anyway" answers.
+    expect(state().composers[ADA]!.linkCheck).toEqual({
+      link: LINK,
+      type: 'video',
+      state: 'confirm',
+      text: 'video/mp4, 2 MB: the gateway takes it, with a warning for you to confirm when you send it',
+    });
+    messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, type: 'image', link: 'https://e.com/photo.png' } }));
+    await messaging.checkMediaLink(ADA);
+    expect(state().composers[ADA]!.linkCheck).toEqual({ link: 'https://e.com/photo.png', type: 'image', state: 'ok', text: '8-bit RGB PNG, 120 KB: fits the image rules' });
     messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, type: 'image', link: 'https://e.com/deep.png' } }));
     await messaging.checkMediaLink(ADA);
     expect(state().composers[ADA]!.linkCheck).toMatchObject({ state: 'failed', text: '16-bit PNG: images must be 8-bit RGB or RGBA' });

@@ -1,20 +1,25 @@
 // The sandbox judges a replymessage's media as the service does (gateway-spec.md 2.3): a link is
 // fetched from a real HTTP server on 127.0.0.1 and judged on its bytes with the app's rules; a
-// refused file is HTTP 400, code 131053, the rule in error_data.details; warnings are accepted; an
-// id must be one of the account's media library.
+// refused file is HTTP 400, code 131053, the rule in error_data.details in the app's own words (every
+// file of the media corpus is sent and compared with the app's check of the same link); warnings are
+// accepted; an id must be one of the account's media library, which the README lists word for word.
 import { createHash } from 'node:crypto';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { undiciByteFetch } from '../../../electron/core/media-link-check';
 import { defaultMediaDir, MediaLibrary, SANDBOX_MEDIA } from '../../../sandbox/media-library';
-import { mediaReferences } from '../../../sandbox/media-judge';
 import type { SandboxServer } from '../../../sandbox/server';
+import { checkMediaFile, type MediaFileCheck } from '../../../shared/media-fetch';
 import { inspectMedia } from '../../../shared/media-inspect';
-import { MB, parseFreeFormMessage, type MediaType } from '../../../shared/messages';
+import { MB, mediaMembers, parseFreeFormMessage, type MediaType } from '../../../shared/messages';
+import type { Result } from '../../../shared/result';
 import type { SandboxMedia, SandboxMessageReport } from '../../../shared/sandbox';
 import { mediaCorpus } from '../../fixtures/media-corpus';
-import { dribble, file, neverEnding, redirect, silent, startMediaFileServer, type MediaFileServer } from '../../support/media-file-server';
+import { dribble, file, neverEnding, redirect, silent, startMediaFileServer, type MediaFileServer, type Route } from '../../support/media-file-server';
 import { API_KEY, control, eventually, startTestSandbox, startWebhookReceiver, type WebhookReceiver } from './harness';
 
 const ADA = '12025550101';
@@ -37,7 +42,11 @@ beforeAll(async () => {
     '/signed-loop-a.png': redirect(`/signed-loop-b.png?${SIGNATURE}`),
     '/signed-loop-b.png': redirect(`/signed-loop-a.png?${SIGNATURE}#${SIGNATURE}`),
   };
-  for (const f of corpus.files) routes[`/${f.name}`] = file(new Uint8Array(await readFile(f.path)), { contentType: f.mimeType });
+  for (const f of corpus.files) {
+    const bytes = new Uint8Array(await readFile(f.path));
+    routes[`/${f.name}`] = file(bytes, { contentType: f.mimeType });
+    routes[`/gzip/${f.name}`] = gzipWhateverIsAsked(bytes, f.mimeType);
+  }
   files = await startMediaFileServer(routes);
   relay = await startWebhookReceiver();
   sandbox = await startTestSandbox(relay, { media: { timeoutMs: MEDIA_TIMEOUT_MS } });
@@ -68,13 +77,23 @@ async function reply(message: Record<string, unknown>, to = ADA): Promise<GraphA
 const media = (type: MediaType, source: { link: string } | { id: string }) => ({ type, [type]: source });
 const link = (name: string) => ({ link: `${files.url}/${name}` });
 
-/** What the inspection says about a corpus file, as the sandbox words its refusal. */
-async function refusalOf(name: string, field: string): Promise<string> {
-  const f = corpus.file(name);
-  const bytes = new Uint8Array(await readFile(f.path));
-  const inspected = await inspectMedia(f.type, { head: bytes, size: bytes.length }, { extension: name.slice(name.lastIndexOf('.')), mimeType: f.mimeType });
-  if (inspected.ok) throw new Error(`${name} passes the inspection`);
-  return `${field}: ${inspected.error.message}`;
+/** A server that gzips the file whatever the request's Accept-Encoding says, and ignores Range. */
+function gzipWhateverIsAsked(bytes: Uint8Array, contentType: string): Route {
+  const coded = gzipSync(bytes);
+  return (_req, res) => {
+    res.writeHead(200, { 'Content-Type': contentType, 'Content-Encoding': 'gzip', 'Content-Length': String(coded.length) }).end(coded);
+  };
+}
+
+/** The app's check of the same link (undici, electron/core/media-link-check.ts), naming `field`. */
+const appCheck = (type: MediaType, path: string, field: string): Promise<Result<MediaFileCheck>> =>
+  checkMediaFile(type, `${files.url}/${path}`, { fetch: undiciByteFetch, field });
+
+/** What the app's check says about a link it refuses: the sandbox's details must be these words. */
+async function refusalOf(path: string, field: string, type: MediaType = corpus.file(path.slice(path.lastIndexOf('/') + 1)).type): Promise<string> {
+  const checked = await appCheck(type, path, field);
+  if (checked.ok) throw new Error(`the app's check accepts ${path}`);
+  return checked.error.message;
 }
 
 function expectMediaError(answer: GraphAnswer, details: string | RegExp): void {
@@ -85,22 +104,40 @@ function expectMediaError(answer: GraphAnswer, details: string | RegExp): void {
 }
 
 describe('media by link', () => {
-  test('a refused file of every type: 400, 131053, the rule named in the details', async () => {
-    for (const [type, name] of [
-      ['image', 'rgb16.png'],
-      ['video', 'vp9.mp4'],
-      ['audio', 'opus-stereo.ogg'],
-      ['document', 'elf-as.pdf'],
-    ] as const) {
-      expectMediaError(await reply(media(type, link(name))), await refusalOf(name, `${type}.link`));
+  test("every file of the corpus: a refusal is 400, 131053 and the app's words for the rule; passes and warnings are accepted", async () => {
+    const verdicts = new Set<string>();
+    for (const f of corpus.files) {
+      const field = `${f.type}.link`;
+      const app = await appCheck(f.type, f.name, field);
+      const answer = await reply(media(f.type, link(f.name)));
+      verdicts.add(f.verdict);
+      if (f.verdict === 'refuse') {
+        // The app refuses it for the rule the corpus names, and the sandbox in the same words.
+        expect(app.ok ? 'accepted' : app.error.detail, f.name).toBe(f.rule);
+        expect(answer.status, f.name).toBe(400);
+        expect(answer.body.error, f.name).toMatchObject({ code: 131053, message: '(#131053) Media upload error', type: 'OAuthException' });
+        expect(answer.body.error?.error_data?.details, f.name).toBe(app.ok ? 'accepted by the app' : app.error.message);
+        expect(answer.body.error?.error_data?.details, f.name).toMatch(new RegExp(`^${f.type}\\.link: `));
+      } else {
+        expect(app.ok ? app.value.warnings.map((w) => w.rule) : app.error.message, f.name).toEqual(f.verdict === 'warn' ? [f.rule] : []);
+        expect(answer.status, `${f.name}: ${answer.body.error?.error_data?.details ?? ''}`).toBe(200);
+        expect(answer.body.messages?.[0]?.id, f.name).toMatch(/^wamid\./);
+      }
     }
-  });
+    expect(verdicts).toEqual(new Set(['pass', 'warn', 'refuse']));
+  }, 180_000);
 
-  test('a file with only warnings is accepted, as the service accepts it', async () => {
-    for (const name of ['high-bframes.mp4', 'moov-at-end.mp4']) {
-      const answer = await reply(media('video', link(name)));
-      expect(answer.status, name).toBe(200);
-      expect(answer.body.messages?.[0]?.id).toMatch(/^wamid\./);
+  test('a server that gzips whatever is asked: the sandbox judges the decoded file, as the app does', async () => {
+    for (const name of ['rgb16.png', 'truncated.pdf']) {
+      const f = corpus.file(name);
+      const details = await refusalOf(`gzip/${name}`, `${f.type}.link`);
+      expect(details).toBe(await refusalOf(name, `${f.type}.link`));
+      expectMediaError(await reply(media(f.type, link(`gzip/${name}`))), details);
+    }
+    for (const name of ['rgb.png', 'moov-at-end.mp4', 'plain.txt']) {
+      const f = corpus.file(name);
+      expect((await appCheck(f.type, `gzip/${name}`, `${f.type}.link`)).ok, name).toBe(true);
+      expect((await reply(media(f.type, link(`gzip/${name}`)))).status, name).toBe(200);
     }
   });
 
@@ -261,6 +298,15 @@ describe('media by id: the media library', () => {
     }
   });
 
+  test("the README's media library table lists exactly the library's ids, types, files and descriptions", async () => {
+    const readme = await readFile(fileURLToPath(new URL('../../../sandbox/README.md', import.meta.url)), 'utf8');
+    const rows = readme
+      .split('\n')
+      .filter((line) => /^\|\s*\d{16}\s*\|/.test(line))
+      .map((line) => line.split('|').slice(1, -1).map((cell) => cell.trim()));
+    expect(rows).toEqual(SANDBOX_MEDIA.map((m) => [m.id, m.type, `${m.fileName} (${m.mimeType})`, m.description]));
+  });
+
   test('a file that cannot be read leaves its id out, named as a problem', () => {
     const { library, problems } = MediaLibrary.load('/nonexistent-media-dir', SANDBOX_MEDIA.slice(0, 1));
     expect(library.list()).toEqual([]);
@@ -270,19 +316,19 @@ describe('media by id: the media library', () => {
   });
 });
 
-describe('mediaReferences', () => {
+describe('mediaMembers (shared/messages.ts): the media the sandbox judges', () => {
   test('own media, header media by link or id, and none for text', () => {
     const parse = (body: Record<string, unknown>) => {
       const parsed = parseFreeFormMessage({ messaging_product: 'chatapp', recipient_type: 'individual', to: ADA, ...body });
       if (!parsed.ok) throw new Error(parsed.error.message);
       return parsed.value;
     };
-    expect(mediaReferences(parse({ type: 'document', document: { link: 'https://x.example/a.pdf', filename: 'a.pdf' } }))).toEqual([
+    expect(mediaMembers(parse({ type: 'document', document: { link: 'https://x.example/a.pdf', filename: 'a.pdf' } }))).toEqual([
       { type: 'document', field: 'document.link', source: { link: 'https://x.example/a.pdf' } },
     ]);
-    expect(mediaReferences(parse({ type: 'audio', audio: { id: '77' } }))).toEqual([{ type: 'audio', field: 'audio.id', source: { id: '77' } }]);
+    expect(mediaMembers(parse({ type: 'audio', audio: { id: '77' } }))).toEqual([{ type: 'audio', field: 'audio.id', source: { id: '77' } }]);
     expect(
-      mediaReferences(
+      mediaMembers(
         parse({
           type: 'interactive',
           interactive: {
@@ -294,6 +340,10 @@ describe('mediaReferences', () => {
         }),
       ),
     ).toEqual([{ type: 'video', field: 'interactive.header.video.link', source: { link: 'https://x.example/v.mp4' } }]);
-    expect(mediaReferences(parse({ type: 'text', text: { body: 'hi' } }))).toEqual([]);
+    expect(mediaMembers(parse({ type: 'text', text: { body: 'hi' } }))).toEqual([]);
+    const buttons = (header: Record<string, unknown>) =>
+      parse({ type: 'interactive', interactive: { type: 'button', header, body: { text: 'Yes?' }, action: { buttons: [{ type: 'reply', reply: { id: 'y', title: 'Yes' } }] } } });
+    expect(mediaMembers(buttons({ type: 'image', image: { id: '1900000000000001' } }))).toEqual([{ type: 'image', field: 'interactive.header.image.id', source: { id: '1900000000000001' } }]);
+    expect(mediaMembers(buttons({ type: 'text', text: 'Your parcel' }))).toEqual([]);
   });
 });

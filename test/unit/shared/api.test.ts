@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   COMMAND_NAMES,
   commandSchemas,
@@ -276,6 +276,18 @@ describe('commandSchemas', () => {
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
     expect(Object.keys(results)).toHaveLength(21);
+  });
+
+  it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words", () => {
+    // Checked by the type checker (npm run typecheck): a renamed or dropped member fails it.
+    expectTypeOf<CommandResults['checkMediaLink']>().toEqualTypeOf<{
+      contentType: string;
+      contentLength?: number;
+      finalUrl: string;
+      warnings: string[];
+      confirm?: string[];
+      description?: string;
+    }>();
   });
 
   describe.each(COMMAND_NAMES)('%s', (name) => {

@@ -1,7 +1,8 @@
 // A media file by link, fetched and judged on its bytes (gateway-spec.md 2.3), against a real HTTP
 // server on 127.0.0.1 that serves the media corpus the ways real servers do: Range honoured,
 // shortened and ignored, sizes said and unsaid, redirects, dead links, signed links, slow, stalled
-// and endless bodies. The fetch is the sandbox's (Node's fetch); the app's (undici) is tested in
+// and endless bodies; and large files of each kind, of which only the ranges their readers need
+// are read. The fetch is the sandbox's (Node's fetch); the app's (undici) is tested in
 // test/unit/core/media-link-check.test.ts.
 import { execFile } from 'node:child_process';
 import { mkdir, readFile, rename, stat } from 'node:fs/promises';
@@ -13,7 +14,9 @@ import { nodeByteFetch } from '../../../sandbox/media-judge';
 import { checkMediaFile, extensionOf, isPrivateHost, type ByteFetch, type ByteResponse, type MediaInspector } from '../../../shared/media-fetch';
 import { headBytesFor, inspectMedia, type MediaSample } from '../../../shared/media-inspect';
 import { MB, type MediaType } from '../../../shared/messages';
+import { jpegWithComments, mp4WithBigMoov, pdfWithStream } from '../../fixtures/big-media';
 import { mediaCorpus, type CorpusFile } from '../../fixtures/media-corpus';
+import { ooxmlPackage } from '../../fixtures/zip-writer';
 import {
   cutOff,
   dribble,
@@ -39,6 +42,8 @@ let corpus: Awaited<ReturnType<typeof mediaCorpus>>;
 const bytesOf = new Map<string, Uint8Array>();
 /** A moov-at-end MP4 larger than the video head, and the same file made faststart. */
 let longVideo: { moovAtEnd: Uint8Array; faststart: Uint8Array };
+/** Large files of each kind whose readers need a few parts of them (test/fixtures/big-media.ts). */
+let big: { pdf: Uint8Array; docx: Uint8Array; middleDocx: Uint8Array; jpeg: Uint8Array; faststart: Uint8Array };
 
 /** The real inspection, recording the sample it was given. */
 function recordingInspector(): { inspect: MediaInspector; samples: MediaSample[] } {
@@ -90,6 +95,35 @@ async function makeLongVideo(): Promise<{ moovAtEnd: Uint8Array; faststart: Uint
   return { moovAtEnd: new Uint8Array(await readFile(paths.moovAtEnd)), faststart: new Uint8Array(await readFile(paths.faststart)) };
 }
 
+/** Bytes that do not compress: a picture's worth of noise. */
+function noise(length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  for (let i = 0, x = 0x1234567; i < length; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    bytes[i] = x >>> 24;
+  }
+  return bytes;
+}
+
+/** The ranges asked for `path` since request `from`, and how many bytes of a file of `size` they cover (a request without a range: all of them). */
+function rangesAsked(path: string, from: number, size: number): { ranges: (string | undefined)[]; bytes: number } {
+  const ranges = server.requestsFor(path, from).map((r) => r.range);
+  const bytes = ranges.reduce((n, range) => {
+    const match = /^bytes=(\d+)-(\d+)$/.exec(range ?? '');
+    return n + (match ? Math.min(Number(match[2]), size - 1) - Number(match[1]) + 1 : size);
+  }, 0);
+  return { ranges, bytes };
+}
+
+/** Where a faststart MP4's moov box ends. */
+function moovEnd(mp4: Uint8Array): number {
+  const view = new DataView(mp4.buffer, mp4.byteOffset, mp4.byteLength);
+  for (let at = 0; at + 8 <= mp4.length; at += view.getUint32(at)) {
+    if (Buffer.from(mp4.subarray(at + 4, at + 8)).toString('latin1') === 'moov') return at + view.getUint32(at);
+  }
+  throw new Error('no moov box');
+}
+
 /** Each answer held back by `ms`: a server that is slow at every request, not at any one. */
 const delayed =
   (route: Route, ms: number): Route =>
@@ -102,6 +136,14 @@ beforeAll(async () => {
   for (const f of corpus.files) bytesOf.set(f.name, new Uint8Array(await readFile(f.path)));
   longVideo = await makeLongVideo();
   const bytes = (name: string) => bytesOf.get(name)!;
+  const media = [{ name: 'word/media/image1.bin', data: noise(3 * MB) }, { name: 'word/media/image2.bin', data: noise(3 * MB) }];
+  big = {
+    pdf: pdfWithStream(bytes('doc.pdf'), 20 * MB),
+    docx: ooxmlPackage('docx', { media, deflate: true, dataDescriptors: true, contentTypes: 'last' }),
+    middleDocx: ooxmlPackage('docx', { media, contentTypes: { afterMedia: 1 } }),
+    jpeg: jpegWithComments(bytes('rgb.jpg'), 6, 50),
+    faststart: mp4WithBigMoov(longVideo.faststart, 1.5 * MB),
+  };
   const routes: Record<string, Route> = {
     '/photo.png': file(bytes('rgb.png'), { contentType: 'image/png' }),
     '/photo.jpg': file(bytes('rgb.jpg'), { contentType: 'image/jpeg' }),
@@ -166,6 +208,17 @@ beforeAll(async () => {
   routes['/plain/at-limit.txt'] = file(atLimit, { contentType: 'text/plain', ranges: false, length: false });
   routes['/plain/over-limit.txt'] = file(overLimit, { contentType: 'text/plain', ranges: false, length: false });
   routes['/over-limit.txt'] = file(overLimit, { contentType: 'text/plain' });
+  const bigRoutes: [string, Uint8Array, string][] = [
+    ['report.pdf', big.pdf, 'application/pdf'],
+    ['report.docx', big.docx, OOXML_DOC],
+    ['middle.docx', big.middleDocx, OOXML_DOC],
+    ['photo.jpg', big.jpeg, 'image/jpeg'],
+    ['faststart.mp4', big.faststart, 'video/mp4'],
+  ];
+  for (const [name, content, contentType] of bigRoutes) {
+    routes[`/big/${name}`] = file(content, { contentType });
+    routes[`/plain/big/${name}`] = file(content, { contentType, ranges: false });
+  }
   for (let i = 0; i < 8; i++) routes[`/hop${i}.png`] = redirect(`/hop${i + 1}.png`);
   routes['/hop8.png'] = file(bytes('rgb.png'), { contentType: 'image/png' });
   for (const f of corpus.files) {
@@ -363,6 +416,75 @@ describe('a server that sends shorter ranges than asked', () => {
   });
 });
 
+describe('only what the format needs, where the server allows ranges', () => {
+  const KB = 1024;
+
+  it('a 20 MB PDF: its head and its last 1024 bytes', async () => {
+    const size = big.pdf.length;
+    const before = server.seen.length;
+    expect(await check('document', `${base}/big/report.pdf`)).toMatchObject({ ok: true, value: { mimeType: 'application/pdf', description: 'PDF 1.4', size } });
+    const { ranges, bytes } = rangesAsked('/big/report.pdf', before, size);
+    expect(ranges).toEqual([`bytes=0-${64 * KB - 1}`, `bytes=${size - 1024}-${size - 1}`]);
+    expect(bytes).toBe(65 * KB);
+  });
+
+  it('a large .docx: its head, the end of its ZIP, and its [Content_Types].xml entry where that lies between', async () => {
+    for (const [path, content, requests] of [['/big/report.docx', big.docx, 2], ['/big/middle.docx', big.middleDocx, 3]] as const) {
+      const size = content.length;
+      expect(size, path).toBeGreaterThan(6 * MB);
+      const before = server.seen.length;
+      expect(await check('document', `${base}${path}`), path).toMatchObject({ ok: true, value: { mimeType: OOXML_DOC, size } });
+      const { ranges, bytes } = rangesAsked(path, before, size);
+      expect(ranges, path).toHaveLength(requests);
+      expect(ranges.slice(0, 2), path).toEqual([`bytes=0-${64 * KB - 1}`, `bytes=${size - 22 - 0xffff}-${size - 1}`]);
+      expect(bytes, path).toBeLessThan(200 * KB);
+    }
+  });
+
+  it('a large JPEG: up to its frame header, past 400 KB of comments', async () => {
+    const size = big.jpeg.length;
+    expect(size).toBeGreaterThan(3 * MB);
+    const before = server.seen.length;
+    expect(await check('image', `${base}/big/photo.jpg`)).toMatchObject({ ok: true, value: { mimeType: 'image/jpeg', description: '8-bit RGB JPEG', size } });
+    const { ranges, bytes } = rangesAsked('/big/photo.jpg', before, size);
+    expect(ranges[0]).toBe(`bytes=0-${256 * KB - 1}`);
+    expect(ranges).toHaveLength(2);
+    expect(bytes).toBeLessThan(MB);
+  });
+
+  it('a faststart MP4 whose moov box is longer than the head: up to the end of the moov box, not of the file', async () => {
+    const size = big.faststart.length;
+    const end = moovEnd(big.faststart);
+    expect(end).toBeGreaterThan(MB);
+    expect(end).toBeLessThan(size - MB);
+    const before = server.seen.length;
+    expect(await check('video', `${base}/big/faststart.mp4`)).toMatchObject({ ok: true, value: { mimeType: 'video/mp4', warnings: [], size } });
+    const { ranges, bytes } = rangesAsked('/big/faststart.mp4', before, size);
+    expect(ranges).toEqual([`bytes=0-${MB - 1}`, `bytes=${MB}-${end - 1}`]);
+    expect(bytes).toBe(end);
+  });
+
+  it('from a server that ignores Range: the same verdicts, the body stopped once the reader has what it needs', async () => {
+    const cases = [
+      // A PDF's end and a ZIP's directory are at the end of the file: read through to it.
+      { path: 'report.pdf', type: 'document', content: big.pdf, read: big.pdf.length },
+      { path: 'report.docx', type: 'document', content: big.docx, read: big.docx.length },
+      { path: 'photo.jpg', type: 'image', content: big.jpeg, read: undefined },
+      { path: 'faststart.mp4', type: 'video', content: big.faststart, read: moovEnd(big.faststart) },
+    ] as const;
+    for (const { path, type, content, read } of cases) {
+      const { inspect, samples } = recordingInspector();
+      const result = await check(type, `${base}/plain/big/${path}`, { inspect });
+      expect(result.ok, `${path}: ${result.ok ? '' : result.error.message}`).toBe(true);
+      expect(result.ok && result.value.size, path).toBe(content.length);
+      const sample = samples.at(-1)!;
+      if (read !== undefined) expect(sample.head.length, path).toBe(read);
+      else expect(sample.head.length, path).toBeLessThan(MB);
+      expect(Buffer.from(sample.head).equals(Buffer.from(content.subarray(0, sample.head.length))), path).toBe(true);
+    }
+  });
+});
+
 describe('a deadline that grows with what must be read', () => {
   it('a large file that arrives steadily is judged: the time allowed grows with the MB it must read', async () => {
     for (const path of ['/steady/notes.txt', '/steady-unsaid/notes.txt']) {
@@ -393,7 +515,9 @@ describe('a deadline that grows with what must be read', () => {
     const started = Date.now();
     const result = await check('document', `${base}/stalled/notes.txt`, { timeoutMs: 300, msPerMb: 60_000 });
     expect(result).toMatchObject({ ok: false, error: { code: 'timeout', field: 'link' } });
-    if (!result.ok) expect(result.error.message).toBe('link: the server stopped sending the file: nothing arrived for 300 ms after 128 KB');
+    // The head of a document (64 KB) arrives whole; the range after it stops after 128 KB.
+    const sent = (headBytesFor('document', MB) + 128 * 1024) / 1024;
+    if (!result.ok) expect(result.error.message).toBe(`link: the server stopped sending the file: nothing arrived for 300 ms after ${sent} KB`);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

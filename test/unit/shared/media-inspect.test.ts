@@ -1,14 +1,19 @@
 // shared/media-inspect: every media rule of gateway-spec.md 2.3 judged on real files (the corpus made
-// with Debian's tools), the head-and-tail reading of an MP4 whose moov box comes last, the declared
-// extension and MIME type against the bytes, and bytes that are cut short or no format at all.
+// with Debian's tools), reading by a head and the ranges each format needs (an MP4's moov box, a
+// PDF's end, a ZIP's directory, a JPEG's segments), the declared extension and MIME type against the
+// bytes, and bytes that are cut short, broken, crafted (sample tables that claim millions of samples)
+// or no format at all.
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { headBytesFor, inspectMedia, moreBytesWanted, VIDEO_HEAD_BYTES, type MediaInspection, type MediaSample } from '../../../shared/media-inspect';
+import { headBytesFor, IMAGE_HEAD_BYTES, inspectMedia, missingRange, moreBytesWanted, VIDEO_HEAD_BYTES, withBytes, type ByteRange, type MediaInspection, type MediaSample } from '../../../shared/media-inspect';
+import { MAX_SAMPLES } from '../../../shared/media-inspect/mp4-tables';
 import { MB, MEDIA_TABLE, MEDIA_TYPES, type MediaType } from '../../../shared/messages';
 import type { Result } from '../../../shared/result';
 import { compoundFile } from '../../fixtures/cfb-writer';
-import { mediaCorpus, withAudioObjectType, type CorpusFile, type MediaCorpus } from '../../fixtures/media-corpus';
+import { jpegWithComments, mp3WithTag, mp4WithBigMoov, pdfWithStream, utf8Text } from '../../fixtures/big-media';
+import { mediaCorpus, withAudioObjectType, withBoxField, type CorpusFile, type MediaCorpus } from '../../fixtures/media-corpus';
+import { ooxmlPackage } from '../../fixtures/zip-writer';
 
 let corpus: MediaCorpus;
 const contents = new Map<string, Uint8Array>();
@@ -133,6 +138,12 @@ describe('the corpus: every file gets the verdict and rule of gateway-spec.md 2.
       'zip-as.docx': 'the file is a ZIP archive, not a Word document (.docx)',
     };
     for (const [name, message] of Object.entries(messages)) expect(refusal(await inspectFile(corpus.file(name))).message, name).toBe(message);
+    expect(refusal(await inspectFile(corpus.file('huge-stsz.mp4'))).message).toMatch(
+      /^the file looks like an MP4 file but cannot be read: its sample table claims 10,000,000 samples of 1,000 bytes in a \d+ KB file$/,
+    );
+    expect(refusal(await inspectFile(corpus.file('overlong-stco.mp4'))).message).toMatch(
+      /^the file looks like an MP4 file but cannot be read: its stco table claims 1,000,000 entries of 4 bytes, more than its [\d,]+-byte box holds$/,
+    );
     for (const name of ['truncated.png', 'truncated.mp4', 'truncated.pdf']) {
       expect(refusal(await inspectFile(corpus.file(name))).message, name).toMatch(/^the file looks like .+ but cannot be read: .*cut short/);
     }
@@ -185,15 +196,15 @@ describe('the corpus: every file gets the verdict and rule of gateway-spec.md 2.
 });
 
 describe('reading a video by its head, and its tail when the moov box comes last', () => {
-  it('asks for a head: the whole file within the limit, a head of a video', () => {
-    expect(headBytesFor('image', undefined)).toBe(MEDIA_TABLE.image.maxBytes);
+  it("asks for a head by type: what each format's first question needs, the whole file when it is smaller", () => {
+    expect(headBytesFor('image', undefined)).toBe(IMAGE_HEAD_BYTES);
     expect(headBytesFor('image', 1234)).toBe(1234);
-    expect(headBytesFor('audio', 20 * MB)).toBe(MEDIA_TABLE.audio.maxBytes);
-    expect(headBytesFor('document', 30 * MB)).toBe(25 * MB);
+    expect(headBytesFor('audio', 20 * MB)).toBe(256 * 1024);
+    expect(headBytesFor('document', 30 * MB)).toBe(64 * 1024);
     expect(headBytesFor('video', 16 * MB)).toBe(VIDEO_HEAD_BYTES);
     expect(headBytesFor('video', undefined)).toBe(VIDEO_HEAD_BYTES);
     expect(headBytesFor('video', 5000)).toBe(5000);
-    expect(VIDEO_HEAD_BYTES).toBeLessThan(MEDIA_TABLE.video.maxBytes);
+    for (const type of MEDIA_TYPES) expect(headBytesFor(type, undefined), type).toBeLessThan(MEDIA_TABLE[type].maxBytes);
   });
 
   it('finds the moov box after the mdat from a head, and judges head + tail as the whole file', async () => {
@@ -205,7 +216,7 @@ describe('reading a video by its head, and its tail when the moov box comes last
 
     for (const headLength of [mdat.start + 8, 4096, moov.start - 1]) {
       const head = bytes.subarray(0, headLength);
-      expect(moreBytesWanted('video', { head, size: bytes.length }), `head ${headLength}`).toEqual({ start: moov.start });
+      expect(moreBytesWanted('video', { head, size: bytes.length }), `head ${headLength}`).toEqual({ start: moov.start, end: bytes.length });
       const sample = { head, tail: bytes.subarray(moov.start), size: bytes.length };
       expect(moreBytesWanted('video', sample)).toBeUndefined();
       expect(accepted(await inspectMedia('video', sample, { extension: '.mp4', mimeType: 'video/mp4' }))).toEqual(wholeVerdict);
@@ -217,14 +228,16 @@ describe('reading a video by its head, and its tail when the moov box comes last
     const bytes = bytesOf('moov-at-end.mp4');
     const mdat = topLevelBox(bytes, 'mdat');
     const cut = bytes.subarray(0, mdat.start + 4);
-    expect(moreBytesWanted('video', { head: cut, size: bytes.length })).toEqual({ start: mdat.start });
+    // The bytes of the mdat header the head holds are not asked for again.
+    expect(moreBytesWanted('video', { head: cut, size: bytes.length })).toEqual({ start: cut.length, end: bytes.length });
     expect(verdictOf(await inspectMedia('video', { head: cut, tail: bytes.subarray(mdat.start), size: bytes.length }, {}))).toEqual({ verdict: 'warn', rule: 'video.moov-after-mdat' });
 
     const faststart = bytesOf('baseline.mp4');
     const moov = topLevelBox(faststart, 'moov');
     expect(moov.start).toBeLessThan(topLevelBox(faststart, 'mdat').start);
     const inside = faststart.subarray(0, moov.start + 100);
-    expect(moreBytesWanted('video', { head: inside, size: faststart.length })).toEqual({ start: moov.start });
+    // Up to the end of the moov box, not of the file: the mdat after it is not needed.
+    expect(moreBytesWanted('video', { head: inside, size: faststart.length })).toEqual({ start: inside.length, end: moov.start + moov.size });
     // The tail overlaps the head: the bytes in both are read once.
     const overlapping = { head: inside, tail: faststart.subarray(moov.start), size: faststart.length };
     expect(accepted(await inspectMedia('video', overlapping, {})).description).toBe('MP4: H.264 Baseline, AAC');
@@ -242,7 +255,7 @@ describe('reading a video by its head, and its tail when the moov box comes last
     expect(moreBytesWanted('image', { head: atEnd.subarray(0, 4096), size: atEnd.length })).toBeUndefined();
     expect(moreBytesWanted('document', { head: atEnd.subarray(0, 4096), size: atEnd.length })).toBeUndefined();
     const m4a = bytesOf('audio.m4a');
-    expect(moreBytesWanted('audio', { head: m4a.subarray(0, 1000), size: m4a.length })).toEqual({ start: topLevelBox(m4a, 'moov').start });
+    expect(moreBytesWanted('audio', { head: m4a.subarray(0, 1000), size: m4a.length })).toEqual({ start: topLevelBox(m4a, 'moov').start, end: m4a.length });
     const png = bytesOf('rgb.png');
     expect(moreBytesWanted('video', { head: png.subarray(0, 40), size: png.length })).toBeUndefined();
   });
@@ -253,8 +266,158 @@ describe('reading a video by its head, and its tail when the moov box comes last
     const headOnly = { head: bytes.subarray(0, 4096), size: bytes.length };
     expect(refusal(await inspectMedia('video', headOnly, {}))).toEqual({ rule: 'file.unreadable', message: 'the file looks like an MP4 file but cannot be read: the bytes read do not hold its moov box' });
     const shortTail = { ...headOnly, tail: bytes.subarray(moov.start + 10) };
-    expect(moreBytesWanted('video', shortTail)).toEqual({ start: moov.start });
+    expect(moreBytesWanted('video', shortTail)).toEqual({ start: moov.start, end: moov.start + 10 });
     expect(refusal(await inspectMedia('video', shortTail, {})).rule).toBe('file.unreadable');
+  });
+});
+
+describe('reading only what the format needs, as a check by ranges does', () => {
+  /** The sample a check reads of `bytes` where the server allows ranges: the head, then each range moreBytesWanted names in turn. */
+  function readByRanges(type: MediaType, bytes: Uint8Array): { sample: MediaSample; ranges: ByteRange[]; read: number } {
+    let sample: MediaSample = { head: bytes.subarray(0, headBytesFor(type, bytes.length)), size: bytes.length };
+    const ranges: ByteRange[] = [{ start: 0, end: sample.head.length }];
+    for (let wanted = moreBytesWanted(type, sample); wanted !== undefined; wanted = moreBytesWanted(type, sample)) {
+      if (ranges.length > 12) throw new Error(`${type}: more than 12 ranges asked for`);
+      ranges.push(wanted);
+      sample = withBytes(sample, wanted.start, bytes.subarray(wanted.start, wanted.end));
+    }
+    return { sample, ranges, read: ranges.reduce((n, r) => n + r.end - r.start, 0) };
+  }
+  /** Bytes that do not compress: a picture's worth of noise. */
+  const noise = (length: number): Uint8Array => {
+    const bytes = new Uint8Array(length);
+    for (let i = 0, x = 0x1234567; i < length; i++) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      bytes[i] = x >>> 24;
+    }
+    return bytes;
+  };
+  const docx = { extension: '.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' };
+
+  it('adds the bytes read where they belong: to the head, the tail, a part between; asks only for what it lacks', () => {
+    const bytes = Uint8Array.from({ length: 100 }, (_, i) => i);
+    let sample: MediaSample = withBytes({ head: bytes.subarray(0, 10), size: 100 }, 90, bytes.subarray(90));
+    expect(sample).toEqual({ head: bytes.subarray(0, 10), tail: bytes.subarray(90), size: 100 });
+    sample = withBytes(sample, 40, bytes.subarray(40, 50));
+    expect(sample.parts).toEqual([{ start: 40, bytes: bytes.subarray(40, 50) }]);
+    expect(missingRange(sample, 0, 100)).toEqual({ start: 10, end: 90 });
+    expect(missingRange(sample, 40, 95)).toEqual({ start: 50, end: 90 });
+    expect(missingRange(sample, 92, 200)).toBeUndefined();
+    // The head reaches the part, which joins it; then the tail, and the sample is the whole file.
+    sample = withBytes(sample, 5, bytes.subarray(5, 40));
+    expect(sample).toEqual({ head: bytes.subarray(0, 50), tail: bytes.subarray(90), size: 100 });
+    expect(withBytes(sample, 50, bytes.subarray(50, 95))).toEqual({ head: bytes, size: 100 });
+  });
+
+  it('a PDF: its head and its last 1024 bytes, where "%%EOF" must be', async () => {
+    const pdf = pdfWithStream(bytesOf('doc.pdf'), 3 * MB);
+    const { sample, ranges } = readByRanges('document', pdf);
+    expect(ranges).toEqual([{ start: 0, end: 64 * 1024 }, { start: pdf.length - 1024, end: pdf.length }]);
+    expect(accepted(await inspectMedia('document', sample, { extension: '.pdf' })).description).toBe('PDF 1.4');
+    expect(accepted(await inspectMedia('document', whole(pdf), { extension: '.pdf' })).description).toBe('PDF 1.4');
+    const cut = pdf.subarray(0, pdf.length - 200);
+    expect(refusal(await inspectMedia('document', readByRanges('document', cut).sample, {})).message).toBe(
+      'the file looks like a PDF but cannot be read: it does not end with the %%EOF marker (the file is cut short)',
+    );
+  });
+
+  it('an OOXML package: the end of its ZIP, its directory, and [Content_Types].xml wherever it sits', async () => {
+    const media = [{ name: 'word/media/image1.bin', data: noise(400_000) }, { name: 'word/media/image2.bin', data: noise(400_000) }];
+    for (const zip of [{}, { deflate: true, dataDescriptors: true }]) {
+      for (const [contentTypes, requests] of [['first', 2], ['last', 2], [{ afterMedia: 1 }, 3]] as const) {
+        const what = `${JSON.stringify(zip)} [Content_Types].xml ${JSON.stringify(contentTypes)}`;
+        const bytes = ooxmlPackage('docx', { ...zip, media, contentTypes });
+        const { sample, ranges, read } = readByRanges('document', bytes);
+        expect(ranges, what).toHaveLength(requests);
+        expect(read, what).toBeLessThan(200 * 1024);
+        expect(accepted(await inspectMedia('document', sample, docx)).description, what).toBe('Word document (.docx)');
+        expect(accepted(await inspectMedia('document', whole(bytes), docx)).description, what).toBe('Word document (.docx)');
+      }
+    }
+    // A directory longer than the tail is asked for in a range of its own; then the entry before it.
+    const many = Array.from({ length: 2000 }, (_, i) => ({ name: `word/media/picture-number-${i}.bin`, data: noise(300) }));
+    const crowded = ooxmlPackage('docx', { media: [...many, ...media], contentTypes: 'last' });
+    const read = readByRanges('document', crowded);
+    expect(read.ranges).toHaveLength(4);
+    expect(read.read).toBeLessThan(400 * 1024);
+    expect(accepted(await inspectMedia('document', read.sample, docx)).description).toBe('Word document (.docx)');
+    // A ZIP without content types is a ZIP; a package cut short misses its directory.
+    const zip = ooxmlPackage('docx', { media }).slice();
+    zip.set(Buffer.from('[Content_Typez].xml'), 30);
+    zip.set(Buffer.from('[Content_Typez].xml'), Buffer.from(zip).lastIndexOf('[Content_Types].xml'));
+    expect(refusal(await inspectMedia('document', readByRanges('document', zip).sample, docx)).message).toBe('the file is a ZIP archive, not a Word document (.docx)');
+    const cut = ooxmlPackage('docx', { media }).subarray(0, -8);
+    expect(refusal(await inspectMedia('document', readByRanges('document', cut).sample, docx)).message).toBe(
+      'the file looks like a Word document (.docx) but cannot be read: its ZIP directory is missing (the file is cut short)',
+    );
+  });
+
+  it('plain text: its first megabyte; what lies past it is not read', async () => {
+    const text = utf8Text(3 * MB);
+    const { sample, ranges } = readByRanges('document', text);
+    expect(ranges).toEqual([{ start: 0, end: 64 * 1024 }, { start: 64 * 1024, end: MB }]);
+    expect(accepted(await inspectMedia('document', sample, { extension: '.txt' })).description).toBe('plain text (UTF-8)');
+    const latin1 = (at: number) => {
+      const bytes = text.slice();
+      bytes[at] = 0xe9;
+      return readByRanges('document', bytes).sample;
+    };
+    expect(accepted(await inspectMedia('document', latin1(MB / 2), { extension: '.txt' })).warnings.map((w) => w.rule)).toEqual(['document.text-encoding']);
+    expect(accepted(await inspectMedia('document', latin1(2 * MB), { extension: '.txt' })).warnings).toEqual([]);
+  });
+
+  it('a compound file: all of it, its sectors may lie anywhere', async () => {
+    const doc = compoundFile([{ name: 'WordDocument', stream: noise(200_000) }]);
+    const { sample, ranges } = readByRanges('document', doc);
+    expect(ranges).toEqual([{ start: 0, end: 64 * 1024 }, { start: 64 * 1024, end: doc.length }]);
+    expect(accepted(await inspectMedia('document', sample, { extension: '.doc' })).description).toBe('Word 97–2003 document (.doc)');
+    expect(refusal(await inspectMedia('document', { head: doc.subarray(0, 64 * 1024), size: doc.length }, {})).message).toBe(
+      'the file looks like an OLE compound file but cannot be read: only part of it was read',
+    );
+  });
+
+  it('a JPEG: up to its frame header, however many segments come first; the rest is not read', async () => {
+    const jpeg = jpegWithComments(bytesOf('rgb.jpg'), 6, 40);
+    expect(jpeg.length).toBeGreaterThan(2.5 * MB);
+    const { sample, ranges, read } = readByRanges('image', jpeg);
+    expect(ranges.length).toBeGreaterThan(1);
+    expect(read).toBeLessThan(MB);
+    expect(accepted(await inspectMedia('image', sample, { extension: '.jpg' })).description).toBe('8-bit RGB JPEG');
+    expect(accepted(await inspectMedia('image', whole(jpeg), { extension: '.jpg' })).description).toBe('8-bit RGB JPEG');
+    expect(refusal(await inspectMedia('image', { head: jpeg.subarray(0, IMAGE_HEAD_BYTES), size: jpeg.length }, {})).message).toBe(
+      'the file looks like a JPEG image but cannot be read: the 262,144 bytes read end before its frame header (SOF)',
+    );
+    const png = bytesOf('rgb.png');
+    expect(moreBytesWanted('image', { head: png.subarray(0, 40), size: png.length })).toBeUndefined();
+  });
+
+  it('a faststart MP4 whose moov box is longer than the head: up to the end of the moov box, not of the file', async () => {
+    const mp4 = mp4WithBigMoov(bytesOf('baseline.mp4'), 1.5 * MB);
+    const moov = topLevelBox(mp4, 'moov');
+    expect(moov.start + moov.size).toBeGreaterThan(VIDEO_HEAD_BYTES);
+    const { sample, ranges } = readByRanges('video', mp4);
+    expect(ranges).toEqual([{ start: 0, end: VIDEO_HEAD_BYTES }, { start: VIDEO_HEAD_BYTES, end: moov.start + moov.size }]);
+    expect(moov.start + moov.size).toBeLessThan(mp4.length);
+    expect(accepted(await inspectMedia('video', sample, { extension: '.mp4' })).description).toBe('MP4: H.264 Baseline, AAC');
+    expect(accepted(await inspectMedia('video', whole(mp4), { extension: '.mp4' })).description).toBe('MP4: H.264 Baseline, AAC');
+  });
+
+  it('audio: ADTS, MP3 and AMR by their head, the same verdict as the whole file; an MP3 behind a long tag past it', async () => {
+    const repeated = (prefix: Uint8Array, body: Uint8Array, times: number) => new Uint8Array(Buffer.concat([prefix, ...Array.from({ length: times }, () => body)]));
+    const mp3 = bytesOf('audio.mp3');
+    const tagEnd = 10 + mp3.subarray(6, 10).reduce((n, x) => n * 128 + x, 0);
+    const cases: [string, Uint8Array, string][] = [
+      ['.aac', repeated(new Uint8Array(0), bytesOf('audio.aac'), 100), 'AAC (ADTS), 44.1 kHz, mono'],
+      ['.mp3', repeated(mp3.subarray(0, tagEnd), mp3.subarray(tagEnd), 100), 'MP3, 44.1 kHz, mono, 64 kbit/s'],
+      ['.amr', repeated(bytesOf('audio.amr').subarray(0, 6), bytesOf('audio.amr').subarray(6), 600), 'AMR-NB, 8 kHz, mono'],
+      ['.mp3', mp3WithTag(repeated(mp3.subarray(0, tagEnd), mp3.subarray(tagEnd), 100), 600 * 1024), 'MP3, 44.1 kHz, mono, 64 kbit/s'],
+    ];
+    for (const [extension, bytes, description] of cases) {
+      expect(bytes.length, extension).toBeGreaterThan(headBytesFor('audio', bytes.length));
+      const { sample, read } = readByRanges('audio', bytes);
+      expect(read, extension).toBeLessThan(bytes.length);
+      expect(accepted(await inspectMedia('audio', sample, { extension })).description, extension).toBe(description);
+    }
   });
 });
 
@@ -358,6 +521,72 @@ describe('bytes cut short, broken or of no format', () => {
         if (!result.ok) expect(result.error.code, `${f.name} cut to ${length}`).toBe('invalid_input');
       }
     }
+  });
+
+  it("never hangs nor throws, whatever the counts in an MP4's sample tables and track runs say", async () => {
+    // Every 32-bit field after a table's version and flags (its counts, a constant sample size, a
+    // trun's data offset), set to extremes and to random values: each check ends with a verdict,
+    // and the test's timeout catches one that builds what a huge count claims.
+    const tables = ['stts', 'ctts', 'stsc', 'stsz', 'stco', 'stss', 'sbgp', 'sgpd', 'trun'];
+    const extremes = [0, 1, 2, 499_999, 500_001, 10 ** 6, 10 ** 7, 10 ** 8, 0x7fffffff, 0xffffffff];
+    let seed = 0x9e3779b9;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed;
+    };
+    let checked = 0;
+    for (const name of ['baseline.mp4', 'high-bframes.mp4', 'moov-at-end.mp4', 'fragmented-bframes.mp4', 'audio.m4a', 'h264-aac.3gp']) {
+      const bytes = bytesOf(name);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (const table of tables) {
+        for (let at = Buffer.from(bytes).indexOf(table); at >= 4; at = Buffer.from(bytes).indexOf(table, at + 1)) {
+          const size = view.getUint32(at - 4);
+          if (size < 16 || at - 4 + size > bytes.length) continue; // the four letters inside other data
+          for (let field = at + 8; field + 4 <= Math.min(at - 4 + size, at + 20); field += 4) {
+            for (const value of [...extremes, random(), random(), random() % 100_000]) {
+              const patched = bytes.slice();
+              new DataView(patched.buffer).setUint32(field, value);
+              const result = await inspectMedia('video', whole(patched), {});
+              const what = `${name}: ${table} field at +${field - at} = ${value}`;
+              expect(typeof result.ok, what).toBe('boolean');
+              if (!result.ok) expect(result.error.code, what).toBe('invalid_input');
+              checked++;
+            }
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(500);
+  }, 60_000);
+
+  it('refuses sample tables that claim more than their box or the file holds, before mp4box builds them', async () => {
+    const baseline = bytesOf('baseline.mp4');
+    const why = async (bytes: Uint8Array) => {
+      const { rule, message } = refusal(await inspectMedia('video', whole(bytes), { extension: '.mp4' }));
+      expect(rule, message).toBe('file.unreadable');
+      return message.replace(/^the file looks like an MP4 file but cannot be read: /, '');
+    };
+    // 10^8 samples of one size: built, they would exhaust the heap.
+    expect(await why(withBoxField(withBoxField(baseline, 'stsz', 8, 1), 'stsz', 12, 10 ** 8))).toMatch(/^its sample table claims 100,000,000 samples of 1 byte in a \d+ KB file$/);
+    expect(await why(withBoxField(baseline, 'stsz', 12, 10 ** 6))).toMatch(/^its stsz table claims 1,000,000 entries of 4 bytes, more than its [\d,]+-byte box holds$/);
+    expect(await why(withBoxField(baseline, 'stts', 8, 0xffffffff))).toMatch(/^its stts table claims 4,294,967,295 entries of 8 bytes/);
+    expect(await why(withBoxField(baseline, 'stsc', 8, 1000))).toMatch(/^its stsc table claims 1,000 entries of 12 bytes/);
+    // Samples that fit the file but are more than any file of up to 16 MB holds: a file grown to hold a
+    // constant-size table of MAX_SAMPLES + 1 samples of one byte.
+    const grown = new Uint8Array(Buffer.concat([baseline, Buffer.alloc(MAX_SAMPLES + 8)]));
+    new DataView(grown.buffer).setUint32(baseline.length, MAX_SAMPLES + 8);
+    grown.set(Buffer.from('free'), baseline.length + 4);
+    expect(await why(withBoxField(withBoxField(grown, 'stsz', 8, 1), 'stsz', 12, MAX_SAMPLES + 1))).toMatch(
+      /^its sample tables claim 500,[\d,]+ samples in a [\d.]+ KB file, more than the 500,000 any video or audio file of up to 16 MB holds$/,
+    );
+    // A fragment's track run: its per-sample fields must fit, and without any its count is bounded all the same.
+    const fragmented = bytesOf('fragmented-bframes.mp4');
+    expect(await why(withBoxField(fragmented, 'trun', 8, 10 ** 8))).toMatch(/^its trun table claims 100,000,000 entries of \d+ bytes, more than its [\d,]+-byte box holds$/);
+    expect(await why(withBoxField(withBoxField(fragmented, 'trun', 4, 0x000001), 'trun', 8, 10 ** 8))).toMatch(/^its sample tables claim 100,[\d,]+ samples/);
+    // A table whose box does not fit in its parent's.
+    const stbl = Buffer.from(baseline).indexOf('stsz');
+    expect(await why(withBoxField(baseline, 'stsz', -4, 0x7fffffff))).toMatch(/^its "stsz" box \([\d,]+ bytes\) does not fit in its stbl box$/);
+    expect(stbl).toBeGreaterThan(0);
   });
 
   it('refuses a file cut short when its format says where it ends', async () => {
