@@ -27,7 +27,7 @@
 //   one, must be one of the type's and agree with the Content-Type; then the bytes must agree with
 //   both (inspectMedia). A path without an extension is allowed, with a note.
 // - Nothing throws: a refused file is err('invalid_input', `${field}: …`, { field }) naming the rule.
-import { headBytesFor, inspectMedia, missingRange, moreBytesWanted, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
+import { concatBytes, headBytesFor, inspectMedia, missingRange, moreBytesWanted, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
 import { formatBytes, MB, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
 import { err, errorText, ok, type Result } from './result';
 import { isHttpUrl } from './validation';
@@ -530,7 +530,7 @@ async function readRange(ctx: Context, url: string, start: number, end: number, 
     parts.push(bytes.value);
     at = range.end + 1;
   }
-  return ok({ kind: 'range', bytes: concat(...parts) });
+  return ok({ kind: 'range', bytes: concatBytes(...parts) });
 }
 
 async function readExactly(ctx: Context, res: ByteResponse, count: number, progress: Progress): Promise<Result<Uint8Array>> {
@@ -596,7 +596,7 @@ function bodyOf(ctx: Context, res: ByteResponse, progress: Progress, expected: n
       return ok(undefined);
     },
     bytes(length) {
-      const all = concat(...chunks);
+      const all = concatBytes(...chunks);
       chunks.splice(0, chunks.length, all);
       return all.byteLength > length ? all.subarray(0, length) : all;
     },
@@ -669,16 +669,6 @@ async function cancel(res: ByteResponse): Promise<void> {
   }
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
-  return out;
-}
 
 const clamp = (n: number, low: number, high: number) => Math.min(Math.max(Number.isFinite(n) ? Math.floor(n) : high, low), high);
 

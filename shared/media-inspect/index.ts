@@ -19,7 +19,7 @@ import { extensionsOf, FORMAT_RULE, formatWhat, mimeTypeOfExtension, other, type
 import { isWhole, sampleProblem, type ByteRange, type MediaSample } from './sample';
 
 export type { ByteRange, MediaSample } from './sample';
-export { missingRange, withBytes } from './sample';
+export { concatBytes, missingRange, withBytes } from './sample';
 
 export interface MediaInspection {
   /** What the bytes are, in words: "8-bit RGBA PNG", "MP4: H.264 High with B-frames, AAC". */

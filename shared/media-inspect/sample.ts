@@ -63,7 +63,9 @@ export function missingRange(sample: MediaSample, start: number, end: number): B
   return from < to ? { start: from, end: to } : undefined;
 }
 
-function joined(...parts: Uint8Array[]): Uint8Array {
+/** The parts, one after another, in one array (the one part itself when there is one). */
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
   const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let at = 0;
   for (const part of parts) {
@@ -92,9 +94,9 @@ export function withBytes(sample: MediaSample, start: number, bytes: Uint8Array)
       // Without a tail, a part that ends the file becomes it.
       const tailFrom = tail === undefined ? size : size - tail.length;
       if (part.start <= head.length) {
-        if (end > head.length) [head, grew] = [joined(head, part.bytes.subarray(head.length - part.start)), true];
+        if (end > head.length) [head, grew] = [concatBytes(head, part.bytes.subarray(head.length - part.start)), true];
       } else if (end >= tailFrom) {
-        if (part.start < tailFrom) [tail, grew] = [joined(part.bytes.subarray(0, tailFrom - part.start), tail ?? new Uint8Array(0)), true];
+        if (part.start < tailFrom) [tail, grew] = [concatBytes(part.bytes.subarray(0, tailFrom - part.start), tail ?? new Uint8Array(0)), true];
       } else {
         rest.push(part);
       }
@@ -103,7 +105,7 @@ export function withBytes(sample: MediaSample, start: number, bytes: Uint8Array)
   }
   const tailFrom = tail === undefined ? undefined : size - tail.length;
   if (tail !== undefined && tailFrom !== undefined && head.length >= tailFrom) {
-    if (head.length < size) head = joined(head, tail.subarray(head.length - tailFrom));
+    if (head.length < size) head = concatBytes(head, tail.subarray(head.length - tailFrom));
     tail = undefined;
   }
   if (head.length >= size) return { head, size };

@@ -9,14 +9,12 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import type { SandboxMedia, SandboxMessageReport } from '../../shared/sandbox';
+import type { SandboxMedia } from '../../shared/sandbox';
 import { mediaCorpus, type CorpusFile, type MediaCorpus } from '../fixtures/media-corpus';
 import { file, startMediaFileServer, type MediaFileServer, type Route } from '../support/media-file-server';
 import { eventually, startStack, type Stack } from './harness';
+import { contactPanel, messageItem, openConversation, outboundTo } from './conversation-steps';
 
-const contactPanel = (p: Page) => p.getByRole('region', { name: 'Contact' });
-const timeline = (p: Page) => contactPanel(p).getByRole('list', { name: 'Messages' });
-const messageItem = (p: Page, text: string | RegExp) => timeline(p).getByRole('listitem').filter({ hasText: text });
 const isFocused = (box: Locator) => box.evaluate((el) => el === document.activeElement);
 
 /** The part of a field that its aria-describedby names with this ending ("-hint", "-error"). */
@@ -25,21 +23,6 @@ async function describedBy(p: Page, box: Locator, ending: string): Promise<Locat
   const id = ids.find((i) => i.endsWith(ending));
   expect(id, `${ending} in aria-describedby "${ids.join(' ')}"`).toBeDefined();
   return p.locator(`[id="${id}"]`);
-}
-
-/** The chooser in the Contact panel: a number as typed opens its conversation. */
-async function openConversation(p: Page, number: string): Promise<void> {
-  const panel = contactPanel(p);
-  const back = panel.getByRole('button', { name: 'All conversations' });
-  if (await back.isVisible()) await back.click();
-  await panel.getByRole('textbox', { name: 'Contact number' }).fill(`+${number}`);
-  await panel.getByRole('button', { name: 'Open', exact: true }).click();
-  await panel.getByRole('tablist', { name: 'Composer' }).waitFor();
-}
-
-async function outboundTo(control: Stack['control'], number: string): Promise<SandboxMessageReport[]> {
-  const reports = await control<SandboxMessageReport[]>('/control/messages');
-  return reports.filter((m) => m.direction === 'outbound' && m.number === number);
 }
 
 /** The customer writes first (the 24-hour window opens), and the agent opens the Media tab. */

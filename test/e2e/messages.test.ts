@@ -7,31 +7,14 @@ import type { AddressInfo } from 'node:net';
 import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { SandboxMessageReport, SandboxTemplate } from '../../shared/sandbox';
+import type { SandboxTemplate } from '../../shared/sandbox';
 import { eventually, startStack, startTeamStack, type Stack, type TeamStack } from './harness';
+import { contactPanel, messageItem, openConversation, outboundTo } from './conversation-steps';
 
 // `read` comes well after `delivered`, so the timeline shows each status long enough to be seen.
 const SLOW_READ = { messaging: { statusDelaysMs: { sent: 100, delivered: 300, read: 3_000 } } };
 
-const contactPanel = (p: Page) => p.getByRole('region', { name: 'Contact' });
-const timeline = (p: Page) => contactPanel(p).getByRole('list', { name: 'Messages' });
 const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
-const messageItem = (p: Page, text: string | RegExp) => timeline(p).getByRole('listitem').filter({ hasText: text });
-
-/** The chooser in the Contact panel: a number as typed opens its conversation. */
-async function openConversation(p: Page, number: string): Promise<void> {
-  const panel = contactPanel(p);
-  const back = panel.getByRole('button', { name: 'All conversations' });
-  if (await back.isVisible()) await back.click();
-  await panel.getByRole('textbox', { name: 'Contact number' }).fill(`+${number}`);
-  await panel.getByRole('button', { name: 'Open', exact: true }).click();
-  await panel.getByRole('tablist', { name: 'Composer' }).waitFor();
-}
-
-async function outboundTo(control: Stack['control'], number: string): Promise<SandboxMessageReport[]> {
-  const reports = await control<SandboxMessageReport[]>('/control/messages');
-  return reports.filter((m) => m.direction === 'outbound' && m.number === number);
-}
 
 describe('one agent', () => {
   let stack: Stack;
