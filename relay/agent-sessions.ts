@@ -349,7 +349,7 @@ export class AgentSession implements HeadStartWatcher {
     const text = token === stored.cursor ? frame : token === '' ? `data: ${json}\n\n` : `id: ${token}\ndata: ${json}\n\n`;
     if (!this.write(text)) return;
     const { metrics } = this.hub.options;
-    metrics.eventsDelivered += 1;
+    metrics.countEventDelivered();
     if (live) metrics.observeLatency(this.hub.now() - stored.receivedAt);
   }
 

@@ -1,76 +1,128 @@
-// The relay's counters and the `GET /metrics` text (Prometheus exposition format 0.0.4), names and
-// labels as relay/README.md "Metrics" lists them. Counted per instance; Prometheus sums instances.
+// The relay's counters and the `GET /metrics` text (Prometheus exposition format 0.0.4), rendered by
+// prom-client; names, types, labels and help texts as relay/README.md "Metrics" lists them — dashboards
+// depend on them. Counted per instance; Prometheus sums instances.
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type WebhookRejection = 'signature' | 'too_large' | 'malformed';
 export type EventDropReason = 'duplicate' | 'tombstoned' | 'stale';
 
+const WEBHOOK_REJECTIONS: readonly WebhookRejection[] = ['signature', 'too_large', 'malformed'];
+const EVENT_DROP_REASONS: readonly EventDropReason[] = ['duplicate', 'tombstoned', 'stale'];
+
 /** Upper bounds of the delivery-latency histogram, in seconds (1 ms … 1 s). */
 export const LATENCY_BUCKETS_SECONDS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] as const;
 
-export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+/** What a `new Registry()` renders: the text format 0.0.4. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
+/** Values read when `/metrics` is scraped rather than counted as they change. */
+export interface ScrapedGauges {
+  /** Open agent event streams on this instance. */
+  connectedAgents(): number;
+}
 
 export class RelayMetrics {
-  webhooksReceived = 0;
-  readonly webhooksRejected: Record<WebhookRejection, number> = { signature: 0, too_large: 0, malformed: 0 };
-  eventsStored = 0;
-  readonly eventsDropped: Record<EventDropReason, number> = { duplicate: 0, tombstoned: 0, stale: 0 };
-  eventsDelivered = 0;
-  /** Cumulative per bucket is computed at render time; here each observation lands in one bucket. */
-  private readonly latencyBuckets = new Array<number>(LATENCY_BUCKETS_SECONDS.length + 1).fill(0);
-  private latencySum = 0;
-  private latencyCount = 0;
+  /**
+   * One registry per instance, not prom-client's global one: several relays may run in one process
+   * (tests, embedded use), and each must count only its own traffic.
+   */
+  private readonly registry = new Registry();
+  private readonly received: Counter;
+  private readonly rejected: Counter<'reason'>;
+  private readonly stored: Counter;
+  private readonly dropped: Counter<'reason'>;
+  private readonly delivered: Counter;
+  private readonly latency: Histogram;
+  /** prom-client reads its counters only asynchronously; `stats()` answers synchronously from these. */
+  private readonly tally = { received: 0, rejected: 0, stored: 0, dropped: 0, delivered: 0 };
+
+  constructor(gauges: ScrapedGauges) {
+    const registers = [this.registry];
+    this.received = new Counter({ name: 'relay_webhooks_received_total', help: 'Webhooks accepted (answered 200).', registers });
+    this.rejected = new Counter({ name: 'relay_webhooks_rejected_total', help: 'Webhooks refused, by reason.', labelNames: ['reason'], registers });
+    this.stored = new Counter({ name: 'relay_events_stored_total', help: 'Events that passed the delivery rules and were stored.', registers });
+    this.dropped = new Counter({ name: 'relay_events_dropped_total', help: 'Events dropped by the delivery rules, by reason.', labelNames: ['reason'], registers });
+    this.delivered = new Counter({ name: 'relay_events_delivered_total', help: 'Events written to agent streams, once per session.', registers });
+    new Gauge({
+      name: 'relay_connected_agents',
+      help: 'Open agent event streams (sessions) on this instance.',
+      registers,
+      collect() {
+        this.set(gauges.connectedAgents());
+      },
+    });
+    this.latency = new Histogram({
+      name: 'relay_delivery_latency_seconds',
+      help: 'From receiving a webhook to writing its event to an agent stream (live deliveries).',
+      buckets: [...LATENCY_BUCKETS_SECONDS],
+      registers,
+    });
+    // The name and help of prom-client's default process metric, without its other default metrics.
+    new Gauge({
+      name: 'process_resident_memory_bytes',
+      help: 'Resident memory size in bytes.',
+      registers,
+      collect() {
+        this.set(process.memoryUsage.rss());
+      },
+    });
+    // Every reason is listed from the start, at 0, so that a rate() over a reason has a first sample.
+    for (const reason of WEBHOOK_REJECTIONS) this.rejected.inc({ reason }, 0);
+    for (const reason of EVENT_DROP_REASONS) this.dropped.inc({ reason }, 0);
+  }
+
+  get webhooksReceived(): number {
+    return this.tally.received;
+  }
 
   get webhooksRejectedTotal(): number {
-    return this.webhooksRejected.signature + this.webhooksRejected.too_large + this.webhooksRejected.malformed;
+    return this.tally.rejected;
+  }
+
+  get eventsStored(): number {
+    return this.tally.stored;
   }
 
   get eventsDroppedTotal(): number {
-    return this.eventsDropped.duplicate + this.eventsDropped.tombstoned + this.eventsDropped.stale;
+    return this.tally.dropped;
+  }
+
+  get eventsDelivered(): number {
+    return this.tally.delivered;
+  }
+
+  countWebhookReceived(): void {
+    this.received.inc();
+    this.tally.received += 1;
+  }
+
+  countWebhookRejected(reason: WebhookRejection): void {
+    this.rejected.inc({ reason });
+    this.tally.rejected += 1;
+  }
+
+  countEventStored(): void {
+    this.stored.inc();
+    this.tally.stored += 1;
+  }
+
+  countEventDropped(reason: EventDropReason): void {
+    this.dropped.inc({ reason });
+    this.tally.dropped += 1;
+  }
+
+  countEventDelivered(): void {
+    this.delivered.inc();
+    this.tally.delivered += 1;
   }
 
   /** From the relay receiving the webhook to the event being written to an agent's stream. */
   observeLatency(milliseconds: number): void {
-    const seconds = Math.max(0, milliseconds) / 1000;
-    let bucket = LATENCY_BUCKETS_SECONDS.findIndex((bound) => seconds <= bound);
-    if (bucket < 0) bucket = LATENCY_BUCKETS_SECONDS.length;
-    this.latencyBuckets[bucket]! += 1;
-    this.latencySum += seconds;
-    this.latencyCount += 1;
+    this.latency.observe(Math.max(0, milliseconds) / 1000);
   }
 
-  render(gauges: { connectedAgents: number; residentMemoryBytes: number }): string {
-    const lines: string[] = [];
-    const metric = (name: string, type: 'counter' | 'gauge' | 'histogram', help: string) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-
-    metric('relay_webhooks_received_total', 'counter', 'Webhooks accepted (answered 200).');
-    lines.push(`relay_webhooks_received_total ${this.webhooksReceived}`);
-    metric('relay_webhooks_rejected_total', 'counter', 'Webhooks refused, by reason.');
-    for (const [reason, n] of Object.entries(this.webhooksRejected)) lines.push(`relay_webhooks_rejected_total{reason="${reason}"} ${n}`);
-    metric('relay_events_stored_total', 'counter', 'Events that passed the delivery rules and were stored.');
-    lines.push(`relay_events_stored_total ${this.eventsStored}`);
-    metric('relay_events_dropped_total', 'counter', 'Events dropped by the delivery rules, by reason.');
-    for (const [reason, n] of Object.entries(this.eventsDropped)) lines.push(`relay_events_dropped_total{reason="${reason}"} ${n}`);
-    metric('relay_events_delivered_total', 'counter', 'Events written to agent streams, once per session.');
-    lines.push(`relay_events_delivered_total ${this.eventsDelivered}`);
-    metric('relay_connected_agents', 'gauge', 'Open agent event streams (sessions) on this instance.');
-    lines.push(`relay_connected_agents ${gauges.connectedAgents}`);
-
-    metric('relay_delivery_latency_seconds', 'histogram', 'From receiving a webhook to writing its event to an agent stream (live deliveries).');
-    let cumulative = 0;
-    LATENCY_BUCKETS_SECONDS.forEach((bound, i) => {
-      cumulative += this.latencyBuckets[i]!;
-      lines.push(`relay_delivery_latency_seconds_bucket{le="${bound}"} ${cumulative}`);
-    });
-    lines.push(`relay_delivery_latency_seconds_bucket{le="+Inf"} ${this.latencyCount}`);
-    lines.push(`relay_delivery_latency_seconds_sum ${formatNumber(this.latencySum)}`);
-    lines.push(`relay_delivery_latency_seconds_count ${this.latencyCount}`);
-
-    metric('process_resident_memory_bytes', 'gauge', 'Resident memory size in bytes.');
-    lines.push(`process_resident_memory_bytes ${gauges.residentMemoryBytes}`);
-    return `${lines.join('\n')}\n`;
+  /** The `/metrics` text; the gauges are read now. */
+  render(): Promise<string> {
+    return this.registry.metrics();
   }
-}
-
-function formatNumber(n: number): string {
-  return Number.isFinite(n) ? String(Number(n.toFixed(6))) : '0';
 }

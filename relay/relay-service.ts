@@ -68,7 +68,7 @@ export interface RelayServiceOptions {
 const FLUSH_TIMEOUT_MS = 2_000;
 
 export class RelayService {
-  readonly metrics = new RelayMetrics();
+  readonly metrics = new RelayMetrics({ connectedAgents: () => this.hub.connected });
   private readonly backend: RelayBackend;
   private readonly directory: AgentDirectory;
   private readonly knownCalls = new KnownCalls();
@@ -202,8 +202,8 @@ export class RelayService {
     };
   }
 
-  renderMetrics(): string {
-    return this.metrics.render({ connectedAgents: this.hub.connected, residentMemoryBytes: process.memoryUsage.rss() });
+  renderMetrics(): Promise<string> {
+    return this.metrics.render();
   }
 
   /**
@@ -253,11 +253,11 @@ export class RelayService {
   private async store(event: RelayEvent, receivedAt: number, audience?: Audience): Promise<StoredEvent | undefined> {
     const outcome = await this.backend.append({ event, receivedAt, audience: audience ?? (await this.audienceFor(event, receivedAt)) });
     if (!outcome.stored) {
-      this.metrics.eventsDropped[outcome.reason] += 1;
+      this.metrics.countEventDropped(outcome.reason);
       this.log.debug('dropped an event', { type: event.type, reason: outcome.reason });
       return undefined;
     }
-    this.metrics.eventsStored += 1;
+    this.metrics.countEventStored();
     // The subscription may bring it later (Redis): the call's next event, queued right behind this
     // one, must already find its audience and owner.
     this.knownCalls.observe(outcome.event);

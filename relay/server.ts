@@ -73,7 +73,7 @@ export interface RelayServer {
   close(): Promise<void>;
   stats(): RelayStats;
   /** The `GET /metrics` text. */
-  metrics(): string;
+  metrics(): Promise<string>;
   /** Every stored event this instance fans out (embedded mode, benchmarks). */
   onEvent(listener: (envelope: RelayEnvelope) => void): () => void;
   /** Replaces the agents (a reloaded agents file); open sessions of removed agents keep running until they reconnect. */
@@ -253,9 +253,7 @@ class RelayEndpoints {
         return methodNotAllowed(res, 'GET');
       case AGENT_API_PATHS.metrics:
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
-        res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Cache-Control': 'no-store' });
-        res.end(this.service.renderMetrics());
-        return;
+        return this.metrics(res);
       case AGENT_API_PATHS.me: {
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
         const agent = this.authenticate(req, res);
@@ -301,7 +299,7 @@ class RelayEndpoints {
   }
 
   private rejectWebhook(res: ServerResponse, status: number, reason: 'signature' | 'too_large' | 'malformed', message: string): void {
-    this.service.metrics.webhooksRejected[reason] += 1;
+    this.service.metrics.countWebhookRejected(reason);
     this.log.warn('rejected a webhook', { status, reason });
     const code = reason === 'signature' ? 'invalid_signature' : reason === 'too_large' ? 'payload_too_large' : 'invalid_input';
     sendError(res, status, code, message);
@@ -331,7 +329,7 @@ class RelayEndpoints {
     } catch {
       return this.rejectWebhook(res, 400, 'malformed', 'the body is not valid JSON');
     }
-    this.service.metrics.webhooksReceived += 1;
+    this.service.metrics.countWebhookReceived();
     const receivedAt = Date.now();
     // protocol.md: answer 200 at once and do the work after.
     sendJson(res, 200, { received: true });
@@ -412,6 +410,12 @@ class RelayEndpoints {
       ...this.options.health(),
       connectedAgents: this.service.connectedAgents,
     });
+  }
+
+  private async metrics(res: ServerResponse): Promise<void> {
+    const text = await this.service.renderMetrics();
+    res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Cache-Control': 'no-store' });
+    res.end(text);
   }
 }
 
