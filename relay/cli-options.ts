@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result, errorText } from '../shared/result';
 import { AGENT_ID_PATTERN, AGENT_ID_RULE } from './agent-directory';
+import { DEFAULT_TURN_TTL_SEC, MAX_TURN_TTL_SEC, MIN_TURN_TTL_SEC, TURN_SECRET_RULE, TURN_TTL_RULE, TURN_URL_RULE, describeTurnUrl, isTurnUrl, type TurnConfig } from './turn-credentials';
 
 export interface RelayCliConfig {
   port: number;
@@ -20,6 +21,8 @@ export interface RelayCliConfig {
   /** How long events stay available for an agent's resume. */
   retentionMs: number;
   logLevel: LogLevel;
+  /** `GET /turn-credentials` (relay/README.md "TURN credentials"); absent without --turn-secret and --turn-urls. */
+  turn?: Required<TurnConfig>;
 }
 
 /** `npm run relay -- add-agent …` */
@@ -32,6 +35,7 @@ export interface AddAgentCommand {
 export const DEFAULT_RELAY_PORT = 8787;
 
 export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
+                        [--turn-secret S --turn-urls URL[,URL]]
        npm run relay -- add-agent --agents FILE --id ID [--name NAME]
 
   --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
@@ -43,6 +47,9 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
   --redis URL         redis://host:port: share state with other relay instances    env RELAY_REDIS_URL
   --redis-prefix P    prefix of the relay's Redis keys (default relay:)            env RELAY_REDIS_PREFIX
   --retention-minutes M  how long an agent can resume after a gap (1–1440; default 10)  env RELAY_RETENTION_MINUTES
+  --turn-secret S     the TURN server's static-auth-secret (GET /turn-credentials) env RELAY_TURN_SECRET
+  --turn-urls U[,U]   the TURN server's turn: or turns: URLs, comma-separated      env RELAY_TURN_URLS
+  --turn-ttl-seconds T  how long handed-out TURN credentials last (${MIN_TURN_TTL_SEC}–${MAX_TURN_TTL_SEC}; default ${DEFAULT_TURN_TTL_SEC})  env RELAY_TURN_TTL_SECONDS
   --log-level L       debug, info, warn or error (default info)                    env RELAY_LOG_LEVEL
 
 add-agent creates a random token for a new agent, prints it once and stores only its sha-256
@@ -68,6 +75,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         redis: { type: 'string' },
         'redis-prefix': { type: 'string' },
         'retention-minutes': { type: 'string' },
+        'turn-secret': { type: 'string' },
+        'turn-urls': { type: 'string' },
+        'turn-ttl-seconds': { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -139,6 +149,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     return err('invalid_input', `--retention-minutes must be a whole number from 1 to 1440 (got "${retentionText}")`, { field: '--retention-minutes' });
   }
 
+  const turn = parseTurnFlags(flag);
+  if (!turn.ok) return turn;
+
   return ok({
     port: Number(portText),
     retentionMs: retentionMinutes * 60_000,
@@ -150,7 +163,38 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     ...(agentsPath !== undefined ? { agentsPath } : {}),
     ...(redisUrl !== undefined ? { redisUrl } : {}),
     ...(redisPrefix !== undefined ? { redisPrefix } : {}),
+    ...(turn.value !== undefined ? { turn: turn.value } : {}),
   });
+}
+
+/** --turn-secret, --turn-urls and --turn-ttl-seconds: both of the first two or neither. No error quotes the secret. */
+function parseTurnFlags(flag: (name: string, envName: string) => string | undefined): Result<Required<TurnConfig> | undefined> {
+  const secret = flag('turn-secret', 'RELAY_TURN_SECRET');
+  const urlsText = flag('turn-urls', 'RELAY_TURN_URLS');
+  const ttlText = flag('turn-ttl-seconds', 'RELAY_TURN_TTL_SECONDS')?.trim();
+  if (secret === undefined && urlsText === undefined) {
+    if (ttlText !== undefined) return err('invalid_input', '--turn-ttl-seconds needs --turn-secret and --turn-urls (or RELAY_TURN_SECRET / RELAY_TURN_URLS)', { field: '--turn-ttl-seconds' });
+    return ok(undefined);
+  }
+  if (secret === undefined) {
+    return err('invalid_input', '--turn-secret is required with --turn-urls (or RELAY_TURN_SECRET): the TURN server\'s static-auth-secret that signs the credentials', { field: '--turn-secret' });
+  }
+  if (/\s/.test(secret)) return err('invalid_input', `--turn-secret ${TURN_SECRET_RULE}`, { field: '--turn-secret' });
+  if (urlsText === undefined) {
+    return err('invalid_input', '--turn-urls is required with --turn-secret (or RELAY_TURN_URLS): the comma-separated turn: or turns: URLs of the TURN server', { field: '--turn-urls' });
+  }
+  const urls = urlsText
+    .split(',')
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+  if (urls.length === 0) return err('invalid_input', '--turn-urls must list at least one turn: or turns: URL', { field: '--turn-urls' });
+  const bad = urls.find((url) => !isTurnUrl(url));
+  if (bad !== undefined) return err('invalid_input', `--turn-urls: each URL ${TURN_URL_RULE} (got ${describeTurnUrl(bad)})`, { field: '--turn-urls' });
+  const ttlSec = Number(ttlText ?? DEFAULT_TURN_TTL_SEC);
+  if ((ttlText !== undefined && !/^\d+$/.test(ttlText)) || ttlSec < MIN_TURN_TTL_SEC || ttlSec > MAX_TURN_TTL_SEC) {
+    return err('invalid_input', `--turn-ttl-seconds ${TURN_TTL_RULE} (got "${ttlText}")`, { field: '--turn-ttl-seconds' });
+  }
+  return ok({ secret, urls, ttlSec });
 }
 
 /** `add-agent` (the word itself already removed from `argv`). */

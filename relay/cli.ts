@@ -45,6 +45,7 @@ async function main(argv: string[]): Promise<number> {
       retentionMs: config.retentionMs,
       ...(config.redisUrl !== undefined ? { redisUrl: config.redisUrl } : {}),
       ...(config.redisPrefix !== undefined ? { redisPrefix: config.redisPrefix } : {}),
+      ...(config.turn !== undefined ? { turn: config.turn } : {}),
       logger,
     });
   } catch (e) {

@@ -61,6 +61,7 @@ export type RelayErrorCode =
   | 'already_claimed'
   | 'verification_failed'
   | 'not_found'
+  | 'not_configured'
   | 'method_not_allowed'
   | 'draining'
   | 'unavailable'

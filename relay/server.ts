@@ -15,6 +15,7 @@ import { methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
 import { parseResumeToken } from './resume-token';
+import { turnConfigProblem, turnCredentialsFor, type TurnConfig } from './turn-credentials';
 import { isValidSignature, secretsEqual } from './webhook-security';
 
 export interface RelayOptions {
@@ -57,6 +58,8 @@ export interface RelayOptions {
   presenceTtlMs?: number;
   /** How long close() waits for an agent's stream to flush before cutting it. Default 5000. */
   drainTimeoutMs?: number;
+  /** The TURN server's shared secret and URLs: `GET /turn-credentials` hands agents credentials for it. Absent: that endpoint answers 404. */
+  turn?: TurnConfig;
 }
 
 export type { RelayStats } from './relay-service';
@@ -87,7 +90,7 @@ export const DEFAULT_PREFERRED_AGENT_RELEASE_MS = 10_000;
 export const DEFAULT_PRESENCE_TTL_MS = 60_000;
 
 /** Paths of the agent API besides RELAY_PATHS (relay/README.md "Endpoints"). */
-export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/metrics' } as const;
+export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/metrics', turnCredentials: '/turn-credentials' } as const;
 const CLAIM_PATH = /^\/calls\/([^/]+)\/claim$/;
 const DECLINE_PATH = /^\/calls\/([^/]+)\/decline$/;
 
@@ -102,6 +105,10 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   const drainTimeoutMs = options.drainTimeoutMs ?? 5_000;
   if (!options.appSecret) logger.warn('no app secret configured: webhook signatures are not checked');
+  if (options.turn !== undefined) {
+    const problem = turnConfigProblem(options.turn);
+    if (problem !== undefined) throw new RangeError(problem);
+  }
 
   const ownsBackend = options.backend === undefined;
   const backend =
@@ -134,6 +141,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     ...(options.appSecret !== undefined ? { appSecret: options.appSecret } : {}),
     ...(options.verifyToken !== undefined ? { verifyToken: options.verifyToken } : {}),
     maxBodyBytes: options.maxBodyBytes ?? MAX_WEBHOOK_BYTES,
+    ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
     health: () => ({ backend: backend.kind, instance: instanceId, epoch }),
   });
 
@@ -158,7 +166,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   server.on('error', (error) => logger.error('server error', { error }));
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info('relay listening', { url, instance: instanceId, backend: backend.kind, agents: service.agentCount });
+  logger.info('relay listening', { url, instance: instanceId, backend: backend.kind, agents: service.agentCount, turnUrls: options.turn?.urls ?? [] });
 
   let closing: Promise<void> | undefined;
   const drain = async () => {
@@ -205,6 +213,8 @@ interface EndpointOptions {
   appSecret?: string;
   verifyToken?: string;
   maxBodyBytes: number;
+  /** Absent: `GET /turn-credentials` answers 404 not_configured. */
+  turn?: TurnConfig;
   /** What /healthz says besides the status and the connected agents. */
   health: () => { backend: RelayBackend['kind']; instance: string; epoch: string };
 }
@@ -263,6 +273,9 @@ class RelayEndpoints {
       case AGENT_API_PATHS.presence:
         if (method === 'PUT') return this.track(this.presence(req, res));
         return methodNotAllowed(res, 'PUT');
+      case AGENT_API_PATHS.turnCredentials:
+        if (method === 'GET') return this.turnCredentials(req, res);
+        return methodNotAllowed(res, 'GET');
       default: {
         const claim = CLAIM_PATH.exec(path);
         if (claim) {
@@ -402,6 +415,16 @@ class RelayEndpoints {
     const status: Presence = parsed.data.status;
     await this.service.setPresence(agent.id, status);
     sendJson(res, 200, { agentId: agent.id, status });
+  }
+
+  /** The token comes first: without one, nobody learns whether this relay hands out TURN credentials. */
+  private turnCredentials(req: IncomingMessage, res: ServerResponse): void {
+    const agent = this.authenticate(req, res);
+    if (agent === undefined) return;
+    const { turn } = this.options;
+    if (turn === undefined) return sendError(res, 404, 'not_configured', 'this relay hands out no TURN credentials: it runs without --turn-secret and --turn-urls');
+    // sendJson answers with Cache-Control: no-store, so no proxy keeps a credential.
+    sendJson(res, 200, turnCredentialsFor(turn, agent.id, Date.now()));
   }
 
   private health(res: ServerResponse): void {

@@ -73,9 +73,21 @@ export function mediaToolsMissing(probe: SystemProbe): MissingPrerequisite[] {
   }));
 }
 
+/** The relay's TURN credentials are tested against a real coturn (test/unit/relay/turn-coturn.test.ts): its server and its test client. */
+const COTURN_TOOLS: readonly { command: string; aptPackage: string }[] = [
+  { command: 'turnserver', aptPackage: 'coturn' },
+  { command: 'turnutils_uclient', aptPackage: 'coturn' },
+];
+
+/** Those of coturn's programs that this system lacks. */
+export function coturnMissing(probe: SystemProbe): MissingPrerequisite[] {
+  return COTURN_TOOLS.filter((tool) => !onPath(tool.command, probe)).map((tool) => ({ what: tool.command, aptPackage: tool.aptPackage }));
+}
+
 export function missingPrerequisites(task: Task, probe: SystemProbe): MissingPrerequisite[] {
   const media = task === 'test' ? mediaToolsMissing(probe) : [];
-  return [chromiumMissing(task, probe), redisServerMissing(task, probe), ...media].filter((m): m is MissingPrerequisite => m !== undefined);
+  const coturn = task === 'test' ? coturnMissing(probe) : [];
+  return [chromiumMissing(task, probe), redisServerMissing(task, probe), ...media, ...coturn].filter((m): m is MissingPrerequisite => m !== undefined);
 }
 
 /** The one line for what is missing, with the command that installs all of it; undefined when nothing is. */

@@ -11,7 +11,8 @@ const REDIS_LINE = 'Missing: redis-server (install: apt-get install -y redis-ser
 const CHROMIUM_LINE = `Missing: ${CHROMIUM_PATH} (install: apt-get install -y chromium)`;
 const BOTH_LINE = `Missing: ${CHROMIUM_PATH}, redis-server (install: apt-get install -y chromium redis-server)`;
 const MEDIA_LINE = `Missing: ffmpeg, sox, ${IMAGEMAGICK_CONVERT_PATH}, ps2pdf (install: apt-get install -y ffmpeg sox imagemagick ghostscript)`;
-const ALL_LINE = `Missing: ${CHROMIUM_PATH}, redis-server, ffmpeg, sox, ${IMAGEMAGICK_CONVERT_PATH}, ps2pdf (install: apt-get install -y chromium redis-server ffmpeg sox imagemagick ghostscript)`;
+const COTURN_LINE = 'Missing: turnserver, turnutils_uclient (install: apt-get install -y coturn)';
+const ALL_LINE = `Missing: ${CHROMIUM_PATH}, redis-server, ffmpeg, sox, ${IMAGEMAGICK_CONVERT_PATH}, ps2pdf, turnserver, turnutils_uclient (install: apt-get install -y chromium redis-server ffmpeg sox imagemagick ghostscript coturn)`;
 
 /** A system with these executable files and this environment. */
 function system(executables: string[], env: Record<string, string | undefined> = {}): SystemProbe {
@@ -20,28 +21,32 @@ function system(executables: string[], env: Record<string, string | undefined> =
 }
 /** The programs the media corpus (test/fixtures/media-corpus.ts) is made with. */
 const mediaTools = ['/usr/bin/ffmpeg', '/usr/bin/sox', IMAGEMAGICK_CONVERT_PATH, '/usr/bin/ps2pdf'];
-const everything = ['/usr/bin/redis-server', CHROMIUM_PATH, ...mediaTools];
+/** coturn's server and test client, which the relay's TURN test runs. */
+const coturnTools = ['/usr/bin/turnserver', '/usr/bin/turnutils_uclient'];
+/** What npm test needs besides Chromium and redis-server. */
+const testTools = [...mediaTools, ...coturnTools];
+const everything = ['/usr/bin/redis-server', CHROMIUM_PATH, ...testTools];
 const lineFor = (task: Task, probe: SystemProbe) => missingLine(missingPrerequisites(task, probe));
 
 describe('what each task needs', () => {
   it('npm test: Chromium at the harness\'s path and redis-server on PATH', () => {
     expect(lineFor('test', system(everything))).toBeUndefined();
-    expect(lineFor('test', system([CHROMIUM_PATH, ...mediaTools]))).toBe(REDIS_LINE);
-    expect(lineFor('test', system(['/usr/bin/redis-server', ...mediaTools]))).toBe(CHROMIUM_LINE);
-    expect(lineFor('test', system(mediaTools))).toBe(BOTH_LINE);
+    expect(lineFor('test', system([CHROMIUM_PATH, ...testTools]))).toBe(REDIS_LINE);
+    expect(lineFor('test', system(['/usr/bin/redis-server', ...testTools]))).toBe(CHROMIUM_LINE);
+    expect(lineFor('test', system(testTools))).toBe(BOTH_LINE);
     expect(lineFor('test', system([]))).toBe(ALL_LINE);
     // Chromium elsewhere on PATH is not where the harness looks.
-    expect(lineFor('test', system(['/usr/bin/redis-server', '/usr/local/bin/chromium', ...mediaTools]))).toBe(CHROMIUM_LINE);
+    expect(lineFor('test', system(['/usr/bin/redis-server', '/usr/local/bin/chromium', ...testTools]))).toBe(CHROMIUM_LINE);
   });
 
   it('npm test: no redis-server needed when REDIS_URL names the server to use', () => {
-    expect(lineFor('test', system([CHROMIUM_PATH, ...mediaTools], { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBeUndefined();
-    expect(lineFor('test', system(mediaTools, { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBe(CHROMIUM_LINE);
-    expect(lineFor('test', system([CHROMIUM_PATH, ...mediaTools], { REDIS_URL: '' }))).toBe(REDIS_LINE);
+    expect(lineFor('test', system([CHROMIUM_PATH, ...testTools], { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBeUndefined();
+    expect(lineFor('test', system(testTools, { REDIS_URL: 'redis://127.0.0.1:6390' }))).toBe(CHROMIUM_LINE);
+    expect(lineFor('test', system([CHROMIUM_PATH, ...testTools], { REDIS_URL: '' }))).toBe(REDIS_LINE);
   });
 
   it('npm test: the media corpus\'s programs, ffmpeg, sox and ps2pdf on PATH and ImageMagick\'s convert at its Debian path', () => {
-    const base = ['/usr/bin/redis-server', CHROMIUM_PATH];
+    const base = ['/usr/bin/redis-server', CHROMIUM_PATH, ...coturnTools];
     expect(lineFor('test', system(base))).toBe(MEDIA_LINE);
     expect(lineFor('test', system([...base, '/opt/media/ffmpeg', '/opt/media/sox', '/opt/media/ps2pdf', IMAGEMAGICK_CONVERT_PATH], { PATH: '/usr/bin:/opt/media' }))).toBeUndefined();
     expect(lineFor('test', system([...base, '/usr/bin/ffmpeg', '/usr/bin/sox', IMAGEMAGICK_CONVERT_PATH]))).toBe('Missing: ps2pdf (install: apt-get install -y ghostscript)');
@@ -51,6 +56,17 @@ describe('what each task needs', () => {
       `Missing: ${IMAGEMAGICK_CONVERT_PATH} (install: apt-get install -y imagemagick)`,
     );
     // The benchmarks make no media files.
+    expect(lineFor('bench', system([CHROMIUM_PATH]))).toBeUndefined();
+    expect(lineFor('bench:relay', system(['/usr/bin/redis-server']))).toBeUndefined();
+  });
+
+  it('npm test: coturn\'s turnserver and turnutils_uclient on PATH, from the coturn package', () => {
+    const base = ['/usr/bin/redis-server', CHROMIUM_PATH, ...mediaTools];
+    expect(lineFor('test', system(base))).toBe(COTURN_LINE);
+    expect(lineFor('test', system([...base, '/usr/bin/turnserver']))).toBe('Missing: turnutils_uclient (install: apt-get install -y coturn)');
+    expect(lineFor('test', system([...base, '/usr/bin/turnutils_uclient']))).toBe('Missing: turnserver (install: apt-get install -y coturn)');
+    expect(lineFor('test', system([...base, '/opt/coturn/bin/turnserver', '/opt/coturn/bin/turnutils_uclient'], { PATH: '/usr/bin:/opt/coturn/bin' }))).toBeUndefined();
+    // Only the tests run a TURN server.
     expect(lineFor('bench', system([CHROMIUM_PATH]))).toBeUndefined();
     expect(lineFor('bench:relay', system(['/usr/bin/redis-server']))).toBeUndefined();
   });
@@ -132,13 +148,18 @@ describe('the real script', () => {
     // Chromium and ImageMagick are where the tests look on any machine that runs them (npm test checks it first).
     expect(existsSync(CHROMIUM_PATH)).toBe(true);
     expect(existsSync(IMAGEMAGICK_CONVERT_PATH)).toBe(true);
-    const media = { ffmpeg: '/usr/bin/ffmpeg', sox: '/usr/bin/sox', ps2pdf: '/usr/bin/ps2pdf' };
+    const media = { ffmpeg: '/usr/bin/ffmpeg', sox: '/usr/bin/sox', ps2pdf: '/usr/bin/ps2pdf', turnserver: '/usr/bin/turnserver', turnutils_uclient: '/usr/bin/turnutils_uclient' };
     const without = runScript('test', { PATH: pathWith(media) });
     expect(without.stderr).toBe(`${REDIS_LINE}\n`);
     expect(without.status).toBe(1);
     const withUrl = runScript('test', { PATH: pathWith(media), REDIS_URL: 'redis://127.0.0.1:6390' });
     expect(withUrl.stderr).toBe('');
     expect(withUrl.status).toBe(0);
+    // And without coturn it stops at the check, naming coturn's programs.
+    const { turnserver: _server, turnutils_uclient: _client, ...withoutCoturn } = media;
+    const noCoturn = runScript('test', { PATH: pathWith(withoutCoturn), REDIS_URL: 'redis://127.0.0.1:6390' });
+    expect(noCoturn.stderr).toBe(`${COTURN_LINE}\n`);
+    expect(noCoturn.status).toBe(1);
   });
 
   it('runs first in npm test, npm run bench and npm run bench:relay', () => {
