@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configureLogging } from '../../../shared/log';
 import { startRelay, type RelayServer } from '../../../relay/server';
 import { team } from './agent-fixtures';
-import { startCoturn, runUclient, type CoturnHandle, type UclientRun } from './coturn-server';
+import { startCoturn, runUclient, type CoturnHandle, type UclientRun } from '../../support/coturn-server';
 import { APP_SECRET } from './webhook-fixtures';
 
 configureLogging({ level: 'error' });

@@ -2,12 +2,13 @@
 // 127.0.0.1, in the shared-secret mode the relay's GET /turn-credentials is made for, with its
 // configuration, database, log and pid file in a folder of its own; and `turnutils_uclient`, coturn's
 // test client, to allocate relays on it. scripts/check-prereqs.ts makes sure both are on PATH.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeTcpPort, startServerProcess } from './server-process';
 
 export interface CoturnHandle {
   port: number;
@@ -21,20 +22,16 @@ export interface UclientRun {
   output: string;
 }
 
-const START_TIMEOUT_MS = 10_000;
-
 export async function startCoturn(secret: string): Promise<CoturnHandle> {
   const folder = mkdtempSync(join(tmpdir(), 'coturn-'));
   // An empty configuration file: /etc/turnserver.conf, whatever it says, must not change the test.
   writeFileSync(join(folder, 'turnserver.conf'), '');
   const logFile = join(folder, 'turn.log');
-  let lastError: unknown;
-  // The free port may be taken between asking for it and turnserver binding it: try again then.
-  for (let attempt = 0; attempt < 3; attempt += 1) {
-    const port = await freePort();
-    const child = spawn(
-      'turnserver',
-      [
+  try {
+    const server = await startServerProcess({
+      name: 'turnserver',
+      command: 'turnserver',
+      args: (port) => [
         '-c', join(folder, 'turnserver.conf'),
         '--listening-port', String(port),
         '--listening-ip=127.0.0.1',
@@ -54,30 +51,23 @@ export async function startCoturn(secret: string): Promise<CoturnHandle> {
         `--pidfile=${join(folder, 'turnserver.pid')}`,
         `--db=${join(folder, 'turndb')}`,
       ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    const stopOnExit = () => child.kill('SIGKILL');
-    process.once('exit', stopOnExit);
-    try {
-      await waitForListener(port, child);
-    } catch (error) {
-      lastError = error;
-      process.off('exit', stopOnExit);
-      await stopChild(child);
-      continue;
-    }
+      freePort: freeTcpAndUdpPort,
+      answers: accepts,
+      answering: 'listen',
+      pollMs: 50,
+    });
     return {
-      port,
+      port: server.port,
       log: () => readText(logFile),
       stop: async () => {
-        process.off('exit', stopOnExit);
-        await stopChild(child);
+        await server.stop();
         rmSync(folder, { recursive: true, force: true });
       },
     };
+  } catch (error) {
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
   }
-  rmSync(folder, { recursive: true, force: true });
-  throw new Error(`turnserver did not start: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
 }
 
 /**
@@ -112,17 +102,9 @@ function readText(file: string): string {
 }
 
 /** A port free for both TCP and UDP on 127.0.0.1: turnserver listens on both. */
-async function freePort(): Promise<number> {
+async function freeTcpAndUdpPort(): Promise<number> {
   for (;;) {
-    const port = await new Promise<number>((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const address = server.address();
-        const chosen = typeof address === 'object' && address ? address.port : 0;
-        server.close(() => resolve(chosen));
-      });
-    });
+    const port = await freeTcpPort();
     const udpFree = await new Promise<boolean>((resolve) => {
       const socket = createSocket('udp4');
       socket.once('error', () => resolve(false));
@@ -130,28 +112,6 @@ async function freePort(): Promise<number> {
     });
     if (udpFree) return port;
   }
-}
-
-async function waitForListener(port: number, child: ChildProcess): Promise<void> {
-  let exited = false;
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.once('exit', () => {
-    exited = true;
-  });
-  child.once('error', (error) => {
-    exited = true;
-    stderr += error.message;
-  });
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`turnserver exited: ${stderr.trim() || 'no output'}`);
-    if (await accepts(port)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`turnserver on port ${port} did not listen within ${START_TIMEOUT_MS} ms`);
 }
 
 /** Whether something accepts TCP connections on the port (turnserver opens its UDP and TCP listeners together). */
@@ -168,14 +128,3 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill('SIGKILL'), 3_000);
-    child.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
