@@ -22,7 +22,7 @@ export interface MediaJudgeOptions {
 }
 
 /** The Cloud API's 131053, "Media upload error": the service could not use the message's media. */
-export const mediaFailure = (details: string): GraphFailure => ({
+const mediaFailure = (details: string): GraphFailure => ({
   status: 400,
   code: 131053,
   message: '(#131053) Media upload error',

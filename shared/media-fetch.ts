@@ -28,8 +28,8 @@
 //   both (inspectMedia). A path without an extension is allowed, with a note.
 // - Nothing throws: a refused file is err('invalid_input', `${field}: …`, { field }) naming the rule.
 import { concatBytes, headBytesFor, inspectMedia, missingRange, moreBytesWanted, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
-import { formatBytes, MB, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
-import { err, errorText, ok, type Result } from './result';
+import { formatBytes, MB, MEDIA_TABLE, mediaArticle, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
+import { err, errorText, ok, type AppError, type Result } from './result';
 import { isHttpUrl } from './validation';
 
 export interface ByteResponse {
@@ -267,7 +267,7 @@ export async function checkMediaFile(type: MediaType, url: string, options: Medi
   if (!isHttpUrl(url)) return refuse('must be an http:// or https:// address');
   const fromLink = extensionOf(url);
   if (fromLink !== undefined && !mediaExtensions(type).includes(fromLink)) {
-    return refuse(`the link ends in "${fromLink}", which is not ${article(type)} ${type} file: use ${listOf(mediaExtensions(type))}`);
+    return refuse(`the link ends in "${fromLink}", which is not ${mediaArticle(type)} ${type} file: use ${listOf(mediaExtensions(type))}`);
   }
 
   const controller = new AbortController();
@@ -376,9 +376,9 @@ function contentTypeProblem(ctx: Context, res: ByteResponse, fromLink: string | 
   const { refuse, type } = ctx;
   const contentType = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   const allowed = mediaMimeTypes(type);
-  if (contentType === '') return refuse(`the server does not say what the file is (no Content-Type); ${article(type)} ${type} must be served as ${listOf(allowed)}`);
+  if (contentType === '') return refuse(`the server does not say what the file is (no Content-Type); ${mediaArticle(type)} ${type} must be served as ${listOf(allowed)}`);
   if (!allowed.includes(contentType)) {
-    return refuse(`the server says the file is ${contentType}, not ${article(type)} ${type}: ${article(type)} ${type} must be ${listOf(allowed)}`);
+    return refuse(`the server says the file is ${contentType}, not ${mediaArticle(type)} ${type}: ${mediaArticle(type)} ${type} must be ${listOf(allowed)}`);
   }
   const format = MEDIA_TABLE[type].formats.find((f) => f.mimeType === contentType)!;
   const extension = fromLink ?? extensionOf(finalUrl);
@@ -470,7 +470,7 @@ async function readWhole(ctx: Context, res: ByteResponse, progress: Progress): P
     await body.stop();
     if (!filled.ok) return filled;
     if (body.total > ctx.maxBytes) {
-      return ctx.refuse(`the file is larger than the ${formatBytes(ctx.maxBytes)} allowed for ${article(ctx.type)} ${ctx.type}: the server sent more than ${formatBytes(ctx.maxBytes)} without saying its size, and was stopped there`);
+      return ctx.refuse(`the file is larger than the ${formatBytes(ctx.maxBytes)} allowed for ${mediaArticle(ctx.type)} ${ctx.type}: the server sent more than ${formatBytes(ctx.maxBytes)} without saying its size, and was stopped there`);
     }
     if (body.total === 0) return ctx.refuse('the file is empty (0 bytes)');
     return ok({ head: body.bytes(body.total), size: body.total });
@@ -636,7 +636,7 @@ async function follow(ctx: Context, start: string, range: { start: number; end: 
     if (location === null || !URL.canParse(location, url)) return refuse(`the link answered HTTP ${res.status} (a redirect) without a usable Location`, { httpStatus: res.status });
     const next = new URL(location, url).toString();
     if (!isHttpUrl(next)) return refuse(`the link redirects to a "${new URL(next).protocol}" address, which is not an http:// or https:// address`);
-    if (seen.has(unfragmented(next))) return refuse(`the link redirects in a loop (back to ${linkForText(next)})`, { httpStatus: res.status });
+    if (seen.has(unfragmented(next))) return refuse(`the link redirects in a loop (back to ${withoutQuery(next)})`, { httpStatus: res.status });
     if (hop + 1 > ctx.maxRedirects) return refuse(`the link redirects more than ${ctx.maxRedirects} times`, { httpStatus: res.status });
     url = next;
   }
@@ -644,7 +644,7 @@ async function follow(ctx: Context, start: string, range: { start: number; end: 
 
 function sizeProblem(ctx: Context, size: number): Result<never> | undefined {
   if (size === 0) return ctx.refuse('the file is empty (0 bytes)');
-  if (size > ctx.maxBytes) return ctx.refuse(`the file is ${formatBytes(size)} (${size} bytes), larger than the ${formatBytes(ctx.maxBytes)} allowed for ${article(ctx.type)} ${ctx.type}`);
+  if (size > ctx.maxBytes) return ctx.refuse(`the file is ${formatBytes(size)} (${size} bytes), larger than the ${formatBytes(ctx.maxBytes)} allowed for ${mediaArticle(ctx.type)} ${ctx.type}`);
   return undefined;
 }
 
@@ -686,32 +686,32 @@ export function extensionOf(url: string): string | undefined {
   return match ? `.${match[1]!.toLowerCase()}` : undefined;
 }
 
-/**
- * A link as messages may name it: scheme, host and path. The query and fragment of a signed link
- * carry its secret, and user:password before the host is one.
- */
-function linkForText(url: string): string {
-  if (!URL.canParse(url)) return 'an address that does not parse';
-  const { protocol, host, pathname } = new URL(url);
-  return `${protocol}//${host}${pathname}`;
-}
 
-/** http(s) addresses in a text cut to scheme, host and path: error texts from below may quote a link whole. */
-function withoutQueries(text: string): string {
-  return text.replace(/\bhttps?:\/\/[^\s"'<>()]+/gi, (address) => {
-    const cut = address.search(/[?#]/);
-    const bare = cut < 0 ? address : address.slice(0, cut);
-    const credentials = /^(https?:\/\/)[^/@]*@/i.exec(bare);
-    return credentials ? `${credentials[1]}${bare.slice(credentials[0].length)}` : bare;
+/**
+ * A text with each link in it cut to its origin and path: no query, fragment, user name or password
+ * (a signed link's query holds its credentials). Error texts from below may quote a link whole.
+ */
+export function withoutQuery(text: string): string {
+  // A backslash ends an address too: in a JSON-escaped detail it starts the closing quote's escape.
+  // Punctuation that ends the address ends the sentence it sits in, and stays with it.
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\]+/gi, (found) => {
+    const trail = /[.,;:!?)]+$/.exec(found)?.[0] ?? '';
+    const address = found.slice(0, found.length - trail.length);
+    if (URL.canParse(address)) {
+      const url = new URL(address);
+      if (url.origin !== 'null') return `${url.origin}${url.pathname}${trail}`;
+    }
+    return `${address.replace(/[?#].*$/, '')}${trail}`;
   });
 }
 
-/** The result with every address in its message and detail cut to scheme, host and path. */
-function withoutSecrets<T>(result: Result<T>): Result<T> {
-  if (result.ok) return result;
-  const { message, detail } = result.error;
-  return { ok: false, error: { ...result.error, message: withoutQueries(message), ...(detail !== undefined ? { detail: withoutQueries(detail) } : {}) } };
+/** An error whose message and detail keep no link's query (withoutQuery). */
+export function errorWithoutQueries(error: AppError): AppError {
+  const { message, detail } = error;
+  return { ...error, message: withoutQuery(message), ...(detail !== undefined ? { detail: withoutQuery(detail) } : {}) };
 }
+
+const withoutSecrets = <T>(result: Result<T>): Result<T> => (result.ok ? result : { ok: false, error: errorWithoutQueries(result.error) });
 
 /** This computer, a private network or a link-local address: places the gateway cannot reach. */
 export function isPrivateHost(host: string): boolean {
@@ -747,6 +747,5 @@ function describeNetworkError(e: unknown): string {
   }
 }
 
-const article = (type: MediaType) => (type === 'image' || type === 'audio' ? 'an' : 'a');
 const listOf = (items: readonly string[]) => (items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
 const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`);

@@ -16,7 +16,7 @@ export interface MediaLinkInfo {
   /** The server's Content-Type without parameters, lower case. */
   contentType: string;
   /** The file's size in bytes, as read (the Content-Range total, or the body's length). */
-  contentLength: number | undefined;
+  contentLength: number;
   /** The address the file was found at, after redirects. */
   finalUrl: string;
   /** What needs no confirmation but is worth knowing (no extension, a private-network link): MediaFileCheck's notes. */

@@ -15,13 +15,12 @@
 // - Media by id is not checked here: the gateway holds the file and judges it. Its refusal (131053,
 //   error_data.details "image.id: unknown media id …") is placed on the field the details name.
 // - A signed link carries its credentials in the query: a link in a log line keeps only its origin
-//   and path (`withoutQuery`), and so do the refusal texts passed on from the link check and the
-//   gateway. shared/media-fetch.ts cuts the addresses in its own texts already; its cutter is its own
-//   (not exported) and would drop a backslash that follows a query, which in a JSON-escaped detail
-//   from the gateway is the closing quote's escape, so the texts this service passes on use this one.
+//   and path (`withoutQuery`, shared/media-fetch.ts, which cuts the link check's own texts already),
+//   and so do the gateway's refusal texts passed on.
 // - Nothing is retried: a send whose answer was lost may have gone out (gateway-client.ts).
 import type { MediaLinkCheckResult } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
+import { errorWithoutQueries, withoutQuery } from '../../shared/media-fetch';
 import { SNAPSHOT_CONVERSATIONS, type Conversation, type MessageFailure, type SendReceipt } from '../../shared/conversation';
 import type { RelayEnvelope, RelayEvent } from '../../shared/events';
 import {
@@ -168,11 +167,11 @@ export class MessagingService {
   /** The link judged on its bytes; the API's `warnings` are the check's notes (nothing to confirm), `confirm` its media rules. */
   async checkMediaLink(type: MediaType, link: string): Promise<Result<MediaLinkCheckResult>> {
     const checked = await this.checkLink(type, link.trim());
-    if (!checked.ok) return { ok: false, error: withoutQueries(checked.error) };
+    if (!checked.ok) return checked;
     const { contentType, contentLength, finalUrl, notes, confirm, description } = checked.value;
     return ok({
       contentType,
-      ...(contentLength !== undefined ? { contentLength } : {}),
+      contentLength,
       finalUrl,
       warnings: notes,
       ...(confirm.length > 0 ? { confirm } : {}),
@@ -208,9 +207,8 @@ export class MessagingService {
       const field = `content.${member.field}`;
       const checked = await this.checkLink(type, link, { field });
       if (!checked.ok) {
-        const refused = withoutQueries(checked.error);
-        this.log.info('media link refused before sending', { to: contact.value, field, link: withoutQuery(link), reason: refused.message });
-        return { ok: false, error: refused };
+        this.log.info('media link refused before sending', { to: contact.value, field, link: withoutQuery(link), reason: checked.error.message });
+        return checked;
       }
       notes.push(...checked.value.notes);
       const toConfirm = checked.value.confirm;
@@ -219,7 +217,7 @@ export class MessagingService {
     const held = this.unconfirmed(contact.value, confirm, options.confirmed ?? []);
     if (held) return held;
     const sent = await this.sendFreeForm(runtime, contact.value, message.value, notes);
-    return sent.ok ? sent : { ok: false, error: withoutQueries(placeGatewayDetails(sent.error, content)) };
+    return sent.ok ? sent : { ok: false, error: errorWithoutQueries(placeGatewayDetails(sent.error, content)) };
   }
 
   /**
@@ -402,34 +400,13 @@ const notConfigured = (): Result<never> => err('not_configured', 'No account is 
 
 const nonBlank = (s: string | undefined): boolean => s !== undefined && s.trim() !== '';
 
-/** An error whose message and detail keep no link's query: a signed link's query holds its credentials. */
-function withoutQueries(error: AppError): AppError {
-  const { message, detail } = error;
-  return { ...error, message: withoutQuery(message), ...(detail !== undefined ? { detail: withoutQuery(detail) } : {}) };
-}
-
-/** A link, or text holding links, with each one's query and fragment (and any user name and password) left out. */
-export function withoutQuery(text: string): string {
-  // A backslash ends an address too: in a JSON-escaped detail it starts the closing quote's escape.
-  // Punctuation that ends the address ends the sentence it sits in, and stays with it.
-  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\]+/gi, (found) => {
-    const trail = /[.,;:!?)]+$/.exec(found)?.[0] ?? '';
-    const address = found.slice(0, found.length - trail.length);
-    if (URL.canParse(address)) {
-      const url = new URL(address);
-      if (url.origin !== 'null') return `${url.origin}${url.pathname}${trail}`;
-    }
-    return `${address.replace(/[?#].*$/, '')}${trail}`;
-  });
-}
-
 /**
  * A Graph refusal of the message's media placed on its field: the gateway's error_data.details name
  * the body path first ("image.id: unknown media id …", gateway-spec.md 2.3; the sandbox answers an
  * unknown id with 131053 so). gateway-client.ts keeps error_data as JSON in `detail`. Only a path of
  * a media member this message has is taken: anything else stays the message-wide error it was.
  */
-export function placeGatewayDetails(error: AppError, content: MessageContent): AppError {
+function placeGatewayDetails(error: AppError, content: MessageContent): AppError {
   if (error.gatewayCode === undefined || error.detail === undefined || error.field !== undefined) return error;
   const details = graphDetailsOf(error.detail);
   const placed = details === undefined ? null : /^([A-Za-z_][\w.]*):\s*(\S[\s\S]*)$/.exec(details);

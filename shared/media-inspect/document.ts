@@ -374,7 +374,7 @@ export function readOoxml(sample: MediaSample, ext: string): Reading {
 const TEXT_FIX = 'phones read plain text as UTF-8 and may show its accented letters wrongly; save it as UTF-8';
 
 /** The head plain text is judged by: a megabyte of text shows its encoding (a multi-byte sequence cut at its end is allowed). */
-export const TEXT_HEAD_BYTES = 1024 * 1024;
+const TEXT_HEAD_BYTES = 1024 * 1024;
 
 /** Control characters that text does not hold: all below 0x20 except tab, line feed, vertical tab, form feed and carriage return; and DEL. */
 const isControl = (c: number): boolean => (c < 0x20 && (c < 0x09 || c > 0x0d)) || c === 0x7f;
