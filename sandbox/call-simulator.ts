@@ -6,7 +6,8 @@ import type { AcceptCallRequest, InitiateCallRequest, RejectCallRequest, Termina
 import type { Logger } from '../shared/log';
 import { normalisePhoneNumber } from '../shared/phone';
 import { assertNever, err, ok, type Result } from '../shared/result';
-import type { SandboxCallReport, SandboxCustomer } from '../shared/sandbox';
+import type { SandboxCallReport, SandboxCustomer, SandboxNetworkImpairment, SandboxNetworkReport } from '../shared/sandbox';
+import { CustomerNetwork } from './customer-network';
 import { CustomerPeer, type CustomerMediaReport } from './customer-peer';
 import type { CustomerVoice } from './customer-voice';
 import { findCustomer } from './customers';
@@ -45,6 +46,8 @@ interface Call {
   state: CallState;
   /** The customer's phone; a business-initiated call gets one when the customer picks up. */
   peer?: CustomerPeer;
+  /** The network the customer's phone is on: the customer's own, until POST /control/network replaces it. */
+  network: CustomerNetwork;
   requests: { action: string; at: number }[];
   answeredAt?: number;
   timers: Set<NodeJS.Timeout>;
@@ -139,6 +142,16 @@ export class CallSimulator {
     });
   }
 
+  /** The customer's network goes bad, or clean again (POST /control/network): ringing or connected calls only. */
+  setNetwork(callId: string, impairment: SandboxNetworkImpairment): Result<SandboxNetworkReport> {
+    const call = this.calls.get(callId);
+    if (!call || call.state === 'ended' || this.closed) {
+      return err('not_found', call && call.state === 'ended' ? `call ${callId} has ended` : `no call ${callId}`, { field: 'callId' });
+    }
+    this.options.logger.info('customer network changed', { callId, ...impairment });
+    return ok(call.network.replace(impairment, Date.now()));
+  }
+
   reports(): SandboxCallReport[] {
     return [...this.calls.values()].map((call) => this.report(call));
   }
@@ -226,6 +239,7 @@ export class CallSimulator {
     const peers: Promise<void>[] = [];
     for (const call of this.calls.values()) {
       this.clearTimers(call);
+      call.network.close();
       if (call.peer) peers.push(call.peer.close());
     }
     await Promise.all(peers);
@@ -278,7 +292,16 @@ export class CallSimulator {
   // ── Shared steps ──────────────────────────────────────────────────────────────────────────────
 
   private register(customer: SandboxCustomer, direction: Direction): Call {
-    const call: Call = { id: newCallId(), customer, direction, state: 'ringing', requests: [], timers: new Set(), queue: Promise.resolve() };
+    const call: Call = {
+      id: newCallId(),
+      customer,
+      direction,
+      state: 'ringing',
+      network: new CustomerNetwork(customer.network),
+      requests: [],
+      timers: new Set(),
+      queue: Promise.resolve(),
+    };
     this.calls.set(call.id, call);
     this.prune();
     return call;
@@ -286,6 +309,7 @@ export class CallSimulator {
 
   private forget(call: Call): void {
     this.clearTimers(call);
+    call.network.close();
     this.calls.delete(call.id);
   }
 
@@ -299,7 +323,9 @@ export class CallSimulator {
       host: this.options.mediaHost,
       voice: this.options.voice,
       logger: this.options.logger,
+      network: call.network,
       onFirstFrameSent: () => {
+        call.network.mediaStarted(Date.now());
         // protocol.md: ACCEPTED often arrives after media already flows.
         if (call.direction === 'BUSINESS_INITIATED' && call.state === 'connected') this.status(call, 'ACCEPTED');
       },
@@ -378,6 +404,7 @@ export class CallSimulator {
       });
     }
     await call.peer?.close();
+    call.network.close();
   }
 
   private status(call: Call, status: 'RINGING' | 'ACCEPTED' | 'REJECTED'): void {
@@ -427,12 +454,14 @@ export class CallSimulator {
       requests: [...call.requests],
       ...(media.firstPacketAt === undefined ? {} : { firstPacketAt: media.firstPacketAt }),
       ...(media.firstHeardAt === undefined ? {} : { firstHeardAt: media.firstHeardAt }),
+      ...(media.lastRtpAt === undefined ? {} : { lastRtpAt: media.lastRtpAt }),
       checkedBy: [...media.checkedBy],
       framesHeard: media.framesHeard,
       heardRms: media.heardRms,
       recentRms: media.recentRms,
       framesSent: media.framesSent,
       digitsHeard: media.digitsHeard,
+      network: call.network.report(Date.now()),
     };
   }
 }

@@ -7,6 +7,7 @@ import sdpTransform from 'sdp-transform';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type MediaStreamTrack, type RTCRtpSender } from 'werift';
 import type { Logger } from '../shared/log';
 import { err, ok, type Result } from '../shared/result';
+import type { CustomerNetwork } from './customer-network';
 import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, type CustomerVoice } from './customer-voice';
 
 export const OPUS_PAYLOAD_TYPE = 111;
@@ -52,6 +53,8 @@ export interface CustomerPeerOptions {
   host: string;
   voice: CustomerVoice;
   logger: Logger;
+  /** The network the phone is on: every packet it sends or receives passes through it. */
+  network?: CustomerNetwork;
   /** The first audio frame went out: media flows (used for the ACCEPTED status, protocol.md). */
   onFirstFrameSent?: () => void;
   /** ICE or DTLS failed, or the peer closed under the call. */
@@ -193,6 +196,8 @@ export class CustomerPeer {
     }
     const sdp = this.pc.localDescription?.sdp;
     if (!sdp) throw new Error('no local description');
+    // Before the description leaves: no peer can send to these sockets yet.
+    this.options.network?.attach(this.pc);
     return sdp;
   }
 

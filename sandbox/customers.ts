@@ -9,6 +9,20 @@ export const DEFAULT_CUSTOMERS: readonly SandboxCustomer[] = [
   { number: '12025550103', name: 'Katherine Johnson', behaviour: 'no_answer' },
   { number: '442079460102', name: 'Tim Berners-Lee', behaviour: 'no_permission' },
   { number: '12025550104', name: 'Margaret Hamilton', behaviour: 'busy' },
+  // Bad networks built in, for calls either way: what the app's call-quality warnings and
+  // reconnection are tested against (POST /control/network makes any call's network bad).
+  {
+    number: '12025550105',
+    name: 'Hedy Lamarr',
+    behaviour: 'answers',
+    network: { label: 'lossy network (5 % loss, 40 ms jitter)', lossPercent: 5, jitterMs: 40 },
+  },
+  {
+    number: '442079460103',
+    name: 'Claude Shannon',
+    behaviour: 'answers',
+    network: { label: 'network blackout (10 s, 8 s into the call)', blackoutMs: 10_000, blackoutAfterMs: 8_000 },
+  },
 ];
 
 /** An unknown number behaves like a customer who answers, with a generic name. */

@@ -10,9 +10,9 @@ import { createLogger, type Logger } from '../shared/log';
 import { freeFormMessageSchema } from '../shared/messages';
 import { normalisePhoneNumber } from '../shared/phone';
 import type { AppError, Result } from '../shared/result';
-import { SANDBOX_PATHS, SANDBOX_UNREACHABLE_NUMBERS, type SandboxCustomer } from '../shared/sandbox';
+import { SANDBOX_NETWORK_LIMITS, SANDBOX_PATHS, SANDBOX_UNREACHABLE_NUMBERS, type SandboxCustomer } from '../shared/sandbox';
 import { templateMessageSchema } from '../shared/templates';
-import { fieldPath, nonEmptyString, parseWith } from '../shared/validation';
+import { fieldPath, nonEmptyString, parseWith, strictObjectNamed } from '../shared/validation';
 import { CallSimulator, DEFAULT_TIMEOUTS, type GatewayOutcome, type SandboxTimeouts } from './call-simulator';
 import { loadCustomerVoice } from './customer-voice';
 import { DEFAULT_CUSTOMERS } from './customers';
@@ -99,6 +99,22 @@ const inboundBody = z.object({
   text: nonEmptyString().max(4096, 'must be at most 4096 characters'),
 });
 const pressCallButtonBody = z.object({ number: numberField });
+/** 0 when absent: a field left out is a clean part of the network. */
+const impairmentField = (max: number, unit: string) => {
+  const rule = `must be a number from 0 to ${max} (${unit})`;
+  return z.number({ error: rule }).min(0, rule).max(max, rule).default(0);
+};
+// Strict: a misspelt "loss" must not leave a network clean that the caller meant to make bad.
+const networkBody = strictObjectNamed(
+  {
+    callId: nonEmptyString(),
+    lossPercent: impairmentField(SANDBOX_NETWORK_LIMITS.lossPercent, 'percent'),
+    delayMs: impairmentField(SANDBOX_NETWORK_LIMITS.delayMs, 'milliseconds'),
+    jitterMs: impairmentField(SANDBOX_NETWORK_LIMITS.jitterMs, 'milliseconds'),
+    blackoutMs: impairmentField(SANDBOX_NETWORK_LIMITS.blackoutMs, 'milliseconds'),
+  },
+  'a network impairment',
+);
 
 class BodyTooLarge extends Error {}
 
@@ -344,7 +360,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       const report = simulator.callReport(callId);
       return report ? sendJson(res, 200, report) : controlError(res, 404, { code: 'not_found', message: `no call ${callId}`, field: 'callId' });
     }
-    const posts: string[] = [SANDBOX_PATHS.incoming, SANDBOX_PATHS.hangup, SANDBOX_PATHS.inbound, SANDBOX_PATHS.pressCallButton];
+    const posts: string[] = [SANDBOX_PATHS.incoming, SANDBOX_PATHS.hangup, SANDBOX_PATHS.inbound, SANDBOX_PATHS.pressCallButton, SANDBOX_PATHS.network];
     if (method === 'POST' && posts.includes(path)) {
       let body: unknown;
       try {
@@ -378,6 +394,13 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
         // protocol.md: the button's payload comes back as the call's cta_payload.
         const started = await simulator.incoming(number.value, { ctaPayload: button.value.payload });
         return started.ok ? sendJson(res, 200, { ...started.value, payload: button.value.payload }) : controlError(res, 500, started.error);
+      }
+      if (path === SANDBOX_PATHS.network) {
+        const parsed = parseWith(networkBody, body);
+        if (!parsed.ok) return controlError(res, 400, parsed.error);
+        const { callId, ...impairment } = parsed.value;
+        const changed = simulator.setNetwork(callId, impairment);
+        return changed.ok ? sendJson(res, 200, changed.value) : controlError(res, 404, changed.error);
       }
       const parsed = parseWith(hangupBody, body);
       if (!parsed.ok) return controlError(res, 400, parsed.error);

@@ -14,6 +14,60 @@ export interface SandboxCustomer {
   number: string;
   name: string;
   behaviour: CustomerBehaviour;
+  /** A bad network the customer always calls from; absent for a clean one. */
+  network?: SandboxCustomerNetwork;
+}
+
+/**
+ * A bad network between a customer's phone and the business, both ways (POST /control/network):
+ * what real access networks do to UDP. Every field 0 is a clean network. Loss, delay and jitter
+ * start with the call's media; the setup and DTLS cross clean, and only a blackout stops them
+ * (sandbox/README.md "Bad networks").
+ */
+export interface SandboxNetworkImpairment {
+  /** Share of packets dropped at random, each way, 0..100. */
+  lossPercent: number;
+  /** Added one-way delay of every packet, ms. */
+  delayMs: number;
+  /** Up to this much more delay, drawn for each packet, ms: later packets overtake earlier ones. */
+  jitterMs: number;
+  /** Every packet (RTP, RTCP, ICE checks, DTLS) dropped both ways for this long, ms. */
+  blackoutMs: number;
+}
+
+/** What POST /control/network takes: each field's range. */
+export const SANDBOX_NETWORK_LIMITS = {
+  lossPercent: 100,
+  delayMs: 2_000,
+  jitterMs: 2_000,
+  blackoutMs: 120_000,
+} as const satisfies Record<keyof SandboxNetworkImpairment, number>;
+
+/** A built-in customer's bad network, as the customer list shows it. */
+export interface SandboxCustomerNetwork extends Partial<SandboxNetworkImpairment> {
+  /** In words, for the customer list: "lossy network (5 % loss, 40 ms jitter)". */
+  label: string;
+  /** The blackout starts this long after media starts flowing (the customer's first frame), ms. */
+  blackoutAfterMs?: number;
+}
+
+/** Packets of every kind one way, and how many of them the bad network dropped (loss and blackout). */
+export interface SandboxPacketCount {
+  packets: number;
+  dropped: number;
+}
+
+/** The network a call's customer is on now: the impairment in force and what it did so far. */
+export interface SandboxNetworkReport extends SandboxNetworkImpairment {
+  /** The blackout in force or to come (a built-in one is set when media starts), unix ms. */
+  blackoutStartsAt?: number;
+  blackoutEndsAt?: number;
+  /** Everything is dropped now. */
+  blackedOut: boolean;
+  /** Sent by the customer's phone. */
+  toBusiness: SandboxPacketCount;
+  /** Sent by the business to the customer's phone. */
+  fromBusiness: SandboxPacketCount;
 }
 
 /** A simulated customer's view of one call, for tests and diagnostics. */
@@ -38,10 +92,14 @@ export interface SandboxCallReport {
   recentRms: number;
   /** When the customer first decoded a non-silent frame from the business (unix ms). */
   firstHeardAt?: number;
+  /** When the last RTP packet from the business arrived (unix ms): a delay on the network shows here. */
+  lastRtpAt?: number;
   /** Frames the customer sent. */
   framesSent: number;
   /** DTMF digits (RFC 4733, payload type 126) heard from the business, in order. */
   digitsHeard?: string;
+  /** The customer's network: its impairment, whether a blackout is in force, the packets dropped each way. */
+  network: SandboxNetworkReport;
 }
 
 /** Where a message the sandbox received stands: its last delivery status, or why it was refused. */
@@ -112,4 +170,5 @@ export const SANDBOX_PATHS = {
   messages: '/control/messages', // GET → SandboxMessageReport[]
   templates: '/control/templates', // GET → SandboxTemplate[]
   media: '/control/media', // GET → SandboxMedia[]; GET /control/media/{id} → the file's bytes
+  network: '/control/network', // POST { callId, lossPercent?, jitterMs?, delayMs?, blackoutMs? } → SandboxNetworkReport — replaces the call's impairment
 } as const;

@@ -8,7 +8,13 @@ import { err, ok, type Result } from '../../shared/result';
 import { SANDBOX_PATHS, type SandboxCustomer, type SandboxTemplate } from '../../shared/sandbox';
 
 const customersSchema = z.array(
-  z.object({ number: z.string(), name: z.string(), behaviour: z.enum(['answers', 'rejects', 'no_answer', 'no_permission', 'busy']) }),
+  z.object({
+    number: z.string(),
+    name: z.string(),
+    behaviour: z.enum(['answers', 'rejects', 'no_answer', 'no_permission', 'busy']),
+    // A built-in bad network; the app shows its label in the customer list.
+    network: z.looseObject({ label: z.string().max(200) }).optional(),
+  }),
 ) satisfies z.ZodType<SandboxCustomer[]>;
 const incomingSchema = z.object({ callId: z.string().min(1) });
 const inboundSchema = z.object({ messageId: z.string().min(1) });

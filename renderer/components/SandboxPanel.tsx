@@ -28,7 +28,8 @@ export function SandboxPanel() {
           {customers.length === 0 && <option value="">No sandbox customers</option>}
           {customers.map((c) => (
             <option key={c.number} value={c.number}>
-              {c.name} · {formatPhoneNumber(c.number)} ({BEHAVIOUR_TEXT[c.behaviour]})
+              {c.name} · {formatPhoneNumber(c.number)} ({BEHAVIOUR_TEXT[c.behaviour]}
+              {c.network ? `, ${c.network.label}` : ''})
             </option>
           ))}
         </select>
