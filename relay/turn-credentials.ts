@@ -4,7 +4,9 @@
 // username)). The TURN server knows the secret too, so it checks the password and the expiry without
 // asking the relay; nobody types a TURN password and a leaked one stops working by itself.
 import { createHmac } from 'node:crypto';
-import { isIP } from 'node:net';
+import { describeIceUrl as describeTurnUrl, isTurnUrl, TURN_URL_RULE } from '../shared/ice-servers';
+
+export { describeTurnUrl, isTurnUrl, TURN_URL_RULE };
 
 export interface TurnConfig {
   /** The TURN server's `static-auth-secret`. Never logged, never part of an answer. */
@@ -26,24 +28,8 @@ export const DEFAULT_TURN_TTL_SEC = 3600;
 export const MIN_TURN_TTL_SEC = 60;
 export const MAX_TURN_TTL_SEC = 86_400;
 
-export const TURN_URL_RULE = 'must be turn:HOST[:PORT] or turns:HOST[:PORT], optionally followed by ?transport=udp or ?transport=tcp';
 export const TURN_SECRET_RULE = 'must not be empty or contain spaces';
 export const TURN_TTL_RULE = `must be a whole number of seconds from ${MIN_TURN_TTL_SEC} to ${MAX_TURN_TTL_SEC}`;
-
-// RFC 7065 section 3.1: turnURI = scheme ":" host [ ":" port ] [ "?transport=" transport ].
-const TURN_URL = /^turns?:(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?(?:\?transport=(?:udp|tcp))?$/;
-const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-
-/** Whether `url` is a TURN URL an RTCPeerConnection accepts and a TURN server can be reached at. */
-export function isTurnUrl(url: string): boolean {
-  const match = TURN_URL.exec(url);
-  if (!match) return false;
-  const host = match[1]!;
-  const port = match[2];
-  if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) return false;
-  if (host.startsWith('[')) return isIP(host.slice(1, -1)) === 6;
-  return HOST_NAME.test(host);
-}
 
 /** The first problem of a TURN configuration given in code, as one line that never holds the secret; undefined when it is sound. */
 export function turnConfigProblem(config: TurnConfig): string | undefined {
@@ -54,11 +40,6 @@ export function turnConfigProblem(config: TurnConfig): string | undefined {
   const ttl = config.ttlSec;
   if (ttl !== undefined && !(Number.isInteger(ttl) && ttl >= MIN_TURN_TTL_SEC && ttl <= MAX_TURN_TTL_SEC)) return `turn.ttlSec ${TURN_TTL_RULE}`;
   return undefined;
-}
-
-/** A rejected URL as an error may quote it: one with a user name or password in it is not echoed. */
-export function describeTurnUrl(url: string): string {
-  return url.includes('@') ? 'a URL with a user name or password in it' : `"${url}"`;
 }
 
 /** The credentials of `agentId`, valid from `nowMs` for the configured time. */

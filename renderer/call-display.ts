@@ -1,5 +1,6 @@
 // How calls read on screen: names, numbers, phase words, clocks. Pure, so it is tested without a DOM.
 import type { ConnectionState } from '../shared/api';
+import { formatLossPercent, formatMos, type QualitySummary, type QualityWarningKind } from '../shared/call-quality';
 import type { CallState, Peer } from '../shared/call-state';
 import { formatPhoneNumber } from '../shared/phone';
 import type { CustomerBehaviour } from '../shared/sandbox';
@@ -18,7 +19,8 @@ export function peerTitle(peer: Peer): string {
   return peerNumberText(peer) || 'Unknown caller';
 }
 
-export function phaseText(call: CallState): string {
+export function phaseText(call: CallState, reconnecting = false): string {
+  if (reconnecting && call.phase === 'active') return 'Reconnecting…';
   switch (call.phase) {
     case 'ringing':
       return 'Incoming call';
@@ -102,4 +104,26 @@ export const SECRET_STORAGE_TEXT: Readonly<Record<SecretStorageKind, string>> = 
   'os-keychain': 'The API key and agent token are encrypted with the system keychain.',
   'owner-only-file': 'No system keychain is available: the API key and agent token are kept in a file only your user account can read.',
   memory: 'The API key and agent token are kept in memory only and are forgotten when the app quits.',
+};
+
+/** A call's quality in the recent-calls list: "MOS 4.3 (worst 3.1), loss up to 6 %; warned: packet loss". */
+export function qualitySummaryText(quality: QualitySummary): string | undefined {
+  const parts: string[] = [];
+  if (quality.avgMos !== null) parts.push(`MOS ${formatMos(quality.avgMos)}${quality.worstMos !== null && quality.worstMos < quality.avgMos - 0.05 ? ` (worst ${formatMos(quality.worstMos)})` : ''}`);
+  if (quality.worstLossPercent !== null && quality.worstLossPercent >= 0.5) parts.push(`loss up to ${formatLossPercent(quality.worstLossPercent)}`);
+  const warned = quality.warningsSeen.filter((k) => k !== 'no-inbound-media').map((k) => QUALITY_WARNING_NAMES[k]);
+  if (quality.warningsSeen.includes('no-inbound-media')) warned.unshift('audio stopped');
+  let text = parts.join(', ');
+  if (warned.length > 0) text += `${text ? '; ' : ''}warned: ${warned.join(', ')}`;
+  return text === '' ? undefined : text;
+}
+
+const QUALITY_WARNING_NAMES: Readonly<Record<QualityWarningKind, string>> = {
+  'high-rtt': 'high delay',
+  'high-jitter': 'unsteady audio',
+  'high-packet-loss': 'packet loss',
+  'low-mos': 'poor quality',
+  'no-inbound-media': 'audio stopped',
+  'no-customer-audio': 'no audio from the customer',
+  'mic-silent': 'microphone silent',
 };

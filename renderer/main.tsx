@@ -4,27 +4,44 @@ import { App } from './app/App';
 import { createControllers } from './app/controllers';
 import { ControllersContext } from './app/controllers-context';
 import { browserEnvironment, RingAlerts } from './app/ring-alerts';
+import { browserFileSaver } from './app/diagnostics-actions';
 import { resolveSoftphoneHost } from './bridge/ws-bridge';
 import { ErrorBoundary } from './components/ErrorBoundary';
 import { RingAlertsContext } from './components/RingAlerts';
 import { Ringtone } from './sound/ringtone';
 import { alertsStore } from './store/alerts';
 import { appStore } from './store/store';
+import { hasCallWithAudio } from './store/call-list';
 import { MediaEngine } from './webrtc/media-engine';
 import { AudioDevices } from './webrtc/audio-devices';
+import { IceConfigSource } from './webrtc/ice-config';
 import { browserSoundCheck } from './sound/device-check';
+import { measureMicrophonePeak } from './sound/microphone-level';
+import { gatherCandidates } from './webrtc/candidate-probe';
 import './styles.css';
 import { errorText } from '../shared/result';
 
 const host = resolveSoftphoneHost(window);
+const iceConfig = new IceConfigSource(host.api);
 const engine = new MediaEngine({
   onNotice: (localId, text) => appStore.getState().setCallNotice({ localId, text }),
+  iceConfig: () => iceConfig.get(),
 });
+// A saved Network section applies from the next call; asked ahead so that no call waits for it.
+host.api.onSettingsChanged(() => iceConfig.invalidate());
+void iceConfig.get();
 const ringtone = new Ringtone();
 // A page without media devices (an insecure origin) still runs: it lists no device and routes nothing.
 const mediaDevices = navigator.mediaDevices as MediaDevices | undefined;
 const audio = mediaDevices ? { devices: new AudioDevices({ mediaDevices }), engine, ringer: ringtone, soundCheck: browserSoundCheck } : undefined;
-const softphone = createControllers({ api: host.api, link: host.link, store: appStore, engine, ringtone, hostKind: host.kind, audio });
+const diagnostics = {
+  iceConfig: () => iceConfig.get(),
+  ...(mediaDevices ? { measureMicrophone: measureMicrophonePeak } : {}),
+  ...(typeof RTCPeerConnection === 'function' ? { gather: gatherCandidates } : {}),
+  saveFile: browserFileSaver(document),
+  windowInfo: () => ({ userAgent: navigator.userAgent, language: navigator.language }),
+};
+const softphone = createControllers({ api: host.api, link: host.link, store: appStore, engine, ringtone, hostKind: host.kind, audio, diagnostics });
 try {
   softphone.start();
 } catch (e) {
@@ -45,11 +62,21 @@ const mediaHook = {
   ringer: () => ({ sinkId: ringtone.contextSinkId(), state: ringtone.state() }),
   /** Every call's media: phase, peer connection states, microphone. */
   sessions: () => engine.describe(),
+  /** A call's quality now: the last second's sample and MOS, warnings, "Reconnecting…", the summary so far. */
+  quality: (localId?: string) => engine.qualityOf(localId),
+  /** The selected candidate pair's types (relay, host, …) of a call. */
+  candidatePath: (localId?: string) => engine.candidatePath(localId),
 };
 window.__softphoneMedia = mediaHook;
 
-// Closing or reloading the window releases the microphone; the calls themselves belong to the main process.
+// Closing or reloading the window releases the microphone. The calls whose audio it carried end
+// with it (the host sees the page go and ends them with the reason), so a browser tab asks first.
 window.addEventListener('pagehide', () => engine.closeAll());
+if (host.kind === 'browser') {
+  window.addEventListener('beforeunload', (event) => {
+    if (hasCallWithAudio(appStore.getState().calls)) event.preventDefault();
+  });
+}
 
 const rootElement = document.getElementById('root');
 if (rootElement) {

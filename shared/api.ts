@@ -5,7 +5,9 @@
 import { z } from 'zod';
 import type { CallState } from './call-state';
 import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
+import { callQualityReportSchema } from './diagnostics';
 import type { HistoryEntry } from './history';
+import { networkSettingsInputSchema, type IceConfig, type RelayTurnStatus } from './ice-servers';
 import { freeFormMessageSchema, MEDIA_TYPES, MESSAGE_LIMITS } from './messages';
 import { preferencesPatchSchema, type Preferences, type ShortcutAction } from './preferences';
 import type { Result } from './result';
@@ -90,9 +92,35 @@ export const commandSchemas = {
     z.strictObject({ localId, state: z.literal('connected') }),
     z.strictObject({ localId, state: z.literal('failed'), reason: z.string().max(500) }),
   ]),
+  /** How a call sounded, as its media closes: the summary goes to the call's history entry, the samples to diagnostics. */
+  reportQuality: callQualityReportSchema,
   saveSettings: z.strictObject({ settings: accountSettingsInputSchema }),
   /** Forget the account and return to the embedded sandbox. */
   clearSettings: z.strictObject({}),
+  /** Settings → Network: STUN and TURN servers, the TURN username and password, "Relay only". Kept apart from the account. */
+  saveNetworkSettings: z.strictObject({ network: networkSettingsInputSchema }),
+  /**
+   * The RTCConfiguration parts a call's peer connection is built with: the agent's servers and the
+   * relay's short-lived TURN credentials. The one answer that carries TURN credentials to the window
+   * (RTCPeerConnection takes them from nowhere else); the media engine uses them and keeps them out of the store.
+   */
+  getIceConfig: z.strictObject({}),
+  /**
+   * Settings → "Export diagnostics": one JSON file for support with the recent logs, the last calls'
+   * quality samples and SDP summaries, versions, the OS, the settings without secrets and the relay
+   * connection history. `window` adds what only the window knows (its browser and language).
+   */
+  exportDiagnostics: z.strictObject({
+    window: z
+      .strictObject({
+        userAgent: z.string().max(512, 'is too long'),
+        language: z.string().max(35, 'is too long'),
+        hostKind: z.enum(['electron', 'browser']),
+      })
+      .optional(),
+  }),
+  /** "Test my setup", main's part: is the relay reachable, and does it hand out TURN credentials? */
+  checkRelay: z.strictObject({}),
   /** Sandbox only: a simulated customer calls the business. */
   simulateIncomingCall: z.strictObject({ number: z.string().min(1).max(64) }),
   /** Sandbox only: the customer on this call hangs up. */
@@ -208,8 +236,13 @@ export interface CommandResults {
   declineCall: null;
   hangUp: null;
   reportMedia: null;
+  reportQuality: null;
   saveSettings: PublicSettings;
   clearSettings: PublicSettings;
+  saveNetworkSettings: PublicSettings;
+  getIceConfig: IceConfig;
+  exportDiagnostics: { fileName: string; content: string };
+  checkRelay: RelayCheck;
   simulateIncomingCall: { callId: string };
   simulateCustomerHangUp: null;
   setPresence: AgentPresence;
@@ -268,7 +301,30 @@ export type SoftphoneApi = SoftphoneCommands & SoftphonePushes;
 export interface SoftphoneBackend {
   handle<N extends CommandName>(name: N, params: z.output<(typeof commandSchemas)[N]>): Promise<Result<CommandResults[N]>>;
   subscribe(listener: (push: PushMessage) => void): Unsubscribe;
+  /**
+   * The window that owned these calls' media is gone (reloaded, closed, crashed): their audio went
+   * with it, so they end now, with `reason` and a terminate, instead of showing "Connected" with no
+   * media until the service cuts them. 'all': every call under way (the Electron host has one window).
+   */
+  windowGone?(calls: readonly string[] | 'all', reason: string): Promise<void>;
 }
+
+/** "Test my setup": the relay's part. */
+export interface RelayCheck {
+  /** GET /me answered with this agent's id. */
+  reachable: boolean;
+  /** The round trip of that request, when it answered. */
+  roundTripMs?: number;
+  /** Why not, in words. */
+  problem?: string;
+  relayTurn: RelayTurnStatus;
+}
+
+/** Why a call ended when its window went (shown in recent calls). */
+export const WINDOW_GONE_REASON = {
+  reloaded: 'The window was reloaded or closed during the call, and its audio ended with it',
+  crashed: 'The window stopped unexpectedly during the call, and its audio ended with it',
+} as const;
 
 /** The browser host's WebSocket frames. */
 export const wsClientFrameSchema = z.strictObject({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Direction, EndedCall, EndKind } from './call-state';
+import { qualitySummarySchema, type QualitySummary } from './call-quality';
 
 export interface HistoryEntry {
   localId: string;
@@ -16,6 +17,8 @@ export interface HistoryEntry {
   startedAt: number;
   endedAt: number;
   durationSec: number;
+  /** How the call sounded (shared/call-quality.ts), for calls whose media connected. */
+  quality?: QualitySummary;
 }
 
 export const HISTORY_LIMIT = 500;
@@ -56,4 +59,5 @@ export const historyEntrySchema = z.object({
   startedAt: z.number(),
   endedAt: z.number(),
   durationSec: z.number().nonnegative(),
+  quality: qualitySummarySchema.optional(),
 }) satisfies z.ZodType<HistoryEntry>;

@@ -94,6 +94,8 @@ export interface OfferSummary {
   candidateCount: number;
   /** Transports of the candidates, lower-case ("udp", "tcp"). */
   candidateTransports: string[];
+  /** Types of the candidates ("host", "srflx", "relay"). */
+  candidateTypes: string[];
   fingerprintType?: string;
   direction?: string;
 }
@@ -116,6 +118,7 @@ export function describeOffer(sdp: string): Result<OfferSummary> {
     codecs,
     candidateCount: candidates.length,
     candidateTransports: [...new Set(candidates.map((c) => c.transport.toLowerCase()))],
+    candidateTypes: [...new Set(candidates.map((c) => c.type.toLowerCase()))],
   };
   const setup = setupOf(parsed.value);
   if (setup !== undefined) summary.setup = setup;

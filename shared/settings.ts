@@ -3,6 +3,7 @@
 // secrets: they never reach the renderer, which sees PublicSettings.
 import { z } from 'zod';
 import { DEFAULT_PRODUCT } from './gateway';
+import type { PublicNetworkSettings } from './ice-servers';
 
 const httpUrl = (what: string) =>
   z
@@ -67,4 +68,9 @@ export interface PublicSettings {
   hasApiKey: boolean;
   hasAgentToken: boolean;
   secretStorage: SecretStorageKind;
+  /** Settings → Network, without the TURN password. */
+  network: PublicNetworkSettings;
 }
+
+/** The account's part of PublicSettings, as the settings store sees it (the network is kept apart). */
+export type AccountPublicSettings = Omit<PublicSettings, 'network'>;

@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { commandSchemas, wsClientFrameSchema, type CommandName, type SoftphoneBackend, type WsServerFrame } from '../../shared/api';
+import { commandSchemas, WINDOW_GONE_REASON, wsClientFrameSchema, type CommandName, type SoftphoneBackend, type WsServerFrame } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import { formatPhoneNumber } from '../../shared/phone';
 import { err, type Result } from '../../shared/result';
@@ -105,6 +105,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
   const token = options.token ?? randomBytes(24).toString('base64url');
   const root = resolve(options.staticDir);
   const sockets = new Set<WebSocket>();
+  let closing = false;
   let port = 0;
   const allowedHosts = () => [`${HOST}:${port}`, `localhost:${port}`];
 
@@ -203,22 +204,29 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
 
   wss.on('connection', (ws: WebSocket) => {
     sockets.add(ws);
+    // The calls whose audio this page carries: the ones it answered or placed. The page owns the
+    // media, so when its socket closes (a reload, the tab closed, the browser gone) those calls
+    // have no audio any more and end at once.
+    const mediaCalls = new Set<string>();
     const send = (frame: WsServerFrame) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
     };
     const unsubscribe = options.backend.subscribe((push) => send({ kind: 'push', push }));
     ws.on('message', (data, isBinary) => {
-      void handleFrame(isBinary ? '' : data.toString()).then((frame) => frame && send(frame));
+      void handleFrame(isBinary ? '' : data.toString(), mediaCalls).then((frame) => frame && send(frame));
     });
     ws.on('close', () => {
       unsubscribe();
       sockets.delete(ws);
+      if (mediaCalls.size > 0 && !closing && options.backend.windowGone) {
+        void options.backend.windowGone([...mediaCalls], WINDOW_GONE_REASON.reloaded).catch((e: unknown) => log.error('ending the calls of a closed page failed', { error: e }));
+      }
     });
     ws.on('error', (e) => log.warn('websocket error', { error: e }));
   });
 
   /** One wrapper validates every call (style.md 3): frame, then the command's payload, then the backend. */
-  async function handleFrame(text: string): Promise<WsServerFrame | undefined> {
+  async function handleFrame(text: string, mediaCalls: Set<string>): Promise<WsServerFrame | undefined> {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -234,6 +242,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     const { id, command, params } = frame.value;
     const parsed = parseWith(commandSchemas[command], params ?? {});
     if (!parsed.ok) return { kind: 'result', id, result: parsed };
+    // Counted from the moment the command arrives: a reload while the accept is on its way must end the call too.
+    if (command === 'answerCall' || command === 'startCall') mediaCalls.add((parsed.value as { localId: string }).localId);
     let result: Result<unknown>;
     try {
       result = await options.backend.handle(command as CommandName, parsed.value as never);
@@ -261,6 +271,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     port,
     token,
     async close() {
+      // The host stopping is the app quitting: the service ends its calls itself.
+      closing = true;
       for (const ws of sockets) ws.terminate();
       wss.close();
       await new Promise<void>((done) => server.close(() => done()));

@@ -259,7 +259,7 @@ export class CallCoordinator {
       return changed.length > 0 ? ok(null) : err('invalid_state', `The call is ${call.phase}: media cannot have connected yet`);
     }
     this.log.warn('media failed', { localId, phase: call.phase, reason: report.reason });
-    this.dispatch({ type: 'local.media_failed', at: this.now(), localId, error: { code: 'media_failed', message: `Media failed: ${report.reason}` } });
+    this.dispatch({ type: 'local.media_failed', at: this.now(), localId, error: { code: 'media_failed', message: report.reason } });
     return ok(null);
   }
 

@@ -2,6 +2,7 @@
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import type { QualitySummary } from '../../shared/call-quality';
 import { HISTORY_LIMIT, historyEntrySchema, type HistoryEntry } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
 import { CoalescingWriter, readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
@@ -20,6 +21,7 @@ export interface HistoryStoreOptions {
 
 export class HistoryStore {
   private list: HistoryEntry[] = [];
+  private readonly pendingQuality = new Map<string, QualitySummary>();
   private readonly listeners = new Set<(entries: HistoryEntry[]) => void>();
   private readonly writer: CoalescingWriter;
   private readonly path: string;
@@ -49,12 +51,30 @@ export class HistoryStore {
 
   /** Adds an entry, or replaces the one with the same localId (a late terminate can correct the duration). */
   record(entry: HistoryEntry): void {
+    const quality = entry.quality ?? this.list.find((e) => e.localId === entry.localId)?.quality ?? this.pendingQuality.get(entry.localId);
+    this.pendingQuality.delete(entry.localId);
+    if (quality !== undefined) entry = { ...entry, quality };
     const others = this.list.filter((e) => e.localId !== entry.localId);
     // Stable sort: entries that ended at the same moment keep the newer one first.
     this.list = [entry, ...others].sort((a, b) => b.endedAt - a.endedAt).slice(0, HISTORY_LIMIT);
     this.writer.request();
     const snapshot = this.entries();
     for (const listener of this.listeners) listener(snapshot);
+  }
+
+  /**
+   * How a call sounded, reported by the window as its media closes. The entry may not be recorded
+   * yet (the call's end and the report race): the summary then waits for it.
+   */
+  attachQuality(localId: string, quality: QualitySummary): void {
+    const entry = this.list.find((e) => e.localId === localId);
+    if (entry) {
+      this.record({ ...entry, quality });
+      return;
+    }
+    this.pendingQuality.set(localId, quality);
+    // Reports for calls that never reach the history (a window's stale call) must not pile up.
+    if (this.pendingQuality.size > 20) this.pendingQuality.delete(this.pendingQuality.keys().next().value!);
   }
 
   onChanged(listener: (entries: HistoryEntry[]) => void): () => void {

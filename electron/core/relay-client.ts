@@ -1,11 +1,13 @@
 // The agent's requests to the relay besides the event stream (relay/README.md): who am I (GET /me),
-// presence (PUT /presence) and first-claim-wins (POST /calls/{id}/claim). Every method resolves to
+// presence (PUT /presence), first-claim-wins (POST /calls/{id}/claim) and short-lived TURN
+// credentials (GET /turn-credentials). Every method resolves to
 // a Result and never throws; the agent token travels only in the Authorization header and is never
 // logged or echoed in an error.
 import { Agent, request } from 'undici';
 import { z } from 'zod';
 import type { PresenceStatus } from '../../shared/api';
 import { ANSWERED_ELSEWHERE_MESSAGE } from '../../shared/call-state';
+import { iceServersSchema, type IceServer } from '../../shared/ice-servers';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, ok, type ErrorCode, type Result, errorText } from '../../shared/result';
 import { networkErrorCode, readLimited } from './http-body';
@@ -58,6 +60,10 @@ const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optiona
 const claimWonSchema = z.object({ callId: z.string(), agentId: z.string().min(1) });
 const declinedSchema = z.object({ callId: z.string(), othersRinging: z.number().int().min(0), answeredBy: z.string().min(1).optional() });
 const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(['available', 'on_call', 'dnd']) });
+const turnCredentialsSchema = z.object({
+  iceServers: iceServersSchema.min(1),
+  ttlSec: z.number().int().positive(),
+});
 const relayErrorSchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), agentId: z.string().optional() }),
 });
@@ -127,6 +133,21 @@ export class RelayClient implements CallClaims, PresenceSink {
     if (!parsed.success) return this.unexpected('decline', status);
     const { othersRinging, answeredBy } = parsed.data;
     return ok({ othersRinging, ...(answeredBy !== undefined ? { answeredBy } : {}) });
+  }
+
+  /**
+   * GET /turn-credentials: TURN servers with a username and password valid for `ttlSec`. A relay
+   * started without --turn-secret answers 404 not_configured: `not_available` here.
+   */
+  async turnCredentials(): Promise<Result<{ iceServers: IceServer[]; ttlSec: number }>> {
+    const answer = await this.send('GET', '/turn-credentials', this.timeoutMs);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status === 404) return err('not_available', 'The relay hands out no TURN credentials (it was started without --turn-secret)', { httpStatus: 404 });
+    if (status !== 200) return this.refused('TURN credentials', status, json);
+    const parsed = turnCredentialsSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('TURN credentials', status);
+    return ok(parsed.data);
   }
 
   /** PUT /presence. */

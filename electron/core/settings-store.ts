@@ -10,6 +10,7 @@ import {
   storedSettingsSchema,
   type AccountConfig,
   type AccountSettingsInput,
+  type AccountPublicSettings,
   type PublicSettings,
   type SecretStorageKind,
   type StoredSettings,
@@ -28,8 +29,8 @@ export function publicSettingsFor(
   mode: PublicSettings['mode'],
   stored: StoredSettings | undefined,
   secrets: { hasApiKey: boolean; hasAgentToken: boolean; kind: SecretStorageKind },
-): PublicSettings {
-  const settings: PublicSettings = {
+): AccountPublicSettings {
+  const settings: AccountPublicSettings = {
     mode,
     productSegment: stored?.productSegment ?? DEFAULT_PRODUCT,
     hasApiKey: secrets.hasApiKey,
@@ -66,7 +67,7 @@ export class SettingsStore {
   }
 
   /** Validates, then stores. A blank secret keeps the stored one; a complete account needs both. */
-  async save(input: AccountSettingsInput): Promise<Result<PublicSettings>> {
+  async save(input: AccountSettingsInput): Promise<Result<AccountPublicSettings>> {
     const parsed = parseWith(accountSettingsInputSchema, input);
     if (!parsed.ok) return parsed;
     const { apiKey, agentToken, defaultCountry, ...rest } = parsed.value;
@@ -103,7 +104,7 @@ export class SettingsStore {
   }
 
   /** The saved settings as the renderer may see them; mode 'account' when they are complete. */
-  async publicSettings(): Promise<PublicSettings> {
+  async publicSettings(): Promise<AccountPublicSettings> {
     const stored = await this.readStored();
     const [apiKey, agentToken] = await Promise.all([this.secrets.get('apiKey'), this.secrets.get('agentToken')]);
     const hasApiKey = apiKey !== undefined;

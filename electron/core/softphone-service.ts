@@ -13,6 +13,7 @@ import type {
   PresenceChoice,
   PresenceStatus,
   PushMessage,
+  RelayCheck,
   SoftphoneBackend,
   commandSchemas,
 } from '../../shared/api';
@@ -21,8 +22,11 @@ import { numberFromDialLink } from '../../shared/dial-link';
 import { createLogger, type Logger } from '../../shared/log';
 import type { Preferences } from '../../shared/preferences';
 import { err, ok, type Result } from '../../shared/result';
+import type { IceConfig } from '../../shared/ice-servers';
 import type { AccountConfig, PublicSettings } from '../../shared/settings';
 import { CallCoordinator } from './call-coordinator';
+import { buildDiagnostics, CallDiagnosticsStore, ConnectionHistory, EXPORT_LOG_BYTES } from './diagnostics';
+import type { FileLogging } from './log-files';
 import { ConversationWindows } from './conversation-windows';
 import type { EmbeddedEnvironment } from './embedded-environment';
 import { RelayEventStream } from './event-stream';
@@ -30,6 +34,7 @@ import { GatewayClient } from './gateway-client';
 import { HistoryStore } from './history-store';
 import { MessageTimeline } from './message-timeline';
 import { MessagingService, type LinkChecker } from './messaging-service';
+import { mergeIceConfig, NetworkSettingsStore, RelayTurnCredentials, type NetworkFlags } from './network-settings';
 import { PreferencesStore, type PreferencesGuard } from './preferences-store';
 import { loadPresenceChoice, PresenceReporter, savePresenceChoice } from './presence';
 import { RelayClient } from './relay-client';
@@ -44,6 +49,12 @@ export interface SoftphoneServiceOptions {
   secrets: SecretStore;
   /** From command-line flags or the environment: used instead of saved settings, never persisted. */
   account?: AccountConfig;
+  /** The app's version, for "Export diagnostics" (Electron: app.getVersion(); the browser host: package.json's). */
+  appVersion?: string;
+  /** The rotating log files (electron/core/log-files.ts): read by "Export diagnostics", stopped last on close. */
+  logFiles?: FileLogging;
+  /** `--ice-servers` / `--ice-transport-policy`: used instead of the saved Network settings until a save replaces them. */
+  network?: NetworkFlags;
   /** Starts the embedded relay and sandbox; called only when there is no account. */
   embedded?: () => Promise<EmbeddedEnvironment>;
   logger?: Logger;
@@ -88,6 +99,8 @@ interface Runtime {
   stream: RelayEventStream;
   relay: RelayClient;
   presence: PresenceReporter;
+  /** The relay's short-lived TURN credentials, renewed before they expire. */
+  turn: RelayTurnCredentials;
   sandbox?: SandboxControlClient;
 }
 
@@ -104,7 +117,8 @@ export async function createSoftphoneService(options: SoftphoneServiceOptions): 
     ...(options.now ? { now: options.now } : {}),
     ...(options.checkMediaLink ? { checkLink: options.checkMediaLink } : {}),
   });
-  const service = new CoreSoftphoneService(options, history, messaging);
+  const diagnostics = await CallDiagnosticsStore.open(common);
+  const service = new CoreSoftphoneService(options, history, messaging, diagnostics);
   await service.start();
   return service;
 }
@@ -114,6 +128,8 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly now: () => number;
   private readonly settings: SettingsStore;
   private readonly prefs: PreferencesStore;
+  private readonly network: NetworkSettingsStore;
+  private readonly connections = new ConnectionHistory();
   private readonly listeners = new Set<(push: PushMessage) => void>();
   private runtime: Runtime | undefined;
   private embeddedEnv: EmbeddedEnvironment | undefined;
@@ -132,12 +148,14 @@ class CoreSoftphoneService implements SoftphoneService {
     private readonly options: SoftphoneServiceOptions,
     private readonly history: HistoryStore,
     private readonly messaging: MessagingService,
+    private readonly diagnostics: CallDiagnosticsStore,
   ) {
     this.log = options.logger ?? createLogger('softphone');
     this.now = options.now ?? Date.now;
     this.connection = { status: 'connecting', since: this.now() };
     this.settings = new SettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: this.log });
     this.prefs = new PreferencesStore({ dataDir: options.dataDir, logger: this.log, guard: options.preferencesGuard });
+    this.network = new NetworkSettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: this.log, ...(options.network ? { flags: options.network } : {}) });
     this.prefs.onChanged((preferences) => this.push({ name: 'preferencesChanged', payload: preferences }));
     history.onChanged((entries) => this.push({ name: 'historyChanged', payload: entries }));
     messaging.onConversationChanged((conversation) => this.push({ name: 'conversationChanged', payload: conversation }));
@@ -150,6 +168,11 @@ class CoreSoftphoneService implements SoftphoneService {
       reportMedia: (report) => this.withCalls((c) => c.reportMedia(report)),
       saveSettings: ({ settings }) => this.saveSettings(settings),
       clearSettings: () => this.clearSettings(),
+      saveNetworkSettings: ({ network }) => this.saveNetworkSettings(network),
+      getIceConfig: () => this.iceConfig(),
+      reportQuality: (report) => this.reportQuality(report),
+      exportDiagnostics: ({ window }) => this.exportDiagnostics(window),
+      checkRelay: () => this.checkRelay(),
       simulateIncomingCall: ({ number }) => this.withSandbox((s) => s.incoming(number)),
       simulateCustomerHangUp: ({ localId }) => this.simulateCustomerHangUp(localId),
       setPresence: ({ status }) => this.setPresence(status),
@@ -202,6 +225,18 @@ class CoreSoftphoneService implements SoftphoneService {
     return ok(request);
   }
 
+  async windowGone(calls: readonly string[] | 'all', reason: string): Promise<void> {
+    const runtime = this.runtime;
+    if (!runtime) return;
+    const owned = calls === 'all' ? undefined : new Set(calls);
+    // A ringing call lost nothing: every window prepares its own answer, and the reloaded one will too.
+    const gone = runtime.coordinator.calls().filter((c) => c.phase !== 'ended' && c.phase !== 'ringing' && (owned === undefined || owned.has(c.localId)));
+    for (const call of gone) {
+      this.log.warn('the window that carried a call\'s audio is gone: ending the call', { localId: call.localId, phase: call.phase });
+      await runtime.coordinator.reportMedia({ localId: call.localId, state: 'failed', reason });
+    }
+  }
+
   subscribe(listener: (push: PushMessage) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -216,8 +251,10 @@ class CoreSoftphoneService implements SoftphoneService {
     this.embeddedEnv = undefined;
     await this.messaging.close();
     await this.history.flush();
+    await this.diagnostics.flush();
     await this.prefs.flush();
     this.listeners.clear();
+    await this.options.logFiles?.stop();
   }
 
   private push(message: PushMessage): void {
@@ -232,6 +269,7 @@ class CoreSoftphoneService implements SoftphoneService {
 
   private setConnection(state: ConnectionState): void {
     this.connection = state;
+    this.connections.note(state);
     this.push({ name: 'connectionChanged', payload: state });
   }
 
@@ -312,12 +350,62 @@ class CoreSoftphoneService implements SoftphoneService {
 
   private async publicSettings(): Promise<PublicSettings> {
     const runtime = this.runtime;
+    const network = await this.network.publicSettings(runtime?.turn.state ?? 'unknown');
     if (runtime?.source === 'flags') {
       const { apiKey, agentToken, ...stored } = runtime.account;
-      return publicSettingsFor('account', stored, { hasApiKey: apiKey !== '', hasAgentToken: agentToken !== '', kind: this.settings.secretStorage });
+      return { ...publicSettingsFor('account', stored, { hasApiKey: apiKey !== '', hasAgentToken: agentToken !== '', kind: this.settings.secretStorage }), network };
     }
     const saved = await this.settings.publicSettings();
-    return { ...saved, mode: runtime?.source === 'saved' ? 'account' : 'sandbox' };
+    return { ...saved, mode: runtime?.source === 'saved' ? 'account' : 'sandbox', network };
+  }
+
+  /** Settings → Network: the next call uses it (a call under way keeps the path it has: no ICE restart here). */
+  private async saveNetworkSettings(input: CommandParamsOut<'saveNetworkSettings'>['network']): Promise<Result<PublicSettings>> {
+    const saved = await this.network.save(input);
+    if (!saved.ok) return saved;
+    const settings = await this.publicSettings();
+    this.push({ name: 'settingsChanged', payload: settings });
+    return ok(settings);
+  }
+
+  private async reportQuality(report: CommandParamsOut<'reportQuality'>): Promise<Result<null>> {
+    const call = this.runtime?.coordinator.call(report.localId);
+    this.history.attachQuality(report.localId, report.summary);
+    this.diagnostics.record(report, { ...(call?.callId !== undefined ? { callId: call.callId } : {}), ...(call ? { direction: call.direction } : {}) }, this.now());
+    return ok(null);
+  }
+
+  private async exportDiagnostics(window: CommandParamsOut<'exportDiagnostics'>['window']): Promise<Result<{ fileName: string; content: string }>> {
+    const logs = await this.options.logFiles?.recentLines(EXPORT_LOG_BYTES).catch((e: unknown) => {
+      this.log.warn('the log files could not be read for the export', { error: e });
+      return undefined;
+    });
+    const file = buildDiagnostics({
+      appVersion: this.options.appVersion ?? 'unknown',
+      settings: await this.publicSettings(),
+      calls: this.diagnostics.recent(),
+      connections: this.connections.list(),
+      logs,
+      ...(window ? { window } : {}),
+      now: this.now(),
+    });
+    this.log.info('diagnostics exported', { bytes: file.content.length });
+    return ok(file);
+  }
+
+  private async checkRelay(): Promise<Result<RelayCheck>> {
+    const runtime = this.runtime;
+    if (!runtime) return ok({ reachable: false, problem: 'No account is set up and the sandbox is not running', relayTurn: 'unknown' });
+    const started = performance.now();
+    const me = await runtime.relay.me();
+    const roundTripMs = Math.round(performance.now() - started);
+    await runtime.turn.current();
+    return ok(me.ok ? { reachable: true, roundTripMs, relayTurn: runtime.turn.state } : { reachable: false, problem: me.error.message, relayTurn: runtime.turn.state });
+  }
+
+  private async iceConfig(): Promise<Result<IceConfig>> {
+    const [own, relay] = await Promise.all([this.network.own(), this.runtime?.turn.current()]);
+    return ok(mergeIceConfig(own, relay));
   }
 
   private async saveSettings(input: CommandParamsOut<'saveSettings'>['settings']): Promise<Result<PublicSettings>> {
@@ -380,6 +468,7 @@ class CoreSoftphoneService implements SoftphoneService {
     const gateway = new GatewayClient({ baseUrl: account.gatewayUrl, apiKey: account.apiKey, product: account.productSegment, logger: this.log });
     const relay = new RelayClient({ url: account.relayUrl, token: account.agentToken, logger: this.log });
     const presence = new PresenceReporter({ relay, logger: this.log });
+    const turn = new RelayTurnCredentials(relay, { now: this.now, logger: this.log });
     const coordinator = new CallCoordinator({
       gateway,
       claims: relay,
@@ -413,7 +502,7 @@ class CoreSoftphoneService implements SoftphoneService {
       },
       logger: this.log,
     });
-    this.runtime = { source: source.kind, account, gateway, coordinator, stream, relay, presence, ...(sandbox ? { sandbox } : {}) };
+    this.runtime = { source: source.kind, account, gateway, coordinator, stream, relay, presence, turn, ...(sandbox ? { sandbox } : {}) };
     this.messaging.setRuntime({
       gateway,
       product: account.productSegment,
@@ -425,6 +514,7 @@ class CoreSoftphoneService implements SoftphoneService {
     // Presence first, so that a relay which has the stream also knows whether to ring this agent.
     this.syncPresence();
     stream.start();
+    turn.start();
     void this.learnAgentId(relay);
   }
 
@@ -453,6 +543,7 @@ class CoreSoftphoneService implements SoftphoneService {
     this.runtime = undefined;
     this.messaging.setRuntime(undefined);
     this.generation++;
+    runtime.turn.stop();
     await runtime.coordinator.shutdown();
     await runtime.presence.stop();
     await runtime.stream.stop().catch((e: unknown) => this.log.warn('the event stream did not stop cleanly', { error: e }));

@@ -2,7 +2,7 @@
 // service; tests supply a fake one, with the `electron` module mocked.
 import { join } from 'node:path';
 import { app, BrowserWindow, dialog, session } from 'electron';
-import type { SoftphoneBackend } from '../../shared/api';
+import { WINDOW_GONE_REASON, type SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import type { Preferences } from '../../shared/preferences';
 import type { SecretStore } from '../core/secret-store';
@@ -219,8 +219,24 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     created.on('closed', () => {
       if (window === created) window = undefined;
     });
+    // The window carries the calls' audio (the renderer owns the media): a reload, a crash or the
+    // window closing for real ends them, with the reason, rather than leave a call that shows
+    // "Connected" with no media until the service cuts it.
+    const mediaGone = (reason: string): void => {
+      if (quitPhase !== 'running') return;
+      void service?.windowGone?.('all', reason).catch((e: unknown) => logger.error('ending the calls of a gone window failed', { error: errorText(e) }));
+    };
+    let loadedOnce = false;
+    created.webContents.on('did-finish-load', () => {
+      loadedOnce = true;
+    });
+    created.webContents.on('did-start-navigation', (details) => {
+      if (loadedOnce && details.isMainFrame && !details.isSameDocument) mediaGone(WINDOW_GONE_REASON.reloaded);
+    });
+    created.on('closed', () => mediaGone(WINDOW_GONE_REASON.reloaded));
     created.webContents.on('render-process-gone', (_event, details) => {
       logger.error('the window stopped', { reason: details.reason, exitCode: details.exitCode });
+      if (details.reason !== 'clean-exit') mediaGone(WINDOW_GONE_REASON.crashed);
       rendererListening = false;
       if (details.reason !== 'clean-exit' && quitPhase === 'running' && !created.isDestroyed()) loadPage(created, location.appUrl);
     });

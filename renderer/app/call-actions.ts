@@ -10,7 +10,8 @@ import type { StoreApi } from 'zustand/vanilla';
 import { errorMessage } from '../error-texts';
 import { currentCall } from '../store/call-list';
 import type { AppState } from '../store/store';
-import type { MediaEngine, MediaFact } from '../webrtc/media-engine';
+import type { CallQualityRecord, MediaEngine, MediaFact } from '../webrtc/media-engine';
+import { callQualityStore, type CallQualityState } from '../store/call-quality';
 
 const log = createLogger('calls');
 
@@ -24,12 +25,28 @@ export interface RingtonePlayer {
 /** The part of the media engine the calls domain drives. */
 export type MediaControls = Pick<
   MediaEngine,
-  'onCall' | 'reconcile' | 'answerFor' | 'connect' | 'prepareOutgoing' | 'onFact' | 'noteTiming' | 'close' | 'closeAll' | 'setMuted' | 'sendDtmf' | 'has' | 'levels'
+  | 'onCall'
+  | 'reconcile'
+  | 'answerFor'
+  | 'connect'
+  | 'prepareOutgoing'
+  | 'onFact'
+  | 'onCondition'
+  | 'onCallQuality'
+  | 'noteTiming'
+  | 'close'
+  | 'closeAll'
+  | 'setMuted'
+  | 'sendDtmf'
+  | 'has'
+  | 'levels'
 >;
 
 export interface CallActionsDeps {
-  api: Pick<SoftphoneApi, 'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'reportMedia'>;
+  api: Pick<SoftphoneApi, 'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'reportMedia' | 'reportQuality'>;
   store: StoreApi<AppState>;
+  /** Where each call's "Reconnecting…", MOS and warnings go (store/call-quality.ts). */
+  quality?: StoreApi<CallQualityState> | undefined;
   engine: MediaControls;
   ringtone?: RingtonePlayer | undefined;
   /**
@@ -44,6 +61,7 @@ export class CallActions {
   private readonly store: StoreApi<AppState>;
   private readonly engine: MediaControls;
   private readonly ringtone: RingtonePlayer | undefined;
+  private readonly quality: StoreApi<CallQualityState>;
   private readonly afterRender: (work: () => void) => void;
   private started = false;
   /** What waits for the render: the ringing calls to prepare, and whether a ring should start. */
@@ -56,6 +74,7 @@ export class CallActions {
     this.store = deps.store;
     this.engine = deps.engine;
     this.ringtone = deps.ringtone;
+    this.quality = deps.quality ?? callQualityStore;
     this.afterRender = deps.afterRender ?? ((work) => void setTimeout(work, 0));
   }
 
@@ -68,6 +87,12 @@ export class CallActions {
     this.started = true;
     const stops: Unsubscribe[] = [];
     stops.push(this.engine.onFact((fact) => void this.reportMedia(fact)));
+    stops.push(
+      this.engine.onCondition(({ localId, reconnecting, mos, warnings }) =>
+        this.quality.getState().update(localId, { reconnecting, ...(mos !== undefined ? { mos } : {}), warnings: warnings ?? this.quality.getState().byCall[localId]?.warnings ?? [] }),
+      ),
+    );
+    stops.push(this.engine.onCallQuality((record) => void this.reportQuality(record)));
     stops.push(this.store.subscribe((s, before) => this.followRinging(s.calls, before.calls)));
     this.followRinging(this.state.calls, {});
 
@@ -245,6 +270,13 @@ export class CallActions {
   }
 
   /** A media fact from the engine, for the main process (media failed ends the call there). */
+  /** The call's media closed: its quality goes to the call history; its live view goes. */
+  private async reportQuality(record: CallQualityRecord): Promise<void> {
+    this.quality.getState().forget(record.localId);
+    const result = await this.api.reportQuality(record);
+    if (!result.ok) log.warn('the call quality could not be reported', { localId: record.localId, code: result.error.code, problem: result.error.message });
+  }
+
   private async reportMedia(fact: MediaFact): Promise<void> {
     const result = await this.api.reportMedia(fact);
     if (!result.ok && result.error.code !== 'not_found') log.warn('a media fact was not taken', { localId: fact.localId, code: result.error.code });

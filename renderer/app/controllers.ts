@@ -6,6 +6,7 @@ import type { HostLink } from '../bridge/host-link';
 import type { AppState } from '../store/store';
 import { CallActions, type MediaControls, type RingtonePlayer } from './call-actions';
 import { DeviceActions, type DeviceActionsDeps } from './device-actions';
+import { DiagnosticsActions, type DiagnosticsActionsDeps } from './diagnostics-actions';
 import { HostSync } from './host-sync';
 import { MessagingActions } from './messaging-actions';
 import { SandboxActions } from './sandbox-actions';
@@ -24,6 +25,8 @@ export interface ControllersDeps {
   keys?: KeySource | undefined;
   /** Which host this window runs in: some preferences mean something only in one of them. */
   hostKind?: 'electron' | 'browser' | undefined;
+  /** "Test my setup" and "Export diagnostics": the browser parts (the audio devices come from `audio`). */
+  diagnostics?: Pick<DiagnosticsActionsDeps, 'iceConfig' | 'measureMicrophone' | 'gather' | 'saveFile' | 'windowInfo'> | undefined;
 }
 
 /** What the components may call, one entry per domain. */
@@ -33,6 +36,7 @@ export interface Controllers {
   settings: SettingsActions;
   sandbox: SandboxActions;
   devices: DeviceActions;
+  diagnostics: DiagnosticsActions;
   /** Not a domain: the host this window runs in (the settings show what only it can do). */
   hostKind: 'electron' | 'browser';
 }
@@ -52,8 +56,11 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const sandbox = new SandboxActions({ api, store, selectContact });
   const sync = new HostSync({ api, link, store, calls, selectContact });
   const devices = new DeviceActions({ ...deps.audio, store, savePreferences: (patch) => settings.savePreferences(patch) });
+  const hostKind = deps.hostKind ?? 'browser';
+  const { devices: audioDevices, soundCheck, ringer } = deps.audio ?? {};
+  const diagnostics = new DiagnosticsActions({ ...deps.diagnostics, api, hostKind, devices: audioDevices, soundCheck, ringer });
   return {
-    controllers: { calls, messaging, settings, sandbox, devices, hostKind: deps.hostKind ?? 'browser' },
+    controllers: { calls, messaging, settings, sandbox, devices, diagnostics, hostKind },
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();

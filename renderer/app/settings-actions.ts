@@ -1,15 +1,26 @@
-// The settings domain: the settings form (save, use the sandbox) and the agent's presence.
+// The settings domain: the settings form (save, use the sandbox), the Network section and the
+// agent's presence.
 import type { PresenceChoice, SoftphoneApi } from '../../shared/api';
 import type { Preferences, PreferencesPatch } from '../../shared/preferences';
 import type { Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { parsePreferences, parsePresence, parseSettings } from '../bridge/payload-schemas';
 import { errorMessage } from '../error-texts';
+import {
+  NETWORK_FIELDS,
+  NETWORK_SAVED_TEXT,
+  draftFromNetwork,
+  networkErrorsFrom,
+  validateNetworkDraft,
+  type NetworkDraft,
+  type NetworkErrors,
+  type NetworkField,
+} from '../store/network-form';
 import { SETTINGS_FIELDS, draftFromSettings, settingsErrorsFrom, validateDraft, type SettingsField } from '../store/settings-form';
 import type { AppState } from '../store/store';
 
 export interface SettingsActionsDeps {
-  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'setPresence' | 'setPreferences'>;
+  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'saveNetworkSettings' | 'setPresence' | 'setPreferences'>;
   store: StoreApi<AppState>;
 }
 
@@ -97,6 +108,46 @@ export class SettingsActions {
     this.adoptSettings(result.value, 'The account was forgotten: you are in the sandbox.');
   }
 
+  // ---- network ----
+
+  editNetwork<F extends NetworkField>(field: F, value: NetworkDraft[F]): void {
+    this.state.editNetwork(field, value);
+  }
+
+  /**
+   * Saves the Network section; it applies from the next call (a call under way keeps its path:
+   * there is no ICE restart on this leg). Returns the first field with an error, for focus.
+   */
+  async saveNetwork(): Promise<NetworkField | null> {
+    const form = this.state.networkForm;
+    if (form.busy) return null;
+    const checked = validateNetworkDraft(form.draft, this.state.settings?.network);
+    if (!checked.ok) {
+      this.state.setNetworkForm({ errors: checked.errors, formError: null, status: null });
+      return firstNetworkField(checked.errors);
+    }
+    const sent = form.draft;
+    this.state.setNetworkForm({ busy: true, errors: {}, formError: null, status: null });
+    const result = await this.api.saveNetworkSettings({ network: checked.input });
+    if (!result.ok) {
+      const placed = networkErrorsFrom(result.error, checked.lines);
+      const formError = placed.form === null ? null : result.error.code === 'invalid_input' ? placed.form : errorMessage(result.error);
+      this.state.setNetworkForm({ busy: false, errors: placed.fields, formError });
+      return firstNetworkField(placed.fields);
+    }
+    const settings = parseSettings(result.value);
+    if (!settings.ok) {
+      this.state.setNetworkForm({ busy: false, formError: 'The softphone service answered with settings this window cannot read.' });
+      return null;
+    }
+    // Saved: the password leaves the form. What was typed while the save was under way stays a draft.
+    const current = this.state.networkForm.draft;
+    const draft = current === sent ? draftFromNetwork(settings.value.network) : current;
+    this.state.setNetworkForm({ busy: false, dirty: current !== sent, errors: {}, formError: null, status: NETWORK_SAVED_TEXT, draft });
+    this.state.setSettings(settings.value);
+    return null;
+  }
+
   private adoptSettings(value: unknown, status: string): void {
     const settings = parseSettings(value);
     if (!settings.ok) {
@@ -111,4 +162,8 @@ export class SettingsActions {
 
 function firstField(errors: Partial<Record<SettingsField, string>>): SettingsField | null {
   return SETTINGS_FIELDS.find((f) => errors[f] !== undefined) ?? null;
+}
+
+function firstNetworkField(errors: NetworkErrors): NetworkField | null {
+  return NETWORK_FIELDS.find((f) => errors[f] !== undefined) ?? null;
 }

@@ -57,6 +57,14 @@ const settingsSchema = z.looseObject({
   hasApiKey: z.boolean(),
   hasAgentToken: z.boolean(),
   secretStorage: z.enum(['os-keychain', 'owner-only-file', 'memory']),
+  network: z.looseObject({
+    servers: z.array(z.string()),
+    turnUsername: z.string().optional(),
+    hasTurnPassword: z.boolean(),
+    relayOnly: z.boolean(),
+    fromCommandLine: z.boolean(),
+    relayTurn: z.enum(['available', 'not_offered', 'unreachable', 'unknown']),
+  }),
 });
 
 const sandboxCustomerSchema = z.looseObject({

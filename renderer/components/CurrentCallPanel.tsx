@@ -4,6 +4,8 @@ import { useNow } from '../app/use-now';
 import { formatClock, peerNumberText, peerTitle, phaseText } from '../call-display';
 import { endReasonText } from '../error-texts';
 import { currentCall } from '../store/call-list';
+import { useCallQuality } from '../store/call-quality';
+import { formatMos } from '../../shared/call-quality';
 import { useAppStore } from '../store/store';
 import { Keypad } from './Keypad';
 import { LevelMeter } from './LevelMeter';
@@ -20,6 +22,8 @@ export function CurrentCallPanel() {
   const setKeypadOpen = useAppStore((s) => s.setKeypadOpen);
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
   const notice = useAppStore((s) => (call && s.callNotice?.localId === call.localId ? s.callNotice.text : null));
+  const quality = useCallQuality((s) => (call ? s.byCall[call.localId] : undefined));
+  const reconnecting = quality?.reconnecting ?? false;
   const hangUpButton = useRef<HTMLButtonElement>(null);
   const localId = call?.localId;
   const ended = call?.phase === 'ended';
@@ -49,7 +53,7 @@ export function CurrentCallPanel() {
           </p>
         </div>
         <div className="current-state">
-          {!ended && <span className={`phase phase-${call.phase}`}>{phaseText(call)}</span>}
+          {!ended && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
           {active && (
             <span role="timer" aria-label="Call duration" className="call-timer">
               {formatClock((now - call.connectedAt) / 1000)}
@@ -66,6 +70,23 @@ export function CurrentCallPanel() {
       {notice && (
         <p role="alert" className="field-error">
           {notice}
+        </p>
+      )}
+
+      {!ended && active && (
+        // Polite: a warning is read out when it appears, without cutting the agent or the customer off.
+        <div role="status" aria-label="Call quality" className="call-quality">
+          {reconnecting && <p className="quality-warning quality-reconnecting">Reconnecting… the audio stopped. Waiting for it to come back.</p>}
+          {quality?.warnings.map((w) => (
+            <p key={w.kind} className="quality-warning">
+              {w.text}
+            </p>
+          ))}
+        </div>
+      )}
+      {!ended && active && quality?.mos !== undefined && (
+        <p className="quality-score" title="Estimated call quality (MOS, 1 to 4.5) from the last second's round trip, jitter and loss">
+          Quality {formatMos(quality.mos)}
         </p>
       )}
 

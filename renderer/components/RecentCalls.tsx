@@ -1,7 +1,7 @@
 import { useMemo, useRef } from 'react';
 import { useCallActions, useMessaging, useSettingsActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
-import { formatCallTime, formatTalkTime, peerNumberText } from '../call-display';
+import { formatCallTime, formatTalkTime, peerNumberText, qualitySummaryText } from '../call-display';
 import { historyOutcomeText } from '../error-texts';
 import { useAppStore } from '../store/store';
 import type { HistoryEntry } from '../../shared/history';
@@ -88,6 +88,7 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
   const incoming = entry.direction === 'incoming';
   const dialable = entry.number !== undefined;
   const callBack = callBackLabel(entry);
+  const quality = entry.quality ? qualitySummaryText(entry.quality) : undefined;
 
   return (
     <li className="history-row">
@@ -111,6 +112,12 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
         <span className="history-main">
           <span className="history-title">{title}</span>
           {number && number !== title && <span className="history-number">{number}</span>}
+          {quality && (
+            <span className="history-quality">
+              <span className="visually-hidden">, quality </span>
+              {quality}
+            </span>
+          )}
         </span>
         <span className="history-meta">
           <span className={`history-outcome ${UNHAPPY.has(entry.outcome) ? 'is-unhappy' : ''}`} title={outcome}>
@@ -123,6 +130,7 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
             <span className="visually-hidden">, duration </span>
             {formatTalkTime(entry.durationSec)}
           </span>
+
         </span>
       </button>
       {callBack && (

@@ -3,6 +3,8 @@ import { useSettingsActions } from '../app/controllers-context';
 import { SECRET_STORAGE_TEXT } from '../call-display';
 import { AudioSettings } from './AudioSettings';
 import { DeskSettings } from './DeskSettings';
+import { DiagnosticsSettings } from './DiagnosticsSettings';
+import { NetworkSettings } from './NetworkSettings';
 import { SETTINGS_LABELS, type SettingsField } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 
@@ -129,8 +131,10 @@ export function SettingsScreen() {
           {SECRET_STORAGE_TEXT[settings.secretStorage]}
         </p>
       )}
+      <NetworkSettings />
       <AudioSettings />
       <DeskSettings />
+      <DiagnosticsSettings />
     </section>
   );
 }

@@ -65,3 +65,12 @@ export function currentCall(calls: Readonly<Record<string, CallState>>, now: num
   }
   return live ?? ended;
 }
+
+/**
+ * A call whose audio this window carries: answered, being placed or under way. Leaving the page
+ * would end it (the page owns the media), so the browser host asks before the tab closes. A
+ * ringing call loses nothing: the reloaded page rings again.
+ */
+export function hasCallWithAudio(calls: Readonly<Record<string, CallState>>): boolean {
+  return Object.values(calls).some((c) => c.phase !== 'ended' && c.phase !== 'ringing');
+}

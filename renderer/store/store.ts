@@ -14,6 +14,7 @@ import type { HostLinkState } from '../bridge/host-link';
 import { mergeCalls, mergeSnapshotCalls } from './call-list';
 import { emptyComposer, type ComposerDraft } from './composer';
 import { isWindowOpen, mergeConversation, mergeConversations } from './conversations';
+import { draftFromNetwork, type NetworkDraft, type NetworkErrors, type NetworkField } from './network-form';
 import { draftFromSettings, type SettingsDraft, type SettingsErrors, type SettingsField } from './settings-form';
 
 export interface CallsSlice {
@@ -81,6 +82,17 @@ export interface SettingsFormState {
   busy: boolean;
 }
 
+/** Settings → Network: kept apart from the account form, saved on its own. */
+export interface NetworkFormState {
+  draft: NetworkDraft;
+  /** The draft has edits not saved yet: new settings from the host do not overwrite them. */
+  dirty: boolean;
+  errors: NetworkErrors;
+  formError: string | null;
+  status: string | null;
+  busy: boolean;
+}
+
 export interface UiSlice {
   screen: 'phone' | 'settings';
   dialInput: string;
@@ -101,6 +113,7 @@ export interface UiSlice {
   sandboxSelection: string;
   sandboxError: string | null;
   settingsForm: SettingsFormState;
+  networkForm: NetworkFormState;
 }
 
 export interface StoreActions {
@@ -129,6 +142,8 @@ export interface StoreActions {
   setSandboxError(message: string | null): void;
   editSettings(field: SettingsField, value: string): void;
   setSettingsForm(patch: Partial<SettingsFormState>): void;
+  editNetwork<F extends NetworkField>(field: F, value: NetworkDraft[F]): void;
+  setNetworkForm(patch: Partial<NetworkFormState>): void;
   /** Merges a pushed or fetched conversation (the higher revision wins). */
   applyConversation(conversation: Conversation): void;
   selectContact(contact: string | null): void;
@@ -172,6 +187,7 @@ export function initialState(): StoreState {
     sandboxSelection: '',
     sandboxError: null,
     settingsForm: { draft: draftFromSettings(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
+    networkForm: { draft: draftFromNetwork(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
     conversations: {},
     selectedContact: null,
     composers: {},
@@ -190,10 +206,11 @@ export function composerFor(state: Pick<StoreState, 'composers' | 'conversations
   return emptyComposer(isWindowOpen(state.conversations[contact]?.window, now) ? 'text' : 'template', contact);
 }
 
-/** Settings from the host refill the form unless the agent is in the middle of editing it. */
+/** Settings from the host refill the forms unless the agent is in the middle of editing them. */
 function withSettings(state: StoreState, settings: PublicSettings): Partial<StoreState> {
   const form = state.settingsForm.dirty ? state.settingsForm : { ...state.settingsForm, draft: draftFromSettings(settings) };
-  return { settings, mode: settings.mode, settingsForm: form };
+  const network = state.networkForm.dirty ? state.networkForm : { ...state.networkForm, draft: draftFromNetwork(settings.network) };
+  return { settings, mode: settings.mode, settingsForm: form, networkForm: network };
 }
 
 export const appStore = createStore<AppState>()((set, get) => ({
@@ -252,6 +269,12 @@ export const appStore = createStore<AppState>()((set, get) => ({
       return { settingsForm: { ...s.settingsForm, draft: { ...s.settingsForm.draft, [field]: value }, dirty: true, errors, status: null } };
     }),
   setSettingsForm: (patch) => set((s) => ({ settingsForm: { ...s.settingsForm, ...patch } })),
+  editNetwork: (field, value) =>
+    set((s) => {
+      const { [field]: _cleared, ...errors } = s.networkForm.errors;
+      return { networkForm: { ...s.networkForm, draft: { ...s.networkForm.draft, [field]: value }, dirty: true, errors, status: null } };
+    }),
+  setNetworkForm: (patch) => set((s) => ({ networkForm: { ...s.networkForm, ...patch } })),
   applyConversation: (conversation) =>
     set((s) => {
       const merged = mergeConversation(s.conversations[conversation.contact], conversation);

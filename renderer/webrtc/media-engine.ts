@@ -17,10 +17,14 @@
 // - No renegotiation and no ICE restart on this leg: a lost path ends the call, and we say why.
 // - Mute keeps the track and sends silence (track.enabled = false).
 import type { CallState } from '../../shared/call-state';
+import { QualityMonitor, type QualitySample, type QualitySummary, type QualityWarningKind } from '../../shared/call-quality';
+import { QUALITY_SAMPLES_KEPT, type CallQualityReport } from '../../shared/diagnostics';
+import type { IceConfig } from '../../shared/ice-servers';
 import { createLogger } from '../../shared/log';
 import { err, ok, type Result, errorText } from '../../shared/result';
-import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate } from '../../shared/sdp';
+import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate, type OfferSummary } from '../../shared/sdp';
 import { watchIceGathering } from './ice-gathering';
+import { readQualitySample, type QualityCounters, type SelectedCandidatePair } from './quality-stats';
 
 const log = createLogger('media');
 
@@ -48,24 +52,54 @@ const isMissingDevice = (e: unknown): boolean =>
   typeof e === 'object' && e !== null && 'name' in e && (e.name === 'OverconstrainedError' || e.name === 'NotFoundError');
 
 /**
- * No STUN/TURN: the service's side is ice-lite with public candidates in its offer, we are the
- * controlling full agent, and it learns our address from our checks (peer-reflexive). The pool
- * pre-gathers host candidates during ringing without sending anything to anyone.
+ * With no STUN/TURN server: the service's side is ice-lite with public candidates in its offer, we
+ * are the controlling full agent, and it learns our address from our checks (peer-reflexive). A
+ * firewall that blocks outbound UDP needs a TURN server over TCP or TLS, which Settings → Network
+ * and the relay's short-lived credentials add (IceConfig). The pool pre-gathers during ringing
+ * without sending anything to anyone.
  */
 export const PEER_CONFIG: RTCConfiguration = { iceServers: [], iceCandidatePoolSize: 1, bundlePolicy: 'max-bundle' };
 
+const NO_SERVERS: IceConfig = { iceServers: [], iceTransportPolicy: 'all' };
+
 export const GATHER_CAP_MS = 1_500;
-/** How long 'disconnected' may last before the call is given up (no ICE restart exists here). */
-export const DISCONNECT_GRACE_MS = 5_000;
+/**
+ * How long media may stay away (ICE disconnected, or no RTP from the customer) before the call is
+ * given up: under the service's own cut-offs (20 s without media at the start, 30 s mid-call,
+ * protocol.md 138021/138022), so that the agent hears it from us first, with the reason.
+ */
+export const DISCONNECT_GRACE_MS = 15_000;
+/** How often a connected call's statistics are read: media checks and call quality. */
+export const MONITOR_INTERVAL_MS = 1_000;
+/** A call given up because its media did not come back. */
+export const NETWORK_LOST_REASON = 'The network connection was lost';
 
 /** What the engine tells its owner about a call's media; the owner reports it to the main process. */
 export type MediaFact = { localId: string; state: 'connected' } | { localId: string; state: 'failed'; reason: string };
+
+/** How a connected call's media is doing, once a second and whenever it changes. */
+export interface MediaCondition {
+  localId: string;
+  /** Media stopped (ICE disconnected, or nothing from the customer): "Reconnecting…" until it returns or the call is given up. */
+  reconnecting: boolean;
+  /** When media stopped (ms on the page's clock), while reconnecting. */
+  since?: number;
+  /** The last second's MOS estimate (E-model), when it had the figures. */
+  mos?: number;
+  /** The quality warnings in force, most pressing first, in words ("Poor connection: 6 % packet loss"). */
+  warnings?: { kind: QualityWarningKind; text: string }[];
+}
+
+/** What a call's media leaves behind when it closes (reportQuality): for the call history and diagnostics. */
+export type CallQualityRecord = CallQualityReport;
 
 export interface MediaEngineOptions {
   /** A problem the agent should read on this call's panel. */
   onNotice?: (localId: string, text: string) => void;
   getUserMedia?: (constraints: MediaStreamConstraints) => Promise<MediaStream>;
   createPeerConnection?: (config: RTCConfiguration) => RTCPeerConnection;
+  /** The ICE servers and transport policy of a call starting now (renderer/webrtc/ice-config.ts); none by default. */
+  iceConfig?: () => Promise<Result<IceConfig>>;
   /** Where remote <audio> elements go; document.body by default. */
   audioParent?: () => HTMLElement;
   gatherCapMs?: number;
@@ -84,6 +118,13 @@ export interface CallStats {
   inboundLevel: number;
   outboundPackets: number;
   inboundPackets: number;
+}
+
+export interface CandidatePath {
+  local: string;
+  remote: string;
+  /** A relay candidate's way to its TURN server: 'udp', 'tcp' or 'tls'. */
+  relayProtocol?: string;
 }
 
 export interface CallTimings {
@@ -117,6 +158,10 @@ interface MediaParts {
   pc: RTCPeerConnection;
   mic: MediaStream;
   track: MediaStreamTrack;
+  /** The call was built with no STUN or TURN server: host candidates are all it gathers. */
+  hostOnly: boolean;
+  /** "Relay only": every path goes through a TURN server. */
+  relayOnly: boolean;
 }
 
 /**
@@ -144,6 +189,8 @@ export interface MediaSessionReport {
   micLive?: boolean;
   micEnabled?: boolean;
   playing: boolean;
+  /** How the wait for our candidates ended (complete, settled on UDP, or the cap). */
+  gatheringEnded?: 'complete' | 'settled' | 'capped';
 }
 
 class CallMedia {
@@ -153,6 +200,21 @@ class CallMedia {
   /** The customer's answer to our offer has been applied (it comes with every later push of the call). */
   answerApplied = false;
   disconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The once-a-second statistics read of a connected call. */
+  monitor: ReturnType<typeof setInterval> | undefined;
+  /** Inbound RTP packets at the last read: media flows while this grows. */
+  inboundPackets = -1;
+  /** Set while media is away (performance.now() when it went). */
+  reconnectingSince: number | undefined;
+  readonly quality = new QualityMonitor();
+  qualityCounters: QualityCounters | undefined;
+  qualitySamples: QualitySample[] = [];
+  /** Every how many seconds a sample is kept (doubles as the call grows). */
+  sampleStride = 1;
+  secondsSampled = 0;
+  path: SelectedCandidatePair | undefined;
+  /** The last second's reading, for diagnostics and the quality bench. */
+  lastQuality: { sample: QualitySample; mos?: number; warnings: QualityWarningKind[] } | undefined;
   muted = false;
   /** The microphone device the track was asked for ('' = the system default). */
   micDevice = '';
@@ -160,6 +222,8 @@ class CallMedia {
   switching: Promise<void> = Promise.resolve();
   /** Stops listening for the current microphone track's `ended`. */
   unwatchMicrophone: () => void = () => undefined;
+  /** How the wait for our candidates ended: gathering complete, settled on UDP, or the cap. */
+  gathering: 'complete' | 'settled' | 'capped' | undefined;
   /** Set once the store has shown this call: only then may a snapshot without it close it. */
   seen = false;
   lastEnergy: { energy: number; duration: number } | null = null;
@@ -180,9 +244,12 @@ export class MediaEngine {
   private readonly sessions = new Map<string, CallMedia>();
   private readonly timings = new Map<string, CallTimings>();
   private readonly factListeners = new Set<(fact: MediaFact) => void>();
+  private readonly conditionListeners = new Set<(condition: MediaCondition) => void>();
+  private readonly qualityListeners = new Set<(record: CallQualityRecord) => void>();
   private readonly onNotice: (localId: string, text: string) => void;
   private readonly getUserMedia: (constraints: MediaStreamConstraints) => Promise<MediaStream>;
   private readonly createPeerConnection: (config: RTCConfiguration) => RTCPeerConnection;
+  private readonly iceConfig: () => Promise<Result<IceConfig>>;
   private readonly audioParent: () => HTMLElement;
   private readonly gatherCapMs: number;
   private readonly disconnectGraceMs: number;
@@ -195,6 +262,7 @@ export class MediaEngine {
     this.onNotice = options.onNotice ?? (() => undefined);
     this.getUserMedia = options.getUserMedia ?? ((c) => navigator.mediaDevices.getUserMedia(c));
     this.createPeerConnection = options.createPeerConnection ?? ((c) => new RTCPeerConnection(c));
+    this.iceConfig = options.iceConfig ?? (() => Promise.resolve(ok(NO_SERVERS)));
     this.audioParent = options.audioParent ?? (() => document.body);
     this.gatherCapMs = options.gatherCapMs ?? GATHER_CAP_MS;
     this.disconnectGraceMs = options.disconnectGraceMs ?? DISCONNECT_GRACE_MS;
@@ -204,6 +272,18 @@ export class MediaEngine {
   onFact(listener: (fact: MediaFact) => void): () => void {
     this.factListeners.add(listener);
     return () => this.factListeners.delete(listener);
+  }
+
+  /** Media stopping and coming back on connected calls ("Reconnecting…"). */
+  onCondition(listener: (condition: MediaCondition) => void): () => void {
+    this.conditionListeners.add(listener);
+    return () => this.conditionListeners.delete(listener);
+  }
+
+  /** A call's quality summary and samples, once its media closes (only calls that connected). */
+  onCallQuality(listener: (record: CallQualityRecord) => void): () => void {
+    this.qualityListeners.add(listener);
+    return () => this.qualityListeners.delete(listener);
   }
 
   has(localId: string): boolean {
@@ -331,12 +411,13 @@ export class MediaEngine {
       const { pc } = parts;
       // The service's media relays are reached over UDP (protocol.md; TCP only through TURN), and an
       // ice-lite peer never dials our TCP host candidates: with host candidates only, settle on UDP
-      // rather than wait ~120 ms for Chromium's TCP phase. With STUN/TURN servers, wait for them.
-      const hostOnly = (PEER_CONFIG.iceServers ?? []).length === 0;
-      const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: hostOnly });
+      // rather than wait ~120 ms for Chromium's TCP phase. With STUN/TURN servers, wait for them
+      // (their answers come later than host candidates), never longer than the cap.
+      const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: parts.hostOnly });
       await pc.setLocalDescription(await pc.createOffer());
-      await gathering.done;
+      session.gathering = await gathering.done;
       const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
+      requireRelayCandidate(parts, sdp);
       const checked = checkOfferSdp(sdp);
       if (!checked.ok) throw new MediaSetupError(`Our offer cannot be sent: ${checked.error.message}`);
       if (!session.ended) session.phase = { kind: 'ready', parts, sdp, held: [] };
@@ -404,6 +485,9 @@ export class MediaEngine {
     const parts = session.parts;
     session.phase = { kind: 'ended' };
     if (session.disconnectTimer !== undefined) clearTimeout(session.disconnectTimer);
+    if (session.monitor !== undefined) clearInterval(session.monitor);
+    if (session.reconnectingSince !== undefined) this.emitCondition({ localId, reconnecting: false });
+    if (session.secondsSampled > 0) this.emitQuality(session, parts?.pc);
     session.unwatchMicrophone();
     try {
       parts?.pc.close();
@@ -583,6 +667,47 @@ export class MediaEngine {
     };
   }
 
+  /**
+   * The path a call's media takes: the selected candidate pair's local and remote candidate types
+   * ('host', 'srflx', 'prflx', 'relay') and, for a relay, how this side reaches its TURN server.
+   */
+  async candidatePath(localId?: string): Promise<CandidatePath | undefined> {
+    const session = localId !== undefined ? this.sessions.get(localId) : [...this.sessions.values()].pop();
+    const pc = session?.parts?.pc;
+    if (!pc) return undefined;
+    const report = await pc.getStats();
+    const records = new Map<string, StatsRecord>();
+    report.forEach((value: unknown) => {
+      if (typeof value === 'object' && value !== null && typeof (value as StatsRecord).id === 'string') records.set((value as StatsRecord).id as string, value as StatsRecord);
+    });
+    const transport = [...records.values()].find((r) => r.type === 'transport' && typeof r.selectedCandidatePairId === 'string');
+    const pair = transport ? records.get(transport.selectedCandidatePairId as string) : undefined;
+    const local = typeof pair?.localCandidateId === 'string' ? records.get(pair.localCandidateId) : undefined;
+    const remote = typeof pair?.remoteCandidateId === 'string' ? records.get(pair.remoteCandidateId) : undefined;
+    if (!local || !remote) return undefined;
+    return {
+      local: String(local.candidateType),
+      remote: String(remote.candidateType),
+      ...(typeof local.relayProtocol === 'string' ? { relayProtocol: local.relayProtocol } : {}),
+    };
+  }
+
+  /**
+   * A call's quality as the engine judges it now: the last second's sample and MOS, the warnings in
+   * force, "Reconnecting…", and the summary so far (without a localId, the newest call's).
+   */
+  qualityOf(localId?: string): { reconnecting: boolean; sample?: QualitySample; mos?: number; warnings: QualityWarningKind[]; summary: QualitySummary } | undefined {
+    const session = localId !== undefined ? this.sessions.get(localId) : [...this.sessions.values()].pop();
+    if (!session) return undefined;
+    const last = session.lastQuality;
+    return {
+      reconnecting: session.reconnectingSince !== undefined,
+      ...(last ? { sample: last.sample, ...(last.mos !== undefined ? { mos: last.mos } : {}) } : {}),
+      warnings: last?.warnings ?? [],
+      summary: session.quality.summary(),
+    };
+  }
+
   /** Every call's media as it stands (phase, peer connection states, microphone), for diagnostics. */
   describe(): MediaSessionReport[] {
     return [...this.sessions.values()].map((session) => {
@@ -599,6 +724,7 @@ export class MediaEngine {
         }),
         ...(track && { micLive: track.readyState === 'live', micEnabled: track.enabled }),
         playing: session.audio ? !session.audio.paused : false,
+        ...(session.gathering ? { gatheringEnded: session.gathering } : {}),
       };
     });
   }
@@ -622,14 +748,18 @@ export class MediaEngine {
    * addresses in the candidates instead of registering mDNS names (which would multicast on the LAN).
    */
   private async peerWithMicrophone(session: CallMedia): Promise<MediaParts | undefined> {
+    // Asked while the microphone opens: it is normally at hand already (IceConfigSource fetches ahead).
+    const asked = this.iceConfig().catch((e: unknown) => err('internal', `The network settings could not be read (${errorText(e)}).`));
     let mic: MediaStream;
     try {
       mic = await this.openMicrophone(session);
     } catch (e) {
       throw new MediaSetupError(microphoneErrorText(e));
     }
-    if (session.ended) {
+    const ice = await asked;
+    if (session.ended || !ice.ok) {
       mic.getTracks().forEach((t) => t.stop());
+      if (!ice.ok && !session.ended) throw new MediaSetupError(ice.error.message);
       return undefined;
     }
     const track = mic.getAudioTracks()[0];
@@ -637,14 +767,15 @@ export class MediaEngine {
       mic.getTracks().forEach((t) => t.stop());
       throw new MediaSetupError('The microphone gave no audio track.');
     }
-    const pc = this.createPeerConnection(PEER_CONFIG);
+    const { iceServers, iceTransportPolicy } = ice.value;
+    const pc = this.createPeerConnection({ ...PEER_CONFIG, iceServers, iceTransportPolicy });
     pc.addEventListener('track', (ev) => {
       if (!session.ended) this.playRemote(session, ev.streams[0] ?? new MediaStream([ev.track]));
     });
     pc.addEventListener('connectionstatechange', () => this.onConnectionState(session, pc));
     track.enabled = !session.muted;
     pc.addTrack(track, mic);
-    const parts = { pc, mic, track };
+    const parts: MediaParts = { pc, mic, track, hostOnly: iceServers.length === 0 && iceTransportPolicy === 'all', relayOnly: iceTransportPolicy === 'relay' };
     this.watchMicrophone(session, track);
     // From here a close() releases them, whatever the preparation is waiting for.
     if (session.phase.kind === 'preparing') session.phase = { ...session.phase, parts };
@@ -666,15 +797,16 @@ export class MediaEngine {
       throw new MediaSetupError(`The customer's offer could not be used (${errorText(e)}).`);
     }
     if (session.ended) return;
-    const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: offerUdpOnly });
+    const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: offerUdpOnly && parts.hostOnly });
     try {
       await pc.setLocalDescription(await pc.createAnswer());
     } catch (e) {
       gathering.cancel();
       throw new MediaSetupError(`No answer could be made to the customer's offer (${errorText(e)}).`);
     }
-    await gathering.done;
+    session.gathering = await gathering.done;
     const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
+    requireRelayCandidate(parts, sdp);
     const checked = checkAnswerSdp(sdp);
     if (!checked.ok) throw new MediaSetupError(`Our answer cannot be sent: ${checked.error.message}`);
     if (!session.ended) session.phase = { kind: 'ready', parts, sdp, held: held.candidates };
@@ -699,40 +831,136 @@ export class MediaEngine {
     if (phase.kind !== 'connecting' && phase.kind !== 'connected') return;
     const state = pc.connectionState;
     log.info('media connection', { localId: session.localId, state, ice: pc.iceConnectionState });
-    if (state !== 'disconnected' && session.disconnectTimer !== undefined) {
-      clearTimeout(session.disconnectTimer);
-      session.disconnectTimer = undefined;
-    }
     switch (state) {
       case 'connected':
         if (phase.kind === 'connecting') {
           session.phase = { kind: 'connected', parts: phase.parts };
           this.emit({ localId: session.localId, state: 'connected' });
+          this.startMonitor(session);
         }
+        // Whether media really flows again is for the next statistics read to say.
         return;
       case 'disconnected':
-        if (session.disconnectTimer === undefined) {
-          session.disconnectTimer = setTimeout(() => {
-            session.disconnectTimer = undefined;
-            if (!session.ended && pc.connectionState === 'disconnected') {
-              this.reportFailed(
-                session,
-                `The network path to the customer was lost for more than ${Math.round(this.disconnectGraceMs / 1000)} s. This call cannot reconnect (the service has no ICE restart), so it was ended.`,
-              );
-            }
-          }, this.disconnectGraceMs);
-        }
+        // No ICE restart exists on this leg (protocol.md): the path comes back by itself or not at all.
+        if (phase.kind === 'connected') this.mediaAway(session);
         return;
       case 'failed': {
         let reason: string;
-        if (phase.kind === 'connected') reason = 'The network path to the customer failed during the call. This call cannot reconnect (the service has no ICE restart), so it was ended.';
-        else if (pc.iceConnectionState === 'failed') reason = 'No network path to the customer (ICE failed). A firewall may block outbound UDP to the calling service.';
+        if (phase.kind === 'connected') reason = NETWORK_LOST_REASON;
+        else if (pc.iceConnectionState === 'failed') reason = 'No network path to the customer (ICE failed). A firewall may block outbound UDP to the calling service: a TURN server over TCP or TLS (Settings → Network) gets through.';
         else reason = 'The encrypted media handshake with the customer failed (DTLS).';
         this.reportFailed(session, reason);
         return;
       }
       default:
         return;
+    }
+  }
+
+  /** Once a second while connected: does media flow? (and, from the same read, how well). */
+  private startMonitor(session: CallMedia): void {
+    if (session.monitor !== undefined) return;
+    session.monitor = setInterval(() => void this.checkMedia(session), MONITOR_INTERVAL_MS);
+  }
+
+  private async checkMedia(session: CallMedia): Promise<void> {
+    const pc = session.parts?.pc;
+    if (!pc || session.phase.kind !== 'connected') return;
+    let report: RTCStatsReport;
+    try {
+      report = await pc.getStats();
+    } catch (e) {
+      log.debug('reading call statistics failed', { localId: session.localId, problem: errorText(e) });
+      return;
+    }
+    if (session.phase.kind !== 'connected') return;
+    const pathUp = pc.connectionState === 'connected' && pc.iceConnectionState !== 'disconnected';
+    const reading = readQualitySample(report, session.qualityCounters, { at: Date.now(), micMuted: session.muted, connected: pathUp });
+    session.qualityCounters = reading.counters;
+    if (reading.pair) session.path = reading.pair;
+    this.keepSample(session, reading.sample);
+    const step = session.quality.push(reading.sample);
+    session.lastQuality = { sample: reading.sample, ...(step.mos !== undefined ? { mos: step.mos } : {}), warnings: step.active.map((w) => w.kind) };
+
+    // Media flows while inbound packets arrive: one second without any is enough to say so (a
+    // silent customer's phone still sends comfort noise or DTX packets several times a second).
+    const first = session.inboundPackets < 0;
+    session.inboundPackets = 0;
+    const flowing = reading.sample.packetsReceived > 0;
+    if (flowing && pathUp) this.mediaBack(session);
+    else if (!first || !flowing) this.mediaAway(session);
+    this.emitCondition({
+      localId: session.localId,
+      reconnecting: session.reconnectingSince !== undefined,
+      ...(session.reconnectingSince !== undefined ? { since: session.reconnectingSince } : {}),
+      ...(step.mos !== undefined ? { mos: step.mos } : {}),
+      // "Reconnecting…" says the media stopped; the same fact as a warning would say it twice.
+      warnings: step.active.filter((w) => w.kind !== 'no-inbound-media').map((w) => ({ kind: w.kind, text: w.text })),
+    });
+  }
+
+  /** Keeps evenly spread seconds, at most QUALITY_SAMPLES_KEPT: every other one is dropped when full. */
+  private keepSample(session: CallMedia, sample: QualitySample): void {
+    if (session.secondsSampled++ % session.sampleStride !== 0) return;
+    session.qualitySamples.push(sample);
+    if (session.qualitySamples.length >= QUALITY_SAMPLES_KEPT) {
+      session.qualitySamples = session.qualitySamples.filter((_, i) => i % 2 === 0);
+      session.sampleStride *= 2;
+    }
+  }
+
+  private emitQuality(session: CallMedia, pc: RTCPeerConnection | undefined): void {
+    const summarise = (sdp: string | undefined): OfferSummary | undefined => {
+      const described = sdp ? describeOffer(sdp) : undefined;
+      return described?.ok ? described.value : undefined;
+    };
+    const local = summarise(pc?.localDescription?.sdp);
+    const remote = summarise(pc?.remoteDescription?.sdp);
+    const record: CallQualityRecord = {
+      localId: session.localId,
+      summary: session.quality.summary(),
+      samples: session.qualitySamples,
+      ...(session.path ? { path: session.path } : {}),
+      ...(local || remote ? { sdp: { ...(local ? { local } : {}), ...(remote ? { remote } : {}) } } : {}),
+    };
+    for (const listener of this.qualityListeners) {
+      try {
+        listener(record);
+      } catch (e) {
+        log.error('a call quality listener failed', { localId: session.localId, error: e });
+      }
+    }
+  }
+
+  /** Media stopped: "Reconnecting…" now, the call given up if it is not back within the grace. */
+  private mediaAway(session: CallMedia): void {
+    if (session.reconnectingSince !== undefined || session.ended) return;
+    const since = performance.now();
+    session.reconnectingSince = since;
+    log.warn('media stopped: waiting for it to come back', { localId: session.localId });
+    this.emitCondition({ localId: session.localId, reconnecting: true, since });
+    session.disconnectTimer = setTimeout(() => {
+      session.disconnectTimer = undefined;
+      if (!session.ended && session.reconnectingSince !== undefined) this.reportFailed(session, NETWORK_LOST_REASON);
+    }, this.disconnectGraceMs);
+  }
+
+  private mediaBack(session: CallMedia): void {
+    if (session.reconnectingSince === undefined) return;
+    log.info('media is back', { localId: session.localId, awayMs: Math.round(performance.now() - session.reconnectingSince) });
+    session.reconnectingSince = undefined;
+    if (session.disconnectTimer !== undefined) clearTimeout(session.disconnectTimer);
+    session.disconnectTimer = undefined;
+    this.emitCondition({ localId: session.localId, reconnecting: false });
+  }
+
+  private emitCondition(condition: MediaCondition): void {
+    for (const listener of this.conditionListeners) {
+      try {
+        listener(condition);
+      } catch (e) {
+        log.error('a media condition listener failed', { localId: condition.localId, error: e });
+      }
     }
   }
 
@@ -753,6 +981,17 @@ export class MediaEngine {
       }
     }
   }
+}
+
+/**
+ * "Relay only" gathers nothing but relay candidates: a description without one means no TURN server
+ * answered, and the customer could never be reached. Said now, rather than after a silent call.
+ */
+function requireRelayCandidate(parts: MediaParts, sdp: string): void {
+  if (!parts.relayOnly || /^a=candidate:.* typ relay\b/m.test(sdp)) return;
+  throw new MediaSetupError(
+    '"Relay only" is on, but no TURN server gave this call a relay address. Check the TURN servers and their username and password in Settings → Network.',
+  );
 }
 
 type StatsRecord = Record<string, unknown>;

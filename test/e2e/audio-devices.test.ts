@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { SandboxCallReport } from '../../shared/sandbox';
-import { eventually, startStack, type Stack } from './harness';
+import { currentCall, eventually, startStack, type Stack } from './harness';
 
 /** The agent's fake microphone (assets/test/agent-voice.wav) talks at about 0.05–0.1 RMS. */
 const SPEAKING_RMS = 0.01;
@@ -55,7 +55,6 @@ const recordMicrophoneTracks = (p: Page): Promise<void> =>
 const liveMicrophoneTracks = (p: Page): Promise<number> =>
   p.evaluate(() => (window as unknown as RecordingWindow).__micTracks.filter((t) => t.readyState === 'live').length);
 
-const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
 const audioSection = (p: Page) => p.getByRole('region', { name: 'Audio' });
 const select = (p: Page, name: 'Microphone' | 'Speaker' | 'Ringer') => audioSection(p).getByRole('combobox', { name });
 const selectedLabel = (p: Page, name: 'Microphone' | 'Speaker' | 'Ringer') => select(p, name).locator('option:checked').textContent();

@@ -2,7 +2,7 @@
 // customers are real WebRTC peers; the relay is real. Audio is checked on both sides.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { agentInbound, eventually, startStack, type Stack } from './harness';
+import { currentCall, eventually, expectTwoWayAudio, incomingCard, recentCalls, startStack, type Stack } from './harness';
 
 let stack: Stack;
 let page: Page | undefined;
@@ -19,22 +19,6 @@ afterEach(async () => {
   await stack.endCalls();
 });
 
-const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
-const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
-const recentCalls = (p: Page) => p.getByRole('list', { name: 'Recent calls' });
-
-async function expectTwoWayAudio(p: Page, callId: string) {
-  const inbound = await eventually('the agent to hear the customer', async () => {
-    const s = await agentInbound(p);
-    return s.inboundEnergy > 0 ? s : undefined;
-  });
-  expect(inbound.inboundPackets).toBeGreaterThan(0);
-  const report = await eventually('the customer to hear the agent', async () => {
-    const r = await stack.callReport(callId);
-    return r.framesHeard > 0 && r.heardRms > 0.001 ? r : undefined;
-  });
-  expect(report.heardRms).toBeGreaterThan(0.001);
-}
 
 describe('incoming calls', () => {
   test('(a) answer: audio flows both ways, hang up; the gateway got accept, then terminate', async () => {
@@ -54,7 +38,7 @@ describe('incoming calls', () => {
     await card.getByRole('button', { name: 'Answer' }).click();
 
     await currentCall(page).getByText('Connected').waitFor();
-    await expectTwoWayAudio(page, callId);
+    await expectTwoWayAudio(page, stack.callReport, callId);
     const report = await stack.callReport(callId);
     expect(report.firstPacketAt).toBeGreaterThanOrEqual(clickedAt);
 
@@ -106,7 +90,7 @@ describe('incoming calls', () => {
 
     await incomingCard(page).getByRole('button', { name: 'Answer' }).click();
     await currentCall(page).getByText('Connected').waitFor();
-    await expectTwoWayAudio(page, callId);
+    await expectTwoWayAudio(page, stack.callReport, callId);
     await currentCall(page).getByRole('button', { name: 'Hang up' }).click();
     await eventually('terminate', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'terminate'));
   });
@@ -135,7 +119,7 @@ describe('outgoing calls', () => {
       const log = await stack.gatewayLog();
       return log.filter((l) => l.action === 'initiate' && l.status === 200).at(-1)?.callId;
     });
-    await expectTwoWayAudio(page, callId);
+    await expectTwoWayAudio(page, stack.callReport, callId);
 
     await stack.control('/control/hangup', { callId });
     await currentCall(page).getByText('Call ended').waitFor();

@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { DEFAULT_SHORTCUTS } from '../../shared/preferences';
-import { eventually, startStack, type Stack } from './harness';
+import { currentCall, eventually, incomingCard, startStack, type Stack } from './harness';
 
 let stack: Stack;
 let page: Page | undefined;
@@ -45,8 +45,6 @@ async function spyOnProtocolHandlers(p: Page): Promise<void> {
 
 const protocolHandlerRegistrations = (p: Page) => p.evaluate(() => (window as ProtocolHandlerSpy).protocolHandlerRegistrations);
 
-const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
-const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
 
 const initiates = async () => (await stack.gatewayLog()).filter((l) => l.action === 'initiate').length;
 

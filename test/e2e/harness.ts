@@ -7,6 +7,8 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect, onTestFailed } from 'vitest';
 import { startRelay, type RelayServer } from '../../relay/server';
+import type { TurnConfig } from '../../relay/turn-credentials';
+import type { NetworkFlags } from '../../electron/core/network-settings';
 import { startSandbox, type SandboxOptions, type SandboxServer } from '../../sandbox/server';
 import { createSoftphoneService, type SoftphoneService } from '../../electron/core/softphone-service';
 import { MemorySecretStore } from '../../electron/core/secret-store';
@@ -80,6 +82,8 @@ export interface Stack {
   browser: Browser;
   /** A second agent token, for a test's own subscriber on the relay. */
   tapToken: string;
+  /** The gateway API key the app's service uses (for a test's or a bench's own gateway requests). */
+  apiKey: string;
   /** Restarts the relay on the same port with the same secrets (its memory is lost, as in a real restart). */
   restartRelay(): Promise<void>;
   newAgentPage(): Promise<Page>;
@@ -99,7 +103,16 @@ export interface Stack {
 /** What a test may change about the sandbox: e.g. slower delivery statuses, to see each one on screen, or shorter media timeouts. */
 export type StackSandboxOptions = Pick<SandboxOptions, 'messaging' | 'timeouts'>;
 
-export async function startStack(options: { quiet?: boolean; sandbox?: StackSandboxOptions } = {}): Promise<Stack> {
+export interface StackOptions {
+  quiet?: boolean;
+  sandbox?: StackSandboxOptions;
+  /** The relay hands out TURN credentials for this server (GET /turn-credentials). */
+  relayTurn?: TurnConfig;
+  /** The app's own ICE servers and policy, as `start:browser --ice-servers … --ice-transport-policy …` gives them. */
+  network?: NetworkFlags;
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
   keepLogs(options.quiet);
   const appSecret = secret();
   const verifyToken = secret();
@@ -108,7 +121,8 @@ export async function startStack(options: { quiet?: boolean; sandbox?: StackSand
   const apiKey = secret();
   const dataDir = await mkdtemp(join(tmpdir(), 'softphone-e2e-'));
 
-  let relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: [agentToken, tapToken] });
+  const turn = options.relayTurn ? { turn: options.relayTurn } : {};
+  let relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: [agentToken, tapToken], ...turn });
   const relayPort = relay.port;
   const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...options.sandbox });
   const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken };
@@ -117,6 +131,7 @@ export async function startStack(options: { quiet?: boolean; sandbox?: StackSand
     secrets: new MemorySecretStore(),
     // The "embedded" environment is ours, so the test can restart the relay under the app.
     embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
+    ...(options.network ? { network: options.network } : {}),
   });
   const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -130,9 +145,10 @@ export async function startStack(options: { quiet?: boolean; sandbox?: StackSand
     host,
     browser,
     tapToken,
+    apiKey,
     async restartRelay() {
       await relay.close();
-      relay = await startRelay({ port: relayPort, appSecret, verifyToken, agentTokens: [agentToken, tapToken] });
+      relay = await startRelay({ port: relayPort, appSecret, verifyToken, agentTokens: [agentToken, tapToken], ...turn });
     },
     async newAgentPage() {
       return openAgentPage(browser, host.url, 'agent');
@@ -161,6 +177,25 @@ async function endLiveCalls(service: SoftphoneService): Promise<void> {
     else await service.handle('hangUp', { localId: call.localId });
   }
   await eventually('every call to end', async () => (await live()).length === 0);
+}
+
+/** The parts of the page the call tests look at (renderer/README.md "Accessible names"). */
+export const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
+export const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
+export const recentCalls = (p: Page) => p.getByRole('list', { name: 'Recent calls' });
+
+/** Audio both ways: the agent's page hears the customer, and the sandbox's customer heard the agent. */
+export async function expectTwoWayAudio(p: Page, callReport: (callId: string) => Promise<SandboxCallReport>, callId: string): Promise<void> {
+  const inbound = await eventually('the agent to hear the customer', async () => {
+    const s = await agentInbound(p);
+    return s.inboundEnergy > 0 ? s : undefined;
+  });
+  expect(inbound.inboundPackets).toBeGreaterThan(0);
+  const report = await eventually('the customer to hear the agent', async () => {
+    const r = await callReport(callId);
+    return r.framesHeard > 0 && r.heardRms > 0.001 ? r : undefined;
+  });
+  expect(report.heardRms).toBeGreaterThan(0.001);
 }
 
 /** Polls until `check` returns a value that is not undefined/false. */

@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { SandboxCallReport } from '../../shared/sandbox';
-import { eventually, startStack, type Stack } from './harness';
+import { currentCall, eventually, startStack, type Stack } from './harness';
 
 /** The customer-peer's threshold for a silent frame, about -60 dBFS. */
 const SILENCE_RMS = 0.001;
@@ -34,7 +34,6 @@ afterEach(async () => {
   page = undefined;
 });
 
-const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A customer calls, the agent answers: the call is connected and the customer hears the agent. */

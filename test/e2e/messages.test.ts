@@ -8,13 +8,12 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { SandboxTemplate } from '../../shared/sandbox';
-import { eventually, startStack, startTeamStack, type Stack, type TeamStack } from './harness';
+import { eventually, incomingCard, startStack, startTeamStack, type Stack, type TeamStack } from './harness';
 import { contactPanel, messageItem, openConversation, outboundTo } from './conversation-steps';
 
 // `read` comes well after `delivered`, so the timeline shows each status long enough to be seen.
 const SLOW_READ = { messaging: { statusDelaysMs: { sent: 100, delivered: 300, read: 3_000 } } };
 
-const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
 
 describe('one agent', () => {
   let stack: Stack;

@@ -44,7 +44,7 @@ describe('settings', () => {
       await page.getByLabel('API key').fill('key-123456789');
       await page.getByLabel('Relay URL').fill('https://relay.example.com');
       await page.getByLabel('Agent token').fill('token-123456789');
-      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByText(/must end in the version segment/i).first().waitFor();
       await expect(page.getByLabel('Gateway URL').inputValue()).resolves.toBe('https://gateway.example.com/restapi');
       await expect(page.getByLabel('Agent token').inputValue()).resolves.toBe('token-123456789');
@@ -55,7 +55,7 @@ describe('settings', () => {
       await page.getByLabel('API key').fill(other.account.apiKey);
       await page.getByLabel('Relay URL').fill(other.account.relayUrl);
       await page.getByLabel('Agent token').fill(other.account.agentToken);
-      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
 
       await eventually('account mode', async () => {
         const snap = await stack.service.handle('getSnapshot', {});

@@ -4,7 +4,7 @@
 // gateway sees exactly one accept.
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { agentInbound, eventually, startTeamStack, type TeamStack } from './harness';
+import { currentCall, eventually, expectTwoWayAudio, incomingCard, recentCalls, startTeamStack, type TeamStack } from './harness';
 
 let team: TeamStack;
 let pages: Page[] = [];
@@ -36,24 +36,8 @@ async function openAgents(): Promise<[Page, Page]> {
   return [a, b];
 }
 
-const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
-const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
-const recentCalls = (p: Page) => p.getByRole('list', { name: 'Recent calls' });
 
 const acceptsFor = async (callId: string) => (await team.gatewayLog()).filter((l) => l.callId === callId && l.action === 'accept');
-
-async function expectTwoWayAudio(p: Page, callId: string) {
-  const inbound = await eventually('the agent to hear the customer', async () => {
-    const s = await agentInbound(p);
-    return s.inboundEnergy > 0 ? s : undefined;
-  });
-  expect(inbound.inboundPackets).toBeGreaterThan(0);
-  const report = await eventually('the customer to hear the agent', async () => {
-    const r = await team.callReport(callId);
-    return r.framesHeard > 0 && r.heardRms > 0.001 ? r : undefined;
-  });
-  expect(report.heardRms).toBeGreaterThan(0.001);
-}
 
 async function hangUpAndWait(p: Page, callId: string) {
   await currentCall(p).getByRole('button', { name: 'Hang up' }).click();
@@ -71,7 +55,7 @@ describe('a team of two agents', () => {
 
     await incomingCard(alice).getByRole('button', { name: 'Answer' }).click();
     await currentCall(alice).getByText('Connected').waitFor();
-    await expectTwoWayAudio(alice, callId);
+    await expectTwoWayAudio(alice, team.callReport, callId);
 
     // Bob's card goes away and his app says why.
     await incomingCard(bob).waitFor({ state: 'detached' });
@@ -115,7 +99,7 @@ describe('a team of two agents', () => {
     });
     const loser = winner === alice ? bob : alice;
     await loser.getByText('Answered by another agent').first().waitFor();
-    await expectTwoWayAudio(winner, callId);
+    await expectTwoWayAudio(winner, team.callReport, callId);
     expect(await acceptsFor(callId)).toHaveLength(1);
     // The loser made its answer too, but never reached the customer: one peer ever sent it a check.
     expect((await team.callReport(callId)).checkedBy).toHaveLength(1);
@@ -138,7 +122,7 @@ describe('a team of two agents', () => {
     await expect(incomingCard(bob).count()).resolves.toBe(1);
     await incomingCard(bob).getByRole('button', { name: 'Answer' }).click();
     await currentCall(bob).getByText('Connected').waitFor();
-    await expectTwoWayAudio(bob, callId);
+    await expectTwoWayAudio(bob, team.callReport, callId);
     await hangUpAndWait(bob, callId);
     const actions = (await team.gatewayLog()).filter((l) => l.callId === callId).map((l) => l.action);
     expect(actions).toEqual(['accept', 'terminate']);

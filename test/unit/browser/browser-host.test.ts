@@ -169,4 +169,66 @@ describe('start:browser flags', () => {
     ).toThrow(/--gateway-url: must end in the version segment/);
     expect(() => parseBrowserHostArgs(['--bogus'], {})).toThrow(/bogus/);
   });
+
+  const STUN = { urls: 'stun:stun.example.com:3478' };
+  const TURN = { urls: ['turn:turn.example.com:443?transport=tcp', 'turns:turn.example.com:443'], username: 'agent-7', credential: 'flag-pw-0c1d2e3f' };
+
+  test('--ice-servers and --ice-transport-policy stand in for the Network settings', () => {
+    const config = parseBrowserHostArgs(['--data-dir', '/tmp/x', '--ice-servers', JSON.stringify([STUN, TURN]), '--ice-transport-policy', 'relay'], {});
+    expect(config).toEqual({ port: 0, dataDir: '/tmp/x', network: { iceServers: [STUN, TURN], iceTransportPolicy: 'relay' } });
+    expect(parseBrowserHostArgs(['--data-dir', '/tmp/x', '--ice-transport-policy', 'all'], {})).toEqual({ port: 0, dataDir: '/tmp/x', network: { iceTransportPolicy: 'all' } });
+    expect(parseBrowserHostArgs(['--data-dir', '/tmp/x', '--ice-servers', '[]'], {})).toEqual({ port: 0, dataDir: '/tmp/x', network: { iceServers: [] } });
+    expect(parseBrowserHostArgs(['--data-dir', '/tmp/x', '--ice-servers', ` [ {"urls": " stun:stun.example.com:3478 "} ] `], {}).network).toEqual({ iceServers: [STUN] });
+  });
+
+  test('the ICE flags come with an account from flags too', () => {
+    const config = parseBrowserHostArgs(
+      ['--gateway-url', 'https://gw.example.com/restapi/v1', '--api-key', 'key-123456789', '--relay-url', 'https://relay.example.com', '--relay-token', 'token-123456789', '--ice-servers', JSON.stringify([TURN])],
+      { SOFTPHONE_ICE_TRANSPORT_POLICY: 'relay' },
+    );
+    expect(config.account).toMatchObject({ gatewayUrl: 'https://gw.example.com/restapi/v1', relayUrl: 'https://relay.example.com' });
+    expect(config.network).toEqual({ iceServers: [TURN], iceTransportPolicy: 'relay' });
+  });
+
+  test('SOFTPHONE_ICE_SERVERS and SOFTPHONE_ICE_TRANSPORT_POLICY, and the flags win over them', () => {
+    const env = { SOFTPHONE_ICE_SERVERS: JSON.stringify([TURN]), SOFTPHONE_ICE_TRANSPORT_POLICY: 'relay', SOFTPHONE_DATA_DIR: '/tmp/y' };
+    expect(parseBrowserHostArgs([], env)).toEqual({ port: 0, dataDir: '/tmp/y', network: { iceServers: [TURN], iceTransportPolicy: 'relay' } });
+    expect(parseBrowserHostArgs(['--ice-servers', JSON.stringify([STUN]), '--ice-transport-policy', 'all'], env).network).toEqual({ iceServers: [STUN], iceTransportPolicy: 'all' });
+    expect(parseBrowserHostArgs([], { SOFTPHONE_ICE_TRANSPORT_POLICY: 'relay' }).network).toEqual({ iceTransportPolicy: 'relay' });
+  });
+
+  test.each([
+    [['--ice-servers', '[{"urls":"stun:stun.example.com"'], '--ice-servers: must be a JSON array of ICE servers, e.g. \'[{"urls":"turn:turn.example.com:443?transport=tcp","username":"u","credential":"p"}]\''],
+    [['--ice-servers', ''], '--ice-servers: must be a JSON array of ICE servers, e.g.'],
+    [['--ice-servers', JSON.stringify(STUN)], '--ice-servers: (root): must be a JSON array of ICE servers ({ "urls": …, "username"?: …, "credential"?: … })'],
+    [['--ice-servers', JSON.stringify([STUN, { urls: 'turn:turn.example.com' }])], '--ice-servers: [1].credential: a TURN server needs its username and credential'],
+    [['--ice-servers', JSON.stringify([{ urls: 'turn:turn.example.com', username: 'agent-7' }])], '--ice-servers: [0].credential: a TURN server needs its username and credential'],
+    [
+      ['--ice-servers', JSON.stringify([{ urls: 'stun:stun.example.com?transport=udp' }])],
+      '--ice-servers: [0].urls: must be stun:HOST[:PORT], turn:HOST[:PORT] or turns:HOST[:PORT], a TURN URL optionally followed by ?transport=udp or ?transport=tcp (got "stun:stun.example.com?transport=udp")',
+    ],
+    [['--ice-servers', JSON.stringify([{ urls: ['stun:a.example.com', 'https://turn.example.com'] }])], '--ice-servers: [0].urls[1]: must be stun:HOST[:PORT]'],
+    [['--ice-servers', JSON.stringify([{ urls: 'stun:a.example.com', password: 'x' }])], '--ice-servers: [0]: Unrecognized key: "password"'],
+    [['--ice-servers', JSON.stringify(Array.from({ length: 11 }, (_, i) => ({ urls: `stun:s${i}.example.com` })))], '--ice-servers: (root): must list at most 10 servers'],
+    [['--ice-transport-policy', 'none'], '--ice-transport-policy: must be all or relay, got "none"'],
+    [['--ice-transport-policy', 'Relay'], '--ice-transport-policy: must be all or relay, got "Relay"'],
+    [['--ice-transport-policy', ''], '--ice-transport-policy: must be all or relay, got ""'],
+  ])('refuses %j, naming the flag and the rule', (argv, message) => {
+    expect(() => parseBrowserHostArgs(argv, {})).toThrow(message);
+  });
+
+  test('names the flag when the environment variable is bad, and quotes no password', () => {
+    expect(() => parseBrowserHostArgs([], { SOFTPHONE_ICE_SERVERS: 'stun:stun.example.com' })).toThrow('--ice-servers: must be a JSON array of ICE servers');
+    expect(() => parseBrowserHostArgs([], { SOFTPHONE_ICE_TRANSPORT_POLICY: 'x'.repeat(100) })).toThrow(`--ice-transport-policy: must be all or relay, got "${'x'.repeat(40)}"`);
+    const withPassword = JSON.stringify([{ urls: 'turn:agent-7:hunter2@turn.example.com', username: 'agent-7', credential: 'hunter2' }]);
+    let message = '';
+    try {
+      parseBrowserHostArgs(['--ice-servers', withPassword], {});
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain('--ice-servers: [0].urls: ');
+    expect(message).toContain('(got a URL with a user name or password in it)');
+    expect(message).not.toContain('hunter2');
+  });
 });

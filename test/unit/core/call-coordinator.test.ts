@@ -186,7 +186,7 @@ describe('CallCoordinator: incoming calls', () => {
     incoming(h, 'wacid.in-6');
     await h.coordinator.answerCall('in:wacid.in-6', ANSWER);
     expect((await h.coordinator.reportMedia({ localId: 'in:wacid.in-6', state: 'failed', reason: 'ICE failed' })).ok).toBe(true);
-    expect(h.coordinator.call('in:wacid.in-6')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: 'Media failed: ICE failed' } });
+    expect(h.coordinator.call('in:wacid.in-6')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: 'ICE failed' } });
     await h.coordinator.whenIdle();
     expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
   });

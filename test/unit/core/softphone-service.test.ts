@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -7,7 +8,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EmbeddedEnvironment } from '../../../electron/core/embedded-environment';
 import { MemorySecretStore } from '../../../electron/core/secret-store';
 import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
+import { startRelay } from '../../../relay/server';
 import type { PushMessage } from '../../../shared/api';
+import type { PublicNetworkSettings } from '../../../shared/ice-servers';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
 import type { AccountConfig } from '../../../shared/settings';
@@ -346,5 +349,145 @@ describe('SoftphoneService desk preferences and dial links', () => {
     expect(first).toEqual({ ok: true, value: { localId: 'out:tab-1', to: '12025550101', callId: 'wacid.acc-1' } });
     expect(second).toMatchObject({ ok: false, error: { code: 'invalid_state', message: expect.stringContaining('Another call is in progress: hang up') } });
     expect(s.accountGateway.actions()).toEqual(['initiate']);
+  });
+});
+
+describe('SoftphoneService network settings', () => {
+  const TURN_PASSWORD = 'turn-pw-service-5e6f7a8b';
+  const FLAG_PASSWORD = 'flag-pw-service-1a2b3c4d';
+  const TURN_SECRET = 'turn-secret-service-9c8d';
+  const TURN_URLS = ['turn:127.0.0.1:3478?transport=udp', 'turn:127.0.0.1:443?transport=tcp'];
+  const RELAY_TOKEN = 'relay-agent-token-0003';
+
+  const networkOf = async (service: SoftphoneService): Promise<PublicNetworkSettings | undefined> => {
+    const snapshot = await service.handle('getSnapshot', {});
+    return snapshot.ok ? snapshot.value.settings.network : undefined;
+  };
+
+  async function untilNetwork(service: SoftphoneService, condition: (network: PublicNetworkSettings | undefined) => boolean, what: string): Promise<void> {
+    for (let i = 0; i < 300; i++) {
+      if (condition(await networkOf(service))) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    throw new Error(`never happened: ${what}`);
+  }
+
+  it('saves the Network section, pushes the settings without the TURN password, and builds calls with it', async () => {
+    const s = await setup();
+    // The sandbox's relay offers no TURN credentials.
+    await untilNetwork(s.service, (n) => n?.relayTurn === 'not_offered', 'the relay is asked for TURN credentials');
+    expect(await networkOf(s.service)).toEqual({ servers: [], hasTurnPassword: false, relayOnly: false, fromCommandLine: false, relayTurn: 'not_offered' });
+    expect(await s.service.handle('getIceConfig', {})).toEqual({ ok: true, value: { iceServers: [], iceTransportPolicy: 'all' } });
+
+    const saved = await s.service.handle('saveNetworkSettings', {
+      network: { servers: ['stun:stun.example.com:3478', 'turn:turn.example.com:443?transport=tcp'], turnUsername: 'agent-7', turnPassword: TURN_PASSWORD, relayOnly: true },
+    });
+    const network: PublicNetworkSettings = {
+      servers: ['stun:stun.example.com:3478', 'turn:turn.example.com:443?transport=tcp'],
+      turnUsername: 'agent-7',
+      hasTurnPassword: true,
+      relayOnly: true,
+      fromCommandLine: false,
+      relayTurn: 'not_offered',
+    };
+    expect(saved).toEqual({ ok: true, value: expect.objectContaining({ mode: 'sandbox', network }) });
+    const pushed = s.pushes.filter((p) => p.name === 'settingsChanged');
+    expect(pushed.map((p) => p.payload)).toEqual([saved.ok && saved.value]);
+    expect(await networkOf(s.service)).toEqual(network);
+
+    expect(await s.service.handle('getIceConfig', {})).toEqual({
+      ok: true,
+      value: {
+        iceServers: [{ urls: ['stun:stun.example.com:3478'] }, { urls: ['turn:turn.example.com:443?transport=tcp'], username: 'agent-7', credential: TURN_PASSWORD }],
+        iceTransportPolicy: 'relay',
+      },
+    });
+
+    // The account's settings carry the Network section along; it survives a switch of account.
+    const account = await s.service.handle('saveSettings', {
+      settings: { gatewayUrl: s.account.gatewayUrl, relayUrl: s.account.relayUrl, productSegment: 'chatapp', apiKey: ACCOUNT_KEY, agentToken: ACCOUNT_TOKEN },
+    });
+    expect(account.ok && account.value.network).toMatchObject({ servers: network.servers, hasTurnPassword: true, relayOnly: true });
+    expect(await s.service.handle('getIceConfig', {})).toMatchObject({ ok: true, value: { iceTransportPolicy: 'relay' } });
+
+    // Only getIceConfig's answer carries the password: no push, snapshot or settings answer does.
+    const snapshot = await s.service.handle('getSnapshot', {});
+    expect(JSON.stringify([s.pushes, saved, account, snapshot])).not.toContain(TURN_PASSWORD);
+  });
+
+  it('refuses a bad Network section naming the field, and changes nothing', async () => {
+    const s = await setup();
+    const noUser = await s.service.handle('saveNetworkSettings', { network: { servers: ['turns:turn.example.com:443'], turnPassword: TURN_PASSWORD, relayOnly: true } });
+    expect(noUser).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'turnUsername', message: expect.stringContaining('the TURN username is required') } });
+    const badUrl = await s.service.handle('saveNetworkSettings', { network: { servers: ['stun:stun.example.com', 'turn:turn.example.com?transport=quic'], relayOnly: false } });
+    expect(badUrl).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'servers[1]' } });
+    expect(JSON.stringify([noUser, badUrl])).not.toContain(TURN_PASSWORD);
+    expect(s.pushes.filter((p) => p.name === 'settingsChanged')).toEqual([]);
+    expect(await networkOf(s.service)).toMatchObject({ servers: [], hasTurnPassword: false, relayOnly: false });
+    expect(await readdir(s.dataDir)).not.toContain('network.json');
+  });
+
+  it("merges the relay's short-lived TURN credentials with the command line's servers, until a save replaces them", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'softphone-service-'));
+    const gateway = await startFakeGateway(() => success());
+    const relay = await startRelay({
+      port: 0,
+      appSecret: 'app-secret-service-0003',
+      agentTokens: [RELAY_TOKEN],
+      heartbeatMs: 60_000,
+      turn: { secret: TURN_SECRET, urls: TURN_URLS, ttlSec: 900 },
+    });
+    cleanups.push(async () => {
+      await Promise.all([gateway.close(), relay.close()]);
+      await rm(dataDir, { recursive: true, force: true });
+    });
+    const flagServers = [{ urls: 'stun:stun.flags.example.com' }, { urls: ['turns:turn.flags.example.com:443'], username: 'flag-user', credential: FLAG_PASSWORD }];
+    const service = await createSoftphoneService({
+      dataDir,
+      secrets: new MemorySecretStore(),
+      account: { gatewayUrl: gateway.baseUrl, apiKey: ACCOUNT_KEY, productSegment: 'chatapp', relayUrl: relay.url, agentToken: RELAY_TOKEN },
+      network: { iceServers: flagServers, iceTransportPolicy: 'relay' },
+    });
+    cleanups.push(() => service.close());
+    const pushes: PushMessage[] = [];
+    service.subscribe((push) => pushes.push(push));
+
+    await untilNetwork(service, (n) => n?.relayTurn === 'available', 'the TURN credentials arrive');
+    expect(await networkOf(service)).toEqual({
+      servers: ['stun:stun.flags.example.com', 'turns:turn.flags.example.com:443'],
+      turnUsername: 'flag-user',
+      hasTurnPassword: true,
+      relayOnly: true,
+      fromCommandLine: true,
+      relayTurn: 'available',
+    });
+
+    const before = Date.now();
+    const config = await service.handle('getIceConfig', {});
+    expect(config.ok).toBe(true);
+    if (!config.ok) return;
+    expect(config.value.iceTransportPolicy).toBe('relay');
+    expect(config.value.iceServers.slice(0, 2)).toEqual(flagServers);
+    const fromRelay = config.value.iceServers.slice(2);
+    expect(fromRelay).toHaveLength(1);
+    expect(fromRelay[0]).toEqual({ urls: TURN_URLS, username: expect.stringMatching(/^\d+:agent-1$/), credential: expect.any(String) });
+    const username = fromRelay[0]!.username!;
+    // What coturn with the same static-auth-secret checks.
+    expect(fromRelay[0]!.credential).toBe(createHmac('sha1', TURN_SECRET).update(username).digest('base64'));
+    expect(config.value.expiresAt).toBeGreaterThan(before + 890_000);
+    expect(config.value.expiresAt).toBeLessThanOrEqual(Date.now() + 900_000);
+
+    // A save replaces the command line's servers; the relay's credentials stay.
+    const saved = await service.handle('saveNetworkSettings', { network: { servers: ['stun:stun.saved.example.com'], relayOnly: false } });
+    expect(saved.ok && saved.value.network).toEqual({ servers: ['stun:stun.saved.example.com'], hasTurnPassword: false, relayOnly: false, fromCommandLine: false, relayTurn: 'available' });
+    const after = await service.handle('getIceConfig', {});
+    expect(after).toEqual({
+      ok: true,
+      value: { iceServers: [{ urls: ['stun:stun.saved.example.com'] }, { urls: TURN_URLS, username, credential: fromRelay[0]!.credential }], iceTransportPolicy: 'all', expiresAt: config.value.expiresAt },
+    });
+
+    const snapshot = await service.handle('getSnapshot', {});
+    const outside = JSON.stringify([pushes, saved, snapshot]);
+    for (const secret of [FLAG_PASSWORD, fromRelay[0]!.credential!, TURN_SECRET, RELAY_TOKEN, ACCOUNT_KEY]) expect(outside).not.toContain(secret);
   });
 });

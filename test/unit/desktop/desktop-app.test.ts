@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { PushMessage } from '../../../shared/api';
+import { WINDOW_GONE_REASON, type PushMessage } from '../../../shared/api';
 import type { Result } from '../../../shared/result';
 import type { SecretStore } from '../../../electron/core/secret-store';
 import { checkGlobalShortcuts } from '../../../electron/desktop/global-shortcuts';
@@ -120,6 +120,25 @@ describe('desktop host', () => {
       const window = theWindow();
       window.webContents.emit('render-process-gone', new FakeEvent(), { reason: 'crashed', exitCode: 139 });
       expect(window.loadURL.mock.calls).toEqual([[APP_URL], [APP_URL]]);
+    });
+
+    it('ends the calls whose audio the window carried when it reloads, crashes or closes for real; not on its first load', async () => {
+      await start();
+      const window = theWindow();
+      window.webContents.emit('did-start-navigation', { isMainFrame: true, isSameDocument: false, url: APP_URL });
+      expect(service.gone).toEqual([]);
+      window.webContents.emit('did-finish-load', new FakeEvent());
+      // A link inside the page (same document) or a frame is not the window going.
+      window.webContents.emit('did-start-navigation', { isMainFrame: true, isSameDocument: true, url: `${APP_URL}#x` });
+      window.webContents.emit('did-start-navigation', { isMainFrame: false, isSameDocument: false, url: APP_URL });
+      expect(service.gone).toEqual([]);
+      window.webContents.emit('did-start-navigation', { isMainFrame: true, isSameDocument: false, url: APP_URL });
+      expect(service.gone).toEqual([{ calls: 'all', reason: WINDOW_GONE_REASON.reloaded }]);
+      window.webContents.emit('render-process-gone', new FakeEvent(), { reason: 'crashed', exitCode: 139 });
+      expect(service.gone.at(-1)).toEqual({ calls: 'all', reason: WINDOW_GONE_REASON.crashed });
+      const before = service.gone.length;
+      window.webContents.emit('render-process-gone', new FakeEvent(), { reason: 'clean-exit', exitCode: 0 });
+      expect(service.gone.length).toBe(before);
     });
 
     it('quits when the last window is gone: calls have no audio without it', async () => {

@@ -24,6 +24,8 @@ export class FakeService implements DesktopService {
   readonly listeners = new Set<(push: PushMessage) => void>();
   readonly closing = deferred<void>();
   readonly dialLinks: string[] = [];
+  /** Every windowGone the host reported: which calls, and why. */
+  readonly gone: Array<{ calls: readonly string[] | 'all'; reason: string }> = [];
   closeCalls = 0;
   prefs: Preferences = structuredClone(DEFAULT_PREFERENCES);
   presence: AgentPresence = { choice: 'available', status: 'available' };
@@ -42,6 +44,9 @@ export class FakeService implements DesktopService {
       return ok(this.presence as never);
     }
     return ok(null as never);
+  }
+  async windowGone(calls: readonly string[] | 'all', reason: string): Promise<void> {
+    this.gone.push({ calls, reason });
   }
   subscribe(listener: (push: PushMessage) => void): () => void {
     this.listeners.add(listener);

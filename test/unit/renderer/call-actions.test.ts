@@ -4,7 +4,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CallActions, type MediaControls } from '../../../renderer/app/call-actions';
 import { appStore, resetStore } from '../../../renderer/store/store';
-import type { MediaFact } from '../../../renderer/webrtc/media-engine';
+import type { CallQualityRecord, MediaCondition, MediaFact } from '../../../renderer/webrtc/media-engine';
+import { callQualityStore, resetCallQualityStore } from '../../../renderer/store/call-quality';
 import type { CallState } from '../../../shared/call-state';
 import { err, ok, type Result } from '../../../shared/result';
 import { fakeApi, type Answers } from './fake-api';
@@ -16,6 +17,8 @@ const OFFER_SDP = 'v=0\r\no=- 5 6 IN IP4 127.0.0.1\r\n';
 function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Result<{ sdp: string }> } = {}) {
   const log: string[] = [];
   const facts = new Set<(fact: MediaFact) => void>();
+  const conditions = new Set<(condition: MediaCondition) => void>();
+  const qualities = new Set<(record: CallQualityRecord) => void>();
   const engine: MediaControls = {
     onCall: (call) => void log.push(`onCall ${call.localId} ${call.phase}`),
     reconcile: () => undefined,
@@ -32,6 +35,14 @@ function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Re
       facts.add(listener);
       return () => facts.delete(listener);
     },
+    onCondition: (listener) => {
+      conditions.add(listener);
+      return () => conditions.delete(listener);
+    },
+    onCallQuality: (listener) => {
+      qualities.add(listener);
+      return () => qualities.delete(listener);
+    },
     noteTiming: () => undefined,
     close: (localId) => void log.push(`close ${localId}`),
     closeAll: () => void log.push('closeAll'),
@@ -40,7 +51,13 @@ function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Re
     has: () => false,
     levels: async () => ({ mic: 0, customer: 0 }),
   };
-  return { engine, log, fact: (f: MediaFact) => facts.forEach((l) => l(f)) };
+  return {
+    engine,
+    log,
+    fact: (f: MediaFact) => facts.forEach((l) => l(f)),
+    condition: (c: MediaCondition) => conditions.forEach((l) => l(c)),
+    quality: (r: CallQualityRecord) => qualities.forEach((l) => l(r)),
+  };
 }
 
 function setUp(answers: Answers, engineOptions: Parameters<typeof recordingEngine>[0] = {}) {
@@ -266,6 +283,26 @@ describe('CallActions', () => {
       { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'connected' } },
       { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'failed', reason: 'ICE failed' } },
     ]);
+  });
+
+  it('shows each call\'s "Reconnecting…", MOS and warnings, and hands its quality to the main process as its media closes', async () => {
+    resetCallQualityStore();
+    const t = setUp({ reportQuality: () => ok(null) });
+    const warning = { kind: 'high-packet-loss' as const, text: 'Poor connection: 6 % packet loss' };
+    t.condition({ localId: 'in:wacid.1', reconnecting: false, mos: 3.2, warnings: [warning] });
+    expect(callQualityStore.getState().byCall['in:wacid.1']).toEqual({ reconnecting: false, mos: 3.2, warnings: [warning] });
+    // A change of the media alone (no statistics read yet) keeps the warnings it had.
+    t.condition({ localId: 'in:wacid.1', reconnecting: true, since: 10 });
+    expect(callQualityStore.getState().byCall['in:wacid.1']).toEqual({ reconnecting: true, warnings: [warning] });
+    const record = {
+      localId: 'in:wacid.1',
+      summary: { samples: 3, avgMos: 3.2, worstMos: 3.1, worstLossPercent: 6, warningsSeen: ['high-packet-loss' as const] },
+      samples: [],
+    };
+    t.quality(record);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(callQualityStore.getState().byCall['in:wacid.1']).toBeUndefined();
+    expect(t.calls).toEqual([{ name: 'reportQuality', params: record }]);
   });
 
   it('Hang up releases the media at once and sends one hangUp', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectionIndicator, formatCallTime, formatClock, formatTalkTime, peerNumberText, peerTitle, phaseText, secondsUntil } from '../../../renderer/call-display';
+import { connectionIndicator, formatCallTime, formatClock, formatTalkTime, peerNumberText, peerTitle, phaseText, qualitySummaryText, secondsUntil } from '../../../renderer/call-display';
 import { T0, active, dialing, ringing } from './fixtures';
 
 describe('call display', () => {
@@ -52,5 +52,21 @@ describe('call display', () => {
     expect(formatCallTime(new Date(2026, 2, 10, 9, 5).getTime(), now, 'en-GB')).toBe('09:05');
     expect(formatCallTime(new Date(2026, 2, 8, 9, 5).getTime(), now, 'en-GB')).toBe('Sun 09:05');
     expect(formatCallTime(new Date(2026, 0, 3, 9, 5).getTime(), now, 'en-GB')).toBe('3 Jan 09:05');
+  });
+
+  it('says "Reconnecting…" for an active call whose media is away, and nothing else changes', () => {
+    const call = active('wacid.9');
+    expect(phaseText(call)).toBe('Connected');
+    expect(phaseText(call, true)).toBe('Reconnecting…');
+    expect(phaseText(ringing('wacid.8'), true)).toBe('Incoming call');
+  });
+
+  it('sums a call\'s quality up in a few words for the recent calls', () => {
+    expect(qualitySummaryText({ samples: 60, avgMos: 4.38, worstMos: 4.36, worstLossPercent: 0, warningsSeen: [] })).toBe('MOS 4.3');
+    expect(qualitySummaryText({ samples: 60, avgMos: 3.9, worstMos: 3.1, worstLossPercent: 6.2, warningsSeen: ['high-packet-loss', 'low-mos'] })).toBe(
+      'MOS 3.9 (worst 3.1), loss up to 6.2 %; warned: packet loss, poor quality',
+    );
+    expect(qualitySummaryText({ samples: 20, avgMos: 4.4, worstMos: 4.4, worstLossPercent: 0, warningsSeen: ['no-inbound-media'] })).toBe('MOS 4.4; warned: audio stopped');
+    expect(qualitySummaryText({ samples: 0, avgMos: null, worstMos: null, worstLossPercent: null, warningsSeen: [] })).toBeUndefined();
   });
 });

@@ -27,6 +27,8 @@ function recordingEngine() {
     connect: () => undefined,
     prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
     onFact: () => () => undefined,
+    onCondition: () => () => undefined,
+    onCallQuality: () => () => undefined,
     noteTiming: () => undefined,
     close: () => undefined,
     closeAll: () => void closedAll++,

@@ -72,6 +72,8 @@ describe('the rendered desk settings', () => {
     connect: () => undefined,
     prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
     onFact: () => () => undefined,
+    onCondition: () => () => undefined,
+    onCallQuality: () => () => undefined,
     noteTiming: () => undefined,
     close: () => undefined,
     closeAll: () => undefined,

@@ -1,5 +1,6 @@
 import type { AppSnapshot } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
+import type { PublicNetworkSettings } from '../../../shared/ice-servers';
 import type { PublicSettings } from '../../../shared/settings';
 
 export const T0 = 1_760_000_000_000;
@@ -35,7 +36,17 @@ export const dialing = (localId = 'out-1', at = T0): CallState => ({
   createdAt: at,
 });
 
-export const sandboxSettings: PublicSettings = { mode: 'sandbox', productSegment: 'chatapp', hasApiKey: false, hasAgentToken: false, secretStorage: 'memory' };
+/** Settings → Network as a fresh install has it: no server, the relay not asked yet. */
+export const noNetwork: PublicNetworkSettings = { servers: [], hasTurnPassword: false, relayOnly: false, fromCommandLine: false, relayTurn: 'unknown' };
+
+export const sandboxSettings: PublicSettings = {
+  mode: 'sandbox',
+  productSegment: 'chatapp',
+  hasApiKey: false,
+  hasAgentToken: false,
+  secretStorage: 'memory',
+  network: noNetwork,
+};
 export const accountSettings: PublicSettings = {
   mode: 'account',
   gatewayUrl: 'https://gateway.example.com/restapi/v1',
@@ -45,6 +56,14 @@ export const accountSettings: PublicSettings = {
   hasApiKey: true,
   hasAgentToken: true,
   secretStorage: 'os-keychain',
+  network: {
+    servers: ['stun:stun.example.com:3478', 'turns:turn.example.com:443'],
+    turnUsername: 'agent-7',
+    hasTurnPassword: true,
+    relayOnly: false,
+    fromCommandLine: false,
+    relayTurn: 'not_offered',
+  },
 };
 
 export const snapshot = (calls: CallState[] = [], extra: Partial<AppSnapshot> = {}): AppSnapshot => ({

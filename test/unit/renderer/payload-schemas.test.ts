@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCallState, parsePush, parseSettings, parseSnapshot } from '../../../renderer/bridge/payload-schemas';
-import { T0, active, dialing, ended, ringing, snapshot } from './fixtures';
+import { T0, accountSettings, active, dialing, ended, noNetwork, ringing, snapshot } from './fixtures';
 
 describe('data from the host', () => {
   it('accepts real call states of every phase', () => {
@@ -26,6 +26,17 @@ describe('data from the host', () => {
     expect(!broken.ok && broken.error.field).toMatch(/^history\[0\]/);
     expect(parsePush('historyChanged', []).ok).toBe(true);
     expect(parsePush('connectionChanged', { status: 'reconnecting', since: T0 }).ok).toBe(false);
-    expect(parseSettings({ mode: 'account', productSegment: 'chatapp', hasApiKey: true, hasAgentToken: false, secretStorage: 'vault' }).ok).toBe(false);
+    expect(parseSettings({ mode: 'account', productSegment: 'chatapp', hasApiKey: true, hasAgentToken: false, secretStorage: 'vault', network: noNetwork }).ok).toBe(false);
+  });
+
+  it('checks the Network settings inside the settings', () => {
+    expect(parseSettings(accountSettings)).toEqual({ ok: true, value: accountSettings });
+    const { network: _network, ...withoutNetwork } = accountSettings;
+    const missing = parseSettings(withoutNetwork);
+    expect(!missing.ok && missing.error.field).toBe('network');
+    const badStatus = parseSettings({ ...accountSettings, network: { ...noNetwork, relayTurn: 'maybe' } });
+    expect(!badStatus.ok && badStatus.error.field).toBe('network.relayTurn');
+    const badServers = parseSettings({ ...accountSettings, network: { ...noNetwork, servers: 'stun:a' } });
+    expect(!badServers.ok && badServers.error.field).toBe('network.servers');
   });
 });

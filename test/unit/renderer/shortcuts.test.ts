@@ -210,6 +210,8 @@ describe('as createControllers starts them', () => {
       connect: () => undefined,
       prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
       onFact: () => () => undefined,
+      onCondition: () => () => undefined,
+      onCallQuality: () => () => undefined,
       noteTiming: () => undefined,
       close: () => undefined,
       closeAll: () => undefined,

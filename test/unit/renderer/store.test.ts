@@ -132,6 +132,7 @@ describe('the store', () => {
         'sandboxSelection',
         'sandboxError',
         'settingsForm',
+        'networkForm',
         'conversations',
         'selectedContact',
         'composers',

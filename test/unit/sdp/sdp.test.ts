@@ -149,6 +149,7 @@ describe('describeOffer', () => {
         telephoneEventPayload: 126,
         candidateCount: 1,
         candidateTransports: ['udp'],
+        candidateTypes: ['host'],
         fingerprintType: 'sha-256',
         direction: 'sendrecv',
       },

@@ -44,6 +44,25 @@ const VALID: Record<CommandName, unknown[]> = {
   ],
   saveSettings: [{ settings: SETTINGS }, { settings: { ...SETTINGS, apiKey: '', productSegment: 'acme', defaultCountry: 'GB' } }],
   clearSettings: [{}],
+  saveNetworkSettings: [
+    { network: { servers: [], relayOnly: false } },
+    { network: { servers: ['stun:stun.example.com:3478', 'turn:turn.example.com:443?transport=tcp', 'turns:turn.example.com:443'], turnUsername: 'agent-7', turnPassword: 'pw', relayOnly: true } },
+    // A blank password keeps the stored one.
+    { network: { servers: ['turn:turn.example.com'], turnUsername: 'agent-7', turnPassword: '', relayOnly: true } },
+  ],
+  getIceConfig: [{}],
+  reportQuality: [
+    { localId: 'in:wacid.1', summary: { samples: 0, avgMos: null, worstMos: null, worstLossPercent: null, warningsSeen: [] }, samples: [] },
+    {
+      localId: 'in:wacid.1',
+      summary: { samples: 2, avgMos: 4.3, worstMos: 4.1, worstLossPercent: 2, warningsSeen: ['high-packet-loss'] },
+      samples: [{ at: 1, rttMs: 40, jitterMs: 3, inboundLoss: 0.02, micMuted: false, packetsReceived: 50, bytesReceived: 4000, connected: true }],
+      path: { localType: 'relay', remoteType: 'host', relayProtocol: 'tcp' },
+      sdp: { local: { iceLite: false, codecs: [{ payload: 111, name: 'opus', rate: 48000, channels: 2 }], candidateCount: 1, candidateTransports: ['udp'], candidateTypes: ['relay'] } },
+    },
+  ],
+  exportDiagnostics: [{}, { window: { userAgent: 'Mozilla/5.0', language: 'en-GB', hostKind: 'browser' } }],
+  checkRelay: [{}],
   simulateIncomingCall: [{ number: '442079460958' }],
   simulateCustomerHangUp: [{ localId: 'in:wacid.1' }],
   setPresence: [{ status: 'available' }, { status: 'dnd' }],
@@ -156,6 +175,29 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ keepKey: true }, '(root)', 'Unrecognized key: "keepKey"'],
     ['all', '(root)'],
   ],
+  saveNetworkSettings: [
+    [{}, 'network'],
+    [{ servers: [], relayOnly: false }, 'network', '(root): Unrecognized keys: "servers", "relayOnly"'], // the section not wrapped
+    [{ network: { servers: ['stun:stun.example.com?transport=udp'], relayOnly: false } }, 'network.servers[0]', 'must be stun:HOST[:PORT], turn:HOST[:PORT] or turns:HOST[:PORT]'],
+    [{ network: { servers: 'stun:stun.example.com', relayOnly: false } }, 'network.servers', 'must be a list of server URLs'],
+    [{ network: { servers: [], relayOnly: 'yes' } }, 'network.relayOnly', 'must be true or false'],
+    [{ network: { servers: [], relayOnly: false, turnPassword: 'p'.repeat(513) } }, 'network.turnPassword', 'the TURN password is too long (512 characters at most)'],
+    [{ network: { servers: [], relayOnly: false, hasTurnPassword: true } }, 'network', 'Unrecognized key: "hasTurnPassword"'],
+  ],
+  getIceConfig: [
+    [{ refresh: true }, '(root)', 'Unrecognized key: "refresh"'],
+    [null, '(root)'],
+  ],
+  reportQuality: [
+    [{ localId: 'in:wacid.1', samples: [] }, 'summary'],
+    [{ localId: 'in:wacid.1', summary: { samples: 1, avgMos: 9, worstMos: null, worstLossPercent: null, warningsSeen: [] }, samples: [] }, 'summary.avgMos'],
+    [{ localId: 'in:wacid.1', summary: { samples: 0, avgMos: null, worstMos: null, worstLossPercent: null, warningsSeen: [] }, samples: [], path: { localType: 'satellite', remoteType: 'host' } }, 'path.localType', 'must be host, srflx, prflx or relay'],
+  ],
+  exportDiagnostics: [
+    [{ window: { userAgent: 'x'.repeat(513), language: 'en', hostKind: 'browser' } }, 'window.userAgent', 'is too long'],
+    [{ window: { userAgent: 'x', language: 'en', hostKind: 'kiosk' } }, 'window.hostKind'],
+  ],
+  checkRelay: [[{ deep: true }, '(root)', 'Unrecognized key: "deep"']],
   simulateIncomingCall: [
     [{ number: '' }, 'number'],
     [{ number: '4'.repeat(65) }, 'number'],
@@ -275,7 +317,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(21);
+    expect(Object.keys(results)).toHaveLength(26);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words", () => {

@@ -1,0 +1,48 @@
+// How each connected call's media is doing, from the media engine once a second: "Reconnecting…"
+// while media is away, the MOS estimate and the quality warnings in words. Kept apart from the app
+// store: it changes every second, and only the call panel reads it. app/call-actions.ts is its only
+// writer. Tests call resetCallQualityStore().
+import { useStore } from 'zustand';
+import { createStore } from 'zustand/vanilla';
+import type { QualityWarningKind } from '../../shared/call-quality';
+
+export interface CallQualityView {
+  reconnecting: boolean;
+  mos?: number;
+  warnings: { kind: QualityWarningKind; text: string }[];
+}
+
+export interface CallQualityState {
+  byCall: Readonly<Record<string, CallQualityView>>;
+  update(localId: string, view: CallQualityView): void;
+  forget(localId: string): void;
+}
+
+const sameView = (a: CallQualityView | undefined, b: CallQualityView): boolean =>
+  a !== undefined &&
+  a.reconnecting === b.reconnecting &&
+  a.mos === b.mos &&
+  a.warnings.length === b.warnings.length &&
+  a.warnings.every((w, i) => w.kind === b.warnings[i]?.kind && w.text === b.warnings[i]?.text);
+
+export const callQualityStore = createStore<CallQualityState>()((set, get) => ({
+  byCall: {},
+  update: (localId, view) => {
+    if (sameView(get().byCall[localId], view)) return;
+    set((s) => ({ byCall: { ...s.byCall, [localId]: view } }));
+  },
+  forget: (localId) =>
+    set((s) => {
+      if (!(localId in s.byCall)) return {};
+      const { [localId]: _gone, ...rest } = s.byCall;
+      return { byCall: rest };
+    }),
+}));
+
+export function resetCallQualityStore(): void {
+  callQualityStore.setState({ byCall: {} });
+}
+
+export function useCallQuality<T>(selector: (state: CallQualityState) => T): T {
+  return useStore(callQualityStore, selector);
+}

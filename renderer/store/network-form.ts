@@ -1,0 +1,159 @@
+// Settings → Network as the agent types it: the servers one per line, the TURN username and
+// password (blank keeps the stored one), "Relay only". It is checked with the main process's own
+// schema (shared/ice-servers.ts) before it goes out, and a server's error names its line, counted as
+// the agent sees the box, blank lines included.
+import { isTurnUrl, networkSettingsInputSchema, type NetworkSettingsInput, type PublicNetworkSettings, type RelayTurnStatus } from '../../shared/ice-servers';
+import type { AppError } from '../../shared/result';
+import { sentence } from './composer';
+
+export const NETWORK_FIELDS = ['servers', 'turnUsername', 'turnPassword', 'relayOnly'] as const;
+export type NetworkField = (typeof NETWORK_FIELDS)[number];
+
+export interface NetworkDraft {
+  /** The textarea's text: one URL per line. */
+  servers: string;
+  turnUsername: string;
+  /** Blank means "keep the stored one"; never filled from the host, which does not have it to give. */
+  turnPassword: string;
+  relayOnly: boolean;
+}
+export type NetworkErrors = Partial<Record<NetworkField, string>>;
+
+export const NETWORK_LABELS: Readonly<Record<NetworkField, string>> = {
+  servers: 'STUN and TURN servers',
+  turnUsername: 'TURN username',
+  turnPassword: 'TURN password',
+  relayOnly: 'Relay only',
+};
+
+export const NETWORK_SAVED_TEXT = 'Network settings saved. They apply from the next call.';
+export const RELAY_ONLY_WARNING = 'Relay only needs a TURN server: add one, or calls will not connect.';
+export const COMMAND_LINE_TEXT = 'Set from the command line (--ice-servers). Saving here replaces it for this run and after.';
+// The same rules the main process applies on save (electron/core/network-settings.ts), checked here too
+// so that every field's problem shows at once.
+const USERNAME_REQUIRED = 'The TURN username is required for a turn: or turns: server';
+const PASSWORD_REQUIRED = 'The TURN password is required for a turn: or turns: server';
+
+export function draftFromNetwork(network: PublicNetworkSettings | null | undefined): NetworkDraft {
+  return {
+    servers: network?.servers.join('\n') ?? '',
+    turnUsername: network?.turnUsername ?? '',
+    turnPassword: '',
+    relayOnly: network?.relayOnly ?? false,
+  };
+}
+
+/** The lines that hold something, trimmed, with their line numbers (from 1) in the box. */
+export function serverLines(text: string): { line: number; url: string }[] {
+  return text
+    .split(/\r\n|\r|\n/)
+    .map((raw, i) => ({ line: i + 1, url: raw.trim() }))
+    .filter((l) => l.url !== '');
+}
+
+export interface CheckedNetwork {
+  input: NetworkSettingsInput;
+  /** The box's line number of each server sent, so that a refusal of `servers[i]` can name it. */
+  lines: number[];
+}
+
+export function draftToNetworkInput(draft: NetworkDraft): CheckedNetwork {
+  const lines = serverLines(draft.servers);
+  return {
+    input: {
+      servers: lines.map((l) => l.url),
+      turnUsername: draft.turnUsername.trim(),
+      // Only spaces count as blank ("keep the stored one"); anything else goes as typed.
+      turnPassword: draft.turnPassword.trim() === '' ? '' : draft.turnPassword,
+      relayOnly: draft.relayOnly,
+    },
+    lines: lines.map((l) => l.line),
+  };
+}
+
+const lineRule = (lines: readonly number[], index: number, rule: string): string => `Line ${lines[index] ?? index + 1}: ${rule}`;
+
+/**
+ * Checks the draft with the schema the main process uses, every field at once, and the TURN
+ * credentials a turn: server needs. `saved` says whether a password is stored already; with the
+ * command line's settings in force that is the main process's to judge.
+ */
+export function validateNetworkDraft(
+  draft: NetworkDraft,
+  saved: PublicNetworkSettings | null | undefined,
+): ({ ok: true } & CheckedNetwork) | { ok: false; errors: NetworkErrors } {
+  const checked = draftToNetworkInput(draft);
+  const errors: NetworkErrors = {};
+  const serverRules: string[] = [];
+  const parsed = networkSettingsInputSchema.safeParse(checked.input);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const [field, index] = issue.path;
+      if (field === 'servers' && typeof index === 'number') serverRules.push(lineRule(checked.lines, index, issue.message));
+      else if (isNetworkField(field) && errors[field] === undefined) errors[field] = sentence(issue.message);
+    }
+  }
+  if (serverRules.length > 0) errors.servers = serverRules.join('; ');
+  if (checked.input.servers.some(isTurnUrl)) {
+    if (checked.input.turnUsername === '' && errors.turnUsername === undefined) errors.turnUsername = USERNAME_REQUIRED;
+    if (checked.input.turnPassword === '' && errors.turnPassword === undefined && saved?.hasTurnPassword !== true && saved?.fromCommandLine !== true) {
+      errors.turnPassword = PASSWORD_REQUIRED;
+    }
+  }
+  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, ...checked };
+}
+
+const isNetworkField = (key: unknown): key is NetworkField => typeof key === 'string' && (NETWORK_FIELDS as readonly string[]).includes(key);
+
+/** "network.servers[1]", "servers[1]", "turnUsername" → the field and, for a server, its index. */
+function networkPlace(path: string | undefined): { field: NetworkField; index?: number } | undefined {
+  const m = path === undefined ? null : /^(?:network\.)?(\w+)(?:\[(\d+)\])?$/.exec(path);
+  if (!m || !isNetworkField(m[1])) return undefined;
+  return m[2] === undefined ? { field: m[1] } : { field: m[1], index: Number(m[2]) };
+}
+
+/**
+ * Where a saveNetworkSettings error goes: next to the field it names (a server's error names its
+ * line), else above the form. The main process's invalid_input message lists "path: rule" pairs
+ * joined by "; " (shared/validation.ts); `lines` are those of the draft that was sent.
+ */
+export function networkErrorsFrom(error: Pick<AppError, 'field' | 'message'>, lines: readonly number[]): { fields: NetworkErrors; form: string | null } {
+  const fields: NetworkErrors = {};
+  const serverRules: string[] = [];
+  const rest: string[] = [];
+  for (const part of error.message.split('; ')) {
+    const m = /^([\w.[\]]+): (.+)$/s.exec(part);
+    const place = m ? networkPlace(m[1]) : undefined;
+    if (!m || !place) rest.push(part);
+    else if (place.field === 'servers' && place.index !== undefined) serverRules.push(lineRule(lines, place.index, m[2]!));
+    else if (fields[place.field] === undefined) fields[place.field] = sentence(m[2]!);
+  }
+  if (serverRules.length > 0 && fields.servers === undefined) fields.servers = serverRules.join('; ');
+  const named = networkPlace(error.field)?.field;
+  if (named && fields[named] === undefined) {
+    fields[named] = sentence(rest.length > 0 ? rest.join('; ') : error.message);
+    return { fields, form: null };
+  }
+  return { fields, form: rest.length > 0 ? rest.join('; ') : null };
+}
+
+/** "Relay only" with no TURN server to relay through: calls would gather no candidate at all. */
+export function relayOnlyWarning(draft: NetworkDraft, relayTurn: RelayTurnStatus | undefined): string | null {
+  if (!draft.relayOnly || relayTurn === 'available') return null;
+  return serverLines(draft.servers).some((l) => isTurnUrl(l.url)) ? null : RELAY_ONLY_WARNING;
+}
+
+/** Where calls get TURN from besides the servers listed: the relay's short-lived credentials, when it hands them out. */
+export function relayTurnNote(relayTurn: RelayTurnStatus | undefined): { text: string; tone: 'info' | 'quiet' | 'warning' } | null {
+  switch (relayTurn) {
+    case 'available':
+      return { text: 'The relay hands out TURN credentials: calls use its TURN servers without a password.', tone: 'info' };
+    case 'not_offered':
+      return { text: 'The relay hands out no TURN credentials: list a TURN server here if calls need one.', tone: 'quiet' };
+    case 'unreachable':
+      return { text: "The relay's TURN credentials could not be fetched: calls use only the servers listed here until it answers.", tone: 'warning' };
+    case 'unknown':
+    case undefined:
+      return null;
+  }
+}

@@ -1,0 +1,59 @@
+// What a call leaves for support (Settings → "Export diagnostics"): its quality samples, the path
+// its media took, and what each side's description said — never an address, an ICE password, a
+// fingerprint, a key, a token or a full phone number.
+import { z } from 'zod';
+import { qualitySampleSchema, qualitySummarySchema, type QualitySample, type QualitySummary } from './call-quality';
+import type { OfferSummary } from './sdp';
+
+/** Seconds a call keeps for diagnostics: an hour-long call is thinned, a short one kept whole. */
+export const QUALITY_SAMPLES_KEPT = 300;
+/** Calls whose diagnostics are kept. */
+export const CALL_DIAGNOSTICS_KEPT = 20;
+
+const candidateType = z.enum(['host', 'srflx', 'prflx', 'relay'], 'must be host, srflx, prflx or relay');
+const shortText = z.string().max(16);
+
+/** The selected candidate pair (renderer/webrtc/quality-stats.ts SelectedCandidatePair). */
+export const callPathSchema = z.strictObject({
+  localType: candidateType,
+  remoteType: candidateType,
+  localProtocol: shortText.optional(),
+  relayProtocol: shortText.optional(),
+  currentRoundTripTime: z.number().finite().nonnegative().max(60).optional(),
+});
+export type CallPath = z.infer<typeof callPathSchema>;
+
+/** shared/sdp.ts describeOffer's summary: codecs, candidate counts and transports, roles; no addresses. */
+export const sdpSummarySchema = z.strictObject({
+  iceLite: z.boolean(),
+  setup: shortText.optional(),
+  codecs: z
+    .array(z.strictObject({ payload: z.number().int().min(0).max(127), name: z.string().max(64), rate: z.number().int().positive().max(1_000_000).optional(), channels: z.number().int().min(0).max(16).optional() }))
+    .max(64),
+  telephoneEventPayload: z.number().int().min(0).max(127).optional(),
+  candidateCount: z.number().int().min(0).max(1000),
+  candidateTransports: z.array(shortText).max(8),
+  candidateTypes: z.array(shortText).max(8),
+  fingerprintType: shortText.optional(),
+  direction: shortText.optional(),
+}) satisfies z.ZodType<OfferSummary>;
+
+/** What the window reports as a call's media closes (reportQuality). */
+export const callQualityReportSchema = z.strictObject({
+  localId: z.string().min(1, 'must not be empty').max(200, 'is too long'),
+  summary: qualitySummarySchema,
+  samples: z.array(qualitySampleSchema).max(QUALITY_SAMPLES_KEPT, `must hold at most ${QUALITY_SAMPLES_KEPT} samples`),
+  path: callPathSchema.optional(),
+  sdp: z.strictObject({ local: sdpSummarySchema.optional(), remote: sdpSummarySchema.optional() }).optional(),
+});
+export type CallQualityReport = z.infer<typeof callQualityReportSchema>;
+
+/** One call in the diagnostics file. */
+export interface CallDiagnostics extends CallQualityReport {
+  callId?: string;
+  direction?: 'incoming' | 'outgoing';
+  /** When the report arrived (unix ms). */
+  at: number;
+}
+
+export type { QualitySample, QualitySummary };

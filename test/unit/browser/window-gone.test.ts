@@ -1,0 +1,84 @@
+// The browser host ends the calls whose audio a page carried when that page's socket closes (a
+// reload, the tab closed): only the calls it answered or placed, and not when the host itself stops.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
+import WebSocket from 'ws';
+import { startBrowserHost, type BrowserHost } from '../../../electron/browser/browser-host';
+import { WINDOW_GONE_REASON, type WsServerFrame } from '../../../shared/api';
+import { configureLogging } from '../../../shared/log';
+import { FakeService } from '../desktop/fake-service';
+
+let staticDir: string;
+let service: FakeService;
+let host: BrowserHost;
+
+beforeAll(async () => {
+  configureLogging({ level: 'error' });
+  staticDir = await mkdtemp(join(tmpdir(), 'softphone-static-'));
+  await writeFile(join(staticDir, 'index.html'), '<!doctype html><title>Softphone</title>');
+});
+afterAll(async () => {
+  await rm(staticDir, { recursive: true, force: true });
+});
+beforeEach(async () => {
+  await host?.close();
+  service = new FakeService();
+  host = await startBrowserHost({ backend: service, staticDir });
+  return () => host.close();
+});
+
+async function page(): Promise<{ ws: WebSocket; send(id: number, command: string, params: unknown): Promise<void> }> {
+  const ws = new WebSocket(`ws://127.0.0.1:${host.port}/api?token=${encodeURIComponent(host.token)}`, { origin: host.origin });
+  const frames: WsServerFrame[] = [];
+  ws.on('message', (d) => frames.push(JSON.parse(d.toString()) as WsServerFrame));
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  return {
+    ws,
+    async send(id, command, params) {
+      ws.send(JSON.stringify({ id, command, params }));
+      for (let i = 0; i < 200 && !frames.some((f) => f.kind === 'result' && f.id === id); i++) await new Promise((r) => setTimeout(r, 10));
+    },
+  };
+}
+
+const closed = (ws: WebSocket) => new Promise((resolve) => (ws.readyState === ws.CLOSED ? resolve(undefined) : ws.once('close', resolve)));
+const settle = async (check: () => boolean) => {
+  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+};
+
+test('a page that answered and placed calls closes: exactly those calls end, with the reason', async () => {
+  const agent = await page();
+  await agent.send(1, 'answerCall', { localId: 'in:wacid.1', sdp: 'v=0' });
+  await agent.send(2, 'startCall', { localId: 'out:abcdef123456', to: '+12025550101', sdp: 'v=0' });
+  await agent.send(3, 'getSnapshot', {});
+  const onlyWatching = await page();
+  await onlyWatching.send(1, 'getSnapshot', {});
+  onlyWatching.ws.close();
+  await closed(onlyWatching.ws);
+  agent.ws.close();
+  await settle(() => service.gone.length > 0);
+  expect(service.gone).toEqual([{ calls: ['in:wacid.1', 'out:abcdef123456'], reason: WINDOW_GONE_REASON.reloaded }]);
+});
+
+test('a page that carried no call closes: nothing ends', async () => {
+  const watcher = await page();
+  await watcher.send(1, 'declineCall', { localId: 'in:wacid.2' });
+  watcher.ws.close();
+  await closed(watcher.ws);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(service.gone).toEqual([]);
+});
+
+test('the host stopping (the app quitting) leaves ending the calls to the service', async () => {
+  const agent = await page();
+  await agent.send(1, 'answerCall', { localId: 'in:wacid.3', sdp: 'v=0' });
+  await host.close();
+  await closed(agent.ws);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(service.gone).toEqual([]);
+});
