@@ -15,6 +15,7 @@ import { hasCallWithAudio } from './store/call-list';
 import { MediaEngine } from './webrtc/media-engine';
 import { AudioDevices } from './webrtc/audio-devices';
 import { IceConfigSource } from './webrtc/ice-config';
+import { LogForwarder } from './app/log-forwarder';
 import { browserSoundCheck } from './sound/device-check';
 import { measureMicrophonePeak } from './sound/microphone-level';
 import { gatherCandidates } from './webrtc/candidate-probe';
@@ -22,6 +23,8 @@ import './styles.css';
 import { errorText } from '../shared/result';
 
 const host = resolveSoftphoneHost(window);
+// The window's log records join the main process's log files (for "Export diagnostics").
+new LogForwarder(host.api).start();
 const iceConfig = new IceConfigSource(host.api);
 const engine = new MediaEngine({
   onNotice: (localId, text) => appStore.getState().setCallNotice({ localId, text }),

@@ -119,6 +119,27 @@ export const commandSchemas = {
       })
       .optional(),
   }),
+  /**
+   * The window's own log records (already redacted there), for the log files and "Export
+   * diagnostics": main redacts them again and writes them under the logger "window".
+   */
+  writeLogs: z.strictObject({
+    records: z
+      .array(
+        z.strictObject({
+          t: z.string().max(40, 'is too long'),
+          level: z.enum(['debug', 'info', 'warn', 'error'], 'must be debug, info, warn or error'),
+          logger: z.string().max(64, 'is too long'),
+          msg: z.string().max(2000, 'is too long (2000 characters at most)'),
+          fields: z
+            .record(z.string().max(64), z.unknown())
+            .refine((f) => JSON.stringify(f).length <= 4096, 'must be at most 4096 characters as JSON')
+            .optional(),
+        }),
+        { error: 'must be a list of log records' },
+      )
+      .max(100, 'must hold at most 100 records'),
+  }),
   /** "Test my setup", main's part: is the relay reachable, and does it hand out TURN credentials? */
   checkRelay: z.strictObject({}),
   /** Sandbox only: a simulated customer calls the business. */
@@ -243,6 +264,7 @@ export interface CommandResults {
   getIceConfig: IceConfig;
   exportDiagnostics: { fileName: string; content: string };
   checkRelay: RelayCheck;
+  writeLogs: null;
   simulateIncomingCall: { callId: string };
   simulateCustomerHangUp: null;
   setPresence: AgentPresence;

@@ -28,7 +28,7 @@ export interface LogDestination {
 export type LogSink = (line: string, level: LogLevel) => void;
 
 // An SDP carries ICE credentials and the DTLS fingerprint; its type ("offer"/"answer") is only diagnostic.
-const SECRET_KEY = /(api[-_]?key|token|secret|password|authorization|signature|cookie|sdp(?!_?type))/i;
+const SECRET_KEY = /(api[-_]?key|token|secret|password|credential|pwd|authorization|signature|cookie|sdp(?!_?type))/i;
 const PHONE_KEY = /^(to|from|number|phone|wa_id|recipient_id|recipientId|input)$/i;
 
 // Names that mark a secret inside free text: `token=…`, `"apiKey":"…"`, `Authorization: Bearer …`,

@@ -242,8 +242,11 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     const { id, command, params } = frame.value;
     const parsed = parseWith(commandSchemas[command], params ?? {});
     if (!parsed.ok) return { kind: 'result', id, result: parsed };
-    // Counted from the moment the command arrives: a reload while the accept is on its way must end the call too.
-    if (command === 'answerCall' || command === 'startCall') mediaCalls.add((parsed.value as { localId: string }).localId);
+    // Counted from the moment the command arrives: a reload while the accept is on its way must end
+    // the call too. A refused one (a colleague's tab answered first) is not this page's to end.
+    const mediaCall = command === 'answerCall' || command === 'startCall' ? (parsed.value as { localId: string }).localId : undefined;
+    const knownBefore = mediaCall !== undefined && mediaCalls.has(mediaCall);
+    if (mediaCall !== undefined) mediaCalls.add(mediaCall);
     let result: Result<unknown>;
     try {
       result = await options.backend.handle(command as CommandName, parsed.value as never);
@@ -251,6 +254,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
       log.error('command failed', { command, error: e });
       result = err('internal', 'Something went wrong in the app; the details are in its log');
     }
+    if (mediaCall !== undefined && !result.ok && !knownBefore) mediaCalls.delete(mediaCall);
     return { kind: 'result', id, result };
   }
 

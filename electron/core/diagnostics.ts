@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { ConnectionState } from '../../shared/api';
 import { CALL_DIAGNOSTICS_KEPT, callQualityReportSchema, type CallDiagnostics, type CallQualityReport } from '../../shared/diagnostics';
 import { createLogger, scrubText, shortenPhone, type Logger } from '../../shared/log';
+import { iceUrlKind } from '../../shared/ice-servers';
 import type { PublicSettings } from '../../shared/settings';
 import { CoalescingWriter, readJsonFile, writeJsonFileAtomic } from './json-file';
 
@@ -127,14 +128,15 @@ export function buildDiagnostics(sources: DiagnosticsSources): { fileName: strin
     },
     relayConnection: sources.connections,
     calls: sources.calls.map((c) => ({ ...c, localId: shortenIds(c.localId), ...(c.callId !== undefined ? { callId: shortenIds(c.callId) } : {}) })),
-    logs: (sources.logs ?? '').split('\n').filter((line) => line !== '').map(scrubText),
+    logs: (sources.logs ?? '').split('\n').filter((line) => line !== '').map((line) => shortenDigitRuns(scrubText(line))),
   };
   const stamp = new Date(sources.now).toISOString().replace(/[:.]/g, '-');
   return { fileName: `softphone-diagnostics-${stamp}.json`, content: JSON.stringify(file, null, 2) };
 }
 
-/** A URL as support may see it: no user name, password, query or fragment. */
+/** A URL as support may see it: no user name, password, query or fragment (a STUN/TURN URL, checked to hold none, as it is). */
 function withoutSecrets(url: string): string {
+  if (iceUrlKind(url) !== undefined) return url;
   if (!URL.canParse(url)) return scrubText(url);
   if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url.replace(/\?.*$/, '');
   const u = new URL(url);
@@ -143,6 +145,14 @@ function withoutSecrets(url: string): string {
   u.search = '';
   u.hash = '';
   return u.toString();
+}
+
+/**
+ * A number written without "+" (a wa_id, a gateway body quoted in a log line) is a run of 10 to 15
+ * digits: shortened in the export, like the numbers the loggers know by their field's name.
+ */
+function shortenDigitRuns(text: string): string {
+  return text.replace(/(?<![\d.])\d{10,15}(?![\d.])/g, (digits) => shortenPhone(digits));
 }
 
 /** Call ids can carry the customer's number (wacid.<digits>…): long digit runs are shortened. */

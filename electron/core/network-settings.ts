@@ -166,6 +166,7 @@ export class RelayTurnCredentials {
   private inFlight: Promise<void> | undefined;
   private failures = 0;
   private stopped = false;
+  private changeListener: ((status: RelayTurnStatus) => void) | undefined;
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly recheckMs: number;
@@ -223,7 +224,21 @@ export class RelayTurnCredentials {
     return run;
   }
 
+  /**
+   * Called when the status changes: credentials arrived, stopped being offered, or could not be
+   * renewed. The window keeps an ICE configuration until told that something changed.
+   */
+  onChange(listener: (status: RelayTurnStatus) => void): void {
+    this.changeListener = listener;
+  }
+
   private async fetchOnce(): Promise<void> {
+    const before = this.status;
+    await this.fetchAndSchedule();
+    if (this.status !== before && !this.stopped) this.changeListener?.(this.status);
+  }
+
+  private async fetchAndSchedule(): Promise<void> {
     const answer = await this.source.turnCredentials();
     if (this.stopped) return;
     if (answer.ok) {

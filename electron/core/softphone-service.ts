@@ -66,6 +66,7 @@ export interface SoftphoneServiceOptions {
 }
 
 export interface SoftphoneService extends SoftphoneBackend {
+  windowGone(calls: readonly string[] | 'all', reason: string): Promise<void>;
   /** Ends live calls on the gateway (protocol.md: also on app quit), then stops everything. */
   close(): Promise<void>;
   /** The desk preferences as they are now (the hosts act on some of them). */
@@ -173,6 +174,7 @@ class CoreSoftphoneService implements SoftphoneService {
       reportQuality: (report) => this.reportQuality(report),
       exportDiagnostics: ({ window }) => this.exportDiagnostics(window),
       checkRelay: () => this.checkRelay(),
+      writeLogs: ({ records }) => this.writeWindowLogs(records),
       simulateIncomingCall: ({ number }) => this.withSandbox((s) => s.incoming(number)),
       simulateCustomerHangUp: ({ localId }) => this.simulateCustomerHangUp(localId),
       setPresence: ({ status }) => this.setPresence(status),
@@ -393,6 +395,14 @@ class CoreSoftphoneService implements SoftphoneService {
     return ok(file);
   }
 
+  private readonly windowLog = createLogger('window');
+
+  /** The window's records join main's log (files included), redacted once more on the way. */
+  private async writeWindowLogs(records: CommandParamsOut<'writeLogs'>['records']): Promise<Result<null>> {
+    for (const { level, logger, msg, t, fields } of records) this.windowLog[level](msg, { ...fields, source: logger, at: t });
+    return ok(null);
+  }
+
   private async checkRelay(): Promise<Result<RelayCheck>> {
     const runtime = this.runtime;
     if (!runtime) return ok({ reachable: false, problem: 'No account is set up and the sandbox is not running', relayTurn: 'unknown' });
@@ -469,6 +479,13 @@ class CoreSoftphoneService implements SoftphoneService {
     const relay = new RelayClient({ url: account.relayUrl, token: account.agentToken, logger: this.log });
     const presence = new PresenceReporter({ relay, logger: this.log });
     const turn = new RelayTurnCredentials(relay, { now: this.now, logger: this.log });
+    const generationOfTurn = this.generation + 1;
+    // The windows keep their ICE configuration until settings change: credentials that arrive late
+    // (the relay was slow or down at start) or stop being offered must reach the next call.
+    turn.onChange(() => {
+      if (generationOfTurn !== this.generation) return;
+      void this.publicSettings().then((settings) => this.push({ name: 'settingsChanged', payload: settings }));
+    });
     const coordinator = new CallCoordinator({
       gateway,
       claims: relay,

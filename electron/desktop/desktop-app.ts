@@ -230,8 +230,11 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     created.webContents.on('did-finish-load', () => {
       loadedOnce = true;
     });
-    created.webContents.on('did-start-navigation', (details) => {
-      if (loadedOnce && details.isMainFrame && !details.isSameDocument) mediaGone(WINDOW_GONE_REASON.reloaded);
+    // did-navigate: the main frame committed a new document (a reload included). Not
+    // did-start-navigation, which also fires for a navigation the security policy then blocks
+    // (a file dropped on the window): that one leaves the page, and its calls, as they are.
+    created.webContents.on('did-navigate', () => {
+      if (loadedOnce) mediaGone(WINDOW_GONE_REASON.reloaded);
     });
     created.on('closed', () => mediaGone(WINDOW_GONE_REASON.reloaded));
     created.webContents.on('render-process-gone', (_event, details) => {

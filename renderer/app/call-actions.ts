@@ -88,9 +88,12 @@ export class CallActions {
     const stops: Unsubscribe[] = [];
     stops.push(this.engine.onFact((fact) => void this.reportMedia(fact)));
     stops.push(
-      this.engine.onCondition(({ localId, reconnecting, mos, warnings }) =>
-        this.quality.getState().update(localId, { reconnecting, ...(mos !== undefined ? { mos } : {}), warnings: warnings ?? this.quality.getState().byCall[localId]?.warnings ?? [] }),
-      ),
+      this.engine.onCondition(({ localId, reconnecting, mos, warnings }) => {
+        const quality = this.quality.getState();
+        // The last word of a call whose media has closed: nothing of it is shown any more.
+        if (!this.engine.has(localId)) quality.forget(localId);
+        else quality.update(localId, { reconnecting, ...(mos !== undefined ? { mos } : {}), warnings: warnings ?? quality.byCall[localId]?.warnings ?? [] });
+      }),
     );
     stops.push(this.engine.onCallQuality((record) => void this.reportQuality(record)));
     stops.push(this.store.subscribe((s, before) => this.followRinging(s.calls, before.calls)));

@@ -202,8 +202,10 @@ class CallMedia {
   disconnectTimer: ReturnType<typeof setTimeout> | undefined;
   /** The once-a-second statistics read of a connected call. */
   monitor: ReturnType<typeof setInterval> | undefined;
-  /** Inbound RTP packets at the last read: media flows while this grows. */
-  inboundPackets = -1;
+  /** Inbound RTP has arrived at least once: only then can media "stop". */
+  mediaSeen = false;
+  /** A statistics read is under way. */
+  reading = false;
   /** Set while media is away (performance.now() when it went). */
   reconnectingSince: number | undefined;
   readonly quality = new QualityMonitor();
@@ -701,7 +703,7 @@ export class MediaEngine {
     if (!session) return undefined;
     const last = session.lastQuality;
     return {
-      reconnecting: session.reconnectingSince !== undefined,
+      reconnecting: session.reconnectingSince !== undefined && session.mediaSeen,
       ...(last ? { sample: last.sample, ...(last.mos !== undefined ? { mos: last.mos } : {}) } : {}),
       warnings: last?.warnings ?? [],
       summary: session.quality.summary(),
@@ -865,13 +867,17 @@ export class MediaEngine {
 
   private async checkMedia(session: CallMedia): Promise<void> {
     const pc = session.parts?.pc;
-    if (!pc || session.phase.kind !== 'connected') return;
+    // A read that outlasts the interval is not overlapped: two reads would diff the same counters.
+    if (!pc || session.phase.kind !== 'connected' || session.reading) return;
     let report: RTCStatsReport;
+    session.reading = true;
     try {
       report = await pc.getStats();
     } catch (e) {
       log.debug('reading call statistics failed', { localId: session.localId, problem: errorText(e) });
       return;
+    } finally {
+      session.reading = false;
     }
     if (session.phase.kind !== 'connected') return;
     const pathUp = pc.connectionState === 'connected' && pc.iceConnectionState !== 'disconnected';
@@ -884,15 +890,18 @@ export class MediaEngine {
 
     // Media flows while inbound packets arrive: one second without any is enough to say so (a
     // silent customer's phone still sends comfort noise or DTX packets several times a second).
-    const first = session.inboundPackets < 0;
-    session.inboundPackets = 0;
     const flowing = reading.sample.packetsReceived > 0;
-    if (flowing && pathUp) this.mediaBack(session);
-    else if (!first || !flowing) this.mediaAway(session);
+    if (flowing && pathUp) {
+      session.mediaSeen = true;
+      this.mediaBack(session);
+    } else {
+      this.mediaAway(session);
+    }
+    const reconnecting = session.reconnectingSince !== undefined && session.mediaSeen;
     this.emitCondition({
       localId: session.localId,
-      reconnecting: session.reconnectingSince !== undefined,
-      ...(session.reconnectingSince !== undefined ? { since: session.reconnectingSince } : {}),
+      reconnecting,
+      ...(reconnecting ? { since: session.reconnectingSince } : {}),
       ...(step.mos !== undefined ? { mos: step.mos } : {}),
       // "Reconnecting…" says the media stopped; the same fact as a warning would say it twice.
       warnings: step.active.filter((w) => w.kind !== 'no-inbound-media').map((w) => ({ kind: w.kind, text: w.text })),
@@ -937,8 +946,14 @@ export class MediaEngine {
     if (session.reconnectingSince !== undefined || session.ended) return;
     const since = performance.now();
     session.reconnectingSince = since;
-    log.warn('media stopped: waiting for it to come back', { localId: session.localId });
-    this.emitCondition({ localId: session.localId, reconnecting: true, since });
+    // Before any media has flowed there is nothing to reconnect: the grace runs, silently (a
+    // customer whose first packet comes late is not a network failure on screen).
+    if (session.mediaSeen) {
+      log.warn('media stopped: waiting for it to come back', { localId: session.localId });
+      this.emitCondition({ localId: session.localId, reconnecting: true, since });
+    } else {
+      log.info('no media from the customer yet: waiting for it', { localId: session.localId });
+    }
     session.disconnectTimer = setTimeout(() => {
       session.disconnectTimer = undefined;
       if (!session.ended && session.reconnectingSince !== undefined) this.reportFailed(session, NETWORK_LOST_REASON);

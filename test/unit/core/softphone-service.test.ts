@@ -9,7 +9,7 @@ import type { EmbeddedEnvironment } from '../../../electron/core/embedded-enviro
 import { MemorySecretStore } from '../../../electron/core/secret-store';
 import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
 import { startRelay } from '../../../relay/server';
-import type { PushMessage } from '../../../shared/api';
+import { WINDOW_GONE_REASON, type PushMessage } from '../../../shared/api';
 import type { PublicNetworkSettings } from '../../../shared/ice-servers';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
@@ -40,6 +40,10 @@ async function startFakeRelay(): Promise<FakeRelay> {
   const tokens: string[] = [];
   let seq = 0;
   const server = createServer((req, res) => {
+    if (req.url === '/me') {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ agentId: 'agent-1' }));
+      return;
+    }
     if (req.url !== '/events') {
       res.writeHead(404).end();
       return;
@@ -489,5 +493,65 @@ describe('SoftphoneService network settings', () => {
     const snapshot = await service.handle('getSnapshot', {});
     const outside = JSON.stringify([pushes, saved, snapshot]);
     for (const secret of [FLAG_PASSWORD, fromRelay[0]!.credential!, TURN_SECRET, RELAY_TOKEN, ACCOUNT_KEY]) expect(outside).not.toContain(secret);
+  });
+});
+
+describe('SoftphoneService when a window goes, and what it keeps for support', () => {
+  async function activeCall(s: Setup, callId: string): Promise<string> {
+    await until(() => s.sandboxRelay.connected() === 1, 'the stream connects');
+    s.sandboxRelay.send({ type: 'call.incoming', callId, from: '447400123456', name: 'Ada', sdp: OFFER, timestamp: Date.now() });
+    const localId = `in:${callId}`;
+    await until(() => callPushes(s.pushes, localId).includes('ringing'), 'the call rings');
+    expect((await s.service.handle('answerCall', { localId, sdp: ANSWER })).ok).toBe(true);
+    expect((await s.service.handle('reportMedia', { localId, state: 'connected' })).ok).toBe(true);
+    return localId;
+  }
+
+  it('ends the calls whose window went, with the reason and a terminate; a ringing call and other windows\' calls stay', async () => {
+    const s = await setup();
+    const localId = await activeCall(s, 'wacid.gone-1');
+    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.ring-1', from: '447400123457', sdp: OFFER, timestamp: Date.now() });
+    await until(() => callPushes(s.pushes, 'in:wacid.ring-1').includes('ringing'), 'the second call rings');
+    await s.service.windowGone(['in:some-other-call'], WINDOW_GONE_REASON.reloaded);
+    expect(callPushes(s.pushes, localId).at(-1)).toBe('active');
+    await s.service.windowGone([localId, 'in:wacid.ring-1'], WINDOW_GONE_REASON.reloaded);
+    await until(() => s.sandboxGateway.requests.some((r) => r.path.endsWith('/terminate')), 'the terminate reaches the gateway');
+    const snapshot = await s.service.handle('getSnapshot', {});
+    const calls = snapshot.ok ? snapshot.value.calls : [];
+    expect(calls.find((c) => c.localId === localId)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: WINDOW_GONE_REASON.reloaded } });
+    expect(calls.find((c) => c.localId === 'in:wacid.ring-1')?.phase).toBe('ringing');
+  });
+
+  it('keeps a call\'s quality in its history entry and its samples for the export, which holds no key, token or full number', async () => {
+    const s = await setup();
+    const localId = await activeCall(s, 'wacid.q-1');
+    expect((await s.service.handle('hangUp', { localId })).ok).toBe(true);
+    const summary = { samples: 2, avgMos: 4.2, worstMos: 4.1, worstLossPercent: 1.5, warningsSeen: ['high-packet-loss' as const] };
+    const samples = [{ at: 1, rttMs: 40, jitterMs: 3, inboundLoss: 0.02, micMuted: false, packetsReceived: 50, bytesReceived: 4000, connected: true }];
+    expect(await s.service.handle('reportQuality', { localId, summary, samples, path: { localType: 'host', remoteType: 'host' } })).toEqual({ ok: true, value: null });
+    const snapshot = await s.service.handle('getSnapshot', {});
+    expect(snapshot.ok && snapshot.value.history.find((e) => e.localId === localId)?.quality).toEqual(summary);
+
+    expect((await s.service.handle('writeLogs', { records: [{ t: 'now', level: 'warn', logger: 'media', msg: 'media stopped', fields: { apiKey: SANDBOX_KEY } }] })).ok).toBe(true);
+    const exported = await s.service.handle('exportDiagnostics', { window: { userAgent: 'Chromium', language: 'en-GB', hostKind: 'browser' } });
+    expect(exported.ok).toBe(true);
+    if (!exported.ok) return;
+    expect(exported.value.fileName).toMatch(/^softphone-diagnostics-\d{4}-\d\d-\d\dT[\d-]+Z\.json$/);
+    const file = JSON.parse(exported.value.content) as { calls: { summary: unknown; samples: unknown[] }[]; settings: { mode: string }; relayConnection: { status: string }[]; window: unknown };
+    expect(file.calls).toEqual([expect.objectContaining({ summary, samples, direction: 'incoming' })]);
+    expect(file.settings.mode).toBe('sandbox');
+    expect(file.relayConnection.map((c) => c.status)).toContain('connected');
+    expect(file.window).toEqual({ userAgent: 'Chromium', language: 'en-GB', hostKind: 'browser' });
+    for (const secret of [SANDBOX_KEY, SANDBOX_TOKEN, '447400123456']) expect(exported.value.content).not.toContain(secret);
+  });
+
+  it('says whether the relay is reachable and hands out TURN credentials', async () => {
+    const s = await setup();
+    await until(() => s.sandboxRelay.connected() === 1, 'the stream connects');
+    const check = await s.service.handle('checkRelay', {});
+    expect(check.ok && check.value.reachable).toBe(true);
+    await s.sandboxRelay.close();
+    const down = await s.service.handle('checkRelay', {});
+    expect(down.ok && down.value).toMatchObject({ reachable: false, problem: expect.stringMatching(/relay could not be reached/) });
   });
 });

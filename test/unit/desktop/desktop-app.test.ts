@@ -125,14 +125,13 @@ describe('desktop host', () => {
     it('ends the calls whose audio the window carried when it reloads, crashes or closes for real; not on its first load', async () => {
       await start();
       const window = theWindow();
-      window.webContents.emit('did-start-navigation', { isMainFrame: true, isSameDocument: false, url: APP_URL });
+      window.webContents.emit('did-navigate', new FakeEvent(), APP_URL, 200, 'OK');
       expect(service.gone).toEqual([]);
       window.webContents.emit('did-finish-load', new FakeEvent());
-      // A link inside the page (same document) or a frame is not the window going.
-      window.webContents.emit('did-start-navigation', { isMainFrame: true, isSameDocument: true, url: `${APP_URL}#x` });
-      window.webContents.emit('did-start-navigation', { isMainFrame: false, isSameDocument: false, url: APP_URL });
+      // A navigation that starts but is blocked (a file dropped on the window) commits nothing: no did-navigate.
+      window.webContents.emit('did-start-navigation', { isMainFrame: true, isSameDocument: false, url: 'file:///tmp/dropped.pdf' });
       expect(service.gone).toEqual([]);
-      window.webContents.emit('did-start-navigation', { isMainFrame: true, isSameDocument: false, url: APP_URL });
+      window.webContents.emit('did-navigate', new FakeEvent(), APP_URL, 200, 'OK');
       expect(service.gone).toEqual([{ calls: 'all', reason: WINDOW_GONE_REASON.reloaded }]);
       window.webContents.emit('render-process-gone', new FakeEvent(), { reason: 'crashed', exitCode: 139 });
       expect(service.gone.at(-1)).toEqual({ calls: 'all', reason: WINDOW_GONE_REASON.crashed });

@@ -288,6 +288,8 @@ describe('CallActions', () => {
   it('shows each call\'s "Reconnecting…", MOS and warnings, and hands its quality to the main process as its media closes', async () => {
     resetCallQualityStore();
     const t = setUp({ reportQuality: () => ok(null) });
+    let live = true;
+    t.engine.has = () => live;
     const warning = { kind: 'high-packet-loss' as const, text: 'Poor connection: 6 % packet loss' };
     t.condition({ localId: 'in:wacid.1', reconnecting: false, mos: 3.2, warnings: [warning] });
     expect(callQualityStore.getState().byCall['in:wacid.1']).toEqual({ reconnecting: false, mos: 3.2, warnings: [warning] });
@@ -303,6 +305,12 @@ describe('CallActions', () => {
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(callQualityStore.getState().byCall['in:wacid.1']).toBeUndefined();
     expect(t.calls).toEqual([{ name: 'reportQuality', params: record }]);
+    // The last word of media that has closed (it never connected long enough for a summary) shows nothing.
+    t.condition({ localId: 'in:wacid.2', reconnecting: true, since: 1 });
+    expect(callQualityStore.getState().byCall['in:wacid.2']).toBeDefined();
+    live = false;
+    t.condition({ localId: 'in:wacid.2', reconnecting: false });
+    expect(callQualityStore.getState().byCall['in:wacid.2']).toBeUndefined();
   });
 
   it('Hang up releases the media at once and sends one hangUp', async () => {

@@ -63,6 +63,7 @@ const VALID: Record<CommandName, unknown[]> = {
   ],
   exportDiagnostics: [{}, { window: { userAgent: 'Mozilla/5.0', language: 'en-GB', hostKind: 'browser' } }],
   checkRelay: [{}],
+  writeLogs: [{ records: [] }, { records: [{ t: '2026-11-25T10:00:00.000Z', level: 'warn', logger: 'media', msg: 'media stopped', fields: { localId: 'in:1' } }] }],
   simulateIncomingCall: [{ number: '442079460958' }],
   simulateCustomerHangUp: [{ localId: 'in:wacid.1' }],
   setPresence: [{ status: 'available' }, { status: 'dnd' }],
@@ -198,6 +199,11 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ window: { userAgent: 'x', language: 'en', hostKind: 'kiosk' } }, 'window.hostKind'],
   ],
   checkRelay: [[{ deep: true }, '(root)', 'Unrecognized key: "deep"']],
+  writeLogs: [
+    [{ records: [{ t: 'x', level: 'loud', logger: 'media', msg: 'm' }] }, 'records[0].level', 'must be debug, info, warn or error'],
+    [{ records: [{ t: 'x', level: 'info', logger: 'media', msg: 'm', fields: { blob: 'x'.repeat(5000) } }] }, 'records[0].fields', 'must be at most 4096 characters as JSON'],
+    [{ records: 'everything' }, 'records', 'must be a list of log records'],
+  ],
   simulateIncomingCall: [
     [{ number: '' }, 'number'],
     [{ number: '4'.repeat(65) }, 'number'],
@@ -317,7 +323,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(26);
+    expect(Object.keys(results)).toHaveLength(27);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words", () => {

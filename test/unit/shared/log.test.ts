@@ -51,7 +51,7 @@ describe('redact: secrets', () => {
         body: { messaging_product: 'chatapp', call_id: 'wacid.1', action: 'accept', session: { sdp_type: 'answer', sdp: '[redacted]' } },
       },
       relay: { agents: [{ id: 'a1', token: '[redacted]' }, { id: 'a2', token: '[redacted]' }] },
-      credentials: { secret: '[redacted]' },
+      credentials: '[redacted]',
       deep: { a: { b: { c: { d: { authorization: '[redacted]' } } } } },
     });
   });
