@@ -382,6 +382,9 @@ describe('SoftphoneService network settings', () => {
     await untilNetwork(s.service, (n) => n?.relayTurn === 'not_offered', 'the relay is asked for TURN credentials');
     expect(await networkOf(s.service)).toEqual({ servers: [], hasTurnPassword: false, relayOnly: false, fromCommandLine: false, relayTurn: 'not_offered' });
     expect(await s.service.handle('getIceConfig', {})).toEqual({ ok: true, value: { iceServers: [], iceTransportPolicy: 'all' } });
+    // Learning that the relay offers none was pushed too, so that windows ask again for the next call.
+    await until(() => s.pushes.some((p) => p.name === 'settingsChanged' && p.payload.network.relayTurn === 'not_offered'), 'the relay\'s TURN status is pushed');
+    s.pushes.splice(0);
 
     const saved = await s.service.handle('saveNetworkSettings', {
       network: { servers: ['stun:stun.example.com:3478', 'turn:turn.example.com:443?transport=tcp'], turnUsername: 'agent-7', turnPassword: TURN_PASSWORD, relayOnly: true },
