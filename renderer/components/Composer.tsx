@@ -88,45 +88,44 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
           </button>
         ))}
       </div>
-      <form
-        ref={form}
-        id={`${idBase}-panel`}
-        role="tabpanel"
-        aria-labelledby={`${idBase}-tab-${draft.tab}`}
-        className="tabpanel"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          void messaging.send(contact);
-        }}
-      >
-        {blocked && (
-          <div className="blocked" id={`${idBase}-blocked`}>
-            <p>
-              <strong>Free-form messages are blocked.</strong> {windowClosedReason(conversationWindow)}
-            </p>
-            <button type="button" className="btn btn-secondary btn-small" onClick={() => choose('template')}>
-              Send a template instead
-            </button>
-          </div>
-        )}
-        {/* The fields stay usable while a send is under way: the agent may type the next message. */}
-        {draft.tab === 'text' && <TextForm contact={contact} draft={draft} live={live} disabled={blocked} />}
-        {draft.tab === 'media' && <MediaForm contact={contact} draft={draft} live={live} disabled={blocked} sendAnyway={sendAnyway} />}
-        {draft.tab === 'interactive' && <InteractiveForm contact={contact} draft={draft} live={live} disabled={blocked} />}
-        {draft.tab === 'template' && <TemplateForm contact={contact} draft={draft} />}
+      {/* The panel wraps the form: a form may not take the tabpanel role (ARIA in HTML). */}
+      <div id={`${idBase}-panel`} role="tabpanel" aria-labelledby={`${idBase}-tab-${draft.tab}`} className="tabpanel">
+        <form
+          ref={form}
+          noValidate
+          onSubmit={(e) => {
+            e.preventDefault();
+            void messaging.send(contact);
+          }}
+        >
+          {blocked && (
+            <div className="blocked" id={`${idBase}-blocked`}>
+              <p>
+                <strong>Free-form messages are blocked.</strong> {windowClosedReason(conversationWindow)}
+              </p>
+              <button type="button" className="btn btn-secondary btn-small" onClick={() => choose('template')}>
+                Send a template instead
+              </button>
+            </div>
+          )}
+          {/* The fields stay usable while a send is under way: the agent may type the next message. */}
+          {draft.tab === 'text' && <TextForm contact={contact} draft={draft} live={live} disabled={blocked} />}
+          {draft.tab === 'media' && <MediaForm contact={contact} draft={draft} live={live} disabled={blocked} sendAnyway={sendAnyway} />}
+          {draft.tab === 'interactive' && <InteractiveForm contact={contact} draft={draft} live={live} disabled={blocked} />}
+          {draft.tab === 'template' && <TemplateForm contact={contact} draft={draft} />}
 
-        {draft.tab === 'interactive' && <SendAnyway contact={contact} draft={draft} disabled={blocked} sendAnyway={sendAnyway} />}
-        {draft.tab === 'interactive' && <OtherErrors errors={otherErrors(draft, live, interactiveKeys(draft.interactive))} />}
-        <SendOutcome draft={draft} shownKeys={shownKeys(draft)} />
-        {draft.tab !== 'text' && (
-          <div className="composer-actions">
-            <button type="submit" className="btn btn-primary" disabled={blocked || draft.busy} aria-describedby={blocked ? `${idBase}-blocked` : undefined}>
-              {draft.busy ? 'Sending…' : draft.tab === 'template' ? 'Send template' : 'Send'}
-            </button>
-          </div>
-        )}
-      </form>
+          {draft.tab === 'interactive' && <SendAnyway contact={contact} draft={draft} disabled={blocked} sendAnyway={sendAnyway} />}
+          {draft.tab === 'interactive' && <OtherErrors errors={otherErrors(draft, live, interactiveKeys(draft.interactive))} />}
+          <SendOutcome draft={draft} shownKeys={shownKeys(draft)} />
+          {draft.tab !== 'text' && (
+            <div className="composer-actions">
+              <button type="submit" className="btn btn-primary" disabled={blocked || draft.busy} aria-describedby={blocked ? `${idBase}-blocked` : undefined}>
+                {draft.busy ? 'Sending…' : draft.tab === 'template' ? 'Send template' : 'Send'}
+              </button>
+            </div>
+          )}
+        </form>
+      </div>
     </div>
   );
 }

@@ -29,9 +29,11 @@ export function CurrentCallPanel() {
   const ended = call?.phase === 'ended';
 
   // Answering removes the focused Answer button and ending removes Hang up; keyboard users land
-  // on the next useful control instead of the top of the page.
+  // on the next useful control instead of the top of the page. Focus left on a control the call
+  // disabled (the dialer's Call button) is as lost: Enter and Space do nothing there.
   useEffect(() => {
-    const lost = document.activeElement === null || document.activeElement === document.body;
+    const active = document.activeElement;
+    const lost = active === null || active === document.body || active.matches(':disabled');
     if (!lost || localId === undefined) return;
     if (ended) document.getElementById('dial-number')?.focus();
     else hangUpButton.current?.focus();

@@ -18,7 +18,8 @@ export function MessageTimeline({ messages }: { messages: readonly TimelineMessa
   if (messages.length === 0) return <p className="empty timeline-empty">No messages with this customer yet.</p>;
   return (
     <div className="timeline-scroll" ref={scroller}>
-      <ol aria-label="Messages" className="timeline">
+      {/* Nothing in a message takes the focus: the list does, so that the arrow keys scroll the history. */}
+      <ol aria-label="Messages" className="timeline" tabIndex={0}>
         {messages.map((m) => (
           <MessageItem key={m.id} message={m} now={now} />
         ))}
