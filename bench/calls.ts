@@ -14,6 +14,7 @@ import { RelayEventStream } from '../electron/core/event-stream';
 import type { RelayEnvelope } from '../shared/events';
 import { eventually, startStack, type Stack } from '../test/e2e/harness';
 import { startFloor, type Floor } from './floor';
+import { median, percentile } from './stats';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 20);
 /** The app's click → two-way audio may take at most this many times the floor's (medians). */
@@ -26,20 +27,17 @@ interface Series {
   values: number[];
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-
-const medianOf = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
 
 function summarise(s: Series): string {
   const sorted = [...s.values].sort((a, b) => a - b);
-  const median = percentile(sorted, 50);
+  const mid = median(sorted);
   const p95 = percentile(sorted, 95);
-  const goal = s.target === undefined ? '' : `  (target median ≤ ${s.target} ms: ${median <= s.target ? 'meets' : 'MISSES'})`;
-  return `${s.name.padEnd(52)} n=${String(sorted.length).padStart(3)}  median ${median.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms${goal}`;
+  const goal = s.target === undefined ? '' : `  (target median ≤ ${s.target} ms: ${mid <= s.target ? 'meets' : 'MISSES'})`;
+  return `${s.name.padEnd(52)} n=${String(sorted.length).padStart(3)}  median ${mid.toFixed(1).padStart(7)} ms  p95 ${p95.toFixed(1).padStart(7)} ms${goal}`;
 }
 
 function summariseRatio(app: Series, floor: Series): string {
-  const ratio = medianOf(app.values) / medianOf(floor.values);
+  const ratio = median(app.values) / median(floor.values);
   const verdict = ratio <= FLOOR_RATIO_GOAL ? 'meets' : 'MISSES';
   return `${'two-way audio, app ÷ floor (medians)'.padEnd(52)} ratio ${ratio.toFixed(2)}  (goal ≤ ${FLOOR_RATIO_GOAL}: ${verdict})`;
 }

@@ -16,6 +16,7 @@ import { NETWORK_LOST_REASON } from '../renderer/webrtc/media-engine';
 import { sampleFigures, type QualitySample, type QualityWarningKind } from '../shared/call-quality';
 import type { SandboxNetworkReport } from '../shared/sandbox';
 import { eventually, startStack, type Stack } from '../test/e2e/harness';
+import { median } from './stats';
 
 const SETTLE_MS = 3_000;
 const WINDOW_MS = 12_000;
@@ -39,10 +40,6 @@ interface Second {
   warnings: QualityWarningKind[];
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? NaN : sorted[Math.floor((sorted.length - 1) / 2)]!;
-};
 const mean = (values: number[]) => (values.length === 0 ? NaN : values.reduce((a, b) => a + b, 0) / values.length);
 
 // In-page scripts are strings: tsx would otherwise wrap their inner functions in a helper that the

@@ -1,5 +1,6 @@
 // Settings → Network: the STUN and TURN servers a call's media may use, the TURN credentials (the
 // password kept like the API key: never sent back to the window), and "Relay only".
+import type { ReactNode } from 'react';
 import { useSettingsActions } from '../app/controllers-context';
 import { COMMAND_LINE_TEXT, NETWORK_LABELS, relayOnlyWarning, relayTurnNote, type NetworkField } from '../store/network-form';
 import { useAppStore } from '../store/store';
@@ -15,6 +16,41 @@ function FieldError({ id, text }: { id: string; text: string | undefined }) {
     <p id={id} role="alert" className="field-error">
       {text}
     </p>
+  );
+}
+
+type TextFieldName = Exclude<NetworkField, 'relayOnly'>;
+
+/** One of the section's text fields: label (with "stored" for a kept password), input, its error and its hint. */
+function TextField(props: { field: TextFieldName; value: string; error: string | undefined; hint: ReactNode; multiline?: boolean; password?: boolean; stored?: boolean; placeholder?: string }) {
+  const settingsActions = useSettingsActions();
+  const { field, error } = props;
+  const id = fieldId(field);
+  const common = {
+    id,
+    name: field,
+    value: props.value,
+    placeholder: props.placeholder,
+    autoComplete: 'off',
+    spellCheck: props.password ? undefined : false,
+    'aria-invalid': error ? true : undefined,
+    'aria-describedby': describedBy(error && `${id}-error`, `${id}-hint`),
+    onChange: (e: { target: { value: string } }) => settingsActions.editNetwork(field, e.target.value),
+  };
+  return (
+    <div className="field">
+      <div className="label-row">
+        <label htmlFor={id} className="field-label">
+          {NETWORK_LABELS[field]}
+        </label>
+        {props.stored && <span className="badge badge-stored">stored</span>}
+      </div>
+      {props.multiline ? <textarea {...common} className="input input-mono" rows={4} /> : <input {...common} className="input" type={props.password ? 'password' : 'text'} />}
+      <FieldError id={`${id}-error`} text={error} />
+      <p id={`${id}-hint`} className="hint">
+        {props.hint}
+      </p>
+    </div>
   );
 }
 
@@ -42,73 +78,28 @@ export function NetworkSettings() {
           });
         }}
       >
-        <div className="field">
-          <label htmlFor={fieldId('servers')} className="field-label">
-            {NETWORK_LABELS.servers}
-          </label>
-          <textarea
-            id={fieldId('servers')}
-            className="input input-mono"
-            name="servers"
-            rows={4}
-            value={draft.servers}
-            placeholder={'stun:stun.example.com:3478\nturns:turn.example.com:443'}
-            autoComplete="off"
-            spellCheck={false}
-            aria-invalid={errors.servers ? true : undefined}
-            aria-describedby={describedBy(errors.servers && 'network-servers-error', 'network-servers-hint')}
-            onChange={(e) => settingsActions.editNetwork('servers', e.target.value)}
-          />
-          <FieldError id="network-servers-error" text={errors.servers} />
-          <p id="network-servers-hint" className="hint">
-            One per line: <code>stun:host:3478</code>, <code>turn:host:3478</code>, <code>turns:host:443</code> (TLS); add <code>?transport=tcp</code> to
-            reach a TURN server over TCP. Behind a firewall that blocks UDP, calls need a TURN server over TCP or TLS on port 443.
-          </p>
-        </div>
-        <div className="field">
-          <label htmlFor={fieldId('turnUsername')} className="field-label">
-            {NETWORK_LABELS.turnUsername}
-          </label>
-          <input
-            id={fieldId('turnUsername')}
-            className="input"
-            name="turnUsername"
-            type="text"
-            value={draft.turnUsername}
-            autoComplete="off"
-            spellCheck={false}
-            aria-invalid={errors.turnUsername ? true : undefined}
-            aria-describedby={describedBy(errors.turnUsername && 'network-turnUsername-error', 'network-turnUsername-hint')}
-            onChange={(e) => settingsActions.editNetwork('turnUsername', e.target.value)}
-          />
-          <FieldError id="network-turnUsername-error" text={errors.turnUsername} />
-          <p id="network-turnUsername-hint" className="hint">
-            For the turn: and turns: servers listed above.
-          </p>
-        </div>
-        <div className="field">
-          <div className="label-row">
-            <label htmlFor={fieldId('turnPassword')} className="field-label">
-              {NETWORK_LABELS.turnPassword}
-            </label>
-            {network?.hasTurnPassword && <span className="badge badge-stored">stored</span>}
-          </div>
-          <input
-            id={fieldId('turnPassword')}
-            className="input"
-            name="turnPassword"
-            type="password"
-            value={draft.turnPassword}
-            autoComplete="off"
-            aria-invalid={errors.turnPassword ? true : undefined}
-            aria-describedby={describedBy(errors.turnPassword && 'network-turnPassword-error', 'network-turnPassword-hint')}
-            onChange={(e) => settingsActions.editNetwork('turnPassword', e.target.value)}
-          />
-          <FieldError id="network-turnPassword-error" text={errors.turnPassword} />
-          <p id="network-turnPassword-hint" className="hint">
-            {network?.hasTurnPassword ? 'A password is stored. Leave blank to keep it.' : 'Kept like the API key: never shown again.'}
-          </p>
-        </div>
+        <TextField
+          field="servers"
+          value={draft.servers}
+          error={errors.servers}
+          multiline
+          placeholder={'stun:stun.example.com:3478\nturns:turn.example.com:443'}
+          hint={
+            <>
+              One per line: <code>stun:host:3478</code>, <code>turn:host:3478</code>, <code>turns:host:443</code> (TLS); add <code>?transport=tcp</code> to
+              reach a TURN server over TCP. Behind a firewall that blocks UDP, calls need a TURN server over TCP or TLS on port 443.
+            </>
+          }
+        />
+        <TextField field="turnUsername" value={draft.turnUsername} error={errors.turnUsername} hint="For the turn: and turns: servers listed above." />
+        <TextField
+          field="turnPassword"
+          value={draft.turnPassword}
+          error={errors.turnPassword}
+          password
+          stored={network?.hasTurnPassword ?? false}
+          hint={network?.hasTurnPassword ? 'A password is stored. Leave blank to keep it.' : 'Kept like the API key: never shown again.'}
+        />
         <div className="field checkbox-field">
           <label className="checkbox-label">
             <input

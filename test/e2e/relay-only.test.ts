@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { turnCredentialsFor } from '../../relay/turn-credentials';
 import { startCoturn, type CoturnHandle } from '../support/coturn-server';
-import { currentCall, eventually, expectTwoWayAudio, incomingCard, startStack, type Stack } from './harness';
+import { currentCall, eventually, expectTwoWayAudio, incomingCard, startStack, type Stack, type StackOptions } from './harness';
 
 interface Path {
   local: string;
@@ -26,6 +26,33 @@ async function hangUp(stack: Stack, p: Page, callId: string): Promise<void> {
   await eventually('terminate to reach the gateway', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'terminate'));
 }
 
+/**
+ * One stack per describe block, started with `options` once coturn is up and closed after its
+ * tests; each test's agent page is closed and its calls ended after it.
+ */
+function stackFor(options: () => StackOptions) {
+  let stack: Stack | undefined;
+  let page: Page | undefined;
+  beforeAll(async () => {
+    stack = await startStack(options());
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+  afterEach(async () => {
+    await page?.context().close();
+    page = undefined;
+    await stack?.endCalls();
+  });
+  return {
+    async open(): Promise<{ stack: Stack; page: Page }> {
+      if (!stack) throw new Error('the stack did not start');
+      page = await stack.newAgentPage();
+      return { stack, page };
+    },
+  };
+}
+
 let coturn: CoturnHandle;
 const secret = randomBytes(18).toString('base64url');
 
@@ -37,22 +64,10 @@ afterAll(async () => {
 });
 
 describe('Relay only, with the relay\'s TURN credentials', () => {
-  let stack: Stack;
-  let page: Page | undefined;
-  beforeAll(async () => {
-    stack = await startStack({ relayTurn: { secret, urls: [`turn:127.0.0.1:${coturn.port}?transport=udp`] }, network: { iceTransportPolicy: 'relay' } });
-  });
-  afterAll(async () => {
-    await stack?.close();
-  });
-  afterEach(async () => {
-    await page?.context().close();
-    page = undefined;
-    await stack.endCalls();
-  });
+  const t = stackFor(() => ({ relayTurn: { secret, urls: [`turn:127.0.0.1:${coturn.port}?transport=udp`] }, network: { iceTransportPolicy: 'relay' } }));
 
   test('an incoming call connects through a TURN relay address, with audio both ways', async () => {
-    page = await stack.newAgentPage();
+    const { stack, page } = await t.open();
     const ice = await stack.service.handle('getIceConfig', {});
     expect(ice.ok && ice.value.iceTransportPolicy).toBe('relay');
     expect(ice.ok && ice.value.iceServers.flatMap((s) => s.urls)).toEqual([`turn:127.0.0.1:${coturn.port}?transport=udp`]);
@@ -63,7 +78,7 @@ describe('Relay only, with the relay\'s TURN credentials', () => {
     await currentCall(page).getByText('Connected').waitFor();
     await expectTwoWayAudio(page, stack.callReport, callId);
 
-    const path = await eventually('the selected candidate pair', () => candidatePath(page!));
+    const path = await eventually('the selected candidate pair', () => candidatePath(page));
     expect(path.local).toBe('relay');
     expect(path.relayProtocol).toBe('udp');
     // coturn saw the relay's username (expiry:agentId) allocate.
@@ -73,24 +88,14 @@ describe('Relay only, with the relay\'s TURN credentials', () => {
 });
 
 describe('Relay only, with the app\'s own TURN server over TCP (--ice-servers)', () => {
-  let stack: Stack;
-  let page: Page | undefined;
-  beforeAll(async () => {
+  const t = stackFor(() => {
     // The credentials a TURN administrator would hand out for a fixed account, here in coturn's shared-secret form.
     const { iceServers } = turnCredentialsFor({ secret, urls: [`turn:127.0.0.1:${coturn.port}?transport=tcp`], ttlSec: 3600 }, 'desk-7', Date.now());
-    stack = await startStack({ network: { iceServers, iceTransportPolicy: 'relay' } });
-  });
-  afterAll(async () => {
-    await stack?.close();
-  });
-  afterEach(async () => {
-    await page?.context().close();
-    page = undefined;
-    await stack.endCalls();
+    return { network: { iceServers, iceTransportPolicy: 'relay' } };
   });
 
   test('an outgoing call connects through a TURN relay reached over TCP, with audio both ways', async () => {
-    page = await stack.newAgentPage();
+    const { stack, page } = await t.open();
     const customer = stack.customer('answers');
     await page.getByLabel('Phone number').fill(`+${customer.number}`);
     await page.getByRole('button', { name: 'Call', exact: true }).click();
@@ -101,14 +106,14 @@ describe('Relay only, with the app\'s own TURN server over TCP (--ice-servers)',
     });
     await expectTwoWayAudio(page, stack.callReport, callId);
 
-    const path = await eventually('the selected candidate pair', () => candidatePath(page!));
+    const path = await eventually('the selected candidate pair', () => candidatePath(page));
     expect(path.local).toBe('relay');
     expect(path.relayProtocol).toBe('tcp');
     await hangUp(stack, page, callId);
   });
 
   test('with no TURN server that answers, "Relay only" says so instead of placing a call that cannot connect', async () => {
-    page = await stack.newAgentPage();
+    const { stack, page } = await t.open();
     // A TURN server nobody listens on: no relay candidate can be gathered, and the gathering cap ends the wait.
     const saved = await stack.service.handle('saveNetworkSettings', {
       network: { servers: ['turn:127.0.0.1:9?transport=tcp'], turnUsername: 'nobody', turnPassword: 'nothing-here', relayOnly: true },
@@ -124,8 +129,6 @@ describe('Relay only, with the app\'s own TURN server over TCP (--ice-servers)',
 });
 
 describe('a TURN server that never answers', () => {
-  let stack: Stack;
-  let page: Page | undefined;
   let blackHole: Socket;
   let requestsSeen = 0;
   beforeAll(async () => {
@@ -134,21 +137,16 @@ describe('a TURN server that never answers', () => {
     blackHole = createSocket('udp4');
     blackHole.on('message', () => requestsSeen++);
     await new Promise<void>((resolve) => blackHole.bind(0, '127.0.0.1', resolve));
-    const iceServers = [{ urls: `turn:127.0.0.1:${blackHole.address().port}?transport=udp`, username: 'desk-7', credential: 'never-checked' }];
-    stack = await startStack({ network: { iceServers, iceTransportPolicy: 'all' } });
   });
-  afterAll(async () => {
-    await stack?.close();
+  afterAll(() => {
     blackHole?.close();
   });
-  afterEach(async () => {
-    await page?.context().close();
-    page = undefined;
-    await stack.endCalls();
-  });
+  const t = stackFor(() => ({
+    network: { iceServers: [{ urls: `turn:127.0.0.1:${blackHole.address().port}?transport=udp`, username: 'desk-7', credential: 'never-checked' }], iceTransportPolicy: 'all' },
+  }));
 
   test('does not hold a call up: the answer goes out with the candidates gathered by the cap, and the call connects directly', async () => {
-    page = await stack.newAgentPage();
+    const { stack, page } = await t.open();
     const customer = stack.customer('answers');
     const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
     await incomingCard(page).getByRole('button', { name: 'Answer' }).click();
@@ -158,7 +156,7 @@ describe('a TURN server that never answers', () => {
     // The TURN allocation was still being retried when the answer went: the cap ended the wait.
     const sessions = await page.evaluate(() => (window as unknown as { __softphoneMedia: { sessions(): { gatheringEnded?: string }[] } }).__softphoneMedia.sessions());
     expect(sessions.map((s) => s.gatheringEnded)).toEqual(['capped']);
-    const path = await eventually('the selected candidate pair', () => candidatePath(page!));
+    const path = await eventually('the selected candidate pair', () => candidatePath(page));
     expect(path.local).not.toBe('relay');
   });
 });
