@@ -19,6 +19,14 @@ export interface GatheringOptions {
    */
   settleOnUdp?: boolean;
   settleMs?: number;
+  /**
+   * The cap bounds the wait for slow STUN and TURN servers, not for our own host candidates: if it
+   * comes before any candidate at all (a machine under load can take that long to enumerate its
+   * interfaces), an SDP without candidates would be refused by the service, so the wait goes on for
+   * the first candidate, up to this much longer. Leave it 0 where no host candidate can come
+   * ("Relay only": an unanswering TURN server there must be reported, not waited for).
+   */
+  firstCandidateGraceMs?: number;
 }
 
 /** Call before setLocalDescription, so that no candidate event is missed. */
@@ -27,16 +35,32 @@ export function watchIceGathering(pc: RTCPeerConnection, options: GatheringOptio
   let finish: (how: 'complete' | 'settled' | 'capped') => void = () => undefined;
   let settleTimer: ReturnType<typeof setTimeout> | undefined;
   let sawUdp = false;
+  let sawAny = false;
+  let capPassed = false;
 
   const done = new Promise<'complete' | 'settled' | 'capped'>((resolve) => {
     let finished = false;
-    const cap = setTimeout(() => finish('capped'), options.capMs);
+    const grace = options.firstCandidateGraceMs ?? 0;
+    let cap = setTimeout(function onCap() {
+      if (sawAny || grace <= 0 || capPassed) {
+        finish('capped');
+        return;
+      }
+      capPassed = true;
+      cap = setTimeout(onCap, grace);
+    }, options.capMs);
     const onState = () => {
       if (pc.iceGatheringState === 'complete') finish('complete');
     };
     const onCandidate = (ev: RTCPeerConnectionIceEvent) => {
       if (!ev.candidate) {
         finish('complete');
+        return;
+      }
+      sawAny = true;
+      // Past the cap, the first candidate is all that was waited for.
+      if (capPassed) {
+        finish('capped');
         return;
       }
       if (!options.settleOnUdp) return;

@@ -63,6 +63,8 @@ export const PEER_CONFIG: RTCConfiguration = { iceServers: [], iceCandidatePoolS
 const NO_SERVERS: IceConfig = { iceServers: [], iceTransportPolicy: 'all' };
 
 export const GATHER_CAP_MS = 1_500;
+/** If the cap finds no candidate at all, how much longer to wait for the first (see ice-gathering.ts). */
+export const FIRST_CANDIDATE_GRACE_MS = 8_500;
 /**
  * How long media may stay away (ICE disconnected, or no RTP from the customer) before the call is
  * given up: under the service's own cut-offs (20 s without media at the start, 30 s mid-call,
@@ -415,7 +417,7 @@ export class MediaEngine {
       // ice-lite peer never dials our TCP host candidates: with host candidates only, settle on UDP
       // rather than wait ~120 ms for Chromium's TCP phase. With STUN/TURN servers, wait for them
       // (their answers come later than host candidates), never longer than the cap.
-      const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: parts.hostOnly });
+      const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: parts.hostOnly, firstCandidateGraceMs: graceFor(parts) });
       await pc.setLocalDescription(await pc.createOffer());
       session.gathering = await gathering.done;
       const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
@@ -799,7 +801,7 @@ export class MediaEngine {
       throw new MediaSetupError(`The customer's offer could not be used (${errorText(e)}).`);
     }
     if (session.ended) return;
-    const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: offerUdpOnly && parts.hostOnly });
+    const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: offerUdpOnly && parts.hostOnly, firstCandidateGraceMs: graceFor(parts) });
     try {
       await pc.setLocalDescription(await pc.createAnswer());
     } catch (e) {
@@ -1002,6 +1004,9 @@ export class MediaEngine {
  * "Relay only" gathers nothing but relay candidates: a description without one means no TURN server
  * answered, and the customer could never be reached. Said now, rather than after a silent call.
  */
+/** With "Relay only" no host candidate can come: an unanswering TURN server is reported at the cap. */
+const graceFor = (parts: MediaParts): number => (parts.relayOnly ? 0 : FIRST_CANDIDATE_GRACE_MS);
+
 function requireRelayCandidate(parts: MediaParts, sdp: string): void {
   if (!parts.relayOnly || /^a=candidate:.* typ relay\b/m.test(sdp)) return;
   throw new MediaSetupError(

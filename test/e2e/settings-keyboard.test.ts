@@ -15,6 +15,8 @@ afterAll(async () => {
   await stack?.close();
 });
 afterEach(async () => {
+  // A test that failed mid-call does not leave its call ringing into the next test.
+  await stack.endCalls();
   await page?.context().close();
   page = undefined;
 });
