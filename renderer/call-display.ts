@@ -1,71 +1,67 @@
 // How calls read on screen: names, numbers, phase words, clocks. Pure, so it is tested without a DOM.
+// Every function words its result in the UI's language at the time it is called (renderer/i18n), so
+// a component that re-renders after a language change shows the new words.
 import type { ConnectionState } from '../shared/api';
-import { formatLossPercent, formatMos, type QualitySummary, type QualityWarningKind } from '../shared/call-quality';
+import type { QualitySummary, QualityWarningKind } from '../shared/call-quality';
 import type { CallState, Peer } from '../shared/call-state';
 import { formatPhoneNumber } from '../shared/phone';
 import type { CustomerBehaviour } from '../shared/sandbox';
 import type { SecretStorageKind } from '../shared/settings';
 import type { HostLinkState } from './bridge/host-link';
+import { directionOf } from '../shared/i18n/languages';
+import { currentLanguage, i18n, intlLocale } from './i18n/i18n';
+import { formatClock, formatNumber, isolateLtr } from './i18n/format';
+
+/** The calls namespace in the language of the moment of each call. */
+const t = i18n.getFixedT(null, 'calls');
+
+// Clocks and call times are Intl's, in the UI's language; these names stay for their callers.
+export { formatCallTime, formatClock } from './i18n/format';
 
 /** The number as people read it, or the business-scoped user id when the payload had no number (protocol.md). */
 export function peerNumberText(peer: Pick<Peer, 'number' | 'userId'>): string {
   if (peer.number) return formatPhoneNumber(peer.number);
-  if (peer.userId) return `User ID ${peer.userId}`;
+  if (peer.userId) return t('peer.userId', { id: peer.userId });
   return '';
 }
 
 export function peerTitle(peer: Peer): string {
   if (peer.name && peer.name.trim() !== '') return peer.name;
-  return peerNumberText(peer) || 'Unknown caller';
+  return peerNumberText(peer) || t('peer.unknown');
 }
 
 export function phaseText(call: CallState, reconnecting = false): string {
-  if (reconnecting && call.phase === 'active') return 'Reconnecting…';
+  if (reconnecting && call.phase === 'active') return t('phase.reconnecting');
   switch (call.phase) {
     case 'ringing':
-      return 'Incoming call';
+      return t('phase.ringing');
     case 'dialing':
     case 'calling':
-      return 'Calling…';
+      return t('phase.calling');
     case 'remote_ringing':
-      return 'Ringing…';
+      return t('phase.remoteRinging');
     case 'answering':
     case 'connecting':
-      return 'Connecting…';
+      return t('phase.connecting');
     case 'active':
-      return 'Connected';
+      return t('phase.active');
     case 'ended':
-      return 'Ended';
+      return t('phase.ended');
   }
 }
 
-/** 0:07 → "00:07"; an hour and more → "1:02:03". */
-export function formatClock(totalSeconds: number): string {
-  const s = Math.max(0, Math.floor(totalSeconds));
-  const hours = Math.floor(s / 3600);
-  const minutes = Math.floor((s % 3600) / 60);
-  const seconds = s % 60;
-  const mm = String(minutes).padStart(2, '0');
-  const ss = String(seconds).padStart(2, '0');
-  return hours > 0 ? `${hours}:${mm}:${ss}` : `${mm}:${ss}`;
-}
+/**
+ * A phone number, code or clock inside a sentence, kept left to right when the UI's language is
+ * right to left (Unicode isolates: the spaces of "+44 20 7946 0958" would otherwise reorder its
+ * groups). Left-to-right languages get the text as it is. On screen, outside a sentence, use <Ltr>.
+ */
+export const ltrInText = (text: string): string => (directionOf(currentLanguage()) === 'rtl' ? isolateLtr(text) : text);
 
 /** Whole seconds left until `until`, never negative; rounds up so "1" shows until the very end. */
 export const secondsUntil = (until: number, now: number): number => Math.max(0, Math.ceil((until - now) / 1000));
 
 /** Talk time in the recent-calls list; unanswered calls have none. */
-export const formatTalkTime = (durationSec: number): string => (durationSec > 0 ? formatClock(durationSec) : '—');
-
-/** "14:05" today, "Mon 14:05" this week, "3 Mar 14:05" before. */
-export function formatCallTime(at: number, now: number, locale?: string): string {
-  const date = new Date(at);
-  const today = new Date(now);
-  const time = date.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' });
-  if (date.toDateString() === today.toDateString()) return time;
-  const ageDays = (now - at) / 86_400_000;
-  if (ageDays >= 0 && ageDays < 6) return `${date.toLocaleDateString(locale, { weekday: 'short' })} ${time}`;
-  return `${date.toLocaleDateString(locale, { day: 'numeric', month: 'short' })} ${time}`;
-}
+export const formatTalkTime = (durationSec: number, locale = intlLocale()): string => (durationSec > 0 ? formatClock(durationSec, locale) : '—');
 
 export type IndicatorTone = 'ok' | 'pending' | 'down';
 
@@ -73,57 +69,155 @@ export type IndicatorTone = 'ok' | 'pending' | 'down';
 export function connectionIndicator(host: HostLinkState, service: ConnectionState | null): { text: string; tone: IndicatorTone; detail: string } {
   switch (host.status) {
     case 'connecting':
-      return { text: 'Connecting…', tone: 'pending', detail: 'Connecting to the softphone service' };
+      return { text: t('connection.connecting'), tone: 'pending', detail: t('connection.toService') };
     case 'reconnecting':
-      return { text: 'Reconnecting…', tone: 'down', detail: host.lastError };
+      return { text: t('connection.reconnecting'), tone: 'down', detail: host.lastError };
     case 'unavailable':
-      return { text: 'Not connected', tone: 'down', detail: host.message };
+      return { text: t('connection.notConnected'), tone: 'down', detail: host.message };
     case 'open':
       break;
   }
-  if (!service) return { text: 'Connecting…', tone: 'pending', detail: 'Loading' };
+  if (!service) return { text: t('connection.connecting'), tone: 'pending', detail: t('connection.loading') };
   switch (service.status) {
     case 'connected':
-      return { text: 'Connected', tone: 'ok', detail: 'Receiving calls' };
+      return { text: t('connection.connected'), tone: 'ok', detail: t('connection.receiving') };
     case 'connecting':
-      return { text: 'Connecting…', tone: 'pending', detail: 'Connecting to the call event relay' };
+      return { text: t('connection.connecting'), tone: 'pending', detail: t('connection.toRelay') };
     case 'reconnecting':
-      return { text: 'Reconnecting…', tone: 'down', detail: service.lastError };
+      return { text: t('connection.reconnecting'), tone: 'down', detail: service.lastError };
   }
 }
 
+// Read at the time of use (getters), so each read is in the UI's language of that moment.
 export const BEHAVIOUR_TEXT: Readonly<Record<CustomerBehaviour, string>> = {
-  answers: 'answers',
-  rejects: 'declines',
-  no_answer: 'does not answer',
-  no_permission: 'has not allowed calls',
-  busy: 'is already on a call',
+  get answers() {
+    return t('behaviour.answers');
+  },
+  get rejects() {
+    return t('behaviour.rejects');
+  },
+  get no_answer() {
+    return t('behaviour.noAnswer');
+  },
+  get no_permission() {
+    return t('behaviour.noPermission');
+  },
+  get busy() {
+    return t('behaviour.busy');
+  },
 };
 
 export const SECRET_STORAGE_TEXT: Readonly<Record<SecretStorageKind, string>> = {
-  'os-keychain': 'The API key and agent token are encrypted with the system keychain.',
-  'owner-only-file': 'No system keychain is available: the API key and agent token are kept in a file only your user account can read.',
-  memory: 'The API key and agent token are kept in memory only and are forgotten when the app quits.',
+  get 'os-keychain'() {
+    return t('secretStorage.osKeychain');
+  },
+  get 'owner-only-file'() {
+    return t('secretStorage.ownerOnlyFile');
+  },
+  get memory() {
+    return t('secretStorage.memory');
+  },
 };
 
-/** A call's quality in the recent-calls list: "MOS 4.3 (worst 3.1), loss up to 6 %; warned: packet loss". */
-export function qualitySummaryText(quality: QualitySummary): string | undefined {
-  const parts: string[] = [];
-  if (quality.avgMos !== null) parts.push(`MOS ${formatMos(quality.avgMos)}${quality.worstMos !== null && quality.worstMos < quality.avgMos - 0.05 ? ` (worst ${formatMos(quality.worstMos)})` : ''}`);
-  if (quality.worstLossPercent !== null && quality.worstLossPercent >= 0.5) parts.push(`loss up to ${formatLossPercent(quality.worstLossPercent)}`);
-  const warned = quality.warningsSeen.filter((k) => k !== 'no-inbound-media').map((k) => QUALITY_WARNING_NAMES[k]);
-  if (quality.warningsSeen.includes('no-inbound-media')) warned.unshift('audio stopped');
-  let text = parts.join(', ');
-  if (warned.length > 0) text += `${text ? '; ' : ''}warned: ${warned.join(', ')}`;
-  return text === '' ? undefined : text;
+// ---- call quality ----
+
+/** Loss as it is shown: one decimal under 10 % ("1.4", "6"), whole percents above (shared/call-quality.ts formatLossPercent). */
+const shownLoss = (percent: number): number => {
+  const p = Math.max(0, percent);
+  return p >= 10 ? Math.round(p) : Math.round(p * 10) / 10;
+};
+/** Round trips to the nearest 10 ms from 100 ms: a precise figure would only flicker. */
+const shownRtt = (ms: number): number => {
+  const v = Math.max(0, ms);
+  return v >= 100 ? Math.round(v / 10) * 10 : Math.round(v);
+};
+/** MOS to one decimal, rounded down, so that a score under 3.5 never reads "3.5". */
+const shownMos = (score: number): number => Math.floor(score * 10 + 1e-9) / 10;
+
+/**
+ * A warning's figure rounded as the words show it, so that a view keeping it changes only when
+ * the words would (loss in %, round trip and jitter in ms, MOS).
+ */
+export function warningFigure(kind: QualityWarningKind, value: number): number {
+  switch (kind) {
+    case 'high-packet-loss':
+      return shownLoss(value);
+    case 'high-rtt':
+      return shownRtt(value);
+    case 'high-jitter':
+      return Math.round(Math.max(0, value));
+    case 'low-mos':
+      return shownMos(value);
+    default:
+      return value;
+  }
 }
 
-const QUALITY_WARNING_NAMES: Readonly<Record<QualityWarningKind, string>> = {
-  'high-rtt': 'high delay',
-  'high-jitter': 'unsteady audio',
-  'high-packet-loss': 'packet loss',
-  'low-mos': 'poor quality',
-  'no-inbound-media': 'audio stopped',
-  'no-customer-audio': 'no audio from the customer',
-  'mic-silent': 'microphone silent',
-};
+const figure = (value: number, locale: string): string => formatNumber(value, { maximumFractionDigits: 1, useGrouping: false }, locale);
+
+/** A MOS in words: "3.9" (one decimal, rounded down). */
+export const mosText = (score: number, locale = intlLocale()): string =>
+  formatNumber(shownMos(score), { minimumFractionDigits: 1, maximumFractionDigits: 1 }, locale);
+
+/** A live warning in words, from its kind and figure: "Poor connection: 6 % packet loss". */
+export function qualityWarningWords(kind: QualityWarningKind, value?: number, locale = intlLocale()): string {
+  switch (kind) {
+    case 'no-inbound-media':
+      return t('quality.warning.noInboundMedia');
+    case 'mic-silent':
+      return t('quality.warning.micSilent');
+    case 'no-customer-audio':
+      return t('quality.warning.noCustomerAudio');
+    case 'high-packet-loss':
+      return value === undefined ? t('quality.warning.highPacketLoss') : t('quality.warning.highPacketLossValue', { loss: figure(shownLoss(value), locale) });
+    case 'high-rtt':
+      return value === undefined ? t('quality.warning.highRtt') : t('quality.warning.highRttValue', { ms: figure(shownRtt(value), locale) });
+    case 'high-jitter':
+      return value === undefined ? t('quality.warning.highJitter') : t('quality.warning.highJitterValue', { ms: figure(Math.round(Math.max(0, value)), locale) });
+    case 'low-mos':
+      return value === undefined ? t('quality.warning.lowMos') : t('quality.warning.lowMosValue', { mos: mosText(value, locale) });
+  }
+}
+
+/** A warning's short name, as the recent calls list it after "warned:". */
+export function qualityWarningName(kind: QualityWarningKind): string {
+  switch (kind) {
+    case 'high-rtt':
+      return t('quality.names.highRtt');
+    case 'high-jitter':
+      return t('quality.names.highJitter');
+    case 'high-packet-loss':
+      return t('quality.names.highPacketLoss');
+    case 'low-mos':
+      return t('quality.names.lowMos');
+    case 'no-inbound-media':
+      return t('quality.names.noInboundMedia');
+    case 'no-customer-audio':
+      return t('quality.names.noCustomerAudio');
+    case 'mic-silent':
+      return t('quality.names.micSilent');
+  }
+}
+
+const list = (items: readonly string[], locale: string): string => new Intl.ListFormat(locale, { type: 'unit', style: 'short' }).format(items);
+
+/** A call's quality in the recent-calls list: "MOS 4.3 (worst 3.1), loss up to 6 %; warned: packet loss". */
+export function qualitySummaryText(quality: QualitySummary, locale = intlLocale()): string | undefined {
+  const figures: string[] = [];
+  if (quality.avgMos !== null) {
+    const mos = mosText(quality.avgMos, locale);
+    figures.push(
+      quality.worstMos !== null && quality.worstMos < quality.avgMos - 0.05
+        ? t('summary.mosWorst', { mos, worst: mosText(quality.worstMos, locale) })
+        : t('summary.mos', { mos }),
+    );
+  }
+  if (quality.worstLossPercent !== null && quality.worstLossPercent >= 0.5) figures.push(t('summary.loss', { loss: figure(shownLoss(quality.worstLossPercent), locale) }));
+  // The media stopping is the most pressing: it goes first.
+  const kinds = [...quality.warningsSeen.filter((k) => k === 'no-inbound-media'), ...quality.warningsSeen.filter((k) => k !== 'no-inbound-media')];
+  const warned = kinds.map(qualityWarningName);
+  if (figures.length === 0 && warned.length === 0) return undefined;
+  if (warned.length === 0) return list(figures, locale);
+  if (figures.length === 0) return t('summary.warned', { kinds: list(warned, locale) });
+  return t('summary.figuresWarned', { figures: list(figures, locale), kinds: list(warned, locale) });
+}

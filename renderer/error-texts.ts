@@ -1,37 +1,49 @@
 // Human text for every error code (shared/result.ts) and every way a call can end
-// (shared/call-state.ts EndReason). The records are typed by the closed unions, so a new code or
-// end kind is a compile error here until it has words.
+// (shared/call-state.ts EndReason), in the UI's language (the `errors` namespace). Each function
+// words its answer when it is called, so a re-render after a language change gives the new words.
+// The keys are typed by the closed unions, so a new code or end kind is a compile error here until
+// errors.json has words for it.
 import type { EndKind, EndReason } from '../shared/call-state';
 import { GATEWAY_ERROR_TEXT } from '../shared/gateway';
 import type { HistoryEntry } from '../shared/history';
 import { MESSAGE_ERROR_TEXT } from '../shared/messages';
 import type { AppError, ErrorCode } from '../shared/result';
+import english from '../shared/i18n/locales/en/errors.json';
+import { i18n } from './i18n/i18n';
 
-export const NO_CALL_PERMISSION_TEXT =
-  'The customer has not allowed business calls. Send them a call-permission request, and call once they accept.';
+// The instance's own t takes keys of every namespace ("errors:…"), checked against the English JSON.
+const t = i18n.t.bind(i18n);
 
-export const ERROR_TEXT: Readonly<Record<ErrorCode, string>> = {
-  invalid_input: 'Please check the highlighted field.',
-  invalid_phone_number: 'This phone number is not valid.',
-  not_found: 'This call no longer exists.',
-  invalid_state: 'That is not possible at this point of the call.',
-  no_call_permission: NO_CALL_PERMISSION_TEXT,
-  customer_busy: 'A call with this customer is already in progress.',
-  window_closed: 'The 24-hour conversation window is closed: send a template message instead.',
-  gateway_error: 'The calling service refused the request.',
-  gateway_unreachable: 'Cannot reach the calling service. Check the network connection and try again.',
-  timeout: 'The calling service did not answer in time. Try again.',
-  unauthorized: 'The calling service refused the API key. Check it in Settings.',
-  media_failed: 'The audio connection failed.',
-  not_configured: 'No account is set up yet. Open Settings, or use the sandbox.',
-  not_available: 'This is not available in the current mode.',
-  answered_elsewhere: 'Answered by another agent.',
-  needs_confirmation: 'Not sent yet: confirm the warnings to send it anyway.',
-  internal: 'Something went wrong inside the app. Try again.',
-};
+/** Every error code, in the order errors.json words them. */
+export const ERROR_CODES = Object.keys(english.code satisfies Record<ErrorCode, string>) as ErrorCode[];
+export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(english.code, code);
 
-export const ERROR_CODES = Object.keys(ERROR_TEXT) as ErrorCode[];
-export const isErrorCode = (code: string): code is ErrorCode => Object.hasOwn(ERROR_TEXT, code);
+/** The fixed sentence for an error code. */
+export const errorCodeText = (code: ErrorCode): string => t(`errors:code.${code}`);
+
+type GatewayCodeKey = keyof typeof english.gateway;
+type MessageCodeKey = keyof typeof english.message;
+
+/**
+ * The words for a gateway error code of a call or a call button (shared/gateway.ts
+ * GATEWAY_ERROR_TEXT, which the main process writes in English): the translation when errors.json
+ * has one, else the shared English text; undefined for a code neither knows.
+ */
+function gatewayCodeText(code: number): string | undefined {
+  const key = String(code);
+  if (Object.hasOwn(english.gateway, key)) return t(`errors:gateway.${key as GatewayCodeKey}`);
+  return GATEWAY_ERROR_TEXT[code];
+}
+
+/** The same for a message send's gateway codes (shared/messages.ts MESSAGE_ERROR_TEXT). */
+function messageCodeText(code: number): string | undefined {
+  const key = String(code);
+  if (Object.hasOwn(english.message, key)) return t(`errors:message.${key as MessageCodeKey}`);
+  return MESSAGE_ERROR_TEXT[code];
+}
+
+/** A gateway code's words end without a full stop; said alone they make a sentence. */
+const sentence = (text: string): string => t('errors:sentence', { text });
 
 // For these the main process's own message is the more precise one ("Phone number: too short",
 // "gatewayUrl: must end in the version segment…"); the fixed text is the fallback.
@@ -39,15 +51,15 @@ const PREFER_DETAIL: ReadonlySet<ErrorCode> = new Set(['invalid_input', 'invalid
 
 /** The sentence to show for an error that crossed the bridge. */
 export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gatewayCode'>): string {
-  if (error.code === 'no_call_permission' || error.gatewayCode === 138006) return NO_CALL_PERMISSION_TEXT;
+  if (error.code === 'no_call_permission' || error.gatewayCode === 138006) return errorCodeText('no_call_permission');
   if (error.gatewayCode !== undefined) {
-    const known = GATEWAY_ERROR_TEXT[error.gatewayCode];
-    if (known) return `${known}.`;
+    const known = gatewayCodeText(error.gatewayCode);
+    if (known) return sentence(known);
   }
-  if (!isErrorCode(error.code)) return error.message || ERROR_TEXT.internal;
-  if (error.code === 'gateway_error') return error.message ? `${ERROR_TEXT.gateway_error} ${error.message}` : ERROR_TEXT.gateway_error;
+  if (!isErrorCode(error.code)) return error.message || errorCodeText('internal');
+  if (error.code === 'gateway_error') return error.message ? t('errors:gatewayRefused', { reason: error.message }) : errorCodeText('gateway_error');
   if (PREFER_DETAIL.has(error.code) && error.message) return error.message;
-  return ERROR_TEXT[error.code];
+  return errorCodeText(error.code);
 }
 
 /**
@@ -56,20 +68,23 @@ export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gateway
  * process's own words say so (electron/core/gateway-client.ts), so they are kept.
  */
 export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gatewayCode' | 'httpStatus'>): string {
-  if (error.gatewayCode !== undefined && MESSAGE_ERROR_TEXT[error.gatewayCode]) return `${MESSAGE_ERROR_TEXT[error.gatewayCode]}.`;
+  if (error.gatewayCode !== undefined) {
+    const known = messageCodeText(error.gatewayCode);
+    if (known) return sentence(known);
+  }
   switch (error.code) {
     case 'window_closed':
-      return ERROR_TEXT.window_closed;
+      return errorCodeText('window_closed');
     case 'timeout':
-      return error.message || ERROR_TEXT.timeout;
+      return error.message || errorCodeText('timeout');
     case 'gateway_unreachable':
       // A 2xx whose body could not be read: the message may have gone out.
-      return error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300 && error.message ? error.message : ERROR_TEXT.gateway_unreachable;
+      return error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300 && error.message ? error.message : errorCodeText('gateway_unreachable');
     case 'gateway_error':
-      return error.message ? `The gateway refused the message: ${error.message}` : 'The gateway refused the message.';
+      return error.message ? t('errors:messageRefusedBecause', { reason: error.message }) : t('errors:messageRefused');
     case 'not_found':
     case 'not_configured':
-      return error.message || ERROR_TEXT[error.code];
+      return error.message || errorCodeText(error.code);
     default:
       return errorMessage(error);
   }
@@ -82,32 +97,26 @@ export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gat
 export function failureText(code: string | undefined, message: string | undefined): string {
   if (code !== undefined && /^\d+$/.test(code)) {
     const gatewayCode = Number(code);
-    if (gatewayCode === 138006) return NO_CALL_PERMISSION_TEXT;
-    const known = GATEWAY_ERROR_TEXT[gatewayCode];
+    if (gatewayCode === 138006) return errorCodeText('no_call_permission');
+    const known = gatewayCodeText(gatewayCode);
     if (known) return known;
   }
   if (code !== undefined && isErrorCode(code)) return errorMessage({ code, message: message ?? '' });
-  return message && message.trim() !== '' ? message : 'The call failed';
+  return message && message.trim() !== '' ? message : t('errors:callFailed');
 }
 
-const OUTCOME_TEXT: Readonly<Record<Exclude<EndKind, 'failed' | 'completed'>, string>> = {
-  declined: 'Declined',
-  missed: 'Missed',
-  cancelled: 'Cancelled',
-  no_answer: 'No answer',
-  rejected: 'Customer declined',
-  answered_elsewhere: 'Answered by another agent',
-};
+type Outcome = Exclude<EndKind, 'failed' | 'completed'>;
+const outcomeText = (kind: Outcome): string => t(`errors:end.${kind}`);
 
 /** The outcome shown on the call panel as a call ends. */
 export function endReasonText(end: EndReason): string {
   switch (end.kind) {
     case 'completed':
-      return end.by === 'agent' ? 'Call ended' : 'Call ended by the customer';
+      return end.by === 'agent' ? t('errors:end.endedByAgent') : t('errors:end.endedByCustomer');
     case 'failed':
-      return `Failed: ${failureText(end.code, end.message)}`;
+      return t('errors:failed', { reason: failureText(end.code, end.message) });
     default:
-      return OUTCOME_TEXT[end.kind];
+      return outcomeText(end.kind);
   }
 }
 
@@ -115,10 +124,10 @@ export function endReasonText(end: EndReason): string {
 export function historyOutcomeText(entry: Pick<HistoryEntry, 'outcome' | 'failureCode' | 'failureMessage'>): string {
   switch (entry.outcome) {
     case 'completed':
-      return 'Completed';
+      return t('errors:end.completed');
     case 'failed':
-      return `Failed: ${failureText(entry.failureCode, entry.failureMessage)}`;
+      return t('errors:failed', { reason: failureText(entry.failureCode, entry.failureMessage) });
     default:
-      return OUTCOME_TEXT[entry.outcome];
+      return outcomeText(entry.outcome);
   }
 }

@@ -19,8 +19,22 @@ import { LogForwarder } from './app/log-forwarder';
 import { browserSoundCheck } from './sound/device-check';
 import { measureMicrophonePeak } from './sound/microphone-level';
 import { gatherCandidates } from './webrtc/candidate-probe';
+import { browserLanguageEnvironment, startLanguageSync } from './i18n/language-sync';
+import { i18n } from './i18n/i18n';
 import './styles.css';
 import { errorText } from '../shared/result';
+
+// Before anything renders: the first paint is already in the agent's language and direction.
+startLanguageSync(
+  {
+    setting: () => appStore.getState().preferences.language,
+    onSettingChange: (listener) =>
+      appStore.subscribe((s, prev) => {
+        if (s.preferences.language !== prev.preferences.language) listener();
+      }),
+  },
+  browserLanguageEnvironment(window),
+);
 
 const host = resolveSoftphoneHost(window);
 // The window's log records join the main process's log files (for "Export diagnostics").
@@ -49,7 +63,7 @@ try {
   softphone.start();
 } catch (e) {
   // The window still renders, with the reason in the banner.
-  appStore.getState().setSnapshotError(`The window could not connect to the softphone service (${errorText(e)}).`);
+  appStore.getState().setSnapshotError(i18n.t('snapshot.startFailed', { reason: errorText(e) }));
 }
 
 const ringAlerts = new RingAlerts({ store: appStore, alerts: alertsStore, ringtone, host: host.kind, env: browserEnvironment() });

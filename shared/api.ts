@@ -14,6 +14,7 @@ import type { Result } from './result';
 import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
+import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
 
 const localId = z.string().min(1, 'must not be empty').max(200, 'is too long');
 /** The renderer names its outgoing calls, so that their media can be set up before main has seen them. */
@@ -203,6 +204,16 @@ export const commandSchemas = {
   }),
   /** Sandbox only: the customer presses the last call button sent to them. */
   simulatePressCallButton: z.strictObject({ number: z.string().min(1).max(64) }),
+
+  // ---- updates of the installed app (shared/updates.ts; the browser host answers not_available) ----
+  /** The update feed and channel. */
+  getUpdateSettings: z.strictObject({}),
+  /** Saves the feed and channel, then checks at once ('' turns updates off). */
+  setUpdateSettings: z.strictObject({ settings: updateSettingsSchema }),
+  /** "Check for updates": resolves with the status the check led to (a found update then downloads; watch updateStatus). */
+  checkForUpdates: z.strictObject({}),
+  /** "Restart to update": installs the `ready` update and restarts; refused (invalid_state) while a call is live. */
+  restartToUpdate: z.strictObject({}),
 } as const;
 
 export type CommandName = keyof typeof commandSchemas;
@@ -239,6 +250,8 @@ export interface AppSnapshot {
   conversations?: Conversation[];
   /** Present in sandbox mode: the sandbox account's templates, with their "API Payload". */
   sandboxTemplates?: SandboxTemplate[];
+  /** Where updates of the installed app stand; changes arrive as updateStatus pushes. */
+  updateStatus?: UpdateStatus;
 }
 
 /**
@@ -278,6 +291,10 @@ export interface CommandResults {
   getConversation: Conversation;
   simulateInboundMessage: { messageId: string };
   simulatePressCallButton: { callId: string };
+  getUpdateSettings: UpdateSettings;
+  setUpdateSettings: UpdateSettings;
+  checkForUpdates: UpdateStatus;
+  restartToUpdate: null;
 }
 
 /** Pushes from main to the renderer. */
@@ -307,9 +324,11 @@ export interface PushPayloads {
    * the focus; sent when that changes and to each page that starts listening ([] when none).
    */
   shortcutsRefused: { refused: Array<{ action: ShortcutAction; accelerator: string }> };
+  /** Where updates of the installed app stand (checking, downloading, ready to restart, …). */
+  updateStatus: UpdateStatus;
 }
 export type PushName = keyof PushPayloads;
-export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused'];
+export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused', 'updateStatus'];
 export type PushMessage = { [N in PushName]: { name: N; payload: PushPayloads[N] } }[PushName];
 
 export type Unsubscribe = () => void;

@@ -4,6 +4,7 @@
 // (tray, login item, global shortcuts) without a window.
 import { z } from 'zod';
 import type { HistoryEntry } from './history';
+import { LANGUAGE_SETTINGS, type LanguageSetting } from './i18n/languages';
 import { err, ok, type Result } from './result';
 
 /** A chosen audio device: its id and, because ids change between sessions, its label. null: the system default. */
@@ -38,6 +39,8 @@ export interface Preferences {
   shortcuts: Record<ShortcutAction, string>;
   /** Missed calls that ended up to this time (unix ms) have been seen in the recent calls. */
   missedSeenAt: number;
+  /** The UI's language; 'auto' follows the operating system's (the browser's in a tab). */
+  language: LanguageSetting;
 }
 
 export const DEFAULT_PREFERENCES: Preferences = {
@@ -48,6 +51,7 @@ export const DEFAULT_PREFERENCES: Preferences = {
   globalShortcuts: false,
   shortcuts: { ...DEFAULT_SHORTCUTS },
   missedSeenAt: 0,
+  language: 'auto',
 };
 
 // ---- shortcuts ----
@@ -128,6 +132,7 @@ const RESERVED: Readonly<Record<string, string>> = {
   F12: 'the developer tools',
 };
 
+const languageField = z.enum(LANGUAGE_SETTINGS as [LanguageSetting, ...LanguageSetting[]], { error: `must be one of ${LANGUAGE_SETTINGS.join(', ')}` });
 const shortcutField = z.string({ error: 'must be a string such as Ctrl+Shift+A' }).max(64, 'is too long');
 const deviceChoiceSchema = z
   .strictObject({
@@ -145,6 +150,7 @@ export const preferencesPatchSchema = z.strictObject({
   globalShortcuts: z.boolean({ error: 'must be true or false' }).optional(),
   shortcuts: z.strictObject({ answer: shortcutField.optional(), decline: shortcutField.optional(), hangUp: shortcutField.optional(), mute: shortcutField.optional() }).optional(),
   missedSeenAt: z.number({ error: 'must be a time in unix milliseconds' }).int().nonnegative().optional(),
+  language: languageField.optional(),
 });
 export type PreferencesPatch = z.input<typeof preferencesPatchSchema>;
 
@@ -157,6 +163,7 @@ export const preferencesSchema = z.object({
   globalShortcuts: z.boolean(),
   shortcuts: z.object({ answer: z.string(), decline: z.string(), hangUp: z.string(), mute: z.string() }),
   missedSeenAt: z.number().nonnegative(),
+  language: languageField,
 }) satisfies z.ZodType<Preferences>;
 
 /**
@@ -200,6 +207,7 @@ export function applyPreferencesPatch(current: Preferences, patch: z.output<type
     shortcuts,
     // Seen stays seen: a late or stale window cannot bring old missed calls back.
     missedSeenAt: Math.max(current.missedSeenAt, patch.missedSeenAt ?? 0),
+    language: patch.language ?? current.language,
   };
   return ok(next);
 }

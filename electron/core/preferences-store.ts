@@ -2,6 +2,7 @@
 // after another and written atomically; a file that does not parse is kept aside and the defaults
 // apply, so a damaged file never stops the softphone.
 import { join } from 'node:path';
+import { isLanguageSetting } from '../../shared/i18n/languages';
 import { createLogger, type Logger } from '../../shared/log';
 import {
   applyPreferencesPatch,
@@ -119,5 +120,6 @@ function mergeOverDefaults(stored: Record<string, unknown>): Preferences {
     if (typeof stored[flag] === 'boolean') merged[flag] = stored[flag];
   }
   if (typeof stored.missedSeenAt === 'number' && stored.missedSeenAt >= 0) merged.missedSeenAt = stored.missedSeenAt;
+  if (isLanguageSetting(stored.language)) merged.language = stored.language;
   return merged;
 }

@@ -17,11 +17,12 @@ import type {
   SoftphoneBackend,
   commandSchemas,
 } from '../../shared/api';
+import { LIVE_PHASES, type CallPhase } from '../../shared/call-state';
 import type { RelayEnvelope } from '../../shared/events';
 import { numberFromDialLink } from '../../shared/dial-link';
 import { createLogger, type Logger } from '../../shared/log';
 import type { Preferences } from '../../shared/preferences';
-import { err, ok, type Result } from '../../shared/result';
+import { err, errorText, ok, type Result } from '../../shared/result';
 import type { IceConfig } from '../../shared/ice-servers';
 import type { AccountConfig, PublicSettings } from '../../shared/settings';
 import { CallCoordinator } from './call-coordinator';
@@ -41,6 +42,7 @@ import { RelayClient } from './relay-client';
 import { SandboxControlClient } from './sandbox-control-client';
 import type { SecretStore } from './secret-store';
 import { publicSettingsFor, SettingsStore } from './settings-store';
+import { unsupportedUpdates, type UpdateControl, type UpdateControlFactory } from './update-control';
 
 export type { EmbeddedEnvironment } from './embedded-environment';
 
@@ -63,6 +65,8 @@ export interface SoftphoneServiceOptions {
   checkMediaLink?: LinkChecker;
   /** The host's own check of a preferences change (the Electron host: global shortcuts are free). */
   preferencesGuard?: PreferencesGuard;
+  /** The host's updater (the Electron host's); without one every update command answers not_available. */
+  updates?: UpdateControlFactory;
 }
 
 export interface SoftphoneService extends SoftphoneBackend {
@@ -144,6 +148,7 @@ class CoreSoftphoneService implements SoftphoneService {
   private switching: Promise<void> = Promise.resolve();
   private closed = false;
   private readonly handlers: CommandHandlers;
+  private updates: UpdateControl = unsupportedUpdates();
 
   constructor(
     private readonly options: SoftphoneServiceOptions,
@@ -188,6 +193,10 @@ class CoreSoftphoneService implements SoftphoneService {
       getConversation: ({ contact }) => Promise.resolve(this.messaging.lookUp(contact)),
       simulateInboundMessage: ({ number, text }) => this.withSandbox((s) => s.inbound(number, text)),
       simulatePressCallButton: ({ number }) => this.withSandbox((s) => s.pressCallButton(number)),
+      getUpdateSettings: () => Promise.resolve(this.updates.settings()),
+      setUpdateSettings: ({ settings }) => this.updates.setSettings(settings),
+      checkForUpdates: () => this.updates.check(),
+      restartToUpdate: () => Promise.resolve(this.updates.restart()),
     };
   }
 
@@ -197,6 +206,25 @@ class CoreSoftphoneService implements SoftphoneService {
     const saved = this.options.account ? undefined : await this.settings.load();
     const source: Source = this.options.account ? { kind: 'flags', account: this.options.account } : saved ? { kind: 'saved', account: saved } : { kind: 'sandbox' };
     await this.switchTo(source);
+    await this.startUpdates();
+  }
+
+  /** The host's updater, told how to see a live call; one that fails to start leaves updates unsupported, with the reason. */
+  private async startUpdates(): Promise<void> {
+    if (this.options.updates) {
+      try {
+        this.updates = await this.options.updates({ liveCall: () => this.liveCallPhase() });
+      } catch (e) {
+        this.log.error('the updater could not start', { error: e });
+        this.updates = unsupportedUpdates(`Updates could not start: ${errorText(e)}`);
+      }
+    }
+    this.updates.onStatus((status) => this.push({ name: 'updateStatus', payload: status }));
+  }
+
+  /** A call that restarting would cut: ringing, being placed or answered, or under way. */
+  private liveCallPhase(): CallPhase | undefined {
+    return this.runtime?.coordinator.calls().find((call) => LIVE_PHASES.has(call.phase))?.phase;
   }
 
   async handle<N extends CommandName>(name: N, params: CommandParamsOut<N>): Promise<Result<CommandResults[N]>> {
@@ -247,6 +275,7 @@ class CoreSoftphoneService implements SoftphoneService {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.updates.close();
     await this.switching;
     await this.stopRuntime();
     await this.embeddedEnv?.close().catch((e: unknown) => this.log.error('the embedded sandbox did not close cleanly', { error: e }));
@@ -314,6 +343,7 @@ class CoreSoftphoneService implements SoftphoneService {
       presence: this.presence(),
       preferences: this.prefs.get(),
       conversations: this.messaging.recentConversations(),
+      updateStatus: this.updates.status(),
     };
     if (runtime?.sandbox) {
       const [customers, templates] = await Promise.all([runtime.sandbox.customers(), runtime.sandbox.templates()]);

@@ -1,11 +1,12 @@
 // The Electron host's lifecycle: one instance, one window, one service. main.ts supplies the real
 // service; tests supply a fake one, with the `electron` module mocked.
 import { join } from 'node:path';
-import { app, BrowserWindow, dialog, session } from 'electron';
+import { app, BrowserWindow, dialog, protocol, session } from 'electron';
 import { WINDOW_GONE_REASON, type SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import type { Preferences } from '../../shared/preferences';
 import type { SecretStore } from '../core/secret-store';
+import { registerAppScheme, serveRenderer } from './app-protocol';
 import { HIDDEN_ARG, startDesk, type Desk } from './desk';
 import { dialLinksIn, registerDialLinkSchemes, type LaunchInfo } from './dial-links';
 import { withHostPushes } from './host-pushes';
@@ -37,6 +38,11 @@ export interface DesktopServiceOptions {
   secrets: SecretStore;
   /** The host's check of a preferences change: global shortcuts another application holds are refused. */
   preferencesGuard: PreferencesGuard;
+  /**
+   * Called just before an update quits the app to install itself: the window then closes instead
+   * of hiding to the tray. Returns what undoes it when the install does not start.
+   */
+  beforeUpdateRestart: () => () => void;
 }
 
 export interface DesktopAppOptions {
@@ -78,11 +84,16 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     return { ready: Promise.resolve(), getWindow: () => undefined, refusedShortcuts: () => [] };
   }
 
+  // Before ready: Chromium fixes the privileges of its schemes at start (app-protocol.ts).
+  registerAppScheme(protocol);
+
   let window: BrowserWindow | undefined;
   let serviceStarting: Promise<DesktopService | undefined> = Promise.resolve(undefined);
   let service: DesktopService | undefined;
   let desk: Desk | undefined;
   let quitPhase: 'running' | 'closing' | 'closed' = 'running';
+  /** An update is quitting the app to install itself: the window closes for real. */
+  let restartingToUpdate = false;
   const cleanups: Array<() => void> = [];
   /** Dial links wait here until the window listens for dialRequested (host-pushes.ts). */
   const pendingLinks: string[] = [];
@@ -206,7 +217,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     created.on('close', (event) => {
       // Quitting (tray, app menu) closes the window for real; the agent closing it only hides it,
       // so that the service stays online and calls keep ringing.
-      if (quitPhase !== 'running' || service?.preferences().quitOnClose === true) return;
+      if (quitPhase !== 'running' || restartingToUpdate || service?.preferences().quitOnClose === true) return;
       event.preventDefault();
       // Some Linux desktops have no tray: a hidden window would be out of reach, so it is minimised.
       if (hasTray()) created.hide();
@@ -258,9 +269,16 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     registerDialLinkSchemes(app, launch, logger);
     const location = rendererLocation(app.getAppPath());
     installSessionSecurity(session.defaultSession, location.appUrl, logger);
+    serveRenderer(protocol, location.rendererDir);
 
     const dataDir = app.getPath('userData');
-    const starting = options.createService({ dataDir, secrets: createSecretStore(dataDir), preferencesGuard: checkGlobalShortcuts });
+    const beforeUpdateRestart = (): (() => void) => {
+      restartingToUpdate = true;
+      return () => {
+        restartingToUpdate = false;
+      };
+    };
+    const starting = options.createService({ dataDir, secrets: createSecretStore(dataDir), preferencesGuard: checkGlobalShortcuts, beforeUpdateRestart });
     serviceStarting = starting;
     const started = await starting;
     if (quitPhase !== 'running') return;

@@ -2,19 +2,32 @@
 // It only wires the real service into the host's lifecycle (desktop-app.ts).
 import { join } from 'node:path';
 import { app } from 'electron';
+import { autoUpdater } from 'electron-updater';
 import { createLogger } from '../../shared/log';
 import { startFileLogging } from '../core/log-files';
 import { createSoftphoneService } from '../core/softphone-service';
 import { startEmbeddedEnvironment } from '../embedded';
 import { startDesktopApp } from './desktop-app';
+import { startUpdateService } from './update-service';
 
 startDesktopApp({
   logger: createLogger('desktop'),
-  createService: async ({ dataDir, secrets, preferencesGuard }) =>
+  createService: async ({ dataDir, secrets, preferencesGuard, beforeUpdateRestart }) =>
     createSoftphoneService({
       dataDir,
       secrets,
       preferencesGuard,
+      // electron-updater picks the updater for this platform and package (AppImage, deb, NSIS, macOS).
+      updates: (host) =>
+        startUpdateService({
+          dataDir,
+          updater: autoUpdater,
+          host,
+          beforeRestart: beforeUpdateRestart,
+          // No arguments: a tel: link this instance was started with must not dial again.
+          relaunch: (execPath) => app.relaunch({ execPath, args: [] }),
+          logger: createLogger('updates'),
+        }),
       appVersion: app.getVersion(),
       // Rotating files in <userData>/logs, for "Export diagnostics"; the console alone when they cannot be written.
       logFiles: await startFileLogging({ dir: join(dataDir, 'logs') }).catch((e: unknown) => {

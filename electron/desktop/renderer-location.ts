@@ -1,12 +1,18 @@
-// Where the built renderer and preload live, and what counts as our own page. The renderer is loaded
-// from a file:// URL, whose origin is opaque ("null") and shared by every file on disk, so "our own
-// origin" is decided by the exact document URL, not by comparing origins.
+// Where the built renderer and preload live, and what counts as our own page. The window shows
+// app://softphone/index.html, served from dist/renderer by app-protocol.ts: the packaged app's fuses
+// take file:// its extra privileges, and with them the reading of files inside app.asar. "Our own
+// page" is decided by the exact document URL, not by comparing origins.
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+
+/** The window's own scheme and host (app-protocol.ts registers and serves them). */
+export const APP_SCHEME = 'app';
+export const APP_HOST = 'softphone';
 
 export interface RendererLocation {
-  /** dist/renderer/index.html as a file:// URL: the only page the window ever shows. */
+  /** app://softphone/index.html: the only page the window ever shows. */
   appUrl: string;
+  /** dist/renderer, whose files app://softphone/ serves. */
+  rendererDir: string;
   /** dist/electron/preload.cjs, built next to main.cjs by scripts/build-electron.mjs. */
   preloadPath: string;
 }
@@ -14,7 +20,8 @@ export interface RendererLocation {
 /** `appPath` is app.getAppPath(): the project root in development, the app.asar root when packaged. */
 export function rendererLocation(appPath: string): RendererLocation {
   return {
-    appUrl: pathToFileURL(join(appPath, 'dist', 'renderer', 'index.html')).href,
+    appUrl: `${APP_SCHEME}://${APP_HOST}/index.html`,
+    rendererDir: join(appPath, 'dist', 'renderer'),
     preloadPath: join(appPath, 'dist', 'electron', 'preload.cjs'),
   };
 }
@@ -33,5 +40,5 @@ function documentOf(url: string): string | undefined {
 export function isAppUrl(url: string | undefined | null, appUrl: string): boolean {
   if (!url) return false;
   const candidate = documentOf(url);
-  return candidate !== undefined && candidate.startsWith('file:') && candidate === documentOf(appUrl);
+  return candidate !== undefined && candidate.startsWith(`${APP_SCHEME}:`) && candidate === documentOf(appUrl);
 }

@@ -1,3 +1,5 @@
+import { useEffect } from 'react';
+import { useTranslation } from 'react-i18next';
 import { Announcer } from '../components/Announcer';
 import { ContactPanel } from '../components/ContactPanel';
 import { CurrentCallPanel } from '../components/CurrentCallPanel';
@@ -13,7 +15,12 @@ import { SettingsScreen } from '../components/SettingsScreen';
 import { useAppStore } from '../store/store';
 
 export function App() {
+  const { t, i18n } = useTranslation('common');
   const screen = useAppStore((s) => s.screen);
+  // The window's title in the UI's language (index.html's is the English one, until this runs).
+  useEffect(() => {
+    document.title = t('app.name');
+  }, [t, i18n.language]);
   return (
     <div className={`app ${screen === 'settings' ? 'app-settings' : ''}`}>
       <Header />

@@ -7,6 +7,7 @@ import { createLogger } from '../../shared/log';
 import { checkPhoneNumber, formatPhoneNumber, isCallerNumber, unverifiedNumberText } from '../../shared/phone';
 import { errorText } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
+import { warningFigure } from '../call-display';
 import { errorMessage } from '../error-texts';
 import { currentCall } from '../store/call-list';
 import type { AppState } from '../store/store';
@@ -92,7 +93,11 @@ export class CallActions {
         const quality = this.quality.getState();
         // The last word of a call whose media has closed: nothing of it is shown any more.
         if (!this.engine.has(localId)) quality.forget(localId);
-        else quality.update(localId, { reconnecting, ...(mos !== undefined ? { mos } : {}), warnings: warnings ?? quality.byCall[localId]?.warnings ?? [] });
+        else {
+          // Kind and figure, worded by the call panel in the UI's language; the figure rounded as shown.
+          const shown = warnings?.map(({ kind, value }) => ({ kind, ...(value !== undefined ? { value: warningFigure(kind, value) } : {}) }));
+          quality.update(localId, { reconnecting, ...(mos !== undefined ? { mos } : {}), warnings: shown ?? quality.byCall[localId]?.warnings ?? [] });
+        }
       }),
     );
     stops.push(this.engine.onCallQuality((record) => void this.reportQuality(record)));

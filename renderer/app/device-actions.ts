@@ -6,9 +6,11 @@
 import type { AudioRole, Preferences, PreferencesPatch } from '../../shared/preferences';
 import { errorText, type Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
+import { i18n } from '../i18n/i18n';
+import { words, type SettingsText } from '../store/settings-form';
 import type { AppState } from '../store/store';
-import { soundCheckErrorText, type MicrophoneProbe, type SoundCheck } from '../sound/device-check';
-import { EMPTY_DEVICE_LIST, ROLE_KIND, deviceIdOf, type AudioChoices, type AudioDevices, type DeviceEvent, type DeviceList } from '../webrtc/audio-devices';
+import { soundCheckError, type MicrophoneProbe, type SoundCheck } from '../sound/device-check';
+import { EMPTY_DEVICE_LIST, ROLE_KIND, deviceIdOf, systemDefaultLabel, type AudioChoices, type AudioDevices, type DeviceEvent, type DeviceList } from '../webrtc/audio-devices';
 import type { AudioRouting } from '../webrtc/media-engine';
 
 /** The ringtone's output ('' = the system default). */
@@ -23,10 +25,11 @@ export interface AudioRoutingControls {
   useDevices(routing: AudioRouting | Promise<AudioRouting>): Promise<void>;
 }
 
-export interface DeviceNotice {
-  kind: 'lost' | 'back';
-  text: string;
-}
+/**
+ * A hot-swap notice: the devices it names, worded when shown (noticeText), so a change of language
+ * re-words it. A fallback of null is the system default the system does not name.
+ */
+export type DeviceNotice = { kind: 'lost'; devices: { device: string; fallback: string | null }[] } | { kind: 'back'; devices: string[] };
 
 export type MicrophoneTest = { kind: 'idle' } | { kind: 'starting' } | { kind: 'running'; level: number };
 
@@ -36,8 +39,8 @@ export interface AudioSettingsView {
   microphoneTest: MicrophoneTest;
   /** The output check that plays now. */
   playing: 'speaker' | 'ringer' | null;
-  /** Why the last check could not run. */
-  checkError: string | null;
+  /** Why the last check could not run (worded when shown: store/settings-form.ts settingsText). */
+  checkError: SettingsText | null;
 }
 
 export interface DeviceActionsDeps {
@@ -56,14 +59,30 @@ export interface DeviceActionsDeps {
 const MICROPHONE_TEST_MS = 6_000;
 const LEVEL_EVERY_MS = 100;
 
+const t = i18n.getFixedT(null, 'settings');
+
 export function noticeOf(events: readonly DeviceEvent[]): DeviceNotice | null {
-  const lost = events.filter((e) => e.kind === 'lost');
-  const back = events.filter((e) => e.kind === 'back');
+  const lost: { device: string; fallback: string | null }[] = [];
+  const back: string[] = [];
   // A headset that is both speaker and ringer vanishes once, not twice.
-  const unique = (texts: string[]): string => [...new Set(texts)].join('. ');
-  if (lost.length > 0) return { kind: 'lost', text: unique(lost.map((e) => `${e.choice.label} disconnected: using ${e.fallback}`)) };
-  if (back.length > 0) return { kind: 'back', text: unique(back.map((e) => `${e.device.label} reconnected: using it again`)) };
+  for (const e of events) {
+    // An unnamed default comes worded in the language of the moment: it is worded again when shown.
+    const fallback = e.kind === 'lost' && e.fallback !== systemDefaultLabel() ? e.fallback : null;
+    if (e.kind === 'lost' && !lost.some((l) => l.device === e.choice.label && l.fallback === fallback)) lost.push({ device: e.choice.label, fallback });
+    if (e.kind === 'back' && !back.includes(e.device.label)) back.push(e.device.label);
+  }
+  if (lost.length > 0) return { kind: 'lost', devices: lost };
+  if (back.length > 0) return { kind: 'back', devices: back };
   return null;
+}
+
+/** "Headset disconnected: using Speakers", one sentence per device, in the UI's language now. */
+export function noticeText(notice: DeviceNotice): string {
+  const sentences =
+    notice.kind === 'lost'
+      ? notice.devices.map(({ device, fallback }) => t('devices.lost', { device, fallback: fallback ?? systemDefaultLabel() }))
+      : notice.devices.map((device) => t('devices.back', { device }));
+  return sentences.join(t('devices.separator'));
 }
 
 export class DeviceActions {
@@ -169,7 +188,7 @@ export class DeviceActions {
     try {
       probe = await check.openMicrophone(deviceId);
     } catch (e) {
-      this.update({ microphoneTest: { kind: 'idle' }, checkError: soundCheckErrorText('microphone', e) });
+      this.update({ microphoneTest: { kind: 'idle' }, checkError: soundCheckError('microphone', e) });
       return;
     }
     // Stopped while the microphone was opening (read afresh: the await may have changed it).
@@ -206,7 +225,7 @@ export class DeviceActions {
       await play();
       this.update({ playing: null });
     } catch (e) {
-      this.update({ playing: null, checkError: soundCheckErrorText(role, e) });
+      this.update({ playing: null, checkError: soundCheckError(role, e) });
     }
   }
 
@@ -234,7 +253,7 @@ export class DeviceActions {
       this.ringerSink = routing.ringer;
       ringer.setSinkId(routing.ringer).catch((e: unknown) => {
         this.ringerSink = undefined;
-        this.update({ checkError: `The ringer could not be switched (${errorText(e)}).` });
+        this.update({ checkError: words('audio.ringerNotSwitched', { detail: errorText(e) }) });
       });
     }
   }

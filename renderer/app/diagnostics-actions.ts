@@ -7,14 +7,17 @@ import type { SoftphoneApi } from '../../shared/api';
 import type { IceConfig } from '../../shared/ice-servers';
 import { errorText, type Result } from '../../shared/result';
 import { errorMessage } from '../error-texts';
+import { i18n } from '../i18n/i18n';
 import type { SoundCheck } from '../sound/device-check';
 import type { MicrophoneReading } from '../sound/microphone-level';
-import { ROLE_KIND, deviceIdOf, type AudioDevices } from '../webrtc/audio-devices';
+import { words, type SettingsText, type SettingsWords } from '../store/settings-form';
+import { ROLE_KIND, deviceIdOf, systemDefaultLabel, type AudioDevices } from '../webrtc/audio-devices';
 import type { GatherOptions, GatheredCandidate, ProbeConfig } from '../webrtc/candidate-probe';
 import type { RingerSink } from './device-actions';
 import { runSetupCheck, type AudioOutputRole, type SetupCheckParts, type SetupCheckResult, type SetupCheckTimings, type SetupReport } from './setup-check';
 
-export type ExportStatus = { kind: 'idle' } | { kind: 'exporting' } | { kind: 'saved'; fileName: string } | { kind: 'failed'; text: string };
+/** A failure's words are worded when shown (store/settings-form.ts settingsText), as the setup report's. */
+export type ExportStatus = { kind: 'idle' } | { kind: 'exporting' } | { kind: 'saved'; fileName: string } | { kind: 'failed'; text: SettingsText };
 
 export type SetupCheckView = { kind: 'idle' } | { kind: 'running'; results: readonly SetupCheckResult[] } | { kind: 'done'; report: SetupReport };
 
@@ -51,7 +54,8 @@ function fileNameOf(name: string): string {
   return /^[A-Za-z0-9._-]{1,120}\.json$/.test(name) ? name : FALLBACK_FILE_NAME;
 }
 
-const withoutFullStop = (text: string): string => text.replace(/\.$/, '');
+/** A message set inside another sentence loses its full stop (a danda in Hindi). */
+const withoutFullStop = (text: string): string => text.replace(/[.।]$/, '');
 
 export class DiagnosticsActions {
   private readonly deps: DiagnosticsActionsDeps;
@@ -83,19 +87,19 @@ export class DiagnosticsActions {
     const window = info ? { userAgent: info.userAgent.slice(0, USER_AGENT_MAX), language: info.language.slice(0, LANGUAGE_MAX), hostKind: this.deps.hostKind } : undefined;
     const answer = await this.deps.api.exportDiagnostics(window ? { window } : {});
     if (!answer.ok) {
-      this.update({ exportStatus: { kind: 'failed', text: `Export failed: the app could not put the diagnostics together (${withoutFullStop(errorMessage(answer.error))}).` } });
+      this.update({ exportStatus: { kind: 'failed', text: words('diagnostics.notBuilt', { reason: withoutFullStop(errorMessage(answer.error)) }) } });
       return;
     }
     const save = this.deps.saveFile;
     if (!save) {
-      this.update({ exportStatus: { kind: 'failed', text: 'Export failed: this window cannot save files.' } });
+      this.update({ exportStatus: { kind: 'failed', text: words('diagnostics.cannotSave') } });
       return;
     }
     const fileName = fileNameOf(answer.value.fileName);
     try {
       await save(fileName, answer.value.content);
     } catch (e) {
-      this.update({ exportStatus: { kind: 'failed', text: `Export failed: the browser could not save ${fileName} (${errorText(e)}).` } });
+      this.update({ exportStatus: { kind: 'failed', text: words('diagnostics.notSaved', { fileName, reason: errorText(e) }) } });
       return;
     }
     this.update({ exportStatus: { kind: 'saved', fileName } });
@@ -128,7 +132,7 @@ export class DiagnosticsActions {
             // The ringer plays through the ringtone itself where it can, as "Test ringer" does: the path a real ring takes.
             playTone: (role: AudioOutputRole) => {
               if (role === 'ringer' && ringerTest) return ringerTest();
-              if (!soundCheck) return Promise.reject(new Error(`no sound check for the ${role}`));
+              if (!soundCheck) return Promise.reject(new Error(i18n.t(`soundCheck.${role}.noCheck`, { ns: 'settings' })));
               return soundCheck.playTone(sinkOf(role));
             },
           }
@@ -140,11 +144,12 @@ export class DiagnosticsActions {
   }
 
   /** A chosen device as the agent knows it, or the system default with what it is. */
-  private deviceName(role: 'microphone' | AudioOutputRole): string {
+  private deviceName(role: 'microphone' | AudioOutputRole): SettingsWords {
     const devices = this.deps.devices;
-    if (!devices) return 'the system default';
+    if (!devices) return words('audio.systemDefault');
     const defaultLabel = devices.devices()[ROLE_KIND[role]].defaultLabel;
-    const systemDefault = defaultLabel === 'the system default' ? 'the system default' : `the system default (${defaultLabel})`;
+    // A default the system does not name reads as the system default, worded when shown.
+    const systemDefault = defaultLabel === systemDefaultLabel() ? words('audio.systemDefault') : words('setup.device.systemDefaultNamed', { device: defaultLabel });
     const resolution = devices.resolve(role);
     switch (resolution.via) {
       case 'id':
@@ -153,7 +158,7 @@ export class DiagnosticsActions {
       case 'default':
         return systemDefault;
       case 'missing':
-        return `${systemDefault}, as ${resolution.choice.label} is not connected`;
+        return words('setup.device.defaultInstead', { fallback: systemDefault, device: resolution.choice.label });
     }
   }
 }

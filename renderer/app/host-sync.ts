@@ -8,6 +8,7 @@ import type { StoreApi } from 'zustand/vanilla';
 import type { HostLink, HostLinkState } from '../bridge/host-link';
 import { parsePush, parseSnapshot } from '../bridge/payload-schemas';
 import { errorMessage } from '../error-texts';
+import { i18n } from '../i18n/i18n';
 import type { AppState } from '../store/store';
 import type { CallActions } from './call-actions';
 
@@ -111,7 +112,7 @@ export class HostSync {
     const snapshot = parseSnapshot(result.value);
     if (!snapshot.ok) {
       log.error('the snapshot was malformed', { problem: snapshot.error.message });
-      this.state.setSnapshotError('The softphone service sent data this window cannot read. Reload the window.');
+      this.state.setSnapshotError(i18n.t('snapshot.unreadable'));
       return;
     }
     this.state.applySnapshot(snapshot.value);

@@ -6,6 +6,9 @@
 // message again with those warnings' texts `confirmed`. The warnings hold for that file only: an edit
 // of its link, id or type clears them. The main process checks the file again and asks once more when
 // it finds a warning that was not confirmed (the file changed meanwhile).
+//
+// What a command answers is worded when it arrives (renderer/i18n's `t`): these texts stand until
+// the next edit or send.
 import type { SoftphoneApi } from '../../shared/api';
 import type { SendReceipt } from '../../shared/conversation';
 import { createLogger } from '../../shared/log';
@@ -15,6 +18,7 @@ import type { Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { parseConversation, parseTemplateDraft } from '../bridge/payload-schemas';
 import { errorMessage, messageErrorText } from '../error-texts';
+import { i18n } from '../i18n/i18n';
 import {
   afterSendOf,
   checkComposer,
@@ -31,9 +35,7 @@ import { isWindowOpen } from '../store/conversations';
 import { composerFor, type AppState } from '../store/store';
 
 const log = createLogger('messaging');
-
-export const PERMISSION_TEMPLATE_HINT =
-  'The 24-hour window is closed, so the call-permission request must go out as a template: pick or paste one that asks for permission to call.';
+const t = i18n.getFixedT(null, 'messages');
 
 export interface MessagingActionsDeps {
   api: Pick<SoftphoneApi, 'getConversation' | 'sendMessage' | 'sendCallButton' | 'sendTemplate' | 'parseTemplate' | 'checkMediaLink' | 'requestCallPermission'>;
@@ -75,7 +77,7 @@ export class MessagingActions {
   async openContact(): Promise<boolean> {
     const typed = this.state.contactInput.trim();
     if (typed === '') {
-      this.state.setContactError('Enter the customer’s number, with the country code.');
+      this.state.setContactError(t('chooser.enterNumber'));
       return false;
     }
     const result = await this.api.getConversation({ contact: typed });
@@ -85,7 +87,7 @@ export class MessagingActions {
     }
     const conversation = parseConversation(result.value);
     if (!conversation.ok) {
-      this.state.setContactError('The softphone service answered with a conversation this window cannot read.');
+      this.state.setContactError(t('chooser.unreadableConversation'));
       return false;
     }
     this.state.applyConversation(conversation.value);
@@ -120,7 +122,7 @@ export class MessagingActions {
     }
     const checked = checkComposer(draft, contact);
     if (!checked.value) {
-      this.patchComposer(contact, { showAllErrors: true, error: 'Not sent: check the highlighted fields.' });
+      this.patchComposer(contact, { showAllErrors: true, error: t('composer.checkFields') });
       return;
     }
     const confirmed = confirmedWarnings(draft, options.confirmed ?? []);
@@ -138,7 +140,7 @@ export class MessagingActions {
     const template = draft.template;
     if (draft.busy) return;
     if (!template.draft) {
-      this.patchComposer(contact, { error: template.pasted.trim() === '' ? 'Paste the template’s API Payload first.' : 'The pasted payload is not a template yet: see the problem above.' });
+      this.patchComposer(contact, { error: template.pasted.trim() === '' ? t('template.pasteFirst') : t('template.notATemplate') });
       return;
     }
     this.patchComposer(contact, { busy: true, error: null, serverErrors: {}, notice: null, showAllErrors: true });
@@ -163,7 +165,7 @@ export class MessagingActions {
     }
     const parsed = parseTemplateDraft(result.value);
     if (!parsed.ok) {
-      this.editComposer(contact, (d) => ({ ...d, template: { ...d.template, draft: null, parseError: 'The softphone service answered with a template this window cannot read.' } }));
+      this.editComposer(contact, (d) => ({ ...d, template: { ...d.template, draft: null, parseError: t('template.unreadable') } }));
       return;
     }
     const templateDraft = parsed.value;
@@ -190,7 +192,7 @@ export class MessagingActions {
       this.patchComposer(contact, { linkCheck: null });
       return;
     }
-    this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'checking', text: 'Checking the link…' } });
+    this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'checking', text: t('media.checking') } });
     const result = await this.api.checkMediaLink({ type: media.type, link });
     const now = composerFor(this.state, contact).media;
     if (now.link.trim() !== link || now.type !== media.type) return; // edited meanwhile
@@ -208,7 +210,7 @@ export class MessagingActions {
     this.state.setContactNotice(null);
     const result = await this.api.sendCallButton({ to: contact });
     this.state.setContactNotice(
-      result.ok ? { contact, text: 'Call button sent: when the customer taps it, the call rings here first.', tone: 'ok' } : { contact, text: messageErrorText(result.error), tone: 'error' },
+      result.ok ? { contact, text: t('contact.callButtonSent'), tone: 'ok' } : { contact, text: messageErrorText(result.error), tone: 'error' },
     );
   }
 
@@ -217,15 +219,15 @@ export class MessagingActions {
     this.state.setContactNotice(null);
     if (!isWindowOpen(this.state.conversations[contact]?.window, Date.now())) {
       this.editComposer(contact, (d) => ({ ...d, tab: 'template' }));
-      this.state.setContactNotice({ contact, text: PERMISSION_TEMPLATE_HINT, tone: 'error' });
+      this.state.setContactNotice({ contact, text: t('contact.permissionNeedsTemplate'), tone: 'error' });
       return;
     }
     const result = await this.api.requestCallPermission({ to: contact });
     if (!result.ok && result.error.code === 'window_closed') this.editComposer(contact, (d) => ({ ...d, tab: 'template' }));
     this.state.setContactNotice(
       result.ok
-        ? { contact, text: 'Call permission requested: call again once the customer allows it.', tone: 'ok' }
-        : { contact, text: result.error.code === 'window_closed' ? PERMISSION_TEMPLATE_HINT : messageErrorText(result.error), tone: 'error' },
+        ? { contact, text: t('contact.permissionRequested'), tone: 'ok' }
+        : { contact, text: result.error.code === 'window_closed' ? t('contact.permissionNeedsTemplate') : messageErrorText(result.error), tone: 'error' },
     );
   }
 
@@ -236,7 +238,7 @@ export class MessagingActions {
   private finishSend(contact: string, sent: ComposerDraft, result: Result<SendReceipt>, confirmed: readonly string[] = []): void {
     if (result.ok) {
       const warnings = result.value.warnings;
-      this.state.updateComposer(contact, (d) => ({ ...afterSendOf(d, sent), notice: warnings.length > 0 ? `Sent. ${warnings.join('. ')}` : null }));
+      this.state.updateComposer(contact, (d) => ({ ...afterSendOf(d, sent), notice: warnings.length > 0 ? t('composer.sentWithWarnings', { warnings: warnings.join('. ') }) : null }));
       return;
     }
     const error = result.error;
@@ -253,7 +255,7 @@ export class MessagingActions {
       busy: false,
       serverErrors: placed,
       confirmation: null,
-      error: hasField ? `Not sent: ${Object.values(placed)[0]}` : `Not sent. ${messageErrorText(result.error)}`,
+      error: hasField ? t('composer.notSentRule', { rule: Object.values(placed)[0] }) : t('composer.notSentError', { reason: messageErrorText(result.error) }),
     });
   }
 }

@@ -15,11 +15,14 @@ import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { peerTitle } from '../call-display';
+import { currentLanguage, i18n } from '../i18n/i18n';
+import { directionOf } from '../../shared/i18n/languages';
 import type { Ringtone } from '../sound/ringtone';
 import type { AlertsState, NotificationAccess } from '../store/alerts';
 import type { AppState } from '../store/store';
 
 const log = createLogger('ring-alerts');
+const t = i18n.getFixedT(null, 'calls');
 
 const WATCH_MS = 1000;
 const UNLOCK_EVENTS = ['pointerdown', 'click', 'keydown'] as const;
@@ -68,8 +71,14 @@ export interface RingAlertsDeps {
   afterRender?: ((work: () => void) => void) | undefined;
 }
 
-export const NOTIFICATION_BODY = 'Incoming call';
-export const callingTitle = (caller: string): string => `☎ ${caller} calling`;
+/** A notification's text, and the tab title while a caller rings: worded when shown, in the UI's language. */
+export const notificationBody = (): string => t('ringAlerts.notificationBody');
+export function callingTitle(caller: string): string {
+  // A title has no element to isolate the name in: in a right-to-left language the name is set apart
+  // (first-strong isolate), so a Latin name neither turns the title left to right nor gets reordered.
+  const name = directionOf(currentLanguage()) === 'rtl' ? `\u2068${caller}\u2069` : caller;
+  return t('ringAlerts.title', { name });
+}
 
 export class RingAlerts {
   private readonly store: StoreApi<AppState>;
@@ -281,7 +290,7 @@ export class RingAlerts {
     for (const call of ringing) {
       if (this.notifications.has(call.localId)) continue;
       try {
-        const notification = new api(peerTitle(call.peer), { body: NOTIFICATION_BODY, tag: `call-${call.localId}`, requireInteraction: true });
+        const notification = new api(peerTitle(call.peer), { body: notificationBody(), tag: `call-${call.localId}`, requireInteraction: true });
         notification.onclick = () => {
           this.env.window.focus();
           notification.close();

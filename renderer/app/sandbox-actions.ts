@@ -4,6 +4,7 @@ import type { SoftphoneApi } from '../../shared/api';
 import type { AppError } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { errorMessage } from '../error-texts';
+import { i18n } from '../i18n/i18n';
 import type { AppState } from '../store/store';
 
 /** Sandbox control errors say exactly what the simulated customer could not do; keep their words. */
@@ -36,7 +37,7 @@ export class SandboxActions {
     const number = this.state.sandboxSelection;
     this.state.setSandboxError(null);
     if (!number) {
-      this.state.setSandboxError('Choose a sandbox customer first.');
+      this.state.setSandboxError(i18n.t('sandbox.chooseCustomer'));
       return;
     }
     const result = await this.api.simulateIncomingCall({ number });
@@ -53,11 +54,11 @@ export class SandboxActions {
     const text = this.state.sandboxMessage.trim();
     this.state.setSandboxError(null);
     if (!number) {
-      this.state.setSandboxError('Choose a sandbox customer first.');
+      this.state.setSandboxError(i18n.t('sandbox.chooseCustomer'));
       return;
     }
     if (text === '') {
-      this.state.setSandboxError('Type what the customer writes.');
+      this.state.setSandboxError(i18n.t('sandbox.typeMessage'));
       return;
     }
     const result = await this.api.simulateInboundMessage({ number, text });

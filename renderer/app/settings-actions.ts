@@ -6,9 +6,9 @@ import type { Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { parsePreferences, parsePresence, parseSettings } from '../bridge/payload-schemas';
 import { errorMessage } from '../error-texts';
+import { i18n } from '../i18n/i18n';
 import {
   NETWORK_FIELDS,
-  NETWORK_SAVED_TEXT,
   draftFromNetwork,
   networkErrorsFrom,
   validateNetworkDraft,
@@ -18,6 +18,9 @@ import {
 } from '../store/network-form';
 import { SETTINGS_FIELDS, draftFromSettings, settingsErrorsFrom, validateDraft, type SettingsField } from '../store/settings-form';
 import type { AppState } from '../store/store';
+
+// Statuses and errors are worded when they happen: the store keeps them as text.
+const t = i18n.getFixedT(null, 'settings');
 
 export interface SettingsActionsDeps {
   api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'saveNetworkSettings' | 'setPresence' | 'setPreferences'>;
@@ -64,7 +67,7 @@ export class SettingsActions {
     }
     const preferences = parsePreferences(result.value);
     if (!preferences.ok) {
-      this.state.setPreferencesError('The softphone service answered with preferences this window cannot read.');
+      this.state.setPreferencesError(t('screen.unreadablePreferences'));
       return preferences;
     }
     this.state.setPreferences(preferences.value);
@@ -94,7 +97,7 @@ export class SettingsActions {
       this.state.setSettingsForm({ busy: false, errors: placed.fields, formError });
       return firstField(placed.fields);
     }
-    this.adoptSettings(result.value, 'Settings saved.');
+    this.adoptSettings(result.value, t('screen.saved'));
     return null;
   }
 
@@ -105,7 +108,7 @@ export class SettingsActions {
       this.state.setSettingsForm({ busy: false, formError: errorMessage(result.error) });
       return;
     }
-    this.adoptSettings(result.value, 'The account was forgotten: you are in the sandbox.');
+    this.adoptSettings(result.value, t('screen.sandboxChosen'));
   }
 
   // ---- network ----
@@ -137,13 +140,13 @@ export class SettingsActions {
     }
     const settings = parseSettings(result.value);
     if (!settings.ok) {
-      this.state.setNetworkForm({ busy: false, formError: 'The softphone service answered with settings this window cannot read.' });
+      this.state.setNetworkForm({ busy: false, formError: t('screen.unreadableSettings') });
       return null;
     }
     // Saved: the password leaves the form. What was typed while the save was under way stays a draft.
     const current = this.state.networkForm.draft;
     const draft = current === sent ? draftFromNetwork(settings.value.network) : current;
-    this.state.setNetworkForm({ busy: false, dirty: current !== sent, errors: {}, formError: null, status: NETWORK_SAVED_TEXT, draft });
+    this.state.setNetworkForm({ busy: false, dirty: current !== sent, errors: {}, formError: null, status: t('network.saved'), draft });
     this.state.setSettings(settings.value);
     return null;
   }
@@ -151,7 +154,7 @@ export class SettingsActions {
   private adoptSettings(value: unknown, status: string): void {
     const settings = parseSettings(value);
     if (!settings.ok) {
-      this.state.setSettingsForm({ busy: false, formError: 'The softphone service answered with settings this window cannot read.' });
+      this.state.setSettingsForm({ busy: false, formError: t('screen.unreadableSettings') });
       return;
     }
     // Saved: the secrets leave the form (blank means "keep the stored one").

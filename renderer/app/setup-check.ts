@@ -9,7 +9,8 @@ import type { RelayCheck } from '../../shared/api';
 import { iceUrlKind, type IceConfig } from '../../shared/ice-servers';
 import { errorText, type Result } from '../../shared/result';
 import { errorMessage } from '../error-texts';
-import { soundCheckErrorText } from '../sound/device-check';
+import { soundCheckFailure } from '../sound/device-check';
+import { settingsText, words, type SettingsText, type SettingsWords } from '../store/settings-form';
 import type { MicrophoneReading } from '../sound/microphone-level';
 import type { GatheredCandidate, GatherOptions, ProbeConfig, RelayProtocol } from '../webrtc/candidate-probe';
 
@@ -21,12 +22,12 @@ export type SetupCheckId = (typeof SETUP_CHECK_IDS)[number];
  * `info`: nothing wrong, something to know; `warning`: calls may fail; `blocking`: calls will not work.
  */
 export type SetupCheckResult =
-  | { id: SetupCheckId; status: 'passed' | 'played' | 'info'; text: string }
+  | { id: SetupCheckId; status: 'passed' | 'played' | 'info'; text: SettingsText }
   /** `problem` is the line's reason in the verdict ("the microphone is silent"). */
-  | { id: SetupCheckId; status: 'warning' | 'blocking'; text: string; problem: string };
+  | { id: SetupCheckId; status: 'warning' | 'blocking'; text: SettingsText; problem: SettingsText };
 export type SetupCheckStatus = SetupCheckResult['status'];
 
-export type SetupVerdict = { kind: 'ready' | 'may_fail' | 'will_fail'; text: string };
+export type SetupVerdict = { kind: 'ready' } | { kind: 'may_fail' | 'will_fail'; problems: SettingsText[] };
 
 export interface SetupReport {
   /** In SETUP_CHECK_IDS order. */
@@ -40,7 +41,7 @@ export type AudioOutputRole = 'speaker' | 'ringer';
 /** What the checks need of the window; a part that is missing gives a line saying it could not run. */
 export interface SetupCheckParts {
   /** The chosen devices as the agent knows them ("Jabra Evolve 40", "the system default (Speakers)"). */
-  deviceNames(): Record<'microphone' | AudioOutputRole, string>;
+  deviceNames(): Record<'microphone' | AudioOutputRole, SettingsWords>;
   /** The chosen microphone's peak level over `ms`, audio processing off; releases it when done or aborted. */
   measureMicrophone?(ms: number, signal: AbortSignal): Promise<MicrophoneReading>;
   /** The output's own test tone on the chosen device; resolves once it has played. */
@@ -89,14 +90,6 @@ export function longestRunMs(t: SetupCheckTimings): number {
 /** Below this peak (−60 dBFS) a microphone delivers nothing but digital silence, whatever the room. */
 export const SILENT_PEAK = 0.001;
 
-export const READY_TEXT = 'Your setup is ready for calls.';
-
-export const NO_TURN_TEXT =
-  'No TURN server is configured (fine on an open network; behind a firewall that blocks UDP calls need one: Settings → Network)';
-export const TURN_UNREACHABLE_TEXT = 'TURN server not reachable: check its address, username and password';
-export const UDP_UNKNOWN_TEXT = 'Whether UDP gets out cannot be told without a STUN or TURN server (Settings → Network)';
-export const ONLY_TCP_TEXT = 'Only TCP gets through: calls will use TURN over TCP';
-
 /** How a step that has its own timeout ended. */
 export type StepOutcome<T> = { kind: 'done'; value: T } | { kind: 'failed'; error: unknown } | { kind: 'timed_out'; ms: number };
 
@@ -106,7 +99,8 @@ export async function within<T>(ms: number, run: (signal: AbortSignal) => Promis
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<StepOutcome<T>>((resolve) => {
     timer = setTimeout(() => {
-      controller.abort(new Error(`no answer within ${seconds(ms)}`));
+      // The step ends as timed_out; this reason only reaches the part, never the screen.
+      controller.abort(new Error(`no answer within ${ms} ms`));
       resolve({ kind: 'timed_out', ms });
     }, ms);
   });
@@ -123,56 +117,60 @@ export async function within<T>(ms: number, run: (signal: AbortSignal) => Promis
   }
 }
 
-const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(1))} s`;
+const seconds = (ms: number): number => ms / 1000;
 
 const errorName = (e: unknown): string => (typeof e === 'object' && e !== null && 'name' in e ? String(e.name) : '');
 
 // ---- the lines ----
 
-export function microphoneLine(outcome: StepOutcome<MicrophoneReading> | undefined, device: string): SetupCheckResult {
+export function microphoneLine(outcome: StepOutcome<MicrophoneReading> | undefined, device: SettingsWords): SetupCheckResult {
   const id = 'microphone';
-  const noAccess = (why: string): SetupCheckResult => ({ id, status: 'blocking', text: `No microphone access: ${why}`, problem: 'no microphone access' });
-  if (!outcome) return noAccess('this window has no audio devices (the page must come over HTTPS or from localhost)');
+  const noAccess = (text: SettingsText): SetupCheckResult => ({ id, status: 'blocking', text, problem: words('setup.microphone.problemNoAccess') });
+  if (!outcome) return noAccess(words('setup.microphone.noDevices'));
   switch (outcome.kind) {
     case 'timed_out':
-      return noAccess(`${device} did not answer within ${seconds(outcome.ms)} (a permission prompt may be waiting)`);
+      return noAccess(words('setup.microphone.timedOut', { device, seconds: seconds(outcome.ms) }));
     case 'failed': {
       const name = errorName(outcome.error);
-      if (name === 'NotAllowedError') return noAccess('permission to use the microphone was refused (allow it in the browser\u2019s site settings or the system\u2019s privacy settings)');
-      if (name === 'NotFoundError' || name === 'OverconstrainedError') return noAccess(`${device} is not connected`);
-      if (name === 'NotReadableError') return noAccess(`${device} could not be opened: another application may hold it`);
-      return noAccess(`${device} could not be opened (${errorText(outcome.error)})`);
+      if (name === 'NotAllowedError') return noAccess(words('setup.microphone.refused'));
+      if (name === 'NotFoundError' || name === 'OverconstrainedError') return noAccess(words('setup.microphone.notConnected', { device }));
+      if (name === 'NotReadableError') return noAccess(words('setup.microphone.busy', { device }));
+      return noAccess(words('setup.microphone.failed', { device, detail: errorText(outcome.error) }));
     }
     case 'done': {
       const reading = outcome.value;
       const name = reading.label !== '' ? reading.label : device;
-      if (reading.muted) return { id, status: 'warning', text: `Microphone is silent: check that it is not muted (the system reports ${name} muted)`, problem: 'the microphone is muted' };
-      if (reading.peak < SILENT_PEAK) return { id, status: 'warning', text: `Microphone is silent: check that it is not muted (${name})`, problem: 'the microphone is silent' };
-      return { id, status: 'passed', text: `Microphone works: level peaked at ${Math.max(1, Math.round(reading.peak * 100))} % (${name})` };
+      if (reading.muted) return { id, status: 'warning', text: words('setup.microphone.muted', { device: name }), problem: words('setup.microphone.problemMuted') };
+      if (reading.peak < SILENT_PEAK) return { id, status: 'warning', text: words('setup.microphone.silent', { device: name }), problem: words('setup.microphone.problemSilent') };
+      return { id, status: 'passed', text: words('setup.microphone.works', { percent: Math.max(1, Math.round(reading.peak * 100)), device: name }) };
     }
   }
 }
 
-export function toneLine(role: AudioOutputRole, outcome: StepOutcome<void> | undefined, device: string): SetupCheckResult {
+export function toneLine(role: AudioOutputRole, outcome: StepOutcome<void> | undefined, device: SettingsWords): SetupCheckResult {
   const id = role;
-  if (!outcome) return { id, status: 'info', text: `This window cannot play a test tone on the ${role}` };
+  if (!outcome) return { id, status: 'info', text: words(`setup.${role}.cannotPlay`) };
   switch (outcome.kind) {
     case 'done':
       // The app cannot hear its own output: the agent is the judge.
-      return { id, status: 'played', text: `Played a tone on the ${role}, ${device}: you should have heard it` };
+      return { id, status: 'played', text: words(`setup.${role}.played`, { device }) };
     case 'timed_out':
-      return { id, status: 'warning', text: `The ${role} tone did not finish within ${seconds(outcome.ms)} (${device})`, problem: `the ${role} did not play` };
-    case 'failed':
-      return { id, status: 'warning', text: soundCheckErrorText(role, outcome.error).replace(/\.$/, ''), problem: `the ${role} did not play` };
+      return { id, status: 'warning', text: words(`setup.${role}.timedOut`, { seconds: seconds(outcome.ms), device }), problem: words(`setup.${role}.problem`) };
+    case 'failed': {
+      // The words of "Test speaker" / "Test ringer" (sound/device-check.ts), as a line.
+      const { problem, detail } = soundCheckFailure(outcome.error);
+      return { id, status: 'warning', text: words(`soundCheck.${role}.${problem}`, { detail }), problem: words(`setup.${role}.problem`) };
+    }
   }
 }
 
 export function relayLine(outcome: StepOutcome<Result<RelayCheck>>): SetupCheckResult {
   const id = 'relay';
-  const unchecked = (why: string): SetupCheckResult => ({ id, status: 'warning', text: `The relay could not be checked: ${why}`, problem: 'the relay could not be checked' });
+  const unchecked = (reason: string): SetupCheckResult => ({ id, status: 'warning', text: words('setup.relay.unchecked', { reason }), problem: words('setup.relay.problemUnchecked') });
+  const notReachable = words('setup.relay.problemNotReachable');
   switch (outcome.kind) {
     case 'timed_out':
-      return { id, status: 'blocking', text: `Relay not reachable: no answer within ${seconds(outcome.ms)}`, problem: 'the relay is not reachable, so no call reaches this desk' };
+      return { id, status: 'blocking', text: words('setup.relay.timedOut', { seconds: seconds(outcome.ms) }), problem: notReachable };
     case 'failed':
       return unchecked(errorText(outcome.error));
     case 'done': {
@@ -180,20 +178,23 @@ export function relayLine(outcome: StepOutcome<Result<RelayCheck>>): SetupCheckR
       if (!answer.ok) return unchecked(errorMessage(answer.error));
       const check = answer.value;
       if (!check.reachable) {
-        return { id, status: 'blocking', text: `Relay not reachable: ${check.problem ?? 'it did not answer'}`, problem: 'the relay is not reachable, so no call reaches this desk' };
+        // The main process's own words for what went wrong, when it has them.
+        const text = check.problem !== undefined ? words('setup.relay.notReachable', { reason: check.problem }) : words('setup.relay.notAnswering');
+        return { id, status: 'blocking', text, problem: notReachable };
       }
-      const rtt = check.roundTripMs !== undefined ? ` (${check.roundTripMs} ms)` : '';
+      const ms = check.roundTripMs;
       if (check.relayTurn === 'unreachable') {
-        return { id, status: 'warning', text: `Relay reachable${rtt}, but its TURN credentials could not be fetched`, problem: 'the relay\u2019s TURN credentials could not be fetched' };
+        const text = ms !== undefined ? words('setup.relay.noTurnIn', { ms }) : words('setup.relay.noTurn');
+        return { id, status: 'warning', text, problem: words('setup.relay.problemNoTurn') };
       }
-      return { id, status: 'passed', text: `Relay reachable${rtt}` };
+      return { id, status: 'passed', text: ms !== undefined ? words('setup.relay.reachableIn', { ms }) : words('setup.relay.reachable') };
     }
   }
 }
 
 /** What the network lane found: the configuration, and each gathering (undefined: not run, as nothing could be learnt from it). */
 export type NetworkFindings =
-  | { kind: 'no_config'; why: string }
+  | { kind: 'no_config'; why: SettingsWords }
   | { kind: 'no_probe' }
   | { kind: 'gathered'; config: IceConfig; relay: StepOutcome<GatheredCandidate[]> | undefined; all: StepOutcome<GatheredCandidate[]> | undefined };
 
@@ -210,7 +211,8 @@ export function serverUrlsOf(config: IceConfig): ServerUrls {
 /** A turn: URL without ?transport=tcp is reached over UDP; a STUN server always is. */
 const triesUdp = (urls: ServerUrls): boolean => urls.stun.length > 0 || urls.turn.some((u) => /^turn:/i.test(u) && !/[?&]transport=tcp\b/i.test(u));
 
-const PROTOCOL_WORDS: Readonly<Record<RelayProtocol, string>> = { udp: 'UDP', tcp: 'TCP', tls: 'TLS' };
+/** Protocol names, the same in every language. */
+const PROTOCOL_NAMES: Readonly<Record<RelayProtocol, string>> = { udp: 'UDP', tcp: 'TCP', tls: 'TLS' };
 
 /** The best relay path found: UDP, then TCP, then TLS (a relay candidate whose protocol is unknown counts as found). */
 function bestRelay(candidates: readonly GatheredCandidate[]): { protocol: RelayProtocol | undefined } | undefined {
@@ -226,77 +228,87 @@ export function turnLine(findings: NetworkFindings): SetupCheckResult {
   const id = 'turn';
   switch (findings.kind) {
     case 'no_config':
-      return { id, status: 'warning', text: `The TURN server could not be checked: ${findings.why}`, problem: 'the network settings could not be read' };
+      return { id, status: 'warning', text: words('setup.turn.unchecked', { reason: findings.why }), problem: words('setup.turn.problemConfigUnread') };
     case 'no_probe':
-      return { id, status: 'info', text: 'This window cannot check the TURN server (it has no WebRTC)' };
+      return { id, status: 'info', text: words('setup.turn.noProbe') };
     case 'gathered':
       break;
   }
   const relayOnly = findings.config.iceTransportPolicy === 'relay';
   const urls = serverUrlsOf(findings.config);
   if (urls.turn.length === 0) {
-    if (relayOnly) {
-      return { id, status: 'blocking', text: 'Relay only is on, but no TURN server is configured: calls cannot connect (Settings → Network)', problem: 'Relay only is on without a TURN server' };
-    }
-    return { id, status: 'info', text: NO_TURN_TEXT };
+    if (relayOnly) return { id, status: 'blocking', text: words('setup.turn.relayOnlyNoTurn'), problem: words('setup.turn.problemRelayOnlyNoTurn') };
+    return { id, status: 'info', text: words('setup.turn.none') };
   }
   const outcome = findings.relay;
   if (outcome?.kind === 'failed') {
-    return { id, status: 'warning', text: `The TURN check could not run (${errorText(outcome.error)})`, problem: 'the TURN server could not be checked' };
+    return { id, status: 'warning', text: words('setup.turn.checkFailed', { detail: errorText(outcome.error) }), problem: words('setup.turn.problemUnchecked') };
   }
   const best = bestRelay(doneCandidates(outcome));
-  if (best) return { id, status: 'passed', text: best.protocol ? `TURN server reachable (relay over ${PROTOCOL_WORDS[best.protocol]})` : 'TURN server reachable' };
+  if (best) return { id, status: 'passed', text: best.protocol ? words('setup.turn.reachableOver', { protocol: PROTOCOL_NAMES[best.protocol] }) : words('setup.turn.reachable') };
   // With "Relay only" every call needs it; otherwise calls may still go direct.
-  return { id, status: relayOnly ? 'blocking' : 'warning', text: TURN_UNREACHABLE_TEXT, problem: relayOnly ? 'Relay only is on and the TURN server is not reachable' : 'the TURN server is not reachable' };
+  return {
+    id,
+    status: relayOnly ? 'blocking' : 'warning',
+    text: words('setup.turn.unreachable'),
+    problem: relayOnly ? words('setup.turn.problemRelayOnlyUnreachable') : words('setup.turn.problemUnreachable'),
+  };
 }
 
 export function udpLine(findings: NetworkFindings): SetupCheckResult {
   const id = 'udp';
   switch (findings.kind) {
     case 'no_config':
-      return { id, status: 'info', text: 'Whether UDP gets out could not be told: the network settings could not be read' };
+      return { id, status: 'info', text: words('setup.udp.configUnread') };
     case 'no_probe':
-      return { id, status: 'info', text: 'This window cannot tell whether UDP gets out (it has no WebRTC)' };
+      return { id, status: 'info', text: words('setup.udp.noProbe') };
     case 'gathered':
       break;
   }
   const urls = serverUrlsOf(findings.config);
-  if (urls.stun.length === 0 && urls.turn.length === 0) return { id, status: 'info', text: UDP_UNKNOWN_TEXT };
+  if (urls.stun.length === 0 && urls.turn.length === 0) return { id, status: 'info', text: words('setup.udp.unknown') };
   const found = [...doneCandidates(findings.relay), ...doneCandidates(findings.all)];
   // A server-reflexive address comes from a STUN answer over UDP; so does a relay allocated over UDP.
   if (found.some((c) => c.type === 'srflx' || (c.type === 'relay' && c.relayProtocol === 'udp'))) {
-    return { id, status: 'passed', text: 'UDP gets out: calls can take the direct, fastest path' };
+    return { id, status: 'passed', text: words('setup.udp.out') };
   }
   const tcpRelay = found.some((c) => c.type === 'relay' && (c.relayProtocol === 'tcp' || c.relayProtocol === 'tls'));
-  if (!triesUdp(urls)) {
-    return tcpRelay
-      ? { id, status: 'info', text: 'TCP gets through to the TURN server; UDP was not tried: no server listed is reached over UDP (add a stun: server to find out)' }
-      : { id, status: 'info', text: 'UDP was not tried: no server listed is reached over UDP (add a stun: server to find out)' };
-  }
-  if (tcpRelay) return { id, status: 'info', text: ONLY_TCP_TEXT };
+  if (!triesUdp(urls)) return { id, status: 'info', text: tcpRelay ? words('setup.udp.tcpNotTried') : words('setup.udp.notTried') };
+  if (tcpRelay) return { id, status: 'info', text: words('setup.udp.onlyTcp') };
   const failure = [findings.relay, findings.all].find((o) => o?.kind === 'failed');
   if (failure?.kind === 'failed' && found.length === 0) {
-    return { id, status: 'info', text: `Whether UDP gets out could not be told (${errorText(failure.error)})` };
+    return { id, status: 'info', text: words('setup.udp.failed', { detail: errorText(failure.error) }) };
   }
   // Chromium learns its public address from a TURN server only with the allocation: a TURN server
   // that refused the credentials tells nothing about UDP (the TURN line says what is wrong).
-  if (urls.stun.length === 0) return { id, status: 'info', text: 'Whether UDP gets out could not be told: the TURN server gave no answer to learn it from (a stun: server would tell)' };
+  if (urls.stun.length === 0) return { id, status: 'info', text: words('setup.udp.noStun') };
   return {
     id,
     status: 'warning',
-    text: 'The STUN server did not answer over UDP: the network may block UDP (calls then need a TURN server over TCP or TLS: Settings → Network), or the server address is wrong',
-    problem: urls.turn.length > 0 ? 'UDP seems blocked' : 'UDP seems blocked and no TURN server is configured',
+    text: words('setup.udp.blocked'),
+    problem: urls.turn.length > 0 ? words('setup.udp.problemBlocked') : words('setup.udp.problemBlockedNoTurn'),
   };
 }
 
-/** One sentence for the whole: what blocks calls, else what may make them fail, else ready. */
+/** What blocks calls, else what may make them fail (each reason once), else ready. */
 export function verdictOf(results: readonly SetupCheckResult[]): SetupVerdict {
-  const problems = (status: 'warning' | 'blocking'): string[] => [...new Set(results.flatMap((r) => (r.status === status ? [r.problem] : [])))];
+  const problems = (status: 'warning' | 'blocking'): SettingsText[] => {
+    const seen = new Map<string, SettingsText>();
+    for (const r of results) if (r.status === status) seen.set(JSON.stringify(r.problem), r.problem);
+    return [...seen.values()];
+  };
   const blocking = problems('blocking');
-  if (blocking.length > 0) return { kind: 'will_fail', text: `Calls will not work: ${blocking.join('; ')}.` };
+  if (blocking.length > 0) return { kind: 'will_fail', problems: blocking };
   const warnings = problems('warning');
-  if (warnings.length > 0) return { kind: 'may_fail', text: `Calls may fail: ${warnings.join('; ')}.` };
-  return { kind: 'ready', text: READY_TEXT };
+  if (warnings.length > 0) return { kind: 'may_fail', problems: warnings };
+  return { kind: 'ready' };
+}
+
+/** The verdict as one sentence, in the UI's language now. */
+export function verdictText(verdict: SetupVerdict): string {
+  if (verdict.kind === 'ready') return settingsText(words('setup.verdict.ready'));
+  const problems = verdict.problems.map(settingsText).join(settingsText(words('setup.verdict.separator')));
+  return settingsText(words(verdict.kind === 'will_fail' ? 'setup.verdict.willFail' : 'setup.verdict.mayFail', { problems }));
 }
 
 // ---- the run ----
@@ -318,11 +330,11 @@ export async function runSetupCheck(parts: SetupCheckParts, options: SetupCheckO
     results.set(result.id, result);
     options.onResult?.(result);
   };
-  let names: Record<'microphone' | AudioOutputRole, string>;
+  let names: Record<'microphone' | AudioOutputRole, SettingsWords>;
   try {
     names = parts.deviceNames();
   } catch {
-    names = { microphone: 'the microphone', speaker: 'the system default', ringer: 'the system default' };
+    names = { microphone: words('setup.device.microphone'), speaker: words('audio.systemDefault'), ringer: words('audio.systemDefault') };
   }
 
   const microphone = async (): Promise<void> => {
@@ -357,7 +369,7 @@ export async function runSetupCheck(parts: SetupCheckParts, options: SetupCheckO
 
 async function networkFindings(parts: SetupCheckParts, t: SetupCheckTimings): Promise<NetworkFindings> {
   const asked = await within(t.iceConfigMs, () => parts.iceConfig());
-  if (asked.kind === 'timed_out') return { kind: 'no_config', why: `the network settings did not come within ${seconds(asked.ms)}` };
+  if (asked.kind === 'timed_out') return { kind: 'no_config', why: words('setup.turn.configLate', { seconds: seconds(asked.ms) }) };
   if (asked.kind === 'failed') return { kind: 'no_config', why: errorText(asked.error) };
   if (!asked.value.ok) return { kind: 'no_config', why: errorMessage(asked.value.error) };
   const config = asked.value.value;

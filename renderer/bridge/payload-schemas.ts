@@ -10,6 +10,7 @@ import type { Conversation } from '../../shared/conversation';
 import type { TemplateDraft } from '../../shared/templates';
 import type { PublicSettings } from '../../shared/settings';
 import type { Result } from '../../shared/result';
+import { updateStatusSchema, type UpdateStatus } from '../../shared/updates';
 import { parseWith } from '../../shared/validation';
 import { historyEntrySchema } from '../../shared/history';
 
@@ -134,6 +135,7 @@ const snapshotSchema = z.looseObject({
   conversations: z.array(conversationSchema).optional(),
   sandboxTemplates: z.array(sandboxTemplateSchema).optional(),
   preferences: preferencesSchema.optional(),
+  updateStatus: updateStatusSchema.optional(),
 });
 
 // The schemas check a superset of what the types promise; the casts below only drop that knowledge.
@@ -144,6 +146,7 @@ export const parsePresence = (data: unknown): Result<AgentPresence> => parseWith
 export const parseConversation = (data: unknown): Result<Conversation> => parseWith(conversationSchema, data) as Result<Conversation>;
 export const parsePreferences = (data: unknown): Result<Preferences> => parseWith(preferencesSchema, data) as Result<Preferences>;
 export const parseTemplateDraft = (data: unknown): Result<TemplateDraft> => parseWith(templateDraftSchema, data) as Result<TemplateDraft>;
+export const parseUpdateStatus = (data: unknown): Result<UpdateStatus> => parseWith(updateStatusSchema, data);
 
 const shortcutActionSchema = z.enum(SHORTCUT_ACTIONS as [ShortcutAction, ...ShortcutAction[]]);
 
@@ -158,6 +161,7 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   dialRequested: z.strictObject({ number: z.string().regex(/^[0-9]{6,15}$/), dial: z.boolean() }),
   shortcutPressed: z.strictObject({ action: shortcutActionSchema, localId: z.string().min(1).max(200).optional() }),
   shortcutsRefused: z.strictObject({ refused: z.array(z.strictObject({ action: shortcutActionSchema, accelerator: z.string().min(1).max(64) })).max(SHORTCUT_ACTIONS.length) }),
+  updateStatus: updateStatusSchema,
 };
 
 export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {

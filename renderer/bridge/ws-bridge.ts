@@ -24,6 +24,7 @@ import {
 import { createLogger } from '../../shared/log';
 import { err, type AppError, type Result, errorText } from '../../shared/result';
 import { isErrorCode } from '../error-texts';
+import { i18n } from '../i18n/i18n';
 import { permanentLink, type HostLink, type HostLinkState, type SoftphoneHost } from './host-link';
 
 const log = createLogger('ws-bridge');
@@ -212,7 +213,9 @@ export function createWsBridge(options: WsBridgeOptions): { api: SoftphoneApi; l
     s.addEventListener('close', (ev) => {
       if (socket !== s) return;
       socket = null;
-      const why = `The connection to the softphone service closed (code ${ev.code}${ev.reason ? `: ${ev.reason}` : ''})`;
+      const why = ev.reason
+        ? i18n.t('errors:host.closedWithReason', { code: ev.code, reason: ev.reason })
+        : i18n.t('errors:host.closedWithCode', { code: ev.code });
       failAll(why);
       scheduleRetry(why);
     });
@@ -221,11 +224,11 @@ export function createWsBridge(options: WsBridgeOptions): { api: SoftphoneApi; l
   }
 
   function call<N extends CommandName>(name: N, params: CommandParams<N>): Promise<Result<CommandResults[N]>> {
-    if (closed) return Promise.resolve(err('gateway_unreachable', 'The connection to the softphone service was closed'));
+    if (closed) return Promise.resolve(err('gateway_unreachable', i18n.t('errors:host.closed')));
     const current = socket;
     if (!current) {
       // Between attempts: fail at once rather than leave the agent waiting on a button.
-      return Promise.resolve(err('gateway_unreachable', 'Not connected to the softphone service; reconnecting'));
+      return Promise.resolve(err('gateway_unreachable', i18n.t('errors:host.notConnected')));
     }
     const id = nextId++;
     const frame: WsClientFrame = { id, command: name, params };
@@ -233,7 +236,7 @@ export function createWsBridge(options: WsBridgeOptions): { api: SoftphoneApi; l
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         pending.delete(id);
-        resolve(err('timeout', `The softphone service did not answer ${name} in time`));
+        resolve(err('timeout', i18n.t('errors:host.timeout', { command: name })));
       }, commandTimeoutMs);
       pending.set(id, { resolve: resolve as (r: Result<unknown>) => void, timer });
       if (current.readyState === SOCKET_OPEN) current.send(text);
@@ -268,9 +271,10 @@ export function createWsBridge(options: WsBridgeOptions): { api: SoftphoneApi; l
       if (retryTimer !== undefined) clearTimeout(retryTimer);
       const s = socket;
       socket = null;
-      failAll('The connection to the softphone service was closed');
+      const why = i18n.t('errors:host.closed');
+      failAll(why);
       s?.close(1000, 'closing');
-      setState({ status: 'unavailable', message: 'The connection to the softphone service was closed' });
+      setState({ status: 'unavailable', message: why });
     },
   };
 
@@ -286,7 +290,7 @@ export function unreachableHost(message: string): SoftphoneHost {
   const none = () => () => undefined;
   const state: HostLinkState = { status: 'unavailable', message };
   return {
-    api: { ...commands, onCallChanged: none, onConnectionChanged: none, onHistoryChanged: none, onSettingsChanged: none, onPresenceChanged: none, onConversationChanged: none, onPreferencesChanged: none, onDialRequested: none, onShortcutPressed: none, onShortcutsRefused: none },
+    api: { ...commands, onCallChanged: none, onConnectionChanged: none, onHistoryChanged: none, onSettingsChanged: none, onPresenceChanged: none, onConversationChanged: none, onPreferencesChanged: none, onDialRequested: none, onShortcutPressed: none, onShortcutsRefused: none, onUpdateStatus: none },
     link: { state: () => state, subscribe: () => () => undefined, close: () => undefined },
     kind: 'browser',
   };
@@ -334,11 +338,11 @@ export function hostSocketUrl(location: { host: string; protocol: string }, toke
 /** The browser host: this page builds SoftphoneApi itself over the host's WebSocket. */
 export function connectBrowserHost(env: BrowserEnvironment, options: Omit<WsBridgeOptions, 'url'> = {}): SoftphoneHost {
   if (!env.location.host || !/^https?:$/.test(env.location.protocol)) {
-    return unreachableHost('This page was not opened from the softphone service; start it with "npm start" and open the address it prints.');
+    return unreachableHost(i18n.t('errors:host.notServed'));
   }
   const token = takeHostToken(env);
   if (!token) {
-    return unreachableHost('The page address has no access token; open the address that the softphone printed when it started.');
+    return unreachableHost(i18n.t('errors:host.noToken'));
   }
   const { api, link } = createWsBridge({ ...options, url: hostSocketUrl(env.location, token) });
   return { api, link, kind: 'browser' };
@@ -355,7 +359,7 @@ export function guardApi(api: SoftphoneApi): SoftphoneApi {
       async (params: unknown) => {
         try {
           const command = api[name] as ((p: unknown) => Promise<Result<unknown>>) | undefined;
-          if (typeof command !== 'function') return err('internal', `The softphone service does not offer ${name}`);
+          if (typeof command !== 'function') return err('internal', i18n.t('errors:host.notOffered', { command: name }));
           return await command(params);
         } catch (e) {
           log.error('a command threw instead of returning an error', { command: name, error: e });

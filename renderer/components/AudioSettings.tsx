@@ -1,16 +1,11 @@
 import { useEffect, useSyncExternalStore } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { AudioRole, DeviceChoice } from '../../shared/preferences';
 import { useDeviceActions } from '../app/controllers-context';
+import { settingsText } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 import { ROLE_KIND, resolveChoice, type DeviceKindList } from '../webrtc/audio-devices';
 import { LevelMeter } from './LevelMeter';
-
-const ROLE_LABELS: Readonly<Record<AudioRole, string>> = { microphone: 'Microphone', speaker: 'Speaker', ringer: 'Ringer' };
-const ROLE_HINTS: Readonly<Record<AudioRole, string>> = {
-  microphone: 'What the customer hears.',
-  speaker: 'Where you hear the customer.',
-  ringer: 'Where incoming calls ring: it may differ from the speaker, e.g. a loudspeaker while the headset is on.',
-};
 
 /** The value the select shows: the device the choice resolves to now, or the stored one that is not here. */
 function selectedValue(choice: DeviceChoice | null, list: DeviceKindList): string {
@@ -28,7 +23,8 @@ function selectedValue(choice: DeviceChoice | null, list: DeviceKindList): strin
 
 function DeviceSelect({ role }: { role: AudioRole }) {
   const devices = useDeviceActions();
-  const view = useSyncExternalStore(devices.subscribe, devices.view);
+  const { t } = useTranslation('settings');
+  const view = useSyncExternalStore(devices.subscribe, devices.view, devices.view);
   const choice = useAppStore((s) => s.preferences.audio[role]);
   const list = view.list[ROLE_KIND[role]];
   const value = selectedValue(choice, list);
@@ -37,19 +33,19 @@ function DeviceSelect({ role }: { role: AudioRole }) {
   return (
     <div className="field">
       <label htmlFor={id} className="field-label">
-        {ROLE_LABELS[role]}
+        {t(`audio.${role}.label`)}
       </label>
       <select id={id} className="input" value={value} aria-describedby={`${id}-hint`} onChange={(e) => void devices.choose(role, e.target.value)}>
-        <option value="">System default</option>
+        <option value="">{t('audio.systemDefaultOption')}</option>
         {list.devices.map((d) => (
           <option key={d.id} value={d.id}>
             {d.label}
           </option>
         ))}
-        {missing && choice && <option value={choice.id}>{`${choice.label} (not connected)`}</option>}
+        {missing && choice && <option value={choice.id}>{t('audio.notConnectedOption', { device: choice.label })}</option>}
       </select>
       <p id={`${id}-hint`} className="hint">
-        {missing && choice ? `${choice.label} is not connected: ${list.defaultLabel} plays instead until it is back.` : ROLE_HINTS[role]}
+        {missing && choice ? t('audio.notConnectedHint', { device: choice.label, fallback: list.defaultLabel }) : t(`audio.${role}.hint`)}
       </p>
     </div>
   );
@@ -58,7 +54,8 @@ function DeviceSelect({ role }: { role: AudioRole }) {
 /** Settings' "Audio" section: the three devices, and a check of each. */
 export function AudioSettings() {
   const devices = useDeviceActions();
-  const view = useSyncExternalStore(devices.subscribe, devices.view);
+  const { t } = useTranslation('settings');
+  const view = useSyncExternalStore(devices.subscribe, devices.view, devices.view);
   const preferencesError = useAppStore((s) => s.preferencesError);
   useEffect(() => {
     void devices.openSettings();
@@ -66,10 +63,11 @@ export function AudioSettings() {
     return () => devices.stopMicrophoneTest();
   }, [devices]);
   const test = view.microphoneTest;
+  const alert = view.checkError ? settingsText(view.checkError) : preferencesError;
   return (
     <section className="audio-settings" aria-labelledby="audio-settings-title">
       <h3 id="audio-settings-title" className="card-title">
-        Audio
+        {t('audio.title')}
       </h3>
       {(['microphone', 'speaker', 'ringer'] as const).map((role) => (
         <DeviceSelect key={role} role={role} />
@@ -79,30 +77,30 @@ export function AudioSettings() {
         <button
           type="button"
           className="btn btn-secondary"
-          aria-label="Test microphone"
+          aria-label={t('audio.testMicrophone')}
           aria-pressed={test.kind !== 'idle'}
           onClick={() => void devices.toggleMicrophoneTest()}
         >
-          {test.kind === 'idle' ? 'Test microphone' : 'Testing microphone… (press to stop)'}
+          {test.kind === 'idle' ? t('audio.testMicrophone') : t('audio.testingMicrophone')}
         </button>
         <button type="button" className="btn btn-secondary" disabled={view.playing !== null} onClick={() => void devices.testOutput('speaker')}>
-          Test speaker
+          {t('audio.testSpeaker')}
         </button>
         <button type="button" className="btn btn-secondary" disabled={view.playing !== null} onClick={() => void devices.testOutput('ringer')}>
-          Test ringer
+          {t('audio.testRinger')}
         </button>
       </div>
       {test.kind !== 'idle' && (
         <div className="meters audio-test-meter">
-          <LevelMeter label="Microphone test level" value={test.kind === 'running' ? test.level : 0} />
+          <LevelMeter label={t('audio.microphoneTestLevel')} value={test.kind === 'running' ? test.level : 0} />
         </div>
       )}
       <p role="status" className="form-status">
-        {view.playing ? `Playing a short sound on the ${view.playing}…` : ''}
+        {view.playing === 'speaker' ? t('audio.playingSpeaker') : view.playing === 'ringer' ? t('audio.playingRinger') : ''}
       </p>
-      {(view.checkError ?? preferencesError) && (
+      {alert && (
         <p role="alert" className="field-error">
-          {view.checkError ?? preferencesError}
+          {alert}
         </p>
       )}
     </section>

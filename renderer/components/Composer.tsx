@@ -1,19 +1,23 @@
-import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import { MEDIA_TABLE, MEDIA_TYPES, formatBytes, mediaExtensions, type MediaType } from '../../shared/messages';
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useTranslation } from 'react-i18next';
+import { MEDIA_TABLE, MEDIA_TYPES, mediaExtensions, type MediaType } from '../../shared/messages';
 import { useMessaging } from '../app/controllers-context';
 import {
   COMPOSER_TABS,
   FIELD_LIMITS,
-  MEDIA_BY_LABELS,
-  MEDIA_FIELD_LABELS,
-  TAB_LABELS,
+  MEDIA_BYS,
   checkComposer,
   focusAfterConfirmedSend,
+  formatSize,
+  mediaByLabel,
+  mediaFieldLabel,
+  mediaTypeLabel,
   otherErrors,
+  tabLabel,
+  templateFieldLabel,
   visibleError,
   type ComposerDraft,
   type ComposerTab,
-  type MediaBy,
   type SendFocus,
 } from '../store/composer';
 import { windowClosedReason } from '../store/conversations';
@@ -32,9 +36,11 @@ interface Props {
 
 /** Text, media by link or id, every interactive variant, and templates; free-form blocked while the window is closed. */
 export function Composer({ contact, draft, windowOpen, conversationWindow }: Props) {
+  const { t } = useTranslation('messages');
   const messaging = useMessaging();
   const tabs = useRef<Partial<Record<ComposerTab, HTMLButtonElement | null>>>({});
-  const live = useMemo(() => checkComposer(draft, contact).errors, [draft, contact]);
+  // Checked on each render (a small object): the rules the window words itself follow a change of language.
+  const live = checkComposer(draft, contact).errors;
   const idBase = `composer-${contact}`;
   const form = useRef<HTMLFormElement>(null);
   // Each answer to "Send anyway" places focus once its outcome is on screen: the button is gone
@@ -67,7 +73,7 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
 
   return (
     <div className="composer">
-      <div role="tablist" aria-label="Composer" className="tabs">
+      <div role="tablist" aria-label={t('composer.tablist')} className="tabs">
         {COMPOSER_TABS.map((tab) => (
           <button
             key={tab}
@@ -84,7 +90,7 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
             onClick={() => choose(tab)}
             onKeyDown={onTabKey}
           >
-            {TAB_LABELS[tab]}
+            {tabLabel(tab)}
           </button>
         ))}
       </div>
@@ -101,10 +107,10 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
           {blocked && (
             <div className="blocked" id={`${idBase}-blocked`}>
               <p>
-                <strong>Free-form messages are blocked.</strong> {windowClosedReason(conversationWindow)}
+                <strong>{t('composer.blocked')}</strong> {windowClosedReason(conversationWindow)}
               </p>
               <button type="button" className="btn btn-secondary btn-small" onClick={() => choose('template')}>
-                Send a template instead
+                {t('composer.useTemplate')}
               </button>
             </div>
           )}
@@ -120,7 +126,7 @@ export function Composer({ contact, draft, windowOpen, conversationWindow }: Pro
           {draft.tab !== 'text' && (
             <div className="composer-actions">
               <button type="submit" className="btn btn-primary" disabled={blocked || draft.busy} aria-describedby={blocked ? `${idBase}-blocked` : undefined}>
-                {draft.busy ? 'Sending…' : draft.tab === 'template' ? 'Send template' : 'Send'}
+                {draft.busy ? t('composer.sending') : draft.tab === 'template' ? t('composer.sendTemplate') : t('composer.send')}
               </button>
             </div>
           )}
@@ -169,11 +175,12 @@ function shownKeys(draft: ComposerDraft): Set<string> {
 }
 
 function SendOutcome({ draft, shownKeys: keys }: { draft: ComposerDraft; shownKeys: Set<string> }) {
+  const { t } = useTranslation('messages');
   if (draft.error) {
     const onField = Object.keys(draft.serverErrors).some((k) => keys.has(k));
     return (
       <p role="alert" className="field-error form-error">
-        {onField ? 'Nothing was sent: see the highlighted field.' : draft.error}
+        {onField ? t('composer.seeField') : draft.error}
       </p>
     );
   }
@@ -195,19 +202,20 @@ interface FormProps {
 }
 
 function TextForm({ contact, draft, live, disabled }: FormProps) {
+  const { t } = useTranslation('messages');
   const messaging = useMessaging();
   const id = `composer-${contact}-text`;
   return (
     <div className="text-form">
       <FormField
         id={id}
-        label="Message"
+        label={t('text.label')}
         multiline
         rows={3}
         value={draft.text}
         limit={FIELD_LIMITS.text}
         disabled={disabled}
-        placeholder={disabled ? 'The 24-hour window is closed' : 'Write a message… (Enter sends, Shift+Enter for a new line)'}
+        placeholder={disabled ? t('text.placeholderClosed') : t('text.placeholder')}
         error={visibleError(draft, live, 'text.body')}
         onChange={(v) => messaging.editComposer(contact, (d) => ({ ...d, text: v }), 'text.body')}
         onKeyDown={(e) => {
@@ -219,15 +227,12 @@ function TextForm({ contact, draft, live, disabled }: FormProps) {
       />
       <div className="composer-actions">
         <button type="submit" className="btn btn-primary" disabled={disabled || draft.busy}>
-          {draft.busy ? 'Sending…' : 'Send'}
+          {draft.busy ? t('composer.sending') : t('composer.send')}
         </button>
       </div>
     </div>
   );
 }
-
-const MEDIA_LABELS: Readonly<Record<MediaType, string>> = { image: 'Image', audio: 'Audio', video: 'Video', document: 'Document' };
-const MEDIA_BYS: readonly MediaBy[] = ['link', 'id'];
 
 /** Sends the message again confirming these warnings (the Composer moves focus once it is answered). */
 type SendAnywayAction = (confirmed: readonly string[]) => void;
@@ -238,6 +243,7 @@ type SendAnywayAction = (confirmed: readonly string[]) => void;
  * file that breaks a rule never gets here: its rule shows on its field and nothing is sent.
  */
 function SendAnyway({ contact, draft, disabled, sendAnyway }: { contact: string; draft: ComposerDraft; disabled: boolean; sendAnyway: SendAnywayAction }) {
+  const { t } = useTranslation('messages');
   const { confirmation } = draft;
   if (confirmation === null) return null;
   const alertId = `composer-${contact}-confirm`;
@@ -245,10 +251,7 @@ function SendAnyway({ contact, draft, disabled, sendAnyway }: { contact: string;
     <div className="send-confirm">
       {/* A new element for each answer, so that the same words are announced again after another Send. */}
       <div role="alert" id={alertId} key={confirmation.asked}>
-        <p>
-          {confirmation.changed ? 'Not sent: the file changed since you confirmed it. ' : 'Not sent yet: '}
-          the gateway accepts this file, but check {confirmation.warnings.length === 1 ? 'this' : 'these'} first.
-        </p>
+        <p>{t(confirmation.changed ? 'confirm.changed' : 'confirm.notSentYet', { count: confirmation.warnings.length })}</p>
         <ul>
           {confirmation.warnings.map((w) => (
             <li key={w}>{w}</li>
@@ -256,7 +259,7 @@ function SendAnyway({ contact, draft, disabled, sendAnyway }: { contact: string;
         </ul>
       </div>
       <button type="button" className="btn btn-secondary" disabled={disabled || draft.busy} aria-describedby={alertId} onClick={() => sendAnyway(confirmation.warnings)}>
-        Send anyway
+        {t('confirm.sendAnyway')}
       </button>
     </div>
   );
@@ -265,6 +268,7 @@ function SendAnyway({ contact, draft, disabled, sendAnyway }: { contact: string;
 const CHECK_CLASSES: Readonly<Record<'checking' | 'ok' | 'confirm', string | undefined>> = { checking: undefined, ok: 'check-ok', confirm: 'check-confirm' };
 
 function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & { sendAnyway: SendAnywayAction }) {
+  const { t } = useTranslation('messages');
   const messaging = useMessaging();
   const { media } = draft;
   const id = `composer-${contact}-media`;
@@ -279,26 +283,26 @@ function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & {
     <div className="media-form">
       <div className="field">
         <label htmlFor={`${id}-type`} className="field-label">
-          Media type
+          {t('media.typeLabel')}
         </label>
         <select id={`${id}-type`} className="input" value={media.type} disabled={disabled} onChange={(e) => edit(byLink ? linkKey : idKey, { type: e.target.value as MediaType })}>
-          {MEDIA_TYPES.map((t) => (
-            <option key={t} value={t}>
-              {MEDIA_LABELS[t]}
+          {MEDIA_TYPES.map((type) => (
+            <option key={type} value={type}>
+              {mediaTypeLabel(type)}
             </option>
           ))}
         </select>
       </div>
       <div className="field">
         <span className="field-label" id={`${id}-by`}>
-          Send the file by
+          {t('media.byLabel')}
         </span>
         <div className="segmented" role="radiogroup" aria-labelledby={`${id}-by`}>
           {MEDIA_BYS.map((by) => (
             <label key={by} className={`segment ${media.by === by ? 'is-on' : ''}`}>
               {/* No key: choosing is not typing, so the new field's rule waits until it is typed in. */}
               <input type="radio" name={`${id}-by`} value={by} checked={media.by === by} disabled={disabled} onChange={() => messaging.editComposer(contact, (d) => ({ ...d, media: { ...d.media, by } }))} />
-              {MEDIA_BY_LABELS[by]}
+              {mediaByLabel(by)}
             </label>
           ))}
         </div>
@@ -306,18 +310,18 @@ function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & {
       {byLink ? (
         <FormField
           id={`${id}-link`}
-          label={MEDIA_FIELD_LABELS.link}
+          label={mediaFieldLabel('link')}
           type="url"
           inputMode="url"
           value={media.link}
           disabled={disabled}
-          placeholder={`https://example.com/file${mediaExtensions(media.type)[0]}`}
+          placeholder={t('media.linkPlaceholder', { extension: mediaExtensions(media.type)[0] ?? '' })}
           error={linkError}
           hint={
             check !== null && check.state !== 'failed' ? (
               <span className={CHECK_CLASSES[check.state]}>{check.text}</span>
             ) : (
-              `${mediaExtensions(media.type).join(', ')} · at most ${formatBytes(rule.maxBytes)}. The link is checked before anything is sent.`
+              t('media.linkHint', { extensions: mediaExtensions(media.type).join(', '), max: formatSize(rule.maxBytes) })
             )
           }
           onChange={(v) => edit(linkKey, { link: v })}
@@ -326,12 +330,12 @@ function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & {
       ) : (
         <FormField
           id={`${id}-id`}
-          label={MEDIA_FIELD_LABELS.id}
+          label={mediaFieldLabel('id')}
           value={media.id}
           disabled={disabled}
-          placeholder="The id the upload returned, e.g. 1037543291543636"
+          placeholder={t('media.idPlaceholder')}
           error={visibleError(draft, live, idKey)}
-          hint="The recommended way: the gateway already holds the file, checks it and sends it."
+          hint={t('media.idHint')}
           onChange={(v) => edit(idKey, { id: v })}
         />
       )}
@@ -339,7 +343,7 @@ function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & {
       {media.type !== 'audio' && (
         <FormField
           id={`${id}-caption`}
-          label="Caption (optional)"
+          label={t('media.caption')}
           multiline
           rows={2}
           value={media.caption}
@@ -352,10 +356,10 @@ function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & {
       {media.type === 'document' && (
         <FormField
           id={`${id}-filename`}
-          label="File name (optional)"
+          label={t('media.filename')}
           value={media.filename}
           disabled={disabled}
-          placeholder="invoice.pdf"
+          placeholder={t('media.filenamePlaceholder')}
           error={visibleError(draft, live, 'document.filename')}
           onChange={(v) => edit('document.filename', { filename: v })}
         />
@@ -374,6 +378,7 @@ function previewOf(body: string, draft: TemplateDraft, values: Readonly<Record<s
 }
 
 function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraft }) {
+  const { t } = useTranslation('messages');
   const messaging = useMessaging();
   const sandboxTemplates = useAppStore((s) => s.sandboxTemplates);
   const mode = useAppStore((s) => s.mode);
@@ -381,15 +386,15 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
   const id = `composer-${contact}-template`;
   const parsed = template.draft;
   // The console's payload has no words, only variables; the sandbox's own templates do (a preview).
-  const known = parsed ? sandboxTemplates.find((t) => t.name === parsed.name && t.language === parsed.languageCode) : undefined;
+  const known = parsed ? sandboxTemplates.find((s) => s.name === parsed.name && s.language === parsed.languageCode) : undefined;
   const preview = known && parsed ? previewOf(known.body, parsed, template.values) : null;
-  const missing = (path: string) => (draft.showAllErrors && (template.values[path] ?? '').trim() === '' ? 'fill in this variable' : undefined);
+  const missing = (path: string) => (draft.showAllErrors && (template.values[path] ?? '').trim() === '' ? t('template.fillIn') : undefined);
   return (
     <div className="template-form">
       {mode === 'sandbox' && sandboxTemplates.length > 0 && !parsed && (
         <div className="field">
           <label htmlFor={`${id}-pick`} className="field-label">
-            Sandbox template
+            {t('template.sandboxTemplate')}
           </label>
           <select
             id={`${id}-pick`}
@@ -397,14 +402,14 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
             value=""
             disabled={draft.busy}
             onChange={(e) => {
-              const chosen = sandboxTemplates.find((t) => `${t.name}/${t.language}` === e.target.value);
+              const chosen = sandboxTemplates.find((s) => `${s.name}/${s.language}` === e.target.value);
               if (chosen) void messaging.pasteTemplate(contact, chosen.apiPayload);
             }}
           >
-            <option value="">Choose one to fill the payload…</option>
-            {sandboxTemplates.map((t) => (
-              <option key={`${t.name}/${t.language}`} value={`${t.name}/${t.language}`}>
-                {t.name} ({t.language})
+            <option value="">{t('template.choose')}</option>
+            {sandboxTemplates.map((s) => (
+              <option key={`${s.name}/${s.language}`} value={`${s.name}/${s.language}`}>
+                {t('template.option', { name: s.name, language: s.language })}
               </option>
             ))}
           </select>
@@ -413,8 +418,8 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
       {parsed ? (
         <div className="template-chosen">
           <p className="template-name">
-            <span className="badge badge-template">Template</span> {parsed.name} <span className="hint-inline">{parsed.languageCode}</span>
-            {parsed.fields.length === 0 && <span className="hint-inline">· no variables</span>}
+            <span className="badge badge-template">{t('template.badge')}</span> {parsed.name} <span className="hint-inline">{parsed.languageCode}</span>
+            {parsed.fields.length === 0 && <span className="hint-inline">{t('template.noVariables')}</span>}
           </p>
           <button
             type="button"
@@ -422,25 +427,25 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
             disabled={draft.busy}
             onClick={() => messaging.editComposer(contact, (d) => ({ ...d, template: { ...d.template, pasted: '', draft: null, parseError: null, values: {} } }))}
           >
-            Change template
+            {t('template.change')}
           </button>
         </div>
       ) : (
         <FormField
           id={`${id}-payload`}
-          label="Template payload"
+          label={t('template.payload')}
           multiline
           monospace
           rows={6}
           value={template.pasted}
-          placeholder={'Paste the template\u2019s "API Payload" from the template list: {"messaging_product": …, "type": "template", "template": {…}}'}
+          placeholder={t('template.payloadPlaceholder')}
           error={template.parseError ?? undefined}
           onChange={(v) => void messaging.pasteTemplate(contact, v)}
         />
       )}
       {parsed && preview && (
         <p className="template-preview">
-          <span className="visually-hidden">Preview: </span>
+          <span className="visually-hidden">{t('template.preview')} </span>
           {preview}
         </p>
       )}
@@ -448,7 +453,7 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
         <div className="template-fields">
           <FormField
             id={`${id}-to`}
-            label="Recipient"
+            label={t('template.recipient')}
             type="tel"
             inputMode="tel"
             value={template.to}
@@ -459,10 +464,10 @@ function TemplateForm({ contact, draft }: { contact: string; draft: ComposerDraf
             <FormField
               key={f.path}
               id={`${id}-var-${i}`}
-              label={f.label}
+              label={templateFieldLabel(parsed, f)}
               type={f.kind === 'link' ? 'url' : 'text'}
               value={template.values[f.path] ?? ''}
-              placeholder={f.placeholder ? (f.kind === 'link' ? 'https://…' : '') : f.sample}
+              placeholder={f.placeholder ? (f.kind === 'link' ? t('template.linkPlaceholder') : '') : f.sample}
               error={draft.serverErrors[f.path] ?? missing(f.path)}
               onChange={(v) => messaging.editComposer(contact, (d) => ({ ...d, template: { ...d.template, values: { ...d.template.values, [f.path]: v } } }), f.path)}
             />

@@ -1,4 +1,5 @@
 import { useMemo } from 'react';
+import { useTranslation } from 'react-i18next';
 import { formatPhoneNumber } from '../../shared/phone';
 import { useMessaging, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
@@ -6,19 +7,22 @@ import { contactTitle, isWindowOpen, lastCallNeedsPermission, recentConversation
 import { emptyComposer } from '../store/composer';
 import { useAppStore } from '../store/store';
 import { Composer } from './Composer';
+import { Ltr } from './Ltr';
 import { MessageTimeline } from './MessageTimeline';
 
 /** The customer beside the call: the 24-hour window, one-click actions, the timeline and the composer. */
 export function ContactPanel() {
+  const { t } = useTranslation('messages');
   const selected = useAppStore((s) => s.selectedContact);
   return (
-    <section aria-label="Contact" className={`card contact-panel ${selected ? 'has-contact' : 'is-idle'}`}>
+    <section aria-label={t('contact.region')} className={`card contact-panel ${selected ? 'has-contact' : 'is-idle'}`}>
       {selected ? <ContactView contact={selected} /> : <ConversationChooser />}
     </section>
   );
 }
 
 function ContactView({ contact }: { contact: string }) {
+  const { t } = useTranslation('messages');
   const messaging = useMessaging();
   const sandboxActions = useSandboxActions();
   const now = useNow(1000);
@@ -43,14 +47,18 @@ function ContactView({ contact }: { contact: string }) {
     <>
       <div className="contact-head">
         <div className="contact-who">
-          <p className="eyebrow">Contact</p>
+          <p className="eyebrow">{t('contact.eyebrow')}</p>
           <h2 className="peer-title" id={`contact-${contact}-title`}>
-            {title}
-            {title !== number && <span className="peer-number">{number}</span>}
+            {title === number ? <Ltr>{number}</Ltr> : title}
+            {title !== number && (
+              <span className="peer-number">
+                <Ltr>{number}</Ltr>
+              </span>
+            )}
           </h2>
         </div>
         <button type="button" className="btn btn-quiet btn-small" onClick={() => messaging.selectContact(null)}>
-          All conversations
+          {t('contact.allConversations')}
         </button>
       </div>
 
@@ -64,20 +72,18 @@ function ContactView({ contact }: { contact: string }) {
           type="button"
           className="btn btn-secondary btn-small"
           disabled={!open}
-          title={open ? 'A button the customer taps to call you back' : 'Needs the 24-hour window: the customer must write first'}
+          title={open ? t('contact.sendCallButtonHint') : t('contact.sendCallButtonBlocked')}
           onClick={() => void messaging.sendCallButton(contact)}
         >
-          Send call button
+          {t('contact.sendCallButton')}
         </button>
         {needsPermission && (
           <button type="button" className="btn btn-secondary btn-small" onClick={() => void messaging.requestCallPermission(contact)}>
-            Request call permission
+            {t('contact.requestPermission')}
           </button>
         )}
       </div>
-      {needsPermission && (
-        <p className="hint permission-hint">The last call failed: the customer has not allowed business calls. {open ? 'Ask them here.' : 'Outside the window, ask with a template.'}</p>
-      )}
+      {needsPermission && <p className="hint permission-hint">{open ? t('contact.permissionHintOpen') : t('contact.permissionHintClosed')}</p>}
       {notice && (
         <p role={notice.tone === 'error' ? 'alert' : 'status'} className={notice.tone === 'error' ? 'field-error' : 'form-status'}>
           {notice.text}
@@ -85,7 +91,7 @@ function ContactView({ contact }: { contact: string }) {
       )}
       {sandbox && buttonSent && (
         <button type="button" className="btn btn-link sandbox-action" onClick={() => void sandboxActions.customerPressesCallButton(contact)}>
-          Customer presses call button
+          {t('contact.customerPressesCallButton')}
         </button>
       )}
 
@@ -96,6 +102,7 @@ function ContactView({ contact }: { contact: string }) {
 }
 
 function ConversationChooser() {
+  const { t } = useTranslation('messages');
   const messaging = useMessaging();
   const now = useNow(1000);
   const conversations = useAppStore((s) => s.conversations);
@@ -108,9 +115,9 @@ function ConversationChooser() {
 
   return (
     <>
-      <h2 className="card-title">Messages</h2>
+      <h2 className="card-title">{t('chooser.title')}</h2>
       <label htmlFor="contact-number" className="field-label">
-        Contact number
+        {t('chooser.numberLabel')}
       </label>
       <form
         noValidate
@@ -126,6 +133,7 @@ function ConversationChooser() {
           type="tel"
           inputMode="tel"
           autoComplete="off"
+          dir="ltr"
           placeholder="+44 20 7946 0958"
           value={input}
           aria-invalid={error ? true : undefined}
@@ -133,7 +141,7 @@ function ConversationChooser() {
           onChange={(e) => setInput(e.target.value)}
         />
         <button type="submit" className="btn btn-secondary">
-          Open
+          {t('chooser.open')}
         </button>
       </form>
       {error && (
@@ -142,18 +150,22 @@ function ConversationChooser() {
         </p>
       )}
       {recent.length === 0 ? (
-        <p className="empty">No conversations yet. Pick a recent call, or open a number.</p>
+        <p className="empty">{t('chooser.empty')}</p>
       ) : (
-        <ul aria-label="Conversations" className="conversations">
+        <ul aria-label={t('chooser.listLabel')} className="conversations">
           {recent.map((c) => {
             const last = c.messages[c.messages.length - 1];
             const open = isWindowOpen(c.window, now);
+            const number = formatPhoneNumber(c.contact);
+            const title = contactTitle(c.contact, { conversation: c, history, customers });
             return (
               <li key={c.contact}>
                 <button type="button" className="conversation-item" onClick={() => messaging.selectContact(c.contact)}>
-                  <span className="conversation-title">{contactTitle(c.contact, { conversation: c, history, customers })}</span>
-                  <span className={`window-pill ${open ? 'is-open' : ''}`}>{open ? 'Open' : 'Closed'}</span>
-                  <span className="conversation-last">{last ? `${last.direction === 'inbound' ? '' : 'You: '}${last.summary}` : formatPhoneNumber(c.contact)}</span>
+                  <span className="conversation-title">{title === number ? <Ltr>{number}</Ltr> : title}</span>
+                  <span className={`window-pill ${open ? 'is-open' : ''}`}>{open ? t('chooser.windowOpen') : t('chooser.windowClosed')}</span>
+                  <span className="conversation-last">
+                    {!last ? <Ltr>{number}</Ltr> : last.direction === 'inbound' ? last.summary : t('chooser.lastFromYou', { summary: last.summary })}
+                  </span>
                 </button>
               </li>
             );

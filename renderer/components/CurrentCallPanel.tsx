@@ -1,16 +1,19 @@
 import { useEffect, useRef } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useCallActions, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
-import { formatClock, peerNumberText, peerTitle, phaseText } from '../call-display';
+import { formatClock, mosText, peerNumberText, peerTitle, phaseText, qualityWarningWords } from '../call-display';
 import { endReasonText } from '../error-texts';
 import { currentCall } from '../store/call-list';
 import { useCallQuality } from '../store/call-quality';
-import { formatMos } from '../../shared/call-quality';
+import { formatNumber } from '../i18n/format';
 import { useAppStore } from '../store/store';
 import { Keypad } from './Keypad';
 import { LevelMeter } from './LevelMeter';
+import { Ltr } from './Ltr';
 
 export function CurrentCallPanel() {
+  const { t } = useTranslation('calls');
   const now = useNow();
   const call = useAppStore((s) => currentCall(s.calls, now));
   const callActions = useCallActions();
@@ -45,20 +48,24 @@ export function CurrentCallPanel() {
   const active = call.phase === 'active';
 
   return (
-    <section aria-label="Current call" className={`card current ${ended ? 'current-ended' : ''} ${active ? 'current-active' : ''}`}>
+    <section aria-label={t('current.label')} className={`card current ${ended ? 'current-ended' : ''} ${active ? 'current-active' : ''}`}>
       <div className="current-head">
         <div className="current-peer">
-          <p className="eyebrow">{call.direction === 'incoming' ? 'Incoming call' : 'Outgoing call'}</p>
+          <p className="eyebrow">{call.direction === 'incoming' ? t('current.incoming') : t('current.outgoing')}</p>
           <p className="peer-title">
-            {title}
-            {number && title !== number && <span className="peer-number">{number}</span>}
+            {title === number ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}
+            {number && title !== number && (
+              <span className="peer-number">
+                <Ltr>{number}</Ltr>
+              </span>
+            )}
           </p>
         </div>
         <div className="current-state">
           {!ended && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
           {active && (
-            <span role="timer" aria-label="Call duration" className="call-timer">
-              {formatClock((now - call.connectedAt) / 1000)}
+            <span role="timer" aria-label={t('current.duration')} className="call-timer">
+              <Ltr>{formatClock((now - call.connectedAt) / 1000)}</Ltr>
             </span>
           )}
         </div>
@@ -77,42 +84,42 @@ export function CurrentCallPanel() {
 
       {!ended && active && (
         // Polite: a warning is read out when it appears, without cutting the agent or the customer off.
-        <div role="status" aria-label="Call quality" className="call-quality">
-          {reconnecting && <p className="quality-warning quality-reconnecting">Reconnecting… the audio stopped. Waiting for it to come back.</p>}
+        <div role="status" aria-label={t('current.quality')} className="call-quality">
+          {reconnecting && <p className="quality-warning quality-reconnecting">{t('current.reconnecting')}</p>}
           {quality?.warnings.map((w) => (
             <p key={w.kind} className="quality-warning">
-              {w.text}
+              {qualityWarningWords(w.kind, w.value)}
             </p>
           ))}
         </div>
       )}
       {!ended && active && quality?.mos !== undefined && (
-        <p className="quality-score" title="Estimated call quality (MOS, 1 to 4.5) from the last second's round trip, jitter and loss">
-          Quality {formatMos(quality.mos)}
+        <p className="quality-score" title={t('current.scoreTitle', { low: formatNumber(1), high: formatNumber(4.5) })}>
+          {t('current.score', { mos: mosText(quality.mos) })}
         </p>
       )}
 
       {!ended && (
         <>
           <div className="meters">
-            <LevelMeter label="Microphone level" value={muted ? 0 : mic} />
-            <LevelMeter label="Customer audio level" value={customer} />
+            <LevelMeter label={t('current.microphoneLevel')} value={muted ? 0 : mic} />
+            <LevelMeter label={t('current.customerLevel')} value={customer} />
           </div>
           <div className="call-controls">
             <button type="button" className={`btn btn-toggle ${muted ? 'is-on' : ''}`} aria-pressed={muted} onClick={() => callActions.toggleMute(call.localId)}>
-              {muted ? 'Unmute' : 'Mute'}
+              {muted ? t('current.unmute') : t('current.mute')}
             </button>
             <button type="button" className="btn btn-toggle" aria-expanded={keypadOpen} onClick={() => setKeypadOpen(!keypadOpen)}>
-              Keypad
+              {t('current.keypad')}
             </button>
             <button ref={hangUpButton} type="button" className="btn btn-danger btn-hangup" onClick={() => void callActions.hangUp(call.localId)}>
-              Hang up
+              {t('current.hangUp')}
             </button>
           </div>
           {keypadOpen && <Keypad localId={call.localId} enabled={active} />}
           {sandbox && call.callId !== undefined && (
             <button type="button" className="btn btn-link" onClick={() => void sandboxActions.customerHangsUp(call.localId)}>
-              Customer hangs up
+              {t('sandbox.customerHangsUp')}
             </button>
           )}
         </>

@@ -1,11 +1,14 @@
 // The desk's settings: the keyboard shortcuts, what a tel: link does, and what only one host can do
 // (the Electron window and login item; the browser's handling of tel: links).
 import { useContext, useState, type KeyboardEvent } from 'react';
-import { SHORTCUT_ACTIONS, SHORTCUT_LABELS, shortcutOfKeyEvent, type PreferencesPatch, type ShortcutAction } from '../../shared/preferences';
+import { useTranslation } from 'react-i18next';
+import { SHORTCUT_ACTIONS, shortcutOfKeyEvent, type PreferencesPatch, type ShortcutAction } from '../../shared/preferences';
 import { errorText, type AppError } from '../../shared/result';
 import { ControllersContext, useSettingsActions } from '../app/controllers-context';
 import { SHORTCUT_RECORDER_ATTRIBUTE } from '../app/shortcuts';
 import { errorMessage } from '../error-texts';
+import { i18n } from '../i18n/i18n';
+import { ltrInText } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 import { useShortcutStatusStore, type RefusedShortcut } from '../store/shortcut-status';
 
@@ -28,7 +31,7 @@ export function shortcutsPatch(edits: Partial<Record<ShortcutAction, string>>): 
 /** Why the saved shortcut of `action` does nothing outside the softphone, when another application holds it. */
 export function takenShortcutText(refused: readonly RefusedShortcut[], action: ShortcutAction, saved: string): string | undefined {
   const taken = refused.find((r) => r.action === action && r.accelerator === saved);
-  return taken && `${taken.accelerator} is taken by another application: it works only while the softphone has the focus`;
+  return taken && i18n.t('desk.shortcuts.taken', { ns: 'settings', shortcut: taken.accelerator });
 }
 
 /**
@@ -41,32 +44,21 @@ export function offersStartAtLogin(platform: string): boolean {
 
 type BooleanPreference = 'dialLinksAtOnce' | 'quitOnClose' | 'startAtLogin' | 'globalShortcuts';
 
-interface ToggleSpec {
-  name: BooleanPreference;
-  label: string;
-  hint: string;
-}
-
-const COMMON_TOGGLES: readonly ToggleSpec[] = [
-  { name: 'dialLinksAtOnce', label: 'Dial links at once', hint: 'A tel: or callto: link calls straight away instead of filling the dialer.' },
-];
-
-const ELECTRON_TOGGLES: readonly ToggleSpec[] = [
-  { name: 'quitOnClose', label: 'Quit when the window is closed', hint: 'Otherwise closing the window keeps the softphone in the tray, still ringing.' },
-  { name: 'startAtLogin', label: 'Start at login', hint: 'The softphone opens when you log in to this computer.' },
-  { name: 'globalShortcuts', label: 'Global shortcuts', hint: 'The shortcuts also work while another application has the focus.' },
-];
+/** Each one's label and hint: settings.json desk.toggles.<name>. */
+const COMMON_TOGGLES: readonly BooleanPreference[] = ['dialLinksAtOnce'];
+const ELECTRON_TOGGLES: readonly BooleanPreference[] = ['quitOnClose', 'startAtLogin', 'globalShortcuts'];
 
 export function DeskSettings() {
+  const { t } = useTranslation('settings');
   const hostKind = useContext(ControllersContext)?.hostKind ?? 'browser';
-  const electronToggles = offersStartAtLogin(navigator.platform) ? ELECTRON_TOGGLES : ELECTRON_TOGGLES.filter((t) => t.name !== 'startAtLogin');
+  const electronToggles = offersStartAtLogin(navigator.platform) ? ELECTRON_TOGGLES : ELECTRON_TOGGLES.filter((name) => name !== 'startAtLogin');
   const toggles = hostKind === 'electron' ? [...COMMON_TOGGLES, ...electronToggles] : COMMON_TOGGLES;
   return (
     <div className="desk-settings">
       <ShortcutSettings />
       <section className="desk-section" aria-labelledby="desk-calls-title">
         <h3 id="desk-calls-title" className="desk-title">
-          Calls and window
+          {t('desk.callsTitle')}
         </h3>
         <Toggles toggles={toggles} />
         {hostKind === 'browser' && <TelLinkHandler />}
@@ -76,13 +68,14 @@ export function DeskSettings() {
 }
 
 function ShortcutSettings() {
+  const { t } = useTranslation('settings');
   const settingsActions = useSettingsActions();
   const saved = useAppStore((s) => s.preferences.shortcuts);
   const refused = useShortcutStatusStore((s) => s.refused);
   // Only what the agent changed: the rest follows the saved shortcuts (another window may change them).
   const [edits, setEdits] = useState<Partial<Record<ShortcutAction, string>>>({});
   const [refusal, setRefusal] = useState<{ action: ShortcutAction | undefined; message: string } | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
+  const [status, setStatus] = useState<'unchanged' | 'saved' | null>(null);
   const [busy, setBusy] = useState(false);
 
   const edit = (action: ShortcutAction, value: string) => {
@@ -101,7 +94,7 @@ function ShortcutSettings() {
   const save = async () => {
     const patch = shortcutsPatch(edits);
     if (Object.keys(patch).length === 0) {
-      setStatus('No shortcut was changed.');
+      setStatus('unchanged');
       return;
     }
     setBusy(true);
@@ -114,15 +107,15 @@ function ShortcutSettings() {
     }
     setEdits({});
     setRefusal(null);
-    setStatus('Shortcuts saved.');
+    setStatus('saved');
   };
 
   return (
     <section className="desk-section" aria-labelledby="shortcuts-title">
       <h3 id="shortcuts-title" className="desk-title">
-        Shortcuts
+        {t('desk.shortcuts.title')}
       </h3>
-      <p className="hint">Press a combination in a field (or type it, e.g. Ctrl+Shift+A). They work while the softphone has the focus, in text fields too.</p>
+      <p className="hint">{t('desk.shortcuts.hint')}</p>
       <form
         noValidate
         className="shortcut-grid"
@@ -139,7 +132,8 @@ function ShortcutSettings() {
           return (
             <div className="field shortcut-field" key={action}>
               <label htmlFor={id} className="field-label">
-                {SHORTCUT_LABELS[action]}
+                {/* shared/preferences.ts SHORTCUT_LABELS are the main process's English names; the window says them in its language. */}
+                {t(`desk.shortcuts.actions.${action}`)}
               </label>
               <input
                 id={id}
@@ -176,18 +170,19 @@ function ShortcutSettings() {
         <div className="actions">
           {/* Not "Save": the account form above has that button. */}
           <button type="submit" className="btn btn-secondary" disabled={busy}>
-            Apply shortcuts
+            {t('desk.shortcuts.apply')}
           </button>
         </div>
         <p role="status" className="form-status">
-          {status}
+          {status && t(`desk.shortcuts.${status}`)}
         </p>
       </form>
     </section>
   );
 }
 
-function Toggles({ toggles }: { toggles: readonly ToggleSpec[] }) {
+function Toggles({ toggles }: { toggles: readonly BooleanPreference[] }) {
+  const { t } = useTranslation('settings');
   const settingsActions = useSettingsActions();
   const preferences = useAppStore((s) => s.preferences);
   const [error, setError] = useState<string | null>(null);
@@ -205,14 +200,14 @@ function Toggles({ toggles }: { toggles: readonly ToggleSpec[] }) {
 
   return (
     <div className="stack">
-      {toggles.map((t) => (
-        <div className="checkbox-field" key={t.name}>
+      {toggles.map((name) => (
+        <div className="checkbox-field" key={name}>
           <label className="checkbox-label">
-            <input type="checkbox" checked={pending[t.name] ?? preferences[t.name]} onChange={(e) => void toggle(t.name, e.target.checked)} aria-describedby={`pref-${t.name}-hint`} />
-            {t.label}
+            <input type="checkbox" checked={pending[name] ?? preferences[name]} onChange={(e) => void toggle(name, e.target.checked)} aria-describedby={`pref-${name}-hint`} />
+            {t(`desk.toggles.${name}.label`)}
           </label>
-          <p id={`pref-${t.name}-hint`} className="hint">
-            {t.hint}
+          <p id={`pref-${name}-hint`} className="hint">
+            {t(`desk.toggles.${name}.hint`)}
           </p>
         </div>
       ))}
@@ -233,7 +228,9 @@ function Toggles({ toggles }: { toggles: readonly ToggleSpec[] }) {
  * unless started with --port: hence the hint.
  */
 function TelLinkHandler() {
-  const [outcome, setOutcome] = useState<string | null>(null);
+  const { t } = useTranslation('settings');
+  // The schemes the browser refused, each with its reason (the browser's words); null before the click.
+  const [outcome, setOutcome] = useState<string[] | null>(null);
   const register = () => {
     const target = `${location.origin}/dial?to=%s`;
     const refused: string[] = [];
@@ -244,22 +241,23 @@ function TelLinkHandler() {
         refused.push(`${scheme}: (${errorText(e)})`);
       }
     }
-    setOutcome(
-      refused.length === 0
-        ? 'Asked the browser to open tel: and callto: links here; confirm in its prompt if it shows one.'
-        : `Asked the browser to open links here; it refused ${refused.join(', ')}.`,
-    );
+    setOutcome(refused);
   };
+  const port = location.port || '80';
   return (
     <div className="tel-handler">
       <button type="button" className="btn btn-secondary" onClick={register} aria-describedby="tel-handler-port">
-        Handle tel: links
+        {t('desk.telLinks.button')}
       </button>
       <p id="tel-handler-port" className="hint">
-        {`Links go to port ${location.port || '80'}. They stop working if the softphone starts on another port: start it with a fixed --port (npm run start:browser -- --port ${location.port || '80'}).`}
+        {t('desk.telLinks.port', { port, flag: ltrInText('--port'), command: ltrInText(`npm run start:browser -- --port ${port}`) })}
       </p>
       <p role="status" className="hint">
-        {outcome}
+        {outcome === null
+          ? null
+          : outcome.length === 0
+            ? t('desk.telLinks.asked')
+            : t('desk.telLinks.refused', { refused: outcome.join(t('desk.telLinks.separator')) })}
       </p>
     </div>
   );

@@ -1,37 +1,28 @@
 // Settings → Diagnostics: "Export diagnostics" (one file for support) and "Test my setup" (a line per
 // check as it comes, then the verdict).
+import type { TFunction } from 'i18next';
 import { useSyncExternalStore } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useDiagnostics } from '../app/controllers-context';
 import type { ExportStatus, SetupCheckView } from '../app/diagnostics-actions';
-import { SETUP_CHECK_IDS, type SetupCheckId, type SetupCheckResult, type SetupCheckStatus } from '../app/setup-check';
+import { SETUP_CHECK_IDS, verdictText, type SetupCheckId, type SetupCheckResult, type SetupCheckStatus } from '../app/setup-check';
+import { ltrInText, settingsText } from '../store/settings-form';
 
-const PENDING_TEXT: Readonly<Record<SetupCheckId, string>> = {
-  microphone: 'Measuring the microphone…',
-  speaker: 'Playing a tone on the speaker…',
-  ringer: 'Playing a tone on the ringer…',
-  relay: 'Reaching the relay…',
-  turn: 'Reaching the TURN server…',
-  udp: 'Finding out whether UDP gets out…',
-};
-
-/** A sign beside each line; the line's words carry the meaning. */
-const MARKS: Readonly<Record<SetupCheckStatus | 'pending', string>> = {
+/** A sign beside each line; the line's words carry the meaning. The info sign is a letter: settings.json has it. */
+const MARKS: Readonly<Record<Exclude<SetupCheckStatus, 'info'> | 'pending', string>> = {
   passed: '✓',
   played: '♪',
-  info: 'i',
   warning: '!',
   blocking: '✕',
   pending: '…',
 };
 
-const RUNNING_TEXT = 'Testing your setup: say something into your microphone, and listen for a tone on the speaker, then on the ringer.';
-
-function exportText(status: ExportStatus): string {
+function exportText(status: ExportStatus, t: TFunction<'settings'>): string {
   switch (status.kind) {
     case 'exporting':
-      return 'Putting the diagnostics together…';
+      return t('diagnostics.exporting');
     case 'saved':
-      return `Saved ${status.fileName}`;
+      return t('diagnostics.saved', { fileName: ltrInText(status.fileName) });
     case 'idle':
     case 'failed':
       return '';
@@ -39,19 +30,20 @@ function exportText(status: ExportStatus): string {
 }
 
 function CheckLines({ setup }: { setup: SetupCheckView }) {
+  const { t } = useTranslation('settings');
   if (setup.kind === 'idle') return null;
   const known = new Map<SetupCheckId, SetupCheckResult>((setup.kind === 'done' ? setup.report.results : setup.results).map((r) => [r.id, r]));
   return (
-    <ul className="setup-check-list" aria-label="Setup check">
+    <ul className="setup-check-list" aria-label={t('diagnostics.list')}>
       {SETUP_CHECK_IDS.map((id) => {
         const result = known.get(id);
         const status = result?.status ?? 'pending';
         return (
           <li key={id} className={`setup-check-item setup-check-${status}`}>
             <span className="setup-check-mark" aria-hidden="true">
-              {MARKS[status]}
+              {status === 'info' ? t('diagnostics.infoMark') : MARKS[status]}
             </span>
-            <span>{result?.text ?? PENDING_TEXT[id]}</span>
+            <span>{result ? settingsText(result.text) : t(`diagnostics.pending.${id}`)}</span>
           </li>
         );
       })}
@@ -61,39 +53,37 @@ function CheckLines({ setup }: { setup: SetupCheckView }) {
 
 export function DiagnosticsSettings() {
   const diagnostics = useDiagnostics();
-  const view = useSyncExternalStore(diagnostics.subscribe, diagnostics.view);
+  const { t } = useTranslation('settings');
+  const view = useSyncExternalStore(diagnostics.subscribe, diagnostics.view, diagnostics.view);
   const { exportStatus, setup } = view;
   const exporting = exportStatus.kind === 'exporting';
   const running = setup.kind === 'running';
   return (
     <section className="diagnostics-settings" aria-labelledby="diagnostics-settings-title">
       <h3 id="diagnostics-settings-title" className="card-title">
-        Diagnostics
+        {t('diagnostics.title')}
       </h3>
-      <p className="hint">
-        For support: one file with the recent logs and the last calls&rsquo; quality, without keys, tokens or full phone numbers. &ldquo;Test my setup&rdquo;
-        checks your microphone, speaker, ringer and network in a few seconds.
-      </p>
+      <p className="hint">{t('diagnostics.intro')}</p>
       <div className="actions">
         {/* aria-disabled rather than disabled: a button that is pressed keeps the focus while it works. */}
         <button type="button" className="btn btn-secondary" aria-disabled={exporting} onClick={() => void diagnostics.exportDiagnostics()}>
-          Export diagnostics
+          {t('diagnostics.export')}
         </button>
         <button type="button" className="btn btn-secondary" aria-disabled={running} onClick={() => void diagnostics.testSetup()}>
-          Test my setup
+          {t('diagnostics.testSetup')}
         </button>
       </div>
       <p role="status" className="form-status">
-        {exportText(exportStatus)}
+        {exportText(exportStatus, t)}
       </p>
       {exportStatus.kind === 'failed' && (
         <p role="alert" className="field-error">
-          {exportStatus.text}
+          {settingsText(exportStatus.text)}
         </p>
       )}
       <CheckLines setup={setup} />
       <p role="status" className={`form-status setup-verdict ${setup.kind === 'done' ? `setup-verdict-${setup.report.verdict.kind}` : ''}`}>
-        {setup.kind === 'running' ? RUNNING_TEXT : setup.kind === 'done' ? setup.report.verdict.text : ''}
+        {setup.kind === 'running' ? t('diagnostics.running') : setup.kind === 'done' ? verdictText(setup.report.verdict) : ''}
       </p>
     </section>
   );

@@ -1,4 +1,5 @@
 import { Component, type ErrorInfo, type ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
 import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 
@@ -18,13 +19,18 @@ export class ErrorBoundary extends Component<{ children: ReactNode }, { failed: 
 
   override render() {
     if (this.state.failed === null) return this.props.children;
-    return (
-      <div role="alert" className="banner banner-error crash">
-        <p>The window ran into a problem and cannot show the phone.</p>
-        <button type="button" className="btn btn-primary" onClick={() => window.location.reload()}>
-          Reload
-        </button>
-      </div>
-    );
+    return <CrashNotice />;
   }
+}
+
+function CrashNotice() {
+  const { t } = useTranslation('common');
+  return (
+    <div role="alert" className="banner banner-error crash">
+      <p>{t('crash.message')}</p>
+      <button type="button" className="btn btn-primary" onClick={() => window.location.reload()}>
+        {t('crash.reload')}
+      </button>
+    </div>
+  );
 }

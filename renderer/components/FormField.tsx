@@ -1,4 +1,6 @@
 import type { KeyboardEvent, ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
+import { formatNumber } from '../i18n/format';
 import { sentence } from '../store/composer';
 
 interface FieldProps {
@@ -25,6 +27,7 @@ interface FieldProps {
 
 /** A labelled input whose rule, when broken, is named next to it (and tied to it for screen readers). */
 export function FormField(props: FieldProps) {
+  const { t } = useTranslation('messages');
   const { id, label, value, error, hint, limit } = props;
   const describedBy = [error ? `${id}-error` : null, hint ? `${id}-hint` : null].filter(Boolean).join(' ') || undefined;
   const common = {
@@ -34,6 +37,8 @@ export function FormField(props: FieldProps) {
     placeholder: props.placeholder,
     disabled: props.disabled,
     spellCheck: props.monospace ? false : undefined,
+    // Links and phone numbers read left to right in every language.
+    dir: props.type === 'url' || props.type === 'tel' ? 'ltr' : undefined,
     'aria-invalid': error ? true : undefined,
     'aria-describedby': describedBy,
     onChange: (e: { target: { value: string } }) => props.onChange(e.target.value),
@@ -49,7 +54,7 @@ export function FormField(props: FieldProps) {
         </label>
         {limit !== undefined && (
           <span className={`counter ${over ? 'is-over' : ''}`} aria-hidden="true">
-            {value.length}/{limit}
+            {`${formatNumber(value.length)}/${formatNumber(limit)}`}
           </span>
         )}
       </div>
@@ -60,7 +65,7 @@ export function FormField(props: FieldProps) {
       )}
       {error && (
         <p id={`${id}-error`} className="field-error">
-          {label}: {error}
+          {t('field.error', { label, rule: error })}
         </p>
       )}
       {hint && (

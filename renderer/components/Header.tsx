@@ -1,13 +1,15 @@
-import { useMemo } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { PresenceChoice } from '../../shared/api';
 import type { HistoryEntry } from '../../shared/history';
-import { missedCalls, missedCallsText } from '../../shared/preferences';
+import { missedCalls } from '../../shared/preferences';
 import { useSettingsActions } from '../app/controllers-context';
 import { connectionIndicator } from '../call-display';
+import { i18n } from '../i18n/i18n';
 import { useAppStore } from '../store/store';
 import { seenPatchFor, showRecentCalls } from './RecentCalls';
 
 export function Header() {
+  const { t } = useTranslation('common');
   const mode = useAppStore((s) => s.mode);
   const hostLink = useAppStore((s) => s.hostLink);
   const service = useAppStore((s) => s.service);
@@ -21,17 +23,17 @@ export function Header() {
         <svg className="brand-mark" viewBox="0 0 24 24" aria-hidden="true" focusable="false">
           <path d="M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.6a1 1 0 0 1-.25 1z" />
         </svg>
-        <h1>Softphone</h1>
+        <h1>{t('app.name')}</h1>
         {mode === 'sandbox' && (
-          <span className="badge badge-sandbox" title="Simulated customers: no real calls are made">
-            Sandbox
+          <span className="badge badge-sandbox" title={t('header.sandboxTitle')}>
+            {t('sandbox.title')}
           </span>
         )}
       </div>
       <div className="header-end">
         <MissedCallsButton />
         <PresenceControl />
-        <span role="status" aria-label="Connection" className={`connection connection-${indicator.tone}`} title={indicator.detail}>
+        <span role="status" aria-label={t('header.connection')} className={`connection connection-${indicator.tone}`} title={indicator.detail}>
           <span className="connection-dot" aria-hidden="true" />
           {indicator.text}
         </span>
@@ -41,27 +43,34 @@ export function Header() {
           aria-pressed={screen === 'settings'}
           onClick={() => setScreen(screen === 'settings' ? 'phone' : 'settings')}
         >
-          Settings
+          {t('header.settings')}
         </button>
       </div>
     </header>
   );
 }
 
-/** The header's missed-calls button: its words and what a click marks seen; undefined while there is nothing to show. */
+/**
+ * The header's missed-calls button: its words and what a click marks seen; undefined while there is
+ * nothing to show. Worded here in the UI's language (shared/preferences.ts missedCallsText is the
+ * tray's English).
+ */
 export function missedCallsButton(history: readonly HistoryEntry[], seenAt: number): { text: string; seen: { missedSeenAt: number } } | undefined {
   const missed = missedCalls(history, seenAt);
   const seen = seenPatchFor(missed);
-  return seen && { text: missedCallsText(missed.length), seen };
+  return seen && { text: i18n.t('header.missedCalls', { count: missed.length }), seen };
 }
 
 /** Shown until the agent looks at the recent calls: a click takes them there and marks the calls seen. */
 function MissedCallsButton() {
+  // Subscribes to language changes: the words are made outside, by missedCallsButton().
+  useTranslation('common');
   const settingsActions = useSettingsActions();
   const history = useAppStore((s) => s.history);
   const seenAt = useAppStore((s) => s.preferences.missedSeenAt);
   const setScreen = useAppStore((s) => s.setScreen);
-  const button = useMemo(() => missedCallsButton(history, seenAt), [history, seenAt]);
+  // Cheap enough for every render, so a language change re-words it at once.
+  const button = missedCallsButton(history, seenAt);
   if (!button) return null;
   return (
     <button
@@ -78,13 +87,14 @@ function MissedCallsButton() {
   );
 }
 
-const PRESENCE_OPTIONS: ReadonlyArray<{ value: PresenceChoice; label: string }> = [
-  { value: 'available', label: 'Available' },
-  { value: 'dnd', label: 'Do not disturb' },
-];
+const PRESENCE_OPTIONS = [
+  { value: 'available', labelKey: 'presence.available' },
+  { value: 'dnd', labelKey: 'presence.dnd' },
+] as const satisfies ReadonlyArray<{ value: PresenceChoice; labelKey: string }>;
 
 /** The agent's choice; while a call is under way the relay is told "on a call" whatever it is. */
 function PresenceControl() {
+  const { t } = useTranslation('common');
   const settingsActions = useSettingsActions();
   const presence = useAppStore((s) => s.presence);
   const error = useAppStore((s) => s.presenceError);
@@ -93,19 +103,19 @@ function PresenceControl() {
   return (
     <span className={`presence presence-${presence.status}`}>
       <select
-        aria-label="Presence"
+        aria-label={t('presence.label')}
         value={presence.choice}
-        title={onCall ? 'On a call: no other calls ring here until it ends' : undefined}
+        title={onCall ? t('presence.onCallTitle') : undefined}
         aria-invalid={error !== null ? true : undefined}
         onChange={(e) => void settingsActions.setPresence(e.target.value as PresenceChoice)}
       >
         {PRESENCE_OPTIONS.map((o) => (
           <option key={o.value} value={o.value}>
-            {o.label}
+            {t(o.labelKey)}
           </option>
         ))}
       </select>
-      {onCall && <span className="presence-note">On a call</span>}
+      {onCall && <span className="presence-note">{t('presence.onCall')}</span>}
       {error !== null && (
         <span role="alert" className="visually-hidden">
           {error}

@@ -1,8 +1,11 @@
+import { useTranslation } from 'react-i18next';
 import { useNow } from '../app/use-now';
+import { formatDuration } from '../i18n/format';
 import { useAppStore } from '../store/store';
 
 /** Says plainly when this window cannot reach the softphone service, or the service cannot reach the relay. */
 export function HostBanner() {
+  const { t } = useTranslation('common');
   const hostLink = useAppStore((s) => s.hostLink);
   const service = useAppStore((s) => s.service);
   const snapshotError = useAppStore((s) => s.snapshotError);
@@ -10,14 +13,14 @@ export function HostBanner() {
 
   let text: string | null = null;
   if (hostLink.status === 'unavailable') {
-    text = `Cannot reach the softphone service. ${hostLink.message}`;
+    text = t('hostBanner.unreachable', { reason: hostLink.message });
   } else if (hostLink.status === 'reconnecting') {
     const seconds = Math.max(0, Math.ceil((hostLink.retryAt - now) / 1000));
-    text = `Cannot reach the softphone service. ${seconds > 0 ? `Retrying in ${seconds} s…` : 'Retrying…'}`;
+    text = seconds > 0 ? t('hostBanner.retryingIn', { duration: formatDuration(seconds) }) : t('hostBanner.retrying');
   } else if (snapshotError) {
-    text = `Could not load the current state. ${snapshotError}`;
+    text = t('hostBanner.snapshotFailed', { reason: snapshotError });
   } else if (hostLink.status === 'open' && service?.status === 'reconnecting') {
-    text = `Incoming calls cannot arrive right now: reconnecting to the call event relay (${service.lastError}).`;
+    text = t('hostBanner.relayReconnecting', { reason: service.lastError });
   }
   if (!text) return null;
   return (

@@ -1,11 +1,14 @@
 import { useState } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useShallow } from 'zustand/react/shallow';
 import { useCallActions, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
 import { decodeVoiceCallPayload } from '../../shared/voice-call-payload';
 import { peerNumberText, peerTitle, secondsUntil } from '../call-display';
+import { formatNumber } from '../i18n/format';
 import { ringingCalls, type RingingCall } from '../store/call-list';
 import { useAppStore } from '../store/store';
+import { Ltr } from './Ltr';
 
 export function IncomingCalls() {
   const calls = useAppStore(useShallow((s) => ringingCalls(s.calls)));
@@ -20,6 +23,7 @@ export function IncomingCalls() {
 }
 
 function IncomingCallCard({ call }: { call: RingingCall }) {
+  const { t } = useTranslation('calls');
   const callActions = useCallActions();
   const sandboxActions = useSandboxActions();
   const now = useNow();
@@ -32,17 +36,20 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
   const titleId = `incoming-${call.localId}-title`;
 
   return (
-    <section role="dialog" aria-label="Incoming call" aria-describedby={titleId} className="card incoming">
+    <section role="dialog" aria-label={t('incoming.label')} aria-describedby={titleId} className="card incoming">
       <div className="incoming-pulse" aria-hidden="true" />
-      <p className="eyebrow">Incoming call</p>
+      <p className="eyebrow">{t('incoming.heading')}</p>
       <p className="peer-title" id={titleId}>
-        {title}
-        {number && title !== number && <span className="peer-number">{number}</span>}
+        {title === number ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}
+        {number && title !== number && (
+          <span className="peer-number">
+            <Ltr>{number}</Ltr>
+          </span>
+        )}
       </p>
-      {call.ctaPayload !== undefined && <p className="hint cta-note">{decodeVoiceCallPayload(call.ctaPayload).kind === 'ours' ? 'Calling back from a call button you sent' : 'Calling from a call button'}</p>}
-      <p className="countdown">
-        Answer within <strong>{seconds}</strong> s
-      </p>
+      {call.ctaPayload !== undefined && <p className="hint cta-note">{decodeVoiceCallPayload(call.ctaPayload).kind === 'ours' ? t('incoming.fromOurButton') : t('incoming.fromButton')}</p>}
+      {/* One sentence, one text node: the number is not set apart, so that translations may place it anywhere. */}
+      <p className="countdown">{t('incoming.answerWithin', { count: seconds, seconds: formatNumber(seconds) })}</p>
       {notice && (
         <p role="alert" className="field-error">
           {notice}
@@ -58,7 +65,7 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
             void callActions.answer(call.localId).finally(() => setPending(null));
           }}
         >
-          Answer
+          {t('incoming.answer')}
         </button>
         <button
           type="button"
@@ -69,12 +76,12 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
             void callActions.decline(call.localId).finally(() => setPending(null));
           }}
         >
-          Decline
+          {t('incoming.decline')}
         </button>
       </div>
       {sandbox && (
         <button type="button" className="btn btn-link" onClick={() => void sandboxActions.customerHangsUp(call.localId)}>
-          Customer hangs up
+          {t('sandbox.customerHangsUp')}
         </button>
       )}
     </section>

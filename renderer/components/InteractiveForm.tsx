@@ -1,9 +1,12 @@
+import { useTranslation } from 'react-i18next';
+import { MESSAGE_LIMITS } from '../../shared/messages';
 import { useMessaging } from '../app/controllers-context';
+import { formatNumber } from '../i18n/format';
 import {
   FIELD_LIMITS,
   INTERACTIVE_VARIANTS,
-  VARIANT_LABELS,
   emptyInteractive,
+  variantLabel,
   visibleError,
   type ComposerDraft,
   type CtaHeaderType,
@@ -55,10 +58,13 @@ export function interactiveKeys(d: InteractiveDraft): Set<string> {
   return new Set(keys);
 }
 
+const CTA_HEADER_TYPES: readonly CtaHeaderType[] = ['none', 'text', 'image', 'video', 'document'];
+
 const ctaHeaderKey = (type: CtaHeaderType) => (type === 'text' || type === 'none' ? HEADER_KEY : `interactive.header.${type}.link`);
 
 /** One form per interactive variant (gateway-spec.md 4.1), each field checked as the agent types. */
 export function InteractiveForm({ contact, draft, live, disabled }: Props) {
+  const { t } = useTranslation('messages');
   const messaging = useMessaging();
   const d = draft.interactive;
   const idBase = `ia-${contact}`;
@@ -85,7 +91,7 @@ export function InteractiveForm({ contact, draft, live, disabled }: Props) {
     <div className="interactive-form">
       <div className="field">
         <label htmlFor={`${idBase}-variant`} className="field-label">
-          Message type
+          {t('interactive.typeLabel')}
         </label>
         <select
           id={`${idBase}-variant`}
@@ -106,33 +112,33 @@ export function InteractiveForm({ contact, draft, live, disabled }: Props) {
         >
           {INTERACTIVE_VARIANTS.map((v) => (
             <option key={v} value={v}>
-              {VARIANT_LABELS[v]}
+              {variantLabel(v)}
             </option>
           ))}
         </select>
       </div>
 
-      {hasTextHeader && field(HEADER_KEY, 'Header (optional)', d.headerText, (v) => ({ headerText: v }), { limit: FIELD_LIMITS.header })}
+      {hasTextHeader && field(HEADER_KEY, t('interactive.header'), d.headerText, (v) => ({ headerText: v }), { limit: FIELD_LIMITS.header })}
       {d.variant === 'cta_url' && <CtaHeader {...{ contact, d, disabled, err, edit }} />}
-      {field(bodyKey, d.variant === 'voice_call' ? 'Message (optional)' : 'Body', d.body, (v) => ({ body: v }), {
+      {field(bodyKey, d.variant === 'voice_call' ? t('interactive.message') : t('interactive.body'), d.body, (v) => ({ body: v }), {
         multiline: true,
         rows: 2,
         limit: FIELD_LIMITS.body,
-        ...(d.variant === 'voice_call' ? { placeholder: 'Tap the button to call us back.' } : {}),
+        ...(d.variant === 'voice_call' ? { placeholder: t('interactive.messagePlaceholder') } : {}),
       })}
-      {hasFooter && field(FOOTER_KEY, 'Footer (optional)', d.footer, (v) => ({ footer: v }), { limit: FIELD_LIMITS.footer })}
+      {hasFooter && field(FOOTER_KEY, t('interactive.footer'), d.footer, (v) => ({ footer: v }), { limit: FIELD_LIMITS.footer })}
 
       {d.variant === 'button' && (
         <fieldset className="group">
-          <legend className="field-label">Buttons</legend>
+          <legend className="field-label">{t('interactive.buttons')}</legend>
           {d.buttons.map((title, i) => (
             <div className="row-with-remove" key={i}>
-              {field(`interactive.action.buttons[${i}].reply.title`, `Button ${i + 1} title`, title, () => ({}), {
+              {field(`interactive.action.buttons[${i}].reply.title`, t('interactive.buttonTitle', { n: formatNumber(i + 1) }), title, () => ({}), {
                 limit: FIELD_LIMITS.buttonTitle,
                 onChange: (v: string) => edit(`interactive.action.buttons[${i}].reply.title`, (x) => ({ ...x, buttons: x.buttons.map((b, j) => (j === i ? v : b)) })),
               })}
               {d.buttons.length > 1 && (
-                <button type="button" className="btn btn-quiet btn-remove" disabled={disabled} aria-label={`Remove button ${i + 1}`} onClick={() => edit('buttons', (x) => ({ ...x, buttons: x.buttons.filter((_, j) => j !== i) }))}>
+                <button type="button" className="btn btn-quiet btn-remove" disabled={disabled} aria-label={t('interactive.removeButton', { n: formatNumber(i + 1) })} onClick={() => edit('buttons', (x) => ({ ...x, buttons: x.buttons.filter((_, j) => j !== i) }))}>
                   ×
                 </button>
               )}
@@ -140,7 +146,7 @@ export function InteractiveForm({ contact, draft, live, disabled }: Props) {
           ))}
           {d.buttons.length < FIELD_LIMITS.replyButtons && (
             <button type="button" className="btn btn-link" disabled={disabled} onClick={() => edit('buttons', (x) => ({ ...x, buttons: [...x.buttons, ''] }))}>
-              Add a button
+              {t('interactive.addButton')}
             </button>
           )}
         </fieldset>
@@ -148,17 +154,20 @@ export function InteractiveForm({ contact, draft, live, disabled }: Props) {
 
       {d.variant === 'list' && (
         <>
-          {field('interactive.action.button', 'List button label', d.listButton, (v) => ({ listButton: v }), { limit: FIELD_LIMITS.listButton, placeholder: 'See options' })}
+          {field('interactive.action.button', t('interactive.listButton'), d.listButton, (v) => ({ listButton: v }), {
+            limit: FIELD_LIMITS.listButton,
+            placeholder: t('interactive.listButtonPlaceholder'),
+          })}
           {d.sections.map((section, si) => (
             <fieldset className="group" key={si}>
-              <legend className="field-label">Section {si + 1}</legend>
+              <legend className="field-label">{t('interactive.section', { n: formatNumber(si + 1) })}</legend>
               <div className="row-with-remove">
-                {field(`interactive.action.sections[${si}].title`, `Section ${si + 1} title`, section.title, () => ({}), {
+                {field(`interactive.action.sections[${si}].title`, t('interactive.sectionTitle', { n: formatNumber(si + 1) }), section.title, () => ({}), {
                   limit: FIELD_LIMITS.sectionTitle,
                   onChange: (v: string) => edit(`interactive.action.sections[${si}].title`, (x) => ({ ...x, sections: x.sections.map((s, j) => (j === si ? { ...s, title: v } : s)) })),
                 })}
                 {d.sections.length > 1 && (
-                  <button type="button" className="btn btn-quiet btn-remove" disabled={disabled} aria-label={`Remove section ${si + 1}`} onClick={() => edit('sections', (x) => ({ ...x, sections: x.sections.filter((_, j) => j !== si) }))}>
+                  <button type="button" className="btn btn-quiet btn-remove" disabled={disabled} aria-label={t('interactive.removeSection', { n: formatNumber(si + 1) })} onClick={() => edit('sections', (x) => ({ ...x, sections: x.sections.filter((_, j) => j !== si) }))}>
                     ×
                   </button>
                 )}
@@ -172,20 +181,20 @@ export function InteractiveForm({ contact, draft, live, disabled }: Props) {
                 return (
                   <div className="list-row" key={ri}>
                     <div className="row-with-remove">
-                      {field(`${rowKey}.title`, `Row ${ri + 1} title`, row.title, () => ({}), { limit: FIELD_LIMITS.rowTitle, onChange: (v: string) => edit(`${rowKey}.title`, setRow({ title: v })) })}
+                      {field(`${rowKey}.title`, t('interactive.rowTitle', { n: formatNumber(ri + 1) }), row.title, () => ({}), { limit: FIELD_LIMITS.rowTitle, onChange: (v: string) => edit(`${rowKey}.title`, setRow({ title: v })) })}
                       {section.rows.length > 1 && (
                         <button
                           type="button"
                           className="btn btn-quiet btn-remove"
                           disabled={disabled}
-                          aria-label={`Remove row ${ri + 1} of section ${si + 1}`}
+                          aria-label={t('interactive.removeRow', { row: formatNumber(ri + 1), section: formatNumber(si + 1) })}
                           onClick={() => edit('rows', (x) => ({ ...x, sections: x.sections.map((s, j) => (j === si ? { ...s, rows: s.rows.filter((_, k) => k !== ri) } : s)) }))}
                         >
                           ×
                         </button>
                       )}
                     </div>
-                    {field(`${rowKey}.description`, `Row ${ri + 1} description (optional)`, row.description, () => ({}), {
+                    {field(`${rowKey}.description`, t('interactive.rowDescription', { n: formatNumber(ri + 1) }), row.description, () => ({}), {
                       limit: FIELD_LIMITS.rowDescription,
                       onChange: (v: string) => edit(`${rowKey}.description`, setRow({ description: v })),
                     })}
@@ -198,25 +207,26 @@ export function InteractiveForm({ contact, draft, live, disabled }: Props) {
                 disabled={disabled}
                 onClick={() => edit('rows', (x) => ({ ...x, sections: x.sections.map((s, j) => (j === si ? { ...s, rows: [...s.rows, { title: '', description: '' }] } : s)) }))}
               >
-                Add a row to section {si + 1}
+                {t('interactive.addRow', { n: formatNumber(si + 1) })}
               </button>
             </fieldset>
           ))}
           {d.sections.length < FIELD_LIMITS.listSections && (
             <button type="button" className="btn btn-link" disabled={disabled} onClick={() => edit('sections', (x) => ({ ...x, sections: [...x.sections, { title: '', rows: [{ title: '', description: '' }] }] }))}>
-              Add a section
+              {t('interactive.addSection')}
             </button>
           )}
-          <p className="hint">
-            Up to {FIELD_LIMITS.listRows} rows in all, across up to {FIELD_LIMITS.listSections} sections.
-          </p>
+          <p className="hint">{t('interactive.listLimits', { rows: formatNumber(FIELD_LIMITS.listRows), sections: formatNumber(FIELD_LIMITS.listSections) })}</p>
         </>
       )}
 
       {d.variant === 'cta_url' && (
         <>
-          {field(`${PARAMS}.display_text`, 'Button text', d.ctaDisplayText, (v) => ({ ctaDisplayText: v }), { limit: FIELD_LIMITS.ctaDisplayText, placeholder: 'Pay now' })}
-          {field(`${PARAMS}.url`, 'Button link', d.ctaUrl, (v) => ({ ctaUrl: v }), { type: 'url', inputMode: 'url', placeholder: 'https://example.com/pay/123' })}
+          {field(`${PARAMS}.display_text`, t('interactive.buttonText'), d.ctaDisplayText, (v) => ({ ctaDisplayText: v }), {
+            limit: FIELD_LIMITS.ctaDisplayText,
+            placeholder: t('interactive.ctaTextPlaceholder'),
+          })}
+          {field(`${PARAMS}.url`, t('interactive.buttonLink'), d.ctaUrl, (v) => ({ ctaUrl: v }), { type: 'url', inputMode: 'url', placeholder: t('interactive.ctaUrlPlaceholder') })}
         </>
       )}
 
@@ -224,32 +234,38 @@ export function InteractiveForm({ contact, draft, live, disabled }: Props) {
         <>
           <div className="field">
             <span className="field-label" id={`${idBase}-flowby`}>
-              Identify the form by
+              {t('interactive.flowBy')}
             </span>
             <div className="segmented" role="radiogroup" aria-labelledby={`${idBase}-flowby`}>
               {(['name', 'id'] as const).map((by) => (
                 <label key={by} className={`segment ${d.flowBy === by ? 'is-on' : ''}`}>
                   <input type="radio" name={`${idBase}-flowby`} value={by} checked={d.flowBy === by} disabled={disabled} onChange={() => edit('flowBy', (x) => ({ ...x, flowBy: by }))} />
-                  {by === 'name' ? 'Flow name' : 'Flow ID'}
+                  {by === 'name' ? t('interactive.flowName') : t('interactive.flowId')}
                 </label>
               ))}
             </div>
           </div>
-          {field(`${PARAMS}.${d.flowBy === 'name' ? 'flow_name' : 'flow_id'}`, d.flowBy === 'name' ? 'Flow name' : 'Flow ID', d.flowRef, (v) => ({ flowRef: v }))}
-          {field(`${PARAMS}.flow_cta`, 'Button text', d.flowCta, (v) => ({ flowCta: v }), { limit: FIELD_LIMITS.flowCta, placeholder: 'Book now' })}
-          {field(`${PARAMS}.flow_message_version`, 'Flow message version', d.flowVersion, (v) => ({ flowVersion: v }), { inputMode: 'numeric' })}
+          {field(`${PARAMS}.${d.flowBy === 'name' ? 'flow_name' : 'flow_id'}`, d.flowBy === 'name' ? t('interactive.flowName') : t('interactive.flowId'), d.flowRef, (v) => ({ flowRef: v }))}
+          {field(`${PARAMS}.flow_cta`, t('interactive.buttonText'), d.flowCta, (v) => ({ flowCta: v }), { limit: FIELD_LIMITS.flowCta, placeholder: t('interactive.flowCtaPlaceholder') })}
+          {field(`${PARAMS}.flow_message_version`, t('interactive.flowVersion'), d.flowVersion, (v) => ({ flowVersion: v }), { inputMode: 'numeric' })}
         </>
       )}
 
       {d.variant === 'address_message' &&
-        field(`${PARAMS}.country`, 'Country', d.country, (v) => ({ country: v.toUpperCase() }), { placeholder: 'IN', hint: 'Two letters, e.g. IN: the address form follows that country.' })}
+        field(`${PARAMS}.country`, t('interactive.country'), d.country, (v) => ({ country: v.toUpperCase() }), {
+          placeholder: t('interactive.countryPlaceholder'),
+          hint: t('interactive.countryHint'),
+        })}
 
       {d.variant === 'voice_call' && (
         <>
-          {field('displayText', 'Button text', d.callDisplayText, (v) => ({ callDisplayText: v }), { limit: FIELD_LIMITS.callDisplayText })}
-          {field('ttlMinutes', 'Valid for (minutes)', d.callTtlMinutes, (v) => ({ callTtlMinutes: v }), {
+          {field('displayText', t('interactive.buttonText'), d.callDisplayText, (v) => ({ callDisplayText: v }), { limit: FIELD_LIMITS.callDisplayText })}
+          {field('ttlMinutes', t('interactive.validFor'), d.callTtlMinutes, (v) => ({ callTtlMinutes: v }), {
             inputMode: 'numeric',
-            hint: 'From 1 minute to 43200 (30 days). The call the customer makes rings you first.',
+            hint: t('interactive.validForHint', {
+              max: formatNumber(MESSAGE_LIMITS.voiceCallTtlMinutesMax, { useGrouping: false }),
+              days: formatNumber(MESSAGE_LIMITS.voiceCallTtlMinutesMax / (24 * 60)),
+            }),
           })}
         </>
       )}
@@ -270,13 +286,14 @@ function CtaHeader({
   err: (key: string) => string | undefined;
   edit: (key: string, change: (i: InteractiveDraft) => InteractiveDraft) => void;
 }) {
+  const { t } = useTranslation('messages');
   const id = `ia-${contact}-cta-header`;
   const key = ctaHeaderKey(d.ctaHeaderType);
   return (
     <>
       <div className="field">
         <label htmlFor={`${id}-type`} className="field-label">
-          Header
+          {t('interactive.ctaHeader')}
         </label>
         <select
           id={`${id}-type`}
@@ -285,21 +302,21 @@ function CtaHeader({
           disabled={disabled}
           onChange={(e) => edit('ctaHeaderType', (x) => ({ ...x, ctaHeaderType: e.target.value as CtaHeaderType, ctaHeaderValue: '' }))}
         >
-          <option value="none">No header</option>
-          <option value="text">Text</option>
-          <option value="image">Image (link)</option>
-          <option value="video">Video (link)</option>
-          <option value="document">Document (link)</option>
+          {CTA_HEADER_TYPES.map((type) => (
+            <option key={type} value={type}>
+              {t(`interactive.ctaHeaderTypes.${type}`)}
+            </option>
+          ))}
         </select>
       </div>
       {d.ctaHeaderType !== 'none' && (
         <FormField
           id={`${id}-value`}
-          label={d.ctaHeaderType === 'text' ? 'Header text' : `Header ${d.ctaHeaderType} link`}
+          label={d.ctaHeaderType === 'text' ? t('interactive.ctaHeaderText') : t(`interactive.ctaHeaderLink.${d.ctaHeaderType}`)}
           value={d.ctaHeaderValue}
           error={err(key)}
           disabled={disabled}
-          {...(d.ctaHeaderType === 'text' ? { limit: FIELD_LIMITS.header } : { type: 'url' as const, inputMode: 'url' as const, placeholder: 'https://…' })}
+          {...(d.ctaHeaderType === 'text' ? { limit: FIELD_LIMITS.header } : { type: 'url' as const, inputMode: 'url' as const, placeholder: t('interactive.linkPlaceholder') })}
           onChange={(v) => edit(key, (x) => ({ ...x, ctaHeaderValue: v }))}
         />
       )}

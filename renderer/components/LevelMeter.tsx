@@ -1,3 +1,6 @@
+import { useTranslation } from 'react-i18next';
+import { formatNumber } from '../i18n/format';
+
 /** audioLevel is linear amplitude; the bar uses decibels (−60 dB … 0 dB) so speech fills it the way it sounds. */
 function barFraction(level: number): number {
   if (level <= 0) return 0;
@@ -5,6 +8,7 @@ function barFraction(level: number): number {
 }
 
 export function LevelMeter({ label, value }: { label: string; value: number }) {
+  const { t } = useTranslation('calls');
   const fraction = barFraction(value);
   return (
     <div className="meter">
@@ -17,7 +21,7 @@ export function LevelMeter({ label, value }: { label: string; value: number }) {
         aria-valuemin={0}
         aria-valuemax={1}
         aria-valuenow={value}
-        aria-valuetext={`${Math.round(value * 100)} %`}
+        aria-valuetext={t('meter.value', { percent: formatNumber(Math.round(value * 100)) })}
         className="meter-track"
       >
         <div className="meter-fill" style={{ transform: `scaleX(${fraction})` }} />

@@ -1,10 +1,13 @@
 import { useEffect, useRef } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { TimelineMessage } from '../../shared/conversation';
 import { useNow } from '../app/use-now';
-import { formatMessageTime, STATUS_MARK, statusWord } from '../store/conversations';
+import { formatCallTime } from '../i18n/format';
+import { STATUS_MARK, statusWord } from '../store/conversations';
 
 /** The messages sent and received, oldest first, each with its delivery status in words. */
 export function MessageTimeline({ messages }: { messages: readonly TimelineMessage[] }) {
+  const { t } = useTranslation('messages');
   const now = useNow(60_000);
   const scroller = useRef<HTMLDivElement>(null);
   const last = messages[messages.length - 1];
@@ -15,11 +18,11 @@ export function MessageTimeline({ messages }: { messages: readonly TimelineMessa
     if (el) el.scrollTop = el.scrollHeight;
   }, [last?.id, last?.status]);
 
-  if (messages.length === 0) return <p className="empty timeline-empty">No messages with this customer yet.</p>;
+  if (messages.length === 0) return <p className="empty timeline-empty">{t('timeline.empty')}</p>;
   return (
     <div className="timeline-scroll" ref={scroller}>
       {/* Nothing in a message takes the focus: the list does, so that the arrow keys scroll the history. */}
-      <ol aria-label="Messages" className="timeline" tabIndex={0}>
+      <ol aria-label={t('timeline.listLabel')} className="timeline" tabIndex={0}>
         {messages.map((m) => (
           <MessageItem key={m.id} message={m} now={now} />
         ))}
@@ -29,19 +32,20 @@ export function MessageTimeline({ messages }: { messages: readonly TimelineMessa
 }
 
 function MessageItem({ message, now }: { message: TimelineMessage; now: number }) {
+  const { t } = useTranslation('messages');
   const word = statusWord(message);
   const outbound = message.direction === 'outbound';
   return (
     <li className={`msg msg-${message.direction} ${word === 'failed' ? 'msg-failed' : ''}`}>
-      <span className="visually-hidden">{outbound ? 'You: ' : 'Customer: '}</span>
+      <span className="visually-hidden">{outbound ? t('timeline.fromYou') : t('timeline.fromCustomer')} </span>
+      {/* What was written, and the gateway's reason for a failure, are shown as they came. */}
       <p className="msg-text">{message.summary}</p>
       <p className="msg-meta">
-        <time dateTime={new Date(message.at).toISOString()}>{formatMessageTime(message.at, now)}</time>
+        <time dateTime={new Date(message.at).toISOString()}>{formatCallTime(message.at, now)}</time>
         {outbound && (
           <span className={`msg-status status-${word}`}>
             {STATUS_MARK[word] && <span aria-hidden="true">{STATUS_MARK[word]} </span>}
-            {word}
-            {word === 'failed' && message.failure ? `: ${message.failure.message}` : ''}
+            {word === 'failed' && message.failure ? t('timeline.failedWith', { reason: message.failure.message }) : t(`timeline.status.${word}`)}
           </span>
         )}
       </p>

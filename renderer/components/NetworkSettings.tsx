@@ -1,8 +1,10 @@
 // Settings → Network: the STUN and TURN servers a call's media may use, the TURN credentials (the
 // password kept like the API key: never sent back to the window), and "Relay only".
 import type { ReactNode } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useSettingsActions } from '../app/controllers-context';
-import { COMMAND_LINE_TEXT, NETWORK_LABELS, relayOnlyWarning, relayTurnNote, type NetworkField } from '../store/network-form';
+import { relayOnlyWarning, relayTurnNote, type NetworkField } from '../store/network-form';
+import { ltrInText } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 
 /** Each field's element id: focus goes to the first field with an error after Save. */
@@ -24,6 +26,7 @@ type TextFieldName = Exclude<NetworkField, 'relayOnly'>;
 /** One of the section's text fields: label (with "stored" for a kept password), input, its error and its hint. */
 function TextField(props: { field: TextFieldName; value: string; error: string | undefined; hint: ReactNode; multiline?: boolean; password?: boolean; stored?: boolean; placeholder?: string }) {
   const settingsActions = useSettingsActions();
+  const { t } = useTranslation('settings');
   const { field, error } = props;
   const id = fieldId(field);
   const common = {
@@ -41,9 +44,9 @@ function TextField(props: { field: TextFieldName; value: string; error: string |
     <div className="field">
       <div className="label-row">
         <label htmlFor={id} className="field-label">
-          {NETWORK_LABELS[field]}
+          {t(`network.${field}.label`)}
         </label>
-        {props.stored && <span className="badge badge-stored">stored</span>}
+        {props.stored && <span className="badge badge-stored">{t('screen.stored')}</span>}
       </div>
       {props.multiline ? <textarea {...common} className="input input-mono" rows={4} /> : <input {...common} className="input" type={props.password ? 'password' : 'text'} />}
       <FieldError id={`${id}-error`} text={error} />
@@ -56,6 +59,7 @@ function TextField(props: { field: TextFieldName; value: string; error: string |
 
 export function NetworkSettings() {
   const settingsActions = useSettingsActions();
+  const { t } = useTranslation('settings');
   const network = useAppStore((s) => s.settings?.network);
   const form = useAppStore((s) => s.networkForm);
   const { errors, draft } = form;
@@ -65,9 +69,9 @@ export function NetworkSettings() {
   return (
     <section className="network-settings" aria-labelledby="network-settings-title">
       <h3 id="network-settings-title" className="card-title">
-        Network
+        {t('network.title')}
       </h3>
-      {network?.fromCommandLine && <p className="hint network-note">{COMMAND_LINE_TEXT}</p>}
+      {network?.fromCommandLine && <p className="hint network-note">{t('network.commandLine', { flag: ltrInText('--ice-servers') })}</p>}
       {turnNote && <p className={`hint network-note ${turnNote.tone === 'warning' ? 'field-warning' : ''}`}>{turnNote.text}</p>}
       <form
         noValidate
@@ -83,22 +87,22 @@ export function NetworkSettings() {
           value={draft.servers}
           error={errors.servers}
           multiline
-          placeholder={'stun:stun.example.com:3478\nturns:turn.example.com:443'}
-          hint={
-            <>
-              One per line: <code>stun:host:3478</code>, <code>turn:host:3478</code>, <code>turns:host:443</code> (TLS); add <code>?transport=tcp</code> to
-              reach a TURN server over TCP. Behind a firewall that blocks UDP, calls need a TURN server over TCP or TLS on port 443.
-            </>
-          }
+          placeholder={t('network.servers.placeholder')}
+          hint={t('network.servers.hint', {
+            stun: ltrInText('stun:host:3478'),
+            turn: ltrInText('turn:host:3478'),
+            turns: ltrInText('turns:host:443'),
+            tcp: ltrInText('?transport=tcp'),
+          })}
         />
-        <TextField field="turnUsername" value={draft.turnUsername} error={errors.turnUsername} hint="For the turn: and turns: servers listed above." />
+        <TextField field="turnUsername" value={draft.turnUsername} error={errors.turnUsername} hint={t('network.turnUsername.hint')} />
         <TextField
           field="turnPassword"
           value={draft.turnPassword}
           error={errors.turnPassword}
           password
           stored={network?.hasTurnPassword ?? false}
-          hint={network?.hasTurnPassword ? 'A password is stored. Leave blank to keep it.' : 'Kept like the API key: never shown again.'}
+          hint={network?.hasTurnPassword ? t('network.turnPassword.hintStored') : t('network.turnPassword.hint')}
         />
         <div className="field checkbox-field">
           <label className="checkbox-label">
@@ -111,11 +115,11 @@ export function NetworkSettings() {
               aria-describedby={describedBy(errors.relayOnly && 'network-relayOnly-error', 'network-relayOnly-hint', warning !== null && 'network-relayOnly-warning')}
               onChange={(e) => settingsActions.editNetwork('relayOnly', e.target.checked)}
             />
-            {NETWORK_LABELS.relayOnly}
+            {t('network.relayOnly.label')}
           </label>
           <FieldError id="network-relayOnly-error" text={errors.relayOnly} />
           <p id="network-relayOnly-hint" className="hint">
-            Every call goes through a TURN server: the customer never sees your address. Needs a TURN server.
+            {t('network.relayOnly.hint')}
           </p>
           {/* A warning, not an error: the settings may still be saved. Always present, so that the text is announced when it appears. */}
           <p id="network-relayOnly-warning" className="hint field-warning" aria-live="polite">
@@ -130,7 +134,7 @@ export function NetworkSettings() {
         <div className="actions">
           {/* Not "Save": the account form above has that button. */}
           <button type="submit" className="btn btn-secondary" disabled={form.busy}>
-            Save network settings
+            {t('network.save')}
           </button>
         </div>
         <p role="status" className="form-status">

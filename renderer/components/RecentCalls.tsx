@@ -1,14 +1,18 @@
 import { useMemo, useRef } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useCallActions, useMessaging, useSettingsActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
-import { formatCallTime, formatTalkTime, peerNumberText, qualitySummaryText } from '../call-display';
+import { formatCallTime, formatTalkTime, ltrInText, peerNumberText, qualitySummaryText } from '../call-display';
+import { i18n } from '../i18n/i18n';
 import { historyOutcomeText } from '../error-texts';
 import { useAppStore } from '../store/store';
 import type { HistoryEntry } from '../../shared/history';
 import { missedCalls } from '../../shared/preferences';
 import { formatPhoneNumber } from '../../shared/phone';
+import { Ltr } from './Ltr';
 
 const SHOWN = 50;
+const translate = i18n.getFixedT(null, 'calls');
 const UNHAPPY = new Set(['missed', 'failed', 'no_answer', 'rejected']);
 const RECENT_CALLS_ID = 'recent-calls';
 
@@ -25,7 +29,7 @@ export function seenPatchFor(missed: readonly HistoryEntry[]): { missedSeenAt: n
 export function callBackLabel(entry: Pick<HistoryEntry, 'name' | 'number'>): string | undefined {
   if (entry.number === undefined) return undefined;
   const name = entry.name?.trim();
-  return `Call back ${name || formatPhoneNumber(entry.number)}`;
+  return translate('recent.callBack', { name: name || ltrInText(formatPhoneNumber(entry.number)) });
 }
 
 /** Brings the recent calls into view and gives them the focus, once the phone screen is rendered. */
@@ -39,6 +43,7 @@ export function showRecentCalls(): void {
 }
 
 export function RecentCalls() {
+  const { t } = useTranslation('calls');
   const settingsActions = useSettingsActions();
   const history = useAppStore((s) => s.history);
   const seenAt = useAppStore((s) => s.preferences.missedSeenAt);
@@ -64,12 +69,12 @@ export function RecentCalls() {
   return (
     <section id={RECENT_CALLS_ID} tabIndex={-1} className="card recent" aria-labelledby="recent-title" onFocus={markSeen} onPointerDown={markSeen}>
       <h2 id="recent-title" className="card-title">
-        Recent calls
+        {t('recent.title')}
       </h2>
       {entries.length === 0 ? (
-        <p className="empty">No calls yet.</p>
+        <p className="empty">{t('recent.empty')}</p>
       ) : (
-        <ul aria-label="Recent calls" className="history">
+        <ul aria-label={t('recent.list')} className="history">
           {entries.map((entry) => (
             <RecentCall key={entry.localId} entry={entry} now={now} />
           ))}
@@ -80,10 +85,11 @@ export function RecentCalls() {
 }
 
 function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
+  const { t } = useTranslation('calls');
   const callActions = useCallActions();
   const messaging = useMessaging();
   const number = peerNumberText(entry);
-  const title = entry.name || number || 'Unknown caller';
+  const title = entry.name || number || t('peer.unknown');
   const outcome = historyOutcomeText(entry);
   const incoming = entry.direction === 'incoming';
   const dialable = entry.number !== undefined;
@@ -96,7 +102,7 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
         type="button"
         className="history-item"
         disabled={!dialable}
-        title={dialable ? 'Show this customer’s messages and put the number in the dialer' : 'No phone number is known for this caller'}
+        title={dialable ? t('recent.show') : t('recent.noNumber')}
         onClick={() => {
           if (!entry.number) return;
           messaging.selectContact(entry.number);
@@ -108,13 +114,17 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
         <span className={`direction direction-${entry.direction} ${UNHAPPY.has(entry.outcome) ? 'direction-unhappy' : ''}`} aria-hidden="true">
           {incoming ? '↙' : '↗'}
         </span>
-        <span className="visually-hidden">{incoming ? 'Incoming' : 'Outgoing'}, </span>
+        <span className="visually-hidden">{incoming ? t('recent.incoming') : t('recent.outgoing')}</span>
         <span className="history-main">
-          <span className="history-title">{title}</span>
-          {number && number !== title && <span className="history-number">{number}</span>}
+          <span className="history-title">{title === number ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}</span>
+          {number && number !== title && (
+            <span className="history-number">
+              <Ltr>{number}</Ltr>
+            </span>
+          )}
           {quality && (
             <span className="history-quality">
-              <span className="visually-hidden">, quality </span>
+              <span className="visually-hidden">{t('recent.qualityLead')}</span>
               {quality}
             </span>
           )}
@@ -124,11 +134,11 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
             {outcome}
           </span>
           <span className="history-when">
-            <span className="visually-hidden">, at </span>
+            <span className="visually-hidden">{t('recent.atLead')}</span>
             <time dateTime={new Date(entry.startedAt).toISOString()}>{formatCallTime(entry.startedAt, now)}</time>
             <span aria-hidden="true"> · </span>
-            <span className="visually-hidden">, duration </span>
-            {formatTalkTime(entry.durationSec)}
+            <span className="visually-hidden">{t('recent.durationLead')}</span>
+            <Ltr>{formatTalkTime(entry.durationSec)}</Ltr>
           </span>
 
         </span>
@@ -149,7 +159,7 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
           <svg viewBox="0 0 24 24" aria-hidden="true" focusable="false" className="callback-icon">
             <path d="M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.6a1 1 0 0 1-.25 1z" />
           </svg>
-          <span className="callback-text">Call back</span>
+          <span className="callback-text">{t('recent.callBackShort')}</span>
         </button>
       )}
     </li>

@@ -1,4 +1,5 @@
 import { createContext, useContext } from 'react';
+import { useTranslation } from 'react-i18next';
 import type { RingAlerts as RingAlertsDomain } from '../app/ring-alerts';
 import { useAlertsStore } from '../store/alerts';
 
@@ -7,6 +8,7 @@ export const RingAlertsContext = createContext<RingAlertsDomain | null>(null);
 
 /** "Enable sound" while the browser holds sound back (with an alert while a call rings unheard), and "Enable notifications". */
 export function RingAlerts() {
+  const { t } = useTranslation('calls');
   const domain = useContext(RingAlertsContext);
   const sound = useAlertsStore((s) => s.sound);
   const notifications = useAlertsStore((s) => s.notifications);
@@ -16,7 +18,7 @@ export function RingAlerts() {
     <div className="ring-alerts">
       {sound === 'silent_ring' && (
         <div role="alert" className="banner banner-error ring-alerts-silent">
-          The ring is silent: this browser has not allowed sound yet. Click anywhere in the page or use Enable sound.
+          {t('ringAlerts.silent', { button: t('ringAlerts.enableSound') })}
         </div>
       )}
       <div className="ring-alerts-actions">
@@ -24,14 +26,14 @@ export function RingAlerts() {
           <>
             {/* The click itself is the gesture the browser waits for: the unlock must start inside it. */}
             <button type="button" className="btn btn-primary btn-small" onClick={() => void domain.enableSound()}>
-              Enable sound
+              {t('ringAlerts.enableSound')}
             </button>
-            {sound === 'locked' && <span className="hint-inline">Calls ring silently until sound is enabled.</span>}
+            {sound === 'locked' && <span className="hint-inline">{t('ringAlerts.locked')}</span>}
           </>
         )}
         {notifications === 'default' && (
           <button type="button" className="btn btn-secondary btn-small" onClick={() => void domain.enableNotifications()}>
-            Enable notifications
+            {t('ringAlerts.enableNotifications')}
           </button>
         )}
       </div>

@@ -1,11 +1,13 @@
 import { useRef, type HTMLInputTypeAttribute } from 'react';
+import { useTranslation } from 'react-i18next';
 import { useSettingsActions } from '../app/controllers-context';
 import { SECRET_STORAGE_TEXT } from '../call-display';
 import { AudioSettings } from './AudioSettings';
 import { DeskSettings } from './DeskSettings';
 import { DiagnosticsSettings } from './DiagnosticsSettings';
+import { LanguageSettings } from './LanguageSettings';
 import { NetworkSettings } from './NetworkSettings';
-import { SETTINGS_LABELS, type SettingsField } from '../store/settings-form';
+import type { SettingsField } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 
 interface FieldSpec {
@@ -23,24 +25,25 @@ export function SettingsScreen() {
   const form = useAppStore((s) => s.settingsForm);
   const setScreen = useAppStore((s) => s.setScreen);
   const inputs = useRef<Partial<Record<SettingsField, HTMLInputElement | null>>>({});
+  const { t } = useTranslation('settings');
 
   const fields: FieldSpec[] = [
-    { name: 'gatewayUrl', type: 'url', hint: 'Ends in the version segment.', placeholder: 'https://gateway.example.com/restapi/v1', autoComplete: 'url' },
+    { name: 'gatewayUrl', type: 'url', hint: t('account.gatewayUrl.hint'), placeholder: t('account.gatewayUrl.placeholder'), autoComplete: 'url' },
     {
       name: 'apiKey',
       type: 'password',
-      hint: settings?.hasApiKey ? 'A key is stored. Leave blank to keep it.' : 'From the business account console.',
+      hint: settings?.hasApiKey ? t('account.apiKey.hintStored') : t('account.apiKey.hint'),
       autoComplete: 'off',
     },
-    { name: 'productSegment', type: 'text', hint: 'The path segment of the calling API; usually "chatapp".', placeholder: 'chatapp', autoComplete: 'off' },
-    { name: 'relayUrl', type: 'url', hint: 'Where this app receives call events.', placeholder: 'https://relay.example.com', autoComplete: 'url' },
+    { name: 'productSegment', type: 'text', hint: t('account.productSegment.hint'), placeholder: t('account.productSegment.placeholder'), autoComplete: 'off' },
+    { name: 'relayUrl', type: 'url', hint: t('account.relayUrl.hint'), placeholder: t('account.relayUrl.placeholder'), autoComplete: 'url' },
     {
       name: 'agentToken',
       type: 'password',
-      hint: settings?.hasAgentToken ? 'A token is stored. Leave blank to keep it.' : 'Identifies you to the relay.',
+      hint: settings?.hasAgentToken ? t('account.agentToken.hintStored') : t('account.agentToken.hint'),
       autoComplete: 'off',
     },
-    { name: 'defaultCountry', type: 'text', hint: 'Two letters, e.g. GB, for numbers dialled without a country code. Optional.', placeholder: 'GB', autoComplete: 'off', maxLength: 2 },
+    { name: 'defaultCountry', type: 'text', hint: t('account.defaultCountry.hint'), placeholder: t('account.defaultCountry.placeholder'), autoComplete: 'off', maxLength: 2 },
   ];
   const stored: Partial<Record<SettingsField, boolean>> = { apiKey: settings?.hasApiKey, agentToken: settings?.hasAgentToken };
 
@@ -48,15 +51,16 @@ export function SettingsScreen() {
     <section className="card settings" aria-labelledby="settings-title">
       <div className="settings-head">
         <h2 id="settings-title" className="card-title">
-          Settings
+          {t('screen.title')}
         </h2>
         <button type="button" className="btn btn-quiet" onClick={() => setScreen('phone')}>
-          Back
+          {t('screen.back')}
         </button>
       </div>
       <p className="mode-line">
-        {settings?.mode === 'account' ? 'Using your account.' : 'Using the sandbox: simulated customers, no real calls. Save an account to call customers.'}
+        {settings?.mode === 'account' ? t('screen.modeAccount') : t('screen.modeSandbox')}
       </p>
+      <LanguageSettings />
       <form
         noValidate
         onSubmit={(e) => {
@@ -74,9 +78,9 @@ export function SettingsScreen() {
             <div className="field" key={f.name}>
               <div className="label-row">
                 <label htmlFor={id} className="field-label">
-                  {SETTINGS_LABELS[f.name]}
+                  {t(`account.${f.name}.label`)}
                 </label>
-                {stored[f.name] && <span className="badge badge-stored">stored</span>}
+                {stored[f.name] && <span className="badge badge-stored">{t('screen.stored')}</span>}
               </div>
               <input
                 id={id}
@@ -113,10 +117,10 @@ export function SettingsScreen() {
         )}
         <div className="actions">
           <button type="submit" className="btn btn-primary" disabled={form.busy}>
-            Save
+            {t('screen.save')}
           </button>
           <button type="button" className="btn btn-secondary" disabled={form.busy} onClick={() => void settingsActions.useSandbox()}>
-            Use sandbox
+            {t('screen.useSandbox')}
           </button>
         </div>
         <p role="status" className="form-status">

@@ -1,6 +1,7 @@
 // The Audio settings' checks: a short tone on one output device, and a live level of one microphone.
 // Both open their own audio objects and release them when done, apart from any call.
 import { errorText } from '../../shared/result';
+import { words, type SettingsText } from '../store/settings-form';
 
 const TONE_SECONDS = 1.2;
 const TONE_VOLUME = 0.2;
@@ -82,10 +83,23 @@ async function openMicrophone(deviceId: string): Promise<MicrophoneProbe> {
 
 export const browserSoundCheck: SoundCheck = { playTone, openMicrophone };
 
-/** Words for a check that could not run. */
-export function soundCheckErrorText(what: 'speaker' | 'ringer' | 'microphone', e: unknown): string {
+export type SoundCheckDevice = 'speaker' | 'ringer' | 'microphone';
+
+/** Why a check could not run (settings.json soundCheck.<device>.<problem>), and the error's own words. */
+export interface SoundCheckFailure {
+  problem: 'noPermission' | 'notConnected' | 'failed';
+  detail: string;
+}
+
+export function soundCheckFailure(e: unknown): SoundCheckFailure {
   const name = typeof e === 'object' && e !== null && 'name' in e ? String(e.name) : '';
-  if (name === 'NotAllowedError') return `The ${what} check needs permission to use audio devices.`;
-  if (name === 'NotFoundError' || name === 'OverconstrainedError') return `The chosen ${what} is not connected.`;
-  return `The ${what} check could not run (${errorText(e)}).`;
+  if (name === 'NotAllowedError') return { problem: 'noPermission', detail: '' };
+  if (name === 'NotFoundError' || name === 'OverconstrainedError') return { problem: 'notConnected', detail: '' };
+  return { problem: 'failed', detail: errorText(e) };
+}
+
+/** Words for a check that could not run, as a sentence. */
+export function soundCheckError(what: SoundCheckDevice, e: unknown): SettingsText {
+  const { problem, detail } = soundCheckFailure(e);
+  return words('soundCheck.sentence', { text: words(`soundCheck.${what}.${problem}`, { detail }) });
 }

@@ -4,6 +4,7 @@
 // automatic gain a nearly muted one read as fine. ("Test microphone", device-check.ts, is the other
 // check: a live meter of the microphone as calls hear it.) Everything opened here is released when
 // the measurement ends or its signal aborts.
+import { i18n } from '../i18n/i18n';
 
 export interface MicrophoneReading {
   /** The highest sample over the window, 0..1 of full scale. */
@@ -69,7 +70,7 @@ export async function measureMicrophonePeak(deviceId: string, ms: number, signal
     ctx.createMediaStreamSource(stream).connect(analyser);
     await untilAborted(ctx.resume(), signal);
     // A context that does not run reads zeros: that is not a silent microphone.
-    if (ctx.state !== 'running') throw new Error('the audio system did not start');
+    if (ctx.state !== 'running') throw new Error(i18n.t('soundCheck.audioNotStarted', { ns: 'settings' }));
     const samples = new Float32Array(analyser.fftSize);
     let peak = 0;
     const until = performance.now() + ms;

@@ -8,6 +8,7 @@
 import type { Unsubscribe } from '../../shared/api';
 import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
+import { i18n } from '../i18n/i18n';
 
 const log = createLogger('ringtone');
 
@@ -198,9 +199,9 @@ export class Ringtone {
     let ctx: RingtoneAudioContext | null = null;
     try {
       ctx = this.context();
-      if (!ctx) throw new Error('no audio output could be opened');
+      if (!ctx) throw new Error(i18n.t('soundCheck.noOutput', { ns: 'settings' }));
       if (!isRunning(ctx)) await this.resumeWithin(ctx);
-      if (!isRunning(ctx) || ctx !== this.ctx) throw new Error('the audio output did not start');
+      if (!isRunning(ctx) || ctx !== this.ctx) throw new Error(i18n.t('soundCheck.outputNotStarted', { ns: 'settings' }));
       const seconds = this.burst(ctx);
       await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     } finally {

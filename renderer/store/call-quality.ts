@@ -1,5 +1,6 @@
 // How each connected call's media is doing, from the media engine once a second: "Reconnecting…"
-// while media is away, the MOS estimate and the quality warnings in words. Kept apart from the app
+// while media is away, the MOS estimate and the quality warnings (kind and figure: the call panel
+// words them in the UI's language, call-display.ts qualityWarningWords). Kept apart from the app
 // store: it changes every second, and only the call panel reads it. app/call-actions.ts is its only
 // writer. Tests call resetCallQualityStore().
 import { useStore } from 'zustand';
@@ -9,7 +10,8 @@ import type { QualityWarningKind } from '../../shared/call-quality';
 export interface CallQualityView {
   reconnecting: boolean;
   mos?: number;
-  warnings: { kind: QualityWarningKind; text: string }[];
+  /** Most pressing first; `value` is the figure rounded as it is shown (call-display.ts warningFigure). */
+  warnings: { kind: QualityWarningKind; value?: number }[];
 }
 
 export interface CallQualityState {
@@ -23,7 +25,7 @@ const sameView = (a: CallQualityView | undefined, b: CallQualityView): boolean =
   a.reconnecting === b.reconnecting &&
   a.mos === b.mos &&
   a.warnings.length === b.warnings.length &&
-  a.warnings.every((w, i) => w.kind === b.warnings[i]?.kind && w.text === b.warnings[i]?.text);
+  a.warnings.every((w, i) => w.kind === b.warnings[i]?.kind && w.value === b.warnings[i]?.value);
 
 export const callQualityStore = createStore<CallQualityState>()((set, get) => ({
   byCall: {},

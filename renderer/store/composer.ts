@@ -3,27 +3,30 @@
 // process and the sandbox use (shared/api.ts messageContentSchema, commandSchemas.sendCallButton).
 // Every form field is keyed by its path in the message (`interactive.action.buttons[0].reply.title`),
 // so a rule broken anywhere lands next to the field that broke it.
+//
+// Words are made with renderer/i18n's `t` when asked for: labels and the window's own rules at
+// render time; a send's outcome when it arrives. The shared schemas' rules come as they are.
 import type { z } from 'zod';
 import { commandSchemas, messageContentSchema, type MediaLinkCheckResult } from '../../shared/api';
-import { MESSAGE_LIMITS, formatBytes, type MediaType, type MessageContent } from '../../shared/messages';
+import { MB, MESSAGE_LIMITS, type MediaType, type MessageContent } from '../../shared/messages';
 import { formatPhoneNumber } from '../../shared/phone';
-import type { TemplateDraft } from '../../shared/templates';
+import type { TemplateDraft, TemplateField } from '../../shared/templates';
 import { fieldPath } from '../../shared/validation';
+import { formatNumber } from '../i18n/format';
+import { i18n } from '../i18n/i18n';
+
+/** The messages namespace's words, in the UI's language at the time of the call. */
+const t = i18n.getFixedT(null, 'messages');
 
 export const COMPOSER_TABS = ['text', 'media', 'interactive', 'template'] as const;
 export type ComposerTab = (typeof COMPOSER_TABS)[number];
-export const TAB_LABELS: Readonly<Record<ComposerTab, string>> = { text: 'Text', media: 'Media', interactive: 'Interactive', template: 'Template' };
+/** A tab's name: "Text", "Media", "Interactive", "Template". */
+export const tabLabel = (tab: ComposerTab): string => t(`composer.tabs.${tab}`);
 
 export const INTERACTIVE_VARIANTS = ['button', 'list', 'cta_url', 'flow', 'address_message', 'voice_call'] as const;
 export type InteractiveVariant = (typeof INTERACTIVE_VARIANTS)[number];
-export const VARIANT_LABELS: Readonly<Record<InteractiveVariant, string>> = {
-  button: 'Reply buttons',
-  list: 'List',
-  cta_url: 'Link button',
-  flow: 'Form (flow)',
-  address_message: 'Address request',
-  voice_call: 'Call button',
-};
+/** "Reply buttons", "List", "Link button", "Form (flow)", "Address request", "Call button". */
+export const variantLabel = (variant: InteractiveVariant): string => t(`interactive.variants.${variant}`);
 
 export type CtaHeaderType = 'none' | 'text' | 'image' | 'video' | 'document';
 
@@ -55,10 +58,27 @@ export interface InteractiveDraft {
 
 /** gateway-spec.md 2.3: a media object carries exactly one of an uploaded media's id and a link. */
 export type MediaBy = 'link' | 'id';
+export const MEDIA_BYS: readonly MediaBy[] = ['link', 'id'];
 /** The choice's radios; their words differ from the fields' so that no radio and textbox share a name. */
-export const MEDIA_BY_LABELS: Readonly<Record<MediaBy, string>> = { link: 'By link', id: 'By media id' };
+export const mediaByLabel = (by: MediaBy): string => t(`media.by.${by}`);
 /** The textbox each choice shows. */
-export const MEDIA_FIELD_LABELS: Readonly<Record<MediaBy, string>> = { link: 'Media link', id: 'Media id' };
+export const mediaFieldLabel = (by: MediaBy): string => t(`media.fields.${by}`);
+/** "Image", "Audio", "Video", "Document". */
+export const mediaTypeLabel = (type: MediaType): string => t(`media.types.${type}`);
+
+/**
+ * A file's size as shared/messages.ts formatBytes gives it ("2.4 MB", "812 KB", "96 bytes"), with
+ * the number in the UI's language and the unit translated.
+ */
+export function formatSize(bytes: number): string {
+  if (bytes >= MB) {
+    const mb = bytes / MB;
+    const digits = Number.isInteger(mb) ? 0 : 1;
+    return t('size.mb', { size: formatNumber(mb, { minimumFractionDigits: digits, maximumFractionDigits: digits }) });
+  }
+  if (bytes >= 1024) return t('size.kb', { size: formatNumber(Math.round(bytes / 1024)) });
+  return t('size.bytes', { count: bytes, size: formatNumber(bytes) });
+}
 
 export interface MediaDraft {
   type: MediaType;
@@ -90,12 +110,9 @@ export function linkCheckOutcome(
   check: Pick<MediaLinkCheckResult, 'contentType' | 'contentLength' | 'warnings' | 'confirm' | 'description'>,
 ): { state: 'ok' | 'confirm'; text: string } {
   const what = check.description?.trim() || check.contentType;
-  const file = check.contentLength !== undefined ? `${what}, ${formatBytes(check.contentLength)}` : what;
+  const file = check.contentLength !== undefined ? t('media.fileWithSize', { what, size: formatSize(check.contentLength) }) : what;
   const toConfirm = check.confirm?.length ?? 0;
-  const verdict =
-    toConfirm > 0
-      ? `${file}: the gateway takes it, with ${toConfirm === 1 ? 'a warning' : `${toConfirm} warnings`} for you to confirm when you send it`
-      : `${file}: fits the ${type} rules`;
+  const verdict = toConfirm > 0 ? t('media.toConfirm', { file, count: toConfirm }) : t(`media.fits.${type}`, { file });
   return { state: toConfirm > 0 ? 'confirm' : 'ok', text: [verdict, ...check.warnings].join('. ') };
 }
 
@@ -168,7 +185,8 @@ export function emptyInteractive(variant: InteractiveVariant = 'button'): Intera
     flowCta: '',
     flowVersion: '3',
     country: '',
-    callDisplayText: 'Call us',
+    // The customer reads these words on the button: the agent's language, for the agent to change.
+    callDisplayText: t('interactive.callDisplayTextDefault'),
     callTtlMinutes: '60',
   };
 }
@@ -334,7 +352,7 @@ export function checkContent(content: unknown): Checked<MessageContent> {
 
 export function checkCallButton(to: string, d: InteractiveDraft): Checked<CallButtonInput> {
   const input = callButtonInput(to, d);
-  if ('invalidTtl' in input) return { errors: { ttlMinutes: 'must be a whole number of minutes' } };
+  if ('invalidTtl' in input) return { errors: { ttlMinutes: t('interactive.wholeMinutes') } };
   const parsed = commandSchemas.sendCallButton.safeParse(input);
   return parsed.success ? { value: input, errors: {} } : { errors: issuesToErrors(parsed.error.issues) };
 }
@@ -363,9 +381,9 @@ export function checkMedia(media: MediaDraft): Checked<MessageContent> {
   const key = `${media.type}.id`;
   const id = media.id.trim();
   const rule = /^[a-z][a-z0-9+.-]*:\/\//i.test(id)
-    ? `is a link: choose "${MEDIA_BY_LABELS.link}" to send a link, or enter the id the upload returned`
+    ? t('media.idIsLink', { byLink: mediaByLabel('link') })
     : /\s/.test(id)
-      ? 'must not contain spaces: it is the id the upload returned'
+      ? t('media.idHasSpaces')
       : undefined;
   if (rule === undefined || checked.errors[key] !== undefined) return checked;
   return { errors: { ...checked.errors, [key]: rule } };
@@ -446,12 +464,24 @@ export function visibleError(draft: ComposerDraft, live: Readonly<Record<string,
   return live[key];
 }
 
-/** Live errors that no rendered field shows (a list-wide rule, a member that must be unique). */
+/** Live errors that no rendered field shows (a list-wide rule, a member that must be unique), each named by its field. */
 export function otherErrors(draft: ComposerDraft, live: Readonly<Record<string, string>>, shownKeys: ReadonlySet<string>): string[] {
   if (!draft.showAllErrors) return [];
   return Object.entries(live)
     .filter(([key]) => !shownKeys.has(key))
-    .map(([key, rule]) => `${key}: ${rule}`);
+    .map(([key, rule]) => t('field.otherError', { field: collectionLabel(key), rule }));
+}
+
+/**
+ * The form's words for a rule about a whole list rather than one field (`interactive.action.buttons`,
+ * `interactive.action.sections`, a section's rows); any other path is named as it is.
+ */
+function collectionLabel(key: string): string {
+  if (key === 'interactive.action.buttons') return t('interactive.buttons');
+  if (key === 'interactive.action.sections') return t('interactive.sections');
+  const rows = /^interactive\.action\.sections\[(\d+)\]\.rows$/.exec(key);
+  if (rows) return t('interactive.sectionRows', { n: formatNumber(Number(rows[1]) + 1) });
+  return key;
 }
 
 /**
@@ -486,6 +516,64 @@ export const FIELD_LIMITS = {
   listSections: MESSAGE_LIMITS.listSections,
   listRows: MESSAGE_LIMITS.listRows,
 } as const;
+
+/**
+ * A template variable's label in the UI's language: shared/templates.ts names each field in
+ * English ("Body {{1}}", "Header image link", "Button 1 URL suffix", "Body variable 2 (amount)");
+ * this names it the same way from the pasted template, word for word in English. A field whose
+ * place is not one of those keeps the shared label.
+ */
+export function templateFieldLabel(draft: Pick<TemplateDraft, 'template'>, field: Pick<TemplateField, 'path' | 'label'>): string {
+  const at = /^template\.components\[(\d+)\]\.parameters\[(\d+)\]\.(.+)$/.exec(field.path);
+  const component = at ? draft.template.components?.[Number(at[1])] : undefined;
+  const parameters = component?.parameters ?? [];
+  const pi = Number(at?.[2]);
+  const raw = parameters[pi];
+  if (!at || !component || !raw) return field.label;
+  const where = templatePlace(component);
+  if (where === undefined) return field.label;
+  const named = typeof raw.parameter_name === 'string' && raw.parameter_name !== '' ? raw.parameter_name : undefined;
+  const ordinal = parameters.slice(0, pi + 1).filter((p) => p.type === 'text' || p.type === 'currency' || p.type === 'date_time').length;
+  const variable = () => t('template.variable', { n: formatNumber(ordinal) });
+  switch (raw.type) {
+    case 'text': {
+      if (component.type === 'button') return t(component.sub_type === 'url' ? 'template.label.buttonUrl' : 'template.label.buttonText', { where });
+      const braces = /^\{\{\s*([^{}]+?)\s*\}\}$/.exec(typeof raw.text === 'string' ? raw.text.trim() : '');
+      const tag = named ? `{{${named}}}` : braces ? `{{${braces[1]}}}` : variable();
+      return t('template.label.text', { where, tag });
+    }
+    case 'currency':
+    case 'date_time':
+      return t(raw.type === 'currency' ? 'template.label.amount' : 'template.label.date', { where, tag: named ? `{{${named}}}` : variable() });
+    case 'image':
+      return t('template.label.imageLink', { where });
+    case 'video':
+      return t('template.label.videoLink', { where });
+    case 'document':
+      return t('template.label.documentLink', { where });
+    case 'payload':
+      return t('template.label.payload', { where });
+    case 'coupon_code':
+      return t('template.label.couponCode', { where });
+    default:
+      return field.label;
+  }
+}
+
+function templatePlace(component: NonNullable<TemplateDraft['template']['components']>[number]): string | undefined {
+  switch (component.type) {
+    case 'header':
+      return t('template.where.header');
+    case 'body':
+      return t('template.where.body');
+    case 'button': {
+      const index = Number(component.index);
+      return Number.isInteger(index) ? t('template.where.buttonAt', { n: formatNumber(index + 1) }) : t('template.where.button');
+    }
+    default:
+      return undefined;
+  }
+}
 
 /** Template fields prefilled with a sample value (not a placeholder), the rest blank. */
 export function templateValuesFor(draft: TemplateDraft, previous: Readonly<Record<string, string>> = {}): Record<string, string> {

@@ -1,12 +1,17 @@
 // Pure rules for the store's copy of the conversations (shared/conversation.ts) and how they read
 // on screen: the window's countdown, the status words, the contact's name, and whether the last
-// call to the contact failed for want of permission. Tested without a DOM.
+// call to the contact failed for want of permission. Tested without a DOM. The words are made when
+// they are asked for (renderer/i18n), so a render after a language change gives the new ones.
 import type { CallState } from '../../shared/call-state';
 import type { Conversation, ConversationWindowState, TimelineMessage } from '../../shared/conversation';
 import type { HistoryEntry } from '../../shared/history';
 import { formatPhoneNumber } from '../../shared/phone';
+import { directionOf } from '../../shared/i18n/languages';
 import type { SandboxCustomer } from '../../shared/sandbox';
-import { formatClock } from '../call-display';
+import { formatClock, isolateLtr } from '../i18n/format';
+import { currentLanguage, i18n } from '../i18n/i18n';
+
+const t = i18n.getFixedT(null, 'messages');
 
 /** Pushes and snapshots can cross: the higher revision is the newer truth; on a tie, the one that arrived last. */
 export function mergeConversation(existing: Conversation | undefined, incoming: Conversation): Conversation {
@@ -30,23 +35,26 @@ export function isWindowOpen(window: ConversationWindowState | undefined, now: n
   return window !== undefined && window.open && now < window.closesAt;
 }
 
-/** "Window open · 23:41:10 left" or "Window closed: send a template". */
+/**
+ * "Window open · 23:41:10 left" or "Window closed: send a template". One string, so that it stays
+ * one text node; in a right-to-left language the clock is isolated to keep its order.
+ */
 export function windowText(window: ConversationWindowState | undefined, now: number): string {
-  if (isWindowOpen(window, now)) return `Window open · ${formatClock(Math.ceil((window.closesAt - now) / 1000))} left`;
-  return 'Window closed: send a template';
+  if (!isWindowOpen(window, now)) return t('window.closed');
+  const clock = formatClock(Math.ceil((window.closesAt - now) / 1000));
+  return t('window.open', { left: directionOf(currentLanguage()) === 'rtl' ? isolateLtr(clock) : clock });
 }
 
 /** Why the window is closed, in one sentence, for the blocked composer. */
 export function windowClosedReason(window: ConversationWindowState | undefined): string {
   if (window && !window.open && window.closedAt !== undefined && (window.lastInboundAt === undefined || window.closedAt >= window.lastInboundAt)) {
-    return 'The gateway answered that the 24-hour window is closed. Free-form messages can go out again once the customer writes; until then send a template.';
+    return t('window.closedByGateway');
   }
-  if (window?.lastInboundAt !== undefined) {
-    return 'The customer last wrote more than 24 hours ago, so free-form messages cannot be sent. Send a template instead.';
-  }
-  return 'The customer has not written to you, so free-form messages cannot be sent. Send a template instead.';
+  if (window?.lastInboundAt !== undefined) return t('window.closedLongAgo');
+  return t('window.closedNeverWrote');
 }
 
+/** A message's status, as a code: the timeline words it (`timeline.status.*`) when it renders. */
 export type StatusWord = 'accepted' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
 
 export function statusWord(message: Pick<TimelineMessage, 'direction' | 'status'>): StatusWord {
@@ -100,12 +108,4 @@ export function recentConversations(conversations: Readonly<Record<string, Conve
   return Object.values(conversations)
     .sort((a, b) => b.lastActivityAt - a.lastActivityAt || a.contact.localeCompare(b.contact))
     .slice(0, limit);
-}
-
-/** "14:05" today, "3 Mar 14:05" before. */
-export function formatMessageTime(at: number, now: number, locale?: string): string {
-  const date = new Date(at);
-  const time = date.toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' });
-  if (date.toDateString() === new Date(now).toDateString()) return time;
-  return `${date.toLocaleDateString(locale, { day: 'numeric', month: 'short' })} ${time}`;
 }

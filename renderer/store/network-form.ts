@@ -4,7 +4,10 @@
 // the agent sees the box, blank lines included.
 import { isTurnUrl, networkSettingsInputSchema, type NetworkSettingsInput, type PublicNetworkSettings, type RelayTurnStatus } from '../../shared/ice-servers';
 import type { AppError } from '../../shared/result';
+import { i18n } from '../i18n/i18n';
 import { sentence } from './composer';
+
+const t = i18n.getFixedT(null, 'settings');
 
 export const NETWORK_FIELDS = ['servers', 'turnUsername', 'turnPassword', 'relayOnly'] as const;
 export type NetworkField = (typeof NETWORK_FIELDS)[number];
@@ -19,20 +22,6 @@ export interface NetworkDraft {
 }
 export type NetworkErrors = Partial<Record<NetworkField, string>>;
 
-export const NETWORK_LABELS: Readonly<Record<NetworkField, string>> = {
-  servers: 'STUN and TURN servers',
-  turnUsername: 'TURN username',
-  turnPassword: 'TURN password',
-  relayOnly: 'Relay only',
-};
-
-export const NETWORK_SAVED_TEXT = 'Network settings saved. They apply from the next call.';
-export const RELAY_ONLY_WARNING = 'Relay only needs a TURN server: add one, or calls will not connect.';
-export const COMMAND_LINE_TEXT = 'Set from the command line (--ice-servers). Saving here replaces it for this run and after.';
-// The same rules the main process applies on save (electron/core/network-settings.ts), checked here too
-// so that every field's problem shows at once.
-const USERNAME_REQUIRED = 'The TURN username is required for a turn: or turns: server';
-const PASSWORD_REQUIRED = 'The TURN password is required for a turn: or turns: server';
 
 export function draftFromNetwork(network: PublicNetworkSettings | null | undefined): NetworkDraft {
   return {
@@ -71,7 +60,10 @@ export function draftToNetworkInput(draft: NetworkDraft): CheckedNetwork {
   };
 }
 
-const lineRule = (lines: readonly number[], index: number, rule: string): string => `Line ${lines[index] ?? index + 1}: ${rule}`;
+// The errors are worded when the form is checked (the rules themselves come in English from the
+// shared schemas); an edit of the field clears them.
+const lineRule = (lines: readonly number[], index: number, rule: string): string => t('network.servers.line', { line: lines[index] ?? index + 1, rule });
+const joinRules = (rules: readonly string[]): string => rules.join(t('network.servers.separator'));
 
 /**
  * Checks the draft with the schema the main process uses, every field at once, and the TURN
@@ -93,11 +85,13 @@ export function validateNetworkDraft(
       else if (isNetworkField(field) && errors[field] === undefined) errors[field] = sentence(issue.message);
     }
   }
-  if (serverRules.length > 0) errors.servers = serverRules.join('; ');
+  if (serverRules.length > 0) errors.servers = joinRules(serverRules);
+  // The same rules the main process applies on save (electron/core/network-settings.ts), checked here
+  // too so that every field's problem shows at once.
   if (checked.input.servers.some(isTurnUrl)) {
-    if (checked.input.turnUsername === '' && errors.turnUsername === undefined) errors.turnUsername = USERNAME_REQUIRED;
+    if (checked.input.turnUsername === '' && errors.turnUsername === undefined) errors.turnUsername = t('network.turnUsername.required');
     if (checked.input.turnPassword === '' && errors.turnPassword === undefined && saved?.hasTurnPassword !== true && saved?.fromCommandLine !== true) {
-      errors.turnPassword = PASSWORD_REQUIRED;
+      errors.turnPassword = t('network.turnPassword.required');
     }
   }
   return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, ...checked };
@@ -128,7 +122,7 @@ export function networkErrorsFrom(error: Pick<AppError, 'field' | 'message'>, li
     else if (place.field === 'servers' && place.index !== undefined) serverRules.push(lineRule(lines, place.index, m[2]!));
     else if (fields[place.field] === undefined) fields[place.field] = sentence(m[2]!);
   }
-  if (serverRules.length > 0 && fields.servers === undefined) fields.servers = serverRules.join('; ');
+  if (serverRules.length > 0 && fields.servers === undefined) fields.servers = joinRules(serverRules);
   const named = networkPlace(error.field)?.field;
   if (named && fields[named] === undefined) {
     fields[named] = sentence(rest.length > 0 ? rest.join('; ') : error.message);
@@ -140,18 +134,18 @@ export function networkErrorsFrom(error: Pick<AppError, 'field' | 'message'>, li
 /** "Relay only" with no TURN server to relay through: calls would gather no candidate at all. */
 export function relayOnlyWarning(draft: NetworkDraft, relayTurn: RelayTurnStatus | undefined): string | null {
   if (!draft.relayOnly || relayTurn === 'available') return null;
-  return serverLines(draft.servers).some((l) => isTurnUrl(l.url)) ? null : RELAY_ONLY_WARNING;
+  return serverLines(draft.servers).some((l) => isTurnUrl(l.url)) ? null : t('network.relayOnly.warning');
 }
 
 /** Where calls get TURN from besides the servers listed: the relay's short-lived credentials, when it hands them out. */
 export function relayTurnNote(relayTurn: RelayTurnStatus | undefined): { text: string; tone: 'info' | 'quiet' | 'warning' } | null {
   switch (relayTurn) {
     case 'available':
-      return { text: 'The relay hands out TURN credentials: calls use its TURN servers without a password.', tone: 'info' };
+      return { text: t('network.relayTurn.available'), tone: 'info' };
     case 'not_offered':
-      return { text: 'The relay hands out no TURN credentials: list a TURN server here if calls need one.', tone: 'quiet' };
+      return { text: t('network.relayTurn.notOffered'), tone: 'quiet' };
     case 'unreachable':
-      return { text: "The relay's TURN credentials could not be fetched: calls use only the servers listed here until it answers.", tone: 'warning' };
+      return { text: t('network.relayTurn.unreachable'), tone: 'warning' };
     case 'unknown':
     case undefined:
       return null;

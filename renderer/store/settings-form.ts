@@ -1,23 +1,52 @@
 // The settings form as the agent types it, and how errors find their fields. Nothing the agent
-// typed is lost on an error: the draft lives in the store until a save succeeds.
+// typed is lost on an error: the draft lives in the store until a save succeeds. And SettingsText,
+// the way Settings' domains keep words in their own state.
+import type { ParseKeys } from 'i18next';
 import { DEFAULT_PRODUCT } from '../../shared/gateway';
 import type { AppError } from '../../shared/result';
 import { accountSettingsInputSchema, type AccountSettingsInput, type PublicSettings } from '../../shared/settings';
 import { fieldPath } from '../../shared/validation';
+import { directionOf } from '../../shared/i18n/languages';
+import { formatNumber, isolateLtr } from '../i18n/format';
+import { currentLanguage, i18n } from '../i18n/i18n';
+
+/**
+ * Words of the settings namespace kept as a key and its values, worded when shown (`settingsText`),
+ * so that what is on screen follows a change of language. A value is data (a device's label, an
+ * error's own words), a number (written the language's way then) or words itself. (The store's
+ * statuses and form errors are plain strings, worded when they happen.)
+ */
+export interface SettingsText {
+  key: ParseKeys<'settings'>;
+  values?: Readonly<Record<string, SettingsWords | number>>;
+}
+/** A device's own label, a message from elsewhere, or words of ours. */
+export type SettingsWords = string | SettingsText;
+
+export const words = (key: ParseKeys<'settings'>, values?: SettingsText['values']): SettingsText => (values ? { key, values } : { key });
+
+// The keys are checked where the words are made (`words`); here they are only looked up.
+const translate = i18n.getFixedT(null, 'settings') as unknown as (key: string, values?: Record<string, string>) => string;
+
+/**
+ * Code, a flag or a file name set inside a sentence: in a right-to-left language it keeps its own
+ * order (a left-to-right isolate, as components/Ltr.tsx gives an element); a left-to-right sentence
+ * needs nothing and keeps its text as written. One text node either way, so a sentence is never split.
+ */
+export const ltrInText = (code: string): string => (directionOf(currentLanguage()) === 'rtl' ? isolateLtr(code) : code);
+
+/** The words in the UI's language now. */
+export function settingsText(text: SettingsWords): string {
+  if (typeof text === 'string') return text;
+  const values: Record<string, string> = {};
+  for (const [name, value] of Object.entries(text.values ?? {})) values[name] = typeof value === 'number' ? formatNumber(value, { maximumFractionDigits: 1 }) : settingsText(value);
+  return translate(text.key, values);
+}
 
 export const SETTINGS_FIELDS = ['gatewayUrl', 'apiKey', 'productSegment', 'relayUrl', 'agentToken', 'defaultCountry'] as const;
 export type SettingsField = (typeof SETTINGS_FIELDS)[number];
 export type SettingsDraft = Record<SettingsField, string>;
 export type SettingsErrors = Partial<Record<SettingsField, string>>;
-
-export const SETTINGS_LABELS: Readonly<Record<SettingsField, string>> = {
-  gatewayUrl: 'Gateway URL',
-  apiKey: 'API key',
-  productSegment: 'Product path segment',
-  relayUrl: 'Relay URL',
-  agentToken: 'Agent token',
-  defaultCountry: 'Default country',
-};
 
 /** Secrets start blank: blank means "keep the stored one" (shared/settings.ts). */
 export function draftFromSettings(settings: PublicSettings | null): SettingsDraft {

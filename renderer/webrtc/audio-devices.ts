@@ -7,8 +7,10 @@ import type { AudioRole, DeviceChoice } from '../../shared/preferences';
 import { AUDIO_ROLES } from '../../shared/preferences';
 import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
+import { i18n } from '../i18n/i18n';
 
 const log = createLogger('devices');
+const t = i18n.getFixedT(null, 'calls');
 
 export type AudioDeviceKind = 'audioinput' | 'audiooutput';
 
@@ -36,8 +38,25 @@ export interface MediaDevicesLike {
 export interface DeviceKindList {
   /** Real devices only: the 'default' and 'communications' entries follow the system and are "System default" here. */
   devices: AudioDevice[];
-  /** What the system default is called, for "… disconnected: using <this>". */
+  /**
+   * What the system default is called, for "… disconnected: using <this>": its device's label, else
+   * systemDefaultLabel() in the UI's language when read.
+   */
   defaultLabel: string;
+}
+
+/** The words for a system default whose device is not known ("the system default"), in the UI's language. */
+export const systemDefaultLabel = (): string => t('devices.systemDefault');
+
+/** A list's part for one kind; without a known name, the default is worded each time it is read. */
+function kindListOf(devices: AudioDevice[], defaultName: string | undefined): DeviceKindList {
+  if (defaultName !== undefined) return { devices, defaultLabel: defaultName };
+  return {
+    devices,
+    get defaultLabel() {
+      return systemDefaultLabel();
+    },
+  };
 }
 
 export interface DeviceList {
@@ -48,8 +67,8 @@ export interface DeviceList {
 }
 
 export const EMPTY_DEVICE_LIST: DeviceList = {
-  audioinput: { devices: [], defaultLabel: 'the system default' },
-  audiooutput: { devices: [], defaultLabel: 'the system default' },
+  audioinput: kindListOf([], undefined),
+  audiooutput: kindListOf([], undefined),
   labelled: false,
 };
 
@@ -80,24 +99,29 @@ export function resolveChoice(choice: DeviceChoice | null, list: DeviceKindList)
 
 const PSEUDO_IDS = new Set(['default', 'communications']);
 
-/** Chromium names the default entry "Default - <device>" (or just "Default" on some Linux audio servers). */
-function defaultLabelOf(infos: readonly DeviceInfoLike[], devices: readonly DeviceInfoLike[]): string {
+/**
+ * Chromium names the default entry "Default - <device>" (or just "Default" on some Linux audio
+ * servers). Undefined when the device behind the default is not known.
+ */
+function defaultNameOf(infos: readonly DeviceInfoLike[], devices: readonly DeviceInfoLike[]): string | undefined {
   const entry = infos.find((d) => d.deviceId === 'default');
-  if (!entry) return devices[0]?.label || 'the system default';
+  if (!entry) return devices[0]?.label || undefined;
   const stripped = entry.label.replace(/^Default\s*-\s*/, '');
   if (stripped !== '' && stripped !== 'Default') return stripped;
   const sameGroup = devices.find((d) => d.groupId !== '' && d.groupId === entry.groupId);
-  return sameGroup?.label || 'the system default';
+  return sameGroup?.label || undefined;
 }
 
 export function deviceListOf(infos: readonly DeviceInfoLike[]): DeviceList {
   const kindList = (kind: AudioDeviceKind): DeviceKindList => {
     const ofKind = infos.filter((d) => d.kind === kind);
     const real = ofKind.filter((d) => d.deviceId !== '' && !PSEUDO_IDS.has(d.deviceId));
-    return {
-      devices: real.map((d, i) => ({ id: d.deviceId, label: d.label || `${kind === 'audioinput' ? 'Microphone' : 'Speaker'} ${i + 1}` })),
-      defaultLabel: defaultLabelOf(ofKind, real),
-    };
+    // Without media permission devices have no labels: they are numbered, in the language of the listing.
+    const numbered = (n: number): string => (kind === 'audioinput' ? t('devices.microphoneN', { n }) : t('devices.speakerN', { n }));
+    return kindListOf(
+      real.map((d, i) => ({ id: d.deviceId, label: d.label || numbered(i + 1) })),
+      defaultNameOf(ofKind, real),
+    );
   };
   const audio = infos.filter((d) => d.kind === 'audioinput' || d.kind === 'audiooutput');
   return { audioinput: kindList('audioinput'), audiooutput: kindList('audiooutput'), labelled: audio.some((d) => d.label !== '') };

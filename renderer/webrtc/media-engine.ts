@@ -25,8 +25,11 @@ import { err, ok, type Result, errorText } from '../../shared/result';
 import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate, type OfferSummary } from '../../shared/sdp';
 import { watchIceGathering } from './ice-gathering';
 import { readQualitySample, type QualityCounters, type SelectedCandidatePair } from './quality-stats';
+import { i18n } from '../i18n/i18n';
 
 const log = createLogger('media');
+/** Texts for the agent, worded when they are made, in the UI's language of that moment. */
+const t = i18n.getFixedT(null, 'calls');
 
 export const MIC_CONSTRAINTS: MediaStreamConstraints = {
   audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true },
@@ -73,7 +76,7 @@ export const FIRST_CANDIDATE_GRACE_MS = 8_500;
 export const DISCONNECT_GRACE_MS = 15_000;
 /** How often a connected call's statistics are read: media checks and call quality. */
 export const MONITOR_INTERVAL_MS = 1_000;
-/** A call given up because its media did not come back. */
+/** A call given up because its media did not come back: the English words (calls:media.networkLost). */
 export const NETWORK_LOST_REASON = 'The network connection was lost';
 
 /** What the engine tells its owner about a call's media; the owner reports it to the main process. */
@@ -88,8 +91,11 @@ export interface MediaCondition {
   since?: number;
   /** The last second's MOS estimate (E-model), when it had the figures. */
   mos?: number;
-  /** The quality warnings in force, most pressing first, in words ("Poor connection: 6 % packet loss"). */
-  warnings?: { kind: QualityWarningKind; text: string }[];
+  /**
+   * The quality warnings in force, most pressing first: the kind, its figure (ms, %, MOS) and the
+   * English words for logs ("Poor connection: 6 % packet loss"); the window words them itself.
+   */
+  warnings?: { kind: QualityWarningKind; value?: number; text: string }[];
 }
 
 /** What a call's media leaves behind when it closes (reportQuality): for the call history and diagnostics. */
@@ -143,15 +149,15 @@ export function microphoneErrorText(e: unknown): string {
   switch (name) {
     case 'NotAllowedError':
     case 'SecurityError':
-      return 'Microphone access was denied. Allow the microphone for this app, then try again.';
+      return t('media.micDenied');
     case 'NotFoundError':
     case 'OverconstrainedError':
-      return 'No microphone was found. Connect one, then try again.';
+      return t('media.micNotFound');
     case 'NotReadableError':
     case 'AbortError':
-      return 'The microphone cannot be opened: another application may be using it.';
+      return t('media.micBusy');
     default:
-      return `The microphone is not available (${errorText(e)}).`;
+      return t('media.micUnavailable', { problem: errorText(e) });
   }
 }
 
@@ -334,7 +340,7 @@ export class MediaEngine {
     const session = new CallMedia(localId);
     this.sessions.set(localId, session);
     const done = this.setUpIncoming(session, offerSdp).catch((e: unknown) => {
-      const reason = e instanceof MediaSetupError ? e.message : `The call could not be prepared (${errorText(e)}).`;
+      const reason = e instanceof MediaSetupError ? e.message : t('media.notPrepared', { problem: errorText(e) });
       if (session.ended) return;
       log.warn('could not prepare an incoming call', { localId, problem: reason });
       session.phase = { kind: 'failed', parts: session.parts, reason, reported: false };
@@ -371,9 +377,9 @@ export class MediaEngine {
         this.close(localId);
         return err('media_failed', phase.reason);
       case 'ended':
-        return err('invalid_state', 'The call ended before it was answered');
+        return err('invalid_state', t('media.endedBeforeAnswer'));
       default:
-        return err('invalid_state', 'This call is already being answered');
+        return err('invalid_state', t('media.alreadyAnswering'));
     }
   }
 
@@ -405,7 +411,7 @@ export class MediaEngine {
    * with startCall; the customer's answer comes with the call's push.
    */
   async prepareOutgoing(localId: string): Promise<Result<{ sdp: string }>> {
-    if (this.sessions.has(localId)) return err('invalid_state', 'This call already has media');
+    if (this.sessions.has(localId)) return err('invalid_state', t('media.alreadyHasMedia'));
     const started = performance.now();
     const session = new CallMedia(localId);
     this.sessions.set(localId, session);
@@ -423,7 +429,7 @@ export class MediaEngine {
       const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
       requireRelayCandidate(parts, sdp);
       const checked = checkOfferSdp(sdp);
-      if (!checked.ok) throw new MediaSetupError(`Our offer cannot be sent: ${checked.error.message}`);
+      if (!checked.ok) throw new MediaSetupError(t('media.offerUnsendable', { problem: checked.error.message }));
       if (!session.ended) session.phase = { kind: 'ready', parts, sdp, held: [] };
     })();
     session.phase = { kind: 'preparing', done };
@@ -431,10 +437,10 @@ export class MediaEngine {
       await done;
     } catch (e) {
       this.close(localId);
-      return err('media_failed', e instanceof MediaSetupError ? e.message : `The call could not be set up (${errorText(e)}).`);
+      return err('media_failed', e instanceof MediaSetupError ? e.message : t('media.notSetUp', { problem: errorText(e) }));
     }
     const phase = session.phase as MediaPhase;
-    if (phase.kind !== 'ready') return err('invalid_state', 'The call ended before it was placed');
+    if (phase.kind !== 'ready') return err('invalid_state', t('media.endedBeforePlaced'));
     this.noteTiming(localId, { offerToSendMs: Math.round(performance.now() - started) });
     return ok({ sdp: phase.sdp });
   }
@@ -452,7 +458,7 @@ export class MediaEngine {
       await phase.parts.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
     } catch (e) {
       if (session.ended) return;
-      const reason = `The customer's answer could not be used (${errorText(e)}).`;
+      const reason = t('media.answerUnusable', { problem: errorText(e) });
       this.onNotice(localId, reason);
       this.reportFailed(session, reason);
     }
@@ -602,7 +608,7 @@ export class MediaEngine {
       // A live old track keeps sending what it can: a call never goes silent for a switch that failed.
       this.onNotice(
         session.localId,
-        lost ? `The microphone stopped and could not be opened again: ${microphoneErrorText(e)}` : `The microphone could not be switched: ${microphoneErrorText(e)}`,
+        lost ? t('media.micLost', { problem: microphoneErrorText(e) }) : t('media.micNotSwitched', { problem: microphoneErrorText(e) }),
       );
       return;
     }
@@ -617,7 +623,7 @@ export class MediaEngine {
       await sender.replaceTrack(track);
     } catch (e) {
       mic.getTracks().forEach((t) => t.stop());
-      this.onNotice(session.localId, `The microphone could not be switched (${errorText(e)}).`);
+      this.onNotice(session.localId, t('media.micSwitchFailed', { problem: errorText(e) }));
       return;
     }
     const old = { mic: parts.mic, track: parts.track };
@@ -753,7 +759,7 @@ export class MediaEngine {
    */
   private async peerWithMicrophone(session: CallMedia): Promise<MediaParts | undefined> {
     // Asked while the microphone opens: it is normally at hand already (IceConfigSource fetches ahead).
-    const asked = this.iceConfig().catch((e: unknown) => err('internal', `The network settings could not be read (${errorText(e)}).`));
+    const asked = this.iceConfig().catch((e: unknown) => err('internal', t('media.networkSettingsUnread', { problem: errorText(e) })));
     let mic: MediaStream;
     try {
       mic = await this.openMicrophone(session);
@@ -769,7 +775,7 @@ export class MediaEngine {
     const track = mic.getAudioTracks()[0];
     if (!track) {
       mic.getTracks().forEach((t) => t.stop());
-      throw new MediaSetupError('The microphone gave no audio track.');
+      throw new MediaSetupError(t('media.micNoTrack'));
     }
     const { iceServers, iceTransportPolicy } = ice.value;
     const pc = this.createPeerConnection({ ...PEER_CONFIG, iceServers, iceTransportPolicy });
@@ -798,7 +804,7 @@ export class MediaEngine {
     try {
       await pc.setRemoteDescription({ type: 'offer', sdp: held.sdp });
     } catch (e) {
-      throw new MediaSetupError(`The customer's offer could not be used (${errorText(e)}).`);
+      throw new MediaSetupError(t('media.offerUnusable', { problem: errorText(e) }));
     }
     if (session.ended) return;
     const gathering = watchIceGathering(pc, { capMs: this.gatherCapMs, settleOnUdp: offerUdpOnly && parts.hostOnly, firstCandidateGraceMs: graceFor(parts) });
@@ -806,13 +812,13 @@ export class MediaEngine {
       await pc.setLocalDescription(await pc.createAnswer());
     } catch (e) {
       gathering.cancel();
-      throw new MediaSetupError(`No answer could be made to the customer's offer (${errorText(e)}).`);
+      throw new MediaSetupError(t('media.answerNotMade', { problem: errorText(e) }));
     }
     session.gathering = await gathering.done;
     const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
     requireRelayCandidate(parts, sdp);
     const checked = checkAnswerSdp(sdp);
-    if (!checked.ok) throw new MediaSetupError(`Our answer cannot be sent: ${checked.error.message}`);
+    if (!checked.ok) throw new MediaSetupError(t('media.answerUnsendable', { problem: checked.error.message }));
     if (!session.ended) session.phase = { kind: 'ready', parts, sdp, held: held.candidates };
   }
 
@@ -850,9 +856,9 @@ export class MediaEngine {
         return;
       case 'failed': {
         let reason: string;
-        if (phase.kind === 'connected') reason = NETWORK_LOST_REASON;
-        else if (pc.iceConnectionState === 'failed') reason = 'No network path to the customer (ICE failed). A firewall may block outbound UDP to the calling service: a TURN server over TCP or TLS (Settings → Network) gets through.';
-        else reason = 'The encrypted media handshake with the customer failed (DTLS).';
+        if (phase.kind === 'connected') reason = t('media.networkLost');
+        else if (pc.iceConnectionState === 'failed') reason = t('media.iceFailed');
+        else reason = t('media.dtlsFailed');
         this.reportFailed(session, reason);
         return;
       }
@@ -906,7 +912,7 @@ export class MediaEngine {
       ...(reconnecting ? { since: session.reconnectingSince } : {}),
       ...(step.mos !== undefined ? { mos: step.mos } : {}),
       // "Reconnecting…" says the media stopped; the same fact as a warning would say it twice.
-      warnings: step.active.filter((w) => w.kind !== 'no-inbound-media').map((w) => ({ kind: w.kind, text: w.text })),
+      warnings: step.active.filter((w) => w.kind !== 'no-inbound-media').map((w) => ({ kind: w.kind, ...(w.value !== undefined ? { value: w.value } : {}), text: w.text })),
     });
   }
 
@@ -958,7 +964,7 @@ export class MediaEngine {
     }
     session.disconnectTimer = setTimeout(() => {
       session.disconnectTimer = undefined;
-      if (!session.ended && session.reconnectingSince !== undefined) this.reportFailed(session, NETWORK_LOST_REASON);
+      if (!session.ended && session.reconnectingSince !== undefined) this.reportFailed(session, t('media.networkLost'));
     }, this.disconnectGraceMs);
   }
 
@@ -1009,9 +1015,7 @@ const graceFor = (parts: MediaParts): number => (parts.relayOnly ? 0 : FIRST_CAN
 
 function requireRelayCandidate(parts: MediaParts, sdp: string): void {
   if (!parts.relayOnly || /^a=candidate:.* typ relay\b/m.test(sdp)) return;
-  throw new MediaSetupError(
-    '"Relay only" is on, but no TURN server gave this call a relay address. Check the TURN servers and their username and password in Settings → Network.',
-  );
+  throw new MediaSetupError(t('media.noRelay'));
 }
 
 type StatsRecord = Record<string, unknown>;

@@ -86,7 +86,8 @@ export interface Stack {
   apiKey: string;
   /** Restarts the relay on the same port with the same secrets (its memory is lost, as in a real restart). */
   restartRelay(): Promise<void>;
-  newAgentPage(): Promise<Page>;
+  /** `say`: how the page words the English names it waits for (another language, the pseudo-locale). */
+  newAgentPage(say?: (english: string) => string): Promise<Page>;
   customer(behaviour: SandboxCustomer['behaviour']): SandboxCustomer;
   /** The sandbox's control API. */
   control<T>(path: string, body?: unknown): Promise<T>;
@@ -150,8 +151,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await relay.close();
       relay = await startRelay({ port: relayPort, appSecret, verifyToken, agentTokens: [agentToken, tapToken], ...turn });
     },
-    async newAgentPage() {
-      return openAgentPage(browser, host.url, 'agent');
+    async newAgentPage(say?: (english: string) => string) {
+      return openAgentPage(browser, host.url, 'agent', say);
     },
     ...sandboxControls(sandbox),
     endCalls: () => endLiveCalls(service),
@@ -297,14 +298,14 @@ export async function startTeamStack(options: { agents: number; quiet?: boolean;
 }
 
 /** A fresh browser context for one agent, on the app, once it is connected. */
-async function openAgentPage(browser: Browser, url: string, who: string): Promise<Page> {
+async function openAgentPage(browser: Browser, url: string, who: string, say: (english: string) => string = (english) => english): Promise<Page> {
   const context = await browser.newContext({ permissions: ['microphone'] });
   const page = await context.newPage();
   page.on('pageerror', (e) => console.error(`page error (${who}):`, e.message));
   page.on('console', (m) => remember(`page ${who} ${m.type()} ${m.text()}`));
   explainFailure(page, who);
   await page.goto(url);
-  await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
+  await page.getByRole('status', { name: say('Connection') }).getByText(say('Connected')).waitFor();
   return page;
 }
 

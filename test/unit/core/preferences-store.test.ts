@@ -33,6 +33,20 @@ describe('PreferencesStore', () => {
     expect(await reloaded.load()).toMatchObject({ globalShortcuts: true, shortcuts: { hangUp: 'Ctrl+Alt+H', answer: 'Ctrl+Shift+A' } });
   });
 
+  it('keeps the "Language" setting ("auto" until chosen); refuses one the app does not speak, naming the field and the choices', async () => {
+    const dir = await dataDir();
+    const store = new PreferencesStore({ dataDir: dir });
+    expect((await store.load()).language).toBe('auto');
+    expect(await store.update({ language: 'ar' })).toMatchObject({ ok: true, value: { language: 'ar' } });
+    expect((await new PreferencesStore({ dataDir: dir }).load()).language).toBe('ar');
+    const refused = await store.update({ language: 'fr' } as never);
+    expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'language' } });
+    expect(!refused.ok && refused.error.message).toContain('must be one of auto, en, es, pt-BR, hi, id, ar');
+    // A file written by hand with a language the app does not speak falls back to "auto", keeping the rest.
+    await writeFile(join(dir, PREFERENCES_FILE), JSON.stringify({ language: 'klingon', dialLinksAtOnce: true }));
+    expect(await new PreferencesStore({ dataDir: dir }).load()).toMatchObject({ language: 'auto', dialLinksAtOnce: true });
+  });
+
   it('refuses a patch that breaks a rule, naming the field, and changes nothing', async () => {
     const dir = await dataDir();
     const store = new PreferencesStore({ dataDir: dir });

@@ -25,7 +25,6 @@ const INLINED = ['file-type', 'music-metadata', 'mp4box'];
 const ELECTRON_STAND_IN = String.raw`
 const Module = require('node:module');
 const { join } = require('node:path');
-const { pathToFileURL } = require('node:url');
 
 function standIn(name, overrides = {}) {
   return new Proxy(function () {}, {
@@ -41,7 +40,7 @@ function standIn(name, overrides = {}) {
 }
 
 const appPath = process.env.STUB_APP_PATH;
-const appUrl = pathToFileURL(join(appPath, 'dist', 'renderer', 'index.html')).href;
+const appUrl = 'app://softphone/index.html';
 const handlers = new Map();
 const webContents = standIn('webContents', { isDestroyed: () => false });
 const window = standIn('window', { isDestroyed: () => false, webContents });

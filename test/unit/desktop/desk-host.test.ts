@@ -14,7 +14,7 @@ import { recordingLogger } from './recording-logger';
 
 vi.mock('electron', () => import('./fake-electron'));
 
-const APP_URL = 'file:///opt/softphone/dist/renderer/index.html';
+const APP_URL = 'app://softphone/index.html';
 const settle = () => new Promise<void>((done) => setImmediate(done));
 
 const missed = (localId: string, endedAt: number, direction: 'incoming' | 'outgoing' = 'incoming', outcome: HistoryEntry['outcome'] = 'missed'): HistoryEntry => ({

@@ -13,7 +13,7 @@ import { recordingLogger } from './recording-logger';
 
 vi.mock('electron', () => import('./fake-electron'));
 
-const APP_URL = 'file:///opt/softphone/dist/renderer/index.html';
+const APP_URL = 'app://softphone/index.html';
 const PRELOAD = '/opt/softphone/dist/electron/preload.cjs';
 
 /** Runs everything already queued, including promise chains a few steps long. */
@@ -88,7 +88,12 @@ describe('desktop host', () => {
   describe('startup', () => {
     it('creates the service with the user data directory, a secret store and the global-shortcut guard', async () => {
       await start();
-      expect(serviceOptions).toEqual({ dataDir: '/home/agent/.config/softphone', secrets: memorySecrets, preferencesGuard: checkGlobalShortcuts });
+      expect(serviceOptions).toEqual({
+        dataDir: '/home/agent/.config/softphone',
+        secrets: memorySecrets,
+        preferencesGuard: checkGlobalShortcuts,
+        beforeUpdateRestart: expect.any(Function),
+      });
     });
 
     it('opens one window with the security options written out, loading the built renderer', async () => {

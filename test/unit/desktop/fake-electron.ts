@@ -373,6 +373,25 @@ export const session = {
   },
 };
 
+/** The app's own scheme: its privileges (registered before ready) and the handler that answers it. */
+export const protocol = {
+  privileged: [] as Array<{ scheme: string; privileges?: Record<string, boolean> }>,
+  handlers: new Map<string, (request: Request) => Promise<Response>>(),
+  registerSchemesAsPrivileged: vi.fn((schemes: Array<{ scheme: string; privileges?: Record<string, boolean> }>) => {
+    protocol.privileged.push(...schemes);
+  }),
+  handle: vi.fn((scheme: string, handler: (request: Request) => Promise<Response>) => {
+    if (protocol.handlers.has(scheme)) throw new Error(`The scheme "${scheme}" is already handled`);
+    protocol.handlers.set(scheme, handler);
+  }),
+  reset(): void {
+    protocol.privileged.length = 0;
+    protocol.handlers.clear();
+    protocol.registerSchemesAsPrivileged.mockClear();
+    protocol.handle.mockClear();
+  },
+};
+
 export class Notification extends FakeEmitter {
   static readonly instances: Notification[] = [];
   static supported = true;
@@ -418,6 +437,7 @@ export function resetFakeElectron(): void {
   for (const mock of [safeStorage.isEncryptionAvailable, safeStorage.getSelectedStorageBackend, safeStorage.encryptString, safeStorage.decryptString]) mock.mockClear();
   safeStorage.available = true;
   safeStorage.backend = 'gnome_libsecret';
+  protocol.reset();
   session.defaultSession.headersListener = undefined;
   session.defaultSession.permissionRequestHandler = undefined;
   session.defaultSession.permissionCheckHandler = undefined;

@@ -8,7 +8,7 @@ import { recordingLogger } from './recording-logger';
 
 vi.mock('electron', () => import('./fake-electron'));
 
-const APP_URL = 'file:///opt/softphone/dist/renderer/index.html';
+const APP_URL = 'app://softphone/index.html';
 
 class FakeBackend implements SoftphoneBackend {
   readonly calls: Array<{ name: string; params: unknown }> = [];

@@ -1,7 +1,8 @@
 // Which device a stored choice stands for (same id, same label, or the system default), and what a
 // `devicechange` means for the agent's choices: a chosen device that vanished, or came back.
-import { describe, expect, it } from 'vitest';
-import { AudioDevices, deviceIdOf, deviceListOf, resolveChoice, type DeviceEvent } from '../../../renderer/webrtc/audio-devices';
+import { afterEach, describe, expect, it } from 'vitest';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
+import { AudioDevices, EMPTY_DEVICE_LIST, deviceIdOf, deviceListOf, resolveChoice, systemDefaultLabel, type DeviceEvent } from '../../../renderer/webrtc/audio-devices';
 import { DESK, FakeMediaDevices, deskDevices, input, output, settle } from './fake-media-devices';
 
 const headsetChoices = {
@@ -34,6 +35,23 @@ describe('the device list', () => {
     const list = deviceListOf([input('a', ''), input('b', '')]);
     expect(list.labelled).toBe(false);
     expect(list.audioinput.devices.map((d) => d.label)).toEqual(['Microphone 1', 'Microphone 2']);
+  });
+});
+
+describe('the device list in the agent\'s language', () => {
+  afterEach(async () => {
+    await setUiLanguage('en', undefined);
+  });
+
+  it('numbers unlabelled devices in the language of the listing; a default without a known device is worded when read', async () => {
+    const list = deviceListOf([]);
+    await setUiLanguage('pt-BR', undefined);
+    expect(deviceListOf([input('a', ''), output('b', '')]).audioinput.devices.map((d) => d.label)).toEqual(['Microfone 1']);
+    expect(deviceListOf([input('a', ''), output('b', '')]).audiooutput.devices.map((d) => d.label)).toEqual(['Alto-falante 1']);
+    // Listed in English, read in Portuguese: the words follow the language, and match systemDefaultLabel().
+    expect(list.audioinput.defaultLabel).toBe('o padrão do sistema');
+    expect(EMPTY_DEVICE_LIST.audiooutput.defaultLabel).toBe(systemDefaultLabel());
+    expect(deviceListOf(deskDevices()).audioinput.defaultLabel).toBe('Microphone Array (Realtek)');
   });
 });
 

@@ -290,9 +290,14 @@ describe('CallActions', () => {
     const t = setUp({ reportQuality: () => ok(null) });
     let live = true;
     t.engine.has = () => live;
-    const warning = { kind: 'high-packet-loss' as const, text: 'Poor connection: 6 % packet loss' };
-    t.condition({ localId: 'in:wacid.1', reconnecting: false, mos: 3.2, warnings: [warning] });
+    // The engine's figure is kept as the words round it (6.24 % reads "6.2 %"); its English text is for logs.
+    const warning = { kind: 'high-packet-loss' as const, value: 6.2 };
+    t.condition({ localId: 'in:wacid.1', reconnecting: false, mos: 3.2, warnings: [{ kind: 'high-packet-loss', value: 6.24, text: 'Poor connection: 6.2 % packet loss' }] });
     expect(callQualityStore.getState().byCall['in:wacid.1']).toEqual({ reconnecting: false, mos: 3.2, warnings: [warning] });
+    // A figure that reads the same changes nothing on screen: the view stays the same object.
+    const shown = callQualityStore.getState().byCall['in:wacid.1'];
+    t.condition({ localId: 'in:wacid.1', reconnecting: false, mos: 3.2, warnings: [{ kind: 'high-packet-loss', value: 6.21, text: 'Poor connection: 6.2 % packet loss' }] });
+    expect(callQualityStore.getState().byCall['in:wacid.1']).toBe(shown);
     // A change of the media alone (no statistics read yet) keeps the warnings it had.
     t.condition({ localId: 'in:wacid.1', reconnecting: true, since: 10 });
     expect(callQualityStore.getState().byCall['in:wacid.1']).toEqual({ reconnecting: true, warnings: [warning] });

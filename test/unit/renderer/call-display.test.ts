@@ -1,5 +1,23 @@
-import { describe, expect, it } from 'vitest';
-import { connectionIndicator, formatCallTime, formatClock, formatTalkTime, peerNumberText, peerTitle, phaseText, qualitySummaryText, secondsUntil } from '../../../renderer/call-display';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  BEHAVIOUR_TEXT,
+  SECRET_STORAGE_TEXT,
+  connectionIndicator,
+  formatCallTime,
+  formatClock,
+  formatTalkTime,
+  ltrInText,
+  peerNumberText,
+  peerTitle,
+  phaseText,
+  qualitySummaryText,
+  qualityWarningWords,
+  secondsUntil,
+  warningFigure,
+} from '../../../renderer/call-display';
+import { formatNumber } from '../../../renderer/i18n/format';
+import { i18n, setUiLanguage } from '../../../renderer/i18n/i18n';
+import { QUALITY_WARNING_KINDS, qualityWarningText, type QualityWarningKind } from '../../../shared/call-quality';
 import { T0, active, dialing, ringing } from './fixtures';
 
 describe('call display', () => {
@@ -51,7 +69,7 @@ describe('call display', () => {
     const now = new Date(2026, 2, 10, 15, 0).getTime();
     expect(formatCallTime(new Date(2026, 2, 10, 9, 5).getTime(), now, 'en-GB')).toBe('09:05');
     expect(formatCallTime(new Date(2026, 2, 8, 9, 5).getTime(), now, 'en-GB')).toBe('Sun 09:05');
-    expect(formatCallTime(new Date(2026, 0, 3, 9, 5).getTime(), now, 'en-GB')).toBe('3 Jan 09:05');
+    expect(formatCallTime(new Date(2026, 0, 3, 9, 5).getTime(), now, 'en-GB')).toBe('3 Jan, 09:05');
   });
 
   it('says "Reconnecting…" for an active call whose media is away, and nothing else changes', () => {
@@ -68,5 +86,96 @@ describe('call display', () => {
     );
     expect(qualitySummaryText({ samples: 20, avgMos: 4.4, worstMos: 4.4, worstLossPercent: 0, warningsSeen: ['no-inbound-media'] })).toBe('MOS 4.4; warned: audio stopped');
     expect(qualitySummaryText({ samples: 0, avgMos: null, worstMos: null, worstLossPercent: null, warningsSeen: [] })).toBeUndefined();
+  });
+});
+
+describe('call display in the agent\'s language', () => {
+  afterEach(async () => {
+    await setUiLanguage('en', undefined);
+  });
+
+  it('words the live quality warnings from their kind and figure as shared/call-quality.ts does in English', () => {
+    const cases: [QualityWarningKind, number | undefined][] = [
+      ['high-packet-loss', 6],
+      ['high-packet-loss', 6.24],
+      ['high-packet-loss', 9.96],
+      ['high-packet-loss', 14.6],
+      ['high-packet-loss', undefined],
+      ['high-rtt', 620.4],
+      ['high-rtt', 87.6],
+      ['high-rtt', 1234],
+      ['high-jitter', 47.6],
+      ['low-mos', 3.14],
+      ['low-mos', 3.4999],
+      ['low-mos', 4],
+      ['no-inbound-media', undefined],
+      ['mic-silent', undefined],
+      ['no-customer-audio', undefined],
+    ];
+    for (const [kind, value] of cases) expect(qualityWarningWords(kind, value), `${kind} ${value}`).toBe(qualityWarningText(kind, value));
+    for (const kind of QUALITY_WARNING_KINDS) expect(qualityWarningWords(kind)).toBe(qualityWarningText(kind));
+    expect(qualityWarningWords('high-packet-loss', 6)).toBe('Poor connection: 6 % packet loss');
+  });
+
+  it('rounds a warning\'s figure as its words show it', () => {
+    expect(warningFigure('high-packet-loss', 6.24)).toBe(6.2);
+    expect(warningFigure('high-packet-loss', 14.6)).toBe(15);
+    expect(warningFigure('high-rtt', 617)).toBe(620);
+    expect(warningFigure('high-jitter', 47.6)).toBe(48);
+    expect(warningFigure('low-mos', 3.49)).toBe(3.4);
+  });
+
+  it('speaks Spanish once chosen: phases, warnings with decimal commas, the summary as a Spanish list, clocks and call times through Intl', async () => {
+    await setUiLanguage('es', undefined);
+    expect(phaseText(active())).toBe('Conectada');
+    expect(phaseText(active(), true)).toBe('Reconectando…');
+    expect(peerTitle({ name: ' ' })).toBe('Desconocido');
+    expect(peerTitle({ userId: 'US.123' })).toBe('ID de usuario US.123');
+    expect(connectionIndicator({ status: 'open' }, { status: 'connected', since: T0 })).toEqual({ text: 'Conectado', tone: 'ok', detail: 'Recibiendo llamadas' });
+    expect(qualityWarningWords('high-packet-loss', 6.24)).toBe('Conexión deficiente: 6,2 % de pérdida de paquetes');
+    expect(qualityWarningWords('low-mos', 3.14)).toBe('Calidad de llamada baja (MOS 3,1)');
+    expect(qualitySummaryText({ samples: 60, avgMos: 3.9, worstMos: 3.1, worstLossPercent: 6.2, warningsSeen: ['high-packet-loss', 'low-mos'] })).toBe(
+      'MOS 3,9 (peor 3,1) y pérdida de hasta 6,2 %; avisos: pérdida de paquetes y calidad baja',
+    );
+    expect(qualitySummaryText({ samples: 20, avgMos: null, worstMos: null, worstLossPercent: null, warningsSeen: ['mic-silent', 'no-inbound-media'] })).toBe(
+      'avisos: audio interrumpido y micrófono sin sonido',
+    );
+    // What other screens read through the old names follows the language too.
+    expect(BEHAVIOUR_TEXT.no_answer).toBe('no contesta');
+    expect(SECRET_STORAGE_TEXT.memory).toMatch(/^La clave de API/);
+    expect(formatClock(3723)).toBe('1:02:03');
+    expect(formatTalkTime(61)).toBe('01:01');
+    const now = new Date(2026, 2, 10, 15, 0).getTime();
+    expect(formatCallTime(new Date(2026, 2, 8, 9, 5).getTime(), now)).toBe('dom, 09:05');
+    expect(formatCallTime(new Date(2026, 0, 3, 9, 5).getTime(), now)).toBe('3 ene, 09:05');
+  });
+
+  it('counts the seconds left to answer with each language\'s plural forms', async () => {
+    const answerWithin = (count: number) => i18n.t('calls:incoming.answerWithin', { count, seconds: formatNumber(count) });
+    expect([1, 29].map(answerWithin)).toEqual(['Answer within 1 s', 'Answer within 29 s']);
+    await setUiLanguage('ar', undefined);
+    expect([0, 1, 2, 5, 11, 100].map(answerWithin)).toEqual([
+      'أجب خلال 0 ثانية',
+      'أجب خلال 1 ثانية',
+      'أجب خلال 2 ثانيتين',
+      'أجب خلال 5 ثوانٍ',
+      'أجب خلال 11 ثانية',
+      'أجب خلال 100 ثانية',
+    ]);
+    await setUiLanguage('hi', undefined);
+    expect(answerWithin(29)).toBe('29 सेकंड में जवाब दें');
+  });
+
+  it('keeps a number left to right inside a right-to-left sentence, and leaves left-to-right ones alone', async () => {
+    expect(ltrInText('+44 20 7946 0958')).toBe('+44 20 7946 0958');
+    await setUiLanguage('ar', undefined);
+    expect(ltrInText('+44 20 7946 0958')).toBe('\u2066+44 20 7946 0958\u2069');
+  });
+
+  it('brackets every word in the pseudo-locale, data left as it is', async () => {
+    await setUiLanguage('en-XA', undefined);
+    expect(phaseText(active())).toBe('⟦Çöññéçţéđ⟧');
+    expect(peerTitle({ name: 'Amelia Hart' })).toBe('Amelia Hart');
+    expect(qualityWarningWords('high-packet-loss', 6)).toBe('⟦Þööŕ çöññéçţîöñ: 6 % þåçķéţ ļöšš⟧');
   });
 });

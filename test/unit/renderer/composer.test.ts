@@ -1,8 +1,9 @@
 // The composer's forms make messages that pass the shared schemas, and every broken rule lands on
 // the field that broke it, as the agent types.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { messageContentSchema } from '../../../shared/api';
 import { parseTemplatePayload } from '../../../shared/templates';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import {
   afterSend,
   afterSendOf,
@@ -15,13 +16,17 @@ import {
   emptyInteractive,
   emptyMedia,
   focusAfterConfirmedSend,
+  formatSize,
   interactiveContent,
   linkCheckOutcome,
-  MEDIA_BY_LABELS,
-  MEDIA_FIELD_LABELS,
+  MEDIA_BYS,
+  mediaByLabel,
   mediaContent,
+  mediaFieldLabel,
   otherErrors,
   serverErrorsFrom,
+  tabLabel,
+  templateFieldLabel,
   templateValuesFor,
   visibleError,
   withoutStaleConfirmation,
@@ -74,9 +79,9 @@ describe('media by id or by link', () => {
   });
 
   it('the radios and the textboxes have names of their own', () => {
-    expect(MEDIA_BY_LABELS).toEqual({ link: 'By link', id: 'By media id' });
-    expect(MEDIA_FIELD_LABELS).toEqual({ link: 'Media link', id: 'Media id' });
-    const names = [...Object.values(MEDIA_BY_LABELS), ...Object.values(MEDIA_FIELD_LABELS)];
+    expect(MEDIA_BYS.map(mediaByLabel)).toEqual(['By link', 'By media id']);
+    expect(MEDIA_BYS.map(mediaFieldLabel)).toEqual(['Media link', 'Media id']);
+    const names = [...MEDIA_BYS.map(mediaByLabel), ...MEDIA_BYS.map(mediaFieldLabel)];
     expect(new Set(names).size).toBe(names.length);
   });
 
@@ -221,7 +226,7 @@ describe('interactive forms', () => {
     expect(errors['interactive.action.sections']).toBe('must have at most 10 rows in all (has 12)');
     // Not a field of its own: listed apart once a send was tried.
     const shown = new Set(['interactive.body.text']);
-    expect(otherErrors({ ...tooMany, showAllErrors: true }, errors, shown)).toEqual(['interactive.action.sections: must have at most 10 rows in all (has 12)']);
+    expect(otherErrors({ ...tooMany, showAllErrors: true }, errors, shown)).toEqual(['Sections: must have at most 10 rows in all (has 12)']);
     expect(otherErrors(tooMany, errors, shown)).toEqual([]);
   });
 
@@ -333,5 +338,100 @@ describe('templates', () => {
     const [first, second] = parsed.value.fields;
     expect(templateValuesFor(parsed.value)).toEqual({ [first!.path]: '', [second!.path]: 'Tuesday 10:00' });
     expect(templateValuesFor(parsed.value, { [first!.path]: 'Ada' })).toEqual({ [first!.path]: 'Ada', [second!.path]: 'Tuesday 10:00' });
+  });
+});
+
+/** A console payload with a variable of every kind a template can have, in every place. */
+const EVERY_KIND = JSON.stringify({
+  to: '<USER_PHONE_NUMBER>',
+  type: 'template',
+  template: {
+    name: 'order_update',
+    language: { code: 'en_US' },
+    components: [
+      { type: 'header', parameters: [{ type: 'image', image: { link: 'https://e.com/h.png' } }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: '{{1}}' },
+          { type: 'text', text: 'Tuesday', parameter_name: 'day' },
+          { type: 'text', text: 'A-1042' },
+          { type: 'currency', currency: { fallback_value: '$10', code: 'USD', amount_1000: 10000 } },
+          { type: 'date_time', date_time: { fallback_value: 'May 1' } },
+        ],
+      },
+      { type: 'button', sub_type: 'url', index: 0, parameters: [{ type: 'text', text: 'track/42' }] },
+      { type: 'button', sub_type: 'quick_reply', index: '1', parameters: [{ type: 'payload', payload: 'STOP' }] },
+      { type: 'button', sub_type: 'copy_code', index: 2, parameters: [{ type: 'coupon_code', coupon_code: 'SAVE10' }] },
+    ],
+  },
+});
+
+describe('the composer in another language', () => {
+  afterEach(async () => {
+    await setUiLanguage('en', undefined);
+  });
+
+  it('names each template variable as shared/templates.ts does in English, and in the UI\u2019s language otherwise', async () => {
+    const parsed = parseTemplatePayload(EVERY_KIND);
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const shared = parsed.value.fields.map((f) => f.label);
+    expect(shared).toEqual([
+      'Header image link',
+      'Body {{1}}',
+      'Body {{day}}',
+      'Body variable 3',
+      'Body variable 4 (amount)',
+      'Body variable 5 (date)',
+      'Button 1 URL suffix',
+      'Button 2 payload',
+      'Button 3 coupon code',
+    ]);
+    expect(parsed.value.fields.map((f) => templateFieldLabel(parsed.value, f))).toEqual(shared);
+    // A place the window has no words for keeps the shared label.
+    expect(templateFieldLabel(parsed.value, { path: 'template.components[9].parameters[0].text', label: 'Carousel {{1}}' })).toBe('Carousel {{1}}');
+
+    await setUiLanguage('es', undefined);
+    expect(parsed.value.fields.map((f) => templateFieldLabel(parsed.value, f))).toEqual([
+      'Encabezado: enlace de imagen',
+      'Cuerpo {{1}}',
+      'Cuerpo {{day}}',
+      'Cuerpo variable 3',
+      'Cuerpo variable 4 (importe)',
+      'Cuerpo variable 5 (fecha)',
+      'Botón 1: sufijo de URL',
+      'Botón 2: payload',
+      'Botón 3: código de cupón',
+    ]);
+  });
+
+  it('words labels, the window\u2019s own rules, plurals and sizes in Spanish; the shared schemas\u2019 rules stay as they are', async () => {
+    await setUiLanguage('es', undefined);
+    expect(tabLabel('template')).toBe('Plantilla');
+    expect(MEDIA_BYS.map(mediaByLabel)).toEqual(['Por enlace', 'Por ID de archivo']);
+    expect(checkComposer(interactive('voice_call', { callTtlMinutes: 'pronto' }), TO).errors).toEqual({ ttlMinutes: 'debe ser un número entero de minutos' });
+    expect(checkComposer(draft({ tab: 'media', media: { ...emptyMedia('image', 'id'), id: 'https://e.com/a.png' } }), TO).errors).toEqual({
+      'image.id': 'es un enlace: elige "Por enlace" para enviar un enlace, o ingresa el ID que devolvió la carga',
+    });
+    expect(checkComposer(draft({ text: '' }), TO).errors).toEqual({ 'text.body': 'must not be empty' });
+    // A new draft's call button reads in the agent's language.
+    expect(emptyInteractive('voice_call').callDisplayText).toBe('Llámanos');
+
+    // Numbers as Spanish writes them; units and plurals from the translation.
+    expect(formatSize(2.5 * 1024 * 1024)).toBe('2,5 MB');
+    expect(formatSize(1)).toBe('1 byte');
+    expect(formatSize(512)).toBe('512 bytes');
+    const video = { contentType: 'video/mp4', contentLength: 2 * 1024 * 1024, warnings: [] };
+    expect(linkCheckOutcome('video', { ...video, confirm: ['a'] }).text).toBe('video/mp4, 2 MB: la pasarela lo acepta, con una advertencia que debes confirmar al enviarlo');
+    expect(linkCheckOutcome('video', { ...video, confirm: ['a', 'b'] }).text).toBe('video/mp4, 2 MB: la pasarela lo acepta, con 2 advertencias que debes confirmar al enviarlo');
+    expect(linkCheckOutcome('image', { contentType: 'image/png', contentLength: 120 * 1024, warnings: [] }).text).toBe('image/png, 120 KB: cumple las reglas de imagen');
+
+    const many = Array.from({ length: 3 }, (_, i) => ({ title: `S${i}`, rows: Array.from({ length: 4 }, (_, j) => ({ title: `R${j}`, description: '' })) }));
+    const tooMany = interactive('list', { body: 'Pick', listButton: 'Slots', sections: many });
+    expect(otherErrors({ ...tooMany, showAllErrors: true }, checkComposer(tooMany, TO).errors, new Set())).toEqual(['Secciones: must have at most 10 rows in all (has 12)']);
+
+    await setUiLanguage('ar', undefined);
+    expect(formatSize(2.5 * 1024 * 1024)).toBe('2.5 ميغابايت');
+    expect(linkCheckOutcome('video', { ...video, confirm: ['a', 'b'] }).text).toBe('video/mp4، 2 ميغابايت: تقبله البوابة، مع تحذيرين عليك تأكيدهما عند الإرسال');
   });
 });

@@ -1,7 +1,8 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../../shared/conversation';
 import type { HistoryEntry } from '../../../shared/history';
 import { parseConversation, parsePush, parseSnapshot } from '../../../renderer/bridge/payload-schemas';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import {
   contactTitle,
   isWindowOpen,
@@ -44,6 +45,25 @@ describe('the window countdown', () => {
     expect(windowClosedReason(undefined)).toMatch(/has not written to you/);
     expect(windowClosedReason({ open: false, lastInboundAt: T0 })).toMatch(/more than 24 hours ago/);
     expect(windowClosedReason({ open: false, lastInboundAt: T0, closedAt: T0 + 1 })).toMatch(/gateway answered/);
+  });
+
+  describe('in another language', () => {
+    afterEach(async () => {
+      await setUiLanguage('en', undefined);
+    });
+
+    it('reads in the UI\u2019s language when asked, the clock kept left to right inside Arabic', async () => {
+      const window = { open: true as const, closesAt: T0 + 24 * HOUR, lastInboundAt: T0 };
+      await setUiLanguage('es', undefined);
+      expect(windowText(window, T0 + 19 * 60_000 + 50_000)).toBe('Ventana abierta · quedan 23:40:10');
+      expect(windowText(window, T0 + 24 * HOUR)).toBe('Ventana cerrada: envía una plantilla');
+      expect(windowClosedReason({ open: false, lastInboundAt: T0 })).toMatch(/hace más de 24 horas/);
+      await setUiLanguage('ar', undefined);
+      // Latin digits (intlLocale), in a left-to-right isolate: the clock's order survives the Arabic around it.
+      expect(windowText(window, T0 + 19 * 60_000 + 50_000)).toBe('النافذة مفتوحة · متبقٍ \u206623:40:10\u2069');
+      await setUiLanguage('en', undefined);
+      expect(windowText(window, T0 + 19 * 60_000 + 50_000)).toBe('Window open · 23:40:10 left');
+    });
   });
 });
 

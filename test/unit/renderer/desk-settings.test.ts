@@ -1,6 +1,7 @@
 // The desk settings' rules: a refusal lands next to the shortcut it names, only edited shortcuts are
 // sent, a global shortcut another application holds is named for its field, and "Start at login" is
-// offered only where Electron has login items.
+// offered only where Electron has login items. And the whole Settings screen in another language and
+// in the pseudo-locale, where any text that bypassed translation shows.
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
@@ -11,8 +12,13 @@ import { ControllersContext } from '../../../renderer/app/controllers-context';
 import { createControllers } from '../../../renderer/app/controllers';
 import { permanentLink } from '../../../renderer/bridge/host-link';
 import { DeskSettings, offersStartAtLogin, shortcutOfError, shortcutsPatch, takenShortcutText } from '../../../renderer/components/DeskSettings';
+import { DeviceNotice } from '../../../renderer/components/DeviceNotice';
+import { SettingsScreen } from '../../../renderer/components/SettingsScreen';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
+import { PSEUDO_CLOSE, PSEUDO_OPEN } from '../../../renderer/i18n/pseudo';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { fakeApi } from './fake-api';
+import { accountSettings } from './fixtures';
 
 describe('a refused shortcut', () => {
   test('is placed next to the field the main process names', () => {
@@ -82,16 +88,18 @@ describe('the rendered desk settings', () => {
     has: () => false,
     levels: async () => ({ mic: 0, customer: 0 }),
   };
-  const render = (hostKind: 'electron' | 'browser'): string => {
+  const render = (hostKind: 'electron' | 'browser', component: () => unknown = DeskSettings): string => {
     const { controllers } = createControllers({ api: fakeApi({}).api, link: permanentLink(), store: appStore, engine, hostKind });
-    return renderToStaticMarkup(createElement(ControllersContext.Provider, { value: controllers }, createElement(DeskSettings)));
+    return renderToStaticMarkup(createElement(ControllersContext.Provider, { value: controllers }, createElement(component as () => null)));
   };
 
   beforeEach(() => {
     resetStore();
   });
-  afterEach(() => {
+  afterEach(async () => {
     vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+    await setUiLanguage('en', undefined);
   });
 
   test('"Start at login" shows in Electron on Windows, not on Linux, never in the browser', () => {
@@ -105,5 +113,73 @@ describe('the rendered desk settings', () => {
     expect(linux).not.toContain('Start at login');
     expect(linux).toContain('Quit when the window is closed');
     expect(linux).toContain('Global shortcuts');
+  });
+
+  test('in Spanish: the shortcut fields name their actions in Spanish, the English accessible names in English', async () => {
+    vi.stubGlobal('location', { origin: 'http://127.0.0.1:5170', port: '5170' });
+    vi.stubGlobal('navigator', { platform: 'Win32' });
+    expect(render('electron')).toContain('>Hang up</label>');
+    await setUiLanguage('es', undefined);
+    const es = render('browser');
+    expect(es).toContain('>Colgar</label>');
+    expect(es).toContain('Aplicar atajos');
+    expect(es).toContain('Los enlaces van al puerto 5170. Dejan de funcionar si el softphone se inicia en otro puerto: inícialo con un --port fijo (npm run start:browser -- --port 5170).');
+    expect(takenShortcutText([{ action: 'mute', accelerator: 'Ctrl+Shift+M' }], 'mute', 'Ctrl+Shift+M')).toBe(
+      'Ctrl+Shift+M lo usa otra aplicación: solo funciona mientras el softphone tiene el foco',
+    );
+    // In Arabic the flag and the command keep their order inside the right-to-left sentence: isolated, in the one text node.
+    await setUiLanguage('ar', undefined);
+    expect(render('browser')).toContain('شغّله بقيمة \u2066--port\u2069 ثابتة (\u2066npm run start:browser -- --port 5170\u2069).');
+  });
+
+  test('in the pseudo-locale, every text and name of the Settings screen is translated, the setup report and notes too', async () => {
+    vi.stubGlobal('location', { origin: 'http://127.0.0.1:5170', port: '5170' });
+    vi.stubGlobal('navigator', { platform: 'Win32', languages: ['en-US'], language: 'en-US' });
+    const host = fakeApi({
+      checkRelay: () => ok({ reachable: true, roundTripMs: 35, relayTurn: 'unreachable' }),
+      getIceConfig: () => ok({ iceServers: [{ urls: 'stun:stun.example.com:3478' }], iceTransportPolicy: 'relay' }),
+      exportDiagnostics: () => ok({ fileName: 'softphone-diagnostics.json', content: '{}' }),
+    });
+    const measureMicrophone = async () => ({ peak: 0.0001, muted: false, label: '' });
+    for (const hostKind of ['electron', 'browser'] as const) {
+      resetStore();
+      const { controllers } = createControllers({ api: host.api, link: permanentLink(), store: appStore, engine, hostKind, diagnostics: { measureMicrophone } });
+      appStore.getState().setSettings({ ...accountSettings, network: { ...accountSettings.network, servers: [], fromCommandLine: true, relayTurn: 'unreachable' } });
+      controllers.settings.editNetwork('relayOnly', true);
+      // Made in English; shown in the language of the moment.
+      await controllers.diagnostics.testSetup();
+      await controllers.diagnostics.exportDiagnostics();
+      // Server rendering reads a store's initial state: here it is the state just set.
+      const drawn = appStore.getState();
+      vi.spyOn(appStore, 'getInitialState').mockReturnValue(drawn);
+      await setUiLanguage('en-XA', undefined);
+      const html = [SettingsScreen, DeviceNotice]
+        .map((component) => renderToStaticMarkup(createElement(ControllersContext.Provider, { value: controllers }, createElement(component))))
+        .join('');
+      await setUiLanguage('en', undefined);
+      // The language options are each language's own name: data, not text to translate.
+      const withoutData = html.replace(/<option[^>]* lang="[^"]*"[^>]*>[^<]*<\/option>/g, '');
+      const texts = [...withoutData.matchAll(/>([^<]+)</g)].map((m) => m[1]!);
+      const names = [...withoutData.matchAll(/ (?:aria-label|title|placeholder|alt)="([^"]*)"/g)].map((m) => m[1]!);
+      const all = texts.join('');
+      expect(all).toContain('⟦Ŕéļåý ŕéåçĥåƀļé (35 ɱš), ƀûţ îţš ŢÛŔÑ çŕéđéñţîåļš çöûļđ ñöţ ƀé ƒéţçĥéđ⟧');
+      expect(all).toContain('⟦Çåļļš ɱåý ƒåîļ: ⟦ţĥé ɱîçŕöþĥöñé îš šîļéñţ⟧⟦; ⟧⟦ţĥé ŕéļåý’š ŢÛŔÑ çŕéđéñţîåļš çöûļđ ñöţ ƀé ƒéţçĥéđ⟧.⟧');
+      expect(all).toContain('⟦Éẋþöŕţ ƒåîļéđ: ţĥîš ŵîñđöŵ çåññöţ šåṽé ƒîļéš.⟧');
+      // What the store holds: the account, a stored key, the command line's servers, "Relay only" without TURN.
+      expect(all).toContain('⟦Ûšîñĝ ýöûŕ åççöûñţ.⟧');
+      expect(all).toContain('⟦šţöŕéđ⟧');
+      expect(all).toContain('⟦Šéţ ƒŕöɱ ţĥé çöɱɱåñđ ļîñé');
+      expect(all).toContain('⟦Ŕéļåý öñļý ñééđš å ŢÛŔÑ šéŕṽéŕ');
+      // Each text node on its own, as a screen reader meets it: a sentence split by an element would leave an open bracket.
+      const unbracketed = (text: string): string => {
+        let rest = text;
+        for (let before = ''; before !== rest; ) {
+          before = rest;
+          rest = rest.replace(new RegExp(`${PSEUDO_OPEN}[^${PSEUDO_OPEN}${PSEUDO_CLOSE}]*${PSEUDO_CLOSE}`, 'g'), ' ');
+        }
+        return rest;
+      };
+      for (const text of [...texts, ...names]) expect(unbracketed(text), text).not.toMatch(/\p{L}/u);
+    }
   });
 });

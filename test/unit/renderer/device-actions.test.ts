@@ -3,11 +3,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Preferences, PreferencesPatch } from '../../../shared/preferences';
 import { err, ok, type Result } from '../../../shared/result';
-import { DeviceActions, noticeOf, type AudioRoutingControls, type RingerSink } from '../../../renderer/app/device-actions';
+import { DeviceActions, noticeOf, noticeText, type AudioRoutingControls, type RingerSink } from '../../../renderer/app/device-actions';
 import { createControllers } from '../../../renderer/app/controllers';
 import type { KeySource } from '../../../renderer/app/shortcuts';
-import type { SoundCheck } from '../../../renderer/sound/device-check';
+import { soundCheckError, type SoundCheck } from '../../../renderer/sound/device-check';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import { Ringtone } from '../../../renderer/sound/ringtone';
+import { settingsText, type SettingsText } from '../../../renderer/store/settings-form';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { AudioDevices } from '../../../renderer/webrtc/audio-devices';
 import { MediaEngine, type AudioRouting } from '../../../renderer/webrtc/media-engine';
@@ -15,6 +17,8 @@ import { fakeApi } from './fake-api';
 import { fakeAudio } from './fake-audio';
 import { DESK, FakeMediaDevices, deskDevices, settle } from './fake-media-devices';
 import { snapshot } from './fixtures';
+
+const said = (text: SettingsText | null): string | null => text && settingsText(text);
 
 const headset = {
   microphone: { id: DESK.headsetMic.deviceId, label: DESK.headsetMic.label },
@@ -166,10 +170,11 @@ describe('DeviceActions', () => {
     expect(desk.last()).toEqual({ microphone: '', speaker: '' });
     expect(desk.sinks[desk.sinks.length - 1]).toBe('');
     // The speaker and the ringer were one device: one sentence for it.
-    expect(desk.actions.view().notice).toEqual({
-      kind: 'lost',
-      text: 'Headset Microphone (Jabra) disconnected: using Microphone Array (Realtek). Headset Earphone (Jabra) disconnected: using Speakers (Realtek)',
-    });
+    const lost = desk.actions.view().notice;
+    expect(lost?.kind).toBe('lost');
+    expect(lost && noticeText(lost)).toBe(
+      'Headset Microphone (Jabra) disconnected: using Microphone Array (Realtek). Headset Earphone (Jabra) disconnected: using Speakers (Realtek)',
+    );
     // The stored choice stays: the agent wants the headset back when it is.
     expect(appStore.getState().preferences.audio.microphone).toEqual(headset.microphone);
 
@@ -177,10 +182,9 @@ describe('DeviceActions', () => {
     await waitFor('the return', () => desk.last()?.microphone === 'mic-headset');
     expect(desk.last()).toEqual({ microphone: 'mic-headset', speaker: 'out-headset' });
     expect(desk.sinks[desk.sinks.length - 1]).toBe('out-headset');
-    expect(desk.actions.view().notice).toEqual({
-      kind: 'back',
-      text: 'Headset Microphone (Jabra) reconnected: using it again. Headset Earphone (Jabra) reconnected: using it again',
-    });
+    const back = desk.actions.view().notice;
+    expect(back?.kind).toBe('back');
+    expect(back && noticeText(back)).toBe('Headset Microphone (Jabra) reconnected: using it again. Headset Earphone (Jabra) reconnected: using it again');
     desk.actions.dismissNotice();
     expect(desk.actions.view().notice).toBeNull();
   });
@@ -235,7 +239,7 @@ describe('DeviceActions', () => {
     const failing = startDesk({ choices: headset, tone: { failTone: broken } });
     await waitFor('the routing', () => failing.last()?.microphone === 'mic-headset');
     await failing.actions.testOutput('ringer');
-    expect(failing.actions.view().checkError).toBe('The chosen ringer is not connected.');
+    expect(said(failing.actions.view().checkError)).toBe('The chosen ringer is not connected.');
   });
 
   it('Test ringer plays through the ringtone itself: its own context, on the ringer device; Test speaker keeps its chime', async () => {
@@ -268,15 +272,35 @@ describe('DeviceActions', () => {
     await desk.actions.testOutput('ringer');
     expect(desk.played).toEqual([]);
     expect(desk.actions.view().playing).toBeNull();
-    expect(desk.actions.view().checkError).toBe('The ringer check could not run (no audio output could be opened).');
+    expect(said(desk.actions.view().checkError)).toBe('The ringer check could not run (no audio output could be opened).');
   });
 
   it('the notice words', () => {
     expect(noticeOf([])).toBeNull();
-    expect(noticeOf([{ kind: 'lost', role: 'speaker', choice: { id: 'h', label: 'Headset' }, fallback: 'Speakers (Realtek)' }])).toEqual({
-      kind: 'lost',
-      text: 'Headset disconnected: using Speakers (Realtek)',
-    });
+    const lost = noticeOf([{ kind: 'lost', role: 'speaker', choice: { id: 'h', label: 'Headset' }, fallback: 'Speakers (Realtek)' }]);
+    expect(lost).toEqual({ kind: 'lost', devices: [{ device: 'Headset', fallback: 'Speakers (Realtek)' }] });
+    expect(lost && noticeText(lost)).toBe('Headset disconnected: using Speakers (Realtek)');
+    // A system default the system does not name is named in the UI's language.
+    const unnamed = noticeOf([{ kind: 'lost', role: 'ringer', choice: { id: 'h', label: 'Headset' }, fallback: 'the system default' }]);
+    expect(unnamed && noticeText(unnamed)).toBe('Headset disconnected: using the system default');
+  });
+
+  it('the notice in the language of the moment: one it already shows is worded anew', async () => {
+    const notice = noticeOf([
+      { kind: 'lost', role: 'microphone', choice: { id: 'm', label: 'Headset Microphone' }, fallback: 'the system default' },
+      { kind: 'lost', role: 'speaker', choice: { id: 's', label: 'Headset Earphone' }, fallback: 'Speakers (Realtek)' },
+    ]);
+    try {
+      await setUiLanguage('es', undefined);
+      expect(notice && noticeText(notice)).toBe('Headset Microphone desconectado: usando el predeterminado del sistema. Headset Earphone desconectado: usando Speakers (Realtek)');
+      await setUiLanguage('hi', undefined);
+      expect(notice && noticeText(notice)).toBe(
+        'Headset Microphone डिस्कनेक्ट हो गया: सिस्टम डिफ़ॉल्ट इस्तेमाल हो रहा है। Headset Earphone डिस्कनेक्ट हो गया: Speakers (Realtek) इस्तेमाल हो रहा है',
+      );
+      expect(said(soundCheckError('ringer', Object.assign(new Error('gone'), { name: 'NotFoundError' })))).toBe('चुना गया रिंगर कनेक्ट नहीं है।');
+    } finally {
+      await setUiLanguage('en', undefined);
+    }
   });
 });
 

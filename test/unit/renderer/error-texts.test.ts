@@ -1,8 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { EndReason } from '../../../shared/call-state';
 import { GATEWAY_ERROR_TEXT } from '../../../shared/gateway';
+import { MESSAGE_ERROR_TEXT } from '../../../shared/messages';
 import type { ErrorCode } from '../../../shared/result';
-import { ERROR_CODES, ERROR_TEXT, endReasonText, errorMessage, failureText, historyOutcomeText, isErrorCode } from '../../../renderer/error-texts';
+import english from '../../../shared/i18n/locales/en/errors.json';
+import { ERROR_CODES, endReasonText, errorCodeText, errorMessage, failureText, historyOutcomeText, isErrorCode, messageErrorText } from '../../../renderer/error-texts';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
 
 // Every code of shared/result.ts ErrorCode, spelled out: if the union grows, this list and
 // ERROR_TEXT must both learn the new code.
@@ -29,7 +32,7 @@ const ALL_CODES: ErrorCode[] = [
 describe('errorMessage', () => {
   it('has its own sentence for every error code', () => {
     expect([...ERROR_CODES].sort()).toEqual([...ALL_CODES].sort());
-    const texts = ALL_CODES.map((code) => ERROR_TEXT[code]);
+    const texts = ALL_CODES.map((code) => errorCodeText(code));
     for (const text of texts) expect(text).toMatch(/^[A-Z].{10,}[.!]$/);
     expect(new Set(texts).size).toBe(texts.length);
   });
@@ -50,15 +53,15 @@ describe('errorMessage', () => {
 
   it('prefers the precise message for field errors, and the fixed text for the rest', () => {
     expect(errorMessage({ code: 'invalid_phone_number', message: 'Phone number: too short' })).toBe('Phone number: too short');
-    expect(errorMessage({ code: 'invalid_input', message: '' })).toBe(ERROR_TEXT.invalid_input);
-    expect(errorMessage({ code: 'unauthorized', message: 'HTTP 401' })).toBe(ERROR_TEXT.unauthorized);
-    expect(errorMessage({ code: 'gateway_unreachable', message: 'ECONNREFUSED' })).toBe(ERROR_TEXT.gateway_unreachable);
+    expect(errorMessage({ code: 'invalid_input', message: '' })).toBe(errorCodeText('invalid_input'));
+    expect(errorMessage({ code: 'unauthorized', message: 'HTTP 401' })).toBe('The calling service refused the API key. Check it in Settings.');
+    expect(errorMessage({ code: 'gateway_unreachable', message: 'ECONNREFUSED' })).toBe(errorCodeText('gateway_unreachable'));
   });
 
   it('copes with a code it does not know', () => {
     expect(isErrorCode('teapot')).toBe(false);
     expect(errorMessage({ code: 'teapot' as ErrorCode, message: 'I am a teapot' })).toBe('I am a teapot');
-    expect(errorMessage({ code: 'teapot' as ErrorCode, message: '' })).toBe(ERROR_TEXT.internal);
+    expect(errorMessage({ code: 'teapot' as ErrorCode, message: '' })).toBe(errorCodeText('internal'));
   });
 });
 
@@ -98,5 +101,54 @@ describe('historyOutcomeText', () => {
   it('falls back to the message for codes it has no words for', () => {
     expect(failureText('999999', 'Something odd')).toBe('Something odd');
     expect(failureText(undefined, '  ')).toBe('The call failed');
+  });
+});
+
+describe('the gateway’s codes', () => {
+  it('are worded in English exactly as the main process words them (shared/gateway.ts, shared/messages.ts)', () => {
+    const asStrings = (table: Readonly<Record<number, string>>) => Object.fromEntries(Object.entries(table).map(([code, text]) => [String(code), text]));
+    expect(english.gateway).toEqual(asStrings(GATEWAY_ERROR_TEXT));
+    expect(english.message).toEqual(asStrings(MESSAGE_ERROR_TEXT));
+  });
+
+  it('of a message send have their own words, of a call theirs', () => {
+    expect(messageErrorText({ code: 'gateway_error', message: 'x', gatewayCode: 131053 })).toBe(`${MESSAGE_ERROR_TEXT[131053]}.`);
+    expect(messageErrorText({ code: 'gateway_error', message: 'Bad things' })).toBe('The gateway refused the message: Bad things');
+    expect(messageErrorText({ code: 'gateway_error', message: '' })).toBe('The gateway refused the message.');
+  });
+});
+
+describe('in the agent’s language', () => {
+  afterEach(async () => {
+    await setUiLanguage('en', undefined);
+  });
+
+  it('words codes, gateway codes and outcomes in Spanish, the main process’s detail kept as it came', async () => {
+    await setUiLanguage('es', undefined);
+    expect(errorMessage({ code: 'timeout', message: 'HTTP timeout' })).toBe('El servicio de llamadas no respondió a tiempo. Vuelve a intentarlo.');
+    expect(errorMessage({ code: 'gateway_error', message: 'x', gatewayCode: 138005 })).toBe('Demasiadas llamadas en poco tiempo: vuelve a intentarlo más tarde.');
+    expect(errorMessage({ code: 'gateway_error', message: 'Unsupported post request', gatewayCode: 100001 })).toBe(
+      'El servicio de llamadas rechazó la solicitud. Unsupported post request',
+    );
+    expect(errorMessage({ code: 'invalid_phone_number', message: 'Phone number: too short' })).toBe('Phone number: too short');
+    expect(endReasonText({ kind: 'failed', code: '138006', message: 'x' })).toMatch(/^Falló: El cliente no ha permitido las llamadas de empresas\./);
+    expect(endReasonText({ kind: 'completed', by: 'customer' })).toBe('El cliente finalizó la llamada');
+    expect(historyOutcomeText({ outcome: 'failed' })).toBe('Falló: La llamada falló');
+    expect(messageErrorText({ code: 'window_closed', message: '', gatewayCode: 131047 })).toMatch(/^La ventana de conversación de 24 horas está cerrada: el cliente/);
+  });
+
+  it('ends a gateway code’s words as the language ends a sentence', async () => {
+    await setUiLanguage('hi', undefined);
+    expect(errorMessage({ code: 'gateway_error', message: 'x', gatewayCode: 138004 })).toBe('कॉल कनेक्ट नहीं हो सकी।');
+    await setUiLanguage('ar', undefined);
+    expect(historyOutcomeText({ outcome: 'missed' })).toBe('فائتة');
+  });
+
+  it('follows a change of language at the next call, with nothing cached', async () => {
+    expect(errorCodeText('media_failed')).toBe('The audio connection failed.');
+    await setUiLanguage('pt-BR', undefined);
+    expect(errorCodeText('media_failed')).toBe('A conexão de áudio falhou.');
+    await setUiLanguage('id', undefined);
+    expect(errorCodeText('media_failed')).toBe('Koneksi audio gagal.');
   });
 });

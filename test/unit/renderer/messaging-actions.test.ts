@@ -1,11 +1,12 @@
 // The messages domain against an in-memory SoftphoneApi that answers like the main process does:
 // nothing typed is lost on an error, a closed window points to a template, and a send clears the form.
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SoftphoneApi } from '../../../shared/api';
 import type { Conversation } from '../../../shared/conversation';
 import { err, ok } from '../../../shared/result';
 import { MessagingActions } from '../../../renderer/app/messaging-actions';
 import { messageErrorText } from '../../../renderer/error-texts';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import { emptyMedia, type MediaDraft } from '../../../renderer/store/composer';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { fakeApi, type Answers } from './fake-api';
@@ -339,6 +340,33 @@ describe('templates and the permission request', () => {
     expect(state().composers[ADA]!.tab).toBe('template');
     expect(state().contactNotice).toMatchObject({ contact: ADA, tone: 'error', text: expect.stringContaining('template') });
     expect(calls.map((c) => c.name)).toEqual([]);
+  });
+});
+
+describe('in the agent\u2019s language', () => {
+  beforeEach(() => resetStore());
+  afterEach(async () => {
+    await setUiLanguage('en', undefined);
+  });
+
+  it('words each outcome in the language of the moment it arrives; what the gateway said stays as it came', async () => {
+    await setUiLanguage('pt-BR', undefined);
+    state().applyConversation(conversation(true));
+    const { messaging } = messagingWith({
+      sendMessage: () => ok({ messageId: 'wamid.1', contact: ADA, warnings: ['Unknown size'] }),
+      sendCallButton: () => ok({ messageId: 'wamid.2', contact: ADA, warnings: [] }),
+    });
+    await messaging.send(ADA);
+    expect(state().composers[ADA]!.error).toBe('Não enviada: verifique os campos destacados.');
+    messaging.editComposer(ADA, (d) => ({ ...d, text: 'Olá' }), 'text.body');
+    await messaging.send(ADA);
+    expect(state().composers[ADA]!.notice).toBe('Enviada. Unknown size');
+    await messaging.sendCallButton(ADA);
+    expect(state().contactNotice).toMatchObject({ tone: 'ok', text: 'Botão de chamada enviado: quando o cliente tocar nele, a chamada vai tocar aqui primeiro.' });
+
+    state().setContactInput('  ');
+    await messaging.openContact();
+    expect(state().contactError).toBe('Digite o número do cliente, com o código do país.');
   });
 });
 

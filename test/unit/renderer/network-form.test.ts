@@ -13,9 +13,8 @@ import { err, ok, type Result } from '../../../shared/result';
 import type { PublicSettings } from '../../../shared/settings';
 import { parseWith } from '../../../shared/validation';
 import { SettingsActions, type SettingsActionsDeps } from '../../../renderer/app/settings-actions';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import {
-  NETWORK_SAVED_TEXT,
-  RELAY_ONLY_WARNING,
   draftFromNetwork,
   networkErrorsFrom,
   relayOnlyWarning,
@@ -28,6 +27,8 @@ import { appStore, resetStore } from '../../../renderer/store/store';
 import { accountSettings, noNetwork, sandboxSettings } from './fixtures';
 
 const state = () => appStore.getState();
+const NETWORK_SAVED_TEXT = 'Network settings saved. They apply from the next call.';
+const RELAY_ONLY_WARNING = 'Relay only needs a TURN server: add one, or calls will not connect.';
 const draft = (patch: Partial<NetworkDraft> = {}): NetworkDraft => ({ servers: '', turnUsername: '', turnPassword: '', relayOnly: false, ...patch });
 
 describe('the Network draft', () => {
@@ -136,6 +137,24 @@ describe('what the section says', () => {
     expect(notes[2]?.tone).toBe('warning');
     expect(notes[3]).toBeNull();
     expect(relayTurnNote(undefined)).toBeNull();
+  });
+});
+
+describe('in another language', () => {
+  afterEach(async () => {
+    await setUiLanguage('en', undefined);
+  });
+
+  it('the window\u2019s own words are Spanish; the shared schema\u2019s rule is quoted as it comes', async () => {
+    await setUiLanguage('es', undefined);
+    const checked = validateNetworkDraft(draft({ servers: 'turn:a.example:3478\nstun:bad host:3478' }), noNetwork);
+    expect(checked.ok).toBe(false);
+    if (!checked.ok) {
+      expect(checked.errors.servers).toMatch(/^Línea 2: must be stun:HOST/);
+      expect(checked.errors.turnUsername).toBe('El usuario TURN es obligatorio para un servidor turn: o turns:');
+    }
+    expect(relayOnlyWarning(draft({ relayOnly: true }), 'not_offered')).toBe('Solo relay necesita un servidor TURN: agrega uno o las llamadas no se conectarán.');
+    expect(relayTurnNote('unreachable')?.text).toMatch(/^No se pudieron obtener las credenciales TURN del relay/);
   });
 });
 

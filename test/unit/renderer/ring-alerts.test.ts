@@ -3,6 +3,7 @@
 // hides a tab or takes focus away from it. So the page's document, window and Notification class are
 // injected fakes here, and the ringtone is the real one on a fake AudioContext (fake-audio.ts).
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import { RingAlerts, type NotificationLike, type RingAlertsEnvironment } from '../../../renderer/app/ring-alerts';
 import { Ringtone } from '../../../renderer/sound/ringtone';
 import { alertsStore, resetAlertsStore } from '../../../renderer/store/alerts';
@@ -108,9 +109,10 @@ beforeEach(() => {
   resetStore();
   resetAlertsStore();
 });
-afterEach(() => {
+afterEach(async () => {
   for (const stop of stops.splice(0)) stop();
   vi.useRealTimers();
+  await setUiLanguage('en', undefined);
 });
 
 describe('sound held back by the autoplay policy', () => {
@@ -363,6 +365,18 @@ describe('the tab title while a call rings', () => {
     for (const work of queued.splice(0)) work();
     expect(t.doc.title).toBe('Softphone');
     expect(t.notifications.shown).toHaveLength(1);
+  });
+
+  it('speaks the agent\'s language, switched mid-ring too; in Arabic the caller\'s name is set apart from the right-to-left words', async () => {
+    await setUiLanguage('es', undefined);
+    const t = setUp();
+    t.doc.visibilityState = 'hidden';
+    t.ring();
+    expect(t.doc.title).toBe('☎ Amelia Hart está llamando');
+    expect(t.notifications.shown[0]?.options?.body).toBe('Llamada entrante');
+    await setUiLanguage('ar', undefined);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(t.doc.title).toBe('☎ \u2068Amelia Hart\u2069 يتصل');
   });
 
   it('is restored when the domain stops mid-flash', () => {

@@ -1,20 +1,15 @@
 // "Test my setup": each check's line in words, the verdict they make, the run (lanes in parallel,
 // each step with its own timeout that aborts what it opened), and the diagnostics domain around it
 // (the export saved through the browser, the devices the agent chose).
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayCheck } from '../../../shared/api';
 import type { IceConfig } from '../../../shared/ice-servers';
 import { err, ok, type Result } from '../../../shared/result';
 import { DiagnosticsActions } from '../../../renderer/app/diagnostics-actions';
 import {
-  NO_TURN_TEXT,
-  ONLY_TCP_TEXT,
-  READY_TEXT,
   SETUP_CHECK_IDS,
   SETUP_CHECK_TIMINGS,
   longestRunMs,
-  TURN_UNREACHABLE_TEXT,
-  UDP_UNKNOWN_TEXT,
   microphoneLine,
   relayLine,
   runSetupCheck,
@@ -22,15 +17,34 @@ import {
   turnLine,
   udpLine,
   verdictOf,
+  verdictText,
   within,
   type NetworkFindings,
   type SetupCheckParts,
   type SetupCheckResult,
+  type SetupVerdict,
 } from '../../../renderer/app/setup-check';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
+import { settingsText, words, type SettingsText } from '../../../renderer/store/settings-form';
 import { AudioDevices } from '../../../renderer/webrtc/audio-devices';
 import { relayProtocolOf, type GatheredCandidate, type GatherOptions, type ProbeConfig } from '../../../renderer/webrtc/candidate-probe';
 import { fakeApi } from './fake-api';
 import { DESK, FakeMediaDevices, deskDevices } from './fake-media-devices';
+
+const READY_TEXT = 'Your setup is ready for calls.';
+const NO_TURN_TEXT = 'No TURN server is configured (fine on an open network; behind a firewall that blocks UDP calls need one: Settings → Network)';
+const TURN_UNREACHABLE_TEXT = 'TURN server not reachable: check its address, username and password';
+const UDP_UNKNOWN_TEXT = 'Whether UDP gets out cannot be told without a STUN or TURN server (Settings → Network)';
+const ONLY_TCP_TEXT = 'Only TCP gets through: calls will use TURN over TCP';
+
+/** A line as the agent reads it (in English, the default language). */
+const said = (r: SetupCheckResult) => ({ ...r, text: settingsText(r.text), ...(r.status === 'warning' || r.status === 'blocking' ? { problem: settingsText(r.problem) } : {}) });
+const verdict = (v: SetupVerdict) => ({ kind: v.kind, text: verdictText(v) });
+const lineText = (r: SetupCheckResult | undefined): string | undefined => r && settingsText(r.text);
+const exportText = (actions: DiagnosticsActions): string | undefined => {
+  const status = actions.view().exportStatus;
+  return status.kind === 'failed' ? settingsText(status.text) : undefined;
+};
 
 const STUN = 'stun:stun.example.com:3478';
 const TURN_UDP = 'turn:turn.example.com:3478';
@@ -56,7 +70,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the microphone line', () => {
   it('gives the peak in percent and the device the system opened', () => {
-    expect(microphoneLine(done({ peak: 0.42, muted: false, label: 'Headset Microphone (Jabra)' }), 'the system default')).toEqual({
+    expect(said(microphoneLine(done({ peak: 0.42, muted: false, label: 'Headset Microphone (Jabra)' }), 'the system default'))).toEqual({
       id: 'microphone',
       status: 'passed',
       text: 'Microphone works: level peaked at 42 % (Headset Microphone (Jabra))',
@@ -64,28 +78,28 @@ describe('the microphone line', () => {
   });
 
   it('calls a microphone that delivers digital silence, or that the system mutes, silent', () => {
-    const silent = microphoneLine(done({ peak: 0.0002, muted: false, label: '' }), 'Microphone Array (Realtek)');
+    const silent = said(microphoneLine(done({ peak: 0.0002, muted: false, label: '' }), 'Microphone Array (Realtek)'));
     expect(silent).toMatchObject({ status: 'warning', problem: 'the microphone is silent' });
     expect(silent.text).toBe('Microphone is silent: check that it is not muted (Microphone Array (Realtek))');
-    const muted = microphoneLine(done({ peak: 0.3, muted: true, label: 'USB Mic' }), 'USB Mic');
+    const muted = said(microphoneLine(done({ peak: 0.3, muted: true, label: 'USB Mic' }), 'USB Mic'));
     expect(muted).toMatchObject({ status: 'warning', problem: 'the microphone is muted' });
     expect(muted.text).toMatch(/^Microphone is silent: check that it is not muted/);
   });
 
   it('says why there is no access: refused, not connected, held elsewhere, no answer', () => {
-    const refused = microphoneLine({ kind: 'failed', error: domError('NotAllowedError') }, 'USB Mic');
+    const refused = said(microphoneLine({ kind: 'failed', error: domError('NotAllowedError') }, 'USB Mic'));
     expect(refused).toMatchObject({ status: 'blocking', problem: 'no microphone access' });
     expect(refused.text).toMatch(/^No microphone access: permission to use the microphone was refused/);
-    expect(microphoneLine({ kind: 'failed', error: domError('OverconstrainedError') }, 'USB Mic').text).toBe('No microphone access: USB Mic is not connected');
-    expect(microphoneLine({ kind: 'failed', error: domError('NotReadableError') }, 'USB Mic').text).toMatch(/another application may hold it/);
-    expect(microphoneLine({ kind: 'timed_out', ms: 4000 }, 'USB Mic').text).toBe('No microphone access: USB Mic did not answer within 4 s (a permission prompt may be waiting)');
-    expect(microphoneLine(undefined, 'x')).toMatchObject({ status: 'blocking' });
+    expect(said(microphoneLine({ kind: 'failed', error: domError('OverconstrainedError') }, 'USB Mic')).text).toBe('No microphone access: USB Mic is not connected');
+    expect(said(microphoneLine({ kind: 'failed', error: domError('NotReadableError') }, 'USB Mic')).text).toMatch(/another application may hold it/);
+    expect(said(microphoneLine({ kind: 'timed_out', ms: 4000 }, 'USB Mic')).text).toBe('No microphone access: USB Mic did not answer within 4 s (a permission prompt may be waiting)');
+    expect(said(microphoneLine(undefined, 'x'))).toMatchObject({ status: 'blocking' });
   });
 });
 
 describe('the speaker and ringer lines', () => {
   it('says where the tone played; the agent is the judge', () => {
-    expect(toneLine('speaker', done(undefined), 'Headset Earphone (Jabra)')).toEqual({
+    expect(said(toneLine('speaker', done(undefined), 'Headset Earphone (Jabra)'))).toEqual({
       id: 'speaker',
       status: 'played',
       text: 'Played a tone on the speaker, Headset Earphone (Jabra): you should have heard it',
@@ -93,78 +107,78 @@ describe('the speaker and ringer lines', () => {
   });
 
   it('words a tone that could not play with the Audio settings\u2019 own words', () => {
-    const missing = toneLine('ringer', { kind: 'failed', error: domError('NotFoundError') }, 'DELL U2720Q (HDMI)');
+    const missing = said(toneLine('ringer', { kind: 'failed', error: domError('NotFoundError') }, 'DELL U2720Q (HDMI)'));
     expect(missing).toMatchObject({ status: 'warning', text: 'The chosen ringer is not connected', problem: 'the ringer did not play' });
-    expect(toneLine('speaker', { kind: 'timed_out', ms: 3000 }, 'Speakers').text).toBe('The speaker tone did not finish within 3 s (Speakers)');
+    expect(said(toneLine('speaker', { kind: 'timed_out', ms: 3000 }, 'Speakers')).text).toBe('The speaker tone did not finish within 3 s (Speakers)');
   });
 });
 
 describe('the relay line', () => {
   const answer = (check: RelayCheck) => done(ok(check));
   it('gives the round trip, or what is wrong', () => {
-    expect(relayLine(answer({ reachable: true, roundTripMs: 35, relayTurn: 'available' }))).toEqual({ id: 'relay', status: 'passed', text: 'Relay reachable (35 ms)' });
-    expect(relayLine(answer({ reachable: false, problem: 'The relay refused the agent token', relayTurn: 'unknown' }))).toMatchObject({
+    expect(said(relayLine(answer({ reachable: true, roundTripMs: 35, relayTurn: 'available' })))).toEqual({ id: 'relay', status: 'passed', text: 'Relay reachable (35 ms)' });
+    expect(said(relayLine(answer({ reachable: false, problem: 'The relay refused the agent token', relayTurn: 'unknown' })))).toMatchObject({
       status: 'blocking',
       text: 'Relay not reachable: The relay refused the agent token',
     });
-    expect(relayLine({ kind: 'timed_out', ms: 4000 })).toMatchObject({ status: 'blocking', text: 'Relay not reachable: no answer within 4 s' });
-    expect(relayLine(answer({ reachable: true, roundTripMs: 12, relayTurn: 'unreachable' }))).toMatchObject({
+    expect(said(relayLine({ kind: 'timed_out', ms: 4000 }))).toMatchObject({ status: 'blocking', text: 'Relay not reachable: no answer within 4 s' });
+    expect(said(relayLine(answer({ reachable: true, roundTripMs: 12, relayTurn: 'unreachable' })))).toMatchObject({
       status: 'warning',
       text: 'Relay reachable (12 ms), but its TURN credentials could not be fetched',
     });
-    expect(relayLine(done(err('gateway_unreachable', 'socket closed')))).toMatchObject({ status: 'warning', text: expect.stringMatching(/^The relay could not be checked: Cannot reach/) });
+    expect(said(relayLine(done(err('gateway_unreachable', 'socket closed'))))).toMatchObject({ status: 'warning', text: expect.stringMatching(/^The relay could not be checked: Cannot reach/) });
   });
 });
 
 describe('the TURN and UDP lines', () => {
   it('with no server at all: nothing to reach, and UDP cannot be told', () => {
     const findings = gathered(config([]));
-    expect(turnLine(findings)).toEqual({ id: 'turn', status: 'info', text: NO_TURN_TEXT });
-    expect(udpLine(findings)).toEqual({ id: 'udp', status: 'info', text: UDP_UNKNOWN_TEXT });
+    expect(said(turnLine(findings))).toEqual({ id: 'turn', status: 'info', text: NO_TURN_TEXT });
+    expect(said(udpLine(findings))).toEqual({ id: 'udp', status: 'info', text: UDP_UNKNOWN_TEXT });
   });
 
   it('a relay candidate over UDP: TURN reachable, and UDP gets out', () => {
     const findings = gathered(config([TURN_UDP, TURN_TCP]), [relay('tcp'), relay('udp')], [HOST, relay('udp')]);
-    expect(turnLine(findings)).toEqual({ id: 'turn', status: 'passed', text: 'TURN server reachable (relay over UDP)' });
-    expect(udpLine(findings)).toMatchObject({ status: 'passed', text: expect.stringMatching(/^UDP gets out/) });
+    expect(said(turnLine(findings))).toEqual({ id: 'turn', status: 'passed', text: 'TURN server reachable (relay over UDP)' });
+    expect(said(udpLine(findings))).toMatchObject({ status: 'passed', text: expect.stringMatching(/^UDP gets out/) });
   });
 
   it('only TCP and TLS relays while UDP was tried: only TCP gets through', () => {
     const findings = gathered(config([STUN, TURN_TCP, TURNS]), [relay('tls'), relay('tcp')], [HOST, relay('tcp')]);
-    expect(turnLine(findings).text).toBe('TURN server reachable (relay over TCP)');
-    expect(udpLine(findings)).toEqual({ id: 'udp', status: 'info', text: ONLY_TCP_TEXT });
+    expect(said(turnLine(findings)).text).toBe('TURN server reachable (relay over TCP)');
+    expect(said(udpLine(findings))).toEqual({ id: 'udp', status: 'info', text: ONLY_TCP_TEXT });
   });
 
   it('a TCP relay with no UDP server listed does not claim UDP is blocked', () => {
     const findings = gathered(config([TURN_TCP]), [relay('tcp')], [HOST, relay('tcp')]);
-    expect(udpLine(findings).text).toMatch(/^TCP gets through to the TURN server; UDP was not tried/);
+    expect(said(udpLine(findings)).text).toMatch(/^TCP gets through to the TURN server; UDP was not tried/);
   });
 
   it('a STUN answer shows UDP gets out', () => {
-    expect(udpLine(gathered(config([STUN]), undefined, [HOST, SRFLX])).status).toBe('passed');
+    expect(said(udpLine(gathered(config([STUN]), undefined, [HOST, SRFLX]))).status).toBe('passed');
   });
 
   it('a TURN server that gives no relay: a warning, and blocking with "Relay only"', () => {
-    expect(turnLine(gathered(config([TURN_UDP]), [], [HOST]))).toMatchObject({ status: 'warning', text: TURN_UNREACHABLE_TEXT });
-    expect(turnLine(gathered(config([TURN_UDP], 'relay'), [], [HOST]))).toMatchObject({
+    expect(said(turnLine(gathered(config([TURN_UDP]), [], [HOST])))).toMatchObject({ status: 'warning', text: TURN_UNREACHABLE_TEXT });
+    expect(said(turnLine(gathered(config([TURN_UDP], 'relay'), [], [HOST])))).toMatchObject({
       status: 'blocking',
       problem: 'Relay only is on and the TURN server is not reachable',
     });
-    expect(turnLine({ kind: 'gathered', config: config([TURN_UDP]), relay: { kind: 'timed_out', ms: 6000 }, all: undefined }).text).toBe(TURN_UNREACHABLE_TEXT);
+    expect(said(turnLine({ kind: 'gathered', config: config([TURN_UDP]), relay: { kind: 'timed_out', ms: 6000 }, all: undefined })).text).toBe(TURN_UNREACHABLE_TEXT);
     // A refused allocation gives no public address either: the TURN line tells, the UDP line cannot.
-    expect(udpLine(gathered(config([TURN_UDP]), [], [HOST])).status).toBe('info');
-    expect(udpLine(gathered(config([STUN]), undefined, [HOST]))).toMatchObject({ status: 'warning', problem: 'UDP seems blocked and no TURN server is configured' });
-    expect(udpLine(gathered(config([STUN, TURN_UDP]), [], [HOST]))).toMatchObject({ status: 'warning', problem: 'UDP seems blocked' });
+    expect(said(udpLine(gathered(config([TURN_UDP]), [], [HOST]))).status).toBe('info');
+    expect(said(udpLine(gathered(config([STUN]), undefined, [HOST])))).toMatchObject({ status: 'warning', problem: 'UDP seems blocked and no TURN server is configured' });
+    expect(said(udpLine(gathered(config([STUN, TURN_UDP]), [], [HOST])))).toMatchObject({ status: 'warning', problem: 'UDP seems blocked' });
   });
 
   it('"Relay only" with no TURN server at all will not work', () => {
-    expect(turnLine(gathered(config([STUN], 'relay')))).toMatchObject({ status: 'blocking', problem: 'Relay only is on without a TURN server' });
+    expect(said(turnLine(gathered(config([STUN], 'relay'))))).toMatchObject({ status: 'blocking', problem: 'Relay only is on without a TURN server' });
   });
 
   it('a configuration that could not be read, or a gathering that could not start', () => {
-    expect(turnLine({ kind: 'no_config', why: 'no answer' })).toMatchObject({ status: 'warning', text: 'The TURN server could not be checked: no answer' });
+    expect(said(turnLine({ kind: 'no_config', why: 'no answer' }))).toMatchObject({ status: 'warning', text: 'The TURN server could not be checked: no answer' });
     const failed: NetworkFindings = { kind: 'gathered', config: config([TURN_UDP]), relay: { kind: 'failed', error: domError('InvalidAccessError', 'bad URL') }, all: undefined };
-    expect(turnLine(failed)).toMatchObject({ status: 'warning', text: 'The TURN check could not run (bad URL)' });
+    expect(said(turnLine(failed))).toMatchObject({ status: 'warning', text: 'The TURN check could not run (bad URL)' });
   });
 
   it('reads a relay candidate\u2019s protocol from Chromium\u2019s field, else from its server URL', () => {
@@ -179,25 +193,63 @@ describe('the TURN and UDP lines', () => {
 });
 
 describe('the verdict', () => {
-  const line = (status: SetupCheckResult['status'], problem = 'x'): SetupCheckResult =>
-    status === 'warning' || status === 'blocking' ? { id: 'relay', status, text: 't', problem } : { id: 'relay', status, text: 't' };
+  const text = words('setup.relay.reachable');
+  const line = (status: SetupCheckResult['status'], problem: SettingsText = words('setup.relay.problemUnchecked')): SetupCheckResult =>
+    status === 'warning' || status === 'blocking' ? { id: 'relay', status, text, problem } : { id: 'relay', status, text };
+  const silent = words('setup.microphone.problemSilent');
 
   it('is ready when nothing is wrong; tones played and notes do not count against it', () => {
-    expect(verdictOf([line('passed'), line('played'), line('info')])).toEqual({ kind: 'ready', text: READY_TEXT });
+    expect(verdict(verdictOf([line('passed'), line('played'), line('info')]))).toEqual({ kind: 'ready', text: READY_TEXT });
   });
 
   it('names what may make calls fail, once each', () => {
-    expect(verdictOf([line('passed'), line('warning', 'the microphone is silent'), line('warning', 'the TURN server is not reachable'), line('warning', 'the microphone is silent')])).toEqual({
+    expect(verdict(verdictOf([line('passed'), line('warning', silent), line('warning', words('setup.turn.problemUnreachable')), line('warning', silent)]))).toEqual({
       kind: 'may_fail',
       text: 'Calls may fail: the microphone is silent; the TURN server is not reachable.',
     });
   });
 
   it('names only what blocks calls when something does', () => {
-    expect(verdictOf([line('warning', 'the speaker did not play'), line('blocking', 'no microphone access')])).toEqual({
+    expect(verdict(verdictOf([line('warning', words('setup.speaker.problem')), line('blocking', words('setup.microphone.problemNoAccess'))]))).toEqual({
       kind: 'will_fail',
       text: 'Calls will not work: no microphone access.',
     });
+  });
+});
+
+describe('in another language', () => {
+  afterEach(async () => {
+    await setUiLanguage('en', undefined);
+  });
+
+  it('a report made in English is worded in the language of the moment, its numbers written that language\u2019s way', async () => {
+    const timedOut = relayLine({ kind: 'timed_out', ms: 200 });
+    const works = microphoneLine(done({ peak: 0.42, muted: false, label: '' }), 'USB Mic');
+    const played = toneLine('ringer', done(undefined), words('setup.device.defaultInstead', { fallback: words('audio.systemDefault'), device: 'Old USB speaker' }));
+    const problems = verdictOf([microphoneLine(done({ peak: 0, muted: false, label: '' }), 'USB Mic'), turnLine(gathered(config([TURN_UDP]), [], [HOST]))]);
+    expect(settingsText(timedOut.text)).toBe('Relay not reachable: no answer within 0.2 s');
+
+    await setUiLanguage('es', undefined);
+    expect(settingsText(timedOut.text)).toBe('No se puede llegar al relay: sin respuesta en 0,2 s');
+    expect(settingsText(works.text)).toBe('El micrófono funciona: el nivel llegó al 42 % (USB Mic)');
+    expect(settingsText(played.text)).toBe('Se reprodujo un tono en el timbre, el predeterminado del sistema, porque Old USB speaker no está conectado: deberías haberlo escuchado');
+    expect(verdictText(problems)).toBe('Las llamadas pueden fallar: el micrófono está en silencio; no se puede llegar al servidor TURN.');
+
+    await setUiLanguage('pt-BR', undefined);
+    expect(settingsText(relayLine(done(ok({ reachable: true, roundTripMs: 1234, relayTurn: 'available' }))).text)).toBe('Relay acessível (1.234 ms)');
+
+    // Arabic lists the reasons with its own semicolon, and keeps Latin digits.
+    await setUiLanguage('ar', undefined);
+    expect(verdictText(problems)).toBe('قد تفشل المكالمات: الميكروفون صامت؛ تعذّر الوصول إلى خادم TURN.');
+    expect(settingsText(timedOut.text)).toBe('تعذّر الوصول إلى المرحّل: لا رد خلال 0.2 ثانية');
+  });
+
+  it('an export that failed says so in the language of the moment', async () => {
+    const actions = new DiagnosticsActions({ api: fakeApi({ exportDiagnostics: () => ok({ fileName: 'softphone-diagnostics.json', content: '{}' }) }).api, hostKind: 'browser' });
+    await actions.exportDiagnostics();
+    await setUiLanguage('hi', undefined);
+    const status = actions.view().exportStatus;
+    expect(status.kind === 'failed' && settingsText(status.text)).toBe('एक्सपोर्ट नहीं हुआ: यह विंडो फ़ाइलें सेव नहीं कर सकती।');
   });
 });
 
@@ -274,9 +326,9 @@ describe('the run', () => {
     // The TURN check gathers relay candidates only; the UDP check every kind.
     expect(gathers.map((g) => g.iceTransportPolicy).sort()).toEqual(['all', 'relay']);
     expect(gathers.every((g) => g.iceServers[0]?.urls === TURN_UDP)).toBe(true);
-    expect(report.results.find((r) => r.id === 'turn')?.text).toBe('TURN server reachable (relay over UDP)');
-    expect(report.results.find((r) => r.id === 'speaker')?.text).toBe('Played a tone on the speaker, Speakers (Realtek): you should have heard it');
-    expect(report.verdict).toEqual({ kind: 'ready', text: READY_TEXT });
+    expect(lineText(report.results.find((r) => r.id === 'turn'))).toBe('TURN server reachable (relay over UDP)');
+    expect(lineText(report.results.find((r) => r.id === 'speaker'))).toBe('Played a tone on the speaker, Speakers (Realtek): you should have heard it');
+    expect(verdict(report.verdict)).toEqual({ kind: 'ready', text: READY_TEXT });
   });
 
   it('a step that never answers ends at its own timeout, aborted, and the others still report', async () => {
@@ -289,12 +341,12 @@ describe('the run', () => {
       expect(report.verdict.kind).toBe('will_fail');
       if (hang === 'microphone') {
         expect(aborted).toEqual(['microphone']);
-        expect(report.verdict.text).toBe('Calls will not work: no microphone access.');
+        expect(verdictText(report.verdict)).toBe('Calls will not work: no microphone access.');
       }
-      if (hang === 'relay') expect(report.results.find((r) => r.id === 'relay')?.text).toBe('Relay not reachable: no answer within 0.2 s');
+      if (hang === 'relay') expect(lineText(report.results.find((r) => r.id === 'relay'))).toBe('Relay not reachable: no answer within 0.2 s');
       if (hang === 'gather') {
         expect(aborted.sort()).toEqual(['gather all', 'gather relay']);
-        expect(report.verdict.text).toBe('Calls will not work: Relay only is on and the TURN server is not reachable.');
+        expect(verdictText(report.verdict)).toBe('Calls will not work: Relay only is on and the TURN server is not reachable.');
       }
     }
   });
@@ -303,13 +355,13 @@ describe('the run', () => {
     const none = timedParts({ stepMs: 5, iceConfig: config([]) });
     const bare = await runSetupCheck(none.parts, { timings });
     expect(none.gathers).toEqual([]);
-    expect(bare.results.find((r) => r.id === 'udp')?.text).toBe(UDP_UNKNOWN_TEXT);
+    expect(lineText(bare.results.find((r) => r.id === 'udp'))).toBe(UDP_UNKNOWN_TEXT);
     expect(bare.verdict.kind).toBe('ready');
 
     const stun = timedParts({ stepMs: 5, iceConfig: config([STUN]), found: () => [HOST, SRFLX] });
     const report = await runSetupCheck(stun.parts, { timings });
     expect(stun.gathers.map((g) => g.iceTransportPolicy)).toEqual(['all']);
-    expect(report.results.find((r) => r.id === 'turn')?.text).toBe(NO_TURN_TEXT);
+    expect(lineText(report.results.find((r) => r.id === 'turn'))).toBe(NO_TURN_TEXT);
     expect(report.results.find((r) => r.id === 'udp')?.status).toBe('passed');
   });
 
@@ -319,7 +371,7 @@ describe('the run', () => {
       { timings },
     );
     expect(report.results.map((r) => r.status)).toEqual(['blocking', 'info', 'info', 'passed', 'info', 'info']);
-    expect(report.verdict.text).toBe('Calls will not work: no microphone access.');
+    expect(verdictText(report.verdict)).toBe('Calls will not work: no microphone access.');
   });
 });
 
@@ -344,7 +396,7 @@ describe('the diagnostics domain', () => {
   it('names what failed: the app putting the file together, or the browser saving it', async () => {
     const refused = new DiagnosticsActions({ api: fakeApi({ exportDiagnostics: () => err('internal', 'disk full') }).api, hostKind: 'electron', saveFile: () => undefined });
     await refused.exportDiagnostics();
-    expect(refused.view().exportStatus).toEqual({ kind: 'failed', text: 'Export failed: the app could not put the diagnostics together (Something went wrong inside the app. Try again).' });
+    expect(exportText(refused)).toBe('Export failed: the app could not put the diagnostics together (Something went wrong inside the app. Try again).');
 
     const api = fakeApi({ exportDiagnostics: () => ok({ fileName: '../../etc/passwd', content: '{}' }) }).api;
     const names: string[] = [];
@@ -359,7 +411,7 @@ describe('the diagnostics domain', () => {
     await unsaved.exportDiagnostics();
     // A name that is not a plain file name is not passed on.
     expect(names).toEqual(['softphone-diagnostics.json']);
-    expect(unsaved.view().exportStatus).toEqual({ kind: 'failed', text: 'Export failed: the browser could not save softphone-diagnostics.json (downloads are blocked).' });
+    expect(exportText(unsaved)).toBe('Export failed: the browser could not save softphone-diagnostics.json (downloads are blocked).');
   });
 
   it('tests the devices the agent chose: the chosen microphone opened, the ringer through the ringtone itself', async () => {
@@ -393,7 +445,7 @@ describe('the diagnostics domain', () => {
     const report = await actions.testSetup();
     expect(opened).toEqual([DESK.headsetMic.deviceId]);
     expect(tones).toEqual(['tone default', 'ringtone test']);
-    expect(report?.results.map((r) => r.text)).toEqual([
+    expect(report?.results.map((r) => settingsText(r.text))).toEqual([
       `Microphone works: level peaked at 42 % (${DESK.headsetMic.label})`,
       'Played a tone on the speaker, the system default (Speakers (Realtek)): you should have heard it',
       'Played a tone on the ringer, the system default (Speakers (Realtek)), as Old USB speaker is not connected: you should have heard it',

@@ -242,6 +242,7 @@ const PUSH_SAMPLES: { [N in PushName]: PushPayloads[N] } = {
   dialRequested: { number: '447700900123', dial: false },
   shortcutPressed: { action: 'decline', localId: 'in:wacid.1' },
   shortcutsRefused: { refused: [{ action: 'decline', accelerator: 'Ctrl+Shift+D' }] },
+  updateStatus: { kind: 'ready', version: '1.2.0' },
   conversationChanged: {
     contact: '447700900123',
     name: 'Amelia Hart',

@@ -112,6 +112,15 @@ const VALID: Record<CommandName, unknown[]> = {
   getConversation: [{ contact: '12025550101' }, { contact: '+44 20 7946 0958' }],
   simulateInboundMessage: [{ number: '12025550101', text: 'Hi' }],
   simulatePressCallButton: [{ number: '12025550101' }],
+  getUpdateSettings: [{}],
+  setUpdateSettings: [
+    { settings: { feedUrl: '', channel: 'stable' } },
+    { settings: { feedUrl: 'https://updates.example.com/softphone/', channel: 'beta' } },
+    { settings: { feedUrl: 'http://127.0.0.1:8080/feed', channel: 'stable' } },
+    { settings: { feedUrl: '  https://updates.example.com  ', channel: 'stable' } },
+  ],
+  checkForUpdates: [{}],
+  restartToUpdate: [{}],
 };
 
 /** [payload, the field that must be named, words of the rule] for every command. */
@@ -315,6 +324,20 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{}, 'number'],
     [{ number: '12025550101', payload: 'x' }, '(root)', 'Unrecognized key: "payload"'],
   ],
+  getUpdateSettings: [[{ feedUrl: '' }, '(root)', 'Unrecognized key: "feedUrl"']],
+  setUpdateSettings: [
+    [{}, 'settings'],
+    [{ settings: { feedUrl: 'ftp://updates.example.com', channel: 'stable' } }, 'settings.feedUrl', 'must be an https:// address'],
+    [{ settings: { feedUrl: 'http://updates.example.com/feed', channel: 'stable' } }, 'settings.feedUrl', 'plain http:// would let anyone'],
+    [{ settings: { feedUrl: 'https://user:secret@updates.example.com/', channel: 'stable' } }, 'settings.feedUrl', 'must not contain a user name or password'],
+    [{ settings: { feedUrl: 'https://updates.example.com/feed?token=1', channel: 'stable' } }, 'settings.feedUrl', 'must not have a query'],
+    [{ settings: { feedUrl: 'not a url', channel: 'stable' } }, 'settings.feedUrl', 'must be an https:// address'],
+    [{ settings: { feedUrl: 42, channel: 'stable' } }, 'settings.feedUrl', 'must be a string'],
+    [{ settings: { feedUrl: '', channel: 'nightly' } }, 'settings.channel', 'must be one of stable, beta'],
+    [{ settings: { feedUrl: '' } }, 'settings.channel'],
+  ],
+  checkForUpdates: [[{ force: true }, '(root)', 'Unrecognized key: "force"']],
+  restartToUpdate: [[{ now: true }, '(root)', 'Unrecognized key: "now"']],
 };
 
 describe('commandSchemas', () => {
@@ -323,7 +346,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(27);
+    expect(Object.keys(results)).toHaveLength(31);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words", () => {
@@ -400,6 +423,7 @@ describe('pushes', () => {
       dialRequested: 'onDialRequested',
       shortcutPressed: 'onShortcutPressed',
       shortcutsRefused: 'onShortcutsRefused',
+      updateStatus: 'onUpdateStatus',
     };
     for (const name of PUSH_NAMES) expect(pushListenerName(name)).toBe(expected[name]);
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(expected).sort());
@@ -417,6 +441,7 @@ describe('pushes', () => {
       dialRequested: true,
       shortcutPressed: true,
       shortcutsRefused: true,
+      updateStatus: true,
     };
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(payloads).sort() as (keyof PushPayloads)[]);
   });

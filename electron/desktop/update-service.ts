@@ -1,0 +1,361 @@
+// Updates of the installed app with electron-updater, from a generic feed the agent (or their IT)
+// sets in Settings: the feed URL (updates.json; empty = off) and the channel (stable reads
+// latest*.yml, beta reads beta*.yml). Checks run at start and every few hours; a found update
+// downloads in the background and electron-updater checks its sha512 against the feed's before it
+// counts as downloaded. It never restarts the app by itself: the status becomes `ready`, the window
+// offers "Restart to update", and restart() refuses while a call is live (ringing included). An
+// update downloaded under the current settings also installs when the agent quits.
+// Errors are logged and shown in the status; none is thrown to the caller.
+import { AppImageUpdater, type AppUpdater, type Logger as UpdaterLogger, type ProgressInfo, type UpdateDownloadedEvent, type UpdateInfo } from 'electron-updater';
+import type { Unsubscribe } from '../../shared/api';
+import type { CallPhase } from '../../shared/call-state';
+import { createLogger, type Logger } from '../../shared/log';
+import { err, errorText, ok, type Result } from '../../shared/result';
+import type { UpdateSettings, UpdateStatus } from '../../shared/updates';
+import type { UpdateControl, UpdateHost } from '../core/update-control';
+import { UpdateSettingsStore } from '../core/update-settings-store';
+
+export const UPDATE_CHECK_EVERY_MS = 4 * 60 * 60 * 1000;
+/** The first check waits for the window and the calls to come up. */
+export const FIRST_UPDATE_CHECK_MS = 15_000;
+
+export const UPDATE_INACTIVE_REASON =
+  'This copy of the softphone does not update itself: only an installed app does (an AppImage or a .deb on Linux, the installer’s app on Windows and macOS), not one run from source or from an unpacked folder.';
+
+export interface UpdateServiceOptions {
+  dataDir: string;
+  /** electron-updater's updater for this platform and package (`autoUpdater` in the app). */
+  updater: AppUpdater;
+  host: UpdateHost;
+  /**
+   * Runs just before the updater quits the app to install: the window, which otherwise hides to
+   * the tray, must let itself close. Returns what undoes it when the install does not start.
+   */
+  beforeRestart?: () => () => void;
+  /** Starts `execPath` once this process has exited (Electron's app.relaunch): the AppImage's restart. */
+  relaunch?: (execPath: string) => void;
+  checkEveryMs?: number;
+  firstCheckDelayMs?: number;
+  now?: () => number;
+  logger?: Logger;
+}
+
+/** A call's phase in the words of the refusal ("a call is ringing"). */
+const PHASE_WORDS: Record<CallPhase, string> = {
+  ringing: 'ringing',
+  answering: 'being answered',
+  dialing: 'being placed',
+  calling: 'being placed',
+  remote_ringing: 'ringing at the customer',
+  connecting: 'connecting',
+  active: 'in progress',
+  ended: 'ended',
+};
+
+/** The update's failure in words for the status; electron-updater's own messages carry stacks. */
+export function describeUpdateError(e: unknown, version?: string): string {
+  const code = typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
+  const text = errorText(e);
+  const firstLine = text.split('\n')[0]!.slice(0, 300);
+  const status = typeof e === 'object' && e !== null && 'statusCode' in e ? Number((e as { statusCode: unknown }).statusCode) : undefined;
+  switch (code) {
+    case 'ERR_CHECKSUM_MISMATCH':
+      return `The update${version ? ` ${version}` : ''} was discarded: the downloaded file does not match the sha512 checksum the feed gives for it`;
+    case 'ERR_UPDATER_CHANNEL_FILE_NOT_FOUND': {
+      const file = /Cannot find channel "([^"]+)"/.exec(text)?.[1];
+      return `The update feed has no ${file ?? 'file for this channel'}: check the feed address and that the channel is published there`;
+    }
+    case 'ERR_UPDATER_INVALID_UPDATE_INFO':
+    case 'ERR_UPDATER_INVALID_VERSION':
+      return `The update feed’s answer is not valid update information: ${firstLine}`;
+    case 'ECONNREFUSED':
+    case 'ENOTFOUND':
+    case 'ECONNRESET':
+    case 'ETIMEDOUT':
+    case 'EAI_AGAIN':
+      return `The update feed could not be reached (${code})`;
+    default:
+      if (status !== undefined && Number.isFinite(status)) return `The update feed answered HTTP ${status}`;
+      return `The update failed: ${firstLine}`;
+  }
+}
+
+const settingsKey = (s: UpdateSettings): string => `${s.channel} ${s.feedUrl}`;
+
+/** Starts the updater with the saved settings; the first check follows after `firstCheckDelayMs`. */
+export async function startUpdateService(options: UpdateServiceOptions): Promise<UpdateService> {
+  const store = new UpdateSettingsStore({ dataDir: options.dataDir, ...(options.logger ? { logger: options.logger } : {}) });
+  const service = new UpdateService(options, store, await store.load());
+  service.start();
+  return service;
+}
+
+export class UpdateService implements UpdateControl {
+  private readonly updater: AppUpdater;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly checkEveryMs: number;
+  private readonly firstCheckDelayMs: number;
+  private readonly listeners = new Set<(status: UpdateStatus) => void>();
+  private readonly detach: Array<() => void> = [];
+  private current: UpdateStatus;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The settings an update was downloaded under: only such an update installs on quit. */
+  private downloadedUnder: string | undefined;
+  /** The settings the last check ran under: its download belongs to them. */
+  private checkedUnder: string | undefined;
+  /** Cancels the download under way (a settings change makes it pointless). */
+  private cancelDownload: (() => void) | undefined;
+  /** A check and the download it started: electron-updater runs one at a time. */
+  private operation: Promise<void> | undefined;
+  /** The settings changed while an operation ran: check again once it has ended. */
+  private recheck = false;
+  private readonly active: boolean;
+  private closed = false;
+  private failures = 0;
+  /** Where the new AppImage went when its file name carries the version (electron-updater renames it). */
+  private renamedAppImage: string | undefined;
+
+  constructor(
+    private readonly options: UpdateServiceOptions,
+    private readonly store: UpdateSettingsStore,
+    private chosen: UpdateSettings,
+  ) {
+    this.updater = options.updater;
+    this.log = options.logger ?? createLogger('updates');
+    this.now = options.now ?? Date.now;
+    this.checkEveryMs = options.checkEveryMs ?? UPDATE_CHECK_EVERY_MS;
+    this.firstCheckDelayMs = options.firstCheckDelayMs ?? FIRST_UPDATE_CHECK_MS;
+    this.updater.logger = this.updaterLogger();
+    // Downloads go on in the background; installing waits for "Restart to update" or a quit.
+    this.updater.autoDownload = true;
+    this.updater.autoInstallOnAppQuit = false;
+    this.active = this.updater.isUpdaterActive();
+    this.current = !this.active ? { kind: 'unsupported', reason: UPDATE_INACTIVE_REASON } : chosen.feedUrl === '' ? { kind: 'off' } : { kind: 'idle' };
+    this.listen();
+    this.applySettings();
+  }
+
+  start(): void {
+    if (!this.active) {
+      this.log.info('updates: this copy does not update itself', { reason: UPDATE_INACTIVE_REASON });
+      return;
+    }
+    this.schedule(this.firstCheckDelayMs);
+  }
+
+  status(): UpdateStatus {
+    return { ...this.current };
+  }
+
+  settings(): Result<UpdateSettings> {
+    return ok({ ...this.chosen });
+  }
+
+  onStatus(listener: (status: UpdateStatus) => void): Unsubscribe {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async setSettings(input: unknown): Promise<Result<UpdateSettings>> {
+    const saved = await this.store.save(input);
+    if (!saved.ok) return saved;
+    const changed = settingsKey(saved.value) !== settingsKey(this.chosen);
+    this.chosen = saved.value;
+    if (changed) {
+      this.log.info('update settings changed', { channel: saved.value.channel, feed: feedForLog(saved.value.feedUrl) });
+      this.cancelDownload?.();
+      // An update from the old feed or channel is not what the agent asks for now.
+      this.updater.autoInstallOnAppQuit = this.downloadedUnder === settingsKey(saved.value);
+      if (this.active) this.setStatus(saved.value.feedUrl === '' ? { kind: 'off' } : { kind: 'idle' });
+      this.applySettings();
+    }
+    if (this.active && saved.value.feedUrl !== '') void this.check();
+    return saved;
+  }
+
+  async check(): Promise<Result<UpdateStatus>> {
+    if (!this.active) return err('not_available', UPDATE_INACTIVE_REASON);
+    if (this.chosen.feedUrl === '') return err('not_configured', 'Updates are off: enter the update feed’s address in Settings first');
+    // A downloaded update waits for its restart: asking again changes nothing.
+    if (this.current.kind === 'ready') return ok(this.status());
+    if (this.operation) {
+      // One under way for other settings is followed by a check of these.
+      if (this.checkedUnder !== settingsKey(this.chosen)) this.recheck = true;
+      return ok(this.status());
+    }
+    await this.startOperation();
+    return ok(this.status());
+  }
+
+  /** Runs a check and the download it starts; resolves once the check has answered. */
+  private startOperation(): Promise<void> {
+    this.checkedUnder = settingsKey(this.chosen);
+    let answered: () => void = () => undefined;
+    const checked = new Promise<void>((resolve) => {
+      answered = resolve;
+    });
+    this.operation = (async () => {
+      try {
+        const result = await this.updater.checkForUpdates();
+        if (result === null) {
+          this.setStatus({ kind: 'unsupported', reason: UPDATE_INACTIVE_REASON });
+          return;
+        }
+        if (!result.downloadPromise) return;
+        const token = result.cancellationToken;
+        this.cancelDownload = token ? () => token.cancel() : undefined;
+        answered();
+        // A failed download is reported by the updater's `error` event (status and log).
+        await result.downloadPromise.catch(() => undefined);
+      } catch {
+        // Reported by the `error` event already.
+      } finally {
+        this.cancelDownload = undefined;
+        answered();
+      }
+    })().finally(() => {
+      this.operation = undefined;
+      if (this.recheck && !this.closed) {
+        this.recheck = false;
+        void this.check();
+      }
+    });
+    return checked;
+  }
+
+  restart(): Result<null> {
+    const current = this.current;
+    if (current.kind !== 'ready') {
+      const why = current.kind === 'downloading' ? `: ${current.version} is still downloading (${current.percent} %)` : '';
+      return err('invalid_state', `No update is ready to install${why}`);
+    }
+    const phase = this.options.host.liveCall();
+    if (phase !== undefined) {
+      return err('invalid_state', `The softphone does not restart during a call (a call is ${PHASE_WORDS[phase]}): restart to update once it has ended`);
+    }
+    this.log.info('restarting to install the update', { version: current.version });
+    const undo = this.options.beforeRestart?.();
+    const failuresBefore = this.failures;
+    // An AppImage is replaced in place, and this process starts the new one as it exits: started by
+    // the updater at once, it would find this version still holding the single-instance lock while
+    // it ends its service, and leave. Elsewhere the installer (Windows), dpkg's relaunch (deb) or
+    // Squirrel (macOS) starts the new version once this one is gone.
+    const appImage = this.updater instanceof AppImageUpdater ? process.env.APPIMAGE : undefined;
+    try {
+      this.updater.quitAndInstall(true, appImage === undefined);
+    } catch (e) {
+      this.fail(e, current.version);
+    }
+    if (this.failures !== failuresBefore) {
+      undo?.();
+      return err('internal', this.current.kind === 'error' ? this.current.message : 'The update could not be installed');
+    }
+    if (appImage !== undefined) this.options.relaunch?.(this.renamedAppImage ?? appImage);
+    return ok(null);
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const off of this.detach.splice(0)) off();
+    this.listeners.clear();
+  }
+
+  private applySettings(): void {
+    const { feedUrl, channel } = this.chosen;
+    if (!this.active || feedUrl === '') return;
+    this.updater.setFeedURL({ provider: 'generic', url: feedUrl });
+    // electron-updater's generic provider reads `<channel>-linux.yml`, `<channel>-mac.yml`, `<channel>.yml`.
+    this.updater.channel = channel === 'beta' ? 'beta' : 'latest';
+    this.updater.allowPrerelease = channel === 'beta';
+    // Setting a channel allows downgrades; an agent who leaves the beta keeps the beta build until
+    // the stable channel passes it, rather than install an older version.
+    this.updater.allowDowngrade = false;
+  }
+
+  private schedule(delayMs: number): void {
+    clearTimeout(this.timer);
+    if (this.closed) return;
+    this.timer = setTimeout(() => {
+      void this.check().finally(() => this.schedule(this.checkEveryMs));
+    }, delayMs);
+    this.timer.unref?.();
+  }
+
+  private listen(): void {
+    const on = <A extends unknown[]>(event: string, handler: (...args: A) => void) => {
+      const listener = (...args: unknown[]) => {
+        if (!this.closed) handler(...(args as A));
+      };
+      this.updater.on(event as 'error', listener as never);
+      this.detach.push(() => this.updater.off(event as 'error', listener as never));
+    };
+    on('checking-for-update', () => this.setStatus({ kind: 'checking' }));
+    on('update-not-available', () => this.setStatus({ kind: 'idle', checkedAt: this.now() }));
+    on('update-available', (info: UpdateInfo) => {
+      this.log.info('an update was found', { version: info.version, channel: this.chosen.channel });
+      this.setStatus({ kind: 'available', version: info.version });
+    });
+    on('download-progress', (progress: ProgressInfo) => {
+      const version = this.current.kind === 'available' || this.current.kind === 'downloading' ? this.current.version : '';
+      if (version === '') return;
+      this.setStatus({ kind: 'downloading', version, percent: Math.min(100, Math.max(0, Math.floor(progress.percent))) });
+    });
+    on('update-downloaded', (event: UpdateDownloadedEvent) => {
+      if (this.checkedUnder !== settingsKey(this.chosen)) {
+        // Finished just as the settings changed: the new feed or channel decides what installs.
+        this.log.info('an update from the previous update settings was downloaded and is left aside', { version: event.version });
+        return;
+      }
+      this.log.info('an update was downloaded and its sha512 checked: it installs on "Restart to update" or on quit', { version: event.version });
+      this.downloadedUnder = this.checkedUnder;
+      this.updater.autoInstallOnAppQuit = true;
+      this.setStatus({ kind: 'ready', version: event.version });
+    });
+    on('appimage-filename-updated', (path: string) => {
+      this.renamedAppImage = path;
+    });
+    on('update-cancelled', () => this.setStatus(this.chosen.feedUrl === '' ? { kind: 'off' } : { kind: 'idle' }));
+    on('error', (e: Error) => {
+      const version = this.current.kind === 'available' || this.current.kind === 'downloading' ? this.current.version : undefined;
+      this.fail(e, version);
+    });
+  }
+
+  private fail(e: unknown, version?: string): void {
+    this.failures += 1;
+    const message = describeUpdateError(e, version);
+    this.log.warn('update failed', { message, code: typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined });
+    this.setStatus({ kind: 'error', message, at: this.now() });
+  }
+
+  private setStatus(status: UpdateStatus): void {
+    this.current = status;
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(this.status());
+      } catch (e) {
+        this.log.error('an update status listener failed', { error: e });
+      }
+    }
+  }
+
+  /** electron-updater's log lines, under the logger "updates" (they hold URLs and versions, no secrets). */
+  private updaterLogger(): UpdaterLogger {
+    const line = (message: unknown): string => (message instanceof Error ? message.message : String(message)).split('\n')[0]!.slice(0, 500);
+    return {
+      info: (message?: unknown) => this.log.info(`updater: ${line(message)}`),
+      warn: (message?: unknown) => this.log.warn(`updater: ${line(message)}`),
+      error: (message?: unknown) => this.log.warn(`updater: ${line(message)}`),
+      debug: (message: string) => this.log.debug(`updater: ${line(message)}`),
+    };
+  }
+}
+
+/** A feed address in a log line: its origin and path (the settings refuse credentials and queries anyway). */
+function feedForLog(feedUrl: string): string {
+  if (feedUrl === '' || !URL.canParse(feedUrl)) return feedUrl === '' ? '(off)' : '(not a URL)';
+  const url = new URL(feedUrl);
+  return `${url.origin}${url.pathname}`;
+}

@@ -1,0 +1,8 @@
+// The ar translation, one JSON file per part of the UI (see renderer/i18n/README.md).
+import common from './common.json';
+import calls from './calls.json';
+import settings from './settings.json';
+import messages from './messages.json';
+import errors from './errors.json';
+
+export default { common, calls, settings, messages, errors };

@@ -1,0 +1,162 @@
+// Every language has every string English has, with every plural form its grammar needs and the same
+// {{variables}}; the pseudo-locale brackets them all; the "Language" setting picks the right one.
+import { afterEach, describe, expect, test } from 'vitest';
+import { directionOf, LANGUAGES, matchLanguage, resolveLanguage, type Language } from '../../../shared/i18n/languages';
+import { i18n, intlLocale, NAMESPACES, RESOURCES, setUiLanguage, t } from '../../../renderer/i18n/i18n';
+import { pseudoLocalize, pseudoResources } from '../../../renderer/i18n/pseudo';
+import { startLanguageSync } from '../../../renderer/i18n/language-sync';
+import type { LanguageSetting } from '../../../shared/i18n/languages';
+
+type Tree = { [key: string]: string | Tree };
+
+/** "a.b.c" → text, for every string in a namespace. */
+function flatten(tree: Tree, prefix = ''): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [key, value] of Object.entries(tree)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (typeof value === 'string') out.set(path, value);
+    else for (const [k, v] of flatten(value, path)) out.set(k, v);
+  }
+  return out;
+}
+
+const PLURAL_SUFFIX = /_(zero|one|two|few|many|other)$/;
+const variables = (text: string): string[] => [...text.matchAll(/\{\{\s*([\w.]+)[^}]*\}\}/g)].map((m) => m[1] ?? '').sort();
+const nestings = (text: string): string[] => [...text.matchAll(/\$t\(([^)]*)\)/g)].map((m) => m[1] ?? '').sort();
+
+/** What a language must have for English's keys: plain keys as they are, plural keys in every category of the language. */
+function expectedKeys(english: Map<string, string>, language: Language): Set<string> {
+  const categories = new Intl.PluralRules(language).resolvedOptions().pluralCategories;
+  const keys = new Set<string>();
+  for (const key of english.keys()) {
+    const plural = PLURAL_SUFFIX.exec(key);
+    if (!plural) keys.add(key);
+    else for (const c of categories) keys.add(key.slice(0, plural.index) + `_${c}`);
+  }
+  return keys;
+}
+
+const treeOf = (language: Language, ns: (typeof NAMESPACES)[number]): Tree => (RESOURCES[language] as unknown as Record<string, Tree>)[ns] ?? {};
+
+afterEach(async () => {
+  await setUiLanguage('en', undefined);
+});
+
+describe('every language has every string', () => {
+  const english = new Map(NAMESPACES.map((ns) => [ns, flatten(treeOf('en', ns))]));
+
+  test('English has strings in every namespace, and its plurals have one and other', () => {
+    for (const ns of NAMESPACES) {
+      const keys = [...english.get(ns)!.keys()];
+      expect(keys.length, ns).toBeGreaterThan(0);
+      for (const key of keys.filter((k) => PLURAL_SUFFIX.test(k))) {
+        const base = key.replace(PLURAL_SUFFIX, '');
+        expect(keys, `${ns}:${base}`).toEqual(expect.arrayContaining([`${base}_one`, `${base}_other`]));
+      }
+    }
+  });
+
+  for (const language of LANGUAGES.filter((l) => l !== 'en')) {
+    test(`${language}: the same keys (with its own plural forms), the same variables, no empty string`, () => {
+      for (const ns of NAMESPACES) {
+        const en = english.get(ns)!;
+        const translated = flatten(treeOf(language, ns));
+        const expected = expectedKeys(en, language);
+        const missing = [...expected].filter((k) => !translated.has(k));
+        const extra = [...translated.keys()].filter((k) => !expected.has(k));
+        expect(missing, `${language} ${ns}: missing`).toEqual([]);
+        expect(extra, `${language} ${ns}: not in English`).toEqual([]);
+        for (const [key, text] of translated) {
+          expect(text.trim(), `${language} ${ns}:${key} is empty`).not.toBe('');
+          const source = en.get(key) ?? en.get(key.replace(PLURAL_SUFFIX, '_other')) ?? '';
+          // A plural form may leave the count out ("one call"), never add a variable English lacks.
+          const wanted = variables(source).filter((v) => !(PLURAL_SUFFIX.test(key) && v === 'count'));
+          const have = variables(text).filter((v) => !(PLURAL_SUFFIX.test(key) && v === 'count'));
+          expect(have, `${language} ${ns}:${key} variables`).toEqual(wanted);
+          expect(nestings(text), `${language} ${ns}:${key} nested keys`).toEqual(nestings(source));
+        }
+      }
+    });
+  }
+});
+
+describe('the pseudo-locale', () => {
+  test('brackets and accents a string, keeping variables, nestings and Trans tags as written', () => {
+    expect(pseudoLocalize('Answer within {{seconds}} s')).toBe('⟦Åñšŵéŕ ŵîţĥîñ {{seconds}} š⟧');
+    expect(pseudoLocalize('See <1>the guide</1> and $t(common:x)')).toBe('⟦Šéé <1>ţĥé ĝûîđé</1> åñđ $t(common:x)⟧');
+  });
+
+  test('covers every English string', () => {
+    for (const ns of NAMESPACES) {
+      const en = flatten(treeOf('en', ns));
+      const pseudo = flatten(pseudoResources(treeOf('en', ns)));
+      expect([...pseudo.keys()]).toEqual([...en.keys()]);
+      for (const text of pseudo.values()) expect(text).toMatch(/^⟦[\s\S]*⟧$/);
+    }
+  });
+
+  test('is what t() gives once chosen', async () => {
+    await setUiLanguage('en-XA', undefined);
+    expect(t('language.label')).toBe('⟦Ļåñĝûåĝé⟧');
+  });
+});
+
+describe('choosing the language', () => {
+  test('the system languages are matched on their primary subtag; English when none is spoken here', () => {
+    expect(matchLanguage(['es-MX', 'en-US'])).toBe('es');
+    expect(matchLanguage(['pt-PT'])).toBe('pt-BR');
+    expect(matchLanguage(['pt-BR'])).toBe('pt-BR');
+    expect(matchLanguage(['in-ID'])).toBe('id');
+    expect(matchLanguage(['fr-FR', 'hi-IN'])).toBe('hi');
+    expect(matchLanguage(['ar-AE'])).toBe('ar');
+    expect(matchLanguage(['fr-FR', 'de'])).toBe('en');
+    expect(matchLanguage([])).toBe('en');
+  });
+
+  test('"auto" follows the system; a chosen language wins over it', () => {
+    expect(resolveLanguage('auto', ['id-ID'])).toBe('id');
+    expect(resolveLanguage('ar', ['id-ID'])).toBe('ar');
+    expect(resolveLanguage('en-XA', ['id-ID'])).toBe('en-XA');
+  });
+
+  test('Arabic is right to left, with Latin digits for Intl; the others left to right', async () => {
+    expect(LANGUAGES.filter((l) => directionOf(l) === 'rtl')).toEqual(['ar']);
+    expect(new Intl.NumberFormat(intlLocale('ar')).format(1234)).toMatch(/^1.?234$/);
+    await setUiLanguage('hi', undefined);
+    expect(i18n.language).toBe('hi');
+    expect(intlLocale()).toBe('hi');
+  });
+});
+
+describe('startLanguageSync', () => {
+  test('applies the setting at once, follows its changes and, on "auto", the system\'s; sets lang and dir', async () => {
+    let setting: LanguageSetting = 'auto';
+    let preferred = ['es-MX'];
+    const settingListeners = new Set<() => void>();
+    const systemListeners = new Set<() => void>();
+    const doc = { documentElement: { lang: '', dir: '' } } as unknown as Document;
+    const stop = startLanguageSync(
+      { setting: () => setting, onSettingChange: (l) => (settingListeners.add(l), () => settingListeners.delete(l)) },
+      { preferred: () => preferred, onPreferredChange: (l) => (systemListeners.add(l), () => systemListeners.delete(l)), document: doc },
+    );
+    await expect.poll(() => i18n.language).toBe('es');
+    expect(doc.documentElement).toMatchObject({ lang: 'es', dir: 'ltr' });
+
+    setting = 'ar';
+    settingListeners.forEach((l) => l());
+    await expect.poll(() => doc.documentElement.dir).toBe('rtl');
+    expect(i18n.language).toBe('ar');
+    // A chosen language does not move when the system's does.
+    preferred = ['hi-IN'];
+    systemListeners.forEach((l) => l());
+    await Promise.resolve();
+    expect(i18n.language).toBe('ar');
+
+    setting = 'auto';
+    settingListeners.forEach((l) => l());
+    await expect.poll(() => i18n.language).toBe('hi');
+    expect(doc.documentElement).toMatchObject({ lang: 'hi', dir: 'ltr' });
+    stop();
+    expect(settingListeners.size + systemListeners.size).toBe(0);
+  });
+});
