@@ -10,6 +10,7 @@ import { MESSAGE_ERROR_TEXT } from '../shared/messages';
 import type { AppError, ErrorCode } from '../shared/result';
 import english from '../shared/i18n/locales/en/errors.json';
 import { i18n } from './i18n/i18n';
+import { translateRuleText } from './i18n/rule-text';
 
 // The instance's own t takes keys of every namespace ("errors:…"), checked against the English JSON.
 const t = i18n.t.bind(i18n);
@@ -46,7 +47,9 @@ function messageCodeText(code: number): string | undefined {
 const sentence = (text: string): string => t('errors:sentence', { text });
 
 // For these the main process's own message is the more precise one ("Phone number: too short",
-// "gatewayUrl: must end in the version segment…"); the fixed text is the fallback.
+// "gatewayUrl: must end in the version segment…"); the fixed text is the fallback. Those made of
+// shared/'s rules (i18n/rule-text.ts) are said in the UI's language; any other stays as it came.
+const RULE_MESSAGES: ReadonlySet<ErrorCode> = new Set(['invalid_input', 'invalid_phone_number']);
 const PREFER_DETAIL: ReadonlySet<ErrorCode> = new Set(['invalid_input', 'invalid_phone_number', 'invalid_state', 'not_available', 'media_failed']);
 
 /** The sentence to show for an error that crossed the bridge. */
@@ -58,7 +61,7 @@ export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gateway
   }
   if (!isErrorCode(error.code)) return error.message || errorCodeText('internal');
   if (error.code === 'gateway_error') return error.message ? t('errors:gatewayRefused', { reason: error.message }) : errorCodeText('gateway_error');
-  if (PREFER_DETAIL.has(error.code) && error.message) return error.message;
+  if (PREFER_DETAIL.has(error.code) && error.message) return RULE_MESSAGES.has(error.code) ? translateRuleText(error.message) : error.message;
   return errorCodeText(error.code);
 }
 

@@ -7,6 +7,7 @@ import type { CallState } from './call-state';
 import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
 import { callQualityReportSchema } from './diagnostics';
 import type { HistoryEntry } from './history';
+import { rule } from './i18n/rules';
 import { networkSettingsInputSchema, type IceConfig, type RelayTurnStatus } from './ice-servers';
 import { freeFormMessageSchema, MEDIA_TYPES, MESSAGE_LIMITS } from './messages';
 import { preferencesPatchSchema, type Preferences, type ShortcutAction } from './preferences';
@@ -21,7 +22,7 @@ const localId = z.string().min(1, 'must not be empty').max(200, 'is too long');
 const outgoingLocalId = z.string().regex(/^out:[A-Za-z0-9-]{8,100}$/, 'must be "out:" followed by 8 to 100 letters, digits or dashes');
 const sdp = z.string().min(1, 'must not be empty').max(64 * 1024, 'is too long (64 KiB at most)');
 /** A customer's number as typed or in gateway digits; the service normalises it. */
-const contactNumber = z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(64, 'is too long');
+const contactNumber = z.string({ error: rule('common.requiredString') }).min(1, rule('common.notEmpty')).max(64, rule('common.tooLong'));
 
 /** A media check's warnings are a sentence or two each, and a message has one file: these bounds leave room and no more. */
 export const CONFIRMED_LIMITS = { warnings: 20, characters: 1000 } as const;
@@ -46,7 +47,7 @@ const ENVELOPE = { messaging_product: true, recipient_type: true, to: true } as 
 export const messageContentSchema = z.discriminatedUnion(
   'type',
   [textBody.omit(ENVELOPE), imageBody.omit(ENVELOPE), audioBody.omit(ENVELOPE), videoBody.omit(ENVELOPE), documentBody.omit(ENVELOPE), interactiveBody.omit(ENVELOPE)],
-  { error: 'must be one of text, image, audio, video, document, interactive (templates go through sendTemplate)' },
+  { error: rule('messages.contentType', { values: 'text, image, audio, video, document, interactive' }) },
 );
 
 /**
@@ -168,7 +169,7 @@ export const commandSchemas = {
    */
   checkMediaLink: z.strictObject({
     type: z.enum(MEDIA_TYPES, `must be one of ${MEDIA_TYPES.join(', ')}`),
-    link: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(2048, 'is too long (2048 characters at most)'),
+    link: z.string({ error: rule('common.requiredString') }).min(1, rule('common.notEmpty')).max(2048, rule('common.tooLongAtMost', { count: 2048 })),
   }),
   /** The console's "API Payload" JSON → the template, its recipient and one field per variable. */
   parseTemplate: z.strictObject({ pasted: z.string({ error: 'is required and must be a string' }).max(128 * 1024, 'is too long (128 KB at most)') }),
@@ -176,24 +177,24 @@ export const commandSchemas = {
   sendTemplate: z.strictObject({
     draft: templateDraftSchema,
     to: contactNumber,
-    values: z.record(z.string().max(300), z.string().max(4096, 'is too long (4096 characters at most)')),
+    values: z.record(z.string().max(300), z.string().max(4096, rule('common.tooLongAtMost', { count: 4096 }))),
   }),
   /** The voice_call button; its payload routes the customer's call back to this agent (relay/README.md). */
   sendCallButton: z.strictObject({
     to: contactNumber,
-    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, `must be at most ${MESSAGE_LIMITS.interactiveBody} characters`).optional(),
-    displayText: z.string().max(MESSAGE_LIMITS.voiceCallDisplayText, `must be at most ${MESSAGE_LIMITS.voiceCallDisplayText} characters`).optional(),
+    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
+    displayText: z.string().max(MESSAGE_LIMITS.voiceCallDisplayText, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.voiceCallDisplayText })).optional(),
     ttlMinutes: z
-      .number({ error: 'must be a number of minutes' })
-      .int('must be a whole number of minutes')
-      .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, `must be at least ${MESSAGE_LIMITS.voiceCallTtlMinutesMin} minute`)
-      .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, `must be at most ${MESSAGE_LIMITS.voiceCallTtlMinutesMax} minutes (30 days)`)
+      .number({ error: rule('messages.minutes') })
+      .int(rule('messages.wholeMinutes'))
+      .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, rule('messages.atLeastMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMin }))
+      .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, rule('messages.atMostMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMax, days: MESSAGE_LIMITS.voiceCallTtlMinutesMax / 1440 }))
       .optional(),
   }),
   /** protocol.md: free-form inside the window; outside it the answer is window_closed (send a template). */
   requestCallPermission: z.strictObject({
     to: contactNumber,
-    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, `must be at most ${MESSAGE_LIMITS.interactiveBody} characters`).optional(),
+    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
   }),
   /** A contact's timeline and window. */
   getConversation: z.strictObject({ contact: contactNumber }),

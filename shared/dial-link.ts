@@ -1,5 +1,6 @@
 // tel: and callto: links (RFC 3966 and the older callto:) and plain numbers, as links and the
 // browser host's GET /dial hand them over: the number inside, checked like a typed one.
+import { rule, term } from './i18n/rules';
 import { checkPhoneNumber, type CheckedPhoneNumber } from './phone';
 import { err, type Result } from './result';
 
@@ -10,19 +11,19 @@ import { err, type Result } from './result';
  */
 export function numberFromDialLink(link: string, defaultCountry?: string): Result<CheckedPhoneNumber> {
   const raw = link.trim();
-  if (raw === '') return err('invalid_phone_number', 'Phone number: the link has no number', { field: 'to' });
-  if (raw.length > 512) return err('invalid_phone_number', 'Phone number: the link is too long (512 characters at most)', { field: 'to' });
+  if (raw === '') return err('invalid_phone_number', `${term('phoneNumber')}: ${rule('phone.linkNoNumber')}`, { field: 'to' });
+  if (raw.length > 512) return err('invalid_phone_number', `${term('phoneNumber')}: ${rule('phone.linkTooLong', { count: 512 })}`, { field: 'to' });
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1]?.toLowerCase();
   let number = raw;
   if (scheme !== undefined) {
     if (scheme !== 'tel' && scheme !== 'callto') {
-      return err('invalid_phone_number', `Phone number: "${scheme}:" links are not phone numbers (use tel: or callto:)`, { field: 'to' });
+      return err('invalid_phone_number', `${term('phoneNumber')}: ${rule('phone.linkScheme', { scheme })}`, { field: 'to' });
     }
     number = raw.slice(scheme.length + 1).replace(/^\/\//, '');
     try {
       number = decodeURIComponent(number);
     } catch {
-      return err('invalid_phone_number', 'Phone number: the link is not validly encoded', { field: 'to' });
+      return err('invalid_phone_number', `${term('phoneNumber')}: ${rule('phone.linkEncoding')}`, { field: 'to' });
     }
     // RFC 3966 parameters (";ext=", ";phone-context=") and a query are not part of the number.
     number = number.split(/[;?]/)[0] ?? '';

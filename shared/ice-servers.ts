@@ -4,14 +4,15 @@
 // discovery suffice on an open network, and a firewall that blocks outbound UDP needs TURN over
 // TCP or TLS (`turn:HOST:443?transport=tcp`, `turns:HOST:443`).
 import { z } from 'zod';
+import { rule, term } from './i18n/rules';
 
 // RFC 7064 (stun/stuns) and RFC 7065 (turn/turns): scheme ":" host [ ":" port ], and for TURN
 // an optional "?transport=udp|tcp". STUN URIs have no query.
 const ICE_URL = /^(stuns?|turns?):(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?(\?transport=(?:udp|tcp))?$/;
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
-export const ICE_URL_RULE = 'must be stun:HOST[:PORT], turn:HOST[:PORT] or turns:HOST[:PORT], a TURN URL optionally followed by ?transport=udp or ?transport=tcp';
-export const TURN_URL_RULE = 'must be turn:HOST[:PORT] or turns:HOST[:PORT], optionally followed by ?transport=udp or ?transport=tcp';
+export const ICE_URL_RULE = rule('network.iceUrl');
+export const TURN_URL_RULE = rule('network.turnUrl');
 
 /** The most servers a configuration may list: each one costs gathering time on every call. */
 export const MAX_ICE_SERVERS = 10;
@@ -40,62 +41,62 @@ export const isTurnUrl = (url: string): boolean => iceUrlKind(url) === 'turn';
 
 /** A rejected URL as an error may quote it: one with a user name or password in it is not echoed. */
 export function describeIceUrl(url: string): string {
-  return url.includes('@') ? 'a URL with a user name or password in it' : `"${url.length > 80 ? `${url.slice(0, 80)}…` : url}"`;
+  return url.includes('@') ? term('urlWithCredentials') : `"${url.length > 80 ? `${url.slice(0, 80)}…` : url}"`;
 }
 
 const iceUrlSchema = z
-  .string({ error: 'must be a string' })
+  .string({ error: rule('common.mustBeString') })
   .trim()
-  .refine((url) => iceUrlKind(url) !== undefined, { error: (issue) => `${ICE_URL_RULE} (got ${describeIceUrl(String(issue.input))})` });
+  .refine((url) => iceUrlKind(url) !== undefined, { error: (issue) => rule('network.iceUrlGot', { url: describeIceUrl(String(issue.input)) }) });
 
 const credentialText = (what: string) =>
   z
-    .string({ error: `${what} must be a string` })
-    .min(1, `${what} must not be empty`)
-    .max(MAX_CREDENTIAL, `${what} is too long (${MAX_CREDENTIAL} characters at most)`);
+    .string({ error: rule('network.credentialString', { what }) })
+    .min(1, rule('network.credentialEmpty', { what }))
+    .max(MAX_CREDENTIAL, rule('network.credentialTooLong', { what, count: MAX_CREDENTIAL }));
 
 const blankOr = (what: string) =>
   z
-    .string({ error: `${what} must be a string` })
-    .max(MAX_CREDENTIAL, `${what} is too long (${MAX_CREDENTIAL} characters at most)`);
+    .string({ error: rule('network.credentialString', { what }) })
+    .max(MAX_CREDENTIAL, rule('network.credentialTooLong', { what, count: MAX_CREDENTIAL }));
 
 /** One RTCIceServer as `--ice-servers` gives it; a TURN server needs its username and credential. */
 export const iceServerSchema = z
   .strictObject({
-    urls: z.union([iceUrlSchema, z.array(iceUrlSchema).min(1, 'must list at least one URL').max(MAX_ICE_SERVERS, `must list at most ${MAX_ICE_SERVERS} URLs`)], {
-      error: 'must be a URL or a list of URLs',
+    urls: z.union([iceUrlSchema, z.array(iceUrlSchema).min(1, rule('network.atLeastOneUrl')).max(MAX_ICE_SERVERS, rule('network.atMostUrls', { count: MAX_ICE_SERVERS }))], {
+      error: rule('network.urlOrList'),
     }),
-    username: credentialText('the username').optional(),
-    credential: credentialText('the credential').optional(),
+    username: credentialText(term('username')).optional(),
+    credential: credentialText(term('credential')).optional(),
   })
   .refine((server) => !toList(server.urls).some(isTurnUrl) || (server.username !== undefined && server.credential !== undefined), {
-    error: 'a TURN server needs its username and credential',
+    error: rule('network.turnNeedsCredentials'),
     path: ['credential'],
   });
 export type IceServer = z.infer<typeof iceServerSchema>;
 
 export const iceServersSchema = z
-  .array(iceServerSchema, { error: 'must be a JSON array of ICE servers ({ "urls": …, "username"?: …, "credential"?: … })' })
-  .max(MAX_ICE_SERVERS, `must list at most ${MAX_ICE_SERVERS} servers`);
+  .array(iceServerSchema, { error: rule('network.serverArray') })
+  .max(MAX_ICE_SERVERS, rule('network.atMostServers', { count: MAX_ICE_SERVERS }));
 
 export const ICE_TRANSPORT_POLICIES = ['all', 'relay'] as const;
 export type IceTransportPolicy = (typeof ICE_TRANSPORT_POLICIES)[number];
-export const iceTransportPolicySchema = z.enum(ICE_TRANSPORT_POLICIES, 'must be all or relay');
+export const iceTransportPolicySchema = z.enum(ICE_TRANSPORT_POLICIES, rule('network.allOrRelay'));
 
 /** What the settings' Network section submits. A blank TURN password keeps the stored one. */
 export const networkSettingsInputSchema = z.strictObject({
-  servers: z.array(iceUrlSchema, { error: 'must be a list of server URLs' }).max(MAX_ICE_SERVERS, `must list at most ${MAX_ICE_SERVERS} servers`),
+  servers: z.array(iceUrlSchema, { error: rule('network.serverList') }).max(MAX_ICE_SERVERS, rule('network.atMostServers', { count: MAX_ICE_SERVERS })),
   // Blank: no username; for the password, keep the stored one.
-  turnUsername: blankOr('the TURN username').optional(),
-  turnPassword: blankOr('the TURN password').optional(),
-  relayOnly: z.boolean({ error: 'must be true or false' }),
+  turnUsername: blankOr(term('turnUsername')).optional(),
+  turnPassword: blankOr(term('turnPassword')).optional(),
+  relayOnly: z.boolean({ error: rule('common.mustBeBoolean') }),
 });
 export type NetworkSettingsInput = z.input<typeof networkSettingsInputSchema>;
 
 /** Kept on disk (the TURN password lives behind the SecretStore). */
 export const storedNetworkSchema = z.object({
   servers: z.array(iceUrlSchema).max(MAX_ICE_SERVERS),
-  turnUsername: credentialText('the TURN username').optional(),
+  turnUsername: credentialText(term('turnUsername')).optional(),
   relayOnly: z.boolean(),
 });
 export type StoredNetwork = z.infer<typeof storedNetworkSchema>;

@@ -9,6 +9,7 @@
 // front of it); they live in MESSAGE_LIMITS so that one table says what is enforced.
 import { z } from 'zod';
 import { DEFAULT_PRODUCT, gatewayNumberSchema } from './gateway';
+import { rule, term } from './i18n/rules';
 import type { Result } from './result';
 import { httpUrlString, literalNamed, nonEmptyText, parseWith, requiredString, strictObjectNamed, type Shape } from './validation';
 import { encodeVoiceCallPayload, VOICE_CALL_PAYLOAD_MAX_CHARS } from './voice-call-payload';
@@ -139,8 +140,8 @@ function exactlyOneOf(a: string, b: string) {
   return (value: Record<string, unknown>, ctx: z.RefinementCtx): void => {
     const hasA = value[a] !== undefined;
     const hasB = value[b] !== undefined;
-    if (hasA && hasB) ctx.addIssue({ code: 'custom', path: [b], message: `must not be given together with ${a}: exactly one of ${a} and ${b}` });
-    else if (!hasA && !hasB) ctx.addIssue({ code: 'custom', path: [], message: `needs exactly one of ${a} and ${b}` });
+    if (hasA && hasB) ctx.addIssue({ code: 'custom', path: [b], message: rule('common.notTogether', { first: a, second: b }) });
+    else if (!hasA && !hasB) ctx.addIssue({ code: 'custom', path: [], message: rule('common.exactlyOne', { first: a, second: b }) });
   };
 }
 
@@ -151,7 +152,7 @@ function uniqueIds<T>(idOf: (item: T) => unknown, pathOf: (index: number) => (st
     items.forEach((item, i) => {
       const id = idOf(item);
       if (typeof id !== 'string') return;
-      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: pathOf(i), message: `must be unique: "${id}" is used twice` });
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: pathOf(i), message: rule('common.mustBeUnique', { id }) });
       seen.add(id);
     });
   };
@@ -165,8 +166,8 @@ const caption = () => nonEmptyText(MESSAGE_LIMITS.caption).optional();
 // Media objects (gateway-spec.md 2.3): exactly one of id and link; caption only for image, video and
 // document; filename only for document.
 
-const NO_CAPTION = 'is not allowed: only image, video and document take a caption';
-const NO_FILENAME = 'is not allowed: only document takes a filename';
+const NO_CAPTION = rule('messages.noCaption');
+const NO_FILENAME = rule('messages.noFilename');
 
 export const imageObjectSchema = strictObjectNamed(
   { id: mediaId().optional(), link: httpUrlString().optional(), caption: caption(), filename: forbidden(NO_FILENAME) },
@@ -210,7 +211,7 @@ const ctaUrlHeaderSchema = z.discriminatedUnion(
     strictObjectNamed({ type: literalNamed('text'), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, `a text header (${HEADER_KINDS})`),
     strictObjectNamed({ type: literalNamed('video'), video: linkOnly('a video header') }, `a video header (${HEADER_KINDS})`),
   ],
-  { error: 'must be one of document, image, text, video' },
+  { error: rule('common.oneOf', { values: 'document, image, text, video' }) },
 );
 
 const buttonHeaderSchema = z.discriminatedUnion(
@@ -221,12 +222,12 @@ const buttonHeaderSchema = z.discriminatedUnion(
     strictObjectNamed({ type: literalNamed('text'), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, `a text header (${HEADER_KINDS})`),
     strictObjectNamed({ type: literalNamed('video'), video: idOrLink('a video header') }, `a video header (${HEADER_KINDS})`),
   ],
-  { error: 'must be one of document, image, text, video' },
+  { error: rule('common.oneOf', { values: 'document, image, text, video' }) },
 );
 
 const replyButtonSchema = strictObjectNamed(
   {
-    type: literalNamed('reply', 'reply buttons are the only kind'),
+    type: literalNamed('reply', term('replyButtonsOnly')),
     reply: strictObjectNamed({ id: nonEmptyText(MESSAGE_LIMITS.replyButtonId), title: nonEmptyText(MESSAGE_LIMITS.replyButtonTitle) }, 'a reply'),
   },
   'a reply button',
@@ -241,9 +242,9 @@ export const buttonInteractiveSchema = strictObjectNamed(
     action: strictObjectNamed(
       {
         buttons: z
-          .array(replyButtonSchema, { error: 'is required and must be a list of reply buttons' })
-          .min(1, 'must have at least one button')
-          .max(MESSAGE_LIMITS.replyButtons, `must have at most ${MESSAGE_LIMITS.replyButtons} buttons`)
+          .array(replyButtonSchema, { error: rule('messages.buttonList') })
+          .min(1, rule('messages.atLeastOneButton'))
+          .max(MESSAGE_LIMITS.replyButtons, rule('messages.atMostButtons', { count: MESSAGE_LIMITS.replyButtons }))
           .superRefine(uniqueIds((b: { reply: { id: string } }) => b.reply.id, (i) => [i, 'reply', 'id'])),
       },
       'a button action',
@@ -257,14 +258,14 @@ const listRowSchema = strictObjectNamed(
     id: nonEmptyText(MESSAGE_LIMITS.rowId),
     title: nonEmptyText(MESSAGE_LIMITS.rowTitle),
     // The Cloud API lets a row leave its description out; when present it is a string.
-    description: requiredString().max(MESSAGE_LIMITS.rowDescription, `must be at most ${MESSAGE_LIMITS.rowDescription} characters`).optional(),
+    description: requiredString().max(MESSAGE_LIMITS.rowDescription, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.rowDescription })).optional(),
   },
   'a row',
 );
 const listSectionSchema = strictObjectNamed(
   {
     title: nonEmptyText(MESSAGE_LIMITS.sectionTitle),
-    rows: z.array(listRowSchema, { error: 'is required and must be a list of rows' }).min(1, 'must have at least one row'),
+    rows: z.array(listRowSchema, { error: rule('messages.rowList') }).min(1, rule('messages.atLeastOneRow')),
   },
   'a section',
 );
@@ -272,20 +273,20 @@ const listSectionSchema = strictObjectNamed(
 export const listInteractiveSchema = strictObjectNamed(
   {
     type: literalNamed('list'),
-    header: textHeader('a list header is text only').optional(),
+    header: textHeader(term('listHeaderText')).optional(),
     body: bodySchema,
     footer: footerSchema.optional(),
     action: strictObjectNamed(
       {
         button: nonEmptyText(MESSAGE_LIMITS.listButton),
         sections: z
-          .array(listSectionSchema, { error: 'is required and must be a list of sections' })
-          .min(1, 'must have at least one section')
-          .max(MESSAGE_LIMITS.listSections, `must have at most ${MESSAGE_LIMITS.listSections} sections`)
+          .array(listSectionSchema, { error: rule('messages.sectionList') })
+          .min(1, rule('messages.atLeastOneSection'))
+          .max(MESSAGE_LIMITS.listSections, rule('messages.atMostSections', { count: MESSAGE_LIMITS.listSections }))
           .superRefine((sections, ctx) => {
             const rows = sections.flatMap((s, si) => s.rows.map((r, ri) => ({ id: r.id, path: [si, 'rows', ri, 'id'] })));
             if (rows.length > MESSAGE_LIMITS.listRows) {
-              ctx.addIssue({ code: 'custom', path: [], message: `must have at most ${MESSAGE_LIMITS.listRows} rows in all (has ${rows.length})` });
+              ctx.addIssue({ code: 'custom', path: [], message: rule('messages.atMostRowsInAll', { count: MESSAGE_LIMITS.listRows, has: rows.length }) });
             }
             uniqueIds((r: { id: string }) => r.id, (i) => rows[i]!.path)(rows, ctx);
           }),
@@ -316,7 +317,7 @@ export const ctaUrlInteractiveSchema = strictObjectNamed(
 export const flowInteractiveSchema = strictObjectNamed(
   {
     type: literalNamed('flow'),
-    header: textHeader('a flow header is text only').optional(),
+    header: textHeader(term('flowHeaderText')).optional(),
     body: bodySchema,
     footer: footerSchema.optional(),
     action: strictObjectNamed(
@@ -324,14 +325,14 @@ export const flowInteractiveSchema = strictObjectNamed(
         name: literalNamed('flow'),
         parameters: strictObjectNamed(
           {
-            flow_message_version: z.string({ error: 'is required and must be a string such as "3"' }).regex(/^\d+(\.\d+)?$/, 'must be a version such as "3"'),
+            flow_message_version: z.string({ error: rule('messages.flowVersionRequired') }).regex(/^\d+(\.\d+)?$/, rule('messages.flowVersion')),
             flow_name: nonEmptyText().optional(),
             flow_id: nonEmptyText().optional(),
             flow_cta: nonEmptyText(MESSAGE_LIMITS.flowCta),
             // Optional members of the Cloud API's flow message, accepted when a composer sets them.
             flow_token: nonEmptyText().optional(),
-            mode: z.enum(['draft', 'published'], { error: 'must be "draft" or "published"' }).optional(),
-            flow_action: z.enum(['navigate', 'data_exchange'], { error: 'must be "navigate" or "data_exchange"' }).optional(),
+            mode: z.enum(['draft', 'published'], { error: rule('common.either', { first: 'draft', second: 'published' }) }).optional(),
+            flow_action: z.enum(['navigate', 'data_exchange'], { error: rule('common.either', { first: 'navigate', second: 'data_exchange' }) }).optional(),
             flow_action_payload: strictObjectNamed({ screen: nonEmptyText(), data: z.record(z.string(), z.unknown()).optional() }, 'a flow action payload').optional(),
           },
           'flow parameters',
@@ -350,7 +351,7 @@ export const addressInteractiveSchema = strictObjectNamed(
     action: strictObjectNamed(
       {
         name: literalNamed('address_message'),
-        parameters: strictObjectNamed({ country: requiredString().regex(/^[A-Z]{2}$/, 'must be a two-letter country code in capitals, e.g. "IN"') }, 'address_message parameters'),
+        parameters: strictObjectNamed({ country: requiredString().regex(/^[A-Z]{2}$/, rule('messages.countryInCapitals')) }, 'address_message parameters'),
       },
       'an address_message action',
     ),
@@ -369,11 +370,11 @@ export const voiceCallInteractiveSchema = strictObjectNamed(
           {
             display_text: nonEmptyText(MESSAGE_LIMITS.voiceCallDisplayText),
             ttl_minutes: z
-              .number({ error: 'is required and must be a number of minutes' })
-              .int('must be a whole number of minutes')
-              .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, `must be at least ${MESSAGE_LIMITS.voiceCallTtlMinutesMin} minute`)
-              .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, `must be at most ${MESSAGE_LIMITS.voiceCallTtlMinutesMax} minutes (30 days)`),
-            payload: requiredString().max(MESSAGE_LIMITS.voiceCallPayload, `must be at most ${MESSAGE_LIMITS.voiceCallPayload} characters`),
+              .number({ error: rule('messages.minutesRequired') })
+              .int(rule('messages.wholeMinutes'))
+              .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, rule('messages.atLeastMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMin }))
+              .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, rule('messages.atMostMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMax, days: MESSAGE_LIMITS.voiceCallTtlMinutesMax / 1440 })),
+            payload: requiredString().max(MESSAGE_LIMITS.voiceCallPayload, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.voiceCallPayload })),
           },
           'voice_call parameters',
         ),
@@ -408,7 +409,7 @@ export const interactiveSchema = z.discriminatedUnion(
     voiceCallInteractiveSchema,
     callPermissionRequestInteractiveSchema,
   ],
-  { error: `must be one of ${INTERACTIVE_TYPES.join(', ')}` },
+  { error: rule('common.oneOf', { values: INTERACTIVE_TYPES.join(', ') }) },
 );
 export type Interactive = z.infer<typeof interactiveSchema>;
 
@@ -421,7 +422,7 @@ export type FreeFormType = (typeof FREE_FORM_TYPES)[number];
 /** The envelope members for an account's product word (protocol.md: the word is a setting). */
 export function envelopeShape(product: string) {
   return {
-    messaging_product: z.literal(product, { error: `must be "${product}"` }),
+    messaging_product: z.literal(product, { error: rule('common.literal', { value: product }) }),
     recipient_type: literalNamed('individual'),
     to: gatewayNumberSchema,
   };
@@ -434,14 +435,14 @@ function buildFreeFormSchema(product: string) {
   return z.discriminatedUnion(
     'type',
     [
-      message('text', { text: strictObjectNamed({ body: nonEmptyText(MESSAGE_LIMITS.textBody), preview_url: z.boolean({ error: 'must be true or false' }).optional() }, 'a text') }),
+      message('text', { text: strictObjectNamed({ body: nonEmptyText(MESSAGE_LIMITS.textBody), preview_url: z.boolean({ error: rule('common.mustBeBoolean') }).optional() }, 'a text') }),
       message('image', { image: imageObjectSchema }),
       message('audio', { audio: audioObjectSchema }),
       message('video', { video: videoObjectSchema }),
       message('document', { document: documentObjectSchema }),
       message('interactive', { interactive: interactiveSchema }),
     ],
-    { error: `must be one of ${FREE_FORM_TYPES.join(', ')} (templates go to sendtemplate)` },
+    { error: rule('messages.freeFormType', { values: FREE_FORM_TYPES.join(', ') }) },
   );
 }
 

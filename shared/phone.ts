@@ -1,9 +1,12 @@
 // Phone numbers in the gateway's form: digits with country code, no "+" (gateway-spec.md 2.1).
 import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
 import { GATEWAY_NUMBER } from './gateway';
+import { rule, term, type RuleId } from './i18n/rules';
 import { err, ok, type Result } from './result';
 
-const FIELD = 'Phone number';
+const FIELD = term('phoneNumber');
+/** "Phone number: too short": the dialer shows the field's name with the rule. */
+const refused = (id: RuleId) => err('invalid_phone_number', `${FIELD}: ${rule(id)}`, { field: 'to' });
 
 /**
  * A number that can be dialled: its gateway digits, and whether the numbering-plan metadata lists it
@@ -18,31 +21,31 @@ export interface CheckedPhoneNumber {
 /** Accepts what people type: "+44 20 7946 0958", "0044 20…", "(020) 7946 0958" with a default country. */
 export function checkPhoneNumber(input: string, defaultCountry?: string): Result<CheckedPhoneNumber> {
   const raw = input.trim();
-  if (raw === '') return err('invalid_phone_number', `${FIELD}: enter a number`, { field: 'to' });
+  if (raw === '') return refused('phone.enterNumber');
   if (!/^[+0-9()\-.\s/]+$/.test(raw)) {
-    return err('invalid_phone_number', `${FIELD}: only digits, spaces, "+", "-", "." and brackets are allowed`, { field: 'to' });
+    return refused('phone.characters');
   }
   const international = raw.startsWith('00') ? `+${raw.slice(2)}` : raw;
   const country = defaultCountry as CountryCode | undefined;
   if (!international.startsWith('+') && !country) {
-    return err('invalid_phone_number', `${FIELD}: start with "+" and the country code, e.g. +44 20 7946 0958`, { field: 'to' });
+    return refused('phone.startWithPlus');
   }
   const lengthProblem = validatePhoneNumberLength(international, country);
   if (lengthProblem === 'TOO_SHORT' || lengthProblem === 'NOT_A_NUMBER') {
-    return err('invalid_phone_number', `${FIELD}: too short`, { field: 'to' });
+    return refused('phone.tooShort');
   }
-  if (lengthProblem === 'TOO_LONG') return err('invalid_phone_number', `${FIELD}: too long`, { field: 'to' });
-  if (lengthProblem === 'INVALID_COUNTRY') return err('invalid_phone_number', `${FIELD}: unknown country code`, { field: 'to' });
+  if (lengthProblem === 'TOO_LONG') return refused('phone.tooLong');
+  if (lengthProblem === 'INVALID_COUNTRY') return refused('phone.unknownCountry');
   const parsed = parsePhoneNumberFromString(international, country);
   const digits = parsed?.number.slice(1) ?? '';
   // Some plans list very short numbers as valid (+49 1680, +49 100): the gateway takes 7 to 15 digits
   // whatever the plan says.
   if (parsed && !GATEWAY_NUMBER.test(digits)) {
-    return err('invalid_phone_number', `${FIELD}: not a valid number for its country`, { field: 'to' });
+    return refused('phone.notValid');
   }
   if (parsed?.isValid()) return ok({ digits, verified: true });
   if (!parsed || !parsed.isPossible()) {
-    return err('invalid_phone_number', `${FIELD}: not a valid number for its country`, { field: 'to' });
+    return refused('phone.notValid');
   }
   return ok({ digits, verified: false });
 }
@@ -51,13 +54,13 @@ export function checkPhoneNumber(input: string, defaultCountry?: string): Result
 export function normalisePhoneNumber(input: string, defaultCountry?: string): Result<string> {
   const checked = checkPhoneNumber(input, defaultCountry);
   if (!checked.ok) return checked;
-  if (!checked.value.verified) return err('invalid_phone_number', `${FIELD}: not a valid number for its country`, { field: 'to' });
+  if (!checked.value.verified) return refused('phone.notValid');
   return ok(checked.value.digits);
 }
 
 /** Why a number of the right length is not called without the agent's word (the dialer and main say the same). */
 export function unverifiedNumberText(digits: string): string {
-  return `${FIELD}: ${formatPhoneNumber(digits)} is not listed as a valid number for its country. Check it, or call anyway.`;
+  return `${FIELD}: ${rule('phone.unverified', { number: formatPhoneNumber(digits) })}`;
 }
 
 /** A customer called from this number: it can always be called back, whatever the metadata says. */

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { HistoryEntry } from './history';
 import { LANGUAGE_SETTINGS, type LanguageSetting } from './i18n/languages';
+import { rule, term } from './i18n/rules';
 import { err, ok, type Result } from './result';
 
 /** A chosen audio device: its id and, because ids change between sessions, its label. null: the system default. */
@@ -18,7 +19,7 @@ export const AUDIO_ROLES: readonly AudioRole[] = ['microphone', 'speaker', 'ring
 
 export type ShortcutAction = 'answer' | 'decline' | 'hangUp' | 'mute';
 export const SHORTCUT_ACTIONS: readonly ShortcutAction[] = ['answer', 'decline', 'hangUp', 'mute'];
-export const SHORTCUT_LABELS: Readonly<Record<ShortcutAction, string>> = { answer: 'Answer', decline: 'Decline', hangUp: 'Hang up', mute: 'Mute' };
+export const SHORTCUT_LABELS: Readonly<Record<ShortcutAction, string>> = { answer: term('answer'), decline: term('decline'), hangUp: term('hangUp'), mute: term('mute') };
 export const DEFAULT_SHORTCUTS: Readonly<Record<ShortcutAction, string>> = {
   answer: 'Ctrl+Shift+A',
   decline: 'Ctrl+Shift+D',
@@ -80,7 +81,7 @@ export function parseShortcut(text: string): Result<string> {
     .split('+')
     .map((p) => p.trim())
     .filter((p) => p !== '');
-  if (parts.length === 0) return err('invalid_input', 'is empty: press or type a combination such as Ctrl+Shift+A');
+  if (parts.length === 0) return err('invalid_input', rule('shortcuts.empty'));
   const modifiers = new Set<Modifier>();
   let key: string | undefined;
   for (const part of parts) {
@@ -89,13 +90,13 @@ export function parseShortcut(text: string): Result<string> {
       modifiers.add(modifier);
       continue;
     }
-    if (key !== undefined) return err('invalid_input', `has two keys (${key} and ${part.toUpperCase()}): use one key with modifiers`);
+    if (key !== undefined) return err('invalid_input', rule('shortcuts.twoKeys', { first: key, second: part.toUpperCase() }));
     key = part.toUpperCase();
   }
-  if (key === undefined) return err('invalid_input', 'has no key: add a letter, a digit or F1–F24');
-  if (!KEY_PATTERN.test(key)) return err('invalid_input', `"${key}" is not a key it can use: use a letter, a digit or F1–F24`);
+  if (key === undefined) return err('invalid_input', rule('shortcuts.noKey'));
+  if (!KEY_PATTERN.test(key)) return err('invalid_input', rule('shortcuts.badKey', { key }));
   if (!modifiers.has('Ctrl') && !modifiers.has('Alt') && !modifiers.has('Meta') && !key.startsWith('F')) {
-    return err('invalid_input', 'needs Ctrl, Alt or Meta: without one it would take a character from what you type');
+    return err('invalid_input', rule('shortcuts.needsModifier'));
   }
   return ok([...MODIFIER_ORDER.filter((m) => modifiers.has(m)), key].join('+'));
 }
@@ -118,38 +119,38 @@ export function shortcutOfKeyEvent(ev: { key?: string | undefined; code?: string
 
 /** Combinations the system or the window keeps for itself. */
 const RESERVED: Readonly<Record<string, string>> = {
-  'Ctrl+Shift+I': 'the developer tools',
-  'Ctrl+Shift+J': 'the developer tools',
-  'Ctrl+Shift+C': 'the developer tools',
-  'Ctrl+Shift+R': 'reloading the window',
-  'Ctrl+Shift+N': 'a new window',
-  'Ctrl+Shift+T': 'reopening a tab',
-  'Ctrl+Shift+Q': 'quitting',
-  'Ctrl+Shift+W': 'closing the window',
-  'Alt+F4': 'closing the window',
-  F5: 'reloading the window',
-  F11: 'full screen',
-  F12: 'the developer tools',
+  'Ctrl+Shift+I': term('developerTools'),
+  'Ctrl+Shift+J': term('developerTools'),
+  'Ctrl+Shift+C': term('developerTools'),
+  'Ctrl+Shift+R': term('reloading'),
+  'Ctrl+Shift+N': term('newWindow'),
+  'Ctrl+Shift+T': term('reopeningTab'),
+  'Ctrl+Shift+Q': term('quitting'),
+  'Ctrl+Shift+W': term('closingWindow'),
+  'Alt+F4': term('closingWindow'),
+  F5: term('reloading'),
+  F11: term('fullScreen'),
+  F12: term('developerTools'),
 };
 
-const languageField = z.enum(LANGUAGE_SETTINGS as [LanguageSetting, ...LanguageSetting[]], { error: `must be one of ${LANGUAGE_SETTINGS.join(', ')}` });
-const shortcutField = z.string({ error: 'must be a string such as Ctrl+Shift+A' }).max(64, 'is too long');
+const languageField = z.enum(LANGUAGE_SETTINGS as [LanguageSetting, ...LanguageSetting[]], { error: rule('common.oneOf', { values: LANGUAGE_SETTINGS.join(', ') }) });
+const shortcutField = z.string({ error: rule('shortcuts.string') }).max(64, rule('common.tooLong'));
 const deviceChoiceSchema = z
   .strictObject({
-    id: z.string().max(512, 'is too long'),
-    label: z.string().max(512, 'is too long'),
+    id: z.string().max(512, rule('common.tooLong')),
+    label: z.string().max(512, rule('common.tooLong')),
   })
   .nullable();
 
 /** What a window may change: any part; the rest stays as it is. */
 export const preferencesPatchSchema = z.strictObject({
   audio: z.strictObject({ microphone: deviceChoiceSchema.optional(), speaker: deviceChoiceSchema.optional(), ringer: deviceChoiceSchema.optional() }).optional(),
-  quitOnClose: z.boolean({ error: 'must be true or false' }).optional(),
-  startAtLogin: z.boolean({ error: 'must be true or false' }).optional(),
-  dialLinksAtOnce: z.boolean({ error: 'must be true or false' }).optional(),
-  globalShortcuts: z.boolean({ error: 'must be true or false' }).optional(),
+  quitOnClose: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
+  startAtLogin: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
+  dialLinksAtOnce: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
+  globalShortcuts: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
   shortcuts: z.strictObject({ answer: shortcutField.optional(), decline: shortcutField.optional(), hangUp: shortcutField.optional(), mute: shortcutField.optional() }).optional(),
-  missedSeenAt: z.number({ error: 'must be a time in unix milliseconds' }).int().nonnegative().optional(),
+  missedSeenAt: z.number({ error: rule('shortcuts.unixMs') }).int().nonnegative().optional(),
   language: languageField.optional(),
 });
 export type PreferencesPatch = z.input<typeof preferencesPatchSchema>;
@@ -183,13 +184,13 @@ export function applyPreferencesPatch(current: Preferences, patch: z.output<type
     const combo = shortcuts[action];
     const reserved = RESERVED[combo];
     if (reserved !== undefined && patch.shortcuts?.[action] !== undefined) {
-      return err('invalid_input', `shortcuts.${action} (${SHORTCUT_LABELS[action]}): ${combo} is kept for ${reserved}`, { field: `shortcuts.${action}` });
+      return err('invalid_input', `shortcuts.${action} (${SHORTCUT_LABELS[action]}): ${rule('shortcuts.reserved', { combo, purpose: reserved })}`, { field: `shortcuts.${action}` });
     }
     const other = SHORTCUT_ACTIONS.find((a) => a !== action && shortcuts[a] === combo);
     if (other !== undefined) {
       const changed = patch.shortcuts?.[action] !== undefined ? action : other;
       const kept = changed === action ? other : action;
-      return err('invalid_input', `shortcuts.${changed} (${SHORTCUT_LABELS[changed]}): ${combo} is already the shortcut for ${SHORTCUT_LABELS[kept]}`, {
+      return err('invalid_input', `shortcuts.${changed} (${SHORTCUT_LABELS[changed]}): ${rule('shortcuts.taken', { combo, action: SHORTCUT_LABELS[kept] })}`, {
         field: `shortcuts.${changed}`,
       });
     }

@@ -3,40 +3,41 @@
 // secrets: they never reach the renderer, which sees PublicSettings.
 import { z } from 'zod';
 import { DEFAULT_PRODUCT } from './gateway';
+import { rule, term } from './i18n/rules';
 import type { PublicNetworkSettings } from './ice-servers';
 
 const httpUrl = (what: string) =>
   z
-    .string({ error: 'is required' })
+    .string({ error: rule('common.required') })
     .trim()
-    .min(1, 'is required')
-    .refine((v) => /^https?:\/\/[^\s/]+/i.test(v) && URL.canParse(v), `must be an http:// or https:// URL (${what})`);
+    .min(1, rule('common.required'))
+    .refine((v) => /^https?:\/\/[^\s/]+/i.test(v) && URL.canParse(v), rule('settings.httpUrl', { what }));
 
-export const gatewayUrlSchema = httpUrl('the gateway base URL').refine(
+export const gatewayUrlSchema = httpUrl(term('gatewayBaseUrl')).refine(
   // zod runs every refinement even after one failed: `new URL` would throw on what is not a URL.
   (v) => !URL.canParse(v) || /\/v[0-9]+\/?$/.test(new URL(v).pathname),
-  'must end in the version segment, e.g. https://gateway.example.com/restapi/v1',
+  rule('settings.versionSegment', { example: 'https://gateway.example.com/restapi/v1' }),
 );
 export const productSegmentSchema = z
   .string()
   .trim()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/i, 'must be one path segment of letters, digits, "-" or "_" (default "chatapp")');
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/i, rule('settings.productSegment', { product: DEFAULT_PRODUCT }));
 const secret = (what: string) =>
   z
     .string()
     .trim()
-    .min(8, `${what} must be at least 8 characters`)
-    .max(4096, `${what} is too long`)
-    .regex(/^\S+$/, `${what} must not contain spaces`);
-export const countrySchema = z.string().regex(/^[A-Z]{2}$/, 'must be a two-letter country code such as GB or US');
+    .min(8, rule('settings.secretAtLeast', { what, count: 8 }))
+    .max(4096, rule('settings.secretTooLong', { what }))
+    .regex(/^\S+$/, rule('settings.secretNoSpaces', { what }));
+export const countrySchema = z.string().regex(/^[A-Z]{2}$/, rule('settings.countryCode'));
 
 /** What the settings screen submits. A blank secret keeps the one already stored. */
 export const accountSettingsInputSchema = z.strictObject({
   gatewayUrl: gatewayUrlSchema,
-  apiKey: z.union([z.literal(''), secret('the API key')]).optional(),
+  apiKey: z.union([z.literal(''), secret(term('apiKey'))]).optional(),
   productSegment: productSegmentSchema.default(DEFAULT_PRODUCT),
-  relayUrl: httpUrl('the relay URL'),
-  agentToken: z.union([z.literal(''), secret('the agent token')]).optional(),
+  relayUrl: httpUrl(term('relayUrl')),
+  agentToken: z.union([z.literal(''), secret(term('agentToken'))]).optional(),
   defaultCountry: z.union([z.literal(''), countrySchema]).optional(),
 });
 export type AccountSettingsInput = z.input<typeof accountSettingsInputSchema>;
@@ -45,7 +46,7 @@ export type AccountSettingsInput = z.input<typeof accountSettingsInputSchema>;
 export const storedSettingsSchema = z.object({
   gatewayUrl: gatewayUrlSchema,
   productSegment: productSegmentSchema,
-  relayUrl: httpUrl('the relay URL'),
+  relayUrl: httpUrl(term('relayUrl')),
   defaultCountry: countrySchema.optional(),
 });
 export type StoredSettings = z.infer<typeof storedSettingsSchema>;

@@ -8,6 +8,7 @@
 // schema the gateway client and the sandbox use (fillTemplate → templateMessageSchema).
 import { z } from 'zod';
 import { DEFAULT_PRODUCT } from './gateway';
+import { rule, term } from './i18n/rules';
 import { envelopeShape } from './messages';
 import { normalisePhoneNumber } from './phone';
 import { err, ok, type Result, errorText } from './result';
@@ -29,7 +30,7 @@ export function isPlaceholder(value: string): boolean {
 
 /** A filled value must not still be the console's placeholder. */
 const filledText = (max?: number) =>
-  nonEmptyText(max).refine((s) => !/^\{\{\s*[^{}]*\s*\}\}$/.test(s.trim()) && !/^<[A-Z0-9_ -]*>$/.test(s.trim()), 'is still a placeholder: fill in the value');
+  nonEmptyText(max).refine((s) => !/^\{\{\s*[^{}]*\s*\}\}$/.test(s.trim()) && !/^<[A-Z0-9_ -]*>$/.test(s.trim()), rule('templates.placeholder'));
 
 const mediaRef = (what: string, withFilename = false) =>
   strictObjectNamed(
@@ -38,8 +39,8 @@ const mediaRef = (what: string, withFilename = false) =>
   ).superRefine((v, ctx) => {
     const hasId = v.id !== undefined;
     const hasLink = v.link !== undefined;
-    if (hasId && hasLink) ctx.addIssue({ code: 'custom', path: ['link'], message: 'must not be given together with id: exactly one of id and link' });
-    else if (!hasId && !hasLink) ctx.addIssue({ code: 'custom', path: [], message: 'needs exactly one of id and link' });
+    if (hasId && hasLink) ctx.addIssue({ code: 'custom', path: ['link'], message: rule('common.notTogether', { first: 'id', second: 'link' }) });
+    else if (!hasId && !hasLink) ctx.addIssue({ code: 'custom', path: [], message: rule('common.exactlyOne', { first: 'id', second: 'link' }) });
   });
 
 const PARAMETER_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
@@ -50,8 +51,8 @@ const PARAMETER_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
       currency: strictObjectNamed(
         {
           fallback_value: filledText(),
-          code: requiredString().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as "EUR"'),
-          amount_1000: z.number({ error: 'is required and must be a number' }).int('must be a whole number (the amount times 1000)'),
+          code: requiredString().regex(/^[A-Z]{3}$/, rule('templates.currencyCode')),
+          amount_1000: z.number({ error: rule('common.requiredNumber') }).int(rule('templates.amount')),
         },
         'a currency',
       ),
@@ -82,25 +83,25 @@ function checkWith(schema: z.ZodType, value: unknown, ctx: z.RefinementCtx): voi
  * (location, action, …) pass with their type named, as the gateway is the judge of those.
  */
 const parameterSchema = z
-  .looseObject({ type: nonEmptyString() }, { error: 'must be an object' })
+  .looseObject({ type: nonEmptyString() }, { error: rule('common.mustBeObject') })
   .superRefine((p, ctx) => {
     const known = PARAMETER_SCHEMAS[p.type];
     if (known) checkWith(known, p, ctx);
   });
 export type TemplateParameter = z.infer<typeof parameterSchema>;
 
-const parameters = z.array(parameterSchema, { error: 'must be a list of parameters' });
+const parameters = z.array(parameterSchema, { error: rule('templates.parameterList') });
 
-const INDEX_RULE = 'must be the button\u2019s position, 0 to 9';
+const INDEX_RULE = rule('templates.buttonIndex');
 // The parameters themselves are checked once, by parameterSchema; here only that they are a list.
-const parameterList = z.array(z.unknown(), { error: 'is required and must be a list of parameters' });
+const parameterList = z.array(z.unknown(), { error: rule('templates.parameterListRequired') });
 const COMPONENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   header: strictObjectNamed({ type: literalNamed('header'), parameters: parameterList }, 'a header component'),
   body: strictObjectNamed({ type: literalNamed('body'), parameters: parameterList }, 'a body component'),
   button: strictObjectNamed(
     {
       type: literalNamed('button'),
-      sub_type: z.string({ error: 'is required and must be a string such as "url" or "quick_reply"' }).regex(/^[a-z_]+$/, 'must be a sub-type such as "url" or "quick_reply"'),
+      sub_type: z.string({ error: rule('templates.subTypeRequired') }).regex(/^[a-z_]+$/, rule('templates.subType')),
       index: z.union([z.number().int(INDEX_RULE).min(0, INDEX_RULE).max(9, INDEX_RULE), z.string().regex(/^[0-9]$/, INDEX_RULE)], { error: INDEX_RULE }),
       parameters: parameterList,
     },
@@ -109,7 +110,7 @@ const COMPONENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
 };
 
 const componentSchema = z
-  .looseObject({ type: nonEmptyString(), parameters: parameters.optional() }, { error: 'must be an object' })
+  .looseObject({ type: nonEmptyString(), parameters: parameters.optional() }, { error: rule('common.mustBeObject') })
   .superRefine((c, ctx) => {
     const known = COMPONENT_SCHEMAS[c.type];
     if (known) checkWith(known, c, ctx);
@@ -118,15 +119,15 @@ export type TemplateComponent = z.infer<typeof componentSchema>;
 
 export const templateObjectSchema = strictObjectNamed(
   {
-    name: requiredString().regex(TEMPLATE_NAME, 'must be a template name: lower-case letters, digits and underscores'),
+    name: requiredString().regex(TEMPLATE_NAME, rule('templates.name')),
     language: strictObjectNamed(
       {
-        code: requiredString().regex(LANGUAGE_CODE, 'must be a language code such as "en" or "en_US"'),
+        code: requiredString().regex(LANGUAGE_CODE, rule('templates.languageCode')),
         policy: literalNamed('deterministic').optional(),
       },
       'a language',
     ),
-    components: z.array(componentSchema, { error: 'must be a list of components' }).optional(),
+    components: z.array(componentSchema, { error: rule('templates.componentList') }).optional(),
     /** Older payloads name the account's template namespace. */
     namespace: nonEmptyText().optional(),
   },
@@ -135,7 +136,7 @@ export const templateObjectSchema = strictObjectNamed(
 export type TemplateObject = z.infer<typeof templateObjectSchema>;
 
 function buildTemplateMessageSchema(product: string) {
-  return strictObjectNamed({ ...envelopeShape(product), type: literalNamed('template', 'sendtemplate sends templates only'), template: templateObjectSchema }, 'a template message');
+  return strictObjectNamed({ ...envelopeShape(product), type: literalNamed('template', term('templatesOnly')), template: templateObjectSchema }, 'a template message');
 }
 const templateSchemas = new Map<string, ReturnType<typeof buildTemplateMessageSchema>>();
 
@@ -185,43 +186,43 @@ export interface TemplateDraft {
 }
 
 /** What the draft stage needs: the shape, with placeholders allowed where values go. */
-const draftParameterSchema = z.looseObject({ type: nonEmptyString() }, { error: 'must be an object' });
+const draftParameterSchema = z.looseObject({ type: nonEmptyString() }, { error: rule('common.mustBeObject') });
 const draftSchema = z.looseObject(
   {
-    name: z.string({ error: 'is required: the template\u2019s name' }).regex(TEMPLATE_NAME, 'must be a template name: lower-case letters, digits and underscores'),
+    name: z.string({ error: rule('templates.nameRequired') }).regex(TEMPLATE_NAME, rule('templates.name')),
     language: z.looseObject(
-      { code: z.string({ error: 'is required: the template\u2019s language code' }).regex(LANGUAGE_CODE, 'must be a language code such as "en" or "en_US"') },
-      { error: 'is required and must be an object with a code, e.g. {"code":"en_US"}' },
+      { code: z.string({ error: rule('templates.codeRequired') }).regex(LANGUAGE_CODE, rule('templates.languageCode')) },
+      { error: rule('templates.languageRequired') },
     ),
     components: z
       .array(
         z.looseObject(
-          { type: nonEmptyString(), parameters: z.array(draftParameterSchema, { error: 'must be a list of parameters' }).optional() },
-          { error: 'must be an object' },
+          { type: nonEmptyString(), parameters: z.array(draftParameterSchema, { error: rule('templates.parameterList') }).optional() },
+          { error: rule('common.mustBeObject') },
         ),
-        { error: 'must be a list of components' },
+        { error: rule('templates.componentList') },
       )
       .optional(),
   },
-  { error: 'is required and must be an object' },
+  { error: rule('common.requiredObject') },
 );
 
 const MAX_PASTE = 64 * 1024;
 
 /** Reads the pasted "API Payload": the template, its recipient and every variable. */
 export function parseTemplatePayload(pasted: string): Result<TemplateDraft> {
-  if (pasted.length > MAX_PASTE) return err('invalid_input', `The pasted text is too long (${MAX_PASTE / 1024} KB at most); paste only the API Payload JSON`, { field: 'payload' });
+  if (pasted.length > MAX_PASTE) return err('invalid_input', rule('templates.pasteTooLong', { size: MAX_PASTE / 1024 }), { field: 'payload' });
   const json = parsePastedJson(pasted);
   if (!json.ok) return json;
   const root = json.value;
-  if (!isRecord(root)) return err('invalid_input', 'The pasted JSON must be an object: the API Payload of a template, starting with "{"', { field: 'payload' });
+  if (!isRecord(root)) return err('invalid_input', rule('templates.pasteNotObject'), { field: 'payload' });
 
   // A whole request ({…, "type":"template", "template":{…}}), or the template object alone.
   let templateValue: unknown;
   let prefix: string;
   if ('template' in root) {
     if (root.type !== undefined && root.type !== 'template') {
-      return err('invalid_input', `type: must be "template" (the paste is a "${String(root.type)}" message, not a template)`, { field: 'type' });
+      return err('invalid_input', `type: ${rule('templates.pasteNotTemplate', { type: String(root.type) })}`, { field: 'type' });
     }
     templateValue = root.template;
     prefix = 'template';
@@ -229,7 +230,7 @@ export function parseTemplatePayload(pasted: string): Result<TemplateDraft> {
     templateValue = root;
     prefix = '';
   } else {
-    return err('invalid_input', 'template: is missing — the paste has no "template" object; copy the template\u2019s "API Payload" from the template list', { field: 'template' });
+    return err('invalid_input', `template: ${rule('templates.pasteNoTemplate')}`, { field: 'template' });
   }
   const draft = draftSchema.safeParse(templateValue);
   if (!draft.success) {
@@ -278,7 +279,7 @@ export function fillTemplate(draft: TemplateDraft, input: FillTemplateInput): Re
   const missing = draft.fields.filter((f) => (input.values[f.path] ?? '').trim() === '');
   if (missing.length > 0) {
     const names = missing.map((f) => f.label).join(', ');
-    return err('invalid_input', `${missing[0]!.path}: fill in every variable (missing: ${names})`, { field: missing[0]!.path });
+    return err('invalid_input', `${missing[0]!.path}: ${rule('templates.fillEveryVariable', { names })}`, { field: missing[0]!.path });
   }
   const template = structuredCloneJson(draft.template) as TemplateObject;
   for (const field of draft.fields) setAt(template, relativePath(field.path), input.values[field.path]!);
@@ -373,7 +374,7 @@ function toGatewayNumber(raw: string, defaultCountry?: string): Result<string> {
 function parsePastedJson(pasted: string): Result<unknown> {
   // Not trimmed: error positions must count from what the agent pasted.
   const text = pasted.replace(/^\uFEFF/, '');
-  if (text.trim() === '') return err('invalid_input', 'Paste the template\u2019s API Payload JSON', { field: 'payload' });
+  if (text.trim() === '') return err('invalid_input', rule('templates.pasteEmpty'), { field: 'payload' });
   const first = tryJson(text);
   if (first.ok) return first;
   // The payload inside a curl command or after a label: from the first "{" to the last "}".
@@ -385,12 +386,14 @@ function parsePastedJson(pasted: string): Result<unknown> {
     if (inner.ok) return inner;
   }
   const failure = wrapped && end > start ? { ...tryJsonError(text.slice(start, end + 1)), offset: start } : { ...first.error, offset: 0 };
-  const where = failure.position === undefined ? '' : ` at ${lineAndColumn(text, failure.position + failure.offset)}`;
+  const reason = failure.reason;
+  const problem =
+    failure.position === undefined ? rule('templates.notJson', { reason }) : rule('templates.notJsonAt', { ...lineColumnOf(text, failure.position + failure.offset), reason });
   const hints: string[] = [];
-  if (/[\u201C\u201D\u2018\u2019]/.test(text)) hints.push('it contains typographic quotes (\u201C \u201D); copy the payload again as plain text');
-  if (/,\s*[}\]]/.test(text)) hints.push('a comma stands before a closing bracket');
+  if (/[\u201C\u201D\u2018\u2019]/.test(text)) hints.push(rule('templates.typographicQuotes'));
+  if (/,\s*[}\]]/.test(text)) hints.push(rule('templates.trailingComma'));
   const hint = hints.length > 0 ? ` — ${hints.join('; ')}` : '';
-  return err('invalid_input', `The pasted text is not valid JSON${where}: ${failure.reason}${hint}`, { field: 'payload' });
+  return err('invalid_input', `${problem}${hint}`, { field: 'payload' });
 }
 
 type JsonAttempt = { ok: true; value: unknown } | { ok: false; error: { reason: string; position?: number } };
@@ -416,9 +419,14 @@ function tryJsonError(text: string): { reason: string; position?: number } {
 
 /** "line 3, column 7" (both from 1) for an offset into `text`. */
 export function lineAndColumn(text: string, offset: number): string {
+  const { line, column } = lineColumnOf(text, offset);
+  return `line ${line}, column ${column}`;
+}
+
+function lineColumnOf(text: string, offset: number): { line: number; column: number } {
   const before = text.slice(0, Math.max(0, Math.min(offset, text.length)));
   const lines = before.split('\n');
-  return `line ${lines.length}, column ${lines[lines.length - 1]!.length + 1}`;
+  return { line: lines.length, column: lines[lines.length - 1]!.length + 1 };
 }
 
 function offsetOf(text: string, line: number, column: number): number {

@@ -1,6 +1,7 @@
 // The zod building blocks every folder parses outside data with: one place, one name each, so that
 // the same rule reads the same in the gateway bodies, the templates, the webhooks and the stores.
 import { z } from 'zod';
+import { rule } from './i18n/rules';
 import { err, ok, type Result } from './result';
 
 /**
@@ -41,27 +42,27 @@ export function isHttpUrl(value: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Strings
 
-export const REQUIRED_STRING = 'is required and must be a string';
+export const REQUIRED_STRING = rule('common.requiredString');
 
 /** A string; anything else (missing included) is refused with one sentence. */
 export const requiredString = () => z.string({ error: REQUIRED_STRING });
 
 /** At least one character (spaces count as characters). */
-export const nonEmptyString = () => requiredString().min(1, 'must not be empty');
+export const nonEmptyString = () => requiredString().min(1, rule('common.notEmpty'));
 
 /** Trimmed, then at least one character: ids and codes that arrive with stray spaces. */
-export const trimmedString = () => requiredString().trim().min(1, 'must not be empty');
+export const trimmedString = () => requiredString().trim().min(1, rule('common.notEmpty'));
 
 /** A string with something in it besides spaces, at most `max` characters; kept as given, untrimmed. */
 export const nonEmptyText = (max?: number) => {
-  const base = requiredString().refine((s) => s.trim() !== '', 'must not be empty');
-  return max === undefined ? base : base.refine((s) => s.length <= max, `must be at most ${max} characters`);
+  const base = requiredString().refine((s) => s.trim() !== '', rule('common.notEmpty'));
+  return max === undefined ? base : base.refine((s) => s.length <= max, rule('common.atMostCharacters', { count: max }));
 };
 
-export const httpUrlString = () => requiredString().refine(isHttpUrl, 'must be an http:// or https:// address');
+export const httpUrlString = () => requiredString().refine(isHttpUrl, rule('common.httpAddress'));
 
 /** A literal whose refusal says what it must be, and why when that is not obvious. */
-export const literalNamed = <T extends string>(value: T, why?: string) => z.literal(value, { error: `must be "${value}"${why ? ` (${why})` : ''}` });
+export const literalNamed = <T extends string>(value: T, why?: string) => z.literal(value, { error: why ? rule('common.literalWhy', { value, why }) : rule('common.literal', { value }) });
 
 // ---------------------------------------------------------------------------------------------
 // Objects and numbers
@@ -77,9 +78,9 @@ export function strictObjectNamed<S extends Shape>(shape: S, what: string) {
     error: (issue) => {
       if (issue.code === 'unrecognized_keys') {
         const keys = issue.keys.map((k) => `"${k}"`).join(', ');
-        return `${what} does not take ${keys}`;
+        return rule('common.doesNotTake', { what, keys });
       }
-      if (issue.code === 'invalid_type') return issue.input === undefined ? `is required (${what})` : `must be an object (${what})`;
+      if (issue.code === 'invalid_type') return issue.input === undefined ? rule('common.requiredWhat', { what }) : rule('common.mustBeObjectWhat', { what });
       return undefined;
     },
   });

@@ -3,13 +3,15 @@
 // global shortcuts. They follow the service's pushes, so a change made in the window (presence,
 // preferences) shows in the tray and takes effect at once, and they work with the window hidden.
 // The global shortcuts another application holds are also pushed to the window (shortcutsRefused),
-// whose Settings say so next to their fields.
+// whose Settings say so next to their fields. The tray and the overlay speak the agent's language
+// (the preference `language`, desktop-texts.ts) and follow a change of it at once.
 import { join } from 'node:path';
 import { app, nativeImage, type BrowserWindow, type NativeImage } from 'electron';
 import type { AgentPresence, ConnectionState, PresenceChoice, PushMessage, SoftphoneBackend, Unsubscribe } from '../../shared/api';
 import type { HistoryEntry } from '../../shared/history';
 import type { Logger } from '../../shared/log';
 import { missedCalls, type Preferences } from '../../shared/preferences';
+import { desktopTextsFor } from './desktop-texts';
 import { GlobalShortcuts } from './global-shortcuts';
 import { MissedBadge } from './missed-badge';
 import { TrayIcon } from './tray';
@@ -110,8 +112,9 @@ export async function startDesk(options: DeskOptions): Promise<Desk> {
 
   const render = (): void => {
     const missed = missedCalls(history, preferences.missedSeenAt).length;
+    const texts = desktopTextsFor(preferences.language, app);
     const window = options.getWindow();
-    badge.show(missed, window);
+    badge.show(missed, missed > 0 ? texts.t('missedCalls', { count: missed }) : '', window);
     const state: TrayState = {
       status: connection === 'connected' ? presence.status : 'disconnected',
       choice: presence.choice,
@@ -119,7 +122,7 @@ export async function startDesk(options: DeskOptions): Promise<Desk> {
       windowVisible: window !== undefined && !window.isDestroyed() && window.isVisible(),
       refusedShortcuts: shortcuts.refused(),
     };
-    tray?.render(state);
+    tray?.render(state, texts);
   };
 
   /** What the window was last told of the refused shortcuts; undefined until it was told. */

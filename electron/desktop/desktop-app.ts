@@ -8,6 +8,7 @@ import type { Preferences } from '../../shared/preferences';
 import type { SecretStore } from '../core/secret-store';
 import { registerAppScheme, serveRenderer } from './app-protocol';
 import { HIDDEN_ARG, startDesk, type Desk } from './desk';
+import { desktopTextsFor, type DesktopTexts } from './desktop-texts';
 import { dialLinksIn, registerDialLinkSchemes, type LaunchInfo } from './dial-links';
 import { withHostPushes } from './host-pushes';
 import type { PreferencesGuard } from '../core/preferences-store';
@@ -106,6 +107,8 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     settleDesk = resolve;
   });
   const hasTray = (): boolean => desk?.hasTray() === true;
+  /** What this process says, in the agent's language; the operating system's until the service is up. */
+  const texts = (): DesktopTexts => desktopTextsFor(service?.preferences().language ?? 'auto', app);
 
   const liveWindow = (): BrowserWindow | undefined => (window && !window.isDestroyed() ? window : undefined);
   /** The agent asked for the window (tray, second launch, a link they clicked): it may take the focus. */
@@ -124,7 +127,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
       if (result.ok) continue;
       logger.warn('a dial link was refused', { reason: result.error.message });
       const current = liveWindow();
-      const box = { type: 'warning' as const, message: 'This link cannot be dialled', detail: result.error.message };
+      const box = { type: 'warning' as const, message: texts().t('dialLinkRefused'), detail: result.error.message };
       void (current ? dialog.showMessageBox(current, box) : dialog.showMessageBox(box)).catch((e: unknown) => logger.warn('the refusal could not be shown', { error: e }));
     }
   };
@@ -189,7 +192,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
       height: 700,
       minWidth: 380,
       minHeight: 560,
-      title: 'Softphone',
+      title: texts().t('windowTitle'),
       show: false,
       autoHideMenuBar: true,
       webPreferences: {
@@ -298,6 +301,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
         getWindow: liveWindow,
         showWindow,
         pressed: (action, localId) => hostPushes.push({ name: 'shortcutPressed', payload: { action, localId } }),
+        texts,
         platform,
       }),
     );
@@ -334,7 +338,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
   const ready = start().catch((e: unknown) => {
     serviceStarting = Promise.resolve(undefined);
     logger.error('the softphone could not start', { error: e });
-    dialog.showErrorBox('Softphone could not start', errorText(e));
+    dialog.showErrorBox(texts().t('startFailed'), errorText(e));
     app.quit();
   });
 

@@ -6,11 +6,12 @@
 // when the ring starts is watched: once it loses the focus during the ring, the notification and the
 // flash follow. Where the OS offers notification buttons (macOS, Windows) they are Answer and
 // Decline, for that call only; elsewhere a click on the notification brings the window forward. It
-// closes by itself once the call stops ringing.
+// closes by itself once the call stops ringing. It is worded in the agent's language when it is raised.
 import { Notification, type BrowserWindow, type NotificationConstructorOptions } from 'electron';
 import type { SoftphoneBackend, Unsubscribe } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import { formatPhoneNumber } from '../../shared/phone';
+import type { DesktopTexts } from './desktop-texts';
 
 export type NotificationAnswer = 'answer' | 'decline';
 
@@ -25,20 +26,22 @@ export interface IncomingCallNotifierOptions {
    * keyboard shortcut, naming the call so that another one ringing beside it is left alone.
    */
   pressed: (action: NotificationAnswer, localId: string) => void;
+  /** The texts in the agent's language now (the preference may change between two calls). */
+  texts: () => DesktopTexts;
   platform?: NodeJS.Platform;
 }
 
 /** Notification buttons: Electron supports them on macOS and Windows only. */
-const ACTIONS: ReadonlyArray<{ action: NotificationAnswer; text: string }> = [
-  { action: 'answer', text: 'Answer' },
-  { action: 'decline', text: 'Decline' },
+const ACTIONS: ReadonlyArray<{ action: NotificationAnswer; text: 'incomingCall.answer' | 'incomingCall.decline' }> = [
+  { action: 'answer', text: 'incomingCall.answer' },
+  { action: 'decline', text: 'incomingCall.decline' },
 ];
 
-function callerOf(call: CallState): string {
+function callerOf(call: CallState, texts: DesktopTexts): string {
   const { name, number } = call.peer;
-  const formatted = number ? formatPhoneNumber(number) : undefined;
-  if (name && formatted) return `${name} (${formatted})`;
-  return name ?? formatted ?? 'Unknown caller';
+  const formatted = number ? texts.ltr(formatPhoneNumber(number)) : undefined;
+  if (name && formatted) return texts.t('incomingCall.caller', { name, number: formatted });
+  return name ?? formatted ?? texts.t('incomingCall.unknownCaller');
 }
 
 /**
@@ -79,8 +82,9 @@ export function notifyIncomingCalls(options: IncomingCallNotifierOptions): Unsub
   };
 
   const notify = (call: CallState): Notification => {
-    const settings: NotificationConstructorOptions = { title: 'Incoming call', body: callerOf(call), urgency: 'critical', timeoutType: 'never' };
-    if (withActions) settings.actions = ACTIONS.map(({ text }) => ({ type: 'button', text }));
+    const texts = options.texts();
+    const settings: NotificationConstructorOptions = { title: texts.t('incomingCall.title'), body: callerOf(call, texts), urgency: 'critical', timeoutType: 'never' };
+    if (withActions) settings.actions = ACTIONS.map(({ text }) => ({ type: 'button', text: texts.t(text) }));
     const notification = new Notification(settings);
     notification.on('click', () => options.showWindow());
     notification.on('action', (event) => {

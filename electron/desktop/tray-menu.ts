@@ -1,7 +1,9 @@
 // What the tray menu says for a state: pure, so it is tested (and rendered for the README) without
-// Electron. tray.ts hands it to Electron.
+// Electron. tray.ts hands it to Electron. Worded by the texts given (desktop-texts.ts), in the
+// agent's language.
 import type { PresenceChoice, PresenceStatus } from '../../shared/api';
-import { missedCallsText, SHORTCUT_LABELS, type ShortcutAction } from '../../shared/preferences';
+import type { ShortcutAction } from '../../shared/preferences';
+import type { DesktopKey, DesktopTexts } from './desktop-texts';
 
 /** What the tray shows: 'disconnected' wins over the presence, since nobody can reach the agent then. */
 export type TrayStatus = PresenceStatus | 'disconnected';
@@ -24,9 +26,9 @@ export interface TrayState {
 export type TrayMenuItem =
   | { kind: 'info'; label: string }
   | { kind: 'missed'; label: string }
-  | { kind: 'show'; label: 'Show' }
+  | { kind: 'show'; label: string }
   | { kind: 'presence'; label: string; choice: PresenceChoice; checked: boolean }
-  | { kind: 'quit'; label: 'Quit' }
+  | { kind: 'quit'; label: string }
   | { kind: 'separator' };
 
 export interface TrayMenuModel {
@@ -34,32 +36,38 @@ export interface TrayMenuModel {
   items: TrayMenuItem[];
 }
 
-export const TRAY_STATUS_LABELS: Readonly<Record<TrayStatus, string>> = {
-  available: 'Available',
-  on_call: 'On a call',
-  dnd: 'Do not disturb',
-  disconnected: 'Disconnected',
+const STATUS_KEYS: Readonly<Record<TrayStatus, DesktopKey>> = {
+  available: 'tray.statuses.available',
+  on_call: 'tray.statuses.onCall',
+  dnd: 'tray.statuses.dnd',
+  disconnected: 'tray.statuses.disconnected',
 };
 
-const PRESENCE_CHOICES: ReadonlyArray<{ choice: PresenceChoice; label: string }> = [
-  { choice: 'available', label: 'Available' },
-  { choice: 'dnd', label: 'Do not disturb' },
-];
+const SHORTCUT_ACTION_KEYS: Readonly<Record<ShortcutAction, DesktopKey>> = {
+  answer: 'shortcutActions.answer',
+  decline: 'shortcutActions.decline',
+  hangUp: 'shortcutActions.hangUp',
+  mute: 'shortcutActions.mute',
+};
 
-export function trayMenuModel(state: TrayState): TrayMenuModel {
-  const status = TRAY_STATUS_LABELS[state.status];
-  const items: TrayMenuItem[] = [{ kind: 'info', label: `Status: ${status}` }];
-  if (state.missedCount > 0) items.push({ kind: 'missed', label: missedCallsText(state.missedCount) });
+const PRESENCE_CHOICES: readonly PresenceChoice[] = ['available', 'dnd'];
+
+export function trayMenuModel(state: TrayState, texts: DesktopTexts): TrayMenuModel {
+  const { t } = texts;
+  const status = t(STATUS_KEYS[state.status]);
+  const missed = t('missedCalls', { count: state.missedCount });
+  const items: TrayMenuItem[] = [{ kind: 'info', label: t('tray.status', { status }) }];
+  if (state.missedCount > 0) items.push({ kind: 'missed', label: missed });
   for (const refused of state.refusedShortcuts) {
-    items.push({ kind: 'info', label: `${refused.accelerator} (${SHORTCUT_LABELS[refused.action]}) is taken by another application` });
+    items.push({ kind: 'info', label: t('tray.shortcutTaken', { accelerator: texts.ltr(refused.accelerator), action: t(SHORTCUT_ACTION_KEYS[refused.action]) }) });
   }
-  items.push({ kind: 'separator' }, { kind: 'show', label: 'Show' }, { kind: 'separator' });
-  for (const { choice, label } of PRESENCE_CHOICES) items.push({ kind: 'presence', label, choice, checked: state.choice === choice });
-  items.push({ kind: 'separator' }, { kind: 'quit', label: 'Quit' });
+  items.push({ kind: 'separator' }, { kind: 'show', label: t('tray.show') }, { kind: 'separator' });
+  for (const choice of PRESENCE_CHOICES) items.push({ kind: 'presence', label: t(STATUS_KEYS[choice]), choice, checked: state.choice === choice });
+  items.push({ kind: 'separator' }, { kind: 'quit', label: t('tray.quit') });
 
   const parts = [status];
-  if (state.missedCount > 0) parts.push(missedCallsText(state.missedCount));
+  if (state.missedCount > 0) parts.push(missed);
   // Hovering the icon is how an agent checks that a closed window still takes calls.
-  if (!state.windowVisible) parts.push('window hidden, calls still ring');
-  return { tooltip: `Softphone: ${parts.join(', ')}`, items };
+  if (!state.windowVisible) parts.push(t('tray.windowHidden'));
+  return { tooltip: t('tray.tooltip', { details: parts.join(t('tray.tooltipSeparator')) }), items };
 }

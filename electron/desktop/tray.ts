@@ -3,6 +3,7 @@
 // this file only hands it to Electron and wires the clicks.
 import { Menu, Tray, type MenuItemConstructorOptions, type NativeImage } from 'electron';
 import type { PresenceChoice } from '../../shared/api';
+import type { DesktopTexts } from './desktop-texts';
 import { trayMenuModel, type TrayMenuModel, type TrayState, type TrayStatus } from './tray-menu';
 
 export interface TrayActions {
@@ -34,6 +35,7 @@ export function trayMenuTemplate(model: TrayMenuModel, actions: TrayActions): Me
  * The tray icon and its menu, rebuilt whenever the state changes (Electron menus are immutable). The
  * icon itself shows the status (a coloured dot: available, on a call, do not disturb, disconnected),
  * so the agent sees it without opening the menu; a status without its own image keeps the plain one.
+ * The menu and the tooltip are worded in the texts' language: a change of language rebuilds them.
  */
 export class TrayIcon {
   private readonly tray: Tray;
@@ -50,12 +52,12 @@ export class TrayIcon {
     this.tray.on('click', () => actions.show());
   }
 
-  render(state: TrayState): void {
+  render(state: TrayState, texts: DesktopTexts): void {
     if (state.status !== this.shownStatus) {
       this.shownStatus = state.status;
       this.tray.setImage(this.statusIcons[state.status] ?? this.icon);
     }
-    const model = trayMenuModel(state);
+    const model = trayMenuModel(state, texts);
     const key = JSON.stringify(model);
     if (key === this.last) return;
     this.last = key;

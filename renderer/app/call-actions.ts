@@ -9,6 +9,7 @@ import { errorText } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { warningFigure } from '../call-display';
 import { errorMessage } from '../error-texts';
+import { translateRuleText } from '../i18n/rule-text';
 import { currentCall } from '../store/call-list';
 import type { AppState } from '../store/store';
 import type { CallQualityRecord, MediaEngine, MediaFact } from '../webrtc/media-engine';
@@ -173,7 +174,7 @@ export class CallActions {
     const anyway = options.anyway === true;
     if (!verified && !anyway && !this.isCallerNumber(digits)) {
       s.setDialError(null);
-      s.setDialWarning(unverifiedNumberText(digits));
+      s.setDialWarning(translateRuleText(unverifiedNumberText(digits)));
       return;
     }
     s.setDialBusy(true);

@@ -7,6 +7,7 @@ import type { DiagnosticsActions } from './diagnostics-actions';
 import type { MessagingActions } from './messaging-actions';
 import type { SandboxActions } from './sandbox-actions';
 import type { SettingsActions } from './settings-actions';
+import type { UpdateActions } from './update-actions';
 
 export const ControllersContext = createContext<Controllers | null>(null);
 
@@ -22,3 +23,4 @@ export const useSettingsActions = (): SettingsActions => useControllers().settin
 export const useSandboxActions = (): SandboxActions => useControllers().sandbox;
 export const useDeviceActions = (): DeviceActions => useControllers().devices;
 export const useDiagnostics = (): DiagnosticsActions => useControllers().diagnostics;
+export const useUpdateActions = (): UpdateActions => useControllers().updates;

@@ -10,6 +10,8 @@ import { DiagnosticsActions, type DiagnosticsActionsDeps } from './diagnostics-a
 import { HostSync } from './host-sync';
 import { MessagingActions } from './messaging-actions';
 import { SandboxActions } from './sandbox-actions';
+import { UpdateActions } from './update-actions';
+import { updateStatusStore } from '../store/updates';
 import { SettingsActions } from './settings-actions';
 import { installShortcuts, type KeySource } from './shortcuts';
 
@@ -37,6 +39,7 @@ export interface Controllers {
   sandbox: SandboxActions;
   devices: DeviceActions;
   diagnostics: DiagnosticsActions;
+  updates: UpdateActions;
   /** Not a domain: the host this window runs in (the settings show what only it can do). */
   hostKind: 'electron' | 'browser';
 }
@@ -54,13 +57,14 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const selectContact = (contact: string): void => messaging.selectContact(contact);
   const settings = new SettingsActions({ api, store });
   const sandbox = new SandboxActions({ api, store, selectContact });
-  const sync = new HostSync({ api, link, store, calls, selectContact });
+  const sync = new HostSync({ api, link, store, calls, selectContact, setUpdateStatus: (status) => updateStatusStore.getState().setStatus(status) });
+  const updates = new UpdateActions({ api, store: updateStatusStore });
   const devices = new DeviceActions({ ...deps.audio, store, savePreferences: (patch) => settings.savePreferences(patch) });
   const hostKind = deps.hostKind ?? 'browser';
   const { devices: audioDevices, soundCheck, ringer } = deps.audio ?? {};
   const diagnostics = new DiagnosticsActions({ ...deps.diagnostics, api, hostKind, devices: audioDevices, soundCheck, ringer });
   return {
-    controllers: { calls, messaging, settings, sandbox, devices, diagnostics, hostKind },
+    controllers: { calls, messaging, settings, sandbox, devices, diagnostics, updates, hostKind },
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();

@@ -10,6 +10,7 @@ import { parsePush, parseSnapshot } from '../bridge/payload-schemas';
 import { errorMessage } from '../error-texts';
 import { i18n } from '../i18n/i18n';
 import type { AppState } from '../store/store';
+import type { UpdateStatus } from '../../shared/updates';
 import type { CallActions } from './call-actions';
 
 const log = createLogger('host-sync');
@@ -28,12 +29,15 @@ export interface HostSyncDeps {
     | 'onSettingsChanged'
     | 'onPreferencesChanged'
     | 'onDialRequested'
+    | 'onUpdateStatus'
   >;
   link: HostLink;
   store: StoreApi<AppState>;
   calls: Pick<CallActions, 'callChanged' | 'callsReloaded' | 'dialRequested'>;
   /** The messages domain's: the customer of a call the agent takes on becomes the contact in view. */
   selectContact: (contact: string) => void;
+  /** Where the update status goes (store/updates.ts). */
+  setUpdateStatus: (status: UpdateStatus) => void;
 }
 
 export class HostSync {
@@ -42,6 +46,7 @@ export class HostSync {
   private readonly store: StoreApi<AppState>;
   private readonly calls: HostSyncDeps['calls'];
   private readonly selectContact: (contact: string) => void;
+  private readonly setUpdateStatus: (status: UpdateStatus) => void;
   private snapshotRequest = 0;
 
   constructor(deps: HostSyncDeps) {
@@ -50,6 +55,7 @@ export class HostSync {
     this.store = deps.store;
     this.calls = deps.calls;
     this.selectContact = deps.selectContact;
+    this.setUpdateStatus = deps.setUpdateStatus;
   }
 
   private get state(): AppState {
@@ -74,6 +80,7 @@ export class HostSync {
     stops.push(this.api.onConversationChanged(onPush('conversationChanged', (c) => this.state.applyConversation(c))));
     stops.push(this.api.onPreferencesChanged(onPush('preferencesChanged', (p) => this.state.setPreferences(p))));
     stops.push(this.api.onDialRequested(onPush('dialRequested', (request) => void this.calls.dialRequested(request))));
+    stops.push(this.api.onUpdateStatus(onPush('updateStatus', (status) => this.setUpdateStatus(status))));
     stops.push(
       this.api.onSettingsChanged(
         onPush('settingsChanged', (settings) => {
@@ -116,6 +123,7 @@ export class HostSync {
       return;
     }
     this.state.applySnapshot(snapshot.value);
+    if (snapshot.value.updateStatus) this.setUpdateStatus(snapshot.value.updateStatus);
     this.calls.callsReloaded(Object.values(this.state.calls));
   }
 

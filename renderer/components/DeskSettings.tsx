@@ -74,7 +74,9 @@ function ShortcutSettings() {
   const refused = useShortcutStatusStore((s) => s.refused);
   // Only what the agent changed: the rest follows the saved shortcuts (another window may change them).
   const [edits, setEdits] = useState<Partial<Record<ShortcutAction, string>>>({});
-  const [refusal, setRefusal] = useState<{ action: ShortcutAction | undefined; message: string } | null>(null);
+  // The refusal is kept as the main process gave it and worded when drawn (errorMessage says shared/'s
+  // rules in the UI's language), so a change of language re-words it.
+  const [refusal, setRefusal] = useState<{ action: ShortcutAction | undefined; error: AppError } | null>(null);
   const [status, setStatus] = useState<'unchanged' | 'saved' | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -101,7 +103,7 @@ function ShortcutSettings() {
     const result = await settingsActions.savePreferences({ shortcuts: patch });
     setBusy(false);
     if (!result.ok) {
-      setRefusal({ action: shortcutOfError(result.error), message: errorMessage(result.error) });
+      setRefusal({ action: shortcutOfError(result.error), error: result.error });
       setStatus(null);
       return;
     }
@@ -126,7 +128,7 @@ function ShortcutSettings() {
       >
         {SHORTCUT_ACTIONS.map((action) => {
           const id = `shortcut-${action}`;
-          const error = refusal && refusal.action === action ? refusal.message : null;
+          const error = refusal && refusal.action === action ? errorMessage(refusal.error) : null;
           const taken = takenShortcutText(refused, action, saved[action]);
           const describedBy = [error ? `${id}-error` : undefined, taken ? `${id}-taken` : undefined].filter(Boolean).join(' ');
           return (
@@ -164,7 +166,7 @@ function ShortcutSettings() {
         })}
         {refusal && refusal.action === undefined && (
           <p role="alert" className="field-error form-error">
-            {refusal.message}
+            {errorMessage(refusal.error)}
           </p>
         )}
         <div className="actions">
@@ -185,7 +187,7 @@ function Toggles({ toggles }: { toggles: readonly BooleanPreference[] }) {
   const { t } = useTranslation('settings');
   const settingsActions = useSettingsActions();
   const preferences = useAppStore((s) => s.preferences);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<AppError | null>(null);
   // The click shows at once; the saved value takes over when the main process answers (a refusal puts the box back).
   const [pending, setPending] = useState<Partial<Record<BooleanPreference, boolean>>>({});
 
@@ -195,7 +197,7 @@ function Toggles({ toggles }: { toggles: readonly BooleanPreference[] }) {
     patch[name] = value;
     const result = await settingsActions.savePreferences(patch);
     setPending(({ [name]: _done, ...rest }) => rest);
-    setError(result.ok ? null : errorMessage(result.error));
+    setError(result.ok ? null : result.error);
   };
 
   return (
@@ -213,7 +215,7 @@ function Toggles({ toggles }: { toggles: readonly BooleanPreference[] }) {
       ))}
       {error && (
         <p role="alert" className="field-error">
-          {error}
+          {errorMessage(error)}
         </p>
       )}
     </div>

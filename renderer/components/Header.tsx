@@ -2,7 +2,8 @@ import { useTranslation } from 'react-i18next';
 import type { PresenceChoice } from '../../shared/api';
 import type { HistoryEntry } from '../../shared/history';
 import { missedCalls } from '../../shared/preferences';
-import { useSettingsActions } from '../app/controllers-context';
+import { useSettingsActions, useUpdateActions } from '../app/controllers-context';
+import { offersRestart, useUpdateStatusStore } from '../store/updates';
 import { connectionIndicator } from '../call-display';
 import { i18n } from '../i18n/i18n';
 import { useAppStore } from '../store/store';
@@ -31,6 +32,7 @@ export function Header() {
         )}
       </div>
       <div className="header-end">
+        <RestartToUpdate />
         <MissedCallsButton />
         <PresenceControl />
         <span role="status" aria-label={t('header.connection')} className={`connection connection-${indicator.tone}`} title={indicator.detail}>
@@ -122,5 +124,30 @@ function PresenceControl() {
         </span>
       )}
     </span>
+  );
+}
+
+/**
+ * A downloaded update waits for the agent: "Restart to update" only while no call is live (a call
+ * that starts hides it again; the main process refuses a restart during a call anyway).
+ */
+function RestartToUpdate() {
+  const { t } = useTranslation('common');
+  const updates = useUpdateActions();
+  const status = useUpdateStatusStore((s) => s.status);
+  const error = useUpdateStatusStore((s) => s.restartError);
+  const callLive = useAppStore((s) => Object.values(s.calls).some((c) => c.phase !== 'ended'));
+  if (!offersRestart(status, callLive)) return null;
+  return (
+    <>
+      <button type="button" className="btn btn-secondary btn-update" title={status?.kind === 'ready' ? t('header.updateReady', { version: status.version }) : undefined} onClick={() => void updates.restart()}>
+        {t('header.restartToUpdate')}
+      </button>
+      {error !== null && (
+        <span role="alert" className="visually-hidden">
+          {error}
+        </span>
+      )}
+    </>
   );
 }

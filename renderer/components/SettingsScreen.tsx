@@ -6,6 +6,7 @@ import { AudioSettings } from './AudioSettings';
 import { DeskSettings } from './DeskSettings';
 import { DiagnosticsSettings } from './DiagnosticsSettings';
 import { LanguageSettings } from './LanguageSettings';
+import { UpdateSettings } from './UpdateSettings';
 import { NetworkSettings } from './NetworkSettings';
 import type { SettingsField } from '../store/settings-form';
 import { useAppStore } from '../store/store';
@@ -139,6 +140,7 @@ export function SettingsScreen() {
       <AudioSettings />
       <DeskSettings />
       <DiagnosticsSettings />
+      <UpdateSettings />
     </section>
   );
 }

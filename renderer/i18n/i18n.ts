@@ -13,7 +13,7 @@ import id from '../../shared/i18n/locales/id/index';
 import ar from '../../shared/i18n/locales/ar/index';
 import { pseudoResources } from './pseudo';
 
-export const NAMESPACES = ['common', 'calls', 'settings', 'messages', 'errors'] as const;
+export const NAMESPACES = ['common', 'calls', 'settings', 'messages', 'errors', 'rules'] as const;
 
 export const RESOURCES = { en, es, 'pt-BR': ptBR, hi, id, ar, [PSEUDO_LANGUAGE]: pseudoResources(en) } as const;
 

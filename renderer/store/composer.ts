@@ -5,7 +5,8 @@
 // so a rule broken anywhere lands next to the field that broke it.
 //
 // Words are made with renderer/i18n's `t` when asked for: labels and the window's own rules at
-// render time; a send's outcome when it arrives. The shared schemas' rules come as they are.
+// render time; a send's outcome when it arrives. The shared schemas' rules come in English and are
+// said in the UI's language (i18n/rule-text.ts) when they are checked.
 import type { z } from 'zod';
 import { commandSchemas, messageContentSchema, type MediaLinkCheckResult } from '../../shared/api';
 import { MB, MESSAGE_LIMITS, type MediaType, type MessageContent } from '../../shared/messages';
@@ -14,6 +15,7 @@ import type { TemplateDraft, TemplateField } from '../../shared/templates';
 import { fieldPath } from '../../shared/validation';
 import { formatNumber } from '../i18n/format';
 import { i18n } from '../i18n/i18n';
+import { translateRuleText } from '../i18n/rule-text';
 
 /** The messages namespace's words, in the UI's language at the time of the call. */
 const t = i18n.getFixedT(null, 'messages');
@@ -340,7 +342,7 @@ function issuesToErrors(issues: readonly z.core.$ZodIssue[], prefix = ''): Recor
   for (const issue of issues) {
     const path = fieldPath(issue.path);
     const key = prefix !== '' && path.startsWith(prefix) ? path.slice(prefix.length) : path;
-    if (errors[key] === undefined) errors[key] = issue.message;
+    if (errors[key] === undefined) errors[key] = translateRuleText(issue.message);
   }
   return errors;
 }
@@ -494,7 +496,7 @@ export function serverErrorsFrom(error: { field?: string; message: string }): Re
   const prefix = `${error.field}: `;
   // parseWith joins the rules of several fields with "; "; a refusal's own sentence may hold one too.
   const first = error.message.split(/; (?=[\w$.[\]()]+: )/)[0] ?? error.message;
-  return { [key]: first.startsWith(prefix) ? first.slice(prefix.length) : first };
+  return { [key]: translateRuleText(first.startsWith(prefix) ? first.slice(prefix.length) : first) };
 }
 
 /** Limits worth showing as the agent types (a counter beside the field). */

@@ -5,6 +5,7 @@
 import { isTurnUrl, networkSettingsInputSchema, type NetworkSettingsInput, type PublicNetworkSettings, type RelayTurnStatus } from '../../shared/ice-servers';
 import type { AppError } from '../../shared/result';
 import { i18n } from '../i18n/i18n';
+import { translateRuleText } from '../i18n/rule-text';
 import { sentence } from './composer';
 
 const t = i18n.getFixedT(null, 'settings');
@@ -60,9 +61,11 @@ export function draftToNetworkInput(draft: NetworkDraft): CheckedNetwork {
   };
 }
 
-// The errors are worded when the form is checked (the rules themselves come in English from the
-// shared schemas); an edit of the field clears them.
-const lineRule = (lines: readonly number[], index: number, rule: string): string => t('network.servers.line', { line: lines[index] ?? index + 1, rule });
+// The errors are worded when the form is checked (the rules come in English from the shared schemas
+// and are said in the UI's language here); an edit of the field clears them.
+const lineRule = (lines: readonly number[], index: number, rule: string): string => t('network.servers.line', { line: lines[index] ?? index + 1, rule: translateRuleText(rule) });
+/** A rule next to its field, in the UI's language, as a sentence. */
+const ruleSentence = (rule: string): string => sentence(translateRuleText(rule));
 const joinRules = (rules: readonly string[]): string => rules.join(t('network.servers.separator'));
 
 /**
@@ -82,7 +85,7 @@ export function validateNetworkDraft(
     for (const issue of parsed.error.issues) {
       const [field, index] = issue.path;
       if (field === 'servers' && typeof index === 'number') serverRules.push(lineRule(checked.lines, index, issue.message));
-      else if (isNetworkField(field) && errors[field] === undefined) errors[field] = sentence(issue.message);
+      else if (isNetworkField(field) && errors[field] === undefined) errors[field] = ruleSentence(issue.message);
     }
   }
   if (serverRules.length > 0) errors.servers = joinRules(serverRules);
@@ -118,14 +121,14 @@ export function networkErrorsFrom(error: Pick<AppError, 'field' | 'message'>, li
   for (const part of error.message.split('; ')) {
     const m = /^([\w.[\]]+): (.+)$/s.exec(part);
     const place = m ? networkPlace(m[1]) : undefined;
-    if (!m || !place) rest.push(part);
+    if (!m || !place) rest.push(translateRuleText(part));
     else if (place.field === 'servers' && place.index !== undefined) serverRules.push(lineRule(lines, place.index, m[2]!));
-    else if (fields[place.field] === undefined) fields[place.field] = sentence(m[2]!);
+    else if (fields[place.field] === undefined) fields[place.field] = ruleSentence(m[2]!);
   }
   if (serverRules.length > 0 && fields.servers === undefined) fields.servers = joinRules(serverRules);
   const named = networkPlace(error.field)?.field;
   if (named && fields[named] === undefined) {
-    fields[named] = sentence(rest.length > 0 ? rest.join('; ') : error.message);
+    fields[named] = sentence(rest.length > 0 ? rest.join('; ') : translateRuleText(error.message));
     return { fields, form: null };
   }
   return { fields, form: rest.length > 0 ? rest.join('; ') : null };

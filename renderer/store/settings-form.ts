@@ -9,6 +9,7 @@ import { fieldPath } from '../../shared/validation';
 import { directionOf } from '../../shared/i18n/languages';
 import { formatNumber, isolateLtr } from '../i18n/format';
 import { currentLanguage, i18n } from '../i18n/i18n';
+import { translateRuleText } from '../i18n/rule-text';
 
 /**
  * Words of the settings namespace kept as a key and its values, worded when shown (`settingsText`),
@@ -60,8 +61,14 @@ export function draftFromSettings(settings: PublicSettings | null): SettingsDraf
   };
 }
 
-/** Schema rules read "must be …"; next to a field they start a sentence. */
-const sentence = (text: string): string => (text === '' ? text : text[0]!.toUpperCase() + text.slice(1));
+/**
+ * Schema rules read "must be …", in English from shared/ (the main process's too): said in the UI's
+ * language, and next to a field they start a sentence.
+ */
+const ruleSentence = (text: string): string => {
+  const said = translateRuleText(text);
+  return said === '' ? said : said[0]!.toUpperCase() + said.slice(1);
+};
 
 const isSettingsField = (key: string): key is SettingsField => (SETTINGS_FIELDS as readonly string[]).includes(key);
 
@@ -91,7 +98,7 @@ export function validateDraft(draft: SettingsDraft): { ok: true; input: AccountS
   const errors: SettingsErrors = {};
   for (const issue of parsed.error.issues) {
     const field = settingsFieldOf(fieldPath(issue.path));
-    if (field && errors[field] === undefined) errors[field] = sentence(issue.message);
+    if (field && errors[field] === undefined) errors[field] = ruleSentence(issue.message);
   }
   return { ok: false, errors };
 }
@@ -107,14 +114,14 @@ export function settingsErrorsFrom(error: Pick<AppError, 'field' | 'message'>): 
     const m = /^([\w.[\]]+): (.+)$/s.exec(part);
     const field = m ? settingsFieldOf(m[1]) : undefined;
     if (m && field) {
-      if (fields[field] === undefined) fields[field] = sentence(m[2]!);
+      if (fields[field] === undefined) fields[field] = ruleSentence(m[2]!);
     } else {
-      rest.push(part);
+      rest.push(translateRuleText(part));
     }
   }
   const named = settingsFieldOf(error.field);
   if (named && fields[named] === undefined) {
-    fields[named] = rest.length > 0 ? rest.join('; ') : error.message;
+    fields[named] = rest.length > 0 ? rest.join('; ') : translateRuleText(error.message);
     return { fields, form: null };
   }
   return { fields, form: rest.length > 0 ? rest.join('; ') : null };

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HistoryEntry } from '../../../shared/history';
+import { formatPhoneNumber } from '../../../shared/phone';
 import { startDesktopApp, type DesktopApp, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
 import type { LaunchInfo } from '../../../electron/desktop/dial-links';
 import { DESK_ICONS } from '../../../electron/desktop/desk';
@@ -224,6 +225,28 @@ describe('the desk host', () => {
       expect(window.focusCalls).toBe(0);
     });
 
+    it("speaks the system's language with the preference on 'auto', and a chosen one at once when it changes", async () => {
+      app.systemLanguages = ['es-MX', 'en-US'];
+      await start();
+      const window = shown();
+      expect(menuLabels()).toEqual(['Estado: Disponible', '---', 'Mostrar', '---', 'Disponible', 'No molestar', '---', 'Salir']);
+      window.close();
+      expect(tray().tooltip).toBe('Softphone: Disponible, ventana oculta, las llamadas siguen sonando');
+
+      service.setPreferences({ language: 'ar' });
+      expect(menuLabels()).toEqual(['الحالة: متاح', '---', 'إظهار', '---', 'متاح', 'عدم الإزعاج', '---', 'إنهاء']);
+      expect(tray().tooltip).toBe('Softphone: متاح، النافذة مخفية، والمكالمات لا تزال ترنّ');
+      menu().click('عدم الإزعاج');
+      await settle();
+      expect(service.handled).toContainEqual({ name: 'setPresence', params: { status: 'dnd' } });
+      expect(menuLabels()[0]).toBe('الحالة: عدم الإزعاج');
+
+      service.setPreferences({ language: 'auto' });
+      expect(menuLabels()[0]).toBe('Estado: No molestar');
+      menu().click('Mostrar');
+      expect(window.visible).toBe(true);
+    });
+
     it('the icons it loads exist in assets/ as PNG files', () => {
       const { status, ...single } = DESK_ICONS;
       for (const path of [...Object.values(single), ...Object.values(status), ...Object.values(status).map((p) => p.replace(/\.png$/, '@2x.png'))]) {
@@ -261,6 +284,23 @@ describe('the desk host', () => {
       expect((window.overlay?.image as { path: string } | null)?.path).toBe(join('/opt/softphone/assets', DESK_ICONS.missedOverlay));
       service.setPreferences({ missedSeenAt: 9_000 });
       expect(window.overlay).toEqual({ image: null, description: '' });
+    });
+
+    it("says the count in the agent's language, Arabic's dual included, and again when the language changes", async () => {
+      service.history = history;
+      service.prefs = { ...service.prefs, missedSeenAt: 1_000, language: 'ar' };
+      await start({ platform: 'win32' });
+      const window = theWindow();
+      expect(window.overlay?.description).toBe('مكالمتان فائتتان');
+      expect(menuLabels()[1]).toBe('مكالمتان فائتتان');
+      service.setHistory([missed('in:4', 4_000), ...history]);
+      expect(window.overlay?.description).toBe('3 مكالمات فائتة');
+      const badgeCounts = app.setBadgeCount.mock.calls.length;
+      service.setPreferences({ language: 'es' });
+      expect(window.overlay?.description).toBe('3 llamadas perdidas');
+      expect(menuLabels()[1]).toBe('3 llamadas perdidas');
+      // The count itself did not change: the badge is not set again.
+      expect(app.setBadgeCount.mock.calls.length).toBe(badgeCounts);
     });
   });
 
@@ -409,6 +449,35 @@ describe('the desk host', () => {
       expect(pushesSent('shortcutPressed')).toEqual([]);
     });
 
+    it("is worded in the agent's language when it rings: title, caller, buttons", async () => {
+      service.prefs = { ...service.prefs, language: 'es' };
+      await start({ platform: 'win32' });
+      const window = shown();
+      window.focused = false;
+      service.push({ name: 'callChanged', payload: ringing() });
+      const notification = Notification.instances[0]!;
+      expect(notification.options).toMatchObject({
+        title: 'Llamada entrante',
+        body: `Ada (${formatPhoneNumber('447700900123')})`,
+        actions: [
+          { type: 'button', text: 'Contestar' },
+          { type: 'button', text: 'Rechazar' },
+        ],
+      });
+      notification.emit('action', { actionIndex: 1 }, 1);
+      expect(pushesSent('shortcutPressed')).toEqual([{ action: 'decline', localId: 'in:wacid.1' }]);
+
+      // The next call follows a change of language; a caller with no name or number is unknown,
+      // and in Arabic a number stays left to right.
+      service.setPreferences({ language: 'ar' });
+      const anonymous = ringing('ringing', 'in:wacid.2');
+      service.push({ name: 'callChanged', payload: { ...anonymous, peer: {} } });
+      expect(Notification.instances[1]!.options).toMatchObject({ title: 'مكالمة واردة', body: 'متصل غير معروف', actions: [{ type: 'button', text: 'رد' }, { type: 'button', text: 'رفض' }] });
+      const numberOnly = ringing('ringing', 'in:wacid.3');
+      service.push({ name: 'callChanged', payload: { ...numberOnly, peer: { number: '447700900123' } } });
+      expect(Notification.instances[2]!.options.body).toBe(`\u2066${formatPhoneNumber('447700900123')}\u2069`);
+    });
+
     it('still shows and flashes the window where notifications are not supported', async () => {
       Notification.supported = false;
       await start();
@@ -495,6 +564,18 @@ describe('the desk host', () => {
       const box = dialog.showMessageBox.mock.calls[0]!.at(-1) as { message: string; detail: string };
       expect(box.message).toBe('This link cannot be dialled');
       expect(box.detail).toMatch(/^Phone number/);
+    });
+
+    it("a refused link is said in the agent's language", async () => {
+      app.systemLanguages = ['pt-BR'];
+      await start();
+      shown();
+      await rendererStarts();
+      app.emit('second-instance', new FakeEvent(), ['/opt/softphone/softphone', 'tel:not-a-number'], '/');
+      expect((dialog.showMessageBox.mock.calls[0]!.at(-1) as { message: string }).message).toBe('Não é possível discar este link');
+      service.setPreferences({ language: 'hi' });
+      app.emit('second-instance', new FakeEvent(), ['/opt/softphone/softphone', 'tel:not-a-number'], '/');
+      expect((dialog.showMessageBox.mock.calls[1]!.at(-1) as { message: string }).message).toBe('इस लिंक पर कॉल नहीं की जा सकती');
     });
 
     it('a second launch without a link only shows the window', async () => {

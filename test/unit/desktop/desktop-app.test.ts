@@ -120,6 +120,18 @@ describe('desktop host', () => {
       expect(app.quitted).toBe(true);
     });
 
+    it("says so in the system's language: there are no preferences without the service", async () => {
+      app.systemLanguages = ['es-419'];
+      await start(() => Promise.reject(new Error('data directory is not writable')));
+      expect(dialog.showErrorBox).toHaveBeenCalledWith('No se pudo iniciar Softphone', 'data directory is not writable');
+    });
+
+    it('titles the window with the product name, the same in every language', async () => {
+      service.prefs = { ...service.prefs, language: 'id' };
+      await start();
+      expect(theWindow().options.title).toBe('Softphone');
+    });
+
     it('reloads the page when the window\'s renderer process dies', async () => {
       await start();
       const window = theWindow();

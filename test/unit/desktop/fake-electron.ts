@@ -269,12 +269,18 @@ class FakeApp extends FakeEmitter {
   userData = '/home/agent/.config/softphone';
   /** macOS: the login item started this launch. */
   openedAtLogin = false;
+  /** The operating system's languages, most preferred first (empty on some Linux sessions). */
+  systemLanguages: string[] = ['en-US'];
+  /** The locale Chromium runs in. */
+  locale = 'en-US';
 
   reset(): void {
     this.removeAllListeners();
     this.singleInstanceLock = true;
     this.quitted = false;
     this.openedAtLogin = false;
+    this.systemLanguages = ['en-US'];
+    this.locale = 'en-US';
     for (const mock of [
       this.requestSingleInstanceLock,
       this.whenReady,
@@ -287,6 +293,8 @@ class FakeApp extends FakeEmitter {
       this.setLoginItemSettings,
       this.getLoginItemSettings,
       this.setAsDefaultProtocolClient,
+      this.getPreferredSystemLanguages,
+      this.getLocale,
     ]) {
       mock.mockClear();
     }
@@ -305,6 +313,8 @@ class FakeApp extends FakeEmitter {
   readonly setLoginItemSettings = vi.fn((_settings: { openAtLogin?: boolean; args?: string[] }) => undefined);
   readonly getLoginItemSettings = vi.fn(() => ({ openAtLogin: false, wasOpenedAtLogin: this.openedAtLogin }));
   readonly setAsDefaultProtocolClient = vi.fn((_protocol: string, _path?: string, _args?: string[]) => true);
+  readonly getPreferredSystemLanguages = vi.fn(() => [...this.systemLanguages]);
+  readonly getLocale = vi.fn(() => this.locale);
   /** Like Electron: before-quit first; a handler that prevents it keeps the app running. */
   readonly quit = vi.fn(() => {
     const event = new FakeEvent();

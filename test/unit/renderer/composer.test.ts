@@ -405,7 +405,7 @@ describe('the composer in another language', () => {
     ]);
   });
 
-  it('words labels, the window\u2019s own rules, plurals and sizes in Spanish; the shared schemas\u2019 rules stay as they are', async () => {
+  it('words labels, the window\u2019s own rules, plurals and sizes in Spanish, the shared schemas\u2019 rules too', async () => {
     await setUiLanguage('es', undefined);
     expect(tabLabel('template')).toBe('Plantilla');
     expect(MEDIA_BYS.map(mediaByLabel)).toEqual(['Por enlace', 'Por ID de archivo']);
@@ -413,7 +413,7 @@ describe('the composer in another language', () => {
     expect(checkComposer(draft({ tab: 'media', media: { ...emptyMedia('image', 'id'), id: 'https://e.com/a.png' } }), TO).errors).toEqual({
       'image.id': 'es un enlace: elige "Por enlace" para enviar un enlace, o ingresa el ID que devolvió la carga',
     });
-    expect(checkComposer(draft({ text: '' }), TO).errors).toEqual({ 'text.body': 'must not be empty' });
+    expect(checkComposer(draft({ text: '' }), TO).errors).toEqual({ 'text.body': 'no puede estar vacío' });
     // A new draft's call button reads in the agent's language.
     expect(emptyInteractive('voice_call').callDisplayText).toBe('Llámanos');
 
@@ -428,7 +428,7 @@ describe('the composer in another language', () => {
 
     const many = Array.from({ length: 3 }, (_, i) => ({ title: `S${i}`, rows: Array.from({ length: 4 }, (_, j) => ({ title: `R${j}`, description: '' })) }));
     const tooMany = interactive('list', { body: 'Pick', listButton: 'Slots', sections: many });
-    expect(otherErrors({ ...tooMany, showAllErrors: true }, checkComposer(tooMany, TO).errors, new Set())).toEqual(['Secciones: must have at most 10 rows in all (has 12)']);
+    expect(otherErrors({ ...tooMany, showAllErrors: true }, checkComposer(tooMany, TO).errors, new Set())).toEqual(['Secciones: debe tener como máximo 10 filas en total (tiene 12)']);
 
     await setUiLanguage('ar', undefined);
     expect(formatSize(2.5 * 1024 * 1024)).toBe('2.5 ميغابايت');

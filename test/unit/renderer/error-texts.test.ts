@@ -123,14 +123,16 @@ describe('in the agent’s language', () => {
     await setUiLanguage('en', undefined);
   });
 
-  it('words codes, gateway codes and outcomes in Spanish, the main process’s detail kept as it came', async () => {
+  it('words codes, gateway codes and outcomes in Spanish, the main process’s rules in Spanish and any other detail as it came', async () => {
     await setUiLanguage('es', undefined);
     expect(errorMessage({ code: 'timeout', message: 'HTTP timeout' })).toBe('El servicio de llamadas no respondió a tiempo. Vuelve a intentarlo.');
     expect(errorMessage({ code: 'gateway_error', message: 'x', gatewayCode: 138005 })).toBe('Demasiadas llamadas en poco tiempo: vuelve a intentarlo más tarde.');
     expect(errorMessage({ code: 'gateway_error', message: 'Unsupported post request', gatewayCode: 100001 })).toBe(
       'El servicio de llamadas rechazó la solicitud. Unsupported post request',
     );
-    expect(errorMessage({ code: 'invalid_phone_number', message: 'Phone number: too short' })).toBe('Phone number: too short');
+    expect(errorMessage({ code: 'invalid_phone_number', message: 'Phone number: too short' })).toBe('Número de teléfono: demasiado corto');
+    expect(errorMessage({ code: 'invalid_input', message: 'gatewayUrl: is required' })).toBe('gatewayUrl: es obligatorio');
+    expect(errorMessage({ code: 'invalid_input', message: 'The relay refused the agent token' })).toBe('The relay refused the agent token');
     expect(endReasonText({ kind: 'failed', code: '138006', message: 'x' })).toMatch(/^Falló: El cliente no ha permitido las llamadas de empresas\./);
     expect(endReasonText({ kind: 'completed', by: 'customer' })).toBe('El cliente finalizó la llamada');
     expect(historyOutcomeText({ outcome: 'failed' })).toBe('Falló: La llamada falló');

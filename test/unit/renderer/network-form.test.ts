@@ -145,12 +145,12 @@ describe('in another language', () => {
     await setUiLanguage('en', undefined);
   });
 
-  it('the window\u2019s own words are Spanish; the shared schema\u2019s rule is quoted as it comes', async () => {
+  it('the window\u2019s own words are Spanish; the shared schema\u2019s rule too', async () => {
     await setUiLanguage('es', undefined);
     const checked = validateNetworkDraft(draft({ servers: 'turn:a.example:3478\nstun:bad host:3478' }), noNetwork);
     expect(checked.ok).toBe(false);
     if (!checked.ok) {
-      expect(checked.errors.servers).toMatch(/^Línea 2: must be stun:HOST/);
+      expect(checked.errors.servers).toMatch(/^Línea 2: debe ser stun:HOST\[:PORT\].* \(se recibió "stun:bad host:3478"\)$/);
       expect(checked.errors.turnUsername).toBe('El usuario TURN es obligatorio para un servidor turn: o turns:');
     }
     expect(relayOnlyWarning(draft({ relayOnly: true }), 'not_offered')).toBe('Solo relay necesita un servidor TURN: agrega uno o las llamadas no se conectarán.');

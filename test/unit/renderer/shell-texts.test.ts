@@ -107,6 +107,7 @@ describe('notices made as things happen', () => {
       store: appStore,
       calls: { callChanged: () => undefined, callsReloaded: () => undefined, dialRequested: async () => undefined },
       selectContact: () => undefined,
+      setUpdateStatus: () => undefined,
     });
     await sync.refreshSnapshot();
     expect(appStore.getState().snapshotError).toBe('Layanan softphone mengirim data yang tidak dapat dibaca jendela ini. Muat ulang jendela.');

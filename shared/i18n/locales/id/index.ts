@@ -4,5 +4,6 @@ import calls from './calls.json';
 import settings from './settings.json';
 import messages from './messages.json';
 import errors from './errors.json';
+import rules from './rules.json';
 
-export default { common, calls, settings, messages, errors };
+export default { common, calls, settings, messages, errors, rules };

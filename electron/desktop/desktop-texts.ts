@@ -1,0 +1,93 @@
+// What the main process itself says to the agent — the tray, the notification of a ringing call,
+// the missed-call overlay, its own dialogs — in the language the window speaks: the preference
+// `language`, where 'auto' is the operating system's. Its own i18next instance, holding the
+// `desktop` strings of the common namespace of every language (shared/i18n/locales/<lang>/common.json).
+// Not the pseudo-locale: it is made by the renderer, which this process does not import; en-XA
+// gets English here.
+import i18next from 'i18next';
+import type { App } from 'electron';
+import { directionOf, LANGUAGES, PSEUDO_LANGUAGE, resolveLanguage, type Language, type LanguageSetting, type UiLanguage } from '../../shared/i18n/languages';
+import en from '../../shared/i18n/locales/en/common.json';
+import es from '../../shared/i18n/locales/es/common.json';
+import ptBR from '../../shared/i18n/locales/pt-BR/common.json';
+import hi from '../../shared/i18n/locales/hi/common.json';
+import id from '../../shared/i18n/locales/id/common.json';
+import ar from '../../shared/i18n/locales/ar/common.json';
+
+type Leaves<T, Prefix extends string = ''> = {
+  [K in keyof T & string]: T[K] extends string ? `${Prefix}${K}` : Leaves<T[K], `${Prefix}${K}.`>;
+}[keyof T & string];
+/** "missedCalls_one" and "missedCalls_other" are one key, "missedCalls", chosen by `count`. */
+type WithoutPlural<K> = K extends `${infer Base}_${'one' | 'other'}` ? Base : K;
+
+/** A string of the main process: "tray.show", "missedCalls" (a plural: give `count`). */
+export type DesktopKey = WithoutPlural<Leaves<typeof en.desktop>>;
+export type DesktopValues = Readonly<Record<string, string | number>>;
+
+export interface DesktopTexts {
+  readonly language: Language;
+  t(key: DesktopKey, values?: DesktopValues): string;
+  /**
+   * Data that reads left to right (a phone number, a key combination) inside a sentence: isolated
+   * in a right-to-left language, where "+44 20 7946 0958" or "Ctrl+Shift+D" would otherwise be
+   * reordered around their punctuation. Unchanged elsewhere.
+   */
+  ltr(text: string): string;
+}
+
+const i18n = i18next.createInstance();
+void i18n.init({
+  resources: { en: { common: en }, es: { common: es }, 'pt-BR': { common: ptBR }, hi: { common: hi }, id: { common: id }, ar: { common: ar } },
+  lng: 'en',
+  fallbackLng: 'en',
+  supportedLngs: [...LANGUAGES],
+  ns: ['common'],
+  defaultNS: 'common',
+  // Native menus, tooltips, notifications and dialogs show text as it is: nothing to escape.
+  interpolation: { escapeValue: false },
+  returnNull: false,
+  // The resources are bundled: init is synchronous, so the first tray is already worded.
+  initAsync: false,
+});
+
+// LEFT-TO-RIGHT ISOLATE … POP DIRECTIONAL ISOLATE.
+const LRI = '\u2066';
+const PDI = '\u2069';
+
+const cache = new Map<Language, DesktopTexts>();
+
+/** The texts in a language (the pseudo-locale gets English). */
+export function desktopTexts(language: UiLanguage): DesktopTexts {
+  const spoken: Language = language === PSEUDO_LANGUAGE ? 'en' : language;
+  const known = cache.get(spoken);
+  if (known) return known;
+  // Typed by DesktopKey above, not by i18next's own key types (those are the window's: renderer/i18n).
+  const fixed = i18n.getFixedT(spoken, 'common', 'desktop') as unknown as (key: string, options?: DesktopValues) => string;
+  const rtl = directionOf(spoken) === 'rtl';
+  const texts: DesktopTexts = {
+    language: spoken,
+    t: (key, values) => fixed(key, values),
+    ltr: (text) => (rtl ? `${LRI}${text}${PDI}` : text),
+  };
+  cache.set(spoken, texts);
+  return texts;
+}
+
+/** Where the operating system's languages come from: Electron's app. */
+export type SystemLanguages = Pick<App, 'getPreferredSystemLanguages' | 'getLocale'>;
+
+/**
+ * The operating system's languages, most preferred first. getPreferredSystemLanguages may be empty
+ * (some Linux sessions set no language list); the locale Chromium runs in is then the best guess.
+ */
+export function systemLanguages(system: SystemLanguages): string[] {
+  const preferred = system.getPreferredSystemLanguages();
+  if (preferred.length > 0) return preferred;
+  const locale = system.getLocale();
+  return locale ? [locale] : [];
+}
+
+/** The texts for the preference `language`: 'auto' follows the operating system. */
+export function desktopTextsFor(setting: LanguageSetting, system: SystemLanguages): DesktopTexts {
+  return desktopTexts(resolveLanguage(setting, setting === 'auto' ? systemLanguages(system) : []));
+}

@@ -1,0 +1,66 @@
+// The updates domain: Settings → "Updates" (the feed's address and the channel, saved by the main
+// process), "Check for updates", and "Restart to update", which the main process refuses during a
+// call. The status itself arrives with the snapshot and the updateStatus push (host-sync.ts).
+import type { SoftphoneApi } from '../../shared/api';
+import type { AppError } from '../../shared/result';
+import type { UpdateChannel, UpdateSettings } from '../../shared/updates';
+import type { StoreApi } from 'zustand/vanilla';
+import { errorMessage } from '../error-texts';
+import type { UpdateStatusState } from '../store/updates';
+
+export interface UpdateActionsDeps {
+  api: Pick<SoftphoneApi, 'getUpdateSettings' | 'setUpdateSettings' | 'checkForUpdates' | 'restartToUpdate'>;
+  store: StoreApi<UpdateStatusState>;
+}
+
+/** The field a refusal names ("settings.feedUrl" → feedUrl), so the error shows beside it. */
+const fieldOf = (error: AppError): 'feedUrl' | 'channel' | undefined => {
+  const field = error.field?.replace(/^settings\./, '');
+  return field === 'feedUrl' || field === 'channel' ? field : undefined;
+};
+
+export class UpdateActions {
+  private readonly api: UpdateActionsDeps['api'];
+  private readonly store: StoreApi<UpdateStatusState>;
+
+  constructor(deps: UpdateActionsDeps) {
+    this.api = deps.api;
+    this.store = deps.store;
+  }
+
+  /** The saved settings into the form, unless the agent has typed in it. */
+  async load(): Promise<void> {
+    const result = await this.api.getUpdateSettings({});
+    if (result.ok) this.store.getState().loadSettings(result.value);
+  }
+
+  edit(patch: Partial<UpdateSettings>): void {
+    this.store.getState().editDraft(patch);
+  }
+
+  async save(): Promise<boolean> {
+    const { draft } = this.store.getState().form;
+    this.store.getState().setForm({ busy: true, error: null, saved: false });
+    const result = await this.api.setUpdateSettings({ settings: { feedUrl: draft.feedUrl.trim(), channel: draft.channel as UpdateChannel } });
+    if (!result.ok) {
+      this.store.getState().setForm({ busy: false, error: { field: fieldOf(result.error), text: errorMessage(result.error) } });
+      return false;
+    }
+    this.store.getState().loadSettings(result.value, true);
+    this.store.getState().setForm({ busy: false, saved: true });
+    return true;
+  }
+
+  async check(): Promise<void> {
+    this.store.getState().setForm({ error: null });
+    const result = await this.api.checkForUpdates({});
+    if (result.ok) this.store.getState().setStatus(result.value);
+    else this.store.getState().setForm({ error: { field: undefined, text: errorMessage(result.error) } });
+  }
+
+  async restart(): Promise<void> {
+    this.store.getState().setRestartError(null);
+    const result = await this.api.restartToUpdate({});
+    if (!result.ok) this.store.getState().setRestartError(errorMessage(result.error));
+  }
+}

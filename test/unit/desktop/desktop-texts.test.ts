@@ -1,0 +1,54 @@
+// The main process's own words: which language it speaks for the preference `language`, and that
+// each language has them. (test/unit/renderer/translations.test.ts checks every key and plural form.)
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { desktopTexts, desktopTextsFor, systemLanguages } from '../../../electron/desktop/desktop-texts';
+import { app, resetFakeElectron } from './fake-electron';
+
+vi.mock('electron', () => import('./fake-electron'));
+
+describe('desktop texts', () => {
+  beforeEach(() => {
+    resetFakeElectron();
+  });
+
+  it("'auto' follows the operating system's preferred languages, matched on the primary subtag", () => {
+    app.systemLanguages = ['fr-FR', 'es-MX', 'en-US'];
+    expect(desktopTextsFor('auto', app).language).toBe('es');
+    expect(desktopTextsFor('auto', app).t('tray.show')).toBe('Mostrar');
+    expect(app.getPreferredSystemLanguages).toHaveBeenCalled();
+    app.systemLanguages = ['ar-AE'];
+    expect(desktopTextsFor('auto', app).t('incomingCall.title')).toBe('مكالمة واردة');
+  });
+
+  it("'auto' falls back to the locale Chromium runs in when the system lists no language, then to English", () => {
+    app.systemLanguages = [];
+    app.locale = 'pt-BR';
+    expect(systemLanguages(app)).toEqual(['pt-BR']);
+    expect(desktopTextsFor('auto', app).t('tray.quit')).toBe('Sair');
+    app.locale = '';
+    expect(desktopTextsFor('auto', app).language).toBe('en');
+    app.systemLanguages = ['de-DE'];
+    expect(desktopTextsFor('auto', app).language).toBe('en');
+  });
+
+  it('a chosen language wins over the system, which is not even asked', () => {
+    app.systemLanguages = ['es-ES'];
+    expect(desktopTextsFor('hi', app).t('tray.show')).toBe('दिखाएं');
+    expect(desktopTextsFor('id', app).t('missedCalls', { count: 3 })).toBe('3 panggilan tak terjawab');
+    expect(app.getPreferredSystemLanguages).not.toHaveBeenCalled();
+    expect(desktopTextsFor('en-XA', app).t('tray.show')).toBe('Show');
+  });
+
+  it('English keeps the words the rest of the app and its tests rely on', () => {
+    const { t } = desktopTexts('en');
+    expect(t('missedCalls', { count: 1 })).toBe('1 missed call');
+    expect(t('missedCalls', { count: 2 })).toBe('2 missed calls');
+    expect(t('dialLinkRefused')).toBe('This link cannot be dialled');
+    expect(t('incomingCall.caller', { name: 'Ada', number: '+44 7700 900123' })).toBe('Ada (+44 7700 900123)');
+  });
+
+  it('keeps data left to right inside Arabic only', () => {
+    expect(desktopTexts('ar').ltr('+44 7700 900123')).toBe('\u2066+44 7700 900123\u2069');
+    expect(desktopTexts('es').ltr('+44 7700 900123')).toBe('+44 7700 900123');
+  });
+});
