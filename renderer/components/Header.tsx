@@ -137,14 +137,18 @@ function RestartToUpdate() {
   const status = useUpdateStatusStore((s) => s.status);
   const error = useUpdateStatusStore((s) => s.restartError);
   const callLive = useAppStore((s) => Object.values(s.calls).some((c) => c.phase !== 'ended'));
-  if (!offersRestart(status, callLive)) return null;
+  const offered = offersRestart(status, callLive);
+  if (!offered && error === null) return null;
   return (
     <>
-      <button type="button" className="btn btn-secondary btn-update" title={status?.kind === 'ready' ? t('header.updateReady', { version: status.version }) : undefined} onClick={() => void updates.restart()}>
-        {t('header.restartToUpdate')}
-      </button>
+      {offered && (
+        <button type="button" className="btn btn-secondary btn-update" title={status?.kind === 'ready' ? t('header.updateReady', { version: status.version }) : undefined} onClick={() => void updates.restart()}>
+          {t('header.restartToUpdate')}
+        </button>
+      )}
+      {/* Visible, and kept after the button goes: a refusal means a call went live, a failure that the status changed. */}
       {error !== null && (
-        <span role="alert" className="visually-hidden">
+        <span role="alert" className="header-alert">
           {error}
         </span>
       )}

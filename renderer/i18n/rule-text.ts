@@ -4,6 +4,8 @@
 // made from one is said again with the `rules` namespace, its values kept. A message that no
 // template made (the gateway's own words, a browser's reason) is shown as it came.
 import english from '../../shared/i18n/locales/en/rules.json';
+import { directionOf, type UiLanguage } from '../../shared/i18n/languages';
+import { isolateLtr } from './format';
 import { i18n } from './i18n';
 
 // The keys are made from the catalogue itself; here they are only looked up.
@@ -72,13 +74,19 @@ const capitalise = (text: string): string => (text === '' ? text : text[0]!.toUp
 
 /** One message made from one template; undefined when no template made it. */
 function fromTemplate(message: string): string | undefined {
+  // In a right-to-left sentence a number, a key combination or an address must keep its own order.
+  const rtl = directionOf(i18n.language as UiLanguage) === 'rtl';
   for (const pattern of PATTERNS) {
     const m = pattern.regex.exec(message);
     if (!m) continue;
+    const countAt = pattern.names.indexOf('count');
+    // A plural's count is a number: text that only looks like the template is not from it.
+    if (countAt >= 0 && !/^\d+$/.test(m[countAt + 1] ?? '')) continue;
     const values: Record<string, string | number> = {};
     pattern.names.forEach((name, i) => {
       const value = m[i + 1] ?? '';
-      values[name] = name === 'count' && /^\d+$/.test(value) ? Number(value) : (termText(value) ?? value);
+      if (name === 'count') values[name] = Number(value);
+      else values[name] = termText(value) ?? (rtl && value !== '' ? isolateLtr(value) : value);
     });
     const text = translate(pattern.id, values);
     // "Must …" stays a sentence's start in every language that has capitals.

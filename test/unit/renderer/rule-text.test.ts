@@ -82,6 +82,23 @@ describe('what the catalogue did not make', () => {
       expect(translateRuleText(message)).toBe(message);
     }
   });
+
+  test('a plural template does not take text whose count is not a number', async () => {
+    await setUiLanguage('es', undefined);
+    expect(translateRuleText('must be at most 1,000 characters')).toBe('must be at most 1,000 characters');
+    expect(translateRuleText('must be at most many characters')).toBe('must be at most many characters');
+    expect(translateRuleText(rule('common.atMostCharacters', { count: 1000 }))).not.toBe(rule('common.atMostCharacters', { count: 1000 }));
+  });
+});
+
+describe('right to left', () => {
+  test('in Arabic a number, a combination or an address keeps its order (an isolate); a translated word does not need one', async () => {
+    await setUiLanguage('ar', undefined);
+    const said = translateRuleText(rule('phone.unverified', { number: '+44 20 7946 0958' }));
+    expect(said).toContain('\u2066+44 20 7946 0958\u2069');
+    await setUiLanguage('es', undefined);
+    expect(translateRuleText(rule('phone.unverified', { number: '+44 20 7946 0958' }))).not.toContain('\u2066');
+  });
 });
 
 describe('what the window puts around a rule', () => {
