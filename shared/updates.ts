@@ -3,6 +3,7 @@
 // the app by itself: once downloaded it is `ready`, and the agent's "Restart to update"
 // (restartToUpdate) installs it, refused while a call is live; quitting installs it too.
 import { z } from 'zod';
+import { rule } from './i18n/rules';
 
 export const UPDATE_CHANNELS = ['stable', 'beta'] as const;
 export type UpdateChannel = (typeof UPDATE_CHANNELS)[number];
@@ -16,8 +17,9 @@ export interface UpdateSettings {
 
 export const DEFAULT_UPDATE_SETTINGS: UpdateSettings = { feedUrl: '', channel: 'stable' };
 
-const FEED_URL_RULE =
-  'must be an https:// address (http:// only on this computer: localhost, 127.0.0.1 or [::1]), or empty to turn updates off';
+// The rules' words come from the catalogue (i18n/locales/en/rules.json, group `updates`): the window
+// shows them beside the field, in the agent's language.
+const FEED_URL_RULE = rule('updates.feedUrlRule');
 
 const isLoopbackHost = (host: string): boolean => {
   const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
@@ -35,24 +37,24 @@ export function feedUrlProblem(value: string): string | undefined {
   if (!scheme || !URL.canParse(value)) return FEED_URL_RULE;
   const protocol = scheme[1]!.toLowerCase();
   if (protocol !== 'https' && protocol !== 'http') return FEED_URL_RULE;
-  if (scheme[2]!.includes('@')) return 'must not contain a user name or password';
+  if (scheme[2]!.includes('@')) return rule('updates.feedUrlCredentials');
   const host = new URL(value).host.toLowerCase();
   if (host === '') return FEED_URL_RULE;
-  if (protocol === 'http' && !isLoopbackHost(host)) return `${FEED_URL_RULE}: plain http:// would let anyone on the way replace the update`;
-  if (/[?#]/.test(value)) return 'must not have a query (?…) or fragment (#…): the feed’s files are found by name under it';
+  if (protocol === 'http' && !isLoopbackHost(host)) return rule('updates.feedUrlPlainHttp');
+  if (/[?#]/.test(value)) return rule('updates.feedUrlQuery');
   return undefined;
 }
 
 const feedUrlSchema = z
-  .string({ error: 'must be a string: the update feed’s address, or empty to turn updates off' })
+  .string({ error: rule('updates.feedUrlString') })
   .trim()
-  .max(2048, 'is too long (2048 characters at most)')
+  .max(2048, rule('common.tooLongAtMost', { count: 2048 }))
   .refine((value) => feedUrlProblem(value) === undefined, { error: (issue) => feedUrlProblem(String(issue.input).trim()) ?? FEED_URL_RULE });
 
 /** What Settings submits (setUpdateSettings), and what the settings file holds. */
 export const updateSettingsSchema = z.strictObject({
   feedUrl: feedUrlSchema,
-  channel: z.enum(UPDATE_CHANNELS, { error: `must be one of ${UPDATE_CHANNELS.join(', ')}` }),
+  channel: z.enum(UPDATE_CHANNELS, { error: rule('common.oneOf', { values: UPDATE_CHANNELS.join(', ') }) }),
 });
 
 /**

@@ -36,6 +36,16 @@ export function serveRenderer(protocol: Pick<Protocol, 'handle'>, rendererDir: s
 }
 
 /**
+ * Whether `file` lies inside the folder `root`: under it, not the folder itself, and not a sibling
+ * whose name only starts the same (`<root>-evil`). A root given with a trailing separator counts as
+ * the same folder.
+ */
+export function isInsideFolder(root: string, file: string): boolean {
+  const base = normalize(root).replace(/[/\\]+$/, '');
+  return normalize(file).startsWith(base + sep);
+}
+
+/**
  * The scheme's answers: GET and HEAD of a file under `root`, with the CSP and no sniffing; 404 for
  * anything else there, another host, or a path that leaves `root`. Node's fs reads inside app.asar
  * in the main process whatever the fuses say.
@@ -57,7 +67,7 @@ export function rendererFileHandler(root: string): (request: Request) => Promise
     if (pathname.includes('\0')) return notFound();
     const relative = pathname === '/' ? 'index.html' : normalize(pathname).replace(/^([/\\])+/, '');
     const file = join(base, relative);
-    if (!file.startsWith(base + sep)) return notFound();
+    if (!isInsideFolder(base, file)) return notFound();
     const info = await stat(file).catch(() => undefined);
     if (!info?.isFile()) return notFound();
     const body = await readFile(file);

@@ -44,6 +44,12 @@ export interface DesktopServiceOptions {
    * of hiding to the tray. Returns what undoes it when the install does not start.
    */
   beforeUpdateRestart: () => () => void;
+  /**
+   * Asks the agent in a dialog of this process, which the window cannot answer for them, whether
+   * updates may come from a new feed (update-service.ts confirmFeedChange): the feed decides what
+   * runs at the next restart. Resolves true only on "Use this feed".
+   */
+  confirmUpdateFeed: (feedUrl: string) => Promise<boolean>;
 }
 
 export interface DesktopAppOptions {
@@ -281,7 +287,23 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
         restartingToUpdate = false;
       };
     };
-    const starting = options.createService({ dataDir, secrets: createSecretStore(dataDir), preferencesGuard: checkGlobalShortcuts, beforeUpdateRestart });
+    const confirmUpdateFeed = async (feedUrl: string): Promise<boolean> => {
+      const current = liveWindow();
+      const { t } = texts();
+      const box = {
+        type: 'warning' as const,
+        title: t('updateFeed.title'),
+        message: t('updateFeed.message'),
+        detail: t('updateFeed.detail', { url: feedUrl }),
+        buttons: [t('updateFeed.use'), t('updateFeed.cancel')],
+        defaultId: 1,
+        cancelId: 1,
+        noLink: true,
+      };
+      const answer = await (current ? dialog.showMessageBox(current, box) : dialog.showMessageBox(box));
+      return answer.response === 0;
+    };
+    const starting = options.createService({ dataDir, secrets: createSecretStore(dataDir), preferencesGuard: checkGlobalShortcuts, beforeUpdateRestart, confirmUpdateFeed });
     serviceStarting = starting;
     const started = await starting;
     if (quitPhase !== 'running') return;

@@ -12,7 +12,7 @@ import { startUpdateService } from './update-service';
 
 startDesktopApp({
   logger: createLogger('desktop'),
-  createService: async ({ dataDir, secrets, preferencesGuard, beforeUpdateRestart }) =>
+  createService: async ({ dataDir, secrets, preferencesGuard, beforeUpdateRestart, confirmUpdateFeed }) =>
     createSoftphoneService({
       dataDir,
       secrets,
@@ -24,6 +24,8 @@ startDesktopApp({
           updater: autoUpdater,
           host,
           beforeRestart: beforeUpdateRestart,
+          // A new feed is what the next quit installs from: the agent confirms it in a native dialog.
+          confirmFeedChange: confirmUpdateFeed,
           // No arguments: a tel: link this instance was started with must not dial again.
           relaunch: (execPath) => app.relaunch({ execPath, args: [] }),
           logger: createLogger('updates'),

@@ -6,18 +6,22 @@
 // offers "Restart to update", and restart() refuses while a call is live (ringing included). An
 // update downloaded under the current settings also installs when the agent quits.
 // Errors are logged and shown in the status; none is thrown to the caller.
-import { AppImageUpdater, type AppUpdater, type Logger as UpdaterLogger, type ProgressInfo, type UpdateDownloadedEvent, type UpdateInfo } from 'electron-updater';
+import { AppImageUpdater, MacUpdater, type AppUpdater, type Logger as UpdaterLogger, type ProgressInfo, type UpdateDownloadedEvent, type UpdateInfo } from 'electron-updater';
 import type { Unsubscribe } from '../../shared/api';
 import type { CallPhase } from '../../shared/call-state';
+import { rule, term, type RuleTerm } from '../../shared/i18n/rules';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, errorText, ok, type Result } from '../../shared/result';
-import type { UpdateSettings, UpdateStatus } from '../../shared/updates';
+import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from '../../shared/updates';
+import { parseWith } from '../../shared/validation';
 import type { UpdateControl, UpdateHost } from '../core/update-control';
 import { UpdateSettingsStore } from '../core/update-settings-store';
 
 export const UPDATE_CHECK_EVERY_MS = 4 * 60 * 60 * 1000;
 /** The first check waits for the window and the calls to come up. */
 export const FIRST_UPDATE_CHECK_MS = 15_000;
+/** After "Restart to update" the app quits within moments; still running after this, the restart did not happen. */
+export const RESTART_GIVE_UP_MS = 30_000;
 
 export const UPDATE_INACTIVE_REASON =
   'This copy of the softphone does not update itself: only an installed app does (an AppImage or a .deb on Linux, the installer’s app on Windows and macOS), not one run from source or from an unpacked folder.';
@@ -34,22 +38,30 @@ export interface UpdateServiceOptions {
   beforeRestart?: () => () => void;
   /** Starts `execPath` once this process has exited (Electron's app.relaunch): the AppImage's restart. */
   relaunch?: (execPath: string) => void;
+  /**
+   * Asks the agent, outside the window (a native dialog of the main process), whether updates may
+   * come from `feedUrl` from now on. Whoever sets the feed chooses the code that runs at the next
+   * restart, so the window alone must not be able to: without this, a new feed is never taken.
+   */
+  confirmFeedChange?: (feedUrl: string) => Promise<boolean>;
+  /** How long after "Restart to update" the app may take to quit before the window hides to the tray again. */
+  restartGiveUpMs?: number;
   checkEveryMs?: number;
   firstCheckDelayMs?: number;
   now?: () => number;
   logger?: Logger;
 }
 
-/** A call's phase in the words of the refusal ("a call is ringing"). */
-const PHASE_WORDS: Record<CallPhase, string> = {
-  ringing: 'ringing',
-  answering: 'being answered',
-  dialing: 'being placed',
-  calling: 'being placed',
-  remote_ringing: 'ringing at the customer',
-  connecting: 'connecting',
-  active: 'in progress',
-  ended: 'ended',
+/** A call's phase in the words of the refusal ("a call is ringing"), terms of the rule catalogue. */
+const PHASE_TERMS: Record<CallPhase, RuleTerm> = {
+  ringing: 'callRinging',
+  answering: 'callBeingAnswered',
+  dialing: 'callBeingPlaced',
+  calling: 'callBeingPlaced',
+  remote_ringing: 'callRingingAtCustomer',
+  connecting: 'callConnecting',
+  active: 'callInProgress',
+  ended: 'callEnded',
 };
 
 /** The update's failure in words for the status; electron-updater's own messages carry stacks. */
@@ -115,6 +127,16 @@ export class UpdateService implements UpdateControl {
   private failures = 0;
   /** Where the new AppImage went when its file name carries the version (electron-updater renames it). */
   private renamedAppImage: string | undefined;
+  /**
+   * macOS: Electron's own autoUpdater (Squirrel.Mac), which installs. electron-updater says
+   * `update-downloaded` once its proxy serves the zip, before Squirrel has fetched it; until
+   * Squirrel's own `update-downloaded`, quitAndInstall would wait for it with the window closing.
+   */
+  private readonly squirrel: NodeJS.EventEmitter | undefined;
+  /** macOS: the update electron-updater handed to Squirrel, and the settings it came under. */
+  private handedToSquirrel: { version: string; under: string } | undefined;
+  /** After "Restart to update": what lets the window hide to the tray again if the app does not quit. */
+  private restarting: { undo: (() => void) | undefined; timer: ReturnType<typeof setTimeout> } | undefined;
 
   constructor(
     private readonly options: UpdateServiceOptions,
@@ -129,7 +151,10 @@ export class UpdateService implements UpdateControl {
     this.updater.logger = this.updaterLogger();
     // Downloads go on in the background; installing waits for "Restart to update" or a quit.
     this.updater.autoDownload = true;
-    this.updater.autoInstallOnAppQuit = false;
+    this.squirrel = this.updater instanceof MacUpdater ? (this.updater as unknown as { nativeUpdater: NodeJS.EventEmitter }).nativeUpdater : undefined;
+    // Squirrel.Mac fetches the update only when this is on (MacUpdater), and installs what it has on
+    // quit whatever it says; elsewhere only an update of the current settings installs on quit.
+    this.updater.autoInstallOnAppQuit = this.squirrel !== undefined;
     this.active = this.updater.isUpdaterActive();
     this.current = !this.active ? { kind: 'unsupported', reason: UPDATE_INACTIVE_REASON } : chosen.feedUrl === '' ? { kind: 'off' } : { kind: 'idle' };
     this.listen();
@@ -158,20 +183,45 @@ export class UpdateService implements UpdateControl {
   }
 
   async setSettings(input: unknown): Promise<Result<UpdateSettings>> {
-    const saved = await this.store.save(input);
+    const parsed = parseWith(updateSettingsSchema, input);
+    if (!parsed.ok) return parsed;
+    const feedUrl = parsed.value.feedUrl;
+    if (feedUrl !== '' && feedUrl !== this.chosen.feedUrl && !(await this.confirmFeed(feedUrl))) {
+      this.log.warn('a new update feed was not confirmed: the settings are unchanged', { feed: feedForLog(feedUrl) });
+      return err('invalid_state', rule('updates.feedNotConfirmed', { url: feedUrl }));
+    }
+    const saved = await this.store.save(parsed.value);
     if (!saved.ok) return saved;
     const changed = settingsKey(saved.value) !== settingsKey(this.chosen);
     this.chosen = saved.value;
     if (changed) {
       this.log.info('update settings changed', { channel: saved.value.channel, feed: feedForLog(saved.value.feedUrl) });
+      // The check under way learns of it when its download's token exists (startOperation).
       this.cancelDownload?.();
       // An update from the old feed or channel is not what the agent asks for now.
-      this.updater.autoInstallOnAppQuit = this.downloadedUnder === settingsKey(saved.value);
+      this.updater.autoInstallOnAppQuit = this.squirrel !== undefined || this.downloadedUnder === settingsKey(saved.value);
       if (this.active) this.setStatus(saved.value.feedUrl === '' ? { kind: 'off' } : { kind: 'idle' });
       this.applySettings();
     }
     if (this.active && saved.value.feedUrl !== '') void this.check();
     return saved;
+  }
+
+  /** The agent's own yes to a new feed, asked outside the window; no way to ask is a no. */
+  private async confirmFeed(feedUrl: string): Promise<boolean> {
+    const confirm = this.options.confirmFeedChange;
+    if (!confirm) return false;
+    try {
+      return (await confirm(feedUrl)) === true;
+    } catch (e) {
+      this.log.warn('the new update feed could not be confirmed', { error: e });
+      return false;
+    }
+  }
+
+  /** The operation under way checks settings the agent has since changed: what it finds is not shown. */
+  private stale(): boolean {
+    return this.operation !== undefined && this.checkedUnder !== settingsKey(this.chosen);
   }
 
   async check(): Promise<Result<UpdateStatus>> {
@@ -205,6 +255,11 @@ export class UpdateService implements UpdateControl {
         if (!result.downloadPromise) return;
         const token = result.cancellationToken;
         this.cancelDownload = token ? () => token.cancel() : undefined;
+        // The settings changed while the check ran: its download is for a feed or channel no longer chosen.
+        if (this.checkedUnder !== settingsKey(this.chosen)) {
+          this.log.info('the update settings changed during the check: its download is cancelled');
+          token?.cancel();
+        }
         answered();
         // A failed download is reported by the updater's `error` event (status and log).
         await result.downloadPromise.catch(() => undefined);
@@ -227,13 +282,14 @@ export class UpdateService implements UpdateControl {
   restart(): Result<null> {
     const current = this.current;
     if (current.kind !== 'ready') {
-      const why = current.kind === 'downloading' ? `: ${current.version} is still downloading (${current.percent} %)` : '';
-      return err('invalid_state', `No update is ready to install${why}`);
+      return err(
+        'invalid_state',
+        current.kind === 'downloading' ? rule('updates.stillDownloading', { version: current.version, percent: current.percent }) : rule('updates.notReady'),
+      );
     }
+    if (this.restarting) return ok(null);
     const phase = this.options.host.liveCall();
-    if (phase !== undefined) {
-      return err('invalid_state', `The softphone does not restart during a call (a call is ${PHASE_WORDS[phase]}): restart to update once it has ended`);
-    }
+    if (phase !== undefined) return err('invalid_state', rule('updates.restartDuringCall', { call: term(PHASE_TERMS[phase]) }));
     this.log.info('restarting to install the update', { version: current.version });
     const undo = this.options.beforeRestart?.();
     const failuresBefore = this.failures;
@@ -252,11 +308,31 @@ export class UpdateService implements UpdateControl {
       return err('internal', this.current.kind === 'error' ? this.current.message : 'The update could not be installed');
     }
     if (appImage !== undefined) this.options.relaunch?.(this.renamedAppImage ?? appImage);
+    // The quit is on its way; if it never comes (the installer refused, Squirrel failed), the
+    // window must hide to the tray again rather than close and end the softphone.
+    const timer = setTimeout(() => {
+      this.log.warn('the app did not quit to install the update', { version: current.version });
+      this.restartFailed();
+    }, this.options.restartGiveUpMs ?? RESTART_GIVE_UP_MS);
+    timer.unref?.();
+    this.restarting = { undo, timer };
     return ok(null);
+  }
+
+  /** The restart did not happen: the window hides to the tray again, and "Restart to update" may be tried again. */
+  private restartFailed(): void {
+    const restarting = this.restarting;
+    if (!restarting) return;
+    this.restarting = undefined;
+    clearTimeout(restarting.timer);
+    restarting.undo?.();
   }
 
   close(): void {
     this.closed = true;
+    // Closing is the quit itself: the window's state no longer matters.
+    if (this.restarting) clearTimeout(this.restarting.timer);
+    this.restarting = undefined;
     clearTimeout(this.timer);
     for (const off of this.detach.splice(0)) off();
     this.listeners.clear();
@@ -292,12 +368,19 @@ export class UpdateService implements UpdateControl {
       this.detach.push(() => this.updater.off(event as 'error', listener as never));
     };
     on('checking-for-update', () => this.setStatus({ kind: 'checking' }));
-    on('update-not-available', () => this.setStatus({ kind: 'idle', checkedAt: this.now() }));
+    on('update-not-available', () => {
+      if (!this.stale()) this.setStatus({ kind: 'idle', checkedAt: this.now() });
+    });
     on('update-available', (info: UpdateInfo) => {
+      if (this.stale()) {
+        this.log.info('an update from the previous update settings is not offered', { version: info.version });
+        return;
+      }
       this.log.info('an update was found', { version: info.version, channel: this.chosen.channel });
       this.setStatus({ kind: 'available', version: info.version });
     });
     on('download-progress', (progress: ProgressInfo) => {
+      if (this.stale()) return;
       const version = this.current.kind === 'available' || this.current.kind === 'downloading' ? this.current.version : '';
       if (version === '') return;
       this.setStatus({ kind: 'downloading', version, percent: Math.min(100, Math.max(0, Math.floor(progress.percent))) });
@@ -308,16 +391,45 @@ export class UpdateService implements UpdateControl {
         this.log.info('an update from the previous update settings was downloaded and is left aside', { version: event.version });
         return;
       }
+      if (this.squirrel) {
+        // Ready once Squirrel.Mac has it (its own update-downloaded, below).
+        this.log.info('an update was downloaded and its sha512 checked: handed to Squirrel.Mac', { version: event.version });
+        this.handedToSquirrel = { version: event.version, under: this.checkedUnder };
+        this.setStatus({ kind: 'downloading', version: event.version, percent: 100 });
+        return;
+      }
       this.log.info('an update was downloaded and its sha512 checked: it installs on "Restart to update" or on quit', { version: event.version });
       this.downloadedUnder = this.checkedUnder;
       this.updater.autoInstallOnAppQuit = true;
       this.setStatus({ kind: 'ready', version: event.version });
     });
+    if (this.squirrel) {
+      const squirrel = this.squirrel;
+      const fetched = () => {
+        const handed = this.handedToSquirrel;
+        if (this.closed || !handed) return;
+        if (handed.under !== settingsKey(this.chosen)) {
+          this.log.info('Squirrel.Mac has an update from the previous update settings; it is not offered', { version: handed.version });
+          return;
+        }
+        this.log.info('Squirrel.Mac has the update: it installs on "Restart to update" or on quit', { version: handed.version });
+        this.downloadedUnder = handed.under;
+        this.setStatus({ kind: 'ready', version: handed.version });
+      };
+      squirrel.on('update-downloaded', fetched);
+      this.detach.push(() => squirrel.off('update-downloaded', fetched));
+    }
     on('appimage-filename-updated', (path: string) => {
       this.renamedAppImage = path;
     });
     on('update-cancelled', () => this.setStatus(this.chosen.feedUrl === '' ? { kind: 'off' } : { kind: 'idle' }));
     on('error', (e: Error) => {
+      // An error after "Restart to update" (Squirrel.Mac's, the installer's) means no restart.
+      this.restartFailed();
+      if (this.stale()) {
+        this.log.info('a check of the previous update settings failed', { message: describeUpdateError(e) });
+        return;
+      }
       const version = this.current.kind === 'available' || this.current.kind === 'downloading' ? this.current.version : undefined;
       this.fail(e, version);
     });

@@ -6,6 +6,7 @@ import type { AppError } from '../../shared/result';
 import type { UpdateChannel, UpdateSettings } from '../../shared/updates';
 import type { StoreApi } from 'zustand/vanilla';
 import { errorMessage } from '../error-texts';
+import { translateRuleText } from '../i18n/rule-text';
 import type { UpdateStatusState } from '../store/updates';
 
 export interface UpdateActionsDeps {
@@ -18,6 +19,19 @@ const fieldOf = (error: AppError): 'feedUrl' | 'channel' | undefined => {
   const field = error.field?.replace(/^settings\./, '');
   return field === 'feedUrl' || field === 'channel' ? field : undefined;
 };
+
+/**
+ * A refusal in the agent's language. The main process words update refusals from the rule
+ * catalogue (shared/i18n/rules.ts, group `updates`), an invalid_state one too ("does not restart
+ * during a call"), which errorMessage shows as it came; a field's refusal shows beside the field,
+ * so its "settings.feedUrl: " goes.
+ */
+export function updateRefusalText(error: AppError): string {
+  if (error.code !== 'invalid_input' && error.code !== 'invalid_state') return errorMessage(error);
+  const field = fieldOf(error);
+  const message = field === undefined ? error.message : error.message.replace(new RegExp(`^(?:settings\\.)?${field}: `), '');
+  return message === '' ? errorMessage(error) : translateRuleText(message);
+}
 
 export class UpdateActions {
   private readonly api: UpdateActionsDeps['api'];
@@ -43,7 +57,7 @@ export class UpdateActions {
     this.store.getState().setForm({ busy: true, error: null, saved: false });
     const result = await this.api.setUpdateSettings({ settings: { feedUrl: draft.feedUrl.trim(), channel: draft.channel as UpdateChannel } });
     if (!result.ok) {
-      this.store.getState().setForm({ busy: false, error: { field: fieldOf(result.error), text: errorMessage(result.error) } });
+      this.store.getState().setForm({ busy: false, error: { field: fieldOf(result.error), text: updateRefusalText(result.error) } });
       return false;
     }
     this.store.getState().loadSettings(result.value, true);
@@ -55,12 +69,12 @@ export class UpdateActions {
     this.store.getState().setForm({ error: null });
     const result = await this.api.checkForUpdates({});
     if (result.ok) this.store.getState().setStatus(result.value);
-    else this.store.getState().setForm({ error: { field: undefined, text: errorMessage(result.error) } });
+    else this.store.getState().setForm({ error: { field: undefined, text: updateRefusalText(result.error) } });
   }
 
   async restart(): Promise<void> {
     this.store.getState().setRestartError(null);
     const result = await this.api.restartToUpdate({});
-    if (!result.ok) this.store.getState().setRestartError(errorMessage(result.error));
+    if (!result.ok) this.store.getState().setRestartError(updateRefusalText(result.error));
   }
 }

@@ -91,11 +91,12 @@ describe('the service with the desktop updater', () => {
     await writeFile(process.env.APPIMAGE, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     publishRelease(feed, { channelFile: 'latest-linux.yml', version: '1.1.0', body: appImageScript('1.1.0') });
 
+    const confirmed: string[] = [];
     const service: SoftphoneService = await createSoftphoneService({
       dataDir: join(dir, 'data'),
       secrets: new MemorySecretStore(),
       account: { gatewayUrl: gateway.baseUrl, apiKey: 'account-api-key-0002', productSegment: 'chatapp', relayUrl: relay.url, agentToken: 'account-agent-token-0002' },
-      updates: (host) => startUpdateService({ dataDir: join(dir, 'data'), updater: feedUpdater(app), host, firstCheckDelayMs: 60_000 }),
+      updates: (host) => startUpdateService({ dataDir: join(dir, 'data'), updater: feedUpdater(app), host, firstCheckDelayMs: 60_000, confirmFeedChange: (url) => Promise.resolve(confirmed.push(url) > 1) }),
     });
     cleanups.push(() => service.close());
     const pushes: PushMessage[] = [];
@@ -106,7 +107,15 @@ describe('the service with the desktop updater', () => {
     expect(snapshot.ok && snapshot.value.updateStatus).toEqual({ kind: 'off' });
     expect(await service.handle('getUpdateSettings', {})).toEqual({ ok: true, value: { feedUrl: '', channel: 'stable' } });
 
+    // The agent cancels the new feed's confirmation the first time: nothing changes; the second time they confirm.
+    expect(await service.handle('setUpdateSettings', { settings: { feedUrl: feed.url, channel: 'stable' } })).toEqual({
+      ok: false,
+      error: { code: 'invalid_state', message: `The update feed was not changed: ${feed.url} was not confirmed` },
+    });
+    expect(await service.handle('getUpdateSettings', {})).toEqual({ ok: true, value: { feedUrl: '', channel: 'stable' } });
+    expect(feed.requested).toEqual([]);
     expect(await service.handle('setUpdateSettings', { settings: { feedUrl: feed.url, channel: 'stable' } })).toEqual({ ok: true, value: { feedUrl: feed.url, channel: 'stable' } });
+    expect(confirmed).toEqual([feed.url, feed.url]);
     await until(() => updatePushes().at(-1)?.kind === 'ready', 'the update is ready');
     expect(updatePushes().at(-1)).toEqual({ kind: 'ready', version: '1.1.0' });
     expect(updatePushes().map((s) => s.kind)).toEqual(expect.arrayContaining(['checking', 'available', 'ready']));

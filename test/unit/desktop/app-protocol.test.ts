@@ -3,9 +3,9 @@
 // Electron's protocol module is the fake one, the handler is the real one.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { APP_SCHEME_PRIVILEGES, rendererFileHandler } from '../../../electron/desktop/app-protocol';
+import { APP_SCHEME_PRIVILEGES, isInsideFolder, rendererFileHandler } from '../../../electron/desktop/app-protocol';
 import { startDesktopApp } from '../../../electron/desktop/desktop-app';
 import { CONTENT_SECURITY_POLICY } from '../../../electron/desktop/security-policy';
 import { app, BrowserWindow, protocol, resetFakeElectron } from './fake-electron';
@@ -64,6 +64,23 @@ describe('rendererFileHandler', () => {
       expect((await get(url)).status, url).toBe(404);
     }
     expect((await get('app://softphone/index.html', 'POST')).status).toBe(405);
+  });
+
+  it('keeps to the folder itself: not a sibling whose name starts the same, not the folder as a file', () => {
+    const root = join(appPath, 'dist', 'renderer');
+    expect(isInsideFolder(root, join(root, 'index.html'))).toBe(true);
+    expect(isInsideFolder(root, join(root, 'assets', 'index-1.js'))).toBe(true);
+    expect(isInsideFolder(`${root}${sep}`, join(root, 'index.html'))).toBe(true);
+    for (const outside of [`${root}-evil${sep}index.html`, `${root}-evil`, `${root}evil.js`, root, join(root, '..', 'secret.txt'), join(root, '..', 'renderer-evil', 'x.js')]) {
+      expect(isInsideFolder(root, outside), outside).toBe(false);
+      expect(isInsideFolder(`${root}${sep}`, outside), outside).toBe(false);
+    }
+  });
+
+  it('serves the page when the folder is given with a trailing separator', async () => {
+    const page = await rendererFileHandler(`${join(appPath, 'dist', 'renderer')}${sep}`)(new Request('app://softphone/index.html'));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('./assets/index-1.js');
   });
 });
 

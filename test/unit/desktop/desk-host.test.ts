@@ -587,6 +587,36 @@ describe('the desk host', () => {
     });
   });
 
+  describe('update feed', () => {
+    it('a new feed is asked of the agent in a native dialog, in their language, naming the address; Cancel is the default', async () => {
+      let confirm: DesktopServiceOptions['confirmUpdateFeed'] | undefined;
+      desktop = startDesktopApp({
+        logger,
+        platform: 'linux',
+        launch: { defaultApp: false, execPath: '/opt/softphone/softphone', argv: ['/opt/softphone/softphone'] },
+        createSecretStore: () => ({ kind: 'memory', get: async () => undefined, set: async () => undefined, delete: async () => undefined }),
+        createService: async (options) => {
+          confirm = options.confirmUpdateFeed;
+          return service;
+        },
+      });
+      await desktop.ready;
+      dialog.showMessageBox.mockResolvedValueOnce({ response: 0, checkboxChecked: false });
+      await expect(confirm!('https://updates.example.com/softphone')).resolves.toBe(true);
+      const box = dialog.showMessageBox.mock.calls[0]!.at(-1) as { message: string; detail: string; buttons: string[]; defaultId: number; cancelId: number };
+      expect(box).toMatchObject({ message: 'Take updates from a new address?', buttons: ['Use this feed', 'Cancel'], defaultId: 1, cancelId: 1 });
+      expect(box.detail).toContain('https://updates.example.com/softphone');
+
+      service.setPreferences({ language: 'es' });
+      dialog.showMessageBox.mockResolvedValueOnce({ response: 1, checkboxChecked: false });
+      await expect(confirm!('https://evil.example.net/')).resolves.toBe(false);
+      const asked = dialog.showMessageBox.mock.calls[1]!.at(-1) as { message: string; detail: string; buttons: string[] };
+      expect(asked.message).toBe('¿Recibir actualizaciones desde una dirección nueva?');
+      expect(asked.buttons).toEqual(['Usar este origen', 'Cancelar']);
+      expect(asked.detail).toContain('https://evil.example.net/');
+    });
+  });
+
   describe('global shortcuts', () => {
     it('hands the service a guard that refuses, before saving, a global shortcut another application holds', async () => {
       let guard: DesktopServiceOptions['preferencesGuard'] | undefined;

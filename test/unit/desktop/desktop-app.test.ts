@@ -93,6 +93,7 @@ describe('desktop host', () => {
         secrets: memorySecrets,
         preferencesGuard: checkGlobalShortcuts,
         beforeUpdateRestart: expect.any(Function),
+        confirmUpdateFeed: expect.any(Function),
       });
     });
 

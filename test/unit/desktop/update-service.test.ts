@@ -35,6 +35,10 @@ interface Setup {
   relaunched: string[];
   restartsPrepared: number;
   setCall(phase: CallPhase | undefined): void;
+  /** The feed addresses the agent was asked to confirm, in order. */
+  confirmations: string[];
+  /** The agent's answer to the next confirmations. */
+  answer: boolean;
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -53,7 +57,7 @@ afterEach(() => {
   }
 });
 
-async function setup(options: { version?: string; appImage?: boolean } = {}): Promise<Setup> {
+async function setup(options: { version?: string; appImage?: boolean; restartGiveUpMs?: number } = {}): Promise<Setup> {
   const dir = await mkdtemp(join(tmpdir(), 'softphone-updates-'));
   const feed = await startUpdateFeed();
   cleanups.push(async () => {
@@ -72,7 +76,8 @@ async function setup(options: { version?: string; appImage?: boolean } = {}): Pr
 
   let phase: CallPhase | undefined;
   const relaunched: string[] = [];
-  const state = { restartsPrepared: 0 };
+  const state = { restartsPrepared: 0, answer: true };
+  const confirmations: string[] = [];
   const service = await startUpdateService({
     dataDir: join(dir, 'data'),
     updater: feedUpdater(app),
@@ -84,8 +89,13 @@ async function setup(options: { version?: string; appImage?: boolean } = {}): Pr
       };
     },
     relaunch: (execPath) => relaunched.push(execPath),
+    confirmFeedChange: (feedUrl) => {
+      confirmations.push(feedUrl);
+      return Promise.resolve(state.answer);
+    },
     firstCheckDelayMs: NEVER,
     checkEveryMs: NEVER,
+    ...(options.restartGiveUpMs !== undefined ? { restartGiveUpMs: options.restartGiveUpMs } : {}),
   });
   cleanups.push(() => service.close());
   const statuses: UpdateStatus[] = [];
@@ -104,6 +114,13 @@ async function setup(options: { version?: string; appImage?: boolean } = {}): Pr
     },
     setCall: (next) => {
       phase = next;
+    },
+    confirmations,
+    get answer() {
+      return state.answer;
+    },
+    set answer(value: boolean) {
+      state.answer = value;
     },
   };
 }
@@ -333,5 +350,86 @@ describe('the update service', () => {
     // The choice is still kept for when it runs installed.
     expect((await s.service.setSettings({ feedUrl: s.feed.url, channel: 'stable' })).ok).toBe(true);
     expect(s.feed.requested).toEqual([]);
+  });
+  it('takes a new feed only once the agent confirms it outside the window; a cancel changes nothing', async () => {
+    const s = await setup();
+    publishRelease(s.feed, { channelFile: 'latest-linux.yml', version: '1.1.0', body: appImageScript('1.1.0') });
+    s.answer = false;
+    const refused = await s.service.setSettings({ feedUrl: s.feed.url, channel: 'stable' });
+    expect(refused).toEqual({ ok: false, error: { code: 'invalid_state', message: `The update feed was not changed: ${s.feed.url} was not confirmed` } });
+    expect(s.confirmations).toEqual([s.feed.url]);
+    expect(s.service.settings()).toEqual({ ok: true, value: { feedUrl: '', channel: 'stable' } });
+    expect(s.service.status()).toEqual({ kind: 'off' });
+    expect(existsSync(join(s.dir, 'data', 'updates.json'))).toBe(false);
+    expect(s.feed.requested).toEqual([]);
+
+    // A bad address is refused by its rule before anyone is asked.
+    expect((await s.service.setSettings({ feedUrl: 'ftp://updates.example.com/', channel: 'stable' })).ok).toBe(false);
+    expect(s.confirmations).toHaveLength(1);
+
+    s.answer = true;
+    expect(await s.service.setSettings({ feedUrl: s.feed.url, channel: 'stable' })).toEqual({ ok: true, value: { feedUrl: s.feed.url, channel: 'stable' } });
+    expect(s.confirmations).toEqual([s.feed.url, s.feed.url]);
+    await until(settled(s), 'the update is downloaded');
+
+    // The same feed, another channel, or no feed at all needs no confirmation.
+    s.answer = false;
+    expect((await s.service.setSettings({ feedUrl: s.feed.url, channel: 'beta' })).ok).toBe(true);
+    expect((await s.service.setSettings({ feedUrl: '', channel: 'beta' })).ok).toBe(true);
+    expect(s.confirmations).toHaveLength(2);
+    // Back to the feed after turning updates off is a change again.
+    expect((await s.service.setSettings({ feedUrl: s.feed.url, channel: 'beta' })).ok).toBe(false);
+    expect(s.confirmations).toHaveLength(3);
+    expect(s.service.settings()).toEqual({ ok: true, value: { feedUrl: '', channel: 'beta' } });
+  });
+
+  it('without a way to ask the agent, a new feed is never taken', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'softphone-updates-'));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const app = new TestApp('1.0.0', dir);
+    await app.writeUpdateConfig();
+    process.env.APPIMAGE = join(dir, 'Softphone.AppImage');
+    const service = await startUpdateService({ dataDir: join(dir, 'data'), updater: feedUpdater(app), host: { liveCall: () => undefined }, firstCheckDelayMs: NEVER });
+    cleanups.push(() => service.close());
+    const refused = await service.setSettings({ feedUrl: 'https://updates.example.com/softphone/', channel: 'stable' });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_state', message: 'The update feed was not changed: https://updates.example.com/softphone/ was not confirmed' } });
+    expect(service.settings()).toEqual({ ok: true, value: { feedUrl: '', channel: 'stable' } });
+    expect((await service.setSettings({ feedUrl: '', channel: 'beta' })).ok).toBe(true);
+  });
+
+  it('a change of settings during a check cancels what it finds: the old feed’s version is never shown', async () => {
+    const s = await setup();
+    publishRelease(s.feed, { channelFile: 'latest-linux.yml', version: '1.1.0', body: appImageScript('1.1.0') });
+    publishRelease(s.feed, { channelFile: 'beta-linux.yml', version: '1.2.0-beta.1', body: appImageScript('1.2.0-beta.1') });
+    // The stable channel file answers only once the agent has switched to beta.
+    let answerStable: () => void = () => undefined;
+    s.feed.files.get('/latest-linux.yml')!.gate = new Promise<void>((resolve) => {
+      answerStable = resolve;
+    });
+
+    await s.service.setSettings({ feedUrl: s.feed.url, channel: 'stable' });
+    await until(() => s.feed.requested.includes('/latest-linux.yml'), 'the stable check starts');
+    await s.service.setSettings({ feedUrl: s.feed.url, channel: 'beta' });
+    const sinceChange = s.statuses.length;
+    answerStable();
+
+    await until(() => s.service.status().kind === 'ready', 'the beta is downloaded');
+    expect(s.service.status()).toEqual({ kind: 'ready', version: '1.2.0-beta.1' });
+    const shown = s.statuses.slice(sinceChange);
+    expect(shown.filter((status) => 'version' in status && status.version === '1.1.0')).toEqual([]);
+    expect(existsSync(join(s.app.pendingDir(), 'Softphone-1.1.0.AppImage'))).toBe(false);
+    expect(s.feed.requested).toContain('/beta-linux.yml');
+  });
+
+  it('a restart that does not quit the app lets the window hide to the tray again', async () => {
+    const s = await setup({ restartGiveUpMs: 200 });
+    publishRelease(s.feed, { channelFile: 'latest-linux.yml', version: '1.1.0', body: appImageScript('1.1.0') });
+    await s.service.setSettings({ feedUrl: s.feed.url, channel: 'stable' });
+    await until(settled(s), 'the update is downloaded');
+    expect(s.service.restart()).toEqual({ ok: true, value: null });
+    expect(s.restartsPrepared).toBe(1);
+    // The test's app counts the quit and goes on running: the restart did not happen.
+    await until(() => s.app.quits === 1, 'the app is asked to quit');
+    await until(() => s.restartsPrepared === 0, 'the window may hide again');
   });
 });
