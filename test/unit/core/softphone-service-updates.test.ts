@@ -142,15 +142,21 @@ describe('the service with the desktop updater', () => {
   });
 });
 
+/** A data folder, a gateway and a relay for one service, closed after the test. */
+async function serviceParts() {
+  const dir = await mkdtemp(join(tmpdir(), 'softphone-service-updates-'));
+  const gateway = await startFakeGateway();
+  const relay = await startEventRelay();
+  cleanups.push(async () => {
+    await Promise.all([gateway.close(), relay.close()]);
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { dir, gateway, relay };
+}
+
 describe('the service without an updater (the browser host)', () => {
   it('answers every update command not_available and reports updates as unsupported', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'softphone-service-updates-'));
-    const gateway = await startFakeGateway();
-    const relay = await startEventRelay();
-    cleanups.push(async () => {
-      await Promise.all([gateway.close(), relay.close()]);
-      await rm(dir, { recursive: true, force: true });
-    });
+    const { dir, gateway, relay } = await serviceParts();
     const service = await createSoftphoneService({
       dataDir: dir,
       secrets: new MemorySecretStore(),
@@ -169,13 +175,7 @@ describe('the service without an updater (the browser host)', () => {
   });
 
   it('an updater that fails to start leaves updates unsupported with the reason, and the calls running', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'softphone-service-updates-'));
-    const gateway = await startFakeGateway();
-    const relay = await startEventRelay();
-    cleanups.push(async () => {
-      await Promise.all([gateway.close(), relay.close()]);
-      await rm(dir, { recursive: true, force: true });
-    });
+    const { dir, gateway, relay } = await serviceParts();
     const service = await createSoftphoneService({
       dataDir: dir,
       secrets: new MemorySecretStore(),

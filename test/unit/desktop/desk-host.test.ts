@@ -44,6 +44,22 @@ describe('the desk host', () => {
     await desktop.ready;
     await settle();
   };
+  /** Starts the host and keeps what it hands the service (the guard, the feed confirmation, …). */
+  const startKeepingOptions = async (): Promise<DesktopServiceOptions> => {
+    let kept: DesktopServiceOptions | undefined;
+    desktop = startDesktopApp({
+      logger,
+      platform: 'linux',
+      launch: { defaultApp: false, execPath: '/opt/softphone/softphone', argv: ['/opt/softphone/softphone'] },
+      createSecretStore: () => ({ kind: 'memory', get: async () => undefined, set: async () => undefined, delete: async () => undefined }),
+      createService: async (options) => {
+        kept = options;
+        return service;
+      },
+    });
+    await desktop.ready;
+    return kept!;
+  };
   const theWindow = () => {
     expect(BrowserWindow.instances).toHaveLength(1);
     return BrowserWindow.instances[0]!;
@@ -589,27 +605,16 @@ describe('the desk host', () => {
 
   describe('update feed', () => {
     it('a new feed is asked of the agent in a native dialog, in their language, naming the address; Cancel is the default', async () => {
-      let confirm: DesktopServiceOptions['confirmUpdateFeed'] | undefined;
-      desktop = startDesktopApp({
-        logger,
-        platform: 'linux',
-        launch: { defaultApp: false, execPath: '/opt/softphone/softphone', argv: ['/opt/softphone/softphone'] },
-        createSecretStore: () => ({ kind: 'memory', get: async () => undefined, set: async () => undefined, delete: async () => undefined }),
-        createService: async (options) => {
-          confirm = options.confirmUpdateFeed;
-          return service;
-        },
-      });
-      await desktop.ready;
+      const confirm = (await startKeepingOptions()).confirmUpdateFeed;
       dialog.showMessageBox.mockResolvedValueOnce({ response: 0, checkboxChecked: false });
-      await expect(confirm!('https://updates.example.com/softphone')).resolves.toBe(true);
+      await expect(confirm('https://updates.example.com/softphone')).resolves.toBe(true);
       const box = dialog.showMessageBox.mock.calls[0]!.at(-1) as { message: string; detail: string; buttons: string[]; defaultId: number; cancelId: number };
       expect(box).toMatchObject({ message: 'Take updates from a new address?', buttons: ['Use this feed', 'Cancel'], defaultId: 1, cancelId: 1 });
       expect(box.detail).toContain('https://updates.example.com/softphone');
 
       service.setPreferences({ language: 'es' });
       dialog.showMessageBox.mockResolvedValueOnce({ response: 1, checkboxChecked: false });
-      await expect(confirm!('https://evil.example.net/')).resolves.toBe(false);
+      await expect(confirm('https://evil.example.net/')).resolves.toBe(false);
       const asked = dialog.showMessageBox.mock.calls[1]!.at(-1) as { message: string; detail: string; buttons: string[] };
       expect(asked.message).toBe('¿Recibir actualizaciones desde una dirección nueva?');
       expect(asked.buttons).toEqual(['Usar este origen', 'Cancelar']);
@@ -619,30 +624,19 @@ describe('the desk host', () => {
 
   describe('global shortcuts', () => {
     it('hands the service a guard that refuses, before saving, a global shortcut another application holds', async () => {
-      let guard: DesktopServiceOptions['preferencesGuard'] | undefined;
-      desktop = startDesktopApp({
-        logger,
-        platform: 'linux',
-        launch: { defaultApp: false, execPath: '/opt/softphone/softphone', argv: ['/opt/softphone/softphone'] },
-        createSecretStore: () => ({ kind: 'memory', get: async () => undefined, set: async () => undefined, delete: async () => undefined }),
-        createService: async (options) => {
-          guard = options.preferencesGuard;
-          return service;
-        },
-      });
-      await desktop.ready;
+      const guard = (await startKeepingOptions()).preferencesGuard;
       globalShortcut.heldElsewhere.add('Ctrl+Shift+D');
       const wanted = { ...service.prefs, globalShortcuts: true };
-      expect(guard!(wanted)).toMatchObject({
+      expect(guard(wanted)).toMatchObject({
         ok: false,
         error: { code: 'invalid_input', field: 'shortcuts.decline', message: 'shortcuts.decline (Decline): Ctrl+Shift+D is taken by another application; choose another for a global shortcut' },
       });
       // Trying the free ones gave them back at once: the desk registers what is saved.
       expect(globalShortcut.callbacks.size).toBe(0);
-      expect(guard!({ ...wanted, shortcuts: { ...wanted.shortcuts, decline: 'Ctrl+Alt+D' } })).toEqual({ ok: true, value: undefined });
+      expect(guard({ ...wanted, shortcuts: { ...wanted.shortcuts, decline: 'Ctrl+Alt+D' } })).toEqual({ ok: true, value: undefined });
       expect(globalShortcut.callbacks.size).toBe(0);
       // Off: nothing to check, whoever holds what.
-      expect(guard!({ ...wanted, globalShortcuts: false })).toEqual({ ok: true, value: undefined });
+      expect(guard({ ...wanted, globalShortcuts: false })).toEqual({ ok: true, value: undefined });
     });
 
     it('registers the four shortcuts when turned on; a press reaches the window as shortcutPressed', async () => {
