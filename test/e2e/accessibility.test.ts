@@ -5,25 +5,14 @@
 // motion. Chromium runs the renderer through the browser host; the sandbox's customers are real
 // WebRTC peers.
 import AxeBuilder from '@axe-core/playwright';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { currentCall, eventually, incomingCard, recentCalls, startStack, type Stack } from './harness';
+import { currentCall, eventually, incomingCard, recentCalls, stackForFile } from './harness';
 import { contactPanel, messageItem, openConversation } from './conversation-steps';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
-afterEach(async () => {
-  await page?.context().close();
-  page = undefined;
-  await stack.endCalls();
-});
 
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
 const BLOCKING_IMPACTS: ReadonlySet<string> = new Set(['serious', 'critical']);

@@ -2,27 +2,17 @@
 // the right length that the numbering-plan metadata does not list gets a warning instead of a call;
 // "Call anyway" places it, and the gateway (here the sandbox, which holds to the same metadata and
 // answers 138001) is the judge: its refusal is shown, and what the agent typed stays.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { eventually, startStack, type Stack } from './harness';
+import { eventually, stackForFile } from './harness';
 
 // London's 020 5 range is not allocated: libphonenumber knows its length but lists no number in it.
 const UNLISTED_TYPED = '+44 20 5946 0958';
 const UNLISTED = '442059460958';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
-afterEach(async () => {
-  await page?.context().close();
-  page = undefined;
-});
 
 const dialer = (p: Page) => p.getByRole('region', { name: 'Dialer' });
 const initiates = async () => (await stack.gatewayLog()).filter((l) => l.action === 'initiate');

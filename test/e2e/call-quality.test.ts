@@ -2,25 +2,14 @@
 // network it makes bad (POST /control/network: loss, jitter, blackouts, both ways). The agent's
 // Chromium measures what it gets (getStats once a second), warns in words on the call panel,
 // shows "Reconnecting…" while media is away, and gives the call up after 15 s without media.
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { NETWORK_LOST_REASON } from '../../renderer/webrtc/media-engine';
-import { currentCall, eventually, incomingCard, recentCalls, startStack, type Stack } from './harness';
+import { currentCall, eventually, incomingCard, recentCalls, stackForFile } from './harness';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
-afterEach(async () => {
-  await page?.context().close();
-  page = undefined;
-  await stack.endCalls();
-});
 
 const qualityStatus = (p: Page) => currentCall(p).getByRole('status', { name: 'Call quality' });
 

@@ -1,23 +1,12 @@
 // The call path end to end: Chromium runs the real renderer through the browser host; the sandbox's
 // customers are real WebRTC peers; the relay is real. Audio is checked on both sides.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { currentCall, eventually, expectTwoWayAudio, incomingCard, recentCalls, startStack, type Stack } from './harness';
+import { currentCall, eventually, expectTwoWayAudio, incomingCard, recentCalls, stackForFile } from './harness';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
-afterEach(async () => {
-  await page?.context().close();
-  page = undefined;
-  await stack.endCalls();
-});
 
 
 describe('incoming calls', () => {

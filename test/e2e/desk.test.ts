@@ -1,25 +1,15 @@
 // The agent's desk end to end in Chromium through the browser host: a tel: link opened in a second
 // tab reaches the softphone tab (filling the dialer, or dialling with "Dial links at once"), the
 // four keyboard shortcuts, changing one in Settings, the missed-call count and "Call back".
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { DEFAULT_SHORTCUTS } from '../../shared/preferences';
-import { currentCall, eventually, incomingCard, startStack, type Stack } from './harness';
+import { currentCall, eventually, incomingCard, stackForFile } from './harness';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
 afterEach(async () => {
-  // A test that failed mid-call does not leave its call ringing into the next test.
-  await stack.endCalls();
-  await page?.context().close();
-  page = undefined;
   await stack.service.handle('setPreferences', { preferences: { dialLinksAtOnce: false, shortcuts: { ...DEFAULT_SHORTCUTS } } });
 });
 

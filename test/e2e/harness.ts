@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect, onTestFailed } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, onTestFailed } from 'vitest';
 import { startRelay, type RelayServer } from '../../relay/server';
 import type { TurnConfig } from '../../relay/turn-credentials';
 import type { NetworkFlags } from '../../electron/core/network-settings';
@@ -166,6 +166,41 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
   };
   return stack;
+}
+
+/**
+ * The stack one e2e file shares: started before its first test and closed after its last. After
+ * each test the agent pages it opened are closed and any call still live is ended, so a test that
+ * failed mid-call never leaves its call to the next one. Use it only inside hooks and tests.
+ */
+export function stackForFile(options: StackOptions = {}): Stack {
+  let started: Stack | undefined;
+  const opened: Page[] = [];
+  beforeAll(async () => {
+    started = await startStack(options);
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  afterEach(async () => {
+    for (const p of opened.splice(0)) await p.context().close().catch(() => undefined);
+    await started?.endCalls();
+  });
+  return new Proxy({} as Stack, {
+    get(_target, key) {
+      if (!started) throw new Error(`the file's stack was used before it started (stack.${String(key)})`);
+      const stack = started;
+      if (key === 'newAgentPage') {
+        return async (say?: (english: string) => string) => {
+          const p = await stack.newAgentPage(say);
+          opened.push(p);
+          return p;
+        };
+      }
+      const value: unknown = Reflect.get(stack, key);
+      return typeof value === 'function' ? value.bind(stack) : value;
+    },
+  });
 }
 
 async function endLiveCalls(service: SoftphoneService): Promise<void> {

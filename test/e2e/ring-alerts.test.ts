@@ -2,11 +2,11 @@
 // tab nor takes focus from it, and runs with the autoplay policy off (harness.ts), so the notification
 // itself and the "Enable sound" paths are unit-tested with a fake document, Notification and
 // AudioContext (test/unit/renderer/ring-alerts.test.ts, ringtone.test.ts).
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { eventually, startStack, type Stack } from './harness';
+import { eventually, stackForFile } from './harness';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
 /** Set in the page by spyOnPermissionRequests(): one entry per requestPermission() call. */
@@ -33,18 +33,6 @@ async function spyOnPermissionRequests(p: Page): Promise<void> {
 const permissionRequests = (p: Page): Promise<{ fromGesture: boolean }[] | undefined> =>
   p.evaluate(() => (window as PermissionSpy).notificationPermissionRequests);
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
-afterEach(async () => {
-  // A test that failed mid-call does not leave its call ringing into the next test.
-  await stack.endCalls();
-  await page?.context().close();
-  page = undefined;
-});
 
 describe('ring alerts in the browser host', () => {
   test('"Enable notifications" asks for the permission from its click and goes once it is granted', async () => {

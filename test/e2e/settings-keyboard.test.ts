@@ -1,25 +1,13 @@
 // The settings screen against the real service, and the call path driven by keyboard alone.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startEmbeddedEnvironment } from '../../electron/embedded';
 import type { EmbeddedEnvironment } from '../../electron/core/embedded-environment';
-import { eventually, startStack, type Stack } from './harness';
+import { eventually, stackForFile } from './harness';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
-afterEach(async () => {
-  // A test that failed mid-call does not leave its call ringing into the next test.
-  await stack.endCalls();
-  await page?.context().close();
-  page = undefined;
-});
 
 /** Presses Tab until the focused element is the named button; fails if it is never reached. */
 async function tabTo(p: Page, name: string): Promise<void> {

@@ -1,22 +1,14 @@
 // Settings → Network against the real service: a bad server line is refused with its line number
 // and nothing typed is lost; a save keeps the TURN password out of the page and survives a reload;
 // the service then builds calls with exactly those servers and that relay policy.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { eventually, startStack, type Stack } from './harness';
+import { eventually, stackForFile } from './harness';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
 afterEach(async () => {
-  await page?.context().close();
-  page = undefined;
   await stack.service.handle('saveNetworkSettings', { network: { servers: [], turnUsername: '', turnPassword: '', relayOnly: false } });
 });
 

@@ -5,27 +5,18 @@
 // The screens: idle, ringing, the active call and its keypad, the ended call and recent calls,
 // every Settings section with errors showing, the contact panel with each composer tab and each
 // interactive variant, the closed window, the conversations list.
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { LANGUAGE_NAMES } from '../../shared/i18n/languages';
 import { pseudoLocalize } from '../../renderer/i18n/pseudo';
-import { startStack, type Stack } from './harness';
+import { stackForFile } from './harness';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
 beforeAll(async () => {
-  stack = await startStack();
   const set = await stack.service.handle('setPreferences', { preferences: { language: 'en-XA' } });
   expect(set.ok).toBe(true);
-});
-afterAll(async () => {
-  await stack?.close();
-});
-afterEach(async () => {
-  await page?.context().close();
-  page = undefined;
-  await stack.endCalls();
 });
 
 /** The pseudo-localized form of an English name, as a role query's exact name. */

@@ -1,25 +1,14 @@
 // The page owns a call's audio in the browser host: when it goes (a reload, the tab closed), the
 // call ends at once with a terminate and the reason, instead of showing "Connected" with no media
 // until the service cuts it (138022). Closing the tab mid-call asks first.
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { WINDOW_GONE_REASON } from '../../shared/api';
-import { currentCall, eventually, incomingCard, recentCalls, startStack, type Stack } from './harness';
+import { currentCall, eventually, incomingCard, recentCalls, stackForFile } from './harness';
 
-let stack: Stack;
+const stack = stackForFile();
 let page: Page | undefined;
 
-beforeAll(async () => {
-  stack = await startStack();
-});
-afterAll(async () => {
-  await stack?.close();
-});
-afterEach(async () => {
-  await page?.context().close();
-  page = undefined;
-  await stack.endCalls();
-});
 
 
 async function answeredCall(p: Page): Promise<string> {
