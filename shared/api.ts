@@ -90,6 +90,12 @@ export const commandSchemas = {
   answerCall: z.strictObject({ localId, sdp }),
   declineCall: z.strictObject({ localId }),
   hangUp: z.strictObject({ localId }),
+  /**
+   * Hold: the customer hears the hold music, the agent's microphone is not sent. Resume takes the call
+   * back into hand; with a second call in hand, that one is held in the same step ("Swap").
+   */
+  holdCall: z.strictObject({ localId }),
+  resumeCall: z.strictObject({ localId }),
   reportMedia: z.discriminatedUnion('state', [
     z.strictObject({ localId, state: z.literal('connected') }),
     z.strictObject({ localId, state: z.literal('failed'), reason: z.string().max(500) }),
@@ -228,8 +234,12 @@ export type ConnectionState =
 
 /** What the agent chose in the presence control (kept across restarts). */
 export type PresenceChoice = 'available' | 'dnd';
-/** What the relay is told (relay/README.md PUT /presence): "on_call" while a call is placed, answered or under way. */
-export type PresenceStatus = 'available' | 'on_call' | 'dnd';
+/**
+ * What the relay is told (relay/README.md PUT /presence): "on_call" while a call is placed, answered or
+ * under way; "call_waiting" instead while there is exactly one such call and the agent asked to be rung
+ * during a call ("Ring me during a call"): a new call may ring it then.
+ */
+export type PresenceStatus = 'available' | 'on_call' | 'call_waiting' | 'dnd';
 export interface AgentPresence {
   choice: PresenceChoice;
   status: PresenceStatus;
@@ -270,6 +280,8 @@ export interface CommandResults {
   answerCall: null;
   declineCall: null;
   hangUp: null;
+  holdCall: null;
+  resumeCall: null;
   reportMedia: null;
   reportQuality: null;
   saveSettings: PublicSettings;

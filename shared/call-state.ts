@@ -7,6 +7,11 @@
 // incoming: ringing → answering → connecting → active → ended
 // outgoing: dialing → calling → remote_ringing → connecting → active → ended
 //
+// An active call can be on hold (`heldSince`): the window sends the hold music on the call's own
+// sender and mutes the customer; the gateway knows nothing of it (it has no hold). An agent has at
+// most two busy calls, and at most one of them is not on hold: answering, dialing or resuming a
+// second call holds the other in the same step (the book's rules, applyCallEvent).
+//
 // protocol.md: duplicates happen, order is not guaranteed (a terminate can arrive before its
 // connect) and stale events arrive late. So every transition is idempotent, an ended call is a
 // tombstone that nothing revives, connects older than STALE_CONNECT_MS are dropped, and events for
@@ -98,6 +103,10 @@ export type CallState =
       phase: 'active';
       answeredAt: number;
       connectedAt: number;
+      /** On hold since then (unix ms): the customer hears the hold music, the agent does not hear the customer. */
+      heldSince?: number;
+      /** Time on hold before the current hold, in ms (a call can be held and resumed many times). */
+      heldMs?: number;
     })
   | ((IncomingCommon | OutgoingCommon) & {
       phase: 'ended';
@@ -106,6 +115,8 @@ export type CallState =
       connectedAt?: number;
       /** Talk time in seconds: the gateway's duration when it sent one, else measured here. */
       durationSec: number;
+      /** Time the call spent on hold, in seconds, when it was held at all. */
+      heldSec?: number;
     });
 export type CallPhase = CallState['phase'];
 export type EndedCall = Extract<CallState, { phase: 'ended' }>;
@@ -120,6 +131,16 @@ export const isLive = (c: CallState): boolean => c.phase !== 'ended';
  */
 export const BUSY_PHASES: ReadonlySet<CallPhase> = new Set(['dialing', 'calling', 'remote_ringing', 'answering', 'connecting', 'active']);
 export const isBusy = (c: Pick<CallState, 'phase'>): boolean => BUSY_PHASES.has(c.phase);
+/** An active call on hold. */
+export const isHeld = (c: CallState): boolean => c.phase === 'active' && c.heldSince !== undefined;
+/** At most this many busy calls at once: one on hold and one in hand. */
+export const MAX_BUSY_CALLS = 2;
+/** How long an active call has been on hold in all, at `now`, in ms. */
+export function heldMsOf(call: CallState, now: number): number {
+  if (call.phase === 'ended') return (call.heldSec ?? 0) * 1000;
+  if (call.phase !== 'active') return 0;
+  return (call.heldMs ?? 0) + (call.heldSince !== undefined ? Math.max(0, now - call.heldSince) : 0);
+}
 export const hasBusyCall = (calls: Iterable<Pick<CallState, 'phase'>>): boolean => {
   for (const call of calls) if (isBusy(call)) return true;
   return false;
@@ -154,6 +175,9 @@ export type CallEvent =
   | { type: 'local.answer'; at: number; localId: string; answerSdp: string; requestId?: string }
   | { type: 'local.decline'; at: number; localId: string; requestId?: string }
   | { type: 'local.hangup'; at: number; localId: string; requestId?: string }
+  /** Hold: the customer hears music; Resume: back to the microphone. Only an active call. */
+  | { type: 'local.hold'; at: number; localId: string; requestId?: string }
+  | { type: 'local.resume'; at: number; localId: string; requestId?: string }
   // outcomes of effects
   | { type: 'local.initiate_ok'; at: number; localId: string; callId: string }
   | { type: 'local.initiate_failed'; at: number; localId: string; error: AppError }
@@ -211,12 +235,20 @@ function bookkeepingOf(call: CallState): CallBookkeeping {
 function end(call: CallState, reason: EndReason, at: number, durationSec?: number): EndedCall {
   const connectedAt = call.phase === 'active' ? call.connectedAt : undefined;
   const measured = connectedAt !== undefined ? Math.max(0, Math.round((at - connectedAt) / 1000)) : 0;
+  const heldMs = heldMsOf(call, at);
   // What is still open about the call stays with it (the prepared answer has no use any more).
   const { localAnswer: _unused, ...open } = bookkeepingOf(call);
   const base: CallCommon = { localId: call.localId, peer: call.peer, createdAt: call.createdAt, ...open };
   if (call.callId !== undefined) base.callId = call.callId;
   if (call.ctaPayload !== undefined) base.ctaPayload = call.ctaPayload;
-  const tail = { phase: 'ended' as const, end: reason, endedAt: at, durationSec: durationSec ?? measured, ...(connectedAt !== undefined ? { connectedAt } : {}) };
+  const tail = {
+    phase: 'ended' as const,
+    end: reason,
+    endedAt: at,
+    durationSec: durationSec ?? measured,
+    ...(connectedAt !== undefined ? { connectedAt } : {}),
+    ...(heldMs > 0 ? { heldSec: Math.round(heldMs / 1000) } : {}),
+  };
   return call.direction === 'incoming'
     ? { ...base, direction: 'incoming', callId: call.callId, offerSdp: call.offerSdp, ...tail }
     : { ...base, direction: 'outgoing', ...tail };
@@ -371,6 +403,13 @@ function stepPhase(call: CallState | undefined, ev: CallEvent): CallState | unde
         default:
           return assertNever(call, 'call');
       }
+    case 'local.hold':
+      return call.phase === 'active' && call.heldSince === undefined ? { ...call, heldSince: ev.at } : call;
+    case 'local.resume': {
+      if (call.phase !== 'active' || call.heldSince === undefined) return call;
+      const { heldSince, ...resumed } = call;
+      return { ...resumed, heldMs: (call.heldMs ?? 0) + Math.max(0, ev.at - heldSince) };
+    }
     case 'local.media_connected':
       // Media may connect before the accept response returns: the gateway had the answer already.
       if (call.phase === 'connecting' || call.phase === 'answering') {
@@ -487,6 +526,12 @@ export function reduceCall(call: CallState | undefined, ev: CallEvent): CallStep
     }
   }
   if (ev.type === 'local.dial' && call !== undefined) reply(ev.requestId, err('invalid_state', 'This call has already been placed'));
+  if (ev.type === 'local.hold' || ev.type === 'local.resume') {
+    // Holding a held call (or resuming one in hand) is harmless; only an active call has either.
+    if (call === undefined) reply(ev.requestId, err('not_found', `There is no call ${ev.localId}`));
+    else if (call.phase !== 'active') reply(ev.requestId, err('invalid_state', `The call is ${call.phase}: only an active call can be ${ev.type === 'local.hold' ? 'held' : 'resumed'}`));
+    else reply(ev.requestId, ok({ localId: call.localId, callId: call.callId }));
+  }
   if (ev.type === 'local.hangup') {
     // Hanging up twice is harmless.
     reply(ev.requestId, call === undefined ? err('not_found', `There is no call ${ev.localId}`) : ok({ localId: call.localId, callId: call.callId ?? '' }));
@@ -634,6 +679,8 @@ export function reduceCall(call: CallState | undefined, ev: CallEvent): CallStep
     case 'remote.answered':
     case 'remote.status':
     case 'local.media_connected':
+    case 'local.hold':
+    case 'local.resume':
       break;
     default:
       return assertNever(ev, 'event');
@@ -715,19 +762,41 @@ function applyDelivery(book: CallBook, ev: CallEvent): BookChange {
     }
     return applyToCall(book, localId, ev);
   }
-  // One busy call at a time: a second one can be neither placed nor answered.
-  if ((ev.type === 'local.dial' && book.calls[ev.localId] === undefined) || (ev.type === 'local.answer' && book.calls[ev.localId]?.phase === 'ringing')) {
-    const busy = Object.values(book.calls).some((c) => c.localId !== ev.localId && isBusy(c));
-    if (busy) {
-      const doing = ev.type === 'local.dial' ? 'dialing a new number' : 'answering this one';
-      return unchanged(book, ev.requestId !== undefined ? [{ kind: 'reply', requestId: ev.requestId, result: err('invalid_state', `Another call is in progress: hang up before ${doing}`) }] : []);
+  // Two busy calls at most, one of them in hand: a call taken into hand (answered, dialed, resumed)
+  // holds the other first, in the same step; one that cannot be held yet (still connecting) refuses it.
+  const takes =
+    (ev.type === 'local.dial' && book.calls[ev.localId] === undefined) ||
+    (ev.type === 'local.answer' && book.calls[ev.localId]?.phase === 'ringing') ||
+    (ev.type === 'local.resume' && isHeldCall(book.calls[ev.localId]));
+  if (takes) {
+    const others = Object.values(book.calls).filter((c) => c.localId !== ev.localId && isBusy(c));
+    const refuse = (message: string): BookChange =>
+      unchanged(book, ev.requestId !== undefined ? [{ kind: 'reply', requestId: ev.requestId, result: err('invalid_state', message) }] : []);
+    const doing = ev.type === 'local.dial' ? 'dialing a new number' : ev.type === 'local.answer' ? 'answering this one' : 'resuming this one';
+    if (ev.type !== 'local.resume' && others.length >= MAX_BUSY_CALLS) return refuse(`Two calls are in progress: hang up one before ${doing}`);
+    const inHand = others.filter((c) => !isHeld(c));
+    const notHoldable = inHand.find((c) => c.phase !== 'active');
+    if (notHoldable !== undefined) return refuse(`Another call is in progress and cannot be held until it is connected: hang up before ${doing}`);
+    let held: BookChange = unchanged(book);
+    for (const other of inHand) {
+      const step = applyToCall(held.book, other.localId, { type: 'local.hold', at: ev.at, localId: other.localId });
+      held = { book: step.book, changed: [...held.changed, ...step.changed], effects: [...held.effects, ...step.effects] };
     }
+    const taken = applyToCall(held.book, ev.localId, ev);
+    if (taken.changed.length === 0 && held.changed.length > 0) {
+      // The command did not apply after all (its own reply says why): the other call stays in hand.
+      return unchanged(book, taken.effects);
+    }
+    const both: BookChange = { book: taken.book, changed: [...held.changed, ...taken.changed], effects: [...held.effects, ...taken.effects] };
+    return both;
   }
   const first = applyToCall(book, ev.localId, ev);
   if (ev.type !== 'local.initiate_ok') return first;
   // Replay what arrived for this call id before we knew it was ours.
   return finalOnly(replayPending(first, ev.callId, ev.localId, ev.at));
 }
+
+const isHeldCall = (call: CallState | undefined): boolean => call !== undefined && isHeld(call);
 
 /** One change per call, its last: a call opened and ended by one delivery is reported ended, never ringing. */
 function finalOnly(change: BookChange): BookChange {

@@ -17,6 +17,8 @@ export interface HistoryEntry {
   startedAt: number;
   endedAt: number;
   durationSec: number;
+  /** Time the call spent on hold, in seconds, when it was held. */
+  heldSec?: number;
   /** How the call sounded (shared/call-quality.ts), for calls whose media connected. */
   quality?: QualitySummary;
 }
@@ -33,6 +35,7 @@ export function historyEntryFor(call: EndedCall): HistoryEntry {
     durationSec: call.durationSec,
   };
   if (call.callId !== undefined) entry.callId = call.callId;
+  if (call.heldSec !== undefined && call.heldSec > 0) entry.heldSec = call.heldSec;
   if (call.peer.number !== undefined) entry.number = call.peer.number;
   if (call.peer.userId !== undefined) entry.userId = call.peer.userId;
   if (call.peer.name !== undefined) entry.name = call.peer.name;
@@ -59,5 +62,6 @@ export const historyEntrySchema = z.object({
   startedAt: z.number(),
   endedAt: z.number(),
   durationSec: z.number().nonnegative(),
+  heldSec: z.number().nonnegative().optional(),
   quality: qualitySummarySchema.optional(),
 }) satisfies z.ZodType<HistoryEntry>;

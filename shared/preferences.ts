@@ -35,6 +35,8 @@ export interface Preferences {
   startAtLogin: boolean;
   /** A tel: or callto: link dials at once instead of filling the dialer. */
   dialLinksAtOnce: boolean;
+  /** "Ring me during a call": on one call, a new call still rings (call waiting), with a short tone. */
+  ringDuringCall: boolean;
   /** Electron: the shortcuts work while another application has the focus. */
   globalShortcuts: boolean;
   shortcuts: Record<ShortcutAction, string>;
@@ -49,6 +51,7 @@ export const DEFAULT_PREFERENCES: Preferences = {
   quitOnClose: false,
   startAtLogin: false,
   dialLinksAtOnce: false,
+  ringDuringCall: false,
   globalShortcuts: false,
   shortcuts: { ...DEFAULT_SHORTCUTS },
   missedSeenAt: 0,
@@ -148,6 +151,7 @@ export const preferencesPatchSchema = z.strictObject({
   quitOnClose: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
   startAtLogin: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
   dialLinksAtOnce: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
+  ringDuringCall: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
   globalShortcuts: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
   shortcuts: z.strictObject({ answer: shortcutField.optional(), decline: shortcutField.optional(), hangUp: shortcutField.optional(), mute: shortcutField.optional() }).optional(),
   missedSeenAt: z.number({ error: rule('shortcuts.unixMs') }).int().nonnegative().optional(),
@@ -161,6 +165,7 @@ export const preferencesSchema = z.object({
   quitOnClose: z.boolean(),
   startAtLogin: z.boolean(),
   dialLinksAtOnce: z.boolean(),
+  ringDuringCall: z.boolean(),
   globalShortcuts: z.boolean(),
   shortcuts: z.object({ answer: z.string(), decline: z.string(), hangUp: z.string(), mute: z.string() }),
   missedSeenAt: z.number().nonnegative(),
@@ -204,6 +209,7 @@ export function applyPreferencesPatch(current: Preferences, patch: z.output<type
     quitOnClose: patch.quitOnClose ?? current.quitOnClose,
     startAtLogin: patch.startAtLogin ?? current.startAtLogin,
     dialLinksAtOnce: patch.dialLinksAtOnce ?? current.dialLinksAtOnce,
+    ringDuringCall: patch.ringDuringCall ?? current.ringDuringCall,
     globalShortcuts: patch.globalShortcuts ?? current.globalShortcuts,
     shortcuts,
     // Seen stays seen: a late or stale window cannot bring old missed calls back.

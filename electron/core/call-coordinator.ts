@@ -11,6 +11,7 @@ import {
   applyCallEvent,
   emptyBook,
   hasBusyCall,
+  isBusy,
   liveCalls,
   owedOnCrash,
   pruneBook,
@@ -192,6 +193,11 @@ export class CallCoordinator {
     return hasBusyCall(Object.values(this.book.calls));
   }
 
+  /** How many calls keep the agent busy: two at most (one on hold). */
+  busyCallCount(): number {
+    return Object.values(this.book.calls).filter(isBusy).length;
+  }
+
   /**
    * The Call button: the number checked and normalised, then initiate with the complete local
    * offer. Resolves once the gateway has placed the call (or refused it). Never retried: a retry
@@ -246,6 +252,20 @@ export class CallCoordinator {
   async hangUp(localId: string): Promise<Result<null>> {
     const ended = await this.command((requestId) => ({ type: 'local.hangup', at: this.now(), localId, requestId }));
     return ended.ok ? ok(null) : ended;
+  }
+
+  /** Puts an active call on hold (holding a held call is harmless). */
+  async holdCall(localId: string): Promise<Result<null>> {
+    if (this.stopped) return this.stoppedError();
+    const held = await this.command((requestId) => ({ type: 'local.hold', at: this.now(), localId, requestId }));
+    return held.ok ? ok(null) : held;
+  }
+
+  /** Takes a held call back into hand; a call in hand beside it goes on hold in the same step (Swap). */
+  async resumeCall(localId: string): Promise<Result<null>> {
+    if (this.stopped) return this.stoppedError();
+    const resumed = await this.command((requestId) => ({ type: 'local.resume', at: this.now(), localId, requestId }));
+    return resumed.ok ? ok(null) : resumed;
   }
 
   /** A media fact from the renderer: connected, or failed (the call is then over). */

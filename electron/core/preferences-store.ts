@@ -116,7 +116,7 @@ function mergeOverDefaults(stored: Record<string, unknown>): Preferences {
     const parsed = typeof value === 'string' ? parseShortcut(value) : undefined;
     if (parsed?.ok) merged.shortcuts[action] = parsed.value;
   }
-  for (const flag of ['quitOnClose', 'startAtLogin', 'dialLinksAtOnce', 'globalShortcuts'] as const) {
+  for (const flag of ['quitOnClose', 'startAtLogin', 'dialLinksAtOnce', 'ringDuringCall', 'globalShortcuts'] as const) {
     if (typeof stored[flag] === 'boolean') merged[flag] = stored[flag];
   }
   if (typeof stored.missedSeenAt === 'number' && stored.missedSeenAt >= 0) merged.missedSeenAt = stored.missedSeenAt;

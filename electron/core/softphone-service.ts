@@ -162,7 +162,11 @@ class CoreSoftphoneService implements SoftphoneService {
     this.settings = new SettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: this.log });
     this.prefs = new PreferencesStore({ dataDir: options.dataDir, logger: this.log, guard: options.preferencesGuard });
     this.network = new NetworkSettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: this.log, ...(options.network ? { flags: options.network } : {}) });
-    this.prefs.onChanged((preferences) => this.push({ name: 'preferencesChanged', payload: preferences }));
+    this.prefs.onChanged((preferences) => {
+      this.push({ name: 'preferencesChanged', payload: preferences });
+      // "Ring me during a call" changes what the relay is told while on a call.
+      this.syncPresence();
+    });
     history.onChanged((entries) => this.push({ name: 'historyChanged', payload: entries }));
     messaging.onConversationChanged((conversation) => this.push({ name: 'conversationChanged', payload: conversation }));
     this.handlers = {
@@ -171,6 +175,8 @@ class CoreSoftphoneService implements SoftphoneService {
       answerCall: ({ localId, sdp }) => this.withCalls((c) => c.answerCall(localId, sdp)),
       declineCall: ({ localId }) => this.withCalls((c) => c.declineCall(localId)),
       hangUp: ({ localId }) => this.withCalls((c) => c.hangUp(localId)),
+      holdCall: ({ localId }) => this.withCalls((c) => c.holdCall(localId)),
+      resumeCall: ({ localId }) => this.withCalls((c) => c.resumeCall(localId)),
       reportMedia: (report) => this.withCalls((c) => c.reportMedia(report)),
       saveSettings: ({ settings }) => this.saveSettings(settings),
       clearSettings: () => this.clearSettings(),
@@ -355,7 +361,10 @@ class CoreSoftphoneService implements SoftphoneService {
 
   /** The relay is told "on_call" while a call keeps the agent busy, otherwise the agent's choice. */
   private presence(): AgentPresence {
-    const status: PresenceStatus = this.runtime?.coordinator.hasBusyCall() ? 'on_call' : this.presenceChoice;
+    const busy = this.runtime?.coordinator.busyCallCount() ?? 0;
+    // On one call with "Ring me during a call" on, a new call may still ring here (not in Do not disturb).
+    const waiting = busy === 1 && this.presenceChoice === 'available' && this.prefs.get().ringDuringCall;
+    const status: PresenceStatus = busy === 0 ? this.presenceChoice : waiting ? 'call_waiting' : 'on_call';
     return { choice: this.presenceChoice, status };
   }
 

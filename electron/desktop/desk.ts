@@ -15,7 +15,7 @@ import { desktopTextsFor } from './desktop-texts';
 import { GlobalShortcuts } from './global-shortcuts';
 import { MissedBadge } from './missed-badge';
 import { TrayIcon } from './tray';
-import type { RefusedShortcut, TrayState, TrayStatus } from './tray-menu';
+import { trayStatusOf, type RefusedShortcut, type TrayState, type TrayStatus } from './tray-menu';
 
 export interface DeskService extends Pick<SoftphoneBackend, 'handle' | 'subscribe'> {
   preferences(): Preferences;
@@ -116,7 +116,7 @@ export async function startDesk(options: DeskOptions): Promise<Desk> {
     const window = options.getWindow();
     badge.show(missed, missed > 0 ? texts.t('missedCalls', { count: missed }) : '', window);
     const state: TrayState = {
-      status: connection === 'connected' ? presence.status : 'disconnected',
+      status: connection === 'connected' ? trayStatusOf(presence.status) : 'disconnected',
       choice: presence.choice,
       missedCount: missed,
       windowVisible: window !== undefined && !window.isDestroyed() && window.isVisible(),

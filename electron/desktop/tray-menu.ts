@@ -6,7 +6,10 @@ import type { ShortcutAction } from '../../shared/preferences';
 import type { DesktopKey, DesktopTexts } from './desktop-texts';
 
 /** What the tray shows: 'disconnected' wins over the presence, since nobody can reach the agent then. */
-export type TrayStatus = PresenceStatus | 'disconnected';
+export type TrayStatus = Exclude<PresenceStatus, 'call_waiting'> | 'disconnected';
+
+/** The tray's status for a presence: waiting for a second call is still being on a call. */
+export const trayStatusOf = (status: PresenceStatus): TrayStatus => (status === 'call_waiting' ? 'on_call' : status);
 
 export interface RefusedShortcut {
   action: ShortcutAction;

@@ -166,6 +166,63 @@ describe('SoftphoneService presence', () => {
     await until('available is reported', () => relay.presence.get('alice') === 'available');
   });
 
+  it('reports "call_waiting" on one call when "Ring me during a call" is on, "on_call" with two calls or with it off', async () => {
+    const dataDir = await tempDir();
+    const { relay, gateway, account } = await setup();
+    const { service: app, pushes } = await service(dataDir, account);
+    await until('presence is reported', () => relay.presence.get('alice') === 'available');
+    const status = async () => {
+      const snapshot = await app.handle('getSnapshot', {});
+      return snapshot.ok ? snapshot.value.presence?.status : undefined;
+    };
+    const ring = async (callId: string) => {
+      relay.send({ type: 'call.incoming', callId, from: '447400123456', sdp: OFFER, timestamp: Date.now() }, ['alice']);
+      await until(`${callId} rings`, () => pushes.some((p) => p.name === 'callChanged' && p.payload.callId === callId && p.payload.phase === 'ringing'));
+    };
+    const take = async (callId: string) => {
+      expect(await app.handle('answerCall', { localId: `in:${callId}`, sdp: ANSWER })).toEqual({ ok: true, value: null });
+      expect(await app.handle('reportMedia', { localId: `in:${callId}`, state: 'connected' })).toEqual({ ok: true, value: null });
+    };
+
+    // The setting is off: one call makes the agent on_call.
+    await ring('wacid.w-1');
+    await take('wacid.w-1');
+    await until('on_call is reported', () => relay.presence.get('alice') === 'on_call');
+    // Turned on during the call: the relay hears at once that a second call may ring here.
+    expect(await app.handle('setPreferences', { preferences: { ringDuringCall: true } })).toMatchObject({ ok: true });
+    await until('call_waiting is reported', () => relay.presence.get('alice') === 'call_waiting');
+    expect(await status()).toBe('call_waiting');
+
+    // The second call: answering it holds the first; with two calls nobody rings this agent.
+    await ring('wacid.w-2');
+    await take('wacid.w-2');
+    await until('on_call is reported for two calls', () => relay.presence.get('alice') === 'on_call');
+    const calls = async () => {
+      const snapshot = await app.handle('getSnapshot', {});
+      return snapshot.ok ? Object.fromEntries(snapshot.value.calls.map((c) => [c.callId, c.phase === 'active' && c.heldSince !== undefined ? 'held' : c.phase])) : {};
+    };
+    expect(await calls()).toEqual({ 'wacid.w-1': 'held', 'wacid.w-2': 'active' });
+    // Swap, then hold both: hold and resume are the agent's own, the gateway hears nothing of them.
+    expect(await app.handle('resumeCall', { localId: 'in:wacid.w-1' })).toEqual({ ok: true, value: null });
+    expect(await calls()).toEqual({ 'wacid.w-1': 'active', 'wacid.w-2': 'held' });
+    expect(await app.handle('holdCall', { localId: 'in:wacid.w-1' })).toEqual({ ok: true, value: null });
+    expect(await calls()).toEqual({ 'wacid.w-1': 'held', 'wacid.w-2': 'held' });
+    expect(gateway.actions()).toEqual(['accept', 'accept']);
+    // A third call cannot be answered.
+    await ring('wacid.w-3');
+    const third = await app.handle('answerCall', { localId: 'in:wacid.w-3', sdp: ANSWER });
+    expect(third).toMatchObject({ ok: false, error: { code: 'invalid_state', message: 'Two calls are in progress: hang up one before answering this one' } });
+
+    // One call left: waiting again; none: the agent's choice.
+    await app.handle('hangUp', { localId: 'in:wacid.w-2' });
+    await until('call_waiting again', () => relay.presence.get('alice') === 'call_waiting');
+    // In Do not disturb nothing more rings, call waiting or not.
+    await app.handle('setPresence', { status: 'dnd' });
+    await until('on_call while in dnd', () => relay.presence.get('alice') === 'on_call');
+    await app.handle('hangUp', { localId: 'in:wacid.w-1' });
+    await until('dnd after the last call', () => relay.presence.get('alice') === 'dnd');
+  });
+
   it('reports presence again when the stream reconnects (a restarted relay forgot it)', async () => {
     const dataDir = await tempDir();
     const { relay, account } = await setup();

@@ -351,7 +351,7 @@ describe('SoftphoneService desk preferences and dial links', () => {
       s.service.handle('startCall', { localId: 'out:tab-2', to: '+1 202 555 0101', sdp: OFFER }),
     ]);
     expect(first).toEqual({ ok: true, value: { localId: 'out:tab-1', to: '12025550101', callId: 'wacid.acc-1' } });
-    expect(second).toMatchObject({ ok: false, error: { code: 'invalid_state', message: expect.stringContaining('Another call is in progress: hang up') } });
+    expect(second).toMatchObject({ ok: false, error: { code: 'invalid_state', message: expect.stringContaining('Another call is in progress and cannot be held until it is connected: hang up') } });
     expect(s.accountGateway.actions()).toEqual(['initiate']);
   });
 });

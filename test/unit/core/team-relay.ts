@@ -90,8 +90,8 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
 
     if (req.method === 'PUT' && path === '/presence') {
       const status = (body as { status?: unknown } | undefined)?.status;
-      if (status !== 'available' && status !== 'on_call' && status !== 'dnd') {
-        return json(res, 400, { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, dnd' } });
+      if (status !== 'available' && status !== 'on_call' && status !== 'call_waiting' && status !== 'dnd') {
+        return json(res, 400, { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, call_waiting, dnd' } });
       }
       relay.presence.set(agent.id, status);
       return json(res, 200, { agentId: agent.id, status });
@@ -126,7 +126,7 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
       const declined = relay.declines.get(callId) ?? new Set<string>();
       declined.add(agent.id);
       relay.declines.set(callId, declined);
-      const othersRinging = agents.filter((a) => a.id !== agent.id && !declined.has(a.id) && relay.presence.get(a.id) === 'available').length;
+      const othersRinging = agents.filter((a) => a.id !== agent.id && !declined.has(a.id) && ['available', 'call_waiting'].includes(relay.presence.get(a.id) ?? '')).length;
       return json(res, 200, { callId, agentId: agent.id, othersRinging });
     }
 

@@ -37,6 +37,8 @@ const VALID: Record<CommandName, unknown[]> = {
   answerCall: [{ localId: 'in:wacid.1', sdp: SDP }, { localId: 'x'.repeat(200), sdp: 'v'.repeat(64 * 1024) }],
   declineCall: [{ localId: 'in:wacid.1' }],
   hangUp: [{ localId: 'out-1' }],
+  holdCall: [{ localId: 'in:wacid.1' }],
+  resumeCall: [{ localId: 'out-1' }],
   reportMedia: [
     { localId: 'in:wacid.1', state: 'connected' },
     { localId: 'in:wacid.1', state: 'failed', reason: 'ICE failed' },
@@ -164,6 +166,14 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ localId: null }, 'localId'],
     [{ localId: 'x'.repeat(201) }, 'localId', 'is too long'],
     [{ localId: 'out-1', force: true }, '(root)', 'Unrecognized key: "force"'],
+  ],
+  holdCall: [
+    [{}, 'localId'],
+    [{ localId: 'in:1', music: 'jazz' }, '(root)', 'Unrecognized key: "music"'],
+  ],
+  resumeCall: [
+    [{ localId: 7 }, 'localId'],
+    [{ localId: '' }, 'localId', 'must not be empty'],
   ],
   reportMedia: [
     [{ localId: 'in:1' }, 'state'],
@@ -346,7 +356,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(31);
+    expect(Object.keys(results)).toHaveLength(33);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words", () => {

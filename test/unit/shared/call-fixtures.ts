@@ -152,6 +152,8 @@ export const endResult = (at: number, outcome: Ev<'local.end_result'>['outcome']
 });
 export const decline = (at: number, localId = IN_LOCAL, requestId?: string): Ev<'local.decline'> => ({ type: 'local.decline', at, localId, ...withRequest(requestId) });
 export const hangup = (at: number, localId = IN_LOCAL, requestId?: string): Ev<'local.hangup'> => ({ type: 'local.hangup', at, localId, ...withRequest(requestId) });
+export const hold = (at: number, localId = IN_LOCAL, requestId?: string): Ev<'local.hold'> => ({ type: 'local.hold', at, localId, ...withRequest(requestId) });
+export const resume = (at: number, localId = IN_LOCAL, requestId?: string): Ev<'local.resume'> => ({ type: 'local.resume', at, localId, ...withRequest(requestId) });
 export const mediaConnected = (at: number, localId = IN_LOCAL): Ev<'local.media_connected'> => ({
   type: 'local.media_connected',
   at,
@@ -209,10 +211,12 @@ export function incomingStates() {
   const accepting = run([claimResult(T0 + 3_200, 'won')], answering);
   const connecting = run([acceptOk(T0 + 4_000)], accepting);
   const active = run([mediaConnected(T0 + 5_000)], connecting);
+  // On hold since 20 s into the call.
+  const held = run([hold(T0 + 25_000)], active);
   // Talked for 30 s, the agent hung up; the terminate is still on its way to the gateway.
   const hungUp = run([hangup(T0 + 35_000)], active);
   const ended = run([endResult(T0 + 35_300, 'done')], hungUp);
-  return { ringing, answering, accepting, connecting, active, hungUp, ended };
+  return { ringing, answering, accepting, connecting, active, held, hungUp, ended };
 }
 
 /** One reachable state per phase of an outgoing call. */
@@ -223,9 +227,10 @@ export function outgoingStates() {
   const remote_ringing = run([status(T0 + 2_000, 'RINGING')], calling);
   const connecting = run([answered(T0 + 8_000)], remote_ringing);
   const active = run([mediaConnected(T0 + 9_000, OUT_LOCAL)], connecting);
+  const held = run([hold(T0 + 29_000, OUT_LOCAL)], active);
   // Nobody picked up: the dial deadline gave up and the gateway confirmed the terminate.
   const ended = run([deadline(T0 + 61_000, OUT_LOCAL), endResult(T0 + 61_300, 'done', OUT_LOCAL)], calling);
-  return { dialing, calling, remote_ringing, connecting, active, ended };
+  return { dialing, calling, remote_ringing, connecting, active, held, ended };
 }
 
 /**

@@ -52,6 +52,8 @@ import {
   endedCalls,
   endResult,
   hangup,
+  hold,
+  resume,
   IN_ID,
   IN_LOCAL,
   incoming,
@@ -82,7 +84,7 @@ import {
 // The transition table: every phase (incoming, outgoing, left over by a previous run) × every event.
 // ---------------------------------------------------------------------------------------------
 
-type PhaseOutcome = Exclude<CallPhase, 'ended'> | `ended:${EndKind}` | `ended:completed/${'agent' | 'customer'}` | `ended:failed/${string}`;
+type PhaseOutcome = Exclude<CallPhase, 'ended'> | 'active:held' | `ended:${EndKind}` | `ended:completed/${'agent' | 'customer'}` | `ended:failed/${string}`;
 /**
  * `=`: the event does not apply and the reducer returns the very same object.
  * `<outcome> (bookkeeping)`: only what is still open about the call changed (its claim, a verdict
@@ -135,6 +137,8 @@ const EVENT_KEYS = [
   'local.decline_result:others', // a colleague may still answer
   'local.decline_result:unknown', // the relay could not say
   'local.hangup',
+  'local.hold',
+  'local.resume',
   'local.media_connected',
   'local.media_failed',
   'local.deadline',
@@ -184,6 +188,8 @@ function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> 
     'local.decline_result:others': declineResult(AT, false, localId),
     'local.decline_result:unknown': declineResult(AT, undefined, localId),
     'local.hangup': hangup(AT, localId, TABLE_REQUEST),
+    'local.hold': hold(AT, localId, TABLE_REQUEST),
+    'local.resume': resume(AT, localId, TABLE_REQUEST),
     'local.media_connected': mediaConnected(AT, localId),
     'local.media_failed': mediaFailed(AT, localId),
     'local.deadline': deadline(AT, localId),
@@ -203,6 +209,7 @@ const ROWS = {
   'in.accepting': inStates.accepting, // the claim won: the accept is out
   'in.connecting': inStates.connecting,
   'in.active': inStates.active,
+  'in.held': inStates.held, // on hold: the customer hears music
   'in.hung_up': inStates.hungUp, // the agent hung up after 30 s; the terminate is not confirmed yet
   'in.ended': inStates.ended, // ... and confirmed: nothing is open any more
   'in.declining': run([decline(T0 + 4_000)], inStates.ringing), // declined here; the relay's verdict is out
@@ -212,6 +219,7 @@ const ROWS = {
   'out.remote_ringing': outStates.remote_ringing,
   'out.connecting': outStates.connecting,
   'out.active': outStates.active,
+  'out.held': outStates.held,
   'out.ended': outStates.ended, // no answer: the dial deadline gave up; the terminate is confirmed
   'left.reject': run([leftover(T0, 'reject')]), // rang when a previous run stopped: the verdict is out
   'left.terminate': run([leftover(T0, 'terminate')]), // was this agent's call: the claim is out
@@ -250,6 +258,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:declined', 'reply:ok', 'decline', 'deadline:cancel'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': ['ended:declined', 'decline', 'deadline:cancel'], // as a hang-up would
     'local.deadline': ['ended:missed', 'decline', 'deadline:cancel'], // rang out here: a colleague may still answer
@@ -288,6 +298,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:unknown': '=',
     // Owed a reject, sent once the claim shows the call is not a colleague's.
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'awaited:invalid_state'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': ['active', 'awaited:ok'],
     'local.media_failed': ['ended:failed/ice_failed', 'awaited:invalid_state'], // owed a reject, as a hang-up
     'local.deadline': '=', // an answering call has no deadline
@@ -324,6 +336,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate', 'awaited:invalid_state'], // after the accept (coordinator order)
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': ['active', 'awaited:ok'], // media may beat the accept response
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate', 'awaited:invalid_state'],
     'local.deadline': '=',
@@ -360,6 +374,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': 'active',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=',
@@ -396,6 +412,46 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
+    'local.hold': ['active:held', 'reply:ok'],
+    'local.resume': ['=', 'reply:ok'], // in hand already
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
+  },
+  'in.held': {
+    'remote.incoming': '=',
+    'remote.answered': '=',
+    'remote.status:RINGING': '=',
+    'remote.status:ACCEPTED': '=',
+    'remote.status:REJECTED': '=',
+    'remote.terminated:COMPLETED': 'ended:completed/customer',
+    'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
+    'remote.terminated:FAILED': 'ended:failed/138021',
+    'remote.claimed': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': '=',
+    'local.initiate_failed': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=', // the accept response came back after media connected
+    'local.accept_failed': ['ended:failed/100', 'end:reject'],
+    'local.accept_failed:timeout': ['ended:failed/timeout', 'end:terminate'],
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
+    'local.hold': ['=', 'reply:ok'], // held already
+    'local.resume': ['active', 'reply:ok'], // back to the microphone
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=',
@@ -432,6 +488,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['=', 'reply:ok'], // hanging up twice is harmless, and sends nothing more
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -468,6 +526,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['=', 'reply:ok'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -505,6 +565,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': 'ended:declined (bookkeeping)', // it rings on for a colleague
     'local.decline_result:unknown': 'ended:declined (bookkeeping)', // left to ring: rejecting blind could take it from a colleague
     'local.hangup': ['=', 'reply:ok'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -544,6 +606,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:cancelled', 'reply:ok', 'awaited:invalid_state'], // no id yet: initiate_ok will terminate it
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': ['ended:cancelled', 'awaited:invalid_state'], // e.g. no microphone: as a hang-up would
     'local.deadline': '=', // the initiate under way has its own timeout
@@ -581,6 +645,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['=', 'reply:ok'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -617,6 +683,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:cancelled', 'reply:ok', 'end:terminate', 'deadline:cancel'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': ['ended:cancelled', 'end:terminate', 'deadline:cancel'],
     'local.deadline': ['ended:no_answer', 'end:terminate', 'deadline:cancel'],
@@ -653,6 +721,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:cancelled', 'reply:ok', 'end:terminate', 'deadline:cancel'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': ['ended:cancelled', 'end:terminate', 'deadline:cancel'],
     'local.deadline': ['ended:no_answer', 'end:terminate', 'deadline:cancel'],
@@ -689,6 +759,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': 'active',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=', // answered: the dial deadline no longer applies
@@ -725,6 +797,46 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
+    'local.hold': ['active:held', 'reply:ok'],
+    'local.resume': ['=', 'reply:ok'], // in hand already
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
+    'local.deadline': '=',
+    'local.end_result:done': '=',
+    'local.end_result:refused': '=',
+    'local.end_result:unreached': '=',
+    'local.leftover:reject': '=',
+    'local.leftover:terminate': '=',
+  },
+  'out.held': {
+    'remote.incoming': '=',
+    'remote.answered': '=',
+    'remote.status:RINGING': '=',
+    'remote.status:ACCEPTED': '=', // ACCEPTED often arrives after media flows
+    'remote.status:REJECTED': '=',
+    'remote.terminated:COMPLETED': 'ended:completed/customer',
+    'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
+    'remote.terminated:FAILED': 'ended:failed/138021',
+    'remote.claimed': '=',
+    'remote.claimed:mine': '=',
+    'remote.claimed:theirs': '=',
+    'local.dial': ['=', 'reply:invalid_state'],
+    'local.initiate_ok': '=',
+    'local.initiate_failed': '=',
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed': '=',
+    'local.accept_failed:timeout': '=',
+    'local.claim_result:won': '=',
+    'local.claim_result:lost': '=',
+    'local.claim_result:unknown': '=',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.decline_result:last': '=',
+    'local.decline_result:others': '=',
+    'local.decline_result:unknown': '=',
+    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
+    'local.hold': ['=', 'reply:ok'], // held already
+    'local.resume': ['active', 'reply:ok'], // back to the microphone
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=',
@@ -761,6 +873,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['=', 'reply:ok'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -797,6 +911,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': 'ended:failed/left_live (bookkeeping)', // a colleague may still answer it
     'local.decline_result:unknown': 'ended:failed/left_live (bookkeeping)', // left to the gateway's own timeout
     'local.hangup': ['=', 'reply:ok'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -833,6 +949,8 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
     'local.hangup': ['=', 'reply:ok'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -846,6 +964,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
 
 function outcomeOf(call: CallState | undefined): string {
   if (call === undefined) return 'none';
+  if (call.phase === 'active' && call.heldSince !== undefined) return 'active:held';
   if (call.phase !== 'ended') return call.phase;
   const e = call.end;
   if (e.kind === 'completed') return `ended:completed/${e.by}`;
@@ -913,6 +1032,8 @@ describe('reduceCall: the transition table', () => {
       'local.answer': true,
       'local.decline': true,
       'local.hangup': true,
+      'local.hold': true,
+      'local.resume': true,
       'local.initiate_ok': true,
       'local.initiate_failed': true,
       'local.claim_result': true,
@@ -944,6 +1065,7 @@ describe('reduceCall: the transition table', () => {
       ['in.accepting', 'answering', 'incoming'],
       ['in.connecting', 'connecting', 'incoming'],
       ['in.active', 'active', 'incoming'],
+      ['in.held', 'active', 'incoming'],
       ['in.hung_up', 'ended', 'incoming'],
       ['in.ended', 'ended', 'incoming'],
       ['in.declining', 'ended', 'incoming'],
@@ -953,6 +1075,7 @@ describe('reduceCall: the transition table', () => {
       ['out.remote_ringing', 'remote_ringing', 'outgoing'],
       ['out.connecting', 'connecting', 'outgoing'],
       ['out.active', 'active', 'outgoing'],
+      ['out.held', 'active', 'outgoing'],
       ['out.ended', 'ended', 'outgoing'],
       ['left.reject', 'ended', 'outgoing'],
       ['left.terminate', 'ended', 'outgoing'],
@@ -1023,6 +1146,8 @@ describe('reduceCall: the transition table', () => {
       'local.answer': ['none', 'reply:not_found'],
       'local.decline': ['none', 'reply:not_found'],
       'local.hangup': ['none', 'reply:not_found'],
+      'local.hold': ['none', 'reply:not_found'],
+      'local.resume': ['none', 'reply:not_found'],
     };
     const ids = key === 'remote.incoming' ? INCOMING_IDS : key.startsWith('local.leftover') ? LEFTOVER_IDS : OUTGOING_IDS;
     const ev = tableEvents(ids)[key];
@@ -1590,16 +1715,19 @@ describe('applyCallEvent', () => {
     expect(hungUp.calls[IN_LOCAL]).toBe(after.calls[IN_LOCAL]);
   });
 
-  it('refuses a second call while one keeps the agent busy: neither placed nor answered, and the command says why', () => {
+  it('refuses a second call while the first cannot be held yet: neither placed nor answered, and the command says why', () => {
+    // The outgoing call is still ringing the customer: it has no media to hold.
     const { book } = applyAll([incoming(T0), dial(T0 + 1, OUT_LOCAL), initiateOk(T0 + 2)]);
     const answering = applyCallEvent(book, answer(T0 + 3, IN_LOCAL, 'rq-2'));
     expect(answering.book).toBe(book);
     expect(answering.effects).toEqual([
-      { kind: 'reply', requestId: 'rq-2', result: fail('invalid_state', 'Another call is in progress: hang up before answering this one') },
+      { kind: 'reply', requestId: 'rq-2', result: fail('invalid_state', 'Another call is in progress and cannot be held until it is connected: hang up before answering this one') },
     ]);
     const second = applyCallEvent(book, dial(T0 + 3, 'out-2', CALLEE, 'rq-3'));
     expect(second.book).toBe(book);
-    expect(second.effects).toEqual([{ kind: 'reply', requestId: 'rq-3', result: fail('invalid_state', 'Another call is in progress: hang up before dialing a new number') }]);
+    expect(second.effects).toEqual([
+      { kind: 'reply', requestId: 'rq-3', result: fail('invalid_state', 'Another call is in progress and cannot be held until it is connected: hang up before dialing a new number') },
+    ]);
     // A ringing call does not keep the agent busy: dialing out while one rings is fine.
     expect(applyAll([incoming(T0), dial(T0 + 1, OUT_LOCAL)]).book.calls[OUT_LOCAL]?.phase).toBe('dialing');
   });
