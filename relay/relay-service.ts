@@ -267,7 +267,7 @@ export class RelayService {
   private async audienceFor(event: RelayEvent, receivedAt: number): Promise<Audience> {
     const decision = audienceFor(event, await this.callFacts(event), this.ringingContext(receivedAt));
     if (decision.passedOver !== undefined) {
-      this.log.debug('a voice_call agent is not reachable; ringing everyone', { callId: callIdOf(event), agentId: decision.passedOver });
+      this.log.debug('a voice_call agent is not free; ringing everyone at once', { callId: callIdOf(event), agentId: decision.passedOver });
     }
     return decision.audience;
   }

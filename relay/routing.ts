@@ -38,9 +38,39 @@ export interface AgentStanding {
   connected: boolean;
 }
 
-/** An agent a call can ring now: available, or with an open stream and no reported presence. */
+/** What a reported presence means for a ringing call (relay/README.md "Routing and claims"). */
+export interface PresenceRouting {
+  /** A `call.incoming` rings the agent. */
+  rings: boolean;
+  /**
+   * The agent is free to take a call now. Only a free agent gets a voice_call head start: an agent
+   * who is on a call never holds a call back from free colleagues.
+   */
+  free: boolean;
+}
+
+/** A Record, so that a presence the app adds does not compile until it is routed. */
+export const PRESENCE_ROUTING = {
+  available: { rings: true, free: true },
+  // On one call and it asked to be rung during a call (the app's "Ring me during a call"): it rings
+  // with the team, as a second call it may take, but it is busy, so nobody waits for it.
+  call_waiting: { rings: true, free: false },
+  // On two calls, or on one without call waiting.
+  on_call: { rings: false, free: false },
+  dnd: { rings: false, free: false },
+} as const satisfies Record<Presence, PresenceRouting>;
+
+/**
+ * An agent a call can ring now: its presence rings (available, or call_waiting), or it reported
+ * none and has an open stream.
+ */
 export function isReachable(agent: AgentStanding): boolean {
-  return agent.presence === 'available' || (agent.presence === undefined && agent.connected);
+  return agent.presence === undefined ? agent.connected : PRESENCE_ROUTING[agent.presence].rings;
+}
+
+/** An agent free to take a call now: available, or with an open stream and no reported presence. */
+export function isFree(agent: AgentStanding): boolean {
+  return agent.presence === undefined ? agent.connected : PRESENCE_ROUTING[agent.presence].free;
 }
 
 export interface RingingContext {
@@ -54,7 +84,7 @@ export interface RingingContext {
 
 export interface RoutingDecision {
   audience: Audience;
-  /** The voice_call agent nobody waits for: not in the team, or it cannot ring now (for the logs). */
+  /** The voice_call agent nobody waits for: not in the team, or not free now (for the logs). */
   passedOver?: string;
 }
 
@@ -63,15 +93,16 @@ export interface RingingDecision extends RoutingDecision {
 }
 
 /**
- * Who a `call.incoming` rings: every available agent; a call from an agent's voice_call button
- * rings that agent alone until `receivedAt + releaseMs`, then the others (head-starts.ts). When that
- * agent is not in the team or cannot ring now, nobody waits for it: everyone rings at once.
+ * Who a `call.incoming` rings: every agent whose presence rings; a call from an agent's voice_call
+ * button rings that agent alone until `receivedAt + releaseMs`, then the others (head-starts.ts).
+ * When that agent is not in the team or not free (on a call, on do-not-disturb, no stream), nobody
+ * waits for it: everyone rings at once — that agent too when it is call_waiting.
  */
 export function ringingDecision(ctaPayload: string | undefined, context: RingingContext): RingingDecision {
   const preferred = preferredAgentOf(ctaPayload);
   if (preferred === undefined || context.releaseMs <= 0) return { audience: { kind: 'ringing' } };
   const standing = context.standingOf(preferred);
-  if (standing === undefined || !isReachable(standing)) return { audience: { kind: 'ringing' }, passedOver: preferred };
+  if (standing === undefined || !isFree(standing)) return { audience: { kind: 'ringing' }, passedOver: preferred };
   return { audience: { kind: 'ringing', preferredAgentId: preferred, releaseAt: context.receivedAt + context.releaseMs } };
 }
 
@@ -147,8 +178,9 @@ export type DeliveryDecision = 'deliver' | 'skip' | 'hold';
  *
  * - `everyone`: every session.
  * - `agent`: the claimed call's owner only.
- * - `ringing`: the `call.incoming` rings sessions whose agent is available (no reported presence
- *   counts as available: the stream is open); the call's later unclaimed events go to every
+ * - `ringing`: the `call.incoming` rings sessions whose agent's presence rings (available or
+ *   call_waiting; no reported presence counts as available: the stream is open); the call's later
+ *   unclaimed events go to every
  *   session, since telling an agent who never rang that a call ended is harmless and not telling
  *   one who rang leaves it ringing. While a preferred agent has its head start, the others hold the
  *   call's events; when the head start ends they get them (released) or never (claimed or ended).
@@ -167,7 +199,7 @@ export function decideDelivery(stored: StoredEvent, agentId: string, presence: (
         if (state === 'dropped') return 'skip';
       }
       if (stored.event.type !== 'call.incoming') return 'deliver';
-      return (presence() ?? 'available') === 'available' ? 'deliver' : 'skip';
+      return PRESENCE_ROUTING[presence() ?? 'available'].rings ? 'deliver' : 'skip';
     }
   }
 }

@@ -10,7 +10,7 @@ import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
 import type { Agent, AgentConfig } from './agent-directory';
 import { createBackend } from './backend/index';
-import type { Presence, RelayBackend } from './backend/types';
+import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
 import { methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
@@ -94,8 +94,8 @@ export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/me
 const CLAIM_PATH = /^\/calls\/([^/]+)\/claim$/;
 const DECLINE_PATH = /^\/calls\/([^/]+)\/decline$/;
 
-const PRESENCE_RULE = 'must be one of available, on_call, dnd';
-const presenceBodySchema = z.object({ status: z.enum(['available', 'on_call', 'dnd'], { error: PRESENCE_RULE }) });
+const PRESENCE_RULE = `must be one of ${PRESENCES.join(', ')}`;
+const presenceBodySchema = z.object({ status: z.enum(PRESENCES, { error: PRESENCE_RULE }) });
 const callIdSchema = z.string().min(1).max(512);
 
 export async function startRelay(options: RelayOptions): Promise<RelayServer> {

@@ -59,7 +59,7 @@ const BODY_READ_LIMIT = 64 * 1024;
 const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optional() });
 const claimWonSchema = z.object({ callId: z.string(), agentId: z.string().min(1) });
 const declinedSchema = z.object({ callId: z.string(), othersRinging: z.number().int().min(0), answeredBy: z.string().min(1).optional() });
-const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(['available', 'on_call', 'dnd']) });
+const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(['available', 'on_call', 'call_waiting', 'dnd']) });
 const turnCredentialsSchema = z.object({
   iceServers: iceServersSchema.min(1),
   ttlSec: z.number().int().positive(),

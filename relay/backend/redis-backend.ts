@@ -18,7 +18,7 @@ import { relayEventSchema } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
 import { parseWith } from '../../shared/validation';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
-import type { AppendInput, AppendOutcome, BackendStats, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+import { PRESENCES, type AppendInput, type AppendOutcome, type BackendStats, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './types';
 import { errorText } from '../../shared/result';
 
 export interface RedisBackendOptions {
@@ -109,7 +109,10 @@ const storedRecordSchema = z.object({ receivedAt: z.number(), event: relayEventS
 
 const presenceRecordSchema = z.object({
   agentId: z.string(),
-  presence: z.enum(['available', 'on_call', 'dnd']),
+  // The presence is a plain string in the JSON: records written before a value was added still
+  // parse. An instance older than a value skips records that carry it (there the agent keeps the
+  // last presence that instance could read, until it expires), so upgrade every instance together.
+  presence: z.enum(PRESENCES),
   expiresAt: z.number(),
 });
 interface PresenceEntry {

@@ -2,9 +2,17 @@
 // behind one URL (Redis) behave alike. Everything that must be decided once for the whole team —
 // de-duplication, tombstones, the order of events, who claimed a call, who is available — is
 // decided here; each relay instance only fans out to the agents connected to it.
+import type { PresenceStatus } from '../../shared/api';
 import type { RelayEnvelope, RelayEvent } from '../../shared/events';
 
-export type Presence = 'available' | 'on_call' | 'dnd';
+/**
+ * What an agent reports with `PUT /presence`: the app's PresenceStatus (shared/api.ts). `on_call`:
+ * busy with a call; `call_waiting`: on exactly one call, and the agent asked to be rung during a
+ * call. What each means for a ringing call is routing.ts's `PRESENCE_ROUTING`.
+ */
+export type Presence = PresenceStatus;
+/** Every presence, in the order the relay names them (the `PUT /presence` rule, the Redis records). */
+export const PRESENCES = ['available', 'on_call', 'call_waiting', 'dnd'] as const satisfies readonly Presence[];
 
 /** Who an event is for, fixed when it is stored so that every instance and every replay agrees. */
 export type Audience =

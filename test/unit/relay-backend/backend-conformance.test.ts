@@ -328,6 +328,20 @@ describe.each(harnesses)('$name backend', (harness) => {
       expect(backend.presenceOf('bob')).toBe('dnd');
     });
 
+    it('keeps call_waiting apart from on_call, and changes between them', async () => {
+      await open();
+      await backend.setPresence('alice', 'call_waiting', 60_000);
+      await backend.setPresence('bob', 'on_call', 60_000);
+      expect(backend.presenceOf('alice')).toBe('call_waiting');
+      expect(backend.presenceOf('bob')).toBe('on_call');
+      await backend.setPresence('alice', 'on_call', 60_000);
+      await backend.setPresence('bob', 'call_waiting', 60_000);
+      expect(backend.presenceOf('alice')).toBe('on_call');
+      expect(backend.presenceOf('bob')).toBe('call_waiting');
+      clock.advance(60_001);
+      expect(backend.presenceOf('bob')).toBeUndefined();
+    });
+
     it('expires unless refreshed', async () => {
       await open();
       await backend.setPresence('alice', 'dnd', 60_000);

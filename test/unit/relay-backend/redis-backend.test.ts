@@ -100,6 +100,46 @@ describe('RedisBackend', () => {
     expect(late.presenceOf('alice')).toBe('dnd');
   });
 
+  it('mirrors call_waiting in the other instance and in instances opened later', async () => {
+    const prefix = uniquePrefix('relay-presence-cw');
+    const a = await open(prefix);
+    const b = await open(prefix);
+    await a.setPresence('alice', 'call_waiting', 60_000);
+    await eventually(() => b.presenceOf('alice') === 'call_waiting', 'call_waiting on the other instance');
+    await b.setPresence('alice', 'on_call', 60_000);
+    await eventually(() => a.presenceOf('alice') === 'on_call', 'on_call back on the first instance');
+    await a.setPresence('alice', 'call_waiting', 60_000);
+    await eventually(() => b.presenceOf('alice') === 'call_waiting', 'call_waiting again on the other instance');
+    const late = await open(prefix);
+    expect(late.presenceOf('alice')).toBe('call_waiting');
+  });
+
+  it('reads presence records as they are written in Redis, older ones included, and skips a status it does not know', async () => {
+    const prefix = uniquePrefix('relay-presence-records');
+    const clock = new FakeClock();
+    const expiresAt = clock.now() + 60_000;
+    // "<version> <json>", as the presence script writes it; records from before call_waiting look the same.
+    const record = (version: number, agentId: string, presence: string) => `${version} ${JSON.stringify({ agentId, presence, expiresAt })}`;
+    await admin.hset(`${prefix}presence`, {
+      alice: record(1, 'alice', 'available'),
+      bob: record(2, 'bob', 'on_call'),
+      carol: record(3, 'carol', 'dnd'),
+      dave: record(4, 'dave', 'call_waiting'),
+      erin: record(5, 'erin', 'away'),
+    });
+    const backend = await open(prefix, clock);
+    expect(['alice', 'bob', 'carol', 'dave', 'erin'].map((id) => backend.presenceOf(id))).toEqual(['available', 'on_call', 'dnd', 'call_waiting', undefined]);
+    // The same records on the channel, as another instance publishes them.
+    await admin.publish(`${prefix}presence`, record(10, 'alice', 'call_waiting'));
+    await admin.publish(`${prefix}presence`, record(11, 'dave', 'away'));
+    await admin.publish(`${prefix}presence`, record(12, 'bob', 'available'));
+    await eventually(() => backend.presenceOf('bob') === 'available', 'the last published update');
+    expect(backend.presenceOf('alice')).toBe('call_waiting');
+    // An unknown status is skipped: the agent keeps the presence it had.
+    expect(backend.presenceOf('dave')).toBe('call_waiting');
+    expect(logger.messages('warn')).toContain('skipped an unreadable presence update');
+  });
+
   it('keeps serving when one instance dies; the other replays everything after its last cursor', async () => {
     const [a, b] = await pair();
     const atA = recorder(a);

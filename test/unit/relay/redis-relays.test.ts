@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { configureLogging } from '../../../shared/log';
 import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
-import { claimCall, eventKeys, hasEvent, hasMessage, team } from './agent-fixtures';
+import { claimCall, eventKeys, hasEvent, hasMessage, putPresence, team } from './agent-fixtures';
 import { openSse, type SseOpenOptions, type TestSseStream } from './sse-test-client';
 import { APP_SECRET, inboundText, incomingCall, postWebhook, terminatedCall } from './webhook-fixtures';
 
@@ -98,6 +98,38 @@ describe('relay: several instances on one Redis', () => {
     await loser.waitFor(hasMessage('wamid.rc-end'), 'the end at the loser');
     expect(eventKeys(winner)).toEqual(['call.incoming:wacid.rc', 'call.claimed:wacid.rc', 'call.terminated:wacid.rc:COMPLETED', 'message.inbound:wamid.rc-end']);
     expect(eventKeys(loser)).toEqual(['call.incoming:wacid.rc', 'call.claimed:wacid.rc', 'message.inbound:wamid.rc-end']);
+  });
+
+  it('rings a call_waiting agent on one instance with an available one on the other; the claim of either reaches the other; no head start waits for it', async () => {
+    // A head start far longer than this test: a call held for alice would reach bob after the marker.
+    const a = await instance({ preferredAgentReleaseMs: 120_000 });
+    const b = await instance({ preferredAgentReleaseMs: 120_000 });
+    // Reported through both instances, so that neither waits for the other's mirror (the backend
+    // tests cover the mirroring); the later report wins on both.
+    for (const relay of [a, b]) {
+      expect((await putPresence(relay.url, tokens.alice!, { status: 'call_waiting' })).status).toBe(200);
+      expect((await putPresence(relay.url, tokens.bob!, { status: 'available' })).status).toBe(200);
+      expect((await putPresence(relay.url, tokens.carol!, { status: 'on_call' })).status).toBe(200);
+    }
+    const alice = await connect(a, 'alice');
+    const bob = await connect(b, 'bob');
+    const carol = await connect(b, 'carol');
+    await postWebhook(b.url, incomingCall('wacid.rcw1'));
+    await alice.waitFor(hasEvent('call.incoming:wacid.rcw1'), 'alice rings during her call');
+    await bob.waitFor(hasEvent('call.incoming:wacid.rcw1'), 'bob rings');
+    expect((await claimCall(b.url, tokens.bob!, 'wacid.rcw1')).status).toBe(200);
+    await alice.waitFor(hasEvent('call.claimed:wacid.rcw1'), 'the answered-elsewhere event at alice, on the other instance');
+
+    // alice's voice_call button, while she is on a call: everyone rings at once.
+    await postWebhook(a.url, incomingCall('wacid.rcw2', { cta_payload: JSON.stringify({ v: 1, agentId: 'alice' }) }));
+    await alice.waitFor(hasEvent('call.incoming:wacid.rcw2'), 'alice rings for her button');
+    await postWebhook(a.url, inboundText('wamid.rcw-end', 'end'));
+    for (const s of [alice, bob, carol]) await s.waitFor(hasMessage('wamid.rcw-end'), 'the end');
+    expect(eventKeys(bob)).toEqual(['call.incoming:wacid.rcw1', 'call.claimed:wacid.rcw1', 'call.incoming:wacid.rcw2', 'message.inbound:wamid.rcw-end']);
+    expect(eventKeys(alice)).toEqual(eventKeys(bob));
+    // carol is on a call without call waiting: neither call rings her (a ringing call's claim goes to
+    // every session, as for anyone who might have rung).
+    expect(eventKeys(carol)).toEqual(['call.claimed:wacid.rcw1', 'message.inbound:wamid.rcw-end']);
   });
 
   it('loses no event when an agent moves to the other instance after a graceful close, with its Last-Event-ID', async () => {

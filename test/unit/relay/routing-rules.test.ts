@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Audience, StoredEvent } from '../../../relay/backend/types';
+import { PRESENCES, type Audience, type StoredEvent } from '../../../relay/backend/types';
 import { KeyedTaskQueue } from '../../../relay/keyed-task-queue';
 import { formatResumeToken, parseResumeToken } from '../../../relay/resume-token';
 import {
@@ -9,9 +9,11 @@ import {
   declineOfAnsweredCall,
   declineVerdict,
   decideDelivery,
+  isFree,
   isReachable,
   KnownCalls,
   NO_CALL_FACTS,
+  PRESENCE_ROUTING,
   preferredAgentOf,
   ringingDecision,
   type AgentStanding,
@@ -33,6 +35,7 @@ const terminated = (audience: Audience): StoredEvent => ({
 });
 const available = () => 'available' as const;
 const dnd = () => 'dnd' as const;
+const callWaiting = () => 'call_waiting' as const;
 const unknown = () => undefined;
 
 describe('routing rules', () => {
@@ -44,6 +47,8 @@ describe('routing rules', () => {
     expect(decideDelivery(incoming({ kind: 'ringing' }), 'bob', unknown, undefined)).toBe('deliver');
     expect(decideDelivery(incoming({ kind: 'ringing' }), 'bob', dnd, undefined)).toBe('skip');
     expect(decideDelivery(incoming({ kind: 'ringing' }), 'bob', () => 'on_call', undefined)).toBe('skip');
+    // On one call and asked for call waiting: a new call rings it.
+    expect(decideDelivery(incoming({ kind: 'ringing' }), 'bob', callWaiting, undefined)).toBe('deliver');
     // A ringing call's later events reach agents whatever their presence: a ringing agent must stop ringing.
     expect(decideDelivery(terminated({ kind: 'ringing' }), 'bob', dnd, undefined)).toBe('deliver');
   });
@@ -55,6 +60,10 @@ describe('routing rules', () => {
     expect(decideDelivery(terminated(headStart), 'bob', available, 'waiting')).toBe('hold');
     expect(decideDelivery(incoming(headStart), 'bob', available, 'released')).toBe('deliver');
     expect(decideDelivery(incoming(headStart), 'bob', dnd, 'released')).toBe('skip');
+    expect(decideDelivery(incoming(headStart), 'bob', () => 'on_call', 'released')).toBe('skip');
+    // A colleague on one call with call waiting holds like everyone else, and rings on the release.
+    expect(decideDelivery(incoming(headStart), 'bob', callWaiting, 'waiting')).toBe('hold');
+    expect(decideDelivery(incoming(headStart), 'bob', callWaiting, 'released')).toBe('deliver');
     expect(decideDelivery(incoming(headStart), 'bob', available, 'dropped')).toBe('skip');
     expect(decideDelivery(terminated(headStart), 'bob', available, 'dropped')).toBe('skip');
     // A preferred agent without a release time is no head start at all: nobody waits.
@@ -126,6 +135,20 @@ describe('reachability', () => {
       expect(isReachable(standing('a', presence, false)), presence).toBe(false);
     }
   });
+
+  it('rings an agent on one call who asked for call waiting, but never counts it free', () => {
+    expect(isReachable(standing('a', 'call_waiting', true))).toBe(true);
+    expect(isReachable(standing('a', 'call_waiting', false))).toBe(true);
+    expect(isFree(standing('a', 'call_waiting', true))).toBe(false);
+    expect(isFree(standing('a', 'available', false))).toBe(true);
+    expect(isFree(standing('a', undefined, true))).toBe(true);
+    expect(isFree(standing('a', undefined, false))).toBe(false);
+    for (const presence of ['on_call', 'dnd'] as const) expect(isFree(standing('a', presence, true)), presence).toBe(false);
+  });
+
+  it('has a routing rule for exactly the presences PUT /presence accepts', () => {
+    expect(Object.keys(PRESENCE_ROUTING).sort()).toEqual([...PRESENCES].sort());
+  });
 });
 
 describe('who a call rings', () => {
@@ -145,6 +168,17 @@ describe('who a call rings', () => {
     for (const agentId of ['carol', 'dave', 'mallory']) {
       expect(ringingDecision(payloadFor(agentId), ringing()), agentId).toEqual({ audience: { kind: 'ringing' }, passedOver: agentId });
     }
+  });
+
+  it('gives no head start to an agent on a call: call_waiting rings with the team at once, on_call does not hold it back', () => {
+    const busy: readonly AgentStanding[] = [standing('erin', 'call_waiting', true), standing('frank', 'on_call', true)];
+    const context = ringing({ standingOf: (agentId) => busy.find((a) => a.agentId === agentId) });
+    for (const agentId of ['erin', 'frank']) {
+      expect(ringingDecision(payloadFor(agentId), context), agentId).toEqual({ audience: { kind: 'ringing' }, passedOver: agentId });
+    }
+    // With no head start, the call_waiting agent rings when the call is delivered, like everyone else.
+    expect(decideDelivery(incoming(ringingDecision(payloadFor('erin'), context).audience), 'erin', callWaiting, undefined)).toBe('deliver');
+    expect(decideDelivery(incoming(ringingDecision(payloadFor('frank'), context).audience), 'frank', () => 'on_call', undefined)).toBe('skip');
   });
 
   it('gives no head start when head starts are off', () => {
@@ -204,6 +238,13 @@ describe('decline verdicts', () => {
     // The decliner never counts itself, even before its own decline is in the list.
     expect(declineVerdict('bob', [], TEAM)).toEqual({ othersRinging: 1 });
     expect(declineVerdict('alice', ['alice', 'mallory'], [])).toEqual({ othersRinging: 0 });
+  });
+
+  it('counts a colleague on one call with call waiting as one who may still answer, not one on a call without it', () => {
+    const team = [...TEAM, standing('erin', 'call_waiting', true), standing('frank', 'on_call', true)];
+    expect(declineVerdict('alice', ['alice'], team)).toEqual({ othersRinging: 2 });
+    expect(declineVerdict('alice', ['alice', 'bob'], team)).toEqual({ othersRinging: 1 });
+    expect(declineVerdict('erin', ['alice', 'bob', 'erin'], team)).toEqual({ othersRinging: 0 });
   });
 });
 

@@ -155,11 +155,14 @@ describe('relay: declines', () => {
 describe('relay: presence', () => {
   it('answers 200 with the presence, and 400 naming the rule for anything else', async () => {
     const relay = await relayWith();
-    for (const status of ['available', 'on_call', 'dnd']) {
+    for (const status of ['available', 'on_call', 'call_waiting', 'dnd']) {
       expect(await putPresence(relay.url, tokens.alice!, { status })).toEqual({ status: 200, body: { agentId: 'alice', status } });
     }
-    const invalid = { status: 400, body: { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, dnd', field: 'status' } } };
+    const invalid = { status: 400, body: { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, call_waiting, dnd', field: 'status' } } };
     expect(await putPresence(relay.url, tokens.alice!, { status: 'away' })).toEqual(invalid);
+    // Near misses of the new status are refused too.
+    expect(await putPresence(relay.url, tokens.alice!, { status: 'call-waiting' })).toEqual(invalid);
+    expect(await putPresence(relay.url, tokens.alice!, { status: 'CALL_WAITING' })).toEqual(invalid);
     expect(await putPresence(relay.url, tokens.alice!, {})).toEqual(invalid);
     expect(await putPresence(relay.url, tokens.alice!, 'not json')).toEqual(invalid);
     expect(await putPresence(relay.url, tokens.alice!, [1])).toEqual(invalid);
@@ -189,6 +192,52 @@ describe('relay: presence', () => {
     const second = await settle(relay, bob, carol);
     expect(eventKeys(bob)).toEqual([marker, 'call.incoming:wacid.p2', second]);
     expect(eventKeys(carol)).toEqual([marker, second]);
+  });
+
+  it('rings an agent on one call who asked for call waiting, never one on a call without it', async () => {
+    const relay = await relayWith();
+    await putPresence(relay.url, tokens.alice!, { status: 'call_waiting' });
+    await putPresence(relay.url, tokens.bob!, { status: 'on_call' });
+    await putPresence(relay.url, tokens.carol!, { status: 'available' });
+    const alice = await connect(relay, 'alice');
+    const bob = await connect(relay, 'bob');
+    const carol = await connect(relay, 'carol');
+    await postWebhook(relay.url, incomingCall('wacid.cw1'));
+    const marker = await settle(relay, alice, bob, carol);
+    expect(eventKeys(alice)).toEqual(['call.incoming:wacid.cw1', marker]);
+    expect(eventKeys(carol)).toEqual(['call.incoming:wacid.cw1', marker]);
+    expect(eventKeys(bob)).toEqual([marker]);
+
+    // Alice took a second call (or turned the setting off): the next call no longer rings her.
+    await putPresence(relay.url, tokens.alice!, { status: 'on_call' });
+    await postWebhook(relay.url, incomingCall('wacid.cw2'));
+    const second = await settle(relay, alice, carol);
+    expect(eventKeys(alice)).toEqual(['call.incoming:wacid.cw1', marker, second]);
+    expect(eventKeys(carol)).toEqual(['call.incoming:wacid.cw1', marker, 'call.incoming:wacid.cw2', second]);
+  });
+
+  it('rings a call_waiting agent and an available one together; when the available one claims, the other is told it was answered', async () => {
+    const relay = await relayWith();
+    await putPresence(relay.url, tokens.alice!, { status: 'call_waiting' });
+    await putPresence(relay.url, tokens.bob!, { status: 'available' });
+    const alice = await connect(relay, 'alice');
+    const bob = await connect(relay, 'bob');
+    await postWebhook(relay.url, incomingCall('wacid.cw3'));
+    await alice.waitFor(hasEvent('call.incoming:wacid.cw3'), 'alice rings during her call');
+    await bob.waitFor(hasEvent('call.incoming:wacid.cw3'), 'bob rings');
+
+    expect(await claimCall(relay.url, tokens.bob!, 'wacid.cw3')).toEqual({ status: 200, body: { callId: 'wacid.cw3', agentId: 'bob' } });
+    await alice.waitFor(hasEvent('call.claimed:wacid.cw3'), 'the answered-elsewhere event at alice');
+    expect(alice.envelopes.find((e) => e.event.type === 'call.claimed')!.event).toMatchObject({ callId: 'wacid.cw3', agentId: 'bob' });
+    expect(await claimCall(relay.url, tokens.alice!, 'wacid.cw3')).toEqual({
+      status: 409,
+      body: { error: { code: 'already_claimed', message: 'Answered by another agent', agentId: 'bob' } },
+    });
+    // The claimed call stays bob's: its later events do not reach alice.
+    await postWebhook(relay.url, terminatedCall('wacid.cw3'));
+    const marker = await settle(relay, alice, bob);
+    expect(eventKeys(alice)).toEqual(['call.incoming:wacid.cw3', 'call.claimed:wacid.cw3', marker]);
+    expect(eventKeys(bob)).toEqual(['call.incoming:wacid.cw3', 'call.claimed:wacid.cw3', 'call.terminated:wacid.cw3:COMPLETED', marker]);
   });
 
   it('forgets a presence that is not refreshed', async () => {
@@ -272,6 +321,43 @@ describe('relay: voice_call routing', () => {
     for (const [i, cta_payload] of payloads.entries()) await postWebhook(relay.url, incomingCall(`wacid.e${i}`, { cta_payload }));
     const marker = await settle(relay, bob);
     expect(eventKeys(bob)).toEqual([...payloads.map((_, i) => `call.incoming:wacid.e${i}`), marker]);
+  });
+
+  it('gives no head start to an agent on a call with call waiting: it rings at once together with the team', async () => {
+    // A head start far longer than this test: a call held for it would reach bob after the marker.
+    const relay = await relayWith({ preferredAgentReleaseMs: 120_000 });
+    await putPresence(relay.url, tokens.alice!, { status: 'call_waiting' });
+    await putPresence(relay.url, tokens.carol!, { status: 'on_call' });
+    const alice = await connect(relay, 'alice');
+    const bob = await connect(relay, 'bob');
+    const carol = await connect(relay, 'carol');
+    await postWebhook(relay.url, incomingCall('wacid.cwv1', { cta_payload: voiceCallPayload('alice') }));
+    // An agent on a call without call waiting holds nothing back either, and is not rung.
+    await postWebhook(relay.url, incomingCall('wacid.cwv2', { cta_payload: voiceCallPayload('carol') }));
+    const marker = await settle(relay, alice, bob, carol);
+    expect(eventKeys(alice)).toEqual(['call.incoming:wacid.cwv1', 'call.incoming:wacid.cwv2', marker]);
+    expect(eventKeys(bob)).toEqual(['call.incoming:wacid.cwv1', 'call.incoming:wacid.cwv2', marker]);
+    expect(eventKeys(carol)).toEqual([marker]);
+    expect(bob.ids.at(-1)).not.toMatch(/~held~/);
+
+    // Whoever claims first answers it; the other is told.
+    expect((await claimCall(relay.url, tokens.bob!, 'wacid.cwv1')).status).toBe(200);
+    await alice.waitFor(hasEvent('call.claimed:wacid.cwv1'), 'the answered-elsewhere event at alice');
+  });
+
+  it('rings a colleague on a call with call waiting when a head start ends, not one on a call without it', async () => {
+    const relay = await relayWith({ preferredAgentReleaseMs: 300 });
+    await putPresence(relay.url, tokens.bob!, { status: 'call_waiting' });
+    await putPresence(relay.url, tokens.carol!, { status: 'on_call' });
+    const alice = await connect(relay, 'alice');
+    const bob = await connect(relay, 'bob');
+    const carol = await connect(relay, 'carol');
+    await postWebhook(relay.url, incomingCall('wacid.cwv3', { cta_payload: voiceCallPayload('alice') }));
+    await alice.waitFor(hasEvent('call.incoming:wacid.cwv3'), 'alice rings first');
+    await bob.waitFor(hasEvent('call.incoming:wacid.cwv3'), 'the released call at bob');
+    const marker = await settle(relay, alice, bob, carol);
+    expect(eventKeys(bob)).toEqual(['call.incoming:wacid.cwv3', marker]);
+    expect(eventKeys(carol)).toEqual([marker]);
   });
 
   it('routes no call by a payload the app did not write: unversioned, another version, or over 512 characters', async () => {
