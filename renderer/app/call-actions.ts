@@ -45,7 +45,7 @@ export type MediaControls = Pick<
 >;
 
 export interface CallActionsDeps {
-  api: Pick<SoftphoneApi, 'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'reportMedia' | 'reportQuality'>;
+  api: Pick<SoftphoneApi, 'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'holdCall' | 'resumeCall' | 'reportMedia' | 'reportQuality'>;
   store: StoreApi<AppState>;
   /** Where each call's "Reconnecting…", MOS and warnings go (store/call-quality.ts). */
   quality?: StoreApi<CallQualityState> | undefined;
@@ -257,6 +257,21 @@ export class CallActions {
     this.engine.close(localId);
     const result = await request;
     if (!result.ok && result.error.code !== 'not_found') this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+  }
+
+  /**
+   * Hold: the main process marks the call held and the media engine, following the call, sends the
+   * hold music instead of the microphone and mutes the customer. Resume takes it back into hand (and
+   * holds the other call, if one is in hand: Swap).
+   */
+  async hold(localId: string): Promise<void> {
+    const result = await this.api.holdCall({ localId });
+    if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+  }
+
+  async resume(localId: string): Promise<void> {
+    const result = await this.api.resumeCall({ localId });
+    if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
   }
 
   toggleMute(localId: string): void {

@@ -4,7 +4,8 @@ import { useCallActions, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
 import { formatClock, mosText, peerNumberText, peerTitle, phaseText, qualityWarningWords } from '../call-display';
 import { endReasonText } from '../error-texts';
-import { currentCall } from '../store/call-list';
+import { currentCall, heldCalls } from '../store/call-list';
+import { heldMsOf, isHeld, type CallState } from '../../shared/call-state';
 import { useCallQuality } from '../store/call-quality';
 import { formatNumber } from '../i18n/format';
 import { useAppStore } from '../store/store';
@@ -46,6 +47,7 @@ export function CurrentCallPanel() {
   const title = peerTitle(call.peer);
   const number = peerNumberText(call.peer);
   const active = call.phase === 'active';
+  const held = isHeld(call);
 
   return (
     <section aria-label={t('current.label')} className={`card current ${ended ? 'current-ended' : ''} ${active ? 'current-active' : ''}`}>
@@ -62,7 +64,8 @@ export function CurrentCallPanel() {
           </p>
         </div>
         <div className="current-state">
-          {!ended && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
+          {!ended && !held && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
+          {held && <HoldTime call={call} now={now} />}
           {active && (
             <span role="timer" aria-label={t('current.duration')} className="call-timer">
               <Ltr>{formatClock((now - call.connectedAt) / 1000)}</Ltr>
@@ -109,6 +112,11 @@ export function CurrentCallPanel() {
             <button type="button" className={`btn btn-toggle ${muted ? 'is-on' : ''}`} aria-pressed={muted} onClick={() => callActions.toggleMute(call.localId)}>
               {muted ? t('current.unmute') : t('current.mute')}
             </button>
+            {active && (
+              <button type="button" className={`btn btn-toggle ${held ? 'is-on' : ''}`} onClick={() => void (held ? callActions.resume(call.localId) : callActions.hold(call.localId))}>
+                {held ? t('current.resume') : t('current.hold')}
+              </button>
+            )}
             <button type="button" className="btn btn-toggle" aria-expanded={keypadOpen} onClick={() => setKeypadOpen(!keypadOpen)}>
               {t('current.keypad')}
             </button>
@@ -116,7 +124,7 @@ export function CurrentCallPanel() {
               {t('current.hangUp')}
             </button>
           </div>
-          {keypadOpen && <Keypad localId={call.localId} enabled={active} />}
+          {keypadOpen && <Keypad localId={call.localId} enabled={active && !held} />}
           {sandbox && call.callId !== undefined && (
             <button type="button" className="btn btn-link" onClick={() => void sandboxActions.customerHangsUp(call.localId)}>
               {t('sandbox.customerHangsUp')}
@@ -124,6 +132,44 @@ export function CurrentCallPanel() {
           )}
         </>
       )}
+      <HeldCalls now={now} />
     </section>
+  );
+}
+
+/** "On hold" and for how long: the hold time of this hold and the ones before it. */
+function HoldTime({ call, now }: { call: CallState; now: number }) {
+  const { t } = useTranslation('calls');
+  return (
+    <>
+      <span className="phase phase-held">{t('current.onHold')}</span>
+      <span role="timer" aria-label={t('current.holdTime')} className="call-timer hold-timer">
+        <Ltr>{formatClock(heldMsOf(call, now) / 1000)}</Ltr>
+      </span>
+    </>
+  );
+}
+
+/** The other call, on hold while the agent talks on this one: who, for how long, and Swap. */
+function HeldCalls({ now }: { now: number }) {
+  const { t } = useTranslation('calls');
+  const callActions = useCallActions();
+  const held = useAppStore((s) => heldCalls(s.calls, now));
+  if (held.length === 0) return null;
+  return (
+    <>
+      {held.map((call) => {
+        const title = peerTitle(call.peer);
+        return (
+          <div key={call.localId} role="group" aria-label={t('held.label')} className="held-call">
+            <p className="held-peer">{title === peerNumberText(call.peer) ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}</p>
+            <HoldTime call={call} now={now} />
+            <button type="button" className="btn btn-secondary" onClick={() => void callActions.resume(call.localId)}>
+              {t('held.swap')}
+            </button>
+          </div>
+        );
+      })}
+    </>
   );
 }

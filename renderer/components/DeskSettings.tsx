@@ -42,10 +42,10 @@ export function offersStartAtLogin(platform: string): boolean {
   return !/linux/i.test(platform);
 }
 
-type BooleanPreference = 'dialLinksAtOnce' | 'quitOnClose' | 'startAtLogin' | 'globalShortcuts';
+type BooleanPreference = 'dialLinksAtOnce' | 'ringDuringCall' | 'quitOnClose' | 'startAtLogin' | 'globalShortcuts';
 
 /** Each one's label and hint: settings.json desk.toggles.<name>. */
-const COMMON_TOGGLES: readonly BooleanPreference[] = ['dialLinksAtOnce'];
+const COMMON_TOGGLES: readonly BooleanPreference[] = ['ringDuringCall', 'dialLinksAtOnce'];
 const ELECTRON_TOGGLES: readonly BooleanPreference[] = ['quitOnClose', 'startAtLogin', 'globalShortcuts'];
 
 export function DeskSettings() {

@@ -6,7 +6,7 @@ import { useNow } from '../app/use-now';
 import { decodeVoiceCallPayload } from '../../shared/voice-call-payload';
 import { peerNumberText, peerTitle, secondsUntil } from '../call-display';
 import { formatNumber } from '../i18n/format';
-import { ringingCalls, type RingingCall } from '../store/call-list';
+import { hasCallInProgress, ringingCalls, type RingingCall } from '../store/call-list';
 import { useAppStore } from '../store/store';
 import { Ltr } from './Ltr';
 
@@ -28,6 +28,8 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
   const sandboxActions = useSandboxActions();
   const now = useNow();
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
+  // On a call already: this one waits, and answering it puts the other on hold.
+  const waiting = useAppStore((s) => hasCallInProgress(s.calls));
   const notice = useAppStore((s) => (s.callNotice?.localId === call.localId ? s.callNotice.text : null));
   const [pending, setPending] = useState<'answer' | 'decline' | null>(null);
   const seconds = secondsUntil(call.ringsUntil, now);
@@ -36,9 +38,9 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
   const titleId = `incoming-${call.localId}-title`;
 
   return (
-    <section role="dialog" aria-label={t('incoming.label')} aria-describedby={titleId} className="card incoming">
+    <section role="dialog" aria-label={t('incoming.label')} aria-describedby={titleId} className={`card incoming ${waiting ? 'incoming-waiting' : ''}`}>
       <div className="incoming-pulse" aria-hidden="true" />
-      <p className="eyebrow">{t('incoming.heading')}</p>
+      <p className="eyebrow">{waiting ? t('incoming.waitingHeading') : t('incoming.heading')}</p>
       <p className="peer-title" id={titleId}>
         {title === number ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}
         {number && title !== number && (
@@ -65,7 +67,7 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
             void callActions.answer(call.localId).finally(() => setPending(null));
           }}
         >
-          {t('incoming.answer')}
+          {waiting ? t('incoming.answerAndHold') : t('incoming.answer')}
         </button>
         <button
           type="button"

@@ -139,6 +139,12 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
             <span aria-hidden="true"> · </span>
             <span className="visually-hidden">{t('recent.durationLead')}</span>
             <Ltr>{formatTalkTime(entry.durationSec)}</Ltr>
+            {entry.heldSec !== undefined && entry.heldSec > 0 && (
+              <>
+                <span aria-hidden="true"> · </span>
+                <span className="history-held">{t('recent.heldFor', { duration: ltrInText(formatTalkTime(entry.heldSec)) })}</span>
+              </>
+            )}
           </span>
 
         </span>

@@ -2,7 +2,7 @@
 // mirrors snapshots and pushes. Those can cross (a snapshot fetched before a push can be answered
 // after it), so a call never moves backwards here: an ended call stays ended, an active call does
 // not fall back to connecting.
-import type { CallPhase, CallState } from '../../shared/call-state';
+import { isBusy, isHeld, MAX_BUSY_CALLS, type CallPhase, type CallState } from '../../shared/call-state';
 
 const PHASE_RANK: Readonly<Record<CallPhase, number>> = {
   ringing: 0,
@@ -49,22 +49,47 @@ export function ringingCalls(calls: Readonly<Record<string, CallState>>): Ringin
 }
 
 /**
- * The call the call panel shows: the newest live call that is not ringing, else the newest call
- * that ended moments ago (its outcome is shown briefly).
+ * The call the call panel shows: the newest live call in hand (not ringing, not on hold), else the
+ * newest call on hold when none is in hand, else the newest call that ended moments ago (its outcome
+ * is shown briefly).
  */
 export function currentCall(calls: Readonly<Record<string, CallState>>, now: number): CallState | undefined {
   let live: CallState | undefined;
+  let held: CallState | undefined;
   let ended: Extract<CallState, { phase: 'ended' }> | undefined;
   for (const call of Object.values(calls)) {
     if (call.phase === 'ringing') continue;
     if (call.phase === 'ended') {
       if (now - call.endedAt <= OUTCOME_VISIBLE_MS && (!ended || call.endedAt > ended.endedAt)) ended = call;
+    } else if (isHeld(call)) {
+      if (!held || call.createdAt > held.createdAt) held = call;
     } else if (!live || call.createdAt > live.createdAt) {
       live = call;
     }
   }
-  return live ?? ended;
+  return live ?? held ?? ended;
 }
+
+/** The calls on hold beside the one the call panel shows, oldest first. */
+export function heldCalls(calls: Readonly<Record<string, CallState>>, now: number): CallState[] {
+  const shown = currentCall(calls, now);
+  return Object.values(calls)
+    .filter((c) => isHeld(c) && c.localId !== shown?.localId)
+    .sort((a, b) => a.createdAt - b.createdAt);
+}
+
+/**
+ * Whether another call can be taken now (answered or dialed): no busy call, or one that is connected
+ * (it goes on hold) and room for a second. The main process decides; this only shapes the buttons.
+ */
+export function canTakeAnotherCall(calls: Readonly<Record<string, CallState>>): boolean {
+  const busy = Object.values(calls).filter(isBusy);
+  if (busy.length === 0) return true;
+  return busy.length < MAX_BUSY_CALLS && busy.every((c) => c.phase === 'active');
+}
+
+/** Whether a busy call is on the line already: a new call rings as a waiting call then. */
+export const hasCallInProgress = (calls: Readonly<Record<string, CallState>>): boolean => Object.values(calls).some(isBusy);
 
 /**
  * A call whose audio this window carries: answered, being placed or under way. Leaving the page

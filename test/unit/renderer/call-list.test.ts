@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OUTCOME_VISIBLE_MS, currentCall, mergeCall, mergeCalls, mergeSnapshotCalls, ringingCalls } from '../../../renderer/store/call-list';
+import { OUTCOME_VISIBLE_MS, canTakeAnotherCall, currentCall, hasCallInProgress, heldCalls, mergeCall, mergeCalls, mergeSnapshotCalls, ringingCalls } from '../../../renderer/store/call-list';
 import { hasBusyCall as hasBusyCallIn, type CallState } from '../../../shared/call-state';
 
 const hasBusyCall = (calls: Record<string, CallState>): boolean => hasBusyCallIn(Object.values(calls));
@@ -66,6 +66,24 @@ describe('selections', () => {
   it('prefers a live call to an outcome', () => {
     const calls = byId(ended('a', T0, T0 + 10_000), active('b', T0 - 60_000));
     expect(currentCall(calls, T0 + 10_500)?.localId).toBe('in:b');
+  });
+
+  it('shows the call in hand on the panel, the held one beside it; a call alone on hold is the panel’s', () => {
+    const onHold = (id: string, at: number): CallState => ({ ...(active(id, at) as Extract<CallState, { phase: 'active' }>), heldSince: at + 5_000 });
+    // The held call is the newer one: the panel still shows the call the agent talks on.
+    const two = byId(active('talking', T0), onHold('waiting', T0 + 1_000));
+    expect(currentCall(two, T0 + 20_000)?.localId).toBe('in:talking');
+    expect(heldCalls(two, T0 + 20_000).map((c) => c.localId)).toEqual(['in:waiting']);
+    const alone = byId(onHold('waiting', T0), ended('gone', T0, T0 + 10_000));
+    expect(currentCall(alone, T0 + 11_000)?.localId).toBe('in:waiting');
+    expect(heldCalls(alone, T0 + 11_000)).toEqual([]);
+    // A second call can be taken beside one connected call, never beside one still connecting or two.
+    expect(canTakeAnotherCall(byId(ringing()))).toBe(true);
+    expect(canTakeAnotherCall(byId(active('a')))).toBe(true);
+    expect(canTakeAnotherCall(byId(answering()))).toBe(false);
+    expect(canTakeAnotherCall(two)).toBe(false);
+    expect(hasCallInProgress(byId(ringing(), ended('b')))).toBe(false);
+    expect(hasCallInProgress(byId(onHold('w', T0)))).toBe(true);
   });
 
   it('counts only calls the agent is on or placing as busy', () => {
