@@ -5,12 +5,15 @@
 //   watchdog checks every second that a ringtone still wanted really plays, recovers it, or raises
 //   the alert. It never starts one: a ring CallActions stopped (Answer, before the call moves on)
 //   stays stopped;
+// - which sound a ring is: a call that rings while another is under way (`isBusy`) rings as the
+//   quiet call-waiting tone on the calls' speaker, not as the ringtone (Ringtone.setCallWaiting).
+//   Decided as the calls change, before CallActions starts the ring after the render;
 // - browser host only (the Electron host notifies natively and flashes its frame): a notification
 //   per ringing call while the tab is hidden or not focused, closed when the call stops ringing, and
 //   the tab title flashing the caller.
 // The DOM it touches comes in as `RingAlertsEnvironment`, so unit tests can hide the tab and refuse focus.
 import type { Unsubscribe } from '../../shared/api';
-import type { CallState } from '../../shared/call-state';
+import { hasBusyCall, type CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
@@ -28,7 +31,7 @@ const WATCH_MS = 1000;
 const UNLOCK_EVENTS = ['pointerdown', 'click', 'keydown'] as const;
 
 // No start(): CallActions owns when the ring begins and ends; this domain only recovers a wanted ring.
-export type RingtoneControl = Pick<Ringtone, 'state' | 'onStateChange' | 'wanted' | 'playing' | 'contextState' | 'recover' | 'unlock'>;
+export type RingtoneControl = Pick<Ringtone, 'state' | 'onStateChange' | 'wanted' | 'playing' | 'contextState' | 'recover' | 'unlock' | 'setCallWaiting'>;
 
 export interface NotificationLike {
   onclick: ((event: Event) => void) | null;
@@ -134,11 +137,13 @@ export class RingAlerts {
       }),
     );
     this.running = true;
+    this.followCallWaiting();
     this.followRinging();
     return () => {
       this.running = false;
       for (const stop of stops.splice(0)) stop();
       this.stopRinging();
+      this.ringtone.setCallWaiting(false);
     };
   }
 
@@ -181,6 +186,8 @@ export class RingAlerts {
 
   /** A ring that stops is followed at once; one that starts or changes once the card is rendered. */
   private callsChanged(): void {
+    // At once: CallActions starts the ring after the render, and it must start as the right sound.
+    this.followCallWaiting();
     if (this.ringingCalls().length === 0) {
       this.followRinging();
       return;
@@ -191,6 +198,12 @@ export class RingAlerts {
       this.alertQueued = false;
       if (this.running) this.followRinging();
     });
+  }
+
+  /** A call rings while another is under way: it rings as the call-waiting tone. */
+  private followCallWaiting(): void {
+    const calls = Object.values(this.store.getState().calls);
+    this.ringtone.setCallWaiting(calls.some((c) => c.phase === 'ringing') && hasBusyCall(calls));
   }
 
   private followRinging(): void {

@@ -76,7 +76,7 @@ const sandboxCustomerSchema = z.looseObject({
 
 const presenceSchema = z.looseObject({
   choice: z.enum(['available', 'dnd']),
-  status: z.enum(['available', 'on_call', 'dnd']),
+  status: z.enum(['available', 'on_call', 'call_waiting', 'dnd']),
 });
 
 const windowSchema = z.union([

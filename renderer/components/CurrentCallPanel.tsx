@@ -1,5 +1,6 @@
 import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
+import { useShallow } from 'zustand/react/shallow';
 import { useCallActions, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
 import { formatClock, mosText, peerNumberText, peerTitle, phaseText, qualityWarningWords } from '../call-display';
@@ -154,7 +155,7 @@ function HoldTime({ call, now }: { call: CallState; now: number }) {
 function HeldCalls({ now }: { now: number }) {
   const { t } = useTranslation('calls');
   const callActions = useCallActions();
-  const held = useAppStore((s) => heldCalls(s.calls, now));
+  const held = useAppStore(useShallow((s) => heldCalls(s.calls, now)));
   if (held.length === 0) return null;
   return (
     <>

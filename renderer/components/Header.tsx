@@ -101,7 +101,7 @@ function PresenceControl() {
   const presence = useAppStore((s) => s.presence);
   const error = useAppStore((s) => s.presenceError);
   if (!presence) return null;
-  const onCall = presence.status === 'on_call';
+  const onCall = presence.status === 'on_call' || presence.status === 'call_waiting';
   return (
     <span className={`presence presence-${presence.status}`}>
       <select

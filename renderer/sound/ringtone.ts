@@ -1,6 +1,12 @@
 // A ringtone made with WebAudio, so no audio file has to ship: the UK double ring (400 + 450 Hz,
 // 0.4 s on, 0.2 s off, 0.4 s on, 2 s off), which reads as "phone" everywhere.
 //
+// While the agent is on another call, a ring is the call-waiting tone instead (setCallWaiting, decided
+// by ring-alerts.ts): two short, quiet 440 Hz beeps every 10 s on the speaker the calls play on, so
+// it is heard in the headset over the customer and never at a ringer's loudness. The same context
+// plays it, moved to that output (AudioContext.setSinkId): the autoplay, unlock and watchdog rules
+// below hold for both sounds alike.
+//
 // It says whether it is really heard: a browser's autoplay policy keeps an AudioContext suspended
 // until the page has had a user gesture, and a suspended context is silent without any error. So
 // after start() the context must be running within a short grace, or the ringtone reports 'blocked'
@@ -12,13 +18,41 @@ import { i18n } from '../i18n/i18n';
 
 const log = createLogger('ringtone');
 
-const PATTERN_S = 3;
-const BURSTS: readonly [start: number, end: number][] = [
-  [0, 0.4],
-  [0.6, 1.0],
-];
-const FREQUENCIES = [400, 450];
-const VOLUME = 0.12;
+/** A sound made of bursts of tones, repeated. */
+export interface TonePattern {
+  /** From one start of the pattern to the next, in seconds. */
+  periodS: number;
+  /** When each burst starts and ends, in seconds from the pattern's start. */
+  bursts: readonly (readonly [start: number, end: number])[];
+  frequencies: readonly number[];
+  /** Each tone's gain. */
+  volume: number;
+}
+
+export const RING_PATTERN: TonePattern = {
+  periodS: 3,
+  bursts: [
+    [0, 0.4],
+    [0.6, 1.0],
+  ],
+  frequencies: [400, 450],
+  volume: 0.12,
+};
+
+/**
+ * The call-waiting tone: ITU-T E.180's short tone bursts at the North American 440 Hz, 2 × 0.3 s,
+ * every 10 s while the second call rings; about a fifth of the ring's level, since it plays into the
+ * ear the customer's voice is in.
+ */
+export const CALL_WAITING_PATTERN: TonePattern = {
+  periodS: 10,
+  bursts: [
+    [0, 0.3],
+    [0.5, 0.8],
+  ],
+  frequencies: [440],
+  volume: 0.05,
+};
 /** A context allowed to play is running within a few milliseconds; one still suspended after this is held back. */
 const BLOCKED_AFTER_MS = 300;
 
@@ -62,6 +96,11 @@ export interface RingtoneOptions {
   /** Makes a context on `sinkId` ('' = the system default). Default: a real AudioContext. */
   createContext?: (sinkId: string) => RingtoneAudioContext;
   blockedAfterMs?: number;
+  /**
+   * The output the calls play on ('' = the system default), where the call-waiting tone sounds:
+   * MediaEngine.speakerId. Default: the system default.
+   */
+  speaker?: () => string;
 }
 
 function createAudioContext(sinkId: string): RingtoneAudioContext {
@@ -73,8 +112,14 @@ function createAudioContext(sinkId: string): RingtoneAudioContext {
 export class Ringtone {
   private readonly createContext: (sinkId: string) => RingtoneAudioContext;
   private readonly blockedAfterMs: number;
+  private readonly speaker: () => string;
   private ctx: RingtoneAudioContext | null = null;
+  /** The ringer's output ('' = the system default). */
   private sink = '';
+  /** Another call is under way: a ring is the call-waiting tone on the speaker. */
+  private waiting = false;
+  /** The context is being moved to the other sound's output: nothing is scheduled until it is there. */
+  private moving: Promise<void> | null = null;
   /** start() was called and stop() was not: a call rings. */
   private asked = false;
   /** "Test ringer" bursts playing now: the context must not be suspended under them. */
@@ -88,6 +133,12 @@ export class Ringtone {
   constructor(options: RingtoneOptions = {}) {
     this.createContext = options.createContext ?? createAudioContext;
     this.blockedAfterMs = options.blockedAfterMs ?? BLOCKED_AFTER_MS;
+    this.speaker = options.speaker ?? (() => '');
+  }
+
+  /** Which sound a ring is now: the ringtone, or the call-waiting tone (another call is under way). */
+  get sound(): 'ring' | 'call-waiting' {
+    return this.waiting ? 'call-waiting' : 'ring';
   }
 
   /** Asked to ring (start() and no stop() since): only then may a ring be recovered. */
@@ -100,7 +151,7 @@ export class Ringtone {
     return this.timer !== undefined;
   }
 
-  /** The output device the ringtone plays on ('' = system default). */
+  /** The output device the ringtone plays on ('' = system default); the call-waiting tone plays on the speaker. */
   get sinkId(): string {
     return this.sink;
   }
@@ -130,6 +181,11 @@ export class Ringtone {
    */
   start(): void {
     this.asked = true;
+    if (this.moving) {
+      // The first burst waits until the context plays where this sound belongs.
+      void this.moving.then(() => this.recover());
+      return;
+    }
     const ctx = this.context();
     if (!ctx) {
       this.setState('blocked');
@@ -137,9 +193,22 @@ export class Ringtone {
     }
     if (this.timer === undefined) {
       this.ring();
-      this.timer = setInterval(() => this.ring(), PATTERN_S * 1000);
+      this.timer = setInterval(() => this.ring(), this.pattern.periodS * 1000);
     }
     this.confirmRunning(ctx);
+  }
+
+  /**
+   * Another call is under way (true) or not: a ring is the call-waiting tone on the calls' speaker,
+   * or the ringtone on the ringer. A ring that sounds now switches at once.
+   */
+  setCallWaiting(waiting: boolean): void {
+    if (waiting === this.waiting) return;
+    this.waiting = waiting;
+    // What is scheduled is the other sound's.
+    this.clearPattern();
+    this.moveTo(this.output());
+    if (this.asked) this.start();
   }
 
   /**
@@ -153,9 +222,7 @@ export class Ringtone {
   stop(): void {
     this.asked = false;
     this.clearGrace();
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-    this.silenceNodes();
+    this.clearPattern();
     void this.ctx?.suspend().catch(() => undefined);
     this.setState('idle');
   }
@@ -216,7 +283,8 @@ export class Ringtone {
    */
   async setSinkId(deviceId: string): Promise<void> {
     const ctx = this.ctx;
-    if (ctx && ctx.state !== 'closed' && ctx.setSinkId) await ctx.setSinkId(deviceId);
+    // The call-waiting tone plays on the speaker: the ringer's device is only remembered meanwhile.
+    if (!this.waiting && ctx && ctx.state !== 'closed' && ctx.setSinkId) await ctx.setSinkId(deviceId);
     this.sink = deviceId;
   }
 
@@ -234,13 +302,45 @@ export class Ringtone {
     return ctx;
   }
 
+  /** Where the sound of the moment belongs: the ringer, or for the call-waiting tone the speaker. */
+  private output(): string {
+    return this.waiting ? this.speaker() : this.sink;
+  }
+
+  /** The pattern of the moment. */
+  private get pattern(): TonePattern {
+    return this.waiting ? CALL_WAITING_PATTERN : RING_PATTERN;
+  }
+
+  /**
+   * Moves the context to `sinkId` (the other sound's output, or a speaker chosen meanwhile); a device
+   * that is gone leaves it on the system default. Where setSinkId is missing everything plays on
+   * the default output anyway.
+   */
+  private moveTo(sinkId: string): void {
+    const ctx = this.ctx;
+    if (!ctx || ctx.state === 'closed' || !ctx.setSinkId || this.contextSinkId() === sinkId) return;
+    const moving = ctx
+      .setSinkId(sinkId)
+      .catch((e: unknown) => {
+        log.debug('the audio output could not be chosen: using the default', { problem: errorText(e) });
+        return sinkId === '' ? undefined : ctx.setSinkId?.('');
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.moving === moving) this.moving = null;
+      });
+    this.moving = moving;
+  }
+
   private makeContext(): RingtoneAudioContext | null {
+    const output = this.output();
     try {
-      return this.createContext(this.sink);
+      return this.createContext(output);
     } catch (e) {
       log.debug('no audio context on the chosen output', { problem: errorText(e) });
     }
-    if (this.sink === '') return null;
+    if (output === '') return null;
     // The chosen device is gone: ringing on the default output beats a silent ring.
     try {
       return this.createContext('');
@@ -307,7 +407,7 @@ export class Ringtone {
 
   private markRunning(): void {
     this.clearGrace();
-    if (this.timer === undefined) this.timer = setInterval(() => this.ring(), PATTERN_S * 1000);
+    if (this.timer === undefined) this.timer = setInterval(() => this.ring(), this.pattern.periodS * 1000);
     // Bursts are only scheduled on a running clock (see ring()), so a context that has just started rings at once.
     if (this.nodes.size === 0) this.ring();
     this.setState('playing');
@@ -322,6 +422,13 @@ export class Ringtone {
     if (state === this.current) return;
     this.current = state;
     for (const listener of [...this.listeners]) listener(state);
+  }
+
+  /** Stops the pattern and what it scheduled. */
+  private clearPattern(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    this.silenceNodes();
   }
 
   private silenceNodes(): void {
@@ -339,25 +446,28 @@ export class Ringtone {
     const ctx = this.ctx;
     // A suspended clock stands still: bursts scheduled on it would all start together once it runs.
     if (!ctx || !isRunning(ctx)) return;
-    this.burst(ctx);
+    // The agent may have chosen another speaker since the call-waiting tone began.
+    if (this.waiting) this.moveTo(this.speaker());
+    this.burst(ctx, this.pattern);
   }
 
-  /** Schedules one double burst now; returns the seconds until it has ended. */
-  private burst(ctx: RingtoneAudioContext): number {
+  /** Schedules the pattern's bursts once, now; returns the seconds until they have ended. */
+  private burst(ctx: RingtoneAudioContext, pattern: TonePattern = RING_PATTERN): number {
+    const { bursts, frequencies, volume } = pattern;
     const t0 = ctx.currentTime + 0.02;
     const gain = ctx.createGain();
     gain.gain.setValueAtTime(0, t0);
-    for (const [start, end] of BURSTS) {
+    for (const [start, end] of bursts) {
       // Short ramps avoid clicks at the edges of each burst.
       gain.gain.setValueAtTime(0, t0 + start);
-      gain.gain.linearRampToValueAtTime(VOLUME, t0 + start + 0.02);
-      gain.gain.setValueAtTime(VOLUME, t0 + end - 0.02);
+      gain.gain.linearRampToValueAtTime(volume, t0 + start + 0.02);
+      gain.gain.setValueAtTime(volume, t0 + end - 0.02);
       gain.gain.linearRampToValueAtTime(0, t0 + end);
     }
     gain.connect(ctx.destination);
-    const last = BURSTS[BURSTS.length - 1]![1];
-    let playing = FREQUENCIES.length;
-    for (const frequency of FREQUENCIES) {
+    const last = bursts[bursts.length - 1]?.[1] ?? 0;
+    let playing = frequencies.length;
+    for (const frequency of frequencies) {
       const osc = ctx.createOscillator();
       osc.frequency.value = frequency;
       osc.connect(gain);

@@ -16,13 +16,18 @@
 // - Non-trickle: complete local descriptions only, line ends normalised to CRLF and nothing else.
 // - No renegotiation and no ICE restart on this leg: a lost path ends the call, and we say why.
 // - Mute keeps the track and sends silence (track.enabled = false).
-import type { CallState } from '../../shared/call-state';
+// - Hold: the gateway has no hold and no renegotiation, ends a call after 30 s without media, and
+//   the customer's phone needs its RTP sequence numbers and timestamps to go on. So a held call's
+//   one sender carries the hold music in the microphone's place (replaceTrack), and the microphone
+//   stays open, disabled, for an instant resume. Mute and hold are independent.
+import { isHeld, type CallState } from '../../shared/call-state';
 import { QualityMonitor, type QualitySample, type QualitySummary, type QualityWarningKind } from '../../shared/call-quality';
 import { QUALITY_SAMPLES_KEPT, type CallQualityReport } from '../../shared/diagnostics';
 import type { IceConfig } from '../../shared/ice-servers';
 import { createLogger } from '../../shared/log';
 import { err, ok, type Result, errorText } from '../../shared/result';
 import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate, type OfferSummary } from '../../shared/sdp';
+import { HoldMusic, type HoldMusicPlayer, type HoldMusicSource } from './hold-music';
 import { watchIceGathering } from './ice-gathering';
 import { readQualitySample, type QualityCounters, type SelectedCandidatePair } from './quality-stats';
 import { i18n } from '../i18n/i18n';
@@ -110,8 +115,12 @@ export interface MediaEngineOptions {
   iceConfig?: () => Promise<Result<IceConfig>>;
   /** Where remote <audio> elements go; document.body by default. */
   audioParent?: () => HTMLElement;
+  /** Makes a call's remote <audio> element; document.createElement('audio') by default. */
+  createAudioElement?: () => HTMLAudioElement;
   gatherCapMs?: number;
   disconnectGraceMs?: number;
+  /** The music a held customer hears (renderer/webrtc/hold-music.ts); made when first needed by default. */
+  holdMusic?: HoldMusicSource;
 }
 
 export interface CallLevels {
@@ -166,6 +175,8 @@ interface MediaParts {
   pc: RTCPeerConnection;
   mic: MediaStream;
   track: MediaStreamTrack;
+  /** The call's one audio sender, made with the peer connection: the microphone's, or the hold music's while held. */
+  sender: RTCRtpSender;
   /** The call was built with no STUN or TURN server: host candidates are all it gathers. */
   hostOnly: boolean;
   /** "Relay only": every path goes through a TURN server. */
@@ -186,6 +197,12 @@ type MediaPhase =
   | { kind: 'failed'; parts: MediaParts | undefined; reason: string; reported: boolean }
   | { kind: 'ended' };
 
+/** What a call's sender carries: the microphone, the hold music, or no track at all. */
+export type SendingKind = 'microphone' | 'music' | 'nothing';
+
+/** Whether a call is on hold, and the music its customer hears meanwhile. */
+type HoldState = { kind: 'none' } | { kind: 'held'; music: HoldMusicPlayer | undefined; musicPlays: boolean };
+
 /** One call's media, for diagnostics (window.__softphoneMedia.sessions). */
 export interface MediaSessionReport {
   localId: string;
@@ -196,9 +213,16 @@ export interface MediaSessionReport {
   signaling?: RTCSignalingState;
   micLive?: boolean;
   micEnabled?: boolean;
+  /** The customer's audio plays in the window (never while held). */
   playing: boolean;
   /** How the wait for our candidates ended (complete, settled on UDP, or the cap). */
   gatheringEnded?: 'complete' | 'settled' | 'capped';
+  /** The agent muted the call (kept across a hold; `micEnabled` is false while muted or held). */
+  muted: boolean;
+  /** On hold: the customer hears the hold music, and the agent does not hear the customer (`playing` false). */
+  held: boolean;
+  /** What the call's sender carries now (once the call has one). */
+  sending?: SendingKind;
 }
 
 class CallMedia {
@@ -226,6 +250,9 @@ class CallMedia {
   /** The last second's reading, for diagnostics and the quality bench. */
   lastQuality: { sample: QualitySample; mos?: number; warnings: QualityWarningKind[] } | undefined;
   muted = false;
+  hold: HoldState = { kind: 'none' };
+  /** Sender changes (hold, resume, a new microphone) run one after another: each puts what is wanted at its turn. */
+  senderChanges: Promise<void> = Promise.resolve();
   /** The microphone device the track was asked for ('' = the system default). */
   micDevice = '';
   /** Device switches run one after another, so two quick choices cannot race on the sender. */
@@ -248,6 +275,15 @@ class CallMedia {
   get ended(): boolean {
     return this.phase.kind === 'ended';
   }
+
+  get held(): boolean {
+    return this.hold.kind === 'held';
+  }
+
+  /** The microphone may sound on the sender: neither muted nor held. */
+  get micOpen(): boolean {
+    return !this.muted && !this.held;
+  }
 }
 
 export class MediaEngine {
@@ -261,8 +297,10 @@ export class MediaEngine {
   private readonly createPeerConnection: (config: RTCConfiguration) => RTCPeerConnection;
   private readonly iceConfig: () => Promise<Result<IceConfig>>;
   private readonly audioParent: () => HTMLElement;
+  private readonly createAudioElement: () => HTMLAudioElement;
   private readonly gatherCapMs: number;
   private readonly disconnectGraceMs: number;
+  private holdMusicSource: HoldMusicSource | undefined;
   private routing: AudioRouting = { microphone: '', speaker: '' };
   /** Settles once the latest routing handed to useDevices() is known. */
   private routingKnown: Promise<void> = Promise.resolve();
@@ -274,8 +312,10 @@ export class MediaEngine {
     this.createPeerConnection = options.createPeerConnection ?? ((c) => new RTCPeerConnection(c));
     this.iceConfig = options.iceConfig ?? (() => Promise.resolve(ok(NO_SERVERS)));
     this.audioParent = options.audioParent ?? (() => document.body);
+    this.createAudioElement = options.createAudioElement ?? (() => document.createElement('audio'));
     this.gatherCapMs = options.gatherCapMs ?? GATHER_CAP_MS;
     this.disconnectGraceMs = options.disconnectGraceMs ?? DISCONNECT_GRACE_MS;
+    this.holdMusicSource = options.holdMusic;
   }
 
   /** Media facts (connected, failed), for the calls domain to report to the main process. */
@@ -304,6 +344,7 @@ export class MediaEngine {
   onCall(call: CallState): void {
     const session = this.sessions.get(call.localId);
     if (session) session.seen = true;
+    if (session && call.phase !== 'ended') this.followHold(session, call);
     switch (call.phase) {
       case 'ringing':
         if (call.direction === 'incoming') this.prepareIncoming(call.localId, call.offerSdp);
@@ -469,17 +510,27 @@ export class MediaEngine {
     if (!session) return;
     session.muted = muted;
     // Never remove the track: the service ends a call that stops sending (protocol.md, 138022).
+    // A held call keeps its microphone closed: the mute is applied when it is resumed.
     const track = session.parts?.track;
-    if (track) track.enabled = !muted;
+    if (track) track.enabled = session.micOpen;
+  }
+
+  /**
+   * The speaker calls play on ('' = the system default): the device handed to useDevices(). The
+   * call-waiting tone plays there, beside the call the agent is on.
+   */
+  speakerId(): string {
+    return this.routing.speaker;
+  }
+
+  /** Where the hold music comes from once it has played: the bundled file, or rendered in the window. */
+  holdMusicOrigin(): 'file' | 'rendered' | undefined {
+    return this.holdMusicSource instanceof HoldMusic ? this.holdMusicSource.origin() : undefined;
   }
 
   /** RFC 4733 tones through the audio sender (telephone-event/8000, protocol.md). */
   sendDtmf(localId: string, tones: string): boolean {
-    const sender = this.sessions
-      .get(localId)
-      ?.parts?.pc.getSenders()
-      .find((s) => s.track?.kind === 'audio');
-    const dtmf = sender?.dtmf;
+    const dtmf = this.sessions.get(localId)?.parts?.sender.dtmf;
     if (!dtmf || !dtmf.canInsertDTMF) return false;
     // insertDTMF replaces the tones still waiting (WebRTC 1.0 RTCDTMFSender): keys pressed while
     // a tone plays would be lost, so they join the queue instead.
@@ -499,6 +550,8 @@ export class MediaEngine {
     if (session.reconnectingSince !== undefined) this.emitCondition({ localId, reconnecting: false });
     if (session.secondsSampled > 0) this.emitQuality(session, parts?.pc);
     session.unwatchMicrophone();
+    if (session.hold.kind === 'held') session.hold.music?.stop();
+    session.hold = { kind: 'none' };
     try {
       parts?.pc.close();
     } catch (e) {
@@ -548,6 +601,93 @@ export class MediaEngine {
       micLive: track.readyState === 'live',
       sinkId: session.audio?.sinkId ?? '',
     };
+  }
+
+  // ---- hold ----
+
+  /** The main process's word on the hold (CallState `heldSince`): hold or resume when it changes. */
+  private followHold(session: CallMedia, call: CallState): void {
+    const held = isHeld(call);
+    if (held === session.held) return;
+    if (held) this.hold(session);
+    else this.resume(session);
+  }
+
+  /**
+   * Hold: the microphone is closed at once (it goes on sending silence, and stays open underneath
+   * for the resume), the agent no longer hears the customer, and once the music plays it takes the
+   * microphone's place on the same sender (no new sender, no renegotiation: the RTP stream goes on).
+   */
+  private hold(session: CallMedia): void {
+    let music: HoldMusicPlayer | undefined;
+    try {
+      music = this.holdMusic().play();
+    } catch (e) {
+      // The closed microphone still sends silence: never the agent, never nothing.
+      log.error('no hold music: the held call sends silence', { localId: session.localId, problem: errorText(e) });
+    }
+    const hold: HoldState = { kind: 'held', music, musicPlays: false };
+    session.hold = hold;
+    log.info('call held', { localId: session.localId });
+    const track = session.parts?.track;
+    if (track) track.enabled = false;
+    if (session.audio) {
+      session.audio.muted = true;
+      session.audio.pause();
+    }
+    void music?.ready.then((plays) => {
+      // A resume, or another hold, came first: this music is not wanted any more.
+      if (session.hold !== hold || session.ended) return;
+      if (!plays) {
+        log.warn('no hold music: the held call sends silence', { localId: session.localId });
+        return;
+      }
+      hold.musicPlays = true;
+      this.changeSender(session).then(
+        () => log.info('the held customer hears the hold music', { localId: session.localId }),
+        (e: unknown) => log.error('the hold music could not replace the microphone: the held call sends silence', { localId: session.localId, problem: errorText(e) }),
+      );
+    });
+  }
+
+  /** Resume: the microphone (the one chosen now, muted or not as before) is back on the sender at once. */
+  private resume(session: CallMedia): void {
+    const music = session.hold.kind === 'held' ? session.hold.music : undefined;
+    session.hold = { kind: 'none' };
+    log.info('call resumed', { localId: session.localId });
+    const track = session.parts?.track;
+    if (track) track.enabled = session.micOpen;
+    if (session.audio) {
+      session.audio.muted = false;
+      session.audio.play().catch((e: unknown) => log.debug('remote audio did not start again', { localId: session.localId, problem: errorText(e) }));
+    }
+    // The music stops once the microphone is on the sender: a stopped track there would send nothing meanwhile.
+    this.changeSender(session)
+      .catch((e: unknown) => log.error('the microphone could not be put back on the resumed call', { localId: session.localId, problem: errorText(e) }))
+      .finally(() => music?.stop());
+  }
+
+  private holdMusic(): HoldMusicSource {
+    this.holdMusicSource ??= new HoldMusic();
+    return this.holdMusicSource;
+  }
+
+  /**
+   * Puts on the call's sender what it should carry now: while held, the hold music once it plays
+   * (until then, or without music, the closed microphone: silence), else the microphone. Changes run
+   * in order, each deciding at its turn, so a hold, a resume and a new microphone in quick
+   * succession end with the latest wish. Rejects when replaceTrack does; the next change still runs.
+   */
+  private changeSender(session: CallMedia): Promise<void> {
+    const change = session.senderChanges.then(async () => {
+      const parts = session.parts;
+      if (!parts || session.ended) return;
+      const hold = session.hold;
+      const wanted = hold.kind === 'held' && hold.musicPlays && hold.music ? hold.music.track : parts.track;
+      if (parts.sender.track !== wanted) await parts.sender.replaceTrack(wanted);
+    });
+    session.senderChanges = change.catch(() => undefined);
+    return change;
   }
 
   /**
@@ -613,23 +753,27 @@ export class MediaEngine {
       return;
     }
     const track = mic.getAudioTracks()[0];
-    const sender = parts.pc.getSenders().find((s) => s.track === parts.track) ?? parts.pc.getSenders().find((s) => s.track?.kind === 'audio');
-    if (!track || !sender || session.ended || session.parts !== parts) {
+    if (!track || session.ended || session.parts !== parts) {
       mic.getTracks().forEach((t) => t.stop());
       return;
     }
-    track.enabled = !session.muted;
+    track.enabled = session.micOpen;
+    const old = { mic: parts.mic, track: parts.track };
+    // Every phase holds this same parts object: mute, levels, resume and close() now reach the new
+    // track. A held call only keeps it: the sender goes on with the music until the resume.
+    parts.mic = mic;
+    parts.track = track;
     try {
-      await sender.replaceTrack(track);
+      await this.changeSender(session);
     } catch (e) {
+      if (parts.track === track) {
+        parts.mic = old.mic;
+        parts.track = old.track;
+      }
       mic.getTracks().forEach((t) => t.stop());
       this.onNotice(session.localId, t('media.micSwitchFailed', { problem: errorText(e) }));
       return;
     }
-    const old = { mic: parts.mic, track: parts.track };
-    // Every phase holds this same parts object: mute, levels and close() now reach the new track.
-    parts.mic = mic;
-    parts.track = track;
     session.micDevice = routing.microphone;
     this.watchMicrophone(session, track);
     old.mic.getTracks().forEach((t) => t.stop());
@@ -650,7 +794,8 @@ export class MediaEngine {
     const pc = session?.parts?.pc;
     if (!session || !pc) return { mic: 0, customer: 0 };
     const { mediaSource, inbound } = await readAudioStats(pc);
-    const mic = session.muted ? 0 : clamp01(numberField(mediaSource, 'audioLevel') ?? 0);
+    // Held, the sender's source is the music: nothing of the microphone goes out.
+    const mic = session.micOpen ? clamp01(numberField(mediaSource, 'audioLevel') ?? 0) : 0;
     let customer = numberField(inbound, 'audioLevel');
     const energy = numberField(inbound, 'totalAudioEnergy');
     const duration = numberField(inbound, 'totalSamplesDuration');
@@ -721,8 +866,9 @@ export class MediaEngine {
   /** Every call's media as it stands (phase, peer connection states, microphone), for diagnostics. */
   describe(): MediaSessionReport[] {
     return [...this.sessions.values()].map((session) => {
-      const pc = session.parts?.pc;
-      const track = session.parts?.track;
+      const parts = session.parts;
+      const pc = parts?.pc;
+      const track = parts?.track;
       return {
         localId: session.localId,
         phase: session.phase.kind,
@@ -733,8 +879,11 @@ export class MediaEngine {
           signaling: pc.signalingState,
         }),
         ...(track && { micLive: track.readyState === 'live', micEnabled: track.enabled }),
-        playing: session.audio ? !session.audio.paused : false,
+        playing: session.audio ? !session.audio.paused && !session.audio.muted : false,
         ...(session.gathering ? { gatheringEnded: session.gathering } : {}),
+        muted: session.muted,
+        held: session.held,
+        ...(parts ? { sending: sendingOf(session, parts) } : {}),
       };
     });
   }
@@ -783,14 +932,16 @@ export class MediaEngine {
       if (!session.ended) this.playRemote(session, ev.streams[0] ?? new MediaStream([ev.track]));
     });
     pc.addEventListener('connectionstatechange', () => this.onConnectionState(session, pc));
-    track.enabled = !session.muted;
-    pc.addTrack(track, mic);
-    const parts: MediaParts = { pc, mic, track, hostOnly: iceServers.length === 0 && iceTransportPolicy === 'all', relayOnly: iceTransportPolicy === 'relay' };
+    track.enabled = session.micOpen;
+    const sender = pc.addTrack(track, mic);
+    const parts: MediaParts = { pc, mic, track, sender, hostOnly: iceServers.length === 0 && iceTransportPolicy === 'all', relayOnly: iceTransportPolicy === 'relay' };
     this.watchMicrophone(session, track);
     // From here a close() releases them, whatever the preparation is waiting for.
     if (session.phase.kind === 'preparing') session.phase = { ...session.phase, parts };
     // The choice changed while the microphone was opening: the call follows it now.
     if (session.micDevice !== this.routing.microphone) void this.routeLive(session, this.routing);
+    // Held before its media was ready (a snapshot): the music, if it plays already, takes the sender now.
+    if (session.held) this.changeSender(session).catch((e: unknown) => log.error('the hold music could not take the sender', { localId: session.localId, problem: errorText(e) }));
     return parts;
   }
 
@@ -823,14 +974,16 @@ export class MediaEngine {
   }
 
   private playRemote(session: CallMedia, stream: MediaStream): void {
-    const audio = session.audio ?? document.createElement('audio');
+    const audio = session.audio ?? this.createAudioElement();
     session.audio = audio;
     audio.autoplay = true;
-    audio.muted = false;
+    // A held customer is not heard; resume() lets it play again.
+    audio.muted = session.held;
     audio.dataset.call = session.localId;
     if (audio.srcObject !== stream) audio.srcObject = stream;
     this.applySink(session, audio, this.routing.speaker);
     if (!audio.isConnected) this.audioParent().append(audio);
+    if (session.held) return;
     // During ringing there is no user gesture yet and autoplay may refuse; answerFor() plays it again.
     audio.play().catch((e: unknown) => log.debug('remote audio did not start yet', { localId: session.localId, problem: errorText(e) }));
   }
@@ -889,7 +1042,8 @@ export class MediaEngine {
     }
     if (session.phase.kind !== 'connected') return;
     const pathUp = pc.connectionState === 'connected' && pc.iceConnectionState !== 'disconnected';
-    const reading = readQualitySample(report, session.qualityCounters, { at: Date.now(), micMuted: session.muted, connected: pathUp });
+    // Held, the microphone is not sent: its silence is no warning.
+    const reading = readQualitySample(report, session.qualityCounters, { at: Date.now(), micMuted: !session.micOpen, connected: pathUp });
     session.qualityCounters = reading.counters;
     if (reading.pair) session.path = reading.pair;
     this.keepSample(session, reading.sample);
@@ -1016,6 +1170,14 @@ const graceFor = (parts: MediaParts): number => (parts.relayOnly ? 0 : FIRST_CAN
 function requireRelayCandidate(parts: MediaParts, sdp: string): void {
   if (!parts.relayOnly || /^a=candidate:.* typ relay\b/m.test(sdp)) return;
   throw new MediaSetupError(t('media.noRelay'));
+}
+
+/** What the sender carries, by the track it really has. */
+function sendingOf(session: CallMedia, parts: MediaParts): SendingKind {
+  const track = parts.sender.track;
+  if (!track) return 'nothing';
+  if (session.hold.kind === 'held' && track === session.hold.music?.track) return 'music';
+  return track === parts.track ? 'microphone' : 'nothing';
 }
 
 type StatsRecord = Record<string, unknown>;

@@ -58,6 +58,8 @@ describe('the packaged app (electron-builder --linux dir, offline)', () => {
       ]),
     );
     expect(report.asarFiles.some((file) => /^\/dist\/renderer\/assets\/index-[^/]+\.js$/.test(file))).toBe(true);
+    // The hold music, bundled by Vite next to the page's scripts (renderer/webrtc/hold-music.ts).
+    expect(report.asarFiles.some((file) => /^\/dist\/renderer\/assets\/hold-music-[^/]+\.wav$/.test(file))).toBe(true);
     expect(report.runtimePackages).toEqual(expect.arrayContaining(['opusscript', 'undici', 'werift']));
     expect(report.asarFiles.filter((file) => file.endsWith('.map'))).toEqual([]);
   });

@@ -12,15 +12,19 @@ export interface AudioPolicy {
 }
 
 class FakeParam {
-  setValueAtTime(): this {
+  /** Every value scheduled, in order. */
+  readonly values: number[] = [];
+  setValueAtTime(value: number): this {
+    this.values.push(value);
     return this;
   }
-  linearRampToValueAtTime(): this {
+  linearRampToValueAtTime(value: number): this {
+    this.values.push(value);
     return this;
   }
 }
 
-class FakeGain implements RingtoneGainNode {
+export class FakeGain implements RingtoneGainNode {
   readonly gain = new FakeParam();
   connected = false;
   connect(): void {
@@ -33,13 +37,17 @@ class FakeGain implements RingtoneGainNode {
 
 export class FakeOscillator implements RingtoneOscillator {
   readonly frequency = { value: 0 };
+  /** The gain node it plays through (its burst's envelope). */
+  output: unknown = null;
   onended: ((event: Event) => void) | null = null;
   startedAt: number | undefined;
   /** When the burst was scheduled to end. */
   endsAt: number | undefined;
   /** Cut off now (stop() without a time). */
   stopped = false;
-  connect(): void {}
+  connect(destination: unknown): void {
+    this.output = destination;
+  }
   start(at: number): void {
     this.startedAt = at;
   }
@@ -109,6 +117,11 @@ export class FakeAudioContext implements RingtoneAudioContext {
   /** Bursts not yet stopped. */
   live(): FakeOscillator[] {
     return this.oscillators.filter((o) => !o.stopped);
+  }
+
+  /** The loudest level an oscillator's envelope reaches. */
+  static peakOf(osc: FakeOscillator): number {
+    return osc.output instanceof FakeGain ? Math.max(...osc.output.gain.values) : 0;
   }
 }
 

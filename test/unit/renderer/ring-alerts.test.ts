@@ -10,7 +10,7 @@ import { alertsStore, resetAlertsStore } from '../../../renderer/store/alerts';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import type { CallState } from '../../../shared/call-state';
 import { fakeAudio } from './fake-audio';
-import { ringing } from './fixtures';
+import { active, dialing, ended, ringing } from './fixtures';
 
 const GRACE_MS = 300;
 
@@ -81,7 +81,8 @@ function notificationClass(initial: NotificationPermission, answer: Notification
 
 function setUp(options: { host?: 'electron' | 'browser'; permission?: NotificationPermission; activated?: boolean; afterRender?: (work: () => void) => void } = {}) {
   const audio = fakeAudio({ activated: options.activated ?? true });
-  const ringtone = new Ringtone({ createContext: audio.createContext, blockedAfterMs: GRACE_MS });
+  // The calls play on the headset; the ringer is the system default.
+  const ringtone = new Ringtone({ createContext: audio.createContext, blockedAfterMs: GRACE_MS, speaker: () => 'headset' });
   const doc = new FakeDocument();
   const win = new FakeWindow();
   const notifications = notificationClass(options.permission ?? 'granted');
@@ -386,5 +387,61 @@ describe('the tab title while a call rings', () => {
     for (const stop of stops.splice(0)) stop();
     expect(t.doc.title).toBe('Softphone');
     expect(t.win.count('pointerdown')).toBe(0);
+  });
+});
+
+describe('a call that rings while another is under way', () => {
+  const tones = (t: ReturnType<typeof setUp>): number[] => t.audio.last().live().map((o) => o.frequency.value);
+
+  it('rings as the call-waiting tone on the calls’ speaker, not as the ringtone', async () => {
+    const t = setUp();
+    appStore.getState().applyCall(active('wacid.1'));
+    t.ring(ringing('wacid.2'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ringtone.sound).toBe('call-waiting');
+    expect(t.audio.last().sinkId).toBe('headset');
+    expect(tones(t)).toEqual([440]);
+    // The watchdog keeps it as it keeps a ring, and the card's alerts go on as for any ring.
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(t.ringtone.state()).toBe('playing');
+    expect(sound()).toBe('ok');
+    expect(t.audio.last().oscillators.map((o) => o.frequency.value)).toEqual([440]);
+  });
+
+  it('a call being placed counts as under way too', async () => {
+    const t = setUp();
+    appStore.getState().applyCall(dialing('out-1'));
+    t.ring(ringing('wacid.2'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(tones(t)).toEqual([440]);
+  });
+
+  it('once the other call ends, the call still ringing rings with the ringtone on the ringer', async () => {
+    const t = setUp();
+    appStore.getState().applyCall(active('wacid.1'));
+    t.ring(ringing('wacid.2'));
+    await vi.advanceTimersByTimeAsync(0);
+    appStore.getState().applyCall(ended('wacid.1'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.ringtone.sound).toBe('ring');
+    expect(t.audio.last().sinkId).toBe('');
+    expect(tones(t)).toEqual([400, 450]);
+  });
+
+  it('two calls ringing with none under way ring with the ringtone; the next ring after a call is the ringtone again', async () => {
+    const t = setUp();
+    t.ring(ringing('wacid.1'));
+    t.ring(ringing('wacid.2'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(tones(t)).toEqual([400, 450]);
+    t.endRinging(ringing('wacid.1'));
+    t.endRinging(ringing('wacid.2'));
+
+    appStore.getState().applyCall(active('wacid.3'));
+    t.ring(ringing('wacid.4'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(tones(t)).toEqual([440]);
+    t.endRinging(ringing('wacid.4'));
+    expect(t.ringtone.sound).toBe('ring');
   });
 });

@@ -2,17 +2,19 @@
 // enforce the autoplay policy and Node has no WebAudio, so the held-back, failing and recovering paths
 // run here against a fake AudioContext that holds resume() back until the page had a gesture.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Ringtone, type RingtoneState } from '../../../renderer/sound/ringtone';
-import { fakeAudio } from './fake-audio';
+import { CALL_WAITING_PATTERN, RING_PATTERN, Ringtone, type RingtoneState } from '../../../renderer/sound/ringtone';
+import { FakeAudioContext, fakeAudio } from './fake-audio';
 
 const GRACE_MS = 300;
 
 function setUp(policy: Parameters<typeof fakeAudio>[0] = {}) {
   const audio = fakeAudio(policy);
-  const ringtone = new Ringtone({ createContext: audio.createContext, blockedAfterMs: GRACE_MS });
+  /** The calls' speaker, as MediaEngine.speakerId says it. */
+  const routing = { speaker: 'headset' };
+  const ringtone = new Ringtone({ createContext: audio.createContext, blockedAfterMs: GRACE_MS, speaker: () => routing.speaker });
   const states: RingtoneState[] = [];
   ringtone.onStateChange((s) => states.push(s));
-  return { audio, ringtone, states };
+  return { audio, ringtone, states, routing };
 }
 
 describe('Ringtone', () => {
@@ -314,5 +316,121 @@ describe('Ringtone.playTest ("Test ringer")', () => {
     const t = setUp();
     t.audio.failSinks.add('*');
     await expect(t.ringtone.playTest()).rejects.toThrow('no audio output could be opened');
+  });
+});
+
+describe('Ringtone.setCallWaiting (a call rings while another is under way)', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  const frequencies = (ctx: FakeAudioContext): number[] => ctx.live().map((o) => o.frequency.value);
+  const peak = (ctx: FakeAudioContext): number => Math.max(...ctx.oscillators.map((o) => FakeAudioContext.peakOf(o)));
+
+  it('rings as two quiet 440 Hz beeps on the calls’ speaker, every 10 s, instead of the ringtone on the ringer', async () => {
+    const t = setUp();
+    await t.ringtone.setSinkId('ringer-2');
+    t.ringtone.setCallWaiting(true);
+    expect(t.ringtone.sound).toBe('call-waiting');
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const ctx = t.audio.last();
+    expect(ctx.sinkId).toBe('headset');
+    expect(t.ringtone.contextSinkId()).toBe('headset');
+    expect(t.ringtone.state()).toBe('playing');
+    expect(frequencies(ctx)).toEqual([440]);
+    // Two beeps of 0.3 s, 0.2 s apart: the tone ends 0.8 s after it starts.
+    const beep = ctx.oscillators[0]!;
+    expect(beep.endsAt! - beep.startedAt!).toBeCloseTo(0.85, 5);
+    expect(peak(ctx)).toBe(CALL_WAITING_PATTERN.volume);
+    expect(CALL_WAITING_PATTERN.volume).toBeLessThanOrEqual(RING_PATTERN.volume / 2);
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(ctx.oscillators).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(ctx.oscillators).toHaveLength(2);
+  });
+
+  it('a ring that sounds switches at once: the ringtone stops, the context moves to the speaker and beeps there; and back', async () => {
+    const t = setUp();
+    await t.ringtone.setSinkId('ringer-2');
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const ctx = t.audio.last();
+    expect(frequencies(ctx)).toEqual([400, 450]);
+
+    t.ringtone.setCallWaiting(true);
+    expect(ctx.live()).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ctx.sinkCalls).toEqual(['headset']);
+    expect(frequencies(ctx)).toEqual([440]);
+    expect(t.audio.contexts).toHaveLength(1);
+    // No ring burst any more: the next sound is the next beep, 10 s on.
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(ctx.oscillators.map((o) => o.frequency.value)).toEqual([400, 450, 440]);
+
+    // The other call ended while this one rings: the ringtone again, on the ringer.
+    t.ringtone.setCallWaiting(false);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ctx.sinkCalls).toEqual(['headset', 'ringer-2']);
+    expect(frequencies(ctx)).toEqual([400, 450]);
+    expect(t.ringtone.state()).toBe('playing');
+    expect(t.states).toEqual(['playing']);
+  });
+
+  it('the ringer chosen meanwhile is kept for the ringtone, not played on', async () => {
+    const t = setUp();
+    t.ringtone.setCallWaiting(true);
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const ctx = t.audio.last();
+    await t.ringtone.setSinkId('ringer-3');
+    expect(ctx.sinkId).toBe('headset');
+    expect(t.ringtone.sinkId).toBe('ringer-3');
+    t.ringtone.setCallWaiting(false);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(ctx.sinkId).toBe('ringer-3');
+  });
+
+  it('follows a speaker chosen while it beeps; a speaker that is gone leaves it on the default output', async () => {
+    const t = setUp();
+    t.ringtone.setCallWaiting(true);
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const ctx = t.audio.last();
+    t.routing.speaker = 'monitor';
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(ctx.sinkId).toBe('monitor');
+    t.routing.speaker = 'gone';
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(ctx.sinkCalls).toEqual(['monitor', 'gone', '']);
+    expect(ctx.sinkId).toBe('');
+    expect(t.ringtone.state()).toBe('playing');
+  });
+
+  it('stop() silences it as it does the ringtone; the next ring after the other call is the ringtone', async () => {
+    const t = setUp();
+    t.ringtone.setCallWaiting(true);
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    t.ringtone.stop();
+    const ctx = t.audio.last();
+    expect(ctx.live()).toHaveLength(0);
+    expect(t.ringtone.state()).toBe('idle');
+    t.ringtone.setCallWaiting(false);
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(t.audio.contexts).toHaveLength(1);
+    expect(ctx.sinkId).toBe('');
+    expect(frequencies(ctx)).toEqual([400, 450]);
+  });
+
+  it('held back by the autoplay policy, it is reported blocked like the ringtone, and unlock() plays it', async () => {
+    const t = setUp({ activated: false });
+    t.ringtone.setCallWaiting(true);
+    t.ringtone.start();
+    await vi.advanceTimersByTimeAsync(GRACE_MS);
+    expect(t.ringtone.state()).toBe('blocked');
+    t.audio.activate();
+    await expect(t.ringtone.unlock()).resolves.toBe(true);
+    expect(frequencies(t.audio.last())).toEqual([440]);
   });
 });
