@@ -8,7 +8,7 @@ import { normalisePhoneNumber } from '../shared/phone';
 import { assertNever, err, ok, type Result } from '../shared/result';
 import type { SandboxCallReport, SandboxCustomer, SandboxNetworkImpairment, SandboxNetworkReport } from '../shared/sandbox';
 import { CustomerNetwork } from './customer-network';
-import { CustomerPeer, type CustomerMediaReport } from './customer-peer';
+import { CustomerPeer, emptyMediaReport, type CustomerMediaReport } from './customer-peer';
 import type { CustomerVoice } from './customer-voice';
 import { findCustomer } from './customers';
 import { invalidParameter, type GraphFailure } from './graph-error';
@@ -445,7 +445,7 @@ export class CallSimulator {
   }
 
   private report(call: Call): SandboxCallReport {
-    const media: CustomerMediaReport = call.peer?.media() ?? { checkedBy: [], framesHeard: 0, heardRms: 0, recentRms: 0, framesSent: 0, digitsHeard: '' };
+    const media: CustomerMediaReport = call.peer?.media() ?? emptyMediaReport();
     return {
       callId: call.id,
       number: call.customer.number,
@@ -461,6 +461,9 @@ export class CallSimulator {
       recentRms: media.recentRms,
       framesSent: media.framesSent,
       digitsHeard: media.digitsHeard,
+      heardNow: media.heardNow,
+      heardMs: media.heardMs,
+      heardLog: media.heardLog,
       network: call.network.report(Date.now()),
     };
   }

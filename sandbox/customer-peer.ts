@@ -7,13 +7,13 @@ import sdpTransform from 'sdp-transform';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type MediaStreamTrack, type RTCRtpSender } from 'werift';
 import type { Logger } from '../shared/log';
 import { err, ok, type Result } from '../shared/result';
+import type { SandboxHeardLogEntry, SandboxHeardSound } from '../shared/sandbox';
 import type { CustomerNetwork } from './customer-network';
 import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, type CustomerVoice } from './customer-voice';
+import { HeardAudio, SILENCE_RMS } from './heard-audio';
 
 export const OPUS_PAYLOAD_TYPE = 111;
 export const TELEPHONE_EVENT_PAYLOAD_TYPE = 126;
-/** A decoded frame quieter than this (RMS, 0..1) counts as silence: about -60 dBFS. */
-const SILENCE_RMS = 0.001;
 /** Frames sent at once to catch up after the event loop stalled; beyond this the clock resyncs. */
 const MAX_CATCH_UP_FRAMES = 5;
 /** The gathering wait is capped (protocol.md); host candidates on a local address take milliseconds. */
@@ -46,6 +46,27 @@ export interface CustomerMediaReport {
   framesSent: number;
   /** RFC 4733 digits heard from the business, in order. */
   digitsHeard: string;
+  /** The last complete 500 ms window: silence, the hold music, or a voice (heard-audio.ts); silence when nothing arrived for a second. */
+  heardNow: SandboxHeardSound;
+  /** Milliseconds of decoded audio judged as each. */
+  heardMs: Record<SandboxHeardSound, number>;
+  /** Each change of what is heard, oldest first; the last 50. */
+  heardLog: SandboxHeardLogEntry[];
+}
+
+/** What a phone that has heard nothing yet reports. */
+export function emptyMediaReport(): CustomerMediaReport {
+  return {
+    checkedBy: [],
+    framesHeard: 0,
+    heardRms: 0,
+    recentRms: 0,
+    framesSent: 0,
+    digitsHeard: '',
+    heardNow: 'silence',
+    heardMs: { silence: 0, music: 0, voice: 0 },
+    heardLog: [],
+  };
 }
 
 export interface CustomerPeerOptions {
@@ -93,7 +114,9 @@ export class CustomerPeer {
   private readonly pc: RTCPeerConnection;
   private readonly sender: RTCRtpSender;
   private readonly decoder = new OpusScript(SAMPLE_RATE, 1, OpusScript.Application.VOIP);
-  private readonly report: CustomerMediaReport = { checkedBy: [], framesHeard: 0, heardRms: 0, recentRms: 0, framesSent: 0, digitsHeard: '' };
+  private readonly report: CustomerMediaReport = emptyMediaReport();
+  /** Music or voice, judged on every 500 ms of what was decoded. */
+  private readonly heard = new HeardAudio(SAMPLE_RATE);
   private sumSquares = 0;
   private samplesHeard = 0;
   /** The frames of the last RECENT_WINDOW_MS, oldest first. */
@@ -163,11 +186,13 @@ export class CustomerPeer {
   }
 
   media(): CustomerMediaReport {
+    const now = Date.now();
     return {
       ...this.report,
       checkedBy: [...this.report.checkedBy],
       heardRms: this.samplesHeard === 0 ? 0 : Math.sqrt(this.sumSquares / this.samplesHeard),
-      recentRms: this.recentRms(Date.now()),
+      recentRms: this.recentRms(now),
+      ...this.heard.report(now),
     };
   }
 
@@ -231,12 +256,15 @@ export class CustomerPeer {
       return;
     }
     const samples = Math.floor(pcm.length / 2);
+    const frame = new Int16Array(samples);
     let frameSquares = 0;
     for (let i = 0; i < samples; i++) {
-      const s = pcm.readInt16LE(i * 2) / 32768;
+      frame[i] = pcm.readInt16LE(i * 2);
+      const s = frame[i]! / 32768;
       frameSquares += s * s;
     }
     const now = Date.now();
+    this.heard.push(frame, now);
     this.report.framesHeard++;
     this.sumSquares += frameSquares;
     this.samplesHeard += samples;

@@ -70,6 +70,19 @@ export interface SandboxNetworkReport extends SandboxNetworkImpairment {
   fromBusiness: SandboxPacketCount;
 }
 
+/**
+ * What a customer hears, judged on each 500 ms of decoded audio (sandbox/heard-audio.ts): below
+ * -60 dBFS is silence; music when most of the energy lies on the hold music's notes
+ * (HOLD_MUSIC_NOTES_HZ) and their octave above; anything else, speech, noise or another tone, is a voice.
+ */
+export type SandboxHeardSound = 'silence' | 'music' | 'voice';
+
+/** The customer began to hear `heard` at `at` (unix ms, when the first window of it was complete). */
+export interface SandboxHeardLogEntry {
+  at: number;
+  heard: SandboxHeardSound;
+}
+
 /** A simulated customer's view of one call, for tests and diagnostics. */
 export interface SandboxCallReport {
   callId: string;
@@ -96,6 +109,15 @@ export interface SandboxCallReport {
   lastRtpAt?: number;
   /** Frames the customer sent. */
   framesSent: number;
+  /**
+   * What the last complete 500 ms window of the business's audio was; 'silence' before the first
+   * one, and once no audio arrived for a second (a sender that stopped).
+   */
+  heardNow: SandboxHeardSound;
+  /** Milliseconds of the business's audio judged as each, since the call began (500 ms a window). */
+  heardMs: Record<SandboxHeardSound, number>;
+  /** Each change of what the customer hears, oldest first; the last 50. */
+  heardLog: SandboxHeardLogEntry[];
   /** DTMF digits (RFC 4733, payload type 126) heard from the business, in order. */
   digitsHeard?: string;
   /** The customer's network: its impairment, whether a blackout is in force, the packets dropped each way. */

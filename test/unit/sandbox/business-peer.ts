@@ -1,11 +1,67 @@
 // The business side of a call for sandbox tests: a second real werift peer with full ICE (never
-// ice-lite), DTLS client when answering (a=setup:active), sending a 440 Hz tone as Opus and
-// measuring what it hears from the customer. Muted, it sends encoded silence as a muted browser
-// track does; paused, it sends nothing at all.
+// ice-lite), DTLS client when answering (a=setup:active), sending a 440 Hz tone as Opus (or any
+// 48 kHz sound it is given: the hold music, the agent's recorded voice) and measuring what it
+// hears from the customer. Muted, it sends encoded silence as a muted browser track does; paused,
+// it sends nothing at all.
+import { readFileSync } from 'node:fs';
 import OpusScript from 'opusscript';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCRtpSender } from 'werift';
+import { HOLD_MUSIC_NOTES_HZ } from '../../../shared/hold-music';
 
 const FRAME = 960;
+const RATE = 48_000;
+
+/** A 16-bit PCM mono WAV of any rate, at 48 kHz (linear interpolation, as a fake microphone resamples). */
+export function readWavAt48k(path: string): Int16Array {
+  const bytes = readFileSync(path);
+  let rate = 0;
+  for (let offset = 12; offset + 8 <= bytes.length; ) {
+    const id = bytes.toString('ascii', offset, offset + 4);
+    const size = bytes.readUInt32LE(offset + 4);
+    if (id === 'fmt ') {
+      if (bytes.readUInt16LE(offset + 8) !== 1 || bytes.readUInt16LE(offset + 10) !== 1 || bytes.readUInt16LE(offset + 22) !== 16) throw new Error(`${path}: not 16-bit PCM mono`);
+      rate = bytes.readUInt32LE(offset + 12);
+    } else if (id === 'data') {
+      if (rate === 0) throw new Error(`${path}: data before fmt`);
+      const count = Math.floor(Math.min(size, bytes.length - offset - 8) / 2);
+      const source = (i: number) => bytes.readInt16LE(offset + 8 + 2 * Math.min(i, count - 1));
+      const out = new Int16Array(Math.floor((count * RATE) / rate));
+      for (let i = 0; i < out.length; i++) {
+        const t = (i * rate) / RATE;
+        const j = Math.floor(t);
+        out[i] = Math.round(source(j) * (1 - (t - j)) + source(j + 1) * (t - j));
+      }
+      return out;
+    }
+    offset += 8 + size + (size % 2);
+  }
+  throw new Error(`${path}: no data chunk`);
+}
+
+/**
+ * A melody on the hold music's notes other than the app's (shared/hold-music-render.ts): soft sines
+ * on the notes, each with its octave above, of uneven lengths (so notes start and stop anywhere in
+ * a 500 ms window) over a slow pad of lower notes. 48 kHz, peaks under half scale.
+ */
+export function syntheticHoldMusic(seconds: number): Int16Array {
+  const out = new Float64Array(Math.round(RATE * seconds));
+  const note = (index: number) => HOLD_MUSIC_NOTES_HZ[index % HOLD_MUSIC_NOTES_HZ.length]!;
+  const add = (hz: number, startS: number, lengthS: number, level: number, envelope: (t: number) => number) => {
+    const start = Math.round(startS * RATE);
+    for (let n = 0; n < lengthS * RATE && start + n < out.length; n++) {
+      const t = n / RATE;
+      out[start + n]! += level * envelope(t) * (Math.sin(2 * Math.PI * hz * t) + 0.35 * Math.sin(2 * Math.PI * 2 * hz * t));
+    }
+  };
+  const melody = [4, 5, 7, 6, 4, 2, 3, 5, 8, 7, 9, 6, 5, 3, 1, 4];
+  const lengths = [0.45, 0.3, 0.6, 0.35, 0.5, 0.25, 0.4, 0.55];
+  for (let i = 0, at = 0; at < seconds; at += lengths[i % lengths.length]!, i++) {
+    // A soft attack, then a slow decay that rings on under the next note.
+    add(note(melody[i % melody.length]!), at, lengths[i % lengths.length]! + 0.3, 0.18, (t) => Math.min(1, t / 0.03) * Math.exp(-t / 0.35));
+  }
+  for (let i = 0; i * 2 < seconds; i++) add(note([0, 3, 4, 2][i % 4]!), i * 2, 2, 0.06, (t) => Math.min(1, t / 0.2, (2 - t) / 0.2));
+  return Int16Array.from(out, (x) => Math.round(Math.max(-1, Math.min(1, x)) * 32767));
+}
 
 export class BusinessPeer {
   readonly pc = new RTCPeerConnection({
@@ -31,6 +87,9 @@ export class BusinessPeer {
   muted = false;
   /** Sends no RTP at all (a removed track, a dead sender). */
   paused = false;
+  /** 48 kHz mono PCM looped in place of the tone; may change mid-call (an agent who holds the call). */
+  sound: Int16Array | undefined;
+  private soundAt = 0;
   private sumSquares = 0;
   private samples = 0;
 
@@ -117,7 +176,13 @@ export class BusinessPeer {
         return;
       }
       const pcm = Buffer.alloc(FRAME * 2);
-      if (!this.muted) for (let i = 0; i < FRAME; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (n * FRAME + i)) / 48000)), i * 2);
+      const sound = this.sound;
+      if (!this.muted && sound && sound.length > 0) {
+        for (let i = 0; i < FRAME; i++) pcm.writeInt16LE(sound[(this.soundAt + i) % sound.length]!, i * 2);
+        this.soundAt = (this.soundAt + FRAME) % sound.length;
+      } else if (!this.muted) {
+        for (let i = 0; i < FRAME; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (n * FRAME + i)) / 48000)), i * 2);
+      }
       n++;
       send(111, Buffer.from(this.encoder.encode(pcm, FRAME)), ts);
     }, 20);

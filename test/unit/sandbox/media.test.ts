@@ -2,9 +2,10 @@
 // Opus both ways, and the customer's report of what it heard.
 import sdpTransform from 'sdp-transform';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { renderHoldMusic } from '../../../shared/hold-music-render';
 import type { SandboxCallReport } from '../../../shared/sandbox';
 import type { SandboxServer } from '../../../sandbox/server';
-import { BusinessPeer } from './business-peer';
+import { BusinessPeer, readWavAt48k } from './business-peer';
 import { callItem, control, eventsFor, eventually, gatewayPost, signatureValid, startTestSandbox, startWebhookReceiver, type WebhookReceiver } from './harness';
 
 let relay: WebhookReceiver;
@@ -33,8 +34,8 @@ const business = (options?: { silent?: boolean }) => {
 };
 
 /** A customer calls; the business answers with a real peer through /accept. */
-async function answeredIncomingCall(box: SandboxServer, peer: BusinessPeer): Promise<{ callId: string; answeredAt: number }> {
-  const callId = (await control<{ callId: string }>(box, '/control/incoming', { number: answering().number })).body.callId;
+async function answeredIncomingCall(box: SandboxServer, peer: BusinessPeer, number = answering().number): Promise<{ callId: string; answeredAt: number }> {
+  const callId = (await control<{ callId: string }>(box, '/control/incoming', { number })).body.callId;
   const offer = (await eventually('the connect webhook', () => callItem(relay, callId, 'connect'))).call.session!.sdp;
   // Nothing reaches the customer while it rings (protocol.md); the business's ICE checks start
   // with its local answer, the moment the agent answers.
@@ -201,6 +202,53 @@ describe('what the customer hears now: a muted business', () => {
     } finally {
       await strict.close();
     }
+  });
+});
+
+describe('what the customer hears: the hold music or a voice, two customers at once', () => {
+  test('A talks to the agent, B calls and is answered, A is held: A hears music, B a voice, each in its own report', async () => {
+    const agentVoice = readWavAt48k(new URL('../../../assets/test/agent-voice.wav', import.meta.url).pathname);
+    const [first, second] = sandbox.customers.filter((c) => c.behaviour === 'answers' && !c.network);
+    const toA = business();
+    toA.sound = agentVoice;
+    const a = await answeredIncomingCall(sandbox, toA, first!.number);
+    await eventually('A to hear the agent', async () => (await report(sandbox, a.callId)).heardNow === 'voice');
+
+    const toB = business();
+    toB.sound = agentVoice;
+    const b = await answeredIncomingCall(sandbox, toB, second!.number);
+    const heldAt = Date.now();
+    toA.sound = Int16Array.from(renderHoldMusic(48_000), (s) => Math.round(s * 32767));
+    const [heardA, heardB] = await eventually('A to hear music while B hears the agent', async () => {
+      const both = await Promise.all([report(sandbox, a.callId), report(sandbox, b.callId)]);
+      return both[0].heardNow === 'music' && both[1].heardNow === 'voice' && both[1].heardMs.voice >= 1000 ? both : undefined;
+    });
+    expect([heardA.state, heardB.state]).toEqual(['connected', 'connected']);
+    // Each customer's phone was reached by its own business peer.
+    expect(heardA.checkedBy).toHaveLength(1);
+    expect(heardB.checkedBy).toHaveLength(1);
+    expect(heardA.checkedBy).not.toEqual(heardB.checkedBy);
+    // A heard the agent first, then the music from the moment of the hold.
+    expect(heardA.heardMs.voice).toBeGreaterThanOrEqual(500);
+    expect(heardA.heardMs.music).toBeGreaterThanOrEqual(500);
+    const firstMusic = heardA.heardLog.findIndex((entry) => entry.heard === 'music');
+    expect(heardA.heardLog.slice(0, firstMusic).map((entry) => entry.heard)).toContain('voice');
+    expect(heardA.heardLog[firstMusic]!.at).toBeGreaterThanOrEqual(heldAt);
+    // B never heard music.
+    expect(heardB.heardMs.music).toBe(0);
+    expect(heardB.heardLog.map((entry) => entry.heard)).not.toContain('music');
+
+    // Taken off hold: A hears the agent again; a business that stops sending is silence within a second.
+    toA.sound = agentVoice;
+    await eventually('A to hear the agent again', async () => (await report(sandbox, a.callId)).heardNow === 'voice');
+    toB.paused = true;
+    const quiet = await eventually('B to hear nothing', async () => {
+      const r = await report(sandbox, b.callId);
+      return r.heardNow === 'silence' ? r : undefined;
+    });
+    expect(quiet.heardMs.voice).toBeGreaterThanOrEqual(1000);
+    await control(sandbox, '/control/hangup', { callId: a.callId });
+    await control(sandbox, '/control/hangup', { callId: b.callId });
   });
 });
 
