@@ -27,8 +27,9 @@
 //   one, must be one of the type's and agree with the Content-Type; then the bytes must agree with
 //   both (inspectMedia). A path without an extension is allowed, with a note.
 // - Nothing throws: a refused file is err('invalid_input', `${field}: …`, { field }) naming the rule.
-import { concatBytes, headBytesFor, inspectMedia, missingRange, moreBytesWanted, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
-import { formatBytes, MB, MEDIA_TABLE, mediaArticle, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
+import { rule, term, type RuleTerm } from './i18n/rules';
+import { bytesText, concatBytes, headBytesFor, inspectMedia, missingRange, moreBytesWanted, orList, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
+import { formatBytes, MB, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
 import { err, errorText, ok, type AppError, type Result } from './result';
 import { isHttpUrl } from './validation';
 
@@ -90,7 +91,7 @@ export function fetchByteFetch(fetchImpl: FetchFunction): ByteFetch {
     if (codings.length === 0 || (answer.status !== 200 && answer.status !== 206)) return answer;
     const plain = { get: (name: string) => (['content-length', 'content-range'].includes(name.toLowerCase()) ? null : res.headers.get(name)) };
     const unknown = codings.find((c) => !DECODED_CODINGS.has(c));
-    if (unknown !== undefined) return { ...answer, headers: plain, body: failing(`Content-Encoding "${unknown}" cannot be decoded, only gzip, deflate and br can`) };
+    if (unknown !== undefined) return { ...answer, headers: plain, body: failing(rule('mediaFetch.unknownCoding', { coding: unknown })) };
     return { ...answer, headers: plain, body: body === null ? null : withCodingErrors(body, codings) };
   };
 }
@@ -116,7 +117,7 @@ async function* withCodingErrors(body: AsyncIterable<Uint8Array>, codings: reado
   } catch (e) {
     const zlibError = [e, (e as { cause?: unknown } | null)?.cause].find((x) => /^(Z_|ERR_BROTLI|ERR__ERROR)/.test(String((x as { code?: unknown } | null)?.code)));
     // eslint-disable-next-line preserve-caught-error -- a cause would name the error by its code (see above)
-    if (zlibError !== undefined) throw new Error(`its ${codings.join(', ')} coding (Content-Encoding) does not decode: ${errorText(zlibError)}`);
+    if (zlibError !== undefined) throw new Error(rule('mediaFetch.codingBroken', { codings: codings.join(', '), reason: errorText(zlibError) }));
     throw e;
   }
 }
@@ -264,10 +265,10 @@ interface Answer {
 export async function checkMediaFile(type: MediaType, url: string, options: MediaFileCheckOptions): Promise<Result<MediaFileCheck>> {
   const field = options.field ?? 'link';
   const refuse: Refuse = (message, extra = {}) => err('invalid_input', `${field}: ${message}`, { field, ...extra });
-  if (!isHttpUrl(url)) return refuse('must be an http:// or https:// address');
+  if (!isHttpUrl(url)) return refuse(rule('common.httpAddress'));
   const fromLink = extensionOf(url);
   if (fromLink !== undefined && !mediaExtensions(type).includes(fromLink)) {
-    return refuse(`the link ends in "${fromLink}", which is not ${mediaArticle(type)} ${type} file: use ${listOf(mediaExtensions(type))}`);
+    return refuse(rule('mediaFetch.linkExtension', { extension: fromLink, kind: term(KIND_FILE[type]), extensions: orList(mediaExtensions(type)) }));
   }
 
   const controller = new AbortController();
@@ -290,7 +291,7 @@ export async function checkMediaFile(type: MediaType, url: string, options: Medi
     if (e instanceof DeadlinePassed || controller.signal.aborted) {
       return err('timeout', `${field}: ${lateness(deadline, progress, e instanceof DeadlinePassed ? e.why : (deadline.why ?? 'late'))}`, { field });
     }
-    return withoutSecrets(err('internal', `${field}: the file could not be checked (${errorText(e)})`, { field, detail: errorText(e) }));
+    return withoutSecrets(err('internal', `${field}: ${rule('mediaFetch.notChecked', { reason: errorText(e) })}`, { field, detail: errorText(e) }));
   } finally {
     deadline.stop();
     controller.abort();
@@ -305,11 +306,14 @@ interface Progress {
 
 /** Why the check ran out of time, with what it had read and what it allowed. */
 function lateness(deadline: Deadline, progress: Progress, why: DeadlinePassed['why']): string {
-  if (why === 'stalled') return `the server stopped sending the file: nothing arrived for ${seconds(deadline.baseMs)} after ${formatBytes(progress.read)}`;
-  if (!progress.answered) return `the link did not answer within ${seconds(deadline.allowedMs)}`;
-  const read = deadline.allowedBytes > progress.read ? `${formatBytes(progress.read)} of ${formatBytes(deadline.allowedBytes)}` : formatBytes(progress.read);
-  const allowance = deadline.msPerMb > 0 ? `; the check allows ${seconds(deadline.baseMs)} and ${seconds(deadline.msPerMb)} more for each MB` : '';
-  return `the file did not arrive within ${seconds(deadline.allowedMs)} (${read} read${allowance})`;
+  if (why === 'stalled') return rule('mediaFetch.stalled', { time: seconds(deadline.baseMs), read: bytesText(progress.read) });
+  if (!progress.answered) return rule('mediaFetch.silent', { time: seconds(deadline.allowedMs) });
+  const time = seconds(deadline.allowedMs);
+  const read = bytesText(progress.read);
+  const expected = deadline.allowedBytes > progress.read ? bytesText(deadline.allowedBytes) : undefined;
+  if (deadline.msPerMb <= 0) return expected === undefined ? rule('mediaFetch.late', { time, read }) : rule('mediaFetch.lateOf', { time, read, expected });
+  const allowance = { base: seconds(deadline.baseMs), perMb: seconds(deadline.msPerMb) };
+  return expected === undefined ? rule('mediaFetch.lateAllowance', { time, read, ...allowance }) : rule('mediaFetch.lateOfAllowance', { time, read, expected, ...allowance });
 }
 
 async function fetchAndJudge(ctx: Context, url: string, fromLink: string | undefined, inspect: MediaInspector, progress: Progress): Promise<Result<MediaFileCheck>> {
@@ -348,14 +352,14 @@ async function fetchAndJudge(ctx: Context, url: string, fromLink: string | undef
   try {
     inspected = await inspect(type, sample.value, { ...(extension !== undefined ? { extension } : {}), mimeType: contentType });
   } catch (e) {
-    return err('internal', `${ctx.field}: the file could not be inspected (${errorText(e)})`, { field: ctx.field, detail: errorText(e) });
+    return err('internal', `${ctx.field}: ${rule('mediaFetch.notInspected', { reason: errorText(e) })}`, { field: ctx.field, detail: errorText(e) });
   }
   if (!inspected.ok) {
     const { code, message, detail } = inspected.error;
     return err(code, `${ctx.field}: ${message}`, { field: ctx.field, ...(detail !== undefined ? { detail } : {}) });
   }
   if (isPrivateHost(new URL(finalUrl).host)) {
-    notes.push('The link points to this computer or a private network: the gateway fetches links itself and cannot reach it (the sandbox can)');
+    notes.push(rule('mediaFetch.privateNetwork'));
   }
   return ok({ ...inspected.value, contentType, size: sample.value.size, finalUrl, notes });
 }
@@ -364,10 +368,11 @@ async function fetchAndJudge(ctx: Context, url: string, fromLink: string | undef
 function httpProblem(res: ByteResponse, refuse: Refuse): Result<never> | undefined {
   const { status } = res;
   if (status >= 400) {
-    const what = status === 404 || status === 410 ? 'there is no file at this address' : status >= 500 ? 'the server failed' : 'the server refused to give the file';
-    return refuse(`the link answered HTTP ${status}${res.statusText ? ` (${res.statusText})` : ''}: ${what}, so the gateway could not fetch it either`, { httpStatus: status });
+    const what = rule(status === 404 || status === 410 ? 'mediaFetch.noFileThere' : status >= 500 ? 'mediaFetch.serverFailed' : 'mediaFetch.serverRefused');
+    const message = res.statusText ? rule('mediaFetch.httpError', { status, statusText: res.statusText, what }) : rule('mediaFetch.httpErrorBare', { status, what });
+    return refuse(message, { httpStatus: status });
   }
-  if (status !== 200 && status !== 206) return refuse(`the link answered HTTP ${status}, not a file`, { httpStatus: status });
+  if (status !== 200 && status !== 206) return refuse(rule('mediaFetch.notAFile', { status }), { httpStatus: status });
   return undefined;
 }
 
@@ -376,17 +381,16 @@ function contentTypeProblem(ctx: Context, res: ByteResponse, fromLink: string | 
   const { refuse, type } = ctx;
   const contentType = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   const allowed = mediaMimeTypes(type);
-  if (contentType === '') return refuse(`the server does not say what the file is (no Content-Type); ${mediaArticle(type)} ${type} must be served as ${listOf(allowed)}`);
-  if (!allowed.includes(contentType)) {
-    return refuse(`the server says the file is ${contentType}, not ${mediaArticle(type)} ${type}: ${mediaArticle(type)} ${type} must be ${listOf(allowed)}`);
-  }
+  const kind = term(KIND[type]);
+  if (contentType === '') return refuse(rule('mediaFetch.noContentType', { kind, allowed: orList(allowed) }));
+  if (!allowed.includes(contentType)) return refuse(rule('mediaFetch.wrongContentType', { contentType, kind, allowed: orList(allowed) }));
   const format = MEDIA_TABLE[type].formats.find((f) => f.mimeType === contentType)!;
   const extension = fromLink ?? extensionOf(finalUrl);
   const notes: string[] = [];
   if (extension === undefined) {
-    notes.push(`The link has no file extension; the file is taken as ${contentType} from what the server says and what its bytes are`);
+    notes.push(rule('mediaFetch.noExtension', { contentType }));
   } else if (!format.extensions.includes(extension)) {
-    return refuse(`the link ends in "${extension}" but the server says the file is ${contentType}: they must agree (${contentType} is ${listOf([...format.extensions])})`);
+    return refuse(rule('mediaFetch.extensionContentType', { extension, contentType, extensions: orList(format.extensions) }));
   }
   return ok({ contentType, extension, notes });
 }
@@ -416,7 +420,8 @@ async function readSample(ctx: Context, res: ByteResponse, url: string, progress
     }
     if (plain.value.res.status !== 200) {
       await cancel(plain.value.res);
-      return refuse(`the server answers a plain request with HTTP ${plain.value.res.status} and a range it does not describe (Content-Range "${res.headers.get('content-range') ?? ''}")`, { httpStatus: plain.value.res.status });
+      const message = rule('mediaFetch.plainRequestRange', { status: plain.value.res.status, range: res.headers.get('content-range') ?? '' });
+      return refuse(message, { httpStatus: plain.value.res.status });
     }
     return readWhole(ctx, plain.value.res, progress);
   }
@@ -470,9 +475,9 @@ async function readWhole(ctx: Context, res: ByteResponse, progress: Progress): P
     await body.stop();
     if (!filled.ok) return filled;
     if (body.total > ctx.maxBytes) {
-      return ctx.refuse(`the file is larger than the ${formatBytes(ctx.maxBytes)} allowed for ${mediaArticle(ctx.type)} ${ctx.type}: the server sent more than ${formatBytes(ctx.maxBytes)} without saying its size, and was stopped there`);
+      return ctx.refuse(rule('mediaFetch.tooLargeUnsaid', { limit: formatBytes(ctx.maxBytes), kind: term(KIND[ctx.type]) }));
     }
-    if (body.total === 0) return ctx.refuse('the file is empty (0 bytes)');
+    if (body.total === 0) return ctx.refuse(rule('media.empty'));
     return ok({ head: body.bytes(body.total), size: body.total });
   }
   let target = headBytesFor(ctx.type, stated);
@@ -484,7 +489,7 @@ async function readWhole(ctx: Context, res: ByteResponse, progress: Progress): P
     }
     if (body.total < target) {
       await body.stop();
-      return ctx.refuse(`the server said the file is ${stated} bytes (Content-Length) but sent ${body.total}`);
+      return ctx.refuse(rule('mediaFetch.lengthShort', { count: stated, sent: body.total }));
     }
     const sample: MediaSample = { head: body.bytes(target), size: stated };
     const wanted = round < MAX_FURTHER_RANGES ? moreBytesWanted(ctx.type, sample) : undefined;
@@ -519,11 +524,11 @@ async function readRange(ctx: Context, url: string, start: number, end: number, 
     const range = contentRangeOf(res);
     if (range === undefined || range.start !== at || range.end > end) {
       await cancel(res);
-      return ctx.refuse(`the server answered bytes ${at}-${end} of the file with a different range (Content-Range "${res.headers.get('content-range') ?? ''}")`, { httpStatus: res.status });
+      return ctx.refuse(rule('mediaFetch.differentRange', { start: at, end, range: res.headers.get('content-range') ?? '' }), { httpStatus: res.status });
     }
     if (range.total !== size) {
       await cancel(res);
-      return ctx.refuse(`the file changed while it was read: it was ${size} bytes, then ${range.total}`, { httpStatus: res.status });
+      return ctx.refuse(rule('mediaFetch.changed', { before: size, after: range.total }), { httpStatus: res.status });
     }
     const bytes = await readExactly(ctx, res, range.end - at + 1, progress);
     if (!bytes.ok) return bytes;
@@ -538,7 +543,7 @@ async function readExactly(ctx: Context, res: ByteResponse, count: number, progr
   const filled = await body.fill(count);
   await body.stop();
   if (!filled.ok) return filled;
-  if (body.total < count) return ctx.refuse(`the server sent ${body.total} bytes where its Content-Range promised ${count}`);
+  if (body.total < count) return ctx.refuse(rule('mediaFetch.rangeShort', { sent: body.total, promised: count }));
   return ok(body.bytes(count));
 }
 
@@ -589,7 +594,7 @@ function bodyOf(ctx: Context, res: ByteResponse, progress: Progress, expected: n
         ended = true;
         await cancel(res);
         if (e instanceof DeadlinePassed || ctx.signal.aborted) throw passed(ctx, e);
-        return ctx.refuse(`the file could not be read to its end (${describeNetworkError(e)}, after ${formatBytes(total)})`, { detail: errorText(e) });
+        return ctx.refuse(rule('mediaFetch.readBroken', { reason: describeNetworkError(e), read: bytesText(total) }), { detail: errorText(e) });
       } finally {
         deadline.quiet();
       }
@@ -628,23 +633,23 @@ async function follow(ctx: Context, start: string, range: { start: number; end: 
       res = await Promise.race([ctx.fetch(url, { headers, signal: ctx.signal }), ctx.deadline.passed]);
     } catch (e) {
       if (e instanceof DeadlinePassed || ctx.signal.aborted) throw passed(ctx, e);
-      return refuse(`the link could not be reached (${describeNetworkError(e)})`, { detail: errorText(e) });
+      return refuse(rule('mediaFetch.unreachable', { reason: describeNetworkError(e) }), { detail: errorText(e) });
     }
     if (!REDIRECTS.has(res.status)) return ok({ res, url });
     await cancel(res);
     const location = res.headers.get('location');
-    if (location === null || !URL.canParse(location, url)) return refuse(`the link answered HTTP ${res.status} (a redirect) without a usable Location`, { httpStatus: res.status });
+    if (location === null || !URL.canParse(location, url)) return refuse(rule('mediaFetch.redirectNoLocation', { status: res.status }), { httpStatus: res.status });
     const next = new URL(location, url).toString();
-    if (!isHttpUrl(next)) return refuse(`the link redirects to a "${new URL(next).protocol}" address, which is not an http:// or https:// address`);
-    if (seen.has(unfragmented(next))) return refuse(`the link redirects in a loop (back to ${withoutQuery(next)})`, { httpStatus: res.status });
-    if (hop + 1 > ctx.maxRedirects) return refuse(`the link redirects more than ${ctx.maxRedirects} times`, { httpStatus: res.status });
+    if (!isHttpUrl(next)) return refuse(rule('mediaFetch.redirectScheme', { protocol: new URL(next).protocol }));
+    if (seen.has(unfragmented(next))) return refuse(rule('mediaFetch.redirectLoop', { url: withoutQuery(next) }), { httpStatus: res.status });
+    if (hop + 1 > ctx.maxRedirects) return refuse(rule('mediaFetch.tooManyRedirects', { count: ctx.maxRedirects }), { httpStatus: res.status });
     url = next;
   }
 }
 
 function sizeProblem(ctx: Context, size: number): Result<never> | undefined {
-  if (size === 0) return ctx.refuse('the file is empty (0 bytes)');
-  if (size > ctx.maxBytes) return ctx.refuse(`the file is ${formatBytes(size)} (${size} bytes), larger than the ${formatBytes(ctx.maxBytes)} allowed for ${mediaArticle(ctx.type)} ${ctx.type}`);
+  if (size === 0) return ctx.refuse(rule('media.empty'));
+  if (size > ctx.maxBytes) return ctx.refuse(rule('mediaFetch.tooLarge', { size: formatBytes(size), bytes: size, limit: formatBytes(ctx.maxBytes), kind: term(KIND[ctx.type]) }));
   return undefined;
 }
 
@@ -729,23 +734,26 @@ function describeNetworkError(e: unknown): string {
   switch (code) {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return 'the host name was not found';
+      return rule('mediaFetch.hostNotFound');
     case 'ECONNREFUSED':
-      return 'the server refused the connection, ECONNREFUSED';
+      return rule('mediaFetch.connectionRefused');
     case 'ECONNRESET':
     case 'UND_ERR_SOCKET':
-      return 'the connection was closed';
+      return rule('mediaFetch.connectionClosed');
     case 'CERT_HAS_EXPIRED':
     case 'DEPTH_ZERO_SELF_SIGNED_CERT':
     case 'SELF_SIGNED_CERT_IN_CHAIN':
     case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
     case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return `the server's certificate is not valid, ${String(code)}`;
+      return rule('mediaFetch.badCertificate', { code: String(code) });
     default:
       if (typeof code === 'string') return code;
       return cause?.message ?? errorText(e);
   }
 }
 
-const listOf = (items: readonly string[]) => (items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`);
+/** A message type as the refusals name it ("not an image"), and its files ("not an image file"). */
+const KIND: Readonly<Record<MediaType, RuleTerm>> = { image: 'mediaImage', video: 'mediaVideo', audio: 'mediaAudio', document: 'mediaDocument' };
+const KIND_FILE: Readonly<Record<MediaType, RuleTerm>> = { image: 'mediaImageFile', video: 'mediaVideoFile', audio: 'mediaAudioFile', document: 'mediaDocumentFile' };
+
 const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`);

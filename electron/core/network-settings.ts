@@ -18,6 +18,7 @@ import {
   type RelayTurnStatus,
   type StoredNetwork,
 } from '../../shared/ice-servers';
+import { rule, term } from '../../shared/i18n/rules';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, ok, type Result } from '../../shared/result';
 import { parseWith } from '../../shared/validation';
@@ -60,9 +61,11 @@ export class NetworkSettingsStore {
     const turnPassword = blankToUndefined(parsed.value.turnPassword) ?? this.flags?.iceServers?.find((s) => s.credential !== undefined)?.credential;
     const unique = [...new Set(servers)];
     if (unique.some(isTurnUrl)) {
-      if (turnUsername === undefined) return err('invalid_input', 'turnUsername: the TURN username is required for a turn: or turns: server', { field: 'turnUsername' });
+      if (turnUsername === undefined) {
+        return err('invalid_input', `turnUsername: ${rule('network.turnCredentialRequired', { what: term('turnUsername') })}`, { field: 'turnUsername' });
+      }
       if (turnPassword === undefined && (await this.secrets.get(TURN_PASSWORD)) === undefined) {
-        return err('invalid_input', 'turnPassword: the TURN password is required for a turn: or turns: server', { field: 'turnPassword' });
+        return err('invalid_input', `turnPassword: ${rule('network.turnCredentialRequired', { what: term('turnPassword') })}`, { field: 'turnPassword' });
       }
     }
     const stored: StoredNetwork = { servers: unique, relayOnly, ...(turnUsername !== undefined ? { turnUsername } : {}) };

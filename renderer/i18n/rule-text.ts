@@ -1,8 +1,11 @@
 // The rule messages of shared/'s schemas in the agent's language. shared/ writes them in English
 // from one catalogue (shared/i18n/rules.ts, locales/en/rules.json), and so does the main process in
 // the errors it sends back; here each English template is turned once into a pattern, and a message
-// made from one is said again with the `rules` namespace, its values kept. A message that no
-// template made (the gateway's own words, a browser's reason) is shown as it came.
+// made from one is said again with the `rules` namespace, its values kept. A value that is itself the
+// catalogue's (a term, a template: "the file is a GIF image, not a PNG image" takes two) is said in
+// the language too, and so is a list of names and catalogue words ("MP3, 44.1 kHz, mono"), as the
+// media check's descriptions are. A message that no template made (the gateway's own words, a
+// browser's reason) is shown as it came.
 import english from '../../shared/i18n/locales/en/rules.json';
 import { directionOf, type UiLanguage } from '../../shared/i18n/languages';
 import { isolateLtr } from './format';
@@ -27,6 +30,18 @@ const PLURAL_SUFFIX = /_(zero|one|two|few|many|other)$/;
 const VALUE = /\{\{(\w+)\}\}/g;
 const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
+/**
+ * What a value must look like, by its name, where a template alone would take more than it made: a
+ * plural's `count` and plain `digits` are digits ("MPEG-4 audio of object type {{digits}}" takes no
+ * ", 44.1 kHz" after it); a `format` or a `video` track is one item of a description's list ("{{format}}
+ * audio" does not take "H.264 Baseline, no audio", which is two); a list's `items` and `last`
+ * (lists.or: extensions, MIME types) are names without spaces, so that "{{items}} or {{last}}" takes
+ * no sentence that merely has "or" in it. Any other value is any text.
+ */
+const NAME = '[^\\s,]+';
+const ITEM = '(?:(?!, | \\+ ).)+?';
+const VALUE_SHAPES: Readonly<Record<string, string>> = { count: '\\d+', digits: '\\d+', format: ITEM, video: ITEM, items: `${NAME}(?:, ${NAME})*`, last: NAME };
+
 function patternOf(id: string, template: string): RulePattern {
   const names: string[] = [];
   let source = '';
@@ -42,7 +57,7 @@ function patternOf(id: string, template: string): RulePattern {
       source += `\\${seen + 1}`;
     } else {
       names.push(name);
-      source += '(.*?)';
+      source += `(${VALUE_SHAPES[name] ?? '.*?'})`;
     }
     last = m.index + m[0].length;
   }
@@ -72,21 +87,26 @@ const termText = (value: string): string | undefined => {
 const startsUpper = (text: string): boolean => /^\p{Lu}/u.test(text);
 const capitalise = (text: string): string => (text === '' ? text : text[0]!.toUpperCase() + text.slice(1));
 
+/** How deep values inside values are said: a refusal, the file it names, the stream that names. */
+const MOST_DEPTH = 8;
+
+// In a right-to-left sentence a number, a key combination, an address or a name must keep its own order.
+const isRtl = (): boolean => directionOf(i18n.language as UiLanguage) === 'rtl';
+const asName = (text: string): string => (isRtl() && text !== '' ? isolateLtr(text) : text);
+
+/** A value in the language: a term, or the catalogue's own message (said again, one level deeper); else as it came. */
+const valueText = (value: string, depth: number): string => termText(value) ?? (value === '' ? undefined : translateDepth(value, depth + 1)) ?? asName(value);
+
 /** One message made from one template; undefined when no template made it. */
-function fromTemplate(message: string): string | undefined {
-  // In a right-to-left sentence a number, a key combination or an address must keep its own order.
-  const rtl = directionOf(i18n.language as UiLanguage) === 'rtl';
+function fromTemplate(message: string, depth: number): string | undefined {
   for (const pattern of PATTERNS) {
+    // A plural's count is a number (VALUE_SHAPES): text that only looks like the template is not from it.
     const m = pattern.regex.exec(message);
     if (!m) continue;
-    const countAt = pattern.names.indexOf('count');
-    // A plural's count is a number: text that only looks like the template is not from it.
-    if (countAt >= 0 && !/^\d+$/.test(m[countAt + 1] ?? '')) continue;
     const values: Record<string, string | number> = {};
     pattern.names.forEach((name, i) => {
       const value = m[i + 1] ?? '';
-      if (name === 'count') values[name] = Number(value);
-      else values[name] = termText(value) ?? (rtl && value !== '' ? isolateLtr(value) : value);
+      values[name] = name === 'count' ? Number(value) : valueText(value, depth);
     });
     const text = translate(pattern.id, values);
     // "Must …" stays a sentence's start in every language that has capitals.
@@ -107,12 +127,62 @@ function prefixText(prefix: string): string | undefined {
   return named && label !== undefined ? `${named[1]} (${label})` : undefined;
 }
 
+/** Units that stand after a number in a list of names ("44.1 kHz", "64 kbit/s", "1 s"). */
+const UNITS: ReadonlySet<string> = new Set(['kHz', 'kbit/s', 's', 'ms']);
+
+/** A name, not words: each word starts with a capital, a digit or a sign ("AAC (ADTS)", "H.264 Main", "\"mp4v\"") or is a unit. */
+const isName = (item: string): boolean => item.split(' ').every((word) => UNITS.has(word) || !/^[([]*\p{Ll}/u.test(word));
+
+/** Text cut at ", " and " + " outside brackets: items at even places, the separators between them. */
+function listParts(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let from = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '(' || c === '[') depth++;
+    else if ((c === ')' || c === ']') && depth > 0) depth--;
+    else if (depth === 0 && (text.startsWith(', ', i) || text.startsWith(' + ', i))) {
+      const separator = text[i] === ',' ? ', ' : ' + ';
+      parts.push(text.slice(from, i), separator);
+      from = i + separator.length;
+      i = from - 1;
+    }
+  }
+  parts.push(text.slice(from));
+  return parts;
+}
+
+/**
+ * A list as the media check describes a file ("MP3, 44.1 kHz, mono, 64 kbit/s", "MP4: H.264 High with
+ * B-frames, AAC"): each item the catalogue made is said in the language, the others are names. Only
+ * a list of names and catalogue items, with one of the latter at least, is the catalogue's: a
+ * sentence with a comma in it is not taken apart.
+ */
+function fromList(text: string, depth: number): string | undefined {
+  const parts = listParts(text);
+  if (parts.length < 3) return undefined;
+  let said = false;
+  const out: string[] = [];
+  for (const [i, part] of parts.entries()) {
+    if (i % 2 === 1) {
+      out.push(part);
+      continue;
+    }
+    const item = termText(part) ?? translateDepth(part, depth + 1);
+    if (item === undefined && !isName(part)) return undefined;
+    said ||= item !== undefined;
+    out.push(item ?? asName(part));
+  }
+  return said ? out.join('') : undefined;
+}
+
 function translateDepth(message: string, depth: number): string | undefined {
-  if (depth > 3) return undefined;
+  if (depth > MOST_DEPTH) return undefined;
   // Hints after " — ", each from the catalogue and joined by "; " (shared/templates.ts on pasted JSON).
   const dash = message.lastIndexOf(' — ');
   if (dash > 0) {
-    const hints = message.slice(dash + 3).split('; ').map(fromTemplate);
+    const hints = message.slice(dash + 3).split('; ').map((hint) => fromTemplate(hint, depth + 1));
     const head = translateDepth(message.slice(0, dash), depth + 1);
     if (head !== undefined && hints.every((h) => h !== undefined)) return `${head} — ${hints.join('; ')}`;
   }
@@ -129,14 +199,16 @@ function translateDepth(message: string, depth: number): string | undefined {
     const rest = prefix === undefined ? undefined : translateDepth(message.slice(colon + 2), depth + 1);
     if (prefix !== undefined && rest !== undefined) return `${prefix}: ${rest}`;
   }
-  return fromTemplate(message);
+  return fromTemplate(message, depth) ?? fromList(message, depth);
 }
 
 /**
  * A rule message in the UI's language now: `must end in the version segment, e.g. …` →
  * "debe terminar en el segmento de versión, p. ej., …". Handles what the window puts before a rule
- * (a field's path, "shortcuts.mute (Mute): ", "Phone number: ") and several rules joined by "; ".
- * A message the catalogue did not make comes back unchanged.
+ * (a field's path, "shortcuts.mute (Mute): ", "Phone number: "), several rules joined by "; ", values
+ * that are the catalogue's own ("the file is a GIF image, not a PNG image") and the media check's
+ * descriptions ("8-bit RGB PNG", "MP4: H.264 High with B-frames, AAC"). A message the catalogue did
+ * not make comes back unchanged.
  */
 export function translateRuleText(message: string): string {
   return translateDepth(message, 0) ?? message;

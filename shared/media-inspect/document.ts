@@ -7,8 +7,9 @@
 // record, the central directory) and its [Content_Types].xml entry wherever that sits; plain text a
 // head of TEXT_HEAD_BYTES; a compound file all of it (its allocation table and directory sectors may
 // lie anywhere, and the reader walks them in the bytes it holds).
+import { rule, term } from '../i18n/rules';
 import { bytesAt, count, isWhole, lastBytes, latin1, missingRange, startsWith, u16le, u32le, type ByteRange, type MediaSample } from './sample';
-import { other, readAs, unreadable, type Reading } from './reading';
+import { formatWhat, other, readAs, unreadable, type Reading } from './reading';
 
 /** The head a document is read by first: what every reader's first question needs, and a small file whole. */
 export const DOCUMENT_HEAD_BYTES = 64 * 1024;
@@ -21,9 +22,9 @@ export function readPdf(sample: MediaSample): Reading {
   // Readers look for the trailer's "%%EOF" in the last 1024 bytes; a file without it was cut short.
   const end = lastBytes(sample, PDF_END_BYTES);
   if (end !== undefined && !latin1(end).includes('%%EOF')) {
-    return unreadable('a PDF', 'it does not end with the %%EOF marker (the file is cut short)');
+    return unreadable(formatWhat('application/pdf'), rule('media.pdfNoEof'));
   }
-  return readAs('application/pdf', 'a PDF', version === undefined ? 'PDF' : `PDF ${version}`);
+  return readAs('application/pdf', formatWhat('application/pdf'), version === undefined ? 'PDF' : `PDF ${version}`);
 }
 
 const CFB_SIGNATURE = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
@@ -84,9 +85,9 @@ type CfbDirectory = { ok: true; rootStreams: string[]; cut?: string; broken?: st
 const shownName = (name: string): string => [...name].filter((c) => c >= ' ').join('');
 
 function cfbDirectory(b: Uint8Array): CfbDirectory {
-  if (b.length < 512) return { ok: false, why: 'it ends inside its 512-byte header' };
+  if (b.length < 512) return { ok: false, why: rule('media.cfbHeaderCut') };
   const shift = u16le(b, 0x1e);
-  if (u16le(b, 0x1c) !== 0xfffe || (shift !== 9 && shift !== 12)) return { ok: false, why: 'its header is not a compound file header' };
+  if (u16le(b, 0x1c) !== 0xfffe || (shift !== 9 && shift !== 12)) return { ok: false, why: rule('media.cfbNotHeader') };
   const sectorSize = 2 ** shift;
   const sectorCount = Math.ceil(b.length / sectorSize) - 1;
   const offsetOf = (sector: number) => (sector + 1) * sectorSize;
@@ -98,7 +99,7 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   for (let i = 0; i < 109; i++) fatSectors.push(u32le(b, 0x4c + 4 * i));
   const difatSectors = new Set<number>();
   for (let difat = u32le(b, 0x44), n = u32le(b, 0x48); n > 0 && difat < sectorCount; n--) {
-    if (difatSectors.has(difat)) return { ok: false, why: "its allocation table's sector chain loops" };
+    if (difatSectors.has(difat)) return { ok: false, why: rule('media.fatLoops') };
     difatSectors.add(difat);
     for (let i = 0; i < perSector - 1; i++) fatSectors.push(u32le(b, offsetOf(difat) + 4 * i));
     difat = u32le(b, offsetOf(difat) + 4 * (perSector - 1));
@@ -133,21 +134,23 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
     }
     return { ok: true, sectors };
   };
+  // `what` and `other` name a chain: "directory", "mini stream", "WordDocument stream" (catalogue words, for the window to translate).
   const chainProblem = (what: string, w: Extract<Walk, { ok: false }>): string =>
-    w.problem === 'loops' ? `its ${what}'s sector chain loops` : `its ${what} shares sector ${w.sector} with its ${w.other ?? 'other data'}`;
+    w.problem === 'loops' ? rule('media.chainLoops', { what }) : rule('media.chainShared', { what, sector: w.sector, other: w.other ?? term('otherData') });
 
   const entriesPerSector = sectorSize / 128;
-  const directory = walk(u32le(b, 0x30), 'directory', undefined, Math.ceil(MAX_DIRECTORY_ENTRIES / entriesPerSector));
+  const directoryName = term('cfbDirectory');
+  const directory = walk(u32le(b, 0x30), directoryName, undefined, Math.ceil(MAX_DIRECTORY_ENTRIES / entriesPerSector));
   if (!directory.ok) {
     switch (directory.problem) {
       case 'past-end':
-        return { ok: false, why: `its directory points past the end of the file (sector ${directory.sector})` };
+        return { ok: false, why: rule('media.directoryPastEnd', { sector: directory.sector }) };
       case 'uncovered':
-        return { ok: false, why: 'its allocation table does not cover its directory' };
+        return { ok: false, why: rule('media.directoryUncovered') };
       case 'long':
-        return { ok: false, why: `its directory holds more than ${count(MAX_DIRECTORY_ENTRIES)} entries` };
+        return { ok: false, why: rule('media.directoryTooLarge', { most: count(MAX_DIRECTORY_ENTRIES) }) };
       default:
-        return { ok: false, why: chainProblem('directory', directory) };
+        return { ok: false, why: chainProblem(directoryName, directory) };
     }
   }
   const entries: CfbEntry[] = [];
@@ -168,7 +171,7 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
     }
   }
   const root = entries[0];
-  if (root?.type !== 5) return { ok: false, why: 'its directory has no root entry' };
+  if (root?.type !== 5) return { ok: false, why: rule('media.noRootEntry') };
 
   // Each storage's children form a red-black tree through their left and right siblings; storages
   // (type 1) hold trees of their own. Entries outside the trees are not part of the file.
@@ -180,7 +183,7 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
     const { id, inRoot } = item;
     if (id === NO_STREAM) continue;
     const entry = entries[id];
-    if (entry === undefined || seen.has(id) || id === 0) return { ok: false, why: 'its directory tree is broken' };
+    if (entry === undefined || seen.has(id) || id === 0) return { ok: false, why: rule('media.treeBroken') };
     seen.add(id);
     if (entry.type === 2) {
       streams.push(id);
@@ -204,10 +207,10 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   let miniStream: { cut?: string; broken?: string } | undefined | 'unread' = 'unread';
   // In the directory's order, so that a broken file is told by the same stream whatever its tree.
   for (const entry of streams.sort((x, y) => x - y).map((id) => entries[id]!)) {
-    const name = `${shownName(entry.name)} stream`;
+    const name = rule('mediaFile.stream', { name: shownName(entry.name) });
     let problem: { cut?: string; broken?: string } | undefined;
     if (entry.size < cutoff) {
-      if (miniStream === 'unread') miniStream = streamProblem(root.start, root.size, 'mini stream');
+      if (miniStream === 'unread') miniStream = streamProblem(root.start, root.size, term('miniStream'));
       problem = miniStream?.cut === undefined ? miniStream : { cut: name };
     } else {
       problem = streamProblem(entry.start, entry.size, name);
@@ -217,32 +220,33 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   return { ok: true, rootStreams };
 }
 
-const OFFICE_STREAMS: readonly { streams: readonly string[]; mimeType: string; what: string; description: string }[] = [
-  { streams: ['WordDocument'], mimeType: 'application/msword', what: 'a Word document (.doc)', description: 'Word 97–2003 document (.doc)' },
-  { streams: ['Workbook', 'Book'], mimeType: 'application/vnd.ms-excel', what: 'an Excel workbook (.xls)', description: 'Excel 97–2003 workbook (.xls)' },
-  { streams: ['PowerPoint Document'], mimeType: 'application/vnd.ms-powerpoint', what: 'a PowerPoint presentation (.ppt)', description: 'PowerPoint 97–2003 presentation (.ppt)' },
+const OFFICE_STREAMS: readonly { streams: readonly string[]; mimeType: string; description: string }[] = [
+  { streams: ['WordDocument'], mimeType: 'application/msword', description: rule('mediaFile.word97', { extension: '.doc' }) },
+  { streams: ['Workbook', 'Book'], mimeType: 'application/vnd.ms-excel', description: rule('mediaFile.excel97', { extension: '.xls' }) },
+  { streams: ['PowerPoint Document'], mimeType: 'application/vnd.ms-powerpoint', description: rule('mediaFile.powerPoint97', { extension: '.ppt' }) },
 ];
 
+const OLE_FILE = rule('mediaFile.oleFile');
+
 export function readCfb(sample: MediaSample): Reading {
-  if (!isWhole(sample)) return unreadable('an OLE compound file', 'only part of it was read');
+  if (!isWhole(sample)) return unreadable(OLE_FILE, rule('media.cfbPartlyRead'));
   const directory = cfbDirectory(sample.head);
-  if (!directory.ok) return unreadable('an OLE compound file', directory.why);
+  if (!directory.ok) return unreadable(OLE_FILE, directory.why);
   const office = OFFICE_STREAMS.find((o) => directory.rootStreams.some((name) => o.streams.includes(name)));
-  const what = office?.what ?? 'an OLE compound file';
+  const what = office === undefined ? OLE_FILE : formatWhat(office.mimeType);
   if (directory.broken !== undefined) return unreadable(what, directory.broken);
-  if (directory.cut !== undefined) return unreadable(what, `its ${directory.cut} lies past the end of the file (the file is cut short)`);
-  if (office !== undefined) return readAs(office.mimeType, office.what, office.description);
-  const names = directory.rootStreams.map((name) => `"${shownName(name)}"`).join(', ');
-  return other('an OLE compound file without a Word, Excel or PowerPoint stream', `OLE compound file (streams: ${names || 'none'})`);
+  if (directory.cut !== undefined) return unreadable(what, rule('media.streamPastEnd', { what: directory.cut }));
+  if (office !== undefined) return readAs(office.mimeType, what, office.description);
+  return other(rule('mediaFile.oleWithoutOffice'));
 }
 
 // ---------------------------------------------------------------------------------------------
 // OOXML packages (ZIP)
 
-const OOXML: Readonly<Record<string, { mimeType: string; what: string }>> = {
-  docx: { mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', what: 'a Word document (.docx)' },
-  xlsx: { mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', what: 'an Excel workbook (.xlsx)' },
-  pptx: { mimeType: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', what: 'a PowerPoint presentation (.pptx)' },
+const OOXML: Readonly<Record<string, { mimeType: string; description: string }>> = {
+  docx: { mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', description: rule('mediaFile.wordDescription', { extension: '.docx' }) },
+  xlsx: { mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', description: rule('mediaFile.excelDescription', { extension: '.xlsx' }) },
+  pptx: { mimeType: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', description: rule('mediaFile.powerPointDescription', { extension: '.pptx' }) },
 };
 
 export const isOoxml = (ext: string): boolean => ext in OOXML;
@@ -350,16 +354,18 @@ export function contentTypesEntry(sample: MediaSample): Uint8Array | undefined {
 /** A ZIP that is no OOXML package: what it is, or cut short when its directory is missing. */
 export function readZip(sample: MediaSample): Reading {
   const end = lastBytes(sample, ZIP_END_BYTES);
-  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable('a ZIP archive', 'its ZIP directory is missing (the file is cut short)');
-  return other('a ZIP archive');
+  const zip = rule('mediaFile.archive', { format: 'ZIP' });
+  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable(zip, rule('media.zipNoDirectory'));
+  return other(zip);
 }
 
 export function readOoxml(sample: MediaSample, ext: string): Reading {
   const kind = OOXML[ext];
-  if (kind === undefined) return other(`an ${ext.toUpperCase()} file`);
+  if (kind === undefined) return other(rule('mediaFile.fileAn', { format: ext.toUpperCase() }));
+  const what = formatWhat(kind.mimeType);
   const end = lastBytes(sample, ZIP_END_BYTES);
-  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable(kind.what, 'its ZIP directory is missing (the file is cut short)');
-  return readAs(kind.mimeType, kind.what, kind.what.replace(/^(a|an) /, '').replace(/^./, (c) => c.toUpperCase()));
+  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable(what, rule('media.zipNoDirectory'));
+  return readAs(kind.mimeType, what, kind.description);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,8 +376,6 @@ export function readOoxml(sample: MediaSample, ext: string): Reading {
 // garbage, so it is a warning with the fix; UTF-16 carries its byte order mark and reads right. NUL and
 // other control bytes are binary data, not text; an HTML page is a web page (often an error page served
 // instead of the file), not a text document: both are refused.
-
-const TEXT_FIX = 'phones read plain text as UTF-8 and may show its accented letters wrongly; save it as UTF-8';
 
 /** The head plain text is judged by: a megabyte of text shows its encoding (a multi-byte sequence cut at its end is allowed). */
 const TEXT_HEAD_BYTES = 1024 * 1024;
@@ -414,25 +418,31 @@ function utf16Text(b: Uint8Array, littleEndian: boolean, cut: boolean): boolean 
 export const startsWithByteOrderMark = (b: Uint8Array): boolean =>
   (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) || (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff);
 
+const PLAIN_TEXT = formatWhat('text/plain');
+
+/** "plain text (UTF-8)", "XML text (UTF-16)". */
+const textDescription = (known: string | undefined, encoding: string): string =>
+  known === undefined ? rule('mediaFile.plainTextIn', { encoding }) : rule('mediaFile.textIn', { format: known, encoding });
+
 export function readText(sample: MediaSample, known?: string): Reading {
   const b = sample.head;
   const cut = !isWhole(sample);
   if ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)) {
     if (!utf16Text(b.subarray(2), b[0] === 0xff, cut)) return binary();
-    return readAs('text/plain', 'plain text', `${known ?? 'plain'} text (UTF-16)`);
+    return readAs('text/plain', PLAIN_TEXT, textDescription(known, 'UTF-16'));
   }
   const start = b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
   const body = b.subarray(start);
   if (body.some(isControl)) return binary();
   const opening = latin1(body.subarray(0, 64)).trimStart().toLowerCase();
-  if (opening.startsWith('<!doctype html') || opening.startsWith('<html')) return other('an HTML page', 'HTML page');
+  if (opening.startsWith('<!doctype html') || opening.startsWith('<html')) return other(rule('mediaFile.htmlPage'));
   const valid = utf8ValidUpTo(body, cut);
   if (valid < body.length) {
     const at = start + valid;
-    const message = `text that is not UTF-8 (byte ${count(at)} is 0x${(b[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')}): ${TEXT_FIX}`;
-    return readAs('text/plain', 'plain text', 'text in an 8-bit encoding, not UTF-8', { warnings: [{ rule: 'document.text-encoding', message }] });
+    const message = rule('media.textEncoding', { offset: count(at), byte: `0x${(b[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')}` });
+    return readAs('text/plain', PLAIN_TEXT, rule('mediaFile.eightBitText'), { warnings: [{ rule: 'document.text-encoding', message }] });
   }
-  return readAs('text/plain', 'plain text', `${known ?? 'plain'} text (UTF-8)`);
+  return readAs('text/plain', PLAIN_TEXT, textDescription(known, 'UTF-8'));
 }
 
-const binary = (): Reading => other('binary data of no known type', 'binary data');
+const binary = (): Reading => other(rule('mediaFile.binary'));

@@ -8,33 +8,35 @@
 // segments (Exif, ICC profiles, XMP: up to 64 KB each, sometimes many), so an image is read by a
 // head (headBytesFor) and, for a JPEG whose segments run past it, further on (imageBytesWanted). The
 // end of the file is checked only when the head holds it all: a large image cut short is not seen.
+import { rule, term } from '../i18n/rules';
 import { count, isWhole, latin1, missingRange, u16, u32, type ByteRange, type MediaSample } from './sample';
-import { readAs, unreadable, type MediaFinding, type Reading } from './reading';
+import { formatWhat, readAs, unreadable, type MediaFinding, type Reading } from './reading';
 
-const IMAGE_RULE = 'images must be 8-bit RGB or RGBA';
+const PNG = formatWhat('image/png');
+const JPEG = formatWhat('image/jpeg');
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 /** PNG colour types (PNG spec 11.2.2). */
-const PNG_COLOUR: Readonly<Record<number, string>> = { 0: 'grayscale', 2: 'RGB', 3: 'palette', 4: 'grayscale with alpha', 6: 'RGBA' };
+const PNG_COLOUR: Readonly<Record<number, string>> = { 0: term('grayscale'), 2: 'RGB', 3: term('palette'), 4: term('grayscaleAlpha'), 6: 'RGBA' };
 
 export function readPng(sample: MediaSample, animated: boolean): Reading {
   const b = sample.head;
   if (b.length < 33 || !PNG_SIGNATURE.every((x, i) => b[i] === x) || u32(b, 8) !== 13 || latin1(b.subarray(12, 16)) !== 'IHDR') {
-    return unreadable('a PNG image', 'it has no IHDR header where a PNG starts');
+    return unreadable(PNG, rule('media.noIhdr'));
   }
   const depth = b[24] ?? 0;
   const colourType = b[25] ?? 0;
   const colour = PNG_COLOUR[colourType];
-  if (colour === undefined) return unreadable('a PNG image', `its header names colour type ${colourType}, which PNG does not define`);
+  if (colour === undefined) return unreadable(PNG, rule('media.pngColourType', { digits: colourType }));
   if (isWhole(sample)) {
     const end = pngEnd(b);
-    if (end !== undefined) return unreadable('a PNG image', end);
+    if (end !== undefined) return unreadable(PNG, end);
   }
-  const description = `${depth}-bit ${colour} ${animated ? 'animated PNG' : 'PNG'}`;
+  const description = rule(animated ? 'mediaFile.animatedPng' : 'mediaFile.png', { depth, colour });
   const refusals: MediaFinding[] = [];
-  if (colourType !== 2 && colourType !== 6) refusals.push({ rule: 'image.color', message: `${description}: ${IMAGE_RULE}` });
-  else if (depth !== 8) refusals.push({ rule: 'image.bit-depth', message: `${description}: ${IMAGE_RULE}` });
-  return readAs('image/png', 'a PNG image', description, { refusals });
+  if (colourType !== 2 && colourType !== 6) refusals.push({ rule: 'image.color', message: rule('media.imageDepthColour', { description }) });
+  else if (depth !== 8) refusals.push({ rule: 'image.bit-depth', message: rule('media.imageDepthColour', { description }) });
+  return readAs('image/png', PNG, description, { refusals });
 }
 
 /** Why a whole PNG's chunks do not reach IEND (cut short), or undefined when they do. */
@@ -46,7 +48,7 @@ function pngEnd(b: Uint8Array): string | undefined {
     if (type === 'IEND') return undefined;
     at += 12 + length;
   }
-  return 'it ends before its IEND chunk (the file is cut short)';
+  return rule('media.noIend');
 }
 
 /** The JPEG frame headers SOF0–SOF15; C4 (DHT), C8 (JPG) and CC (DAC) share the range but are not frames. */
@@ -75,21 +77,19 @@ function walkJpeg(b: Uint8Array): JpegWalk {
   return { kind: 'cut', next: at };
 }
 
-const NO_FRAME = 'it has no frame header (SOF) before its image data';
-
 export function readJpeg(sample: MediaSample): Reading {
   const b = sample.head;
   const walk = walkJpeg(b);
   switch (walk.kind) {
     case 'broken':
-      return unreadable('a JPEG image', `its markers break off at byte ${walk.at}`);
+      return unreadable(JPEG, rule('media.jpegMarkers', { offset: walk.at }));
     case 'no-frame':
-      return unreadable('a JPEG image', NO_FRAME);
+      return unreadable(JPEG, rule('media.noSof'));
     case 'cut':
-      return unreadable('a JPEG image', isWhole(sample) ? NO_FRAME : `the ${count(b.length)} bytes read end before its frame header (SOF)`);
+      return unreadable(JPEG, isWhole(sample) ? rule('media.noSof') : rule('media.jpegHeadCut', { bytes: count(b.length) }));
     case 'frame':
       // Entropy-coded data never holds FF D9 (an FF there is followed by 00 or a restart marker): the first one after the frame header ends the image.
-      if (isWhole(sample) && !hasEndOfImage(b, walk.at)) return unreadable('a JPEG image', 'it ends before its end-of-image marker (the file is cut short)');
+      if (isWhole(sample) && !hasEndOfImage(b, walk.at)) return unreadable(JPEG, rule('media.noEoi'));
       return jpegFrame(b[walk.at + 4] ?? 0, b[walk.at + 9] ?? 0);
   }
 }
@@ -118,10 +118,10 @@ function hasEndOfImage(b: Uint8Array, from: number): boolean {
 
 function jpegFrame(precision: number, components: number): Reading {
   // Three components are YCbCr (JFIF) or RGB (Adobe): both are colour pictures shown as RGB.
-  const model = components === 3 ? 'RGB' : components === 1 ? 'grayscale' : components === 4 ? 'CMYK' : `${components}-component`;
-  const description = `${precision}-bit ${model} JPEG`;
+  const colour = components === 3 ? 'RGB' : components === 1 ? term('grayscale') : components === 4 ? 'CMYK' : rule('mediaFile.components', { count: components });
+  const description = rule('mediaFile.jpeg', { depth: precision, colour });
   const refusals: MediaFinding[] = [];
-  if (components !== 3) refusals.push({ rule: 'image.color', message: `${description}: ${IMAGE_RULE}` });
-  else if (precision !== 8) refusals.push({ rule: 'image.bit-depth', message: `${description}: ${IMAGE_RULE}` });
-  return readAs('image/jpeg', 'a JPEG image', description, { refusals });
+  if (components !== 3) refusals.push({ rule: 'image.color', message: rule('media.imageDepthColour', { description }) });
+  else if (precision !== 8) refusals.push({ rule: 'image.bit-depth', message: rule('media.imageDepthColour', { description }) });
+  return readAs('image/jpeg', JPEG, description, { refusals });
 }

@@ -9,17 +9,19 @@
 // sandbox from what it serves): a head first (headBytesFor), then whatever further range the format's
 // reader needs, one at a time (moreBytesWanted), so that a large file is read only where it must be.
 import { fileTypeFromBuffer, type FileTypeResult } from 'file-type/core';
+import { rule } from '../i18n/rules';
 import { mediaMimeTypes, MB, type MediaType } from '../messages';
 import { err, errorText, ok, type Result } from '../result';
 import { AUDIO_HEAD_BYTES, id3BytesWanted, id3v2End, readAdts, readAmr, readMp3, readOgg } from './audio';
 import { contentTypesEntry, DOCUMENT_HEAD_BYTES, documentBytesWanted, isOoxml, readCfb, readOoxml, readPdf, readText, readZip, startsWithByteOrderMark } from './document';
 import { imageBytesWanted, readJpeg, readPng } from './image';
 import { mp4BytesWanted, readMp4 } from './mp4';
-import { extensionsOf, FORMAT_RULE, formatWhat, mimeTypeOfExtension, other, type MediaFinding, type Reading } from './reading';
+import { extensionsOf, FORMAT_RULE, formatWhat, mimeTypeOfExtension, orList, other, type MediaFinding, type Reading } from './reading';
 import { isWhole, sampleProblem, type ByteRange, type MediaSample } from './sample';
 
 export type { ByteRange, MediaSample } from './sample';
 export { concatBytes, missingRange, withBytes } from './sample';
+export { bytesText, orList } from './reading';
 
 export interface MediaInspection {
   /** What the bytes are, in words: "8-bit RGBA PNG", "MP4: H.264 High with B-frames, AAC". */
@@ -85,17 +87,17 @@ export async function inspectMedia(type: MediaType, sample: MediaSample, declare
   try {
     return await inspect(type, sample, declared);
   } catch (e) {
-    return refuse({ rule: 'file.unreadable', message: `the file cannot be read (${errorText(e)})` });
+    return refuse({ rule: 'file.unreadable', message: rule('media.cannotBeRead', { reason: errorText(e) }) });
   }
 }
 
 async function inspect(type: MediaType, sample: MediaSample, declared: { extension?: string; mimeType?: string }): Promise<Result<MediaInspection>> {
   const problem = sampleProblem(sample);
   if (problem) return refuse(problem);
-  if (sample.size === 0) return refuse({ rule: 'file.empty', message: 'the file is empty (0 bytes)' });
+  if (sample.size === 0) return refuse({ rule: 'file.empty', message: rule('media.empty') });
 
   const reading = await read(sample);
-  if (reading.kind === 'unreadable') return refuse({ rule: 'file.unreadable', message: `the file looks like ${reading.what} but cannot be read: ${reading.why}` });
+  if (reading.kind === 'unreadable') return refuse({ rule: 'file.unreadable', message: rule('media.unreadable', { what: reading.what, why: reading.why }) });
 
   const extension = normalisedExtension(declared.extension);
   const declaredMimeType = normalisedMimeType(declared.mimeType);
@@ -104,20 +106,23 @@ async function inspect(type: MediaType, sample: MediaSample, declared: { extensi
   if (mimeType === undefined || !mediaMimeTypes(type).includes(mimeType)) {
     // Name the format the declaration promised when there is one ("not a PDF"), else the type's rule.
     const promised = (extension && mimeTypeOfExtension(extension)) ?? declaredMimeType;
-    const message = promised !== undefined && promised !== mimeType && mediaMimeTypes(type).includes(promised) ? `the file is ${what}, not ${formatWhat(promised)}` : `the file is ${what}: ${FORMAT_RULE[type]}`;
+    const message =
+      promised !== undefined && promised !== mimeType && mediaMimeTypes(type).includes(promised)
+        ? rule('media.notFormat', { what, expected: formatWhat(promised) })
+        : rule(FORMAT_RULE[type], { what });
     return refuse({ rule: `${type}.format`, message });
   }
   if (extension !== undefined && !extensionsOf(mimeType).includes(extension)) {
     const named = mimeTypeOfExtension(extension);
-    const expected = extensionsOf(mimeType).join(' or ');
+    const expected = orList(extensionsOf(mimeType));
     const message =
       named === undefined
-        ? `the file is ${what} named ${extension}: its extension must match its content (${expected})`
-        : `the file is ${what}, not ${formatWhat(named)}: its extension (${extension}) must match its content (${expected})`;
+        ? rule('media.extensionUnknown', { what, extension, expected })
+        : rule('media.extensionOther', { what, named: formatWhat(named), extension, expected });
     return refuse({ rule: 'file.extension', message });
   }
   if (declaredMimeType !== undefined && declaredMimeType !== mimeType) {
-    return refuse({ rule: 'file.mime-type', message: `the file is ${what} declared as ${declaredMimeType}: its MIME type must match its content (${mimeType})` });
+    return refuse({ rule: 'file.mime-type', message: rule('media.mimeType', { what, declared: declaredMimeType, mimeType }) });
   }
   const refusal = reading.refusals[0];
   if (refusal) return refuse(refusal);
@@ -178,7 +183,7 @@ async function read(sample: MediaSample): Promise<Reading> {
     default:
       // Text formats file-type names (XML, calendars, contacts, subtitles) are plain text as a document.
       if (mime.startsWith('text/') || mime === 'application/xml') return readText(sample, ext.toUpperCase());
-      return other(OTHER_WHAT[ext] ?? `a file of type ${mime} (.${ext})`);
+      return other(OTHER_WHAT[ext] ?? rule('mediaFile.fileOfTypeExtension', { mimeType: mime, extension: ext }));
   }
 }
 
@@ -205,54 +210,61 @@ async function zipFromEntry(sample: MediaSample, kind: FileTypeResult | undefine
   return fromEntry === undefined || fromEntry.ext === 'zip' ? kind : fromEntry;
 }
 
+const image = (format: string, an = false): string => rule(an ? 'mediaFile.imageAn' : 'mediaFile.imageA', { format });
+const video = (format: string, an = false): string => rule(an ? 'mediaFile.videoAn' : 'mediaFile.videoA', { format });
+const audio = (format: string): string => rule('mediaFile.audio', { format });
+const file = (format: string): string => rule('mediaFile.fileA', { format });
+const archive = (format: string): string => rule('mediaFile.archive', { format });
+const executable = (format: string, an = false): string => rule(an ? 'mediaFile.executableAn' : 'mediaFile.executableA', { format });
+
 /** Formats the gateway does not take, as the refusals name them. */
 const OTHER_WHAT: Readonly<Record<string, string>> = {
-  elf: 'an ELF executable',
-  exe: 'a Windows executable',
-  macho: 'a Mach-O executable',
-  gz: 'a gzip archive',
-  '7z': 'a 7-Zip archive',
-  rar: 'a RAR archive',
-  tar: 'a tar archive',
-  gif: 'a GIF image',
-  webp: 'a WebP image',
-  bmp: 'a BMP image',
-  tif: 'a TIFF image',
-  heic: 'a HEIC image',
-  avif: 'an AVIF image',
-  ico: 'an icon',
-  psd: 'a Photoshop image',
-  mov: 'a QuickTime movie',
-  webm: 'a WebM video',
-  mkv: 'a Matroska video',
-  avi: 'an AVI video',
-  flv: 'a Flash video',
-  mpg: 'an MPEG-1/2 video',
-  mts: 'an MPEG transport stream',
-  ogv: 'an Ogg video',
-  ogm: 'an Ogg video',
-  wav: 'a WAV file',
-  flac: 'FLAC audio',
-  aif: 'AIFF audio',
-  mp2: 'MPEG Layer 2 audio',
-  mp1: 'MPEG Layer 1 audio',
-  wma: 'Windows Media audio',
-  asf: 'a Windows Media file',
-  ac3: 'AC-3 audio',
-  mid: 'a MIDI file',
-  rtf: 'an RTF document',
-  odt: 'an OpenDocument text',
-  ods: 'an OpenDocument spreadsheet',
-  odp: 'an OpenDocument presentation',
-  epub: 'an EPUB book',
-  docm: 'a macro-enabled Word document (.docm)',
-  xlsm: 'a macro-enabled Excel workbook (.xlsm)',
-  pptm: 'a macro-enabled PowerPoint presentation (.pptm)',
-  dotx: 'a Word template (.dotx)',
-  xltx: 'an Excel template (.xltx)',
-  potx: 'a PowerPoint template (.potx)',
-  ps: 'a PostScript file',
-  sqlite: 'an SQLite database',
-  wasm: 'a WebAssembly module',
-  swf: 'a Flash file',
+  elf: executable('ELF', true),
+  exe: executable('Windows'),
+  macho: executable('Mach-O'),
+  gz: archive('gzip'),
+  '7z': archive('7-Zip'),
+  rar: archive('RAR'),
+  tar: archive('tar'),
+  gif: image('GIF'),
+  webp: image('WebP'),
+  bmp: image('BMP'),
+  tif: image('TIFF'),
+  heic: image('HEIC'),
+  avif: image('AVIF', true),
+  ico: rule('mediaFile.icon'),
+  psd: image('Photoshop'),
+  mov: rule('mediaFile.quickTime'),
+  webm: video('WebM'),
+  mkv: video('Matroska'),
+  avi: video('AVI', true),
+  flv: video('Flash'),
+  mpg: video('MPEG-1/2', true),
+  mts: rule('mediaFile.transportStream'),
+  ogv: video('Ogg', true),
+  ogm: video('Ogg', true),
+  wav: file('WAV'),
+  flac: audio('FLAC'),
+  aif: audio('AIFF'),
+  mp2: audio('MPEG Layer 2'),
+  mp1: audio('MPEG Layer 1'),
+  wma: audio('Windows Media'),
+  asf: file('Windows Media'),
+  ac3: audio('AC-3'),
+  mid: file('MIDI'),
+  rtf: rule('mediaFile.rtf'),
+  odt: rule('mediaFile.openDocumentText'),
+  ods: rule('mediaFile.openDocumentSpreadsheet'),
+  odp: rule('mediaFile.openDocumentPresentation'),
+  epub: rule('mediaFile.epub'),
+  docm: rule('mediaFile.wordMacro', { extension: '.docm' }),
+  xlsm: rule('mediaFile.excelMacro', { extension: '.xlsm' }),
+  pptm: rule('mediaFile.powerPointMacro', { extension: '.pptm' }),
+  dotx: rule('mediaFile.wordTemplate', { extension: '.dotx' }),
+  xltx: rule('mediaFile.excelTemplate', { extension: '.xltx' }),
+  potx: rule('mediaFile.powerPointTemplate', { extension: '.potx' }),
+  ps: file('PostScript'),
+  sqlite: rule('mediaFile.sqlite'),
+  wasm: rule('mediaFile.wasm'),
+  swf: file('Flash'),
 };

@@ -6,7 +6,8 @@
 // 10,000,000 samples makes 10,000,000 sample objects (about 20 s) and 100,000,000 exhaust the heap. So
 // every table is measured first: its entries must fit its box, and the samples it claims must fit the
 // file and stay below MAX_SAMPLES.
-import { formatBytes } from '../messages';
+import { rule } from '../i18n/rules';
+import { bytesText } from './reading';
 import { bytesAt, count, latin1, u32, type MediaSample } from './sample';
 
 interface Mp4Box {
@@ -42,13 +43,13 @@ function childBoxes(bytes: Uint8Array, from: number, to: number, parent: string)
     let header = 8;
     let size = size32;
     if (size32 === 1) {
-      if (to - at < 16) return `its ${parent} box ends inside the header of its "${type}" box`;
+      if (to - at < 16) return rule('media.boxHeaderInside', { parent, type });
       header = 16;
       size = u32(bytes, at + 8) * 2 ** 32 + u32(bytes, at + 12);
     } else if (size32 === 0) {
       size = to - at;
     }
-    if (size < header || at + size > to) return `its "${type}" box (${count(size)} bytes) does not fit in its ${parent} box`;
+    if (size < header || at + size > to) return rule('media.boxNotFit', { type, size: count(size), parent });
     boxes.push({ type, start: at, payload: at + header, end: at + size });
     at += size;
   }
@@ -82,11 +83,12 @@ interface TableCount {
  * entries, `entryBits` bits an entry.
  */
 function entriesFit(type: string, payload: Uint8Array, fixed: number, entries: number, entryBits: number, samples = 0): TableCount {
-  if (payload.length < fixed) return { problem: `its ${type} box is ${count(payload.length)} bytes, too short for its own fields`, samples };
+  if (payload.length < fixed) return { problem: rule('media.tableShort', { type, size: count(payload.length) }), samples };
   const needed = Math.ceil((entries * entryBits) / 8);
   if (needed > payload.length - fixed) {
-    const entrySize = entryBits % 8 === 0 ? `${entryBits / 8} bytes` : `${entryBits} bits`;
-    return { problem: `its ${type} table claims ${count(entries)} entries of ${entrySize}, more than its ${count(payload.length)}-byte box holds`, samples };
+    const claim = { type, entries: count(entries), size: count(payload.length) };
+    const problem = entryBits % 8 === 0 ? rule('media.tableEntriesBytes', { ...claim, entryBytes: entryBits / 8 }) : rule('media.tableEntriesBits', { ...claim, entryBits });
+    return { problem, samples };
   }
   return { samples };
 }
@@ -115,7 +117,8 @@ function tableCount(type: string, payload: Uint8Array, fileSize: number): TableC
       // One size for all: the box lists no sizes, so only the file bounds the count. Each sample's bytes
       // are in the file (mp4box reads no external data), so they cannot add up to more than it holds.
       if (samples * sampleSize > fileSize) {
-        return { problem: `its sample table claims ${count(samples)} samples of ${count(sampleSize)} byte${sampleSize === 1 ? '' : 's'} in a ${formatBytes(fileSize)} file`, samples };
+        const claim = { samples: count(samples), fileSize: bytesText(fileSize) };
+        return { problem: sampleSize === 1 ? rule('media.sampleSizeOne', claim) : rule('media.sampleSize', { ...claim, sampleSize: count(sampleSize) }), samples };
       }
       return entriesFit(type, payload, 12, samples, 0, samples);
     }
@@ -191,7 +194,7 @@ export function sampleTableProblem(sample: MediaSample, topLevel: readonly { typ
     if (problem !== undefined) return problem;
   }
   if (samples.total > MAX_SAMPLES) {
-    return `its sample tables claim ${count(samples.total)} samples in a ${formatBytes(sample.size)} file, more than the ${count(MAX_SAMPLES)} any video or audio file of up to 16 MB holds`;
+    return rule('media.tooManySamples', { samples: count(samples.total), fileSize: bytesText(sample.size), most: count(MAX_SAMPLES) });
   }
   return undefined;
 }

@@ -7,10 +7,11 @@
 // from reaching mp4box, which logs to the console about them. The sample tables inside the moov
 // box are measured by hand too (mp4-tables.ts): mp4box builds what their counts claim, unchecked.
 import { createFile, MP4BoxBuffer, type Movie, type Track } from 'mp4box';
+import { rule } from '../i18n/rules';
 import { errorText } from '../result';
 import { sampleTableProblem } from './mp4-tables';
 import { bytesAt, count, isWhole, latin1, missingRange, tailStart, u32, type ByteRange, type MediaSample } from './sample';
-import { kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
+import { formatWhat, kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
 
 interface TopBox {
   type: string;
@@ -33,27 +34,25 @@ function topLevelBoxes(sample: MediaSample): TopLevel {
   const boxes: TopBox[] = [];
   let at = 0;
   while (at < sample.size) {
-    if (at + 8 > sample.size) return { boxes, problem: `it ends inside a box header at byte ${count(at)} (the file is cut short)` };
+    if (at + 8 > sample.size) return { boxes, problem: rule('media.boxHeaderCut', { offset: count(at) }) };
     const header = bytesAt(sample, at, 8);
     if (header === undefined) return { boxes, missingAt: at };
     const typeBytes = header.subarray(4, 8);
-    if (!isBoxType(typeBytes)) return { boxes, problem: `its box structure is broken at byte ${count(at)}` };
+    if (!isBoxType(typeBytes)) return { boxes, problem: rule('media.boxBroken', { offset: count(at) }) };
     const size32 = u32(header, 0);
     let headerSize = 8;
     let end: number;
     if (size32 === 1) {
       const large = bytesAt(sample, at, 16);
-      if (large === undefined) return at + 16 > sample.size ? { boxes, problem: `it ends inside a box header at byte ${count(at)} (the file is cut short)` } : { boxes, missingAt: at };
+      if (large === undefined) return at + 16 > sample.size ? { boxes, problem: rule('media.boxHeaderCut', { offset: count(at) }) } : { boxes, missingAt: at };
       headerSize = 16;
       end = at + u32(large, 8) * 2 ** 32 + u32(large, 12);
     } else {
       end = size32 === 0 ? sample.size : at + size32;
     }
     const type = latin1(typeBytes);
-    if (end - at < headerSize) return { boxes, problem: `its box structure is broken at byte ${count(at)} (a "${type}" box of ${count(end - at)} bytes)` };
-    if (end > sample.size) {
-      return { boxes, problem: `it ends inside its "${type}" box, which needs ${count(end)} bytes of the ${count(sample.size)} there are (the file is cut short)` };
-    }
+    if (end - at < headerSize) return { boxes, problem: rule('media.boxTooSmall', { offset: count(at), type, size: count(end - at) }) };
+    if (end > sample.size) return { boxes, problem: rule('media.boxCut', { type, needed: count(end), size: count(sample.size) }) };
     boxes.push({ type, start: at, end });
     at = end;
   }
@@ -81,13 +80,13 @@ export function mp4BytesWanted(sample: MediaSample): ByteRange | undefined {
 /** What the bytes of the MP4 family are; `brand` is file-type's word for the ftyp brand. */
 export function readMp4(sample: MediaSample, brand: string): Reading {
   const container = brand === '3gp' ? '3GP' : brand === '3g2' ? '3G2' : 'MP4';
-  const file = `${container === 'MP4' ? 'an' : 'a'} ${container} file`;
+  const file = rule(container === 'MP4' ? 'mediaFile.fileAn' : 'mediaFile.fileA', { format: container });
   const walk = topLevelBoxes(sample);
   if (walk.problem !== undefined) return unreadable(file, walk.problem);
   const moovIndex = walk.boxes.findIndex((b) => b.type === 'moov');
-  if (moovIndex < 0) return unreadable(file, walk.missingAt === undefined ? 'it has no moov box (no track information)' : 'the bytes read do not hold its moov box');
+  if (moovIndex < 0) return unreadable(file, walk.missingAt === undefined ? rule('media.noMoov') : rule('media.moovUnread'));
   const moov = walk.boxes[moovIndex]!;
-  if (bytesAt(sample, moov.start, moov.end - moov.start) === undefined) return unreadable(file, 'the bytes read do not hold its whole moov box');
+  if (bytesAt(sample, moov.start, moov.end - moov.start) === undefined) return unreadable(file, rule('media.moovPartlyRead'));
   const mdatIndex = walk.boxes.findIndex((b) => b.type === 'mdat');
   const moovAfterMdat = mdatIndex >= 0 && mdatIndex < moovIndex;
   const tables = sampleTableProblem(sample, walk.boxes);
@@ -100,48 +99,43 @@ export function readMp4(sample: MediaSample, brand: string): Reading {
   const audios = movie.audioTracks;
 
   if (videos.length === 0) {
-    if (audios.length === 0) return other(`${file} with no audio or video track`);
-    const description = `${container === 'MP4' ? 'M4A' : container}: ${audios.map(audioTrackText).join(' + ')}`;
+    if (audios.length === 0) return other(rule('mediaFile.noTracks', { file }));
     // An MP4 holding audio alone is M4A, whatever its brand says (file-type knows M4A only by the "M4A " brand).
-    if (container === 'MP4') return readAs('audio/mp4', 'MP4 audio without video (M4A)', description);
-    return other(`${container} audio`, description);
+    if (container === 'MP4') return readAs('audio/mp4', rule('mediaFile.m4a'), `M4A: ${audios.map(audioTrackText).join(' + ')}`);
+    return other(rule('mediaFile.audio', { format: container }));
   }
   const unconfigured = videos.find((t) => isH264(t.codec) && h264Profile(t.codec) === undefined);
-  if (unconfigured) return unreadable(file, 'its H.264 track has no decoder configuration (avcC box)');
-  if (container === '3G2') return other('a 3GPP2 (3G2) video', `3G2: ${videos.map((t) => videoCodecName(t.codec)).join(', ')}`);
+  if (unconfigured) return unreadable(file, rule('media.noAvcC'));
+  if (container === '3G2') return other(rule('mediaFile.videoA', { format: '3GPP2 (3G2)' }));
 
   const refusals: MediaFinding[] = [];
   const warnings: MediaFinding[] = [];
+  // "MP4: H.264 High with B-frames, AAC": names joined by ", " and " + ", the words among them from the catalogue.
   const videoTexts = videos.map((t) => videoTrackText(t, bFrames.has(t.id) ? 'yes' : bFramesUnknown.has(t.id) ? 'unknown' : 'no'));
-  const audioText = audios.length === 0 ? 'no audio' : audios.length === 1 ? audioCodecName(audios[0]!.codec) : `${audios.length} audio streams (${audios.map((t) => audioCodecName(t.codec)).join(', ')})`;
+  const audioText =
+    audios.length === 0
+      ? rule('mediaFile.noAudio')
+      : audios.length === 1
+        ? audioCodecName(audios[0]!.codec)
+        : rule('mediaFile.audioStreams', { count: audios.length, codecs: audios.map((t) => audioCodecName(t.codec)).join(', ') });
   const description = `${container}: ${videoTexts.join(' + ')}, ${audioText}`;
-  const rule = 'videos must be H.264 with AAC audio';
 
   const foreignVideo = videos.find((t) => !isH264(t.codec));
-  if (foreignVideo) refusals.push({ rule: 'video.codec', message: `${videoCodecName(foreignVideo.codec)} video in ${container}: ${rule}` });
+  if (foreignVideo) refusals.push({ rule: 'video.codec', message: rule('media.videoCodec', { codec: videoCodecName(foreignVideo.codec), container }) });
   const foreignAudio = audios.find((t) => !isAac(t.codec));
-  if (foreignAudio) refusals.push({ rule: 'video.audio-codec', message: `${audioInWords(foreignAudio.codec)} in ${container}: ${rule}` });
-  if (audios.length > 1) refusals.push({ rule: 'video.audio-streams', message: `${container} with ${audios.length} audio streams: videos may have one audio stream or none` });
+  if (foreignAudio) refusals.push({ rule: 'video.audio-codec', message: rule('media.videoAudioCodec', { audio: audioInWords(foreignAudio.codec), container }) });
+  if (audios.length > 1) refusals.push({ rule: 'video.audio-streams', message: rule('media.audioStreams', { container, count: audios.length }) });
 
   // gateway-spec.md 2.3: Android does not play H.264 High profile with B-frames.
   const high = videos.filter((t) => isH264(t.codec) && isHighProfile(t.codec));
-  const reEncode = 're-encode it in the Main or Baseline profile without B-frames (ffmpeg: -profile:v main -bf 0)';
   if (high.some((t) => bFrames.has(t.id))) {
-    warnings.push({ rule: 'video.b-frames', message: `H.264 High profile with B-frames does not play on Android: ${reEncode}` });
+    warnings.push({ rule: 'video.b-frames', message: rule('media.bFrames') });
   } else if (high.some((t) => bFramesUnknown.has(t.id))) {
-    warnings.push({
-      rule: 'video.b-frames-unknown',
-      message: `H.264 High profile in a fragmented ${container} whose fragments were not read, so whether it has B-frames is unknown: High profile with B-frames does not play on Android; ${reEncode}`,
-    });
+    warnings.push({ rule: 'video.b-frames-unknown', message: rule('media.bFramesUnknown', { container }) });
   }
-  if (moovAfterMdat) {
-    warnings.push({
-      rule: 'video.moov-after-mdat',
-      message: `${container} with its moov box after the media data: phones must download all of it before it starts playing; move the moov box to the front (ffmpeg: -movflags +faststart)`,
-    });
-  }
+  if (moovAfterMdat) warnings.push({ rule: 'video.moov-after-mdat', message: rule('media.moovAfterMdat', { container }) });
   const mimeType = container === '3GP' ? 'video/3gpp' : 'video/mp4';
-  return readAs(mimeType, container === '3GP' ? 'a 3GP video' : 'an MP4 video', description, { refusals, warnings });
+  return readAs(mimeType, formatWhat(mimeType), description, { refusals, warnings });
 }
 
 type ParsedMovie = { ok: true; movie: Movie; bFrames: Set<number>; bFramesUnknown: Set<number> } | { ok: false; why: string };
@@ -188,7 +182,9 @@ function parseMovie(sample: MediaSample): ParsedMovie {
   });
   // What mp4box said, without the time stamp its log lines start with.
   const said = [logged.thrown, failure, ...logged.lines.map((line) => line.replace(/^\[[\d:.]+\]\s*/, ''))].find((text) => text !== undefined);
-  if (logged.thrown !== undefined || failure !== undefined || movie === undefined) return { ok: false, why: `its moov box is broken${said === undefined ? '' : ` (mp4box: ${said})`}` };
+  if (logged.thrown !== undefined || failure !== undefined || movie === undefined) {
+    return { ok: false, why: said === undefined ? rule('media.moovBroken') : rule('media.moovBrokenSaid', { said }) };
+  }
   const bFrames = new Set<number>();
   const bFramesUnknown = new Set<number>();
   for (const track of movie.videoTracks) {
@@ -267,8 +263,8 @@ function audioCodecName(codec: string): string {
   if (isAac(codec)) return 'AAC';
   if (/^mp4a\.(69|6b)$/i.test(codec)) return 'MP3';
   const type = objectType(codec);
-  if (type === null) return 'MPEG-4 audio without its object type';
-  if (type !== undefined) return OBJECT_TYPE_NAMES[type] ?? `MPEG-4 audio of object type ${type}`;
+  if (type === null) return rule('mediaFile.mpeg4AudioNoType');
+  if (type !== undefined) return OBJECT_TYPE_NAMES[type] ?? rule('mediaFile.mpeg4AudioType', { digits: type });
   const names: Readonly<Record<string, string>> = {
     opus: 'Opus', Opus: 'Opus', 'ac-3': 'AC-3', 'ec-3': 'E-AC-3', samr: 'AMR', sawb: 'AMR-WB', alac: 'ALAC', fLaC: 'FLAC', 'mp4a.a5': 'AC-3', 'mp4a.a6': 'E-AC-3',
   };
@@ -278,14 +274,15 @@ function audioCodecName(codec: string): string {
 /** "MP3 audio", "MPEG-4 audio of object type 36": an audio track's codec as the subject of a refusal. */
 function audioInWords(codec: string): string {
   const name = audioCodecName(codec);
-  return name.startsWith('MPEG-4 audio') ? name : `${name} audio`;
+  // The catalogue's MPEG-4 audio names (always English here) say "audio" themselves.
+  return name.startsWith('MPEG-4 audio') ? name : rule('mediaFile.audio', { format: name });
 }
 
 function videoTrackText(track: Track, bFrames: 'yes' | 'no' | 'unknown'): string {
   if (!isH264(track.codec)) return videoCodecName(track.codec);
   const profile = h264Profile(track.codec);
-  const name = profile === undefined ? '' : ` ${H264_PROFILES[profile] ?? `profile ${profile}`}`;
-  return `H.264${name}${bFrames === 'yes' ? ' with B-frames' : bFrames === 'unknown' ? ' (B-frames unknown)' : ''}`;
+  const video = profile === undefined ? 'H.264' : H264_PROFILES[profile] === undefined ? rule('mediaFile.h264Profile', { digits: profile }) : `H.264 ${H264_PROFILES[profile]}`;
+  return bFrames === 'yes' ? rule('mediaFile.withBFrames', { video }) : bFrames === 'unknown' ? rule('mediaFile.bFramesUnknown', { video }) : video;
 }
 
 // The channel count is left out: MP4 writers put the sample entry's template value (2) there, and the

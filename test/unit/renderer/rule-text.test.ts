@@ -1,6 +1,11 @@
 // shared/'s rule messages, written in English from the catalogue (shared/i18n/rules.ts), are found
 // again in the window and said in its language, values kept; anything else is left as it came.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { NetworkSettingsStore } from '../../../electron/core/network-settings';
+import { MemorySecretStore } from '../../../electron/core/secret-store';
 import english from '../../../shared/i18n/locales/en/rules.json';
 import { rule, term, type RuleId } from '../../../shared/i18n/rules';
 import { parseShortcut, applyPreferencesPatch, DEFAULT_PREFERENCES } from '../../../shared/preferences';
@@ -20,7 +25,7 @@ afterEach(async () => {
 const PLURAL_SUFFIX = /_(one|other)$/;
 const variablesOf = (template: string): string[] => [...new Set([...template.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!))];
 
-/** Every rule of the catalogue with values for it: a plural once per English form (1, and 7). */
+/** Every rule of the catalogue with values for it: a plural once per English form (1, and 7); `digits` are digits (rule-text.ts VALUE_SHAPES). */
 function everyRule(): { id: RuleId; values: Record<string, string | number> }[] {
   const out: { id: RuleId; values: Record<string, string | number> }[] = [];
   for (const [group, entries] of Object.entries(english)) {
@@ -29,7 +34,7 @@ function everyRule(): { id: RuleId; values: Record<string, string | number> }[] 
       const plural = PLURAL_SUFFIX.exec(key);
       const id = `${group}.${key.replace(PLURAL_SUFFIX, '')}` as RuleId;
       const values: Record<string, string | number> = {};
-      for (const name of variablesOf(template)) values[name] = name === 'count' ? (plural?.[1] === 'one' ? 1 : 7) : `v-${name}-9`;
+      for (const name of variablesOf(template)) values[name] = name === 'count' ? (plural?.[1] === 'one' ? 1 : 7) : name === 'digits' ? 42 : `v-${name}-9`;
       out.push({ id, values });
     }
   }
@@ -139,6 +144,27 @@ describe('what the window puts around a rule', () => {
     if (short.ok) return;
     await setUiLanguage('hi', undefined);
     expect(errorMessage(short.error)).toBe('फ़ोन नंबर: बहुत छोटा है');
+  });
+});
+
+describe('the main process\'s own refusals', () => {
+  test('a TURN server saved without its username or password: the field\'s path stays, the rule and the credential\'s name are said in the language', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'rule-text-turn-'));
+    try {
+      const store = new NetworkSettingsStore({ dataDir, secrets: new MemorySecretStore() });
+      const noUsername = await store.save({ servers: ['turn:turn.example.com'], turnPassword: 'turn-pw-7f3a9c2e51', relayOnly: false });
+      const noPassword = await store.save({ servers: ['turns:turn.example.com:443'], turnUsername: 'agent-7', relayOnly: false });
+      expect(noUsername.ok || noPassword.ok).toBe(false);
+      if (noUsername.ok || noPassword.ok) return;
+      expect(noUsername.error.message).toBe('turnUsername: the TURN username is required for a turn: or turns: server');
+      await setUiLanguage('es', undefined);
+      expect(errorMessage(noUsername.error)).toBe('turnUsername: se necesita el usuario TURN para un servidor turn: o turns:');
+      expect(errorMessage(noPassword.error)).toBe('turnPassword: se necesita la contraseña TURN para un servidor turn: o turns:');
+      await setUiLanguage('ar', undefined);
+      expect(errorMessage(noPassword.error)).toBe('turnPassword: يجب إدخال كلمة مرور TURN لخادم turn: أو turns:');
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 
