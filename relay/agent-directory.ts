@@ -46,6 +46,19 @@ export function hashAgentToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/**
+ * Plain agent tokens must be long enough that guessing is hopeless even before the per-address limit
+ * of failed attempts: add-agent's are 43 characters (32 random bytes). The agents file holds only
+ * hashes, whose tokens' length cannot be known; add-agent is how its tokens are made.
+ */
+export const MIN_AGENT_TOKEN_CHARS = 32;
+
+/** What is wrong with a plain agent token, or undefined; `dev` accepts short development tokens. */
+export function agentTokenProblem(token: string, dev: boolean): string | undefined {
+  if (!dev && token.length < MIN_AGENT_TOKEN_CHARS) return `must be at least ${MIN_AGENT_TOKEN_CHARS} characters`;
+  return undefined;
+}
+
 /** `--agent-token` (development and older set-ups): plain tokens become agents `agent-1`, `agent-2`, … in order. */
 export function legacyAgents(tokens: readonly string[]): AgentConfig[] {
   return tokens

@@ -22,6 +22,8 @@ export interface SessionHubOptions {
   heartbeatMs: number;
   /** Bytes queued for one session beyond which it is disconnected. */
   maxBufferBytes: number;
+  /** Open streams one agent may have on this instance; a new one beyond closes the agent's oldest. */
+  maxStreamsPerAgent: number;
   /** What a session without a cursor gets replayed: events of this last window (0: live only). */
   freshReplayMs: number;
   /** Events per backend read during a replay. */
@@ -32,8 +34,20 @@ export interface SessionHubOptions {
 }
 
 export const SSE_HEARTBEAT = ': hb\n\n';
+/** Open streams per agent on one instance, unless configured otherwise (relay/README.md "Limits"). */
+export const DEFAULT_MAX_STREAMS_PER_AGENT = 5;
 /** How long a replay waits for an agent that reads nothing. */
 const REPLAY_STALL_MS = 60_000;
+/** How long a stream closed for a newer one gets to flush its close event. */
+const CLOSE_FLUSH_MS = 5_000;
+
+/** Why the relay ends a stream, told in its `close` event (relay/README.md "Closing"). */
+export type StreamCloseReason = 'too_many_streams';
+
+/** The one named SSE event of the stream; envelopes have no `event:` field, so clients that know nothing of it skip it. */
+export function closeFrame(reason: StreamCloseReason, message: string): string {
+  return `event: close\ndata: ${JSON.stringify({ reason, message })}\n\n`;
+}
 
 export class SessionHub {
   private readonly sessions = new Set<AgentSession>();
@@ -62,8 +76,22 @@ export class SessionHub {
     return this.perAgent.has(agentId);
   }
 
-  /** Starts the stream and its replay; resolves once the session follows the live fan-out (or ended). */
+  /**
+   * Starts the stream and its replay; resolves once the session follows the live fan-out (or ended).
+   * An agent already at `maxStreamsPerAgent` loses its oldest streams first: a client that lost its
+   * connection without the relay noticing comes back with a new one, and the newest is the live one.
+   */
   open(res: ServerResponse, agent: Agent, resume: ResumePoint): { session: AgentSession; joined: Promise<void> } {
+    const { maxStreamsPerAgent } = this.options;
+    const existing = this.perAgent.get(agent.id);
+    if (existing !== undefined && existing.size >= maxStreamsPerAgent) {
+      // A Set iterates in insertion order: oldest first.
+      const oldest = [...existing].slice(0, existing.size - maxStreamsPerAgent + 1);
+      for (const old of oldest) {
+        this.options.logger.info('closed the oldest stream of an agent for a newer one', { agentId: agent.id, maxStreamsPerAgent });
+        void old.close('too_many_streams', `a newer stream of this agent took this one's place: at most ${maxStreamsPerAgent} streams per agent; do not reconnect this one`);
+      }
+    }
     const session = new AgentSession(this, res, agent, resume);
     this.sessions.add(session);
     const ofAgent = this.perAgent.get(agent.id);
@@ -287,6 +315,13 @@ export class AgentSession implements HeadStartWatcher {
     await Promise.race([this.closed, new Promise<void>((resolve) => this.res.once('finish', resolve)), timedOut]);
     clearTimeout(timer);
     if (!this.res.writableFinished) this.destroy();
+  }
+
+  /** Tells the agent why the stream ends (a `close` event), then ends it as end() does. It stops counting as open at once. */
+  async close(reason: StreamCloseReason, message: string): Promise<void> {
+    if (this.state !== 'ended') this.write(closeFrame(reason, message));
+    this.hub.removed(this);
+    await this.end(CLOSE_FLUSH_MS);
   }
 
   destroy(): void {

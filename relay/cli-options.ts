@@ -3,7 +3,8 @@
 import { parseArgs } from 'node:util';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result, errorText } from '../shared/result';
-import { AGENT_ID_PATTERN, AGENT_ID_RULE } from './agent-directory';
+import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentTokenProblem } from './agent-directory';
+import { DEFAULT_MAX_STREAMS_PER_AGENT } from './agent-sessions';
 import { DEFAULT_TURN_TTL_SEC, MAX_TURN_TTL_SEC, MIN_TURN_TTL_SEC, TURN_SECRET_RULE, TURN_TTL_RULE, TURN_URL_RULE, describeTurnUrl, isTurnUrl, type TurnConfig } from './turn-credentials';
 
 export interface RelayCliConfig {
@@ -13,6 +14,12 @@ export interface RelayCliConfig {
   verifyToken?: string;
   /** Plain tokens (development, older set-ups): agents `agent-1`, `agent-2`, … */
   agentTokens: string[];
+  /** --dev: plain agent tokens may be shorter than 32 characters. */
+  dev: boolean;
+  /** --trust-proxy: the client address is the last X-Forwarded-For entry. */
+  trustProxy: boolean;
+  /** Open event streams per agent on this instance. */
+  maxStreamsPerAgent: number;
   /** The agents file with hashed tokens (relay/README.md "Agents"). */
   agentsPath?: string;
   /** `redis://…`: the Redis backend; absent: memory. */
@@ -33,9 +40,10 @@ export interface AddAgentCommand {
 }
 
 export const DEFAULT_RELAY_PORT = 8787;
+export const MAX_STREAMS_PER_AGENT_LIMIT = 100;
 
 export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
-                        [--turn-secret S --turn-urls URL[,URL]]
+                        [--turn-secret S --turn-urls URL[,URL]] [--max-streams-per-agent N] [--trust-proxy] [--dev]
        npm run relay -- add-agent --agents FILE --id ID [--name NAME]
 
   --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
@@ -43,13 +51,20 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
   --app-secret S      the app secret that signs webhooks (X-Hub-Signature-256)     env RELAY_APP_SECRET
   --verify-token V    the token of the webhook subscription handshake              env RELAY_VERIFY_TOKEN
   --agents FILE       the agents file (ids, names, sha-256 of their tokens)        env RELAY_AGENTS
-  --agent-token T     a plain agent token (agent-1, agent-2, …); repeat for more   env RELAY_AGENT_TOKENS (comma-separated)
+  --agent-token T     a plain agent token (agent-1, agent-2, …), at least 32 characters; repeat for more
+                                                                                   env RELAY_AGENT_TOKENS (comma-separated)
   --redis URL         redis://host:port: share state with other relay instances    env RELAY_REDIS_URL
   --redis-prefix P    prefix of the relay's Redis keys (default relay:)            env RELAY_REDIS_PREFIX
   --retention-minutes M  how long an agent can resume after a gap (1–1440; default 10)  env RELAY_RETENTION_MINUTES
   --turn-secret S     the TURN server's static-auth-secret (GET /turn-credentials) env RELAY_TURN_SECRET
   --turn-urls U[,U]   the TURN server's turn: or turns: URLs, comma-separated      env RELAY_TURN_URLS
   --turn-ttl-seconds T  how long handed-out TURN credentials last (${MIN_TURN_TTL_SEC}–${MAX_TURN_TTL_SEC}; default ${DEFAULT_TURN_TTL_SEC})  env RELAY_TURN_TTL_SECONDS
+  --max-streams-per-agent N  open event streams per agent (1–${MAX_STREAMS_PER_AGENT_LIMIT}; default ${DEFAULT_MAX_STREAMS_PER_AGENT}); one more closes the oldest
+                                                                                   env RELAY_MAX_STREAMS_PER_AGENT
+  --trust-proxy       the client address is the last X-Forwarded-For entry (only behind one reverse proxy)
+                                                                                   env RELAY_TRUST_PROXY=1
+  --dev               accept --agent-token values shorter than 32 characters (development only)
+                                                                                   env RELAY_DEV=1
   --log-level L       debug, info, warn or error (default info)                    env RELAY_LOG_LEVEL
 
 add-agent creates a random token for a new agent, prints it once and stores only its sha-256
@@ -79,6 +94,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         'turn-urls': { type: 'string' },
         'turn-ttl-seconds': { type: 'string' },
         'log-level': { type: 'string' },
+        'max-streams-per-agent': { type: 'string' },
+        'trust-proxy': { type: 'boolean' },
+        dev: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -86,6 +104,11 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     return err('invalid_input', describeParseError(e));
   }
   if (values.help === true) return ok('help');
+
+  const dev = switchOf(values.dev, env.RELAY_DEV, '--dev', 'RELAY_DEV');
+  if (!dev.ok) return dev;
+  const trustProxy = switchOf(values['trust-proxy'], env.RELAY_TRUST_PROXY, '--trust-proxy', 'RELAY_TRUST_PROXY');
+  if (!trustProxy.ok) return trustProxy;
 
   const flag = (name: string, envName: string): string | undefined => {
     const v = values[name];
@@ -112,21 +135,24 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   if (verifyToken !== undefined && /\s/.test(verifyToken)) return err('invalid_input', '--verify-token must not contain spaces', { field: '--verify-token' });
 
   const fromFlags = values['agent-token'];
-  const agentTokens =
-    Array.isArray(fromFlags) && fromFlags.length > 0
-      ? fromFlags
-      : (env.RELAY_AGENT_TOKENS ?? '')
-          .split(',')
-          .map((t) => t.trim())
-          .filter((t) => t !== '');
+  const tokensFromFlags = Array.isArray(fromFlags) && fromFlags.length > 0;
+  const agentTokens = tokensFromFlags
+    ? fromFlags
+    : (env.RELAY_AGENT_TOKENS ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== '');
   const agentsPath = flag('agents', 'RELAY_AGENTS');
   if (agentTokens.length === 0 && agentsPath === undefined) {
     return err('invalid_input', '--agents FILE or --agent-token is required (or RELAY_AGENTS / RELAY_AGENT_TOKENS): without agents nobody can connect', { field: '--agents' });
   }
+  const tokenSource = tokensFromFlags ? '--agent-token' : 'RELAY_AGENT_TOKENS';
   for (const token of agentTokens) {
-    // The same rule as the agent token in the app's settings (shared/settings.ts).
+    const problem = agentTokenProblem(token, dev.value);
+    if (problem !== undefined) return err('invalid_input', `${tokenSource}: ${problem} (use --dev for short development tokens)`, { field: '--agent-token' });
+    // With --dev, the same rule as the agent token in the app's settings (shared/settings.ts).
     if (token.length < 8 || /\s/.test(token)) {
-      return err('invalid_input', '--agent-token must be at least 8 characters without spaces', { field: '--agent-token' });
+      return err('invalid_input', `${tokenSource}: must be at least 8 characters without spaces`, { field: '--agent-token' });
     }
   }
 
@@ -149,6 +175,12 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     return err('invalid_input', `--retention-minutes must be a whole number from 1 to 1440 (got "${retentionText}")`, { field: '--retention-minutes' });
   }
 
+  const streamsText = (flag('max-streams-per-agent', 'RELAY_MAX_STREAMS_PER_AGENT') ?? String(DEFAULT_MAX_STREAMS_PER_AGENT)).trim();
+  const maxStreamsPerAgent = Number(streamsText);
+  if (!/^\d+$/.test(streamsText) || maxStreamsPerAgent < 1 || maxStreamsPerAgent > MAX_STREAMS_PER_AGENT_LIMIT) {
+    return err('invalid_input', `--max-streams-per-agent must be a whole number from 1 to ${MAX_STREAMS_PER_AGENT_LIMIT} (got "${streamsText}")`, { field: '--max-streams-per-agent' });
+  }
+
   const turn = parseTurnFlags(flag);
   if (!turn.ok) return turn;
 
@@ -159,6 +191,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     appSecret,
     verifyToken,
     agentTokens,
+    dev: dev.value,
+    trustProxy: trustProxy.value,
+    maxStreamsPerAgent,
     logLevel,
     ...(agentsPath !== undefined ? { agentsPath } : {}),
     ...(redisUrl !== undefined ? { redisUrl } : {}),
@@ -220,6 +255,15 @@ export function parseAddAgentCli(argv: readonly string[], env: Readonly<Record<s
   const name = text(values.name) ?? id;
   if (name.length > 200) return err('invalid_input', '--name must be at most 200 characters', { field: '--name' });
   return ok({ agentsPath, id, name });
+}
+
+/** A boolean flag, or its environment variable (1/true/yes, 0/false/no); the flag wins. */
+function switchOf(flagValue: string | boolean | string[] | undefined, envValue: string | undefined, flagName: string, envName: string): Result<boolean> {
+  if (flagValue === true) return ok(true);
+  const text = (envValue ?? '').trim().toLowerCase();
+  if (text === '' || text === '0' || text === 'false' || text === 'no') return ok(false);
+  if (text === '1' || text === 'true' || text === 'yes') return ok(true);
+  return err('invalid_input', `${envName} must be 1 or 0 (the environment form of ${flagName}; got "${envValue ?? ''}")`, { field: flagName });
 }
 
 function isRedisUrl(text: string): boolean {

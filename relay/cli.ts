@@ -22,6 +22,7 @@ async function main(argv: string[]): Promise<number> {
   const config = parsed.value;
   configureLogging({ level: config.logLevel });
   const logger = createLogger('relay');
+  if (config.dev) logger.warn('--dev: plain agent tokens shorter than 32 characters are accepted; never run a relay reachable from the internet like this');
 
   let agents: AgentConfig[] = [];
   if (config.agentsPath !== undefined) {
@@ -42,6 +43,9 @@ async function main(argv: string[]): Promise<number> {
       verifyToken: config.verifyToken,
       agents,
       agentTokens: config.agentTokens,
+      dev: config.dev,
+      trustProxy: config.trustProxy,
+      maxStreamsPerAgent: config.maxStreamsPerAgent,
       retentionMs: config.retentionMs,
       ...(config.redisUrl !== undefined ? { redisUrl: config.redisUrl } : {}),
       ...(config.redisPrefix !== undefined ? { redisPrefix: config.redisPrefix } : {}),

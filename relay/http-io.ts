@@ -1,6 +1,7 @@
 // Request bodies and JSON answers of the relay's HTTP endpoints. Every error answer has one shape:
 // `{ "error": { "code", "message", … } }` (relay/README.md "Errors").
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
 
 export type BodyResult = { kind: 'ok'; raw: Buffer } | { kind: 'too_large'; drained: boolean } | { kind: 'aborted' };
 
@@ -64,6 +65,7 @@ export type RelayErrorCode =
   | 'not_configured'
   | 'method_not_allowed'
   | 'draining'
+  | 'rate_limited'
   | 'unavailable'
   | 'internal';
 
@@ -73,4 +75,18 @@ export function sendError(res: ServerResponse, status: number, code: RelayErrorC
 
 export function methodNotAllowed(res: ServerResponse, allow: string): void {
   sendError(res, 405, 'method_not_allowed', `use ${allow}`, {}, { Allow: allow });
+}
+
+/**
+ * The address a request comes from: the socket's peer, or, with `trustProxy` (one reverse proxy in
+ * front that appends the address it saw), the last `X-Forwarded-For` entry. Earlier entries are
+ * whatever the client wrote, so they are never used.
+ */
+export function clientAddressOf(req: IncomingMessage, trustProxy: boolean): string {
+  const peer = req.socket.remoteAddress ?? 'unknown';
+  if (!trustProxy) return peer;
+  const header = req.headers['x-forwarded-for'];
+  const value = Array.isArray(header) ? header.at(-1) : header;
+  const last = value?.split(',').at(-1)?.trim();
+  return last !== undefined && isIP(last) !== 0 ? last : peer;
 }

@@ -33,8 +33,10 @@ export class RelayMetrics {
   private readonly dropped: Counter<'reason'>;
   private readonly delivered: Counter;
   private readonly latency: Histogram;
+  private readonly authFailures: Counter;
+  private readonly rateLimited: Counter;
   /** prom-client reads its counters only asynchronously; `stats()` answers synchronously from these. */
-  private readonly tally = { received: 0, rejected: 0, stored: 0, dropped: 0, delivered: 0 };
+  private readonly tally = { received: 0, rejected: 0, stored: 0, dropped: 0, delivered: 0, authFailures: 0, rateLimited: 0 };
 
   constructor(gauges: ScrapedGauges) {
     const registers = [this.registry];
@@ -57,6 +59,8 @@ export class RelayMetrics {
       buckets: [...LATENCY_BUCKETS_SECONDS],
       registers,
     });
+    this.authFailures = new Counter({ name: 'relay_auth_failures_total', help: 'Agent requests refused for a missing or unknown token (answered 401).', registers });
+    this.rateLimited = new Counter({ name: 'relay_rate_limited_total', help: 'Agent requests refused because their address failed authentication too often (answered 429).', registers });
     // The name and help of prom-client's default process metric, without its other default metrics.
     new Gauge({
       name: 'process_resident_memory_bytes',
@@ -89,6 +93,24 @@ export class RelayMetrics {
 
   get eventsDelivered(): number {
     return this.tally.delivered;
+  }
+
+  get authFailuresTotal(): number {
+    return this.tally.authFailures;
+  }
+
+  get rateLimitedTotal(): number {
+    return this.tally.rateLimited;
+  }
+
+  countAuthFailure(): void {
+    this.authFailures.inc();
+    this.tally.authFailures += 1;
+  }
+
+  countRateLimited(): void {
+    this.rateLimited.inc();
+    this.tally.rateLimited += 1;
   }
 
   countWebhookReceived(): void {

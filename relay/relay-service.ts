@@ -44,6 +44,10 @@ export interface RelayStats {
   eventsDropped: number;
   /** Requests whose work close() waits for: webhooks being received, claims, presence reports. */
   inFlight: number;
+  /** Agent requests refused for a missing or unknown token (401). */
+  authFailures: number;
+  /** Agent requests refused while their address was limited (429). */
+  rateLimited: number;
   /** Events the memory backend retains for replay (absent for Redis). */
   retainedEvents?: number;
 }
@@ -61,6 +65,7 @@ export interface RelayServiceOptions {
   presenceTtlMs: number;
   heartbeatMs: number;
   maxBufferBytes: number;
+  maxStreamsPerAgent: number;
   freshReplayMs: number;
 }
 
@@ -101,6 +106,7 @@ export class RelayService {
       logger: this.log,
       heartbeatMs: options.heartbeatMs,
       maxBufferBytes: options.maxBufferBytes,
+      maxStreamsPerAgent: options.maxStreamsPerAgent,
       freshReplayMs: options.freshReplayMs,
     });
   }
@@ -198,6 +204,8 @@ export class RelayService {
       connectedAgents: this.hub.connected,
       eventsStored: metrics.eventsStored,
       eventsDropped: metrics.eventsDroppedTotal,
+      authFailures: metrics.authFailuresTotal,
+      rateLimited: metrics.rateLimitedTotal,
       ...this.backend.stats(),
     };
   }

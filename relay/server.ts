@@ -8,10 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
-import type { Agent, AgentConfig } from './agent-directory';
+import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directory';
+import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
+import { DEFAULT_MAX_STREAMS_PER_AGENT } from './agent-sessions';
 import { createBackend } from './backend/index';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
-import { methodNotAllowed, readBody, sendError, sendJson } from './http-io';
+import { clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
 import { parseResumeToken } from './resume-token';
@@ -29,8 +31,10 @@ export interface RelayOptions {
   verifyToken?: string;
   /** The team's agents with hashed tokens (the agents file). */
   agents?: AgentConfig[];
-  /** Plain tokens (development, older set-ups): agents `agent-1`, `agent-2`, … in order. */
+  /** Plain tokens (development, older set-ups): agents `agent-1`, `agent-2`, … in order. At least 32 characters each unless `dev`. */
   agentTokens?: string[];
+  /** Accepts plain agent tokens shorter than 32 characters (development and tests only). */
+  dev?: boolean;
   /** Shared state; when given, the caller owns it and closes it. Otherwise one is created from `redisUrl`. */
   backend?: RelayBackend;
   /** `redis://host:port`: the Redis backend, for several instances behind one URL. Absent: memory. */
@@ -60,9 +64,29 @@ export interface RelayOptions {
   drainTimeoutMs?: number;
   /** The TURN server's shared secret and URLs: `GET /turn-credentials` hands agents credentials for it. Absent: that endpoint answers 404. */
   turn?: TurnConfig;
+  /** Open event streams per agent on this instance; one more closes the agent's oldest. Default 5. */
+  maxStreamsPerAgent?: number;
+  /** Largest body of an agent request (presence, claims, declines). Default 64 KiB. */
+  maxAgentBodyBytes?: number;
+  /** Failed agent authentication per client address: default 20 failures a minute, 10 000 addresses remembered. */
+  authFailureLimits?: AuthFailureLimits;
+  /**
+   * The client address is the last `X-Forwarded-For` entry rather than the socket's peer. Only for a
+   * relay reachable solely through one reverse proxy that appends the address it saw.
+   */
+  trustProxy?: boolean;
+  /** A request's headers must arrive within this. Default 10 000. */
+  headersTimeoutMs?: number;
+  /** A whole request (headers and body; not the response, so not an event stream) must arrive within this. Default 30 000. */
+  requestTimeoutMs?: number;
+  /** An idle kept-alive connection is closed after this. Default 5000. */
+  keepAliveTimeoutMs?: number;
+  /** How often the header and request timeouts are checked. Default 1000. */
+  connectionsCheckingIntervalMs?: number;
 }
 
 export type { RelayStats } from './relay-service';
+export { DEFAULT_MAX_STREAMS_PER_AGENT } from './agent-sessions';
 
 export interface RelayServer {
   /** http://host:port */
@@ -88,6 +112,12 @@ export const DEFAULT_HEARTBEAT_MS = 5_000;
 export const MAX_WEBHOOK_BYTES = 3 * 1024 * 1024;
 export const DEFAULT_PREFERRED_AGENT_RELEASE_MS = 10_000;
 export const DEFAULT_PRESENCE_TTL_MS = 60_000;
+export const MAX_AGENT_BODY_BYTES = 64 * 1024;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** Node checks the header and request timeouts only this often (its default, 30 s, would let a slow-headers client stay 40 s). */
+export const DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /** Paths of the agent API besides RELAY_PATHS (relay/README.md "Endpoints"). */
 export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/metrics', turnCredentials: '/turn-credentials' } as const;
@@ -109,6 +139,19 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     const problem = turnConfigProblem(options.turn);
     if (problem !== undefined) throw new RangeError(problem);
   }
+  const dev = options.dev === true;
+  checkAgentTokens(options.agentTokens ?? [], dev);
+  const maxStreamsPerAgent = options.maxStreamsPerAgent ?? DEFAULT_MAX_STREAMS_PER_AGENT;
+  if (!Number.isInteger(maxStreamsPerAgent) || maxStreamsPerAgent < 1) throw new RangeError('maxStreamsPerAgent: must be a whole number from 1');
+  const limiter = new AuthFailureLimiter(options.authFailureLimits);
+  const timeouts = {
+    headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    requestTimeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: options.connectionsCheckingIntervalMs ?? DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS,
+  };
+  // node:http refuses the same, but only once the backend and the service would be running.
+  if (timeouts.requestTimeout > 0 && timeouts.headersTimeout > timeouts.requestTimeout) throw new RangeError('headersTimeoutMs: must not exceed requestTimeoutMs');
 
   const ownsBackend = options.backend === undefined;
   const backend =
@@ -133,6 +176,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     presenceTtlMs: options.presenceTtlMs ?? DEFAULT_PRESENCE_TTL_MS,
     heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     maxBufferBytes: options.maxClientBufferBytes ?? 8 * 1024 * 1024,
+    maxStreamsPerAgent,
     freshReplayMs: options.freshReplayMs ?? 60_000,
   });
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
@@ -141,20 +185,23 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     ...(options.appSecret !== undefined ? { appSecret: options.appSecret } : {}),
     ...(options.verifyToken !== undefined ? { verifyToken: options.verifyToken } : {}),
     maxBodyBytes: options.maxBodyBytes ?? MAX_WEBHOOK_BYTES,
+    maxAgentBodyBytes: options.maxAgentBodyBytes ?? MAX_AGENT_BODY_BYTES,
+    limiter,
+    trustProxy: options.trustProxy === true,
     ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
     health: () => ({ backend: backend.kind, instance: instanceId, epoch }),
   });
 
-  const server = createServer((req, res) => {
+  // A slow client cannot hold a socket: its headers must come within headersTimeout and its whole
+  // request within requestTimeout (Node counts both only until the request is received, so an
+  // event stream, a long response, is not cut); an idle kept-alive connection goes after keepAliveTimeout.
+  const server = createServer(timeouts, (req, res) => {
     endpoints.handle(req, res).catch((error: unknown) => {
       logger.error('request failed', { path: req.url?.split('?')[0], error });
       if (!res.headersSent) sendError(res, 503, 'unavailable', 'the relay could not complete the request; retry');
       else res.destroy();
     });
   });
-  // Slow senders cannot hold a webhook request open forever; SSE responses are unaffected.
-  server.headersTimeout = 15_000;
-  server.requestTimeout = 60_000;
 
   try {
     await listen(server, options.port ?? 0, host);
@@ -202,17 +249,32 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     metrics: () => service.renderMetrics(),
     onEvent: (listener) => service.onEvent(listener),
     setAgents(agents, agentTokens = []) {
+      checkAgentTokens(agentTokens, dev);
       service.setAgents(agents, agentTokens);
       logger.info('agents reloaded', { agents: service.agentCount });
     },
   };
 }
 
+/** Plain tokens are the development path; a deployment's tokens come from add-agent (32 random bytes). */
+function checkAgentTokens(tokens: readonly string[], dev: boolean): void {
+  for (const token of tokens) {
+    const problem = agentTokenProblem(token, dev);
+    if (problem !== undefined) throw new RangeError(`agentTokens: ${problem} (pass dev: true for short development tokens)`);
+  }
+}
+
 interface EndpointOptions {
   /** When set, every webhook must carry a valid X-Hub-Signature-256. */
   appSecret?: string;
   verifyToken?: string;
+  /** Largest webhook body. */
   maxBodyBytes: number;
+  /** Largest body of an agent request. */
+  maxAgentBodyBytes: number;
+  /** Failed authentication per client address. */
+  limiter: AuthFailureLimiter;
+  trustProxy: boolean;
   /** Absent: `GET /turn-credentials` answers 404 not_configured. */
   turn?: TurnConfig;
   /** What /healthz says besides the status and the connected agents. */
@@ -298,13 +360,53 @@ class RelayEndpoints {
     return work;
   }
 
+  /**
+   * The agent of a request, or undefined once answered. An address that failed too often lately is
+   * refused whatever it presents (relay/README.md "Limits"): it is the one guessing, and a correct
+   * token from it must not tell a guesser that it guessed right.
+   */
   private authenticate(req: IncomingMessage, res: ServerResponse): Agent | undefined {
+    const { limiter, trustProxy } = this.options;
+    const client = addressKey(clientAddressOf(req, trustProxy));
+    const verdict = limiter.check(client);
+    if (verdict.limited) {
+      this.service.metrics.countRateLimited();
+      this.log.debug('refused an agent request from a limited address', { client, retryAfterSec: verdict.retryAfterSec });
+      sendError(
+        res,
+        429,
+        'rate_limited',
+        `too many failed agent authentications from this address; retry in ${verdict.retryAfterSec} s`,
+        { retryAfterSec: verdict.retryAfterSec },
+        { 'Retry-After': String(verdict.retryAfterSec) },
+      );
+      return undefined;
+    }
     const agent = this.service.authenticate(req.headers.authorization);
     if (agent === undefined) {
-      this.log.warn('refused a request without a valid agent token', { path: req.url?.split('?')[0] });
+      this.service.metrics.countAuthFailure();
+      const after = limiter.fail(client);
+      this.log.warn('refused a request without a valid agent token', { path: req.url?.split('?')[0], client });
+      if (after.limited) this.log.warn('limited an address that failed agent authentication too often', { client, retryAfterSec: after.retryAfterSec });
       sendError(res, 401, 'unauthorized', 'a valid agent token is required (Authorization: Bearer <token>)', {}, { 'WWW-Authenticate': 'Bearer realm="relay"' });
     }
     return agent;
+  }
+
+  /** The body of an agent request, at most maxAgentBodyBytes; undefined once answered 413, or when the client went away. */
+  private async agentBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+    const limit = this.options.maxAgentBodyBytes;
+    const body = await readBody(req, limit);
+    if (body.kind === 'aborted') return undefined;
+    if (body.kind === 'too_large') {
+      if (!body.drained) {
+        res.setHeader('Connection', 'close');
+        res.on('finish', () => req.destroy());
+      }
+      sendError(res, 413, 'payload_too_large', `the body is larger than ${limit} bytes, the limit of agent requests`, { limitBytes: limit });
+      return undefined;
+    }
+    return body.raw;
   }
 
   private refuseWhileDraining(res: ServerResponse): void {
@@ -381,6 +483,8 @@ class RelayEndpoints {
   private async claim(req: IncomingMessage, res: ServerResponse, rawCallId: string): Promise<void> {
     const agent = this.authenticate(req, res);
     if (agent === undefined) return;
+    // No body is expected; one that is sent is still bounded.
+    if ((await this.agentBody(req, res)) === undefined) return;
     const callId = callIdFromPath(res, rawCallId);
     if (callId === undefined) return;
     const outcome = await this.service.claim(callId, agent.id);
@@ -392,6 +496,7 @@ class RelayEndpoints {
   private async decline(req: IncomingMessage, res: ServerResponse, rawCallId: string): Promise<void> {
     const agent = this.authenticate(req, res);
     if (agent === undefined) return;
+    if ((await this.agentBody(req, res)) === undefined) return;
     const callId = callIdFromPath(res, rawCallId);
     if (callId === undefined) return;
     const verdict = await this.service.decline(callId, agent.id);
@@ -401,12 +506,11 @@ class RelayEndpoints {
   private async presence(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const agent = this.authenticate(req, res);
     if (agent === undefined) return;
-    const body = await readBody(req, 4 * 1024);
-    if (body.kind === 'aborted') return;
-    if (body.kind === 'too_large') return sendError(res, 413, 'payload_too_large', 'the body is larger than 4096 bytes');
+    const raw = await this.agentBody(req, res);
+    if (raw === undefined) return;
     let json: unknown;
     try {
-      json = JSON.parse(body.raw.toString('utf8'));
+      json = JSON.parse(raw.toString('utf8'));
     } catch {
       json = undefined;
     }

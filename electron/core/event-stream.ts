@@ -25,9 +25,15 @@ export interface RelayEventStreamOptions {
   maxBackoffMs?: number;
   /** Delay before retrying after the relay refused the token. Default 30 s. */
   unauthorizedRetryMs?: number;
+  /**
+   * Delay before coming back after the relay closed this stream for a newer one of the same agent
+   * (`too_many_streams`). Default 60 s: coming back at once would close that newer one in turn.
+   */
+  displacedRetryMs?: number;
 }
 
 export const UNAUTHORIZED_MESSAGE = 'unauthorized: check the agent token';
+export const DISPLACED_MESSAGE = 'the relay closed this connection for a newer one with the same agent token: is the token in use elsewhere?';
 
 /** Longest line the parser accepts; webhooks are at most 3 MB, so a longer line is a broken stream. */
 const MAX_LINE_CHARS = 8 * 1024 * 1024;
@@ -117,7 +123,9 @@ export function reconnectDelay(attempt: number, minMs = 200, maxMs = 5_000, rand
   return Math.max(minMs, Math.round(base / 2 + random() * (base / 2)));
 }
 
-type AttemptOutcome = { kind: 'stopped' } | { kind: 'failed'; message: string; unauthorized: boolean; wasConnected: boolean };
+/** How long a failed attempt waits: the usual backoff, or a fixed long delay when retrying soon cannot help. */
+type RetryAfter = 'backoff' | 'unauthorized' | 'displaced';
+type AttemptOutcome = { kind: 'stopped' } | { kind: 'failed'; message: string; retry: RetryAfter; wasConnected: boolean };
 
 /** The stream of one agent. `start()` once; `stop()` ends it and waits until nothing is left running. */
 export class RelayEventStream {
@@ -132,6 +140,8 @@ export class RelayEventStream {
   private abortCurrent: (() => void) | undefined;
   private wakeUp: (() => void) | undefined;
   private dispatcher: Agent | undefined;
+  /** The reason of the relay's `close` event on the current connection (relay/README.md "Closing"). */
+  private closeReason: string | undefined;
 
   constructor(private readonly options: RelayEventStreamOptions) {
     this.logger = options.logger ?? createLogger('event-stream');
@@ -175,15 +185,28 @@ export class RelayEventStream {
       if (outcome.kind === 'stopped' || this.stopped) break;
       reconnectingSince ??= Date.now();
       this.setState({ status: 'reconnecting', since: reconnectingSince, lastError: outcome.message });
-      const delay = outcome.unauthorized
-        ? reconnectDelay(0, this.options.unauthorizedRetryMs ?? 30_000, this.options.unauthorizedRetryMs ?? 30_000)
-        : reconnectDelay(attempt, this.options.minBackoffMs, this.options.maxBackoffMs);
+      const delay = this.retryDelay(outcome.retry, attempt);
       attempt += 1;
       // A stream that was up and broke is worth a warning; a relay still unreachable is not, every time.
       const fields = { reason: outcome.message, retryInMs: delay };
       if (outcome.wasConnected) this.logger.warn('event stream interrupted', fields);
       else this.logger.debug('event stream still down', fields);
       await this.sleep(delay);
+    }
+  }
+
+  private retryDelay(retry: RetryAfter, attempt: number): number {
+    switch (retry) {
+      case 'unauthorized': {
+        const ms = this.options.unauthorizedRetryMs ?? 30_000;
+        return reconnectDelay(0, ms, ms);
+      }
+      case 'displaced': {
+        const ms = this.options.displacedRetryMs ?? 60_000;
+        return reconnectDelay(0, ms, ms);
+      }
+      case 'backoff':
+        return reconnectDelay(attempt, this.options.minBackoffMs, this.options.maxBackoffMs);
     }
   }
 
@@ -201,7 +224,8 @@ export class RelayEventStream {
       }, this.heartbeatTimeoutMs);
     };
     let wasConnected = false;
-    const fail = (message: string, unauthorized = false): AttemptOutcome => ({ kind: 'failed', message, unauthorized, wasConnected });
+    const fail = (message: string, retry: RetryAfter = 'backoff'): AttemptOutcome => ({ kind: 'failed', message, retry, wasConnected });
+    this.closeReason = undefined;
     try {
       feedWatchdog();
       const headers: Record<string, string> = {
@@ -221,7 +245,7 @@ export class RelayEventStream {
       });
       if (response.statusCode === 401 || response.statusCode === 403) {
         await response.body.dump().catch(() => undefined);
-        return fail(UNAUTHORIZED_MESSAGE, true);
+        return fail(UNAUTHORIZED_MESSAGE, 'unauthorized');
       }
       if (response.statusCode !== 200) {
         await response.body.dump().catch(() => undefined);
@@ -241,6 +265,9 @@ export class RelayEventStream {
         feedWatchdog();
         for (const message of parser.push(decoder.decode(chunk as Buffer, { stream: true }))) this.handle(message);
       }
+      // A stream closed for a newer one of this agent stays closed for a while: coming back at once
+      // would close the newest in turn, and so on between every holder of the token.
+      if (this.closeReason === 'too_many_streams') return fail(DISPLACED_MESSAGE, 'displaced');
       return fail('the relay closed the stream');
     } catch (e) {
       if (this.stopped) return { kind: 'stopped' };
@@ -254,6 +281,11 @@ export class RelayEventStream {
   private handle(message: SseMessage): void {
     // The cursor advances past every event, valid or not: a bad event would be just as bad again.
     if (message.id !== undefined && message.id !== '') this.cursor = message.id;
+    if (message.event === 'close') {
+      this.closeReason = closeReasonOf(message.data);
+      this.logger.info('the relay is closing the event stream', { reason: this.closeReason });
+      return;
+    }
     if (message.event !== 'message') return;
     let json: unknown;
     try {
@@ -308,6 +340,17 @@ export class RelayEventStream {
       };
     });
   }
+}
+
+/** The `reason` of a `close` event's JSON data; undefined when it has none. */
+function closeReasonOf(data: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    if (typeof parsed === 'object' && parsed !== null && 'reason' in parsed && typeof parsed.reason === 'string') return parsed.reason;
+  } catch {
+    // Not JSON: a reason this client does not know.
+  }
+  return undefined;
 }
 
 function describeNetworkError(e: unknown): string {

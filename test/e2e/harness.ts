@@ -35,6 +35,8 @@ export const CHROMIUM_ARGS = [
 ];
 
 const secret = () => randomBytes(18).toString('base64url');
+/** 32 characters: the relay's shortest plain agent token. */
+const agentTokenOf = () => randomBytes(24).toString('base64url');
 
 /**
  * What the service, the relay, the sandbox and the pages logged lately, kept quiet and printed only
@@ -117,8 +119,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   keepLogs(options.quiet);
   const appSecret = secret();
   const verifyToken = secret();
-  const agentToken = secret();
-  const tapToken = secret();
+  const agentToken = agentTokenOf();
+  const tapToken = agentTokenOf();
   const apiKey = secret();
   const dataDir = await mkdtemp(join(tmpdir(), 'softphone-e2e-'));
 
@@ -288,7 +290,7 @@ export async function startTeamStack(options: { agents: number; quiet?: boolean;
   const appSecret = secret();
   const verifyToken = secret();
   const apiKey = secret();
-  const tokens = Array.from({ length: options.agents }, () => secret());
+  const tokens = Array.from({ length: options.agents }, () => agentTokenOf());
   const relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: tokens });
   const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...options.sandbox });
   const dataDirs: string[] = [];

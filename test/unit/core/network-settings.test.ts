@@ -29,7 +29,7 @@ configureLogging({ level: 'debug', sink: (line) => logLines.push(line) });
 
 const TURN_SECRET = 'turn-secret-network-4b1d9e';
 const TURN_URLS = ['turn:127.0.0.1:3478?transport=udp', 'turn:127.0.0.1:443?transport=tcp'];
-const AGENT_TOKEN = 'agent-token-network-0001';
+const AGENT_TOKEN = 'agent-token-network-0001-0123456789';
 const TURN_PASSWORD = 'turn-pw-7f3a9c2e51';
 const FLAG_PASSWORD = 'flag-pw-0c1d2e3f4a';
 

@@ -361,7 +361,7 @@ describe('SoftphoneService network settings', () => {
   const FLAG_PASSWORD = 'flag-pw-service-1a2b3c4d';
   const TURN_SECRET = 'turn-secret-service-9c8d';
   const TURN_URLS = ['turn:127.0.0.1:3478?transport=udp', 'turn:127.0.0.1:443?transport=tcp'];
-  const RELAY_TOKEN = 'relay-agent-token-0003';
+  const RELAY_TOKEN = 'relay-agent-token-0003-0123456789ab';
 
   const networkOf = async (service: SoftphoneService): Promise<PublicNetworkSettings | undefined> => {
     const snapshot = await service.handle('getSnapshot', {});

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RelayEventStream, UNAUTHORIZED_MESSAGE, type RelayEventStreamOptions } from '../../../electron/core/event-stream';
+import { DISPLACED_MESSAGE, RelayEventStream, UNAUTHORIZED_MESSAGE, type RelayEventStreamOptions } from '../../../electron/core/event-stream';
 import type { ConnectionState } from '../../../shared/api';
 import type { RelayEnvelope } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
@@ -170,6 +170,35 @@ describe('RelayEventStream against the relay', () => {
     expect(UNAUTHORIZED_MESSAGE).toBe('unauthorized: check the agent token');
   });
 
+  it('stays away for displacedRetryMs when the relay closed its stream for a newer one of the same token, then resumes', async () => {
+    const relay = await relayWith({ maxStreamsPerAgent: 1 });
+    const proxy = await proxyTo(relay);
+    const first = client({ url: `http://127.0.0.1:${proxy.port}`, token: AGENT_TOKEN, displacedRetryMs: 1_500 });
+    await first.waitFor(() => lastStatus(first) === 'connected', 'the first client connected');
+    await post(relay, 'wamid.d1');
+    await first.waitFor(() => first.events.length === 1, 'the first event');
+
+    const second = client({ url: relay.url, token: AGENT_TOKEN });
+    await second.waitFor(() => lastStatus(second) === 'connected', 'the second client connected');
+    await first.waitFor(() => lastStatus(first) === 'reconnecting', 'the first client closed for the second');
+    const displacedAt = Date.now();
+    expect(first.states.at(-1)).toEqual({ status: 'reconnecting', since: expect.any(Number), lastError: DISPLACED_MESSAGE });
+
+    // No reconnect storm: the newer stream keeps running while the displaced client waits.
+    await post(relay, 'wamid.d2');
+    await second.waitFor(() => second.messageIds().includes('wamid.d2'), 'the event at the second client');
+    await new Promise((done) => setTimeout(done, 1_000));
+    expect(proxy.requests).toHaveLength(1);
+    expect(lastStatus(second)).toBe('connected');
+
+    // After the delay it comes back from its cursor, with what it missed, and the other stream goes in turn.
+    await first.waitFor(() => first.messageIds().includes('wamid.d2'), 'the missed event after the delay');
+    expect(Date.now() - displacedAt).toBeGreaterThanOrEqual(1_400);
+    expect(proxy.requests).toHaveLength(2);
+    expect(first.messageIds()).toEqual(['wamid.d1', 'wamid.d2']);
+    await second.waitFor(() => lastStatus(second) === 'reconnecting', 'the second client closed for the first');
+  });
+
   it('stops cleanly while connected and while waiting to retry', async () => {
     const relay = await relayWith();
     const c = client({ url: relay.url, token: AGENT_TOKEN });
@@ -246,6 +275,14 @@ describe('RelayEventStream against a hand-written stream', () => {
     expect(c.events).toEqual([envelope('e-1', 'héllo – 👋 привет'), envelope('e-4', 'second'), envelope('e-6', 'third')]);
     expect(fake.requests).toEqual([{ lastEventId: undefined }, { lastEventId: 'e-5' }]);
     expect(c.stream.lastEventId).toBe('e-6');
+  });
+
+  it('reconnects as usual after a close event with a reason it does not know', async () => {
+    const fake = await serve(': connected\n\nevent: close\ndata: {"reason":"shutting_down"}\n\n', ': again\n\n');
+    const c = client({ url: fake.url, token: AGENT_TOKEN, displacedRetryMs: 60_000 });
+    await c.waitFor(() => fake.requests.length === 2 && lastStatus(c) === 'connected', 'the reconnect');
+    expect(c.states.map((s) => s.status)).toEqual(['connecting', 'connected', 'reconnecting', 'connected']);
+    expect(c.events).toEqual([]);
   });
 
   it('resumes from a cursor it was given', async () => {

@@ -104,10 +104,10 @@ describe('agent directory', () => {
 describe('relay: agents', () => {
   it('answers /me for agents from the file and for legacy tokens; 401 with an error code otherwise', async () => {
     const { agents, tokens } = team('alice');
-    const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents, agentTokens: ['legacy-token-1'] });
+    const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents, agentTokens: ['legacy-token-1-0123456789abcdef0123'] });
     relays.push(relay);
     expect(await getMe(relay.url, tokens.alice)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent' } });
-    expect(await getMe(relay.url, 'legacy-token-1')).toEqual({ status: 200, body: { agentId: 'agent-1', name: 'Agent 1' } });
+    expect(await getMe(relay.url, 'legacy-token-1-0123456789abcdef0123')).toEqual({ status: 200, body: { agentId: 'agent-1', name: 'Agent 1' } });
     const refused = await getMe(relay.url, 'nobody-token-123');
     expect(refused.status).toBe(401);
     expect(refused.body).toMatchObject({ error: { code: 'unauthorized' } });

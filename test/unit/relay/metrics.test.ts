@@ -78,6 +78,8 @@ const CONTRACT = {
   relay_events_delivered_total: { type: 'counter', help: 'Events written to agent streams, once per session.' },
   relay_connected_agents: { type: 'gauge', help: 'Open agent event streams (sessions) on this instance.' },
   relay_delivery_latency_seconds: { type: 'histogram', help: 'From receiving a webhook to writing its event to an agent stream (live deliveries).' },
+  relay_auth_failures_total: { type: 'counter', help: 'Agent requests refused for a missing or unknown token (answered 401).' },
+  relay_rate_limited_total: { type: 'counter', help: 'Agent requests refused because their address failed authentication too often (answered 429).' },
   process_resident_memory_bytes: { type: 'gauge', help: 'Resident memory size in bytes.' },
 } as const;
 
@@ -94,6 +96,8 @@ const CONTRACT_SERIES = [
   ...LATENCY_BOUNDS.map((le) => `relay_delivery_latency_seconds_bucket{le="${le}"}`),
   'relay_delivery_latency_seconds_sum',
   'relay_delivery_latency_seconds_count',
+  'relay_auth_failures_total',
+  'relay_rate_limited_total',
   'process_resident_memory_bytes',
 ].sort();
 
@@ -119,6 +123,8 @@ describe('relay: metrics', () => {
     for (const reason of ['signature', 'too_large', 'malformed']) expect(before.value('relay_webhooks_rejected_total', { reason })).toBe(0);
     for (const reason of ['duplicate', 'tombstoned', 'stale']) expect(before.value('relay_events_dropped_total', { reason })).toBe(0);
     expect(before.value('relay_webhooks_received_total')).toBe(0);
+    expect(before.value('relay_auth_failures_total')).toBe(0);
+    expect(before.value('relay_rate_limited_total')).toBe(0);
     expect(before.value('relay_events_stored_total')).toBe(0);
     expect(before.value('relay_events_delivered_total')).toBe(0);
     expect(before.value('relay_connected_agents')).toBe(0);

@@ -165,17 +165,17 @@ describe('relay: several instances on one Redis', () => {
   });
 
   it('loses no event when an instance is killed and its agents reconnect to the other', async () => {
-    const b = await instance({ agentTokens: ['legacy-token-0001'] });
-    const killed = await spawnRelay(['--redis', redis.url, '--redis-prefix', prefix, '--agent-token', 'legacy-token-0001']);
+    const b = await instance({ agentTokens: ['legacy-token-0001-0123456789abcdef'] });
+    const killed = await spawnRelay(['--redis', redis.url, '--redis-prefix', prefix, '--agent-token', 'legacy-token-0001-0123456789abcdef']);
     const watcher = await connect(b, 'carol');
-    const onKilled = await openSse(killed.url, { token: 'legacy-token-0001' });
+    const onKilled = await openSse(killed.url, { token: 'legacy-token-0001-0123456789abcdef' });
     streams.push(onKilled);
     for (let i = 1; i <= 5; i += 1) await postWebhook(b.url, inboundText(`wamid.kill${i}`, 'x'));
     await onKilled.waitFor(hasMessage('wamid.kill5'), 'events through the doomed instance');
     killed.child.kill('SIGKILL');
     await onKilled.waitFor((x) => x.ended, 'the stream to break');
     for (let i = 6; i <= 10; i += 1) await postWebhook(b.url, inboundText(`wamid.kill${i}`, 'x'));
-    const resumed = await openSse(b.url, { token: 'legacy-token-0001', lastEventId: onKilled.ids.at(-1) });
+    const resumed = await openSse(b.url, { token: 'legacy-token-0001-0123456789abcdef', lastEventId: onKilled.ids.at(-1) });
     streams.push(resumed);
     await resumed.waitFor(hasMessage('wamid.kill10'), 'the events missed while reconnecting');
     await watcher.waitFor(hasMessage('wamid.kill10'), 'everything at the watcher');

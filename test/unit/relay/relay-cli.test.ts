@@ -1,25 +1,40 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAddAgentCli, parseRelayCli } from '../../../relay/cli-options';
 
 const root = resolve(import.meta.dirname, '../../..');
-const good = ['--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1'];
+/** Plain agent tokens of the length the relay asks for: 32 characters and more. */
+const TOKEN_1 = 'agent-token-1-0123456789abcdef0123';
+const TOKEN_2 = 'agent-token-2-0123456789abcdef0123';
+const good = ['--app-secret', 'app-secret-1', '--agent-token', TOKEN_1];
 
 describe('relay command line', () => {
   it('reads flags, repeated agent tokens and defaults', () => {
-    const parsed = parseRelayCli(['--port', '9100', ...good, '--agent-token', 'agent-token-2', '--verify-token', 'vt'], {});
+    const parsed = parseRelayCli(['--port', '9100', ...good, '--agent-token', TOKEN_2, '--verify-token', 'vt'], {});
     expect(parsed).toEqual({
       ok: true,
-      value: { port: 9100, host: '127.0.0.1', appSecret: 'app-secret-1', verifyToken: 'vt', agentTokens: ['agent-token-1', 'agent-token-2'], retentionMs: 600_000, logLevel: 'info' },
+      value: {
+        port: 9100,
+        host: '127.0.0.1',
+        appSecret: 'app-secret-1',
+        verifyToken: 'vt',
+        agentTokens: [TOKEN_1, TOKEN_2],
+        dev: false,
+        trustProxy: false,
+        maxStreamsPerAgent: 5,
+        retentionMs: 600_000,
+        logLevel: 'info',
+      },
     });
     expect(parseRelayCli(good, {})).toMatchObject({ ok: true, value: { port: 8787 } });
   });
 
   it('reads the environment, and flags win over it', () => {
-    const env = { RELAY_PORT: '9200', RELAY_APP_SECRET: 'env-secret', RELAY_VERIFY_TOKEN: 'env-vt', RELAY_AGENT_TOKENS: 'env-token-1, env-token-2,' };
-    expect(parseRelayCli([], env)).toMatchObject({ ok: true, value: { port: 9200, appSecret: 'env-secret', verifyToken: 'env-vt', agentTokens: ['env-token-1', 'env-token-2'] } });
-    expect(parseRelayCli(['--port', '0', '--agent-token', 'flag-token-1'], env)).toMatchObject({ ok: true, value: { port: 0, agentTokens: ['flag-token-1'] } });
+    const env = { RELAY_PORT: '9200', RELAY_APP_SECRET: 'env-secret', RELAY_VERIFY_TOKEN: 'env-vt', RELAY_AGENT_TOKENS: `${TOKEN_1}, ${TOKEN_2},` };
+    expect(parseRelayCli([], env)).toMatchObject({ ok: true, value: { port: 9200, appSecret: 'env-secret', verifyToken: 'env-vt', agentTokens: [TOKEN_1, TOKEN_2] } });
+    const flagToken = 'flag-token-1-0123456789abcdef01234';
+    expect(parseRelayCli(['--port', '0', '--agent-token', flagToken], env)).toMatchObject({ ok: true, value: { port: 0, agentTokens: [flagToken] } });
   });
 
   it('reads the agents file, Redis and its prefix, from flags or the environment', () => {
@@ -65,9 +80,13 @@ describe('relay command line', () => {
     [['--port', 'abc', ...good], '--port'],
     [['--port', '70000', ...good], '--port'],
     [['--port'], '--port'],
-    [['--agent-token', 'agent-token-1'], '--app-secret'],
+    [['--agent-token', TOKEN_1], '--app-secret'],
     [['--app-secret', 'x'], '--agent-token'],
     [['--app-secret', 'x', '--agent-token', 'short'], '--agent-token'],
+    [['--app-secret', 'x', '--agent-token', 'short', '--dev'], '--agent-token'],
+    [[...good, '--max-streams-per-agent', '0'], '--max-streams-per-agent'],
+    [[...good, '--max-streams-per-agent', '101'], '--max-streams-per-agent'],
+    [[...good, '--max-streams-per-agent', 'many'], '--max-streams-per-agent'],
     [[...good, '--log-level', 'loud'], '--log-level'],
     [[...good, '--colour'], '--colour'],
     [[...good, 'stray'], 'stray'],
@@ -75,6 +94,59 @@ describe('relay command line', () => {
     const parsed = parseRelayCli(argv, {});
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.error.message).toContain(flag);
+  });
+
+  it('refuses agent tokens shorter than 32 characters unless --dev, naming where they came from', () => {
+    const short = 'agent-token-31-characters-long!';
+    expect(short).toHaveLength(31);
+    expect(parseRelayCli(['--app-secret', 's', '--agent-token', short], {})).toEqual({
+      ok: false,
+      error: { code: 'invalid_input', message: '--agent-token: must be at least 32 characters (use --dev for short development tokens)', field: '--agent-token' },
+    });
+    expect(parseRelayCli(['--app-secret', 's'], { RELAY_AGENT_TOKENS: `${TOKEN_1},${short}` })).toMatchObject({
+      ok: false,
+      error: { message: 'RELAY_AGENT_TOKENS: must be at least 32 characters (use --dev for short development tokens)', field: '--agent-token' },
+    });
+    expect(parseRelayCli(['--app-secret', 's', '--agent-token', `${short}x`], {})).toMatchObject({ ok: true, value: { agentTokens: [`${short}x`], dev: false } });
+    // --dev (or RELAY_DEV=1) lets short development tokens through, down to the app's own 8 characters.
+    expect(parseRelayCli(['--app-secret', 's', '--agent-token', 'dev-token', '--dev'], {})).toMatchObject({ ok: true, value: { agentTokens: ['dev-token'], dev: true } });
+    expect(parseRelayCli(['--app-secret', 's', '--agent-token', 'dev-token'], { RELAY_DEV: '1' })).toMatchObject({ ok: true, value: { dev: true } });
+    expect(parseRelayCli(['--app-secret', 's', '--agent-token', 'dev-token'], { RELAY_DEV: '0' })).toMatchObject({ ok: false, error: { field: '--agent-token' } });
+    expect(parseRelayCli(['--app-secret', 's', '--agent-token', 'dev', '--dev'], {})).toMatchObject({
+      ok: false,
+      error: { message: '--agent-token: must be at least 8 characters without spaces', field: '--agent-token' },
+    });
+    expect(parseRelayCli(good, { RELAY_DEV: 'maybe' })).toMatchObject({ ok: false, error: { field: '--dev', message: 'RELAY_DEV must be 1 or 0 (the environment form of --dev; got "maybe")' } });
+    // The agents file holds hashes only: nothing to measure there.
+    expect(parseRelayCli(['--app-secret', 's', '--agents', 'team.json'], {})).toMatchObject({ ok: true, value: { agentTokens: [], dev: false } });
+  });
+
+  it('reads --max-streams-per-agent and --trust-proxy, from flags or the environment', () => {
+    expect(parseRelayCli([...good, '--max-streams-per-agent', '2', '--trust-proxy'], {})).toMatchObject({ ok: true, value: { maxStreamsPerAgent: 2, trustProxy: true } });
+    expect(parseRelayCli(good, { RELAY_MAX_STREAMS_PER_AGENT: '9', RELAY_TRUST_PROXY: 'true' })).toMatchObject({ ok: true, value: { maxStreamsPerAgent: 9, trustProxy: true } });
+    expect(parseRelayCli([...good, '--max-streams-per-agent', '3'], { RELAY_MAX_STREAMS_PER_AGENT: '9' })).toMatchObject({ ok: true, value: { maxStreamsPerAgent: 3 } });
+    expect(parseRelayCli(good, {})).toMatchObject({ ok: true, value: { maxStreamsPerAgent: 5, trustProxy: false } });
+    expect(parseRelayCli([...good, '--max-streams-per-agent', '0'], {})).toMatchObject({
+      ok: false,
+      error: { message: '--max-streams-per-agent must be a whole number from 1 to 100 (got "0")', field: '--max-streams-per-agent' },
+    });
+  });
+
+  it('exits with code 2 naming --agent-token when a token is too short, and starts with --dev', async () => {
+    const refused = await runCli(['--port', '0', '--app-secret', 's', '--agent-token', 'short-dev-token']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toEqual(['relay: --agent-token: must be at least 32 characters (use --dev for short development tokens)']);
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', '--app-secret', 's', '--agent-token', 'short-dev-token', '--dev', '--log-level', 'error'], { cwd: root, env: cleanEnv() });
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    try {
+      const url = await listeningUrl(child);
+      const me = await fetch(`${url}/me`, { headers: { authorization: 'Bearer short-dev-token' } });
+      expect(me.status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
   });
 
   it('exits with code 2 and one error line on a bad flag', async () => {
@@ -85,16 +157,8 @@ describe('relay command line', () => {
 
   it('prints its URL, serves, and closes gracefully on SIGTERM', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', ...good, '--log-level', 'error'], { cwd: root, env: cleanEnv() });
-    let stdout = '';
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    const url = await new Promise<string>((done, fail) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const match = /relay listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
-        if (match) done(match[1]!);
-      });
-      child.on('exit', () => fail(new Error(`the relay exited early: ${stdout}`)));
-    });
+    const url = await listeningUrl(child);
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(200);
     child.kill('SIGTERM');
@@ -104,6 +168,19 @@ describe('relay command line', () => {
 
 function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RELAY_')));
+}
+
+/** The URL a started relay prints; rejects when it exits first. */
+function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<string> {
+  let stdout = '';
+  return new Promise<string>((done, fail) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /relay listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      if (match) done(match[1]!);
+    });
+    child.on('exit', () => fail(new Error(`the relay exited early: ${stdout}`)));
+  });
 }
 
 function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {

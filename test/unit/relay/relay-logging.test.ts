@@ -14,11 +14,11 @@ describe('relay: logs', () => {
     const lines: string[] = [];
     configureLogging({ level: 'debug', sink: (line) => lines.push(line) });
     const { agents, tokens } = team('alice');
-    const relay = await startRelay({ port: 0, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, agents, agentTokens: ['legacy-token-secret-1'] });
+    const relay = await startRelay({ port: 0, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, agents, agentTokens: ['legacy-token-secret-1-0123456789ab'] });
     try {
       const alice = await openSse(relay.url, { token: tokens.alice });
       await getMe(relay.url, 'wrong-token-secret-2');
-      await getMe(relay.url, 'legacy-token-secret-1');
+      await getMe(relay.url, 'legacy-token-secret-1-0123456789ab');
       await putPresence(relay.url, tokens.alice!, { status: 'available' });
       const body = JSON.stringify(incomingCall('wacid.log'));
       await postWebhook(relay.url, body, { secret: 'forged-secret-3' });
@@ -34,7 +34,7 @@ describe('relay: logs', () => {
     expect(lines.length).toBeGreaterThan(5);
     const all = lines.join('\n');
     for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
-    for (const secret of [tokens.alice!, 'wrong-token-secret-2', 'legacy-token-secret-1', APP_SECRET, VERIFY_TOKEN, 'forged-secret-3', signature(JSON.stringify(incomingCall('wacid.log'))).slice(7), CUSTOMER]) {
+    for (const secret of [tokens.alice!, 'wrong-token-secret-2', 'legacy-token-secret-1-0123456789ab', APP_SECRET, VERIFY_TOKEN, 'forged-secret-3', signature(JSON.stringify(incomingCall('wacid.log'))).slice(7), CUSTOMER]) {
       expect(all).not.toContain(secret);
     }
   });

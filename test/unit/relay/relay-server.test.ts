@@ -27,7 +27,7 @@ const relays: RelayServer[] = [];
 const streams: TestSseStream[] = [];
 
 async function relayWith(options: Partial<RelayOptions> = {}): Promise<RelayServer> {
-  const r = await startRelay({ port: 0, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, agentTokens: [AGENT_TOKEN, 'agent-token-0002'], heartbeatMs: 60_000, ...options });
+  const r = await startRelay({ port: 0, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, agentTokens: [AGENT_TOKEN, 'agent-token-0002-0123456789abcdef'], heartbeatMs: 60_000, ...options });
   relays.push(r);
   return r;
 }
@@ -193,12 +193,12 @@ describe('relay: event stream', () => {
     expect((await sse(relay, { token: 'not-a-token' })).status).toBe(401);
     expect((await sse(relay, { authorization: `Basic ${AGENT_TOKEN}` })).status).toBe(401);
     expect((await sse(relay, { token: `${AGENT_TOKEN}x` })).status).toBe(401);
-    expect((await sse(relay, { token: 'agent-token-0002' })).status).toBe(200);
+    expect((await sse(relay, { token: 'agent-token-0002-0123456789abcdef' })).status).toBe(200);
   });
 
   it('writes id and data lines with the envelope, to every agent', async () => {
     const a = await sse(relay);
-    const b = await sse(relay, { token: 'agent-token-0002' });
+    const b = await sse(relay, { token: 'agent-token-0002-0123456789abcdef' });
     expect(a.response.headers['content-type']).toMatch(/^text\/event-stream/);
     await postWebhook(relay.url, incomingCall('wacid.fan'));
     await a.waitFor((x) => x.envelopes.length === 1, 'agent a');
@@ -283,7 +283,7 @@ describe('relay: event stream', () => {
   it('drops an agent that stops reading, without holding up the others', async () => {
     const small = await relayWith({ maxClientBufferBytes: 256 * 1024 });
     const fast = await sse(small);
-    const slow = await sse(small, { token: 'agent-token-0002' });
+    const slow = await sse(small, { token: 'agent-token-0002-0123456789abcdef' });
     slow.response.pause();
     slow.response.socket.pause();
     const sdp = `${OFFER_SDP}a=x-padding:${'p'.repeat(512 * 1024)}\r\n`;

@@ -8,6 +8,10 @@ export interface SseOpenOptions {
   authorization?: string;
   lastEventId?: string;
   query?: string;
+  /** The local address the connection comes from (any of 127/8 on Linux), as the relay sees it. */
+  localAddress?: string;
+  /** More request headers. */
+  headers?: Record<string, string>;
 }
 
 export interface TestSseStream {
@@ -17,7 +21,11 @@ export interface TestSseStream {
   envelopes: RelayEnvelope[];
   /** SSE `id:` of each event, in order. */
   ids: string[];
+  /** When each envelope was read (Date.now()), in order. */
+  arrivals: number[];
   comments: string[];
+  /** Events with an `event:` field (the relay's `close`), with their data as sent. */
+  named: { event: string; data: string }[];
   ended: boolean;
   /** Resolves once `predicate` holds (checked after every chunk); rejects when the stream ends first. */
   waitFor(predicate: (s: TestSseStream) => boolean, what: string): Promise<void>;
@@ -27,12 +35,12 @@ export interface TestSseStream {
 
 export function openSse(baseUrl: string, options: SseOpenOptions = {}): Promise<TestSseStream> {
   const url = new URL(`/events${options.query ?? ''}`, baseUrl);
-  const headers: Record<string, string> = { accept: 'text/event-stream' };
+  const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers };
   const auth = options.authorization ?? (options.token !== undefined ? `Bearer ${options.token}` : undefined);
   if (auth) headers.authorization = auth;
   if (options.lastEventId) headers['last-event-id'] = options.lastEventId;
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', headers }, (res) => {
+    const req = request(url, { method: 'GET', headers, ...(options.localAddress !== undefined ? { localAddress: options.localAddress } : {}) }, (res) => {
       const waiters = new Set<() => void>();
       let buffer = '';
       const stream: TestSseStream = {
@@ -40,7 +48,9 @@ export function openSse(baseUrl: string, options: SseOpenOptions = {}): Promise<
         body: '',
         envelopes: [],
         ids: [],
+        arrivals: [],
         comments: [],
+        named: [],
         ended: false,
         response: res,
         waitFor(predicate, what) {
@@ -78,14 +88,19 @@ export function openSse(baseUrl: string, options: SseOpenOptions = {}): Promise<
           buffer = buffer.slice(end + 2);
           let id: string | undefined;
           let data: string | undefined;
+          let event: string | undefined;
           for (const line of block.split('\n')) {
             if (line.startsWith(':')) stream.comments.push(line.slice(1).trim());
             else if (line.startsWith('id: ')) id = line.slice(4);
             else if (line.startsWith('data: ')) data = line.slice(6);
+            else if (line.startsWith('event: ')) event = line.slice(7);
           }
-          if (data !== undefined) {
+          if (event !== undefined) {
+            stream.named.push({ event, data: data ?? '' });
+          } else if (data !== undefined) {
             stream.envelopes.push(JSON.parse(data) as RelayEnvelope);
             stream.ids.push(id ?? '');
+            stream.arrivals.push(Date.now());
           }
         }
         notify();

@@ -85,8 +85,8 @@ describe('GET /turn-credentials', () => {
   });
 
   it('names plain-token agents by their ids, agent-1 and on', async () => {
-    const relay = await relayWith({ agents: [], agentTokens: ['plain-token-0001'] });
-    const body = JSON.parse((await getTurn(relay, 'plain-token-0001')).text) as TurnAnswer;
+    const relay = await relayWith({ agents: [], agentTokens: ['plain-token-0001-0123456789abcdef'] });
+    const body = JSON.parse((await getTurn(relay, 'plain-token-0001-0123456789abcdef')).text) as TurnAnswer;
     expect(body.iceServers[0]!.username).toMatch(/^\d+:agent-1$/);
   });
 
@@ -191,7 +191,7 @@ describe('TURN URLs (RFC 7065)', () => {
 });
 
 describe('relay command line: TURN', () => {
-  const good = ['--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1'];
+  const good = ['--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1-0123456789abcdef0123'];
 
   it('reads --turn-secret, --turn-urls and --turn-ttl-seconds, trimming the URLs, with a default TTL of an hour', () => {
     expect(parseRelayCli([...good, '--turn-secret', TURN_SECRET, '--turn-urls', ' turn:turn.example.com:3478 , turns:turn.example.com:5349?transport=tcp,'], {})).toMatchObject({
@@ -263,7 +263,7 @@ describe('relay command line: TURN', () => {
   });
 
   it('npm run relay with --turn-secret and --turn-urls serves credentials, and prints nothing of the secret', async () => {
-    const args = ['--port', '0', '--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1', '--turn-secret', TURN_SECRET, '--turn-urls', 'turn:127.0.0.1:3478', '--log-level', 'debug'];
+    const args = ['--port', '0', '--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1-0123456789abcdef0123', '--turn-secret', TURN_SECRET, '--turn-urls', 'turn:127.0.0.1:3478', '--log-level', 'debug'];
     const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', ...args], { cwd: root, env: cleanEnv() });
     let output = '';
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -277,7 +277,7 @@ describe('relay command line: TURN', () => {
         });
         child.on('exit', () => fail(new Error(`the relay exited early: ${output}`)));
       });
-      const res = await fetch(`${url}/turn-credentials`, { headers: { authorization: 'Bearer agent-token-1' } });
+      const res = await fetch(`${url}/turn-credentials`, { headers: { authorization: 'Bearer agent-token-1-0123456789abcdef0123' } });
       expect(res.status).toBe(200);
       const body = (await res.json()) as TurnAnswer;
       expect(body.iceServers[0]).toMatchObject({ urls: ['turn:127.0.0.1:3478'], username: expect.stringMatching(/^\d+:agent-1$/) as unknown });
@@ -291,7 +291,7 @@ describe('relay command line: TURN', () => {
   });
 
   it('exits with code 2 and one line naming the flag when only half of TURN is given', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1', '--turn-secret', TURN_SECRET], { cwd: root, env: cleanEnv() });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1-0123456789abcdef0123', '--turn-secret', TURN_SECRET], { cwd: root, env: cleanEnv() });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));

@@ -13,7 +13,7 @@ import type {
 
 export const APP_SECRET = 'test-app-secret-0123456789';
 export const VERIFY_TOKEN = 'verify-token-abc';
-export const AGENT_TOKEN = 'agent-token-0001';
+export const AGENT_TOKEN = 'agent-token-0001-0123456789abcdef';
 export const CUSTOMER = '447700900123';
 export const BUSINESS = '15550001111';
 export const OFFER_SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=ice-lite\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\n';
