@@ -3,7 +3,7 @@ import react from '@vitejs/plugin-react';
 
 export default defineConfig({
   root: 'renderer',
-  // Relative asset URLs: the same build loads from file:// in Electron and from the browser host.
+  // Relative asset URLs: the same build loads from app://softphone/ in Electron and from the browser host.
   base: './',
   plugins: [react()],
   build: {
@@ -14,5 +14,10 @@ export default defineConfig({
     // One bundle loaded from disk or 127.0.0.1, never over a slow network; the phone-number
     // metadata alone is a few hundred kB.
     chunkSizeWarningLimit: 1024,
+    // Every asset a file of the page's own origin, never a data: URL: the CSP (renderer/index.html)
+    // lets the page fetch and play only 'self', so an inlined `?url` asset could not be fetched.
+    // Vite writes no inline <script> or <style> into index.html (CSS goes to a file, the
+    // modulepreload polyfill into the bundle), so the policy needs no 'unsafe-inline'.
+    assetsInlineLimit: 0,
   },
 });

@@ -1,3 +1,4 @@
+import './zod-jitless';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './app/App';
@@ -47,7 +48,8 @@ const engine = new MediaEngine({
 // A saved Network section applies from the next call; asked ahead so that no call waits for it.
 host.api.onSettingsChanged(() => iceConfig.invalidate());
 void iceConfig.get();
-const ringtone = new Ringtone();
+// The call-waiting tone plays on the call's speaker, the ring on the ringer.
+const ringtone = new Ringtone({ speaker: () => engine.speakerId() });
 // A page without media devices (an insecure origin) still runs: it lists no device and routes nothing.
 const mediaDevices = navigator.mediaDevices as MediaDevices | undefined;
 const audio = mediaDevices ? { devices: new AudioDevices({ mediaDevices }), engine, ringer: ringtone, soundCheck: browserSoundCheck } : undefined;
@@ -77,6 +79,10 @@ const mediaHook = {
   audioRoute: (localId?: string) => engine.audioRouteOf(localId),
   /** Where the ringtone really plays ('' = default) and whether it plays. */
   ringer: () => ({ sinkId: ringtone.contextSinkId(), state: ringtone.state() }),
+  /** What a ring plays now: the ringtone, or the call-waiting tone while another call is under way. */
+  ringSound: () => ringtone.sound,
+  /** Where the hold music comes from: the bundled file, or rendered here when it could not be loaded. */
+  holdMusic: () => engine.holdMusicOrigin(),
   /** Every call's media: phase, peer connection states, microphone. */
   sessions: () => engine.describe(),
   /** A call's quality now: the last second's sample and MOS, warnings, "Reconnecting…", the summary so far. */

@@ -2,7 +2,7 @@
 // built renderer, and carries SoftphoneApi over one WebSocket (/api) that needs the per-launch
 // token and our own Origin. GET /dial takes a tel: link to the softphone tab. Everything else is refused.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -55,21 +55,41 @@ const CONTENT_TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-const CSP = [
-  "default-src 'self'",
+/**
+ * The renderer page's policy, word for word its meta tag's (renderer/index.html) and the Electron
+ * host's (electron/desktop/security-policy.ts); test/unit/browser/content-security-policy.test.ts
+ * holds the three together. Everything comes from this host's own origin. connect-src 'self' also
+ * covers the page's WebSocket to /api: CSP Level 3 matches ws: on the page's own host and port with
+ * 'self' (Chromium 71+, Firefox, Safari 16+; test/e2e/csp.test.ts checks it in Chromium), so the
+ * policy names no port and stays one static text.
+ */
+export const PAGE_CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
   "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "media-src 'self' blob:",
+  "style-src 'self'",
   "connect-src 'self'",
+  "img-src 'self' data:",
+  "media-src 'self'",
   "object-src 'none'",
   "base-uri 'none'",
-  "frame-ancestors 'none'",
   "form-action 'none'",
 ].join('; ');
 
+/** The header adds frame-ancestors, which a meta tag cannot carry. */
+export const CONTENT_SECURITY_POLICY = `${PAGE_CONTENT_SECURITY_POLICY}; frame-ancestors 'none'`;
+
+const DIAL_PAGE_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:3rem auto;max-width:36rem;padding:0 1rem;color:#15202b}h1{font-size:1.25rem}';
+
+/**
+ * The /dial page is written here, with its one inline style: the same policy, with that style's
+ * hash in style-src instead of 'self' (it loads no file), and never 'unsafe-inline'.
+ */
+export const DIAL_PAGE_CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.split('; ')
+  .map((directive) => (directive.startsWith('style-src ') ? `style-src 'sha256-${createHash('sha256').update(DIAL_PAGE_STYLE).digest('base64')}'` : directive))
+  .join('; ');
+
 const SECURITY_HEADERS = {
-  'Content-Security-Policy': CSP,
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'Cross-Origin-Opener-Policy': 'same-origin',
@@ -86,7 +106,7 @@ function dialPage(title: string, lines: readonly string[]): string {
     '<!doctype html>',
     '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${escapeHtml(title)}</title>`,
-    '<style>body{font:16px/1.5 system-ui,sans-serif;margin:3rem auto;max-width:36rem;padding:0 1rem;color:#15202b}h1{font-size:1.25rem}</style>',
+    `<style>${DIAL_PAGE_STYLE}</style>`,
     '</head><body><main>',
     `<h1>${escapeHtml(title)}</h1>`,
     ...lines.map((line) => `<p>${escapeHtml(line)}</p>`),
@@ -155,7 +175,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
    */
   function serveDial(req: IncomingMessage, res: ServerResponse, url: URL): void {
     const answer = (status: number, title: string, lines: readonly string[]) => {
-      res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', ...SECURITY_HEADERS }).end(dialPage(title, lines));
+      res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', ...SECURITY_HEADERS, 'Content-Security-Policy': DIAL_PAGE_CONTENT_SECURITY_POLICY }).end(dialPage(title, lines));
     };
     if (req.method !== 'GET') {
       // Dialling is a side effect: a HEAD (a link preview, a crawler) must not cause one.

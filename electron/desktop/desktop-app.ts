@@ -201,12 +201,23 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
       title: texts().t('windowTitle'),
       show: false,
       autoHideMenuBar: true,
+      // Electron's security checklist, each item written out even where it is the default, so that
+      // no default changing under us can loosen the window (electron/README.md "Security checklist").
       webPreferences: {
         contextIsolation: true,
         sandbox: true,
         nodeIntegration: false,
+        nodeIntegrationInSubFrames: false,
+        nodeIntegrationInWorker: false,
+        // The preload exposes SoftphoneApi through contextBridge and nothing else (preload.ts).
         preload: location.preloadPath,
         webSecurity: true,
+        allowRunningInsecureContent: false,
+        experimentalFeatures: false,
+        webviewTag: false,
+        navigateOnDragDrop: false,
+        // A middle click must not open a link in a new window (setWindowOpenHandler denies it anyway).
+        disableBlinkFeatures: 'Auxclick',
         // A hidden or minimised window must still ring on time and keep call audio flowing.
         backgroundThrottling: false,
       },

@@ -79,7 +79,7 @@ describe('HTTP', () => {
     const res = await get('/', { host: `127.0.0.1:${host.port}` });
     expect(res.status).toBe(200);
     expect(res.body).toContain('<title>Softphone</title>');
-    expect(String(res.headers['content-security-policy'])).toContain("default-src 'self'");
+    expect(String(res.headers['content-security-policy'])).toContain("default-src 'none'");
     expect(String(res.headers['content-security-policy'])).toContain("object-src 'none'");
   });
 

@@ -106,8 +106,6 @@ describe('desktop host', () => {
       expect(webPreferences.nodeIntegration).toBe(false);
       expect(webPreferences.webSecurity).toBe(true);
       expect(webPreferences.preload).toBe(PRELOAD);
-      expect(webPreferences).not.toHaveProperty('nodeIntegrationInSubFrames');
-      expect(webPreferences).not.toHaveProperty('allowRunningInsecureContent');
       expect(window.loadURL).toHaveBeenCalledWith(APP_URL);
       window.emit('ready-to-show');
       expect(window.visible).toBe(true);
@@ -173,19 +171,20 @@ describe('desktop host', () => {
       listener({ responseHeaders: { 'content-security-policy': ["default-src *"], 'Content-Type': ['text/html'] } }, (r) => (headers = r.responseHeaders));
       expect(headers).toEqual({ 'Content-Type': ['text/html'], 'Content-Security-Policy': [CONTENT_SECURITY_POLICY] });
       for (const directive of [
-        "default-src 'self'",
+        "default-src 'none'",
         "script-src 'self'",
+        "style-src 'self'",
         "connect-src 'self'",
-        "media-src 'self' blob:",
         "img-src 'self' data:",
-        "style-src 'self' 'unsafe-inline'",
+        "media-src 'self'",
         "object-src 'none'",
         "base-uri 'none'",
+        "form-action 'none'",
         "frame-ancestors 'none'",
       ]) {
         expect(CONTENT_SECURITY_POLICY.split('; ')).toContain(directive);
       }
-      expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe-eval');
+      expect(CONTENT_SECURITY_POLICY).not.toContain('unsafe-');
     });
   });
 
@@ -376,7 +375,16 @@ describe('every BrowserWindow in electron/desktop', () => {
       for (const match of text.matchAll(/new BrowserWindow\(/g)) {
         windows += 1;
         const options = text.slice(match.index, text.indexOf('\n  });', match.index));
-        for (const literal of ['contextIsolation: true', 'sandbox: true', 'nodeIntegration: false', 'webSecurity: true']) {
+        for (const literal of [
+          'contextIsolation: true',
+          'sandbox: true',
+          'nodeIntegration: false',
+          'webSecurity: true',
+          'allowRunningInsecureContent: false',
+          'experimentalFeatures: false',
+          'webviewTag: false',
+          "disableBlinkFeatures: 'Auxclick'",
+        ]) {
           expect(options, `${name}: ${literal}`).toContain(literal);
         }
       }
