@@ -7,7 +7,7 @@
 import AxeBuilder from '@axe-core/playwright';
 import { describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { currentCall, eventually, incomingCard, recentCalls, stackForFile } from './harness';
+import { currentCall, eventually, incomingCard, onCallWithWaiting, recentCalls, stackForFile, twoCustomers } from './harness';
 import { contactPanel, messageItem, openConversation } from './conversation-steps';
 
 const stack = stackForFile();
@@ -157,6 +157,32 @@ describe('every screen passes axe (no serious or critical violation)', () => {
     await audit.screen('call ended');
     await recentCalls(page).getByText(name).first().waitFor();
     await audit.screen('recent calls', '#recent-calls');
+    audit.expectNone();
+  });
+
+  test('two calls: the waiting call is announced and passes axe, so do the held call and Swap; focus stays on the call in hand', async () => {
+    page = await stack.newAgentPage();
+    const audit = new AxeAudit(page);
+    const [first, second] = twoCustomers(stack);
+    await onCallWithWaiting(stack, page, first);
+    await stack.control('/control/incoming', { number: second.number });
+    await incomingCard(page).getByText(second.name).waitFor();
+    await expect.poll(() => announcer(page!).textContent()).toBe(`Incoming call from ${second.name}`);
+    await audit.screen('call waiting');
+
+    await incomingCard(page).getByRole('button', { name: 'Answer and hold', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    const held = currentCall(page).getByRole('group', { name: 'Call on hold' });
+    await held.getByText(first.name).waitFor();
+    await expect.poll(() => focused(page!)).toBe('button "Hang up"');
+    await audit.screen('two calls, one on hold');
+    // Swap from the keyboard; the held call's own Resume after the call in hand ends.
+    await held.getByRole('button', { name: 'Swap', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await held.getByText(second.name).waitFor();
+    await currentCall(page).getByRole('button', { name: 'Hang up', exact: true }).click();
+    await currentCall(page).getByRole('button', { name: 'Resume', exact: true }).waitFor();
+    await audit.screen('one call, on hold');
     audit.expectNone();
   });
 

@@ -222,6 +222,36 @@ export const currentCall = (p: Page) => p.getByRole('region', { name: 'Current c
 export const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
 export const recentCalls = (p: Page) => p.getByRole('list', { name: 'Recent calls' });
 
+/** Two different sandbox customers, for a second call beside a first. */
+export function twoCustomers(stack: Pick<Stack, 'sandbox'>): [SandboxCustomer, SandboxCustomer] {
+  const distinct = stack.sandbox.customers.filter((c, i, all) => all.findIndex((o) => o.number === c.number) === i);
+  const [first, second] = distinct;
+  if (!first || !second) throw new Error('the sandbox needs two customers');
+  return [first, second];
+}
+
+/**
+ * Call waiting for a test: "Ring me during a call" turned on in Settings, then `customer` calls and
+ * is answered, and the test waits until the relay may ring this agent for a second call.
+ */
+export async function onCallWithWaiting(stack: Pick<Stack, 'service' | 'control'>, p: Page, customer: SandboxCustomer): Promise<{ callId: string }> {
+  await p.getByRole('button', { name: 'Settings' }).click();
+  await p.getByRole('checkbox', { name: 'Ring me during a call' }).check();
+  await eventually('the setting saved', () => stack.service.preferences().ringDuringCall);
+  await p.getByRole('button', { name: 'Back' }).click();
+  const call = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
+  await incomingCard(p).getByRole('button', { name: 'Answer', exact: true }).click();
+  await currentCall(p).getByText('Connected').waitFor();
+  // On one call with the setting on, the relay is told a new call may still ring here.
+  await eventually('presence call_waiting', async () => {
+    const snapshot = await stack.service.handle('getSnapshot', {});
+    return snapshot.ok && snapshot.value.presence?.status === 'call_waiting';
+  });
+  // The report reaches the relay over loopback right after; give it that moment.
+  await p.waitForTimeout(300);
+  return call;
+}
+
 /** Audio both ways: the agent's page hears the customer, and the sandbox's customer heard the agent. */
 export async function expectTwoWayAudio(p: Page, callReport: (callId: string) => Promise<SandboxCallReport>, callId: string): Promise<void> {
   const inbound = await eventually('the agent to hear the customer', async () => {

@@ -2,9 +2,8 @@
 // real WebRTC peers; each reports what it hears (the hold music, a voice, silence), so the test can
 // tell the customer on hold from the one talking with the agent.
 import { describe, expect, test } from 'vitest';
-import type { Page } from 'playwright-core';
 import type { SandboxCallReport } from '../../shared/sandbox';
-import { currentCall, eventually, incomingCard, stackForFile } from './harness';
+import { currentCall, eventually, incomingCard, onCallWithWaiting, stackForFile, twoCustomers } from './harness';
 
 // The service ends a call after this long without media mid-call (138022); holding must keep
 // sending. Shorter than the holds below, so a hold that sent nothing would end the call.
@@ -22,13 +21,6 @@ async function customerHears(callId: string, what: SandboxCallReport['heardNow']
 /** How long the customer has heard each kind of audio so far, in ms. */
 const heard = async (callId: string) => (await stack.callReport(callId)).heardMs;
 
-async function ringMeDuringACall(page: Page): Promise<void> {
-  await page.getByRole('button', { name: 'Settings' }).click();
-  await page.getByRole('checkbox', { name: 'Ring me during a call' }).check();
-  await eventually('the setting saved', () => stack.service.preferences().ringDuringCall);
-  await page.getByRole('button', { name: 'Back' }).click();
-}
-
 async function presence(): Promise<string | undefined> {
   const snapshot = await stack.service.handle('getSnapshot', {});
   return snapshot.ok ? snapshot.value.presence?.status : undefined;
@@ -37,19 +29,10 @@ async function presence(): Promise<string | undefined> {
 describe('hold, call waiting and swap', () => {
   test('on a call with A, B calls: "Answer and hold" → A hears music, B talks with the agent; "Swap"; each hangs up in turn', async () => {
     const page = await stack.newAgentPage();
-    await ringMeDuringACall(page);
-    const [first, second] = stack.sandbox.customers.filter((c, i, all) => all.findIndex((o) => o.number === c.number) === i);
-    if (!first || !second) throw new Error('the sandbox needs two customers');
-
+    const [first, second] = twoCustomers(stack);
     // A calls and is answered.
-    const a = await stack.control<{ callId: string }>('/control/incoming', { number: first.number });
-    await incomingCard(page).getByRole('button', { name: 'Answer', exact: true }).click();
-    await currentCall(page).getByText('Connected').waitFor();
+    const a = await onCallWithWaiting(stack, page, first);
     await customerHears(a.callId, 'voice');
-    // On one call with the setting on, the relay is told a new call may still ring here.
-    await eventually('presence call_waiting', async () => (await presence()) === 'call_waiting');
-    // The report reaches the relay over loopback right after; give it that moment.
-    await page.waitForTimeout(300);
 
     // B calls: the card offers "Answer and hold" and "Decline".
     const b = await stack.control<{ callId: string }>('/control/incoming', { number: second.number });
@@ -116,14 +99,8 @@ describe('hold, call waiting and swap', () => {
 
   test('hanging up the active call leaves the held one on hold, with "Resume" in reach', async () => {
     const page = await stack.newAgentPage();
-    await ringMeDuringACall(page);
-    const [first, second] = stack.sandbox.customers.filter((c, i, all) => all.findIndex((o) => o.number === c.number) === i);
-    if (!first || !second) throw new Error('the sandbox needs two customers');
-    const a = await stack.control<{ callId: string }>('/control/incoming', { number: first.number });
-    await incomingCard(page).getByRole('button', { name: 'Answer', exact: true }).click();
-    await currentCall(page).getByText('Connected').waitFor();
-    await eventually('presence call_waiting', async () => (await presence()) === 'call_waiting');
-    await page.waitForTimeout(300);
+    const [first, second] = twoCustomers(stack);
+    const a = await onCallWithWaiting(stack, page, first);
     const b = await stack.control<{ callId: string }>('/control/incoming', { number: second.number });
     await incomingCard(page).getByRole('button', { name: 'Answer and hold', exact: true }).click();
     await customerHears(b.callId, 'voice');

@@ -230,7 +230,7 @@ type RowKey = keyof typeof ROWS;
 //   incoming: ringing → answering → connecting → active → ended
 //   outgoing: dialing → calling → remote_ringing → connecting → active → ended
 // with, beside the phase, the claim, the decline verdict, the request under way and the end owed.
-const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
+const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventKey, Cell>> = {
   'in.ringing': {
     'remote.incoming': '=', // a duplicate connect
     'remote.answered': '=',
@@ -414,44 +414,6 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.hold': ['active:held', 'reply:ok'],
     'local.resume': ['=', 'reply:ok'], // in hand already
-    'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
-    'local.deadline': '=',
-    'local.end_result:done': '=',
-    'local.end_result:refused': '=',
-    'local.end_result:unreached': '=',
-    'local.leftover:reject': '=',
-    'local.leftover:terminate': '=',
-  },
-  'in.held': {
-    'remote.incoming': '=',
-    'remote.answered': '=',
-    'remote.status:RINGING': '=',
-    'remote.status:ACCEPTED': '=',
-    'remote.status:REJECTED': '=',
-    'remote.terminated:COMPLETED': 'ended:completed/customer',
-    'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
-    'remote.terminated:FAILED': 'ended:failed/138021',
-    'remote.claimed': '=',
-    'remote.claimed:mine': '=',
-    'remote.claimed:theirs': '=',
-    'local.dial': ['=', 'reply:invalid_state'],
-    'local.initiate_ok': '=',
-    'local.initiate_failed': '=',
-    'local.answer': ['=', 'reply:invalid_state'],
-    'local.accept_ok': '=', // the accept response came back after media connected
-    'local.accept_failed': ['ended:failed/100', 'end:reject'],
-    'local.accept_failed:timeout': ['ended:failed/timeout', 'end:terminate'],
-    'local.claim_result:won': '=',
-    'local.claim_result:lost': '=',
-    'local.claim_result:unknown': '=',
-    'local.decline': ['=', 'reply:invalid_state'],
-    'local.decline_result:last': '=',
-    'local.decline_result:others': '=',
-    'local.decline_result:unknown': '=',
-    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
-    'local.hold': ['=', 'reply:ok'], // held already
-    'local.resume': ['active', 'reply:ok'], // back to the microphone
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=',
@@ -808,44 +770,6 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
   },
-  'out.held': {
-    'remote.incoming': '=',
-    'remote.answered': '=',
-    'remote.status:RINGING': '=',
-    'remote.status:ACCEPTED': '=', // ACCEPTED often arrives after media flows
-    'remote.status:REJECTED': '=',
-    'remote.terminated:COMPLETED': 'ended:completed/customer',
-    'remote.terminated:COMPLETED+duration': 'ended:completed/customer',
-    'remote.terminated:FAILED': 'ended:failed/138021',
-    'remote.claimed': '=',
-    'remote.claimed:mine': '=',
-    'remote.claimed:theirs': '=',
-    'local.dial': ['=', 'reply:invalid_state'],
-    'local.initiate_ok': '=',
-    'local.initiate_failed': '=',
-    'local.answer': ['=', 'reply:invalid_state'],
-    'local.accept_ok': '=',
-    'local.accept_failed': '=',
-    'local.accept_failed:timeout': '=',
-    'local.claim_result:won': '=',
-    'local.claim_result:lost': '=',
-    'local.claim_result:unknown': '=',
-    'local.decline': ['=', 'reply:invalid_state'],
-    'local.decline_result:last': '=',
-    'local.decline_result:others': '=',
-    'local.decline_result:unknown': '=',
-    'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
-    'local.hold': ['=', 'reply:ok'], // held already
-    'local.resume': ['active', 'reply:ok'], // back to the microphone
-    'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
-    'local.deadline': '=',
-    'local.end_result:done': '=',
-    'local.end_result:refused': '=',
-    'local.end_result:unreached': '=',
-    'local.leftover:reject': '=',
-    'local.leftover:terminate': '=',
-  },
   'out.ended': {
     'remote.incoming': '=',
     'remote.answered': '=', // a connect after the end never revives the call
@@ -960,6 +884,18 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
   },
+};
+
+/** On hold, a call answers every event as when in hand, except hold (held already) and resume (back to the microphone). */
+const heldRow = (inHand: Record<EventKey, Cell>): Record<EventKey, Cell> => ({
+  ...inHand,
+  'local.hold': ['=', 'reply:ok'],
+  'local.resume': ['active', 'reply:ok'],
+});
+const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
+  ...WRITTEN_OUT,
+  'in.held': heldRow(WRITTEN_OUT['in.active']),
+  'out.held': heldRow(WRITTEN_OUT['out.active']),
 };
 
 function outcomeOf(call: CallState | undefined): string {
