@@ -19,6 +19,7 @@ import type { StoreApi } from 'zustand/vanilla';
 import { parseConversation, parseTemplateDraft } from '../bridge/payload-schemas';
 import { errorMessage, messageErrorText } from '../error-texts';
 import { i18n } from '../i18n/i18n';
+import { translateRuleText } from '../i18n/rule-text';
 import {
   afterSendOf,
   checkComposer,
@@ -238,7 +239,7 @@ export class MessagingActions {
   private finishSend(contact: string, sent: ComposerDraft, result: Result<SendReceipt>, confirmed: readonly string[] = []): void {
     if (result.ok) {
       const warnings = result.value.warnings;
-      this.state.updateComposer(contact, (d) => ({ ...afterSendOf(d, sent), notice: warnings.length > 0 ? t('composer.sentWithWarnings', { warnings: warnings.join('. ') }) : null }));
+      this.state.updateComposer(contact, (d) => ({ ...afterSendOf(d, sent), notice: warnings.length > 0 ? t('composer.sentWithWarnings', { warnings: warnings.map(translateRuleText).join('. ') }) : null }));
       return;
     }
     const error = result.error;

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { MEDIA_TABLE, MEDIA_TYPES, mediaExtensions, type MediaType } from '../../shared/messages';
 import { useMessaging } from '../app/controllers-context';
+import { translateRuleText } from '../i18n/rule-text';
 import {
   COMPOSER_TABS,
   FIELD_LIMITS,
@@ -9,6 +10,7 @@ import {
   checkComposer,
   focusAfterConfirmedSend,
   formatSize,
+  linkCheckHint,
   mediaByLabel,
   mediaFieldLabel,
   mediaTypeLabel,
@@ -239,8 +241,9 @@ type SendAnywayAction = (confirmed: readonly string[]) => void;
 
 /**
  * The warnings a send came back with (needs_confirmation) and "Send anyway", which sends the same
- * message once more confirming exactly the warnings shown here (the button is described by them). A
- * file that breaks a rule never gets here: its rule shows on its field and nothing is sent.
+ * message once more confirming exactly the warnings shown here (the button is described by them),
+ * in the English the main process gave them, whatever the language they are shown in. A file that
+ * breaks a rule never gets here: its rule shows on its field and nothing is sent.
  */
 function SendAnyway({ contact, draft, disabled, sendAnyway }: { contact: string; draft: ComposerDraft; disabled: boolean; sendAnyway: SendAnywayAction }) {
   const { t } = useTranslation('messages');
@@ -253,9 +256,12 @@ function SendAnyway({ contact, draft, disabled, sendAnyway }: { contact: string;
       <div role="alert" id={alertId} key={confirmation.asked}>
         <p>{t(confirmation.changed ? 'confirm.changed' : 'confirm.notSentYet', { count: confirmation.warnings.length })}</p>
         <ul>
-          {confirmation.warnings.map((w) => (
-            <li key={w}>{w}</li>
-          ))}
+          {/* Said in the UI's language; the English texts are what the button confirms. */}
+          {confirmation.warnings.map((w) => {
+            const said = translateRuleText(w);
+            // A warning the catalogue did not make comes as it is, in its own direction.
+            return <li key={w}>{said === w ? <bdi>{w}</bdi> : said}</li>;
+          })}
         </ul>
       </div>
       <button type="button" className="btn btn-secondary" disabled={disabled || draft.busy} aria-describedby={alertId} onClick={() => sendAnyway(confirmation.warnings)}>
@@ -319,7 +325,7 @@ function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & {
           error={linkError}
           hint={
             check !== null && check.state !== 'failed' ? (
-              <span className={CHECK_CLASSES[check.state]}>{check.text}</span>
+              <span className={CHECK_CLASSES[check.state]}>{linkCheckHint(check)}</span>
             ) : (
               t('media.linkHint', { extensions: mediaExtensions(media.type).join(', '), max: formatSize(rule.maxBytes) })
             )

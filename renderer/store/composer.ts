@@ -6,19 +6,26 @@
 //
 // Words are made with renderer/i18n's `t` when asked for: labels and the window's own rules at
 // render time; a send's outcome when it arrives. The shared schemas' rules come in English and are
-// said in the UI's language (i18n/rule-text.ts) when they are checked.
+// said in the UI's language (i18n/rule-text.ts) when they are checked. What the media link check
+// found is kept in English, as the main process gave it, and said in the UI's language when drawn
+// (`linkCheckHint`, and the "Send anyway" list): the English is what a confirmation sends back.
 import type { z } from 'zod';
 import { commandSchemas, messageContentSchema, type MediaLinkCheckResult } from '../../shared/api';
+import { directionOf } from '../../shared/i18n/languages';
+import englishMessages from '../../shared/i18n/locales/en/messages.json';
 import { MB, MESSAGE_LIMITS, type MediaType, type MessageContent } from '../../shared/messages';
 import { formatPhoneNumber } from '../../shared/phone';
 import type { TemplateDraft, TemplateField } from '../../shared/templates';
 import { fieldPath } from '../../shared/validation';
-import { formatNumber } from '../i18n/format';
-import { i18n } from '../i18n/i18n';
+import { formatNumber, isolateLtr } from '../i18n/format';
+import { currentLanguage, i18n, intlLocale } from '../i18n/i18n';
 import { translateRuleText } from '../i18n/rule-text';
 
 /** The messages namespace's words, in the UI's language at the time of the call. */
 const t = i18n.getFixedT(null, 'messages');
+/** The same words in English: the link check's hint as the store keeps it. */
+const english = i18n.getFixedT('en', 'messages');
+type Words = typeof t;
 
 export const COMPOSER_TABS = ['text', 'media', 'interactive', 'template'] as const;
 export type ComposerTab = (typeof COMPOSER_TABS)[number];
@@ -72,14 +79,32 @@ export const mediaTypeLabel = (type: MediaType): string => t(`media.types.${type
  * A file's size as shared/messages.ts formatBytes gives it ("2.4 MB", "812 KB", "96 bytes"), with
  * the number in the UI's language and the unit translated.
  */
-export function formatSize(bytes: number): string {
-  if (bytes >= MB) {
-    const mb = bytes / MB;
-    const digits = Number.isInteger(mb) ? 0 : 1;
-    return t('size.mb', { size: formatNumber(mb, { minimumFractionDigits: digits, maximumFractionDigits: digits }) });
+export const formatSize = (bytes: number): string => sizeText(sizeOf(bytes), t, intlLocale());
+
+/** A size in the unit it is said in: MB with one decimal unless whole, KB rounded, or bytes. */
+interface Size {
+  unit: 'mb' | 'kb' | 'bytes';
+  value: number;
+  /** Decimals shown. */
+  digits: 0 | 1;
+}
+
+function sizeOf(bytes: number): Size {
+  if (bytes >= MB) return { unit: 'mb', value: bytes / MB, digits: Number.isInteger(bytes / MB) ? 0 : 1 };
+  if (bytes >= 1024) return { unit: 'kb', value: Math.round(bytes / 1024), digits: 0 };
+  return { unit: 'bytes', value: bytes, digits: 0 };
+}
+
+function sizeText({ unit, value, digits }: Size, words: Words, locale: string): string {
+  const size = formatNumber(value, { minimumFractionDigits: digits, maximumFractionDigits: digits }, locale);
+  switch (unit) {
+    case 'mb':
+      return words('size.mb', { size });
+    case 'kb':
+      return words('size.kb', { size });
+    case 'bytes':
+      return words('size.bytes', { count: value, size });
   }
-  if (bytes >= 1024) return t('size.kb', { size: formatNumber(Math.round(bytes / 1024)) });
-  return t('size.bytes', { count: bytes, size: formatNumber(bytes) });
 }
 
 export interface MediaDraft {
@@ -98,7 +123,29 @@ export interface LinkCheckState {
   type: MediaType;
   /** `confirm`: the gateway takes the file, but Send will ask the agent to confirm its warnings. */
   state: 'checking' | 'ok' | 'confirm' | 'failed';
+  /**
+   * `ok` and `confirm`: the hint in English (`linkCheckOutcome`), drawn with `linkCheckHint`;
+   * `failed`: the refusal, worded when it arrived.
+   */
   text: string;
+}
+
+/** What a finished check says about the file: the parts of its hint. */
+interface LinkFindings {
+  /** The main process's words for the file ("8-bit RGB PNG"), or the served type. */
+  what: string;
+  size?: Size | undefined;
+  /** How many warnings wait for "Send anyway" (listed beside it, not here). */
+  toConfirm: number;
+  /** The check's notes, which need nothing from the agent. */
+  notes: readonly string[];
+}
+
+/** "8-bit RGB PNG, 120 KB: fits the image rules. <note>": one sentence for the file, then each note. */
+function hintText(type: MediaType, found: LinkFindings, words: Words, locale: string): string {
+  const file = found.size !== undefined ? words('media.fileWithSize', { what: found.what, size: sizeText(found.size, words, locale) }) : found.what;
+  const verdict = found.toConfirm > 0 ? words('media.toConfirm', { file, count: found.toConfirm }) : words(`media.fits.${type}`, { file });
+  return [verdict, ...found.notes].join('. ');
 }
 
 /**
@@ -106,16 +153,109 @@ export interface LinkCheckState {
  * PNG, 120 KB") and whether it fits the type's rules. Warnings to confirm are only counted here: the
  * alert beside "Send anyway" lists them, so that each is shown (and read out) once. `description` is
  * the main process's words for the file, when it gives them; the served type stands in otherwise.
+ * The text is English, like the description and the notes in it: `linkCheckHint` says it in the
+ * UI's language each time it is drawn.
  */
 export function linkCheckOutcome(
   type: MediaType,
   check: Pick<MediaLinkCheckResult, 'contentType' | 'contentLength' | 'warnings' | 'confirm' | 'description'>,
 ): { state: 'ok' | 'confirm'; text: string } {
-  const what = check.description?.trim() || check.contentType;
-  const file = check.contentLength !== undefined ? t('media.fileWithSize', { what, size: formatSize(check.contentLength) }) : what;
   const toConfirm = check.confirm?.length ?? 0;
-  const verdict = toConfirm > 0 ? t('media.toConfirm', { file, count: toConfirm }) : t(`media.fits.${type}`, { file });
-  return { state: toConfirm > 0 ? 'confirm' : 'ok', text: [verdict, ...check.warnings].join('. ') };
+  const size = check.contentLength !== undefined ? sizeOf(check.contentLength) : undefined;
+  const found = { what: check.description?.trim() || check.contentType, size, toConfirm, notes: check.warnings };
+  return { state: toConfirm > 0 ? 'confirm' : 'ok', text: hintText(type, found, english, intlLocale('en')) };
+}
+
+const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * An English template as a pattern's source: each {{value}} a group named after it (or, with
+ * `named` false, a bare group) of its shape; by default, the shortest text.
+ */
+const templateSource = (template: string, shapes: Readonly<Record<string, string>> = {}, named = true): string =>
+  template
+    .split(/\{\{(\w+)\}\}/)
+    .map((part, i) => (i % 2 === 1 ? `(${named ? `?<${part}>` : '?:'}${shapes[part] ?? '.+?'})` : escapeRegex(part)))
+    .join('');
+
+/** A number as English writes it: "2.5", "1,024". */
+const ENGLISH_NUMBER = '\\d{1,3}(?:,\\d{3})*(?:\\.\\d+)?';
+/** A size as `sizeText` writes it in English ("2.5 MB", "1,024 KB", "1 byte"), by its unit. */
+const SIZE_TEMPLATES: readonly { template: string; unit: Size['unit'] }[] = [
+  { template: englishMessages.size.mb, unit: 'mb' },
+  { template: englishMessages.size.kb, unit: 'kb' },
+  { template: englishMessages.size.bytes_one, unit: 'bytes' },
+  { template: englishMessages.size.bytes_other, unit: 'bytes' },
+];
+const SIZES = SIZE_TEMPLATES.map(({ template, unit }) => ({ regex: new RegExp(`^${templateSource(template, { size: ENGLISH_NUMBER })}$`), unit }));
+const FILE_WITH_SIZE = new RegExp(
+  `^${templateSource(englishMessages.media.fileWithSize, { size: SIZE_TEMPLATES.map(({ template }) => templateSource(template, { size: ENGLISH_NUMBER }, false)).join('|') })}$`,
+  's',
+);
+
+function sizeFrom(text: string): Size | undefined {
+  for (const { regex, unit } of SIZES) {
+    const number = regex.exec(text)?.groups?.size;
+    if (number !== undefined) return { unit, value: Number(number.replaceAll(',', '')), digits: number.includes('.') ? 1 : 0 };
+  }
+  return undefined;
+}
+
+/** A verdict, and the notes after it, each after ". " (no note of the catalogue holds one). */
+const verdictPattern = (template: string): RegExp => new RegExp(`^${templateSource(template, { count: '\\d+' })}(?:\\. (?<notes>.+))?$`, 's');
+const FITS: Readonly<Record<MediaType, RegExp>> = {
+  image: verdictPattern(englishMessages.media.fits.image),
+  audio: verdictPattern(englishMessages.media.fits.audio),
+  video: verdictPattern(englishMessages.media.fits.video),
+  document: verdictPattern(englishMessages.media.fits.document),
+};
+const TO_CONFIRM: readonly RegExp[] = [verdictPattern(englishMessages.media.toConfirm_one), verdictPattern(englishMessages.media.toConfirm_other)];
+
+/**
+ * The parts of a hint `linkCheckOutcome` wrote; undefined for a text it did not write. A check is
+ * kept as one text whatever its state; its parts are read back with the English templates, the way
+ * i18n/rule-text.ts reads the rules, so that the hint can be said again in any language.
+ */
+function englishFindings(type: MediaType, state: 'ok' | 'confirm', text: string): LinkFindings | undefined {
+  for (const verdict of state === 'ok' ? [FITS[type]] : TO_CONFIRM) {
+    const groups = verdict.exec(text)?.groups;
+    if (groups?.file === undefined) continue;
+    const sized = FILE_WITH_SIZE.exec(groups.file)?.groups;
+    const size = sized?.size === undefined ? undefined : sizeFrom(sized.size);
+    return {
+      what: size === undefined || sized?.what === undefined ? groups.file : sized.what,
+      size,
+      toConfirm: state === 'ok' ? 0 : groups.count === undefined ? 1 : Number(groups.count),
+      notes: groups.notes?.split('. ') ?? [],
+    };
+  }
+  return undefined;
+}
+
+/** The file's description in the UI's language; a name no template made (a served type, "PDF") kept left to right. */
+function whatText(what: string): string {
+  const said = translateRuleText(what);
+  return said === what && directionOf(currentLanguage()) === 'rtl' ? isolateLtr(what) : said;
+}
+
+/**
+ * The link field's hint in the UI's language now: "Checking the link…", or the finished check's
+ * English hint said again, its description and notes through the rules catalogue
+ * (i18n/rule-text.ts), so that a change of language re-words it. A refusal is the field's error,
+ * worded when it arrived.
+ */
+export function linkCheckHint(check: LinkCheckState): string {
+  switch (check.state) {
+    case 'checking':
+      return t('media.checking');
+    case 'failed':
+      return check.text;
+    case 'ok':
+    case 'confirm': {
+      const found = englishFindings(check.type, check.state, check.text);
+      if (found === undefined) return check.text;
+      return hintText(check.type, { ...found, what: whatText(found.what), notes: found.notes.map(translateRuleText) }, t, intlLocale());
+    }
+  }
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   focusAfterConfirmedSend,
   formatSize,
   interactiveContent,
+  linkCheckHint,
   linkCheckOutcome,
   MEDIA_BYS,
   mediaByLabel,
@@ -33,12 +34,19 @@ import {
   type ComposerDraft,
   type InteractiveDraft,
   type InteractiveVariant,
+  type LinkCheckState,
   type MediaDraft,
 } from '../../../renderer/store/composer';
+import type { MediaType } from '../../../shared/messages';
 
 const TO = '447700900123';
 const draft = (patch: Partial<ComposerDraft>): ComposerDraft => ({ ...emptyComposer('text', TO), ...patch });
 const interactive = (variant: InteractiveVariant, patch: Partial<InteractiveDraft>): ComposerDraft => draft({ tab: 'interactive', interactive: { ...emptyInteractive(variant), ...patch } });
+type LinkFound = Parameters<typeof linkCheckOutcome>[1];
+/** The store's state after a link check that found this. */
+const checked = (type: MediaType, found: LinkFound): LinkCheckState => ({ link: 'https://e.com/file', type, ...linkCheckOutcome(type, found) });
+/** The link field's hint as the composer draws it, for a check that found this. */
+const hintOf = (type: MediaType, found: LinkFound): string => linkCheckHint(checked(type, found));
 
 describe('text and media', () => {
   it('an empty or overlong text names text.body with the rule', () => {
@@ -181,6 +189,59 @@ describe('the link check’s hint and the focus after "Send anyway"', () => {
     expect(two.text).toBe('MP4, H.264 High, 2 MB: the gateway takes it, with 2 warnings for you to confirm when you send it');
     expect(two.text).not.toContain('B-frames');
     expect(linkCheckOutcome('video', { ...mp4, confirm: [] }).state).toBe('ok');
+  });
+
+  it('is drawn from the English the store keeps: the same words in English, whatever the size, the count or the notes', () => {
+    const NOTE = 'The link points to this computer or a private network: the gateway fetches links itself and cannot reach it (the sandbox can)';
+    const NO_EXTENSION = 'The link has no file extension; the file is taken as video/mp4 from what the server says and what its bytes are';
+    const cases: [MediaType, LinkFound][] = [
+      ['image', { contentType: 'image/png', warnings: [] }],
+      ['image', { contentType: 'image/png', contentLength: 1, warnings: [], description: '8-bit RGB PNG' }],
+      ['image', { contentType: 'image/png', contentLength: 1023, warnings: [NOTE] }],
+      ['video', { contentType: 'video/mp4', contentLength: 1_048_575, warnings: [NO_EXTENSION, NOTE], confirm: [WARNING], description: 'MP4: H.264 High with B-frames, AAC' }],
+      ['video', { contentType: 'video/mp4', contentLength: 2.5 * 1024 * 1024, warnings: [], confirm: Array.from({ length: 12 }, (_, i) => `${WARNING} ${i}`) }],
+      ['audio', { contentType: 'audio/mpeg', contentLength: 1234.5 * 1024 * 1024, warnings: [NOTE], description: 'MP3, 44.1 kHz, mono, 64 kbit/s' }],
+      ['document', { contentType: 'application/pdf', contentLength: Math.round(2.96 * 1024 * 1024), warnings: [], description: 'PDF 1.4' }],
+    ];
+    for (const [type, found] of cases) {
+      const check = checked(type, found);
+      expect(linkCheckHint(check)).toBe(check.text);
+    }
+    expect(checked(...cases[2]!).text).toBe(`image/png, 1,023 bytes: fits the image rules. ${NOTE}`);
+    expect(checked(...cases[3]!).text).toBe(
+      `MP4: H.264 High with B-frames, AAC, 1,024 KB: the gateway takes it, with a warning for you to confirm when you send it. ${NO_EXTENSION}. ${NOTE}`,
+    );
+    expect(checked(...cases[4]!).text).toBe('video/mp4, 2.5 MB: the gateway takes it, with 12 warnings for you to confirm when you send it');
+    expect(checked(...cases[5]!).text).toBe(`MP3, 44.1 kHz, mono, 64 kbit/s, 1,234.5 MB: fits the audio rules. ${NOTE}`);
+    expect(checked(...cases[6]!).text).toBe('PDF 1.4, 3.0 MB: fits the document rules');
+    // A text it did not write is shown as it is; while the check runs, its own words.
+    expect(linkCheckHint({ link: 'https://e.com/a.png', type: 'image', state: 'ok', text: 'Fine by the gateway' })).toBe('Fine by the gateway');
+    expect(linkCheckHint({ link: 'https://e.com/a.png', type: 'image', state: 'checking', text: 'Checking the link…' })).toBe('Checking the link…');
+  });
+
+  it('is kept in English and said in the language of the moment it is drawn', async () => {
+    const NOTE = 'The link points to this computer or a private network: the gateway fetches links itself and cannot reach it (the sandbox can)';
+    try {
+      await setUiLanguage('es', undefined);
+      // Checked while the window speaks Spanish: the store still holds the English.
+      const check = checked('video', { contentType: 'video/mp4', contentLength: 2.5 * 1024 * 1024, warnings: [NOTE], confirm: [WARNING], description: 'MP4: H.264 High with B-frames, AAC' });
+      const english = 'MP4: H.264 High with B-frames, AAC, 2.5 MB: the gateway takes it, with a warning for you to confirm when you send it';
+      expect(check.text).toBe(`${english}. ${NOTE}`);
+      expect(linkCheckHint(check)).toBe(
+        'MP4: H.264 High con fotogramas B, AAC, 2,5 MB: la pasarela lo acepta, con una advertencia que debes confirmar al enviarlo. ' +
+          'El enlace apunta a esta computadora o a una red privada: la pasarela descarga los enlaces por sí misma y no puede llegar a él (el sandbox sí)',
+      );
+      expect(linkCheckHint({ ...check, state: 'checking' })).toBe('Comprobando el enlace…');
+      await setUiLanguage('ar', undefined);
+      const arabic = linkCheckHint(check);
+      expect(arabic).toContain('\u2066H.264 High\u2069 مع إطارات B');
+      expect(arabic).toContain('2.5 ميغابايت: تقبله البوابة');
+      expect(arabic).not.toMatch(/with|gateway|private/);
+      await setUiLanguage('en', undefined);
+      expect(linkCheckHint(check)).toBe(check.text);
+    } finally {
+      await setUiLanguage('en', undefined);
+    }
   });
 
   it('focus waits for the answer, then goes to "Send anyway" when asked again, to the field in error on a refusal, else to the form', () => {
@@ -422,9 +483,9 @@ describe('the composer in another language', () => {
     expect(formatSize(1)).toBe('1 byte');
     expect(formatSize(512)).toBe('512 bytes');
     const video = { contentType: 'video/mp4', contentLength: 2 * 1024 * 1024, warnings: [] };
-    expect(linkCheckOutcome('video', { ...video, confirm: ['a'] }).text).toBe('video/mp4, 2 MB: la pasarela lo acepta, con una advertencia que debes confirmar al enviarlo');
-    expect(linkCheckOutcome('video', { ...video, confirm: ['a', 'b'] }).text).toBe('video/mp4, 2 MB: la pasarela lo acepta, con 2 advertencias que debes confirmar al enviarlo');
-    expect(linkCheckOutcome('image', { contentType: 'image/png', contentLength: 120 * 1024, warnings: [] }).text).toBe('image/png, 120 KB: cumple las reglas de imagen');
+    expect(hintOf('video', { ...video, confirm: ['a'] })).toBe('video/mp4, 2 MB: la pasarela lo acepta, con una advertencia que debes confirmar al enviarlo');
+    expect(hintOf('video', { ...video, confirm: ['a', 'b'] })).toBe('video/mp4, 2 MB: la pasarela lo acepta, con 2 advertencias que debes confirmar al enviarlo');
+    expect(hintOf('image', { contentType: 'image/png', contentLength: 120 * 1024, warnings: [] })).toBe('image/png, 120 KB: cumple las reglas de imagen');
 
     const many = Array.from({ length: 3 }, (_, i) => ({ title: `S${i}`, rows: Array.from({ length: 4 }, (_, j) => ({ title: `R${j}`, description: '' })) }));
     const tooMany = interactive('list', { body: 'Pick', listButton: 'Slots', sections: many });
@@ -432,6 +493,7 @@ describe('the composer in another language', () => {
 
     await setUiLanguage('ar', undefined);
     expect(formatSize(2.5 * 1024 * 1024)).toBe('2.5 ميغابايت');
-    expect(linkCheckOutcome('video', { ...video, confirm: ['a', 'b'] }).text).toBe('video/mp4، 2 ميغابايت: تقبله البوابة، مع تحذيرين عليك تأكيدهما عند الإرسال');
+    // The served type keeps its order inside the right-to-left sentence.
+    expect(hintOf('video', { ...video, confirm: ['a', 'b'] })).toBe('\u2066video/mp4\u2069، 2 ميغابايت: تقبله البوابة، مع تحذيرين عليك تأكيدهما عند الإرسال');
   });
 });

@@ -3,23 +3,46 @@
 // file as it is, declared by nothing, sent as every other type, cut short) and that
 // shared/media-fetch makes of a real server on 127.0.0.1, said in Spanish and in Arabic with no word
 // of the English catalogue left: what stays is names (MIME types, extensions, codecs, containers),
-// numbers, units and what a server or a library said in its own words.
-import { readFile } from 'node:fs/promises';
+// numbers, units and what a server or a library said in its own words. And in the composer, against
+// the real service in sandbox mode: the hint on a checked link and the warnings that wait for "Send
+// anyway", drawn in Spanish, while "Send anyway" sends back the English the service gave.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { STATUS_CODES } from 'node:http';
-import { extname } from 'node:path';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { createElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { startEmbeddedEnvironment } from '../../../electron/embedded';
+import type { EmbeddedEnvironment } from '../../../electron/core/embedded-environment';
+import { MemorySecretStore } from '../../../electron/core/secret-store';
+import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
 import { nodeByteFetch } from '../../../sandbox/media-judge';
+import { commandSchemas, type CommandParams } from '../../../shared/api';
 import english from '../../../shared/i18n/locales/en/rules.json';
 import arabic from '../../../shared/i18n/locales/ar/rules.json';
 import spanish from '../../../shared/i18n/locales/es/rules.json';
+import arabicMessages from '../../../shared/i18n/locales/ar/messages.json';
+import englishMessages from '../../../shared/i18n/locales/en/messages.json';
+import spanishMessages from '../../../shared/i18n/locales/es/messages.json';
+import { configureLogging } from '../../../shared/log';
 import { checkMediaFile } from '../../../shared/media-fetch';
 import { inspectMedia, type MediaInspection } from '../../../shared/media-inspect';
 import { MEDIA_TYPES, type MediaType } from '../../../shared/messages';
-import type { Result } from '../../../shared/result';
+import { ok, type Result } from '../../../shared/result';
+import type { MediaControls } from '../../../renderer/app/call-actions';
+import { ControllersContext } from '../../../renderer/app/controllers-context';
+import { createControllers } from '../../../renderer/app/controllers';
+import { MessagingActions, type MessagingActionsDeps } from '../../../renderer/app/messaging-actions';
+import { permanentLink } from '../../../renderer/bridge/host-link';
+import { Composer } from '../../../renderer/components/Composer';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import { translateRuleText } from '../../../renderer/i18n/rule-text';
+import { emptyMedia, type ComposerDraft } from '../../../renderer/store/composer';
+import { appStore, composerFor, resetStore } from '../../../renderer/store/store';
 import { mediaCorpus, type MediaCorpus } from '../../fixtures/media-corpus';
 import { file, redirect, silent, startMediaFileServer, statusOnly, type MediaFileServer } from '../../support/media-file-server';
+import { fakeApi } from './fake-api';
 
 type Tree = { [key: string]: string | Tree };
 const textsOf = (tree: Tree): string[] => Object.values(tree).flatMap((v) => (typeof v === 'string' ? [v] : textsOf(v)));
@@ -31,13 +54,14 @@ const wordsOf = (text: string): string[] =>
   [...text.replace(/\{\{\w+\}\}/g, ' ').matchAll(/[\p{L}\p{N}][\p{L}\p{M}\p{N}'’\-/.+]*/gu)].map((m) => m[0].replace(/[.'’/+-]+$/, ''));
 
 /**
- * The words of the English catalogue that a language's own catalogue never uses: what must not be
- * left in a message said in that language. Names the translation keeps (PNG, moov, ffmpeg, High,
- * Opus) and words both languages share (audio, video, no) are not among them.
+ * The words of the English catalogue (the rules', unless another is given) that a language's own
+ * catalogue never uses: what must not be left in a message said in that language. Names the
+ * translation keeps (PNG, moov, ffmpeg, High, Opus) and words both languages share (audio, video,
+ * no) are not among them.
  */
-function englishOnly(translation: Tree): Set<string> {
+function englishOnly(translation: Tree, source: Tree = english as Tree): Set<string> {
   const own = new Set(textsOf(translation).flatMap(wordsOf));
-  return new Set(textsOf(english as Tree).flatMap(wordsOf).filter((word) => !own.has(word)));
+  return new Set(textsOf(source).flatMap(wordsOf).filter((word) => !own.has(word)));
 }
 
 const ISOLATES = /[\u2066-\u2069]/g;
@@ -224,4 +248,151 @@ describe('lists and what only looks like one', () => {
       expect(translateRuleText(message)).toBe(message);
     }
   });
+});
+
+describe('in the composer, against the real service', () => {
+  const CONTACT = '12025550123';
+  let env: EmbeddedEnvironment | undefined;
+  let dataDir: string | undefined;
+  let service: SoftphoneService | undefined;
+  let clips: MediaFileServer | undefined;
+
+  beforeAll(async () => {
+    configureLogging({ sink: () => undefined });
+    env = await startEmbeddedEnvironment();
+    dataDir = await mkdtemp(join(tmpdir(), 'composer-text-'));
+    const sandbox = env;
+    service = await createSoftphoneService({ dataDir, secrets: new MemorySecretStore(), embedded: async () => ({ ...sandbox, close: async () => undefined }) });
+    // A link without an extension, on this computer: two notes besides the B-frames warning.
+    clips = await startMediaFileServer({ '/clip': file(new Uint8Array(await readFile(corpus.file('high-bframes.mp4').path)), { contentType: 'video/mp4' }) });
+  }, 60_000);
+  afterAll(async () => {
+    await service?.close();
+    await env?.close();
+    await clips?.close();
+    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** The messaging commands, checked with the bridge's schemas as each host checks them, then handled by the service. */
+  const serviceCommands = (s: SoftphoneService, sent: CommandParams<'sendMessage'>[]): MessagingActionsDeps['api'] => ({
+    getConversation: (p) => s.handle('getConversation', commandSchemas.getConversation.parse(p)),
+    checkMediaLink: (p) => s.handle('checkMediaLink', commandSchemas.checkMediaLink.parse(p)),
+    sendMessage: (p) => {
+      sent.push(p);
+      return s.handle('sendMessage', commandSchemas.sendMessage.parse(p));
+    },
+    sendCallButton: (p) => s.handle('sendCallButton', commandSchemas.sendCallButton.parse(p)),
+    sendTemplate: (p) => s.handle('sendTemplate', commandSchemas.sendTemplate.parse(p)),
+    parseTemplate: (p) => s.handle('parseTemplate', commandSchemas.parseTemplate.parse(p)),
+    requestCallPermission: (p) => s.handle('requestCallPermission', commandSchemas.requestCallPermission.parse(p)),
+  });
+  const engine: MediaControls = {
+    onCall: () => undefined,
+    reconcile: () => undefined,
+    answerFor: async () => ok({ sdp: 'v=0\r\n' }),
+    connect: () => undefined,
+    prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
+    onFact: () => () => undefined,
+    onCondition: () => () => undefined,
+    onCallQuality: () => () => undefined,
+    noteTiming: () => undefined,
+    close: () => undefined,
+    closeAll: () => undefined,
+    setMuted: () => undefined,
+    sendDtmf: () => false,
+    has: () => false,
+    levels: async () => ({ mic: 0, customer: 0 }),
+  };
+
+  /** The text a person reads in a piece of markup. */
+  const textOf = (html: string): string =>
+    html
+      .replace(/<[^>]*>/g, '')
+      .replaceAll('&quot;', '"')
+      .replaceAll('&#x27;', "'")
+      .replaceAll('&lt;', '<')
+      .replaceAll('&gt;', '>')
+      .replaceAll('&amp;', '&');
+  /** The inner markup of the element with this id. */
+  const elementById = (html: string, id: string): string => {
+    const m = new RegExp(`<(\\w+)[^>]* id="${id}"[^>]*>(.*?)</\\1>`, 's').exec(html);
+    if (m === null) throw new Error(`no element #${id} in ${html}`);
+    return m[2]!;
+  };
+  const listItems = (html: string): string[] => [...html.matchAll(/<li>(.*?)<\/li>/gs)].map((m) => m[1]!);
+
+  test('the hint on a checked link and the warnings to confirm are said in Spanish; "Send anyway" sends the English and the video goes out', async () => {
+    const s = service!;
+    expect(await s.handle('simulateInboundMessage', { number: CONTACT, text: 'Could you send me the video?' })).toMatchObject({ ok: true });
+    resetStore();
+    const sent: CommandParams<'sendMessage'>[] = [];
+    const messaging = new MessagingActions({ api: serviceCommands(s, sent), store: appStore });
+    // The customer wrote: the window opens once the service hears of it through the relay.
+    for (let tries = 0; appStore.getState().conversations[CONTACT]?.window.open !== true; tries++) {
+      expect(tries, 'the window to open').toBeLessThan(400);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      await messaging.loadConversation(CONTACT);
+    }
+    const link = `${clips!.url}/clip`;
+    messaging.editComposer(CONTACT, (d) => ({ ...d, tab: 'media', media: { ...emptyMedia('video', 'link'), link } }), 'video.link');
+    await messaging.checkMediaLink(CONTACT);
+    await messaging.send(CONTACT);
+    const draft = (): ComposerDraft => composerFor(appStore.getState(), CONTACT);
+
+    // What the service said, kept in English.
+    const hint = draft().linkCheck!;
+    expect(hint).toMatchObject({ link, type: 'video', state: 'confirm' });
+    expect(hint.text).toMatch(/^MP4: H\.264 High with B-frames, AAC, [\d,.]+ (bytes|KB|MB): the gateway takes it, with a warning for you to confirm when you send it\. The link has no file extension; .*\. The link points to this computer/);
+    const warnings = draft().confirmation!.warnings;
+    expect(warnings).toEqual([expect.stringMatching(/^H\.264 High profile with B-frames does not play on Android/)]);
+    expect(sent).toHaveLength(1);
+
+    const { controllers } = createControllers({ api: fakeApi({}).api, link: permanentLink(), store: appStore, engine });
+    const render = (): string =>
+      renderToStaticMarkup(
+        createElement(
+          ControllersContext.Provider,
+          { value: { ...controllers, messaging } },
+          createElement(Composer, { contact: CONTACT, draft: draft(), windowOpen: true, conversationWindow: appStore.getState().conversations[CONTACT]?.window }),
+        ),
+      );
+    const hintId = `composer-${CONTACT}-media-link-hint`;
+    const alertId = `composer-${CONTACT}-confirm`;
+
+    await setUiLanguage('es', undefined);
+    const es = render();
+    const saidHint = textOf(elementById(es, hintId));
+    const saidAlert = textOf(elementById(es, alertId));
+    const forbidden = new Set([...englishOnly(spanish as Tree), ...englishOnly(spanishMessages as Tree, englishMessages as Tree)]);
+    for (const word of ['gateway', 'takes', 'warning', 'confirm', 'link', 'file', 'extension', 'private', 'B-frames', 'play']) expect(forbidden, word).toContain(word);
+    expect(englishLeft(saidHint, hint.text, forbidden), saidHint).toEqual([]);
+    expect(englishLeft(saidAlert, warnings.join(' '), forbidden), saidAlert).toEqual([]);
+    expect(saidHint).toMatch(/^MP4: H\.264 High con fotogramas B, AAC, [\d.,]+ (bytes|KB|MB): la pasarela lo acepta, con una advertencia que debes confirmar al enviarlo\. El enlace no tiene extensión de archivo; /);
+    expect(listItems(elementById(es, alertId)).map(textOf)).toEqual(warnings.map(translateRuleText));
+    expect(saidAlert).toContain('vuelve a codificarlo con el perfil Main o Baseline sin fotogramas B');
+
+    // In Arabic the names keep their order inside the right-to-left sentences.
+    await setUiLanguage('ar', undefined);
+    const ar = render();
+    expect(textOf(elementById(ar, hintId))).toContain('\u2066H.264 High\u2069 مع إطارات B');
+    expect(listItems(elementById(ar, alertId)).map(textOf)).toEqual(warnings.map(translateRuleText));
+    const arabicForbidden = new Set([...englishOnly(arabic as Tree), ...englishOnly(arabicMessages as Tree, englishMessages as Tree)]);
+    expect(englishLeft(textOf(elementById(ar, hintId)), hint.text, arabicForbidden)).toEqual([]);
+    expect(englishLeft(textOf(elementById(ar, alertId)), warnings.join(' '), arabicForbidden)).toEqual([]);
+
+    // Back in English: the words the service gave, word for word (a warning shown as it came is in a <bdi> of its own).
+    await setUiLanguage('en', undefined);
+    const en = render();
+    expect(textOf(elementById(en, hintId))).toBe(hint.text);
+    expect(listItems(elementById(en, alertId))).toEqual(warnings.map((w) => `<bdi>${w.replaceAll("'", '&#x27;')}</bdi>`));
+
+    // "Send anyway" confirms the warnings it lists: the English texts, which the service takes.
+    await setUiLanguage('es', undefined);
+    expect(draft().confirmation!.warnings).toEqual(warnings);
+    await messaging.send(CONTACT, { confirmed: draft().confirmation!.warnings });
+    expect(sent.at(-1)?.confirmed).toEqual(warnings);
+    expect(draft()).toMatchObject({ confirmation: null, error: null, busy: false, linkCheck: null });
+    await messaging.loadConversation(CONTACT);
+    expect(appStore.getState().conversations[CONTACT]?.messages.at(-1)).toMatchObject({ direction: 'outbound', summary: 'Video: clip' });
+  }, 60_000);
 });

@@ -1,6 +1,6 @@
 // The messages domain against an in-memory SoftphoneApi that answers like the main process does:
 // nothing typed is lost on an error, a closed window points to a template, and a send clears the form.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { SoftphoneApi } from '../../../shared/api';
 import type { Conversation } from '../../../shared/conversation';
 import { err, ok } from '../../../shared/result';
@@ -63,6 +63,18 @@ describe('sending from the composer', () => {
     await messaging.send(ADA);
     expect(calls.at(-1)).toEqual({ name: 'sendMessage', params: { to: ADA, content: { type: 'text', text: { body: 'On its way' } } } });
     expect(state().composers[ADA]).toMatchObject({ text: '', notice: 'Sent. Unknown size', error: null });
+  });
+
+  it('says what the link check noticed in the agent\u2019s language', async () => {
+    setUiLanguage('es');
+    onTestFinished(() => setUiLanguage('en'));
+    state().applyConversation(conversation(true));
+    const note = 'The link has no file extension; the file is taken as video/mp4 from what the server says and what its bytes are';
+    const { messaging } = messagingWith({ sendMessage: () => ok({ messageId: 'wamid.1', contact: ADA, warnings: [note] }) });
+    messaging.editComposer(ADA, (d) => ({ ...d, text: 'En camino' }), 'text.body');
+    await messaging.send(ADA);
+    expect(state().composers[ADA]?.notice).toContain('El enlace no tiene extensión de archivo; el archivo se toma como video/mp4');
+    expect(state().composers[ADA]?.notice).not.toContain('The link has no file extension');
   });
 
   it('keeps the next words the agent typed while a send was under way', async () => {
