@@ -133,7 +133,9 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
       if (result.ok) continue;
       logger.warn('a dial link was refused', { reason: result.error.message });
       const current = liveWindow();
-      const box = { type: 'warning' as const, message: texts().t('dialLinkRefused'), detail: result.error.message };
+      // The reason is a rule shared/ wrote in English (dial-link.ts): said in the agent's language.
+      const { t, rule } = texts();
+      const box = { type: 'warning' as const, message: t('dialLinkRefused'), detail: rule(result.error.message) };
       void (current ? dialog.showMessageBox(current, box) : dialog.showMessageBox(box)).catch((e: unknown) => logger.warn('the refusal could not be shown', { error: e }));
     }
   };
@@ -371,7 +373,10 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
   const ready = start().catch((e: unknown) => {
     serviceStarting = Promise.resolve(undefined);
     logger.error('the softphone could not start', { error: e });
-    dialog.showErrorBox(texts().t('startFailed'), errorText(e));
+    // Mostly the system's own words (a folder that cannot be written), kept as they came; a rule of
+    // the catalogue is said in the agent's language.
+    const { t, rule } = texts();
+    dialog.showErrorBox(t('startFailed'), rule(errorText(e)));
     app.quit();
   });
 

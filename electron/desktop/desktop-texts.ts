@@ -1,11 +1,14 @@
 // What the main process itself says to the agent — the tray, the notification of a ringing call,
 // the missed-call overlay, its own dialogs — in the language the window speaks: the preference
 // `language`, where 'auto' is the operating system's. Its own i18next instance, holding the
-// `desktop` strings of the common namespace of every language (shared/i18n/locales/<lang>/common.json).
+// `desktop` strings of the common namespace of every language (shared/i18n/locales/<lang>/common.json)
+// and the `rules` namespace (rules.json), with which a rule message shared/ wrote in English is said
+// again in a dialog (shared/i18n/rule-text-core.ts, the core the window's rule-text.ts uses too).
 // Not the pseudo-locale: it is made by the renderer, which this process does not import; en-XA
 // gets English here.
 import i18next from 'i18next';
 import type { App } from 'electron';
+import { createRuleTranslator } from '../../shared/i18n/rule-text-core';
 import { directionOf, LANGUAGES, PSEUDO_LANGUAGE, resolveLanguage, type Language, type LanguageSetting, type UiLanguage } from '../../shared/i18n/languages';
 import en from '../../shared/i18n/locales/en/common.json';
 import es from '../../shared/i18n/locales/es/common.json';
@@ -13,6 +16,12 @@ import ptBR from '../../shared/i18n/locales/pt-BR/common.json';
 import hi from '../../shared/i18n/locales/hi/common.json';
 import id from '../../shared/i18n/locales/id/common.json';
 import ar from '../../shared/i18n/locales/ar/common.json';
+import enRules from '../../shared/i18n/locales/en/rules.json';
+import esRules from '../../shared/i18n/locales/es/rules.json';
+import ptBRRules from '../../shared/i18n/locales/pt-BR/rules.json';
+import hiRules from '../../shared/i18n/locales/hi/rules.json';
+import idRules from '../../shared/i18n/locales/id/rules.json';
+import arRules from '../../shared/i18n/locales/ar/rules.json';
 
 type Leaves<T, Prefix extends string = ''> = {
   [K in keyof T & string]: T[K] extends string ? `${Prefix}${K}` : Leaves<T[K], `${Prefix}${K}.`>;
@@ -33,15 +42,27 @@ export interface DesktopTexts {
    * reordered around their punctuation. Unchanged elsewhere.
    */
   ltr(text: string): string;
+  /**
+   * A rule message shared/ wrote in English (`Phone number: the link has no number`) in this
+   * language, its values kept (and isolated in Arabic, as ltr does); any other text as it came.
+   */
+  rule(message: string): string;
 }
 
 const i18n = i18next.createInstance();
 void i18n.init({
-  resources: { en: { common: en }, es: { common: es }, 'pt-BR': { common: ptBR }, hi: { common: hi }, id: { common: id }, ar: { common: ar } },
+  resources: {
+    en: { common: en, rules: enRules },
+    es: { common: es, rules: esRules },
+    'pt-BR': { common: ptBR, rules: ptBRRules },
+    hi: { common: hi, rules: hiRules },
+    id: { common: id, rules: idRules },
+    ar: { common: ar, rules: arRules },
+  },
   lng: 'en',
   fallbackLng: 'en',
   supportedLngs: [...LANGUAGES],
-  ns: ['common'],
+  ns: ['common', 'rules'],
   defaultNS: 'common',
   // Native menus, tooltips, notifications and dialogs show text as it is: nothing to escape.
   interpolation: { escapeValue: false },
@@ -53,6 +74,7 @@ void i18n.init({
 // LEFT-TO-RIGHT ISOLATE … POP DIRECTIONAL ISOLATE.
 const LRI = '\u2066';
 const PDI = '\u2069';
+const isolate = (text: string): string => `${LRI}${text}${PDI}`;
 
 const cache = new Map<Language, DesktopTexts>();
 
@@ -64,10 +86,14 @@ export function desktopTexts(language: UiLanguage): DesktopTexts {
   // Typed by DesktopKey above, not by i18next's own key types (those are the window's: renderer/i18n).
   const fixed = i18n.getFixedT(spoken, 'common', 'desktop') as unknown as (key: string, options?: DesktopValues) => string;
   const rtl = directionOf(spoken) === 'rtl';
+  const ltr = (text: string): string => (rtl ? isolate(text) : text);
+  // The rules' keys are made from the catalogue by the core; here they are only looked up.
+  const rules = i18n.getFixedT(spoken, 'rules') as unknown as (key: string, values?: Readonly<Record<string, string | number>>) => string;
   const texts: DesktopTexts = {
     language: spoken,
     t: (key, values) => fixed(key, values),
-    ltr: (text) => (rtl ? `${LRI}${text}${PDI}` : text),
+    ltr,
+    rule: createRuleTranslator({ translate: rules, rtl: () => rtl, isolate }),
   };
   cache.set(spoken, texts);
   return texts;

@@ -1,7 +1,7 @@
 // The hold music as the media engine sends it: a held call's sender carries a track of this music
 // in the microphone's place (the gateway has no hold and no renegotiation, and ends a call after
 // 30 s without media: protocol.md "Media"). The file is assets/hold-music.wav, bundled by Vite
-// (`?url`: a file next to the page's scripts, loaded from app://softphone/ in the Electron host and
+// (`new URL(…, import.meta.url)`: a file next to the page's scripts, loaded from app://softphone/ in the Electron host and
 // from the browser host alike), fetched and decoded once; should that fail, the same music is
 // rendered here from its code (shared/hold-music-render.ts).
 //
@@ -14,14 +14,15 @@
 // the track carries nothing at all (Chromium sends no RTP for a WebAudio track whose graph has no
 // running source, nor for one on a suspended context), so the media engine keeps the closed
 // microphone on the sender meanwhile: silence, still RTP.
-// The `?url` import's type, for every project that compiles this file (the tests' too, not only renderer/'s).
-/// <reference types="vite/client" />
-import holdMusicUrl from '../../assets/hold-music.wav?url';
 import { renderHoldMusic } from '../../shared/hold-music-render';
 import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 
 const log = createLogger('hold-music');
+
+// Vite sees this pattern and bundles the file beside the page's scripts; Node (the benchmarks and
+// tests that import the media engine) gets a file: URL it never fetches unless a call is held.
+const holdMusicUrl = new URL('../../assets/hold-music.wav', import.meta.url).href;
 
 // The parts of WebAudio the hold music uses, so that tests can hand it a fake (Node has no WebAudio).
 export interface HoldMusicBuffer {

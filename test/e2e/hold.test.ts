@@ -54,6 +54,8 @@ describe('hold, call waiting and swap', () => {
       (window as unknown as { __softphoneMedia: { sessions(): { localId: string; held?: boolean; sending?: string }[] } }).__softphoneMedia.sessions().map((m) => [m.localId, m.held, m.sending]),
     );
     expect(sending).toEqual(expect.arrayContaining([[`in:${a.callId}`, true, 'music'], [`in:${b.callId}`, false, 'microphone']]));
+    // The music is the bundled file (not the fallback rendered in the page).
+    await expect(page.evaluate(() => (window as unknown as { __softphoneMedia: { holdMusic(): string | undefined } }).__softphoneMedia.holdMusic())).resolves.toBe('file');
     // Two calls: nobody rings this agent for a third.
     await eventually('presence on_call', async () => (await presence()) === 'on_call');
 

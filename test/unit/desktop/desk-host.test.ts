@@ -6,6 +6,9 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { HistoryEntry } from '../../../shared/history';
 import { formatPhoneNumber } from '../../../shared/phone';
+import { numberFromDialLink } from '../../../shared/dial-link';
+import arRules from '../../../shared/i18n/locales/ar/rules.json';
+import esRules from '../../../shared/i18n/locales/es/rules.json';
 import { startDesktopApp, type DesktopApp, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
 import type { LaunchInfo } from '../../../electron/desktop/dial-links';
 import { DESK_ICONS } from '../../../electron/desktop/desk';
@@ -17,6 +20,12 @@ vi.mock('electron', () => import('./fake-electron'));
 
 const APP_URL = 'app://softphone/index.html';
 const settle = () => new Promise<void>((done) => setImmediate(done));
+/** The reason the service gives for a link it refuses (shared/dial-link.ts), in English. */
+const refusalOf = (link: string): string => {
+  const result = numberFromDialLink(link);
+  if (result.ok) throw new Error(`${link} was taken`);
+  return result.error.message;
+};
 
 const missed = (localId: string, endedAt: number, direction: 'incoming' | 'outgoing' = 'incoming', outcome: HistoryEntry['outcome'] = 'missed'): HistoryEntry => ({
   localId,
@@ -580,6 +589,28 @@ describe('the desk host', () => {
       const box = dialog.showMessageBox.mock.calls[0]!.at(-1) as { message: string; detail: string };
       expect(box.message).toBe('This link cannot be dialled');
       expect(box.detail).toMatch(/^Phone number/);
+      // English is the catalogue's own: the reason exactly as the service gave it.
+      expect(box.detail).toBe(refusalOf('tel:not-a-number'));
+    });
+
+    it("a refused link's reason is said in the agent's language too, values kept left to right in Arabic", async () => {
+      service.prefs = { ...service.prefs, language: 'es' };
+      await start();
+      shown();
+      await rendererStarts();
+      app.emit('second-instance', new FakeEvent(), ['/opt/softphone/softphone', 'tel:not-a-number'], '/');
+      const spanish = dialog.showMessageBox.mock.calls[0]!.at(-1) as { message: string; detail: string };
+      expect(spanish.message).toBe('No se puede marcar este enlace');
+      expect(spanish.detail).toBe(`${esRules.terms.phoneNumber}: ${esRules.phone.characters}`);
+      expect(spanish.detail).not.toMatch(/Phone number|only digits|are allowed/);
+
+      service.setPreferences({ language: 'ar' });
+      const long = `tel:${'1'.repeat(600)}`;
+      app.emit('second-instance', new FakeEvent(), ['/opt/softphone/softphone', long], '/');
+      const arabic = dialog.showMessageBox.mock.calls[1]!.at(-1) as { detail: string };
+      expect(refusalOf(long)).toBe('Phone number: the link is too long (512 characters at most)');
+      expect(arabic.detail).toBe(`${arRules.terms.phoneNumber}: ${arRules.phone.linkTooLong_many.replace('{{count}}', '512')}`);
+      expect(arabic.detail).not.toMatch(/[A-Za-z]/);
     });
 
     it("a refused link is said in the agent's language", async () => {

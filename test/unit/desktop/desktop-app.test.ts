@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WINDOW_GONE_REASON, type PushMessage } from '../../../shared/api';
 import type { Result } from '../../../shared/result';
+import esRules from '../../../shared/i18n/locales/es/rules.json';
+import { rule } from '../../../shared/i18n/rules';
 import type { SecretStore } from '../../../electron/core/secret-store';
 import { checkGlobalShortcuts } from '../../../electron/desktop/global-shortcuts';
 import { startDesktopApp, type DesktopApp, type DesktopService, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
@@ -123,6 +125,16 @@ describe('desktop host', () => {
       app.systemLanguages = ['es-419'];
       await start(() => Promise.reject(new Error('data directory is not writable')));
       expect(dialog.showErrorBox).toHaveBeenCalledWith('No se pudo iniciar Softphone', 'data directory is not writable');
+    });
+
+    it("says a rule of the catalogue that stopped the start in the system's language, the system's own words as they came", async () => {
+      app.systemLanguages = ['es-ES'];
+      const refused = `gatewayUrl: ${rule('settings.versionSegment', { example: 'https://gateway.example.com/restapi/v1' })}`;
+      await start(() => Promise.reject(new Error(refused)));
+      expect(dialog.showErrorBox).toHaveBeenCalledWith(
+        'No se pudo iniciar Softphone',
+        `gatewayUrl: ${esRules.settings.versionSegment.replace('{{example}}', 'https://gateway.example.com/restapi/v1')}`,
+      );
     });
 
     it('titles the window with the product name, the same in every language', async () => {
