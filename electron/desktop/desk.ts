@@ -6,11 +6,12 @@
 // whose Settings say so next to their fields. The tray and the overlay speak the agent's language
 // (the preference `language`, desktop-texts.ts) and follow a change of it at once.
 import { join } from 'node:path';
-import { app, nativeImage, type BrowserWindow, type NativeImage } from 'electron';
+import { app, Menu, nativeImage, type BrowserWindow, type NativeImage } from 'electron';
 import type { AgentPresence, ConnectionState, PresenceChoice, PushMessage, SoftphoneBackend, Unsubscribe } from '../../shared/api';
 import type { HistoryEntry } from '../../shared/history';
 import type { Logger } from '../../shared/log';
 import { missedCalls, type Preferences } from '../../shared/preferences';
+import { appMenuTemplate } from './app-menu';
 import { desktopTextsFor } from './desktop-texts';
 import { GlobalShortcuts } from './global-shortcuts';
 import { MissedBadge } from './missed-badge';
@@ -110,9 +111,16 @@ export async function startDesk(options: DeskOptions): Promise<Desk> {
     logger.warn('no tray icon: this desktop has no system tray', { error: e });
   }
 
+  /** The language the application menu was last made in: it is made again only when that changes. */
+  let menuLanguage: string | undefined;
   const render = (): void => {
     const missed = missedCalls(history, preferences.missedSeenAt).length;
     const texts = desktopTextsFor(preferences.language, app);
+    if (texts.language !== menuLanguage) {
+      menuLanguage = texts.language;
+      const template = appMenuTemplate(options.platform, texts);
+      Menu.setApplicationMenu(template ? Menu.buildFromTemplate(template) : null);
+    }
     const window = options.getWindow();
     badge.show(missed, missed > 0 ? texts.t('missedCalls', { count: missed }) : '', window);
     const state: TrayState = {

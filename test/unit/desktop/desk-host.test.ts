@@ -12,7 +12,7 @@ import esRules from '../../../shared/i18n/locales/es/rules.json';
 import { startDesktopApp, type DesktopApp, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
 import type { LaunchInfo } from '../../../electron/desktop/dial-links';
 import { DESK_ICONS } from '../../../electron/desktop/desk';
-import { app, BrowserWindow, dialog, FakeEvent, globalShortcut, ipcMain, Notification, resetFakeElectron, Tray, type FakeMenu } from './fake-electron';
+import { app, BrowserWindow, dialog, FakeEvent, globalShortcut, ipcMain, Menu, Notification, resetFakeElectron, Tray, type FakeMenu } from './fake-electron';
 import { FakeService, ringing } from './fake-service';
 import { recordingLogger } from './recording-logger';
 
@@ -270,6 +270,24 @@ describe('the desk host', () => {
       expect(menuLabels()[0]).toBe('Estado: No molestar');
       menu().click('Mostrar');
       expect(window.visible).toBe(true);
+    });
+
+    it('sets no application menu on Linux: Electron\u2019s English default menu is not shown', async () => {
+      await start();
+      expect(Menu.setApplicationMenu).toHaveBeenCalledTimes(1);
+      expect(Menu.applicationMenu).toBeNull();
+    });
+
+    it('on macOS sets an application menu in the agent\u2019s language, made again when the language changes', async () => {
+      app.systemLanguages = ['es-MX'];
+      await start({ platform: 'darwin' });
+      expect(Menu.applicationMenu?.items.map((i) => i.label)).toEqual(['Softphone', 'Edición', 'Ventana']);
+      service.setPreferences({ language: 'ar' });
+      expect(Menu.applicationMenu?.items.map((i) => i.label)).toEqual(['Softphone', 'تحرير', 'نافذة']);
+      const calls = Menu.setApplicationMenu.mock.calls.length;
+      // Other changes (the missed calls looked at) do not make the menu again.
+      service.setPreferences({ missedSeenAt: 5 });
+      expect(Menu.setApplicationMenu.mock.calls.length).toBe(calls);
     });
 
     it('the icons it loads exist in assets/ as PNG files', () => {

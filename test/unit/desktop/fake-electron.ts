@@ -196,6 +196,11 @@ export class FakeMenu {
 
 export const Menu = {
   buildFromTemplate: vi.fn((template: Array<Record<string, unknown>>) => new FakeMenu(template)),
+  /** The application menu set last (null: none); undefined until one is set. */
+  applicationMenu: undefined as FakeMenu | null | undefined,
+  setApplicationMenu: vi.fn((menu: FakeMenu | null) => {
+    Menu.applicationMenu = menu;
+  }),
 };
 
 export class Tray extends FakeEmitter {
@@ -436,6 +441,8 @@ export function resetFakeElectron(): void {
   Tray.instances.length = 0;
   Tray.failNext = false;
   Menu.buildFromTemplate.mockClear();
+  Menu.setApplicationMenu.mockClear();
+  Menu.applicationMenu = undefined;
   nativeImage.missing.clear();
   nativeImage.createFromPath.mockClear();
   globalShortcut.reset();
