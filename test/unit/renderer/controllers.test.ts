@@ -5,12 +5,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Unsubscribe } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
 import { ok } from '../../../shared/result';
-import type { MediaControls } from '../../../renderer/app/call-actions';
 import { createControllers } from '../../../renderer/app/controllers';
 import type { HostLink, HostLinkState } from '../../../renderer/bridge/host-link';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { fakeApi, type Answers } from './fake-api';
-import { T0, active, ringing, sandboxSettings, snapshot } from './fixtures';
+import { T0, active, idleMediaControls, ringing, sandboxSettings, snapshot } from './fixtures';
 
 const ADA = '447700900123';
 const JONAS = '14155550123';
@@ -20,23 +19,11 @@ function recordingEngine() {
   const followed: CallState[] = [];
   const reconciled: string[][] = [];
   let closedAll = 0;
-  const engine: MediaControls = {
+  const engine = idleMediaControls({
     onCall: (call) => void followed.push(call),
     reconcile: (calls) => void reconciled.push(calls.map((c) => c.localId)),
-    answerFor: async () => ok({ sdp: 'v=0\r\n' }),
-    connect: () => undefined,
-    prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
-    onFact: () => () => undefined,
-    onCondition: () => () => undefined,
-    onCallQuality: () => () => undefined,
-    noteTiming: () => undefined,
-    close: () => undefined,
     closeAll: () => void closedAll++,
-    setMuted: () => undefined,
-    sendDtmf: () => false,
-    has: () => false,
-    levels: async () => ({ mic: 0, customer: 0 }),
-  };
+  });
   return { engine, followed, reconciled, closedAll: () => closedAll };
 }
 

@@ -7,7 +7,6 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { applyPreferencesPatch, DEFAULT_PREFERENCES } from '../../../shared/preferences';
 import { ok } from '../../../shared/result';
-import type { MediaControls } from '../../../renderer/app/call-actions';
 import { ControllersContext } from '../../../renderer/app/controllers-context';
 import { createControllers } from '../../../renderer/app/controllers';
 import { permanentLink } from '../../../renderer/bridge/host-link';
@@ -18,7 +17,7 @@ import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import { PSEUDO_CLOSE, PSEUDO_OPEN } from '../../../renderer/i18n/pseudo';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { fakeApi } from './fake-api';
-import { accountSettings } from './fixtures';
+import { accountSettings, idleMediaControls } from './fixtures';
 
 describe('a refused shortcut', () => {
   test('is placed next to the field the main process names', () => {
@@ -71,23 +70,7 @@ describe('"Start at login"', () => {
 });
 
 describe('the rendered desk settings', () => {
-  const engine: MediaControls = {
-    onCall: () => undefined,
-    reconcile: () => undefined,
-    answerFor: async () => ok({ sdp: 'v=0\r\n' }),
-    connect: () => undefined,
-    prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
-    onFact: () => () => undefined,
-    onCondition: () => () => undefined,
-    onCallQuality: () => () => undefined,
-    noteTiming: () => undefined,
-    close: () => undefined,
-    closeAll: () => undefined,
-    setMuted: () => undefined,
-    sendDtmf: () => false,
-    has: () => false,
-    levels: async () => ({ mic: 0, customer: 0 }),
-  };
+  const engine = idleMediaControls();
   const render = (hostKind: 'electron' | 'browser', component: () => unknown = DeskSettings): string => {
     const { controllers } = createControllers({ api: fakeApi({}).api, link: permanentLink(), store: appStore, engine, hostKind });
     return renderToStaticMarkup(createElement(ControllersContext.Provider, { value: controllers }, createElement(component as () => null)));

@@ -1,3 +1,4 @@
+import type { MediaControls } from '../../../renderer/app/call-actions';
 import type { AppSnapshot } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
 import type { PublicNetworkSettings } from '../../../shared/ice-servers';
@@ -77,4 +78,24 @@ export const snapshot = (calls: CallState[] = [], extra: Partial<AppSnapshot> = 
     { number: '14155550123', name: 'Jonas Berg', behaviour: 'rejects' },
   ],
   ...extra,
+});
+
+/** A media engine with no media at all, for tests of everything else; `overrides` replace its parts. */
+export const idleMediaControls = (overrides: Partial<MediaControls> = {}): MediaControls => ({
+  onCall: () => undefined,
+  reconcile: () => undefined,
+  answerFor: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
+  connect: () => undefined,
+  prepareOutgoing: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
+  onFact: () => () => undefined,
+  onCondition: () => () => undefined,
+  onCallQuality: () => () => undefined,
+  noteTiming: () => undefined,
+  close: () => undefined,
+  closeAll: () => undefined,
+  setMuted: () => undefined,
+  sendDtmf: () => false,
+  has: () => false,
+  levels: async () => ({ mic: 0, customer: 0 }),
+  ...overrides,
 });

@@ -29,8 +29,8 @@ import { configureLogging } from '../../../shared/log';
 import { checkMediaFile } from '../../../shared/media-fetch';
 import { inspectMedia, type MediaInspection } from '../../../shared/media-inspect';
 import { MEDIA_TYPES, type MediaType } from '../../../shared/messages';
-import { ok, type Result } from '../../../shared/result';
-import type { MediaControls } from '../../../renderer/app/call-actions';
+import type { Result } from '../../../shared/result';
+import { idleMediaControls } from './fixtures';
 import { ControllersContext } from '../../../renderer/app/controllers-context';
 import { createControllers } from '../../../renderer/app/controllers';
 import { MessagingActions, type MessagingActionsDeps } from '../../../renderer/app/messaging-actions';
@@ -286,23 +286,7 @@ describe('in the composer, against the real service', () => {
     parseTemplate: (p) => s.handle('parseTemplate', commandSchemas.parseTemplate.parse(p)),
     requestCallPermission: (p) => s.handle('requestCallPermission', commandSchemas.requestCallPermission.parse(p)),
   });
-  const engine: MediaControls = {
-    onCall: () => undefined,
-    reconcile: () => undefined,
-    answerFor: async () => ok({ sdp: 'v=0\r\n' }),
-    connect: () => undefined,
-    prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
-    onFact: () => () => undefined,
-    onCondition: () => () => undefined,
-    onCallQuality: () => () => undefined,
-    noteTiming: () => undefined,
-    close: () => undefined,
-    closeAll: () => undefined,
-    setMuted: () => undefined,
-    sendDtmf: () => false,
-    has: () => false,
-    levels: async () => ({ mic: 0, customer: 0 }),
-  };
+  const engine = idleMediaControls();
 
   /** The text a person reads in a piece of markup. */
   const textOf = (html: string): string =>

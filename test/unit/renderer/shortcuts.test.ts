@@ -4,14 +4,13 @@
 import { beforeEach, describe, expect, test } from 'vitest';
 import { DEFAULT_PREFERENCES, type ShortcutAction } from '../../../shared/preferences';
 import { ok } from '../../../shared/result';
-import type { MediaControls } from '../../../renderer/app/call-actions';
 import { createControllers } from '../../../renderer/app/controllers';
 import { permanentLink } from '../../../renderer/bridge/host-link';
 import { installShortcuts, runShortcut, SHORTCUT_RECORDER_ATTRIBUTE, type KeySource, type ShortcutKeyEvent, type ShortcutsDeps } from '../../../renderer/app/shortcuts';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { resetShortcutStatusStore, shortcutStatusStore } from '../../../renderer/store/shortcut-status';
 import { fakeApi } from './fake-api';
-import { active, dialing, ended, ringing, T0 } from './fixtures';
+import { active, dialing, ended, idleMediaControls, ringing, T0 } from './fixtures';
 
 /** CallActions as far as the shortcuts use it: records what it was asked to do. */
 function recordingCalls(): ShortcutsDeps['calls'] & { done: string[] } {
@@ -203,23 +202,7 @@ describe('as createControllers starts them', () => {
   test('the window’s keys and the push reach CallActions; stopping removes both; the host kind is passed on', async () => {
     stop();
     const muted: string[] = [];
-    const engine: MediaControls = {
-      onCall: () => undefined,
-      reconcile: () => undefined,
-      answerFor: async () => ok({ sdp: 'v=0\r\n' }),
-      connect: () => undefined,
-      prepareOutgoing: async () => ok({ sdp: 'v=0\r\n' }),
-      onFact: () => () => undefined,
-      onCondition: () => () => undefined,
-      onCallQuality: () => () => undefined,
-      noteTiming: () => undefined,
-      close: () => undefined,
-      closeAll: () => undefined,
-      setMuted: (localId, on) => void muted.push(`${localId} ${on}`),
-      sendDtmf: () => false,
-      has: () => false,
-      levels: async () => ({ mic: 0, customer: 0 }),
-    };
+    const engine = idleMediaControls({ setMuted: (localId, on) => void muted.push(`${localId} ${on}`) });
     const api = fakeApi({ declineCall: () => ok(null) });
     const softphone = createControllers({ api: api.api, link: permanentLink(), store: appStore, engine, keys, hostKind: 'electron' });
     expect(softphone.controllers.hostKind).toBe('electron');
