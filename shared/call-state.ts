@@ -132,9 +132,20 @@ export const isLive = (c: CallState): boolean => c.phase !== 'ended';
 export const BUSY_PHASES: ReadonlySet<CallPhase> = new Set(['dialing', 'calling', 'remote_ringing', 'answering', 'connecting', 'active']);
 export const isBusy = (c: Pick<CallState, 'phase'>): boolean => BUSY_PHASES.has(c.phase);
 /** An active call on hold. */
-export const isHeld = (c: CallState): boolean => c.phase === 'active' && c.heldSince !== undefined;
+export const isHeld = (c: CallState | undefined): boolean => c?.phase === 'active' && c.heldSince !== undefined;
 /** At most this many busy calls at once: one on hold and one in hand. */
 export const MAX_BUSY_CALLS = 2;
+/** The calls that keep the agent busy. */
+export const busyCalls = (calls: Iterable<CallState>): CallState[] => [...calls].filter(isBusy);
+/**
+ * Whether a further call can be taken now beside these (the agent's calls): fewer than two busy, and
+ * every busy one connected, so that the one in hand can go on hold. Presence and the window ask it;
+ * applyCallEvent decides by the same rule.
+ */
+export function canTakeAnother(calls: Iterable<CallState>): boolean {
+  const busy = busyCalls(calls);
+  return busy.length < MAX_BUSY_CALLS && busy.every((c) => c.phase === 'active');
+}
 /** How long an active call has been on hold in all, at `now`, in ms. */
 export function heldMsOf(call: CallState, now: number): number {
   if (call.phase === 'ended') return (call.heldSec ?? 0) * 1000;
@@ -767,7 +778,7 @@ function applyDelivery(book: CallBook, ev: CallEvent): BookChange {
   const takes =
     (ev.type === 'local.dial' && book.calls[ev.localId] === undefined) ||
     (ev.type === 'local.answer' && book.calls[ev.localId]?.phase === 'ringing') ||
-    (ev.type === 'local.resume' && isHeldCall(book.calls[ev.localId]));
+    (ev.type === 'local.resume' && isHeld(book.calls[ev.localId]));
   if (takes) {
     const others = Object.values(book.calls).filter((c) => c.localId !== ev.localId && isBusy(c));
     const refuse = (message: string): BookChange =>
@@ -778,17 +789,11 @@ function applyDelivery(book: CallBook, ev: CallEvent): BookChange {
     const notHoldable = inHand.find((c) => c.phase !== 'active');
     if (notHoldable !== undefined) return refuse(`Another call is in progress and cannot be held until it is connected: hang up before ${doing}`);
     let held: BookChange = unchanged(book);
-    for (const other of inHand) {
-      const step = applyToCall(held.book, other.localId, { type: 'local.hold', at: ev.at, localId: other.localId });
-      held = { book: step.book, changed: [...held.changed, ...step.changed], effects: [...held.effects, ...step.effects] };
-    }
+    for (const other of inHand) held = chain(held, applyToCall(held.book, other.localId, { type: 'local.hold', at: ev.at, localId: other.localId }));
     const taken = applyToCall(held.book, ev.localId, ev);
-    if (taken.changed.length === 0 && held.changed.length > 0) {
-      // The command did not apply after all (its own reply says why): the other call stays in hand.
-      return unchanged(book, taken.effects);
-    }
-    const both: BookChange = { book: taken.book, changed: [...held.changed, ...taken.changed], effects: [...held.effects, ...taken.effects] };
-    return both;
+    // The command did not apply after all (its own reply says why): the other call stays in hand.
+    if (taken.changed.length === 0 && held.changed.length > 0) return unchanged(book, taken.effects);
+    return chain(held, taken);
   }
   const first = applyToCall(book, ev.localId, ev);
   if (ev.type !== 'local.initiate_ok') return first;
@@ -796,7 +801,12 @@ function applyDelivery(book: CallBook, ev: CallEvent): BookChange {
   return finalOnly(replayPending(first, ev.callId, ev.localId, ev.at));
 }
 
-const isHeldCall = (call: CallState | undefined): boolean => call !== undefined && isHeld(call);
+/** One change after another: the second's book, both changes and both effects in order. */
+const chain = (first: BookChange, then: BookChange): BookChange => ({
+  book: then.book,
+  changed: [...first.changed, ...then.changed],
+  effects: [...first.effects, ...then.effects],
+});
 
 /** One change per call, its last: a call opened and ended by one delivery is reported ended, never ringing. */
 function finalOnly(change: BookChange): BookChange {
@@ -815,8 +825,7 @@ function replayPending(first: BookChange, callId: string, localId: string, at: n
   const { [callId]: _tomb, ...tombstones } = first.book.tombstones;
   let acc: BookChange = { book: { ...first.book, pending, tombstones }, changed: first.changed, effects: first.effects };
   for (const queued of waiting) {
-    const next = applyToCall(acc.book, localId, { ...queued, at });
-    acc = { book: next.book, changed: [...acc.changed, ...next.changed], effects: [...acc.effects, ...next.effects] };
+    acc = chain(acc, applyToCall(acc.book, localId, { ...queued, at }));
   }
   return acc;
 }

@@ -10,8 +10,9 @@ import { z } from 'zod';
 import {
   applyCallEvent,
   emptyBook,
+  busyCalls,
+  canTakeAnother,
   hasBusyCall,
-  isBusy,
   liveCalls,
   owedOnCrash,
   pruneBook,
@@ -195,7 +196,12 @@ export class CallCoordinator {
 
   /** How many calls keep the agent busy: two at most (one on hold). */
   busyCallCount(): number {
-    return Object.values(this.book.calls).filter(isBusy).length;
+    return busyCalls(Object.values(this.book.calls)).length;
+  }
+
+  /** Whether a further call could be answered now, the one in hand going on hold (shared/call-state.ts canTakeAnother). */
+  canTakeAnother(): boolean {
+    return canTakeAnother(Object.values(this.book.calls));
   }
 
   /**

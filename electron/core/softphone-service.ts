@@ -253,7 +253,7 @@ class CoreSoftphoneService implements SoftphoneService {
     if (!number.ok) return number;
     // A number the numbering plan does not list waits in the dialer for the agent's "Call anyway".
     // Every window gets the push: main decides here, once, so that no window dials on top of a
-    // call in progress (the coordinator refuses a second one anyway, this keeps the link's page honest).
+    // call in progress (this keeps the link's page honest: the window's dialer waits for the call to end).
     const busy = this.runtime?.coordinator.hasBusyCall() ?? false;
     const dial = this.prefs.get().dialLinksAtOnce && number.value.verified && !busy && options.dialAtOnce !== false;
     const request = { number: number.value.digits, dial };
@@ -361,9 +361,11 @@ class CoreSoftphoneService implements SoftphoneService {
 
   /** The relay is told "on_call" while a call keeps the agent busy, otherwise the agent's choice. */
   private presence(): AgentPresence {
-    const busy = this.runtime?.coordinator.busyCallCount() ?? 0;
-    // On one call with "Ring me during a call" on, a new call may still ring here (not in Do not disturb).
-    const waiting = busy === 1 && this.presenceChoice === 'available' && this.prefs.get().ringDuringCall;
+    const coordinator = this.runtime?.coordinator;
+    const busy = coordinator?.busyCallCount() ?? 0;
+    // On one connected call with "Ring me during a call" on, a new call may still ring here (not in
+    // Do not disturb): one still being placed or answered cannot go on hold for it yet.
+    const waiting = busy === 1 && coordinator?.canTakeAnother() === true && this.presenceChoice === 'available' && this.prefs.get().ringDuringCall;
     const status: PresenceStatus = busy === 0 ? this.presenceChoice : waiting ? 'call_waiting' : 'on_call';
     return { choice: this.presenceChoice, status };
   }

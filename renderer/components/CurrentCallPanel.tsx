@@ -65,7 +65,7 @@ export function CurrentCallPanel() {
           </p>
         </div>
         <div className="current-state">
-          {!ended && !held && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
+          {!ended && (!held || reconnecting) && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
           {held && <HoldTime call={call} now={now} />}
           {active && (
             <span role="timer" aria-label={t('current.duration')} className="call-timer">
@@ -133,7 +133,7 @@ export function CurrentCallPanel() {
           )}
         </>
       )}
-      <HeldCalls now={now} />
+      <HeldCalls now={now} shownId={call.localId} />
     </section>
   );
 }
@@ -152,10 +152,10 @@ function HoldTime({ call, now }: { call: CallState; now: number }) {
 }
 
 /** The other call, on hold while the agent talks on this one: who, for how long, and Swap. */
-function HeldCalls({ now }: { now: number }) {
+function HeldCalls({ now, shownId }: { now: number; shownId: string }) {
   const { t } = useTranslation('calls');
   const callActions = useCallActions();
-  const held = useAppStore(useShallow((s) => heldCalls(s.calls, now)));
+  const held = useAppStore(useShallow((s) => heldCalls(s.calls, shownId)));
   if (held.length === 0) return null;
   return (
     <>

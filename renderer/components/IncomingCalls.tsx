@@ -6,7 +6,7 @@ import { useNow } from '../app/use-now';
 import { decodeVoiceCallPayload } from '../../shared/voice-call-payload';
 import { peerNumberText, peerTitle, secondsUntil } from '../call-display';
 import { formatNumber } from '../i18n/format';
-import { hasCallInProgress, ringingCalls, type RingingCall } from '../store/call-list';
+import { hasCallInHand, ringingCalls, type RingingCall } from '../store/call-list';
 import { useAppStore } from '../store/store';
 import { Ltr } from './Ltr';
 
@@ -28,8 +28,8 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
   const sandboxActions = useSandboxActions();
   const now = useNow();
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
-  // On a call already: this one waits, and answering it puts the other on hold.
-  const waiting = useAppStore((s) => hasCallInProgress(s.calls));
+  // On a call already: this one waits, and answering it puts the call in hand on hold.
+  const waiting = useAppStore((s) => hasCallInHand(s.calls));
   const notice = useAppStore((s) => (s.callNotice?.localId === call.localId ? s.callNotice.text : null));
   const [pending, setPending] = useState<'answer' | 'decline' | null>(null);
   const seconds = secondsUntil(call.ringsUntil, now);

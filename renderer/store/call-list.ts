@@ -2,7 +2,7 @@
 // mirrors snapshots and pushes. Those can cross (a snapshot fetched before a push can be answered
 // after it), so a call never moves backwards here: an ended call stays ended, an active call does
 // not fall back to connecting.
-import { isBusy, isHeld, MAX_BUSY_CALLS, type CallPhase, type CallState } from '../../shared/call-state';
+import { isBusy, isHeld, type CallPhase, type CallState } from '../../shared/call-state';
 
 const PHASE_RANK: Readonly<Record<CallPhase, number>> = {
   ringing: 0,
@@ -70,26 +70,15 @@ export function currentCall(calls: Readonly<Record<string, CallState>>, now: num
   return live ?? held ?? ended;
 }
 
-/** The calls on hold beside the one the call panel shows, oldest first. */
-export function heldCalls(calls: Readonly<Record<string, CallState>>, now: number): CallState[] {
-  const shown = currentCall(calls, now);
+/** The calls on hold beside the one the call panel shows (`shownId`), oldest first. */
+export function heldCalls(calls: Readonly<Record<string, CallState>>, shownId: string | undefined): CallState[] {
   return Object.values(calls)
-    .filter((c) => isHeld(c) && c.localId !== shown?.localId)
+    .filter((c) => isHeld(c) && c.localId !== shownId)
     .sort((a, b) => a.createdAt - b.createdAt);
 }
 
-/**
- * Whether another call can be taken now (answered or dialed): no busy call, or one that is connected
- * (it goes on hold) and room for a second. The main process decides; this only shapes the buttons.
- */
-export function canTakeAnotherCall(calls: Readonly<Record<string, CallState>>): boolean {
-  const busy = Object.values(calls).filter(isBusy);
-  if (busy.length === 0) return true;
-  return busy.length < MAX_BUSY_CALLS && busy.every((c) => c.phase === 'active');
-}
-
-/** Whether a busy call is on the line already: a new call rings as a waiting call then. */
-export const hasCallInProgress = (calls: Readonly<Record<string, CallState>>): boolean => Object.values(calls).some(isBusy);
+/** Whether a call is in hand (busy and not on hold): a call that rings now is answered by holding it. */
+export const hasCallInHand = (calls: Readonly<Record<string, CallState>>): boolean => Object.values(calls).some((c) => isBusy(c) && !isHeld(c));
 
 /**
  * A call whose audio this window carries: answered, being placed or under way. Leaving the page

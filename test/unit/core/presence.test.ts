@@ -221,6 +221,14 @@ describe('SoftphoneService presence', () => {
     await until('on_call while in dnd', () => relay.presence.get('alice') === 'on_call');
     await app.handle('hangUp', { localId: 'in:wacid.w-1' });
     await until('dnd after the last call', () => relay.presence.get('alice') === 'dnd');
+
+    // A call still connecting cannot go on hold yet: the agent is on_call until its media is up.
+    await app.handle('setPresence', { status: 'available' });
+    await ring('wacid.w-5');
+    expect(await app.handle('answerCall', { localId: 'in:wacid.w-5', sdp: ANSWER })).toEqual({ ok: true, value: null });
+    await until('on_call while connecting', () => relay.presence.get('alice') === 'on_call');
+    expect(await app.handle('reportMedia', { localId: 'in:wacid.w-5', state: 'connected' })).toEqual({ ok: true, value: null });
+    await until('call_waiting once connected', () => relay.presence.get('alice') === 'call_waiting');
   });
 
   it('reports presence again when the stream reconnects (a restarted relay forgot it)', async () => {
