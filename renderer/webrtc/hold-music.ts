@@ -125,7 +125,9 @@ export class HoldMusic implements HoldMusicSource {
     let source: HoldMusicSourceNode | null = null;
     let stopped = false;
     this.playing += 1;
-    const running = ctx.state === 'running' ? Promise.resolve() : ctx.resume();
+    // Always asked, even when the context reads 'running': the last hold's stop may have a suspend
+    // under way, and resume and suspend are carried out in the order they were asked.
+    const running = ctx.resume();
     const ready = Promise.all([this.loaded(ctx), running]).then(
       ([buffer]) => {
         if (stopped || !buffer || ctx.state !== 'running') return false;

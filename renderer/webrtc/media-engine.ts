@@ -661,10 +661,16 @@ export class MediaEngine {
       session.audio.muted = false;
       session.audio.play().catch((e: unknown) => log.debug('remote audio did not start again', { localId: session.localId, problem: errorText(e) }));
     }
-    // The music stops once the microphone is on the sender: a stopped track there would send nothing meanwhile.
-    this.changeSender(session)
-      .catch((e: unknown) => log.error('the microphone could not be put back on the resumed call', { localId: session.localId, problem: errorText(e) }))
-      .finally(() => music?.stop());
+    // The music stops once the microphone is on the sender: a stopped track there would send nothing
+    // meanwhile. Should the microphone not go back, the music plays on rather than leave the call silent.
+    this.changeSender(session).then(
+      () => music?.stop(),
+      (e: unknown) => {
+        log.error('the microphone could not be put back on the resumed call: the music goes on', { localId: session.localId, problem: errorText(e) });
+        // Still held as far as the sender goes: the next change of the call tries again, and close() stops the music.
+        if (session.hold.kind === 'none' && music) session.hold = { kind: 'held', music, musicPlays: true };
+      },
+    );
   }
 
   private holdMusic(): HoldMusicSource {
