@@ -239,7 +239,8 @@ export type PresenceChoice = 'available' | 'dnd';
  * under way; "call_waiting" instead while there is exactly one such call and the agent asked to be rung
  * during a call ("Ring me during a call"): a new call may ring it then.
  */
-export type PresenceStatus = 'available' | 'on_call' | 'call_waiting' | 'dnd';
+export const PRESENCE_STATUSES = ['available', 'on_call', 'call_waiting', 'dnd'] as const;
+export type PresenceStatus = (typeof PRESENCE_STATUSES)[number];
 export interface AgentPresence {
   choice: PresenceChoice;
   status: PresenceStatus;

@@ -5,7 +5,7 @@
 // logged or echoed in an error.
 import { Agent, request } from 'undici';
 import { z } from 'zod';
-import type { PresenceStatus } from '../../shared/api';
+import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
 import { ANSWERED_ELSEWHERE_MESSAGE } from '../../shared/call-state';
 import { iceServersSchema, type IceServer } from '../../shared/ice-servers';
 import { createLogger, type Logger } from '../../shared/log';
@@ -59,7 +59,7 @@ const BODY_READ_LIMIT = 64 * 1024;
 const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optional() });
 const claimWonSchema = z.object({ callId: z.string(), agentId: z.string().min(1) });
 const declinedSchema = z.object({ callId: z.string(), othersRinging: z.number().int().min(0), answeredBy: z.string().min(1).optional() });
-const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(['available', 'on_call', 'call_waiting', 'dnd']) });
+const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(PRESENCE_STATUSES) });
 const turnCredentialsSchema = z.object({
   iceServers: iceServersSchema.min(1),
   ttlSec: z.number().int().positive(),

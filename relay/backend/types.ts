@@ -2,7 +2,7 @@
 // behind one URL (Redis) behave alike. Everything that must be decided once for the whole team —
 // de-duplication, tombstones, the order of events, who claimed a call, who is available — is
 // decided here; each relay instance only fans out to the agents connected to it.
-import type { PresenceStatus } from '../../shared/api';
+import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
 import type { RelayEnvelope, RelayEvent } from '../../shared/events';
 
 /**
@@ -12,7 +12,7 @@ import type { RelayEnvelope, RelayEvent } from '../../shared/events';
  */
 export type Presence = PresenceStatus;
 /** Every presence, in the order the relay names them (the `PUT /presence` rule, the Redis records). */
-export const PRESENCES = ['available', 'on_call', 'call_waiting', 'dnd'] as const satisfies readonly Presence[];
+export const PRESENCES = PRESENCE_STATUSES;
 
 /** Who an event is for, fixed when it is stored so that every instance and every replay agrees. */
 export type Audience =

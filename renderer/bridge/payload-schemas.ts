@@ -4,7 +4,7 @@
 // never rendered half-formed.
 import { z } from 'zod';
 import { preferencesSchema, SHORTCUT_ACTIONS, type Preferences, type ShortcutAction } from '../../shared/preferences';
-import type { AgentPresence, AppSnapshot, PushName, PushPayloads } from '../../shared/api';
+import { PRESENCE_STATUSES, type AgentPresence, type AppSnapshot, type PushName, type PushPayloads } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { Conversation } from '../../shared/conversation';
 import type { TemplateDraft } from '../../shared/templates';
@@ -76,7 +76,7 @@ const sandboxCustomerSchema = z.looseObject({
 
 const presenceSchema = z.looseObject({
   choice: z.enum(['available', 'dnd']),
-  status: z.enum(['available', 'on_call', 'call_waiting', 'dnd']),
+  status: z.enum(PRESENCE_STATUSES),
 });
 
 const windowSchema = z.union([

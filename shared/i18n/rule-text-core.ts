@@ -7,7 +7,7 @@
 // file is a GIF image, not a PNG image" takes two) is said in the language too, and so is a list of
 // names and catalogue words ("MP3, 44.1 kHz, mono"), as the media check's descriptions are. A
 // message that no template made (the gateway's own words, a browser's reason) is shown as it came.
-import english from './locales/en/rules.json';
+import { RULES, RULE_TERMS } from './rules';
 
 /** How a rule translator reaches its language. */
 export interface RuleTranslatorOptions {
@@ -80,8 +80,9 @@ function patternOf(id: string, template: string): RulePattern {
   return { id, regex: new RegExp(`^${first}${first ? source.slice(1) : source}$`, 's'), names, fixed, lowerStart: first !== '' };
 }
 
-type Tree = Readonly<Record<string, Readonly<Record<string, string>>>>;
-const { terms, ...groups } = english as unknown as Tree & { terms: Readonly<Record<string, string>> };
+// RULES holds the terms too (its type leaves them out): they are values, not templates.
+const groups = Object.fromEntries(Object.entries(RULES).filter(([group]) => group !== 'terms'));
+const terms: Readonly<Record<string, string>> = RULE_TERMS;
 
 // Made once from the English catalogue, whoever translates.
 const PATTERNS: readonly RulePattern[] = Object.entries(groups)
