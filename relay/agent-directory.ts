@@ -51,11 +51,22 @@ export function hashAgentToken(token: string): string {
  * of failed attempts: add-agent's are 43 characters (32 random bytes). The agents file holds only
  * hashes, whose tokens' length cannot be known; add-agent is how its tokens are made.
  */
-export const MIN_AGENT_TOKEN_CHARS = 32;
+const MIN_AGENT_TOKEN_CHARS = 32;
+/** Development tokens too: the rule of the agent token in the app's settings (shared/settings.ts). */
+const MIN_DEV_AGENT_TOKEN_CHARS = 8;
 
-/** What is wrong with a plain agent token, or undefined; `dev` accepts short development tokens. */
-export function agentTokenProblem(token: string, dev: boolean): string | undefined {
-  if (!dev && token.length < MIN_AGENT_TOKEN_CHARS) return `must be at least ${MIN_AGENT_TOKEN_CHARS} characters`;
+/**
+ * What is wrong with a plain agent token: `malformed` whatever the mode (a bearer token cannot hold
+ * whitespace, so such an agent could never authenticate), `needs_dev` when only `dev` would accept it.
+ */
+export type AgentTokenProblem = { kind: 'malformed' | 'needs_dev'; message: string };
+
+/** The one rule of plain agent tokens, for startRelay and the command line alike; `dev` accepts short development tokens. */
+export function agentTokenProblem(token: string, dev: boolean): AgentTokenProblem | undefined {
+  if (token.length < MIN_DEV_AGENT_TOKEN_CHARS || /\s/.test(token)) {
+    return { kind: 'malformed', message: `must be at least ${MIN_DEV_AGENT_TOKEN_CHARS} characters without spaces` };
+  }
+  if (!dev && token.length < MIN_AGENT_TOKEN_CHARS) return { kind: 'needs_dev', message: `must be at least ${MIN_AGENT_TOKEN_CHARS} characters` };
   return undefined;
 }
 

@@ -36,6 +36,13 @@ export interface SessionHubOptions {
 export const SSE_HEARTBEAT = ': hb\n\n';
 /** Open streams per agent on one instance, unless configured otherwise (relay/README.md "Limits"). */
 export const DEFAULT_MAX_STREAMS_PER_AGENT = 5;
+export const MAX_STREAMS_PER_AGENT_LIMIT = 100;
+export const MAX_STREAMS_PER_AGENT_RULE = `must be a whole number from 1 to ${MAX_STREAMS_PER_AGENT_LIMIT}`;
+
+/** The one rule of `maxStreamsPerAgent`, for startRelay and `--max-streams-per-agent` alike. */
+export function isValidMaxStreamsPerAgent(value: number): boolean {
+  return Number.isInteger(value) && value >= 1 && value <= MAX_STREAMS_PER_AGENT_LIMIT;
+}
 /** How long a replay waits for an agent that reads nothing. */
 const REPLAY_STALL_MS = 60_000;
 /** How long a stream closed for a newer one gets to flush its close event. */
@@ -45,7 +52,7 @@ const CLOSE_FLUSH_MS = 5_000;
 export type StreamCloseReason = 'too_many_streams';
 
 /** The one named SSE event of the stream; envelopes have no `event:` field, so clients that know nothing of it skip it. */
-export function closeFrame(reason: StreamCloseReason, message: string): string {
+function closeFrame(reason: StreamCloseReason, message: string): string {
   return `event: close\ndata: ${JSON.stringify({ reason, message })}\n\n`;
 }
 

@@ -14,7 +14,7 @@ export interface AuthFailureLimits {
   maxAddresses?: number;
 }
 
-export const DEFAULT_AUTH_FAILURE_LIMITS: Required<AuthFailureLimits> = { maxFailures: 20, windowMs: 60_000, maxAddresses: 10_000 };
+const DEFAULT_AUTH_FAILURE_LIMITS: Required<AuthFailureLimits> = { maxFailures: 20, windowMs: 60_000, maxAddresses: 10_000 };
 
 export type LimitVerdict = { limited: false } | { limited: true; retryAfterSec: number };
 

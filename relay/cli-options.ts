@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result, errorText } from '../shared/result';
 import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentTokenProblem } from './agent-directory';
-import { DEFAULT_MAX_STREAMS_PER_AGENT } from './agent-sessions';
+import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_LIMIT, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { DEFAULT_TURN_TTL_SEC, MAX_TURN_TTL_SEC, MIN_TURN_TTL_SEC, TURN_SECRET_RULE, TURN_TTL_RULE, TURN_URL_RULE, describeTurnUrl, isTurnUrl, type TurnConfig } from './turn-credentials';
 
 export interface RelayCliConfig {
@@ -40,7 +40,6 @@ export interface AddAgentCommand {
 }
 
 export const DEFAULT_RELAY_PORT = 8787;
-export const MAX_STREAMS_PER_AGENT_LIMIT = 100;
 
 export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
                         [--turn-secret S --turn-urls URL[,URL]] [--max-streams-per-agent N] [--trust-proxy] [--dev]
@@ -149,10 +148,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   const tokenSource = tokensFromFlags ? '--agent-token' : 'RELAY_AGENT_TOKENS';
   for (const token of agentTokens) {
     const problem = agentTokenProblem(token, dev.value);
-    if (problem !== undefined) return err('invalid_input', `${tokenSource}: ${problem} (use --dev for short development tokens)`, { field: '--agent-token' });
-    // With --dev, the same rule as the agent token in the app's settings (shared/settings.ts).
-    if (token.length < 8 || /\s/.test(token)) {
-      return err('invalid_input', `${tokenSource}: must be at least 8 characters without spaces`, { field: '--agent-token' });
+    if (problem !== undefined) {
+      const hint = problem.kind === 'needs_dev' ? ' (use --dev for short development tokens)' : '';
+      return err('invalid_input', `${tokenSource}: ${problem.message}${hint}`, { field: '--agent-token' });
     }
   }
 
@@ -177,8 +175,8 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
 
   const streamsText = (flag('max-streams-per-agent', 'RELAY_MAX_STREAMS_PER_AGENT') ?? String(DEFAULT_MAX_STREAMS_PER_AGENT)).trim();
   const maxStreamsPerAgent = Number(streamsText);
-  if (!/^\d+$/.test(streamsText) || maxStreamsPerAgent < 1 || maxStreamsPerAgent > MAX_STREAMS_PER_AGENT_LIMIT) {
-    return err('invalid_input', `--max-streams-per-agent must be a whole number from 1 to ${MAX_STREAMS_PER_AGENT_LIMIT} (got "${streamsText}")`, { field: '--max-streams-per-agent' });
+  if (!/^\d+$/.test(streamsText) || !isValidMaxStreamsPerAgent(maxStreamsPerAgent)) {
+    return err('invalid_input', `--max-streams-per-agent ${MAX_STREAMS_PER_AGENT_RULE} (got "${streamsText}")`, { field: '--max-streams-per-agent' });
   }
 
   const turn = parseTurnFlags(flag);

@@ -10,7 +10,7 @@ import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
 import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directory';
 import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
-import { DEFAULT_MAX_STREAMS_PER_AGENT } from './agent-sessions';
+import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { createBackend } from './backend/index';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
 import { clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
@@ -66,8 +66,6 @@ export interface RelayOptions {
   turn?: TurnConfig;
   /** Open event streams per agent on this instance; one more closes the agent's oldest. Default 5. */
   maxStreamsPerAgent?: number;
-  /** Largest body of an agent request (presence, claims, declines). Default 64 KiB. */
-  maxAgentBodyBytes?: number;
   /** Failed agent authentication per client address: default 20 failures a minute, 10 000 addresses remembered. */
   authFailureLimits?: AuthFailureLimits;
   /**
@@ -86,7 +84,6 @@ export interface RelayOptions {
 }
 
 export type { RelayStats } from './relay-service';
-export { DEFAULT_MAX_STREAMS_PER_AGENT } from './agent-sessions';
 
 export interface RelayServer {
   /** http://host:port */
@@ -112,12 +109,12 @@ export const DEFAULT_HEARTBEAT_MS = 5_000;
 export const MAX_WEBHOOK_BYTES = 3 * 1024 * 1024;
 export const DEFAULT_PREFERRED_AGENT_RELEASE_MS = 10_000;
 export const DEFAULT_PRESENCE_TTL_MS = 60_000;
-export const MAX_AGENT_BODY_BYTES = 64 * 1024;
-export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+const MAX_AGENT_BODY_BYTES = 64 * 1024;
+const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Node checks the header and request timeouts only this often (its default, 30 s, would let a slow-headers client stay 40 s). */
-export const DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
+const DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /** Paths of the agent API besides RELAY_PATHS (relay/README.md "Endpoints"). */
 export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/metrics', turnCredentials: '/turn-credentials' } as const;
@@ -142,7 +139,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   const dev = options.dev === true;
   checkAgentTokens(options.agentTokens ?? [], dev);
   const maxStreamsPerAgent = options.maxStreamsPerAgent ?? DEFAULT_MAX_STREAMS_PER_AGENT;
-  if (!Number.isInteger(maxStreamsPerAgent) || maxStreamsPerAgent < 1) throw new RangeError('maxStreamsPerAgent: must be a whole number from 1');
+  if (!isValidMaxStreamsPerAgent(maxStreamsPerAgent)) throw new RangeError(`maxStreamsPerAgent: ${MAX_STREAMS_PER_AGENT_RULE}`);
   const limiter = new AuthFailureLimiter(options.authFailureLimits);
   const timeouts = {
     headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
@@ -185,7 +182,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     ...(options.appSecret !== undefined ? { appSecret: options.appSecret } : {}),
     ...(options.verifyToken !== undefined ? { verifyToken: options.verifyToken } : {}),
     maxBodyBytes: options.maxBodyBytes ?? MAX_WEBHOOK_BYTES,
-    maxAgentBodyBytes: options.maxAgentBodyBytes ?? MAX_AGENT_BODY_BYTES,
+    maxAgentBodyBytes: MAX_AGENT_BODY_BYTES,
     limiter,
     trustProxy: options.trustProxy === true,
     ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
@@ -260,7 +257,9 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
 function checkAgentTokens(tokens: readonly string[], dev: boolean): void {
   for (const token of tokens) {
     const problem = agentTokenProblem(token, dev);
-    if (problem !== undefined) throw new RangeError(`agentTokens: ${problem} (pass dev: true for short development tokens)`);
+    if (problem !== undefined) {
+      throw new RangeError(`agentTokens: ${problem.message}${problem.kind === 'needs_dev' ? ' (pass dev: true for short development tokens)' : ''}`);
+    }
   }
 }
 

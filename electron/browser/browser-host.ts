@@ -8,6 +8,7 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { commandSchemas, WINDOW_GONE_REASON, wsClientFrameSchema, type CommandName, type SoftphoneBackend, type WsServerFrame } from '../../shared/api';
+import { CONTENT_SECURITY_POLICY } from '../../shared/content-security-policy';
 import { createLogger, type Logger } from '../../shared/log';
 import { formatPhoneNumber } from '../../shared/phone';
 import { err, type Result } from '../../shared/result';
@@ -55,34 +56,12 @@ const CONTENT_TYPES: Record<string, string> = {
   '.woff2': 'font/woff2',
 };
 
-/**
- * The renderer page's policy, word for word its meta tag's (renderer/index.html) and the Electron
- * host's (electron/desktop/security-policy.ts); test/unit/browser/content-security-policy.test.ts
- * holds the three together. Everything comes from this host's own origin. connect-src 'self' also
- * covers the page's WebSocket to /api: CSP Level 3 matches ws: on the page's own host and port with
- * 'self' (Chromium 71+, Firefox, Safari 16+; test/e2e/csp.test.ts checks it in Chromium), so the
- * policy names no port and stays one static text.
- */
-export const PAGE_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "media-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
-
-/** The header adds frame-ancestors, which a meta tag cannot carry. */
-export const CONTENT_SECURITY_POLICY = `${PAGE_CONTENT_SECURITY_POLICY}; frame-ancestors 'none'`;
-
 const DIAL_PAGE_STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:3rem auto;max-width:36rem;padding:0 1rem;color:#15202b}h1{font-size:1.25rem}';
 
 /**
- * The /dial page is written here, with its one inline style: the same policy, with that style's
- * hash in style-src instead of 'self' (it loads no file), and never 'unsafe-inline'.
+ * The /dial page is written here, with its one inline style: the page's header policy
+ * (shared/content-security-policy.ts, the one the Electron host sends too), with that style's hash
+ * in style-src instead of 'self' (it loads no file), and never 'unsafe-inline'.
  */
 export const DIAL_PAGE_CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.split('; ')
   .map((directive) => (directive.startsWith('style-src ') ? `style-src 'sha256-${createHash('sha256').update(DIAL_PAGE_STYLE).digest('base64')}'` : directive))

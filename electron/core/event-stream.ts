@@ -123,9 +123,23 @@ export function reconnectDelay(attempt: number, minMs = 200, maxMs = 5_000, rand
   return Math.max(minMs, Math.round(base / 2 + random() * (base / 2)));
 }
 
-/** How long a failed attempt waits: the usual backoff, or a fixed long delay when retrying soon cannot help. */
-type RetryAfter = 'backoff' | 'unauthorized' | 'displaced';
+/** The longest `Retry-After` honoured: a relay that asks for more is asked again after this. */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
+
+/**
+ * How long a failed attempt waits: the usual backoff, a fixed long delay when retrying soon cannot
+ * help, or what the relay asked for with its 429's `Retry-After` (relay/README.md "Limits").
+ */
+type RetryAfter = { kind: 'backoff' } | { kind: 'unauthorized' } | { kind: 'displaced' } | { kind: 'relay_asked'; ms: number };
 type AttemptOutcome = { kind: 'stopped' } | { kind: 'failed'; message: string; retry: RetryAfter; wasConnected: boolean };
+
+/** A `Retry-After` of whole seconds, in ms and at most MAX_RETRY_AFTER_MS; undefined when absent, zero or not seconds. */
+export function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  const text = (Array.isArray(header) ? header[0] : header)?.trim() ?? '';
+  if (!/^\d{1,10}$/.test(text)) return undefined;
+  const seconds = Number(text);
+  return seconds > 0 ? Math.min(seconds * 1_000, MAX_RETRY_AFTER_MS) : undefined;
+}
 
 /** The stream of one agent. `start()` once; `stop()` ends it and waits until nothing is left running. */
 export class RelayEventStream {
@@ -196,15 +210,13 @@ export class RelayEventStream {
   }
 
   private retryDelay(retry: RetryAfter, attempt: number): number {
-    switch (retry) {
-      case 'unauthorized': {
-        const ms = this.options.unauthorizedRetryMs ?? 30_000;
-        return reconnectDelay(0, ms, ms);
-      }
-      case 'displaced': {
-        const ms = this.options.displacedRetryMs ?? 60_000;
-        return reconnectDelay(0, ms, ms);
-      }
+    switch (retry.kind) {
+      case 'unauthorized':
+        return this.options.unauthorizedRetryMs ?? 30_000;
+      case 'displaced':
+        return this.options.displacedRetryMs ?? 60_000;
+      case 'relay_asked':
+        return retry.ms;
       case 'backoff':
         return reconnectDelay(attempt, this.options.minBackoffMs, this.options.maxBackoffMs);
     }
@@ -224,7 +236,7 @@ export class RelayEventStream {
       }, this.heartbeatTimeoutMs);
     };
     let wasConnected = false;
-    const fail = (message: string, retry: RetryAfter = 'backoff'): AttemptOutcome => ({ kind: 'failed', message, retry, wasConnected });
+    const fail = (message: string, retry: RetryAfter = { kind: 'backoff' }): AttemptOutcome => ({ kind: 'failed', message, retry, wasConnected });
     this.closeReason = undefined;
     try {
       feedWatchdog();
@@ -245,7 +257,13 @@ export class RelayEventStream {
       });
       if (response.statusCode === 401 || response.statusCode === 403) {
         await response.body.dump().catch(() => undefined);
-        return fail(UNAUTHORIZED_MESSAGE, 'unauthorized');
+        return fail(UNAUTHORIZED_MESSAGE, { kind: 'unauthorized' });
+      }
+      if (response.statusCode === 429) {
+        await response.body.dump().catch(() => undefined);
+        // The relay limits an address that failed authentication too often: retrying sooner only adds failures.
+        const ms = retryAfterMs(response.headers['retry-after']);
+        return fail('the relay answered HTTP 429 (too many requests)', ms === undefined ? { kind: 'backoff' } : { kind: 'relay_asked', ms });
       }
       if (response.statusCode !== 200) {
         await response.body.dump().catch(() => undefined);
@@ -267,7 +285,7 @@ export class RelayEventStream {
       }
       // A stream closed for a newer one of this agent stays closed for a while: coming back at once
       // would close the newest in turn, and so on between every holder of the token.
-      if (this.closeReason === 'too_many_streams') return fail(DISPLACED_MESSAGE, 'displaced');
+      if (this.closeReason === 'too_many_streams') return fail(DISPLACED_MESSAGE, { kind: 'displaced' });
       return fail('the relay closed the stream');
     } catch (e) {
       if (this.stopped) return { kind: 'stopped' };

@@ -1,35 +1,15 @@
 // The desktop host's security posture in one place (style.md 7): the Content-Security-Policy, the
 // deny-by-default permission table, and the navigation guards for every web contents.
 import type { App, Session, WebContents } from 'electron';
+import { CONTENT_SECURITY_POLICY } from '../../shared/content-security-policy';
 import { createLogger, type Logger } from '../../shared/log';
 import { isAppUrl } from './renderer-location';
 
 /**
- * The page's own policy, word for word the one in renderer/index.html's meta tag (tested against it):
- * everything comes from the page's own origin, app://softphone, and nothing else is allowed. No
- * 'unsafe-inline' for scripts or styles: Vite puts the CSS in a file and injects no inline script,
- * and React's `style={…}` props are set through the CSSOM, which the CSP does not govern. The window
- * talks to main over IPC only, so connect-src 'self' is for its own files (the hold music, a Vite
- * `?url` asset it fetches). WebRTC media and `srcObject` streams are not governed by the CSP. img-src
- * keeps data: for the `data:,` icon that spares a request for /favicon.ico.
+ * The page's policy and the header form with frame-ancestors, one text for both hosts
+ * (shared/content-security-policy.ts); the session's hook and the app: handler send the header.
  */
-export const PAGE_CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "connect-src 'self'",
-  "img-src 'self' data:",
-  "media-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
-
-/**
- * The response header: the page's policy plus frame-ancestors, which only a header can carry
- * (Chromium ignores it in a meta tag, with a console error).
- */
-export const CONTENT_SECURITY_POLICY = `${PAGE_CONTENT_SECURITY_POLICY}; frame-ancestors 'none'`;
+export { CONTENT_SECURITY_POLICY, PAGE_CONTENT_SECURITY_POLICY } from '../../shared/content-security-policy';
 
 /** What a permission decision looks at: the page asking, and for `media` which devices it wants. */
 export interface PermissionAsk {

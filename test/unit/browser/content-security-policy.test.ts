@@ -1,18 +1,20 @@
 // One Content-Security-Policy for the page: the meta tag in renderer/index.html, the browser host's
 // header and the Electron host's header say the same (the headers add frame-ancestors, which a meta
-// tag cannot carry). The browser host runs for real (real service, embedded relay and sandbox) and
-// serves the real index.html; test/e2e/csp.test.ts checks the built page in Chromium.
+// tag cannot carry). Both hosts take the text from shared/content-security-policy.ts; the meta tag is
+// a static file and says it again. The browser host runs for real (real service, embedded relay and
+// sandbox) and serves the real index.html; test/e2e/csp.test.ts checks the built page in Chromium.
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CONTENT_SECURITY_POLICY, DIAL_PAGE_CONTENT_SECURITY_POLICY, PAGE_CONTENT_SECURITY_POLICY, startBrowserHost, type BrowserHost } from '../../../electron/browser/browser-host';
+import { DIAL_PAGE_CONTENT_SECURITY_POLICY, startBrowserHost, type BrowserHost } from '../../../electron/browser/browser-host';
 import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
 import { MemorySecretStore } from '../../../electron/core/secret-store';
 import { startEmbeddedEnvironment } from '../../../electron/embedded';
 import * as desktop from '../../../electron/desktop/security-policy';
+import { CONTENT_SECURITY_POLICY, PAGE_CONTENT_SECURITY_POLICY } from '../../../shared/content-security-policy';
 import { configureLogging } from '../../../shared/log';
 import { directives, metaPolicy } from './csp-text';
 
@@ -54,7 +56,7 @@ function get(path: string, hostHeader: string): Promise<{ status: number; csp: s
 }
 
 describe('the page policy', () => {
-  test("renderer/index.html's meta tag is the browser host's page policy and the Electron host's, word for word", async () => {
+  test("renderer/index.html's meta tag is the shared page policy and the Electron host's, word for word", async () => {
     const meta = metaPolicy(await readFile(INDEX_HTML, 'utf8'));
     expect(meta).toBe(PAGE_CONTENT_SECURITY_POLICY);
     expect(meta).toBe(desktop.PAGE_CONTENT_SECURITY_POLICY);
@@ -91,6 +93,7 @@ describe('the browser host', () => {
     const page = await get('/', `${name}:${host.port}`);
     expect(page.status).toBe(200);
     expect(page.csp).toBe(`${metaPolicy(page.body)}; ${FRAME_ANCESTORS}`);
+    expect(page.csp).toBe(CONTENT_SECURITY_POLICY);
     const script = await get('/assets/index-1.js', `${name}:${host.port}`);
     expect(script.csp).toBe(page.csp);
   });

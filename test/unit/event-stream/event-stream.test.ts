@@ -285,6 +285,41 @@ describe('RelayEventStream against a hand-written stream', () => {
     expect(c.events).toEqual([]);
   });
 
+  it("waits the relay's Retry-After after a 429, and its usual backoff when the 429 names no delay", async () => {
+    // 429 without Retry-After, then 429 with Retry-After: 1, then the stream.
+    const refusals: (string | undefined)[] = [undefined, '1'];
+    const arrivals: number[] = [];
+    const server: Server = createServer((req, res) => {
+      arrivals.push(Date.now());
+      const round = arrivals.length - 1;
+      if (round < refusals.length) {
+        const retryAfter = refusals[round];
+        res.writeHead(429, { 'content-type': 'application/json', ...(retryAfter !== undefined ? { 'retry-after': retryAfter } : {}) });
+        res.end(JSON.stringify({ error: { code: 'rate_limited', message: 'too many failed agent authentications from this address' } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(': connected\n\n');
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    cleanups.push(() => {
+      server.closeAllConnections();
+      return new Promise((done) => server.close(done));
+    });
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no address');
+
+    const c = client({ url: `http://127.0.0.1:${address.port}`, token: AGENT_TOKEN });
+    await c.waitFor(() => lastStatus(c) === 'connected', 'connected after the 429s');
+    expect(arrivals).toHaveLength(3);
+    // The client's backoff here is 50–250 ms; the relay asked for 1 s.
+    // Without Retry-After the usual backoff, shorter than the wait the relay asked for the second time.
+    expect(arrivals[1]! - arrivals[0]!).toBeLessThan(arrivals[2]! - arrivals[1]!);
+    expect(arrivals[2]! - arrivals[1]!).toBeGreaterThanOrEqual(950);
+    expect(c.states.map((s) => s.status)).toEqual(['connecting', 'reconnecting', 'connected']);
+    expect(c.states[1]).toEqual({ status: 'reconnecting', since: expect.any(Number), lastError: 'the relay answered HTTP 429 (too many requests)' });
+  });
+
   it('resumes from a cursor it was given', async () => {
     const fake = await serve(': nothing yet\n\n');
     const c = client({ url: `${fake.url}/`, token: AGENT_TOKEN, lastEventId: 'abc-41' });

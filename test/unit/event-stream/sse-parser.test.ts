@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SseParser, reconnectDelay, type SseMessage } from '../../../electron/core/event-stream';
+import { SseParser, reconnectDelay, retryAfterMs, type SseMessage } from '../../../electron/core/event-stream';
 
 /** Feeds `bytes` split at `cuts` through a streaming UTF-8 decoder, as the client does. */
 function parseInPieces(bytes: Uint8Array, cuts: number[]): SseMessage[] {
@@ -73,5 +73,15 @@ describe('reconnectDelay', () => {
       }
     }
     expect(reconnectDelay(30, 200, 5_000, () => 1)).toBe(5_000);
+  });
+});
+
+describe('retryAfterMs', () => {
+  it('reads whole seconds, bounded to 5 minutes, and nothing else', () => {
+    expect(retryAfterMs('37')).toBe(37_000);
+    expect(retryAfterMs([' 2 '])).toBe(2_000);
+    expect(retryAfterMs('300')).toBe(300_000);
+    expect(retryAfterMs('86400')).toBe(300_000);
+    for (const bad of [undefined, '', '0', '-5', '1.5', 'soon', 'Wed, 21 Oct 2015 07:28:00 GMT', '99999999999']) expect(retryAfterMs(bad)).toBeUndefined();
   });
 });

@@ -294,6 +294,11 @@ describe('relay hardening: plain agent tokens', () => {
 
     const dev = await relayWith({ agents: [], agentTokens: [short], dev: true });
     expect((await send(`${dev.url}/me`, { token: short })).status).toBe(200);
+    // dev still refuses what the command line refuses with --dev: no bearer token can hold whitespace.
+    for (const bad of ['x y', 'a-long-development-token with a space', 'seven77']) {
+      await expect(startRelay({ port: 0, appSecret: APP_SECRET, agentTokens: [bad], dev: true })).rejects.toThrow(/^agentTokens: must be at least 8 characters without spaces$/);
+    }
+    expect(() => dev.setAgents([], ['x y'])).toThrow('agentTokens: must be at least 8 characters without spaces');
   });
 });
 
@@ -342,6 +347,10 @@ describe('relay hardening: streams per agent', () => {
     await postWebhook(relay.url, inboundText('wamid.one', 'one stream'));
     await second.waitFor(hasMessage('wamid.one'), 'the event at the second stream');
     await expect(startRelay({ port: 0, appSecret: APP_SECRET, agents, maxStreamsPerAgent: 0 })).rejects.toThrow(/maxStreamsPerAgent/);
+    // The same bounds as --max-streams-per-agent.
+    for (const bad of [101, 2.5]) {
+      await expect(startRelay({ port: 0, appSecret: APP_SECRET, agents, maxStreamsPerAgent: bad })).rejects.toThrow('maxStreamsPerAgent: must be a whole number from 1 to 100');
+    }
   });
 });
 
