@@ -340,19 +340,24 @@ class CoreSoftphoneService implements SoftphoneService {
 
   private async snapshot(): Promise<Result<AppSnapshot>> {
     const runtime = this.runtime;
+    // What must be awaited first; the state itself is read after, in one go, just before the answer
+    // leaves. A push sent while this waited then comes before the answer, never after an older
+    // state (the window keeps what arrived last: a call held meanwhile stays held there).
+    const settings = await this.publicSettings();
+    const sandbox = runtime?.sandbox ? await Promise.all([runtime.sandbox.customers(), runtime.sandbox.templates()]) : undefined;
     const snapshot: AppSnapshot = {
       mode: runtime?.source === 'sandbox' || !runtime ? 'sandbox' : 'account',
       calls: runtime?.coordinator.calls() ?? [],
       history: this.history.entries(),
       connection: this.connection,
-      settings: await this.publicSettings(),
+      settings,
       presence: this.presence(),
       preferences: this.prefs.get(),
       conversations: this.messaging.recentConversations(),
       updateStatus: this.updates.status(),
     };
-    if (runtime?.sandbox) {
-      const [customers, templates] = await Promise.all([runtime.sandbox.customers(), runtime.sandbox.templates()]);
+    if (sandbox) {
+      const [customers, templates] = sandbox;
       snapshot.sandboxCustomers = customers.ok ? customers.value : [];
       snapshot.sandboxTemplates = templates.ok ? templates.value : [];
     }

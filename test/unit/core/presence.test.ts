@@ -202,6 +202,14 @@ describe('SoftphoneService presence', () => {
       return snapshot.ok ? Object.fromEntries(snapshot.value.calls.map((c) => [c.callId, c.phase === 'active' && c.heldSince !== undefined ? 'held' : c.phase])) : {};
     };
     expect(await calls()).toEqual({ 'wacid.w-1': 'held', 'wacid.w-2': 'active' });
+    // A snapshot asked for just before a swap answers with the state after it: the window keeps what
+    // arrived last, so an older state must never arrive after the swap's pushes.
+    const asked = app.handle('getSnapshot', {});
+    const swapped = app.handle('resumeCall', { localId: 'in:wacid.w-1' });
+    const early = await asked;
+    await swapped;
+    const heldIn = (snapshot: typeof early) => (snapshot.ok ? snapshot.value.calls.filter((c) => c.phase === 'active' && c.heldSince !== undefined).map((c) => c.callId) : []);
+    expect(heldIn(early)).toEqual(['wacid.w-2']);
     // Swap, then hold both: hold and resume are the agent's own, the gateway hears nothing of them.
     expect(await app.handle('resumeCall', { localId: 'in:wacid.w-1' })).toEqual({ ok: true, value: null });
     expect(await calls()).toEqual({ 'wacid.w-1': 'active', 'wacid.w-2': 'held' });
