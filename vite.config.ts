@@ -11,9 +11,18 @@ export default defineConfig({
     emptyOutDir: true,
     sourcemap: true,
     target: 'chrome120',
-    // One bundle loaded from disk or 127.0.0.1, never over a slow network; the phone-number
-    // metadata alone is a few hundred kB.
-    chunkSizeWarningLimit: 1024,
+    // The largest libraries in chunks of their own, so that no chunk passes Vite's default size
+    // warning; each language but English is one too (renderer/i18n/i18n.ts loads it on demand).
+    rolldownOptions: {
+      output: {
+        codeSplitting: {
+          groups: [
+            { name: 'react', test: /node_modules[\\/](react|react-dom|scheduler)[\\/]/ },
+            { name: 'phone-numbers', test: /node_modules[\\/]libphonenumber-js[\\/]/ },
+          ],
+        },
+      },
+    },
     // Every asset a file of the page's own origin, never a data: URL: the CSP (renderer/index.html)
     // lets the page fetch and play only 'self', so an inlined `?url` asset could not be fetched.
     // Vite writes no inline <script> or <style> into index.html (CSS goes to a file, the

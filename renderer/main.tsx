@@ -26,7 +26,7 @@ import './styles.css';
 import { errorText } from '../shared/result';
 
 // Before anything renders: the first paint is already in the agent's language and direction.
-startLanguageSync(
+const languageSync = startLanguageSync(
   {
     setting: () => appStore.getState().preferences.language,
     onSettingChange: (listener) =>
@@ -101,6 +101,8 @@ if (host.kind === 'browser') {
   });
 }
 
+// The agent's language (a chunk of its own) is loaded before the first paint; English needs no wait.
+await languageSync.ready;
 const rootElement = document.getElementById('root');
 if (rootElement) {
   createRoot(rootElement).render(

@@ -3,6 +3,9 @@
 // it, instead of failing minutes later with `spawn /usr/bin/redis-server ENOENT` or a stack trace.
 //
 //   tsx scripts/check-prereqs.ts test|bench|bench:relay   → nothing and exit 0, or one line and exit 1
+//   tsx scripts/check-prereqs.ts test --install           → installs the Debian packages that are missing
+//                                                           (apt-get as root, else through sudo), then checks again
+import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -110,13 +113,64 @@ export const systemProbe = (env: NodeJS.ProcessEnv = process.env): SystemProbe =
 
 const isTask = (value: string | undefined): value is Task => (TASKS as readonly string[]).includes(value ?? '');
 
-/** The command line: the exit code it should end with, after printing at most one line. */
-export function main(args: readonly string[], probe: SystemProbe, print: (line: string) => void): number {
+/** How packages get installed here: the commands run (each an argv), and whether this user is root. */
+export interface Installer {
+  isRoot: boolean;
+  /** Runs a command with the terminal's input and output; its exit status (null when it could not start). */
+  run(argv: readonly string[], env: Readonly<Record<string, string>>): number | null;
+}
+
+/** The apt-get commands that install these packages: as root directly, else through sudo when this system has it. */
+export function installCommands(packages: readonly string[], installer: Pick<Installer, 'isRoot'>, probe: SystemProbe): string[][] | undefined {
+  const asRoot = installer.isRoot ? [] : onPath('sudo', probe) ? ['sudo'] : undefined;
+  if (asRoot === undefined) return undefined;
+  return [
+    [...asRoot, 'apt-get', 'update', '-qq'],
+    [...asRoot, 'apt-get', 'install', '-y', '-qq', '--no-install-recommends', ...packages],
+  ];
+}
+
+/**
+ * Installs what the task lacks, saying first which packages and how, then checks again. A user who
+ * is not root and has no sudo is told the one line to run instead.
+ */
+export function install(task: Task, probe: SystemProbe, installer: Installer, print: (line: string) => void): number {
+  const missing = missingPrerequisites(task, probe);
+  if (missing.length === 0) return 0;
+  const packages = [...new Set(missing.map((m) => m.aptPackage))];
+  const commands = installCommands(packages, installer, probe);
+  if (commands === undefined) {
+    print(`${missingLine(missing)}: run it as root, or install sudo`);
+    return 1;
+  }
+  print(`Installing Debian packages for ${task}: ${packages.join(' ')} (${commands[1]!.join(' ')})`);
+  for (const argv of commands) {
+    const status = installer.run(argv, { DEBIAN_FRONTEND: 'noninteractive' });
+    if (status !== 0) {
+      print(`${argv.join(' ')} failed (exit ${status ?? 'not started'})`);
+      return 1;
+    }
+  }
+  const still = missingLine(missingPrerequisites(task, probe));
+  if (still === undefined) return 0;
+  print(`Still missing after the install: ${still}`);
+  return 1;
+}
+
+export const systemInstaller: Installer = {
+  isRoot: typeof process.getuid === 'function' && process.getuid() === 0,
+  run: (argv, env) => spawnSync(argv[0]!, argv.slice(1), { stdio: 'inherit', env: { ...process.env, ...env } }).status,
+};
+
+/** The command line: the exit code it should end with, after printing at most one line (two with --install). */
+export function main(args: readonly string[], probe: SystemProbe, print: (line: string) => void, installer: Installer = systemInstaller): number {
   const task = args[0];
-  if (!isTask(task)) {
-    print(`Usage: tsx scripts/check-prereqs.ts ${TASKS.join('|')}`);
+  const installing = args[1] === '--install';
+  if (!isTask(task) || args.length > (installing ? 2 : 1)) {
+    print(`Usage: tsx scripts/check-prereqs.ts ${TASKS.join('|')} [--install]`);
     return 2;
   }
+  if (installing) return install(task, probe, installer, print);
   const line = missingLine(missingPrerequisites(task, probe));
   if (line === undefined) return 0;
   print(line);

@@ -247,6 +247,9 @@ export async function checkPackage(run: Pick<PackageRun, 'appOutDir' | 'binary'>
     const assets = pageAssets(read('/dist/renderer/index.html').toString('utf8'));
     if (assets.length === 0) problems.push('dist/renderer/index.html names no script or stylesheet');
     for (const asset of assets) need(asset, 'named by dist/renderer/index.html');
+    // And the chunks it loads later: each language but English is one, imported when first chosen.
+    const chunks = (await readdir(join(projectDir, 'dist', 'renderer', 'assets'))).filter((name) => name.endsWith('.js'));
+    for (const chunk of chunks) need(`/dist/renderer/assets/${chunk}`, 'a script of the page (loaded at start or on demand)');
   }
   // Icons, the customers' voice, the media library: each the same bytes as the project's.
   const iconsDir = join(projectDir, 'assets', 'icons');

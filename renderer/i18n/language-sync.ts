@@ -2,7 +2,11 @@
 // system's (navigator.languages: in Electron the operating system's, in a tab the browser's), which
 // is followed when it changes too.
 import { resolveLanguage, type LanguageSetting } from '../../shared/i18n/languages';
+import { createLogger } from '../../shared/log';
+import { errorText } from '../../shared/result';
 import { setUiLanguage } from './i18n';
+
+const log = createLogger('i18n');
 
 export interface LanguageSource {
   /** The preference now, and a way to hear of its changes (returns the unsubscribe). */
@@ -25,9 +29,21 @@ export const browserLanguageEnvironment = (win: Window): LanguageEnvironment => 
   document: win.document,
 });
 
-export function startLanguageSync(source: LanguageSource, env: LanguageEnvironment): () => void {
-  const apply = () => void setUiLanguage(resolveLanguage(source.setting(), env.preferred()), env.document);
-  apply();
-  const stops = [source.onSettingChange(apply), env.onPreferredChange(apply)];
-  return () => stops.forEach((stop) => stop());
+export interface LanguageSync {
+  /** Settles once the language of the start is in place (the window renders after it). */
+  ready: Promise<void>;
+  stop(): void;
+}
+
+export function startLanguageSync(source: LanguageSource, env: LanguageEnvironment): LanguageSync {
+  const apply = (): Promise<void> => {
+    const language = resolveLanguage(source.setting(), env.preferred());
+    return setUiLanguage(language, env.document).catch((e: unknown) => {
+      // The window goes on in the language it has; the next change tries again.
+      log.error('a language could not be loaded', { language, problem: errorText(e) });
+    });
+  };
+  const ready = apply();
+  const stops = [source.onSettingChange(() => void apply()), env.onPreferredChange(() => void apply())];
+  return { ready, stop: () => stops.forEach((stop) => stop()) };
 }

@@ -2,10 +2,19 @@
 // {{variables}}; the pseudo-locale brackets them all; the "Language" setting picks the right one.
 import { afterEach, describe, expect, test } from 'vitest';
 import { directionOf, LANGUAGES, matchLanguage, resolveLanguage, type Language } from '../../../shared/i18n/languages';
-import { i18n, intlLocale, NAMESPACES, RESOURCES, setUiLanguage, t } from '../../../renderer/i18n/i18n';
+import { i18n, intlLocale, loadedLanguages, NAMESPACES, setUiLanguage, t } from '../../../renderer/i18n/i18n';
 import { pseudoLocalize, pseudoResources } from '../../../renderer/i18n/pseudo';
 import { startLanguageSync } from '../../../renderer/i18n/language-sync';
 import type { LanguageSetting } from '../../../shared/i18n/languages';
+import en from '../../../shared/i18n/locales/en/index';
+import es from '../../../shared/i18n/locales/es/index';
+import ptBR from '../../../shared/i18n/locales/pt-BR/index';
+import hi from '../../../shared/i18n/locales/hi/index';
+import id from '../../../shared/i18n/locales/id/index';
+import ar from '../../../shared/i18n/locales/ar/index';
+
+/** Every catalogue as it is on disk (the window loads all but English on demand). */
+const RESOURCES: Readonly<Record<Language, unknown>> = { en, es, 'pt-BR': ptBR, hi, id, ar };
 
 type Tree = { [key: string]: string | Tree };
 
@@ -128,6 +137,29 @@ describe('choosing the language', () => {
   });
 });
 
+describe('languages on demand', () => {
+  test('English is there from the start; another language is loaded when it is first chosen, then kept', async () => {
+    expect(loadedLanguages()).toContain('en');
+    expect(t('common:header.settings')).toBe('Settings');
+    await setUiLanguage('id', undefined);
+    expect(loadedLanguages()).toContain('id');
+    expect(t('common:header.settings')).toBe((id.common.header as { settings: string }).settings);
+  });
+
+  test('of quick successive choices the last wins, whichever loads first', async () => {
+    const first = setUiLanguage('ar', undefined);
+    const second = setUiLanguage('pt-BR', undefined);
+    const third = setUiLanguage('hi', undefined);
+    await Promise.all([first, second, third]);
+    expect(i18n.language).toBe('hi');
+    // And back to one already loaded while another still loads.
+    const slow = setUiLanguage('es', undefined);
+    const back = setUiLanguage('ar', undefined);
+    await Promise.all([slow, back]);
+    expect(i18n.language).toBe('ar');
+  });
+});
+
 describe('startLanguageSync', () => {
   test('applies the setting at once, follows its changes and, on "auto", the system\'s; sets lang and dir', async () => {
     let setting: LanguageSetting = 'auto';
@@ -135,7 +167,7 @@ describe('startLanguageSync', () => {
     const settingListeners = new Set<() => void>();
     const systemListeners = new Set<() => void>();
     const doc = { documentElement: { lang: '', dir: '' } } as unknown as Document;
-    const stop = startLanguageSync(
+    const sync = startLanguageSync(
       { setting: () => setting, onSettingChange: (l) => (settingListeners.add(l), () => settingListeners.delete(l)) },
       { preferred: () => preferred, onPreferredChange: (l) => (systemListeners.add(l), () => systemListeners.delete(l)), document: doc },
     );
@@ -156,7 +188,7 @@ describe('startLanguageSync', () => {
     settingListeners.forEach((l) => l());
     await expect.poll(() => i18n.language).toBe('hi');
     expect(doc.documentElement).toMatchObject({ lang: 'hi', dir: 'ltr' });
-    stop();
+    sync.stop();
     expect(settingListeners.size + systemListeners.size).toBe(0);
   });
 });

@@ -5,7 +5,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, IMAGEMAGICK_CONVERT_PATH, main, missingLine, missingPrerequisites, onPath, type SystemProbe, type Task } from '../../../scripts/check-prereqs';
+import { CHROMIUM_PATH, IMAGEMAGICK_CONVERT_PATH, install, main, missingLine, missingPrerequisites, onPath, type Installer, type SystemProbe, type Task } from '../../../scripts/check-prereqs';
 
 const REDIS_LINE = 'Missing: redis-server (install: apt-get install -y redis-server)';
 const CHROMIUM_LINE = `Missing: ${CHROMIUM_PATH} (install: apt-get install -y chromium)`;
@@ -102,7 +102,85 @@ describe('what each task needs', () => {
     expect(printed).toHaveLength(1);
     expect(main(['lint'], system(everything), (line) => printed.push(line))).toBe(2);
     expect(main([], system(everything), (line) => printed.push(line))).toBe(2);
-    expect(printed.slice(1)).toEqual(['Usage: tsx scripts/check-prereqs.ts test|bench|bench:relay', 'Usage: tsx scripts/check-prereqs.ts test|bench|bench:relay']);
+    expect(printed.slice(1)).toEqual(['Usage: tsx scripts/check-prereqs.ts test|bench|bench:relay [--install]', 'Usage: tsx scripts/check-prereqs.ts test|bench|bench:relay [--install]']);
+    expect(main(['test', '--now'], system(everything), (line) => printed.push(line))).toBe(2);
+  });
+});
+
+describe('installing what is missing', () => {
+  /** A stand-in for apt-get: records each command, and the install makes the programs appear. */
+  function fakeInstaller(isRoot: boolean, files: Set<string>, arrive: string[], status = 0): Installer & { runs: string[][] } {
+    const runs: string[][] = [];
+    return {
+      isRoot,
+      runs,
+      run(argv, env) {
+        runs.push([...argv]);
+        expect(env.DEBIAN_FRONTEND).toBe('noninteractive');
+        if (argv.includes('install')) for (const file of arrive) files.add(file);
+        return status;
+      },
+    };
+  }
+  const growing = (files: Set<string>, env: Record<string, string | undefined> = {}): SystemProbe => ({
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', ...env },
+    isExecutable: (file) => files.has(file),
+  });
+
+  it('does nothing when nothing is missing', () => {
+    const files = new Set(everything);
+    const installer = fakeInstaller(true, files, []);
+    const printed: string[] = [];
+    expect(install('test', growing(files), installer, (line) => printed.push(line))).toBe(0);
+    expect(installer.runs).toEqual([]);
+    expect(printed).toEqual([]);
+  });
+
+  it('as root: says what it installs, runs apt-get update and install for exactly the missing packages, then checks again', () => {
+    const files = new Set(['/usr/bin/redis-server', ...mediaTools]);
+    const installer = fakeInstaller(true, files, [CHROMIUM_PATH, ...coturnTools]);
+    const printed: string[] = [];
+    expect(main(['test', '--install'], growing(files), (line) => printed.push(line), installer)).toBe(0);
+    expect(installer.runs).toEqual([
+      ['apt-get', 'update', '-qq'],
+      ['apt-get', 'install', '-y', '-qq', '--no-install-recommends', 'chromium', 'coturn'],
+    ]);
+    expect(printed).toEqual(['Installing Debian packages for test: chromium coturn (apt-get install -y -qq --no-install-recommends chromium coturn)']);
+  });
+
+  it('not root: through sudo when this system has it, else the one line to run', () => {
+    const files = new Set([...everything.filter((f) => f !== '/usr/bin/redis-server'), '/usr/bin/sudo']);
+    const installer = fakeInstaller(false, files, ['/usr/bin/redis-server']);
+    expect(install('test', growing(files), installer, () => undefined)).toBe(0);
+    expect(installer.runs.map((argv) => argv.slice(0, 2))).toEqual([
+      ['sudo', 'apt-get'],
+      ['sudo', 'apt-get'],
+    ]);
+
+    const noSudo = new Set(everything.filter((f) => f !== '/usr/bin/redis-server'));
+    const refused = fakeInstaller(false, noSudo, ['/usr/bin/redis-server']);
+    const printed: string[] = [];
+    expect(install('test', growing(noSudo), refused, (line) => printed.push(line))).toBe(1);
+    expect(refused.runs).toEqual([]);
+    expect(printed).toEqual([`${REDIS_LINE}: run it as root, or install sudo`]);
+  });
+
+  it('fails, naming the command, when apt-get fails; and when the install did not bring the program', () => {
+    const files = new Set(everything.filter((f) => f !== CHROMIUM_PATH));
+    const printed: string[] = [];
+    expect(install('test', growing(files), fakeInstaller(true, files, [], 100), (line) => printed.push(line))).toBe(1);
+    expect(printed[1]).toBe('apt-get update -qq failed (exit 100)');
+
+    const quiet: string[] = [];
+    expect(install('test', growing(files), fakeInstaller(true, files, []), (line) => quiet.push(line))).toBe(1);
+    expect(quiet[1]).toBe(`Still missing after the install: ${CHROMIUM_LINE}`);
+  });
+
+  it('is what npm run test:fresh runs before npm test, and what .ci/run calls', () => {
+    const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts['test:fresh']).toBe('tsx scripts/check-prereqs.ts test --install && npm test');
+    expect(readFileSync('.ci/run', 'utf8')).toMatch(/^npm run test:fresh$/m);
+    expect(readFileSync('README.md', 'utf8')).toContain('npm run test:fresh');
   });
 });
 
@@ -124,8 +202,8 @@ describe('the real script', () => {
     for (const key of ['REDIS_URL', 'REDIS_SERVER_BIN', 'BENCH_RELAY_BACKENDS']) delete base[key];
     return { ...base, ...env };
   }
-  const runScript = (task: string, env: Record<string, string>) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/check-prereqs.ts', task], { env: environment(env), encoding: 'utf8', timeout: 15_000 });
+  const runScript = (task: string, env: Record<string, string>, flags: string[] = []) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/check-prereqs.ts', task, ...flags], { env: environment(env), encoding: 'utf8', timeout: 15_000 });
 
   it('stops bench:relay in one line naming redis-server when PATH has none', () => {
     const run = runScript('bench:relay', { PATH: pathWith({}) });
@@ -160,6 +238,20 @@ describe('the real script', () => {
     const noCoturn = runScript('test', { PATH: pathWith(withoutCoturn), REDIS_URL: 'redis://127.0.0.1:6390' });
     expect(noCoturn.stderr).toBe(`${COTURN_LINE}\n`);
     expect(noCoturn.status).toBe(1);
+  });
+
+  it('--install runs apt-get (through sudo when not root) for what is missing, then finds it', () => {
+    // apt-get here is a stand-in that records its arguments and brings redis-server on install.
+    const folder = pathWith({ sh: '/bin/sh', chmod: '/bin/chmod' });
+    const log = join(folder, 'apt-get.log');
+    writeFileSync(join(folder, 'apt-get'), `#!/bin/sh\necho "$DEBIAN_FRONTEND $*" >> ${log}\nif [ "$1" = install ]; then printf '#!/bin/sh\\nexit 0\\n' > ${folder}/redis-server; chmod 755 ${folder}/redis-server; fi\n`);
+    writeFileSync(join(folder, 'sudo'), '#!/bin/sh\nexec "$@"\n');
+    chmodSync(join(folder, 'apt-get'), 0o755);
+    chmodSync(join(folder, 'sudo'), 0o755);
+    const run = runScript('bench:relay', { PATH: folder }, ['--install']);
+    expect(run.stderr).toBe('Installing Debian packages for bench:relay: redis-server (' + (process.getuid?.() === 0 ? '' : 'sudo ') + 'apt-get install -y -qq --no-install-recommends redis-server)\n');
+    expect(run.status).toBe(0);
+    expect(readFileSync(log, 'utf8')).toBe('noninteractive update -qq\nnoninteractive install -y -qq --no-install-recommends redis-server\n');
   });
 
   it('runs first in npm test, npm run bench and npm run bench:relay', () => {
