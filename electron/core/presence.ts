@@ -5,7 +5,7 @@
 // stream (re)connects (a restarted relay has forgotten it).
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { PresenceChoice, PresenceStatus } from '../../shared/api';
+import type { AgentPresence, PresenceChoice, PresenceStatus } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
 import type { PresenceSink } from './relay-client';
@@ -29,6 +29,22 @@ export async function loadPresenceChoice(dataDir: string, logger?: Logger): Prom
 
 export async function savePresenceChoice(dataDir: string, choice: PresenceChoice): Promise<void> {
   await writeJsonFileAtomic(join(dataDir, PRESENCE_FILE), { version: 1, choice });
+}
+
+/** What the presence rule needs to know of the agent's calls (the call coordinator answers it). */
+export interface BusyCalls {
+  busyCallCount(): number;
+  canTakeAnother(): boolean;
+}
+
+/** The relay is told "on_call" while a call keeps the agent busy, otherwise the agent's choice. */
+export function agentPresence(choice: PresenceChoice, calls: BusyCalls | undefined, ringDuringCall: boolean): AgentPresence {
+  const busy = calls?.busyCallCount() ?? 0;
+  // On one connected call with "Ring me during a call" on, a new call may still ring here (not in
+  // Do not disturb): one still being placed or answered cannot go on hold for it yet.
+  const waiting = busy === 1 && calls?.canTakeAnother() === true && choice === 'available' && ringDuringCall;
+  const status: PresenceStatus = busy === 0 ? choice : waiting ? 'call_waiting' : 'on_call';
+  return { choice, status };
 }
 
 export interface PresenceReporterOptions {

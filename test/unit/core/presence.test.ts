@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadPresenceChoice, PresenceReporter, savePresenceChoice } from '../../../electron/core/presence';
+import { agentPresence, loadPresenceChoice, PresenceReporter, savePresenceChoice } from '../../../electron/core/presence';
 import { RelayClient } from '../../../electron/core/relay-client';
 import { MemorySecretStore } from '../../../electron/core/secret-store';
 import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
@@ -86,6 +86,20 @@ describe('PresenceReporter', () => {
     await presence.whenIdle();
     const back = await restartedRelay(relay);
     await until('the refresh reaches the relay once it is back', () => back.presence.get('alice') === 'dnd');
+  });
+});
+
+describe('agentPresence', () => {
+  const calls = (busy: number, canTakeAnother: boolean) => ({ busyCallCount: () => busy, canTakeAnother: () => canTakeAnother });
+
+  it('is the choice with no call, on_call while busy, call_waiting only on one call that can take another, available and asked to ring', () => {
+    expect(agentPresence('available', undefined, true)).toEqual({ choice: 'available', status: 'available' });
+    expect(agentPresence('dnd', calls(0, true), true)).toEqual({ choice: 'dnd', status: 'dnd' });
+    expect(agentPresence('available', calls(1, false), false)).toEqual({ choice: 'available', status: 'on_call' });
+    expect(agentPresence('available', calls(1, true), true)).toEqual({ choice: 'available', status: 'call_waiting' });
+    expect(agentPresence('available', calls(1, false), true)).toEqual({ choice: 'available', status: 'on_call' });
+    expect(agentPresence('dnd', calls(1, true), true)).toEqual({ choice: 'dnd', status: 'on_call' });
+    expect(agentPresence('available', calls(2, true), true)).toEqual({ choice: 'available', status: 'on_call' });
   });
 });
 

@@ -1,0 +1,61 @@
+// Calls: the agent's call commands go to the running mode's call coordinator once a switch under
+// way is done; a window that carried calls' audio and went ends them; dial links from outside.
+import { numberFromDialLink } from '../../../shared/dial-link';
+import type { Logger } from '../../../shared/log';
+import type { Preferences } from '../../../shared/preferences';
+import { err, ok, type Result } from '../../../shared/result';
+import type { CallCoordinator } from '../call-coordinator';
+import type { CommandHandlers, Push } from './handlers';
+import type { ModeMachine } from './mode';
+
+export function callCommands(mode: ModeMachine) {
+  const withCalls = async <T>(run: (coordinator: CallCoordinator) => Promise<Result<T>>): Promise<Result<T>> => {
+    const runtime = await mode.settled();
+    if (!runtime) return err('not_configured', 'No account is set up and the sandbox is not running: open the settings');
+    return run(runtime.coordinator);
+  };
+  return {
+    startCall: ({ localId, to, sdp, anyway }) => withCalls((c) => c.startCall(to, sdp, localId, { anyway })),
+    answerCall: ({ localId, sdp }) => withCalls((c) => c.answerCall(localId, sdp)),
+    declineCall: ({ localId }) => withCalls((c) => c.declineCall(localId)),
+    hangUp: ({ localId }) => withCalls((c) => c.hangUp(localId)),
+    holdCall: ({ localId }) => withCalls((c) => c.holdCall(localId)),
+    resumeCall: ({ localId }) => withCalls((c) => c.resumeCall(localId)),
+    reportMedia: (report) => withCalls((c) => c.reportMedia(report)),
+  } satisfies Partial<CommandHandlers>;
+}
+
+/** The window that carried these calls' audio is gone: they end now, with `reason` and a terminate. */
+export async function endCallsOfGoneWindow(mode: ModeMachine, log: Logger, calls: readonly string[] | 'all', reason: string): Promise<void> {
+  const runtime = mode.current();
+  if (!runtime) return;
+  const owned = calls === 'all' ? undefined : new Set(calls);
+  // A ringing call lost nothing: every window prepares its own answer, and the reloaded one will too.
+  const gone = runtime.coordinator.calls().filter((c) => c.phase !== 'ended' && c.phase !== 'ringing' && (owned === undefined || owned.has(c.localId)));
+  for (const call of gone) {
+    log.warn('the window that carried a call\'s audio is gone: ending the call', { localId: call.localId, phase: call.phase });
+    await runtime.coordinator.reportMedia({ localId: call.localId, state: 'failed', reason });
+  }
+}
+
+export interface DialRequest {
+  link: string;
+  /** False: the number only fills the dialer, whatever the preference says. */
+  dialAtOnce: boolean | undefined;
+  preferences: Preferences;
+}
+
+/** A tel:/callto: link or a number from outside, checked and handed to every window as dialRequested. */
+export function requestDial(mode: ModeMachine, push: Push, { link, dialAtOnce, preferences }: DialRequest): Result<{ number: string; dial: boolean }> {
+  const runtime = mode.current();
+  const number = numberFromDialLink(link, runtime?.account.defaultCountry);
+  if (!number.ok) return number;
+  // A number the numbering plan does not list waits in the dialer for the agent's "Call anyway".
+  // Every window gets the push: main decides here, once, so that no window dials on top of a
+  // call in progress (this keeps the link's page honest: the window's dialer waits for the call to end).
+  const busy = runtime?.coordinator.hasBusyCall() ?? false;
+  const dial = preferences.dialLinksAtOnce && number.value.verified && !busy && dialAtOnce !== false;
+  const request = { number: number.value.digits, dial };
+  push({ name: 'dialRequested', payload: request });
+  return ok(request);
+}

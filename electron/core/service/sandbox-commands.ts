@@ -1,0 +1,26 @@
+// The embedded sandbox's simulated customers (sandbox mode only): they call, hang up, write and
+// press call buttons through the sandbox's control API.
+import { err, type Result } from '../../../shared/result';
+import type { SandboxControlClient } from '../sandbox-control-client';
+import type { CommandHandlers } from './handlers';
+import type { ModeMachine } from './mode';
+import type { Runtime } from './runtime';
+
+export function sandboxCommands(mode: ModeMachine) {
+  const withSandbox = async <T>(run: (sandbox: SandboxControlClient, runtime: Runtime) => Promise<Result<T>>): Promise<Result<T>> => {
+    const runtime = await mode.settled();
+    if (!runtime?.sandbox) return err('not_available', 'Simulated customers exist only in sandbox mode');
+    return run(runtime.sandbox, runtime);
+  };
+  return {
+    simulateIncomingCall: ({ number }) => withSandbox((s) => s.incoming(number)),
+    simulateCustomerHangUp: ({ localId }) =>
+      withSandbox((sandbox, runtime) => {
+        const callId = runtime.coordinator.call(localId)?.callId;
+        if (callId === undefined) return Promise.resolve(err('not_found', `There is no call ${localId} with a gateway call id`));
+        return sandbox.hangUp(callId);
+      }),
+    simulateInboundMessage: ({ number, text }) => withSandbox((s) => s.inbound(number, text)),
+    simulatePressCallButton: ({ number }) => withSandbox((s) => s.pressCallButton(number)),
+  } satisfies Partial<CommandHandlers>;
+}
