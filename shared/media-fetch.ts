@@ -30,6 +30,7 @@
 import { rule, term, type RuleTerm } from './i18n/rules';
 import { bytesText, concatBytes, headBytesFor, inspectMedia, missingRange, moreBytesWanted, orList, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
 import { formatBytes, MB, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
+import { classifyNetworkError } from './network-error';
 import { err, errorText, ok, type AppError, type Result } from './result';
 import { isHttpUrl } from './validation';
 
@@ -728,27 +729,21 @@ export function isPrivateHost(host: string): boolean {
   return a === 127 || a === 10 || (a === 192 && b === 168) || (a === 172 && b >= 16 && b <= 31) || (a === 169 && b === 254) || a === 0;
 }
 
+/** A network failure in the check's words, from the rule catalogue where it has them. */
 function describeNetworkError(e: unknown): string {
-  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : undefined;
-  const code = (cause as { code?: unknown } | undefined)?.code ?? (e as { code?: unknown } | null)?.code;
-  switch (code) {
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
+  const failure = classifyNetworkError(e);
+  switch (failure.kind) {
+    case 'host_not_found':
       return rule('mediaFetch.hostNotFound');
-    case 'ECONNREFUSED':
+    case 'refused':
       return rule('mediaFetch.connectionRefused');
-    case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
+    case 'reset':
       return rule('mediaFetch.connectionClosed');
-    case 'CERT_HAS_EXPIRED':
-    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
-    case 'SELF_SIGNED_CERT_IN_CHAIN':
-    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
-    case 'ERR_TLS_CERT_ALTNAME_INVALID':
-      return rule('mediaFetch.badCertificate', { code: String(code) });
-    default:
-      if (typeof code === 'string') return code;
-      return cause?.message ?? errorText(e);
+    case 'bad_certificate':
+      return rule('mediaFetch.badCertificate', { code: failure.code });
+    case 'connect_timeout':
+    case 'other':
+      return failure.code ?? failure.message;
   }
 }
 

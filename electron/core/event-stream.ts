@@ -2,11 +2,12 @@
 // request, parsed incrementally, validated at the edge, de-duplicated, and resumed from the last
 // event id after any failure so that no event is lost (ARCHITECTURE.md: "once per agent, in
 // order, also across reconnects").
-import { Agent, request } from 'undici';
 import type { ConnectionState } from '../../shared/api';
 import { RELAY_PATHS, relayEnvelopeSchema, type RelayEnvelope } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
+import { classifyNetworkError, type NetworkFailure } from '../../shared/network-error';
 import { parseWith } from '../../shared/validation';
+import { HttpExchange } from './http-exchange';
 
 export interface RelayEventStreamOptions {
   /** The relay's base URL, e.g. https://relay.example.com */
@@ -153,7 +154,7 @@ export class RelayEventStream {
   private stopped = true;
   private abortCurrent: (() => void) | undefined;
   private wakeUp: (() => void) | undefined;
-  private dispatcher: Agent | undefined;
+  private http: HttpExchange | undefined;
   /** The reason of the relay's `close` event on the current connection (relay/README.md "Closing"). */
   private closeReason: string | undefined;
 
@@ -171,8 +172,13 @@ export class RelayEventStream {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.dispatcher = new Agent({ keepAliveTimeout: 1_000, connect: { timeout: 10_000 } });
-    this.running = this.run();
+    this.http = new HttpExchange({
+      baseUrl: this.options.url,
+      headers: { authorization: `Bearer ${this.options.token}`, accept: 'text/event-stream', 'cache-control': 'no-cache' },
+      secret: this.options.token,
+      agent: { keepAliveTimeout: 1_000, connect: { timeout: 10_000 } },
+    });
+    this.running = this.run(this.http);
   }
 
   async stop(): Promise<void> {
@@ -181,17 +187,17 @@ export class RelayEventStream {
     this.wakeUp?.();
     await this.running;
     this.running = undefined;
-    const dispatcher = this.dispatcher;
-    this.dispatcher = undefined;
-    await dispatcher?.destroy().catch(() => undefined);
+    const http = this.http;
+    this.http = undefined;
+    await http?.destroy();
   }
 
-  private async run(): Promise<void> {
+  private async run(http: HttpExchange): Promise<void> {
     this.setState({ status: 'connecting', since: Date.now() });
     let attempt = 0;
     let reconnectingSince: number | undefined;
     while (!this.stopped) {
-      const outcome = await this.connectOnce(() => {
+      const outcome = await this.connectOnce(http, () => {
         attempt = 0;
         reconnectingSince = undefined;
         this.setState({ status: 'connected', since: Date.now() });
@@ -222,16 +228,18 @@ export class RelayEventStream {
     }
   }
 
-  private async connectOnce(onConnected: () => void): Promise<AttemptOutcome> {
+  private async connectOnce(http: HttpExchange, onConnected: () => void): Promise<AttemptOutcome> {
     const controller = new AbortController();
     this.abortCurrent = () => controller.abort();
+    const silence = `no data from the relay for ${Math.round(this.heartbeatTimeoutMs / 100) / 10} s`;
     let deadReason: string | undefined;
     let watchdog: NodeJS.Timeout | undefined;
-    // Covers the connect, the response headers and every gap between chunks: heartbeats keep it fed.
+    // No bytes for heartbeatTimeoutMs means a dead stream: up to the response's headers the exchange's
+    // deadline says so, after them this watchdog, fed by every chunk (heartbeats keep it fed).
     const feedWatchdog = () => {
       clearTimeout(watchdog);
       watchdog = setTimeout(() => {
-        deadReason = `no data from the relay for ${Math.round(this.heartbeatTimeoutMs / 100) / 10} s`;
+        deadReason = silence;
         controller.abort();
       }, this.heartbeatTimeoutMs);
     };
@@ -239,35 +247,37 @@ export class RelayEventStream {
     const fail = (message: string, retry: RetryAfter = { kind: 'backoff' }): AttemptOutcome => ({ kind: 'failed', message, retry, wasConnected });
     this.closeReason = undefined;
     try {
-      feedWatchdog();
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${this.options.token}`,
-        accept: 'text/event-stream',
-        'cache-control': 'no-cache',
-      };
-      if (this.cursor !== undefined) headers['last-event-id'] = this.cursor;
-      const response = await request(`${this.options.url.replace(/\/+$/, '')}${RELAY_PATHS.events}`, {
+      const outcome = await http.open({
         method: 'GET',
-        headers,
+        path: RELAY_PATHS.events,
+        headers: this.cursor === undefined ? {} : { 'last-event-id': this.cursor },
+        deadlineMs: this.heartbeatTimeoutMs,
         signal: controller.signal,
-        dispatcher: this.dispatcher,
-        // The watchdog above is the one timeout; undici's own would fire on a quiet, healthy stream.
-        headersTimeout: 0,
-        bodyTimeout: 0,
       });
-      if (response.statusCode === 401 || response.statusCode === 403) {
+      switch (outcome.kind) {
+        case 'aborted':
+          return { kind: 'stopped' };
+        case 'timeout':
+          return fail(silence);
+        case 'network':
+          return fail(describeNetworkFailure(outcome.failure));
+        case 'response':
+          break;
+      }
+      const response = outcome;
+      if (response.status === 401 || response.status === 403) {
         await response.body.dump().catch(() => undefined);
         return fail(UNAUTHORIZED_MESSAGE, { kind: 'unauthorized' });
       }
-      if (response.statusCode === 429) {
+      if (response.status === 429) {
         await response.body.dump().catch(() => undefined);
         // The relay limits an address that failed authentication too often: retrying sooner only adds failures.
         const ms = retryAfterMs(response.headers['retry-after']);
         return fail('the relay answered HTTP 429 (too many requests)', ms === undefined ? { kind: 'backoff' } : { kind: 'relay_asked', ms });
       }
-      if (response.statusCode !== 200) {
+      if (response.status !== 200) {
         await response.body.dump().catch(() => undefined);
-        return fail(`the relay answered HTTP ${response.statusCode}`);
+        return fail(`the relay answered HTTP ${response.status}`);
       }
       const type = String(response.headers['content-type'] ?? '');
       if (!type.toLowerCase().startsWith('text/event-stream')) {
@@ -289,7 +299,7 @@ export class RelayEventStream {
       return fail('the relay closed the stream');
     } catch (e) {
       if (this.stopped) return { kind: 'stopped' };
-      return fail(deadReason ?? describeNetworkError(e));
+      return fail(deadReason ?? describeNetworkFailure(classifyNetworkError(e)));
     } finally {
       clearTimeout(watchdog);
       this.abortCurrent = undefined;
@@ -371,21 +381,19 @@ function closeReasonOf(data: string): string | undefined {
   return undefined;
 }
 
-function describeNetworkError(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
-  const code = (e as { code?: string }).code ?? (e.cause as { code?: string } | undefined)?.code;
-  switch (code) {
-    case 'ECONNREFUSED':
+/** The event stream's words for a network failure (the connection state shows them). */
+function describeNetworkFailure(failure: NetworkFailure): string {
+  switch (failure.kind) {
+    case 'refused':
       return 'the relay refused the connection (is it running?)';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
+    case 'host_not_found':
       return 'the relay host name could not be resolved';
-    case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
+    case 'reset':
       return 'the connection to the relay was reset';
-    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'connect_timeout':
       return 'connecting to the relay timed out';
-    default:
-      return e.message || e.name;
+    case 'bad_certificate':
+    case 'other':
+      return failure.message;
   }
 }

@@ -1,7 +1,6 @@
 // The gateway over HTTP. Call control (gateway-spec.md 4.2, protocol.md "Call control"): accept,
 // reject, terminate and initiate. Messaging (gateway-spec.md 4.1, 4.3): free-form messages and
 // templates. Every method resolves to a Result and never throws.
-import { Agent, errors as undiciErrors, request } from 'undici';
 import type { z } from 'zod';
 import {
   callActionSuccessSchema,
@@ -10,15 +9,15 @@ import {
   graphErrorSchema,
   initiateSuccessSchema,
   type CallAction,
-  type CallRequest,
   type CallRequestSchemas,
 } from '../../shared/gateway';
 import { createLogger, type Logger } from '../../shared/log';
 import { freeFormMessageSchema, MESSAGE_ERROR_TEXT, messageSentSchema, type FreeFormMessage, type SentMessage } from '../../shared/messages';
-import { err, ok, type AppError, type ErrorCode, type Result, errorText } from '../../shared/result';
+import type { NetworkFailure } from '../../shared/network-error';
+import { err, ok, type AppError, type ErrorCode, type Result } from '../../shared/result';
 import { templateMessageSchema, type TemplateMessage } from '../../shared/templates';
 import { parseWith } from '../../shared/validation';
-import { networkErrorCode, readLimited } from './http-body';
+import { HttpExchange, type RetryRule } from './http-exchange';
 
 export interface GatewayClientOptions {
   /** The gateway base URL, ending in the version segment (…/restapi/v1). */
@@ -69,8 +68,6 @@ export const normaliseSdpLineEnds = (sdp: string): string => sdp.replace(/\r\n|\
 
 const truncate = (text: string, limit = DETAIL_LIMIT): string => (text.length > limit ? `${text.slice(0, limit)}… (truncated)` : text);
 
-type HttpOutcome = { kind: 'response'; status: number; body: string } | { kind: 'timeout' } | { kind: 'network'; reason: string };
-
 /** One request: `label` names it in messages and logs, `path` follows {base}/{product}/. */
 interface GatewayRequest {
   label: string;
@@ -80,23 +77,27 @@ interface GatewayRequest {
   callId?: string;
   /** Clear words per gateway error code, looked up before GATEWAY_ERROR_TEXT. */
   errorText?: Readonly<Record<number, string>>;
+  /** Only terminate has one. */
+  retry?: RetryRule;
 }
 
 export class GatewayClient implements CallControl, MessageSending {
-  private readonly base: string;
-  private readonly apiKey: string;
   private readonly product: string;
   private readonly timeoutMs: number;
   private readonly terminateRetries: number;
   private readonly terminateBackoffMs: number;
   private readonly schemas: CallRequestSchemas;
   private readonly log: Logger;
-  // Keep-alive so that accept, the one request a ringing customer waits on, reuses a warm connection.
-  private readonly agent = new Agent({ keepAliveTimeout: 60_000, keepAliveMaxTimeout: 10 * 60_000, connections: 8 });
+  private readonly http: HttpExchange;
 
   constructor(options: GatewayClientOptions) {
-    this.base = options.baseUrl.replace(/\/+$/, '');
-    this.apiKey = options.apiKey;
+    this.http = new HttpExchange({
+      baseUrl: options.baseUrl,
+      headers: { 'API-KEY': options.apiKey, Accept: 'application/json' },
+      secret: options.apiKey,
+      // Keep-alive so that accept, the one request a ringing customer waits on, reuses a warm connection.
+      agent: { keepAliveTimeout: 60_000, keepAliveMaxTimeout: 10 * 60_000, connections: 8 },
+    });
     this.product = options.product;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.terminateRetries = Math.max(0, options.terminateRetries ?? 3);
@@ -121,14 +122,15 @@ export class GatewayClient implements CallControl, MessageSending {
    */
   async terminate(callId: string): Promise<Result<null>> {
     const body = { messaging_product: this.product, call_id: callId, action: 'terminate' };
-    let result = await this.callAction('terminate', this.schemas.terminate, body, callId);
-    for (let attempt = 1; attempt <= this.terminateRetries && !result.ok && isRetryable(result.error); attempt++) {
-      const pause = this.terminateBackoffMs * 2 ** (attempt - 1);
-      this.log.warn('terminate failed, retrying', { callId, attempt, pauseMs: pause, code: result.error.code, httpStatus: result.error.httpStatus });
-      await new Promise((resolve) => setTimeout(resolve, pause));
-      result = await this.callAction('terminate', this.schemas.terminate, body, callId);
-    }
-    return result;
+    return this.callAction('terminate', this.schemas.terminate, body, callId, {
+      times: this.terminateRetries,
+      firstPauseMs: this.terminateBackoffMs,
+      when: (outcome) => outcome.kind === 'network' || (outcome.kind === 'response' && outcome.status >= 500),
+      onRetry: (outcome, attempt, pauseMs) => {
+        const why = outcome.kind === 'response' ? { httpStatus: outcome.status } : outcome.kind === 'network' ? { reason: describeNetworkFailure(outcome.failure) } : {};
+        this.log.warn('terminate failed, retrying', { callId, attempt, pauseMs, ...why });
+      },
+    });
   }
 
   /** Never retried: a second initiate would ring the customer twice (protocol.md: never auto-redial). */
@@ -162,7 +164,7 @@ export class GatewayClient implements CallControl, MessageSending {
   }
 
   async close(): Promise<void> {
-    await this.agent.close().catch(() => undefined);
+    await this.http.close();
   }
 
   private async sendToMessaging(endpoint: MessageEndpoint, schema: z.ZodType, message: unknown): Promise<Result<SentMessage>> {
@@ -191,8 +193,8 @@ export class GatewayClient implements CallControl, MessageSending {
     return ok(sent);
   }
 
-  private async callAction(action: CallAction, schema: z.ZodType, body: unknown, callId: string): Promise<Result<null>> {
-    const answer = await this.send({ label: action, path: `calls/${action}`, schema, body, callId });
+  private async callAction(action: CallAction, schema: z.ZodType, body: unknown, callId: string, retry?: RetryRule): Promise<Result<null>> {
+    const answer = await this.send({ label: action, path: `calls/${action}`, schema, body, callId, retry });
     if (!answer.ok) return answer;
     if (!callActionSuccessSchema.safeParse(answer.value.json).success) return this.opaque(action, answer.value.status, answer.value.body, callId);
     return ok(null);
@@ -207,14 +209,21 @@ export class GatewayClient implements CallControl, MessageSending {
       return valid;
     }
     const started = performance.now();
-    const outcome = await this.post(request.path, valid.value as CallRequest | FreeFormMessage | TemplateMessage);
+    const outcome = await this.http.exchange({
+      method: 'POST',
+      path: `/${encodeURIComponent(this.product)}/${request.path}`,
+      json: valid.value,
+      deadlineMs: this.timeoutMs,
+      bodyLimit: BODY_READ_LIMIT,
+      retry: request.retry,
+    });
     const ms = Math.round(performance.now() - started);
     switch (outcome.kind) {
       case 'timeout':
         this.log.warn('gateway timed out', { action, callId, ms });
         return err('timeout', `The gateway did not answer the ${action} request within ${Math.round(this.timeoutMs / 1000)} s`);
       case 'network': {
-        const reason = this.scrub(outcome.reason);
+        const reason = describeNetworkFailure(outcome.failure);
         this.log.warn('gateway unreachable', { action, callId, ms, reason });
         return err('gateway_unreachable', `The gateway could not be reached (${reason})`);
       }
@@ -235,31 +244,6 @@ export class GatewayClient implements CallControl, MessageSending {
     }
   }
 
-  private async post(path: string, body: CallRequest | FreeFormMessage | TemplateMessage): Promise<HttpOutcome> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.timeoutMs);
-    try {
-      const res = await request(`${this.base}/${encodeURIComponent(this.product)}/${path}`, {
-        method: 'POST',
-        dispatcher: this.agent,
-        headers: { 'API-KEY': this.apiKey, 'Content-Type': 'application/json', Accept: 'application/json' },
-        body: JSON.stringify(body),
-        signal: controller.signal,
-      });
-      const text = await readLimited(res.body, BODY_READ_LIMIT);
-      return { kind: 'response', status: res.statusCode, body: text };
-    } catch (e) {
-      if (timedOut) return { kind: 'timeout' };
-      return { kind: 'network', reason: describeNetworkError(e) };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   private graphError(
     action: string,
     status: number,
@@ -270,45 +254,34 @@ export class GatewayClient implements CallControl, MessageSending {
     const code = CODE_FOR_GATEWAY_ERROR[e.code] ?? 'gateway_error';
     const error: AppError = {
       code,
-      message: this.scrub(errorText[e.code] ?? GATEWAY_ERROR_TEXT[e.code] ?? e.message),
+      message: this.http.scrub(errorText[e.code] ?? GATEWAY_ERROR_TEXT[e.code] ?? e.message),
       gatewayCode: e.code,
       httpStatus: status,
     };
     // error_data carries the specifics, e.g. what was wrong with the SDP for code 100 (protocol.md).
     const details = [e.message, e.error_data === undefined ? undefined : JSON.stringify(e.error_data)].filter((d) => d !== undefined).join(' ');
-    if (details !== '') error.detail = this.scrub(truncate(details));
-    this.log.warn('gateway refused', { action, callId, gatewayCode: e.code, httpStatus: status, gatewayMessage: this.scrub(e.message) });
+    if (details !== '') error.detail = this.http.scrub(truncate(details));
+    this.log.warn('gateway refused', { action, callId, gatewayCode: e.code, httpStatus: status, gatewayMessage: this.http.scrub(e.message) });
     return error;
   }
 
   /** protocol.md: any body that is not a Graph answer is an opaque error, kept for diagnostics. */
   private opaque<T>(action: string, status: number, body: string, callId?: string): Result<T> {
     const shown = body.trim() === '' ? '(empty body)' : body;
-    const detail = this.scrub(`HTTP ${status}: ${truncate(shown)}`);
+    const detail = this.http.scrub(`HTTP ${status}: ${truncate(shown)}`);
     this.log.warn('gateway answered with an unexpected body', { action, callId, httpStatus: status, bodyStart: detail.slice(0, 200) });
     return err('gateway_unreachable', `The gateway answered the ${action} request with HTTP ${status} and a body that is not a gateway answer`, {
       httpStatus: status,
       detail,
     });
   }
-
-  /** A misbehaving server could echo the request headers back: the key must not travel on. */
-  private scrub(text: string): string {
-    return this.apiKey.length > 0 ? text.split(this.apiKey).join('[redacted]') : text;
-  }
 }
 
 const unreadableAcceptance = (status: number) =>
   `The gateway accepted the message (HTTP ${status}) but its answer could not be read: it may have been sent, check before sending it again`;
 
-function isRetryable(error: AppError): boolean {
-  if (error.code === 'gateway_unreachable' && error.httpStatus === undefined) return true; // network error
-  return error.httpStatus !== undefined && error.httpStatus >= 500;
-}
-
-function describeNetworkError(e: unknown): string {
-  const code = networkErrorCode(e);
-  if (e instanceof undiciErrors.SocketError) return `connection closed: ${e.message}`;
-  if (typeof code === 'string') return code;
-  return errorText(e);
+/** The gateway's words for a network failure: its code, or what undici says of a socket closed under it. */
+function describeNetworkFailure(failure: NetworkFailure): string {
+  if (failure.code === 'UND_ERR_SOCKET') return `connection closed: ${failure.message}`;
+  return failure.code ?? failure.message;
 }

@@ -3,14 +3,14 @@
 // credentials (GET /turn-credentials). Every method resolves to
 // a Result and never throws; the agent token travels only in the Authorization header and is never
 // logged or echoed in an error.
-import { Agent, request } from 'undici';
 import { z } from 'zod';
 import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
 import { ANSWERED_ELSEWHERE_MESSAGE } from '../../shared/call-state';
 import { iceServersSchema, type IceServer } from '../../shared/ice-servers';
 import { createLogger, type Logger } from '../../shared/log';
-import { err, ok, type ErrorCode, type Result, errorText } from '../../shared/result';
-import { networkErrorCode, readLimited } from './http-body';
+import type { NetworkFailure } from '../../shared/network-error';
+import { err, ok, type ErrorCode, type Result } from '../../shared/result';
+import { HttpExchange, type HttpMethod } from './http-exchange';
 
 export interface RelayClientOptions {
   /** The relay's base URL, e.g. https://relay.example.com */
@@ -68,21 +68,21 @@ const relayErrorSchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), agentId: z.string().optional() }),
 });
 
-type HttpOutcome = { kind: 'response'; status: number; body: string } | { kind: 'timeout' } | { kind: 'network'; reason: string };
-
 export class RelayClient implements CallClaims, PresenceSink {
-  private readonly base: string;
-  private readonly token: string;
+  private readonly http: HttpExchange;
   private readonly timeoutMs: number;
   private readonly claimTimeoutMs: number;
   private readonly log: Logger;
-  // Keep-alive: the claim sits on the answer path, and presence refreshes keep a connection warm.
-  private readonly dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 4, connect: { timeout: 5_000 } });
   private knownAgentId: string | undefined;
 
   constructor(options: RelayClientOptions) {
-    this.base = options.url.replace(/\/+$/, '');
-    this.token = options.token;
+    this.http = new HttpExchange({
+      baseUrl: options.url,
+      headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' },
+      secret: options.token,
+      // Keep-alive: the claim sits on the answer path, and presence refreshes keep a connection warm.
+      agent: { keepAliveTimeout: 30_000, connections: 4, connect: { timeout: 5_000 } },
+    });
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.claimTimeoutMs = options.claimTimeoutMs ?? DEFAULT_CLAIM_TIMEOUT_MS;
     this.log = options.logger ?? createLogger('relay-client');
@@ -163,20 +163,20 @@ export class RelayClient implements CallClaims, PresenceSink {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close().catch(() => undefined);
+    await this.http.close();
   }
 
   /** Sends one request; a Result with the status and the JSON body (undefined when it is not JSON). */
-  private async send(method: 'GET' | 'POST' | 'PUT', path: string, timeoutMs: number, body?: unknown): Promise<Result<{ status: number; json: unknown }>> {
+  private async send(method: HttpMethod, path: string, timeoutMs: number, body?: unknown): Promise<Result<{ status: number; json: unknown }>> {
     const started = performance.now();
-    const outcome = await this.exchange(method, path, timeoutMs, body);
+    const outcome = await this.http.exchange({ method, path, json: body, deadlineMs: timeoutMs, bodyLimit: BODY_READ_LIMIT });
     const ms = Math.round(performance.now() - started);
     switch (outcome.kind) {
       case 'timeout':
         this.log.warn('the relay did not answer in time', { method, path, ms });
         return err('timeout', `The relay did not answer ${method} ${path} within ${formatSeconds(timeoutMs)}`);
       case 'network': {
-        const reason = this.scrub(outcome.reason);
+        const reason = describeNetworkFailure(outcome.failure);
         this.log.warn('the relay could not be reached', { method, path, ms, reason });
         return err('gateway_unreachable', `The relay could not be reached (${reason})`);
       }
@@ -193,36 +193,10 @@ export class RelayClient implements CallClaims, PresenceSink {
     }
   }
 
-  private async exchange(method: 'GET' | 'POST' | 'PUT', path: string, timeoutMs: number, body: unknown): Promise<HttpOutcome> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    try {
-      const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await request(`${this.base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: controller.signal,
-        dispatcher: this.dispatcher,
-      });
-      return { kind: 'response', status: res.statusCode, body: await readLimited(res.body, BODY_READ_LIMIT) };
-    } catch (e) {
-      if (timedOut) return { kind: 'timeout' };
-      return { kind: 'network', reason: describeNetworkError(e) };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
   /** A status other than the expected one, with the relay's error envelope when it sent one. */
   private refused<T>(what: string, status: number, json: unknown): Result<T> {
     const envelope = relayErrorSchema.safeParse(json);
-    const relayMessage = envelope.success ? this.scrub(envelope.data.error.message) : undefined;
+    const relayMessage = envelope.success ? this.http.scrub(envelope.data.error.message) : undefined;
     const code: ErrorCode =
       status === 401 || status === 403 ? 'unauthorized' : status === 400 ? 'invalid_input' : status === 404 ? 'not_available' : 'gateway_unreachable';
     const message =
@@ -239,29 +213,23 @@ export class RelayClient implements CallClaims, PresenceSink {
     this.log.warn('the relay answered with an unexpected body', { request: what, httpStatus: status });
     return err('gateway_unreachable', `The relay answered the ${what} request with a body that is not a relay answer`, { httpStatus: status });
   }
-
-  /** A misbehaving server could echo the request headers back: the token must not travel on. */
-  private scrub(text: string): string {
-    return this.token.length > 0 ? text.split(this.token).join('[redacted]') : text;
-  }
 }
 
 const formatSeconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
-function describeNetworkError(e: unknown): string {
-  const code = networkErrorCode(e);
-  switch (code) {
-    case 'ECONNREFUSED':
+/** The relay client's words for a network failure. */
+function describeNetworkFailure(failure: NetworkFailure): string {
+  switch (failure.kind) {
+    case 'refused':
       return 'connection refused: is it running?';
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
+    case 'host_not_found':
       return 'the host name could not be resolved';
-    case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
+    case 'reset':
       return 'the connection was reset';
-    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'connect_timeout':
       return 'connecting timed out';
-    default:
-      return typeof code === 'string' ? code : errorText(e);
+    case 'bad_certificate':
+    case 'other':
+      return failure.code ?? failure.message;
   }
 }

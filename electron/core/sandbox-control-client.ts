@@ -1,11 +1,11 @@
 // The embedded sandbox's control API (shared/sandbox.ts SANDBOX_PATHS): its simulated customers and
 // templates, and what the app lets the agent make the customers do in sandbox mode: call, hang up,
 // write a message, press a call button.
-import { Agent, request } from 'undici';
 import { z } from 'zod';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, ok, type Result } from '../../shared/result';
 import { SANDBOX_PATHS, type SandboxCustomer, type SandboxTemplate } from '../../shared/sandbox';
+import { HttpExchange, type HttpMethod } from './http-exchange';
 
 const customersSchema = z.array(
   z.object({
@@ -25,14 +25,15 @@ const templatesSchema = z.array(
 const errorBodySchema = z.object({ error: z.union([z.string(), z.object({ message: z.string() })]) });
 
 const TIMEOUT_MS = 5_000;
+/** The longest answer read: the sandbox's lists of customers and templates are far shorter. */
+const BODY_READ_LIMIT = 4 * 1024 * 1024;
 
 export class SandboxControlClient {
-  private readonly base: string;
-  private readonly agent = new Agent({ keepAliveTimeout: 10_000 });
+  private readonly http: HttpExchange;
   private readonly log: Logger;
 
   constructor(baseUrl: string, logger?: Logger) {
-    this.base = baseUrl.replace(/\/+$/, '');
+    this.http = new HttpExchange({ baseUrl, agent: { keepAliveTimeout: 10_000 } });
     this.log = logger ?? createLogger('sandbox-control');
   }
 
@@ -82,36 +83,36 @@ export class SandboxControlClient {
   }
 
   async close(): Promise<void> {
-    await this.agent.close().catch(() => undefined);
+    await this.http.close();
   }
 
-  private async send(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Result<unknown>> {
-    try {
-      const res = await request(`${this.base}${path}`, {
-        method,
-        dispatcher: this.agent,
-        headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-      const text = await res.body.text();
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        json = undefined;
-      }
-      if (res.statusCode >= 200 && res.statusCode < 300) return ok(json);
-      const refusal = errorBodySchema.safeParse(json);
-      const message = refusal.success ? (typeof refusal.data.error === 'string' ? refusal.data.error : refusal.data.error.message) : `HTTP ${res.statusCode}`;
-      this.log.warn('the sandbox refused a control request', { path, status: res.statusCode, reason: message });
-      if (res.statusCode === 404) return err('not_found', `The sandbox does not know this: ${message}`, { httpStatus: 404 });
-      if (res.statusCode < 500) return err('invalid_input', `The sandbox refused: ${message}`, { httpStatus: res.statusCode });
-      return err('internal', `The sandbox failed: ${message}`, { httpStatus: res.statusCode, detail: text.slice(0, 2048) });
-    } catch (e) {
-      const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
-      this.log.warn('the sandbox could not be reached', { path, error: e });
-      return timedOut ? err('timeout', 'The sandbox did not answer in time') : err('not_available', 'The sandbox is not reachable');
+  private async send(method: HttpMethod, path: string, body?: unknown): Promise<Result<unknown>> {
+    const outcome = await this.http.exchange({ method, path, json: body, deadlineMs: TIMEOUT_MS, bodyLimit: BODY_READ_LIMIT });
+    switch (outcome.kind) {
+      case 'timeout':
+        this.log.warn('the sandbox could not be reached', { path, reason: 'no answer in time' });
+        return err('timeout', 'The sandbox did not answer in time');
+      case 'network':
+        this.log.warn('the sandbox could not be reached', { path, reason: outcome.failure.code ?? outcome.failure.message });
+        return err('not_available', 'The sandbox is not reachable');
+      case 'response':
+        return this.answer(path, outcome.status, outcome.body);
     }
+  }
+
+  private answer(path: string, status: number, text: string): Result<unknown> {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    if (status >= 200 && status < 300) return ok(json);
+    const refusal = errorBodySchema.safeParse(json);
+    const message = refusal.success ? (typeof refusal.data.error === 'string' ? refusal.data.error : refusal.data.error.message) : `HTTP ${status}`;
+    this.log.warn('the sandbox refused a control request', { path, status, reason: message });
+    if (status === 404) return err('not_found', `The sandbox does not know this: ${message}`, { httpStatus: 404 });
+    if (status < 500) return err('invalid_input', `The sandbox refused: ${message}`, { httpStatus: status });
+    return err('internal', `The sandbox failed: ${message}`, { httpStatus: status, detail: text.slice(0, 2048) });
   }
 }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayClient, normaliseSdpLineEnds, type GatewayClientOptions } from '../../../electron/core/gateway-client';
 import { GATEWAY_ERROR_TEXT } from '../../../shared/gateway';
 import { configureLogging, type LogLevel } from '../../../shared/log';
+import { closedPortUrl, closingServer, resettingServer, selfSignedServer, UNRESOLVABLE_HOST, type FailingServer } from '../shared/network-failures';
 import { graphError, initiated, json, startFakeGateway, success, type FakeGateway, type GatewayHandler } from './fake-gateway';
 
 const API_KEY = 'sk_live_gateway_key_5f3a9c';
@@ -180,6 +181,41 @@ describe('GatewayClient network failures', () => {
   });
 });
 
+describe('GatewayClient network failures, in its words', () => {
+  const failing: FailingServer[] = [];
+  afterEach(async () => {
+    for (const server of failing.splice(0)) await server.close();
+  });
+  const unreachable = async (origin: string): Promise<unknown> => {
+    client = new GatewayClient({ baseUrl: `${origin}/restapi/v1`, apiKey: API_KEY, product: 'chatapp', terminateRetries: 0 });
+    const result = await client.reject('wacid.x');
+    await client.close();
+    client = undefined;
+    return result.ok ? result : result.error;
+  };
+  const started = async (start: () => Promise<FailingServer>) => {
+    const server = await start();
+    failing.push(server);
+    return server;
+  };
+
+  it('names each failure by its code, and a socket closed under it by what undici says', async () => {
+    expect(await unreachable(await closedPortUrl())).toEqual({ code: 'gateway_unreachable', message: 'The gateway could not be reached (ECONNREFUSED)' });
+    expect(['The gateway could not be reached (ENOTFOUND)', 'The gateway could not be reached (EAI_AGAIN)']).toContain(
+      ((await unreachable(`http://${UNRESOLVABLE_HOST}`)) as { message: string }).message,
+    );
+    expect(await unreachable((await started(closingServer)).url)).toEqual({
+      code: 'gateway_unreachable',
+      message: 'The gateway could not be reached (connection closed: other side closed)',
+    });
+    expect(await unreachable((await started(resettingServer)).url)).toEqual({ code: 'gateway_unreachable', message: 'The gateway could not be reached (ECONNRESET)' });
+    expect(await unreachable(`https://localhost:${(await started(selfSignedServer)).port}`)).toEqual({
+      code: 'gateway_unreachable',
+      message: 'The gateway could not be reached (DEPTH_ZERO_SELF_SIGNED_CERT)',
+    });
+  });
+});
+
 describe('GatewayClient retries', () => {
   it('retries terminate after 503s and succeeds', async () => {
     let n = 0;
@@ -194,6 +230,22 @@ describe('GatewayClient retries', () => {
     const result = await client.terminate('wacid.t');
     expect(result.ok).toBe(false);
     expect(gateway.requests).toHaveLength(3);
+  });
+
+  it('retries terminate after a network failure, but not after a timeout', async () => {
+    const closing = await closingServer();
+    try {
+      const retrying = new GatewayClient({ baseUrl: `${closing.url}/restapi/v1`, apiKey: API_KEY, product: 'chatapp', terminateRetries: 2, terminateBackoffMs: 5 });
+      expect((await retrying.terminate('wacid.t')).ok).toBe(false);
+      await retrying.close();
+      expect(closing.connections()).toBe(3);
+    } finally {
+      await closing.close();
+    }
+    const { gateway } = await setup(() => 'hang', { timeoutMs: 150, terminateRetries: 2 });
+    const result = await client!.terminate('wacid.t');
+    expect(result.ok || result.error.code).toBe('timeout');
+    expect(gateway.requests).toHaveLength(1);
   });
 
   it('does not retry terminate on a 4xx refusal', async () => {

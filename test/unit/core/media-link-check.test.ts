@@ -5,11 +5,13 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkMediaLink, undiciByteFetch } from '../../../electron/core/media-link-check';
-import type { ByteFetch } from '../../../shared/media-fetch';
+import { nodeByteFetch } from '../../../sandbox/media-judge';
+import { checkMediaFile, type ByteFetch } from '../../../shared/media-fetch';
 import { inspectMedia } from '../../../shared/media-inspect';
 import { mediaCorpus } from '../../fixtures/media-corpus';
 import { MB } from '../../../shared/messages';
-import { dribble, file, redirect, silent, startMediaFileServer, statusOnly, type MediaFileServer } from '../../support/media-file-server';
+import { cutOff, dribble, file, redirect, silent, startMediaFileServer, statusOnly, type MediaFileServer } from '../../support/media-file-server';
+import { closedPortUrl, closingServer, resettingServer, selfSignedServer, UNRESOLVABLE_HOST, type FailingServer } from '../shared/network-failures';
 
 let server: MediaFileServer;
 let base: string;
@@ -135,5 +137,34 @@ describe('the undici fetch', () => {
     for await (const chunk of photo.body!) chunks.push(chunk);
     expect(Buffer.concat(chunks).equals(Buffer.from(bytes.get('rgb.png')!.subarray(0, 10)))).toBe(true);
     await photo.cancel();
+  });
+});
+
+describe.each([
+  ['app (undici)', undiciByteFetch],
+  ['sandbox (Node fetch)', nodeByteFetch],
+] as const)('network failures, on the %s fetch', (_name, fetchImpl) => {
+  const reason = async (url: string): Promise<string | undefined> => {
+    const result = await checkMediaFile('image', url, { fetch: fetchImpl, timeoutMs: 5_000 });
+    return result.ok ? undefined : result.error.message;
+  };
+
+  it('are said in the rule catalogue\'s words', async () => {
+    const failing: FailingServer[] = [await closingServer(), await resettingServer(), await selfSignedServer()];
+    const cut = await startMediaFileServer({ '/cut.png': cutOff({ 'Content-Type': 'image/png' }, 100) });
+    try {
+      const [closing, resetting, tls] = failing as [FailingServer, FailingServer, FailingServer];
+      expect(await reason(`${await closedPortUrl()}/photo.png`)).toBe('link: the link could not be reached (the server refused the connection, ECONNREFUSED)');
+      expect(await reason(`http://${UNRESOLVABLE_HOST}/photo.png`)).toBe('link: the link could not be reached (the host name was not found)');
+      expect(await reason(`${closing.url}/photo.png`)).toBe('link: the link could not be reached (the connection was closed)');
+      expect(await reason(`${resetting.url}/photo.png`)).toBe('link: the link could not be reached (the connection was closed)');
+      expect(await reason(`https://localhost:${tls.port}/photo.png`)).toBe(
+        "link: the link could not be reached (the server's certificate is not valid, DEPTH_ZERO_SELF_SIGNED_CERT)",
+      );
+      expect(await reason(`${cut.url}/cut.png`)).toBe('link: the file could not be read to its end (the connection was closed, after 100 bytes)');
+    } finally {
+      for (const server of failing) await server.close();
+      await cut.close();
+    }
   });
 });

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RelayClient } from '../../../electron/core/relay-client';
 import { ANSWERED_ELSEWHERE_MESSAGE } from '../../../shared/call-state';
 import { configureLogging } from '../../../shared/log';
+import { closingServer, resettingServer, selfSignedServer, UNRESOLVABLE_HOST, type FailingServer } from '../shared/network-failures';
 import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
 
 const logLines: string[] = [];
@@ -112,6 +113,23 @@ describe('RelayClient', () => {
     const offline = client(ALICE.token, { url: `http://127.0.0.1:${port}` });
     for (const result of [await offline.claim('wacid.1'), await offline.setPresence('available'), await offline.me()]) {
       expect(result.ok || result.error).toMatchObject({ code: 'gateway_unreachable', message: 'The relay could not be reached (connection refused: is it running?)' });
+    }
+  });
+
+  it('says each network failure in its words', async () => {
+    const failing: FailingServer[] = [await closingServer(), await resettingServer(), await selfSignedServer()];
+    try {
+      const [closing, resetting, tls] = failing as [FailingServer, FailingServer, FailingServer];
+      const reason = async (url: string) => {
+        const result = await client(ALICE.token, { url }).me();
+        return result.ok ? undefined : result.error;
+      };
+      expect(await reason(`http://${UNRESOLVABLE_HOST}`)).toEqual({ code: 'gateway_unreachable', message: 'The relay could not be reached (the host name could not be resolved)' });
+      expect(await reason(closing.url)).toEqual({ code: 'gateway_unreachable', message: 'The relay could not be reached (the connection was reset)' });
+      expect(await reason(resetting.url)).toEqual({ code: 'gateway_unreachable', message: 'The relay could not be reached (the connection was reset)' });
+      expect(await reason(`https://localhost:${tls.port}`)).toEqual({ code: 'gateway_unreachable', message: 'The relay could not be reached (DEPTH_ZERO_SELF_SIGNED_CERT)' });
+    } finally {
+      for (const server of failing) await server.close();
     }
   });
 

@@ -6,6 +6,7 @@ import type { RelayEnvelope } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
 import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
 import { AGENT_TOKEN, APP_SECRET, inboundText, postWebhook } from '../relay/webhook-fixtures';
+import { closedPortUrl, closingServer, selfSignedServer, UNRESOLVABLE_HOST } from '../shared/network-failures';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy';
 
 configureLogging({ level: 'error' });
@@ -326,5 +327,41 @@ describe('RelayEventStream against a hand-written stream', () => {
     await c.waitFor(() => lastStatus(c) === 'connected', 'connected');
     expect(fake.requests).toEqual([{ lastEventId: 'abc-41' }]);
     expect(c.stream.lastEventId).toBe('abc-41');
+  });
+});
+
+describe('RelayEventStream and the network', () => {
+  /** The words the connection state shows after the first failed connect to `url`. */
+  async function firstError(url: string): Promise<string | undefined> {
+    const c = client({ url, token: AGENT_TOKEN });
+    await c.waitFor(() => lastStatus(c) === 'reconnecting', 'a failed connect');
+    await c.stream.stop();
+    const state = c.states.at(-1);
+    return state?.status === 'reconnecting' ? state.lastError : undefined;
+  }
+
+  it('says each network failure in its words', async () => {
+    expect(await firstError(await closedPortUrl())).toBe('the relay refused the connection (is it running?)');
+    expect(await firstError(`http://${UNRESOLVABLE_HOST}`)).toBe('the relay host name could not be resolved');
+    const closing = await closingServer();
+    cleanups.push(() => closing.close());
+    expect(await firstError(closing.url)).toBe('the connection to the relay was reset');
+    const tls = await selfSignedServer();
+    cleanups.push(() => tls.close());
+    expect(await firstError(`https://localhost:${tls.port}`)).toBe('self-signed certificate');
+  });
+
+  it('says a relay that sends no headers in time is silent', async () => {
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    cleanups.push(() => new Promise<void>((resolve) => {
+      silent.closeAllConnections();
+      silent.close(() => resolve());
+    }));
+    const port = (silent.address() as { port: number }).port;
+    const c = client({ url: `http://127.0.0.1:${port}`, token: AGENT_TOKEN, heartbeatTimeoutMs: 200 });
+    await c.waitFor(() => lastStatus(c) === 'reconnecting', 'the silent relay given up');
+    const state = c.states.at(-1);
+    expect(state?.status === 'reconnecting' && state.lastError).toBe('no data from the relay for 0.2 s');
   });
 });
