@@ -119,10 +119,10 @@ export class CallMedia {
     // The click is the user gesture that autoplay rules wait for: the customer's audio may start now.
     void this.audio.reconcile();
     await this.leg.settled();
+    const sdp = this.leg.handOver();
+    if (sdp !== undefined) return { ok: true, value: { sdp } };
     const phase = this.leg.phase;
     switch (phase.kind) {
-      case 'ready':
-        return { ok: true, value: { sdp: this.leg.handOver() ?? phase.sdp } };
       case 'failed':
         this.deps.notice(this.localId, phase.reason);
         return mediaFailure('media_failed', phase.reason);
