@@ -78,12 +78,12 @@ async function clickAt(page: Page, scope: string, name: string): Promise<number>
   })()`)) as number;
 }
 
-/** Polls getStats in the page until inbound audio energy rises; returns that wall-clock time. */
-async function agentHearsAt(page: Page): Promise<number> {
+/** Polls getStats of one call in the page until inbound audio energy rises; returns that wall-clock time. */
+async function agentHearsAt(page: Page, localId: string): Promise<number> {
   return (await page.evaluate(`(async () => {
     const deadline = performance.now() + 10000;
     while (performance.now() < deadline) {
-      const s = await window.__softphoneMedia.stats().catch(() => ({ inboundEnergy: 0 }));
+      const s = await window.__softphoneMedia.stats(${JSON.stringify(localId)}).catch(() => ({ inboundEnergy: 0 }));
       if (s.inboundEnergy > 0) return performance.timeOrigin + performance.now();
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -127,7 +127,7 @@ async function main(): Promise<void> {
       const shown = await seenAt(page);
       const relayAt = await eventually('relay receipt', () => received.get(callId));
       const clicked = await clickAt(page, '[aria-label="Incoming call"]', 'Answer');
-      const hears = agentHearsAt(page);
+      const hears = agentHearsAt(page, `in:${callId}`);
       const accept = await gatewayRequestAt(stack, 'accept', (l) => l.callId === callId);
       const agentHeard = await hears;
       const customerHeard = await eventually('the customer to hear the agent', async () => (await stack.callReport(callId)).firstHeardAt);

@@ -12,7 +12,7 @@
 //   → "Reconnecting…" on the call panel (goal ≤ 3 s), and → the clean end: the call failed with
 //   "The network connection was lost" and its terminate received by the sandbox (time of the terminate).
 import type { Page } from 'playwright-core';
-import { NETWORK_LOST_REASON } from '../renderer/webrtc/media-engine';
+import { NETWORK_LOST_REASON } from '../renderer/webrtc/media-health';
 import { sampleFigures, type QualitySample, type QualityWarningKind } from '../shared/call-quality';
 import type { SandboxNetworkReport } from '../shared/sandbox';
 import { eventually, startStack, type Stack } from '../test/e2e/harness';
@@ -54,7 +54,7 @@ async function answer(stack: Stack, page: Page): Promise<string> {
   // Every measure starts on a call whose media flows: the engine has read a second with packets in it.
   await eventually('media to flow', async () =>
     (await page.evaluate(`(() => {
-      const q = window.__softphoneMedia.quality();
+      const q = window.__softphoneMedia.quality(${JSON.stringify(`in:${callId}`)});
       return !!q && !q.reconnecting && !!q.sample && q.sample.packetsReceived > 0;
     })()`)) as boolean,
   );
@@ -64,13 +64,13 @@ async function answer(stack: Stack, page: Page): Promise<string> {
 const terminateAt = (stack: Stack, callId: string) =>
   eventually('terminate at the sandbox', async () => (await stack.gatewayLog()).find((l) => l.callId === callId && l.action === 'terminate'), 25_000);
 
-/** Every second the page judges during `ms`, read from its quality hook (it computes one a second). */
-async function secondsFor(page: Page, ms: number): Promise<Second[]> {
+/** Every second the page judges of one incoming call during `ms`, read from its quality probe (it computes one a second). */
+async function secondsFor(page: Page, callId: string, ms: number): Promise<Second[]> {
   return (await page.evaluate(`(async () => {
     const start = Date.now();
     const seen = new Map();
     while (Date.now() - start < ${ms}) {
-      const q = window.__softphoneMedia.quality();
+      const q = window.__softphoneMedia.quality(${JSON.stringify(`in:${callId}`)});
       if (q && q.sample && q.sample.at >= start && !seen.has(q.sample.at)) {
         seen.set(q.sample.at, { sample: q.sample, mos: q.mos, warnings: q.warnings });
       }
@@ -84,7 +84,7 @@ async function measureCondition(stack: Stack, page: Page, condition: (typeof CON
   const callId = await answer(stack, page);
   await stack.control('/control/network', { callId, lossPercent: condition.lossPercent, jitterMs: condition.jitterMs });
   const impairedAt = Date.now();
-  const seconds = await secondsFor(page, SETTLE_MS + WINDOW_MS);
+  const seconds = await secondsFor(page, callId, SETTLE_MS + WINDOW_MS);
   await currentCall(page).getByRole('button', { name: 'Hang up' }).click();
   await terminateAt(stack, callId);
 

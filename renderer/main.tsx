@@ -6,6 +6,7 @@ import { createControllers } from './app/controllers';
 import { ControllersContext } from './app/controllers-context';
 import { browserEnvironment, RingAlerts } from './app/ring-alerts';
 import { browserFileSaver } from './app/diagnostics-actions';
+import type { MediaTestHook } from './bridge/host-link';
 import { resolveSoftphoneHost } from './bridge/ws-bridge';
 import { ErrorBoundary } from './components/ErrorBoundary';
 import { RingAlertsContext } from './components/RingAlerts';
@@ -41,10 +42,7 @@ const host = resolveSoftphoneHost(window);
 // The window's log records join the main process's log files (for "Export diagnostics").
 new LogForwarder(host.api).start();
 const iceConfig = new IceConfigSource(host.api);
-const engine = new MediaEngine({
-  onNotice: (localId, text) => appStore.getState().setCallNotice({ localId, text }),
-  iceConfig: () => iceConfig.get(),
-});
+const engine = new MediaEngine({ iceConfig: () => iceConfig.get() });
 // A saved Network section applies from the next call; asked ahead so that no call waits for it.
 host.api.onSettingsChanged(() => iceConfig.invalidate());
 void iceConfig.get();
@@ -71,26 +69,21 @@ try {
 const ringAlerts = new RingAlerts({ store: appStore, alerts: alertsStore, ringtone, host: host.kind, env: browserEnvironment() });
 ringAlerts.start();
 
-// For end-to-end tests: what the media engine hears and sends on a call.
-const mediaHook = {
-  stats: (localId?: string) => engine.stats(localId),
-  timings: (localId?: string) => engine.timingsOf(localId),
-  /** The microphone track (deviceId, label) and the remote audio's sinkId of a call. */
-  audioRoute: (localId?: string) => engine.audioRouteOf(localId),
-  /** Where the ringtone really plays ('' = default) and whether it plays. */
+// For end-to-end tests and the benchmarks: what the media engine hears and sends on a call. Every
+// per-call question names its call (its localId); `localIdOf` finds it from the call's id.
+const mediaProbe: MediaTestHook = {
+  localIdOf: (callId) => Object.values(appStore.getState().calls).find((c) => c.callId === callId)?.localId,
+  stats: (localId) => engine.stats(localId),
+  timings: (localId) => engine.timingsOf(localId),
+  audioRoute: (localId) => engine.audioRouteOf(localId),
   ringer: () => ({ sinkId: ringtone.contextSinkId(), state: ringtone.state() }),
-  /** What a ring plays now: the ringtone, or the call-waiting tone while another call is under way. */
   ringSound: () => ringtone.sound,
-  /** Where the hold music comes from: the bundled file, or rendered here when it could not be loaded. */
   holdMusic: () => engine.holdMusicOrigin(),
-  /** Every call's media: phase, peer connection states, microphone. */
   sessions: () => engine.describe(),
-  /** A call's quality now: the last second's sample and MOS, warnings, "Reconnecting…", the summary so far. */
-  quality: (localId?: string) => engine.qualityOf(localId),
-  /** The selected candidate pair's types (relay, host, …) of a call. */
-  candidatePath: (localId?: string) => engine.candidatePath(localId),
+  quality: (localId) => engine.qualityOf(localId),
+  candidatePath: (localId) => engine.candidatePath(localId),
 };
-window.__softphoneMedia = mediaHook;
+window.__softphoneMedia = mediaProbe;
 
 // Closing or reloading the window releases the microphone. The calls whose audio it carried end
 // with it (the host sees the page go and ends them with the reason), so a browser tab asks first.

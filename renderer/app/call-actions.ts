@@ -12,7 +12,10 @@ import { errorMessage } from '../error-texts';
 import { translateRuleText } from '../i18n/rule-text';
 import { currentCall } from '../store/call-list';
 import type { AppState } from '../store/store';
-import type { CallQualityRecord, MediaEngine, MediaFact } from '../webrtc/media-engine';
+import type { MediaFact } from '../webrtc/call-media';
+import type { MediaEngine } from '../webrtc/media-engine';
+import type { CallQualityRecord } from '../webrtc/media-health';
+import { mediaText } from '../webrtc/media-text';
 import { callQualityStore, type CallQualityState } from '../store/call-quality';
 
 const log = createLogger('calls');
@@ -30,11 +33,11 @@ export type MediaControls = Pick<
   | 'onCall'
   | 'reconcile'
   | 'answerFor'
-  | 'connect'
   | 'prepareOutgoing'
   | 'onFact'
   | 'onCondition'
   | 'onCallQuality'
+  | 'onNotice'
   | 'noteTiming'
   | 'close'
   | 'closeAll'
@@ -89,6 +92,8 @@ export class CallActions {
     this.started = true;
     const stops: Unsubscribe[] = [];
     stops.push(this.engine.onFact((fact) => void this.reportMedia(fact)));
+    // The engine's problems are values: worded here, as they reach the call's panel.
+    stops.push(this.engine.onNotice(({ localId, text }) => this.state.setCallNotice({ localId, text: mediaText(text) })));
     stops.push(
       this.engine.onCondition(({ localId, reconnecting, mos, warnings }) => {
         const quality = this.quality.getState();
@@ -185,7 +190,7 @@ export class CallActions {
     try {
       const offer = await this.engine.prepareOutgoing(localId);
       if (!offer.ok) {
-        this.state.setDialError(errorMessage(offer.error));
+        this.state.setDialError(mediaText(offer.error.problem));
         return;
       }
       const started = await this.api.startCall({ localId, to: s.dialInput, sdp: offer.value.sdp, ...(anyway ? { anyway: true } : {}) });
@@ -212,8 +217,9 @@ export class CallActions {
 
   /**
    * The Answer button: one command carrying the answer made while the call rang. Main claims the
-   * call, then accepts; on success the media engine lets ICE start. Resolves once that is decided
-   * (the card re-enables its buttons if the call is still ringing).
+   * call, then accepts; the call it then pushes in `connecting` is what lets the media engine start
+   * ICE (callChanged), not this reply. Resolves once the command is answered (the card re-enables
+   * its buttons if the call is still ringing).
    */
   async answer(localId: string): Promise<void> {
     const call = this.state.calls[localId];
@@ -230,12 +236,10 @@ export class CallActions {
     }
     this.engine.noteTiming(localId, { answerToAcceptMs: Math.round(performance.now() - clicked) });
     const answered = await this.api.answerCall({ localId, sdp: prepared.value.sdp });
-    if (answered.ok) {
-      this.engine.connect(localId);
-      return;
-    }
-    // Nothing reached the customer: the candidates were never added. A colleague's call says it all
-    // through its outcome ("Answered by another agent"); anything else is shown.
+    if (answered.ok) return;
+    // Nothing reached the customer: the call was never pushed in `connecting`, so its candidates were
+    // never added. The media is released now (the call may ring on here). A colleague's call says it
+    // all through its outcome ("Answered by another agent"); anything else is shown.
     this.engine.close(localId);
     if (answered.error.code !== 'answered_elsewhere') this.state.setCallNotice({ localId, text: errorMessage(answered.error) });
     this.ringAgainIfRinging(localId);
@@ -293,7 +297,6 @@ export class CallActions {
     return isCallerNumber(digits, calls) || isCallerNumber(digits, s.history);
   }
 
-  /** A media fact from the engine, for the main process (media failed ends the call there). */
   /** The call's media closed: its quality goes to the call history; its live view goes. */
   private async reportQuality(record: CallQualityRecord): Promise<void> {
     this.quality.getState().forget(record.localId);
@@ -301,8 +304,10 @@ export class CallActions {
     if (!result.ok) log.warn('the call quality could not be reported', { localId: record.localId, code: result.error.code, problem: result.error.message });
   }
 
+  /** A media fact from the engine, for the main process (media failed ends the call there), its reason worded here. */
   private async reportMedia(fact: MediaFact): Promise<void> {
-    const result = await this.api.reportMedia(fact);
+    const reported = fact.state === 'failed' ? { localId: fact.localId, state: fact.state, reason: mediaText(fact.reason).slice(0, 500) } : fact;
+    const result = await this.api.reportMedia(reported);
     if (!result.ok && result.error.code !== 'not_found') log.warn('a media fact was not taken', { localId: fact.localId, code: result.error.code });
   }
 

@@ -13,6 +13,7 @@ import { soundCheckFailure } from '../sound/device-check';
 import { settingsText, words, type SettingsText, type SettingsWords } from '../store/settings-form';
 import type { MicrophoneReading } from '../sound/microphone-level';
 import type { GatheredCandidate, GatherOptions, ProbeConfig, RelayProtocol } from '../webrtc/candidate-probe';
+import { deviceProblem } from '../webrtc/microphone';
 
 export const SETUP_CHECK_IDS = ['microphone', 'speaker', 'ringer', 'relay', 'turn', 'udp'] as const;
 export type SetupCheckId = (typeof SETUP_CHECK_IDS)[number];
@@ -119,8 +120,6 @@ export async function within<T>(ms: number, run: (signal: AbortSignal) => Promis
 
 const seconds = (ms: number): number => ms / 1000;
 
-const errorName = (e: unknown): string => (typeof e === 'object' && e !== null && 'name' in e ? String(e.name) : '');
-
 // ---- the lines ----
 
 export function microphoneLine(outcome: StepOutcome<MicrophoneReading> | undefined, device: SettingsWords): SetupCheckResult {
@@ -130,13 +129,8 @@ export function microphoneLine(outcome: StepOutcome<MicrophoneReading> | undefin
   switch (outcome.kind) {
     case 'timed_out':
       return noAccess(words('setup.microphone.timedOut', { device, seconds: seconds(outcome.ms) }));
-    case 'failed': {
-      const name = errorName(outcome.error);
-      if (name === 'NotAllowedError') return noAccess(words('setup.microphone.refused'));
-      if (name === 'NotFoundError' || name === 'OverconstrainedError') return noAccess(words('setup.microphone.notConnected', { device }));
-      if (name === 'NotReadableError') return noAccess(words('setup.microphone.busy', { device }));
-      return noAccess(words('setup.microphone.failed', { device, detail: errorText(outcome.error) }));
-    }
+    case 'failed':
+      return noAccess(microphoneRefusal(outcome.error, device));
     case 'done': {
       const reading = outcome.value;
       const name = reading.label !== '' ? reading.label : device;
@@ -144,6 +138,21 @@ export function microphoneLine(outcome: StepOutcome<MicrophoneReading> | undefin
       if (reading.peak < SILENT_PEAK) return { id, status: 'warning', text: words('setup.microphone.silent', { device: name }), problem: words('setup.microphone.problemSilent') };
       return { id, status: 'passed', text: words('setup.microphone.works', { percent: Math.max(1, Math.round(reading.peak * 100)), device: name }) };
     }
+  }
+}
+
+/** Why the microphone could not be opened, in the check's words. */
+function microphoneRefusal(error: unknown, device: SettingsWords): SettingsText {
+  const { kind, detail } = deviceProblem(error);
+  switch (kind) {
+    case 'denied':
+      return words('setup.microphone.refused');
+    case 'missing':
+      return words('setup.microphone.notConnected', { device });
+    case 'busy':
+      return words('setup.microphone.busy', { device });
+    case 'failed':
+      return words('setup.microphone.failed', { device, detail });
   }
 }
 

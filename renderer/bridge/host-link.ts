@@ -2,6 +2,12 @@
 // main process, which lives as long as the window does; in the browser host it is a WebSocket that
 // can drop and come back, and the UI shows which.
 import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
+import type { RingtoneState } from '../sound/ringtone';
+import type { CallStats, CandidatePath } from '../webrtc/audio-stats';
+import type { AudioRoute } from '../webrtc/call-audio';
+import type { MediaSessionReport } from '../webrtc/call-media';
+import type { CallTimings } from '../webrtc/media-engine';
+import type { QualityView } from '../webrtc/media-health';
 
 export type HostLinkState =
   | { status: 'connecting' }
@@ -30,18 +36,37 @@ export function permanentLink(): HostLink {
   return { state: () => state, subscribe: () => () => undefined, close: () => undefined };
 }
 
-/** Without a localId, both read the newest call that has media. */
+/**
+ * The media probe of end-to-end tests and benchmarks (`window.__softphoneMedia`, built in main.tsx).
+ * Every question about one call names it by its localId; there is no "newest call" default.
+ */
 export interface MediaTestHook {
-  stats(localId?: string): Promise<{ inboundEnergy: number; inboundLevel: number; outboundPackets: number; inboundPackets: number }>;
-  /** Milliseconds from the Answer click to acceptCall being sent, and from Call to sendOffer. */
-  timings(localId?: string): { answerToAcceptMs?: number; offerToSendMs?: number };
+  /** The localId of the call with this gateway call id, as the window's store has it. */
+  localIdOf(callId: string): string | undefined;
+  stats(localId: string): Promise<CallStats>;
+  /** Milliseconds from the Answer click to answerCall being sent, and from Call to startCall. */
+  timings(localId: string): CallTimings;
+  /** The microphone track (deviceId, label) and the remote audio's sinkId of a call. */
+  audioRoute(localId: string): AudioRoute | undefined;
+  /** Where the ringtone really plays ('' = default) and whether it plays. */
+  ringer(): { sinkId: string | undefined; state: RingtoneState };
+  /** What a ring plays now: the ringtone, or the call-waiting tone while another call is under way. */
+  ringSound(): 'ring' | 'call-waiting';
+  /** Where the hold music comes from: the bundled file, or rendered here when it could not be loaded. */
+  holdMusic(): 'file' | 'rendered' | undefined;
+  /** Every call's media: phase, peer connection states, microphone, hold. */
+  sessions(): MediaSessionReport[];
+  /** A call's quality now: the last second's sample and MOS, warnings, "Reconnecting…", the summary so far. */
+  quality(localId: string): QualityView | undefined;
+  /** The selected candidate pair's types (relay, host, …) of a call. */
+  candidatePath(localId: string): Promise<CandidatePath | undefined>;
 }
 
 declare global {
   interface Window {
     /** Provided by the Electron preload, or created by the browser bridge. */
     softphone?: SoftphoneApi;
-    /** For end-to-end tests: the media engine's statistics of a call. */
+    /** For end-to-end tests and benchmarks: the media engine's view of the calls. */
     __softphoneMedia?: MediaTestHook;
   }
 }

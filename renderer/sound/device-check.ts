@@ -1,6 +1,6 @@
 // The Audio settings' checks: a short tone on one output device, and a live level of one microphone.
 // Both open their own audio objects and release them when done, apart from any call.
-import { errorText } from '../../shared/result';
+import { deviceProblem } from '../webrtc/microphone';
 import { words, type SettingsText } from '../store/settings-form';
 
 const TONE_SECONDS = 1.2;
@@ -92,10 +92,17 @@ export interface SoundCheckFailure {
 }
 
 export function soundCheckFailure(e: unknown): SoundCheckFailure {
-  const name = typeof e === 'object' && e !== null && 'name' in e ? String(e.name) : '';
-  if (name === 'NotAllowedError') return { problem: 'noPermission', detail: '' };
-  if (name === 'NotFoundError' || name === 'OverconstrainedError') return { problem: 'notConnected', detail: '' };
-  return { problem: 'failed', detail: errorText(e) };
+  const { kind, detail } = deviceProblem(e);
+  switch (kind) {
+    case 'denied':
+      return { problem: 'noPermission', detail: '' };
+    case 'missing':
+      return { problem: 'notConnected', detail: '' };
+    case 'busy':
+    case 'failed':
+      // The checks have no sentence of their own for a device another application holds.
+      return { problem: 'failed', detail };
+  }
 }
 
 /** Words for a check that could not run, as a sentence. */

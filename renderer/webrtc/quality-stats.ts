@@ -2,7 +2,7 @@
 // run from the start of the stream, so a sample is the difference from the previous report's: the
 // caller keeps the `QualityCounters` this returns and hands them back a second later.
 //
-// Records are read loosely, as media-engine.ts reads them: a field a browser does not give is
+// Records are read loosely, as audio-stats.ts reads them: a field a browser does not give is
 // absent from the sample, never a guess. What is read (webrtc-stats):
 // - inbound-rtp (audio): jitter, packetsLost, packetsReceived, bytesReceived, concealedSamples,
 //   totalSamplesReceived, totalAudioEnergy/totalSamplesDuration (else audioLevel);

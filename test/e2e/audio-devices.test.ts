@@ -59,9 +59,9 @@ const audioSection = (p: Page) => p.getByRole('region', { name: 'Audio' });
 const select = (p: Page, name: 'Microphone' | 'Speaker' | 'Ringer') => audioSection(p).getByRole('combobox', { name });
 const selectedLabel = (p: Page, name: 'Microphone' | 'Speaker' | 'Ringer') => select(p, name).locator('option:checked').textContent();
 
-/** The microphone track and the remote audio's sink of the call under way, from the media engine. */
-const audioRoute = (p: Page): Promise<AudioRoute | undefined> =>
-  p.evaluate(() => (window as unknown as { __softphoneMedia: { audioRoute(): AudioRoute | undefined } }).__softphoneMedia.audioRoute());
+/** The microphone track and the remote audio's sink of an incoming call, from the media engine. */
+const audioRoute = (p: Page, callId: string): Promise<AudioRoute | undefined> =>
+  p.evaluate((localId) => (window as unknown as { __softphoneMedia: { audioRoute(localId: string): AudioRoute | undefined } }).__softphoneMedia.audioRoute(localId), `in:${callId}`);
 
 /** The page's device ids by label (they are per origin and per browser profile). */
 const deviceIds = (p: Page): Promise<Record<string, string>> =>
@@ -134,7 +134,7 @@ describe('audio devices', () => {
       .toEqual({ sinkId: ids['Fake Audio Output 2'], state: 'playing' });
     await page.getByRole('dialog', { name: 'Incoming call' }).getByRole('button', { name: 'Answer' }).click();
     await currentCall(page).getByText('Connected').waitFor();
-    await expect.poll(() => audioRoute(page!)).toMatchObject({ micLabel: 'Fake Audio Input 2', micDeviceId: ids['Fake Audio Input 2'], sinkId: ids['Fake Audio Output 1'] });
+    await expect.poll(() => audioRoute(page!, callId)).toMatchObject({ micLabel: 'Fake Audio Input 2', micDeviceId: ids['Fake Audio Input 2'], sinkId: ids['Fake Audio Output 1'] });
     await customerHearsAgent(callId);
 
     // Mid-call, muted: both switch at once, the mute holds, the call stays up.
@@ -142,7 +142,7 @@ describe('audio devices', () => {
     await openSettings(page);
     await select(page, 'Microphone').selectOption({ label: 'Fake Audio Input 1' });
     await select(page, 'Speaker').selectOption({ label: 'Fake Audio Output 2' });
-    await expect.poll(() => audioRoute(page!)).toEqual({
+    await expect.poll(() => audioRoute(page!, callId)).toEqual({
       micLabel: 'Fake Audio Input 1',
       micDeviceId: ids['Fake Audio Input 1'],
       micEnabled: false,
@@ -151,7 +151,7 @@ describe('audio devices', () => {
     });
     await page.getByRole('button', { name: 'Back' }).click();
     await currentCall(page).getByRole('button', { name: 'Unmute' }).click();
-    await expect.poll(async () => (await audioRoute(page!))?.micEnabled).toBe(true);
+    await expect.poll(async () => (await audioRoute(page!, callId))?.micEnabled).toBe(true);
     await customerHearsAgent(callId);
     await expect(currentCall(page).getByText('Connected').count()).resolves.toBe(1);
 
@@ -167,7 +167,7 @@ describe('audio devices', () => {
     const notice = page.getByRole('status', { name: 'Audio devices' });
     await notice.getByText('Fake Audio Input 1 disconnected: using Fake Default Audio Input').waitFor();
     await notice.getByText('Fake Audio Output 2 disconnected: using Fake Default Audio Output').waitFor();
-    await expect.poll(() => audioRoute(page!)).toMatchObject({ micLabel: 'Fake Default Audio Input', sinkId: '' });
+    await expect.poll(() => audioRoute(page!, callId)).toMatchObject({ micLabel: 'Fake Default Audio Input', sinkId: '' });
     await customerHearsAgent(callId);
 
     // Plugged back: the call returns to it.
@@ -177,13 +177,13 @@ describe('audio devices', () => {
       media.dispatchEvent(new Event('devicechange'));
     });
     await notice.getByText('Fake Audio Input 1 reconnected: using it again').waitFor();
-    await expect.poll(() => audioRoute(page!)).toMatchObject({ micLabel: 'Fake Audio Input 1', sinkId: ids['Fake Audio Output 2'] });
+    await expect.poll(() => audioRoute(page!, callId)).toMatchObject({ micLabel: 'Fake Audio Input 1', sinkId: ids['Fake Audio Output 2'] });
     await customerHearsAgent(callId);
 
     // The call's microphone ends under it, muted. A device cannot be unplugged here: the track is
     // stopped and its `ended` dispatched, which is how the browser reports a device that went away.
     await currentCall(page).getByRole('button', { name: 'Mute' }).click();
-    await expect.poll(async () => (await audioRoute(page!))?.micEnabled).toBe(false);
+    await expect.poll(async () => (await audioRoute(page!, callId))?.micEnabled).toBe(false);
     const ended = await page.evaluate(() => {
       const live = (window as unknown as RecordingWindow).__micTracks.filter((t) => t.readyState === 'live');
       // Only the call holds a microphone now; anything else would make the wrong track end.
@@ -195,10 +195,10 @@ describe('audio devices', () => {
     });
     expect(ended).toBe('Fake Audio Input 1');
     // Captured again on the chosen device, still muted, and the old track is gone from the call.
-    await expect.poll(() => audioRoute(page!)).toMatchObject({ micLabel: 'Fake Audio Input 1', micLive: true, micEnabled: false });
+    await expect.poll(() => audioRoute(page!, callId)).toMatchObject({ micLabel: 'Fake Audio Input 1', micLive: true, micEnabled: false });
     await expect.poll(() => liveMicrophoneTracks(page!)).toBe(1);
     await currentCall(page).getByRole('button', { name: 'Unmute' }).click();
-    await expect.poll(async () => (await audioRoute(page!))?.micEnabled).toBe(true);
+    await expect.poll(async () => (await audioRoute(page!, callId))?.micEnabled).toBe(true);
     await customerHearsAgent(callId);
     await expect(currentCall(page).getByText('Connected').count()).resolves.toBe(1);
 

@@ -4,7 +4,7 @@
 // shows "Reconnecting…" while media is away, and gives the call up after 15 s without media.
 import { expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
-import { NETWORK_LOST_REASON } from '../../renderer/webrtc/media-engine';
+import { NETWORK_LOST_REASON } from '../../renderer/webrtc/media-health';
 import { currentCall, eventually, incomingCard, recentCalls, stackForFile } from './harness';
 
 const stack = stackForFile();

@@ -254,8 +254,9 @@ export async function onCallWithWaiting(stack: Pick<Stack, 'service' | 'control'
 
 /** Audio both ways: the agent's page hears the customer, and the sandbox's customer heard the agent. */
 export async function expectTwoWayAudio(p: Page, callReport: (callId: string) => Promise<SandboxCallReport>, callId: string): Promise<void> {
+  const localId = await mediaIdOf(p, callId);
   const inbound = await eventually('the agent to hear the customer', async () => {
-    const s = await agentInbound(p);
+    const s = await agentInbound(p, localId);
     return s.inboundEnergy > 0 ? s : undefined;
   });
   expect(inbound.inboundPackets).toBeGreaterThan(0);
@@ -282,13 +283,20 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
   }
 }
 
-/** The agent page's inbound audio, read from the media engine's getStats. */
-export async function agentInbound(page: Page): Promise<{ inboundEnergy: number; inboundPackets: number; outboundPackets: number }> {
-  return page.evaluate(async () => {
-    const media = (window as unknown as { __softphoneMedia?: { stats(localId?: string): Promise<{ inboundEnergy: number; inboundPackets: number; outboundPackets: number }> } }).__softphoneMedia;
+/** The window's id (localId) of the call with this gateway call id, as the page's store has it. */
+export async function mediaIdOf(page: Page, callId: string): Promise<string> {
+  return eventually(`the page to know call ${callId}`, () =>
+    page.evaluate((id) => (window as unknown as { __softphoneMedia?: { localIdOf(callId: string): string | undefined } }).__softphoneMedia?.localIdOf(id), callId),
+  );
+}
+
+/** The agent page's inbound audio on one call, read from the media engine's getStats. */
+export async function agentInbound(page: Page, localId: string): Promise<{ inboundEnergy: number; inboundPackets: number; outboundPackets: number }> {
+  return page.evaluate(async (id) => {
+    const media = (window as unknown as { __softphoneMedia?: { stats(localId: string): Promise<{ inboundEnergy: number; inboundPackets: number; outboundPackets: number }> } }).__softphoneMedia;
     if (!media) throw new Error('no media test hook');
-    return media.stats();
-  });
+    return media.stats(id);
+  }, localId);
 }
 
 /** One agent of a team stack: its own token, main-process service and browser host. */

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { turnCredentialsFor } from '../../relay/turn-credentials';
 import { startCoturn, type CoturnHandle } from '../support/coturn-server';
-import { currentCall, eventually, expectTwoWayAudio, incomingCard, startStack, type Stack, type StackOptions } from './harness';
+import { currentCall, eventually, expectTwoWayAudio, incomingCard, mediaIdOf, startStack, type Stack, type StackOptions } from './harness';
 
 interface Path {
   local: string;
@@ -18,8 +18,11 @@ interface Path {
 }
 
 
-const candidatePath = (p: Page): Promise<Path | undefined> =>
-  p.evaluate(() => (window as unknown as { __softphoneMedia: { candidatePath(): Promise<Path | undefined> } }).__softphoneMedia.candidatePath());
+/** The selected candidate pair of the call with this gateway call id. */
+const candidatePath = async (p: Page, callId: string): Promise<Path | undefined> => {
+  const localId = await mediaIdOf(p, callId);
+  return p.evaluate((id) => (window as unknown as { __softphoneMedia: { candidatePath(localId: string): Promise<Path | undefined> } }).__softphoneMedia.candidatePath(id), localId);
+};
 
 async function hangUp(stack: Stack, p: Page, callId: string): Promise<void> {
   await currentCall(p).getByRole('button', { name: 'Hang up' }).click();
@@ -78,7 +81,7 @@ describe('Relay only, with the relay\'s TURN credentials', () => {
     await currentCall(page).getByText('Connected').waitFor();
     await expectTwoWayAudio(page, stack.callReport, callId);
 
-    const path = await eventually('the selected candidate pair', () => candidatePath(page));
+    const path = await eventually('the selected candidate pair', () => candidatePath(page, callId));
     expect(path.local).toBe('relay');
     expect(path.relayProtocol).toBe('udp');
     // coturn saw the relay's username (expiry:agentId) allocate.
@@ -106,7 +109,7 @@ describe('Relay only, with the app\'s own TURN server over TCP (--ice-servers)',
     });
     await expectTwoWayAudio(page, stack.callReport, callId);
 
-    const path = await eventually('the selected candidate pair', () => candidatePath(page));
+    const path = await eventually('the selected candidate pair', () => candidatePath(page, callId));
     expect(path.local).toBe('relay');
     expect(path.relayProtocol).toBe('tcp');
     await hangUp(stack, page, callId);
@@ -156,7 +159,7 @@ describe('a TURN server that never answers', () => {
     // The TURN allocation was still being retried when the answer went: the cap ended the wait.
     const sessions = await page.evaluate(() => (window as unknown as { __softphoneMedia: { sessions(): { gatheringEnded?: string }[] } }).__softphoneMedia.sessions());
     expect(sessions.map((s) => s.gatheringEnded)).toEqual(['capped']);
-    const path = await eventually('the selected candidate pair', () => candidatePath(page));
+    const path = await eventually('the selected candidate pair', () => candidatePath(page, callId));
     expect(path.local).not.toBe('relay');
   });
 });

@@ -4,19 +4,25 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CallActions, type MediaControls } from '../../../renderer/app/call-actions';
 import { appStore, resetStore } from '../../../renderer/store/store';
-import type { CallQualityRecord, MediaCondition, MediaFact } from '../../../renderer/webrtc/media-engine';
+import type { MediaFact } from '../../../renderer/webrtc/call-media';
+import type { CallQualityRecord, MediaCondition } from '../../../renderer/webrtc/media-health';
+import { NETWORK_LOST_REASON } from '../../../renderer/webrtc/media-health';
+import { mediaFailure, type MediaOutcome, type MediaText } from '../../../renderer/webrtc/media-text';
 import { callQualityStore, resetCallQualityStore } from '../../../renderer/store/call-quality';
 import type { CallState } from '../../../shared/call-state';
-import { err, ok, type Result } from '../../../shared/result';
+import { err, ok } from '../../../shared/result';
 import { fakeApi, type Answers } from './fake-api';
-import { accountSettings, ended, ringing } from './fixtures';
+import { accountSettings, connecting, ended, ringing } from './fixtures';
 
 const ANSWER_SDP = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\n';
 const OFFER_SDP = 'v=0\r\no=- 5 6 IN IP4 127.0.0.1\r\n';
 
-function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Result<{ sdp: string }> } = {}) {
+const prepared = (sdp: string): MediaOutcome<{ sdp: string }> => ({ ok: true, value: { sdp } });
+
+function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }> } = {}) {
   const log: string[] = [];
   const facts = new Set<(fact: MediaFact) => void>();
+  const notices = new Set<(notice: { localId: string; text: MediaText }) => void>();
   const conditions = new Set<(condition: MediaCondition) => void>();
   const qualities = new Set<(record: CallQualityRecord) => void>();
   const engine: MediaControls = {
@@ -24,12 +30,11 @@ function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Re
     reconcile: () => undefined,
     answerFor: async (call) => {
       log.push(`answerFor ${call.localId}`);
-      return options.answer ?? ok({ sdp: ANSWER_SDP });
+      return options.answer ?? prepared(ANSWER_SDP);
     },
-    connect: (localId) => void log.push(`connect ${localId}`),
     prepareOutgoing: async (localId) => {
       log.push(`prepareOutgoing ${localId}`);
-      return options.offer ?? ok({ sdp: OFFER_SDP });
+      return options.offer ?? prepared(OFFER_SDP);
     },
     onFact: (listener) => {
       facts.add(listener);
@@ -42,6 +47,10 @@ function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Re
     onCallQuality: (listener) => {
       qualities.add(listener);
       return () => qualities.delete(listener);
+    },
+    onNotice: (listener) => {
+      notices.add(listener);
+      return () => notices.delete(listener);
     },
     noteTiming: () => undefined,
     close: (localId) => void log.push(`close ${localId}`),
@@ -57,6 +66,7 @@ function recordingEngine(options: { answer?: Result<{ sdp: string }>; offer?: Re
     fact: (f: MediaFact) => facts.forEach((l) => l(f)),
     condition: (c: MediaCondition) => conditions.forEach((l) => l(c)),
     quality: (r: CallQualityRecord) => qualities.forEach((l) => l(r)),
+    notice: (n: { localId: string; text: MediaText }) => notices.forEach((l) => l(n)),
   };
 }
 
@@ -104,7 +114,7 @@ describe('the ring and Answer', () => {
   });
 
   it('Answer silences the ring at the click; an answer that cannot be made rings again', async () => {
-    const t = setUpRinging({}, { answer: err('media_failed', 'The microphone was refused') });
+    const t = setUpRinging({}, { answer: mediaFailure('media_failed', { key: 'micDenied' }) });
     t.push(ringing('wacid.5'));
     t.runQueued();
     t.sound.splice(0);
@@ -204,12 +214,15 @@ describe('CallActions', () => {
     for (const stop of stops.splice(0)) stop();
   });
 
-  it('Answer is one command carrying the prepared answer; ICE starts only once it succeeds', async () => {
+  it('Answer is one command carrying the prepared answer; ICE starts only when the call is pushed in connecting', async () => {
     const t = setUp({ answerCall: () => ok(null) });
     withRinging();
     await t.actions.answer('in:wacid.1');
     expect(t.calls).toEqual([{ name: 'answerCall', params: { localId: 'in:wacid.1', sdp: ANSWER_SDP } }]);
-    expect(t.log).toEqual(['answerFor in:wacid.1', 'connect in:wacid.1']);
+    // The reply starts nothing: the media follows the call the main process pushes.
+    expect(t.log).toEqual(['answerFor in:wacid.1']);
+    t.actions.callChanged(state().applyCall(connecting('wacid.1')));
+    expect(t.log).toEqual(['answerFor in:wacid.1', 'onCall in:wacid.1 connecting']);
   });
 
   it('a colleague who won the claim: the media is released without a word (the outcome says it)', async () => {
@@ -229,7 +242,7 @@ describe('CallActions', () => {
   });
 
   it('sends no command when there is no answer to send (the microphone was refused): the call rings on', async () => {
-    const t = setUp({ answerCall: () => ok(null) }, { answer: err('media_failed', 'Microphone access was denied.') });
+    const t = setUp({ answerCall: () => ok(null) }, { answer: mediaFailure('media_failed', { key: 'micDenied' }) });
     withRinging();
     await t.actions.answer('in:wacid.1');
     expect(t.calls).toEqual([]);
@@ -274,15 +287,42 @@ describe('CallActions', () => {
     expect(state().dialError).not.toBeNull();
   });
 
-  it('reports the media facts to the main process', async () => {
+  it('reports the media facts to the main process, the reason worded as it goes', async () => {
     const t = setUp({ reportMedia: () => ok(null) });
     t.fact({ localId: 'in:wacid.1', state: 'connected' });
-    t.fact({ localId: 'in:wacid.1', state: 'failed', reason: 'ICE failed' });
+    t.fact({ localId: 'in:wacid.1', state: 'failed', reason: { key: 'networkLost' } });
+    t.fact({ localId: 'in:wacid.2', state: 'failed', reason: { key: 'micLost', values: { problem: { key: 'micUnavailable', values: { problem: 'x'.repeat(600) } } } } });
     await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(t.calls).toEqual([
+    expect(t.calls.slice(0, 2)).toEqual([
       { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'connected' } },
-      { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'failed', reason: 'ICE failed' } },
+      { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'failed', reason: NETWORK_LOST_REASON } },
     ]);
+    // A reason said inside another is worded too; the whole is kept to 500 characters.
+    const long = (t.calls[2]!.params as { reason: string }).reason;
+    expect(long).toHaveLength(500);
+    expect(long.startsWith('The microphone stopped and could not be opened again: The microphone is not available (xxx')).toBe(true);
+  });
+
+  it('shows the engine\'s notices on the call, in words', () => {
+    const t = setUp({});
+    t.notice({ localId: 'in:wacid.1', text: { key: 'micNotSwitched', values: { problem: { key: 'micBusy' } } } });
+    expect(state().callNotice).toEqual({
+      localId: 'in:wacid.1',
+      text: 'The microphone could not be switched: The microphone cannot be opened: another application may be using it.',
+    });
+    // Words another part already worded are shown as they came.
+    t.notice({ localId: 'in:wacid.1', text: { said: 'The network settings could not be read (The host could not be reached).' } });
+    expect(state().callNotice?.text).toBe('The network settings could not be read (The host could not be reached).');
+  });
+
+  it('an offer that cannot be made is said under the dialer, and nothing is placed', async () => {
+    const t = setUp({}, { offer: mediaFailure('media_failed', { key: 'noRelay' }) });
+    state().setDialInput('+44 7400 123456');
+    await t.actions.dial();
+    expect(t.calls).toEqual([]);
+    expect(state().dialError).toBe(
+      '"Relay only" is on, but no TURN server gave this call a relay address. Check the TURN servers and their username and password in Settings → Network.',
+    );
   });
 
   it('shows each call\'s "Reconnecting…", MOS and warnings, and hands its quality to the main process as its media closes', async () => {

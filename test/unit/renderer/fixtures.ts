@@ -19,6 +19,9 @@ export const ringing = (id = 'wacid.1', at = T0): Extract<CallState, { phase: 'r
 
 export const answering = (id = 'wacid.1', at = T0): CallState => ({ ...ringing(id, at), phase: 'answering', answeredAt: at + 2000 });
 
+/** An incoming call whose accept went through (pushed by the main process with the answerCall reply). */
+export const connecting = (id = 'wacid.1', at = T0): CallState => ({ ...ringing(id, at), phase: 'connecting', answeredAt: at + 2000 });
+
 export const active = (id = 'wacid.1', at = T0): CallState => ({ ...ringing(id, at), phase: 'active', answeredAt: at + 2000, connectedAt: at + 2500 });
 
 export const ended = (id = 'wacid.1', at = T0, endedAt = at + 10_000): CallState => ({
@@ -85,11 +88,11 @@ export const idleMediaControls = (overrides: Partial<MediaControls> = {}): Media
   onCall: () => undefined,
   reconcile: () => undefined,
   answerFor: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
-  connect: () => undefined,
   prepareOutgoing: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
   onFact: () => () => undefined,
   onCondition: () => () => undefined,
   onCallQuality: () => () => undefined,
+  onNotice: () => () => undefined,
   noteTiming: () => undefined,
   close: () => undefined,
   closeAll: () => undefined,

@@ -1,0 +1,319 @@
+// A call leg: one RTCPeerConnection with the call's one audio sender, and where it stands:
+// preparing → ready (the complete local description) → answering (handed over, incoming only) →
+// connecting (ICE may run) → connected, or failed; closed at the end.
+//
+// protocol.md rules that shape it:
+// - Nothing may reach the customer before this agent has the call. While ringing, the offer is
+//   applied without its candidates, and the answer is made, applied and gathered: with no remote
+//   candidate there is nobody to check, so nothing is sent. The customer's candidates wait in
+//   `pendingCandidates` until the call is this agent's and the accept is through (`connect`, when the
+//   call is pushed in `connecting`). An agent who loses the claim has sent the customer nothing.
+// - Non-trickle: complete local descriptions only (gathering capped), line ends normalised to CRLF
+//   and nothing else.
+// - No renegotiation and no ICE restart on this leg: one offer/answer exchange, and a lost path ends
+//   the call.
+import type { IceConfig } from '../../shared/ice-servers';
+import { createLogger } from '../../shared/log';
+import { errorText } from '../../shared/result';
+import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate as PendingCandidate } from '../../shared/sdp';
+import { watchIceGathering } from './ice-gathering';
+import { MediaSetupError, mediaProblem, mediaText, setupProblem, type MediaText } from './media-text';
+
+const log = createLogger('media');
+
+/**
+ * With no STUN/TURN server: the service's side is ice-lite with public candidates in its offer, we
+ * are the controlling full agent, and it learns our address from our checks (peer-reflexive). A
+ * firewall that blocks outbound UDP needs a TURN server over TCP or TLS, which Settings → Network
+ * and the relay's short-lived credentials add (IceConfig). The pool pre-gathers during ringing
+ * without sending anything to anyone.
+ */
+export const PEER_CONFIG: RTCConfiguration = { iceServers: [], iceCandidatePoolSize: 1, bundlePolicy: 'max-bundle' };
+
+export const GATHER_CAP_MS = 1_500;
+/** If the cap finds no candidate at all, how much longer to wait for the first (see ice-gathering.ts). */
+export const FIRST_CANDIDATE_GRACE_MS = 8_500;
+
+export type GatheringEnd = 'complete' | 'settled' | 'capped';
+
+export type LegPhase =
+  | { kind: 'preparing'; done: Promise<void> }
+  | { kind: 'ready'; sdp: string }
+  | { kind: 'answering' }
+  | { kind: 'connecting' }
+  | { kind: 'connected' }
+  /** `reported`: the failure went out as a media fact; a preparation that failed is tried again at Answer. */
+  | { kind: 'failed'; reason: MediaText; reported: boolean }
+  | { kind: 'closed' };
+
+/** What a leg is built from once the microphone is open. */
+export interface LegSetup {
+  track: MediaStreamTrack;
+  stream: MediaStream;
+  ice: IceConfig;
+}
+
+export interface LegEvents {
+  /** The customer's audio (fired while ringing already: nothing flows before ICE runs). */
+  remoteStream(stream: MediaStream): void;
+  /** The call's one audio sender, once the peer connection exists. */
+  senderReady(sender: RTCRtpSender): void;
+  connected(): void;
+  /** The path of a connected call went away (ICE disconnected); it comes back by itself or not at all. */
+  pathLost(): void;
+  failed(reason: MediaText): void;
+}
+
+export interface LegOptions {
+  createPeerConnection: (config: RTCConfiguration) => RTCPeerConnection;
+  gatherCapMs: number;
+}
+
+interface Peer {
+  pc: RTCPeerConnection;
+  sender: RTCRtpSender;
+  /** Built with no STUN or TURN server: host candidates are all it gathers. */
+  hostOnly: boolean;
+  /** "Relay only": every path goes through a TURN server. */
+  relayOnly: boolean;
+}
+
+export class CallLeg {
+  private current: LegPhase = { kind: 'preparing', done: Promise.resolve() };
+  private peer: Peer | undefined;
+  /** The customer's candidates, kept out of ICE until the call is this agent's. */
+  private pendingCandidates: PendingCandidate[] = [];
+  private answerApplied = false;
+  /** How the wait for our candidates ended. */
+  gathering: GatheringEnd | undefined;
+
+  constructor(
+    readonly localId: string,
+    private readonly options: LegOptions,
+    private readonly events: LegEvents,
+  ) {}
+
+  get phase(): LegPhase {
+    return this.current;
+  }
+
+  get pc(): RTCPeerConnection | undefined {
+    return this.peer?.pc;
+  }
+
+  get closed(): boolean {
+    return this.current.kind === 'closed';
+  }
+
+  /** Ringing: the answer to the customer's offer, made from `open`'s microphone; nothing is sent to anyone. */
+  prepareAnswer(offerSdp: string, open: () => Promise<LegSetup | undefined>): void {
+    this.prepare(async () => {
+      const peer = await this.build(open);
+      if (peer) await this.answer(peer, offerSdp);
+    }, 'notPrepared');
+  }
+
+  /** Dialing: a complete offer with one audio track. Rejects with the reason when it cannot be made. */
+  async prepareOffer(open: () => Promise<LegSetup | undefined>): Promise<void> {
+    this.prepare(async () => {
+      const peer = await this.build(open);
+      if (peer) await this.offer(peer);
+    }, 'notSetUp');
+    await this.settled();
+    if (this.current.kind === 'failed') throw new MediaSetupError(this.current.reason);
+  }
+
+  /** Resolves once the preparation is over, whichever way it went. */
+  async settled(): Promise<void> {
+    if (this.current.kind === 'preparing') await this.current.done;
+  }
+
+  /** Answer: the complete answer made while ringing, handed over once (ready → answering). */
+  handOver(): string | undefined {
+    if (this.current.kind !== 'ready') return undefined;
+    const { sdp } = this.current;
+    this.current = { kind: 'answering' };
+    return sdp;
+  }
+
+  /**
+   * The call is this agent's and the service has our answer: now, and not before, the customer's
+   * address is known to ICE. Checks that arrived before the service knew our answer would go
+   * unanswered or start DTLS against a peer not ready for it, and the retransmission back-off would
+   * clip the start of the call (protocol.md).
+   */
+  connect(): void {
+    const peer = this.peer;
+    if (this.current.kind !== 'answering' || !peer) return;
+    this.current = { kind: 'connecting' };
+    const candidates = this.pendingCandidates.splice(0);
+    // The peer connection queues them in order; a refused one is logged, and ICE goes on with the rest.
+    for (const c of candidates) {
+      peer.pc.addIceCandidate(c).catch((e: unknown) => {
+        log.warn("a candidate in the customer's offer was refused", { localId: this.localId, candidate: c.candidate, problem: errorText(e) });
+      });
+    }
+    // Then no more will come (the offer's a=end-of-candidates).
+    const last = candidates[candidates.length - 1];
+    if (last) peer.pc.addIceCandidate({ candidate: '', sdpMid: last.sdpMid, sdpMLineIndex: last.sdpMLineIndex }).catch(() => undefined);
+    this.onConnectionState();
+  }
+
+  /** The customer's answer to our offer (an outgoing call pushed in `connecting`). Applied once. */
+  async applyAnswer(answerSdp: string): Promise<void> {
+    if (this.answerApplied) return;
+    this.answerApplied = true;
+    await this.settled();
+    const peer = this.peer;
+    if (this.current.kind !== 'ready' || !peer) return;
+    this.current = { kind: 'connecting' };
+    try {
+      await peer.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
+    } catch (e) {
+      if (!this.closed) this.events.failed(mediaProblem('answerUnusable', { problem: errorText(e) }));
+    }
+  }
+
+  /** Marks the leg failed; false when a failure was reported already (it is reported once). */
+  fail(reason: MediaText, reported: boolean): boolean {
+    const phase = this.current;
+    if (phase.kind === 'closed' || (phase.kind === 'failed' && phase.reported)) return false;
+    this.current = { kind: 'failed', reason, reported };
+    return true;
+  }
+
+  /** RFC 4733 tones through the audio sender (telephone-event/8000, protocol.md). */
+  sendDtmf(tones: string): boolean {
+    const dtmf = this.peer?.sender.dtmf;
+    if (!dtmf || !dtmf.canInsertDTMF) return false;
+    // insertDTMF replaces the tones still waiting (WebRTC 1.0 RTCDTMFSender): keys pressed while
+    // a tone plays would be lost, so they join the queue instead.
+    dtmf.insertDTMF(dtmf.toneBuffer + tones, 100, 70);
+    return true;
+  }
+
+  close(): void {
+    this.current = { kind: 'closed' };
+    this.pendingCandidates = [];
+    try {
+      this.peer?.pc.close();
+    } catch (e) {
+      log.warn('closing a peer connection failed', { localId: this.localId, problem: errorText(e) });
+    }
+  }
+
+  private prepare(work: () => Promise<void>, fallback: 'notPrepared' | 'notSetUp'): void {
+    const done = work().catch((e: unknown) => {
+      if (this.closed) return;
+      const reason = setupProblem(e, fallback, errorText(e));
+      log.warn('could not prepare a call', { localId: this.localId, problem: mediaText(reason) });
+      this.current = { kind: 'failed', reason, reported: false };
+    });
+    this.current = { kind: 'preparing', done };
+  }
+
+  /**
+   * The peer connection with the microphone's track on its one sender; undefined when the call was
+   * closed meanwhile. The microphone comes first (`open`): with media permission granted, Chromium
+   * puts plain host addresses in the candidates instead of registering mDNS names.
+   */
+  private async build(open: () => Promise<LegSetup | undefined>): Promise<Peer | undefined> {
+    const setup = await open();
+    if (!setup || this.closed) return undefined;
+    const { iceServers, iceTransportPolicy } = setup.ice;
+    const pc = this.options.createPeerConnection({ ...PEER_CONFIG, iceServers, iceTransportPolicy });
+    pc.addEventListener('track', (ev) => {
+      if (!this.closed) this.events.remoteStream(ev.streams[0] ?? new MediaStream([ev.track]));
+    });
+    pc.addEventListener('connectionstatechange', () => this.onConnectionState());
+    const sender = pc.addTrack(setup.track, setup.stream);
+    const peer: Peer = { pc, sender, hostOnly: iceServers.length === 0 && iceTransportPolicy === 'all', relayOnly: iceTransportPolicy === 'relay' };
+    this.peer = peer;
+    this.events.senderReady(sender);
+    return peer;
+  }
+
+  private async answer(peer: Peer, offerSdp: string): Promise<void> {
+    const { pc } = peer;
+    const offer = describeOffer(offerSdp);
+    const offerUdpOnly = offer.ok && offer.value.candidateTransports.length > 0 && offer.value.candidateTransports.every((t) => t === 'udp');
+    const withheld = holdBackCandidates(offerSdp);
+    try {
+      await pc.setRemoteDescription({ type: 'offer', sdp: withheld.sdp });
+    } catch (e) {
+      throw new MediaSetupError(mediaProblem('offerUnusable', { problem: errorText(e) }));
+    }
+    if (this.closed) return;
+    const gathering = watchIceGathering(pc, { capMs: this.options.gatherCapMs, settleOnUdp: offerUdpOnly && peer.hostOnly, firstCandidateGraceMs: graceFor(peer) });
+    try {
+      await pc.setLocalDescription(await pc.createAnswer());
+    } catch (e) {
+      gathering.cancel();
+      throw new MediaSetupError(mediaProblem('answerNotMade', { problem: errorText(e) }));
+    }
+    this.gathering = await gathering.done;
+    const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
+    requireRelayCandidate(peer, sdp);
+    const checked = checkAnswerSdp(sdp);
+    if (!checked.ok) throw new MediaSetupError(mediaProblem('answerUnsendable', { problem: checked.error.message }));
+    if (this.closed) return;
+    this.pendingCandidates = withheld.candidates;
+    this.current = { kind: 'ready', sdp };
+  }
+
+  private async offer(peer: Peer): Promise<void> {
+    const { pc } = peer;
+    // The service's media relays are reached over UDP (protocol.md; TCP only through TURN), and an
+    // ice-lite peer never dials our TCP host candidates: with host candidates only, settle on UDP
+    // rather than wait ~120 ms for Chromium's TCP phase. With STUN/TURN servers, wait for them
+    // (their answers come later than host candidates), never longer than the cap.
+    const gathering = watchIceGathering(pc, { capMs: this.options.gatherCapMs, settleOnUdp: peer.hostOnly, firstCandidateGraceMs: graceFor(peer) });
+    await pc.setLocalDescription(await pc.createOffer());
+    this.gathering = await gathering.done;
+    const sdp = normaliseSdp(pc.localDescription?.sdp ?? '');
+    requireRelayCandidate(peer, sdp);
+    const checked = checkOfferSdp(sdp);
+    if (!checked.ok) throw new MediaSetupError(mediaProblem('offerUnsendable', { problem: checked.error.message }));
+    if (!this.closed) this.current = { kind: 'ready', sdp };
+  }
+
+  private onConnectionState(): void {
+    const phase = this.current;
+    const pc = this.peer?.pc;
+    // Before connect() no check can have gone out: whatever the state says, it is not this call's yet.
+    if (!pc || (phase.kind !== 'connecting' && phase.kind !== 'connected')) return;
+    const state = pc.connectionState;
+    log.info('media connection', { localId: this.localId, state, ice: pc.iceConnectionState });
+    switch (state) {
+      case 'connected':
+        if (phase.kind === 'connecting') {
+          this.current = { kind: 'connected' };
+          this.events.connected();
+        }
+        // Whether media really flows again is for the next statistics read to say.
+        return;
+      case 'disconnected':
+        // No ICE restart exists on this leg (protocol.md): the path comes back by itself or not at all.
+        if (phase.kind === 'connected') this.events.pathLost();
+        return;
+      case 'failed':
+        if (phase.kind === 'connected') this.events.failed(mediaProblem('networkLost'));
+        else this.events.failed(mediaProblem(pc.iceConnectionState === 'failed' ? 'iceFailed' : 'dtlsFailed'));
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+/** With "Relay only" no host candidate can come: an unanswering TURN server is reported at the cap. */
+const graceFor = (peer: Peer): number => (peer.relayOnly ? 0 : FIRST_CANDIDATE_GRACE_MS);
+
+/**
+ * "Relay only" gathers nothing but relay candidates: a description without one means no TURN server
+ * answered, and the customer could never be reached. Said now, rather than after a silent call.
+ */
+function requireRelayCandidate(peer: Peer, sdp: string): void {
+  if (!peer.relayOnly || /^a=candidate:.* typ relay\b/m.test(sdp)) return;
+  throw new MediaSetupError(mediaProblem('noRelay'));
+}

@@ -1,0 +1,198 @@
+// One call's media, as its parts make it: the leg (call-leg.ts: the peer connection and where it
+// stands), the audio (call-audio.ts: microphone, sender, remote element, devices, one reconcile) and
+// the health (media-health.ts: "Reconnecting…", the grace, quality). It follows the call as the main
+// process pushes it, and says what happened as facts, conditions and notices; it sends no command.
+import { isHeld, type CallState } from '../../shared/call-state';
+import type { IceConfig } from '../../shared/ice-servers';
+import { createLogger } from '../../shared/log';
+import { errorText, type Result } from '../../shared/result';
+import { LevelMeter } from './audio-stats';
+import { CallAudio, type CallAudioDeps, type SendingKind } from './call-audio';
+import { CallLeg, type GatheringEnd, type LegPhase, type LegSetup } from './call-leg';
+import { MediaHealth, type CallQualityRecord, type MediaCondition } from './media-health';
+import { MediaSetupError, mediaFailure, mediaProblem, mediaText, setupProblem, type MediaOutcome, type MediaText } from './media-text';
+
+const log = createLogger('media');
+
+/** What the engine tells its owner about a call's media; the owner reports it to the main process. */
+export type MediaFact = { localId: string; state: 'connected' } | { localId: string; state: 'failed'; reason: MediaText };
+
+/** One call's media, for diagnostics (window.__softphoneMedia.sessions). */
+export interface MediaSessionReport {
+  localId: string;
+  phase: LegPhase['kind'];
+  connection?: RTCPeerConnectionState;
+  ice?: RTCIceConnectionState;
+  gathering?: RTCIceGatheringState;
+  signaling?: RTCSignalingState;
+  micLive?: boolean;
+  micEnabled?: boolean;
+  /** The customer's audio plays in the window (never while held). */
+  playing: boolean;
+  /** How the wait for our candidates ended (complete, settled on UDP, or the cap). */
+  gatheringEnded?: GatheringEnd;
+  /** The agent muted the call (kept across a hold; `micEnabled` is false while muted or held). */
+  muted: boolean;
+  /** On hold: the customer hears the hold music, and the agent does not hear the customer (`playing` false). */
+  held: boolean;
+  /** What the call's sender really carries now (once the call has one). */
+  sending?: SendingKind;
+}
+
+export interface CallMediaDeps extends Omit<CallAudioDeps, 'localId' | 'notice'> {
+  createPeerConnection: (config: RTCConfiguration) => RTCPeerConnection;
+  /** The ICE servers and transport policy of a call starting now. */
+  iceConfig: () => Promise<Result<IceConfig>>;
+  gatherCapMs: number;
+  disconnectGraceMs: number;
+  /** The devices the call starts with. */
+  devices: { microphone: string; speaker: string };
+  fact: (fact: MediaFact) => void;
+  condition: (condition: MediaCondition) => void;
+  notice: (localId: string, text: MediaText) => void;
+}
+
+type IceOutcome = { ok: true; value: IceConfig } | { ok: false; problem: MediaText };
+
+export class CallMedia {
+  readonly leg: CallLeg;
+  readonly audio: CallAudio;
+  readonly health: MediaHealth;
+  readonly levels = new LevelMeter();
+  /** Set once the store has shown this call: only then may a snapshot without it close it. */
+  seen = false;
+
+  constructor(
+    readonly localId: string,
+    private readonly deps: CallMediaDeps,
+  ) {
+    this.audio = new CallAudio({ ...deps, localId, notice: (text) => deps.notice(localId, text) }, deps.devices);
+    this.leg = new CallLeg(
+      localId,
+      { createPeerConnection: deps.createPeerConnection, gatherCapMs: deps.gatherCapMs },
+      {
+        remoteStream: (stream) => this.audio.playRemote(stream),
+        senderReady: (sender) => this.audio.attach(sender),
+        connected: () => {
+          deps.fact({ localId, state: 'connected' });
+          this.health.start();
+        },
+        pathLost: () => this.health.pathLost(),
+        failed: (reason) => this.fail(reason),
+      },
+    );
+    this.health = new MediaHealth({
+      localId,
+      pc: () => this.leg.pc,
+      micOpen: () => this.audio.micOpen,
+      graceMs: deps.disconnectGraceMs,
+      condition: deps.condition,
+      lost: () => this.fail(mediaProblem('networkLost')),
+    });
+  }
+
+  /** Ringing: the microphone, the peer connection and the complete answer, made ahead of the click. */
+  prepareIncoming(offerSdp: string): void {
+    this.leg.prepareAnswer(offerSdp, () => this.open());
+  }
+
+  /** Dialing: the microphone, the peer connection and a complete offer. */
+  async prepareOutgoing(): Promise<MediaOutcome<{ sdp: string }>> {
+    try {
+      await this.leg.prepareOffer(() => this.open());
+    } catch (e) {
+      return mediaFailure('media_failed', setupProblem(e, 'notSetUp', errorText(e)));
+    }
+    const phase = this.leg.phase;
+    if (phase.kind !== 'ready') return mediaFailure('invalid_state', mediaProblem('endedBeforePlaced'));
+    return { ok: true, value: { sdp: phase.sdp } };
+  }
+
+  /** A preparation that failed without a word to the main process: Answer may try it again. */
+  get failedUnreported(): boolean {
+    const phase = this.leg.phase;
+    return phase.kind === 'failed' && !phase.reported;
+  }
+
+  /** The Answer click: the complete answer made while ringing, handed over once. */
+  async answer(): Promise<MediaOutcome<{ sdp: string }>> {
+    // The click is the user gesture that autoplay rules wait for: the customer's audio may start now.
+    void this.audio.reconcile();
+    await this.leg.settled();
+    const sdp = this.leg.handOver();
+    if (sdp !== undefined) return { ok: true, value: { sdp } };
+    const phase = this.leg.phase;
+    switch (phase.kind) {
+      case 'failed':
+        this.deps.notice(this.localId, phase.reason);
+        return mediaFailure('media_failed', phase.reason);
+      case 'closed':
+        return mediaFailure('invalid_state', mediaProblem('endedBeforeAnswer'));
+      default:
+        return mediaFailure('invalid_state', mediaProblem('alreadyAnswering'));
+    }
+  }
+
+  /**
+   * The call as the main process pushed it: the hold follows `heldSince`; an incoming call pushed in
+   * `connecting` (or later) had its accept go through, so the customer's candidates go to ICE now;
+   * an outgoing one brings the customer's answer, applied once.
+   */
+  follow(call: CallState): void {
+    if (call.phase === 'ended') return;
+    void this.audio.reconcile({ held: isHeld(call) });
+    if (call.phase !== 'connecting' && call.phase !== 'active') return;
+    if (call.direction === 'incoming') this.leg.connect();
+    else if (call.answerSdp) void this.leg.applyAnswer(call.answerSdp);
+  }
+
+  /** The call's media failed: said on its panel and reported once to the main process. */
+  fail(reason: MediaText): void {
+    if (!this.leg.fail(reason, true)) return;
+    this.health.stop();
+    log.warn('media failed', { localId: this.localId, problem: mediaText(reason) });
+    this.deps.notice(this.localId, reason);
+    this.deps.fact({ localId: this.localId, state: 'failed', reason });
+  }
+
+  /** Closes everything; returns the quality record of a call whose statistics were read. */
+  close(): CallQualityRecord | undefined {
+    const record = this.health.close();
+    this.leg.close();
+    this.audio.close();
+    return record;
+  }
+
+  describe(): MediaSessionReport {
+    const pc = this.leg.pc;
+    const { sending, ...audio } = this.audio.describe();
+    return {
+      localId: this.localId,
+      phase: this.leg.phase.kind,
+      ...(pc && { connection: pc.connectionState, ice: pc.iceConnectionState, gathering: pc.iceGatheringState, signaling: pc.signalingState }),
+      ...audio,
+      ...(this.leg.gathering ? { gatheringEnded: this.leg.gathering } : {}),
+      // What a sender carries means something once the peer connection holds it.
+      ...(pc && sending ? { sending } : {}),
+    };
+  }
+
+  /**
+   * The microphone, then the ICE configuration asked for meanwhile (normally at hand already:
+   * IceConfigSource fetches ahead); undefined when the call closed first.
+   */
+  private async open(): Promise<LegSetup | undefined> {
+    const asked = this.deps.iceConfig().then(
+      (r): IceOutcome => (r.ok ? r : { ok: false, problem: { said: r.error.message } }),
+      (e: unknown): IceOutcome => ({ ok: false, problem: mediaProblem('networkSettingsUnread', { problem: errorText(e) }) }),
+    );
+    const mic = await this.audio.open();
+    const ice = await asked;
+    if (!mic || this.leg.closed || !ice.ok) {
+      this.audio.releaseMicrophone();
+      if (!ice.ok && !this.leg.closed) throw new MediaSetupError(ice.problem);
+      return undefined;
+    }
+    return { ...mic, ice: ice.value };
+  }
+}
