@@ -66,7 +66,7 @@ describe('sending from the composer', () => {
   });
 
   it('says what the link check noticed in the agent\u2019s language', async () => {
-    setUiLanguage('es');
+    await setUiLanguage('es');
     onTestFinished(() => setUiLanguage('en'));
     state().applyConversation(conversation(true));
     const note = 'The link has no file extension; the file is taken as video/mp4 from what the server says and what its bytes are';
