@@ -4,13 +4,15 @@ import { sessionProblems } from '../../../sandbox/session-rules';
 import { CustomerPeer, shapeServiceSdp } from '../../../sandbox/customer-peer';
 import { loadCustomerVoice } from '../../../sandbox/customer-voice';
 import { createLogger } from '../../../shared/log';
-import { chromiumAnswer, chromiumOffer, withoutMedia } from '../../fixtures/sdp';
+import { chromiumAnswer, chromiumOffer, debianChromiumAnswer, debianChromiumOffer, withoutMedia } from '../../fixtures/sdp';
 
 describe('sessionProblems', () => {
   test('what Chromium produces passes: its answer as an answer, its offer as an offer', () => {
     expect(sessionProblems(chromiumAnswer, 'answer')).toEqual([]);
     expect(sessionProblems(chromiumOffer, 'offer')).toEqual([]);
     expect(sessionProblems(chromiumAnswer.replace(/\r\n/g, '\n'), 'answer')).toEqual([]);
+    expect(sessionProblems(debianChromiumAnswer, 'answer')).toEqual([]);
+    expect(sessionProblems(debianChromiumOffer, 'offer')).toEqual([]);
   });
 
   test('an offer is not an answer and an answer is not an offer (DTLS role)', () => {
