@@ -24,12 +24,19 @@ export function defaultVoicePath(): string {
   }
 }
 
-/** PCM samples of a RIFF/WAVE file that is 16-bit PCM, mono, 48 kHz; anything else is refused. */
-export function parsePcmWav(bytes: Buffer): Result<Int16Array> {
+interface WavFormat {
+  audioFormat: number;
+  channels: number;
+  rate: number;
+  bits: number;
+}
+
+/** The format chunk of a RIFF/WAVE file and the bytes of its first data chunk, before any judgement of the format. */
+function readWav(bytes: Buffer): Result<{ format: WavFormat; data: Buffer }> {
   if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') {
     return err('invalid_input', 'voice file: not a RIFF/WAVE file', { field: 'voice' });
   }
-  let format: { audioFormat: number; channels: number; rate: number; bits: number } | undefined;
+  let format: WavFormat | undefined;
   let offset = 12;
   while (offset + 8 <= bytes.length) {
     const id = bytes.toString('ascii', offset, offset + 4);
@@ -44,18 +51,44 @@ export function parsePcmWav(bytes: Buffer): Result<Int16Array> {
       };
     } else if (id === 'data') {
       if (!format) return err('invalid_input', 'voice file: data chunk before fmt chunk', { field: 'voice' });
-      if (format.audioFormat !== 1 || format.channels !== 1 || format.rate !== SAMPLE_RATE || format.bits !== 16) {
-        return err('invalid_input', `voice file: must be 16-bit PCM, mono, ${SAMPLE_RATE} Hz`, { field: 'voice' });
-      }
-      const end = Math.min(bytes.length, body + size);
-      const samples = new Int16Array(Math.floor((end - body) / 2));
-      for (let i = 0; i < samples.length; i++) samples[i] = bytes.readInt16LE(body + i * 2);
-      if (samples.length < FRAME_SAMPLES) return err('invalid_input', 'voice file: shorter than one 20 ms frame', { field: 'voice' });
-      return ok(samples);
+      return ok({ format, data: bytes.subarray(body, Math.min(bytes.length, body + size)) });
     }
     offset = body + size + (size % 2);
   }
   return err('invalid_input', 'voice file: no data chunk', { field: 'voice' });
+}
+
+const isPcm16Mono = (format: WavFormat): boolean => format.audioFormat === 1 && format.channels === 1 && format.bits === 16;
+
+function int16Samples(data: Buffer): Int16Array {
+  const samples = new Int16Array(Math.floor(data.length / 2));
+  for (let i = 0; i < samples.length; i++) samples[i] = data.readInt16LE(i * 2);
+  return samples;
+}
+
+/** PCM samples of a RIFF/WAVE file that is 16-bit PCM, mono, 48 kHz; anything else is refused. */
+export function parsePcmWav(bytes: Buffer): Result<Int16Array> {
+  const wav = readWav(bytes);
+  if (!wav.ok) return wav;
+  const { format, data } = wav.value;
+  if (!isPcm16Mono(format) || format.rate !== SAMPLE_RATE) {
+    return err('invalid_input', `voice file: must be 16-bit PCM, mono, ${SAMPLE_RATE} Hz`, { field: 'voice' });
+  }
+  const samples = int16Samples(data);
+  if (samples.length < FRAME_SAMPLES) return err('invalid_input', 'voice file: shorter than one 20 ms frame', { field: 'voice' });
+  return ok(samples);
+}
+
+/**
+ * The samples of a 16-bit PCM mono RIFF/WAVE file at whatever rate it was recorded, and that rate:
+ * for sound made elsewhere (a test microphone's recording) that whoever plays it resamples.
+ */
+export function parsePcmWavAnyRate(bytes: Buffer): Result<{ rate: number; samples: Int16Array }> {
+  const wav = readWav(bytes);
+  if (!wav.ok) return wav;
+  const { format, data } = wav.value;
+  if (!isPcm16Mono(format)) return err('invalid_input', 'voice file: must be 16-bit PCM, mono', { field: 'voice' });
+  return ok({ rate: format.rate, samples: int16Samples(data) });
 }
 
 /** A fallback voice when the file is missing: a warbling tone, clearly audible, never silent. */

@@ -51,6 +51,24 @@ export interface HeardAudioReport {
   heardLog: SandboxHeardLogEntry[];
 }
 
+/** Goertzel's coefficient 2·cos(2πk/L) for DFT bin k of a block of L samples. */
+export const goertzelCoefficient = (bin: number, length: number): number => 2 * Math.cos((2 * Math.PI * bin) / length);
+
+/**
+ * |X_k|², the power of one DFT bin of `samples`, by Goertzel's recurrence with that bin's
+ * coefficient (goertzelCoefficient(k, samples.length)): one pass, no other bin computed.
+ */
+export function goertzelPower(samples: ArrayLike<number>, coefficient: number): number {
+  let s1 = 0;
+  let s2 = 0;
+  for (let n = 0; n < samples.length; n++) {
+    const s = samples[n]! + coefficient * s1 - s2;
+    s2 = s1;
+    s1 = s;
+  }
+  return s1 * s1 + s2 * s2 - coefficient * s1 * s2;
+}
+
 /** The DFT bins (of one block) within ±BINS_EACH_SIDE of each note and of its octave above. */
 function noteBins(notesHz: readonly number[], blockLength: number, sampleRate: number): number[] {
   const bins = new Set<number>();
@@ -82,7 +100,7 @@ export class HeardAudioClassifier {
     const length = this.blockLength;
     this.hann = Float64Array.from({ length }, (_, n) => 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / length));
     this.block = new Float64Array(length);
-    this.coefficients = Float64Array.from(noteBins(notesHz, length, sampleRate), (k) => 2 * Math.cos((2 * Math.PI * k) / length));
+    this.coefficients = Float64Array.from(noteBins(notesHz, length, sampleRate), (k) => goertzelCoefficient(k, length));
   }
 
   classify(window: Float32Array): HeardWindow {
@@ -110,20 +128,9 @@ export class HeardAudioClassifier {
 
   /** Energy of the block in the note bins: Parseval, each bin of a real signal counted with its mirror, (2/L)·|X_k|². */
   private bandEnergy(): number {
-    const block = this.block;
     let energy = 0;
-    const length = block.length;
-    for (const c of this.coefficients) {
-      let s1 = 0;
-      let s2 = 0;
-      for (let n = 0; n < length; n++) {
-        const s = block[n]! + c * s1 - s2;
-        s2 = s1;
-        s1 = s;
-      }
-      energy += s1 * s1 + s2 * s2 - c * s1 * s2;
-    }
-    return (2 * energy) / length;
+    for (const c of this.coefficients) energy += goertzelPower(this.block, c);
+    return (2 * energy) / this.block.length;
   }
 }
 

@@ -13,6 +13,7 @@ import { MemorySecretStore } from '../../../electron/core/secret-store';
 import { startEmbeddedEnvironment } from '../../../electron/embedded';
 import { configureLogging } from '../../../shared/log';
 import type { WsServerFrame } from '../../../shared/api';
+import { DIAL_OFFER_SDP } from '../../fixtures/sdp';
 
 let host: BrowserHost;
 let service: SoftphoneService;
@@ -112,7 +113,7 @@ describe('WebSocket', () => {
       expect(snap.ok).toBe(true);
       if (snap.ok) expect((snap.value as { mode: string }).mode).toBe('sandbox');
 
-      const badParams = await call(ws, frames, 2, 'startCall', { localId: 'out:0123456789', to: 5, sdp: 'v=0' });
+      const badParams = await call(ws, frames, 2, 'startCall', { localId: 'out:0123456789', to: 5, sdp: DIAL_OFFER_SDP });
       expect(badParams).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'to' } });
 
       const extra = await call(ws, frames, 3, 'hangUp', { localId: 'x', sneaky: true });
@@ -121,7 +122,7 @@ describe('WebSocket', () => {
       const unknown = await call(ws, frames, 4, 'deleteEverything', {});
       expect(unknown).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'command' } });
 
-      const badNumber = await call(ws, frames, 5, 'startCall', { localId: 'out:0123456789', to: '12', sdp: 'v=0' });
+      const badNumber = await call(ws, frames, 5, 'startCall', { localId: 'out:0123456789', to: '12', sdp: DIAL_OFFER_SDP });
       expect(badNumber).toMatchObject({ ok: false, error: { code: 'invalid_phone_number' } });
 
       const customers = snap.ok ? (snap.value as { sandboxCustomers: { number: string; behaviour: string }[] }).sandboxCustomers : [];

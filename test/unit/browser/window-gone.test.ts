@@ -8,6 +8,7 @@ import WebSocket from 'ws';
 import { startBrowserHost, type BrowserHost } from '../../../electron/browser/browser-host';
 import { WINDOW_GONE_REASON, type WsServerFrame } from '../../../shared/api';
 import { configureLogging } from '../../../shared/log';
+import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import { FakeService } from '../desktop/fake-service';
 
 let staticDir: string;
@@ -53,8 +54,8 @@ const settle = async (check: () => boolean) => {
 
 test('a page that answered and placed calls closes: exactly those calls end, with the reason', async () => {
   const agent = await page();
-  await agent.send(1, 'answerCall', { localId: 'in:wacid.1', sdp: 'v=0' });
-  await agent.send(2, 'startCall', { localId: 'out:abcdef123456', to: '+12025550101', sdp: 'v=0' });
+  await agent.send(1, 'answerCall', { localId: 'in:wacid.1', sdp: ANSWER_SDP });
+  await agent.send(2, 'startCall', { localId: 'out:abcdef123456', to: '+12025550101', sdp: DIAL_OFFER_SDP });
   await agent.send(3, 'getSnapshot', {});
   const onlyWatching = await page();
   await onlyWatching.send(1, 'getSnapshot', {});
@@ -76,7 +77,7 @@ test('a page that carried no call closes: nothing ends', async () => {
 
 test('the host stopping (the app quitting) leaves ending the calls to the service', async () => {
   const agent = await page();
-  await agent.send(1, 'answerCall', { localId: 'in:wacid.3', sdp: 'v=0' });
+  await agent.send(1, 'answerCall', { localId: 'in:wacid.3', sdp: ANSWER_SDP });
   await host.close();
   await closed(agent.ws);
   await new Promise((r) => setTimeout(r, 50));

@@ -7,6 +7,7 @@ import { GATEWAY_ERROR_TEXT } from '../../../shared/gateway';
 import { configureLogging, type LogLevel } from '../../../shared/log';
 import { MESSAGE_ERROR_TEXT, type FreeFormMessage } from '../../../shared/messages';
 import type { TemplateMessage } from '../../../shared/templates';
+import { DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import { graphError, json, startFakeGateway, type FakeGateway, type GatewayHandler } from './fake-gateway';
 
 const API_KEY = 'sk_live_messaging_key_93ab1';
@@ -203,7 +204,7 @@ describe('no retries: a retried send can deliver twice', () => {
 
   it('the call methods are unchanged beside the messaging ones', async () => {
     const { gateway, client } = await setup((req) => (req.path.endsWith('/initiate') ? json(200, { messaging_product: 'chatapp', calls: [{ id: 'wacid.1' }] }) : sent()));
-    expect(await client.initiate(TO, 'v=0\r\n')).toEqual({ ok: true, value: { callId: 'wacid.1' } });
+    expect(await client.initiate(TO, DIAL_OFFER_SDP)).toEqual({ ok: true, value: { callId: 'wacid.1' } });
     expect((await client.sendMessage(text)).ok).toBe(true);
     expect(gateway.requests.map((r) => r.path)).toEqual(['/restapi/v1/chatapp/calls/initiate', '/restapi/v1/chatapp/replymessage']);
   });

@@ -4,12 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayClient, normaliseSdpLineEnds, type GatewayClientOptions } from '../../../electron/core/gateway-client';
 import { GATEWAY_ERROR_TEXT } from '../../../shared/gateway';
 import { configureLogging, type LogLevel } from '../../../shared/log';
+import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import { closedPortUrl, closingServer, resettingServer, selfSignedServer, UNRESOLVABLE_HOST, type FailingServer } from '../shared/network-failures';
 import { graphError, initiated, json, startFakeGateway, success, type FakeGateway, type GatewayHandler } from './fake-gateway';
 
 const API_KEY = 'sk_live_gateway_key_5f3a9c';
-const SDP_LF = 'v=0\no=- 1 2 IN IP4 127.0.0.1\ns=-\nt=0 0\nm=audio 9 UDP/TLS/RTP/SAVPF 111\na=rtpmap:111 opus/48000/2\n';
-const SDP_CRLF = SDP_LF.replace(/\n/g, '\r\n');
+/** The answer with LF line ends, as some stacks write it; the gateway takes CRLF only. */
+const SDP_LF = ANSWER_SDP.replaceAll('\r\n', '\n');
 
 configureLogging({ sink: () => undefined });
 
@@ -40,7 +41,7 @@ describe('GatewayClient success bodies', () => {
     expect(req.path).toBe('/restapi/v1/chatapp/calls/accept');
     expect(req.headers['api-key']).toBe(API_KEY);
     expect(req.headers['content-type']).toBe('application/json');
-    expect(req.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'accept', session: { sdp_type: 'answer', sdp: SDP_CRLF } });
+    expect(req.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER_SDP } });
   });
 
   it('rejects and terminates with the exact bodies', async () => {
@@ -59,11 +60,11 @@ describe('GatewayClient success bodies', () => {
 
   it('initiates on the "initiate" path with action "connect" and returns the new call id', async () => {
     const { gateway, client } = await setup(() => initiated('wacid.out-77'));
-    const result = await client.initiate('447700900123', SDP_CRLF);
+    const result = await client.initiate('447700900123', DIAL_OFFER_SDP);
     expect(result).toEqual({ ok: true, value: { callId: 'wacid.out-77' } });
     const req = gateway.requests[0]!;
     expect(req.path).toBe('/restapi/v1/chatapp/calls/initiate');
-    expect(req.body).toEqual({ messaging_product: 'chatapp', to: '447700900123', action: 'connect', session: { sdp_type: 'offer', sdp: SDP_CRLF } });
+    expect(req.body).toEqual({ messaging_product: 'chatapp', to: '447700900123', action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP } });
   });
 
   it('uses the account\u2019s product word in the path and the body', async () => {
@@ -77,7 +78,7 @@ describe('GatewayClient success bodies', () => {
 describe('SDP line ends', () => {
   it('turns LF, CR and CRLF into CRLF and changes nothing else', () => {
     expect(normaliseSdpLineEnds('v=0\na=x \r\nb=y\rc=z')).toBe('v=0\r\na=x \r\nb=y\r\nc=z');
-    expect(normaliseSdpLineEnds(SDP_CRLF)).toBe(SDP_CRLF);
+    expect(normaliseSdpLineEnds(ANSWER_SDP)).toBe(ANSWER_SDP);
     expect(normaliseSdpLineEnds('v=0')).toBe('v=0');
   });
 });
@@ -89,7 +90,7 @@ describe('GatewayClient Graph errors', () => {
     [131047, 'window_closed'],
   ] as const)('maps %i to %s with the clear message, the code and the status', async (code, expected) => {
     const { client } = await setup(() => graphError(400, code, 'gateway words'));
-    const result = await client.initiate('447700900123', SDP_CRLF);
+    const result = await client.initiate('447700900123', DIAL_OFFER_SDP);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error).toMatchObject({ code: expected, gatewayCode: code, httpStatus: 400, message: GATEWAY_ERROR_TEXT[code] });
@@ -99,7 +100,7 @@ describe('GatewayClient Graph errors', () => {
     const { client } = await setup(() =>
       graphError(400, 100, 'Invalid parameter', { error_data: { messaging_product: 'chatapp', details: 'SDP answer has no a=fingerprint line' } }),
     );
-    const result = await client.accept('wacid.x', SDP_CRLF);
+    const result = await client.accept('wacid.x', ANSWER_SDP);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error).toMatchObject({ code: 'gateway_error', gatewayCode: 100, httpStatus: 400, message: GATEWAY_ERROR_TEXT[100] });
@@ -130,7 +131,7 @@ describe('GatewayClient opaque answers', () => {
 
   it('treats an empty body as opaque', async () => {
     const { client } = await setup(() => ({ status: 500, body: '' }));
-    const result = await client.accept('wacid.x', SDP_CRLF);
+    const result = await client.accept('wacid.x', ANSWER_SDP);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error).toMatchObject({ code: 'gateway_unreachable', httpStatus: 500 });
@@ -142,14 +143,14 @@ describe('GatewayClient opaque answers', () => {
     const broken = await client.reject('wacid.x');
     expect(broken.ok).toBe(false);
     if (!broken.ok) expect(broken.error).toMatchObject({ code: 'gateway_unreachable', httpStatus: 200, detail: 'HTTP 200: {"messaging_product":' });
-    const unexpected = await client.initiate('447700900123', SDP_CRLF);
+    const unexpected = await client.initiate('447700900123', DIAL_OFFER_SDP);
     expect(unexpected.ok).toBe(false);
     if (!unexpected.ok) expect(unexpected.error.detail).toContain('"ok":"yes"');
   });
 
   it('truncates a long body to about 2 KB', async () => {
     const { client } = await setup(() => ({ status: 503, body: 'x'.repeat(100_000), contentType: 'text/plain' }));
-    const result = await client.accept('wacid.x', SDP_CRLF);
+    const result = await client.accept('wacid.x', ANSWER_SDP);
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error.detail!.length).toBeLessThan(2200);
@@ -160,7 +161,7 @@ describe('GatewayClient opaque answers', () => {
 describe('GatewayClient network failures', () => {
   it('times out against a server that never answers', async () => {
     const { gateway, client } = await setup(() => 'hang', { timeoutMs: 150 });
-    const result = await client.accept('wacid.x', SDP_CRLF);
+    const result = await client.accept('wacid.x', ANSWER_SDP);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error.code).toBe('timeout');
     expect(gateway.requests).toHaveLength(1);
@@ -256,8 +257,8 @@ describe('GatewayClient retries', () => {
 
   it('never retries accept or initiate, even on a 503', async () => {
     const { gateway, client } = await setup(() => ({ status: 503, body: 'busy', contentType: 'text/plain' }));
-    expect((await client.accept('wacid.a', SDP_CRLF)).ok).toBe(false);
-    expect((await client.initiate('447700900123', SDP_CRLF)).ok).toBe(false);
+    expect((await client.accept('wacid.a', ANSWER_SDP)).ok).toBe(false);
+    expect((await client.initiate('447700900123', DIAL_OFFER_SDP)).ok).toBe(false);
     expect(gateway.actions()).toEqual(['accept', 'initiate']);
   });
 });
@@ -265,10 +266,10 @@ describe('GatewayClient retries', () => {
 describe('GatewayClient request validation', () => {
   it('refuses an invalid body before sending, naming the field', async () => {
     const { gateway, client } = await setup(() => success());
-    const noId = await client.accept('', SDP_CRLF);
+    const noId = await client.accept('', ANSWER_SDP);
     expect(noId.ok).toBe(false);
     if (!noId.ok) expect(noId.error).toMatchObject({ code: 'invalid_input', field: 'call_id' });
-    const plus = await client.initiate('+447700900123', SDP_CRLF);
+    const plus = await client.initiate('+447700900123', DIAL_OFFER_SDP);
     expect(plus.ok).toBe(false);
     if (!plus.ok) expect(plus.error).toMatchObject({ code: 'invalid_input', field: 'to' });
     const noSdp = await client.initiate('447700900123', '');
@@ -292,10 +293,10 @@ describe('GatewayClient and the API key', () => {
         return { status: 503, body: echo };
       }, { timeoutMs: 150, terminateRetries: 1 });
       const results = [
-        await client.accept('wacid.k', SDP_CRLF),
+        await client.accept('wacid.k', ANSWER_SDP),
         await client.reject('wacid.k'),
         await client.terminate('wacid.k'),
-        await client.initiate('447700900123', SDP_CRLF),
+        await client.initiate('447700900123', DIAL_OFFER_SDP),
       ];
       for (const result of results) {
         expect(result.ok).toBe(false);

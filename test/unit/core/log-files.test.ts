@@ -4,12 +4,14 @@ import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startFileLogging, type FileLogging, type FileLoggingOptions } from '../../../electron/core/log-files';
 import { configureLogging, createLogger, scrubText, type LogLevel } from '../../../shared/log';
+import { chromiumAnswer, withLine } from '../../fixtures/sdp';
 
 const API_KEY = 'sk_live_5f1e0c7a9b2d4e6f';
 const AGENT_TOKEN = 'agt_93ab0f72c1d84e55';
 const TURN_PASSWORD = 'turnpass_0c9d8e7f';
 const LINK_SIGNATURE = 'f00dfacecafe1234';
-const SDP = 'v=0\r\no=- 1 2 IN IP4 10.0.0.7\r\na=ice-ufrag:Xy12\r\na=ice-pwd:verysecretpassword0123\r\na=fingerprint:sha-256 AB:CD\r\n';
+/** A real answer, with an ICE password that is easy to look for. */
+const SDP = withLine(chromiumAnswer, 'a=ice-pwd:', 'a=ice-pwd:verysecretpassword0123');
 
 // What the console sink receives while a test runs; nothing reaches the real stdout.
 let consoleLines: { line: string; level: LogLevel }[] = [];

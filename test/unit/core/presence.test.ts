@@ -11,13 +11,11 @@ import { createSoftphoneService, type SoftphoneService } from '../../../electron
 import type { PushMessage } from '../../../shared/api';
 import { configureLogging } from '../../../shared/log';
 import type { AccountConfig } from '../../../shared/settings';
+import { ANSWER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { happyGateway, startFakeGateway } from './fake-gateway';
 import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
 
 configureLogging({ sink: () => undefined });
-
-const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111\r\n';
-const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=setup:active\r\n';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -155,10 +153,10 @@ describe('SoftphoneService presence', () => {
     expect(first.pushes.filter((p) => p.name === 'presenceChanged').map((p) => p.payload)).toEqual([{ choice: 'dnd', status: 'dnd' }]);
 
     // A call (here one that was ringing before the agent chose dnd) makes the agent busy: on_call.
-    relay.send({ type: 'call.incoming', callId: 'wacid.p-1', from: '447400123456', sdp: OFFER, timestamp: Date.now() }, ['alice']);
+    relay.send({ type: 'call.incoming', callId: 'wacid.p-1', from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() }, ['alice']);
     await until('the call rings', () => first.pushes.some((p) => p.name === 'callChanged' && p.payload.phase === 'ringing'));
     expect(relay.presence.get('alice')).toBe('dnd'); // ringing does not make an agent busy
-    expect(await first.service.handle('answerCall', { localId: 'in:wacid.p-1', sdp: ANSWER })).toEqual({ ok: true, value: null });
+    expect(await first.service.handle('answerCall', { localId: 'in:wacid.p-1', sdp: ANSWER_SDP })).toEqual({ ok: true, value: null });
     await until('on_call is reported', () => relay.presence.get('alice') === 'on_call');
     expect(relay.requests.filter((r) => r.path.endsWith('/claim')).map((r) => [r.path, r.agentId])).toEqual([['/calls/wacid.p-1/claim', 'alice']]);
     expect(gateway.actions()).toEqual(['accept']);
@@ -190,11 +188,11 @@ describe('SoftphoneService presence', () => {
       return snapshot.ok ? snapshot.value.presence?.status : undefined;
     };
     const ring = async (callId: string) => {
-      relay.send({ type: 'call.incoming', callId, from: '447400123456', sdp: OFFER, timestamp: Date.now() }, ['alice']);
+      relay.send({ type: 'call.incoming', callId, from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() }, ['alice']);
       await until(`${callId} rings`, () => pushes.some((p) => p.name === 'callChanged' && p.payload.callId === callId && p.payload.phase === 'ringing'));
     };
     const take = async (callId: string) => {
-      expect(await app.handle('answerCall', { localId: `in:${callId}`, sdp: ANSWER })).toEqual({ ok: true, value: null });
+      expect(await app.handle('answerCall', { localId: `in:${callId}`, sdp: ANSWER_SDP })).toEqual({ ok: true, value: null });
       expect(await app.handle('reportMedia', { localId: `in:${callId}`, state: 'connected' })).toEqual({ ok: true, value: null });
     };
 
@@ -232,7 +230,7 @@ describe('SoftphoneService presence', () => {
     expect(gateway.actions()).toEqual(['accept', 'accept']);
     // A third call cannot be answered.
     await ring('wacid.w-3');
-    const third = await app.handle('answerCall', { localId: 'in:wacid.w-3', sdp: ANSWER });
+    const third = await app.handle('answerCall', { localId: 'in:wacid.w-3', sdp: ANSWER_SDP });
     expect(third).toMatchObject({ ok: false, error: { code: 'invalid_state', message: 'Two calls are in progress: hang up one before answering this one' } });
 
     // One call left: waiting again; none: the agent's choice.
@@ -247,7 +245,7 @@ describe('SoftphoneService presence', () => {
     // A call still connecting cannot go on hold yet: the agent is on_call until its media is up.
     await app.handle('setPresence', { status: 'available' });
     await ring('wacid.w-5');
-    expect(await app.handle('answerCall', { localId: 'in:wacid.w-5', sdp: ANSWER })).toEqual({ ok: true, value: null });
+    expect(await app.handle('answerCall', { localId: 'in:wacid.w-5', sdp: ANSWER_SDP })).toEqual({ ok: true, value: null });
     await until('on_call while connecting', () => relay.presence.get('alice') === 'on_call');
     expect(await app.handle('reportMedia', { localId: 'in:wacid.w-5', state: 'connected' })).toEqual({ ok: true, value: null });
     await until('call_waiting once connected', () => relay.presence.get('alice') === 'call_waiting');

@@ -14,13 +14,11 @@ import { createSoftphoneService, type SoftphoneService } from '../../../electron
 import type { PushMessage } from '../../../shared/api';
 import { configureLogging, createLogger } from '../../../shared/log';
 import type { AccountConfig } from '../../../shared/settings';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { initiated, startFakeGateway, success, type FakeGateway } from './fake-gateway';
 import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
 
 configureLogging({ sink: () => undefined });
-
-const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111\r\n';
-const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=setup:active\r\n';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -133,7 +131,7 @@ describe('switching mode', () => {
     await until('the save reads the account back', () => w.secrets.reads >= readsBefore + 2);
     await new Promise((resolve) => setTimeout(resolve, 20));
     // A call asked for now waits for both switches and goes to the account's gateway.
-    const call = service.handle('startCall', { localId: 'out:after-switch', to: '07400 123456', sdp: OFFER });
+    const call = service.handle('startCall', { localId: 'out:after-switch', to: '07400 123456', sdp: DIAL_OFFER_SDP });
     sandbox.release();
 
     expect((await cleared).ok).toBe(true);
@@ -178,13 +176,13 @@ describe('switching mode', () => {
 
     const snapshot = await service.handle('getSnapshot', {});
     expect(snapshot.ok && snapshot.value).toMatchObject({ mode: 'sandbox', calls: [], connection: { status: 'reconnecting', lastError: 'The embedded sandbox could not start' } });
-    expect(await service.handle('startCall', { localId: 'out:nowhere', to: '+44 7400 123456', sdp: OFFER })).toMatchObject({ ok: false, error: { code: 'not_configured' } });
+    expect(await service.handle('startCall', { localId: 'out:nowhere', to: '+44 7400 123456', sdp: DIAL_OFFER_SDP })).toMatchObject({ ok: false, error: { code: 'not_configured' } });
     expect(await service.handle('checkRelay', {})).toEqual({ ok: true, value: { reachable: false, problem: 'No account is set up and the sandbox is not running', relayTurn: 'unknown' } });
     expect(await service.handle('simulateIncomingCall', { number: '447400123456' })).toMatchObject({ ok: false, error: { code: 'not_available' } });
 
     expect(await service.handle('saveSettings', { settings: w.account })).toMatchObject({ ok: true, value: { mode: 'account' } });
     await until('the stream connects to the account relay', () => w.accountRelay.connected('bob') === 1);
-    expect(await service.handle('startCall', { localId: 'out:account', to: '07400 123456', sdp: OFFER })).toMatchObject({ ok: true, value: { callId: 'wacid.account-out' } });
+    expect(await service.handle('startCall', { localId: 'out:account', to: '07400 123456', sdp: DIAL_OFFER_SDP })).toMatchObject({ ok: true, value: { callId: 'wacid.account-out' } });
     // Clearing tries the sandbox again: it still cannot start.
     expect(await service.handle('hangUp', { localId: 'out:account' })).toEqual({ ok: true, value: null });
     expect(await service.handle('clearSettings', {})).toMatchObject({ ok: true, value: { mode: 'sandbox' } });
@@ -197,9 +195,9 @@ describe('switching mode', () => {
     const w = await world();
     const sandbox = heldSandbox(w);
     const { service, pushes } = await onSavedAccount(w, sandbox);
-    w.accountRelay.send({ type: 'call.incoming', callId: 'wacid.stays', from: '447400123456', sdp: OFFER, timestamp: Date.now() }, ['bob']);
+    w.accountRelay.send({ type: 'call.incoming', callId: 'wacid.stays', from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() }, ['bob']);
     await until('the call rings', () => pushes.some((p) => p.name === 'callChanged' && p.payload.callId === 'wacid.stays'));
-    expect(await service.handle('answerCall', { localId: 'in:wacid.stays', sdp: ANSWER })).toEqual({ ok: true, value: null });
+    expect(await service.handle('answerCall', { localId: 'in:wacid.stays', sdp: ANSWER_SDP })).toEqual({ ok: true, value: null });
     expect(await service.handle('reportMedia', { localId: 'in:wacid.stays', state: 'connected' })).toEqual({ ok: true, value: null });
 
     expect(await service.handle('saveSettings', { settings: { ...w.account, apiKey: '', agentToken: '', defaultCountry: 'US' } })).toMatchObject({
@@ -214,7 +212,7 @@ describe('switching mode', () => {
 
     expect(await service.handle('hangUp', { localId: 'in:wacid.stays' })).toEqual({ ok: true, value: null });
     // A number typed without a country code is now a US one.
-    expect(await service.handle('startCall', { localId: 'out:us', to: '(202) 555-0101', sdp: OFFER })).toMatchObject({ ok: true, value: { to: '12025550101' } });
+    expect(await service.handle('startCall', { localId: 'out:us', to: '(202) 555-0101', sdp: DIAL_OFFER_SDP })).toMatchObject({ ok: true, value: { to: '12025550101' } });
     expect(sandbox.starts()).toBe(0);
   });
 });
@@ -252,9 +250,9 @@ describe('the mode machine', () => {
     await mode.switchTo({ kind: 'flags', account: first });
     expect(mode.current()).toBe(runtimes[0]);
     await until('the first stream connects', () => w.sandboxRelay.connected('alice') === 1 && seen.includes('connection connected'));
-    w.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.left', from: '447400123456', sdp: OFFER, timestamp: Date.now() }, ['alice']);
+    w.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.left', from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() }, ['alice']);
     await until('the call rings', () => seen.includes('call ringing'));
-    expect(await runtimes[0]!.coordinator.answerCall('in:wacid.left', ANSWER)).toEqual({ ok: true, value: null });
+    expect(await runtimes[0]!.coordinator.answerCall('in:wacid.left', ANSWER_SDP)).toEqual({ ok: true, value: null });
 
     seen.splice(0);
     await mode.switchTo({ kind: 'saved', account: second });

@@ -18,11 +18,10 @@ import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
 import type { UpdateStatus } from '../../../shared/updates';
 import { appImageScript, feedUpdater, installElectronAutoUpdaterStandIn, publishRelease, startUpdateFeed, TestApp } from '../../support/update-feed';
+import { OFFER_SDP } from '../../fixtures/sdp';
 import { startFakeGateway } from './fake-gateway';
 
 configureLogging({ sink: () => undefined });
-
-const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111\r\n';
 
 beforeAll(() => {
   installElectronAutoUpdaterStandIn();
@@ -124,7 +123,7 @@ describe('the service with the desktop updater', () => {
 
     // A customer calls: while it rings, the app does not restart.
     await until(() => relay.connected() === 1, 'the event stream connects');
-    relay.send({ type: 'call.incoming', callId: 'wacid.in-1', from: '447400123456', name: 'Ada', sdp: OFFER, timestamp: Date.now() });
+    relay.send({ type: 'call.incoming', callId: 'wacid.in-1', from: '447400123456', name: 'Ada', sdp: OFFER_SDP, timestamp: Date.now() });
     await until(() => pushes.some((p) => p.name === 'callChanged' && p.payload.phase === 'ringing'), 'the call rings');
     const refused = await service.handle('restartToUpdate', {});
     expect(refused).toEqual({

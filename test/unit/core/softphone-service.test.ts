@@ -14,12 +14,11 @@ import type { PublicNetworkSettings } from '../../../shared/ice-servers';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
 import type { AccountConfig } from '../../../shared/settings';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { initiated, json, startFakeGateway, success, type FakeGateway, type GatewayHandler } from './fake-gateway';
 
 configureLogging({ sink: () => undefined });
 
-const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111\r\n';
-const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=setup:active\r\n';
 const SANDBOX_KEY = 'sandbox-api-key-0001';
 const SANDBOX_TOKEN = 'sandbox-agent-token-0001';
 const ACCOUNT_KEY = 'account-api-key-0002';
@@ -149,9 +148,9 @@ describe('SoftphoneService in sandbox mode', () => {
     if (!snapshot.ok) return;
     expect(snapshot.value).toMatchObject({ mode: 'sandbox', calls: [], history: [], sandboxCustomers: CUSTOMERS, settings: { mode: 'sandbox', hasApiKey: false } });
 
-    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.in-1', from: '447400123456', name: 'Ada', sdp: OFFER, timestamp: Date.now() });
+    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.in-1', from: '447400123456', name: 'Ada', sdp: OFFER_SDP, timestamp: Date.now() });
     await until(() => callPushes(s.pushes, 'in:wacid.in-1').includes('ringing'), 'the call rings');
-    expect((await s.service.handle('answerCall', { localId: 'in:wacid.in-1', sdp: ANSWER })).ok).toBe(true);
+    expect((await s.service.handle('answerCall', { localId: 'in:wacid.in-1', sdp: ANSWER_SDP })).ok).toBe(true);
     expect((await s.service.handle('reportMedia', { localId: 'in:wacid.in-1', state: 'connected' })).ok).toBe(true);
     expect((await s.service.handle('hangUp', { localId: 'in:wacid.in-1' })).ok).toBe(true);
     expect(callPushes(s.pushes, 'in:wacid.in-1')).toEqual(['ringing', 'answering', 'connecting', 'active', 'ended']);
@@ -164,7 +163,7 @@ describe('SoftphoneService in sandbox mode', () => {
     expect(history?.payload).toEqual([expect.objectContaining({ localId: 'in:wacid.in-1', outcome: 'completed' })]);
 
     // Calling the customer back: the outgoing call carries the name this app knows for the number.
-    const dialed = await s.service.handle('startCall', { localId: 'out:callback-1', to: '+44 7400 123456', sdp: OFFER });
+    const dialed = await s.service.handle('startCall', { localId: 'out:callback-1', to: '+44 7400 123456', sdp: DIAL_OFFER_SDP });
     expect(dialed).toEqual({ ok: true, value: { localId: 'out:callback-1', to: '447400123456', callId: expect.any(String) } });
     if (!dialed.ok) return;
     const dialing = s.pushes.find((p) => p.name === 'callChanged' && (p.payload as { localId: string }).localId === dialed.value.localId);
@@ -180,7 +179,7 @@ describe('SoftphoneService in sandbox mode', () => {
     expect(control.map((r) => r.body)).toEqual([{ number: '447400123456' }]);
 
     await until(() => s.sandboxRelay.connected() === 1, 'the stream connects');
-    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.simulated-1', from: '447400123456', sdp: OFFER, timestamp: Date.now() });
+    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.simulated-1', from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() });
     await until(() => callPushes(s.pushes, 'in:wacid.simulated-1').length > 0, 'the call rings');
     expect((await s.service.handle('simulateCustomerHangUp', { localId: 'in:wacid.simulated-1' })).ok).toBe(true);
     expect(s.sandboxGateway.requests.filter((r) => r.path === '/control/hangup').map((r) => r.body)).toEqual([{ callId: 'wacid.simulated-1' }]);
@@ -210,9 +209,9 @@ describe('SoftphoneService settings and modes', () => {
   it('switches to the saved account live, ending calls first, and back to the sandbox on clear', async () => {
     const s = await setup();
     await until(() => s.sandboxRelay.connected() === 1, 'the sandbox stream connects');
-    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.in-live', from: '447400123456', sdp: OFFER, timestamp: Date.now() });
+    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.in-live', from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() });
     await until(() => callPushes(s.pushes, 'in:wacid.in-live').length > 0, 'the call rings');
-    expect(await s.service.handle('answerCall', { localId: 'in:wacid.in-live', sdp: ANSWER })).toEqual({ ok: true, value: null });
+    expect(await s.service.handle('answerCall', { localId: 'in:wacid.in-live', sdp: ANSWER_SDP })).toEqual({ ok: true, value: null });
 
     const saved = await s.service.handle('saveSettings', {
       settings: {
@@ -245,7 +244,7 @@ describe('SoftphoneService settings and modes', () => {
     expect(snapshot.value.calls).toEqual([]);
 
     // Calls now go to the account's gateway; the default country applies to typed numbers.
-    const started = await s.service.handle('startCall', { localId: 'out:account-1', to: '07400 123456', sdp: OFFER });
+    const started = await s.service.handle('startCall', { localId: 'out:account-1', to: '07400 123456', sdp: DIAL_OFFER_SDP });
     expect(started).toEqual({ ok: true, value: { localId: 'out:account-1', to: '447400123456', callId: 'wacid.acc-1' } });
     expect(s.accountGateway.requests.map((r) => r.headers['api-key'])).toEqual([ACCOUNT_KEY]);
     const notHere = await s.service.handle('simulateIncomingCall', { number: '447400123456' });
@@ -276,9 +275,9 @@ describe('SoftphoneService settings and modes', () => {
   it('ends live calls on close', async () => {
     const s = await setup({ flags: true });
     await until(() => s.accountRelay.connected() === 1, 'the stream connects');
-    s.accountRelay.send({ type: 'call.incoming', callId: 'wacid.in-quit', from: '447400123456', sdp: OFFER, timestamp: Date.now() });
+    s.accountRelay.send({ type: 'call.incoming', callId: 'wacid.in-quit', from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() });
     await until(() => callPushes(s.pushes, 'in:wacid.in-quit').length > 0, 'the call rings');
-    expect(await s.service.handle('answerCall', { localId: 'in:wacid.in-quit', sdp: ANSWER })).toEqual({ ok: true, value: null });
+    expect(await s.service.handle('answerCall', { localId: 'in:wacid.in-quit', sdp: ANSWER_SDP })).toEqual({ ok: true, value: null });
     await s.service.close();
     expect(s.accountGateway.actions()).toEqual(['accept', 'terminate']);
     const after = await s.service.handle('getSnapshot', {});
@@ -329,7 +328,7 @@ describe('SoftphoneService desk preferences and dial links', () => {
     expect(s.service.requestDial('tel:+12025550101', { dialAtOnce: false })).toEqual({ ok: true, value: { number: '12025550101', dial: false } });
     expect(s.service.requestDial('tel:+12025550101', { dialAtOnce: true })).toEqual({ ok: true, value: { number: '12025550101', dial: true } });
 
-    const started = await s.service.handle('startCall', { localId: 'out:busy-1', to: '+44 7400 123456', sdp: OFFER });
+    const started = await s.service.handle('startCall', { localId: 'out:busy-1', to: '+44 7400 123456', sdp: DIAL_OFFER_SDP });
     expect(started.ok).toBe(true);
     // Every window gets the push: with dial false none of them places a second call.
     expect(s.service.requestDial('callto://+12025550101')).toEqual({ ok: true, value: { number: '12025550101', dial: false } });
@@ -347,8 +346,8 @@ describe('SoftphoneService desk preferences and dial links', () => {
   it('places one call when two windows dial the same link at the same moment; the other is refused', async () => {
     const s = await setup({ flags: true });
     const [first, second] = await Promise.all([
-      s.service.handle('startCall', { localId: 'out:tab-1', to: '+1 202 555 0101', sdp: OFFER }),
-      s.service.handle('startCall', { localId: 'out:tab-2', to: '+1 202 555 0101', sdp: OFFER }),
+      s.service.handle('startCall', { localId: 'out:tab-1', to: '+1 202 555 0101', sdp: DIAL_OFFER_SDP }),
+      s.service.handle('startCall', { localId: 'out:tab-2', to: '+1 202 555 0101', sdp: DIAL_OFFER_SDP }),
     ]);
     expect(first).toEqual({ ok: true, value: { localId: 'out:tab-1', to: '12025550101', callId: 'wacid.acc-1' } });
     expect(second).toMatchObject({ ok: false, error: { code: 'invalid_state', message: expect.stringContaining('Another call is in progress and cannot be held until it is connected: hang up') } });
@@ -502,10 +501,10 @@ describe('SoftphoneService network settings', () => {
 describe('SoftphoneService when a window goes, and what it keeps for support', () => {
   async function activeCall(s: Setup, callId: string): Promise<string> {
     await until(() => s.sandboxRelay.connected() === 1, 'the stream connects');
-    s.sandboxRelay.send({ type: 'call.incoming', callId, from: '447400123456', name: 'Ada', sdp: OFFER, timestamp: Date.now() });
+    s.sandboxRelay.send({ type: 'call.incoming', callId, from: '447400123456', name: 'Ada', sdp: OFFER_SDP, timestamp: Date.now() });
     const localId = `in:${callId}`;
     await until(() => callPushes(s.pushes, localId).includes('ringing'), 'the call rings');
-    expect((await s.service.handle('answerCall', { localId, sdp: ANSWER })).ok).toBe(true);
+    expect((await s.service.handle('answerCall', { localId, sdp: ANSWER_SDP })).ok).toBe(true);
     expect((await s.service.handle('reportMedia', { localId, state: 'connected' })).ok).toBe(true);
     return localId;
   }
@@ -513,7 +512,7 @@ describe('SoftphoneService when a window goes, and what it keeps for support', (
   it('ends the calls whose window went, with the reason and a terminate; a ringing call and other windows\' calls stay', async () => {
     const s = await setup();
     const localId = await activeCall(s, 'wacid.gone-1');
-    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.ring-1', from: '447400123457', sdp: OFFER, timestamp: Date.now() });
+    s.sandboxRelay.send({ type: 'call.incoming', callId: 'wacid.ring-1', from: '447400123457', sdp: OFFER_SDP, timestamp: Date.now() });
     await until(() => callPushes(s.pushes, 'in:wacid.ring-1').includes('ringing'), 'the second call rings');
     await s.service.windowGone(['in:some-other-call'], WINDOW_GONE_REASON.reloaded);
     expect(callPushes(s.pushes, localId).at(-1)).toBe('active');

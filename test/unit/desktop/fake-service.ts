@@ -8,6 +8,7 @@ import type { HistoryEntry } from '../../../shared/history';
 import { DEFAULT_PREFERENCES, type Preferences } from '../../../shared/preferences';
 import { ok, type Result } from '../../../shared/result';
 import type { DesktopService } from '../../../electron/desktop/desktop-app';
+import { OFFER_SDP } from '../../fixtures/sdp';
 
 export function deferred<T>() {
   let resolve!: (value: T) => void;
@@ -96,6 +97,6 @@ export const ringing = (phase: 'ringing' | 'active' = 'ringing', localId = 'in:w
     direction: 'incoming',
     peer: { number: '447700900123', name: 'Ada' },
     createdAt: 1,
-    offerSdp: 'v=0',
+    offerSdp: OFFER_SDP,
     ...(phase === 'ringing' ? { phase, ringsUntil: 2 } : { phase, answeredAt: 1, connectedAt: 2 }),
   }) as CallState;

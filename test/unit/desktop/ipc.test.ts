@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { COMMAND_NAMES, type PushMessage, type SoftphoneBackend } from '../../../shared/api';
 import { ok, type Result } from '../../../shared/result';
 import { registerSoftphoneIpc } from '../../../electron/desktop/ipc';
+import { DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import { FakeWebContents, ipcMain, resetFakeElectron } from './fake-electron';
 import { recordingLogger } from './recording-logger';
 
@@ -99,7 +100,7 @@ describe('registerSoftphoneIpc', () => {
   });
 
   it('rejects an invalid payload with invalid_input naming the field, without calling the backend', async () => {
-    const wrongType = await invoke('softphone:startCall', { localId: 'out:0123456789', to: 42, sdp: 'v=0' });
+    const wrongType = await invoke('softphone:startCall', { localId: 'out:0123456789', to: 42, sdp: DIAL_OFFER_SDP });
     expect(wrongType).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'to' } });
 
     const missing = await invoke('softphone:answerCall', { localId: 'in:wacid.1' });

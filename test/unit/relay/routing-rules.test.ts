@@ -20,12 +20,13 @@ import {
   type RingingContext,
 } from '../../../relay/routing';
 import type { RelayEvent } from '../../../shared/events';
+import { OFFER_SDP } from '../../fixtures/sdp';
 
 const incoming = (audience: Audience): StoredEvent => ({
   cursor: 'c-1',
   receivedAt: 1,
   audience,
-  event: { type: 'call.incoming', callId: 'wacid.1', sdp: 'v=0', timestamp: 1 },
+  event: { type: 'call.incoming', callId: 'wacid.1', sdp: OFFER_SDP, timestamp: 1 },
 });
 const terminated = (audience: Audience): StoredEvent => ({
   cursor: 'c-2',
@@ -99,7 +100,7 @@ describe('routing rules', () => {
     const clock = { now: 1_000 };
     const known = new KnownCalls(() => clock.now, 60_000, 2);
     const audience: Audience = { kind: 'ringing', preferredAgentId: 'alice', releaseAt: 5 };
-    known.observe({ ...incoming(audience), event: { type: 'call.incoming', callId: 'a', sdp: 'v=0', timestamp: 1 } });
+    known.observe({ ...incoming(audience), event: { type: 'call.incoming', callId: 'a', sdp: OFFER_SDP, timestamp: 1 } });
     known.observe({ cursor: 'c-3', receivedAt: 3, audience: { kind: 'everyone' }, event: { type: 'call.claimed', callId: 'b', agentId: 'bob', timestamp: 3 } });
     expect(known.ringingAudienceOf('a')).toEqual(audience);
     expect(known.ownerOf('b')).toBe('bob');
@@ -120,7 +121,7 @@ const ringing = (overrides: Partial<RingingContext> = {}): RingingContext => ({
   ...overrides,
 });
 const payloadFor = (agentId: string) => JSON.stringify({ v: 1, agentId });
-const incomingEvent = (ctaPayload?: string): RelayEvent => ({ type: 'call.incoming', callId: 'wacid.1', sdp: 'v=0', timestamp: 1, ...(ctaPayload !== undefined ? { ctaPayload } : {}) });
+const incomingEvent = (ctaPayload?: string): RelayEvent => ({ type: 'call.incoming', callId: 'wacid.1', sdp: OFFER_SDP, timestamp: 1, ...(ctaPayload !== undefined ? { ctaPayload } : {}) });
 const statusEvent: RelayEvent = { type: 'call.status', callId: 'wacid.1', status: 'RINGING', timestamp: 2 };
 const messageEvent: RelayEvent = { type: 'message.inbound', messageId: 'wamid.1', messageType: 'text', text: 'hi', timestamp: 3 };
 

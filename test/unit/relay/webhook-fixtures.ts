@@ -10,14 +10,16 @@ import type {
   WebhookEnvelope,
   WebhookValue,
 } from '../../../shared/webhook';
+import { ANSWER_SDP, OFFER_SDP } from '../../fixtures/sdp';
+
+/** The descriptions the webhooks below carry, for the tests that compare them. */
+export { ANSWER_SDP, OFFER_SDP };
 
 export const APP_SECRET = 'test-app-secret-0123456789';
 export const VERIFY_TOKEN = 'verify-token-abc';
 export const AGENT_TOKEN = 'agent-token-0001-0123456789abcdef';
 export const CUSTOMER = '447700900123';
 export const BUSINESS = '15550001111';
-export const OFFER_SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\na=ice-lite\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\n';
-export const ANSWER_SDP = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\na=setup:active\r\n';
 
 /** Unix seconds as the service writes them: a string. */
 export const unixSeconds = (ms = Date.now()): string => String(Math.floor(ms / 1000));

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseCallState, parsePush, parseSettings, parseSnapshot } from '../../../renderer/bridge/payload-schemas';
+import { ANSWER_SDP } from '../../fixtures/sdp';
 import { T0, accountSettings, active, dialing, ended, noNetwork, ringing, snapshot } from './fixtures';
 
 describe('data from the host', () => {
   it('accepts real call states of every phase', () => {
-    for (const call of [ringing(), dialing(), active(), ended(), { ...dialing(), phase: 'connecting', callId: 'c', answerSdp: 'v=0', answeredAt: T0 }]) {
+    for (const call of [ringing(), dialing(), active(), ended(), { ...dialing(), phase: 'connecting', callId: 'c', answerSdp: ANSWER_SDP, answeredAt: T0 }]) {
       expect(parseCallState(call)).toEqual({ ok: true, value: call });
     }
   });

@@ -6,6 +6,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { COMMAND_NAMES, PUSH_NAMES, pushListenerName, wsClientFrameSchema, type PushMessage, type PushName, type PushPayloads, type WsServerFrame } from '../../../shared/api';
 import type { HostLinkState } from '../../../renderer/bridge/host-link';
 import type { SoftphoneApi, SoftphonePushes } from '../../../shared/api';
+import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import {
   buildPushListeners,
   connectBrowserHost,
@@ -95,11 +96,11 @@ describe('the WebSocket bridge', () => {
     });
     const { api } = bridge(srv.url);
     // Sent before the socket is open: queued, then sent on open.
-    const [started, hung] = await Promise.all([api.startCall({ localId: 'out:0a1b2c3d', to: '+44 7700 900123', sdp: 'v=0\r\n' }), api.hangUp({ localId: 'nope' })]);
+    const [started, hung] = await Promise.all([api.startCall({ localId: 'out:0a1b2c3d', to: '+44 7700 900123', sdp: DIAL_OFFER_SDP }), api.hangUp({ localId: 'nope' })]);
     expect(started).toEqual({ ok: true, value: { localId: 'out:0a1b2c3d', to: '447700900123', callId: 'wacid.out1' } });
     expect(hung).toEqual({ ok: false, error: { code: 'not_found', message: 'No such call' } });
     expect(srv.frames).toEqual([
-      { id: 1, command: 'startCall', params: { localId: 'out:0a1b2c3d', to: '+44 7700 900123', sdp: 'v=0\r\n' } },
+      { id: 1, command: 'startCall', params: { localId: 'out:0a1b2c3d', to: '+44 7700 900123', sdp: DIAL_OFFER_SDP } },
       { id: 2, command: 'hangUp', params: { localId: 'nope' } },
     ]);
   });
@@ -181,7 +182,7 @@ describe('the WebSocket bridge', () => {
     await waitForLink(link, 'open');
 
     const sent = srv.nextFrame();
-    const pending = api.answerCall({ localId: 'in:1', sdp: 'v=0\r\n' });
+    const pending = api.answerCall({ localId: 'in:1', sdp: ANSWER_SDP });
     await sent;
     const second = srv.nextConnection();
     socket.terminate();
@@ -341,7 +342,7 @@ describe('the browser host address', () => {
     expect(noToken.link.state()).toEqual({ status: 'unavailable', message: expect.stringMatching(/access token/) });
     const fromFile = connectBrowserHost({ ...env('http://127.0.0.1/').e, location: { href: 'file:///x/index.html', host: '', protocol: 'file:' } });
     expect(fromFile.link.state().status).toBe('unavailable');
-    const result = await noToken.api.startCall({ localId: 'out:0a1b2c3d', to: '1', sdp: 'v=0\r\n' });
+    const result = await noToken.api.startCall({ localId: 'out:0a1b2c3d', to: '1', sdp: DIAL_OFFER_SDP });
     expect(!result.ok && result.error.code).toBe('gateway_unreachable');
   });
 });
@@ -358,7 +359,7 @@ describe('guardApi', () => {
     const api = guardApi(partial);
     expect(await api.getSnapshot({})).toEqual({ ok: false, error: { code: 'internal', message: 'handler exploded' } });
     expect(await api.hangUp({ localId: 'x' })).toEqual({ ok: false, error: { code: 'internal', message: 'ipc failed' } });
-    expect(await api.answerCall({ localId: 'x', sdp: 'v=0\r\n' })).toEqual({ ok: false, error: { code: 'internal', message: 'The softphone service does not offer answerCall' } });
+    expect(await api.answerCall({ localId: 'x', sdp: ANSWER_SDP })).toEqual({ ok: false, error: { code: 'internal', message: 'The softphone service does not offer answerCall' } });
     expect(typeof api.onHistoryChanged(() => undefined)).toBe('function');
   });
 });

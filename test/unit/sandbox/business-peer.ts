@@ -7,35 +7,21 @@ import { readFileSync } from 'node:fs';
 import OpusScript from 'opusscript';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type RTCRtpSender } from 'werift';
 import { HOLD_MUSIC_NOTES_HZ } from '../../../shared/hold-music';
-
-const FRAME = 960;
-const RATE = 48_000;
+import { FRAME_SAMPLES, parsePcmWavAnyRate, SAMPLE_RATE } from '../../../sandbox/customer-voice';
 
 /** A 16-bit PCM mono WAV of any rate, at 48 kHz (linear interpolation, as a fake microphone resamples). */
 export function readWavAt48k(path: string): Int16Array {
-  const bytes = readFileSync(path);
-  let rate = 0;
-  for (let offset = 12; offset + 8 <= bytes.length; ) {
-    const id = bytes.toString('ascii', offset, offset + 4);
-    const size = bytes.readUInt32LE(offset + 4);
-    if (id === 'fmt ') {
-      if (bytes.readUInt16LE(offset + 8) !== 1 || bytes.readUInt16LE(offset + 10) !== 1 || bytes.readUInt16LE(offset + 22) !== 16) throw new Error(`${path}: not 16-bit PCM mono`);
-      rate = bytes.readUInt32LE(offset + 12);
-    } else if (id === 'data') {
-      if (rate === 0) throw new Error(`${path}: data before fmt`);
-      const count = Math.floor(Math.min(size, bytes.length - offset - 8) / 2);
-      const source = (i: number) => bytes.readInt16LE(offset + 8 + 2 * Math.min(i, count - 1));
-      const out = new Int16Array(Math.floor((count * RATE) / rate));
-      for (let i = 0; i < out.length; i++) {
-        const t = (i * rate) / RATE;
-        const j = Math.floor(t);
-        out[i] = Math.round(source(j) * (1 - (t - j)) + source(j + 1) * (t - j));
-      }
-      return out;
-    }
-    offset += 8 + size + (size % 2);
+  const wav = parsePcmWavAnyRate(readFileSync(path));
+  if (!wav.ok) throw new Error(`${path}: ${wav.error.message}`);
+  const { rate, samples } = wav.value;
+  const source = (i: number) => samples[Math.min(i, samples.length - 1)]!;
+  const out = new Int16Array(Math.floor((samples.length * SAMPLE_RATE) / rate));
+  for (let i = 0; i < out.length; i++) {
+    const t = (i * rate) / SAMPLE_RATE;
+    const j = Math.floor(t);
+    out[i] = Math.round(source(j) * (1 - (t - j)) + source(j + 1) * (t - j));
   }
-  throw new Error(`${path}: no data chunk`);
+  return out;
 }
 
 /**
@@ -44,12 +30,12 @@ export function readWavAt48k(path: string): Int16Array {
  * a 500 ms window) over a slow pad of lower notes. 48 kHz, peaks under half scale.
  */
 export function syntheticHoldMusic(seconds: number): Int16Array {
-  const out = new Float64Array(Math.round(RATE * seconds));
+  const out = new Float64Array(Math.round(SAMPLE_RATE * seconds));
   const note = (index: number) => HOLD_MUSIC_NOTES_HZ[index % HOLD_MUSIC_NOTES_HZ.length]!;
   const add = (hz: number, startS: number, lengthS: number, level: number, envelope: (t: number) => number) => {
-    const start = Math.round(startS * RATE);
-    for (let n = 0; n < lengthS * RATE && start + n < out.length; n++) {
-      const t = n / RATE;
+    const start = Math.round(startS * SAMPLE_RATE);
+    for (let n = 0; n < lengthS * SAMPLE_RATE && start + n < out.length; n++) {
+      const t = n / SAMPLE_RATE;
       out[start + n]! += level * envelope(t) * (Math.sin(2 * Math.PI * hz * t) + 0.35 * Math.sin(2 * Math.PI * 2 * hz * t));
     }
   };
@@ -169,22 +155,22 @@ export class BusinessPeer {
     };
     this.timer = setInterval(() => {
       if (this.paused) return;
-      ts += FRAME;
+      ts += FRAME_SAMPLES;
       const digit = this.digits.shift();
       if (digit !== undefined) {
         for (let i = 0; i < 3; i++) send(126, Buffer.from([digit, (i === 2 ? 0x80 : 0) | 10, 0, 160 * (i + 1)]), ts, i === 0);
         return;
       }
-      const pcm = Buffer.alloc(FRAME * 2);
+      const pcm = Buffer.alloc(FRAME_SAMPLES * 2);
       const sound = this.sound;
       if (!this.muted && sound && sound.length > 0) {
-        for (let i = 0; i < FRAME; i++) pcm.writeInt16LE(sound[(this.soundAt + i) % sound.length]!, i * 2);
-        this.soundAt = (this.soundAt + FRAME) % sound.length;
+        for (let i = 0; i < FRAME_SAMPLES; i++) pcm.writeInt16LE(sound[(this.soundAt + i) % sound.length]!, i * 2);
+        this.soundAt = (this.soundAt + FRAME_SAMPLES) % sound.length;
       } else if (!this.muted) {
-        for (let i = 0; i < FRAME; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (n * FRAME + i)) / 48000)), i * 2);
+        for (let i = 0; i < FRAME_SAMPLES; i++) pcm.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * (n * FRAME_SAMPLES + i)) / 48000)), i * 2);
       }
       n++;
-      send(111, Buffer.from(this.encoder.encode(pcm, FRAME)), ts);
+      send(111, Buffer.from(this.encoder.encode(pcm, FRAME_SAMPLES)), ts);
     }, 20);
   }
 }

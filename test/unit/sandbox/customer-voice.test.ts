@@ -2,7 +2,7 @@
 import { statSync } from 'node:fs';
 import OpusScript from 'opusscript';
 import { describe, expect, test } from 'vitest';
-import { defaultVoicePath, encodeOpusFrames, FRAME_SAMPLES, loadCustomerVoice, parsePcmWav } from '../../../sandbox/customer-voice';
+import { defaultVoicePath, encodeOpusFrames, FRAME_SAMPLES, loadCustomerVoice, parsePcmWav, parsePcmWavAnyRate } from '../../../sandbox/customer-voice';
 
 function wav(options: { rate?: number; channels?: number; bits?: number; samples?: number } = {}): Buffer {
   const { rate = 48000, channels = 1, bits = 16, samples = 4800 } = options;
@@ -74,5 +74,24 @@ describe('parsePcmWav', () => {
 
   test('encodes whole 20 ms frames only', () => {
     expect(encodeOpusFrames(new Int16Array(FRAME_SAMPLES * 3 + 10))).toHaveLength(3);
+  });
+});
+
+describe('parsePcmWavAnyRate', () => {
+  test('reads the samples and the rate they were recorded at, however short', () => {
+    const parsed = parsePcmWavAnyRate(wav({ rate: 16000, samples: 100 }));
+    expect(parsed.ok && parsed.value.rate).toBe(16000);
+    expect(parsed.ok && parsed.value.samples.length).toBe(100);
+    expect(parsed.ok && parsed.value.samples[1]).toBe(Math.round(10000 * Math.sin(1 / 7)));
+  });
+
+  test.each([
+    ['not RIFF', Buffer.from('hello world, not a wav file'), /RIFF/],
+    ['stereo', wav({ channels: 2 }), /mono/],
+    ['8-bit', wav({ bits: 8 }), /16-bit/],
+  ])('refuses %s', (_what, bytes, reason) => {
+    const parsed = parsePcmWavAnyRate(bytes);
+    expect(parsed.ok).toBe(false);
+    expect(!parsed.ok && parsed.error.message).toMatch(reason);
   });
 });

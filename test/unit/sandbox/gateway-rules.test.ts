@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { graphErrorSchema, initiateSuccessSchema } from '../../../shared/gateway';
 import type { SandboxServer } from '../../../sandbox/server';
+import { chromiumAnswer, chromiumOffer } from '../../fixtures/sdp';
 import { BusinessPeer } from './business-peer';
 import { control, gatewayPost, startTestSandbox, startWebhookReceiver, type HttpAnswer, type WebhookReceiver } from './harness';
 
@@ -111,7 +112,7 @@ describe('paths and methods', () => {
 });
 
 describe('request bodies (gateway-spec.md 4.2): every broken rule names its field', () => {
-  const full = { accept: acceptBody('wacid.some', 'v=0\r\n'), reject: { messaging_product: 'chatapp', call_id: 'wacid.some', action: 'reject' }, terminate: { messaging_product: 'chatapp', call_id: 'wacid.some', action: 'terminate' }, initiate: initiateBody('12025550101', 'v=0\r\n') };
+  const full = { accept: acceptBody('wacid.some', chromiumAnswer), reject: { messaging_product: 'chatapp', call_id: 'wacid.some', action: 'reject' }, terminate: { messaging_product: 'chatapp', call_id: 'wacid.some', action: 'terminate' }, initiate: initiateBody('12025550101', chromiumOffer) };
   const without = (body: Record<string, unknown>, field: string): Record<string, unknown> => {
     if (field.startsWith('session.')) {
       const { [field.slice(8)]: _gone, ...session } = body.session as Record<string, unknown>;
@@ -149,13 +150,13 @@ describe('request bodies (gateway-spec.md 4.2): every broken rule names its fiel
   const wrong: [string, string, Record<string, unknown>, RegExp][] = [
     ['accept', 'messaging_product', { ...full.accept, messaging_product: 'whatsapp' }, /"chatapp"/],
     ['accept', 'action', { ...full.accept, action: 'reject' }, /"accept"/],
-    ['accept', 'session.sdp_type', { ...full.accept, session: { sdp_type: 'offer', sdp: 'v=0' } }, /"answer"/],
+    ['accept', 'session.sdp_type', { ...full.accept, session: { ...full.accept.session, sdp_type: 'offer' } }, /"answer"/],
     ['accept', 'session.sdp', { ...full.accept, session: { sdp_type: 'answer', sdp: '' } }, /empty/],
     ['accept', 'call_id', { ...full.accept, call_id: 42 }, /string/],
     ['reject', 'call_id', { ...full.reject, call_id: '' }, /empty/],
     ['terminate', 'action', { ...full.terminate, action: 'hangup' }, /"terminate"/],
     ['initiate', 'action', { ...full.initiate, action: 'initiate' }, /"connect"/],
-    ['initiate', 'session.sdp_type', { ...full.initiate, session: { sdp_type: 'answer', sdp: 'v=0' } }, /"offer"/],
+    ['initiate', 'session.sdp_type', { ...full.initiate, session: { ...full.initiate.session, sdp_type: 'answer' } }, /"offer"/],
     ['initiate', 'to', { ...full.initiate, to: '+12025550101' }, /digits only/],
     ['initiate', 'to', { ...full.initiate, to: '12345' }, /7 to 15 digits/],
     ['reject', '(root)', { ...full.reject, extra: true }, /extra/],
@@ -218,7 +219,7 @@ describe('success bodies (protocol.md) and actions that do not fit the call', ()
     const second = graphError(await gatewayPost(sandbox, 'initiate', initiateBody(to)), 400, 138003);
     expect(second.message).toMatch(/already in progress/);
     // A business-initiated call is never accepted or rejected by the business.
-    graphError(await gatewayPost(sandbox, 'accept', acceptBody(callId, 'v=0\r\n')), 400, 100);
+    graphError(await gatewayPost(sandbox, 'accept', acceptBody(callId, chromiumAnswer)), 400, 100);
     graphError(await gatewayPost(sandbox, 'reject', { messaging_product: 'chatapp', call_id: callId, action: 'reject' }), 400, 100);
 
     const ended = await gatewayPost(sandbox, 'terminate', { messaging_product: 'chatapp', call_id: callId, action: 'terminate' });

@@ -8,7 +8,7 @@ import { HOLD_MUSIC_NOTES_HZ } from '../../../shared/hold-music';
 import { renderHoldMusic } from '../../../shared/hold-music-render';
 import type { SandboxHeardSound } from '../../../shared/sandbox';
 import { defaultVoicePath, encodeOpusFrames, FRAME_SAMPLES, parsePcmWav, SAMPLE_RATE } from '../../../sandbox/customer-voice';
-import { HEARD_WINDOW_MS, HeardAudio, HeardAudioClassifier, MUSIC_SHARE } from '../../../sandbox/heard-audio';
+import { goertzelCoefficient, goertzelPower, HEARD_WINDOW_MS, HeardAudio, HeardAudioClassifier, MUSIC_SHARE } from '../../../sandbox/heard-audio';
 import { readWavAt48k, syntheticHoldMusic } from './business-peer';
 
 const AGENT_VOICE = new URL('../../../assets/test/agent-voice.wav', import.meta.url);
@@ -62,6 +62,16 @@ const customerVoice = (() => {
   return parsed.value;
 })();
 const agentVoice = readWavAt48k(AGENT_VOICE.pathname);
+
+describe('goertzelPower', () => {
+  test('is the power of one DFT bin: (L/2)² for a unit cosine on that bin, nothing on another bin', () => {
+    const length = 1024;
+    const cosine = Float64Array.from({ length }, (_, n) => Math.cos((2 * Math.PI * 37 * n) / length));
+    expect(goertzelPower(cosine, goertzelCoefficient(37, length))).toBeCloseTo((length / 2) ** 2, 6);
+    expect(goertzelPower(cosine, goertzelCoefficient(38, length))).toBeCloseTo(0, 6);
+    expect(goertzelPower(new Float64Array(length), goertzelCoefficient(37, length))).toBe(0);
+  });
+});
 
 describe('one 500 ms window', () => {
   test.each([

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { normalisePhoneNumber } from '../../../shared/phone';
 import type { SandboxCallReport, SandboxCustomer } from '../../../shared/sandbox';
 import type { SandboxServer } from '../../../sandbox/server';
+import { chromiumAnswer } from '../../fixtures/sdp';
 import { BusinessPeer } from './business-peer';
 import {
   APP_SECRET,
@@ -166,7 +167,7 @@ describe('an incoming call', () => {
     const { call } = await terminateOf(callId);
     expect(call.status).toBe('COMPLETED');
     expect(call.start_time).toBeUndefined();
-    const late = await gatewayPost(sandbox, 'accept', { messaging_product: 'chatapp', call_id: callId, action: 'accept', session: { sdp_type: 'answer', sdp: 'v=0\r\n' } });
+    const late = await gatewayPost(sandbox, 'accept', { messaging_product: 'chatapp', call_id: callId, action: 'accept', session: { sdp_type: 'answer', sdp: chromiumAnswer } });
     expect(late.status).toBe(400);
   });
 

@@ -12,8 +12,8 @@ import {
   type SoftphonePushes,
 } from '../../../shared/api';
 import { parseWith } from '../../../shared/validation';
+import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 
-const SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n';
 const VOICE_CALL = { type: 'voice_call', body: { text: 'Tap to call us' }, action: { name: 'voice_call', parameters: { display_text: 'Call us', ttl_minutes: 60, payload: '{"v":1}' } } };
 const DRAFT = {
   name: 'order_update',
@@ -28,13 +28,13 @@ const SETTINGS = { gatewayUrl: 'https://gateway.example.com/restapi/v1', relayUr
 const VALID: Record<CommandName, unknown[]> = {
   getSnapshot: [{}],
   startCall: [
-    { localId: 'out:7f3a9c2e', to: '+44 20 7946 0958', sdp: SDP },
+    { localId: 'out:7f3a9c2e', to: '+44 20 7946 0958', sdp: DIAL_OFFER_SDP },
     { localId: `out:${'a'.repeat(100)}`, to: '', sdp: 'v'.repeat(64 * 1024) },
-    { localId: 'out:0b4e5c1d-2f3a-4b5c-8d9e-0123456789ab', to: '0'.repeat(64), sdp: SDP },
-    { localId: 'out:7f3a9c2e', to: '+44 20 5946 0958', sdp: SDP, anyway: true },
-    { localId: 'out:7f3a9c2e', to: '+44 20 5946 0958', sdp: SDP, anyway: false },
+    { localId: 'out:0b4e5c1d-2f3a-4b5c-8d9e-0123456789ab', to: '0'.repeat(64), sdp: DIAL_OFFER_SDP },
+    { localId: 'out:7f3a9c2e', to: '+44 20 5946 0958', sdp: DIAL_OFFER_SDP, anyway: true },
+    { localId: 'out:7f3a9c2e', to: '+44 20 5946 0958', sdp: DIAL_OFFER_SDP, anyway: false },
   ],
-  answerCall: [{ localId: 'in:wacid.1', sdp: SDP }, { localId: 'x'.repeat(200), sdp: 'v'.repeat(64 * 1024) }],
+  answerCall: [{ localId: 'in:wacid.1', sdp: ANSWER_SDP }, { localId: 'x'.repeat(200), sdp: 'v'.repeat(64 * 1024) }],
   declineCall: [{ localId: 'in:wacid.1' }],
   hangUp: [{ localId: 'out-1' }],
   holdCall: [{ localId: 'in:wacid.1' }],
@@ -133,30 +133,30 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [undefined, '(root)'],
   ],
   startCall: [
-    [{ localId: 'out:7f3a9c2e', sdp: SDP }, 'to'],
-    [{ localId: 'out:7f3a9c2e', to: 442079460958, sdp: SDP }, 'to'],
-    [{ localId: 'out:7f3a9c2e', to: '1'.repeat(65), sdp: SDP }, 'to', 'is too long'],
-    [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: SDP, from: 'x' }, '(root)', 'Unrecognized key: "from"'],
-    [{ localId: 'out:7f3a9c2e', to: '+442059460958', sdp: SDP, anyway: 'yes' }, 'anyway', 'must be true or false'],
-    [{ localId: 'out:7f3a9c2e', to: '+442059460958', sdp: SDP, anyway: 1 }, 'anyway', 'must be true or false'],
+    [{ localId: 'out:7f3a9c2e', sdp: DIAL_OFFER_SDP }, 'to'],
+    [{ localId: 'out:7f3a9c2e', to: 442079460958, sdp: DIAL_OFFER_SDP }, 'to'],
+    [{ localId: 'out:7f3a9c2e', to: '1'.repeat(65), sdp: DIAL_OFFER_SDP }, 'to', 'is too long'],
+    [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: DIAL_OFFER_SDP, from: 'x' }, '(root)', 'Unrecognized key: "from"'],
+    [{ localId: 'out:7f3a9c2e', to: '+442059460958', sdp: DIAL_OFFER_SDP, anyway: 'yes' }, 'anyway', 'must be true or false'],
+    [{ localId: 'out:7f3a9c2e', to: '+442059460958', sdp: DIAL_OFFER_SDP, anyway: 1 }, 'anyway', 'must be true or false'],
     [{ localId: 'out:7f3a9c2e', to: '+442079460958' }, 'sdp'],
     [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: '' }, 'sdp', 'must not be empty'],
     [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: 'v'.repeat(64 * 1024 + 1) }, 'sdp', 'is too long (64 KiB at most)'],
-    [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: { type: 'offer', sdp: SDP } }, 'sdp'],
-    [{ to: '+442079460958', sdp: SDP }, 'localId'],
-    [{ localId: 'in:wacid.1', to: '+442079460958', sdp: SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
-    [{ localId: 'out:short', to: '+442079460958', sdp: SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
-    [{ localId: `out:${'a'.repeat(101)}`, to: '+442079460958', sdp: SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
+    [{ localId: 'out:7f3a9c2e', to: '+442079460958', sdp: { type: 'offer', sdp: DIAL_OFFER_SDP } }, 'sdp'],
+    [{ to: '+442079460958', sdp: DIAL_OFFER_SDP }, 'localId'],
+    [{ localId: 'in:wacid.1', to: '+442079460958', sdp: DIAL_OFFER_SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
+    [{ localId: 'out:short', to: '+442079460958', sdp: DIAL_OFFER_SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
+    [{ localId: `out:${'a'.repeat(101)}`, to: '+442079460958', sdp: DIAL_OFFER_SDP }, 'localId', 'must be "out:" followed by 8 to 100 letters, digits or dashes'],
   ],
   answerCall: [
     [{ localId: 'in:1' }, 'sdp'],
-    [{ sdp: SDP }, 'localId'],
-    [{ localId: 7, sdp: SDP }, 'localId'],
-    [{ localId: '', sdp: SDP }, 'localId', 'must not be empty'],
-    [{ localId: 'x'.repeat(201), sdp: SDP }, 'localId', 'is too long'],
+    [{ sdp: ANSWER_SDP }, 'localId'],
+    [{ localId: 7, sdp: ANSWER_SDP }, 'localId'],
+    [{ localId: '', sdp: ANSWER_SDP }, 'localId', 'must not be empty'],
+    [{ localId: 'x'.repeat(201), sdp: ANSWER_SDP }, 'localId', 'is too long'],
     [{ localId: 'in:1', sdp: '' }, 'sdp', 'must not be empty'],
     [{ localId: 'in:1', sdp: 'v'.repeat(64 * 1024 + 1) }, 'sdp', 'is too long (64 KiB at most)'],
-    [{ localId: 'in:1', sdp: SDP, callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
+    [{ localId: 'in:1', sdp: ANSWER_SDP, callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
   ],
   declineCall: [
     [{ localId: '' }, 'localId', 'must not be empty'],

@@ -14,16 +14,16 @@ import {
 } from '../../../shared/gateway';
 import type { AppError } from '../../../shared/result';
 import { fieldPath, parseWith } from '../../../shared/validation';
+import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 
-const SDP = 'v=0\r\no=- 4611731400430051336 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n';
 const CALL_ID = 'wacid.HBgLMTIwMjU1NTAxNDMVAgARGBI2Nw';
 const schemas = callRequestSchemas();
 
 const VALID: Record<CallAction, Record<string, unknown>> = {
-  accept: { messaging_product: 'chatapp', call_id: CALL_ID, action: 'accept', session: { sdp_type: 'answer', sdp: SDP } },
+  accept: { messaging_product: 'chatapp', call_id: CALL_ID, action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER_SDP } },
   reject: { messaging_product: 'chatapp', call_id: CALL_ID, action: 'reject' },
   terminate: { messaging_product: 'chatapp', call_id: CALL_ID, action: 'terminate' },
-  initiate: { messaging_product: 'chatapp', to: '12025550143', action: 'connect', session: { sdp_type: 'offer', sdp: SDP } },
+  initiate: { messaging_product: 'chatapp', to: '12025550143', action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP } },
 };
 
 /** A copy of `body` with `path` set to `value`; `undefined` removes the member. */
@@ -91,7 +91,7 @@ describe('callRequestSchemas: every rule names its field', () => {
     ['initiate', 'action', 'CONNECT', 'must be "connect"'],
     // session: an object with sdp_type and sdp
     ['accept', 'session', undefined, 'expected object'],
-    ['accept', 'session', 'v=0', 'expected object'],
+    ['accept', 'session', ANSWER_SDP, 'expected object'],
     ['accept', 'session.sdp_type', 'offer', 'must be "answer" when accepting'],
     ['accept', 'session.sdp_type', undefined, 'must be "answer" when accepting'],
     ['accept', 'session.sdp_type', 'ANSWER', 'must be "answer" when accepting'],

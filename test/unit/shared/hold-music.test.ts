@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { HOLD_MUSIC_NOTES_HZ } from '../../../shared/hold-music';
 import { encodeWavPcm16, HOLD_MUSIC_LOOP_S, HOLD_MUSIC_SAMPLE_RATE, renderHoldMusic } from '../../../shared/hold-music-render';
 import { HOLD_MUSIC_PATH, holdMusicFileBytes } from '../../../scripts/make-hold-music';
+import { goertzelCoefficient, goertzelPower } from '../../../sandbox/heard-audio';
 
 const SR = HOLD_MUSIC_SAMPLE_RATE;
 const music = renderHoldMusic(SR);
@@ -14,8 +15,9 @@ const energy = (x: Float32Array): number => x.reduce((sum, v) => sum + v * v, 0)
 
 /**
  * The share of the loop's energy within ±halfWidthHz of these frequencies. The loop is periodic, so
- * its DFT over exactly one loop has no leakage: bins are 1/loop Hz apart, each found by Goertzel,
- * and Parseval turns their powers into energy (×2 for the mirrored negative frequencies).
+ * its DFT over exactly one loop has no leakage: bins are 1/loop Hz apart, each found by the
+ * sandbox's Goertzel (what its customers listen with), and Parseval turns their powers into energy
+ * (×2 for the mirrored negative frequencies).
  */
 function shareNear(x: Float32Array, sampleRate: number, frequencies: readonly number[], halfWidthHz: number): number {
   const n = x.length;
@@ -23,17 +25,7 @@ function shareNear(x: Float32Array, sampleRate: number, frequencies: readonly nu
   const bins = new Set<number>();
   for (const f of frequencies) for (let k = Math.ceil((f - halfWidthHz) * seconds); k <= Math.floor((f + halfWidthHz) * seconds); k++) bins.add(k);
   let inBands = 0;
-  for (const k of bins) {
-    const coeff = 2 * Math.cos((2 * Math.PI * k) / n);
-    let s1 = 0;
-    let s2 = 0;
-    for (let i = 0; i < n; i++) {
-      const s0 = x[i]! + coeff * s1 - s2;
-      s2 = s1;
-      s1 = s0;
-    }
-    inBands += (2 * (s1 * s1 + s2 * s2 - coeff * s1 * s2)) / n;
-  }
+  for (const k of bins) inBands += (2 * goertzelPower(x, goertzelCoefficient(k, n))) / n;
   return inBands / energy(x);
 }
 

@@ -1,10 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { configureLogging, createLogger, redact, shortenPhone, type LogLevel } from '../../../shared/log';
+import { chromiumAnswer, withLine } from '../../fixtures/sdp';
 
 const API_KEY = 'sk_live_5f1e0c7a9b2d4e6f';
 const AGENT_TOKEN = 'agt_93ab0f72c1d84e55';
 const APP_SECRET = 'appsecret_77e1a0b3';
-const SDP = 'v=0\r\no=- 1 2 IN IP4 10.0.0.7\r\na=ice-ufrag:Xy12\r\na=ice-pwd:verysecretpassword0123\r\na=fingerprint:sha-256 AB:CD\r\n';
+/** A real answer, with an ICE password that is easy to look for. */
+const SDP = withLine(chromiumAnswer, 'a=ice-pwd:', 'a=ice-pwd:verysecretpassword0123');
 
 describe('redact: secrets', () => {
   it.each([
