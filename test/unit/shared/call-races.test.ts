@@ -21,13 +21,14 @@ import {
   emptyBook,
   incomingLocalId,
   isLive,
+  owedEnd,
   owedOnCrash,
   publicCall,
   type CallBook,
   type CallEffect,
   type CallEvent,
+  type CallRecord,
   type CallReply,
-  type CallState,
   type RemoteCallEvent,
 } from '../../../shared/call-state';
 import type { AppError, Result } from '../../../shared/result';
@@ -268,10 +269,10 @@ function describeEvent(ev: CallEvent): string {
 }
 
 /** What the agent shows, and the ledger: who ended each call and how. */
-function observe(w: World, a: Agent, prev: CallState | undefined, call: CallState, ev: CallEvent): void {
+function observe(w: World, a: Agent, prev: CallRecord | undefined, call: CallRecord, ev: CallEvent): void {
   const callId = callIdOf(call.localId);
-  if (call.leftover) {
-    if (isLive(call)) w.violations.push(`${a.name}: leftover ${call.localId} is live`);
+  if (call.localId.startsWith('left:')) {
+    w.violations.push(`${a.name}: leftover ${call.localId} is a call`);
     return;
   }
   if (a.shownEnded.has(call.localId) && isLive(call)) w.violations.push(`${a.name}${a.run}: ${call.localId} went back to ${call.phase} after it ended`);
@@ -466,7 +467,7 @@ function crash(w: World, a: Agent): void {
   const owed = owedOnCrash(a.book);
   w.trace.push(`${a.name}${a.run} CRASHES; the crash file holds ${JSON.stringify(owed)}`);
   for (const call of Object.values(a.book.calls)) {
-    if (!isLive(call) || call.leftover) continue;
+    if (!isLive(call)) continue;
     // A live call is still the gateway's business: the crash file must name it (an outgoing one has no id while dialing).
     if (call.callId !== undefined && !owed.some((o) => o.callId === call.callId)) w.violations.push(`${a.name}: crash file misses live ${call.localId}`);
     const l = ledger(w, a.name, callIdOf(call.localId));
@@ -709,11 +710,13 @@ function checkCommon(w: World): void {
     // Once everything is delivered, nothing is left open; only an end the gateway did not get is still owed.
     for (const call of Object.values(a.book.calls)) {
       const l = ledger(w, a.name, callIdOf(call.localId));
-      const open = { claim: call.claim === 'pending', verdict: call.declineVerdict, request: call.request, awaiting: call.awaiting, answer: call.localAnswer };
-      expect(open, report(w, `${a.name}: ${call.localId} still has something open`)).toEqual({ claim: false, verdict: undefined, request: undefined, awaiting: undefined, answer: undefined });
       expect(['answering', 'dialing'], report(w, `${a.name}: ${call.localId} stuck`)).not.toContain(call.phase);
-      if (call.owed !== undefined) expect(l.lastEnd, report(w, `${a.name}: ${call.localId} still owes ${call.owed}`)).toBe('unreached');
+      const owed = owedEnd(call);
+      if (owed !== undefined) expect(l.lastEnd, report(w, `${a.name}: ${call.localId} still owes ${owed}`)).toBe('unreached');
+      else expect(call.open, report(w, `${a.name}: ${call.localId} still has something open`)).toBeUndefined();
     }
+    // A leftover has had its one try once everything is delivered: nothing is open about it any more.
+    for (const left of Object.values(a.book.leftovers)) expect(left.open, report(w, `${a.name}: ${left.localId} still has something open`)).toBeUndefined();
   }
   for (const [key, l] of w.ledgers) {
     const [name, callId] = key.split('|') as [Name, string];
@@ -941,7 +944,8 @@ describe('claim races: a simulation of agents, relay and gateway', () => {
     take(w, "A's claim reaches the relay");
     take(w, "B's claim reaches the relay");
     take(w, 'B hears the relay about its claim');
-    expect(w.agents.B!.book.calls[IN_LOCAL]).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, claim: 'lost' });
+    expect(w.agents.B!.book.calls[IN_LOCAL]).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
+    expect(w.agents.B!.book.calls[IN_LOCAL]).not.toHaveProperty('open');
     expect(w.agents.B!.replies.get('B1-0')).toEqual([{ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } }]);
     take(w, 'A hears the relay about its claim');
     expect(w.agents.A!.inflight.map((f) => f.request.kind)).toEqual(['accept']);
@@ -1083,7 +1087,7 @@ const STORIES: Story[] = [
     crash: true,
     late: [{ event: claimedIn(true) }, { event: ended(IN_ID), after: 'end' }],
     claim: 'won',
-    calls: ['left:wacid.race-in ended:failed/left_live 0s (leftover)'],
+    calls: ['left:wacid.race-in (leftover)'],
     gateway: [['end:terminate']],
   },
   {
@@ -1092,7 +1096,7 @@ const STORIES: Story[] = [
     crash: true,
     late: [{ event: claimedIn(false) }, { event: ended(IN_ID, TALK_SEC) }],
     claim: 'lost',
-    calls: ['left:wacid.race-in ended:failed/left_live 0s (leftover)'],
+    calls: ['left:wacid.race-in (leftover)'],
     gateway: [[]],
   },
   {
@@ -1101,7 +1105,7 @@ const STORIES: Story[] = [
     crash: true,
     late: [{ event: ended(IN_ID), after: 'end' }],
     lastToDecline: true,
-    calls: ['left:wacid.race-in ended:failed/left_live 0s (leftover)'],
+    calls: ['left:wacid.race-in (leftover)'],
     gateway: [['end:reject']],
   },
   {
@@ -1129,10 +1133,10 @@ const STORIES: Story[] = [
   },
 ];
 
-function showCall(call: CallState): string {
+function showCall(call: CallRecord): string {
   const c = publicCall(call);
   const what = c.phase !== 'ended' ? c.phase : c.end.kind === 'completed' ? `ended:completed/${c.end.by}` : c.end.kind === 'failed' ? `ended:failed/${c.end.code}` : `ended:${c.end.kind}`;
-  return `${c.localId} ${what}${c.phase === 'ended' ? ` ${c.durationSec}s` : ''}${call.leftover ? ' (leftover)' : ''}`;
+  return `${c.localId} ${what}${c.phase === 'ended' ? ` ${c.durationSec}s` : ''}`;
 }
 
 interface StoryRun {
@@ -1156,7 +1160,7 @@ function playStory(story: Story, copies: readonly number[], pick?: (n: number) =
     book = r.book;
     for (const call of r.changed) {
       const callId = call.callId ?? (call.localId === OUT_LOCAL ? OUT_ID : IN_ID);
-      if (isLive(call) && (shownEnded.has(call.localId) || terminated.has(callId) || call.leftover)) throw new Error(`${story.name}: ${showCall(call)} is live again`);
+      if (isLive(call) && (shownEnded.has(call.localId) || terminated.has(callId) || call.localId.startsWith('left:'))) throw new Error(`${story.name}: ${showCall(call)} is live again`);
       if (!isLive(call)) shownEnded.add(call.localId);
     }
     for (const e of r.effects) {
@@ -1206,7 +1210,8 @@ function playStory(story: Story, copies: readonly number[], pick?: (n: number) =
       apply(chosen.l.event(at));
     }
   }
-  return { calls: Object.values(book.calls).map(showCall).sort(), gateway: gateway.sort(), owed: owedOnCrash(book) };
+  const leftovers = Object.values(book.leftovers).map((l) => `${l.localId} (leftover${l.open !== undefined ? `, waiting for ${l.open.waiting}` : ''})`);
+  return { calls: [...Object.values(book.calls).map(showCall), ...leftovers].sort(), gateway: gateway.sort(), owed: owedOnCrash(book) };
 }
 
 describe('late, repeated and reordered events around a claim', () => {
