@@ -316,7 +316,12 @@ export class CallCoordinator {
   /** Resolves when no request is under way and live-calls.json is written. */
   async whenIdle(): Promise<void> {
     await this.settle();
-    await this.liveWriter.flush();
+    await this.whenSaved();
+  }
+
+  /** Resolves when live-calls.json holds what the gateway is owed now, requests still under way or not. */
+  whenSaved(): Promise<void> {
+    return this.liveWriter.flush();
   }
 
   private async settle(): Promise<void> {
