@@ -97,7 +97,8 @@ function deliver(book: CallBook, ev: CallEvent): Delivery {
   const delivered: Delivery = { book: next, changed, effects };
 
   // A call that has just learned its id (a connect opened it, an initiate response named it) takes
-  // what waited for that id, in order, as if it came now.
+  // what waited for that id, in order, as if it came now: a claim can overtake the connect it claims,
+  // an outgoing call's progress its initiate response (order is not guaranteed, protocol.md).
   const learned = step.call?.callId;
   if (step.call === undefined || learned === undefined || book.byCallId[learned] === step.call.localId) return delivered;
   return replay(delivered, learned, ev.at);
