@@ -20,6 +20,7 @@ import {
   type CallBook,
   type CallEffect,
   type CallEvent,
+  type CallRecord,
   type CallReply,
   type CallState,
   type Peer,
@@ -170,16 +171,15 @@ export class CallCoordinator {
     return () => this.listeners.delete(listener);
   }
 
-  /** All calls this run shows, live and recently ended, oldest first. */
+  /** All calls this run shows, live and recently ended, oldest first (a call a previous run left live is none of them). */
   calls(): CallState[] {
     return Object.values(this.book.calls)
-      .filter((c) => !c.leftover)
       .map(publicCall)
       .sort((a, b) => a.createdAt - b.createdAt);
   }
 
-  /** One call as the reducer holds it, bookkeeping included. */
-  call(localId: string): CallState | undefined {
+  /** One call as the reducer holds it, with what is still open about it. */
+  call(localId: string): CallRecord | undefined {
     return this.book.calls[localId];
   }
 
@@ -224,7 +224,7 @@ export class CallCoordinator {
     }
     const number = checked.value.digits;
     const name = this.nameFor?.(number);
-    const peer: Peer = { number, ...(name !== undefined && name !== '' ? { name } : {}) };
+    const peer: Peer & { number: string } = { number, ...(name !== undefined && name !== '' ? { name } : {}) };
     const placed = await this.command((requestId) => ({ type: 'local.dial', at: this.now(), localId, peer, offerSdp, requestId }));
     return placed.ok ? ok({ localId: placed.value.localId, to: number, callId: placed.value.callId }) : placed;
   }
@@ -316,7 +316,12 @@ export class CallCoordinator {
   /** Resolves when no request is under way and live-calls.json is written. */
   async whenIdle(): Promise<void> {
     await this.settle();
-    await this.liveWriter.flush();
+    await this.whenSaved();
+  }
+
+  /** Resolves when live-calls.json holds what the gateway is owed now, requests still under way or not. */
+  whenSaved(): Promise<void> {
+    return this.liveWriter.flush();
   }
 
   private async settle(): Promise<void> {
@@ -336,22 +341,21 @@ export class CallCoordinator {
   }
 
   /** Runs one event through the reducer, follows up on every call it changed, and runs its effects. */
-  private dispatch(ev: CallEvent): CallState[] {
+  private dispatch(ev: CallEvent): CallRecord[] {
     const before = this.book;
     const { book, changed, effects } = applyCallEvent(before, ev);
     this.book = book;
     // Requests first: a claim or an accept on the answer path should not queue behind pushes and
-    // presence reports (none of them waits for the other); the file last, it is for a crash only.
+    // presence reports (none of them waits for the other); the file last, it is for a crash only
+    // (a leftover's change is in the book, not among the calls).
     for (const effect of effects) this.run(effect);
     for (const call of changed) this.announce(call, before.calls[call.localId], ev);
-    if (changed.length > 0) this.persistLive();
+    if (book !== before) this.persistLive();
     return changed;
   }
 
-  private announce(changed: CallState, previous: CallState | undefined, ev: CallEvent): void {
+  private announce(changed: CallRecord, previous: CallRecord | undefined, ev: CallEvent): void {
     if (previous?.phase !== changed.phase) this.log.info('call changed', { localId: changed.localId, callId: changed.callId, phase: changed.phase, event: ev.type });
-    // A leftover is bookkeeping for the gateway only: nobody sees it.
-    if (changed.leftover) return;
     // What is still open between main and the gateway or relay is nobody else's business.
     const call = publicCall(changed);
     if (previous !== undefined && JSON.stringify(publicCall(previous)) === JSON.stringify(call)) return;

@@ -228,7 +228,7 @@ describe('CallCoordinator with claims: incoming calls', () => {
     expect(await t.coordinator.hangUp(lost)).toEqual({ ok: true, value: null });
     expect(t.coordinator.call(lost)).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' } });
     // Owed until the claim says whose the call is: a run after a crash would still end it.
-    expect(t.coordinator.call(lost)).toMatchObject({ owed: 'reject', claim: 'pending' });
+    expect(t.coordinator.call(lost)).toMatchObject({ open: { waiting: 'claim', owed: 'reject' } });
     const answeringWon = t.coordinator.answerCall(won, ANSWER);
     await until('the second claim reaches the relay', () => claimRequests(t).length === 2);
     expect(await t.coordinator.hangUp(won)).toEqual({ ok: true, value: null });
@@ -353,6 +353,8 @@ describe('CallCoordinator with claims: outgoing calls', () => {
     await t.coordinator.whenIdle();
     expect(sent.ok).toBe(true);
     if (!sent.ok) return;
-    expect(t.coordinator.call(sent.value.localId)).toMatchObject({ phase: 'calling', claim: 'unknown' });
+    // The claim only routes the call's events: its failure leaves nothing open and changes nothing.
+    expect(t.coordinator.call(sent.value.localId)).toMatchObject({ phase: 'calling', callId: sent.value.callId });
+    expect(t.coordinator.call(sent.value.localId)).not.toHaveProperty('open');
   });
 });

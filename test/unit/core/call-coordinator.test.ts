@@ -2,13 +2,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CallCoordinator, type CoordinatorTimers } from '../../../electron/core/call-coordinator';
+import { CallCoordinator } from '../../../electron/core/call-coordinator';
 import { GatewayClient } from '../../../electron/core/gateway-client';
 import { HistoryStore } from '../../../electron/core/history-store';
 import { LocalClaims } from '../../../electron/core/local-claims';
 import { DIAL_TIMEOUT_MS, RING_TIMEOUT_MS, type CallState } from '../../../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
+import { FakeClock } from '../../support/fake-clock';
 import { graphError, happyGateway, initiated, startFakeGateway, success, type FakeGateway, type GatewayHandler } from './fake-gateway';
 
 configureLogging({ sink: () => undefined });
@@ -16,33 +17,6 @@ configureLogging({ sink: () => undefined });
 const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\na=ice-lite\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111 126\r\n';
 const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:active\r\n';
 const CUSTOMER = '447400123456';
-
-/** Deterministic time: timers fire only when the test advances the clock. */
-class FakeClock implements CoordinatorTimers {
-  t = 1_760_000_000_000;
-  private seq = 0;
-  private readonly pending = new Map<number, { at: number; fn: () => void }>();
-  now = (): number => this.t;
-  setTimeout = (fn: () => void, ms: number): unknown => {
-    const id = ++this.seq;
-    this.pending.set(id, { at: this.t + ms, fn });
-    return id;
-  };
-  clearTimeout = (handle: unknown): void => {
-    this.pending.delete(handle as number);
-  };
-  advance(ms: number): void {
-    const end = this.t + ms;
-    for (;;) {
-      const due = [...this.pending.entries()].filter(([, p]) => p.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.pending.delete(due[0]);
-      this.t = due[1].at;
-      due[1].fn();
-    }
-    this.t = end;
-  }
-}
 
 interface Harness {
   clock: FakeClock;
@@ -64,7 +38,7 @@ afterEach(async () => {
 });
 
 async function harness(handler: GatewayHandler = happyGateway, options: { dataDir?: string; start?: boolean } = {}): Promise<Harness> {
-  const clock = new FakeClock();
+  const clock = new FakeClock(1_760_000_000_000);
   const gateway = await startFakeGateway(handler);
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'softphone-coordinator-')));
   const client = new GatewayClient({ baseUrl: gateway.baseUrl, apiKey: 'test-api-key-123', product: 'chatapp', terminateBackoffMs: 5, timeoutMs: 2_000 });

@@ -3,13 +3,7 @@ import type { RelayEvent } from '../../../shared/events';
 import type { LogFields, Logger, LogLevel } from '../../../shared/log';
 import type { AppendInput, Audience, RelayBackend, StoredEvent } from '../../../relay/backend/types';
 
-export class FakeClock {
-  constructor(public t = Date.now()) {}
-  readonly now = (): number => this.t;
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
+export { FakeClock } from '../../support/fake-clock';
 
 const SDP = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n';
 

@@ -13,18 +13,17 @@ import {
   type CallEvent,
   type CallState,
 } from '../../../shared/call-state';
+import { ANSWER_SDP, OFFER_SDP } from './call-fixtures';
 
 const T0 = 1_800_000_000_000;
 const IN_ID = 'wacid.in-1';
 const OUT_ID = 'wacid.out-1';
 const OUT_LOCAL = 'out:1';
-const OFFER = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n';
-const ANSWER = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\n';
 
 type Remote = Extract<CallEvent, { type: `remote.${string}` }>;
 type Step = (at: number) => Remote;
 
-const incoming: Step = (at) => ({ type: 'remote.incoming', at, callId: IN_ID, peer: { number: '447700900123', name: 'Ada' }, offerSdp: OFFER, timestamp: T0 });
+const incoming: Step = (at) => ({ type: 'remote.incoming', at, callId: IN_ID, peer: { number: '447700900123', name: 'Ada' }, offerSdp: OFFER_SDP, timestamp: T0 });
 const claimedElsewhere: Step = (at) => ({ type: 'remote.claimed', at, callId: IN_ID });
 /** The same claim, to an agent that knows its own id. */
 const claimedByColleague: Step = (at) => ({ type: 'remote.claimed', at, callId: IN_ID, mine: false });
@@ -42,7 +41,7 @@ const terminate =
 const status =
   (s: 'RINGING' | 'ACCEPTED' | 'REJECTED'): Step =>
   (at) => ({ type: 'remote.status', at, callId: OUT_ID, status: s, timestamp: T0 + 1_000 });
-const answered: Step = (at) => ({ type: 'remote.answered', at, callId: OUT_ID, answerSdp: ANSWER, timestamp: T0 + 2_000 });
+const answered: Step = (at) => ({ type: 'remote.answered', at, callId: OUT_ID, answerSdp: ANSWER_SDP, timestamp: T0 + 2_000 });
 
 interface Story {
   name: string;
@@ -65,7 +64,7 @@ const STORIES: Story[] = [
   { name: 'outgoing, answered, talking', direction: 'outgoing', events: [status('RINGING'), answered, status('ACCEPTED')] },
 ];
 
-const dial = (at: number): CallEvent => ({ type: 'local.dial', at, localId: OUT_LOCAL, peer: { number: '447700900123' }, offerSdp: OFFER });
+const dial = (at: number): CallEvent => ({ type: 'local.dial', at, localId: OUT_LOCAL, peer: { number: '447700900123' }, offerSdp: OFFER_SDP });
 const initiateOk = (at: number): CallEvent => ({ type: 'local.initiate_ok', at, localId: OUT_LOCAL, callId: OUT_ID });
 
 /** What the agent sees of a call: enough to tell any two different outcomes apart. */

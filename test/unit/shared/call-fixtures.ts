@@ -7,8 +7,8 @@ import {
   reduceCall,
   type CallEffect,
   type CallEvent,
-  type CallState,
-  type EndedCall,
+  type CallRecord,
+  type EndedRecord,
   type GatewayEnd,
   type Peer,
 } from '../../../shared/call-state';
@@ -27,7 +27,7 @@ export const LEFT_ID = 'wacid.HBgLMTIwMjU1NTAxNDMVAgARGBI5OQ';
 export const LEFT_LOCAL = `left:${LEFT_ID}`;
 
 export const CUSTOMER: Peer = { number: '442079460958', name: 'Ada Lovelace' };
-export const CALLEE: Peer = { number: '12025550143', name: 'Grace Hopper' };
+export const CALLEE: Peer & { number: string } = { number: '12025550143', name: 'Grace Hopper' };
 export const OFFER_SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\na=ice-lite\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\n';
 export const ANSWER_SDP = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:active\r\n';
 /** The offer the agent's side makes for an outgoing call. */
@@ -87,7 +87,7 @@ export const claimed = (at: number, callId = IN_ID, mine?: boolean): Ev<'remote.
 
 const withRequest = (requestId: string | undefined): { requestId?: string } => (requestId !== undefined ? { requestId } : {});
 
-export const dial = (at: number, localId = OUT_LOCAL, peer: Peer = CALLEE, requestId?: string): Ev<'local.dial'> => ({
+export const dial = (at: number, localId = OUT_LOCAL, peer: Peer & { number: string } = CALLEE, requestId?: string): Ev<'local.dial'> => ({
   type: 'local.dial',
   at,
   localId,
@@ -175,13 +175,13 @@ export const leftover = (at: number, action: GatewayEnd, callId = LEFT_ID, local
   action,
 });
 
-/** Runs the reducer over `events`; every step must leave a call. */
-export function run(events: readonly CallEvent[], from?: CallState): CallState {
+/** Runs the reducer over `events` for one call, alone in its book; every step must leave a call. */
+export function run(events: readonly CallEvent[], from?: CallRecord): CallRecord {
   return runWithEffects(events, from).state;
 }
 
-/** Runs the reducer over `events`, keeping every effect it asked for, in order. */
-export function runWithEffects(events: readonly CallEvent[], from?: CallState): { state: CallState; effects: CallEffect[] } {
+/** Runs the reducer over `events` for one call, alone in its book, keeping every effect it asked for, in order. */
+export function runWithEffects(events: readonly CallEvent[], from?: CallRecord): { state: CallRecord; effects: CallEffect[] } {
   let call = from;
   const effects: CallEffect[] = [];
   for (const ev of events) {
@@ -194,7 +194,7 @@ export function runWithEffects(events: readonly CallEvent[], from?: CallState): 
   return { state: call, effects };
 }
 
-export function asEnded(call: CallState | undefined): EndedCall {
+export function asEnded(call: CallRecord | undefined): EndedRecord {
   if (call?.phase !== 'ended') throw new Error(`expected an ended call, got ${call?.phase ?? 'none'}`);
   return call;
 }
@@ -237,7 +237,7 @@ export function outgoingStates() {
  * Every way a call can end, reached through the reducer, with every outcome it waited for
  * delivered (nothing left open). Keys: `<direction>.<end kind>[.<detail>]`.
  */
-export function endedCalls(): Record<string, EndedCall> {
+export function endedCalls(): Record<string, EndedRecord> {
   const i = incomingStates();
   const o = outgoingStates();
   const outTerm = (at: number, x: Partial<Ev<'remote.terminated'>> = {}) => terminated(at, { callId: OUT_ID, ...x });

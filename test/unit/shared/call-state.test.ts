@@ -25,9 +25,10 @@ import {
   type CallEffect,
   type CallEvent,
   type CallPhase,
-  type CallState,
-  type EndedCall,
+  type CallRecord,
+  type EndedRecord,
   type EndKind,
+  type Leftover,
 } from '../../../shared/call-state';
 import type { AppError, ErrorCode } from '../../../shared/result';
 import {
@@ -81,17 +82,18 @@ import {
 } from './call-fixtures';
 
 // ---------------------------------------------------------------------------------------------
-// The transition table: every phase (incoming, outgoing, left over by a previous run) × every event.
+// The transition table: every phase (incoming, outgoing) × every event; then a call left live by a
+// previous run × every event.
 // ---------------------------------------------------------------------------------------------
 
 type PhaseOutcome = Exclude<CallPhase, 'ended'> | 'active:held' | `ended:${EndKind}` | `ended:completed/${'agent' | 'customer'}` | `ended:failed/${string}`;
 /**
  * `=`: the event does not apply and the reducer returns the very same object.
- * `<outcome> (bookkeeping)`: only what is still open about the call changed (its claim, a verdict
- * or request under way, what the gateway is owed): a new object whose public view is the same.
+ * `<outcome> (open)`: only what is still open about the call changed (its claim, a verdict or request
+ * under way, what the gateway is owed): a new object whose public view is the same.
  * `<outcome>`: the call as the agent sees it changed.
  */
-type Outcome = '=' | PhaseOutcome | `${PhaseOutcome} (bookkeeping)`;
+type Outcome = '=' | PhaseOutcome | `${PhaseOutcome} (open)`;
 /**
  * An effect as the table names it. `reply:*` answers the command of the cell's own event,
  * `awaited:*` the command the call was waiting on (the Answer or Call that built the row).
@@ -221,8 +223,6 @@ const ROWS = {
   'out.active': outStates.active,
   'out.held': outStates.held,
   'out.ended': outStates.ended, // no answer: the dial deadline gave up; the terminate is confirmed
-  'left.reject': run([leftover(T0, 'reject')]), // rang when a previous run stopped: the verdict is out
-  'left.terminate': run([leftover(T0, 'terminate')]), // was this agent's call: the claim is out
 } as const;
 type RowKey = keyof typeof ROWS;
 
@@ -253,7 +253,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.claim_result:won': '=', // no claim was made
     'local.claim_result:lost': '=',
     'local.claim_result:unknown': '=',
-    'local.decline': ['ended:declined', 'decline', 'reply:ok', 'deadline:cancel'], // the relay decides whether the gateway hears reject
+    'local.decline': ['ended:declined', 'reply:ok', 'decline', 'deadline:cancel'], // the relay decides whether the gateway hears reject
     'local.decline_result:last': '=', // no verdict was asked for
     'local.decline_result:others': '=',
     'local.decline_result:unknown': '=',
@@ -289,9 +289,9 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.accept_ok': ['connecting', 'awaited:ok'], // never comes before the claim: no accept is out yet
     'local.accept_failed': ['ended:failed/100', 'end:reject', 'awaited:gateway_error'], // likewise
     'local.accept_failed:timeout': ['ended:failed/timeout', 'end:terminate', 'awaited:timeout'],
-    'local.claim_result:won': ['answering (bookkeeping)', 'accept'], // the held answer goes out now
+    'local.claim_result:won': ['answering (open)', 'accept'], // the held answer goes out now
     'local.claim_result:lost': ['ended:answered_elsewhere', 'awaited:answered_elsewhere'], // 409: no accept goes out
-    'local.claim_result:unknown': ['answering (bookkeeping)', 'accept'], // a relay that is down must not keep a customer waiting
+    'local.claim_result:unknown': ['answering (open)', 'accept'], // a relay that is down must not keep a customer waiting
     'local.decline': ['=', 'reply:invalid_state'],
     'local.decline_result:last': '=',
     'local.decline_result:others': '=',
@@ -323,7 +323,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed:theirs': '=', // the claim is won and the accept out: it is this agent's call
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
-    'local.initiate_failed': 'answering (bookkeeping)', // never sent for an incoming call; it would clear the accept flag all the same
+    'local.initiate_failed': '=', // never sent for an incoming call
     'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': ['connecting', 'awaited:ok'],
     'local.accept_failed': ['ended:failed/100', 'end:reject', 'awaited:gateway_error'], // refused: it still rings at the gateway
@@ -429,9 +429,9 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.status:RINGING': '=',
     'remote.status:ACCEPTED': '=',
     'remote.status:REJECTED': '=',
-    'remote.terminated:COMPLETED': 'ended:completed/agent (bookkeeping)', // the gateway ended it: nothing owed
+    'remote.terminated:COMPLETED': 'ended:completed/agent (open)', // the gateway ended it: nothing owed
     'remote.terminated:COMPLETED+duration': 'ended:completed/agent', // the gateway's talk time, and nothing owed
-    'remote.terminated:FAILED': 'ended:completed/agent (bookkeeping)',
+    'remote.terminated:FAILED': 'ended:completed/agent (open)',
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=', // its claim was won: the terminate stays owed
@@ -455,8 +455,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
-    'local.end_result:done': 'ended:completed/agent (bookkeeping)',
-    'local.end_result:refused': 'ended:completed/agent (bookkeeping)', // it was over there already
+    'local.end_result:done': 'ended:completed/agent (open)',
+    'local.end_result:refused': 'ended:completed/agent (open)', // it was over there already
     'local.end_result:unreached': '=', // still owed: the crash-recovery file keeps it
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
@@ -506,9 +506,9 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.status:ACCEPTED': '=',
     'remote.status:REJECTED': '=',
     // The gateway ended it: whatever the verdict says, it will not be rejected.
-    'remote.terminated:COMPLETED': 'ended:declined (bookkeeping)',
-    'remote.terminated:COMPLETED+duration': 'ended:declined (bookkeeping)', // never connected here: no talk time
-    'remote.terminated:FAILED': 'ended:declined (bookkeeping)',
+    'remote.terminated:COMPLETED': 'ended:declined (open)',
+    'remote.terminated:COMPLETED+duration': 'ended:declined (open)', // never connected here: no talk time
+    'remote.terminated:FAILED': 'ended:declined (open)',
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=', // the verdict will say so too
@@ -523,9 +523,9 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.claim_result:lost': '=',
     'local.claim_result:unknown': '=',
     'local.decline': ['=', 'reply:invalid_state'],
-    'local.decline_result:last': ['ended:declined (bookkeeping)', 'end:reject'], // nobody else may answer it
-    'local.decline_result:others': 'ended:declined (bookkeeping)', // it rings on for a colleague
-    'local.decline_result:unknown': 'ended:declined (bookkeeping)', // left to ring: rejecting blind could take it from a colleague
+    'local.decline_result:last': ['ended:declined (open)', 'end:reject'], // nobody else may answer it
+    'local.decline_result:others': 'ended:declined (open)', // it rings on for a colleague
+    'local.decline_result:unknown': 'ended:declined (open)', // left to ring: rejecting blind could take it from a colleague
     'local.hangup': ['=', 'reply:ok'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
@@ -539,15 +539,16 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.leftover:terminate': '=',
   },
   'out.dialing': {
+    // No call id yet: a connect with the id it will get is a call of its own (it never comes); the
+    // rest wait in `pending` until initiate_ok names the call (see applyCallEvent).
     'remote.incoming': '=',
-    // No call id yet: in a book these wait in `pending` until initiate_ok (see applyCallEvent).
     'remote.answered': '=',
     'remote.status:RINGING': '=',
     'remote.status:ACCEPTED': '=',
-    'remote.status:REJECTED': ['ended:rejected', 'awaited:invalid_state'],
-    'remote.terminated:COMPLETED': ['ended:no_answer', 'awaited:invalid_state'],
-    'remote.terminated:COMPLETED+duration': ['ended:completed/customer', 'awaited:invalid_state'],
-    'remote.terminated:FAILED': ['ended:failed/138021', 'awaited:invalid_state'],
+    'remote.status:REJECTED': '=',
+    'remote.terminated:COMPLETED': '=',
+    'remote.terminated:COMPLETED+duration': '=',
+    'remote.terminated:FAILED': '=',
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
@@ -556,10 +557,10 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.initiate_ok': ['calling', 'claim', 'awaited:ok', 'deadline:set'],
     'local.initiate_failed': ['ended:failed/138006', 'awaited:no_call_permission'],
     'local.answer': ['=', 'reply:invalid_state'],
-    // An outgoing call is never accepted, so these never come; they would clear the initiate flag all the same.
-    'local.accept_ok': 'dialing (bookkeeping)',
-    'local.accept_failed': 'dialing (bookkeeping)',
-    'local.accept_failed:timeout': 'dialing (bookkeeping)',
+    // An outgoing call is never accepted, so these never come.
+    'local.accept_ok': '=',
+    'local.accept_failed': '=',
+    'local.accept_failed:timeout': '=',
     'local.claim_result:won': '=',
     'local.claim_result:lost': '=',
     'local.claim_result:unknown': '=',
@@ -593,12 +594,12 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed:theirs': '=',
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': ['ended:cancelled', 'end:terminate'], // the customer's phone rings now: end it there too (and learn its id)
-    'local.initiate_failed': 'ended:cancelled (bookkeeping)', // nothing was placed: nothing to end
+    'local.initiate_failed': 'ended:cancelled (open)', // nothing was placed: nothing to end
     'local.answer': ['=', 'reply:invalid_state'],
     // Never sent for an outgoing call (see out.dialing).
-    'local.accept_ok': 'ended:cancelled (bookkeeping)',
-    'local.accept_failed': 'ended:cancelled (bookkeeping)',
-    'local.accept_failed:timeout': 'ended:cancelled (bookkeeping)',
+    'local.accept_ok': '=',
+    'local.accept_failed': '=',
+    'local.accept_failed:timeout': '=',
     'local.claim_result:won': '=',
     'local.claim_result:lost': '=',
     'local.claim_result:unknown': '=',
@@ -808,82 +809,6 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
   },
-  'left.reject': {
-    'remote.incoming': '=', // a replayed connect never rings a call a previous run had
-    'remote.answered': '=',
-    'remote.status:RINGING': '=',
-    'remote.status:ACCEPTED': '=',
-    'remote.status:REJECTED': '=',
-    'remote.terminated:COMPLETED': 'ended:failed/left_live (bookkeeping)', // the gateway ended it: nothing owed
-    'remote.terminated:COMPLETED+duration': 'ended:failed/left_live (bookkeeping)',
-    'remote.terminated:FAILED': 'ended:failed/left_live (bookkeeping)',
-    'remote.claimed': '=',
-    'remote.claimed:mine': '=',
-    'remote.claimed:theirs': '=', // the verdict will say so
-    'local.dial': ['=', 'reply:invalid_state'],
-    'local.initiate_ok': '=',
-    'local.initiate_failed': '=',
-    'local.answer': ['=', 'reply:invalid_state'],
-    'local.accept_ok': '=',
-    'local.accept_failed': '=',
-    'local.accept_failed:timeout': '=',
-    'local.claim_result:won': '=',
-    'local.claim_result:lost': '=',
-    'local.claim_result:unknown': '=',
-    'local.decline': ['=', 'reply:invalid_state'],
-    'local.decline_result:last': ['ended:failed/left_live (bookkeeping)', 'end:reject'],
-    'local.decline_result:others': 'ended:failed/left_live (bookkeeping)', // a colleague may still answer it
-    'local.decline_result:unknown': 'ended:failed/left_live (bookkeeping)', // left to the gateway's own timeout
-    'local.hangup': ['=', 'reply:ok'],
-    'local.hold': ['=', 'reply:invalid_state'],
-    'local.resume': ['=', 'reply:invalid_state'],
-    'local.media_connected': '=',
-    'local.media_failed': '=',
-    'local.deadline': '=',
-    'local.end_result:done': 'ended:failed/left_live (bookkeeping)',
-    'local.end_result:refused': 'ended:failed/left_live (bookkeeping)',
-    'local.end_result:unreached': 'ended:failed/left_live (bookkeeping)', // a leftover has had its last try
-    'local.leftover:reject': '=', // listed twice
-    'local.leftover:terminate': '=',
-  },
-  'left.terminate': {
-    'remote.incoming': '=',
-    'remote.answered': '=',
-    'remote.status:RINGING': '=',
-    'remote.status:ACCEPTED': '=',
-    'remote.status:REJECTED': '=',
-    'remote.terminated:COMPLETED': 'ended:failed/left_live (bookkeeping)',
-    'remote.terminated:COMPLETED+duration': 'ended:failed/left_live (bookkeeping)',
-    'remote.terminated:FAILED': 'ended:failed/left_live (bookkeeping)',
-    'remote.claimed': '=',
-    'remote.claimed:mine': '=',
-    'remote.claimed:theirs': 'ended:failed/left_live (bookkeeping)', // a colleague's call by now: leave it alone
-    'local.dial': ['=', 'reply:invalid_state'],
-    'local.initiate_ok': '=',
-    'local.initiate_failed': '=',
-    'local.answer': ['=', 'reply:invalid_state'],
-    'local.accept_ok': '=',
-    'local.accept_failed': '=',
-    'local.accept_failed:timeout': '=',
-    'local.claim_result:won': ['ended:failed/left_live (bookkeeping)', 'end:terminate'], // still this agent's: terminate it
-    'local.claim_result:lost': 'ended:failed/left_live (bookkeeping)', // a colleague's: nothing owed
-    'local.claim_result:unknown': 'ended:failed/left_live (bookkeeping)', // rather the gateway's timeout than a colleague's call
-    'local.decline': ['=', 'reply:invalid_state'],
-    'local.decline_result:last': '=',
-    'local.decline_result:others': '=',
-    'local.decline_result:unknown': '=',
-    'local.hangup': ['=', 'reply:ok'],
-    'local.hold': ['=', 'reply:invalid_state'],
-    'local.resume': ['=', 'reply:invalid_state'],
-    'local.media_connected': '=',
-    'local.media_failed': '=',
-    'local.deadline': '=',
-    'local.end_result:done': 'ended:failed/left_live (bookkeeping)',
-    'local.end_result:refused': 'ended:failed/left_live (bookkeeping)',
-    'local.end_result:unreached': 'ended:failed/left_live (bookkeeping)',
-    'local.leftover:reject': '=',
-    'local.leftover:terminate': '=',
-  },
 };
 
 /** On hold, a call answers every event as when in hand, except hold (held already) and resume (back to the microphone). */
@@ -898,7 +823,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
   'out.held': heldRow(WRITTEN_OUT['out.active']),
 };
 
-function outcomeOf(call: CallState | undefined): string {
+function outcomeOf(call: CallRecord | undefined): string {
   if (call === undefined) return 'none';
   if (call.phase === 'active' && call.heldSince !== undefined) return 'active:held';
   if (call.phase !== 'ended') return call.phase;
@@ -924,27 +849,40 @@ function fxOf(effect: CallEffect): string {
   }
 }
 
-const idsOf = (row: RowKey): CallIds => (row.startsWith('in.') ? INCOMING_IDS : row.startsWith('out.') ? OUTGOING_IDS : LEFTOVER_IDS);
-const BOOKKEEPING = ' (bookkeeping)';
+const idsOf = (row: RowKey): CallIds => (row.startsWith('in.') ? INCOMING_IDS : OUTGOING_IDS);
+const OPEN_ONLY = ' (open)';
 
-/** What every effect must carry, whatever the cell: the call's ids, the right SDP, the deadline the call now has. */
-function checkEffectDetails(before: CallState | undefined, after: CallState | undefined, effects: readonly CallEffect[]): void {
-  const waitingOn = before?.awaiting;
+/** A book holding this one call. */
+function alone(call: CallRecord): CallBook {
+  return { ...emptyBook(), calls: { [call.localId]: call }, byCallId: call.callId !== undefined ? { [call.callId]: call.localId } : {} };
+}
+
+/** The command a call in answering or dialing waits to answer. */
+const waitingOn = (call: CallRecord | undefined): string | undefined => (call?.phase === 'answering' || call?.phase === 'dialing' ? call.open.replyTo : undefined);
+
+/** Whether an effect concerns this call (a request or deadline for it, or a reply to the table's command or the one it waited on). */
+const concerns = (effect: CallEffect, before: CallRecord | undefined, localId: string | undefined): boolean =>
+  effect.kind === 'reply' ? effect.requestId === TABLE_REQUEST || effect.requestId === waitingOn(before) : effect.localId === localId;
+
+/** What every effect must carry, whatever the cell: the call's ids, the right SDP, the deadline the call now has in the book. */
+function checkEffectDetails(before: CallRecord | undefined, book: CallBook, effects: readonly CallEffect[]): void {
   for (const effect of effects) {
+    if (effect.kind === 'reply') {
+      expect([TABLE_REQUEST, waitingOn(before)]).toContain(effect.requestId);
+      const after = before !== undefined ? book.calls[before.localId] : undefined;
+      if (effect.result.ok) expect(effect.result.value).toEqual({ localId: after?.localId, callId: after?.callId ?? '' });
+      continue;
+    }
+    const after = book.calls[effect.localId];
     switch (effect.kind) {
-      case 'reply':
-        expect([TABLE_REQUEST, waitingOn]).toContain(effect.requestId);
-        if (effect.result.ok) expect(effect.result.value).toEqual({ localId: after?.localId, callId: after?.callId ?? '' });
-        break;
       case 'deadline':
-        expect(effect.localId).toBe(after?.localId);
+        expect(after).toBeDefined();
         expect(effect.at).toBe(deadlineOf(after));
         break;
       case 'claim':
       case 'decline':
       case 'end':
-        expect(effect.localId).toBe(after?.localId);
-        expect(effect.callId).toBe(after?.callId);
+        expect(effect.callId).toBe(after?.callId ?? Object.values(book.leftovers).find((l) => l.localId === effect.localId)?.callId);
         break;
       case 'accept':
         expect(effect).toEqual({ kind: 'accept', localId: after?.localId, callId: after?.callId, sdp: ANSWER_SDP });
@@ -1013,36 +951,31 @@ describe('reduceCall: the transition table', () => {
       ['out.active', 'active', 'outgoing'],
       ['out.held', 'active', 'outgoing'],
       ['out.ended', 'ended', 'outgoing'],
-      ['left.reject', 'ended', 'outgoing'],
-      ['left.terminate', 'ended', 'outgoing'],
     ]);
   });
 
   it('has rows with what each one stands for still open', () => {
-    const open = (s: CallState) => ({
-      claim: s.claim,
-      declineVerdict: s.declineVerdict,
-      request: s.request,
-      localAnswer: s.localAnswer !== undefined,
-      awaiting: s.awaiting,
-      owed: s.owed,
-      leftover: s.leftover,
+    expect(Object.fromEntries(Object.entries(ROWS).map(([row, s]) => [row, s.open]))).toEqual({
+      'in.ringing': undefined,
+      'in.answering': { waiting: 'claim', answerSdp: ANSWER_SDP, replyTo: ANSWER_REQUEST },
+      'in.accepting': { waiting: 'accept', replyTo: ANSWER_REQUEST },
+      'in.connecting': undefined,
+      'in.active': undefined,
+      'in.held': undefined,
+      'in.hung_up': { waiting: 'confirmation', owed: 'terminate' },
+      'in.ended': undefined,
+      'in.declining': { waiting: 'verdict' },
+      'out.dialing': { waiting: 'initiate', replyTo: DIAL_REQUEST },
+      'out.cancelled': { waiting: 'initiate' },
+      'out.calling': undefined,
+      'out.remote_ringing': undefined,
+      'out.connecting': undefined,
+      'out.active': undefined,
+      'out.held': undefined,
+      'out.ended': undefined,
     });
-    const none = { claim: undefined, declineVerdict: undefined, request: undefined, localAnswer: false, awaiting: undefined, owed: undefined, leftover: undefined };
-    expect(open(ROWS['in.ringing'])).toEqual(none);
-    expect(open(ROWS['in.answering'])).toEqual({ ...none, claim: 'pending', localAnswer: true, awaiting: ANSWER_REQUEST });
-    expect(open(ROWS['in.accepting'])).toEqual({ ...none, claim: 'won', request: 'accept', awaiting: ANSWER_REQUEST });
-    expect(open(ROWS['in.connecting'])).toEqual({ ...none, claim: 'won' });
-    expect(open(ROWS['in.active'])).toEqual({ ...none, claim: 'won' });
-    expect(open(ROWS['in.hung_up'])).toEqual({ ...none, claim: 'won', owed: 'terminate' });
-    expect(open(ROWS['in.ended'])).toEqual({ ...none, claim: 'won' });
-    expect(open(ROWS['in.declining'])).toEqual({ ...none, declineVerdict: 'pending' });
-    expect(open(ROWS['out.dialing'])).toEqual({ ...none, request: 'initiate', awaiting: DIAL_REQUEST });
-    expect(open(ROWS['out.cancelled'])).toEqual({ ...none, request: 'initiate' });
-    expect(open(ROWS['out.calling'])).toEqual({ ...none, claim: 'won' });
-    expect(open(ROWS['out.ended'])).toEqual({ ...none, claim: 'won' });
-    expect(open(ROWS['left.reject'])).toEqual({ ...none, declineVerdict: 'pending', owed: 'reject', leftover: true });
-    expect(open(ROWS['left.terminate'])).toEqual({ ...none, claim: 'pending', owed: 'terminate', leftover: true });
+    // Nothing open is ever a key without a value.
+    for (const s of Object.values(ROWS)) if (s.open === undefined) expect(s).not.toHaveProperty('open');
   });
 
   describe.each(Object.keys(ROWS) as RowKey[])('%s', (row) => {
@@ -1051,34 +984,42 @@ describe('reduceCall: the transition table', () => {
       const ev = tableEvents(idsOf(row))[key];
       const cell = EXPECTED[row][key];
       const [expected, ...fx] = typeof cell === 'string' ? [cell] : cell;
-      const { state: next, effects } = reduceCall(state, ev);
-      expect(effects.map(fxOf)).toEqual(fx);
-      checkEffectDetails(state, next, effects);
+      const first = applyCallEvent(alone(state), ev);
+      const next = first.book.calls[state.localId];
+      expect(first.effects.filter((e) => concerns(e, state, state.localId)).map(fxOf)).toEqual(fx);
+      // Anything else concerns a call opened beside this one: a connect with the id a dialing call has not got yet.
+      const beside = first.effects.filter((e) => !concerns(e, state, state.localId));
+      if (beside.length > 0) expect({ key, callId: state.callId, opened: first.changed.map((c) => c.localId) }).toEqual({ key: 'remote.incoming', callId: undefined, opened: [incomingLocalId(OUT_ID)] });
+      checkEffectDetails(state, first.book, first.effects);
+      expect(first.book.leftovers).toEqual({});
       if (expected === '=') {
         expect(next).toBe(state);
       } else {
         expect(next).not.toBe(state);
-        const bookkeepingOnly = expected.endsWith(BOOKKEEPING);
-        expect(outcomeOf(next)).toBe(bookkeepingOnly ? expected.slice(0, -BOOKKEEPING.length) : expected);
-        if (bookkeepingOnly) expect(publicCall(next!)).toEqual(publicCall(state));
+        const openOnly = expected.endsWith(OPEN_ONLY);
+        expect(outcomeOf(next)).toBe(openOnly ? expected.slice(0, -OPEN_ONLY.length) : expected);
+        if (openOnly) expect(publicCall(next!)).toEqual(publicCall(state));
         else expect(publicCall(next!)).not.toEqual(publicCall(state));
         expect(next?.direction).toBe(state.direction);
         expect(next?.localId).toBe(state.localId);
+        // One call alone is the same step through reduceCall.
+        expect(reduceCall(state, ev)).toEqual({ state: next, effects: first.effects });
       }
-      // Every transition is idempotent: the same event again returns the very same object, and asks
-      // for nothing more than a reply to a repeated command.
-      const again = reduceCall(next, ev);
-      expect(again.state).toBe(next);
+      // Every transition is idempotent: the same event again leaves the very same book, and asks for
+      // nothing more than a reply to a repeated command.
+      const again = applyCallEvent(first.book, ev);
+      expect(again.book).toBe(first.book);
       expect(again.effects.filter((e) => e.kind !== 'reply')).toEqual([]);
     });
   });
 
-  it.each(EVENT_KEYS)('no call × %s: only a connect, a dial or a leftover opens one; a command for no call is answered not_found', (key) => {
+  it.each(EVENT_KEYS)('no call × %s: only a connect or a dial opens one; a command for no call is answered not_found', (key) => {
     const expected: Partial<Record<EventKey, readonly [string, ...string[]]>> = {
       'remote.incoming': ['ringing', 'deadline:set'],
       'local.dial': ['dialing', 'initiate'],
-      'local.leftover:reject': ['ended:failed/left_live', 'decline'],
-      'local.leftover:terminate': ['ended:failed/left_live', 'claim'],
+      // A call a previous run left live is no call: it is a leftover (see below), checked with the relay first.
+      'local.leftover:reject': ['none', 'decline'],
+      'local.leftover:terminate': ['none', 'claim'],
       'local.answer': ['none', 'reply:not_found'],
       'local.decline': ['none', 'reply:not_found'],
       'local.hangup': ['none', 'reply:not_found'],
@@ -1087,11 +1028,121 @@ describe('reduceCall: the transition table', () => {
     };
     const ids = key === 'remote.incoming' ? INCOMING_IDS : key.startsWith('local.leftover') ? LEFTOVER_IDS : OUTGOING_IDS;
     const ev = tableEvents(ids)[key];
-    const { state, effects } = reduceCall(undefined, ev);
+    const { book, changed, effects } = applyCallEvent(emptyBook(), ev);
     const [outcome, ...fx] = expected[key] ?? ['none'];
-    expect(outcomeOf(state)).toBe(outcome);
+    expect(outcomeOf(changed[0])).toBe(outcome);
+    expect(changed.length).toBeLessThanOrEqual(1);
     expect(effects.map(fxOf)).toEqual(fx);
-    checkEffectDetails(undefined, state, effects);
+    checkEffectDetails(undefined, book, effects);
+    expect(reduceCall(undefined, ev)).toEqual({ state: changed[0], effects });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A call a previous run left live × every event.
+// ---------------------------------------------------------------------------------------------
+
+type LeftoverOutcome = 'verdict' | 'claim' | 'confirmation:reject' | 'confirmation:terminate' | 'settled';
+type LeftoverCell = '=' | LeftoverOutcome | readonly ['=' | LeftoverOutcome, ...Fx[]];
+
+function leftoverBook(...events: CallEvent[]): CallBook {
+  let book = emptyBook();
+  for (const ev of events) book = applyCallEvent(book, ev).book;
+  return book;
+}
+const LEFT_ROWS = {
+  'left.verdict': leftoverBook(leftover(T0, 'reject')), // rang when a previous run stopped: the verdict is out
+  'left.claim': leftoverBook(leftover(T0, 'terminate')), // was this agent's call: the claim is out
+  'left.ending': leftoverBook(leftover(T0, 'terminate'), claimResult(T0 + 100, 'won', LEFT_LOCAL)), // still its own: the terminate is out
+  'left.settled': leftoverBook(leftover(T0, 'terminate'), claimResult(T0 + 100, 'lost', LEFT_LOCAL)), // a colleague's: nothing owed
+} as const;
+type LeftRowKey = keyof typeof LEFT_ROWS;
+
+const leftoverOutcome = (left: Leftover): LeftoverOutcome =>
+  left.open === undefined ? 'settled' : left.open.waiting === 'confirmation' ? `confirmation:${left.open.owed}` : left.open.waiting;
+
+/** What is the same for every leftover: it is no call, so the agent's commands find none; and it never rings again. */
+const LEFTOVER_COMMON: Record<EventKey, LeftoverCell> = Object.fromEntries(EVENT_KEYS.map((key) => [key, '='])) as Record<EventKey, LeftoverCell>;
+Object.assign(LEFTOVER_COMMON, {
+  'local.dial': ['=', 'reply:invalid_state'], // its local id is taken
+  'local.answer': ['=', 'reply:not_found'],
+  'local.decline': ['=', 'reply:not_found'],
+  'local.hangup': ['=', 'reply:not_found'],
+  'local.hold': ['=', 'reply:not_found'],
+  'local.resume': ['=', 'reply:not_found'],
+});
+const LEFTOVER_EXPECTED: Record<LeftRowKey, Record<EventKey, LeftoverCell>> = {
+  'left.verdict': {
+    ...LEFTOVER_COMMON,
+    // The gateway ended it: nothing to reject any more.
+    'remote.terminated:COMPLETED': 'settled',
+    'remote.terminated:COMPLETED+duration': 'settled',
+    'remote.terminated:FAILED': 'settled',
+    'remote.claimed:theirs': '=', // the verdict will say so
+    'local.decline_result:last': ['confirmation:reject', 'end:reject'],
+    'local.decline_result:others': 'settled', // a colleague may still answer it
+    'local.decline_result:unknown': 'settled', // left to the gateway's own timeout
+  },
+  'left.claim': {
+    ...LEFTOVER_COMMON,
+    'remote.terminated:COMPLETED': 'settled',
+    'remote.terminated:COMPLETED+duration': 'settled',
+    'remote.terminated:FAILED': 'settled',
+    'remote.claimed:theirs': 'settled', // a colleague's call by now: leave it alone
+    'local.claim_result:won': ['confirmation:terminate', 'end:terminate'], // still this agent's: terminate it
+    'local.claim_result:lost': 'settled', // a colleague's: nothing owed
+    'local.claim_result:unknown': 'settled', // rather the gateway's timeout than a colleague's call
+  },
+  'left.ending': {
+    ...LEFTOVER_COMMON,
+    'remote.terminated:COMPLETED': 'settled',
+    'remote.terminated:COMPLETED+duration': 'settled',
+    'remote.terminated:FAILED': 'settled',
+    'local.end_result:done': 'settled',
+    'local.end_result:refused': 'settled',
+    'local.end_result:unreached': 'settled', // a leftover has had its last try
+  },
+  'left.settled': LEFTOVER_COMMON,
+};
+
+describe('applyCallEvent: a call a previous run left live', () => {
+  it('has rows with what each one stands for still open, and no call', () => {
+    expect(Object.fromEntries(Object.entries(LEFT_ROWS).map(([row, book]) => [row, book.leftovers[LEFT_ID]?.open]))).toEqual({
+      'left.verdict': { waiting: 'verdict', owed: 'reject' },
+      'left.claim': { waiting: 'claim', owed: 'terminate' },
+      'left.ending': { waiting: 'confirmation', owed: 'terminate' },
+      'left.settled': undefined,
+    });
+    for (const book of Object.values(LEFT_ROWS)) {
+      expect(book.calls).toEqual({});
+      expect(book.leftovers[LEFT_ID]).toMatchObject({ localId: LEFT_LOCAL, callId: LEFT_ID, since: T0 });
+    }
+  });
+
+  describe.each(Object.keys(LEFT_ROWS) as LeftRowKey[])('%s', (row) => {
+    it.each(EVENT_KEYS)('× %s', (key) => {
+      const book = LEFT_ROWS[row];
+      const before = book.leftovers[LEFT_ID]!;
+      const ev = tableEvents(LEFTOVER_IDS)[key];
+      const cell = LEFTOVER_EXPECTED[row][key];
+      const [expected, ...fx] = typeof cell === 'string' ? [cell] : cell;
+      const first = applyCallEvent(book, ev);
+      const after = first.book.leftovers[LEFT_ID]!;
+      expect(first.effects.map(fxOf)).toEqual(fx);
+      checkEffectDetails(undefined, first.book, first.effects);
+      // It never shows, never rings again, and never becomes a call.
+      expect(first.changed).toEqual([]);
+      expect(first.book.calls).toEqual({});
+      if (expected === '=') {
+        expect(first.book).toBe(book);
+      } else {
+        expect(after).not.toBe(before);
+        expect(leftoverOutcome(after)).toBe(expected);
+      }
+      const again = applyCallEvent(first.book, ev);
+      expect(again.book).toBe(first.book);
+      expect(again.effects.filter((e) => e.kind !== 'reply')).toEqual([]);
+    });
   });
 });
 
@@ -1134,7 +1185,7 @@ describe('reduceCall: what the transitions record', () => {
 
   it('opens a dialing call with the peer and no call id, and sends the initiate with the offer', () => {
     const { state, effects } = reduceCall(undefined, dial(T0, OUT_LOCAL, CALLEE, DIAL_REQUEST));
-    expect(state).toEqual({ phase: 'dialing', direction: 'outgoing', localId: OUT_LOCAL, peer: CALLEE, createdAt: T0, request: 'initiate', awaiting: DIAL_REQUEST });
+    expect(state).toEqual({ phase: 'dialing', direction: 'outgoing', localId: OUT_LOCAL, peer: CALLEE, createdAt: T0, open: { waiting: 'initiate', replyTo: DIAL_REQUEST } });
     expect(publicCall(state!)).toEqual({ phase: 'dialing', direction: 'outgoing', localId: OUT_LOCAL, peer: CALLEE, createdAt: T0 });
     // The Call command is answered once the gateway has placed the call, not now.
     expect(effects).toEqual([{ kind: 'initiate', localId: OUT_LOCAL, to: CALLEE.number, sdp: DIAL_OFFER_SDP }]);
@@ -1142,9 +1193,8 @@ describe('reduceCall: what the transitions record', () => {
 
   it('learns the call id on initiate_ok, dials for 60 s from then, claims it and answers the Call command', () => {
     const { state, effects } = runWithEffects([dial(T0, OUT_LOCAL, CALLEE, DIAL_REQUEST), initiateOk(T0 + 900)]);
-    expect(state).toMatchObject({ phase: 'calling', callId: OUT_ID, dialsUntil: T0 + 900 + DIAL_TIMEOUT_MS, createdAt: T0, claim: 'pending' });
-    expect(state).not.toHaveProperty('request');
-    expect(state).not.toHaveProperty('awaiting');
+    expect(state).toMatchObject({ phase: 'calling', callId: OUT_ID, dialsUntil: T0 + 900 + DIAL_TIMEOUT_MS, createdAt: T0 });
+    expect(state).not.toHaveProperty('open');
     expect(effects.slice(1)).toEqual([
       { kind: 'claim', localId: OUT_LOCAL, callId: OUT_ID },
       { kind: 'reply', requestId: DIAL_REQUEST, result: { ok: true, value: { localId: OUT_LOCAL, callId: OUT_ID } } },
@@ -1164,15 +1214,13 @@ describe('reduceCall: what the transitions record', () => {
     expect(inStates.active).toMatchObject({ phase: 'active', answeredAt: T0 + 3_000, connectedAt: T0 + 5_000 });
   });
 
-  it('goes active when media connects before the accept response, and the late accept_ok changes only what is open', () => {
+  it('goes active when media connects before the accept response, and the late accept_ok changes nothing', () => {
     const { state: active, effects } = runWithEffects([mediaConnected(T0 + 3_500)], inStates.accepting);
-    expect(active).toMatchObject({ phase: 'active', connectedAt: T0 + 3_500, request: 'accept' });
+    expect(active).toMatchObject({ phase: 'active', connectedAt: T0 + 3_500 });
+    expect(active).not.toHaveProperty('open');
     expect(effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: { ok: true, value: { localId: IN_LOCAL, callId: IN_ID } } }]);
-    const late = reduceCall(active, acceptOk(T0 + 3_600));
-    expect(publicCall(late.state!)).toEqual(publicCall(active));
-    expect(late.state).not.toHaveProperty('request');
-    expect(late.effects).toEqual([]);
-    expect(reduceCall(late.state, acceptOk(T0 + 3_600)).state).toBe(late.state);
+    expect(reduceCall(active, acceptOk(T0 + 3_600))).toEqual({ state: active, effects: [] });
+    expect(reduceCall(active, acceptOk(T0 + 3_600)).state).toBe(active);
   });
 
   it('measures talk time from media connect, rounded to whole seconds', () => {
@@ -1213,10 +1261,10 @@ describe('reduceCall: what the transitions record', () => {
       connectedAt: T0 + 5_000,
       durationSec: 30,
     };
-    expect(incomingEnded).toEqual({ ...shown, claim: 'won', owed: 'terminate' });
+    expect(incomingEnded).toEqual({ ...shown, open: { waiting: 'confirmation', owed: 'terminate' } });
     expect(publicCall(incomingEnded)).toEqual(shown);
     // Once the gateway confirms, nothing is owed.
-    expect(run([endResult(T0 + 35_300, 'done')], incomingEnded)).toEqual({ ...shown, claim: 'won' });
+    expect(run([endResult(T0 + 35_300, 'done')], incomingEnded)).toEqual(shown);
 
     const outgoingEnded = asEnded(run([hangup(T0 + 4_000, OUT_LOCAL)], outStates.remote_ringing));
     expect(outgoingEnded).toEqual({
@@ -1229,8 +1277,7 @@ describe('reduceCall: what the transitions record', () => {
       end: { kind: 'cancelled' },
       endedAt: T0 + 4_000,
       durationSec: 0,
-      claim: 'won',
-      owed: 'terminate',
+      open: { waiting: 'confirmation', owed: 'terminate' },
     });
     // Cancelled before the gateway gave it an id.
     expect(asEnded(run([hangup(T0 + 100, OUT_LOCAL)], outStates.dialing))).not.toHaveProperty('callId');
@@ -1321,31 +1368,35 @@ const fail = (code: ErrorCode, message: string) => ({ ok: false, error: { code, 
 describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
   it('Answer claims first and holds the answer; the accept carries it once the claim wins; the command is answered once the accept succeeds', () => {
     const claiming = runWithEffects([answer(T0 + 3_000, IN_LOCAL, 'rq-1')], inStates.ringing);
-    expect(claiming.state).toMatchObject({ phase: 'answering', claim: 'pending', localAnswer: ANSWER_SDP, awaiting: 'rq-1' });
+    expect(claiming.state).toEqual({ ...publicCall(claiming.state), open: { waiting: 'claim', answerSdp: ANSWER_SDP, replyTo: 'rq-1' } });
+    expect(claiming.state.phase).toBe('answering');
     expect(claiming.effects).toEqual([
       { kind: 'claim', localId: IN_LOCAL, callId: IN_ID },
       { kind: 'deadline', localId: IN_LOCAL, at: undefined },
     ]);
     const accepting = runWithEffects([claimResult(T0 + 3_100, 'won')], claiming.state);
-    expect(accepting.state).toMatchObject({ phase: 'answering', claim: 'won', request: 'accept', awaiting: 'rq-1' });
-    expect(accepting.state).not.toHaveProperty('localAnswer');
+    // The answer went out with the accept: it is not kept any more.
+    expect(accepting.state).toEqual({ ...publicCall(accepting.state), open: { waiting: 'accept', replyTo: 'rq-1' } });
+    expect(accepting.state.phase).toBe('answering');
     expect(accepting.effects).toEqual([{ kind: 'accept', localId: IN_LOCAL, callId: IN_ID, sdp: ANSWER_SDP }]);
     const connecting = runWithEffects([acceptOk(T0 + 3_400)], accepting.state);
-    expect(connecting.state).toMatchObject({ phase: 'connecting', claim: 'won' });
+    expect(connecting.state).toMatchObject({ phase: 'connecting' });
+    expect(connecting.state).not.toHaveProperty('open');
     expect(connecting.effects).toEqual([{ kind: 'reply', requestId: 'rq-1', result: { ok: true, value: { localId: IN_LOCAL, callId: IN_ID } } }]);
   });
 
   it('accepts when the relay could not say whose the call is, and never when the claim is lost', () => {
     expect(runWithEffects([claimResult(T0 + 3_100, 'unknown')], inStates.answering).effects.map((e) => e.kind)).toEqual(['accept']);
     const lost = runWithEffects([claimResult(T0 + 3_100, 'lost')], inStates.answering);
-    expect(lost.state).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, claim: 'lost' });
-    expect(lost.state).not.toHaveProperty('localAnswer');
+    expect(lost.state).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
+    expect(lost.state).not.toHaveProperty('open');
     expect(lost.effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('answered_elsewhere', 'Answered by another agent') }]);
   });
 
   it("ends an answering call on a colleague's claim only while no claim of its own has won and no accept is out", () => {
     const theirs = runWithEffects([claimed(T0 + 3_100, IN_ID, false)], inStates.answering);
-    expect(theirs.state).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, claim: 'lost' });
+    expect(theirs.state).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
+    expect(theirs.state).not.toHaveProperty('open');
     expect(theirs.effects.map((e) => e.kind)).toEqual(['reply']);
     // Its late claim result changes nothing, and sends no accept.
     expect(reduceCall(theirs.state, claimResult(T0 + 3_200, 'unknown'))).toEqual({ state: theirs.state, effects: [] });
@@ -1358,31 +1409,31 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
 
   it('hung up while the claim is out: the reject is owed at once but sent only when the claim shows the call is not a colleague’s', () => {
     const hungUp = runWithEffects([hangup(T0 + 3_050)], inStates.answering);
-    expect(hungUp.state).toMatchObject({ phase: 'ended', owed: 'reject', claim: 'pending' });
+    expect(hungUp.state).toMatchObject({ phase: 'ended', open: { waiting: 'claim', owed: 'reject' } });
     expect(hungUp.effects.filter((e) => e.kind === 'end')).toEqual([]);
     for (const outcome of ['won', 'unknown'] as const) {
       const sent = runWithEffects([claimResult(T0 + 3_100, outcome)], hungUp.state);
-      expect(sent.state).toMatchObject({ owed: 'reject', claim: outcome });
+      expect(sent.state).toMatchObject({ open: { waiting: 'confirmation', owed: 'reject' } });
       expect(sent.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
     }
     const lost = runWithEffects([claimResult(T0 + 3_100, 'lost')], hungUp.state);
-    expect(lost.state).not.toHaveProperty('owed');
+    expect(lost.state).not.toHaveProperty('open');
     expect(lost.effects).toEqual([]);
     // A colleague's claim announced first says the same.
     const announced = runWithEffects([claimed(T0 + 3_080, IN_ID, false)], hungUp.state);
-    expect(announced.state).not.toHaveProperty('owed');
+    expect(announced.state).not.toHaveProperty('open');
     expect(runWithEffects([claimResult(T0 + 3_100, 'lost')], announced.state).effects).toEqual([]);
     // ... and so does the gateway's own terminate.
     const over = run([terminated(T0 + 3_080)], hungUp.state);
-    expect(over).not.toHaveProperty('owed');
+    expect(over).not.toHaveProperty('open');
     expect(runWithEffects([claimResult(T0 + 3_100, 'won')], over).effects).toEqual([]);
   });
 
   it('a refused accept owes a reject (the call still rings there); one that timed out or was not reached owes a terminate', () => {
-    expect(runWithEffects([acceptFailed(T0 + 3_500)], inStates.accepting).state).toMatchObject({ owed: 'reject' });
-    expect(runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, ACCEPT_TIMEOUT)], inStates.accepting).state).toMatchObject({ owed: 'terminate' });
+    expect(runWithEffects([acceptFailed(T0 + 3_500)], inStates.accepting).state).toMatchObject({ open: { waiting: 'confirmation', owed: 'reject' } });
+    expect(runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, ACCEPT_TIMEOUT)], inStates.accepting).state).toMatchObject({ open: { waiting: 'confirmation', owed: 'terminate' } });
     const unreached = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { code: 'gateway_unreachable', message: 'ECONNRESET' })], inStates.accepting);
-    expect(unreached.state).toMatchObject({ owed: 'terminate', end: { kind: 'failed', code: 'gateway_unreachable' } });
+    expect(unreached.state).toMatchObject({ open: { owed: 'terminate' }, end: { kind: 'failed', code: 'gateway_unreachable' } });
     expect(unreached.effects).toEqual([
       { kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'terminate' },
       { kind: 'reply', requestId: ANSWER_REQUEST, result: fail('gateway_unreachable', 'ECONNRESET') },
@@ -1394,71 +1445,68 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
     for (const error of [notRinging, { ...notRinging, gatewayCode: 138002, detail: 'The call is no longer ringing' }]) {
       const refused = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, error)], inStates.accepting);
       expect(refused.state).toMatchObject({ end: { kind: 'failed' } });
-      expect(refused.state).not.toHaveProperty('owed');
+      expect(refused.state).not.toHaveProperty('open');
       expect(refused.effects.filter((e) => e.kind === 'end')).toEqual([]);
     }
     // The SDP named in the details (protocol.md: error 100 with error_data) is our answer refused: reject.
     const sdpInDetail = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { ...notRinging, detail: 'Invalid parameter {"details":"session.sdp: no a=fingerprint"}' })], inStates.accepting);
-    expect(sdpInDetail.state).toMatchObject({ owed: 'reject' });
+    expect(sdpInDetail.state).toMatchObject({ open: { owed: 'reject' } });
     // An error 100 that names no parameter is about the one an accept carries, our SDP: reject.
     const bare = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { ...notRinging, detail: 'bad fingerprint' })], inStates.accepting);
-    expect(bare.state).toMatchObject({ owed: 'reject' });
+    expect(bare.state).toMatchObject({ open: { owed: 'reject' } });
     // One that names the call id is about the call, whatever else it says.
     const callId = runWithEffects([acceptFailed(T0 + 3_500, IN_LOCAL, { code: 'gateway_error', message: '(#100) call_id: unknown call id', gatewayCode: 100, httpStatus: 400 })], inStates.accepting);
-    expect(callId.state).not.toHaveProperty('owed');
+    expect(callId.state).not.toHaveProperty('open');
   });
 
   it('a decline asks the relay; only the last of the team rejects, and not once the gateway has ended the call', () => {
     const declining = ROWS['in.declining'];
     const last = runWithEffects([declineResult(T0 + 4_100, true)], declining);
-    expect(last.state).toMatchObject({ owed: 'reject' });
-    expect(last.state).not.toHaveProperty('declineVerdict');
+    expect(last.state).toMatchObject({ open: { waiting: 'confirmation', owed: 'reject' } });
     expect(last.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
     for (const verdict of [false, undefined]) {
       const ringsOn = runWithEffects([declineResult(T0 + 4_100, verdict)], declining);
-      expect(ringsOn.state).not.toHaveProperty('owed');
+      expect(ringsOn.state).not.toHaveProperty('open');
       expect(ringsOn.effects).toEqual([]);
     }
     // The customer hung up while the verdict was out: a reject now would only be refused.
     const over = run([terminated(T0 + 4_050)], declining);
-    expect(over).not.toHaveProperty('declineVerdict');
+    expect(over).not.toHaveProperty('open');
     expect(runWithEffects([declineResult(T0 + 4_100, true)], over)).toEqual({ state: over, effects: [] });
   });
 
   it('a ring timeout or a hang-up of a ringing call asks for the same verdict as a decline', () => {
-    expect(run([deadline(T0 + 58_000)], inStates.ringing)).toMatchObject({ end: { kind: 'missed' }, declineVerdict: 'pending' });
-    expect(run([hangup(T0 + 5_000)], inStates.ringing)).toMatchObject({ end: { kind: 'declined' }, declineVerdict: 'pending' });
+    expect(run([deadline(T0 + 58_000)], inStates.ringing)).toMatchObject({ end: { kind: 'missed' }, open: { waiting: 'verdict' } });
+    expect(run([hangup(T0 + 5_000)], inStates.ringing)).toMatchObject({ end: { kind: 'declined' }, open: { waiting: 'verdict' } });
   });
 
   it('keeps an end the gateway did not confirm as owed, and forgets one it answered', () => {
     const hungUp = inStates.hungUp;
     expect(run([endResult(T0 + 35_500, 'unreached')], hungUp)).toBe(hungUp);
-    expect(run([endResult(T0 + 35_500, 'refused')], hungUp)).not.toHaveProperty('owed');
-    expect(run([endResult(T0 + 35_500, 'done')], hungUp)).not.toHaveProperty('owed');
+    expect(run([endResult(T0 + 35_500, 'refused')], hungUp)).not.toHaveProperty('open');
+    expect(run([endResult(T0 + 35_500, 'done')], hungUp)).not.toHaveProperty('open');
   });
 
   it('terminates a call hung up while its initiate was on its way, once the gateway names it; nothing when the initiate failed', () => {
     const cancelled = ROWS['out.cancelled'];
     const placed = runWithEffects([initiateOk(T0 + 900)], cancelled);
-    expect(placed.state).toMatchObject({ phase: 'ended', end: { kind: 'cancelled' }, callId: OUT_ID, owed: 'terminate' });
-    expect(placed.state).not.toHaveProperty('request');
+    expect(placed.state).toMatchObject({ phase: 'ended', end: { kind: 'cancelled' }, callId: OUT_ID, open: { waiting: 'confirmation', owed: 'terminate' } });
     expect(placed.effects).toEqual([{ kind: 'end', localId: OUT_LOCAL, callId: OUT_ID, action: 'terminate' }]);
     const failed = runWithEffects([initiateFailed(T0 + 900)], cancelled);
-    expect(failed.state).not.toHaveProperty('owed');
+    expect(failed.state).not.toHaveProperty('open');
     expect(failed.effects).toEqual([]);
   });
 
   it("sends an outgoing call's terminate once when it ends while its claim (for routing only) is out", () => {
     const claiming = run([dial(T0), initiateOk(T0 + 1_000)]);
-    expect(claiming).toMatchObject({ phase: 'calling', claim: 'pending' });
+    expect(claiming).toMatchObject({ phase: 'calling' });
     for (const ending of [hangup(T0 + 2_000, OUT_LOCAL), deadline(T0 + 61_000, OUT_LOCAL), mediaFailed(T0 + 2_000, OUT_LOCAL)]) {
       const ended = runWithEffects([ending], claiming);
       expect(ended.effects.filter((e) => e.kind === 'end')).toEqual([{ kind: 'end', localId: OUT_LOCAL, callId: OUT_ID, action: 'terminate' }]);
       for (const outcome of ['won', 'unknown', 'lost'] as const) {
-        const after = runWithEffects([claimResult(T0 + 62_000, outcome, OUT_LOCAL)], ended.state);
-        expect(after.effects).toEqual([]);
-        // Still owed until the gateway answers the terminate already on its way.
-        expect(after.state).toMatchObject({ owed: 'terminate', claim: outcome });
+        // The claim only routed its events: its answer changes nothing, the terminate is owed until the gateway answers it.
+        expect(reduceCall(ended.state, claimResult(T0 + 62_000, outcome, OUT_LOCAL))).toEqual({ state: ended.state, effects: [] });
+        expect(ended.state).toMatchObject({ open: { waiting: 'confirmation', owed: 'terminate' } });
       }
     }
   });
@@ -1479,14 +1527,19 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
   });
 
   it('a leftover is ended only if it is still this agent’s: terminate after its claim wins, reject after a last verdict', () => {
-    const { state: ringingLeft, effects: asked } = runWithEffects([leftover(T0, 'reject')]);
-    expect(asked).toEqual([{ kind: 'decline', localId: LEFT_LOCAL, callId: LEFT_ID }]);
-    expect(runWithEffects([declineResult(T0 + 100, true, LEFT_LOCAL)], ringingLeft).effects).toEqual([{ kind: 'end', localId: LEFT_LOCAL, callId: LEFT_ID, action: 'reject' }]);
-    const { state: ownLeft, effects: claiming } = runWithEffects([leftover(T0, 'terminate')]);
-    expect(claiming).toEqual([{ kind: 'claim', localId: LEFT_LOCAL, callId: LEFT_ID }]);
-    expect(runWithEffects([claimResult(T0 + 100, 'won', LEFT_LOCAL)], ownLeft).effects).toEqual([{ kind: 'end', localId: LEFT_LOCAL, callId: LEFT_ID, action: 'terminate' }]);
-    // Never shown, never in history: the public view is an ended call that only its bookkeeping names a leftover.
-    expect(ownLeft).toMatchObject({ leftover: true, phase: 'ended', end: { kind: 'failed', code: 'left_live' } });
+    const ringingLeft = applyCallEvent(emptyBook(), leftover(T0, 'reject'));
+    expect(ringingLeft.effects).toEqual([{ kind: 'decline', localId: LEFT_LOCAL, callId: LEFT_ID }]);
+    expect(applyCallEvent(ringingLeft.book, declineResult(T0 + 100, true, LEFT_LOCAL)).effects).toEqual([{ kind: 'end', localId: LEFT_LOCAL, callId: LEFT_ID, action: 'reject' }]);
+    const ownLeft = applyCallEvent(emptyBook(), leftover(T0, 'terminate'));
+    expect(ownLeft.effects).toEqual([{ kind: 'claim', localId: LEFT_LOCAL, callId: LEFT_ID }]);
+    expect(applyCallEvent(ownLeft.book, claimResult(T0 + 100, 'won', LEFT_LOCAL)).effects).toEqual([{ kind: 'end', localId: LEFT_LOCAL, callId: LEFT_ID, action: 'terminate' }]);
+    // Never shown, never in history: it is no call at all, only what the gateway is owed.
+    for (const { book, changed } of [ringingLeft, ownLeft]) {
+      expect(changed).toEqual([]);
+      expect(book.calls).toEqual({});
+      expect(liveCalls(book)).toEqual([]);
+    }
+    expect(ownLeft.book.leftovers).toEqual({ [LEFT_ID]: { localId: LEFT_LOCAL, callId: LEFT_ID, since: T0, open: { waiting: 'claim', owed: 'terminate' } } });
   });
 });
 
@@ -1499,11 +1552,12 @@ describe('deadlineOf, publicCall, isBusy and owedOnCrash', () => {
     for (const s of [outStates.dialing, inStates.answering, inStates.connecting, inStates.active, outStates.connecting, inStates.ended]) expect(deadlineOf(s)).toBeUndefined();
   });
 
-  it('publicCall drops the bookkeeping, and returns a call without any as it is', () => {
+  it('publicCall drops what is open, and returns a call with nothing open as it is', () => {
     for (const s of Object.values(ROWS)) {
       const shown = publicCall(s);
-      for (const key of ['claim', 'declineVerdict', 'request', 'localAnswer', 'awaiting', 'owed', 'leftover']) expect(shown).not.toHaveProperty(key);
-      expect({ ...s, ...shown }).toEqual(s);
+      expect(shown).not.toHaveProperty('open');
+      expect({ ...shown, ...(s.open !== undefined ? { open: s.open } : {}) }).toEqual(s);
+      if (s.open === undefined) expect(shown).toBe(s);
     }
     expect(publicCall(inStates.ringing)).toBe(inStates.ringing);
   });
@@ -1539,7 +1593,7 @@ describe('deadlineOf, publicCall, isBusy and owedOnCrash', () => {
 // ---------------------------------------------------------------------------------------------
 
 describe('reduceCall: ended calls are tombstones', () => {
-  const ended: Record<string, EndedCall> = {
+  const ended: Record<string, EndedRecord> = {
     ...endedCalls(),
     // Answered elsewhere as the claim race's loser learns it: its own claim answered 409.
     'incoming.answered_elsewhere.claim_lost': asEnded(run([claimResult(T0 + 3_100, 'lost')], inStates.answering)),
@@ -1551,13 +1605,7 @@ describe('reduceCall: ended calls are tombstones', () => {
   });
 
   it('has nothing left open on any of them', () => {
-    for (const call of Object.values(ended)) {
-      expect(call.owed).toBeUndefined();
-      expect(call.declineVerdict).toBeUndefined();
-      expect(call.request).toBeUndefined();
-      expect(call.awaiting).toBeUndefined();
-      expect(call.claim).not.toBe('pending');
-    }
+    for (const call of Object.values(ended)) expect(call).not.toHaveProperty('open');
   });
 
   describe.each(Object.keys(ended))('%s', (name) => {
@@ -1568,7 +1616,9 @@ describe('reduceCall: ended calls are tombstones', () => {
       const { state: next, effects } = reduceCall(call, ev);
       expect(next?.phase).toBe('ended');
       // Nothing is asked of anyone for an ended call with nothing open: at most a command is answered.
-      expect(effects.filter((e) => e.kind !== 'reply')).toEqual([]);
+      // (A connect with the id a call never got, its initiate having failed, is a call of its own.)
+      expect(effects.filter((e) => e.kind !== 'reply' && e.localId === call.localId)).toEqual([]);
+      if (call.callId !== undefined || key !== 'remote.incoming') expect(effects.filter((e) => e.kind !== 'reply')).toEqual([]);
       const refinesDuration = key === 'remote.terminated:COMPLETED+duration' && call.connectedAt !== undefined;
       const refinesRejection = key === 'remote.status:REJECTED' && call.end.kind === 'no_answer';
       if (refinesDuration) {
@@ -1610,8 +1660,8 @@ describe('reduceCall: ended calls are tombstones', () => {
 // The book: several calls, out-of-order and duplicate delivery.
 // ---------------------------------------------------------------------------------------------
 
-function applyAll(events: readonly CallEvent[], book: CallBook = emptyBook()): { book: CallBook; changed: CallState[]; effects: CallEffect[] } {
-  let acc = { book, changed: [] as CallState[], effects: [] as CallEffect[] };
+function applyAll(events: readonly CallEvent[], book: CallBook = emptyBook()): { book: CallBook; changed: CallRecord[]; effects: CallEffect[] } {
+  let acc = { book, changed: [] as CallRecord[], effects: [] as CallEffect[] };
   for (const ev of events) {
     const next = applyCallEvent(acc.book, ev);
     acc = { book: next.book, changed: [...acc.changed, ...next.changed], effects: [...acc.effects, ...next.effects] };
@@ -1692,8 +1742,8 @@ describe('applyCallEvent', () => {
       expect(late.changed.map(outcomeOf)).toEqual(['ended:missed']);
       expect(liveCalls(late.book)).toEqual([]);
       expect(late.book.pending).toEqual({});
-      // Its ring deadline is set and cancelled in the same delivery: none is left running.
-      expect(late.effects.filter((e) => e.kind === 'deadline').at(-1)).toEqual({ kind: 'deadline', localId: IN_LOCAL, at: undefined });
+      // Deadlines follow where the delivery leaves the call: an ended call has none, so none is ever set.
+      expect(late.effects).toEqual([]);
       // The same connect again, or after the ended call: nothing more happens.
       expect(applyCallEvent(late.book, incoming(T0 + 1_600)).changed).toEqual([]);
     });
@@ -1747,8 +1797,8 @@ describe('applyCallEvent', () => {
       expect(call).toMatchObject({ phase: 'connecting', callId: OUT_ID, answerSdp: ANSWER_SDP, answeredAt: T0 + 900 });
       expect(ok.book.pending).toEqual({});
       expect(ok.book.byCallId).toEqual({ [OUT_ID]: OUT_LOCAL });
-      // The dial deadline it started is cancelled by the replayed answer: none is left running.
-      expect(ok.effects.filter((e) => e.kind === 'deadline').at(-1)).toEqual({ kind: 'deadline', localId: OUT_LOCAL, at: undefined });
+      // The replayed answer leaves it connecting, which has no deadline: no dial deadline is ever set.
+      expect(ok.effects.filter((e) => e.kind === 'deadline')).toEqual([]);
       // Later events find the call by its id.
       expect(applyCallEvent(ok.book, mediaConnected(T0 + 1_200, OUT_LOCAL)).book.calls[OUT_LOCAL]?.phase).toBe('active');
     });
@@ -1786,7 +1836,7 @@ describe('applyCallEvent', () => {
       const ok = applyCallEvent(early.book, initiateOk(T0 + 900));
       expect(outcomeOf(ok.book.calls[OUT_LOCAL])).toBe('ended:cancelled');
       expect(ok.book.calls[OUT_LOCAL]).toMatchObject({ callId: OUT_ID });
-      expect(ok.book.calls[OUT_LOCAL]).not.toHaveProperty('owed');
+      expect(ok.book.calls[OUT_LOCAL]).not.toHaveProperty('open');
       expect(ok.effects).toEqual([]);
       expect(owedOnCrash(ok.book)).toEqual([]);
     });
@@ -1824,7 +1874,7 @@ describe('applyCallEvent', () => {
     const late = applyCallEvent(book, terminated(T0 + 36_000, { durationSec: 31 }));
     expect(late.changed).toHaveLength(1);
     expect(late.book.calls[IN_LOCAL]).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' }, durationSec: 31 });
-    expect(late.book.calls[IN_LOCAL]).not.toHaveProperty('owed');
+    expect(late.book.calls[IN_LOCAL]).not.toHaveProperty('open');
   });
 
   it('reports the changed calls oldest first, bookkeeping changes included', () => {
@@ -1867,10 +1917,14 @@ describe('pruneBook', () => {
     ]);
     const pruned = pruneBook(book, T0 + 10 * TOMBSTONE_TTL_MS);
     expect(Object.keys(pruned.calls)).toEqual([IN_LOCAL]);
-    expect(pruned.calls[IN_LOCAL]).toMatchObject({ owed: 'terminate' });
+    expect(pruned.calls[IN_LOCAL]).toMatchObject({ open: { waiting: 'confirmation', owed: 'terminate' } });
+    expect(pruned.leftovers).toEqual({});
     const soon = pruneBook(book, T0 + 8);
-    expect(soon.calls[LEFT_LOCAL]).toBeUndefined();
+    expect(soon.leftovers[LEFT_ID]).toBeUndefined();
     expect(soon.tombstones[LEFT_ID]).toBe(T0 + 6);
+    // A leftover still owed its end stays, however old.
+    const owedLeft = applyAll([leftover(T0, 'reject')]).book;
+    expect(pruneBook(owedLeft, T0 + 10 * TOMBSTONE_TTL_MS).leftovers[LEFT_ID]).toBe(owedLeft.leftovers[LEFT_ID]);
   });
 
   it('drops tombstones past their time', () => {
@@ -1970,11 +2024,11 @@ function checkIncomingRun(indices: number[], pool: (at: number) => CallEvent[]):
 }
 
 /** Whether `after` is `before` with at most the refinements an ended call allows: the gateway's talk time, a rejection. */
-function isRefinementOf(before: CallState, after: CallState): boolean {
+function isRefinementOf(before: CallRecord, after: CallRecord): boolean {
   if (before.phase !== 'ended' || after.phase !== 'ended') return false;
   const a = publicCall(before);
   const b = publicCall(after);
-  const norm = (c: CallState) => (c.phase === 'ended' ? { ...c, durationSec: 0, end: c.end.kind === 'rejected' ? { kind: 'no_answer' } : c.end } : c);
+  const norm = (c: ReturnType<typeof publicCall>) => (c.phase === 'ended' ? { ...c, durationSec: 0, end: c.end.kind === 'rejected' ? { kind: 'no_answer' } : c.end } : c);
   return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
 }
 
@@ -2012,7 +2066,7 @@ describe('properties', () => {
     );
   });
 
-  it('for any call state and any event, the reducer is idempotent and ended is absorbing', () => {
+  it('for any calls and any event, the reducer is idempotent and ended is absorbing', () => {
     const events = (at: number) => [
       ...Object.values(tableEvents(INCOMING_IDS)),
       ...Object.values(tableEvents(OUTGOING_IDS)),
@@ -2032,22 +2086,24 @@ describe('properties', () => {
     const size = events(0).length;
     fc.assert(
       fc.property(fc.array(fc.nat({ max: size - 1 }), { minLength: 1, maxLength: 30 }), (indices) => {
-        let call: CallState | undefined;
+        let book = emptyBook();
         indices.forEach((index, step) => {
           const ev = events(T0 + step * 1_000)[index]!;
-          const next = reduceCall(call, ev).state;
-          const again = reduceCall(next, ev);
-          expect(again.state).toBe(next);
+          const next = applyCallEvent(book, ev);
+          const again = applyCallEvent(next.book, ev);
+          expect(again.book).toBe(next.book);
           expect(again.effects.filter((e) => e.kind !== 'reply')).toEqual([]);
-          if (call?.phase === 'ended') {
-            expect(next?.phase).toBe('ended');
+          for (const [localId, call] of Object.entries(book.calls)) {
+            const after = next.book.calls[localId];
+            expect(after).toBeDefined();
+            if (call.phase !== 'ended' || after === undefined) continue;
+            expect(after.phase).toBe('ended');
             // What the agent sees of an ended call changes only by a refinement.
-            if (next !== undefined && JSON.stringify(publicCall(next)) !== JSON.stringify(publicCall(call))) {
-              expect(isRefinementOf(call, next) || (ev.type === 'local.initiate_ok' && call.callId === undefined)).toBe(true);
+            if (JSON.stringify(publicCall(after)) !== JSON.stringify(publicCall(call))) {
+              expect(isRefinementOf(call, after) || (ev.type === 'local.initiate_ok' && call.callId === undefined)).toBe(true);
             }
           }
-          if (call !== undefined) expect(next).toBeDefined();
-          call = next;
+          book = next.book;
         });
       }),
       { numRuns: 3_000 },

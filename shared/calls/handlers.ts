@@ -1,0 +1,555 @@
+// What each event does: one handler per event type, in one table the compiler checks for every
+// type. A handler gets the call (or the leftover) the book found for the event and returns one Step:
+// the call after it, what must happen, and the answer to its command. The steps several events
+// share — ending a call, owing the gateway an end, asking the relay for a decline verdict, taking a
+// call into hand — are the small functions after the table.
+//
+// protocol.md: duplicates happen, order is not guaranteed (a terminate can arrive before its
+// connect) and stale events arrive late. So every handler is idempotent: the same event again
+// changes nothing, an ended call is a tombstone that nothing revives, and connects older than
+// STALE_CONNECT_MS are dropped.
+import { assertNever, err, ok, type AppError, type Result } from '../result';
+import type { CallBook } from './book';
+import type { AnsweringOpen, CallRecord, EndedOpen, EndedRecord, Leftover, LiveRecord } from './record';
+import {
+  ANSWERED_ELSEWHERE_MESSAGE,
+  DIAL_TIMEOUT_MS,
+  heldMsOf,
+  incomingLocalId,
+  isBusy,
+  isHeld,
+  localErrorFrom,
+  MAX_BUSY_CALLS,
+  RING_TIMEOUT_MS,
+  STALE_CONNECT_MS,
+  type CallEffect,
+  type CallEvent,
+  type CallReply,
+  type EndedCall,
+  type EndReason,
+  type GatewayEnd,
+} from './types';
+
+/** What an event concerns, as the book found it: the call holding its id, or a leftover; neither when nobody holds it. */
+export interface On {
+  call?: CallRecord;
+  leftover?: Leftover;
+  /** All of the agent's calls: taking a call into hand looks at the others, a new call at what waited for its id. */
+  book: CallBook;
+}
+
+/** What one event does. Left out: unchanged (a call or leftover given back as it was is unchanged too). */
+export interface Step {
+  /** The call after the event, when the event opened or changed it. */
+  call?: CallRecord;
+  /** The leftover after the event, when the event took it over or changed it. */
+  leftover?: Leftover;
+  /** Calls put on hold first: taking another call into hand holds the one in hand, in the same step. */
+  held?: readonly CallRecord[];
+  /** Requests for the relay and the gateway, then the reply to the command the call was waiting on, in order. */
+  effects?: readonly CallEffect[];
+  /** The answer to the event's own command (Call, Answer, Decline, Hang up, Hold, Resume). */
+  reply?: Result<CallReply>;
+}
+
+export type Handler<E extends CallEvent> = (ev: E, on: On) => Step;
+
+const NOTHING: Step = {};
+
+export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { type: T }>> } = {
+  'remote.incoming': (ev, { call, leftover, book }) => {
+    // A connect again, or the connect of a call a previous run left live replayed: it never rings (again).
+    if (call !== undefined || leftover !== undefined) return NOTHING;
+    if (ev.at - ev.timestamp > STALE_CONNECT_MS) return NOTHING;
+    // A tombstone drops a late connect, except while the terminate that made it still waits for its
+    // call: then the call is opened and what waited is replayed at once (applyCallEvent), so it lands
+    // in the history as it would have in order (missed, answered elsewhere…) without ever ringing.
+    if (book.tombstones[ev.callId] !== undefined && book.pending[ev.callId] === undefined) return NOTHING;
+    const localId = incomingLocalId(ev.callId);
+    if (book.calls[localId] !== undefined) return NOTHING; // never over another call
+    return {
+      call: {
+        phase: 'ringing',
+        direction: 'incoming',
+        localId,
+        callId: ev.callId,
+        peer: ev.peer,
+        offerSdp: ev.offerSdp,
+        createdAt: ev.at,
+        // A gateway clock ahead of ours is not trusted.
+        ringsUntil: Math.min(ev.timestamp, ev.at) + RING_TIMEOUT_MS,
+        ...(ev.ctaPayload !== undefined ? { ctaPayload: ev.ctaPayload } : {}),
+      },
+    };
+  },
+
+  'remote.answered': (ev, { call }) => {
+    if (call?.phase !== 'calling' && call?.phase !== 'remote_ringing') return NOTHING;
+    return { call: { ...call, phase: 'connecting', answerSdp: ev.answerSdp, answeredAt: ev.at } };
+  },
+
+  'remote.status': (ev, { call }) => {
+    if (call?.direction !== 'outgoing') return NOTHING;
+    if (call.phase === 'ended') {
+      // protocol.md: "REJECTED is followed by a terminate", but order is not guaranteed; when the
+      // terminate came first the call looked unanswered. The customer's rejection is the truer record.
+      return ev.status === 'REJECTED' && call.end.kind === 'no_answer' ? { call: { ...call, end: { kind: 'rejected' } } } : NOTHING;
+    }
+    if (ev.status === 'REJECTED') {
+      return call.phase === 'calling' || call.phase === 'remote_ringing' || call.phase === 'dialing' ? endCall(call, { kind: 'rejected' }, ev.at) : NOTHING;
+    }
+    if (ev.status === 'RINGING' && call.phase === 'calling') return { call: { ...call, phase: 'remote_ringing' } };
+    return NOTHING; // ACCEPTED: media is never gated on it (protocol.md)
+  },
+
+  'remote.terminated': (ev, { call, leftover }) => {
+    // The gateway has ended the call: nothing is owed any more, and a decline verdict still out can
+    // no longer make it owed (a reject would only be refused).
+    if (leftover !== undefined) return leftover.open !== undefined ? { leftover: settled(leftover) } : NOTHING;
+    if (call === undefined) return NOTHING;
+    if (call.phase !== 'ended') {
+      const reason = terminateReason(call, ev);
+      // A colleague's talk time is not this agent's.
+      return endCall(call, reason, ev.at, reason.kind === 'answered_elsewhere' || ev.durationSec === undefined ? {} : { durationSec: ev.durationSec });
+    }
+    // A tombstone: nothing revives it. A late terminate may still tell the real duration.
+    const refines = ev.durationSec !== undefined && call.durationSec !== ev.durationSec && call.connectedAt !== undefined;
+    if (!refines && call.open === undefined) return NOTHING;
+    const over = withNothingOpen(call);
+    return { call: refines ? { ...over, durationSec: ev.durationSec ?? over.durationSec } : over };
+  },
+
+  'remote.claimed': (ev, { call, leftover }) => {
+    if (leftover !== undefined) {
+      // A colleague's call by now: leave it alone.
+      return ev.mine === false && leftover.open?.waiting === 'claim' ? { leftover: settled(leftover) } : NOTHING;
+    }
+    switch (call?.phase) {
+      case 'ringing':
+        // Whoever claimed it: the claim event carries no agent, and the claimant itself is already
+        // answering when its own claim comes back from the relay.
+        return endCall(call, { kind: 'answered_elsewhere' }, ev.at);
+      case 'answering':
+        // A colleague's claim while this agent is answering, with no claim of its own won and no accept
+        // out: a claim lost to a relay that answered too late (or not at all) still sends no accept.
+        return ev.mine === false && call.open.waiting === 'claim' ? endCall(call, { kind: 'answered_elsewhere' }, ev.at) : NOTHING;
+      case 'ended':
+        // Ended here while its claim was out: a colleague's call now, not this agent's to reject.
+        return ev.mine === false && call.open?.waiting === 'claim' ? { call: withNothingOpen(call) } : NOTHING;
+      default:
+        return NOTHING;
+    }
+  },
+
+  'local.dial': (ev, { call, leftover, book }) => {
+    if (call !== undefined || leftover !== undefined) return { reply: err('invalid_state', 'This call has already been placed') };
+    const taking = takeIntoHand(book, ev.localId, ev.at, 'dialing a new number', { counts: true });
+    if ('refusal' in taking) return { reply: taking.refusal };
+    return {
+      held: taking.held,
+      call: {
+        phase: 'dialing',
+        direction: 'outgoing',
+        localId: ev.localId,
+        peer: ev.peer,
+        createdAt: ev.at,
+        open: { waiting: 'initiate', ...replyTo(ev.requestId) },
+      },
+      effects: [{ kind: 'initiate', localId: ev.localId, to: ev.peer.number, sdp: ev.offerSdp }],
+    };
+  },
+
+  'local.initiate_ok': (ev, { call, book }) => {
+    if (call?.phase === 'dialing') {
+      const { open: _initiated, ...dialing } = call;
+      // The relay sends a claimed call's later events to its owner only (relay/README.md "Routing").
+      return proceed(call, { ...dialing, phase: 'calling', callId: ev.callId, dialsUntil: ev.at + DIAL_TIMEOUT_MS }, [
+        { kind: 'claim', localId: call.localId, callId: ev.callId },
+      ]);
+    }
+    if (call?.phase === 'ended' && call.open?.waiting === 'initiate') {
+      // Hung up while the initiate was on its way: the customer's phone rings now, so end it there too
+      // — unless the gateway's own terminate came first and waits for this id (applyCallEvent replays
+      // it next): then the call is over there already.
+      const named = { ...withNothingOpen(call), callId: ev.callId };
+      if (book.pending[ev.callId]?.some((e) => e.type === 'remote.terminated')) return { call: named };
+      const owed = owe(named.localId, ev.callId, 'terminate');
+      return { call: { ...named, open: owed.open }, effects: owed.effects };
+    }
+    return NOTHING;
+  },
+
+  'local.initiate_failed': (ev, { call }) => {
+    if (call?.phase === 'dialing') return endCall(call, { kind: 'failed', ...localErrorFrom(ev.error) }, ev.at, { error: ev.error });
+    // Hung up while it was on its way: no call was placed, nothing is left to end.
+    if (call?.phase === 'ended' && call.open?.waiting === 'initiate') return { call: withNothingOpen(call) };
+    return NOTHING;
+  },
+
+  'local.answer': (ev, { call, book }) => {
+    if (call === undefined) return { reply: noSuchCall(ev.localId) };
+    if (call.phase !== 'ringing') return { reply: notRinging(call, 'answered') };
+    const taking = takeIntoHand(book, call.localId, ev.at, 'answering this one', { counts: true });
+    if ('refusal' in taking) return { reply: taking.refusal };
+    // First claim wins (relay/README.md): no accept goes before this agent's claim is won, so the
+    // answer waits; the Answer command is answered once the call is this agent's and accepted.
+    return {
+      held: taking.held,
+      call: { ...call, phase: 'answering', answeredAt: ev.at, open: { waiting: 'claim', answerSdp: ev.answerSdp, ...replyTo(ev.requestId) } },
+      effects: [{ kind: 'claim', localId: call.localId, callId: call.callId }],
+    };
+  },
+
+  'local.claim_result': (ev, { call, leftover }) => {
+    if (leftover !== undefined) {
+      if (leftover.open?.waiting !== 'claim') return NOTHING;
+      // A leftover in progress is terminated only when claiming it again shows it is this agent's;
+      // when the relay cannot say, the gateway ends it by itself rather than risk a colleague's call.
+      if (ev.outcome !== 'won') return { leftover: settled(leftover) };
+      const owed = owe(leftover.localId, leftover.callId, leftover.open.owed);
+      return { leftover: { ...leftover, open: owed.open }, effects: owed.effects };
+    }
+    if (call?.phase === 'answering' && call.open.waiting === 'claim') {
+      if (ev.outcome === 'lost') return endCall(call, { kind: 'answered_elsewhere' }, ev.at);
+      // Won, or the relay could not say: a relay that is down must not keep a customer waiting.
+      const accepting: AnsweringOpen = { waiting: 'accept', ...replyTo(call.open.replyTo) };
+      return { call: { ...call, open: accepting }, effects: [{ kind: 'accept', localId: call.localId, callId: call.callId, sdp: call.open.answerSdp }] };
+    }
+    if (call?.phase === 'ended' && call.direction === 'incoming' && call.open?.waiting === 'claim') {
+      // Ended here while the claim was out: the gateway hears it only if the call is not a colleague's.
+      if (ev.outcome === 'lost') return { call: withNothingOpen(call) };
+      const owed = owe(call.localId, call.callId, call.open.owed);
+      return { call: { ...call, open: owed.open }, effects: owed.effects };
+    }
+    // An outgoing call's claim only routes its events (relay/README.md "Routing"): its outcome changes
+    // nothing here; its terminate, if it ended meanwhile, went out when it ended.
+    return NOTHING;
+  },
+
+  'local.accept_ok': (_ev, { call }) => {
+    if (call?.phase !== 'answering') return NOTHING;
+    const { open: _accepted, ...answering } = call;
+    return proceed(call, { ...answering, phase: 'connecting' });
+  },
+
+  'local.accept_failed': (ev, { call }) => {
+    // The gateway refused the answer: whatever media did, the call is over. Outgoing calls are never accepted.
+    if (call?.direction !== 'incoming' || (call.phase !== 'answering' && call.phase !== 'connecting' && call.phase !== 'active')) return NOTHING;
+    // After a timeout or a network error the accept may have landed: terminate covers both.
+    // A refusal of our answer itself (error 100 about our SDP, protocol.md) leaves the call
+    // ringing at the gateway: reject it. Any other refusal may mean it no longer rings — a
+    // colleague accepted it on a claim the relay never stored (a claim the relay cannot answer
+    // is accepted anyway) — and a reject must never reach a colleague's call: the gateway ends
+    // a call nobody accepted by itself.
+    const action: GatewayEnd | undefined =
+      ev.error.code === 'timeout' || ev.error.code === 'gateway_unreachable' ? 'terminate' : refusesOurAnswer(ev.error) ? 'reject' : undefined;
+    const owed = action !== undefined ? owe(call.localId, call.callId, action) : {};
+    return endCall(call, { kind: 'failed', ...localErrorFrom(ev.error) }, ev.at, { ...owed, error: ev.error });
+  },
+
+  'local.decline': (ev, { call }) => {
+    if (call === undefined) return { reply: noSuchCall(ev.localId) };
+    if (call.phase !== 'ringing') return { reply: notRinging(call, 'declined') };
+    // In a team the call rings on for colleagues: it stops here at once, and the gateway hears
+    // "reject" only when the relay says nobody else may still answer it.
+    return { ...endCall(call, { kind: 'declined' }, ev.at, askVerdict(call.localId, call.callId)), reply: ok({ localId: call.localId, callId: call.callId }) };
+  },
+
+  'local.decline_result': (ev, { call, leftover }) => {
+    // Rejecting blind could take the call from a colleague about to answer it; unanswered, it ends
+    // at the gateway's own timeout. Only the last of the team rejects.
+    if (leftover !== undefined) {
+      if (leftover.open?.waiting !== 'verdict') return NOTHING;
+      if (ev.last !== true) return { leftover: settled(leftover) };
+      const owed = owe(leftover.localId, leftover.callId, 'reject');
+      return { leftover: { ...leftover, open: owed.open }, effects: owed.effects };
+    }
+    if (call?.phase !== 'ended' || call.direction !== 'incoming' || call.open?.waiting !== 'verdict') return NOTHING;
+    if (ev.last !== true) return { call: withNothingOpen(call) };
+    const owed = owe(call.localId, call.callId, 'reject');
+    return { call: { ...call, open: owed.open }, effects: owed.effects };
+  },
+
+  'local.hangup': (ev, { call }) => {
+    if (call === undefined) return { reply: noSuchCall(ev.localId) };
+    // Hanging up twice is harmless, and sends nothing more.
+    const reply = ok({ localId: call.localId, callId: call.callId ?? '' });
+    if (call.phase === 'ended') return { reply };
+    return { ...letGo(call, hangUpReason(call), ev.at), reply };
+  },
+
+  'local.hold': (ev, { call }) => {
+    if (call === undefined) return { reply: noSuchCall(ev.localId) };
+    if (call.phase !== 'active') return { reply: err('invalid_state', `The call is ${call.phase}: only an active call can be held`) };
+    // Holding a held call is harmless.
+    const reply = ok({ localId: call.localId, callId: call.callId });
+    return call.heldSince === undefined ? { call: hold(call, ev.at), reply } : { reply };
+  },
+
+  'local.resume': (ev, { call, book }) => {
+    if (call === undefined) return { reply: noSuchCall(ev.localId) };
+    if (call.phase !== 'active') return { reply: err('invalid_state', `The call is ${call.phase}: only an active call can be resumed`) };
+    // Resuming a call in hand is harmless.
+    const reply = ok({ localId: call.localId, callId: call.callId });
+    const { heldSince, ...resumed } = call;
+    if (heldSince === undefined) return { reply };
+    // Swap: the call in hand goes on hold in the same step. Resuming adds no busy call: no cap to check.
+    const taking = takeIntoHand(book, call.localId, ev.at, 'resuming this one', { counts: false });
+    if ('refusal' in taking) return { reply: taking.refusal };
+    return { held: taking.held, call: { ...resumed, heldMs: (call.heldMs ?? 0) + Math.max(0, ev.at - heldSince) }, reply };
+  },
+
+  'local.media_connected': (ev, { call }) => {
+    if (call?.phase === 'connecting') return { call: { ...call, phase: 'active', connectedAt: ev.at } };
+    if (call?.phase !== 'answering') return NOTHING;
+    // Media may connect before the accept response returns: the gateway had the answer already.
+    const { open: _accepted, ...answering } = call;
+    return proceed(call, { ...answering, phase: 'active', connectedAt: ev.at });
+  },
+
+  'local.media_failed': (ev, { call }) => {
+    if (call === undefined || call.phase === 'ended') return NOTHING;
+    // Media broke before the call was answered (e.g. no microphone while dialing): it ends as a hang-up would.
+    const answered = call.phase === 'answering' || call.phase === 'connecting' || call.phase === 'active';
+    return letGo(call, answered ? { kind: 'failed', ...ev.error } : hangUpReason(call), ev.at);
+  },
+
+  'local.deadline': (ev, { call }) => {
+    // What the deadline means depends on the phase: ring timeout, or dial timeout.
+    if (call?.phase === 'ringing') return letGo(call, { kind: 'missed' }, ev.at); // rang out here: a colleague may still answer
+    if (call?.phase === 'calling' || call?.phase === 'remote_ringing') return letGo(call, { kind: 'no_answer' }, ev.at);
+    return NOTHING;
+  },
+
+  'local.end_result': (ev, { call, leftover }) => {
+    // Not reached: the gateway may still think the call is live; it stays owed (and in the
+    // crash-recovery file) for the next start. A leftover had its last try.
+    if (leftover !== undefined) return leftover.open?.waiting === 'confirmation' ? { leftover: settled(leftover) } : NOTHING;
+    if (call?.phase !== 'ended' || call.open?.waiting !== 'confirmation' || ev.outcome === 'unreached') return NOTHING;
+    return { call: withNothingOpen(call) };
+  },
+
+  'local.leftover': (ev, { call, leftover, book }) => {
+    if (call !== undefined || leftover !== undefined || book.byCallId[ev.callId] !== undefined || book.leftovers[ev.callId] !== undefined) return NOTHING;
+    const left: Leftover = { localId: ev.localId, callId: ev.callId, since: ev.at };
+    if (ev.action === 'reject') {
+      // It rang when the previous run stopped: the team decides, as for a decline.
+      const asked = askVerdict(ev.localId, ev.callId);
+      return { leftover: { ...left, open: { waiting: 'verdict', owed: 'reject' } }, effects: asked.effects };
+    }
+    // It was this agent's call: terminated once claiming it again shows it still is.
+    return { leftover: { ...left, open: { waiting: 'claim', owed: 'terminate' } }, effects: [{ kind: 'claim', localId: ev.localId, callId: ev.callId }] };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// The steps several events share.
+// ---------------------------------------------------------------------------------------------
+
+/** How an ended call leaves things with the relay and the gateway. */
+interface Ending {
+  /** The gateway's talk time, when it sent one. */
+  durationSec?: number;
+  /** What is still open with the relay or the gateway. */
+  open?: EndedOpen;
+  /** The requests that go with it. */
+  effects?: readonly CallEffect[];
+  /** The error that ended it, told to the command waiting on it (a refused accept or initiate). */
+  error?: AppError;
+}
+
+/**
+ * Ends a live call: the ended call (who, what, when, talk and hold time, what is still open) and its
+ * requests, then the reply to the command it was waiting on, if any (Answer, Call).
+ */
+function endCall(call: LiveRecord, reason: EndReason, at: number, ending: Ending = {}): Step {
+  const connectedAt = call.phase === 'active' ? call.connectedAt : undefined;
+  const measured = connectedAt !== undefined ? Math.max(0, Math.round((at - connectedAt) / 1000)) : 0;
+  const heldMs = heldMsOf(call, at);
+  const tail = {
+    phase: 'ended' as const,
+    end: reason,
+    endedAt: at,
+    durationSec: ending.durationSec ?? measured,
+    ...(connectedAt !== undefined ? { connectedAt } : {}),
+    ...(heldMs > 0 ? { heldSec: Math.round(heldMs / 1000) } : {}),
+  };
+  const base = {
+    localId: call.localId,
+    peer: call.peer,
+    createdAt: call.createdAt,
+    ...(call.callId !== undefined ? { callId: call.callId } : {}),
+    ...(call.ctaPayload !== undefined ? { ctaPayload: call.ctaPayload } : {}),
+  };
+  const shown: EndedCall =
+    call.direction === 'incoming'
+      ? { ...base, direction: 'incoming', callId: call.callId, offerSdp: call.offerSdp, ...tail }
+      : { ...base, direction: 'outgoing', ...tail };
+  const ended: EndedRecord = ending.open !== undefined ? { ...shown, open: ending.open } : shown;
+  return { call: ended, effects: [...(ending.effects ?? []), ...answerWaiting(call, endedReply(shown, ending.error))] };
+}
+
+/** A call leaves answering or dialing for the next phase: the command waiting on it (Answer, Call) is answered. */
+function proceed(call: LiveRecord, next: CallRecord, effects: readonly CallEffect[] = []): Step {
+  return { call: next, effects: [...effects, ...answerWaiting(call, ok({ localId: next.localId, callId: next.callId ?? '' }))] };
+}
+
+/** The reply to the command a call in answering or dialing was waiting on, now that it leaves that phase. */
+function answerWaiting(call: LiveRecord, result: Result<CallReply>): CallEffect[] {
+  if (call.phase !== 'answering' && call.phase !== 'dialing') return [];
+  return call.open.replyTo !== undefined ? [{ kind: 'reply', requestId: call.open.replyTo, result }] : [];
+}
+
+/** Owes the gateway a reject or terminate and sends it: owed until the gateway answers. */
+function owe(localId: string, callId: string, action: GatewayEnd): { open: { waiting: 'confirmation'; owed: GatewayEnd }; effects: CallEffect[] } {
+  return { open: { waiting: 'confirmation', owed: action }, effects: [{ kind: 'end', localId, callId, action }] };
+}
+
+/** Asks the relay whether anyone else may still answer a call that stops ringing here (may it be rejected?). */
+function askVerdict(localId: string, callId: string): { open: { waiting: 'verdict' }; effects: CallEffect[] } {
+  return { open: { waiting: 'verdict' }, effects: [{ kind: 'decline', localId, callId }] };
+}
+
+/** The agent lets a live call go (hang-up, media failure, its deadline): what the relay and the gateway must hear of it. */
+function letGo(call: LiveRecord, reason: EndReason, at: number): Step {
+  switch (call.phase) {
+    case 'ringing':
+      // Declined or missed here: the team decides (see local.decline).
+      return endCall(call, reason, at, askVerdict(call.localId, call.callId));
+    case 'answering':
+      // Ended while the claim was out: no accept will go, so the call still rings at the gateway
+      // and is rejected — once the claim shows it is not a colleague's.
+      if (call.open.waiting === 'claim') return endCall(call, reason, at, { open: { waiting: 'claim', owed: 'reject' } });
+      return endCall(call, reason, at, owe(call.localId, call.callId, 'terminate'));
+    case 'dialing':
+      // No id yet: the initiate response names the call, and ends it then.
+      return endCall(call, reason, at, { open: { waiting: 'initiate' } });
+    case 'calling':
+    case 'remote_ringing':
+    case 'connecting':
+    case 'active':
+      return endCall(call, reason, at, owe(call.localId, call.callId, 'terminate'));
+    default:
+      return assertNever(call, 'call');
+  }
+}
+
+/**
+ * Two busy calls at most, one of them in hand: a call taken into hand (answered, dialed, resumed)
+ * holds the one in hand first, in the same step; one that cannot be held yet (still connecting)
+ * refuses it. `counts`: the call taken adds a busy call (not so a resumed one).
+ */
+function takeIntoHand(book: CallBook, localId: string, at: number, doing: string, { counts }: { counts: boolean }): { held: CallRecord[] } | { refusal: Result<never> } {
+  const others = Object.values(book.calls).filter((c) => c.localId !== localId && isBusy(c));
+  if (counts && others.length >= MAX_BUSY_CALLS) return { refusal: err('invalid_state', `Two calls are in progress: hang up one before ${doing}`) };
+  const held: CallRecord[] = [];
+  for (const other of others) {
+    if (isHeld(other)) continue;
+    if (other.phase !== 'active') return { refusal: err('invalid_state', `Another call is in progress and cannot be held until it is connected: hang up before ${doing}`) };
+    held.push(hold(other, at));
+  }
+  return { held };
+}
+
+function hold(call: Extract<CallRecord, { phase: 'active' }>, at: number): CallRecord {
+  return { ...call, heldSince: at };
+}
+
+/** Why a call the agent hangs up ends: declined while it rang, cancelled before the customer answered, completed after. */
+function hangUpReason(call: LiveRecord): EndReason {
+  switch (call.phase) {
+    case 'ringing':
+      return { kind: 'declined' };
+    case 'dialing':
+    case 'calling':
+    case 'remote_ringing':
+      return { kind: 'cancelled' };
+    case 'answering':
+    case 'connecting':
+    case 'active':
+      return { kind: 'completed', by: 'agent' };
+    default:
+      return assertNever(call, 'call');
+  }
+}
+
+function terminateReason(call: LiveRecord, ev: Extract<CallEvent, { type: 'remote.terminated' }>): EndReason {
+  const first = ev.errors?.[0];
+  if (ev.status === 'FAILED' || first) {
+    return { kind: 'failed', code: first ? String(first.code) : 'FAILED', message: first?.message ?? 'The call failed' };
+  }
+  // protocol.md: a terminate carries a duration only when the call was answered. A call that was
+  // still ringing here but talked for a while was taken by someone else (a colleague whose claim
+  // never reached us, another device), not missed. One this agent was answering was answered by
+  // this agent's accept, whose response had not come back yet. An outgoing one was answered
+  // although its connect was lost or overtaken.
+  const answered = ev.durationSec !== undefined && ev.durationSec > 0;
+  switch (call.phase) {
+    case 'ringing':
+      return answered ? { kind: 'answered_elsewhere' } : { kind: 'missed' };
+    case 'answering':
+      // Only an accept this agent sent can have answered it: while the claim is still out none has
+      // gone, so the talk time is a colleague's (whose claim won first).
+      if (!answered) return { kind: 'missed' };
+      return call.open.waiting === 'accept' ? { kind: 'completed', by: 'customer' } : { kind: 'answered_elsewhere' };
+    case 'dialing':
+    case 'calling':
+    case 'remote_ringing':
+      return answered ? { kind: 'completed', by: 'customer' } : { kind: 'no_answer' };
+    case 'connecting':
+    case 'active':
+      return { kind: 'completed', by: 'customer' };
+    default:
+      return assertNever(call, 'call');
+  }
+}
+
+/**
+ * The gateway refused the SDP answer we sent. Error 100 on accept is an invalid parameter, and the
+ * parameter an accept carries is our SDP (protocol.md: "SDP details in error_data"), so 100 is our
+ * answer refused — unless the words name the call itself (its call_id, or a call no longer or
+ * already in some state): then it may be a colleague's call now.
+ */
+function refusesOurAnswer(error: AppError): boolean {
+  if (error.gatewayCode !== 100) return false;
+  const words = `${error.message} ${error.detail ?? ''}`;
+  if (/\bsdp\b/i.test(words)) return true;
+  return !/\bcall_id\b|\bthis call\b|\balready\b|\bno longer\b/i.test(words);
+}
+
+/** Why a call ended before the command waiting for it (Answer, Call) could be answered. */
+function endedReply(call: EndedCall, error: AppError | undefined): Result<never> {
+  if (error !== undefined) return { ok: false, error };
+  switch (call.end.kind) {
+    case 'answered_elsewhere':
+      return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE);
+    case 'failed':
+      return err(call.end.code === 'media_failed' ? 'media_failed' : 'invalid_state', call.end.message);
+    case 'cancelled':
+      return err('invalid_state', 'The call was hung up before the gateway placed it; it has been ended');
+    default:
+      return err('invalid_state', call.direction === 'incoming' ? 'The call ended while it was being answered' : 'The call ended before it was placed');
+  }
+}
+
+const noSuchCall = (localId: string): Result<never> => err('not_found', `There is no call ${localId}`);
+
+function notRinging(call: CallRecord, verb: 'answered' | 'declined'): Result<never> {
+  if (call.phase === 'ended' && call.end.kind === 'answered_elsewhere') return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE);
+  return err('invalid_state', `The call is ${call.phase}: only a ringing call can be ${verb}`);
+}
+
+const replyTo = (requestId: string | undefined): { replyTo?: string } => (requestId !== undefined ? { replyTo: requestId } : {});
+
+/** An ended call with nothing open any more. */
+function withNothingOpen(call: EndedRecord): EndedRecord {
+  if (call.open === undefined) return call;
+  const { open: _settled, ...rest } = call;
+  return rest;
+}
+
+/** A leftover with nothing owed any more: dropped at the next prune, its tombstone kept. */
+function settled(leftover: Leftover): Leftover {
+  const { open: _settled, ...rest } = leftover;
+  return rest;
+}

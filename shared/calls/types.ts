@@ -1,0 +1,213 @@
+// A call as every process sees it, the events that happen to it and the effects they ask for. What
+// only the main process keeps beside a call (its claim, the request under way, what the gateway is
+// still owed) is in record.ts.
+import type { CallErrorInfo } from '../events';
+import type { AppError, Result } from '../result';
+
+export const RING_TIMEOUT_MS = 60_000;
+export const DIAL_TIMEOUT_MS = 60_000;
+export const STALE_CONNECT_MS = 60_000;
+/** How long an event for an unknown call id waits for an initiate response that may carry it. */
+export const PENDING_TTL_MS = 60_000;
+/** How long ended calls and tombstones are kept. */
+export const TOMBSTONE_TTL_MS = 60 * 60_000;
+
+export type Direction = 'incoming' | 'outgoing';
+
+export type EndReason =
+  | { kind: 'completed'; by: 'agent' | 'customer' }
+  | { kind: 'declined' } // the agent declined an incoming call
+  | { kind: 'missed' } // an incoming call nobody answered (timeout, or the customer gave up)
+  | { kind: 'cancelled' } // the agent hung up an outgoing call before it was answered
+  | { kind: 'no_answer' } // an outgoing call the customer did not answer
+  | { kind: 'rejected' } // the customer rejected an outgoing call
+  | { kind: 'failed'; code: string; message: string } // gateway code (e.g. "138006") or a local one
+  | { kind: 'answered_elsewhere' };
+export type EndKind = EndReason['kind'];
+
+export interface Peer {
+  /** Digits with country code (gateway form); absent when only a business-scoped user id is known. */
+  number?: string;
+  userId?: string;
+  name?: string;
+}
+
+/** How this agent's claim on the relay came out: pending until the relay answers; unknown when it could not be asked. */
+export type ClaimState = 'pending' | 'won' | 'lost' | 'unknown';
+/** What the gateway hears when this agent ends a call: reject for one never accepted, terminate otherwise. */
+export type GatewayEnd = 'reject' | 'terminate';
+
+interface CallCommon {
+  /** Stable id in this app: `in:<callId>` for incoming calls, generated for outgoing ones. */
+  localId: string;
+  callId?: string;
+  peer: Peer;
+  createdAt: number;
+  ctaPayload?: string;
+}
+interface IncomingCommon extends CallCommon {
+  direction: 'incoming';
+  callId: string;
+  offerSdp: string;
+}
+interface OutgoingCommon extends CallCommon {
+  direction: 'outgoing';
+}
+
+/** A call as the window, the history and every other process see it. */
+export type CallState =
+  | (IncomingCommon & { phase: 'ringing'; ringsUntil: number })
+  | (IncomingCommon & { phase: 'answering'; answeredAt: number })
+  | (OutgoingCommon & { phase: 'dialing' })
+  | (OutgoingCommon & { phase: 'calling'; callId: string; dialsUntil: number })
+  | (OutgoingCommon & { phase: 'remote_ringing'; callId: string; dialsUntil: number })
+  | ((IncomingCommon | (OutgoingCommon & { callId: string; answerSdp: string })) & { phase: 'connecting'; answeredAt: number })
+  | ((IncomingCommon | (OutgoingCommon & { callId: string; answerSdp: string })) & {
+      phase: 'active';
+      answeredAt: number;
+      connectedAt: number;
+      /** On hold since then (unix ms): the customer hears the hold music, the agent does not hear the customer. */
+      heldSince?: number;
+      /** Time on hold before the current hold, in ms (a call can be held and resumed many times). */
+      heldMs?: number;
+    })
+  | ((IncomingCommon | OutgoingCommon) & {
+      phase: 'ended';
+      end: EndReason;
+      endedAt: number;
+      connectedAt?: number;
+      /** Talk time in seconds: the gateway's duration when it sent one, else measured here. */
+      durationSec: number;
+      /** Time the call spent on hold, in seconds, when it was held at all. */
+      heldSec?: number;
+    });
+export type CallPhase = CallState['phase'];
+export type EndedCall = Extract<CallState, { phase: 'ended' }>;
+
+export const LIVE_PHASES: ReadonlySet<CallPhase> = new Set(['ringing', 'answering', 'dialing', 'calling', 'remote_ringing', 'connecting', 'active']);
+export const isLive = (c: Pick<CallState, 'phase'>): boolean => c.phase !== 'ended';
+
+/**
+ * The one definition of a busy call: the agent is placing, answering or on it. Presence is
+ * "on_call" while one exists; a second call cannot be placed or answered; its customer is the
+ * contact in view.
+ */
+export const BUSY_PHASES: ReadonlySet<CallPhase> = new Set(['dialing', 'calling', 'remote_ringing', 'answering', 'connecting', 'active']);
+export const isBusy = (c: Pick<CallState, 'phase'>): boolean => BUSY_PHASES.has(c.phase);
+/** An active call on hold. */
+export const isHeld = (c: CallState | undefined): boolean => c?.phase === 'active' && c.heldSince !== undefined;
+/** At most this many busy calls at once: one on hold and one in hand. */
+export const MAX_BUSY_CALLS = 2;
+/** The calls that keep the agent busy. */
+export const busyCalls = <C extends CallState>(calls: Iterable<C>): C[] => [...calls].filter(isBusy);
+/**
+ * Whether a further call can be taken now beside these (the agent's calls): fewer than two busy, and
+ * every busy one connected, so that the one in hand can go on hold. Presence and the window ask it;
+ * the reducer decides by the same rule (takeIntoHand in handlers.ts).
+ */
+export function canTakeAnother(calls: Iterable<CallState>): boolean {
+  const busy = busyCalls(calls);
+  return busy.length < MAX_BUSY_CALLS && busy.every((c) => c.phase === 'active');
+}
+/** How long an active call has been on hold in all, at `now`, in ms. */
+export function heldMsOf(call: CallState, now: number): number {
+  if (call.phase === 'ended') return (call.heldSec ?? 0) * 1000;
+  if (call.phase !== 'active') return 0;
+  return (call.heldMs ?? 0) + (call.heldSince !== undefined ? Math.max(0, now - call.heldSince) : 0);
+}
+export const hasBusyCall = (calls: Iterable<Pick<CallState, 'phase'>>): boolean => {
+  for (const call of calls) if (isBusy(call)) return true;
+  return false;
+};
+
+export const ANSWERED_ELSEWHERE_MESSAGE = 'Answered by another agent';
+
+export interface LocalError {
+  code: string;
+  message: string;
+}
+
+/** The failure code kept on an ended call: the gateway's number when there is one (e.g. "138006"). */
+export const localErrorFrom = (error: AppError): LocalError => ({
+  code: error.gatewayCode !== undefined ? String(error.gatewayCode) : error.code,
+  message: error.message,
+});
+
+export const incomingLocalId = (callId: string): string => `in:${callId}`;
+
+/** Everything that can happen to a call. `at` is the local clock (unix ms) when it was applied. */
+export type CallEvent =
+  // from the relay
+  | { type: 'remote.incoming'; at: number; callId: string; peer: Peer; offerSdp: string; timestamp: number; ctaPayload?: string }
+  | { type: 'remote.answered'; at: number; callId: string; answerSdp: string; timestamp: number }
+  | { type: 'remote.status'; at: number; callId: string; status: 'RINGING' | 'ACCEPTED' | 'REJECTED'; timestamp: number }
+  | {
+      type: 'remote.terminated';
+      at: number;
+      callId: string;
+      status: 'COMPLETED' | 'FAILED';
+      timestamp: number;
+      durationSec?: number;
+      errors?: CallErrorInfo[];
+    }
+  /** An agent's claim won on the relay; `mine` is unknown while this agent's own id is. */
+  | { type: 'remote.claimed'; at: number; callId: string; mine?: boolean }
+  // the agent's commands; `requestId` names the command that waits for the reply
+  /** Call a number: the peer always has the digits the initiate goes to. */
+  | { type: 'local.dial'; at: number; localId: string; peer: Peer & { number: string }; offerSdp: string; requestId?: string }
+  | { type: 'local.answer'; at: number; localId: string; answerSdp: string; requestId?: string }
+  | { type: 'local.decline'; at: number; localId: string; requestId?: string }
+  | { type: 'local.hangup'; at: number; localId: string; requestId?: string }
+  /** Hold: the customer hears music; Resume: back to the microphone. Only an active call. */
+  | { type: 'local.hold'; at: number; localId: string; requestId?: string }
+  | { type: 'local.resume'; at: number; localId: string; requestId?: string }
+  // outcomes of effects
+  | { type: 'local.initiate_ok'; at: number; localId: string; callId: string }
+  | { type: 'local.initiate_failed'; at: number; localId: string; error: AppError }
+  | { type: 'local.claim_result'; at: number; localId: string; outcome: Exclude<ClaimState, 'pending'> }
+  /** The relay's decline verdict: `last` when nobody else may still answer; undefined when it could not say. */
+  | { type: 'local.decline_result'; at: number; localId: string; last: boolean | undefined }
+  | { type: 'local.accept_ok'; at: number; localId: string }
+  | { type: 'local.accept_failed'; at: number; localId: string; error: AppError }
+  /** The gateway's answer to a reject or terminate: done, refused (the call was over there), or not reached. */
+  | { type: 'local.end_result'; at: number; localId: string; outcome: 'done' | 'refused' | 'unreached' }
+  /** A deadline the reducer set has come (what it means depends on the phase: ring, dial or offer timeout). */
+  | { type: 'local.deadline'; at: number; localId: string }
+  // media facts from the renderer
+  | { type: 'local.media_connected'; at: number; localId: string }
+  | { type: 'local.media_failed'; at: number; localId: string; error: LocalError }
+  /** Recovery: a call a previous run left live (the crash-recovery file), still owed its reject or terminate. */
+  | { type: 'local.leftover'; at: number; localId: string; callId: string; action: GatewayEnd };
+
+export type RemoteCallEvent = Extract<CallEvent, { callId: string; type: `remote.${string}` }>;
+export type LocalCallEvent = Exclude<CallEvent, RemoteCallEvent>;
+
+/**
+ * What the coordinator must do; it feeds each outcome back as the event named beside it.
+ *
+ * There is no media instruction among them, on purpose: media is level-triggered. The window's media
+ * engine follows the call main pushes (its phase, `heldSince`, `answerSdp`), so the snapshot a window
+ * reads after reconnecting leads to the same media as the pushes it missed would have; an instruction
+ * sent once would be lost with them.
+ */
+export type CallEffect =
+  /** POST the relay's claim → local.claim_result. */
+  | { kind: 'claim'; localId: string; callId: string }
+  /** POST the relay's decline → local.decline_result. */
+  | { kind: 'decline'; localId: string; callId: string }
+  /** POST accept with the answer → local.accept_ok / local.accept_failed. Never retried (protocol.md). */
+  | { kind: 'accept'; localId: string; callId: string; sdp: string }
+  /** POST initiate with the offer → local.initiate_ok / local.initiate_failed. Never retried: it would ring twice. */
+  | { kind: 'initiate'; localId: string; to: string; sdp: string }
+  /** POST reject or terminate → local.end_result. After any accept or initiate of the same call. */
+  | { kind: 'end'; localId: string; callId: string; action: GatewayEnd }
+  /** Set (or, with `at` undefined, cancel) the call's one deadline → local.deadline. */
+  | { kind: 'deadline'; localId: string; at: number | undefined }
+  /** Answer the command that waits: Answer once the call is this agent's and accepted, Call once initiated. */
+  | { kind: 'reply'; requestId: string; result: Result<CallReply> };
+
+/** A command's reply: the call it concerns, with the gateway's id. */
+export interface CallReply {
+  localId: string;
+  callId: string;
+}
