@@ -5,8 +5,6 @@
 // outcome back as an event. Beside that it pushes changed calls, records history, and writes the
 // crash-recovery file, which is derived from the calls it holds.
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
-import { z } from 'zod';
 import {
   applyCallEvent,
   emptyBook,
@@ -31,7 +29,8 @@ import { createLogger, type Logger } from '../../shared/log';
 import { checkPhoneNumber, isCallerNumber, unverifiedNumberText } from '../../shared/phone';
 import { assertNever, err, errorText, ok, type Result } from '../../shared/result';
 import type { CallControl } from './gateway-client';
-import { CoalescingWriter, readJsonFile, setAsideCorruptFile, writeFileAtomic } from './json-file';
+import { LiveCallsFile } from './live-calls-file';
+import { callEventOf } from './relay-call-events';
 import type { CallClaims } from './relay-client';
 
 export interface CoordinatorTimers {
@@ -77,12 +76,6 @@ export interface CallCoordinatorOptions {
 
 export type CallChangedListener = (call: CallState) => void;
 
-const LIVE_CALLS_FILE = 'live-calls.json';
-const liveCallsFileSchema = z.object({
-  version: z.literal(1),
-  calls: z.array(z.object({ callId: z.string().min(1), action: z.enum(['terminate', 'reject']), gatewayUrl: z.string() })),
-});
-
 const leftoverLocalId = (callId: string): string => `left:${callId}`;
 
 export class CallCoordinator {
@@ -90,7 +83,6 @@ export class CallCoordinator {
   private readonly gateway: CallControl;
   private readonly claims: CallClaims;
   private readonly nameFor: ((number: string) => string | undefined) | undefined;
-  private readonly gatewayUrl: string;
   private readonly history: CallCoordinatorOptions['history'];
   private defaultCountry: string | undefined;
   private readonly now: () => number;
@@ -99,7 +91,6 @@ export class CallCoordinator {
   private readonly log: Logger;
   private readonly pruneIntervalMs: number;
   private readonly shutdownTimeoutMs: number;
-  private readonly livePath: string;
 
   private readonly listeners = new Set<CallChangedListener>();
   /** The timer of each call's one deadline (the reducer sets and cancels them). */
@@ -110,15 +101,13 @@ export class CallCoordinator {
   private readonly replies = new Map<string, (result: Result<CallReply>) => void>();
   /** Every request under way, so that shutdown and whenIdle can wait for them. */
   private readonly work = new Set<Promise<unknown>>();
-  private readonly liveWriter: CoalescingWriter;
-  private liveFileText: string | undefined;
+  private readonly liveFile: LiveCallsFile;
   private pruneTimer: unknown;
   private stopped = false;
 
   constructor(options: CallCoordinatorOptions) {
     this.gateway = options.gateway;
     this.claims = options.claims;
-    this.gatewayUrl = options.gatewayUrl;
     this.history = options.history;
     this.defaultCountry = options.defaultCountry;
     this.nameFor = options.nameFor;
@@ -128,11 +117,7 @@ export class CallCoordinator {
     this.log = options.logger ?? createLogger('calls');
     this.pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 3_000;
-    this.livePath = join(options.dataDir, LIVE_CALLS_FILE);
-    this.liveWriter = new CoalescingWriter(
-      () => writeFileIfSet(this.livePath, this.liveFileText),
-      (e) => this.log.error('could not save the live calls', { error: e }),
-    );
+    this.liveFile = new LiveCallsFile(options.dataDir, options.gatewayUrl, this.log);
   }
 
   /**
@@ -141,21 +126,9 @@ export class CallCoordinator {
    * in a team it may be a colleague's by now — and ended in the background.
    */
   async start(): Promise<void> {
-    const read = await readJsonFile(this.livePath);
-    if (read.kind !== 'missing') {
-      const parsed = read.kind === 'json' ? liveCallsFileSchema.safeParse(read.value) : undefined;
-      if (parsed?.success) {
-        for (const record of parsed.data.calls) {
-          if (record.gatewayUrl !== this.gatewayUrl) {
-            this.log.warn('a call left live by a previous run belongs to another gateway; it cannot be ended from here', { callId: record.callId });
-            continue;
-          }
-          this.log.info('a call left live by a previous run', { callId: record.callId, action: record.action });
-          this.dispatch({ type: 'local.leftover', at: this.now(), localId: leftoverLocalId(record.callId), callId: record.callId, action: record.action });
-        }
-      } else {
-        this.log.warn('live calls file unreadable; kept aside', { keptAs: await setAsideCorruptFile(this.livePath, this.now()) });
-      }
+    for (const { callId, action } of await this.liveFile.leftovers(this.now())) {
+      this.log.info('a call left live by a previous run', { callId, action });
+      this.dispatch({ type: 'local.leftover', at: this.now(), localId: leftoverLocalId(callId), callId, action });
     }
     this.persistLive();
     this.schedulePrune();
@@ -185,7 +158,7 @@ export class CallCoordinator {
 
   applyRelayEvent(envelope: RelayEnvelope): void {
     if (this.stopped) return;
-    const ev = this.toCallEvent(envelope);
+    const ev = callEventOf(envelope, this.now(), this.claims.agentId);
     if (ev) this.dispatch(ev);
   }
 
@@ -310,7 +283,7 @@ export class CallCoordinator {
     for (const resolve of this.replies.values()) resolve(this.stoppedError());
     this.replies.clear();
     this.listeners.clear();
-    await this.liveWriter.flush();
+    await this.liveFile.flush();
   }
 
   /** Resolves when no request is under way and live-calls.json is written. */
@@ -321,7 +294,7 @@ export class CallCoordinator {
 
   /** Resolves when live-calls.json holds what the gateway is owed now, requests still under way or not. */
   whenSaved(): Promise<void> {
-    return this.liveWriter.flush();
+    return this.liveFile.flush();
   }
 
   private async settle(): Promise<void> {
@@ -476,52 +449,6 @@ export class CallCoordinator {
     void op.finally(() => this.work.delete(op)).catch(() => undefined);
   }
 
-  private toCallEvent(envelope: RelayEnvelope): CallEvent | undefined {
-    const e = envelope.event;
-    const at = this.now();
-    switch (e.type) {
-      case 'call.incoming': {
-        const peer: Peer = {};
-        if (e.from !== undefined) peer.number = e.from;
-        if (e.fromUserId !== undefined) peer.userId = e.fromUserId;
-        if (e.name !== undefined) peer.name = e.name;
-        return {
-          type: 'remote.incoming',
-          at,
-          callId: e.callId,
-          peer,
-          offerSdp: e.sdp,
-          timestamp: e.timestamp,
-          ...(e.ctaPayload !== undefined ? { ctaPayload: e.ctaPayload } : {}),
-        };
-      }
-      case 'call.answered':
-        return { type: 'remote.answered', at, callId: e.callId, answerSdp: e.sdp, timestamp: e.timestamp };
-      case 'call.status':
-        return { type: 'remote.status', at, callId: e.callId, status: e.status, timestamp: e.timestamp };
-      case 'call.terminated':
-        return {
-          type: 'remote.terminated',
-          at,
-          callId: e.callId,
-          status: e.status,
-          timestamp: e.timestamp,
-          ...(e.durationSec !== undefined ? { durationSec: e.durationSec } : {}),
-          ...(e.errors !== undefined ? { errors: e.errors } : {}),
-        };
-      case 'call.claimed': {
-        // Whose claim it is matters to a call being answered here; unknown while this agent's id is.
-        const self = this.claims.agentId;
-        return { type: 'remote.claimed', at, callId: e.callId, ...(self !== undefined ? { mine: e.agentId === self } : {}) };
-      }
-      case 'message.inbound':
-      case 'message.status':
-        return undefined; // messaging is not the coordinator's business
-      default:
-        return assertNever(e, 'relay event');
-    }
-  }
-
   private schedulePrune(): void {
     if (this.stopped) return;
     this.pruneTimer = this.timers.setTimeout(() => {
@@ -532,14 +459,6 @@ export class CallCoordinator {
 
   /** Writes what the gateway would still be owed after a crash, whenever it changes. */
   private persistLive(): void {
-    const calls = owedOnCrash(this.book).map(({ callId, action }) => ({ callId, action, gatewayUrl: this.gatewayUrl }));
-    const text = `${JSON.stringify({ version: 1, calls }, null, 2)}\n`;
-    if (text === this.liveFileText) return;
-    this.liveFileText = text;
-    this.liveWriter.request();
+    this.liveFile.save(owedOnCrash(this.book));
   }
-}
-
-async function writeFileIfSet(path: string, text: string | undefined): Promise<void> {
-  if (text !== undefined) await writeFileAtomic(path, text);
 }
