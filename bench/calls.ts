@@ -8,12 +8,15 @@
 //
 // and the floor (floor.ts): a bare Chromium page answering the same customers through the same
 // accept request, timed the same way, after each of the app's incoming calls so that the machine's
-// noise falls on both; the app's median click → two-way audio over the floor's (goal ≤ 1.2).
+// noise falls on both; the app's median click → two-way audio over the floor's (goal ≤ 1.2). Then
+// where that time goes (setup-breakdown.ts): each step of the set-up, from the moments the window
+// and the main process stamp on every call (kept in "Export diagnostics"), beside the floor's.
 import type { Page } from 'playwright-core';
 import { RelayEventStream } from '../electron/core/event-stream';
 import type { RelayEnvelope } from '../shared/events';
 import { eventually, startStack, type Stack } from '../test/e2e/harness';
 import { startFloor, type Floor } from './floor';
+import { appCallTimings, SetupBreakdown } from './setup-breakdown';
 import { median, percentile } from './stats';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 20);
@@ -115,6 +118,7 @@ async function main(): Promise<void> {
     { name: 'click Call → initiate received by the sandbox', target: 150, values: [] },
   ];
   const floorAudio: Series = { name: 'floor (bare page): click Answer → two-way audio', values: [] };
+  const breakdown = new SetupBreakdown();
   let floor: Floor | undefined;
   try {
     floor = await startFloor(stack);
@@ -136,11 +140,17 @@ async function main(): Promise<void> {
         series[1]!.values.push(accept.at - clicked);
         series[2]!.values.push(Math.max(agentHeard, customerHeard) - clicked);
       }
+      // The window reports a call's set-up moments with its quality, which needs one statistics read (a second).
+      await eventually('a statistics read of the call', async () => ((await page.evaluate(`window.__softphoneMedia.quality(${JSON.stringify(`in:${callId}`)})?.summary.samples ?? 0`)) as number) > 0 || undefined);
       await page.getByRole('region', { name: 'Current call' }).getByRole('button', { name: 'Hang up' }).click();
       await eventually('terminate', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'terminate'));
       await page.getByRole('region', { name: 'Current call' }).waitFor({ state: 'detached' }).catch(() => {});
-      const floorMs = await floor.answerCall(answering.number);
-      if (i > 0) floorAudio.values.push(floorMs);
+      if (i > 0) breakdown.add('app', await appCallTimings(stack, clicked), { agent: agentHeard, customer: customerHeard });
+      const floorCall = await floor.answerCall(answering.number);
+      if (i > 0) {
+        floorAudio.values.push(floorCall.ms);
+        breakdown.add('floor', floorCall.timings, floorCall.heard);
+      }
     }
     for (let i = 0; i <= CALLS; i++) {
       const before = (await stack.gatewayLog()).length;
@@ -157,6 +167,8 @@ async function main(): Promise<void> {
     for (const s of series) console.log(summarise(s));
     console.log(summarise(floorAudio));
     console.log(summariseRatio(series[2]!, floorAudio));
+    console.log('');
+    for (const line of breakdown.lines()) console.log(line);
   } finally {
     await floor?.close();
     await tap.stop();

@@ -21,6 +21,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { Agent, request } from 'undici';
 import { RelayEventStream } from '../electron/core/event-stream';
 import { normaliseSdpLineEnds } from '../electron/core/gateway-client';
+import type { CallTimings } from '../shared/diagnostics';
 import type { RelayEnvelope } from '../shared/events';
 import { eventually, type Stack } from '../test/e2e/harness';
 
@@ -30,9 +31,17 @@ const PRODUCT = 'chatapp';
 /** How long a presence change is given to reach the relay before a call that depends on it. */
 const PRESENCE_SETTLE_MS = 150;
 
+/** A call the floor answered: click → two-way audio, and the moments of its set-up (shared/diagnostics.ts). */
+export interface FloorCall {
+  ms: number;
+  /** When each side first heard the other (wall clock ms). */
+  heard: { agent: number; customer: number };
+  timings: CallTimings;
+}
+
 export interface Floor {
-  /** A call from the customer answered by the bare page; resolves to click → two-way audio in ms. */
-  answerCall(number: string): Promise<number>;
+  /** A call from the customer answered by the bare page. */
+  answerCall(number: string): Promise<FloorCall>;
   close(): Promise<void>;
 }
 
@@ -115,9 +124,14 @@ export async function startFloor(stack: Stack): Promise<Floor> {
   try {
     context = await stack.browser.newContext({ permissions: ['microphone'] });
     // The page's Answer: the answer goes to "main", which sends accept; the page waits for the outcome.
-    await context.exposeFunction('floorAccept', (callId: string, sdp: string) =>
-      gateway.post('accept', callId, { session: { sdp_type: 'answer', sdp: normaliseSdpLineEnds(sdp) } }),
-    );
+    /** The accept's moments, as the app's main process stamps them. */
+    const acceptTimes = new Map<string, Pick<CallTimings, 'gatewaySentAt' | 'gatewayDoneAt'>>();
+    await context.exposeFunction('floorAccept', async (callId: string, sdp: string) => {
+      const gatewaySentAt = performance.timeOrigin + performance.now();
+      const refused = await gateway.post('accept', callId, { session: { sdp_type: 'answer', sdp: normaliseSdpLineEnds(sdp) } });
+      acceptTimes.set(callId, { gatewaySentAt, gatewayDoneAt: performance.timeOrigin + performance.now() });
+      return refused;
+    });
     const page = await context.newPage();
     page.on('pageerror', (e) => console.error('page error (floor):', e.message));
     await page.goto(url);
@@ -135,7 +149,7 @@ export async function startFloor(stack: Stack): Promise<Floor> {
       return acceptRefused ?? terminateRefused;
     };
 
-    const answerCall = async (number: string): Promise<number> => {
+    const answerCall = async (number: string): Promise<FloorCall> => {
       await setAppPresence('dnd');
       // Set while the call is up, so that a failure still ends it and the customer is free for the next one.
       let live: string | undefined;
@@ -148,6 +162,8 @@ export async function startFloor(stack: Stack): Promise<Floor> {
         const clicked = await clickAnswer(page);
         const agentHeard = await agentHearsAt(page);
         const customerHeard = await eventually('the customer to hear the floor', async () => (await stack.callReport(callId)).firstHeardAt);
+        const timings: CallTimings = { ...((await page.evaluate('window.floor.times()')) as CallTimings), ...acceptTimes.get(callId) };
+        acceptTimes.delete(callId);
         live = undefined;
         const refused = await hangUp(callId);
         if (refused !== undefined) throw new Error(`the gateway refused the floor's ${refused}`);
@@ -155,7 +171,7 @@ export async function startFloor(stack: Stack): Promise<Floor> {
         if (snapshot.ok && [...snapshot.value.calls, ...snapshot.value.history].some((c) => c.callId === callId)) {
           throw new Error(`the app rang for the floor's call ${callId}: its "Do not disturb" had not reached the relay`);
         }
-        return Math.max(agentHeard, customerHeard) - clicked;
+        return { ms: Math.max(agentHeard, customerHeard) - clicked, heard: { agent: agentHeard, customer: customerHeard }, timings };
       } finally {
         if (live !== undefined) await hangUp(live).catch(() => undefined);
         await setAppPresence('available');

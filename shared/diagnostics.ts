@@ -38,6 +38,67 @@ export const sdpSummarySchema = z.strictObject({
   direction: shortText.optional(),
 }) satisfies z.ZodType<OfferSummary>;
 
+const moment = z.number().finite().positive().optional();
+
+/**
+ * When each step of a call's set-up happened in the window (unix ms, fractions kept): the click
+ * (Answer, Call), the complete answer or offer at hand, ICE let start (the customer's candidates
+ * added, or the customer's answer applied), ICE connected, and media connected (DTLS done).
+ */
+export const windowCallTimingsSchema = z.strictObject({
+  clickedAt: moment,
+  sdpReadyAt: moment,
+  iceStartedAt: moment,
+  iceConnectedAt: moment,
+  mediaConnectedAt: moment,
+});
+export type WindowCallTimings = z.infer<typeof windowCallTimingsSchema>;
+
+/**
+ * The same in the main process: the command received, an incoming call's claim on the relay sent
+ * and answered, and the gateway request the call waits on (accept, or initiate) sent and answered.
+ */
+export interface MainCallTimings {
+  commandAt?: number;
+  claimSentAt?: number;
+  claimDoneAt?: number;
+  gatewaySentAt?: number;
+  gatewayDoneAt?: number;
+}
+
+export type CallTimings = WindowCallTimings & MainCallTimings;
+
+/** The set-up's moments in the order a call passes them; a step ends at each one a call has. */
+export const CALL_SETUP_MOMENTS = [
+  'clickedAt',
+  'sdpReadyAt',
+  'commandAt',
+  'claimSentAt',
+  'claimDoneAt',
+  'gatewaySentAt',
+  'gatewayDoneAt',
+  'iceStartedAt',
+  'iceConnectedAt',
+  'mediaConnectedAt',
+] as const satisfies readonly (keyof CallTimings)[];
+export type CallSetupMoment = (typeof CALL_SETUP_MOMENTS)[number];
+
+/**
+ * Where a call's set-up spent its time: from each moment it has to the next (in ms), named by the
+ * moment the step ends at. Empty when the call has fewer than two moments.
+ */
+export function callSetupSteps(timings: CallTimings): { to: CallSetupMoment; ms: number }[] {
+  const steps: { to: CallSetupMoment; ms: number }[] = [];
+  let last: number | undefined;
+  for (const moment of CALL_SETUP_MOMENTS) {
+    const at = timings[moment];
+    if (at === undefined) continue;
+    if (last !== undefined) steps.push({ to: moment, ms: at - last });
+    last = at;
+  }
+  return steps;
+}
+
 /** What the window reports as a call's media closes (reportQuality). */
 export const callQualityReportSchema = z.strictObject({
   localId: z.string().min(1, 'must not be empty').max(200, 'is too long'),
@@ -45,11 +106,14 @@ export const callQualityReportSchema = z.strictObject({
   samples: z.array(qualitySampleSchema).max(QUALITY_SAMPLES_KEPT, `must hold at most ${QUALITY_SAMPLES_KEPT} samples`),
   path: callPathSchema.optional(),
   sdp: z.strictObject({ local: sdpSummarySchema.optional(), remote: sdpSummarySchema.optional() }).optional(),
+  timings: windowCallTimingsSchema.optional(),
 });
 export type CallQualityReport = z.infer<typeof callQualityReportSchema>;
 
 /** One call in the diagnostics file. */
-export interface CallDiagnostics extends CallQualityReport {
+export interface CallDiagnostics extends Omit<CallQualityReport, 'timings'> {
+  /** The window's moments and the main process's (callSetupSteps says where the time went). */
+  timings?: CallTimings;
   callId?: string;
   direction?: 'incoming' | 'outgoing';
   /** When the report arrived (unix ms). */

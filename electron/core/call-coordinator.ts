@@ -27,8 +27,10 @@ import type { RelayEnvelope } from '../../shared/events';
 import { historyEntryFor, type HistoryEntry } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
 import { checkPhoneNumber, isCallerNumber, unverifiedNumberText } from '../../shared/phone';
+import type { MainCallTimings } from '../../shared/diagnostics';
 import { assertNever, err, errorText, ok, type Result } from '../../shared/result';
 import type { CallControl } from './gateway-client';
+import { CallSetupTimes, wallClockNow } from './call-setup-times';
 import { LiveCallsFile } from './live-calls-file';
 import { callEventOf } from './relay-call-events';
 import type { CallClaims } from './relay-client';
@@ -93,6 +95,8 @@ export class CallCoordinator {
   private readonly shutdownTimeoutMs: number;
 
   private readonly listeners = new Set<CallChangedListener>();
+  /** When each step of a call's set-up happened here: diagnostics say where a slow answer spent its time. */
+  private readonly setupTimes = new CallSetupTimes();
   /** The timer of each call's one deadline (the reducer sets and cancels them). */
   private readonly deadlines = new Map<string, unknown>();
   /** Per call, the gateway requests in the order the reducer asked for them (an end after its accept or initiate). */
@@ -190,6 +194,7 @@ export class CallCoordinator {
     options: { anyway?: boolean | undefined } = {},
   ): Promise<Result<{ localId: string; to: string; callId: string }>> {
     if (this.stopped) return this.stoppedError();
+    const commandAt = wallClockNow();
     const checked = checkPhoneNumber(to, this.defaultCountry);
     if (!checked.ok) return checked;
     if (!checked.value.verified && options.anyway !== true && !this.isCallerNumber(checked.value.digits)) {
@@ -198,6 +203,7 @@ export class CallCoordinator {
     const number = checked.value.digits;
     const name = this.nameFor?.(number);
     const peer: Peer & { number: string } = { number, ...(name !== undefined && name !== '' ? { name } : {}) };
+    this.setupTimes.stamp(localId, 'commandAt', commandAt);
     const placed = await this.command((requestId) => ({ type: 'local.dial', at: this.now(), localId, peer, offerSdp, requestId }));
     return placed.ok ? ok({ localId: placed.value.localId, to: number, callId: placed.value.callId }) : placed;
   }
@@ -216,6 +222,7 @@ export class CallCoordinator {
    */
   async answerCall(localId: string, answerSdp: string): Promise<Result<null>> {
     if (this.stopped) return this.stoppedError();
+    this.setupTimes.stamp(localId, 'commandAt');
     const answered = await this.command((requestId) => ({ type: 'local.answer', at: this.now(), localId, answerSdp, requestId }));
     return answered.ok ? ok(null) : answered;
   }
@@ -367,6 +374,8 @@ export class CallCoordinator {
         return;
       }
       case 'claim':
+        // An outgoing call's claim only routes its later events: it is no step of its set-up.
+        if (this.book.calls[effect.localId]?.direction === 'incoming') this.setupTimes.stamp(effect.localId, 'claimSentAt');
         this.track(this.claim(effect.localId, effect.callId));
         return;
       case 'decline':
@@ -374,13 +383,17 @@ export class CallCoordinator {
         return;
       case 'accept':
         this.inOrder(effect.localId, async () => {
+          this.setupTimes.stamp(effect.localId, 'gatewaySentAt');
           const result = await this.gateway.accept(effect.callId, effect.sdp).catch((e: unknown) => err('internal', errorText(e)));
+          this.setupTimes.stamp(effect.localId, 'gatewayDoneAt');
           this.dispatch(result.ok ? { type: 'local.accept_ok', at: this.now(), localId: effect.localId } : { type: 'local.accept_failed', at: this.now(), localId: effect.localId, error: result.error });
         });
         return;
       case 'initiate':
         this.inOrder(effect.localId, async () => {
+          this.setupTimes.stamp(effect.localId, 'gatewaySentAt');
           const result = await this.gateway.initiate(effect.to, effect.sdp).catch((e: unknown) => err<{ callId: string }>('internal', errorText(e)));
+          this.setupTimes.stamp(effect.localId, 'gatewayDoneAt');
           this.dispatch(
             result.ok
               ? { type: 'local.initiate_ok', at: this.now(), localId: effect.localId, callId: result.value.callId }
@@ -417,6 +430,7 @@ export class CallCoordinator {
       outcome = result.error.code === 'answered_elsewhere' ? 'lost' : 'unknown';
       if (outcome === 'unknown') this.log.warn('the claim could not be made', { localId, callId, code: result.error.code, reason: result.error.message });
     }
+    if (this.setupTimes.has(localId, 'claimSentAt')) this.setupTimes.stamp(localId, 'claimDoneAt');
     this.dispatch({ type: 'local.claim_result', at: this.now(), localId, outcome });
   }
 
@@ -453,8 +467,14 @@ export class CallCoordinator {
     if (this.stopped) return;
     this.pruneTimer = this.timers.setTimeout(() => {
       this.book = pruneBook(this.book, this.now());
+      this.setupTimes.keepOnly((localId) => this.book.calls[localId] !== undefined);
       this.schedulePrune();
     }, this.pruneIntervalMs);
+  }
+
+  /** When each step of a call's set-up happened in the main process (wall clock, fractions of a ms kept). */
+  timingsOf(localId: string): MainCallTimings {
+    return this.setupTimes.of(localId);
   }
 
   /** Writes what the gateway would still be owed after a crash, whenever it changes. */

@@ -8,7 +8,7 @@ import { arch, platform, release } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { ConnectionState } from '../../shared/api';
-import { CALL_DIAGNOSTICS_KEPT, callQualityReportSchema, type CallDiagnostics, type CallQualityReport } from '../../shared/diagnostics';
+import { CALL_DIAGNOSTICS_KEPT, callQualityReportSchema, windowCallTimingsSchema, type CallDiagnostics, type CallQualityReport, type MainCallTimings } from '../../shared/diagnostics';
 import { createLogger, scrubText, shortenPhone, type Logger } from '../../shared/log';
 import { iceUrlKind } from '../../shared/ice-servers';
 import type { PublicSettings } from '../../shared/settings';
@@ -20,10 +20,16 @@ export const EXPORT_LOG_BYTES = 2 * 1024 * 1024;
 /** Relay connection changes kept for the export. */
 const CONNECTION_HISTORY_KEPT = 100;
 
+const MAIN_MOMENTS = ['commandAt', 'claimSentAt', 'claimDoneAt', 'gatewaySentAt', 'gatewayDoneAt'] as const satisfies readonly (keyof MainCallTimings)[];
+
 const storedSchema = z.object({
   version: z.literal(1),
   calls: z.array(
     callQualityReportSchema.extend({
+      timings: z
+        .object({ ...windowCallTimingsSchema.shape, ...Object.fromEntries(MAIN_MOMENTS.map((m) => [m, z.number().finite().positive().optional()])) })
+        .strict()
+        .optional(),
       callId: z.string().max(200).optional(),
       direction: z.enum(['incoming', 'outgoing']).optional(),
       at: z.number(),
@@ -57,8 +63,16 @@ export class CallDiagnosticsStore {
     return store;
   }
 
-  record(report: CallQualityReport, call: { callId?: string; direction?: 'incoming' | 'outgoing' }, at: number): void {
-    const entry: CallDiagnostics = { ...report, at, ...(call.callId !== undefined ? { callId: call.callId } : {}), ...(call.direction ? { direction: call.direction } : {}) };
+  /** A call's report from the window, with what the main process knows of it (its id, direction, its own set-up moments). */
+  record(report: CallQualityReport, call: { callId?: string; direction?: 'incoming' | 'outgoing'; timings?: MainCallTimings }, at: number): void {
+    const timings = { ...report.timings, ...call.timings };
+    const entry: CallDiagnostics = {
+      ...report,
+      at,
+      ...(Object.keys(timings).length > 0 ? { timings } : {}),
+      ...(call.callId !== undefined ? { callId: call.callId } : {}),
+      ...(call.direction ? { direction: call.direction } : {}),
+    };
     this.calls = [...this.calls.filter((c) => c.localId !== report.localId), entry].slice(-CALL_DIAGNOSTICS_KEPT);
     this.writer.request();
   }

@@ -13,7 +13,7 @@ import { translateRuleText } from '../i18n/rule-text';
 import { currentCall } from '../store/call-list';
 import type { AppState } from '../store/store';
 import type { MediaFact } from '../webrtc/call-media';
-import type { MediaEngine } from '../webrtc/media-engine';
+import { wallClockNow, type MediaEngine } from '../webrtc/media-engine';
 import type { CallQualityRecord } from '../webrtc/media-health';
 import { mediaText } from '../webrtc/media-text';
 import { callQualityStore, type CallQualityState } from '../store/call-quality';
@@ -167,6 +167,7 @@ export class CallActions {
    * from it, since such a number can always be called back. The gateway judges it then.
    */
   async dial(options: { anyway?: boolean } = {}): Promise<void> {
+    const clickedAt = wallClockNow();
     const s = this.state;
     if (s.dialBusy || hasBusyCall(Object.values(s.calls))) return;
     const typed = checkPhoneNumber(s.dialInput, s.settings?.defaultCountry);
@@ -188,11 +189,13 @@ export class CallActions {
     s.setCallNotice(null);
     const localId = `out:${crypto.randomUUID()}`;
     try {
+      this.engine.noteTiming(localId, { clickedAt });
       const offer = await this.engine.prepareOutgoing(localId);
       if (!offer.ok) {
         this.state.setDialError(mediaText(offer.error.problem));
         return;
       }
+      this.engine.noteTiming(localId, { sdpReadyAt: wallClockNow() });
       const started = await this.api.startCall({ localId, to: s.dialInput, sdp: offer.value.sdp, ...(anyway ? { anyway: true } : {}) });
       if (!started.ok) {
         this.engine.close(localId);
@@ -226,7 +229,7 @@ export class CallActions {
     if (!call || call.direction !== 'incoming' || call.phase !== 'ringing') return;
     this.state.setCallNotice(null);
     this.ringtone?.stop();
-    const clicked = performance.now();
+    this.engine.noteTiming(localId, { clickedAt: wallClockNow() });
     const prepared = await this.engine.answerFor(call);
     // No answer, no command: the call goes on ringing here (and for colleagues), with the reason shown,
     // and audibly again.
@@ -234,7 +237,7 @@ export class CallActions {
       this.ringAgainIfRinging(localId);
       return;
     }
-    this.engine.noteTiming(localId, { answerToAcceptMs: Math.round(performance.now() - clicked) });
+    this.engine.noteTiming(localId, { sdpReadyAt: wallClockNow() });
     const answered = await this.api.answerCall({ localId, sdp: prepared.value.sdp });
     if (answered.ok) return;
     // Nothing reached the customer: the call was never pushed in `connecting`, so its candidates were

@@ -59,6 +59,8 @@ export interface LegEvents {
   /** The call's one audio sender, once the peer connection exists. */
   senderReady(sender: RTCRtpSender): void;
   connected(): void;
+  /** A moment of the set-up passed (diagnostics: where a slow answer spent its time). */
+  moment(moment: 'iceStartedAt' | 'iceConnectedAt' | 'mediaConnectedAt'): void;
   /** The path of a connected call went away (ICE disconnected); it comes back by itself or not at all. */
   pathLost(): void;
   failed(reason: MediaText): void;
@@ -147,6 +149,7 @@ export class CallLeg {
     if (this.current.kind !== 'answering' || !peer) return;
     this.current = { kind: 'connecting' };
     const candidates = this.pendingCandidates.splice(0);
+    this.events.moment('iceStartedAt');
     // The peer connection queues them in order; a refused one is logged, and ICE goes on with the rest.
     for (const c of candidates) {
       peer.pc.addIceCandidate(c).catch((e: unknown) => {
@@ -169,6 +172,7 @@ export class CallLeg {
     this.current = { kind: 'connecting' };
     try {
       await peer.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
+      this.events.moment('iceStartedAt');
     } catch (e) {
       if (!this.closed) this.events.failed(mediaProblem('answerUnusable', { problem: errorText(e) }));
     }
@@ -226,6 +230,9 @@ export class CallLeg {
       if (!this.closed) this.events.remoteStream(ev.streams[0] ?? new MediaStream([ev.track]));
     });
     pc.addEventListener('connectionstatechange', () => this.onConnectionState());
+    pc.addEventListener('iceconnectionstatechange', () => {
+      if (pc.iceConnectionState === 'connected' && !this.closed) this.events.moment('iceConnectedAt');
+    });
     const sender = pc.addTrack(setup.track, setup.stream);
     const peer: Peer = { pc, sender, hostOnly: iceServers.length === 0 && iceTransportPolicy === 'all', relayOnly: iceTransportPolicy === 'relay' };
     this.peer = peer;
@@ -288,6 +295,7 @@ export class CallLeg {
       case 'connected':
         if (phase.kind === 'connecting') {
           this.current = { kind: 'connected' };
+          this.events.moment('mediaConnectedAt');
           this.events.connected();
         }
         // Whether media really flows again is for the next statistics read to say.

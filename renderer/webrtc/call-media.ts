@@ -3,6 +3,7 @@
 // the health (media-health.ts: "Reconnecting…", the grace, quality). It follows the call as the main
 // process pushes it, and says what happened as facts, conditions and notices; it sends no command.
 import { isHeld, type CallState } from '../../shared/call-state';
+import type { WindowCallTimings } from '../../shared/diagnostics';
 import type { IceConfig } from '../../shared/ice-servers';
 import { createLogger } from '../../shared/log';
 import { errorText, type Result } from '../../shared/result';
@@ -48,6 +49,8 @@ export interface CallMediaDeps extends Omit<CallAudioDeps, 'localId' | 'notice'>
   /** The devices the call starts with. */
   devices: { microphone: string; speaker: string };
   fact: (fact: MediaFact) => void;
+  /** A moment of the call's set-up (only the first of each counts). */
+  moment: (moment: keyof WindowCallTimings) => void;
   condition: (condition: MediaCondition) => void;
   notice: (localId: string, text: MediaText) => void;
 }
@@ -77,6 +80,7 @@ export class CallMedia {
           deps.fact({ localId, state: 'connected' });
           this.health.start();
         },
+        moment: (moment) => deps.moment(moment),
         pathLost: () => this.health.pathLost(),
         failed: (reason) => this.fail(reason),
       },

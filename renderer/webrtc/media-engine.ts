@@ -6,6 +6,7 @@
 // answer, `connecting` lets ICE start (incoming) or applies the customer's answer (outgoing),
 // `heldSince` holds and resumes, `ended` closes.
 import type { CallState } from '../../shared/call-state';
+import type { WindowCallTimings } from '../../shared/diagnostics';
 import type { IceConfig } from '../../shared/ice-servers';
 import { createLogger } from '../../shared/log';
 import { errorText, ok, type Result } from '../../shared/result';
@@ -45,10 +46,11 @@ export interface MediaEngineOptions {
   holdMusic?: HoldMusicSource;
 }
 
-export interface CallTimings {
-  answerToAcceptMs?: number;
-  offerToSendMs?: number;
-}
+/** When each step of a call's set-up happened in the window (shared/diagnostics.ts). */
+export type CallTimings = WindowCallTimings;
+
+/** Unix ms with performance.now()'s fractions, as the main process stamps its own moments. */
+export const wallClockNow = (): number => performance.timeOrigin + performance.now();
 
 /** Listeners of one kind of news; one that throws does not keep the news from the others. */
 class Listeners<T extends { localId: string }> {
@@ -148,13 +150,11 @@ export class MediaEngine {
    */
   async prepareOutgoing(localId: string): Promise<MediaOutcome<{ sdp: string }>> {
     if (this.calls.has(localId)) return mediaFailure('invalid_state', mediaProblem('alreadyHasMedia'));
-    const started = performance.now();
     const offer = await this.open(localId).prepareOutgoing();
     if (!offer.ok) {
       if (offer.error.code === 'media_failed') this.close(localId);
       return offer;
     }
-    this.noteTiming(localId, { offerToSendMs: Math.round(performance.now() - started) });
     return offer;
   }
 
@@ -173,7 +173,8 @@ export class MediaEngine {
     if (!media) return;
     this.calls.delete(localId);
     const record = media.close();
-    if (record) this.qualities.emit(record);
+    const timings = this.timings.get(localId);
+    if (record) this.qualities.emit(timings ? { ...record, timings } : record);
   }
 
   closeAll(): void {
@@ -246,9 +247,14 @@ export class MediaEngine {
     return { ...this.timings.get(localId) };
   }
 
-  /** Keeps a call-path timing for the test probe (window.__softphoneMedia.timings). */
+  /**
+   * Keeps a moment of a call's set-up (the first of each): it goes with the call's quality record to
+   * the main process's diagnostics, and to the test probe (window.__softphoneMedia.timings).
+   */
   noteTiming(localId: string, patch: CallTimings): void {
-    this.timings.set(localId, { ...this.timings.get(localId), ...patch });
+    const known = this.timings.get(localId) ?? {};
+    const fresh = Object.fromEntries(Object.entries(patch).filter(([moment]) => known[moment as keyof CallTimings] === undefined));
+    this.timings.set(localId, { ...known, ...fresh });
     // Only recent calls matter to anyone reading these.
     if (this.timings.size > 50) this.timings.delete(this.timings.keys().next().value!);
   }
@@ -274,6 +280,7 @@ export class MediaEngine {
       devices: { ...this.routing },
       routingKnown: () => this.routingSettled(),
       fact: (fact) => this.facts.emit(fact),
+      moment: (moment) => this.noteTiming(localId, { [moment]: wallClockNow() }),
       condition: (condition) => this.conditions.emit(condition),
       notice: (id, text) => this.notices.emit({ localId: id, text }),
     });

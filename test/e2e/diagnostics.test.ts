@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startCoturn, type CoturnHandle } from '../support/coturn-server';
 import { eventually, startStack, type Stack } from './harness';
+import { callSetupSteps, type CallTimings } from '../../shared/diagnostics';
 
 /**
  * Watches what the page opens, without changing it: every RTCPeerConnection made, every track
@@ -155,6 +156,12 @@ describe('Settings → Diagnostics', () => {
     expect(file.window.userAgent).toMatch(/Chrome/);
     expect(file.settings.mode).toBe('account');
     expect(file.calls.length).toBeGreaterThan(0);
+    // Where the call's set-up spent its time, from the click to media connected, on both sides of the window.
+    const timings = (file.calls.at(-1) as { timings?: CallTimings }).timings ?? {};
+    expect(Object.keys(timings).sort()).toEqual(['clickedAt', 'commandAt', 'gatewayDoneAt', 'gatewaySentAt', 'iceConnectedAt', 'iceStartedAt', 'mediaConnectedAt', 'sdpReadyAt']);
+    const steps = callSetupSteps(timings);
+    expect(steps.map((step) => step.to)).toEqual(['sdpReadyAt', 'commandAt', 'gatewaySentAt', 'gatewayDoneAt', 'iceStartedAt', 'iceConnectedAt', 'mediaConnectedAt']);
+    expect(steps.every((step) => step.ms >= 0), JSON.stringify(steps)).toBe(true);
 
     expect(content).not.toContain(stack.apiKey);
     expect(content).not.toContain(stack.tapToken);

@@ -26,9 +26,11 @@ export function diagnosticsCommands(o: DiagnosticsCommandsOptions) {
   const windowLog = createLogger('window');
   return {
     reportQuality: async (report) => {
-      const call = o.mode.current()?.coordinator.call(report.localId);
+      const coordinator = o.mode.current()?.coordinator;
+      const call = coordinator?.call(report.localId);
       o.history.attachQuality(report.localId, report.summary);
-      o.diagnostics.record(report, { ...(call?.callId !== undefined ? { callId: call.callId } : {}), ...(call ? { direction: call.direction } : {}) }, o.now());
+      const known = { ...(call?.callId !== undefined ? { callId: call.callId } : {}), ...(call ? { direction: call.direction } : {}) };
+      o.diagnostics.record(report, { ...known, ...(coordinator ? { timings: coordinator.timingsOf(report.localId) } : {}) }, o.now());
       return ok(null);
     },
     exportDiagnostics: async ({ window }) => {
