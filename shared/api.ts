@@ -7,7 +7,6 @@ import type { CallState } from './call-state';
 import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
 import { callQualityReportSchema } from './diagnostics';
 import type { HistoryEntry } from './history';
-import { rule } from './i18n/rules';
 import { networkSettingsInputSchema, type IceConfig, type RelayTurnStatus } from './ice-servers';
 import { freeFormMessageSchema, MEDIA_TYPES, MESSAGE_LIMITS } from './messages';
 import { preferencesPatchSchema, type Preferences, type ShortcutAction } from './preferences';
@@ -16,13 +15,15 @@ import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
+import { list, ruleTextSchema, textValueSchema, type TextValue } from './i18n/text';
+import { ruleMessage } from './validation';
 
 const localId = z.string().min(1, 'must not be empty').max(200, 'is too long');
 /** The renderer names its outgoing calls, so that their media can be set up before main has seen them. */
 const outgoingLocalId = z.string().regex(/^out:[A-Za-z0-9-]{8,100}$/, 'must be "out:" followed by 8 to 100 letters, digits or dashes');
 const sdp = z.string().min(1, 'must not be empty').max(64 * 1024, 'is too long (64 KiB at most)');
 /** A customer's number as typed or in gateway digits; the service normalises it. */
-const contactNumber = z.string({ error: rule('common.requiredString') }).min(1, rule('common.notEmpty')).max(64, rule('common.tooLong'));
+const contactNumber = z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(64, ruleMessage('common.tooLong'));
 
 /** A media check's warnings are a sentence or two each, and a message has one file: these bounds leave room and no more. */
 export const CONFIRMED_LIMITS = { warnings: 20, characters: 1000 } as const;
@@ -47,7 +48,7 @@ const ENVELOPE = { messaging_product: true, recipient_type: true, to: true } as 
 export const messageContentSchema = z.discriminatedUnion(
   'type',
   [textBody.omit(ENVELOPE), imageBody.omit(ENVELOPE), audioBody.omit(ENVELOPE), videoBody.omit(ENVELOPE), documentBody.omit(ENVELOPE), interactiveBody.omit(ENVELOPE)],
-  { error: rule('messages.contentType', { values: 'text, image, audio, video, document, interactive' }) },
+  { error: ruleMessage('messages.contentType', { values: list(['text', 'image', 'audio', 'video', 'document', 'interactive']) }) },
 );
 
 /**
@@ -175,7 +176,7 @@ export const commandSchemas = {
    */
   checkMediaLink: z.strictObject({
     type: z.enum(MEDIA_TYPES, `must be one of ${MEDIA_TYPES.join(', ')}`),
-    link: z.string({ error: rule('common.requiredString') }).min(1, rule('common.notEmpty')).max(2048, rule('common.tooLongAtMost', { count: 2048 })),
+    link: z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(2048, ruleMessage('common.tooLongAtMost', { count: 2048 })),
   }),
   /** The console's "API Payload" JSON → the template, its recipient and one field per variable. */
   parseTemplate: z.strictObject({ pasted: z.string({ error: 'is required and must be a string' }).max(128 * 1024, 'is too long (128 KB at most)') }),
@@ -183,24 +184,24 @@ export const commandSchemas = {
   sendTemplate: z.strictObject({
     draft: templateDraftSchema,
     to: contactNumber,
-    values: z.record(z.string().max(300), z.string().max(4096, rule('common.tooLongAtMost', { count: 4096 }))),
+    values: z.record(z.string().max(300), z.string().max(4096, ruleMessage('common.tooLongAtMost', { count: 4096 }))),
   }),
   /** The voice_call button; its payload routes the customer's call back to this agent (relay/README.md). */
   sendCallButton: z.strictObject({
     to: contactNumber,
-    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
-    displayText: z.string().max(MESSAGE_LIMITS.voiceCallDisplayText, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.voiceCallDisplayText })).optional(),
+    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
+    displayText: z.string().max(MESSAGE_LIMITS.voiceCallDisplayText, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.voiceCallDisplayText })).optional(),
     ttlMinutes: z
-      .number({ error: rule('messages.minutes') })
-      .int(rule('messages.wholeMinutes'))
-      .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, rule('messages.atLeastMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMin }))
-      .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, rule('messages.atMostMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMax, days: MESSAGE_LIMITS.voiceCallTtlMinutesMax / 1440 }))
+      .number({ error: ruleMessage('messages.minutes') })
+      .int(ruleMessage('messages.wholeMinutes'))
+      .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, ruleMessage('messages.atLeastMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMin }))
+      .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, ruleMessage('messages.atMostMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMax, days: MESSAGE_LIMITS.voiceCallTtlMinutesMax / 1440 }))
       .optional(),
   }),
   /** protocol.md: free-form inside the window; outside it the answer is window_closed (send a template). */
   requestCallPermission: z.strictObject({
     to: contactNumber,
-    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
+    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
   }),
   /** A contact's timeline and window. */
   getConversation: z.strictObject({ contact: contactNumber }),
@@ -273,6 +274,8 @@ export interface AppSnapshot {
  */
 export interface MediaLinkCheckResult extends MediaLinkCheck {
   description?: string;
+  /** The same as the catalogue's texts and names, for the window to say in the agent's language. */
+  descriptionText?: TextValue;
 }
 
 export interface CommandResults {
@@ -380,6 +383,24 @@ export const WINDOW_GONE_REASON = {
   reloaded: 'The window was reloaded or closed during the call, and its audio ended with it',
   crashed: 'The window stopped unexpectedly during the call, and its audio ended with it',
 } as const;
+
+/**
+ * An AppError (shared/result.ts) as it arrives from a host, for the window's edge to check. The
+ * texts are checked too; one that does not hold (a code this window does not know) is dropped and
+ * the English `message` stands in for it.
+ */
+export const appErrorSchema = z.looseObject({
+  code: z.string(),
+  message: z.string(),
+  field: z.string().optional(),
+  gatewayCode: z.number().optional(),
+  httpStatus: z.number().optional(),
+  detail: z.string().optional(),
+  text: ruleTextSchema.optional().catch(undefined),
+  issues: z.array(z.strictObject({ field: z.string(), text: textValueSchema })).optional().catch(undefined),
+  confirm: z.array(z.string()).optional(),
+  confirmTexts: z.array(ruleTextSchema).optional().catch(undefined),
+});
 
 /** The browser host's WebSocket frames. */
 export const wsClientFrameSchema = z.strictObject({
