@@ -18,10 +18,10 @@ import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './
 import { list, ruleTextSchema, textValueSchema, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
 
-const localId = z.string().min(1, 'must not be empty').max(200, 'is too long');
+const localId = z.string().min(1, ruleMessage('common.notEmpty')).max(200, ruleMessage('common.tooLong'));
 /** The renderer names its outgoing calls, so that their media can be set up before main has seen them. */
 const outgoingLocalId = z.string().regex(/^out:[A-Za-z0-9-]{8,100}$/, 'must be "out:" followed by 8 to 100 letters, digits or dashes');
-const sdp = z.string().min(1, 'must not be empty').max(64 * 1024, 'is too long (64 KiB at most)');
+const sdp = z.string().min(1, ruleMessage('common.notEmpty')).max(64 * 1024, 'is too long (64 KiB at most)');
 /** A customer's number as typed or in gateway digits; the service normalises it. */
 const contactNumber = z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(64, ruleMessage('common.tooLong'));
 
@@ -70,7 +70,7 @@ const templateDraftSchema = z.strictObject({
       }),
     )
     .max(100, 'has too many variables (100 at most)'),
-  template: z.looseObject({ name: z.string({ error: 'is required: the template\u2019s name' }), language: z.looseObject({ code: z.string() }) }),
+  template: z.looseObject({ name: z.string({ error: ruleMessage('templates.nameRequired') }), language: z.looseObject({ code: z.string() }) }),
   pastedProduct: z.string().max(64).optional(),
 });
 
@@ -82,7 +82,7 @@ export const commandSchemas = {
    * call under the renderer's localId, POSTs initiate, and resolves once the gateway has placed it.
    */
   // `anyway`: the agent accepts a number the numbering-plan metadata does not list as valid ("Call anyway").
-  startCall: z.strictObject({ localId: outgoingLocalId, to: z.string().max(64, 'is too long'), sdp, anyway: z.boolean({ error: 'must be true or false' }).optional() }),
+  startCall: z.strictObject({ localId: outgoingLocalId, to: z.string().max(64, ruleMessage('common.tooLong')), sdp, anyway: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional() }),
   /**
    * The Answer button, with the complete local answer made while the call rang: main claims the call
    * on the relay, then accepts, and resolves once the gateway has the answer (answered_elsewhere
@@ -136,9 +136,9 @@ export const commandSchemas = {
     records: z
       .array(
         z.strictObject({
-          t: z.string().max(40, 'is too long'),
+          t: z.string().max(40, ruleMessage('common.tooLong')),
           level: z.enum(['debug', 'info', 'warn', 'error'], 'must be debug, info, warn or error'),
-          logger: z.string().max(64, 'is too long'),
+          logger: z.string().max(64, ruleMessage('common.tooLong')),
           msg: z.string().max(2000, 'is too long (2000 characters at most)'),
           fields: z
             .record(z.string().max(64), z.unknown())
@@ -179,7 +179,7 @@ export const commandSchemas = {
     link: z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(2048, ruleMessage('common.tooLongAtMost', { count: 2048 })),
   }),
   /** The console's "API Payload" JSON → the template, its recipient and one field per variable. */
-  parseTemplate: z.strictObject({ pasted: z.string({ error: 'is required and must be a string' }).max(128 * 1024, 'is too long (128 KB at most)') }),
+  parseTemplate: z.strictObject({ pasted: z.string({ error: ruleMessage('common.requiredString') }).max(128 * 1024, 'is too long (128 KB at most)') }),
   /** A pasted template with its variables filled, to `to`; templates go out whatever the window. */
   sendTemplate: z.strictObject({
     draft: templateDraftSchema,
@@ -208,7 +208,7 @@ export const commandSchemas = {
   /** Sandbox only: the customer writes to the business (opens the window). */
   simulateInboundMessage: z.strictObject({
     number: z.string().min(1).max(64),
-    text: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(4096, 'is too long'),
+    text: z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(4096, ruleMessage('common.tooLong')),
   }),
   /** Sandbox only: the customer presses the last call button sent to them. */
   simulatePressCallButton: z.strictObject({ number: z.string().min(1).max(64) }),
