@@ -10,7 +10,7 @@ import { MESSAGE_ERROR_TEXT } from '../shared/messages';
 import type { AppError, ErrorCode } from '../shared/result';
 import english from '../shared/i18n/locales/en/errors.json';
 import { i18n } from './i18n/i18n';
-import { translateRuleText } from './i18n/rule-text';
+import { sayError } from './i18n/texts';
 
 // The instance's own t takes keys of every namespace ("errors:…"), checked against the English JSON.
 const t = i18n.t.bind(i18n);
@@ -47,13 +47,12 @@ function messageCodeText(code: number): string | undefined {
 const sentence = (text: string): string => t('errors:sentence', { text });
 
 // For these the main process's own message is the more precise one ("Phone number: too short",
-// "gatewayUrl: must end in the version segment…"); the fixed text is the fallback. Those made of
-// shared/'s rules (i18n/rule-text.ts) are said in the UI's language; any other stays as it came.
-const RULE_MESSAGES: ReadonlySet<ErrorCode> = new Set(['invalid_input', 'invalid_phone_number']);
+// "gatewayUrl: must end in the version segment…"); the fixed text is the fallback. One that carries
+// its rule's code and values (`text`) is said in the UI's language; any other stays as it came.
 const PREFER_DETAIL: ReadonlySet<ErrorCode> = new Set(['invalid_input', 'invalid_phone_number', 'invalid_state', 'not_available', 'media_failed']);
 
 /** The sentence to show for an error that crossed the bridge. */
-export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gatewayCode'>): string {
+export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gatewayCode' | 'text'>): string {
   if (error.code === 'no_call_permission' || error.gatewayCode === 138006) return errorCodeText('no_call_permission');
   if (error.gatewayCode !== undefined) {
     const known = gatewayCodeText(error.gatewayCode);
@@ -61,7 +60,7 @@ export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gateway
   }
   if (!isErrorCode(error.code)) return error.message || errorCodeText('internal');
   if (error.code === 'gateway_error') return error.message ? t('errors:gatewayRefused', { reason: error.message }) : errorCodeText('gateway_error');
-  if (PREFER_DETAIL.has(error.code) && error.message) return RULE_MESSAGES.has(error.code) ? translateRuleText(error.message) : error.message;
+  if (PREFER_DETAIL.has(error.code) && error.message) return sayError(error);
   return errorCodeText(error.code);
 }
 
@@ -70,7 +69,7 @@ export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gateway
  * guess: a timeout or an unreadable acceptance may mean the message went out, and the main
  * process's own words say so (electron/core/gateway-client.ts), so they are kept.
  */
-export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gatewayCode' | 'httpStatus'>): string {
+export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gatewayCode' | 'httpStatus' | 'text'>): string {
   if (error.gatewayCode !== undefined) {
     const known = messageCodeText(error.gatewayCode);
     if (known) return sentence(known);
@@ -79,7 +78,7 @@ export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gat
     case 'window_closed':
       return errorCodeText('window_closed');
     case 'timeout':
-      return error.message || errorCodeText('timeout');
+      return error.message ? sayError(error) : errorCodeText('timeout');
     case 'gateway_unreachable':
       // A 2xx whose body could not be read: the message may have gone out.
       return error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300 && error.message ? error.message : errorCodeText('gateway_unreachable');
@@ -87,7 +86,7 @@ export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gat
       return error.message ? t('errors:messageRefusedBecause', { reason: error.message }) : t('errors:messageRefused');
     case 'not_found':
     case 'not_configured':
-      return error.message || errorCodeText(error.code);
+      return error.message ? sayError(error) : errorCodeText(error.code);
     default:
       return errorMessage(error);
   }

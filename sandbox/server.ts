@@ -9,10 +9,10 @@ import { CALL_ACTIONS, DEFAULT_PRODUCT, callRequestSchemas, type CallAction } fr
 import { createLogger, type Logger } from '../shared/log';
 import { freeFormMessageSchema } from '../shared/messages';
 import { normalisePhoneNumber } from '../shared/phone';
-import type { AppError, Result } from '../shared/result';
+import { withoutTexts, type AppError, type Result } from '../shared/result';
 import { SANDBOX_NETWORK_LIMITS, SANDBOX_PATHS, SANDBOX_UNREACHABLE_NUMBERS, type SandboxCustomer } from '../shared/sandbox';
 import { templateMessageSchema } from '../shared/templates';
-import { fieldPath, nonEmptyString, parseWith, strictObjectNamed } from '../shared/validation';
+import { fieldPath, issueEnglish, nonEmptyString, parseWith, strictObjectNamed } from '../shared/validation';
 import { CallSimulator, DEFAULT_TIMEOUTS, type GatewayOutcome, type SandboxTimeouts } from './call-simulator';
 import { loadCustomerVoice } from './customer-voice';
 import { DEFAULT_CUSTOMERS } from './customers';
@@ -147,7 +147,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
-const controlError = (res: ServerResponse, status: number, error: AppError) => sendJson(res, status, { error });
+const controlError = (res: ServerResponse, status: number, error: AppError) => sendJson(res, status, { error: withoutTexts(error) });
 
 export async function startSandbox(options: SandboxOptions): Promise<SandboxServer> {
   const logger = options.logger ?? createLogger('sandbox');
@@ -238,8 +238,8 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
   /** The first broken rule names its field; all of them go into error_data.details. */
   function schemaFailure(error: z.ZodError): GraphFailure {
     const first = error.issues[0];
-    const details = error.issues.map((i) => `${fieldPath(i.path)}: ${i.message}`).join('; ');
-    return invalidParameter(first ? fieldPath(first.path) : '(root)', first?.message ?? 'invalid', details);
+    const details = error.issues.map((i) => `${fieldPath(i.path)}: ${issueEnglish(i)}`).join('; ');
+    return invalidParameter(first ? fieldPath(first.path) : '(root)', first ? issueEnglish(first) : 'invalid', details);
   }
 
   function logEntry(action: string, at: number): GatewayLogEntry {

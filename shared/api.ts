@@ -7,7 +7,6 @@ import type { CallState } from './call-state';
 import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
 import { callQualityReportSchema } from './diagnostics';
 import type { HistoryEntry } from './history';
-import { rule } from './i18n/rules';
 import { networkSettingsInputSchema, type IceConfig, type RelayTurnStatus } from './ice-servers';
 import { freeFormMessageSchema, MEDIA_TYPES, MESSAGE_LIMITS } from './messages';
 import { preferencesPatchSchema, type Preferences, type ShortcutAction } from './preferences';
@@ -16,13 +15,15 @@ import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
+import { list, ruleTextSchema, textValueSchema, type TextValue } from './i18n/text';
+import { ruleMessage } from './validation';
 
-const localId = z.string().min(1, 'must not be empty').max(200, 'is too long');
+const localId = z.string().min(1, ruleMessage('common.notEmpty')).max(200, ruleMessage('common.tooLong'));
 /** The renderer names its outgoing calls, so that their media can be set up before main has seen them. */
 const outgoingLocalId = z.string().regex(/^out:[A-Za-z0-9-]{8,100}$/, 'must be "out:" followed by 8 to 100 letters, digits or dashes');
-const sdp = z.string().min(1, 'must not be empty').max(64 * 1024, 'is too long (64 KiB at most)');
+const sdp = z.string().min(1, ruleMessage('common.notEmpty')).max(64 * 1024, 'is too long (64 KiB at most)');
 /** A customer's number as typed or in gateway digits; the service normalises it. */
-const contactNumber = z.string({ error: rule('common.requiredString') }).min(1, rule('common.notEmpty')).max(64, rule('common.tooLong'));
+const contactNumber = z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(64, ruleMessage('common.tooLong'));
 
 /** A media check's warnings are a sentence or two each, and a message has one file: these bounds leave room and no more. */
 export const CONFIRMED_LIMITS = { warnings: 20, characters: 1000 } as const;
@@ -47,7 +48,7 @@ const ENVELOPE = { messaging_product: true, recipient_type: true, to: true } as 
 export const messageContentSchema = z.discriminatedUnion(
   'type',
   [textBody.omit(ENVELOPE), imageBody.omit(ENVELOPE), audioBody.omit(ENVELOPE), videoBody.omit(ENVELOPE), documentBody.omit(ENVELOPE), interactiveBody.omit(ENVELOPE)],
-  { error: rule('messages.contentType', { values: 'text, image, audio, video, document, interactive' }) },
+  { error: ruleMessage('messages.contentType', { values: list(['text', 'image', 'audio', 'video', 'document', 'interactive']) }) },
 );
 
 /**
@@ -69,7 +70,7 @@ const templateDraftSchema = z.strictObject({
       }),
     )
     .max(100, 'has too many variables (100 at most)'),
-  template: z.looseObject({ name: z.string({ error: 'is required: the template\u2019s name' }), language: z.looseObject({ code: z.string() }) }),
+  template: z.looseObject({ name: z.string({ error: ruleMessage('templates.nameRequired') }), language: z.looseObject({ code: z.string() }) }),
   pastedProduct: z.string().max(64).optional(),
 });
 
@@ -81,7 +82,7 @@ export const commandSchemas = {
    * call under the renderer's localId, POSTs initiate, and resolves once the gateway has placed it.
    */
   // `anyway`: the agent accepts a number the numbering-plan metadata does not list as valid ("Call anyway").
-  startCall: z.strictObject({ localId: outgoingLocalId, to: z.string().max(64, 'is too long'), sdp, anyway: z.boolean({ error: 'must be true or false' }).optional() }),
+  startCall: z.strictObject({ localId: outgoingLocalId, to: z.string().max(64, ruleMessage('common.tooLong')), sdp, anyway: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional() }),
   /**
    * The Answer button, with the complete local answer made while the call rang: main claims the call
    * on the relay, then accepts, and resolves once the gateway has the answer (answered_elsewhere
@@ -135,9 +136,9 @@ export const commandSchemas = {
     records: z
       .array(
         z.strictObject({
-          t: z.string().max(40, 'is too long'),
+          t: z.string().max(40, ruleMessage('common.tooLong')),
           level: z.enum(['debug', 'info', 'warn', 'error'], 'must be debug, info, warn or error'),
-          logger: z.string().max(64, 'is too long'),
+          logger: z.string().max(64, ruleMessage('common.tooLong')),
           msg: z.string().max(2000, 'is too long (2000 characters at most)'),
           fields: z
             .record(z.string().max(64), z.unknown())
@@ -175,39 +176,39 @@ export const commandSchemas = {
    */
   checkMediaLink: z.strictObject({
     type: z.enum(MEDIA_TYPES, `must be one of ${MEDIA_TYPES.join(', ')}`),
-    link: z.string({ error: rule('common.requiredString') }).min(1, rule('common.notEmpty')).max(2048, rule('common.tooLongAtMost', { count: 2048 })),
+    link: z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(2048, ruleMessage('common.tooLongAtMost', { count: 2048 })),
   }),
   /** The console's "API Payload" JSON → the template, its recipient and one field per variable. */
-  parseTemplate: z.strictObject({ pasted: z.string({ error: 'is required and must be a string' }).max(128 * 1024, 'is too long (128 KB at most)') }),
+  parseTemplate: z.strictObject({ pasted: z.string({ error: ruleMessage('common.requiredString') }).max(128 * 1024, 'is too long (128 KB at most)') }),
   /** A pasted template with its variables filled, to `to`; templates go out whatever the window. */
   sendTemplate: z.strictObject({
     draft: templateDraftSchema,
     to: contactNumber,
-    values: z.record(z.string().max(300), z.string().max(4096, rule('common.tooLongAtMost', { count: 4096 }))),
+    values: z.record(z.string().max(300), z.string().max(4096, ruleMessage('common.tooLongAtMost', { count: 4096 }))),
   }),
   /** The voice_call button; its payload routes the customer's call back to this agent (relay/README.md). */
   sendCallButton: z.strictObject({
     to: contactNumber,
-    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
-    displayText: z.string().max(MESSAGE_LIMITS.voiceCallDisplayText, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.voiceCallDisplayText })).optional(),
+    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
+    displayText: z.string().max(MESSAGE_LIMITS.voiceCallDisplayText, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.voiceCallDisplayText })).optional(),
     ttlMinutes: z
-      .number({ error: rule('messages.minutes') })
-      .int(rule('messages.wholeMinutes'))
-      .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, rule('messages.atLeastMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMin }))
-      .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, rule('messages.atMostMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMax, days: MESSAGE_LIMITS.voiceCallTtlMinutesMax / 1440 }))
+      .number({ error: ruleMessage('messages.minutes') })
+      .int(ruleMessage('messages.wholeMinutes'))
+      .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, ruleMessage('messages.atLeastMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMin }))
+      .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, ruleMessage('messages.atMostMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMax, days: MESSAGE_LIMITS.voiceCallTtlMinutesMax / 1440 }))
       .optional(),
   }),
   /** protocol.md: free-form inside the window; outside it the answer is window_closed (send a template). */
   requestCallPermission: z.strictObject({
     to: contactNumber,
-    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
+    bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
   }),
   /** A contact's timeline and window. */
   getConversation: z.strictObject({ contact: contactNumber }),
   /** Sandbox only: the customer writes to the business (opens the window). */
   simulateInboundMessage: z.strictObject({
     number: z.string().min(1).max(64),
-    text: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty').max(4096, 'is too long'),
+    text: z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(4096, ruleMessage('common.tooLong')),
   }),
   /** Sandbox only: the customer presses the last call button sent to them. */
   simulatePressCallButton: z.strictObject({ number: z.string().min(1).max(64) }),
@@ -273,6 +274,8 @@ export interface AppSnapshot {
  */
 export interface MediaLinkCheckResult extends MediaLinkCheck {
   description?: string;
+  /** The same as the catalogue's texts and names, for the window to say in the agent's language. */
+  descriptionText?: TextValue;
 }
 
 export interface CommandResults {
@@ -380,6 +383,24 @@ export const WINDOW_GONE_REASON = {
   reloaded: 'The window was reloaded or closed during the call, and its audio ended with it',
   crashed: 'The window stopped unexpectedly during the call, and its audio ended with it',
 } as const;
+
+/**
+ * An AppError (shared/result.ts) as it arrives from a host, for the window's edge to check. The
+ * texts are checked too; one that does not hold (a code this window does not know) is dropped and
+ * the English `message` stands in for it.
+ */
+export const appErrorSchema = z.looseObject({
+  code: z.string(),
+  message: z.string(),
+  field: z.string().optional(),
+  gatewayCode: z.number().optional(),
+  httpStatus: z.number().optional(),
+  detail: z.string().optional(),
+  text: ruleTextSchema.optional().catch(undefined),
+  issues: z.array(z.strictObject({ field: z.string(), text: textValueSchema })).optional().catch(undefined),
+  confirm: z.array(z.string()).optional(),
+  confirmTexts: z.array(ruleTextSchema).optional().catch(undefined),
+});
 
 /** The browser host's WebSocket frames. */
 export const wsClientFrameSchema = z.strictObject({

@@ -6,6 +6,7 @@
 // protocol.md "Events": delivery statuses arrive in any order (`read` may come without `delivered`,
 // and after a retry an older status can arrive late), so a status only ever moves forward, except
 // to `failed`, which wins from anywhere.
+import type { RuleText } from './i18n/text';
 
 /** What the gateway said about a message the business sent; `accepted` until its first status. */
 export type DeliveryStatus = 'accepted' | 'sent' | 'delivered' | 'read' | 'failed';
@@ -75,16 +76,22 @@ export interface SendReceipt {
   messageId: string;
   /** Gateway digits of the recipient. */
   contact: string;
-  /** Things that did not stop the send but are worth knowing (an unknown media size, …). */
+  /** Things that did not stop the send but are worth knowing (an unknown media size, …), in English. */
   warnings: string[];
+  /** The same as codes and values, in the same order, when the catalogue made them (the media check's notes). */
+  warningTexts?: RuleText[];
 }
 
-/** The link check's findings (electron/core/media-link-check.ts). */
+/** The link check's findings (shared/media-fetch.ts, run by electron/core/messaging-service.ts). */
 export interface MediaLinkCheck {
   contentType: string;
   contentLength?: number;
   finalUrl: string;
   warnings: string[];
-  /** Warnings the agent will confirm with "Send anyway" when sending (gateway-spec.md 2.3's media rules). */
+  /** The notes as codes and values, in the same order: what the window shows in the agent's language. */
+  warningTexts?: RuleText[];
+  /** Warnings the agent will confirm with "Send anyway" when sending (gateway-spec.md 2.3's media rules), in English. */
   confirm?: string[];
+  /** The same as codes and values, in the same order. */
+  confirmTexts?: RuleText[];
 }

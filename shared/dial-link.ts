@@ -1,8 +1,8 @@
 // tel: and callto: links (RFC 3966 and the older callto:) and plain numbers, as links and the
 // browser host's GET /dial hand them over: the number inside, checked like a typed one.
-import { rule, term } from './i18n/rules';
-import { checkPhoneNumber, type CheckedPhoneNumber } from './phone';
-import { err, type Result } from './result';
+import { text } from './i18n/text';
+import { checkPhoneNumber, phoneNumberRefused, type CheckedPhoneNumber } from './phone';
+import type { Result } from './result';
 
 /**
  * "tel:+44-20-7946-0958", "callto://+442079460958", "tel:020%207946%200958" or "+44 20 7946 0958" →
@@ -11,19 +11,19 @@ import { err, type Result } from './result';
  */
 export function numberFromDialLink(link: string, defaultCountry?: string): Result<CheckedPhoneNumber> {
   const raw = link.trim();
-  if (raw === '') return err('invalid_phone_number', `${term('phoneNumber')}: ${rule('phone.linkNoNumber')}`, { field: 'to' });
-  if (raw.length > 512) return err('invalid_phone_number', `${term('phoneNumber')}: ${rule('phone.linkTooLong', { count: 512 })}`, { field: 'to' });
+  if (raw === '') return phoneNumberRefused(text('phone.linkNoNumber'));
+  if (raw.length > 512) return phoneNumberRefused(text('phone.linkTooLong', { count: 512 }));
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(raw)?.[1]?.toLowerCase();
   let number = raw;
   if (scheme !== undefined) {
     if (scheme !== 'tel' && scheme !== 'callto') {
-      return err('invalid_phone_number', `${term('phoneNumber')}: ${rule('phone.linkScheme', { scheme })}`, { field: 'to' });
+      return phoneNumberRefused(text('phone.linkScheme', { scheme }));
     }
     number = raw.slice(scheme.length + 1).replace(/^\/\//, '');
     try {
       number = decodeURIComponent(number);
     } catch {
-      return err('invalid_phone_number', `${term('phoneNumber')}: ${rule('phone.linkEncoding')}`, { field: 'to' });
+      return phoneNumberRefused(text('phone.linkEncoding'));
     }
     // RFC 3966 parameters (";ext=", ";phone-context=") and a query are not part of the number.
     number = number.split(/[;?]/)[0] ?? '';

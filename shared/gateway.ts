@@ -1,8 +1,7 @@
 // Call control requests and responses: gateway-spec.md 4.2 for the bodies, protocol.md for the
 // success bodies and the Graph error envelope that the gateway passes through.
 import { z } from 'zod';
-import { rule } from './i18n/rules';
-import { requiredString } from './validation';
+import { requiredString, ruleMessage } from './validation';
 
 export const DEFAULT_PRODUCT = 'chatapp';
 export const CALL_ACTIONS = ['accept', 'reject', 'terminate', 'initiate'] as const;
@@ -10,7 +9,7 @@ export type CallAction = (typeof CALL_ACTIONS)[number];
 
 /** gateway-spec.md 2.1: digits only, with the country code, no "+". */
 export const GATEWAY_NUMBER = /^[1-9][0-9]{6,14}$/;
-export const gatewayNumberSchema = requiredString().regex(GATEWAY_NUMBER, rule('phone.gatewayDigits'));
+export const gatewayNumberSchema = requiredString().regex(GATEWAY_NUMBER, ruleMessage('phone.gatewayDigits'));
 
 const nonEmpty = (what: string) => requiredString().min(1, `${what} must not be empty`);
 

@@ -4,15 +4,18 @@
 // discovery suffice on an open network, and a firewall that blocks outbound UDP needs TURN over
 // TCP or TLS (`turn:HOST:443?transport=tcp`, `turns:HOST:443`).
 import { z } from 'zod';
-import { rule, term } from './i18n/rules';
+import { english, rule, term, type TextValue } from './i18n/text';
+import { ruleMessage } from './validation';
 
 // RFC 7064 (stun/stuns) and RFC 7065 (turn/turns): scheme ":" host [ ":" port ], and for TURN
 // an optional "?transport=udp|tcp". STUN URIs have no query.
 const ICE_URL = /^(stuns?|turns?):(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::(\d{1,5}))?(\?transport=(?:udp|tcp))?$/;
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
 
+/** The rules in English, for the relay's command line and configuration refusals. */
 export const ICE_URL_RULE = rule('network.iceUrl');
 export const TURN_URL_RULE = rule('network.turnUrl');
+
 
 /** The most servers a configuration may list: each one costs gathering time on every call. */
 export const MAX_ICE_SERVERS = 10;
@@ -40,56 +43,59 @@ export function iceUrlKind(url: string): IceUrlKind | undefined {
 export const isTurnUrl = (url: string): boolean => iceUrlKind(url) === 'turn';
 
 /** A rejected URL as an error may quote it: one with a user name or password in it is not echoed. */
-export function describeIceUrl(url: string): string {
+export function iceUrlShown(url: string): TextValue {
   return url.includes('@') ? term('urlWithCredentials') : `"${url.length > 80 ? `${url.slice(0, 80)}…` : url}"`;
 }
 
+/** The same in English. */
+export const describeIceUrl = (url: string): string => english(iceUrlShown(url));
+
 const iceUrlSchema = z
-  .string({ error: rule('common.mustBeString') })
+  .string({ error: ruleMessage('common.mustBeString') })
   .trim()
-  .refine((url) => iceUrlKind(url) !== undefined, { error: (issue) => rule('network.iceUrlGot', { url: describeIceUrl(String(issue.input)) }) });
+  .refine((url) => iceUrlKind(url) !== undefined, { error: (issue) => ruleMessage('network.iceUrlGot', { url: iceUrlShown(String(issue.input)) }) });
 
-const credentialText = (what: string) =>
+const credentialText = (what: TextValue) =>
   z
-    .string({ error: rule('network.credentialString', { what }) })
-    .min(1, rule('network.credentialEmpty', { what }))
-    .max(MAX_CREDENTIAL, rule('network.credentialTooLong', { what, count: MAX_CREDENTIAL }));
+    .string({ error: ruleMessage('network.credentialString', { what }) })
+    .min(1, ruleMessage('network.credentialEmpty', { what }))
+    .max(MAX_CREDENTIAL, ruleMessage('network.credentialTooLong', { what, count: MAX_CREDENTIAL }));
 
-const blankOr = (what: string) =>
+const blankOr = (what: TextValue) =>
   z
-    .string({ error: rule('network.credentialString', { what }) })
-    .max(MAX_CREDENTIAL, rule('network.credentialTooLong', { what, count: MAX_CREDENTIAL }));
+    .string({ error: ruleMessage('network.credentialString', { what }) })
+    .max(MAX_CREDENTIAL, ruleMessage('network.credentialTooLong', { what, count: MAX_CREDENTIAL }));
 
 /** One RTCIceServer as `--ice-servers` gives it; a TURN server needs its username and credential. */
 export const iceServerSchema = z
   .strictObject({
-    urls: z.union([iceUrlSchema, z.array(iceUrlSchema).min(1, rule('network.atLeastOneUrl')).max(MAX_ICE_SERVERS, rule('network.atMostUrls', { count: MAX_ICE_SERVERS }))], {
-      error: rule('network.urlOrList'),
+    urls: z.union([iceUrlSchema, z.array(iceUrlSchema).min(1, ruleMessage('network.atLeastOneUrl')).max(MAX_ICE_SERVERS, ruleMessage('network.atMostUrls', { count: MAX_ICE_SERVERS }))], {
+      error: ruleMessage('network.urlOrList'),
     }),
     username: credentialText(term('username')).optional(),
     credential: credentialText(term('credential')).optional(),
   })
   .refine((server) => !toList(server.urls).some(isTurnUrl) || (server.username !== undefined && server.credential !== undefined), {
-    error: rule('network.turnNeedsCredentials'),
+    error: ruleMessage('network.turnNeedsCredentials'),
     path: ['credential'],
   });
 export type IceServer = z.infer<typeof iceServerSchema>;
 
 export const iceServersSchema = z
-  .array(iceServerSchema, { error: rule('network.serverArray') })
-  .max(MAX_ICE_SERVERS, rule('network.atMostServers', { count: MAX_ICE_SERVERS }));
+  .array(iceServerSchema, { error: ruleMessage('network.serverArray') })
+  .max(MAX_ICE_SERVERS, ruleMessage('network.atMostServers', { count: MAX_ICE_SERVERS }));
 
 export const ICE_TRANSPORT_POLICIES = ['all', 'relay'] as const;
 export type IceTransportPolicy = (typeof ICE_TRANSPORT_POLICIES)[number];
-export const iceTransportPolicySchema = z.enum(ICE_TRANSPORT_POLICIES, rule('network.allOrRelay'));
+export const iceTransportPolicySchema = z.enum(ICE_TRANSPORT_POLICIES, ruleMessage('network.allOrRelay'));
 
 /** What the settings' Network section submits. A blank TURN password keeps the stored one. */
 export const networkSettingsInputSchema = z.strictObject({
-  servers: z.array(iceUrlSchema, { error: rule('network.serverList') }).max(MAX_ICE_SERVERS, rule('network.atMostServers', { count: MAX_ICE_SERVERS })),
+  servers: z.array(iceUrlSchema, { error: ruleMessage('network.serverList') }).max(MAX_ICE_SERVERS, ruleMessage('network.atMostServers', { count: MAX_ICE_SERVERS })),
   // Blank: no username; for the password, keep the stored one.
   turnUsername: blankOr(term('turnUsername')).optional(),
   turnPassword: blankOr(term('turnPassword')).optional(),
-  relayOnly: z.boolean({ error: rule('common.mustBeBoolean') }),
+  relayOnly: z.boolean({ error: ruleMessage('common.mustBeBoolean') }),
 });
 export type NetworkSettingsInput = z.input<typeof networkSettingsInputSchema>;
 

@@ -27,12 +27,13 @@
 //   one, must be one of the type's and agree with the Content-Type; then the bytes must agree with
 //   both (inspectMedia). A path without an extension is allowed, with a note.
 // - Nothing throws: a refused file is err('invalid_input', `${field}: …`, { field }) naming the rule.
-import { rule, term, type RuleTerm } from './i18n/rules';
+import type { RuleTerm } from './i18n/rules';
+import { english, list, mapStrings, rule, term, text, type RuleText, type TextValue } from './i18n/text';
 import { bytesText, concatBytes, headBytesFor, inspectMedia, missingRange, moreBytesWanted, orList, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
 import { formatBytes, MB, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
 import { classifyNetworkError } from './network-error';
-import { err, errorText, ok, type AppError, type Result } from './result';
-import { isHttpUrl } from './validation';
+import { errorText, ok, TextError, type AppError, type Result } from './result';
+import { fieldError, isHttpUrl } from './validation';
 
 export interface ByteResponse {
   status: number;
@@ -92,7 +93,7 @@ export function fetchByteFetch(fetchImpl: FetchFunction): ByteFetch {
     if (codings.length === 0 || (answer.status !== 200 && answer.status !== 206)) return answer;
     const plain = { get: (name: string) => (['content-length', 'content-range'].includes(name.toLowerCase()) ? null : res.headers.get(name)) };
     const unknown = codings.find((c) => !DECODED_CODINGS.has(c));
-    if (unknown !== undefined) return { ...answer, headers: plain, body: failing(rule('mediaFetch.unknownCoding', { coding: unknown })) };
+    if (unknown !== undefined) return { ...answer, headers: plain, body: failing(text('mediaFetch.unknownCoding', { coding: unknown })) };
     return { ...answer, headers: plain, body: body === null ? null : withCodingErrors(body, codings) };
   };
 }
@@ -117,15 +118,15 @@ async function* withCodingErrors(body: AsyncIterable<Uint8Array>, codings: reado
     yield* body;
   } catch (e) {
     const zlibError = [e, (e as { cause?: unknown } | null)?.cause].find((x) => /^(Z_|ERR_BROTLI|ERR__ERROR)/.test(String((x as { code?: unknown } | null)?.code)));
-    // eslint-disable-next-line preserve-caught-error -- a cause would name the error by its code (see above)
-    if (zlibError !== undefined) throw new Error(rule('mediaFetch.codingBroken', { codings: codings.join(', '), reason: errorText(zlibError) }));
+    // No cause: the check would name the error by its cause's code (see above).
+    if (zlibError !== undefined) throw new TextError(text('mediaFetch.codingBroken', { codings: list(codings), reason: errorText(zlibError) }));
     throw e;
   }
 }
 
-/** A body whose first read fails with `message`. */
-const failing = (message: string): AsyncIterable<Uint8Array> => ({
-  [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error(message)) }),
+/** A body whose first read fails with `said`. */
+const failing = (said: RuleText): AsyncIterable<Uint8Array> => ({
+  [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new TextError(said)) }),
 });
 
 const withoutHeader = (headers: Record<string, string>, name: string): Record<string, string> =>
@@ -138,8 +139,10 @@ export interface MediaFileCheck extends MediaInspection {
   size: number;
   /** The address the file was found at, after redirects. */
   finalUrl: string;
-  /** What needs no confirmation but is worth knowing (no extension, a private-network link). */
+  /** What needs no confirmation but is worth knowing (no extension, a private-network link), in English. */
   notes: string[];
+  /** The same notes as codes and values, in the same order. */
+  noteTexts: RuleText[];
 }
 
 export type MediaInspector = typeof inspectMedia;
@@ -167,7 +170,7 @@ const DEFAULT_MAX_REDIRECTS = 5;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const REQUEST_HEADERS = { Accept: '*/*', 'Accept-Encoding': 'identity' } as const;
 
-type Refuse = (message: string, extra?: { httpStatus?: number; detail?: string }) => Result<never>;
+type Refuse = (rule: TextValue, extra?: { httpStatus?: number; detail?: string }) => Result<never>;
 
 /** Thrown inside the check only, when its deadline passed; turned into err('timeout') at the top. */
 class DeadlinePassed extends Error {
@@ -265,11 +268,11 @@ interface Answer {
 
 export async function checkMediaFile(type: MediaType, url: string, options: MediaFileCheckOptions): Promise<Result<MediaFileCheck>> {
   const field = options.field ?? 'link';
-  const refuse: Refuse = (message, extra = {}) => err('invalid_input', `${field}: ${message}`, { field, ...extra });
-  if (!isHttpUrl(url)) return refuse(rule('common.httpAddress'));
+  const refuse: Refuse = (said, extra = {}) => fieldError('invalid_input', field, said, extra);
+  if (!isHttpUrl(url)) return refuse(text('common.httpAddress'));
   const fromLink = extensionOf(url);
   if (fromLink !== undefined && !mediaExtensions(type).includes(fromLink)) {
-    return refuse(rule('mediaFetch.linkExtension', { extension: fromLink, kind: term(KIND_FILE[type]), extensions: orList(mediaExtensions(type)) }));
+    return refuse(text('mediaFetch.linkExtension', { extension: fromLink, kind: term(KIND_FILE[type]), extensions: orList(mediaExtensions(type)) }));
   }
 
   const controller = new AbortController();
@@ -290,9 +293,9 @@ export async function checkMediaFile(type: MediaType, url: string, options: Medi
     return withoutSecrets(await fetchAndJudge(ctx, url, fromLink, options.inspect ?? inspectMedia, progress));
   } catch (e) {
     if (e instanceof DeadlinePassed || controller.signal.aborted) {
-      return err('timeout', `${field}: ${lateness(deadline, progress, e instanceof DeadlinePassed ? e.why : (deadline.why ?? 'late'))}`, { field });
+      return fieldError('timeout', field, lateness(deadline, progress, e instanceof DeadlinePassed ? e.why : (deadline.why ?? 'late')));
     }
-    return withoutSecrets(err('internal', `${field}: ${rule('mediaFetch.notChecked', { reason: errorText(e) })}`, { field, detail: errorText(e) }));
+    return withoutSecrets(fieldError('internal', field, text('mediaFetch.notChecked', { reason: errorText(e) }), { detail: errorText(e) }));
   } finally {
     deadline.stop();
     controller.abort();
@@ -306,15 +309,15 @@ interface Progress {
 }
 
 /** Why the check ran out of time, with what it had read and what it allowed. */
-function lateness(deadline: Deadline, progress: Progress, why: DeadlinePassed['why']): string {
-  if (why === 'stalled') return rule('mediaFetch.stalled', { time: seconds(deadline.baseMs), read: bytesText(progress.read) });
-  if (!progress.answered) return rule('mediaFetch.silent', { time: seconds(deadline.allowedMs) });
+function lateness(deadline: Deadline, progress: Progress, why: DeadlinePassed['why']): RuleText {
+  if (why === 'stalled') return text('mediaFetch.stalled', { time: seconds(deadline.baseMs), read: bytesText(progress.read) });
+  if (!progress.answered) return text('mediaFetch.silent', { time: seconds(deadline.allowedMs) });
   const time = seconds(deadline.allowedMs);
   const read = bytesText(progress.read);
   const expected = deadline.allowedBytes > progress.read ? bytesText(deadline.allowedBytes) : undefined;
-  if (deadline.msPerMb <= 0) return expected === undefined ? rule('mediaFetch.late', { time, read }) : rule('mediaFetch.lateOf', { time, read, expected });
+  if (deadline.msPerMb <= 0) return expected === undefined ? text('mediaFetch.late', { time, read }) : text('mediaFetch.lateOf', { time, read, expected });
   const allowance = { base: seconds(deadline.baseMs), perMb: seconds(deadline.msPerMb) };
-  return expected === undefined ? rule('mediaFetch.lateAllowance', { time, read, ...allowance }) : rule('mediaFetch.lateOfAllowance', { time, read, expected, ...allowance });
+  return expected === undefined ? text('mediaFetch.lateAllowance', { time, read, ...allowance }) : text('mediaFetch.lateOfAllowance', { time, read, expected, ...allowance });
 }
 
 async function fetchAndJudge(ctx: Context, url: string, fromLink: string | undefined, inspect: MediaInspector, progress: Progress): Promise<Result<MediaFileCheck>> {
@@ -353,45 +356,45 @@ async function fetchAndJudge(ctx: Context, url: string, fromLink: string | undef
   try {
     inspected = await inspect(type, sample.value, { ...(extension !== undefined ? { extension } : {}), mimeType: contentType });
   } catch (e) {
-    return err('internal', `${ctx.field}: ${rule('mediaFetch.notInspected', { reason: errorText(e) })}`, { field: ctx.field, detail: errorText(e) });
+    return fieldError('internal', ctx.field, text('mediaFetch.notInspected', { reason: errorText(e) }), { detail: errorText(e) });
   }
   if (!inspected.ok) {
-    const { code, message, detail } = inspected.error;
-    return err(code, `${ctx.field}: ${message}`, { field: ctx.field, ...(detail !== undefined ? { detail } : {}) });
+    const { code, message, text: said, detail } = inspected.error;
+    return fieldError(code, ctx.field, said ?? message, detail !== undefined ? { detail } : {});
   }
   if (isPrivateHost(new URL(finalUrl).host)) {
-    notes.push(rule('mediaFetch.privateNetwork'));
+    notes.push(text('mediaFetch.privateNetwork'));
   }
-  return ok({ ...inspected.value, contentType, size: sample.value.size, finalUrl, notes });
+  return ok({ ...inspected.value, contentType, size: sample.value.size, finalUrl, notes: notes.map(english), noteTexts: notes });
 }
 
 /** HTTP errors, and answers that are neither the file (200) nor a part of it (206). */
 function httpProblem(res: ByteResponse, refuse: Refuse): Result<never> | undefined {
   const { status } = res;
   if (status >= 400) {
-    const what = rule(status === 404 || status === 410 ? 'mediaFetch.noFileThere' : status >= 500 ? 'mediaFetch.serverFailed' : 'mediaFetch.serverRefused');
-    const message = res.statusText ? rule('mediaFetch.httpError', { status, statusText: res.statusText, what }) : rule('mediaFetch.httpErrorBare', { status, what });
-    return refuse(message, { httpStatus: status });
+    const what = text(status === 404 || status === 410 ? 'mediaFetch.noFileThere' : status >= 500 ? 'mediaFetch.serverFailed' : 'mediaFetch.serverRefused');
+    const said = res.statusText ? text('mediaFetch.httpError', { status, statusText: res.statusText, what }) : text('mediaFetch.httpErrorBare', { status, what });
+    return refuse(said, { httpStatus: status });
   }
-  if (status !== 200 && status !== 206) return refuse(rule('mediaFetch.notAFile', { status }), { httpStatus: status });
+  if (status !== 200 && status !== 206) return refuse(text('mediaFetch.notAFile', { status }), { httpStatus: status });
   return undefined;
 }
 
 /** The server's Content-Type against the message type, and the link's extension against both. */
-function contentTypeProblem(ctx: Context, res: ByteResponse, fromLink: string | undefined, finalUrl: string): Result<{ contentType: string; extension: string | undefined; notes: string[] }> {
+function contentTypeProblem(ctx: Context, res: ByteResponse, fromLink: string | undefined, finalUrl: string): Result<{ contentType: string; extension: string | undefined; notes: RuleText[] }> {
   const { refuse, type } = ctx;
   const contentType = res.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase() ?? '';
   const allowed = mediaMimeTypes(type);
   const kind = term(KIND[type]);
-  if (contentType === '') return refuse(rule('mediaFetch.noContentType', { kind, allowed: orList(allowed) }));
-  if (!allowed.includes(contentType)) return refuse(rule('mediaFetch.wrongContentType', { contentType, kind, allowed: orList(allowed) }));
+  if (contentType === '') return refuse(text('mediaFetch.noContentType', { kind, allowed: orList(allowed) }));
+  if (!allowed.includes(contentType)) return refuse(text('mediaFetch.wrongContentType', { contentType, kind, allowed: orList(allowed) }));
   const format = MEDIA_TABLE[type].formats.find((f) => f.mimeType === contentType)!;
   const extension = fromLink ?? extensionOf(finalUrl);
-  const notes: string[] = [];
+  const notes: RuleText[] = [];
   if (extension === undefined) {
-    notes.push(rule('mediaFetch.noExtension', { contentType }));
+    notes.push(text('mediaFetch.noExtension', { contentType }));
   } else if (!format.extensions.includes(extension)) {
-    return refuse(rule('mediaFetch.extensionContentType', { extension, contentType, extensions: orList(format.extensions) }));
+    return refuse(text('mediaFetch.extensionContentType', { extension, contentType, extensions: orList(format.extensions) }));
   }
   return ok({ contentType, extension, notes });
 }
@@ -421,8 +424,8 @@ async function readSample(ctx: Context, res: ByteResponse, url: string, progress
     }
     if (plain.value.res.status !== 200) {
       await cancel(plain.value.res);
-      const message = rule('mediaFetch.plainRequestRange', { status: plain.value.res.status, range: res.headers.get('content-range') ?? '' });
-      return refuse(message, { httpStatus: plain.value.res.status });
+      const said = text('mediaFetch.plainRequestRange', { status: plain.value.res.status, range: res.headers.get('content-range') ?? '' });
+      return refuse(said, { httpStatus: plain.value.res.status });
     }
     return readWhole(ctx, plain.value.res, progress);
   }
@@ -476,9 +479,9 @@ async function readWhole(ctx: Context, res: ByteResponse, progress: Progress): P
     await body.stop();
     if (!filled.ok) return filled;
     if (body.total > ctx.maxBytes) {
-      return ctx.refuse(rule('mediaFetch.tooLargeUnsaid', { limit: formatBytes(ctx.maxBytes), kind: term(KIND[ctx.type]) }));
+      return ctx.refuse(text('mediaFetch.tooLargeUnsaid', { limit: formatBytes(ctx.maxBytes), kind: term(KIND[ctx.type]) }));
     }
-    if (body.total === 0) return ctx.refuse(rule('media.empty'));
+    if (body.total === 0) return ctx.refuse(text('media.empty'));
     return ok({ head: body.bytes(body.total), size: body.total });
   }
   let target = headBytesFor(ctx.type, stated);
@@ -490,7 +493,7 @@ async function readWhole(ctx: Context, res: ByteResponse, progress: Progress): P
     }
     if (body.total < target) {
       await body.stop();
-      return ctx.refuse(rule('mediaFetch.lengthShort', { count: stated, sent: body.total }));
+      return ctx.refuse(text('mediaFetch.lengthShort', { count: stated, sent: body.total }));
     }
     const sample: MediaSample = { head: body.bytes(target), size: stated };
     const wanted = round < MAX_FURTHER_RANGES ? moreBytesWanted(ctx.type, sample) : undefined;
@@ -525,11 +528,11 @@ async function readRange(ctx: Context, url: string, start: number, end: number, 
     const range = contentRangeOf(res);
     if (range === undefined || range.start !== at || range.end > end) {
       await cancel(res);
-      return ctx.refuse(rule('mediaFetch.differentRange', { start: at, end, range: res.headers.get('content-range') ?? '' }), { httpStatus: res.status });
+      return ctx.refuse(text('mediaFetch.differentRange', { start: at, end, range: res.headers.get('content-range') ?? '' }), { httpStatus: res.status });
     }
     if (range.total !== size) {
       await cancel(res);
-      return ctx.refuse(rule('mediaFetch.changed', { before: size, after: range.total }), { httpStatus: res.status });
+      return ctx.refuse(text('mediaFetch.changed', { before: size, after: range.total }), { httpStatus: res.status });
     }
     const bytes = await readExactly(ctx, res, range.end - at + 1, progress);
     if (!bytes.ok) return bytes;
@@ -544,7 +547,7 @@ async function readExactly(ctx: Context, res: ByteResponse, count: number, progr
   const filled = await body.fill(count);
   await body.stop();
   if (!filled.ok) return filled;
-  if (body.total < count) return ctx.refuse(rule('mediaFetch.rangeShort', { sent: body.total, promised: count }));
+  if (body.total < count) return ctx.refuse(text('mediaFetch.rangeShort', { sent: body.total, promised: count }));
   return ok(body.bytes(count));
 }
 
@@ -595,7 +598,9 @@ function bodyOf(ctx: Context, res: ByteResponse, progress: Progress, expected: n
         ended = true;
         await cancel(res);
         if (e instanceof DeadlinePassed || ctx.signal.aborted) throw passed(ctx, e);
-        return ctx.refuse(rule('mediaFetch.readBroken', { reason: describeNetworkError(e), read: bytesText(total) }), { detail: errorText(e) });
+        // A failure the check made itself (a coding that does not decode) says its own text.
+        const reason = e instanceof TextError ? e.text : describeNetworkError(e);
+        return ctx.refuse(text('mediaFetch.readBroken', { reason, read: bytesText(total) }), { detail: errorText(e) });
       } finally {
         deadline.quiet();
       }
@@ -634,23 +639,23 @@ async function follow(ctx: Context, start: string, range: { start: number; end: 
       res = await Promise.race([ctx.fetch(url, { headers, signal: ctx.signal }), ctx.deadline.passed]);
     } catch (e) {
       if (e instanceof DeadlinePassed || ctx.signal.aborted) throw passed(ctx, e);
-      return refuse(rule('mediaFetch.unreachable', { reason: describeNetworkError(e) }), { detail: errorText(e) });
+      return refuse(text('mediaFetch.unreachable', { reason: describeNetworkError(e) }), { detail: errorText(e) });
     }
     if (!REDIRECTS.has(res.status)) return ok({ res, url });
     await cancel(res);
     const location = res.headers.get('location');
-    if (location === null || !URL.canParse(location, url)) return refuse(rule('mediaFetch.redirectNoLocation', { status: res.status }), { httpStatus: res.status });
+    if (location === null || !URL.canParse(location, url)) return refuse(text('mediaFetch.redirectNoLocation', { status: res.status }), { httpStatus: res.status });
     const next = new URL(location, url).toString();
-    if (!isHttpUrl(next)) return refuse(rule('mediaFetch.redirectScheme', { protocol: new URL(next).protocol }));
-    if (seen.has(unfragmented(next))) return refuse(rule('mediaFetch.redirectLoop', { url: withoutQuery(next) }), { httpStatus: res.status });
-    if (hop + 1 > ctx.maxRedirects) return refuse(rule('mediaFetch.tooManyRedirects', { count: ctx.maxRedirects }), { httpStatus: res.status });
+    if (!isHttpUrl(next)) return refuse(text('mediaFetch.redirectScheme', { protocol: new URL(next).protocol }));
+    if (seen.has(unfragmented(next))) return refuse(text('mediaFetch.redirectLoop', { url: withoutQuery(next) }), { httpStatus: res.status });
+    if (hop + 1 > ctx.maxRedirects) return refuse(text('mediaFetch.tooManyRedirects', { count: ctx.maxRedirects }), { httpStatus: res.status });
     url = next;
   }
 }
 
 function sizeProblem(ctx: Context, size: number): Result<never> | undefined {
-  if (size === 0) return ctx.refuse(rule('media.empty'));
-  if (size > ctx.maxBytes) return ctx.refuse(rule('mediaFetch.tooLarge', { size: formatBytes(size), bytes: size, limit: formatBytes(ctx.maxBytes), kind: term(KIND[ctx.type]) }));
+  if (size === 0) return ctx.refuse(text('media.empty'));
+  if (size > ctx.maxBytes) return ctx.refuse(text('mediaFetch.tooLarge', { size: formatBytes(size), bytes: size, limit: formatBytes(ctx.maxBytes), kind: term(KIND[ctx.type]) }));
   return undefined;
 }
 
@@ -711,10 +716,16 @@ export function withoutQuery(text: string): string {
   });
 }
 
-/** An error whose message and detail keep no link's query (withoutQuery). */
+/** An error whose message, texts and detail keep no link's query (withoutQuery). */
 export function errorWithoutQueries(error: AppError): AppError {
-  const { message, detail } = error;
-  return { ...error, message: withoutQuery(message), ...(detail !== undefined ? { detail: withoutQuery(detail) } : {}) };
+  const { message, detail, text: said, issues } = error;
+  return {
+    ...error,
+    message: withoutQuery(message),
+    ...(detail !== undefined ? { detail: withoutQuery(detail) } : {}),
+    ...(said !== undefined ? { text: mapStrings(said, withoutQuery) } : {}),
+    ...(issues !== undefined ? { issues: issues.map((issue) => ({ field: issue.field, text: mapStrings(issue.text, withoutQuery) })) } : {}),
+  };
 }
 
 const withoutSecrets = <T>(result: Result<T>): Result<T> => (result.ok ? result : { ok: false, error: errorWithoutQueries(result.error) });
@@ -730,17 +741,18 @@ export function isPrivateHost(host: string): boolean {
 }
 
 /** A network failure in the check's words, from the rule catalogue where it has them. */
-function describeNetworkError(e: unknown): string {
+/** Why a link could not be read, as the catalogue says it (the code of a failure it has no words for). */
+function describeNetworkError(e: unknown): TextValue {
   const failure = classifyNetworkError(e);
   switch (failure.kind) {
     case 'host_not_found':
-      return rule('mediaFetch.hostNotFound');
+      return text('mediaFetch.hostNotFound');
     case 'refused':
-      return rule('mediaFetch.connectionRefused');
+      return text('mediaFetch.connectionRefused');
     case 'reset':
-      return rule('mediaFetch.connectionClosed');
+      return text('mediaFetch.connectionClosed');
     case 'bad_certificate':
-      return rule('mediaFetch.badCertificate', { code: failure.code });
+      return text('mediaFetch.badCertificate', { code: failure.code });
     case 'connect_timeout':
     case 'other':
       return failure.code ?? failure.message;

@@ -9,9 +9,9 @@
 // front of it); they live in MESSAGE_LIMITS so that one table says what is enforced.
 import { z } from 'zod';
 import { DEFAULT_PRODUCT, gatewayNumberSchema } from './gateway';
-import { rule, term } from './i18n/rules';
+import { list, term, type TextValue } from './i18n/text';
 import type { Result } from './result';
-import { httpUrlString, literalNamed, nonEmptyText, parseWith, requiredString, strictObjectNamed, type Shape } from './validation';
+import { httpUrlString, literalNamed, nonEmptyText, parseWith, requiredString, ruleMessage, strictObjectNamed, type Shape } from './validation';
 import { encodeVoiceCallPayload, VOICE_CALL_PAYLOAD_MAX_CHARS } from './voice-call-payload';
 
 // ---------------------------------------------------------------------------------------------
@@ -140,8 +140,8 @@ function exactlyOneOf(a: string, b: string) {
   return (value: Record<string, unknown>, ctx: z.RefinementCtx): void => {
     const hasA = value[a] !== undefined;
     const hasB = value[b] !== undefined;
-    if (hasA && hasB) ctx.addIssue({ code: 'custom', path: [b], message: rule('common.notTogether', { first: a, second: b }) });
-    else if (!hasA && !hasB) ctx.addIssue({ code: 'custom', path: [], message: rule('common.exactlyOne', { first: a, second: b }) });
+    if (hasA && hasB) ctx.addIssue({ code: 'custom', path: [b], message: ruleMessage('common.notTogether', { first: a, second: b }) });
+    else if (!hasA && !hasB) ctx.addIssue({ code: 'custom', path: [], message: ruleMessage('common.exactlyOne', { first: a, second: b }) });
   };
 }
 
@@ -152,7 +152,7 @@ function uniqueIds<T>(idOf: (item: T) => unknown, pathOf: (index: number) => (st
     items.forEach((item, i) => {
       const id = idOf(item);
       if (typeof id !== 'string') return;
-      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: pathOf(i), message: rule('common.mustBeUnique', { id }) });
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', path: pathOf(i), message: ruleMessage('common.mustBeUnique', { id }) });
       seen.add(id);
     });
   };
@@ -166,8 +166,8 @@ const caption = () => nonEmptyText(MESSAGE_LIMITS.caption).optional();
 // Media objects (gateway-spec.md 2.3): exactly one of id and link; caption only for image, video and
 // document; filename only for document.
 
-const NO_CAPTION = rule('messages.noCaption');
-const NO_FILENAME = rule('messages.noFilename');
+const NO_CAPTION = ruleMessage('messages.noCaption');
+const NO_FILENAME = ruleMessage('messages.noFilename');
 
 export const imageObjectSchema = strictObjectNamed(
   { id: mediaId().optional(), link: httpUrlString().optional(), caption: caption(), filename: forbidden(NO_FILENAME) },
@@ -195,7 +195,7 @@ const bodySchema = strictObjectNamed({ text: nonEmptyText(MESSAGE_LIMITS.interac
 // gateway-spec.md 2.4: footer optional "where a variant allows omission"; the Cloud API allows
 // leaving it out in every variant that has one.
 const footerSchema = strictObjectNamed({ text: nonEmptyText(MESSAGE_LIMITS.footerText) }, 'a footer');
-const textHeader = (why: string) => strictObjectNamed({ type: literalNamed('text', why), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, 'a text header');
+const textHeader = (why: TextValue) => strictObjectNamed({ type: literalNamed('text', why), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, 'a text header');
 
 const HEADER_KINDS = 'a header is exactly one of document, image, text, video';
 /** cta_url headers carry media by link only (gateway-spec.md 4.1). */
@@ -211,7 +211,7 @@ const ctaUrlHeaderSchema = z.discriminatedUnion(
     strictObjectNamed({ type: literalNamed('text'), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, `a text header (${HEADER_KINDS})`),
     strictObjectNamed({ type: literalNamed('video'), video: linkOnly('a video header') }, `a video header (${HEADER_KINDS})`),
   ],
-  { error: rule('common.oneOf', { values: 'document, image, text, video' }) },
+  { error: ruleMessage('common.oneOf', { values: list(['document', 'image', 'text', 'video']) }) },
 );
 
 const buttonHeaderSchema = z.discriminatedUnion(
@@ -222,7 +222,7 @@ const buttonHeaderSchema = z.discriminatedUnion(
     strictObjectNamed({ type: literalNamed('text'), text: nonEmptyText(MESSAGE_LIMITS.headerText) }, `a text header (${HEADER_KINDS})`),
     strictObjectNamed({ type: literalNamed('video'), video: idOrLink('a video header') }, `a video header (${HEADER_KINDS})`),
   ],
-  { error: rule('common.oneOf', { values: 'document, image, text, video' }) },
+  { error: ruleMessage('common.oneOf', { values: list(['document', 'image', 'text', 'video']) }) },
 );
 
 const replyButtonSchema = strictObjectNamed(
@@ -242,9 +242,9 @@ export const buttonInteractiveSchema = strictObjectNamed(
     action: strictObjectNamed(
       {
         buttons: z
-          .array(replyButtonSchema, { error: rule('messages.buttonList') })
-          .min(1, rule('messages.atLeastOneButton'))
-          .max(MESSAGE_LIMITS.replyButtons, rule('messages.atMostButtons', { count: MESSAGE_LIMITS.replyButtons }))
+          .array(replyButtonSchema, { error: ruleMessage('messages.buttonList') })
+          .min(1, ruleMessage('messages.atLeastOneButton'))
+          .max(MESSAGE_LIMITS.replyButtons, ruleMessage('messages.atMostButtons', { count: MESSAGE_LIMITS.replyButtons }))
           .superRefine(uniqueIds((b: { reply: { id: string } }) => b.reply.id, (i) => [i, 'reply', 'id'])),
       },
       'a button action',
@@ -258,14 +258,14 @@ const listRowSchema = strictObjectNamed(
     id: nonEmptyText(MESSAGE_LIMITS.rowId),
     title: nonEmptyText(MESSAGE_LIMITS.rowTitle),
     // The Cloud API lets a row leave its description out; when present it is a string.
-    description: requiredString().max(MESSAGE_LIMITS.rowDescription, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.rowDescription })).optional(),
+    description: requiredString().max(MESSAGE_LIMITS.rowDescription, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.rowDescription })).optional(),
   },
   'a row',
 );
 const listSectionSchema = strictObjectNamed(
   {
     title: nonEmptyText(MESSAGE_LIMITS.sectionTitle),
-    rows: z.array(listRowSchema, { error: rule('messages.rowList') }).min(1, rule('messages.atLeastOneRow')),
+    rows: z.array(listRowSchema, { error: ruleMessage('messages.rowList') }).min(1, ruleMessage('messages.atLeastOneRow')),
   },
   'a section',
 );
@@ -280,13 +280,13 @@ export const listInteractiveSchema = strictObjectNamed(
       {
         button: nonEmptyText(MESSAGE_LIMITS.listButton),
         sections: z
-          .array(listSectionSchema, { error: rule('messages.sectionList') })
-          .min(1, rule('messages.atLeastOneSection'))
-          .max(MESSAGE_LIMITS.listSections, rule('messages.atMostSections', { count: MESSAGE_LIMITS.listSections }))
+          .array(listSectionSchema, { error: ruleMessage('messages.sectionList') })
+          .min(1, ruleMessage('messages.atLeastOneSection'))
+          .max(MESSAGE_LIMITS.listSections, ruleMessage('messages.atMostSections', { count: MESSAGE_LIMITS.listSections }))
           .superRefine((sections, ctx) => {
             const rows = sections.flatMap((s, si) => s.rows.map((r, ri) => ({ id: r.id, path: [si, 'rows', ri, 'id'] })));
             if (rows.length > MESSAGE_LIMITS.listRows) {
-              ctx.addIssue({ code: 'custom', path: [], message: rule('messages.atMostRowsInAll', { count: MESSAGE_LIMITS.listRows, has: rows.length }) });
+              ctx.addIssue({ code: 'custom', path: [], message: ruleMessage('messages.atMostRowsInAll', { count: MESSAGE_LIMITS.listRows, has: rows.length }) });
             }
             uniqueIds((r: { id: string }) => r.id, (i) => rows[i]!.path)(rows, ctx);
           }),
@@ -325,14 +325,14 @@ export const flowInteractiveSchema = strictObjectNamed(
         name: literalNamed('flow'),
         parameters: strictObjectNamed(
           {
-            flow_message_version: z.string({ error: rule('messages.flowVersionRequired') }).regex(/^\d+(\.\d+)?$/, rule('messages.flowVersion')),
+            flow_message_version: z.string({ error: ruleMessage('messages.flowVersionRequired') }).regex(/^\d+(\.\d+)?$/, ruleMessage('messages.flowVersion')),
             flow_name: nonEmptyText().optional(),
             flow_id: nonEmptyText().optional(),
             flow_cta: nonEmptyText(MESSAGE_LIMITS.flowCta),
             // Optional members of the Cloud API's flow message, accepted when a composer sets them.
             flow_token: nonEmptyText().optional(),
-            mode: z.enum(['draft', 'published'], { error: rule('common.either', { first: 'draft', second: 'published' }) }).optional(),
-            flow_action: z.enum(['navigate', 'data_exchange'], { error: rule('common.either', { first: 'navigate', second: 'data_exchange' }) }).optional(),
+            mode: z.enum(['draft', 'published'], { error: ruleMessage('common.either', { first: 'draft', second: 'published' }) }).optional(),
+            flow_action: z.enum(['navigate', 'data_exchange'], { error: ruleMessage('common.either', { first: 'navigate', second: 'data_exchange' }) }).optional(),
             flow_action_payload: strictObjectNamed({ screen: nonEmptyText(), data: z.record(z.string(), z.unknown()).optional() }, 'a flow action payload').optional(),
           },
           'flow parameters',
@@ -351,7 +351,7 @@ export const addressInteractiveSchema = strictObjectNamed(
     action: strictObjectNamed(
       {
         name: literalNamed('address_message'),
-        parameters: strictObjectNamed({ country: requiredString().regex(/^[A-Z]{2}$/, rule('messages.countryInCapitals')) }, 'address_message parameters'),
+        parameters: strictObjectNamed({ country: requiredString().regex(/^[A-Z]{2}$/, ruleMessage('messages.countryInCapitals')) }, 'address_message parameters'),
       },
       'an address_message action',
     ),
@@ -370,11 +370,11 @@ export const voiceCallInteractiveSchema = strictObjectNamed(
           {
             display_text: nonEmptyText(MESSAGE_LIMITS.voiceCallDisplayText),
             ttl_minutes: z
-              .number({ error: rule('messages.minutesRequired') })
-              .int(rule('messages.wholeMinutes'))
-              .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, rule('messages.atLeastMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMin }))
-              .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, rule('messages.atMostMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMax, days: MESSAGE_LIMITS.voiceCallTtlMinutesMax / 1440 })),
-            payload: requiredString().max(MESSAGE_LIMITS.voiceCallPayload, rule('common.atMostCharacters', { count: MESSAGE_LIMITS.voiceCallPayload })),
+              .number({ error: ruleMessage('messages.minutesRequired') })
+              .int(ruleMessage('messages.wholeMinutes'))
+              .min(MESSAGE_LIMITS.voiceCallTtlMinutesMin, ruleMessage('messages.atLeastMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMin }))
+              .max(MESSAGE_LIMITS.voiceCallTtlMinutesMax, ruleMessage('messages.atMostMinutes', { count: MESSAGE_LIMITS.voiceCallTtlMinutesMax, days: MESSAGE_LIMITS.voiceCallTtlMinutesMax / 1440 })),
+            payload: requiredString().max(MESSAGE_LIMITS.voiceCallPayload, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.voiceCallPayload })),
           },
           'voice_call parameters',
         ),
@@ -409,7 +409,7 @@ export const interactiveSchema = z.discriminatedUnion(
     voiceCallInteractiveSchema,
     callPermissionRequestInteractiveSchema,
   ],
-  { error: rule('common.oneOf', { values: INTERACTIVE_TYPES.join(', ') }) },
+  { error: ruleMessage('common.oneOf', { values: list(INTERACTIVE_TYPES) }) },
 );
 export type Interactive = z.infer<typeof interactiveSchema>;
 
@@ -422,7 +422,7 @@ export type FreeFormType = (typeof FREE_FORM_TYPES)[number];
 /** The envelope members for an account's product word (protocol.md: the word is a setting). */
 export function envelopeShape(product: string) {
   return {
-    messaging_product: z.literal(product, { error: rule('common.literal', { value: product }) }),
+    messaging_product: z.literal(product, { error: ruleMessage('common.literal', { value: product }) }),
     recipient_type: literalNamed('individual'),
     to: gatewayNumberSchema,
   };
@@ -435,14 +435,14 @@ function buildFreeFormSchema(product: string) {
   return z.discriminatedUnion(
     'type',
     [
-      message('text', { text: strictObjectNamed({ body: nonEmptyText(MESSAGE_LIMITS.textBody), preview_url: z.boolean({ error: rule('common.mustBeBoolean') }).optional() }, 'a text') }),
+      message('text', { text: strictObjectNamed({ body: nonEmptyText(MESSAGE_LIMITS.textBody), preview_url: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional() }, 'a text') }),
       message('image', { image: imageObjectSchema }),
       message('audio', { audio: audioObjectSchema }),
       message('video', { video: videoObjectSchema }),
       message('document', { document: documentObjectSchema }),
       message('interactive', { interactive: interactiveSchema }),
     ],
-    { error: rule('messages.freeFormType', { values: FREE_FORM_TYPES.join(', ') }) },
+    { error: ruleMessage('messages.freeFormType', { values: list(FREE_FORM_TYPES) }) },
   );
 }
 

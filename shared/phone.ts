@@ -1,12 +1,14 @@
 // Phone numbers in the gateway's form: digits with country code, no "+" (gateway-spec.md 2.1).
 import { parsePhoneNumberFromString, validatePhoneNumberLength, type CountryCode } from 'libphonenumber-js/max';
 import { GATEWAY_NUMBER } from './gateway';
-import { rule, term, type RuleId } from './i18n/rules';
-import { err, ok, type Result } from './result';
+import type { RuleId } from './i18n/rules';
+import { english, fieldRule, term, text, type RuleText, type TextValue } from './i18n/text';
+import { ok, type Result } from './result';
+import { fieldError } from './validation';
 
-const FIELD = term('phoneNumber');
 /** "Phone number: too short": the dialer shows the field's name with the rule. */
-const refused = (id: RuleId) => err('invalid_phone_number', `${FIELD}: ${rule(id)}`, { field: 'to' });
+export const phoneNumberRefused = <T = never>(rule: TextValue): Result<T> => fieldError('invalid_phone_number', 'to', rule, { label: term('phoneNumber') });
+const refused = (id: RuleId) => phoneNumberRefused(text(id));
 
 /**
  * A number that can be dialled: its gateway digits, and whether the numbering-plan metadata lists it
@@ -59,9 +61,13 @@ export function normalisePhoneNumber(input: string, defaultCountry?: string): Re
 }
 
 /** Why a number of the right length is not called without the agent's word (the dialer and main say the same). */
-export function unverifiedNumberText(digits: string): string {
-  return `${FIELD}: ${rule('phone.unverified', { number: formatPhoneNumber(digits) })}`;
-}
+export const unverifiedNumber = (digits: string): RuleText => fieldRule(term('phoneNumber'), text('phone.unverified', { number: formatPhoneNumber(digits) }));
+
+/** The same in English. */
+export const unverifiedNumberText = (digits: string): string => english(unverifiedNumber(digits));
+
+/** The same as the error main answers a call to such a number with, unless the agent said "Call anyway". */
+export const unverifiedNumberError = <T = never>(digits: string): Result<T> => phoneNumberRefused(text('phone.unverified', { number: formatPhoneNumber(digits) }));
 
 /** A customer called from this number: it can always be called back, whatever the metadata says. */
 export function isCallerNumber(digits: string, calls: Iterable<{ direction: 'incoming' | 'outgoing'; number?: string | undefined }>): boolean {

@@ -5,8 +5,9 @@
 import { z } from 'zod';
 import type { HistoryEntry } from './history';
 import { LANGUAGE_SETTINGS, type LanguageSetting } from './i18n/languages';
-import { rule, term } from './i18n/rules';
-import { err, ok, type Result } from './result';
+import { list, term, text, type RuleText, type TermRef, type TextValue } from './i18n/text';
+import { errText, ok, type Result } from './result';
+import { fieldError, ruleMessage } from './validation';
 
 /** A chosen audio device: its id and, because ids change between sessions, its label. null: the system default. */
 export interface DeviceChoice {
@@ -19,7 +20,8 @@ export const AUDIO_ROLES: readonly AudioRole[] = ['microphone', 'speaker', 'ring
 
 export type ShortcutAction = 'answer' | 'decline' | 'hangUp' | 'mute';
 export const SHORTCUT_ACTIONS: readonly ShortcutAction[] = ['answer', 'decline', 'hangUp', 'mute'];
-export const SHORTCUT_LABELS: Readonly<Record<ShortcutAction, string>> = { answer: term('answer'), decline: term('decline'), hangUp: term('hangUp'), mute: term('mute') };
+/** Each action's name, the catalogue's word for its button. */
+export const SHORTCUT_LABELS: Readonly<Record<ShortcutAction, TermRef>> = { answer: term('answer'), decline: term('decline'), hangUp: term('hangUp'), mute: term('mute') };
 export const DEFAULT_SHORTCUTS: Readonly<Record<ShortcutAction, string>> = {
   answer: 'Ctrl+Shift+A',
   decline: 'Ctrl+Shift+D',
@@ -79,12 +81,12 @@ const KEY_PATTERN = /^(?:[A-Z0-9]|F(?:[1-9]|1[0-9]|2[0-4]))$/;
  * "ctrl + shift + a" → "Ctrl+Shift+A". A shortcut is one letter, digit or F-key with Ctrl, Alt or
  * Meta among its modifiers: Shift alone would take a character from whatever the agent types.
  */
-export function parseShortcut(text: string): Result<string> {
-  const parts = text
+export function parseShortcut(typed: string): Result<string> {
+  const parts = typed
     .split('+')
     .map((p) => p.trim())
     .filter((p) => p !== '');
-  if (parts.length === 0) return err('invalid_input', rule('shortcuts.empty'));
+  if (parts.length === 0) return errText('invalid_input', text('shortcuts.empty'));
   const modifiers = new Set<Modifier>();
   let key: string | undefined;
   for (const part of parts) {
@@ -93,13 +95,13 @@ export function parseShortcut(text: string): Result<string> {
       modifiers.add(modifier);
       continue;
     }
-    if (key !== undefined) return err('invalid_input', rule('shortcuts.twoKeys', { first: key, second: part.toUpperCase() }));
+    if (key !== undefined) return errText('invalid_input', text('shortcuts.twoKeys', { first: key, second: part.toUpperCase() }));
     key = part.toUpperCase();
   }
-  if (key === undefined) return err('invalid_input', rule('shortcuts.noKey'));
-  if (!KEY_PATTERN.test(key)) return err('invalid_input', rule('shortcuts.badKey', { key }));
+  if (key === undefined) return errText('invalid_input', text('shortcuts.noKey'));
+  if (!KEY_PATTERN.test(key)) return errText('invalid_input', text('shortcuts.badKey', { key }));
   if (!modifiers.has('Ctrl') && !modifiers.has('Alt') && !modifiers.has('Meta') && !key.startsWith('F')) {
-    return err('invalid_input', rule('shortcuts.needsModifier'));
+    return errText('invalid_input', text('shortcuts.needsModifier'));
   }
   return ok([...MODIFIER_ORDER.filter((m) => modifiers.has(m)), key].join('+'));
 }
@@ -115,13 +117,13 @@ export function shortcutOfKeyEvent(ev: { key?: string | undefined; code?: string
   const fkey = /^F(?:[1-9]|1[0-9]|2[0-4])$/.test(pressed) ? pressed : undefined;
   const key = fromCode || digit || fkey || (pressed.length === 1 ? pressed.toUpperCase() : undefined);
   if (!key) return undefined;
-  const text = [ev.ctrlKey && 'Ctrl', ev.altKey && 'Alt', ev.shiftKey && 'Shift', ev.metaKey && 'Meta', key].filter(Boolean).join('+');
-  const parsed = parseShortcut(text);
+  const combination = [ev.ctrlKey && 'Ctrl', ev.altKey && 'Alt', ev.shiftKey && 'Shift', ev.metaKey && 'Meta', key].filter(Boolean).join('+');
+  const parsed = parseShortcut(combination);
   return parsed.ok ? parsed.value : undefined;
 }
 
 /** Combinations the system or the window keeps for itself. */
-const RESERVED: Readonly<Record<string, string>> = {
+const RESERVED: Readonly<Record<string, TermRef>> = {
   'Ctrl+Shift+I': term('developerTools'),
   'Ctrl+Shift+J': term('developerTools'),
   'Ctrl+Shift+C': term('developerTools'),
@@ -136,25 +138,25 @@ const RESERVED: Readonly<Record<string, string>> = {
   F12: term('developerTools'),
 };
 
-const languageField = z.enum(LANGUAGE_SETTINGS as [LanguageSetting, ...LanguageSetting[]], { error: rule('common.oneOf', { values: LANGUAGE_SETTINGS.join(', ') }) });
-const shortcutField = z.string({ error: rule('shortcuts.string') }).max(64, rule('common.tooLong'));
+const languageField = z.enum(LANGUAGE_SETTINGS as [LanguageSetting, ...LanguageSetting[]], { error: ruleMessage('common.oneOf', { values: list(LANGUAGE_SETTINGS) }) });
+const shortcutField = z.string({ error: ruleMessage('shortcuts.string') }).max(64, ruleMessage('common.tooLong'));
 const deviceChoiceSchema = z
   .strictObject({
-    id: z.string().max(512, rule('common.tooLong')),
-    label: z.string().max(512, rule('common.tooLong')),
+    id: z.string().max(512, ruleMessage('common.tooLong')),
+    label: z.string().max(512, ruleMessage('common.tooLong')),
   })
   .nullable();
 
 /** What a window may change: any part; the rest stays as it is. */
 export const preferencesPatchSchema = z.strictObject({
   audio: z.strictObject({ microphone: deviceChoiceSchema.optional(), speaker: deviceChoiceSchema.optional(), ringer: deviceChoiceSchema.optional() }).optional(),
-  quitOnClose: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
-  startAtLogin: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
-  dialLinksAtOnce: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
-  ringDuringCall: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
-  globalShortcuts: z.boolean({ error: rule('common.mustBeBoolean') }).optional(),
+  quitOnClose: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional(),
+  startAtLogin: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional(),
+  dialLinksAtOnce: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional(),
+  ringDuringCall: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional(),
+  globalShortcuts: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional(),
   shortcuts: z.strictObject({ answer: shortcutField.optional(), decline: shortcutField.optional(), hangUp: shortcutField.optional(), mute: shortcutField.optional() }).optional(),
-  missedSeenAt: z.number({ error: rule('shortcuts.unixMs') }).int().nonnegative().optional(),
+  missedSeenAt: z.number({ error: ruleMessage('shortcuts.unixMs') }).int().nonnegative().optional(),
   language: languageField.optional(),
 });
 export type PreferencesPatch = z.input<typeof preferencesPatchSchema>;
@@ -182,22 +184,20 @@ export function applyPreferencesPatch(current: Preferences, patch: z.output<type
     const typed = patch.shortcuts?.[action];
     if (typed === undefined) continue;
     const parsed = parseShortcut(typed);
-    if (!parsed.ok) return err('invalid_input', `shortcuts.${action} (${SHORTCUT_LABELS[action]}): ${parsed.error.message}`, { field: `shortcuts.${action}` });
+    if (!parsed.ok) return shortcutRefused(action, parsed.error.text ?? parsed.error.message);
     shortcuts[action] = parsed.value;
   }
   for (const action of SHORTCUT_ACTIONS) {
     const combo = shortcuts[action];
     const reserved = RESERVED[combo];
     if (reserved !== undefined && patch.shortcuts?.[action] !== undefined) {
-      return err('invalid_input', `shortcuts.${action} (${SHORTCUT_LABELS[action]}): ${rule('shortcuts.reserved', { combo, purpose: reserved })}`, { field: `shortcuts.${action}` });
+      return shortcutRefused(action, text('shortcuts.reserved', { combo, purpose: reserved }));
     }
     const other = SHORTCUT_ACTIONS.find((a) => a !== action && shortcuts[a] === combo);
     if (other !== undefined) {
       const changed = patch.shortcuts?.[action] !== undefined ? action : other;
       const kept = changed === action ? other : action;
-      return err('invalid_input', `shortcuts.${changed} (${SHORTCUT_LABELS[changed]}): ${rule('shortcuts.taken', { combo, action: SHORTCUT_LABELS[kept] })}`, {
-        field: `shortcuts.${changed}`,
-      });
+      return shortcutRefused(changed, text('shortcuts.taken', { combo, action: SHORTCUT_LABELS[kept] }));
     }
   }
   const next: Preferences = {
@@ -218,6 +218,18 @@ export function applyPreferencesPatch(current: Preferences, patch: z.output<type
   };
   return ok(next);
 }
+
+/**
+ * A shortcut's refusal, named by its field and its action: "shortcuts.mute (Mute): …". The
+ * Electron host refuses a combination another application holds the same way.
+ */
+export function shortcutRefused<T = never>(action: ShortcutAction, rule: TextValue): Result<T> {
+  const field = `shortcuts.${action}`;
+  return fieldError('invalid_input', field, rule, { label: shortcutPlace(action) });
+}
+
+/** "shortcuts.mute (Mute)": the field's path and the action's name. */
+const shortcutPlace = (action: ShortcutAction): RuleText => text('common.namedField', { field: `shortcuts.${action}`, name: SHORTCUT_LABELS[action] });
 
 // ---- missed calls ----
 

@@ -3,33 +3,34 @@
 // secrets: they never reach the renderer, which sees PublicSettings.
 import { z } from 'zod';
 import { DEFAULT_PRODUCT } from './gateway';
-import { rule, term } from './i18n/rules';
+import { term, type TextValue } from './i18n/text';
+import { ruleMessage } from './validation';
 import type { PublicNetworkSettings } from './ice-servers';
 
-const httpUrl = (what: string) =>
+const httpUrl = (what: TextValue) =>
   z
-    .string({ error: rule('common.required') })
+    .string({ error: ruleMessage('common.required') })
     .trim()
-    .min(1, rule('common.required'))
-    .refine((v) => /^https?:\/\/[^\s/]+/i.test(v) && URL.canParse(v), rule('settings.httpUrl', { what }));
+    .min(1, ruleMessage('common.required'))
+    .refine((v) => /^https?:\/\/[^\s/]+/i.test(v) && URL.canParse(v), ruleMessage('settings.httpUrl', { what }));
 
 export const gatewayUrlSchema = httpUrl(term('gatewayBaseUrl')).refine(
   // zod runs every refinement even after one failed: `new URL` would throw on what is not a URL.
   (v) => !URL.canParse(v) || /\/v[0-9]+\/?$/.test(new URL(v).pathname),
-  rule('settings.versionSegment', { example: 'https://gateway.example.com/restapi/v1' }),
+  ruleMessage('settings.versionSegment', { example: 'https://gateway.example.com/restapi/v1' }),
 );
 export const productSegmentSchema = z
   .string()
   .trim()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/i, rule('settings.productSegment', { product: DEFAULT_PRODUCT }));
-const secret = (what: string) =>
+  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/i, ruleMessage('settings.productSegment', { product: DEFAULT_PRODUCT }));
+const secret = (what: TextValue) =>
   z
     .string()
     .trim()
-    .min(8, rule('settings.secretAtLeast', { what, count: 8 }))
-    .max(4096, rule('settings.secretTooLong', { what }))
-    .regex(/^\S+$/, rule('settings.secretNoSpaces', { what }));
-export const countrySchema = z.string().regex(/^[A-Z]{2}$/, rule('settings.countryCode'));
+    .min(8, ruleMessage('settings.secretAtLeast', { what, count: 8 }))
+    .max(4096, ruleMessage('settings.secretTooLong', { what }))
+    .regex(/^\S+$/, ruleMessage('settings.secretNoSpaces', { what }));
+export const countrySchema = z.string().regex(/^[A-Z]{2}$/, ruleMessage('settings.countryCode'));
 
 /** What the settings screen submits. A blank secret keeps the one already stored. */
 export const accountSettingsInputSchema = z.strictObject({

@@ -8,11 +8,11 @@
 // schema the gateway client and the sandbox use (fillTemplate → templateMessageSchema).
 import { z } from 'zod';
 import { DEFAULT_PRODUCT } from './gateway';
-import { rule, term } from './i18n/rules';
+import { list, term, text as ruleText, type RuleText } from './i18n/text';
 import { envelopeShape } from './messages';
 import { normalisePhoneNumber } from './phone';
-import { err, ok, type Result, errorText } from './result';
-import { fieldPath, httpUrlString, isRecord, literalNamed, nonEmptyString, nonEmptyText, parseWith, requiredString, strictObjectNamed } from './validation';
+import { errText, ok, type Result, errorText } from './result';
+import { fieldError, fieldPath, httpUrlString, isRecord, issueText, literalNamed, nonEmptyString, nonEmptyText, parseWith, requiredString, ruleMessage, strictObjectNamed } from './validation';
 
 // ---------------------------------------------------------------------------------------------
 // The template object (gateway-spec.md 2.5a)
@@ -30,7 +30,7 @@ export function isPlaceholder(value: string): boolean {
 
 /** A filled value must not still be the console's placeholder. */
 const filledText = (max?: number) =>
-  nonEmptyText(max).refine((s) => !/^\{\{\s*[^{}]*\s*\}\}$/.test(s.trim()) && !/^<[A-Z0-9_ -]*>$/.test(s.trim()), rule('templates.placeholder'));
+  nonEmptyText(max).refine((s) => !/^\{\{\s*[^{}]*\s*\}\}$/.test(s.trim()) && !/^<[A-Z0-9_ -]*>$/.test(s.trim()), ruleMessage('templates.placeholder'));
 
 const mediaRef = (what: string, withFilename = false) =>
   strictObjectNamed(
@@ -39,8 +39,8 @@ const mediaRef = (what: string, withFilename = false) =>
   ).superRefine((v, ctx) => {
     const hasId = v.id !== undefined;
     const hasLink = v.link !== undefined;
-    if (hasId && hasLink) ctx.addIssue({ code: 'custom', path: ['link'], message: rule('common.notTogether', { first: 'id', second: 'link' }) });
-    else if (!hasId && !hasLink) ctx.addIssue({ code: 'custom', path: [], message: rule('common.exactlyOne', { first: 'id', second: 'link' }) });
+    if (hasId && hasLink) ctx.addIssue({ code: 'custom', path: ['link'], message: ruleMessage('common.notTogether', { first: 'id', second: 'link' }) });
+    else if (!hasId && !hasLink) ctx.addIssue({ code: 'custom', path: [], message: ruleMessage('common.exactlyOne', { first: 'id', second: 'link' }) });
   });
 
 const PARAMETER_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
@@ -51,8 +51,8 @@ const PARAMETER_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
       currency: strictObjectNamed(
         {
           fallback_value: filledText(),
-          code: requiredString().regex(/^[A-Z]{3}$/, rule('templates.currencyCode')),
-          amount_1000: z.number({ error: rule('common.requiredNumber') }).int(rule('templates.amount')),
+          code: requiredString().regex(/^[A-Z]{3}$/, ruleMessage('templates.currencyCode')),
+          amount_1000: z.number({ error: ruleMessage('common.requiredNumber') }).int(ruleMessage('templates.amount')),
         },
         'a currency',
       ),
@@ -83,25 +83,25 @@ function checkWith(schema: z.ZodType, value: unknown, ctx: z.RefinementCtx): voi
  * (location, action, …) pass with their type named, as the gateway is the judge of those.
  */
 const parameterSchema = z
-  .looseObject({ type: nonEmptyString() }, { error: rule('common.mustBeObject') })
+  .looseObject({ type: nonEmptyString() }, { error: ruleMessage('common.mustBeObject') })
   .superRefine((p, ctx) => {
     const known = PARAMETER_SCHEMAS[p.type];
     if (known) checkWith(known, p, ctx);
   });
 export type TemplateParameter = z.infer<typeof parameterSchema>;
 
-const parameters = z.array(parameterSchema, { error: rule('templates.parameterList') });
+const parameters = z.array(parameterSchema, { error: ruleMessage('templates.parameterList') });
 
-const INDEX_RULE = rule('templates.buttonIndex');
+const INDEX_RULE = ruleMessage('templates.buttonIndex');
 // The parameters themselves are checked once, by parameterSchema; here only that they are a list.
-const parameterList = z.array(z.unknown(), { error: rule('templates.parameterListRequired') });
+const parameterList = z.array(z.unknown(), { error: ruleMessage('templates.parameterListRequired') });
 const COMPONENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   header: strictObjectNamed({ type: literalNamed('header'), parameters: parameterList }, 'a header component'),
   body: strictObjectNamed({ type: literalNamed('body'), parameters: parameterList }, 'a body component'),
   button: strictObjectNamed(
     {
       type: literalNamed('button'),
-      sub_type: z.string({ error: rule('templates.subTypeRequired') }).regex(/^[a-z_]+$/, rule('templates.subType')),
+      sub_type: z.string({ error: ruleMessage('templates.subTypeRequired') }).regex(/^[a-z_]+$/, ruleMessage('templates.subType')),
       index: z.union([z.number().int(INDEX_RULE).min(0, INDEX_RULE).max(9, INDEX_RULE), z.string().regex(/^[0-9]$/, INDEX_RULE)], { error: INDEX_RULE }),
       parameters: parameterList,
     },
@@ -110,7 +110,7 @@ const COMPONENT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
 };
 
 const componentSchema = z
-  .looseObject({ type: nonEmptyString(), parameters: parameters.optional() }, { error: rule('common.mustBeObject') })
+  .looseObject({ type: nonEmptyString(), parameters: parameters.optional() }, { error: ruleMessage('common.mustBeObject') })
   .superRefine((c, ctx) => {
     const known = COMPONENT_SCHEMAS[c.type];
     if (known) checkWith(known, c, ctx);
@@ -119,15 +119,15 @@ export type TemplateComponent = z.infer<typeof componentSchema>;
 
 export const templateObjectSchema = strictObjectNamed(
   {
-    name: requiredString().regex(TEMPLATE_NAME, rule('templates.name')),
+    name: requiredString().regex(TEMPLATE_NAME, ruleMessage('templates.name')),
     language: strictObjectNamed(
       {
-        code: requiredString().regex(LANGUAGE_CODE, rule('templates.languageCode')),
+        code: requiredString().regex(LANGUAGE_CODE, ruleMessage('templates.languageCode')),
         policy: literalNamed('deterministic').optional(),
       },
       'a language',
     ),
-    components: z.array(componentSchema, { error: rule('templates.componentList') }).optional(),
+    components: z.array(componentSchema, { error: ruleMessage('templates.componentList') }).optional(),
     /** Older payloads name the account's template namespace. */
     namespace: nonEmptyText().optional(),
   },
@@ -186,43 +186,43 @@ export interface TemplateDraft {
 }
 
 /** What the draft stage needs: the shape, with placeholders allowed where values go. */
-const draftParameterSchema = z.looseObject({ type: nonEmptyString() }, { error: rule('common.mustBeObject') });
+const draftParameterSchema = z.looseObject({ type: nonEmptyString() }, { error: ruleMessage('common.mustBeObject') });
 const draftSchema = z.looseObject(
   {
-    name: z.string({ error: rule('templates.nameRequired') }).regex(TEMPLATE_NAME, rule('templates.name')),
+    name: z.string({ error: ruleMessage('templates.nameRequired') }).regex(TEMPLATE_NAME, ruleMessage('templates.name')),
     language: z.looseObject(
-      { code: z.string({ error: rule('templates.codeRequired') }).regex(LANGUAGE_CODE, rule('templates.languageCode')) },
-      { error: rule('templates.languageRequired') },
+      { code: z.string({ error: ruleMessage('templates.codeRequired') }).regex(LANGUAGE_CODE, ruleMessage('templates.languageCode')) },
+      { error: ruleMessage('templates.languageRequired') },
     ),
     components: z
       .array(
         z.looseObject(
-          { type: nonEmptyString(), parameters: z.array(draftParameterSchema, { error: rule('templates.parameterList') }).optional() },
-          { error: rule('common.mustBeObject') },
+          { type: nonEmptyString(), parameters: z.array(draftParameterSchema, { error: ruleMessage('templates.parameterList') }).optional() },
+          { error: ruleMessage('common.mustBeObject') },
         ),
-        { error: rule('templates.componentList') },
+        { error: ruleMessage('templates.componentList') },
       )
       .optional(),
   },
-  { error: rule('common.requiredObject') },
+  { error: ruleMessage('common.requiredObject') },
 );
 
 const MAX_PASTE = 64 * 1024;
 
 /** Reads the pasted "API Payload": the template, its recipient and every variable. */
 export function parseTemplatePayload(pasted: string): Result<TemplateDraft> {
-  if (pasted.length > MAX_PASTE) return err('invalid_input', rule('templates.pasteTooLong', { size: MAX_PASTE / 1024 }), { field: 'payload' });
+  if (pasted.length > MAX_PASTE) return errText('invalid_input', ruleText('templates.pasteTooLong', { size: MAX_PASTE / 1024 }), { field: 'payload' });
   const json = parsePastedJson(pasted);
   if (!json.ok) return json;
   const root = json.value;
-  if (!isRecord(root)) return err('invalid_input', rule('templates.pasteNotObject'), { field: 'payload' });
+  if (!isRecord(root)) return errText('invalid_input', ruleText('templates.pasteNotObject'), { field: 'payload' });
 
   // A whole request ({…, "type":"template", "template":{…}}), or the template object alone.
   let templateValue: unknown;
   let prefix: string;
   if ('template' in root) {
     if (root.type !== undefined && root.type !== 'template') {
-      return err('invalid_input', `type: ${rule('templates.pasteNotTemplate', { type: String(root.type) })}`, { field: 'type' });
+      return fieldError('invalid_input', 'type', ruleText('templates.pasteNotTemplate', { type: String(root.type) }));
     }
     templateValue = root.template;
     prefix = 'template';
@@ -230,13 +230,12 @@ export function parseTemplatePayload(pasted: string): Result<TemplateDraft> {
     templateValue = root;
     prefix = '';
   } else {
-    return err('invalid_input', `template: ${rule('templates.pasteNoTemplate')}`, { field: 'template' });
+    return fieldError('invalid_input', 'template', ruleText('templates.pasteNoTemplate'));
   }
   const draft = draftSchema.safeParse(templateValue);
   if (!draft.success) {
     const issue = draft.error.issues[0]!;
-    const path = fieldPath(issue.path, prefix);
-    return err('invalid_input', `${path}: ${issue.message}`, { field: path });
+    return fieldError('invalid_input', fieldPath(issue.path, prefix), issueText(issue));
   }
 
   const template = structuredCloneJson(templateValue) as TemplateObject;
@@ -275,11 +274,11 @@ export interface FillTemplateInput {
 /** The final sendtemplate body: the number normalised, every variable filled, every rule checked. */
 export function fillTemplate(draft: TemplateDraft, input: FillTemplateInput): Result<TemplateMessage> {
   const to = toGatewayNumber(input.to, input.defaultCountry);
-  if (!to.ok) return err('invalid_input', to.error.message, { field: 'to' });
+  if (!to.ok) return { ok: false, error: { ...to.error, code: 'invalid_input', field: 'to' } };
   const missing = draft.fields.filter((f) => (input.values[f.path] ?? '').trim() === '');
   if (missing.length > 0) {
-    const names = missing.map((f) => f.label).join(', ');
-    return err('invalid_input', `${missing[0]!.path}: ${rule('templates.fillEveryVariable', { names })}`, { field: missing[0]!.path });
+    const names = list(missing.map((f) => f.label));
+    return fieldError('invalid_input', missing[0]!.path, ruleText('templates.fillEveryVariable', { names }));
   }
   const template = structuredCloneJson(draft.template) as TemplateObject;
   for (const field of draft.fields) setAt(template, relativePath(field.path), input.values[field.path]!);
@@ -374,7 +373,7 @@ function toGatewayNumber(raw: string, defaultCountry?: string): Result<string> {
 function parsePastedJson(pasted: string): Result<unknown> {
   // Not trimmed: error positions must count from what the agent pasted.
   const text = pasted.replace(/^\uFEFF/, '');
-  if (text.trim() === '') return err('invalid_input', rule('templates.pasteEmpty'), { field: 'payload' });
+  if (text.trim() === '') return errText('invalid_input', ruleText('templates.pasteEmpty'), { field: 'payload' });
   const first = tryJson(text);
   if (first.ok) return first;
   // The payload inside a curl command or after a label: from the first "{" to the last "}".
@@ -388,12 +387,12 @@ function parsePastedJson(pasted: string): Result<unknown> {
   const failure = wrapped && end > start ? { ...tryJsonError(text.slice(start, end + 1)), offset: start } : { ...first.error, offset: 0 };
   const reason = failure.reason;
   const problem =
-    failure.position === undefined ? rule('templates.notJson', { reason }) : rule('templates.notJsonAt', { ...lineColumnOf(text, failure.position + failure.offset), reason });
-  const hints: string[] = [];
-  if (/[\u201C\u201D\u2018\u2019]/.test(text)) hints.push(rule('templates.typographicQuotes'));
-  if (/,\s*[}\]]/.test(text)) hints.push(rule('templates.trailingComma'));
-  const hint = hints.length > 0 ? ` — ${hints.join('; ')}` : '';
-  return err('invalid_input', `${problem}${hint}`, { field: 'payload' });
+    failure.position === undefined ? ruleText('templates.notJson', { reason }) : ruleText('templates.notJsonAt', { ...lineColumnOf(text, failure.position + failure.offset), reason });
+  const hints: RuleText[] = [];
+  if (/[\u201C\u201D\u2018\u2019]/.test(text)) hints.push(ruleText('templates.typographicQuotes'));
+  if (/,\s*[}\]]/.test(text)) hints.push(ruleText('templates.trailingComma'));
+  const said = hints.length > 0 ? ruleText('common.withHints', { text: problem, hints: list(hints, 'semicolon') }) : problem;
+  return errText('invalid_input', said, { field: 'payload' });
 }
 
 type JsonAttempt = { ok: true; value: unknown } | { ok: false; error: { reason: string; position?: number } };

@@ -3,7 +3,8 @@
 // the app by itself: once downloaded it is `ready`, and the agent's "Restart to update"
 // (restartToUpdate) installs it, refused while a call is live; quitting installs it too.
 import { z } from 'zod';
-import { rule } from './i18n/rules';
+import { list, text, type RuleText } from './i18n/text';
+import { encodeText, ruleMessage } from './validation';
 
 export const UPDATE_CHANNELS = ['stable', 'beta'] as const;
 export type UpdateChannel = (typeof UPDATE_CHANNELS)[number];
@@ -19,7 +20,7 @@ export const DEFAULT_UPDATE_SETTINGS: UpdateSettings = { feedUrl: '', channel: '
 
 // The rules' words come from the catalogue (i18n/locales/en/rules.json, group `updates`): the window
 // shows them beside the field, in the agent's language.
-const FEED_URL_RULE = rule('updates.feedUrlRule');
+const FEED_URL_RULE = text('updates.feedUrlRule');
 
 const isLoopbackHost = (host: string): boolean => {
   const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
@@ -27,34 +28,34 @@ const isLoopbackHost = (host: string): boolean => {
 };
 
 /**
- * What is wrong with a feed address, in words; undefined when it may be used. Plain http is
+ * What is wrong with a feed address, as a rule of the catalogue; undefined when it may be used. Plain http is
  * refused beyond this computer: on Linux the feed's sha512 is all that vouches for an AppImage,
  * and whoever can rewrite an http answer can rewrite the checksum with it.
  */
-export function feedUrlProblem(value: string): string | undefined {
+export function feedUrlProblem(value: string): RuleText | undefined {
   if (value === '') return undefined;
   const scheme = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)/i.exec(value);
   if (!scheme || !URL.canParse(value)) return FEED_URL_RULE;
   const protocol = scheme[1]!.toLowerCase();
   if (protocol !== 'https' && protocol !== 'http') return FEED_URL_RULE;
-  if (scheme[2]!.includes('@')) return rule('updates.feedUrlCredentials');
+  if (scheme[2]!.includes('@')) return text('updates.feedUrlCredentials');
   const host = new URL(value).host.toLowerCase();
   if (host === '') return FEED_URL_RULE;
-  if (protocol === 'http' && !isLoopbackHost(host)) return rule('updates.feedUrlPlainHttp');
-  if (/[?#]/.test(value)) return rule('updates.feedUrlQuery');
+  if (protocol === 'http' && !isLoopbackHost(host)) return text('updates.feedUrlPlainHttp');
+  if (/[?#]/.test(value)) return text('updates.feedUrlQuery');
   return undefined;
 }
 
 const feedUrlSchema = z
-  .string({ error: rule('updates.feedUrlString') })
+  .string({ error: ruleMessage('updates.feedUrlString') })
   .trim()
-  .max(2048, rule('common.tooLongAtMost', { count: 2048 }))
-  .refine((value) => feedUrlProblem(value) === undefined, { error: (issue) => feedUrlProblem(String(issue.input).trim()) ?? FEED_URL_RULE });
+  .max(2048, ruleMessage('common.tooLongAtMost', { count: 2048 }))
+  .refine((value) => feedUrlProblem(value) === undefined, { error: (issue) => encodeText(feedUrlProblem(String(issue.input).trim()) ?? FEED_URL_RULE) });
 
 /** What Settings submits (setUpdateSettings), and what the settings file holds. */
 export const updateSettingsSchema = z.strictObject({
   feedUrl: feedUrlSchema,
-  channel: z.enum(UPDATE_CHANNELS, { error: rule('common.oneOf', { values: UPDATE_CHANNELS.join(', ') }) }),
+  channel: z.enum(UPDATE_CHANNELS, { error: ruleMessage('common.oneOf', { values: list(UPDATE_CHANNELS) }) }),
 });
 
 /**

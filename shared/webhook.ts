@@ -8,7 +8,7 @@
 // on its own, so one malformed item never costs the others in the same webhook.
 import { z } from 'zod';
 import { relayEventSchema, type CallErrorInfo, type RelayEvent } from './events';
-import { fieldPath, isRecord, trimmedString } from './validation';
+import { fieldPath, isRecord, issueEnglish, trimmedString } from './validation';
 import { errorText } from './result';
 
 // ---------------------------------------------------------------------------------------------
@@ -500,7 +500,7 @@ function emit(out: NormalisedWebhook, where: string, candidate: RelayEvent): voi
 
 function skip(out: NormalisedWebhook, where: string, error: z.ZodError): void {
   const issue = error.issues[0];
-  out.skipped.push({ path: fieldPath(issue?.path ?? [], where), reason: issue?.message ?? 'invalid' });
+  out.skipped.push({ path: fieldPath(issue?.path ?? [], where), reason: issue === undefined ? 'invalid' : issueEnglish(issue) });
 }
 
 /** Drops members whose value is undefined, so events serialise the same way they compare. */

@@ -26,7 +26,7 @@ import {
 import type { RelayEnvelope } from '../../shared/events';
 import { historyEntryFor, type HistoryEntry } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
-import { checkPhoneNumber, isCallerNumber, unverifiedNumberText } from '../../shared/phone';
+import { checkPhoneNumber, isCallerNumber, unverifiedNumberError } from '../../shared/phone';
 import type { MainCallTimings } from '../../shared/diagnostics';
 import { assertNever, err, errorText, ok, type Result } from '../../shared/result';
 import type { CallControl } from './gateway-client';
@@ -198,7 +198,7 @@ export class CallCoordinator {
     const checked = checkPhoneNumber(to, this.defaultCountry);
     if (!checked.ok) return checked;
     if (!checked.value.verified && options.anyway !== true && !this.isCallerNumber(checked.value.digits)) {
-      return err('invalid_phone_number', unverifiedNumberText(checked.value.digits), { field: 'to' });
+      return unverifiedNumberError(checked.value.digits);
     }
     const number = checked.value.digits;
     const name = this.nameFor?.(number);

@@ -20,7 +20,9 @@
 // - Nothing is retried: a send whose answer was lost may have gone out (gateway-client.ts).
 import type { MediaLinkCheckResult } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
-import { errorWithoutQueries, withoutQuery } from '../../shared/media-fetch';
+import { english, fieldRule, type RuleText } from '../../shared/i18n/text';
+import { checkMediaFile, errorWithoutQueries, withoutQuery, type MediaFileCheck } from '../../shared/media-fetch';
+import type { MediaFinding } from '../../shared/media-inspect/reading';
 import { SNAPSHOT_CONVERSATIONS, type Conversation, type MessageFailure, type SendReceipt } from '../../shared/conversation';
 import type { RelayEnvelope, RelayEvent } from '../../shared/events';
 import {
@@ -39,7 +41,7 @@ import { err, ok, type AppError, type Result } from '../../shared/result';
 import { describeTemplate, fillTemplate, parseTemplatePayload, type TemplateDraft } from '../../shared/templates';
 import type { ConversationWindows } from './conversation-windows';
 import type { MessageSending } from './gateway-client';
-import { checkMediaLink, type MediaLinkCheckOptions, type MediaLinkInfo } from './media-link-check';
+import { undiciByteFetch, type MediaLinkCheckOptions } from './media-link-check';
 import type { MessageTimeline } from './message-timeline';
 
 /** The account the messages go through; absent while no account is set up and the sandbox is not running. */
@@ -52,7 +54,18 @@ export interface MessagingRuntime {
   agentId(): Promise<Result<string>>;
 }
 
-export type LinkChecker = (type: MediaType, url: string, options?: MediaLinkCheckOptions) => Promise<Result<MediaLinkInfo>>;
+/** The media link check: its findings as they are, each note and warning with its code and values beside its English. */
+export type LinkChecker = (type: MediaType, url: string, options?: MediaLinkCheckOptions) => Promise<Result<MediaFileCheck>>;
+
+/** shared/media-fetch.ts's check on undici (media-link-check.ts), findings kept as texts for the window to say in its language. */
+const checkLinkFile: LinkChecker = (type, url, { fetchImpl, ...rest } = {}) => checkMediaFile(type, url, { ...rest, fetch: fetchImpl ?? undiciByteFetch });
+
+/** What a send learns of one media link: its notes, and the warnings the agent confirms. */
+interface LinkFindings {
+  field: string;
+  link: string;
+  warnings: MediaFinding[];
+}
 
 export interface MessagingServiceOptions {
   windows: ConversationWindows;
@@ -92,7 +105,7 @@ export class MessagingService {
     this.timeline = options.timeline;
     this.log = options.logger ?? createLogger('messages');
     this.now = options.now ?? Date.now;
-    this.checkLink = options.checkLink ?? checkMediaLink;
+    this.checkLink = options.checkLink ?? checkLinkFile;
     this.revision = this.now();
     this.startRevision = this.revision;
     this.stops.push(this.windows.onChanged(({ contactNumber }) => this.markChanged(contactNumber)));
@@ -164,18 +177,22 @@ export class MessagingService {
       .map(([contact]) => this.conversation(contact));
   }
 
-  /** The link judged on its bytes; the API's `warnings` are the check's notes (nothing to confirm), `confirm` its media rules. */
+  /**
+   * The link judged on its bytes; the API's `warnings` are the check's notes (nothing to confirm),
+   * `confirm` its media rules, each beside its code and values (`warningTexts`, `confirmTexts`).
+   */
   async checkMediaLink(type: MediaType, link: string): Promise<Result<MediaLinkCheckResult>> {
     const checked = await this.checkLink(type, link.trim());
     if (!checked.ok) return checked;
-    const { contentType, contentLength, finalUrl, notes, confirm, description } = checked.value;
+    const { contentType, size, finalUrl, notes, noteTexts, warnings, description, descriptionText } = checked.value;
     return ok({
       contentType,
-      contentLength,
+      contentLength: size,
       finalUrl,
       warnings: notes,
-      ...(confirm.length > 0 ? { confirm } : {}),
-      ...(description !== '' ? { description } : {}),
+      warningTexts: noteTexts,
+      ...(warnings.length > 0 ? { confirm: warnings.map((w) => w.message), confirmTexts: warnings.map((w) => w.text) } : {}),
+      ...(description !== '' ? { description, descriptionText } : {}),
     });
   }
 
@@ -197,8 +214,8 @@ export class MessagingService {
     if (closed) return closed;
     const message = buildFreeFormMessage(runtime.product, contact.value, content);
     if (!message.ok) return message;
-    const notes: string[] = [];
-    const confirm: { field: string; link: string; warnings: string[] }[] = [];
+    const notes: { message: string; text: RuleText }[] = [];
+    const confirm: LinkFindings[] = [];
     for (const member of mediaMembers(content)) {
       // Media by id is the gateway's to judge (see the top of this file).
       if (!('link' in member.source)) continue;
@@ -210,9 +227,9 @@ export class MessagingService {
         this.log.info('media link refused before sending', { to: contact.value, field, link: withoutQuery(link), reason: checked.error.message });
         return checked;
       }
-      notes.push(...checked.value.notes);
-      const toConfirm = checked.value.confirm;
-      if (toConfirm.length > 0) confirm.push({ field, link, warnings: toConfirm });
+      const { notes: noted, noteTexts, warnings } = checked.value;
+      noted.forEach((message, i) => notes.push({ message, text: noteTexts[i]! }));
+      if (warnings.length > 0) confirm.push({ field, link, warnings });
     }
     const held = this.unconfirmed(contact.value, confirm, options.confirmed ?? []);
     if (held) return held;
@@ -224,11 +241,13 @@ export class MessagingService {
    * needs_confirmation while a warning found now is not among the texts the agent confirmed; the
    * answer lists every warning found now, so the agent confirms the file as it is.
    */
-  private unconfirmed(contact: string, confirm: readonly { field: string; link: string; warnings: string[] }[], confirmed: readonly string[]): Result<never> | undefined {
+  private unconfirmed(contact: string, confirm: readonly LinkFindings[], confirmed: readonly string[]): Result<never> | undefined {
     if (confirm.length === 0) return undefined;
     const given = new Set(confirmed);
-    const all = confirm.flatMap((c) => c.warnings);
-    const open = confirm.find((c) => c.warnings.some((w) => !given.has(w)));
+    const found = confirm.flatMap((c) => c.warnings);
+    const all = found.map((w) => w.message);
+    const asked = { confirm: all, confirmTexts: found.map((w) => w.text) };
+    const open = confirm.find((c) => c.warnings.some((w) => !given.has(w.message)));
     const fields = confirm.map((c) => c.field);
     const links = confirm.map((c) => withoutQuery(c.link));
     if (open === undefined) {
@@ -238,10 +257,10 @@ export class MessagingService {
     if (confirmed.length > 0) {
       // The agent confirmed other words: the file is not the one they were about any more.
       this.log.info('media send waits again: the file has warnings the agent did not confirm', { to: contact, field: open.field, links, warnings: all.length, confirmed: confirmed.length });
-      return err('needs_confirmation', `${open.field}: not sent: the file now has warnings you have not confirmed: ${all.join(' ')}`, { field: open.field, confirm: all });
+      return err('needs_confirmation', `${open.field}: not sent: the file now has warnings you have not confirmed: ${all.join(' ')}`, { field: open.field, ...asked });
     }
     this.log.info('media send waits for the agent to confirm', { to: contact, field: open.field, links, warnings: all.length });
-    return err('needs_confirmation', `${open.field}: not sent yet, confirm to send it anyway: ${all.join(' ')}`, { field: open.field, confirm: all });
+    return err('needs_confirmation', `${open.field}: not sent yet, confirm to send it anyway: ${all.join(' ')}`, { field: open.field, ...asked });
   }
 
   /** A pasted template with its values. The variables are found again in the template itself. */
@@ -249,7 +268,7 @@ export class MessagingService {
     const runtime = this.runtime;
     if (!runtime) return notConfigured();
     const fresh = parseTemplatePayload(JSON.stringify({ template: draft.template }));
-    if (!fresh.ok) return err('invalid_input', `draft.${fresh.error.message}`, { field: `draft.${fresh.error.field ?? 'template'}` });
+    if (!fresh.ok) return { ok: false, error: inDraft(fresh.error) };
     const filled = fillTemplate(fresh.value, { to, values, product: runtime.product, ...(runtime.defaultCountry ? { defaultCountry: runtime.defaultCountry } : {}) });
     if (!filled.ok) return filled;
     const message = filled.value;
@@ -311,8 +330,8 @@ export class MessagingService {
     await this.windows.close();
   }
 
-  /** `notes`: what the media check noticed that needs no confirmation, the receipt's `warnings`. */
-  private async sendFreeForm(runtime: MessagingRuntime, contact: string, message: FreeFormMessage, notes: string[]): Promise<Result<SendReceipt>> {
+  /** `notes`: what the media check noticed that needs no confirmation, the receipt's `warnings` (and `warningTexts`). */
+  private async sendFreeForm(runtime: MessagingRuntime, contact: string, message: FreeFormMessage, notes: readonly { message: string; text: RuleText }[]): Promise<Result<SendReceipt>> {
     const sent = await runtime.gateway.sendMessage(message);
     if (!sent.ok) {
       // gateway-spec.md 3.1: the gateway says the window is closed; believe it until the customer writes.
@@ -328,7 +347,7 @@ export class MessagingService {
       summary: describeMessage(content as MessageContent),
       at: this.now(),
     });
-    return ok({ messageId: sent.value.messageId, contact, warnings: notes });
+    return ok({ messageId: sent.value.messageId, contact, warnings: notes.map((n) => n.message), ...(notes.length > 0 ? { warningTexts: notes.map((n) => n.text) } : {}) });
   }
 
   /** Numbers as typed ("+44 20 …") or in gateway digits. */
@@ -413,7 +432,19 @@ function placeGatewayDetails(error: AppError, content: MessageContent): AppError
   const path = placed?.[1];
   const rule = placed?.[2];
   if (path === undefined || rule === undefined || !mediaMembers(content).some((m) => m.field === path)) return error;
-  return { ...error, field: `content.${path}`, message: `content.${path}: ${rule.trim()}` };
+  // The gateway's own words for the field, as they came.
+  const field = `content.${path}`;
+  const whole = fieldRule(field, rule.trim());
+  return { ...error, field, message: english(whole), text: whole, issues: [{ field, text: rule.trim() }] };
+}
+
+/** A refusal of the template inside the sendTemplate command's `draft`: its field named from there ("draft.template.name: …"). */
+function inDraft(error: AppError): AppError {
+  const field = `draft.${error.field ?? 'template'}`;
+  const rule = error.issues?.length === 1 ? error.issues[0]!.text : undefined;
+  if (rule === undefined) return { code: 'invalid_input', message: `draft.${error.message}`, field };
+  const whole = fieldRule(field, rule);
+  return { code: 'invalid_input', message: english(whole), field, text: whole, issues: [{ field, text: rule }] };
 }
 
 /** error_data.details out of gateway-client.ts's `detail` ("<message> <error_data as JSON>", perhaps cut short after it). */

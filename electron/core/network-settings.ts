@@ -18,10 +18,10 @@ import {
   type RelayTurnStatus,
   type StoredNetwork,
 } from '../../shared/ice-servers';
-import { rule, term } from '../../shared/i18n/rules';
+import { term, text } from '../../shared/i18n/text';
 import { createLogger, type Logger } from '../../shared/log';
-import { err, ok, type Result } from '../../shared/result';
-import { parseWith } from '../../shared/validation';
+import { ok, type Result } from '../../shared/result';
+import { fieldError, parseWith } from '../../shared/validation';
 import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
 import type { SecretStore } from './secret-store';
 
@@ -62,10 +62,10 @@ export class NetworkSettingsStore {
     const unique = [...new Set(servers)];
     if (unique.some(isTurnUrl)) {
       if (turnUsername === undefined) {
-        return err('invalid_input', `turnUsername: ${rule('network.turnCredentialRequired', { what: term('turnUsername') })}`, { field: 'turnUsername' });
+        return fieldError('invalid_input', 'turnUsername', text('network.turnCredentialRequired', { what: term('turnUsername') }));
       }
       if (turnPassword === undefined && (await this.secrets.get(TURN_PASSWORD)) === undefined) {
-        return err('invalid_input', `turnPassword: ${rule('network.turnCredentialRequired', { what: term('turnPassword') })}`, { field: 'turnPassword' });
+        return fieldError('invalid_input', 'turnPassword', text('network.turnCredentialRequired', { what: term('turnPassword') }));
       }
     }
     const stored: StoredNetwork = { servers: unique, relayOnly, ...(turnUsername !== undefined ? { turnUsername } : {}) };

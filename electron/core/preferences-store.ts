@@ -16,6 +16,7 @@ import {
   type PreferencesPatch,
 } from '../../shared/preferences';
 import { errorText, ok, err, type Result } from '../../shared/result';
+import { fieldError, issueText } from '../../shared/validation';
 import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
 
 export const PREFERENCES_FILE = 'preferences.json';
@@ -65,7 +66,7 @@ export class PreferencesStore {
       if (!input.success) {
         const issue = input.error.issues[0];
         const field = issue?.path.join('.') ?? 'preferences';
-        return err('invalid_input', `${field}: ${issue?.message ?? 'is not valid'}`, { field });
+        return fieldError('invalid_input', field, issue === undefined ? 'is not valid' : issueText(issue));
       }
       const next = applyPreferencesPatch(this.current, input.data);
       if (!next.ok) return next;

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { createLogger, type Logger } from '../../shared/log';
 import { err, errorText, ok, type Result } from '../../shared/result';
 import { DEFAULT_UPDATE_SETTINGS, updateSettingsSchema, type UpdateSettings } from '../../shared/updates';
-import { parseWith } from '../../shared/validation';
+import { issueEnglish, parseWith } from '../../shared/validation';
 import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
 
 export const UPDATE_SETTINGS_FILE = 'updates.json';
@@ -36,7 +36,7 @@ export class UpdateSettingsStore {
     const keptAs = await setAsideCorruptFile(this.path).catch(() => undefined);
     this.log.warn('the update settings could not be read; kept aside, updates are off', {
       keptAs,
-      problem: read.kind === 'unparsable' ? read.reason : (parsed?.error.issues[0]?.message ?? 'unexpected shape'),
+      problem: read.kind === 'unparsable' ? read.reason : (parsed?.error.issues[0] === undefined ? 'unexpected shape' : issueEnglish(parsed.error.issues[0])),
     });
     return this.get();
   }

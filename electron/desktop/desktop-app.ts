@@ -19,7 +19,7 @@ import { rendererLocation, type RendererLocation } from './renderer-location';
 import { createSafeStorageSecretStore } from './safe-storage-secret-store';
 import { installNavigationGuards, installSessionSecurity } from './security-policy';
 import type { RefusedShortcut } from './tray-menu';
-import { errorText, type Result } from '../../shared/result';
+import { errorText, TextError, type Result } from '../../shared/result';
 
 /** Must match appId in electron-builder.yml: Windows ties notifications to it. */
 export const APP_ID = 'app.softphone.desktop';
@@ -133,9 +133,9 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
       if (result.ok) continue;
       logger.warn('a dial link was refused', { reason: result.error.message });
       const current = liveWindow();
-      // The reason is a rule shared/ wrote in English (dial-link.ts): said in the agent's language.
-      const { t, rule } = texts();
-      const box = { type: 'warning' as const, message: t('dialLinkRefused'), detail: rule(result.error.message) };
+      // The reason is a rule of shared/'s catalogue (dial-link.ts): said in the agent's language.
+      const { t, text } = texts();
+      const box = { type: 'warning' as const, message: t('dialLinkRefused'), detail: text(result.error.text ?? result.error.message) };
       void (current ? dialog.showMessageBox(current, box) : dialog.showMessageBox(box)).catch((e: unknown) => logger.warn('the refusal could not be shown', { error: e }));
     }
   };
@@ -375,8 +375,8 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     logger.error('the softphone could not start', { error: e });
     // Mostly the system's own words (a folder that cannot be written), kept as they came; a rule of
     // the catalogue is said in the agent's language.
-    const { t, rule } = texts();
-    dialog.showErrorBox(t('startFailed'), rule(errorText(e)));
+    const { t, text } = texts();
+    dialog.showErrorBox(t('startFailed'), e instanceof TextError ? text(e.text) : errorText(e));
     app.quit();
   });
 

@@ -2,13 +2,13 @@
 // the missed-call overlay, its own dialogs — in the language the window speaks: the preference
 // `language`, where 'auto' is the operating system's. Its own i18next instance, holding the
 // `desktop` strings of the common namespace of every language (shared/i18n/locales/<lang>/common.json)
-// and the `rules` namespace (rules.json), with which a rule message shared/ wrote in English is said
-// again in a dialog (shared/i18n/rule-text-core.ts, the core the window's rule-text.ts uses too).
+// and the `rules` namespace (rules.json), from which a rule's code and values (shared/i18n/text.ts)
+// are rendered in a dialog with the renderer the window uses too.
 // Not the pseudo-locale: it is made by the renderer, which this process does not import; en-XA
 // gets English here.
 import i18next from 'i18next';
 import type { App } from 'electron';
-import { createRuleTranslator } from '../../shared/i18n/rule-text-core';
+import { renderText, type TextLookup, type TextValue } from '../../shared/i18n/text';
 import { directionOf, LANGUAGES, PSEUDO_LANGUAGE, resolveLanguage, type Language, type LanguageSetting, type UiLanguage } from '../../shared/i18n/languages';
 import en from '../../shared/i18n/locales/en/common.json';
 import es from '../../shared/i18n/locales/es/common.json';
@@ -43,10 +43,11 @@ export interface DesktopTexts {
    */
   ltr(text: string): string;
   /**
-   * A rule message shared/ wrote in English (`Phone number: the link has no number`) in this
-   * language, its values kept (and isolated in Arabic, as ltr does); any other text as it came.
+   * A rule's code and values (shared/i18n/text.ts) in this language (`Phone number: the link has no
+   * number`), its data isolated in Arabic as ltr does; a plain string is words of no catalogue and
+   * comes as it is.
    */
-  rule(message: string): string;
+  text(value: TextValue): string;
 }
 
 const i18n = i18next.createInstance();
@@ -87,13 +88,13 @@ export function desktopTexts(language: UiLanguage): DesktopTexts {
   const fixed = i18n.getFixedT(spoken, 'common', 'desktop') as unknown as (key: string, options?: DesktopValues) => string;
   const rtl = directionOf(spoken) === 'rtl';
   const ltr = (text: string): string => (rtl ? isolate(text) : text);
-  // The rules' keys are made from the catalogue by the core; here they are only looked up.
-  const rules = i18n.getFixedT(spoken, 'rules') as unknown as (key: string, values?: Readonly<Record<string, string | number>>) => string;
+  // The rules' keys are the codes of shared/'s texts, checked where they are made; here they are only looked up.
+  const rules = i18n.getFixedT(spoken, 'rules') as unknown as TextLookup;
   const texts: DesktopTexts = {
     language: spoken,
     t: (key, values) => fixed(key, values),
     ltr,
-    rule: createRuleTranslator({ translate: rules, rtl: () => rtl, isolate }),
+    text: (value) => renderText(value, rules, { isolate: rtl ? isolate : undefined }),
   };
   cache.set(spoken, texts);
   return texts;

@@ -4,10 +4,10 @@
 // A combination another application already holds cannot be taken: it is logged and kept in
 // refused() so that the tray (and whoever asks) can say which one and why it does nothing.
 import { globalShortcut } from 'electron';
-import { rule } from '../../shared/i18n/rules';
+import { text } from '../../shared/i18n/text';
 import type { Logger } from '../../shared/log';
-import { SHORTCUT_ACTIONS, SHORTCUT_LABELS, type Preferences, type ShortcutAction } from '../../shared/preferences';
-import { err, ok, type Result } from '../../shared/result';
+import { SHORTCUT_ACTIONS, shortcutRefused, type Preferences, type ShortcutAction } from '../../shared/preferences';
+import { ok, type Result } from '../../shared/result';
 import type { RefusedShortcut } from './tray-menu';
 
 export interface GlobalShortcutsOptions {
@@ -85,9 +85,7 @@ export function checkGlobalShortcuts(next: Pick<Preferences, 'globalShortcuts' |
       free = false;
     }
     if (!free) {
-      return err('invalid_input', `shortcuts.${action} (${SHORTCUT_LABELS[action]}): ${rule('shortcuts.takenElsewhere', { combo: accelerator })}`, {
-        field: `shortcuts.${action}`,
-      });
+      return shortcutRefused(action, text('shortcuts.takenElsewhere', { combo: accelerator }));
     }
     globalShortcut.unregister(accelerator);
   }

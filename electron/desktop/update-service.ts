@@ -9,9 +9,10 @@
 import { AppImageUpdater, MacUpdater, type AppUpdater, type Logger as UpdaterLogger, type ProgressInfo, type UpdateDownloadedEvent, type UpdateInfo } from 'electron-updater';
 import type { Unsubscribe } from '../../shared/api';
 import type { CallPhase } from '../../shared/call-state';
-import { rule, term, type RuleTerm } from '../../shared/i18n/rules';
+import type { RuleTerm } from '../../shared/i18n/rules';
+import { term, text } from '../../shared/i18n/text';
 import { createLogger, type Logger } from '../../shared/log';
-import { err, errorText, ok, type Result } from '../../shared/result';
+import { err, errorText, errText, ok, type Result } from '../../shared/result';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from '../../shared/updates';
 import { parseWith } from '../../shared/validation';
 import type { UpdateControl, UpdateHost } from '../core/update-control';
@@ -188,7 +189,7 @@ export class UpdateService implements UpdateControl {
     const feedUrl = parsed.value.feedUrl;
     if (feedUrl !== '' && feedUrl !== this.chosen.feedUrl && !(await this.confirmFeed(feedUrl))) {
       this.log.warn('a new update feed was not confirmed: the settings are unchanged', { feed: feedForLog(feedUrl) });
-      return err('invalid_state', rule('updates.feedNotConfirmed', { url: feedUrl }));
+      return errText('invalid_state', text('updates.feedNotConfirmed', { url: feedUrl }));
     }
     const saved = await this.store.save(parsed.value);
     if (!saved.ok) return saved;
@@ -282,14 +283,14 @@ export class UpdateService implements UpdateControl {
   restart(): Result<null> {
     const current = this.current;
     if (current.kind !== 'ready') {
-      return err(
+      return errText(
         'invalid_state',
-        current.kind === 'downloading' ? rule('updates.stillDownloading', { version: current.version, percent: current.percent }) : rule('updates.notReady'),
+        current.kind === 'downloading' ? text('updates.stillDownloading', { version: current.version, percent: current.percent }) : text('updates.notReady'),
       );
     }
     if (this.restarting) return ok(null);
     const phase = this.options.host.liveCall();
-    if (phase !== undefined) return err('invalid_state', rule('updates.restartDuringCall', { call: term(PHASE_TERMS[phase]) }));
+    if (phase !== undefined) return errText('invalid_state', text('updates.restartDuringCall', { call: term(PHASE_TERMS[phase]) }));
     this.log.info('restarting to install the update', { version: current.version });
     const undo = this.options.beforeRestart?.();
     const failuresBefore = this.failures;

@@ -4,12 +4,12 @@
 import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
 import { hasBusyCall, type CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
-import { checkPhoneNumber, formatPhoneNumber, isCallerNumber, unverifiedNumberText } from '../../shared/phone';
+import { checkPhoneNumber, formatPhoneNumber, isCallerNumber, unverifiedNumber } from '../../shared/phone';
 import { errorText } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { warningFigure } from '../call-display';
 import { errorMessage } from '../error-texts';
-import { translateRuleText } from '../i18n/rule-text';
+import { sayText } from '../i18n/texts';
 import { currentCall } from '../store/call-list';
 import type { AppState } from '../store/store';
 import type { MediaFact } from '../webrtc/call-media';
@@ -180,7 +180,7 @@ export class CallActions {
     const anyway = options.anyway === true;
     if (!verified && !anyway && !this.isCallerNumber(digits)) {
       s.setDialError(null);
-      s.setDialWarning(translateRuleText(unverifiedNumberText(digits)));
+      s.setDialWarning(sayText(unverifiedNumber(digits)));
       return;
     }
     s.setDialBusy(true);

@@ -8,7 +8,8 @@
 // it finds a warning that was not confirmed (the file changed meanwhile).
 //
 // What a command answers is worded when it arrives (renderer/i18n's `t`): these texts stand until
-// the next edit or send.
+// the next edit or send. The media link check's findings are kept as the main process's codes and
+// values instead, and said when drawn (store/composer.ts).
 import type { SoftphoneApi } from '../../shared/api';
 import type { SendReceipt } from '../../shared/conversation';
 import { createLogger } from '../../shared/log';
@@ -19,13 +20,14 @@ import type { StoreApi } from 'zustand/vanilla';
 import { parseConversation, parseTemplateDraft } from '../bridge/payload-schemas';
 import { errorMessage, messageErrorText } from '../error-texts';
 import { i18n } from '../i18n/i18n';
-import { translateRuleText } from '../i18n/rule-text';
 import {
   afterSendOf,
   checkComposer,
   confirmationFrom,
   confirmedWarnings,
+  fieldRuleOf,
   linkCheckOutcome,
+  receiptNotes,
   serverErrorsFrom,
   templateValuesFor,
   withoutStaleConfirmation,
@@ -193,17 +195,17 @@ export class MessagingActions {
       this.patchComposer(contact, { linkCheck: null });
       return;
     }
-    this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'checking', text: t('media.checking') } });
+    this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'checking' } });
     const result = await this.api.checkMediaLink({ type: media.type, link });
     const now = composerFor(this.state, contact).media;
     if (now.link.trim() !== link || now.type !== media.type) return; // edited meanwhile
     if (!result.ok) {
       // The field's label is shown beside the rule: the check's own "link: " would repeat it.
-      const text = Object.values(serverErrorsFrom(result.error))[0] ?? messageErrorText(result.error);
-      this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'failed', text } });
+      const refusal = fieldRuleOf(result.error) ?? messageErrorText(result.error);
+      this.patchComposer(contact, { linkCheck: { link, type: media.type, state: 'failed', refusal } });
       return;
     }
-    this.patchComposer(contact, { linkCheck: { link, type: media.type, ...linkCheckOutcome(media.type, result.value) } });
+    this.patchComposer(contact, { linkCheck: { link, type: media.type, ...linkCheckOutcome(result.value) } });
   }
 
   /** One click: the voice_call button, routed back to this agent. */
@@ -238,8 +240,8 @@ export class MessagingActions {
 
   private finishSend(contact: string, sent: ComposerDraft, result: Result<SendReceipt>, confirmed: readonly string[] = []): void {
     if (result.ok) {
-      const warnings = result.value.warnings;
-      this.state.updateComposer(contact, (d) => ({ ...afterSendOf(d, sent), notice: warnings.length > 0 ? t('composer.sentWithWarnings', { warnings: warnings.map(translateRuleText).join('. ') }) : null }));
+      const notes = receiptNotes(result.value);
+      this.state.updateComposer(contact, (d) => ({ ...afterSendOf(d, sent), notice: notes.length > 0 ? notes : null }));
       return;
     }
     const error = result.error;

@@ -6,7 +6,7 @@ import type { AppError } from '../../shared/result';
 import type { UpdateChannel, UpdateSettings } from '../../shared/updates';
 import type { StoreApi } from 'zustand/vanilla';
 import { errorMessage } from '../error-texts';
-import { translateRuleText } from '../i18n/rule-text';
+import { sayError, sayText } from '../i18n/texts';
 import type { UpdateStatusState } from '../store/updates';
 
 export interface UpdateActionsDeps {
@@ -14,23 +14,25 @@ export interface UpdateActionsDeps {
   store: StoreApi<UpdateStatusState>;
 }
 
-/** The field a refusal names ("settings.feedUrl" → feedUrl), so the error shows beside it. */
-const fieldOf = (error: AppError): 'feedUrl' | 'channel' | undefined => {
-  const field = error.field?.replace(/^settings\./, '');
+/** The field a path names ("settings.feedUrl" → feedUrl), so the error shows beside it. */
+const fieldNamed = (path: string | undefined): 'feedUrl' | 'channel' | undefined => {
+  const field = path?.replace(/^settings\./, '');
   return field === 'feedUrl' || field === 'channel' ? field : undefined;
 };
+const fieldOf = (error: AppError): 'feedUrl' | 'channel' | undefined => fieldNamed(error.field);
 
 /**
- * A refusal in the agent's language. The main process words update refusals from the rule
- * catalogue (shared/i18n/rules.ts, group `updates`), an invalid_state one too ("does not restart
- * during a call"), which errorMessage shows as it came; a field's refusal shows beside the field,
- * so its "settings.feedUrl: " goes.
+ * A refusal in the agent's language. The main process makes update refusals from the rule catalogue
+ * (shared/i18n/rules.ts, group `updates`), an invalid_state one too ("does not restart during a
+ * call"), and sends their codes and values; a field's refusal shows beside the field, as its rule
+ * alone.
  */
 export function updateRefusalText(error: AppError): string {
   if (error.code !== 'invalid_input' && error.code !== 'invalid_state') return errorMessage(error);
   const field = fieldOf(error);
-  const message = field === undefined ? error.message : error.message.replace(new RegExp(`^(?:settings\\.)?${field}: `), '');
-  return message === '' ? errorMessage(error) : translateRuleText(message);
+  const issue = field === undefined ? undefined : error.issues?.find((i) => fieldNamed(i.field) === field);
+  if (issue !== undefined) return sayText(issue.text);
+  return error.message === '' ? errorMessage(error) : sayError(error);
 }
 
 export class UpdateActions {

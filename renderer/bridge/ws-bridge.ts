@@ -6,6 +6,7 @@
 // the snapshot, because pushes sent while it was down are gone.
 import { z } from 'zod';
 import {
+  appErrorSchema,
   COMMAND_NAMES,
   PUSH_NAMES,
   pushListenerName,
@@ -50,18 +51,9 @@ export interface WsBridgeOptions {
   random?: () => number;
 }
 
-const errorSchema = z.looseObject({
-  code: z.string(),
-  message: z.string(),
-  field: z.string().optional(),
-  gatewayCode: z.number().optional(),
-  httpStatus: z.number().optional(),
-  detail: z.string().optional(),
-  confirm: z.array(z.string()).optional(),
-});
 const resultSchema = z.union([
   z.looseObject({ ok: z.literal(true), value: z.unknown() }),
-  z.looseObject({ ok: z.literal(false), error: errorSchema }),
+  z.looseObject({ ok: z.literal(false), error: appErrorSchema }),
 ]);
 /** The envelope of every frame from the host; push payloads are checked by the store's edge (payload-schemas.ts). */
 export const wsServerFrameSchema = z.discriminatedUnion('kind', [
@@ -76,7 +68,7 @@ function normaliseResult(result: z.infer<typeof resultSchema>): Result<unknown> 
   if (result.ok) return { ok: true, value: result.value };
   const { code, message, ...rest } = result.error;
   const error: AppError = { code: isErrorCode(code) ? code : 'internal', message };
-  for (const key of ['field', 'gatewayCode', 'httpStatus', 'detail', 'confirm'] as const) {
+  for (const key of ['field', 'gatewayCode', 'httpStatus', 'detail', 'text', 'issues', 'confirm', 'confirmTexts'] as const) {
     if (rest[key] !== undefined) Object.assign(error, { [key]: rest[key] });
   }
   return { ok: false, error };

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { MEDIA_TABLE, MEDIA_TYPES, mediaExtensions, type MediaType } from '../../shared/messages';
 import { useMessaging } from '../app/controllers-context';
-import { translateRuleText } from '../i18n/rule-text';
+import { sayText } from '../i18n/texts';
 import {
   COMPOSER_TABS,
   FIELD_LIMITS,
@@ -11,6 +11,8 @@ import {
   focusAfterConfirmedSend,
   formatSize,
   linkCheckHint,
+  linkCheckRefusal,
+  sendNoticeText,
   mediaByLabel,
   mediaFieldLabel,
   mediaTypeLabel,
@@ -189,7 +191,7 @@ function SendOutcome({ draft, shownKeys: keys }: { draft: ComposerDraft; shownKe
   if (draft.notice) {
     return (
       <p role="status" className="form-status">
-        {draft.notice}
+        {sendNoticeText(draft.notice)}
       </p>
     );
   }
@@ -256,12 +258,11 @@ function SendAnyway({ contact, draft, disabled, sendAnyway }: { contact: string;
       <div role="alert" id={alertId} key={confirmation.asked}>
         <p>{t(confirmation.changed ? 'confirm.changed' : 'confirm.notSentYet', { count: confirmation.warnings.length })}</p>
         <ul>
-          {/* Said in the UI's language; the English texts are what the button confirms. */}
-          {confirmation.warnings.map((w) => {
-            const said = translateRuleText(w);
+          {/* Said in the UI's language from their codes; the English texts are what the button confirms. */}
+          {confirmation.texts.map((w, i) => (
             // A warning the catalogue did not make comes as it is, in its own direction.
-            return <li key={w}>{said === w ? <bdi>{w}</bdi> : said}</li>;
-          })}
+            <li key={confirmation.warnings[i] ?? i}>{typeof w === 'string' ? <bdi>{w}</bdi> : sayText(w)}</li>
+          ))}
         </ul>
       </div>
       <button type="button" className="btn btn-secondary" disabled={disabled || draft.busy} aria-describedby={alertId} onClick={() => sendAnyway(confirmation.warnings)}>
@@ -284,7 +285,7 @@ function MediaForm({ contact, draft, live, disabled, sendAnyway }: FormProps & {
   const edit = (key: string, patch: Partial<ComposerDraft['media']>) => messaging.editComposer(contact, (d) => ({ ...d, media: { ...d.media, ...patch } }), key);
   const linkKey = `${media.type}.link`;
   const idKey = `${media.type}.id`;
-  const linkError = visibleError(draft, live, linkKey) ?? (check?.state === 'failed' ? check.text : undefined);
+  const linkError = visibleError(draft, live, linkKey) ?? (check?.state === 'failed' ? linkCheckRefusal(check) : undefined);
   return (
     <div className="media-form">
       <div className="field">

@@ -5,27 +5,29 @@
 // so a rule broken anywhere lands next to the field that broke it.
 //
 // Words are made with renderer/i18n's `t` when asked for: labels and the window's own rules at
-// render time; a send's outcome when it arrives. The shared schemas' rules come in English and are
-// said in the UI's language (i18n/rule-text.ts) when they are checked. What the media link check
-// found is kept in English, as the main process gave it, and said in the UI's language when drawn
-// (`linkCheckHint`, and the "Send anyway" list): the English is what a confirmation sends back.
+// render time; a send's outcome when it arrives. The shared schemas' rules come as codes and values
+// and are said in the UI's language (i18n/texts.ts) when they are checked. What the media link check
+// found (what the file is, its notes, the warnings to confirm) is kept as the main process's codes
+// and values, and said in the UI's language when drawn (`linkCheckHint`, the "Send anyway" list,
+// the notes after a send); "Send anyway" sends back the English texts the main process gave.
 import type { z } from 'zod';
 import { commandSchemas, messageContentSchema, type MediaLinkCheckResult } from '../../shared/api';
+import type { SendReceipt } from '../../shared/conversation';
 import { directionOf } from '../../shared/i18n/languages';
-import englishMessages from '../../shared/i18n/locales/en/messages.json';
+import { ruleTextSchema, textValueSchema, type TextValue } from '../../shared/i18n/text';
 import { MB, MESSAGE_LIMITS, type MediaType, type MessageContent } from '../../shared/messages';
 import { formatPhoneNumber } from '../../shared/phone';
+import type { AppError } from '../../shared/result';
 import type { TemplateDraft, TemplateField } from '../../shared/templates';
-import { fieldPath } from '../../shared/validation';
+import { fieldPath, issueText } from '../../shared/validation';
 import { formatNumber, isolateLtr } from '../i18n/format';
 import { currentLanguage, i18n, intlLocale } from '../i18n/i18n';
-import { translateRuleText } from '../i18n/rule-text';
+import { sayText, sentence } from '../i18n/texts';
+
+export { sentence };
 
 /** The messages namespace's words, in the UI's language at the time of the call. */
 const t = i18n.getFixedT(null, 'messages');
-/** The same words in English: the link check's hint as the store keeps it. */
-const english = i18n.getFixedT('en', 'messages');
-type Words = typeof t;
 
 export const COMPOSER_TABS = ['text', 'media', 'interactive', 'template'] as const;
 export type ComposerTab = (typeof COMPOSER_TABS)[number];
@@ -79,7 +81,7 @@ export const mediaTypeLabel = (type: MediaType): string => t(`media.types.${type
  * A file's size as shared/messages.ts formatBytes gives it ("2.4 MB", "812 KB", "96 bytes"), with
  * the number in the UI's language and the unit translated.
  */
-export const formatSize = (bytes: number): string => sizeText(sizeOf(bytes), t, intlLocale());
+export const formatSize = (bytes: number): string => sizeText(sizeOf(bytes), intlLocale());
 
 /** A size in the unit it is said in: MB with one decimal unless whole, KB rounded, or bytes. */
 interface Size {
@@ -95,15 +97,15 @@ function sizeOf(bytes: number): Size {
   return { unit: 'bytes', value: bytes, digits: 0 };
 }
 
-function sizeText({ unit, value, digits }: Size, words: Words, locale: string): string {
+function sizeText({ unit, value, digits }: Size, locale: string): string {
   const size = formatNumber(value, { minimumFractionDigits: digits, maximumFractionDigits: digits }, locale);
   switch (unit) {
     case 'mb':
-      return words('size.mb', { size });
+      return t('size.mb', { size });
     case 'kb':
-      return words('size.kb', { size });
+      return t('size.kb', { size });
     case 'bytes':
-      return words('size.bytes', { count: value, size });
+      return t('size.bytes', { count: value, size });
   }
 }
 
@@ -117,146 +119,98 @@ export interface MediaDraft {
   filename: string;
 }
 
-export interface LinkCheckState {
-  /** The link and type this result is for: a later edit makes it stale. */
-  link: string;
-  type: MediaType;
-  /** `confirm`: the gateway takes the file, but Send will ask the agent to confirm its warnings. */
-  state: 'checking' | 'ok' | 'confirm' | 'failed';
-  /**
-   * `ok` and `confirm`: the hint in English (`linkCheckOutcome`), drawn with `linkCheckHint`;
-   * `failed`: the refusal, worded when it arrived.
-   */
-  text: string;
-}
-
-/** What a finished check says about the file: the parts of its hint. */
-interface LinkFindings {
-  /** The main process's words for the file ("8-bit RGB PNG"), or the served type. */
-  what: string;
-  size?: Size | undefined;
+/** What a finished check says about the file: the parts of its hint, as the main process gave them. */
+export interface LinkFindings {
+  /** What the file is ("8-bit RGB PNG"), as the main process's codes and values; the served type when it gave none. */
+  what: TextValue;
+  /** The file's size in bytes. */
+  size?: number;
   /** How many warnings wait for "Send anyway" (listed beside it, not here). */
   toConfirm: number;
   /** The check's notes, which need nothing from the agent. */
-  notes: readonly string[];
+  notes: readonly TextValue[];
+}
+
+export type LinkCheckState = {
+  /** The link and type this result is for: a later edit makes it stale. */
+  link: string;
+  type: MediaType;
+} & (
+  | { state: 'checking' }
+  /** `confirm`: the gateway takes the file, but Send will ask the agent to confirm its warnings. */
+  | { state: 'ok' | 'confirm'; found: LinkFindings }
+  /** The check refused the file: its rule (said when drawn), or the window's words for another error. */
+  | { state: 'failed'; refusal: TextValue }
+);
+
+/**
+ * Texts from the host, each checked (a text this window cannot read stands as its English, which
+ * comes beside it): the notes, the warnings to confirm.
+ */
+export function textsOr(texts: readonly unknown[] | undefined, english: readonly string[]): TextValue[] {
+  if (texts === undefined || texts.length !== english.length) return [...english];
+  return english.map((words, i) => {
+    const parsed = ruleTextSchema.safeParse(texts[i]);
+    return parsed.success ? parsed.data : words;
+  });
+}
+
+/**
+ * What the check on leaving the link field found, kept for the field's hint: what the file is, its
+ * size, its notes, and how many warnings wait for "Send anyway". `descriptionText` is the main
+ * process's words for the file, when it gives them; the served type stands in otherwise.
+ */
+export function linkCheckOutcome(
+  check: Pick<MediaLinkCheckResult, 'contentType' | 'contentLength' | 'warnings' | 'warningTexts' | 'confirm' | 'description' | 'descriptionText'>,
+): { state: 'ok' | 'confirm'; found: LinkFindings } {
+  const toConfirm = check.confirm?.length ?? 0;
+  const described = check.descriptionText === undefined ? undefined : textValueSchema.safeParse(check.descriptionText);
+  const what = described?.success === true ? described.data : check.description?.trim() || check.contentType;
+  const found: LinkFindings = { what, toConfirm, notes: textsOr(check.warningTexts, check.warnings), ...(check.contentLength !== undefined ? { size: check.contentLength } : {}) };
+  return { state: toConfirm > 0 ? 'confirm' : 'ok', found };
+}
+
+/** The file's description in the UI's language; a name of no catalogue (a served type, "PDF") kept left to right. */
+function whatText(what: TextValue): string {
+  if (typeof what !== 'string') return sayText(what);
+  return directionOf(currentLanguage()) === 'rtl' ? isolateLtr(what) : what;
 }
 
 /** "8-bit RGB PNG, 120 KB: fits the image rules. <note>": one sentence for the file, then each note. */
-function hintText(type: MediaType, found: LinkFindings, words: Words, locale: string): string {
-  const file = found.size !== undefined ? words('media.fileWithSize', { what: found.what, size: sizeText(found.size, words, locale) }) : found.what;
-  const verdict = found.toConfirm > 0 ? words('media.toConfirm', { file, count: found.toConfirm }) : words(`media.fits.${type}`, { file });
-  return [verdict, ...found.notes].join('. ');
+function hintText(type: MediaType, found: LinkFindings): string {
+  const what = whatText(found.what);
+  const file = found.size !== undefined ? t('media.fileWithSize', { what, size: sizeText(sizeOf(found.size), intlLocale()) }) : what;
+  const verdict = found.toConfirm > 0 ? t('media.toConfirm', { file, count: found.toConfirm }) : t(`media.fits.${type}`, { file });
+  return [verdict, ...found.notes.map(sayText)].join('. ');
 }
 
 /**
- * What the check on leaving the link field found, as the field's hint: what the file is ("8-bit RGB
- * PNG, 120 KB") and whether it fits the type's rules. Warnings to confirm are only counted here: the
- * alert beside "Send anyway" lists them, so that each is shown (and read out) once. `description` is
- * the main process's words for the file, when it gives them; the served type stands in otherwise.
- * The text is English, like the description and the notes in it: `linkCheckHint` says it in the
- * UI's language each time it is drawn.
- */
-export function linkCheckOutcome(
-  type: MediaType,
-  check: Pick<MediaLinkCheckResult, 'contentType' | 'contentLength' | 'warnings' | 'confirm' | 'description'>,
-): { state: 'ok' | 'confirm'; text: string } {
-  const toConfirm = check.confirm?.length ?? 0;
-  const size = check.contentLength !== undefined ? sizeOf(check.contentLength) : undefined;
-  const found = { what: check.description?.trim() || check.contentType, size, toConfirm, notes: check.warnings };
-  return { state: toConfirm > 0 ? 'confirm' : 'ok', text: hintText(type, found, english, intlLocale('en')) };
-}
-
-const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/**
- * An English template as a pattern's source: each {{value}} a group named after it (or, with
- * `named` false, a bare group) of its shape; by default, the shortest text.
- */
-const templateSource = (template: string, shapes: Readonly<Record<string, string>> = {}, named = true): string =>
-  template
-    .split(/\{\{(\w+)\}\}/)
-    .map((part, i) => (i % 2 === 1 ? `(${named ? `?<${part}>` : '?:'}${shapes[part] ?? '.+?'})` : escapeRegex(part)))
-    .join('');
-
-/** A number as English writes it: "2.5", "1,024". */
-const ENGLISH_NUMBER = '\\d{1,3}(?:,\\d{3})*(?:\\.\\d+)?';
-/** A size as `sizeText` writes it in English ("2.5 MB", "1,024 KB", "1 byte"), by its unit. */
-const SIZE_TEMPLATES: readonly { template: string; unit: Size['unit'] }[] = [
-  { template: englishMessages.size.mb, unit: 'mb' },
-  { template: englishMessages.size.kb, unit: 'kb' },
-  { template: englishMessages.size.bytes_one, unit: 'bytes' },
-  { template: englishMessages.size.bytes_other, unit: 'bytes' },
-];
-const SIZES = SIZE_TEMPLATES.map(({ template, unit }) => ({ regex: new RegExp(`^${templateSource(template, { size: ENGLISH_NUMBER })}$`), unit }));
-const FILE_WITH_SIZE = new RegExp(
-  `^${templateSource(englishMessages.media.fileWithSize, { size: SIZE_TEMPLATES.map(({ template }) => templateSource(template, { size: ENGLISH_NUMBER }, false)).join('|') })}$`,
-  's',
-);
-
-function sizeFrom(text: string): Size | undefined {
-  for (const { regex, unit } of SIZES) {
-    const number = regex.exec(text)?.groups?.size;
-    if (number !== undefined) return { unit, value: Number(number.replaceAll(',', '')), digits: number.includes('.') ? 1 : 0 };
-  }
-  return undefined;
-}
-
-/** A verdict, and the notes after it, each after ". " (no note of the catalogue holds one). */
-const verdictPattern = (template: string): RegExp => new RegExp(`^${templateSource(template, { count: '\\d+' })}(?:\\. (?<notes>.+))?$`, 's');
-const FITS: Readonly<Record<MediaType, RegExp>> = {
-  image: verdictPattern(englishMessages.media.fits.image),
-  audio: verdictPattern(englishMessages.media.fits.audio),
-  video: verdictPattern(englishMessages.media.fits.video),
-  document: verdictPattern(englishMessages.media.fits.document),
-};
-const TO_CONFIRM: readonly RegExp[] = [verdictPattern(englishMessages.media.toConfirm_one), verdictPattern(englishMessages.media.toConfirm_other)];
-
-/**
- * The parts of a hint `linkCheckOutcome` wrote; undefined for a text it did not write. A check is
- * kept as one text whatever its state; its parts are read back with the English templates, the way
- * i18n/rule-text.ts reads the rules, so that the hint can be said again in any language.
- */
-function englishFindings(type: MediaType, state: 'ok' | 'confirm', text: string): LinkFindings | undefined {
-  for (const verdict of state === 'ok' ? [FITS[type]] : TO_CONFIRM) {
-    const groups = verdict.exec(text)?.groups;
-    if (groups?.file === undefined) continue;
-    const sized = FILE_WITH_SIZE.exec(groups.file)?.groups;
-    const size = sized?.size === undefined ? undefined : sizeFrom(sized.size);
-    return {
-      what: size === undefined || sized?.what === undefined ? groups.file : sized.what,
-      size,
-      toConfirm: state === 'ok' ? 0 : groups.count === undefined ? 1 : Number(groups.count),
-      notes: groups.notes?.split('. ') ?? [],
-    };
-  }
-  return undefined;
-}
-
-/** The file's description in the UI's language; a name no template made (a served type, "PDF") kept left to right. */
-function whatText(what: string): string {
-  const said = translateRuleText(what);
-  return said === what && directionOf(currentLanguage()) === 'rtl' ? isolateLtr(what) : said;
-}
-
-/**
- * The link field's hint in the UI's language now: "Checking the link…", or the finished check's
- * English hint said again, its description and notes through the rules catalogue
- * (i18n/rule-text.ts), so that a change of language re-words it. A refusal is the field's error,
- * worded when it arrived.
+ * The link field's hint in the UI's language now: "Checking the link…", or what the finished check
+ * found (what the file is, whether it fits the type's rules, its notes), so that a change of
+ * language re-words it. Warnings to confirm are only counted here: the alert beside "Send anyway"
+ * lists them, so that each is shown (and read out) once. A refusal is the field's error
+ * (`linkCheckRefusal`).
  */
 export function linkCheckHint(check: LinkCheckState): string {
   switch (check.state) {
     case 'checking':
       return t('media.checking');
     case 'failed':
-      return check.text;
+      return linkCheckRefusal(check);
     case 'ok':
-    case 'confirm': {
-      const found = englishFindings(check.type, check.state, check.text);
-      if (found === undefined) return check.text;
-      return hintText(check.type, { ...found, what: whatText(found.what), notes: found.notes.map(translateRuleText) }, t, intlLocale());
-    }
+    case 'confirm':
+      return hintText(check.type, check.found);
   }
 }
+
+/** The refusal of a failed check, in the UI's language now. */
+export const linkCheckRefusal = (check: Extract<LinkCheckState, { state: 'failed' }>): string => sayText(check.refusal);
+
+/** The notes a send came back with, in the UI's language now: "Sent, with warnings: …". */
+export const sendNoticeText = (notes: readonly TextValue[]): string => t('composer.sentWithWarnings', { warnings: notes.map(sayText).join('. ') });
+
+/** The notes of a send's receipt, as texts. */
+export const receiptNotes = (receipt: Pick<SendReceipt, 'warnings' | 'warningTexts'>): TextValue[] => textsOr(receipt.warningTexts, receipt.warnings);
 
 /**
  * Warnings about the file that the agent confirms before it goes out ("Send anyway"). They hold for
@@ -265,8 +219,10 @@ export function linkCheckHint(check: LinkCheckState): string {
 export interface SendConfirmation {
   /** What they are about (`confirmationSubject`). */
   subject: string;
-  /** Exactly as the main process gave them: "Send anyway" sends these texts back as `confirmed`. */
+  /** Exactly as the main process gave them, in English: "Send anyway" sends these texts back as `confirmed`. */
   warnings: string[];
+  /** The same warnings as codes and values, in the same order: what the alert shows, in the UI's language. */
+  texts: TextValue[];
   /** The agent had confirmed other warnings for this send: the file changed since they were shown. */
   changed: boolean;
   /**
@@ -302,8 +258,8 @@ export interface ComposerDraft {
   error: string | null;
   /** Where the main process placed its error, by field key. */
   serverErrors: Record<string, string>;
-  /** What the last send noted (warnings), or null. */
-  notice: string | null;
+  /** What the last send noted (the media check's notes, said when drawn: `sendNoticeText`), or null. */
+  notice: readonly TextValue[] | null;
   linkCheck: LinkCheckState | null;
   /** Set when the last send waits for "Send anyway". */
   confirmation: SendConfirmation | null;
@@ -482,7 +438,7 @@ function issuesToErrors(issues: readonly z.core.$ZodIssue[], prefix = ''): Recor
   for (const issue of issues) {
     const path = fieldPath(issue.path);
     const key = prefix !== '' && path.startsWith(prefix) ? path.slice(prefix.length) : path;
-    if (errors[key] === undefined) errors[key] = translateRuleText(issue.message);
+    if (errors[key] === undefined) errors[key] = sayText(issueText(issue));
   }
   return errors;
 }
@@ -564,13 +520,13 @@ export function withoutStaleConfirmation(draft: ComposerDraft): ComposerDraft {
  */
 export function confirmationFrom(
   sent: ComposerDraft,
-  error: { confirm?: string[] },
+  error: Pick<AppError, 'confirm' | 'confirmTexts'>,
   confirmed: readonly string[] = [],
   shown: SendConfirmation | null = null,
 ): SendConfirmation | null {
   const warnings = error.confirm ?? [];
   if (warnings.length === 0) return null;
-  return { subject: confirmationSubject(sent), warnings, changed: confirmed.length > 0, asked: (shown?.asked ?? 0) + 1 };
+  return { subject: confirmationSubject(sent), warnings, texts: textsOr(error.confirmTexts, warnings), changed: confirmed.length > 0, asked: (shown?.asked ?? 0) + 1 };
 }
 
 /** Of the texts "Send anyway" was given, those the form still shows for the file in it: nothing else is confirmed. */
@@ -594,9 +550,6 @@ export function focusAfterConfirmedSend(draft: ComposerDraft, shownKeys: Readonl
   if (draft.error === null) return 'first-field';
   return draft.showAllErrors || Object.keys(draft.serverErrors).some((key) => shownKeys.has(key)) ? 'field-in-error' : 'send';
 }
-
-/** A rule next to its field starts a sentence. */
-export const sentence = (text: string): string => (text === '' ? text : text[0]!.toUpperCase() + text.slice(1));
 
 /** The error to show for a field now: the server's, or the live rule once the field was typed in (or a send tried). */
 export function visibleError(draft: ComposerDraft, live: Readonly<Record<string, string>>, key: string): string | undefined {
@@ -627,16 +580,25 @@ function collectionLabel(key: string): string {
 }
 
 /**
+ * The rule an error names for its field: its issue there (shared/validation.ts), else the error's
+ * own text or words; undefined for an error that names no field.
+ */
+export function fieldRuleOf(error: Pick<AppError, 'field' | 'message' | 'text' | 'issues'>): TextValue | undefined {
+  if (!error.field) return undefined;
+  // A rule named by the field's words rather than its path ("Phone number: too short") is shown whole.
+  const named = error.text?.code === 'common.fieldRule' && error.text.values?.field !== error.field;
+  const issue = named ? undefined : error.issues?.find((i) => i.field === error.field);
+  return issue?.text ?? error.text ?? error.message;
+}
+
+/**
  * Where a sendMessage error goes: the main process names fields like `content.image.link` (its own
  * schema) or `to`; the composer's keys are the same paths without `content.`.
  */
-export function serverErrorsFrom(error: { field?: string; message: string }): Record<string, string> {
-  if (!error.field) return {};
-  const key = error.field.replace(/^content\./, '');
-  const prefix = `${error.field}: `;
-  // parseWith joins the rules of several fields with "; "; a refusal's own sentence may hold one too.
-  const first = error.message.split(/; (?=[\w$.[\]()]+: )/)[0] ?? error.message;
-  return { [key]: translateRuleText(first.startsWith(prefix) ? first.slice(prefix.length) : first) };
+export function serverErrorsFrom(error: Pick<AppError, 'field' | 'message' | 'text' | 'issues'>): Record<string, string> {
+  const rule = fieldRuleOf(error);
+  if (!error.field || rule === undefined) return {};
+  return { [error.field.replace(/^content\./, '')]: sayText(rule) };
 }
 
 /** Limits worth showing as the agent types (a counter beside the field). */

@@ -3,10 +3,11 @@
 // schema (shared/ice-servers.ts) before it goes out, and a server's error names its line, counted as
 // the agent sees the box, blank lines included.
 import { isTurnUrl, networkSettingsInputSchema, type NetworkSettingsInput, type PublicNetworkSettings, type RelayTurnStatus } from '../../shared/ice-servers';
+import { fieldRule, type TextValue } from '../../shared/i18n/text';
 import type { AppError } from '../../shared/result';
+import { issueText } from '../../shared/validation';
 import { i18n } from '../i18n/i18n';
-import { translateRuleText } from '../i18n/rule-text';
-import { sentence } from './composer';
+import { sayError, sayText, sentence } from '../i18n/texts';
 
 const t = i18n.getFixedT(null, 'settings');
 
@@ -61,11 +62,11 @@ export function draftToNetworkInput(draft: NetworkDraft): CheckedNetwork {
   };
 }
 
-// The errors are worded when the form is checked (the rules come in English from the shared schemas
-// and are said in the UI's language here); an edit of the field clears them.
-const lineRule = (lines: readonly number[], index: number, rule: string): string => t('network.servers.line', { line: lines[index] ?? index + 1, rule: translateRuleText(rule) });
+// The errors are worded when the form is checked (the rules come as codes and values from the shared
+// schemas and are said in the UI's language here); an edit of the field clears them.
+const lineRule = (lines: readonly number[], index: number, rule: TextValue): string => t('network.servers.line', { line: lines[index] ?? index + 1, rule: sayText(rule) });
 /** A rule next to its field, in the UI's language, as a sentence. */
-const ruleSentence = (rule: string): string => sentence(translateRuleText(rule));
+const ruleSentence = (rule: TextValue): string => sentence(sayText(rule));
 const joinRules = (rules: readonly string[]): string => rules.join(t('network.servers.separator'));
 
 /**
@@ -84,8 +85,8 @@ export function validateNetworkDraft(
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const [field, index] = issue.path;
-      if (field === 'servers' && typeof index === 'number') serverRules.push(lineRule(checked.lines, index, issue.message));
-      else if (isNetworkField(field) && errors[field] === undefined) errors[field] = ruleSentence(issue.message);
+      if (field === 'servers' && typeof index === 'number') serverRules.push(lineRule(checked.lines, index, issueText(issue)));
+      else if (isNetworkField(field) && errors[field] === undefined) errors[field] = ruleSentence(issueText(issue));
     }
   }
   if (serverRules.length > 0) errors.servers = joinRules(serverRules);
@@ -110,25 +111,25 @@ function networkPlace(path: string | undefined): { field: NetworkField; index?: 
 }
 
 /**
- * Where a saveNetworkSettings error goes: next to the field it names (a server's error names its
- * line), else above the form. The main process's invalid_input message lists "path: rule" pairs
- * joined by "; " (shared/validation.ts); `lines` are those of the draft that was sent.
+ * Where a saveNetworkSettings error goes: each broken rule (`issues`, shared/validation.ts) next to
+ * the field it names (a server's names its line); the rest above the form, or next to the field the
+ * error names. `lines` are those of the draft that was sent.
  */
-export function networkErrorsFrom(error: Pick<AppError, 'field' | 'message'>, lines: readonly number[]): { fields: NetworkErrors; form: string | null } {
+export function networkErrorsFrom(error: Pick<AppError, 'field' | 'message' | 'text' | 'issues'>, lines: readonly number[]): { fields: NetworkErrors; form: string | null } {
   const fields: NetworkErrors = {};
   const serverRules: string[] = [];
   const rest: string[] = [];
-  for (const part of error.message.split('; ')) {
-    const m = /^([\w.[\]]+): (.+)$/s.exec(part);
-    const place = m ? networkPlace(m[1]) : undefined;
-    if (!m || !place) rest.push(translateRuleText(part));
-    else if (place.field === 'servers' && place.index !== undefined) serverRules.push(lineRule(lines, place.index, m[2]!));
-    else if (fields[place.field] === undefined) fields[place.field] = ruleSentence(m[2]!);
+  for (const issue of error.issues ?? []) {
+    const place = networkPlace(issue.field);
+    if (!place) rest.push(sayText(fieldRule(issue.field, issue.text)));
+    else if (place.field === 'servers' && place.index !== undefined) serverRules.push(lineRule(lines, place.index, issue.text));
+    else if (fields[place.field] === undefined) fields[place.field] = ruleSentence(issue.text);
   }
+  if (error.issues === undefined) rest.push(sayError(error));
   if (serverRules.length > 0 && fields.servers === undefined) fields.servers = joinRules(serverRules);
   const named = networkPlace(error.field)?.field;
   if (named && fields[named] === undefined) {
-    fields[named] = sentence(rest.length > 0 ? rest.join('; ') : translateRuleText(error.message));
+    fields[named] = sentence(rest.length > 0 ? rest.join('; ') : sayError(error));
     return { fields, form: null };
   }
   return { fields, form: rest.length > 0 ? rest.join('; ') : null };

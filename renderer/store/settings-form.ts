@@ -3,13 +3,14 @@
 // the way Settings' domains keep words in their own state.
 import type { ParseKeys } from 'i18next';
 import { DEFAULT_PRODUCT } from '../../shared/gateway';
+import { fieldRule, type TextValue } from '../../shared/i18n/text';
 import type { AppError } from '../../shared/result';
 import { accountSettingsInputSchema, type AccountSettingsInput, type PublicSettings } from '../../shared/settings';
-import { fieldPath } from '../../shared/validation';
+import { fieldPath, issueText } from '../../shared/validation';
 import { directionOf } from '../../shared/i18n/languages';
 import { formatNumber, isolateLtr } from '../i18n/format';
 import { currentLanguage, i18n } from '../i18n/i18n';
-import { translateRuleText } from '../i18n/rule-text';
+import { sayError, sayText, sentence } from '../i18n/texts';
 
 /**
  * Words of the settings namespace kept as a key and its values, worded when shown (`settingsText`),
@@ -62,13 +63,10 @@ export function draftFromSettings(settings: PublicSettings | null): SettingsDraf
 }
 
 /**
- * Schema rules read "must be …", in English from shared/ (the main process's too): said in the UI's
- * language, and next to a field they start a sentence.
+ * Schema rules read "must be …" (shared/'s codes and values, the main process's too): said in the
+ * UI's language, and next to a field they start a sentence.
  */
-const ruleSentence = (text: string): string => {
-  const said = translateRuleText(text);
-  return said === '' ? said : said[0]!.toUpperCase() + said.slice(1);
-};
+const ruleSentence = (rule: TextValue): string => sentence(sayText(rule));
 
 const isSettingsField = (key: string): key is SettingsField => (SETTINGS_FIELDS as readonly string[]).includes(key);
 
@@ -98,30 +96,27 @@ export function validateDraft(draft: SettingsDraft): { ok: true; input: AccountS
   const errors: SettingsErrors = {};
   for (const issue of parsed.error.issues) {
     const field = settingsFieldOf(fieldPath(issue.path));
-    if (field && errors[field] === undefined) errors[field] = ruleSentence(issue.message);
+    if (field && errors[field] === undefined) errors[field] = ruleSentence(issueText(issue));
   }
   return { ok: false, errors };
 }
 
 /**
- * Where a saveSettings error goes: next to the field it names, else above the form. The main
- * process's invalid_input message lists "path: rule" pairs joined by "; " (shared/validation.ts).
+ * Where a saveSettings error goes: each broken rule (`issues`, shared/validation.ts) next to the
+ * field it names; the rest above the form, or next to the field the error names.
  */
-export function settingsErrorsFrom(error: Pick<AppError, 'field' | 'message'>): { fields: SettingsErrors; form: string | null } {
+export function settingsErrorsFrom(error: Pick<AppError, 'field' | 'message' | 'text' | 'issues'>): { fields: SettingsErrors; form: string | null } {
   const fields: SettingsErrors = {};
   const rest: string[] = [];
-  for (const part of error.message.split('; ')) {
-    const m = /^([\w.[\]]+): (.+)$/s.exec(part);
-    const field = m ? settingsFieldOf(m[1]) : undefined;
-    if (m && field) {
-      if (fields[field] === undefined) fields[field] = ruleSentence(m[2]!);
-    } else {
-      rest.push(translateRuleText(part));
-    }
+  for (const issue of error.issues ?? []) {
+    const field = settingsFieldOf(issue.field);
+    if (field === undefined) rest.push(sayText(fieldRule(issue.field, issue.text)));
+    else if (fields[field] === undefined) fields[field] = ruleSentence(issue.text);
   }
+  if (error.issues === undefined) rest.push(sayError(error));
   const named = settingsFieldOf(error.field);
   if (named && fields[named] === undefined) {
-    fields[named] = rest.length > 0 ? rest.join('; ') : translateRuleText(error.message);
+    fields[named] = rest.length > 0 ? rest.join('; ') : sayError(error);
     return { fields, form: null };
   }
   return { fields, form: rest.length > 0 ? rest.join('; ') : null };

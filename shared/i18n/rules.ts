@@ -1,8 +1,8 @@
-// The rule messages of shared/'s schemas and checks, made from one catalogue: locales/en/rules.json.
-// The main process returns and logs them in English; the window finds the same entry again in the
-// English text (renderer/i18n/rule-text.ts) and says it in the agent's language. So a message that
-// a window may show is written here, never as a literal next to its rule.
-// Pure: no i18next here (the main process and the relay have none), a plain {{name}} replace.
+// The catalogue of rule messages: locales/en/rules.json, the source every language translates. A
+// rule message is made as its code and values (text.ts `text`), never as a sentence, and rendered
+// where it is shown (text.ts `renderText`): in English by the main process, the relay and the
+// sandbox, in the agent's language by the window and the main process's dialogs.
+// Pure: no i18next here (the main process and the relay have none).
 import rules from './locales/en/rules.json';
 
 type Catalogue = typeof rules;
@@ -15,28 +15,29 @@ export type RuleId = { [G in Group]: `${G}.${WithoutPlural<keyof Catalogue[G] & 
 /** A word or phrase a rule takes as a value: a field's name, a shortcut's action, a purpose. */
 export type RuleTerm = keyof Catalogue['terms'];
 
-export type RuleValues = Readonly<Record<string, string | number>>;
-
 export const RULES: Readonly<Record<Group, Readonly<Record<string, string>>>> = rules;
 export const RULE_TERMS: Readonly<Record<RuleTerm, string>> = rules.terms;
+
+const PLURAL_SUFFIX = /_(zero|one|two|few|many|other)$/;
+
+// RULES holds the terms too (its type leaves them out): they are values, not templates.
+const GROUPS = Object.entries(RULES).filter(([group]) => group !== 'terms');
+
+/** Every rule's id, a plural's forms once. */
+export const RULE_IDS = [...new Set(GROUPS.flatMap(([group, entries]) => Object.keys(entries).map((key) => `${group}.${key.replace(PLURAL_SUFFIX, '')}`)))] as [RuleId, ...RuleId[]];
+/** Every term's name. */
+export const RULE_TERM_NAMES = Object.keys(RULE_TERMS) as [RuleTerm, ...RuleTerm[]];
 
 const ENGLISH_PLURALS = new Intl.PluralRules('en');
 
 /** The English template of a rule; a plural's form for `count`. */
 export function ruleTemplate(id: RuleId, count?: number): string {
-  const [group, key] = id.split('.') as [Group, string];
-  const entries = RULES[group];
+  const [group, key] = id.split('.') as [string, string];
+  // An id from elsewhere (a lookup by key) may name no group.
+  const entries: Readonly<Record<string, string>> | undefined = (RULES as Readonly<Record<string, Readonly<Record<string, string>>>>)[group];
+  if (entries === undefined) return id;
   const plain = entries[key];
   if (plain !== undefined) return plain;
   const form = count === undefined ? 'other' : ENGLISH_PLURALS.select(count);
   return entries[`${key}_${form}`] ?? entries[`${key}_other`] ?? id;
 }
-
-/** A rule's English message, its {{values}} filled in: rule('settings.versionSegment', { example }). */
-export function rule(id: RuleId, values: RuleValues = {}): string {
-  const count = typeof values.count === 'number' ? values.count : undefined;
-  return ruleTemplate(id, count).replace(/\{\{(\w+)\}\}/g, (whole, name: string) => (Object.hasOwn(values, name) ? String(values[name]) : whole));
-}
-
-/** A term's English words, to pass as a rule's value: term('apiKey') → "the API key". */
-export const term = (name: RuleTerm): string => RULE_TERMS[name];

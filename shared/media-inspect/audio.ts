@@ -8,24 +8,24 @@
 // (AUDIO_HEAD_BYTES after any ID3v2 tags, which may hold pictures of megabytes; id3BytesWanted). M4A
 // is read as video is, up to the end of its moov box (mp4.ts).
 import { parseBuffer, type IAudioMetadata } from 'music-metadata';
-import { rule } from '../i18n/rules';
+import { text, type TextValue } from '../i18n/text';
 import { errorText } from '../result';
 import { count, isWhole, missingRange, startsWith, type ByteRange, type MediaSample } from './sample';
-import { channelsText, formatWhat, kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
+import { channelsText, described, finding, formatWhat, kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
 
 type AudioFormat = IAudioMetadata['format'];
 
-async function audioFormat(bytes: Uint8Array): Promise<{ ok: true; format: AudioFormat } | { ok: false; why: string }> {
+async function audioFormat(bytes: Uint8Array): Promise<{ ok: true; format: AudioFormat } | { ok: false; why: TextValue }> {
   try {
     const { format } = await parseBuffer(bytes, undefined, { skipCovers: true, duration: false });
     return { ok: true, format };
   } catch (e) {
-    return { ok: false, why: rule('media.streamUnreadable', { reason: errorText(e) }) };
+    return { ok: false, why: text('media.streamUnreadable', { reason: errorText(e) }) };
   }
 }
 
 /** "44.1 kHz, mono" from what the stream says about itself: a description is a list of names and units, its words (mono) the catalogue's. */
-const streamText = (format: AudioFormat): string[] => [
+const streamText = (format: AudioFormat): TextValue[] => [
   ...(format.sampleRate === undefined ? [] : [kHz(format.sampleRate)]),
   ...(format.numberOfChannels === undefined ? [] : [channelsText(format.numberOfChannels)]),
 ];
@@ -82,24 +82,24 @@ const OGG = formatWhat('audio/ogg');
 
 export async function readAdts(sample: MediaSample): Promise<Reading> {
   const first = id3v2End(sample.head);
-  if (first === undefined) return unreadable(ADTS, rule('media.id3Broken'));
-  if (first >= sample.head.length) return unreadable(ADTS, rule('media.id3NoFrame'));
+  if (first === undefined) return unreadable(ADTS, text('media.id3Broken'));
+  if (first >= sample.head.length) return unreadable(ADTS, text('media.id3NoFrame'));
   // music-metadata reads the first frames only; the frames are walked here so that junk after them is seen.
   const broken = adtsBreak(sample.head, first);
-  if (broken !== undefined) return unreadable(ADTS, rule('media.adtsFrame', { offset: count(broken) }));
+  if (broken !== undefined) return unreadable(ADTS, text('media.adtsFrame', { offset: count(broken) }));
   const read = await audioFormat(sample.head);
   if (!read.ok) return unreadable(ADTS, read.why);
-  if (read.format.codec === undefined) return unreadable(ADTS, rule('media.noAacFrame'));
-  return readAs('audio/aac', ADTS, ['AAC (ADTS)', ...streamText(read.format)].join(', '));
+  if (read.format.codec === undefined) return unreadable(ADTS, text('media.noAacFrame'));
+  return readAs('audio/aac', ADTS, described(['AAC (ADTS)', ...streamText(read.format)]));
 }
 
 export async function readMp3(sample: MediaSample): Promise<Reading> {
   const read = await audioFormat(sample.head);
   if (!read.ok) return unreadable(MP3, read.why);
-  if (read.format.codec === undefined) return unreadable(MP3, rule('media.noMpegFrame'));
-  if (!/layer 3/i.test(read.format.codec)) return other(rule('mediaFile.audio', { format: read.format.codec }));
+  if (read.format.codec === undefined) return unreadable(MP3, text('media.noMpegFrame'));
+  if (!/layer 3/i.test(read.format.codec)) return other(text('mediaFile.audio', { format: read.format.codec }));
   const bitrate = read.format.bitrate === undefined ? [] : [`${Math.round(read.format.bitrate / 1000)} kbit/s`];
-  return readAs('audio/mpeg', MP3, ['MP3', ...streamText(read.format), ...bitrate].join(', '));
+  return readAs('audio/mpeg', MP3, described(['MP3', ...streamText(read.format), ...bitrate]));
 }
 
 /** Speech bytes after the header byte of AMR-NB frame types 0–8 (RFC 4867 5.3; 3GPP TS 26.101); type 15 is "no data". */
@@ -115,31 +115,31 @@ export function readAmr(sample: MediaSample): Reading {
       const frameType = (header >> 3) & 0x0f;
       const size = frameType === 15 ? 0 : AMR_NB_FRAME_BYTES[frameType];
       // A frame header has its first bit and its two padding bits clear.
-      if ((header & 0x83) !== 0 || size === undefined) return unreadable(AMR, rule('media.amrFrame', { offset: at }));
+      if ((header & 0x83) !== 0 || size === undefined) return unreadable(AMR, text('media.amrFrame', { offset: at }));
       at += 1 + size;
     }
-    if (frames === 0) return unreadable(AMR, rule('media.noAudioFrames'));
+    if (frames === 0) return unreadable(AMR, text('media.noAudioFrames'));
     // Its length is counted from the frames, when all of them were read.
     const length = isWhole(sample) ? [`${Number((frames * 0.02).toFixed(1))} s`] : [];
-    return readAs('audio/amr', AMR, ['AMR-NB', '8 kHz', channelsText(1), ...length].join(', '));
+    return readAs('audio/amr', AMR, described(['AMR-NB', '8 kHz', channelsText(1), ...length]));
   }
-  if (startsWith(sample.head, '#!AMR-WB\n')) return other(rule('mediaFile.audio', { format: 'AMR-WB' }));
-  return other(rule('mediaFile.multichannelAmr'));
+  if (startsWith(sample.head, '#!AMR-WB\n')) return other(text('mediaFile.audio', { format: 'AMR-WB' }));
+  return other(text('mediaFile.multichannelAmr'));
 }
 
 export async function readOgg(sample: MediaSample): Promise<Reading> {
   const read = await audioFormat(sample.head);
   if (!read.ok) return unreadable(OGG, read.why);
   const { codec, numberOfChannels: channels } = read.format;
-  if (codec === undefined) return unreadable(OGG, rule('media.noOggHeader'));
+  if (codec === undefined) return unreadable(OGG, text('media.noOggHeader'));
   const name = /^vorbis/i.test(codec) ? 'Vorbis' : codec;
-  const description = [`Ogg ${name}`, ...streamText(read.format)].join(', ');
+  const description = described([`Ogg ${name}`, ...streamText(read.format)]);
   const refusals: MediaFinding[] = [];
-  if (name !== 'Opus') refusals.push({ rule: 'audio.ogg-codec', message: rule('media.oggCodec', { codec: name }) });
-  else if (channels === undefined) return unreadable(OGG, rule('media.opusNoChannels'));
+  if (name !== 'Opus') refusals.push(finding('audio.ogg-codec', text('media.oggCodec', { codec: name })));
+  else if (channels === undefined) return unreadable(OGG, text('media.opusNoChannels'));
   else if (channels !== 1) {
-    const kind = channels === 2 ? rule('mediaFile.stereoOpus') : rule('mediaFile.opusChannels', { count: channels });
-    refusals.push({ rule: 'audio.ogg-channels', message: rule('media.oggChannels', { count: channels, kind }) });
+    const kind = channels === 2 ? text('mediaFile.stereoOpus') : text('mediaFile.opusChannels', { count: channels });
+    refusals.push(finding('audio.ogg-channels', text('media.oggChannels', { count: channels, kind })));
   }
   return readAs('audio/ogg', OGG, description, { refusals });
 }

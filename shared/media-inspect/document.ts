@@ -7,9 +7,9 @@
 // record, the central directory) and its [Content_Types].xml entry wherever that sits; plain text a
 // head of TEXT_HEAD_BYTES; a compound file all of it (its allocation table and directory sectors may
 // lie anywhere, and the reader walks them in the bytes it holds).
-import { rule, term } from '../i18n/rules';
+import { term, text, type RuleText, type TextValue } from '../i18n/text';
 import { bytesAt, count, isWhole, lastBytes, latin1, missingRange, startsWith, u16le, u32le, type ByteRange, type MediaSample } from './sample';
-import { formatWhat, other, readAs, unreadable, type Reading } from './reading';
+import { finding, formatWhat, other, readAs, unreadable, type Reading } from './reading';
 
 /** The head a document is read by first: what every reader's first question needs, and a small file whole. */
 export const DOCUMENT_HEAD_BYTES = 64 * 1024;
@@ -22,7 +22,7 @@ export function readPdf(sample: MediaSample): Reading {
   // Readers look for the trailer's "%%EOF" in the last 1024 bytes; a file without it was cut short.
   const end = lastBytes(sample, PDF_END_BYTES);
   if (end !== undefined && !latin1(end).includes('%%EOF')) {
-    return unreadable(formatWhat('application/pdf'), rule('media.pdfNoEof'));
+    return unreadable(formatWhat('application/pdf'), text('media.pdfNoEof'));
   }
   return readAs('application/pdf', formatWhat('application/pdf'), version === undefined ? 'PDF' : `PDF ${version}`);
 }
@@ -79,15 +79,15 @@ interface CfbEntry {
  * when a stream cannot be read, why ("its WordDocument stream lies past the end of the file"): `cut`
  * when the file is cut short, `broken` when its sector chains are (a chain that loops, two that meet).
  */
-type CfbDirectory = { ok: true; rootStreams: string[]; cut?: string; broken?: string } | { ok: false; why: string };
+type CfbDirectory = { ok: true; rootStreams: string[]; cut?: TextValue; broken?: RuleText } | { ok: false; why: RuleText };
 
 /** A stream's name as messages show it: some start with a control character ("\u0005SummaryInformation"). */
 const shownName = (name: string): string => [...name].filter((c) => c >= ' ').join('');
 
 function cfbDirectory(b: Uint8Array): CfbDirectory {
-  if (b.length < 512) return { ok: false, why: rule('media.cfbHeaderCut') };
+  if (b.length < 512) return { ok: false, why: text('media.cfbHeaderCut') };
   const shift = u16le(b, 0x1e);
-  if (u16le(b, 0x1c) !== 0xfffe || (shift !== 9 && shift !== 12)) return { ok: false, why: rule('media.cfbNotHeader') };
+  if (u16le(b, 0x1c) !== 0xfffe || (shift !== 9 && shift !== 12)) return { ok: false, why: text('media.cfbNotHeader') };
   const sectorSize = 2 ** shift;
   const sectorCount = Math.ceil(b.length / sectorSize) - 1;
   const offsetOf = (sector: number) => (sector + 1) * sectorSize;
@@ -99,7 +99,7 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   for (let i = 0; i < 109; i++) fatSectors.push(u32le(b, 0x4c + 4 * i));
   const difatSectors = new Set<number>();
   for (let difat = u32le(b, 0x44), n = u32le(b, 0x48); n > 0 && difat < sectorCount; n--) {
-    if (difatSectors.has(difat)) return { ok: false, why: rule('media.fatLoops') };
+    if (difatSectors.has(difat)) return { ok: false, why: text('media.fatLoops') };
     difatSectors.add(difat);
     for (let i = 0; i < perSector - 1; i++) fatSectors.push(u32le(b, offsetOf(difat) + 4 * i));
     difat = u32le(b, offsetOf(difat) + 4 * (perSector - 1));
@@ -113,11 +113,11 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   // A sector belongs to one chain at most ([MS-CFB] 2.3). Each walk claims the sectors it passes, so a
   // walk that comes back to a sector it claimed loops, one that reaches another's sector is broken, and
   // all the walks together take no more steps than the file has sectors, whatever a crafted FAT says.
-  const owners = new Map<number, { walk: number; what: string }>();
+  const owners = new Map<number, { walk: number; what: TextValue }>();
   let walks = 0;
-  type Walk = { ok: true; sectors: number[] } | { ok: false; problem: 'past-end' | 'uncovered' | 'loops' | 'shared' | 'long'; sector: number; other?: string };
+  type Walk = { ok: true; sectors: number[] } | { ok: false; problem: 'past-end' | 'uncovered' | 'loops' | 'shared' | 'long'; sector: number; other?: TextValue };
   /** The chain from `start`: `length` sectors of it, or up to its end-of-chain mark (at most `most` sectors) when length is undefined. */
-  const walk = (start: number, what: string, length: number | undefined, most = sectorCount): Walk => {
+  const walk = (start: number, what: TextValue, length: number | undefined, most = sectorCount): Walk => {
     const sectors: number[] = [];
     const self = ++walks;
     for (let sector = start; length === undefined ? sector !== END_OF_CHAIN : sectors.length < length; ) {
@@ -135,8 +135,8 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
     return { ok: true, sectors };
   };
   // `what` and `other` name a chain: "directory", "mini stream", "WordDocument stream" (catalogue words, for the window to translate).
-  const chainProblem = (what: string, w: Extract<Walk, { ok: false }>): string =>
-    w.problem === 'loops' ? rule('media.chainLoops', { what }) : rule('media.chainShared', { what, sector: w.sector, other: w.other ?? term('otherData') });
+  const chainProblem = (what: TextValue, w: Extract<Walk, { ok: false }>): RuleText =>
+    w.problem === 'loops' ? text('media.chainLoops', { what }) : text('media.chainShared', { what, sector: w.sector, other: w.other ?? term('otherData') });
 
   const entriesPerSector = sectorSize / 128;
   const directoryName = term('cfbDirectory');
@@ -144,11 +144,11 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   if (!directory.ok) {
     switch (directory.problem) {
       case 'past-end':
-        return { ok: false, why: rule('media.directoryPastEnd', { sector: directory.sector }) };
+        return { ok: false, why: text('media.directoryPastEnd', { sector: directory.sector }) };
       case 'uncovered':
-        return { ok: false, why: rule('media.directoryUncovered') };
+        return { ok: false, why: text('media.directoryUncovered') };
       case 'long':
-        return { ok: false, why: rule('media.directoryTooLarge', { most: count(MAX_DIRECTORY_ENTRIES) }) };
+        return { ok: false, why: text('media.directoryTooLarge', { most: count(MAX_DIRECTORY_ENTRIES) }) };
       default:
         return { ok: false, why: chainProblem(directoryName, directory) };
     }
@@ -171,7 +171,7 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
     }
   }
   const root = entries[0];
-  if (root?.type !== 5) return { ok: false, why: rule('media.noRootEntry') };
+  if (root?.type !== 5) return { ok: false, why: text('media.noRootEntry') };
 
   // Each storage's children form a red-black tree through their left and right siblings; storages
   // (type 1) hold trees of their own. Entries outside the trees are not part of the file.
@@ -183,7 +183,7 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
     const { id, inRoot } = item;
     if (id === NO_STREAM) continue;
     const entry = entries[id];
-    if (entry === undefined || seen.has(id) || id === 0) return { ok: false, why: rule('media.treeBroken') };
+    if (entry === undefined || seen.has(id) || id === 0) return { ok: false, why: text('media.treeBroken') };
     seen.add(id);
     if (entry.type === 2) {
       streams.push(id);
@@ -194,7 +194,7 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   }
 
   /** Why the chain of `size` bytes from `start` cannot be read, or undefined when it lies whole within the file (its last sector need not be padded out). */
-  const streamProblem = (start: number, size: number, what: string): { cut?: string; broken?: string } | undefined => {
+  const streamProblem = (start: number, size: number, what: TextValue): { cut?: TextValue; broken?: RuleText } | undefined => {
     const length = Math.ceil(size / sectorSize);
     const chain = walk(start, what, length);
     if (!chain.ok) return chain.problem === 'past-end' || chain.problem === 'uncovered' ? { cut: what } : { broken: chainProblem(what, chain) };
@@ -204,11 +204,11 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   };
   // Streams below the cutoff live in the mini stream, the root entry's chain: walked once for all of them.
   const cutoff = u32le(b, 0x38);
-  let miniStream: { cut?: string; broken?: string } | undefined | 'unread' = 'unread';
+  let miniStream: { cut?: TextValue; broken?: RuleText } | undefined | 'unread' = 'unread';
   // In the directory's order, so that a broken file is told by the same stream whatever its tree.
   for (const entry of streams.sort((x, y) => x - y).map((id) => entries[id]!)) {
-    const name = rule('mediaFile.stream', { name: shownName(entry.name) });
-    let problem: { cut?: string; broken?: string } | undefined;
+    const name = text('mediaFile.stream', { name: shownName(entry.name) });
+    let problem: { cut?: TextValue; broken?: RuleText } | undefined;
     if (entry.size < cutoff) {
       if (miniStream === 'unread') miniStream = streamProblem(root.start, root.size, term('miniStream'));
       problem = miniStream?.cut === undefined ? miniStream : { cut: name };
@@ -220,33 +220,33 @@ function cfbDirectory(b: Uint8Array): CfbDirectory {
   return { ok: true, rootStreams };
 }
 
-const OFFICE_STREAMS: readonly { streams: readonly string[]; mimeType: string; description: string }[] = [
-  { streams: ['WordDocument'], mimeType: 'application/msword', description: rule('mediaFile.word97', { extension: '.doc' }) },
-  { streams: ['Workbook', 'Book'], mimeType: 'application/vnd.ms-excel', description: rule('mediaFile.excel97', { extension: '.xls' }) },
-  { streams: ['PowerPoint Document'], mimeType: 'application/vnd.ms-powerpoint', description: rule('mediaFile.powerPoint97', { extension: '.ppt' }) },
+const OFFICE_STREAMS: readonly { streams: readonly string[]; mimeType: string; description: RuleText }[] = [
+  { streams: ['WordDocument'], mimeType: 'application/msword', description: text('mediaFile.word97', { extension: '.doc' }) },
+  { streams: ['Workbook', 'Book'], mimeType: 'application/vnd.ms-excel', description: text('mediaFile.excel97', { extension: '.xls' }) },
+  { streams: ['PowerPoint Document'], mimeType: 'application/vnd.ms-powerpoint', description: text('mediaFile.powerPoint97', { extension: '.ppt' }) },
 ];
 
-const OLE_FILE = rule('mediaFile.oleFile');
+const OLE_FILE = text('mediaFile.oleFile');
 
 export function readCfb(sample: MediaSample): Reading {
-  if (!isWhole(sample)) return unreadable(OLE_FILE, rule('media.cfbPartlyRead'));
+  if (!isWhole(sample)) return unreadable(OLE_FILE, text('media.cfbPartlyRead'));
   const directory = cfbDirectory(sample.head);
   if (!directory.ok) return unreadable(OLE_FILE, directory.why);
   const office = OFFICE_STREAMS.find((o) => directory.rootStreams.some((name) => o.streams.includes(name)));
   const what = office === undefined ? OLE_FILE : formatWhat(office.mimeType);
   if (directory.broken !== undefined) return unreadable(what, directory.broken);
-  if (directory.cut !== undefined) return unreadable(what, rule('media.streamPastEnd', { what: directory.cut }));
+  if (directory.cut !== undefined) return unreadable(what, text('media.streamPastEnd', { what: directory.cut }));
   if (office !== undefined) return readAs(office.mimeType, what, office.description);
-  return other(rule('mediaFile.oleWithoutOffice'));
+  return other(text('mediaFile.oleWithoutOffice'));
 }
 
 // ---------------------------------------------------------------------------------------------
 // OOXML packages (ZIP)
 
-const OOXML: Readonly<Record<string, { mimeType: string; description: string }>> = {
-  docx: { mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', description: rule('mediaFile.wordDescription', { extension: '.docx' }) },
-  xlsx: { mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', description: rule('mediaFile.excelDescription', { extension: '.xlsx' }) },
-  pptx: { mimeType: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', description: rule('mediaFile.powerPointDescription', { extension: '.pptx' }) },
+const OOXML: Readonly<Record<string, { mimeType: string; description: RuleText }>> = {
+  docx: { mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', description: text('mediaFile.wordDescription', { extension: '.docx' }) },
+  xlsx: { mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', description: text('mediaFile.excelDescription', { extension: '.xlsx' }) },
+  pptx: { mimeType: 'application/vnd.openxmlformats-officedocument.presentationml.presentation', description: text('mediaFile.powerPointDescription', { extension: '.pptx' }) },
 };
 
 export const isOoxml = (ext: string): boolean => ext in OOXML;
@@ -354,17 +354,17 @@ export function contentTypesEntry(sample: MediaSample): Uint8Array | undefined {
 /** A ZIP that is no OOXML package: what it is, or cut short when its directory is missing. */
 export function readZip(sample: MediaSample): Reading {
   const end = lastBytes(sample, ZIP_END_BYTES);
-  const zip = rule('mediaFile.archive', { format: 'ZIP' });
-  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable(zip, rule('media.zipNoDirectory'));
+  const zip = text('mediaFile.archive', { format: 'ZIP' });
+  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable(zip, text('media.zipNoDirectory'));
   return other(zip);
 }
 
 export function readOoxml(sample: MediaSample, ext: string): Reading {
   const kind = OOXML[ext];
-  if (kind === undefined) return other(rule('mediaFile.fileAn', { format: ext.toUpperCase() }));
+  if (kind === undefined) return other(text('mediaFile.fileAn', { format: ext.toUpperCase() }));
   const what = formatWhat(kind.mimeType);
   const end = lastBytes(sample, ZIP_END_BYTES);
-  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable(what, rule('media.zipNoDirectory'));
+  if (end !== undefined && !endsWithZipDirectory(end)) return unreadable(what, text('media.zipNoDirectory'));
   return readAs(kind.mimeType, what, kind.description);
 }
 
@@ -421,8 +421,8 @@ export const startsWithByteOrderMark = (b: Uint8Array): boolean =>
 const PLAIN_TEXT = formatWhat('text/plain');
 
 /** "plain text (UTF-8)", "XML text (UTF-16)". */
-const textDescription = (known: string | undefined, encoding: string): string =>
-  known === undefined ? rule('mediaFile.plainTextIn', { encoding }) : rule('mediaFile.textIn', { format: known, encoding });
+const textDescription = (known: string | undefined, encoding: string): RuleText =>
+  known === undefined ? text('mediaFile.plainTextIn', { encoding }) : text('mediaFile.textIn', { format: known, encoding });
 
 export function readText(sample: MediaSample, known?: string): Reading {
   const b = sample.head;
@@ -435,14 +435,14 @@ export function readText(sample: MediaSample, known?: string): Reading {
   const body = b.subarray(start);
   if (body.some(isControl)) return binary();
   const opening = latin1(body.subarray(0, 64)).trimStart().toLowerCase();
-  if (opening.startsWith('<!doctype html') || opening.startsWith('<html')) return other(rule('mediaFile.htmlPage'));
+  if (opening.startsWith('<!doctype html') || opening.startsWith('<html')) return other(text('mediaFile.htmlPage'));
   const valid = utf8ValidUpTo(body, cut);
   if (valid < body.length) {
     const at = start + valid;
-    const message = rule('media.textEncoding', { offset: count(at), byte: `0x${(b[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')}` });
-    return readAs('text/plain', PLAIN_TEXT, rule('mediaFile.eightBitText'), { warnings: [{ rule: 'document.text-encoding', message }] });
+    const said = text('media.textEncoding', { offset: count(at), byte: `0x${(b[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')}` });
+    return readAs('text/plain', PLAIN_TEXT, text('mediaFile.eightBitText'), { warnings: [finding('document.text-encoding', said)] });
   }
   return readAs('text/plain', PLAIN_TEXT, textDescription(known, 'UTF-8'));
 }
 
-const binary = (): Reading => other(rule('mediaFile.binary'));
+const binary = (): Reading => other(text('mediaFile.binary'));

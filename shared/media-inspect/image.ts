@@ -8,39 +8,39 @@
 // segments (Exif, ICC profiles, XMP: up to 64 KB each, sometimes many), so an image is read by a
 // head (headBytesFor) and, for a JPEG whose segments run past it, further on (imageBytesWanted). The
 // end of the file is checked only when the head holds it all: a large image cut short is not seen.
-import { rule, term } from '../i18n/rules';
+import { term, text, type RuleText, type TextValue } from '../i18n/text';
 import { count, isWhole, latin1, missingRange, u16, u32, type ByteRange, type MediaSample } from './sample';
-import { formatWhat, readAs, unreadable, type MediaFinding, type Reading } from './reading';
+import { finding, formatWhat, readAs, unreadable, type MediaFinding, type Reading } from './reading';
 
 const PNG = formatWhat('image/png');
 const JPEG = formatWhat('image/jpeg');
 
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 /** PNG colour types (PNG spec 11.2.2). */
-const PNG_COLOUR: Readonly<Record<number, string>> = { 0: term('grayscale'), 2: 'RGB', 3: term('palette'), 4: term('grayscaleAlpha'), 6: 'RGBA' };
+const PNG_COLOUR: Readonly<Record<number, TextValue>> = { 0: term('grayscale'), 2: 'RGB', 3: term('palette'), 4: term('grayscaleAlpha'), 6: 'RGBA' };
 
 export function readPng(sample: MediaSample, animated: boolean): Reading {
   const b = sample.head;
   if (b.length < 33 || !PNG_SIGNATURE.every((x, i) => b[i] === x) || u32(b, 8) !== 13 || latin1(b.subarray(12, 16)) !== 'IHDR') {
-    return unreadable(PNG, rule('media.noIhdr'));
+    return unreadable(PNG, text('media.noIhdr'));
   }
   const depth = b[24] ?? 0;
   const colourType = b[25] ?? 0;
   const colour = PNG_COLOUR[colourType];
-  if (colour === undefined) return unreadable(PNG, rule('media.pngColourType', { digits: colourType }));
+  if (colour === undefined) return unreadable(PNG, text('media.pngColourType', { digits: colourType }));
   if (isWhole(sample)) {
     const end = pngEnd(b);
     if (end !== undefined) return unreadable(PNG, end);
   }
-  const description = rule(animated ? 'mediaFile.animatedPng' : 'mediaFile.png', { depth, colour });
+  const description = text(animated ? 'mediaFile.animatedPng' : 'mediaFile.png', { depth, colour });
   const refusals: MediaFinding[] = [];
-  if (colourType !== 2 && colourType !== 6) refusals.push({ rule: 'image.color', message: rule('media.imageDepthColour', { description }) });
-  else if (depth !== 8) refusals.push({ rule: 'image.bit-depth', message: rule('media.imageDepthColour', { description }) });
+  if (colourType !== 2 && colourType !== 6) refusals.push(finding('image.color', text('media.imageDepthColour', { description })));
+  else if (depth !== 8) refusals.push(finding('image.bit-depth', text('media.imageDepthColour', { description })));
   return readAs('image/png', PNG, description, { refusals });
 }
 
 /** Why a whole PNG's chunks do not reach IEND (cut short), or undefined when they do. */
-function pngEnd(b: Uint8Array): string | undefined {
+function pngEnd(b: Uint8Array): RuleText | undefined {
   let at = 8;
   while (at + 12 <= b.length) {
     const length = u32(b, at);
@@ -48,7 +48,7 @@ function pngEnd(b: Uint8Array): string | undefined {
     if (type === 'IEND') return undefined;
     at += 12 + length;
   }
-  return rule('media.noIend');
+  return text('media.noIend');
 }
 
 /** The JPEG frame headers SOF0–SOF15; C4 (DHT), C8 (JPG) and CC (DAC) share the range but are not frames. */
@@ -82,14 +82,14 @@ export function readJpeg(sample: MediaSample): Reading {
   const walk = walkJpeg(b);
   switch (walk.kind) {
     case 'broken':
-      return unreadable(JPEG, rule('media.jpegMarkers', { offset: walk.at }));
+      return unreadable(JPEG, text('media.jpegMarkers', { offset: walk.at }));
     case 'no-frame':
-      return unreadable(JPEG, rule('media.noSof'));
+      return unreadable(JPEG, text('media.noSof'));
     case 'cut':
-      return unreadable(JPEG, isWhole(sample) ? rule('media.noSof') : rule('media.jpegHeadCut', { bytes: count(b.length) }));
+      return unreadable(JPEG, isWhole(sample) ? text('media.noSof') : text('media.jpegHeadCut', { bytes: count(b.length) }));
     case 'frame':
       // Entropy-coded data never holds FF D9 (an FF there is followed by 00 or a restart marker): the first one after the frame header ends the image.
-      if (isWhole(sample) && !hasEndOfImage(b, walk.at)) return unreadable(JPEG, rule('media.noEoi'));
+      if (isWhole(sample) && !hasEndOfImage(b, walk.at)) return unreadable(JPEG, text('media.noEoi'));
       return jpegFrame(b[walk.at + 4] ?? 0, b[walk.at + 9] ?? 0);
   }
 }
@@ -118,10 +118,10 @@ function hasEndOfImage(b: Uint8Array, from: number): boolean {
 
 function jpegFrame(precision: number, components: number): Reading {
   // Three components are YCbCr (JFIF) or RGB (Adobe): both are colour pictures shown as RGB.
-  const colour = components === 3 ? 'RGB' : components === 1 ? term('grayscale') : components === 4 ? 'CMYK' : rule('mediaFile.components', { count: components });
-  const description = rule('mediaFile.jpeg', { depth: precision, colour });
+  const colour: TextValue = components === 3 ? 'RGB' : components === 1 ? term('grayscale') : components === 4 ? 'CMYK' : text('mediaFile.components', { count: components });
+  const description = text('mediaFile.jpeg', { depth: precision, colour });
   const refusals: MediaFinding[] = [];
-  if (components !== 3) refusals.push({ rule: 'image.color', message: rule('media.imageDepthColour', { description }) });
-  else if (precision !== 8) refusals.push({ rule: 'image.bit-depth', message: rule('media.imageDepthColour', { description }) });
+  if (components !== 3) refusals.push(finding('image.color', text('media.imageDepthColour', { description })));
+  else if (precision !== 8) refusals.push(finding('image.bit-depth', text('media.imageDepthColour', { description })));
   return readAs('image/jpeg', JPEG, description, { refusals });
 }

@@ -9,14 +9,14 @@
 // sandbox from what it serves): a head first (headBytesFor), then whatever further range the format's
 // reader needs, one at a time (moreBytesWanted), so that a large file is read only where it must be.
 import { fileTypeFromBuffer, type FileTypeResult } from 'file-type/core';
-import { rule } from '../i18n/rules';
+import { english, text, type RuleText, type TextValue } from '../i18n/text';
 import { mediaMimeTypes, MB, type MediaType } from '../messages';
-import { err, errorText, ok, type Result } from '../result';
+import { errorText, errText, ok, type Result } from '../result';
 import { AUDIO_HEAD_BYTES, id3BytesWanted, id3v2End, readAdts, readAmr, readMp3, readOgg } from './audio';
 import { contentTypesEntry, DOCUMENT_HEAD_BYTES, documentBytesWanted, isOoxml, readCfb, readOoxml, readPdf, readText, readZip, startsWithByteOrderMark } from './document';
 import { imageBytesWanted, readJpeg, readPng } from './image';
 import { mp4BytesWanted, readMp4 } from './mp4';
-import { extensionsOf, FORMAT_RULE, formatWhat, mimeTypeOfExtension, orList, other, type MediaFinding, type Reading } from './reading';
+import { extensionsOf, finding, FORMAT_RULE, formatWhat, mimeTypeOfExtension, orList, other, type MediaFinding, type Reading } from './reading';
 import { isWhole, sampleProblem, type ByteRange, type MediaSample } from './sample';
 
 export type { ByteRange, MediaSample } from './sample';
@@ -24,8 +24,10 @@ export { concatBytes, missingRange, withBytes } from './sample';
 export { bytesText, orList } from './reading';
 
 export interface MediaInspection {
-  /** What the bytes are, in words: "8-bit RGBA PNG", "MP4: H.264 High with B-frames, AAC". */
+  /** What the bytes are, in English words: "8-bit RGBA PNG", "MP4: H.264 High with B-frames, AAC". */
   description: string;
+  /** The same as the catalogue's texts and names, for the window to say in the agent's language. */
+  descriptionText: TextValue;
   /** The real type from the bytes (one of MEDIA_TABLE's). */
   mimeType: string;
   /** The service accepts the file; the agent confirms with "Send anyway". */
@@ -76,7 +78,7 @@ export function moreBytesWanted(type: MediaType, sample: MediaSample): ByteRange
   }
 }
 
-const refuse = (finding: MediaFinding): Result<never> => err('invalid_input', finding.message, { detail: finding.rule });
+const refuse = (found: MediaFinding): Result<never> => errText('invalid_input', found.text, { detail: found.rule });
 
 /**
  * Judges the bytes against gateway-spec 2.3 for a message of `type`. A refusal is err('invalid_input', message, { detail: rule })
@@ -87,17 +89,17 @@ export async function inspectMedia(type: MediaType, sample: MediaSample, declare
   try {
     return await inspect(type, sample, declared);
   } catch (e) {
-    return refuse({ rule: 'file.unreadable', message: rule('media.cannotBeRead', { reason: errorText(e) }) });
+    return refuse(finding('file.unreadable', text('media.cannotBeRead', { reason: errorText(e) })));
   }
 }
 
 async function inspect(type: MediaType, sample: MediaSample, declared: { extension?: string; mimeType?: string }): Promise<Result<MediaInspection>> {
   const problem = sampleProblem(sample);
   if (problem) return refuse(problem);
-  if (sample.size === 0) return refuse({ rule: 'file.empty', message: rule('media.empty') });
+  if (sample.size === 0) return refuse(finding('file.empty', text('media.empty')));
 
   const reading = await read(sample);
-  if (reading.kind === 'unreadable') return refuse({ rule: 'file.unreadable', message: rule('media.unreadable', { what: reading.what, why: reading.why }) });
+  if (reading.kind === 'unreadable') return refuse(finding('file.unreadable', text('media.unreadable', { what: reading.what, why: reading.why })));
 
   const extension = normalisedExtension(declared.extension);
   const declaredMimeType = normalisedMimeType(declared.mimeType);
@@ -106,27 +108,27 @@ async function inspect(type: MediaType, sample: MediaSample, declared: { extensi
   if (mimeType === undefined || !mediaMimeTypes(type).includes(mimeType)) {
     // Name the format the declaration promised when there is one ("not a PDF"), else the type's rule.
     const promised = (extension && mimeTypeOfExtension(extension)) ?? declaredMimeType;
-    const message =
+    const said =
       promised !== undefined && promised !== mimeType && mediaMimeTypes(type).includes(promised)
-        ? rule('media.notFormat', { what, expected: formatWhat(promised) })
-        : rule(FORMAT_RULE[type], { what });
-    return refuse({ rule: `${type}.format`, message });
+        ? text('media.notFormat', { what, expected: formatWhat(promised) })
+        : text(FORMAT_RULE[type], { what });
+    return refuse(finding(`${type}.format`, said));
   }
   if (extension !== undefined && !extensionsOf(mimeType).includes(extension)) {
     const named = mimeTypeOfExtension(extension);
     const expected = orList(extensionsOf(mimeType));
-    const message =
+    const said =
       named === undefined
-        ? rule('media.extensionUnknown', { what, extension, expected })
-        : rule('media.extensionOther', { what, named: formatWhat(named), extension, expected });
-    return refuse({ rule: 'file.extension', message });
+        ? text('media.extensionUnknown', { what, extension, expected })
+        : text('media.extensionOther', { what, named: formatWhat(named), extension, expected });
+    return refuse(finding('file.extension', said));
   }
   if (declaredMimeType !== undefined && declaredMimeType !== mimeType) {
-    return refuse({ rule: 'file.mime-type', message: rule('media.mimeType', { what, declared: declaredMimeType, mimeType }) });
+    return refuse(finding('file.mime-type', text('media.mimeType', { what, declared: declaredMimeType, mimeType })));
   }
   const refusal = reading.refusals[0];
   if (refusal) return refuse(refusal);
-  return ok({ description: reading.description, mimeType, warnings: reading.warnings });
+  return ok({ description: english(reading.description), descriptionText: reading.description, mimeType, warnings: reading.warnings });
 }
 
 const normalisedExtension = (extension: string | undefined): string | undefined => {
@@ -183,7 +185,7 @@ async function read(sample: MediaSample): Promise<Reading> {
     default:
       // Text formats file-type names (XML, calendars, contacts, subtitles) are plain text as a document.
       if (mime.startsWith('text/') || mime === 'application/xml') return readText(sample, ext.toUpperCase());
-      return other(OTHER_WHAT[ext] ?? rule('mediaFile.fileOfTypeExtension', { mimeType: mime, extension: ext }));
+      return other(OTHER_WHAT[ext] ?? text('mediaFile.fileOfTypeExtension', { mimeType: mime, extension: ext }));
   }
 }
 
@@ -210,15 +212,15 @@ async function zipFromEntry(sample: MediaSample, kind: FileTypeResult | undefine
   return fromEntry === undefined || fromEntry.ext === 'zip' ? kind : fromEntry;
 }
 
-const image = (format: string, an = false): string => rule(an ? 'mediaFile.imageAn' : 'mediaFile.imageA', { format });
-const video = (format: string, an = false): string => rule(an ? 'mediaFile.videoAn' : 'mediaFile.videoA', { format });
-const audio = (format: string): string => rule('mediaFile.audio', { format });
-const file = (format: string): string => rule('mediaFile.fileA', { format });
-const archive = (format: string): string => rule('mediaFile.archive', { format });
-const executable = (format: string, an = false): string => rule(an ? 'mediaFile.executableAn' : 'mediaFile.executableA', { format });
+const image = (format: string, an = false): RuleText => text(an ? 'mediaFile.imageAn' : 'mediaFile.imageA', { format });
+const video = (format: string, an = false): RuleText => text(an ? 'mediaFile.videoAn' : 'mediaFile.videoA', { format });
+const audio = (format: string): RuleText => text('mediaFile.audio', { format });
+const file = (format: string): RuleText => text('mediaFile.fileA', { format });
+const archive = (format: string): RuleText => text('mediaFile.archive', { format });
+const executable = (format: string, an = false): RuleText => text(an ? 'mediaFile.executableAn' : 'mediaFile.executableA', { format });
 
 /** Formats the gateway does not take, as the refusals name them. */
-const OTHER_WHAT: Readonly<Record<string, string>> = {
+const OTHER_WHAT: Readonly<Record<string, RuleText>> = {
   elf: executable('ELF', true),
   exe: executable('Windows'),
   macho: executable('Mach-O'),
@@ -232,15 +234,15 @@ const OTHER_WHAT: Readonly<Record<string, string>> = {
   tif: image('TIFF'),
   heic: image('HEIC'),
   avif: image('AVIF', true),
-  ico: rule('mediaFile.icon'),
+  ico: text('mediaFile.icon'),
   psd: image('Photoshop'),
-  mov: rule('mediaFile.quickTime'),
+  mov: text('mediaFile.quickTime'),
   webm: video('WebM'),
   mkv: video('Matroska'),
   avi: video('AVI', true),
   flv: video('Flash'),
   mpg: video('MPEG-1/2', true),
-  mts: rule('mediaFile.transportStream'),
+  mts: text('mediaFile.transportStream'),
   ogv: video('Ogg', true),
   ogm: video('Ogg', true),
   wav: file('WAV'),
@@ -252,19 +254,19 @@ const OTHER_WHAT: Readonly<Record<string, string>> = {
   asf: file('Windows Media'),
   ac3: audio('AC-3'),
   mid: file('MIDI'),
-  rtf: rule('mediaFile.rtf'),
-  odt: rule('mediaFile.openDocumentText'),
-  ods: rule('mediaFile.openDocumentSpreadsheet'),
-  odp: rule('mediaFile.openDocumentPresentation'),
-  epub: rule('mediaFile.epub'),
-  docm: rule('mediaFile.wordMacro', { extension: '.docm' }),
-  xlsm: rule('mediaFile.excelMacro', { extension: '.xlsm' }),
-  pptm: rule('mediaFile.powerPointMacro', { extension: '.pptm' }),
-  dotx: rule('mediaFile.wordTemplate', { extension: '.dotx' }),
-  xltx: rule('mediaFile.excelTemplate', { extension: '.xltx' }),
-  potx: rule('mediaFile.powerPointTemplate', { extension: '.potx' }),
+  rtf: text('mediaFile.rtf'),
+  odt: text('mediaFile.openDocumentText'),
+  ods: text('mediaFile.openDocumentSpreadsheet'),
+  odp: text('mediaFile.openDocumentPresentation'),
+  epub: text('mediaFile.epub'),
+  docm: text('mediaFile.wordMacro', { extension: '.docm' }),
+  xlsm: text('mediaFile.excelMacro', { extension: '.xlsm' }),
+  pptm: text('mediaFile.powerPointMacro', { extension: '.pptm' }),
+  dotx: text('mediaFile.wordTemplate', { extension: '.dotx' }),
+  xltx: text('mediaFile.excelTemplate', { extension: '.xltx' }),
+  potx: text('mediaFile.powerPointTemplate', { extension: '.potx' }),
   ps: file('PostScript'),
-  sqlite: rule('mediaFile.sqlite'),
-  wasm: rule('mediaFile.wasm'),
+  sqlite: text('mediaFile.sqlite'),
+  wasm: text('mediaFile.wasm'),
   swf: file('Flash'),
 };

@@ -6,7 +6,7 @@
 // 10,000,000 samples makes 10,000,000 sample objects (about 20 s) and 100,000,000 exhaust the heap. So
 // every table is measured first: its entries must fit its box, and the samples it claims must fit the
 // file and stay below MAX_SAMPLES.
-import { rule } from '../i18n/rules';
+import { text, type RuleText } from '../i18n/text';
 import { bytesText } from './reading';
 import { bytesAt, count, latin1, u32, type MediaSample } from './sample';
 
@@ -35,7 +35,7 @@ const EMPTY_GROUP_ENTRIES_MOST = 256;
  * The boxes inside [from, to) of `bytes` (offsets in `bytes`), or why they do not nest. Fewer than 8
  * bytes left at the end are padding, not a box (QuickTime writers end some containers with 4 zero bytes).
  */
-function childBoxes(bytes: Uint8Array, from: number, to: number, parent: string): Mp4Box[] | string {
+function childBoxes(bytes: Uint8Array, from: number, to: number, parent: string): Mp4Box[] | RuleText {
   const boxes: Mp4Box[] = [];
   for (let at = from; to - at >= 8; ) {
     const type = latin1(bytes.subarray(at + 4, at + 8));
@@ -43,13 +43,13 @@ function childBoxes(bytes: Uint8Array, from: number, to: number, parent: string)
     let header = 8;
     let size = size32;
     if (size32 === 1) {
-      if (to - at < 16) return rule('media.boxHeaderInside', { parent, type });
+      if (to - at < 16) return text('media.boxHeaderInside', { parent, type });
       header = 16;
       size = u32(bytes, at + 8) * 2 ** 32 + u32(bytes, at + 12);
     } else if (size32 === 0) {
       size = to - at;
     }
-    if (size < header || at + size > to) return rule('media.boxNotFit', { type, size: count(size), parent });
+    if (size < header || at + size > to) return text('media.boxNotFit', { type, size: count(size), parent });
     boxes.push({ type, start: at, payload: at + header, end: at + size });
     at += size;
   }
@@ -57,13 +57,13 @@ function childBoxes(bytes: Uint8Array, from: number, to: number, parent: string)
 }
 
 /** The boxes along `path` from `box` (trak → mdia → minf → stbl), or why they do not nest. */
-function boxesAlong(bytes: Uint8Array, box: Mp4Box, path: readonly string[]): Mp4Box[] | string {
+function boxesAlong(bytes: Uint8Array, box: Mp4Box, path: readonly string[]): Mp4Box[] | RuleText {
   let level: Mp4Box[] = [box];
   for (const type of path) {
     const next: Mp4Box[] = [];
     for (const parent of level) {
       const children = childBoxes(bytes, parent.payload, parent.end, parent.type);
-      if (typeof children === 'string') return children;
+      if (!Array.isArray(children)) return children;
       next.push(...children.filter((c) => c.type === type));
     }
     level = next;
@@ -73,7 +73,7 @@ function boxesAlong(bytes: Uint8Array, box: Mp4Box, path: readonly string[]): Mp
 
 interface TableCount {
   /** Why the table cannot be what it claims. */
-  problem?: string;
+  problem?: RuleText;
   /** The samples it makes mp4box build. */
   samples: number;
 }
@@ -83,11 +83,11 @@ interface TableCount {
  * entries, `entryBits` bits an entry.
  */
 function entriesFit(type: string, payload: Uint8Array, fixed: number, entries: number, entryBits: number, samples = 0): TableCount {
-  if (payload.length < fixed) return { problem: rule('media.tableShort', { type, size: count(payload.length) }), samples };
+  if (payload.length < fixed) return { problem: text('media.tableShort', { type, size: count(payload.length) }), samples };
   const needed = Math.ceil((entries * entryBits) / 8);
   if (needed > payload.length - fixed) {
     const claim = { type, entries: count(entries), size: count(payload.length) };
-    const problem = entryBits % 8 === 0 ? rule('media.tableEntriesBytes', { ...claim, entryBytes: entryBits / 8 }) : rule('media.tableEntriesBits', { ...claim, entryBits });
+    const problem = entryBits % 8 === 0 ? text('media.tableEntriesBytes', { ...claim, entryBytes: entryBits / 8 }) : text('media.tableEntriesBits', { ...claim, entryBits });
     return { problem, samples };
   }
   return { samples };
@@ -118,7 +118,7 @@ function tableCount(type: string, payload: Uint8Array, fileSize: number): TableC
       // are in the file (mp4box reads no external data), so they cannot add up to more than it holds.
       if (samples * sampleSize > fileSize) {
         const claim = { samples: count(samples), fileSize: bytesText(fileSize) };
-        return { problem: sampleSize === 1 ? rule('media.sampleSizeOne', claim) : rule('media.sampleSize', { ...claim, sampleSize: count(sampleSize) }), samples };
+        return { problem: sampleSize === 1 ? text('media.sampleSizeOne', claim) : text('media.sampleSize', { ...claim, sampleSize: count(sampleSize) }), samples };
       }
       return entriesFit(type, payload, 12, samples, 0, samples);
     }
@@ -160,10 +160,10 @@ function tableCount(type: string, payload: Uint8Array, fileSize: number): TableC
 }
 
 /** The tables under each box, and the samples they claim in all; the first problem found, if any. */
-function tablesProblem(bytes: Uint8Array, containers: readonly Mp4Box[], fileSize: number, samples: { total: number }): string | undefined {
+function tablesProblem(bytes: Uint8Array, containers: readonly Mp4Box[], fileSize: number, samples: { total: number }): RuleText | undefined {
   for (const container of containers) {
     const children = childBoxes(bytes, container.payload, container.end, container.type);
-    if (typeof children === 'string') return children;
+    if (!Array.isArray(children)) return children;
     for (const child of children) {
       const table = tableCount(child.type, bytes.subarray(child.payload, child.end), fileSize);
       if (table === undefined) continue;
@@ -180,7 +180,7 @@ function tablesProblem(bytes: Uint8Array, containers: readonly Mp4Box[], fileSiz
  * boxes; the moov box must be in the sample (a moof box it does not hold whole is not read by mp4box
  * either, and is skipped here).
  */
-export function sampleTableProblem(sample: MediaSample, topLevel: readonly { type: string; start: number; end: number }[]): string | undefined {
+export function sampleTableProblem(sample: MediaSample, topLevel: readonly { type: string; start: number; end: number }[]): RuleText | undefined {
   const samples = { total: 0 };
   for (const box of topLevel) {
     if (box.type !== 'moov' && box.type !== 'moof') continue;
@@ -189,12 +189,12 @@ export function sampleTableProblem(sample: MediaSample, topLevel: readonly { typ
     const header = u32(bytes, 0) === 1 ? 16 : 8;
     const root: Mp4Box = { type: box.type, start: 0, payload: header, end: bytes.length };
     const containers = box.type === 'moov' ? boxesAlong(bytes, root, ['trak', 'mdia', 'minf', 'stbl']) : boxesAlong(bytes, root, ['traf']);
-    if (typeof containers === 'string') return containers;
+    if (!Array.isArray(containers)) return containers;
     const problem = tablesProblem(bytes, containers, sample.size, samples);
     if (problem !== undefined) return problem;
   }
   if (samples.total > MAX_SAMPLES) {
-    return rule('media.tooManySamples', { samples: count(samples.total), fileSize: bytesText(sample.size), most: count(MAX_SAMPLES) });
+    return text('media.tooManySamples', { samples: count(samples.total), fileSize: bytesText(sample.size), most: count(MAX_SAMPLES) });
   }
   return undefined;
 }

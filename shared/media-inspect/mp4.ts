@@ -7,11 +7,11 @@
 // from reaching mp4box, which logs to the console about them. The sample tables inside the moov
 // box are measured by hand too (mp4-tables.ts): mp4box builds what their counts claim, unchecked.
 import { createFile, MP4BoxBuffer, type Movie, type Track } from 'mp4box';
-import { rule } from '../i18n/rules';
+import { list, text, type RuleText, type TextValue } from '../i18n/text';
 import { errorText } from '../result';
 import { sampleTableProblem } from './mp4-tables';
 import { bytesAt, count, isWhole, latin1, missingRange, tailStart, u32, type ByteRange, type MediaSample } from './sample';
-import { formatWhat, kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
+import { described, finding, formatWhat, kHz, other, readAs, unreadable, type MediaFinding, type Reading } from './reading';
 
 interface TopBox {
   type: string;
@@ -22,7 +22,7 @@ interface TopBox {
 interface TopLevel {
   boxes: TopBox[];
   /** Why the structure cannot be read (broken, or cut short at the end of the file). */
-  problem?: string;
+  problem?: RuleText;
   /** Where the walk reached bytes the sample does not hold. */
   missingAt?: number;
 }
@@ -34,25 +34,25 @@ function topLevelBoxes(sample: MediaSample): TopLevel {
   const boxes: TopBox[] = [];
   let at = 0;
   while (at < sample.size) {
-    if (at + 8 > sample.size) return { boxes, problem: rule('media.boxHeaderCut', { offset: count(at) }) };
+    if (at + 8 > sample.size) return { boxes, problem: text('media.boxHeaderCut', { offset: count(at) }) };
     const header = bytesAt(sample, at, 8);
     if (header === undefined) return { boxes, missingAt: at };
     const typeBytes = header.subarray(4, 8);
-    if (!isBoxType(typeBytes)) return { boxes, problem: rule('media.boxBroken', { offset: count(at) }) };
+    if (!isBoxType(typeBytes)) return { boxes, problem: text('media.boxBroken', { offset: count(at) }) };
     const size32 = u32(header, 0);
     let headerSize = 8;
     let end: number;
     if (size32 === 1) {
       const large = bytesAt(sample, at, 16);
-      if (large === undefined) return at + 16 > sample.size ? { boxes, problem: rule('media.boxHeaderCut', { offset: count(at) }) } : { boxes, missingAt: at };
+      if (large === undefined) return at + 16 > sample.size ? { boxes, problem: text('media.boxHeaderCut', { offset: count(at) }) } : { boxes, missingAt: at };
       headerSize = 16;
       end = at + u32(large, 8) * 2 ** 32 + u32(large, 12);
     } else {
       end = size32 === 0 ? sample.size : at + size32;
     }
     const type = latin1(typeBytes);
-    if (end - at < headerSize) return { boxes, problem: rule('media.boxTooSmall', { offset: count(at), type, size: count(end - at) }) };
-    if (end > sample.size) return { boxes, problem: rule('media.boxCut', { type, needed: count(end), size: count(sample.size) }) };
+    if (end - at < headerSize) return { boxes, problem: text('media.boxTooSmall', { offset: count(at), type, size: count(end - at) }) };
+    if (end > sample.size) return { boxes, problem: text('media.boxCut', { type, needed: count(end), size: count(sample.size) }) };
     boxes.push({ type, start: at, end });
     at = end;
   }
@@ -80,13 +80,13 @@ export function mp4BytesWanted(sample: MediaSample): ByteRange | undefined {
 /** What the bytes of the MP4 family are; `brand` is file-type's word for the ftyp brand. */
 export function readMp4(sample: MediaSample, brand: string): Reading {
   const container = brand === '3gp' ? '3GP' : brand === '3g2' ? '3G2' : 'MP4';
-  const file = rule(container === 'MP4' ? 'mediaFile.fileAn' : 'mediaFile.fileA', { format: container });
+  const file = text(container === 'MP4' ? 'mediaFile.fileAn' : 'mediaFile.fileA', { format: container });
   const walk = topLevelBoxes(sample);
   if (walk.problem !== undefined) return unreadable(file, walk.problem);
   const moovIndex = walk.boxes.findIndex((b) => b.type === 'moov');
-  if (moovIndex < 0) return unreadable(file, walk.missingAt === undefined ? rule('media.noMoov') : rule('media.moovUnread'));
+  if (moovIndex < 0) return unreadable(file, walk.missingAt === undefined ? text('media.noMoov') : text('media.moovUnread'));
   const moov = walk.boxes[moovIndex]!;
-  if (bytesAt(sample, moov.start, moov.end - moov.start) === undefined) return unreadable(file, rule('media.moovPartlyRead'));
+  if (bytesAt(sample, moov.start, moov.end - moov.start) === undefined) return unreadable(file, text('media.moovPartlyRead'));
   const mdatIndex = walk.boxes.findIndex((b) => b.type === 'mdat');
   const moovAfterMdat = mdatIndex >= 0 && mdatIndex < moovIndex;
   const tables = sampleTableProblem(sample, walk.boxes);
@@ -99,14 +99,14 @@ export function readMp4(sample: MediaSample, brand: string): Reading {
   const audios = movie.audioTracks;
 
   if (videos.length === 0) {
-    if (audios.length === 0) return other(rule('mediaFile.noTracks', { file }));
+    if (audios.length === 0) return other(text('mediaFile.noTracks', { file }));
     // An MP4 holding audio alone is M4A, whatever its brand says (file-type knows M4A only by the "M4A " brand).
-    if (container === 'MP4') return readAs('audio/mp4', rule('mediaFile.m4a'), `M4A: ${audios.map(audioTrackText).join(' + ')}`);
-    return other(rule('mediaFile.audio', { format: container }));
+    if (container === 'MP4') return readAs('audio/mp4', text('mediaFile.m4a'), text('mediaFile.tracks', { container: 'M4A', tracks: joinedBy('plus', audios.map(audioTrackText)) }));
+    return other(text('mediaFile.audio', { format: container }));
   }
   const unconfigured = videos.find((t) => isH264(t.codec) && h264Profile(t.codec) === undefined);
-  if (unconfigured) return unreadable(file, rule('media.noAvcC'));
-  if (container === '3G2') return other(rule('mediaFile.videoA', { format: '3GPP2 (3G2)' }));
+  if (unconfigured) return unreadable(file, text('media.noAvcC'));
+  if (container === '3G2') return other(text('mediaFile.videoA', { format: '3GPP2 (3G2)' }));
 
   const refusals: MediaFinding[] = [];
   const warnings: MediaFinding[] = [];
@@ -114,31 +114,31 @@ export function readMp4(sample: MediaSample, brand: string): Reading {
   const videoTexts = videos.map((t) => videoTrackText(t, bFrames.has(t.id) ? 'yes' : bFramesUnknown.has(t.id) ? 'unknown' : 'no'));
   const audioText =
     audios.length === 0
-      ? rule('mediaFile.noAudio')
+      ? text('mediaFile.noAudio')
       : audios.length === 1
         ? audioCodecName(audios[0]!.codec)
-        : rule('mediaFile.audioStreams', { count: audios.length, codecs: audios.map((t) => audioCodecName(t.codec)).join(', ') });
-  const description = `${container}: ${videoTexts.join(' + ')}, ${audioText}`;
+        : text('mediaFile.audioStreams', { count: audios.length, codecs: list(audios.map((t) => audioCodecName(t.codec))) });
+  const description = text('mediaFile.tracks', { container, tracks: list([joinedBy('plus', videoTexts), audioText]) });
 
   const foreignVideo = videos.find((t) => !isH264(t.codec));
-  if (foreignVideo) refusals.push({ rule: 'video.codec', message: rule('media.videoCodec', { codec: videoCodecName(foreignVideo.codec), container }) });
+  if (foreignVideo) refusals.push(finding('video.codec', text('media.videoCodec', { codec: videoCodecName(foreignVideo.codec), container })));
   const foreignAudio = audios.find((t) => !isAac(t.codec));
-  if (foreignAudio) refusals.push({ rule: 'video.audio-codec', message: rule('media.videoAudioCodec', { audio: audioInWords(foreignAudio.codec), container }) });
-  if (audios.length > 1) refusals.push({ rule: 'video.audio-streams', message: rule('media.audioStreams', { container, count: audios.length }) });
+  if (foreignAudio) refusals.push(finding('video.audio-codec', text('media.videoAudioCodec', { audio: audioInWords(foreignAudio.codec), container })));
+  if (audios.length > 1) refusals.push(finding('video.audio-streams', text('media.audioStreams', { container, count: audios.length })));
 
   // gateway-spec.md 2.3: Android does not play H.264 High profile with B-frames.
   const high = videos.filter((t) => isH264(t.codec) && isHighProfile(t.codec));
   if (high.some((t) => bFrames.has(t.id))) {
-    warnings.push({ rule: 'video.b-frames', message: rule('media.bFrames') });
+    warnings.push(finding('video.b-frames', text('media.bFrames')));
   } else if (high.some((t) => bFramesUnknown.has(t.id))) {
-    warnings.push({ rule: 'video.b-frames-unknown', message: rule('media.bFramesUnknown', { container }) });
+    warnings.push(finding('video.b-frames-unknown', text('media.bFramesUnknown', { container })));
   }
-  if (moovAfterMdat) warnings.push({ rule: 'video.moov-after-mdat', message: rule('media.moovAfterMdat', { container }) });
+  if (moovAfterMdat) warnings.push(finding('video.moov-after-mdat', text('media.moovAfterMdat', { container })));
   const mimeType = container === '3GP' ? 'video/3gpp' : 'video/mp4';
   return readAs(mimeType, formatWhat(mimeType), description, { refusals, warnings });
 }
 
-type ParsedMovie = { ok: true; movie: Movie; bFrames: Set<number>; bFramesUnknown: Set<number> } | { ok: false; why: string };
+type ParsedMovie = { ok: true; movie: Movie; bFrames: Set<number>; bFramesUnknown: Set<number> } | { ok: false; why: RuleText };
 
 /** An exact-size copy: mp4box reads the whole ArrayBuffer, and a Uint8Array may be a view into a larger (pooled) one. */
 function boxBuffer(bytes: Uint8Array, fileStart: number): MP4BoxBuffer {
@@ -183,7 +183,7 @@ function parseMovie(sample: MediaSample): ParsedMovie {
   // What mp4box said, without the time stamp its log lines start with.
   const said = [logged.thrown, failure, ...logged.lines.map((line) => line.replace(/^\[[\d:.]+\]\s*/, ''))].find((text) => text !== undefined);
   if (logged.thrown !== undefined || failure !== undefined || movie === undefined) {
-    return { ok: false, why: said === undefined ? rule('media.moovBroken') : rule('media.moovBrokenSaid', { said }) };
+    return { ok: false, why: said === undefined ? text('media.moovBroken') : text('media.moovBrokenSaid', { said }) };
   }
   const bFrames = new Set<number>();
   const bFramesUnknown = new Set<number>();
@@ -259,12 +259,12 @@ function videoCodecName(codec: string): string {
   return names[fourcc] ?? `"${codec}"`;
 }
 
-function audioCodecName(codec: string): string {
+function audioCodecName(codec: string): TextValue {
   if (isAac(codec)) return 'AAC';
   if (/^mp4a\.(69|6b)$/i.test(codec)) return 'MP3';
   const type = objectType(codec);
-  if (type === null) return rule('mediaFile.mpeg4AudioNoType');
-  if (type !== undefined) return OBJECT_TYPE_NAMES[type] ?? rule('mediaFile.mpeg4AudioType', { digits: type });
+  if (type === null) return text('mediaFile.mpeg4AudioNoType');
+  if (type !== undefined) return OBJECT_TYPE_NAMES[type] ?? text('mediaFile.mpeg4AudioType', { digits: type });
   const names: Readonly<Record<string, string>> = {
     opus: 'Opus', Opus: 'Opus', 'ac-3': 'AC-3', 'ec-3': 'E-AC-3', samr: 'AMR', sawb: 'AMR-WB', alac: 'ALAC', fLaC: 'FLAC', 'mp4a.a5': 'AC-3', 'mp4a.a6': 'E-AC-3',
   };
@@ -272,22 +272,25 @@ function audioCodecName(codec: string): string {
 }
 
 /** "MP3 audio", "MPEG-4 audio of object type 36": an audio track's codec as the subject of a refusal. */
-function audioInWords(codec: string): string {
+function audioInWords(codec: string): TextValue {
   const name = audioCodecName(codec);
-  // The catalogue's MPEG-4 audio names (always English here) say "audio" themselves.
-  return name.startsWith('MPEG-4 audio') ? name : rule('mediaFile.audio', { format: name });
+  // The catalogue's MPEG-4 audio names say "audio" themselves; a codec's name does not.
+  return typeof name === 'string' ? text('mediaFile.audio', { format: name }) : name;
 }
 
-function videoTrackText(track: Track, bFrames: 'yes' | 'no' | 'unknown'): string {
+/** Several values joined (" + " between tracks), one alone as it is. */
+const joinedBy = (join: 'plus', items: readonly TextValue[]): TextValue => (items.length === 1 ? items[0]! : list(items, join));
+
+function videoTrackText(track: Track, bFrames: 'yes' | 'no' | 'unknown'): TextValue {
   if (!isH264(track.codec)) return videoCodecName(track.codec);
   const profile = h264Profile(track.codec);
-  const video = profile === undefined ? 'H.264' : H264_PROFILES[profile] === undefined ? rule('mediaFile.h264Profile', { digits: profile }) : `H.264 ${H264_PROFILES[profile]}`;
-  return bFrames === 'yes' ? rule('mediaFile.withBFrames', { video }) : bFrames === 'unknown' ? rule('mediaFile.bFramesUnknown', { video }) : video;
+  const video: TextValue = profile === undefined ? 'H.264' : H264_PROFILES[profile] === undefined ? text('mediaFile.h264Profile', { digits: profile }) : `H.264 ${H264_PROFILES[profile]}`;
+  return bFrames === 'yes' ? text('mediaFile.withBFrames', { video }) : bFrames === 'unknown' ? text('mediaFile.bFramesUnknown', { video }) : video;
 }
 
 // The channel count is left out: MP4 writers put the sample entry's template value (2) there, and the
 // real count lives in the codec's own configuration.
-function audioTrackText(track: Track): string {
+function audioTrackText(track: Track): TextValue {
   const details = track.audio === undefined ? [] : [kHz(track.audio.sample_rate)];
-  return [audioCodecName(track.codec), ...details].join(', ');
+  return described([audioCodecName(track.codec), ...details]);
 }

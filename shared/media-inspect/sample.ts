@@ -1,7 +1,7 @@
 // Byte access over a MediaSample: the head, the tail when the head does not hold the whole file, and
 // any part from between them that a reader asked for.
-import { rule } from '../i18n/rules';
-import type { MediaFinding } from './reading';
+import { text } from '../i18n/text';
+import { finding, type MediaFinding } from './reading';
 
 /** Bytes of a file: its first bytes, its last bytes, and parts from between, as far as they were read. */
 export interface MediaSample {
@@ -116,12 +116,12 @@ export function withBytes(sample: MediaSample, start: number, bytes: Uint8Array)
 /** Whether the sample's parts fit its size; a refusal naming the mismatch otherwise. */
 export function sampleProblem(sample: MediaSample): MediaFinding | undefined {
   const { head, tail, size } = sample;
-  if (!Number.isSafeInteger(size) || size < 0) return { rule: 'file.unreadable', message: rule('media.sizeNotByteCount', { size: String(size) }) };
-  if (head.length > size) return { rule: 'file.unreadable', message: rule('media.moreThanHeld', { read: head.length, size }) };
-  if (tail !== undefined && tail.length > size) return { rule: 'file.unreadable', message: rule('media.moreThanHeld', { read: tail.length, size }) };
+  if (!Number.isSafeInteger(size) || size < 0) return finding('file.unreadable', text('media.sizeNotByteCount', { size: String(size) }));
+  if (head.length > size) return finding('file.unreadable', text('media.moreThanHeld', { read: head.length, size }));
+  if (tail !== undefined && tail.length > size) return finding('file.unreadable', text('media.moreThanHeld', { read: tail.length, size }));
   const outside = sample.parts?.find((p) => !Number.isSafeInteger(p.start) || p.start < 0 || p.start + p.bytes.length > size);
   if (outside !== undefined) {
-    return { rule: 'file.unreadable', message: rule('media.outsideFile', { start: String(outside.start), end: String(outside.start + outside.bytes.length), size }) };
+    return finding('file.unreadable', text('media.outsideFile', { start: String(outside.start), end: String(outside.start + outside.bytes.length), size }));
   }
   return undefined;
 }

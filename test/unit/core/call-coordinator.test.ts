@@ -326,7 +326,14 @@ describe('CallCoordinator: numbers the metadata does not list', () => {
     const refused = await h.coordinator.startCall('020 5946 0958', OFFER, 'out:unlisted-1');
     expect(refused).toEqual({
       ok: false,
-      error: { code: 'invalid_phone_number', field: 'to', message: 'Phone number: +44 20 5946 0958 is not listed as a valid number for its country. Check it, or call anyway.' },
+      error: {
+        code: 'invalid_phone_number',
+        field: 'to',
+        message: 'Phone number: +44 20 5946 0958 is not listed as a valid number for its country. Check it, or call anyway.',
+        // The same as codes and values, for the window to say in the agent's language.
+        text: { code: 'common.fieldRule', values: { field: { term: 'phoneNumber' }, rule: { code: 'phone.unverified', values: { number: '+44 20 5946 0958' } } } },
+        issues: [{ field: 'to', text: { code: 'phone.unverified', values: { number: '+44 20 5946 0958' } } }],
+      },
     });
     expect(h.coordinator.call('out:unlisted-1')).toBeUndefined();
     expect(h.gateway.requests).toEqual([]);

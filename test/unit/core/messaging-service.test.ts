@@ -204,7 +204,18 @@ describe('media by link', () => {
     const service = new MessagingService({
       windows: await ConversationWindows.open({ dataDir }),
       timeline: await MessageTimeline.open({ dataDir }),
-      checkLink: async () => ok({ contentType: 'image/png', contentLength: 10, finalUrl: 'https://cdn.example.com/a.png', notes: ['a note'], confirm: [], description: '' }),
+      checkLink: async () =>
+        ok({
+          contentType: 'image/png',
+          size: 10,
+          finalUrl: 'https://cdn.example.com/a.png',
+          mimeType: 'image/png',
+          notes: ['a note'],
+          noteTexts: [{ code: 'mediaFetch.noFileThere' }],
+          warnings: [],
+          description: '',
+          descriptionText: '',
+        }),
     });
     cleanups.push(async () => {
       await service.close();
@@ -212,7 +223,7 @@ describe('media by link', () => {
     });
     expect(await service.checkMediaLink('image', 'https://cdn.example.com/a.png')).toEqual({
       ok: true,
-      value: { contentType: 'image/png', contentLength: 10, finalUrl: 'https://cdn.example.com/a.png', warnings: ['a note'] },
+      value: { contentType: 'image/png', contentLength: 10, finalUrl: 'https://cdn.example.com/a.png', warnings: ['a note'], warningTexts: [{ code: 'mediaFetch.noFileThere' }] },
     });
   });
 });

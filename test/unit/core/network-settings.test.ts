@@ -23,6 +23,7 @@ import { FileSecretStore, MemorySecretStore } from '../../../electron/core/secre
 import { startRelay, type RelayServer } from '../../../relay/server';
 import type { IceServer } from '../../../shared/ice-servers';
 import { configureLogging } from '../../../shared/log';
+import { fieldRule, term, text } from '../../../shared/i18n/text';
 
 const logLines: string[] = [];
 configureLogging({ level: 'debug', sink: (line) => logLines.push(line) });
@@ -203,11 +204,23 @@ describe('NetworkSettingsStore', () => {
     const store = open(dir);
     expect(await store.save({ servers: ['turns:turn.example.com:443'], turnPassword: TURN_PASSWORD, relayOnly: false })).toEqual({
       ok: false,
-      error: { code: 'invalid_input', message: 'turnUsername: the TURN username is required for a turn: or turns: server', field: 'turnUsername' },
+      error: {
+        code: 'invalid_input',
+        message: 'turnUsername: the TURN username is required for a turn: or turns: server',
+        field: 'turnUsername',
+        text: fieldRule('turnUsername', text('network.turnCredentialRequired', { what: term('turnUsername') })),
+        issues: [{ field: 'turnUsername', text: text('network.turnCredentialRequired', { what: term('turnUsername') }) }],
+      },
     });
     expect(await store.save({ servers: ['turn:turn.example.com'], turnUsername: 'agent-7', turnPassword: ' ', relayOnly: false })).toEqual({
       ok: false,
-      error: { code: 'invalid_input', message: 'turnPassword: the TURN password is required for a turn: or turns: server', field: 'turnPassword' },
+      error: {
+        code: 'invalid_input',
+        message: 'turnPassword: the TURN password is required for a turn: or turns: server',
+        field: 'turnPassword',
+        text: fieldRule('turnPassword', text('network.turnCredentialRequired', { what: term('turnPassword') })),
+        issues: [{ field: 'turnPassword', text: text('network.turnCredentialRequired', { what: term('turnPassword') }) }],
+      },
     });
     const bad = await store.save({ servers: ['stun:stun.example.com', 'turn://turn.example.com'], relayOnly: false });
     expect(bad).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'servers[1]', message: expect.stringContaining('must be stun:HOST[:PORT], turn:HOST[:PORT] or turns:HOST[:PORT]') as unknown } });

@@ -109,7 +109,7 @@ describe('the service with the desktop updater', () => {
     // The agent cancels the new feed's confirmation the first time: nothing changes; the second time they confirm.
     expect(await service.handle('setUpdateSettings', { settings: { feedUrl: feed.url, channel: 'stable' } })).toEqual({
       ok: false,
-      error: { code: 'invalid_state', message: `The update feed was not changed: ${feed.url} was not confirmed` },
+      error: { code: 'invalid_state', message: `The update feed was not changed: ${feed.url} was not confirmed`, text: { code: 'updates.feedNotConfirmed', values: { url: feed.url } } },
     });
     expect(await service.handle('getUpdateSettings', {})).toEqual({ ok: true, value: { feedUrl: '', channel: 'stable' } });
     expect(feed.requested).toEqual([]);
@@ -128,7 +128,11 @@ describe('the service with the desktop updater', () => {
     const refused = await service.handle('restartToUpdate', {});
     expect(refused).toEqual({
       ok: false,
-      error: { code: 'invalid_state', message: 'The softphone does not restart during a call (a call is ringing): restart to update once it has ended' },
+      error: {
+        code: 'invalid_state',
+        message: 'The softphone does not restart during a call (a call is ringing): restart to update once it has ended',
+        text: { code: 'updates.restartDuringCall', values: { call: { term: 'callRinging' } } },
+      },
     });
     expect(existsSync(process.env.SOFTPHONE_TEST_MARKER)).toBe(false);
     expect(app.quits).toBe(0);

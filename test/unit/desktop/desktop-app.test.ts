@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WINDOW_GONE_REASON, type PushMessage } from '../../../shared/api';
 import type { Result } from '../../../shared/result';
 import esRules from '../../../shared/i18n/locales/es/rules.json';
-import { rule } from '../../../shared/i18n/rules';
+import { fieldRule, text } from '../../../shared/i18n/text';
+import { TextError } from '../../../shared/result';
 import type { SecretStore } from '../../../electron/core/secret-store';
 import { checkGlobalShortcuts } from '../../../electron/desktop/global-shortcuts';
 import { startDesktopApp, type DesktopApp, type DesktopService, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
@@ -129,8 +130,8 @@ describe('desktop host', () => {
 
     it("says a rule of the catalogue that stopped the start in the system's language, the system's own words as they came", async () => {
       app.systemLanguages = ['es-ES'];
-      const refused = `gatewayUrl: ${rule('settings.versionSegment', { example: 'https://gateway.example.com/restapi/v1' })}`;
-      await start(() => Promise.reject(new Error(refused)));
+      const refused = fieldRule('gatewayUrl', text('settings.versionSegment', { example: 'https://gateway.example.com/restapi/v1' }));
+      await start(() => Promise.reject(new TextError(refused)));
       expect(dialog.showErrorBox).toHaveBeenCalledWith(
         'No se pudo iniciar Softphone',
         `gatewayUrl: ${esRules.settings.versionSegment.replace('{{example}}', 'https://gateway.example.com/restapi/v1')}`,

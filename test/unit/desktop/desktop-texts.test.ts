@@ -3,6 +3,8 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { desktopTexts, desktopTextsFor, systemLanguages } from '../../../electron/desktop/desktop-texts';
 import { numberFromDialLink } from '../../../shared/dial-link';
+import type { RuleText } from '../../../shared/i18n/text';
+import type { AppError } from '../../../shared/result';
 import arRules from '../../../shared/i18n/locales/ar/rules.json';
 import esRules from '../../../shared/i18n/locales/es/rules.json';
 import { app, resetFakeElectron } from './fake-electron';
@@ -55,36 +57,40 @@ describe('desktop texts', () => {
     expect(desktopTexts('es').ltr('+44 7700 900123')).toBe('+44 7700 900123');
   });
 
-  describe('rule messages shared/ wrote in English', () => {
+  describe("shared/'s rule messages, from their codes and values", () => {
     /** "Phone number: "http:" links are not phone numbers (use tel: or callto:)", as the service refuses such a link. */
-    const refusal = (link: string): string => {
+    const refusal = (link: string): AppError => {
       const result = numberFromDialLink(link);
       if (result.ok) throw new Error(`${link} was taken`);
-      return result.error.message;
+      return result.error;
+    };
+    const textOf = (link: string): RuleText => {
+      const said = refusal(link).text;
+      if (said === undefined) throw new Error(`${link}: no text`);
+      return said;
     };
 
     it('are said in Spanish, the value kept and the field named in Spanish', () => {
-      const english = refusal('http://example.com/call');
-      expect(english).toBe('Phone number: "http:" links are not phone numbers (use tel: or callto:)');
-      const spanish = desktopTexts('es').rule(english);
+      expect(refusal('http://example.com/call').message).toBe('Phone number: "http:" links are not phone numbers (use tel: or callto:)');
+      const spanish = desktopTexts('es').text(textOf('http://example.com/call'));
       expect(spanish).toBe(`${esRules.terms.phoneNumber}: ${esRules.phone.linkScheme.replace('{{scheme}}', 'http')}`);
       expect(spanish).toContain('tel:');
       expect(spanish).not.toMatch(/Phone number|links are not|use tel/);
     });
 
     it('keep their values left to right in Arabic, as ltr does', () => {
-      expect(desktopTexts('ar').rule(refusal('http://example.com/call'))).toBe(
+      expect(desktopTexts('ar').text(textOf('http://example.com/call'))).toBe(
         `${arRules.terms.phoneNumber}: ${arRules.phone.linkScheme.replace('{{scheme}}', '\u2066http\u2069')}`,
       );
       // A count picks the language's own plural form (Arabic: 512 is "many").
-      expect(desktopTexts('ar').rule(refusal(`tel:${'1'.repeat(600)}`))).toBe(`${arRules.terms.phoneNumber}: ${arRules.phone.linkTooLong_many.replace('{{count}}', '512')}`);
+      expect(desktopTexts('ar').text(textOf(`tel:${'1'.repeat(600)}`))).toBe(`${arRules.terms.phoneNumber}: ${arRules.phone.linkTooLong_many.replace('{{count}}', '512')}`);
     });
 
-    it('stay as they are in English and the pseudo-locale; words the catalogue did not make stay as they came', () => {
+    it('are the English message in English and the pseudo-locale; words of no catalogue stay as they came', () => {
       const english = refusal('tel:not-a-number');
-      expect(desktopTexts('en').rule(english)).toBe(english);
-      expect(desktopTexts('en-XA').rule(english)).toBe(english);
-      expect(desktopTexts('es').rule('EACCES: permission denied, mkdir \'/data\'')).toBe("EACCES: permission denied, mkdir '/data'");
+      expect(desktopTexts('en').text(english.text!)).toBe(english.message);
+      expect(desktopTexts('en-XA').text(english.text!)).toBe(english.message);
+      expect(desktopTexts('es').text('EACCES: permission denied, mkdir \'/data\'')).toBe("EACCES: permission denied, mkdir '/data'");
     });
   });
 });

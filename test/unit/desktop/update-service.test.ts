@@ -170,7 +170,7 @@ describe('the update service', () => {
     const s = await setup();
     publishRelease(s.feed, { channelFile: 'latest-linux.yml', version: '1.1.0', body: appImageScript('1.1.0') });
     const before = s.service.restart();
-    expect(before).toEqual({ ok: false, error: { code: 'invalid_state', message: 'No update is ready to install' } });
+    expect(before).toEqual({ ok: false, error: { code: 'invalid_state', message: 'No update is ready to install', text: { code: 'updates.notReady' } } });
 
     await s.service.setSettings({ feedUrl: s.feed.url, channel: 'stable' });
     await until(settled(s), 'the update is downloaded');
@@ -228,7 +228,7 @@ describe('the update service', () => {
     const pending = existsSync(s.app.pendingDir()) ? await readdir(s.app.pendingDir()) : [];
     expect(pending.filter((name) => name.endsWith('.AppImage'))).toEqual([]);
     expect(s.app.quitHandlers).toHaveLength(0);
-    expect(s.service.restart()).toEqual({ ok: false, error: { code: 'invalid_state', message: 'No update is ready to install' } });
+    expect(s.service.restart()).toEqual({ ok: false, error: { code: 'invalid_state', message: 'No update is ready to install', text: { code: 'updates.notReady' } } });
     expect(await readFile(s.installed, 'utf8')).toBe('#!/bin/sh\nexit 0\n');
     expect(existsSync(s.marker)).toBe(false);
   });
@@ -356,7 +356,10 @@ describe('the update service', () => {
     publishRelease(s.feed, { channelFile: 'latest-linux.yml', version: '1.1.0', body: appImageScript('1.1.0') });
     s.answer = false;
     const refused = await s.service.setSettings({ feedUrl: s.feed.url, channel: 'stable' });
-    expect(refused).toEqual({ ok: false, error: { code: 'invalid_state', message: `The update feed was not changed: ${s.feed.url} was not confirmed` } });
+    expect(refused).toEqual({
+      ok: false,
+      error: { code: 'invalid_state', message: `The update feed was not changed: ${s.feed.url} was not confirmed`, text: { code: 'updates.feedNotConfirmed', values: { url: s.feed.url } } },
+    });
     expect(s.confirmations).toEqual([s.feed.url]);
     expect(s.service.settings()).toEqual({ ok: true, value: { feedUrl: '', channel: 'stable' } });
     expect(s.service.status()).toEqual({ kind: 'off' });

@@ -2,7 +2,10 @@
 // the field that broke it, as the agent types.
 import { afterEach, describe, expect, it } from 'vitest';
 import { messageContentSchema } from '../../../shared/api';
+import { english, list, term, text, type RuleText } from '../../../shared/i18n/text';
+import { checkPhoneNumber } from '../../../shared/phone';
 import { parseTemplatePayload } from '../../../shared/templates';
+import { fieldError, parseWith } from '../../../shared/validation';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import {
   afterSend,
@@ -38,13 +41,16 @@ import {
   type MediaDraft,
 } from '../../../renderer/store/composer';
 import type { MediaType } from '../../../shared/messages';
+import type { AppError } from '../../../shared/result';
 
 const TO = '447700900123';
 const draft = (patch: Partial<ComposerDraft>): ComposerDraft => ({ ...emptyComposer('text', TO), ...patch });
 const interactive = (variant: InteractiveVariant, patch: Partial<InteractiveDraft>): ComposerDraft => draft({ tab: 'interactive', interactive: { ...emptyInteractive(variant), ...patch } });
-type LinkFound = Parameters<typeof linkCheckOutcome>[1];
+type LinkFound = Parameters<typeof linkCheckOutcome>[0];
 /** The store's state after a link check that found this. */
-const checked = (type: MediaType, found: LinkFound): LinkCheckState => ({ link: 'https://e.com/file', type, ...linkCheckOutcome(type, found) });
+const checked = (type: MediaType, found: LinkFound): LinkCheckState => ({ link: 'https://e.com/file', type, ...linkCheckOutcome(found) });
+/** Notes as the main process gives them: in English, and as codes and values. */
+const noted = (...notes: RuleText[]): Pick<LinkFound, 'warnings' | 'warningTexts'> => ({ warnings: notes.map(english), warningTexts: notes });
 /** The link field's hint as the composer draws it, for a check that found this. */
 const hintOf = (type: MediaType, found: LinkFound): string => linkCheckHint(checked(type, found));
 
@@ -95,7 +101,9 @@ describe('media by id or by link', () => {
 
   it('the gateway refusing an id, as the main process places it, is the id field\u2019s error', () => {
     const rule = 'unknown media id "1900000000000099": the account has no uploaded media with this id';
-    expect(serverErrorsFrom({ field: 'content.image.id', message: `content.image.id: ${rule}` })).toEqual({ 'image.id': rule });
+    const refused = fieldError('gateway_error', 'content.image.id', rule);
+    expect(!refused.ok && refused.error.message).toBe(`content.image.id: ${rule}`);
+    if (!refused.ok) expect(serverErrorsFrom(refused.error)).toEqual({ 'image.id': rule });
   });
 
   it('a cleared form keeps the way the media is given', () => {
@@ -110,7 +118,12 @@ describe('warnings that wait for "Send anyway"', () => {
   it('come from the main process’s answer, for the file that was sent', () => {
     const sent = video();
     const confirmation = confirmationFrom(sent, { confirm: [WARNING] });
-    expect(confirmation).toEqual({ subject: confirmationSubject(sent), warnings: [WARNING], changed: false, asked: 1 });
+    expect(confirmation).toEqual({ subject: confirmationSubject(sent), warnings: [WARNING], texts: [WARNING], changed: false, asked: 1 });
+    // With their codes and values, shown from those; the English is what "Send anyway" sends back.
+    const bFrames = text('media.bFrames');
+    expect(confirmationFrom(sent, { confirm: [english(bFrames)], confirmTexts: [bFrames] })).toMatchObject({ warnings: [english(bFrames)], texts: [bFrames] });
+    // Texts that do not match the warnings one for one are not taken: the English stands.
+    expect(confirmationFrom(sent, { confirm: [WARNING, 'another'], confirmTexts: [bFrames] })).toMatchObject({ texts: [WARNING, 'another'] });
     // Asked again after the agent had confirmed: the file changed since.
     expect(confirmationFrom(sent, { confirm: [WARNING] }, ['an older warning'])).toMatchObject({ warnings: [WARNING], changed: true });
     expect(confirmationFrom(sent, { confirm: [] })).toBeNull();
@@ -173,72 +186,76 @@ describe('the link check’s hint and the focus after "Send anyway"', () => {
 
   it('says what the file is and its size; the main process’s description before the served type', () => {
     const png = { contentType: 'image/png', contentLength: 120 * 1024, warnings: [] };
-    expect(linkCheckOutcome('image', { ...png, description: '8-bit RGB PNG' })).toEqual({ state: 'ok', text: '8-bit RGB PNG, 120 KB: fits the image rules' });
-    expect(linkCheckOutcome('image', png)).toEqual({ state: 'ok', text: 'image/png, 120 KB: fits the image rules' });
-    expect(linkCheckOutcome('image', { ...png, description: '  ' }).text).toBe('image/png, 120 KB: fits the image rules');
-    expect(linkCheckOutcome('image', { contentType: 'image/png', warnings: [], description: '8-bit RGB PNG' }).text).toBe('8-bit RGB PNG: fits the image rules');
+    const rgb = text('mediaFile.png', { depth: 8, colour: 'RGB' });
+    expect(linkCheckOutcome({ ...png, description: '8-bit RGB PNG', descriptionText: rgb }).state).toBe('ok');
+    expect(hintOf('image', { ...png, description: '8-bit RGB PNG', descriptionText: rgb })).toBe('8-bit RGB PNG, 120 KB: fits the image rules');
+    // The main process's words alone, when it gives no codes: shown as they came.
+    expect(hintOf('image', { ...png, description: '8-bit RGB PNG' })).toBe('8-bit RGB PNG, 120 KB: fits the image rules');
+    expect(hintOf('image', png)).toBe('image/png, 120 KB: fits the image rules');
+    expect(hintOf('image', { ...png, description: '  ' })).toBe('image/png, 120 KB: fits the image rules');
+    expect(hintOf('image', { contentType: 'image/png', warnings: [], description: '8-bit RGB PNG', descriptionText: rgb })).toBe('8-bit RGB PNG: fits the image rules');
     // Notes that need nothing from the agent follow.
-    expect(linkCheckOutcome('image', { ...png, warnings: ['The link has no file extension'] }).text).toBe('image/png, 120 KB: fits the image rules. The link has no file extension');
+    expect(hintOf('image', { ...png, ...noted(text('mediaFetch.noExtension', { contentType: 'image/png' })) })).toBe(
+      'image/png, 120 KB: fits the image rules. The link has no file extension; the file is taken as image/png from what the server says and what its bytes are',
+    );
   });
 
   it('counts the warnings to confirm without repeating them: the alert beside "Send anyway" lists them', () => {
     const mp4 = { contentType: 'video/mp4', contentLength: 2 * 1024 * 1024, warnings: [], description: 'MP4, H.264 High' };
-    const one = linkCheckOutcome('video', { ...mp4, confirm: [WARNING] });
-    expect(one).toEqual({ state: 'confirm', text: 'MP4, H.264 High, 2 MB: the gateway takes it, with a warning for you to confirm when you send it' });
-    const two = linkCheckOutcome('video', { ...mp4, confirm: [WARNING, 'MP4: moov after mdat'] });
-    expect(two.text).toBe('MP4, H.264 High, 2 MB: the gateway takes it, with 2 warnings for you to confirm when you send it');
-    expect(two.text).not.toContain('B-frames');
-    expect(linkCheckOutcome('video', { ...mp4, confirm: [] }).state).toBe('ok');
+    const one = linkCheckOutcome({ ...mp4, confirm: [WARNING] });
+    expect(one.state).toBe('confirm');
+    expect(hintOf('video', { ...mp4, confirm: [WARNING] })).toBe('MP4, H.264 High, 2 MB: the gateway takes it, with a warning for you to confirm when you send it');
+    const two = hintOf('video', { ...mp4, confirm: [WARNING, 'MP4: moov after mdat'] });
+    expect(two).toBe('MP4, H.264 High, 2 MB: the gateway takes it, with 2 warnings for you to confirm when you send it');
+    expect(two).not.toContain('B-frames');
+    expect(linkCheckOutcome({ ...mp4, confirm: [] }).state).toBe('ok');
   });
 
-  it('is drawn from the English the store keeps: the same words in English, whatever the size, the count or the notes', () => {
-    const NOTE = 'The link points to this computer or a private network: the gateway fetches links itself and cannot reach it (the sandbox can)';
-    const NO_EXTENSION = 'The link has no file extension; the file is taken as video/mp4 from what the server says and what its bytes are';
-    const cases: [MediaType, LinkFound][] = [
-      ['image', { contentType: 'image/png', warnings: [] }],
-      ['image', { contentType: 'image/png', contentLength: 1, warnings: [], description: '8-bit RGB PNG' }],
-      ['image', { contentType: 'image/png', contentLength: 1023, warnings: [NOTE] }],
-      ['video', { contentType: 'video/mp4', contentLength: 1_048_575, warnings: [NO_EXTENSION, NOTE], confirm: [WARNING], description: 'MP4: H.264 High with B-frames, AAC' }],
-      ['video', { contentType: 'video/mp4', contentLength: 2.5 * 1024 * 1024, warnings: [], confirm: Array.from({ length: 12 }, (_, i) => `${WARNING} ${i}`) }],
-      ['audio', { contentType: 'audio/mpeg', contentLength: 1234.5 * 1024 * 1024, warnings: [NOTE], description: 'MP3, 44.1 kHz, mono, 64 kbit/s' }],
-      ['document', { contentType: 'application/pdf', contentLength: Math.round(2.96 * 1024 * 1024), warnings: [], description: 'PDF 1.4' }],
+  it('is drawn from the codes and values the store keeps: the main process’s English in English, whatever the size, the count or the notes', () => {
+    const NOTE = text('mediaFetch.privateNetwork');
+    const NO_EXTENSION = text('mediaFetch.noExtension', { contentType: 'video/mp4' });
+    const HIGH = text('mediaFile.tracks', { container: 'MP4', tracks: list([text('mediaFile.withBFrames', { video: 'H.264 High' }), 'AAC']) });
+    const MP3 = list(['MP3', '44.1 kHz', term('mono'), '64 kbit/s']);
+    const described = (d: RuleText | ReturnType<typeof list>) => ({ description: english(d), descriptionText: d });
+    const cases: [MediaType, LinkFound, string][] = [
+      ['image', { contentType: 'image/png', warnings: [] }, 'image/png: fits the image rules'],
+      ['image', { contentType: 'image/png', contentLength: 1, warnings: [], ...described(text('mediaFile.png', { depth: 8, colour: 'RGB' })) }, '8-bit RGB PNG, 1 byte: fits the image rules'],
+      ['image', { contentType: 'image/png', contentLength: 1023, ...noted(NOTE) }, `image/png, 1,023 bytes: fits the image rules. ${english(NOTE)}`],
+      [
+        'video',
+        { contentType: 'video/mp4', contentLength: 1_048_575, ...noted(NO_EXTENSION, NOTE), confirm: [WARNING], ...described(HIGH) },
+        `MP4: H.264 High with B-frames, AAC, 1,024 KB: the gateway takes it, with a warning for you to confirm when you send it. ${english(NO_EXTENSION)}. ${english(NOTE)}`,
+      ],
+      ['video', { contentType: 'video/mp4', contentLength: 2.5 * 1024 * 1024, warnings: [], confirm: Array.from({ length: 12 }, (_, i) => `${WARNING} ${i}`) }, 'video/mp4, 2.5 MB: the gateway takes it, with 12 warnings for you to confirm when you send it'],
+      ['audio', { contentType: 'audio/mpeg', contentLength: 1234.5 * 1024 * 1024, ...noted(NOTE), ...described(MP3) }, `MP3, 44.1 kHz, mono, 64 kbit/s, 1,234.5 MB: fits the audio rules. ${english(NOTE)}`],
+      ['document', { contentType: 'application/pdf', contentLength: Math.round(2.96 * 1024 * 1024), warnings: [], description: 'PDF 1.4', descriptionText: 'PDF 1.4' }, 'PDF 1.4, 3.0 MB: fits the document rules'],
     ];
-    for (const [type, found] of cases) {
-      const check = checked(type, found);
-      expect(linkCheckHint(check)).toBe(check.text);
-    }
-    expect(checked(...cases[2]!).text).toBe(`image/png, 1,023 bytes: fits the image rules. ${NOTE}`);
-    expect(checked(...cases[3]!).text).toBe(
-      `MP4: H.264 High with B-frames, AAC, 1,024 KB: the gateway takes it, with a warning for you to confirm when you send it. ${NO_EXTENSION}. ${NOTE}`,
-    );
-    expect(checked(...cases[4]!).text).toBe('video/mp4, 2.5 MB: the gateway takes it, with 12 warnings for you to confirm when you send it');
-    expect(checked(...cases[5]!).text).toBe(`MP3, 44.1 kHz, mono, 64 kbit/s, 1,234.5 MB: fits the audio rules. ${NOTE}`);
-    expect(checked(...cases[6]!).text).toBe('PDF 1.4, 3.0 MB: fits the document rules');
-    // A text it did not write is shown as it is; while the check runs, its own words.
-    expect(linkCheckHint({ link: 'https://e.com/a.png', type: 'image', state: 'ok', text: 'Fine by the gateway' })).toBe('Fine by the gateway');
-    expect(linkCheckHint({ link: 'https://e.com/a.png', type: 'image', state: 'checking', text: 'Checking the link…' })).toBe('Checking the link…');
+    for (const [type, found, hint] of cases) expect(hintOf(type, found)).toBe(hint);
+    // Notes the catalogue did not make are shown as they came; while the check runs, its own words.
+    expect(hintOf('image', { contentType: 'image/png', warnings: ['Fine by the gateway'] })).toBe('image/png: fits the image rules. Fine by the gateway');
+    expect(linkCheckHint({ link: 'https://e.com/a.png', type: 'image', state: 'checking' })).toBe('Checking the link…');
   });
 
-  it('is kept in English and said in the language of the moment it is drawn', async () => {
-    const NOTE = 'The link points to this computer or a private network: the gateway fetches links itself and cannot reach it (the sandbox can)';
+  it('is kept as codes and values and said in the language of the moment it is drawn', async () => {
+    const NOTE = text('mediaFetch.privateNetwork');
+    const HIGH = text('mediaFile.tracks', { container: 'MP4', tracks: list([text('mediaFile.withBFrames', { video: 'H.264 High' }), 'AAC']) });
     try {
       await setUiLanguage('es', undefined);
-      // Checked while the window speaks Spanish: the store still holds the English.
-      const check = checked('video', { contentType: 'video/mp4', contentLength: 2.5 * 1024 * 1024, warnings: [NOTE], confirm: [WARNING], description: 'MP4: H.264 High with B-frames, AAC' });
-      const english = 'MP4: H.264 High with B-frames, AAC, 2.5 MB: the gateway takes it, with a warning for you to confirm when you send it';
-      expect(check.text).toBe(`${english}. ${NOTE}`);
+      // Checked while the window speaks Spanish: the store holds the codes and values.
+      const check = checked('video', { contentType: 'video/mp4', contentLength: 2.5 * 1024 * 1024, ...noted(NOTE), confirm: [WARNING], description: english(HIGH), descriptionText: HIGH });
+      expect(check).toMatchObject({ state: 'confirm', found: { what: HIGH, notes: [NOTE], toConfirm: 1, size: 2.5 * 1024 * 1024 } });
       expect(linkCheckHint(check)).toBe(
         'MP4: H.264 High con fotogramas B, AAC, 2,5 MB: la pasarela lo acepta, con una advertencia que debes confirmar al enviarlo. ' +
           'El enlace apunta a esta computadora o a una red privada: la pasarela descarga los enlaces por sí misma y no puede llegar a él (el sandbox sí)',
       );
-      expect(linkCheckHint({ ...check, state: 'checking' })).toBe('Comprobando el enlace…');
+      expect(linkCheckHint({ link: check.link, type: check.type, state: 'checking' })).toBe('Comprobando el enlace…');
       await setUiLanguage('ar', undefined);
       const arabic = linkCheckHint(check);
       expect(arabic).toContain('\u2066H.264 High\u2069 مع إطارات B');
       expect(arabic).toContain('2.5 ميغابايت: تقبله البوابة');
       expect(arabic).not.toMatch(/with|gateway|private/);
       await setUiLanguage('en', undefined);
-      expect(linkCheckHint(check)).toBe(check.text);
+      expect(linkCheckHint(check)).toBe(`MP4: H.264 High with B-frames, AAC, 2.5 MB: the gateway takes it, with a warning for you to confirm when you send it. ${english(NOTE)}`);
     } finally {
       await setUiLanguage('en', undefined);
     }
@@ -250,7 +267,7 @@ describe('the link check’s hint and the focus after "Send anyway"', () => {
     expect(focusAfterConfirmedSend(video({ confirmation: asking }), MEDIA_KEYS)).toBe('send-anyway');
     // Sent: the button is gone, the form is ready for the next file.
     expect(focusAfterConfirmedSend(afterSend(video({ busy: true, confirmation: asking })), MEDIA_KEYS)).toBe('first-field');
-    expect(focusAfterConfirmedSend(video({ notice: 'Sent. The link has no file extension' }), MEDIA_KEYS)).toBe('first-field');
+    expect(focusAfterConfirmedSend(video({ notice: [text('mediaFetch.noExtension', { contentType: 'video/mp4' })] }), MEDIA_KEYS)).toBe('first-field');
     // Refused on the link field, or a rule broken as the agent typed meanwhile.
     expect(focusAfterConfirmedSend(video({ error: 'Not sent: 16-bit PNG', serverErrors: { 'video.link': '16-bit PNG' } }), MEDIA_KEYS)).toBe('field-in-error');
     expect(focusAfterConfirmedSend(video({ error: 'Not sent: check the highlighted fields.', showAllErrors: true }), MEDIA_KEYS)).toBe('field-in-error');
@@ -359,18 +376,30 @@ describe('showing errors', () => {
   });
 
   it('places the main process\u2019s errors by field, without "content."', () => {
-    expect(serverErrorsFrom({ field: 'content.image.link', message: 'content.image.link: the server says the file is text/plain, not an image' })).toEqual({
-      'image.link': 'the server says the file is text/plain, not an image',
-    });
-    expect(serverErrorsFrom({ field: 'to', message: 'Phone number: too short' })).toEqual({ to: 'Phone number: too short' });
-    // Several fields' rules joined by parseWith: the field's own comes first.
-    expect(serverErrorsFrom({ field: 'content.image.link', message: 'content.image.link: must be an http:// or https:// address; content.image.caption: must not be empty' })).toEqual({
-      'image.link': 'must be an http:// or https:// address',
-    });
+    const errorOf = <T>(result: { ok: true; value: T } | { ok: false; error: AppError }): AppError => {
+      if (result.ok) throw new Error('not refused');
+      return result.error;
+    };
+    const wrongType = errorOf(fieldError('invalid_input', 'content.image.link', text('mediaFetch.wrongContentType', { contentType: 'text/plain', kind: term('mediaImage'), allowed: 'image/jpeg' })));
+    expect(wrongType.message).toBe('content.image.link: the server says the file is text/plain, not an image: an image must be image/jpeg');
+    expect(serverErrorsFrom(wrongType)).toEqual({ 'image.link': 'the server says the file is text/plain, not an image: an image must be image/jpeg' });
+    // A rule named by the field's words, not its path, is shown whole.
+    const short = errorOf(checkPhoneNumber('+44 20'));
+    expect(short).toMatchObject({ field: 'to', message: 'Phone number: too short' });
+    expect(serverErrorsFrom(short)).toEqual({ to: 'Phone number: too short' });
+    // Several fields' rules from parseWith: the field's own.
+    const both = errorOf(parseWith(messageContentSchema, { type: 'image', image: { link: 'ftp://e.com/a.png', caption: '' } }));
+    expect(both.message).toBe('image.link: must be an http:// or https:// address; image.caption: must not be empty');
+    expect(serverErrorsFrom({ ...both, field: 'image.link' })).toEqual({ 'image.link': 'must be an http:// or https:// address' });
+    expect(serverErrorsFrom({ ...both, field: 'image.caption' })).toEqual({ 'image.caption': 'must not be empty' });
     // One refusal whose sentence holds a "; " stays whole.
+    const untyped = errorOf(fieldError('invalid_input', 'content.image.link', text('mediaFetch.noContentType', { kind: term('mediaImage'), allowed: text('lists.or', { items: 'image/jpeg', last: 'image/png' }) })));
     const rule = 'the server does not say what the file is (no Content-Type); an image must be served as image/jpeg or image/png';
-    expect(serverErrorsFrom({ field: 'content.image.link', message: `content.image.link: ${rule}` })).toEqual({ 'image.link': rule });
+    expect(untyped.message).toBe(`content.image.link: ${rule}`);
+    expect(serverErrorsFrom(untyped)).toEqual({ 'image.link': rule });
     expect(serverErrorsFrom({ message: 'The gateway refused' })).toEqual({});
+    // An error of the main process's own words, placed on a field, is shown as it came.
+    expect(serverErrorsFrom({ field: 'content.image.link', message: 'the link could not be reached' })).toEqual({ 'image.link': 'the link could not be reached' });
   });
 
   it('a sent message clears its words but keeps the tab and the kind of message', () => {

@@ -4,6 +4,7 @@ import { GATEWAY_ERROR_TEXT } from '../../../shared/gateway';
 import { MESSAGE_ERROR_TEXT } from '../../../shared/messages';
 import type { ErrorCode } from '../../../shared/result';
 import english from '../../../shared/i18n/locales/en/errors.json';
+import { fieldRule, term, text } from '../../../shared/i18n/text';
 import { ERROR_CODES, endReasonText, errorCodeText, errorMessage, failureText, historyOutcomeText, isErrorCode, messageErrorText } from '../../../renderer/error-texts';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 
@@ -130,9 +131,12 @@ describe('in the agent’s language', () => {
     expect(errorMessage({ code: 'gateway_error', message: 'Unsupported post request', gatewayCode: 100001 })).toBe(
       'El servicio de llamadas rechazó la solicitud. Unsupported post request',
     );
-    expect(errorMessage({ code: 'invalid_phone_number', message: 'Phone number: too short' })).toBe('Número de teléfono: demasiado corto');
-    expect(errorMessage({ code: 'invalid_input', message: 'gatewayUrl: is required' })).toBe('gatewayUrl: es obligatorio');
+    // The main process's rules carry their codes and values; its other words come as they are.
+    const short = fieldRule(term('phoneNumber'), text('phone.tooShort'));
+    expect(errorMessage({ code: 'invalid_phone_number', message: 'Phone number: too short', text: short })).toBe('Número de teléfono: demasiado corto');
+    expect(errorMessage({ code: 'invalid_input', message: 'gatewayUrl: is required', text: fieldRule('gatewayUrl', text('common.required')) })).toBe('gatewayUrl: es obligatorio');
     expect(errorMessage({ code: 'invalid_input', message: 'The relay refused the agent token' })).toBe('The relay refused the agent token');
+    expect(errorMessage({ code: 'invalid_phone_number', message: 'Phone number: too short' })).toBe('Phone number: too short');
     expect(endReasonText({ kind: 'failed', code: '138006', message: 'x' })).toMatch(/^Falló: El cliente no ha permitido las llamadas de empresas\./);
     expect(endReasonText({ kind: 'completed', by: 'customer' })).toBe('El cliente finalizó la llamada');
     expect(historyOutcomeText({ outcome: 'failed' })).toBe('Falló: La llamada falló');

@@ -1,13 +1,14 @@
-// The media link check's findings in the agent's language (renderer/i18n/rule-text.ts): every
-// refusal, warning, note and description that shared/media-inspect makes of the media corpus (each
-// file as it is, declared by nothing, sent as every other type, cut short) and that
-// shared/media-fetch makes of a real server on 127.0.0.1, said in Spanish and in Arabic with no word
-// of the English catalogue left: what stays is names (MIME types, extensions, codecs, containers),
-// numbers, units and what a server or a library said in its own words. And in the composer, against
+// The media link check's findings in the agent's language (renderer/i18n/texts.ts): every refusal,
+// warning, note and description that shared/media-inspect makes of the media corpus (each file as it
+// is, declared by nothing, sent as every other type, cut short) and that shared/media-fetch makes of
+// a real server on 127.0.0.1, each as its codes and values, said in Spanish and in Arabic with no
+// word of the English catalogue left: what stays is data (names: MIME types, extensions, codecs,
+// containers; numbers, units) and what a server or a library said in its own words. Every finding
+// renders in English as the English message the check gave beside it. And in the composer, against
 // the real service in sandbox mode: the hint on a checked link and the warnings that wait for "Send
-// anyway", drawn in Spanish, while "Send anyway" sends back the English the service gave.
+// anyway", kept as codes and values and drawn in Spanish, while "Send anyway" sends back the English
+// the service gave.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { STATUS_CODES } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { createElement } from 'react';
@@ -26,6 +27,7 @@ import arabicMessages from '../../../shared/i18n/locales/ar/messages.json';
 import englishMessages from '../../../shared/i18n/locales/en/messages.json';
 import spanishMessages from '../../../shared/i18n/locales/es/messages.json';
 import { configureLogging } from '../../../shared/log';
+import { english as inEnglish, isRuleText, isTermRef, isTextList, list, term, text, type TextValue } from '../../../shared/i18n/text';
 import { checkMediaFile } from '../../../shared/media-fetch';
 import { inspectMedia, type MediaInspection } from '../../../shared/media-inspect';
 import { MEDIA_TYPES, type MediaType } from '../../../shared/messages';
@@ -37,8 +39,8 @@ import { MessagingActions, type MessagingActionsDeps } from '../../../renderer/a
 import { permanentLink } from '../../../renderer/bridge/host-link';
 import { Composer } from '../../../renderer/components/Composer';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
-import { translateRuleText } from '../../../renderer/i18n/rule-text';
-import { emptyMedia, type ComposerDraft } from '../../../renderer/store/composer';
+import { sayText } from '../../../renderer/i18n/texts';
+import { emptyMedia, linkCheckHint, type ComposerDraft } from '../../../renderer/store/composer';
 import { appStore, composerFor, resetStore } from '../../../renderer/store/store';
 import { mediaCorpus, type MediaCorpus } from '../../fixtures/media-corpus';
 import { file, redirect, silent, startMediaFileServer, statusOnly, type MediaFileServer } from '../../support/media-file-server';
@@ -67,51 +69,53 @@ function englishOnly(translation: Tree, source: Tree = english as Tree): Set<str
 const ISOLATES = /[\u2066-\u2069]/g;
 /** Units stay as they are written: "16 KB", "44.1 kHz", "300 ms", "1 s". */
 const UNITS: ReadonlySet<string> = new Set(['s', 'ms', 'KB', 'MB', 'kHz', 'kbit/s']);
-/** A server's reason phrase ("Not Found") is its own words, not the catalogue's. */
-const withoutReasonPhrases = (text: string): string =>
-  Object.values(STATUS_CODES).reduce<string>((t, phrase) => (phrase === undefined ? t : t.replaceAll(`(${phrase})`, '()')), text);
-const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-/** The media templates that take others' words: a library's or the system's `reason`, what mp4box `said`. */
-const QUOTING = textsOf({ media: english.media, mediaFetch: english.mediaFetch } as Tree)
-  .filter((template) => /\{\{(reason|said)\}\}/.test(template))
-  .map((template) => {
-    const names = [...template.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1]!);
-    return { names, regex: new RegExp(`${template.split(/\{\{\w+\}\}/).map(escape).join('(.*?)')}$`, 's') };
-  });
-/** Every English template as a pattern, to tell the catalogue's own words from others'. */
-const TEMPLATES = textsOf(english as Tree).map((template) => new RegExp(`^${template.split(/\{\{\w+\}\}/).map(escape).join('(.*?)')}$`, 's'));
-/** What others said inside an English finding, which stays in their words; a reason the catalogue made ("the host name was not found") is not among them. */
-function othersWords(message: string): string[] {
-  return QUOTING.flatMap(({ names, regex }) => {
-    const m = regex.exec(message);
-    return m === null ? [] : names.flatMap((name, i) => (name === 'reason' || name === 'said' ? [m[i + 1] ?? ''] : []));
-  }).filter((quoted) => !TEMPLATES.some((template) => template.test(quoted)));
+/**
+ * The slots whose value is others' words when it is a plain string: a library's or the system's
+ * `reason` (a network failure the catalogue has no words for keeps its code), what mp4box `said`, a
+ * server's reason phrase. A reason the catalogue words (a refused connection, a host not found) is
+ * a text like any other, said in the language.
+ */
+const OTHERS_SLOTS: ReadonlySet<string> = new Set(['reason', 'said', 'statusText']);
+
+/**
+ * The data of a text: its strings, each a name (a format, a codec, a type, a number with its unit)
+ * or, in the slots of OTHERS_SLOTS, others' words. A field's path before its rule is neither.
+ */
+function dataOf(value: TextValue, slot = '', out: { names: string[]; others: string[] } = { names: [], others: [] }): { names: string[]; others: string[] } {
+  if (typeof value === 'string') (OTHERS_SLOTS.has(slot) ? out.others : out.names).push(value);
+  else if (typeof value === 'number' || isTermRef(value)) return out;
+  else if (isTextList(value)) for (const item of value.list) dataOf(item, slot, out);
+  else if (isRuleText(value)) for (const [name, inner] of Object.entries(value.values ?? {})) if (!(value.code === 'common.fieldRule' && name === 'field')) dataOf(inner, name, out);
+  return out;
 }
 /** The field a refusal names first ("link: …", "content.image.link: …") is a path, not words. */
-const withoutField = (text: string): string => text.replace(/^[\w$.[\]]+: /, '');
-/** The catalogue's English words left in `said`, the translation of `message`. */
-const englishLeft = (said: string, message: string, forbidden: ReadonlySet<string>): string[] => {
-  const own = othersWords(message).reduce((text, quoted) => (quoted === '' ? text : text.replaceAll(quoted, ' ')), withoutReasonPhrases(withoutField(said.replace(ISOLATES, ''))));
-  return wordsOf(own).filter((w) => forbidden.has(w) && !UNITS.has(w));
+const withoutField = (said: string): string => said.replace(/^[\w$.[\]]+: /, '');
+/** The catalogue's English words left in `said`, the rendering of `values`, once their data is taken out; and any in the names themselves. */
+const englishLeft = (said: string, values: TextValue | readonly TextValue[], forbidden: ReadonlySet<string>): string[] => {
+  const { names, others } = dataOf(list(Array.isArray(values) ? values : [values as TextValue]));
+  const rest = [...others, ...names].reduce((left, data) => (data === '' ? left : left.replaceAll(data, ' ')), withoutField(said.replace(ISOLATES, '')));
+  return [...wordsOf(rest), ...names.flatMap(wordsOf)].filter((w) => forbidden.has(w) && !UNITS.has(w));
 };
 
 let corpus: MediaCorpus;
 let server: MediaFileServer;
-/** Every English text the media check made, by where it came from. */
-const findings = new Map<string, string>();
+/** Every finding the media check made, as its codes and values, by its English (once each) with the first place that made it. */
+const findings = new Map<string, { value: TextValue; where: string }>();
 
-/** A text, with the first place that made it. */
-const found = (message: string, where: string): void => {
-  if (!findings.has(message)) findings.set(message, where);
+/** A finding, with the English the check gave beside it: the two must say the same. */
+const found = (value: TextValue | undefined, message: string, where: string): void => {
+  if (value === undefined) throw new Error(`${where}: "${message}" came without its codes and values`);
+  expect(inEnglish(value), where).toBe(message);
+  if (!findings.has(message)) findings.set(message, { value, where });
 };
 
 const addInspection = (where: string, result: Result<MediaInspection>): void => {
   if (!result.ok) {
-    found(result.error.message, where);
+    found(result.error.text, result.error.message, where);
     return;
   }
-  found(result.value.description, `${where} (description)`);
-  for (const w of result.value.warnings) found(w.message, `${where} (warning ${w.rule})`);
+  found(result.value.descriptionText, result.value.description, `${where} (description)`);
+  for (const w of result.value.warnings) found(w.text, w.message, `${where} (warning ${w.rule})`);
 };
 
 beforeAll(async () => {
@@ -163,13 +167,13 @@ beforeAll(async () => {
   ];
   for (const [type, path] of links) {
     const checked = await checkMediaFile(type, `${server.url}${path}`, { fetch: nodeByteFetch, timeoutMs: path === '/silent.png' ? 300 : 5_000 });
-    if (!checked.ok) found(checked.error.message, path);
-    else for (const note of checked.value.notes) found(note, `${path} (note)`);
+    if (!checked.ok) found(checked.error.text, checked.error.message, path);
+    else checked.value.notes.forEach((note, i) => found(checked.value.noteTexts[i], note, `${path} (note)`));
   }
   const closed = await startMediaFileServer();
   await closed.close();
   const unreachable = await checkMediaFile('image', `${closed.url}/photo.png`, { fetch: nodeByteFetch });
-  if (!unreachable.ok) found(unreachable.error.message, 'a closed port');
+  if (!unreachable.ok) found(unreachable.error.text, unreachable.error.message, 'a closed port');
 }, 180_000);
 
 afterAll(async () => {
@@ -182,7 +186,7 @@ afterEach(async () => {
 
 describe('every finding of the media check', () => {
   test('is many: refusals, warnings, notes and descriptions of every kind', () => {
-    const kinds = [...findings.values()].join('\n');
+    const kinds = [...findings.values()].map((f) => f.where).join('\n');
     expect(findings.size).toBeGreaterThan(80);
     for (const kind of ['(description)', '(warning video.b-frames)', '(warning video.moov-after-mdat)', '(warning document.text-encoding)', '(note)', 'cut to', 'a closed port']) {
       expect(kinds).toContain(kind);
@@ -195,21 +199,26 @@ describe('every finding of the media check', () => {
       // The words the check must catch are there to catch.
       for (const word of ['file', 'the', 'cannot', 'read', 'must', 'link', 'server', 'B-frames', 'stream', 'grayscale']) expect(forbidden, word).toContain(word);
       await setUiLanguage(language, undefined);
-      for (const [message, where] of findings) {
-        const said = translateRuleText(message);
-        expect(englishLeft(said, message, forbidden), `${where}: "${message}" → "${said}"`).toEqual([]);
-        if (englishLeft(message, message, forbidden).length > 0) expect(said, where).not.toBe(message);
+      for (const [message, { value, where }] of findings) {
+        const said = sayText(value);
+        expect(englishLeft(said, value, forbidden), `${where}: "${message}" → "${said}"`).toEqual([]);
+        if (englishLeft(message, value, forbidden).length > 0) expect(said, where).not.toBe(message);
       }
     });
   }
 });
 
+/** "MP4: H.264 High with B-frames, AAC" as the check describes such a file. */
+const tracks = (video: TextValue, audio: TextValue): TextValue => text('mediaFile.tracks', { container: 'MP4', tracks: list([video, audio]) });
+const HIGH = tracks(text('mediaFile.withBFrames', { video: 'H.264 High' }), 'AAC');
+const BASELINE = tracks('H.264 Baseline', text('mediaFile.noAudio'));
+
 describe('real findings, word for word', () => {
-  const said = (message: string): string => translateRuleText(message).replace(ISOLATES, '');
-  const messageOf = (where: string): string => {
-    const found = [...findings].find(([, w]) => w === where);
+  const said = (value: TextValue): string => sayText(value).replace(ISOLATES, '');
+  const messageOf = (where: string): TextValue => {
+    const found = [...findings.values()].find((f) => f.where === where);
     if (found === undefined) throw new Error(`no finding from ${where}`);
-    return found[0];
+    return found.value;
   };
 
   test('in Spanish: what the file is, what it should be, and why', async () => {
@@ -218,34 +227,45 @@ describe('real findings, word for word', () => {
     expect(said(messageOf('gray.png'))).toBe('PNG de 8 bits en escala de grises: las imágenes deben ser RGB o RGBA de 8 bits');
     expect(said(messageOf('looping-fat.doc'))).toBe('el archivo parece un documento de Word (.doc), pero no se puede leer: la cadena de sectores de su flujo WordDocument forma un bucle');
     expect(said(messageOf('two-audio.mp4'))).toBe('MP4 con 2 pistas de audio: los videos pueden tener una pista de audio o ninguna');
-    expect(said('MP4: H.264 High with B-frames, AAC')).toBe('MP4: H.264 High con fotogramas B, AAC');
-    expect(said('MP4: H.264 Baseline, no audio')).toBe('MP4: H.264 Baseline, sin audio');
+    expect(inEnglish(HIGH)).toBe('MP4: H.264 High with B-frames, AAC');
+    expect(said(HIGH)).toBe('MP4: H.264 High con fotogramas B, AAC');
+    expect(inEnglish(BASELINE)).toBe('MP4: H.264 Baseline, no audio');
+    expect(said(BASELINE)).toBe('MP4: H.264 Baseline, sin audio');
     expect(said(messageOf('/page.png'))).toBe('link: el servidor dice que el archivo es text/html, no una imagen: una imagen debe ser image/jpeg o image/png');
     expect(said(messageOf('/photo.gif'))).toBe('link: el enlace termina en ".gif", que no es un archivo de imagen: usa .jpeg, .jpg o .png');
   });
 
   test('in Arabic: the same words, names and numbers kept left to right', async () => {
     await setUiLanguage('ar', undefined);
-    const gif = translateRuleText(messageOf('gif-as.png'));
+    const gif = sayText(messageOf('gif-as.png'));
     expect(gif).toBe('الملف صورة \u2066GIF\u2069، لا صورة \u2066PNG\u2069');
     expect(said(messageOf('gray.png'))).toBe('PNG بعمق 8 بت (تدرّج رمادي): يجب أن تكون الصور RGB أو RGBA بعمق 8 بت');
-    expect(translateRuleText(messageOf('gray.png'))).toContain('\u20668\u2069');
+    expect(sayText(messageOf('gray.png'))).toContain('\u20668\u2069');
     expect(said(messageOf('vorbis.ogg'))).toBe('صوت Vorbis في Ogg: يجب أن يكون صوت Ogg بترميز Opus وأحادي القناة');
-    expect(said('MP3, 44.1 kHz, mono, 64 kbit/s')).toBe('MP3, 44.1 kHz, أحادي, 64 kbit/s');
-    const mislabelled = translateRuleText(messageOf('/mislabelled.png'));
+    const mp3 = list(['MP3', '44.1 kHz', term('mono'), '64 kbit/s']);
+    expect(inEnglish(mp3)).toBe('MP3, 44.1 kHz, mono, 64 kbit/s');
+    expect(said(mp3)).toBe('MP3, 44.1 kHz, أحادي, 64 kbit/s');
+    const mislabelled = sayText(messageOf('/mislabelled.png'));
     expect(mislabelled).toContain('\u2066image/jpeg\u2069');
     expect(mislabelled).toContain('\u2066image/jpeg\u2069 هو \u2066.jpeg\u2069 أو \u2066.jpg\u2069)');
   });
 });
 
-describe('lists and what only looks like one', () => {
-  test('a list of names and catalogue words is said item by item; a sentence with a comma or an "or" in it is left as it came', async () => {
+describe('lists', () => {
+  test('a description of names and catalogue words is said item by item; words of no catalogue are left as they came', async () => {
     await setUiLanguage('es', undefined);
-    expect(translateRuleText('MP3, 44.1 kHz, stereo, 128 kbit/s')).toBe('MP3, 44.1 kHz, estéreo, 128 kbit/s');
-    expect(translateRuleText('M4A: MPEG-4 audio of object type 36, 44.1 kHz')).toBe('M4A: audio MPEG-4 de tipo de objeto 36, 44.1 kHz');
-    expect(translateRuleText('MP4: H.264 High (B-frames unknown) + VP9, 2 audio streams (AAC, MP3)')).toBe('MP4: H.264 High (fotogramas B desconocidos) + VP9, 2 pistas de audio (AAC, MP3)');
-    for (const message of ['Call failed or rejected', 'Invalid parameter, mono', 'the gateway said no, mono', 'a broken, file', 'Mute, then stereo']) {
-      expect(translateRuleText(message)).toBe(message);
+    expect(sayText(list(['MP3', '44.1 kHz', term('stereo'), '128 kbit/s']))).toBe('MP3, 44.1 kHz, estéreo, 128 kbit/s');
+    const m4a = text('mediaFile.tracks', { container: 'M4A', tracks: list([text('mediaFile.mpeg4AudioType', { digits: 36 }), '44.1 kHz']) });
+    expect(inEnglish(m4a)).toBe('M4A: MPEG-4 audio of object type 36, 44.1 kHz');
+    expect(sayText(m4a)).toBe('M4A: audio MPEG-4 de tipo de objeto 36, 44.1 kHz');
+    const twoVideos = text('mediaFile.tracks', {
+      container: 'MP4',
+      tracks: list([list([text('mediaFile.bFramesUnknown', { video: 'H.264 High' }), 'VP9'], 'plus'), text('mediaFile.audioStreams', { count: 2, codecs: list(['AAC', 'MP3']) })]),
+    });
+    expect(inEnglish(twoVideos)).toBe('MP4: H.264 High (B-frames unknown) + VP9, 2 audio streams (AAC, MP3)');
+    expect(sayText(twoVideos)).toBe('MP4: H.264 High (fotogramas B desconocidos) + VP9, 2 pistas de audio (AAC, MP3)');
+    for (const words of ['Call failed or rejected', 'Invalid parameter, mono', 'the gateway said no, mono', 'a broken, file', 'Mute, then stereo']) {
+      expect(sayText(words)).toBe(words);
     }
   });
 });
@@ -323,12 +343,15 @@ describe('in the composer, against the real service', () => {
     await messaging.send(CONTACT);
     const draft = (): ComposerDraft => composerFor(appStore.getState(), CONTACT);
 
-    // What the service said, kept in English.
+    // What the service found, kept as its codes and values; the warnings' English beside them, for "Send anyway".
     const hint = draft().linkCheck!;
-    expect(hint).toMatchObject({ link, type: 'video', state: 'confirm' });
-    expect(hint.text).toMatch(/^MP4: H\.264 High with B-frames, AAC, [\d,.]+ (bytes|KB|MB): the gateway takes it, with a warning for you to confirm when you send it\. The link has no file extension; .*\. The link points to this computer/);
-    const warnings = draft().confirmation!.warnings;
+    expect(hint).toMatchObject({ link, type: 'video', state: 'confirm', found: { what: HIGH, notes: [{ code: 'mediaFetch.noExtension' }, { code: 'mediaFetch.privateNetwork' }], toConfirm: 1 } });
+    const hintInEnglish = linkCheckHint(hint);
+    expect(hintInEnglish).toMatch(/^MP4: H\.264 High with B-frames, AAC, [\d,.]+ (bytes|KB|MB): the gateway takes it, with a warning for you to confirm when you send it\. The link has no file extension; .*\. The link points to this computer/);
+    const { warnings, texts } = draft().confirmation!;
     expect(warnings).toEqual([expect.stringMatching(/^H\.264 High profile with B-frames does not play on Android/)]);
+    expect(texts).toEqual([text('media.bFrames')]);
+    expect(texts.map(inEnglish)).toEqual(warnings);
     expect(sent).toHaveLength(1);
 
     const { controllers } = createControllers({ api: fakeApi({}).api, link: permanentLink(), store: appStore, engine });
@@ -349,26 +372,27 @@ describe('in the composer, against the real service', () => {
     const saidAlert = textOf(elementById(es, alertId));
     const forbidden = new Set([...englishOnly(spanish as Tree), ...englishOnly(spanishMessages as Tree, englishMessages as Tree)]);
     for (const word of ['gateway', 'takes', 'warning', 'confirm', 'link', 'file', 'extension', 'private', 'B-frames', 'play']) expect(forbidden, word).toContain(word);
-    expect(englishLeft(saidHint, hint.text, forbidden), saidHint).toEqual([]);
-    expect(englishLeft(saidAlert, warnings.join(' '), forbidden), saidAlert).toEqual([]);
+    const hintValues = hint.state === 'confirm' ? [hint.found.what, ...hint.found.notes] : [];
+    expect(englishLeft(saidHint, hintValues, forbidden), saidHint).toEqual([]);
+    expect(englishLeft(saidAlert, texts, forbidden), saidAlert).toEqual([]);
     expect(saidHint).toMatch(/^MP4: H\.264 High con fotogramas B, AAC, [\d.,]+ (bytes|KB|MB): la pasarela lo acepta, con una advertencia que debes confirmar al enviarlo\. El enlace no tiene extensión de archivo; /);
-    expect(listItems(elementById(es, alertId)).map(textOf)).toEqual(warnings.map(translateRuleText));
+    expect(listItems(elementById(es, alertId)).map(textOf)).toEqual(texts.map(sayText));
     expect(saidAlert).toContain('vuelve a codificarlo con el perfil Main o Baseline sin fotogramas B');
 
     // In Arabic the names keep their order inside the right-to-left sentences.
     await setUiLanguage('ar', undefined);
     const ar = render();
     expect(textOf(elementById(ar, hintId))).toContain('\u2066H.264 High\u2069 مع إطارات B');
-    expect(listItems(elementById(ar, alertId)).map(textOf)).toEqual(warnings.map(translateRuleText));
+    expect(listItems(elementById(ar, alertId)).map(textOf)).toEqual(texts.map(sayText));
     const arabicForbidden = new Set([...englishOnly(arabic as Tree), ...englishOnly(arabicMessages as Tree, englishMessages as Tree)]);
-    expect(englishLeft(textOf(elementById(ar, hintId)), hint.text, arabicForbidden)).toEqual([]);
-    expect(englishLeft(textOf(elementById(ar, alertId)), warnings.join(' '), arabicForbidden)).toEqual([]);
+    expect(englishLeft(textOf(elementById(ar, hintId)), hintValues, arabicForbidden)).toEqual([]);
+    expect(englishLeft(textOf(elementById(ar, alertId)), texts, arabicForbidden)).toEqual([]);
 
-    // Back in English: the words the service gave, word for word (a warning shown as it came is in a <bdi> of its own).
+    // Back in English: the words the service gave, word for word.
     await setUiLanguage('en', undefined);
     const en = render();
-    expect(textOf(elementById(en, hintId))).toBe(hint.text);
-    expect(listItems(elementById(en, alertId))).toEqual(warnings.map((w) => `<bdi>${w.replaceAll("'", '&#x27;')}</bdi>`));
+    expect(textOf(elementById(en, hintId))).toBe(hintInEnglish);
+    expect(listItems(elementById(en, alertId)).map(textOf)).toEqual(warnings);
 
     // "Send anyway" confirms the warnings it lists: the English texts, which the service takes.
     await setUiLanguage('es', undefined);

@@ -3,11 +3,13 @@
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { SoftphoneApi } from '../../../shared/api';
 import type { Conversation } from '../../../shared/conversation';
+import { english, fieldRule, text } from '../../../shared/i18n/text';
 import { err, ok } from '../../../shared/result';
+import { fieldError } from '../../../shared/validation';
 import { MessagingActions } from '../../../renderer/app/messaging-actions';
 import { messageErrorText } from '../../../renderer/error-texts';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
-import { emptyMedia, type MediaDraft } from '../../../renderer/store/composer';
+import { emptyMedia, linkCheckHint, sendNoticeText, type MediaDraft } from '../../../renderer/store/composer';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { fakeApi, type Answers } from './fake-api';
 import { T0 } from './fixtures';
@@ -35,7 +37,7 @@ describe('sending from the composer', () => {
   it('keeps every word on an error and places it by field', async () => {
     state().applyConversation(conversation(true));
     const { messaging } = messagingWith({
-      sendMessage: () => err('invalid_input', 'content.image.link: the server says the file is text/plain, not an image', { field: 'content.image.link' }),
+      sendMessage: () => fieldError('invalid_input', 'content.image.link', 'the server says the file is text/plain, not an image'),
     });
     messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { type: 'image', by: 'link', link: 'https://e.com/a.png', id: '', caption: 'Parcel', filename: '' } }));
     await messaging.send(ADA);
@@ -62,19 +64,22 @@ describe('sending from the composer', () => {
     messaging.editComposer(ADA, (d) => ({ ...d, text: 'On its way' }), 'text.body');
     await messaging.send(ADA);
     expect(calls.at(-1)).toEqual({ name: 'sendMessage', params: { to: ADA, content: { type: 'text', text: { body: 'On its way' } } } });
-    expect(state().composers[ADA]).toMatchObject({ text: '', notice: 'Sent. Unknown size', error: null });
+    expect(state().composers[ADA]).toMatchObject({ text: '', notice: ['Unknown size'], error: null });
+    expect(sendNoticeText(state().composers[ADA]!.notice!)).toBe('Sent. Unknown size');
   });
 
   it('says what the link check noticed in the agent\u2019s language', async () => {
     await setUiLanguage('es');
     onTestFinished(() => setUiLanguage('en'));
     state().applyConversation(conversation(true));
-    const note = 'The link has no file extension; the file is taken as video/mp4 from what the server says and what its bytes are';
-    const { messaging } = messagingWith({ sendMessage: () => ok({ messageId: 'wamid.1', contact: ADA, warnings: [note] }) });
+    const note = text('mediaFetch.noExtension', { contentType: 'video/mp4' });
+    const { messaging } = messagingWith({ sendMessage: () => ok({ messageId: 'wamid.1', contact: ADA, warnings: [english(note)], warningTexts: [note] }) });
     messaging.editComposer(ADA, (d) => ({ ...d, text: 'En camino' }), 'text.body');
     await messaging.send(ADA);
-    expect(state().composers[ADA]?.notice).toContain('El enlace no tiene extensión de archivo; el archivo se toma como video/mp4');
-    expect(state().composers[ADA]?.notice).not.toContain('The link has no file extension');
+    expect(state().composers[ADA]?.notice).toEqual([note]);
+    const said = sendNoticeText(state().composers[ADA]!.notice!);
+    expect(said).toContain('El enlace no tiene extensión de archivo; el archivo se toma como video/mp4');
+    expect(said).not.toContain('The link has no file extension');
   });
 
   it('keeps the next words the agent typed while a send was under way', async () => {
@@ -191,9 +196,10 @@ describe('media: "Send anyway", refusals and media by id', () => {
   it('a refusal is the field’s error, even after "Send anyway": nothing waits to be confirmed, every word stays', async () => {
     state().applyConversation(conversation(true));
     const RULE = '16-bit PNG: images must be 8-bit RGB or RGBA';
+    const refusal = fieldError('invalid_input', 'content.image.link', text('media.imageDepthColour', { description: '16-bit PNG' }));
+    expect(!refusal.ok && refusal.error.message).toBe(`content.image.link: ${RULE}`);
     const { messaging, calls } = messagingWith({
-      sendMessage: (params) =>
-        params.content.type === 'video' && params.confirmed === undefined ? needsConfirmation() : err('invalid_input', `content.image.link: ${RULE}`, { field: 'content.image.link' }),
+      sendMessage: (params) => (params.content.type === 'video' && params.confirmed === undefined ? needsConfirmation() : refusal),
     });
     messaging.editComposer(ADA, (d) => ({ ...d, tab: 'media', media: { ...emptyMedia('image', 'link'), link: 'https://files.example.com/deep.png', caption: 'Colours' } }));
     await messaging.send(ADA);
@@ -240,6 +246,9 @@ describe('media: "Send anyway", refusals and media by id', () => {
       sendMessage: () =>
         err('gateway_error', `content.image.id: ${RULE}`, {
           field: 'content.image.id',
+          // The gateway's own words for the field (electron/core/messaging-service.ts places them).
+          text: fieldRule('content.image.id', RULE),
+          issues: [{ field: 'content.image.id', text: RULE }],
           gatewayCode: 131053,
           httpStatus: 400,
           detail: `(#131053) Media upload error {"details":"image.id: ${RULE.replace(/"/g, '\\"')}"}`,
@@ -286,29 +295,30 @@ describe('media: "Send anyway", refusals and media by id', () => {
 
   it('the check on leaving the link field says what the file is and that it has warnings, and a refusal without repeating the field', async () => {
     state().applyConversation(conversation(true));
+    const rgb = text('mediaFile.png', { depth: 8, colour: 'RGB' });
+    const deep = text('media.imageDepthColour', { description: '16-bit PNG' });
     const { messaging } = messagingWith({
       checkMediaLink: ({ link }) =>
         link.endsWith('.mp4')
           ? ok({ contentType: 'video/mp4', contentLength: 2 * 1024 * 1024, finalUrl: link, warnings: [], confirm: [B_FRAMES] })
           : link.endsWith('photo.png')
-            ? ok({ contentType: 'image/png', contentLength: 120 * 1024, finalUrl: link, warnings: [], description: '8-bit RGB PNG' })
-            : err('invalid_input', 'link: 16-bit PNG: images must be 8-bit RGB or RGBA', { field: 'link' }),
+            ? ok({ contentType: 'image/png', contentLength: 120 * 1024, finalUrl: link, warnings: [], description: '8-bit RGB PNG', descriptionText: rgb })
+            : fieldError('invalid_input', 'link', deep),
     });
     messaging.editComposer(ADA, videoDraft());
     await messaging.checkMediaLink(ADA);
     // The warnings themselves are listed once, by the alert that "Send anyway" answers.
-    expect(state().composers[ADA]!.linkCheck).toEqual({
-      link: LINK,
-      type: 'video',
-      state: 'confirm',
-      text: 'video/mp4, 2 MB: the gateway takes it, with a warning for you to confirm when you send it',
-    });
+    const hint = () => linkCheckHint(state().composers[ADA]!.linkCheck!);
+    expect(state().composers[ADA]!.linkCheck).toEqual({ link: LINK, type: 'video', state: 'confirm', found: { what: 'video/mp4', size: 2 * 1024 * 1024, toConfirm: 1, notes: [] } });
+    expect(hint()).toBe('video/mp4, 2 MB: the gateway takes it, with a warning for you to confirm when you send it');
     messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, type: 'image', link: 'https://e.com/photo.png' } }));
     await messaging.checkMediaLink(ADA);
-    expect(state().composers[ADA]!.linkCheck).toEqual({ link: 'https://e.com/photo.png', type: 'image', state: 'ok', text: '8-bit RGB PNG, 120 KB: fits the image rules' });
+    expect(state().composers[ADA]!.linkCheck).toEqual({ link: 'https://e.com/photo.png', type: 'image', state: 'ok', found: { what: rgb, size: 120 * 1024, toConfirm: 0, notes: [] } });
+    expect(hint()).toBe('8-bit RGB PNG, 120 KB: fits the image rules');
     messaging.editComposer(ADA, (d) => ({ ...d, media: { ...d.media, type: 'image', link: 'https://e.com/deep.png' } }));
     await messaging.checkMediaLink(ADA);
-    expect(state().composers[ADA]!.linkCheck).toMatchObject({ state: 'failed', text: '16-bit PNG: images must be 8-bit RGB or RGBA' });
+    expect(state().composers[ADA]!.linkCheck).toMatchObject({ state: 'failed', refusal: deep });
+    expect(hint()).toBe('16-bit PNG: images must be 8-bit RGB or RGBA');
   });
 });
 
@@ -372,7 +382,7 @@ describe('in the agent\u2019s language', () => {
     expect(state().composers[ADA]!.error).toBe('Não enviada: verifique os campos destacados.');
     messaging.editComposer(ADA, (d) => ({ ...d, text: 'Olá' }), 'text.body');
     await messaging.send(ADA);
-    expect(state().composers[ADA]!.notice).toBe('Enviada. Unknown size');
+    expect(sendNoticeText(state().composers[ADA]!.notice!)).toBe('Enviada. Unknown size');
     await messaging.sendCallButton(ADA);
     expect(state().contactNotice).toMatchObject({ tone: 'ok', text: 'Botão de chamada enviado: quando o cliente tocar nele, a chamada vai tocar aqui primeiro.' });
 

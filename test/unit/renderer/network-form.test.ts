@@ -11,7 +11,8 @@ import { commandSchemas, type SoftphoneApi } from '../../../shared/api';
 import type { RelayTurnStatus } from '../../../shared/ice-servers';
 import { err, ok, type Result } from '../../../shared/result';
 import type { PublicSettings } from '../../../shared/settings';
-import { parseWith } from '../../../shared/validation';
+import { fieldError, parseWith } from '../../../shared/validation';
+import { term, text } from '../../../shared/i18n/text';
 import { SettingsActions, type SettingsActionsDeps } from '../../../renderer/app/settings-actions';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import {
@@ -112,7 +113,9 @@ describe('refusals from the main process', () => {
   });
 
   it('places the store\'s own rules, and leaves what names no field above the form', () => {
-    expect(networkErrorsFrom({ field: 'turnUsername', message: 'turnUsername: the TURN username is required for a turn: or turns: server' }, [1])).toEqual({
+    const noUsername = fieldError('invalid_input', 'turnUsername', text('network.turnCredentialRequired', { what: term('turnUsername') }));
+    expect(!noUsername.ok && noUsername.error.message).toBe('turnUsername: the TURN username is required for a turn: or turns: server');
+    expect(!noUsername.ok && networkErrorsFrom(noUsername.error, [1])).toEqual({
       fields: { turnUsername: 'The TURN username is required for a turn: or turns: server' },
       form: null,
     });
@@ -264,7 +267,8 @@ describe('saving the Network section', () => {
   it('places a refusal next to its field and keeps the draft; other failures go above the form', async () => {
     const settings = actions();
     settings.editNetwork('servers', '\nstun:a.example\nstun:b.example');
-    refuseWith = err('invalid_input', 'network.servers[1]: must be reachable', { field: 'network.servers[1]' });
+    // A rule in the main process's own words, placed on a server's line.
+    refuseWith = fieldError('invalid_input', 'network.servers[1]', 'must be reachable');
     await expect(settings.saveNetwork()).resolves.toBe('servers');
     expect(state().networkForm).toMatchObject({ busy: false, errors: { servers: 'Line 3: must be reachable' }, formError: null, status: null });
     expect(state().networkForm.draft.servers).toBe('\nstun:a.example\nstun:b.example');

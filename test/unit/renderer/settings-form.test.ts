@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { draftFromSettings, draftToInput, settingsErrorsFrom, settingsFieldOf, validateDraft } from '../../../renderer/store/settings-form';
 import { accountSettings } from './fixtures';
+import { commandSchemas } from '../../../shared/api';
+import { parseWith } from '../../../shared/validation';
 
 describe('the settings form', () => {
   it('starts from defaults without settings', () => {
@@ -36,13 +38,19 @@ describe('the settings form', () => {
     expect(settingsFieldOf(undefined)).toBeUndefined();
   });
 
-  it('puts each "path: rule" part of an invalid_input message next to its field', () => {
-    const placed = settingsErrorsFrom({
-      field: 'settings.gatewayUrl',
-      message: 'settings.gatewayUrl: must end in the version segment; settings.agentToken: the agent token must not contain spaces',
+  it('puts each field\u2019s rule of an invalid_input refusal next to its field', () => {
+    // As a host refuses saveSettings: the command's payload checked with its schema.
+    const refused = parseWith(commandSchemas.saveSettings, {
+      settings: { gatewayUrl: 'https://gateway.example.com/restapi', relayUrl: 'https://relay.example.com', agentToken: 'two words here' },
     });
-    expect(placed).toEqual({
-      fields: { gatewayUrl: 'Must end in the version segment', agentToken: 'The agent token must not contain spaces' },
+    expect(refused.ok).toBe(false);
+    if (refused.ok) return;
+    expect(refused.error).toMatchObject({
+      field: 'settings.gatewayUrl',
+      message: 'settings.gatewayUrl: must end in the version segment, e.g. https://gateway.example.com/restapi/v1; settings.agentToken: the agent token must not contain spaces',
+    });
+    expect(settingsErrorsFrom(refused.error)).toEqual({
+      fields: { gatewayUrl: 'Must end in the version segment, e.g. https://gateway.example.com/restapi/v1', agentToken: 'The agent token must not contain spaces' },
       form: null,
     });
   });

@@ -13,6 +13,7 @@ import {
 } from '../../../shared/api';
 import { parseWith } from '../../../shared/validation';
 import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
+import type { RuleText, TextValue } from '../../../shared/i18n/text';
 
 const VOICE_CALL = { type: 'voice_call', body: { text: 'Tap to call us' }, action: { name: 'voice_call', parameters: { display_text: 'Call us', ttl_minutes: 60, payload: '{"v":1}' } } };
 const DRAFT = {
@@ -359,15 +360,18 @@ describe('commandSchemas', () => {
     expect(Object.keys(results)).toHaveLength(33);
   });
 
-  it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words", () => {
+  it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {
     // Checked by the type checker (npm run typecheck): a renamed or dropped member fails it.
     expectTypeOf<CommandResults['checkMediaLink']>().toEqualTypeOf<{
       contentType: string;
       contentLength?: number;
       finalUrl: string;
       warnings: string[];
+      warningTexts?: RuleText[];
       confirm?: string[];
+      confirmTexts?: RuleText[];
       description?: string;
+      descriptionText?: TextValue;
     }>();
   });
 

@@ -736,7 +736,13 @@ describe('bytes cut short, broken or of no format', () => {
     expect(accepted(await text(join('\xfe\xff', Buffer.from('Hello', 'utf16le').swap16()))).description).toBe('plain text (UTF-16)');
     // 8-bit text goes out (the gateway takes any text) after a warning with the fix; a UTF-8 byte order mark does not make Latin-1 UTF-8.
     const latin1 = await text(join('\xef\xbb\xbfcaf\xe9\n'));
-    expect(accepted(latin1).warnings).toEqual([{ rule: 'document.text-encoding', message: 'text that is not UTF-8 (byte 6 is 0xE9): phones read plain text as UTF-8 and may show its accented letters wrongly; save it as UTF-8' }]);
+    expect(accepted(latin1).warnings).toEqual([
+      {
+        rule: 'document.text-encoding',
+        message: 'text that is not UTF-8 (byte 6 is 0xE9): phones read plain text as UTF-8 and may show its accented letters wrongly; save it as UTF-8',
+        text: { code: 'media.textEncoding', values: { offset: '6', byte: '0xE9' } },
+      },
+    ]);
     expect(refusal(await text(join('Hello\0')))).toEqual({ rule: 'document.format', message: 'the file is binary data of no known type, not plain text' });
   });
 

@@ -140,7 +140,16 @@ describe('checkPhoneNumber: possible but not listed is not the same as invalid',
 
   it('normalisePhoneNumber still refuses what checkPhoneNumber leaves unverified, with the same rule as before', () => {
     const refused = normalisePhoneNumber(UNLISTED_LONDON);
-    expect(refused).toEqual({ ok: false, error: { code: 'invalid_phone_number', message: 'Phone number: not a valid number for its country', field: 'to' } });
+    expect(refused).toEqual({
+      ok: false,
+      error: {
+        code: 'invalid_phone_number',
+        message: 'Phone number: not a valid number for its country',
+        field: 'to',
+        text: { code: 'common.fieldRule', values: { field: { term: 'phoneNumber' }, rule: { code: 'phone.notValid' } } },
+        issues: [{ field: 'to', text: { code: 'phone.notValid' } }],
+      },
+    });
   });
 
   it.each([

@@ -1,6 +1,7 @@
 // The update settings' rules (shared/updates.ts): which feed addresses may be used, and the status
 // union as the renderer parses it.
 import { describe, expect, it } from 'vitest';
+import { english } from '../../../shared/i18n/text';
 import { feedUrlProblem, updateSettingsSchema, updateStatusSchema } from '../../../shared/updates';
 import { parseWith } from '../../../shared/validation';
 
@@ -33,7 +34,9 @@ describe('the update feed address', () => {
     ['https://updates.example.com/feed?channel=beta', 'must not have a query'],
     ['https://updates.example.com/feed#latest', 'must not have a query'],
   ])('refuses %j', (url, rule) => {
-    expect(feedUrlProblem(url)).toContain(rule);
+    const problem = feedUrlProblem(url);
+    expect(problem).toBeDefined();
+    expect(english(problem!)).toContain(rule);
   });
 
   it('trims the address, and names the field of a refusal', () => {
