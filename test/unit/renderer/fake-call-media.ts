@@ -6,7 +6,7 @@ import type { CallState } from '../../../shared/call-state';
 import type { HoldMusicPlayer, HoldMusicSource } from '../../../renderer/webrtc/hold-music';
 import { MediaEngine, type MediaEngineOptions } from '../../../renderer/webrtc/media-engine';
 import { mediaText } from '../../../renderer/webrtc/media-text';
-import { chromiumAnswer, chromiumOffer, customerOffer } from '../sdp/samples';
+import { chromiumAnswer, chromiumOffer, customerOffer } from '../../fixtures/sdp';
 import { active, ringing, T0 } from './fixtures';
 
 export class FakeTrack extends EventTarget {
