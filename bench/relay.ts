@@ -34,6 +34,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { errorText } from '../shared/result';
+import { customerOffer } from '../test/fixtures/sdp';
 
 const env = (name: string, fallback: number): number => {
   const v = Number(process.env[name]);
@@ -61,31 +62,6 @@ const TARGET_KB_PER_AGENT = 50;
 
 const HOST = '127.0.0.1';
 const BUSINESS_NUMBER = '442079460000';
-const SDP_OFFER = [
-  'v=0',
-  'o=- 4611731400430051336 2 IN IP4 127.0.0.1',
-  's=-',
-  't=0 0',
-  'a=group:BUNDLE 0',
-  'a=ice-lite',
-  'a=msid-semantic: WMS',
-  'm=audio 3478 UDP/TLS/RTP/SAVPF 111 126',
-  'c=IN IP4 127.0.0.1',
-  'a=rtcp:9 IN IP4 0.0.0.0',
-  'a=candidate:1 1 udp 2130706431 127.0.0.1 3478 typ host',
-  'a=ice-ufrag:benchufrag',
-  'a=ice-pwd:benchicepasswordbenchicepwd',
-  'a=fingerprint:sha-256 3A:96:6D:57:B2:C2:C7:61:A0:46:3E:1C:97:39:D3:F7:0A:88:A0:B1:EC:11:D2:D3:9F:2B:8D:0A:94:62:3D:44',
-  'a=setup:actpass',
-  'a=mid:0',
-  'a=sendrecv',
-  'a=rtcp-mux',
-  'a=rtpmap:111 opus/48000/2',
-  'a=fmtp:111 minptime=10;useinbandfec=1',
-  'a=ptime:20',
-  'a=rtpmap:126 telephone-event/8000',
-  '',
-].join('\r\n');
 
 // ---------------------------------------------------------------------------------------------
 // Child processes: started in their own process group, so that ending the group ends npx, tsx and
@@ -315,7 +291,7 @@ function incomingWebhook(callId: string, n: number): string {
   const from = customerNumber(n);
   return envelope({
     contacts: [{ profile: { name: `Bench Customer ${n}` }, wa_id: from }],
-    calls: [{ id: callId, from, to: BUSINESS_NUMBER, event: 'connect', timestamp: unixSeconds(), direction: 'USER_INITIATED', session: { sdp_type: 'offer', sdp: SDP_OFFER } }],
+    calls: [{ id: callId, from, to: BUSINESS_NUMBER, event: 'connect', timestamp: unixSeconds(), direction: 'USER_INITIATED', session: { sdp_type: 'offer', sdp: customerOffer } }],
   });
 }
 

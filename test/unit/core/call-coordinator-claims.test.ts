@@ -11,13 +11,11 @@ import { RelayClient } from '../../../electron/core/relay-client';
 import type { CallState } from '../../../shared/call-state';
 import type { RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { happyGateway, startFakeGateway, type FakeGateway } from './fake-gateway';
 import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
 
 configureLogging({ sink: () => undefined });
-
-const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\na=ice-lite\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111 126\r\n';
-const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:active\r\n';
 
 interface Team {
   relay: TeamRelay;
@@ -87,7 +85,7 @@ async function team(options: { relayUrl?: string; claimTimeoutMs?: number; leftL
     changes,
     event,
     ring(callId) {
-      event({ type: 'call.incoming', callId, from: '447400123456', name: 'Ada Lovelace', sdp: OFFER, timestamp: Date.now() });
+      event({ type: 'call.incoming', callId, from: '447400123456', name: 'Ada Lovelace', sdp: OFFER_SDP, timestamp: Date.now() });
       return `in:${callId}`;
     },
     timeline,
@@ -105,9 +103,9 @@ describe('CallCoordinator with claims: incoming calls', () => {
   it('claims at Answer, before the accept, and accepts when the claim wins', async () => {
     const t = await team();
     const localId = t.ring('wacid.win');
-    expect(await t.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(await t.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: true, value: null });
     expect(t.timeline).toEqual(['claim wacid.win by alice', 'gateway accept']);
-    expect(t.gateway.requests[0]!.body).toMatchObject({ call_id: 'wacid.win', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER } });
+    expect(t.gateway.requests[0]!.body).toMatchObject({ call_id: 'wacid.win', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER_SDP } });
     expect(t.relay.claims.get('wacid.win')).toBe('alice');
     expect(t.coordinator.call(localId)?.phase).toBe('connecting');
   });
@@ -123,13 +121,13 @@ describe('CallCoordinator with claims: incoming calls', () => {
     };
     const localId = t.ring('wacid.parallel');
     let answered: unknown = 'pending';
-    const answering = t.coordinator.answerCall(localId, ANSWER).then((r) => (answered = r));
+    const answering = t.coordinator.answerCall(localId, ANSWER_SDP).then((r) => (answered = r));
     expect(t.coordinator.call(localId)?.phase).toBe('answering');
     await until('the claim reaches the relay', () => claimRequests(t).length === 1);
     // The accept waits for the claim: nothing has gone to the gateway yet.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(t.gateway.requests).toEqual([]);
-    expect((await t.coordinator.answerCall(localId, ANSWER)).ok).toBe(false); // a second Answer while waiting
+    expect((await t.coordinator.answerCall(localId, ANSWER_SDP)).ok).toBe(false); // a second Answer while waiting
     // The renderer holds the customer's candidates back until answerCall says the call is ours.
     expect(answered).toBe('pending');
     release();
@@ -142,9 +140,9 @@ describe('CallCoordinator with claims: incoming calls', () => {
     const t = await team();
     t.relay.claims.set('wacid.lost', 'bob');
     const localId = t.ring('wacid.lost');
-    expect(await t.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    expect(await t.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
     // Answering again says the same.
-    expect(await t.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    expect(await t.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, durationSec: 0 });
     expect(t.changes.filter((c) => c.localId === localId).map((c) => c.phase)).toEqual(['ringing', 'answering', 'ended']);
     await t.coordinator.whenIdle();
@@ -165,7 +163,7 @@ describe('CallCoordinator with claims: incoming calls', () => {
     if (how.hang) t.relay.onClaim = () => 'hang';
     if (how.status !== undefined) t.relay.onClaim = () => ({ status: how.status!, body: '{}' });
     const localId = t.ring('wacid.unknown');
-    expect(await t.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: true, value: null });
+    expect(await t.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: true, value: null });
     expect(t.gateway.actions()).toEqual(['accept']);
     expect(t.coordinator.call(localId)?.phase).toBe('connecting');
   });
@@ -184,7 +182,7 @@ describe('CallCoordinator with claims: incoming calls', () => {
     const t = await team();
     await t.claims.me();
     const localId = t.ring('wacid.mine');
-    const answering = t.coordinator.answerCall(localId, ANSWER);
+    const answering = t.coordinator.answerCall(localId, ANSWER_SDP);
     t.event({ type: 'call.claimed', callId: 'wacid.mine', agentId: 'alice', timestamp: Date.now() });
     expect(t.coordinator.call(localId)?.phase).toBe('answering');
     expect(await answering).toEqual({ ok: true, value: null });
@@ -201,7 +199,7 @@ describe('CallCoordinator with claims: incoming calls', () => {
       return { status: 503, body: '{}' };
     };
     const localId = t.ring('wacid.race');
-    const answering = t.coordinator.answerCall(localId, ANSWER);
+    const answering = t.coordinator.answerCall(localId, ANSWER_SDP);
     await until('the claim reaches the relay', () => claimRequests(t).length === 1);
     t.event({ type: 'call.claimed', callId: 'wacid.race', agentId: 'bob', timestamp: Date.now() });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
@@ -222,14 +220,14 @@ describe('CallCoordinator with claims: incoming calls', () => {
         : { status: 200, body: JSON.stringify({ callId, agentId: 'alice' }) };
     };
     const lost = t.ring('wacid.hang-lost');
-    const answeringLost = t.coordinator.answerCall(lost, ANSWER);
+    const answeringLost = t.coordinator.answerCall(lost, ANSWER_SDP);
     const won = t.ring('wacid.hang-won');
     await until('the claim reaches the relay', () => claimRequests(t).length === 1);
     expect(await t.coordinator.hangUp(lost)).toEqual({ ok: true, value: null });
     expect(t.coordinator.call(lost)).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'agent' } });
     // Owed until the claim says whose the call is: a run after a crash would still end it.
     expect(t.coordinator.call(lost)).toMatchObject({ open: { waiting: 'claim', owed: 'reject' } });
-    const answeringWon = t.coordinator.answerCall(won, ANSWER);
+    const answeringWon = t.coordinator.answerCall(won, ANSWER_SDP);
     await until('the second claim reaches the relay', () => claimRequests(t).length === 2);
     expect(await t.coordinator.hangUp(won)).toEqual({ ok: true, value: null });
     release();
@@ -339,7 +337,7 @@ describe('CallCoordinator with claims: calls a crashed run left live', () => {
 describe('CallCoordinator with claims: outgoing calls', () => {
   it('claims the call right after initiate returns its id', async () => {
     const t = await team();
-    const sent = await t.coordinator.startCall('+44 7400 123456', OFFER);
+    const sent = await t.coordinator.startCall('+44 7400 123456', DIAL_OFFER_SDP);
     expect(sent.ok).toBe(true);
     if (!sent.ok) return;
     await t.coordinator.whenIdle();
@@ -349,7 +347,7 @@ describe('CallCoordinator with claims: outgoing calls', () => {
 
   it('goes on with the call when that claim fails', async () => {
     const t = await team({ relayUrl: 'http://127.0.0.1:9' });
-    const sent = await t.coordinator.startCall('+44 7400 123456', OFFER);
+    const sent = await t.coordinator.startCall('+44 7400 123456', DIAL_OFFER_SDP);
     await t.coordinator.whenIdle();
     expect(sent.ok).toBe(true);
     if (!sent.ok) return;

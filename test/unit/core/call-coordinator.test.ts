@@ -9,13 +9,12 @@ import { LocalClaims } from '../../../electron/core/local-claims';
 import { DIAL_TIMEOUT_MS, RING_TIMEOUT_MS, type CallState } from '../../../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { FakeClock } from '../../support/fake-clock';
 import { graphError, happyGateway, initiated, startFakeGateway, success, type FakeGateway, type GatewayHandler } from './fake-gateway';
 
 configureLogging({ sink: () => undefined });
 
-const OFFER = 'v=0\r\no=- 1 2 IN IP4 10.0.0.1\r\ns=-\r\nt=0 0\r\na=ice-lite\r\nm=audio 3478 UDP/TLS/RTP/SAVPF 111 126\r\n';
-const ANSWER = 'v=0\r\no=- 9 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:active\r\n';
 const CUSTOMER = '447400123456';
 
 interface Harness {
@@ -76,17 +75,17 @@ async function harness(handler: GatewayHandler = happyGateway, options: { dataDi
 }
 
 const incoming = (h: Harness, callId: string): void =>
-  h.relay({ type: 'call.incoming', callId, from: CUSTOMER, name: 'Ada Lovelace', sdp: OFFER, timestamp: h.clock.t });
+  h.relay({ type: 'call.incoming', callId, from: CUSTOMER, name: 'Ada Lovelace', sdp: OFFER_SDP, timestamp: h.clock.t });
 
 describe('CallCoordinator: incoming calls', () => {
   it('rings, answers, accepts, connects, and sends terminate on hang-up', async () => {
     const h = await harness();
     incoming(h, 'wacid.in-1');
     const localId = 'in:wacid.in-1';
-    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ringing', peer: { number: CUSTOMER, name: 'Ada Lovelace' }, offerSdp: OFFER });
+    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ringing', peer: { number: CUSTOMER, name: 'Ada Lovelace' }, offerSdp: OFFER_SDP });
 
-    expect(await h.coordinator.answerCall(localId, ANSWER)).toEqual({ ok: true, value: null });
-    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER } });
+    expect(await h.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: true, value: null });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER_SDP } });
 
     expect(await h.coordinator.reportMedia({ localId, state: 'connected' })).toEqual({ ok: true, value: null });
     await h.coordinator.whenIdle();
@@ -147,7 +146,7 @@ describe('CallCoordinator: incoming calls', () => {
       req.path.endsWith('/accept') ? graphError(400, 100, 'Invalid parameter', { error_data: { details: 'bad fingerprint' } }) : success(),
     );
     incoming(h, 'wacid.in-5');
-    const result = await h.coordinator.answerCall('in:wacid.in-5', ANSWER);
+    const result = await h.coordinator.answerCall('in:wacid.in-5', ANSWER_SDP);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error).toMatchObject({ code: 'gateway_error', gatewayCode: 100 });
     expect(h.coordinator.call('in:wacid.in-5')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: '100' } });
@@ -158,7 +157,7 @@ describe('CallCoordinator: incoming calls', () => {
   it('ends the call with the media failure and sends terminate', async () => {
     const h = await harness();
     incoming(h, 'wacid.in-6');
-    await h.coordinator.answerCall('in:wacid.in-6', ANSWER);
+    await h.coordinator.answerCall('in:wacid.in-6', ANSWER_SDP);
     expect((await h.coordinator.reportMedia({ localId: 'in:wacid.in-6', state: 'failed', reason: 'ICE failed' })).ok).toBe(true);
     expect(h.coordinator.call('in:wacid.in-6')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: 'ICE failed' } });
     await h.coordinator.whenIdle();
@@ -178,7 +177,7 @@ describe('CallCoordinator: incoming calls', () => {
       return success();
     });
     incoming(h, 'wacid.in-7');
-    const accepting = h.coordinator.answerCall('in:wacid.in-7', ANSWER);
+    const accepting = h.coordinator.answerCall('in:wacid.in-7', ANSWER_SDP);
     await acceptSeen;
     const hangingUp = h.coordinator.hangUp('in:wacid.in-7');
     expect(h.coordinator.call('in:wacid.in-7')?.phase).toBe('ended');
@@ -192,7 +191,7 @@ describe('CallCoordinator: incoming calls', () => {
   it('rejects a call hung up before its accept went out: the gateway still has it ringing', async () => {
     const h = await harness();
     incoming(h, 'wacid.in-8');
-    const answering = h.coordinator.answerCall('in:wacid.in-8', ANSWER);
+    const answering = h.coordinator.answerCall('in:wacid.in-8', ANSWER_SDP);
     // Before the claim has come back, so before any accept.
     expect((await h.coordinator.hangUp('in:wacid.in-8')).ok).toBe(true);
     const answered = await answering;
@@ -207,17 +206,17 @@ describe('CallCoordinator: incoming calls', () => {
 describe('CallCoordinator: outgoing calls', () => {
   it('dials, initiates, rings, is answered and connects', async () => {
     const h = await harness(() => initiated('wacid.out-1'));
-    const placing = h.coordinator.startCall('020 7946 0958', OFFER, 'out:call-0001');
+    const placing = h.coordinator.startCall('020 7946 0958', DIAL_OFFER_SDP, 'out:call-0001');
     // Dialing from the click, while the initiate is on its way.
     expect(h.coordinator.call('out:call-0001')?.phase).toBe('dialing');
     const started = await placing;
     expect(started).toEqual({ ok: true, value: { localId: 'out:call-0001', to: '442079460958', callId: 'wacid.out-1' } });
     if (!started.ok) return;
     const { localId } = started.value;
-    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: '442079460958', action: 'connect', session: { sdp_type: 'offer', sdp: OFFER } });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: '442079460958', action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP } });
     h.relay({ type: 'call.status', callId: 'wacid.out-1', status: 'RINGING', timestamp: h.clock.t });
-    h.relay({ type: 'call.answered', callId: 'wacid.out-1', sdp: ANSWER, timestamp: h.clock.t });
-    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'connecting', answerSdp: ANSWER });
+    h.relay({ type: 'call.answered', callId: 'wacid.out-1', sdp: ANSWER_SDP, timestamp: h.clock.t });
+    expect(h.coordinator.call(localId)).toMatchObject({ phase: 'connecting', answerSdp: ANSWER_SDP });
     expect((await h.coordinator.reportMedia({ localId, state: 'connected' })).ok).toBe(true);
     h.relay({ type: 'call.status', callId: 'wacid.out-1', status: 'ACCEPTED', timestamp: h.clock.t });
     expect(h.phases(localId)).toEqual(['dialing', 'calling', 'remote_ringing', 'connecting', 'active']);
@@ -232,7 +231,7 @@ describe('CallCoordinator: outgoing calls', () => {
 
   it('gives up on an unanswered call at the dial timeout and sends terminate', async () => {
     const h = await harness((req) => (req.path.endsWith('/initiate') ? initiated('wacid.out-2') : success()));
-    const started = await h.coordinator.startCall('+44 7400 123456', OFFER);
+    const started = await h.coordinator.startCall('+44 7400 123456', DIAL_OFFER_SDP);
     if (!started.ok) throw new Error(started.error.message);
     h.relay({ type: 'call.status', callId: 'wacid.out-2', status: 'RINGING', timestamp: h.clock.t });
     h.clock.advance(DIAL_TIMEOUT_MS);
@@ -244,7 +243,7 @@ describe('CallCoordinator: outgoing calls', () => {
 
   it('ends as failed with code "138006" when the customer has not allowed calls', async () => {
     const h = await harness(() => graphError(400, 138006, 'No approved call permission from the recipient'));
-    const sent = await h.coordinator.startCall('+447400123456', OFFER, 'out:call-138006');
+    const sent = await h.coordinator.startCall('+447400123456', DIAL_OFFER_SDP, 'out:call-138006');
     expect(sent.ok).toBe(false);
     if (!sent.ok) expect(sent.error).toMatchObject({ code: 'no_call_permission', gatewayCode: 138006 });
     expect(h.coordinator.call('out:call-138006')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: '138006' } });
@@ -262,7 +261,7 @@ describe('CallCoordinator: outgoing calls', () => {
       return initiated('wacid.out-3');
     });
     const localId = 'out:call-hungup';
-    const sending = h.coordinator.startCall('+447400123456', OFFER, localId);
+    const sending = h.coordinator.startCall('+447400123456', DIAL_OFFER_SDP, localId);
     expect((await h.coordinator.hangUp(localId)).ok).toBe(true);
     expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'cancelled' } });
     const sent = await sending;
@@ -275,7 +274,7 @@ describe('CallCoordinator: outgoing calls', () => {
     expect(h.gateway.requests[1]!.body).toMatchObject({ call_id: 'wacid.out-3' });
     expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
     // Late events for that call id change nothing.
-    h.relay({ type: 'call.answered', callId: 'wacid.out-3', sdp: ANSWER, timestamp: h.clock.t });
+    h.relay({ type: 'call.answered', callId: 'wacid.out-3', sdp: ANSWER_SDP, timestamp: h.clock.t });
     expect(h.coordinator.call(localId)?.phase).toBe('ended');
   });
 
@@ -287,30 +286,30 @@ describe('CallCoordinator: outgoing calls', () => {
       return initiated('wacid.out-4');
     });
     whileInitiating.run = () => h.relay({ type: 'call.status', callId: 'wacid.out-4', status: 'RINGING', timestamp: h.clock.t });
-    const started = await h.coordinator.startCall('+447400123456', OFFER);
+    const started = await h.coordinator.startCall('+447400123456', DIAL_OFFER_SDP);
     if (!started.ok) throw new Error(started.error.message);
     expect(h.coordinator.call(started.value.localId)?.phase).toBe('remote_ringing');
   });
 
   it('refuses a second call while one is in progress, and a bad number', async () => {
     const h = await harness();
-    const first = await h.coordinator.startCall('+447400123456', OFFER);
+    const first = await h.coordinator.startCall('+447400123456', DIAL_OFFER_SDP);
     expect(first.ok).toBe(true);
-    const second = await h.coordinator.startCall('+447400123457', OFFER);
+    const second = await h.coordinator.startCall('+447400123457', DIAL_OFFER_SDP);
     expect(second.ok).toBe(false);
     if (!second.ok) expect(second.error).toMatchObject({ code: 'invalid_state', message: expect.stringContaining('Another call is in progress') });
-    const bad = await h.coordinator.startCall('12ab', OFFER);
+    const bad = await h.coordinator.startCall('12ab', DIAL_OFFER_SDP);
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.error).toMatchObject({ code: 'invalid_phone_number', field: 'to' });
     incoming(h, 'wacid.in-busy');
-    const answer = await h.coordinator.answerCall('in:wacid.in-busy', ANSWER);
+    const answer = await h.coordinator.answerCall('in:wacid.in-busy', ANSWER_SDP);
     expect(answer.ok).toBe(false);
     if (!answer.ok) expect(answer.error.code).toBe('invalid_state');
   });
 
   it('reports unknown calls as not_found', async () => {
     const h = await harness();
-    for (const result of [await h.coordinator.hangUp('nope'), await h.coordinator.declineCall('nope'), await h.coordinator.answerCall('nope', ANSWER)]) {
+    for (const result of [await h.coordinator.hangUp('nope'), await h.coordinator.declineCall('nope'), await h.coordinator.answerCall('nope', ANSWER_SDP)]) {
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.error.code).toBe('not_found');
     }
@@ -323,7 +322,7 @@ const UNLISTED = '442059460958';
 describe('CallCoordinator: numbers the metadata does not list', () => {
   it('refuses one without the agent\'s "anyway", naming the number and that it can be called anyway; nothing is placed', async () => {
     const h = await harness(() => initiated('wacid.unlisted'));
-    const refused = await h.coordinator.startCall('020 5946 0958', OFFER, 'out:unlisted-1');
+    const refused = await h.coordinator.startCall('020 5946 0958', DIAL_OFFER_SDP, 'out:unlisted-1');
     expect(refused).toEqual({
       ok: false,
       error: {
@@ -338,20 +337,20 @@ describe('CallCoordinator: numbers the metadata does not list', () => {
     expect(h.coordinator.call('out:unlisted-1')).toBeUndefined();
     expect(h.gateway.requests).toEqual([]);
     // "anyway" false is no consent either.
-    expect((await h.coordinator.startCall('+44 20 5946 0958', OFFER, 'out:unlisted-2', { anyway: false })).ok).toBe(false);
+    expect((await h.coordinator.startCall('+44 20 5946 0958', DIAL_OFFER_SDP, 'out:unlisted-2', { anyway: false })).ok).toBe(false);
     expect(h.gateway.requests).toEqual([]);
   });
 
   it('places it with "anyway": the gateway judges it', async () => {
     const h = await harness(() => initiated('wacid.unlisted'));
-    const placed = await h.coordinator.startCall('+44 20 5946 0958', OFFER, 'out:unlisted-3', { anyway: true });
+    const placed = await h.coordinator.startCall('+44 20 5946 0958', DIAL_OFFER_SDP, 'out:unlisted-3', { anyway: true });
     expect(placed).toEqual({ ok: true, value: { localId: 'out:unlisted-3', to: UNLISTED, callId: 'wacid.unlisted' } });
-    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: UNLISTED, action: 'connect', session: { sdp_type: 'offer', sdp: OFFER } });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: UNLISTED, action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP } });
   });
 
   it('shows the gateway\'s refusal (138001) of a number called anyway as a failed call', async () => {
     const h = await harness(() => graphError(400, 138001, '(#138001) Receiver is incapable of receiving this call'));
-    const refused = await h.coordinator.startCall('+44 20 5946 0958', OFFER, 'out:unlisted-4', { anyway: true });
+    const refused = await h.coordinator.startCall('+44 20 5946 0958', DIAL_OFFER_SDP, 'out:unlisted-4', { anyway: true });
     expect(refused).toMatchObject({ ok: false, error: { code: 'gateway_error', gatewayCode: 138001, message: 'This customer cannot be called' } });
     expect(h.history.entries()[0]).toMatchObject({ direction: 'outgoing', number: UNLISTED, outcome: 'failed', failureCode: '138001' });
     expect(h.gateway.actions()).toEqual(['initiate']);
@@ -361,31 +360,31 @@ describe('CallCoordinator: numbers the metadata does not list', () => {
     const h = await harness(() => initiated('wacid.callback'));
     h.history.record({ localId: 'in:wacid.earlier', callId: 'wacid.earlier', direction: 'incoming', number: UNLISTED, outcome: 'missed', startedAt: h.clock.t - 60_000, endedAt: h.clock.t - 30_000, durationSec: 0 });
     expect(h.coordinator.calls()).toEqual([]);
-    const placed = await h.coordinator.startCall('+44 20 5946 0958', OFFER, 'out:callback-1');
+    const placed = await h.coordinator.startCall('+44 20 5946 0958', DIAL_OFFER_SDP, 'out:callback-1');
     expect(placed).toMatchObject({ ok: true, value: { to: UNLISTED, callId: 'wacid.callback' } });
     expect(h.gateway.actions()).toEqual(['initiate']);
   });
 
   it('calls back a number a customer is calling from right now, before any history has it', async () => {
     const h = await harness(() => initiated('wacid.callback-live'));
-    h.relay({ type: 'call.incoming', callId: 'wacid.in-unlisted', from: UNLISTED, sdp: OFFER, timestamp: h.clock.t });
+    h.relay({ type: 'call.incoming', callId: 'wacid.in-unlisted', from: UNLISTED, sdp: OFFER_SDP, timestamp: h.clock.t });
     expect(h.coordinator.call('in:wacid.in-unlisted')?.phase).toBe('ringing');
     expect(h.history.entries()).toEqual([]);
-    const placed = await h.coordinator.startCall('020 5946 0958', OFFER, 'out:callback-2');
+    const placed = await h.coordinator.startCall('020 5946 0958', DIAL_OFFER_SDP, 'out:callback-2');
     expect(placed).toMatchObject({ ok: true, value: { to: UNLISTED, callId: 'wacid.callback-live' } });
   });
 
   it('does not count a number the agent only called out to', async () => {
     const h = await harness(() => initiated('wacid.x'));
     h.history.record({ localId: 'out:earlier', direction: 'outgoing', number: UNLISTED, outcome: 'no_answer', startedAt: h.clock.t - 60_000, endedAt: h.clock.t - 30_000, durationSec: 0 });
-    const refused = await h.coordinator.startCall('+44 20 5946 0958', OFFER);
+    const refused = await h.coordinator.startCall('+44 20 5946 0958', DIAL_OFFER_SDP);
     expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_phone_number', field: 'to', message: expect.stringContaining('not listed as a valid number') } });
     expect(h.gateway.requests).toEqual([]);
   });
 
   it('still refuses a number of the wrong length, "anyway" or not', async () => {
     const h = await harness();
-    const refused = await h.coordinator.startCall('+44 20 5946', OFFER, undefined, { anyway: true });
+    const refused = await h.coordinator.startCall('+44 20 5946', DIAL_OFFER_SDP, undefined, { anyway: true });
     expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_phone_number', field: 'to', message: 'Phone number: too short' } });
     expect(h.gateway.requests).toEqual([]);
   });
@@ -430,7 +429,7 @@ describe('CallCoordinator: crash and shutdown safety', () => {
 
   it('lists a live call so that a run after a crash ends it', async () => {
     const h = await harness(() => initiated('wacid.out-crash'));
-    const started = await h.coordinator.startCall('+447400123456', OFFER);
+    const started = await h.coordinator.startCall('+447400123456', DIAL_OFFER_SDP);
     if (!started.ok) throw new Error(started.error.message);
     await h.coordinator.whenIdle();
     // The app dies here: no shutdown. The next run with the same data directory ends the call.
@@ -445,7 +444,7 @@ describe('CallCoordinator: crash and shutdown safety', () => {
   it('shutdown ends every live call on the gateway and marks it ended', async () => {
     const h = await harness();
     incoming(h, 'wacid.active');
-    await h.coordinator.answerCall('in:wacid.active', ANSWER);
+    await h.coordinator.answerCall('in:wacid.active', ANSWER_SDP);
     await h.coordinator.reportMedia({ localId: 'in:wacid.active', state: 'connected' });
     incoming(h, 'wacid.ringing');
     await h.coordinator.shutdown();
@@ -458,7 +457,7 @@ describe('CallCoordinator: crash and shutdown safety', () => {
     expect(h.coordinator.calls().every((c) => c.phase === 'ended')).toBe(true);
     expect(await h.liveFile()).toEqual({ version: 1, calls: [] });
     expect(h.history.entries().map((e) => e.localId).sort()).toEqual(['in:wacid.active', 'in:wacid.ringing']);
-    const after = await h.coordinator.startCall('+447400123456', OFFER);
+    const after = await h.coordinator.startCall('+447400123456', DIAL_OFFER_SDP);
     expect(after.ok).toBe(false);
   });
 
@@ -469,8 +468,8 @@ describe('CallCoordinator: crash and shutdown safety', () => {
     cleanups.push(() => slow.close());
     const coordinator = new CallCoordinator({ gateway: slow, claims: new LocalClaims(), gatewayUrl: h.gateway.baseUrl, dataDir: h.dataDir, history: h.history, now: h.clock.now, timers: h.clock });
     await coordinator.start();
-    coordinator.applyRelayEvent({ id: 'x', receivedAt: h.clock.t, event: { type: 'call.incoming', callId: 'wacid.stuck', from: CUSTOMER, sdp: OFFER, timestamp: h.clock.t } });
-    await coordinator.answerCall('in:wacid.stuck', ANSWER);
+    coordinator.applyRelayEvent({ id: 'x', receivedAt: h.clock.t, event: { type: 'call.incoming', callId: 'wacid.stuck', from: CUSTOMER, sdp: OFFER_SDP, timestamp: h.clock.t } });
+    await coordinator.answerCall('in:wacid.stuck', ANSWER_SDP);
     await coordinator.shutdown();
     expect(await h.liveFile()).toEqual({ version: 1, calls: [{ callId: 'wacid.stuck', action: 'terminate', gatewayUrl: h.gateway.baseUrl }] });
   });

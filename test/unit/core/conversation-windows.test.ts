@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CONVERSATION_WINDOW_MS, ConversationWindows, type ConversationWindowChange } from '../../../electron/core/conversation-windows';
 import { configureLogging } from '../../../shared/log';
+import { FakeClock } from '../../support/fake-clock';
 
 configureLogging({ sink: () => undefined });
 
@@ -58,15 +59,15 @@ describe('the window', () => {
   });
 
   it('a 131047 answer closes it until the customer writes again', async () => {
-    let now = T0 + HOUR;
-    const windows = await open(() => now);
+    const clock = new FakeClock(T0 + HOUR);
+    const windows = await open(clock.now);
     windows.recordInbound(ADA, T0);
     windows.recordClosed(ADA, T0 + HOUR);
     expect(windows.stateOf(ADA)).toEqual({ open: false, lastInboundAt: T0, closedAt: T0 + HOUR });
     // A late webhook for a message from before the refusal does not reopen it.
     windows.recordInbound(ADA, T0 + HOUR - 1);
     expect(windows.stateOf(ADA).open).toBe(false);
-    now = T0 + 2 * HOUR;
+    clock.advance(HOUR);
     windows.recordInbound(ADA, T0 + 2 * HOUR);
     expect(windows.stateOf(ADA)).toEqual({ open: true, closesAt: T0 + 26 * HOUR, lastInboundAt: T0 + 2 * HOUR });
   });

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MessageTimeline, PENDING_TTL_MS, type StatusRecord } from '../../../electron/core/message-timeline';
 import type { DeliveryStatus } from '../../../shared/conversation';
 import { configureLogging } from '../../../shared/log';
+import { FakeClock } from '../../support/fake-clock';
 
 configureLogging({ sink: () => undefined });
 
@@ -91,14 +92,14 @@ describe('delivery statuses', () => {
   });
 
   it('forgets waiting statuses after PENDING_TTL_MS (they belong to messages this app never sent)', async () => {
-    let now = T0;
-    const t = await open({ now: () => now });
+    const clock = new FakeClock(T0);
+    const t = await open({ now: clock.now });
     t.applyStatus(status('wamid.colleague', 'read'));
-    now += PENDING_TTL_MS + 1;
+    clock.advance(PENDING_TTL_MS + 1);
     t.applyStatus(status('wamid.other', 'sent'));
-    t.recordOutbound(outbound('wamid.colleague', now));
+    t.recordOutbound(outbound('wamid.colleague', clock.now()));
     expect(statusOf(t, 'wamid.colleague')).toBe('accepted');
-    t.recordOutbound(outbound('wamid.other', now));
+    t.recordOutbound(outbound('wamid.other', clock.now()));
     expect(statusOf(t, 'wamid.other')).toBe('sent');
   });
 

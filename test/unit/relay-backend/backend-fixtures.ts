@@ -2,13 +2,12 @@
 import type { RelayEvent } from '../../../shared/events';
 import type { LogFields, Logger, LogLevel } from '../../../shared/log';
 import type { AppendInput, Audience, RelayBackend, StoredEvent } from '../../../relay/backend/types';
+import { ANSWER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 
 export { FakeClock } from '../../support/fake-clock';
 
-const SDP = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n';
-
-export const incoming = (callId: string, timestamp: number): RelayEvent => ({ type: 'call.incoming', callId, from: '15551234567', sdp: SDP, timestamp });
-export const answered = (callId: string, timestamp: number): RelayEvent => ({ type: 'call.answered', callId, sdp: SDP, timestamp });
+export const incoming = (callId: string, timestamp: number): RelayEvent => ({ type: 'call.incoming', callId, from: '15551234567', sdp: OFFER_SDP, timestamp });
+export const answered = (callId: string, timestamp: number): RelayEvent => ({ type: 'call.answered', callId, sdp: ANSWER_SDP, timestamp });
 export const callStatus = (callId: string, status: 'RINGING' | 'ACCEPTED' | 'REJECTED', timestamp: number): RelayEvent => ({
   type: 'call.status',
   callId,

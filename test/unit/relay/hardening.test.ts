@@ -10,6 +10,7 @@ import type { LogFields, Logger } from '../../../shared/log';
 import { configureLogging } from '../../../shared/log';
 import { addressKey, AuthFailureLimiter } from '../../../relay/auth-failure-limiter';
 import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
+import { FakeClock } from '../../support/fake-clock';
 import { hasMessage, team } from './agent-fixtures';
 import { openSse, type TestSseStream } from './sse-test-client';
 import { APP_SECRET, inboundText, postWebhook } from './webhook-fixtures';
@@ -243,16 +244,16 @@ describe('relay hardening: failed authentication is limited per client address',
   });
 
   it('keeps the table of addresses bounded under a storm from many addresses', () => {
-    let now = 0;
+    const clock = new FakeClock(0);
     // One failure limits an address here, so that "remembered" and "limited" are the same.
-    const limiter = new AuthFailureLimiter({ maxFailures: 1, windowMs: 60_000, maxAddresses: 1_000 }, () => now);
+    const limiter = new AuthFailureLimiter({ maxFailures: 1, windowMs: 60_000, maxAddresses: 1_000 }, clock.now);
     const address = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
     let largest = 0;
     let limitedEach = true;
     for (let i = 0; i < 100_000; i += 1) {
       limitedEach &&= limiter.fail(address(i)).limited;
       largest = Math.max(largest, limiter.size);
-      now += 1;
+      clock.advance(1);
     }
     expect(limitedEach).toBe(true);
     expect(largest).toBe(1_000);
@@ -262,7 +263,7 @@ describe('relay hardening: failed authentication is limited per client address',
     expect(limiter.check(address(99_999))).toEqual({ limited: true, retryAfterSec: 60 });
     expect(limiter.check(address(98_999))).toEqual({ limited: false });
     // Once the window has passed, the next failure forgets every expired address.
-    now += 60_001;
+    clock.advance(60_001);
     limiter.fail('192.0.2.1');
     expect(limiter.size).toBe(1);
   });

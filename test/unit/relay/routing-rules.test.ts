@@ -21,6 +21,7 @@ import {
 } from '../../../relay/routing';
 import type { RelayEvent } from '../../../shared/events';
 import { OFFER_SDP } from '../../fixtures/sdp';
+import { FakeClock } from '../../support/fake-clock';
 
 const incoming = (audience: Audience): StoredEvent => ({
   cursor: 'c-1',
@@ -97,15 +98,15 @@ describe('routing rules', () => {
   });
 
   it('remembers ringing audiences and claim owners of recent calls', () => {
-    const clock = { now: 1_000 };
-    const known = new KnownCalls(() => clock.now, 60_000, 2);
+    const clock = new FakeClock(1_000);
+    const known = new KnownCalls(clock.now, 60_000, 2);
     const audience: Audience = { kind: 'ringing', preferredAgentId: 'alice', releaseAt: 5 };
     known.observe({ ...incoming(audience), event: { type: 'call.incoming', callId: 'a', sdp: OFFER_SDP, timestamp: 1 } });
     known.observe({ cursor: 'c-3', receivedAt: 3, audience: { kind: 'everyone' }, event: { type: 'call.claimed', callId: 'b', agentId: 'bob', timestamp: 3 } });
     expect(known.ringingAudienceOf('a')).toEqual(audience);
     expect(known.ownerOf('b')).toBe('bob');
     expect(known.ownerOf('a')).toBeUndefined();
-    clock.now += 60_001;
+    clock.advance(60_001);
     expect(known.ringingAudienceOf('a')).toBeUndefined();
     expect(known.ownerOf('b')).toBeUndefined();
   });

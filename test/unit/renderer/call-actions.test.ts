@@ -11,11 +11,9 @@ import { mediaFailure, type MediaOutcome, type MediaText } from '../../../render
 import { callQualityStore, resetCallQualityStore } from '../../../renderer/store/call-quality';
 import type { CallState } from '../../../shared/call-state';
 import { err, ok } from '../../../shared/result';
+import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import { fakeApi, type Answers } from './fake-api';
 import { accountSettings, connecting, ended, ringing } from './fixtures';
-
-const ANSWER_SDP = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\n';
-const OFFER_SDP = 'v=0\r\no=- 5 6 IN IP4 127.0.0.1\r\n';
 
 const prepared = (sdp: string): MediaOutcome<{ sdp: string }> => ({ ok: true, value: { sdp } });
 
@@ -34,7 +32,7 @@ function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offe
     },
     prepareOutgoing: async (localId) => {
       log.push(`prepareOutgoing ${localId}`);
-      return options.offer ?? prepared(OFFER_SDP);
+      return options.offer ?? prepared(DIAL_OFFER_SDP);
     },
     onFact: (listener) => {
       facts.add(listener);
@@ -272,7 +270,7 @@ describe('CallActions', () => {
     const sent = t.calls[0]!;
     expect(sent.name).toBe('startCall');
     const params = sent.params as { localId: string; to: string; sdp: string };
-    expect(params).toEqual({ localId: expect.stringMatching(/^out:[0-9a-f-]{36}$/), to: '+44 7400 123456', sdp: OFFER_SDP });
+    expect(params).toEqual({ localId: expect.stringMatching(/^out:[0-9a-f-]{36}$/), to: '+44 7400 123456', sdp: DIAL_OFFER_SDP });
     expect(t.log).toEqual([`prepareOutgoing ${params.localId}`]);
     expect(state().dialError).toBeNull();
     expect(state().dialBusy).toBe(false);
@@ -403,7 +401,7 @@ describe('CallActions: numbers the metadata does not list', () => {
     await t.actions.dial({ anyway: true });
     expect(t.calls).toHaveLength(1);
     const params = t.calls[0]!.params as { localId: string };
-    expect(t.calls[0]).toEqual({ name: 'startCall', params: { localId: expect.stringMatching(/^out:/), to: UNLISTED_TYPED, sdp: OFFER_SDP, anyway: true } });
+    expect(t.calls[0]).toEqual({ name: 'startCall', params: { localId: expect.stringMatching(/^out:/), to: UNLISTED_TYPED, sdp: DIAL_OFFER_SDP, anyway: true } });
     expect(t.log).toEqual([`prepareOutgoing ${params.localId}`]);
     expect(state().dialWarning).toBeNull();
     expect(state().dialError).toBeNull();
@@ -437,7 +435,7 @@ describe('CallActions: numbers the metadata does not list', () => {
     t.actions.setDialInput('+44 20 5946 0958');
     await t.actions.dial();
     expect(state().dialWarning).toBeNull();
-    expect(t.calls).toEqual([{ name: 'startCall', params: { localId: expect.stringMatching(/^out:/), to: '+44 20 5946 0958', sdp: OFFER_SDP } }]);
+    expect(t.calls).toEqual([{ name: 'startCall', params: { localId: expect.stringMatching(/^out:/), to: '+44 20 5946 0958', sdp: DIAL_OFFER_SDP } }]);
   });
 
   it('a number a customer is calling from right now is called back at once', async () => {

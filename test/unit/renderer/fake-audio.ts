@@ -2,7 +2,13 @@
 // only once the page has had a gesture (`policy.activated`); until then its promise stays pending, as
 // Chromium's does. Node has no WebAudio, and the headless Chromium of the end-to-end tests does not
 // enforce the autoplay policy, so the held-back paths are driven here.
+//
+// One context, the two parts of WebAudio the window uses: the ringtone's oscillators and gains on an
+// output device (renderer/sound/ringtone.ts), and the hold music's decoded or rendered buffer looping
+// into a MediaStream for the held call's sender (renderer/webrtc/hold-music.ts).
 import type { RingtoneAudioContext, RingtoneGainNode, RingtoneOscillator } from '../../../renderer/sound/ringtone';
+import type { HoldMusicAudioContext, HoldMusicBuffer, HoldMusicSourceNode } from '../../../renderer/webrtc/hold-music';
+import { FakeStream, FakeTrack } from './fake-call-media';
 
 export interface AudioPolicy {
   /** The page has had a user gesture: contexts may run. */
@@ -58,19 +64,57 @@ export class FakeOscillator implements RingtoneOscillator {
   disconnect(): void {}
 }
 
-export class FakeAudioContext implements RingtoneAudioContext {
+/** Decoded (or rendered) samples; what was copied in is kept per channel. */
+export class FakeAudioBuffer implements HoldMusicBuffer {
+  readonly channels: Float32Array[] = [];
+  constructor(
+    readonly length: number,
+    readonly sampleRate: number,
+  ) {}
+  copyToChannel(source: Float32Array<ArrayBuffer>, channel: number): void {
+    this.channels[channel] = Float32Array.from(source);
+  }
+}
+
+export class FakeBufferSource implements HoldMusicSourceNode {
+  buffer: HoldMusicBuffer | null = null;
+  loop = false;
+  connectedTo: unknown = null;
+  started = false;
+  stopped = false;
+  connect(destination: unknown): void {
+    this.connectedTo = destination;
+  }
+  start(): void {
+    this.started = true;
+  }
+  stop(): void {
+    this.stopped = true;
+  }
+  disconnect(): void {
+    this.connectedTo = null;
+  }
+}
+
+export class FakeAudioContext implements RingtoneAudioContext, HoldMusicAudioContext {
   state: AudioContextState = 'suspended';
   currentTime = 0;
+  readonly sampleRate = 48_000;
   readonly destination = {};
   onstatechange: ((event: Event) => void) | null = null;
   readonly oscillators: FakeOscillator[] = [];
+  readonly sources: FakeBufferSource[] = [];
+  /** Each MediaStream destination made, with its one track. */
+  readonly destinations: { stream: MediaStream; track: FakeTrack }[] = [];
   readonly sinkCalls: string[] = [];
   suspendCalls = 0;
+  /** decodeAudioData() calls. */
+  decodes = 0;
   private held: Array<() => void> = [];
 
   constructor(
-    public sinkId: string,
-    private readonly policy: AudioPolicy,
+    public sinkId = '',
+    private readonly policy: AudioPolicy = { activated: true, failResume: false },
   ) {}
 
   resume(): Promise<void> {
@@ -96,6 +140,32 @@ export class FakeAudioContext implements RingtoneAudioContext {
     const osc = new FakeOscillator();
     this.oscillators.push(osc);
     return osc;
+  }
+
+  /** A 16-bit mono WAV (its rate at byte 24, its data's size at byte 40); anything not RIFF is refused, as Chromium's decoder refuses it. */
+  async decodeAudioData(data: ArrayBuffer): Promise<FakeAudioBuffer> {
+    this.decodes += 1;
+    const bytes = new Uint8Array(data);
+    if (String.fromCharCode(...bytes.subarray(0, 4)) !== 'RIFF') throw new Error('EncodingError: unable to decode audio data');
+    const view = new DataView(data);
+    return new FakeAudioBuffer(view.getUint32(40, true) / 2, view.getUint32(24, true));
+  }
+
+  createBuffer(_channels: number, length: number, sampleRate: number): FakeAudioBuffer {
+    return new FakeAudioBuffer(length, sampleRate);
+  }
+
+  createBufferSource(): FakeBufferSource {
+    const source = new FakeBufferSource();
+    this.sources.push(source);
+    return source;
+  }
+
+  createMediaStreamDestination(): { stream: MediaStream } {
+    const track = new FakeTrack(`music-${this.destinations.length + 1}`);
+    const destination = { stream: new FakeStream([track]) as unknown as MediaStream, track };
+    this.destinations.push(destination);
+    return destination;
   }
 
   setSinkId(sinkId: string): Promise<void> {

@@ -6,7 +6,7 @@ import type { CallState } from '../../../shared/call-state';
 import type { HoldMusicPlayer, HoldMusicSource } from '../../../renderer/webrtc/hold-music';
 import { MediaEngine, type MediaEngineOptions } from '../../../renderer/webrtc/media-engine';
 import { mediaText } from '../../../renderer/webrtc/media-text';
-import { chromiumAnswer, chromiumOffer, customerOffer } from '../sdp/samples';
+import { chromiumAnswer, chromiumOffer, customerOffer } from '../../fixtures/sdp';
 import { active, ringing, T0 } from './fixtures';
 
 export class FakeTrack extends EventTarget {
@@ -109,8 +109,21 @@ export class FakePeerConnection extends EventTarget {
     // Gathering is over at once: no STUN or TURN server, the host candidates are in the SDP.
     setTimeout(() => {
       this.iceGatheringState = 'complete';
-      this.dispatchEvent(Object.assign(new Event('icecandidate'), { candidate: null }));
+      this.gathered(null);
     }, 0);
+  }
+  /**
+   * One of our own candidates gathered, with the protocol Chromium's RTCIceCandidate reads from its
+   * line; null is the end-of-candidates.
+   */
+  gathered(line: string | null): void {
+    const candidate = line === null ? null : { candidate: line, protocol: /\b(udp|tcp)\b/i.exec(line)?.[1]?.toLowerCase() };
+    this.dispatchEvent(Object.assign(new Event('icecandidate'), { candidate }));
+  }
+  /** Gathering is over, said by the state alone (no end-of-candidates). */
+  gatheringComplete(): void {
+    this.iceGatheringState = 'complete';
+    this.dispatchEvent(new Event('icegatheringstatechange'));
   }
   async addIceCandidate(candidate: RTCIceCandidateInit): Promise<void> {
     this.candidates.push(candidate);

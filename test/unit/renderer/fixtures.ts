@@ -3,6 +3,7 @@ import type { AppSnapshot } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
 import type { PublicNetworkSettings } from '../../../shared/ice-servers';
 import type { PublicSettings } from '../../../shared/settings';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 
 export const T0 = 1_760_000_000_000;
 
@@ -12,7 +13,7 @@ export const ringing = (id = 'wacid.1', at = T0): Extract<CallState, { phase: 'r
   localId: `in:${id}`,
   callId: id,
   peer: { number: '447700900123', name: 'Amelia Hart' },
-  offerSdp: 'v=0\r\n',
+  offerSdp: OFFER_SDP,
   createdAt: at,
   ringsUntil: at + 60_000,
 });
@@ -87,8 +88,8 @@ export const snapshot = (calls: CallState[] = [], extra: Partial<AppSnapshot> = 
 export const idleMediaControls = (overrides: Partial<MediaControls> = {}): MediaControls => ({
   onCall: () => undefined,
   reconcile: () => undefined,
-  answerFor: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
-  prepareOutgoing: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
+  answerFor: async () => ({ ok: true, value: { sdp: ANSWER_SDP } }),
+  prepareOutgoing: async () => ({ ok: true, value: { sdp: DIAL_OFFER_SDP } }),
   onFact: () => () => undefined,
   onCondition: () => () => undefined,
   onCallQuality: () => () => undefined,

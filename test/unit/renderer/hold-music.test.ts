@@ -1,16 +1,17 @@
 // Hold in the window: the hold music (renderer/webrtc/hold-music.ts) and the media engine following
 // a call's `heldSince`. Node has no WebRTC and no WebAudio, so the peer connection, the tracks, the
-// remote <audio> (fake-call-media.ts) and the AudioContext are small fakes that record what the
-// engine asks of them; what is checked is the contract the gateway imposes: one sender, no
-// renegotiation, the microphone never sent while held, and RTP going on (a track on the sender at
-// all times).
+// remote <audio> (fake-call-media.ts) and the AudioContext (fake-audio.ts) are small fakes that
+// record what the engine asks of them; what is checked is the contract the gateway imposes: one
+// sender, no renegotiation, the microphone never sent while held, and RTP going on (a track on the
+// sender at all times).
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HOLD_MUSIC_SAMPLE_RATE, renderHoldMusic } from '../../../shared/hold-music-render';
 import { HOLD_MUSIC_PATH } from '../../../scripts/make-hold-music';
-import { HoldMusic, type HoldMusicAudioContext, type HoldMusicBuffer, type HoldMusicSourceNode } from '../../../renderer/webrtc/hold-music';
+import { HoldMusic } from '../../../renderer/webrtc/hold-music';
 import { ended } from './fixtures';
-import { FakeHoldMusic, FakeStream, FakeTrack, LOCAL, ID, activeCall, closeEngines, heldCall, media, mediaEngine as setUp, settle, waitFor } from './fake-call-media';
+import { FakeAudioContext, type FakeAudioBuffer } from './fake-audio';
+import { FakeHoldMusic, LOCAL, ID, activeCall, closeEngines, heldCall, media, mediaEngine as setUp, settle, waitFor } from './fake-call-media';
 
 afterEach(() => closeEngines());
 
@@ -240,81 +241,7 @@ describe('MediaEngine: hold and resume follow the call’s heldSince', () => {
   });
 });
 
-// ---- the hold music itself, on a fake AudioContext ----
-
-class FakeBuffer implements HoldMusicBuffer {
-  readonly channels: Float32Array[] = [];
-  constructor(
-    readonly length: number,
-    readonly sampleRate: number,
-  ) {}
-  copyToChannel(source: Float32Array<ArrayBuffer>, channel: number): void {
-    this.channels[channel] = Float32Array.from(source);
-  }
-}
-
-class FakeSource implements HoldMusicSourceNode {
-  buffer: HoldMusicBuffer | null = null;
-  loop = false;
-  connectedTo: unknown = null;
-  started = false;
-  stopped = false;
-  connect(destination: unknown): void {
-    this.connectedTo = destination;
-  }
-  start(): void {
-    this.started = true;
-  }
-  stop(): void {
-    this.stopped = true;
-  }
-  disconnect(): void {
-    this.connectedTo = null;
-  }
-}
-
-class FakeMusicContext implements HoldMusicAudioContext {
-  state: AudioContextState = 'suspended';
-  readonly sampleRate = 48_000;
-  readonly sources: FakeSource[] = [];
-  readonly destinations: { stream: MediaStream; track: FakeTrack }[] = [];
-  decodes = 0;
-  /** The page has had no gesture: resume() stays pending until activate(). */
-  held = false;
-  private waiting: (() => void)[] = [];
-  async resume(): Promise<void> {
-    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.state = 'running';
-  }
-  async suspend(): Promise<void> {
-    this.state = 'suspended';
-  }
-  activate(): void {
-    this.held = false;
-    for (const resolve of this.waiting.splice(0)) resolve();
-  }
-  async decodeAudioData(data: ArrayBuffer): Promise<HoldMusicBuffer> {
-    this.decodes += 1;
-    const bytes = new Uint8Array(data);
-    if (String.fromCharCode(...bytes.subarray(0, 4)) !== 'RIFF') throw new Error('EncodingError: unable to decode audio data');
-    const view = new DataView(data);
-    return new FakeBuffer(view.getUint32(40, true) / 2, view.getUint32(24, true));
-  }
-  createBuffer(_channels: number, length: number, sampleRate: number): FakeBuffer {
-    return new FakeBuffer(length, sampleRate);
-  }
-  createBufferSource(): FakeSource {
-    const source = new FakeSource();
-    this.sources.push(source);
-    return source;
-  }
-  createMediaStreamDestination(): { stream: MediaStream } {
-    const track = new FakeTrack(`music-${this.destinations.length + 1}`);
-    const destination = { stream: new FakeStream([track]) as unknown as MediaStream, track };
-    this.destinations.push(destination);
-    return destination;
-  }
-}
+// ---- the hold music itself, on a fake AudioContext (fake-audio.ts) ----
 
 const assetBytes = (): ArrayBuffer => {
   const file = readFileSync(HOLD_MUSIC_PATH);
@@ -323,7 +250,7 @@ const assetBytes = (): ArrayBuffer => {
 
 describe('HoldMusic', () => {
   it('decodes the bundled file once; each held call gets its own looping source and its own track', async () => {
-    const ctx = new FakeMusicContext();
+    const ctx = new FakeAudioContext();
     let loads = 0;
     const music = new HoldMusic({ createContext: () => ctx, loadFile: async () => (loads++, assetBytes()) });
     const first = music.play();
@@ -347,7 +274,7 @@ describe('HoldMusic', () => {
   });
 
   it('one call’s stop ends only its music; the last one rests the context, the next hold wakes it', async () => {
-    const ctx = new FakeMusicContext();
+    const ctx = new FakeAudioContext();
     const music = new HoldMusic({ createContext: () => ctx, loadFile: async () => assetBytes() });
     const first = music.play();
     const second = music.play();
@@ -367,18 +294,18 @@ describe('HoldMusic', () => {
   });
 
   it('a file that cannot be decoded: the same music is rendered in the window at the context’s rate', async () => {
-    const ctx = new FakeMusicContext();
+    const ctx = new FakeAudioContext();
     const music = new HoldMusic({ createContext: () => ctx, loadFile: async () => new TextEncoder().encode('<!doctype html>').buffer });
     const player = music.play();
     await expect(player.ready).resolves.toBe(true);
     expect(music.origin()).toBe('rendered');
-    const buffer = ctx.sources[0]!.buffer as FakeBuffer;
+    const buffer = ctx.sources[0]!.buffer as FakeAudioBuffer;
     expect(buffer.sampleRate).toBe(48_000);
     expect(Buffer.from(buffer.channels[0]!.buffer).equals(Buffer.from(renderHoldMusic(48_000).buffer))).toBe(true);
   });
 
   it('a file that cannot be fetched is rendered too', async () => {
-    const ctx = new FakeMusicContext();
+    const ctx = new FakeAudioContext();
     const music = new HoldMusic({
       createContext: () => ctx,
       loadFile: async () => {
@@ -390,7 +317,7 @@ describe('HoldMusic', () => {
   });
 
   it('a stop before the music is ready starts nothing', async () => {
-    const ctx = new FakeMusicContext();
+    const ctx = new FakeAudioContext();
     const music = new HoldMusic({ createContext: () => ctx, loadFile: async () => assetBytes() });
     const player = music.play();
     player.stop();
@@ -400,8 +327,7 @@ describe('HoldMusic', () => {
   });
 
   it('a context the autoplay policy holds back: not ready (the track would carry nothing) until it runs', async () => {
-    const ctx = new FakeMusicContext();
-    ctx.held = true;
+    const ctx = new FakeAudioContext('', { activated: false, failResume: false });
     const music = new HoldMusic({ createContext: () => ctx, loadFile: async () => assetBytes() });
     const player = music.play();
     let ready: boolean | undefined;
@@ -409,15 +335,15 @@ describe('HoldMusic', () => {
     await settle();
     expect(ready).toBeUndefined();
     expect(ctx.sources).toHaveLength(0);
-    ctx.activate();
+    // The page had its gesture: the browser runs the context, and the resume asked for completes.
+    ctx.setState('running');
     await settle();
     expect(ready).toBe(true);
     expect(ctx.sources[0]!.started).toBe(true);
   });
 
   it('a context that refuses to run: never ready', async () => {
-    const ctx = new FakeMusicContext();
-    ctx.resume = () => Promise.reject(new Error('no audio'));
+    const ctx = new FakeAudioContext('', { activated: true, failResume: true });
     const music = new HoldMusic({ createContext: () => ctx, loadFile: async () => assetBytes() });
     await expect(music.play().ready).resolves.toBe(false);
   });

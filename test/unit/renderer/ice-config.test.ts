@@ -8,6 +8,7 @@ import type { SoftphoneApi } from '../../../shared/api';
 import type { IceConfig } from '../../../shared/ice-servers';
 import { configureLogging } from '../../../shared/log';
 import { err, ok, type Result } from '../../../shared/result';
+import { FakeClock } from '../../support/fake-clock';
 
 const logLines: string[] = [];
 configureLogging({ level: 'debug', sink: (line) => logLines.push(line) });
@@ -53,27 +54,26 @@ class MainProcess implements Pick<SoftphoneApi, 'getIceConfig'> {
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-let time = T0;
-const now = () => time;
+let clock = new FakeClock(T0);
 beforeEach(() => {
-  time = T0;
+  clock = new FakeClock(T0);
   logLines.length = 0;
 });
 
 describe('IceConfigSource', () => {
   it('asks once and keeps a configuration without relay credentials until the settings change', async () => {
     const main = new MainProcess().answer(ok(STUN_ONLY));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     expect(main.asked).toBe(0);
     expect(await source.get()).toEqual({ ok: true, value: STUN_ONLY });
-    time += 24 * 3600_000;
+    clock.advance(24 * 3600_000);
     expect(await source.get()).toEqual({ ok: true, value: STUN_ONLY });
     expect(main.asked).toBe(1);
   });
 
   it('asks once for calls that start together', async () => {
     const main = new MainProcess().answer(ok(STUN_ONLY));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     const answers = await Promise.all([source.get(), source.get(), source.get()]);
     expect(answers).toEqual([ok(STUN_ONLY), ok(STUN_ONLY), ok(STUN_ONLY)]);
     expect(main.asked).toBe(1);
@@ -82,7 +82,7 @@ describe('IceConfigSource', () => {
   it('asks again, at once, when the settings change; the next call gets the new configuration', async () => {
     const relayOnly: IceConfig = { iceServers: [], iceTransportPolicy: 'relay' };
     const main = new MainProcess().answer(ok(STUN_ONLY), ok(relayOnly));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     expect(await source.get()).toEqual(ok(STUN_ONLY));
     source.invalidate();
     // Fetched ahead: the question is out before any call asks.
@@ -95,12 +95,12 @@ describe('IceConfigSource', () => {
     const first = withTurn(T0 + 600_000);
     const second = withTurn(T0 + 1_200_000);
     const main = new MainProcess().answer(ok(first), ok(second));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     expect(await source.get()).toEqual(ok(first));
-    time = T0 + 600_000 - 60_001;
+    clock.t = T0 + 600_000 - 60_001;
     expect(await source.get()).toEqual(ok(first));
     expect(main.asked).toBe(1);
-    time = T0 + 600_000 - 60_000;
+    clock.t = T0 + 600_000 - 60_000;
     expect(await source.get()).toEqual(ok(second));
     expect(main.asked).toBe(2);
     expect(await source.get()).toEqual(ok(second));
@@ -110,9 +110,9 @@ describe('IceConfigSource', () => {
   it('keeps the last good configuration when renewing it fails: "Relay only" stays relay only', async () => {
     const good = withTurn(T0 + 600_000);
     const main = new MainProcess().answer(ok(good), err('timeout', 'The host did not answer'));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     expect(await source.get()).toEqual(ok(good));
-    time = T0 + 590_000;
+    clock.t = T0 + 590_000;
     expect(await source.get()).toEqual(ok(good));
     expect(main.asked).toBe(2);
     expect(logLines.join('\n')).toContain('the network settings could not be read');
@@ -124,7 +124,7 @@ describe('IceConfigSource', () => {
 
   it('after a settings change, a failed question is an error, never the configuration the agent replaced', async () => {
     const main = new MainProcess().answer(ok(STUN_ONLY), err('gateway_unreachable', 'The host could not be reached'));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     expect(await source.get()).toEqual(ok(STUN_ONLY));
     source.invalidate();
     await settle();
@@ -139,7 +139,7 @@ describe('IceConfigSource', () => {
 
   it('says why when it has never had a configuration, and asks again next time', async () => {
     const main = new MainProcess().answer(err('gateway_unreachable', 'The host could not be reached'), ok(STUN_ONLY));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     expect(await source.get()).toEqual({
       ok: false,
       error: { code: 'gateway_unreachable', message: 'The network settings could not be read (The host could not be reached).' },
@@ -150,15 +150,15 @@ describe('IceConfigSource', () => {
 
   it('refuses an answer that is no ICE configuration, naming the field, and keeps none of it', async () => {
     const main = new MainProcess().answer(ok({ iceServers: [{ urls: 'turn:turn.example.com' }], iceTransportPolicy: 'relay' } as IceConfig));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     const answer = await source.get();
     expect(answer).toMatchObject({ ok: false, error: { code: 'invalid_input', message: expect.stringContaining('iceServers[0].credential: a TURN server needs its username and credential') as unknown } });
 
     const good = withTurn(T0 + 600_000);
     const bad = new MainProcess().answer(ok(good), ok({ ...good, iceTransportPolicy: 'none' } as unknown as IceConfig));
-    const kept = new IceConfigSource(bad, now);
+    const kept = new IceConfigSource(bad, clock.now);
     expect(await kept.get()).toEqual(ok(good));
-    time = T0 + 590_000;
+    clock.t = T0 + 590_000;
     expect(await kept.get()).toEqual(ok(good));
     expect(bad.asked).toBe(2);
   });
@@ -169,7 +169,7 @@ describe('IceConfigSource', () => {
     const main = new MainProcess();
     const releaseOld = main.held(ok(before));
     const releaseNew = main.held(ok(after));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     const early = source.get();
     source.invalidate();
     expect(main.asked).toBe(2);
@@ -185,7 +185,7 @@ describe('IceConfigSource', () => {
 
   it('never logs the credentials it carries', async () => {
     const main = new MainProcess().answer(ok(withTurn(T0 + 600_000, 'u-secret-name')), err('gateway_unreachable', 'down'));
-    const source = new IceConfigSource(main, now);
+    const source = new IceConfigSource(main, clock.now);
     await source.get();
     source.invalidate();
     await settle();

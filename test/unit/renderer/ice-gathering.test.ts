@@ -1,26 +1,15 @@
-// When the wait for our own ICE candidates ends. The peer connection is a stand-in that only fires
-// the two events the watch listens to; the real gathering is exercised by the e2e call tests.
+// When the wait for our own ICE candidates ends. The peer connection is the media tests' fake
+// (fake-call-media.ts), its two events fired by hand; the real gathering is exercised by the e2e call
+// tests.
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { watchIceGathering } from '../../../renderer/webrtc/ice-gathering';
-
-class FakePeer extends EventTarget {
-  iceGatheringState: RTCIceGatheringState = 'gathering';
-  candidate(line: string | null): void {
-    const ev = new Event('icecandidate') as Event & { candidate: { candidate: string; protocol?: string } | null };
-    ev.candidate = line === null ? null : { candidate: line, protocol: /\b(udp|tcp)\b/i.exec(line)?.[1]?.toLowerCase() };
-    this.dispatchEvent(ev);
-  }
-  complete(): void {
-    this.iceGatheringState = 'complete';
-    this.dispatchEvent(new Event('icegatheringstatechange'));
-  }
-}
+import { FakePeerConnection } from './fake-call-media';
 
 const UDP = 'candidate:1 1 udp 2122260223 192.0.2.10 50000 typ host';
 const TCP = 'candidate:2 1 tcp 1518280447 192.0.2.10 9 typ host tcptype active';
 
 const peer = () => {
-  const pc = new FakePeer();
+  const pc = new FakePeerConnection();
   return { pc, asPeer: pc as unknown as RTCPeerConnection };
 };
 
@@ -36,20 +25,20 @@ describe('watchIceGathering', () => {
   test('ends when gathering completes, by the null candidate or by the state', async () => {
     const a = peer();
     const w1 = watchIceGathering(a.asPeer, { capMs: 1500 });
-    a.pc.candidate(UDP);
-    a.pc.candidate(null);
+    a.pc.gathered(UDP);
+    a.pc.gathered(null);
     await expect(w1.done).resolves.toBe('complete');
 
     const b = peer();
     const w2 = watchIceGathering(b.asPeer, { capMs: 1500 });
-    b.pc.complete();
+    b.pc.gatheringComplete();
     await expect(w2.done).resolves.toBe('complete');
   });
 
   test('the cap ends a wait that has candidates', async () => {
     const { pc, asPeer } = peer();
     const w = watchIceGathering(asPeer, { capMs: 1500, firstCandidateGraceMs: 8500 });
-    pc.candidate(UDP);
+    pc.gathered(UDP);
     await vi.advanceTimersByTimeAsync(1499);
     expect(await outcome(w.done)).toBe('waiting');
     await vi.advanceTimersByTimeAsync(1);
@@ -61,7 +50,7 @@ describe('watchIceGathering', () => {
     const w = watchIceGathering(asPeer, { capMs: 1500, firstCandidateGraceMs: 8500 });
     await vi.advanceTimersByTimeAsync(4000);
     expect(await outcome(w.done)).toBe('waiting');
-    pc.candidate(TCP);
+    pc.gathered(TCP);
     expect(await outcome(w.done)).toBe('capped');
   });
 
@@ -84,9 +73,9 @@ describe('watchIceGathering', () => {
   test('settling on UDP: settleMs after the last UDP candidate, or at once on a TCP one', async () => {
     const a = peer();
     const w1 = watchIceGathering(a.asPeer, { capMs: 1500, settleOnUdp: true, settleMs: 25 });
-    a.pc.candidate(UDP);
+    a.pc.gathered(UDP);
     await vi.advanceTimersByTimeAsync(20);
-    a.pc.candidate(UDP.replace('192.0.2.10', '192.0.2.11'));
+    a.pc.gathered(UDP.replace('192.0.2.10', '192.0.2.11'));
     await vi.advanceTimersByTimeAsync(20);
     expect(await outcome(w1.done)).toBe('waiting');
     await vi.advanceTimersByTimeAsync(5);
@@ -94,8 +83,8 @@ describe('watchIceGathering', () => {
 
     const b = peer();
     const w2 = watchIceGathering(b.asPeer, { capMs: 1500, settleOnUdp: true, settleMs: 25 });
-    b.pc.candidate(UDP);
-    b.pc.candidate(TCP);
+    b.pc.gathered(UDP);
+    b.pc.gathered(TCP);
     expect(await outcome(w2.done)).toBe('settled');
   });
 
@@ -103,7 +92,7 @@ describe('watchIceGathering', () => {
     const { pc, asPeer } = peer();
     const w = watchIceGathering(asPeer, { capMs: 1500 });
     w.cancel();
-    pc.candidate(null);
+    pc.gathered(null);
     await expect(w.done).resolves.toBe('capped');
   });
 });

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallState } from '../../../shared/call-state';
 import { mediaText } from '../../../renderer/webrtc/media-text';
-import { chromiumAnswer, customerOffer } from '../sdp/samples';
+import { chromiumAnswer, customerOffer } from '../../fixtures/sdp';
 import { dialing, ended, T0 } from './fixtures';
 import { LOCAL, activeCall, closeEngines, connectingCall, mediaEngine, ringingCall, settle } from './fake-call-media';
 

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MediaHealth, MONITOR_INTERVAL_MS, NETWORK_LOST_REASON, type MediaCondition } from '../../../renderer/webrtc/media-health';
 import { mediaText } from '../../../renderer/webrtc/media-text';
-import { chromiumAnswer, customerOffer } from '../sdp/samples';
+import { chromiumAnswer, customerOffer } from '../../fixtures/sdp';
 import { FakePeerConnection, closeEngines, mediaEngine, waitFor } from './fake-call-media';
 
 const GRACE_MS = 15_000;

@@ -13,7 +13,7 @@ import {
   type CallEvent,
   type CallState,
 } from '../../../shared/call-state';
-import { ANSWER_SDP, OFFER_SDP } from './call-fixtures';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 
 const T0 = 1_800_000_000_000;
 const IN_ID = 'wacid.in-1';
@@ -64,7 +64,7 @@ const STORIES: Story[] = [
   { name: 'outgoing, answered, talking', direction: 'outgoing', events: [status('RINGING'), answered, status('ACCEPTED')] },
 ];
 
-const dial = (at: number): CallEvent => ({ type: 'local.dial', at, localId: OUT_LOCAL, peer: { number: '447700900123' }, offerSdp: OFFER_SDP });
+const dial = (at: number): CallEvent => ({ type: 'local.dial', at, localId: OUT_LOCAL, peer: { number: '447700900123' }, offerSdp: DIAL_OFFER_SDP });
 const initiateOk = (at: number): CallEvent => ({ type: 'local.initiate_ok', at, localId: OUT_LOCAL, callId: OUT_ID });
 
 /** What the agent sees of a call: enough to tell any two different outcomes apart. */

@@ -12,6 +12,9 @@ import {
   type GatewayEnd,
   type Peer,
 } from '../../../shared/call-state';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
+
+export { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP };
 
 export type Ev<T extends CallEvent['type']> = Extract<CallEvent, { type: T }>;
 
@@ -28,10 +31,6 @@ export const LEFT_LOCAL = `left:${LEFT_ID}`;
 
 export const CUSTOMER: Peer = { number: '442079460958', name: 'Ada Lovelace' };
 export const CALLEE: Peer & { number: string } = { number: '12025550143', name: 'Grace Hopper' };
-export const OFFER_SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\na=ice-lite\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\n';
-export const ANSWER_SDP = 'v=0\r\no=- 3 4 IN IP4 127.0.0.1\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:active\r\n';
-/** The offer the agent's side makes for an outgoing call. */
-export const DIAL_OFFER_SDP = 'v=0\r\no=- 5 6 IN IP4 127.0.0.1\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111 126\r\na=setup:actpass\r\n';
 
 /** The request ids of the commands that build the fixtures: their replies are part of the story. */
 export const ANSWER_REQUEST = 'rq-answer';

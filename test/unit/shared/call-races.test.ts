@@ -29,7 +29,7 @@ import type { RelayEvent } from '../../../shared/events';
 import type { Logger } from '../../../shared/log';
 import { err, ok, type AppError, type Result } from '../../../shared/result';
 import { FakeClock, type FakeTimer } from '../../support/fake-clock';
-import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from './call-fixtures';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 
 const T0 = 1_800_000_000_000;
 const IN_ID = 'wacid.race-in';
