@@ -28,7 +28,7 @@
 //   both (inspectMedia). A path without an extension is allowed, with a note.
 // - Nothing throws: a refused file is err('invalid_input', `${field}: …`, { field }) naming the rule.
 import type { RuleTerm } from './i18n/rules';
-import { english, list, mapStrings, rule, term, text, type RuleText, type TextValue } from './i18n/text';
+import { english, list, mapStrings, term, text, type RuleText, type TextValue } from './i18n/text';
 import { bytesText, concatBytes, headBytesFor, inspectMedia, missingRange, moreBytesWanted, orList, withBytes, type ByteRange, type MediaInspection, type MediaSample } from './media-inspect';
 import { formatBytes, MB, MEDIA_TABLE, mediaExtensions, mediaMimeTypes, type MediaType } from './messages';
 import { classifyNetworkError } from './network-error';
