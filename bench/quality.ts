@@ -1,6 +1,6 @@
 // `npm run bench:quality`: what the app makes of a bad network, on real answered calls from the
 // sandbox's 'answers' customer whose network POST /control/network impairs both ways once the call
-// is connected (sandbox/README.md "Bad networks"), through the real relay, service, browser host and
+// is connected (sandbox/REFERENCE.md "Bad networks"), through the real relay, service, browser host and
 // Chromium.
 //
 //   loss 0/1/5/10 % and jitter 30/60 ms, one fresh call each (no warning carried over from the

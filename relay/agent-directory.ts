@@ -4,7 +4,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 
-/** One agent as the agents file (relay/README.md "Agents") lists it. */
+/** One agent as the agents file (relay/REFERENCE.md "Agents") lists it. */
 export interface AgentConfig {
   id: string;
   name: string;

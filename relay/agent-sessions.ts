@@ -1,4 +1,4 @@
-// Agent sessions: one per open `GET /events` stream (relay/README.md "Event stream").
+// Agent sessions: one per open `GET /events` stream (relay/REFERENCE.md "Event stream").
 //
 // Each session gets every event it concerns exactly once, in stored order: on connect it replays
 // from its resume point while live events queue behind the replay, then it follows the live
@@ -34,7 +34,7 @@ export interface SessionHubOptions {
 }
 
 export const SSE_HEARTBEAT = ': hb\n\n';
-/** Open streams per agent on one instance, unless configured otherwise (relay/README.md "Limits"). */
+/** Open streams per agent on one instance, unless configured otherwise (relay/REFERENCE.md "Limits"). */
 export const DEFAULT_MAX_STREAMS_PER_AGENT = 5;
 export const MAX_STREAMS_PER_AGENT_LIMIT = 100;
 export const MAX_STREAMS_PER_AGENT_RULE = `must be a whole number from 1 to ${MAX_STREAMS_PER_AGENT_LIMIT}`;
@@ -48,7 +48,7 @@ const REPLAY_STALL_MS = 60_000;
 /** How long a stream closed for a newer one gets to flush its close event. */
 const CLOSE_FLUSH_MS = 5_000;
 
-/** Why the relay ends a stream, told in its `close` event (relay/README.md "Closing"). */
+/** Why the relay ends a stream, told in its `close` event (relay/REFERENCE.md "Closing"). */
 export type StreamCloseReason = 'too_many_streams';
 
 /** The one named SSE event of the stream; envelopes have no `event:` field, so clients that know nothing of it skip it. */

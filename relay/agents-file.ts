@@ -1,4 +1,4 @@
-// The agents file (relay/README.md "Agents"): `{ "agents": [ { "id", "name", "tokenSha256" } ] }`.
+// The agents file (relay/REFERENCE.md "Agents"): `{ "agents": [ { "id", "name", "tokenSha256" } ] }`.
 // `add-agent` creates a token, prints it once and stores only its hash; the file is written
 // atomically with mode 0600, since even hashes are nobody else's business.
 import { randomBytes } from 'node:crypto';

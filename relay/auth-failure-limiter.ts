@@ -1,4 +1,4 @@
-// Failed agent authentication, limited per client address (relay/README.md "Limits"): after
+// Failed agent authentication, limited per client address (relay/REFERENCE.md "Limits"): after
 // `maxFailures` failures within `windowMs` from one address, that address is refused (429) until its
 // oldest counted failure leaves the window. Other addresses are never slowed. The table is bounded:
 // entries whose failures have all left the window go first, and past `maxAddresses` the address that

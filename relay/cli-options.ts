@@ -20,7 +20,7 @@ export interface RelayCliConfig {
   trustProxy: boolean;
   /** Open event streams per agent on this instance. */
   maxStreamsPerAgent: number;
-  /** The agents file with hashed tokens (relay/README.md "Agents"). */
+  /** The agents file with hashed tokens (relay/REFERENCE.md "Agents"). */
   agentsPath?: string;
   /** `redis://…`: the Redis backend; absent: memory. */
   redisUrl?: string;
@@ -28,7 +28,7 @@ export interface RelayCliConfig {
   /** How long events stay available for an agent's resume. */
   retentionMs: number;
   logLevel: LogLevel;
-  /** `GET /turn-credentials` (relay/README.md "TURN credentials"); absent without --turn-secret and --turn-urls. */
+  /** `GET /turn-credentials` (relay/REFERENCE.md "TURN credentials"); absent without --turn-secret and --turn-urls. */
   turn?: Required<TurnConfig>;
 }
 

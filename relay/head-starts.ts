@@ -1,4 +1,4 @@
-// The voice_call head start (relay/README.md "Routing and claims"): a call brought back by an
+// The voice_call head start (relay/REFERENCE.md "Routing and claims"): a call brought back by an
 // agent's voice_call button rings that agent first; the other agents get it when the head start
 // ends, unless the call was claimed or ended by then, in which case they never hear of it.
 //

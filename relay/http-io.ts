@@ -1,5 +1,5 @@
 // Request bodies and JSON answers of the relay's HTTP endpoints. Every error answer has one shape:
-// `{ "error": { "code", "message", … } }` (relay/README.md "Errors").
+// `{ "error": { "code", "message", … } }` (relay/REFERENCE.md "Errors").
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 

@@ -1,5 +1,5 @@
 // The relay's counters and the `GET /metrics` text (Prometheus exposition format 0.0.4), rendered by
-// prom-client; names, types, labels and help texts as relay/README.md "Metrics" lists them — dashboards
+// prom-client; names, types, labels and help texts as relay/REFERENCE.md "Metrics" lists them — dashboards
 // depend on them. Counted per instance; Prometheus sums instances.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 

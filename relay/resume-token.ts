@@ -1,4 +1,4 @@
-// The SSE `id:` an agent echoes back as `Last-Event-ID` (relay/README.md "Cursors and resume").
+// The SSE `id:` an agent echoes back as `Last-Event-ID` (relay/REFERENCE.md "Cursors and resume").
 //
 // Normally it is the cursor of the event, as the backend issued it. While a session holds a call's
 // events back (a colleague's voice_call head start, head-starts.ts) the events after it still flow,

@@ -1,4 +1,4 @@
-// Who gets which event (relay/README.md "Routing and claims"). The audience is fixed when an event
+// Who gets which event (relay/REFERENCE.md "Routing and claims"). The audience is fixed when an event
 // is stored (backend/types.ts), so every relay instance and every replay agrees; what depends on
 // the moment of delivery — presence, a voice_call head start — is decided per agent session here.
 import { TOMBSTONE_TTL_MS } from '../shared/call-state';
@@ -38,7 +38,7 @@ export interface AgentStanding {
   connected: boolean;
 }
 
-/** What a reported presence means for a ringing call (relay/README.md "Routing and claims"). */
+/** What a reported presence means for a ringing call (relay/REFERENCE.md "Routing and claims"). */
 export interface PresenceRouting {
   /** A `call.incoming` rings the agent. */
   rings: boolean;
@@ -117,7 +117,7 @@ export interface CallFacts {
 export const NO_CALL_FACTS: CallFacts = { owner: undefined, rang: undefined };
 
 /**
- * The audience an event is stored with (relay/README.md "Routing and claims"): messages go to
+ * The audience an event is stored with (relay/REFERENCE.md "Routing and claims"): messages go to
  * everyone; a claimed call's events to its owner; a `call.incoming` rings (ringingDecision); the
  * later events of an unclaimed call go to everyone it rang, and those of a call this instance never
  * saw ring (an outgoing call before its claim) to everyone.
@@ -137,7 +137,7 @@ export function claimedAudienceFor(rang: RingingAudience | undefined, winner: st
   return rang ?? { kind: 'agent', agentId: winner };
 }
 
-/** The answer to a decline (relay/README.md "Declines"). */
+/** The answer to a decline (relay/REFERENCE.md "Declines"). */
 export interface DeclineVerdict {
   /** Colleagues who may still answer the call: reachable, and they have not declined it too. */
   othersRinging: number;

@@ -116,7 +116,7 @@ const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** Node checks the header and request timeouts only this often (its default, 30 s, would let a slow-headers client stay 40 s). */
 const DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
-/** Paths of the agent API besides RELAY_PATHS (relay/README.md "Endpoints"). */
+/** Paths of the agent API besides RELAY_PATHS (relay/REFERENCE.md "Endpoints"). */
 export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/metrics', turnCredentials: '/turn-credentials' } as const;
 const CLAIM_PATH = /^\/calls\/([^/]+)\/claim$/;
 const DECLINE_PATH = /^\/calls\/([^/]+)\/decline$/;
@@ -280,7 +280,7 @@ interface EndpointOptions {
   health: () => { backend: RelayBackend['kind']; instance: string; epoch: string };
 }
 
-/** The HTTP endpoints (relay/README.md "Endpoints"): parse, authenticate, ask the service, answer. */
+/** The HTTP endpoints (relay/REFERENCE.md "Endpoints"): parse, authenticate, ask the service, answer. */
 class RelayEndpoints {
   /** Set by close(): webhooks, new streams and /healthz answer 503 from then on. */
   draining = false;
@@ -361,7 +361,7 @@ class RelayEndpoints {
 
   /**
    * The agent of a request, or undefined once answered. An address that failed too often lately is
-   * refused whatever it presents (relay/README.md "Limits"): it is the one guessing, and a correct
+   * refused whatever it presents (relay/REFERENCE.md "Limits"): it is the one guessing, and a correct
    * token from it must not tell a guesser that it guessed right.
    */
   private authenticate(req: IncomingMessage, res: ServerResponse): Agent | undefined {

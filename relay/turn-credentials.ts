@@ -1,4 +1,4 @@
-// Short-lived TURN credentials for agents (relay/README.md "TURN credentials"), in the shared-secret
+// Short-lived TURN credentials for agents (relay/REFERENCE.md "TURN credentials"), in the shared-secret
 // scheme of coturn's --use-auth-secret (the "TURN REST API" draft, draft-uberti-behave-turn-rest-00):
 // the username is `<expiry unix seconds>:<agent id>` and the password is base64(HMAC-SHA1(secret,
 // username)). The TURN server knows the secret too, so it checks the password and the expiry without

@@ -195,7 +195,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
   const gatewayLog: GatewayLogEntry[] = [];
 
   /**
-   * The checks every gateway request passes first, in the README's order: method, API key,
+   * The checks every gateway request passes first, in the order sandbox/REFERENCE.md lists them: method, API key,
    * Content-Type, a readable JSON body. Undefined when `fail` already answered.
    */
   async function gatewayBody(req: IncomingMessage, fail: (failure: GraphFailure, headers?: Record<string, string>) => void, methodHint: string): Promise<{ body: unknown } | undefined> {

@@ -186,7 +186,7 @@ export const commandSchemas = {
     to: contactNumber,
     values: z.record(z.string().max(300), z.string().max(4096, ruleMessage('common.tooLongAtMost', { count: 4096 }))),
   }),
-  /** The voice_call button; its payload routes the customer's call back to this agent (relay/README.md). */
+  /** The voice_call button; its payload routes the customer's call back to this agent (relay/REFERENCE.md "voice_call calls"). */
   sendCallButton: z.strictObject({
     to: contactNumber,
     bodyText: z.string().max(MESSAGE_LIMITS.interactiveBody, ruleMessage('common.atMostCharacters', { count: MESSAGE_LIMITS.interactiveBody })).optional(),
@@ -236,7 +236,7 @@ export type ConnectionState =
 /** What the agent chose in the presence control (kept across restarts). */
 export type PresenceChoice = 'available' | 'dnd';
 /**
- * What the relay is told (relay/README.md PUT /presence): "on_call" while a call is placed, answered or
+ * What the relay is told (relay/REFERENCE.md PUT /presence): "on_call" while a call is placed, answered or
  * under way; "call_waiting" instead while there is exactly one such call and the agent asked to be rung
  * during a call ("Ring me during a call"): a new call may ring it then.
  */

@@ -1,4 +1,4 @@
-// The normalised events the relay delivers to agents (relay/README.md documents the wire format).
+// The normalised events the relay delivers to agents (relay/REFERENCE.md documents the wire format).
 // Webhooks (protocol.md) are normalised into these by shared/webhook.ts; times are unix milliseconds.
 import { z } from 'zod';
 

@@ -1,4 +1,4 @@
-// The sandbox's control API (sandbox/README.md): what the app's embedded mode and the tests use to
+// The sandbox's control API (sandbox/REFERENCE.md): what the app's embedded mode and the tests use to
 // drive simulated customers. The gateway endpoints themselves follow gateway-spec.md.
 import type { MediaType } from './messages';
 
@@ -22,7 +22,7 @@ export interface SandboxCustomer {
  * A bad network between a customer's phone and the business, both ways (POST /control/network):
  * what real access networks do to UDP. Every field 0 is a clean network. Loss, delay and jitter
  * start with the call's media; the setup and DTLS cross clean, and only a blackout stops them
- * (sandbox/README.md "Bad networks").
+ * (sandbox/REFERENCE.md "Bad networks").
  */
 export interface SandboxNetworkImpairment {
   /** Share of packets dropped at random, each way, 0..100. */

@@ -129,7 +129,7 @@ const MAX_RETRY_AFTER_MS = 5 * 60_000;
 
 /**
  * How long a failed attempt waits: the usual backoff, a fixed long delay when retrying soon cannot
- * help, or what the relay asked for with its 429's `Retry-After` (relay/README.md "Limits").
+ * help, or what the relay asked for with its 429's `Retry-After` (relay/REFERENCE.md "Limits").
  */
 type RetryAfter = { kind: 'backoff' } | { kind: 'unauthorized' } | { kind: 'displaced' } | { kind: 'relay_asked'; ms: number };
 type AttemptOutcome = { kind: 'stopped' } | { kind: 'failed'; message: string; retry: RetryAfter; wasConnected: boolean };
@@ -155,7 +155,7 @@ export class RelayEventStream {
   private abortCurrent: (() => void) | undefined;
   private wakeUp: (() => void) | undefined;
   private http: HttpExchange | undefined;
-  /** The reason of the relay's `close` event on the current connection (relay/README.md "Closing"). */
+  /** The reason of the relay's `close` event on the current connection (relay/REFERENCE.md "Closing"). */
   private closeReason: string | undefined;
 
   constructor(private readonly options: RelayEventStreamOptions) {

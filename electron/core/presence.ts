@@ -1,4 +1,4 @@
-// The agent's presence (relay/README.md PUT /presence). The agent chooses "available" or "do not
+// The agent's presence (relay/REFERENCE.md PUT /presence). The agent chooses "available" or "do not
 // disturb" and the choice is kept in `<dataDir>/presence.json`; what the relay is told is "on_call"
 // while a call keeps the agent busy, and the choice otherwise. The relay forgets a presence that is
 // not refreshed within 60 s, so it is reported on every change, every 20 s, and whenever the event

@@ -204,7 +204,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
       show: false,
       autoHideMenuBar: true,
       // Electron's security checklist, each item written out even where it is the default, so that
-      // no default changing under us can loosen the window (electron/README.md "Security checklist").
+      // no default changing under us can loosen the window (electron/REFERENCE.md "Security checklist").
       webPreferences: {
         contextIsolation: true,
         sandbox: true,

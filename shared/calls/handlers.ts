@@ -162,7 +162,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.initiate_ok': (ev, { call, book }) => {
     if (call?.phase === 'dialing') {
       const { open: _initiated, ...dialing } = call;
-      // The relay sends a claimed call's later events to its owner only (relay/README.md "Routing").
+      // The relay sends a claimed call's later events to its owner only (relay/REFERENCE.md "Routing").
       return proceed(call, { ...dialing, phase: 'calling', callId: ev.callId, dialsUntil: ev.at + DIAL_TIMEOUT_MS }, [
         { kind: 'claim', localId: call.localId, callId: ev.callId },
       ]);
@@ -221,7 +221,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
       const owed = owe(call.localId, call.callId, call.open.owed);
       return { call: { ...call, open: owed.open }, effects: owed.effects };
     }
-    // An outgoing call's claim only routes its events (relay/README.md "Routing"): its outcome changes
+    // An outgoing call's claim only routes its events (relay/REFERENCE.md "Routing"): its outcome changes
     // nothing here; its terminate, if it ended meanwhile, went out when it ended.
     return NOTHING;
   },

@@ -217,7 +217,7 @@ async function endLiveCalls(service: SoftphoneService): Promise<void> {
   await eventually('every call to end', async () => (await live()).length === 0);
 }
 
-/** The parts of the page the call tests look at (renderer/README.md "Accessible names"). */
+/** The parts of the page the call tests look at (renderer/REFERENCE.md "Accessible names"). */
 export const currentCall = (p: Page) => p.getByRole('region', { name: 'Current call' });
 export const incomingCard = (p: Page) => p.getByRole('dialog', { name: 'Incoming call' });
 export const recentCalls = (p: Page) => p.getByRole('list', { name: 'Recent calls' });

@@ -202,7 +202,7 @@ describe('a team of two agents', () => {
     expect(JSON.parse(pressed.payload)).toMatchObject({ agentId: team.agents[0]!.id });
 
     await incomingCard(alice).getByText(customer.name).waitFor();
-    // The relay holds the call back from the others for 10 s (relay/README.md "voice_call calls").
+    // The relay holds the call back from the others for 10 s (relay/REFERENCE.md "voice_call calls").
     await bob.waitForTimeout(2_000);
     await expect(incomingCard(bob).count()).resolves.toBe(0);
 

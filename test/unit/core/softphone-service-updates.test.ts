@@ -32,7 +32,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** The relay's agent-facing event stream and GET /me (relay/README.md), nothing else. */
+/** The relay's agent-facing event stream and GET /me (relay/REFERENCE.md), nothing else. */
 async function startEventRelay(): Promise<{ url: string; connected(): number; send(event: RelayEvent): void; close(): Promise<void> }> {
   const streams = new Set<ServerResponse>();
   let seq = 0;

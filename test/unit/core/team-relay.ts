@@ -1,4 +1,4 @@
-// A real HTTP server on 127.0.0.1 playing the relay's agent-facing contract (relay/README.md) for
+// A real HTTP server on 127.0.0.1 playing the relay's agent-facing contract (relay/REFERENCE.md) for
 // the core tests: Bearer tokens per agent, GET /me, PUT /presence, POST /calls/{id}/claim with
 // first-claim-wins, POST /calls/{id}/decline (colleagues still ringing: available and not declined), and GET /events as server-sent events. Every request is recorded; a test may
 // take over the answer to a claim.

@@ -1,5 +1,5 @@
 // Electron's security checklist (electronjs.org/docs/latest/tutorial/security), item by item, for
-// the items not covered elsewhere; electron/README.md "Security checklist" maps every item to its
+// the items not covered elsewhere; electron/REFERENCE.md "Security checklist" maps every item to its
 // code and its test. The `electron` module is the fake one; the window's options, the session's
 // hooks and the app:// handler are the real ones.
 import { readdir, readFile } from 'node:fs/promises';

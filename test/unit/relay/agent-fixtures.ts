@@ -1,4 +1,4 @@
-// Agents of a test team, and the agent API calls the app makes (relay/README.md "Endpoints").
+// Agents of a test team, and the agent API calls the app makes (relay/REFERENCE.md "Endpoints").
 import type { RelayEvent } from '../../../shared/events';
 import { hashAgentToken, type AgentConfig } from '../../../relay/agent-directory';
 import type { TestSseStream } from './sse-test-client';

@@ -1,4 +1,4 @@
-// The relay on the open internet (relay/README.md "Limits"): failed agent authentication limited per
+// The relay on the open internet (relay/REFERENCE.md "Limits"): failed agent authentication limited per
 // client address, long plain tokens, a cap of streams per agent, header/request/keep-alive timeouts,
 // and bounded agent bodies. Real servers and real sockets; "another address" is another loopback
 // address (Linux routes all of 127/8 to lo), bound with `localAddress`.

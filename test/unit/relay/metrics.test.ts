@@ -69,7 +69,7 @@ async function scrape(relay: RelayServer) {
   return { ...parsed, value };
 }
 
-/** The contract of relay/README.md "Metrics": dashboards and alerts are written against these names, types, labels and help texts. */
+/** The contract of relay/REFERENCE.md "Metrics": dashboards and alerts are written against these names, types, labels and help texts. */
 const CONTRACT = {
   relay_webhooks_received_total: { type: 'counter', help: 'Webhooks accepted (answered 200).' },
   relay_webhooks_rejected_total: { type: 'counter', help: 'Webhooks refused, by reason.' },

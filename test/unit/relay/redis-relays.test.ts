@@ -1,4 +1,4 @@
-// Several relay instances behind one URL share one Redis (relay/README.md "Several instances").
+// Several relay instances behind one URL share one Redis (relay/REFERENCE.md "Several instances").
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The claim races (relay/README.md "Routing and claims", protocol.md), as a deterministic
+// The claim races (relay/REFERENCE.md "Routing and claims", protocol.md), as a deterministic
 // simulation around the real CallCoordinator: one or two agents, each a coordinator whose requests
 // to the relay (CallClaims) and the gateway (CallControl) stay in flight until the simulation
 // answers them; a model relay (first claim wins; a decline is the last one when no colleague may

@@ -226,7 +226,7 @@ const ROWS = {
 } as const;
 type RowKey = keyof typeof ROWS;
 
-// The state machine, written out (ARCHITECTURE.md, protocol.md, relay/README.md "Routing and claims"):
+// The state machine, written out (ARCHITECTURE.md, protocol.md, relay/REFERENCE.md "Routing and claims"):
 //   incoming: ringing → answering → connecting → active → ended
 //   outgoing: dialing → calling → remote_ringing → connecting → active → ended
 // with, beside the phase, the claim, the decline verdict, the request under way and the end owed.

@@ -1,4 +1,4 @@
-// The id translation, one JSON file per part of the UI (see renderer/i18n/README.md).
+// The id translation, one JSON file per part of the UI (see the README, "Languages").
 import common from './common.json';
 import calls from './calls.json';
 import settings from './settings.json';
