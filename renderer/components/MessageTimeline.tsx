@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { TimelineMessage } from '../../shared/conversation';
 import { useNow } from '../app/use-now';
 import { formatCallTime } from '../i18n/format';
+import { sayEither } from '../i18n/texts';
 import { STATUS_MARK, statusWord } from '../store/conversations';
 
 /** The messages sent and received, oldest first, each with its delivery status in words. */
@@ -45,7 +46,7 @@ function MessageItem({ message, now }: { message: TimelineMessage; now: number }
         {outbound && (
           <span className={`msg-status status-${word}`}>
             {STATUS_MARK[word] && <span aria-hidden="true">{STATUS_MARK[word]} </span>}
-            {word === 'failed' && message.failure ? t('timeline.failedWith', { reason: message.failure.message }) : t(`timeline.status.${word}`)}
+            {word === 'failed' && message.failure ? t('timeline.failedWith', { reason: sayEither(message.failure.text, message.failure.message) }) : t(`timeline.status.${word}`)}
           </span>
         )}
       </p>
