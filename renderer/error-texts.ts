@@ -4,6 +4,7 @@
 // The keys are typed by the closed unions, so a new code or end kind is a compile error here until
 // errors.json has words for it.
 import type { EndKind, EndReason } from '../shared/call-state';
+import type { MessageFailure } from '../shared/conversation';
 import { GATEWAY_ERROR_TEXT } from '../shared/gateway';
 import type { HistoryEntry } from '../shared/history';
 import { MESSAGE_ERROR_TEXT } from '../shared/messages';
@@ -91,6 +92,17 @@ export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gat
     default:
       return errorMessage(error);
   }
+}
+
+/**
+ * Why a sent message failed, as its timeline shows it: the catalogue's words (`text`), the app's own
+ * words for the gateway's code (shared/messages.ts MESSAGE_ERROR_TEXT) in the UI's language, or the
+ * gateway's own words as they came.
+ */
+export function messageFailureText(failure: MessageFailure): string {
+  if (failure.text !== undefined) return sayText(failure.text);
+  if (failure.code !== undefined && failure.message === MESSAGE_ERROR_TEXT[failure.code]) return messageCodeText(failure.code) ?? failure.message;
+  return failure.message;
 }
 
 /**
