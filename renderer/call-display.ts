@@ -11,6 +11,7 @@ import type { HostLinkState } from './bridge/host-link';
 import { directionOf } from '../shared/i18n/languages';
 import { currentLanguage, i18n, intlLocale } from './i18n/i18n';
 import { formatClock, formatNumber, isolateLtr } from './i18n/format';
+import { sayEither } from './i18n/texts';
 
 /** The calls namespace in the language of the moment of each call. */
 const t = i18n.getFixedT(null, 'calls');
@@ -84,7 +85,7 @@ export function connectionIndicator(host: HostLinkState, service: ConnectionStat
     case 'connecting':
       return { text: t('connection.connecting'), tone: 'pending', detail: t('connection.toRelay') };
     case 'reconnecting':
-      return { text: t('connection.reconnecting'), tone: 'down', detail: service.lastError };
+      return { text: t('connection.reconnecting'), tone: 'down', detail: sayEither(service.lastErrorText, service.lastError) };
   }
 }
 

@@ -4,13 +4,15 @@
 // The keys are typed by the closed unions, so a new code or end kind is a compile error here until
 // errors.json has words for it.
 import type { EndKind, EndReason } from '../shared/call-state';
+import type { MessageFailure } from '../shared/conversation';
 import { GATEWAY_ERROR_TEXT } from '../shared/gateway';
 import type { HistoryEntry } from '../shared/history';
 import { MESSAGE_ERROR_TEXT } from '../shared/messages';
+import type { RuleText } from '../shared/i18n/text';
 import type { AppError, ErrorCode } from '../shared/result';
 import english from '../shared/i18n/locales/en/errors.json';
 import { i18n } from './i18n/i18n';
-import { sayError } from './i18n/texts';
+import { sayError, sayText } from './i18n/texts';
 
 // The instance's own t takes keys of every namespace ("errors:…"), checked against the English JSON.
 const t = i18n.t.bind(i18n);
@@ -81,7 +83,7 @@ export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gat
       return error.message ? sayError(error) : errorCodeText('timeout');
     case 'gateway_unreachable':
       // A 2xx whose body could not be read: the message may have gone out.
-      return error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300 && error.message ? error.message : errorCodeText('gateway_unreachable');
+      return error.httpStatus !== undefined && error.httpStatus >= 200 && error.httpStatus < 300 && error.message ? sayError(error) : errorCodeText('gateway_unreachable');
     case 'gateway_error':
       return error.message ? t('errors:messageRefusedBecause', { reason: error.message }) : t('errors:messageRefused');
     case 'not_found':
@@ -93,17 +95,31 @@ export function messageErrorText(error: Pick<AppError, 'code' | 'message' | 'gat
 }
 
 /**
- * Why a call failed, from the code the call carries: a gateway code ("138006"), an app error code
- * ("no_call_permission", "media_failed"), or anything else with its own message.
+ * Why a sent message failed, as its timeline shows it: the catalogue's words (`text`), the app's own
+ * words for the gateway's code (shared/messages.ts MESSAGE_ERROR_TEXT) in the UI's language, or the
+ * gateway's own words as they came.
  */
-export function failureText(code: string | undefined, message: string | undefined): string {
+export function messageFailureText(failure: MessageFailure): string {
+  if (failure.text !== undefined) return sayText(failure.text);
+  if (failure.code !== undefined && failure.message === MESSAGE_ERROR_TEXT[failure.code]) return messageCodeText(failure.code) ?? failure.message;
+  return failure.message;
+}
+
+/**
+ * Why a call failed, from the code the call carries: a gateway code ("138006"), an app error code
+ * ("no_call_permission", "media_failed"), or anything else with its own message. `text` is the
+ * message as its code and values when the catalogue made it (a media failure's reason): said in
+ * the UI's language of now, whatever language the window that reported it spoke.
+ */
+export function failureText(code: string | undefined, message: string | undefined, text?: RuleText): string {
   if (code !== undefined && /^\d+$/.test(code)) {
     const gatewayCode = Number(code);
     if (gatewayCode === 138006) return errorCodeText('no_call_permission');
     const known = gatewayCodeText(gatewayCode);
     if (known) return known;
   }
-  if (code !== undefined && isErrorCode(code)) return errorMessage({ code, message: message ?? '' });
+  if (code !== undefined && isErrorCode(code)) return errorMessage({ code, message: message ?? '', ...(text !== undefined ? { text } : {}) });
+  if (text !== undefined) return sayText(text);
   return message && message.trim() !== '' ? message : t('errors:callFailed');
 }
 
@@ -116,19 +132,19 @@ export function endReasonText(end: EndReason): string {
     case 'completed':
       return end.by === 'agent' ? t('errors:end.endedByAgent') : t('errors:end.endedByCustomer');
     case 'failed':
-      return t('errors:failed', { reason: failureText(end.code, end.message) });
+      return t('errors:failed', { reason: failureText(end.code, end.message, end.text) });
     default:
       return outcomeText(end.kind);
   }
 }
 
 /** The outcome in the recent-calls list (who hung up is not kept there). */
-export function historyOutcomeText(entry: Pick<HistoryEntry, 'outcome' | 'failureCode' | 'failureMessage'>): string {
+export function historyOutcomeText(entry: Pick<HistoryEntry, 'outcome' | 'failureCode' | 'failureMessage' | 'failureText'>): string {
   switch (entry.outcome) {
     case 'completed':
       return t('errors:end.completed');
     case 'failed':
-      return t('errors:failed', { reason: failureText(entry.failureCode, entry.failureMessage) });
+      return t('errors:failed', { reason: failureText(entry.failureCode, entry.failureMessage, entry.failureText) });
     default:
       return outcomeText(entry.outcome);
   }

@@ -15,7 +15,7 @@ import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
-import { list, ruleTextSchema, textValueSchema, type TextValue } from './i18n/text';
+import { english, list, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
 
 const localId = z.string().min(1, ruleMessage('common.notEmpty')).max(200, ruleMessage('common.tooLong'));
@@ -99,7 +99,12 @@ export const commandSchemas = {
   resumeCall: z.strictObject({ localId }),
   reportMedia: z.discriminatedUnion('state', [
     z.strictObject({ localId, state: z.literal('connected') }),
-    z.strictObject({ localId, state: z.literal('failed'), reason: z.string().max(500) }),
+    /**
+     * `reason` in English (logs, and what a window of an older version sent); `reasonText` the same
+     * as its code and values, which the ended call and its history entry keep, so that each window
+     * says it in its language whenever it shows it. One this version cannot read is dropped.
+     */
+    z.strictObject({ localId, state: z.literal('failed'), reason: z.string().max(500), reasonText: ruleTextSchema.optional().catch(undefined) }),
   ]),
   /** How a call sounded, as its media closes: the summary goes to the call's history entry, the samples to diagnostics. */
   reportQuality: callQualityReportSchema,
@@ -231,7 +236,11 @@ export type CommandParams<N extends CommandName> = z.input<(typeof commandSchema
 export type ConnectionState =
   | { status: 'connecting'; since: number }
   | { status: 'connected'; since: number }
-  | { status: 'reconnecting'; since: number; lastError: string };
+  /** `lastError` in English (diagnostics, logs); `lastErrorText` the same as its code and values, for the window. */
+  | { status: 'reconnecting'; since: number; lastError: string; lastErrorText?: RuleText };
+
+/** Reconnecting since `since`, for a reason of the catalogue. */
+export const reconnectingFor = (since: number, reason: RuleText): ConnectionState => ({ status: 'reconnecting', since, lastError: english(reason), lastErrorText: reason });
 
 /** What the agent chose in the presence control (kept across restarts). */
 export type PresenceChoice = 'available' | 'dnd';
@@ -364,7 +373,7 @@ export interface SoftphoneBackend {
    * with it, so they end now, with `reason` and a terminate, instead of showing "Connected" with no
    * media until the service cuts them. 'all': every call under way (the Electron host has one window).
    */
-  windowGone?(calls: readonly string[] | 'all', reason: string): Promise<void>;
+  windowGone?(calls: readonly string[] | 'all', reason: RuleText): Promise<void>;
 }
 
 /** "Test my setup": the relay's part. */
@@ -373,16 +382,18 @@ export interface RelayCheck {
   reachable: boolean;
   /** The round trip of that request, when it answered. */
   roundTripMs?: number;
-  /** Why not, in words. */
+  /** Why not, in English. */
   problem?: string;
+  /** `problem` as its code and values, when the catalogue made it. */
+  problemText?: RuleText;
   relayTurn: RelayTurnStatus;
 }
 
 /** Why a call ended when its window went (shown in recent calls). */
 export const WINDOW_GONE_REASON = {
-  reloaded: 'The window was reloaded or closed during the call, and its audio ended with it',
-  crashed: 'The window stopped unexpectedly during the call, and its audio ended with it',
-} as const;
+  reloaded: text('callMedia.windowReloaded'),
+  crashed: text('callMedia.windowCrashed'),
+} as const satisfies Readonly<Record<string, RuleText>>;
 
 /**
  * An AppError (shared/result.ts) as it arrives from a host, for the window's edge to check. The

@@ -6,7 +6,7 @@
 // protocol.md "Events": delivery statuses arrive in any order (`read` may come without `delivered`,
 // and after a retry an older status can arrive late), so a status only ever moves forward, except
 // to `failed`, which wins from anywhere.
-import type { RuleText } from './i18n/text';
+import { english, text, type RuleText } from './i18n/text';
 
 /** What the gateway said about a message the business sent; `accepted` until its first status. */
 export type DeliveryStatus = 'accepted' | 'sent' | 'delivered' | 'read' | 'failed';
@@ -25,11 +25,17 @@ export type ConversationWindowState =
   /** Only templates: the customer never wrote, wrote over 24 hours ago, or the gateway answered 131047. */
   | { open: false; lastInboundAt?: number; closedAt?: number };
 
-/** Why a message failed: the gateway's code and words. */
+/** Why a message failed: the gateway's code and words, or, when it gave none, the catalogue's (`text`). */
 export interface MessageFailure {
   code?: number;
   message: string;
+  /** `message` as its code and values, when the catalogue made it. */
+  text?: RuleText;
 }
+
+const NOT_DELIVERED = text('messaging.notDelivered');
+/** A failure the gateway said nothing more of. */
+export const NOT_DELIVERED_FAILURE: MessageFailure = { message: english(NOT_DELIVERED), text: NOT_DELIVERED };
 
 export interface TimelineMessage {
   /** The gateway's message id ("wamid.…"): statuses arrive by it. */

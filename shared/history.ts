@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Direction, EndedCall, EndKind } from './call-state';
 import { qualitySummarySchema, type QualitySummary } from './call-quality';
+import { ruleTextSchema, type RuleText } from './i18n/text';
 
 export interface HistoryEntry {
   localId: string;
@@ -13,6 +14,8 @@ export interface HistoryEntry {
   /** Gateway or local failure code, for outcome "failed". */
   failureCode?: string;
   failureMessage?: string;
+  /** `failureMessage` as its code and values, when the catalogue made it: said in the language of the moment it is shown. */
+  failureText?: RuleText;
   /** When the call began ringing or dialing (unix ms). */
   startedAt: number;
   endedAt: number;
@@ -42,6 +45,7 @@ export function historyEntryFor(call: EndedCall): HistoryEntry {
   if (call.end.kind === 'failed') {
     entry.failureCode = call.end.code;
     entry.failureMessage = call.end.message;
+    if (call.end.text !== undefined) entry.failureText = call.end.text;
   }
   return entry;
 }
@@ -59,6 +63,8 @@ export const historyEntrySchema = z.object({
   outcome: z.enum(END_KINDS),
   failureCode: z.string().optional(),
   failureMessage: z.string().optional(),
+  // A text this version cannot read (a code a newer one wrote) is dropped: `failureMessage` stands in for it.
+  failureText: ruleTextSchema.optional().catch(undefined),
   startedAt: z.number(),
   endedAt: z.number(),
   durationSec: z.number().nonnegative(),

@@ -13,6 +13,7 @@ import {
   hasBusyCall,
   liveCalls,
   owedOnCrash,
+  PHASE_TERM,
   pruneBook,
   publicCall,
   type CallBook,
@@ -28,7 +29,8 @@ import { historyEntryFor, type HistoryEntry } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
 import { checkPhoneNumber, isCallerNumber, unverifiedNumberError } from '../../shared/phone';
 import type { MainCallTimings } from '../../shared/diagnostics';
-import { assertNever, err, errorText, ok, type Result } from '../../shared/result';
+import { term, text, type RuleText } from '../../shared/i18n/text';
+import { assertNever, err, errorText, errText, ok, type Result } from '../../shared/result';
 import type { CallControl } from './gateway-client';
 import { CallSetupTimes, wallClockNow } from './call-setup-times';
 import { LiveCallsFile } from './live-calls-file';
@@ -254,18 +256,23 @@ export class CallCoordinator {
     return resumed.ok ? ok(null) : resumed;
   }
 
-  /** A media fact from the renderer: connected, or failed (the call is then over). */
-  async reportMedia(report: { localId: string; state: 'connected' } | { localId: string; state: 'failed'; reason: string }): Promise<Result<null>> {
+  /**
+   * A media fact from the renderer: connected, or failed (the call is then over). A failure's reason
+   * comes in English and, from a window of this version, as its code and values too (`reasonText`):
+   * the ended call and its history entry keep both.
+   */
+  async reportMedia(report: { localId: string; state: 'connected' } | { localId: string; state: 'failed'; reason: string; reasonText?: RuleText | undefined }): Promise<Result<null>> {
     const { localId } = report;
     const call = this.book.calls[localId];
-    if (!call) return err('not_found', `There is no call ${localId}`);
+    if (!call) return errText('not_found', text('calls.noSuchCall', { localId }));
     if (call.phase === 'ended' || (report.state === 'connected' && call.phase === 'active')) return ok(null);
     if (report.state === 'connected') {
       const changed = this.dispatch({ type: 'local.media_connected', at: this.now(), localId });
-      return changed.length > 0 ? ok(null) : err('invalid_state', `The call is ${call.phase}: media cannot have connected yet`);
+      return changed.length > 0 ? ok(null) : errText('invalid_state', text('calls.mediaNotYet', { phase: term(PHASE_TERM[call.phase]) }));
     }
     this.log.warn('media failed', { localId, phase: call.phase, reason: report.reason });
-    this.dispatch({ type: 'local.media_failed', at: this.now(), localId, error: { code: 'media_failed', message: report.reason } });
+    const error = { code: 'media_failed', message: report.reason, ...(report.reasonText !== undefined ? { text: report.reasonText } : {}) };
+    this.dispatch({ type: 'local.media_failed', at: this.now(), localId, error });
     return ok(null);
   }
 
@@ -317,7 +324,7 @@ export class CallCoordinator {
   }
 
   private stoppedError(): Result<never> {
-    return err('not_available', 'Calls are shutting down');
+    return errText('not_available', text('calls.shuttingDown'));
   }
 
   /** Runs one event through the reducer, follows up on every call it changed, and runs its effects. */

@@ -97,8 +97,13 @@ export class ConnectionHistory {
     if (this.entries.length > CONNECTION_HISTORY_KEPT) this.entries.shift();
   }
 
+  /** The English `lastError` only: its code and values are for a window, the export is read as it is. */
   list(): ConnectionState[] {
-    return this.entries.map((e) => ('lastError' in e ? { ...e, lastError: scrubText(e.lastError) } : { ...e }));
+    return this.entries.map((e) => {
+      if (e.status !== 'reconnecting') return { ...e };
+      const { lastErrorText: _forWindows, ...rest } = e;
+      return { ...rest, lastError: scrubText(e.lastError) };
+    });
   }
 }
 

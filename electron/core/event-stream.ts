@@ -3,9 +3,11 @@
 // event id after any failure so that no event is lost (ARCHITECTURE.md: "once per agent, in
 // order, also across reconnects").
 import type { ConnectionState } from '../../shared/api';
+import { english, isRuleText, text, type TextValue } from '../../shared/i18n/text';
 import { RELAY_PATHS, relayEnvelopeSchema, type RelayEnvelope } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
 import { classifyNetworkError, type NetworkFailure } from '../../shared/network-error';
+import { TextError } from '../../shared/result';
 import { parseWith } from '../../shared/validation';
 import { HttpExchange } from './http-exchange';
 
@@ -33,8 +35,8 @@ export interface RelayEventStreamOptions {
   displacedRetryMs?: number;
 }
 
-export const UNAUTHORIZED_MESSAGE = 'unauthorized: check the agent token';
-export const DISPLACED_MESSAGE = 'the relay closed this connection for a newer one with the same agent token: is the token in use elsewhere?';
+export const UNAUTHORIZED_MESSAGE = english(text('stream.unauthorized'));
+export const DISPLACED_MESSAGE = english(text('stream.displaced'));
 
 /** Longest line the parser accepts; webhooks are at most 3 MB, so a longer line is a broken stream. */
 const MAX_LINE_CHARS = 8 * 1024 * 1024;
@@ -63,10 +65,10 @@ export class SseParser {
   private lastId: string | undefined;
 
   /** Feeds decoded text; returns the events it completed. Throws when a line is absurdly long. */
-  push(text: string): SseMessage[] {
-    if (this.skipLeadingLf && text.startsWith('\n')) text = text.slice(1);
+  push(chunk: string): SseMessage[] {
+    if (this.skipLeadingLf && chunk.startsWith('\n')) chunk = chunk.slice(1);
     this.skipLeadingLf = false;
-    this.buffer += text;
+    this.buffer += chunk;
     const out: SseMessage[] = [];
     let start = 0;
     const buf = this.buffer;
@@ -85,7 +87,7 @@ export class SseParser {
     }
     this.buffer = buf.slice(start);
     this.scanned = this.buffer.length;
-    if (this.buffer.length > MAX_LINE_CHARS) throw new Error('the event stream sent a line longer than 8 MiB');
+    if (this.buffer.length > MAX_LINE_CHARS) throw new TextError(text('stream.lineTooLong'));
     return out;
   }
 
@@ -132,7 +134,8 @@ const MAX_RETRY_AFTER_MS = 5 * 60_000;
  * help, or what the relay asked for with its 429's `Retry-After` (relay/REFERENCE.md "Limits").
  */
 type RetryAfter = { kind: 'backoff' } | { kind: 'unauthorized' } | { kind: 'displaced' } | { kind: 'relay_asked'; ms: number };
-type AttemptOutcome = { kind: 'stopped' } | { kind: 'failed'; message: string; retry: RetryAfter; wasConnected: boolean };
+/** A failed attempt's reason: the catalogue's words, or a library's own (a certificate's, an unknown error's). */
+type AttemptOutcome = { kind: 'stopped' } | { kind: 'failed'; reason: TextValue; retry: RetryAfter; wasConnected: boolean };
 
 /** A `Retry-After` of whole seconds, in ms and at most MAX_RETRY_AFTER_MS; undefined when absent, zero or not seconds. */
 export function retryAfterMs(header: string | string[] | undefined): number | undefined {
@@ -204,11 +207,12 @@ export class RelayEventStream {
       });
       if (outcome.kind === 'stopped' || this.stopped) break;
       reconnectingSince ??= Date.now();
-      this.setState({ status: 'reconnecting', since: reconnectingSince, lastError: outcome.message });
+      const lastError = english(outcome.reason);
+      this.setState({ status: 'reconnecting', since: reconnectingSince, lastError, ...(isRuleText(outcome.reason) ? { lastErrorText: outcome.reason } : {}) });
       const delay = this.retryDelay(outcome.retry, attempt);
       attempt += 1;
       // A stream that was up and broke is worth a warning; a relay still unreachable is not, every time.
-      const fields = { reason: outcome.message, retryInMs: delay };
+      const fields = { reason: lastError, retryInMs: delay };
       if (outcome.wasConnected) this.logger.warn('event stream interrupted', fields);
       else this.logger.debug('event stream still down', fields);
       await this.sleep(delay);
@@ -231,8 +235,8 @@ export class RelayEventStream {
   private async connectOnce(http: HttpExchange, onConnected: () => void): Promise<AttemptOutcome> {
     const controller = new AbortController();
     this.abortCurrent = () => controller.abort();
-    const silence = `no data from the relay for ${Math.round(this.heartbeatTimeoutMs / 100) / 10} s`;
-    let deadReason: string | undefined;
+    const silence = text('stream.silent', { seconds: Math.round(this.heartbeatTimeoutMs / 100) / 10 });
+    let deadReason: TextValue | undefined;
     let watchdog: NodeJS.Timeout | undefined;
     // No bytes for heartbeatTimeoutMs means a dead stream: up to the response's headers the exchange's
     // deadline says so, after them this watchdog, fed by every chunk (heartbeats keep it fed).
@@ -244,7 +248,7 @@ export class RelayEventStream {
       }, this.heartbeatTimeoutMs);
     };
     let wasConnected = false;
-    const fail = (message: string, retry: RetryAfter = { kind: 'backoff' }): AttemptOutcome => ({ kind: 'failed', message, retry, wasConnected });
+    const fail = (reason: TextValue, retry: RetryAfter = { kind: 'backoff' }): AttemptOutcome => ({ kind: 'failed', reason, retry, wasConnected });
     this.closeReason = undefined;
     try {
       const outcome = await http.open({
@@ -267,22 +271,22 @@ export class RelayEventStream {
       const response = outcome;
       if (response.status === 401 || response.status === 403) {
         await response.body.dump().catch(() => undefined);
-        return fail(UNAUTHORIZED_MESSAGE, { kind: 'unauthorized' });
+        return fail(text('stream.unauthorized'), { kind: 'unauthorized' });
       }
       if (response.status === 429) {
         await response.body.dump().catch(() => undefined);
         // The relay limits an address that failed authentication too often: retrying sooner only adds failures.
         const ms = retryAfterMs(response.headers['retry-after']);
-        return fail('the relay answered HTTP 429 (too many requests)', ms === undefined ? { kind: 'backoff' } : { kind: 'relay_asked', ms });
+        return fail(text('stream.tooManyRequests'), ms === undefined ? { kind: 'backoff' } : { kind: 'relay_asked', ms });
       }
       if (response.status !== 200) {
         await response.body.dump().catch(() => undefined);
-        return fail(`the relay answered HTTP ${response.status}`);
+        return fail(text('stream.httpStatus', { status: response.status }));
       }
       const type = String(response.headers['content-type'] ?? '');
       if (!type.toLowerCase().startsWith('text/event-stream')) {
         await response.body.dump().catch(() => undefined);
-        return fail(`the relay URL does not serve an event stream (content type "${type}")`);
+        return fail(text('stream.notEventStream', { type }));
       }
       wasConnected = true;
       feedWatchdog();
@@ -295,11 +299,11 @@ export class RelayEventStream {
       }
       // A stream closed for a newer one of this agent stays closed for a while: coming back at once
       // would close the newest in turn, and so on between every holder of the token.
-      if (this.closeReason === 'too_many_streams') return fail(DISPLACED_MESSAGE, { kind: 'displaced' });
-      return fail('the relay closed the stream');
+      if (this.closeReason === 'too_many_streams') return fail(text('stream.displaced'), { kind: 'displaced' });
+      return fail(text('stream.closed'));
     } catch (e) {
       if (this.stopped) return { kind: 'stopped' };
-      return fail(deadReason ?? describeNetworkFailure(classifyNetworkError(e)));
+      return fail(deadReason ?? (e instanceof TextError ? e.text : describeNetworkFailure(classifyNetworkError(e))));
     } finally {
       clearTimeout(watchdog);
       this.abortCurrent = undefined;
@@ -382,16 +386,16 @@ function closeReasonOf(data: string): string | undefined {
 }
 
 /** The event stream's words for a network failure (the connection state shows them). */
-function describeNetworkFailure(failure: NetworkFailure): string {
+function describeNetworkFailure(failure: NetworkFailure): TextValue {
   switch (failure.kind) {
     case 'refused':
-      return 'the relay refused the connection (is it running?)';
+      return text('stream.connectionRefused');
     case 'host_not_found':
-      return 'the relay host name could not be resolved';
+      return text('stream.hostNotFound');
     case 'reset':
-      return 'the connection to the relay was reset';
+      return text('stream.connectionReset');
     case 'connect_timeout':
-      return 'connecting to the relay timed out';
+      return text('stream.connectTimeout');
     case 'bad_certificate':
     case 'other':
       return failure.message;

@@ -14,7 +14,8 @@ import {
 import { createLogger, type Logger } from '../../shared/log';
 import { freeFormMessageSchema, MESSAGE_ERROR_TEXT, messageSentSchema, type FreeFormMessage, type SentMessage } from '../../shared/messages';
 import type { NetworkFailure } from '../../shared/network-error';
-import { err, ok, type AppError, type ErrorCode, type Result } from '../../shared/result';
+import { english, text, type RuleText, type TextValue } from '../../shared/i18n/text';
+import { errText, ok, type AppError, type ErrorCode, type Result } from '../../shared/result';
 import { templateMessageSchema, type TemplateMessage } from '../../shared/templates';
 import { parseWith } from '../../shared/validation';
 import { HttpExchange, type RetryRule } from './http-exchange';
@@ -127,7 +128,7 @@ export class GatewayClient implements CallControl, MessageSending {
       firstPauseMs: this.terminateBackoffMs,
       when: (outcome) => outcome.kind === 'network' || (outcome.kind === 'response' && outcome.status >= 500),
       onRetry: (outcome, attempt, pauseMs) => {
-        const why = outcome.kind === 'response' ? { httpStatus: outcome.status } : outcome.kind === 'network' ? { reason: describeNetworkFailure(outcome.failure) } : {};
+        const why = outcome.kind === 'response' ? { httpStatus: outcome.status } : outcome.kind === 'network' ? { reason: english(describeNetworkFailure(outcome.failure)) } : {};
         this.log.warn('terminate failed, retrying', { callId, attempt, pauseMs, ...why });
       },
     });
@@ -172,20 +173,16 @@ export class GatewayClient implements CallControl, MessageSending {
     if (!answer.ok) {
       const { error } = answer;
       // The request went out; only its answer is missing: say that the message may have been sent.
-      if (error.code === 'timeout') {
-        return err('timeout', `The gateway did not answer within ${Math.round(this.timeoutMs / 1000)} s: the message may have been sent, check for its delivery status before sending it again`);
-      }
+      if (error.code === 'timeout') return errText('timeout', text('gateway.messageTimeout', { seconds: Math.round(this.timeoutMs / 1000) }));
       // A 2xx says the gateway took the message, whatever its body: the agent must not be told it failed outright.
       const status = error.httpStatus;
-      if (error.code === 'gateway_unreachable' && status !== undefined && status >= 200 && status < 300) {
-        return { ok: false, error: { ...error, message: unreadableAcceptance(status) } };
-      }
+      if (error.code === 'gateway_unreachable' && status !== undefined && status >= 200 && status < 300) return { ok: false, error: unreadableAcceptance(error, status) };
       return answer;
     }
     const parsed = messageSentSchema.safeParse(answer.value.json);
     if (!parsed.success) {
       const opaque = this.opaque<SentMessage>(endpoint, answer.value.status, answer.value.body);
-      return opaque.ok ? opaque : { ok: false, error: { ...opaque.error, message: unreadableAcceptance(answer.value.status) } };
+      return opaque.ok ? opaque : { ok: false, error: unreadableAcceptance(opaque.error, answer.value.status) };
     }
     const sent: SentMessage = { messageId: parsed.data.messages[0]!.id, waId: parsed.data.contacts[0]!.wa_id };
     const type = (message as { type?: unknown }).type;
@@ -221,11 +218,11 @@ export class GatewayClient implements CallControl, MessageSending {
     switch (outcome.kind) {
       case 'timeout':
         this.log.warn('gateway timed out', { action, callId, ms });
-        return err('timeout', `The gateway did not answer the ${action} request within ${Math.round(this.timeoutMs / 1000)} s`);
+        return errText('timeout', text('gateway.timeout', { action, seconds: Math.round(this.timeoutMs / 1000) }));
       case 'network': {
         const reason = describeNetworkFailure(outcome.failure);
-        this.log.warn('gateway unreachable', { action, callId, ms, reason });
-        return err('gateway_unreachable', `The gateway could not be reached (${reason})`);
+        this.log.warn('gateway unreachable', { action, callId, ms, reason: english(reason) });
+        return errText('gateway_unreachable', text('gateway.unreachable', { reason }));
       }
       case 'response': {
         const { status, body: text } = outcome;
@@ -270,18 +267,18 @@ export class GatewayClient implements CallControl, MessageSending {
     const shown = body.trim() === '' ? '(empty body)' : body;
     const detail = this.http.scrub(`HTTP ${status}: ${truncate(shown)}`);
     this.log.warn('gateway answered with an unexpected body', { action, callId, httpStatus: status, bodyStart: detail.slice(0, 200) });
-    return err('gateway_unreachable', `The gateway answered the ${action} request with HTTP ${status} and a body that is not a gateway answer`, {
-      httpStatus: status,
-      detail,
-    });
+    return errText('gateway_unreachable', text('gateway.notAnAnswer', { action, status }), { httpStatus: status, detail });
   }
 }
 
-const unreadableAcceptance = (status: number) =>
-  `The gateway accepted the message (HTTP ${status}) but its answer could not be read: it may have been sent, check before sending it again`;
+/** A 2xx whose body could not be read: the error as it was, saying that the message may have gone out. */
+function unreadableAcceptance(error: AppError, status: number): AppError {
+  const said: RuleText = text('gateway.unreadableAcceptance', { status });
+  return { ...error, message: english(said), text: said };
+}
 
 /** The gateway's words for a network failure: its code, or what undici says of a socket closed under it. */
-function describeNetworkFailure(failure: NetworkFailure): string {
-  if (failure.code === 'UND_ERR_SOCKET') return `connection closed: ${failure.message}`;
+function describeNetworkFailure(failure: NetworkFailure): TextValue {
+  if (failure.code === 'UND_ERR_SOCKET') return text('gateway.connectionClosed', { detail: failure.message });
   return failure.code ?? failure.message;
 }

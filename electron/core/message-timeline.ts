@@ -8,7 +8,8 @@
 // forward, except to failed (shared/conversation.ts isLaterStatus).
 import { join } from 'node:path';
 import { z } from 'zod';
-import { CONVERSATION_MESSAGE_LIMIT, isLaterStatus, type DeliveryStatus, type MessageFailure, type TimelineMessage } from '../../shared/conversation';
+import { CONVERSATION_MESSAGE_LIMIT, isLaterStatus, NOT_DELIVERED_FAILURE, type DeliveryStatus, type MessageFailure, type TimelineMessage } from '../../shared/conversation';
+import { ruleTextSchema } from '../../shared/i18n/text';
 import { createLogger, type Logger } from '../../shared/log';
 import { unixMs } from '../../shared/validation';
 import { CoalescingWriter, CONTACT_KEY, loadContactFile, writeJsonFileAtomic } from './json-file';
@@ -65,7 +66,7 @@ const messageSchema = z.object({
   at: unixMs,
   status: statusSchema.optional(),
   statusAt: unixMs.optional(),
-  failure: z.object({ code: z.number().optional(), message: z.string().max(2048) }).optional(),
+  failure: z.object({ code: z.number().optional(), message: z.string().max(2048), text: ruleTextSchema.optional().catch(undefined) }).optional(),
 });
 const contactSchema = z.object({ name: z.string().max(256).optional(), messages: z.array(z.unknown()) });
 
@@ -203,7 +204,7 @@ export class MessageTimeline {
     if (message.direction !== 'outbound' || !isLaterStatus(message.status, status.status)) return false;
     message.status = status.status;
     message.statusAt = status.at;
-    if (status.status === 'failed') message.failure = status.failure ?? { message: 'The message could not be delivered' };
+    if (status.status === 'failed') message.failure = status.failure ?? NOT_DELIVERED_FAILURE;
     return true;
   }
 

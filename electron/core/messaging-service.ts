@@ -20,10 +20,10 @@
 // - Nothing is retried: a send whose answer was lost may have gone out (gateway-client.ts).
 import type { MediaLinkCheckResult } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
-import { english, fieldRule, type RuleText } from '../../shared/i18n/text';
+import { english, fieldRule, spaced, text, type RuleText } from '../../shared/i18n/text';
 import { checkMediaFile, errorWithoutQueries, withoutQuery, type MediaFileCheck } from '../../shared/media-fetch';
 import type { MediaFinding } from '../../shared/media-inspect/reading';
-import { SNAPSHOT_CONVERSATIONS, type Conversation, type MessageFailure, type SendReceipt } from '../../shared/conversation';
+import { NOT_DELIVERED_FAILURE, SNAPSHOT_CONVERSATIONS, type Conversation, type MessageFailure, type SendReceipt } from '../../shared/conversation';
 import type { RelayEnvelope, RelayEvent } from '../../shared/events';
 import {
   buildCallPermissionRequest,
@@ -37,7 +37,7 @@ import {
   type MessageContent,
 } from '../../shared/messages';
 import { normalisePhoneNumber } from '../../shared/phone';
-import { err, ok, type AppError, type Result } from '../../shared/result';
+import { errText, ok, type AppError, type Result } from '../../shared/result';
 import { describeTemplate, fillTemplate, parseTemplatePayload, type TemplateDraft } from '../../shared/templates';
 import type { ConversationWindows } from './conversation-windows';
 import type { MessageSending } from './gateway-client';
@@ -78,10 +78,8 @@ export interface MessagingServiceOptions {
 
 export const CALL_PERMISSION_REQUEST_TEXT = 'May we call you on this number? Tap to allow calls from us.';
 
-const WINDOW_CLOSED_MESSAGE =
-  'The 24-hour conversation window is closed: the customer has not written in the last 24 hours, so only a template can go out. Use the Template tab.';
-const PERMISSION_OUTSIDE_WINDOW_MESSAGE =
-  'The 24-hour conversation window is closed, so a call-permission request can only go out as a template: choose or paste one that asks for permission in the Template tab.';
+const WINDOW_CLOSED = text('messaging.windowClosed');
+const PERMISSION_OUTSIDE_WINDOW = text('messaging.permissionOutsideWindow');
 
 export class MessagingService {
   private readonly windows: ConversationWindows;
@@ -210,7 +208,7 @@ export class MessagingService {
     if (!runtime) return notConfigured();
     const contact = this.contactOf(to, runtime);
     if (!contact.ok) return contact;
-    const closed = this.refuseIfClosed(contact.value, WINDOW_CLOSED_MESSAGE);
+    const closed = this.refuseIfClosed(contact.value, WINDOW_CLOSED);
     if (closed) return closed;
     const message = buildFreeFormMessage(runtime.product, contact.value, content);
     if (!message.ok) return message;
@@ -247,6 +245,7 @@ export class MessagingService {
     const found = confirm.flatMap((c) => c.warnings);
     const all = found.map((w) => w.message);
     const asked = { confirm: all, confirmTexts: found.map((w) => w.text) };
+    const warnings = spaced(asked.confirmTexts);
     const open = confirm.find((c) => c.warnings.some((w) => !given.has(w.message)));
     const fields = confirm.map((c) => c.field);
     const links = confirm.map((c) => withoutQuery(c.link));
@@ -257,10 +256,10 @@ export class MessagingService {
     if (confirmed.length > 0) {
       // The agent confirmed other words: the file is not the one they were about any more.
       this.log.info('media send waits again: the file has warnings the agent did not confirm', { to: contact, field: open.field, links, warnings: all.length, confirmed: confirmed.length });
-      return err('needs_confirmation', `${open.field}: not sent: the file now has warnings you have not confirmed: ${all.join(' ')}`, { field: open.field, ...asked });
+      return errText('needs_confirmation', text('messaging.warningsChanged', { field: open.field, warnings }), { field: open.field, ...asked });
     }
     this.log.info('media send waits for the agent to confirm', { to: contact, field: open.field, links, warnings: all.length });
-    return err('needs_confirmation', `${open.field}: not sent yet, confirm to send it anyway: ${all.join(' ')}`, { field: open.field, ...asked });
+    return errText('needs_confirmation', text('messaging.confirmToSend', { field: open.field, warnings }), { field: open.field, ...asked });
   }
 
   /** A pasted template with its values. The variables are found again in the template itself. */
@@ -291,11 +290,11 @@ export class MessagingService {
     if (!runtime) return notConfigured();
     const contact = this.contactOf(input.to, runtime);
     if (!contact.ok) return contact;
-    const closed = this.refuseIfClosed(contact.value, WINDOW_CLOSED_MESSAGE);
+    const closed = this.refuseIfClosed(contact.value, WINDOW_CLOSED);
     if (closed) return closed;
     const agentId = await runtime.agentId();
     if (!agentId.ok) {
-      return err('not_available', `The relay did not say which agent you are, so a call button could not route the call back to you (${agentId.error.message})`);
+      return errText('not_available', text('messaging.noAgentId', { reason: agentId.error.text ?? agentId.error.message }));
     }
     const message = buildVoiceCallButtonMessage({
       product: runtime.product,
@@ -315,7 +314,7 @@ export class MessagingService {
     if (!runtime) return notConfigured();
     const contact = this.contactOf(to, runtime);
     if (!contact.ok) return contact;
-    const closed = this.refuseIfClosed(contact.value, PERMISSION_OUTSIDE_WINDOW_MESSAGE);
+    const closed = this.refuseIfClosed(contact.value, PERMISSION_OUTSIDE_WINDOW);
     if (closed) return closed;
     const message = buildCallPermissionRequest(runtime.product, contact.value, nonBlank(bodyText) ? bodyText!.trim() : CALL_PERMISSION_REQUEST_TEXT);
     if (!message.ok) return message;
@@ -356,9 +355,9 @@ export class MessagingService {
     return normalisePhoneNumber(/^[0-9]+$/.test(trimmed) ? `+${trimmed}` : trimmed, runtime.defaultCountry);
   }
 
-  private refuseIfClosed(contact: string, message: string): Result<never> | undefined {
+  private refuseIfClosed(contact: string, why: RuleText): Result<never> | undefined {
     if (this.windows.stateOf(contact).open) return undefined;
-    return err('window_closed', message);
+    return errText('window_closed', why);
   }
 
   private onInbound(e: Extract<RelayEvent, { type: 'message.inbound' }>): void {
@@ -383,7 +382,7 @@ export class MessagingService {
     const first = e.errors?.[0];
     let failure: MessageFailure | undefined;
     if (e.status === 'failed') {
-      failure = first ? { code: first.code, message: MESSAGE_ERROR_TEXT[first.code] ?? first.details ?? first.message } : { message: 'The message could not be delivered' };
+      failure = first ? { code: first.code, message: MESSAGE_ERROR_TEXT[first.code] ?? first.details ?? first.message } : NOT_DELIVERED_FAILURE;
     }
     this.timeline.applyStatus({ messageId: e.messageId, status: e.status, at: e.timestamp, ...(failure ? { failure } : {}) });
   }
@@ -415,7 +414,7 @@ export class MessagingService {
   }
 }
 
-const notConfigured = (): Result<never> => err('not_configured', 'No account is set up and the sandbox is not running: open the settings');
+const notConfigured = (): Result<never> => errText('not_configured', text('service.notConfigured'));
 
 const nonBlank = (s: string | undefined): boolean => s !== undefined && s.trim() !== '';
 

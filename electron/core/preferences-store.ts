@@ -15,7 +15,8 @@ import {
   type Preferences,
   type PreferencesPatch,
 } from '../../shared/preferences';
-import { errorText, ok, err, type Result } from '../../shared/result';
+import { text } from '../../shared/i18n/text';
+import { errorText, ok, errText, type Result } from '../../shared/result';
 import { fieldError, issueText } from '../../shared/validation';
 import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
 
@@ -76,7 +77,7 @@ export class PreferencesStore {
         await writeJsonFileAtomic(this.path, next.value);
       } catch (e) {
         this.log.error('the preferences could not be saved', { error: e });
-        return err('internal', `The preferences could not be saved (${errorText(e)})`);
+        return errText('internal', text('service.preferencesNotSaved', { reason: errorText(e) }));
       }
       this.current = next.value;
       for (const listener of this.listeners) {

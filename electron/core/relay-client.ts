@@ -5,11 +5,12 @@
 // logged or echoed in an error.
 import { z } from 'zod';
 import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
-import { ANSWERED_ELSEWHERE_MESSAGE } from '../../shared/call-state';
+import { ANSWERED_ELSEWHERE } from '../../shared/call-state';
+import { english, text, type RuleText, type TextValue } from '../../shared/i18n/text';
 import { iceServersSchema, type IceServer } from '../../shared/ice-servers';
 import { createLogger, type Logger } from '../../shared/log';
 import type { NetworkFailure } from '../../shared/network-error';
-import { err, ok, type ErrorCode, type Result } from '../../shared/result';
+import { errText, ok, type ErrorCode, type Result } from '../../shared/result';
 import { HttpExchange, type HttpMethod } from './http-exchange';
 
 export interface RelayClientOptions {
@@ -113,7 +114,7 @@ export class RelayClient implements CallClaims, PresenceSink {
       const winner = relayErrorSchema.safeParse(json);
       const agentId = winner.success ? winner.data.error.agentId : undefined;
       this.log.info('claim lost', { callId, winner: agentId });
-      return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE, { httpStatus: 409, ...(agentId !== undefined ? { detail: `claimed by ${agentId}` } : {}) });
+      return errText('answered_elsewhere', ANSWERED_ELSEWHERE, { httpStatus: 409, ...(agentId !== undefined ? { detail: `claimed by ${agentId}` } : {}) });
     }
     if (status !== 200) return this.refused('claim', status, json);
     const parsed = claimWonSchema.safeParse(json);
@@ -143,7 +144,7 @@ export class RelayClient implements CallClaims, PresenceSink {
     const answer = await this.send('GET', '/turn-credentials', this.timeoutMs);
     if (!answer.ok) return answer;
     const { status, json } = answer.value;
-    if (status === 404) return err('not_available', 'The relay hands out no TURN credentials (it was started without --turn-secret)', { httpStatus: 404 });
+    if (status === 404) return errText('not_available', text('relay.noTurn'), { httpStatus: 404 });
     if (status !== 200) return this.refused('TURN credentials', status, json);
     const parsed = turnCredentialsSchema.safeParse(json);
     if (!parsed.success) return this.unexpected('TURN credentials', status);
@@ -174,11 +175,11 @@ export class RelayClient implements CallClaims, PresenceSink {
     switch (outcome.kind) {
       case 'timeout':
         this.log.warn('the relay did not answer in time', { method, path, ms });
-        return err('timeout', `The relay did not answer ${method} ${path} within ${formatSeconds(timeoutMs)}`);
+        return errText('timeout', text('relay.timeout', { method, path, seconds: tenthsOfSeconds(timeoutMs) }));
       case 'network': {
         const reason = describeNetworkFailure(outcome.failure);
-        this.log.warn('the relay could not be reached', { method, path, ms, reason });
-        return err('gateway_unreachable', `The relay could not be reached (${reason})`);
+        this.log.warn('the relay could not be reached', { method, path, ms, reason: english(reason) });
+        return errText('gateway_unreachable', text('relay.unreachable', { reason }));
       }
       case 'response': {
         this.log.debug('the relay answered', { method, path, status: outcome.status, ms });
@@ -199,35 +200,39 @@ export class RelayClient implements CallClaims, PresenceSink {
     const relayMessage = envelope.success ? this.http.scrub(envelope.data.error.message) : undefined;
     const code: ErrorCode =
       status === 401 || status === 403 ? 'unauthorized' : status === 400 ? 'invalid_input' : status === 404 ? 'not_available' : 'gateway_unreachable';
-    const message =
+    // The relay's own words, when it sent some, stay its words: a value of the sentence around them.
+    const said: RuleText =
       code === 'unauthorized'
-        ? 'The relay refused the agent token: check it in Settings'
+        ? text('relay.tokenRefused')
         : code === 'not_available'
-          ? `The relay does not offer ${what} (HTTP 404): it may be an older version`
-          : `The relay refused the ${what} request (HTTP ${status}${relayMessage !== undefined ? `: ${relayMessage}` : ''})`;
+          ? text('relay.notOffered', { what })
+          : relayMessage !== undefined
+            ? text('relay.refusedSaying', { what, status, reason: relayMessage })
+            : text('relay.refused', { what, status });
     this.log.warn('the relay refused a request', { request: what, httpStatus: status, relayCode: envelope.success ? envelope.data.error.code : undefined });
-    return err(code, message, { httpStatus: status, ...(relayMessage !== undefined ? { detail: relayMessage } : {}) });
+    return errText(code, said, { httpStatus: status, ...(relayMessage !== undefined ? { detail: relayMessage } : {}) });
   }
 
   private unexpected<T>(what: string, status: number): Result<T> {
     this.log.warn('the relay answered with an unexpected body', { request: what, httpStatus: status });
-    return err('gateway_unreachable', `The relay answered the ${what} request with a body that is not a relay answer`, { httpStatus: status });
+    return errText('gateway_unreachable', text('relay.notAnAnswer', { what }), { httpStatus: status });
   }
 }
 
-const formatSeconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+/** Seconds to a tenth: 2000 ms → 2, 1500 ms → 1.5. */
+const tenthsOfSeconds = (ms: number): number => Math.round(ms / 100) / 10;
 
 /** The relay client's words for a network failure. */
-function describeNetworkFailure(failure: NetworkFailure): string {
+function describeNetworkFailure(failure: NetworkFailure): TextValue {
   switch (failure.kind) {
     case 'refused':
-      return 'connection refused: is it running?';
+      return text('relay.connectionRefused');
     case 'host_not_found':
-      return 'the host name could not be resolved';
+      return text('relay.hostNotFound');
     case 'reset':
-      return 'the connection was reset';
+      return text('relay.connectionReset');
     case 'connect_timeout':
-      return 'connecting timed out';
+      return text('relay.connectTimeout');
     case 'bad_certificate':
     case 'other':
       return failure.code ?? failure.message;

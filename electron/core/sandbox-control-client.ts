@@ -3,7 +3,8 @@
 // write a message, press a call button.
 import { z } from 'zod';
 import { createLogger, type Logger } from '../../shared/log';
-import { err, ok, type Result } from '../../shared/result';
+import { text } from '../../shared/i18n/text';
+import { errText, ok, type Result } from '../../shared/result';
 import { SANDBOX_PATHS, type SandboxCustomer, type SandboxTemplate } from '../../shared/sandbox';
 import { HttpExchange, type HttpMethod } from './http-exchange';
 
@@ -41,7 +42,7 @@ export class SandboxControlClient {
     const answer = await this.send('GET', SANDBOX_PATHS.customers);
     if (!answer.ok) return answer;
     const parsed = customersSchema.safeParse(answer.value);
-    return parsed.success ? ok(parsed.data) : err('internal', 'The sandbox listed its customers in an unexpected form');
+    return parsed.success ? ok(parsed.data) : errText('internal', text('sandbox.unexpectedCustomers'));
   }
 
   /** A simulated customer calls the business. */
@@ -49,7 +50,7 @@ export class SandboxControlClient {
     const answer = await this.send('POST', SANDBOX_PATHS.incoming, { number });
     if (!answer.ok) return answer;
     const parsed = incomingSchema.safeParse(answer.value);
-    return parsed.success ? ok({ callId: parsed.data.callId }) : err('internal', 'The sandbox did not say which call it started');
+    return parsed.success ? ok({ callId: parsed.data.callId }) : errText('internal', text('sandbox.noCallId'));
   }
 
   /** The account's templates, each with the "API Payload" its template list shows. */
@@ -57,15 +58,15 @@ export class SandboxControlClient {
     const answer = await this.send('GET', SANDBOX_PATHS.templates);
     if (!answer.ok) return answer;
     const parsed = templatesSchema.safeParse(answer.value);
-    return parsed.success ? ok(parsed.data) : err('internal', 'The sandbox listed its templates in an unexpected form');
+    return parsed.success ? ok(parsed.data) : errText('internal', text('sandbox.unexpectedTemplates'));
   }
 
   /** The customer writes to the business: the sandbox sends the webhook, and the customer's window opens. */
-  async inbound(number: string, text: string): Promise<Result<{ messageId: string }>> {
-    const answer = await this.send('POST', SANDBOX_PATHS.inbound, { number, text });
+  async inbound(number: string, words: string): Promise<Result<{ messageId: string }>> {
+    const answer = await this.send('POST', SANDBOX_PATHS.inbound, { number, text: words });
     if (!answer.ok) return answer;
     const parsed = inboundSchema.safeParse(answer.value);
-    return parsed.success ? ok({ messageId: parsed.data.messageId }) : err('internal', 'The sandbox did not say which message the customer wrote');
+    return parsed.success ? ok({ messageId: parsed.data.messageId }) : errText('internal', text('sandbox.noMessageId'));
   }
 
   /** The customer presses the last call button sent to them: an incoming call carrying its payload. */
@@ -73,7 +74,7 @@ export class SandboxControlClient {
     const answer = await this.send('POST', SANDBOX_PATHS.pressCallButton, { number });
     if (!answer.ok) return answer;
     const parsed = incomingSchema.safeParse(answer.value);
-    return parsed.success ? ok({ callId: parsed.data.callId }) : err('internal', 'The sandbox did not say which call it started');
+    return parsed.success ? ok({ callId: parsed.data.callId }) : errText('internal', text('sandbox.noCallId'));
   }
 
   /** The customer on this call hangs up. */
@@ -91,19 +92,19 @@ export class SandboxControlClient {
     switch (outcome.kind) {
       case 'timeout':
         this.log.warn('the sandbox could not be reached', { path, reason: 'no answer in time' });
-        return err('timeout', 'The sandbox did not answer in time');
+        return errText('timeout', text('sandbox.timeout'));
       case 'network':
         this.log.warn('the sandbox could not be reached', { path, reason: outcome.failure.code ?? outcome.failure.message });
-        return err('not_available', 'The sandbox is not reachable');
+        return errText('not_available', text('sandbox.unreachable'));
       case 'response':
         return this.answer(path, outcome.status, outcome.body);
     }
   }
 
-  private answer(path: string, status: number, text: string): Result<unknown> {
+  private answer(path: string, status: number, body: string): Result<unknown> {
     let json: unknown;
     try {
-      json = JSON.parse(text);
+      json = JSON.parse(body);
     } catch {
       json = undefined;
     }
@@ -111,8 +112,9 @@ export class SandboxControlClient {
     const refusal = errorBodySchema.safeParse(json);
     const message = refusal.success ? (typeof refusal.data.error === 'string' ? refusal.data.error : refusal.data.error.message) : `HTTP ${status}`;
     this.log.warn('the sandbox refused a control request', { path, status, reason: message });
-    if (status === 404) return err('not_found', `The sandbox does not know this: ${message}`, { httpStatus: 404 });
-    if (status < 500) return err('invalid_input', `The sandbox refused: ${message}`, { httpStatus: status });
-    return err('internal', `The sandbox failed: ${message}`, { httpStatus: status, detail: text.slice(0, 2048) });
+    // The sandbox's own words stay its words: a value of the sentence around them.
+    if (status === 404) return errText('not_found', text('sandbox.unknown', { reason: message }), { httpStatus: 404 });
+    if (status < 500) return errText('invalid_input', text('sandbox.refused', { reason: message }), { httpStatus: status });
+    return errText('internal', text('sandbox.failed', { reason: message }), { httpStatus: status, detail: body.slice(0, 2048) });
   }
 }

@@ -4,7 +4,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../../shared/log';
-import { err, ok, type Result } from '../../shared/result';
+import { fieldRule, term, text } from '../../shared/i18n/text';
+import { errText, ok, type Result } from '../../shared/result';
 import {
   accountSettingsInputSchema,
   storedSettingsSchema,
@@ -21,8 +22,6 @@ import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-f
 import type { SecretName, SecretStore } from './secret-store';
 
 const SETTINGS_FILE = 'settings.json';
-
-const SECRET_LABEL: Record<SecretName, string> = { apiKey: 'the API key', agentToken: 'the agent token' };
 
 /** What the renderer may see of an account: everything but the secrets. */
 export function publicSettingsFor(
@@ -74,7 +73,7 @@ export class SettingsStore {
     const given: Record<SecretName, string | undefined> = { apiKey: blankToUndefined(apiKey), agentToken: blankToUndefined(agentToken) };
     for (const name of ['apiKey', 'agentToken'] as const) {
       if (given[name] === undefined && (await this.secrets.get(name)) === undefined) {
-        return err('invalid_input', `${name}: ${SECRET_LABEL[name]} is required`, { field: name });
+        return errText('invalid_input', fieldRule(name, text('settings.secretRequired', { what: term(name) })), { field: name });
       }
     }
     const stored: StoredSettings = { ...rest, ...(blankToUndefined(defaultCountry) ? { defaultCountry } : {}) };

@@ -7,7 +7,8 @@
 import type { CommandName, CommandResults, PushMessage, SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import type { Preferences } from '../../shared/preferences';
-import { err, type Result } from '../../shared/result';
+import { text, type RuleText } from '../../shared/i18n/text';
+import { errText, type Result } from '../../shared/result';
 import type { AccountConfig } from '../../shared/settings';
 import { CallDiagnosticsStore, ConnectionHistory } from './diagnostics';
 import type { FileLogging } from './log-files';
@@ -58,7 +59,7 @@ export interface SoftphoneServiceOptions {
 }
 
 export interface SoftphoneService extends SoftphoneBackend {
-  windowGone(calls: readonly string[] | 'all', reason: string): Promise<void>;
+  windowGone(calls: readonly string[] | 'all', reason: RuleText): Promise<void>;
   /** Ends live calls on the gateway (protocol.md: also on app quit), then stops everything. */
   close(): Promise<void>;
   /** The desk preferences as they are now (the hosts act on some of them). */
@@ -172,13 +173,13 @@ class CoreSoftphoneService implements SoftphoneService {
   }
 
   async handle<N extends CommandName>(name: N, params: CommandParamsOut<N>): Promise<Result<CommandResults[N]>> {
-    if (this.closed) return err('not_available', 'The softphone is shutting down');
+    if (this.closed) return errText('not_available', text('service.shuttingDown'));
     const handler = this.handlers[name] as unknown as (p: CommandParamsOut<N>) => Promise<Result<CommandResults[N]>>;
     try {
       return await handler(params);
     } catch (e) {
       this.log.error('command failed unexpectedly', { command: name, error: e });
-      return err('internal', `The ${name} command failed unexpectedly`);
+      return errText('internal', text('service.commandFailed', { name }));
     }
   }
 
@@ -190,7 +191,7 @@ class CoreSoftphoneService implements SoftphoneService {
     return requestDial(this.mode, (message) => this.push(message), { link, dialAtOnce: options.dialAtOnce, preferences: this.prefs.get() });
   }
 
-  windowGone(calls: readonly string[] | 'all', reason: string): Promise<void> {
+  windowGone(calls: readonly string[] | 'all', reason: RuleText): Promise<void> {
     return endCallsOfGoneWindow(this.mode, this.log, calls, reason);
   }
 

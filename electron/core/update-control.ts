@@ -3,7 +3,8 @@
 // update command with `not_available` and the status `unsupported`.
 import type { Unsubscribe } from '../../shared/api';
 import type { CallPhase } from '../../shared/call-state';
-import { err, type Result } from '../../shared/result';
+import { english, text, type RuleText } from '../../shared/i18n/text';
+import { errText, type Result } from '../../shared/result';
 import type { UpdateSettings, UpdateStatus } from '../../shared/updates';
 
 export interface UpdateControl {
@@ -27,12 +28,12 @@ export interface UpdateHost {
 /** Builds the host's updater once the service runs (the updater asks it about live calls). */
 export type UpdateControlFactory = (host: UpdateHost) => Promise<UpdateControl>;
 
-export const UPDATES_UNSUPPORTED_REASON =
-  'This softphone runs from the project’s own files and does not update itself: update them (git pull, then npm ci) and start it again. The desktop app updates itself.';
+export const UPDATES_UNSUPPORTED = text('service.updatesUnsupported');
+export const UPDATES_UNSUPPORTED_REASON = english(UPDATES_UNSUPPORTED);
 
-export function unsupportedUpdates(reason: string = UPDATES_UNSUPPORTED_REASON): UpdateControl {
-  const status: UpdateStatus = { kind: 'unsupported', reason };
-  const refuse = <T>(): Result<T> => err('not_available', reason);
+export function unsupportedUpdates(reason: RuleText = UPDATES_UNSUPPORTED): UpdateControl {
+  const status: UpdateStatus = { kind: 'unsupported', reason: english(reason) };
+  const refuse = <T>(): Result<T> => errText('not_available', reason);
   return {
     status: () => status,
     settings: () => refuse(),

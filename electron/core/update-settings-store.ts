@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createLogger, type Logger } from '../../shared/log';
-import { err, errorText, ok, type Result } from '../../shared/result';
+import { text } from '../../shared/i18n/text';
+import { errorText, errText, ok, type Result } from '../../shared/result';
 import { DEFAULT_UPDATE_SETTINGS, updateSettingsSchema, type UpdateSettings } from '../../shared/updates';
 import { issueEnglish, parseWith } from '../../shared/validation';
 import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
@@ -54,7 +55,7 @@ export class UpdateSettingsStore {
         await writeJsonFileAtomic(this.path, { version: 1, settings: parsed.value });
       } catch (e) {
         this.log.error('the update settings could not be saved', { error: e });
-        return err('internal', `The update settings could not be saved (${errorText(e)})`);
+        return errText('internal', text('service.updateSettingsNotSaved', { reason: errorText(e) }));
       }
       this.current = parsed.value;
       return ok(this.get());

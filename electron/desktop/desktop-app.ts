@@ -5,6 +5,7 @@ import { app, BrowserWindow, dialog, protocol, session } from 'electron';
 import { WINDOW_GONE_REASON, type SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import type { Preferences } from '../../shared/preferences';
+import type { RuleText } from '../../shared/i18n/text';
 import type { SecretStore } from '../core/secret-store';
 import { registerAppScheme, serveRenderer } from './app-protocol';
 import { HIDDEN_ARG, startDesk, type Desk } from './desk';
@@ -255,7 +256,7 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     // The window carries the calls' audio (the renderer owns the media): a reload, a crash or the
     // window closing for real ends them, with the reason, rather than leave a call that shows
     // "Connected" with no media until the service cuts it.
-    const mediaGone = (reason: string): void => {
+    const mediaGone = (reason: RuleText): void => {
       if (quitPhase !== 'running') return;
       void service?.windowGone?.('all', reason).catch((e: unknown) => logger.error('ending the calls of a gone window failed', { error: errorText(e) }));
     };

@@ -15,7 +15,7 @@ import type { AppState } from '../store/store';
 import type { MediaFact } from '../webrtc/call-media';
 import { wallClockNow, type MediaEngine } from '../webrtc/media-engine';
 import type { CallQualityRecord } from '../webrtc/media-health';
-import { mediaText } from '../webrtc/media-text';
+import { mediaText, reportedReason } from '../webrtc/media-text';
 import { callQualityStore, type CallQualityState } from '../store/call-quality';
 
 const log = createLogger('calls');
@@ -307,9 +307,12 @@ export class CallActions {
     if (!result.ok) log.warn('the call quality could not be reported', { localId: record.localId, code: result.error.code, problem: result.error.message });
   }
 
-  /** A media fact from the engine, for the main process (media failed ends the call there), its reason worded here. */
+  /**
+   * A media fact from the engine, for the main process (media failed ends the call there): a failure's
+   * reason goes in English and as its code and values, which the ended call keeps for every window to say.
+   */
   private async reportMedia(fact: MediaFact): Promise<void> {
-    const reported = fact.state === 'failed' ? { localId: fact.localId, state: fact.state, reason: mediaText(fact.reason).slice(0, 500) } : fact;
+    const reported = fact.state === 'failed' ? { localId: fact.localId, state: fact.state, ...reportedReason(fact.reason) } : fact;
     const result = await this.api.reportMedia(reported);
     if (!result.ok && result.error.code !== 'not_found') log.warn('a media fact was not taken', { localId: fact.localId, code: result.error.code });
   }

@@ -5,11 +5,12 @@ import type { AppError } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { errorMessage } from '../error-texts';
 import { i18n } from '../i18n/i18n';
+import { sayError } from '../i18n/texts';
 import type { AppState } from '../store/store';
 
 /** Sandbox control errors say exactly what the simulated customer could not do; keep their words. */
 const sandboxErrorText = (error: AppError): string =>
-  error.code === 'not_found' || error.code === 'invalid_input' || error.code === 'invalid_state' ? error.message : errorMessage(error);
+  error.code === 'not_found' || error.code === 'invalid_input' || error.code === 'invalid_state' ? sayError(error) : errorMessage(error);
 
 export interface SandboxActionsDeps {
   api: Pick<SoftphoneApi, 'simulateIncomingCall' | 'simulateCustomerHangUp' | 'simulateInboundMessage' | 'simulatePressCallButton'>;

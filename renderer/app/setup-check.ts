@@ -9,6 +9,7 @@ import type { RelayCheck } from '../../shared/api';
 import { iceUrlKind, type IceConfig } from '../../shared/ice-servers';
 import { errorText, type Result } from '../../shared/result';
 import { errorMessage } from '../error-texts';
+import { sayEither } from '../i18n/texts';
 import { soundCheckFailure } from '../sound/device-check';
 import { settingsText, words, type SettingsText, type SettingsWords } from '../store/settings-form';
 import type { MicrophoneReading } from '../sound/microphone-level';
@@ -188,7 +189,7 @@ export function relayLine(outcome: StepOutcome<Result<RelayCheck>>): SetupCheckR
       const check = answer.value;
       if (!check.reachable) {
         // The main process's own words for what went wrong, when it has them.
-        const text = check.problem !== undefined ? words('setup.relay.notReachable', { reason: check.problem }) : words('setup.relay.notAnswering');
+        const text = check.problem !== undefined ? words('setup.relay.notReachable', { reason: sayEither(check.problemText, check.problem) }) : words('setup.relay.notAnswering');
         return { id, status: 'blocking', text, problem: notReachable };
       }
       const ms = check.roundTripMs;

@@ -13,12 +13,16 @@ import type { Result } from '../../shared/result';
 import { updateStatusSchema, type UpdateStatus } from '../../shared/updates';
 import { parseWith } from '../../shared/validation';
 import { historyEntrySchema } from '../../shared/history';
+import { ruleTextSchema } from '../../shared/i18n/text';
+
+// A text (code and values) beside an English sentence: one this window cannot read is dropped, and the English stands in for it.
+const textBeside = ruleTextSchema.optional().catch(undefined);
 
 const peerSchema = z.looseObject({ number: z.string().optional(), userId: z.string().optional(), name: z.string().optional() });
 
 const endSchema = z.discriminatedUnion('kind', [
   z.looseObject({ kind: z.literal('completed'), by: z.enum(['agent', 'customer']) }),
-  z.looseObject({ kind: z.literal('failed'), code: z.string(), message: z.string() }),
+  z.looseObject({ kind: z.literal('failed'), code: z.string(), message: z.string(), text: textBeside }),
   z.looseObject({ kind: z.enum(['declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'answered_elsewhere']) }),
 ]);
 
@@ -45,7 +49,7 @@ const callStateSchema = z
 const connectionSchema = z.discriminatedUnion('status', [
   z.looseObject({ status: z.literal('connecting'), since: z.number() }),
   z.looseObject({ status: z.literal('connected'), since: z.number() }),
-  z.looseObject({ status: z.literal('reconnecting'), since: z.number(), lastError: z.string() }),
+  z.looseObject({ status: z.literal('reconnecting'), since: z.number(), lastError: z.string(), lastErrorText: textBeside }),
 ]);
 
 
@@ -93,7 +97,7 @@ const timelineMessageSchema = z.looseObject({
   at: z.number(),
   status: z.enum(['accepted', 'sent', 'delivered', 'read', 'failed']).optional(),
   statusAt: z.number().optional(),
-  failure: z.looseObject({ code: z.number().optional(), message: z.string() }).optional(),
+  failure: z.looseObject({ code: z.number().optional(), message: z.string(), text: textBeside }).optional(),
 });
 
 const conversationSchema = z.looseObject({

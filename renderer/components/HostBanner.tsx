@@ -1,6 +1,7 @@
 import { useTranslation } from 'react-i18next';
 import { useNow } from '../app/use-now';
 import { formatDuration } from '../i18n/format';
+import { sayEither } from '../i18n/texts';
 import { useAppStore } from '../store/store';
 
 /** Says plainly when this window cannot reach the softphone service, or the service cannot reach the relay. */
@@ -20,7 +21,7 @@ export function HostBanner() {
   } else if (snapshotError) {
     text = t('hostBanner.snapshotFailed', { reason: snapshotError });
   } else if (hostLink.status === 'open' && service?.status === 'reconnecting') {
-    text = t('hostBanner.relayReconnecting', { reason: service.lastError });
+    text = t('hostBanner.relayReconnecting', { reason: sayEither(service.lastErrorText, service.lastError) });
   }
   if (!text) return null;
   return (

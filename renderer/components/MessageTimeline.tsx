@@ -3,6 +3,7 @@ import { useTranslation } from 'react-i18next';
 import type { TimelineMessage } from '../../shared/conversation';
 import { useNow } from '../app/use-now';
 import { formatCallTime } from '../i18n/format';
+import { messageFailureText } from '../error-texts';
 import { STATUS_MARK, statusWord } from '../store/conversations';
 
 /** The messages sent and received, oldest first, each with its delivery status in words. */
@@ -38,14 +39,14 @@ function MessageItem({ message, now }: { message: TimelineMessage; now: number }
   return (
     <li className={`msg msg-${message.direction} ${word === 'failed' ? 'msg-failed' : ''}`}>
       <span className="visually-hidden">{outbound ? t('timeline.fromYou') : t('timeline.fromCustomer')} </span>
-      {/* What was written, and the gateway's reason for a failure, are shown as they came. */}
+      {/* What was written is shown as it came; a failure's reason in the UI's language, unless it is the gateway's own words. */}
       <p className="msg-text">{message.summary}</p>
       <p className="msg-meta">
         <time dateTime={new Date(message.at).toISOString()}>{formatCallTime(message.at, now)}</time>
         {outbound && (
           <span className={`msg-status status-${word}`}>
             {STATUS_MARK[word] && <span aria-hidden="true">{STATUS_MARK[word]} </span>}
-            {word === 'failed' && message.failure ? t('timeline.failedWith', { reason: message.failure.message }) : t(`timeline.status.${word}`)}
+            {word === 'failed' && message.failure ? t('timeline.failedWith', { reason: messageFailureText(message.failure) }) : t(`timeline.status.${word}`)}
           </span>
         )}
       </p>

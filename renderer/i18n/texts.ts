@@ -3,7 +3,7 @@
 // speaks now, its data kept left to right in Arabic. The main process's own dialogs render the same
 // texts the same way (electron/desktop/desktop-texts.ts).
 import { directionOf } from '../../shared/i18n/languages';
-import { renderText, type TextLookup, type TextValue } from '../../shared/i18n/text';
+import { renderText, type RuleText, type TextLookup, type TextValue } from '../../shared/i18n/text';
 import type { AppError } from '../../shared/result';
 import { isolateLtr } from './format';
 import { currentLanguage, i18n } from './i18n';
@@ -21,8 +21,14 @@ export function sayText(value: TextValue): string {
   return renderText(value, lookup, { isolate: directionOf(currentLanguage()) === 'rtl' ? isolateLtr : undefined });
 }
 
+/**
+ * Words that came in English with, when the catalogue made them, their code and values beside (a
+ * connection's last error, a message's failure): the text in the UI's language, else the English.
+ */
+export const sayEither = (said: RuleText | undefined, english: string): string => (said !== undefined ? sayText(said) : english);
+
 /** An error's own words in the UI's language: its text when the catalogue made it, else its English message. */
-export const sayError = (error: Pick<AppError, 'message' | 'text'>): string => (error.text !== undefined ? sayText(error.text) : error.message);
+export const sayError = (error: Pick<AppError, 'message' | 'text'>): string => sayEither(error.text, error.message);
 
 /** A rule next to its field starts a sentence. */
 export const sentence = (said: string): string => (said === '' ? said : said[0]!.toUpperCase() + said.slice(1));

@@ -187,7 +187,7 @@ export class CallMedia {
    */
   private async open(): Promise<LegSetup | undefined> {
     const asked = this.deps.iceConfig().then(
-      (r): IceOutcome => (r.ok ? r : { ok: false, problem: { said: r.error.message } }),
+      (r): IceOutcome => (r.ok ? r : { ok: false, problem: r.error.text ?? r.error.message }),
       (e: unknown): IceOutcome => ({ ok: false, problem: mediaProblem('networkSettingsUnread', { problem: errorText(e) }) }),
     );
     const mic = await this.audio.open();

@@ -21,7 +21,7 @@ const log = createLogger('media');
 export const DISCONNECT_GRACE_MS = 15_000;
 /** How often a connected call's statistics are read: media checks and call quality. */
 export const MONITOR_INTERVAL_MS = 1_000;
-/** A call given up because its media did not come back: the English words (calls:media.networkLost). */
+/** A call given up because its media did not come back: the English words (rules:callMedia.networkLost). */
 export const NETWORK_LOST_REASON = 'The network connection was lost';
 
 /** How a connected call's media is doing, once a second and whenever it changes. */

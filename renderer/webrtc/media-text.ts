@@ -1,40 +1,37 @@
-// What the media engine has to say (a failure's reason, a notice for the call's panel) travels inside
-// the window as a value: a key of the `calls` namespace's `media` entries and its values (style.md 19).
-// It is worded once, by `mediaText`, where it leaves the media layer: the notice the store shows, the
-// reason `reportMedia` carries, the error under the dialer.
-import type english from '../../shared/i18n/locales/en/calls.json';
-import { i18n } from '../i18n/i18n';
+// What the media engine has to say (a failure's reason, a notice for the call's panel) travels as a
+// value: a rule of the catalogue's `callMedia` group with its values (shared/i18n/text.ts, style.md
+// 19), or words another part gave already worded (a library's, the network settings' own). The
+// window words it where it shows it (`mediaText`: the notice the store shows, the error under the
+// dialer); the reason `reportMedia` carries goes as the text itself beside its English
+// (`reportedReason`), so that the ended call and its history entry are said in the language of
+// whichever window shows them, whenever it does.
+import type rules from '../../shared/i18n/locales/en/rules.json';
+import { english, text, type RuleText, type TextValues } from '../../shared/i18n/text';
+import { sayText } from '../i18n/texts';
 
-export type MediaTextKey = keyof (typeof english)['media'];
+export type MediaTextKey = keyof (typeof rules)['callMedia'];
 
-/** A value of a media text: plain words or figures, or another media text said inside it. */
-export type MediaTextValue = string | number | MediaText;
+/** A rule of the catalogue, or words that came worded from elsewhere (shown as they came, never taken apart). */
+export type MediaText = RuleText | string;
 
-export type MediaText =
-  | { key: MediaTextKey; values?: Readonly<Record<string, MediaTextValue>> }
-  /**
-   * Words that came worded from another part (the network settings' own sentence, IceConfigSource):
-   * shown as they came, never taken apart.
-   */
-  | { said: string };
-
-const t = i18n.getFixedT(null, 'calls') as unknown as (key: `media.${MediaTextKey}`, values?: Record<string, string | number>) => string;
-
-export const mediaProblem = (key: MediaTextKey, values?: Readonly<Record<string, MediaTextValue>>): MediaText => (values ? { key, values } : { key });
+export const mediaProblem = (key: MediaTextKey, values?: TextValues): RuleText => text(`callMedia.${key}`, values);
 
 /** The words of a media text in the UI's language of this moment. */
-export function mediaText(text: MediaText): string {
-  if ('said' in text) return text.said;
-  if (!text.values) return t(`media.${text.key}`);
-  const values: Record<string, string | number> = {};
-  for (const [name, value] of Object.entries(text.values)) values[name] = typeof value === 'object' ? mediaText(value) : value;
-  return t(`media.${text.key}`, values);
+export const mediaText = (said: MediaText): string => sayText(said);
+
+/** How long a reason's English may be in `reportMedia` (shared/api.ts). */
+const MOST_REASON_CHARACTERS = 500;
+
+/** A failure's reason as `reportMedia` carries it: its English, and its code and values when the catalogue made it. */
+export function reportedReason(reason: MediaText): { reason: string; reasonText?: RuleText } {
+  const inEnglish = english(reason).slice(0, MOST_REASON_CHARACTERS);
+  return typeof reason === 'string' ? { reason: inEnglish } : { reason: inEnglish, reasonText: reason };
 }
 
 /** A failure whose reason is meant for the agent (and for the media fact's reason). */
 export class MediaSetupError extends Error {
   constructor(readonly problem: MediaText) {
-    super('key' in problem ? `media.${problem.key}` : problem.said);
+    super(english(problem));
   }
 }
 

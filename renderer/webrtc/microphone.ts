@@ -1,6 +1,6 @@
 // The microphone as calls and the Audio checks open it, and the one reading of why it could not be
 // opened (getUserMedia's DOMException names), which each place words in its own sentences: the call's
-// notice (calls:media.mic*), "Test microphone" and the speaker and ringer checks
+// notice (rules:callMedia.mic*), "Test microphone" and the speaker and ringer checks
 // (settings:soundCheck.*), "Test my setup" (settings:setup.microphone.*).
 import { errorText } from '../../shared/result';
 import { mediaProblem, type MediaText } from './media-text';

@@ -8,11 +8,13 @@
 // connect) and stale events arrive late. So every handler is idempotent: the same event again
 // changes nothing, an ended call is a tombstone that nothing revives, and connects older than
 // STALE_CONNECT_MS are dropped.
-import { assertNever, err, ok, type AppError, type Result } from '../result';
+import { english, term, text, type RuleText } from '../i18n/text';
+import type { RuleTerm } from '../i18n/rules';
+import { assertNever, err, errText, ok, type AppError, type Result } from '../result';
 import type { CallBook } from './book';
 import type { AnsweringOpen, CallRecord, EndedOpen, EndedRecord, Leftover, LiveRecord } from './record';
 import {
-  ANSWERED_ELSEWHERE_MESSAGE,
+  ANSWERED_ELSEWHERE,
   DIAL_TIMEOUT_MS,
   heldMsOf,
   incomingLocalId,
@@ -20,10 +22,12 @@ import {
   isHeld,
   localErrorFrom,
   MAX_BUSY_CALLS,
+  PHASE_TERM,
   RING_TIMEOUT_MS,
   STALE_CONNECT_MS,
   type CallEffect,
   type CallEvent,
+  type CallPhase,
   type CallReply,
   type EndedCall,
   type EndReason,
@@ -142,8 +146,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   },
 
   'local.dial': (ev, { call, leftover, book }) => {
-    if (call !== undefined || leftover !== undefined) return { reply: err('invalid_state', 'This call has already been placed') };
-    const taking = takeIntoHand(book, ev.localId, ev.at, 'dialing a new number', { counts: true });
+    if (call !== undefined || leftover !== undefined) return { reply: errText('invalid_state', text('calls.alreadyPlaced')) };
+    const taking = takeIntoHand(book, ev.localId, ev.at, 'dialingNew', { counts: true });
     if ('refusal' in taking) return { reply: taking.refusal };
     return {
       held: taking.held,
@@ -189,7 +193,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.answer': (ev, { call, book }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
     if (call.phase !== 'ringing') return { reply: notRinging(call, 'answered') };
-    const taking = takeIntoHand(book, call.localId, ev.at, 'answering this one', { counts: true });
+    const taking = takeIntoHand(book, call.localId, ev.at, 'answeringThis', { counts: true });
     if ('refusal' in taking) return { reply: taking.refusal };
     // First claim wins (relay/README.md): no accept goes before this agent's claim is won, so the
     // answer waits; the Answer command is answered once the call is this agent's and accepted.
@@ -280,7 +284,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
 
   'local.hold': (ev, { call }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
-    if (call.phase !== 'active') return { reply: err('invalid_state', `The call is ${call.phase}: only an active call can be held`) };
+    if (call.phase !== 'active') return { reply: errText('invalid_state', text('calls.onlyActiveHeld', { phase: phaseTerm(call.phase) })) };
     // Holding a held call is harmless.
     const reply = ok({ localId: call.localId, callId: call.callId });
     return call.heldSince === undefined ? { call: hold(call, ev.at), reply } : { reply };
@@ -288,13 +292,13 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
 
   'local.resume': (ev, { call, book }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
-    if (call.phase !== 'active') return { reply: err('invalid_state', `The call is ${call.phase}: only an active call can be resumed`) };
+    if (call.phase !== 'active') return { reply: errText('invalid_state', text('calls.onlyActiveResumed', { phase: phaseTerm(call.phase) })) };
     // Resuming a call in hand is harmless.
     const reply = ok({ localId: call.localId, callId: call.callId });
     const { heldSince, ...resumed } = call;
     if (heldSince === undefined) return { reply };
     // Swap: the call in hand goes on hold in the same step. Resuming adds no busy call: no cap to check.
-    const taking = takeIntoHand(book, call.localId, ev.at, 'resuming this one', { counts: false });
+    const taking = takeIntoHand(book, call.localId, ev.at, 'resumingThis', { counts: false });
     if ('refusal' in taking) return { reply: taking.refusal };
     return { held: taking.held, call: { ...resumed, heldMs: (call.heldMs ?? 0) + Math.max(0, ev.at - heldSince) }, reply };
   },
@@ -439,13 +443,13 @@ function letGo(call: LiveRecord, reason: EndReason, at: number): Step {
  * holds the one in hand first, in the same step; one that cannot be held yet (still connecting)
  * refuses it. `counts`: the call taken adds a busy call (not so a resumed one).
  */
-function takeIntoHand(book: CallBook, localId: string, at: number, doing: string, { counts }: { counts: boolean }): { held: CallRecord[] } | { refusal: Result<never> } {
+function takeIntoHand(book: CallBook, localId: string, at: number, doing: RuleTerm, { counts }: { counts: boolean }): { held: CallRecord[] } | { refusal: Result<never> } {
   const others = Object.values(book.calls).filter((c) => c.localId !== localId && isBusy(c));
-  if (counts && others.length >= MAX_BUSY_CALLS) return { refusal: err('invalid_state', `Two calls are in progress: hang up one before ${doing}`) };
+  if (counts && others.length >= MAX_BUSY_CALLS) return { refusal: errText('invalid_state', text('calls.twoInProgress', { doing: term(doing) })) };
   const held: CallRecord[] = [];
   for (const other of others) {
     if (isHeld(other)) continue;
-    if (other.phase !== 'active') return { refusal: err('invalid_state', `Another call is in progress and cannot be held until it is connected: hang up before ${doing}`) };
+    if (other.phase !== 'active') return { refusal: errText('invalid_state', text('calls.otherNotConnected', { doing: term(doing) })) };
     held.push(hold(other, at));
   }
   return { held };
@@ -476,7 +480,9 @@ function hangUpReason(call: LiveRecord): EndReason {
 function terminateReason(call: LiveRecord, ev: Extract<CallEvent, { type: 'remote.terminated' }>): EndReason {
   const first = ev.errors?.[0];
   if (ev.status === 'FAILED' || first) {
-    return { kind: 'failed', code: first ? String(first.code) : 'FAILED', message: first?.message ?? 'The call failed' };
+    // The gateway's own words when it gave some; else the catalogue's.
+    if (first) return { kind: 'failed', code: String(first.code), message: first.message };
+    return failedWith('FAILED', text('calls.failed'));
   }
   // protocol.md: a terminate carries a duration only when the call was answered. A call that was
   // still ringing here but talked for a while was taken by someone else (a colleague whose claim
@@ -522,21 +528,31 @@ function endedReply(call: EndedCall, error: AppError | undefined): Result<never>
   if (error !== undefined) return { ok: false, error };
   switch (call.end.kind) {
     case 'answered_elsewhere':
-      return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE);
-    case 'failed':
-      return err(call.end.code === 'media_failed' ? 'media_failed' : 'invalid_state', call.end.message);
+      return errText('answered_elsewhere', ANSWERED_ELSEWHERE);
+    case 'failed': {
+      const { code, message, text: said } = call.end;
+      const kind = code === 'media_failed' ? 'media_failed' : 'invalid_state';
+      return err(kind, message, said !== undefined ? { text: said } : {});
+    }
     case 'cancelled':
-      return err('invalid_state', 'The call was hung up before the gateway placed it; it has been ended');
+      return errText('invalid_state', text('calls.hungUpBeforePlaced'));
     default:
-      return err('invalid_state', call.direction === 'incoming' ? 'The call ended while it was being answered' : 'The call ended before it was placed');
+      return errText('invalid_state', text(call.direction === 'incoming' ? 'calls.endedWhileAnswering' : 'calls.endedBeforePlaced'));
   }
 }
 
-const noSuchCall = (localId: string): Result<never> => err('not_found', `There is no call ${localId}`);
+/** A failure the catalogue words: its English as the message, its text beside it. */
+function failedWith(code: string, said: RuleText): EndReason {
+  return { kind: 'failed', code, message: english(said), text: said };
+}
+
+const phaseTerm = (phase: CallPhase) => term(PHASE_TERM[phase]);
+
+const noSuchCall = (localId: string): Result<never> => errText('not_found', text('calls.noSuchCall', { localId }));
 
 function notRinging(call: CallRecord, verb: 'answered' | 'declined'): Result<never> {
-  if (call.phase === 'ended' && call.end.kind === 'answered_elsewhere') return err('answered_elsewhere', ANSWERED_ELSEWHERE_MESSAGE);
-  return err('invalid_state', `The call is ${call.phase}: only a ringing call can be ${verb}`);
+  if (call.phase === 'ended' && call.end.kind === 'answered_elsewhere') return errText('answered_elsewhere', ANSWERED_ELSEWHERE);
+  return errText('invalid_state', text(verb === 'answered' ? 'calls.onlyRingingAnswered' : 'calls.onlyRingingDeclined', { phase: phaseTerm(call.phase) }));
 }
 
 const replyTo = (requestId: string | undefined): { replyTo?: string } => (requestId !== undefined ? { replyTo: requestId } : {});

@@ -2,6 +2,8 @@
 // only the main process keeps beside a call (its claim, the request under way, what the gateway is
 // still owed) is in record.ts.
 import type { CallErrorInfo } from '../events';
+import { english, text, type RuleText } from '../i18n/text';
+import type { RuleTerm } from '../i18n/rules';
 import type { AppError, Result } from '../result';
 
 export const RING_TIMEOUT_MS = 60_000;
@@ -21,7 +23,12 @@ export type EndReason =
   | { kind: 'cancelled' } // the agent hung up an outgoing call before it was answered
   | { kind: 'no_answer' } // an outgoing call the customer did not answer
   | { kind: 'rejected' } // the customer rejected an outgoing call
-  | { kind: 'failed'; code: string; message: string } // gateway code (e.g. "138006") or a local one
+  /**
+   * A gateway code (e.g. "138006") or a local one; `message` in English, `text` the same as its code
+   * and values when the catalogue made it (a media failure's reason, "The call failed"): the window
+   * and the history say it in the agent's language of the moment it is shown.
+   */
+  | { kind: 'failed'; code: string; message: string; text?: RuleText }
   | { kind: 'answered_elsewhere' };
 export type EndKind = EndReason['kind'];
 
@@ -120,17 +127,33 @@ export const hasBusyCall = (calls: Iterable<Pick<CallState, 'phase'>>): boolean 
   return false;
 };
 
-export const ANSWERED_ELSEWHERE_MESSAGE = 'Answered by another agent';
+export const ANSWERED_ELSEWHERE = text('calls.answeredElsewhere');
+export const ANSWERED_ELSEWHERE_MESSAGE = english(ANSWERED_ELSEWHERE);
+
+/** A phase as the catalogue says it inside a sentence ("The call is {{phase}}: …"). */
+export const PHASE_TERM: Readonly<Record<CallPhase, RuleTerm>> = {
+  ringing: 'phaseRinging',
+  answering: 'phaseAnswering',
+  dialing: 'phaseDialing',
+  calling: 'phaseCalling',
+  remote_ringing: 'phaseRemoteRinging',
+  connecting: 'phaseConnecting',
+  active: 'phaseActive',
+  ended: 'phaseEnded',
+};
 
 export interface LocalError {
   code: string;
   message: string;
+  /** `message` as its code and values, when the catalogue made it. */
+  text?: RuleText;
 }
 
 /** The failure code kept on an ended call: the gateway's number when there is one (e.g. "138006"). */
 export const localErrorFrom = (error: AppError): LocalError => ({
   code: error.gatewayCode !== undefined ? String(error.gatewayCode) : error.code,
   message: error.message,
+  ...(error.text !== undefined ? { text: error.text } : {}),
 });
 
 export const incomingLocalId = (callId: string): string => `in:${callId}`;

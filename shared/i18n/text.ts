@@ -45,6 +45,17 @@ export const list = (items: readonly TextValue[], join: ListJoin = 'comma'): Tex
 export const orList = (items: readonly TextValue[]): TextValue =>
   items.length <= 1 ? (items[0] ?? '') : text('lists.or', { items: list(items.slice(0, -1)), last: items[items.length - 1]! });
 
+/**
+ * Sentences one after another, a space between them (the catalogue's `lists.spaced`, a pair: a
+ * separator alone would be a blank string for translators). Halved, so that twenty sentences nest
+ * five deep, well within what renderText follows.
+ */
+export function spaced(items: readonly TextValue[]): TextValue {
+  if (items.length <= 1) return items[0] ?? '';
+  const half = Math.ceil(items.length / 2);
+  return text('lists.spaced', { first: spaced(items.slice(0, half)), rest: spaced(items.slice(half)) });
+}
+
 /** "gatewayUrl: must end in …": a rule with the field it is about, a path or a term ("Phone number"). */
 export const fieldRule = (field: TextValue, rule: TextValue): RuleText => text('common.fieldRule', { field, rule });
 

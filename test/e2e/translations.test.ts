@@ -4,12 +4,17 @@
 // names, what they and the agent wrote, device labels, language names, version strings.
 // The screens: idle, ringing, the active call and its keypad, the ended call and recent calls,
 // every Settings section with errors showing, the contact panel with each composer tab and each
-// interactive variant, the closed window, the conversations list.
+// interactive variant, the closed window, the conversations list. And what the main process says
+// (a refusal, a call's failure reason) is said in the window's language, from its code and values.
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { LANGUAGE_NAMES } from '../../shared/i18n/languages';
+import ar from '../../shared/i18n/locales/ar/index';
+import es from '../../shared/i18n/locales/es/index';
 import { pseudoLocalize } from '../../renderer/i18n/pseudo';
 import { stackForFile } from './harness';
+import { WINDOW_GONE_REASON } from '../../shared/api';
+import { english } from '../../shared/i18n/text';
 
 const stack = stackForFile();
 let page: Page | undefined;
@@ -172,5 +177,44 @@ describe('the pseudo-locale leaves no English on any screen', () => {
     await panel.getByRole('list', { name: P('Conversations') }).waitFor();
     await audit.screen('conversations');
     audit.expectNone();
+  });
+});
+
+describe('what the main process says, in the language of the window that shows it', () => {
+  const speak = async (language: 'es' | 'ar' | 'en-XA') => expect((await stack.service.handle('setPreferences', { preferences: { language } })).ok).toBe(true);
+
+  test("a refusal of the settings and a call's failure reason in recent calls, in Spanish, then in Arabic", async () => {
+    await speak('es');
+    try {
+      page = await stack.newAgentPage((words) => (words === 'Connection' ? es.common.header.connection : words === 'Connected' ? es.calls.connection.connected : words));
+      await expect.poll(() => page!.evaluate(() => document.documentElement.lang)).toBe('es');
+
+      // A refusal main makes (settings-store: no API key stored and none given), beside its field.
+      await page.getByRole('button', { name: es.common.header.settings, exact: true }).click();
+      await page.getByLabel(es.settings.account.gatewayUrl.label).fill('https://gateway.example.com/restapi/v1');
+      await page.getByLabel(es.settings.account.relayUrl.label).fill('https://relay.example.com');
+      await page.getByRole('button', { name: es.settings.screen.save, exact: true }).click();
+      const refused = `apiKey: ${es.rules.settings.secretRequired.replace('{{what}}', es.rules.terms.apiKey)}`;
+      await page.getByText(refused, { exact: true }).waitFor();
+      await expect(page.getByText('the API key is required').count()).resolves.toBe(0);
+      await page.getByRole('button', { name: es.common.header.settings, exact: true }).click();
+
+      // A call's failure reason main keeps with the call (its window went: a reload mid-call).
+      const customer = stack.customer('answers');
+      await stack.control('/control/incoming', { number: customer.number });
+      await page.getByRole('dialog', { name: es.calls.incoming.label }).getByRole('button', { name: es.calls.incoming.answer, exact: true }).click();
+      await page.getByRole('region', { name: es.calls.current.label }).getByText(es.calls.phase.active).waitFor();
+      await page.reload();
+      await page.getByRole('status', { name: es.common.header.connection }).getByText(es.calls.connection.connected).waitFor();
+      const recent = page.getByRole('list', { name: es.calls.recent.list });
+      await recent.getByText(es.errors.failed.replace('{{reason}}', es.rules.callMedia.windowReloaded)).first().waitFor();
+      await expect(recent.getByText(english(WINDOW_GONE_REASON.reloaded)).count()).resolves.toBe(0);
+
+      // The same entry in the language chosen now: the reason was kept as its code, not as words.
+      await speak('ar');
+      await page.getByRole('list', { name: ar.calls.recent.list }).getByText(ar.errors.failed.replace('{{reason}}', ar.rules.callMedia.windowReloaded)).first().waitFor();
+    } finally {
+      await speak('en-XA');
+    }
   });
 });

@@ -4,6 +4,7 @@
 import { expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { WINDOW_GONE_REASON } from '../../shared/api';
+import { english } from '../../shared/i18n/text';
 import { currentCall, eventually, incomingCard, recentCalls, stackForFile } from './harness';
 
 const stack = stackForFile();
@@ -32,7 +33,7 @@ test('a reload during a call ends it with terminate, and the reloaded page shows
   });
   expect(actions).toEqual(['accept', 'terminate']);
   await page.getByRole('status', { name: 'Connection' }).getByText('Connected').waitFor();
-  await recentCalls(page).getByText(`Failed: ${WINDOW_GONE_REASON.reloaded}`).first().waitFor();
+  await recentCalls(page).getByText(`Failed: ${english(WINDOW_GONE_REASON.reloaded)}`).first().waitFor();
   await expect(currentCall(page).getByText('Connected').count()).resolves.toBe(0);
   const live = await stack.service.handle('getSnapshot', {});
   expect(live.ok && live.value.calls.filter((c) => c.phase !== 'ended')).toEqual([]);

@@ -3,7 +3,8 @@
 import { numberFromDialLink } from '../../../shared/dial-link';
 import type { Logger } from '../../../shared/log';
 import type { Preferences } from '../../../shared/preferences';
-import { err, ok, type Result } from '../../../shared/result';
+import { english, text, type RuleText } from '../../../shared/i18n/text';
+import { errText, ok, type Result } from '../../../shared/result';
 import type { CallCoordinator } from '../call-coordinator';
 import type { CommandHandlers, Push } from './handlers';
 import type { ModeMachine } from './mode';
@@ -11,7 +12,7 @@ import type { ModeMachine } from './mode';
 export function callCommands(mode: ModeMachine) {
   const withCalls = async <T>(run: (coordinator: CallCoordinator) => Promise<Result<T>>): Promise<Result<T>> => {
     const runtime = await mode.settled();
-    if (!runtime) return err('not_configured', 'No account is set up and the sandbox is not running: open the settings');
+    if (!runtime) return errText('not_configured', text('service.notConfigured'));
     return run(runtime.coordinator);
   };
   return {
@@ -26,7 +27,7 @@ export function callCommands(mode: ModeMachine) {
 }
 
 /** The window that carried these calls' audio is gone: they end now, with `reason` and a terminate. */
-export async function endCallsOfGoneWindow(mode: ModeMachine, log: Logger, calls: readonly string[] | 'all', reason: string): Promise<void> {
+export async function endCallsOfGoneWindow(mode: ModeMachine, log: Logger, calls: readonly string[] | 'all', reason: RuleText): Promise<void> {
   const runtime = mode.current();
   if (!runtime) return;
   const owned = calls === 'all' ? undefined : new Set(calls);
@@ -34,7 +35,7 @@ export async function endCallsOfGoneWindow(mode: ModeMachine, log: Logger, calls
   const gone = runtime.coordinator.calls().filter((c) => c.phase !== 'ended' && c.phase !== 'ringing' && (owned === undefined || owned.has(c.localId)));
   for (const call of gone) {
     log.warn('the window that carried a call\'s audio is gone: ending the call', { localId: call.localId, phase: call.phase });
-    await runtime.coordinator.reportMedia({ localId: call.localId, state: 'failed', reason });
+    await runtime.coordinator.reportMedia({ localId: call.localId, state: 'failed', reason: english(reason), reasonText: reason });
   }
 }
 

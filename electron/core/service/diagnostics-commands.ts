@@ -2,6 +2,7 @@
 // diagnostics", the window's log records, and "Test my setup"'s relay check.
 import type { RelayCheck } from '../../../shared/api';
 import { createLogger, type Logger } from '../../../shared/log';
+import { english, text } from '../../../shared/i18n/text';
 import { ok, type Result } from '../../../shared/result';
 import { buildDiagnostics, EXPORT_LOG_BYTES, type CallDiagnosticsStore, type ConnectionHistory } from '../diagnostics';
 import type { HistoryStore } from '../history-store';
@@ -57,12 +58,16 @@ export function diagnosticsCommands(o: DiagnosticsCommandsOptions) {
     },
     checkRelay: async (): Promise<Result<RelayCheck>> => {
       const runtime = o.mode.current();
-      if (!runtime) return ok({ reachable: false, problem: 'No account is set up and the sandbox is not running', relayTurn: 'unknown' });
+      if (!runtime) {
+        const problem = text('service.noAccount');
+        return ok({ reachable: false, problem: english(problem), problemText: problem, relayTurn: 'unknown' });
+      }
       const started = performance.now();
       const me = await runtime.relay.me();
       const roundTripMs = Math.round(performance.now() - started);
       await runtime.turn.current();
-      return ok(me.ok ? { reachable: true, roundTripMs, relayTurn: runtime.turn.state } : { reachable: false, problem: me.error.message, relayTurn: runtime.turn.state });
+      if (me.ok) return ok({ reachable: true, roundTripMs, relayTurn: runtime.turn.state });
+      return ok({ reachable: false, problem: me.error.message, ...(me.error.text !== undefined ? { problemText: me.error.text } : {}), relayTurn: runtime.turn.state });
     },
   } satisfies Partial<CommandHandlers>;
 }

@@ -3,7 +3,8 @@
 // for the one under way. Each step holds the state or the runtime it began with; a step that finds
 // the state replaced (the service closed meanwhile) stops what it started instead of running it,
 // and a runtime that is no longer current drops its late callbacks.
-import type { ConnectionState } from '../../../shared/api';
+import { reconnectingFor, type ConnectionState } from '../../../shared/api';
+import { text } from '../../../shared/i18n/text';
 import type { Logger } from '../../../shared/log';
 import type { AccountConfig } from '../../../shared/settings';
 import type { EmbeddedEnvironment } from '../embedded-environment';
@@ -107,7 +108,7 @@ export class ModeMachine {
     if (this.state !== starting) return;
     if (!target) {
       this.state = { kind: 'idle' };
-      this.setConnection({ status: 'reconnecting', since: this.options.now(), lastError: 'The embedded sandbox could not start' });
+      this.setConnection(reconnectingFor(this.options.now(), text('service.sandboxNotStarted')));
       return;
     }
     const { dataDir, history, nameFor, now, log } = this.options;

@@ -1,6 +1,7 @@
 // The embedded sandbox's simulated customers (sandbox mode only): they call, hang up, write and
 // press call buttons through the sandbox's control API.
-import { err, type Result } from '../../../shared/result';
+import { text } from '../../../shared/i18n/text';
+import { errText, type Result } from '../../../shared/result';
 import type { SandboxControlClient } from '../sandbox-control-client';
 import type { CommandHandlers } from './handlers';
 import type { ModeMachine } from './mode';
@@ -9,7 +10,7 @@ import type { Runtime } from './runtime';
 export function sandboxCommands(mode: ModeMachine) {
   const withSandbox = async <T>(run: (sandbox: SandboxControlClient, runtime: Runtime) => Promise<Result<T>>): Promise<Result<T>> => {
     const runtime = await mode.settled();
-    if (!runtime?.sandbox) return err('not_available', 'Simulated customers exist only in sandbox mode');
+    if (!runtime?.sandbox) return errText('not_available', text('service.sandboxOnly'));
     return run(runtime.sandbox, runtime);
   };
   return {
@@ -17,7 +18,7 @@ export function sandboxCommands(mode: ModeMachine) {
     simulateCustomerHangUp: ({ localId }) =>
       withSandbox((sandbox, runtime) => {
         const callId = runtime.coordinator.call(localId)?.callId;
-        if (callId === undefined) return Promise.resolve(err('not_found', `There is no call ${localId} with a gateway call id`));
+        if (callId === undefined) return Promise.resolve(errText('not_found', text('calls.noGatewayCallId', { localId })));
         return sandbox.hangUp(callId);
       }),
     simulateInboundMessage: ({ number, text }) => withSandbox((s) => s.inbound(number, text)),

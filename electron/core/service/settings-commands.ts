@@ -2,7 +2,8 @@
 // command line's account or the sandbox), Settings → Network and the ICE configuration built from
 // it, and the desk preferences.
 import type { IceConfig } from '../../../shared/ice-servers';
-import { err, ok, type Result } from '../../../shared/result';
+import { text } from '../../../shared/i18n/text';
+import { errText, ok, type Result } from '../../../shared/result';
 import type { AccountConfig, PublicSettings } from '../../../shared/settings';
 import { mergeIceConfig, type NetworkSettingsStore } from '../network-settings';
 import type { PreferencesStore } from '../preferences-store';
@@ -52,7 +53,7 @@ export function settingsCommands(o: SettingsCommandsOptions) {
       const saved = await o.settings.save(settings);
       if (!saved.ok) return saved;
       const account = await o.settings.load();
-      if (!account) return err('internal', 'The settings were saved but could not be read back');
+      if (!account) return errText('internal', text('service.settingsNotReadBack'));
       await o.mode.switchTo({ kind: 'saved', account });
       return changed();
     },

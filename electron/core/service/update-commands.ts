@@ -2,6 +2,7 @@
 // host), when every update command answers not_available.
 import { LIVE_PHASES, type CallPhase } from '../../../shared/call-state';
 import type { Logger } from '../../../shared/log';
+import { text } from '../../../shared/i18n/text';
 import { errorText } from '../../../shared/result';
 import type { UpdateStatus } from '../../../shared/updates';
 import { unsupportedUpdates, type UpdateControl, type UpdateControlFactory } from '../update-control';
@@ -23,7 +24,7 @@ export class Updates {
         this.control = await factory({ liveCall: () => this.liveCallPhase() });
       } catch (e) {
         this.log.error('the updater could not start', { error: e });
-        this.control = unsupportedUpdates(`Updates could not start: ${errorText(e)}`);
+        this.control = unsupportedUpdates(text('service.updatesNotStarted', { reason: errorText(e) }));
       }
     }
     this.control.onStatus((status) => push({ name: 'updateStatus', payload: status }));

@@ -39,7 +39,7 @@ describe('the window at start and on demand', () => {
     const weight = await measureWindowWeight(DIST);
     const read = async (files: { file: string }[]) => (await Promise.all(files.map((f) => readFile(join(DIST, f.file), 'utf8')))).join('\n');
     const atStart = await read(weight.atStart);
-    expect(atStart).toContain(en.calls.media.networkLost);
+    expect(atStart).toContain(en.rules.callMedia.networkLost);
     for (const language of LANGUAGES.filter((l) => l !== 'en')) {
       const text = distinctive(language);
       expect(text.length, language).toBeGreaterThan(30);

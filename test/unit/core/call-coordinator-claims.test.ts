@@ -8,7 +8,7 @@ import { CallCoordinator } from '../../../electron/core/call-coordinator';
 import { GatewayClient } from '../../../electron/core/gateway-client';
 import { HistoryStore } from '../../../electron/core/history-store';
 import { RelayClient } from '../../../electron/core/relay-client';
-import type { CallState } from '../../../shared/call-state';
+import { ANSWERED_ELSEWHERE, type CallState } from '../../../shared/call-state';
 import type { RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
@@ -140,9 +140,9 @@ describe('CallCoordinator with claims: incoming calls', () => {
     const t = await team();
     t.relay.claims.set('wacid.lost', 'bob');
     const localId = t.ring('wacid.lost');
-    expect(await t.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    expect(await t.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent', text: ANSWERED_ELSEWHERE } });
     // Answering again says the same.
-    expect(await t.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    expect(await t.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent', text: ANSWERED_ELSEWHERE } });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, durationSec: 0 });
     expect(t.changes.filter((c) => c.localId === localId).map((c) => c.phase)).toEqual(['ringing', 'answering', 'ended']);
     await t.coordinator.whenIdle();
@@ -203,7 +203,7 @@ describe('CallCoordinator with claims: incoming calls', () => {
     await until('the claim reaches the relay', () => claimRequests(t).length === 1);
     t.event({ type: 'call.claimed', callId: 'wacid.race', agentId: 'bob', timestamp: Date.now() });
     expect(t.coordinator.call(localId)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
-    expect(await answering).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } });
+    expect(await answering).toEqual({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent', text: ANSWERED_ELSEWHERE } });
     release();
     await t.coordinator.whenIdle();
     expect(t.gateway.requests).toEqual([]);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayClient, normaliseSdpLineEnds, type GatewayClientOptions } from '../../../electron/core/gateway-client';
 import { GATEWAY_ERROR_TEXT } from '../../../shared/gateway';
+import { text } from '../../../shared/i18n/text';
 import { configureLogging, type LogLevel } from '../../../shared/log';
 import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import { closedPortUrl, closingServer, resettingServer, selfSignedServer, UNRESOLVABLE_HOST, type FailingServer } from '../shared/network-failures';
@@ -201,18 +202,22 @@ describe('GatewayClient network failures, in its words', () => {
   };
 
   it('names each failure by its code, and a socket closed under it by what undici says', async () => {
-    expect(await unreachable(await closedPortUrl())).toEqual({ code: 'gateway_unreachable', message: 'The gateway could not be reached (ECONNREFUSED)' });
+    // The gateway's words for a failure are its code, a value of the catalogue's sentence around it.
+    const reached = (reason: string | ReturnType<typeof text>) => text('gateway.unreachable', { reason });
+    expect(await unreachable(await closedPortUrl())).toEqual({ code: 'gateway_unreachable', message: 'The gateway could not be reached (ECONNREFUSED)', text: reached('ECONNREFUSED') });
     expect(['The gateway could not be reached (ENOTFOUND)', 'The gateway could not be reached (EAI_AGAIN)']).toContain(
       ((await unreachable(`http://${UNRESOLVABLE_HOST}`)) as { message: string }).message,
     );
     expect(await unreachable((await started(closingServer)).url)).toEqual({
       code: 'gateway_unreachable',
       message: 'The gateway could not be reached (connection closed: other side closed)',
+      text: reached(text('gateway.connectionClosed', { detail: 'other side closed' })),
     });
-    expect(await unreachable((await started(resettingServer)).url)).toEqual({ code: 'gateway_unreachable', message: 'The gateway could not be reached (ECONNRESET)' });
+    expect(await unreachable((await started(resettingServer)).url)).toEqual({ code: 'gateway_unreachable', message: 'The gateway could not be reached (ECONNRESET)', text: reached('ECONNRESET') });
     expect(await unreachable(`https://localhost:${(await started(selfSignedServer)).port}`)).toEqual({
       code: 'gateway_unreachable',
       message: 'The gateway could not be reached (DEPTH_ZERO_SELF_SIGNED_CERT)',
+      text: reached('DEPTH_ZERO_SELF_SIGNED_CERT'),
     });
   });
 });

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MessageTimeline, PENDING_TTL_MS, type StatusRecord } from '../../../electron/core/message-timeline';
 import type { DeliveryStatus } from '../../../shared/conversation';
+import { text } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
 import { FakeClock } from '../../support/fake-clock';
 
@@ -72,7 +73,7 @@ describe('delivery statuses', () => {
     expect(t.messagesOf(ADA)[0]).toMatchObject({ status: 'failed', failure: { code: 131026, message: 'The message could not be delivered to this customer' } });
     t.recordOutbound(outbound('wamid.2'));
     t.applyStatus(status('wamid.2', 'failed'));
-    expect(t.messagesOf(ADA)[1]!.failure).toEqual({ message: 'The message could not be delivered' });
+    expect(t.messagesOf(ADA)[1]!.failure).toEqual({ message: 'The message could not be delivered', text: text('messaging.notDelivered') });
   });
 
   it('keeps statuses that arrive before the send is recorded, and applies them when it is', async () => {

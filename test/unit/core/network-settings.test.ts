@@ -315,7 +315,7 @@ describe('RelayClient.turnCredentials against a real relay', () => {
     const server = await relay({ turn: false });
     expect(await relayClient(server.url).turnCredentials()).toEqual({
       ok: false,
-      error: { code: 'not_available', message: 'The relay hands out no TURN credentials (it was started without --turn-secret)', httpStatus: 404 },
+      error: { code: 'not_available', message: 'The relay hands out no TURN credentials (it was started without --turn-secret)', text: text('relay.noTurn'), httpStatus: 404 },
     });
   });
 
@@ -328,7 +328,10 @@ describe('RelayClient.turnCredentials against a real relay', () => {
 
   it('says gateway_unreachable when nothing listens', async () => {
     const answer = await relayClient(`http://127.0.0.1:${await closedPort()}`).turnCredentials();
-    expect(answer).toEqual({ ok: false, error: { code: 'gateway_unreachable', message: 'The relay could not be reached (connection refused: is it running?)' } });
+    expect(answer).toEqual({
+      ok: false,
+      error: { code: 'gateway_unreachable', message: 'The relay could not be reached (connection refused: is it running?)', text: text('relay.unreachable', { reason: text('relay.connectionRefused') }) },
+    });
   });
 
   it('refuses an answer that is no TURN credential: not JSON, no servers, a URL no browser takes, no TTL', async () => {
@@ -348,7 +351,12 @@ describe('RelayClient.turnCredentials against a real relay', () => {
     for (const body of bodies) {
       expect(await client.turnCredentials(), body).toEqual({
         ok: false,
-        error: { code: 'gateway_unreachable', message: 'The relay answered the TURN credentials request with a body that is not a relay answer', httpStatus: 200 },
+        error: {
+          code: 'gateway_unreachable',
+          message: 'The relay answered the TURN credentials request with a body that is not a relay answer',
+          text: text('relay.notAnAnswer', { what: 'TURN credentials' }),
+          httpStatus: 200,
+        },
       });
     }
   });

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RelayClient } from '../../../electron/core/relay-client';
 import { ANSWERED_ELSEWHERE_MESSAGE } from '../../../shared/call-state';
+import { text } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
 import { closingServer, resettingServer, selfSignedServer, UNRESOLVABLE_HOST, type FailingServer } from '../shared/network-failures';
 import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
@@ -43,7 +44,7 @@ describe('RelayClient', () => {
     const lost = await bob.claim('wacid.team/1');
     expect(lost).toEqual({
       ok: false,
-      error: { code: 'answered_elsewhere', message: ANSWERED_ELSEWHERE_MESSAGE, httpStatus: 409, detail: 'claimed by alice' },
+      error: { code: 'answered_elsewhere', message: ANSWERED_ELSEWHERE_MESSAGE, text: text('calls.answeredElsewhere'), httpStatus: 409, detail: 'claimed by alice' },
     });
     expect(ANSWERED_ELSEWHERE_MESSAGE).toBe('Answered by another agent');
     // The winner claiming again still wins; the call id travels encoded in the path.
@@ -81,6 +82,8 @@ describe('RelayClient', () => {
       error: {
         code: 'invalid_input',
         message: 'The relay refused the claim request (HTTP 400: callId: must not be empty)',
+        // The relay's own words are a value of the app's sentence around them.
+        text: text('relay.refusedSaying', { what: 'claim', status: 400, reason: 'callId: must not be empty' }),
         httpStatus: 400,
         detail: 'callId: must not be empty',
       },
@@ -102,7 +105,10 @@ describe('RelayClient', () => {
   it('gives up on a claim the relay does not answer', async () => {
     relay.onClaim = () => 'hang';
     const result = await client(ALICE.token, { claimTimeoutMs: 150 }).claim('wacid.slow');
-    expect(result).toEqual({ ok: false, error: { code: 'timeout', message: 'The relay did not answer POST /calls/wacid.slow/claim within 0.2 s' } });
+    expect(result).toEqual({
+      ok: false,
+      error: { code: 'timeout', message: 'The relay did not answer POST /calls/wacid.slow/claim within 0.2 s', text: text('relay.timeout', { method: 'POST', path: '/calls/wacid.slow/claim', seconds: 0.2 }) },
+    });
   });
 
   it('reports an unreachable relay as a value, without the token', async () => {
@@ -124,10 +130,11 @@ describe('RelayClient', () => {
         const result = await client(ALICE.token, { url }).me();
         return result.ok ? undefined : result.error;
       };
-      expect(await reason(`http://${UNRESOLVABLE_HOST}`)).toEqual({ code: 'gateway_unreachable', message: 'The relay could not be reached (the host name could not be resolved)' });
-      expect(await reason(closing.url)).toEqual({ code: 'gateway_unreachable', message: 'The relay could not be reached (the connection was reset)' });
-      expect(await reason(resetting.url)).toEqual({ code: 'gateway_unreachable', message: 'The relay could not be reached (the connection was reset)' });
-      expect(await reason(`https://localhost:${tls.port}`)).toEqual({ code: 'gateway_unreachable', message: 'The relay could not be reached (DEPTH_ZERO_SELF_SIGNED_CERT)' });
+      const unreachable = (message: string, why: string | ReturnType<typeof text>) => ({ code: 'gateway_unreachable', message, text: text('relay.unreachable', { reason: why }) });
+      expect(await reason(`http://${UNRESOLVABLE_HOST}`)).toEqual(unreachable('The relay could not be reached (the host name could not be resolved)', text('relay.hostNotFound')));
+      expect(await reason(closing.url)).toEqual(unreachable('The relay could not be reached (the connection was reset)', text('relay.connectionReset')));
+      expect(await reason(resetting.url)).toEqual(unreachable('The relay could not be reached (the connection was reset)', text('relay.connectionReset')));
+      expect(await reason(`https://localhost:${tls.port}`)).toEqual(unreachable('The relay could not be reached (DEPTH_ZERO_SELF_SIGNED_CERT)', 'DEPTH_ZERO_SELF_SIGNED_CERT'));
     } finally {
       for (const server of failing) await server.close();
     }

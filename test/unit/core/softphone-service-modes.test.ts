@@ -13,6 +13,7 @@ import type { Runtime } from '../../../electron/core/service/runtime';
 import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
 import type { PushMessage } from '../../../shared/api';
 import { configureLogging, createLogger } from '../../../shared/log';
+import { text } from '../../../shared/i18n/text';
 import type { AccountConfig } from '../../../shared/settings';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { initiated, startFakeGateway, success, type FakeGateway } from './fake-gateway';
@@ -175,9 +176,12 @@ describe('switching mode', () => {
     const { service } = await open(w, sandbox);
 
     const snapshot = await service.handle('getSnapshot', {});
-    expect(snapshot.ok && snapshot.value).toMatchObject({ mode: 'sandbox', calls: [], connection: { status: 'reconnecting', lastError: 'The embedded sandbox could not start' } });
+    expect(snapshot.ok && snapshot.value).toMatchObject({ mode: 'sandbox', calls: [], connection: { status: 'reconnecting', lastError: 'The embedded sandbox could not start', lastErrorText: text('service.sandboxNotStarted') } });
     expect(await service.handle('startCall', { localId: 'out:nowhere', to: '+44 7400 123456', sdp: DIAL_OFFER_SDP })).toMatchObject({ ok: false, error: { code: 'not_configured' } });
-    expect(await service.handle('checkRelay', {})).toEqual({ ok: true, value: { reachable: false, problem: 'No account is set up and the sandbox is not running', relayTurn: 'unknown' } });
+    expect(await service.handle('checkRelay', {})).toEqual({
+      ok: true,
+      value: { reachable: false, problem: 'No account is set up and the sandbox is not running', problemText: text('service.noAccount'), relayTurn: 'unknown' },
+    });
     expect(await service.handle('simulateIncomingCall', { number: '447400123456' })).toMatchObject({ ok: false, error: { code: 'not_available' } });
 
     expect(await service.handle('saveSettings', { settings: w.account })).toMatchObject({ ok: true, value: { mode: 'account' } });

@@ -16,6 +16,7 @@ import { startUpdateService } from '../../../electron/desktop/update-service';
 import type { PushMessage } from '../../../shared/api';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { configureLogging } from '../../../shared/log';
+import { text } from '../../../shared/i18n/text';
 import type { UpdateStatus } from '../../../shared/updates';
 import { appImageScript, feedUpdater, installElectronAutoUpdaterStandIn, publishRelease, startUpdateFeed, TestApp } from '../../support/update-feed';
 import { OFFER_SDP } from '../../fixtures/sdp';
@@ -169,7 +170,7 @@ describe('the service without an updater (the browser host)', () => {
 
     const snapshot = await service.handle('getSnapshot', {});
     expect(snapshot.ok && snapshot.value.updateStatus).toEqual({ kind: 'unsupported', reason: UPDATES_UNSUPPORTED_REASON });
-    const refusal = { ok: false, error: { code: 'not_available', message: UPDATES_UNSUPPORTED_REASON } };
+    const refusal = { ok: false, error: { code: 'not_available', message: UPDATES_UNSUPPORTED_REASON, text: text('service.updatesUnsupported') } };
     expect(await service.handle('getUpdateSettings', {})).toEqual(refusal);
     expect(await service.handle('setUpdateSettings', { settings: { feedUrl: 'https://updates.example.com/', channel: 'stable' } })).toEqual(refusal);
     expect(await service.handle('checkForUpdates', {})).toEqual(refusal);

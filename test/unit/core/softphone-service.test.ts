@@ -520,7 +520,11 @@ describe('SoftphoneService when a window goes, and what it keeps for support', (
     await until(() => s.sandboxGateway.requests.some((r) => r.path.endsWith('/terminate')), 'the terminate reaches the gateway');
     const snapshot = await s.service.handle('getSnapshot', {});
     const calls = snapshot.ok ? snapshot.value.calls : [];
-    expect(calls.find((c) => c.localId === localId)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: WINDOW_GONE_REASON.reloaded } });
+    const reloaded = 'The window was reloaded or closed during the call, and its audio ended with it';
+    expect(calls.find((c) => c.localId === localId)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: reloaded, text: WINDOW_GONE_REASON.reloaded } });
+    // The history keeps the reason as its code and values too: each window says it in its language.
+    const history = snapshot.ok ? snapshot.value.history : [];
+    expect(history.find((e) => e.localId === localId)).toMatchObject({ outcome: 'failed', failureCode: 'media_failed', failureMessage: reloaded, failureText: WINDOW_GONE_REASON.reloaded });
     expect(calls.find((c) => c.localId === 'in:wacid.ring-1')?.phase).toBe('ringing');
   });
 

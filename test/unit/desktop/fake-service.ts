@@ -5,6 +5,7 @@ import type { AgentPresence, ConnectionState, PushMessage } from '../../../share
 import type { CallState } from '../../../shared/call-state';
 import { numberFromDialLink } from '../../../shared/dial-link';
 import type { HistoryEntry } from '../../../shared/history';
+import type { RuleText } from '../../../shared/i18n/text';
 import { DEFAULT_PREFERENCES, type Preferences } from '../../../shared/preferences';
 import { ok, type Result } from '../../../shared/result';
 import type { DesktopService } from '../../../electron/desktop/desktop-app';
@@ -26,7 +27,7 @@ export class FakeService implements DesktopService {
   readonly closing = deferred<void>();
   readonly dialLinks: string[] = [];
   /** Every windowGone the host reported: which calls, and why. */
-  readonly gone: Array<{ calls: readonly string[] | 'all'; reason: string }> = [];
+  readonly gone: Array<{ calls: readonly string[] | 'all'; reason: RuleText }> = [];
   closeCalls = 0;
   prefs: Preferences = structuredClone(DEFAULT_PREFERENCES);
   presence: AgentPresence = { choice: 'available', status: 'available' };
@@ -46,7 +47,7 @@ export class FakeService implements DesktopService {
     }
     return ok(null as never);
   }
-  async windowGone(calls: readonly string[] | 'all', reason: string): Promise<void> {
+  async windowGone(calls: readonly string[] | 'all', reason: RuleText): Promise<void> {
     this.gone.push({ calls, reason });
   }
   subscribe(listener: (push: PushMessage) => void): () => void {

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DISPLACED_MESSAGE, RelayEventStream, UNAUTHORIZED_MESSAGE, type RelayEventStreamOptions } from '../../../electron/core/event-stream';
 import type { ConnectionState } from '../../../shared/api';
 import type { RelayEnvelope } from '../../../shared/events';
+import { text } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
 import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
 import { AGENT_TOKEN, APP_SECRET, inboundText, postWebhook } from '../relay/webhook-fixtures';
@@ -166,7 +167,7 @@ describe('RelayEventStream against the relay', () => {
     await c.waitFor(() => lastStatus(c) === 'reconnecting', 'the refusal');
     expect(c.states).toEqual([
       { status: 'connecting', since: expect.any(Number) },
-      { status: 'reconnecting', since: expect.any(Number), lastError: UNAUTHORIZED_MESSAGE },
+      { status: 'reconnecting', since: expect.any(Number), lastError: UNAUTHORIZED_MESSAGE, lastErrorText: text('stream.unauthorized') },
     ]);
     expect(UNAUTHORIZED_MESSAGE).toBe('unauthorized: check the agent token');
   });
@@ -183,7 +184,7 @@ describe('RelayEventStream against the relay', () => {
     await second.waitFor(() => lastStatus(second) === 'connected', 'the second client connected');
     await first.waitFor(() => lastStatus(first) === 'reconnecting', 'the first client closed for the second');
     const displacedAt = Date.now();
-    expect(first.states.at(-1)).toEqual({ status: 'reconnecting', since: expect.any(Number), lastError: DISPLACED_MESSAGE });
+    expect(first.states.at(-1)).toEqual({ status: 'reconnecting', since: expect.any(Number), lastError: DISPLACED_MESSAGE, lastErrorText: text('stream.displaced') });
 
     // No reconnect storm: the newer stream keeps running while the displaced client waits.
     await post(relay, 'wamid.d2');
@@ -318,7 +319,7 @@ describe('RelayEventStream against a hand-written stream', () => {
     expect(arrivals[1]! - arrivals[0]!).toBeLessThan(arrivals[2]! - arrivals[1]!);
     expect(arrivals[2]! - arrivals[1]!).toBeGreaterThanOrEqual(950);
     expect(c.states.map((s) => s.status)).toEqual(['connecting', 'reconnecting', 'connected']);
-    expect(c.states[1]).toEqual({ status: 'reconnecting', since: expect.any(Number), lastError: 'the relay answered HTTP 429 (too many requests)' });
+    expect(c.states[1]).toEqual({ status: 'reconnecting', since: expect.any(Number), lastError: 'the relay answered HTTP 429 (too many requests)', lastErrorText: text('stream.tooManyRequests') });
   });
 
   it('resumes from a cursor it was given', async () => {
@@ -349,6 +350,24 @@ describe('RelayEventStream and the network', () => {
     const tls = await selfSignedServer();
     cleanups.push(() => tls.close());
     expect(await firstError(`https://localhost:${tls.port}`)).toBe('self-signed certificate');
+  });
+
+  it("gives its words as codes and values beside the English, and a library's words as they came", async () => {
+    const reconnecting = async (url: string) => {
+      const c = client({ url, token: AGENT_TOKEN });
+      await c.waitFor(() => lastStatus(c) === 'reconnecting', 'a failed connect');
+      await c.stream.stop();
+      return c.states.at(-1);
+    };
+    expect(await reconnecting(await closedPortUrl())).toEqual({
+      status: 'reconnecting',
+      since: expect.any(Number),
+      lastError: 'the relay refused the connection (is it running?)',
+      lastErrorText: text('stream.connectionRefused'),
+    });
+    const tls = await selfSignedServer();
+    cleanups.push(() => tls.close());
+    expect(await reconnecting(`https://localhost:${tls.port}`)).toEqual({ status: 'reconnecting', since: expect.any(Number), lastError: 'self-signed certificate' });
   });
 
   it('says a relay that sends no headers in time is silent', async () => {

@@ -4,10 +4,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CallActions, type MediaControls } from '../../../renderer/app/call-actions';
 import { appStore, resetStore } from '../../../renderer/store/store';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import type { MediaFact } from '../../../renderer/webrtc/call-media';
 import type { CallQualityRecord, MediaCondition } from '../../../renderer/webrtc/media-health';
 import { NETWORK_LOST_REASON } from '../../../renderer/webrtc/media-health';
-import { mediaFailure, type MediaOutcome, type MediaText } from '../../../renderer/webrtc/media-text';
+import { mediaFailure, mediaProblem, type MediaOutcome, type MediaText } from '../../../renderer/webrtc/media-text';
 import { callQualityStore, resetCallQualityStore } from '../../../renderer/store/call-quality';
 import type { CallState } from '../../../shared/call-state';
 import { err, ok } from '../../../shared/result';
@@ -112,7 +113,7 @@ describe('the ring and Answer', () => {
   });
 
   it('Answer silences the ring at the click; an answer that cannot be made rings again', async () => {
-    const t = setUpRinging({}, { answer: mediaFailure('media_failed', { key: 'micDenied' }) });
+    const t = setUpRinging({}, { answer: mediaFailure('media_failed', mediaProblem('micDenied')) });
     t.push(ringing('wacid.5'));
     t.runQueued();
     t.sound.splice(0);
@@ -208,8 +209,9 @@ describe('a ring is shown before anything else starts', () => {
 
 describe('CallActions', () => {
   beforeEach(() => resetStore());
-  afterEach(() => {
+  afterEach(async () => {
     for (const stop of stops.splice(0)) stop();
+    await setUiLanguage('en', undefined);
   });
 
   it('Answer is one command carrying the prepared answer; ICE starts only when the call is pushed in connecting', async () => {
@@ -240,7 +242,7 @@ describe('CallActions', () => {
   });
 
   it('sends no command when there is no answer to send (the microphone was refused): the call rings on', async () => {
-    const t = setUp({ answerCall: () => ok(null) }, { answer: mediaFailure('media_failed', { key: 'micDenied' }) });
+    const t = setUp({ answerCall: () => ok(null) }, { answer: mediaFailure('media_failed', mediaProblem('micDenied')) });
     withRinging();
     await t.actions.answer('in:wacid.1');
     expect(t.calls).toEqual([]);
@@ -285,36 +287,43 @@ describe('CallActions', () => {
     expect(state().dialError).not.toBeNull();
   });
 
-  it('reports the media facts to the main process, the reason worded as it goes', async () => {
+  it('reports the media facts to the main process, the reason in English and as its code and values', async () => {
     const t = setUp({ reportMedia: () => ok(null) });
+    // Whatever language the window speaks: the reason's words are for whichever window shows the call later.
+    await setUiLanguage('es', undefined);
+    const micLost = mediaProblem('micLost', { problem: mediaProblem('micUnavailable', { problem: 'x'.repeat(600) }) });
     t.fact({ localId: 'in:wacid.1', state: 'connected' });
-    t.fact({ localId: 'in:wacid.1', state: 'failed', reason: { key: 'networkLost' } });
-    t.fact({ localId: 'in:wacid.2', state: 'failed', reason: { key: 'micLost', values: { problem: { key: 'micUnavailable', values: { problem: 'x'.repeat(600) } } } } });
+    t.fact({ localId: 'in:wacid.1', state: 'failed', reason: mediaProblem('networkLost') });
+    t.fact({ localId: 'in:wacid.2', state: 'failed', reason: micLost });
+    t.fact({ localId: 'in:wacid.3', state: 'failed', reason: 'The host could not be reached' });
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(t.calls.slice(0, 2)).toEqual([
       { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'connected' } },
-      { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'failed', reason: NETWORK_LOST_REASON } },
+      { name: 'reportMedia', params: { localId: 'in:wacid.1', state: 'failed', reason: NETWORK_LOST_REASON, reasonText: mediaProblem('networkLost') } },
     ]);
-    // A reason said inside another is worded too; the whole is kept to 500 characters.
-    const long = (t.calls[2]!.params as { reason: string }).reason;
-    expect(long).toHaveLength(500);
-    expect(long.startsWith('The microphone stopped and could not be opened again: The microphone is not available (xxx')).toBe(true);
+    // A reason said inside another is worded too; its English is kept to 500 characters, its text whole.
+    const long = t.calls[2]!.params as { reason: string; reasonText: unknown };
+    expect(long.reason).toHaveLength(500);
+    expect(long.reason.startsWith('The microphone stopped and could not be opened again: The microphone is not available (xxx')).toBe(true);
+    expect(long.reasonText).toEqual(micLost);
+    // Words another part gave go as they came, with no code.
+    expect(t.calls[3]).toEqual({ name: 'reportMedia', params: { localId: 'in:wacid.3', state: 'failed', reason: 'The host could not be reached' } });
   });
 
   it('shows the engine\'s notices on the call, in words', () => {
     const t = setUp({});
-    t.notice({ localId: 'in:wacid.1', text: { key: 'micNotSwitched', values: { problem: { key: 'micBusy' } } } });
+    t.notice({ localId: 'in:wacid.1', text: mediaProblem('micNotSwitched', { problem: mediaProblem('micBusy') }) });
     expect(state().callNotice).toEqual({
       localId: 'in:wacid.1',
       text: 'The microphone could not be switched: The microphone cannot be opened: another application may be using it.',
     });
     // Words another part already worded are shown as they came.
-    t.notice({ localId: 'in:wacid.1', text: { said: 'The network settings could not be read (The host could not be reached).' } });
+    t.notice({ localId: 'in:wacid.1', text: 'The network settings could not be read (The host could not be reached).' });
     expect(state().callNotice?.text).toBe('The network settings could not be read (The host could not be reached).');
   });
 
   it('an offer that cannot be made is said under the dialer, and nothing is placed', async () => {
-    const t = setUp({}, { offer: mediaFailure('media_failed', { key: 'noRelay' }) });
+    const t = setUp({}, { offer: mediaFailure('media_failed', mediaProblem('noRelay')) });
     state().setDialInput('+44 7400 123456');
     await t.actions.dial();
     expect(t.calls).toEqual([]);

@@ -5,7 +5,7 @@ import { MESSAGE_ERROR_TEXT } from '../../../shared/messages';
 import type { ErrorCode } from '../../../shared/result';
 import english from '../../../shared/i18n/locales/en/errors.json';
 import { fieldRule, term, text } from '../../../shared/i18n/text';
-import { ERROR_CODES, endReasonText, errorCodeText, errorMessage, failureText, historyOutcomeText, isErrorCode, messageErrorText } from '../../../renderer/error-texts';
+import { ERROR_CODES, endReasonText, errorCodeText, errorMessage, failureText, historyOutcomeText, isErrorCode, messageErrorText, messageFailureText } from '../../../renderer/error-texts';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 
 // Every code of shared/result.ts ErrorCode, spelled out: if the union grows, this list and
@@ -141,6 +141,14 @@ describe('in the agent’s language', () => {
     expect(endReasonText({ kind: 'completed', by: 'customer' })).toBe('El cliente finalizó la llamada');
     expect(historyOutcomeText({ outcome: 'failed' })).toBe('Falló: La llamada falló');
     expect(messageErrorText({ code: 'window_closed', message: '', gatewayCode: 131047 })).toMatch(/^La ventana de conversación de 24 horas está cerrada: el cliente/);
+  });
+
+  it('words why a sent message failed: the catalogue’s words and the app’s words for a code in Spanish, the gateway’s own as they came', async () => {
+    await setUiLanguage('es', undefined);
+    expect(messageFailureText({ message: 'The message could not be delivered', text: text('messaging.notDelivered') })).toBe('No se pudo entregar el mensaje');
+    expect(messageFailureText({ code: 131026, message: MESSAGE_ERROR_TEXT[131026]! })).toBe('No se pudo entregar el mensaje a este cliente');
+    expect(messageFailureText({ code: 131026, message: 'Receiver is incapable of receiving this message' })).toBe('Receiver is incapable of receiving this message');
+    expect(messageFailureText({ code: 999_999, message: 'Something else' })).toBe('Something else');
   });
 
   it('ends a gateway code’s words as the language ends a sentence', async () => {

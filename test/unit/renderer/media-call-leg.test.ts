@@ -5,7 +5,7 @@
 // on the command's reply. An outgoing call's answer is applied once, when it comes with the push.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallState } from '../../../shared/call-state';
-import { mediaText } from '../../../renderer/webrtc/media-text';
+import { mediaProblem, mediaText } from '../../../renderer/webrtc/media-text';
 import { chromiumAnswer, customerOffer } from '../../fixtures/sdp';
 import { dialing, ended, T0 } from './fixtures';
 import { LOCAL, activeCall, closeEngines, connectingCall, mediaEngine, ringingCall, settle } from './fake-call-media';
@@ -111,7 +111,7 @@ describe('CallLeg: the customer\u2019s candidates wait for the connecting push',
     expect(t.notices).toEqual([]);
     const answer = await t.engine.answerFor(ringingCall());
     expect(answer.ok).toBe(false);
-    if (!answer.ok) expect(answer.error).toMatchObject({ code: 'media_failed', problem: { key: 'micDenied' } });
+    if (!answer.ok) expect(answer.error).toMatchObject({ code: 'media_failed', problem: mediaProblem('micDenied') });
     expect(t.notices).toEqual(['Microphone access was denied. Allow the microphone for this app, then try again.']);
     expect(t.engine.has(LOCAL)).toBe(false);
 

@@ -90,10 +90,13 @@ function dataOf(value: TextValue, slot = '', out: { names: string[]; others: str
 }
 /** The field a refusal names first ("link: …", "content.image.link: …") is a path, not words. */
 const withoutField = (said: string): string => said.replace(/^[\w$.[\]]+: /, '');
+/** `said` without `data` where it stands as itself: "RGB" is taken out of "RGB or RGBA", not out of "RGBA". */
+const withoutData = (said: string, data: string): string =>
+  said.replace(new RegExp(`(?<![\\p{L}\\p{N}])${data.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}])`, 'gu'), ' ');
 /** The catalogue's English words left in `said`, the rendering of `values`, once their data is taken out; and any in the names themselves. */
 const englishLeft = (said: string, values: TextValue | readonly TextValue[], forbidden: ReadonlySet<string>): string[] => {
   const { names, others } = dataOf(list(Array.isArray(values) ? values : [values as TextValue]));
-  const rest = [...others, ...names].reduce((left, data) => (data === '' ? left : left.replaceAll(data, ' ')), withoutField(said.replace(ISOLATES, '')));
+  const rest = [...others, ...names].reduce((left, data) => (data === '' ? left : withoutData(left, data)), withoutField(said.replace(ISOLATES, '')));
   return [...wordsOf(rest), ...names.flatMap(wordsOf)].filter((w) => forbidden.has(w) && !UNITS.has(w));
 };
 

@@ -25,6 +25,7 @@ import { CallCoordinator, type CoordinatorTimers } from '../../../electron/core/
 import type { CallControl } from '../../../electron/core/gateway-client';
 import type { CallClaims, DeclineOutcome } from '../../../electron/core/relay-client';
 import { deadlineOf, incomingLocalId, isLive, owedEnd, type CallEvent, type CallRecord, type CallState, type GatewayEnd } from '../../../shared/call-state';
+import { text } from '../../../shared/i18n/text';
 import type { RelayEvent } from '../../../shared/events';
 import type { Logger } from '../../../shared/log';
 import { err, ok, type AppError, type Result } from '../../../shared/result';
@@ -1197,7 +1198,7 @@ describe('claim races: a simulation of agents, relay and gateway', () => {
     await take(w, 'B hears the relay about its claim');
     expect(w.agents.B!.coordinator.call(IN_LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
     expect(w.agents.B!.coordinator.call(IN_LOCAL)).not.toHaveProperty('open');
-    expect(w.agents.B!.replies.get('B1-0')).toEqual([{ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } }]);
+    expect(w.agents.B!.replies.get('B1-0')).toEqual([{ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent', text: text('calls.answeredElsewhere') } }]);
     await take(w, 'A hears the relay about its claim');
     expect(w.agents.A!.inflight.map((f) => f.kind)).toEqual(['accept']);
     await take(w, "A's accept reaches the gateway");

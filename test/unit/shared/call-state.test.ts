@@ -30,6 +30,7 @@ import {
   type EndKind,
   type Leftover,
 } from '../../../shared/call-state';
+import { term, text, type RuleText } from '../../../shared/i18n/text';
 import type { AppError, ErrorCode } from '../../../shared/result';
 import {
   ACCEPT_TIMEOUT,
@@ -1306,6 +1307,7 @@ describe('reduceCall: what the transitions record', () => {
       kind: 'failed',
       code: 'FAILED',
       message: 'The call failed',
+      text: text('calls.failed'),
     });
     expect(asEnded(run([terminated(T0 + 9_000, { errors: [{ code: 138019, message: 'Call setup failed' }] })], inStates.connecting)).end).toEqual({
       kind: 'failed',
@@ -1346,7 +1348,7 @@ describe('reduceCall: what the transitions record', () => {
     const { state, effects } = runWithEffects([terminated(T0 + 50_000, { durationSec: 44 })], inStates.answering);
     expect(asEnded(state).end).toEqual({ kind: 'answered_elsewhere' });
     expect(asEnded(state).durationSec).toBe(0);
-    expect(effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: { ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } } }]);
+    expect(effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('answered_elsewhere', 'Answered by another agent', text('calls.answeredElsewhere')) }]);
     // ... and the claim's 409 coming back after it changes nothing that shows.
     const lost = reduceCall(state, claimResult(T0 + 50_100, 'lost'));
     expect(publicCall(lost.state!)).toEqual(publicCall(state));
@@ -1363,7 +1365,8 @@ describe('reduceCall: what the transitions record', () => {
 // The claim, the accept, the decline verdict and what the gateway is owed.
 // ---------------------------------------------------------------------------------------------
 
-const fail = (code: ErrorCode, message: string) => ({ ok: false, error: { code, message } });
+/** A refusal: its English, and its code and values when the catalogue made it. */
+const fail = (code: ErrorCode, message: string, said?: RuleText) => ({ ok: false, error: { code, message, ...(said !== undefined ? { text: said } : {}) } });
 
 describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
   it('Answer claims first and holds the answer; the accept carries it once the claim wins; the command is answered once the accept succeeds', () => {
@@ -1390,7 +1393,7 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
     const lost = runWithEffects([claimResult(T0 + 3_100, 'lost')], inStates.answering);
     expect(lost.state).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
     expect(lost.state).not.toHaveProperty('open');
-    expect(lost.effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('answered_elsewhere', 'Answered by another agent') }]);
+    expect(lost.effects).toEqual([{ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('answered_elsewhere', 'Answered by another agent', text('calls.answeredElsewhere')) }]);
   });
 
   it("ends an answering call on a colleague's claim only while no claim of its own has won and no accept is out", () => {
@@ -1517,13 +1520,18 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
     expect(replyOf([hangup(T0 + 500, OUT_LOCAL)])).toEqual({
       kind: 'reply',
       requestId: DIAL_REQUEST,
-      result: fail('invalid_state', 'The call was hung up before the gateway placed it; it has been ended'),
+      result: fail('invalid_state', 'The call was hung up before the gateway placed it; it has been ended', text('calls.hungUpBeforePlaced')),
     });
   });
 
   it('answers the Answer command with media_failed when the media engine reported it', () => {
     const failed = runWithEffects([{ type: 'local.media_failed', at: T0 + 3_300, localId: IN_LOCAL, error: { code: 'media_failed', message: 'No microphone' } }], inStates.accepting);
     expect(failed.effects.at(-1)).toEqual({ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('media_failed', 'No microphone') });
+    // A reason the window reported as its code and values stays one: on the ended call and in the reply.
+    const said = text('callMedia.micNotFound');
+    const worded = runWithEffects([{ type: 'local.media_failed', at: T0 + 3_300, localId: IN_LOCAL, error: { code: 'media_failed', message: 'No microphone was found. Connect one, then try again.', text: said } }], inStates.accepting);
+    expect(asEnded(worded.state).end).toEqual({ kind: 'failed', code: 'media_failed', message: 'No microphone was found. Connect one, then try again.', text: said });
+    expect(worded.effects.at(-1)).toEqual({ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('media_failed', 'No microphone was found. Connect one, then try again.', said) });
   });
 
   it('a leftover is ended only if it is still this agent’s: terminate after its claim wins, reject after a last verdict', () => {
@@ -1707,12 +1715,12 @@ describe('applyCallEvent', () => {
     const answering = applyCallEvent(book, answer(T0 + 3, IN_LOCAL, 'rq-2'));
     expect(answering.book).toBe(book);
     expect(answering.effects).toEqual([
-      { kind: 'reply', requestId: 'rq-2', result: fail('invalid_state', 'Another call is in progress and cannot be held until it is connected: hang up before answering this one') },
+      { kind: 'reply', requestId: 'rq-2', result: fail('invalid_state', 'Another call is in progress and cannot be held until it is connected: hang up before answering this one', text('calls.otherNotConnected', { doing: term('answeringThis') })) },
     ]);
     const second = applyCallEvent(book, dial(T0 + 3, 'out-2', CALLEE, 'rq-3'));
     expect(second.book).toBe(book);
     expect(second.effects).toEqual([
-      { kind: 'reply', requestId: 'rq-3', result: fail('invalid_state', 'Another call is in progress and cannot be held until it is connected: hang up before dialing a new number') },
+      { kind: 'reply', requestId: 'rq-3', result: fail('invalid_state', 'Another call is in progress and cannot be held until it is connected: hang up before dialing a new number', text('calls.otherNotConnected', { doing: term('dialingNew') })) },
     ]);
     // A ringing call does not keep the agent busy: dialing out while one rings is fine.
     expect(applyAll([incoming(T0), dial(T0 + 1, OUT_LOCAL)]).book.calls[OUT_LOCAL]?.phase).toBe('dialing');
@@ -1729,7 +1737,7 @@ describe('applyCallEvent', () => {
     for (const ev of [answer(T0, IN_LOCAL, 'rq-a'), hangup(T0, IN_LOCAL, 'rq-a'), decline(T0, IN_LOCAL, 'rq-a')]) {
       const result = applyCallEvent(book, ev);
       expect(result.book).toBe(book);
-      expect(result.effects).toEqual([{ kind: 'reply', requestId: 'rq-a', result: fail('not_found', `There is no call ${IN_LOCAL}`) }]);
+      expect(result.effects).toEqual([{ kind: 'reply', requestId: 'rq-a', result: fail('not_found', `There is no call ${IN_LOCAL}`, text('calls.noSuchCall', { localId: IN_LOCAL })) }]);
     }
   });
 

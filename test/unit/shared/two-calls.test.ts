@@ -17,6 +17,7 @@ import {
   type CallEvent,
   type CallState,
 } from '../../../shared/call-state';
+import { term, text } from '../../../shared/i18n/text';
 import {
   acceptOk,
   answer,
@@ -101,7 +102,7 @@ describe('hold and resume', () => {
     const change = applyCallEvent(book, hold(T0 + 1, IN_LOCAL, 'rq-h'));
     expect(change.book).toBe(book);
     expect(change.effects).toEqual([
-      { kind: 'reply', requestId: 'rq-h', result: { ok: false, error: { code: 'invalid_state', message: 'The call is ringing: only an active call can be held' } } },
+      { kind: 'reply', requestId: 'rq-h', result: { ok: false, error: { code: 'invalid_state', message: 'The call is ringing: only an active call can be held', text: text('calls.onlyActiveHeld', { phase: term('phaseRinging') }) } } },
     ]);
   });
 
@@ -132,7 +133,7 @@ describe('call waiting: answer and hold', () => {
     const book = onCallWithSecondRinging();
     const { book: after, effects } = applyAll([answer(T0 + 12_000, B_LOCAL, 'rq-b'), claimResult(T0 + 12_100, 'lost', B_LOCAL)], book);
     expect(after.calls[B_LOCAL]).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' } });
-    expect(replies(effects)).toEqual([{ kind: 'reply', requestId: 'rq-b', result: { ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent' } } }]);
+    expect(replies(effects)).toEqual([{ kind: 'reply', requestId: 'rq-b', result: { ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent', text: text('calls.answeredElsewhere') } } }]);
     expect(heldOf(after, IN_LOCAL)).toBe(true);
     const resumed = applyCallEvent(after, resume(T0 + 13_000, IN_LOCAL, 'rq-r'));
     expect(heldOf(resumed.book, IN_LOCAL)).toBe(false);
@@ -152,7 +153,7 @@ describe('call waiting: answer and hold', () => {
     const third = applyCallEvent(book, answer(T0 + 21_000, C_LOCAL, 'rq-c'));
     expect(third.book).toBe(book);
     expect(third.effects).toEqual([
-      { kind: 'reply', requestId: 'rq-c', result: { ok: false, error: { code: 'invalid_state', message: 'Two calls are in progress: hang up one before answering this one' } } },
+      { kind: 'reply', requestId: 'rq-c', result: { ok: false, error: { code: 'invalid_state', message: 'Two calls are in progress: hang up one before answering this one', text: text('calls.twoInProgress', { doing: term('answeringThis') }) } } },
     ]);
     const dialed = applyCallEvent(book, dial(T0 + 21_000, 'out-3', CALLEE, 'rq-d'));
     expect(dialed.book).toBe(book);
