@@ -160,7 +160,9 @@ export class RelayService {
     }
     this.knownCalls.claimed(callId, agentId);
     const claimed: RelayEvent = { type: 'call.claimed', callId, agentId, timestamp: Date.now() };
-    await this.queue.run(orderingKeyOf(claimed), () =>
+    // The winner's accept waits on this answer, the customer on the accept: the event that stops
+    // colleagues ringing is stored and fanned out behind it (in the call's order, and drained on close).
+    void this.queue.run(orderingKeyOf(claimed), () =>
       this.store(claimed, Date.now(), claimedAudienceFor(this.knownCalls.ringingAudienceOf(callId), agentId)).then(
         () => undefined,
         (error: unknown) => this.log.error('storing a claim event failed', { callId, error }),

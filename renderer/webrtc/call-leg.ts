@@ -46,11 +46,24 @@ export type LegPhase =
   | { kind: 'failed'; reason: MediaText; reported: boolean }
   | { kind: 'closed' };
 
-/** What a leg is built from once the microphone is open. */
-export interface LegSetup {
+/** The call's microphone: its track goes on the leg's one sender. */
+export interface LegMicrophone {
   track: MediaStreamTrack;
   stream: MediaStream;
+}
+
+/** What a leg is built from once the microphone is open. */
+export interface LegSetup extends LegMicrophone {
   ice: IceConfig;
+}
+
+/**
+ * What an incoming call's leg is built from, each as it comes: the ICE configuration (normally at
+ * hand at once) and the microphone (the slowest step). Undefined: the call closed meanwhile.
+ */
+export interface LegParts {
+  ice: Promise<IceConfig | undefined>;
+  microphone: Promise<LegMicrophone | undefined>;
 }
 
 export interface LegEvents {
@@ -83,6 +96,8 @@ interface Peer {
 export class CallLeg {
   private current: LegPhase = { kind: 'preparing', done: Promise.resolve() };
   private peer: Peer | undefined;
+  /** The peer connection as soon as it exists (before its sender has the microphone's track). */
+  private created: RTCPeerConnection | undefined;
   /** The customer's candidates, kept out of ICE until the call is this agent's. */
   private pendingCandidates: PendingCandidate[] = [];
   private answerApplied = false;
@@ -100,18 +115,35 @@ export class CallLeg {
   }
 
   get pc(): RTCPeerConnection | undefined {
-    return this.peer?.pc;
+    return this.peer?.pc ?? this.created;
   }
 
   get closed(): boolean {
     return this.current.kind === 'closed';
   }
 
-  /** Ringing: the answer to the customer's offer, made from `open`'s microphone; nothing is sent to anyone. */
-  prepareAnswer(offerSdp: string, open: () => Promise<LegSetup | undefined>): void {
+  /**
+   * Ringing: the answer to the customer's offer; nothing is sent to anyone. The offer (without its
+   * candidates) is applied while the microphone opens; the answer is made once its track is on the
+   * sender, and gathered then.
+   */
+  prepareAnswer(offerSdp: string, parts: LegParts): void {
     this.prepare(async () => {
-      const peer = await this.build(open);
-      if (peer) await this.answer(peer, offerSdp);
+      const ice = await parts.ice;
+      if (!ice || this.closed) return;
+      // No candidate pool: gathering starts with the answer, once the microphone is open (see build).
+      const pc = this.createPeerConnection(ice, 0);
+      const withheld = holdBackCandidates(offerSdp);
+      try {
+        await pc.setRemoteDescription({ type: 'offer', sdp: withheld.sdp });
+      } catch (e) {
+        throw new MediaSetupError(mediaProblem('offerUnusable', { problem: errorText(e) }));
+      }
+      const mic = await parts.microphone;
+      if (!mic || this.closed) return;
+      // The offer's audio transceiver takes the track: one sender, as for an outgoing call.
+      const peer = this.attach(pc, ice, mic);
+      await this.answer(peer, offerSdp, withheld);
     }, 'notPrepared');
   }
 
@@ -200,7 +232,7 @@ export class CallLeg {
     this.current = { kind: 'closed' };
     this.pendingCandidates = [];
     try {
-      this.peer?.pc.close();
+      this.created?.close();
     } catch (e) {
       log.warn('closing a peer connection failed', { localId: this.localId, problem: errorText(e) });
     }
@@ -224,8 +256,14 @@ export class CallLeg {
   private async build(open: () => Promise<LegSetup | undefined>): Promise<Peer | undefined> {
     const setup = await open();
     if (!setup || this.closed) return undefined;
-    const { iceServers, iceTransportPolicy } = setup.ice;
-    const pc = this.options.createPeerConnection({ ...PEER_CONFIG, iceServers, iceTransportPolicy });
+    return this.attach(this.createPeerConnection(setup.ice), setup.ice, setup);
+  }
+
+  /** A peer connection with this leg's listeners; a close() from now on closes it too. */
+  private createPeerConnection(ice: IceConfig, iceCandidatePoolSize = PEER_CONFIG.iceCandidatePoolSize): RTCPeerConnection {
+    const { iceServers, iceTransportPolicy } = ice;
+    const pc = this.options.createPeerConnection({ ...PEER_CONFIG, iceCandidatePoolSize, iceServers, iceTransportPolicy });
+    this.created = pc;
     pc.addEventListener('track', (ev) => {
       if (!this.closed) this.events.remoteStream(ev.streams[0] ?? new MediaStream([ev.track]));
     });
@@ -233,23 +271,24 @@ export class CallLeg {
     pc.addEventListener('iceconnectionstatechange', () => {
       if (pc.iceConnectionState === 'connected' && !this.closed) this.events.moment('iceConnectedAt');
     });
-    const sender = pc.addTrack(setup.track, setup.stream);
+    return pc;
+  }
+
+  /** The microphone's track on the peer connection's one audio sender. */
+  private attach(pc: RTCPeerConnection, ice: IceConfig, mic: LegMicrophone): Peer {
+    const { iceServers, iceTransportPolicy } = ice;
+    const sender = pc.addTrack(mic.track, mic.stream);
     const peer: Peer = { pc, sender, hostOnly: iceServers.length === 0 && iceTransportPolicy === 'all', relayOnly: iceTransportPolicy === 'relay' };
     this.peer = peer;
     this.events.senderReady(sender);
     return peer;
   }
 
-  private async answer(peer: Peer, offerSdp: string): Promise<void> {
+  /** The answer to the offer already applied (`withheld`: its candidates, kept for connect()). */
+  private async answer(peer: Peer, offerSdp: string, withheld: { candidates: PendingCandidate[] }): Promise<void> {
     const { pc } = peer;
     const offer = describeOffer(offerSdp);
     const offerUdpOnly = offer.ok && offer.value.candidateTransports.length > 0 && offer.value.candidateTransports.every((t) => t === 'udp');
-    const withheld = holdBackCandidates(offerSdp);
-    try {
-      await pc.setRemoteDescription({ type: 'offer', sdp: withheld.sdp });
-    } catch (e) {
-      throw new MediaSetupError(mediaProblem('offerUnusable', { problem: errorText(e) }));
-    }
     if (this.closed) return;
     const gathering = watchIceGathering(pc, { capMs: this.options.gatherCapMs, settleOnUdp: offerUdpOnly && peer.hostOnly, firstCandidateGraceMs: graceFor(peer) });
     try {

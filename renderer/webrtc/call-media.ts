@@ -95,9 +95,23 @@ export class CallMedia {
     });
   }
 
-  /** Ringing: the microphone, the peer connection and the complete answer, made ahead of the click. */
+  /**
+   * Ringing: the microphone, the peer connection and the complete answer, made ahead of the click.
+   * The peer connection takes the customer's offer while the microphone opens (the slowest step).
+   */
   prepareIncoming(offerSdp: string): void {
-    this.leg.prepareAnswer(offerSdp, () => this.open());
+    const microphone = this.audio.open();
+    // Whatever becomes of the preparation, a microphone refused later is not an unhandled rejection.
+    microphone.catch(() => undefined);
+    const ice = this.askIce().then(async (outcome) => {
+      if (outcome.ok) return outcome.value;
+      // The microphone's own failure, if it has one, is the reason the agent reads first.
+      const mic = await microphone;
+      if (!this.leg.closed) this.audio.releaseMicrophone();
+      if (!mic || this.leg.closed) return undefined;
+      throw new MediaSetupError(outcome.problem);
+    });
+    this.leg.prepareAnswer(offerSdp, { ice, microphone });
   }
 
   /** Dialing: the microphone, the peer connection and a complete offer. */
@@ -181,15 +195,20 @@ export class CallMedia {
     };
   }
 
+  /** The ICE servers and policy of this call (normally at hand already: IceConfigSource fetches ahead). */
+  private askIce(): Promise<IceOutcome> {
+    return this.deps.iceConfig().then(
+      (r): IceOutcome => (r.ok ? r : { ok: false, problem: r.error.text ?? r.error.message }),
+      (e: unknown): IceOutcome => ({ ok: false, problem: mediaProblem('networkSettingsUnread', { problem: errorText(e) }) }),
+    );
+  }
+
   /**
    * The microphone, then the ICE configuration asked for meanwhile (normally at hand already:
    * IceConfigSource fetches ahead); undefined when the call closed first.
    */
   private async open(): Promise<LegSetup | undefined> {
-    const asked = this.deps.iceConfig().then(
-      (r): IceOutcome => (r.ok ? r : { ok: false, problem: r.error.text ?? r.error.message }),
-      (e: unknown): IceOutcome => ({ ok: false, problem: mediaProblem('networkSettingsUnread', { problem: errorText(e) }) }),
-    );
+    const asked = this.askIce();
     const mic = await this.audio.open();
     const ice = await asked;
     if (!mic || this.leg.closed || !ice.ok) {
