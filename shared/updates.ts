@@ -3,7 +3,7 @@
 // the app by itself: once downloaded it is `ready`, and the agent's "Restart to update"
 // (restartToUpdate) installs it, refused while a call is live; quitting installs it too.
 import { z } from 'zod';
-import { list, text, type RuleText } from './i18n/text';
+import { list, ruleTextSchema, text, type RuleText } from './i18n/text';
 import { encodeText, ruleMessage } from './validation';
 
 export const UPDATE_CHANNELS = ['stable', 'beta'] as const;
@@ -71,7 +71,8 @@ export type UpdateStatus =
   | { kind: 'available'; version: string }
   | { kind: 'downloading'; version: string; percent: number }
   | { kind: 'ready'; version: string }
-  | { kind: 'error'; message: string; at: number }
+  /** `message` the English, `text` its code and values (the window says it in the agent's language). */
+  | { kind: 'error'; message: string; text?: RuleText; at: number }
   | { kind: 'unsupported'; reason: string };
 
 export type UpdateStatusKind = UpdateStatus['kind'];
@@ -84,6 +85,6 @@ export const updateStatusSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('available'), version: z.string().min(1).max(256) }),
   z.strictObject({ kind: z.literal('downloading'), version: z.string().min(1).max(256), percent: z.number().min(0).max(100) }),
   z.strictObject({ kind: z.literal('ready'), version: z.string().min(1).max(256) }),
-  z.strictObject({ kind: z.literal('error'), message: z.string().max(2000), at: z.number().nonnegative() }),
+  z.strictObject({ kind: z.literal('error'), message: z.string().max(2000), text: ruleTextSchema.optional(), at: z.number().nonnegative() }),
   z.strictObject({ kind: z.literal('unsupported'), reason: z.string().max(2000) }),
 ]);

@@ -10,9 +10,9 @@ import { AppImageUpdater, MacUpdater, type AppUpdater, type Logger as UpdaterLog
 import type { Unsubscribe } from '../../shared/api';
 import type { CallPhase } from '../../shared/call-state';
 import type { RuleTerm } from '../../shared/i18n/rules';
-import { term, text } from '../../shared/i18n/text';
+import { english, term, text, type RuleText } from '../../shared/i18n/text';
 import { createLogger, type Logger } from '../../shared/log';
-import { err, errorText, errText, ok, type Result } from '../../shared/result';
+import { errorText, errText, ok, type Result } from '../../shared/result';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from '../../shared/updates';
 import { parseWith } from '../../shared/validation';
 import type { UpdateControl, UpdateHost } from '../core/update-control';
@@ -24,8 +24,9 @@ export const FIRST_UPDATE_CHECK_MS = 15_000;
 /** After "Restart to update" the app quits within moments; still running after this, the restart did not happen. */
 export const RESTART_GIVE_UP_MS = 30_000;
 
-export const UPDATE_INACTIVE_REASON =
-  'This copy of the softphone does not update itself: only an installed app does (an AppImage or a .deb on Linux, the installer’s app on Windows and macOS), not one run from source or from an unpacked folder.';
+/** Why a copy run from source or from an unpacked folder does not update itself. */
+export const UPDATE_INACTIVE: RuleText = text('updates.inactive');
+export const UPDATE_INACTIVE_REASON = english(UPDATE_INACTIVE);
 
 export interface UpdateServiceOptions {
   dataDir: string;
@@ -65,31 +66,31 @@ const PHASE_TERMS: Record<CallPhase, RuleTerm> = {
   ended: 'callEnded',
 };
 
-/** The update's failure in words for the status; electron-updater's own messages carry stacks. */
-export function describeUpdateError(e: unknown, version?: string): string {
+/** The update's failure as a rule of the catalogue (its words for the status); electron-updater's own messages carry stacks. */
+export function describeUpdateError(e: unknown, version?: string): RuleText {
   const code = typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined;
-  const text = errorText(e);
-  const firstLine = text.split('\n')[0]!.slice(0, 300);
+  const message = errorText(e);
+  const firstLine = message.split('\n')[0]!.slice(0, 300);
   const status = typeof e === 'object' && e !== null && 'statusCode' in e ? Number((e as { statusCode: unknown }).statusCode) : undefined;
   switch (code) {
     case 'ERR_CHECKSUM_MISMATCH':
-      return `The update${version ? ` ${version}` : ''} was discarded: the downloaded file does not match the sha512 checksum the feed gives for it`;
+      return version ? text('updates.checksumVersion', { version }) : text('updates.checksum');
     case 'ERR_UPDATER_CHANNEL_FILE_NOT_FOUND': {
-      const file = /Cannot find channel "([^"]+)"/.exec(text)?.[1];
-      return `The update feed has no ${file ?? 'file for this channel'}: check the feed address and that the channel is published there`;
+      const file = /Cannot find channel "([^"]+)"/.exec(message)?.[1];
+      return file !== undefined ? text('updates.noChannelFile', { file }) : text('updates.noFileForChannel');
     }
     case 'ERR_UPDATER_INVALID_UPDATE_INFO':
     case 'ERR_UPDATER_INVALID_VERSION':
-      return `The update feed’s answer is not valid update information: ${firstLine}`;
+      return text('updates.invalidInfo', { detail: firstLine });
     case 'ECONNREFUSED':
     case 'ENOTFOUND':
     case 'ECONNRESET':
     case 'ETIMEDOUT':
     case 'EAI_AGAIN':
-      return `The update feed could not be reached (${code})`;
+      return text('updates.unreachable', { code });
     default:
-      if (status !== undefined && Number.isFinite(status)) return `The update feed answered HTTP ${status}`;
-      return `The update failed: ${firstLine}`;
+      if (status !== undefined && Number.isFinite(status)) return text('updates.httpStatus', { status });
+      return text('updates.failed', { detail: firstLine });
   }
 }
 
@@ -226,8 +227,8 @@ export class UpdateService implements UpdateControl {
   }
 
   async check(): Promise<Result<UpdateStatus>> {
-    if (!this.active) return err('not_available', UPDATE_INACTIVE_REASON);
-    if (this.chosen.feedUrl === '') return err('not_configured', 'Updates are off: enter the update feed’s address in Settings first');
+    if (!this.active) return errText('not_available', UPDATE_INACTIVE);
+    if (this.chosen.feedUrl === '') return errText('not_configured', text('updates.off'));
     // A downloaded update waits for its restart: asking again changes nothing.
     if (this.current.kind === 'ready') return ok(this.status());
     if (this.operation) {
@@ -306,7 +307,7 @@ export class UpdateService implements UpdateControl {
     }
     if (this.failures !== failuresBefore) {
       undo?.();
-      return err('internal', this.current.kind === 'error' ? this.current.message : 'The update could not be installed');
+      return errText('internal', this.current.kind === 'error' && this.current.text ? this.current.text : text('updates.notInstalled'));
     }
     if (appImage !== undefined) this.options.relaunch?.(this.renamedAppImage ?? appImage);
     // The quit is on its way; if it never comes (the installer refused, Squirrel failed), the
@@ -428,7 +429,7 @@ export class UpdateService implements UpdateControl {
       // An error after "Restart to update" (Squirrel.Mac's, the installer's) means no restart.
       this.restartFailed();
       if (this.stale()) {
-        this.log.info('a check of the previous update settings failed', { message: describeUpdateError(e) });
+        this.log.info('a check of the previous update settings failed', { message: english(describeUpdateError(e)) });
         return;
       }
       const version = this.current.kind === 'available' || this.current.kind === 'downloading' ? this.current.version : undefined;
@@ -438,9 +439,10 @@ export class UpdateService implements UpdateControl {
 
   private fail(e: unknown, version?: string): void {
     this.failures += 1;
-    const message = describeUpdateError(e, version);
+    const said = describeUpdateError(e, version);
+    const message = english(said);
     this.log.warn('update failed', { message, code: typeof e === 'object' && e !== null && 'code' in e ? String((e as { code: unknown }).code) : undefined });
-    this.setStatus({ kind: 'error', message, at: this.now() });
+    this.setStatus({ kind: 'error', message, text: said, at: this.now() });
   }
 
   private setStatus(status: UpdateStatus): void {

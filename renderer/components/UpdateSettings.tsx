@@ -6,6 +6,7 @@ import { UPDATE_CHANNELS, type UpdateChannel, type UpdateStatus } from '../../sh
 import { useUpdateActions } from '../app/controllers-context';
 import { formatPercent, formatTime } from '../i18n/format';
 import { i18n } from '../i18n/i18n';
+import { sayText } from '../i18n/texts';
 import { useUpdateStatusStore } from '../store/updates';
 
 /** Where updates stand, in words. */
@@ -26,7 +27,7 @@ export function updateStatusText(status: UpdateStatus | undefined): string {
     case 'ready':
       return t('updates.status.ready', { version: status.version });
     case 'error':
-      return t('updates.status.error', { message: status.message });
+      return t('updates.status.error', { message: status.text ? sayText(status.text) : status.message });
     case 'unsupported':
       return t('updates.status.unsupported');
   }

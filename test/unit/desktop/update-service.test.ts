@@ -221,7 +221,11 @@ describe('the update service', () => {
     await until(settled(s), 'the download ends');
 
     const status = s.service.status();
-    expect(status).toMatchObject({ kind: 'error', message: 'The update 1.1.0 was discarded: the downloaded file does not match the sha512 checksum the feed gives for it' });
+    expect(status).toMatchObject({
+      kind: 'error',
+      message: 'The update 1.1.0 was discarded: the downloaded file does not match the sha512 checksum the feed gives for it',
+      text: { code: 'updates.checksumVersion', values: { version: '1.1.0' } },
+    });
     expect(s.statuses.map((x) => x.kind)).not.toContain('ready');
     expect(s.feed.requested).toContain('/Softphone-1.1.0.AppImage');
     // The file is gone, nothing waits to install on quit, and "Restart to update" is refused.
@@ -324,7 +328,7 @@ describe('the update service', () => {
     expect(await again.setSettings({ feedUrl: '', channel: 'beta' })).toEqual({ ok: true, value: { feedUrl: '', channel: 'beta' } });
     expect(again.status()).toEqual({ kind: 'off' });
     const requests = s.feed.requested.length;
-    expect(await again.check()).toEqual({ ok: false, error: { code: 'not_configured', message: 'Updates are off: enter the update feed’s address in Settings first' } });
+    expect(await again.check()).toEqual({ ok: false, error: { code: 'not_configured', message: 'Updates are off: enter the update feed’s address in Settings first', text: { code: 'updates.off' } } });
     expect(s.feed.requested).toHaveLength(requests);
   });
 
