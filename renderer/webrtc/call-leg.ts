@@ -203,8 +203,9 @@ export class CallLeg {
     if (this.current.kind !== 'ready' || !peer) return;
     this.current = { kind: 'connecting' };
     try {
-      await peer.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
+      // ICE starts as the answer goes in: its checks may connect before the promise settles.
       this.events.moment('iceStartedAt');
+      await peer.pc.setRemoteDescription({ type: 'answer', sdp: answerSdp });
     } catch (e) {
       if (!this.closed) this.events.failed(mediaProblem('answerUnusable', { problem: errorText(e) }));
     }
