@@ -42,7 +42,7 @@ export interface RelayStats {
   eventsStored: number;
   /** Events dropped as duplicates, as connects for ended calls, or as stale connects. */
   eventsDropped: number;
-  /** Requests whose work close() waits for: webhooks being received, claims, presence reports. */
+  /** Requests whose work close() waits for: webhooks being received, claims, presence reports (events queued behind them are drained apart). */
   inFlight: number;
   /** Agent requests refused for a missing or unknown token (401). */
   authFailures: number;
@@ -149,8 +149,9 @@ export class RelayService {
   }
 
   /**
-   * First claim wins, across instances. A win stores `call.claimed` so that the others stop
-   * ringing; a repeated claim by the winner is a duplicate and stores nothing.
+   * First claim wins, across instances. A win is answered at once, and `call.claimed`, which stops
+   * the others ringing, is stored right behind it in the call's order (the drain waits for it); a
+   * repeated claim by the winner is a duplicate and stores nothing.
    */
   async claim(callId: string, agentId: string): Promise<ClaimOutcome> {
     const outcome = await this.backend.claim(callId, agentId);

@@ -269,6 +269,8 @@ export class RelayEventStream {
           break;
       }
       const response = outcome;
+      // From the headers on, the watchdog bounds every read: an error's body that stalls too.
+      feedWatchdog();
       if (response.status === 401 || response.status === 403) {
         await response.body.dump().catch(() => undefined);
         return fail(text('stream.unauthorized'), { kind: 'unauthorized' });

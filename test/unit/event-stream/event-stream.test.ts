@@ -383,4 +383,26 @@ describe('RelayEventStream and the network', () => {
     const state = c.states.at(-1);
     expect(state?.status === 'reconnecting' && state.lastError).toBe('no data from the relay for 0.2 s');
   });
+
+  it('gives up on a refusal whose body stalls, and tries again: a proxy that answers 503 and hangs loses no agent', async () => {
+    let requests = 0;
+    const stalling = createServer((_req, res) => {
+      requests += 1;
+      res.writeHead(503, { 'content-type': 'text/plain', 'content-length': '100' });
+      res.write('Service'); // 7 of the 100 bytes promised, then nothing
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', () => resolve()));
+    cleanups.push(() => new Promise<void>((resolve) => {
+      stalling.closeAllConnections();
+      stalling.close(() => resolve());
+    }));
+    const port = (stalling.address() as { port: number }).port;
+    const c = client({ url: `http://127.0.0.1:${port}`, token: AGENT_TOKEN, heartbeatTimeoutMs: 200 });
+    await c.waitFor(() => lastStatus(c) === 'reconnecting', 'the stalled refusal given up');
+    // The retry changes no state (still reconnecting): the relay's side counts it.
+    for (let waited = 0; requests < 2 && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(requests).toBeGreaterThanOrEqual(2);
+    const state = c.states.find((s) => s.status === 'reconnecting');
+    expect(state?.status === 'reconnecting' && state.lastError).toBe('the relay answered HTTP 503');
+  });
 });
