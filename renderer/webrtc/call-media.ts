@@ -112,6 +112,13 @@ export class CallMedia {
       throw new MediaSetupError(outcome.problem);
     });
     this.leg.prepareAnswer(offerSdp, { ice, microphone });
+    // A preparation that failed before its microphone opened (the offer refused, say) no longer
+    // waits for it: given back as soon as it opens, it does not stay on while the call rings.
+    void this.leg.settled().then(async () => {
+      if (!this.failedUnreported) return;
+      await microphone.catch(() => undefined);
+      this.audio.releaseMicrophone();
+    });
   }
 
   /** Dialing: the microphone, the peer connection and a complete offer. */
