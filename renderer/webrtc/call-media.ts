@@ -62,7 +62,10 @@ export class CallMedia {
   readonly audio: CallAudio;
   readonly health: MediaHealth;
   readonly levels = new LevelMeter();
-  /** Set once the store has shown this call: only then may a snapshot without it close it. */
+  /**
+   * The main process has shown this call: only then may a snapshot without it close it. A call being
+   * placed is unseen until its first push; a ringing call's media is made from the call itself.
+   */
   seen = false;
 
   constructor(

@@ -259,9 +259,14 @@ export class MediaEngine {
     if (this.timings.size > 50) this.timings.delete(this.timings.keys().next().value!);
   }
 
-  /** Ringing: the answer made ahead (nothing is sent to the customer: no remote candidate yet). */
+  /**
+   * Ringing: the answer made ahead (nothing is sent to the customer: no remote candidate yet). The
+   * call came from the main process (a push, or the store's call at Answer): a snapshot without it
+   * closes it.
+   */
   private prepareIncoming(localId: string, offerSdp: string): CallMedia {
     const media = this.open(localId);
+    media.seen = true;
     media.prepareIncoming(offerSdp);
     return media;
   }
