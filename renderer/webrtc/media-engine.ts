@@ -249,9 +249,14 @@ export class MediaEngine {
 
   /**
    * Keeps a moment of a call's set-up (the first of each): it goes with the call's quality record to
-   * the main process's diagnostics, and to the test probe (window.__softphoneMedia.timings).
+   * the main process's diagnostics, and to the test probe (window.__softphoneMedia.timings). A click
+   * (`clickedAt`) before the call's answer was handed over starts them afresh: an Answer that failed
+   * or was refused (its media closed, or its preparation failed) says nothing of the one that follows.
    */
   noteTiming(localId: string, patch: CallTimings): void {
+    const phase = this.calls.get(localId)?.leg.phase.kind;
+    const handedOver = phase === 'answering' || phase === 'connecting' || phase === 'connected';
+    if (patch.clickedAt !== undefined && !handedOver) this.timings.delete(localId);
     const known = this.timings.get(localId) ?? {};
     const fresh = Object.fromEntries(Object.entries(patch).filter(([moment]) => known[moment as keyof CallTimings] === undefined));
     this.timings.set(localId, { ...known, ...fresh });
