@@ -224,8 +224,13 @@ export class CallCoordinator {
    */
   async answerCall(localId: string, answerSdp: string): Promise<Result<null>> {
     if (this.stopped) return this.stoppedError();
-    this.setupTimes.stamp(localId, 'commandAt');
-    const answered = await this.command((requestId) => ({ type: 'local.answer', at: this.now(), localId, answerSdp, requestId }));
+    const commandAt = wallClockNow();
+    const ringing = this.book.calls[localId]?.phase === 'ringing';
+    const reply = this.command((requestId) => ({ type: 'local.answer', at: this.now(), localId, answerSdp, requestId }));
+    // Only the Answer that took the call starts its set-up: one refused (the call not ringing, or
+    // another call not yet connected) says nothing of the Answer that follows.
+    if (ringing && this.book.calls[localId]?.phase === 'answering') this.setupTimes.stamp(localId, 'commandAt', commandAt);
+    const answered = await reply;
     return answered.ok ? ok(null) : answered;
   }
 

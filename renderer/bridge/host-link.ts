@@ -44,7 +44,7 @@ export interface MediaTestHook {
   /** The localId of the call with this gateway call id, as the window's store has it. */
   localIdOf(callId: string): string | undefined;
   stats(localId: string): Promise<CallStats>;
-  /** Milliseconds from the Answer click to answerCall being sent, and from Call to startCall. */
+  /** When each step of a call's set-up happened in the window (moments in unix ms, not durations): the click, the answer or offer ready, ICE started and connected, media connected. */
   timings(localId: string): CallTimings;
   /** The microphone track (deviceId, label) and the remote audio's sinkId of a call. */
   audioRoute(localId: string): AudioRoute | undefined;

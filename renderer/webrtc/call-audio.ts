@@ -100,15 +100,18 @@ export class CallAudio {
    */
   async open(): Promise<{ stream: MediaStream; track: MediaStreamTrack } | undefined> {
     await this.deps.routingKnown();
+    const asked = this.wish.microphone;
     let captured: { stream: MediaStream; device: string };
     try {
-      captured = await captureMicrophone(this.deps.getUserMedia, this.wish.microphone, () =>
+      captured = await captureMicrophone(this.deps.getUserMedia, asked, () =>
         log.info('the chosen microphone is not here: using the default', { localId: this.deps.localId }),
       );
     } catch (e) {
       throw new MediaSetupError(microphoneProblem(e));
     }
     const { stream, device } = captured;
+    // The default opened in its place: every reconcile would otherwise try the missing one again.
+    if (device !== asked) this.captureRefused = asked;
     const track = stream.getAudioTracks()[0];
     if (this.closed || !track) {
       stream.getTracks().forEach((t) => t.stop());
@@ -302,6 +305,8 @@ export class CallAudio {
       this.deps.notice(mediaProblem(lost ? 'micLost' : 'micNotSwitched', { problem: microphoneProblem(e) }));
       return;
     }
+    // The default opened in its place: not tried again until it is asked for anew or the track ends.
+    if (captured.device !== device) this.captureRefused = device;
     const track = captured.stream.getAudioTracks()[0];
     if (!track || this.closed || this.mic !== old) {
       captured.stream.getTracks().forEach((t) => t.stop());
@@ -310,13 +315,23 @@ export class CallAudio {
     this.mic = { stream: captured.stream, track, device: captured.device };
     this.enableMicrophone();
     if (sender.track === old.track) {
+      let failure: { e: unknown } | undefined;
       try {
         await sender.replaceTrack(track);
       } catch (e) {
+        failure = { e };
+      }
+      // The call ended meanwhile: close() stopped only the new microphone, and neither may stay live.
+      if (this.closed) {
+        captured.stream.getTracks().forEach((t) => t.stop());
+        old.stream.getTracks().forEach((t) => t.stop());
+        return;
+      }
+      if (failure) {
         if (this.mic.track === track) this.mic = old;
         this.enableMicrophone();
         captured.stream.getTracks().forEach((t) => t.stop());
-        this.deps.notice(mediaProblem('micSwitchFailed', { problem: errorText(e) }));
+        this.deps.notice(mediaProblem('micSwitchFailed', { problem: errorText(failure.e) }));
         return;
       }
     }

@@ -25,8 +25,9 @@ const log = createLogger('media');
  * With no STUN/TURN server: the service's side is ice-lite with public candidates in its offer, we
  * are the controlling full agent, and it learns our address from our checks (peer-reflexive). A
  * firewall that blocks outbound UDP needs a TURN server over TCP or TLS, which Settings → Network
- * and the relay's short-lived credentials add (IceConfig). The pool pre-gathers during ringing
- * without sending anything to anyone.
+ * and the relay's short-lived credentials add (IceConfig). Only an outgoing call's peer connection
+ * has the pool: it starts gathering before the offer is made, sending nothing to anyone. An incoming
+ * call's has none: it gathers with its answer, once the microphone is open (see build).
  */
 export const PEER_CONFIG: RTCConfiguration = { iceServers: [], iceCandidatePoolSize: 1, bundlePolicy: 'max-bundle' };
 
@@ -232,6 +233,10 @@ export class CallLeg {
   close(): void {
     this.current = { kind: 'closed' };
     this.pendingCandidates = [];
+    this.closePeerConnection();
+  }
+
+  private closePeerConnection(): void {
     try {
       this.created?.close();
     } catch (e) {
@@ -245,14 +250,19 @@ export class CallLeg {
       const reason = setupProblem(e, fallback, errorText(e));
       log.warn('could not prepare a call', { localId: this.localId, problem: mediaText(reason) });
       this.current = { kind: 'failed', reason, reported: false };
+      // Of no use any more: a retry (Answer) prepares a new leg, and a call being placed ends here.
+      this.closePeerConnection();
     });
     this.current = { kind: 'preparing', done };
   }
 
   /**
-   * The peer connection with the microphone's track on its one sender; undefined when the call was
-   * closed meanwhile. The microphone comes first (`open`): with media permission granted, Chromium
-   * puts plain host addresses in the candidates instead of registering mDNS names.
+   * An outgoing call's peer connection with the microphone's track on its one sender; undefined
+   * when the call was closed meanwhile. The microphone comes first (`open`): with media permission
+   * granted, Chromium puts plain host addresses in the candidates instead of registering mDNS names.
+   * An incoming call's leg (prepareAnswer) applies the offer before the microphone is open, but
+   * gathers only with its answer, made once the microphone is: its candidates are plain host
+   * addresses too.
    */
   private async build(open: () => Promise<LegSetup | undefined>): Promise<Peer | undefined> {
     const setup = await open();

@@ -62,7 +62,10 @@ export class CallMedia {
   readonly audio: CallAudio;
   readonly health: MediaHealth;
   readonly levels = new LevelMeter();
-  /** Set once the store has shown this call: only then may a snapshot without it close it. */
+  /**
+   * The main process has shown this call: only then may a snapshot without it close it. A call being
+   * placed is unseen until its first push; a ringing call's media is made from the call itself.
+   */
   seen = false;
 
   constructor(
@@ -112,6 +115,13 @@ export class CallMedia {
       throw new MediaSetupError(outcome.problem);
     });
     this.leg.prepareAnswer(offerSdp, { ice, microphone });
+    // A preparation that failed before its microphone opened (the offer refused, say) no longer
+    // waits for it: given back as soon as it opens, it does not stay on while the call rings.
+    void this.leg.settled().then(async () => {
+      if (!this.failedUnreported) return;
+      await microphone.catch(() => undefined);
+      this.audio.releaseMicrophone();
+    });
   }
 
   /** Dialing: the microphone, the peer connection and a complete offer. */

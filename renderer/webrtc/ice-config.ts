@@ -3,9 +3,10 @@
 // their end. Fetched ahead, so that a call never waits for it. The credentials stay here, in the
 // media layer: nothing of them enters the store.
 import type { SoftphoneApi } from '../../shared/api';
+import { text } from '../../shared/i18n/text';
 import { iceConfigSchema, type IceConfig } from '../../shared/ice-servers';
 import { createLogger } from '../../shared/log';
-import { err, errorText, ok, type Result } from '../../shared/result';
+import { err, errText, errorText, ok, type Result } from '../../shared/result';
 import { parseWith } from '../../shared/validation';
 
 const log = createLogger('ice-config');
@@ -51,7 +52,9 @@ export class IceConfigSource {
       log.warn('the network settings could not be read', { code: parsed.error.code, problem: parsed.error.message });
       // The last good configuration still says what the agent chose ("Relay only" stays relay only).
       const last = this.cached;
-      return last ? ok(last) : err(parsed.error.code, `The network settings could not be read (${parsed.error.message}).`);
+      // As a text of the catalogue: the call's notice and the reason reported say it in the agent's language.
+      const { code, text: said, message } = parsed.error;
+      return last ? ok(last) : errText(code, text('callMedia.networkSettingsUnread', { problem: said ?? message }));
     }
     this.cached = parsed.value;
     return ok(parsed.value);

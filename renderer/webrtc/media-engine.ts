@@ -249,9 +249,14 @@ export class MediaEngine {
 
   /**
    * Keeps a moment of a call's set-up (the first of each): it goes with the call's quality record to
-   * the main process's diagnostics, and to the test probe (window.__softphoneMedia.timings).
+   * the main process's diagnostics, and to the test probe (window.__softphoneMedia.timings). A click
+   * (`clickedAt`) before the call's answer was handed over starts them afresh: an Answer that failed
+   * or was refused (its media closed, or its preparation failed) says nothing of the one that follows.
    */
   noteTiming(localId: string, patch: CallTimings): void {
+    const phase = this.calls.get(localId)?.leg.phase.kind;
+    const handedOver = phase === 'answering' || phase === 'connecting' || phase === 'connected';
+    if (patch.clickedAt !== undefined && !handedOver) this.timings.delete(localId);
     const known = this.timings.get(localId) ?? {};
     const fresh = Object.fromEntries(Object.entries(patch).filter(([moment]) => known[moment as keyof CallTimings] === undefined));
     this.timings.set(localId, { ...known, ...fresh });
@@ -259,9 +264,14 @@ export class MediaEngine {
     if (this.timings.size > 50) this.timings.delete(this.timings.keys().next().value!);
   }
 
-  /** Ringing: the answer made ahead (nothing is sent to the customer: no remote candidate yet). */
+  /**
+   * Ringing: the answer made ahead (nothing is sent to the customer: no remote candidate yet). The
+   * call came from the main process (a push, or the store's call at Answer): a snapshot without it
+   * closes it.
+   */
   private prepareIncoming(localId: string, offerSdp: string): CallMedia {
     const media = this.open(localId);
+    media.seen = true;
     media.prepareIncoming(offerSdp);
     return media;
   }

@@ -194,7 +194,7 @@ export type CallEvent =
   | { type: 'local.accept_failed'; at: number; localId: string; error: AppError }
   /** The gateway's answer to a reject or terminate: done, refused (the call was over there), or not reached. */
   | { type: 'local.end_result'; at: number; localId: string; outcome: 'done' | 'refused' | 'unreached' }
-  /** A deadline the reducer set has come (what it means depends on the phase: ring, dial or offer timeout). */
+  /** A deadline the reducer set has come (what it means depends on the phase: ring or dial timeout). */
   | { type: 'local.deadline'; at: number; localId: string }
   // media facts from the renderer
   | { type: 'local.media_connected'; at: number; localId: string }

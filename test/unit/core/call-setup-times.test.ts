@@ -72,6 +72,33 @@ describe('the main process stamps its steps of a call set-up', () => {
     expect(coordinator.timingsOf('in:wacid.t1')).toEqual(t);
   });
 
+  it('an Answer refused (the call not ringing yet, another call not yet connected) starts nothing: the Answer that takes the call does', async () => {
+    const { coordinator } = await coordinatorWith({ claimMs: 1, gatewayMs: 1, handler: () => success() });
+    const now = () => performance.timeOrigin + performance.now();
+    const incoming = (callId: string) =>
+      coordinator.applyRelayEvent({ id: callId, receivedAt: Date.now(), event: { type: 'call.incoming', callId, from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() } });
+
+    // Not ringing here yet.
+    expect((await coordinator.answerCall('in:wacid.t3', ANSWER_SDP)).ok).toBe(false);
+    incoming('wacid.t3');
+    await pause(20);
+    const first = now();
+    expect((await coordinator.answerCall('in:wacid.t3', ANSWER_SDP)).ok).toBe(true);
+    expect(coordinator.timingsOf('in:wacid.t3').commandAt).toBeGreaterThanOrEqual(first);
+
+    // A second call rings while the first is still connecting: its Answer is refused until the first is through.
+    incoming('wacid.t4');
+    expect((await coordinator.answerCall('in:wacid.t4', ANSWER_SDP)).ok).toBe(false);
+    expect(coordinator.timingsOf('in:wacid.t4')).toEqual({});
+    await pause(20);
+    expect((await coordinator.reportMedia({ localId: 'in:wacid.t3', state: 'connected' })).ok).toBe(true);
+    const second = now();
+    expect((await coordinator.answerCall('in:wacid.t4', ANSWER_SDP)).ok).toBe(true);
+    const t = coordinator.timingsOf('in:wacid.t4');
+    expect(t.commandAt).toBeGreaterThanOrEqual(second);
+    expect(t.claimSentAt).toBeGreaterThanOrEqual(t.commandAt!);
+  });
+
   it('Call: command and initiate; an outgoing call\'s claim (which only routes its events) is no step of it', async () => {
     const { coordinator } = await coordinatorWith({ claimMs: 5, gatewayMs: 30, handler: () => initiated('wacid.t2') });
     const placed = await coordinator.startCall('+44 7400 123456', DIAL_OFFER_SDP, 'out:t2');

@@ -3,11 +3,14 @@
 // their end, and never lost to a failed question. The main process here is a plain object that
 // answers getIceConfig the way the SoftphoneApi contract says (a Result, never a rejection).
 import { beforeEach, describe, expect, it } from 'vitest';
+import { setUiLanguage } from '../../../renderer/i18n/i18n';
+import { sayError } from '../../../renderer/i18n/texts';
 import { IceConfigSource } from '../../../renderer/webrtc/ice-config';
 import type { SoftphoneApi } from '../../../shared/api';
+import { text } from '../../../shared/i18n/text';
 import type { IceConfig } from '../../../shared/ice-servers';
 import { configureLogging } from '../../../shared/log';
-import { err, ok, type Result } from '../../../shared/result';
+import { err, errText, ok, type Result } from '../../../shared/result';
 import { FakeClock } from '../../support/fake-clock';
 
 const logLines: string[] = [];
@@ -132,7 +135,11 @@ describe('IceConfigSource', () => {
     main.answer(err('gateway_unreachable', 'The host could not be reached'));
     expect(await source.get()).toEqual({
       ok: false,
-      error: { code: 'gateway_unreachable', message: 'The network settings could not be read (The host could not be reached).' },
+      error: {
+        code: 'gateway_unreachable',
+        message: 'The network settings could not be read (The host could not be reached).',
+        text: text('callMedia.networkSettingsUnread', { problem: 'The host could not be reached' }),
+      },
     });
     expect(main.asked).toBe(3);
   });
@@ -142,10 +149,34 @@ describe('IceConfigSource', () => {
     const source = new IceConfigSource(main, clock.now);
     expect(await source.get()).toEqual({
       ok: false,
-      error: { code: 'gateway_unreachable', message: 'The network settings could not be read (The host could not be reached).' },
+      error: {
+        code: 'gateway_unreachable',
+        message: 'The network settings could not be read (The host could not be reached).',
+        text: text('callMedia.networkSettingsUnread', { problem: 'The host could not be reached' }),
+      },
     });
     expect(await source.get()).toEqual(ok(STUN_ONLY));
     expect(main.asked).toBe(2);
+  });
+
+  it('says it in the agent\u2019s language: the sentence and, when the main process gave its reason as a text, that reason too', async () => {
+    const shuttingDown = text('service.shuttingDown');
+    const main = new MainProcess().answer(errText('not_available', shuttingDown), err('gateway_unreachable', 'The host could not be reached'));
+    const source = new IceConfigSource(main, clock.now);
+    const said = await source.get();
+    expect(said).toEqual({
+      ok: false,
+      error: { code: 'not_available', message: 'The network settings could not be read (The softphone is shutting down).', text: text('callMedia.networkSettingsUnread', { problem: shuttingDown }) },
+    });
+    const worded = await source.get();
+    try {
+      await setUiLanguage('es', undefined);
+      expect(said.ok ? undefined : sayError(said.error)).toBe('No se pudo leer la configuración de red (El softphone se está cerrando).');
+      // A reason that came in words (none of the catalogue's) is kept as it came, inside the agent's sentence.
+      expect(worded.ok ? undefined : sayError(worded.error)).toBe('No se pudo leer la configuración de red (The host could not be reached).');
+    } finally {
+      await setUiLanguage('en', undefined);
+    }
   });
 
   it('refuses an answer that is no ICE configuration, naming the field, and keeps none of it', async () => {

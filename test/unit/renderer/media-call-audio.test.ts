@@ -5,7 +5,7 @@
 // reconcile tries again: never a local "held" beside a main process that says resumed.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MediaEngine } from '../../../renderer/webrtc/media-engine';
-import { FakeHoldMusic, LOCAL, activeCall, closeEngines, heldCall, media, mediaEngine, settle } from './fake-call-media';
+import { FakeHoldMusic, LOCAL, activeCall, closeEngines, heldCall, media, mediaEngine, settle, waitFor } from './fake-call-media';
 
 afterEach(() => closeEngines());
 
@@ -176,6 +176,97 @@ describe('CallAudio.reconcile: a failure is recorded truthfully and tried again'
     await t.engine.useDevices({ microphone: 'headset', speaker: '' });
     expect(sender.track).toBe(t.mics[1]);
     expect(media(t.engine)).toMatchObject({ micDeviceId: 'headset', sending: 'microphone', micEnabled: true });
+  });
+
+  it('a chosen microphone that is not here: the call opens the default once, and no mute, hold or push opens it again', async () => {
+    const t = mediaEngine();
+    t.refuse.set('headset', 'NotFoundError');
+    await t.engine.useDevices({ microphone: 'headset', speaker: '' });
+    const { sender, mic } = await t.connectCall();
+    t.engine.setMuted(LOCAL, true);
+    t.engine.onCall(heldCall());
+    t.engine.onCall(activeCall());
+    t.engine.setMuted(LOCAL, false);
+    await settle();
+    await settle();
+    expect(t.mics).toEqual([mic]);
+    expect(sender.track).toBe(mic);
+    expect(media(t.engine)).toMatchObject({ micDeviceId: 'default', sending: 'microphone', micEnabled: true, micLive: true });
+
+    // Plugged in and chosen again: the call takes it.
+    t.refuse.delete('headset');
+    await t.engine.useDevices({ microphone: 'headset', speaker: '' });
+    expect(sender.track).toBe(t.mics[1]);
+    expect(media(t.engine)).toMatchObject({ micDeviceId: 'headset', sending: 'microphone' });
+  });
+
+  it('a microphone chosen mid-call that is not here: the default is opened in its place once, not at every reconcile', async () => {
+    const t = mediaEngine();
+    const { sender } = await t.connectCall();
+    t.refuse.set('headset', 'NotFoundError');
+    await t.engine.useDevices({ microphone: 'headset', speaker: '' });
+    expect(t.mics).toHaveLength(2);
+    const fallback = t.mics[1]!;
+    expect(sender.track).toBe(fallback);
+    t.engine.setMuted(LOCAL, true);
+    t.engine.onCall(heldCall());
+    t.engine.onCall(activeCall());
+    t.engine.setMuted(LOCAL, false);
+    await settle();
+    await settle();
+    expect(t.mics).toHaveLength(2);
+    expect(sender.track).toBe(fallback);
+    expect(fallback.readyState).toBe('live');
+
+    // Its track ends: captured again, the chosen device asked for first.
+    fallback.stop();
+    fallback.dispatchEvent(new Event('ended'));
+    await settle();
+    await settle();
+    expect(t.mics).toHaveLength(3);
+    expect(sender.track).toBe(t.mics[2]);
+  });
+
+  it('the call ends while a new microphone goes on the sender: neither the old microphone nor the new one stays live', async () => {
+    const t = mediaEngine();
+    const { sender, mic } = await t.connectCall();
+    let release: (() => void) | undefined;
+    const replace = sender.replaceTrack.bind(sender);
+    sender.replaceTrack = async (track) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return replace(track);
+    };
+    const switched = t.engine.useDevices({ microphone: 'headset', speaker: '' });
+    await waitFor('the switch under way', () => release !== undefined);
+    t.engine.close(LOCAL);
+    // The closed connection refuses the track.
+    sender.failReplace = 1;
+    release!();
+    await switched;
+    await settle();
+    expect(t.mics).toHaveLength(2);
+    expect(mic.readyState).toBe('ended');
+    expect(t.mics[1]!.readyState).toBe('ended');
+    expect(t.notices).toEqual([]);
+  });
+
+  it('the call ends while a new microphone goes on the sender, which takes it: both are stopped', async () => {
+    const t = mediaEngine();
+    const { sender, mic } = await t.connectCall();
+    let release: (() => void) | undefined;
+    const replace = sender.replaceTrack.bind(sender);
+    sender.replaceTrack = async (track) => {
+      await new Promise<void>((resolve) => (release = resolve));
+      return replace(track);
+    };
+    const switched = t.engine.useDevices({ microphone: 'headset', speaker: '' });
+    await waitFor('the switch under way', () => release !== undefined);
+    t.engine.close(LOCAL);
+    release!();
+    await switched;
+    await settle();
+    expect(mic.readyState).toBe('ended');
+    expect(t.mics[1]!.readyState).toBe('ended');
   });
 
   it('a lost microphone that cannot be captured again is said as lost', async () => {

@@ -84,6 +84,19 @@ describe('CallLeg: the customer\u2019s candidates wait for the connecting push',
     expect(pc.candidates).toEqual([]);
   });
 
+  it('a snapshot without the ringing call closes the media its push prepared', async () => {
+    const t = mediaEngine();
+    t.engine.onCall(ringingCall());
+    await settle();
+    await settle();
+    expect(phaseOf(t)).toBe('ready');
+    // The call went while this window was not listening (a reconnect): the snapshot no longer has it.
+    t.engine.reconcile([]);
+    expect(t.engine.has(LOCAL)).toBe(false);
+    expect(t.peers[0]!.connectionState).toBe('closed');
+    expect(t.mics[0]!.readyState).toBe('ended');
+  });
+
   it('a connection that fails before it was through says why, once, as a fact and a notice', async () => {
     const t = mediaEngine();
     const facts: string[] = [];
@@ -149,6 +162,16 @@ describe('CallLeg: an outgoing call', () => {
     expect(pc.remoteDescription).toEqual({ type: 'answer', sdp: chromiumAnswer });
     expect(phaseOf(t, OUT)).toBe('connecting');
     expect(pc.calls).toMatchObject({ createOffer: 1, setLocalDescription: 1, createAnswer: 0 });
+  });
+
+  it('a call being placed is not closed by a snapshot taken before main had it; once pushed, it is', async () => {
+    const t = mediaEngine();
+    await t.engine.prepareOutgoing(OUT);
+    t.engine.reconcile([]);
+    expect(t.engine.has(OUT)).toBe(true);
+    t.engine.onCall(pushed('calling'));
+    t.engine.reconcile([]);
+    expect(t.engine.has(OUT)).toBe(false);
   });
 
   it('a second preparation for the same call is refused', async () => {

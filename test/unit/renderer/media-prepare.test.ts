@@ -11,8 +11,11 @@ import { FakeAudioElement, FakePeerConnection, FakeStream, FakeTrack, LOCAL, rin
 const engines: MediaEngine[] = [];
 afterEach(() => engines.splice(0).forEach((engine) => engine.closeAll()));
 
+/** A peer connection that refuses the customer's offer, or cannot make an answer to it. */
+type PeerRefusal = 'offer' | 'answer';
+
 /** An engine whose microphone opens only when the test says so (or is refused with `name`). */
-function slowMicrophone(iceOk = true) {
+function slowMicrophone(iceOk = true, refuse?: PeerRefusal) {
   const peers: FakePeerConnection[] = [];
   const mics: FakeTrack[] = [];
   let open: (outcome: { refuse?: string }) => void = () => undefined;
@@ -31,6 +34,8 @@ function slowMicrophone(iceOk = true) {
       }),
     createPeerConnection: (config) => {
       const pc = new FakePeerConnection(config);
+      if (refuse === 'offer') pc.setRemoteDescription = () => Promise.reject(new Error('OperationError: the offer cannot be applied'));
+      if (refuse === 'answer') pc.createAnswer = () => Promise.reject(new Error('OperationError: no answer'));
       peers.push(pc);
       return pc as unknown as RTCPeerConnection;
     },
@@ -63,7 +68,7 @@ describe('preparing an answer while the call rings', () => {
     expect(pc.candidates).toEqual([]);
   });
 
-  it('a microphone refused: its reason, the peer connection closed, nothing prepared', async () => {
+  it('a microphone refused: nothing prepared, its peer connection closed at once; Answer\u2019s retry says why and closes its own', async () => {
     const t = slowMicrophone();
     t.engine.onCall(ringingCall());
     await settle();
@@ -71,6 +76,7 @@ describe('preparing an answer while the call rings', () => {
     await settle();
     await settle();
     expect(t.engine.describe().find((m) => m.localId === LOCAL)?.phase).toBe('failed');
+    expect(t.peers[0]!.connectionState).toBe('closed');
     // Answer tries once more (the agent is there to see a prompt): refused again, the reason said.
     const again = t.engine.answerFor(ringingCall());
     await settle();
@@ -79,6 +85,43 @@ describe('preparing an answer while the call rings', () => {
     expect(answer.ok).toBe(false);
     if (!answer.ok) expect(mediaText(answer.error.problem)).toMatch(/microphone/i);
     expect(t.peers.every((pc) => pc.connectionState === 'closed')).toBe(true);
+  });
+
+  it('an offer refused while the microphone opens: the microphone is given back as it opens, not kept on while the call rings', async () => {
+    const t = slowMicrophone(true, 'offer');
+    t.engine.onCall(ringingCall());
+    await settle();
+    await settle();
+    const failed = t.engine.describe().find((m) => m.localId === LOCAL);
+    expect(failed?.phase).toBe('failed');
+    // Of no use any more: Answer prepares again on a new peer connection.
+    expect(t.peers[0]!.connectionState).toBe('closed');
+    t.openMicrophone();
+    await settle();
+    await settle();
+    expect(t.mics[0]!.readyState).toBe('ended');
+    expect(t.engine.describe().find((m) => m.localId === LOCAL)?.micLive).toBeUndefined();
+
+    // Answer tries once more: the same refusal, said.
+    const answer = await t.engine.answerFor(ringingCall());
+    expect(answer.ok).toBe(false);
+    if (!answer.ok) expect(mediaText(answer.error.problem)).toBe("The customer's offer could not be used (OperationError: the offer cannot be applied).");
+    t.openMicrophone();
+    await settle();
+    expect(t.mics.every((mic) => mic.readyState === 'ended')).toBe(true);
+    expect(t.peers.every((pc) => pc.connectionState === 'closed')).toBe(true);
+  });
+
+  it('an answer that cannot be made: the microphone is given back and the peer connection closed while the call rings', async () => {
+    const t = slowMicrophone(true, 'answer');
+    t.engine.onCall(ringingCall());
+    await settle();
+    t.openMicrophone();
+    await settle();
+    await settle();
+    expect(t.engine.describe().find((m) => m.localId === LOCAL)?.phase).toBe('failed');
+    expect(t.mics[0]!.readyState).toBe('ended');
+    expect(t.peers[0]!.connectionState).toBe('closed');
   });
 
   it('network settings that cannot be read: their reason once the microphone opened, which is given back', async () => {

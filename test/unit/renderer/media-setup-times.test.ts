@@ -50,6 +50,31 @@ describe('the window stamps its steps of a call set-up', () => {
     expect(records[0]!.timings).toEqual(t1);
   });
 
+  it('a click after an Answer that did not go through starts the moments afresh', async () => {
+    const t = mediaEngine();
+    t.engine.onCall(ringingCall());
+    // The preparation failed (the microphone refused): Answer fails, and the call rings on.
+    t.refuse.set('', 'NotAllowedError');
+    const first = now();
+    t.engine.noteTiming(LOCAL, { clickedAt: first });
+    expect((await t.engine.answerFor(ringingCall())).ok).toBe(false);
+    t.refuse.clear();
+    const second = first + 3_000;
+    t.engine.noteTiming(LOCAL, { clickedAt: second });
+    expect(t.engine.timingsOf(LOCAL)).toEqual({ clickedAt: second });
+
+    // Handed over, then refused by the main process: the calls domain closes the media; the next click starts again.
+    expect((await t.engine.answerFor(ringingCall())).ok).toBe(true);
+    t.engine.noteTiming(LOCAL, { sdpReadyAt: second + 50 });
+    t.engine.close(LOCAL);
+    const third = second + 3_000;
+    t.engine.noteTiming(LOCAL, { clickedAt: third });
+    expect(t.engine.timingsOf(LOCAL)).toEqual({ clickedAt: third });
+    expect((await t.engine.answerFor(ringingCall())).ok).toBe(true);
+    t.engine.noteTiming(LOCAL, { sdpReadyAt: third + 50 });
+    expect(t.engine.timingsOf(LOCAL)).toEqual({ clickedAt: third, sdpReadyAt: third + 50 });
+  });
+
   it('outgoing: ICE starts when the customer\u2019s answer, pushed with the call, has been applied', async () => {
     const t = mediaEngine();
     const OUT = 'out:times';
