@@ -22,7 +22,6 @@ import { browserSoundCheck } from './sound/device-check';
 import { measureMicrophonePeak } from './sound/microphone-level';
 import { gatherCandidates } from './webrtc/candidate-probe';
 import { browserLanguageEnvironment, startLanguageSync } from './i18n/language-sync';
-import { i18n } from './i18n/i18n';
 import './styles.css';
 import { errorText } from '../shared/result';
 
@@ -62,8 +61,8 @@ const softphone = createControllers({ api: host.api, link: host.link, store: app
 try {
   softphone.start();
 } catch (e) {
-  // The window still renders, with the reason in the banner.
-  appStore.getState().setSnapshotError(i18n.t('snapshot.startFailed', { reason: errorText(e) }));
+  // The window still renders, with the reason in the banner (worded there, in the window's language).
+  appStore.getState().setSnapshotError({ kind: 'startFailed', reason: errorText(e) });
 }
 
 const ringAlerts = new RingAlerts({ store: appStore, alerts: alertsStore, ringtone, host: host.kind, env: browserEnvironment() });
