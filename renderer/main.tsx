@@ -12,7 +12,7 @@ import { ErrorBoundary } from './components/ErrorBoundary';
 import { RingAlertsContext } from './components/RingAlerts';
 import { Ringtone } from './sound/ringtone';
 import { alertsStore } from './store/alerts';
-import { appStore } from './store/store';
+import { appStore, firstSnapshotSettled } from './store/store';
 import { hasCallWithAudio } from './store/call-list';
 import { MediaEngine } from './webrtc/media-engine';
 import { AudioDevices } from './webrtc/audio-devices';
@@ -25,7 +25,8 @@ import { browserLanguageEnvironment, startLanguageSync } from './i18n/language-s
 import './styles.css';
 import { errorText } from '../shared/result';
 
-// Before anything renders: the first paint is already in the agent's language and direction.
+// Before anything renders: the first paint is already in the agent's language and direction. The
+// saved "Language" comes with the first snapshot (until then the store holds the default).
 const languageSync = startLanguageSync(
   {
     setting: () => appStore.getState().preferences.language,
@@ -33,6 +34,7 @@ const languageSync = startLanguageSync(
       appStore.subscribe((s, prev) => {
         if (s.preferences.language !== prev.preferences.language) listener();
       }),
+    known: firstSnapshotSettled(appStore),
   },
   browserLanguageEnvironment(window),
 );
@@ -93,7 +95,8 @@ if (host.kind === 'browser') {
   });
 }
 
-// The agent's language (a chunk of its own) is loaded before the first paint; English needs no wait.
+// The agent's language (a chunk of its own) is loaded before the first paint, each wait capped
+// (language-sync.ts); English needs no wait.
 await languageSync.ready;
 const rootElement = document.getElementById('root');
 if (rootElement) {

@@ -2,7 +2,7 @@
 // MediaStream live in the media engine (webrtc/), never here. Components read it with single-field
 // selectors or useShallow; tests call resetStore().
 import { useStore } from 'zustand';
-import { createStore } from 'zustand/vanilla';
+import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { AgentPresence, AppSnapshot, ConnectionState } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { Conversation } from '../../shared/conversation';
@@ -297,6 +297,22 @@ export const appStore = createStore<AppState>()((set, get) => ({
   setContactNotice: (contactNotice) => set({ contactNotice }),
   setSandboxMessage: (sandboxMessage) => set({ sandboxMessage }),
 }));
+
+/** Settles once the first snapshot is in, or could not be had: the saved preferences are known then. */
+export function firstSnapshotSettled(store: StoreApi<AppState> = appStore): Promise<void> {
+  const settled = (s: AppState): boolean => s.snapshotLoaded || s.snapshotError !== null;
+  return new Promise((resolve) => {
+    if (settled(store.getState())) {
+      resolve();
+      return;
+    }
+    const stop = store.subscribe((s) => {
+      if (!settled(s)) return;
+      stop();
+      resolve();
+    });
+  });
+}
 
 /** Back to a fresh start, keeping the actions (for tests). */
 export function resetStore(): void {
