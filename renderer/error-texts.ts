@@ -9,10 +9,11 @@ import { GATEWAY_ERROR_TEXT } from '../shared/gateway';
 import type { HistoryEntry } from '../shared/history';
 import { MESSAGE_ERROR_TEXT } from '../shared/messages';
 import type { RuleText } from '../shared/i18n/text';
-import type { AppError, ErrorCode } from '../shared/result';
+import { assertNever, type AppError, type ErrorCode } from '../shared/result';
 import english from '../shared/i18n/locales/en/errors.json';
 import { i18n } from './i18n/i18n';
 import { sayError, sayText } from './i18n/texts';
+import type { SnapshotProblem } from './store/store';
 
 // The instance's own t takes keys of every namespace ("errors:…"), checked against the English JSON.
 const t = i18n.t.bind(i18n);
@@ -64,6 +65,20 @@ export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gateway
   if (error.code === 'gateway_error') return error.message ? t('errors:gatewayRefused', { reason: error.message }) : errorCodeText('gateway_error');
   if (PREFER_DETAIL.has(error.code) && error.message) return sayError(error);
   return errorCodeText(error.code);
+}
+
+/** Why the state could not be loaded (the banner's reason), in the UI's language. */
+export function snapshotProblemText(problem: SnapshotProblem): string {
+  switch (problem.kind) {
+    case 'refused':
+      return errorMessage(problem.error);
+    case 'unreadable':
+      return t('snapshot.unreadable');
+    case 'startFailed':
+      return t('snapshot.startFailed', { reason: problem.reason });
+    default:
+      return assertNever(problem, 'snapshot problem');
+  }
 }
 
 /**

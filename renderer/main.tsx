@@ -12,7 +12,7 @@ import { ErrorBoundary } from './components/ErrorBoundary';
 import { RingAlertsContext } from './components/RingAlerts';
 import { Ringtone } from './sound/ringtone';
 import { alertsStore } from './store/alerts';
-import { appStore } from './store/store';
+import { appStore, firstSnapshotSettled } from './store/store';
 import { hasCallWithAudio } from './store/call-list';
 import { MediaEngine } from './webrtc/media-engine';
 import { AudioDevices } from './webrtc/audio-devices';
@@ -22,11 +22,11 @@ import { browserSoundCheck } from './sound/device-check';
 import { measureMicrophonePeak } from './sound/microphone-level';
 import { gatherCandidates } from './webrtc/candidate-probe';
 import { browserLanguageEnvironment, startLanguageSync } from './i18n/language-sync';
-import { i18n } from './i18n/i18n';
 import './styles.css';
 import { errorText } from '../shared/result';
 
-// Before anything renders: the first paint is already in the agent's language and direction.
+// Before anything renders: the first paint is already in the agent's language and direction. The
+// saved "Language" comes with the first snapshot (until then the store holds the default).
 const languageSync = startLanguageSync(
   {
     setting: () => appStore.getState().preferences.language,
@@ -34,6 +34,7 @@ const languageSync = startLanguageSync(
       appStore.subscribe((s, prev) => {
         if (s.preferences.language !== prev.preferences.language) listener();
       }),
+    known: firstSnapshotSettled(appStore),
   },
   browserLanguageEnvironment(window),
 );
@@ -62,8 +63,8 @@ const softphone = createControllers({ api: host.api, link: host.link, store: app
 try {
   softphone.start();
 } catch (e) {
-  // The window still renders, with the reason in the banner.
-  appStore.getState().setSnapshotError(i18n.t('snapshot.startFailed', { reason: errorText(e) }));
+  // The window still renders, with the reason in the banner (worded there, in the window's language).
+  appStore.getState().setSnapshotError({ kind: 'startFailed', reason: errorText(e) });
 }
 
 const ringAlerts = new RingAlerts({ store: appStore, alerts: alertsStore, ringtone, host: host.kind, env: browserEnvironment() });
@@ -94,7 +95,8 @@ if (host.kind === 'browser') {
   });
 }
 
-// The agent's language (a chunk of its own) is loaded before the first paint; English needs no wait.
+// The agent's language (a chunk of its own) is loaded before the first paint, each wait capped
+// (language-sync.ts); English needs no wait.
 await languageSync.ready;
 const rootElement = document.getElementById('root');
 if (rootElement) {

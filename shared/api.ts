@@ -7,6 +7,7 @@ import type { CallState } from './call-state';
 import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
 import { callQualityReportSchema } from './diagnostics';
 import type { HistoryEntry } from './history';
+import type { LogLevel } from './log';
 import { networkSettingsInputSchema, type IceConfig, type RelayTurnStatus } from './ice-servers';
 import { freeFormMessageSchema, MEDIA_TYPES, MESSAGE_LIMITS } from './messages';
 import { preferencesPatchSchema, type Preferences, type ShortcutAction } from './preferences';
@@ -15,15 +16,18 @@ import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
-import { english, list, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
+import { english, list, orList, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
 
 const localId = z.string().min(1, ruleMessage('common.notEmpty')).max(200, ruleMessage('common.tooLong'));
 /** The renderer names its outgoing calls, so that their media can be set up before main has seen them. */
-const outgoingLocalId = z.string().regex(/^out:[A-Za-z0-9-]{8,100}$/, 'must be "out:" followed by 8 to 100 letters, digits or dashes');
-const sdp = z.string().min(1, ruleMessage('common.notEmpty')).max(64 * 1024, 'is too long (64 KiB at most)');
+const outgoingLocalId = z.string().regex(/^out:[A-Za-z0-9-]{8,100}$/, ruleMessage('commands.outgoingLocalId'));
+const sdp = z.string().min(1, ruleMessage('common.notEmpty')).max(64 * 1024, ruleMessage('common.tooLongSize', { size: '64 KiB' }));
 /** A customer's number as typed or in gateway digits; the service normalises it. */
 const contactNumber = z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(64, ruleMessage('common.tooLong'));
+
+const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const satisfies readonly LogLevel[];
+const PRESENCE_CHOICES = ['available', 'dnd'] as const satisfies readonly PresenceChoice[];
 
 /** A media check's warnings are a sentence or two each, and a message has one file: these bounds leave room and no more. */
 export const CONFIRMED_LIMITS = { warnings: 20, characters: 1000 } as const;
@@ -31,12 +35,12 @@ export const CONFIRMED_LIMITS = { warnings: 20, characters: 1000 } as const;
 const confirmedWarnings = z
   .array(
     z
-      .string({ error: 'must hold the warnings as texts' })
-      .min(1, 'must not hold an empty warning')
-      .max(CONFIRMED_LIMITS.characters, `must hold warnings of at most ${CONFIRMED_LIMITS.characters} characters each`),
-    { error: 'must be a list of the warnings the agent confirmed' },
+      .string({ error: ruleMessage('commands.warningsAsTexts') })
+      .min(1, ruleMessage('commands.emptyWarning'))
+      .max(CONFIRMED_LIMITS.characters, ruleMessage('commands.warningAtMostCharacters', { count: CONFIRMED_LIMITS.characters })),
+    { error: ruleMessage('commands.warningList') },
   )
-  .max(CONFIRMED_LIMITS.warnings, `must list at most ${CONFIRMED_LIMITS.warnings} warnings`);
+  .max(CONFIRMED_LIMITS.warnings, ruleMessage('commands.atMostWarnings', { count: CONFIRMED_LIMITS.warnings }));
 
 /**
  * A composer's message without its envelope (shared/messages.ts MessageContent): the replymessage
@@ -69,7 +73,7 @@ const templateDraftSchema = z.strictObject({
         kind: z.enum(['text', 'link', 'payload', 'coupon_code', 'fallback_value']),
       }),
     )
-    .max(100, 'has too many variables (100 at most)'),
+    .max(100, ruleMessage('commands.tooManyVariables', { most: 100 })),
   template: z.looseObject({ name: z.string({ error: ruleMessage('templates.nameRequired') }), language: z.looseObject({ code: z.string() }) }),
   pastedProduct: z.string().max(64).optional(),
 });
@@ -127,8 +131,8 @@ export const commandSchemas = {
   exportDiagnostics: z.strictObject({
     window: z
       .strictObject({
-        userAgent: z.string().max(512, 'is too long'),
-        language: z.string().max(35, 'is too long'),
+        userAgent: z.string().max(512, ruleMessage('common.tooLong')),
+        language: z.string().max(35, ruleMessage('common.tooLong')),
         hostKind: z.enum(['electron', 'browser']),
       })
       .optional(),
@@ -142,17 +146,17 @@ export const commandSchemas = {
       .array(
         z.strictObject({
           t: z.string().max(40, ruleMessage('common.tooLong')),
-          level: z.enum(['debug', 'info', 'warn', 'error'], 'must be debug, info, warn or error'),
+          level: z.enum(LOG_LEVELS, ruleMessage('common.mustBe', { values: orList(LOG_LEVELS) })),
           logger: z.string().max(64, ruleMessage('common.tooLong')),
-          msg: z.string().max(2000, 'is too long (2000 characters at most)'),
+          msg: z.string().max(2000, ruleMessage('common.tooLongAtMost', { count: 2000 })),
           fields: z
             .record(z.string().max(64), z.unknown())
-            .refine((f) => JSON.stringify(f).length <= 4096, 'must be at most 4096 characters as JSON')
+            .refine((f) => JSON.stringify(f).length <= 4096, ruleMessage('commands.jsonAtMost', { count: 4096 }))
             .optional(),
         }),
-        { error: 'must be a list of log records' },
+        { error: ruleMessage('commands.logRecordList') },
       )
-      .max(100, 'must hold at most 100 records'),
+      .max(100, ruleMessage('commands.atMostRecords', { count: 100 })),
   }),
   /** "Test my setup", main's part: is the relay reachable, and does it hand out TURN credentials? */
   checkRelay: z.strictObject({}),
@@ -161,7 +165,7 @@ export const commandSchemas = {
   /** Sandbox only: the customer on this call hangs up. */
   simulateCustomerHangUp: z.strictObject({ localId }),
   /** The agent's own choice of presence; while on a call the relay is told "on_call" whatever it is. */
-  setPresence: z.strictObject({ status: z.enum(['available', 'dnd'], 'must be one of available, dnd') }),
+  setPresence: z.strictObject({ status: z.enum(PRESENCE_CHOICES, ruleMessage('common.oneOf', { values: list(PRESENCE_CHOICES) })) }),
   /** Changes some of the desk preferences (shared/preferences.ts); every window gets preferencesChanged. */
   setPreferences: z.strictObject({ preferences: preferencesPatchSchema }),
 
@@ -180,11 +184,11 @@ export const commandSchemas = {
    * head of the file and, where the format needs it, its tail (shared/media-fetch.ts); nothing is sent.
    */
   checkMediaLink: z.strictObject({
-    type: z.enum(MEDIA_TYPES, `must be one of ${MEDIA_TYPES.join(', ')}`),
+    type: z.enum(MEDIA_TYPES, ruleMessage('common.oneOf', { values: list(MEDIA_TYPES) })),
     link: z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(2048, ruleMessage('common.tooLongAtMost', { count: 2048 })),
   }),
   /** The console's "API Payload" JSON → the template, its recipient and one field per variable. */
-  parseTemplate: z.strictObject({ pasted: z.string({ error: ruleMessage('common.requiredString') }).max(128 * 1024, 'is too long (128 KB at most)') }),
+  parseTemplate: z.strictObject({ pasted: z.string({ error: ruleMessage('common.requiredString') }).max(128 * 1024, ruleMessage('common.tooLongSize', { size: '128 KB' })) }),
   /** A pasted template with its variables filled, to `to`; templates go out whatever the window. */
   sendTemplate: z.strictObject({
     draft: templateDraftSchema,

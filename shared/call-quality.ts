@@ -11,7 +11,7 @@
 // when none of the window's samples crosses its threshold; constant-audio-input-level looks at 10
 // samples of the microphone's level.
 import { z } from 'zod';
-import { strictObjectNamed } from './validation';
+import { ruleMessage, strictObjectNamed } from './validation';
 
 // ---------------------------------------------------------------------------------------------
 // Samples
@@ -244,7 +244,7 @@ export const qualitySummarySchema = strictObjectNamed(
     warningsSeen: z
       .array(z.enum(QUALITY_WARNING_KINDS as [QualityWarningKind, ...QualityWarningKind[]]))
       .max(QUALITY_WARNING_KINDS.length)
-      .refine((kinds) => new Set(kinds).size === kinds.length, 'must not name a warning twice'),
+      .refine((kinds) => new Set(kinds).size === kinds.length, ruleMessage('commands.warningTwice')),
   },
   'a quality summary',
 ) satisfies z.ZodType<QualitySummary>;

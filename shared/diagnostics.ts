@@ -3,14 +3,17 @@
 // fingerprint, a key, a token or a full phone number.
 import { z } from 'zod';
 import { qualitySampleSchema, qualitySummarySchema, type QualitySample, type QualitySummary } from './call-quality';
+import { orList } from './i18n/text';
 import type { OfferSummary } from './sdp';
+import { ruleMessage } from './validation';
 
 /** Seconds a call keeps for diagnostics: an hour-long call is thinned, a short one kept whole. */
 export const QUALITY_SAMPLES_KEPT = 300;
 /** Calls whose diagnostics are kept. */
 export const CALL_DIAGNOSTICS_KEPT = 20;
 
-const candidateType = z.enum(['host', 'srflx', 'prflx', 'relay'], 'must be host, srflx, prflx or relay');
+const CANDIDATE_TYPES = ['host', 'srflx', 'prflx', 'relay'] as const;
+const candidateType = z.enum(CANDIDATE_TYPES, ruleMessage('common.mustBe', { values: orList(CANDIDATE_TYPES) }));
 const shortText = z.string().max(16);
 
 /** The selected candidate pair (renderer/webrtc/quality-stats.ts SelectedCandidatePair). */
@@ -101,9 +104,9 @@ export function callSetupSteps(timings: CallTimings): { to: CallSetupMoment; ms:
 
 /** What the window reports as a call's media closes (reportQuality). */
 export const callQualityReportSchema = z.strictObject({
-  localId: z.string().min(1, 'must not be empty').max(200, 'is too long'),
+  localId: z.string().min(1, ruleMessage('common.notEmpty')).max(200, ruleMessage('common.tooLong')),
   summary: qualitySummarySchema,
-  samples: z.array(qualitySampleSchema).max(QUALITY_SAMPLES_KEPT, `must hold at most ${QUALITY_SAMPLES_KEPT} samples`),
+  samples: z.array(qualitySampleSchema).max(QUALITY_SAMPLES_KEPT, ruleMessage('commands.atMostSamples', { count: QUALITY_SAMPLES_KEPT })),
   path: callPathSchema.optional(),
   sdp: z.strictObject({ local: sdpSummarySchema.optional(), remote: sdpSummarySchema.optional() }).optional(),
   timings: windowCallTimingsSchema.optional(),

@@ -1,7 +1,8 @@
 // Call control requests and responses: gateway-spec.md 4.2 for the bodies, protocol.md for the
 // success bodies and the Graph error envelope that the gateway passes through.
 import { z } from 'zod';
-import { requiredString, ruleMessage } from './validation';
+import { term } from './i18n/text';
+import { literalNamed, requiredString, ruleMessage } from './validation';
 
 export const DEFAULT_PRODUCT = 'chatapp';
 export const CALL_ACTIONS = ['accept', 'reject', 'terminate', 'initiate'] as const;
@@ -11,36 +12,36 @@ export type CallAction = (typeof CALL_ACTIONS)[number];
 export const GATEWAY_NUMBER = /^[1-9][0-9]{6,14}$/;
 export const gatewayNumberSchema = requiredString().regex(GATEWAY_NUMBER, ruleMessage('phone.gatewayDigits'));
 
-const nonEmpty = (what: string) => requiredString().min(1, `${what} must not be empty`);
+const nonEmpty = (member: string) => requiredString().min(1, ruleMessage('gateway.memberNotEmpty', { member }));
 
 /** Builds the four request schemas for an account's product word (protocol.md: keep it a setting). */
 export function callRequestSchemas(product: string = DEFAULT_PRODUCT) {
-  const messagingProduct = z.literal(product, { error: `must be "${product}"` });
+  const messagingProduct = literalNamed(product);
   const callId = nonEmpty('call_id');
   const sdp = nonEmpty('sdp');
   return {
     accept: z.strictObject({
       messaging_product: messagingProduct,
       call_id: callId,
-      action: z.literal('accept', { error: 'must be "accept"' }),
-      session: z.strictObject({ sdp_type: z.literal('answer', { error: 'must be "answer" when accepting' }), sdp }),
+      action: literalNamed('accept'),
+      session: z.strictObject({ sdp_type: z.literal('answer', { error: ruleMessage('gateway.answerWhenAccepting') }), sdp }),
     }),
     reject: z.strictObject({
       messaging_product: messagingProduct,
       call_id: callId,
-      action: z.literal('reject', { error: 'must be "reject"' }),
+      action: literalNamed('reject'),
     }),
     terminate: z.strictObject({
       messaging_product: messagingProduct,
       call_id: callId,
-      action: z.literal('terminate', { error: 'must be "terminate"' }),
+      action: literalNamed('terminate'),
     }),
     initiate: z.strictObject({
       messaging_product: messagingProduct,
       to: gatewayNumberSchema,
       // gateway-spec.md 4.2: the path says "initiate", the body says "connect".
-      action: z.literal('connect', { error: 'must be "connect" (the path is initiate, the action is connect)' }),
-      session: z.strictObject({ sdp_type: z.literal('offer', { error: 'must be "offer" when initiating' }), sdp }),
+      action: literalNamed('connect', term('initiateConnect')),
+      session: z.strictObject({ sdp_type: z.literal('offer', { error: ruleMessage('gateway.offerWhenInitiating') }), sdp }),
     }),
   };
 }

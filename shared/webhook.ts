@@ -8,7 +8,7 @@
 // on its own, so one malformed item never costs the others in the same webhook.
 import { z } from 'zod';
 import { relayEventSchema, type CallErrorInfo, type RelayEvent } from './events';
-import { fieldPath, isRecord, issueEnglish, trimmedString } from './validation';
+import { fieldPath, isRecord, issueEnglish, ruleMessage, trimmedString } from './validation';
 import { errorText } from './result';
 
 // ---------------------------------------------------------------------------------------------
@@ -164,8 +164,8 @@ export interface WebhookEnvelope {
 /** Beyond this a "seconds" value would be past the year 5000: it can only be milliseconds. */
 const SURELY_MILLISECONDS = 1e11;
 const unixSecondsToMs = z
-  .union([z.string().trim().regex(/^\d{1,13}(\.\d+)?$/, 'must be unix seconds'), z.number().finite().nonnegative()], {
-    error: 'must be unix seconds (a numeric string)',
+  .union([z.string().trim().regex(/^\d{1,13}(\.\d+)?$/, ruleMessage('gateway.unixSeconds')), z.number().finite().nonnegative()], {
+    error: ruleMessage('gateway.unixSecondsNumeric'),
   })
   .transform((v) => {
     const n = Number(v);

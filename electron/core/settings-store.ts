@@ -4,8 +4,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogger, type Logger } from '../../shared/log';
-import { fieldRule, term, text } from '../../shared/i18n/text';
-import { errText, ok, type Result } from '../../shared/result';
+import { term, text } from '../../shared/i18n/text';
+import { ok, type Result } from '../../shared/result';
 import {
   accountSettingsInputSchema,
   storedSettingsSchema,
@@ -17,7 +17,7 @@ import {
   type StoredSettings,
 } from '../../shared/settings';
 import { DEFAULT_PRODUCT } from '../../shared/gateway';
-import { parseWith } from '../../shared/validation';
+import { fieldError, parseWith } from '../../shared/validation';
 import { readJsonFile, setAsideCorruptFile, writeJsonFileAtomic } from './json-file';
 import type { SecretName, SecretStore } from './secret-store';
 
@@ -73,7 +73,7 @@ export class SettingsStore {
     const given: Record<SecretName, string | undefined> = { apiKey: blankToUndefined(apiKey), agentToken: blankToUndefined(agentToken) };
     for (const name of ['apiKey', 'agentToken'] as const) {
       if (given[name] === undefined && (await this.secrets.get(name)) === undefined) {
-        return errText('invalid_input', fieldRule(name, text('settings.secretRequired', { what: term(name) })), { field: name });
+        return fieldError('invalid_input', name, text('settings.secretRequired', { what: term(name) }));
       }
     }
     const stored: StoredSettings = { ...rest, ...(blankToUndefined(defaultCountry) ? { defaultCountry } : {}) };

@@ -7,8 +7,6 @@ import { createLogger } from '../../shared/log';
 import type { StoreApi } from 'zustand/vanilla';
 import type { HostLink, HostLinkState } from '../bridge/host-link';
 import { parsePush, parseSnapshot } from '../bridge/payload-schemas';
-import { errorMessage } from '../error-texts';
-import { i18n } from '../i18n/i18n';
 import type { AppState } from '../store/store';
 import type { UpdateStatus } from '../../shared/updates';
 import type { CallActions } from './call-actions';
@@ -113,13 +111,13 @@ export class HostSync {
     const result = await this.api.getSnapshot({});
     if (request !== this.snapshotRequest) return; // a newer request is on its way
     if (!result.ok) {
-      this.state.setSnapshotError(errorMessage(result.error));
+      this.state.setSnapshotError({ kind: 'refused', error: result.error });
       return;
     }
     const snapshot = parseSnapshot(result.value);
     if (!snapshot.ok) {
       log.error('the snapshot was malformed', { problem: snapshot.error.message });
-      this.state.setSnapshotError(i18n.t('snapshot.unreadable'));
+      this.state.setSnapshotError({ kind: 'unreadable' });
       return;
     }
     this.state.applySnapshot(snapshot.value);

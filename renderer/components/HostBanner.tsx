@@ -1,5 +1,6 @@
 import { useTranslation } from 'react-i18next';
 import { useNow } from '../app/use-now';
+import { snapshotProblemText } from '../error-texts';
 import { formatDuration } from '../i18n/format';
 import { sayEither } from '../i18n/texts';
 import { useAppStore } from '../store/store';
@@ -19,7 +20,7 @@ export function HostBanner() {
     const seconds = Math.max(0, Math.ceil((hostLink.retryAt - now) / 1000));
     text = seconds > 0 ? t('hostBanner.retryingIn', { duration: formatDuration(seconds) }) : t('hostBanner.retrying');
   } else if (snapshotError) {
-    text = t('hostBanner.snapshotFailed', { reason: snapshotError });
+    text = t('hostBanner.snapshotFailed', { reason: snapshotProblemText(snapshotError) });
   } else if (hostLink.status === 'open' && service?.status === 'reconnecting') {
     text = t('hostBanner.relayReconnecting', { reason: sayEither(service.lastErrorText, service.lastError) });
   }

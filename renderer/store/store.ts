@@ -2,13 +2,14 @@
 // MediaStream live in the media engine (webrtc/), never here. Components read it with single-field
 // selectors or useShallow; tests call resetStore().
 import { useStore } from 'zustand';
-import { createStore } from 'zustand/vanilla';
+import { createStore, type StoreApi } from 'zustand/vanilla';
 import type { AgentPresence, AppSnapshot, ConnectionState } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { Conversation } from '../../shared/conversation';
 import type { HistoryEntry } from '../../shared/history';
 import { DEFAULT_PREFERENCES, type Preferences } from '../../shared/preferences';
 import type { SandboxCustomer, SandboxTemplate } from '../../shared/sandbox';
+import type { AppError } from '../../shared/result';
 import type { PublicSettings } from '../../shared/settings';
 import type { HostLinkState } from '../bridge/host-link';
 import { mergeCalls, mergeSnapshotCalls } from './call-list';
@@ -31,8 +32,17 @@ export interface ConnectionSlice {
   /** The main process's link to the relay's event stream; null until the first snapshot. */
   service: ConnectionState | null;
   snapshotLoaded: boolean;
-  snapshotError: string | null;
+  snapshotError: SnapshotProblem | null;
 }
+
+/**
+ * Why the state could not be loaded, as a value: the banner words it in the language it is shown in
+ * (the window may not have its language yet when this happens, at the start).
+ */
+export type SnapshotProblem =
+  | { kind: 'refused'; error: AppError } // the host answered getSnapshot with an error
+  | { kind: 'unreadable' } // the snapshot broke the window's schema (payload-schemas.ts)
+  | { kind: 'startFailed'; reason: string }; // the window's domains could not start
 
 export interface PresenceSlice {
   /** The agent's presence as the main process reports it; null until known. */
@@ -127,7 +137,7 @@ export interface StoreActions {
   setPreferences(preferences: Preferences): void;
   setPreferencesError(message: string | null): void;
   setHostLink(state: HostLinkState): void;
-  setSnapshotError(message: string | null): void;
+  setSnapshotError(problem: SnapshotProblem | null): void;
   setSettings(settings: PublicSettings): void;
   setScreen(screen: UiSlice['screen']): void;
   setDialInput(value: string): void;
@@ -287,6 +297,22 @@ export const appStore = createStore<AppState>()((set, get) => ({
   setContactNotice: (contactNotice) => set({ contactNotice }),
   setSandboxMessage: (sandboxMessage) => set({ sandboxMessage }),
 }));
+
+/** Settles once the first snapshot is in, or could not be had: the saved preferences are known then. */
+export function firstSnapshotSettled(store: StoreApi<AppState> = appStore): Promise<void> {
+  const settled = (s: AppState): boolean => s.snapshotLoaded || s.snapshotError !== null;
+  return new Promise((resolve) => {
+    if (settled(store.getState())) {
+      resolve();
+      return;
+    }
+    const stop = store.subscribe((s) => {
+      if (!settled(s)) return;
+      stop();
+      resolve();
+    });
+  });
+}
 
 /** Back to a fresh start, keeping the actions (for tests). */
 export function resetStore(): void {

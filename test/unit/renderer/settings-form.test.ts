@@ -3,6 +3,8 @@ import { draftFromSettings, draftToInput, settingsErrorsFrom, settingsFieldOf, v
 import { accountSettings } from './fixtures';
 import { commandSchemas } from '../../../shared/api';
 import { parseWith } from '../../../shared/validation';
+import { MemorySecretStore } from '../../../electron/core/secret-store';
+import { SettingsStore } from '../../../electron/core/settings-store';
 
 describe('the settings form', () => {
   it('starts from defaults without settings', () => {
@@ -53,6 +55,19 @@ describe('the settings form', () => {
       fields: { gatewayUrl: 'Must end in the version segment, e.g. https://gateway.example.com/restapi/v1', agentToken: 'The agent token must not contain spaces' },
       form: null,
     });
+  });
+
+  it('says a missing secret main refuses as a sentence beside its field, its English message as it was', async () => {
+    // No secret stored and none given: main refuses before writing anything, so no directory is touched.
+    const store = new SettingsStore({ dataDir: '/nonexistent/softphone-settings', secrets: new MemorySecretStore() });
+    const settings = { gatewayUrl: 'https://gateway.example.com/restapi/v1', relayUrl: 'https://relay.example.com' };
+    const noKey = await store.save({ ...settings, agentToken: 'agent_token_1a2b3c4d5e' });
+    const noToken = await store.save({ ...settings, apiKey: 'gw_key_9d8c7b6a5f4e' });
+    if (noKey.ok || noToken.ok) throw new Error('saved without a secret');
+    expect(noKey.error).toMatchObject({ field: 'apiKey', message: 'apiKey: the API key is required' });
+    expect(noToken.error).toMatchObject({ field: 'agentToken', message: 'agentToken: the agent token is required' });
+    expect(settingsErrorsFrom(noKey.error)).toEqual({ fields: { apiKey: 'The API key is required' }, form: null });
+    expect(settingsErrorsFrom(noToken.error)).toEqual({ fields: { agentToken: 'The agent token is required' }, form: null });
   });
 
   it('puts an error that names no field above the form', () => {

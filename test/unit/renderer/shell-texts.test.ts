@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import type { AppSnapshot } from '../../../shared/api';
 import type { HistoryEntry } from '../../../shared/history';
-import { ok, type Result } from '../../../shared/result';
+import { err, ok, type Result } from '../../../shared/result';
+import ptBR from '../../../shared/i18n/locales/pt-BR/index';
 import { DEFAULT_CUSTOMERS } from '../../../sandbox/customers';
 import { HostSync } from '../../../renderer/app/host-sync';
 import { SandboxActions } from '../../../renderer/app/sandbox-actions';
@@ -12,6 +13,7 @@ import { permanentLink } from '../../../renderer/bridge/host-link';
 import { connectBrowserHost, createWsBridge } from '../../../renderer/bridge/ws-bridge';
 import { missedCallsButton } from '../../../renderer/components/Header';
 import { sandboxCustomerText, sandboxNetworkText } from '../../../renderer/components/SandboxPanel';
+import { snapshotProblemText } from '../../../renderer/error-texts';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { fakeApi } from './fake-api';
@@ -98,19 +100,32 @@ describe('notices made as things happen', () => {
     expect(fake.calls).toEqual([]);
   });
 
-  test('a snapshot this window cannot read is said in the agent’s language', async () => {
+  test('a snapshot refused or unreadable, or a start that failed, is said in the language the banner is shown in', async () => {
+    // All happen at the start, before the agent's language is in place: the banner words them later.
+    const syncWith = (getSnapshot: () => Result<AppSnapshot>) =>
+      new HostSync({
+        api: fakeApi({ getSnapshot }).api,
+        link: permanentLink(),
+        store: appStore,
+        calls: { callChanged: () => undefined, callsReloaded: () => undefined, dialRequested: async () => undefined },
+        selectContact: () => undefined,
+        setUpdateStatus: () => undefined,
+      });
+    await syncWith(() => ok({ nonsense: true }) as unknown as Result<AppSnapshot>).refreshSnapshot();
+    // What the banner (components/HostBanner.tsx) gives as its reason.
+    const reason = () => snapshotProblemText(appStore.getState().snapshotError!);
     await setUiLanguage('id', undefined);
-    const fake = fakeApi({ getSnapshot: () => ok({ nonsense: true }) as unknown as Result<AppSnapshot> });
-    const sync = new HostSync({
-      api: fake.api,
-      link: permanentLink(),
-      store: appStore,
-      calls: { callChanged: () => undefined, callsReloaded: () => undefined, dialRequested: async () => undefined },
-      selectContact: () => undefined,
-      setUpdateStatus: () => undefined,
-    });
-    await sync.refreshSnapshot();
-    expect(appStore.getState().snapshotError).toBe('Layanan softphone mengirim data yang tidak dapat dibaca jendela ini. Muat ulang jendela.');
+    expect(reason()).toBe('Layanan softphone mengirim data yang tidak dapat dibaca jendela ini. Muat ulang jendela.');
+
+    await setUiLanguage('en', undefined);
+    appStore.getState().setSnapshotError({ kind: 'startFailed', reason: 'the bridge is closed' });
+    await setUiLanguage('es', undefined);
+    expect(reason()).toBe('La ventana no pudo conectarse con el servicio del softphone (the bridge is closed).');
+
+    await setUiLanguage('en', undefined);
+    await syncWith(() => err('timeout', 'the softphone service did not answer')).refreshSnapshot();
+    await setUiLanguage('pt-BR', undefined);
+    expect(reason()).toBe(ptBR.errors.code.timeout);
   });
 
   test('a page the softphone did not serve, or with no token, says how to open it', async () => {

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { appStore, initialState, resetStore } from '../../../renderer/store/store';
+import { appStore, firstSnapshotSettled, initialState, resetStore } from '../../../renderer/store/store';
 import { accountSettings, active, ended, ringing, sandboxSettings, snapshot } from './fixtures';
 
 const state = () => appStore.getState();
@@ -23,6 +23,28 @@ describe('the store', () => {
     expect(Object.keys(state().calls)).toEqual(['in:wacid.1']);
     expect(state().service).toEqual({ status: 'connected', since: expect.any(Number) });
     expect(state().sandboxSelection).toBe('447700900123');
+  });
+
+  it('says when the first snapshot is in, or could not be had (the saved preferences are known then)', async () => {
+    const settledYet = async (promise: Promise<void>) => {
+      let settled = false;
+      void promise.then(() => (settled = true));
+      await Promise.resolve();
+      await Promise.resolve();
+      return settled;
+    };
+    const loaded = firstSnapshotSettled(appStore);
+    state().setDialInput('+44');
+    expect(await settledYet(loaded)).toBe(false);
+    state().applySnapshot(snapshot([], { preferences: { ...state().preferences, language: 'ar' } }));
+    expect(await settledYet(loaded)).toBe(true);
+    expect(await settledYet(firstSnapshotSettled(appStore))).toBe(true);
+
+    resetStore();
+    const failed = firstSnapshotSettled(appStore);
+    expect(await settledYet(failed)).toBe(false);
+    state().setSnapshotError({ kind: 'unreadable' });
+    expect(await settledYet(failed)).toBe(true);
   });
 
   it("mirrors the agent's presence from snapshots and pushes, and keeps it when a snapshot has none", () => {

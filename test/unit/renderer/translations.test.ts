@@ -191,4 +191,92 @@ describe('startLanguageSync', () => {
     sync.stop();
     expect(settingListeners.size + systemListeners.size).toBe(0);
   });
+
+  /** A promise settled from outside: a snapshot or a language chunk that arrives when the test says. */
+  const deferred = () => {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    return { promise, resolve };
+  };
+  const isSettled = async (promise: Promise<unknown>): Promise<boolean> => {
+    let settled = false;
+    void promise.then(() => (settled = true));
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    return settled;
+  };
+  const system = (preferred: string[]) => ({ preferred: () => preferred, onPreferredChange: () => () => undefined });
+
+  test('the first paint waits for the saved preference, then for its language, not for the default\'s', async () => {
+    let setting: LanguageSetting = 'auto';
+    const listeners = new Set<() => void>();
+    const snapshot = deferred();
+    const doc = { documentElement: { lang: '', dir: '' } } as unknown as Document;
+    const sync = startLanguageSync(
+      { setting: () => setting, onSettingChange: (l) => (listeners.add(l), () => listeners.delete(l)), known: snapshot.promise },
+      { ...system(['es-MX']), document: doc },
+      { waits: { settingMs: 60_000, languageMs: 60_000 } },
+    );
+    // The default ('auto') is followed meanwhile, but the window does not render in it.
+    await expect.poll(() => i18n.language).toBe('es');
+    expect(await isSettled(sync.ready)).toBe(false);
+
+    // The first snapshot: the saved preference, then the store says the snapshot is in.
+    setting = 'ar';
+    listeners.forEach((l) => l());
+    snapshot.resolve();
+    await sync.ready;
+    expect(i18n.language).toBe('ar');
+    expect(doc.documentElement).toMatchObject({ lang: 'ar', dir: 'rtl' });
+    sync.stop();
+  });
+
+  test('settles with the language of the latest wish, whichever chunk comes first', async () => {
+    let setting: LanguageSetting = 'es';
+    const listeners = new Set<() => void>();
+    const chunks = new Map<string, ReturnType<typeof deferred>>();
+    const switchLanguage = (language: string) => {
+      const chunk = deferred();
+      chunks.set(language, chunk);
+      return chunk.promise;
+    };
+    const sync = startLanguageSync({ setting: () => setting, onSettingChange: (l) => (listeners.add(l), () => listeners.delete(l)) }, system(['en-US']), {
+      switchLanguage,
+      waits: { settingMs: 60_000, languageMs: 60_000 },
+    });
+    setting = 'hi';
+    listeners.forEach((l) => l());
+    expect([...chunks.keys()]).toEqual(['es', 'hi']);
+
+    chunks.get('es')!.resolve();
+    expect(await isSettled(sync.ready)).toBe(false);
+    expect(await isSettled(sync.settled())).toBe(false);
+    chunks.get('hi')!.resolve();
+    expect(await isSettled(sync.ready)).toBe(true);
+    expect(await isSettled(sync.settled())).toBe(true);
+
+    // A wish made after the first paint: settled() follows it too.
+    setting = 'id';
+    listeners.forEach((l) => l());
+    expect(await isSettled(sync.settled())).toBe(false);
+    chunks.get('id')!.resolve();
+    expect(await isSettled(sync.settled())).toBe(true);
+    sync.stop();
+  });
+
+  test('a snapshot or a language chunk that never comes does not leave the window blank', async () => {
+    const never = new Promise<void>(() => undefined);
+    const chunk = deferred();
+    const sync = startLanguageSync({ setting: () => 'pt-BR', onSettingChange: () => () => undefined, known: never }, system(['en-US']), {
+      switchLanguage: () => chunk.promise,
+      waits: { settingMs: 30, languageMs: 30 },
+    });
+    const started = Date.now();
+    await sync.ready;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(50);
+    // The language follows when its chunk comes.
+    expect(await isSettled(sync.settled())).toBe(false);
+    chunk.resolve();
+    expect(await isSettled(sync.settled())).toBe(true);
+    sync.stop();
+  });
 });
