@@ -1,0 +1,125 @@
+// What the relay, the bridge nodes and the agents' apps say to each other about bridged calls
+// (bridge/REFERENCE.md). A bridged call's media ends on a bridge node: the customer's leg faces the
+// service exactly as a window's would, and each agent in the call has a leg of their own from the
+// window to the node. The relay decides who is in a call and who hears whom; the node only carries
+// the media. The relay checks these bodies where they enter; the node checks the relay's.
+import { z } from 'zod';
+import { requiredString, ruleMessage } from './validation';
+import type { Result } from './result';
+
+/** A participant of a bridged call: the customer, or one agent's leg. */
+export const CUSTOMER = 'customer' as const;
+export type ParticipantId = typeof CUSTOMER | string;
+
+export const LEG_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const legIdSchema = requiredString().regex(LEG_ID_PATTERN, ruleMessage('bridge.legId'));
+const sdpSchema = requiredString().min(1, ruleMessage('common.notEmpty')).max(64 * 1024, ruleMessage('common.tooLongAtMost', { count: 64 * 1024 }));
+
+/**
+ * Who hears whom, as the relay wants it now: for each listener, the participants it hears. A
+ * listener that hears nobody hears silence, or the hold music when `music` is listed. One source is
+ * forwarded as it comes; two or more are mixed. The customer's stream keeps one SSRC and continuous
+ * sequence numbers and timestamps across every change (ARCHITECTURE.md).
+ */
+export const HOLD_MUSIC = 'music' as const;
+export const routesSchema = z.record(z.string(), z.array(z.string()).max(16));
+export type Routes = Record<ParticipantId, ParticipantId[]>;
+
+/** What a node says of one leg (the customer's or an agent's). */
+export interface LegReport {
+  state: 'new' | 'connecting' | 'connected' | 'failed' | 'closed';
+  /** Packets received and lost, round trip and jitter as the node measures them on this leg. */
+  packetsReceived: number;
+  packetsLost: number;
+  jitterMs?: number;
+  roundTripMs?: number;
+  /** Unix ms of the last packet received on this leg. */
+  lastPacketAt?: number;
+}
+
+export interface BridgedCallReport {
+  callId: string;
+  customer: LegReport;
+  agents: Record<string, LegReport>;
+  routes: Routes;
+}
+
+/**
+ * One node's control of its calls. The relay holds one per node: the node object itself when the
+ * bridge runs in the relay's process (`--bridge`), an HTTP client of the node's control API
+ * otherwise. Every method is idempotent where repeating it makes sense (same ids, same answer).
+ */
+export interface BridgeControl {
+  /**
+   * An incoming call: the service's offer; the node answers it as the app would (full ICE,
+   * `a=setup:active`, complete), holding the service's candidates back until `connectCustomer`:
+   * nothing may reach the customer before the call is accepted (protocol.md).
+   */
+  prepareIncoming(callId: string, offer: string): Promise<Result<{ answer: string }>>;
+  /** After the gateway took the accept: the customer's candidates go in, media starts. */
+  connectCustomer(callId: string): Promise<Result<null>>;
+  /** An outgoing call before it is placed: the customer leg's offer for initiate, under a reference of the relay's. */
+  prepareOutgoing(ref: string): Promise<Result<{ offer: string }>>;
+  /** The gateway placed it: from now on the call is known by the service's id. */
+  bindOutgoing(ref: string, callId: string): Promise<Result<null>>;
+  /** The customer's answer to an outgoing call (the connect event). */
+  applyCustomerAnswer(callId: string, answer: string): Promise<Result<null>>;
+  /** The node offers an agent's leg (the window answers it, as it answers a service's offer). */
+  offerAgentLeg(callId: string, legId: string): Promise<Result<{ offer: string }>>;
+  /** The window's answer to `offerAgentLeg`. */
+  applyAgentAnswer(callId: string, legId: string, answer: string): Promise<Result<null>>;
+  /** The window offers an agent's leg (an outgoing call's); the node answers. */
+  answerAgentLeg(callId: string, legId: string, offer: string): Promise<Result<{ answer: string }>>;
+  /** Who hears whom from now on (replaces the last routes whole). */
+  setRoutes(callId: string, routes: Routes): Promise<Result<null>>;
+  /** One agent's leg is closed; the call goes on. */
+  closeAgentLeg(callId: string, legId: string): Promise<Result<null>>;
+  /** Every leg of the call is closed. Ending an unknown call is no error. */
+  endCall(callId: string): Promise<Result<null>>;
+  report(callId: string): Promise<Result<BridgedCallReport>>;
+}
+
+/** The node's control API (relay → node), all with `Authorization: Bearer <bridge token>`. */
+export const BRIDGE_CONTROL_PATHS = {
+  incoming: (callId: string) => `/calls/${encodeURIComponent(callId)}/incoming`,
+  connect: (callId: string) => `/calls/${encodeURIComponent(callId)}/connect`,
+  outgoing: (ref: string) => `/outgoing/${encodeURIComponent(ref)}`,
+  bind: (ref: string) => `/outgoing/${encodeURIComponent(ref)}/bind`,
+  customerAnswer: (callId: string) => `/calls/${encodeURIComponent(callId)}/customer-answer`,
+  legOffer: (callId: string, legId: string) => `/calls/${encodeURIComponent(callId)}/legs/${encodeURIComponent(legId)}/offer`,
+  legAnswer: (callId: string, legId: string) => `/calls/${encodeURIComponent(callId)}/legs/${encodeURIComponent(legId)}/answer`,
+  legFromOffer: (callId: string, legId: string) => `/calls/${encodeURIComponent(callId)}/legs/${encodeURIComponent(legId)}/from-offer`,
+  leg: (callId: string, legId: string) => `/calls/${encodeURIComponent(callId)}/legs/${encodeURIComponent(legId)}`,
+  routes: (callId: string) => `/calls/${encodeURIComponent(callId)}/routes`,
+  call: (callId: string) => `/calls/${encodeURIComponent(callId)}`,
+} as const;
+
+export const sdpBodySchema = z.object({ sdp: sdpSchema }, { error: ruleMessage('common.requiredObject') });
+export const bindBodySchema = z.object({ callId: requiredString().min(1, ruleMessage('common.notEmpty')).max(256, ruleMessage('common.tooLongAtMost', { count: 256 })) }, { error: ruleMessage('common.requiredObject') });
+export const routesBodySchema = z.object({ routes: routesSchema }, { error: ruleMessage('common.requiredObject') });
+
+/**
+ * The relay's endpoints for an agent's app in a bridged team (agent bearer token). The relay checks
+ * that the agent may be in the call: rung for it, the claim's winner, or (later) transferred or
+ * invited to it.
+ */
+export const BRIDGE_AGENT_PATHS = {
+  /** POST → `{ legId, offer }`: this agent's leg of an incoming call that rings for it. */
+  leg: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/leg`,
+  /** POST `{ legId, sdp }` (the window's answer) → `{ sdp }`: the customer leg's answer, for accept. Only for the claim's winner. */
+  answer: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/answer`,
+  /** POST: the gateway took the accept; media to the customer starts. */
+  accepted: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/accepted`,
+  /** POST `{ sdp }` (the window's offer) → `{ ref, legId, offer, answer }`: the customer leg's offer for initiate, the leg's answer for the window. */
+  dial: '/bridge/dial',
+  /** POST `{ callId }`: the gateway placed the dialled call. */
+  placed: (ref: string) => `/bridge/dial/${encodeURIComponent(ref)}/placed`,
+  /** POST `{ held }`: the customer hears the hold music (true) or the agent again (false). */
+  hold: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/hold`,
+} as const;
+
+export const legReplySchema = z.object({ legId: legIdSchema, offer: sdpSchema });
+export const answerBodySchema = z.object({ legId: legIdSchema, sdp: sdpSchema }, { error: ruleMessage('common.requiredObject') });
+export const sdpReplySchema = z.object({ sdp: sdpSchema });
+export const dialReplySchema = z.object({ ref: legIdSchema, legId: legIdSchema, offer: sdpSchema, answer: sdpSchema });
+export const holdBodySchema = z.object({ held: z.boolean({ error: ruleMessage('common.mustBeBoolean') }) }, { error: ruleMessage('common.requiredObject') });
