@@ -43,7 +43,7 @@ export default tseslint.config(
     files: ['shared/**/*.ts'],
     languageOptions: { globals: {} },
     rules: restrict(
-      ['electron', 'electron/*', ...nodeOnly, 'react', 'react-dom', 'zustand', '**/electron/**', '**/renderer/**', '**/relay/**', '**/sandbox/**'],
+      ['electron', 'electron/*', ...nodeOnly, 'react', 'react-dom', 'zustand', '**/electron/**', '**/renderer/**', '**/relay/**', '**/sandbox/**', '**/bridge/**'],
       'shared/ holds contracts and pure logic: no Electron, Node or DOM, and no other folder (ARCHITECTURE.md).',
     ),
   },
@@ -69,7 +69,14 @@ export default tseslint.config(
   },
   {
     files: ['relay/**/*.ts', 'sandbox/**/*.ts'],
-    rules: restrict(['electron', 'electron/*', '**/electron/**', '**/renderer/**'], 'relay/ and sandbox/ may import Node and shared/ only.'),
+    rules: restrict(['electron', 'electron/*', '**/electron/**', '**/renderer/**'], 'relay/ and sandbox/ may import Node and shared/ only (and bridge/, which the relay runs with --bridge).'),
+  },
+  {
+    files: ['bridge/**/*.ts'],
+    rules: {
+      ...restrict(['electron', 'electron/*', '**/electron/**', '**/renderer/**', '**/relay/**', '**/sandbox/**'], 'bridge/ may import Node and shared/ only.'),
+      'max-lines': ['error', { max: 400 }],
+    },
   },
   // One concern per file: the media engine's parts and the main process's services stay small
   // enough to read whole (renderer/README.md, electron/core/README.md).

@@ -1,0 +1,63 @@
+// What a bridge node and the relay say to each other (relay/REFERENCE.md "Bridge nodes"): a node
+// registers, then reports its load every heartbeat, and the relay hands new calls to the least
+// loaded live node. The relay checks these bodies where they enter; the bridge builds them.
+import { z } from 'zod';
+import { httpUrlString, requiredString, ruleMessage } from './validation';
+
+/** The relay's endpoints for bridge nodes, all with `Authorization: Bearer <bridge token>`. */
+export const BRIDGE_NODE_PATHS = {
+  /** POST: register (or replace) a node. */
+  nodes: '/bridge/nodes',
+  /** DELETE: the node leaves. */
+  node: (nodeId: string): string => `/bridge/nodes/${encodeURIComponent(nodeId)}`,
+  /** PUT: the node's load, which is its heartbeat too. */
+  load: (nodeId: string): string => `/bridge/nodes/${encodeURIComponent(nodeId)}/load`,
+} as const;
+
+export const BRIDGE_NODE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** More calls than any one machine carries: a larger number is a mistake, not a big node. */
+export const MAX_BRIDGE_NODE_CALLS = 100_000;
+
+const NUMBER_REQUIRED = ruleMessage('common.requiredNumber');
+const wholeNumber = (min: number, max: number) => {
+  const rule = ruleMessage('bridgeNodes.wholeNumber', { min, max });
+  return z.number({ error: NUMBER_REQUIRED }).int(rule).min(min, rule).max(max, rule);
+};
+
+export const bridgeNodeIdSchema = requiredString().regex(BRIDGE_NODE_ID_PATTERN, ruleMessage('bridgeNodes.nodeId'));
+
+/**
+ * An IP address or a host name, no port: where customers' and agents' media reach the node.
+ * Labels of letters, digits and "-", or an IPv6 address (which holds ":").
+ */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const IPV6 = /^[0-9A-Fa-f:.]{2,45}$/;
+const isPublicAddress = (value: string): boolean => HOST_NAME.test(value) || (value.includes(':') && IPV6.test(value) && URL.canParse(`http://[${value}]/`));
+
+/** `POST /bridge/nodes`. Members the relay does not know are ignored: a newer bridge may say more. */
+export const bridgeNodeRegistrationSchema = z.object(
+  {
+    nodeId: bridgeNodeIdSchema,
+    /** Where the relay reaches the node's control API. */
+    controlUrl: httpUrlString().max(2048, ruleMessage('common.tooLongAtMost', { count: 2048 })),
+    publicAddress: requiredString().refine(isPublicAddress, ruleMessage('bridgeNodes.publicAddress')),
+    /** Calls the node takes at most; absent: no limit of its own. */
+    capacity: wholeNumber(1, MAX_BRIDGE_NODE_CALLS).optional(),
+  },
+  { error: ruleMessage('common.requiredObject') },
+);
+export type BridgeNodeRegistration = z.infer<typeof bridgeNodeRegistrationSchema>;
+
+/** `PUT /bridge/nodes/{nodeId}/load`: the calls the node holds now, and how busy its processor is. */
+export const bridgeNodeLoadSchema = z.object(
+  {
+    calls: wholeNumber(0, MAX_BRIDGE_NODE_CALLS),
+    cpuPercent: z.number({ error: NUMBER_REQUIRED }).min(0, ruleMessage('bridgeNodes.percent')).max(100, ruleMessage('bridgeNodes.percent')).optional(),
+  },
+  { error: ruleMessage('common.requiredObject') },
+);
+export type BridgeNodeLoad = z.infer<typeof bridgeNodeLoadSchema>;
+
+/** The relay's answer to a registration: report the load every `heartbeatMs`; three missed and the node is gone. */
+export const bridgeNodeRegisteredSchema = z.object({ nodeId: z.string(), heartbeatMs: z.number().int().positive() });
+export type BridgeNodeRegistered = z.infer<typeof bridgeNodeRegisteredSchema>;
