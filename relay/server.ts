@@ -12,6 +12,8 @@ import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directo
 import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { createBackend } from './backend/index';
+import { handleBridgeRequest, isBridgePath } from './bridge-endpoints';
+import { BridgedCalls, type BridgeNodeSource } from './bridged-calls';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
 import { clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
@@ -81,6 +83,11 @@ export interface RelayOptions {
   keepAliveTimeoutMs?: number;
   /** How often the header and request timeouts are checked. Default 1000. */
   connectionsCheckingIntervalMs?: number;
+  /**
+   * Where bridged calls' media goes (bridge/REFERENCE.md): the node in this process (`--bridge`) or
+   * the team's registered nodes. Absent: every call is direct.
+   */
+  bridgeNodes?: BridgeNodeSource;
 }
 
 export type { RelayStats } from './relay-service';
@@ -163,7 +170,17 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   // Memory cursors carry their process's epoch; Redis cursors are shared, so the instance names itself.
   const epoch = backend.epoch ?? instanceId;
 
+  let bridge: BridgedCalls | undefined;
   const service = await RelayService.start({
+    ...(options.bridgeNodes !== undefined
+      ? {
+          bridge: (bridge = new BridgedCalls({
+            nodes: options.bridgeNodes,
+            ownerOf: (callId) => backend.claimOwner(callId),
+            logger,
+          })),
+        }
+      : {}),
     backend,
     ownsBackend,
     agents: options.agents ?? [],
@@ -179,6 +196,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
 
   const endpoints = new RelayEndpoints(service, logger, {
+    ...(bridge !== undefined ? { bridge } : {}),
     ...(options.appSecret !== undefined ? { appSecret: options.appSecret } : {}),
     ...(options.verifyToken !== undefined ? { verifyToken: options.verifyToken } : {}),
     maxBodyBytes: options.maxBodyBytes ?? MAX_WEBHOOK_BYTES,
@@ -278,6 +296,8 @@ interface EndpointOptions {
   turn?: TurnConfig;
   /** What /healthz says besides the status and the connected agents. */
   health: () => { backend: RelayBackend['kind']; instance: string; epoch: string };
+  /** Bridged calls: absent, the bridge endpoints answer 404. */
+  bridge?: BridgedCalls;
 }
 
 /** The HTTP endpoints (relay/REFERENCE.md "Endpoints"): parse, authenticate, ask the service, answer. */
@@ -328,7 +348,7 @@ class RelayEndpoints {
       case AGENT_API_PATHS.me: {
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
         const agent = this.authenticate(req, res);
-        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, name: agent.name });
+        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, name: agent.name, ...(this.options.bridge !== undefined ? { bridged: true } : {}) });
         return;
       }
       case AGENT_API_PATHS.presence:
@@ -347,6 +367,31 @@ class RelayEndpoints {
         if (decline) {
           if (method === 'POST') return this.track(this.decline(req, res, decline[1]!));
           return methodNotAllowed(res, 'POST');
+        }
+        const { bridge } = this.options;
+        if (bridge !== undefined && isBridgePath(path)) {
+          return this.track(
+            handleBridgeRequest(
+              {
+                bridge,
+                authenticate: (q, r) => this.authenticate(q, r),
+                jsonBody: async (q, r) => {
+                  const raw = await this.agentBody(q, r);
+                  if (raw === undefined) return undefined;
+                  try {
+                    return raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as unknown);
+                  } catch {
+                    return {};
+                  }
+                },
+                idFromPath: (r, raw, field) => idFromPath(r, raw, field),
+              },
+              path,
+              method,
+              req,
+              res,
+            ),
+          );
         }
         return sendError(res, 404, 'not_found', `no such endpoint: ${path}`);
       }
@@ -547,18 +592,23 @@ class RelayEndpoints {
 
 /** The call id in a /calls/{id}/… path, or undefined after answering 400 with the rule. */
 function callIdFromPath(res: ServerResponse, rawCallId: string): string | undefined {
-  let callId: string;
+  return idFromPath(res, rawCallId, 'callId');
+}
+
+/** An id in a path (a call's, a dial's), or undefined after answering 400 naming `field` and the rule. */
+function idFromPath(res: ServerResponse, raw: string, field: string): string | undefined {
+  let id: string;
   try {
-    callId = decodeURIComponent(rawCallId);
+    id = decodeURIComponent(raw);
   } catch {
-    sendError(res, 400, 'invalid_input', 'callId: must be a URL-encoded call id', { field: 'callId' });
+    sendError(res, 400, 'invalid_input', `${field}: must be a URL-encoded ${field === 'callId' ? 'call id' : 'id'}`, { field });
     return undefined;
   }
-  if (!callIdSchema.safeParse(callId).success) {
-    sendError(res, 400, 'invalid_input', 'callId: must be 1 to 512 characters', { field: 'callId' });
+  if (!callIdSchema.safeParse(id).success) {
+    sendError(res, 400, 'invalid_input', `${field}: must be 1 to 512 characters`, { field });
     return undefined;
   }
-  return callId;
+  return id;
 }
 
 function listen(server: ReturnType<typeof createServer>, port: number, host: string): Promise<void> {
