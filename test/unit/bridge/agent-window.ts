@@ -4,7 +4,7 @@
 // listener can tell who it hears), sends RFC 4733 digits in the same RTP stream as a browser's
 // RTCDTMFSender does, and measures what it hears with Goertzel filters on the decoded PCM.
 import OpusScript from 'opusscript';
-import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, type RTCRtpTransceiver } from 'werift';
+import { RTCPeerConnection, RTCRtpCodecParameters, RtcpSourceDescriptionPacket, RtcpSrPacket, RtpHeader, type RTCRtpTransceiver } from 'werift';
 import { goertzelCoefficient, goertzelPower } from '../../../sandbox/heard-audio';
 
 const SAMPLE_RATE = 48_000;
@@ -53,11 +53,32 @@ export class AgentWindow {
   framesHeard = 0;
   /** The payload types of the RTP it received, in order of arrival (the last 500). */
   readonly payloadTypes: number[] = [];
+  /** RTP received: packets, payload octets, and the latest packet's timestamp and arrival (unix ms). */
+  readonly received = { packets: 0, octets: 0, ssrc: 0, timestamp: 0, at: 0 };
+  /** Sender reports received, with what had been received when each came. */
+  readonly senderReports: { ssrc: number; ntp: bigint; rtpTimestamp: number; packetCount: number; octetCount: number; at: number; received: { packets: number; octets: number; timestamp: number; at: number } }[] = [];
+  /** CNAMEs of the SDES chunks received. */
+  readonly cnames = new Set<string>();
 
   constructor(readonly toneHz: number) {
     this.transceiver = this.pc.addTransceiver('audio', { direction: 'sendrecv' });
+    this.transceiver.dtlsTransport.onRtcp.subscribe((packet) => {
+      if (packet instanceof RtcpSrPacket) {
+        const { ntpTimestamp, rtpTimestamp, packetCount, octetCount } = packet.senderInfo;
+        this.senderReports.push({ ssrc: packet.ssrc, ntp: ntpTimestamp, rtpTimestamp, packetCount, octetCount, at: Date.now(), received: { ...this.received } });
+      } else if (packet instanceof RtcpSourceDescriptionPacket) {
+        for (const chunk of packet.chunks) for (const item of chunk.items) if (item.type === 1) this.cnames.add(item.text);
+      }
+    });
     this.pc.onTrack.subscribe((track) =>
       track.onReceiveRtp.subscribe((rtp) => {
+        Object.assign(this.received, {
+          packets: this.received.packets + 1,
+          octets: this.received.octets + rtp.payload.length,
+          ssrc: rtp.header.ssrc,
+          timestamp: rtp.header.timestamp,
+          at: Date.now(),
+        });
         this.payloadTypes.push(rtp.header.payloadType);
         if (this.payloadTypes.length > 500) this.payloadTypes.shift();
         if (rtp.header.payloadType !== 111) return;

@@ -68,6 +68,26 @@ describe('an incoming call through the bridge', () => {
       expect(leg.jitterMs).toBeLessThan(100);
     }
     expect(bridge.load().calls).toBe(1);
+
+    // The node's sender reports tell the truth about the stream the window received: its SSRC, the
+    // packets and payload octets sent, an RTP timestamp on the stream's clock at the NTP time, its CNAME.
+    const reports = agent.senderReports;
+    expect(reports.length).toBeGreaterThanOrEqual(1);
+    for (const sr of reports) {
+      expect(sr.ssrc).toBe(agent.received.ssrc);
+      expect(sr.packetCount - sr.received.packets).toBeGreaterThanOrEqual(0);
+      expect(sr.packetCount - sr.received.packets).toBeLessThanOrEqual(2);
+      expect(sr.octetCount - sr.received.octets).toBeGreaterThanOrEqual(0);
+      expect(sr.octetCount - sr.received.octets).toBeLessThanOrEqual(2 * 200);
+      const ntpUnixMs = Number(sr.ntp >> 32n) * 1000 - 2_208_988_800_000 + (Number(sr.ntp & 0xffff_ffffn) / 2 ** 32) * 1000;
+      expect(Math.abs(ntpUnixMs - sr.at)).toBeLessThan(100);
+      const expected = sr.received.timestamp + (sr.at - sr.received.at) * 48;
+      expect(Math.abs(((sr.rtpTimestamp - expected) | 0))).toBeLessThanOrEqual(48 * 40);
+    }
+    const legOffer = await bridge.offerAgentLeg('wacid.in-1', 'leg-a'); // asked again: the same offer
+    const cname = legOffer.ok ? /a=ssrc:\d+ cname:(\S+)/.exec(legOffer.value.offer)?.[1] : undefined;
+    expect(cname).toBeDefined();
+    expect([...agent.cnames]).toEqual([cname]);
   });
 
   test('DTMF from the agent\u2019s window reaches the customer; on hold the customer hears the music, then the agent again', async () => {
