@@ -5,6 +5,7 @@
 //   click Answer → accept received by the sandbox                 (target median 30 ms)
 //   click Answer → two-way audio                                  (target median 300 ms)
 //   click Call → initiate received by the sandbox                 (target median 150 ms)
+//   bridged: click Answer → two-way audio                         (goal: no slower than direct)
 //
 // and the floor (floor.ts): a bare Chromium page answering the same customers through the same
 // accept request, timed the same way, after each of the app's incoming calls so that the machine's
@@ -98,8 +99,29 @@ async function gatewayRequestAt(stack: Stack, action: string, match: (l: { callI
   return eventually(`${action} at the sandbox`, async () => (await stack.gatewayLog()).find((l) => l.action === action && match(l)));
 }
 
+/** One answered call on `stack`: click Answer → both sides hear each other, in ms; then hung up. */
+async function answerOnce(stack: Stack, page: Page, number: string): Promise<number> {
+  await armAppearance(page, '[role="dialog"][aria-label="Incoming call"]');
+  const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number });
+  await seenAt(page);
+  const clicked = await clickAt(page, '[aria-label="Incoming call"]', 'Answer');
+  const agentHeard = await agentHearsAt(page, `in:${callId}`);
+  const customerHeard = await eventually('the customer to hear the agent', async () => (await stack.callReport(callId)).firstHeardAt);
+  await page.getByRole('region', { name: 'Current call' }).getByRole('button', { name: 'Hang up' }).click();
+  await eventually('terminate', async () => (await stack.gatewayLog()).some((l) => l.callId === callId && l.action === 'terminate'));
+  await page.getByRole('region', { name: 'Current call' }).waitFor({ state: 'detached' }).catch(() => {});
+  return Math.max(agentHeard, customerHeard) - clicked;
+}
+
+function summariseBridged(bridged: Series, direct: Series): string {
+  const ratio = median(bridged.values) / median(direct.values);
+  return `${'two-way audio, bridged ÷ direct (medians)'.padEnd(52)} ratio ${ratio.toFixed(2)}  (goal ≤ 1: ${ratio <= 1 ? 'meets' : 'misses'})`;
+}
+
 async function main(): Promise<void> {
   const stack = await startStack();
+  // The same product with the relay's in-process bridge: every call's media ends on the bridge.
+  const bridgedStack = await startStack({ bridge: true });
   const received = new Map<string, number>();
   // A second subscriber on the relay tells when each webhook was received there (envelope.receivedAt).
   const tap = new RelayEventStream({
@@ -118,11 +140,13 @@ async function main(): Promise<void> {
     { name: 'click Call → initiate received by the sandbox', target: 150, values: [] },
   ];
   const floorAudio: Series = { name: 'floor (bare page): click Answer → two-way audio', values: [] };
+  const bridgedAudio: Series = { name: 'bridged: click Answer → two-way audio', values: [] };
   const breakdown = new SetupBreakdown();
   let floor: Floor | undefined;
   try {
     floor = await startFloor(stack);
     const page = await stack.newAgentPage();
+    const bridgedPage = await bridgedStack.newAgentPage();
     const answering = stack.customer('answers');
     console.log(`Benchmark: ${CALLS} incoming and ${CALLS} outgoing calls, and ${CALLS} incoming calls to the floor (warm-up call first)`);
     for (let i = 0; i <= CALLS; i++) {
@@ -151,6 +175,9 @@ async function main(): Promise<void> {
         floorAudio.values.push(floorCall.ms);
         breakdown.add('floor', floorCall.timings, floorCall.heard);
       }
+      // The bridged call right after, so that the machine's noise falls on both alike.
+      const bridged = await answerOnce(bridgedStack, bridgedPage, answering.number);
+      if (i > 0) bridgedAudio.values.push(bridged);
     }
     for (let i = 0; i <= CALLS; i++) {
       const before = (await stack.gatewayLog()).length;
@@ -167,12 +194,15 @@ async function main(): Promise<void> {
     for (const s of series) console.log(summarise(s));
     console.log(summarise(floorAudio));
     console.log(summariseRatio(series[2]!, floorAudio));
+    console.log(summarise(bridgedAudio));
+    console.log(summariseBridged(bridgedAudio, series[2]!));
     console.log('');
     for (const line of breakdown.lines()) console.log(line);
   } finally {
     await floor?.close();
     await tap.stop();
     await stack.close();
+    await bridgedStack.close();
   }
 }
 

@@ -9,6 +9,7 @@ import type { Logger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 import type { InboundPacket } from '../media/call-media';
 import { RtpOutput, type PayloadTypes } from '../media/rtp-output';
+import { helloOnceIceConnects } from './dtls-hello';
 import { gatherCapped, type GatheringTurns } from './gathering';
 import { peerConfig, type LegNetwork } from './peer-config';
 import { negotiatedPayloadTypes } from './sdp-rules';
@@ -60,6 +61,7 @@ export class LegPeer {
   ) {
     this.pc = new RTCPeerConnection(peerConfig(context.network, iceLite));
     this.transceiver = this.pc.addTransceiver('audio', { direction: 'sendrecv' });
+    helloOnceIceConnects(this.pc);
     this.pc.onTrack.subscribe((track) => track.onReceiveRtp.subscribe((rtp) => this.onRtp(rtp)));
     this.pc.connectionStateChange.subscribe((state) => {
       switch (state) {
