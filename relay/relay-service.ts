@@ -8,6 +8,7 @@ import type { RelayEnvelope, RelayEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
 import { normaliseWebhookDetailed } from '../shared/webhook';
 import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './agent-directory';
+import { BridgeNodeRegistry } from './bridge-nodes';
 import { SessionHub } from './agent-sessions';
 import { envelopeOf, type Audience, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
 import { HeadStarts } from './head-starts';
@@ -67,13 +68,17 @@ export interface RelayServiceOptions {
   maxBufferBytes: number;
   maxStreamsPerAgent: number;
   freshReplayMs: number;
+  /** Bridge nodes register with this relay (it has a bridge token), reporting their load every `heartbeatMs`. */
+  bridge?: { heartbeatMs: number };
 }
 
 /** How long close() waits for this instance's own stored events to reach its streams (through Redis that takes a moment). */
 const FLUSH_TIMEOUT_MS = 2_000;
 
 export class RelayService {
-  readonly metrics = new RelayMetrics({ connectedAgents: () => this.hub.connected });
+  readonly metrics = new RelayMetrics({ connectedAgents: () => this.hub.connected, bridgeNodes: () => this.liveBridgeNodes() });
+  /** The team's bridge nodes; absent when this relay takes none. */
+  readonly bridgeNodes: BridgeNodeRegistry | undefined;
   private readonly backend: RelayBackend;
   private readonly directory: AgentDirectory;
   private readonly knownCalls = new KnownCalls();
@@ -99,6 +104,7 @@ export class RelayService {
     this.log = options.logger;
     this.directory = new AgentDirectory([...options.agents, ...legacyAgents(options.agentTokens)]);
     this.headStarts = new HeadStarts({ backend: this.backend, logger: this.log });
+    this.bridgeNodes = options.bridge === undefined ? undefined : new BridgeNodeRegistry(this.backend, options.bridge.heartbeatMs, this.log);
     this.hub = new SessionHub({
       backend: this.backend,
       headStarts: this.headStarts,
@@ -215,6 +221,17 @@ export class RelayService {
 
   renderMetrics(): Promise<string> {
     return this.metrics.render();
+  }
+
+  /** For the gauge at each scrape; undefined (the last value stays) when the backend cannot say. */
+  private async liveBridgeNodes(): Promise<number | undefined> {
+    if (this.bridgeNodes === undefined) return 0;
+    try {
+      return await this.bridgeNodes.liveCount();
+    } catch (error) {
+      this.log.warn('could not count the live bridge nodes', { error });
+      return undefined;
+    }
   }
 
   /**

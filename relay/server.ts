@@ -10,10 +10,12 @@ import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
 import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directory';
 import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
+import { BridgeNodeEndpoints } from './bridge-endpoints';
+import { BRIDGE_TOKEN_SHARED_RULE, bridgeTokenRule, DEFAULT_BRIDGE_HEARTBEAT_MS, isAgentToken, MAX_BRIDGE_HEARTBEAT_MS, MIN_BRIDGE_HEARTBEAT_MS } from './bridge-nodes';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { createBackend } from './backend/index';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
-import { clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
+import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
 import { parseResumeToken } from './resume-token';
@@ -41,6 +43,14 @@ export interface RelayOptions {
   redisUrl?: string;
   /** Prefix of every Redis key (default `relay:`). */
   redisPrefix?: string;
+  /**
+   * The bridge nodes' token (relay/REFERENCE.md "Bridge nodes"): with it, nodes register at
+   * `/bridge/nodes` and report their load; without it those endpoints answer 404. At least 32
+   * characters, no spaces, and no agent's token.
+   */
+  bridgeToken?: string;
+  /** How often a bridge node reports its load; three missed and it is gone. Default 5000. */
+  bridgeHeartbeatMs?: number;
   /** Names this instance in /healthz and logs. Default: random per start. */
   instanceId?: string;
   /** How long events stay available for replay. Default 10 minutes. */
@@ -138,6 +148,12 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   }
   const dev = options.dev === true;
   checkAgentTokens(options.agentTokens ?? [], dev);
+  const { bridgeToken } = options;
+  if (bridgeToken !== undefined) checkBridgeToken(bridgeToken, options.agents ?? [], options.agentTokens ?? []);
+  const bridgeHeartbeatMs = options.bridgeHeartbeatMs ?? DEFAULT_BRIDGE_HEARTBEAT_MS;
+  if (!Number.isInteger(bridgeHeartbeatMs) || bridgeHeartbeatMs < MIN_BRIDGE_HEARTBEAT_MS || bridgeHeartbeatMs > MAX_BRIDGE_HEARTBEAT_MS) {
+    throw new RangeError(`bridgeHeartbeatMs: must be a whole number from ${MIN_BRIDGE_HEARTBEAT_MS} to ${MAX_BRIDGE_HEARTBEAT_MS}`);
+  }
   const maxStreamsPerAgent = options.maxStreamsPerAgent ?? DEFAULT_MAX_STREAMS_PER_AGENT;
   if (!isValidMaxStreamsPerAgent(maxStreamsPerAgent)) throw new RangeError(`maxStreamsPerAgent: ${MAX_STREAMS_PER_AGENT_RULE}`);
   const limiter = new AuthFailureLimiter(options.authFailureLimits);
@@ -175,6 +191,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     maxBufferBytes: options.maxClientBufferBytes ?? 8 * 1024 * 1024,
     maxStreamsPerAgent,
     freshReplayMs: options.freshReplayMs ?? 60_000,
+    ...(bridgeToken !== undefined ? { bridge: { heartbeatMs: bridgeHeartbeatMs } } : {}),
   });
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
 
@@ -187,6 +204,9 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     trustProxy: options.trustProxy === true,
     ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
     health: () => ({ backend: backend.kind, instance: instanceId, epoch }),
+    ...(bridgeToken !== undefined && service.bridgeNodes !== undefined
+      ? { bridge: new BridgeNodeEndpoints(service.bridgeNodes, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
+      : {}),
   });
 
   // A slow client cannot hold a socket: its headers must come within headersTimeout and its whole
@@ -247,6 +267,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     onEvent: (listener) => service.onEvent(listener),
     setAgents(agents, agentTokens = []) {
       checkAgentTokens(agentTokens, dev);
+      if (bridgeToken !== undefined) checkBridgeToken(bridgeToken, agents, agentTokens);
       service.setAgents(agents, agentTokens);
       logger.info('agents reloaded', { agents: service.agentCount });
     },
@@ -261,6 +282,13 @@ function checkAgentTokens(tokens: readonly string[], dev: boolean): void {
       throw new RangeError(`agentTokens: ${problem.message}${problem.kind === 'needs_dev' ? ' (pass dev: true for short development tokens)' : ''}`);
     }
   }
+}
+
+/** A bridge token a node cannot use, or that an agent holds too, stops the relay from starting. */
+function checkBridgeToken(token: string, agents: readonly AgentConfig[], agentTokens: readonly string[]): void {
+  const rule = bridgeTokenRule(token);
+  if (rule !== undefined) throw new RangeError(`bridgeToken: ${rule}`);
+  if (isAgentToken(token, agents, agentTokens)) throw new RangeError(`bridgeToken: ${BRIDGE_TOKEN_SHARED_RULE}`);
 }
 
 interface EndpointOptions {
@@ -278,6 +306,8 @@ interface EndpointOptions {
   turn?: TurnConfig;
   /** What /healthz says besides the status and the connected agents. */
   health: () => { backend: RelayBackend['kind']; instance: string; epoch: string };
+  /** The bridge nodes' endpoints; absent without a bridge token, and then they answer 404. */
+  bridge?: BridgeNodeEndpoints;
 }
 
 /** The HTTP endpoints (relay/REFERENCE.md "Endpoints"): parse, authenticate, ask the service, answer. */
@@ -348,6 +378,8 @@ class RelayEndpoints {
           if (method === 'POST') return this.track(this.decline(req, res, decline[1]!));
           return methodNotAllowed(res, 'POST');
         }
+        const { bridge } = this.options;
+        if (bridge !== undefined && BridgeNodeEndpoints.owns(path)) return this.track(bridge.handle(req, res, path, method));
         return sendError(res, 404, 'not_found', `no such endpoint: ${path}`);
       }
     }
@@ -395,17 +427,7 @@ class RelayEndpoints {
   /** The body of an agent request, at most maxAgentBodyBytes; undefined once answered 413, or when the client went away. */
   private async agentBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
     const limit = this.options.maxAgentBodyBytes;
-    const body = await readBody(req, limit);
-    if (body.kind === 'aborted') return undefined;
-    if (body.kind === 'too_large') {
-      if (!body.drained) {
-        res.setHeader('Connection', 'close');
-        res.on('finish', () => req.destroy());
-      }
-      sendError(res, 413, 'payload_too_large', `the body is larger than ${limit} bytes, the limit of agent requests`, { limitBytes: limit });
-      return undefined;
-    }
-    return body.raw;
+    return boundedBody(req, res, limit, `the body is larger than ${limit} bytes, the limit of agent requests`);
   }
 
   private refuseWhileDraining(res: ServerResponse): void {

@@ -12,7 +12,23 @@ export const BRIDGE_NODE_PATHS = {
   node: (nodeId: string): string => `/bridge/nodes/${encodeURIComponent(nodeId)}`,
   /** PUT: the node's load, which is its heartbeat too. */
   load: (nodeId: string): string => `/bridge/nodes/${encodeURIComponent(nodeId)}/load`,
+  /** POST: something happened on the node that the relay must know (`BridgeNodeEvent`). */
+  events: (nodeId: string): string => `/bridge/nodes/${encodeURIComponent(nodeId)}/events`,
 } as const;
+
+/**
+ * The bridge token lets its holder decide where the team's media goes, so it is as long as an
+ * agent's and has no development shortcut. Each side words the problem in its own refusal.
+ */
+export const MIN_BRIDGE_TOKEN_CHARS = 32;
+export type BridgeTokenProblem = 'has_spaces' | 'too_short';
+
+/** What is wrong with a bridge token, if anything: a bearer token cannot hold whitespace. */
+export function bridgeTokenProblem(token: string): BridgeTokenProblem | undefined {
+  if (/\s/.test(token)) return 'has_spaces';
+  if (token.length < MIN_BRIDGE_TOKEN_CHARS) return 'too_short';
+  return undefined;
+}
 
 export const BRIDGE_NODE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** More calls than any one machine carries: a larger number is a mistake, not a big node. */
