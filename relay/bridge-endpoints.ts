@@ -1,9 +1,9 @@
 // The bridge nodes' endpoints (relay/REFERENCE.md "Bridge nodes"), as HTTP: each request is
 // checked against the bridge token (and the per-address limit of failed authentication the agent
 // endpoints share), its body parsed with shared/bridge-nodes.ts's schemas, the work handed to the
-// BridgeNodeRegistry. No agent token opens them, and the bridge token opens nothing else.
+// BridgeNodeRegistry: registration, the load that is the heartbeat, leaving, and the node's events. No agent token opens them, and the bridge token opens nothing else.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bridgeNodeIdSchema, bridgeNodeLoadSchema, bridgeNodeRegistrationSchema } from '../shared/bridge-nodes';
+import { bridgeNodeEventSchema, bridgeNodeIdSchema, bridgeNodeLoadSchema, bridgeNodeRegistrationSchema } from '../shared/bridge-nodes';
 import type { Logger } from '../shared/log';
 import type { Result } from '../shared/result';
 import { issueEnglish, parseWith } from '../shared/validation';
@@ -11,8 +11,8 @@ import { addressKey, type AuthFailureLimiter } from './auth-failure-limiter';
 import { presentsBridgeToken, type BridgeNodeRegistry } from './bridge-nodes';
 import { boundedBody, clientAddressOf, methodNotAllowed, sendError, sendJson } from './http-io';
 
-/** `/bridge/nodes`, `/bridge/nodes/{nodeId}`, `/bridge/nodes/{nodeId}/load`. */
-const NODES_PATH = /^\/bridge\/nodes(?:\/([^/]+)(?:\/(load))?)?$/;
+/** `/bridge/nodes`, `/bridge/nodes/{nodeId}`, `/bridge/nodes/{nodeId}/load`, `/bridge/nodes/{nodeId}/events`. */
+const NODES_PATH = /^\/bridge\/nodes(?:\/([^/]+)(?:\/(load|events))?)?$/;
 
 export interface BridgeEndpointOptions {
   bridgeToken: string;
@@ -46,6 +46,10 @@ export class BridgeNodeEndpoints {
       if (method !== 'PUT') return methodNotAllowed(res, 'PUT');
       return this.load(req, res, rawNodeId);
     }
+    if (action === 'events') {
+      if (method !== 'POST') return methodNotAllowed(res, 'POST');
+      return this.event(req, res, rawNodeId);
+    }
     if (method !== 'DELETE') return methodNotAllowed(res, 'DELETE');
     return this.remove(req, res, rawNodeId);
   }
@@ -72,6 +76,21 @@ export class BridgeNodeEndpoints {
       return sendError(res, 404, 'unknown_node', `no live bridge node "${nodeId}": register again (POST /bridge/nodes)`, { nodeId });
     }
     sendJson(res, 200, { nodeId, heartbeatMs: this.registry.heartbeatMs });
+  }
+
+  /**
+   * Something that happened on a node, handed to this instance's listeners (`onBridgeEvent`). A node
+   * the relay lost still tells what happened to its calls: the event is taken whether it is live or not.
+   */
+  private async event(req: IncomingMessage, res: ServerResponse, rawNodeId: string): Promise<void> {
+    const body = await this.authenticatedBody(req, res);
+    if (body === undefined) return;
+    const nodeId = nodeIdFromPath(res, rawNodeId);
+    if (nodeId === undefined) return;
+    const event = parseWith(bridgeNodeEventSchema, body.json);
+    if (!event.ok) return refuse(res, event);
+    this.registry.deliver({ nodeId, event: event.value, receivedAt: Date.now() });
+    sendJson(res, 200, { received: true });
   }
 
   private async remove(req: IncomingMessage, res: ServerResponse, rawNodeId: string): Promise<void> {

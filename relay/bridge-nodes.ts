@@ -1,7 +1,7 @@
 // The team's bridge nodes as the relay sees them (relay/REFERENCE.md "Bridge nodes"): they present
 // the bridge token, register, report their load every heartbeat, and are gone after three missed
 // ones. The registry itself is the backend's, so that every relay instance sees the same nodes.
-import { bridgeTokenProblem, type BridgeNodeLoad, type BridgeNodeRegistration } from '../shared/bridge-nodes';
+import { bridgeTokenProblem, type BridgeNodeEventBody, type BridgeNodeLoad, type BridgeNodeRegistration } from '../shared/bridge-nodes';
 import type { Logger } from '../shared/log';
 import { assertNever } from '../shared/result';
 import { bearerToken, hashAgentToken, type AgentConfig } from './agent-directory';
@@ -49,10 +49,19 @@ export function presentsBridgeToken(authorization: string | undefined, bridgeTok
   return secretsEqual(token ?? '', bridgeToken) && token !== undefined;
 }
 
-/** The relay's side of the bridge nodes: the heartbeat it asks for, and the backend's registry. */
+/** A node's event as the instance that received it hands it on. */
+export interface BridgeEventReport {
+  nodeId: string;
+  event: BridgeNodeEventBody;
+  /** When this instance received it (unix ms). */
+  receivedAt: number;
+}
+
+/** The relay's side of the bridge nodes: the heartbeat it asks for, the backend's registry, the nodes' events. */
 export class BridgeNodeRegistry {
   /** A node is gone after this long without a report. */
   readonly ttlMs: number;
+  private readonly listeners = new Set<(report: BridgeEventReport) => void>();
 
   constructor(
     private readonly backend: RelayBackend,
@@ -79,6 +88,25 @@ export class BridgeNodeRegistry {
   async remove(nodeId: string): Promise<void> {
     await this.backend.removeNode(nodeId);
     this.log.info('a bridge node left', { nodeId });
+  }
+
+  /** Every event a node posts to this instance, from now on. */
+  onEvent(listener: (report: BridgeEventReport) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  deliver(report: BridgeEventReport): void {
+    const { nodeId, event } = report;
+    this.log.info('a bridge node event', { nodeId, kind: event.kind, callId: event.callId, legId: 'legId' in event ? event.legId : undefined });
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(report);
+      } catch (error) {
+        // One listener's failure must not keep the event from the others, nor fail the node's request.
+        this.log.error('a bridge event listener failed', { nodeId, kind: event.kind, error });
+      }
+    }
   }
 
   /** Live nodes, across every instance. */

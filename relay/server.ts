@@ -11,7 +11,15 @@ import { createLogger, type Logger } from '../shared/log';
 import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directory';
 import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
 import { BridgeNodeEndpoints } from './bridge-endpoints';
-import { BRIDGE_TOKEN_SHARED_RULE, bridgeTokenRule, DEFAULT_BRIDGE_HEARTBEAT_MS, isAgentToken, MAX_BRIDGE_HEARTBEAT_MS, MIN_BRIDGE_HEARTBEAT_MS } from './bridge-nodes';
+import {
+  BRIDGE_TOKEN_SHARED_RULE,
+  bridgeTokenRule,
+  DEFAULT_BRIDGE_HEARTBEAT_MS,
+  isAgentToken,
+  MAX_BRIDGE_HEARTBEAT_MS,
+  MIN_BRIDGE_HEARTBEAT_MS,
+  type BridgeEventReport,
+} from './bridge-nodes';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { createBackend } from './backend/index';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
@@ -94,6 +102,7 @@ export interface RelayOptions {
 }
 
 export type { RelayStats } from './relay-service';
+export type { BridgeEventReport } from './bridge-nodes';
 
 export interface RelayServer {
   /** http://host:port */
@@ -112,6 +121,11 @@ export interface RelayServer {
   onEvent(listener: (envelope: RelayEnvelope) => void): () => void;
   /** Replaces the agents (a reloaded agents file); open sessions of removed agents keep running until they reconnect. */
   setAgents(agents: AgentConfig[], agentTokens?: string[]): void;
+  /**
+   * Every event a bridge node posts to this instance (`POST /bridge/nodes/{nodeId}/events`). A relay
+   * without a bridge token takes none, and never calls the listener.
+   */
+  onBridgeEvent(listener: (report: BridgeEventReport) => void): () => void;
 }
 
 export const DEFAULT_RETENTION_MS = 10 * 60_000;
@@ -265,6 +279,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     stats: () => ({ ...service.stats(), inFlight: endpoints.inFlight }),
     metrics: () => service.renderMetrics(),
     onEvent: (listener) => service.onEvent(listener),
+    onBridgeEvent: (listener) => service.bridgeNodes?.onEvent(listener) ?? (() => undefined),
     setAgents(agents, agentTokens = []) {
       checkAgentTokens(agentTokens, dev);
       if (bridgeToken !== undefined) checkBridgeToken(bridgeToken, agents, agentTokens);

@@ -2,6 +2,8 @@
 // registers, then reports its load every heartbeat, and the relay hands new calls to the least
 // loaded live node. The relay checks these bodies where they enter; the bridge builds them.
 import { z } from 'zod';
+import { legIdSchema } from './bridge';
+import { list } from './i18n/text';
 import { httpUrlString, requiredString, ruleMessage } from './validation';
 
 /** The relay's endpoints for bridge nodes, all with `Authorization: Bearer <bridge token>`. */
@@ -77,3 +79,27 @@ export type BridgeNodeLoad = z.infer<typeof bridgeNodeLoadSchema>;
 /** The relay's answer to a registration: report the load every `heartbeatMs`; three missed and the node is gone. */
 export const bridgeNodeRegisteredSchema = z.object({ nodeId: z.string(), heartbeatMs: z.number().int().positive() });
 export type BridgeNodeRegistered = z.infer<typeof bridgeNodeRegisteredSchema>;
+
+/** What happened to one agent's leg of a call, or to the customer's. */
+export const BRIDGE_LEG_EVENT_KINDS = ['leg_connected', 'leg_failed', 'leg_closed'] as const;
+export const BRIDGE_CUSTOMER_EVENT_KINDS = ['customer_connected', 'customer_failed'] as const;
+const EVENT_KINDS = [...BRIDGE_LEG_EVENT_KINDS, ...BRIDGE_CUSTOMER_EVENT_KINDS];
+/** The node's limit on a call id (the service's ids are far shorter). */
+const MAX_EVENT_CALL_ID = 256;
+
+const eventCallId = requiredString().min(1, ruleMessage('common.notEmpty')).max(MAX_EVENT_CALL_ID, ruleMessage('common.tooLongAtMost', { count: MAX_EVENT_CALL_ID }));
+
+/**
+ * `POST /bridge/nodes/{nodeId}/events`: what a node tells the relay of its calls' legs, as it
+ * happens. The relay decides what it means for the call (a failed leg, a customer gone).
+ */
+export const bridgeNodeEventSchema = z.discriminatedUnion(
+  'kind',
+  [
+    z.object({ kind: z.enum(BRIDGE_LEG_EVENT_KINDS), callId: eventCallId, legId: legIdSchema }),
+    z.object({ kind: z.enum(BRIDGE_CUSTOMER_EVENT_KINDS), callId: eventCallId }),
+  ],
+  { error: ruleMessage('common.oneOf', { values: list(EVENT_KINDS) }) },
+);
+export type BridgeNodeEventBody = z.infer<typeof bridgeNodeEventSchema>;
+

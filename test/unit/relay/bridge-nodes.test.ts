@@ -6,9 +6,9 @@ import { hashAgentToken } from '../../../relay/agent-directory';
 import { MemoryBackend } from '../../../relay/backend/memory-backend';
 import { RedisBackend } from '../../../relay/backend/redis-backend';
 import type { RelayBackend } from '../../../relay/backend/types';
-import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
+import { startRelay, type BridgeEventReport, type RelayOptions, type RelayServer } from '../../../relay/server';
 import { BRIDGE_NODE_PATHS, type BridgeNodeRegistration } from '../../../shared/bridge-nodes';
-import { configureLogging } from '../../../shared/log';
+import { configureLogging, type Logger } from '../../../shared/log';
 import { FakeClock } from '../../support/fake-clock';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
 import { team, type ApiAnswer } from './agent-fixtures';
@@ -58,6 +58,7 @@ async function send(relay: { url: string }, method: string, path: string, body?:
 /** `null`: no Authorization header at all. */
 const register = (relay: { url: string }, body: unknown, token?: string | null) => send(relay, 'POST', BRIDGE_NODE_PATHS.nodes, body, token);
 const reportLoad = (relay: { url: string }, nodeId: string, body: unknown, token?: string | null) => send(relay, 'PUT', BRIDGE_NODE_PATHS.load(nodeId), body, token);
+const postEvent = (relay: { url: string }, nodeId: string, body: unknown, token?: string | null) => send(relay, 'POST', BRIDGE_NODE_PATHS.events(nodeId), body, token);
 const leave = (relay: { url: string }, nodeId: string, token?: string | null) => send(relay, 'DELETE', BRIDGE_NODE_PATHS.node(nodeId), undefined, token);
 
 /** The `relay_bridge_nodes` gauge as this instance's /metrics says it. */
@@ -125,6 +126,82 @@ describe('relay: bridge nodes register, report their load and leave', () => {
     expect(get.headers.get('allow')).toBe('POST');
     expect((await send(relay, 'POST', BRIDGE_NODE_PATHS.load('node-1'), { calls: 0 })).headers.get('allow')).toBe('PUT');
     expect((await send(relay, 'PUT', BRIDGE_NODE_PATHS.node('node-1'), {})).headers.get('allow')).toBe('DELETE');
+  });
+});
+
+describe('relay: a bridge node’s events', () => {
+  it('hands each event to this instance’s listeners with the node and the time, and answers 200', async () => {
+    const relay = await relayWith();
+    const heard: BridgeEventReport[] = [];
+    const stop = relay.onBridgeEvent((report) => heard.push(report));
+    const before = Date.now();
+    expect(await postEvent(relay, 'node-1', { kind: 'leg_failed', callId: 'wacid.1', legId: 'leg-1' })).toMatchObject({ status: 200, body: { received: true } });
+    expect(await postEvent(relay, 'node-1', { kind: 'customer_connected', callId: 'wacid.1', extra: 'ignored' })).toMatchObject({ status: 200 });
+    expect(heard.map(({ nodeId, event }) => ({ nodeId, event }))).toEqual([
+      { nodeId: 'node-1', event: { kind: 'leg_failed', callId: 'wacid.1', legId: 'leg-1' } },
+      { nodeId: 'node-1', event: { kind: 'customer_connected', callId: 'wacid.1' } },
+    ]);
+    for (const { receivedAt } of heard) expect(receivedAt).toBeGreaterThanOrEqual(before);
+    stop();
+    expect((await postEvent(relay, 'node-1', { kind: 'leg_closed', callId: 'wacid.1', legId: 'leg-1' })).status).toBe(200);
+    expect(heard).toHaveLength(2);
+  });
+
+  it('takes the events of a node it does not know as live (it still tells what became of its calls)', async () => {
+    const relay = await relayWith();
+    const heard: BridgeEventReport[] = [];
+    relay.onBridgeEvent((report) => heard.push(report));
+    expect(await liveNodes(relay)).toBe(0);
+    expect((await postEvent(relay, 'node-gone', { kind: 'customer_failed', callId: 'wacid.7' })).status).toBe(200);
+    expect(heard.map((r) => r.nodeId)).toEqual(['node-gone']);
+  });
+
+  it('keeps giving events to the other listeners when one throws, and logs the failure', async () => {
+    const errors: string[] = [];
+    const logger: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (msg) => errors.push(msg) };
+    const relay = await relayWith({ logger });
+    const heard: string[] = [];
+    relay.onBridgeEvent(() => {
+      throw new Error('listener failed');
+    });
+    relay.onBridgeEvent((report) => heard.push(report.event.kind));
+    expect((await postEvent(relay, 'node-1', { kind: 'customer_failed', callId: 'wacid.1' })).status).toBe(200);
+    expect(heard).toEqual(['customer_failed']);
+    expect(errors).toEqual(['a bridge event listener failed']);
+  });
+
+  it('refuses an event that breaks a rule with 400 naming the field, and tells nobody', async () => {
+    const relay = await relayWith();
+    const heard: BridgeEventReport[] = [];
+    relay.onBridgeEvent((report) => heard.push(report));
+    const kinds = 'must be one of leg_connected, leg_failed, leg_closed, customer_connected, customer_failed';
+    const refusals: Array<[unknown, string, string]> = [
+      [{ kind: 'leg_exploded', callId: 'wacid.1', legId: 'leg-1' }, 'kind', `kind: ${kinds}`],
+      [{ callId: 'wacid.1' }, 'kind', `kind: ${kinds}`],
+      [{ kind: 'leg_failed', callId: 'wacid.1' }, 'legId', 'legId: is required and must be a string'],
+      [{ kind: 'leg_failed', callId: 'wacid.1', legId: '-x' }, 'legId', 'legId: must be 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit'],
+      [{ kind: 'customer_failed', callId: '' }, 'callId', 'callId: must not be empty'],
+      [{ kind: 'customer_failed', callId: 'x'.repeat(257) }, 'callId', 'callId: is too long (256 characters at most)'],
+    ];
+    for (const [body, field, message] of refusals) {
+      expect(await postEvent(relay, 'node-1', body)).toMatchObject({ status: 400, body: { error: { code: 'invalid_input', field, message } } });
+    }
+    expect(await postEvent(relay, 'bad node', { kind: 'customer_failed', callId: 'wacid.1' })).toMatchObject({ status: 400, body: { error: { field: 'nodeId' } } });
+    expect((await send(relay, 'GET', BRIDGE_NODE_PATHS.events('node-1'))).headers.get('allow')).toBe('POST');
+    expect(heard).toEqual([]);
+  });
+
+  it('takes no event without the bridge token, and none at all without one configured', async () => {
+    const relay = await relayWith();
+    const heard: BridgeEventReport[] = [];
+    relay.onBridgeEvent((report) => heard.push(report));
+    const event = { kind: 'customer_failed', callId: 'wacid.1' };
+    expect((await postEvent(relay, 'node-1', event, tokens.alice)).status).toBe(401);
+    expect((await postEvent(relay, 'node-1', event, null)).status).toBe(401);
+    const plain = await relayWith({ bridgeToken: undefined });
+    plain.onBridgeEvent((report) => heard.push(report));
+    expect(await postEvent(plain, 'node-1', event)).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    expect(heard).toEqual([]);
   });
 });
 
