@@ -57,8 +57,8 @@ const STATUS_OF_CODE: Record<ErrorCode, number> = {
   timeout: 504,
 };
 
-/** A call id as the service gives it; the relay's claims take the same (relay/REFERENCE.md "Endpoints"). */
-const MAX_CALL_ID_CHARS = 512;
+/** A call id as shared/bridge.ts's bodies take it (the service's are far shorter). */
+const MAX_CALL_ID_CHARS = 256;
 
 type Reply = Result<unknown>;
 type Work = (body: unknown) => Promise<Reply>;

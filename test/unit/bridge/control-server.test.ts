@@ -109,7 +109,7 @@ describe('bridge control API: refusals', () => {
       ['POST', BRIDGE_CONTROL_PATHS.routes('wacid.1'), { routes: { customer: 'leg-1' } }, 'routes.customer', ''],
       ['POST', BRIDGE_CONTROL_PATHS.legOffer('wacid.1', '-leg'), undefined, 'legId', 'legId: must be 1 to 128 letters, digits, ".", "_", ":" or "-", starting with a letter or digit'],
       ['POST', BRIDGE_CONTROL_PATHS.outgoing('ref 1'), undefined, 'ref', ''],
-      ['GET', BRIDGE_CONTROL_PATHS.call('x'.repeat(513)), undefined, 'callId', 'callId: must be 1 to 512 characters'],
+      ['GET', BRIDGE_CONTROL_PATHS.call('x'.repeat(257)), undefined, 'callId', 'callId: must be 1 to 256 characters'],
       ['DELETE', '/calls/%E0%A4%A', undefined, 'callId', 'callId: must be URL-encoded'],
     ];
     for (const [method, path, body, field, message] of cases) {
