@@ -1,170 +1,85 @@
-// The bridge nodes' endpoints (relay/REFERENCE.md "Bridge nodes"), as HTTP: each request is
-// checked against the bridge token (and the per-address limit of failed authentication the agent
-// endpoints share), its body parsed with shared/bridge-nodes.ts's schemas, the work handed to the
-// BridgeNodeRegistry: registration, the load that is the heartbeat, leaving, and the node's events. No agent token opens them, and the bridge token opens nothing else.
+// The agent's endpoints for bridged calls (bridge/REFERENCE.md "The agent's side"): a leg of its
+// own, the answer handed over for accept, the accept done, a dial, hold. Every one takes the agent
+// token; bridged-calls.ts decides whether this agent may do it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bridgeNodeEventSchema, bridgeNodeIdSchema, bridgeNodeLoadSchema, bridgeNodeRegistrationSchema } from '../shared/bridge-nodes';
-import type { Logger } from '../shared/log';
-import type { Result } from '../shared/result';
-import { issueEnglish, parseWith } from '../shared/validation';
-import { addressKey, type AuthFailureLimiter } from './auth-failure-limiter';
-import { presentsBridgeToken, type BridgeNodeRegistry } from './bridge-nodes';
-import { boundedBody, clientAddressOf, methodNotAllowed, sendError, sendJson } from './http-io';
+import type { z } from 'zod';
+import { answerBodySchema, bindBodySchema, holdBodySchema, sdpBodySchema } from '../shared/bridge';
+import { issueEnglish } from '../shared/validation';
+import type { Agent } from './agent-directory';
+import type { BridgedCalls, BridgeRefusal } from './bridged-calls';
+import { methodNotAllowed, sendError, sendJson, type RelayErrorCode } from './http-io';
 
-/** `/bridge/nodes`, `/bridge/nodes/{nodeId}`, `/bridge/nodes/{nodeId}/load`, `/bridge/nodes/{nodeId}/events`. */
-const NODES_PATH = /^\/bridge\/nodes(?:\/([^/]+)(?:\/(load|events))?)?$/;
+const CALL_BRIDGE_PATH = /^\/calls\/([^/]+)\/bridge\/(leg|answer|accepted|hold)$/;
+const DIAL_PATH = '/bridge/dial';
+const PLACED_PATH = /^\/bridge\/dial\/([^/]+)\/placed$/;
 
-export interface BridgeEndpointOptions {
-  bridgeToken: string;
-  limiter: AuthFailureLimiter;
-  trustProxy: boolean;
-  /** Largest body of a node's request. */
-  maxBodyBytes: number;
-  log: Logger;
+export interface BridgeEndpointContext {
+  bridge: BridgedCalls;
+  /** The request's agent, or undefined once answered 401/429. */
+  authenticate(req: IncomingMessage, res: ServerResponse): Agent | undefined;
+  /** The request's JSON body (bounded), `{}` when empty or not JSON; undefined once answered 413. */
+  jsonBody(req: IncomingMessage, res: ServerResponse): Promise<unknown>;
+  /** The id in a path, or undefined once answered 400. */
+  idFromPath(res: ServerResponse, raw: string, field: string): string | undefined;
 }
 
-export class BridgeNodeEndpoints {
-  constructor(
-    private readonly registry: BridgeNodeRegistry,
-    private readonly options: BridgeEndpointOptions,
-  ) {}
+/** Whether the path is one of these endpoints (then it is answered). */
+export function isBridgePath(path: string): boolean {
+  return path === DIAL_PATH || CALL_BRIDGE_PATH.test(path) || PLACED_PATH.test(path);
+}
 
-  /** Whether `path` is one of these endpoints (the others are none of their business). */
-  static owns(path: string): boolean {
-    return NODES_PATH.test(path);
+export async function handleBridgeRequest(ctx: BridgeEndpointContext, path: string, method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (method !== 'POST') return methodNotAllowed(res, 'POST');
+  const agent = ctx.authenticate(req, res);
+  if (agent === undefined) return;
+  const body = await ctx.jsonBody(req, res);
+  if (body === undefined) return;
+  const { bridge } = ctx;
+  if (path === DIAL_PATH) {
+    const parsed = parsed_(res, sdpBodySchema, body);
+    if (parsed === undefined) return;
+    return answer(res, await bridge.dial(agent.id, parsed.sdp));
   }
-
-  async handle(req: IncomingMessage, res: ServerResponse, path: string, method: string): Promise<void> {
-    const match = NODES_PATH.exec(path);
-    if (match === null) return sendError(res, 404, 'not_found', `no such endpoint: ${path}`);
-    const [, rawNodeId, action] = match;
-    if (rawNodeId === undefined) {
-      if (method !== 'POST') return methodNotAllowed(res, 'POST');
-      return this.register(req, res);
+  const placed = PLACED_PATH.exec(path);
+  if (placed) {
+    const ref = ctx.idFromPath(res, placed[1]!, 'ref');
+    const parsed = ref === undefined ? undefined : parsed_(res, bindBodySchema, body);
+    if (ref === undefined || parsed === undefined) return;
+    return answer(res, await bridge.placed(ref, agent.id, parsed.callId));
+  }
+  const match = CALL_BRIDGE_PATH.exec(path)!;
+  const callId = ctx.idFromPath(res, match[1]!, 'callId');
+  if (callId === undefined) return;
+  switch (match[2]) {
+    case 'leg':
+      return answer(res, await bridge.legFor(callId, agent.id));
+    case 'answer': {
+      const parsed = parsed_(res, answerBodySchema, body);
+      if (parsed === undefined) return;
+      return answer(res, await bridge.answer(callId, agent.id, parsed.legId, parsed.sdp));
     }
-    if (action === 'load') {
-      if (method !== 'PUT') return methodNotAllowed(res, 'PUT');
-      return this.load(req, res, rawNodeId);
+    case 'accepted':
+      return answer(res, await bridge.accepted(callId, agent.id));
+    case 'hold': {
+      const parsed = parsed_(res, holdBodySchema, body);
+      if (parsed === undefined) return;
+      return answer(res, await bridge.hold(callId, agent.id, parsed.held));
     }
-    if (action === 'events') {
-      if (method !== 'POST') return methodNotAllowed(res, 'POST');
-      return this.event(req, res, rawNodeId);
-    }
-    if (method !== 'DELETE') return methodNotAllowed(res, 'DELETE');
-    return this.remove(req, res, rawNodeId);
-  }
-
-  private async register(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await this.authenticatedBody(req, res);
-    if (body === undefined) return;
-    const registration = parseWith(bridgeNodeRegistrationSchema, body.json);
-    if (!registration.ok) return refuse(res, registration);
-    const node = await this.registry.register(registration.value);
-    sendJson(res, 200, { nodeId: node.nodeId, heartbeatMs: this.registry.heartbeatMs });
-  }
-
-  /** The heartbeat: 404 `unknown_node` tells a node the relay lost it (expired, removed), so that it registers again. */
-  private async load(req: IncomingMessage, res: ServerResponse, rawNodeId: string): Promise<void> {
-    const body = await this.authenticatedBody(req, res);
-    if (body === undefined) return;
-    const nodeId = nodeIdFromPath(res, rawNodeId);
-    if (nodeId === undefined) return;
-    const load = parseWith(bridgeNodeLoadSchema, body.json);
-    if (!load.ok) return refuse(res, load);
-    const node = await this.registry.reportLoad(nodeId, load.value);
-    if (node === undefined) {
-      return sendError(res, 404, 'unknown_node', `no live bridge node "${nodeId}": register again (POST /bridge/nodes)`, { nodeId });
-    }
-    sendJson(res, 200, { nodeId, heartbeatMs: this.registry.heartbeatMs });
-  }
-
-  /**
-   * Something that happened on a node, handed to this instance's listeners (`onBridgeEvent`). A node
-   * the relay lost still tells what happened to its calls: the event is taken whether it is live or not.
-   */
-  private async event(req: IncomingMessage, res: ServerResponse, rawNodeId: string): Promise<void> {
-    const body = await this.authenticatedBody(req, res);
-    if (body === undefined) return;
-    const nodeId = nodeIdFromPath(res, rawNodeId);
-    if (nodeId === undefined) return;
-    const event = parseWith(bridgeNodeEventSchema, body.json);
-    if (!event.ok) return refuse(res, event);
-    this.registry.deliver({ nodeId, event: event.value, receivedAt: Date.now() });
-    sendJson(res, 200, { received: true });
-  }
-
-  private async remove(req: IncomingMessage, res: ServerResponse, rawNodeId: string): Promise<void> {
-    if ((await this.authenticatedBody(req, res)) === undefined) return;
-    const nodeId = nodeIdFromPath(res, rawNodeId);
-    if (nodeId === undefined) return;
-    await this.registry.remove(nodeId);
-    sendJson(res, 200, { nodeId });
-  }
-
-  /**
-   * The request's JSON body (undefined JSON when it has none or it is not JSON: the schema names
-   * what is missing) once the bridge token checks out; undefined once answered.
-   */
-  private async authenticatedBody(req: IncomingMessage, res: ServerResponse): Promise<{ json: unknown } | undefined> {
-    if (!this.authenticate(req, res)) return undefined;
-    const limit = this.options.maxBodyBytes;
-    const raw = await boundedBody(req, res, limit, `the body is larger than ${limit} bytes, the limit of bridge node requests`);
-    if (raw === undefined) return undefined;
-    try {
-      return { json: raw.length === 0 ? undefined : (JSON.parse(raw.toString('utf8')) as unknown) };
-    } catch {
-      return { json: undefined };
-    }
-  }
-
-  /**
-   * Whether the request carries the bridge token; otherwise answered 401, or 429 from an address
-   * that failed authentication too often (it is the one guessing, whatever it presents now).
-   */
-  private authenticate(req: IncomingMessage, res: ServerResponse): boolean {
-    const { limiter, trustProxy, bridgeToken, log } = this.options;
-    const client = addressKey(clientAddressOf(req, trustProxy));
-    const verdict = limiter.check(client);
-    if (verdict.limited) {
-      log.debug('refused a bridge node request from a limited address', { client, retryAfterSec: verdict.retryAfterSec });
-      sendError(
-        res,
-        429,
-        'rate_limited',
-        `too many failed authentications from this address; retry in ${verdict.retryAfterSec} s`,
-        { retryAfterSec: verdict.retryAfterSec },
-        { 'Retry-After': String(verdict.retryAfterSec) },
-      );
-      return false;
-    }
-    if (presentsBridgeToken(req.headers.authorization, bridgeToken)) return true;
-    const after = limiter.fail(client);
-    log.warn('refused a bridge node request without the bridge token', { path: req.url?.split('?')[0], client });
-    if (after.limited) log.warn('limited an address that failed authentication too often', { client, retryAfterSec: after.retryAfterSec });
-    sendError(res, 401, 'unauthorized', 'the bridge token is required (Authorization: Bearer <bridge token>)', {}, { 'WWW-Authenticate': 'Bearer realm="relay-bridge"' });
-    return false;
   }
 }
 
-/** A refused body: 400 naming the first field that broke its rule. */
-function refuse(res: ServerResponse, refused: Extract<Result<unknown>, { ok: false }>): void {
-  sendError(res, 400, 'invalid_input', refused.error.message, { field: refused.error.field ?? '(root)' });
+function parsed_<S extends z.ZodType>(res: ServerResponse, schema: S, body: unknown): z.infer<S> | undefined {
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.map(String).join('.') ?? '';
+  sendError(res, 400, 'invalid_input', `${field === '' ? 'body' : field}: ${issue === undefined ? 'is invalid' : issueEnglish(issue)}`, { field: field === '' ? 'body' : field });
+  return undefined;
 }
 
-/** The node id in a /bridge/nodes/{nodeId} path, or undefined after answering 400 with the rule. */
-function nodeIdFromPath(res: ServerResponse, raw: string): string | undefined {
-  let decoded: string;
-  try {
-    decoded = decodeURIComponent(raw);
-  } catch {
-    sendError(res, 400, 'invalid_input', 'nodeId: must be a URL-encoded node id', { field: 'nodeId' });
-    return undefined;
-  }
-  const nodeId = bridgeNodeIdSchema.safeParse(decoded);
-  if (!nodeId.success) {
-    const rule = nodeId.error.issues[0];
-    sendError(res, 400, 'invalid_input', `nodeId: ${rule === undefined ? 'is not a node id' : issueEnglish(rule)}`, { field: 'nodeId' });
-    return undefined;
-  }
-  return nodeId.data;
+function answer(res: ServerResponse, outcome: { ok: true; value: unknown } | { ok: false; refusal: BridgeRefusal }): void {
+  if (outcome.ok) return sendJson(res, 200, outcome.value ?? { ok: true });
+  const { status, code, message } = outcome.refusal;
+  const field = 'field' in outcome.refusal ? outcome.refusal.field : undefined;
+  sendError(res, status, code satisfies RelayErrorCode, message, field !== undefined ? { field } : {});
 }

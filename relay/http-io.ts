@@ -86,6 +86,9 @@ export type RelayErrorCode =
   | 'draining'
   | 'rate_limited'
   | 'unavailable'
+  | 'forbidden'
+  | 'invalid_state'
+  | 'bridge_failed'
   | 'internal';
 
 export function sendError(res: ServerResponse, status: number, code: RelayErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {

@@ -11,6 +11,7 @@ import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './ag
 import { BridgeNodeRegistry } from './bridge-nodes';
 import { SessionHub } from './agent-sessions';
 import { envelopeOf, type Audience, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
+import type { BridgedCalls } from './bridged-calls';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { RelayMetrics } from './metrics';
@@ -69,7 +70,9 @@ export interface RelayServiceOptions {
   maxStreamsPerAgent: number;
   freshReplayMs: number;
   /** Bridge nodes register with this relay (it has a bridge token), reporting their load every `heartbeatMs`. */
-  bridge?: { heartbeatMs: number };
+  bridgeNodes?: { heartbeatMs: number };
+  /** Bridged calls (`--bridge`, or the team's nodes): absent, every call is direct. */
+  bridge?: BridgedCalls;
 }
 
 /** How long close() waits for this instance's own stored events to reach its streams (through Redis that takes a moment). */
@@ -78,7 +81,7 @@ const FLUSH_TIMEOUT_MS = 2_000;
 export class RelayService {
   readonly metrics = new RelayMetrics({ connectedAgents: () => this.hub.connected, bridgeNodes: () => this.liveBridgeNodes() });
   /** The team's bridge nodes; absent when this relay takes none. */
-  readonly bridgeNodes: BridgeNodeRegistry | undefined;
+  readonly nodeRegistry: BridgeNodeRegistry | undefined;
   private readonly backend: RelayBackend;
   private readonly directory: AgentDirectory;
   private readonly knownCalls = new KnownCalls();
@@ -104,7 +107,7 @@ export class RelayService {
     this.log = options.logger;
     this.directory = new AgentDirectory([...options.agents, ...legacyAgents(options.agentTokens)]);
     this.headStarts = new HeadStarts({ backend: this.backend, logger: this.log });
-    this.bridgeNodes = options.bridge === undefined ? undefined : new BridgeNodeRegistry(this.backend, options.bridge.heartbeatMs, this.log);
+    this.nodeRegistry = options.bridgeNodes === undefined ? undefined : new BridgeNodeRegistry(this.backend, options.bridgeNodes.heartbeatMs, this.log);
     this.hub = new SessionHub({
       backend: this.backend,
       headStarts: this.headStarts,
@@ -225,9 +228,9 @@ export class RelayService {
 
   /** For the gauge at each scrape; undefined (the last value stays) when the backend cannot say. */
   private async liveBridgeNodes(): Promise<number | undefined> {
-    if (this.bridgeNodes === undefined) return 0;
+    if (this.nodeRegistry === undefined) return 0;
     try {
-      return await this.bridgeNodes.liveCount();
+      return await this.nodeRegistry.liveCount();
     } catch (error) {
       this.log.warn('could not count the live bridge nodes', { error });
       return undefined;
@@ -278,18 +281,41 @@ export class RelayService {
     }
   };
 
-  private async store(event: RelayEvent, receivedAt: number, audience?: Audience): Promise<StoredEvent | undefined> {
+  /** Whether calls go through a bridge (the app asks GET /me). */
+  get bridged(): boolean {
+    return this.options.bridge !== undefined;
+  }
+
+  private async store(received: RelayEvent, receivedAt: number, audience?: Audience): Promise<StoredEvent | undefined> {
+    const { bridge } = this.options;
+    let event = received;
+    // A node answers the service's offer while the call rings: the ring says the call is bridged,
+    // so every agent's app asks for a leg of its own instead of answering the service's offer.
+    let tookCall = false;
+    if (bridge !== undefined && event.type === 'call.incoming') {
+      tookCall = !bridge.isBridged(event.callId) && (await bridge.takeIncoming(event.callId, event.sdp));
+      if (bridge.isBridged(event.callId)) event = { ...event, bridged: true };
+    }
     const outcome = await this.backend.append({ event, receivedAt, audience: audience ?? (await this.audienceFor(event, receivedAt)) });
     if (!outcome.stored) {
       this.metrics.countEventDropped(outcome.reason);
       this.log.debug('dropped an event', { type: event.type, reason: outcome.reason });
+      // A stale or ended call's connect: the node let go of what it prepared for it.
+      if (tookCall && event.type === 'call.incoming') void bridge?.ended(event.callId);
       return undefined;
     }
+    if (bridge !== undefined) this.followBridged(bridge, event);
     this.metrics.countEventStored();
     // The subscription may bring it later (Redis): the call's next event, queued right behind this
     // one, must already find its audience and owner.
     this.knownCalls.observe(outcome.event);
     return outcome.event;
+  }
+
+  /** What the service says of a bridged call reaches its node: the customer's answer, the end. */
+  private followBridged(bridge: BridgedCalls, event: RelayEvent): void {
+    if (event.type === 'call.answered') void bridge.customerAnswered(event.callId, event.sdp);
+    else if (event.type === 'call.terminated') void bridge.ended(event.callId);
   }
 
   private async audienceFor(event: RelayEvent, receivedAt: number): Promise<Audience> {

@@ -10,7 +10,7 @@ import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
 import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directory';
 import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
-import { BridgeNodeEndpoints } from './bridge-endpoints';
+import { BridgeNodeEndpoints } from './bridge-node-endpoints';
 import {
   BRIDGE_TOKEN_SHARED_RULE,
   bridgeTokenRule,
@@ -22,6 +22,8 @@ import {
 } from './bridge-nodes';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { createBackend } from './backend/index';
+import { handleBridgeRequest, isBridgePath } from './bridge-endpoints';
+import { BridgedCalls, type BridgeNodeSource } from './bridged-calls';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
 import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
@@ -99,6 +101,11 @@ export interface RelayOptions {
   keepAliveTimeoutMs?: number;
   /** How often the header and request timeouts are checked. Default 1000. */
   connectionsCheckingIntervalMs?: number;
+  /**
+   * Where bridged calls' media goes (bridge/REFERENCE.md): the node in this process (`--bridge`) or
+   * the team's registered nodes. Absent: every call is direct.
+   */
+  bridgeNodes?: BridgeNodeSource;
 }
 
 export type { RelayStats } from './relay-service';
@@ -193,7 +200,17 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   // Memory cursors carry their process's epoch; Redis cursors are shared, so the instance names itself.
   const epoch = backend.epoch ?? instanceId;
 
+  let bridge: BridgedCalls | undefined;
   const service = await RelayService.start({
+    ...(options.bridgeNodes !== undefined
+      ? {
+          bridge: (bridge = new BridgedCalls({
+            nodes: options.bridgeNodes,
+            ownerOf: (callId) => backend.claimOwner(callId),
+            logger,
+          })),
+        }
+      : {}),
     backend,
     ownsBackend,
     agents: options.agents ?? [],
@@ -205,11 +222,12 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     maxBufferBytes: options.maxClientBufferBytes ?? 8 * 1024 * 1024,
     maxStreamsPerAgent,
     freshReplayMs: options.freshReplayMs ?? 60_000,
-    ...(bridgeToken !== undefined ? { bridge: { heartbeatMs: bridgeHeartbeatMs } } : {}),
+    ...(bridgeToken !== undefined ? { bridgeNodes: { heartbeatMs: bridgeHeartbeatMs } } : {}),
   });
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
 
   const endpoints = new RelayEndpoints(service, logger, {
+    ...(bridge !== undefined ? { bridge } : {}),
     ...(options.appSecret !== undefined ? { appSecret: options.appSecret } : {}),
     ...(options.verifyToken !== undefined ? { verifyToken: options.verifyToken } : {}),
     maxBodyBytes: options.maxBodyBytes ?? MAX_WEBHOOK_BYTES,
@@ -218,8 +236,8 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     trustProxy: options.trustProxy === true,
     ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
     health: () => ({ backend: backend.kind, instance: instanceId, epoch }),
-    ...(bridgeToken !== undefined && service.bridgeNodes !== undefined
-      ? { bridge: new BridgeNodeEndpoints(service.bridgeNodes, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
+    ...(bridgeToken !== undefined && service.nodeRegistry !== undefined
+      ? { nodes: new BridgeNodeEndpoints(service.nodeRegistry, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
       : {}),
   });
 
@@ -279,7 +297,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     stats: () => ({ ...service.stats(), inFlight: endpoints.inFlight }),
     metrics: () => service.renderMetrics(),
     onEvent: (listener) => service.onEvent(listener),
-    onBridgeEvent: (listener) => service.bridgeNodes?.onEvent(listener) ?? (() => undefined),
+    onBridgeEvent: (listener) => service.nodeRegistry?.onEvent(listener) ?? (() => undefined),
     setAgents(agents, agentTokens = []) {
       checkAgentTokens(agentTokens, dev);
       if (bridgeToken !== undefined) checkBridgeToken(bridgeToken, agents, agentTokens);
@@ -322,7 +340,9 @@ interface EndpointOptions {
   /** What /healthz says besides the status and the connected agents. */
   health: () => { backend: RelayBackend['kind']; instance: string; epoch: string };
   /** The bridge nodes' endpoints; absent without a bridge token, and then they answer 404. */
-  bridge?: BridgeNodeEndpoints;
+  nodes?: BridgeNodeEndpoints;
+  /** Bridged calls: absent, the bridge endpoints answer 404. */
+  bridge?: BridgedCalls;
 }
 
 /** The HTTP endpoints (relay/REFERENCE.md "Endpoints"): parse, authenticate, ask the service, answer. */
@@ -373,7 +393,7 @@ class RelayEndpoints {
       case AGENT_API_PATHS.me: {
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
         const agent = this.authenticate(req, res);
-        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, name: agent.name });
+        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, name: agent.name, ...(this.options.bridge !== undefined ? { bridged: true } : {}) });
         return;
       }
       case AGENT_API_PATHS.presence:
@@ -394,7 +414,32 @@ class RelayEndpoints {
           return methodNotAllowed(res, 'POST');
         }
         const { bridge } = this.options;
-        if (bridge !== undefined && BridgeNodeEndpoints.owns(path)) return this.track(bridge.handle(req, res, path, method));
+        const { nodes } = this.options;
+        if (nodes !== undefined && BridgeNodeEndpoints.owns(path)) return this.track(nodes.handle(req, res, path, method));
+        if (bridge !== undefined && isBridgePath(path)) {
+          return this.track(
+            handleBridgeRequest(
+              {
+                bridge,
+                authenticate: (q, r) => this.authenticate(q, r),
+                jsonBody: async (q, r) => {
+                  const raw = await this.agentBody(q, r);
+                  if (raw === undefined) return undefined;
+                  try {
+                    return raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as unknown);
+                  } catch {
+                    return {};
+                  }
+                },
+                idFromPath: (r, raw, field) => idFromPath(r, raw, field),
+              },
+              path,
+              method,
+              req,
+              res,
+            ),
+          );
+        }
         return sendError(res, 404, 'not_found', `no such endpoint: ${path}`);
       }
     }
@@ -584,18 +629,23 @@ class RelayEndpoints {
 
 /** The call id in a /calls/{id}/… path, or undefined after answering 400 with the rule. */
 function callIdFromPath(res: ServerResponse, rawCallId: string): string | undefined {
-  let callId: string;
+  return idFromPath(res, rawCallId, 'callId');
+}
+
+/** An id in a path (a call's, a dial's), or undefined after answering 400 naming `field` and the rule. */
+function idFromPath(res: ServerResponse, raw: string, field: string): string | undefined {
+  let id: string;
   try {
-    callId = decodeURIComponent(rawCallId);
+    id = decodeURIComponent(raw);
   } catch {
-    sendError(res, 400, 'invalid_input', 'callId: must be a URL-encoded call id', { field: 'callId' });
+    sendError(res, 400, 'invalid_input', `${field}: must be a URL-encoded ${field === 'callId' ? 'call id' : 'id'}`, { field });
     return undefined;
   }
-  if (!callIdSchema.safeParse(callId).success) {
-    sendError(res, 400, 'invalid_input', 'callId: must be 1 to 512 characters', { field: 'callId' });
+  if (!callIdSchema.safeParse(id).success) {
+    sendError(res, 400, 'invalid_input', `${field}: must be 1 to 512 characters`, { field });
     return undefined;
   }
-  return callId;
+  return id;
 }
 
 function listen(server: ReturnType<typeof createServer>, port: number, host: string): Promise<void> {

@@ -465,6 +465,7 @@ export class CallSimulator {
       heardMs: media.heardMs,
       heardLog: media.heardLog,
       network: call.network.report(Date.now()),
+      ...(media.rtp === undefined ? {} : { rtp: media.rtp }),
     };
   }
 }

@@ -7,10 +7,11 @@ import sdpTransform from 'sdp-transform';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type MediaStreamTrack, type RTCRtpSender } from 'werift';
 import type { Logger } from '../shared/log';
 import { err, ok, type Result } from '../shared/result';
-import type { SandboxHeardLogEntry, SandboxHeardSound } from '../shared/sandbox';
+import type { SandboxHeardLogEntry, SandboxHeardSound, SandboxRtpReport } from '../shared/sandbox';
 import type { CustomerNetwork } from './customer-network';
 import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, type CustomerVoice } from './customer-voice';
 import { HeardAudio, SILENCE_RMS } from './heard-audio';
+import { RtpContinuity } from './rtp-continuity';
 
 export const OPUS_PAYLOAD_TYPE = 111;
 export const TELEPHONE_EVENT_PAYLOAD_TYPE = 126;
@@ -52,6 +53,8 @@ export interface CustomerMediaReport {
   heardMs: Record<SandboxHeardSound, number>;
   /** Each change of what is heard, oldest first; the last 50. */
   heardLog: SandboxHeardLogEntry[];
+  /** The business's stream as a phone's RTP stack sees it, once a packet came. */
+  rtp?: SandboxRtpReport;
 }
 
 /** What a phone that has heard nothing yet reports. */
@@ -117,6 +120,8 @@ export class CustomerPeer {
   private readonly report: CustomerMediaReport = emptyMediaReport();
   /** Music or voice, judged on every 500 ms of what was decoded. */
   private readonly heard = new HeardAudio(SAMPLE_RATE);
+  /** SSRCs, sequence gaps and timestamp jumps of what the business sent. */
+  private readonly continuity = new RtpContinuity(OPUS_PAYLOAD_TYPE, SAMPLE_RATE);
   private sumSquares = 0;
   private samplesHeard = 0;
   /** The frames of the last RECENT_WINDOW_MS, oldest first. */
@@ -193,6 +198,7 @@ export class CustomerPeer {
       heardRms: this.samplesHeard === 0 ? 0 : Math.sqrt(this.sumSquares / this.samplesHeard),
       recentRms: this.recentRms(now),
       ...this.heard.report(now),
+      ...(this.report.lastRtpAt === undefined ? {} : { rtp: this.continuity.report() }),
     };
   }
 
@@ -242,6 +248,7 @@ export class CustomerPeer {
       if (this.closed) return;
       this.notePacket();
       this.report.lastRtpAt = Date.now();
+      this.continuity.observe(rtp.header, this.report.lastRtpAt);
       if (rtp.header.payloadType === OPUS_PAYLOAD_TYPE) this.hear(rtp.payload);
       else if (rtp.header.payloadType === TELEPHONE_EVENT_PAYLOAD_TYPE) this.hearDtmf(rtp.header.timestamp, rtp.payload);
     });

@@ -23,6 +23,11 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     timestamp: z.number(),
     ctaPayload: z.string().optional(),
     deeplinkPayload: z.string().optional(),
+    /**
+     * The call's media ends on the team's bridge (bridge/REFERENCE.md): the app answers a leg of its
+     * own that it asks the relay for, never `sdp`, which is the bridge's to answer.
+     */
+    bridged: z.literal(true).optional(),
   }),
   /** The customer answered a business-initiated call (connect with the SDP answer). */
   z.object({

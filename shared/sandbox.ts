@@ -122,6 +122,20 @@ export interface SandboxCallReport {
   digitsHeard?: string;
   /** The customer's network: its impairment, whether a blackout is in force, the packets dropped each way. */
   network: SandboxNetworkReport;
+  /** What a phone's RTP stack would notice in the business's stream (sandbox/rtp-continuity.ts). */
+  rtp?: SandboxRtpReport;
+}
+
+/**
+ * The business's RTP stream as the customer received it: distinct SSRCs, packets, sequence numbers
+ * that did not follow the last one, and audio timestamps that jumped away from the time that passed
+ * (more than 150 ms either way, or backwards). One SSRC and no gap or jump for a whole call: no seam.
+ */
+export interface SandboxRtpReport {
+  ssrcs: number;
+  packets: number;
+  sequenceGaps: number;
+  timestampJumps: number;
 }
 
 /** Where a message the sandbox received stands: its last delivery status, or why it was refused. */

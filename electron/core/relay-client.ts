@@ -57,7 +57,7 @@ const DEFAULT_CLAIM_TIMEOUT_MS = 2_000;
 /** None of the relay's answers to these requests is anywhere near this size. */
 const BODY_READ_LIMIT = 64 * 1024;
 
-const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optional() });
+const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optional(), bridged: z.boolean().optional() });
 const claimWonSchema = z.object({ callId: z.string(), agentId: z.string().min(1) });
 const declinedSchema = z.object({ callId: z.string(), othersRinging: z.number().int().min(0), answeredBy: z.string().min(1).optional() });
 const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(PRESENCE_STATUSES) });
@@ -93,8 +93,8 @@ export class RelayClient implements CallClaims, PresenceSink {
     return this.knownAgentId;
   }
 
-  /** GET /me: which agent the token belongs to. */
-  async me(): Promise<Result<{ agentId: string; name?: string }>> {
+  /** GET /me: which agent the token belongs to, and whether the team's calls go through a bridge. */
+  async me(): Promise<Result<{ agentId: string; name?: string; bridged: boolean }>> {
     const answer = await this.send('GET', '/me', this.timeoutMs);
     if (!answer.ok) return answer;
     const { status, json } = answer.value;
@@ -102,7 +102,19 @@ export class RelayClient implements CallClaims, PresenceSink {
     const parsed = meSchema.safeParse(json);
     if (!parsed.success) return this.unexpected('me', status);
     this.knownAgentId = parsed.data.agentId;
-    return ok(parsed.data.name !== undefined ? { agentId: parsed.data.agentId, name: parsed.data.name } : { agentId: parsed.data.agentId });
+    const bridged = parsed.data.bridged === true;
+    return ok(parsed.data.name !== undefined ? { agentId: parsed.data.agentId, name: parsed.data.name, bridged } : { agentId: parsed.data.agentId, bridged });
+  }
+
+  /** A bridge request (bridge/REFERENCE.md "The agent's side"): the reply's body as `schema` parses it. */
+  async bridgeRequest<S extends z.ZodType>(what: string, path: string, body: unknown, schema: S): Promise<Result<z.infer<S>>> {
+    const answer = await this.send('POST', path, this.claimTimeoutMs * 2, body);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status !== 200) return this.refused(what, status, json);
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) return this.unexpected(what, status);
+    return ok(parsed.data);
   }
 
   /** POST /calls/{callId}/claim: the first agent wins; 409 means another agent has the call. */

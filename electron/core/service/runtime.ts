@@ -9,6 +9,7 @@ import type { RelayEnvelope } from '../../../shared/events';
 import type { Logger } from '../../../shared/log';
 import { ok, type Result } from '../../../shared/result';
 import type { AccountConfig } from '../../../shared/settings';
+import { BridgedCallControl } from '../bridged-calls';
 import { CallCoordinator } from '../call-coordinator';
 import { RelayEventStream } from '../event-stream';
 import { GatewayClient } from '../gateway-client';
@@ -62,6 +63,8 @@ export class Runtime {
   /** The relay's short-lived TURN credentials, renewed before they expire. */
   readonly turn: RelayTurnCredentials;
   readonly coordinator: CallCoordinator;
+  /** Bridged calls' part of call control and of the relay's events (bridged-calls.ts); direct calls pass through. */
+  readonly bridge: BridgedCallControl;
   readonly stream: RelayEventStream;
   readonly sandbox: SandboxControlClient | undefined;
   private sourceKind: Source['kind'];
@@ -83,8 +86,9 @@ export class Runtime {
     this.turn.onChange(() => {
       if (this.isCurrent()) hooks.turnChanged();
     });
+    this.bridge = new BridgedCallControl(this.gateway, this.relay, log);
     this.coordinator = new CallCoordinator({
-      gateway: this.gateway,
+      gateway: this.bridge,
       claims: this.relay,
       gatewayUrl: account.gatewayUrl,
       dataDir: options.dataDir,
@@ -95,16 +99,20 @@ export class Runtime {
       logger: log,
     });
     this.coordinator.onCallChanged((call) => {
+      this.bridge.callChanged(call);
       hooks.callChanged(call);
       if (this.isCurrent()) hooks.presenceMayHaveChanged();
     });
     this.stream = new RelayEventStream({
       url: account.relayUrl,
       token: account.agentToken,
-      onEvent: (envelope: RelayEnvelope) => {
+      onEvent: (received: RelayEnvelope) => {
         if (!this.isCurrent()) return;
-        this.coordinator.applyRelayEvent(envelope);
-        hooks.relayEvent(envelope);
+        this.bridge.deliver(received, (envelope) => {
+          if (!this.isCurrent()) return;
+          this.coordinator.applyRelayEvent(envelope);
+          hooks.relayEvent(envelope);
+        });
       },
       onState: (state: ConnectionState) => {
         if (!this.isCurrent()) return;
@@ -188,7 +196,8 @@ export class Runtime {
 
   private async learnAgentId(): Promise<void> {
     const me = await this.relay.me();
-    if (me.ok) this.log.info('signed in to the relay', { agentId: me.value.agentId });
+    if (me.ok) this.bridge.setBridged(me.value.bridged);
+    if (me.ok) this.log.info('signed in to the relay', { agentId: me.value.agentId, bridged: me.value.bridged });
     else this.log.warn('the relay did not say which agent this is', { code: me.error.code, reason: me.error.message });
   }
 }

@@ -31,7 +31,7 @@ describe('RelayClient', () => {
   it('asks who the token belongs to, with the token as a Bearer credential', async () => {
     const alice = client(ALICE.token);
     expect(alice.agentId).toBeUndefined();
-    expect(await alice.me()).toEqual({ ok: true, value: { agentId: 'alice', name: 'Alice Agent' } });
+    expect(await alice.me()).toEqual({ ok: true, value: { agentId: 'alice', name: 'Alice Agent', bridged: false } });
     expect(alice.agentId).toBe('alice');
     expect(relay.requests).toEqual([{ method: 'GET', path: '/me', agentId: 'alice', authorization: `Bearer ${ALICE.token}`, body: undefined }]);
   });
