@@ -2,10 +2,13 @@
 // the bridge token, register, report their load every heartbeat, and are gone after three missed
 // ones. The registry itself is the backend's, so that every relay instance sees the same nodes.
 import { bridgeTokenProblem, type BridgeNodeEventBody, type BridgeNodeLoad, type BridgeNodeRegistration } from '../shared/bridge-nodes';
+import type { BridgeControl } from '../shared/bridge';
 import type { Logger } from '../shared/log';
 import { assertNever } from '../shared/result';
+import { BridgeControlClient } from '../bridge/control-client';
 import { bearerToken, hashAgentToken, type AgentConfig } from './agent-directory';
 import type { BridgeNode, RelayBackend } from './backend/types';
+import type { BridgeNodeSource } from './bridged-calls';
 import { secretsEqual } from './webhook-security';
 
 /** How often a node reports its load by default. */
@@ -114,3 +117,46 @@ export class BridgeNodeRegistry {
     return (await this.backend.nodes()).length;
   }
 }
+
+/**
+ * The team's registered nodes as the place of bridged calls' media: a new call goes to the node the
+ * backend picks (least loaded, with room), and each node is driven through a client of its control
+ * API, made when it is first picked and made again when it registers at another address.
+ */
+export class RegisteredBridgeNodes implements BridgeNodeSource {
+  private readonly clients = new Map<string, { controlUrl: string; client: BridgeControlClient }>();
+
+  constructor(
+    private readonly backend: RelayBackend,
+    private readonly bridgeToken: string,
+    private readonly log: Logger,
+  ) {}
+
+  async pick(): Promise<{ nodeId: string; control: BridgeControl } | undefined> {
+    const node = await this.backend.pickNode();
+    return node === undefined ? undefined : { nodeId: node.nodeId, control: this.clientOf(node) };
+  }
+
+  /** The client of a node this relay has handed calls to; undefined for one it never picked. */
+  control(nodeId: string): BridgeControl | undefined {
+    return this.clients.get(nodeId)?.client;
+  }
+
+  /** Closes every node's connections, once the requests under way are answered. */
+  async close(): Promise<void> {
+    const clients = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.all(clients.map(({ client }) => client.close()));
+  }
+
+  private clientOf(node: BridgeNode): BridgeControlClient {
+    const known = this.clients.get(node.nodeId);
+    if (known !== undefined && known.controlUrl === node.controlUrl) return known.client;
+    // A node that came back at another address: its old connections go once they are idle.
+    if (known !== undefined) void known.client.close();
+    const client = new BridgeControlClient({ controlUrl: node.controlUrl, bridgeToken: this.bridgeToken, logger: this.log });
+    this.clients.set(node.nodeId, { controlUrl: node.controlUrl, client });
+    return client;
+  }
+}
+

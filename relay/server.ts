@@ -18,6 +18,7 @@ import {
   isAgentToken,
   MAX_BRIDGE_HEARTBEAT_MS,
   MIN_BRIDGE_HEARTBEAT_MS,
+  RegisteredBridgeNodes,
   type BridgeEventReport,
 } from './bridge-nodes';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
@@ -103,7 +104,8 @@ export interface RelayOptions {
   connectionsCheckingIntervalMs?: number;
   /**
    * Where bridged calls' media goes (bridge/REFERENCE.md): the node in this process (`--bridge`) or
-   * the team's registered nodes. Absent: every call is direct.
+   * the team's registered nodes. Absent: the registered nodes when there is a bridge token, else
+   * every call is direct.
    */
   bridgeNodes?: BridgeNodeSource;
 }
@@ -200,12 +202,15 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   // Memory cursors carry their process's epoch; Redis cursors are shared, so the instance names itself.
   const epoch = backend.epoch ?? instanceId;
 
+  // With a bridge token and no node of its own, bridged calls go to the team's registered nodes.
+  const registeredNodes = options.bridgeNodes === undefined && bridgeToken !== undefined ? new RegisteredBridgeNodes(backend, bridgeToken, logger) : undefined;
+  const bridgeNodes = options.bridgeNodes ?? registeredNodes;
   let bridge: BridgedCalls | undefined;
   const service = await RelayService.start({
-    ...(options.bridgeNodes !== undefined
+    ...(bridgeNodes !== undefined
       ? {
           bridge: (bridge = new BridgedCalls({
-            nodes: options.bridgeNodes,
+            nodes: bridgeNodes,
             ownerOf: (callId) => backend.claimOwner(callId),
             logger,
           })),
@@ -257,6 +262,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   } catch (error) {
     service.abort();
     await service.close().catch(() => undefined);
+    await registeredNodes?.close();
     throw error;
   }
   server.on('error', (error) => logger.error('server error', { error }));
@@ -277,6 +283,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
       server.closeAllConnections();
     });
     await service.close();
+    await registeredNodes?.close();
     logger.info('relay closed', { instance: instanceId });
   };
 

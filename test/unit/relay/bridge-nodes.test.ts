@@ -12,7 +12,10 @@ import { configureLogging, type Logger } from '../../../shared/log';
 import { FakeClock } from '../../support/fake-clock';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
 import { team, type ApiAnswer } from './agent-fixtures';
-import { APP_SECRET } from './webhook-fixtures';
+import { startControlServer } from '../../../bridge/control-server';
+import { RecordingLogger, ScriptedControl } from '../bridge/control-fixtures';
+import { openSse } from './sse-test-client';
+import { APP_SECRET, incomingCall, postWebhook } from './webhook-fixtures';
 
 configureLogging({ level: 'error' });
 
@@ -336,3 +339,47 @@ describe('relay: bridge nodes across instances on one Redis', () => {
     expect((await backend.pickNode())?.nodeId).toBe('node-1');
   });
 });
+
+describe('relay: bridged calls go to the registered nodes', () => {
+  it('hands a ringing call to the least-loaded node through its control API, and the ring says it is bridged', async () => {
+    const busy = new ScriptedControl();
+    const idle = new ScriptedControl();
+    const busyNode = await startControlServer({ control: busy, bridgeToken: BRIDGE_TOKEN, logger: new RecordingLogger() });
+    const idleNode = await startControlServer({ control: idle, bridgeToken: BRIDGE_TOKEN, logger: new RecordingLogger() });
+    try {
+      const relay = await relayWith();
+      expect(await send(relay, 'GET', '/me', undefined, tokens.alice)).toMatchObject({ status: 200, body: { agentId: 'alice', bridged: true } });
+      await register(relay, registration('node-busy', { controlUrl: busyNode.url }));
+      await register(relay, registration('node-idle', { controlUrl: idleNode.url }));
+      await reportLoad(relay, 'node-busy', { calls: 5 });
+      const alice = await openSse(relay.url, { token: tokens.alice });
+      try {
+        expect((await postWebhook(relay.url, incomingCall('wacid.b1'))).status).toBe(200);
+        await alice.waitFor((s) => s.envelopes.some((e) => e.event.type === 'call.incoming' && e.event.callId === 'wacid.b1'), 'the ring');
+        const ring = alice.envelopes.find((e) => e.event.type === 'call.incoming')?.event;
+        expect(ring).toMatchObject({ callId: 'wacid.b1', bridged: true });
+        // The node answers the service's offer while the call rings (the relay does not wait for it to ring).
+        await expect.poll(() => idle.calls.map((c) => [c.method, c.args[0]])).toEqual([['prepareIncoming', 'wacid.b1']]);
+        expect(busy.calls).toEqual([]);
+      } finally {
+        alice.close();
+      }
+    } finally {
+      await busyNode.close();
+      await idleNode.close();
+    }
+  });
+
+  it('lets a call ring direct when no node is live', async () => {
+    const relay = await relayWith();
+    const alice = await openSse(relay.url, { token: tokens.alice });
+    try {
+      await postWebhook(relay.url, incomingCall('wacid.d1'));
+      await alice.waitFor((s) => s.envelopes.some((e) => e.event.type === 'call.incoming'), 'the ring');
+      expect(alice.envelopes.find((e) => e.event.type === 'call.incoming')?.event).not.toHaveProperty('bridged');
+    } finally {
+      alice.close();
+    }
+  });
+});
+
