@@ -116,7 +116,9 @@ export class NodeRegistration {
       const heartbeatMs = boundedHeartbeat(answer.value.heartbeatMs);
       this.current = { kind: 'registered', heartbeatMs, missed: 0 };
       this.log.info('registered with the relay', { nodeId: this.nodeId, heartbeatMs, ...(failures > 0 ? { failedAttempts: failures } : {}) });
-      this.schedule(heartbeatMs, () => this.heartbeat());
+      // A registration counts no calls: the node's load goes right after, so that a node the relay
+      // lost while it held calls is not handed a crowd of new ones meanwhile.
+      this.schedule(0, () => this.heartbeat());
       return;
     }
     const delayMs = this.backOff(failures + 1);

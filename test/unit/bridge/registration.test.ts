@@ -94,6 +94,13 @@ describe('bridge node registration', () => {
     expect((await backend.nodes())[0]?.calls).toBe(3);
   });
 
+  it('reports the load right after registering, so that a node that holds calls is not seen empty', async () => {
+    const { relay, backend } = await relayWith({ bridgeHeartbeatMs: 60_000 });
+    const { registration } = registrationFor(relay.url, { load: () => ({ calls: 7 }) });
+    registration.start();
+    await expect.poll(async () => (await backend.nodes())[0]?.calls).toBe(7);
+  });
+
   it('registers again when the relay has lost the node', async () => {
     const { relay, backend, clock } = await relayWith();
     const { registration, logger } = registrationFor(relay.url);
