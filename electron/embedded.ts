@@ -1,7 +1,11 @@
 // The embedded default (ARCHITECTURE.md): with no account configured, the app runs an in-process
 // relay and sandbox on 127.0.0.1 and talks to them exactly as it would to a real gateway and relay.
+// The relay runs a bridge node in its process, as `npm run relay -- --bridge` does: calls are
+// bridged (bridge/README.md), so a newcomer sees the team's call path from one window.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { BridgeNode } from '../bridge/bridge-node';
+import { localBridge } from '../relay/bridged-calls';
 import { startRelay } from '../relay/server';
 import { mediaDirIn } from '../sandbox/media-library';
 import { startSandbox } from '../sandbox/server';
@@ -26,7 +30,14 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
   const appSecret = secret();
   const agentToken = secret();
   const apiKey = secret();
-  const relay = await startRelay({ port: 0, appSecret, verifyToken: secret(), agentTokens: [agentToken], ...(options.logger ? { logger: options.logger } : {}) });
+  const bridge = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', ...(options.logger ? { logger: options.logger } : {}) });
+  let relay;
+  try {
+    relay = await startRelay({ port: 0, appSecret, verifyToken: secret(), agentTokens: [agentToken], bridgeNodes: localBridge(bridge), ...(options.logger ? { logger: options.logger } : {}) });
+  } catch (e) {
+    await bridge.close();
+    throw e;
+  }
   try {
     const sandbox = await startSandbox({
       port: 0,
@@ -42,10 +53,12 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
       async close() {
         await sandbox.close();
         await relay.close();
+        await bridge.close();
       },
     };
   } catch (e) {
     await relay.close();
+    await bridge.close();
     throw e;
   }
 }

@@ -83,6 +83,8 @@ export interface CustomerPeerOptions {
   onFirstFrameSent?: () => void;
   /** ICE or DTLS failed, or the peer closed under the call. */
   onFailed?: (reason: string) => void;
+  /** Every RTP packet that arrives from the business, as it comes (tests read the stream's numbering). */
+  onRtp?: (packet: RtpPacket) => void;
 }
 
 const codecs = () => [
@@ -249,6 +251,7 @@ export class CustomerPeer {
       this.notePacket();
       this.report.lastRtpAt = Date.now();
       this.continuity.observe(rtp.header, this.report.lastRtpAt);
+      this.options.onRtp?.(rtp);
       if (rtp.header.payloadType === OPUS_PAYLOAD_TYPE) this.hear(rtp.payload);
       else if (rtp.header.payloadType === TELEPHONE_EVENT_PAYLOAD_TYPE) this.hearDtmf(rtp.header.timestamp, rtp.payload);
     });

@@ -7,6 +7,10 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, onTestFailed } from 'vitest';
 import { startRelay, type RelayServer } from '../../relay/server';
+import { localBridge } from '../../relay/bridged-calls';
+import { BridgeNode } from '../../bridge/bridge-node';
+import type { BridgedCallReport } from '../../shared/bridge';
+import type { BridgeNodeLoad } from '../../shared/bridge-nodes';
 import type { TurnConfig } from '../../relay/turn-credentials';
 import type { NetworkFlags } from '../../electron/core/network-settings';
 import { startSandbox, type SandboxOptions, type SandboxServer } from '../../sandbox/server';
@@ -101,6 +105,10 @@ export interface Stack {
    */
   endCalls(): Promise<void>;
   close(): Promise<void>;
+  /** What the bridge node says of a call's legs (a bridged stack only). */
+  bridgeReport(callId: string): Promise<BridgedCallReport>;
+  /** The bridge node's load (a bridged stack only). */
+  bridgeLoad(): Promise<BridgeNodeLoad>;
 }
 
 /** What a test may change about the sandbox: e.g. slower delivery statuses, to see each one on screen, or shorter media timeouts. */
@@ -113,6 +121,8 @@ export interface StackOptions {
   relayTurn?: TurnConfig;
   /** The app's own ICE servers and policy, as `start:browser --ice-servers … --ice-transport-policy …` gives them. */
   network?: NetworkFlags;
+  /** The relay runs a bridge node in its process (`--bridge`): every call's media ends on it. */
+  bridge?: boolean;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -124,7 +134,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const apiKey = secret();
   const dataDir = await mkdtemp(join(tmpdir(), 'softphone-e2e-'));
 
-  const turn = options.relayTurn ? { turn: options.relayTurn } : {};
+  const node = options.bridge === true ? new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1' }) : undefined;
+  const turn = { ...(options.relayTurn ? { turn: options.relayTurn } : {}), ...(node !== undefined ? { bridgeNodes: localBridge(node) } : {}) };
   let relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: [agentToken, tapToken], ...turn });
   const relayPort = relay.port;
   const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...options.sandbox });
@@ -158,12 +169,23 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     ...sandboxControls(sandbox),
     endCalls: () => endLiveCalls(service),
+    async bridgeReport(callId) {
+      if (node === undefined) throw new Error('the stack runs no bridge');
+      const report = await node.report(callId);
+      if (!report.ok) throw new Error(`bridge report of ${callId}: ${report.error.message}`);
+      return report.value;
+    },
+    bridgeLoad() {
+      if (node === undefined) return Promise.reject(new Error('the stack runs no bridge'));
+      return Promise.resolve(node.load());
+    },
     async close() {
       await browser.close().catch(() => {});
       await host.close();
       await service.close();
       await sandbox.close();
       await relay.close();
+      await node?.close();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

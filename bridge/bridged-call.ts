@@ -1,0 +1,201 @@
+// One bridged call on a node: the customer's leg, one leg per agent (keyed by the relay's leg ids),
+// and the call's media between them (media/call-media.ts). The relay decides who is in the call and
+// who hears whom; the call carries it out and says what happened to each leg.
+import { CUSTOMER, type BridgedCallReport, type LegReport, type ParticipantId, type Routes } from '../shared/bridge';
+import { err, ok, type Result } from '../shared/result';
+import { normaliseSdp } from '../shared/sdp';
+import type { InboundPacket } from './media/call-media';
+import { CallMedia } from './media/call-media';
+import type { HoldMusic } from './media/hold-music';
+import type { MediaClock } from './media/media-clock';
+import { AgentLeg } from './legs/agent-leg';
+import { CustomerLeg } from './legs/customer-leg';
+import type { LegContext, LegPeer, LegPeerEvents, LegState } from './legs/leg-peer';
+
+/** What a node tells the relay of its calls' legs (bridge/REFERENCE.md "Events"). */
+export type BridgeNodeEvent =
+  | { kind: 'leg_connected' | 'leg_failed' | 'leg_closed'; callId: string; legId: string }
+  | { kind: 'customer_connected' | 'customer_failed'; callId: string };
+
+export interface BridgedCallSetup {
+  context: LegContext;
+  clock: MediaClock;
+  music: HoldMusic;
+  onEvent: (event: BridgeNodeEvent) => void;
+}
+
+const NO_LEG: LegReport = { state: 'new', packetsReceived: 0, packetsLost: 0 };
+const callEnded = (): Result<never> => err('invalid_state', 'the call has ended');
+
+export class BridgedCall {
+  /** The customer's leg as it is made; `offer`: the service's, when the leg answered it (incoming). */
+  private customer: { made: Promise<Result<CustomerLeg>>; offer?: string } | undefined;
+  /** Each agent's leg as it is made (a repeated command waits for the same one). */
+  private readonly agents = new Map<string, Promise<Result<AgentLeg>>>();
+  private readonly media: CallMedia;
+  private ended = false;
+
+  constructor(
+    /** The service's call id; for an outgoing call not placed yet, the relay's reference. */
+    public callId: string,
+    private readonly setup: BridgedCallSetup,
+  ) {
+    this.media = new CallMedia(setup.clock, setup.music, setup.context.logger);
+  }
+
+  /** Incoming: our answer to the service's offer. The same offer again gives the same answer. */
+  async answerCustomer(offer: string): Promise<Result<string>> {
+    const remote = normaliseSdp(offer);
+    if (!this.customer) this.customer = { made: this.made(CustomerLeg.answerOffer(remote, this.setup.context, this.legEvents(CUSTOMER))), offer: remote };
+    else if (this.customer.offer !== remote) return err('invalid_state', `call ${this.callId} has its customer leg already, for another offer`);
+    return this.customerDescription();
+  }
+
+  /** Outgoing: our offer for initiate. Asked again, the same offer. */
+  async offerCustomer(): Promise<Result<string>> {
+    if (!this.customer) this.customer = { made: this.made(CustomerLeg.makeOffer(this.setup.context, this.legEvents(CUSTOMER))) };
+    else if (this.customer.offer !== undefined) return err('invalid_state', `call ${this.callId} is an incoming call: its customer leg answered the service`);
+    return this.customerDescription();
+  }
+
+  async connectCustomer(): Promise<Result<null>> {
+    const leg = await this.customerLeg();
+    return leg.ok ? leg.value.connect() : leg;
+  }
+
+  async applyCustomerAnswer(answer: string): Promise<Result<null>> {
+    const leg = await this.customerLeg();
+    return leg.ok ? leg.value.applyAnswer(answer) : leg;
+  }
+
+  /** The node's offer for an agent's window. Asked again for the same leg, the same offer. */
+  async offerAgent(legId: string): Promise<Result<string>> {
+    const existing = this.agents.get(legId);
+    const made = existing ?? this.addAgent(legId, AgentLeg.makeOffer(legId, this.setup.context, this.legEvents(legId)));
+    const leg = await made;
+    if (!leg.ok) return leg;
+    if (leg.value.offerer !== 'node') return err('invalid_state', `leg ${legId} was offered by its window; the node answered it`);
+    return ok(leg.value.description);
+  }
+
+  async applyAgentAnswer(legId: string, answer: string): Promise<Result<null>> {
+    const leg = await this.agents.get(legId);
+    if (!leg) return err('not_found', `no leg ${legId} in call ${this.callId}`);
+    return leg.ok ? leg.value.applyAnswer(answer) : leg;
+  }
+
+  /** The node's answer to a window's offer. The same offer again gives the same answer. */
+  async answerAgent(legId: string, offer: string): Promise<Result<string>> {
+    const existing = this.agents.get(legId);
+    const made = existing ?? this.addAgent(legId, AgentLeg.answerOffer(legId, offer, this.setup.context, this.legEvents(legId)));
+    const leg = await made;
+    if (!leg.ok) return leg;
+    if (!leg.value.answers(offer)) return err('invalid_state', `leg ${legId} exists already with another description`);
+    return ok(leg.value.description);
+  }
+
+  /** Whether the call holds no leg: its customer leg could not be made, and no agent joined. */
+  isEmpty(): boolean {
+    return this.customer === undefined && this.agents.size === 0;
+  }
+
+  setRoutes(routes: Routes): Result<null> {
+    if (this.ended) return callEnded();
+    this.media.setRoutes(routes);
+    return ok(null);
+  }
+
+  /** One agent's leg goes; the call goes on. An unknown or closed leg is no error. */
+  async closeAgent(legId: string): Promise<void> {
+    const made = this.agents.get(legId);
+    if (!made) return;
+    this.agents.delete(legId);
+    this.media.disconnect(legId);
+    const leg = await made;
+    if (leg.ok) await leg.value.close();
+  }
+
+  /** Every leg closes; the call's media stops. */
+  async end(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.media.close();
+    const legs: Promise<Result<{ close(): Promise<void> }>>[] = [...this.agents.values()];
+    if (this.customer) legs.push(this.customer.made);
+    this.agents.clear();
+    await Promise.all(legs.map(async (made) => {
+      const leg = await made;
+      if (leg.ok) await leg.value.close();
+    }));
+  }
+
+  async report(): Promise<BridgedCallReport> {
+    const customer = await this.customer?.made;
+    const agents: Record<string, LegReport> = {};
+    for (const [legId, made] of this.agents) {
+      const leg = await made;
+      if (leg.ok) agents[legId] = leg.value.peer.report();
+    }
+    return { callId: this.callId, customer: customer?.ok ? customer.value.peer.report() : { ...NO_LEG }, agents, routes: structuredClone(this.media.routes) };
+  }
+
+  private async customerLeg(): Promise<Result<CustomerLeg>> {
+    if (this.ended) return callEnded();
+    const leg = await this.customer?.made;
+    return leg ?? err('invalid_state', `call ${this.callId} has no customer leg yet`);
+  }
+
+  /** The customer leg's description; a leg that could not be made leaves no trace, so that it may be tried again. */
+  private async customerDescription(): Promise<Result<string>> {
+    const customer = this.customer;
+    const leg = await customer?.made;
+    if (!leg) return err('invalid_state', `call ${this.callId} has no customer leg`);
+    if (!leg.ok && this.customer === customer) this.customer = undefined;
+    return leg.ok ? ok(leg.value.description) : leg;
+  }
+
+  private addAgent(legId: string, making: Promise<Result<AgentLeg>>): Promise<Result<AgentLeg>> {
+    const made = this.made(making).then((leg) => {
+      // A leg that could not be made leaves no trace: the same id may be tried again.
+      if (!leg.ok && this.agents.get(legId) === made) this.agents.delete(legId);
+      return leg;
+    });
+    this.agents.set(legId, made);
+    return made;
+  }
+
+  /** A leg made after the call ended is closed at once. */
+  private async made<L extends { close(): Promise<void> }>(making: Promise<Result<L>>): Promise<Result<L>> {
+    if (this.ended) return callEnded();
+    const leg = await making;
+    if (leg.ok && this.ended) {
+      await leg.value.close();
+      return callEnded();
+    }
+    return leg;
+  }
+
+  private legEvents(participant: ParticipantId): LegPeerEvents {
+    return {
+      packet: (packet: InboundPacket) => this.media.receive(participant, packet),
+      stateChanged: (state: LegState, peer: LegPeer) => {
+        if (state === 'connected' && peer.output) this.media.connect(participant, peer.output);
+        if (state === 'failed' || state === 'closed') this.media.disconnect(participant);
+        this.tell(participant, state);
+      },
+    };
+  }
+
+  private tell(participant: ParticipantId, state: LegState): void {
+    if (this.ended) return;
+    const { callId } = this;
+    if (participant === CUSTOMER) {
+      if (state === 'connected') this.setup.onEvent({ kind: 'customer_connected', callId });
+      else if (state === 'failed' || state === 'closed') this.setup.onEvent({ kind: 'customer_failed', callId });
+      return;
+    }
+    if (state === 'connected') this.setup.onEvent({ kind: 'leg_connected', callId, legId: participant });
+    else if (state === 'failed') this.setup.onEvent({ kind: 'leg_failed', callId, legId: participant });
+    else if (state === 'closed') this.setup.onEvent({ kind: 'leg_closed', callId, legId: participant });
+  }
+}

@@ -1,0 +1,198 @@
+// The media of one bridged call: who hears whom (listening.ts) applied to the packets that arrive
+// and to the ticks of the node's media clock. Each connected participant is a listener with one
+// outbound stream (rtp-output.ts) and a source of packets.
+//
+// - Forwarding (one source): each packet goes out the moment it arrives, undecoded, telephone events
+//   included (DTMF from an agent's window reaches the customer). No timer in the way. Should the
+//   source fall silent on the wire (a leg that stalls), silence frames keep the listener's stream
+//   alive until it speaks again.
+// - Mixing (two or more, or a voice with the music): each mixed source is decoded once, whoever
+//   hears it; on every tick each mixing listener gets the sum of its sources' frames, never its
+//   own, encoded for it alone. Telephone events of a mixed source go into the listener's stream on
+//   the mix's clock.
+// - The hold music and silence are frames made here, on the same ticks.
+import { performance } from 'node:perf_hooks';
+import { CUSTOMER, type ParticipantId, type Routes } from '../../shared/bridge';
+import type { Logger } from '../../shared/log';
+import { FRAME_SAMPLES, type PacketKind } from './audio-format';
+import { GeneratedStream } from './generated-stream';
+import type { HoldMusic } from './hold-music';
+import { defaultRoutes, listeningOf, sameListening, type Listening } from './listening';
+import type { MediaClock } from './media-clock';
+import { mixFrames } from './mixer';
+import { encodeFrame, newEncoder, silenceFrame, type OpusCoder } from './opus';
+import type { RtpOutput } from './rtp-output';
+import { SourceDecoder } from './source-decoder';
+
+/** One RTP packet a leg received, by the codec its payload type was negotiated for. */
+export interface InboundPacket {
+  kind: PacketKind;
+  ssrc: number;
+  sequenceNumber: number;
+  timestamp: number;
+  marker: boolean;
+  payload: Buffer;
+}
+
+/**
+ * A forwarded source that sent nothing for this long has stalled: silence frames fill in. Longer
+ * than any jitter a call survives, so that a late packet is still forwarded rather than replaced.
+ */
+export const STALL_MS = 200;
+
+/** What the bridge makes for one listener: each its own numbering (generated-stream.ts). */
+interface Made {
+  silence: GeneratedStream;
+  music: GeneratedStream;
+  mix: GeneratedStream;
+}
+
+interface Listener {
+  output: RtpOutput;
+  listening: Listening;
+  made: Made;
+  /** When a forwarded packet last went out (or the forwarding began). */
+  forwardedAt: number;
+  /** The listener's own encoder while it hears a mix. */
+  encoder: OpusCoder | undefined;
+}
+
+export class CallMedia {
+  /** The relay's routes; undefined until it sends some (then defaultRoutes apply). */
+  private explicitRoutes: Routes | undefined;
+  private readonly listeners = new Map<ParticipantId, Listener>();
+  /** Agents in the order their legs connected (the default routes take the first). */
+  private readonly connectedAgents: string[] = [];
+  /** The decoder of each participant someone hears in a mix. */
+  private readonly decoders = new Map<ParticipantId, SourceDecoder>();
+  private ticks = 0;
+  private readonly stopClock: () => void;
+
+  constructor(
+    clock: MediaClock,
+    private readonly music: HoldMusic,
+    private readonly logger: Logger,
+  ) {
+    this.stopClock = clock.subscribe((now) => this.tick(now));
+  }
+
+  /** The routes in force: the relay's, or the defaults until it sends some. */
+  get routes(): Routes {
+    return this.explicitRoutes ?? defaultRoutes(this.connectedAgents);
+  }
+
+  setRoutes(routes: Routes): void {
+    this.explicitRoutes = structuredClone(routes);
+    this.reconcile();
+  }
+
+  /** A participant's leg is connected: it hears and is heard from now on. */
+  connect(participant: ParticipantId, output: RtpOutput): void {
+    if (this.listeners.get(participant)?.output === output) return;
+    this.listeners.set(participant, {
+      output,
+      listening: { kind: 'silence' },
+      made: { silence: new GeneratedStream('silence'), music: new GeneratedStream('music'), mix: new GeneratedStream('mix') },
+      forwardedAt: performance.now(),
+      encoder: undefined,
+    });
+    if (participant !== CUSTOMER && !this.connectedAgents.includes(participant)) this.connectedAgents.push(participant);
+    this.reconcile();
+  }
+
+  /** A participant's leg is gone (failed or closed). */
+  disconnect(participant: ParticipantId): void {
+    const listener = this.listeners.get(participant);
+    if (!listener) return;
+    listener.encoder?.delete();
+    this.listeners.delete(participant);
+    const at = this.connectedAgents.indexOf(participant);
+    if (at >= 0) this.connectedAgents.splice(at, 1);
+    this.reconcile();
+  }
+
+  /** A packet a participant's leg received. */
+  receive(from: ParticipantId, packet: InboundPacket): void {
+    if (!this.listeners.has(from)) return;
+    const now = performance.now();
+    for (const [id, listener] of this.listeners) {
+      if (id === from) continue;
+      const { listening } = listener;
+      if (listening.kind === 'forward' && listening.source === from) {
+        if (listener.output.send({ ...packet, source: from }, now)) listener.forwardedAt = now;
+      } else if (listening.kind === 'mix' && packet.kind === 'event' && listening.sources.includes(from)) {
+        listener.output.send(listener.made.mix.event(from, packet.ssrc, packet.timestamp, packet.marker, packet.payload), now);
+      }
+    }
+    if (packet.kind === 'audio') this.decoders.get(from)?.push(packet.payload);
+  }
+
+  close(): void {
+    this.stopClock();
+    for (const listener of this.listeners.values()) listener.encoder?.delete();
+    this.listeners.clear();
+    for (const decoder of this.decoders.values()) decoder.close();
+    this.decoders.clear();
+  }
+
+  private tick(now: number): void {
+    const index = this.ticks++ % this.music.frames.length;
+    // Each mixed source gives one frame a tick, whoever hears it.
+    const frames = new Map<ParticipantId, Int16Array | undefined>();
+    for (const [participant, decoder] of this.decoders) frames.set(participant, decoder.take());
+    for (const listener of this.listeners.values()) {
+      const { output, listening, made } = listener;
+      if (output.ready) {
+        switch (listening.kind) {
+          case 'silence':
+            output.send(made.silence.frame(silenceFrame()), now);
+            break;
+          case 'music':
+            output.send(made.music.frame(this.music.frames[index]!), now);
+            break;
+          case 'forward':
+            if (now - listener.forwardedAt > STALL_MS) output.send(made.silence.frame(silenceFrame()), now);
+            break;
+          case 'mix':
+            output.send(made.mix.frame(this.mixFor(listener, listening, frames, index)), now);
+            break;
+        }
+      }
+      output.tick(now);
+    }
+  }
+
+  private mixFor(listener: Listener, listening: Extract<Listening, { kind: 'mix' }>, frames: Map<ParticipantId, Int16Array | undefined>, index: number): Buffer {
+    const inputs = listening.sources.map((source) => frames.get(source));
+    if (listening.music) inputs.push(this.music.pcm.subarray(index * FRAME_SAMPLES, (index + 1) * FRAME_SAMPLES));
+    const { frame, clipped } = mixFrames(inputs);
+    if (clipped > 0) this.logger.debug('mix clipped', { samples: clipped });
+    listener.encoder ??= newEncoder();
+    return encodeFrame(listener.encoder, frame);
+  }
+
+  /** Every listener's listening from the routes in force and who is connected; decoders for what is mixed. */
+  private reconcile(): void {
+    const routes = this.routes;
+    const connected = new Set(this.listeners.keys());
+    const mixed = new Set<ParticipantId>();
+    const now = performance.now();
+    for (const [id, listener] of this.listeners) {
+      const next = listeningOf(routes, id, connected);
+      if (next.kind === 'mix') for (const source of next.sources) mixed.add(source);
+      if (sameListening(listener.listening, next)) continue;
+      listener.listening = next;
+      if (next.kind === 'forward') listener.forwardedAt = now;
+      if (next.kind !== 'mix' && listener.encoder) {
+        listener.encoder.delete();
+        listener.encoder = undefined;
+      }
+    }
+    for (const [participant, decoder] of this.decoders) {
+      if (mixed.has(participant)) continue;
+      decoder.close();
+      this.decoders.delete(participant);
+    }
+    for (const participant of mixed) if (!this.decoders.has(participant)) this.decoders.set(participant, new SourceDecoder());
+  }
+}
