@@ -1,7 +1,23 @@
 // `npm run bridge` flags (bridge/cli-options.ts): flags or the environment, every bad one refused in
 // one line naming the flag and its rule.
-import { describe, expect, it } from 'vitest';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 import { defaultNodeId, parseBridgeCli } from '../../../bridge/cli-options';
+import { MemoryBackend } from '../../../relay/backend/memory-backend';
+import { startRelay, type RelayServer } from '../../../relay/server';
+import { configureLogging } from '../../../shared/log';
+import { APP_SECRET } from '../relay/webhook-fixtures';
+
+configureLogging({ level: 'error' });
+
+const root = resolve(import.meta.dirname, '../../..');
+const relays: RelayServer[] = [];
+const children: ChildProcessWithoutNullStreams[] = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+  await Promise.all(relays.splice(0).map((r) => r.close()));
+});
 
 const TOKEN = 'bridge-token-0123456789abcdef-0123456789';
 const good = ['--relay-url', 'https://relay.example.com', '--bridge-token', TOKEN];
@@ -109,3 +125,68 @@ describe('bridge command line', () => {
     expect(long.endsWith('-65535')).toBe(true);
   });
 });
+
+describe('npm run bridge', () => {
+  it('registers with the relay, keeps reporting, and on SIGTERM leaves it and exits 0', async () => {
+    const backend = new MemoryBackend({ retentionMs: 600_000, dedupWindowMs: 60_000 });
+    const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agentTokens: ['agent-token-0001-0123456789abcdef-0123'], heartbeatMs: 60_000, bridgeToken: TOKEN, bridgeHeartbeatMs: 200, backend });
+    relays.push(relay);
+    const child = run(['--relay-url', relay.url, '--control-port', '0', '--node-id', 'cli-node', '--capacity', '3', '--rtp-ports', '41000-41100', '--log-level', 'error'], { RELAY_BRIDGE_TOKEN: TOKEN });
+    const exited = exitOf(child);
+    const line = await printed(child, /bridge node cli-node listening on (http:\/\/127\.0\.0\.1:\d+), registering with (\S+)/);
+    expect(line[2]).toBe(relay.url);
+    await expect.poll(async () => (await backend.nodes()).map((n) => [n.nodeId, n.controlUrl, n.publicAddress, n.capacity]), { timeout: 10_000 }).toEqual([['cli-node', line[1], '127.0.0.1', 3]]);
+    // Its control API answers the bridge token only.
+    expect((await fetch(`${line[1]}/calls/wacid.1`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+    expect((await fetch(`${line[1]}/calls/wacid.1`)).status).toBe(401);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(await backend.nodes()).toEqual([]);
+  });
+
+  it('keeps running while the relay cannot be reached, and still stops cleanly', async () => {
+    const child = run(['--relay-url', 'http://127.0.0.1:9', '--bridge-token', TOKEN, '--control-port', '0', '--log-level', 'warn'], {});
+    const exited = exitOf(child);
+    await printed(child, /listening on/);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    await expect.poll(() => stderr, { timeout: 10_000 }).toContain('could not register with the relay; trying again');
+    expect(stderr).not.toContain(TOKEN);
+    expect(child.exitCode).toBeNull();
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+  });
+
+  it('exits with code 2 and one line naming a bad flag', async () => {
+    const child = run(['--relay-url', 'http://127.0.0.1:8787', '--bridge-token', TOKEN, '--capacity', 'lots'], {});
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    expect(await exitOf(child)).toBe(2);
+    expect(stderr.trim().split('\n')).toEqual(['bridge: --capacity must be a whole number from 1 to 100000 (got "lots")']);
+  });
+});
+
+function run(args: string[], env: Record<string, string>): ChildProcessWithoutNullStreams {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BRIDGE_') && k !== 'RELAY_BRIDGE_TOKEN'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bridge/cli.ts', ...args], { cwd: root, env: { ...clean, ...env } });
+  children.push(child);
+  return child;
+}
+
+function exitOf(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  return new Promise((done) => child.on('exit', (code) => done(code)));
+}
+
+/** The first stdout match of `pattern`; rejects when the process exits first. */
+function printed(child: ChildProcessWithoutNullStreams, pattern: RegExp): Promise<RegExpExecArray> {
+  let stdout = '';
+  return new Promise((done, fail) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = pattern.exec(stdout);
+      if (match) done(match);
+    });
+    child.on('exit', () => fail(new Error(`the node exited early: ${stdout}`)));
+  });
+}
+
