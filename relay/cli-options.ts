@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result, errorText } from '../shared/result';
 import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentTokenProblem } from './agent-directory';
+import { BRIDGE_TOKEN_SHARED_RULE, bridgeTokenRule, isAgentToken } from './bridge-nodes';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_LIMIT, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { DEFAULT_TURN_TTL_SEC, MAX_TURN_TTL_SEC, MIN_TURN_TTL_SEC, TURN_SECRET_RULE, TURN_TTL_RULE, TURN_URL_RULE, describeTurnUrl, isTurnUrl, type TurnConfig } from './turn-credentials';
 
@@ -30,6 +31,8 @@ export interface RelayCliConfig {
   logLevel: LogLevel;
   /** `GET /turn-credentials` (relay/REFERENCE.md "TURN credentials"); absent without --turn-secret and --turn-urls. */
   turn?: Required<TurnConfig>;
+  /** The bridge nodes' token (relay/REFERENCE.md "Bridge nodes"); absent: the relay takes no bridge nodes. */
+  bridgeToken?: string;
 }
 
 /** `npm run relay -- add-agent …` */
@@ -42,7 +45,7 @@ export interface AddAgentCommand {
 export const DEFAULT_RELAY_PORT = 8787;
 
 export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
-                        [--turn-secret S --turn-urls URL[,URL]] [--max-streams-per-agent N] [--trust-proxy] [--dev]
+                        [--turn-secret S --turn-urls URL[,URL]] [--bridge-token T] [--max-streams-per-agent N] [--trust-proxy] [--dev]
        npm run relay -- add-agent --agents FILE --id ID [--name NAME]
 
   --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
@@ -58,6 +61,8 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
   --turn-secret S     the TURN server's static-auth-secret (GET /turn-credentials) env RELAY_TURN_SECRET
   --turn-urls U[,U]   the TURN server's turn: or turns: URLs, comma-separated      env RELAY_TURN_URLS
   --turn-ttl-seconds T  how long handed-out TURN credentials last (${MIN_TURN_TTL_SEC}–${MAX_TURN_TTL_SEC}; default ${DEFAULT_TURN_TTL_SEC})  env RELAY_TURN_TTL_SECONDS
+  --bridge-token T    the token bridge nodes register with (at least 32 characters, no agent's)
+                                                                                   env RELAY_BRIDGE_TOKEN
   --max-streams-per-agent N  open event streams per agent (1–${MAX_STREAMS_PER_AGENT_LIMIT}; default ${DEFAULT_MAX_STREAMS_PER_AGENT}); one more closes the oldest
                                                                                    env RELAY_MAX_STREAMS_PER_AGENT
   --trust-proxy       the client address is the last X-Forwarded-For entry (only behind one reverse proxy)
@@ -92,6 +97,7 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         'turn-secret': { type: 'string' },
         'turn-urls': { type: 'string' },
         'turn-ttl-seconds': { type: 'string' },
+        'bridge-token': { type: 'string' },
         'log-level': { type: 'string' },
         'max-streams-per-agent': { type: 'string' },
         'trust-proxy': { type: 'boolean' },
@@ -182,6 +188,12 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   const turn = parseTurnFlags(flag);
   if (!turn.ok) return turn;
 
+  // The agents file's tokens are hashes: the relay checks those against the bridge token once it has read the file.
+  const bridgeTokenSource = typeof values['bridge-token'] === 'string' && values['bridge-token'] !== '' ? '--bridge-token' : 'RELAY_BRIDGE_TOKEN';
+  const bridgeToken = flag('bridge-token', 'RELAY_BRIDGE_TOKEN');
+  const bridgeRule = bridgeToken === undefined ? undefined : (bridgeTokenRule(bridgeToken) ?? (isAgentToken(bridgeToken, [], agentTokens) ? BRIDGE_TOKEN_SHARED_RULE : undefined));
+  if (bridgeRule !== undefined) return err('invalid_input', `${bridgeTokenSource}: ${bridgeRule}`, { field: '--bridge-token' });
+
   return ok({
     port: Number(portText),
     retentionMs: retentionMinutes * 60_000,
@@ -197,6 +209,7 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     ...(redisUrl !== undefined ? { redisUrl } : {}),
     ...(redisPrefix !== undefined ? { redisPrefix } : {}),
     ...(turn.value !== undefined ? { turn: turn.value } : {}),
+    ...(bridgeToken !== undefined ? { bridgeToken } : {}),
   });
 }
 

@@ -2,6 +2,7 @@
 import { configureLogging, createLogger } from '../shared/log';
 import type { AgentConfig } from './agent-directory';
 import { addAgentToFile, readAgentsFile } from './agents-file';
+import { BRIDGE_TOKEN_SHARED_RULE, isAgentToken } from './bridge-nodes';
 import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from './cli-options';
 import { startRelay, type RelayServer } from './server';
 import { errorText } from '../shared/result';
@@ -33,6 +34,10 @@ async function main(argv: string[]): Promise<number> {
     }
     agents = read.value;
   }
+  if (config.bridgeToken !== undefined && isAgentToken(config.bridgeToken, agents, [])) {
+    console.error(`relay: --bridge-token: ${BRIDGE_TOKEN_SHARED_RULE} (an agent of ${config.agentsPath ?? 'the agents file'} has it)`);
+    return 2;
+  }
 
   let relay: RelayServer;
   try {
@@ -50,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
       ...(config.redisUrl !== undefined ? { redisUrl: config.redisUrl } : {}),
       ...(config.redisPrefix !== undefined ? { redisPrefix: config.redisPrefix } : {}),
       ...(config.turn !== undefined ? { turn: config.turn } : {}),
+      ...(config.bridgeToken !== undefined ? { bridgeToken: config.bridgeToken } : {}),
       logger,
     });
   } catch (e) {
@@ -67,8 +73,13 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGHUP', () => {
       readAgentsFile(agentsPath).then(
         (read) => {
-          if (read.ok) relay.setAgents(read.value, config.agentTokens);
-          else logger.error('could not reload the agents file; keeping the previous agents', { reason: read.error.message });
+          if (!read.ok) return logger.error('could not reload the agents file; keeping the previous agents', { reason: read.error.message });
+          try {
+            relay.setAgents(read.value, config.agentTokens);
+          } catch (error) {
+            // An agent given the bridge token: refused, as at the start.
+            logger.error('could not reload the agents file; keeping the previous agents', { reason: errorText(error) });
+          }
         },
         (error: unknown) => logger.error('could not reload the agents file', { error }),
       );

@@ -42,6 +42,24 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
   });
 }
 
+/**
+ * The body of a request up to `limit` bytes; undefined once answered 413 (`message`, naming the
+ * limit) or when the client went away. An oversized body that was not drained closes the connection.
+ */
+export async function boundedBody(req: IncomingMessage, res: ServerResponse, limit: number, message: string): Promise<Buffer | undefined> {
+  const body = await readBody(req, limit);
+  if (body.kind === 'aborted') return undefined;
+  if (body.kind === 'too_large') {
+    if (!body.drained) {
+      res.setHeader('Connection', 'close');
+      res.on('finish', () => req.destroy());
+    }
+    sendError(res, 413, 'payload_too_large', message, { limitBytes: limit });
+    return undefined;
+  }
+  return body.raw;
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -62,6 +80,7 @@ export type RelayErrorCode =
   | 'already_claimed'
   | 'verification_failed'
   | 'not_found'
+  | 'unknown_node'
   | 'not_configured'
   | 'method_not_allowed'
   | 'draining'

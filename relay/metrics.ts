@@ -19,6 +19,8 @@ export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 export interface ScrapedGauges {
   /** Open agent event streams on this instance. */
   connectedAgents(): number;
+  /** Live bridge nodes of the team (every instance sees the same); undefined keeps the last value. */
+  bridgeNodes(): Promise<number | undefined>;
 }
 
 export class RelayMetrics {
@@ -61,6 +63,15 @@ export class RelayMetrics {
     });
     this.authFailures = new Counter({ name: 'relay_auth_failures_total', help: 'Agent requests refused for a missing or unknown token (answered 401).', registers });
     this.rateLimited = new Counter({ name: 'relay_rate_limited_total', help: 'Agent requests refused because their address failed authentication too often (answered 429).', registers });
+    new Gauge({
+      name: 'relay_bridge_nodes',
+      help: 'Live bridge nodes registered with the team (every instance counts the same nodes).',
+      registers,
+      async collect() {
+        const live = await gauges.bridgeNodes();
+        if (live !== undefined) this.set(live);
+      },
+    });
     // The name and help of prom-client's default process metric, without its other default metrics.
     new Gauge({
       name: 'process_resident_memory_bytes',

@@ -8,6 +8,7 @@ import type { RelayEnvelope, RelayEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
 import { normaliseWebhookDetailed } from '../shared/webhook';
 import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './agent-directory';
+import { BridgeNodeRegistry } from './bridge-nodes';
 import { SessionHub } from './agent-sessions';
 import { envelopeOf, type Audience, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
 import type { BridgedCalls } from './bridged-calls';
@@ -68,6 +69,8 @@ export interface RelayServiceOptions {
   maxBufferBytes: number;
   maxStreamsPerAgent: number;
   freshReplayMs: number;
+  /** Bridge nodes register with this relay (it has a bridge token), reporting their load every `heartbeatMs`. */
+  bridgeNodes?: { heartbeatMs: number };
   /** Bridged calls (`--bridge`, or the team's nodes): absent, every call is direct. */
   bridge?: BridgedCalls;
 }
@@ -76,7 +79,9 @@ export interface RelayServiceOptions {
 const FLUSH_TIMEOUT_MS = 2_000;
 
 export class RelayService {
-  readonly metrics = new RelayMetrics({ connectedAgents: () => this.hub.connected });
+  readonly metrics = new RelayMetrics({ connectedAgents: () => this.hub.connected, bridgeNodes: () => this.liveBridgeNodes() });
+  /** The team's bridge nodes; absent when this relay takes none. */
+  readonly nodeRegistry: BridgeNodeRegistry | undefined;
   private readonly backend: RelayBackend;
   private readonly directory: AgentDirectory;
   private readonly knownCalls = new KnownCalls();
@@ -102,6 +107,7 @@ export class RelayService {
     this.log = options.logger;
     this.directory = new AgentDirectory([...options.agents, ...legacyAgents(options.agentTokens)]);
     this.headStarts = new HeadStarts({ backend: this.backend, logger: this.log });
+    this.nodeRegistry = options.bridgeNodes === undefined ? undefined : new BridgeNodeRegistry(this.backend, options.bridgeNodes.heartbeatMs, this.log);
     this.hub = new SessionHub({
       backend: this.backend,
       headStarts: this.headStarts,
@@ -218,6 +224,17 @@ export class RelayService {
 
   renderMetrics(): Promise<string> {
     return this.metrics.render();
+  }
+
+  /** For the gauge at each scrape; undefined (the last value stays) when the backend cannot say. */
+  private async liveBridgeNodes(): Promise<number | undefined> {
+    if (this.nodeRegistry === undefined) return 0;
+    try {
+      return await this.nodeRegistry.liveCount();
+    } catch (error) {
+      this.log.warn('could not count the live bridge nodes', { error });
+      return undefined;
+    }
   }
 
   /**

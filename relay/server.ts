@@ -10,12 +10,23 @@ import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
 import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directory';
 import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
+import { BridgeNodeEndpoints } from './bridge-node-endpoints';
+import {
+  BRIDGE_TOKEN_SHARED_RULE,
+  bridgeTokenRule,
+  DEFAULT_BRIDGE_HEARTBEAT_MS,
+  isAgentToken,
+  MAX_BRIDGE_HEARTBEAT_MS,
+  MIN_BRIDGE_HEARTBEAT_MS,
+  RegisteredBridgeNodes,
+  type BridgeEventReport,
+} from './bridge-nodes';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { createBackend } from './backend/index';
 import { handleBridgeRequest, isBridgePath } from './bridge-endpoints';
 import { BridgedCalls, type BridgeNodeSource } from './bridged-calls';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
-import { clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
+import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
 import { parseResumeToken } from './resume-token';
@@ -43,6 +54,14 @@ export interface RelayOptions {
   redisUrl?: string;
   /** Prefix of every Redis key (default `relay:`). */
   redisPrefix?: string;
+  /**
+   * The bridge nodes' token (relay/REFERENCE.md "Bridge nodes"): with it, nodes register at
+   * `/bridge/nodes` and report their load; without it those endpoints answer 404. At least 32
+   * characters, no spaces, and no agent's token.
+   */
+  bridgeToken?: string;
+  /** How often a bridge node reports its load; three missed and it is gone. Default 5000. */
+  bridgeHeartbeatMs?: number;
   /** Names this instance in /healthz and logs. Default: random per start. */
   instanceId?: string;
   /** How long events stay available for replay. Default 10 minutes. */
@@ -85,12 +104,14 @@ export interface RelayOptions {
   connectionsCheckingIntervalMs?: number;
   /**
    * Where bridged calls' media goes (bridge/REFERENCE.md): the node in this process (`--bridge`) or
-   * the team's registered nodes. Absent: every call is direct.
+   * the team's registered nodes. Absent: the registered nodes when there is a bridge token, else
+   * every call is direct.
    */
   bridgeNodes?: BridgeNodeSource;
 }
 
 export type { RelayStats } from './relay-service';
+export type { BridgeEventReport } from './bridge-nodes';
 
 export interface RelayServer {
   /** http://host:port */
@@ -109,6 +130,11 @@ export interface RelayServer {
   onEvent(listener: (envelope: RelayEnvelope) => void): () => void;
   /** Replaces the agents (a reloaded agents file); open sessions of removed agents keep running until they reconnect. */
   setAgents(agents: AgentConfig[], agentTokens?: string[]): void;
+  /**
+   * Every event a bridge node posts to this instance (`POST /bridge/nodes/{nodeId}/events`). A relay
+   * without a bridge token takes none, and never calls the listener.
+   */
+  onBridgeEvent(listener: (report: BridgeEventReport) => void): () => void;
 }
 
 export const DEFAULT_RETENTION_MS = 10 * 60_000;
@@ -145,6 +171,12 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   }
   const dev = options.dev === true;
   checkAgentTokens(options.agentTokens ?? [], dev);
+  const { bridgeToken } = options;
+  if (bridgeToken !== undefined) checkBridgeToken(bridgeToken, options.agents ?? [], options.agentTokens ?? []);
+  const bridgeHeartbeatMs = options.bridgeHeartbeatMs ?? DEFAULT_BRIDGE_HEARTBEAT_MS;
+  if (!Number.isInteger(bridgeHeartbeatMs) || bridgeHeartbeatMs < MIN_BRIDGE_HEARTBEAT_MS || bridgeHeartbeatMs > MAX_BRIDGE_HEARTBEAT_MS) {
+    throw new RangeError(`bridgeHeartbeatMs: must be a whole number from ${MIN_BRIDGE_HEARTBEAT_MS} to ${MAX_BRIDGE_HEARTBEAT_MS}`);
+  }
   const maxStreamsPerAgent = options.maxStreamsPerAgent ?? DEFAULT_MAX_STREAMS_PER_AGENT;
   if (!isValidMaxStreamsPerAgent(maxStreamsPerAgent)) throw new RangeError(`maxStreamsPerAgent: ${MAX_STREAMS_PER_AGENT_RULE}`);
   const limiter = new AuthFailureLimiter(options.authFailureLimits);
@@ -170,12 +202,15 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   // Memory cursors carry their process's epoch; Redis cursors are shared, so the instance names itself.
   const epoch = backend.epoch ?? instanceId;
 
+  // With a bridge token and no node of its own, bridged calls go to the team's registered nodes.
+  const registeredNodes = options.bridgeNodes === undefined && bridgeToken !== undefined ? new RegisteredBridgeNodes(backend, bridgeToken, logger) : undefined;
+  const bridgeNodes = options.bridgeNodes ?? registeredNodes;
   let bridge: BridgedCalls | undefined;
   const service = await RelayService.start({
-    ...(options.bridgeNodes !== undefined
+    ...(bridgeNodes !== undefined
       ? {
           bridge: (bridge = new BridgedCalls({
-            nodes: options.bridgeNodes,
+            nodes: bridgeNodes,
             ownerOf: (callId) => backend.claimOwner(callId),
             logger,
           })),
@@ -192,6 +227,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     maxBufferBytes: options.maxClientBufferBytes ?? 8 * 1024 * 1024,
     maxStreamsPerAgent,
     freshReplayMs: options.freshReplayMs ?? 60_000,
+    ...(bridgeToken !== undefined ? { bridgeNodes: { heartbeatMs: bridgeHeartbeatMs } } : {}),
   });
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
 
@@ -205,6 +241,9 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     trustProxy: options.trustProxy === true,
     ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
     health: () => ({ backend: backend.kind, instance: instanceId, epoch }),
+    ...(bridgeToken !== undefined && service.nodeRegistry !== undefined
+      ? { nodes: new BridgeNodeEndpoints(service.nodeRegistry, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
+      : {}),
   });
 
   // A slow client cannot hold a socket: its headers must come within headersTimeout and its whole
@@ -223,6 +262,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   } catch (error) {
     service.abort();
     await service.close().catch(() => undefined);
+    await registeredNodes?.close();
     throw error;
   }
   server.on('error', (error) => logger.error('server error', { error }));
@@ -243,6 +283,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
       server.closeAllConnections();
     });
     await service.close();
+    await registeredNodes?.close();
     logger.info('relay closed', { instance: instanceId });
   };
 
@@ -263,8 +304,10 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     stats: () => ({ ...service.stats(), inFlight: endpoints.inFlight }),
     metrics: () => service.renderMetrics(),
     onEvent: (listener) => service.onEvent(listener),
+    onBridgeEvent: (listener) => service.nodeRegistry?.onEvent(listener) ?? (() => undefined),
     setAgents(agents, agentTokens = []) {
       checkAgentTokens(agentTokens, dev);
+      if (bridgeToken !== undefined) checkBridgeToken(bridgeToken, agents, agentTokens);
       service.setAgents(agents, agentTokens);
       logger.info('agents reloaded', { agents: service.agentCount });
     },
@@ -279,6 +322,13 @@ function checkAgentTokens(tokens: readonly string[], dev: boolean): void {
       throw new RangeError(`agentTokens: ${problem.message}${problem.kind === 'needs_dev' ? ' (pass dev: true for short development tokens)' : ''}`);
     }
   }
+}
+
+/** A bridge token a node cannot use, or that an agent holds too, stops the relay from starting. */
+function checkBridgeToken(token: string, agents: readonly AgentConfig[], agentTokens: readonly string[]): void {
+  const rule = bridgeTokenRule(token);
+  if (rule !== undefined) throw new RangeError(`bridgeToken: ${rule}`);
+  if (isAgentToken(token, agents, agentTokens)) throw new RangeError(`bridgeToken: ${BRIDGE_TOKEN_SHARED_RULE}`);
 }
 
 interface EndpointOptions {
@@ -296,6 +346,8 @@ interface EndpointOptions {
   turn?: TurnConfig;
   /** What /healthz says besides the status and the connected agents. */
   health: () => { backend: RelayBackend['kind']; instance: string; epoch: string };
+  /** The bridge nodes' endpoints; absent without a bridge token, and then they answer 404. */
+  nodes?: BridgeNodeEndpoints;
   /** Bridged calls: absent, the bridge endpoints answer 404. */
   bridge?: BridgedCalls;
 }
@@ -369,6 +421,8 @@ class RelayEndpoints {
           return methodNotAllowed(res, 'POST');
         }
         const { bridge } = this.options;
+        const { nodes } = this.options;
+        if (nodes !== undefined && BridgeNodeEndpoints.owns(path)) return this.track(nodes.handle(req, res, path, method));
         if (bridge !== undefined && isBridgePath(path)) {
           return this.track(
             handleBridgeRequest(
@@ -440,17 +494,7 @@ class RelayEndpoints {
   /** The body of an agent request, at most maxAgentBodyBytes; undefined once answered 413, or when the client went away. */
   private async agentBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
     const limit = this.options.maxAgentBodyBytes;
-    const body = await readBody(req, limit);
-    if (body.kind === 'aborted') return undefined;
-    if (body.kind === 'too_large') {
-      if (!body.drained) {
-        res.setHeader('Connection', 'close');
-        res.on('finish', () => req.destroy());
-      }
-      sendError(res, 413, 'payload_too_large', `the body is larger than ${limit} bytes, the limit of agent requests`, { limitBytes: limit });
-      return undefined;
-    }
-    return body.raw;
+    return boundedBody(req, res, limit, `the body is larger than ${limit} bytes, the limit of agent requests`);
   }
 
   private refuseWhileDraining(res: ServerResponse): void {

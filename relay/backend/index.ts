@@ -4,7 +4,7 @@ import type { Logger } from '../../shared/log';
 import { MemoryBackend } from './memory-backend';
 import type { RelayBackend } from './types';
 
-export type { AppendInput, AppendOutcome, Audience, BackendStats, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+export type { AppendInput, AppendOutcome, Audience, BackendStats, BridgeNode, CallNodeOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
 export { envelopeOf } from './types';
 export { MemoryBackend } from './memory-backend';
 

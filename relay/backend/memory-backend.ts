@@ -3,9 +3,11 @@
 import { randomBytes } from 'node:crypto';
 import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
 import type { RelayEvent } from '../../shared/events';
+import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge-nodes';
 import { createLogger, type Logger } from '../../shared/log';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
-import type { AppendInput, AppendOutcome, BackendStats, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+import { byNodeId, CALL_NODE_TTL_MS, isLive, leastLoaded, registeredNode, withLoad } from './node-rules';
+import type { AppendInput, AppendOutcome, BackendStats, BridgeNode, CallNodeOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
 
 export interface MemoryBackendOptions {
   /** How long stored events stay available for replay. */
@@ -56,6 +58,9 @@ export class MemoryBackend implements RelayBackend {
   private readonly claims = new Map<string, { agentId: string; expiresAt: number }>();
   private readonly declines = new Map<string, { agentIds: Set<string>; expiresAt: number }>();
   private readonly presence = new Map<string, { presence: Presence; expiresAt: number }>();
+  private readonly bridgeNodes = new Map<string, BridgeNode>();
+  /** callId → the node that holds it. Every placement lives equally long, so insertion order is expiry order. */
+  private readonly callNodes = new Map<string, { nodeId: string; expiresAt: number }>();
   /** Replaced, never mutated, so a listener that (un)subscribes during delivery does not disturb it. */
   private listeners: ReadonlyArray<(event: StoredEvent) => void> = [];
   private closed = false;
@@ -195,10 +200,77 @@ export class MemoryBackend implements RelayBackend {
     return entry.presence;
   }
 
+  registerNode(registration: BridgeNodeRegistration, ttlMs: number): Promise<BridgeNode> {
+    const node = registeredNode(registration, this.now(), ttlMs);
+    this.bridgeNodes.set(node.nodeId, node);
+    return Promise.resolve(node);
+  }
+
+  reportNodeLoad(nodeId: string, load: BridgeNodeLoad, ttlMs: number): Promise<BridgeNode | undefined> {
+    const now = this.now();
+    this.pruneNodes(now);
+    const current = this.bridgeNodes.get(nodeId);
+    if (current === undefined) return Promise.resolve(undefined);
+    const node = withLoad(current, load, now, ttlMs);
+    this.bridgeNodes.set(nodeId, node);
+    return Promise.resolve(node);
+  }
+
+  removeNode(nodeId: string): Promise<void> {
+    this.bridgeNodes.delete(nodeId);
+    return Promise.resolve();
+  }
+
+  nodes(): Promise<BridgeNode[]> {
+    this.pruneNodes(this.now());
+    return Promise.resolve([...this.bridgeNodes.values()].sort(byNodeId));
+  }
+
+  async pickNode(): Promise<BridgeNode | undefined> {
+    const nodes = await this.nodes();
+    expire(this.callNodes, this.now(), (c) => c.expiresAt);
+    const placed = new Map<string, number>();
+    for (const { nodeId } of this.callNodes.values()) placed.set(nodeId, (placed.get(nodeId) ?? 0) + 1);
+    return leastLoaded(nodes, (nodeId) => placed.get(nodeId) ?? 0);
+  }
+
+  setCallNode(callId: string, nodeId: string): Promise<CallNodeOutcome> {
+    const now = this.now();
+    expire(this.callNodes, now, (c) => c.expiresAt);
+    const holder = this.callNodes.get(callId)?.nodeId;
+    if (holder !== undefined && holder !== nodeId) return Promise.resolve({ placed: false, nodeId: holder });
+    // Re-inserted, so that the map stays in expiry order.
+    this.callNodes.delete(callId);
+    this.callNodes.set(callId, { nodeId, expiresAt: now + CALL_NODE_TTL_MS });
+    return Promise.resolve({ placed: true, nodeId });
+  }
+
+  callNode(callId: string): Promise<string | undefined> {
+    expire(this.callNodes, this.now(), (c) => c.expiresAt);
+    return Promise.resolve(this.callNodes.get(callId)?.nodeId);
+  }
+
+  dropCallNode(callId: string): Promise<void> {
+    this.callNodes.delete(callId);
+    return Promise.resolve();
+  }
+
+  callsOnNode(nodeId: string): Promise<string[]> {
+    expire(this.callNodes, this.now(), (c) => c.expiresAt);
+    const calls: string[] = [];
+    for (const [callId, holder] of this.callNodes) if (holder.nodeId === nodeId) calls.push(callId);
+    return Promise.resolve(calls.sort());
+  }
+
   close(): Promise<void> {
     this.closed = true;
     this.listeners = [];
     return Promise.resolve();
+  }
+
+  /** A node that missed its heartbeats is gone, as if it had never registered. */
+  private pruneNodes(now: number): void {
+    for (const [nodeId, node] of this.bridgeNodes) if (!isLive(node, now)) this.bridgeNodes.delete(nodeId);
   }
 
   private slice(from: number, limit: number): StoredEvent[] {

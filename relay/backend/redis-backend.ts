@@ -10,15 +10,32 @@
 //   claim:<callId>      the agent who won the call (1 h)
 //   presence            hash agentId → "<version> <json>"; the channel `presence` carries the same text
 //   presence:version    counter that orders presence updates
+//   bridge:nodes        hash nodeId → the bridge node's registration, JSON
+//   bridge:load         hash nodeId → "<expiresAt> <json>": its last load, and when it is gone
+//   bridge:call:<callId>        "<expiresAt> <nodeId>": the node that holds the call (1 h)
+//   bridge:node-calls:<nodeId>  sorted set callId → expiresAt: the calls placed on the node
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
+import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge-nodes';
 import { relayEventSchema } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
 import { parseWith } from '../../shared/validation';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
-import { PRESENCES, type AppendInput, type AppendOutcome, type BackendStats, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './types';
+import { byNodeId, CALL_NODE_TTL_MS, leastLoaded, NODE_KEYS_TTL_MS, registeredNode, withLoad } from './node-rules';
+import {
+  PRESENCES,
+  type AppendInput,
+  type AppendOutcome,
+  type BackendStats,
+  type BridgeNode,
+  type CallNodeOutcome,
+  type ClaimOutcome,
+  type Presence,
+  type RelayBackend,
+  type StoredEvent,
+} from './types';
 import { errorText } from '../../shared/result';
 
 export interface RedisBackendOptions {
@@ -90,6 +107,91 @@ redis.call('PUBLISH', ARGV[3], text)
 return version
 `;
 
+/**
+ * KEYS: nodes hash, load hash. ARGV: node id, registration json, load text, keys ttl ms. Both hashes
+ * live at least the keys ttl after the last write, so a deployment whose nodes are all gone leaves nothing.
+ */
+const REGISTER_NODE_LUA = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+for i = 1, 2 do
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+end
+return 1
+`;
+
+/**
+ * KEYS: nodes hash, load hash. ARGV: node id, now ms, load text, keys ttl ms. Returns the node's
+ * registration, or nil when no live node has that id (an expired one is removed).
+ */
+const REPORT_NODE_LOAD_LUA = `
+local registration = redis.call('HGET', KEYS[1], ARGV[1])
+local current = redis.call('HGET', KEYS[2], ARGV[1])
+local expiresAt = current and tonumber(string.match(current, '^(%d+) '))
+if not registration or not expiresAt or expiresAt <= tonumber(ARGV[2]) then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  return false
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+for i = 1, 2 do
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[4]) then redis.call('PEXPIRE', KEYS[i], ARGV[4]) end
+end
+return registration
+`;
+
+/**
+ * KEYS: nodes hash, load hash. ARGV: now ms. Returns id, registration, load text of every live node,
+ * one after another, and removes the nodes that missed their heartbeats.
+ */
+const LIVE_NODES_LUA = `
+local live = {}
+for _, id in ipairs(redis.call('HKEYS', KEYS[1])) do
+  local registration = redis.call('HGET', KEYS[1], id)
+  local load = redis.call('HGET', KEYS[2], id)
+  local expiresAt = load and tonumber(string.match(load, '^(%d+) '))
+  if registration and expiresAt and expiresAt > tonumber(ARGV[1]) then
+    live[#live + 1] = id
+    live[#live + 1] = registration
+    live[#live + 1] = load
+  else
+    redis.call('HDEL', KEYS[1], id)
+    redis.call('HDEL', KEYS[2], id)
+  end
+end
+return live
+`;
+
+/**
+ * KEYS: the call's key, the node's calls. ARGV: call id, node id, now ms, expires at ms, ttl ms.
+ * Returns {1, node} when the call is now on that node, {0, holder} when another node holds it. The
+ * expiry is kept in the value too, so that every instance judges it by the same clock as the nodes'.
+ */
+const SET_CALL_NODE_LUA = `
+local current = redis.call('GET', KEYS[1])
+if current then
+  local space = string.find(current, ' ', 1, true)
+  if space then
+    local expiresAt = tonumber(string.sub(current, 1, space - 1))
+    local holder = string.sub(current, space + 1)
+    if expiresAt and expiresAt > tonumber(ARGV[3]) and holder ~= ARGV[2] then return {0, holder} end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[4] .. ' ' .. ARGV[2], 'PX', ARGV[5])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[5]) then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
+return {1, ARGV[2]}
+`;
+
+/** KEYS: the call's key, its holder's calls. ARGV: call id, the call's value as read. 1 when dropped, 0 when it changed meanwhile. */
+const DROP_CALL_NODE_LUA = `
+if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+`;
+
 interface LuaScript {
   lua: string;
   sha: string;
@@ -99,6 +201,11 @@ const APPEND = script(APPEND_LUA);
 const CLAIM = script(CLAIM_LUA);
 const DECLINE = script(DECLINE_LUA);
 const SET_PRESENCE = script(PRESENCE_LUA);
+const REGISTER_NODE = script(REGISTER_NODE_LUA);
+const REPORT_NODE_LOAD = script(REPORT_NODE_LOAD_LUA);
+const LIVE_NODES = script(LIVE_NODES_LUA);
+const SET_CALL_NODE = script(SET_CALL_NODE_LUA);
+const DROP_CALL_NODE = script(DROP_CALL_NODE_LUA);
 
 const audienceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('everyone') }),
@@ -121,6 +228,16 @@ interface PresenceEntry {
   version: number;
 }
 type PresenceUpdate = PresenceEntry & { agentId: string };
+
+/** The records of a bridge node, outside data too: another relay version may have written them. */
+const nodeRegistrationRecordSchema = z.object({
+  nodeId: z.string(),
+  controlUrl: z.string(),
+  publicAddress: z.string(),
+  capacity: z.number().optional(),
+  registeredAt: z.number(),
+});
+const nodeLoadRecordSchema = z.object({ calls: z.number(), cpuPercent: z.number().optional(), lastSeenAt: z.number() });
 
 /** A stream id as Redis writes it: `<ms>-<seq>`, each an unsigned 64-bit integer. */
 const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
@@ -186,6 +303,8 @@ export class RedisBackend implements RelayBackend {
   private readonly presenceKey: string;
   private readonly presenceVersionKey: string;
   private readonly presenceChannel: string;
+  private readonly nodesKey: string;
+  private readonly nodeLoadKey: string;
   private readonly maxEvents: number;
 
   private constructor(
@@ -205,6 +324,8 @@ export class RedisBackend implements RelayBackend {
     this.presenceKey = `${prefix}presence`;
     this.presenceVersionKey = `${prefix}presence:version`;
     this.presenceChannel = `${prefix}presence`;
+    this.nodesKey = `${prefix}bridge:nodes`;
+    this.nodeLoadKey = `${prefix}bridge:load`;
     this.maxEvents = Math.max(1, options.maxEvents ?? REDIS_DEFAULTS.maxEvents);
     this.stopped = new Promise((resolve) => (this.stop = () => resolve('stopped')));
   }
@@ -374,6 +495,92 @@ export class RedisBackend implements RelayBackend {
     return entry && entry.expiresAt > this.now() ? entry.presence : undefined;
   }
 
+  async registerNode(registration: BridgeNodeRegistration, ttlMs: number): Promise<BridgeNode> {
+    const node = registeredNode(registration, Math.floor(this.now()), Math.ceil(ttlMs));
+    const { nodeId, controlUrl, publicAddress, capacity, registeredAt } = node;
+    const record = JSON.stringify({ nodeId, controlUrl, publicAddress, capacity, registeredAt });
+    await this.runScript(REGISTER_NODE, [this.nodesKey, this.nodeLoadKey], [nodeId, record, loadText(node), this.nodeKeysTtl(ttlMs)]);
+    return node;
+  }
+
+  async reportNodeLoad(nodeId: string, load: BridgeNodeLoad, ttlMs: number): Promise<BridgeNode | undefined> {
+    const now = Math.floor(this.now());
+    const ttl = Math.ceil(ttlMs);
+    const text = loadText({ ...load, lastSeenAt: now, expiresAt: now + ttl });
+    const registration = await this.runScript(REPORT_NODE_LOAD, [this.nodesKey, this.nodeLoadKey], [nodeId, now, text, this.nodeKeysTtl(ttlMs)]);
+    if (registration === null) return undefined;
+    if (typeof registration !== 'string') throw new Error('Unexpected reply from the node load script');
+    const node = this.registeredNodeOf(nodeId, registration);
+    return node === undefined ? undefined : withLoad(node, load, now, ttl);
+  }
+
+  async removeNode(nodeId: string): Promise<void> {
+    await this.command.multi().hdel(this.nodesKey, nodeId).hdel(this.nodeLoadKey, nodeId).exec();
+  }
+
+  async nodes(): Promise<BridgeNode[]> {
+    const reply = await this.runScript(LIVE_NODES, [this.nodesKey, this.nodeLoadKey], [Math.floor(this.now())]);
+    if (!Array.isArray(reply)) throw new Error('Unexpected reply from the live nodes script');
+    const nodes: BridgeNode[] = [];
+    for (let i = 0; i + 2 < reply.length; i += 3) {
+      const [nodeId, registration, load] = reply.slice(i, i + 3) as unknown[];
+      if (typeof nodeId !== 'string' || typeof registration !== 'string' || typeof load !== 'string') continue;
+      const node = this.nodeOf(nodeId, registration, load);
+      if (node !== undefined) nodes.push(node);
+    }
+    return nodes.sort(byNodeId);
+  }
+
+  async pickNode(): Promise<BridgeNode | undefined> {
+    const nodes = await this.nodes();
+    if (nodes.length === 0) return undefined;
+    const now = Math.floor(this.now());
+    const pipeline = this.command.pipeline();
+    for (const { nodeId } of nodes) pipeline.zcount(this.nodeCallsKey(nodeId), `(${now}`, '+inf');
+    const counts = (await pipeline.exec()) ?? [];
+    const placed = new Map<string, number>();
+    nodes.forEach(({ nodeId }, i) => {
+      const [error, count] = counts[i] ?? [null, 0];
+      if (error === null && typeof count === 'number') placed.set(nodeId, count);
+    });
+    return leastLoaded(nodes, (nodeId) => placed.get(nodeId) ?? 0);
+  }
+
+  async setCallNode(callId: string, nodeId: string): Promise<CallNodeOutcome> {
+    const now = Math.floor(this.now());
+    const reply = await this.runScript(SET_CALL_NODE, [this.callNodeKey(callId), this.nodeCallsKey(nodeId)], [callId, nodeId, now, now + CALL_NODE_TTL_MS, CALL_NODE_TTL_MS]);
+    if (!Array.isArray(reply)) throw new Error('Unexpected reply from the call node script');
+    const [placed, holder] = reply as unknown[];
+    if ((placed !== 0 && placed !== 1) || typeof holder !== 'string') throw new Error('Unexpected reply from the call node script');
+    return placed === 1 ? { placed: true, nodeId: holder } : { placed: false, nodeId: holder };
+  }
+
+  async callNode(callId: string): Promise<string | undefined> {
+    const placement = parseCallNode(await this.command.get(this.callNodeKey(callId)));
+    return placement !== undefined && placement.expiresAt > this.now() ? placement.nodeId : undefined;
+  }
+
+  async dropCallNode(callId: string): Promise<void> {
+    const key = this.callNodeKey(callId);
+    // The holder's set is a key of its own: read the holder, then drop both unless the call moved meanwhile.
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const value = await this.command.get(key);
+      if (value === null) return;
+      const placement = parseCallNode(value);
+      if (placement === undefined) {
+        await this.command.del(key);
+        return;
+      }
+      if ((await this.runScript(DROP_CALL_NODE, [key, this.nodeCallsKey(placement.nodeId)], [callId, value])) === 1) return;
+    }
+    throw new Error(`The call ${callId} kept moving between nodes while it was being dropped`);
+  }
+
+  async callsOnNode(nodeId: string): Promise<string[]> {
+    const calls = await this.command.zrangebyscore(this.nodeCallsKey(nodeId), `(${Math.floor(this.now())}`, '+inf');
+    return calls.sort();
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -391,6 +598,43 @@ export class RedisBackend implements RelayBackend {
       clearTimeout(timer);
     }
     this.command.disconnect();
+  }
+
+  private nodeKeysTtl(ttlMs: number): number {
+    return Math.max(NODE_KEYS_TTL_MS, Math.ceil(2 * ttlMs));
+  }
+
+  /** A node as its registration record says, with no load yet: undefined when the record cannot be read. */
+  private registeredNodeOf(nodeId: string, text: string): BridgeNode | undefined {
+    const record = parseWith(nodeRegistrationRecordSchema, parseJson(text));
+    if (!record.ok || record.value.nodeId !== nodeId) {
+      this.log.warn('skipped an unreadable bridge node record', { nodeId });
+      return undefined;
+    }
+    const { capacity, registeredAt, ...where } = record.value;
+    return { ...where, ...(capacity !== undefined ? { capacity } : {}), calls: 0, registeredAt, lastSeenAt: registeredAt, expiresAt: 0 };
+  }
+
+  /** A live node from its two records (`<expiresAt> <json>` for its load). */
+  private nodeOf(nodeId: string, registration: string, load: string): BridgeNode | undefined {
+    const node = this.registeredNodeOf(nodeId, registration);
+    const space = load.indexOf(' ');
+    const expiresAt = Number(load.slice(0, space));
+    const record = parseWith(nodeLoadRecordSchema, parseJson(load.slice(space + 1)));
+    if (node === undefined || space <= 0 || !Number.isSafeInteger(expiresAt) || !record.ok) {
+      if (node !== undefined) this.log.warn('skipped an unreadable bridge node load', { nodeId });
+      return undefined;
+    }
+    const { cpuPercent, ...seen } = record.value;
+    return { ...node, ...seen, ...(cpuPercent !== undefined ? { cpuPercent } : {}), expiresAt };
+  }
+
+  private callNodeKey(callId: string): string {
+    return `${this.prefix}bridge:call:${callId}`;
+  }
+
+  private nodeCallsKey(nodeId: string): string {
+    return `${this.prefix}bridge:node-calls:${nodeId}`;
   }
 
   private tombstoneKey(callId: string): string {
@@ -557,6 +801,29 @@ function putPresence(mirror: Map<string, PresenceEntry>, update: PresenceUpdate)
   // Messages on the channel and the reload race each other; the version orders them.
   if (current && current.version >= update.version) return;
   mirror.set(update.agentId, { presence: update.presence, expiresAt: update.expiresAt, version: update.version });
+}
+
+/** `<expiresAt> <nodeId>` as the call node script stores a placement. */
+function parseCallNode(text: string | null): { expiresAt: number; nodeId: string } | undefined {
+  if (text === null) return undefined;
+  const space = text.indexOf(' ');
+  const expiresAt = Number(text.slice(0, space));
+  const nodeId = text.slice(space + 1);
+  return space > 0 && Number.isSafeInteger(expiresAt) && nodeId !== '' ? { expiresAt, nodeId } : undefined;
+}
+
+/** `<expiresAt> <json>` as the node scripts store a node's load. */
+function loadText(node: BridgeNodeLoad & { lastSeenAt: number; expiresAt: number }): string {
+  const { calls, cpuPercent, lastSeenAt, expiresAt } = node;
+  return `${expiresAt} ${JSON.stringify({ calls, cpuPercent, lastSeenAt })}`;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `<version> <json>` as the presence script writes it. */

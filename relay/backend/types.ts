@@ -3,6 +3,7 @@
 // de-duplication, tombstones, the order of events, who claimed a call, who is available — is
 // decided here; each relay instance only fans out to the agents connected to it.
 import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
+import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge-nodes';
 import type { RelayEnvelope, RelayEvent } from '../../shared/events';
 
 /**
@@ -48,6 +49,22 @@ export interface AppendInput {
   receivedAt: number;
   audience: Audience;
 }
+
+/** A live bridge node: what it registered with, its last reported load, and when it is gone unless it reports again. */
+export interface BridgeNode extends BridgeNodeRegistration, BridgeNodeLoad {
+  /** When it registered (the backend's clock, unix ms). */
+  registeredAt: number;
+  /** Its last registration or load report. */
+  lastSeenAt: number;
+  /** It is gone from this moment on unless it reports its load before. */
+  expiresAt: number;
+}
+
+/**
+ * Where a call's media went: the first node it was placed on holds it, across instances. `placed`
+ * is false when another node already held the call; `nodeId` is the node that holds it either way.
+ */
+export type CallNodeOutcome = { placed: true; nodeId: string } | { placed: false; nodeId: string };
 
 /** What a backend can say about itself for `RelayServer.stats()`. */
 export interface BackendStats {
@@ -114,6 +131,43 @@ export interface RelayBackend {
   setPresence(agentId: string, presence: Presence, ttlMs: number): Promise<void>;
   /** A local mirror kept current by the backend (instances deliver without a round trip). */
   presenceOf(agentId: string): Presence | undefined;
+
+  /**
+   * Registers a bridge node, or replaces the one of the same id: 0 calls, alive for `ttlMs` unless
+   * it reports its load. Seen by every instance.
+   */
+  registerNode(registration: BridgeNodeRegistration, ttlMs: number): Promise<BridgeNode>;
+  /**
+   * A live node's load, which is its heartbeat too: alive for `ttlMs` more. Undefined when no live
+   * node has that id (never registered, removed, or expired): it must register again.
+   */
+  reportNodeLoad(nodeId: string, load: BridgeNodeLoad, ttlMs: number): Promise<BridgeNode | undefined>;
+  /** The node leaves; removing an unknown node is no error. */
+  removeNode(nodeId: string): Promise<void>;
+  /** Every live node, by id. */
+  nodes(): Promise<BridgeNode[]>;
+  /**
+   * The live node that takes the next call (node-rules.ts `leastLoaded`): one with room for it, the
+   * fewest calls first, counting those placed on it since its last report. Undefined when no live
+   * node has room.
+   */
+  pickNode(): Promise<BridgeNode | undefined>;
+
+  /**
+   * Places a call on a node; the first placement wins, across instances, as a claim does. Placing
+   * it again on the node that holds it keeps it another `CALL_NODE_TTL_MS` (1 h, like a claim);
+   * another node is refused with the holder's id. To move a call, drop it first.
+   */
+  setCallNode(callId: string, nodeId: string): Promise<CallNodeOutcome>;
+  /** The node that holds a call, if one does. */
+  callNode(callId: string): Promise<string | undefined>;
+  /** The call's media has left its node (ended, or moving); dropping an unplaced call is no error. */
+  dropCallNode(callId: string): Promise<void>;
+  /**
+   * The calls placed on a node, by id; also after the node is gone, so that the relay can end or
+   * move them.
+   */
+  callsOnNode(nodeId: string): Promise<string[]>;
 
   close(): Promise<void>;
 }

@@ -80,6 +80,7 @@ const CONTRACT = {
   relay_delivery_latency_seconds: { type: 'histogram', help: 'From receiving a webhook to writing its event to an agent stream (live deliveries).' },
   relay_auth_failures_total: { type: 'counter', help: 'Agent requests refused for a missing or unknown token (answered 401).' },
   relay_rate_limited_total: { type: 'counter', help: 'Agent requests refused because their address failed authentication too often (answered 429).' },
+  relay_bridge_nodes: { type: 'gauge', help: 'Live bridge nodes registered with the team (every instance counts the same nodes).' },
   process_resident_memory_bytes: { type: 'gauge', help: 'Resident memory size in bytes.' },
 } as const;
 
@@ -98,6 +99,7 @@ const CONTRACT_SERIES = [
   'relay_delivery_latency_seconds_count',
   'relay_auth_failures_total',
   'relay_rate_limited_total',
+  'relay_bridge_nodes',
   'process_resident_memory_bytes',
 ].sort();
 
@@ -128,6 +130,7 @@ describe('relay: metrics', () => {
     expect(before.value('relay_events_stored_total')).toBe(0);
     expect(before.value('relay_events_delivered_total')).toBe(0);
     expect(before.value('relay_connected_agents')).toBe(0);
+    expect(before.value('relay_bridge_nodes')).toBe(0);
     expect(before.value('relay_delivery_latency_seconds_count')).toBe(0);
     expect(before.value('relay_delivery_latency_seconds_sum')).toBe(0);
     const les = before.samples.filter((s) => s.name === 'relay_delivery_latency_seconds_bucket').map((s) => s.labels.le);
@@ -222,5 +225,20 @@ describe('relay: metrics', () => {
 
     expect(first.stats()).toMatchObject({ webhooksReceived: 2, webhooksRejected: 1, eventsStored: 1, eventsDropped: 1, eventsDelivered: 1 });
     expect(second.stats()).toMatchObject({ webhooksReceived: 0, webhooksRejected: 1, eventsStored: 0, eventsDropped: 0, eventsDelivered: 0 });
+  });
+
+  it('counts the team’s live bridge nodes at each scrape', async () => {
+    const bridgeToken = 'bridge-token-0123456789abcdef-0123456789';
+    const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents, heartbeatMs: 60_000, bridgeToken });
+    relays.push(relay);
+    const node = (method: string, path: string, body?: unknown) =>
+      fetch(`${relay.url}${path}`, { method, headers: { authorization: `Bearer ${bridgeToken}`, 'content-type': 'application/json' }, body: body === undefined ? null : JSON.stringify(body) });
+    expect((await scrape(relay)).value('relay_bridge_nodes')).toBe(0);
+    for (const nodeId of ['node-1', 'node-2']) expect((await node('POST', '/bridge/nodes', { nodeId, controlUrl: 'http://10.0.0.2:8790', publicAddress: '10.0.0.2' })).status).toBe(200);
+    const two = await scrape(relay);
+    expect(seriesOf(two.samples)).toEqual(CONTRACT_SERIES);
+    expect(two.value('relay_bridge_nodes')).toBe(2);
+    expect((await node('DELETE', '/bridge/nodes/node-1')).status).toBe(200);
+    expect((await scrape(relay)).value('relay_bridge_nodes')).toBe(1);
   });
 });

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { hashAgentToken } from '../../../relay/agent-directory';
 import { parseAddAgentCli, parseRelayCli } from '../../../relay/cli-options';
 
 const root = resolve(import.meta.dirname, '../../..');
@@ -130,6 +133,45 @@ describe('relay command line', () => {
       ok: false,
       error: { message: '--max-streams-per-agent must be a whole number from 1 to 100 (got "0")', field: '--max-streams-per-agent' },
     });
+  });
+
+  it('reads --bridge-token or RELAY_BRIDGE_TOKEN, and refuses one a node cannot use or an agent holds, naming where it came from', () => {
+    const bridgeToken = 'bridge-token-0123456789abcdef-0123456789';
+    expect(parseRelayCli([...good, '--bridge-token', bridgeToken], {})).toMatchObject({ ok: true, value: { bridgeToken } });
+    expect(parseRelayCli(good, { RELAY_BRIDGE_TOKEN: bridgeToken })).toMatchObject({ ok: true, value: { bridgeToken } });
+    expect(parseRelayCli([...good, '--bridge-token', bridgeToken], { RELAY_BRIDGE_TOKEN: 'env-bridge-token-0123456789abcdef-0123' })).toMatchObject({ ok: true, value: { bridgeToken } });
+    const without = parseRelayCli(good, {});
+    expect(without.ok).toBe(true);
+    expect(without).not.toHaveProperty('value.bridgeToken');
+    expect(parseRelayCli([...good, '--bridge-token', 'short-bridge-token'], {})).toEqual({
+      ok: false,
+      error: { code: 'invalid_input', message: '--bridge-token: must be at least 32 characters', field: '--bridge-token' },
+    });
+    expect(parseRelayCli(good, { RELAY_BRIDGE_TOKEN: 'short' })).toMatchObject({ ok: false, error: { message: 'RELAY_BRIDGE_TOKEN: must be at least 32 characters', field: '--bridge-token' } });
+    expect(parseRelayCli([...good, '--bridge-token', 'bridge token with spaces 0123456789abcdef'], {})).toMatchObject({
+      ok: false,
+      error: { message: '--bridge-token: must not contain spaces', field: '--bridge-token' },
+    });
+    // Even --dev, which lets short agent tokens through, does not shorten the bridge token's rule.
+    expect(parseRelayCli([...good, '--dev', '--bridge-token', 'short-bridge-token'], {})).toMatchObject({ ok: false, error: { field: '--bridge-token' } });
+    expect(parseRelayCli([...good, '--bridge-token', TOKEN_1], {})).toMatchObject({
+      ok: false,
+      error: { message: '--bridge-token: must differ from every agent token', field: '--bridge-token' },
+    });
+  });
+
+  it('exits with code 2 when the bridge token is an agent’s of the agents file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'relay-cli-'));
+    const agentsPath = join(dir, 'agents.json');
+    const shared = 'bridge-token-0123456789abcdef-0123456789';
+    await writeFile(agentsPath, JSON.stringify({ agents: [{ id: 'alice', name: 'Alice', tokenSha256: hashAgentToken(shared) }] }));
+    try {
+      const refused = await runCli(['--app-secret', 's', '--agents', agentsPath, '--bridge-token', shared, '--port', '0']);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr.trim().split('\n')).toEqual([`relay: --bridge-token: must differ from every agent token (an agent of ${agentsPath} has it)`]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits with code 2 naming --agent-token when a token is too short, and starts with --dev', async () => {
