@@ -95,20 +95,9 @@ export function parseBridgeCli(argv: readonly string[], env: Readonly<Record<str
   if (problem === 'has_spaces') return bad('--bridge-token', `${tokenSource}: must not contain spaces`);
   if (problem === 'too_short') return bad('--bridge-token', `${tokenSource}: must be at least ${MIN_BRIDGE_TOKEN_CHARS} characters`);
 
-  const publicAddress = flag('public-address', 'BRIDGE_PUBLIC_ADDRESS')?.trim();
-  if (publicAddress !== undefined && isIP(publicAddress) === 0) return bad('--public-address', `--public-address must be an IP address (got "${publicAddress}")`);
-
-  const rtpText = flag('rtp-ports', 'BRIDGE_RTP_PORTS')?.trim();
-  let rtpPorts: { from: number; to: number } | undefined;
-  if (rtpText !== undefined) {
-    const match = /^(\d{1,5})-(\d{1,5})$/.exec(rtpText);
-    const from = Number(match?.[1]);
-    const to = Number(match?.[2]);
-    if (match === null || from < MIN_RTP_PORT || to > 65535 || from > to) {
-      return bad('--rtp-ports', `--rtp-ports must be FROM-TO, two whole numbers from ${MIN_RTP_PORT} to 65535, FROM not above TO (got "${rtpText}")`);
-    }
-    rtpPorts = { from, to };
-  }
+  const media = parseMediaFlags(flag('public-address', 'BRIDGE_PUBLIC_ADDRESS'), flag('rtp-ports', 'BRIDGE_RTP_PORTS'));
+  if (!media.ok) return media;
+  const { publicAddress, rtpPorts } = media.value;
 
   const portText = (flag('control-port', 'BRIDGE_CONTROL_PORT') ?? String(DEFAULT_CONTROL_PORT)).trim();
   if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) return bad('--control-port', `--control-port must be a whole number from 0 to 65535 (got "${portText}")`);
@@ -140,6 +129,30 @@ export function parseBridgeCli(argv: readonly string[], env: Readonly<Record<str
     ...(nodeId !== undefined ? { nodeId } : {}),
     ...(capacityText !== undefined ? { capacity: Number(capacityText) } : {}),
   });
+}
+
+/**
+ * A node's media flags, the same for `npm run bridge` and the relay's `--bridge`: `--public-address`
+ * an IP address, `--rtp-ports` FROM-TO within the unprivileged ports. Each problem names its flag.
+ */
+export function parseMediaFlags(
+  publicAddressText: string | undefined,
+  rtpPortsText: string | undefined,
+): Result<{ publicAddress?: string; rtpPorts?: { from: number; to: number } }> {
+  const publicAddress = publicAddressText?.trim();
+  if (publicAddress !== undefined && isIP(publicAddress) === 0) return bad('--public-address', `--public-address must be an IP address (got "${publicAddress}")`);
+  const rtpText = rtpPortsText?.trim();
+  let rtpPorts: { from: number; to: number } | undefined;
+  if (rtpText !== undefined) {
+    const match = /^(\d{1,5})-(\d{1,5})$/.exec(rtpText);
+    const from = Number(match?.[1]);
+    const to = Number(match?.[2]);
+    if (match === null || from < MIN_RTP_PORT || to > 65535 || from > to) {
+      return bad('--rtp-ports', `--rtp-ports must be FROM-TO, two whole numbers from ${MIN_RTP_PORT} to 65535, FROM not above TO (got "${rtpText}")`);
+    }
+    rtpPorts = { from, to };
+  }
+  return ok({ ...(publicAddress !== undefined ? { publicAddress } : {}), ...(rtpPorts !== undefined ? { rtpPorts } : {}) });
 }
 
 /** A node id from the host name and the control port, within the id's rule: two nodes of one host differ by their port. */

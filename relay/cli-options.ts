@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result, errorText } from '../shared/result';
 import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentTokenProblem } from './agent-directory';
+import { parseMediaFlags } from '../bridge/cli-options';
 import { BRIDGE_TOKEN_SHARED_RULE, bridgeTokenRule, isAgentToken } from './bridge-nodes';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_LIMIT, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { DEFAULT_TURN_TTL_SEC, MAX_TURN_TTL_SEC, MIN_TURN_TTL_SEC, TURN_SECRET_RULE, TURN_TTL_RULE, TURN_URL_RULE, describeTurnUrl, isTurnUrl, type TurnConfig } from './turn-credentials';
@@ -33,6 +34,8 @@ export interface RelayCliConfig {
   turn?: Required<TurnConfig>;
   /** The bridge nodes' token (relay/REFERENCE.md "Bridge nodes"); absent: the relay takes no bridge nodes. */
   bridgeToken?: string;
+  /** --bridge: a bridge node in the relay's own process carries every call's media, with these media flags. */
+  bridge?: { publicAddress?: string; rtpPorts?: { from: number; to: number } };
 }
 
 /** `npm run relay -- add-agent …` */
@@ -45,7 +48,7 @@ export interface AddAgentCommand {
 export const DEFAULT_RELAY_PORT = 8787;
 
 export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
-                        [--turn-secret S --turn-urls URL[,URL]] [--bridge-token T] [--max-streams-per-agent N] [--trust-proxy] [--dev]
+                        [--turn-secret S --turn-urls URL[,URL]] [--bridge [--public-address A] [--rtp-ports FROM-TO]] [--bridge-token T] [--max-streams-per-agent N] [--trust-proxy] [--dev]
        npm run relay -- add-agent --agents FILE --id ID [--name NAME]
 
   --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
@@ -61,6 +64,9 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
   --turn-secret S     the TURN server's static-auth-secret (GET /turn-credentials) env RELAY_TURN_SECRET
   --turn-urls U[,U]   the TURN server's turn: or turns: URLs, comma-separated      env RELAY_TURN_URLS
   --turn-ttl-seconds T  how long handed-out TURN credentials last (${MIN_TURN_TTL_SEC}–${MAX_TURN_TTL_SEC}; default ${DEFAULT_TURN_TTL_SEC})  env RELAY_TURN_TTL_SECONDS
+  --bridge            run a bridge node in this process: calls' media ends on it (one machine)   env RELAY_BRIDGE=1
+  --public-address A  with --bridge: the IP address customers and agents reach its media at  env RELAY_PUBLIC_ADDRESS
+  --rtp-ports F-T     with --bridge: the UDP ports of its media, 1024–65535 (default: any)   env RELAY_RTP_PORTS
   --bridge-token T    the token bridge nodes register with (at least 32 characters, no agent's)
                                                                                    env RELAY_BRIDGE_TOKEN
   --max-streams-per-agent N  open event streams per agent (1–${MAX_STREAMS_PER_AGENT_LIMIT}; default ${DEFAULT_MAX_STREAMS_PER_AGENT}); one more closes the oldest
@@ -98,6 +104,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         'turn-urls': { type: 'string' },
         'turn-ttl-seconds': { type: 'string' },
         'bridge-token': { type: 'string' },
+        bridge: { type: 'boolean' },
+        'public-address': { type: 'string' },
+        'rtp-ports': { type: 'string' },
         'log-level': { type: 'string' },
         'max-streams-per-agent': { type: 'string' },
         'trust-proxy': { type: 'boolean' },
@@ -194,6 +203,15 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   const bridgeRule = bridgeToken === undefined ? undefined : (bridgeTokenRule(bridgeToken) ?? (isAgentToken(bridgeToken, [], agentTokens) ? BRIDGE_TOKEN_SHARED_RULE : undefined));
   if (bridgeRule !== undefined) return err('invalid_input', `${bridgeTokenSource}: ${bridgeRule}`, { field: '--bridge-token' });
 
+  const bridged = switchOf(values.bridge, env.RELAY_BRIDGE, '--bridge', 'RELAY_BRIDGE');
+  if (!bridged.ok) return bridged;
+  const publicAddressText = flag('public-address', 'RELAY_PUBLIC_ADDRESS');
+  const rtpPortsText = flag('rtp-ports', 'RELAY_RTP_PORTS');
+  if (!bridged.value && publicAddressText !== undefined) return err('invalid_input', '--public-address needs --bridge: it is the address of the bridge in this process', { field: '--public-address' });
+  if (!bridged.value && rtpPortsText !== undefined) return err('invalid_input', '--rtp-ports needs --bridge: they are the ports of the bridge in this process', { field: '--rtp-ports' });
+  const media = parseMediaFlags(publicAddressText, rtpPortsText);
+  if (!media.ok) return media;
+
   return ok({
     port: Number(portText),
     retentionMs: retentionMinutes * 60_000,
@@ -210,6 +228,7 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     ...(redisPrefix !== undefined ? { redisPrefix } : {}),
     ...(turn.value !== undefined ? { turn: turn.value } : {}),
     ...(bridgeToken !== undefined ? { bridgeToken } : {}),
+    ...(bridged.value ? { bridge: media.value } : {}),
   });
 }
 

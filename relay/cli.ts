@@ -2,7 +2,9 @@
 import { configureLogging, createLogger } from '../shared/log';
 import type { AgentConfig } from './agent-directory';
 import { addAgentToFile, readAgentsFile } from './agents-file';
+import { BridgeNode } from '../bridge/bridge-node';
 import { BRIDGE_TOKEN_SHARED_RULE, isAgentToken } from './bridge-nodes';
+import { localBridge } from './bridged-calls';
 import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from './cli-options';
 import { startRelay, type RelayServer } from './server';
 import { errorText } from '../shared/result';
@@ -39,9 +41,12 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
+  // --bridge: the node lives as long as the relay, on this machine's addresses unless told its public one.
+  const bridge = config.bridge === undefined ? undefined : new BridgeNode({ ...config.bridge, logger: createLogger('bridge') });
   let relay: RelayServer;
   try {
     relay = await startRelay({
+      ...(bridge !== undefined ? { bridgeNodes: localBridge(bridge) } : {}),
       port: config.port,
       host: config.host,
       appSecret: config.appSecret,
@@ -63,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
     const reason = code === 'EADDRINUSE' ? `port ${config.port} is already in use` : code === 'EACCES' ? `no permission to listen on port ${config.port}` : undefined;
     if (reason !== undefined) console.error(`relay: cannot listen on ${config.host}:${config.port}: ${reason}`);
     else console.error(`relay: cannot start: ${(e as Error).message}`);
+    await bridge?.close();
     return 1;
   }
   console.log(`relay listening on ${relay.url}`);
@@ -93,10 +99,13 @@ async function main(argv: string[]): Promise<number> {
       if (stopping) return resolve(130);
       stopping = true;
       logger.info('shutting down', { signal, ...relay.stats() });
-      relay.close().then(
-        () => resolve(0),
-        () => resolve(1),
-      );
+      relay
+        .close()
+        .then(() => bridge?.close())
+        .then(
+          () => resolve(0),
+          () => resolve(1),
+        );
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);

@@ -197,6 +197,42 @@ describe('relay command line', () => {
     expect(run.stderr.trim().split('\n')).toEqual(['relay: --port must be a whole number from 0 to 65535 (got "abc")']);
   });
 
+  it('reads --bridge with its media flags, from flags or the environment, and refuses media flags without it or out of rule', () => {
+    expect(parseRelayCli([...good, '--bridge'], {})).toMatchObject({ ok: true, value: { bridge: {} } });
+    expect(parseRelayCli(good, {})).not.toHaveProperty('value.bridge');
+    expect(parseRelayCli([...good, '--bridge', '--public-address', '203.0.113.7', '--rtp-ports', '40000-40999'], {})).toMatchObject({
+      ok: true,
+      value: { bridge: { publicAddress: '203.0.113.7', rtpPorts: { from: 40_000, to: 40_999 } } },
+    });
+    expect(parseRelayCli(good, { RELAY_BRIDGE: '1', RELAY_PUBLIC_ADDRESS: '198.51.100.2', RELAY_RTP_PORTS: '50000-50100' })).toMatchObject({
+      ok: true,
+      value: { bridge: { publicAddress: '198.51.100.2', rtpPorts: { from: 50_000, to: 50_100 } } },
+    });
+    expect(parseRelayCli([...good, '--public-address', '203.0.113.7'], {})).toEqual({
+      ok: false,
+      error: { code: 'invalid_input', message: '--public-address needs --bridge: it is the address of the bridge in this process', field: '--public-address' },
+    });
+    expect(parseRelayCli([...good, '--rtp-ports', '40000-40999'], {})).toMatchObject({ ok: false, error: { field: '--rtp-ports' } });
+    expect(parseRelayCli([...good, '--bridge', '--public-address', 'bridge.example.com'], {})).toMatchObject({
+      ok: false,
+      error: { message: '--public-address must be an IP address (got "bridge.example.com")', field: '--public-address' },
+    });
+    expect(parseRelayCli([...good, '--bridge', '--rtp-ports', '50000-40000'], {})).toMatchObject({
+      ok: false,
+      error: { message: '--rtp-ports must be FROM-TO, two whole numbers from 1024 to 65535, FROM not above TO (got "50000-40000")', field: '--rtp-ports' },
+    });
+  });
+
+  it('with --bridge, tells its agents that calls are bridged, and closes the bridge with it on SIGTERM', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', ...good, '--bridge', '--log-level', 'error'], { cwd: root, env: cleanEnv() });
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    const url = await listeningUrl(child);
+    const me = await fetch(`${url}/me`, { headers: { authorization: `Bearer ${TOKEN_1}` } });
+    expect(await me.json()).toMatchObject({ agentId: 'agent-1', bridged: true });
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
   it('prints its URL, serves, and closes gracefully on SIGTERM', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', ...good, '--log-level', 'error'], { cwd: root, env: cleanEnv() });
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
