@@ -236,5 +236,6 @@ describe('the node\u2019s contract', () => {
     expect(customer.packets.length).toBe(count);
     expect(await bridge.prepareIncoming('wacid.after', 'v=0\r\n')).toMatchObject({ ok: false });
     expect(await bridge.prepareOutgoing('dial-after')).toMatchObject({ ok: false, error: { code: 'not_available' } });
+    expect(await bridge.report('wacid.close')).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
   });
 });
