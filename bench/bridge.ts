@@ -315,6 +315,9 @@ interface NodeMeasures {
   busy: number;
   /** The longest garbage collection, ms. */
   gcMaxMs: number;
+  /** The process's heap in use and its resident size at the window's start and end, MB. */
+  heapMb: [number, number];
+  rssMb: [number, number];
 }
 
 function runNode(): void {
@@ -322,6 +325,8 @@ function runNode(): void {
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   let utilisation = performance.eventLoopUtilization();
   let gcMaxMs = 0;
+  let memoryBefore = process.memoryUsage();
+  const mb = (bytes: number) => bytes / 1024 / 1024;
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) gcMaxMs = Math.max(gcMaxMs, entry.duration);
   }).observe({ entryTypes: ['gc'] });
@@ -337,12 +342,22 @@ function runNode(): void {
       loopDelay.enable();
       utilisation = performance.eventLoopUtilization();
       gcMaxMs = 0;
+      memoryBefore = process.memoryUsage();
       return process.cpuUsage();
     },
     measured: (): NodeMeasures => {
       loopDelay.disable();
       const busy = performance.eventLoopUtilization(utilisation).utilization;
-      return { cpu: process.cpuUsage(), loopP50: loopDelay.percentile(50) / 1e6, loopP99: loopDelay.percentile(99) / 1e6, busy, gcMaxMs };
+      const memory = process.memoryUsage();
+      return {
+        cpu: process.cpuUsage(),
+        loopP50: loopDelay.percentile(50) / 1e6,
+        loopP99: loopDelay.percentile(99) / 1e6,
+        busy,
+        gcMaxMs,
+        heapMb: [mb(memoryBefore.heapUsed), mb(memory.heapUsed)],
+        rssMb: [mb(memoryBefore.rss), mb(memory.rss)],
+      };
     },
     close: async () => {
       await node.close();
@@ -515,6 +530,7 @@ async function main(): Promise<void> {
       ['packets lost, bridged', String(lostBridged), `none: ${verdict(lostBridged === 0)}`],
       ['  of which lost before the node (its receivers’ count, whole call)', String(lostOnTheWayIn), ''],
       ['node event loop: busy, delay p50 / p99, longest GC', `${fmt(after.busy * 100, 0)} %, ${fmt(after.loopP50)} / ${fmt(after.loopP99)} ms, ${fmt(after.gcMaxMs)} ms`, '(delay well past busy work: waiting for a core)'],
+      ['node memory: heap in use, resident (window start → end)', `${fmt(after.heapMb[0], 0)} → ${fmt(after.heapMb[1], 0)} MB, ${fmt(after.rssMb[0], 0)} → ${fmt(after.rssMb[1], 0)} MB`, ''],
       ['this process: event-loop delay p50 / p99', `${fmt(loopDelay.percentile(50) / 1e6)} / ${fmt(loopDelay.percentile(99) / 1e6)} ms`, '(both paths cross it)'],
       ['machine load average (1 min) at the end', fmt(loadAverage, 2), `(${cpus().length} cores)`],
     ]))

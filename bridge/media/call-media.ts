@@ -40,6 +40,8 @@ export interface InboundPacket {
  */
 export const STALL_MS = 200;
 
+const NO_FRAMES: ReadonlyMap<ParticipantId, Int16Array | undefined> = new Map();
+
 /** What the bridge makes for one listener: each its own numbering (generated-stream.ts). */
 interface Made {
   silence: GeneratedStream;
@@ -138,8 +140,8 @@ export class CallMedia {
   private tick(now: number): void {
     const index = this.ticks++ % this.music.frames.length;
     // Each mixed source gives one frame a tick, whoever hears it.
-    const frames = new Map<ParticipantId, Int16Array | undefined>();
-    for (const [participant, decoder] of this.decoders) frames.set(participant, decoder.take());
+    let frames = NO_FRAMES;
+    if (this.decoders.size > 0) frames = new Map([...this.decoders].map(([participant, decoder]) => [participant, decoder.take()]));
     for (const listener of this.listeners.values()) {
       const { output, listening, made } = listener;
       if (output.ready) {
@@ -162,7 +164,7 @@ export class CallMedia {
     }
   }
 
-  private mixFor(listener: Listener, listening: Extract<Listening, { kind: 'mix' }>, frames: Map<ParticipantId, Int16Array | undefined>, index: number): Buffer {
+  private mixFor(listener: Listener, listening: Extract<Listening, { kind: 'mix' }>, frames: ReadonlyMap<ParticipantId, Int16Array | undefined>, index: number): Buffer {
     const inputs = listening.sources.map((source) => frames.get(source));
     if (listening.music) inputs.push(this.music.pcm.subarray(index * FRAME_SAMPLES, (index + 1) * FRAME_SAMPLES));
     const { frame, clipped } = mixFrames(inputs);
