@@ -529,7 +529,9 @@ async function main(): Promise<void> {
       ['added latency (bridged − direct), p95', `${fmt(added95, 2)} ms`, '—'],
       ['packets lost, bridged', String(lostBridged), `none: ${verdict(lostBridged === 0)}`],
       ['  of which lost before the node (its receivers’ count, whole call)', String(lostOnTheWayIn), ''],
-      ['node event loop: busy, delay p50 / p99, longest GC', `${fmt(after.busy * 100, 0)} %, ${fmt(after.loopP50)} / ${fmt(after.loopP99)} ms, ${fmt(after.gcMaxMs)} ms`, '(delay well past busy work: waiting for a core)'],
+      ['node event loop: busy, delay p50 / p99, longest GC', `${fmt(after.busy * 100, 0)} %, ${fmt(after.loopP50)} / ${fmt(after.loopP99)} ms, ${fmt(after.gcMaxMs)} ms`, ''],
+      // Busy but not on a processor: the share of the window the node had work and no core to do it on.
+      ['node waiting for a core (busy − CPU)', `${fmt(Math.max(0, after.busy * 100 - cpuPercent), 0)} % of the window`, '(the machine\u2019s other work, not the bridge\u2019s)'],
       ['node memory: heap in use, resident (window start → end)', `${fmt(after.heapMb[0], 0)} → ${fmt(after.heapMb[1], 0)} MB, ${fmt(after.rssMb[0], 0)} → ${fmt(after.rssMb[1], 0)} MB`, ''],
       ['this process: event-loop delay p50 / p99', `${fmt(loopDelay.percentile(50) / 1e6)} / ${fmt(loopDelay.percentile(99) / 1e6)} ms`, '(both paths cross it)'],
       ['machine load average (1 min) at the end', fmt(loadAverage, 2), `(${cpus().length} cores)`],
