@@ -145,7 +145,9 @@ describe('OutboundStream', () => {
     for (let i = 0; i < 200_000; i++) {
       const placed = stream.place(a.next(), i * 20);
       if (!placed) throw new Error(`packet ${i} dropped`);
-      if (previous) expect(sequenceStep(previous.sequenceNumber, placed.sequenceNumber) === 1 && timestampStep(previous.timestamp, placed.timestamp) === FRAME_SAMPLES).toBe(true);
+      if (previous && (sequenceStep(previous.sequenceNumber, placed.sequenceNumber) !== 1 || timestampStep(previous.timestamp, placed.timestamp) !== FRAME_SAMPLES)) {
+        throw new Error(`packet ${i}: ${JSON.stringify(previous)} → ${JSON.stringify(placed)}`);
+      }
       previous = placed;
     }
     // A late packet is still placed, 200 000 packets into the stretch.
