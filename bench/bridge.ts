@@ -25,10 +25,13 @@
 //
 // BENCH_BRIDGE_CALLS (default 100) bridged calls, of which BENCH_BRIDGE_PROBES (default 10) are
 // probes here; BENCH_BRIDGE_DIRECT (default 10) direct calls; BENCH_BRIDGE_SECONDS (default 15)
-// measured after a 3 s warm-up.
+// measured after a 3 s warm-up. BENCH_BRIDGE_PROFILE=FILE writes the node's CPU profile of the
+// measured window there (open it in Chrome's DevTools): where the node's time goes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg, setPriority } from 'node:os';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
+import { writeFile } from 'node:fs/promises';
+import { Session as InspectorSession } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, type RTCRtpTransceiver } from 'werift';
 import { BridgeNode } from '../bridge/bridge-node';
@@ -47,6 +50,7 @@ const CALLS = Math.round(env('BENCH_BRIDGE_CALLS', 100));
 const PROBES = Math.min(CALLS, Math.round(env('BENCH_BRIDGE_PROBES', 10)));
 const DIRECT_CALLS = Math.round(env('BENCH_BRIDGE_DIRECT', 10));
 const MEASURE_MS = env('BENCH_BRIDGE_SECONDS', 15) * 1_000;
+const PROFILE_FILE = process.env.BENCH_BRIDGE_PROFILE;
 const WARM_UP_MS = 3_000;
 /** Packets still on their way when the window closes arrive within this. */
 const DRAIN_MS = 1_000;
@@ -305,6 +309,23 @@ class Peers {
 // ---------------------------------------------------------------------------------------------
 // The children.
 
+/** The node's CPU profile of the measured window (inspector), when BENCH_BRIDGE_PROFILE asks for one. */
+const profiler = {
+  session: undefined as InspectorSession | undefined,
+  async start(): Promise<void> {
+    this.session = new InspectorSession();
+    this.session.connect();
+    await this.session.post('Profiler.enable');
+    await this.session.post('Profiler.start');
+  },
+  async stop(file: string): Promise<void> {
+    if (!this.session) return;
+    const { profile } = await this.session.post('Profiler.stop');
+    await writeFile(file, JSON.stringify(profile));
+    this.session.disconnect();
+  },
+};
+
 /** What the node's process says of the measured window. */
 interface NodeMeasures {
   cpu: NodeJS.CpuUsage;
@@ -337,7 +358,8 @@ function runNode(): void {
     connectCustomer: (callId: string) => node.connectCustomer(callId),
     report: (callId: string) => node.report(callId),
     load: () => node.load(),
-    measure: () => {
+    measure: async () => {
+      if (PROFILE_FILE) await profiler.start();
       loopDelay.reset();
       loopDelay.enable();
       utilisation = performance.eventLoopUtilization();
@@ -345,8 +367,9 @@ function runNode(): void {
       memoryBefore = process.memoryUsage();
       return process.cpuUsage();
     },
-    measured: (): NodeMeasures => {
+    measured: async (): Promise<NodeMeasures> => {
       loopDelay.disable();
+      if (PROFILE_FILE) await profiler.stop(PROFILE_FILE);
       const busy = performance.eventLoopUtilization(utilisation).utilization;
       const memory = process.memoryUsage();
       return {
