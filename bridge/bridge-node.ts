@@ -231,7 +231,10 @@ export class BridgeNode implements BridgeControl {
   async close(): Promise<void> {
     this.closed = true;
     const calls = [...this.calls.values()];
+    for (const id of this.calls.keys()) this.remember(id);
+    for (const ref of this.placed.keys()) this.remember(ref);
     this.calls.clear();
+    this.placed.clear();
     await Promise.all(calls.map((call) => call.end().catch((e: unknown) => this.logger.warn('a call did not end cleanly', { error: errorText(e) }))));
     this.clock.stop();
   }

@@ -4,8 +4,7 @@
 import { CUSTOMER, type BridgedCallReport, type LegReport, type ParticipantId, type Routes } from '../shared/bridge';
 import { err, ok, type Result } from '../shared/result';
 import { normaliseSdp } from '../shared/sdp';
-import type { InboundPacket } from './media/call-media';
-import { CallMedia } from './media/call-media';
+import { CallMedia, type InboundPacket } from './media/call-media';
 import type { HoldMusic } from './media/hold-music';
 import type { MediaClock } from './media/media-clock';
 import { AgentLeg } from './legs/agent-leg';

@@ -5,7 +5,8 @@
 // - Forwarding (one source): each packet goes out the moment it arrives, undecoded, telephone events
 //   included (DTMF from an agent's window reaches the customer). No timer in the way. Should the
 //   source fall silent on the wire (a leg that stalls), silence frames keep the listener's stream
-//   alive until it speaks again.
+//   alive until it speaks again. Audio that comes too late to be of use (a node that fell behind)
+//   is not passed on, so that the node catches up instead of delaying the call (lateness.ts).
 // - Mixing (two or more, or a voice with the music): each mixed source is decoded once, whoever
 //   hears it; on every tick each mixing listener gets the sum of its sources' frames, never its
 //   own, encoded for it alone. Telephone events of a mixed source go into the listener's stream on
@@ -16,6 +17,7 @@ import { CUSTOMER, type ParticipantId, type Routes } from '../../shared/bridge';
 import type { Logger } from '../../shared/log';
 import { FRAME_SAMPLES, type PacketKind } from './audio-format';
 import { GeneratedStream } from './generated-stream';
+import { Lateness } from './lateness';
 import type { HoldMusic } from './hold-music';
 import { defaultRoutes, listeningOf, sameListening, type Listening } from './listening';
 import type { MediaClock } from './media-clock';
@@ -39,6 +41,10 @@ export interface InboundPacket {
  * than any jitter a call survives, so that a late packet is still forwarded rather than replaced.
  */
 export const STALL_MS = 200;
+/** Late packets are logged once, then every this many. */
+const LATE_LOGGED_EVERY = 250;
+
+const NO_FRAMES: ReadonlyMap<ParticipantId, Int16Array | undefined> = new Map();
 
 /** What the bridge makes for one listener: each its own numbering (generated-stream.ts). */
 interface Made {
@@ -63,6 +69,8 @@ export class CallMedia {
   private readonly listeners = new Map<ParticipantId, Listener>();
   /** Agents in the order their legs connected (the default routes take the first). */
   private readonly connectedAgents: string[] = [];
+  /** How late each participant's packets come (lateness.ts). */
+  private readonly lateness = new Map<ParticipantId, Lateness>();
   /** The decoder of each participant someone hears in a mix. */
   private readonly decoders = new Map<ParticipantId, SourceDecoder>();
   private ticks = 0;
@@ -106,6 +114,7 @@ export class CallMedia {
     if (!listener) return;
     listener.encoder?.delete();
     this.listeners.delete(participant);
+    this.lateness.delete(participant);
     const at = this.connectedAgents.indexOf(participant);
     if (at >= 0) this.connectedAgents.splice(at, 1);
     this.reconcile();
@@ -115,6 +124,7 @@ export class CallMedia {
   receive(from: ParticipantId, packet: InboundPacket): void {
     if (!this.listeners.has(from)) return;
     const now = performance.now();
+    if (packet.kind === 'audio' && !this.inTime(from, packet, now)) return;
     for (const [id, listener] of this.listeners) {
       if (id === from) continue;
       const { listening } = listener;
@@ -125,6 +135,15 @@ export class CallMedia {
       }
     }
     if (packet.kind === 'audio') this.decoders.get(from)?.push(packet.payload);
+  }
+
+  /** Whether an audio packet comes in time to be heard (lateness.ts); a late one is neither forwarded nor mixed. */
+  private inTime(from: ParticipantId, packet: InboundPacket, now: number): boolean {
+    let lateness = this.lateness.get(from);
+    if (!lateness) this.lateness.set(from, (lateness = new Lateness()));
+    if (lateness.inTime(packet.ssrc, packet.timestamp, now)) return true;
+    if (lateness.late % LATE_LOGGED_EVERY === 1) this.logger.info('late packets not passed on', { from, late: lateness.late });
+    return false;
   }
 
   close(): void {
@@ -138,8 +157,8 @@ export class CallMedia {
   private tick(now: number): void {
     const index = this.ticks++ % this.music.frames.length;
     // Each mixed source gives one frame a tick, whoever hears it.
-    const frames = new Map<ParticipantId, Int16Array | undefined>();
-    for (const [participant, decoder] of this.decoders) frames.set(participant, decoder.take());
+    let frames = NO_FRAMES;
+    if (this.decoders.size > 0) frames = new Map([...this.decoders].map(([participant, decoder]) => [participant, decoder.take()]));
     for (const listener of this.listeners.values()) {
       const { output, listening, made } = listener;
       if (output.ready) {
@@ -162,7 +181,7 @@ export class CallMedia {
     }
   }
 
-  private mixFor(listener: Listener, listening: Extract<Listening, { kind: 'mix' }>, frames: Map<ParticipantId, Int16Array | undefined>, index: number): Buffer {
+  private mixFor(listener: Listener, listening: Extract<Listening, { kind: 'mix' }>, frames: ReadonlyMap<ParticipantId, Int16Array | undefined>, index: number): Buffer {
     const inputs = listening.sources.map((source) => frames.get(source));
     if (listening.music) inputs.push(this.music.pcm.subarray(index * FRAME_SAMPLES, (index + 1) * FRAME_SAMPLES));
     const { frame, clipped } = mixFrames(inputs);

@@ -43,15 +43,3 @@ export function defaultRoutes(connectedAgents: readonly string[]): Routes {
   if (first === undefined) return { [CUSTOMER]: [HOLD_MUSIC] };
   return { [CUSTOMER]: [first], [first]: [CUSTOMER] };
 }
-
-/** Every participant the listener's listening takes media from. */
-export function sourcesOf(listening: Listening): readonly ParticipantId[] {
-  switch (listening.kind) {
-    case 'forward':
-      return [listening.source];
-    case 'mix':
-      return listening.sources;
-    default:
-      return [];
-  }
-}

@@ -13,6 +13,8 @@
 //   goes backwards. The first audio packet of a segment is marked (RFC 3551 4.1: a talkspurt starts).
 // - A packet of the current source that lies before the segment's first one is late for a stretch
 //   already handed on, and is dropped: it would go out under numbers that belong to the source before.
+// - A packet far off the source's sequence is dropped, unless the next one follows it: then the
+//   source restarted its numbering, and a new segment starts (RFC 3550 A.1's probation).
 //
 // Pure: the caller says when (`now`, monotonic ms) and sends what comes back.
 import { opusPacketSamples, FRAME_SAMPLES, SAMPLES_PER_MS, type PacketKind } from './audio-format';
@@ -39,11 +41,11 @@ export interface PlacedPacket {
 }
 
 /**
- * A source that moved further than this within a segment restarted rather than lost packets
- * (RFC 3550 A.1 keeps 3 000 for any rate; 250 is 5 s of 20 ms audio).
+ * A source that moved further ahead than this within a segment has restarted rather than lost
+ * packets (RFC 3550 A.1 keeps 3 000 for any rate; 250 is 5 s of 20 ms audio).
  */
 export const MAX_DROPOUT = 250;
-/** Packets this far behind the source's newest are late, not a restart (RFC 3550 A.1 MAX_MISORDER). */
+/** Packets up to this far behind the source's newest are late (RFC 3550 A.1 MAX_MISORDER); further, a stray or a restart. */
 export const MAX_MISORDER = 100;
 /** A timestamp step larger than this (10 s) within a segment is a restart of the source's clock. */
 export const MAX_TIMESTAMP_STEP = 10 * 1000 * SAMPLES_PER_MS;
@@ -53,8 +55,11 @@ interface Segment {
   ssrc: number;
   sequenceOffset: number;
   timestampOffset: number;
-  /** The source's numbers of the segment's first packet and of its newest one. */
-  firstSequence: number;
+  /** How far the source's newest packet is past the segment's first (a late packet further behind is older than the first). */
+  span: number;
+  /** After a packet far off the sequence: the number that would confirm the source restarted. */
+  probation?: number | undefined;
+  /** The source's numbers of its newest packet. */
   newestSequence: number;
   newestTimestamp: number;
 }
@@ -118,19 +123,28 @@ export class OutboundStream {
 
   private segmentFor(packet: SourcePacket, now: number): { segment: Segment; starts: boolean } | undefined {
     const current = this.segment;
-    if (current && current.source === packet.source && current.ssrc === packet.ssrc) {
-      const step = sequenceStep(current.newestSequence, packet.sequenceNumber);
-      const clockStep = timestampStep(current.newestTimestamp, packet.timestamp);
-      if (step >= -MAX_MISORDER && step <= MAX_DROPOUT && Math.abs(clockStep) <= MAX_TIMESTAMP_STEP) {
-        if (sequenceStep(current.firstSequence, packet.sequenceNumber) < 0) return undefined;
-        if (step > 0) {
-          current.newestSequence = packet.sequenceNumber;
-          current.newestTimestamp = packet.timestamp;
-        }
-        return { segment: current, starts: false };
+    if (!current || current.source !== packet.source || current.ssrc !== packet.ssrc) return { segment: this.startSegment(packet, now), starts: true };
+    const step = sequenceStep(current.newestSequence, packet.sequenceNumber);
+    if (step < -MAX_MISORDER || step > MAX_DROPOUT) {
+      // Far off: a stray packet, or the source restarted its numbering. As RFC 3550 A.1 does, the
+      // packet after it in sequence confirms a restart; until then it is dropped.
+      if (current.probation !== packet.sequenceNumber) {
+        current.probation = uint16(packet.sequenceNumber + 1);
+        return undefined;
       }
+      return { segment: this.startSegment(packet, now), starts: true };
     }
-    return { segment: this.startSegment(packet, now), starts: true };
+    current.probation = undefined;
+    // A clock that leaps with the numbers in order (a long pause the source left out): a new stretch, on the wall clock.
+    if (Math.abs(timestampStep(current.newestTimestamp, packet.timestamp)) > MAX_TIMESTAMP_STEP) return { segment: this.startSegment(packet, now), starts: true };
+    // Measured from the newest, not against the first: a stretch outlives the 16-bit wrap.
+    if (step < 0 && -step > current.span) return undefined;
+    if (step > 0) {
+      current.span = Math.min(current.span + step, MAX_MISORDER);
+      current.newestSequence = packet.sequenceNumber;
+      current.newestTimestamp = packet.timestamp;
+    }
+    return { segment: current, starts: false };
   }
 
   private startSegment(packet: SourcePacket, now: number): Segment {
@@ -143,7 +157,7 @@ export class OutboundStream {
       ssrc: packet.ssrc,
       sequenceOffset: uint16(sequence - packet.sequenceNumber),
       timestampOffset: uint32(timestamp - packet.timestamp),
-      firstSequence: packet.sequenceNumber,
+      span: 0,
       newestSequence: packet.sequenceNumber,
       newestTimestamp: packet.timestamp,
     };

@@ -34,6 +34,8 @@ export class RtpOutput {
   roundTripMs: number | undefined;
   private nextReportAt: number | undefined;
   private readonly unsubscribe: () => void;
+  /** One header for every packet: SRTP serialises it before sendRtp returns. */
+  private readonly header: RtpHeader;
 
   constructor(
     private readonly sender: RTCRtpSender,
@@ -43,6 +45,7 @@ export class RtpOutput {
     private readonly logger: Logger,
   ) {
     this.stream = new OutboundStream(sender.ssrc, randomInt(0, 0x10000), randomInt(0, 2 ** 32));
+    this.header = new RtpHeader({ ssrc: sender.ssrc });
     this.unsubscribe = sender.onRtcp.subscribe((packet) => this.onRtcp(packet)).unSubscribe;
   }
 
@@ -59,7 +62,11 @@ export class RtpOutput {
     if (payloadType === undefined) return false;
     const placed = this.stream.place(packet, now);
     if (!placed) return false;
-    const header = new RtpHeader({ payloadType, ssrc: this.sender.ssrc, ...placed });
+    const header = this.header;
+    header.payloadType = payloadType;
+    header.sequenceNumber = placed.sequenceNumber;
+    header.timestamp = placed.timestamp;
+    header.marker = placed.marker;
     const payload = Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload.buffer, packet.payload.byteOffset, packet.payload.byteLength);
     void transport.sendRtp(payload, header);
     this.packetsSent = (this.packetsSent + 1) >>> 0;

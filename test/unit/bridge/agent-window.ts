@@ -23,23 +23,14 @@ export function toneShare(samples: Float32Array, hz: number): number {
   return (2 * inBand) / samples.length / total;
 }
 
+/** The payload types a window negotiates: Chromium's are Opus 111 and telephone-event/8000 126. */
+export interface WindowPayloadTypes {
+  opus: number;
+  event: number;
+}
+
 export class AgentWindow {
-  readonly pc = new RTCPeerConnection({
-    iceUseIpv4: false,
-    iceUseIpv6: false,
-    iceAdditionalHostAddresses: ['127.0.0.1'],
-    iceInterfaceAddresses: { udp4: '127.0.0.1' },
-    iceServers: [],
-    bundlePolicy: 'max-bundle',
-    codecs: {
-      audio: [
-        new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48000, channels: 2, payloadType: 111, parameters: 'minptime=10;useinbandfec=1' }),
-        new RTCRtpCodecParameters({ mimeType: 'audio/telephone-event', clockRate: 8000, payloadType: 126 }),
-      ],
-      video: [],
-    },
-    headerExtensions: { audio: [], video: [] },
-  });
+  readonly pc: RTCPeerConnection;
   private readonly transceiver: RTCRtpTransceiver;
   private readonly encoder = new OpusScript(SAMPLE_RATE, 1, OpusScript.Application.VOIP);
   private readonly decoder = new OpusScript(SAMPLE_RATE, 1, OpusScript.Application.VOIP);
@@ -60,7 +51,26 @@ export class AgentWindow {
   /** CNAMEs of the SDES chunks received. */
   readonly cnames = new Set<string>();
 
-  constructor(readonly toneHz: number) {
+  constructor(
+    readonly toneHz: number,
+    readonly types: WindowPayloadTypes = { opus: 111, event: 126 },
+  ) {
+    this.pc = new RTCPeerConnection({
+      iceUseIpv4: false,
+      iceUseIpv6: false,
+      iceAdditionalHostAddresses: ['127.0.0.1'],
+      iceInterfaceAddresses: { udp4: '127.0.0.1' },
+      iceServers: [],
+      bundlePolicy: 'max-bundle',
+      codecs: {
+        audio: [
+          new RTCRtpCodecParameters({ mimeType: 'audio/opus', clockRate: 48000, channels: 2, payloadType: types.opus, parameters: 'minptime=10;useinbandfec=1' }),
+          new RTCRtpCodecParameters({ mimeType: 'audio/telephone-event', clockRate: 8000, payloadType: types.event }),
+        ],
+        video: [],
+      },
+      headerExtensions: { audio: [], video: [] },
+    });
     this.transceiver = this.pc.addTransceiver('audio', { direction: 'sendrecv' });
     this.transceiver.dtlsTransport.onRtcp.subscribe((packet) => {
       if (packet instanceof RtcpSrPacket) {
@@ -81,7 +91,7 @@ export class AgentWindow {
         });
         this.payloadTypes.push(rtp.header.payloadType);
         if (this.payloadTypes.length > 500) this.payloadTypes.shift();
-        if (rtp.header.payloadType !== 111) return;
+        if (rtp.header.payloadType !== this.types.opus) return;
         const pcm = this.decoder.decode(rtp.payload);
         for (let i = 0; i + 1 < pcm.length; i += 2) {
           this.heard[this.heardAt] = pcm.readInt16LE(i) / 32768;
@@ -149,13 +159,13 @@ export class AgentWindow {
       if (digit !== undefined) {
         // One event: three packets sharing the event's timestamp, the first marked, the last with the end bit.
         const eventTimestamp = this.timestamp;
-        for (let i = 0; i < 3; i++) this.send(126, Buffer.from([digit, (i === 2 ? 0x80 : 0) | 10, 0, 160 * (i + 1)]), eventTimestamp, i === 0);
+        for (let i = 0; i < 3; i++) this.send(this.types.event, Buffer.from([digit, (i === 2 ? 0x80 : 0) | 10, 0, 160 * (i + 1)]), eventTimestamp, i === 0);
         this.timestamp = (this.timestamp + FRAME) >>> 0;
         return;
       }
       const pcm = Buffer.alloc(FRAME * 2);
       for (let i = 0; i < FRAME; i++) pcm.writeInt16LE(Math.round(6000 * Math.sin((2 * Math.PI * this.toneHz * (this.frames * FRAME + i)) / SAMPLE_RATE)), i * 2);
-      this.send(111, Buffer.from(this.encoder.encode(pcm, FRAME)), this.timestamp, this.frames === 0);
+      this.send(this.types.opus, Buffer.from(this.encoder.encode(pcm, FRAME)), this.timestamp, this.frames === 0);
       this.frames++;
       this.timestamp = (this.timestamp + FRAME) >>> 0;
     }, 20);

@@ -62,6 +62,28 @@ describe('an outgoing call through the bridge', () => {
     expect(await bridge.report('dial-1')).toEqual(report);
   });
 
+  test('a window that negotiated other payload types gets its own numbers; the customer keeps 111 and 126, DTMF included', async () => {
+    const { node: bridge } = node();
+    const offer = await bridge.prepareOutgoing('dial-pt');
+    if (!offer.ok) throw new Error(offer.error.message);
+    const window = track(new AgentWindow(TONE_A, { opus: 109, event: 101 }));
+    const answer = await bridge.answerAgentLeg('dial-pt', 'leg-a', await window.offer());
+    if (!answer.ok) throw new Error(answer.error.message);
+    expect(answer.value.answer).toMatch(/a=rtpmap:109 opus\/48000\/2/);
+    expect(answer.value.answer).toMatch(/a=rtpmap:101 telephone-event\/8000/);
+    await window.applyAnswer(answer.value.answer);
+    const customer = track(new ServiceCustomer());
+    const customerAnswer = await customer.peer.answerOffer(offer.value.offer);
+    if (!customerAnswer.ok) throw new Error(customerAnswer.error.message);
+    await bridge.applyCustomerAnswer('dial-pt', customerAnswer.value);
+    await eventually('the customer to hear the agent', () => customer.hears(TONE_A) > 0.3);
+    await eventually('the window to hear the customer on its Opus number', () => window.hears(TONE_A).rms > 0.02);
+    window.sendDigit(9);
+    await eventually('the digit', () => customer.peer.media().digitsHeard === '9');
+    expect(new Set(customer.packets.map((p) => p.payloadType))).toEqual(new Set([111, 126]));
+    expect(new Set(window.payloadTypes)).toEqual(new Set([109]));
+  });
+
   test('the service\u2019s own answer (ice-lite, a=setup:active, a=ice-options:trickle) is applied and media flows', async () => {
     const { node: bridge } = node();
     const offer = await bridge.prepareOutgoing('dial-2');
@@ -236,5 +258,6 @@ describe('the node\u2019s contract', () => {
     expect(customer.packets.length).toBe(count);
     expect(await bridge.prepareIncoming('wacid.after', 'v=0\r\n')).toMatchObject({ ok: false });
     expect(await bridge.prepareOutgoing('dial-after')).toMatchObject({ ok: false, error: { code: 'not_available' } });
+    expect(await bridge.report('wacid.close')).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
   });
 });

@@ -4,10 +4,11 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { CUSTOMER, HOLD_MUSIC, type Routes } from '../../../shared/bridge';
 import { FRAME_SAMPLES } from '../../../bridge/media/audio-format';
-import { defaultRoutes, listeningOf, sameListening, sourcesOf } from '../../../bridge/media/listening';
+import { defaultRoutes, listeningOf, sameListening, type Listening } from '../../../bridge/media/listening';
 import { mixFrames } from '../../../bridge/media/mixer';
 
 const all = new Set([CUSTOMER, 'agentA', 'agentB', 'supervisor']);
+const sourcesOf = (listening: Listening): string[] => (listening.kind === 'forward' ? [listening.source] : listening.kind === 'mix' ? listening.sources : []);
 
 describe('listeningOf', () => {
   test('one participant is forwarded; two or more are mixed; nobody is silence, or the music when listed', () => {

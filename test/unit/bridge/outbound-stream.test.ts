@@ -107,16 +107,52 @@ describe('OutboundStream', () => {
     expect(stream.place(b2!, 120)?.sequenceNumber).toBe(4);
   });
 
-  test('a source that restarts (a jump in its numbers, a new SSRC) starts a new stretch, with no jump on the stream', () => {
+  test('a source that restarts its numbering (confirmed by the next packet) or its SSRC starts a new stretch, with no jump on the stream', () => {
     const stream = new OutboundStream(7, 0, 0);
     const a = new Source('a', 1, 100, 0);
     placeAll(stream, run(a, 3), 0);
     a.sequence += MAX_DROPOUT + 1;
     a.timestamp += 1_000_000;
-    const jumped = stream.place(a.next(), 60)!;
-    expect(jumped).toEqual({ sequenceNumber: 3, timestamp: 3 * FRAME_SAMPLES, marker: true });
+    // The first packet far off the sequence is held as a stray ...
+    expect(stream.place(a.next(), 60)).toBeUndefined();
+    // ... the next in sequence confirms the restart.
+    expect(stream.place(a.next(), 80)).toEqual({ sequenceNumber: 3, timestamp: 3 * FRAME_SAMPLES + 960, marker: true });
     const renewed = new Source('a', 99, 7, 5);
-    expect(stream.place(renewed.next(), 80)).toEqual({ sequenceNumber: 4, timestamp: 4 * FRAME_SAMPLES, marker: true });
+    expect(stream.place(renewed.next(), 100)).toEqual({ sequenceNumber: 4, timestamp: 5 * FRAME_SAMPLES, marker: true });
+  });
+
+  test('a stray packet far off the sequence is dropped and the stretch goes on undisturbed', () => {
+    const stream = new OutboundStream(7, 0, 0);
+    const a = new Source('a', 1, 100, 0);
+    placeAll(stream, run(a, 3), 0);
+    const stray: SourcePacket = { ...a.next(), sequenceNumber: 30_000, timestamp: 12_345 };
+    expect(stream.place(stray, 60)).toBeUndefined();
+    expect(stream.place(a.next(), 80)).toEqual({ sequenceNumber: 4, timestamp: 4 * FRAME_SAMPLES, marker: false });
+  });
+
+  test('a clock that leaps with the numbers in order starts a new stretch on the wall clock', () => {
+    const stream = new OutboundStream(7, 0, 0);
+    const a = new Source('a', 1, 100, 0);
+    placeAll(stream, run(a, 3), 0);
+    a.timestamp += 20 * 48_000;
+    expect(stream.place(a.next(), 1_000)).toEqual({ sequenceNumber: 3, timestamp: 2 * FRAME_SAMPLES + 960 * 48, marker: true });
+  });
+
+  test('one stretch outlives the 16-bit wrap many times over: nothing dropped, no gap', () => {
+    const stream = new OutboundStream(7, 0, 0);
+    const a = new Source('a', 1, 40_000, 0);
+    let previous: PlacedPacket | undefined;
+    for (let i = 0; i < 200_000; i++) {
+      const placed = stream.place(a.next(), i * 20);
+      if (!placed) throw new Error(`packet ${i} dropped`);
+      if (previous && (sequenceStep(previous.sequenceNumber, placed.sequenceNumber) !== 1 || timestampStep(previous.timestamp, placed.timestamp) !== FRAME_SAMPLES)) {
+        throw new Error(`packet ${i}: ${JSON.stringify(previous)} → ${JSON.stringify(placed)}`);
+      }
+      previous = placed;
+    }
+    // A late packet is still placed, 200 000 packets into the stretch.
+    const late: SourcePacket = { ...a.next(), sequenceNumber: uint16(a.sequence - 5), timestamp: uint32(a.timestamp - 5 * FRAME_SAMPLES) };
+    expect(stream.place(late, 200_000 * 20)).toBeDefined();
   });
 
   test('a switch moves the timestamp on by at least the last audio\u2019s own length (a 40 ms frame: 1920)', () => {
