@@ -41,6 +41,12 @@ export interface InboundPacket {
  * than any jitter a call survives, so that a late packet is still forwarded rather than replaced.
  */
 export const STALL_MS = 200;
+/**
+ * A customer whose forwarded agent has sent nothing for this long hears the hold music until the
+ * agent's media is back: a window gone (a reload, a crash, a network change) is dead air otherwise
+ * until its leg fails. Longer than any jitter a call survives.
+ */
+export const CUSTOMER_MUSIC_AFTER_MS = 1_000;
 /** Late packets are logged once, then every this many. */
 const LATE_LOGGED_EVERY = 250;
 
@@ -159,7 +165,7 @@ export class CallMedia {
     // Each mixed source gives one frame a tick, whoever hears it.
     let frames = NO_FRAMES;
     if (this.decoders.size > 0) frames = new Map([...this.decoders].map(([participant, decoder]) => [participant, decoder.take()]));
-    for (const listener of this.listeners.values()) {
+    for (const [id, listener] of this.listeners) {
       const { output, listening, made } = listener;
       if (output.ready) {
         switch (listening.kind) {
@@ -169,9 +175,12 @@ export class CallMedia {
           case 'music':
             output.send(made.music.frame(this.music.frames[index]!), now);
             break;
-          case 'forward':
-            if (now - listener.forwardedAt > STALL_MS) output.send(made.silence.frame(silenceFrame()), now);
+          case 'forward': {
+            const stalled = now - listener.forwardedAt;
+            if (id === CUSTOMER && stalled > CUSTOMER_MUSIC_AFTER_MS) output.send(made.music.frame(this.music.frames[index]!), now);
+            else if (stalled > STALL_MS) output.send(made.silence.frame(silenceFrame()), now);
             break;
+          }
           case 'mix':
             output.send(made.mix.frame(this.mixFor(listener, listening, frames, index)), now);
             break;

@@ -20,7 +20,10 @@ export function listeningOf(routes: Routes, listener: ParticipantId, connected: 
   const heard = routes[listener] ?? [];
   const music = heard.includes(HOLD_MUSIC);
   const sources = [...new Set(heard)].filter((p) => p !== listener && p !== HOLD_MUSIC && connected.has(p));
-  if (sources.length === 0) return music ? { kind: 'music' } : { kind: 'silence' };
+  // A customer whose agents are all gone for now (a window reloading, a network change) hears the
+  // hold music, never dead air, until an agent is back; silence only when the relay routes none.
+  const waitsForAgent = listener === CUSTOMER && heard.length > 0;
+  if (sources.length === 0) return music || waitsForAgent ? { kind: 'music' } : { kind: 'silence' };
   if (sources.length === 1 && !music) return { kind: 'forward', source: sources[0]! };
   return { kind: 'mix', sources, music };
 }

@@ -243,6 +243,22 @@ describe('the node\u2019s contract', () => {
     expect(await bridge.report('wacid.gone')).toMatchObject({ ok: true, value: { customer: { state: 'connected' }, agents: { 'leg-a': { state: 'failed' } } } });
   });
 
+  test('a window that goes quiet under the relay\u2019s routes: the customer hears the music within a few seconds, long before the leg fails', async () => {
+    const { node: bridge, events } = node();
+    const customer = track(await incomingCall(bridge, 'wacid.quiet'));
+    const agent = await agentByNodeOffer(bridge, 'wacid.quiet', 'leg-a', TONE_A);
+    expect(await bridge.setRoutes('wacid.quiet', { [CUSTOMER]: ['leg-a'], 'leg-a': [CUSTOMER] })).toEqual({ ok: true, value: null });
+    await bridge.connectCustomer('wacid.quiet');
+    await eventually('the customer to hear the agent', () => customer.hears(TONE_A) > 0.3);
+    const goneAt = Date.now();
+    await agent.close();
+    await eventually('the customer to hear the music', () => customer.peer.media().heardNow === 'music', 5_000);
+    expect(Date.now() - goneAt).toBeLessThan(5_000);
+    // The leg has not failed yet (that takes the media timeout): the music bridges the gap meanwhile.
+    expect(events.some((e) => e.kind === 'leg_failed')).toBe(false);
+    expect(customer.peer.media().rtp).toMatchObject({ ssrcs: 1, sequenceGaps: 0, timestampJumps: 0 });
+  });
+
   test('close() ends every call and closes every peer connection', async () => {
     const { node: bridge } = node();
     const customer = track(await incomingCall(bridge, 'wacid.close'));

@@ -31,7 +31,9 @@ describe('listeningOf', () => {
     expect(listeningOf({ agentA: ['agentA'] }, 'agentA', all)).toEqual({ kind: 'silence' });
     expect(listeningOf({ agentA: ['agentA', CUSTOMER] }, 'agentA', all)).toEqual({ kind: 'forward', source: CUSTOMER });
     expect(listeningOf({ [CUSTOMER]: ['agentA', 'agentB'] }, CUSTOMER, new Set([CUSTOMER, 'agentB']))).toEqual({ kind: 'forward', source: 'agentB' });
-    expect(listeningOf({ [CUSTOMER]: ['agentC'] }, CUSTOMER, all)).toEqual({ kind: 'silence' });
+    // Routed to an agent who is gone for now: the customer hears the music, never dead air; an agent hears silence.
+    expect(listeningOf({ [CUSTOMER]: ['agentC'] }, CUSTOMER, all)).toEqual({ kind: 'music' });
+    expect(listeningOf({ agentA: ['agentC'] }, 'agentA', all)).toEqual({ kind: 'silence' });
     // A participant listed twice is heard once.
     expect(listeningOf({ [CUSTOMER]: ['agentA', 'agentA'] }, CUSTOMER, all)).toEqual({ kind: 'forward', source: 'agentA' });
   });
@@ -47,7 +49,7 @@ describe('listeningOf', () => {
           expect(new Set(heard)).toEqual(new Set((routes[listener] ?? []).filter((p) => p !== listener && all.has(p))));
           const music = (routes[listener] ?? []).includes(HOLD_MUSIC);
           if (listening.kind === 'mix') expect(listening.music).toBe(music);
-          else if (heard.length === 0) expect(listening.kind).toBe(music ? 'music' : 'silence');
+          else if (heard.length === 0) expect(listening.kind).toBe(music || (listener === CUSTOMER && (routes[listener] ?? []).length > 0) ? 'music' : 'silence');
           else expect(music).toBe(false);
         }
       }),
