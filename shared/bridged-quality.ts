@@ -174,7 +174,9 @@ function countsAt(points: readonly PacketCounts[], at: number): { received: numb
  *   span before it; with one report only, from both streams' starts): the window's lost packets
  *   less the customer leg's, per packet the window expected. The customer's gaps reach the window
  *   as gaps (the bridge keeps them), so what is left is what the bridge → window path lost. Never
- *   more than the second's own loss.
+ *   more than the second's own loss. (While the call is held the window hears the bridge's silence,
+ *   not the customer: the customer's losses of those seconds never reach it, and the agent leg's
+ *   own are under-counted until they are out of the span. A held call is not being listened to.)
  * Undefined when no report has been passed or the window's counts cannot be read there.
  */
 export function agentInboundLoss(windowCounts: readonly PacketCounts[], customer: readonly CustomerLegReading[], now: number): number | undefined {
