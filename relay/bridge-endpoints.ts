@@ -1,6 +1,7 @@
 // The agent's endpoints for bridged calls (bridge/REFERENCE.md "The agent's side"): a leg of its
-// own, the answer handed over for accept, the accept done, a dial, hold. Every one takes the agent
-// token; bridged-calls.ts decides whether this agent may do it.
+// own, the answer handed over for accept, the accept done, a dial, hold, and the customer leg's
+// quality (the one GET). Every one takes the agent token; bridged-calls.ts decides whether this
+// agent may do it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { answerBodySchema, bindBodySchema, holdBodySchema, sdpBodySchema } from '../shared/bridge';
@@ -10,6 +11,7 @@ import type { BridgedCalls, BridgeRefusal } from './bridged-calls';
 import { methodNotAllowed, sendError, sendJson, type RelayErrorCode } from './http-io';
 
 const CALL_BRIDGE_PATH = /^\/calls\/([^/]+)\/bridge\/(leg|answer|accepted|hold)$/;
+const QUALITY_PATH = /^\/calls\/([^/]+)\/bridge\/quality$/;
 const DIAL_PATH = '/bridge/dial';
 const PLACED_PATH = /^\/bridge\/dial\/([^/]+)\/placed$/;
 
@@ -25,10 +27,19 @@ export interface BridgeEndpointContext {
 
 /** Whether the path is one of these endpoints (then it is answered). */
 export function isBridgePath(path: string): boolean {
-  return path === DIAL_PATH || CALL_BRIDGE_PATH.test(path) || PLACED_PATH.test(path);
+  return path === DIAL_PATH || CALL_BRIDGE_PATH.test(path) || PLACED_PATH.test(path) || QUALITY_PATH.test(path);
 }
 
 export async function handleBridgeRequest(ctx: BridgeEndpointContext, path: string, method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const quality = QUALITY_PATH.exec(path);
+  if (quality) {
+    if (method !== 'GET') return methodNotAllowed(res, 'GET');
+    const agent = ctx.authenticate(req, res);
+    if (agent === undefined) return;
+    const callId = ctx.idFromPath(res, quality[1]!, 'callId');
+    if (callId === undefined) return;
+    return answer(res, await ctx.bridge.customerQuality(callId, agent.id));
+  }
   if (method !== 'POST') return methodNotAllowed(res, 'POST');
   const agent = ctx.authenticate(req, res);
   if (agent === undefined) return;

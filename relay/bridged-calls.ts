@@ -3,6 +3,7 @@
 // call and who hears whom is made here, from the claims the relay already keeps.
 import { randomBytes } from 'node:crypto';
 import { CUSTOMER, HOLD_MUSIC, type BridgeControl, type Routes } from '../shared/bridge';
+import type { LegReport } from '../shared/bridge';
 import type { Logger } from '../shared/log';
 import { err, type AppError, type Result } from '../shared/result';
 
@@ -203,6 +204,21 @@ export class BridgedCalls {
     const routed = await control.setRoutes(callId, this.routesOf(call));
     if (!routed.ok) return this.bridgeFailed(routed.error);
     return done(null);
+  }
+
+  /**
+   * The customer's leg as the node measures it now (loss, jitter, round trip), for the agent on the
+   * call: the window measures only its own leg, and only that agent's window judges this call.
+   */
+  async customerQuality(callId: string, agentId: string): Promise<Outcome<LegReport>> {
+    const call = this.calls.get(callId);
+    if (call === undefined) return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
+    if (call.activeLeg === undefined || call.legs.get(call.activeLeg) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call reads its quality' });
+    const control = this.controlOf(call);
+    if (control === undefined) return this.nodeGone(call);
+    const report = await control.report(callId);
+    if (!report.ok) return this.bridgeFailed(report.error);
+    return done(report.value.customer);
   }
 
   /** The call ended at the service: every leg closes. */

@@ -2,6 +2,7 @@
 // Every function words its result in the UI's language at the time it is called (renderer/i18n), so
 // a component that re-renders after a language change shows the new words.
 import type { ConnectionState } from '../shared/api';
+import { isCustomerLegKind, type CustomerLegWarningKind } from '../shared/bridged-quality';
 import type { QualitySummary, QualityWarningKind } from '../shared/call-quality';
 import type { CallState, Peer } from '../shared/call-state';
 import { formatPhoneNumber } from '../shared/phone';
@@ -180,6 +181,35 @@ export function qualityWarningWords(kind: QualityWarningKind, value?: number, lo
   }
 }
 
+/** A bridged call's customer-leg warning in words: "The customer’s connection is poor: 6 % packet loss". */
+export function customerLegWarningWords(kind: CustomerLegWarningKind, value?: number, locale = intlLocale()): string {
+  switch (kind) {
+    case 'high-packet-loss':
+      return value === undefined ? t('quality.customerWarning.highPacketLoss') : t('quality.customerWarning.highPacketLossValue', { loss: figure(shownLoss(value), locale) });
+    case 'high-rtt':
+      return value === undefined ? t('quality.customerWarning.highRtt') : t('quality.customerWarning.highRttValue', { ms: figure(shownRtt(value), locale) });
+    case 'high-jitter':
+      return value === undefined ? t('quality.customerWarning.highJitter') : t('quality.customerWarning.highJitterValue', { ms: figure(Math.round(Math.max(0, value)), locale) });
+  }
+}
+
+/** A warning on the call panel in words, whichever leg it is about. */
+export function legWarningWords(warning: { kind: QualityWarningKind; value?: number; leg?: 'customer' }, locale = intlLocale()): string {
+  return warning.leg === 'customer' && isCustomerLegKind(warning.kind) ? customerLegWarningWords(warning.kind, warning.value, locale) : qualityWarningWords(warning.kind, warning.value, locale);
+}
+
+/** A customer-leg warning's short name, as the recent calls list a bridged call's. */
+function customerLegWarningName(kind: CustomerLegWarningKind): string {
+  switch (kind) {
+    case 'high-packet-loss':
+      return t('quality.customerNames.highPacketLoss');
+    case 'high-rtt':
+      return t('quality.customerNames.highRtt');
+    case 'high-jitter':
+      return t('quality.customerNames.highJitter');
+  }
+}
+
 /** A warning's short name, as the recent calls list it after "warned:". */
 export function qualityWarningName(kind: QualityWarningKind): string {
   switch (kind) {
@@ -216,9 +246,21 @@ export function qualitySummaryText(quality: QualitySummary, locale = intlLocale(
   if (quality.worstLossPercent !== null && quality.worstLossPercent >= 0.5) figures.push(t('summary.loss', { loss: figure(shownLoss(quality.worstLossPercent), locale) }));
   // The media stopping is the most pressing: it goes first.
   const kinds = [...quality.warningsSeen.filter((k) => k === 'no-inbound-media'), ...quality.warningsSeen.filter((k) => k !== 'no-inbound-media')];
-  const warned = kinds.map(qualityWarningName);
+  const warned = quality.legs === undefined ? kinds.map(qualityWarningName) : kinds.flatMap((k) => legWarningNames(k, quality.legs!));
   if (figures.length === 0 && warned.length === 0) return undefined;
   if (warned.length === 0) return list(figures, locale);
   if (figures.length === 0) return t('summary.warned', { kinds: list(warned, locale) });
   return t('summary.figuresWarned', { figures: list(figures, locale), kinds: list(warned, locale) });
+}
+
+/**
+ * A bridged call's warning of one kind, named for each leg that raised it: the agent's own leg (and
+ * the call's MOS) by the usual name, the customer's as the customer's ("customer’s packet loss").
+ */
+function legWarningNames(kind: QualityWarningKind, legs: NonNullable<QualitySummary['legs']>): string[] {
+  const names: string[] = [];
+  const customer = isCustomerLegKind(kind) && legs.customer.warningsSeen.includes(kind);
+  if (legs.agent.warningsSeen.includes(kind) || !customer) names.push(qualityWarningName(kind));
+  if (customer) names.push(customerLegWarningName(kind));
+  return names;
 }

@@ -3,6 +3,7 @@
 // renderer cannot tell them apart. Every command takes one object and resolves to a Result; every
 // push has an onX(cb) → unsubscribe.
 import { z } from 'zod';
+import type { LegReport } from './bridge';
 import type { CallState } from './call-state';
 import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
 import { callQualityReportSchema } from './diagnostics';
@@ -328,6 +329,13 @@ export interface CommandResults {
 }
 
 /** Pushes from main to the renderer. */
+/** The customerLegQuality push: one report of a bridged call's customer leg (shared/bridge.ts LegReport). */
+export interface CustomerLegQuality {
+  localId: string;
+  callId: string;
+  report: LegReport;
+}
+
 export interface PushPayloads {
   callChanged: CallState;
   connectionChanged: ConnectionState;
@@ -356,9 +364,15 @@ export interface PushPayloads {
   shortcutsRefused: { refused: Array<{ action: ShortcutAction; accelerator: string }> };
   /** Where updates of the installed app stand (checking, downloading, ready to restart, …). */
   updateStatus: UpdateStatus;
+  /**
+   * A bridged call's customer leg as the bridge measures it (cumulative counts, jitter, round trip),
+   * about once a second while the call is active: the window judges it beside its own leg
+   * (shared/bridged-quality.ts). Never sent for a direct call.
+   */
+  customerLegQuality: CustomerLegQuality;
 }
 export type PushName = keyof PushPayloads;
-export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused', 'updateStatus'];
+export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused', 'updateStatus', 'customerLegQuality'];
 export type PushMessage = { [N in PushName]: { name: N; payload: PushPayloads[N] } }[PushName];
 
 export type Unsubscribe = () => void;

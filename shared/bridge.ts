@@ -116,6 +116,8 @@ export const BRIDGE_AGENT_PATHS = {
   placed: (ref: string) => `/bridge/dial/${encodeURIComponent(ref)}/placed`,
   /** POST `{ held }`: the customer hears the hold music (true) or the agent again (false). */
   hold: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/hold`,
+  /** GET → the customer leg's `LegReport` as the node measures it now. Only for the agent on the call. */
+  quality: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/quality`,
 } as const;
 
 export const legReplySchema = z.object({ legId: legIdSchema, offer: sdpSchema });
@@ -123,3 +125,14 @@ export const answerBodySchema = z.object({ legId: legIdSchema, sdp: sdpSchema },
 export const sdpReplySchema = z.object({ sdp: sdpSchema });
 export const dialReplySchema = z.object({ ref: legIdSchema, legId: legIdSchema, offer: sdpSchema, answer: sdpSchema });
 export const holdBodySchema = z.object({ held: z.boolean({ error: ruleMessage('common.mustBeBoolean') }) }, { error: ruleMessage('common.requiredObject') });
+
+const counter = z.number().finite().nonnegative();
+/** The reply of `BRIDGE_AGENT_PATHS.quality`: one leg as the node measures it. */
+export const legReportSchema = z.object({
+  state: z.enum(['new', 'connecting', 'connected', 'failed', 'closed']),
+  packetsReceived: counter,
+  packetsLost: counter,
+  jitterMs: counter.optional(),
+  roundTripMs: counter.optional(),
+  lastPacketAt: counter.optional(),
+}) satisfies z.ZodType<LegReport>;

@@ -221,8 +221,8 @@ function assertNever(value: never): never {
 // ---------------------------------------------------------------------------------------------
 // Summary
 
-/** What the call history keeps of a call's quality. */
-export interface QualitySummary {
+/** What the call history keeps of one stretch of a call's media: the whole call, or one of its legs. */
+export interface QualityLegSummary {
   /** Seconds sampled. */
   samples: number;
   /** Mean of the samples' MOS; null when no sample had one. */
@@ -235,16 +235,35 @@ export interface QualitySummary {
   warningsSeen: QualityWarningKind[];
 }
 
+/** The legs of a bridged call (shared/bridged-quality.ts): the agent's as the window measures it, the customer's as the bridge does. */
+export type QualityLeg = 'agent' | 'customer';
+
+/** What the call history keeps of a call's quality. */
+export interface QualitySummary extends QualityLegSummary {
+  /**
+   * A bridged call's legs, each judged on its own; the figures above are then the call's end to
+   * end. A direct call has none: its one path is the whole call.
+   */
+  legs?: Record<QualityLeg, QualityLegSummary>;
+}
+
+const legSummaryShape = {
+  samples: z.number().int().min(0).max(10_000_000),
+  avgMos: z.number().min(1).max(5).nullable(),
+  worstMos: z.number().min(1).max(5).nullable(),
+  worstLossPercent: z.number().min(0).max(100).nullable(),
+  warningsSeen: z
+    .array(z.enum(QUALITY_WARNING_KINDS as [QualityWarningKind, ...QualityWarningKind[]]))
+    .max(QUALITY_WARNING_KINDS.length)
+    .refine((kinds) => new Set(kinds).size === kinds.length, ruleMessage('commands.warningTwice')),
+};
+
+export const qualityLegSummarySchema = strictObjectNamed(legSummaryShape, 'a leg’s quality summary') satisfies z.ZodType<QualityLegSummary>;
+
 export const qualitySummarySchema = strictObjectNamed(
   {
-    samples: z.number().int().min(0).max(10_000_000),
-    avgMos: z.number().min(1).max(5).nullable(),
-    worstMos: z.number().min(1).max(5).nullable(),
-    worstLossPercent: z.number().min(0).max(100).nullable(),
-    warningsSeen: z
-      .array(z.enum(QUALITY_WARNING_KINDS as [QualityWarningKind, ...QualityWarningKind[]]))
-      .max(QUALITY_WARNING_KINDS.length)
-      .refine((kinds) => new Set(kinds).size === kinds.length, ruleMessage('commands.warningTwice')),
+    ...legSummaryShape,
+    legs: z.strictObject({ agent: qualityLegSummarySchema, customer: qualityLegSummarySchema }).optional(),
   },
   'a quality summary',
 ) satisfies z.ZodType<QualitySummary>;
@@ -293,7 +312,7 @@ export function tallySecond(
 
 const round = (v: number, digits: number): number => Math.round(v * 10 ** digits) / 10 ** digits;
 
-export function summaryOf(tally: QualityTally): QualitySummary {
+export function summaryOf(tally: QualityTally): QualityLegSummary {
   return {
     samples: tally.samples,
     avgMos: tally.mosCount > 0 ? round(tally.mosSum / tally.mosCount, 2) : null,
@@ -373,6 +392,8 @@ const knownOf = (values: ReadonlyArray<number | undefined>): number[] => values.
  * first second that contradicts them: sound or packets arriving again are not a borderline figure.
  */
 export class QualityMonitor {
+  /** The warnings this monitor may raise: every kind, unless it judges only part of a call (a bridged call's customer leg). */
+  private readonly judges: ReadonlySet<QualityWarningKind>;
   private readonly seconds: JudgedSecond[] = [];
   private readonly active = new Map<QualityWarningKind, ActiveQualityWarning>();
   private lossBurst = false;
@@ -383,6 +404,10 @@ export class QualityMonitor {
   private micSilentRun = 0;
   private lastHadMedia = true;
   private tally = emptyQualityTally();
+
+  constructor(options: { judges?: readonly QualityWarningKind[] } = {}) {
+    this.judges = new Set(options.judges ?? QUALITY_WARNING_KINDS);
+  }
 
   push(sample: QualitySample): QualityStep {
     const before = new Set(this.active.keys());
@@ -439,7 +464,7 @@ export class QualityMonitor {
     });
   }
 
-  summary(): QualitySummary {
+  summary(): QualityLegSummary {
     return summaryOf(this.tally);
   }
 
@@ -516,6 +541,7 @@ export class QualityMonitor {
 
   /** Raises, or refreshes the figure of a warning whose condition still holds. */
   private raise(kind: QualityWarningKind, at: number, value?: number): void {
+    if (!this.judges.has(kind)) return;
     const since = this.active.get(kind)?.since ?? at;
     this.active.set(kind, { kind, since, ...(value !== undefined && { value }), text: qualityWarningText(kind, value) });
   }

@@ -1,10 +1,11 @@
 // The agent's requests to the relay besides the event stream (relay/README.md): who am I (GET /me),
-// presence (PUT /presence), first-claim-wins (POST /calls/{id}/claim) and short-lived TURN
-// credentials (GET /turn-credentials). Every method resolves to
+// presence (PUT /presence), first-claim-wins (POST /calls/{id}/claim), short-lived TURN
+// credentials (GET /turn-credentials), and bridged calls' requests. Every method resolves to
 // a Result and never throws; the agent token travels only in the Authorization header and is never
 // logged or echoed in an error.
 import { z } from 'zod';
 import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
+import { BRIDGE_AGENT_PATHS, legReportSchema, type LegReport } from '../../shared/bridge';
 import { ANSWERED_ELSEWHERE } from '../../shared/call-state';
 import { english, text, type RuleText, type TextValue } from '../../shared/i18n/text';
 import { iceServersSchema, type IceServer } from '../../shared/ice-servers';
@@ -54,6 +55,8 @@ export interface DeclineOutcome {
 
 const DEFAULT_TIMEOUT_MS = 5_000;
 const DEFAULT_CLAIM_TIMEOUT_MS = 2_000;
+/** A bridged call's quality is asked once a second: an answer later than this is of no use. */
+const QUALITY_TIMEOUT_MS = 2_000;
 /** None of the relay's answers to these requests is anywhere near this size. */
 const BODY_READ_LIMIT = 64 * 1024;
 
@@ -114,6 +117,20 @@ export class RelayClient implements CallClaims, PresenceSink {
     if (status !== 200) return this.refused(what, status, json);
     const parsed = schema.safeParse(json);
     if (!parsed.success) return this.unexpected(what, status);
+    return ok(parsed.data);
+  }
+
+  /**
+   * GET /calls/{callId}/bridge/quality: a bridged call's customer leg as the bridge measures it now
+   * (only the agent on the call may read it: 403, 404 for a call the relay does not bridge).
+   */
+  async bridgeQuality(callId: string): Promise<Result<LegReport>> {
+    const answer = await this.send('GET', BRIDGE_AGENT_PATHS.quality(callId), QUALITY_TIMEOUT_MS);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status !== 200) return this.refused('bridge quality', status, json);
+    const parsed = legReportSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('bridge quality', status);
     return ok(parsed.data);
   }
 

@@ -139,6 +139,7 @@ class CoreSoftphoneService implements SoftphoneService {
         },
         presenceMayHaveChanged: () => this.presence.sync(),
         turnChanged: () => void this.view.current().then((settings) => push({ name: 'settingsChanged', payload: settings })),
+        customerLegQuality: (quality) => push({ name: 'customerLegQuality', payload: quality }),
         runtimeChanged: (runtime) => messaging.setRuntime(runtime?.forMessaging()),
       },
     });

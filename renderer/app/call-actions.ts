@@ -1,7 +1,7 @@
 // The calls domain: the one owner of call commands in the renderer (style.md 14). The dialer, the
 // incoming-call card and the current-call panel call these; the ringtone follows ringing calls and
 // the level meters are polled from the media engine while a call has media.
-import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
+import type { CustomerLegQuality, SoftphoneApi, Unsubscribe } from '../../shared/api';
 import { hasBusyCall, type CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
 import { checkPhoneNumber, formatPhoneNumber, isCallerNumber, unverifiedNumber } from '../../shared/phone';
@@ -45,6 +45,7 @@ export type MediaControls = Pick<
   | 'sendDtmf'
   | 'has'
   | 'levels'
+  | 'customerLegQuality'
 >;
 
 export interface CallActionsDeps {
@@ -101,7 +102,7 @@ export class CallActions {
         if (!this.engine.has(localId)) quality.forget(localId);
         else {
           // Kind and figure, worded by the call panel in the UI's language; the figure rounded as shown.
-          const shown = warnings?.map(({ kind, value }) => ({ kind, ...(value !== undefined ? { value: warningFigure(kind, value) } : {}) }));
+          const shown = warnings?.map(({ kind, value, leg }) => ({ kind, ...(value !== undefined ? { value: warningFigure(kind, value) } : {}), ...(leg !== undefined ? { leg } : {}) }));
           quality.update(localId, { reconnecting, ...(mos !== undefined ? { mos } : {}), warnings: shown ?? quality.byCall[localId]?.warnings ?? [] });
         }
       }),
@@ -138,6 +139,11 @@ export class CallActions {
   /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
   callsReloaded(calls: readonly CallState[]): void {
     this.engine.reconcile(calls);
+  }
+
+  /** A bridged call's customer leg as the bridge measures it: the call's media judges it beside its own leg. */
+  customerLegQuality(quality: CustomerLegQuality): void {
+    this.engine.customerLegQuality(quality.localId, quality.report);
   }
 
   // ---- dialer ----

@@ -28,10 +28,11 @@ export interface HostSyncDeps {
     | 'onPreferencesChanged'
     | 'onDialRequested'
     | 'onUpdateStatus'
+    | 'onCustomerLegQuality'
   >;
   link: HostLink;
   store: StoreApi<AppState>;
-  calls: Pick<CallActions, 'callChanged' | 'callsReloaded' | 'dialRequested'>;
+  calls: Pick<CallActions, 'callChanged' | 'callsReloaded' | 'dialRequested' | 'customerLegQuality'>;
   /** The messages domain's: the customer of a call the agent takes on becomes the contact in view. */
   selectContact: (contact: string) => void;
   /** Where the update status goes (store/updates.ts). */
@@ -79,6 +80,7 @@ export class HostSync {
     stops.push(this.api.onPreferencesChanged(onPush('preferencesChanged', (p) => this.state.setPreferences(p))));
     stops.push(this.api.onDialRequested(onPush('dialRequested', (request) => void this.calls.dialRequested(request))));
     stops.push(this.api.onUpdateStatus(onPush('updateStatus', (status) => this.setUpdateStatus(status))));
+    stops.push(this.api.onCustomerLegQuality(onPush('customerLegQuality', (quality) => this.calls.customerLegQuality(quality))));
     stops.push(
       this.api.onSettingsChanged(
         onPush('settingsChanged', (settings) => {

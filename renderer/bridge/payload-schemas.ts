@@ -11,6 +11,7 @@ import type { TemplateDraft } from '../../shared/templates';
 import type { PublicSettings } from '../../shared/settings';
 import type { Result } from '../../shared/result';
 import { updateStatusSchema, type UpdateStatus } from '../../shared/updates';
+import { legReportSchema } from '../../shared/bridge';
 import { parseWith } from '../../shared/validation';
 import { historyEntrySchema } from '../../shared/history';
 import { ruleTextSchema } from '../../shared/i18n/text';
@@ -166,6 +167,7 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   shortcutPressed: z.strictObject({ action: shortcutActionSchema, localId: z.string().min(1).max(200).optional() }),
   shortcutsRefused: z.strictObject({ refused: z.array(z.strictObject({ action: shortcutActionSchema, accelerator: z.string().min(1).max(64) })).max(SHORTCUT_ACTIONS.length) }),
   updateStatus: updateStatusSchema,
+  customerLegQuality: z.strictObject({ localId: z.string().min(1).max(200), callId: z.string().min(1).max(512), report: legReportSchema }),
 };
 
 export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {

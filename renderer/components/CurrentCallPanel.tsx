@@ -3,7 +3,7 @@ import { useTranslation } from 'react-i18next';
 import { useShallow } from 'zustand/react/shallow';
 import { useCallActions, useSandboxActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
-import { formatClock, mosText, peerNumberText, peerTitle, phaseText, qualityWarningWords } from '../call-display';
+import { formatClock, legWarningWords, mosText, peerNumberText, peerTitle, phaseText } from '../call-display';
 import { endReasonText } from '../error-texts';
 import { currentCall, heldCalls } from '../store/call-list';
 import { heldMsOf, isHeld, type CallState } from '../../shared/call-state';
@@ -91,8 +91,8 @@ export function CurrentCallPanel() {
         <div role="status" aria-label={t('current.quality')} className="call-quality">
           {reconnecting && <p className="quality-warning quality-reconnecting">{t('current.reconnecting')}</p>}
           {quality?.warnings.map((w) => (
-            <p key={w.kind} className="quality-warning">
-              {qualityWarningWords(w.kind, w.value)}
+            <p key={`${w.leg ?? 'call'}-${w.kind}`} className="quality-warning">
+              {legWarningWords(w)}
             </p>
           ))}
         </div>

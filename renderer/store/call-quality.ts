@@ -10,8 +10,11 @@ import type { QualityWarningKind } from '../../shared/call-quality';
 export interface CallQualityView {
   reconnecting: boolean;
   mos?: number;
-  /** Most pressing first; `value` is the figure rounded as it is shown (call-display.ts warningFigure). */
-  warnings: { kind: QualityWarningKind; value?: number }[];
+  /**
+   * Most pressing first; `value` is the figure rounded as it is shown (call-display.ts warningFigure);
+   * `leg` 'customer' for a bridged call's customer leg (absent: the agent's own leg, or the call).
+   */
+  warnings: { kind: QualityWarningKind; value?: number; leg?: 'customer' }[];
 }
 
 export interface CallQualityState {
@@ -25,7 +28,7 @@ const sameView = (a: CallQualityView | undefined, b: CallQualityView): boolean =
   a.reconnecting === b.reconnecting &&
   a.mos === b.mos &&
   a.warnings.length === b.warnings.length &&
-  a.warnings.every((w, i) => w.kind === b.warnings[i]?.kind && w.value === b.warnings[i]?.value);
+  a.warnings.every((w, i) => w.kind === b.warnings[i]?.kind && w.value === b.warnings[i]?.value && w.leg === b.warnings[i]?.leg);
 
 export const callQualityStore = createStore<CallQualityState>()((set, get) => ({
   byCall: {},

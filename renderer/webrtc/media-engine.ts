@@ -5,6 +5,7 @@
 // renderer/app/call-actions.ts). Media acts on one trigger, the pushed call: ringing prepares the
 // answer, `connecting` lets ICE start (incoming) or applies the customer's answer (outgoing),
 // `heldSince` holds and resumes, `ended` closes.
+import type { LegReport } from '../../shared/bridge';
 import type { CallState } from '../../shared/call-state';
 import type { WindowCallTimings } from '../../shared/diagnostics';
 import type { IceConfig } from '../../shared/ice-servers';
@@ -231,6 +232,11 @@ export class MediaEngine {
   /** The microphone track and the speaker of a call, for tests and diagnostics. */
   audioRouteOf(localId: string): AudioRoute | undefined {
     return this.calls.get(localId)?.audio.route();
+  }
+
+  /** A report of a bridged call's customer leg (the customerLegQuality push): judged beside the call's own leg. */
+  customerLegQuality(localId: string, report: LegReport): void {
+    this.calls.get(localId)?.health.customerLeg(report);
   }
 
   /** A call's quality now: the last second's sample and MOS, the warnings, "Reconnecting…", the summary so far. */

@@ -1,9 +1,12 @@
 // A connected call's media health: whether the customer's media reaches us (awaiting the first
 // packet, flowing, or away), the one place that decides "Reconnecting…", the grace after which a call
 // whose media does not come back fails, and its quality: a getStats() read once a second
-// (quality-stats.ts → shared/call-quality.ts QualityMonitor), the seconds kept, and the record it
+// (quality-stats.ts → shared/call-quality.ts QualityMonitor), on a bridged call beside the bridge's
+// reports of the customer's leg (shared/bridged-quality.ts), the seconds kept, and the record it
 // leaves when the media closes.
-import { QualityMonitor, type QualitySample, type QualitySummary, type QualityWarningKind } from '../../shared/call-quality';
+import type { LegReport } from '../../shared/bridge';
+import { BridgedQualityMonitor, type BridgedQualityStep } from '../../shared/bridged-quality';
+import type { QualitySample, QualitySummary, QualityWarningKind } from '../../shared/call-quality';
 import { QUALITY_SAMPLES_KEPT, type CallQualityReport } from '../../shared/diagnostics';
 import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
@@ -35,9 +38,10 @@ export interface MediaCondition {
   mos?: number;
   /**
    * The quality warnings in force, most pressing first: the kind, its figure (ms, %, MOS) and the
-   * English words for logs ("Poor connection: 6 % packet loss"); the window words them itself.
+   * English words for logs ("Poor connection: 6 % packet loss"); the window words them itself. On a
+   * bridged call `leg` 'customer' marks the customer leg's ("The customer’s connection is poor: …").
    */
-  warnings?: { kind: QualityWarningKind; value?: number; text: string }[];
+  warnings?: { kind: QualityWarningKind; value?: number; text: string; leg?: 'customer' }[];
 }
 
 /** What a call's media leaves behind when it closes (reportQuality): for the call history and diagnostics. */
@@ -47,8 +51,12 @@ export type CallQualityRecord = CallQualityReport;
 export interface QualityView {
   reconnecting: boolean;
   sample?: QualitySample;
+  /** The call's MOS: on a bridged call end to end. */
   mos?: number;
+  /** The warnings about the window's own leg and the call. */
   warnings: QualityWarningKind[];
+  /** A bridged call's customer-leg warnings (absent on a direct call). */
+  customerWarnings?: QualityWarningKind[];
   summary: QualitySummary;
 }
 
@@ -103,6 +111,11 @@ export class MediaHealth {
     this.graceTimer = undefined;
   }
 
+  /** A report of the customer's leg from the bridge (a bridged call's), stamped as it arrives. */
+  customerLeg(report: LegReport): void {
+    this.quality.customerReport(report, Date.now());
+  }
+
   /** The media closed: "Reconnecting…" ends, and the record of a call that was read at all is returned. */
   close(): CallQualityRecord | undefined {
     this.stop();
@@ -145,7 +158,9 @@ export class MediaHealth {
       ...(flow.kind === 'away' ? { since: flow.since } : {}),
       ...(step.mos !== undefined ? { mos: step.mos } : {}),
       // "Reconnecting…" says the media stopped; the same fact as a warning would say it twice.
-      warnings: step.active.filter((w) => w.kind !== 'no-inbound-media').map((w) => ({ kind: w.kind, ...(w.value !== undefined ? { value: w.value } : {}), text: w.text })),
+      warnings: step.active
+        .filter((w) => w.kind !== 'no-inbound-media')
+        .map((w) => ({ kind: w.kind, ...(w.value !== undefined ? { value: w.value } : {}), text: w.text, ...(w.leg !== undefined ? { leg: w.leg } : {}) })),
     });
   }
 
@@ -182,7 +197,7 @@ export class MediaHealth {
 
 /** A call's seconds of quality: the monitor's verdicts, and evenly spread samples for the record. */
 class QualitySeconds {
-  private readonly monitor = new QualityMonitor();
+  private readonly monitor = new BridgedQualityMonitor();
   counters: QualityCounters | undefined;
   private samples: QualitySample[] = [];
   /** Every how many seconds a sample is kept (doubles as the call grows). */
@@ -190,15 +205,24 @@ class QualitySeconds {
   private seconds = 0;
   private path: SelectedCandidatePair | undefined;
   /** The last second's reading, for diagnostics and the quality bench. */
-  private last: { sample: QualitySample; mos?: number; warnings: QualityWarningKind[] } | undefined;
+  private last: { sample: QualitySample; mos?: number; warnings: QualityWarningKind[]; customerWarnings: QualityWarningKind[] } | undefined;
 
-  push(sample: QualitySample, counters: QualityCounters, pair: SelectedCandidatePair | undefined): ReturnType<QualityMonitor['push']> {
+  push(sample: QualitySample, counters: QualityCounters, pair: SelectedCandidatePair | undefined): BridgedQualityStep {
     this.counters = counters;
     if (pair) this.path = pair;
     this.keep(sample);
     const step = this.monitor.push(sample);
-    this.last = { sample, ...(step.mos !== undefined ? { mos: step.mos } : {}), warnings: step.active.map((w) => w.kind) };
+    this.last = {
+      sample,
+      ...(step.mos !== undefined ? { mos: step.mos } : {}),
+      warnings: step.active.filter((w) => w.leg === undefined).map((w) => w.kind),
+      customerWarnings: step.active.filter((w) => w.leg === 'customer').map((w) => w.kind),
+    };
     return step;
+  }
+
+  customerReport(report: LegReport, at: number): void {
+    this.monitor.customerReport(report, at);
   }
 
   view(): Omit<QualityView, 'reconnecting'> {
@@ -206,6 +230,7 @@ class QualitySeconds {
     return {
       ...(last ? { sample: last.sample, ...(last.mos !== undefined ? { mos: last.mos } : {}) } : {}),
       warnings: last?.warnings ?? [],
+      ...(this.monitor.bridged ? { customerWarnings: last?.customerWarnings ?? [] } : {}),
       summary: this.monitor.summary(),
     };
   }

@@ -3,12 +3,13 @@
 // reporter, the relay's TURN credentials and the call coordinator. A runtime that is no longer the
 // mode's current one (a switch or close began stopping it) drops its late callbacks: it asks the
 // mode whether it is still current by its own identity.
-import type { ConnectionState } from '../../../shared/api';
+import type { ConnectionState, CustomerLegQuality } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
 import type { RelayEnvelope } from '../../../shared/events';
 import type { Logger } from '../../../shared/log';
 import { ok, type Result } from '../../../shared/result';
 import type { AccountConfig } from '../../../shared/settings';
+import { CustomerLegWatch } from '../bridge-quality';
 import { BridgedCallControl } from '../bridged-calls';
 import { CallCoordinator } from '../call-coordinator';
 import { RelayEventStream } from '../event-stream';
@@ -36,6 +37,8 @@ export interface RuntimeHooks {
   presenceMayHaveChanged(): void;
   /** The relay's TURN credentials arrived, changed or stopped being offered. */
   turnChanged(): void;
+  /** A bridged call's customer leg as the bridge measures it (bridge-quality.ts), for the window. */
+  customerLegQuality(quality: CustomerLegQuality): void;
 }
 
 export interface RuntimeOptions {
@@ -65,6 +68,8 @@ export class Runtime {
   readonly coordinator: CallCoordinator;
   /** Bridged calls' part of call control and of the relay's events (bridged-calls.ts); direct calls pass through. */
   readonly bridge: BridgedCallControl;
+  /** The customer leg's quality of each bridged call the agent is on, asked once a second for the window. */
+  readonly customerLegs: CustomerLegWatch;
   readonly stream: RelayEventStream;
   readonly sandbox: SandboxControlClient | undefined;
   private sourceKind: Source['kind'];
@@ -98,8 +103,17 @@ export class Runtime {
       now,
       logger: log,
     });
+    this.customerLegs = new CustomerLegWatch({
+      relay: this.relay,
+      isBridged: (callId) => this.bridge.isBridgedCall(callId),
+      report: (quality) => {
+        if (this.isCurrent()) hooks.customerLegQuality(quality);
+      },
+      logger: log,
+    });
     this.coordinator.onCallChanged((call) => {
       this.bridge.callChanged(call);
+      this.customerLegs.callChanged(call);
       hooks.callChanged(call);
       if (this.isCurrent()) hooks.presenceMayHaveChanged();
     });
@@ -169,6 +183,7 @@ export class Runtime {
   /** Ends live calls on the gateway, then closes every connection. */
   async stop(): Promise<void> {
     this.turn.stop();
+    this.customerLegs.stop();
     await this.coordinator.shutdown();
     await this.presence.stop();
     await this.stream.stop().catch((e: unknown) => this.log.warn('the event stream did not stop cleanly', { error: e }));

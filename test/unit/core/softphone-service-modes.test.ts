@@ -241,6 +241,7 @@ describe('the mode machine', () => {
         connectionChanged: (state) => seen.push(`connection ${state.status}`),
         presenceMayHaveChanged: () => seen.push(`presence of ${name(mode.current())}`),
         turnChanged: () => seen.push('turn'),
+        customerLegQuality: (quality) => seen.push(`customer leg of ${quality.callId}`),
         runtimeChanged: (runtime) => {
           if (runtime && !runtimes.includes(runtime)) runtimes.push(runtime);
           seen.push(`serving ${name(runtime)}`);

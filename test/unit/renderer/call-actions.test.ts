@@ -58,6 +58,7 @@ function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offe
     sendDtmf: () => true,
     has: () => false,
     levels: async () => ({ mic: 0, customer: 0 }),
+    customerLegQuality: (localId, report) => void log.push(`customerLegQuality ${localId} ${report.packetsLost}/${report.packetsReceived}`),
   };
   return {
     engine,
@@ -363,6 +364,32 @@ describe('CallActions', () => {
     live = false;
     t.condition({ localId: 'in:wacid.2', reconnecting: false });
     expect(callQualityStore.getState().byCall['in:wacid.2']).toBeUndefined();
+  });
+
+  it('a bridged call shows whose connection each warning is about, and hands the customer leg’s reports to the call’s media', () => {
+    resetCallQualityStore();
+    const t = setUp({});
+    t.engine.has = () => true;
+    t.condition({
+      localId: 'in:wacid.1',
+      reconnecting: false,
+      mos: 3.1,
+      warnings: [
+        { kind: 'high-packet-loss', value: 2.04, text: 'Poor connection: 2 % packet loss' },
+        { kind: 'high-packet-loss', value: 12.4, text: 'The customer’s connection is poor: 12 % packet loss', leg: 'customer' },
+      ],
+    });
+    expect(callQualityStore.getState().byCall['in:wacid.1']?.warnings).toEqual([
+      { kind: 'high-packet-loss', value: 2 },
+      { kind: 'high-packet-loss', value: 12, leg: 'customer' },
+    ]);
+    // The same figures whose leg changed are a change on screen.
+    const shown = callQualityStore.getState().byCall['in:wacid.1'];
+    t.condition({ localId: 'in:wacid.1', reconnecting: false, mos: 3.1, warnings: [{ kind: 'high-packet-loss', value: 2.04, text: '…', leg: 'customer' }, { kind: 'high-packet-loss', value: 12.4, text: '…' }] });
+    expect(callQualityStore.getState().byCall['in:wacid.1']).not.toBe(shown);
+
+    t.actions.customerLegQuality({ localId: 'in:wacid.1', callId: 'wacid.1', report: { state: 'connected', packetsReceived: 440, packetsLost: 60 } });
+    expect(t.log).toEqual(['customerLegQuality in:wacid.1 60/440']);
   });
 
   it('Hang up releases the media at once and sends one hangUp', async () => {

@@ -3,6 +3,8 @@ import {
   BEHAVIOUR_TEXT,
   SECRET_STORAGE_TEXT,
   connectionIndicator,
+  customerLegWarningWords,
+  legWarningWords,
   formatCallTime,
   formatClock,
   formatTalkTime,
@@ -17,6 +19,8 @@ import {
 } from '../../../renderer/call-display';
 import { formatNumber } from '../../../renderer/i18n/format';
 import { i18n, setUiLanguage } from '../../../renderer/i18n/i18n';
+import { CUSTOMER_LEG_KINDS, customerLegWarningText } from '../../../shared/bridged-quality';
+import type { UiLanguage } from '../../../shared/i18n/languages';
 import { QUALITY_WARNING_KINDS, qualityWarningText, type QualityWarningKind } from '../../../shared/call-quality';
 import { T0, active, dialing, ringing } from './fixtures';
 
@@ -87,6 +91,23 @@ describe('call display', () => {
     expect(qualitySummaryText({ samples: 20, avgMos: 4.4, worstMos: 4.4, worstLossPercent: 0, warningsSeen: ['no-inbound-media'] })).toBe('MOS 4.4; warned: audio stopped');
     expect(qualitySummaryText({ samples: 0, avgMos: null, worstMos: null, worstLossPercent: null, warningsSeen: [] })).toBeUndefined();
   });
+
+  it('names the leg of a bridged call’s warnings in the recent calls: the customer’s as the customer’s, the agent’s own and the call’s as on a direct call', () => {
+    const leg = (warningsSeen: QualityWarningKind[]) => ({ samples: 60, avgMos: 4, worstMos: 3.5, worstLossPercent: 1, warningsSeen });
+    expect(
+      qualitySummaryText({ samples: 60, avgMos: 3.2, worstMos: 2.9, worstLossPercent: 12, warningsSeen: ['high-packet-loss', 'low-mos'], legs: { agent: leg([]), customer: leg(['high-packet-loss']) } }),
+    ).toBe('MOS 3.2 (worst 2.9), loss up to 12 %; warned: customer’s packet loss, poor quality');
+    expect(
+      qualitySummaryText({
+        samples: 60,
+        avgMos: 3.2,
+        worstMos: 3.2,
+        worstLossPercent: 12,
+        warningsSeen: ['high-jitter', 'high-packet-loss', 'no-inbound-media'],
+        legs: { agent: leg(['high-packet-loss', 'no-inbound-media']), customer: leg(['high-jitter', 'high-packet-loss']) },
+      }),
+    ).toBe('MOS 3.2, loss up to 12 %; warned: audio stopped, customer’s unsteady audio, packet loss, customer’s packet loss');
+  });
 });
 
 describe('call display in the agent\'s language', () => {
@@ -115,6 +136,28 @@ describe('call display in the agent\'s language', () => {
     for (const [kind, value] of cases) expect(qualityWarningWords(kind, value), `${kind} ${value}`).toBe(qualityWarningText(kind, value));
     for (const kind of QUALITY_WARNING_KINDS) expect(qualityWarningWords(kind)).toBe(qualityWarningText(kind));
     expect(qualityWarningWords('high-packet-loss', 6)).toBe('Poor connection: 6 % packet loss');
+  });
+
+  it('words a bridged call’s customer-leg warnings as shared/bridged-quality.ts does in English, and the agent’s own as before', () => {
+    for (const kind of CUSTOMER_LEG_KINDS) {
+      expect(customerLegWarningWords(kind)).toBe(customerLegWarningText(kind));
+      for (const value of [6.24, 14.6, 47.6, 617]) expect(customerLegWarningWords(kind, value), `${kind} ${value}`).toBe(customerLegWarningText(kind, value));
+    }
+    expect(legWarningWords({ kind: 'high-packet-loss', value: 6, leg: 'customer' })).toBe('The customer’s connection is poor: 6 % packet loss');
+    expect(legWarningWords({ kind: 'high-packet-loss', value: 6 })).toBe('Poor connection: 6 % packet loss');
+    expect(legWarningWords({ kind: 'low-mos', value: 3.2 })).toBe('Poor call quality (MOS 3.2)');
+  });
+
+  it('words the customer leg’s warnings in each language', async () => {
+    const words = async (language: UiLanguage) => {
+      await setUiLanguage(language, undefined);
+      return legWarningWords({ kind: 'high-packet-loss', value: 6.2, leg: 'customer' });
+    };
+    expect(await words('es')).toBe('La conexión del cliente es deficiente: 6,2 % de pérdida de paquetes');
+    expect(await words('pt-BR')).toBe('A conexão do cliente está ruim: 6,2% de perda de pacotes');
+    expect(await words('id')).toBe('Koneksi pelanggan buruk: kehilangan paket 6,2%');
+    expect(await words('hi')).toBe('ग्राहक का कनेक्शन खराब है: 6.2% पैकेट लॉस');
+    expect(await words('ar')).toMatch(/^اتصال العميل ضعيف: فقدان .+% من الحزم$/);
   });
 
   it('rounds a warning\'s figure as its words show it', () => {

@@ -1,8 +1,10 @@
 // The renderer's domains as main.tsx builds them: pushes and snapshots reach the store through host
-// sync, calls go on to the media engine through the calls domain, the customer of a call the agent
-// takes on becomes the contact in view, and stopping undoes every subscription.
+// sync, calls (and a bridged call's customer leg) go on to the media engine through the calls domain,
+// the customer of a call the agent takes on becomes the contact in view, and stopping undoes every
+// subscription.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Unsubscribe } from '../../../shared/api';
+import type { LegReport } from '../../../shared/bridge';
 import type { CallState } from '../../../shared/call-state';
 import { ok } from '../../../shared/result';
 import { createControllers } from '../../../renderer/app/controllers';
@@ -18,13 +20,15 @@ const JONAS = '14155550123';
 function recordingEngine() {
   const followed: CallState[] = [];
   const reconciled: string[][] = [];
+  const customerLegs: { localId: string; report: LegReport }[] = [];
   let closedAll = 0;
   const engine = idleMediaControls({
     onCall: (call) => void followed.push(call),
     reconcile: (calls) => void reconciled.push(calls.map((c) => c.localId)),
     closeAll: () => void closedAll++,
+    customerLegQuality: (localId, report) => void customerLegs.push({ localId, report }),
   });
-  return { engine, followed, reconciled, closedAll: () => closedAll };
+  return { engine, followed, reconciled, customerLegs, closedAll: () => closedAll };
 }
 
 /** A host link a test can drop and bring back. */
@@ -125,6 +129,17 @@ describe('the composition root', () => {
     expect(state().service).toEqual({ status: 'connected', since: T0 + 5 });
   });
 
+  it('a bridged call’s customer leg, pushed by main, reaches that call’s media; a malformed one does not', async () => {
+    const { push, customerLegs, listeners } = startWith({ getSnapshot: () => ok(snapshot([active('wacid.7')])) });
+    await settle();
+    const report: LegReport = { state: 'connected', packetsReceived: 440, packetsLost: 60, jitterMs: 12, roundTripMs: 90, lastPacketAt: T0 };
+    push('customerLegQuality', { localId: 'in:wacid.7', callId: 'wacid.7', report });
+    push('customerLegQuality', { localId: 'in:wacid.7', callId: 'wacid.7', report: { ...report, packetsLost: -1 } });
+    push('customerLegQuality', { localId: 'in:wacid.7', report });
+    expect(customerLegs).toEqual([{ localId: 'in:wacid.7', report }]);
+    expect(listeners('customerLegQuality')).toBe(1);
+  });
+
   it('a settings push updates the settings and takes a fresh snapshot', async () => {
     const { push, calls } = startWith({ getSnapshot: () => ok(snapshot()) });
     await settle();
@@ -153,6 +168,7 @@ describe('the composition root', () => {
     stop();
     expect(listeners('callChanged')).toBe(0);
     expect(listeners('settingsChanged')).toBe(0);
+    expect(listeners('customerLegQuality')).toBe(0);
     expect(closedAll()).toBe(1);
     expect(events.at(-1)).toBe('stop');
     push('callChanged', active('wacid.9'));

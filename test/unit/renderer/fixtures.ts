@@ -101,5 +101,6 @@ export const idleMediaControls = (overrides: Partial<MediaControls> = {}): Media
   sendDtmf: () => false,
   has: () => false,
   levels: async () => ({ mic: 0, customer: 0 }),
+  customerLegQuality: () => undefined,
   ...overrides,
 });

@@ -119,6 +119,31 @@ describe('MediaHealth', () => {
     expect(t.conditions).toHaveLength(before);
   });
 
+  it('on a bridged call judges the customer leg from the bridge’s reports beside its own: the customer’s warnings marked as such, the record with both legs', async () => {
+    const t = setUp();
+    t.health.start();
+    let node = { packetsReceived: 0, packetsLost: 0 };
+    for (let i = 0; i < 6; i++) {
+      node = { packetsReceived: node.packetsReceived + 44, packetsLost: node.packetsLost + 6 };
+      t.health.customerLeg({ state: 'connected', ...node, jitterMs: 3, roundTripMs: 50 });
+      await t.second(50);
+    }
+    expect(t.conditions.at(-1)?.warnings).toEqual([{ kind: 'high-packet-loss', value: 12, text: 'The customer’s connection is poor: 12 % packet loss', leg: 'customer' }]);
+    expect(t.health.view()).toMatchObject({ warnings: [], customerWarnings: ['high-packet-loss'] });
+    const record = t.health.close();
+    expect(record?.summary.warningsSeen).toEqual(['high-packet-loss']);
+    expect(record?.summary.legs?.customer.warningsSeen).toEqual(['high-packet-loss']);
+    expect(record?.summary.legs?.agent.warningsSeen).toEqual([]);
+  });
+
+  it('a direct call (no report from a bridge) says nothing of a customer leg', async () => {
+    const t = setUp();
+    t.health.start();
+    await t.second(50);
+    expect(t.health.view().customerWarnings).toBeUndefined();
+    expect(t.health.close()?.summary.legs).toBeUndefined();
+  });
+
   it('a call never read leaves no record', () => {
     const t = setUp();
     expect(t.health.close()).toBeUndefined();

@@ -107,7 +107,7 @@ describe('notices made as things happen', () => {
         api: fakeApi({ getSnapshot }).api,
         link: permanentLink(),
         store: appStore,
-        calls: { callChanged: () => undefined, callsReloaded: () => undefined, dialRequested: async () => undefined },
+        calls: { callChanged: () => undefined, callsReloaded: () => undefined, dialRequested: async () => undefined, customerLegQuality: () => undefined },
         selectContact: () => undefined,
         setUpdateStatus: () => undefined,
       });

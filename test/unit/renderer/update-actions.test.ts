@@ -77,7 +77,7 @@ describe('the status', () => {
       api: fake.api,
       link: permanentLink(),
       store: appStore,
-      calls: { callChanged: () => undefined, callsReloaded: () => undefined, dialRequested: async () => undefined },
+      calls: { callChanged: () => undefined, callsReloaded: () => undefined, dialRequested: async () => undefined, customerLegQuality: () => undefined },
       selectContact: () => undefined,
       setUpdateStatus: (s) => seen.push(s),
     });

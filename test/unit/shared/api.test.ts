@@ -438,6 +438,7 @@ describe('pushes', () => {
       shortcutPressed: 'onShortcutPressed',
       shortcutsRefused: 'onShortcutsRefused',
       updateStatus: 'onUpdateStatus',
+      customerLegQuality: 'onCustomerLegQuality',
     };
     for (const name of PUSH_NAMES) expect(pushListenerName(name)).toBe(expected[name]);
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(expected).sort());
@@ -456,6 +457,7 @@ describe('pushes', () => {
       shortcutPressed: true,
       shortcutsRefused: true,
       updateStatus: true,
+      customerLegQuality: true,
     };
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(payloads).sort() as (keyof PushPayloads)[]);
   });

@@ -321,6 +321,22 @@ describe('words', () => {
   });
 });
 
+describe('a monitor that judges part of a call', () => {
+  it('raises only the warnings it judges, and still scores and tallies every second', () => {
+    const all = new QualityMonitor();
+    const part = new QualityMonitor({ judges: ['high-packet-loss', 'high-rtt', 'high-jitter'] });
+    const seconds = [...times(6, { inboundLoss: 0.2, rttMs: 700, micLevel: 0 }), ...times(6, { micLevel: 0 })];
+    const steps = feed(part, seconds);
+    const unrestricted = feed(all, seconds);
+    expect(kinds(steps[5])).toEqual(['high-packet-loss', 'high-rtt']);
+    expect(kinds(unrestricted[5])).toEqual(['high-packet-loss', 'high-rtt', 'low-mos']);
+    expect(steps.flatMap(kinds)).not.toContain('mic-silent');
+    expect(unrestricted.flatMap(kinds)).toContain('mic-silent');
+    expect(steps.map((s) => s.mos)).toEqual(unrestricted.map((s) => s.mos));
+    expect(part.summary()).toEqual({ ...all.summary(), warningsSeen: ['high-packet-loss', 'high-rtt'] });
+  });
+});
+
 describe('summary', () => {
   it('keeps the mean and the worst five seconds, the worst loss and the warnings seen', () => {
     const m = new QualityMonitor();
@@ -363,6 +379,16 @@ describe('summary', () => {
     expect(refusal({ warningsSeen: ['high-rtt', 'high-rtt'] })?.message).toContain('must not name a warning twice');
     expect(refusal({ warningsSeen: [...QUALITY_WARNING_KINDS, 'high-rtt'] })?.field).toBe('warningsSeen');
     expect(refusal({ extra: 1 })?.message).toContain('does not take "extra"');
+  });
+
+  it('takes a bridged call’s legs, each checked as a summary of its own', () => {
+    const leg = { samples: 10, avgMos: 4.1, worstMos: 3.2, worstLossPercent: 6, warningsSeen: ['high-packet-loss'] };
+    const bridged = { ...leg, legs: { agent: { ...leg, warningsSeen: [] }, customer: leg } };
+    expect(parseWith(qualitySummarySchema, bridged)).toEqual({ ok: true, value: bridged });
+    const refused = parseWith(qualitySummarySchema, { ...bridged, legs: { agent: leg, customer: { ...leg, avgMos: 9 } } });
+    expect(refused.ok ? undefined : refused.error.field).toBe('legs.customer.avgMos');
+    expect(parseWith(qualitySummarySchema, { ...bridged, legs: { agent: leg } }).ok).toBe(false);
+    expect(parseWith(qualitySummarySchema, { ...bridged, legs: { ...bridged.legs, agent: { ...leg, legs: bridged.legs } } }).ok).toBe(false);
   });
 
   it('checks samples read from outside', () => {
