@@ -36,6 +36,9 @@ export function dedupKeyOf(event: RelayEvent): string {
       return `call:${event.callId}:terminated`;
     case 'call.claimed':
       return `call:${event.callId}:claimed`;
+    // Every instance that sees the node go tells the call's agents; they hear it once.
+    case 'call.bridge_failed':
+      return `call:${event.callId}:bridge_failed`;
     case 'message.inbound':
       return `msg:${event.messageId}:inbound`;
     case 'message.status':
