@@ -20,6 +20,14 @@ export function isStaleConnect(event: RelayEvent, now: number): boolean {
 }
 
 /**
+ * The events after which a call is over for the team: the service's terminate, and the bridge losing
+ * the call (its media is gone; a late or repeated connect must never ring it again).
+ */
+export function leavesTombstone(event: RelayEvent): boolean {
+  return event.type === 'call.terminated' || event.type === 'call.bridge_failed';
+}
+
+/**
  * The identity of an event for de-duplication: the service retries webhooks for days and several
  * subscribers may forward the same one, so the same (call, kind[, status]) or (message, status) is
  * stored once. A call ends once: `terminated` is keyed without its COMPLETED/FAILED status.
