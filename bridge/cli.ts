@@ -34,6 +34,9 @@ async function main(argv: string[]): Promise<number> {
   const events: { forwarder?: RelayEventForwarder } = {};
   const node = new BridgeNode({
     ...(config.publicAddress !== undefined ? { publicAddress: config.publicAddress } : {}),
+    // A loopback address is reached from this machine only: the media binds to it, so that answers
+    // leave from the address the windows sent to (from all interfaces they would leave from another).
+    ...(config.publicAddress !== undefined && isLoopback(config.publicAddress) ? { bindAddress: config.publicAddress } : {}),
     ...(config.rtpPorts !== undefined ? { rtpPorts: config.rtpPorts } : {}),
     logger: createLogger('bridge-node'),
     onEvent: (event) => events.forwarder?.send(event),
@@ -104,6 +107,10 @@ function addressesOf(config: BridgeCliConfig, port: number): { controlUrl: strin
   const publicAddress = config.publicAddress ?? (wildcard ? firstOutsideAddress() : config.controlAddress);
   const host = wildcard ? publicAddress : config.controlAddress;
   return { controlUrl: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, publicAddress };
+}
+
+function isLoopback(address: string): boolean {
+  return address === '::1' || /^127\./.test(address);
 }
 
 /** The machine's first IPv4 address that is not its loopback, else the loopback. */

@@ -60,11 +60,23 @@ export interface BridgeEventReport {
   receivedAt: number;
 }
 
+/** A node that is no longer live: it missed its heartbeats (or left through another instance), or it left through this one. */
+export interface GoneNode {
+  nodeId: string;
+  why: 'expired' | 'left';
+}
+
 /** The relay's side of the bridge nodes: the heartbeat it asks for, the backend's registry, the nodes' events. */
 export class BridgeNodeRegistry {
   /** A node is gone after this long without a report. */
   readonly ttlMs: number;
   private readonly listeners = new Set<(report: BridgeEventReport) => void>();
+  private readonly goneListeners = new Set<(gone: GoneNode) => void>();
+  /** The live nodes at the last look; undefined before the first. */
+  private seen: Set<string> | undefined;
+  private watcher: NodeJS.Timeout | undefined;
+  private looking = false;
+  private lookFailed = false;
 
   constructor(
     private readonly backend: RelayBackend,
@@ -77,6 +89,7 @@ export class BridgeNodeRegistry {
   async register(registration: BridgeNodeRegistration): Promise<BridgeNode> {
     const node = await this.backend.registerNode(registration, this.ttlMs);
     this.log.info('a bridge node registered', { nodeId: node.nodeId, controlUrl: node.controlUrl, publicAddress: node.publicAddress, capacity: node.capacity });
+    this.seen?.add(node.nodeId);
     return node;
   }
 
@@ -85,12 +98,73 @@ export class BridgeNodeRegistry {
     const node = await this.backend.reportNodeLoad(nodeId, load, this.ttlMs);
     if (node === undefined) this.log.warn('a load report from a bridge node that is not registered', { nodeId });
     else this.log.debug('bridge node load', { nodeId, calls: load.calls, cpuPercent: load.cpuPercent });
+    // Live now as this instance saw it: should it go before the next look, it is still seen going.
+    if (node !== undefined) this.seen?.add(nodeId);
     return node;
   }
 
   async remove(nodeId: string): Promise<void> {
     await this.backend.removeNode(nodeId);
     this.log.info('a bridge node left', { nodeId });
+    this.seen?.delete(nodeId);
+    this.tellGone({ nodeId, why: 'left' });
+  }
+
+  /** Every node that stops being live from now on, once watching (`watch`). */
+  onNodeGone(listener: (gone: GoneNode) => void): () => void {
+    this.goneListeners.add(listener);
+    return () => this.goneListeners.delete(listener);
+  }
+
+  /**
+   * Looks at the live nodes every heartbeat: a node seen live (at a look, or registering or
+   * reporting through this instance) and missing at the next look is gone. A node lives three
+   * heartbeats at the least, so none comes and goes unseen. Every instance watches (the backend is
+   * shared); the calls of a node gone are ended once all the same.
+   */
+  watch(): void {
+    if (this.watcher !== undefined) return;
+    this.watcher = setInterval(() => void this.look(), this.heartbeatMs);
+    this.watcher.unref();
+    void this.look();
+  }
+
+  stopWatching(): void {
+    clearInterval(this.watcher);
+    this.watcher = undefined;
+  }
+
+  private async look(): Promise<void> {
+    if (this.looking) return;
+    this.looking = true;
+    try {
+      const live = new Set((await this.backend.nodes()).map((node) => node.nodeId));
+      if (this.lookFailed) this.log.info('the bridge nodes can be read again');
+      this.lookFailed = false;
+      const before = this.seen;
+      this.seen = live;
+      for (const nodeId of before ?? []) {
+        if (live.has(nodeId)) continue;
+        this.log.warn('a bridge node missed its heartbeats and is gone', { nodeId, missedMs: this.ttlMs });
+        this.tellGone({ nodeId, why: 'expired' });
+      }
+    } catch (error) {
+      // Once per outage: a backend that is down is logged where it fails for everyone.
+      if (!this.lookFailed) this.log.warn('could not read the live bridge nodes', { error });
+      this.lookFailed = true;
+    } finally {
+      this.looking = false;
+    }
+  }
+
+  private tellGone(gone: GoneNode): void {
+    for (const listener of [...this.goneListeners]) {
+      try {
+        listener(gone);
+      } catch (error) {
+        this.log.error('a bridge node listener failed', { nodeId: gone.nodeId, error });
+      }
+    }
   }
 
   /** Every event a node posts to this instance, from now on. */
@@ -140,6 +214,15 @@ export class RegisteredBridgeNodes implements BridgeNodeSource {
   /** The client of a node this relay has handed calls to; undefined for one it never picked. */
   control(nodeId: string): BridgeControl | undefined {
     return this.clients.get(nodeId)?.client;
+  }
+
+  /** A node whose control API could not be reached leaves the registry; alive, it registers again at its next heartbeat. */
+  async lost(nodeId: string): Promise<void> {
+    await this.backend.removeNode(nodeId);
+    const known = this.clients.get(nodeId);
+    this.clients.delete(nodeId);
+    if (known !== undefined) void known.client.close();
+    this.log.warn('a bridge node’s control API cannot be reached: it no longer takes calls', { nodeId });
   }
 
   /** Closes every node's connections, once the requests under way are answered. */

@@ -1,11 +1,15 @@
 // The relay's side of bridged calls (bridge/REFERENCE.md): which node holds each call, which agent
 // owns each leg, and who hears whom. A node carries media only; every decision about who may join a
-// call and who hears whom is made here, from the claims the relay already keeps.
+// call and who hears whom is made here, from the claims the relay already keeps. Which node holds a
+// call is the team's record (the backend's placements, first wins across instances), so that the
+// next pick counts it and a node that dies takes exactly its calls with it.
 import { randomBytes } from 'node:crypto';
 import { CUSTOMER, HOLD_MUSIC, type BridgeControl, type Routes } from '../shared/bridge';
 import type { LegReport } from '../shared/bridge';
+import type { BridgeFailure } from '../shared/events';
 import type { Logger } from '../shared/log';
 import { err, type AppError, type Result } from '../shared/result';
+import type { CallNodeOutcome, RelayBackend } from './backend/types';
 
 /** Where the relay's bridged calls go: the node in its own process, or the team's registered nodes. */
 export interface BridgeNodeSource {
@@ -13,7 +17,28 @@ export interface BridgeNodeSource {
   pick(): Promise<{ nodeId: string; control: BridgeControl } | undefined>;
   /** The control of a node that holds calls; undefined once it is gone. */
   control(nodeId: string): BridgeControl | undefined;
+  /**
+   * A node whose control API could not be reached: no new call goes to it. A node that is still
+   * alive finds out at its next heartbeat and registers again.
+   */
+  lost?(nodeId: string): Promise<void>;
 }
+
+/** The team's record of which node holds each call (the backend's placements). */
+export type CallPlacements = Pick<RelayBackend, 'setCallNode' | 'callNode' | 'dropCallNode' | 'callsOnNode'>;
+
+/** How a node went: it missed its heartbeats, it left, or its control API could not be reached. */
+export type NodeGone = 'expired' | 'left' | 'unreachable';
+
+/** A call the bridge can no longer carry: the relay tells its agents (`call.bridge_failed`). */
+export interface LostCall {
+  callId: string;
+  nodeId: string;
+  reason: BridgeFailure;
+}
+
+/** Whether a ringing call goes to a node: placed on one by this instance now, already on one, or direct. */
+export type Taking = 'taken' | 'held' | 'direct';
 
 /** Why an agent's bridge request was refused, as the HTTP status and relay code it is answered with. */
 export type BridgeRefusal =
@@ -54,48 +79,81 @@ interface PendingDial {
 const DIAL_TTL_MS = 2 * 60_000;
 /** Ended calls are forgotten at once; calls whose end never came after this long. */
 const CALL_TTL_MS = 12 * 60 * 60_000;
+/**
+ * How long a customer leg's failure waits for the service's own end of the call: a customer who hangs
+ * up closes the leg as the terminate webhook is on its way, and that call ended, it did not fail.
+ */
+export const DEFAULT_CUSTOMER_FAILURE_GRACE_MS = 3_000;
 
+const DIAL_PREFIX = 'dial-';
 const newId = (prefix: string): string => `${prefix}${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x')}`;
+/** A dial's reference, placed on its node until the gateway names the call (the relay makes them: its own prefix). */
+const isDialRef = (id: string): boolean => id.startsWith(DIAL_PREFIX);
+/** A refused or reset connection, or a host that cannot be found: no answer came back at all. */
+const isUnreachable = (error: AppError): boolean => error.code === 'gateway_unreachable' && error.httpStatus === undefined;
 
 export interface BridgedCallsOptions {
   nodes: BridgeNodeSource;
+  /** Which node holds each call, across instances. */
+  placements: CallPlacements;
   /** The agent who won a call's claim, if anyone did (first-claim-wins is the relay's). */
   ownerOf(callId: string): Promise<string | undefined>;
   logger: Logger;
   now?: () => number;
+  /** Default DEFAULT_CUSTOMER_FAILURE_GRACE_MS. */
+  customerFailureGraceMs?: number;
 }
 
 export class BridgedCalls {
   private readonly calls = new Map<string, BridgedCall>();
   private readonly dials = new Map<string, PendingDial>();
+  private readonly lostListeners = new Set<(lost: LostCall) => void>();
+  /** The customer legs' failures waiting out their grace. */
+  private readonly graces = new Set<NodeJS.Timeout>();
+  private readonly placements: CallPlacements;
+  /** The last pick under way: the next waits for it (placeOnNode). */
+  private picking: Promise<unknown> = Promise.resolve();
   private readonly log: Logger;
   private readonly now: () => number;
 
   constructor(private readonly options: BridgedCallsOptions) {
+    this.placements = options.placements;
     this.log = options.logger;
     this.now = options.now ?? Date.now;
   }
 
+  /** Every call the bridge can no longer carry, from now on: the relay tells its agents. */
+  onCallLost(listener: (lost: LostCall) => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
   /**
-   * A call rang (its connect is stored): a node takes it and answers the service's offer at once,
-   * so that the answer is ready when an agent clicks Answer. False when no node is live: the call
-   * then goes on direct.
+   * A call rang (its connect is about to be stored): a node takes it and answers the service's offer
+   * at once, so that the answer is ready when an agent clicks Answer. The first placement wins across
+   * instances: a call another instance placed already is bridged there ('held'). 'direct' when no
+   * node is live: the call then goes on direct.
    */
-  async takeIncoming(callId: string, offer: string): Promise<boolean> {
-    if (this.calls.has(callId)) return true;
-    const picked = await this.options.nodes.pick();
-    if (picked === undefined) {
+  async takeIncoming(callId: string, offer: string): Promise<Taking> {
+    if (this.calls.has(callId)) return 'held';
+    const placing = await this.placeOnNode(callId);
+    if (placing === undefined) {
       this.log.warn('no bridge node is live: the call rings direct', { callId });
-      return false;
+      return 'direct';
+    }
+    const { picked, placed } = placing;
+    if (!placed.placed) {
+      this.log.info('a ringing call is on a bridge node already', { callId, nodeId: placed.nodeId });
+      return 'held';
     }
     const call: BridgedCall = { callId, nodeId: picked.nodeId, direction: 'incoming', legs: new Map(), held: false, createdAt: this.now() };
-    call.customerSdp = picked.control.prepareIncoming(callId, offer).then((answer) => {
+    call.customerSdp = this.asked(picked.nodeId, picked.control.prepareIncoming(callId, offer)).then((answer) => {
       if (!answer.ok) this.log.warn('the bridge could not answer the service’s offer', { callId, nodeId: picked.nodeId, reason: answer.error.message });
       return answer;
     });
     this.calls.set(callId, call);
     this.log.info('a bridged call rings', { callId, nodeId: picked.nodeId });
-    return true;
+    return 'taken';
   }
 
   isBridged(callId: string): boolean {
@@ -109,9 +167,9 @@ export class BridgedCalls {
     const owner = await this.options.ownerOf(callId);
     if (owner !== undefined && owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'the call is another agent’s' });
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGone(call);
+    if (control === undefined) return this.nodeGoneRefusal(call);
     const legId = newId('leg-');
-    const offer = await control.offerAgentLeg(callId, legId);
+    const offer = await this.asked(call.nodeId, control.offerAgentLeg(callId, legId));
     if (!offer.ok) return this.bridgeFailed(offer.error);
     call.legs.set(legId, agentId);
     return done({ legId, offer: offer.value.offer });
@@ -122,7 +180,7 @@ export class BridgedCalls {
     const mine = await this.ownedLeg(callId, agentId, legId);
     if (!mine.ok) return mine;
     const { call, control } = mine.value;
-    const applied = await control.applyAgentAnswer(callId, legId, sdp);
+    const applied = await this.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
     if (!applied.ok) return this.bridgeFailed(applied.error, 'sdp');
     const customer = await (call.customerSdp ?? Promise.resolve(err<{ answer: string }>('internal', 'the call was never prepared')));
     if (!customer.ok) return this.bridgeFailed(customer.error);
@@ -139,26 +197,35 @@ export class BridgedCalls {
       return refuse({ status: 403, code: 'forbidden', message: 'only the agent who answered the call connects it' });
     }
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGone(call);
-    const routed = await control.setRoutes(callId, this.routesOf(call));
+    if (control === undefined) return this.nodeGoneRefusal(call);
+    const routed = await this.asked(call.nodeId, control.setRoutes(callId, this.routesOf(call)));
     if (!routed.ok) return this.bridgeFailed(routed.error);
-    const connected = await control.connectCustomer(callId);
+    const connected = await this.asked(call.nodeId, control.connectCustomer(callId));
     if (!connected.ok) return this.bridgeFailed(connected.error);
     await this.closeOtherLegs(call, control);
     return done(null);
   }
 
-  /** An outgoing call: a node answers the window's offer and makes the customer leg's offer, for initiate. */
+  /**
+   * An outgoing call: a node answers the window's offer and makes the customer leg's offer, for
+   * initiate. The dial is placed on its node under its reference until the gateway names the call,
+   * so that a burst of dials spreads over the nodes too.
+   */
   async dial(agentId: string, sdp: string): Promise<Outcome<{ ref: string; legId: string; offer: string; answer: string }>> {
     this.forgetStaleDials();
-    const picked = await this.options.nodes.pick();
-    if (picked === undefined) return refuse({ status: 503, code: 'unavailable', message: 'no bridge node is live' });
-    const ref = newId('dial-');
+    const ref = newId(DIAL_PREFIX);
+    const placing = await this.placeOnNode(ref);
+    if (placing === undefined) return refuse({ status: 503, code: 'unavailable', message: 'no bridge node is live' });
+    const { picked } = placing;
     const legId = newId('leg-');
-    const customer = await picked.control.prepareOutgoing(ref);
-    if (!customer.ok) return this.bridgeFailed(customer.error);
-    const leg = await picked.control.answerAgentLeg(ref, legId, sdp);
+    const customer = await this.asked(picked.nodeId, picked.control.prepareOutgoing(ref));
+    if (!customer.ok) {
+      await this.placements.dropCallNode(ref);
+      return this.bridgeFailed(customer.error);
+    }
+    const leg = await this.asked(picked.nodeId, picked.control.answerAgentLeg(ref, legId, sdp));
     if (!leg.ok) {
+      await this.placements.dropCallNode(ref);
       void picked.control.endCall(ref);
       return this.bridgeFailed(leg.error, 'sdp');
     }
@@ -173,12 +240,15 @@ export class BridgedCalls {
     if (dial.agentId !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'the dial is another agent’s' });
     const control = this.options.nodes.control(dial.nodeId);
     if (control === undefined) return refuse({ status: 503, code: 'unavailable', message: 'the bridge node of this call is gone' });
-    const bound = await control.bindOutgoing(ref, callId);
+    const bound = await this.asked(dial.nodeId, control.bindOutgoing(ref, callId));
     if (!bound.ok) return this.bridgeFailed(bound.error);
     this.dials.delete(ref);
+    const placement = await this.placements.setCallNode(callId, dial.nodeId);
+    await this.placements.dropCallNode(ref);
+    if (!placement.placed) this.log.warn('a dialled call was placed on another bridge node already', { callId, nodeId: dial.nodeId, holder: placement.nodeId });
     const call: BridgedCall = { callId, nodeId: dial.nodeId, direction: 'outgoing', legs: new Map([[dial.legId, agentId]]), activeLeg: dial.legId, held: false, createdAt: this.now() };
     this.calls.set(callId, call);
-    const routed = await control.setRoutes(callId, this.routesOf(call));
+    const routed = await this.asked(dial.nodeId, control.setRoutes(callId, this.routesOf(call)));
     if (!routed.ok) return this.bridgeFailed(routed.error);
     return done(null);
   }
@@ -189,7 +259,7 @@ export class BridgedCalls {
     if (call === undefined || call.direction !== 'outgoing') return;
     const control = this.controlOf(call);
     if (control === undefined) return;
-    const applied = await control.applyCustomerAnswer(callId, sdp);
+    const applied = await this.asked(call.nodeId, control.applyCustomerAnswer(callId, sdp));
     if (!applied.ok) this.log.warn('the bridge could not apply the customer’s answer', { callId, reason: applied.error.message });
   }
 
@@ -199,9 +269,9 @@ export class BridgedCalls {
     if (call === undefined) return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
     if (call.activeLeg === undefined || call.legs.get(call.activeLeg) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call holds it' });
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGone(call);
+    if (control === undefined) return this.nodeGoneRefusal(call);
     call.held = held;
-    const routed = await control.setRoutes(callId, this.routesOf(call));
+    const routed = await this.asked(call.nodeId, control.setRoutes(callId, this.routesOf(call)));
     if (!routed.ok) return this.bridgeFailed(routed.error);
     return done(null);
   }
@@ -215,25 +285,72 @@ export class BridgedCalls {
     if (call === undefined) return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
     if (call.activeLeg === undefined || call.legs.get(call.activeLeg) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call reads its quality' });
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGone(call);
+    if (control === undefined) return this.nodeGoneRefusal(call);
     const report = await control.report(callId);
     if (!report.ok) return this.bridgeFailed(report.error);
     return done(report.value.customer);
   }
 
-  /** The call ended at the service: every leg closes. */
+  /** The call ended at the service: every leg closes, and its node holds it no more (whichever instance placed it). */
   async ended(callId: string): Promise<void> {
     const call = this.calls.get(callId);
-    if (call === undefined) return;
     this.calls.delete(callId);
+    await this.placements.dropCallNode(callId).catch((error: unknown) => this.log.warn('could not drop a call’s bridge node', { callId, error }));
+    if (call === undefined) return;
     const control = this.controlOf(call);
     const closed = await control?.endCall(callId);
     if (closed !== undefined && !closed.ok) this.log.warn('the bridge could not end a call', { callId, reason: closed.error.message });
     this.log.info('a bridged call ended', { callId, nodeId: call.nodeId });
   }
 
+  /**
+   * A node is gone (it missed its heartbeats, it left, or its control API could not be reached):
+   * every call placed on it is over, whichever instance placed it, and its agents are told. Every
+   * instance that sees the node go may do this; the placements go once, and the backend stores the
+   * agents' event once. Resolves with the calls it ended.
+   */
+  async nodeGone(nodeId: string, why: NodeGone): Promise<string[]> {
+    if (why === 'unreachable') await this.options.nodes.lost?.(nodeId).catch((error: unknown) => this.log.warn('could not take an unreachable bridge node out', { nodeId, error }));
+    const placed = await this.placements.callsOnNode(nodeId);
+    if (placed.length === 0) return [];
+    const calls = placed.filter((id) => !isDialRef(id));
+    this.log.warn('a bridge node is gone: its calls end', { nodeId, why, calls, dials: placed.length - calls.length });
+    for (const id of placed) {
+      await this.placements.dropCallNode(id);
+      if (isDialRef(id)) {
+        // Its agent hears of it when it asks to bind the placed call (503): no call id to tell yet.
+        this.dials.delete(id);
+        continue;
+      }
+      this.lose(id, nodeId, 'node_gone');
+      // A node that missed its heartbeats may still run: its calls end there too, if it can be reached.
+      if (why === 'expired') void this.options.nodes.control(nodeId)?.endCall(id);
+    }
+    return calls;
+  }
+
+  /**
+   * A node says a call's customer leg failed. Unless the service ends the call meanwhile (a hang-up
+   * closes the leg as its terminate is on the way), the call is over once the grace has passed.
+   */
+  customerFailed(callId: string, nodeId: string): void {
+    const timer = setTimeout(() => {
+      this.graces.delete(timer);
+      void this.customerGone(callId, nodeId).catch((error: unknown) => this.log.error('a failed customer leg could not end its call', { callId, nodeId, error }));
+    }, this.options.customerFailureGraceMs ?? DEFAULT_CUSTOMER_FAILURE_GRACE_MS);
+    timer.unref();
+    this.graces.add(timer);
+  }
+
+  /** Stops waiting out customer legs' failures (this instance stops serving; the others still watch). */
+  stopWaiting(): void {
+    for (const timer of this.graces) clearTimeout(timer);
+    this.graces.clear();
+  }
+
   /** Ends every call (the relay closes). */
   async close(): Promise<void> {
+    this.stopWaiting();
     await Promise.allSettled([...this.calls.keys()].map((callId) => this.ended(callId)));
     this.dials.clear();
   }
@@ -243,6 +360,52 @@ export class BridgedCalls {
     const now = this.now();
     for (const [callId, call] of this.calls) if (now - call.createdAt > CALL_TTL_MS) void this.ended(callId);
     this.forgetStaleDials();
+  }
+
+  private async customerGone(callId: string, nodeId: string): Promise<void> {
+    // Ended at the service meanwhile (its placement dropped), or never on this node: nothing to end.
+    if ((await this.placements.callNode(callId)) !== nodeId) return;
+    this.log.warn('a bridged call’s customer leg failed: the call ends', { callId, nodeId });
+    await this.placements.dropCallNode(callId);
+    const control = this.options.nodes.control(nodeId);
+    this.lose(callId, nodeId, 'customer_leg_failed');
+    // The node is alive: the agents' legs close now rather than at their media timeout.
+    const closed = await control?.endCall(callId);
+    if (closed !== undefined && !closed.ok) this.log.debug('the bridge did not end a failed call', { callId, nodeId, reason: closed.error.message });
+  }
+
+  /** A call the bridge cannot carry any more: forgotten here, its agents told. */
+  private lose(callId: string, nodeId: string, reason: BridgeFailure): void {
+    this.calls.delete(callId);
+    for (const listener of [...this.lostListeners]) {
+      try {
+        listener({ callId, nodeId, reason });
+      } catch (error) {
+        this.log.error('a lost call listener failed', { callId, error });
+      }
+    }
+  }
+
+  /**
+   * The least-loaded node takes the call and the team records it there. One pick at a time on this
+   * instance: calls that ring together must each see the ones placed before them, or they would all
+   * land on the same node.
+   */
+  private placeOnNode(id: string): Promise<{ picked: { nodeId: string; control: BridgeControl }; placed: CallNodeOutcome } | undefined> {
+    const placing = this.picking.then(async () => {
+      const picked = await this.options.nodes.pick();
+      if (picked === undefined) return undefined;
+      return { picked, placed: await this.placements.setCallNode(id, picked.nodeId) };
+    });
+    this.picking = placing.catch(() => undefined);
+    return placing;
+  }
+
+  /** A node's answer; one that never came back (its control API cannot be reached) ends every call on that node. */
+  private async asked<T>(nodeId: string, request: Promise<Result<T>>): Promise<Result<T>> {
+    const answer = await request;
+    if (!answer.ok && isUnreachable(answer.error)) await this.nodeGone(nodeId, 'unreachable').catch((error: unknown) => this.log.error('could not end the calls of an unreachable bridge node', { nodeId, error }));
+    return answer;
   }
 
   private routesOf(call: BridgedCall): Routes {
@@ -259,7 +422,7 @@ export class BridgedCalls {
     if (owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'only the agent who claimed the call answers it' });
     if (call.legs.get(legId) !== agentId) return refuse({ status: 403, code: 'forbidden', message: `legId: not a leg of this agent in this call` });
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGone(call);
+    if (control === undefined) return this.nodeGoneRefusal(call);
     return done({ call, control });
   }
 
@@ -276,7 +439,7 @@ export class BridgedCalls {
     return this.options.nodes.control(call.nodeId);
   }
 
-  private nodeGone<T>(call: BridgedCall): Outcome<T> {
+  private nodeGoneRefusal<T>(call: BridgedCall): Outcome<T> {
     return refuse({ status: 503, code: 'unavailable', message: `the bridge node of call ${call.callId} is gone` });
   }
 
@@ -291,6 +454,7 @@ export class BridgedCalls {
     for (const [ref, dial] of this.dials) {
       if (now - dial.createdAt <= DIAL_TTL_MS) continue;
       this.dials.delete(ref);
+      void this.placements.dropCallNode(ref).catch((error: unknown) => this.log.warn('could not drop a stale dial’s bridge node', { ref, error }));
       void this.options.nodes.control(dial.nodeId)?.endCall(ref);
     }
   }

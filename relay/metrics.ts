@@ -5,9 +5,11 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type WebhookRejection = 'signature' | 'too_large' | 'malformed';
 export type EventDropReason = 'duplicate' | 'tombstoned' | 'stale';
+export type BridgeFailureReason = 'node_gone' | 'customer_leg_failed';
 
 const WEBHOOK_REJECTIONS: readonly WebhookRejection[] = ['signature', 'too_large', 'malformed'];
 const EVENT_DROP_REASONS: readonly EventDropReason[] = ['duplicate', 'tombstoned', 'stale'];
+const BRIDGE_FAILURE_REASONS: readonly BridgeFailureReason[] = ['node_gone', 'customer_leg_failed'];
 
 /** Upper bounds of the delivery-latency histogram, in seconds (1 ms … 1 s). */
 export const LATENCY_BUCKETS_SECONDS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] as const;
@@ -37,6 +39,7 @@ export class RelayMetrics {
   private readonly latency: Histogram;
   private readonly authFailures: Counter;
   private readonly rateLimited: Counter;
+  private readonly bridgeFailures: Counter<'reason'>;
   /** prom-client reads its counters only asynchronously; `stats()` answers synchronously from these. */
   private readonly tally = { received: 0, rejected: 0, stored: 0, dropped: 0, delivered: 0, authFailures: 0, rateLimited: 0 };
 
@@ -72,6 +75,12 @@ export class RelayMetrics {
         if (live !== undefined) this.set(live);
       },
     });
+    this.bridgeFailures = new Counter({
+      name: 'relay_bridge_calls_failed_total',
+      help: 'Bridged calls ended because the bridge lost them, by reason (counted by the instance that told their agents).',
+      labelNames: ['reason'],
+      registers,
+    });
     // The name and help of prom-client's default process metric, without its other default metrics.
     new Gauge({
       name: 'process_resident_memory_bytes',
@@ -84,6 +93,7 @@ export class RelayMetrics {
     // Every reason is listed from the start, at 0, so that a rate() over a reason has a first sample.
     for (const reason of WEBHOOK_REJECTIONS) this.rejected.inc({ reason }, 0);
     for (const reason of EVENT_DROP_REASONS) this.dropped.inc({ reason }, 0);
+    for (const reason of BRIDGE_FAILURE_REASONS) this.bridgeFailures.inc({ reason }, 0);
   }
 
   get webhooksReceived(): number {
@@ -147,6 +157,11 @@ export class RelayMetrics {
   countEventDelivered(): void {
     this.delivered.inc();
     this.tally.delivered += 1;
+  }
+
+  /** A bridged call ended because its node is gone or its customer leg failed, once its agents' event was stored. */
+  countBridgeFailure(reason: BridgeFailureReason): void {
+    this.bridgeFailures.inc({ reason });
   }
 
   /** From the relay receiving the webhook to the event being written to an agent's stream. */

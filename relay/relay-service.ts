@@ -11,7 +11,7 @@ import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './ag
 import { BridgeNodeRegistry } from './bridge-nodes';
 import { SessionHub } from './agent-sessions';
 import { envelopeOf, type Audience, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
-import type { BridgedCalls } from './bridged-calls';
+import type { BridgedCalls, LostCall } from './bridged-calls';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { RelayMetrics } from './metrics';
@@ -97,6 +97,7 @@ export class RelayService {
   static async start(options: RelayServiceOptions): Promise<RelayService> {
     const service = new RelayService(options);
     service.unsubscribe = options.backend.subscribe(service.onStored);
+    service.followBridge();
     // Calls that rang shortly before this instance started: their later events and head starts need them.
     await service.warmUp(options.releaseMs + STALE_CONNECT_MS).catch((error: unknown) => options.logger.warn('could not read recent events at start-up', { error }));
     return service;
@@ -262,7 +263,53 @@ export class RelayService {
 
   private stopFanOut(): void {
     this.unsubscribe();
+    this.stopFollowingBridge();
     this.headStarts.close();
+  }
+
+  /**
+   * What happens to bridged calls outside the agents' requests: a node that is no longer live takes
+   * its calls with it, a node's failed customer leg ends its call, and either way the call's agents
+   * are told (`call.bridge_failed`).
+   */
+  private followBridge(): void {
+    const { bridge } = this.options;
+    const registry = this.nodeRegistry;
+    if (bridge === undefined) return;
+    const stops = [bridge.onCallLost((lost) => this.tellBridgeFailure(lost))];
+    if (registry !== undefined) {
+      stops.push(
+        registry.onNodeGone(({ nodeId, why }) => {
+          void bridge.nodeGone(nodeId, why).catch((error: unknown) => this.log.error('could not end the calls of a bridge node that is gone', { nodeId, error }));
+        }),
+        registry.onEvent(({ nodeId, event }) => {
+          if (event.kind === 'customer_failed') bridge.customerFailed(event.callId, nodeId);
+        }),
+      );
+      registry.watch();
+      stops.push(() => registry.stopWatching());
+    }
+    stops.push(() => bridge.stopWaiting());
+    this.stopFollowingBridge = () => {
+      for (const stop of stops.splice(0)) stop();
+    };
+  }
+
+  private stopFollowingBridge: () => void = () => undefined;
+
+  /** The call's agents hear that the bridge let it go: its owner, or everyone it rings while nobody has claimed it. */
+  private tellBridgeFailure({ callId, nodeId, reason }: LostCall): void {
+    const event: RelayEvent = { type: 'call.bridge_failed', callId, reason, timestamp: Date.now() };
+    void this.queue.run(orderingKeyOf(event), async () => {
+      try {
+        const stored = await this.store(event, Date.now());
+        if (stored === undefined) return;
+        this.metrics.countBridgeFailure(reason);
+        this.log.info('the agents of a call the bridge lost are told', { callId, nodeId, reason, audience: stored.audience.kind });
+      } catch (error) {
+        this.log.error('storing a bridge failure failed', { callId, error });
+      }
+    });
   }
 
   /** The backend's subscription: every event stored by any instance, in stored order. */
@@ -293,15 +340,17 @@ export class RelayService {
     // so every agent's app asks for a leg of its own instead of answering the service's offer.
     let tookCall = false;
     if (bridge !== undefined && event.type === 'call.incoming') {
-      tookCall = !bridge.isBridged(event.callId) && (await bridge.takeIncoming(event.callId, event.sdp));
-      if (bridge.isBridged(event.callId)) event = { ...event, bridged: true };
+      const taking = await bridge.takeIncoming(event.callId, event.sdp);
+      tookCall = taking === 'taken';
+      if (taking !== 'direct') event = { ...event, bridged: true };
     }
     const outcome = await this.backend.append({ event, receivedAt, audience: audience ?? (await this.audienceFor(event, receivedAt)) });
     if (!outcome.stored) {
       this.metrics.countEventDropped(outcome.reason);
       this.log.debug('dropped an event', { type: event.type, reason: outcome.reason });
-      // A stale or ended call's connect: the node let go of what it prepared for it.
-      if (tookCall && event.type === 'call.incoming') void bridge?.ended(event.callId);
+      // A stale or ended call's connect: the node let go of what it prepared for it. A duplicate that
+      // another instance stored at the same moment rings as bridged on the node placed here first.
+      if (tookCall && event.type === 'call.incoming' && outcome.reason !== 'duplicate') void bridge?.ended(event.callId);
       return undefined;
     }
     if (bridge !== undefined) this.followBridged(bridge, event);

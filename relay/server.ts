@@ -211,6 +211,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
       ? {
           bridge: (bridge = new BridgedCalls({
             nodes: bridgeNodes,
+            placements: backend,
             ownerOf: (callId) => backend.claimOwner(callId),
             logger,
           })),

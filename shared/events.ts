@@ -54,6 +54,17 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     durationSec: z.number().optional(),
     errors: z.array(callError).optional(),
   }),
+  /**
+   * The team's bridge can no longer carry the call (relay/REFERENCE.md "Bridge nodes"): the node that
+   * held its media is gone (missed its heartbeats, left, or cannot be reached), or the customer's leg
+   * on it failed. The call is over: the app ends it as failed and tells the gateway.
+   */
+  z.object({
+    type: z.literal('call.bridge_failed'),
+    callId: z.string().min(1),
+    reason: z.enum(['node_gone', 'customer_leg_failed']),
+    timestamp: z.number(),
+  }),
   /** Another agent claimed the call (relay first-claim-wins). */
   z.object({
     type: z.literal('call.claimed'),
@@ -83,6 +94,8 @@ export const relayEventSchema = z.discriminatedUnion('type', [
 ]);
 export type RelayEvent = z.infer<typeof relayEventSchema>;
 export type RelayEventType = RelayEvent['type'];
+/** Why the bridge let a call go (`call.bridge_failed`). */
+export type BridgeFailure = Extract<RelayEvent, { type: 'call.bridge_failed' }>['reason'];
 
 /** One event on an agent's stream. `id` is the resume cursor (SSE `id:` / `Last-Event-ID`). */
 export const relayEnvelopeSchema = z.object({

@@ -44,6 +44,8 @@ export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: st
     case 'call.claimed':
       // Unknown (no `mine`) while this agent's own id is.
       return { type: 'remote.claimed', at, callId: e.callId, ...(selfAgentId !== undefined ? { mine: e.agentId === selfAgentId } : {}) };
+    case 'call.bridge_failed':
+      return { type: 'remote.bridge_failed', at, callId: e.callId, reason: e.reason };
     case 'message.inbound':
     case 'message.status':
       return undefined;

@@ -20,6 +20,14 @@ export function isStaleConnect(event: RelayEvent, now: number): boolean {
 }
 
 /**
+ * The events after which a call is over for the team: the service's terminate, and the bridge losing
+ * the call (its media is gone; a late or repeated connect must never ring it again).
+ */
+export function leavesTombstone(event: RelayEvent): boolean {
+  return event.type === 'call.terminated' || event.type === 'call.bridge_failed';
+}
+
+/**
  * The identity of an event for de-duplication: the service retries webhooks for days and several
  * subscribers may forward the same one, so the same (call, kind[, status]) or (message, status) is
  * stored once. A call ends once: `terminated` is keyed without its COMPLETED/FAILED status.
@@ -36,6 +44,9 @@ export function dedupKeyOf(event: RelayEvent): string {
       return `call:${event.callId}:terminated`;
     case 'call.claimed':
       return `call:${event.callId}:claimed`;
+    // Every instance that sees the node go tells the call's agents; they hear it once.
+    case 'call.bridge_failed':
+      return `call:${event.callId}:bridge_failed`;
     case 'message.inbound':
       return `msg:${event.messageId}:inbound`;
     case 'message.status':

@@ -5,7 +5,7 @@ import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
 import type { RelayEvent } from '../../shared/events';
 import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge-nodes';
 import { createLogger, type Logger } from '../../shared/log';
-import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
+import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect, leavesTombstone } from './delivery-rules';
 import { byNodeId, CALL_NODE_TTL_MS, isLive, leastLoaded, registeredNode, withLoad } from './node-rules';
 import type { AppendInput, AppendOutcome, BackendStats, BridgeNode, CallNodeOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
 
@@ -106,7 +106,7 @@ export class MemoryBackend implements RelayBackend {
     const key = dedupKeyOf(event);
     if (this.seen.has(key)) return Promise.resolve({ stored: false, reason: 'duplicate' });
     remember(this.seen, key, now + this.options.dedupWindowMs, this.maxDedupKeys);
-    if (event.type === 'call.terminated') remember(this.tombstones, event.callId, now + TOMBSTONE_TTL_MS, this.maxDedupKeys);
+    if (leavesTombstone(event) && 'callId' in event) remember(this.tombstones, event.callId, now + TOMBSTONE_TTL_MS, this.maxDedupKeys);
 
     this.seq += 1;
     const stored: StoredEvent = { cursor: `${this.epoch}-${this.seq}`, receivedAt: input.receivedAt, event, audience: input.audience };

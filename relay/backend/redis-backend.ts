@@ -22,7 +22,7 @@ import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge
 import { relayEventSchema } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
 import { parseWith } from '../../shared/validation';
-import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect } from './delivery-rules';
+import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect, leavesTombstone } from './delivery-rules';
 import { byNodeId, CALL_NODE_TTL_MS, leastLoaded, NODE_KEYS_TTL_MS, registeredNode, withLoad } from './node-rules';
 import {
   PRESENCES,
@@ -66,7 +66,7 @@ const RETRY_DELAY_MS = 250;
 const QUIT_TIMEOUT_MS = 2_000;
 
 /**
- * KEYS: stream, dedup key, tombstone key. ARGV: dedup window ms, is connect, is terminate, tombstone
+ * KEYS: stream, dedup key, tombstone key. ARGV: dedup window ms, is connect, ends the call, tombstone
  * ttl ms, now ms, min id kept, max length, payload.
  * Checks in the memory backend's order (stale is decided before, in JS): tombstoned, duplicate.
  * The entry id takes the instance's clock (`<now>-*`) so that "the last sinceMs" and retention mean
@@ -398,7 +398,7 @@ export class RedisBackend implements RelayBackend {
       [
         this.options.dedupWindowMs,
         isConnect(event) ? 1 : 0,
-        event.type === 'call.terminated' ? 1 : 0,
+        leavesTombstone(event) ? 1 : 0,
         TOMBSTONE_TTL_MS,
         Math.max(0, Math.floor(now)),
         `${Math.max(0, Math.floor(now - this.options.retentionMs))}-0`,

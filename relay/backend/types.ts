@@ -85,7 +85,7 @@ export interface RelayBackend {
   /**
    * Stores an event unless it is a duplicate (same call id and event kind/status, or same message
    * id and status, within the de-duplication window), a connect for a tombstoned call, or a
-   * connect older than 60 s. A `call.terminated` leaves a tombstone. Atomic across instances.
+   * connect older than 60 s. A `call.terminated` or a `call.bridge_failed` leaves a tombstone. Atomic across instances.
    */
   append(input: AppendInput): Promise<AppendOutcome>;
 

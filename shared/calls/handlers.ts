@@ -8,6 +8,7 @@
 // connect) and stale events arrive late. So every handler is idempotent: the same event again
 // changes nothing, an ended call is a tombstone that nothing revives, and connects older than
 // STALE_CONNECT_MS are dropped.
+import type { BridgeFailure } from '../events';
 import { english, term, text, type RuleText } from '../i18n/text';
 import type { RuleTerm } from '../i18n/rules';
 import { assertNever, err, errText, ok, type AppError, type Result } from '../result';
@@ -143,6 +144,17 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
       default:
         return NOTHING;
     }
+  },
+
+  'remote.bridge_failed': (ev, { call }) => {
+    // A leftover is owed its end already; an ended call stays as it ended.
+    if (call === undefined || call.phase === 'ended') return NOTHING;
+    const reason = failedWith('media_failed', BRIDGE_FAILURE_TEXT[ev.reason]);
+    // Nobody can answer a call whose media the bridge lost, so no colleague's verdict is waited for:
+    // every app it rings rejects it at once (the gateway takes the first and refuses the rest, which
+    // settles them too), and the customer is not left ringing until the service gives up.
+    if (call.phase === 'ringing') return endCall(call, reason, ev.at, owe(call.localId, call.callId, 'reject'));
+    return letGo(call, reason, ev.at);
   },
 
   'local.dial': (ev, { call, leftover, book }) => {
@@ -540,6 +552,12 @@ function endedReply(call: EndedCall, error: AppError | undefined): Result<never>
       return errText('invalid_state', text(call.direction === 'incoming' ? 'calls.endedWhileAnswering' : 'calls.endedBeforePlaced'));
   }
 }
+
+/** Why the bridge let a call go, as the ended call says it. */
+const BRIDGE_FAILURE_TEXT: Readonly<Record<BridgeFailure, RuleText>> = {
+  node_gone: text('calls.bridgeNodeGone'),
+  customer_leg_failed: text('calls.bridgeCustomerLegFailed'),
+};
 
 /** A failure the catalogue words: its English as the message, its text beside it. */
 function failedWith(code: string, said: RuleText): EndReason {

@@ -1,7 +1,7 @@
 // A call as every process sees it, the events that happen to it and the effects they ask for. What
 // only the main process keeps beside a call (its claim, the request under way, what the gateway is
 // still owed) is in record.ts.
-import type { CallErrorInfo } from '../events';
+import type { BridgeFailure, CallErrorInfo } from '../events';
 import { english, text, type RuleText } from '../i18n/text';
 import type { RuleTerm } from '../i18n/rules';
 import type { AppError, Result } from '../result';
@@ -175,6 +175,8 @@ export type CallEvent =
     }
   /** An agent's claim won on the relay; `mine` is unknown while this agent's own id is. */
   | { type: 'remote.claimed'; at: number; callId: string; mine?: boolean }
+  /** The team's bridge can no longer carry the call (its node is gone, or the customer's leg on it failed): the call is over. */
+  | { type: 'remote.bridge_failed'; at: number; callId: string; reason: BridgeFailure }
   // the agent's commands; `requestId` names the command that waits for the reply
   /** Call a number: the peer always has the digits the initiate goes to. */
   | { type: 'local.dial'; at: number; localId: string; peer: Peer & { number: string }; offerSdp: string; requestId?: string }

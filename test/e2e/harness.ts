@@ -1,5 +1,6 @@
 // The whole product on 127.0.0.1: relay, sandbox, the main-process service, the browser host, and
 // Debian's Chromium driven by Playwright. Nothing is mocked.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, onTestFailed } from 'vitest';
 import { startRelay, type RelayServer } from '../../relay/server';
 import { localBridge } from '../../relay/bridged-calls';
+import { RedisBackend } from '../../relay/backend/redis-backend';
+import type { RelayBackend } from '../../relay/backend/types';
 import { BridgeNode } from '../../bridge/bridge-node';
 import type { BridgedCallReport } from '../../shared/bridge';
 import type { BridgeNodeLoad } from '../../shared/bridge-nodes';
@@ -19,6 +22,7 @@ import { MemorySecretStore } from '../../electron/core/secret-store';
 import { startBrowserHost, type BrowserHost } from '../../electron/browser/browser-host';
 import { configureLogging } from '../../shared/log';
 import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
+import { startRedis, uniquePrefix } from '../support/redis-server';
 
 /** The built renderer the browser host serves (`npx vite build` puts it in dist/renderer). */
 const RENDERER_DIR = resolve(process.env.E2E_RENDERER_DIR ?? 'dist/renderer');
@@ -426,5 +430,124 @@ function sandboxControls(sandbox: SandboxServer) {
     control,
     callReport: (callId: string) => control<SandboxCallReport>(`/control/calls/${encodeURIComponent(callId)}`),
     gatewayLog: () => control<{ action: string; callId?: string; at: number; status: number }[]>('/control/log'),
+  };
+}
+
+/** One bridge node as its own process (`npm run bridge`), registered with the stack's relay. */
+export interface BridgeNodeProcess {
+  nodeId: string;
+  /** The process dies at once (SIGKILL): no leaving, no last events, no more heartbeats. */
+  kill(): Promise<void>;
+}
+
+/** A team whose calls go through bridge nodes in processes of their own, on a relay backed by Redis. */
+export interface BridgeNodesStack extends TeamStack {
+  nodes: BridgeNodeProcess[];
+  /** The team's record of which node holds each call, read from Redis as the relay wrote it. */
+  placements: Pick<RelayBackend, 'callNode' | 'callsOnNode' | 'nodes'>;
+}
+
+export interface BridgeNodesStackOptions {
+  agents: number;
+  nodes: number;
+  /** The relay's `bridgeHeartbeatMs`: a node is gone three of them after its last report. */
+  heartbeatMs: number;
+  quiet?: boolean;
+  sandbox?: StackSandboxOptions;
+}
+
+/**
+ * Agents' apps on one relay with a bridge token and a Redis backend (REDIS_URL, or a private
+ * redis-server), and `nodes` bridge nodes each started as `npm run bridge` starts one — node on
+ * bridge/cli.ts, one process each, on 127.0.0.1 — registered before this resolves.
+ */
+export async function startBridgeNodesStack(options: BridgeNodesStackOptions): Promise<BridgeNodesStack> {
+  keepLogs(options.quiet);
+  const appSecret = secret();
+  const verifyToken = secret();
+  const apiKey = secret();
+  const bridgeToken = `${secret()}${secret()}`;
+  const tokens = Array.from({ length: options.agents }, () => agentTokenOf());
+  const redis = await startRedis();
+  const redisPrefix = uniquePrefix('e2e-bridge-nodes');
+  const placements = await RedisBackend.open({ url: redis.url, keyPrefix: redisPrefix, retentionMs: 10 * 60_000, dedupWindowMs: 60_000 });
+  const relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: tokens, redisUrl: redis.url, redisPrefix, bridgeToken, bridgeHeartbeatMs: options.heartbeatMs });
+  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...options.sandbox });
+  const dataDirs: string[] = [];
+  const agents: TeamAgentHarness[] = [];
+  for (const [i, token] of tokens.entries()) {
+    const dataDir = await mkdtemp(join(tmpdir(), `softphone-e2e-bridged-agent${i + 1}-`));
+    dataDirs.push(dataDir);
+    const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken: token };
+    const service = await createSoftphoneService({
+      dataDir,
+      secrets: new MemorySecretStore(),
+      embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
+    });
+    const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
+    agents.push({ id: `agent-${i + 1}`, token, service, host });
+  }
+  const children: ChildProcess[] = [];
+  const nodes: BridgeNodeProcess[] = [];
+  for (let i = 1; i <= options.nodes; i += 1) {
+    const nodeId = `e2e-node-${i}`;
+    // Node itself runs the command (not npx): the process a signal reaches is the node.
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'bridge/cli.ts', '--relay-url', relay.url, '--bridge-token', bridgeToken, '--control-port', '0', '--control-address', '127.0.0.1', '--public-address', '127.0.0.1', '--node-id', nodeId],
+      // The flags say everything: a BRIDGE_* variable of the machine's must not change them.
+      { cwd: resolve('.'), env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BRIDGE_') && k !== 'RELAY_BRIDGE_TOKEN')), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    for (const stream of [child.stdout, child.stderr]) stream?.on('data', (chunk: Buffer) => remember(`${nodeId} ${chunk.toString().trimEnd()}`));
+    nodes.push({
+      nodeId,
+      async kill() {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await exited;
+      },
+    });
+  }
+  await eventually('the bridge nodes to register', async () => (await placements.nodes()).length === options.nodes, 30_000);
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+
+  return {
+    relay,
+    sandbox,
+    browser,
+    agents,
+    nodes,
+    placements,
+    async newAgentPage(index) {
+      const agent = agents[index];
+      if (!agent) throw new Error(`the team has no agent ${index}`);
+      return openAgentPage(browser, agent.host.url, agent.id);
+    },
+    ...sandboxControls(sandbox),
+    async close() {
+      await browser.close().catch(() => {});
+      for (const agent of agents) {
+        await agent.host.close();
+        await agent.service.close();
+      }
+      // Each node that is still running leaves the relay and ends its calls, as on Ctrl-C.
+      await Promise.all(
+        children.map(async (child) => {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          const exited = new Promise<void>((done) => child.once('exit', () => done()));
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+          await exited;
+          clearTimeout(timer);
+        }),
+      );
+      await sandbox.close();
+      await relay.close();
+      await placements.close();
+      await redis.removeKeys(redisPrefix);
+      await redis.stop();
+      for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
+    },
   };
 }

@@ -164,6 +164,26 @@ describe('CallCoordinator: incoming calls', () => {
     expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
   });
 
+  it('ends a call whose bridge node is gone as failed, with the reason in its history entry, and sends terminate; a ringing one is rejected', async () => {
+    const h = await harness();
+    incoming(h, 'wacid.in-b1');
+    await h.coordinator.answerCall('in:wacid.in-b1', ANSWER_SDP);
+    await h.coordinator.reportMedia({ localId: 'in:wacid.in-b1', state: 'connected' });
+    h.clock.advance(12_000);
+    h.relay({ type: 'call.bridge_failed', callId: 'wacid.in-b1', reason: 'node_gone', timestamp: h.clock.t });
+    const gone = { code: 'calls.bridgeNodeGone' };
+    expect(h.coordinator.call('in:wacid.in-b1')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: 'The team’s media server for this call stopped, and the call ended with it', text: gone } });
+    await h.coordinator.whenIdle();
+    expect(h.gateway.actions()).toEqual(['accept', 'terminate']);
+    expect(h.history.entries()[0]).toMatchObject({ callId: 'wacid.in-b1', outcome: 'failed', failureCode: 'media_failed', failureText: gone, durationSec: 12 });
+
+    incoming(h, 'wacid.in-b2');
+    h.relay({ type: 'call.bridge_failed', callId: 'wacid.in-b2', reason: 'customer_leg_failed', timestamp: h.clock.t });
+    expect(h.coordinator.call('in:wacid.in-b2')).toMatchObject({ phase: 'ended', end: { kind: 'failed', text: { code: 'calls.bridgeCustomerLegFailed' } } });
+    await h.coordinator.whenIdle();
+    expect(h.gateway.actions()).toEqual(['accept', 'terminate', 'reject']);
+  });
+
   it('waits for an accept under way before terminating a call hung up meanwhile', async () => {
     let release: () => void = () => undefined;
     const acceptHeld = new Promise<void>((resolve) => (release = resolve));

@@ -260,12 +260,14 @@ describe('RelayEventStream against a hand-written stream', () => {
   });
   const frame = (id: string, data: string) => `id: ${id}\r\ndata: ${data}\r\n\r\n`;
 
-  it('skips invalid and repeated events, keeps the valid ones whole, and moves its cursor past all', async () => {
+  it('skips invalid, unknown and repeated events, keeps the valid ones whole, and moves its cursor past all', async () => {
     const body = [
       ': connected\n\n',
       frame('e-1', JSON.stringify(envelope('e-1', 'héllo – 👋 привет'))),
       frame('e-2', '{not json'),
       frame('e-3', JSON.stringify({ id: 'e-3', receivedAt: 'yesterday', event: { type: 'call.unknown' } })),
+      // A newer relay's event of a type this app does not know: skipped, the stream goes on.
+      frame('e-3b', JSON.stringify({ id: 'e-3b', receivedAt: 1, event: { type: 'call.newer_kind', callId: 'wacid.1', reason: 'node_gone', timestamp: 2 } })),
       frame('e-1', JSON.stringify(envelope('e-1', 'héllo – 👋 привет'))),
       frame('e-4', JSON.stringify(envelope('e-4', 'second'))),
       frame('e-5', JSON.stringify({ ...envelope('e-5', 'x'), event: { type: 'call.incoming', callId: 'wacid.1' } })),

@@ -113,6 +113,19 @@ describe.each(harnesses)('$name backend', (harness) => {
       expect(await backend.isTombstoned('c2')).toBe(false);
     });
 
+    it('are left by a call the bridge lost too: no connect rings it again, its own repeat is a duplicate, and its terminate still comes', async () => {
+      await open();
+      const t = clock.now();
+      await store(backend, incoming('c1', t), t);
+      const lost: RelayEvent = { type: 'call.bridge_failed', callId: 'c1', reason: 'node_gone', timestamp: t + 10 };
+      expect((await append(lost)).stored).toBe(true);
+      expect(await backend.isTombstoned('c1')).toBe(true);
+      expect(await append({ ...lost, reason: 'customer_leg_failed' })).toEqual({ stored: false, reason: 'duplicate' });
+      expect(await append(incoming('c1', t))).toEqual({ stored: false, reason: 'tombstoned' });
+      expect((await append(terminated('c1', t + 20))).stored).toBe(true);
+      expect((await backend.readAfter(undefined, all)).map((e) => e.event.type)).toEqual(['call.incoming', 'call.bridge_failed', 'call.terminated']);
+    });
+
     it('let a terminate follow its connect, and then block the connect', async () => {
       await open();
       const t = clock.now();

@@ -81,6 +81,7 @@ const CONTRACT = {
   relay_auth_failures_total: { type: 'counter', help: 'Agent requests refused for a missing or unknown token (answered 401).' },
   relay_rate_limited_total: { type: 'counter', help: 'Agent requests refused because their address failed authentication too often (answered 429).' },
   relay_bridge_nodes: { type: 'gauge', help: 'Live bridge nodes registered with the team (every instance counts the same nodes).' },
+  relay_bridge_calls_failed_total: { type: 'counter', help: 'Bridged calls ended because the bridge lost them, by reason (counted by the instance that told their agents).' },
   process_resident_memory_bytes: { type: 'gauge', help: 'Resident memory size in bytes.' },
 } as const;
 
@@ -100,6 +101,7 @@ const CONTRACT_SERIES = [
   'relay_auth_failures_total',
   'relay_rate_limited_total',
   'relay_bridge_nodes',
+  ...['node_gone', 'customer_leg_failed'].map((reason) => `relay_bridge_calls_failed_total{reason="${reason}"}`),
   'process_resident_memory_bytes',
 ].sort();
 
@@ -131,6 +133,7 @@ describe('relay: metrics', () => {
     expect(before.value('relay_events_delivered_total')).toBe(0);
     expect(before.value('relay_connected_agents')).toBe(0);
     expect(before.value('relay_bridge_nodes')).toBe(0);
+    for (const reason of ['node_gone', 'customer_leg_failed']) expect(before.value('relay_bridge_calls_failed_total', { reason })).toBe(0);
     expect(before.value('relay_delivery_latency_seconds_count')).toBe(0);
     expect(before.value('relay_delivery_latency_seconds_sum')).toBe(0);
     const les = before.samples.filter((s) => s.name === 'relay_delivery_latency_seconds_bucket').map((s) => s.labels.le);

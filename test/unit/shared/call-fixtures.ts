@@ -164,6 +164,13 @@ export const mediaFailed = (at: number, localId = IN_LOCAL): Ev<'local.media_fai
   localId,
   error: { code: 'ice_failed', message: 'The audio connection failed' },
 });
+/** The team's bridge lost the call's media (its node is gone). */
+export const bridgeFailed = (at: number, callId = IN_ID, reason: Ev<'remote.bridge_failed'>['reason'] = 'node_gone'): Ev<'remote.bridge_failed'> => ({
+  type: 'remote.bridge_failed',
+  at,
+  callId,
+  reason,
+});
 /** The call's one deadline has come: ring timeout for a ringing call, dial timeout for an unanswered outgoing one. */
 export const deadline = (at: number, localId = IN_LOCAL): Ev<'local.deadline'> => ({ type: 'local.deadline', at, localId });
 export const leftover = (at: number, action: GatewayEnd, callId = LEFT_ID, localId = `left:${callId}`): Ev<'local.leftover'> => ({

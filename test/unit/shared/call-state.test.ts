@@ -41,6 +41,7 @@ import {
   ANSWER_SDP,
   answered,
   asEnded,
+  bridgeFailed,
   CALLEE,
   claimed,
   claimResult,
@@ -125,6 +126,7 @@ const EVENT_KEYS = [
   'remote.claimed', // whose claim it is is not known here (this agent's id is not known yet)
   'remote.claimed:mine',
   'remote.claimed:theirs',
+  'remote.bridge_failed', // the node that held the call's media is gone
   'local.dial',
   'local.initiate_ok',
   'local.initiate_failed',
@@ -176,6 +178,7 @@ function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> 
     'remote.claimed': claimed(AT, callId),
     'remote.claimed:mine': claimed(AT, callId, true),
     'remote.claimed:theirs': claimed(AT, callId, false),
+    'remote.bridge_failed': bridgeFailed(AT, callId),
     'local.dial': dial(AT, localId, CALLEE, TABLE_REQUEST),
     'local.initiate_ok': initiateOk(AT, localId, callId),
     'local.initiate_failed': initiateFailed(AT, localId),
@@ -244,6 +247,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': ['ended:answered_elsewhere', 'deadline:cancel'],
     'remote.claimed:mine': ['ended:answered_elsewhere', 'deadline:cancel'], // this agent, on another device
     'remote.claimed:theirs': ['ended:answered_elsewhere', 'deadline:cancel'],
+    'remote.bridge_failed': ['ended:failed/media_failed', 'end:reject', 'deadline:cancel'], // nobody can answer it now: rejected at once, no verdict waited for
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -283,6 +287,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=', // whose claim? this agent's own claim result will say
     'remote.claimed:mine': '=', // its own claim coming back
     'remote.claimed:theirs': ['ended:answered_elsewhere', 'awaited:answered_elsewhere'], // a colleague's claim won: no accept goes out
+    'remote.bridge_failed': ['ended:failed/media_failed', 'awaited:media_failed'], // owed a reject once the claim shows it is this agent's, as a hang-up
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -322,6 +327,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=', // the claim is won and the accept out: it is this agent's call
+    'remote.bridge_failed': ['ended:failed/media_failed', 'end:terminate', 'awaited:media_failed'],
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=', // never sent for an incoming call
@@ -360,6 +366,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=', // the gateway has this agent's answer
+    'remote.bridge_failed': ['ended:failed/media_failed', 'end:terminate'],
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -398,6 +405,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed', 'end:terminate'],
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -436,6 +444,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=', // its claim was won: the terminate stays owed
+    'remote.bridge_failed': '=',
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -474,6 +483,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': '=',
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -513,6 +523,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=', // the verdict will say so too
+    'remote.bridge_failed': '=', // colleagues still ringing hear it too, and reject it themselves
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -553,6 +564,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': '=', // waits for the id, as every remote event
     'local.dial': ['=', 'reply:invalid_state'],
     // Placed: the claim routes its later events here; the Call command is answered; the dial deadline starts.
     'local.initiate_ok': ['calling', 'claim', 'awaited:ok', 'deadline:set'],
@@ -593,6 +605,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': '=',
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': ['ended:cancelled', 'end:terminate'], // the customer's phone rings now: end it there too (and learn its id)
     'local.initiate_failed': 'ended:cancelled (open)', // nothing was placed: nothing to end
@@ -632,6 +645,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed', 'end:terminate', 'deadline:cancel'],
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=', // a repeated initiate response
     'local.initiate_failed': '=',
@@ -670,6 +684,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed', 'end:terminate', 'deadline:cancel'],
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -708,6 +723,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed', 'end:terminate'],
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -746,6 +762,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed', 'end:terminate'],
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -784,6 +801,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'remote.claimed': '=',
     'remote.claimed:mine': '=',
     'remote.claimed:theirs': '=',
+    'remote.bridge_failed': '=',
     'local.dial': ['=', 'reply:invalid_state'],
     'local.initiate_ok': '=',
     'local.initiate_failed': '=',
@@ -903,6 +921,7 @@ describe('reduceCall: the transition table', () => {
       'remote.status': true,
       'remote.terminated': true,
       'remote.claimed': true,
+      'remote.bridge_failed': true,
       'local.dial': true,
       'local.answer': true,
       'local.decline': true,
@@ -1534,6 +1553,30 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
     expect(worded.effects.at(-1)).toEqual({ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('media_failed', 'No microphone was found. Connect one, then try again.', said) });
   });
 
+  it('ends a call the bridge lost as failed with the reason in the catalogue’s words, and tells the gateway', () => {
+    const gone = text('calls.bridgeNodeGone');
+    const legFailed = text('calls.bridgeCustomerLegFailed');
+    const active = runWithEffects([bridgeFailed(T0 + 40_000)], inStates.active);
+    expect(asEnded(active.state).end).toEqual({ kind: 'failed', code: 'media_failed', message: 'The team’s media server for this call stopped, and the call ended with it', text: gone });
+    expect(active.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'terminate' }]);
+    const outgoing = runWithEffects([bridgeFailed(T0 + 40_000, OUT_ID, 'customer_leg_failed')], outStates.active);
+    expect(asEnded(outgoing.state).end).toEqual({ kind: 'failed', code: 'media_failed', message: 'The customer’s audio connection to the team’s media server failed, and the call ended with it', text: legFailed });
+    expect(outgoing.effects).toEqual([{ kind: 'end', localId: OUT_LOCAL, callId: OUT_ID, action: 'terminate' }]);
+    // A ringing call nobody can answer any more is rejected here at once, with the same reason.
+    const ringing = runWithEffects([bridgeFailed(T0 + 2_000)], inStates.ringing);
+    expect(asEnded(ringing.state).end).toEqual({ kind: 'failed', code: 'media_failed', message: 'The team’s media server for this call stopped, and the call ended with it', text: gone });
+    expect(ringing.effects.filter((e) => e.kind !== 'deadline')).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
+    // The Answer under way hears why.
+    const answering = runWithEffects([bridgeFailed(T0 + 3_300)], inStates.accepting);
+    expect(answering.effects.at(-1)).toEqual({ kind: 'reply', requestId: ANSWER_REQUEST, result: fail('media_failed', 'The team’s media server for this call stopped, and the call ended with it', gone) });
+    // An outgoing call's failure that overtakes its initiate response waits for it, then ends the call.
+    const early = applyCallEvent(alone(outStates.dialing), bridgeFailed(T0 + 500, OUT_ID));
+    expect(early.book.calls[OUT_LOCAL]).toBe(outStates.dialing);
+    const placed = applyCallEvent(early.book, initiateOk(T0 + 600));
+    expect(placed.book.calls[OUT_LOCAL]).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', text: gone } });
+    expect(placed.effects.filter((e) => e.kind === 'end')).toEqual([{ kind: 'end', localId: OUT_LOCAL, callId: OUT_ID, action: 'terminate' }]);
+  });
+
   it('a leftover is ended only if it is still this agent’s: terminate after its claim wins, reject after a last verdict', () => {
     const ringingLeft = applyCallEvent(emptyBook(), leftover(T0, 'reject'));
     expect(ringingLeft.effects).toEqual([{ kind: 'decline', localId: LEFT_LOCAL, callId: LEFT_ID }]);
@@ -1977,6 +2020,8 @@ const REMOTE_POOL = (at: number): CallEvent[] => [
   status(at, 'ACCEPTED', IN_ID),
   status(at, 'REJECTED', IN_ID),
   answered(at, IN_ID),
+  bridgeFailed(at),
+  bridgeFailed(at, IN_ID, 'customer_leg_failed'),
 ];
 const LOCAL_POOL = (at: number): CallEvent[] => [
   answer(at),
