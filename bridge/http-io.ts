@@ -1,4 +1,4 @@
-// Request bodies and JSON answers of the node's control API, the relay's way (relay/http-io.ts):
+// Request bodies and JSON answers of the node's control API and of the relay (relay/http-io.ts uses these):
 // every error answer is `{ "error": { "code", "message", … } }`.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ErrorCode } from '../shared/result';

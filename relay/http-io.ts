@@ -3,44 +3,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 
-export type BodyResult = { kind: 'ok'; raw: Buffer } | { kind: 'too_large'; drained: boolean } | { kind: 'aborted' };
-
-/**
- * Reads the raw body up to `limit` bytes. An oversized body is drained (up to a hard cap) before
- * the 413 goes out, so that the sender reads the answer instead of a reset connection; beyond
- * the cap the answer goes out at once and the connection is closed.
- */
-export function readBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
-  return new Promise((resolve) => {
-    const declared = Number(req.headers['content-length']);
-    const drainCap = limit * 4;
-    if (Number.isFinite(declared) && declared > drainCap) {
-      req.pause();
-      resolve({ kind: 'too_large', drained: false });
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = Number.isFinite(declared) && declared > limit;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > drainCap) {
-        req.off('data', onData);
-        req.pause();
-        resolve({ kind: 'too_large', drained: false });
-        return;
-      }
-      if (size > limit) tooLarge = true;
-      if (!tooLarge) chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.on('end', () => resolve(tooLarge ? { kind: 'too_large', drained: true } : { kind: 'ok', raw: Buffer.concat(chunks, size) }));
-    req.on('error', () => resolve({ kind: 'aborted' }));
-    req.on('close', () => {
-      if (!req.complete) resolve({ kind: 'aborted' });
-    });
-  });
-}
+// One reading of bodies and one JSON answer for the relay and the bridge nodes' control API (the
+// relay may import bridge/, which it runs with --bridge; the bridge may not import the relay).
+export { readBody, sendJson, type BodyResult } from '../bridge/http-io';
+import { readBody, sendJson } from '../bridge/http-io';
 
 /**
  * The body of a request up to `limit` bytes; undefined once answered 413 (`message`, naming the
@@ -60,17 +26,6 @@ export async function boundedBody(req: IncomingMessage, res: ServerResponse, lim
   return body.raw;
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': String(Buffer.byteLength(text)),
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    ...headers,
-  });
-  res.end(text);
-}
 
 export type RelayErrorCode =
   | 'unauthorized'
