@@ -136,6 +136,7 @@ export class BridgedCalls {
    */
   async takeIncoming(callId: string, offer: string): Promise<Taking> {
     if (this.calls.has(callId)) return 'held';
+    this.prune();
     const placing = await this.placeOnNode(callId);
     if (placing === undefined) {
       this.log.warn('no bridge node is live: the call rings direct', { callId });
@@ -212,7 +213,7 @@ export class BridgedCalls {
    * so that a burst of dials spreads over the nodes too.
    */
   async dial(agentId: string, sdp: string): Promise<Outcome<{ ref: string; legId: string; offer: string; answer: string }>> {
-    this.forgetStaleDials();
+    this.prune();
     const ref = newId(DIAL_PREFIX);
     const placing = await this.placeOnNode(ref);
     if (placing === undefined) return refuse({ status: 503, code: 'unavailable', message: 'no bridge node is live' });
@@ -355,7 +356,7 @@ export class BridgedCalls {
     this.dials.clear();
   }
 
-  /** Forgets calls whose end never came (the relay missed the terminate). */
+  /** Ends calls whose end never came (the relay missed the terminate) and dials never placed; each new call looks first. */
   prune(): void {
     const now = this.now();
     for (const [callId, call] of this.calls) if (now - call.createdAt > CALL_TTL_MS) void this.ended(callId);
