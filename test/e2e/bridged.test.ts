@@ -6,7 +6,7 @@
 // timestamps across every change of source, read from the packets it received.
 import { describe, expect, test } from 'vitest';
 import type { SandboxCallReport } from '../../shared/sandbox';
-import { currentCall, eventually, expectTwoWayAudio, incomingCard, recentCalls, stackForFile } from './harness';
+import { currentCall, eventually, expectTwoWayAudio, incomingCard, onCallWithWaiting, recentCalls, stackForFile, twoCustomers } from './harness';
 
 const stack = stackForFile({ bridge: true });
 
@@ -88,6 +88,33 @@ describe('bridged calls', () => {
     await stack.control('/control/hangup', { callId });
     await currentCall(page).getByText('Call ended').waitFor();
     await eventually('the bridge to end the call', async () => (await stack.bridgeLoad()).calls === 0);
+  });
+
+  test('call waiting and swap through the bridge: "Answer and hold" puts A on the bridge’s music, "Swap" brings A back, each stream seamless', async () => {
+    const page = await stack.newAgentPage();
+    const [first, second] = twoCustomers(stack);
+    const a = await onCallWithWaiting(stack, page, first);
+    await customerHears(a.callId, 'voice');
+    const b = await stack.control<{ callId: string }>('/control/incoming', { number: second.number });
+    await incomingCard(page).getByText(second.name).waitFor();
+    await incomingCard(page).getByRole('button', { name: 'Answer and hold', exact: true }).click();
+    await customerHears(a.callId, 'music');
+    await customerHears(b.callId, 'voice');
+    // Two bridged calls, each with its own leg from this window.
+    await eventually('the bridge to hold both calls', async () => (await stack.bridgeLoad()).calls === 2);
+
+    const held = currentCall(page).getByRole('group', { name: 'Call on hold' });
+    await held.getByRole('button', { name: 'Swap', exact: true }).click();
+    await customerHears(a.callId, 'voice');
+    await customerHears(b.callId, 'music');
+    for (const callId of [a.callId, b.callId]) {
+      expect((await stack.callReport(callId)).rtp).toMatchObject({ ssrcs: 1, sequenceGaps: 0, timestampJumps: 0 });
+    }
+
+    await stack.control('/control/hangup', { callId: b.callId });
+    await stack.control('/control/hangup', { callId: a.callId });
+    await eventually('the bridge to end both calls', async () => (await stack.bridgeLoad()).calls === 0);
+    expect((await stack.gatewayLog()).filter((l) => l.callId === a.callId || l.callId === b.callId).map((l) => l.action)).toEqual(['accept', 'accept']);
   });
 
   test('decline: reject reaches the gateway; the bridge lets go of the call', async () => {
