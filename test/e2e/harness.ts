@@ -378,24 +378,32 @@ export async function startTeamStack(options: { agents: number; quiet?: boolean;
     sandbox,
     browser,
     agents,
-    async newAgentPage(index) {
-      const agent = agents[index];
-      if (!agent) throw new Error(`the team has no agent ${index}`);
-      return openAgentPage(browser, agent.host.url, agent.id);
-    },
+    newAgentPage: (index) => openTeamAgentPage(browser, agents, index),
     ...sandboxControls(sandbox),
     async close() {
-      await browser.close().catch(() => {});
-      for (const agent of agents) {
-        await agent.host.close();
-        await agent.service.close();
-      }
+      await closeTeamApps(browser, agents);
       await sandbox.close();
       await relay.close();
       for (const dir of dataDirs) await rm(dir, { recursive: true, force: true });
     },
   };
   return team;
+}
+
+/** Team agent `index`'s page, on its own app. */
+function openTeamAgentPage(browser: Browser, agents: readonly TeamAgentHarness[], index: number): Promise<Page> {
+  const agent = agents[index];
+  if (!agent) throw new Error(`the team has no agent ${index}`);
+  return openAgentPage(browser, agent.host.url, agent.id);
+}
+
+/** The browser, then each agent's browser host and app. */
+async function closeTeamApps(browser: Browser, agents: readonly TeamAgentHarness[]): Promise<void> {
+  await browser.close().catch(() => {});
+  for (const agent of agents) {
+    await agent.host.close();
+    await agent.service.close();
+  }
 }
 
 /** A fresh browser context for one agent, on the app, once it is connected. */
@@ -519,18 +527,10 @@ export async function startBridgeNodesStack(options: BridgeNodesStackOptions): P
     agents,
     nodes,
     placements,
-    async newAgentPage(index) {
-      const agent = agents[index];
-      if (!agent) throw new Error(`the team has no agent ${index}`);
-      return openAgentPage(browser, agent.host.url, agent.id);
-    },
+    newAgentPage: (index) => openTeamAgentPage(browser, agents, index),
     ...sandboxControls(sandbox),
     async close() {
-      await browser.close().catch(() => {});
-      for (const agent of agents) {
-        await agent.host.close();
-        await agent.service.close();
-      }
+      await closeTeamApps(browser, agents);
       // Each node that is still running leaves the relay and ends its calls, as on Ctrl-C.
       await Promise.all(
         children.map(async (child) => {
