@@ -90,6 +90,15 @@ export interface BridgedCall {
 }
 
 /**
+ * Whether the agent is on the call: one of its members, or, between its answer and the accept that
+ * connects it, the agent whose leg answered it (its window is connected already).
+ */
+export function isOnCall(call: BridgedCall, agentId: string): boolean {
+  if (call.members.size > 0) return call.members.has(agentId);
+  return call.activeLeg !== undefined && call.legs.get(call.activeLeg) === agentId;
+}
+
+/**
  * Who hears whom (bridge/REFERENCE.md "Transfers"): nobody in the call yet, or colleagues ringing,
  * the customer hears the music; a consult's agents hear each other while the customer hears the
  * music; one agent hears the customer (or nothing while the customer is held); two or more agents

@@ -2,14 +2,15 @@
 // owns each leg, and who hears whom. A node carries media only; every decision about who may join a
 // call and who hears whom is made here, from the claims the relay already keeps. Which node holds a
 // call is the team's record (the backend's placements, first wins across instances), so that the
-// next pick counts it and a node that dies takes exactly its calls with it.
+// next pick counts it and a node that dies takes exactly its calls with it. Handing a call on between
+// agents (transfers, consults, three-way calls) is transfers.ts's, on the same records.
 import type { BridgeControl, LegReport } from '../shared/bridge';
 import type { BridgeFailure } from '../shared/events';
 import type { Logger } from '../shared/log';
 import { err, type AppError, type Result } from '../shared/result';
 import { TRANSFER_RING_MS, type TransferRequest } from '../shared/transfer';
 import type { CallNodeOutcome, RelayBackend } from './backend/types';
-import { bridgeFailed, done, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
+import { bridgeFailed, done, isOnCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
 import type { TeamAgent } from './team';
 import { CallTransfers, type TransferListener } from './transfers';
 
@@ -290,7 +291,7 @@ export class BridgedCalls {
     return this.transfers.inTurn(callId, async () => {
       const call = this.calls.get(callId);
       if (call === undefined) return noCall(callId);
-      if (!call.members.has(agentId)) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call holds it' });
+      if (!isOnCall(call, agentId)) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call holds it' });
       if (call.members.size > 1) return refuse({ status: 409, code: 'invalid_state', message: 'a three-way call is not held' });
       if (call.transfer !== undefined) return refuse({ status: 409, code: 'invalid_state', message: 'the call is not held while a transfer is under way' });
       const control = this.controlOf(call);
@@ -354,7 +355,7 @@ export class BridgedCalls {
   async customerQuality(callId: string, agentId: string): Promise<Outcome<LegReport>> {
     const call = this.calls.get(callId);
     if (call === undefined) return noCall(callId);
-    if (!call.members.has(agentId)) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call reads its quality' });
+    if (!isOnCall(call, agentId)) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call reads its quality' });
     const control = this.controlOf(call);
     if (control === undefined) return nodeGoneRefusal(call.callId);
     const report = await control.report(callId);

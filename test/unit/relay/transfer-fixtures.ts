@@ -125,6 +125,11 @@ export class TransferHarness {
     return leg.value.legId;
   }
 
+  /** `agentId` wins the call's claim. */
+  claim(callId: string, agentId: string): void {
+    this.owners.set(callId, agentId);
+  }
+
   /** A call `agentId` dialled, placed by the gateway. */
   async dialledCall(callId: string, agentId: string): Promise<string> {
     const dial = await this.calls.dial(agentId, 'window-offer');

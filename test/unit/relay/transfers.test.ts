@@ -29,6 +29,20 @@ describe('one agent in the call', () => {
     expect(h.calls.participantsOf(CALL)).toBeUndefined();
   });
 
+  it('between its answer and the accept, the agent whose leg answered reads the quality; nobody else', async () => {
+    const h = new TransferHarness();
+    await h.calls.takeIncoming(CALL, 'service-offer', CALLER);
+    const leg = await h.calls.legFor(CALL, 'alice');
+    if (!leg.ok) throw new Error(leg.refusal.message);
+    await h.calls.legFor(CALL, 'bob');
+    expect(await h.calls.customerQuality(CALL, 'alice')).toMatchObject({ ok: false, refusal: { status: 403 } });
+    h.claim(CALL, 'alice');
+    expect((await h.calls.answer(CALL, 'alice', leg.value.legId, 'window-answer')).ok).toBe(true);
+    expect((await h.calls.customerQuality(CALL, 'alice')).ok).toBe(true);
+    expect(await h.calls.customerQuality(CALL, 'bob')).toMatchObject({ ok: false, refusal: { status: 403 } });
+    expect(await h.calls.transfer(CALL, 'alice', { to: 'bob', kind: 'transfer' })).toMatchObject({ ok: false, refusal: { status: 403 } });
+  });
+
   it('a dialled call: the agent who dialled is in it, and a transfer’s ring carries the number its status named', async () => {
     const h = new TransferHarness();
     await h.dialledCall('wacid.out-1', 'alice');
