@@ -57,7 +57,7 @@ export const TRANSFER_PATHS = {
   complete: (callId: string, transferId: string) => `/calls/${encodeURIComponent(callId)}/bridge/transfer/${encodeURIComponent(transferId)}/complete`,
   /** POST: a consult becomes a three-way call. */
   join: (callId: string, transferId: string) => `/calls/${encodeURIComponent(callId)}/bridge/transfer/${encodeURIComponent(transferId)}/join`,
-  /** POST `{ legId, sdp }` (the colleague's window's answer to its leg): 200, or 409 `answered_elsewhere` / `invalid_state` when it is over. */
+  /** POST `{ legId, sdp }` (the colleague's window's answer to its leg): 200; 409 `already_claimed` when another colleague answered first, `invalid_state` when it is over. */
   answer: (callId: string, transferId: string) => `/calls/${encodeURIComponent(callId)}/bridge/transfer/${encodeURIComponent(transferId)}/answer`,
   /** POST: a colleague declines its ring. */
   decline: (callId: string, transferId: string) => `/calls/${encodeURIComponent(callId)}/bridge/transfer/${encodeURIComponent(transferId)}/decline`,
