@@ -85,6 +85,12 @@ export interface CustomerPeerOptions {
   onFailed?: (reason: string) => void;
   /** Every RTP packet that arrives from the business, as it comes (tests read the stream's numbering). */
   onRtp?: (packet: RtpPacket) => void;
+  /**
+   * `service` (default): the phone faces the business as the service does (ICE-lite, its SDP shape).
+   * `window`: the peer faces a team's bridge as an agent's window does (full ICE, werift's own
+   * descriptions): the sandbox's simulated colleagues (colleagues.ts).
+   */
+  shape?: 'service' | 'window';
 }
 
 const codecs = () => [
@@ -135,7 +141,7 @@ export class CustomerPeer {
   constructor(private readonly options: CustomerPeerOptions) {
     const { host } = options;
     this.pc = new RTCPeerConnection({
-      iceLite: true,
+      iceLite: options.shape !== 'window',
       // Only the one configured address: no interface scan, no STUN, nothing but local traffic.
       iceUseIpv4: false,
       iceUseIpv6: false,
@@ -189,6 +195,17 @@ export class CustomerPeer {
       return ok(shapeServiceSdp(await this.completeLocalSdp()));
     } catch (e) {
       return err('media_failed', `customer answer: ${(e as Error).message}`);
+    }
+  }
+
+  /** A window's answer to a bridge's offer (shape `window`): complete, full ICE, as the peer made it. */
+  async answerAsWindow(sdp: string): Promise<Result<string>> {
+    try {
+      await this.pc.setRemoteDescription({ type: 'offer', sdp });
+      await this.pc.setLocalDescription(await this.pc.createAnswer());
+      return ok(await this.completeLocalSdp());
+    } catch (e) {
+      return err('media_failed', `colleague answer: ${(e as Error).message}`);
     }
   }
 
