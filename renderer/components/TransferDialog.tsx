@@ -7,7 +7,7 @@ import type { AppError } from '../../shared/result';
 import { ANYONE_AVAILABLE, type TeamMember, type TransferKind } from '../../shared/transfer';
 
 /** The team as the dialog has it: asked for when it opens, and again by "Try again". */
-export type TeamLoad = { status: 'loading' } | { status: 'failed'; error: AppError } | { status: 'loaded'; members: TeamMember[] };
+type TeamLoad = { status: 'loading' } | { status: 'failed'; error: AppError } | { status: 'loaded'; members: TeamMember[] };
 
 /**
  * "Transfer to" / "Consult with": a modal dialog (the page behind it inert) that lists "Anyone
@@ -23,7 +23,7 @@ export function TransferDialog({ localId, customer, kind, onClose }: { localId: 
   const [attempt, setAttempt] = useState(0);
   const [sending, setSending] = useState<string | null>(null);
   const [refusal, setRefusal] = useState<AppError | null>(null);
-  // Read in the cleanup, which must not see a stale closure.
+  // The owner's latest onClose, for an answer that comes back renders later and for the close event.
   const closeRef = useRef(onClose);
   useEffect(() => {
     closeRef.current = onClose;
