@@ -201,11 +201,17 @@ export const liveCalls = (book: CallBook): CallRecord[] => Object.values(book.ca
  */
 export function owedOnCrash(book: CallBook): Array<{ callId: string; action: GatewayEnd }> {
   const owed = new Map<string, GatewayEnd>();
+  // A live call decides for its id: a colleague's transfer that rings here owes nothing, whatever an
+  // earlier call of that id, ended here, still waits for (the call is a colleague's by now).
+  const decided = new Set<string>();
   for (const call of Object.values(book.calls)) {
-    if (call.callId === undefined) continue;
+    if (call.callId === undefined || decided.has(call.callId)) continue;
     const action = isLive(call) ? owedWhileLive(call) : owedEnd(call);
-    // Two calls of one id (a transfer rang here after an earlier call of it ended): the one the id names decides.
-    if (action !== undefined && (!owed.has(call.callId) || book.byCallId[call.callId] === call.localId)) owed.set(call.callId, action);
+    if (isLive(call)) {
+      decided.add(call.callId);
+      owed.delete(call.callId);
+    }
+    if (action !== undefined) owed.set(call.callId, action);
   }
   for (const left of Object.values(book.leftovers)) {
     const action = owedEnd(left);
