@@ -52,6 +52,11 @@ interface Leg {
   transferId?: string;
   /** The call (its local id) the leg is this agent's leg of, once known: another call of the same id is not its. */
   localId?: string;
+  /**
+   * A colleague's transfer or consult this agent was rung with, before the customer became this
+   * agent's (ringing, consulting, a three-way call): the call is the colleague's, whatever happens here.
+   */
+  colleagues?: true;
   /** Whether the bridge plays the hold music to the customer now (as last told). */
   held: boolean;
 }
@@ -136,7 +141,7 @@ export class BridgedCallControl implements CallControl, CallTransfers {
       this.log.info('a transfer rang for a call live here; its leg is not taken', { callId: event.callId, transferId: event.transferId });
       return;
     }
-    this.legs.set(event.callId, { legId: event.legId, legOffer: event.sdp, transferId: event.transferId, localId, held: false });
+    this.legs.set(event.callId, { legId: event.legId, legOffer: event.sdp, transferId: event.transferId, localId, colleagues: true, held: false });
   }
 
   private withWindowAnswer(envelope: RelayEnvelope): RelayEnvelope {
@@ -198,16 +203,21 @@ export class BridgedCallControl implements CallControl, CallTransfers {
   /**
    * Hanging up a bridged call leaves it on the relay first: colleagues may still be with the
    * customer (a consult, a three-way call), and then the gateway hears nothing. The gateway
-   * terminates it when this agent was the last, or when the relay cannot say.
+   * terminates it when this agent was the last, or when the relay cannot say — unless the call is
+   * still the colleague's who asked this agent in: their customer is never ended from here.
    */
   async terminate(callId: string): Promise<Result<null>> {
-    const bridged = this.legs.has(callId) || this.endedLegs.has(callId);
+    const leg = this.legs.get(callId) ?? this.endedLegs.get(callId);
     this.endedLegs.delete(callId);
-    if (!bridged) return this.gateway.terminate(callId);
+    if (leg === undefined) return this.gateway.terminate(callId);
     const left = await this.relay.transferRequest('bridge leave', 'POST', TRANSFER_PATHS.leave(callId), {}, leaveReplySchema);
     if (left.ok && !left.value.last) {
       this.log.info('left a bridged call; colleagues stay with the customer', { callId });
       return ok(null);
+    }
+    if (!left.ok && leg.colleagues === true) {
+      this.log.warn('the relay was not told this agent left a colleague’s call; the call is left to them', { callId, reason: left.error.message });
+      return left;
     }
     if (!left.ok) this.log.warn('the relay could not say whether others stay in a bridged call; it is ended at the gateway', { callId, reason: left.error.message });
     return this.gateway.terminate(callId);
@@ -265,6 +275,7 @@ export class BridgedCallControl implements CallControl, CallTransfers {
       return;
     }
     leg.localId = call.localId;
+    if (leg.transferId !== undefined && call.transfer?.role === 'to' && call.transfer.state === 'done') delete leg.colleagues;
     if (call.phase !== 'active' || isHeld(call) === leg.held) return;
     const held = isHeld(call);
     leg.held = held;

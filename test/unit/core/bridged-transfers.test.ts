@@ -240,6 +240,26 @@ describe('BridgedCallControl: hanging up a bridged call', () => {
     expect(unsure.gateway.actions()).toEqual(['accept', 'terminate']);
   });
 
+  it('never ends a colleague’s call from here: a consult this agent was asked into is left to them when the relay cannot be told', async () => {
+    const p = await parts();
+    await p.deliver(ring());
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'active', { bridged: true, transfer: { id: TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } }));
+    p.relay.onRequest = (req) => (req.path.endsWith('/leave') ? { status: 403, body: { error: { code: 'forbidden', message: 'not in the call' } } } : undefined);
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ended', { bridged: true, transfer: { id: TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } }));
+    expect(await p.bridge.terminate(CALL)).toMatchObject({ ok: false, error: { httpStatus: 403 } });
+    expect(p.relay.seen()).toEqual([`POST /calls/${CALL}/bridge/leave`]);
+    expect(p.gateway.requests).toEqual([]);
+  });
+
+  it('a transfer taken here makes the customer this agent’s: its hang-up ends the call at the gateway when the relay cannot say', async () => {
+    const p = await parts();
+    await p.deliver(ring({ kind: 'transfer' }));
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'active', { bridged: true, transfer: { id: TRANSFER, kind: 'transfer', role: 'to', colleague: BOB, state: 'done' } }));
+    p.relay.onRequest = (req) => (req.path.endsWith('/leave') ? { status: 503, body: { error: { code: 'unavailable', message: 'restarting' } } } : undefined);
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(p.gateway.actions()).toEqual(['terminate']);
+  });
+
   it('a direct call is terminated at the gateway alone', async () => {
     const p = await parts();
     expect(await p.bridge.terminate('wacid.direct-1')).toEqual({ ok: true, value: null });
