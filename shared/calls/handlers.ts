@@ -244,9 +244,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
       const { open: _initiated, ...dialing } = call;
       // The relay sends a claimed call's later events to its owner only (relay/REFERENCE.md "Routing").
       const calling = { ...dialing, phase: 'calling' as const, callId: ev.callId, dialsUntil: ev.at + DIAL_TIMEOUT_MS, ...(ev.bridged === true ? { bridged: true as const } : {}) };
-      return proceed(call, calling, [
-        { kind: 'claim', localId: call.localId, callId: ev.callId },
-      ]);
+      return proceed(call, calling, [{ kind: 'claim', localId: call.localId, callId: ev.callId }]);
     }
     if (call?.phase === 'ended' && call.open?.waiting === 'initiate') {
       // Hung up while the initiate was on its way: the customer's phone rings now, so end it there too
