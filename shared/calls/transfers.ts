@@ -1,0 +1,60 @@
+// Transfers, consults and three-way calls as a call sees them (shared/transfer.ts): while one is
+// under way the relay routes the customer (the hold music, a colleague, all three), so the call is
+// not this agent's alone to hold or hand on; and what each of the agent's transfer commands may act
+// on. Pure: the reducer refuses a hold with it, the coordinator checks a command with it before it
+// asks the relay.
+import { err, ok, type Result } from '../result';
+import type { CallState, CallTransfer } from './types';
+
+/** The states in which the relay, not this agent's hold, decides what the customer hears. */
+export const TRANSFER_UNDER_WAY: ReadonlySet<CallTransfer['state']> = new Set(['ringing', 'consulting', 'joined']);
+export const transferUnderWay = (call: Pick<CallState, 'transfer'>): boolean => call.transfer !== undefined && TRANSFER_UNDER_WAY.has(call.transfer.state);
+
+/** What the agent can do with the transfer under way: "Cancel", "Complete transfer", "Add to call". */
+export type TransferAction = 'cancel' | 'complete' | 'join';
+
+/** The states of this agent's own transfer each action applies to (shared/transfer.ts TRANSFER_PATHS). */
+const ACTS_ON: Readonly<Record<TransferAction, ReadonlySet<CallTransfer['state']>>> = {
+  cancel: new Set(['ringing', 'consulting']),
+  complete: new Set(['consulting']),
+  join: new Set(['consulting']),
+};
+
+/** The refusals of the transfer commands, each a clear invalid_state. */
+export const TRANSFER_REFUSALS = {
+  notBridged: 'Calls are not bridged: transfers, consults and three-way calls need the team’s media server',
+  callNotBridged: 'This call does not go through the team’s media server, so it cannot be transferred',
+  onlyActive: (phase: string): string => `The call is ${phase}: only an active call can be transferred`,
+  notYours: 'A colleague still has this call: only the agent who has the customer can transfer it',
+  colleagues: 'A colleague started this transfer or consult: only they can cancel, complete or join it',
+  underWay: 'A transfer or consult of this call is already under way',
+  none: 'This call has no transfer or consult under way',
+  cancel: 'Only a transfer that still rings, or a consult, can be cancelled',
+  complete: 'Only a consult the colleague has answered can be completed',
+  join: 'Only a consult the colleague has answered can become a three-way call',
+  hold: 'The call cannot be held during a transfer, consult or three-way call',
+} as const;
+
+const refuse = (message: string): Result<never> => err('invalid_state', message);
+
+/**
+ * The call id a new transfer or consult of this call goes to: the call must be bridged, active and
+ * this agent's (no transfer under way, none a colleague started that has not become this agent's).
+ */
+export function transferableCall(call: CallState): Result<{ callId: string }> {
+  if (call.bridged !== true) return refuse(TRANSFER_REFUSALS.callNotBridged);
+  if (call.phase !== 'active') return refuse(TRANSFER_REFUSALS.onlyActive(call.phase));
+  const current = call.transfer;
+  if (current?.role === 'to' && current.state !== 'done') return refuse(TRANSFER_REFUSALS.notYours);
+  if (current?.role === 'from' && TRANSFER_UNDER_WAY.has(current.state)) return refuse(TRANSFER_REFUSALS.underWay);
+  return ok({ callId: call.callId });
+}
+
+/** The call id and transfer id an action on this agent's transfer under way goes to. */
+export function transferToActOn(call: CallState, action: TransferAction): Result<{ callId: string; transferId: string }> {
+  const current = call.transfer;
+  if (call.phase === 'ended' || call.callId === undefined || current === undefined || !TRANSFER_UNDER_WAY.has(current.state)) return refuse(TRANSFER_REFUSALS.none);
+  if (current.role === 'to') return refuse(TRANSFER_REFUSALS.colleagues);
+  if (!ACTS_ON[action].has(current.state)) return refuse(TRANSFER_REFUSALS[action]);
+  return ok({ callId: call.callId, transferId: current.id });
+}

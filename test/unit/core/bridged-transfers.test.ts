@@ -1,0 +1,331 @@
+// BridgedCallControl's part of transfers, consults and three-way calls (electron/core/bridged-calls.ts,
+// shared/transfer.ts), and the relay's transfer events as call events (relay-call-events.ts). Real
+// parts: the app's RelayClient and GatewayClient against a relay peer speaking the agent's contract
+// (bridge-relay.ts) and the fake gateway, both real HTTP servers on 127.0.0.1.
+import { afterEach, describe, expect, it } from 'vitest';
+import { BridgedCallControl } from '../../../electron/core/bridged-calls';
+import { GatewayClient } from '../../../electron/core/gateway-client';
+import { callEventOf } from '../../../electron/core/relay-call-events';
+import { RelayClient } from '../../../electron/core/relay-client';
+import { TRANSFER_REFUSALS, type CallState } from '../../../shared/call-state';
+import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
+import { configureLogging, createLogger } from '../../../shared/log';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
+import { AGENT_ID, BRIDGE_ANSWER_SDP, CUSTOMER_LEG_OFFER_SDP, LEG_OFFER_SDP, startBridgeRelay, type BridgeRelay } from './bridge-relay';
+import { happyGateway, startFakeGateway, type FakeGateway } from './fake-gateway';
+
+configureLogging({ sink: () => undefined });
+
+const CALL = 'wacid.transfer-1';
+const TRANSFER = 'xfer-bob-1';
+const BOB = { agentId: 'bob', name: 'Bob Agent' };
+const CAROL = { agentId: 'carol', name: 'Carol Agent' };
+
+interface Parts {
+  relay: BridgeRelay;
+  gateway: FakeGateway;
+  bridge: BridgedCallControl;
+  /** Hands a relay event to the bridge; resolves with what it passed on (in order). */
+  deliver(event: RelayEvent): Promise<RelayEnvelope>;
+  delivered: RelayEnvelope[];
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function parts(): Promise<Parts> {
+  const relay = await startBridgeRelay();
+  const gateway = await startFakeGateway(happyGateway);
+  const client = new GatewayClient({ baseUrl: gateway.baseUrl, apiKey: 'test-api-key-123', product: 'chatapp', terminateBackoffMs: 5, timeoutMs: 2_000 });
+  const relayClient = new RelayClient({ url: relay.url, token: relay.token });
+  const bridge = new BridgedCallControl(client, relayClient, createLogger('bridged-calls'));
+  cleanups.push(async () => {
+    await relayClient.close();
+    await client.close();
+    await gateway.close();
+    await relay.close();
+  });
+  let seq = 0;
+  const delivered: RelayEnvelope[] = [];
+  const deliver = (event: RelayEvent) =>
+    new Promise<RelayEnvelope>((resolve) =>
+      bridge.deliver({ id: `e-${++seq}`, receivedAt: Date.now(), event }, (envelope) => {
+        delivered.push(envelope);
+        resolve(envelope);
+      }),
+    );
+  return { relay, gateway, bridge, deliver, delivered };
+}
+
+const ring = (o: Partial<Extract<RelayEvent, { type: 'call.transfer_ring' }>> = {}): Extract<RelayEvent, { type: 'call.transfer_ring' }> => ({
+  type: 'call.transfer_ring',
+  callId: CALL,
+  transferId: TRANSFER,
+  kind: 'consult',
+  by: BOB,
+  from: '442079460958',
+  name: 'Ada Lovelace',
+  legId: 'leg-transfer-1',
+  sdp: LEG_OFFER_SDP,
+  timestamp: Date.now(),
+  ...o,
+});
+
+/** A call as the coordinator would announce it. */
+const announced = (localId: string, phase: 'ringing' | 'active' | 'ended', o: Partial<CallState> = {}): CallState => {
+  const base = { localId, callId: CALL, peer: {}, createdAt: 1, direction: 'incoming' as const, offerSdp: LEG_OFFER_SDP };
+  if (phase === 'ringing') return { ...base, phase, ringsUntil: 2, ...o } as CallState;
+  if (phase === 'active') return { ...base, phase, answeredAt: 2, connectedAt: 3, ...o } as CallState;
+  return { ...base, phase, end: { kind: 'completed', by: 'agent' }, endedAt: 4, durationSec: 1, ...o } as CallState;
+};
+
+describe('BridgedCallControl: a colleague’s transfer that rings this agent', () => {
+  it('passes the ring on as it came, keeping its leg: the answer goes to the relay with that leg, never to the gateway', async () => {
+    const p = await parts();
+    const passed = await p.deliver(ring());
+    expect(passed.event).toEqual(ring({ timestamp: (passed.event as { timestamp: number }).timestamp }));
+    expect(p.bridge.isBridgedCall(CALL)).toBe(true);
+    expect(await p.bridge.accept(CALL, ANSWER_SDP)).toEqual({ ok: true, value: null });
+    expect(p.relay.requests).toEqual([{ method: 'POST', path: `/calls/${CALL}/bridge/transfer/${TRANSFER}/answer`, body: { legId: 'leg-transfer-1', sdp: ANSWER_SDP } }]);
+    expect(p.gateway.requests).toEqual([]);
+  });
+
+  it('a colleague answered first (409 already_claimed or answered_elsewhere): answered_elsewhere; a transfer that is over: invalid_state', async () => {
+    const p = await parts();
+    await p.deliver(ring());
+    for (const code of ['already_claimed', 'answered_elsewhere']) {
+      p.relay.onRequest = () => ({ status: 409, body: { error: { code, message: 'Answered by another agent' } } });
+      const lost = await p.bridge.accept(CALL, ANSWER_SDP);
+      expect(lost).toMatchObject({ ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent', httpStatus: 409 } });
+    }
+    p.relay.onRequest = () => ({ status: 409, body: { error: { code: 'invalid_state', message: 'the transfer is over' } } });
+    expect(await p.bridge.accept(CALL, ANSWER_SDP)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_state', message: 'The relay refused the transfer answer request (HTTP 409: the transfer is over)', httpStatus: 409 },
+    });
+    expect(p.gateway.requests).toEqual([]);
+  });
+
+  it('declines on the relay', async () => {
+    const p = await parts();
+    await p.deliver(ring());
+    expect(await p.bridge.declineTransfer(CALL, TRANSFER)).toEqual({ ok: true, value: null });
+    expect(p.relay.seen()).toEqual([`POST /calls/${CALL}/bridge/transfer/${TRANSFER}/decline`]);
+  });
+
+  it('keeps the call’s events in order: a ring after a bridged ring still waiting for its leg waits too', async () => {
+    const p = await parts();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    p.relay.onRequest = async (req) => {
+      if (req.path.endsWith('/bridge/leg')) await held;
+      return undefined;
+    };
+    const first = p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
+    const second = p.deliver(ring());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(p.delivered).toEqual([]);
+    release();
+    await Promise.all([first, second]);
+    expect(p.delivered.map((e) => e.event.type)).toEqual(['call.incoming', 'call.transfer_ring']);
+    // The transfer's leg replaced the ring's: its answer goes to the transfer.
+    await p.bridge.accept(CALL, ANSWER_SDP);
+    expect(p.relay.seen().at(-1)).toBe(`POST /calls/${CALL}/bridge/transfer/${TRANSFER}/answer`);
+  });
+
+  it('takes the place of an ended call’s leg, but never of a live call’s; an older call of the same id ending does not drop it', async () => {
+    const p = await parts();
+    await p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
+    p.bridge.callChanged(announced(`in:${CALL}`, 'ringing', { bridged: true }));
+    // Live here: a ring of the same id (the reducer ignores it too) leaves the call's leg alone.
+    await p.deliver(ring());
+    await p.bridge.accept(CALL, ANSWER_SDP);
+    expect(p.relay.seen(/answer$/)).toEqual([`POST /calls/${CALL}/bridge/answer`]);
+    // Ended: the next transfer's ring brings the leg the call has now.
+    p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true }));
+    await p.deliver(ring({ transferId: 'xfer-bob-2', legId: 'leg-transfer-2' }));
+    p.bridge.callChanged(announced('tr:xfer-bob-2', 'ringing', { bridged: true }));
+    // The older call changes again (a late terminate's duration): not this leg's call.
+    p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true, durationSec: 9 }));
+    expect(p.bridge.isBridgedCall(CALL)).toBe(true);
+    await p.bridge.accept(CALL, ANSWER_SDP);
+    expect(p.relay.requests.at(-1)).toEqual({ method: 'POST', path: `/calls/${CALL}/bridge/transfer/xfer-bob-2/answer`, body: { legId: 'leg-transfer-2', sdp: ANSWER_SDP } });
+  });
+
+  it('a bridged ring whose leg the relay did not give rings as a direct call: it is no bridged call here', async () => {
+    const p = await parts();
+    p.relay.onRequest = (req) => (req.path.endsWith('/bridge/leg') ? { status: 503, body: { error: { code: 'unavailable', message: 'no node' } } } : undefined);
+    const passed = await p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
+    expect(passed.event).not.toHaveProperty('bridged');
+    expect(passed.event).toMatchObject({ type: 'call.incoming', sdp: OFFER_SDP });
+    expect(callEventOf(passed, 1, AGENT_ID)).not.toHaveProperty('bridged');
+  });
+});
+
+describe('BridgedCallControl: this agent’s transfers', () => {
+  it('starts one with the colleague and its kind, and names it as the relay does', async () => {
+    const p = await parts();
+    expect(await p.bridge.transfer(CALL, 'bob', 'consult')).toEqual({ ok: true, value: { transferId: 'xfer-1' } });
+    expect(await p.bridge.transfer(CALL, 'available', 'transfer')).toEqual({ ok: true, value: { transferId: 'xfer-2' } });
+    expect(p.relay.requests).toEqual([
+      { method: 'POST', path: `/calls/${CALL}/bridge/transfer`, body: { to: 'bob', kind: 'consult' } },
+      { method: 'POST', path: `/calls/${CALL}/bridge/transfer`, body: { to: 'available', kind: 'transfer' } },
+    ]);
+  });
+
+  it('cancels, completes and joins it on its own paths (a 204 is done too)', async () => {
+    const p = await parts();
+    expect(await p.bridge.cancelTransfer(CALL, 'xfer-1')).toEqual({ ok: true, value: null });
+    expect(await p.bridge.completeTransfer(CALL, 'xfer-2')).toEqual({ ok: true, value: null });
+    p.relay.onRequest = () => ({ status: 204 });
+    expect(await p.bridge.addToCall(CALL, 'xfer-3')).toEqual({ ok: true, value: null });
+    expect(p.relay.seen()).toEqual([
+      `POST /calls/${CALL}/bridge/transfer/xfer-1/cancel`,
+      `POST /calls/${CALL}/bridge/transfer/xfer-2/complete`,
+      `POST /calls/${CALL}/bridge/transfer/xfer-3/join`,
+    ]);
+  });
+
+  it('passes the relay’s refusals on as errors: one transfer at a time (409), not in the call (403)', async () => {
+    const p = await parts();
+    p.relay.onRequest = () => ({ status: 409, body: { error: { code: 'invalid_state', message: 'a transfer is under way' } } });
+    expect(await p.bridge.transfer(CALL, 'bob', 'transfer')).toMatchObject({ ok: false, error: { code: 'invalid_state', httpStatus: 409, detail: 'a transfer is under way' } });
+    p.relay.onRequest = () => ({ status: 403, body: { error: { code: 'forbidden', message: 'not in the call' } } });
+    expect(await p.bridge.cancelTransfer(CALL, 'xfer-1')).toMatchObject({ ok: false, error: { httpStatus: 403 } });
+  });
+
+  it('lists the team as the relay does, this agent marked self; refuses when the team’s calls are not bridged', async () => {
+    const p = await parts();
+    expect(await p.bridge.team()).toEqual({ ok: true, value: p.relay.team });
+    expect(p.relay.seen()).toEqual(['GET /me', 'GET /team']);
+    const direct = await parts();
+    direct.relay.bridged = false;
+    expect(await direct.bridge.team()).toEqual({ ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.notBridged } });
+    expect(direct.relay.seen()).toEqual(['GET /me']);
+  });
+});
+
+describe('BridgedCallControl: hanging up a bridged call', () => {
+  async function answeredBridged(p: Parts): Promise<void> {
+    await p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
+    p.bridge.callChanged(announced(`in:${CALL}`, 'ringing', { bridged: true }));
+    expect(await p.bridge.accept(CALL, ANSWER_SDP)).toEqual({ ok: true, value: null });
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true }));
+  }
+
+  it('leaves it first: colleagues still with the customer keep the call, and the gateway hears nothing', async () => {
+    const p = await parts();
+    await answeredBridged(p);
+    // The coordinator announces the end before its terminate runs.
+    p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true }));
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(p.relay.seen().at(-1)).toBe(`POST /calls/${CALL}/bridge/leave`);
+    expect(p.gateway.actions()).toEqual(['accept']);
+  });
+
+  it('terminates at the gateway when this agent was the last, or when the relay cannot say', async () => {
+    const last = await parts();
+    last.relay.leaveLast = true;
+    await answeredBridged(last);
+    expect(await last.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(last.gateway.actions()).toEqual(['accept', 'terminate']);
+
+    const unsure = await parts();
+    await answeredBridged(unsure);
+    unsure.relay.onRequest = (req) => (req.path.endsWith('/leave') ? { status: 500, body: { error: { code: 'internal', message: 'boom' } } } : undefined);
+    expect(await unsure.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(unsure.relay.seen(/leave$/)).toEqual([`POST /calls/${CALL}/bridge/leave`]);
+    expect(unsure.gateway.actions()).toEqual(['accept', 'terminate']);
+  });
+
+  it('never ends a colleague’s call from here: a consult this agent was asked into is left to them when the relay cannot be told', async () => {
+    const p = await parts();
+    await p.deliver(ring());
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'active', { bridged: true, transfer: { id: TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } }));
+    p.relay.onRequest = (req) => (req.path.endsWith('/leave') ? { status: 403, body: { error: { code: 'forbidden', message: 'not in the call' } } } : undefined);
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ended', { bridged: true, transfer: { id: TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } }));
+    expect(await p.bridge.terminate(CALL)).toMatchObject({ ok: false, error: { httpStatus: 403 } });
+    expect(p.relay.seen()).toEqual([`POST /calls/${CALL}/bridge/leave`]);
+    expect(p.gateway.requests).toEqual([]);
+  });
+
+  it('a transfer taken here makes the customer this agent’s: its hang-up ends the call at the gateway when the relay cannot say', async () => {
+    const p = await parts();
+    await p.deliver(ring({ kind: 'transfer' }));
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'active', { bridged: true, transfer: { id: TRANSFER, kind: 'transfer', role: 'to', colleague: BOB, state: 'done' } }));
+    p.relay.onRequest = (req) => (req.path.endsWith('/leave') ? { status: 503, body: { error: { code: 'unavailable', message: 'restarting' } } } : undefined);
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(p.gateway.actions()).toEqual(['terminate']);
+  });
+
+  it('a direct call is terminated at the gateway alone', async () => {
+    const p = await parts();
+    expect(await p.bridge.terminate('wacid.direct-1')).toEqual({ ok: true, value: null });
+    expect(p.relay.requests).toEqual([]);
+    expect(p.gateway.actions()).toEqual(['terminate']);
+  });
+});
+
+describe('BridgedCallControl: a dial through the bridge', () => {
+  it('says the call it placed is bridged; a direct one is not', async () => {
+    const p = await parts();
+    const placed = await p.bridge.initiate('12025550143', DIAL_OFFER_SDP);
+    expect(placed.ok && placed.value.bridged).toBe(true);
+    expect(p.gateway.requests[0]?.body).toMatchObject({ session: { sdp: CUSTOMER_LEG_OFFER_SDP } });
+    const direct = await parts();
+    direct.relay.bridged = false;
+    const placedDirect = await direct.bridge.initiate('12025550143', DIAL_OFFER_SDP);
+    expect(placedDirect.ok).toBe(true);
+    if (placedDirect.ok) expect(placedDirect.value).not.toHaveProperty('bridged');
+  });
+});
+
+describe('callEventOf: the relay’s transfer events', () => {
+  const envelope = (event: RelayEvent): RelayEnvelope => ({ id: 'e-1', receivedAt: 1, event });
+
+  it('a bridged ring stays bridged; a transfer’s ring is a call event of its own with the customer, the leg’s offer and who asks', () => {
+    expect(callEventOf(envelope({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: LEG_OFFER_SDP, timestamp: 5, bridged: true }), 9, AGENT_ID)).toEqual({
+      type: 'remote.incoming',
+      at: 9,
+      callId: CALL,
+      peer: { number: '442079460958' },
+      offerSdp: LEG_OFFER_SDP,
+      timestamp: 5,
+      bridged: true,
+    });
+    expect(callEventOf(envelope(ring({ timestamp: 5, fromUserId: 'BSUID.1' })), 9, AGENT_ID)).toEqual({
+      type: 'remote.transfer_ring',
+      at: 9,
+      callId: CALL,
+      transferId: TRANSFER,
+      kind: 'consult',
+      by: BOB,
+      peer: { number: '442079460958', userId: 'BSUID.1', name: 'Ada Lovelace' },
+      offerSdp: LEG_OFFER_SDP,
+      timestamp: 5,
+    });
+  });
+
+  it('a transfer’s outcome is this agent’s only when told to it; while its own id is unknown it is taken as its own', () => {
+    const update: RelayEvent = { type: 'call.transfer_update', callId: CALL, transferId: TRANSFER, kind: 'transfer', agentId: AGENT_ID, state: 'not_answered', colleague: CAROL, reason: 'no_answer', timestamp: 5 };
+    const expected = { type: 'remote.transfer', at: 9, callId: CALL, transferId: TRANSFER, kind: 'transfer', state: 'not_answered', colleague: CAROL, reason: 'no_answer' };
+    expect(callEventOf(envelope(update), 9, AGENT_ID)).toEqual(expected);
+    expect(callEventOf(envelope(update), 9, undefined)).toEqual(expected);
+    expect(callEventOf(envelope({ ...update, agentId: 'bob' }), 9, AGENT_ID)).toBeUndefined();
+    const { colleague: _c, reason: _r, ...bare } = update;
+    expect(callEventOf(envelope(bare), 9, AGENT_ID)).toEqual({ type: 'remote.transfer', at: 9, callId: CALL, transferId: TRANSFER, kind: 'transfer', state: 'not_answered' });
+  });
+});
+
+// The bridge's answer for the gateway is the relay's, never the window's.
+describe('BridgedCallControl: an incoming bridged call still accepts as before', () => {
+  it('hands the window’s answer to the bridge and accepts with the bridge’s', async () => {
+    const p = await parts();
+    await p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
+    expect(await p.bridge.accept(CALL, ANSWER_SDP)).toEqual({ ok: true, value: null });
+    expect(p.relay.seen()).toEqual([`POST /calls/${CALL}/bridge/leg`, `POST /calls/${CALL}/bridge/answer`, `POST /calls/${CALL}/bridge/accepted`]);
+    expect(p.gateway.requests[0]?.body).toMatchObject({ action: 'accept', session: { sdp: BRIDGE_ANSWER_SDP } });
+  });
+});

@@ -1,0 +1,775 @@
+// Transfers, consults and three-way calls in the call reducer (shared/transfer.ts, shared/calls/).
+// First the transition table of calls in a transfer — a colleague's that rings this agent (`asked`),
+// and this agent's own (`own`) — × every event that can reach them; then what each transition
+// records, and the book: a transfer's ring beside an ended call of the same id, repeats, the crash file.
+import { describe, expect, it } from 'vitest';
+import {
+  applyCallEvent,
+  deadlineOf,
+  emptyBook,
+  owedOnCrash,
+  pruneBook,
+  publicCall,
+  reduceCall,
+  TOMBSTONE_TTL_MS,
+  TRANSFER_REFUSALS,
+  transferableCall,
+  transferLocalId,
+  transferToActOn,
+  type CallBook,
+  type CallEffect,
+  type CallEvent,
+  type CallRecord,
+} from '../../../shared/call-state';
+import { historyEntryFor } from '../../../shared/history';
+import type { ErrorCode } from '../../../shared/result';
+import { TRANSFER_RING_MS, type TransferUpdateState } from '../../../shared/transfer';
+import {
+  acceptFailed,
+  acceptOk,
+  answer,
+  ANSWER_REQUEST,
+  ANSWER_SDP,
+  asEnded,
+  askedStates,
+  ASKED_LOCAL,
+  ASKED_TRANSFER,
+  BOB,
+  bridgeFailed,
+  CAROL,
+  claimed,
+  claimResult,
+  CUSTOMER,
+  deadline,
+  decline,
+  declineResult,
+  endResult,
+  hangup,
+  hold,
+  IN_ID,
+  IN_LOCAL,
+  incoming,
+  incomingStates,
+  initiateOk,
+  dial,
+  leftover,
+  mediaConnected,
+  mediaFailed,
+  OFFER_SDP,
+  OUT_ID,
+  OUT_LOCAL,
+  OWN_TRANSFER,
+  ownStates,
+  resume,
+  run,
+  runWithEffects,
+  T0,
+  terminated,
+  transferRing,
+  transferUpdate,
+} from './call-fixtures';
+
+// ---------------------------------------------------------------------------------------------
+// The transition table.
+// ---------------------------------------------------------------------------------------------
+
+/** When the table's events happen: after every fixture state was reached. */
+const AT = T0 + 100_000;
+const TABLE_REQUEST = 'rq-transfer-table';
+
+const EVENT_KEYS = [
+  'transfer:ringing', // the row's own transfer
+  'transfer:ringing:new', // another transfer of the call starts ringing (this agent started it)
+  'transfer:consulting',
+  'transfer:joined',
+  'transfer:transferred',
+  'transfer:with_customer',
+  'transfer:not_answered',
+  'transfer:cancelled',
+  'transfer:answered_elsewhere',
+  'transfer:other', // a word on a transfer that is not the call's
+  'remote.transfer_ring', // the row's transfer rings again (a replay)
+  'remote.terminated',
+  'remote.terminated+duration',
+  'remote.claimed',
+  'remote.bridge_failed',
+  'local.answer',
+  'local.accept_ok',
+  'local.accept_failed:answered_elsewhere', // the relay took a colleague's answer first (409)
+  'local.accept_failed:over', // the transfer was over (409 invalid_state)
+  'local.decline',
+  'local.hangup',
+  'local.hold',
+  'local.resume',
+  'local.deadline',
+  'local.media_connected',
+  'local.media_failed',
+] as const;
+type EventKey = (typeof EVENT_KEYS)[number];
+
+/** One event of each kind for a call (its local id) in a transfer (its id). */
+function tableEvents(localId: string, transferId: string): Record<EventKey, CallEvent> {
+  const about = (state: TransferUpdateState, o: Partial<Extract<CallEvent, { type: 'remote.transfer' }>> = {}) => transferUpdate(AT, state, { transferId, ...o });
+  return {
+    'transfer:ringing': about('ringing', { colleague: CAROL }),
+    'transfer:ringing:new': about('ringing', { transferId: 'xfer-next', colleague: BOB }),
+    'transfer:consulting': about('consulting', { colleague: CAROL }),
+    'transfer:joined': about('joined', { colleague: CAROL }),
+    'transfer:transferred': about('transferred', { colleague: CAROL }),
+    'transfer:with_customer': about('with_customer', { colleague: CAROL }),
+    'transfer:not_answered': about('not_answered', { reason: 'declined' }),
+    'transfer:cancelled': about('cancelled'),
+    'transfer:answered_elsewhere': about('answered_elsewhere'),
+    'transfer:other': about('cancelled', { transferId: 'xfer-other' }),
+    'remote.transfer_ring': transferRing(AT, { transferId }),
+    'remote.terminated': terminated(AT),
+    'remote.terminated+duration': terminated(AT, { durationSec: 95 }),
+    'remote.claimed': claimed(AT, IN_ID, false),
+    'remote.bridge_failed': bridgeFailed(AT),
+    'local.answer': answer(AT, localId, TABLE_REQUEST),
+    'local.accept_ok': acceptOk(AT, localId),
+    'local.accept_failed:answered_elsewhere': acceptFailed(AT, localId, { code: 'answered_elsewhere', message: 'Answered by another agent', httpStatus: 409 }),
+    'local.accept_failed:over': acceptFailed(AT, localId, { code: 'invalid_state', message: 'The relay refused the transfer answer request (HTTP 409: the transfer is over)', httpStatus: 409 }),
+    'local.decline': decline(AT, localId, TABLE_REQUEST),
+    'local.hangup': hangup(AT, localId, TABLE_REQUEST),
+    'local.hold': hold(AT, localId, TABLE_REQUEST),
+    'local.resume': resume(AT, localId, TABLE_REQUEST),
+    'local.deadline': deadline(AT, localId),
+    'local.media_connected': mediaConnected(AT, localId),
+    'local.media_failed': mediaFailed(AT, localId),
+  };
+}
+
+const asked = askedStates('consult');
+const askedTransfer = askedStates('transfer');
+const own = ownStates('consult');
+const ROWS = {
+  'asked.ringing': asked.ringing, // Bob's consult rings here
+  'asked.answering': asked.answering, // answered: the answer is with the relay
+  'asked.connecting': asked.connecting, // the relay took it: consulting
+  'asked.consulting': asked.active,
+  'asked.joined': asked.joined, // Bob added this agent: three-way
+  'asked.transfer_taken': askedTransfer.active, // Bob's transfer answered: this agent has the customer
+  'own.ringing': own.ringing, // this agent's consult rings Carol
+  'own.consulting': own.consulting,
+  'own.joined': own.joined,
+  'own.not_answered': own.notAnswered, // nobody took it: back with the customer
+} as const;
+type RowKey = keyof typeof ROWS;
+const isOwn = (row: RowKey): boolean => row.startsWith('own.');
+
+type Outcome = '=' | string;
+type Fx = 'accept' | 'end:terminate' | 'end:reject' | 'transfer_decline' | 'deadline:cancel' | 'deadline:set' | `reply:${'ok' | ErrorCode}` | `awaited:${'ok' | ErrorCode}`;
+type Cell = Outcome | readonly [Outcome, ...Fx[]];
+
+/**
+ * Outcomes: `=` the very same call; `<phase>` or `ended:<kind>[/<code>]`, and after `+` the
+ * transfer's state as the call then holds it (`none` when it has none).
+ */
+const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
+  'asked.ringing': {
+    'transfer:ringing': '=', // told only to the agent who started it
+    'transfer:ringing:new': '=', // a ringing call starts no transfer
+    'transfer:consulting': '=', // not answered here
+    'transfer:joined': '=',
+    'transfer:transferred': '=',
+    'transfer:with_customer': '=',
+    'transfer:not_answered': '=',
+    'transfer:cancelled': ['ended:missed+ringing', 'deadline:cancel'], // Bob took it back: nothing to decline
+    'transfer:answered_elsewhere': ['ended:answered_elsewhere+ringing', 'deadline:cancel'], // another colleague rung with it was first
+    'transfer:other': '=',
+    'remote.transfer_ring': '=', // it never rings twice
+    'remote.terminated': ['ended:missed+ringing', 'deadline:cancel'], // the customer hung up
+    'remote.terminated+duration': ['ended:missed+ringing', 'deadline:cancel'], // the talk was Bob's
+    'remote.claimed': '=', // the call's claim is older than the transfer
+    'remote.bridge_failed': ['ended:failed/media_failed+ringing', 'deadline:cancel'], // no reject: the gateway's call was accepted long ago
+    'local.answer': ['answering+ringing', 'accept', 'deadline:cancel'], // no claim: the relay's answer is first-answer-wins
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': '=',
+    'local.accept_failed:over': '=',
+    'local.decline': ['ended:declined+ringing', 'reply:ok', 'transfer_decline', 'deadline:cancel'], // the relay hears it, never the gateway
+    'local.hangup': ['ended:declined+ringing', 'reply:ok', 'transfer_decline', 'deadline:cancel'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
+    'local.deadline': ['ended:missed+ringing', 'transfer_decline', 'deadline:cancel'],
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:declined+ringing', 'transfer_decline', 'deadline:cancel'],
+  },
+  'asked.answering': {
+    'transfer:ringing': '=',
+    'transfer:ringing:new': '=',
+    'transfer:consulting': 'answering+consulting',
+    'transfer:joined': 'answering+joined',
+    'transfer:transferred': '=',
+    'transfer:with_customer': 'answering+done', // Bob left: the customer is this agent's
+    'transfer:not_answered': '=',
+    'transfer:cancelled': ['ended:consult_ended+ringing', 'awaited:invalid_state'], // nothing owed to anyone
+    'transfer:answered_elsewhere': ['ended:answered_elsewhere+ringing', 'awaited:answered_elsewhere'],
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': ['ended:missed+ringing', 'awaited:invalid_state'],
+    'remote.terminated+duration': ['ended:completed/customer+ringing', 'awaited:invalid_state'],
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+ringing', 'end:terminate', 'awaited:media_failed'], // leaves the call (bridged-calls.ts) before any terminate
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': ['connecting+consulting', 'awaited:ok'],
+    'local.accept_failed:answered_elsewhere': ['ended:answered_elsewhere+ringing', 'awaited:answered_elsewhere'], // no reject, no terminate
+    'local.accept_failed:over': ['ended:failed/invalid_state+ringing', 'awaited:invalid_state'],
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+ringing', 'reply:ok', 'end:terminate', 'awaited:invalid_state'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
+    'local.deadline': '=',
+    'local.media_connected': ['active+consulting', 'awaited:ok'], // media may beat the relay's answer
+    'local.media_failed': ['ended:failed/ice_failed+ringing', 'end:terminate', 'awaited:invalid_state'],
+  },
+  'asked.connecting': {
+    'transfer:ringing': '=',
+    'transfer:ringing:new': '=',
+    'transfer:consulting': '=',
+    'transfer:joined': 'connecting+joined',
+    'transfer:transferred': '=',
+    'transfer:with_customer': 'connecting+done',
+    'transfer:not_answered': '=',
+    'transfer:cancelled': 'ended:consult_ended+consulting',
+    'transfer:answered_elsewhere': '=', // this agent's answer was taken
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': 'ended:completed/customer+consulting',
+    'remote.terminated+duration': 'ended:completed/customer+consulting',
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+consulting', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': 'ended:answered_elsewhere+consulting',
+    'local.accept_failed:over': 'ended:failed/invalid_state+consulting',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+consulting', 'reply:ok', 'end:terminate'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:invalid_state'],
+    'local.deadline': '=',
+    'local.media_connected': 'active+consulting',
+    'local.media_failed': ['ended:failed/ice_failed+consulting', 'end:terminate'],
+  },
+  'asked.consulting': {
+    'transfer:ringing': '=',
+    'transfer:ringing:new': '=', // a colleague's call still: this agent cannot have started one
+    'transfer:consulting': '=',
+    'transfer:joined': 'active+joined',
+    'transfer:transferred': '=',
+    'transfer:with_customer': 'active+done', // Bob completed the transfer, or left
+    'transfer:not_answered': '=',
+    'transfer:cancelled': 'ended:consult_ended+consulting', // Bob is back with the customer
+    'transfer:answered_elsewhere': '=',
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': 'ended:completed/customer+consulting',
+    'remote.terminated+duration': 'ended:completed/customer+consulting', // measured here: the 95 s were mostly Bob's
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+consulting', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': 'ended:answered_elsewhere+consulting',
+    'local.accept_failed:over': 'ended:failed/invalid_state+consulting',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+consulting', 'reply:ok', 'end:terminate'], // leaves first: Bob stays with the customer
+    'local.hold': ['=', 'reply:invalid_state'], // the relay routes the customer now
+    'local.resume': ['=', 'reply:ok'],
+    'local.deadline': '=',
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed+consulting', 'end:terminate'],
+  },
+  'asked.joined': {
+    'transfer:ringing': '=',
+    'transfer:ringing:new': '=',
+    'transfer:consulting': '=',
+    'transfer:joined': '=',
+    'transfer:transferred': '=',
+    'transfer:with_customer': 'active+done',
+    'transfer:not_answered': '=',
+    'transfer:cancelled': '=', // a three-way call is no consult to cancel
+    'transfer:answered_elsewhere': '=',
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': 'ended:completed/customer+joined',
+    'remote.terminated+duration': 'ended:completed/customer+joined',
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+joined', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': 'ended:answered_elsewhere+joined',
+    'local.accept_failed:over': 'ended:failed/invalid_state+joined',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+joined', 'reply:ok', 'end:terminate'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:ok'],
+    'local.deadline': '=',
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed+joined', 'end:terminate'],
+  },
+  'asked.transfer_taken': {
+    'transfer:ringing': '=',
+    'transfer:ringing:new': 'active+ringing', // the customer is this agent's: it may hand them on in turn
+    'transfer:consulting': '=',
+    'transfer:joined': '=',
+    'transfer:transferred': '=',
+    'transfer:with_customer': '=',
+    'transfer:not_answered': '=',
+    'transfer:cancelled': '=', // too late: the customer is this agent's
+    'transfer:answered_elsewhere': '=',
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': 'ended:completed/customer+done',
+    'remote.terminated+duration': 'ended:completed/customer+done',
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+done', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': 'ended:answered_elsewhere+done',
+    'local.accept_failed:over': 'ended:failed/invalid_state+done',
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+done', 'reply:ok', 'end:terminate'],
+    'local.hold': ['active:held+done', 'reply:ok'], // the agent's own call now
+    'local.resume': ['=', 'reply:ok'],
+    'local.deadline': '=',
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed+done', 'end:terminate'],
+  },
+  'own.ringing': {
+    'transfer:ringing': '=', // the same ring again
+    'transfer:ringing:new': '=', // one transfer at a time
+    'transfer:consulting': 'active+consulting', // Carol answered
+    'transfer:joined': 'active+joined',
+    'transfer:transferred': 'ended:transferred+ringing', // a cold transfer Carol answered: no terminate, nothing owed
+    'transfer:with_customer': 'active+none',
+    'transfer:not_answered': 'active+not_answered', // back with the customer
+    'transfer:cancelled': 'active+none',
+    'transfer:answered_elsewhere': '=', // not said to the agent who started it
+    'transfer:other': '=',
+    'remote.transfer_ring': '=', // a colleague's transfer never rings over a live call
+    'remote.terminated': 'ended:completed/customer+ringing',
+    'remote.terminated+duration': 'ended:completed/customer+ringing',
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+ringing', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': ['ended:failed/answered_elsewhere+ringing'], // a gateway accept of its own, never a transfer answer
+    'local.accept_failed:over': ['ended:failed/invalid_state+ringing'],
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+ringing', 'reply:ok', 'end:terminate'],
+    'local.hold': ['=', 'reply:invalid_state'], // the customer hears the music already
+    'local.resume': ['=', 'reply:ok'],
+    'local.deadline': '=',
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed+ringing', 'end:terminate'],
+  },
+  'own.consulting': {
+    'transfer:ringing': '=',
+    'transfer:ringing:new': '=',
+    'transfer:consulting': '=',
+    'transfer:joined': 'active+joined', // Add to call
+    'transfer:transferred': 'ended:transferred+consulting', // Complete transfer
+    'transfer:with_customer': 'active+none', // Carol hung up
+    'transfer:not_answered': 'active+not_answered',
+    'transfer:cancelled': 'active+none', // Cancel consult
+    'transfer:answered_elsewhere': '=',
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': 'ended:completed/customer+consulting',
+    'remote.terminated+duration': 'ended:completed/customer+consulting',
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+consulting', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': ['ended:failed/answered_elsewhere+consulting'],
+    'local.accept_failed:over': ['ended:failed/invalid_state+consulting'],
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+consulting', 'reply:ok', 'end:terminate'], // leaves first: Carol stays with the customer
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:ok'],
+    'local.deadline': '=',
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed+consulting', 'end:terminate'],
+  },
+  'own.joined': {
+    'transfer:ringing': '=',
+    'transfer:ringing:new': '=',
+    'transfer:consulting': '=',
+    'transfer:joined': '=',
+    'transfer:transferred': 'ended:transferred+joined',
+    'transfer:with_customer': 'active+none', // Carol left the three-way call
+    'transfer:not_answered': '=',
+    'transfer:cancelled': 'active+none',
+    'transfer:answered_elsewhere': '=',
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': 'ended:completed/customer+joined',
+    'remote.terminated+duration': 'ended:completed/customer+joined',
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+joined', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': ['ended:failed/answered_elsewhere+joined'],
+    'local.accept_failed:over': ['ended:failed/invalid_state+joined'],
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+joined', 'reply:ok', 'end:terminate'],
+    'local.hold': ['=', 'reply:invalid_state'],
+    'local.resume': ['=', 'reply:ok'],
+    'local.deadline': '=',
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed+joined', 'end:terminate'],
+  },
+  'own.not_answered': {
+    'transfer:ringing': '=', // that one is over
+    'transfer:ringing:new': 'active+ringing', // the agent tries again
+    'transfer:consulting': '=',
+    'transfer:joined': '=',
+    'transfer:transferred': 'ended:transferred+not_answered',
+    'transfer:with_customer': 'active+none',
+    'transfer:not_answered': '=',
+    'transfer:cancelled': 'active+none',
+    'transfer:answered_elsewhere': '=',
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': 'ended:completed/customer+not_answered',
+    'remote.terminated+duration': 'ended:completed/customer+not_answered',
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+not_answered', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': ['ended:failed/answered_elsewhere+not_answered'],
+    'local.accept_failed:over': ['ended:failed/invalid_state+not_answered'],
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+not_answered', 'reply:ok', 'end:terminate'],
+    'local.hold': ['active:held+not_answered', 'reply:ok'], // the agent's own call again
+    'local.resume': ['=', 'reply:ok'],
+    'local.deadline': '=',
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed+not_answered', 'end:terminate'],
+  },
+};
+
+function outcomeOf(call: CallRecord | undefined): string {
+  if (call === undefined) return 'none';
+  let phase: string = call.phase;
+  if (call.phase === 'active' && call.heldSince !== undefined) phase = 'active:held';
+  if (call.phase === 'ended') {
+    const e = call.end;
+    phase = e.kind === 'completed' ? `ended:completed/${e.by}` : e.kind === 'failed' ? `ended:failed/${e.code}` : `ended:${e.kind}`;
+  }
+  return `${phase}+${call.transfer?.state ?? 'none'}`;
+}
+
+function fxOf(effect: CallEffect): string {
+  switch (effect.kind) {
+    case 'reply':
+      return `${effect.requestId === TABLE_REQUEST ? 'reply' : 'awaited'}:${effect.result.ok ? 'ok' : effect.result.error.code}`;
+    case 'end':
+      return `end:${effect.action}`;
+    case 'deadline':
+      return effect.at === undefined ? 'deadline:cancel' : 'deadline:set';
+    default:
+      return effect.kind;
+  }
+}
+
+function alone(call: CallRecord): CallBook {
+  return { ...emptyBook(), calls: { [call.localId]: call }, byCallId: call.callId !== undefined ? { [call.callId]: call.localId } : {} };
+}
+
+describe('reduceCall: a call in a transfer × every event', () => {
+  it('has rows for every state of both roles, each as its story left it', () => {
+    expect(Object.fromEntries(Object.entries(ROWS).map(([row, call]) => [row, { localId: call.localId, phase: call.phase, bridged: call.bridged, transfer: call.transfer }]))).toEqual({
+      'asked.ringing': { localId: ASKED_LOCAL, phase: 'ringing', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'ringing' } },
+      'asked.answering': { localId: ASKED_LOCAL, phase: 'answering', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'ringing' } },
+      'asked.connecting': { localId: ASKED_LOCAL, phase: 'connecting', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } },
+      'asked.consulting': { localId: ASKED_LOCAL, phase: 'active', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } },
+      'asked.joined': { localId: ASKED_LOCAL, phase: 'active', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'joined' } },
+      'asked.transfer_taken': { localId: ASKED_LOCAL, phase: 'active', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'transfer', role: 'to', colleague: BOB, state: 'done' } },
+      'own.ringing': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'ringing' } },
+      'own.consulting': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'consulting' } },
+      'own.joined': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'joined' } },
+      'own.not_answered': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'not_answered' } },
+    });
+    // The Answer of a colleague's transfer waits for the relay's answer, with no claim before it.
+    expect(ROWS['asked.answering'].open).toEqual({ waiting: 'accept', replyTo: ANSWER_REQUEST });
+  });
+
+  describe.each(Object.keys(ROWS) as RowKey[])('%s', (row) => {
+    it.each(EVENT_KEYS)('× %s', (key) => {
+      const state = ROWS[row];
+      const ev = tableEvents(state.localId, isOwn(row) ? OWN_TRANSFER : ASKED_TRANSFER)[key];
+      const cell = EXPECTED[row][key];
+      const [expected, ...fx] = typeof cell === 'string' ? [cell] : cell;
+      const first = applyCallEvent(alone(state), ev);
+      const next = first.book.calls[state.localId];
+      expect(first.effects.map(fxOf)).toEqual(fx);
+      // Nothing opens beside a call in a transfer: the ring of its own transfer is that call.
+      expect(Object.keys(first.book.calls)).toEqual([state.localId]);
+      for (const effect of first.effects) {
+        if (effect.kind === 'accept') expect(effect).toEqual({ kind: 'accept', localId: state.localId, callId: IN_ID, sdp: ANSWER_SDP });
+        if (effect.kind === 'transfer_decline') expect(effect).toEqual({ kind: 'transfer_decline', localId: state.localId, callId: IN_ID, transferId: ASKED_TRANSFER });
+        if (effect.kind === 'end') expect(effect.callId).toBe(IN_ID);
+        if (effect.kind === 'deadline') expect(effect.at).toBe(deadlineOf(next));
+      }
+      if (expected === '=') {
+        expect(next).toBe(state);
+      } else {
+        expect(next).not.toBe(state);
+        expect(outcomeOf(next)).toBe(expected);
+        expect(publicCall(next!)).not.toEqual(publicCall(state));
+        // A transfer's end takes nothing from the call but what ended: who, the bridge, the transfer as it was.
+        expect(next).toMatchObject({ localId: state.localId, callId: IN_ID, peer: CUSTOMER, bridged: true, direction: 'incoming' });
+      }
+      // Idempotent: the same event again leaves the very same book and asks for nothing but a reply.
+      const again = applyCallEvent(first.book, ev);
+      expect(again.book).toBe(first.book);
+      expect(again.effects.filter((e) => e.kind !== 'reply')).toEqual([]);
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// What the transitions record.
+// ---------------------------------------------------------------------------------------------
+
+describe('a colleague’s transfer or consult that rings this agent', () => {
+  it('rings as a bridged incoming call of its own under tr:<transferId>, with the customer, its leg’s offer and who asks', () => {
+    const { state, effects } = reduceCall(undefined, transferRing(T0, { timestamp: T0 - 1_000 }));
+    expect(state).toEqual({
+      phase: 'ringing',
+      direction: 'incoming',
+      localId: transferLocalId(ASKED_TRANSFER),
+      callId: IN_ID,
+      peer: CUSTOMER,
+      offerSdp: OFFER_SDP,
+      createdAt: T0,
+      // The relay's ring (30 s) and 5 s for its word on how it ended to arrive first.
+      ringsUntil: T0 - 1_000 + TRANSFER_RING_MS + 5_000,
+      bridged: true,
+      transfer: { id: ASKED_TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'ringing' },
+    });
+    expect(effects).toEqual([{ kind: 'deadline', localId: ASKED_LOCAL, at: T0 - 1_000 + TRANSFER_RING_MS + 5_000 }]);
+  });
+
+  it('rings from the earlier of the relay’s time and the local clock, and drops a ring the relay has given up on', () => {
+    expect(reduceCall(undefined, transferRing(T0, { timestamp: T0 + 9_000 })).state).toMatchObject({ ringsUntil: T0 + TRANSFER_RING_MS + 5_000 });
+    expect(reduceCall(undefined, transferRing(T0, { timestamp: T0 - TRANSFER_RING_MS })).state).toMatchObject({ phase: 'ringing' });
+    expect(reduceCall(undefined, transferRing(T0, { timestamp: T0 - TRANSFER_RING_MS - 1 }))).toEqual({ state: undefined, effects: [] });
+  });
+
+  it('never rings twice: a repeated ring changes nothing, ringing, answered or ended', () => {
+    let book = applyCallEvent(emptyBook(), transferRing(T0)).book;
+    expect(applyCallEvent(book, transferRing(T0 + 500)).book).toBe(book);
+    book = applyCallEvent(book, decline(T0 + 1_000, ASKED_LOCAL)).book;
+    const again = applyCallEvent(book, transferRing(T0 + 2_000));
+    expect(again.book).toBe(book);
+    expect(again.effects).toEqual([]);
+  });
+
+  it('never rings over a call of the same id that is live here, nor one a previous run left live', () => {
+    const live = applyCallEvent(emptyBook(), incoming(T0)).book;
+    expect(applyCallEvent(live, transferRing(T0 + 1_000)).book).toBe(live);
+    const left = applyCallEvent(emptyBook(), leftover(T0, 'terminate', IN_ID)).book;
+    expect(applyCallEvent(left, transferRing(T0 + 1_000)).book).toBe(left);
+  });
+
+  it('rings beside an ended call of the same id, which stays in the history as it was; the id names the new call from then on', () => {
+    // This agent missed the call; Bob answered it and now asks this agent to consult.
+    const missed = applyAll([incoming(T0), deadline(T0 + 58_000), declineResult(T0 + 58_100, false)]);
+    const before = missed.book.calls[IN_LOCAL]!;
+    const entry = historyEntryFor(asEnded(before));
+    const rung = applyCallEvent(missed.book, transferRing(T0 + 120_000));
+    expect(rung.changed.map((c) => c.localId)).toEqual([ASKED_LOCAL]);
+    expect(rung.book.calls[IN_LOCAL]).toBe(before);
+    expect(rung.book.byCallId[IN_ID]).toBe(ASKED_LOCAL);
+    // The call's events reach the consult now; the missed call is untouched by them.
+    const talked = applyAll([answer(T0 + 121_000, ASKED_LOCAL), acceptOk(T0 + 121_500, ASKED_LOCAL), mediaConnected(T0 + 122_000, ASKED_LOCAL), terminated(T0 + 150_000, { durationSec: 170 })], rung.book);
+    expect(talked.book.calls[IN_LOCAL]).toBe(before);
+    expect(historyEntryFor(asEnded(talked.book.calls[IN_LOCAL]))).toEqual(entry);
+    expect(talked.book.calls[ASKED_LOCAL]).toMatchObject({ phase: 'ended', end: { kind: 'completed', by: 'customer' }, durationSec: 28 });
+    // A late step of the older call (its end confirmed) does not take the id back.
+    const owedBook = applyAll([incoming(T0), decline(T0 + 1_000), declineResult(T0 + 1_100, true), transferRing(T0 + 60_000)]).book;
+    expect(owedBook.byCallId[IN_ID]).toBe(ASKED_LOCAL);
+    const confirmed = applyCallEvent(owedBook, endResult(T0 + 60_500, 'done'));
+    expect(confirmed.book.calls[IN_LOCAL]).toMatchObject({ phase: 'ended', end: { kind: 'declined' } });
+    expect(confirmed.book.calls[IN_LOCAL]).not.toHaveProperty('open');
+    expect(confirmed.book.byCallId[IN_ID]).toBe(ASKED_LOCAL);
+  });
+
+  it('keeps the id on the newest call when the older one is pruned, and on the consult while both are kept', () => {
+    const book = applyAll([incoming(T0), claimed(T0 + 1_000), transferRing(T0 + 600_000), decline(T0 + 601_000, ASKED_LOCAL)]).book;
+    const kept = pruneBook(book, T0 + 700_000);
+    expect(Object.keys(kept.calls).sort()).toEqual([ASKED_LOCAL, IN_LOCAL].sort());
+    expect(kept.byCallId).toEqual({ [IN_ID]: ASKED_LOCAL });
+    const later = pruneBook(book, T0 + 1_000 + TOMBSTONE_TTL_MS + 1);
+    expect(Object.keys(later.calls)).toEqual([ASKED_LOCAL]);
+    expect(later.byCallId).toEqual({ [IN_ID]: ASKED_LOCAL });
+  });
+
+  it('is answered without a claim: the answer goes out at once, and the call in hand goes on hold in the same step', () => {
+    const onCall = applyAll([incoming(T0, { callId: 'wacid.other' }), answer(T0 + 1_000, 'in:wacid.other'), claimResult(T0 + 1_100, 'won', 'in:wacid.other'), acceptOk(T0 + 1_500, 'in:wacid.other'), mediaConnected(T0 + 2_000, 'in:wacid.other')]).book;
+    const rung = applyCallEvent(onCall, transferRing(T0 + 10_000)).book;
+    const answered = applyCallEvent(rung, answer(T0 + 12_000, ASKED_LOCAL, 'rq-answer-transfer'));
+    expect(answered.effects).toEqual([
+      { kind: 'accept', localId: ASKED_LOCAL, callId: IN_ID, sdp: ANSWER_SDP },
+      { kind: 'deadline', localId: ASKED_LOCAL, at: undefined },
+    ]);
+    expect(answered.book.calls['in:wacid.other']).toMatchObject({ phase: 'active', heldSince: T0 + 12_000 });
+    expect(answered.book.calls[ASKED_LOCAL]).toMatchObject({ phase: 'answering', open: { waiting: 'accept', replyTo: 'rq-answer-transfer' } });
+    // The relay took it: the Answer command is answered; the two agents consult.
+    const taken = applyCallEvent(answered.book, acceptOk(T0 + 12_400, ASKED_LOCAL));
+    expect(taken.effects).toEqual([{ kind: 'reply', requestId: 'rq-answer-transfer', result: { ok: true, value: { localId: ASKED_LOCAL, callId: IN_ID } } }]);
+    expect(taken.book.calls[ASKED_LOCAL]?.transfer?.state).toBe('consulting');
+  });
+
+  it('a colleague answered first: answered elsewhere, the Answer told so, and nothing owed to the gateway or after a crash', () => {
+    const { state, effects } = runWithEffects(
+      [transferRing(T0), answer(T0 + 1_000, ASKED_LOCAL, 'rq-a'), acceptFailed(T0 + 1_300, ASKED_LOCAL, { code: 'answered_elsewhere', message: 'Answered by another agent', httpStatus: 409 })],
+    );
+    expect(state).toMatchObject({ phase: 'ended', end: { kind: 'answered_elsewhere' }, durationSec: 0 });
+    expect(state).not.toHaveProperty('open');
+    expect(effects.filter((e) => e.kind === 'reply')).toEqual([{ kind: 'reply', requestId: 'rq-a', result: { ok: false, error: { code: 'answered_elsewhere', message: 'Answered by another agent', httpStatus: 409 } } }]);
+    expect(effects.map((e) => e.kind)).not.toContain('end');
+    expect(owedOnCrash(alone(state))).toEqual([]);
+  });
+
+  it('declined, rung out or let go while it rings: the relay hears it, never the gateway', () => {
+    for (const [ending, kind] of [
+      [decline(T0 + 2_000, ASKED_LOCAL), 'declined'],
+      [hangup(T0 + 2_000, ASKED_LOCAL), 'declined'],
+      [deadline(T0 + TRANSFER_RING_MS + 4_000, ASKED_LOCAL), 'missed'],
+    ] as const) {
+      const { state, effects } = runWithEffects([transferRing(T0), ending]);
+      expect(state).toMatchObject({ phase: 'ended', end: { kind } });
+      expect(state).not.toHaveProperty('open');
+      expect(effects.filter((e) => e.kind !== 'deadline' && e.kind !== 'reply')).toEqual([{ kind: 'transfer_decline', localId: ASKED_LOCAL, callId: IN_ID, transferId: ASKED_TRANSFER }]);
+    }
+  });
+
+  it('a consult taken back ends consult_ended, and the call’s terminate afterwards changes nothing: the talk after is the colleague’s', () => {
+    const ended = asEnded(run([transferUpdate(T0 + 30_000, 'cancelled')], asked.active));
+    expect(ended).toMatchObject({ end: { kind: 'consult_ended' }, durationSec: 26, connectedAt: T0 + 4_000 });
+    expect(reduceCall(ended, terminated(T0 + 90_000, { durationSec: 88 })).state).toBe(ended);
+    expect(owedOnCrash(alone(ended))).toEqual([]);
+  });
+});
+
+describe('this agent’s own transfer or consult', () => {
+  it('rings with the colleague named, or without one for “Anyone available”', () => {
+    expect(run([transferUpdate(T0 + 20_000, 'ringing', { transferId: OWN_TRANSFER, colleague: CAROL })], own.bridged).transfer).toEqual({
+      id: OWN_TRANSFER,
+      kind: 'consult',
+      role: 'from',
+      colleague: CAROL,
+      state: 'ringing',
+    });
+    const anyone = run([transferUpdate(T0 + 20_000, 'ringing', { transferId: OWN_TRANSFER, kind: 'transfer' })], own.bridged);
+    expect(anyone.transfer).toEqual({ id: OWN_TRANSFER, kind: 'transfer', role: 'from', state: 'ringing' });
+    // Who answered comes with the relay's next word.
+    expect(run([transferUpdate(T0 + 22_000, 'consulting', { transferId: OWN_TRANSFER, colleague: BOB })], anyone).transfer).toMatchObject({ colleague: BOB, state: 'consulting' });
+  });
+
+  it('handed on: ends transferred to the colleague, with no terminate and nothing owed, and a later terminate changes nothing', () => {
+    const { state, effects } = runWithEffects([transferUpdate(T0 + 60_000, 'transferred', { transferId: OWN_TRANSFER, colleague: CAROL })], own.consulting);
+    const ended = asEnded(state);
+    expect(ended).toMatchObject({ end: { kind: 'transferred', to: CAROL.name }, durationSec: 55, bridged: true });
+    expect(effects).toEqual([]);
+    expect(owedOnCrash(alone(ended))).toEqual([]);
+    expect(reduceCall(ended, terminated(T0 + 300_000, { durationSec: 290 })).state).toBe(ended);
+  });
+
+  it('cancelled, or the colleague gone: back with the customer, no transfer left on the call', () => {
+    for (const state of ['cancelled', 'with_customer'] as const) {
+      const back = run([transferUpdate(T0 + 30_000, state, { transferId: OWN_TRANSFER })], own.consulting);
+      expect(back).toMatchObject({ phase: 'active', bridged: true });
+      expect(back).not.toHaveProperty('transfer');
+      expect(publicCall(back)).toEqual(publicCall(own.bridged));
+    }
+  });
+
+  it('holds nothing while the relay routes the customer, and says why; holds again once the transfer is over', () => {
+    for (const during of [own.ringing, own.consulting, own.joined, asked.active, asked.joined]) {
+      const { state, effects } = reduceCall(during, hold(T0 + 90_000, during.localId, 'rq-hold'));
+      expect(state).toBe(during);
+      expect(effects).toEqual([{ kind: 'reply', requestId: 'rq-hold', result: { ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.hold } } }]);
+    }
+    expect(reduceCall(own.notAnswered, hold(T0 + 90_000)).state).toMatchObject({ heldSince: T0 + 90_000 });
+  });
+
+  it('refuses to take another call into hand while the one in hand is in a transfer: it cannot be held', () => {
+    const book = applyAll([transferUpdate(T0 + 20_000, 'ringing', { transferId: OWN_TRANSFER, colleague: CAROL }), dial(T0 + 21_000, OUT_LOCAL, undefined, 'rq-dial')], alone(own.bridged));
+    expect(book.book.calls[OUT_LOCAL]).toBeUndefined();
+    expect(book.effects).toEqual([{ kind: 'reply', requestId: 'rq-dial', result: { ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.hold } } }]);
+    expect(book.book.calls[IN_LOCAL]).not.toHaveProperty('heldSince');
+  });
+});
+
+describe('bridged calls', () => {
+  it('a ring the relay bridges, and a dial the bridge placed, are bridged calls, and stay marked so when they end', () => {
+    const i = incomingStates();
+    expect(i.ringing).not.toHaveProperty('bridged');
+    const ringing = run([incoming(T0, { bridged: true })]);
+    expect(ringing).toMatchObject({ phase: 'ringing', bridged: true });
+    expect(run([hangup(T0 + 1_000)], ringing)).toMatchObject({ phase: 'ended', bridged: true });
+    const calling = run([{ ...initiateOk(T0 + 1_000), bridged: true }], run([dial(T0)]));
+    expect(calling).toMatchObject({ phase: 'calling', callId: OUT_ID, bridged: true });
+    expect(run([initiateOk(T0 + 1_000)], run([dial(T0)]))).not.toHaveProperty('bridged');
+  });
+
+  it('owedOnCrash: a colleague’s transfer ringing here owes nothing, whatever an earlier call of that id ended here still waits for', () => {
+    const rung = applyAll([transferRing(T0)]).book;
+    expect(owedOnCrash(rung)).toEqual([]);
+    const answered = applyAll([answer(T0 + 1_000, ASKED_LOCAL), acceptOk(T0 + 1_200, ASKED_LOCAL)], rung).book;
+    // On the call now: a run after a crash leaves it (bridged-calls.ts) or ends it.
+    expect(owedOnCrash(answered)).toEqual([{ callId: IN_ID, action: 'terminate' }]);
+    // Declined here as the last agent, the reject not confirmed; then Bob took the call and transfers it here.
+    const unconfirmed = applyAll([incoming(T0), decline(T0 + 1_000), declineResult(T0 + 1_100, true), endResult(T0 + 1_300, 'unreached')]).book;
+    expect(owedOnCrash(unconfirmed)).toEqual([{ callId: IN_ID, action: 'reject' }]);
+    expect(owedOnCrash(applyCallEvent(unconfirmed, transferRing(T0 + 40_000)).book)).toEqual([]);
+    // Other calls are owed as before.
+    expect(owedOnCrash(applyAll([incoming(T0, { callId: OUT_ID })], rung).book)).toEqual([{ callId: OUT_ID, action: 'reject' }]);
+  });
+});
+
+describe('transferableCall and transferToActOn: what the agent’s transfer commands may act on', () => {
+  const refused = (message: string) => ({ ok: false, error: { code: 'invalid_state', message } });
+
+  it('a new transfer: only a bridged, active call that is this agent’s, with no transfer under way', () => {
+    expect(transferableCall(own.bridged)).toEqual({ ok: true, value: { callId: IN_ID } });
+    expect(transferableCall(own.notAnswered)).toEqual({ ok: true, value: { callId: IN_ID } });
+    expect(transferableCall(askedTransfer.active)).toEqual({ ok: true, value: { callId: IN_ID } });
+    expect(transferableCall(asked.withCustomer)).toEqual({ ok: true, value: { callId: IN_ID } });
+    expect(transferableCall(incomingStates().active)).toEqual(refused(TRANSFER_REFUSALS.callNotBridged));
+    expect(transferableCall(asked.ringing)).toEqual(refused(TRANSFER_REFUSALS.onlyActive('ringing')));
+    expect(transferableCall(asked.active)).toEqual(refused(TRANSFER_REFUSALS.notYours));
+    expect(transferableCall(asked.joined)).toEqual(refused(TRANSFER_REFUSALS.notYours));
+    for (const under of [own.ringing, own.consulting, own.joined]) expect(transferableCall(under)).toEqual(refused(TRANSFER_REFUSALS.underWay));
+    expect(TRANSFER_REFUSALS.onlyActive('ringing')).toBe('The call is ringing: only an active call can be transferred');
+  });
+
+  it('cancel while it rings or consults; complete and join a consult the colleague answered', () => {
+    const acts = (call: CallRecord) => ({ cancel: transferToActOn(call, 'cancel'), complete: transferToActOn(call, 'complete'), join: transferToActOn(call, 'join') });
+    const on = { ok: true, value: { callId: IN_ID, transferId: OWN_TRANSFER } };
+    expect(acts(own.ringing)).toEqual({ cancel: on, complete: refused(TRANSFER_REFUSALS.complete), join: refused(TRANSFER_REFUSALS.join) });
+    expect(acts(own.consulting)).toEqual({ cancel: on, complete: on, join: on });
+    expect(acts(own.joined)).toEqual({ cancel: refused(TRANSFER_REFUSALS.cancel), complete: refused(TRANSFER_REFUSALS.complete), join: refused(TRANSFER_REFUSALS.join) });
+    const none = { cancel: refused(TRANSFER_REFUSALS.none), complete: refused(TRANSFER_REFUSALS.none), join: refused(TRANSFER_REFUSALS.none) };
+    expect(acts(own.bridged)).toEqual(none);
+    expect(acts(own.notAnswered)).toEqual(none);
+    expect(acts(asked.withCustomer)).toEqual(none);
+    const colleagues = { cancel: refused(TRANSFER_REFUSALS.colleagues), complete: refused(TRANSFER_REFUSALS.colleagues), join: refused(TRANSFER_REFUSALS.colleagues) };
+    expect(acts(asked.active)).toEqual(colleagues);
+    const ended = run([transferUpdate(T0 + 60_000, 'transferred', { transferId: OWN_TRANSFER, colleague: CAROL })], own.consulting);
+    expect(acts(ended)).toEqual(none);
+  });
+});
+
+function applyAll(events: readonly CallEvent[], book: CallBook = emptyBook()): { book: CallBook; effects: CallEffect[] } {
+  let acc = { book, effects: [] as CallEffect[] };
+  for (const ev of events) {
+    const next = applyCallEvent(acc.book, ev);
+    acc = { book: next.book, effects: [...acc.effects, ...next.effects] };
+  }
+  return acc;
+}
