@@ -12,7 +12,7 @@ import { startEmbeddedEnvironment } from '../../electron/embedded';
 import { MemorySecretStore } from '../../electron/core/secret-store';
 import { createSoftphoneService, type SoftphoneService } from '../../electron/core/softphone-service';
 import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
-import { CHROMIUM_ARGS, currentCall, eventually, incomingCard, keepLogs, openAgentPage, RENDERER_DIR, recentCalls } from './harness';
+import { agentInbound, CHROMIUM_ARGS, currentCall, eventually, incomingCard, keepLogs, mediaIdOf, openAgentPage, RENDERER_DIR, recentCalls } from './harness';
 
 let dataDir: string;
 let service: SoftphoneService;
@@ -98,6 +98,11 @@ describe('the embedded team’s simulated colleagues', () => {
     await page.getByRole('dialog', { name: 'Consult with' }).getByRole('button', { name: 'Leo Santos', exact: true }).click();
     await eventually('the customer to hear the music', async () => (await callReport(callId)).heardNow === 'music');
     await currentCall(page).getByRole('button', { name: 'Add to call' }).waitFor({ timeout: 15_000 });
+    // Leo talks to the agent while the customer waits.
+    const localId = await mediaIdOf(page, callId);
+    const before = (await agentInbound(page, localId)).inboundEnergy;
+    await eventually('the agent to hear Leo', async () => (await agentInbound(page, localId)).inboundEnergy > before + 0.01);
+    expect((await callReport(callId)).heardNow).toBe('music');
     await currentCall(page).getByRole('button', { name: 'Add to call' }).click();
     await currentCall(page).getByText('Three-way call with Leo Santos').waitFor();
     await eventually('the customer to hear the call again', async () => (await callReport(callId)).heardNow === 'voice');

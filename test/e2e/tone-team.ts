@@ -109,7 +109,9 @@ export async function startToneTeam(options: { names: string[]; tonesHz: number[
     newAgentPage(index) {
       const agent = agents[index];
       if (!agent) throw new Error(`the team has no agent ${index}`);
-      return openAgentPage(agent.browser, agent.host.url, agent.name, undefined, (page) => page.addInitScript(tonePage));
+      return openAgentPage(agent.browser, agent.host.url, agent.name, undefined, async (page) => {
+        await page.addInitScript(tonePage);
+      });
     },
     ...sandboxControls(sandbox),
     async bridgeReport(callId) {

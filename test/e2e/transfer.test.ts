@@ -87,7 +87,7 @@ describe('transfers through the bridge', () => {
     await customerHearsTones(team, callId, [BEN], [ANA]);
     await expectTwoWayAudio(ben, team.callReport, callId);
     await recentCalls(ana).getByText('Transferred to Ben').waitFor();
-    await expect(currentCall(ana).getByText('Connected')).toHaveCount(0);
+    expect(await currentCall(ana).getByText('Connected').count()).toBe(0);
     expect(await actionsFor(callId)).toEqual(['accept']);
 
     await currentCall(ben).getByRole('button', { name: 'Hang up' }).click();
@@ -112,9 +112,10 @@ describe('transfers through the bridge', () => {
     await customerHears(callId, 'music');
     await customerHearsTones(team, callId, [], [ANA, BEN]);
 
+    const transferredBefore = await recentCalls(ana).getByText('Transferred to Ben').count();
     await currentCall(ana).getByRole('button', { name: 'Complete transfer' }).click();
     await customerHearsTones(team, callId, [BEN], [ANA]);
-    await recentCalls(ana).getByText('Transferred to Ben').waitFor();
+    await eventually('Ana’s recent calls to say “Transferred to Ben”', async () => (await recentCalls(ana).getByText('Transferred to Ben').count()) === transferredBefore + 1);
     expect(await actionsFor(callId)).toEqual(['accept']);
 
     await currentCall(ben).getByRole('button', { name: 'Hang up' }).click();
