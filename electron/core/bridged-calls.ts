@@ -17,7 +17,7 @@ import { BRIDGE_AGENT_PATHS, dialReplySchema, legReplySchema, sdpReplySchema } f
 import { isHeld, TRANSFER_REFUSALS, transferLocalId, type CallState } from '../../shared/call-state';
 import type { RelayEnvelope, TransferRingEvent } from '../../shared/events';
 import type { Logger } from '../../shared/log';
-import { err, ok, type Result } from '../../shared/result';
+import { errText, ok, type Result } from '../../shared/result';
 import { leaveReplySchema, teamReplySchema, TRANSFER_PATHS, transferReplySchema, type TeamMember, type TransferKind } from '../../shared/transfer';
 import type { CallControl } from './gateway-client';
 
@@ -248,7 +248,7 @@ export class BridgedCallControl implements CallControl, CallTransfers {
 
   /** GET TRANSFER_PATHS.team, as the relay lists it (the window leaves out `self`). */
   async team(): Promise<Result<TeamMember[]>> {
-    if (!(await this.teamIsBridged())) return err('invalid_state', TRANSFER_REFUSALS.notBridged);
+    if (!(await this.teamIsBridged())) return errText('invalid_state', TRANSFER_REFUSALS.notBridged);
     const team = await this.relay.transferRequest('team', 'GET', TRANSFER_PATHS.team, undefined, teamReplySchema);
     return team.ok ? ok(team.value.agents) : team;
   }

@@ -430,7 +430,7 @@ export class CallCoordinator {
 
   /** Nothing comes back: the colleague's transfer rings on elsewhere, or gives up by itself. */
   private async declineTransfer(callId: string, transferId: string): Promise<void> {
-    const told = this.transfers !== undefined ? await this.transfers.declineTransfer(callId, transferId).catch((e: unknown) => err('internal', errorText(e))) : err('invalid_state', TRANSFER_REFUSALS.notBridged);
+    const told = this.transfers !== undefined ? await this.transfers.declineTransfer(callId, transferId).catch((e: unknown) => err('internal', errorText(e))) : errText('invalid_state', TRANSFER_REFUSALS.notBridged);
     if (!told.ok) this.log.warn('the relay was not told a transfer is not taken here', { callId, transferId, code: told.error.code, reason: told.error.message });
   }
 

@@ -4,7 +4,7 @@
 // call as the relay's events (`call.transfer_update`), through the coordinator like any other.
 import { TRANSFER_REFUSALS, transferableCall, transferToActOn, type CallState, type TransferAction } from '../../shared/call-state';
 import { text } from '../../shared/i18n/text';
-import { err, errText, ok, type Result } from '../../shared/result';
+import { errText, ok, type Result } from '../../shared/result';
 import type { TeamMember, TransferKind } from '../../shared/transfer';
 import type { CallTransfers } from './bridged-calls';
 
@@ -46,7 +46,7 @@ export class TransferCommands {
 
   /** The team for "Transfer to", every agent as the relay lists it (this agent marked `self`). */
   async team(): Promise<Result<TeamMember[]>> {
-    return this.transfers !== undefined ? this.transfers.team() : err('invalid_state', TRANSFER_REFUSALS.notBridged);
+    return this.transfers !== undefined ? this.transfers.team() : errText('invalid_state', TRANSFER_REFUSALS.notBridged);
   }
 
   private async act(localId: string, action: TransferAction): Promise<Result<null>> {
@@ -59,7 +59,7 @@ export class TransferCommands {
 
   /** What a command acts on, as `check` finds it in the call, with the team's transfers; else why not. */
   private checked<T>(localId: string, check: (call: CallState) => Result<T>): Result<T & { transfers: CallTransfers }> {
-    if (this.transfers === undefined) return err('invalid_state', TRANSFER_REFUSALS.notBridged);
+    if (this.transfers === undefined) return errText('invalid_state', TRANSFER_REFUSALS.notBridged);
     const call = this.calls.call(localId);
     if (call === undefined) return errText('not_found', text('calls.noSuchCall', { localId }));
     const found = check(call);

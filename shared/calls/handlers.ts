@@ -374,7 +374,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.hold': (ev, { call }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
     if (call.phase !== 'active') return { reply: errText('invalid_state', text('calls.onlyActiveHeld', { phase: phaseTerm(call.phase) })) };
-    if (transferUnderWay(call)) return { reply: err('invalid_state', TRANSFER_REFUSALS.hold) };
+    if (transferUnderWay(call)) return { reply: errText('invalid_state', TRANSFER_REFUSALS.hold) };
     // Holding a held call is harmless.
     const reply = ok({ localId: call.localId, callId: call.callId });
     return call.heldSince === undefined ? { call: hold(call, ev.at), reply } : { reply };
@@ -548,7 +548,7 @@ function takeIntoHand(book: CallBook, localId: string, at: number, doing: RuleTe
     if (isHeld(other)) continue;
     if (other.phase !== 'active') return { refusal: errText('invalid_state', text('calls.otherNotConnected', { doing: term(doing) })) };
     // The relay routes that call's customer now: it cannot be held (see local.hold).
-    if (transferUnderWay(other)) return { refusal: err('invalid_state', TRANSFER_REFUSALS.hold) };
+    if (transferUnderWay(other)) return { refusal: errText('invalid_state', TRANSFER_REFUSALS.hold) };
     held.push(hold(other, at));
   }
   return { held };

@@ -3,8 +3,9 @@
 // not this agent's alone to hold or hand on; and what each of the agent's transfer commands may act
 // on. Pure: the reducer refuses a hold with it, the coordinator checks a command with it before it
 // asks the relay.
-import { err, ok, type Result } from '../result';
-import type { CallState, CallTransfer } from './types';
+import { term, text, type RuleText } from '../i18n/text';
+import { errText, ok, type Result } from '../result';
+import { PHASE_TERM, type CallPhase, type CallState, type CallTransfer } from './types';
 
 /** The states in which the relay, not this agent's hold, decides what the customer hears. */
 export const TRANSFER_UNDER_WAY: ReadonlySet<CallTransfer['state']> = new Set(['ringing', 'consulting', 'joined']);
@@ -20,22 +21,25 @@ const ACTS_ON: Readonly<Record<TransferAction, ReadonlySet<CallTransfer['state']
   join: new Set(['consulting']),
 };
 
-/** The refusals of the transfer commands, each a clear invalid_state. */
+/**
+ * The refusals of the transfer commands, each a clear invalid_state said from the catalogue
+ * (`errText('invalid_state', TRANSFER_REFUSALS.none)`), so that the window says it in the agent's language.
+ */
 export const TRANSFER_REFUSALS = {
-  notBridged: 'Calls are not bridged: transfers, consults and three-way calls need the team’s media server',
-  callNotBridged: 'This call does not go through the team’s media server, so it cannot be transferred',
-  onlyActive: (phase: string): string => `The call is ${phase}: only an active call can be transferred`,
-  notYours: 'A colleague still has this call: only the agent who has the customer can transfer it',
-  colleagues: 'A colleague started this transfer or consult: only they can cancel, complete or join it',
-  underWay: 'A transfer or consult of this call is already under way',
-  none: 'This call has no transfer or consult under way',
-  cancel: 'Only a transfer that still rings, or a consult, can be cancelled',
-  complete: 'Only a consult the colleague has answered can be completed',
-  join: 'Only a consult the colleague has answered can become a three-way call',
-  hold: 'The call cannot be held during a transfer, consult or three-way call',
+  notBridged: text('calls.transfersNotBridged'),
+  callNotBridged: text('calls.callNotBridged'),
+  onlyActive: (phase: CallPhase): RuleText => text('calls.onlyActiveTransferred', { phase: term(PHASE_TERM[phase]) }),
+  notYours: text('calls.transferNotYours'),
+  colleagues: text('calls.transferColleagues'),
+  underWay: text('calls.transferUnderWay'),
+  none: text('calls.noTransfer'),
+  cancel: text('calls.transferNotCancellable'),
+  complete: text('calls.consultNotAnsweredComplete'),
+  join: text('calls.consultNotAnsweredJoin'),
+  hold: text('calls.noHoldDuringTransfer'),
 } as const;
 
-const refuse = (message: string): Result<never> => err('invalid_state', message);
+const refuse = (said: RuleText): Result<never> => errText('invalid_state', said);
 
 /**
  * The call id a new transfer or consult of this call goes to: the call must be bridged, active and

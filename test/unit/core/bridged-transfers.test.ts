@@ -9,6 +9,7 @@ import { callEventOf } from '../../../electron/core/relay-call-events';
 import { RelayClient } from '../../../electron/core/relay-client';
 import { TRANSFER_REFUSALS, type CallState } from '../../../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
+import { english } from '../../../shared/i18n/text';
 import { configureLogging, createLogger } from '../../../shared/log';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { AGENT_ID, BRIDGE_ANSWER_SDP, CUSTOMER_LEG_OFFER_SDP, LEG_OFFER_SDP, startBridgeRelay, type BridgeRelay } from './bridge-relay';
@@ -202,7 +203,7 @@ describe('BridgedCallControl: this agent’s transfers', () => {
     expect(p.relay.seen()).toEqual(['GET /me', 'GET /team']);
     const direct = await parts();
     direct.relay.bridged = false;
-    expect(await direct.bridge.team()).toEqual({ ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.notBridged } });
+    expect(await direct.bridge.team()).toEqual({ ok: false, error: { code: 'invalid_state', message: english(TRANSFER_REFUSALS.notBridged), text: { code: 'calls.transfersNotBridged' } } });
     expect(direct.relay.seen()).toEqual(['GET /me']);
   });
 });

@@ -18,6 +18,7 @@ import { createSoftphoneService } from '../../../electron/core/softphone-service
 import { TransferCommands } from '../../../electron/core/transfer-commands';
 import { TRANSFER_REFUSALS } from '../../../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
+import { english, type RuleText } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
 import type { AccountConfig } from '../../../shared/settings';
 import { TRANSFER_RING_MS, type TransferUpdateState } from '../../../shared/transfer';
@@ -132,6 +133,9 @@ async function onBridgedCall(d: Desk): Promise<string> {
   return localId;
 }
 
+/** A transfer command's refusal: an invalid_state, its English beside its text. */
+const refused = (said: RuleText) => ({ ok: false, error: { code: 'invalid_state', message: english(said), text: said } });
+
 describe('a colleague’s transfer or consult, rung here', () => {
   it('is answered through the relay, without a claim and without the gateway, and ends consult_ended when the colleague takes it back', async () => {
     const d = await desk();
@@ -204,11 +208,13 @@ describe('this agent’s own transfer or consult', () => {
 
     await d.update('xfer-1', 'ringing', CAROL);
     expect(d.coordinator.call(localId)?.transfer).toEqual({ id: 'xfer-1', kind: 'consult', role: 'from', colleague: CAROL, state: 'ringing' });
-    const refused = (message: string) => ({ ok: false, error: { code: 'invalid_state', message } });
     expect(await d.commands.transferCall(localId, 'bob', 'transfer')).toEqual(refused(TRANSFER_REFUSALS.underWay));
     expect(await d.commands.completeTransfer(localId)).toEqual(refused(TRANSFER_REFUSALS.complete));
     expect(await d.commands.addToCall(localId)).toEqual(refused(TRANSFER_REFUSALS.join));
-    expect(await d.coordinator.holdCall(localId)).toEqual(refused(TRANSFER_REFUSALS.hold));
+    const held = await d.coordinator.holdCall(localId);
+    expect(held).toEqual(refused(TRANSFER_REFUSALS.hold));
+    // Said from the catalogue, so that the window says it in the agent's language.
+    expect(held).toMatchObject({ error: { message: 'The call cannot be held during a transfer, consult or three-way call', text: { code: 'calls.noHoldDuringTransfer' } } });
 
     await d.update('xfer-1', 'consulting', CAROL);
     expect(await d.commands.completeTransfer(localId)).toEqual({ ok: true, value: null });
@@ -233,14 +239,18 @@ describe('this agent’s own transfer or consult', () => {
     expect(await d.commands.cancelTransfer(localId)).toEqual({ ok: true, value: null });
     await d.update(transferId, 'cancelled');
     expect(d.coordinator.call(localId)).not.toHaveProperty('transfer');
-    expect(await d.commands.cancelTransfer(localId)).toEqual({ ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.none } });
+    const noneRefused = await d.commands.cancelTransfer(localId);
+    expect(noneRefused).toEqual(refused(TRANSFER_REFUSALS.none));
+    expect(noneRefused).toMatchObject({ error: { text: { code: 'calls.noTransfer' } } });
 
     const again = (await d.commands.transferCall(localId, 'bob', 'consult')) as { ok: true; value: { transferId: string } };
     await d.update(again.value.transferId, 'ringing', BOB);
     await d.update(again.value.transferId, 'consulting', BOB);
     expect(await d.commands.addToCall(localId)).toEqual({ ok: true, value: null });
     await d.update(again.value.transferId, 'joined', BOB);
-    expect(await d.commands.cancelTransfer(localId)).toEqual({ ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.cancel } });
+    const cancelRefused = await d.commands.cancelTransfer(localId);
+    expect(cancelRefused).toEqual(refused(TRANSFER_REFUSALS.cancel));
+    expect(cancelRefused).toMatchObject({ error: { text: { code: 'calls.transferNotCancellable' } } });
     expect(d.relay.seen()).toEqual([
       `POST /calls/${CALL}/bridge/transfer`,
       `POST /calls/${CALL}/bridge/transfer/${transferId}/cancel`,
@@ -261,11 +271,13 @@ describe('this agent’s own transfer or consult', () => {
     expect(await d.commands.transferCall('in:nobody', 'bob', 'transfer')).toMatchObject({ ok: false, error: { code: 'not_found' } });
     expect(await d.commands.addToCall('in:nobody')).toMatchObject({ ok: false, error: { code: 'not_found' } });
     await d.event({ type: 'call.incoming', callId: 'wacid.direct-1', from: CUSTOMER, sdp: OFFER_SDP, timestamp: d.clock.t });
-    expect(await d.commands.transferCall('in:wacid.direct-1', 'bob', 'transfer')).toEqual({ ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.callNotBridged } });
+    const direct = await d.commands.transferCall('in:wacid.direct-1', 'bob', 'transfer');
+    expect(direct).toEqual(refused(TRANSFER_REFUSALS.callNotBridged));
+    expect(direct).toMatchObject({ error: { text: { code: 'calls.callNotBridged' } } });
     await d.event({ type: 'call.incoming', callId: 'wacid.bridged-1', from: CUSTOMER, sdp: OFFER_SDP, timestamp: d.clock.t, bridged: true });
     expect(await d.commands.transferCall('in:wacid.bridged-1', 'bob', 'transfer')).toEqual({
       ok: false,
-      error: { code: 'invalid_state', message: 'The call is ringing: only an active call can be transferred' },
+      error: { code: 'invalid_state', message: 'The call is ringing: only an active call can be transferred', text: { code: 'calls.onlyActiveTransferred', values: { phase: { term: 'phaseRinging' } } } },
     });
     expect(d.relay.seen(/transfer/)).toEqual([]);
   });
@@ -286,7 +298,7 @@ describe('this agent’s own transfer or consult', () => {
 describe('without the team’s bridge', () => {
   it('every transfer command says calls are not bridged; a transfer’s decline is only logged', async () => {
     const d = await desk({ bridge: false });
-    const notBridged = { ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.notBridged } };
+    const notBridged = { ok: false, error: { code: 'invalid_state', message: english(TRANSFER_REFUSALS.notBridged), text: { code: 'calls.transfersNotBridged' } } };
     expect(await d.commands.transferCall('in:any', 'bob', 'consult')).toEqual(notBridged);
     expect(await d.commands.cancelTransfer('in:any')).toEqual(notBridged);
     expect(await d.commands.completeTransfer('in:any')).toEqual(notBridged);
@@ -312,7 +324,7 @@ describe('without the team’s bridge', () => {
       await relay.close();
       await rm(dataDir, { recursive: true, force: true });
     });
-    expect(await service.handle('getTeam', {})).toEqual({ ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.notBridged } });
+    expect(await service.handle('getTeam', {})).toEqual(refused(TRANSFER_REFUSALS.notBridged));
     expect(await service.handle('transferCall', { localId: 'in:nobody', to: 'bob', kind: 'transfer' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
     for (const command of ['cancelTransfer', 'completeTransfer', 'addToCall'] as const) {
       expect(await service.handle(command, { localId: 'in:nobody' })).toMatchObject({ ok: false, error: { code: 'not_found' } });

@@ -22,6 +22,7 @@ import {
   type CallRecord,
 } from '../../../shared/call-state';
 import { historyEntryFor } from '../../../shared/history';
+import { english, type RuleText } from '../../../shared/i18n/text';
 import type { ErrorCode } from '../../../shared/result';
 import { TRANSFER_RING_MS, type TransferUpdateState } from '../../../shared/transfer';
 import {
@@ -692,7 +693,8 @@ describe('this agent’s own transfer or consult', () => {
     for (const during of [own.ringing, own.consulting, own.joined, asked.active, asked.joined]) {
       const { state, effects } = reduceCall(during, hold(T0 + 90_000, during.localId, 'rq-hold'));
       expect(state).toBe(during);
-      expect(effects).toEqual([{ kind: 'reply', requestId: 'rq-hold', result: { ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.hold } } }]);
+      expect(effects).toEqual([{ kind: 'reply', requestId: 'rq-hold', result: refused(TRANSFER_REFUSALS.hold) }]);
+      expect(effects).toMatchObject([{ result: { error: { text: { code: 'calls.noHoldDuringTransfer' } } } }]);
     }
     expect(reduceCall(own.notAnswered, hold(T0 + 90_000)).state).toMatchObject({ heldSince: T0 + 90_000 });
   });
@@ -700,7 +702,8 @@ describe('this agent’s own transfer or consult', () => {
   it('refuses to take another call into hand while the one in hand is in a transfer: it cannot be held', () => {
     const book = applyAll([transferUpdate(T0 + 20_000, 'ringing', { transferId: OWN_TRANSFER, colleague: CAROL }), dial(T0 + 21_000, OUT_LOCAL, undefined, 'rq-dial')], alone(own.bridged));
     expect(book.book.calls[OUT_LOCAL]).toBeUndefined();
-    expect(book.effects).toEqual([{ kind: 'reply', requestId: 'rq-dial', result: { ok: false, error: { code: 'invalid_state', message: TRANSFER_REFUSALS.hold } } }]);
+    expect(book.effects).toEqual([{ kind: 'reply', requestId: 'rq-dial', result: refused(TRANSFER_REFUSALS.hold) }]);
+    expect(book.effects).toMatchObject([{ result: { error: { message: 'The call cannot be held during a transfer, consult or three-way call', text: { code: 'calls.noHoldDuringTransfer' } } } }]);
     expect(book.book.calls[IN_LOCAL]).not.toHaveProperty('heldSince');
   });
 });
@@ -733,7 +736,25 @@ describe('bridged calls', () => {
 });
 
 describe('transferableCall and transferToActOn: what the agent’s transfer commands may act on', () => {
-  const refused = (message: string) => ({ ok: false, error: { code: 'invalid_state', message } });
+  it('each refusal is a text of the catalogue, said in English as the commands always said it', () => {
+    const said = (value: RuleText) => ({ code: value.code, english: english(value) });
+    expect(Object.fromEntries(Object.entries(TRANSFER_REFUSALS).map(([name, value]) => [name, typeof value === 'function' ? said(value('ringing')) : said(value)]))).toEqual({
+      notBridged: { code: 'calls.transfersNotBridged', english: 'Calls are not bridged: transfers, consults and three-way calls need the team’s media server' },
+      callNotBridged: { code: 'calls.callNotBridged', english: 'This call does not go through the team’s media server, so it cannot be transferred' },
+      onlyActive: { code: 'calls.onlyActiveTransferred', english: 'The call is ringing: only an active call can be transferred' },
+      notYours: { code: 'calls.transferNotYours', english: 'A colleague still has this call: only the agent who has the customer can transfer it' },
+      colleagues: { code: 'calls.transferColleagues', english: 'A colleague started this transfer or consult: only they can cancel, complete or join it' },
+      underWay: { code: 'calls.transferUnderWay', english: 'A transfer or consult of this call is already under way' },
+      none: { code: 'calls.noTransfer', english: 'This call has no transfer or consult under way' },
+      cancel: { code: 'calls.transferNotCancellable', english: 'Only a transfer that still rings, or a consult, can be cancelled' },
+      complete: { code: 'calls.consultNotAnsweredComplete', english: 'Only a consult the colleague has answered can be completed' },
+      join: { code: 'calls.consultNotAnsweredJoin', english: 'Only a consult the colleague has answered can become a three-way call' },
+      hold: { code: 'calls.noHoldDuringTransfer', english: 'The call cannot be held during a transfer, consult or three-way call' },
+    });
+    // The phase is the catalogue's word for it, said in the window's language.
+    expect(TRANSFER_REFUSALS.onlyActive('remote_ringing')).toEqual({ code: 'calls.onlyActiveTransferred', values: { phase: { term: 'phaseRemoteRinging' } } });
+    expect(english(TRANSFER_REFUSALS.onlyActive('remote_ringing'))).toBe('The call is remote_ringing: only an active call can be transferred');
+  });
 
   it('a new transfer: only a bridged, active call that is this agent’s, with no transfer under way', () => {
     expect(transferableCall(own.bridged)).toEqual({ ok: true, value: { callId: IN_ID } });
@@ -745,7 +766,7 @@ describe('transferableCall and transferToActOn: what the agent’s transfer comm
     expect(transferableCall(asked.active)).toEqual(refused(TRANSFER_REFUSALS.notYours));
     expect(transferableCall(asked.joined)).toEqual(refused(TRANSFER_REFUSALS.notYours));
     for (const under of [own.ringing, own.consulting, own.joined]) expect(transferableCall(under)).toEqual(refused(TRANSFER_REFUSALS.underWay));
-    expect(TRANSFER_REFUSALS.onlyActive('ringing')).toBe('The call is ringing: only an active call can be transferred');
+    expect(transferableCall(asked.ringing)).toMatchObject({ error: { message: 'The call is ringing: only an active call can be transferred', text: { code: 'calls.onlyActiveTransferred', values: { phase: { term: 'phaseRinging' } } } } });
   });
 
   it('cancel while it rings or consults; complete and join a consult the colleague answered', () => {
@@ -764,6 +785,11 @@ describe('transferableCall and transferToActOn: what the agent’s transfer comm
     expect(acts(ended)).toEqual(none);
   });
 });
+
+/** A transfer refusal as the reducer replies it: an invalid_state, its English beside its text. */
+function refused(said: RuleText): { ok: false; error: { code: ErrorCode; message: string; text: RuleText } } {
+  return { ok: false, error: { code: 'invalid_state', message: english(said), text: said } };
+}
 
 function applyAll(events: readonly CallEvent[], book: CallBook = emptyBook()): { book: CallBook; effects: CallEffect[] } {
   let acc = { book, effects: [] as CallEffect[] };
