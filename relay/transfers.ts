@@ -157,6 +157,9 @@ export class CallTransfers {
         this.stopRinging(transfer);
         transfer.phase = { kind: 'consulting' };
         call.members.set(agentId, legId);
+        // The two agents talk: a call held before the consult is not held any more (the app too
+        // takes it off hold here), so that a cancel brings the agent back talking to the customer.
+        call.held = false;
         await this.route(call, control);
         await this.closeLegs(call, control, others.map((other) => transfer.rung.get(other)));
         for (const other of others) this.update(call, transfer, other, 'answered_elsewhere', agentId);
@@ -263,6 +266,9 @@ export class CallTransfers {
       const call = this.host.call(callId);
       if (call === undefined) return noCall(callId);
       const leg = call.members.get(agentId);
+      // An agent the call moved on from (it handed the customer over, or its consult was cancelled)
+      // may hang up before it hears so: a colleague has the customer, so it is not the last.
+      if (leg === undefined && call.everyone.has(agentId) && call.members.size > 0) return done({ last: false });
       if (leg === undefined) return refuse({ status: 403, code: 'forbidden', message: 'only an agent in the call leaves it' });
       const control = this.host.control(call);
       const { transfer } = call;

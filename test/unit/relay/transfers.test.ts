@@ -89,6 +89,11 @@ describe('a cold transfer', () => {
     expect((await h.calls.customerQuality(CALL, 'bob')).ok).toBe(true);
     expect(await h.calls.hold(CALL, 'bob', true)).toEqual({ ok: true, value: null });
     expect(h.routes(CALL)).toEqual({ customer: [music], bob: [] });
+    // Alice hangs up before she hears she handed the customer over: she is not the last, nothing changes.
+    const routed = h.routes(CALL);
+    expect(await h.calls.leave(CALL, 'alice')).toEqual({ ok: true, value: { last: false } });
+    expect(h.routes(CALL)).toEqual(routed);
+    expect(h.control.closed).toEqual([aliceLeg]);
     // The same answer again is taken; an accept repeated by the agent who left is refused.
     expect(await h.answerRing(CALL, transferId, 'bob')).toEqual({ ok: true, value: null });
     expect(await h.calls.accepted(CALL, 'alice')).toMatchObject({ ok: false, refusal: { status: 409, code: 'invalid_state' } });
@@ -167,7 +172,20 @@ describe('a consult', () => {
     expect(h.routes(CALL)).toEqual({ customer: ['alice'], alice: [customer] });
     expect(h.updatesOf('bob')).toEqual(['cancelled:alice']);
     expect(h.updatesOf('alice')).toEqual(['ringing:bob', 'consulting:bob', 'cancelled:bob']);
-    expect(await h.calls.leave(CALL, 'bob')).toMatchObject({ ok: false, refusal: { status: 403 } });
+    // Bob hangs up before he hears of it: alice has the customer, so he is not the last, and nothing changes.
+    expect(await h.calls.leave(CALL, 'bob')).toEqual({ ok: true, value: { last: false } });
+    expect(h.routes(CALL)).toEqual({ customer: ['alice'], alice: [customer] });
+  });
+
+  it('a consult from a held call: once answered the call is not held, so a cancel brings the agent back talking', async () => {
+    const h = new TransferHarness();
+    await h.answeredCall(CALL, 'alice');
+    await h.calls.hold(CALL, 'alice', true);
+    const transferId = await started(h, 'bob', 'consult');
+    expect(await h.answerRing(CALL, transferId, 'bob')).toEqual({ ok: true, value: null });
+    expect(h.routes(CALL)).toEqual({ customer: [music], alice: ['bob'], bob: ['alice'] });
+    expect(await h.calls.cancelTransfer(CALL, transferId, 'alice')).toEqual({ ok: true, value: null });
+    expect(h.routes(CALL)).toEqual({ customer: ['alice'], alice: [customer] });
   });
 
   it('cancel while ringing: the colleague stops ringing; its late answer is refused as over', async () => {
