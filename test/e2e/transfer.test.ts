@@ -149,6 +149,26 @@ describe('transfers through the bridge', () => {
     await expectSeamless(callId);
   });
 
+  test('“Cancel transfer” while Ben rings, then “Cancel consult” while they talk: Ana is back with the customer each time', async () => {
+    const [ana, ben] = [await open(0), await open(1)];
+    const { callId } = await anaAnswers(ana);
+
+    await chooseInDialog(ana, 'Transfer', 'Ben');
+    await incomingCard(ben).getByText('Transfer from Ana').waitFor();
+    await currentCall(ana).getByRole('button', { name: 'Cancel transfer' }).click();
+    await incomingCard(ben).waitFor({ state: 'hidden' });
+    await customerHearsTones(team, callId, [ANA], [BEN]);
+
+    await chooseInDialog(ana, 'Consult', 'Ben');
+    await incomingCard(ben).getByRole('button', { name: 'Answer' }).click();
+    await agentHearsTones(ana, [BEN]);
+    await currentCall(ana).getByRole('button', { name: 'Cancel consult' }).click();
+    await customerHearsTones(team, callId, [ANA], [BEN]);
+    await currentCall(ben).getByText('Consult ended').waitFor();
+    expect(await actionsFor(callId)).toEqual(['accept']);
+    await expectSeamless(callId);
+  });
+
   test('a declined transfer: Ana is back with the customer and sees “Transfer not answered”', async () => {
     const [ana, ben] = [await open(0), await open(1)];
     const { callId } = await anaAnswers(ana);
