@@ -207,7 +207,7 @@ describe('this agent’s own transfer or consult', () => {
     expect(d.relay.requests).toEqual([{ method: 'POST', path: `/calls/${CALL}/bridge/transfer`, body: { to: 'carol', kind: 'consult' } }]);
 
     await d.update('xfer-1', 'ringing', CAROL);
-    expect(d.coordinator.call(localId)?.transfer).toEqual({ id: 'xfer-1', kind: 'consult', role: 'from', colleague: CAROL, state: 'ringing' });
+    expect(d.coordinator.call(localId)?.transfer).toEqual({ id: 'xfer-1', kind: 'consult', role: 'from', colleague: CAROL, state: 'ringing', ringsUntil: d.clock.t + TRANSFER_RING_MS + 10_000 });
     expect(await d.commands.transferCall(localId, 'bob', 'transfer')).toEqual(refused(TRANSFER_REFUSALS.underWay));
     expect(await d.commands.completeTransfer(localId)).toEqual(refused(TRANSFER_REFUSALS.complete));
     expect(await d.commands.addToCall(localId)).toEqual(refused(TRANSFER_REFUSALS.join));
@@ -238,7 +238,7 @@ describe('this agent’s own transfer or consult', () => {
     await d.update(transferId, 'ringing', BOB);
     expect(await d.commands.cancelTransfer(localId)).toEqual({ ok: true, value: null });
     await d.update(transferId, 'cancelled');
-    expect(d.coordinator.call(localId)).not.toHaveProperty('transfer');
+    expect(d.coordinator.call(localId)?.transfer).toEqual({ id: transferId, kind: 'consult', role: 'from', colleague: BOB, state: 'done' });
     const noneRefused = await d.commands.cancelTransfer(localId);
     expect(noneRefused).toEqual(refused(TRANSFER_REFUSALS.none));
     expect(noneRefused).toMatchObject({ error: { text: { code: 'calls.noTransfer' } } });
