@@ -266,6 +266,38 @@ describe('this agent’s own transfer or consult', () => {
     expect(await d.liveFile()).toEqual({ version: 1, calls: [] });
   });
 
+  it('a ring the relay never says the end of is not answered after the relay’s ring and 10 s; a cancel the relay answers 404 ends the transfer here', async () => {
+    const d = await desk();
+    const localId = await onBridgedCall(d);
+    await d.commands.transferCall(localId, 'carol', 'consult');
+    await d.update('xfer-1', 'ringing', CAROL);
+    d.clock.advance(TRANSFER_RING_MS + 10_000 - 1);
+    expect(d.coordinator.call(localId)?.transfer?.state).toBe('ringing');
+    d.clock.advance(1);
+    expect(d.coordinator.call(localId)).toMatchObject({ phase: 'active', transfer: { id: 'xfer-1', state: 'not_answered' } });
+    // The relay's own word, late: nothing more.
+    await d.update('xfer-1', 'not_answered', CAROL);
+    expect(d.coordinator.call(localId)?.transfer?.state).toBe('not_answered');
+
+    // The relay restarted while the next one rang: it knows nothing of it.
+    await d.commands.transferCall(localId, 'carol', 'consult');
+    await d.update('xfer-2', 'ringing', CAROL);
+    d.relay.onRequest = (req) => (req.path.endsWith('/cancel') ? { status: 404, body: { error: { code: 'not_found', message: 'no transfer xfer-2 in call' } } } : undefined);
+    expect(await d.commands.cancelTransfer(localId)).toEqual({ ok: true, value: null });
+    expect(d.relay.seen().at(-1)).toBe(`POST /calls/${CALL}/bridge/transfer/xfer-2/cancel`);
+    expect(d.coordinator.call(localId)).toMatchObject({ phase: 'active', transfer: { id: 'xfer-2', state: 'done' } });
+    // Its deadline went with it: nothing moves the call later.
+    const after = d.coordinator.call(localId);
+    d.clock.advance(TRANSFER_RING_MS + 10_000);
+    expect(d.coordinator.call(localId)).toBe(after);
+    // Any other refusal of a cancel is the command's answer, and the transfer stays as it is.
+    await d.commands.transferCall(localId, 'carol', 'consult');
+    await d.update('xfer-3', 'ringing', CAROL);
+    d.relay.onRequest = (req) => (req.path.endsWith('/cancel') ? { status: 409, body: { error: { code: 'invalid_state', message: 'the transfer was answered' } } } : undefined);
+    expect(await d.commands.cancelTransfer(localId)).toMatchObject({ ok: false, error: { code: 'invalid_state', httpStatus: 409 } });
+    expect(d.coordinator.call(localId)?.transfer).toMatchObject({ id: 'xfer-3', state: 'ringing' });
+  });
+
   it('refuses clearly: no such call, a call still ringing, a direct call', async () => {
     const d = await desk();
     expect(await d.commands.transferCall('in:nobody', 'bob', 'transfer')).toMatchObject({ ok: false, error: { code: 'not_found' } });
