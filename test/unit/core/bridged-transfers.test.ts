@@ -3,13 +3,14 @@
 // parts: the app's RelayClient and GatewayClient against a relay peer speaking the agent's contract
 // (bridge-relay.ts) and the fake gateway, both real HTTP servers on 127.0.0.1.
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { BridgedCallControl } from '../../../electron/core/bridged-calls';
 import { GatewayClient } from '../../../electron/core/gateway-client';
 import { callEventOf } from '../../../electron/core/relay-call-events';
 import { RelayClient } from '../../../electron/core/relay-client';
 import { TRANSFER_REFUSALS, type CallState, type CallTransfer } from '../../../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
-import { english } from '../../../shared/i18n/text';
+import { english, text } from '../../../shared/i18n/text';
 import { configureLogging, createLogger } from '../../../shared/log';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { AGENT_ID, BRIDGE_ANSWER_SDP, CUSTOMER_LEG_OFFER_SDP, LEG_OFFER_SDP, startBridgeRelay, type BridgeRelay, type Reply } from './bridge-relay';
@@ -207,6 +208,36 @@ describe('BridgedCallControl: this agent’s transfers', () => {
     expect(await p.bridge.transfer(CALL, 'bob', 'transfer')).toMatchObject({ ok: false, error: { code: 'invalid_state', httpStatus: 409, detail: 'a transfer is under way' } });
     p.relay.onRequest = () => ({ status: 403, body: { error: { code: 'forbidden', message: 'not in the call' } } });
     expect(await p.bridge.cancelTransfer(CALL, 'xfer-1')).toMatchObject({ ok: false, error: { httpStatus: 403 } });
+  });
+
+  it('words a 403 as the relay refusing the request, in its own words; only a 401 is the token refused', async () => {
+    const p = await parts();
+    p.relay.onRequest = () => ({ status: 403, body: { error: { code: 'forbidden', message: 'only the agent who started the transfer cancels it' } } });
+    expect(await p.bridge.cancelTransfer(CALL, 'xfer-1')).toEqual({
+      ok: false,
+      error: {
+        code: 'unauthorized',
+        message: 'The relay refused the transfer cancel request (HTTP 403: only the agent who started the transfer cancels it)',
+        text: text('relay.refusedSaying', { what: 'transfer cancel', status: 403, reason: 'only the agent who started the transfer cancels it' }),
+        httpStatus: 403,
+        detail: 'only the agent who started the transfer cancels it',
+      },
+    });
+    p.relay.onRequest = () => ({ status: 403 });
+    expect(await p.bridge.addToCall(CALL, 'xfer-1')).toMatchObject({ ok: false, error: { message: 'The relay refused the add to call request (HTTP 403)', httpStatus: 403 } });
+    p.relay.onRequest = (req) => (req.path.endsWith('/bridge/hold') ? { status: 403, body: { error: { code: 'forbidden', message: 'only the agent on the call holds it' } } } : undefined);
+    const relayClient = new RelayClient({ url: p.relay.url, token: p.relay.token });
+    cleanups.push(() => relayClient.close());
+    expect(await relayClient.bridgeRequest('bridge hold', `/calls/${CALL}/bridge/hold`, { held: true }, z.object({}))).toMatchObject({
+      ok: false,
+      error: { message: 'The relay refused the bridge hold request (HTTP 403: only the agent on the call holds it)', httpStatus: 403 },
+    });
+    const stranger = new RelayClient({ url: p.relay.url, token: 'not-an-agent-token-42' });
+    cleanups.push(() => stranger.close());
+    expect(await stranger.transferRequest('transfer cancel', 'POST', `/calls/${CALL}/bridge/transfer/xfer-1/cancel`, {}, z.object({}))).toMatchObject({
+      ok: false,
+      error: { code: 'unauthorized', message: 'The relay refused the agent token: check it in Settings', httpStatus: 401 },
+    });
   });
 
   it('lists the team as the relay does, this agent marked self; refuses when the team’s calls are not bridged', async () => {
