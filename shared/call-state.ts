@@ -33,7 +33,7 @@ export * from './calls/types';
 export { deadlineOf, owedEnd, publicCall } from './calls/record';
 export type { AnsweringOpen, CallRecord, DialingOpen, EndedOpen, EndedRecord, Leftover, LiveRecord } from './calls/record';
 export type { Step } from './calls/handlers';
-export { TRANSFER_REFUSALS, TRANSFER_UNDER_WAY, transferableCall, transferToActOn, transferUnderWay } from './calls/transfers';
+export { TRANSFER_OVER, TRANSFER_REFUSALS, TRANSFER_UNDER_WAY, transferableCall, transferToActOn, transferUnderWay } from './calls/transfers';
 export type { TransferAction } from './calls/transfers';
 export { applyCallEvent, emptyBook, liveCalls, owedOnCrash, pruneBook, reduceCall } from './calls/book';
 export type { BookChange, CallBook, CallStep } from './calls/book';

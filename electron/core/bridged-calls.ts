@@ -10,14 +10,14 @@
 // - hold and resume tell the bridge, which plays the hold music to the customer,
 // - a colleague's transfer or consult rings with a leg of its own, whose answer goes to the relay,
 // - hanging up a bridged call leaves it first: the gateway hears terminate only when this agent
-//   was the last one with the customer,
+//   was the last one with the customer, and never for a call a colleague has,
 // - and the agent's transfer commands (shared/transfer.ts TRANSFER_PATHS) go to the relay.
 import { z } from 'zod';
 import { BRIDGE_AGENT_PATHS, dialReplySchema, legReplySchema, sdpReplySchema } from '../../shared/bridge';
 import { isHeld, TRANSFER_REFUSALS, transferLocalId, type CallState } from '../../shared/call-state';
 import type { RelayEnvelope, TransferRingEvent } from '../../shared/events';
 import type { Logger } from '../../shared/log';
-import { errText, ok, type Result } from '../../shared/result';
+import { errText, ok, type AppError, type Result } from '../../shared/result';
 import { leaveReplySchema, teamReplySchema, TRANSFER_PATHS, transferReplySchema, type TeamMember, type TransferKind } from '../../shared/transfer';
 import type { CallControl } from './gateway-client';
 
@@ -57,18 +57,52 @@ interface Leg {
    * agent's (ringing, consulting, a three-way call): the call is the colleague's, whatever happens here.
    */
   colleagues?: true;
+  /** This agent's own consult or three-way call brought a colleague in (as the call last said): the customer is not this agent's alone. */
+  withColleague?: true;
+  /** The call's transfer as last seen (its id and state): a hold that ends as it moves is the relay's doing. */
+  transferSeen?: string;
   /** Whether the bridge plays the hold music to the customer now (as last told). */
   held: boolean;
+}
+
+export interface BridgedCallOptions {
+  /**
+   * The waits before each new try of a hang-up's leave when the relay could not answer it (5xx, a
+   * timeout, unreachable); then the relay is taken as unable to say. Default 300 ms, 1 s, 2 s.
+   */
+  leaveRetryMs?: readonly number[];
 }
 
 const okReply = z.object({}).passthrough();
 /** Ended calls whose leg is kept for their terminate, which runs after the end is announced: the newest this many. */
 const ENDED_LEGS_KEPT = 256;
+/** Transfer rings whose leg waits for the call reducer to open their call: the newest this many (the others were not opened). */
+const RING_LEGS_KEPT = 64;
+const LEAVE_RETRY_MS: readonly number[] = [300, 1_000, 2_000];
+
+/** The relay did not answer a request, or failed on it: asked again, it may. */
+const relayCouldNotAnswer = (error: AppError): boolean =>
+  error.code === 'timeout' || (error.code === 'gateway_unreachable' && (error.httpStatus === undefined || error.httpStatus >= 500));
+
+const transferSeenOf = (call: CallState): string | undefined => (call.transfer === undefined ? undefined : `${call.transfer.id}:${call.transfer.state}`);
 
 export class BridgedCallControl implements CallControl, CallTransfers {
   private readonly legs = new Map<string, Leg>();
   /** The legs of bridged calls that ended here: their terminate, if any, leaves the call first. */
   private readonly endedLegs = new Map<string, Leg>();
+  /**
+   * By transfer id, the legs of colleagues' transfer rings not yet rung here: a ring is this agent's
+   * call (and its leg the call's) only once the call reducer opens it; one it ignores (stale, a
+   * replay of a ring over) leaves nothing behind.
+   */
+  private readonly ringLegs = new Map<string, { callId: string; leg: Leg }>();
+  /**
+   * Calls of a bridged team that go direct here (their leg could not be had, or no bridge node was
+   * live to place one): the window's own media talks with the gateway, so their hang-up is the
+   * gateway's terminate alone. The newest ENDED_LEGS_KEPT.
+   */
+  private readonly directCalls = new Set<string>();
+  private readonly leaveRetryMs: readonly number[];
   /** Whether the relay says the team's calls are bridged; undefined until it has said. */
   private bridged: boolean | undefined;
   /** Per call, the events still being prepared, so that a call's events reach the coordinator in order. */
@@ -78,7 +112,10 @@ export class BridgedCallControl implements CallControl, CallTransfers {
     private readonly gateway: CallControl,
     private readonly relay: BridgeRelay,
     private readonly log: Logger,
-  ) {}
+    options: BridgedCallOptions = {},
+  ) {
+    this.leaveRetryMs = options.leaveRetryMs ?? LEAVE_RETRY_MS;
+  }
 
   /** What GET /me said (the runtime asks it on connect). */
   setBridged(bridged: boolean): void {
@@ -119,6 +156,7 @@ export class BridgedCallControl implements CallControl, CallTransfers {
       // The call still rings: answered with the window's own answer, it goes direct, so it is no
       // bridged call here (it cannot be transferred).
       this.log.warn('no leg on the bridge for a ringing call; it is answered direct if answered here', { callId: event.callId, reason: leg.error.message });
+      this.goesDirect(event.callId);
       const { bridged: _direct, ...direct } = event;
       return { ...envelope, event: direct };
     }
@@ -126,22 +164,36 @@ export class BridgedCallControl implements CallControl, CallTransfers {
     return { ...envelope, event: { ...event, sdp: leg.value.offer } };
   }
 
-  /** What needs no request: a transfer's ring keeps its leg; a bridged call's answer carries the bridge's answer to the window. */
+  /** What needs no request: a transfer's ring keeps its leg aside; a bridged call's answer carries the bridge's answer to the window. */
   private translatedNow(envelope: RelayEnvelope): RelayEnvelope {
-    if (envelope.event.type === 'call.transfer_ring') this.keepTransferLeg(envelope.event);
+    if (envelope.event.type === 'call.transfer_ring') this.keepRingLeg(envelope.event);
     return this.withWindowAnswer(envelope);
   }
 
-  /** A transfer's ring brings this agent's leg with it: the call's leg from now on, in place of an ended call's. */
-  private keepTransferLeg(event: TransferRingEvent): void {
-    const localId = transferLocalId(event.transferId);
-    const current = this.legs.get(event.callId);
-    // A call of this agent's that is live with that id keeps its leg; the call reducer does not ring over it either.
-    if (current?.localId !== undefined && current.localId !== localId) {
-      this.log.info('a transfer rang for a call live here; its leg is not taken', { callId: event.callId, transferId: event.transferId });
-      return;
+  /** A transfer's ring brings this agent's leg with it: kept aside until the call reducer opens the ring (callChanged). */
+  private keepRingLeg(event: TransferRingEvent): void {
+    const leg: Leg = { legId: event.legId, legOffer: event.sdp, transferId: event.transferId, localId: transferLocalId(event.transferId), colleagues: true, held: false };
+    this.ringLegs.delete(event.transferId);
+    this.ringLegs.set(event.transferId, { callId: event.callId, leg });
+    for (const oldest of this.ringLegs.keys()) {
+      if (this.ringLegs.size <= RING_LEGS_KEPT) break;
+      this.ringLegs.delete(oldest);
     }
-    this.legs.set(event.callId, { legId: event.legId, legOffer: event.sdp, transferId: event.transferId, localId, colleagues: true, held: false });
+  }
+
+  /**
+   * A colleague's transfer rings here (the call reducer opened it): its leg is the call's from now
+   * on, in place of an ended call's — the reducer never rings one over a call live with that id.
+   */
+  private takeRingLeg(call: CallState): void {
+    const { transfer, callId } = call;
+    if (call.phase !== 'ringing' || callId === undefined || transfer?.role !== 'to' || call.localId !== transferLocalId(transfer.id)) return;
+    const ring = this.ringLegs.get(transfer.id);
+    if (ring === undefined || ring.callId !== callId) return;
+    this.ringLegs.delete(transfer.id);
+    // The same ring told again while it rings: the leg it has is that one.
+    if (this.legs.get(callId)?.transferId === transfer.id) return;
+    this.legs.set(callId, ring.leg);
   }
 
   private withWindowAnswer(envelope: RelayEnvelope): RelayEnvelope {
@@ -179,7 +231,9 @@ export class BridgedCallControl implements CallControl, CallTransfers {
     if (!dial.ok) {
       if (dial.error.httpStatus !== 503) return dial;
       this.log.warn('no bridge node is live: the call goes direct', { reason: dial.error.message });
-      return this.gateway.initiate(to, sdp);
+      const direct = await this.gateway.initiate(to, sdp);
+      if (direct.ok) this.goesDirect(direct.value.callId);
+      return direct;
     }
     const placed = await this.gateway.initiate(to, dial.value.offer);
     if (!placed.ok) return placed;
@@ -203,24 +257,61 @@ export class BridgedCallControl implements CallControl, CallTransfers {
   /**
    * Hanging up a bridged call leaves it on the relay first: colleagues may still be with the
    * customer (a consult, a three-way call), and then the gateway hears nothing. The gateway
-   * terminates it when this agent was the last, or when the relay cannot say — unless the call is
-   * still the colleague's who asked this agent in: their customer is never ended from here.
+   * terminates it when this agent was the last, or when the relay does not know the call as bridged
+   * (404). A 403 says this agent is no longer in it: a colleague has the customer, and nothing is
+   * ended. When the relay cannot answer even after a few tries, the gateway terminates it only if
+   * no colleague can be with the customer: not a colleague's call this agent was asked into, nor
+   * one this agent's own consult or three-way call brought a colleague into.
+   *
+   * With the team's calls bridged, a call of no leg here that did not go direct (one left live by a
+   * previous run) is left the same way: it may be a colleague's by now.
    */
   async terminate(callId: string): Promise<Result<null>> {
     const leg = this.legs.get(callId) ?? this.endedLegs.get(callId);
     this.endedLegs.delete(callId);
-    if (leg === undefined) return this.gateway.terminate(callId);
-    const left = await this.relay.transferRequest('bridge leave', 'POST', TRANSFER_PATHS.leave(callId), {}, leaveReplySchema);
-    if (left.ok && !left.value.last) {
+    const direct = this.directCalls.delete(callId);
+    if (leg === undefined && (this.bridged !== true || direct)) return this.gateway.terminate(callId);
+    const left = await this.leave(callId);
+    if (left.ok) {
+      if (left.value.last) return this.gateway.terminate(callId);
       this.log.info('left a bridged call; colleagues stay with the customer', { callId });
       return ok(null);
     }
-    if (!left.ok && leg.colleagues === true) {
-      this.log.warn('the relay was not told this agent left a colleague’s call; the call is left to them', { callId, reason: left.error.message });
+    const reason = left.error.message;
+    if (left.error.httpStatus === 404) {
+      this.log.info('the relay does not bridge the call; it is ended at the gateway', { callId, known: leg !== undefined });
+      return this.gateway.terminate(callId);
+    }
+    if (left.error.httpStatus === 403) {
+      this.log.info('this agent is no longer in the bridged call: a colleague has the customer, and the gateway hears nothing', { callId, reason });
+      return ok(null);
+    }
+    if (leg?.colleagues === true || leg?.withColleague === true) {
+      this.log.warn('the relay was not told this agent left a call a colleague is in; the call is left to them', { callId, reason });
       return left;
     }
-    if (!left.ok) this.log.warn('the relay could not say whether others stay in a bridged call; it is ended at the gateway', { callId, reason: left.error.message });
+    this.log.warn('the relay could not say whether others stay in a bridged call; it is ended at the gateway', { callId, reason });
     return this.gateway.terminate(callId);
+  }
+
+  private goesDirect(callId: string): void {
+    this.directCalls.add(callId);
+    for (const oldest of this.directCalls) {
+      if (this.directCalls.size <= ENDED_LEGS_KEPT) break;
+      this.directCalls.delete(oldest);
+    }
+  }
+
+  /** POST TRANSFER_PATHS.leave, asked again after each wait while the relay cannot answer it. */
+  private async leave(callId: string): Promise<Result<{ last: boolean }>> {
+    let left = await this.relay.transferRequest('bridge leave', 'POST', TRANSFER_PATHS.leave(callId), {}, leaveReplySchema);
+    for (const wait of this.leaveRetryMs) {
+      if (left.ok || !relayCouldNotAnswer(left.error)) return left;
+      this.log.info('the relay could not answer a leave; asking again', { callId, inMs: wait, reason: left.error.message });
+      await new Promise<void>((resolve) => setTimeout(resolve, wait));
+      left = await this.relay.transferRequest('bridge leave', 'POST', TRANSFER_PATHS.leave(callId), {}, leaveReplySchema);
+    }
+    return left;
   }
 
   /** POST TRANSFER_PATHS.start: the relay rings the colleague (or everyone available) and names the transfer. */
@@ -258,13 +349,24 @@ export class BridgedCallControl implements CallControl, CallTransfers {
     return done.ok ? ok(null) : done;
   }
 
-  /** A call changed: hold and resume reach the bridge; an ended call's leg is kept for its terminate only. */
+  /**
+   * A call changed: a colleague's transfer rung here takes its leg; hold and resume reach the
+   * bridge; an ended call's leg is kept for its terminate only, knowing whether a colleague is in the call.
+   */
   callChanged(call: CallState): void {
+    this.takeRingLeg(call);
     const { callId } = call;
     const leg = callId === undefined ? undefined : this.legs.get(callId);
     if (callId === undefined || leg === undefined) return;
     // Another call of the same id (the one this agent had before a colleague's transfer rang here) is not this leg's.
     if (leg.localId !== undefined && leg.localId !== call.localId) return;
+    const own = call.transfer?.role === 'from' ? call.transfer : undefined;
+    if (own !== undefined && (own.state === 'consulting' || own.state === 'joined')) leg.withColleague = true;
+    else delete leg.withColleague;
+    const transferSeen = transferSeenOf(call);
+    const transferMoved = transferSeen !== leg.transferSeen;
+    if (transferSeen === undefined) delete leg.transferSeen;
+    else leg.transferSeen = transferSeen;
     if (call.phase === 'ended') {
       this.legs.delete(callId);
       this.endedLegs.set(callId, leg);
@@ -279,6 +381,9 @@ export class BridgedCallControl implements CallControl, CallTransfers {
     if (call.phase !== 'active' || isHeld(call) === leg.held) return;
     const held = isHeld(call);
     leg.held = held;
+    // The relay itself takes the customer off hold as this agent's transfer moves on (a consult
+    // answered, a three-way call, the colleague gone): the call follows it, with nothing to tell.
+    if (!held && transferMoved && own !== undefined) return;
     void this.relay.bridgeRequest(held ? 'bridge hold' : 'bridge resume', BRIDGE_AGENT_PATHS.hold(callId), { held }, okReply).then((told) => {
       if (!told.ok) this.log.warn('the bridge was not told of a hold or resume', { callId, held, reason: told.error.message });
     });

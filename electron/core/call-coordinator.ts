@@ -128,6 +128,13 @@ export class CallCoordinator {
     return this.book.calls[localId];
   }
 
+  /** The relay no longer knows this agent's transfer of the call (it answered its cancel 404): the transfer is over. */
+  transferGone(localId: string, transferId: string): void {
+    if (this.stopped) return;
+    this.log.info('the relay no longer knows a transfer; it is over here too', { localId, transferId });
+    this.dispatch({ type: 'local.transfer_gone', at: this.now(), localId, transferId });
+  }
+
   applyRelayEvent(envelope: RelayEnvelope): void {
     if (this.stopped) return;
     const ev = callEventOf(envelope, this.now(), this.claims.agentId);

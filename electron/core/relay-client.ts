@@ -247,8 +247,10 @@ export class RelayClient implements CallClaims, PresenceSink {
     const code: ErrorCode =
       status === 401 || status === 403 ? 'unauthorized' : status === 400 ? 'invalid_input' : status === 404 ? 'not_available' : 'gateway_unreachable';
     // The relay's own words, when it sent some, stay its words: a value of the sentence around them.
+    // A 401 is the token refused; a 403 is this request refused to an agent the relay knows (one not
+    // in the call, a leg not its own), said in the relay's words like any other refusal.
     const said: RuleText =
-      code === 'unauthorized'
+      status === 401
         ? text('relay.tokenRefused')
         : code === 'not_available'
           ? text('relay.notOffered', { what })

@@ -1,7 +1,8 @@
 // The agent's transfer commands (shared/api.ts transferCall, cancelTransfer, completeTransfer,
 // addToCall, getTeam): each checks the call it names as the coordinator holds it (shared/calls/
-// transfers.ts) and asks the relay. Nothing here changes a call: how a transfer goes reaches the
-// call as the relay's events (`call.transfer_update`), through the coordinator like any other.
+// transfers.ts) and asks the relay. How a transfer goes reaches the call as the relay's events
+// (`call.transfer_update`), through the coordinator like any other — except a cancel of a transfer
+// the relay no longer knows: no word of it will ever come, so the call hears it is over from here.
 import { TRANSFER_REFUSALS, transferableCall, transferToActOn, type CallState, type TransferAction } from '../../shared/call-state';
 import { text } from '../../shared/i18n/text';
 import { errText, ok, type Result } from '../../shared/result';
@@ -11,6 +12,8 @@ import type { CallTransfers } from './bridged-calls';
 /** Where the calls are: the coordinator. */
 export interface CallLookup {
   call(localId: string): CallState | undefined;
+  /** The relay no longer knows this agent's transfer `transferId` of the call: it is over (local.transfer_gone). */
+  transferGone(localId: string, transferId: string): void;
 }
 
 export class TransferCommands {
@@ -53,8 +56,20 @@ export class TransferCommands {
     const on = this.checked(localId, (call) => transferToActOn(call, action));
     if (!on.ok) return on;
     const { transfers, callId, transferId } = on.value;
-    if (action === 'cancel') return transfers.cancelTransfer(callId, transferId);
+    if (action === 'cancel') return this.cancel(localId, transfers, callId, transferId);
     return action === 'complete' ? transfers.completeTransfer(callId, transferId) : transfers.addToCall(callId, transferId);
+  }
+
+  /**
+   * A cancel the relay answers 404 is of a transfer it no longer knows (it restarted, or lost the
+   * call): nothing rings any more and nothing will say so, so the transfer is over here too, as
+   * the agent asked.
+   */
+  private async cancel(localId: string, transfers: CallTransfers, callId: string, transferId: string): Promise<Result<null>> {
+    const cancelled = await transfers.cancelTransfer(callId, transferId);
+    if (cancelled.ok || cancelled.error.httpStatus !== 404) return cancelled;
+    this.calls.transferGone(localId, transferId);
+    return ok(null);
   }
 
   /** What a command acts on, as `check` finds it in the call, with the team's transfers; else why not. */

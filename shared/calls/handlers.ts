@@ -15,7 +15,7 @@ import { assertNever, err, errText, ok, type AppError, type Result } from '../re
 import { TRANSFER_RING_MS } from '../transfer';
 import type { CallBook } from './book';
 import type { AnsweringOpen, CallRecord, EndedOpen, EndedRecord, Leftover, LiveRecord } from './record';
-import { TRANSFER_REFUSALS, transferUnderWay } from './transfers';
+import { TRANSFER_OVER, TRANSFER_REFUSALS, transferUnderWay } from './transfers';
 import {
   ANSWERED_ELSEWHERE,
   DIAL_TIMEOUT_MS,
@@ -71,6 +71,13 @@ const NOTHING: Step = {};
  * relay's word on how it ended (cancelled, answered elsewhere) comes before the ring gives up.
  */
 const TRANSFER_RING_GRACE_MS = 5_000;
+
+/**
+ * This agent's own transfer rings a colleague for TRANSFER_RING_MS; its ringing is taken as not
+ * answered here this much later, should the relay's word on how it ended never come (the relay
+ * restarted, or lost the call): the agent is never left with a ring that does not end.
+ */
+const STARTED_RING_GRACE_MS = 10_000;
 
 /** A transfer or consult a colleague rang this agent with (its call is `tr:<transferId>` here). */
 type TransferTo = CallTransfer & { role: 'to' };
@@ -140,6 +147,9 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     const current = call.transfer;
     // Only this agent's own transfer starts here: the relay tells the agent who started it that it rings.
     if (current === undefined || current.id !== ev.transferId) return ev.state === 'ringing' ? startedTransfer(call, ev) : NOTHING;
+    // A transfer that is over stays over: its ring or its end told again (a redelivery, a replay
+    // after a reconnect) changes nothing.
+    if (TRANSFER_OVER.has(current.state)) return NOTHING;
     return isAsked(current) ? askedTransferUpdate(call, current, ev) : startedTransferUpdate(call, current, ev);
   },
 
@@ -175,8 +185,10 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     }
     // Handed on, or a consult over: the call went on without this agent, and its end is the colleague's.
     if (call.end.kind === 'transferred' || call.end.kind === 'consult_ended') return NOTHING;
-    // A tombstone: nothing revives it. A late terminate may still tell the real duration.
-    const refines = !theirs && ev.durationSec !== undefined && call.durationSec !== ev.durationSec && call.connectedAt !== undefined;
+    // A tombstone: nothing revives it. A late terminate may still tell the real duration — not of a
+    // call that was in a transfer: this agent may have left it to a colleague, whose time the
+    // service's duration counts too.
+    const refines = call.transfer === undefined && ev.durationSec !== undefined && call.durationSec !== ev.durationSec && call.connectedAt !== undefined;
     if (!refines && call.open === undefined) return NOTHING;
     const over = withNothingOpen(call);
     return { call: refines ? { ...over, durationSec: ev.durationSec ?? over.durationSec } : over };
@@ -322,10 +334,14 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.accept_failed': (ev, { call }) => {
     // The gateway refused the answer: whatever media did, the call is over. Outgoing calls are never accepted.
     if (call?.direction !== 'incoming' || (call.phase !== 'answering' && call.phase !== 'connecting' && call.phase !== 'active')) return NOTHING;
-    if (transferTo(call) !== undefined) {
+    const asked = transferTo(call);
+    if (asked !== undefined) {
       // The answer went to the relay, never to the gateway: nothing is owed there.
-      const reason: EndReason = ev.error.code === 'answered_elsewhere' ? { kind: 'answered_elsewhere' } : { kind: 'failed', ...localErrorFrom(ev.error) };
-      return endCall(call, reason, ev.at, { error: ev.error });
+      if (ev.error.code === 'answered_elsewhere') return endCall(call, { kind: 'answered_elsewhere' }, ev.at, { error: ev.error });
+      // The relay did not take it: it is declined there, so that it stops ringing this agent and the
+      // colleague who asked hears at once that it is not taken here.
+      const declined: CallEffect = { kind: 'transfer_decline', localId: call.localId, callId: call.callId, transferId: asked.id };
+      return endCall(call, { kind: 'failed', ...localErrorFrom(ev.error) }, ev.at, { effects: [declined], error: ev.error });
     }
     // After a timeout or a network error the accept may have landed: terminate covers both.
     // A refusal of our answer itself (error 100 about our SDP, protocol.md) leaves the call
@@ -412,7 +428,17 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     // What the deadline means depends on the phase: ring timeout, or dial timeout.
     if (call?.phase === 'ringing') return letGo(call, { kind: 'missed' }, ev.at); // rang out here: a colleague may still answer
     if (call?.phase === 'calling' || call?.phase === 'remote_ringing') return letGo(call, { kind: 'no_answer' }, ev.at);
+    // This agent's transfer rang on with no word from the relay: back with the customer, as the relay's not_answered would say.
+    if (call?.phase === 'active' && call.transfer?.role === 'from' && call.transfer.state === 'ringing') return withTransfer(call, settledTransfer(call.transfer, 'not_answered'));
     return NOTHING;
+  },
+
+  'local.transfer_gone': (ev, { call }) => {
+    if (call === undefined || call.phase === 'ended') return NOTHING;
+    const current = call.transfer;
+    // Only what a cancel acts on: a three-way call goes on with its agents, whatever became of the transfer it came from.
+    if (current?.role !== 'from' || current.id !== ev.transferId || (current.state !== 'ringing' && current.state !== 'consulting')) return NOTHING;
+    return withTransfer(call, settledTransfer(current, 'done'));
   },
 
   'local.end_result': (ev, { call, leftover }) => {
@@ -618,52 +644,81 @@ type TransferEvent = Extract<CallEvent, { type: 'remote.transfer' }>;
 
 const sameColleague = (a: CallTransfer['colleague'], b: CallTransfer['colleague']): boolean => a?.agentId === b?.agentId && a?.name === b?.name;
 
-/** The call with its transfer changed; the very same call when nothing of it changes. */
-function withTransfer(call: LiveRecord, next: CallTransfer | undefined): Step {
+/** The call with its transfer changed; the call as given (the very same when nothing else changed) when the transfer stays as it is. */
+function withTransfer(call: LiveRecord, next: CallTransfer): Step {
   const current = call.transfer;
-  if (next === undefined) {
-    if (current === undefined) return NOTHING;
-    const rest = { ...call };
-    delete rest.transfer;
-    return { call: rest };
-  }
-  if (current !== undefined && current.id === next.id && current.kind === next.kind && current.role === next.role && current.state === next.state && sameColleague(current.colleague, next.colleague)) return NOTHING;
-  return { call: { ...call, transfer: next } };
+  const same =
+    current !== undefined &&
+    current.id === next.id &&
+    current.kind === next.kind &&
+    current.role === next.role &&
+    current.state === next.state &&
+    current.ringsUntil === next.ringsUntil &&
+    sameColleague(current.colleague, next.colleague);
+  return { call: same ? call : { ...call, transfer: next } };
 }
 
-/** A transfer or consult this agent started rings a colleague: only on an active call of its own. */
+/** A transfer or consult this agent started rings a colleague: only on an active call of its own, with no other transfer under way. */
 function startedTransfer(call: LiveRecord, ev: TransferEvent): Step {
   if (call.phase !== 'active') return NOTHING;
   const current = call.transfer;
-  if (current !== undefined && (current.role === 'to' ? current.state !== 'done' : current.state !== 'not_answered')) return NOTHING;
-  return withTransfer(call, { id: ev.transferId, kind: ev.kind, role: 'from', ...(ev.colleague !== undefined ? { colleague: ev.colleague } : {}), state: 'ringing' });
+  if (current !== undefined && !TRANSFER_OVER.has(current.state)) return NOTHING;
+  return withTransfer(call, {
+    id: ev.transferId,
+    kind: ev.kind,
+    role: 'from',
+    ...(ev.colleague !== undefined ? { colleague: ev.colleague } : {}),
+    state: 'ringing',
+    ringsUntil: ev.at + TRANSFER_RING_MS + STARTED_RING_GRACE_MS,
+  });
 }
 
-/** How a transfer or consult this agent started goes on. */
+/** How a transfer or consult this agent started goes on (it is under way: one that is over hears nothing more). */
 function startedTransferUpdate(call: LiveRecord, current: CallTransfer, ev: TransferEvent): Step {
   const colleague = ev.colleague ?? current.colleague;
-  const moved = (state: CallTransfer['state']): Step => withTransfer(call, { ...current, ...(colleague !== undefined ? { colleague } : {}), state });
+  const named = colleague !== undefined ? { colleague } : {};
+  const moved = (state: CallTransfer['state']): Step => withTransfer(call, { ...settledTransfer(current, state), ...named });
+  // The relay takes the customer off hold when a colleague answers a consult, a three-way call
+  // begins, or the colleague leaves it: the call is no longer held here either (the window's media
+  // follows the hold, and would keep the agent deaf to the colleague).
+  const resumed = (state: CallTransfer['state']): Step => withTransfer(unheld(call, ev.at), { ...settledTransfer(current, state), ...named });
   switch (ev.state) {
     case 'ringing':
       return current.state === 'ringing' ? moved('ringing') : NOTHING;
     case 'consulting':
-      return current.state === 'ringing' || current.state === 'consulting' ? moved('consulting') : NOTHING;
+      return current.state === 'ringing' || current.state === 'consulting' ? resumed('consulting') : NOTHING;
     case 'joined':
-      return current.state === 'ringing' || current.state === 'consulting' || current.state === 'joined' ? moved('joined') : NOTHING;
+      return resumed('joined');
     case 'not_answered':
-      return current.state === 'ringing' || current.state === 'consulting' || current.state === 'not_answered' ? moved('not_answered') : NOTHING;
+      return current.state === 'ringing' || current.state === 'consulting' ? moved('not_answered') : NOTHING;
     case 'transferred':
       // The colleague has the customer: this agent's part is over, and the gateway hears nothing of it.
       return endCall(call, { kind: 'transferred', to: colleague?.name ?? '' }, ev.at);
     case 'cancelled':
+      // Taken back: back with the customer alone, held as before if it still rang (the relay held the customer on).
+      return moved('done');
     case 'with_customer':
-      // Back with the customer alone.
-      return withTransfer(call, undefined);
+      // The colleague left: this agent is alone with the customer, whom the relay no longer holds.
+      return resumed('done');
     case 'answered_elsewhere':
       return NOTHING;
     default:
       return assertNever(ev.state, 'transfer state');
   }
+}
+
+/** This agent's transfer in a new state: the deadline of its ring goes once it no longer rings. */
+function settledTransfer(current: CallTransfer, state: CallTransfer['state']): CallTransfer {
+  if (state === 'ringing') return current;
+  const { ringsUntil: _ringsUntil, ...rest } = current;
+  return { ...rest, state };
+}
+
+/** The call off hold, its time on hold counted, when the relay took the customer off hold. */
+function unheld(call: LiveRecord, at: number): LiveRecord {
+  if (call.phase !== 'active' || call.heldSince === undefined) return call;
+  const { heldSince, ...rest } = call;
+  return { ...rest, heldMs: (call.heldMs ?? 0) + Math.max(0, at - heldSince) };
 }
 
 /** How a transfer or consult a colleague rang this agent with goes on. */

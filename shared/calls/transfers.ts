@@ -10,6 +10,8 @@ import { PHASE_TERM, type CallPhase, type CallState, type CallTransfer } from '.
 /** The states in which the relay, not this agent's hold, decides what the customer hears. */
 export const TRANSFER_UNDER_WAY: ReadonlySet<CallTransfer['state']> = new Set(['ringing', 'consulting', 'joined']);
 export const transferUnderWay = (call: Pick<CallState, 'transfer'>): boolean => call.transfer !== undefined && TRANSFER_UNDER_WAY.has(call.transfer.state);
+/** The states in which a transfer is over: nothing the relay says of it any more changes the call, and a new one may start. */
+export const TRANSFER_OVER: ReadonlySet<CallTransfer['state']> = new Set(['not_answered', 'done']);
 
 /** What the agent can do with the transfer under way: "Cancel", "Complete transfer", "Add to call". */
 export type TransferAction = 'cancel' | 'complete' | 'join';

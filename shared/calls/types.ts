@@ -53,9 +53,13 @@ export type GatewayEnd = 'reject' | 'terminate';
  * A transfer or consult this call is in, as this agent sees it (shared/transfer.ts):
  * - role `from`: this agent started it. `ringing`: the colleague (absent for "Anyone available")
  *   rings while the customer hears hold music; `consulting`: the two agents talk; `joined`: a
- *   three-way call; `not_answered`: nobody took it and this agent is back with the customer.
+ *   three-way call; `not_answered`: nobody took it and this agent is back with the customer;
+ *   `done`: it was cancelled, or the colleague left: this agent is alone with the customer again.
  * - role `to`: a colleague rang this agent with it (the card "Transfer from NAME" / "Consult from
  *   NAME"). `ringing`, `consulting`, `joined` as above; `done`: this agent has the customer now.
+ *
+ * `not_answered` and `done` are over (calls/transfers.ts TRANSFER_OVER): the transfer stays on the call so that a late
+ * or repeated word of the relay on it changes nothing; only a new transfer takes its place.
  */
 export interface CallTransfer {
   id: string;
@@ -63,6 +67,11 @@ export interface CallTransfer {
   role: 'from' | 'to';
   colleague?: Colleague;
   state: 'ringing' | 'consulting' | 'joined' | 'not_answered' | 'done';
+  /**
+   * Role `from`, ringing: when this app stops waiting for the relay's word on the ring (unix ms) and
+   * takes it as not answered, should that word never come (the relay restarted, or lost the call).
+   */
+  ringsUntil?: number;
 }
 
 interface CallCommon {
@@ -226,8 +235,13 @@ export type CallEvent =
   | { type: 'local.accept_failed'; at: number; localId: string; error: AppError }
   /** The gateway's answer to a reject or terminate: done, refused (the call was over there), or not reached. */
   | { type: 'local.end_result'; at: number; localId: string; outcome: 'done' | 'refused' | 'unreached' }
-  /** A deadline the reducer set has come (what it means depends on the phase: ring or dial timeout). */
+  /** A deadline the reducer set has come (what it means depends on the phase: ring or dial timeout, or this agent's transfer ringing out). */
   | { type: 'local.deadline'; at: number; localId: string }
+  /**
+   * The relay no longer knows this agent's transfer `transferId` of the call (it answered a cancel
+   * with 404: it restarted, or the transfer ended unheard here): the transfer is over, nothing under way.
+   */
+  | { type: 'local.transfer_gone'; at: number; localId: string; transferId: string }
   // media facts from the renderer
   | { type: 'local.media_connected'; at: number; localId: string }
   | { type: 'local.media_failed'; at: number; localId: string; error: LocalError }

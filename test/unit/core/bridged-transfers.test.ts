@@ -3,16 +3,17 @@
 // parts: the app's RelayClient and GatewayClient against a relay peer speaking the agent's contract
 // (bridge-relay.ts) and the fake gateway, both real HTTP servers on 127.0.0.1.
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { BridgedCallControl } from '../../../electron/core/bridged-calls';
 import { GatewayClient } from '../../../electron/core/gateway-client';
 import { callEventOf } from '../../../electron/core/relay-call-events';
 import { RelayClient } from '../../../electron/core/relay-client';
-import { TRANSFER_REFUSALS, type CallState } from '../../../shared/call-state';
+import { TRANSFER_REFUSALS, type CallState, type CallTransfer } from '../../../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
-import { english } from '../../../shared/i18n/text';
+import { english, text } from '../../../shared/i18n/text';
 import { configureLogging, createLogger } from '../../../shared/log';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
-import { AGENT_ID, BRIDGE_ANSWER_SDP, CUSTOMER_LEG_OFFER_SDP, LEG_OFFER_SDP, startBridgeRelay, type BridgeRelay } from './bridge-relay';
+import { AGENT_ID, BRIDGE_ANSWER_SDP, CUSTOMER_LEG_OFFER_SDP, LEG_OFFER_SDP, startBridgeRelay, type BridgeRelay, type Reply } from './bridge-relay';
 import { happyGateway, startFakeGateway, type FakeGateway } from './fake-gateway';
 
 configureLogging({ sink: () => undefined });
@@ -36,12 +37,15 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function parts(): Promise<Parts> {
+/** The waits between a leave's tries here: short, so that the tests do not wait the product's. */
+const LEAVE_RETRY_MS = [5, 10, 20];
+
+async function parts(options: { relayTimeoutMs?: number } = {}): Promise<Parts> {
   const relay = await startBridgeRelay();
   const gateway = await startFakeGateway(happyGateway);
   const client = new GatewayClient({ baseUrl: gateway.baseUrl, apiKey: 'test-api-key-123', product: 'chatapp', terminateBackoffMs: 5, timeoutMs: 2_000 });
-  const relayClient = new RelayClient({ url: relay.url, token: relay.token });
-  const bridge = new BridgedCallControl(client, relayClient, createLogger('bridged-calls'));
+  const relayClient = new RelayClient({ url: relay.url, token: relay.token, ...(options.relayTimeoutMs !== undefined ? { claimTimeoutMs: options.relayTimeoutMs / 2 } : {}) });
+  const bridge = new BridgedCallControl(client, relayClient, createLogger('bridged-calls'), { leaveRetryMs: LEAVE_RETRY_MS });
   cleanups.push(async () => {
     await relayClient.close();
     await client.close();
@@ -82,11 +86,18 @@ const announced = (localId: string, phase: 'ringing' | 'active' | 'ended', o: Pa
   return { ...base, phase, end: { kind: 'completed', by: 'agent' }, endedAt: 4, durationSec: 1, ...o } as CallState;
 };
 
+/** Bob's consult as the call it rang here holds it. */
+const asked = (state: CallTransfer['state'], kind: 'transfer' | 'consult' = 'consult'): CallTransfer => ({ id: TRANSFER, kind, role: 'to', colleague: BOB, state });
+/** This agent's own consult with Carol as its call holds it. */
+const own = (state: CallTransfer['state']): CallTransfer => ({ id: 'xfer-own-1', kind: 'consult', role: 'from', colleague: CAROL, state });
+
 describe('BridgedCallControl: a colleague’s transfer that rings this agent', () => {
-  it('passes the ring on as it came, keeping its leg: the answer goes to the relay with that leg, never to the gateway', async () => {
+  it('passes the ring on as it came, keeping its leg for the call it opens: the answer goes to the relay with that leg, never to the gateway', async () => {
     const p = await parts();
     const passed = await p.deliver(ring());
     expect(passed.event).toEqual(ring({ timestamp: (passed.event as { timestamp: number }).timestamp }));
+    // The call reducer opened it: it rings here, and the leg is its call's.
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ringing', { bridged: true, transfer: asked('ringing') }));
     expect(p.bridge.isBridgedCall(CALL)).toBe(true);
     expect(await p.bridge.accept(CALL, ANSWER_SDP)).toEqual({ ok: true, value: null });
     expect(p.relay.requests).toEqual([{ method: 'POST', path: `/calls/${CALL}/bridge/transfer/${TRANSFER}/answer`, body: { legId: 'leg-transfer-1', sdp: ANSWER_SDP } }]);
@@ -96,6 +107,7 @@ describe('BridgedCallControl: a colleague’s transfer that rings this agent', (
   it('a colleague answered first (409 already_claimed or answered_elsewhere): answered_elsewhere; a transfer that is over: invalid_state', async () => {
     const p = await parts();
     await p.deliver(ring());
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ringing', { bridged: true, transfer: asked('ringing') }));
     for (const code of ['already_claimed', 'answered_elsewhere']) {
       p.relay.onRequest = () => ({ status: 409, body: { error: { code, message: 'Answered by another agent' } } });
       const lost = await p.bridge.accept(CALL, ANSWER_SDP);
@@ -131,6 +143,7 @@ describe('BridgedCallControl: a colleague’s transfer that rings this agent', (
     release();
     await Promise.all([first, second]);
     expect(p.delivered.map((e) => e.event.type)).toEqual(['call.incoming', 'call.transfer_ring']);
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ringing', { bridged: true, transfer: asked('ringing') }));
     // The transfer's leg replaced the ring's: its answer goes to the transfer.
     await p.bridge.accept(CALL, ANSWER_SDP);
     expect(p.relay.seen().at(-1)).toBe(`POST /calls/${CALL}/bridge/transfer/${TRANSFER}/answer`);
@@ -147,7 +160,7 @@ describe('BridgedCallControl: a colleague’s transfer that rings this agent', (
     // Ended: the next transfer's ring brings the leg the call has now.
     p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true }));
     await p.deliver(ring({ transferId: 'xfer-bob-2', legId: 'leg-transfer-2' }));
-    p.bridge.callChanged(announced('tr:xfer-bob-2', 'ringing', { bridged: true }));
+    p.bridge.callChanged(announced('tr:xfer-bob-2', 'ringing', { bridged: true, transfer: { ...asked('ringing'), id: 'xfer-bob-2' } }));
     // The older call changes again (a late terminate's duration): not this leg's call.
     p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true, durationSec: 9 }));
     expect(p.bridge.isBridgedCall(CALL)).toBe(true);
@@ -197,6 +210,36 @@ describe('BridgedCallControl: this agent’s transfers', () => {
     expect(await p.bridge.cancelTransfer(CALL, 'xfer-1')).toMatchObject({ ok: false, error: { httpStatus: 403 } });
   });
 
+  it('words a 403 as the relay refusing the request, in its own words; only a 401 is the token refused', async () => {
+    const p = await parts();
+    p.relay.onRequest = () => ({ status: 403, body: { error: { code: 'forbidden', message: 'only the agent who started the transfer cancels it' } } });
+    expect(await p.bridge.cancelTransfer(CALL, 'xfer-1')).toEqual({
+      ok: false,
+      error: {
+        code: 'unauthorized',
+        message: 'The relay refused the transfer cancel request (HTTP 403: only the agent who started the transfer cancels it)',
+        text: text('relay.refusedSaying', { what: 'transfer cancel', status: 403, reason: 'only the agent who started the transfer cancels it' }),
+        httpStatus: 403,
+        detail: 'only the agent who started the transfer cancels it',
+      },
+    });
+    p.relay.onRequest = () => ({ status: 403 });
+    expect(await p.bridge.addToCall(CALL, 'xfer-1')).toMatchObject({ ok: false, error: { message: 'The relay refused the add to call request (HTTP 403)', httpStatus: 403 } });
+    p.relay.onRequest = (req) => (req.path.endsWith('/bridge/hold') ? { status: 403, body: { error: { code: 'forbidden', message: 'only the agent on the call holds it' } } } : undefined);
+    const relayClient = new RelayClient({ url: p.relay.url, token: p.relay.token });
+    cleanups.push(() => relayClient.close());
+    expect(await relayClient.bridgeRequest('bridge hold', `/calls/${CALL}/bridge/hold`, { held: true }, z.object({}))).toMatchObject({
+      ok: false,
+      error: { message: 'The relay refused the bridge hold request (HTTP 403: only the agent on the call holds it)', httpStatus: 403 },
+    });
+    const stranger = new RelayClient({ url: p.relay.url, token: 'not-an-agent-token-42' });
+    cleanups.push(() => stranger.close());
+    expect(await stranger.transferRequest('transfer cancel', 'POST', `/calls/${CALL}/bridge/transfer/xfer-1/cancel`, {}, z.object({}))).toMatchObject({
+      ok: false,
+      error: { code: 'unauthorized', message: 'The relay refused the agent token: check it in Settings', httpStatus: 401 },
+    });
+  });
+
   it('lists the team as the relay does, this agent marked self; refuses when the team’s calls are not bridged', async () => {
     const p = await parts();
     expect(await p.bridge.team()).toEqual({ ok: true, value: p.relay.team });
@@ -209,12 +252,27 @@ describe('BridgedCallControl: this agent’s transfers', () => {
 });
 
 describe('BridgedCallControl: hanging up a bridged call', () => {
-  async function answeredBridged(p: Parts): Promise<void> {
+  async function answeredBridged(p: Parts, transfer?: CallTransfer): Promise<void> {
     await p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
     p.bridge.callChanged(announced(`in:${CALL}`, 'ringing', { bridged: true }));
     expect(await p.bridge.accept(CALL, ANSWER_SDP)).toEqual({ ok: true, value: null });
-    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true }));
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, ...(transfer !== undefined ? { transfer } : {}) }));
   }
+
+  /** A colleague's consult rung here and answered: Bob's call, this agent in it. */
+  async function inBobsConsult(p: Parts): Promise<void> {
+    await p.deliver(ring());
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ringing', { bridged: true, transfer: asked('ringing') }));
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'active', { bridged: true, transfer: asked('consulting') }));
+  }
+
+  /** The relay answers a leave so. */
+  const leaveAnswers = (p: Parts, reply: Reply | (() => Reply | Promise<Reply>)) => {
+    p.relay.onRequest = (req) => (req.path.endsWith('/bridge/leave') ? (typeof reply === 'function' ? reply() : reply) : undefined);
+  };
+  const SERVER_ERROR: Reply = { status: 500, body: { error: { code: 'internal', message: 'boom' } } };
+  const UNAVAILABLE: Reply = { status: 503, body: { error: { code: 'unavailable', message: 'restarting' } } };
+  const LEAVES = (n: number) => Array.from({ length: n }, () => `POST /calls/${CALL}/bridge/leave`);
 
   it('leaves it first: colleagues still with the customer keep the call, and the gateway hears nothing', async () => {
     const p = await parts();
@@ -226,46 +284,202 @@ describe('BridgedCallControl: hanging up a bridged call', () => {
     expect(p.gateway.actions()).toEqual(['accept']);
   });
 
-  it('terminates at the gateway when this agent was the last, or when the relay cannot say', async () => {
-    const last = await parts();
-    last.relay.leaveLast = true;
-    await answeredBridged(last);
-    expect(await last.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
-    expect(last.gateway.actions()).toEqual(['accept', 'terminate']);
+  it('each answer of the relay to the leave, and what reaches the gateway', async () => {
+    const cases: Array<[string, Reply, 'ok' | 'error', string[], number]> = [
+      ['others stay ({last:false})', { status: 200, body: { last: false } }, 'ok', ['accept'], 1],
+      ['the last one ({last:true})', { status: 200, body: { last: true } }, 'ok', ['accept', 'terminate'], 1],
+      ['not bridged on the relay (404)', { status: 404, body: { error: { code: 'not_found', message: 'no bridged call' } } }, 'ok', ['accept', 'terminate'], 1],
+      ['no longer in it: a colleague has it (403)', { status: 403, body: { error: { code: 'forbidden', message: 'only an agent in the call leaves it' } } }, 'ok', ['accept'], 1],
+      ['cannot say, every time (500)', SERVER_ERROR, 'ok', ['accept', 'terminate'], 4],
+      ['cannot say, every time (503)', UNAVAILABLE, 'ok', ['accept', 'terminate'], 4],
+    ];
+    for (const [what, reply, outcome, gateway, leaves] of cases) {
+      const p = await parts();
+      await answeredBridged(p);
+      p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true }));
+      leaveAnswers(p, reply);
+      const result = await p.bridge.terminate(CALL);
+      expect(result.ok ? 'ok' : 'error', what).toBe(outcome);
+      expect(p.relay.seen(/leave$/), what).toEqual(LEAVES(leaves));
+      expect(p.gateway.actions(), what).toEqual(gateway);
+    }
+  });
 
-    const unsure = await parts();
-    await answeredBridged(unsure);
-    unsure.relay.onRequest = (req) => (req.path.endsWith('/leave') ? { status: 500, body: { error: { code: 'internal', message: 'boom' } } } : undefined);
-    expect(await unsure.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
-    expect(unsure.relay.seen(/leave$/)).toEqual([`POST /calls/${CALL}/bridge/leave`]);
-    expect(unsure.gateway.actions()).toEqual(['accept', 'terminate']);
+  it('asks again while the relay cannot answer, and follows the answer that comes', async () => {
+    const p = await parts();
+    await answeredBridged(p);
+    const replies: Reply[] = [SERVER_ERROR, UNAVAILABLE, { status: 200, body: { last: false } }];
+    leaveAnswers(p, () => replies.shift() ?? SERVER_ERROR);
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(p.relay.seen(/leave$/)).toEqual(LEAVES(3));
+    expect(p.gateway.actions()).toEqual(['accept']);
+  });
+
+  it('a relay that does not answer in time is asked again too, then the call is ended at the gateway', async () => {
+    const p = await parts({ relayTimeoutMs: 100 });
+    await answeredBridged(p);
+    leaveAnswers(p, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return { status: 200, body: { last: false } };
+    });
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(p.relay.seen(/leave$/)).toEqual(LEAVES(4));
+    expect(p.gateway.actions()).toEqual(['accept', 'terminate']);
   });
 
   it('never ends a colleague’s call from here: a consult this agent was asked into is left to them when the relay cannot be told', async () => {
     const p = await parts();
-    await p.deliver(ring());
-    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'active', { bridged: true, transfer: { id: TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } }));
-    p.relay.onRequest = (req) => (req.path.endsWith('/leave') ? { status: 403, body: { error: { code: 'forbidden', message: 'not in the call' } } } : undefined);
-    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ended', { bridged: true, transfer: { id: TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } }));
-    expect(await p.bridge.terminate(CALL)).toMatchObject({ ok: false, error: { httpStatus: 403 } });
-    expect(p.relay.seen()).toEqual([`POST /calls/${CALL}/bridge/leave`]);
+    await inBobsConsult(p);
+    leaveAnswers(p, UNAVAILABLE);
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ended', { bridged: true, transfer: asked('consulting') }));
+    expect(await p.bridge.terminate(CALL)).toMatchObject({ ok: false, error: { httpStatus: 503 } });
+    expect(p.relay.seen()).toEqual(LEAVES(4));
     expect(p.gateway.requests).toEqual([]);
+  });
+
+  it('a consult this agent was asked into and is no longer in (403): nothing more, and the hang-up is done', async () => {
+    const p = await parts();
+    await inBobsConsult(p);
+    leaveAnswers(p, { status: 403, body: { error: { code: 'forbidden', message: 'only an agent in the call leaves it' } } });
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ended', { bridged: true, transfer: asked('consulting') }));
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(p.relay.seen()).toEqual(LEAVES(1));
+    expect(p.gateway.requests).toEqual([]);
+  });
+
+  it('never ends the customer a colleague talks with in this agent’s own consult or three-way call when the relay cannot be told', async () => {
+    for (const state of ['consulting', 'joined'] as const) {
+      const p = await parts();
+      await answeredBridged(p, own('ringing'));
+      p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, transfer: own(state) }));
+      p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true, transfer: own(state) }));
+      leaveAnswers(p, SERVER_ERROR);
+      expect(await p.bridge.terminate(CALL), state).toMatchObject({ ok: false, error: { httpStatus: 500 } });
+      expect(p.relay.seen(/leave$/)).toEqual(LEAVES(4));
+      expect(p.gateway.actions(), state).toEqual(['accept']);
+    }
+    // Its transfer still ringing, or over: no colleague is with the customer, who is ended at the gateway.
+    for (const state of ['ringing', 'done', 'not_answered'] as const) {
+      const p = await parts();
+      await answeredBridged(p, own('consulting'));
+      p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true, transfer: own(state) }));
+      leaveAnswers(p, SERVER_ERROR);
+      expect(await p.bridge.terminate(CALL), state).toEqual({ ok: true, value: null });
+      expect(p.gateway.actions(), state).toEqual(['accept', 'terminate']);
+    }
   });
 
   it('a transfer taken here makes the customer this agent’s: its hang-up ends the call at the gateway when the relay cannot say', async () => {
     const p = await parts();
     await p.deliver(ring({ kind: 'transfer' }));
-    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'active', { bridged: true, transfer: { id: TRANSFER, kind: 'transfer', role: 'to', colleague: BOB, state: 'done' } }));
-    p.relay.onRequest = (req) => (req.path.endsWith('/leave') ? { status: 503, body: { error: { code: 'unavailable', message: 'restarting' } } } : undefined);
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ringing', { bridged: true, transfer: asked('ringing', 'transfer') }));
+    p.bridge.callChanged(announced(`tr:${TRANSFER}`, 'active', { bridged: true, transfer: asked('done', 'transfer') }));
+    leaveAnswers(p, UNAVAILABLE);
     expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
     expect(p.gateway.actions()).toEqual(['terminate']);
+  });
+
+  it('a call of no leg here in a bridged team (left live by a previous run) is left the same way first', async () => {
+    const cases: Array<[string, Reply, string[], number]> = [
+      ['others stay', { status: 200, body: { last: false } }, [], 1],
+      ['the last one', { status: 200, body: { last: true } }, ['terminate'], 1],
+      ['unknown to the relay (404)', { status: 404, body: { error: { code: 'not_found', message: 'no bridged call' } } }, ['terminate'], 1],
+      ['a colleague’s (403)', { status: 403, body: { error: { code: 'forbidden', message: 'only an agent in the call leaves it' } } }, [], 1],
+      ['the relay cannot say', SERVER_ERROR, ['terminate'], 4],
+    ];
+    for (const [what, reply, gateway, leaves] of cases) {
+      const p = await parts();
+      p.bridge.setBridged(true);
+      leaveAnswers(p, reply);
+      expect(await p.bridge.terminate(CALL), what).toEqual({ ok: true, value: null });
+      expect(p.relay.seen(), what).toEqual(LEAVES(leaves));
+      expect(p.gateway.actions(), what).toEqual(gateway);
+    }
+  });
+
+  it('a call of a bridged team that went direct here (no leg to be had, no node live) is terminated at the gateway alone', async () => {
+    const p = await parts();
+    p.bridge.setBridged(true);
+    p.relay.onRequest = (req) => (req.path.endsWith('/bridge/leg') || req.path === '/bridge/dial' ? { status: 503, body: { error: { code: 'unavailable', message: 'no node' } } } : undefined);
+    await p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
+    expect(await p.bridge.accept(CALL, ANSWER_SDP)).toEqual({ ok: true, value: null });
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    const placed = await p.bridge.initiate('12025550143', DIAL_OFFER_SDP);
+    if (!placed.ok) throw new Error(placed.error.message);
+    expect(await p.bridge.terminate(placed.value.callId)).toEqual({ ok: true, value: null });
+    expect(p.relay.seen(/leave$/)).toEqual([]);
+    expect(p.gateway.actions()).toEqual(['accept', 'terminate', 'initiate', 'terminate']);
   });
 
   it('a direct call is terminated at the gateway alone', async () => {
     const p = await parts();
     expect(await p.bridge.terminate('wacid.direct-1')).toEqual({ ok: true, value: null });
-    expect(p.relay.requests).toEqual([]);
+    const direct = await parts();
+    direct.bridge.setBridged(false);
+    expect(await direct.bridge.terminate('wacid.direct-1')).toEqual({ ok: true, value: null });
+    for (const q of [p, direct]) {
+      expect(q.relay.requests).toEqual([]);
+      expect(q.gateway.actions()).toEqual(['terminate']);
+    }
+  });
+});
+
+describe('BridgedCallControl: a transfer ring the call reducer does not open', () => {
+  it('leaves no leg: the call of that id is no colleague’s here, and its hang-up may end it at the gateway', async () => {
+    const p = await parts();
+    p.bridge.setBridged(true);
+    // A ring the reducer drops (its relay ring is over): no call opens, so nothing announces it.
+    await p.deliver(ring({ timestamp: Date.now() - 60_000 }));
+    expect(p.bridge.isBridgedCall(CALL)).toBe(false);
+    p.relay.onRequest = (req) => (req.path.endsWith('/bridge/leave') ? { status: 503, body: { error: { code: 'unavailable', message: 'restarting' } } } : undefined);
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
     expect(p.gateway.actions()).toEqual(['terminate']);
+  });
+
+  it('keeps the legs of rings not yet opened for the newest 64 rings only', async () => {
+    const p = await parts();
+    for (let n = 0; n <= 64; n += 1) await p.deliver(ring({ transferId: `xfer-${n}`, legId: `leg-${n}` }));
+    p.bridge.callChanged(announced('tr:xfer-0', 'ringing', { bridged: true, transfer: { ...asked('ringing'), id: 'xfer-0' } }));
+    expect(p.bridge.isBridgedCall(CALL)).toBe(false);
+    p.bridge.callChanged(announced('tr:xfer-1', 'ringing', { bridged: true, transfer: { ...asked('ringing'), id: 'xfer-1' } }));
+    await p.bridge.accept(CALL, ANSWER_SDP);
+    expect(p.relay.requests.at(-1)).toEqual({ method: 'POST', path: `/calls/${CALL}/bridge/transfer/xfer-1/answer`, body: { legId: 'leg-1', sdp: ANSWER_SDP } });
+  });
+
+  it('a ring of a call live here leaves the call’s own leg, and an older ring’s leg is not taken by a later announcement of another call', async () => {
+    const p = await parts();
+    await p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
+    p.bridge.callChanged(announced(`in:${CALL}`, 'ringing', { bridged: true }));
+    await p.deliver(ring());
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true }));
+    await p.bridge.accept(CALL, ANSWER_SDP);
+    expect(p.relay.seen(/answer$/)).toEqual([`POST /calls/${CALL}/bridge/answer`]);
+    // Ended and hung up: a leave, and the gateway when the relay cannot say (the ring dropped is no colleague's call).
+    p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true }));
+    p.relay.onRequest = (req) => (req.path.endsWith('/bridge/leave') ? { status: 500, body: { error: { code: 'internal', message: 'boom' } } } : undefined);
+    expect(await p.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(p.gateway.actions()).toEqual(['accept', 'terminate']);
+  });
+});
+
+describe('BridgedCallControl: hold and this agent’s transfer', () => {
+  it('a held call whose consult the colleague answers is taken off hold by the relay: the bridge is not told again', async () => {
+    const p = await parts();
+    await p.deliver({ type: 'call.incoming', callId: CALL, from: '442079460958', sdp: OFFER_SDP, timestamp: Date.now(), bridged: true });
+    p.bridge.callChanged(announced(`in:${CALL}`, 'ringing', { bridged: true }));
+    await p.bridge.accept(CALL, ANSWER_SDP);
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true }));
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, heldSince: 10 }));
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, heldSince: 10, transfer: own('ringing') }));
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, heldMs: 5, transfer: own('consulting') }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(p.relay.requests.filter((r) => r.path.endsWith('/bridge/hold')).map((r) => r.body)).toEqual([{ held: true }]);
+    // Back with the customer, the agent holds and resumes as before.
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, heldMs: 5, transfer: own('done') }));
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, heldMs: 5, heldSince: 20, transfer: own('done') }));
+    p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, heldMs: 9, transfer: own('done') }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(p.relay.requests.filter((r) => r.path.endsWith('/bridge/hold')).map((r) => r.body)).toEqual([{ held: true }, { held: true }, { held: false }]);
   });
 });
 

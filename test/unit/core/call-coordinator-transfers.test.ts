@@ -207,7 +207,7 @@ describe('this agent’s own transfer or consult', () => {
     expect(d.relay.requests).toEqual([{ method: 'POST', path: `/calls/${CALL}/bridge/transfer`, body: { to: 'carol', kind: 'consult' } }]);
 
     await d.update('xfer-1', 'ringing', CAROL);
-    expect(d.coordinator.call(localId)?.transfer).toEqual({ id: 'xfer-1', kind: 'consult', role: 'from', colleague: CAROL, state: 'ringing' });
+    expect(d.coordinator.call(localId)?.transfer).toEqual({ id: 'xfer-1', kind: 'consult', role: 'from', colleague: CAROL, state: 'ringing', ringsUntil: d.clock.t + TRANSFER_RING_MS + 10_000 });
     expect(await d.commands.transferCall(localId, 'bob', 'transfer')).toEqual(refused(TRANSFER_REFUSALS.underWay));
     expect(await d.commands.completeTransfer(localId)).toEqual(refused(TRANSFER_REFUSALS.complete));
     expect(await d.commands.addToCall(localId)).toEqual(refused(TRANSFER_REFUSALS.join));
@@ -238,7 +238,7 @@ describe('this agent’s own transfer or consult', () => {
     await d.update(transferId, 'ringing', BOB);
     expect(await d.commands.cancelTransfer(localId)).toEqual({ ok: true, value: null });
     await d.update(transferId, 'cancelled');
-    expect(d.coordinator.call(localId)).not.toHaveProperty('transfer');
+    expect(d.coordinator.call(localId)?.transfer).toEqual({ id: transferId, kind: 'consult', role: 'from', colleague: BOB, state: 'done' });
     const noneRefused = await d.commands.cancelTransfer(localId);
     expect(noneRefused).toEqual(refused(TRANSFER_REFUSALS.none));
     expect(noneRefused).toMatchObject({ error: { text: { code: 'calls.noTransfer' } } });
@@ -264,6 +264,38 @@ describe('this agent’s own transfer or consult', () => {
     expect(d.relay.seen().at(-1)).toBe(`POST /calls/${CALL}/bridge/leave`);
     expect(d.gateway.actions()).toEqual(['accept']);
     expect(await d.liveFile()).toEqual({ version: 1, calls: [] });
+  });
+
+  it('a ring the relay never says the end of is not answered after the relay’s ring and 10 s; a cancel the relay answers 404 ends the transfer here', async () => {
+    const d = await desk();
+    const localId = await onBridgedCall(d);
+    await d.commands.transferCall(localId, 'carol', 'consult');
+    await d.update('xfer-1', 'ringing', CAROL);
+    d.clock.advance(TRANSFER_RING_MS + 10_000 - 1);
+    expect(d.coordinator.call(localId)?.transfer?.state).toBe('ringing');
+    d.clock.advance(1);
+    expect(d.coordinator.call(localId)).toMatchObject({ phase: 'active', transfer: { id: 'xfer-1', state: 'not_answered' } });
+    // The relay's own word, late: nothing more.
+    await d.update('xfer-1', 'not_answered', CAROL);
+    expect(d.coordinator.call(localId)?.transfer?.state).toBe('not_answered');
+
+    // The relay restarted while the next one rang: it knows nothing of it.
+    await d.commands.transferCall(localId, 'carol', 'consult');
+    await d.update('xfer-2', 'ringing', CAROL);
+    d.relay.onRequest = (req) => (req.path.endsWith('/cancel') ? { status: 404, body: { error: { code: 'not_found', message: 'no transfer xfer-2 in call' } } } : undefined);
+    expect(await d.commands.cancelTransfer(localId)).toEqual({ ok: true, value: null });
+    expect(d.relay.seen().at(-1)).toBe(`POST /calls/${CALL}/bridge/transfer/xfer-2/cancel`);
+    expect(d.coordinator.call(localId)).toMatchObject({ phase: 'active', transfer: { id: 'xfer-2', state: 'done' } });
+    // Its deadline went with it: nothing moves the call later.
+    const after = d.coordinator.call(localId);
+    d.clock.advance(TRANSFER_RING_MS + 10_000);
+    expect(d.coordinator.call(localId)).toBe(after);
+    // Any other refusal of a cancel is the command's answer, and the transfer stays as it is.
+    await d.commands.transferCall(localId, 'carol', 'consult');
+    await d.update('xfer-3', 'ringing', CAROL);
+    d.relay.onRequest = (req) => (req.path.endsWith('/cancel') ? { status: 409, body: { error: { code: 'invalid_state', message: 'the transfer was answered' } } } : undefined);
+    expect(await d.commands.cancelTransfer(localId)).toMatchObject({ ok: false, error: { code: 'invalid_state', httpStatus: 409 } });
+    expect(d.coordinator.call(localId)?.transfer).toMatchObject({ id: 'xfer-3', state: 'ringing' });
   });
 
   it('refuses clearly: no such call, a call still ringing, a direct call', async () => {

@@ -208,6 +208,8 @@ export const bridgeFailed = (at: number, callId = IN_ID, reason: Ev<'remote.brid
 });
 /** The call's one deadline has come: ring timeout for a ringing call, dial timeout for an unanswered outgoing one. */
 export const deadline = (at: number, localId = IN_LOCAL): Ev<'local.deadline'> => ({ type: 'local.deadline', at, localId });
+/** The relay answered this agent's cancel with 404: it no longer knows the transfer. */
+export const transferGone = (at: number, localId = IN_LOCAL, transferId = OWN_TRANSFER): Ev<'local.transfer_gone'> => ({ type: 'local.transfer_gone', at, localId, transferId });
 export const leftover = (at: number, action: GatewayEnd, callId = LEFT_ID, localId = `left:${callId}`): Ev<'local.leftover'> => ({
   type: 'local.leftover',
   at,
@@ -292,7 +294,7 @@ export function askedStates(kind: TransferKind = 'consult') {
 
 /**
  * This agent's own transfer or consult (to Carol) of a bridged incoming call it answered: it rings,
- * the two talk, all three talk, or nobody took it.
+ * the two talk, all three talk, nobody took it, or this agent took it back while it rang.
  */
 export function ownStates(kind: TransferKind = 'consult') {
   const bridged = run([incoming(T0, { bridged: true }), answer(T0 + 3_000), claimResult(T0 + 3_200, 'won'), acceptOk(T0 + 4_000), mediaConnected(T0 + 5_000)]);
@@ -301,7 +303,8 @@ export function ownStates(kind: TransferKind = 'consult') {
   const consulting = run([own(T0 + 25_000, 'consulting')], ringing);
   const joined = run([own(T0 + 40_000, 'joined')], consulting);
   const notAnswered = run([own(T0 + 50_000, 'not_answered')], ringing);
-  return { bridged, ringing, consulting, joined, notAnswered };
+  const cancelled = run([own(T0 + 50_000, 'cancelled')], ringing);
+  return { bridged, ringing, consulting, joined, notAnswered, cancelled };
 }
 
 /**

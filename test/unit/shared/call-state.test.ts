@@ -85,6 +85,7 @@ import {
   status,
   T0,
   terminated,
+  transferGone,
   transferRing,
   transferUpdate,
   type CallIds,
@@ -145,6 +146,7 @@ const EVENT_KEYS = [
   'remote.transfer:not_answered',
   'remote.transfer:cancelled',
   'remote.transfer:answered_elsewhere',
+  'local.transfer_gone', // the relay no longer knows a transfer of the call (the rows here have none)
   'local.dial',
   'local.initiate_ok',
   'local.initiate_failed',
@@ -206,6 +208,7 @@ function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> 
     'remote.transfer:not_answered': transferUpdate(AT, 'not_answered', { callId, transferId: OWN_TRANSFER, reason: 'no_answer' }),
     'remote.transfer:cancelled': transferUpdate(AT, 'cancelled', { callId, transferId: OWN_TRANSFER }),
     'remote.transfer:answered_elsewhere': transferUpdate(AT, 'answered_elsewhere', { callId, transferId: OWN_TRANSFER }),
+    'local.transfer_gone': transferGone(AT, localId, OWN_TRANSFER),
     'local.dial': dial(AT, localId, CALLEE, TABLE_REQUEST),
     'local.initiate_ok': initiateOk(AT, localId, callId),
     'local.initiate_failed': initiateFailed(AT, localId),
@@ -272,6 +275,7 @@ const NO_TRANSFER_OF_ITS_OWN = {
   'remote.transfer:not_answered': '=',
   'remote.transfer:cancelled': '=',
   'remote.transfer:answered_elsewhere': '=',
+  'local.transfer_gone': '=',
 } as const satisfies Partial<Record<EventKey, Cell>>;
 
 // The state machine, written out (ARCHITECTURE.md, protocol.md, relay/REFERENCE.md "Routing and claims"):
@@ -480,7 +484,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
-    'remote.transfer:ringing': 'active', // this agent's own transfer rings a colleague (the relay says so)
+    'remote.transfer:ringing': ['active', 'deadline:set'], // this agent's own transfer rings a colleague (the relay says so), until the relay's word or its deadline
   },
   'in.hung_up': {
     'remote.incoming': '=',
@@ -852,7 +856,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
-    'remote.transfer:ringing': 'active', // this agent's own transfer rings a colleague (the relay says so)
+    'remote.transfer:ringing': ['active', 'deadline:set'], // this agent's own transfer rings a colleague (the relay says so), until the relay's word or its deadline
   },
   'out.ended': {
     'remote.incoming': '=',
@@ -902,7 +906,7 @@ const heldRow = (inHand: Record<EventKey, Cell>): Record<EventKey, Cell> => ({
   ...inHand,
   'local.hold': ['=', 'reply:ok'],
   'local.resume': ['active', 'reply:ok'],
-  'remote.transfer:ringing': 'active:held',
+  'remote.transfer:ringing': ['active:held', 'deadline:set'],
 });
 const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
   ...WRITTEN_OUT,
@@ -1013,6 +1017,7 @@ describe('reduceCall: the transition table', () => {
       'local.media_connected': true,
       'local.media_failed': true,
       'local.leftover': true,
+      'local.transfer_gone': true,
     };
     const events = Object.values(tableEvents(INCOMING_IDS));
     const covered = new Set(events.map((e) => e.type));

@@ -66,6 +66,7 @@ import {
   runWithEffects,
   T0,
   terminated,
+  transferGone,
   transferRing,
   transferUpdate,
 } from './call-fixtures';
@@ -105,6 +106,7 @@ const EVENT_KEYS = [
   'local.deadline',
   'local.media_connected',
   'local.media_failed',
+  'local.transfer_gone', // the relay answered this agent's cancel of the row's transfer with 404
 ] as const;
 type EventKey = (typeof EVENT_KEYS)[number];
 
@@ -138,6 +140,7 @@ function tableEvents(localId: string, transferId: string): Record<EventKey, Call
     'local.deadline': deadline(AT, localId),
     'local.media_connected': mediaConnected(AT, localId),
     'local.media_failed': mediaFailed(AT, localId),
+    'local.transfer_gone': transferGone(AT, localId, transferId),
   };
 }
 
@@ -155,6 +158,7 @@ const ROWS = {
   'own.consulting': own.consulting,
   'own.joined': own.joined,
   'own.not_answered': own.notAnswered, // nobody took it: back with the customer
+  'own.done': own.cancelled, // taken back while it rang: back with the customer
 } as const;
 type RowKey = keyof typeof ROWS;
 const isOwn = (row: RowKey): boolean => row.startsWith('own.');
@@ -195,6 +199,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': ['ended:missed+ringing', 'transfer_decline', 'deadline:cancel'],
     'local.media_connected': '=',
     'local.media_failed': ['ended:declined+ringing', 'transfer_decline', 'deadline:cancel'],
+    'local.transfer_gone': '=',
   },
   'asked.answering': {
     'transfer:ringing': '=',
@@ -215,7 +220,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': ['connecting+consulting', 'awaited:ok'],
     'local.accept_failed:answered_elsewhere': ['ended:answered_elsewhere+ringing', 'awaited:answered_elsewhere'], // no reject, no terminate
-    'local.accept_failed:over': ['ended:failed/invalid_state+ringing', 'awaited:invalid_state'],
+    'local.accept_failed:over': ['ended:failed/invalid_state+ringing', 'transfer_decline', 'awaited:invalid_state'], // declined on the relay: Bob hears at once it is not taken here
     'local.decline': ['=', 'reply:invalid_state'],
     'local.hangup': ['ended:completed/agent+ringing', 'reply:ok', 'end:terminate', 'awaited:invalid_state'],
     'local.hold': ['=', 'reply:invalid_state'],
@@ -223,6 +228,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': '=',
     'local.media_connected': ['active+consulting', 'awaited:ok'], // media may beat the relay's answer
     'local.media_failed': ['ended:failed/ice_failed+ringing', 'end:terminate', 'awaited:invalid_state'],
+    'local.transfer_gone': '=',
   },
   'asked.connecting': {
     'transfer:ringing': '=',
@@ -243,7 +249,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed:answered_elsewhere': 'ended:answered_elsewhere+consulting',
-    'local.accept_failed:over': 'ended:failed/invalid_state+consulting',
+    'local.accept_failed:over': ['ended:failed/invalid_state+consulting', 'transfer_decline'], // the relay did not take the answer: it stops ringing here
     'local.decline': ['=', 'reply:invalid_state'],
     'local.hangup': ['ended:completed/agent+consulting', 'reply:ok', 'end:terminate'],
     'local.hold': ['=', 'reply:invalid_state'],
@@ -251,6 +257,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': '=',
     'local.media_connected': 'active+consulting',
     'local.media_failed': ['ended:failed/ice_failed+consulting', 'end:terminate'],
+    'local.transfer_gone': '=',
   },
   'asked.consulting': {
     'transfer:ringing': '=',
@@ -271,7 +278,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed:answered_elsewhere': 'ended:answered_elsewhere+consulting',
-    'local.accept_failed:over': 'ended:failed/invalid_state+consulting',
+    'local.accept_failed:over': ['ended:failed/invalid_state+consulting', 'transfer_decline'], // the relay did not take the answer: it stops ringing here
     'local.decline': ['=', 'reply:invalid_state'],
     'local.hangup': ['ended:completed/agent+consulting', 'reply:ok', 'end:terminate'], // leaves first: Bob stays with the customer
     'local.hold': ['=', 'reply:invalid_state'], // the relay routes the customer now
@@ -279,6 +286,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': '=',
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed+consulting', 'end:terminate'],
+    'local.transfer_gone': '=',
   },
   'asked.joined': {
     'transfer:ringing': '=',
@@ -299,7 +307,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed:answered_elsewhere': 'ended:answered_elsewhere+joined',
-    'local.accept_failed:over': 'ended:failed/invalid_state+joined',
+    'local.accept_failed:over': ['ended:failed/invalid_state+joined', 'transfer_decline'], // the relay did not take the answer: it stops ringing here
     'local.decline': ['=', 'reply:invalid_state'],
     'local.hangup': ['ended:completed/agent+joined', 'reply:ok', 'end:terminate'],
     'local.hold': ['=', 'reply:invalid_state'],
@@ -307,10 +315,11 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': '=',
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed+joined', 'end:terminate'],
+    'local.transfer_gone': '=',
   },
   'asked.transfer_taken': {
     'transfer:ringing': '=',
-    'transfer:ringing:new': 'active+ringing', // the customer is this agent's: it may hand them on in turn
+    'transfer:ringing:new': ['active+ringing', 'deadline:set'], // the customer is this agent's: it may hand them on in turn
     'transfer:consulting': '=',
     'transfer:joined': '=',
     'transfer:transferred': '=',
@@ -327,7 +336,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
     'local.accept_failed:answered_elsewhere': 'ended:answered_elsewhere+done',
-    'local.accept_failed:over': 'ended:failed/invalid_state+done',
+    'local.accept_failed:over': ['ended:failed/invalid_state+done', 'transfer_decline'], // the relay did not take the answer: it stops ringing here
     'local.decline': ['=', 'reply:invalid_state'],
     'local.hangup': ['ended:completed/agent+done', 'reply:ok', 'end:terminate'],
     'local.hold': ['active:held+done', 'reply:ok'], // the agent's own call now
@@ -335,34 +344,36 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': '=',
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed+done', 'end:terminate'],
+    'local.transfer_gone': '=',
   },
   'own.ringing': {
     'transfer:ringing': '=', // the same ring again
     'transfer:ringing:new': '=', // one transfer at a time
-    'transfer:consulting': 'active+consulting', // Carol answered
-    'transfer:joined': 'active+joined',
-    'transfer:transferred': 'ended:transferred+ringing', // a cold transfer Carol answered: no terminate, nothing owed
-    'transfer:with_customer': 'active+none',
-    'transfer:not_answered': 'active+not_answered', // back with the customer
-    'transfer:cancelled': 'active+none',
+    'transfer:consulting': ['active+consulting', 'deadline:cancel'], // Carol answered
+    'transfer:joined': ['active+joined', 'deadline:cancel'],
+    'transfer:transferred': ['ended:transferred+ringing', 'deadline:cancel'], // a cold transfer Carol answered: no terminate, nothing owed
+    'transfer:with_customer': ['active+done', 'deadline:cancel'],
+    'transfer:not_answered': ['active+not_answered', 'deadline:cancel'], // back with the customer
+    'transfer:cancelled': ['active+done', 'deadline:cancel'], // taken back: over, and nothing told of it again reopens it
     'transfer:answered_elsewhere': '=', // not said to the agent who started it
     'transfer:other': '=',
     'remote.transfer_ring': '=', // a colleague's transfer never rings over a live call
-    'remote.terminated': 'ended:completed/customer+ringing',
-    'remote.terminated+duration': 'ended:completed/customer+ringing',
+    'remote.terminated': ['ended:completed/customer+ringing', 'deadline:cancel'],
+    'remote.terminated+duration': ['ended:completed/customer+ringing', 'deadline:cancel'],
     'remote.claimed': '=',
-    'remote.bridge_failed': ['ended:failed/media_failed+ringing', 'end:terminate'],
+    'remote.bridge_failed': ['ended:failed/media_failed+ringing', 'end:terminate', 'deadline:cancel'],
     'local.answer': ['=', 'reply:invalid_state'],
     'local.accept_ok': '=',
-    'local.accept_failed:answered_elsewhere': ['ended:failed/answered_elsewhere+ringing'], // a gateway accept of its own, never a transfer answer
-    'local.accept_failed:over': ['ended:failed/invalid_state+ringing'],
+    'local.accept_failed:answered_elsewhere': ['ended:failed/answered_elsewhere+ringing', 'deadline:cancel'], // a gateway accept of its own, never a transfer answer
+    'local.accept_failed:over': ['ended:failed/invalid_state+ringing', 'deadline:cancel'],
     'local.decline': ['=', 'reply:invalid_state'],
-    'local.hangup': ['ended:completed/agent+ringing', 'reply:ok', 'end:terminate'],
+    'local.hangup': ['ended:completed/agent+ringing', 'reply:ok', 'end:terminate', 'deadline:cancel'],
     'local.hold': ['=', 'reply:invalid_state'], // the customer hears the music already
     'local.resume': ['=', 'reply:ok'],
-    'local.deadline': '=',
+    'local.deadline': ['active+not_answered', 'deadline:cancel'], // the relay's word never came: not answered, back with the customer
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+ringing', 'end:terminate'],
+    'local.media_failed': ['ended:failed/ice_failed+ringing', 'end:terminate', 'deadline:cancel'],
+    'local.transfer_gone': ['active+done', 'deadline:cancel'], // the relay no longer knows it: over here too
   },
   'own.consulting': {
     'transfer:ringing': '=',
@@ -370,9 +381,9 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'transfer:consulting': '=',
     'transfer:joined': 'active+joined', // Add to call
     'transfer:transferred': 'ended:transferred+consulting', // Complete transfer
-    'transfer:with_customer': 'active+none', // Carol hung up
+    'transfer:with_customer': 'active+done', // Carol hung up
     'transfer:not_answered': 'active+not_answered',
-    'transfer:cancelled': 'active+none', // Cancel consult
+    'transfer:cancelled': 'active+done', // Cancel consult
     'transfer:answered_elsewhere': '=',
     'transfer:other': '=',
     'remote.transfer_ring': '=',
@@ -391,6 +402,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': '=',
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed+consulting', 'end:terminate'],
+    'local.transfer_gone': 'active+done',
   },
   'own.joined': {
     'transfer:ringing': '=',
@@ -398,9 +410,9 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'transfer:consulting': '=',
     'transfer:joined': '=',
     'transfer:transferred': 'ended:transferred+joined',
-    'transfer:with_customer': 'active+none', // Carol left the three-way call
+    'transfer:with_customer': 'active+done', // Carol left the three-way call
     'transfer:not_answered': '=',
-    'transfer:cancelled': 'active+none',
+    'transfer:cancelled': 'active+done',
     'transfer:answered_elsewhere': '=',
     'transfer:other': '=',
     'remote.transfer_ring': '=',
@@ -419,16 +431,17 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': '=',
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed+joined', 'end:terminate'],
+    'local.transfer_gone': '=', // no cancel applies to a three-way call
   },
   'own.not_answered': {
     'transfer:ringing': '=', // that one is over
-    'transfer:ringing:new': 'active+ringing', // the agent tries again
+    'transfer:ringing:new': ['active+ringing', 'deadline:set'], // the agent tries again
     'transfer:consulting': '=',
     'transfer:joined': '=',
-    'transfer:transferred': 'ended:transferred+not_answered',
-    'transfer:with_customer': 'active+none',
+    'transfer:transferred': '=', // that transfer is over: nothing of it moves the call any more
+    'transfer:with_customer': '=',
     'transfer:not_answered': '=',
-    'transfer:cancelled': 'active+none',
+    'transfer:cancelled': '=',
     'transfer:answered_elsewhere': '=',
     'transfer:other': '=',
     'remote.transfer_ring': '=',
@@ -447,6 +460,36 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.deadline': '=',
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed+not_answered', 'end:terminate'],
+    'local.transfer_gone': '=',
+  },
+  'own.done': {
+    'transfer:ringing': '=', // its ring told again: it never rings again
+    'transfer:ringing:new': ['active+ringing', 'deadline:set'], // a new transfer may start once the last is over
+    'transfer:consulting': '=',
+    'transfer:joined': '=',
+    'transfer:transferred': '=', // that transfer is over: nothing of it moves the call any more
+    'transfer:with_customer': '=',
+    'transfer:not_answered': '=',
+    'transfer:cancelled': '=',
+    'transfer:answered_elsewhere': '=',
+    'transfer:other': '=',
+    'remote.transfer_ring': '=',
+    'remote.terminated': 'ended:completed/customer+done',
+    'remote.terminated+duration': 'ended:completed/customer+done',
+    'remote.claimed': '=',
+    'remote.bridge_failed': ['ended:failed/media_failed+done', 'end:terminate'],
+    'local.answer': ['=', 'reply:invalid_state'],
+    'local.accept_ok': '=',
+    'local.accept_failed:answered_elsewhere': ['ended:failed/answered_elsewhere+done'],
+    'local.accept_failed:over': ['ended:failed/invalid_state+done'],
+    'local.decline': ['=', 'reply:invalid_state'],
+    'local.hangup': ['ended:completed/agent+done', 'reply:ok', 'end:terminate'],
+    'local.hold': ['active:held+done', 'reply:ok'], // the agent's own call again
+    'local.resume': ['=', 'reply:ok'],
+    'local.deadline': '=',
+    'local.media_connected': '=',
+    'local.media_failed': ['ended:failed/ice_failed+done', 'end:terminate'],
+    'local.transfer_gone': '=',
   },
 };
 
@@ -487,10 +530,17 @@ describe('reduceCall: a call in a transfer × every event', () => {
       'asked.consulting': { localId: ASKED_LOCAL, phase: 'active', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'consulting' } },
       'asked.joined': { localId: ASKED_LOCAL, phase: 'active', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'consult', role: 'to', colleague: BOB, state: 'joined' } },
       'asked.transfer_taken': { localId: ASKED_LOCAL, phase: 'active', bridged: true, transfer: { id: ASKED_TRANSFER, kind: 'transfer', role: 'to', colleague: BOB, state: 'done' } },
-      'own.ringing': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'ringing' } },
+      'own.ringing': {
+        localId: IN_LOCAL,
+        phase: 'active',
+        bridged: true,
+        // The relay's ring (30 s) and 10 s for its word, before the ring is taken as not answered here.
+        transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'ringing', ringsUntil: T0 + 20_000 + TRANSFER_RING_MS + 10_000 },
+      },
       'own.consulting': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'consulting' } },
       'own.joined': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'joined' } },
       'own.not_answered': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'not_answered' } },
+      'own.done': { localId: IN_LOCAL, phase: 'active', bridged: true, transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'done' } },
     });
     // The Answer of a colleague's transfer waits for the relay's answer, with no claim before it.
     expect(ROWS['asked.answering'].open).toEqual({ waiting: 'accept', replyTo: ANSWER_REQUEST });
@@ -664,9 +714,10 @@ describe('this agent’s own transfer or consult', () => {
       role: 'from',
       colleague: CAROL,
       state: 'ringing',
+      ringsUntil: T0 + 20_000 + TRANSFER_RING_MS + 10_000,
     });
     const anyone = run([transferUpdate(T0 + 20_000, 'ringing', { transferId: OWN_TRANSFER, kind: 'transfer' })], own.bridged);
-    expect(anyone.transfer).toEqual({ id: OWN_TRANSFER, kind: 'transfer', role: 'from', state: 'ringing' });
+    expect(anyone.transfer).toEqual({ id: OWN_TRANSFER, kind: 'transfer', role: 'from', state: 'ringing', ringsUntil: T0 + 20_000 + TRANSFER_RING_MS + 10_000 });
     // Who answered comes with the relay's next word.
     expect(run([transferUpdate(T0 + 22_000, 'consulting', { transferId: OWN_TRANSFER, colleague: BOB })], anyone).transfer).toMatchObject({ colleague: BOB, state: 'consulting' });
   });
@@ -680,12 +731,13 @@ describe('this agent’s own transfer or consult', () => {
     expect(reduceCall(ended, terminated(T0 + 300_000, { durationSec: 290 })).state).toBe(ended);
   });
 
-  it('cancelled, or the colleague gone: back with the customer, no transfer left on the call', () => {
+  it('cancelled, or the colleague gone: back with the customer, the transfer kept as done (nothing under way)', () => {
     for (const state of ['cancelled', 'with_customer'] as const) {
       const back = run([transferUpdate(T0 + 30_000, state, { transferId: OWN_TRANSFER })], own.consulting);
       expect(back).toMatchObject({ phase: 'active', bridged: true });
-      expect(back).not.toHaveProperty('transfer');
-      expect(publicCall(back)).toEqual(publicCall(own.bridged));
+      expect(publicCall(back)).toEqual({ ...publicCall(own.bridged), transfer: { id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'done' } });
+      expect(transferableCall(back)).toEqual({ ok: true, value: { callId: IN_ID } });
+      expect(transferToActOn(back, 'cancel')).toEqual(refused(TRANSFER_REFUSALS.none));
     }
   });
 
@@ -700,11 +752,159 @@ describe('this agent’s own transfer or consult', () => {
   });
 
   it('refuses to take another call into hand while the one in hand is in a transfer: it cannot be held', () => {
-    const book = applyAll([transferUpdate(T0 + 20_000, 'ringing', { transferId: OWN_TRANSFER, colleague: CAROL }), dial(T0 + 21_000, OUT_LOCAL, undefined, 'rq-dial')], alone(own.bridged));
+    const ringing = applyAll([transferUpdate(T0 + 20_000, 'ringing', { transferId: OWN_TRANSFER, colleague: CAROL })], alone(own.bridged));
+    const book = applyAll([dial(T0 + 21_000, OUT_LOCAL, undefined, 'rq-dial')], ringing.book);
     expect(book.book.calls[OUT_LOCAL]).toBeUndefined();
     expect(book.effects).toEqual([{ kind: 'reply', requestId: 'rq-dial', result: refused(TRANSFER_REFUSALS.hold) }]);
     expect(book.effects).toMatchObject([{ result: { error: { message: 'The call cannot be held during a transfer, consult or three-way call', text: { code: 'calls.noHoldDuringTransfer' } } } }]);
     expect(book.book.calls[IN_LOCAL]).not.toHaveProperty('heldSince');
+  });
+});
+
+describe('a held call that goes into a transfer', () => {
+  /** This agent's bridged call, held at T0 + 10 s, whose consult to Carol rings at T0 + 20 s. */
+  const heldRinging = () => run([hold(T0 + 10_000), transferUpdate(T0 + 20_000, 'ringing', { transferId: OWN_TRANSFER, colleague: CAROL })], own.bridged);
+
+  it('stays held while its transfer rings: the customer hears the music either way', () => {
+    expect(heldRinging()).toMatchObject({ phase: 'active', heldSince: T0 + 10_000, transfer: { state: 'ringing' } });
+  });
+
+  it('is no longer held once the colleague answers the consult or all three talk: the relay took the customer off hold, and the time held is counted', () => {
+    for (const state of ['consulting', 'joined'] as const) {
+      const talking = run([transferUpdate(T0 + 25_000, state, { transferId: OWN_TRANSFER, colleague: CAROL })], heldRinging());
+      expect(talking).toMatchObject({ phase: 'active', heldMs: 15_000, transfer: { state } });
+      expect(talking).not.toHaveProperty('heldSince');
+      expect(run([hangup(T0 + 45_000)], talking)).toMatchObject({ phase: 'ended', heldSec: 15, durationSec: 40 });
+    }
+  });
+
+  it('is not held once the colleague left it, nor after it was handed on', () => {
+    const alone = run([transferUpdate(T0 + 25_000, 'with_customer', { transferId: OWN_TRANSFER, colleague: CAROL })], heldRinging());
+    expect(alone).toMatchObject({ phase: 'active', heldMs: 15_000, transfer: { state: 'done' } });
+    expect(alone).not.toHaveProperty('heldSince');
+    const handedOn = run([transferUpdate(T0 + 25_000, 'transferred', { transferId: OWN_TRANSFER, colleague: CAROL })], heldRinging());
+    expect(handedOn).toMatchObject({ phase: 'ended', end: { kind: 'transferred' }, heldSec: 15 });
+    expect(handedOn).not.toHaveProperty('heldSince');
+  });
+
+  it('stays held when its ring ends unanswered or is taken back: the relay kept the customer on hold', () => {
+    for (const ending of [
+      transferUpdate(T0 + 25_000, 'cancelled', { transferId: OWN_TRANSFER }),
+      transferUpdate(T0 + 25_000, 'not_answered', { transferId: OWN_TRANSFER, reason: 'declined' }),
+      deadline(T0 + 60_000),
+      transferGone(T0 + 25_000),
+    ]) {
+      expect(run([ending], heldRinging())).toMatchObject({ phase: 'active', heldSince: T0 + 10_000 });
+    }
+  });
+});
+
+describe('the relay’s word on a transfer that is over', () => {
+  /** Every word the relay can say of a transfer. */
+  const STATES = ['ringing', 'consulting', 'joined', 'transferred', 'with_customer', 'not_answered', 'cancelled', 'answered_elsewhere'] as const satisfies readonly TransferUpdateState[];
+
+  it('changes nothing when told again, whatever it says: cancelled, the colleague gone, not answered', () => {
+    const over = {
+      cancelled: run([transferUpdate(T0 + 30_000, 'cancelled', { transferId: OWN_TRANSFER })], own.ringing),
+      with_customer: run([transferUpdate(T0 + 30_000, 'with_customer', { transferId: OWN_TRANSFER, colleague: CAROL })], own.consulting),
+      not_answered: own.notAnswered,
+    };
+    for (const [how, call] of Object.entries(over)) {
+      expect(call.transfer?.state, how).toBe(how === 'not_answered' ? 'not_answered' : 'done');
+      for (const state of STATES) {
+        const book = alone(call);
+        const again = applyCallEvent(book, transferUpdate(T0 + 40_000, state, { transferId: OWN_TRANSFER, colleague: CAROL }));
+        expect(again.book, `${how} × ${state}`).toBe(book);
+        expect(again.effects).toEqual([]);
+      }
+    }
+  });
+
+  it('a ring of the same transfer redelivered after it was cancelled never reopens it; a new transfer rings', () => {
+    const cancelled = run([transferUpdate(T0 + 30_000, 'cancelled', { transferId: OWN_TRANSFER })], own.ringing);
+    expect(reduceCall(cancelled, transferUpdate(T0 + 31_000, 'ringing', { transferId: OWN_TRANSFER, colleague: CAROL })).state).toBe(cancelled);
+    const next = reduceCall(cancelled, transferUpdate(T0 + 32_000, 'ringing', { transferId: 'xfer-next', colleague: BOB }));
+    expect(next.state?.transfer).toEqual({ id: 'xfer-next', kind: 'consult', role: 'from', colleague: BOB, state: 'ringing', ringsUntil: T0 + 32_000 + TRANSFER_RING_MS + 10_000 });
+    expect(next.effects).toEqual([{ kind: 'deadline', localId: IN_LOCAL, at: T0 + 32_000 + TRANSFER_RING_MS + 10_000 }]);
+  });
+
+  it('a colleague’s transfer this agent took is over too: nothing told of it again moves the call', () => {
+    for (const state of STATES) {
+      const book = alone(askedTransfer.active);
+      expect(applyCallEvent(book, transferUpdate(T0 + 40_000, state, { colleague: BOB })).book, state).toBe(book);
+    }
+  });
+});
+
+describe('this agent’s transfer ringing, when the relay’s word does not come', () => {
+  const RINGS_UNTIL = T0 + 20_000 + TRANSFER_RING_MS + 10_000;
+
+  it('has a deadline of the relay’s ring and 10 s: then it is not answered, back with the customer', () => {
+    expect(deadlineOf(own.ringing)).toBe(RINGS_UNTIL);
+    const { state, effects } = reduceCall(own.ringing, deadline(RINGS_UNTIL));
+    expect(state).toMatchObject({ phase: 'active', transfer: { id: OWN_TRANSFER, role: 'from', state: 'not_answered' } });
+    expect(state?.transfer).not.toHaveProperty('ringsUntil');
+    expect(effects).toEqual([{ kind: 'deadline', localId: IN_LOCAL, at: undefined }]);
+    // The relay's own word, late: changes nothing.
+    expect(reduceCall(state, transferUpdate(RINGS_UNTIL + 1_000, 'not_answered', { transferId: OWN_TRANSFER, reason: 'no_answer' })).state).toBe(state);
+  });
+
+  it('the deadline goes as soon as the ring ends otherwise; a ring told again keeps it as it was', () => {
+    for (const [ev, state] of [
+      [transferUpdate(T0 + 22_000, 'consulting', { transferId: OWN_TRANSFER, colleague: CAROL }), 'consulting'],
+      [transferUpdate(T0 + 22_000, 'not_answered', { transferId: OWN_TRANSFER, reason: 'declined' }), 'not_answered'],
+      [transferUpdate(T0 + 22_000, 'cancelled', { transferId: OWN_TRANSFER }), 'done'],
+      [transferGone(T0 + 22_000), 'done'],
+    ] as const) {
+      const { state: after, effects } = reduceCall(own.ringing, ev);
+      expect(after?.transfer?.state).toBe(state);
+      expect(deadlineOf(after)).toBeUndefined();
+      expect(effects).toEqual([{ kind: 'deadline', localId: IN_LOCAL, at: undefined }]);
+    }
+    const again = reduceCall(own.ringing, transferUpdate(T0 + 25_000, 'ringing', { transferId: OWN_TRANSFER, colleague: CAROL }));
+    expect(again.state).toBe(own.ringing);
+    expect(again.effects).toEqual([]);
+    // A deadline that comes once the ring is over changes nothing.
+    const consulting = run([transferUpdate(T0 + 22_000, 'consulting', { transferId: OWN_TRANSFER, colleague: CAROL })], own.ringing);
+    expect(reduceCall(consulting, deadline(RINGS_UNTIL)).state).toBe(consulting);
+  });
+
+  it('a transfer the relay no longer knows is over, under way or consulting; another transfer’s, or a three-way call, is left as it is', () => {
+    expect(run([transferGone(T0 + 30_000)], own.consulting).transfer).toEqual({ id: OWN_TRANSFER, kind: 'consult', role: 'from', colleague: CAROL, state: 'done' });
+    expect(reduceCall(own.ringing, transferGone(T0 + 30_000, IN_LOCAL, 'xfer-other')).state).toBe(own.ringing);
+    expect(reduceCall(own.joined, transferGone(T0 + 30_000)).state).toBe(own.joined);
+    expect(reduceCall(asked.active, transferGone(T0 + 30_000, ASKED_LOCAL, ASKED_TRANSFER)).state).toBe(asked.active);
+  });
+});
+
+describe('a colleague’s transfer whose answer the relay did not take', () => {
+  it('ends failed and is declined on the relay, so that it stops ringing here and the colleague hears at once', () => {
+    const { state, effects } = runWithEffects([answer(T0 + 1_000, ASKED_LOCAL, 'rq-a'), acceptFailed(T0 + 1_300, ASKED_LOCAL, { code: 'timeout', message: 'The relay did not answer' })], asked.ringing);
+    expect(state).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'timeout' } });
+    expect(effects.filter((e) => e.kind !== 'deadline')).toEqual([
+      { kind: 'accept', localId: ASKED_LOCAL, callId: IN_ID, sdp: ANSWER_SDP },
+      { kind: 'transfer_decline', localId: ASKED_LOCAL, callId: IN_ID, transferId: ASKED_TRANSFER },
+      { kind: 'reply', requestId: 'rq-a', result: { ok: false, error: { code: 'timeout', message: 'The relay did not answer' } } },
+    ]);
+    expect(owedOnCrash(alone(state))).toEqual([]);
+  });
+});
+
+describe('the talk time of a call in a transfer, once ended here', () => {
+  it('is never refined by the gateway’s later duration: the call went on with a colleague', () => {
+    for (const ended of [
+      asEnded(run([hangup(T0 + 45_000), endResult(T0 + 45_300, 'done')], own.joined)), // left a three-way call
+      asEnded(run([hangup(T0 + 45_000), endResult(T0 + 45_300, 'done')], own.consulting)), // left the consult to Carol
+      asEnded(run([hangup(T0 + 45_000, ASKED_LOCAL), endResult(T0 + 45_300, 'done', ASKED_LOCAL)], asked.active)), // left Bob's consult
+      asEnded(run([hangup(T0 + 45_000, ASKED_LOCAL), endResult(T0 + 45_300, 'done', ASKED_LOCAL)], asked.withCustomer)),
+      asEnded(run([hangup(T0 + 45_000), endResult(T0 + 45_300, 'done')], own.cancelled)),
+    ]) {
+      expect(ended.durationSec).toBeLessThan(300);
+      expect(reduceCall(ended, terminated(T0 + 300_000, { durationSec: 295 })).state).toBe(ended);
+    }
+    // A call that was never in a transfer still takes the gateway's duration.
+    const plain = asEnded(run([hangup(T0 + 45_000), endResult(T0 + 45_300, 'done')], own.bridged));
+    expect(reduceCall(plain, terminated(T0 + 46_000, { durationSec: 41 })).state).toMatchObject({ durationSec: 41 });
   });
 });
 
