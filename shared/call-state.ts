@@ -24,7 +24,8 @@
 //   open about it with the relay or the gateway (its claim, the request under way, the command
 //   waiting, the end the gateway is owed); a call a previous run left live (`Leftover`); `publicCall`;
 // - handlers.ts: one handler per event type, each returning the call after it, its effects and its
-//   reply (`Step`);
+//   reply (`Step`); steps.ts: the steps several handlers share (ending a call, owing the gateway an
+//   end, letting a live call go);
 // - transfers.ts: when a transfer keeps the call out of the agent's hands, and what the agent's
 //   transfer commands may act on;
 // - book.ts: all calls of one agent (`CallBook`) and delivery: routing by call id or local id, events
@@ -32,7 +33,7 @@
 export * from './calls/types';
 export { deadlineOf, owedEnd, publicCall } from './calls/record';
 export type { AnsweringOpen, CallRecord, DialingOpen, EndedOpen, EndedRecord, Leftover, LiveRecord } from './calls/record';
-export type { Step } from './calls/handlers';
+export type { Step } from './calls/steps';
 export { TRANSFER_OVER, TRANSFER_REFUSALS, TRANSFER_UNDER_WAY, transferableCall, transferToActOn, transferUnderWay } from './calls/transfers';
 export type { TransferAction } from './calls/transfers';
 export { applyCallEvent, emptyBook, liveCalls, owedOnCrash, pruneBook, reduceCall } from './calls/book';

@@ -3,8 +3,9 @@
 // not matter lives here: events for an id nobody holds yet wait for it (an outgoing call's events
 // can overtake its initiate response), a terminate for an id nobody holds leaves a tombstone, and a
 // call that learns its id takes what waited for it.
-import { handlers, type Handler, type On } from './handlers';
+import { handlers } from './handlers';
 import { deadlineOf, owedEnd, type CallRecord, type Leftover } from './record';
+import type { Handler, On } from './steps';
 import { isLive, PENDING_TTL_MS, TOMBSTONE_TTL_MS, transferLocalId, type CallEffect, type CallEvent, type GatewayEnd, type RemoteCallEvent } from './types';
 
 export interface CallBook {
