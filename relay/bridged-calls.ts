@@ -36,11 +36,14 @@ export type CallPlacements = Pick<RelayBackend, 'setCallNode' | 'callNode' | 'dr
 /** How a node went: it missed its heartbeats, it left, or its control API could not be reached. */
 export type NodeGone = 'expired' | 'left' | 'unreachable';
 
+/** Why the bridge loses a call by itself: its node, or the customer's leg (an agent away too long is no loss of the bridge's). */
+export type BridgeLoss = Exclude<BridgeFailure, 'agent_not_back'>;
+
 /** A call the bridge can no longer carry: the relay tells its agents (`call.bridge_failed`). */
 export interface LostCall {
   callId: string;
   nodeId: string;
-  reason: BridgeFailure;
+  reason: BridgeLoss;
   /** Every agent who was in it or rung for it, once it had a transfer (participantsOf). */
   agents?: string[];
 }
@@ -448,7 +451,7 @@ export class BridgedCalls {
   }
 
   /** A call the bridge cannot carry any more: forgotten here, its agents told. */
-  private lose(callId: string, nodeId: string, reason: BridgeFailure): void {
+  private lose(callId: string, nodeId: string, reason: BridgeLoss): void {
     const agents = this.participantsOf(callId);
     const call = this.calls.get(callId);
     if (call !== undefined) this.transfers.ended(call);

@@ -30,7 +30,7 @@ import { historyEntryFor } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
 import { checkPhoneNumber, isCallerNumber, unverifiedNumberError } from '../../shared/phone';
 import type { MainCallTimings } from '../../shared/diagnostics';
-import { term, text, type RuleText } from '../../shared/i18n/text';
+import { english, term, text, type RuleText } from '../../shared/i18n/text';
 import { assertNever, err, errorText, errText, ok, type Result } from '../../shared/result';
 import type { CallTransfers } from './bridged-calls';
 import { systemTimers, type CallCoordinatorOptions, type CoordinatorTimers } from './call-coordinator-options';
@@ -406,9 +406,24 @@ export class CallCoordinator {
           this.dispatch({ type: 'local.end_result', at: this.now(), localId: effect.localId, outcome });
         });
         return;
+      case 'rejoin':
+      case 'rejoin_answer':
+        // No way to the relay's rejoin here yet: a call that would rejoin is let go as when its media
+        // failed, once the step that asked for it is announced.
+        this.track(this.cannotRejoin(effect));
+        return;
       default:
         assertNever(effect, 'effect');
     }
+  }
+
+  private async cannotRejoin(effect: Extract<CallEffect, { kind: 'rejoin' | 'rejoin_answer' }>): Promise<void> {
+    await Promise.resolve();
+    const { localId } = effect;
+    const said = text('calls.failed');
+    const error = { code: 'not_available' as const, message: english(said), text: said };
+    if (effect.kind === 'rejoin_answer') this.dispatch({ type: 'local.rejoin_answered', at: this.now(), localId, legId: effect.legId, outcome: { kind: 'refused', error } });
+    else this.dispatch({ type: 'local.rejoin_failed', at: this.now(), localId, error: { ...error, code: 'media_failed' }, verdict: 'gone' });
   }
 
   private async claim(localId: string, callId: string): Promise<void> {

@@ -2,7 +2,8 @@
 // type. A handler gets the call (or the leftover) the book found for the event and returns one Step:
 // the call after it, what must happen, and the answer to its command. The steps several events
 // share — ending a call, owing the gateway an end, asking the relay for a decline verdict — are in
-// steps.ts; taking a call into hand and a transfer's course are the small functions after the table.
+// steps.ts; taking a call into hand and a transfer's course are the small functions after the table;
+// a bridged call rejoining after its leg went has its handlers in rejoin.ts.
 //
 // protocol.md: duplicates happen, order is not guaranteed (a terminate can arrive before its
 // connect) and stale events arrive late. So every handler is idempotent: the same event again
@@ -15,6 +16,19 @@ import { assertNever, errText, ok, type AppError, type Result } from '../result'
 import { TRANSFER_RING_MS } from '../transfer';
 import type { CallBook } from './book';
 import type { AnsweringOpen, CallRecord, EndedRecord, Leftover, LiveRecord } from './record';
+import {
+  mediaFailed,
+  notBackInTime,
+  refusedWhileRejoining,
+  rejoinAnswer,
+  rejoinAnswered,
+  rejoinConnected,
+  rejoinDeadlineCome,
+  rejoinFailed,
+  rejoinOffer,
+  restoredCall,
+  windowGone,
+} from './rejoin';
 import {
   askVerdict,
   endCall,
@@ -40,9 +54,11 @@ import {
   isBusy,
   isHeld,
   isLive,
+  isRejoining,
   localErrorFrom,
   MAX_BUSY_CALLS,
   PHASE_TERM,
+  REJOIN_REFUSALS,
   RING_TIMEOUT_MS,
   STALE_CONNECT_MS,
   transferLocalId,
@@ -201,6 +217,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'remote.bridge_failed': (ev, { call }) => {
     // A leftover is owed its end already; an ended call stays as it ended.
     if (call === undefined || call.phase === 'ended') return NOTHING;
+    // This agent was away from the call too long: the relay says whether it goes on without it.
+    if (ev.reason === 'agent_not_back') return notBackInTime(call, ev);
     const reason = failedWith('media_failed', BRIDGE_FAILURE_TEXT[ev.reason]);
     // Nobody can answer a call whose media the bridge lost, so no colleague's verdict is waited for:
     // every app it rings rejects it at once (the gateway takes the first and refuses the rest, which
@@ -370,6 +388,9 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.hold': (ev, { call }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
     if (call.phase !== 'active') return { reply: errText('invalid_state', text('calls.onlyActiveHeld', { phase: phaseTerm(call.phase) })) };
+    // The relay keeps the customer on hold music meanwhile; the hold is the agent's to change once it is back.
+    const rejoiningNow = refusedWhileRejoining(call);
+    if (rejoiningNow !== undefined) return { reply: rejoiningNow };
     if (transferUnderWay(call)) return { reply: errText('invalid_state', TRANSFER_REFUSALS.hold) };
     // Holding a held call is harmless.
     const reply = ok({ localId: call.localId, callId: call.callId });
@@ -379,6 +400,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.resume': (ev, { call, book }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
     if (call.phase !== 'active') return { reply: errText('invalid_state', text('calls.onlyActiveResumed', { phase: phaseTerm(call.phase) })) };
+    const rejoiningNow = refusedWhileRejoining(call);
+    if (rejoiningNow !== undefined) return { reply: rejoiningNow };
     // Resuming a call in hand is harmless.
     const reply = ok({ localId: call.localId, callId: call.callId });
     const { heldSince, ...resumed } = call;
@@ -390,6 +413,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   },
 
   'local.media_connected': (ev, { call }) => {
+    const back = rejoinConnected(call, ev.at);
+    if (back !== undefined) return back;
     if (call?.phase === 'connecting') return { call: { ...call, phase: 'active', connectedAt: ev.at } };
     if (call?.phase !== 'answering') return NOTHING;
     // Media may connect before the accept response returns: the gateway had the answer already.
@@ -397,15 +422,18 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     return proceed(call, { ...answering, phase: 'active', connectedAt: ev.at, ...answeredTransfer(call) });
   },
 
-  'local.media_failed': (ev, { call }) => {
-    if (call === undefined || call.phase === 'ended') return NOTHING;
-    // Media broke before the call was answered (e.g. no microphone while dialing): it ends as a hang-up would.
-    const answered = call.phase === 'answering' || call.phase === 'connecting' || call.phase === 'active';
-    return letGo(call, answered ? { kind: 'failed', ...ev.error } : hangUpReason(call), ev.at);
-  },
+  'local.media_failed': mediaFailed,
+  'local.window_gone': windowGone,
+  'local.rejoin_offer': rejoinOffer,
+  'local.rejoin_failed': rejoinFailed,
+  'local.rejoin_answer': rejoinAnswer,
+  'local.rejoin_answered': rejoinAnswered,
 
   'local.deadline': (ev, { call }) => {
-    // What the deadline means depends on the phase: ring timeout, or dial timeout.
+    // What the deadline means depends on the phase: ring timeout, or dial timeout; while the call
+    // rejoins, this agent not back in time.
+    const notBack = rejoinDeadlineCome(call, ev.at);
+    if (notBack !== undefined) return notBack;
     if (call?.phase === 'ringing') return letGo(call, { kind: 'missed' }, ev.at); // rang out here: a colleague may still answer
     if (call?.phase === 'calling' || call?.phase === 'remote_ringing') return letGo(call, { kind: 'no_answer' }, ev.at);
     // This agent's transfer rang on with no word from the relay: back with the customer, as the relay's not_answered would say.
@@ -431,6 +459,9 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
 
   'local.leftover': (ev, { call, leftover, book }) => {
     if (call !== undefined || leftover !== undefined || book.byCallId[ev.callId] !== undefined || book.leftovers[ev.callId] !== undefined) return NOTHING;
+    // A bridged call this agent was in: it rejoins rather than ending (rejoin.ts).
+    const restored = restoredCall(ev, book.calls);
+    if (restored !== undefined) return restored;
     const left: Leftover = { localId: ev.localId, callId: ev.callId, since: ev.at };
     if (ev.action === 'reject') {
       // It rang when the previous run stopped: the team decides, as for a decline.
@@ -458,6 +489,8 @@ function takeIntoHand(book: CallBook, localId: string, at: number, doing: RuleTe
   for (const other of others) {
     if (isHeld(other)) continue;
     if (other.phase !== 'active') return { refusal: errText('invalid_state', text('calls.otherNotConnected', { doing: term(doing) })) };
+    // Its leg is being replaced: it cannot be held before it is back (see local.hold).
+    if (isRejoining(other)) return { refusal: errText('invalid_state', REJOIN_REFUSALS.rejoining) };
     // The relay routes that call's customer now: it cannot be held (see local.hold).
     if (transferUnderWay(other)) return { refusal: errText('invalid_state', TRANSFER_REFUSALS.hold) };
     held.push(hold(other, at));
@@ -635,8 +668,8 @@ function refusesOurAnswer(error: AppError): boolean {
   return !/\bcall_id\b|\bthis call\b|\balready\b|\bno longer\b/i.test(words);
 }
 
-/** Why the bridge let a call go, as the ended call says it. */
-const BRIDGE_FAILURE_TEXT: Readonly<Record<BridgeFailure, RuleText>> = {
+/** Why the bridge let a call go, as the ended call says it (this agent not back: rejoin.ts). */
+const BRIDGE_FAILURE_TEXT: Readonly<Record<Exclude<BridgeFailure, 'agent_not_back'>, RuleText>> = {
   node_gone: text('calls.bridgeNodeGone'),
   customer_leg_failed: text('calls.bridgeCustomerLegFailed'),
 };

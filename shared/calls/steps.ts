@@ -1,12 +1,12 @@
 // The steps several events share: what an event concerns and what it does (`On`, `Step`), ending a
 // call, owing the gateway an end, asking the relay for a decline verdict, letting a live call go,
-// and the replies these leave for the command a call was waiting on. The handlers of handlers.ts are
-// made of them.
+// and the replies these leave for the command a call was waiting on. The handlers of handlers.ts and
+// rejoin.ts are made of them.
 import { english, text, type RuleText } from '../i18n/text';
 import { assertNever, err, errText, ok, type AppError, type Result } from '../result';
 import type { CallBook } from './book';
 import type { CallRecord, EndedOpen, EndedRecord, Leftover, LiveRecord } from './record';
-import { ANSWERED_ELSEWHERE, heldMsOf, type CallEffect, type CallEvent, type CallReply, type CallTransfer, type EndedCall, type EndReason, type GatewayEnd } from './types';
+import { ANSWERED_ELSEWHERE, heldMsOf, REJOIN_REFUSALS, type CallEffect, type CallEvent, type CallReply, type CallTransfer, type EndedCall, type EndReason, type GatewayEnd, type LocalError } from './types';
 
 /** What an event concerns, as the book found it: the call holding its id, or a leftover; neither when nobody holds it. */
 export interface On {
@@ -84,7 +84,7 @@ export function endCall(call: LiveRecord, reason: EndReason, at: number, ending:
       ? { ...base, direction: 'incoming', callId: call.callId, offerSdp: call.offerSdp, ...tail }
       : { ...base, direction: 'outgoing', ...tail };
   const ended: EndedRecord = ending.open !== undefined ? { ...shown, open: ending.open } : shown;
-  return { call: ended, effects: [...(ending.effects ?? []), ...answerWaiting(call, endedReply(shown, ending.error))] };
+  return { call: ended, effects: [...(ending.effects ?? []), ...answerWaiting(call, endedReply(shown, ending.error)), ...rejoinAnswerClosed(call)] };
 }
 
 /** A call leaves answering or dialing for the next phase: the command waiting on it (Answer, Call) is answered. */
@@ -96,6 +96,13 @@ export function proceed(call: LiveRecord, next: CallRecord, effects: readonly Ca
 export function answerWaiting(call: LiveRecord, result: Result<CallReply>): CallEffect[] {
   if (call.phase !== 'answering' && call.phase !== 'dialing') return [];
   return call.open.replyTo !== undefined ? [{ kind: 'reply', requestId: call.open.replyTo, result }] : [];
+}
+
+/** A window's answer to a rejoin offer still with the relay when the call ends: its offer is closed with it. */
+function rejoinAnswerClosed(call: LiveRecord): CallEffect[] {
+  if (call.phase !== 'connecting' && call.phase !== 'active') return [];
+  const waiting = call.open?.waiting === 'rejoin_answer' ? call.open.replyTo : undefined;
+  return waiting !== undefined ? [{ kind: 'reply', requestId: waiting, result: errText('invalid_state', REJOIN_REFUSALS.offerClosed) }] : [];
 }
 
 /** Owes the gateway a reject or terminate and sends it: owed until the gateway answers. */
@@ -182,3 +189,12 @@ export const noSuchCall = (localId: string): Result<never> => errText('not_found
 
 export const replyTo = (requestId: string | undefined): { replyTo?: string } => (requestId !== undefined ? { replyTo: requestId } : {});
 
+/**
+ * The window's media failed (or the window went, for a call that cannot rejoin): after the answer
+ * the call ends failed, with the window's reason; before it (e.g. no microphone while dialing) as a
+ * hang-up would.
+ */
+export function mediaLost(call: LiveRecord, error: LocalError, at: number): Step {
+  const answered = call.phase === 'answering' || call.phase === 'connecting' || call.phase === 'active';
+  return letGo(call, answered ? { kind: 'failed', ...error } : hangUpReason(call), at);
+}
