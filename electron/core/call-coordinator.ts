@@ -227,6 +227,13 @@ export class CallCoordinator {
     return held.ok ? ok(null) : held;
   }
 
+  /** A window's answer to the relay's offer of a new leg for a rejoining call (shared/calls/rejoin.ts): the first window's answer takes it. */
+  async rejoinCall(localId: string, legId: string, sdp: string): Promise<Result<null>> {
+    if (this.stopped) return this.stoppedError();
+    const answered = await this.command((requestId) => ({ type: 'local.rejoin_answer', at: this.now(), localId, legId, sdp, requestId }));
+    return answered.ok ? ok(null) : answered;
+  }
+
   /** Takes a held call back into hand; a call in hand beside it goes on hold in the same step (Swap). */
   async resumeCall(localId: string): Promise<Result<null>> {
     if (this.stopped) return this.stoppedError();

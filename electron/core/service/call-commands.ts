@@ -28,6 +28,7 @@ export function callCommands(mode: ModeMachine) {
     hangUp: ({ localId }) => withCalls((c) => c.hangUp(localId)),
     holdCall: ({ localId }) => withCalls((c) => c.holdCall(localId)),
     resumeCall: ({ localId }) => withCalls((c) => c.resumeCall(localId)),
+    rejoinCall: ({ localId, legId, sdp }) => withCalls((c) => c.rejoinCall(localId, legId, sdp)),
     transferCall: ({ localId, to, kind }) => withTransfers((t) => t.transferCall(localId, to, kind)),
     cancelTransfer: ({ localId }) => withTransfers((t) => t.cancelTransfer(localId)),
     completeTransfer: ({ localId }) => withTransfers((t) => t.completeTransfer(localId)),
