@@ -278,22 +278,32 @@ export class CallTransfers {
         return done({ last: true });
       }
       if (control === undefined) return nodeGoneRefusal(callId);
-      call.members.delete(agentId);
-      call.held = false;
-      // The transfer a consult or a three-way call came from names what the one left is told.
-      let about = [...call.transfers.values()].at(-1);
-      if (transfer !== undefined) {
-        if (transfer.phase.kind === 'ringing') await this.cancelRinging(call, transfer, control, { route: false });
-        else this.finish(call, transfer);
-        about = transfer;
-      }
-      await this.route(call, control);
-      await this.closeLegs(call, control, [leg]);
-      const [remaining] = call.members.keys();
-      if (call.members.size === 1 && remaining !== undefined && about !== undefined) this.update(call, about, remaining, 'with_customer', agentId);
+      await this.removeMember(call, agentId, control);
       this.log.info('an agent left a bridged call', { callId, agentId, remaining: call.members.size });
       return done({ last: false });
     });
+  }
+
+  /**
+   * A member goes while others stay (a hang-up, or a member not back in time): its leg closes, a
+   * transfer under way ends, and the one left is told it is with the customer. Called in the call's turn.
+   */
+  async removeMember(call: BridgedCall, agentId: string, control: BridgeControl): Promise<void> {
+    const leg = call.members.get(agentId);
+    const { transfer } = call;
+    call.members.delete(agentId);
+    call.held = false;
+    // The transfer a consult or a three-way call came from names what the one left is told.
+    let about = [...call.transfers.values()].at(-1);
+    if (transfer !== undefined) {
+      if (transfer.phase.kind === 'ringing') await this.cancelRinging(call, transfer, control, { route: false });
+      else this.finish(call, transfer);
+      about = transfer;
+    }
+    await this.route(call, control);
+    await this.closeLegs(call, control, [leg]);
+    const [remaining] = call.members.keys();
+    if (call.members.size === 1 && remaining !== undefined && about !== undefined) this.update(call, about, remaining, 'with_customer', agentId);
   }
 
   /** The call is over: a ring under way stops counting. */
