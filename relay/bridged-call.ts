@@ -109,6 +109,25 @@ export interface BridgedCall {
   createdAt: number;
 }
 
+/** The agent is in the call with this leg; whatever kept it away is over. */
+export function joinCall(call: BridgedCall, agentId: string, legId: string): void {
+  call.members.set(agentId, legId);
+  notAway(call, agentId);
+}
+
+/** The agent is no longer in the call (it left, handed it on, or was not back in time): no window counts for it. */
+export function leaveCall(call: BridgedCall, agentId: string): void {
+  call.members.delete(agentId);
+  notAway(call, agentId);
+}
+
+function notAway(call: BridgedCall, agentId: string): void {
+  const away = call.away.get(agentId);
+  if (away === undefined) return;
+  clearTimeout(away.timer);
+  call.away.delete(agentId);
+}
+
 /**
  * Whether the agent is on the call: one of its members, or, between its answer and the accept that
  * connects it, the agent whose leg answered it (its window is connected already).

@@ -12,7 +12,7 @@ import { REJOIN_WINDOW_MS } from '../shared/call-state';
 import { err, type AppError, type Result } from '../shared/result';
 import { TRANSFER_RING_MS, type TransferRequest } from '../shared/transfer';
 import type { CallNodeOutcome, RelayBackend } from './backend/types';
-import { bridgeFailed, done, isOnCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
+import { bridgeFailed, done, isOnCall, joinCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
 import type { GatewayTerminator } from './gateway-terminator';
 import { CallRejoins } from './rejoins';
 import type { TeamAgent } from './team';
@@ -290,7 +290,7 @@ export class BridgedCalls {
     if (call.members.size > 0 && call.members.get(agentId) !== leg) return refuse({ status: 409, code: 'invalid_state', message: 'the call was handed on: its agents are others now' });
     const control = this.controlOf(call);
     if (control === undefined) return nodeGoneRefusal(call.callId);
-    call.members.set(agentId, leg);
+    joinCall(call, agentId, leg);
     call.everyone.add(agentId);
     const routed = await this.asked(call.nodeId, control.setRoutes(callId, routesOf(call)));
     if (!routed.ok) return bridgeFailed(routed.error);
@@ -341,7 +341,7 @@ export class BridgedCalls {
     await this.placements.dropCallNode(ref);
     if (!placement.placed) this.log.warn('a dialled call was placed on another bridge node already', { callId, nodeId: dial.nodeId, holder: placement.nodeId });
     const call = newCall(callId, dial.nodeId, 'outgoing', this.now());
-    call.members.set(agentId, dial.legId);
+    joinCall(call, agentId, dial.legId);
     call.everyone.add(agentId);
     this.calls.set(callId, call);
     const routed = await this.asked(dial.nodeId, control.setRoutes(callId, routesOf(call)));

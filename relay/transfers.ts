@@ -12,7 +12,7 @@ import type { TransferRingEvent, TransferUpdateEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
 import type { Result } from '../shared/result';
 import { ANYONE_AVAILABLE, type Colleague, type TransferMiss, type TransferRequest, type TransferUpdateState } from '../shared/transfer';
-import { bridgeFailed, done, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Outcome, type Transfer } from './bridged-call';
+import { bridgeFailed, done, joinCall, leaveCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Outcome, type Transfer } from './bridged-call';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { isFree } from './routing';
 import { colleagueName, teamPresenceOf, type TeamAgent } from './team';
@@ -145,8 +145,8 @@ export class CallTransfers {
       const { by } = transfer;
       if (transfer.kind === 'transfer') {
         const starterLeg = call.members.get(by);
-        call.members.clear();
-        call.members.set(agentId, legId);
+        for (const member of [...call.members.keys()]) leaveCall(call, member);
+        joinCall(call, agentId, legId);
         call.held = false;
         this.finish(call, transfer);
         await this.route(call, control);
@@ -156,7 +156,7 @@ export class CallTransfers {
       } else {
         this.stopRinging(transfer);
         transfer.phase = { kind: 'consulting' };
-        call.members.set(agentId, legId);
+        joinCall(call, agentId, legId);
         // The two agents talk: a call held before the consult is not held any more (the app too
         // takes it off hold here), so that a cancel brings the agent back talking to the customer.
         call.held = false;
@@ -205,7 +205,7 @@ export class CallTransfers {
       } else {
         colleague = transfer.answeredBy;
         const leg = colleague === undefined ? undefined : call.members.get(colleague);
-        if (colleague !== undefined) call.members.delete(colleague);
+        if (colleague !== undefined) leaveCall(call, colleague);
         this.finish(call, transfer);
         await this.route(call, control);
         await this.closeLegs(call, control, [leg]);
@@ -226,7 +226,7 @@ export class CallTransfers {
       const colleague = transfer.answeredBy;
       if (transfer.phase.kind !== 'consulting' || colleague === undefined) return refuse({ status: 409, code: 'invalid_state', message: 'only a consult the colleague answered is completed' });
       const leg = call.members.get(agentId);
-      call.members.delete(agentId);
+      leaveCall(call, agentId);
       call.held = false;
       this.finish(call, transfer);
       await this.route(call, control);
@@ -291,7 +291,7 @@ export class CallTransfers {
   async removeMember(call: BridgedCall, agentId: string, control: BridgeControl): Promise<void> {
     const leg = call.members.get(agentId);
     const { transfer } = call;
-    call.members.delete(agentId);
+    leaveCall(call, agentId);
     call.held = false;
     // The transfer a consult or a three-way call came from names what the one left is told.
     let about = [...call.transfers.values()].at(-1);
