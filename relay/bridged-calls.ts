@@ -534,7 +534,7 @@ export class BridgedCalls {
   /**
    * The last member of a call did not come back in time (in the call's turn). Its agent's event is
    * stored first, so that it precedes the end the gateway's webhook brings; then the call is ended
-   * at the gateway by the relay itself, or, with no gateway key or no gateway reached, its customer
+   * at the gateway by the relay itself, or, with no gateway key or the gateway not ending it, its customer
    * is let go and the service ends it for lack of media (the record stays until then).
    */
   private async giveUp(call: BridgedCall, agentId: string, awaySec: number): Promise<void> {
@@ -548,12 +548,8 @@ export class BridgedCalls {
         await this.forget(call);
         return;
       }
-      // A call over at the gateway already is as good as ended here.
-      if (ended.error.code === 'gateway_error') {
-        this.log.info('the gateway did not end a call no agent came back to: it is over there already', { callId, reason: ended.error.message });
-        await this.forget(call);
-        return;
-      }
+      // Refused (a wrong key, or the call over there already) or never reached: the customer is let
+      // go all the same, and a call that is over at the service ends here with its webhook.
     }
     const control = this.controlOf(call);
     call.released = true;

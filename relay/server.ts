@@ -292,7 +292,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   server.on('error', (error) => logger.error('server error', { error }));
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info('relay listening', { url, instance: instanceId, backend: backend.kind, agents: service.agentCount, turnUrls: options.turn?.urls ?? [] });
+  logger.info('relay listening', { url, instance: instanceId, backend: backend.kind, agents: service.agentCount, turnUrls: options.turn?.urls ?? [], endsCallsAtGateway: terminator !== undefined });
 
   let closing: Promise<void> | undefined;
   const drain = async () => {
