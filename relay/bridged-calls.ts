@@ -14,12 +14,13 @@ import { TRANSFER_RING_MS, type TransferRequest } from '../shared/transfer';
 import type { CallNodeOutcome, RelayBackend } from './backend/types';
 import { bridgeFailed, done, isOnCall, joinCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
 import type { GatewayTerminator } from './gateway-terminator';
-import { CallRejoins } from './rejoins';
+import { CallRejoins, type NotBackListener } from './rejoins';
 import type { TeamAgent } from './team';
 import { CallTransfers, type TransferListener } from './transfers';
 
 export type { BridgeRefusal } from './bridged-call';
 export type { TransferEvent, TransferListener } from './transfers';
+export type { NotBack, NotBackListener } from './rejoins';
 
 /** Where the relay's bridged calls go: the node in its own process, or the team's registered nodes. */
 export interface BridgeNodeSource {
@@ -38,18 +39,6 @@ export interface BridgeNodeSource {
    */
   onEvent?(listener: (nodeId: string, event: BridgeNodeEvent) => void): () => void;
 }
-
-/** A member of a call did not come back within the rejoin window: it is told (`call.bridge_failed`, `agent_not_back`). */
-export interface NotBack {
-  callId: string;
-  agentId: string;
-  /** Others remain in the call: it goes on without this agent. */
-  goesOn: boolean;
-  /** The rejoin window, in seconds. */
-  awaySec: number;
-}
-/** Resolves once the agent's event is stored: the call is ended at the gateway only after that. */
-export type NotBackListener = (notBack: NotBack) => Promise<void>;
 
 /** The team's record of which node holds each call (the backend's placements). */
 export type CallPlacements = Pick<RelayBackend, 'setCallNode' | 'callNode' | 'dropCallNode' | 'callsOnNode'>;
@@ -129,7 +118,6 @@ export class BridgedCalls {
   private readonly calls = new Map<string, BridgedCall>();
   private readonly dials = new Map<string, PendingDial>();
   private readonly lostListeners = new Set<(lost: LostCall) => void>();
-  private readonly notBackListeners = new Set<NotBackListener>();
   /** The customer legs' failures waiting out their grace. */
   private readonly graces = new Set<NodeJS.Timeout>();
   private readonly placements: CallPlacements;
@@ -160,17 +148,16 @@ export class BridgedCalls {
         asked: (nodeId, request) => this.asked(nodeId, request),
         inTurn: (callId, work) => this.transfers.inTurn(callId, work),
         removeMember: (call, agentId, control) => this.transfers.removeMember(call, agentId, control),
-        giveUp: (call, agentId, awaySec) => this.giveUp(call, agentId, awaySec),
-        notBack: (callId, agentId, awaySec) => this.tellNotBack({ callId, agentId, goesOn: true, awaySec }),
+        stopTransfers: (call) => this.transfers.ended(call),
+        forget: (call) => this.forget(call),
       },
-      { logger: this.log, now: this.now, windowMs: options.rejoinWindowMs ?? REJOIN_WINDOW_MS },
+      { logger: this.log, now: this.now, windowMs: options.rejoinWindowMs ?? REJOIN_WINDOW_MS, ...(options.terminator !== undefined ? { terminator: options.terminator } : {}) },
     );
   }
 
   /** Every member not back in time, from now on: the relay stores the agent's event before the call is ended. */
   onAgentNotBack(listener: NotBackListener): () => void {
-    this.notBackListeners.add(listener);
-    return () => this.notBackListeners.delete(listener);
+    return this.rejoins.onNotBack(listener);
   }
 
   /** POST BRIDGE_AGENT_PATHS.rejoin: a member whose leg went takes a new one (rejoins.ts). */
@@ -453,7 +440,7 @@ export class BridgedCalls {
     await this.placements.dropCallNode(callId).catch((error: unknown) => this.log.warn('could not drop a call’s bridge node', { callId, error }));
     if (call === undefined) return;
     this.transfers.ended(call);
-    this.rejoins.forget(call);
+    this.rejoins.stopCounting(call);
     const control = this.controlOf(call);
     const closed = await control?.endCall(callId);
     if (closed !== undefined && !closed.ok) this.log.warn('the bridge could not end a call', { callId, reason: closed.error.message });
@@ -531,55 +518,14 @@ export class BridgedCalls {
     if (closed !== undefined && !closed.ok) this.log.debug('the bridge did not end a failed call', { callId, nodeId, reason: closed.error.message });
   }
 
-  /**
-   * The last member of a call did not come back in time (in the call's turn). Its agent's event is
-   * stored first, so that it precedes the end the gateway's webhook brings; then the call is ended
-   * at the gateway by the relay itself, or, with no gateway key or the gateway not ending it, its customer
-   * is let go and the service ends it for lack of media (the record stays until then).
-   */
-  private async giveUp(call: BridgedCall, agentId: string, awaySec: number): Promise<void> {
-    const { callId } = call;
-    this.rejoins.remember(callId);
-    await this.tellNotBack({ callId, agentId, goesOn: false, awaySec });
-    const { terminator } = this.options;
-    if (terminator?.configured === true) {
-      const ended = await terminator.terminate(callId);
-      if (ended.ok) {
-        await this.forget(call);
-        return;
-      }
-      // Refused (a wrong key, or the call over there already) or never reached: the customer is let
-      // go all the same, and a call that is over at the service ends here with its webhook.
-    }
-    const control = this.controlOf(call);
-    call.released = true;
-    this.transfers.ended(call);
-    this.rejoins.forget(call);
-    const released = control === undefined ? undefined : await this.asked(call.nodeId, control.releaseCustomer(callId));
-    if (released !== undefined && !released.ok) this.log.warn('the bridge could not let a customer go', { callId, reason: released.error.message });
-    else this.log.info('a customer no agent came back to is let go: the service ends the call', { callId });
-  }
-
   /** A call ended at the gateway by the relay: its node lets it go and it is forgotten here (its webhook then finds nothing). */
   private async forget(call: BridgedCall): Promise<void> {
     this.calls.delete(call.callId);
     this.transfers.ended(call);
-    this.rejoins.forget(call);
+    this.rejoins.stopCounting(call);
     await this.placements.dropCallNode(call.callId).catch((error: unknown) => this.log.warn('could not drop a call’s bridge node', { callId: call.callId, error }));
     const closed = await this.controlOf(call)?.endCall(call.callId);
     if (closed !== undefined && !closed.ok) this.log.warn('the bridge could not end a call', { callId: call.callId, reason: closed.error.message });
-  }
-
-  private async tellNotBack(notBack: NotBack): Promise<void> {
-    await Promise.all(
-      [...this.notBackListeners].map(async (listener) => {
-        try {
-          await listener(notBack);
-        } catch (error) {
-          this.log.error('a not-back listener failed', { callId: notBack.callId, error });
-        }
-      }),
-    );
   }
 
   /** A call the bridge cannot carry any more: forgotten here, its agents told, and ended at the gateway when the relay can. */
@@ -588,7 +534,7 @@ export class BridgedCalls {
     const call = this.calls.get(callId);
     if (call !== undefined) {
       this.transfers.ended(call);
-      this.rejoins.forget(call);
+      this.rejoins.stopCounting(call);
     }
     this.calls.delete(callId);
     const { terminator } = this.options;

@@ -11,6 +11,7 @@ import type { BridgeControl } from '../shared/bridge';
 import type { Logger } from '../shared/log';
 import type { Result } from '../shared/result';
 import { BoundedSet } from './bounded-set';
+import type { GatewayTerminator } from './gateway-terminator';
 import { bridgeFailed, done, newId, nodeGoneRefusal, noCall, refuse, routesOf, type Away, type BridgedCall, type Outcome } from './bridged-call';
 
 /** What the rejoins need of BridgedCalls: its calls, their nodes and turns, and what becomes of a member not back. */
@@ -22,17 +23,31 @@ export interface RejoinHost {
   inTurn<T>(callId: string, work: () => Promise<T>): Promise<T>;
   /** A member not back while others remain leaves as a hang-up would (its leg closed, the one left told `with_customer`). Called in turn. */
   removeMember(call: BridgedCall, agentId: string, control: BridgeControl): Promise<void>;
-  /** The last member is not back: the agent told, the call ended at the gateway or its customer let go. Called in turn. */
-  giveUp(call: BridgedCall, agentId: string, awaySec: number): Promise<void>;
-  /** A member not back while others go on: the agent is told (`call.bridge_failed`, `goesOn`). */
-  notBack(callId: string, agentId: string, awaySec: number): Promise<void>;
+  /** A transfer's ring under way stops counting. */
+  stopTransfers(call: BridgedCall): void;
+  /** The call was ended at the gateway: its node ends it and it is forgotten. */
+  forget(call: BridgedCall): Promise<void>;
 }
+
+/** A member of a call did not come back within the rejoin window: it is told (`call.bridge_failed`, `agent_not_back`). */
+export interface NotBack {
+  callId: string;
+  agentId: string;
+  /** Others remain in the call: it goes on without this agent. */
+  goesOn: boolean;
+  /** The rejoin window, in seconds. */
+  awaySec: number;
+}
+/** Resolves once the agent's event is stored: the call is ended at the gateway only after that. */
+export type NotBackListener = (notBack: NotBack) => Promise<void>;
 
 export interface CallRejoinsOptions {
   logger: Logger;
   now: () => number;
   /** How long a member has, from the moment its media went, to answer a new leg. */
   windowMs: number;
+  /** The relay's own terminate (`--gateway-url`, `--api-key`); without it a given-up call's customer is let go. */
+  terminator?: GatewayTerminator;
 }
 
 /** Calls given up for a member not back are remembered this long a list: a late rejoin is told 410, not 404. */
@@ -41,6 +56,7 @@ const NOT_BACK_KEPT = 10_000;
 export class CallRejoins {
   /** Calls ended because their last member was not back: a rejoin for one is answered 410. */
   private readonly ended = new BoundedSet(NOT_BACK_KEPT);
+  private readonly listeners = new Set<NotBackListener>();
   private readonly log: Logger;
 
   constructor(
@@ -48,6 +64,12 @@ export class CallRejoins {
     private readonly options: CallRejoinsOptions,
   ) {
     this.log = options.logger;
+  }
+
+  /** Every member not back in time, from now on: the relay stores the agent's event before the call is ended. */
+  onNotBack(listener: NotBackListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** The rejoin window in whole seconds, as the agent is told it. */
@@ -137,14 +159,9 @@ export class CallRejoins {
   }
 
   /** The call is over here: no window counts for it any more. */
-  forget(call: BridgedCall): void {
+  stopCounting(call: BridgedCall): void {
     for (const away of call.away.values()) clearTimeout(away.timer);
     call.away.clear();
-  }
-
-  /** The call was given up because its last member was not back: a late rejoin is told 410. */
-  remember(callId: string): void {
-    this.ended.add(callId);
   }
 
   /** The member is away from `since` on (an earlier start kept); its window's end is set from it. */
@@ -177,10 +194,46 @@ export class CallRejoins {
     this.log.warn('a member did not come back to a bridged call in time', { callId, agentId, others: others.length, awaySec: this.awaySec });
     if (others.length > 0 && control !== undefined) {
       await this.host.removeMember(call, agentId, control);
-      await this.host.notBack(callId, agentId, this.awaySec);
+      await this.tell({ callId, agentId, goesOn: true, awaySec: this.awaySec });
       return;
     }
-    await this.host.giveUp(call, agentId, this.awaySec);
+    await this.giveUp(call, agentId, control);
+  }
+
+  /**
+   * The last member is not back (in the call's turn). Its agent's event is stored first, so that it
+   * precedes the end the gateway's webhook brings; then the relay ends the call at the gateway
+   * itself, or, with no gateway or the gateway not ending it (unreached, or a refusal: a wrong key,
+   * the call over there already), its customer is let go and the service ends the call for lack of
+   * media. The record stays until the service's end comes (`released`); a rejoin is 410 either way.
+   */
+  private async giveUp(call: BridgedCall, agentId: string, control: BridgeControl | undefined): Promise<void> {
+    const { callId } = call;
+    this.ended.add(callId);
+    await this.tell({ callId, agentId, goesOn: false, awaySec: this.awaySec });
+    const { terminator } = this.options;
+    if (terminator?.configured === true && (await terminator.terminate(callId)).ok) {
+      await this.host.forget(call);
+      return;
+    }
+    call.released = true;
+    this.host.stopTransfers(call);
+    this.stopCounting(call);
+    const released = control === undefined ? undefined : await this.host.asked(call.nodeId, control.releaseCustomer(callId));
+    if (released !== undefined && !released.ok) this.log.warn('the bridge could not let a customer go', { callId, reason: released.error.message });
+    else this.log.info('a customer no agent came back to is let go: the service ends the call', { callId });
+  }
+
+  private async tell(notBack: NotBack): Promise<void> {
+    await Promise.all(
+      [...this.listeners].map(async (listener) => {
+        try {
+          await listener(notBack);
+        } catch (error) {
+          this.log.error('a not-back listener failed', { callId: notBack.callId, error });
+        }
+      }),
+    );
   }
 
   private endedRefusal<T>(callId: string): Outcome<T> {
