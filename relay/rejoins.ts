@@ -118,6 +118,7 @@ export class CallRejoins {
     return this.host.inTurn(callId, async () => {
       const call = this.host.call(callId);
       if (call === undefined) return this.ended.has(callId) ? this.endedRefusal(callId) : noCall(callId);
+      if (call.released) return this.endedRefusal(callId);
       const away = call.away.get(agentId);
       if (away?.offered !== legId || !call.members.has(agentId)) return refuse({ status: 403, code: 'forbidden', message: 'legId: not the leg last offered to this agent for rejoining' });
       const control = this.host.control(call);

@@ -135,5 +135,6 @@ describe('POST /calls/{id}/bridge/rejoin and /rejoin/answer', () => {
     await expect.poll(() => node.released).toEqual([callId]);
     expect(node.endedCalls).toEqual([]);
     expect(await ask(relay, 'alice', BRIDGE_AGENT_PATHS.rejoin(callId))).toMatchObject({ status: 410 });
+    expect(await ask(relay, 'alice', BRIDGE_AGENT_PATHS.rejoinAnswer(callId), { legId: 'leg-late', sdp: 'v=0' })).toMatchObject({ status: 410, body: { error: { code: 'call_ended' } } });
   });
 });
