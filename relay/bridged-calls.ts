@@ -3,7 +3,8 @@
 // call and who hears whom is made here, from the claims the relay already keeps. Which node holds a
 // call is the team's record (the backend's placements, first wins across instances), so that the
 // next pick counts it and a node that dies takes exactly its calls with it. Handing a call on between
-// agents (transfers, consults, three-way calls) is transfers.ts's, on the same records.
+// agents (transfers, consults, three-way calls) is transfers.ts's, and a member whose leg went taking
+// a new one (rejoining, and what becomes of a member not back in time) is rejoins.ts's, on the same records.
 import type { BridgeControl, LegReport } from '../shared/bridge';
 import type { BridgeNodeEventBody as BridgeNodeEvent } from '../shared/bridge-nodes';
 import type { BridgeFailure } from '../shared/events';
