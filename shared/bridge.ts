@@ -80,10 +80,10 @@ export interface BridgeControl {
    * The customer is let go without ending the call (relay/REFERENCE.md "Rejoining"): the agents'
    * legs close and the customer's leg sends nothing more (no RTP, no RTCP) while its ICE and DTLS
    * stay up, so that the service ends the call itself for lack of media. For a relay that holds no
-   * gateway key and cannot terminate a call nobody is left in. Optional: a node that cannot do it
-   * answers nothing, and the relay keeps the call until the service ends it.
+   * gateway key and cannot terminate a call nobody is left in; the relay keeps the call until the
+   * service ends it.
    */
-  releaseCustomer?(callId: string): Promise<Result<null>>;
+  releaseCustomer(callId: string): Promise<Result<null>>;
   report(callId: string): Promise<Result<BridgedCallReport>>;
 }
 

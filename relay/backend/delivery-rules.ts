@@ -24,7 +24,8 @@ export function isStaleConnect(event: RelayEvent, now: number): boolean {
  * the call (its media is gone; a late or repeated connect must never ring it again).
  */
 export function leavesTombstone(event: RelayEvent): boolean {
-  return event.type === 'call.terminated' || event.type === 'call.bridge_failed';
+  // An agent not back while colleagues keep the call (`goesOn`): the call is not over.
+  return event.type === 'call.terminated' || (event.type === 'call.bridge_failed' && event.goesOn !== true);
 }
 
 /**
@@ -45,8 +46,9 @@ export function dedupKeyOf(event: RelayEvent): string {
     case 'call.claimed':
       return `call:${event.callId}:claimed`;
     // Every instance that sees the node go tells the call's agents; they hear it once.
+    // An agent not back while the call goes on is one word to that agent, not the call's end.
     case 'call.bridge_failed':
-      return `call:${event.callId}:bridge_failed`;
+      return event.goesOn === true ? `call:${event.callId}:bridge_failed:goes_on` : `call:${event.callId}:bridge_failed`;
     // One ring per leg of a transfer; one word of its outcome per agent and state.
     case 'call.transfer_ring':
       return `call:${event.callId}:transfer:${event.transferId}:ring:${event.legId}`;
