@@ -429,3 +429,30 @@ describe('a call a crash left live', () => {
     await until(() => d.gateway.actions().includes('terminate'), 'the leftover is terminated');
   });
 });
+
+describe('the relay let this agent go for not being back (call.bridge_failed agent_not_back)', () => {
+  it('with colleagues going on (goesOn): over here, in the relay’s own window’s words, and nothing owed', async () => {
+    const d = await desk();
+    await onBridgedCall(d);
+    d.coordinator.windowGone(LOCAL, RELOADED);
+    await d.coordinator.whenIdle();
+    await d.event({ type: 'call.bridge_failed', callId: CALL, reason: 'agent_not_back', goesOn: true, awaySec: 3, timestamp: d.clock.t });
+    await d.coordinator.whenIdle();
+    const said = text('calls.agentNotBack', { seconds: 3 });
+    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'agent_not_back', message: english(said), text: said } });
+    expect(d.relay.seen()).toEqual([`POST ${REJOIN_PATH}`]);
+    expect(d.gateway.requests).toEqual([]);
+  });
+
+  it('alone with the customer: let go, and the gateway hears terminate (the relay no longer bridging it)', async () => {
+    const d = await desk();
+    await onBridgedCall(d);
+    d.coordinator.windowGone(LOCAL, RELOADED);
+    await d.coordinator.whenIdle();
+    answering(d, refusal(404, 'not_found', 'no such call'), { leave: refusal(404, 'not_found', 'no such call') });
+    await d.event({ type: 'call.bridge_failed', callId: CALL, reason: 'agent_not_back', awaySec: 60, timestamp: d.clock.t });
+    await d.coordinator.whenIdle();
+    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'agent_not_back', text: text('calls.agentNotBack', { seconds: 60 }) } });
+    expect(d.gateway.actions()).toEqual(['terminate']);
+  });
+});
