@@ -420,6 +420,19 @@ describe('a call a crash left live', () => {
     expect(await d.liveFile()).toEqual({ version: 1, calls: [] });
   });
 
+  it('one this agent was consulted into keeps being a colleague’s: a hang-up the relay cannot answer ends nothing at the gateway', async () => {
+    const { heldSince: _held, ...inHand } = restore;
+    const consulted: RestorableCall = { ...inHand, localId: 'tr:xfer-1', transfer: { id: 'xfer-1', kind: 'consult', role: 'to', colleague: { agentId: 'bob', name: 'Bob Agent' }, state: 'consulting' } };
+    const d = await desk({ leftLive: (gatewayUrl) => ({ version: 1, calls: [{ callId: CALL, action: 'terminate', gatewayUrl, restore: consulted }] }) });
+    await d.coordinator.whenIdle();
+    expect(d.coordinator.call('tr:xfer-1')).toMatchObject({ phase: 'active', transfer: { state: 'consulting' }, rejoin: { legId: 'leg-rejoin-1' } });
+    answering(d, refusal(500, 'internal', 'down'), { leave: refusal(500, 'internal', 'down') });
+    expect(await d.coordinator.hangUp('tr:xfer-1')).toEqual({ ok: true, value: null });
+    await d.coordinator.whenIdle();
+    expect(d.relay.seen(/leave/)).toEqual([`POST /calls/${CALL}/bridge/leave`, `POST /calls/${CALL}/bridge/leave`]);
+    expect(d.gateway.requests).toEqual([]);
+  });
+
   it('a record whose restore is not a call to take up again is ended as before (an older app reads none of it)', async () => {
     const d = await desk({ leftLive: (gatewayUrl) => ({ version: 1, calls: [{ callId: CALL, action: 'terminate', gatewayUrl, restore: { ...restore, bridged: undefined } }] }) });
     d.relay.leaveLast = true;
