@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { BridgedCallControl } from '../../../electron/core/bridged-calls';
 import { CallCoordinator } from '../../../electron/core/call-coordinator';
 import { GatewayClient } from '../../../electron/core/gateway-client';
@@ -374,6 +375,9 @@ describe('a call a crash left live', () => {
     const saved = (await d.liveFile()) as { version: number; calls: Array<{ callId: string; action: string; restore?: CallState }> };
     expect(saved.version).toBe(1);
     expect(saved.calls).toEqual([{ callId: CALL, action: 'terminate', gatewayUrl: d.gateway.baseUrl, restore: d.coordinator.calls().find((c) => c.localId === LOCAL) }]);
+    // An app before `restore` reads the same file as it always did, and terminates the call.
+    const olderReader = z.object({ version: z.literal(1), calls: z.array(z.object({ callId: z.string().min(1), action: z.enum(['terminate', 'reject']), gatewayUrl: z.string() })) });
+    expect(olderReader.parse(saved).calls).toEqual([{ callId: CALL, action: 'terminate', gatewayUrl: d.gateway.baseUrl }]);
     d.coordinator.windowGone(LOCAL, RELOADED);
     await d.coordinator.whenIdle();
     // What is rejoining is not saved: the next run rejoins from its own moment.
