@@ -13,7 +13,7 @@ import {
   type RejoinVerdict,
 } from '../../shared/call-state';
 import type { Logger } from '../../shared/log';
-import { errorText, errText, type AppError, err } from '../../shared/result';
+import { err, errorText, errText, type AppError } from '../../shared/result';
 import { text } from '../../shared/i18n/text';
 import type { CallRejoins } from './bridged-calls';
 
