@@ -14,8 +14,11 @@ import {
 } from '../../shared/call-state';
 import type { Logger } from '../../shared/log';
 import { err, errorText, errText, type AppError } from '../../shared/result';
-import { text } from '../../shared/i18n/text';
+import { english, text } from '../../shared/i18n/text';
 import type { CallRejoins } from './bridged-calls';
+
+/** A 503 is the relay saying the call's bridge node is gone: said as when the relay tells it unasked (call.bridge_failed node_gone). */
+const NODE_GONE = text('calls.bridgeNodeGone');
 
 export type RejoinEffect = Extract<CallEffect, { kind: 'rejoin' | 'rejoin_answer' }>;
 
@@ -96,7 +99,8 @@ export class RejoinRunner {
     }
     const verdict = rejoinVerdictOf(asked.error);
     this.host.log.warn('the relay gave no new leg to a rejoining call', { localId, callId: call.callId, verdict, httpStatus: asked.error.httpStatus, reason: asked.error.message });
-    this.host.dispatch({ type: 'local.rejoin_failed', at, localId, error: localErrorFrom(asked.error), verdict });
+    const error = asked.error.httpStatus === 503 ? { code: 'media_failed', message: english(NODE_GONE), text: NODE_GONE } : localErrorFrom(asked.error);
+    this.host.dispatch({ type: 'local.rejoin_failed', at, localId, error, verdict });
   }
 
   private async answer(effect: Extract<RejoinEffect, { kind: 'rejoin_answer' }>): Promise<void> {

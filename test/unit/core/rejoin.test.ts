@@ -242,7 +242,9 @@ describe('the relay’s refusals of a rejoin decide', () => {
     answering(d, refusal(404, 'not_found', 'no such call'), { leave: refusal(404, 'not_found', 'no such call') });
     d.coordinator.windowGone(LOCAL, RELOADED);
     await d.coordinator.whenIdle();
-    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'not_available' } });
+    // An older relay, which knows no rejoin, says the same: its words are kept.
+    const said = text('relay.notOffered', { what: 'bridge rejoin' });
+    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'not_available', message: english(said), text: said } });
     expect(d.relay.seen()).toEqual([`POST ${REJOIN_PATH}`, `POST /calls/${CALL}/bridge/leave`]);
     expect(d.gateway.actions()).toEqual(['terminate']);
   });
@@ -254,7 +256,8 @@ describe('the relay’s refusals of a rejoin decide', () => {
     d.relay.leaveLast = true;
     d.coordinator.windowGone(LOCAL, RELOADED);
     await d.coordinator.whenIdle();
-    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'gateway_unreachable' } });
+    const said = text('calls.bridgeNodeGone');
+    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'media_failed', message: english(said), text: said } });
     expect(d.relay.seen(/bridge\/rejoin/)).toEqual([`POST ${REJOIN_PATH}`]);
     expect(d.gateway.actions()).toEqual(['terminate']);
   });
