@@ -450,6 +450,9 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
     this.takeRingLeg(call);
     const { callId } = call;
     const leg = callId === undefined ? undefined : this.legs.get(callId);
+    // A bridged call with no leg here yet (taken up again after a restart) says the team's calls are
+    // bridged before GET /me can: its hang-up leaves it first, for colleagues may be in it.
+    if (leg === undefined && call.bridged === true && call.phase !== 'ended' && this.bridged === undefined) this.setBridged(true);
     if (callId === undefined || leg === undefined) return;
     // Another call of the same id (the one this agent had before a colleague's transfer rang here) is not this leg's.
     if (leg.localId !== undefined && leg.localId !== call.localId) return;

@@ -68,7 +68,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 /** A desk with the team's bridge; `leftLive` is what live-calls.json holds before the coordinator starts (a crash left it). */
-async function desk(options: { leftLive?: (gatewayUrl: string) => unknown; relayAnswers?: (req: { path: string }) => Reply | undefined } = {}): Promise<Desk> {
+async function desk(options: { leftLive?: (gatewayUrl: string) => unknown; relayAnswers?: BridgeRelay['onRequest'] } = {}): Promise<Desk> {
   const clock = new FakeClock(1_760_000_000_000);
   const relay = await startBridgeRelay();
   if (options.relayAnswers !== undefined) relay.onRequest = options.relayAnswers;
@@ -438,6 +438,22 @@ describe('a call a crash left live', () => {
     await d.coordinator.whenIdle();
     expect(d.relay.seen(/leave/)).toEqual([`POST /calls/${CALL}/bridge/leave`, `POST /calls/${CALL}/bridge/leave`]);
     expect(d.gateway.requests).toEqual([]);
+  });
+
+  it('hung up before the relay offered its new leg, it is left on the relay first, as any bridged call: colleagues may be in it', async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const d = await desk({
+      leftLive,
+      relayAnswers: (req) => (req.path === REJOIN_PATH ? held.then(() => refusal(500, 'internal', 'late')) : undefined),
+    });
+    await until(() => d.relay.seen(/bridge\/rejoin/).length === 1, 'the relay is asked for a leg');
+    expect(await d.coordinator.hangUp(LOCAL)).toEqual({ ok: true, value: null });
+    release();
+    await d.coordinator.whenIdle();
+    expect(d.relay.seen()).toEqual([`POST ${REJOIN_PATH}`, `POST /calls/${CALL}/bridge/leave`]);
+    expect(d.gateway.requests).toEqual([]);
+    expect(d.bridge.isBridgedCall(CALL)).toBe(false);
   });
 
   it('a record whose restore is not a call to take up again is ended as before (an older app reads none of it)', async () => {
