@@ -1,9 +1,9 @@
 // The call coordinator: the one owner of the agent's calls in the main process. It decides
 // nothing: relay events and agent commands go through the pure reducer (shared/call-state.ts),
 // and this runs the effects it returns — claims and declines on the relay, the gateway's accept,
-// initiate, reject and terminate, deadlines, the replies of waiting commands — feeding each
-// outcome back as an event. Beside that it pushes changed calls, records history, and writes the
-// crash-recovery file, which is derived from the calls it holds.
+// initiate, reject and terminate, deadlines, the replies of waiting commands, rejoins (rejoin-runner.ts)
+// — feeding each outcome back as an event. Beside that it pushes changed calls, records history,
+// and writes the crash-recovery file, which is derived from the calls it holds.
 import { randomUUID } from 'node:crypto';
 import {
   applyCallEvent,
@@ -11,6 +11,7 @@ import {
   busyCalls,
   canTakeAnother,
   hasBusyCall,
+  isRejoining,
   liveCalls,
   owedOnCrash,
   PHASE_TERM,
@@ -30,7 +31,7 @@ import { historyEntryFor } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
 import { checkPhoneNumber, isCallerNumber, unverifiedNumberError } from '../../shared/phone';
 import type { MainCallTimings } from '../../shared/diagnostics';
-import { english, term, text, type RuleText } from '../../shared/i18n/text';
+import { term, text, type RuleText } from '../../shared/i18n/text';
 import { assertNever, err, errorText, errText, ok, type Result } from '../../shared/result';
 import type { CallTransfers } from './bridged-calls';
 import { systemTimers, type CallCoordinatorOptions, type CoordinatorTimers } from './call-coordinator-options';
@@ -39,12 +40,11 @@ import { CallSetupTimes, wallClockNow } from './call-setup-times';
 import { LiveCallsFile } from './live-calls-file';
 import { callEventOf } from './relay-call-events';
 import type { CallClaims } from './relay-client';
+import { RejoinRunner } from './rejoin-runner';
 
 export { systemTimers, type CallCoordinatorOptions, type CoordinatorTimers } from './call-coordinator-options';
 
 export type CallChangedListener = (call: CallState) => void;
-
-const leftoverLocalId = (callId: string): string => `left:${callId}`;
 
 export class CallCoordinator {
   private book: CallBook = emptyBook();
@@ -73,6 +73,7 @@ export class CallCoordinator {
   /** Every request under way, so that shutdown and whenIdle can wait for them. */
   private readonly work = new Set<Promise<unknown>>();
   private readonly liveFile: LiveCallsFile;
+  private readonly rejoins: RejoinRunner;
   private pruneTimer: unknown;
   private stopped = false;
 
@@ -90,17 +91,18 @@ export class CallCoordinator {
     this.pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 3_000;
     this.liveFile = new LiveCallsFile(options.dataDir, options.gatewayUrl, this.log);
+    this.rejoins = new RejoinRunner(options.rejoins, { now: () => this.now(), call: (id) => this.book.calls[id], dispatch: (ev) => void this.dispatch(ev), log: this.log });
   }
 
   /**
    * Takes over the calls a previous run left live (it crashed or lost power: protocol.md says
    * terminate must still be sent) and starts housekeeping. Each is checked with the relay first —
-   * in a team it may be a colleague's by now — and ended in the background.
+   * in a team it may be a colleague's by now — and ended in the background; one to `restore` rejoins.
    */
   async start(): Promise<void> {
-    for (const { callId, action } of await this.liveFile.leftovers(this.now())) {
-      this.log.info('a call left live by a previous run', { callId, action });
-      this.dispatch({ type: 'local.leftover', at: this.now(), localId: leftoverLocalId(callId), callId, action });
+    for (const { callId, action, restore } of await this.liveFile.leftovers(this.now())) {
+      this.log.info('a call left live by a previous run', { callId, action, restored: restore !== undefined });
+      this.dispatch({ type: 'local.leftover', at: this.now(), localId: `left:${callId}`, callId, action, ...(restore !== undefined ? { restore } : {}) });
     }
     this.persistLive();
     this.schedulePrune();
@@ -241,6 +243,12 @@ export class CallCoordinator {
     return resumed.ok ? ok(null) : resumed;
   }
 
+  /** The window that carried the call's audio went (`error`: how): a bridged call rejoins, any other ends as if its media failed. */
+  windowGone(localId: string, error: { code: string; message: string; text?: RuleText }): void {
+    if (this.stopped) return;
+    this.dispatch({ type: 'local.window_gone', at: this.now(), localId, error });
+  }
+
   /**
    * A media fact from the renderer: connected, or failed (the call is then over). A failure's reason
    * comes in English and, from a window of this version, as its code and values too (`reasonText`):
@@ -250,10 +258,11 @@ export class CallCoordinator {
     const { localId } = report;
     const call = this.book.calls[localId];
     if (!call) return errText('not_found', text('calls.noSuchCall', { localId }));
-    if (call.phase === 'ended' || (report.state === 'connected' && call.phase === 'active')) return ok(null);
+    if (call.phase === 'ended' || (report.state === 'connected' && call.phase === 'active' && !isRejoining(call))) return ok(null);
     if (report.state === 'connected') {
+      // A rejoining call is connected again by its new leg's media; an earlier leg's word changes nothing.
       const changed = this.dispatch({ type: 'local.media_connected', at: this.now(), localId });
-      return changed.length > 0 ? ok(null) : errText('invalid_state', text('calls.mediaNotYet', { phase: term(PHASE_TERM[call.phase]) }));
+      return changed.length > 0 || isRejoining(call) ? ok(null) : errText('invalid_state', text('calls.mediaNotYet', { phase: term(PHASE_TERM[call.phase]) }));
     }
     this.log.warn('media failed', { localId, phase: call.phase, reason: report.reason });
     const error = { code: 'media_failed', message: report.reason, ...(report.reasonText !== undefined ? { text: report.reasonText } : {}) };
@@ -270,6 +279,7 @@ export class CallCoordinator {
     if (this.stopped) return;
     for (const call of liveCalls(this.book)) this.dispatch({ type: 'local.hangup', at: this.now(), localId: call.localId });
     this.stopped = true;
+    this.rejoins.stop();
     if (this.pruneTimer !== undefined) this.timers.clearTimeout(this.pruneTimer);
     let bound: ReturnType<typeof setTimeout> | undefined;
     // A wall-clock bound on network work, not a call timer: the injected timers do not apply.
@@ -327,6 +337,7 @@ export class CallCoordinator {
   }
 
   private announce(changed: CallRecord, previous: CallRecord | undefined, ev: CallEvent): void {
+    this.rejoins.follow(changed);
     if (previous?.phase !== changed.phase) this.log.info('call changed', { localId: changed.localId, callId: changed.callId, phase: changed.phase, event: ev.type });
     // What is still open between main and the gateway or relay is nobody else's business.
     const call = publicCall(changed);
@@ -415,22 +426,11 @@ export class CallCoordinator {
         return;
       case 'rejoin':
       case 'rejoin_answer':
-        // No way to the relay's rejoin here yet: a call that would rejoin is let go as when its media
-        // failed, once the step that asked for it is announced.
-        this.track(this.cannotRejoin(effect));
+        this.track(this.rejoins.run(effect));
         return;
       default:
         assertNever(effect, 'effect');
     }
-  }
-
-  private async cannotRejoin(effect: Extract<CallEffect, { kind: 'rejoin' | 'rejoin_answer' }>): Promise<void> {
-    await Promise.resolve();
-    const { localId } = effect;
-    const said = text('calls.failed');
-    const error = { code: 'not_available' as const, message: english(said), text: said };
-    if (effect.kind === 'rejoin_answer') this.dispatch({ type: 'local.rejoin_answered', at: this.now(), localId, legId: effect.legId, outcome: { kind: 'refused', error } });
-    else this.dispatch({ type: 'local.rejoin_failed', at: this.now(), localId, error: { ...error, code: 'media_failed' }, verdict: 'gone' });
   }
 
   private async claim(localId: string, callId: string): Promise<void> {
