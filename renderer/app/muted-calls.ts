@@ -38,7 +38,9 @@ export class MutedCalls {
   }
 
   set(localId: string, muted: boolean): void {
-    const kept = this.muted().filter((id) => id !== localId);
+    const before = this.muted();
+    if (before.includes(localId) === muted) return;
+    const kept = before.filter((id) => id !== localId);
     if (muted) kept.push(localId);
     this.write(kept.slice(-MAX_KEPT));
   }
