@@ -179,10 +179,14 @@ function HeldCalls({ now, shownId }: { now: number; shownId: string }) {
         return (
           <div key={call.localId} role="group" aria-label={t('held.label')} className="held-call">
             <p className="held-peer">{title === peerNumberText(call.peer) ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}</p>
+            {isRejoining(call) && <span className="phase phase-rejoining">{phaseText(call)}</span>}
             <HoldTime call={call} now={now} />
-            <button type="button" className="btn btn-secondary" onClick={() => void callActions.resume(call.localId)}>
-              {t('held.swap')}
-            </button>
+            {/* Resumed only once its new leg is connected: main would refuse it meanwhile. */}
+            {!isRejoining(call) && (
+              <button type="button" className="btn btn-secondary" onClick={() => void callActions.resume(call.localId)}>
+                {t('held.swap')}
+              </button>
+            )}
           </div>
         );
       })}

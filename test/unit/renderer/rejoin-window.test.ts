@@ -62,4 +62,18 @@ describe('a call rejoining', () => {
     await panel().getByRole('button', { name: 'Resume', exact: true }).waitFor();
     expect(await phases()).toEqual(['On hold']);
   });
+
+  test('the other call, held and rejoining: "Rejoining…" beside "On hold", and no Swap until it is back', async () => {
+    const inHand = bridgedActive(undefined, 'wacid.1', now());
+    const other = { ...bridgedActive(undefined, 'wacid.2', now() - 60_000), heldSince: now() - 10_000 } as CallState;
+    const h = await open([inHand, rejoining(other)]);
+    const group = panel().getByRole('group', { name: 'Call on hold' });
+    await group.getByText('Rejoining…', { exact: true }).waitFor();
+    await group.getByText('On hold', { exact: true }).waitFor();
+    await expect(group.getByRole('button', { name: 'Swap' }).count()).resolves.toBe(0);
+
+    await h.push('callChanged', other);
+    await group.getByRole('button', { name: 'Swap', exact: true }).waitFor();
+    await expect(group.getByText('Rejoining…').count()).resolves.toBe(0);
+  });
 });
