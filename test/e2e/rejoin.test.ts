@@ -73,25 +73,29 @@ async function oneAgentLeg(callId: string): Promise<void> {
 }
 
 describe('a reload during a bridged call', () => {
-  test('rejoins: "Rejoining…", the customer hears music and then the agent within 5 s on one stream; nothing but the accept reaches the gateway; Hang up ends it', async () => {
+  test('rejoins: "Rejoining…", the customer never hears the call drop and hears the agent again on a new leg within 5 s, on one stream; nothing but the accept reaches the gateway; Hang up ends it', async () => {
     const page = await stack.newAgentPage();
     const { callId, name } = await answeredCall(page);
     await watchRejoining(page);
+    const oldLegs = Object.keys((await stack.bridgeReport(callId)).agents);
 
     const t0 = Date.now();
     await page.reload();
     await currentCall(page).getByText('Connected').waitFor();
-    const back = await eventually('the customer to hear the agent again', async () => {
-      const report = await stack.callReport(callId);
-      const music = heardAfter(report, 'music', t0);
-      const voice = music === undefined ? undefined : heardAfter(report, 'voice', music);
-      return voice === undefined ? undefined : { music, voice };
+    // The new leg is answered within a few hundred ms here: the music the bridge routes meanwhile is
+    // shorter than the customer's 500 ms judging window, so what must hold is that the customer never
+    // heard the call drop to silence and the agent's voice comes back on the new leg within 5 s.
+    const backAt = await eventually('the customer to hear the agent again on a new leg', async () => {
+      const report = await stack.bridgeReport(callId);
+      const fresh = Object.entries(report.agents).filter(([legId, leg]) => !oldLegs.includes(legId) && leg.state === 'connected' && leg.packetsReceived > 0);
+      return fresh.length === 1 && (await stack.callReport(callId)).heardNow === 'voice' ? Date.now() : undefined;
     });
-    expect(back.music).toBeGreaterThan(t0);
-    expect(back.voice - t0).toBeLessThan(BACK_WITHIN_MS);
+    expect(backAt - t0).toBeLessThan(BACK_WITHIN_MS);
+    const heard = (await stack.callReport(callId)).heardLog.filter((e) => e.at > t0);
+    expect(heard.filter((e) => e.heard === 'silence')).toEqual([]);
     const seen = await rejoiningSeenAt(page);
     expect(seen).toBeGreaterThan(t0);
-    expect(seen).toBeLessThan(back.voice);
+    expect(seen).toBeLessThan(backAt);
 
     await expectTwoWayAudio(page, stack.callReport, callId);
     await oneAgentLeg(callId);
