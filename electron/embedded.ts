@@ -1,19 +1,30 @@
 // The embedded default (ARCHITECTURE.md): with no account configured, the app runs an in-process
 // relay and sandbox on 127.0.0.1 and talks to them exactly as it would to a real gateway and relay.
 // The relay runs a bridge node in its process, as `npm run relay -- --bridge` does: calls are
-// bridged (bridge/README.md), so a newcomer sees the team's call path from one window.
+// bridged (bridge/README.md), so a newcomer sees the team's call path from one window, and two
+// simulated colleagues (sandbox/colleagues.ts) take transfers and consults.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { BridgeNode } from '../bridge/bridge-node';
+import { hashAgentToken, type AgentConfig } from '../relay/agent-directory';
 import { localBridge } from '../relay/bridged-calls';
 import { startRelay } from '../relay/server';
 import { mediaDirIn } from '../sandbox/media-library';
 import { startSandbox } from '../sandbox/server';
+import { SimulatedColleague } from '../sandbox/colleagues';
+import { COLLEAGUE_VOICE_FILE, defaultVoicePath, loadCustomerVoice } from '../sandbox/customer-voice';
 import type { EmbeddedEnvironment } from './core/embedded-environment';
 import { DEFAULT_PRODUCT } from '../shared/gateway';
-import type { Logger } from '../shared/log';
+import { createLogger, type Logger } from '../shared/log';
 
 const secret = () => randomBytes(24).toString('base64url');
+
+/** The embedded team: this window's agent and two simulated colleagues. */
+const SELF = { id: 'agent-1', name: 'You' };
+export const EMBEDDED_COLLEAGUES = [
+  { id: 'maya', name: 'Maya Chen' },
+  { id: 'leo', name: 'Leo Santos' },
+] as const;
 
 export interface EmbeddedOptions {
   logger?: Logger;
@@ -30,10 +41,15 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
   const appSecret = secret();
   const agentToken = secret();
   const apiKey = secret();
+  const colleagueTokens = EMBEDDED_COLLEAGUES.map(() => secret());
+  const agents: AgentConfig[] = [
+    { ...SELF, tokenSha256: hashAgentToken(agentToken) },
+    ...EMBEDDED_COLLEAGUES.map((colleague, i) => ({ ...colleague, tokenSha256: hashAgentToken(colleagueTokens[i]!) })),
+  ];
   const bridge = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', ...(options.logger ? { logger: options.logger } : {}) });
   let relay;
   try {
-    relay = await startRelay({ port: 0, appSecret, verifyToken: secret(), agentTokens: [agentToken], bridgeNodes: localBridge(bridge), ...(options.logger ? { logger: options.logger } : {}) });
+    relay = await startRelay({ port: 0, appSecret, verifyToken: secret(), agents, bridgeNodes: localBridge(bridge), ...(options.logger ? { logger: options.logger } : {}) });
   } catch (e) {
     await bridge.close();
     throw e;
@@ -47,10 +63,16 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.assetsDir !== undefined ? { voicePath: join(options.assetsDir, 'customer-voice.wav'), media: { dir: mediaDirIn(options.assetsDir) } } : {}),
     });
+    const logger = options.logger ?? createLogger('colleagues');
+    const { voice, problem } = loadCustomerVoice(options.assetsDir !== undefined ? join(options.assetsDir, COLLEAGUE_VOICE_FILE) : defaultVoicePath(COLLEAGUE_VOICE_FILE));
+    if (problem !== undefined) logger.warn('the simulated colleagues speak a tone: their voice could not be read', { problem });
+    const colleagues = EMBEDDED_COLLEAGUES.map((colleague, i) => new SimulatedColleague({ relayUrl: relay.url, agentToken: colleagueTokens[i]!, name: colleague.name, voice, logger }));
+    for (const colleague of colleagues) colleague.start();
     return {
       account: { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: DEFAULT_PRODUCT, relayUrl: relay.url, agentToken },
       sandboxControlUrl: sandbox.url,
       async close() {
+        await Promise.all(colleagues.map((colleague) => colleague.close()));
         await sandbox.close();
         await relay.close();
         await bridge.close();

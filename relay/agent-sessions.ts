@@ -112,9 +112,18 @@ export class SessionHub {
     this.recentlyFannedOut.add(stored.cursor);
     // Most traffic is a claimed call's events: only its owner's sessions need to look at them. The
     // others' positions stay behind, which only makes a later replay skip a few more events.
-    const sessions = stored.audience.kind === 'agent' ? this.perAgent.get(stored.audience.agentId) : this.sessions;
-    if (sessions === undefined) return;
-    for (const session of sessions) session.accept(stored);
+    for (const session of this.sessionsFor(stored.audience)) session.accept(stored);
+  }
+
+  private sessionsFor(audience: StoredEvent['audience']): Iterable<AgentSession> {
+    switch (audience.kind) {
+      case 'agent':
+        return this.perAgent.get(audience.agentId) ?? [];
+      case 'agents':
+        return [...new Set(audience.agentIds)].flatMap((agentId) => [...(this.perAgent.get(agentId) ?? [])]);
+      default:
+        return this.sessions;
+    }
   }
 
   /** Ends every stream after what is queued for it has been written (shutdown); agents reconnect elsewhere. */

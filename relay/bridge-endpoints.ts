@@ -38,7 +38,7 @@ export async function handleBridgeRequest(ctx: BridgeEndpointContext, path: stri
     if (agent === undefined) return;
     const callId = ctx.idFromPath(res, quality[1]!, 'callId');
     if (callId === undefined) return;
-    return answer(res, await ctx.bridge.customerQuality(callId, agent.id));
+    return answerOutcome(res, await ctx.bridge.customerQuality(callId, agent.id));
   }
   if (method !== 'POST') return methodNotAllowed(res, 'POST');
   const agent = ctx.authenticate(req, res);
@@ -47,39 +47,40 @@ export async function handleBridgeRequest(ctx: BridgeEndpointContext, path: stri
   if (body === undefined) return;
   const { bridge } = ctx;
   if (path === DIAL_PATH) {
-    const parsed = parsed_(res, sdpBodySchema, body);
+    const parsed = parsedBody(res, sdpBodySchema, body);
     if (parsed === undefined) return;
-    return answer(res, await bridge.dial(agent.id, parsed.sdp));
+    return answerOutcome(res, await bridge.dial(agent.id, parsed.sdp));
   }
   const placed = PLACED_PATH.exec(path);
   if (placed) {
     const ref = ctx.idFromPath(res, placed[1]!, 'ref');
-    const parsed = ref === undefined ? undefined : parsed_(res, bindBodySchema, body);
+    const parsed = ref === undefined ? undefined : parsedBody(res, bindBodySchema, body);
     if (ref === undefined || parsed === undefined) return;
-    return answer(res, await bridge.placed(ref, agent.id, parsed.callId));
+    return answerOutcome(res, await bridge.placed(ref, agent.id, parsed.callId));
   }
   const match = CALL_BRIDGE_PATH.exec(path)!;
   const callId = ctx.idFromPath(res, match[1]!, 'callId');
   if (callId === undefined) return;
   switch (match[2]) {
     case 'leg':
-      return answer(res, await bridge.legFor(callId, agent.id));
+      return answerOutcome(res, await bridge.legFor(callId, agent.id));
     case 'answer': {
-      const parsed = parsed_(res, answerBodySchema, body);
+      const parsed = parsedBody(res, answerBodySchema, body);
       if (parsed === undefined) return;
-      return answer(res, await bridge.answer(callId, agent.id, parsed.legId, parsed.sdp));
+      return answerOutcome(res, await bridge.answer(callId, agent.id, parsed.legId, parsed.sdp));
     }
     case 'accepted':
-      return answer(res, await bridge.accepted(callId, agent.id));
+      return answerOutcome(res, await bridge.accepted(callId, agent.id));
     case 'hold': {
-      const parsed = parsed_(res, holdBodySchema, body);
+      const parsed = parsedBody(res, holdBodySchema, body);
       if (parsed === undefined) return;
-      return answer(res, await bridge.hold(callId, agent.id, parsed.held));
+      return answerOutcome(res, await bridge.hold(callId, agent.id, parsed.held));
     }
   }
 }
 
-function parsed_<S extends z.ZodType>(res: ServerResponse, schema: S, body: unknown): z.infer<S> | undefined {
+/** The body as `schema` reads it, or undefined once answered 400 naming the field and its rule. */
+export function parsedBody<S extends z.ZodType>(res: ServerResponse, schema: S, body: unknown): z.infer<S> | undefined {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
@@ -88,7 +89,8 @@ function parsed_<S extends z.ZodType>(res: ServerResponse, schema: S, body: unkn
   return undefined;
 }
 
-function answer(res: ServerResponse, outcome: { ok: true; value: unknown } | { ok: false; refusal: BridgeRefusal }): void {
+/** 200 with the value (`{ ok: true }` for none), or the refusal's status, code, message and field. */
+export function answerOutcome(res: ServerResponse, outcome: { ok: true; value: unknown } | { ok: false; refusal: BridgeRefusal }): void {
   if (outcome.ok) return sendJson(res, 200, outcome.value ?? { ok: true });
   const { status, code, message } = outcome.refusal;
   const field = 'field' in outcome.refusal ? outcome.refusal.field : undefined;

@@ -2,14 +2,20 @@
 // owns each leg, and who hears whom. A node carries media only; every decision about who may join a
 // call and who hears whom is made here, from the claims the relay already keeps. Which node holds a
 // call is the team's record (the backend's placements, first wins across instances), so that the
-// next pick counts it and a node that dies takes exactly its calls with it.
-import { randomBytes } from 'node:crypto';
-import { CUSTOMER, HOLD_MUSIC, type BridgeControl, type Routes } from '../shared/bridge';
-import type { LegReport } from '../shared/bridge';
+// next pick counts it and a node that dies takes exactly its calls with it. Handing a call on between
+// agents (transfers, consults, three-way calls) is transfers.ts's, on the same records.
+import type { BridgeControl, LegReport } from '../shared/bridge';
 import type { BridgeFailure } from '../shared/events';
 import type { Logger } from '../shared/log';
 import { err, type AppError, type Result } from '../shared/result';
+import { TRANSFER_RING_MS, type TransferRequest } from '../shared/transfer';
 import type { CallNodeOutcome, RelayBackend } from './backend/types';
+import { bridgeFailed, done, isOnCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
+import type { TeamAgent } from './team';
+import { CallTransfers, type TransferListener } from './transfers';
+
+export type { BridgeRefusal } from './bridged-call';
+export type { TransferEvent, TransferListener } from './transfers';
 
 /** Where the relay's bridged calls go: the node in its own process, or the team's registered nodes. */
 export interface BridgeNodeSource {
@@ -35,37 +41,12 @@ export interface LostCall {
   callId: string;
   nodeId: string;
   reason: BridgeFailure;
+  /** Every agent who was in it or rung for it, once it had a transfer (participantsOf). */
+  agents?: string[];
 }
 
 /** Whether a ringing call goes to a node: placed on one by this instance now, already on one, or direct. */
 export type Taking = 'taken' | 'held' | 'direct';
-
-/** Why an agent's bridge request was refused, as the HTTP status and relay code it is answered with. */
-export type BridgeRefusal =
-  | { status: 400; code: 'invalid_input'; message: string; field: string }
-  | { status: 403; code: 'forbidden'; message: string }
-  | { status: 404; code: 'not_found'; message: string }
-  | { status: 409; code: 'invalid_state'; message: string }
-  | { status: 502; code: 'bridge_failed'; message: string; field?: string }
-  | { status: 503; code: 'unavailable'; message: string };
-
-type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: BridgeRefusal };
-const refuse = <T>(refusal: BridgeRefusal): Outcome<T> => ({ ok: false, refusal });
-const done = <T>(value: T): Outcome<T> => ({ ok: true, value });
-
-interface BridgedCall {
-  callId: string;
-  nodeId: string;
-  direction: 'incoming' | 'outgoing';
-  /** The customer leg's answer (incoming) once the node made it. */
-  customerSdp?: Promise<Result<{ answer: string }>>;
-  /** Leg id → the agent it belongs to. */
-  legs: Map<string, string>;
-  /** The leg the customer talks with, once the call is accepted. */
-  activeLeg?: string;
-  held: boolean;
-  createdAt: number;
-}
 
 interface PendingDial {
   ref: string;
@@ -86,7 +67,6 @@ const CALL_TTL_MS = 12 * 60 * 60_000;
 export const DEFAULT_CUSTOMER_FAILURE_GRACE_MS = 3_000;
 
 const DIAL_PREFIX = 'dial-';
-const newId = (prefix: string): string => `${prefix}${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x')}`;
 /** A dial's reference, placed on its node until the gateway names the call (the relay makes them: its own prefix). */
 const isDialRef = (id: string): boolean => id.startsWith(DIAL_PREFIX);
 /** A refused or reset connection, or a host that cannot be found: no answer came back at all. */
@@ -98,10 +78,19 @@ export interface BridgedCallsOptions {
   placements: CallPlacements;
   /** The agent who won a call's claim, if anyone did (first-claim-wins is the relay's). */
   ownerOf(callId: string): Promise<string | undefined>;
+  /** Every agent of the team now, with its name and standing: the colleagues a transfer may ring. */
+  team: () => readonly TeamAgent[];
   logger: Logger;
   now?: () => number;
   /** Default DEFAULT_CUSTOMER_FAILURE_GRACE_MS. */
   customerFailureGraceMs?: number;
+  /** How long a transfer rings; default TRANSFER_RING_MS. */
+  transferRingMs?: number;
+}
+
+/** A new call's record: nobody in it yet. */
+function newCall(callId: string, nodeId: string, direction: BridgedCall['direction'], createdAt: number, caller: Caller = {}): BridgedCall {
+  return { callId, nodeId, direction, legs: new Map(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), caller, createdAt };
 }
 
 export class BridgedCalls {
@@ -115,11 +104,21 @@ export class BridgedCalls {
   private picking: Promise<unknown> = Promise.resolve();
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly transfers: CallTransfers;
 
   constructor(private readonly options: BridgedCallsOptions) {
     this.placements = options.placements;
     this.log = options.logger;
     this.now = options.now ?? Date.now;
+    this.transfers = new CallTransfers(
+      {
+        call: (callId) => this.calls.get(callId),
+        control: (call) => this.controlOf(call),
+        asked: (nodeId, request) => this.asked(nodeId, request),
+        team: () => options.team(),
+      },
+      { logger: this.log, now: this.now, ringMs: options.transferRingMs ?? TRANSFER_RING_MS },
+    );
   }
 
   /** Every call the bridge can no longer carry, from now on: the relay tells its agents. */
@@ -128,13 +127,19 @@ export class BridgedCalls {
     return () => this.lostListeners.delete(listener);
   }
 
+  /** Every transfer's ring and outcome, one event per agent told: the relay stores each for that agent. */
+  onTransferEvent(listener: TransferListener): () => void {
+    return this.transfers.onEvent(listener);
+  }
+
   /**
    * A call rang (its connect is about to be stored): a node takes it and answers the service's offer
    * at once, so that the answer is ready when an agent clicks Answer. The first placement wins across
    * instances: a call another instance placed already is bridged there ('held'). 'direct' when no
-   * node is live: the call then goes on direct.
+   * node is live: the call then goes on direct. `caller` is the customer as the ring names them, for a
+   * transfer's ring later.
    */
-  async takeIncoming(callId: string, offer: string): Promise<Taking> {
+  async takeIncoming(callId: string, offer: string, caller: Caller = {}): Promise<Taking> {
     if (this.calls.has(callId)) return 'held';
     this.prune();
     const placing = await this.placeOnNode(callId);
@@ -147,7 +152,7 @@ export class BridgedCalls {
       this.log.info('a ringing call is on a bridge node already', { callId, nodeId: placed.nodeId });
       return 'held';
     }
-    const call: BridgedCall = { callId, nodeId: picked.nodeId, direction: 'incoming', legs: new Map(), held: false, createdAt: this.now() };
+    const call = newCall(callId, picked.nodeId, 'incoming', this.now(), caller);
     call.customerSdp = this.asked(picked.nodeId, picked.control.prepareIncoming(callId, offer)).then((answer) => {
       if (!answer.ok) this.log.warn('the bridge could not answer the service’s offer', { callId, nodeId: picked.nodeId, reason: answer.error.message });
       return answer;
@@ -168,10 +173,10 @@ export class BridgedCalls {
     const owner = await this.options.ownerOf(callId);
     if (owner !== undefined && owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'the call is another agent’s' });
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGoneRefusal(call);
+    if (control === undefined) return nodeGoneRefusal(call.callId);
     const legId = newId('leg-');
     const offer = await this.asked(call.nodeId, control.offerAgentLeg(callId, legId));
-    if (!offer.ok) return this.bridgeFailed(offer.error);
+    if (!offer.ok) return bridgeFailed(offer.error);
     call.legs.set(legId, agentId);
     return done({ legId, offer: offer.value.offer });
   }
@@ -182,27 +187,32 @@ export class BridgedCalls {
     if (!mine.ok) return mine;
     const { call, control } = mine.value;
     const applied = await this.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
-    if (!applied.ok) return this.bridgeFailed(applied.error, 'sdp');
+    if (!applied.ok) return bridgeFailed(applied.error, 'sdp');
     const customer = await (call.customerSdp ?? Promise.resolve(err<{ answer: string }>('internal', 'the call was never prepared')));
-    if (!customer.ok) return this.bridgeFailed(customer.error);
+    if (!customer.ok) return bridgeFailed(customer.error);
     call.activeLeg = legId;
     return done({ sdp: customer.value.answer });
   }
 
-  /** The gateway took the accept: the customer's media starts, with this agent. Other agents' ringing legs close. */
+  /** The gateway took the accept: the customer's media starts, with this agent, the call's first member. Other agents' ringing legs close. */
   async accepted(callId: string, agentId: string): Promise<Outcome<null>> {
     const call = this.calls.get(callId);
-    if (call === undefined) return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
+    if (call === undefined) return noCall(callId);
     const owner = await this.options.ownerOf(callId);
-    if (owner !== agentId || call.activeLeg === undefined || call.legs.get(call.activeLeg) !== agentId) {
+    const leg = call.activeLeg;
+    if (owner !== agentId || leg === undefined || call.legs.get(leg) !== agentId) {
       return refuse({ status: 403, code: 'forbidden', message: 'only the agent who answered the call connects it' });
     }
+    // Repeating the accept is harmless; after a transfer the call is its new agents'.
+    if (call.members.size > 0 && call.members.get(agentId) !== leg) return refuse({ status: 409, code: 'invalid_state', message: 'the call was handed on: its agents are others now' });
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGoneRefusal(call);
-    const routed = await this.asked(call.nodeId, control.setRoutes(callId, this.routesOf(call)));
-    if (!routed.ok) return this.bridgeFailed(routed.error);
+    if (control === undefined) return nodeGoneRefusal(call.callId);
+    call.members.set(agentId, leg);
+    call.everyone.add(agentId);
+    const routed = await this.asked(call.nodeId, control.setRoutes(callId, routesOf(call)));
+    if (!routed.ok) return bridgeFailed(routed.error);
     const connected = await this.asked(call.nodeId, control.connectCustomer(callId));
-    if (!connected.ok) return this.bridgeFailed(connected.error);
+    if (!connected.ok) return bridgeFailed(connected.error);
     await this.closeOtherLegs(call, control);
     return done(null);
   }
@@ -222,13 +232,13 @@ export class BridgedCalls {
     const customer = await this.asked(picked.nodeId, picked.control.prepareOutgoing(ref));
     if (!customer.ok) {
       await this.placements.dropCallNode(ref);
-      return this.bridgeFailed(customer.error);
+      return bridgeFailed(customer.error);
     }
     const leg = await this.asked(picked.nodeId, picked.control.answerAgentLeg(ref, legId, sdp));
     if (!leg.ok) {
       await this.placements.dropCallNode(ref);
       void picked.control.endCall(ref);
-      return this.bridgeFailed(leg.error, 'sdp');
+      return bridgeFailed(leg.error, 'sdp');
     }
     this.dials.set(ref, { ref, agentId, legId, nodeId: picked.nodeId, createdAt: this.now() });
     return done({ ref, legId, offer: customer.value.offer, answer: leg.value.answer });
@@ -242,15 +252,17 @@ export class BridgedCalls {
     const control = this.options.nodes.control(dial.nodeId);
     if (control === undefined) return refuse({ status: 503, code: 'unavailable', message: 'the bridge node of this call is gone' });
     const bound = await this.asked(dial.nodeId, control.bindOutgoing(ref, callId));
-    if (!bound.ok) return this.bridgeFailed(bound.error);
+    if (!bound.ok) return bridgeFailed(bound.error);
     this.dials.delete(ref);
     const placement = await this.placements.setCallNode(callId, dial.nodeId);
     await this.placements.dropCallNode(ref);
     if (!placement.placed) this.log.warn('a dialled call was placed on another bridge node already', { callId, nodeId: dial.nodeId, holder: placement.nodeId });
-    const call: BridgedCall = { callId, nodeId: dial.nodeId, direction: 'outgoing', legs: new Map([[dial.legId, agentId]]), activeLeg: dial.legId, held: false, createdAt: this.now() };
+    const call = newCall(callId, dial.nodeId, 'outgoing', this.now());
+    call.members.set(agentId, dial.legId);
+    call.everyone.add(agentId);
     this.calls.set(callId, call);
-    const routed = await this.asked(dial.nodeId, control.setRoutes(callId, this.routesOf(call)));
-    if (!routed.ok) return this.bridgeFailed(routed.error);
+    const routed = await this.asked(dial.nodeId, control.setRoutes(callId, routesOf(call)));
+    if (!routed.ok) return bridgeFailed(routed.error);
     return done(null);
   }
 
@@ -264,31 +276,90 @@ export class BridgedCalls {
     if (!applied.ok) this.log.warn('the bridge could not apply the customer’s answer', { callId, reason: applied.error.message });
   }
 
-  /** Hold: the customer hears the bridge's music, the agent nothing; resume undoes it. */
-  async hold(callId: string, agentId: string, held: boolean): Promise<Outcome<null>> {
+  /** The customer of an outgoing call, as its status events name them (`recipientId`): a transfer's ring carries the number. */
+  customerNumber(callId: string, number: string): void {
     const call = this.calls.get(callId);
-    if (call === undefined) return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
-    if (call.activeLeg === undefined || call.legs.get(call.activeLeg) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call holds it' });
-    const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGoneRefusal(call);
-    call.held = held;
-    const routed = await this.asked(call.nodeId, control.setRoutes(callId, this.routesOf(call)));
-    if (!routed.ok) return this.bridgeFailed(routed.error);
-    return done(null);
+    if (call?.direction === 'outgoing' && call.caller.from === undefined) call.caller.from = number;
+  }
+
+  /**
+   * Hold: the customer hears the bridge's music, the agent nothing; resume undoes it. Only the one
+   * agent of a call holds it: not a three-way call, nor while a transfer is under way (the customer
+   * hears the music already).
+   */
+  hold(callId: string, agentId: string, held: boolean): Promise<Outcome<null>> {
+    return this.transfers.inTurn(callId, async () => {
+      const call = this.calls.get(callId);
+      if (call === undefined) return noCall(callId);
+      if (!isOnCall(call, agentId)) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call holds it' });
+      if (call.members.size > 1) return refuse({ status: 409, code: 'invalid_state', message: 'a three-way call is not held' });
+      if (call.transfer !== undefined) return refuse({ status: 409, code: 'invalid_state', message: 'the call is not held while a transfer is under way' });
+      const control = this.controlOf(call);
+      if (control === undefined) return nodeGoneRefusal(call.callId);
+      call.held = held;
+      const routed = await this.asked(call.nodeId, control.setRoutes(callId, routesOf(call)));
+      if (!routed.ok) return bridgeFailed(routed.error);
+      return done(null);
+    });
+  }
+
+  /** POST TRANSFER_PATHS.start: the only agent in the call rings a colleague, or every available one. */
+  transfer(callId: string, agentId: string, request: TransferRequest): Promise<Outcome<{ transferId: string }>> {
+    return this.transfers.start(callId, agentId, request);
+  }
+
+  /** POST TRANSFER_PATHS.answer: a rung colleague's window answers its leg; the first answer takes the transfer. */
+  answerTransfer(callId: string, transferId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
+    return this.transfers.answer(callId, transferId, agentId, legId, sdp);
+  }
+
+  /** POST TRANSFER_PATHS.decline. */
+  declineTransfer(callId: string, transferId: string, agentId: string): Promise<Outcome<null>> {
+    return this.transfers.decline(callId, transferId, agentId);
+  }
+
+  /** POST TRANSFER_PATHS.cancel: the agent who started it takes it back. */
+  cancelTransfer(callId: string, transferId: string, agentId: string): Promise<Outcome<null>> {
+    return this.transfers.cancel(callId, transferId, agentId);
+  }
+
+  /** POST TRANSFER_PATHS.complete: a consult becomes a transfer. */
+  completeTransfer(callId: string, transferId: string, agentId: string): Promise<Outcome<null>> {
+    return this.transfers.complete(callId, transferId, agentId);
+  }
+
+  /** POST TRANSFER_PATHS.join: a consult becomes a three-way call. */
+  joinTransfer(callId: string, transferId: string, agentId: string): Promise<Outcome<null>> {
+    return this.transfers.join(callId, transferId, agentId);
+  }
+
+  /** POST TRANSFER_PATHS.leave: an agent hangs up; `last` when nobody else is in the call (the app then ends it at the gateway). */
+  leave(callId: string, agentId: string): Promise<Outcome<{ last: boolean }>> {
+    return this.transfers.leave(callId, agentId);
+  }
+
+  /**
+   * The agents a call's own events go to once it had a transfer: everyone who was in it or rung for
+   * it. Undefined for a call without one (its events go to its owner, as always) or not held here.
+   */
+  participantsOf(callId: string): string[] | undefined {
+    const call = this.calls.get(callId);
+    return call !== undefined && call.transfers.size > 0 ? [...call.everyone] : undefined;
   }
 
   /**
    * The customer's leg as the node measures it now (loss, jitter, round trip), for the agent on the
-   * call: the window measures only its own leg, and only that agent's window judges this call.
+   * call (any of its agents): the window measures only its own leg, and only the windows of the
+   * call's agents judge it.
    */
   async customerQuality(callId: string, agentId: string): Promise<Outcome<LegReport>> {
     const call = this.calls.get(callId);
-    if (call === undefined) return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
-    if (call.activeLeg === undefined || call.legs.get(call.activeLeg) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call reads its quality' });
+    if (call === undefined) return noCall(callId);
+    if (!isOnCall(call, agentId)) return refuse({ status: 403, code: 'forbidden', message: 'only the agent on the call reads its quality' });
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGoneRefusal(call);
+    if (control === undefined) return nodeGoneRefusal(call.callId);
     const report = await control.report(callId);
-    if (!report.ok) return this.bridgeFailed(report.error);
+    if (!report.ok) return bridgeFailed(report.error);
     return done(report.value.customer);
   }
 
@@ -298,6 +369,7 @@ export class BridgedCalls {
     this.calls.delete(callId);
     await this.placements.dropCallNode(callId).catch((error: unknown) => this.log.warn('could not drop a call’s bridge node', { callId, error }));
     if (call === undefined) return;
+    this.transfers.ended(call);
     const control = this.controlOf(call);
     const closed = await control?.endCall(callId);
     if (closed !== undefined && !closed.ok) this.log.warn('the bridge could not end a call', { callId, reason: closed.error.message });
@@ -377,10 +449,13 @@ export class BridgedCalls {
 
   /** A call the bridge cannot carry any more: forgotten here, its agents told. */
   private lose(callId: string, nodeId: string, reason: BridgeFailure): void {
+    const agents = this.participantsOf(callId);
+    const call = this.calls.get(callId);
+    if (call !== undefined) this.transfers.ended(call);
     this.calls.delete(callId);
     for (const listener of [...this.lostListeners]) {
       try {
-        listener({ callId, nodeId, reason });
+        listener({ callId, nodeId, reason, ...(agents !== undefined ? { agents } : {}) });
       } catch (error) {
         this.log.error('a lost call listener failed', { callId, error });
       }
@@ -409,21 +484,14 @@ export class BridgedCalls {
     return answer;
   }
 
-  private routesOf(call: BridgedCall): Routes {
-    const leg = call.activeLeg;
-    if (leg === undefined) return { [CUSTOMER]: [HOLD_MUSIC] };
-    if (call.held) return { [CUSTOMER]: [HOLD_MUSIC], [leg]: [] };
-    return { [CUSTOMER]: [leg], [leg]: [CUSTOMER] };
-  }
-
   private async ownedLeg(callId: string, agentId: string, legId: string): Promise<Outcome<{ call: BridgedCall; control: BridgeControl }>> {
     const call = this.calls.get(callId);
-    if (call === undefined) return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
+    if (call === undefined) return noCall(callId);
     const owner = await this.options.ownerOf(callId);
     if (owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'only the agent who claimed the call answers it' });
     if (call.legs.get(legId) !== agentId) return refuse({ status: 403, code: 'forbidden', message: `legId: not a leg of this agent in this call` });
     const control = this.controlOf(call);
-    if (control === undefined) return this.nodeGoneRefusal(call);
+    if (control === undefined) return nodeGoneRefusal(call.callId);
     return done({ call, control });
   }
 
@@ -438,16 +506,6 @@ export class BridgedCalls {
 
   private controlOf(call: BridgedCall): BridgeControl | undefined {
     return this.options.nodes.control(call.nodeId);
-  }
-
-  private nodeGoneRefusal<T>(call: BridgedCall): Outcome<T> {
-    return refuse({ status: 503, code: 'unavailable', message: `the bridge node of call ${call.callId} is gone` });
-  }
-
-  /** The node refused: bad SDP from the window (`field` names it) is the window's to fix (400); anything else is the node's failure. */
-  private bridgeFailed<T>(error: AppError, field?: string): Outcome<T> {
-    if (field !== undefined && error.code === 'invalid_input') return refuse({ status: 400, code: 'invalid_input', message: error.message, field });
-    return refuse({ status: 502, code: 'bridge_failed', message: error.message });
   }
 
   private forgetStaleDials(): void {

@@ -6,12 +6,13 @@ import type { ServerResponse } from 'node:http';
 import { STALE_CONNECT_MS } from '../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
+import type { TeamReply } from '../shared/transfer';
 import { normaliseWebhookDetailed } from '../shared/webhook';
 import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './agent-directory';
 import { BridgeNodeRegistry } from './bridge-nodes';
 import { SessionHub } from './agent-sessions';
 import { envelopeOf, type Audience, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
-import type { BridgedCalls, LostCall } from './bridged-calls';
+import type { BridgedCalls, LostCall, TransferEvent } from './bridged-calls';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { RelayMetrics } from './metrics';
@@ -30,6 +31,7 @@ import {
   type DeclineVerdict,
   type RingingContext,
 } from './routing';
+import { teamReplyOf, type TeamAgent } from './team';
 
 export interface RelayStats {
   /** Webhooks accepted (answered 200). */
@@ -197,6 +199,19 @@ export class RelayService {
     return verdict;
   }
 
+  /** Every agent of the team now, with its name and standing (the colleagues a transfer may ring). */
+  teamAgents(): TeamAgent[] {
+    return this.directory.ids().flatMap((agentId) => {
+      const agent = this.directory.get(agentId);
+      return agent === undefined ? [] : [{ ...this.standingOf(agentId), name: agent.name }];
+    });
+  }
+
+  /** GET /team: every agent with its presence as colleagues see it, by name. */
+  team(selfId: string): TeamReply {
+    return teamReplyOf(this.teamAgents(), selfId);
+  }
+
   async setPresence(agentId: string, status: Presence): Promise<void> {
     await this.backend.setPresence(agentId, status, this.options.presenceTtlMs);
     this.log.debug('presence', { agentId, status });
@@ -276,7 +291,7 @@ export class RelayService {
     const { bridge } = this.options;
     const registry = this.nodeRegistry;
     if (bridge === undefined) return;
-    const stops = [bridge.onCallLost((lost) => this.tellBridgeFailure(lost))];
+    const stops = [bridge.onCallLost((lost) => this.tellBridgeFailure(lost)), bridge.onTransferEvent((event, agentId) => this.tellTransfer(event, agentId))];
     if (registry !== undefined) {
       stops.push(
         registry.onNodeGone(({ nodeId, why }) => {
@@ -297,17 +312,31 @@ export class RelayService {
 
   private stopFollowingBridge: () => void = () => undefined;
 
-  /** The call's agents hear that the bridge let it go: its owner, or everyone it rings while nobody has claimed it. */
-  private tellBridgeFailure({ callId, nodeId, reason }: LostCall): void {
+  /**
+   * The call's agents hear that the bridge let it go: its owner, or everyone it rings while nobody
+   * has claimed it, or everyone in it or rung for it once it had a transfer.
+   */
+  private tellBridgeFailure({ callId, nodeId, reason, agents }: LostCall): void {
     const event: RelayEvent = { type: 'call.bridge_failed', callId, reason, timestamp: Date.now() };
     void this.queue.run(orderingKeyOf(event), async () => {
       try {
-        const stored = await this.store(event, Date.now());
+        const stored = await this.store(event, Date.now(), agents !== undefined ? { kind: 'agents', agentIds: agents } : undefined);
         if (stored === undefined) return;
         this.metrics.countBridgeFailure(reason);
         this.log.info('the agents of a call the bridge lost are told', { callId, nodeId, reason, audience: stored.audience.kind });
       } catch (error) {
         this.log.error('storing a bridge failure failed', { callId, error });
+      }
+    });
+  }
+
+  /** A transfer's ring or outcome, for the one agent it is told to, in the call's order. */
+  private tellTransfer(event: TransferEvent, agentId: string): void {
+    void this.queue.run(orderingKeyOf(event), async () => {
+      try {
+        await this.store(event, Date.now(), { kind: 'agent', agentId });
+      } catch (error) {
+        this.log.error('storing a transfer event failed', { callId: event.callId, type: event.type, error });
       }
     });
   }
@@ -340,7 +369,9 @@ export class RelayService {
     // so every agent's app asks for a leg of its own instead of answering the service's offer.
     let tookCall = false;
     if (bridge !== undefined && event.type === 'call.incoming') {
-      const taking = await bridge.takeIncoming(event.callId, event.sdp);
+      const { from, fromUserId, name } = event;
+      const caller = { ...(from !== undefined ? { from } : {}), ...(fromUserId !== undefined ? { fromUserId } : {}), ...(name !== undefined ? { name } : {}) };
+      const taking = await bridge.takeIncoming(event.callId, event.sdp, caller);
       tookCall = taking === 'taken';
       if (taking !== 'direct') event = { ...event, bridged: true };
     }
@@ -361,10 +392,11 @@ export class RelayService {
     return outcome.event;
   }
 
-  /** What the service says of a bridged call reaches its node: the customer's answer, the end. */
+  /** What the service says of a bridged call reaches its node: the customer's answer, the end; and who the customer of an outgoing call is. */
   private followBridged(bridge: BridgedCalls, event: RelayEvent): void {
     if (event.type === 'call.answered') void bridge.customerAnswered(event.callId, event.sdp);
     else if (event.type === 'call.terminated') void bridge.ended(event.callId);
+    else if (event.type === 'call.status' && event.recipientId !== undefined) bridge.customerNumber(event.callId, event.recipientId);
   }
 
   private async audienceFor(event: RelayEvent, receivedAt: number): Promise<Audience> {
@@ -379,7 +411,8 @@ export class RelayService {
     const callId = callIdOf(event);
     if (callId === undefined) return NO_CALL_FACTS;
     const owner = await this.ownerOf(callId);
-    return { owner, rang: this.knownCalls.ringingAudienceOf(callId) };
+    const participants = this.options.bridge?.participantsOf(callId);
+    return { owner, rang: this.knownCalls.ringingAudienceOf(callId), ...(participants !== undefined ? { participants } : {}) };
   }
 
   /** A claim is final: a remembered owner needs no round trip to the backend. */

@@ -112,18 +112,25 @@ export interface CallFacts {
   owner: string | undefined;
   /** The audience its `call.incoming` was stored with, when this instance saw it (KnownCalls). */
   rang: RingingAudience | undefined;
+  /**
+   * A bridged call that had a transfer, held by this instance: every agent who was in it or rung
+   * for it (BridgedCalls.participantsOf). Its events go to them all, not to its owner alone.
+   */
+  participants?: readonly string[];
 }
 
 export const NO_CALL_FACTS: CallFacts = { owner: undefined, rang: undefined };
 
 /**
  * The audience an event is stored with (relay/REFERENCE.md "Routing and claims"): messages go to
- * everyone; a claimed call's events to its owner; a `call.incoming` rings (ringingDecision); the
+ * everyone; a transferred call's events to everyone who was in it or rung for it; a claimed call's
+ * events to its owner; a `call.incoming` rings (ringingDecision); the
  * later events of an unclaimed call go to everyone it rang, and those of a call this instance never
  * saw ring (an outgoing call before its claim) to everyone.
  */
 export function audienceFor(event: RelayEvent, call: CallFacts, ringing: RingingContext): RoutingDecision {
   if (!('callId' in event)) return { audience: { kind: 'everyone' } };
+  if (call.participants !== undefined) return { audience: { kind: 'agents', agentIds: [...call.participants] } };
   if (call.owner !== undefined) return { audience: { kind: 'agent', agentId: call.owner } };
   if (event.type === 'call.incoming') return ringingDecision(event.ctaPayload, ringing);
   return { audience: call.rang ?? { kind: 'everyone' } };
@@ -178,6 +185,7 @@ export type DeliveryDecision = 'deliver' | 'skip' | 'hold';
  *
  * - `everyone`: every session.
  * - `agent`: the claimed call's owner only.
+ * - `agents`: the agents named (a bridged call that had a transfer: everyone who was in it or rung for it).
  * - `ringing`: the `call.incoming` rings sessions whose agent's presence rings (available or
  *   call_waiting; no reported presence counts as available: the stream is open); the call's later
  *   unclaimed events go to every
@@ -192,6 +200,8 @@ export function decideDelivery(stored: StoredEvent, agentId: string, presence: (
       return 'deliver';
     case 'agent':
       return audience.agentId === agentId ? 'deliver' : 'skip';
+    case 'agents':
+      return audience.agentIds.includes(agentId) ? 'deliver' : 'skip';
     case 'ringing': {
       if (hasHeadStart(audience) && audience.preferredAgentId !== agentId) {
         const state = headStart ?? 'waiting';

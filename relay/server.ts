@@ -23,8 +23,10 @@ import {
 } from './bridge-nodes';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { createBackend } from './backend/index';
-import { handleBridgeRequest, isBridgePath } from './bridge-endpoints';
+import { handleBridgeRequest, isBridgePath, type BridgeEndpointContext } from './bridge-endpoints';
 import { BridgedCalls, type BridgeNodeSource } from './bridged-calls';
+import type { TeamAgent } from './team';
+import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
 import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
@@ -108,6 +110,8 @@ export interface RelayOptions {
    * every call is direct.
    */
   bridgeNodes?: BridgeNodeSource;
+  /** How long a transfer of a bridged call rings (tests). Default TRANSFER_RING_MS, 30 000. */
+  transferRingMs?: number;
 }
 
 export type { RelayStats } from './relay-service';
@@ -206,14 +210,17 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   const registeredNodes = options.bridgeNodes === undefined && bridgeToken !== undefined ? new RegisteredBridgeNodes(backend, bridgeToken, logger) : undefined;
   const bridgeNodes = options.bridgeNodes ?? registeredNodes;
   let bridge: BridgedCalls | undefined;
-  const service = await RelayService.start({
+  const service: RelayService = await RelayService.start({
     ...(bridgeNodes !== undefined
       ? {
           bridge: (bridge = new BridgedCalls({
             nodes: bridgeNodes,
             placements: backend,
             ownerOf: (callId) => backend.claimOwner(callId),
+            // Asked only by an agent's transfer, once the service below is running.
+            team: (): readonly TeamAgent[] => service.teamAgents(),
             logger,
+            ...(options.transferRingMs !== undefined ? { transferRingMs: options.transferRingMs } : {}),
           })),
         }
       : {}),
@@ -424,33 +431,30 @@ class RelayEndpoints {
         const { bridge } = this.options;
         const { nodes } = this.options;
         if (nodes !== undefined && BridgeNodeEndpoints.owns(path)) return this.track(nodes.handle(req, res, path, method));
-        if (bridge !== undefined && isBridgePath(path)) {
-          return this.track(
-            handleBridgeRequest(
-              {
-                bridge,
-                authenticate: (q, r) => this.authenticate(q, r),
-                jsonBody: async (q, r) => {
-                  const raw = await this.agentBody(q, r);
-                  if (raw === undefined) return undefined;
-                  try {
-                    return raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as unknown);
-                  } catch {
-                    return {};
-                  }
-                },
-                idFromPath: (r, raw, field) => idFromPath(r, raw, field),
-              },
-              path,
-              method,
-              req,
-              res,
-            ),
-          );
+        if (bridge !== undefined && isBridgePath(path)) return this.track(handleBridgeRequest({ ...this.agentRequests(), bridge }, path, method, req, res));
+        if (isTransferPath(path)) {
+          return this.track(handleTransferRequest({ ...this.agentRequests(), bridge, team: (selfId) => this.service.team(selfId) }, path, method, req, res));
         }
         return sendError(res, 404, 'not_found', `no such endpoint: ${path}`);
       }
     }
+  }
+
+  /** What the bridge's and the transfers' endpoints need of an agent request. */
+  private agentRequests(): Omit<BridgeEndpointContext, 'bridge'> {
+    return {
+      authenticate: (q, r) => this.authenticate(q, r),
+      jsonBody: async (q, r) => {
+        const raw = await this.agentBody(q, r);
+        if (raw === undefined) return undefined;
+        try {
+          return raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as unknown);
+        } catch {
+          return {};
+        }
+      },
+      idFromPath: (r, raw, field) => idFromPath(r, raw, field),
+    };
   }
 
   private track<T>(work: Promise<T>): Promise<T> {

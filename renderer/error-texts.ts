@@ -138,8 +138,11 @@ export function failureText(code: string | undefined, message: string | undefine
   return message && message.trim() !== '' ? message : t('errors:callFailed');
 }
 
-type Outcome = Exclude<EndKind, 'failed' | 'completed'>;
+type Outcome = Exclude<EndKind, 'failed' | 'completed' | 'transferred'>;
 const outcomeText = (kind: Outcome): string => t(`errors:end.${kind}`);
+
+/** "Transferred to NAME": the colleague who took the customer; an entry that did not keep the name says only that it was. */
+const transferredText = (to: string | undefined): string => (to !== undefined && to.trim() !== '' ? t('errors:end.transferred', { name: to }) : t('errors:end.transferredAway'));
 
 /** The outcome shown on the call panel as a call ends. */
 export function endReasonText(end: EndReason): string {
@@ -148,18 +151,22 @@ export function endReasonText(end: EndReason): string {
       return end.by === 'agent' ? t('errors:end.endedByAgent') : t('errors:end.endedByCustomer');
     case 'failed':
       return t('errors:failed', { reason: failureText(end.code, end.message, end.text) });
+    case 'transferred':
+      return transferredText(end.to);
     default:
       return outcomeText(end.kind);
   }
 }
 
 /** The outcome in the recent-calls list (who hung up is not kept there). */
-export function historyOutcomeText(entry: Pick<HistoryEntry, 'outcome' | 'failureCode' | 'failureMessage' | 'failureText'>): string {
+export function historyOutcomeText(entry: Pick<HistoryEntry, 'outcome' | 'failureCode' | 'failureMessage' | 'failureText' | 'transferredTo'>): string {
   switch (entry.outcome) {
     case 'completed':
       return t('errors:end.completed');
     case 'failed':
       return t('errors:failed', { reason: failureText(entry.failureCode, entry.failureMessage, entry.failureText) });
+    case 'transferred':
+      return transferredText(entry.transferredTo);
     default:
       return outcomeText(entry.outcome);
   }

@@ -71,9 +71,13 @@ const ringAlerts = new RingAlerts({ store: appStore, alerts: alertsStore, ringto
 ringAlerts.start();
 
 // For end-to-end tests and the benchmarks: what the media engine hears and sends on a call. Every
-// per-call question names its call (its localId); `localIdOf` finds it from the call's id.
+// per-call question names its call (its localId); `localIdOf` finds it from the call's id — the live
+// one, when a transfer brought back a call this window once saw ring and end.
 const mediaProbe: MediaTestHook = {
-  localIdOf: (callId) => Object.values(appStore.getState().calls).find((c) => c.callId === callId)?.localId,
+  localIdOf: (callId) => {
+    const withId = Object.values(appStore.getState().calls).filter((c) => c.callId === callId);
+    return (withId.find((c) => c.phase !== 'ended') ?? withId[0])?.localId;
+  },
   stats: (localId) => engine.stats(localId),
   timings: (localId) => engine.timingsOf(localId),
   audioRoute: (localId) => engine.audioRouteOf(localId),

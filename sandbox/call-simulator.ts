@@ -464,6 +464,7 @@ export class CallSimulator {
       heardNow: media.heardNow,
       heardMs: media.heardMs,
       heardLog: media.heardLog,
+      tonesHeard: media.tonesHeard,
       network: call.network.report(Date.now()),
       ...(media.rtp === undefined ? {} : { rtp: media.rtp }),
     };

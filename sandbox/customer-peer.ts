@@ -12,6 +12,7 @@ import type { CustomerNetwork } from './customer-network';
 import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, type CustomerVoice } from './customer-voice';
 import { HeardAudio, SILENCE_RMS } from './heard-audio';
 import { RtpContinuity } from './rtp-continuity';
+import { ToneProbe } from './tone-probe';
 
 export const OPUS_PAYLOAD_TYPE = 111;
 export const TELEPHONE_EVENT_PAYLOAD_TYPE = 126;
@@ -55,6 +56,8 @@ export interface CustomerMediaReport {
   heardLog: SandboxHeardLogEntry[];
   /** The business's stream as a phone's RTP stack sees it, once a packet came. */
   rtp?: SandboxRtpReport;
+  /** How loud each probe tone was in the last half second (tone-probe.ts), keyed by Hz. */
+  tonesHeard: Record<string, number>;
 }
 
 /** What a phone that has heard nothing yet reports. */
@@ -69,6 +72,7 @@ export function emptyMediaReport(): CustomerMediaReport {
     heardNow: 'silence',
     heardMs: { silence: 0, music: 0, voice: 0 },
     heardLog: [],
+    tonesHeard: {},
   };
 }
 
@@ -85,6 +89,12 @@ export interface CustomerPeerOptions {
   onFailed?: (reason: string) => void;
   /** Every RTP packet that arrives from the business, as it comes (tests read the stream's numbering). */
   onRtp?: (packet: RtpPacket) => void;
+  /**
+   * `service` (default): the phone faces the business as the service does (ICE-lite, its SDP shape).
+   * `window`: the peer faces a team's bridge as an agent's window does (full ICE, werift's own
+   * descriptions): the sandbox's simulated colleagues (colleagues.ts).
+   */
+  shape?: 'service' | 'window';
 }
 
 const codecs = () => [
@@ -124,6 +134,7 @@ export class CustomerPeer {
   private readonly heard = new HeardAudio(SAMPLE_RATE);
   /** SSRCs, sequence gaps and timestamp jumps of what the business sent. */
   private readonly continuity = new RtpContinuity(OPUS_PAYLOAD_TYPE, SAMPLE_RATE);
+  private readonly tones = new ToneProbe(SAMPLE_RATE);
   private sumSquares = 0;
   private samplesHeard = 0;
   /** The frames of the last RECENT_WINDOW_MS, oldest first. */
@@ -135,7 +146,7 @@ export class CustomerPeer {
   constructor(private readonly options: CustomerPeerOptions) {
     const { host } = options;
     this.pc = new RTCPeerConnection({
-      iceLite: true,
+      iceLite: options.shape !== 'window',
       // Only the one configured address: no interface scan, no STUN, nothing but local traffic.
       iceUseIpv4: false,
       iceUseIpv6: false,
@@ -192,6 +203,17 @@ export class CustomerPeer {
     }
   }
 
+  /** A window's answer to a bridge's offer (shape `window`): complete, full ICE, as the peer made it. */
+  async answerAsWindow(sdp: string): Promise<Result<string>> {
+    try {
+      await this.pc.setRemoteDescription({ type: 'offer', sdp });
+      await this.pc.setLocalDescription(await this.pc.createAnswer());
+      return ok(await this.completeLocalSdp());
+    } catch (e) {
+      return err('media_failed', `colleague answer: ${(e as Error).message}`);
+    }
+  }
+
   media(): CustomerMediaReport {
     const now = Date.now();
     return {
@@ -200,6 +222,7 @@ export class CustomerPeer {
       heardRms: this.samplesHeard === 0 ? 0 : Math.sqrt(this.sumSquares / this.samplesHeard),
       recentRms: this.recentRms(now),
       ...this.heard.report(now),
+      tonesHeard: this.tones.report(now),
       ...(this.report.lastRtpAt === undefined ? {} : { rtp: this.continuity.report() }),
     };
   }
@@ -275,6 +298,7 @@ export class CustomerPeer {
     }
     const now = Date.now();
     this.heard.push(frame, now);
+    this.tones.push(frame, now);
     this.report.framesHeard++;
     this.sumSquares += frameSquares;
     this.samplesHeard += samples;

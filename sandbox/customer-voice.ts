@@ -13,14 +13,16 @@ export const FRAME_SAMPLES = 960;
 export const FRAME_MS = 20;
 
 const VOICE_FILE = 'customer-voice.wav';
+/** What the simulated colleagues say (colleagues.ts). */
+export const COLLEAGUE_VOICE_FILE = 'colleague-voice.wav';
 
-/** The bundled voice: next to this module when run from source, else under the working directory. */
-export function defaultVoicePath(): string {
+/** A bundled voice: next to this module when run from source, else under the working directory. */
+export function defaultVoicePath(file = VOICE_FILE): string {
   try {
-    return fileURLToPath(new URL(`../assets/${VOICE_FILE}`, import.meta.url));
+    return fileURLToPath(new URL(`../assets/${file}`, import.meta.url));
   } catch {
     // A CommonJS bundle has no import.meta.url.
-    return resolve('assets', VOICE_FILE);
+    return resolve('assets', file);
   }
 }
 

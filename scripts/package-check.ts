@@ -256,6 +256,7 @@ export async function checkPackage(run: Pick<PackageRun, 'appOutDir' | 'binary'>
   const ownFiles = [
     ...(await readdir(iconsDir)).map((name) => `/assets/icons/${name}`),
     '/assets/customer-voice.wav',
+    '/assets/colleague-voice.wav',
     ...SANDBOX_MEDIA.map((entry) => `/assets/sandbox-media/${entry.fileName}`),
   ];
   for (const file of ownFiles) {

@@ -16,6 +16,7 @@ import type { Result } from './result';
 import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
+import { TRANSFER_KINDS, type TeamMember } from './transfer';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
 import { english, list, orList, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
@@ -102,6 +103,17 @@ export const commandSchemas = {
    */
   holdCall: z.strictObject({ localId }),
   resumeCall: z.strictObject({ localId }),
+  /**
+   * Bridged calls only (shared/transfer.ts): "Transfer" or "Consult" to a colleague (`to`: an agent
+   * id, or "available" for "Anyone available"); then "Cancel transfer" / "Cancel consult",
+   * "Complete transfer", "Add to call". How each came out reaches the call as relay events.
+   */
+  transferCall: z.strictObject({ localId, to: z.string().min(1, ruleMessage('common.notEmpty')).max(128, ruleMessage('common.tooLong')), kind: z.enum(TRANSFER_KINDS, ruleMessage('common.oneOf', { values: list(TRANSFER_KINDS) })) }),
+  cancelTransfer: z.strictObject({ localId }),
+  completeTransfer: z.strictObject({ localId }),
+  addToCall: z.strictObject({ localId }),
+  /** The team for "Transfer to": every agent with its presence (this agent marked `self`). */
+  getTeam: z.strictObject({}),
   reportMedia: z.discriminatedUnion('state', [
     z.strictObject({ localId, state: z.literal('connected') }),
     /**
@@ -300,6 +312,11 @@ export interface CommandResults {
   hangUp: null;
   holdCall: null;
   resumeCall: null;
+  transferCall: { transferId: string };
+  cancelTransfer: null;
+  completeTransfer: null;
+  addToCall: null;
+  getTeam: TeamMember[];
   reportMedia: null;
   reportQuality: null;
   saveSettings: PublicSettings;

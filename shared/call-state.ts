@@ -7,6 +7,11 @@
 // incoming: ringing → answering → connecting → active → ended
 // outgoing: dialing → calling → remote_ringing → connecting → active → ended
 //
+// A bridged call can be in a transfer, consult or three-way call (`transfer`, calls/transfers.ts):
+// the relay tells how it goes (remote.transfer), and a transfer or consult that rings this agent is
+// a ringing incoming call of its own (`tr:<transferId>`) whose answer goes to the relay, never to
+// the gateway. A call handed on ends `transferred` with no terminate: the customer stays.
+//
 // An active call can be on hold (`heldSince`): the window sends the hold music on the call's own
 // sender and mutes the customer; the gateway knows nothing of it (it has no hold). An agent has at
 // most two busy calls, and at most one of them is not on hold: answering, dialing or resuming a
@@ -20,11 +25,15 @@
 //   waiting, the end the gateway is owed); a call a previous run left live (`Leftover`); `publicCall`;
 // - handlers.ts: one handler per event type, each returning the call after it, its effects and its
 //   reply (`Step`);
+// - transfers.ts: when a transfer keeps the call out of the agent's hands, and what the agent's
+//   transfer commands may act on;
 // - book.ts: all calls of one agent (`CallBook`) and delivery: routing by call id or local id, events
 //   waiting for an id, tombstones, pruning, and what a crash would leave owed (`owedOnCrash`).
 export * from './calls/types';
 export { deadlineOf, owedEnd, publicCall } from './calls/record';
 export type { AnsweringOpen, CallRecord, DialingOpen, EndedOpen, EndedRecord, Leftover, LiveRecord } from './calls/record';
 export type { Step } from './calls/handlers';
+export { TRANSFER_OVER, TRANSFER_REFUSALS, TRANSFER_UNDER_WAY, transferableCall, transferToActOn, transferUnderWay } from './calls/transfers';
+export type { TransferAction } from './calls/transfers';
 export { applyCallEvent, emptyBook, liveCalls, owedOnCrash, pruneBook, reduceCall } from './calls/book';
 export type { BookChange, CallBook, CallStep } from './calls/book';

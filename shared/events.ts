@@ -1,6 +1,7 @@
 // The normalised events the relay delivers to agents (relay/REFERENCE.md documents the wire format).
 // Webhooks (protocol.md) are normalised into these by shared/webhook.ts; times are unix milliseconds.
 import { z } from 'zod';
+import { colleagueSchema, TRANSFER_KINDS, TRANSFER_MISSES, TRANSFER_STATES } from './transfer';
 
 const callError = z.object({ code: z.number(), message: z.string(), details: z.string().optional() });
 export type CallErrorInfo = z.infer<typeof callError>;
@@ -65,6 +66,39 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     reason: z.enum(['node_gone', 'customer_leg_failed']),
     timestamp: z.number(),
   }),
+  /**
+   * A colleague transfers a bridged call to this agent, or asks it to consult (shared/transfer.ts):
+   * the card "Transfer from NAME" / "Consult from NAME" rings with the customer's name and number
+   * (`from`, `fromUserId`, `name`, as in `call.incoming`). `legId` and `sdp` are this agent's own leg
+   * on the bridge, which the window answers as it answers a call's offer; the answer goes to the
+   * relay (TRANSFER_PATHS.answer), never to the gateway.
+   */
+  z.object({
+    type: z.literal('call.transfer_ring'),
+    callId: z.string().min(1),
+    transferId: z.string().min(1),
+    kind: z.enum(TRANSFER_KINDS),
+    by: colleagueSchema,
+    ...peer,
+    legId: z.string().min(1),
+    sdp: z.string().min(1),
+    timestamp: z.number(),
+  }),
+  /**
+   * What a transfer came to, told to one agent in the words that concern it (shared/transfer.ts
+   * TRANSFER_STATES); `agentId` is that agent, `colleague` the other agent it is about.
+   */
+  z.object({
+    type: z.literal('call.transfer_update'),
+    callId: z.string().min(1),
+    transferId: z.string().min(1),
+    kind: z.enum(TRANSFER_KINDS),
+    agentId: z.string().min(1),
+    state: z.enum(TRANSFER_STATES),
+    colleague: colleagueSchema.optional(),
+    reason: z.enum(TRANSFER_MISSES).optional(),
+    timestamp: z.number(),
+  }),
   /** Another agent claimed the call (relay first-claim-wins). */
   z.object({
     type: z.literal('call.claimed'),
@@ -96,6 +130,8 @@ export type RelayEvent = z.infer<typeof relayEventSchema>;
 export type RelayEventType = RelayEvent['type'];
 /** Why the bridge let a call go (`call.bridge_failed`). */
 export type BridgeFailure = Extract<RelayEvent, { type: 'call.bridge_failed' }>['reason'];
+export type TransferRingEvent = Extract<RelayEvent, { type: 'call.transfer_ring' }>;
+export type TransferUpdateEvent = Extract<RelayEvent, { type: 'call.transfer_update' }>;
 
 /** One event on an agent's stream. `id` is the resume cursor (SSE `id:` / `Last-Event-ID`). */
 export const relayEnvelopeSchema = z.object({

@@ -16,6 +16,8 @@ export interface HistoryEntry {
   failureMessage?: string;
   /** `failureMessage` as its code and values, when the catalogue made it: said in the language of the moment it is shown. */
   failureText?: RuleText;
+  /** The colleague who took the customer, for outcome "transferred" (the name the window shows). */
+  transferredTo?: string;
   /** When the call began ringing or dialing (unix ms). */
   startedAt: number;
   endedAt: number;
@@ -47,10 +49,11 @@ export function historyEntryFor(call: EndedCall): HistoryEntry {
     entry.failureMessage = call.end.message;
     if (call.end.text !== undefined) entry.failureText = call.end.text;
   }
+  if (call.end.kind === 'transferred') entry.transferredTo = call.end.to;
   return entry;
 }
 
-const END_KINDS = ['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere'] as const satisfies readonly EndKind[];
+const END_KINDS = ['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere', 'transferred', 'consult_ended'] as const satisfies readonly EndKind[];
 
 /** A history entry read from outside (the history file, a push from the main process). */
 export const historyEntrySchema = z.object({
@@ -65,6 +68,7 @@ export const historyEntrySchema = z.object({
   failureMessage: z.string().optional(),
   // A text this version cannot read (a code a newer one wrote) is dropped: `failureMessage` stands in for it.
   failureText: ruleTextSchema.optional().catch(undefined),
+  transferredTo: z.string().optional(),
   startedAt: z.number(),
   endedAt: z.number(),
   durationSec: z.number().nonnegative(),

@@ -120,6 +120,12 @@ export interface SandboxCallReport {
   heardLog: SandboxHeardLogEntry[];
   /** DTMF digits (RFC 4733, payload type 126) heard from the business, in order. */
   digitsHeard?: string;
+  /**
+   * How loud each probe tone (720, 960, 1245 and 1440 Hz, between the hold music's notes) was in the
+   * last half second, as a mean amplitude 0..1 keyed by Hz: tests give each party a tone and tell
+   * from this whom the customer hears.
+   */
+  tonesHeard?: Record<string, number>;
   /** The customer's network: its impairment, whether a blackout is in force, the packets dropped each way. */
   network: SandboxNetworkReport;
   /** What a phone's RTP stack would notice in the business's stream (sandbox/rtp-continuity.ts). */

@@ -16,6 +16,7 @@ import {
   PHASE_TERM,
   pruneBook,
   publicCall,
+  TRANSFER_REFUSALS,
   type CallBook,
   type CallEffect,
   type CallEvent,
@@ -25,58 +26,21 @@ import {
   type Peer,
 } from '../../shared/call-state';
 import type { RelayEnvelope } from '../../shared/events';
-import { historyEntryFor, type HistoryEntry } from '../../shared/history';
+import { historyEntryFor } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
 import { checkPhoneNumber, isCallerNumber, unverifiedNumberError } from '../../shared/phone';
 import type { MainCallTimings } from '../../shared/diagnostics';
 import { term, text, type RuleText } from '../../shared/i18n/text';
 import { assertNever, err, errorText, errText, ok, type Result } from '../../shared/result';
+import type { CallTransfers } from './bridged-calls';
+import { systemTimers, type CallCoordinatorOptions, type CoordinatorTimers } from './call-coordinator-options';
 import type { CallControl } from './gateway-client';
 import { CallSetupTimes, wallClockNow } from './call-setup-times';
 import { LiveCallsFile } from './live-calls-file';
 import { callEventOf } from './relay-call-events';
 import type { CallClaims } from './relay-client';
 
-export interface CoordinatorTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemTimers: CoordinatorTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};
-
-export interface CallCoordinatorOptions {
-  gateway: CallControl;
-  /**
-   * First-claim-wins (relay/README.md): an incoming call is claimed before its accept, an outgoing
-   * one right after initiate, and a decline asks who may still answer. The relay's client in a
-   * team; `LocalClaims` where there is no relay.
-   */
-  claims: CallClaims;
-  /**
-   * The gateway's base URL. Calls left over from a previous run are ended only on the gateway that
-   * knows them (a run in sandbox mode leaves ids that an account's gateway has never seen).
-   */
-  gatewayUrl: string;
-  /** Where live-calls.json is kept. */
-  dataDir: string;
-  /** Where ended calls go; its entries also tell which numbers customers called from. */
-  history: { record(entry: HistoryEntry): void; entries(): readonly HistoryEntry[] };
-  /** For numbers typed without a country code. */
-  defaultCountry?: string;
-  /** The name this app knows for a number (earlier calls, conversations), shown on an outgoing call. */
-  nameFor?: (number: string) => string | undefined;
-  now?: () => number;
-  timers?: CoordinatorTimers;
-  newLocalId?: () => string;
-  logger?: Logger;
-  /** How often ended calls, tombstones and stale pending events are dropped. Default 60 s. */
-  pruneIntervalMs?: number;
-  /** The most shutdown() waits for the gateway. Default 3 s. */
-  shutdownTimeoutMs?: number;
-}
+export { systemTimers, type CallCoordinatorOptions, type CoordinatorTimers } from './call-coordinator-options';
 
 export type CallChangedListener = (call: CallState) => void;
 
@@ -86,6 +50,7 @@ export class CallCoordinator {
   private book: CallBook = emptyBook();
   private readonly gateway: CallControl;
   private readonly claims: CallClaims;
+  private readonly transfers: CallTransfers | undefined;
   private readonly nameFor: ((number: string) => string | undefined) | undefined;
   private readonly history: CallCoordinatorOptions['history'];
   private defaultCountry: string | undefined;
@@ -114,6 +79,7 @@ export class CallCoordinator {
   constructor(options: CallCoordinatorOptions) {
     this.gateway = options.gateway;
     this.claims = options.claims;
+    this.transfers = options.transfers;
     this.history = options.history;
     this.defaultCountry = options.defaultCountry;
     this.nameFor = options.nameFor;
@@ -160,6 +126,13 @@ export class CallCoordinator {
   /** One call as the reducer holds it, with what is still open about it. */
   call(localId: string): CallRecord | undefined {
     return this.book.calls[localId];
+  }
+
+  /** The relay no longer knows this agent's transfer of the call (it answered its cancel 404): the transfer is over. */
+  transferGone(localId: string, transferId: string): void {
+    if (this.stopped) return;
+    this.log.info('the relay no longer knows a transfer; it is over here too', { localId, transferId });
+    this.dispatch({ type: 'local.transfer_gone', at: this.now(), localId, transferId });
   }
 
   applyRelayEvent(envelope: RelayEnvelope): void {
@@ -393,6 +366,9 @@ export class CallCoordinator {
       case 'decline':
         this.track(this.decline(effect.localId, effect.callId));
         return;
+      case 'transfer_decline':
+        this.track(this.declineTransfer(effect.callId, effect.transferId));
+        return;
       case 'accept':
         this.inOrder(effect.localId, async () => {
           this.setupTimes.stamp(effect.localId, 'gatewaySentAt');
@@ -404,11 +380,11 @@ export class CallCoordinator {
       case 'initiate':
         this.inOrder(effect.localId, async () => {
           this.setupTimes.stamp(effect.localId, 'gatewaySentAt');
-          const result = await this.gateway.initiate(effect.to, effect.sdp).catch((e: unknown) => err<{ callId: string }>('internal', errorText(e)));
+          const result = await this.gateway.initiate(effect.to, effect.sdp).catch((e: unknown) => err<{ callId: string; bridged?: true }>('internal', errorText(e)));
           this.setupTimes.stamp(effect.localId, 'gatewayDoneAt');
           this.dispatch(
             result.ok
-              ? { type: 'local.initiate_ok', at: this.now(), localId: effect.localId, callId: result.value.callId }
+              ? { type: 'local.initiate_ok', at: this.now(), localId: effect.localId, callId: result.value.callId, ...(result.value.bridged === true ? { bridged: true } : {}) }
               : { type: 'local.initiate_failed', at: this.now(), localId: effect.localId, error: result.error },
           );
         });
@@ -457,6 +433,12 @@ export class CallCoordinator {
       if (!last) this.log.info('declined here; the call rings on for colleagues', { callId, othersRinging, answeredBy });
     }
     this.dispatch({ type: 'local.decline_result', at: this.now(), localId, last });
+  }
+
+  /** Nothing comes back: the colleague's transfer rings on elsewhere, or gives up by itself. */
+  private async declineTransfer(callId: string, transferId: string): Promise<void> {
+    const told = this.transfers !== undefined ? await this.transfers.declineTransfer(callId, transferId).catch((e: unknown) => err('internal', errorText(e))) : errText('invalid_state', TRANSFER_REFUSALS.notBridged);
+    if (!told.ok) this.log.warn('the relay was not told a transfer is not taken here', { callId, transferId, code: told.error.code, reason: told.error.message });
   }
 
   /** Runs a gateway request after the ones already asked for this call, so the gateway sees them in order. */

@@ -40,7 +40,8 @@ export interface CallControl {
   accept(callId: string, sdp: string): Promise<Result<null>>;
   reject(callId: string): Promise<Result<null>>;
   terminate(callId: string): Promise<Result<null>>;
-  initiate(to: string, sdp: string): Promise<Result<{ callId: string }>>;
+  /** `bridged`: the call's media goes through the team's bridge (bridged-calls.ts). */
+  initiate(to: string, sdp: string): Promise<Result<{ callId: string; bridged?: true }>>;
 }
 
 /** What the messaging side of the app needs from the gateway; GatewayClient is the real one. */

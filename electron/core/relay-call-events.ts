@@ -12,21 +12,34 @@ import { assertNever } from '../../shared/result';
 export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: string | undefined): CallEvent | undefined {
   const e = envelope.event;
   switch (e.type) {
-    case 'call.incoming': {
-      const peer: Peer = {};
-      if (e.from !== undefined) peer.number = e.from;
-      if (e.fromUserId !== undefined) peer.userId = e.fromUserId;
-      if (e.name !== undefined) peer.name = e.name;
+    case 'call.incoming':
       return {
         type: 'remote.incoming',
         at,
         callId: e.callId,
-        peer,
+        peer: peerOf(e),
         offerSdp: e.sdp,
         timestamp: e.timestamp,
         ...(e.ctaPayload !== undefined ? { ctaPayload: e.ctaPayload } : {}),
+        ...(e.bridged === true ? { bridged: true } : {}),
       };
-    }
+    case 'call.transfer_ring':
+      // `sdp` is this agent's own leg on the bridge (bridged-calls.ts keeps its leg id for the answer).
+      return { type: 'remote.transfer_ring', at, callId: e.callId, transferId: e.transferId, kind: e.kind, by: e.by, peer: peerOf(e), offerSdp: e.sdp, timestamp: e.timestamp };
+    case 'call.transfer_update':
+      // Told to one agent in its own words: another's are not this agent's business. While this
+      // agent's id is not known, it is taken as its own (the relay sends an agent only its own).
+      if (selfAgentId !== undefined && e.agentId !== selfAgentId) return undefined;
+      return {
+        type: 'remote.transfer',
+        at,
+        callId: e.callId,
+        transferId: e.transferId,
+        kind: e.kind,
+        state: e.state,
+        ...(e.colleague !== undefined ? { colleague: e.colleague } : {}),
+        ...(e.reason !== undefined ? { reason: e.reason } : {}),
+      };
     case 'call.answered':
       return { type: 'remote.answered', at, callId: e.callId, answerSdp: e.sdp, timestamp: e.timestamp };
     case 'call.status':
@@ -52,4 +65,13 @@ export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: st
     default:
       return assertNever(e, 'relay event');
   }
+}
+
+/** The customer as a relay event names them. */
+function peerOf(e: { from?: string | undefined; fromUserId?: string | undefined; name?: string | undefined }): Peer {
+  const peer: Peer = {};
+  if (e.from !== undefined) peer.number = e.from;
+  if (e.fromUserId !== undefined) peer.userId = e.fromUserId;
+  if (e.name !== undefined) peer.name = e.name;
+  return peer;
 }

@@ -1,8 +1,8 @@
 // The agent's requests to the relay besides the event stream (relay/README.md): who am I (GET /me),
 // presence (PUT /presence), first-claim-wins (POST /calls/{id}/claim), short-lived TURN
-// credentials (GET /turn-credentials), and bridged calls' requests. Every method resolves to
-// a Result and never throws; the agent token travels only in the Authorization header and is never
-// logged or echoed in an error.
+// credentials (GET /turn-credentials), and bridged calls' requests, their transfers' too. Every
+// method resolves to a Result and never throws; the agent token travels only in the Authorization
+// header and is never logged or echoed in an error.
 import { z } from 'zod';
 import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
 import { BRIDGE_AGENT_PATHS, legReportSchema, type LegReport } from '../../shared/bridge';
@@ -121,6 +121,23 @@ export class RelayClient implements CallClaims, PresenceSink {
   }
 
   /**
+   * A transfer request (shared/transfer.ts TRANSFER_PATHS): the reply's body as `schema` parses it
+   * (a 204 is an empty object). A 409 is the transfer's own conflict: `answered_elsewhere` when a
+   * colleague answered first (`already_claimed`, `answered_elsewhere`), else `invalid_state` (the
+   * transfer is over, or not in a state that allows it).
+   */
+  async transferRequest<S extends z.ZodType>(what: string, method: 'GET' | 'POST', path: string, body: unknown, schema: S): Promise<Result<z.infer<S>>> {
+    const answer = method === 'GET' ? await this.send('GET', path, this.timeoutMs) : await this.send('POST', path, this.claimTimeoutMs * 2, body);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status === 409) return this.conflict(what, json);
+    if (status !== 200 && status !== 204) return this.refused(what, status, json);
+    const parsed = schema.safeParse(status === 204 ? {} : json);
+    if (!parsed.success) return this.unexpected(what, status);
+    return ok(parsed.data);
+  }
+
+  /**
    * GET /calls/{callId}/bridge/quality: a bridged call's customer leg as the bridge measures it now
    * (only the agent on the call may read it: 403, 404 for a call the relay does not bridge).
    */
@@ -230,8 +247,10 @@ export class RelayClient implements CallClaims, PresenceSink {
     const code: ErrorCode =
       status === 401 || status === 403 ? 'unauthorized' : status === 400 ? 'invalid_input' : status === 404 ? 'not_available' : 'gateway_unreachable';
     // The relay's own words, when it sent some, stay its words: a value of the sentence around them.
+    // A 401 is the token refused; a 403 is this request refused to an agent the relay knows (one not
+    // in the call, a leg not its own), said in the relay's words like any other refusal.
     const said: RuleText =
-      code === 'unauthorized'
+      status === 401
         ? text('relay.tokenRefused')
         : code === 'not_available'
           ? text('relay.notOffered', { what })
@@ -240,6 +259,18 @@ export class RelayClient implements CallClaims, PresenceSink {
             : text('relay.refused', { what, status });
     this.log.warn('the relay refused a request', { request: what, httpStatus: status, relayCode: envelope.success ? envelope.data.error.code : undefined });
     return errText(code, said, { httpStatus: status, ...(relayMessage !== undefined ? { detail: relayMessage } : {}) });
+  }
+
+  /** A transfer's 409 (see transferRequest). */
+  private conflict<T>(what: string, json: unknown): Result<T> {
+    const envelope = relayErrorSchema.safeParse(json);
+    const relayCode = envelope.success ? envelope.data.error.code : undefined;
+    const relayMessage = envelope.success ? this.http.scrub(envelope.data.error.message) : undefined;
+    const detail = relayMessage !== undefined ? { detail: relayMessage } : {};
+    this.log.info('the relay refused a transfer request in the transfer’s state', { request: what, relayCode });
+    if (relayCode === 'already_claimed' || relayCode === 'answered_elsewhere') return errText('answered_elsewhere', ANSWERED_ELSEWHERE, { httpStatus: 409, ...detail });
+    const said = relayMessage !== undefined ? text('relay.refusedSaying', { what, status: 409, reason: relayMessage }) : text('relay.refused', { what, status: 409 });
+    return errText('invalid_state', said, { httpStatus: 409, ...detail });
   }
 
   private unexpected<T>(what: string, status: number): Result<T> {

@@ -1,9 +1,11 @@
 // What the main process itself says to the agent — the tray, the notification of a ringing call,
 // the missed-call overlay, its own dialogs — in the language the window speaks: the preference
 // `language`, where 'auto' is the operating system's. Its own i18next instance, holding the
-// `desktop` strings of the common namespace of every language (shared/i18n/locales/<lang>/common.json)
-// and the `rules` namespace (rules.json), from which a rule's code and values (shared/i18n/text.ts)
-// are rendered in a dialog with the renderer the window uses too.
+// `desktop` strings of the common namespace of every language (shared/i18n/locales/<lang>/common.json),
+// the `rules` namespace (rules.json), from which a rule's code and values (shared/i18n/text.ts)
+// are rendered in a dialog with the renderer the window uses too, and the window's `calls`
+// namespace (calls.json), whose words the notification of a ringing call shares with the window's
+// card ("Transfer from NAME") rather than keeping its own copy to translate twice.
 // Not the pseudo-locale: it is made by the renderer, which this process does not import; en-XA
 // gets English here.
 import i18next from 'i18next';
@@ -22,6 +24,12 @@ import ptBRRules from '../../shared/i18n/locales/pt-BR/rules.json';
 import hiRules from '../../shared/i18n/locales/hi/rules.json';
 import idRules from '../../shared/i18n/locales/id/rules.json';
 import arRules from '../../shared/i18n/locales/ar/rules.json';
+import enCalls from '../../shared/i18n/locales/en/calls.json';
+import esCalls from '../../shared/i18n/locales/es/calls.json';
+import ptBRCalls from '../../shared/i18n/locales/pt-BR/calls.json';
+import hiCalls from '../../shared/i18n/locales/hi/calls.json';
+import idCalls from '../../shared/i18n/locales/id/calls.json';
+import arCalls from '../../shared/i18n/locales/ar/calls.json';
 
 type Leaves<T, Prefix extends string = ''> = {
   [K in keyof T & string]: T[K] extends string ? `${Prefix}${K}` : Leaves<T[K], `${Prefix}${K}.`>;
@@ -31,17 +39,28 @@ type WithoutPlural<K> = K extends `${infer Base}_${'one' | 'other'}` ? Base : K;
 
 /** A string of the main process: "tray.show", "missedCalls" (a plural: give `count`). */
 export type DesktopKey = WithoutPlural<Leaves<typeof en.desktop>>;
+/** A string of the window's calls namespace that the main process says too: "incoming.transferFrom". */
+export type DesktopCallKey = WithoutPlural<Leaves<typeof enCalls>>;
 export type DesktopValues = Readonly<Record<string, string | number>>;
 
 export interface DesktopTexts {
   readonly language: Language;
   t(key: DesktopKey, values?: DesktopValues): string;
+  /** The window's own words for a call (calls.json), where the main process says the same. */
+  call(key: DesktopCallKey, values?: DesktopValues): string;
   /**
    * Data that reads left to right (a phone number, a key combination) inside a sentence: isolated
    * in a right-to-left language, where "+44 20 7946 0958" or "Ctrl+Shift+D" would otherwise be
    * reordered around their punctuation. Unchanged elsewhere.
    */
   ltr(text: string): string;
+  /**
+   * A name (a colleague's, a caller's) inside a sentence: in a right-to-left language set apart
+   * and read in its own direction (first-strong isolate), so that a Latin name neither turns an
+   * Arabic title left to right nor is reordered around it, and an Arabic name stays right to left.
+   * Unchanged elsewhere.
+   */
+  name(text: string): string;
   /**
    * A rule's code and values (shared/i18n/text.ts) in this language (`Phone number: the link has no
    * number`), its data isolated in Arabic as ltr does; a plain string is words of no catalogue and
@@ -53,17 +72,17 @@ export interface DesktopTexts {
 const i18n = i18next.createInstance();
 void i18n.init({
   resources: {
-    en: { common: en, rules: enRules },
-    es: { common: es, rules: esRules },
-    'pt-BR': { common: ptBR, rules: ptBRRules },
-    hi: { common: hi, rules: hiRules },
-    id: { common: id, rules: idRules },
-    ar: { common: ar, rules: arRules },
+    en: { common: en, rules: enRules, calls: enCalls },
+    es: { common: es, rules: esRules, calls: esCalls },
+    'pt-BR': { common: ptBR, rules: ptBRRules, calls: ptBRCalls },
+    hi: { common: hi, rules: hiRules, calls: hiCalls },
+    id: { common: id, rules: idRules, calls: idCalls },
+    ar: { common: ar, rules: arRules, calls: arCalls },
   },
   lng: 'en',
   fallbackLng: 'en',
   supportedLngs: [...LANGUAGES],
-  ns: ['common', 'rules'],
+  ns: ['common', 'rules', 'calls'],
   defaultNS: 'common',
   // Native menus, tooltips, notifications and dialogs show text as it is: nothing to escape.
   interpolation: { escapeValue: false },
@@ -72,10 +91,12 @@ void i18n.init({
   initAsync: false,
 });
 
-// LEFT-TO-RIGHT ISOLATE … POP DIRECTIONAL ISOLATE.
+// LEFT-TO-RIGHT ISOLATE / FIRST STRONG ISOLATE … POP DIRECTIONAL ISOLATE.
 const LRI = '\u2066';
+const FSI = '\u2068';
 const PDI = '\u2069';
 const isolate = (text: string): string => `${LRI}${text}${PDI}`;
+const isolateName = (text: string): string => `${FSI}${text}${PDI}`;
 
 const cache = new Map<Language, DesktopTexts>();
 
@@ -86,6 +107,7 @@ export function desktopTexts(language: UiLanguage): DesktopTexts {
   if (known) return known;
   // Typed by DesktopKey above, not by i18next's own key types (those are the window's: renderer/i18n).
   const fixed = i18n.getFixedT(spoken, 'common', 'desktop') as unknown as (key: string, options?: DesktopValues) => string;
+  const calls = i18n.getFixedT(spoken, 'calls') as unknown as (key: string, options?: DesktopValues) => string;
   const rtl = directionOf(spoken) === 'rtl';
   const ltr = (text: string): string => (rtl ? isolate(text) : text);
   // The rules' keys are the codes of shared/'s texts, checked where they are made; here they are only looked up.
@@ -93,7 +115,9 @@ export function desktopTexts(language: UiLanguage): DesktopTexts {
   const texts: DesktopTexts = {
     language: spoken,
     t: (key, values) => fixed(key, values),
+    call: (key, values) => calls(key, values),
     ltr,
+    name: (text) => (rtl ? isolateName(text) : text),
     text: (value) => renderText(value, rules, { isolate: rtl ? isolate : undefined }),
   };
   cache.set(spoken, texts);

@@ -2,11 +2,13 @@
 // keyboard away. While it rings: a hidden or minimised window is shown without focus (showInactive,
 // never focus: the agent's next keystrokes must not land in the softphone), a window behind others
 // is raised above them (moveTop, still without focus), the frame flashes until it stops ringing,
-// and, while the window is not in front, a system notification names the caller. A window in front
-// when the ring starts is watched: once it loses the focus during the ring, the notification and the
-// flash follow. Where the OS offers notification buttons (macOS, Windows) they are Answer and
-// Decline, for that call only; elsewhere a click on the notification brings the window forward. It
-// closes by itself once the call stops ringing. It is worded in the agent's language when it is raised.
+// and, while the window is not in front, a system notification names the caller (a colleague's
+// transfer or consult says so in its title, "Transfer from Ben", as the window's card does). A
+// window in front when the ring starts is watched: once it loses the focus during the ring, the
+// notification and the flash follow. Where the OS offers notification buttons (macOS, Windows) they
+// are Answer and Decline, for that call only; elsewhere a click on the notification brings the
+// window forward. It closes by itself once the call stops ringing. It is worded in the agent's
+// language when it is raised.
 import { Notification, type BrowserWindow, type NotificationConstructorOptions } from 'electron';
 import type { SoftphoneBackend, Unsubscribe } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
@@ -42,6 +44,18 @@ function callerOf(call: CallState, texts: DesktopTexts): string {
   const formatted = number ? texts.ltr(formatPhoneNumber(number)) : undefined;
   if (name && formatted) return texts.t('incomingCall.caller', { name, number: formatted });
   return name ?? formatted ?? texts.t('incomingCall.unknownCaller');
+}
+
+/**
+ * "Transfer from Ben" / "Consult from Ben" while a colleague's transfer or consult rings here (in the
+ * window's words for it, its card's heading), "a colleague" where the relay named none; "Incoming
+ * call" for any other ring. The body names the customer either way.
+ */
+function titleOf(call: CallState, texts: DesktopTexts): string {
+  const transfer = call.transfer;
+  if (transfer?.role !== 'to' || transfer.state !== 'ringing') return texts.t('incomingCall.title');
+  const name = transfer.colleague !== undefined ? texts.name(transfer.colleague.name) : texts.call('transfer.aColleague');
+  return texts.call(transfer.kind === 'consult' ? 'incoming.consultFrom' : 'incoming.transferFrom', { name });
 }
 
 /**
@@ -83,7 +97,7 @@ export function notifyIncomingCalls(options: IncomingCallNotifierOptions): Unsub
 
   const notify = (call: CallState): Notification => {
     const texts = options.texts();
-    const settings: NotificationConstructorOptions = { title: texts.t('incomingCall.title'), body: callerOf(call, texts), urgency: 'critical', timeoutType: 'never' };
+    const settings: NotificationConstructorOptions = { title: titleOf(call, texts), body: callerOf(call, texts), urgency: 'critical', timeoutType: 'never' };
     if (withActions) settings.actions = ACTIONS.map(({ text }) => ({ type: 'button', text: texts.t(text) }));
     const notification = new Notification(settings);
     notification.on('click', () => options.showWindow());

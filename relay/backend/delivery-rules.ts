@@ -47,6 +47,11 @@ export function dedupKeyOf(event: RelayEvent): string {
     // Every instance that sees the node go tells the call's agents; they hear it once.
     case 'call.bridge_failed':
       return `call:${event.callId}:bridge_failed`;
+    // One ring per leg of a transfer; one word of its outcome per agent and state.
+    case 'call.transfer_ring':
+      return `call:${event.callId}:transfer:${event.transferId}:ring:${event.legId}`;
+    case 'call.transfer_update':
+      return `call:${event.callId}:transfer:${event.transferId}:${event.agentId}:${event.state}`;
     case 'message.inbound':
       return `msg:${event.messageId}:inbound`;
     case 'message.status':

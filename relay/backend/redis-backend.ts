@@ -211,6 +211,7 @@ const audienceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('everyone') }),
   z.object({ kind: z.literal('ringing'), preferredAgentId: z.string().optional(), releaseAt: z.number().optional() }),
   z.object({ kind: z.literal('agent'), agentId: z.string() }),
+  z.object({ kind: z.literal('agents'), agentIds: z.array(z.string()) }),
 ]);
 const storedRecordSchema = z.object({ receivedAt: z.number(), event: relayEventSchema, audience: audienceSchema });
 

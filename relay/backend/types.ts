@@ -26,7 +26,12 @@ export type Audience =
    */
   | { kind: 'ringing'; preferredAgentId?: string; releaseAt?: number }
   /** A claimed call's later events: its owner only (plus `call.claimed` itself, which goes to everyone it rang). */
-  | { kind: 'agent'; agentId: string };
+  | { kind: 'agent'; agentId: string }
+  /**
+   * Several named agents: the events of a bridged call that had a transfer go to every agent who was
+   * in it or was rung for it (relay/REFERENCE.md "Transfers").
+   */
+  | { kind: 'agents'; agentIds: string[] };
 
 export interface StoredEvent {
   /** The resume cursor: increasing in the order the backend stored events, the same on every instance. */

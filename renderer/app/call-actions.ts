@@ -5,8 +5,10 @@ import type { CustomerLegQuality, SoftphoneApi, Unsubscribe } from '../../shared
 import { hasBusyCall, type CallState } from '../../shared/call-state';
 import { createLogger } from '../../shared/log';
 import { checkPhoneNumber, formatPhoneNumber, isCallerNumber, unverifiedNumber } from '../../shared/phone';
-import { errorText } from '../../shared/result';
+import { errorText, type Result } from '../../shared/result';
+import type { TeamMember, TransferKind } from '../../shared/transfer';
 import type { StoreApi } from 'zustand/vanilla';
+import { parseTeam } from '../bridge/payload-schemas';
 import { warningFigure } from '../call-display';
 import { errorMessage } from '../error-texts';
 import { sayText } from '../i18n/texts';
@@ -49,7 +51,10 @@ export type MediaControls = Pick<
 >;
 
 export interface CallActionsDeps {
-  api: Pick<SoftphoneApi, 'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'holdCall' | 'resumeCall' | 'reportMedia' | 'reportQuality'>;
+  api: Pick<
+    SoftphoneApi,
+    'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'holdCall' | 'resumeCall' | 'transferCall' | 'cancelTransfer' | 'completeTransfer' | 'addToCall' | 'getTeam' | 'reportMedia' | 'reportQuality'
+  >;
   store: StoreApi<AppState>;
   /** Where each call's "Reconnecting…", MOS and warnings go (store/call-quality.ts). */
   quality?: StoreApi<CallQualityState> | undefined;
@@ -287,6 +292,48 @@ export class CallActions {
     if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
   }
 
+  // ---- transfers (bridged calls, shared/transfer.ts) ----
+
+  /**
+   * "Transfer to" / "Consult with": the team with each agent's presence, checked as it arrives. The
+   * dialog shows a refusal with "Try again".
+   */
+  async team(): Promise<Result<TeamMember[]>> {
+    const team = await this.api.getTeam({});
+    return team.ok ? parseTeam(team.value) : team;
+  }
+
+  /**
+   * A colleague chosen in the dialog (`to`: an agent id, or ANYONE_AVAILABLE). The answer goes back
+   * to the dialog, which shows a refusal where the choice was made; how the transfer goes on reaches
+   * the call as its `transfer` (ringing, consulting, not answered…).
+   */
+  async transfer(localId: string, to: string, kind: TransferKind): Promise<Result<{ transferId: string }>> {
+    this.clearNotice(localId);
+    return this.api.transferCall({ localId, to, kind });
+  }
+
+  /** "Cancel transfer" / "Cancel consult": back with the customer. */
+  async cancelTransfer(localId: string): Promise<void> {
+    this.clearNotice(localId);
+    const result = await this.api.cancelTransfer({ localId });
+    if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+  }
+
+  /** "Complete transfer": the consulted colleague takes the customer; this agent's call ends. */
+  async completeTransfer(localId: string): Promise<void> {
+    this.clearNotice(localId);
+    const result = await this.api.completeTransfer({ localId });
+    if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+  }
+
+  /** "Add to call": the consult becomes a three-way call. */
+  async addToCall(localId: string): Promise<void> {
+    this.clearNotice(localId);
+    const result = await this.api.addToCall({ localId });
+    if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+  }
+
   toggleMute(localId: string): void {
     const muted = !this.state.muted[localId];
     this.state.setMuted(localId, muted);
@@ -298,6 +345,11 @@ export class CallActions {
   }
 
   // ---- internals ----
+
+  /** A new step of a call makes an old problem of that call stale. */
+  private clearNotice(localId: string): void {
+    if (this.state.callNotice?.localId === localId) this.state.setCallNotice(null);
+  }
 
   /** Whether a customer called from this number, as far as this window knows (the history and the calls). */
   private isCallerNumber(digits: string): boolean {

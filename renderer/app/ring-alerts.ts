@@ -18,6 +18,7 @@ import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
 import { peerTitle } from '../call-display';
+import { transferRingHeading } from '../transfer-display';
 import { currentLanguage, i18n } from '../i18n/i18n';
 import { directionOf } from '../../shared/i18n/languages';
 import type { Ringtone } from '../sound/ringtone';
@@ -74,13 +75,27 @@ export interface RingAlertsDeps {
   afterRender?: ((work: () => void) => void) | undefined;
 }
 
-/** A notification's text, and the tab title while a caller rings: worded when shown, in the UI's language. */
-export const notificationBody = (): string => t('ringAlerts.notificationBody');
+/**
+ * A notification's text, and the tab title while a caller rings: worded when shown, in the UI's
+ * language. A colleague's transfer or consult says so, with the colleague's name, where a call
+ * says "Incoming call" and flashes the caller.
+ */
+export const notificationBody = (call?: Pick<CallState, 'transfer'>): string => (call && transferRingHeading(call)) ?? t('ringAlerts.notificationBody');
+
+// A title has no element to isolate a name in: in a right-to-left language the name is set apart
+// (first-strong isolate), so a Latin name neither turns the title left to right nor gets reordered.
+const isolated = (name: string): string => (directionOf(currentLanguage()) === 'rtl' ? `\u2068${name}\u2069` : name);
+
 export function callingTitle(caller: string): string {
-  // A title has no element to isolate the name in: in a right-to-left language the name is set apart
-  // (first-strong isolate), so a Latin name neither turns the title left to right nor gets reordered.
-  const name = directionOf(currentLanguage()) === 'rtl' ? `\u2068${caller}\u2069` : caller;
-  return t('ringAlerts.title', { name });
+  return t('ringAlerts.title', { name: isolated(caller) });
+}
+
+/** The tab title for a ringing call: "☎ NAME calling", or "☎ Transfer from NAME" for a colleague's transfer. */
+export function ringTitle(call: Pick<CallState, 'peer' | 'transfer'>): string {
+  const transfer = call.transfer?.role === 'to' ? call.transfer : undefined;
+  if (!transfer) return callingTitle(peerTitle(call.peer));
+  const name = isolated(transfer.colleague?.name ?? t('transfer.aColleague'));
+  return transfer.kind === 'consult' ? t('ringAlerts.consultTitle', { name }) : t('ringAlerts.transferTitle', { name });
 }
 
 export class RingAlerts {
@@ -303,7 +318,7 @@ export class RingAlerts {
     for (const call of ringing) {
       if (this.notifications.has(call.localId)) continue;
       try {
-        const notification = new api(peerTitle(call.peer), { body: notificationBody(), tag: `call-${call.localId}`, requireInteraction: true });
+        const notification = new api(peerTitle(call.peer), { body: notificationBody(call), tag: `call-${call.localId}`, requireInteraction: true });
         notification.onclick = () => {
           this.env.window.focus();
           notification.close();
@@ -323,6 +338,6 @@ export class RingAlerts {
     if (!newest) return;
     this.normalTitle ??= this.env.document.title;
     this.flashOn = !this.flashOn;
-    this.env.document.title = this.flashOn ? callingTitle(peerTitle(newest.peer)) : this.normalTitle;
+    this.env.document.title = this.flashOn ? ringTitle(newest) : this.normalTitle;
   }
 }

@@ -15,6 +15,7 @@ import { legReportSchema } from '../../shared/bridge';
 import { parseWith } from '../../shared/validation';
 import { historyEntrySchema } from '../../shared/history';
 import { ruleTextSchema } from '../../shared/i18n/text';
+import { colleagueSchema, teamMemberSchema, TRANSFER_KINDS, type TeamMember } from '../../shared/transfer';
 
 // A text (code and values) beside an English sentence: one this window cannot read is dropped, and the English stands in for it.
 const textBeside = ruleTextSchema.optional().catch(undefined);
@@ -24,8 +25,18 @@ const peerSchema = z.looseObject({ number: z.string().optional(), userId: z.stri
 const endSchema = z.discriminatedUnion('kind', [
   z.looseObject({ kind: z.literal('completed'), by: z.enum(['agent', 'customer']) }),
   z.looseObject({ kind: z.literal('failed'), code: z.string(), message: z.string(), text: textBeside }),
-  z.looseObject({ kind: z.enum(['declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'answered_elsewhere']) }),
+  z.looseObject({ kind: z.literal('transferred'), to: z.string() }),
+  z.looseObject({ kind: z.enum(['declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'answered_elsewhere', 'consult_ended']) }),
 ]);
+
+// What the call panel and the incoming card show of a transfer (shared/calls/types.ts CallTransfer).
+const transferSchema = z.looseObject({
+  id: z.string().min(1),
+  kind: z.enum(TRANSFER_KINDS),
+  role: z.enum(['from', 'to']),
+  colleague: colleagueSchema.optional(),
+  state: z.enum(['ringing', 'consulting', 'joined', 'not_answered', 'done']),
+});
 
 const common = {
   localId: z.string().min(1),
@@ -33,6 +44,8 @@ const common = {
   peer: peerSchema,
   createdAt: z.number(),
   direction: z.enum(['incoming', 'outgoing']),
+  bridged: z.literal(true).optional(),
+  transfer: transferSchema.optional(),
 };
 
 const callStateSchema = z
@@ -152,6 +165,8 @@ export const parseConversation = (data: unknown): Result<Conversation> => parseW
 export const parsePreferences = (data: unknown): Result<Preferences> => parseWith(preferencesSchema, data) as Result<Preferences>;
 export const parseTemplateDraft = (data: unknown): Result<TemplateDraft> => parseWith(templateDraftSchema, data) as Result<TemplateDraft>;
 export const parseUpdateStatus = (data: unknown): Result<UpdateStatus> => parseWith(updateStatusSchema, data);
+/** The team for "Transfer to" (getTeam's answer). */
+export const parseTeam = (data: unknown): Result<TeamMember[]> => parseWith(z.array(teamMemberSchema), data);
 
 const shortcutActionSchema = z.enum(SHORTCUT_ACTIONS as [ShortcutAction, ...ShortcutAction[]]);
 

@@ -10,9 +10,11 @@ import { heldMsOf, isHeld, type CallState } from '../../shared/call-state';
 import { useCallQuality } from '../store/call-quality';
 import { formatNumber } from '../i18n/format';
 import { useAppStore } from '../store/store';
+import { offersHold, offersTransfer, transferStep } from '../transfer-display';
 import { Keypad } from './Keypad';
 import { LevelMeter } from './LevelMeter';
 import { Ltr } from './Ltr';
+import { TransferButtons, TransferStatus } from './TransferControls';
 
 export function CurrentCallPanel() {
   const { t } = useTranslation('calls');
@@ -30,25 +32,32 @@ export function CurrentCallPanel() {
   const quality = useCallQuality((s) => (call ? s.byCall[call.localId] : undefined));
   const reconnecting = quality?.reconnecting ?? false;
   const hangUpButton = useRef<HTMLButtonElement>(null);
+  const transferAction = useRef<HTMLButtonElement>(null);
   const localId = call?.localId;
   const ended = call?.phase === 'ended';
+  const step = call && !ended ? transferStep(call) : ({ step: 'none' } as const);
 
   // Answering removes the focused Answer button and ending removes Hang up; keyboard users land
   // on the next useful control instead of the top of the page. Focus left on a control the call
-  // disabled (the dialer's Call button) is as lost: Enter and Space do nothing there.
+  // disabled (the dialer's Call button) is as lost: Enter and Space do nothing there. A transfer's
+  // step takes its buttons away too ("Cancel transfer" once answered, the dialog once chosen): the
+  // new step's first button, else Hang up.
   useEffect(() => {
     const active = document.activeElement;
     const lost = active === null || active === document.body || active.matches(':disabled');
     if (!lost || localId === undefined) return;
     if (ended) document.getElementById('dial-number')?.focus();
-    else hangUpButton.current?.focus();
-  }, [localId, ended]);
+    else (transferAction.current ?? hangUpButton.current)?.focus();
+  }, [localId, ended, step.step]);
 
   if (!call) return null;
   const title = peerTitle(call.peer);
   const number = peerNumberText(call.peer);
   const active = call.phase === 'active';
   const held = isHeld(call);
+  // The customer hears the bridge's music while a transfer rings or a consult goes on: that is the
+  // transfer's own wait, said in its words, not this agent's hold.
+  const holdShown = held && offersHold(call);
 
   return (
     <section aria-label={t('current.label')} className={`card current ${ended ? 'current-ended' : ''} ${active ? 'current-active' : ''}`}>
@@ -65,8 +74,8 @@ export function CurrentCallPanel() {
           </p>
         </div>
         <div className="current-state">
-          {!ended && (!held || reconnecting) && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
-          {held && <HoldTime call={call} now={now} />}
+          {!ended && (!holdShown || reconnecting) && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
+          {holdShown && <HoldTime call={call} now={now} />}
           {active && (
             <span role="timer" aria-label={t('current.duration')} className="call-timer">
               <Ltr>{formatClock((now - call.connectedAt) / 1000)}</Ltr>
@@ -80,6 +89,7 @@ export function CurrentCallPanel() {
           {endReasonText(call.end)}
         </p>
       )}
+      {!ended && <TransferStatus key={`${call.localId}-${step.step}`} localId={call.localId} step={step} firstAction={transferAction} />}
       {notice && (
         <p role="alert" className="field-error">
           {notice}
@@ -113,7 +123,7 @@ export function CurrentCallPanel() {
             <button type="button" className={`btn btn-toggle ${muted ? 'is-on' : ''}`} aria-pressed={muted} onClick={() => callActions.toggleMute(call.localId)}>
               {muted ? t('current.unmute') : t('current.mute')}
             </button>
-            {active && (
+            {offersHold(call) && (
               <button type="button" className={`btn btn-toggle ${held ? 'is-on' : ''}`} onClick={() => void (held ? callActions.resume(call.localId) : callActions.hold(call.localId))}>
                 {held ? t('current.resume') : t('current.hold')}
               </button>
@@ -121,6 +131,7 @@ export function CurrentCallPanel() {
             <button type="button" className="btn btn-toggle" aria-expanded={keypadOpen} onClick={() => setKeypadOpen(!keypadOpen)}>
               {t('current.keypad')}
             </button>
+            {offersTransfer(call) && <TransferButtons key={call.localId} localId={call.localId} customer={title} />}
             <button ref={hangUpButton} type="button" className="btn btn-danger btn-hangup" onClick={() => void callActions.hangUp(call.localId)}>
               {t('current.hangUp')}
             </button>

@@ -7,6 +7,7 @@ import { decodeVoiceCallPayload } from '../../shared/voice-call-payload';
 import { peerNumberText, peerTitle, secondsUntil } from '../call-display';
 import { formatNumber } from '../i18n/format';
 import { hasCallInHand, ringingCalls, type RingingCall } from '../store/call-list';
+import { transferRingHeading } from '../transfer-display';
 import { useAppStore } from '../store/store';
 import { Ltr } from './Ltr';
 
@@ -36,11 +37,28 @@ function IncomingCallCard({ call }: { call: RingingCall }) {
   const title = peerTitle(call.peer);
   const number = peerNumberText(call.peer);
   const titleId = `incoming-${call.localId}-title`;
+  // A colleague's transfer or consult: who hands it on comes first, the customer under it.
+  const transferHeading = transferRingHeading(call);
+  const headingId = `incoming-${call.localId}-transfer`;
 
   return (
-    <section role="dialog" aria-label={t('incoming.label')} aria-describedby={titleId} className={`card incoming ${waiting ? 'incoming-waiting' : ''}`}>
+    <section
+      role="dialog"
+      aria-label={t('incoming.label')}
+      aria-describedby={transferHeading !== undefined ? `${headingId} ${titleId}` : titleId}
+      className={`card incoming ${waiting ? 'incoming-waiting' : ''} ${transferHeading !== undefined ? 'incoming-transfer' : ''}`}
+    >
       <div className="incoming-pulse" aria-hidden="true" />
-      <p className="eyebrow">{waiting ? t('incoming.waitingHeading') : t('incoming.heading')}</p>
+      {transferHeading === undefined ? (
+        <p className="eyebrow">{waiting ? t('incoming.waitingHeading') : t('incoming.heading')}</p>
+      ) : (
+        <>
+          {waiting && <p className="eyebrow">{t('incoming.waitingHeading')}</p>}
+          <h2 id={headingId} className="transfer-heading">
+            {transferHeading}
+          </h2>
+        </>
+      )}
       <p className="peer-title" id={titleId}>
         {title === number ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}
         {number && title !== number && (

@@ -5,7 +5,7 @@
 // call that learns its id takes what waited for it.
 import { handlers, type Handler, type On } from './handlers';
 import { deadlineOf, owedEnd, type CallRecord, type Leftover } from './record';
-import { isLive, PENDING_TTL_MS, TOMBSTONE_TTL_MS, type CallEffect, type CallEvent, type GatewayEnd, type RemoteCallEvent } from './types';
+import { isLive, PENDING_TTL_MS, TOMBSTONE_TTL_MS, transferLocalId, type CallEffect, type CallEvent, type GatewayEnd, type RemoteCallEvent } from './types';
 
 export interface CallBook {
   calls: Readonly<Record<string, CallRecord>>;
@@ -89,7 +89,10 @@ function deliver(book: CallBook, ev: CallEvent): Delivery {
     let byCallId = book.byCallId;
     for (const call of changed) {
       calls[call.localId] = call;
-      if (call.callId !== undefined && byCallId[call.callId] !== call.localId) byCallId = { ...byCallId, [call.callId]: call.localId };
+      // A call id names the call that opened with it last: a transfer that rings this agent takes
+      // it from the ended call this agent had of it before, which stays as it was.
+      const holder = call.callId !== undefined ? byCallId[call.callId] : undefined;
+      if (call.callId !== undefined && holder !== call.localId && (holder === undefined || book.calls[call.localId] === undefined)) byCallId = { ...byCallId, [call.callId]: call.localId };
     }
     next = { ...next, calls, byCallId };
   }
@@ -106,6 +109,11 @@ function deliver(book: CallBook, ev: CallEvent): Delivery {
 
 /** The call or leftover an event concerns; undefined for a remote event whose id nobody holds yet (it waits). */
 function find(book: CallBook, ev: CallEvent): On | undefined {
+  // A transfer's ring is a call of its own, whatever this agent had of the call before.
+  if (ev.type === 'remote.transfer_ring') {
+    const call = book.calls[transferLocalId(ev.transferId)];
+    return call !== undefined ? { call, book } : { book };
+  }
   if (isRemote(ev)) {
     const localId = book.byCallId[ev.callId];
     if (localId !== undefined) return { call: book.calls[localId], book };
@@ -157,11 +165,18 @@ export function pruneBook(book: CallBook, now: number): CallBook {
   const tombstones: Record<string, number> = {};
   for (const [id, call] of Object.entries(book.calls)) {
     if (call.phase === 'ended' && owedEnd(call) === undefined && now - call.endedAt > TOMBSTONE_TTL_MS) {
-      if (call.callId !== undefined) tombstones[call.callId] = call.endedAt;
+      if (call.callId !== undefined) tombstones[call.callId] = Math.max(tombstones[call.callId] ?? 0, call.endedAt);
       continue;
     }
     calls[id] = call;
-    if (call.callId !== undefined) byCallId[call.callId] = id;
+  }
+  // The call an id names stays named by it while it is kept; else the latest call of that id kept.
+  for (const [id, call] of Object.entries(calls)) {
+    if (call.callId === undefined) continue;
+    const named = book.byCallId[call.callId];
+    const latest = byCallId[call.callId];
+    if (named !== undefined && calls[named] !== undefined) byCallId[call.callId] = named;
+    else if (latest === undefined || (calls[latest]?.createdAt ?? 0) <= call.createdAt) byCallId[call.callId] = id;
   }
   const leftovers: Record<string, Leftover> = {};
   for (const [callId, left] of Object.entries(book.leftovers)) {
@@ -186,9 +201,16 @@ export const liveCalls = (book: CallBook): CallRecord[] => Object.values(book.ca
  */
 export function owedOnCrash(book: CallBook): Array<{ callId: string; action: GatewayEnd }> {
   const owed = new Map<string, GatewayEnd>();
+  // A live call decides for its id: a colleague's transfer that rings here owes nothing, whatever an
+  // earlier call of that id, ended here, still waits for (the call is a colleague's by now).
+  const decided = new Set<string>();
   for (const call of Object.values(book.calls)) {
-    if (call.callId === undefined) continue;
-    const action = isLive(call) ? (call.phase === 'ringing' ? 'reject' : 'terminate') : owedEnd(call);
+    if (call.callId === undefined || decided.has(call.callId)) continue;
+    const action = isLive(call) ? owedWhileLive(call) : owedEnd(call);
+    if (isLive(call)) {
+      decided.add(call.callId);
+      owed.delete(call.callId);
+    }
     if (action !== undefined) owed.set(call.callId, action);
   }
   for (const left of Object.values(book.leftovers)) {
@@ -196,4 +218,13 @@ export function owedOnCrash(book: CallBook): Array<{ callId: string; action: Gat
     if (action !== undefined) owed.set(left.callId, action);
   }
   return [...owed].map(([callId, action]) => ({ callId, action })).sort((a, b) => a.callId.localeCompare(b.callId));
+}
+
+/**
+ * A live call's end, if this run stopped now: reject while it rings, else terminate. A colleague's
+ * transfer that rings here is owed nothing: the gateway's call is accepted and goes on without it.
+ */
+function owedWhileLive(call: CallRecord): GatewayEnd | undefined {
+  if (call.phase !== 'ringing') return 'terminate';
+  return call.transfer?.role === 'to' ? undefined : 'reject';
 }

@@ -12,8 +12,10 @@ import type { BridgeFailure } from '../events';
 import { english, term, text, type RuleText } from '../i18n/text';
 import type { RuleTerm } from '../i18n/rules';
 import { assertNever, err, errText, ok, type AppError, type Result } from '../result';
+import { TRANSFER_RING_MS } from '../transfer';
 import type { CallBook } from './book';
 import type { AnsweringOpen, CallRecord, EndedOpen, EndedRecord, Leftover, LiveRecord } from './record';
+import { TRANSFER_OVER, TRANSFER_REFUSALS, transferUnderWay } from './transfers';
 import {
   ANSWERED_ELSEWHERE,
   DIAL_TIMEOUT_MS,
@@ -21,15 +23,18 @@ import {
   incomingLocalId,
   isBusy,
   isHeld,
+  isLive,
   localErrorFrom,
   MAX_BUSY_CALLS,
   PHASE_TERM,
   RING_TIMEOUT_MS,
   STALE_CONNECT_MS,
+  transferLocalId,
   type CallEffect,
   type CallEvent,
   type CallPhase,
   type CallReply,
+  type CallTransfer,
   type EndedCall,
   type EndReason,
   type GatewayEnd,
@@ -61,6 +66,27 @@ export type Handler<E extends CallEvent> = (ev: E, on: On) => Step;
 
 const NOTHING: Step = {};
 
+/**
+ * A transfer's ring here outlasts the relay's own (TRANSFER_RING_MS) by this much, so that the
+ * relay's word on how it ended (cancelled, answered elsewhere) comes before the ring gives up.
+ */
+const TRANSFER_RING_GRACE_MS = 5_000;
+
+/**
+ * This agent's own transfer rings a colleague for TRANSFER_RING_MS; its ringing is taken as not
+ * answered here this much later, should the relay's word on how it ended never come (the relay
+ * restarted, or lost the call): the agent is never left with a ring that does not end.
+ */
+const STARTED_RING_GRACE_MS = 10_000;
+
+/** A transfer or consult a colleague rang this agent with (its call is `tr:<transferId>` here). */
+type TransferTo = CallTransfer & { role: 'to' };
+const isAsked = (transfer: CallTransfer | undefined): transfer is TransferTo => transfer?.role === 'to';
+function transferTo(call: CallRecord | undefined): TransferTo | undefined {
+  const transfer = call?.transfer;
+  return isAsked(transfer) ? transfer : undefined;
+}
+
 export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { type: T }>> } = {
   'remote.incoming': (ev, { call, leftover, book }) => {
     // A connect again, or the connect of a call a previous run left live replayed: it never rings (again).
@@ -84,8 +110,47 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
         // A gateway clock ahead of ours is not trusted.
         ringsUntil: Math.min(ev.timestamp, ev.at) + RING_TIMEOUT_MS,
         ...(ev.ctaPayload !== undefined ? { ctaPayload: ev.ctaPayload } : {}),
+        ...(ev.bridged === true ? { bridged: true } : {}),
       },
     };
+  },
+
+  'remote.transfer_ring': (ev, { call, book }) => {
+    // The same transfer again (the book finds it by its own local id): it never rings twice.
+    if (call !== undefined) return NOTHING;
+    // Never over a call of this agent's that is still live with that id, nor one a previous run left
+    // live (its end is still to be settled); an ended one stays in the history as it was.
+    const holder = book.byCallId[ev.callId];
+    const holding = holder !== undefined ? book.calls[holder] : undefined;
+    if ((holding !== undefined && isLive(holding)) || book.leftovers[ev.callId] !== undefined) return NOTHING;
+    // The relay's ring is over by now (a replay after a reconnect). No tombstone drops it: the call
+    // this agent had of that id may have ended here long ago while it went on with colleagues.
+    if (ev.at - ev.timestamp > TRANSFER_RING_MS) return NOTHING;
+    return {
+      call: {
+        phase: 'ringing',
+        direction: 'incoming',
+        localId: transferLocalId(ev.transferId),
+        callId: ev.callId,
+        peer: ev.peer,
+        offerSdp: ev.offerSdp,
+        createdAt: ev.at,
+        ringsUntil: Math.min(ev.timestamp, ev.at) + TRANSFER_RING_MS + TRANSFER_RING_GRACE_MS,
+        bridged: true,
+        transfer: { id: ev.transferId, kind: ev.kind, role: 'to', colleague: ev.by, state: 'ringing' },
+      },
+    };
+  },
+
+  'remote.transfer': (ev, { call }) => {
+    if (call === undefined || call.phase === 'ended') return NOTHING;
+    const current = call.transfer;
+    // Only this agent's own transfer starts here: the relay tells the agent who started it that it rings.
+    if (current === undefined || current.id !== ev.transferId) return ev.state === 'ringing' ? startedTransfer(call, ev) : NOTHING;
+    // A transfer that is over stays over: its ring or its end told again (a redelivery, a replay
+    // after a reconnect) changes nothing.
+    if (TRANSFER_OVER.has(current.state)) return NOTHING;
+    return isAsked(current) ? askedTransferUpdate(call, current, ev) : startedTransferUpdate(call, current, ev);
   },
 
   'remote.answered': (ev, { call }) => {
@@ -112,13 +177,18 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     // no longer make it owed (a reject would only be refused).
     if (leftover !== undefined) return leftover.open !== undefined ? { leftover: settled(leftover) } : NOTHING;
     if (call === undefined) return NOTHING;
+    // A colleague's talk time is not this agent's: nor is the call's before a colleague handed it on here.
+    const theirs = call.transfer?.role === 'to';
     if (call.phase !== 'ended') {
       const reason = terminateReason(call, ev);
-      // A colleague's talk time is not this agent's.
-      return endCall(call, reason, ev.at, reason.kind === 'answered_elsewhere' || ev.durationSec === undefined ? {} : { durationSec: ev.durationSec });
+      return endCall(call, reason, ev.at, theirs || reason.kind === 'answered_elsewhere' || ev.durationSec === undefined ? {} : { durationSec: ev.durationSec });
     }
-    // A tombstone: nothing revives it. A late terminate may still tell the real duration.
-    const refines = ev.durationSec !== undefined && call.durationSec !== ev.durationSec && call.connectedAt !== undefined;
+    // Handed on, or a consult over: the call went on without this agent, and its end is the colleague's.
+    if (call.end.kind === 'transferred' || call.end.kind === 'consult_ended') return NOTHING;
+    // A tombstone: nothing revives it. A late terminate may still tell the real duration — not of a
+    // call that was in a transfer: this agent may have left it to a colleague, whose time the
+    // service's duration counts too.
+    const refines = call.transfer === undefined && ev.durationSec !== undefined && call.durationSec !== ev.durationSec && call.connectedAt !== undefined;
     if (!refines && call.open === undefined) return NOTHING;
     const over = withNothingOpen(call);
     return { call: refines ? { ...over, durationSec: ev.durationSec ?? over.durationSec } : over };
@@ -129,6 +199,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
       // A colleague's call by now: leave it alone.
       return ev.mine === false && leftover.open?.waiting === 'claim' ? { leftover: settled(leftover) } : NOTHING;
     }
+    // A transfer to this agent has its own first answer (remote.transfer answered_elsewhere): the call's claim is older.
+    if (transferTo(call) !== undefined) return NOTHING;
     switch (call?.phase) {
       case 'ringing':
         // Whoever claimed it: the claim event carries no agent, and the claimant itself is already
@@ -153,7 +225,11 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     // Nobody can answer a call whose media the bridge lost, so no colleague's verdict is waited for:
     // every app it rings rejects it at once (the gateway takes the first and refuses the rest, which
     // settles them too), and the customer is not left ringing until the service gives up.
-    if (call.phase === 'ringing') return endCall(call, reason, ev.at, owe(call.localId, call.callId, 'reject'));
+    if (call.phase === 'ringing') {
+      // A transfer's ring: the gateway's call was accepted long ago, and is over with the bridge.
+      if (transferTo(call) !== undefined) return endCall(call, reason, ev.at);
+      return endCall(call, reason, ev.at, owe(call.localId, call.callId, 'reject'));
+    }
     return letGo(call, reason, ev.at);
   },
 
@@ -179,9 +255,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     if (call?.phase === 'dialing') {
       const { open: _initiated, ...dialing } = call;
       // The relay sends a claimed call's later events to its owner only (relay/REFERENCE.md "Routing").
-      return proceed(call, { ...dialing, phase: 'calling', callId: ev.callId, dialsUntil: ev.at + DIAL_TIMEOUT_MS }, [
-        { kind: 'claim', localId: call.localId, callId: ev.callId },
-      ]);
+      const calling = { ...dialing, phase: 'calling' as const, callId: ev.callId, dialsUntil: ev.at + DIAL_TIMEOUT_MS, ...(ev.bridged === true ? { bridged: true as const } : {}) };
+      return proceed(call, calling, [{ kind: 'claim', localId: call.localId, callId: ev.callId }]);
     }
     if (call?.phase === 'ended' && call.open?.waiting === 'initiate') {
       // Hung up while the initiate was on its way: the customer's phone rings now, so end it there too
@@ -207,6 +282,14 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     if (call.phase !== 'ringing') return { reply: notRinging(call, 'answered') };
     const taking = takeIntoHand(book, call.localId, ev.at, 'answeringThis', { counts: true });
     if ('refusal' in taking) return { reply: taking.refusal };
+    if (transferTo(call) !== undefined) {
+      // The relay's transfer answer is first-answer-wins itself (409 when a colleague was first): no claim.
+      return {
+        held: taking.held,
+        call: { ...call, phase: 'answering', answeredAt: ev.at, open: { waiting: 'accept', ...replyTo(ev.requestId) } },
+        effects: [{ kind: 'accept', localId: call.localId, callId: call.callId, sdp: ev.answerSdp }],
+      };
+    }
     // First claim wins (relay/README.md): no accept goes before this agent's claim is won, so the
     // answer waits; the Answer command is answered once the call is this agent's and accepted.
     return {
@@ -245,12 +328,21 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.accept_ok': (_ev, { call }) => {
     if (call?.phase !== 'answering') return NOTHING;
     const { open: _accepted, ...answering } = call;
-    return proceed(call, { ...answering, phase: 'connecting' });
+    return proceed(call, { ...answering, phase: 'connecting', ...answeredTransfer(call) });
   },
 
   'local.accept_failed': (ev, { call }) => {
     // The gateway refused the answer: whatever media did, the call is over. Outgoing calls are never accepted.
     if (call?.direction !== 'incoming' || (call.phase !== 'answering' && call.phase !== 'connecting' && call.phase !== 'active')) return NOTHING;
+    const asked = transferTo(call);
+    if (asked !== undefined) {
+      // The answer went to the relay, never to the gateway: nothing is owed there.
+      if (ev.error.code === 'answered_elsewhere') return endCall(call, { kind: 'answered_elsewhere' }, ev.at, { error: ev.error });
+      // The relay did not take it: it is declined there, so that it stops ringing this agent and the
+      // colleague who asked hears at once that it is not taken here.
+      const declined: CallEffect = { kind: 'transfer_decline', localId: call.localId, callId: call.callId, transferId: asked.id };
+      return endCall(call, { kind: 'failed', ...localErrorFrom(ev.error) }, ev.at, { effects: [declined], error: ev.error });
+    }
     // After a timeout or a network error the accept may have landed: terminate covers both.
     // A refusal of our answer itself (error 100 about our SDP, protocol.md) leaves the call
     // ringing at the gateway: reject it. Any other refusal may mean it no longer rings — a
@@ -266,6 +358,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.decline': (ev, { call }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
     if (call.phase !== 'ringing') return { reply: notRinging(call, 'declined') };
+    if (transferTo(call) !== undefined) return { ...letGo(call, { kind: 'declined' }, ev.at), reply: ok({ localId: call.localId, callId: call.callId }) };
     // In a team the call rings on for colleagues: it stops here at once, and the gateway hears
     // "reject" only when the relay says nobody else may still answer it.
     return { ...endCall(call, { kind: 'declined' }, ev.at, askVerdict(call.localId, call.callId)), reply: ok({ localId: call.localId, callId: call.callId }) };
@@ -297,6 +390,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.hold': (ev, { call }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
     if (call.phase !== 'active') return { reply: errText('invalid_state', text('calls.onlyActiveHeld', { phase: phaseTerm(call.phase) })) };
+    if (transferUnderWay(call)) return { reply: errText('invalid_state', TRANSFER_REFUSALS.hold) };
     // Holding a held call is harmless.
     const reply = ok({ localId: call.localId, callId: call.callId });
     return call.heldSince === undefined ? { call: hold(call, ev.at), reply } : { reply };
@@ -320,7 +414,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     if (call?.phase !== 'answering') return NOTHING;
     // Media may connect before the accept response returns: the gateway had the answer already.
     const { open: _accepted, ...answering } = call;
-    return proceed(call, { ...answering, phase: 'active', connectedAt: ev.at });
+    return proceed(call, { ...answering, phase: 'active', connectedAt: ev.at, ...answeredTransfer(call) });
   },
 
   'local.media_failed': (ev, { call }) => {
@@ -334,7 +428,17 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     // What the deadline means depends on the phase: ring timeout, or dial timeout.
     if (call?.phase === 'ringing') return letGo(call, { kind: 'missed' }, ev.at); // rang out here: a colleague may still answer
     if (call?.phase === 'calling' || call?.phase === 'remote_ringing') return letGo(call, { kind: 'no_answer' }, ev.at);
+    // This agent's transfer rang on with no word from the relay: back with the customer, as the relay's not_answered would say.
+    if (call?.phase === 'active' && call.transfer?.role === 'from' && call.transfer.state === 'ringing') return withTransfer(call, settledTransfer(call.transfer, 'not_answered'));
     return NOTHING;
+  },
+
+  'local.transfer_gone': (ev, { call }) => {
+    if (call === undefined || call.phase === 'ended') return NOTHING;
+    const current = call.transfer;
+    // Only what a cancel acts on: a three-way call goes on with its agents, whatever became of the transfer it came from.
+    if (current?.role !== 'from' || current.id !== ev.transferId || (current.state !== 'ringing' && current.state !== 'consulting')) return NOTHING;
+    return withTransfer(call, settledTransfer(current, 'done'));
   },
 
   'local.end_result': (ev, { call, leftover }) => {
@@ -396,6 +500,8 @@ function endCall(call: LiveRecord, reason: EndReason, at: number, ending: Ending
     createdAt: call.createdAt,
     ...(call.callId !== undefined ? { callId: call.callId } : {}),
     ...(call.ctaPayload !== undefined ? { ctaPayload: call.ctaPayload } : {}),
+    ...(call.bridged !== undefined ? { bridged: call.bridged } : {}),
+    ...(call.transfer !== undefined ? { transfer: call.transfer } : {}),
   };
   const shown: EndedCall =
     call.direction === 'incoming'
@@ -429,9 +535,14 @@ function askVerdict(localId: string, callId: string): { open: { waiting: 'verdic
 /** The agent lets a live call go (hang-up, media failure, its deadline): what the relay and the gateway must hear of it. */
 function letGo(call: LiveRecord, reason: EndReason, at: number): Step {
   switch (call.phase) {
-    case 'ringing':
+    case 'ringing': {
+      // A colleague's transfer or consult: the relay hears it is not taken here (the gateway has
+      // nothing to reject: the call is accepted and goes on with the colleague).
+      const asked = transferTo(call);
+      if (asked !== undefined) return endCall(call, reason, at, { effects: [{ kind: 'transfer_decline', localId: call.localId, callId: call.callId, transferId: asked.id }] });
       // Declined or missed here: the team decides (see local.decline).
       return endCall(call, reason, at, askVerdict(call.localId, call.callId));
+    }
     case 'answering':
       // Ended while the claim was out: no accept will go, so the call still rings at the gateway
       // and is rejected — once the claim shows it is not a colleague's.
@@ -462,6 +573,8 @@ function takeIntoHand(book: CallBook, localId: string, at: number, doing: RuleTe
   for (const other of others) {
     if (isHeld(other)) continue;
     if (other.phase !== 'active') return { refusal: errText('invalid_state', text('calls.otherNotConnected', { doing: term(doing) })) };
+    // The relay routes that call's customer now: it cannot be held (see local.hold).
+    if (transferUnderWay(other)) return { refusal: errText('invalid_state', TRANSFER_REFUSALS.hold) };
     held.push(hold(other, at));
   }
   return { held };
@@ -504,7 +617,8 @@ function terminateReason(call: LiveRecord, ev: Extract<CallEvent, { type: 'remot
   const answered = ev.durationSec !== undefined && ev.durationSec > 0;
   switch (call.phase) {
     case 'ringing':
-      return answered ? { kind: 'answered_elsewhere' } : { kind: 'missed' };
+      // A transfer's ring: the talk so far was the colleague's with the customer, who gave up now.
+      return answered && transferTo(call) === undefined ? { kind: 'answered_elsewhere' } : { kind: 'missed' };
     case 'answering':
       // Only an accept this agent sent can have answered it: while the claim is still out none has
       // gone, so the talk time is a colleague's (whose claim won first).
@@ -520,6 +634,125 @@ function terminateReason(call: LiveRecord, ev: Extract<CallEvent, { type: 'remot
     default:
       return assertNever(call, 'call');
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transfers (shared/transfer.ts): how the relay's word changes the call it concerns.
+// ---------------------------------------------------------------------------------------------
+
+type TransferEvent = Extract<CallEvent, { type: 'remote.transfer' }>;
+
+const sameColleague = (a: CallTransfer['colleague'], b: CallTransfer['colleague']): boolean => a?.agentId === b?.agentId && a?.name === b?.name;
+
+/** The call with its transfer changed; the call as given (the very same when nothing else changed) when the transfer stays as it is. */
+function withTransfer(call: LiveRecord, next: CallTransfer): Step {
+  const current = call.transfer;
+  const same =
+    current !== undefined &&
+    current.id === next.id &&
+    current.kind === next.kind &&
+    current.role === next.role &&
+    current.state === next.state &&
+    current.ringsUntil === next.ringsUntil &&
+    sameColleague(current.colleague, next.colleague);
+  return { call: same ? call : { ...call, transfer: next } };
+}
+
+/** A transfer or consult this agent started rings a colleague: only on an active call of its own, with no other transfer under way. */
+function startedTransfer(call: LiveRecord, ev: TransferEvent): Step {
+  if (call.phase !== 'active') return NOTHING;
+  const current = call.transfer;
+  if (current !== undefined && !TRANSFER_OVER.has(current.state)) return NOTHING;
+  return withTransfer(call, {
+    id: ev.transferId,
+    kind: ev.kind,
+    role: 'from',
+    ...(ev.colleague !== undefined ? { colleague: ev.colleague } : {}),
+    state: 'ringing',
+    ringsUntil: ev.at + TRANSFER_RING_MS + STARTED_RING_GRACE_MS,
+  });
+}
+
+/** How a transfer or consult this agent started goes on (it is under way: one that is over hears nothing more). */
+function startedTransferUpdate(call: LiveRecord, current: CallTransfer, ev: TransferEvent): Step {
+  const colleague = ev.colleague ?? current.colleague;
+  const named = colleague !== undefined ? { colleague } : {};
+  const moved = (state: CallTransfer['state']): Step => withTransfer(call, { ...settledTransfer(current, state), ...named });
+  // The relay takes the customer off hold when a colleague answers a consult, a three-way call
+  // begins, or the colleague leaves it: the call is no longer held here either (the window's media
+  // follows the hold, and would keep the agent deaf to the colleague).
+  const resumed = (state: CallTransfer['state']): Step => withTransfer(unheld(call, ev.at), { ...settledTransfer(current, state), ...named });
+  switch (ev.state) {
+    case 'ringing':
+      return current.state === 'ringing' ? moved('ringing') : NOTHING;
+    case 'consulting':
+      return current.state === 'ringing' || current.state === 'consulting' ? resumed('consulting') : NOTHING;
+    case 'joined':
+      return resumed('joined');
+    case 'not_answered':
+      return current.state === 'ringing' || current.state === 'consulting' ? moved('not_answered') : NOTHING;
+    case 'transferred':
+      // The colleague has the customer: this agent's part is over, and the gateway hears nothing of it.
+      return endCall(call, { kind: 'transferred', to: colleague?.name ?? '' }, ev.at);
+    case 'cancelled':
+      // Taken back: back with the customer alone, held as before if it still rang (the relay held the customer on).
+      return moved('done');
+    case 'with_customer':
+      // The colleague left: this agent is alone with the customer, whom the relay no longer holds.
+      return resumed('done');
+    case 'answered_elsewhere':
+      return NOTHING;
+    default:
+      return assertNever(ev.state, 'transfer state');
+  }
+}
+
+/** This agent's transfer in a new state: the deadline of its ring goes once it no longer rings. */
+function settledTransfer(current: CallTransfer, state: CallTransfer['state']): CallTransfer {
+  if (state === 'ringing') return current;
+  const { ringsUntil: _ringsUntil, ...rest } = current;
+  return { ...rest, state };
+}
+
+/** The call off hold, its time on hold counted, when the relay took the customer off hold. */
+function unheld(call: LiveRecord, at: number): LiveRecord {
+  if (call.phase !== 'active' || call.heldSince === undefined) return call;
+  const { heldSince, ...rest } = call;
+  return { ...rest, heldMs: (call.heldMs ?? 0) + Math.max(0, at - heldSince) };
+}
+
+/** How a transfer or consult a colleague rang this agent with goes on. */
+function askedTransferUpdate(call: LiveRecord, current: TransferTo, ev: TransferEvent): Step {
+  const answered = call.phase !== 'ringing';
+  switch (ev.state) {
+    case 'answered_elsewhere':
+      // Another colleague rung with it answered first. Nothing is owed to anyone.
+      return call.phase === 'ringing' || call.phase === 'answering' ? endCall(call, { kind: 'answered_elsewhere' }, ev.at) : NOTHING;
+    case 'cancelled':
+      // The colleague took it back: its ring stops, or the consult ends here; the customer stays with them.
+      if (current.state !== 'ringing' && current.state !== 'consulting') return NOTHING;
+      return endCall(call, answered ? { kind: 'consult_ended' } : { kind: 'missed' }, ev.at);
+    case 'consulting':
+      return answered && current.state === 'ringing' ? withTransfer(call, { ...current, state: 'consulting' }) : NOTHING;
+    case 'joined':
+      return answered && current.state !== 'done' ? withTransfer(call, { ...current, state: 'joined' }) : NOTHING;
+    case 'with_customer':
+      // The colleague left or completed the transfer: this agent has the customer now.
+      return answered ? withTransfer(call, { ...current, state: 'done' }) : NOTHING;
+    case 'ringing':
+    case 'transferred':
+    case 'not_answered':
+      return NOTHING;
+    default:
+      return assertNever(ev.state, 'transfer state');
+  }
+}
+
+/** A colleague's transfer or consult answered here: the two talk (a consult), or this agent has the customer (a transfer). */
+function answeredTransfer(call: LiveRecord): { transfer?: CallTransfer } {
+  const asked = transferTo(call);
+  if (asked === undefined || asked.state !== 'ringing') return {};
+  return { transfer: { ...asked, state: asked.kind === 'consult' ? 'consulting' : 'done' } };
 }
 
 /**

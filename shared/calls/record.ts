@@ -78,10 +78,12 @@ export function deadlineOf(call: CallState | undefined): number | undefined {
     case 'calling':
     case 'remote_ringing':
       return call.dialsUntil;
+    case 'active':
+      // This agent's transfer rings a colleague: the relay says how it ends, unless its word is lost.
+      return call.transfer?.role === 'from' && call.transfer.state === 'ringing' ? call.transfer.ringsUntil : undefined;
     case 'dialing': // the initiate under way has its own timeout in the gateway client
     case 'answering':
     case 'connecting':
-    case 'active':
     case 'ended':
       return undefined;
     default:

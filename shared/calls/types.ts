@@ -5,6 +5,7 @@ import type { BridgeFailure, CallErrorInfo } from '../events';
 import { english, text, type RuleText } from '../i18n/text';
 import type { RuleTerm } from '../i18n/rules';
 import type { AppError, Result } from '../result';
+import type { Colleague, TransferKind, TransferMiss, TransferUpdateState } from '../transfer';
 
 export const RING_TIMEOUT_MS = 60_000;
 export const DIAL_TIMEOUT_MS = 60_000;
@@ -29,7 +30,11 @@ export type EndReason =
    * and the history say it in the agent's language of the moment it is shown.
    */
   | { kind: 'failed'; code: string; message: string; text?: RuleText }
-  | { kind: 'answered_elsewhere' };
+  | { kind: 'answered_elsewhere' }
+  /** This agent handed the customer on to a colleague (a transfer, or a consult completed): no terminate went. */
+  | { kind: 'transferred'; to: string }
+  /** A consult this agent was asked into ended without the customer coming to it (cancelled). */
+  | { kind: 'consult_ended' };
 export type EndKind = EndReason['kind'];
 
 export interface Peer {
@@ -44,13 +49,41 @@ export type ClaimState = 'pending' | 'won' | 'lost' | 'unknown';
 /** What the gateway hears when this agent ends a call: reject for one never accepted, terminate otherwise. */
 export type GatewayEnd = 'reject' | 'terminate';
 
+/**
+ * A transfer or consult this call is in, as this agent sees it (shared/transfer.ts):
+ * - role `from`: this agent started it. `ringing`: the colleague (absent for "Anyone available")
+ *   rings while the customer hears hold music; `consulting`: the two agents talk; `joined`: a
+ *   three-way call; `not_answered`: nobody took it and this agent is back with the customer;
+ *   `done`: it was cancelled, or the colleague left: this agent is alone with the customer again.
+ * - role `to`: a colleague rang this agent with it (the card "Transfer from NAME" / "Consult from
+ *   NAME"). `ringing`, `consulting`, `joined` as above; `done`: this agent has the customer now.
+ *
+ * `not_answered` and `done` are over (calls/transfers.ts TRANSFER_OVER): the transfer stays on the call so that a late
+ * or repeated word of the relay on it changes nothing; only a new transfer takes its place.
+ */
+export interface CallTransfer {
+  id: string;
+  kind: TransferKind;
+  role: 'from' | 'to';
+  colleague?: Colleague;
+  state: 'ringing' | 'consulting' | 'joined' | 'not_answered' | 'done';
+  /**
+   * Role `from`, ringing: when this app stops waiting for the relay's word on the ring (unix ms) and
+   * takes it as not answered, should that word never come (the relay restarted, or lost the call).
+   */
+  ringsUntil?: number;
+}
+
 interface CallCommon {
-  /** Stable id in this app: `in:<callId>` for incoming calls, generated for outgoing ones. */
+  /** Stable id in this app: `in:<callId>` for incoming calls, `tr:<transferId>` for transfers to this agent, generated for outgoing ones. */
   localId: string;
   callId?: string;
   peer: Peer;
   createdAt: number;
   ctaPayload?: string;
+  /** The call's media goes through the team's bridge (bridge/REFERENCE.md): it can be transferred, consulted and joined. */
+  bridged?: true;
+  transfer?: CallTransfer;
 }
 interface IncomingCommon extends CallCommon {
   direction: 'incoming';
@@ -157,11 +190,17 @@ export const localErrorFrom = (error: AppError): LocalError => ({
 });
 
 export const incomingLocalId = (callId: string): string => `in:${callId}`;
+/** A transfer or consult that rings this agent is a call of its own here, whatever this agent saw of the call before. */
+export const transferLocalId = (transferId: string): string => `tr:${transferId}`;
 
 /** Everything that can happen to a call. `at` is the local clock (unix ms) when it was applied. */
 export type CallEvent =
   // from the relay
-  | { type: 'remote.incoming'; at: number; callId: string; peer: Peer; offerSdp: string; timestamp: number; ctaPayload?: string }
+  | { type: 'remote.incoming'; at: number; callId: string; peer: Peer; offerSdp: string; timestamp: number; ctaPayload?: string; bridged?: true }
+  /** A colleague transfers the call to this agent or asks it to consult: it rings as a call of its own (transferLocalId). */
+  | { type: 'remote.transfer_ring'; at: number; callId: string; transferId: string; kind: TransferKind; by: Colleague; peer: Peer; offerSdp: string; timestamp: number }
+  /** What a transfer came to, as it concerns this agent (shared/transfer.ts TRANSFER_STATES). */
+  | { type: 'remote.transfer'; at: number; callId: string; transferId: string; kind: TransferKind; state: TransferUpdateState; colleague?: Colleague; reason?: TransferMiss }
   | { type: 'remote.answered'; at: number; callId: string; answerSdp: string; timestamp: number }
   | { type: 'remote.status'; at: number; callId: string; status: 'RINGING' | 'ACCEPTED' | 'REJECTED'; timestamp: number }
   | {
@@ -187,7 +226,7 @@ export type CallEvent =
   | { type: 'local.hold'; at: number; localId: string; requestId?: string }
   | { type: 'local.resume'; at: number; localId: string; requestId?: string }
   // outcomes of effects
-  | { type: 'local.initiate_ok'; at: number; localId: string; callId: string }
+  | { type: 'local.initiate_ok'; at: number; localId: string; callId: string; bridged?: true }
   | { type: 'local.initiate_failed'; at: number; localId: string; error: AppError }
   | { type: 'local.claim_result'; at: number; localId: string; outcome: Exclude<ClaimState, 'pending'> }
   /** The relay's decline verdict: `last` when nobody else may still answer; undefined when it could not say. */
@@ -196,8 +235,13 @@ export type CallEvent =
   | { type: 'local.accept_failed'; at: number; localId: string; error: AppError }
   /** The gateway's answer to a reject or terminate: done, refused (the call was over there), or not reached. */
   | { type: 'local.end_result'; at: number; localId: string; outcome: 'done' | 'refused' | 'unreached' }
-  /** A deadline the reducer set has come (what it means depends on the phase: ring or dial timeout). */
+  /** A deadline the reducer set has come (what it means depends on the phase: ring or dial timeout, or this agent's transfer ringing out). */
   | { type: 'local.deadline'; at: number; localId: string }
+  /**
+   * The relay no longer knows this agent's transfer `transferId` of the call (it answered a cancel
+   * with 404: it restarted, or the transfer ended unheard here): the transfer is over, nothing under way.
+   */
+  | { type: 'local.transfer_gone'; at: number; localId: string; transferId: string }
   // media facts from the renderer
   | { type: 'local.media_connected'; at: number; localId: string }
   | { type: 'local.media_failed'; at: number; localId: string; error: LocalError }
@@ -226,6 +270,8 @@ export type CallEffect =
   | { kind: 'initiate'; localId: string; to: string; sdp: string }
   /** POST reject or terminate → local.end_result. After any accept or initiate of the same call. */
   | { kind: 'end'; localId: string; callId: string; action: GatewayEnd }
+  /** POST the relay's transfer decline (TRANSFER_PATHS.decline): a colleague's transfer or consult is not taken here. No outcome comes back. */
+  | { kind: 'transfer_decline'; localId: string; callId: string; transferId: string }
   /** Set (or, with `at` undefined, cancel) the call's one deadline → local.deadline. */
   | { kind: 'deadline'; localId: string; at: number | undefined }
   /** Answer the command that waits: Answer once the call is this agent's and accepted, Call once initiated. */

@@ -25,7 +25,7 @@ import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
 import { startRedis, uniquePrefix } from '../support/redis-server';
 
 /** The built renderer the browser host serves (`npx vite build` puts it in dist/renderer). */
-const RENDERER_DIR = resolve(process.env.E2E_RENDERER_DIR ?? 'dist/renderer');
+export const RENDERER_DIR = resolve(process.env.E2E_RENDERER_DIR ?? 'dist/renderer');
 
 export const CHROMIUM_ARGS = [
   '--headless',
@@ -42,9 +42,9 @@ export const CHROMIUM_ARGS = [
   `--use-file-for-fake-audio-capture=${resolve('assets/test/agent-voice.wav')}`,
 ];
 
-const secret = () => randomBytes(18).toString('base64url');
+export const secret = () => randomBytes(18).toString('base64url');
 /** 32 characters: the relay's shortest plain agent token. */
-const agentTokenOf = () => randomBytes(24).toString('base64url');
+export const agentTokenOf = () => randomBytes(24).toString('base64url');
 
 /**
  * What the service, the relay, the sandbox and the pages logged lately, kept quiet and printed only
@@ -55,7 +55,7 @@ function remember(line: string): void {
   recentLines.push(line);
   if (recentLines.length > 400) recentLines.splice(0, recentLines.length - 400);
 }
-function keepLogs(quiet: boolean | undefined): void {
+export function keepLogs(quiet: boolean | undefined): void {
   if (quiet === false) configureLogging({ level: 'info' });
   // Outside a test run (the bench) nobody reads them: warnings only, as the product logs by default.
   else if (!process.env.VITEST) configureLogging({ level: 'warn' });
@@ -398,7 +398,7 @@ function openTeamAgentPage(browser: Browser, agents: readonly TeamAgentHarness[]
 }
 
 /** The browser, then each agent's browser host and app. */
-async function closeTeamApps(browser: Browser, agents: readonly TeamAgentHarness[]): Promise<void> {
+export async function closeTeamApps(browser: Browser, agents: readonly TeamAgentHarness[]): Promise<void> {
   await browser.close().catch(() => {});
   for (const agent of agents) {
     await agent.host.close();
@@ -406,10 +406,11 @@ async function closeTeamApps(browser: Browser, agents: readonly TeamAgentHarness
   }
 }
 
-/** A fresh browser context for one agent, on the app, once it is connected. */
-async function openAgentPage(browser: Browser, url: string, who: string, say: (english: string) => string = (english) => english): Promise<Page> {
+/** A fresh browser context for one agent, on the app, once it is connected. `prepare` runs before the app loads (init scripts). */
+export async function openAgentPage(browser: Browser, url: string, who: string, say: (english: string) => string = (english) => english, prepare?: (page: Page) => Promise<void>): Promise<Page> {
   const context = await browser.newContext({ permissions: ['microphone'] });
   const page = await context.newPage();
+  await prepare?.(page);
   page.on('pageerror', (e) => console.error(`page error (${who}):`, e.message));
   page.on('console', (m) => remember(`page ${who} ${m.type()} ${m.text()}`));
   explainFailure(page, who);
@@ -419,7 +420,7 @@ async function openAgentPage(browser: Browser, url: string, who: string, say: (e
 }
 
 /** The sandbox's control API, the same for one agent or a team. */
-function sandboxControls(sandbox: SandboxServer) {
+export function sandboxControls(sandbox: SandboxServer) {
   const control = async <T>(path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${sandbox.url}${path}`, {
       method: body === undefined ? 'GET' : 'POST',

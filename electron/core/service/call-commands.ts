@@ -1,11 +1,12 @@
-// Calls: the agent's call commands go to the running mode's call coordinator once a switch under
-// way is done; a window that carried calls' audio and went ends them; dial links from outside.
+// Calls: the agent's call commands go to the running mode's call coordinator (its transfer commands
+// to the runtime's TransferCommands) once a switch under way is done; a window that carried calls' audio and went ends them; dial links from outside.
 import { numberFromDialLink } from '../../../shared/dial-link';
 import type { Logger } from '../../../shared/log';
 import type { Preferences } from '../../../shared/preferences';
 import { english, text, type RuleText } from '../../../shared/i18n/text';
 import { errText, ok, type Result } from '../../../shared/result';
 import type { CallCoordinator } from '../call-coordinator';
+import type { TransferCommands } from '../transfer-commands';
 import type { CommandHandlers, Push } from './handlers';
 import type { ModeMachine } from './mode';
 
@@ -15,6 +16,11 @@ export function callCommands(mode: ModeMachine) {
     if (!runtime) return errText('not_configured', text('service.notConfigured'));
     return run(runtime.coordinator);
   };
+  const withTransfers = async <T>(run: (transfers: TransferCommands) => Promise<Result<T>>): Promise<Result<T>> => {
+    const runtime = await mode.settled();
+    if (!runtime) return errText('not_configured', text('service.notConfigured'));
+    return run(runtime.transfers);
+  };
   return {
     startCall: ({ localId, to, sdp, anyway }) => withCalls((c) => c.startCall(to, sdp, localId, { anyway })),
     answerCall: ({ localId, sdp }) => withCalls((c) => c.answerCall(localId, sdp)),
@@ -22,6 +28,11 @@ export function callCommands(mode: ModeMachine) {
     hangUp: ({ localId }) => withCalls((c) => c.hangUp(localId)),
     holdCall: ({ localId }) => withCalls((c) => c.holdCall(localId)),
     resumeCall: ({ localId }) => withCalls((c) => c.resumeCall(localId)),
+    transferCall: ({ localId, to, kind }) => withTransfers((t) => t.transferCall(localId, to, kind)),
+    cancelTransfer: ({ localId }) => withTransfers((t) => t.cancelTransfer(localId)),
+    completeTransfer: ({ localId }) => withTransfers((t) => t.completeTransfer(localId)),
+    addToCall: ({ localId }) => withTransfers((t) => t.addToCall(localId)),
+    getTeam: () => withTransfers((t) => t.team()),
     reportMedia: (report) => withCalls((c) => c.reportMedia(report)),
   } satisfies Partial<CommandHandlers>;
 }

@@ -20,6 +20,7 @@ import { RelayTurnCredentials } from '../network-settings';
 import { PresenceReporter } from '../presence';
 import { RelayClient } from '../relay-client';
 import type { SandboxControlClient } from '../sandbox-control-client';
+import { TransferCommands } from '../transfer-commands';
 
 /** Where the active account came from. */
 export type Source = { kind: 'flags'; account: AccountConfig } | { kind: 'saved'; account: AccountConfig } | { kind: 'sandbox' };
@@ -68,6 +69,8 @@ export class Runtime {
   readonly coordinator: CallCoordinator;
   /** Bridged calls' part of call control and of the relay's events (bridged-calls.ts); direct calls pass through. */
   readonly bridge: BridgedCallControl;
+  /** The agent's transfer, consult and three-way commands, on the coordinator's calls through the bridge. */
+  readonly transfers: TransferCommands;
   /** The customer leg's quality of each bridged call the agent is on, asked once a second for the window. */
   readonly customerLegs: CustomerLegWatch;
   readonly stream: RelayEventStream;
@@ -95,6 +98,7 @@ export class Runtime {
     this.coordinator = new CallCoordinator({
       gateway: this.bridge,
       claims: this.relay,
+      transfers: this.bridge,
       gatewayUrl: account.gatewayUrl,
       dataDir: options.dataDir,
       history: options.history,
@@ -103,6 +107,7 @@ export class Runtime {
       now,
       logger: log,
     });
+    this.transfers = new TransferCommands(this.coordinator, this.bridge);
     this.customerLegs = new CustomerLegWatch({
       relay: this.relay,
       isBridged: (callId) => this.bridge.isBridgedCall(callId),

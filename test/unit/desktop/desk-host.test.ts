@@ -4,11 +4,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CallState } from '../../../shared/call-state';
 import type { HistoryEntry } from '../../../shared/history';
 import { formatPhoneNumber } from '../../../shared/phone';
 import { numberFromDialLink } from '../../../shared/dial-link';
 import arRules from '../../../shared/i18n/locales/ar/rules.json';
 import esRules from '../../../shared/i18n/locales/es/rules.json';
+import arCalls from '../../../shared/i18n/locales/ar/calls.json';
+import esCalls from '../../../shared/i18n/locales/es/calls.json';
 import { startDesktopApp, type DesktopApp, type DesktopServiceOptions } from '../../../electron/desktop/desktop-app';
 import type { LaunchInfo } from '../../../electron/desktop/dial-links';
 import { DESK_ICONS } from '../../../electron/desktop/desk';
@@ -519,6 +522,47 @@ describe('the desk host', () => {
       const numberOnly = ringing('ringing', 'in:wacid.3');
       service.push({ name: 'callChanged', payload: { ...numberOnly, peer: { number: '447700900123' } } });
       expect(Notification.instances[2]!.options.body).toBe(`\u2066${formatPhoneNumber('447700900123')}\u2069`);
+    });
+
+    it("says a colleague's transfer or consult in its title, the customer in its body, in the agent's language", async () => {
+      await start({ platform: 'win32' });
+      const window = shown();
+      window.focused = false;
+      const BEN = { agentId: 'ben', name: 'Ben Agent' };
+      const transferRing = (localId: string, kind: 'transfer' | 'consult', colleague?: typeof BEN): CallState => ({
+        ...ringing('ringing', localId),
+        bridged: true,
+        transfer: { id: localId.slice(3), kind, role: 'to', state: 'ringing', ...(colleague !== undefined ? { colleague } : {}) },
+      });
+      service.push({ name: 'callChanged', payload: transferRing('tr:xfer-1', 'transfer', BEN) });
+      expect(Notification.instances[0]!.options).toMatchObject({
+        title: 'Transfer from Ben Agent',
+        body: `Ada (${formatPhoneNumber('447700900123')})`,
+        actions: [
+          { type: 'button', text: 'Answer' },
+          { type: 'button', text: 'Decline' },
+        ],
+      });
+      Notification.instances[0]!.emit('action', { actionIndex: 0 }, 0);
+      expect(pushesSent('shortcutPressed')).toEqual([{ action: 'answer', localId: 'tr:xfer-1' }]);
+      // The relay named no colleague: the window's word for one.
+      service.push({ name: 'callChanged', payload: transferRing('tr:xfer-2', 'consult') });
+      expect(Notification.instances[1]!.options).toMatchObject({ title: 'Consult from a colleague', body: `Ada (${formatPhoneNumber('447700900123')})` });
+      // A customer's own call beside them is still an incoming call.
+      service.push({ name: 'callChanged', payload: ringing('ringing', 'in:wacid.9') });
+      expect(Notification.instances[2]!.options.title).toBe('Incoming call');
+
+      // In the window's words for the same card, in the agent's language; in Arabic the name is set apart.
+      service.setPreferences({ language: 'es' });
+      service.push({ name: 'callChanged', payload: transferRing('tr:xfer-3', 'consult', BEN) });
+      expect(Notification.instances[3]!.options).toMatchObject({ title: esCalls.incoming.consultFrom.replace('{{name}}', 'Ben Agent'), actions: [{ type: 'button', text: 'Contestar' }, { type: 'button', text: 'Rechazar' }] });
+      expect(Notification.instances[3]!.options.title).toBe('Consulta de Ben Agent');
+      service.setPreferences({ language: 'ar' });
+      service.push({ name: 'callChanged', payload: transferRing('tr:xfer-4', 'transfer', BEN) });
+      expect(Notification.instances[4]!.options.title).toBe(arCalls.incoming.transferFrom.replace('{{name}}', '\u2068Ben Agent\u2069'));
+      service.push({ name: 'callChanged', payload: transferRing('tr:xfer-5', 'transfer') });
+      expect(Notification.instances[5]!.options.title).toBe(arCalls.incoming.transferFrom.replace('{{name}}', arCalls.transfer.aColleague));
+      expect(Notification.instances.map((n) => n.closed)).toEqual([false, false, false, false, false, false]);
     });
 
     it('still shows and flashes the window where notifications are not supported', async () => {

@@ -7,6 +7,8 @@ import type { RuleText } from '../../../shared/i18n/text';
 import type { AppError } from '../../../shared/result';
 import arRules from '../../../shared/i18n/locales/ar/rules.json';
 import esRules from '../../../shared/i18n/locales/es/rules.json';
+import hiCalls from '../../../shared/i18n/locales/hi/calls.json';
+import idCalls from '../../../shared/i18n/locales/id/calls.json';
 import { app, resetFakeElectron } from './fake-electron';
 
 vi.mock('electron', () => import('./fake-electron'));
@@ -55,6 +57,21 @@ describe('desktop texts', () => {
   it('keeps data left to right inside Arabic only', () => {
     expect(desktopTexts('ar').ltr('+44 7700 900123')).toBe('\u2066+44 7700 900123\u2069');
     expect(desktopTexts('es').ltr('+44 7700 900123')).toBe('+44 7700 900123');
+  });
+
+  it('sets a name apart in its own direction inside Arabic only', () => {
+    expect(desktopTexts('ar').name('Ben Agent')).toBe('\u2068Ben Agent\u2069');
+    expect(desktopTexts('ar').name('ليلى')).toBe('\u2068ليلى\u2069');
+    expect(desktopTexts('hi').name('Ben Agent')).toBe('Ben Agent');
+  });
+
+  it("says the window's words for a call where main says the same (calls.json), in each language", () => {
+    expect(desktopTexts('en').call('incoming.transferFrom', { name: 'Ben' })).toBe('Transfer from Ben');
+    expect(desktopTexts('en').call('incoming.consultFrom', { name: 'Ben' })).toBe('Consult from Ben');
+    expect(desktopTexts('en').call('transfer.aColleague')).toBe('a colleague');
+    expect(desktopTexts('hi').call('incoming.transferFrom', { name: 'Ben' })).toBe(hiCalls.incoming.transferFrom.replace('{{name}}', 'Ben'));
+    expect(desktopTexts('id').call('transfer.aColleague')).toBe(idCalls.transfer.aColleague);
+    expect(desktopTexts('en-XA').call('incoming.consultFrom', { name: 'Ben' })).toBe('Consult from Ben');
   });
 
   describe("shared/'s rule messages, from their codes and values", () => {

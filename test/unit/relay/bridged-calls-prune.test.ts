@@ -26,7 +26,7 @@ test('a new call first ends the calls whose end never came within 12 hours, on t
   const node = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1' });
   closing.push(() => node.close());
   const backend = new MemoryBackend({ retentionMs: 600_000, dedupWindowMs: 600_000, now: () => now });
-  const calls = new BridgedCalls({ nodes: localBridge(node), placements: backend, ownerOf: () => Promise.resolve(undefined), logger: createLogger('bridge'), now: () => now });
+  const calls = new BridgedCalls({ nodes: localBridge(node), placements: backend, ownerOf: () => Promise.resolve(undefined), team: () => [], logger: createLogger('bridge'), now: () => now });
 
   expect(await calls.takeIncoming('wacid.forgotten', await serviceOffer())).toBe('taken');
   now += 60 * 60_000;

@@ -14,7 +14,7 @@ import type { CallState } from '../../../shared/call-state';
 import { err, ok } from '../../../shared/result';
 import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import { fakeApi, type Answers } from './fake-api';
-import { accountSettings, connecting, ended, ringing } from './fixtures';
+import { TEAM, accountSettings, bridgedActive, connecting, ended, ringing, transferOf } from './fixtures';
 
 const prepared = (sdp: string): MediaOutcome<{ sdp: string }> => ({ ok: true, value: { sdp } });
 
@@ -512,5 +512,56 @@ describe('CallActions: numbers the metadata does not list', () => {
     expect(state().dialError).toBe('This customer cannot be called.');
     expect(state().dialWarning).toBeNull();
     expect(state().dialInput).toBe(UNLISTED_TYPED);
+  });
+});
+
+describe('CallActions: transfers, consults and three-way calls', () => {
+  beforeEach(() => resetStore());
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) stop();
+    await setUiLanguage('en', undefined);
+  });
+
+  it('the team comes checked; one that breaks the contract is an error, not a list', async () => {
+    const t = setUp({ getTeam: () => ok(TEAM) });
+    await expect(t.actions.team()).resolves.toEqual({ ok: true, value: TEAM });
+    const broken = setUp({ getTeam: () => ok([{ agentId: 'agent-x', name: 'X', presence: 'away' }] as unknown as typeof TEAM) });
+    const answer = await broken.actions.team();
+    expect(answer.ok).toBe(false);
+    const refused = setUp({ getTeam: () => err('gateway_unreachable', 'connect ECONNREFUSED') });
+    await expect(refused.actions.team()).resolves.toMatchObject({ ok: false, error: { code: 'gateway_unreachable' } });
+  });
+
+  it('a choice is one transferCall whose answer goes back to the dialog; an old problem of the call goes', async () => {
+    const t = setUp({ transferCall: ({ to }) => (to === 'available' ? ok({ transferId: 'tr-1' }) : err('invalid_state', 'Ben Okafor is offline')) });
+    state().applyCall(bridgedActive());
+    state().setCallNotice({ localId: 'in:wacid.1', text: 'an older problem' });
+    await expect(t.actions.transfer('in:wacid.1', 'available', 'consult')).resolves.toEqual({ ok: true, value: { transferId: 'tr-1' } });
+    expect(state().callNotice).toBeNull();
+    await expect(t.actions.transfer('in:wacid.1', 'agent-ben', 'transfer')).resolves.toMatchObject({ ok: false, error: { message: 'Ben Okafor is offline' } });
+    // Said in the dialog, not twice on the panel.
+    expect(state().callNotice).toBeNull();
+    expect(t.calls).toEqual([
+      { name: 'transferCall', params: { localId: 'in:wacid.1', to: 'available', kind: 'consult' } },
+      { name: 'transferCall', params: { localId: 'in:wacid.1', to: 'agent-ben', kind: 'transfer' } },
+    ]);
+  });
+
+  it('Cancel, Complete transfer and Add to call are one command each; a refusal is shown on the call', async () => {
+    const t = setUp({ cancelTransfer: () => ok(null), completeTransfer: () => err('invalid_state', 'The consult is over'), addToCall: () => ok(null) });
+    state().applyCall(bridgedActive(transferOf('from', 'consult', 'consulting')));
+    await t.actions.addToCall('in:wacid.1');
+    await t.actions.cancelTransfer('in:wacid.1');
+    expect(state().callNotice).toBeNull();
+    await t.actions.completeTransfer('in:wacid.1');
+    expect(state().callNotice).toEqual({ localId: 'in:wacid.1', text: 'The consult is over' });
+    expect(t.calls.map((c) => [c.name, c.params])).toEqual([
+      ['addToCall', { localId: 'in:wacid.1' }],
+      ['cancelTransfer', { localId: 'in:wacid.1' }],
+      ['completeTransfer', { localId: 'in:wacid.1' }],
+    ]);
+    // The next step clears it.
+    await t.actions.cancelTransfer('in:wacid.1');
+    expect(state().callNotice).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
 import type { MediaControls } from '../../../renderer/app/call-actions';
 import type { AppSnapshot } from '../../../shared/api';
-import type { CallState } from '../../../shared/call-state';
+import type { CallState, CallTransfer, EndedCall, EndReason } from '../../../shared/call-state';
+import type { Colleague, TeamMember } from '../../../shared/transfer';
 import type { PublicNetworkSettings } from '../../../shared/ice-servers';
 import type { PublicSettings } from '../../../shared/settings';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
@@ -32,6 +33,9 @@ export const ended = (id = 'wacid.1', at = T0, endedAt = at + 10_000): CallState
   endedAt,
   durationSec: 7,
 });
+
+/** An incoming call that ended so. */
+export const endedWith = (end: EndReason, id = 'wacid.1', at = T0, endedAt = at + 10_000): EndedCall => ({ ...ringing(id, at), phase: 'ended', end, endedAt, durationSec: 7 });
 
 export const dialing = (localId = 'out-1', at = T0): CallState => ({
   phase: 'dialing',
@@ -104,3 +108,39 @@ export const idleMediaControls = (overrides: Partial<MediaControls> = {}): Media
   customerLegQuality: () => undefined,
   ...overrides,
 });
+
+// ---- transfers (shared/transfer.ts) ----
+
+export const BEN: Colleague = { agentId: 'agent-ben', name: 'Ben Okafor' };
+
+/** An active call through the team's bridge, with a transfer in the given step. */
+export const bridgedActive = (transfer?: CallTransfer, id = 'wacid.1', at = T0): CallState => ({ ...active(id, at), bridged: true, ...(transfer ? { transfer } : {}) });
+
+/** This agent's transfer (`from`) or a colleague's (`to`), in the given state; `null`: "Anyone available", nobody named yet. */
+export const transferOf = (role: CallTransfer['role'], kind: CallTransfer['kind'], state: CallTransfer['state'], colleague: Colleague | null = BEN): CallTransfer => ({
+  id: 'tr-1',
+  kind,
+  role,
+  state,
+  ...(colleague ? { colleague } : {}),
+});
+
+/** A colleague's transfer or consult ringing this agent: a call of its own (`tr:<transferId>`). */
+export const transferRinging = (kind: CallTransfer['kind'], by: Colleague = BEN, at = T0): Extract<CallState, { phase: 'ringing' }> => ({
+  ...ringing('wacid.9', at),
+  localId: 'tr:tr-9',
+  bridged: true,
+  ringsUntil: at + 30_000,
+  transfer: { id: 'tr-9', kind, role: 'to', state: 'ringing', colleague: by },
+});
+
+/** A team as getTeam answers it: this agent, and colleagues in every presence, not in name order. */
+export const TEAM: TeamMember[] = [
+  { agentId: 'agent-me', name: 'Amara Diaz', presence: 'on_call', self: true },
+  { agentId: 'agent-zoe', name: 'Zoë Tran', presence: 'available' },
+  { agentId: 'agent-ben', name: 'Ben Okafor', presence: 'available' },
+  { agentId: 'agent-olu', name: 'Olu Adeyemi', presence: 'offline' },
+  { agentId: 'agent-dan', name: 'Dana Kim', presence: 'dnd' },
+  { agentId: 'agent-cat', name: 'Cato Silva', presence: 'call_waiting' },
+  { agentId: 'agent-eli', name: 'eli Novak', presence: 'on_call' },
+];

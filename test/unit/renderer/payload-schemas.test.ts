@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseCallState, parsePush, parseSettings, parseSnapshot } from '../../../renderer/bridge/payload-schemas';
+import { parseCallState, parsePush, parseSettings, parseSnapshot, parseTeam } from '../../../renderer/bridge/payload-schemas';
 import { ANSWER_SDP } from '../../fixtures/sdp';
-import { T0, accountSettings, active, dialing, ended, noNetwork, ringing, snapshot } from './fixtures';
+import { T0, TEAM, accountSettings, active, bridgedActive, dialing, ended, noNetwork, ringing, snapshot, transferOf, transferRinging } from './fixtures';
 
 describe('data from the host', () => {
   it('accepts real call states of every phase', () => {
@@ -39,5 +39,38 @@ describe('data from the host', () => {
     expect(!badStatus.ok && badStatus.error.field).toBe('network.relayTurn');
     const badServers = parseSettings({ ...accountSettings, network: { ...noNetwork, servers: 'stun:a' } });
     expect(!badServers.ok && badServers.error.field).toBe('network.servers');
+  });
+});
+
+describe('transfers from the host', () => {
+  it('accepts a bridged call in every transfer step, a colleague\'s ring, and the ends of a transfer', () => {
+    for (const state of ['ringing', 'consulting', 'joined', 'not_answered', 'done'] as const) {
+      const call = bridgedActive(transferOf('from', 'consult', state));
+      expect(parseCallState(call), state).toEqual({ ok: true, value: call });
+    }
+    expect(parseCallState(transferRinging('transfer'))).toEqual({ ok: true, value: transferRinging('transfer') });
+    const anyone = bridgedActive(transferOf('from', 'transfer', 'ringing', null));
+    expect(parseCallState(anyone)).toEqual({ ok: true, value: anyone });
+    for (const end of [{ kind: 'transferred', to: 'Ben Okafor' }, { kind: 'consult_ended' }]) {
+      const call = { ...ended(), end };
+      expect(parseCallState(call)).toEqual({ ok: true, value: call });
+    }
+    const history = [{ localId: 'in:a', direction: 'incoming', outcome: 'transferred', transferredTo: 'Ben Okafor', startedAt: T0, endedAt: T0 + 1, durationSec: 1 }];
+    expect(parsePush('historyChanged', history)).toEqual({ ok: true, value: history });
+  });
+
+  it('drops a transfer the window could not show, naming the field', () => {
+    const badState = parseCallState(bridgedActive({ ...transferOf('from', 'transfer', 'ringing'), state: 'exploded' as 'ringing' }));
+    expect(!badState.ok && badState.error.field).toBe('transfer.state');
+    const noName = parseCallState(bridgedActive({ ...transferOf('to', 'transfer', 'done'), colleague: { agentId: 'agent-ben' } as { agentId: string; name: string } }));
+    expect(!noName.ok && noName.error.field).toBe('transfer.colleague.name');
+    const noTo = parseCallState({ ...ended(), end: { kind: 'transferred' } });
+    expect(!noTo.ok && noTo.error.field).toMatch(/^end/);
+  });
+
+  it('checks the team', () => {
+    expect(parseTeam(TEAM)).toEqual({ ok: true, value: TEAM });
+    const bad = parseTeam([{ agentId: 'agent-x', name: 'X', presence: 'away' }]);
+    expect(!bad.ok && bad.error.field).toBe('[0].presence');
   });
 });

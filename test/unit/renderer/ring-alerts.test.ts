@@ -10,7 +10,7 @@ import { alertsStore, resetAlertsStore } from '../../../renderer/store/alerts';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import type { CallState } from '../../../shared/call-state';
 import { fakeAudio } from './fake-audio';
-import { active, dialing, ended, ringing } from './fixtures';
+import { active, dialing, ended, ringing, transferRinging } from './fixtures';
 
 const GRACE_MS = 300;
 
@@ -387,6 +387,29 @@ describe('the tab title while a call rings', () => {
     for (const stop of stops.splice(0)) stop();
     expect(t.doc.title).toBe('Softphone');
     expect(t.win.count('pointerdown')).toBe(0);
+  });
+});
+
+describe('a colleague\'s transfer or consult ringing', () => {
+  it('is notified under the customer as "Transfer from NAME", and the title flashes it', async () => {
+    const t = setUp();
+    t.doc.visibilityState = 'hidden';
+    t.ring(transferRinging('transfer'));
+    const [n] = t.notifications.shown;
+    expect(n?.title).toBe('Amelia Hart');
+    expect(n?.options).toEqual({ body: 'Transfer from Ben Okafor', tag: 'call-tr:tr-9', requireInteraction: true });
+    expect(t.doc.title).toBe('☎ Transfer from Ben Okafor');
+  });
+
+  it('a consult says "Consult from NAME", in the agent\'s language; in Arabic the name is set apart', async () => {
+    const t = setUp();
+    t.doc.visibilityState = 'hidden';
+    t.ring(transferRinging('consult'));
+    expect(t.notifications.shown[0]?.options?.body).toBe('Consult from Ben Okafor');
+    expect(t.doc.title).toBe('☎ Consult from Ben Okafor');
+    await setUiLanguage('ar', undefined);
+    await vi.advanceTimersByTimeAsync(2000);
+    expect(t.doc.title).toBe('☎ استشارة من \u2068Ben Okafor\u2069');
   });
 });
 

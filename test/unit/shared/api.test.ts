@@ -40,6 +40,15 @@ const VALID: Record<CommandName, unknown[]> = {
   hangUp: [{ localId: 'out-1' }],
   holdCall: [{ localId: 'in:wacid.1' }],
   resumeCall: [{ localId: 'out-1' }],
+  transferCall: [
+    { localId: 'in:wacid.1', to: 'bob', kind: 'transfer' },
+    { localId: 'tr:7Kq2', to: 'available', kind: 'consult' },
+    { localId: 'out:7f3a9c2e', to: 'a'.repeat(128), kind: 'consult' },
+  ],
+  cancelTransfer: [{ localId: 'in:wacid.1' }],
+  completeTransfer: [{ localId: 'tr:7Kq2' }],
+  addToCall: [{ localId: 'out-1' }],
+  getTeam: [{}],
   reportMedia: [
     { localId: 'in:wacid.1', state: 'connected' },
     { localId: 'in:wacid.1', state: 'failed', reason: 'ICE failed' },
@@ -176,6 +185,22 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ localId: 7 }, 'localId'],
     [{ localId: '' }, 'localId', 'must not be empty'],
   ],
+  transferCall: [
+    [{ localId: 'in:1', kind: 'transfer' }, 'to'],
+    [{ localId: 'in:1', to: '', kind: 'transfer' }, 'to', 'must not be empty'],
+    [{ localId: 'in:1', to: 'a'.repeat(129), kind: 'transfer' }, 'to', 'is too long'],
+    [{ localId: 'in:1', to: 'bob' }, 'kind'],
+    [{ localId: 'in:1', to: 'bob', kind: 'park' }, 'kind', 'must be one of transfer, consult'],
+    [{ to: 'bob', kind: 'consult' }, 'localId'],
+    [{ localId: 'in:1', to: 'bob', kind: 'consult', transferId: 't-1' }, '(root)', 'Unrecognized key: "transferId"'],
+  ],
+  cancelTransfer: [
+    [{}, 'localId'],
+    [{ localId: 'in:1', transferId: 't-1' }, '(root)', 'Unrecognized key: "transferId"'],
+  ],
+  completeTransfer: [[{ localId: '' }, 'localId', 'must not be empty']],
+  addToCall: [[{ localId: 'x'.repeat(201) }, 'localId', 'is too long']],
+  getTeam: [[{ all: true }, '(root)', 'Unrecognized key: "all"']],
   reportMedia: [
     [{ localId: 'in:1' }, 'state'],
     [{ localId: 'in:1', state: 'connecting' }, 'state'],
@@ -357,7 +382,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(33);
+    expect(Object.keys(results)).toHaveLength(38);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {

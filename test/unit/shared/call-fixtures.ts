@@ -2,9 +2,11 @@
 // real event sequences, in the order the coordinator feeds them (a command, then the outcomes of
 // the effects it asked for), so a fixture can never describe a state the machine cannot reach.
 import type { AppError } from '../../../shared/result';
+import type { Colleague, TransferKind, TransferUpdateState } from '../../../shared/transfer';
 import {
   incomingLocalId,
   reduceCall,
+  transferLocalId,
   type CallEffect,
   type CallEvent,
   type CallRecord,
@@ -29,6 +31,14 @@ export const OUT_LOCAL = 'out-7f3a9c';
 export const LEFT_ID = 'wacid.HBgLMTIwMjU1NTAxNDMVAgARGBI5OQ';
 export const LEFT_LOCAL = `left:${LEFT_ID}`;
 
+/** A colleague's transfer or consult of the incoming call that rings this agent, and this agent's own transfer of a call. */
+export const ASKED_TRANSFER = 'xfer-9pLw2Q';
+export const ASKED_LOCAL = transferLocalId(ASKED_TRANSFER);
+export const OWN_TRANSFER = 'xfer-4Rt7Kd';
+/** The colleague who rang this agent with a transfer or consult; the one this agent transfers to. */
+export const BOB: Colleague = { agentId: 'bob', name: 'Bob Agent' };
+export const CAROL: Colleague = { agentId: 'carol', name: 'Carol Agent' };
+
 export const CUSTOMER: Peer = { number: '442079460958', name: 'Ada Lovelace' };
 export const CALLEE: Peer & { number: string } = { number: '12025550143', name: 'Grace Hopper' };
 
@@ -44,6 +54,8 @@ export interface CallIds {
 export const INCOMING_IDS: CallIds = { callId: IN_ID, localId: IN_LOCAL };
 export const OUTGOING_IDS: CallIds = { callId: OUT_ID, localId: OUT_LOCAL };
 export const LEFTOVER_IDS: CallIds = { callId: LEFT_ID, localId: LEFT_LOCAL };
+/** The incoming call's id as it rings this agent again, with a colleague's transfer. */
+export const ASKED_IDS: CallIds = { callId: IN_ID, localId: ASKED_LOCAL };
 
 export const incoming = (at: number, o: Partial<Ev<'remote.incoming'>> = {}): Ev<'remote.incoming'> => ({
   type: 'remote.incoming',
@@ -164,6 +176,29 @@ export const mediaFailed = (at: number, localId = IN_LOCAL): Ev<'local.media_fai
   localId,
   error: { code: 'ice_failed', message: 'The audio connection failed' },
 });
+/** A colleague (Bob) rings this agent with a consult (or a transfer) of the incoming call: this agent's own leg's offer. */
+export const transferRing = (at: number, o: Partial<Ev<'remote.transfer_ring'>> = {}): Ev<'remote.transfer_ring'> => ({
+  type: 'remote.transfer_ring',
+  at,
+  callId: IN_ID,
+  transferId: ASKED_TRANSFER,
+  kind: 'consult',
+  by: BOB,
+  peer: CUSTOMER,
+  offerSdp: OFFER_SDP,
+  timestamp: at - 1_000,
+  ...o,
+});
+/** The relay's word on a transfer, as it concerns this agent. */
+export const transferUpdate = (at: number, state: TransferUpdateState, o: Partial<Ev<'remote.transfer'>> = {}): Ev<'remote.transfer'> => ({
+  type: 'remote.transfer',
+  at,
+  callId: IN_ID,
+  transferId: ASKED_TRANSFER,
+  kind: 'consult',
+  state,
+  ...o,
+});
 /** The team's bridge lost the call's media (its node is gone). */
 export const bridgeFailed = (at: number, callId = IN_ID, reason: Ev<'remote.bridge_failed'>['reason'] = 'node_gone'): Ev<'remote.bridge_failed'> => ({
   type: 'remote.bridge_failed',
@@ -173,6 +208,8 @@ export const bridgeFailed = (at: number, callId = IN_ID, reason: Ev<'remote.brid
 });
 /** The call's one deadline has come: ring timeout for a ringing call, dial timeout for an unanswered outgoing one. */
 export const deadline = (at: number, localId = IN_LOCAL): Ev<'local.deadline'> => ({ type: 'local.deadline', at, localId });
+/** The relay answered this agent's cancel with 404: it no longer knows the transfer. */
+export const transferGone = (at: number, localId = IN_LOCAL, transferId = OWN_TRANSFER): Ev<'local.transfer_gone'> => ({ type: 'local.transfer_gone', at, localId, transferId });
 export const leftover = (at: number, action: GatewayEnd, callId = LEFT_ID, localId = `left:${callId}`): Ev<'local.leftover'> => ({
   type: 'local.leftover',
   at,
@@ -240,6 +277,37 @@ export function outgoingStates() {
 }
 
 /**
+ * A colleague's consult (or transfer) that rings this agent, one step further each, as the
+ * coordinator gets there: Answer sends the answer to the relay at once (answering), the relay takes
+ * it (connecting: consulting, or this agent has the customer after a transfer), media connects
+ * (active); Add to call (joined); the colleague leaves (this agent alone with the customer).
+ */
+export function askedStates(kind: TransferKind = 'consult') {
+  const ringing = run([transferRing(T0, { kind })]);
+  const answering = run([answer(T0 + 3_000, ASKED_LOCAL, ANSWER_REQUEST)], ringing);
+  const connecting = run([acceptOk(T0 + 3_500, ASKED_LOCAL)], answering);
+  const active = run([mediaConnected(T0 + 4_000, ASKED_LOCAL)], connecting);
+  const joined = run([transferUpdate(T0 + 20_000, 'joined', { kind, colleague: BOB })], active);
+  const withCustomer = run([transferUpdate(T0 + 30_000, 'with_customer', { kind, colleague: BOB })], joined);
+  return { ringing, answering, connecting, active, joined, withCustomer };
+}
+
+/**
+ * This agent's own transfer or consult (to Carol) of a bridged incoming call it answered: it rings,
+ * the two talk, all three talk, nobody took it, or this agent took it back while it rang.
+ */
+export function ownStates(kind: TransferKind = 'consult') {
+  const bridged = run([incoming(T0, { bridged: true }), answer(T0 + 3_000), claimResult(T0 + 3_200, 'won'), acceptOk(T0 + 4_000), mediaConnected(T0 + 5_000)]);
+  const own = (at: number, state: TransferUpdateState): Ev<'remote.transfer'> => transferUpdate(at, state, { transferId: OWN_TRANSFER, kind, colleague: CAROL });
+  const ringing = run([own(T0 + 20_000, 'ringing')], bridged);
+  const consulting = run([own(T0 + 25_000, 'consulting')], ringing);
+  const joined = run([own(T0 + 40_000, 'joined')], consulting);
+  const notAnswered = run([own(T0 + 50_000, 'not_answered')], ringing);
+  const cancelled = run([own(T0 + 50_000, 'cancelled')], ringing);
+  return { bridged, ringing, consulting, joined, notAnswered, cancelled };
+}
+
+/**
  * Every way a call can end, reached through the reducer, with every outcome it waited for
  * delivered (nothing left open). Keys: `<direction>.<end kind>[.<detail>]`.
  */
@@ -256,6 +324,10 @@ export function endedCalls(): Record<string, EndedRecord> {
     'incoming.missed': asEnded(run([deadline(T0 + 58_000), declineResult(T0 + 58_100, false)], i.ringing)),
     'incoming.failed': asEnded(run([mediaFailed(T0 + 20_000), endResult(T0 + 20_300, 'done')], i.connecting)),
     'incoming.answered_elsewhere': asEnded(run([claimed(T0 + 6_000)], i.ringing)),
+    // Handed on to Carol after a consult: no terminate, nothing owed.
+    'incoming.transferred': asEnded(run([transferUpdate(T0 + 60_000, 'transferred', { transferId: OWN_TRANSFER, colleague: CAROL })], ownStates().consulting)),
+    // Bob took his consult back while this agent talked with him.
+    'incoming.consult_ended': asEnded(run([transferUpdate(T0 + 30_000, 'cancelled')], askedStates().active)),
     'outgoing.completed.agent': asEnded(run([hangup(T0 + 39_000, OUT_LOCAL), endResult(T0 + 39_300, 'done', OUT_LOCAL)], o.active)),
     'outgoing.completed.customer': asEnded(run([outTerm(T0 + 70_000, { durationSec: 61 })], o.active)),
     'outgoing.cancelled': asEnded(run([hangup(T0 + 4_000, OUT_LOCAL), endResult(T0 + 4_300, 'done', OUT_LOCAL)], o.remote_ringing)),

@@ -31,6 +31,7 @@ import {
   type Leftover,
 } from '../../../shared/call-state';
 import { term, text, type RuleText } from '../../../shared/i18n/text';
+import { TRANSFER_STATES } from '../../../shared/transfer';
 import type { AppError, ErrorCode } from '../../../shared/result';
 import {
   ACCEPT_TIMEOUT,
@@ -41,8 +42,11 @@ import {
   ANSWER_SDP,
   answered,
   asEnded,
+  ASKED_IDS,
+  ASKED_LOCAL,
   bridgeFailed,
   CALLEE,
+  CAROL,
   claimed,
   claimResult,
   CUSTOMER,
@@ -75,11 +79,15 @@ import {
   OUT_LOCAL,
   outgoingStates,
   OUTGOING_IDS,
+  OWN_TRANSFER,
   run,
   runWithEffects,
   status,
   T0,
   terminated,
+  transferGone,
+  transferRing,
+  transferUpdate,
   type CallIds,
 } from './call-fixtures';
 
@@ -107,6 +115,7 @@ type Fx =
   | 'initiate'
   | 'end:reject'
   | 'end:terminate'
+  | 'transfer_decline'
   | 'deadline:set'
   | 'deadline:cancel'
   | `reply:${'ok' | ErrorCode}`
@@ -127,6 +136,17 @@ const EVENT_KEYS = [
   'remote.claimed:mine',
   'remote.claimed:theirs',
   'remote.bridge_failed', // the node that held the call's media is gone
+  'remote.transfer_ring', // a colleague's consult of the call rings this agent (a call of its own)
+  // The relay's word on a transfer that is not the call's (the rows here have none): only its start counts.
+  'remote.transfer:ringing',
+  'remote.transfer:consulting',
+  'remote.transfer:joined',
+  'remote.transfer:transferred',
+  'remote.transfer:with_customer',
+  'remote.transfer:not_answered',
+  'remote.transfer:cancelled',
+  'remote.transfer:answered_elsewhere',
+  'local.transfer_gone', // the relay no longer knows a transfer of the call (the rows here have none)
   'local.dial',
   'local.initiate_ok',
   'local.initiate_failed',
@@ -179,6 +199,16 @@ function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> 
     'remote.claimed:mine': claimed(AT, callId, true),
     'remote.claimed:theirs': claimed(AT, callId, false),
     'remote.bridge_failed': bridgeFailed(AT, callId),
+    'remote.transfer_ring': transferRing(AT, { callId }),
+    'remote.transfer:ringing': transferUpdate(AT, 'ringing', { callId, transferId: OWN_TRANSFER, colleague: CAROL }),
+    'remote.transfer:consulting': transferUpdate(AT, 'consulting', { callId, transferId: OWN_TRANSFER, colleague: CAROL }),
+    'remote.transfer:joined': transferUpdate(AT, 'joined', { callId, transferId: OWN_TRANSFER, colleague: CAROL }),
+    'remote.transfer:transferred': transferUpdate(AT, 'transferred', { callId, transferId: OWN_TRANSFER, colleague: CAROL }),
+    'remote.transfer:with_customer': transferUpdate(AT, 'with_customer', { callId, transferId: OWN_TRANSFER, colleague: CAROL }),
+    'remote.transfer:not_answered': transferUpdate(AT, 'not_answered', { callId, transferId: OWN_TRANSFER, reason: 'no_answer' }),
+    'remote.transfer:cancelled': transferUpdate(AT, 'cancelled', { callId, transferId: OWN_TRANSFER }),
+    'remote.transfer:answered_elsewhere': transferUpdate(AT, 'answered_elsewhere', { callId, transferId: OWN_TRANSFER }),
+    'local.transfer_gone': transferGone(AT, localId, OWN_TRANSFER),
     'local.dial': dial(AT, localId, CALLEE, TABLE_REQUEST),
     'local.initiate_ok': initiateOk(AT, localId, callId),
     'local.initiate_failed': initiateFailed(AT, localId),
@@ -230,6 +260,24 @@ const ROWS = {
 } as const;
 type RowKey = keyof typeof ROWS;
 
+/**
+ * None of these calls is in a transfer: the relay's word on one changes nothing (a transfer this
+ * agent starts rings only on an active call, below), and a colleague's transfer never rings over a
+ * live call of the same id (it rings beside an ended one: see the check of what opens beside).
+ */
+const NO_TRANSFER_OF_ITS_OWN = {
+  'remote.transfer_ring': '=',
+  'remote.transfer:ringing': '=',
+  'remote.transfer:consulting': '=',
+  'remote.transfer:joined': '=',
+  'remote.transfer:transferred': '=',
+  'remote.transfer:with_customer': '=',
+  'remote.transfer:not_answered': '=',
+  'remote.transfer:cancelled': '=',
+  'remote.transfer:answered_elsewhere': '=',
+  'local.transfer_gone': '=',
+} as const satisfies Partial<Record<EventKey, Cell>>;
+
 // The state machine, written out (ARCHITECTURE.md, protocol.md, relay/REFERENCE.md "Routing and claims"):
 //   incoming: ringing → answering → connecting → active → ended
 //   outgoing: dialing → calling → remote_ringing → connecting → active → ended
@@ -273,6 +321,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
   },
   'in.answering': {
     'remote.incoming': '=',
@@ -314,6 +363,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
   },
   'in.accepting': {
     'remote.incoming': '=',
@@ -353,6 +403,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
   },
   'in.connecting': {
     'remote.incoming': '=',
@@ -392,6 +443,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
   },
   'in.active': {
     'remote.incoming': '=',
@@ -431,6 +483,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
+    'remote.transfer:ringing': ['active', 'deadline:set'], // this agent's own transfer rings a colleague (the relay says so), until the relay's word or its deadline
   },
   'in.hung_up': {
     'remote.incoming': '=',
@@ -470,6 +524,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=', // still owed: the crash-recovery file keeps it
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
+    'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'in.ended': {
     'remote.incoming': '=',
@@ -509,6 +565,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
+    'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'in.declining': {
     'remote.incoming': '=',
@@ -549,6 +607,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
+    'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'out.dialing': {
     // No call id yet: a connect with the id it will get is a call of its own (it never comes); the
@@ -592,6 +652,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
+    'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'out.cancelled': {
     'remote.incoming': '=',
@@ -632,6 +694,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
+    'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'out.calling': {
     'remote.incoming': '=',
@@ -671,6 +735,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
   },
   'out.remote_ringing': {
     'remote.incoming': '=',
@@ -710,6 +775,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
   },
   'out.connecting': {
     'remote.incoming': '=',
@@ -749,6 +815,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
   },
   'out.active': {
     'remote.incoming': '=',
@@ -788,6 +855,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
+    'remote.transfer:ringing': ['active', 'deadline:set'], // this agent's own transfer rings a colleague (the relay says so), until the relay's word or its deadline
   },
   'out.ended': {
     'remote.incoming': '=',
@@ -827,6 +896,8 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
     'local.end_result:unreached': '=',
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
+    ...NO_TRANSFER_OF_ITS_OWN,
+    'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
 };
 
@@ -835,6 +906,7 @@ const heldRow = (inHand: Record<EventKey, Cell>): Record<EventKey, Cell> => ({
   ...inHand,
   'local.hold': ['=', 'reply:ok'],
   'local.resume': ['active', 'reply:ok'],
+  'remote.transfer:ringing': ['active:held', 'deadline:set'],
 });
 const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
   ...WRITTEN_OUT,
@@ -903,6 +975,10 @@ function checkEffectDetails(before: CallRecord | undefined, book: CallBook, effe
       case 'end':
         expect(effect.callId).toBe(after?.callId ?? Object.values(book.leftovers).find((l) => l.localId === effect.localId)?.callId);
         break;
+      case 'transfer_decline':
+        expect(effect).toEqual({ kind: 'transfer_decline', localId: after?.localId, callId: after?.callId, transferId: after?.transfer?.id });
+        expect(after?.transfer?.role).toBe('to');
+        break;
       case 'accept':
         expect(effect).toEqual({ kind: 'accept', localId: after?.localId, callId: after?.callId, sdp: ANSWER_SDP });
         break;
@@ -922,6 +998,8 @@ describe('reduceCall: the transition table', () => {
       'remote.terminated': true,
       'remote.claimed': true,
       'remote.bridge_failed': true,
+      'remote.transfer_ring': true,
+      'remote.transfer': true,
       'local.dial': true,
       'local.answer': true,
       'local.decline': true,
@@ -939,6 +1017,7 @@ describe('reduceCall: the transition table', () => {
       'local.media_connected': true,
       'local.media_failed': true,
       'local.leftover': true,
+      'local.transfer_gone': true,
     };
     const events = Object.values(tableEvents(INCOMING_IDS));
     const covered = new Set(events.map((e) => e.type));
@@ -1007,9 +1086,13 @@ describe('reduceCall: the transition table', () => {
       const first = applyCallEvent(alone(state), ev);
       const next = first.book.calls[state.localId];
       expect(first.effects.filter((e) => concerns(e, state, state.localId)).map(fxOf)).toEqual(fx);
-      // Anything else concerns a call opened beside this one: a connect with the id a dialing call has not got yet.
-      const beside = first.effects.filter((e) => !concerns(e, state, state.localId));
-      if (beside.length > 0) expect({ key, callId: state.callId, opened: first.changed.map((c) => c.localId) }).toEqual({ key: 'remote.incoming', callId: undefined, opened: [incomingLocalId(OUT_ID)] });
+      // Anything else concerns a call opened beside this one: a connect with the id a dialing call has
+      // not got yet, or a colleague's transfer of a call this agent has no live call of.
+      const opened = first.changed.map((c) => c.localId).filter((localId) => localId !== state.localId);
+      const ringsBeside = key === 'remote.transfer_ring' && (state.phase === 'ended' || state.callId === undefined);
+      const besideExpected = key === 'remote.incoming' && state.callId === undefined ? [incomingLocalId(OUT_ID)] : ringsBeside ? [ASKED_LOCAL] : [];
+      expect(opened).toEqual(besideExpected);
+      for (const effect of first.effects.filter((e) => !concerns(e, state, state.localId))) expect(effect).toMatchObject({ kind: 'deadline', localId: besideExpected[0] });
       checkEffectDetails(state, first.book, first.effects);
       expect(first.book.leftovers).toEqual({});
       if (expected === '=') {
@@ -1036,6 +1119,7 @@ describe('reduceCall: the transition table', () => {
   it.each(EVENT_KEYS)('no call × %s: only a connect or a dial opens one; a command for no call is answered not_found', (key) => {
     const expected: Partial<Record<EventKey, readonly [string, ...string[]]>> = {
       'remote.incoming': ['ringing', 'deadline:set'],
+      'remote.transfer_ring': ['ringing', 'deadline:set'],
       'local.dial': ['dialing', 'initiate'],
       // A call a previous run left live is no call: it is a leftover (see below), checked with the relay first.
       'local.leftover:reject': ['none', 'decline'],
@@ -1652,7 +1736,7 @@ describe('reduceCall: ended calls are tombstones', () => {
 
   it('has every end reason of both directions among the fixtures', () => {
     const kinds = new Set(Object.values(ended).map((c) => c.end.kind));
-    expect([...kinds].sort()).toEqual(['answered_elsewhere', 'cancelled', 'completed', 'declined', 'failed', 'missed', 'no_answer', 'rejected']);
+    expect([...kinds].sort()).toEqual(['answered_elsewhere', 'cancelled', 'completed', 'consult_ended', 'declined', 'failed', 'missed', 'no_answer', 'rejected', 'transferred']);
   });
 
   it('has nothing left open on any of them', () => {
@@ -1661,16 +1745,19 @@ describe('reduceCall: ended calls are tombstones', () => {
 
   describe.each(Object.keys(ended))('%s', (name) => {
     const call = ended[name]!;
-    const ids = call.direction === 'incoming' ? INCOMING_IDS : OUTGOING_IDS;
+    const ids = call.localId === ASKED_LOCAL ? ASKED_IDS : call.direction === 'incoming' ? INCOMING_IDS : OUTGOING_IDS;
     it.each(EVENT_KEYS)('stays ended after %s', (key) => {
       const ev = tableEvents(ids)[key];
       const { state: next, effects } = reduceCall(call, ev);
       expect(next?.phase).toBe('ended');
       // Nothing is asked of anyone for an ended call with nothing open: at most a command is answered.
-      // (A connect with the id a call never got, its initiate having failed, is a call of its own.)
+      // (A connect with the id a call never got, its initiate having failed, is a call of its own; so
+      // is a colleague's transfer of the call.)
       expect(effects.filter((e) => e.kind !== 'reply' && e.localId === call.localId)).toEqual([]);
-      if (call.callId !== undefined || key !== 'remote.incoming') expect(effects.filter((e) => e.kind !== 'reply')).toEqual([]);
-      const refinesDuration = key === 'remote.terminated:COMPLETED+duration' && call.connectedAt !== undefined;
+      if ((call.callId !== undefined || key !== 'remote.incoming') && key !== 'remote.transfer_ring') expect(effects.filter((e) => e.kind !== 'reply')).toEqual([]);
+      // The talk after a transfer, or the call's before a colleague's consult, is not this agent's.
+      const handedOn = call.end.kind === 'transferred' || call.end.kind === 'consult_ended';
+      const refinesDuration = key === 'remote.terminated:COMPLETED+duration' && call.connectedAt !== undefined && !handedOn;
       const refinesRejection = key === 'remote.status:REJECTED' && call.end.kind === 'no_answer';
       if (refinesDuration) {
         expect(next).toEqual({ ...call, durationSec: 42 });
@@ -2123,6 +2210,9 @@ describe('properties', () => {
     const events = (at: number) => [
       ...Object.values(tableEvents(INCOMING_IDS)),
       ...Object.values(tableEvents(OUTGOING_IDS)),
+      // A colleague's transfer of the incoming call, rung here, and the relay's every word on it.
+      ...Object.values(tableEvents(ASKED_IDS)),
+      ...TRANSFER_STATES.map((state) => transferUpdate(at, state)),
       ...REMOTE_POOL(at),
       ...LOCAL_POOL(at),
       dial(at),

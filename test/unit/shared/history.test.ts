@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { historyEntryFor, type HistoryEntry } from '../../../shared/history';
+import { historyEntryFor, historyEntrySchema, type HistoryEntry } from '../../../shared/history';
 import {
   answer,
+  ASKED_LOCAL,
   asEnded,
   CALLEE,
+  CAROL,
   CUSTOMER,
   dial,
   endedCalls,
@@ -83,6 +85,29 @@ describe('historyEntryFor', () => {
       outcome: 'answered_elsewhere',
       endedAt: T0 + 6_000,
       durationSec: 0,
+    },
+    // Handed on after 55 s of talk: who has the customer now.
+    'incoming.transferred': {
+      localId: IN_LOCAL,
+      callId: IN_ID,
+      direction: 'incoming',
+      number: CUSTOMER.number,
+      name: CUSTOMER.name,
+      outcome: 'transferred',
+      transferredTo: CAROL.name,
+      endedAt: T0 + 60_000,
+      durationSec: 55,
+    },
+    // A colleague's consult, under the transfer's own local id; its talk time is this agent's part only.
+    'incoming.consult_ended': {
+      localId: ASKED_LOCAL,
+      callId: IN_ID,
+      direction: 'incoming',
+      number: CUSTOMER.number,
+      name: CUSTOMER.name,
+      outcome: 'consult_ended',
+      endedAt: T0 + 30_000,
+      durationSec: 26,
     },
     'outgoing.completed.agent': {
       localId: OUT_LOCAL,
@@ -171,5 +196,14 @@ describe('historyEntryFor', () => {
     expect(entry).not.toHaveProperty('name');
     expect(entry).not.toHaveProperty('failureCode');
     expect(entry).not.toHaveProperty('failureMessage');
+  });
+});
+
+describe('historyEntrySchema', () => {
+  it('reads back every entry the history makes, a transfer’s and a consult’s included', () => {
+    for (const call of Object.values(ended)) {
+      const entry = historyEntryFor(call);
+      expect(historyEntrySchema.safeParse(JSON.parse(JSON.stringify(entry)))).toEqual({ success: true, data: entry });
+    }
   });
 });

@@ -1,0 +1,116 @@
+// The relay's record of one bridged call (bridged-calls.ts, transfers.ts): its legs, the agents in
+// it, its transfer, and who hears whom as a pure function of them (bridge/REFERENCE.md "Transfers").
+// Also the answers an agent's bridge request gets, shared by both.
+import { randomBytes } from 'node:crypto';
+import { CUSTOMER, HOLD_MUSIC, type Routes } from '../shared/bridge';
+import type { AppError, Result } from '../shared/result';
+import type { TransferKind } from '../shared/transfer';
+
+/** Why an agent's bridge request was refused, as the HTTP status and relay code it is answered with. */
+export type BridgeRefusal =
+  | { status: 400; code: 'invalid_input'; message: string; field: string }
+  | { status: 403; code: 'forbidden'; message: string }
+  | { status: 404; code: 'not_found'; message: string; field?: string }
+  | { status: 409; code: 'invalid_state' | 'already_claimed'; message: string }
+  | { status: 502; code: 'bridge_failed'; message: string; field?: string }
+  | { status: 503; code: 'unavailable'; message: string };
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; refusal: BridgeRefusal };
+export const refuse = <T>(refusal: BridgeRefusal): Outcome<T> => ({ ok: false, refusal });
+export const done = <T>(value: T): Outcome<T> => ({ ok: true, value });
+
+export const newId = (prefix: string): string => `${prefix}${randomBytes(9).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x')}`;
+
+/** The node refused: bad SDP from the window (`field` names it) is the window's to fix (400); anything else is the node's failure. */
+export function bridgeFailed<T>(error: AppError, field?: string): Outcome<T> {
+  if (field !== undefined && error.code === 'invalid_input') return refuse({ status: 400, code: 'invalid_input', message: error.message, field });
+  return refuse({ status: 502, code: 'bridge_failed', message: error.message });
+}
+
+export function nodeGoneRefusal<T>(callId: string): Outcome<T> {
+  return refuse({ status: 503, code: 'unavailable', message: `the bridge node of call ${callId} is gone` });
+}
+
+export function noCall<T>(callId: string): Outcome<T> {
+  return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
+}
+
+/** The customer as the call's ring named them (`call.incoming`), carried on to a transfer's ring. */
+export interface Caller {
+  from?: string;
+  fromUserId?: string;
+  name?: string;
+}
+
+/**
+ * Where a transfer stands: its colleagues ring (until answered, declined by all, cancelled or
+ * TRANSFER_RING_MS), a consult's two agents talk, or it is over (answered as a transfer, completed,
+ * joined, cancelled or not answered).
+ */
+export type TransferPhase = { kind: 'ringing'; timer: NodeJS.Timeout } | { kind: 'consulting' } | { kind: 'over' };
+
+export interface Transfer {
+  transferId: string;
+  kind: TransferKind;
+  /** The agent who started it. */
+  by: string;
+  /** A colleague the agent named (told back in `ringing`), rather than everyone available. */
+  named: boolean;
+  /** Every colleague rung → its leg. */
+  rung: Map<string, string>;
+  /** The colleagues who declined. */
+  declined: Set<string>;
+  /** The colleague who answered first. */
+  answeredBy?: string;
+  phase: TransferPhase;
+}
+
+export interface BridgedCall {
+  callId: string;
+  nodeId: string;
+  direction: 'incoming' | 'outgoing';
+  /** The customer leg's answer (incoming) once the node made it. */
+  customerSdp?: Promise<Result<{ answer: string }>>;
+  /** The agents' legs of an incoming call while it rings: leg id → the agent it belongs to. */
+  legs: Map<string, string>;
+  /** The leg that answered the customer (incoming), before the accept connects it. */
+  activeLeg?: string;
+  /** The agents in the call (a connected leg each, set at the accept or the placing): agent id → leg id. */
+  members: Map<string, string>;
+  /** The customer hears the hold music (only with one agent in the call and no transfer). */
+  held: boolean;
+  /** The transfer under way (ringing or consulting). */
+  transfer?: Transfer;
+  /** Every transfer of the call by id, over ones too: a late answer is told what became of it. */
+  transfers: Map<string, Transfer>;
+  /** Every agent ever in the call or rung for it by a transfer. */
+  everyone: Set<string>;
+  caller: Caller;
+  createdAt: number;
+}
+
+/**
+ * Whether the agent is on the call: one of its members, or, between its answer and the accept that
+ * connects it, the agent whose leg answered it (its window is connected already).
+ */
+export function isOnCall(call: BridgedCall, agentId: string): boolean {
+  if (call.members.size > 0) return call.members.has(agentId);
+  return call.activeLeg !== undefined && call.legs.get(call.activeLeg) === agentId;
+}
+
+/**
+ * Who hears whom (bridge/REFERENCE.md "Transfers"): nobody in the call yet, or colleagues ringing,
+ * the customer hears the music; a consult's agents hear each other while the customer hears the
+ * music; one agent hears the customer (or nothing while the customer is held); two or more agents
+ * and no transfer — a three-way call — everyone hears everyone else.
+ */
+export function routesOf(call: BridgedCall): Routes {
+  const legs = [...call.members.values()];
+  const phase = call.transfer?.phase.kind;
+  const first = legs[0];
+  if (first === undefined) return { [CUSTOMER]: [HOLD_MUSIC] };
+  if (phase === 'ringing') return { [CUSTOMER]: [HOLD_MUSIC], ...Object.fromEntries(legs.map((leg) => [leg, []])) };
+  if (phase === 'consulting') return { [CUSTOMER]: [HOLD_MUSIC], ...Object.fromEntries(legs.map((leg) => [leg, legs.filter((other) => other !== leg)])) };
+  if (legs.length === 1) return call.held ? { [CUSTOMER]: [HOLD_MUSIC], [first]: [] } : { [CUSTOMER]: [first], [first]: [CUSTOMER] };
+  return { [CUSTOMER]: legs, ...Object.fromEntries(legs.map((leg) => [leg, [CUSTOMER, ...legs.filter((other) => other !== leg)]])) };
+}

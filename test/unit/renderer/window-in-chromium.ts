@@ -1,0 +1,81 @@
+// The window (window-page.ts) in Debian's Chromium: bundled with esbuild, with the product's own
+// styles, served from 127.0.0.1 and driven by Playwright. The page's host answers what the test
+// tells it (`host(page)`), so a test sees the real DOM, focus and top layer of what it renders.
+import { readFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { build } from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { AppSnapshot } from '../../../shared/api';
+import type { Result } from '../../../shared/result';
+import type { UiLanguage } from '../../../shared/i18n/languages';
+import type { PageHost } from './window-page';
+
+const PAGE = `<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8"><title>Softphone</title><link rel="stylesheet" href="/styles.css"></head>
+  <body><div id="root"></div><script type="module" src="/page.js"></script></body>
+</html>`;
+
+export interface WindowInChromium {
+  browser: Browser;
+  url: string;
+  /** A new page with the window's script loaded, not started yet (`start`). */
+  newPage(options?: { width?: number; height?: number; colorScheme?: 'light' | 'dark' }): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function startWindowInChromium(): Promise<WindowInChromium> {
+  const bundled = await build({
+    entryPoints: [resolve('test/unit/renderer/window-page.ts')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    target: 'chrome120',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    logLevel: 'warning',
+  });
+  const script = bundled.outputFiles[0]?.text ?? '';
+  const styles = await readFile(resolve('renderer/styles.css'), 'utf8');
+  const server: Server = createServer((req, res) => {
+    if (req.url === '/page.js') res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(script);
+    else if (req.url === '/styles.css') res.writeHead(200, { 'Content-Type': 'text/css' }).end(styles);
+    else if (req.url === '/') res.writeHead(200, { 'Content-Type': 'text/html' }).end(PAGE);
+    else res.writeHead(404).end();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  return {
+    browser,
+    url,
+    async newPage(options = {}) {
+      // A context of its own (axe-core asks for one), closed with its page.
+      const context = await browser.newContext({ viewport: { width: options.width ?? 460, height: options.height ?? 900 }, colorScheme: options.colorScheme ?? 'light' });
+      const page = await context.newPage();
+      page.on('close', () => void context.close());
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(e.message));
+      await page.goto(url);
+      await page.waitForFunction(() => 'window' in globalThis && '__host' in window);
+      if (problems.length > 0) throw new Error(`the window's script failed: ${problems.join('; ')}`);
+      return page;
+    },
+    async close() {
+      await browser.close();
+      await new Promise<void>((done) => server.close(() => done()));
+    },
+  };
+}
+
+/** The page's host, from the test's side. */
+export const host = (page: Page) => ({
+  start: (snapshot: AppSnapshot, language?: UiLanguage) => page.evaluate(([s, l]) => (window as unknown as { __host: PageHost }).__host.start(s, l), [snapshot, language] as const),
+  answer: (name: string, result: Result<unknown>) => page.evaluate(([n, r]) => (window as unknown as { __host: PageHost }).__host.answer(n, r), [name, result] as const),
+  defer: (name: string) => page.evaluate((n) => (window as unknown as { __host: PageHost }).__host.defer(n), name),
+  settle: (name: string, result: Result<unknown>) => page.evaluate(([n, r]) => (window as unknown as { __host: PageHost }).__host.settle(n, r), [name, result] as const),
+  push: (name: string, payload: unknown) => page.evaluate(([n, p]) => (window as unknown as { __host: PageHost }).__host.push(n, p), [name, payload] as const),
+  commands: () => page.evaluate(() => (window as unknown as { __host: PageHost }).__host.commands),
+});
