@@ -313,8 +313,10 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
       return { call: { ...call, open: accepting }, effects: [{ kind: 'accept', localId: call.localId, callId: call.callId, sdp: call.open.answerSdp }] };
     }
     if (call?.phase === 'ended' && call.direction === 'incoming' && call.open?.waiting === 'claim') {
-      // Ended here while the claim was out: the gateway hears it only if the call is not a colleague's.
-      if (ev.outcome === 'lost') return { call: withNothingOpen(call) };
+      // Ended here while the claim was out: the gateway hears it only when the claim shows the call is
+      // this agent's. A relay that cannot say may have given it to a colleague who accepted it; a call
+      // nobody accepted the gateway ends by itself.
+      if (ev.outcome !== 'won') return { call: withNothingOpen(call) };
       const owed = owe(call.localId, call.callId, call.open.owed);
       return { call: { ...call, open: owed.open }, effects: owed.effects };
     }

@@ -1570,18 +1570,20 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
     expect(reduceCall(unknownAccepting, claimed(T0 + 3_150, IN_ID, false)).state).toBe(unknownAccepting);
   });
 
-  it('hung up while the claim is out: the reject is owed at once but sent only when the claim shows the call is not a colleague’s', () => {
+  it('hung up while the claim is out: the reject is owed at once but sent only when the claim shows the call is this agent’s', () => {
     const hungUp = runWithEffects([hangup(T0 + 3_050)], inStates.answering);
     expect(hungUp.state).toMatchObject({ phase: 'ended', open: { waiting: 'claim', owed: 'reject' } });
     expect(hungUp.effects.filter((e) => e.kind === 'end')).toEqual([]);
-    for (const outcome of ['won', 'unknown'] as const) {
-      const sent = runWithEffects([claimResult(T0 + 3_100, outcome)], hungUp.state);
-      expect(sent.state).toMatchObject({ open: { waiting: 'confirmation', owed: 'reject' } });
-      expect(sent.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
+    const sent = runWithEffects([claimResult(T0 + 3_100, 'won')], hungUp.state);
+    expect(sent.state).toMatchObject({ open: { waiting: 'confirmation', owed: 'reject' } });
+    expect(sent.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
+    // Lost, or a relay that cannot say (it may have given the call to a colleague who accepted it):
+    // nothing reaches the gateway, which ends a call nobody accepted by itself.
+    for (const outcome of ['lost', 'unknown'] as const) {
+      const kept = runWithEffects([claimResult(T0 + 3_100, outcome)], hungUp.state);
+      expect(kept.state).not.toHaveProperty('open');
+      expect(kept.effects).toEqual([]);
     }
-    const lost = runWithEffects([claimResult(T0 + 3_100, 'lost')], hungUp.state);
-    expect(lost.state).not.toHaveProperty('open');
-    expect(lost.effects).toEqual([]);
     // A colleague's claim announced first says the same.
     const announced = runWithEffects([claimed(T0 + 3_080, IN_ID, false)], hungUp.state);
     expect(announced.state).not.toHaveProperty('open');
