@@ -36,6 +36,11 @@ export function noCall<T>(callId: string): Outcome<T> {
   return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
 }
 
+/** The relay ended the call at the gateway itself (a node gone, its agent not back): nothing is owed there. */
+export function endedAtGatewayRefusal<T>(callId: string): Outcome<T> {
+  return refuse({ status: 410, code: 'call_ended', message: `call ${callId} was ended at the gateway by the relay` });
+}
+
 /** The customer as the call's ring named them (`call.incoming`), carried on to a transfer's ring. */
 export interface Caller {
   from?: string;

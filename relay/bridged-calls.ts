@@ -139,6 +139,7 @@ export class BridgedCalls {
         control: (call) => this.controlOf(call),
         asked: (nodeId, request) => this.asked(nodeId, request),
         team: () => options.team(),
+        endedAtGateway: async (callId) => (await options.terminator?.endedAtGateway(callId)) === true,
       },
       { logger: this.log, now: this.now, ringMs: options.transferRingMs ?? TRANSFER_RING_MS },
     );

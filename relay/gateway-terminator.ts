@@ -4,6 +4,7 @@
 // client (electron/core), so this is its own, for this one request. The key travels in the API-KEY
 // header only and is taken out of every word that leaves this file.
 import { Agent, request, type Dispatcher } from 'undici';
+import { BoundedSet } from './bounded-set';
 import { callActionSuccessSchema, callRequestSchemas, DEFAULT_PRODUCT, graphErrorSchema } from '../shared/gateway';
 import type { Logger } from '../shared/log';
 import { classifyNetworkError } from '../shared/network-error';
@@ -30,12 +31,17 @@ export interface GatewayTerminatorOptions {
 }
 
 const BODY_LIMIT = 16 * 1024;
+/** Calls this relay ended at the gateway, remembered this many: an agent's later hang-up ends none again. */
+const ENDED_KEPT = 4_096;
 
 type Attempt = { kind: 'done' } | { kind: 'refused'; status: number; message: string; gatewayCode?: number } | { kind: 'retry'; message: string; httpStatus?: number };
 
 export class GatewayTerminator {
   private readonly agent = new Agent({ keepAliveTimeout: 4_000, connect: { timeout: 5_000 } });
   private readonly log: Logger;
+  private readonly endedHere = new BoundedSet(ENDED_KEPT);
+  private readonly ending = new Map<string, Promise<Result<null>>>();
+  private closed = false;
 
   constructor(private readonly options: GatewayTerminatorOptions) {
     this.log = options.logger;
@@ -48,9 +54,32 @@ export class GatewayTerminator {
 
   /**
    * Ends the call at the gateway. Retried on network failures and 5xx only (terminate is idempotent);
-   * a Graph error (the call is over already, say) is the gateway's word and is not retried.
+   * a Graph error (the call is over already, say) is the gateway's word and is not retried. A
+   * terminate of a call already under way here is that one, not a second.
    */
-  async terminate(callId: string): Promise<Result<null>> {
+  terminate(callId: string): Promise<Result<null>> {
+    const under = this.ending.get(callId);
+    if (under !== undefined) return under;
+    const ending = this.send(callId)
+      .then((result) => {
+        if (result.ok) this.endedHere.add(callId);
+        return result;
+      })
+      .finally(() => this.ending.delete(callId));
+    this.ending.set(callId, ending);
+    return ending;
+  }
+
+  /**
+   * Whether this relay ended the call at the gateway, once a terminate of it under way is answered:
+   * an agent that hangs up such a call owes the gateway nothing.
+   */
+  async endedAtGateway(callId: string): Promise<boolean> {
+    await this.ending.get(callId);
+    return this.endedHere.has(callId);
+  }
+
+  private async send(callId: string): Promise<Result<null>> {
     const target = this.options.target();
     if (target === undefined) return err('not_available', 'no gateway is configured for the relay');
     const product = target.product ?? DEFAULT_PRODUCT;
@@ -72,17 +101,18 @@ export class GatewayTerminator {
         return err('gateway_error', outcome.message, { httpStatus: outcome.status, ...(outcome.gatewayCode !== undefined ? { gatewayCode: outcome.gatewayCode } : {}) });
       }
       const left = deadline - Date.now();
-      if (attempt >= retries || left <= pauseMs) {
+      if (attempt >= retries || left <= pauseMs || this.closed) {
         this.log.warn('the relay could not reach the gateway to end a call', { callId, attempts: attempt + 1, reason: outcome.message });
         return err('gateway_unreachable', outcome.message, outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {});
       }
       this.log.warn('terminate failed, retrying', { callId, attempt: attempt + 1, pauseMs, reason: outcome.message });
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      await new Promise((resolve) => setTimeout(resolve, pauseMs).unref());
       pauseMs *= 2;
     }
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.agent.close().catch(() => undefined);
   }
 

@@ -50,6 +50,9 @@ export interface CallRejoinsOptions {
   terminator?: GatewayTerminator;
 }
 
+/** A node reports an agent leg silent this long at most after its last packet (its media timeout, and some). */
+const NODE_REPORTS_SILENCE_WITHIN_MS = 20_000;
+
 /** Calls given up for a member not back are remembered this long a list: a late rejoin is told 410, not 404. */
 const NOT_BACK_KEPT = 10_000;
 
@@ -151,7 +154,11 @@ export class CallRejoins {
       if (member === undefined) return;
       const now = this.options.now();
       const wasAway = call.away.has(member);
-      this.markAway(call, member, Math.min(lastPacketAt ?? now, now));
+      // The node's clock, not this one: a node that runs behind must not cut an agent's window short.
+      // A node tells of a silent leg after its media timeout (15 s), so an earlier last packet than
+      // that says the clocks disagree, not that the agent went earlier.
+      const since = Math.max(Math.min(lastPacketAt ?? now, now), now - NODE_REPORTS_SILENCE_WITHIN_MS);
+      this.markAway(call, member, since);
       if (wasAway) return;
       const control = this.host.control(call);
       if (control !== undefined) await this.route(call, control);

@@ -12,7 +12,7 @@ import type { TransferRingEvent, TransferUpdateEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
 import type { Result } from '../shared/result';
 import { ANYONE_AVAILABLE, type Colleague, type TransferMiss, type TransferRequest, type TransferUpdateState } from '../shared/transfer';
-import { bridgeFailed, done, joinCall, leaveCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Outcome, type Transfer } from './bridged-call';
+import { bridgeFailed, done, endedAtGatewayRefusal, joinCall, leaveCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Outcome, type Transfer } from './bridged-call';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { isFree } from './routing';
 import { colleagueName, teamPresenceOf, type TeamAgent } from './team';
@@ -28,6 +28,8 @@ export interface TransferHost {
   /** A node's answer (one that never came back ends the node's calls). */
   asked<T>(nodeId: string, request: Promise<Result<T>>): Promise<Result<T>>;
   team(): readonly TeamAgent[];
+  /** Whether the relay itself ended this call at the gateway (with its own key): nobody owes a terminate. */
+  endedAtGateway(callId: string): Promise<boolean>;
 }
 
 export interface CallTransfersOptions {
@@ -264,7 +266,7 @@ export class CallTransfers {
   leave(callId: string, agentId: string): Promise<Outcome<{ last: boolean }>> {
     return this.inTurn(callId, async () => {
       const call = this.host.call(callId);
-      if (call === undefined) return noCall(callId);
+      if (call === undefined) return (await this.host.endedAtGateway(callId)) ? endedAtGatewayRefusal(callId) : noCall(callId);
       const leg = call.members.get(agentId);
       // An agent the call moved on from (it handed the customer over, or its consult was cancelled)
       // may hang up before it hears so: a colleague has the customer, so it is not the last.

@@ -299,8 +299,8 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
    * Hanging up a bridged call leaves it on the relay first: colleagues may still be with the
    * customer (a consult, a three-way call), and then the gateway hears nothing. The gateway
    * terminates it when this agent was the last, or when the relay does not know the call as bridged
-   * (404). A 403 says this agent is no longer in it: a colleague has the customer, and nothing is
-   * ended. When the relay cannot answer even after a few tries, the gateway terminates it only if
+   * (404) and no colleague can be in it. A 403 says this agent is no longer in it: a colleague has
+   * the customer, and nothing is ended. A 410 says the relay ended it at the gateway itself. When the relay cannot answer even after a few tries, the gateway terminates it only if
    * no colleague can be with the customer: not a colleague's call this agent was asked into, nor
    * one this agent's own consult or three-way call brought a colleague into.
    *
@@ -319,7 +319,17 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
       return ok(null);
     }
     const reason = left.error.message;
+    if (left.error.httpStatus === 410) {
+      this.log.info('the relay ended the call at the gateway itself; nothing more is owed there', { callId });
+      return ok(null);
+    }
     if (left.error.httpStatus === 404) {
+      // A relay that restarted forgets its calls while their node still carries them: a colleague
+      // this agent brought in, or was asked in by, may be with the customer.
+      if (leg?.colleagues === true || leg?.withColleague === true) {
+        this.log.warn('the relay no longer knows a call a colleague is in; the call is left to them', { callId });
+        return ok(null);
+      }
       this.log.info('the relay does not bridge the call; it is ended at the gateway', { callId, known: leg !== undefined });
       return this.gateway.terminate(callId);
     }

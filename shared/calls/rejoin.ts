@@ -94,9 +94,13 @@ export const rejoinFailed: Handler<Extract<CallEvent, { type: 'local.rejoin_fail
       // The call went on without this agent: it is a colleague's to end, not this agent's.
       return endCall(asking, failedWith('rejoin_not_member', text('calls.rejoinNotMember')), ev.at);
     case 'ended':
-      // The relay ended it already, for this agent being away too long.
-      return endCall(asking, notBack(), ev.at);
+      // The relay gave it up for this agent being away too long. Let go as its event says: the
+      // hang-up leaves through the relay, which says whether it ended the call at the gateway
+      // itself (then nothing is owed) or only let the customer go (then the gateway hears it here).
+      return letGo(asking, notBack(), ev.at);
     case 'gone':
+      // A relay that could not be reached all through the window: this agent was not back in time.
+      if (ev.at >= asking.rejoin.since + REJOIN_WINDOW_MS) return letGo(asking, notBack(), ev.at);
       return letGo(asking, { kind: 'failed', ...ev.error }, ev.at);
     default:
       return assertNever(ev.verdict, 'rejoin verdict');

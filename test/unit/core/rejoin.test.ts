@@ -224,16 +224,27 @@ describe('the relay’s refusals of a rejoin decide', () => {
     expect(d.gateway.requests).toEqual([]);
   });
 
-  it('410: the relay ended it for this agent being away too long; nothing owed', async () => {
+  it('410: the relay gave it up for this agent being away too long and ended it at the gateway itself; the leave says so, and nothing reaches the gateway from here', async () => {
     const d = await desk();
     await onBridgedCall(d);
-    answering(d, refusal(410, 'call_ended', 'the agent did not come back'));
+    answering(d, refusal(410, 'call_ended', 'the agent did not come back'), { leave: refusal(410, 'call_ended', 'ended at the gateway by the relay') });
     d.coordinator.windowGone(LOCAL, RELOADED);
     await d.coordinator.whenIdle();
     const said = text('calls.agentNotBack', { seconds: REJOIN_WINDOW_MS / 1000 });
     expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'agent_not_back', message: english(said), text: said } });
-    expect(d.relay.seen()).toEqual([`POST ${REJOIN_PATH}`]);
+    expect(d.relay.seen()).toEqual([`POST ${REJOIN_PATH}`, `POST /calls/${CALL}/bridge/leave`]);
     expect(d.gateway.requests).toEqual([]);
+  });
+
+  it('410 from a relay without the key (it only let the customer go): the leave says this agent was the last, and the gateway hears terminate from here', async () => {
+    const d = await desk();
+    await onBridgedCall(d);
+    answering(d, refusal(410, 'call_ended', 'the agent did not come back'));
+    d.relay.leaveLast = true;
+    d.coordinator.windowGone(LOCAL, RELOADED);
+    await d.coordinator.whenIdle();
+    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'agent_not_back' } });
+    expect(d.gateway.actions()).toEqual(['terminate']);
   });
 
   it('404: the relay does not know the call (it restarted); the call is let go and the gateway hears terminate', async () => {
@@ -274,7 +285,7 @@ describe('the relay’s refusals of a rejoin decide', () => {
     expect(d.gateway.requests).toEqual([]);
   });
 
-  it('… until the window is over: then the call is let go with the relay’s last word, and the gateway hears terminate', async () => {
+  it('… until the window is over: then this agent was not back in time, the call is let go, and the gateway hears terminate', async () => {
     const d = await desk();
     await onBridgedCall(d);
     answering(d, refusal(500, 'internal', 'down'), { leave: refusal(500, 'internal', 'down') });
@@ -282,7 +293,7 @@ describe('the relay’s refusals of a rejoin decide', () => {
     await until(() => d.relay.seen(/bridge\/rejoin/).length >= 3, 'the relay is asked again');
     d.clock.advance(REJOIN_WINDOW_MS);
     await d.coordinator.whenIdle();
-    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'gateway_unreachable' } });
+    expect(d.coordinator.call(LOCAL)).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: 'agent_not_back' } });
     const asked = d.relay.seen(/bridge\/rejoin/).length;
     expect(d.gateway.actions()).toEqual(['terminate']);
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -125,6 +125,17 @@ describe('POST /calls/{id}/bridge/rejoin and /rejoin/answer', () => {
     expect(await (await fetch(`${relay.url}/metrics`)).text()).toContain('relay_bridge_calls_failed_total{reason="agent_not_back"} 1');
   });
 
+  it('a node whose clock runs a minute behind does not cut the window short: its last packet counts at most 20 s back', async () => {
+    const { relay, events } = await relayWith({ rejoinWindowMs: 30_000 });
+    const alice = await stream(relay, 'alice');
+    const callId = 'wacid.rj-skew';
+    const legId = await answered(relay, alice, callId);
+    events.emit({ kind: 'leg_failed', callId, legId, lastPacketAt: Date.now() - 60_000 });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(alice.envelopes.filter((e) => e.event.type === 'call.bridge_failed')).toEqual([]);
+    expect((await ask(relay, 'alice', BRIDGE_AGENT_PATHS.rejoin(callId))).status).toBe(200);
+  });
+
   it('without a gateway the customer is let go and the call kept until the service ends it', async () => {
     const { relay, node } = await relayWith({ rejoinWindowMs: 300 });
     const alice = await stream(relay, 'alice');

@@ -90,7 +90,7 @@ async function routesOn(node: BridgeNode, callId: string) {
 }
 
 /** A fake gateway: every terminate it takes, with when it came. */
-async function fakeGateway(status = 200): Promise<{ url: string; seen: Array<{ url: string; apiKey: string | undefined; body: unknown; at: number }> }> {
+async function fakeGateway(status = 200, delayMs = 0): Promise<{ url: string; seen: Array<{ url: string; apiKey: string | undefined; body: unknown; at: number }> }> {
   const seen: Array<{ url: string; apiKey: string | undefined; body: unknown; at: number }> = [];
   const server: Server = createServer((req, res) => {
     let raw = '';
@@ -98,8 +98,10 @@ async function fakeGateway(status = 200): Promise<{ url: string; seen: Array<{ u
     req.on('end', () => {
       const key = req.headers['api-key'];
       seen.push({ url: req.url ?? '', apiKey: typeof key === 'string' ? key : undefined, body: JSON.parse(raw) as unknown, at: Date.now() });
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(status === 200 ? { messaging_product: 'chatapp', success: true } : { error: { message: 'down', code: 1 } }));
+      setTimeout(() => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(status === 200 ? { messaging_product: 'chatapp', success: true } : { error: { message: 'down', code: 1 } }));
+      }, delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
@@ -248,6 +250,28 @@ describe('the rejoin window', () => {
     await eventually('the node to end the call', async () => !(await s.node.report(callId)).ok);
     expect(s.calls.isBridged(callId)).toBe(false);
     expect(await s.calls.rejoin(callId, 'alice')).toMatchObject({ ok: false, refusal: { status: 410, code: 'call_ended' } });
+    // The app's hang-up after the news leaves through the relay, which says the gateway needs nothing more.
+    expect(await s.calls.leave(callId, 'alice')).toMatchObject({ ok: false, refusal: { status: 410, code: 'call_ended' } });
+    expect(gateway.seen).toHaveLength(1);
+  });
+
+  it('an agent that hangs up as the relay ends the call at the gateway waits for that terminate, and is told 410', { timeout: 30_000 }, async () => {
+    const gateway = await fakeGateway(200, 300);
+    const terminator = track(new GatewayTerminator({ target: () => ({ url: gateway.url, apiKey: 'team-key-0123456789' }), logger: quietLogger }));
+    const s = stack({ windowMs: 800, terminator });
+    const callId = 'wacid.rejoin-leave-race';
+    const { window } = await answeredCall(s, callId);
+    await gone(window);
+    expect((await s.calls.rejoin(callId, 'alice')).ok).toBe(true);
+    await eventually('alice to be told', () => s.notBack.length > 0, 5_000);
+    expect(await s.calls.leave(callId, 'alice')).toMatchObject({ ok: false, refusal: { status: 410, code: 'call_ended' } });
+    expect(gateway.seen).toHaveLength(1);
+    // A terminate that fails leaves the hang-up to the agent: the relay no longer knows the call.
+    const failing = await fakeGateway(400);
+    const refused = track(new GatewayTerminator({ target: () => ({ url: failing.url, apiKey: 'team-key-0123456789' }), logger: quietLogger }));
+    expect((await refused.terminate('wacid.over')).ok).toBe(false);
+    expect(await refused.endedAtGateway('wacid.over')).toBe(false);
+    expect(await terminator.endedAtGateway(callId)).toBe(true);
   });
 
   it('without the key: the customer is let go, hearing nothing, the call kept (410) until the service ends it', { timeout: 30_000 }, async () => {

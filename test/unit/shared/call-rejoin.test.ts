@@ -211,21 +211,32 @@ describe('the relay would not offer a leg (local.rejoin_failed)', () => {
     expect(asEnded(state)).toMatchObject({ connectedAt: T0 + 5_000, durationSec: 95, endedAt: AT, bridged: true });
   });
 
-  it('410: the relay ended it for this agent not being back in time; nothing is owed', () => {
+  it('410: the relay gave it up for this agent not being back in time; it is let go, its hang-up leaving through the relay (which says whether the gateway still needs it)', () => {
     const { state, effects } = step(rejoin.asking, rejoinFailed(AT, 'ended'));
     const said = text('calls.agentNotBack', { seconds: 60 });
     expect(asEnded(state).end).toEqual({ kind: 'failed', code: 'agent_not_back', message: 'You did not come back to the call within 60 s, so it was ended', text: said });
-    expect(effects).toEqual([{ kind: 'deadline', localId: IN_LOCAL, at: undefined }]);
+    expect(state?.open).toEqual({ waiting: 'confirmation', owed: 'terminate' });
+    expect(effects).toEqual([
+      { kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'terminate' },
+      { kind: 'deadline', localId: IN_LOCAL, at: undefined },
+    ]);
   });
 
-  it('404 or 503, or the window over with the relay never reached: the agent lets it go, and the gateway hears terminate', () => {
-    const { state, effects } = step(rejoin.asking, rejoinFailed(AT, 'gone'));
+  it('404 or 503 within the window: the agent lets it go with the relay’s word, and the gateway hears terminate', () => {
+    const { state, effects } = step(rejoin.asking, rejoinFailed(WENT_AT + 1_000, 'gone'));
     expect(asEnded(state).end).toEqual({ kind: 'failed', ...REJOIN_REFUSALS_SEEN.gone });
     expect(state?.open).toEqual({ waiting: 'confirmation', owed: 'terminate' });
     expect(effects).toEqual([
       { kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'terminate' },
       { kind: 'deadline', localId: IN_LOCAL, at: undefined },
     ]);
+  });
+
+  it('the window over with the relay never reached: this agent was not back in time, and the gateway hears terminate', () => {
+    const atEnd = step(rejoin.asking, rejoinFailed(WENT_AT + 60_000, 'gone'));
+    expect(asEnded(atEnd.state).end).toMatchObject({ kind: 'failed', code: 'agent_not_back' });
+    expect(atEnd.state?.open).toEqual({ waiting: 'confirmation', owed: 'terminate' });
+    expect(asEnded(step(rejoin.asking, rejoinFailed(WENT_AT + 59_999, 'gone')).state).end).toMatchObject({ kind: 'failed', code: REJOIN_REFUSALS_SEEN.gone.code });
   });
 
   it('changes nothing unless a leg was asked for', () => {
@@ -482,14 +493,16 @@ describe('a call a crash left rejoinable', () => {
     expect(applyCallEvent(known, leftover(AT, 'terminate', IN_ID, `left:${IN_ID}`, publicCall(bridged.active) as RestorableCall)).book).toBe(known);
   });
 
-  it('the relay’s verdict on a restored call: not a member, or ended for this agent not being back: nothing owed', () => {
+  it('the relay’s verdict on a restored call: not a member owes nothing; given up or gone, its hang-up is owed until the relay or the gateway answers', () => {
     const restored = applyCallEvent(emptyBook(), leftover(AT, 'terminate', IN_ID, `left:${IN_ID}`, publicCall(bridged.active) as RestorableCall)).book;
-    for (const verdict of ['not_member', 'ended'] as const) {
+    const notMember = applyCallEvent(restored, rejoinFailed(AT + 500, 'not_member')).book;
+    expect(notMember.calls[IN_LOCAL]?.phase).toBe('ended');
+    expect(owedOnCrash(notMember)).toEqual([]);
+    for (const verdict of ['ended', 'gone'] as const) {
       const after = applyCallEvent(restored, rejoinFailed(AT + 500, verdict)).book;
       expect(after.calls[IN_LOCAL]?.phase).toBe('ended');
-      expect(owedOnCrash(after)).toEqual([]);
+      expect(owedOnCrash(after)).toEqual([{ callId: IN_ID, action: 'terminate' }]);
     }
-    expect(owedOnCrash(applyCallEvent(restored, rejoinFailed(AT + 500, 'gone')).book)).toEqual([{ callId: IN_ID, action: 'terminate' }]);
   });
 });
 
