@@ -319,25 +319,19 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
       return ok(null);
     }
     const reason = left.error.message;
-    if (left.error.httpStatus === 410) {
-      this.log.info('the relay ended the call at the gateway itself; nothing more is owed there', { callId });
-      return ok(null);
-    }
-    if (left.error.httpStatus === 404) {
-      // A relay that restarted forgets its calls while their node still carries them: a colleague
-      // this agent brought in, or was asked in by, may be with the customer.
-      if (leg?.colleagues === true || leg?.withColleague === true) {
-        this.log.warn('the relay no longer knows a call a colleague is in; the call is left to them', { callId });
-        return ok(null);
-      }
+    if (left.error.httpStatus === 410) return ok(null);
+    const withColleague = leg?.colleagues === true || leg?.withColleague === true;
+    // A relay that restarted forgets its calls while their node still carries them: a colleague may be with the customer.
+    if (left.error.httpStatus === 404 && !withColleague) {
       this.log.info('the relay does not bridge the call; it is ended at the gateway', { callId, known: leg !== undefined });
       return this.gateway.terminate(callId);
     }
+    if (left.error.httpStatus === 404) return ok(null);
     if (left.error.httpStatus === 403) {
       this.log.info('this agent is no longer in the bridged call: a colleague has the customer, and the gateway hears nothing', { callId, reason });
       return ok(null);
     }
-    if (leg?.colleagues === true || leg?.withColleague === true) {
+    if (withColleague) {
       this.log.warn('the relay was not told this agent left a call a colleague is in; the call is left to them', { callId, reason });
       return left;
     }
