@@ -211,6 +211,11 @@ export class BridgeNode implements BridgeControl {
     return ok(null);
   }
 
+  async releaseCustomer(callId: string): Promise<Result<null>> {
+    const call = this.callFor(callId);
+    return call.ok ? call.value.releaseCustomer() : call;
+  }
+
   async report(callId: string): Promise<Result<BridgedCallReport>> {
     const call = this.callFor(callId);
     return call.ok ? ok(await call.value.report()) : call;

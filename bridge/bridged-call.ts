@@ -13,7 +13,9 @@ import type { LegContext, LegPeer, LegPeerEvents, LegState } from './legs/leg-pe
 
 /** What a node tells the relay of its calls' legs (bridge/REFERENCE.md "Events"). */
 export type BridgeNodeEvent =
-  | { kind: 'leg_connected' | 'leg_failed' | 'leg_closed'; callId: string; legId: string }
+  | { kind: 'leg_connected'; callId: string; legId: string }
+  /** `lastPacketAt`: when the leg last received a packet (unix ms), if it ever did: when its agent went. */
+  | { kind: 'leg_failed' | 'leg_closed'; callId: string; legId: string; lastPacketAt?: number }
   | { kind: 'customer_connected' | 'customer_failed'; callId: string };
 
 export interface BridgedCallSetup {
@@ -114,6 +116,18 @@ export class BridgedCall {
     if (leg.ok) await leg.value.close();
   }
 
+  /**
+   * The customer is let go without ending the call: every agent's leg closes and the customer hears
+   * nothing more, while its leg stays connected (bridge/REFERENCE.md "Release"). The call stays
+   * until the relay ends it.
+   */
+  async releaseCustomer(): Promise<Result<null>> {
+    if (this.ended) return callEnded();
+    this.media.silence(CUSTOMER);
+    await Promise.all([...this.agents.keys()].map((legId) => this.closeAgent(legId)));
+    return ok(null);
+  }
+
   /** Every leg closes; the call's media stops. */
   async end(): Promise<void> {
     if (this.ended) return;
@@ -180,12 +194,12 @@ export class BridgedCall {
       stateChanged: (state: LegState, peer: LegPeer) => {
         if (state === 'connected' && peer.output) this.media.connect(participant, peer.output);
         if (state === 'failed' || state === 'closed') this.media.disconnect(participant);
-        this.tell(participant, state);
+        this.tell(participant, state, peer.report().lastPacketAt);
       },
     };
   }
 
-  private tell(participant: ParticipantId, state: LegState): void {
+  private tell(participant: ParticipantId, state: LegState, lastPacketAt: number | undefined): void {
     if (this.ended) return;
     const { callId } = this;
     if (participant === CUSTOMER) {
@@ -194,7 +208,8 @@ export class BridgedCall {
       return;
     }
     if (state === 'connected') this.setup.onEvent({ kind: 'leg_connected', callId, legId: participant });
-    else if (state === 'failed') this.setup.onEvent({ kind: 'leg_failed', callId, legId: participant });
-    else if (state === 'closed') this.setup.onEvent({ kind: 'leg_closed', callId, legId: participant });
+    else if (state === 'failed' || state === 'closed') {
+      this.setup.onEvent({ kind: state === 'failed' ? 'leg_failed' : 'leg_closed', callId, legId: participant, ...(lastPacketAt !== undefined ? { lastPacketAt } : {}) });
+    }
   }
 }

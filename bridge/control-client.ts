@@ -121,6 +121,10 @@ export class BridgeControlClient implements BridgeControl {
     return this.done('DELETE', BRIDGE_CONTROL_PATHS.call(callId), undefined);
   }
 
+  releaseCustomer(callId: string): Promise<Result<null>> {
+    return this.done('POST', BRIDGE_CONTROL_PATHS.release(callId), undefined);
+  }
+
   report(callId: string): Promise<Result<BridgedCallReport>> {
     return this.valueOf('GET', BRIDGE_CONTROL_PATHS.call(callId), undefined, reportSchema);
   }

@@ -161,6 +161,8 @@ function routeOf(path: string, control: BridgeControl): Routed {
           return route({ POST: withBody(sdpBodySchema, ({ sdp }) => control.applyCustomerAnswer(id, sdp)) });
         case 'routes':
           return route({ POST: withBody(routesBodySchema, ({ routes }) => control.setRoutes(id, routes)) });
+        case 'release':
+          return route({ POST: () => control.releaseCustomer(id) });
         default:
           return { kind: 'none' };
       }

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { BridgeNode } from '../bridge/bridge-node';
 import { hashAgentToken, type AgentConfig } from '../relay/agent-directory';
-import { localBridge } from '../relay/bridged-calls';
+import { localBridge, LocalNodeEvents } from '../relay/bridged-calls';
 import { startRelay } from '../relay/server';
 import { mediaDirIn } from '../sandbox/media-library';
 import { startSandbox } from '../sandbox/server';
@@ -46,10 +46,21 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
     { ...SELF, tokenSha256: hashAgentToken(agentToken) },
     ...EMBEDDED_COLLEAGUES.map((colleague, i) => ({ ...colleague, tokenSha256: hashAgentToken(colleagueTokens[i]!) })),
   ];
-  const bridge = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', ...(options.logger ? { logger: options.logger } : {}) });
+  const nodeEvents = new LocalNodeEvents();
+  const bridge = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', onEvent: nodeEvents.emit, ...(options.logger ? { logger: options.logger } : {}) });
+  // The relay ends at the gateway the calls no agent can end any more; the sandbox starts after it.
+  let gatewayUrl: string | undefined;
   let relay;
   try {
-    relay = await startRelay({ port: 0, appSecret, verifyToken: secret(), agents, bridgeNodes: localBridge(bridge), ...(options.logger ? { logger: options.logger } : {}) });
+    relay = await startRelay({
+      port: 0,
+      appSecret,
+      verifyToken: secret(),
+      agents,
+      bridgeNodes: localBridge(bridge, 'local', nodeEvents),
+      gateway: () => (gatewayUrl === undefined ? undefined : { url: gatewayUrl, apiKey, product: DEFAULT_PRODUCT }),
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
   } catch (e) {
     await bridge.close();
     throw e;
@@ -63,6 +74,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.assetsDir !== undefined ? { voicePath: join(options.assetsDir, 'customer-voice.wav'), media: { dir: mediaDirIn(options.assetsDir) } } : {}),
     });
+    gatewayUrl = `${sandbox.url}/restapi/v1`;
     const logger = options.logger ?? createLogger('colleagues');
     const { voice, problem } = loadCustomerVoice(options.assetsDir !== undefined ? join(options.assetsDir, COLLEAGUE_VOICE_FILE) : defaultVoicePath(COLLEAGUE_VOICE_FILE));
     if (problem !== undefined) logger.warn('the simulated colleagues speak a tone: their voice could not be read', { problem });

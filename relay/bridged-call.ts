@@ -11,6 +11,7 @@ export type BridgeRefusal =
   | { status: 400; code: 'invalid_input'; message: string; field: string }
   | { status: 403; code: 'forbidden'; message: string }
   | { status: 404; code: 'not_found'; message: string; field?: string }
+  | { status: 410; code: 'call_ended'; message: string }
   | { status: 409; code: 'invalid_state' | 'already_claimed'; message: string }
   | { status: 502; code: 'bridge_failed'; message: string; field?: string }
   | { status: 503; code: 'unavailable'; message: string };
@@ -33,6 +34,11 @@ export function nodeGoneRefusal<T>(callId: string): Outcome<T> {
 
 export function noCall<T>(callId: string): Outcome<T> {
   return refuse({ status: 404, code: 'not_found', message: `no bridged call ${callId}` });
+}
+
+/** The relay ended the call at the gateway itself (a node gone, its agent not back): nothing is owed there. */
+export function endedAtGatewayRefusal<T>(callId: string): Outcome<T> {
+  return refuse({ status: 410, code: 'call_ended', message: `call ${callId} was ended at the gateway by the relay` });
 }
 
 /** The customer as the call's ring named them (`call.incoming`), carried on to a transfer's ring. */
@@ -65,6 +71,18 @@ export interface Transfer {
   phase: TransferPhase;
 }
 
+/**
+ * A member whose leg went (a reload, a crash, a network change) and who has until `since` plus the
+ * rejoin window to answer a new leg (rejoins.ts); its colleagues and the customer go on without it.
+ */
+export interface Away {
+  /** When its media went (unix ms): the window counts from here, however often it asks again. */
+  since: number;
+  timer: NodeJS.Timeout;
+  /** The new leg last offered, not answered yet. */
+  offered?: string;
+}
+
 export interface BridgedCall {
   callId: string;
   nodeId: string;
@@ -85,8 +103,34 @@ export interface BridgedCall {
   transfers: Map<string, Transfer>;
   /** Every agent ever in the call or rung for it by a transfer. */
   everyone: Set<string>;
+  /** The members whose leg went, until they rejoin or their window is over: agent id → away. */
+  away: Map<string, Away>;
+  /**
+   * The customer was let go (releaseCustomer): no agent came back and the relay could not end the
+   * call at the gateway. Kept until the service ends it; a rejoin is refused (410).
+   */
+  released?: true;
   caller: Caller;
   createdAt: number;
+}
+
+/** The agent is in the call with this leg; whatever kept it away is over. */
+export function joinCall(call: BridgedCall, agentId: string, legId: string): void {
+  call.members.set(agentId, legId);
+  notAway(call, agentId);
+}
+
+/** The agent is no longer in the call (it left, handed it on, or was not back in time): no window counts for it. */
+export function leaveCall(call: BridgedCall, agentId: string): void {
+  call.members.delete(agentId);
+  notAway(call, agentId);
+}
+
+function notAway(call: BridgedCall, agentId: string): void {
+  const away = call.away.get(agentId);
+  if (away === undefined) return;
+  clearTimeout(away.timer);
+  call.away.delete(agentId);
 }
 
 /**
@@ -99,13 +143,14 @@ export function isOnCall(call: BridgedCall, agentId: string): boolean {
 }
 
 /**
- * Who hears whom (bridge/REFERENCE.md "Transfers"): nobody in the call yet, or colleagues ringing,
+ * Who hears whom (bridge/REFERENCE.md "Transfers"): nobody in the call yet (or every member away), or colleagues ringing,
  * the customer hears the music; a consult's agents hear each other while the customer hears the
  * music; one agent hears the customer (or nothing while the customer is held); two or more agents
  * and no transfer — a three-way call — everyone hears everyone else.
  */
 export function routesOf(call: BridgedCall): Routes {
-  const legs = [...call.members.values()];
+  // A member away is heard by nobody and hears nothing until its new leg is answered.
+  const legs = [...call.members].filter(([agentId]) => !call.away.has(agentId)).map(([, legId]) => legId);
   const phase = call.transfer?.phase.kind;
   const first = legs[0];
   if (first === undefined) return { [CUSTOMER]: [HOLD_MUSIC] };

@@ -3,19 +3,25 @@
 // call and who hears whom is made here, from the claims the relay already keeps. Which node holds a
 // call is the team's record (the backend's placements, first wins across instances), so that the
 // next pick counts it and a node that dies takes exactly its calls with it. Handing a call on between
-// agents (transfers, consults, three-way calls) is transfers.ts's, on the same records.
+// agents (transfers, consults, three-way calls) is transfers.ts's, and a member whose leg went taking
+// a new one (rejoining, and what becomes of a member not back in time) is rejoins.ts's, on the same records.
 import type { BridgeControl, LegReport } from '../shared/bridge';
+import type { BridgeNodeEventBody as BridgeNodeEvent } from '../shared/bridge-nodes';
 import type { BridgeFailure } from '../shared/events';
 import type { Logger } from '../shared/log';
+import { REJOIN_WINDOW_MS } from '../shared/call-state';
 import { err, type AppError, type Result } from '../shared/result';
 import { TRANSFER_RING_MS, type TransferRequest } from '../shared/transfer';
 import type { CallNodeOutcome, RelayBackend } from './backend/types';
-import { bridgeFailed, done, isOnCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
+import { bridgeFailed, done, isOnCall, joinCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
+import type { GatewayTerminator } from './gateway-terminator';
+import { CallRejoins, type NotBackListener } from './rejoins';
 import type { TeamAgent } from './team';
 import { CallTransfers, type TransferListener } from './transfers';
 
 export type { BridgeRefusal } from './bridged-call';
 export type { TransferEvent, TransferListener } from './transfers';
+export type { NotBack, NotBackListener } from './rejoins';
 
 /** Where the relay's bridged calls go: the node in its own process, or the team's registered nodes. */
 export interface BridgeNodeSource {
@@ -28,6 +34,11 @@ export interface BridgeNodeSource {
    * alive finds out at its next heartbeat and registers again.
    */
   lost?(nodeId: string): Promise<void>;
+  /**
+   * What the nodes say of their calls' legs, for a source whose nodes tell it directly (the node in
+   * the relay's own process); registered nodes post theirs to the relay (BridgeNodeRegistry.onEvent).
+   */
+  onEvent?(listener: (nodeId: string, event: BridgeNodeEvent) => void): () => void;
 }
 
 /** The team's record of which node holds each call (the backend's placements). */
@@ -36,11 +47,14 @@ export type CallPlacements = Pick<RelayBackend, 'setCallNode' | 'callNode' | 'dr
 /** How a node went: it missed its heartbeats, it left, or its control API could not be reached. */
 export type NodeGone = 'expired' | 'left' | 'unreachable';
 
+/** Why the bridge loses a call by itself: its node, or the customer's leg (an agent away too long is no loss of the bridge's). */
+export type BridgeLoss = Exclude<BridgeFailure, 'agent_not_back'>;
+
 /** A call the bridge can no longer carry: the relay tells its agents (`call.bridge_failed`). */
 export interface LostCall {
   callId: string;
   nodeId: string;
-  reason: BridgeFailure;
+  reason: BridgeLoss;
   /** Every agent who was in it or rung for it, once it had a transfer (participantsOf). */
   agents?: string[];
 }
@@ -86,11 +100,19 @@ export interface BridgedCallsOptions {
   customerFailureGraceMs?: number;
   /** How long a transfer rings; default TRANSFER_RING_MS. */
   transferRingMs?: number;
+  /** How long a member whose leg went has to rejoin; default REJOIN_WINDOW_MS. */
+  rejoinWindowMs?: number;
+  /**
+   * The relay's own terminate at the gateway (`--gateway-url`, `--api-key`): it ends the calls no
+   * agent can end any more. Without it such a call's customer is let go (releaseCustomer) and the
+   * service ends the call itself.
+   */
+  terminator?: GatewayTerminator;
 }
 
 /** A new call's record: nobody in it yet. */
 function newCall(callId: string, nodeId: string, direction: BridgedCall['direction'], createdAt: number, caller: Caller = {}): BridgedCall {
-  return { callId, nodeId, direction, legs: new Map(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), caller, createdAt };
+  return { callId, nodeId, direction, legs: new Map(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), away: new Map(), caller, createdAt };
 }
 
 export class BridgedCalls {
@@ -105,6 +127,7 @@ export class BridgedCalls {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly transfers: CallTransfers;
+  private readonly rejoins: CallRejoins;
 
   constructor(private readonly options: BridgedCallsOptions) {
     this.placements = options.placements;
@@ -116,9 +139,58 @@ export class BridgedCalls {
         control: (call) => this.controlOf(call),
         asked: (nodeId, request) => this.asked(nodeId, request),
         team: () => options.team(),
+        endedAtGateway: async (callId) => (await options.terminator?.endedAtGateway(callId)) === true,
       },
       { logger: this.log, now: this.now, ringMs: options.transferRingMs ?? TRANSFER_RING_MS },
     );
+    this.rejoins = new CallRejoins(
+      {
+        call: (callId) => this.calls.get(callId),
+        control: (call) => this.controlOf(call),
+        asked: (nodeId, request) => this.asked(nodeId, request),
+        inTurn: (callId, work) => this.transfers.inTurn(callId, work),
+        removeMember: (call, agentId, control) => this.transfers.removeMember(call, agentId, control),
+        stopTransfers: (call) => this.transfers.ended(call),
+        forget: (call) => this.forget(call),
+      },
+      { logger: this.log, now: this.now, windowMs: options.rejoinWindowMs ?? REJOIN_WINDOW_MS, ...(options.terminator !== undefined ? { terminator: options.terminator } : {}) },
+    );
+  }
+
+  /** Every member not back in time, from now on: the relay stores the agent's event before the call is ended. */
+  onAgentNotBack(listener: NotBackListener): () => void {
+    return this.rejoins.onNotBack(listener);
+  }
+
+  /** POST BRIDGE_AGENT_PATHS.rejoin: a member whose leg went takes a new one (rejoins.ts). */
+  rejoin(callId: string, agentId: string): Promise<Outcome<{ legId: string; offer: string }>> {
+    return this.rejoins.rejoin(callId, agentId);
+  }
+
+  /** POST BRIDGE_AGENT_PATHS.rejoinAnswer: the window's answer to the rejoin offer. */
+  rejoinAnswer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
+    return this.rejoins.answer(callId, agentId, legId, sdp);
+  }
+
+  /**
+   * What a node says of a call's legs: a failed customer leg ends its call (after a grace), a
+   * member's failed or closed leg starts its rejoin window.
+   */
+  nodeEvent(nodeId: string, event: BridgeNodeEvent): void {
+    if (event.kind === 'customer_failed') this.customerFailed(event.callId, nodeId);
+    else if (event.kind === 'leg_failed' || event.kind === 'leg_closed') {
+      void this.legLost(event.callId, nodeId, event.legId, event.lastPacketAt).catch((error: unknown) => this.log.error('a lost leg could not be followed', { callId: event.callId, nodeId, error }));
+    }
+  }
+
+  /** Follows the events of nodes that tell the source directly (the node in the relay's own process); returns the stop. */
+  followNodeEvents(): () => void {
+    return this.options.nodes.onEvent?.((nodeId, event) => this.nodeEvent(nodeId, event)) ?? (() => undefined);
+  }
+
+  /** A node says an agent leg failed or closed: a member's own leg starts its rejoin window. */
+  legLost(callId: string, nodeId: string, legId: string, lastPacketAt?: number): Promise<void> {
+    return this.rejoins.legLost(callId, nodeId, legId, lastPacketAt);
   }
 
   /** Every call the bridge can no longer carry, from now on: the relay tells its agents. */
@@ -207,7 +279,7 @@ export class BridgedCalls {
     if (call.members.size > 0 && call.members.get(agentId) !== leg) return refuse({ status: 409, code: 'invalid_state', message: 'the call was handed on: its agents are others now' });
     const control = this.controlOf(call);
     if (control === undefined) return nodeGoneRefusal(call.callId);
-    call.members.set(agentId, leg);
+    joinCall(call, agentId, leg);
     call.everyone.add(agentId);
     const routed = await this.asked(call.nodeId, control.setRoutes(callId, routesOf(call)));
     if (!routed.ok) return bridgeFailed(routed.error);
@@ -258,7 +330,7 @@ export class BridgedCalls {
     await this.placements.dropCallNode(ref);
     if (!placement.placed) this.log.warn('a dialled call was placed on another bridge node already', { callId, nodeId: dial.nodeId, holder: placement.nodeId });
     const call = newCall(callId, dial.nodeId, 'outgoing', this.now());
-    call.members.set(agentId, dial.legId);
+    joinCall(call, agentId, dial.legId);
     call.everyone.add(agentId);
     this.calls.set(callId, call);
     const routed = await this.asked(dial.nodeId, control.setRoutes(callId, routesOf(call)));
@@ -370,6 +442,7 @@ export class BridgedCalls {
     await this.placements.dropCallNode(callId).catch((error: unknown) => this.log.warn('could not drop a call’s bridge node', { callId, error }));
     if (call === undefined) return;
     this.transfers.ended(call);
+    this.rejoins.stopCounting(call);
     const control = this.controlOf(call);
     const closed = await control?.endCall(callId);
     if (closed !== undefined && !closed.ok) this.log.warn('the bridge could not end a call', { callId, reason: closed.error.message });
@@ -447,12 +520,27 @@ export class BridgedCalls {
     if (closed !== undefined && !closed.ok) this.log.debug('the bridge did not end a failed call', { callId, nodeId, reason: closed.error.message });
   }
 
-  /** A call the bridge cannot carry any more: forgotten here, its agents told. */
-  private lose(callId: string, nodeId: string, reason: BridgeFailure): void {
+  /** A call ended at the gateway by the relay: its node lets it go and it is forgotten here (its webhook then finds nothing). */
+  private async forget(call: BridgedCall): Promise<void> {
+    this.calls.delete(call.callId);
+    this.transfers.ended(call);
+    this.rejoins.stopCounting(call);
+    await this.placements.dropCallNode(call.callId).catch((error: unknown) => this.log.warn('could not drop a call’s bridge node', { callId: call.callId, error }));
+    const closed = await this.controlOf(call)?.endCall(call.callId);
+    if (closed !== undefined && !closed.ok) this.log.warn('the bridge could not end a call', { callId: call.callId, reason: closed.error.message });
+  }
+
+  /** A call the bridge cannot carry any more: forgotten here, its agents told, and ended at the gateway when the relay can. */
+  private lose(callId: string, nodeId: string, reason: BridgeLoss): void {
     const agents = this.participantsOf(callId);
     const call = this.calls.get(callId);
-    if (call !== undefined) this.transfers.ended(call);
+    if (call !== undefined) {
+      this.transfers.ended(call);
+      this.rejoins.stopCounting(call);
+    }
     this.calls.delete(callId);
+    const { terminator } = this.options;
+    if (call !== undefined && terminator?.configured === true) void terminator.terminate(callId);
     for (const listener of [...this.lostListeners]) {
       try {
         listener({ callId, nodeId, reason, ...(agents !== undefined ? { agents } : {}) });
@@ -519,10 +607,25 @@ export class BridgedCalls {
   }
 }
 
-/** The bridge in the relay's own process (`--bridge`): one node that takes every call. */
-export function localBridge(control: BridgeControl, nodeId = 'local'): BridgeNodeSource {
+/** The events of a node in the relay's own process, for `localBridge`: build the node with `onEvent: events.emit`. */
+export class LocalNodeEvents {
+  private readonly listeners = new Set<(event: BridgeNodeEvent) => void>();
+
+  readonly emit = (event: BridgeNodeEvent): void => {
+    for (const listener of [...this.listeners]) listener(event);
+  };
+
+  listen(listener: (event: BridgeNodeEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}
+
+/** The bridge in the relay's own process (`--bridge`): one node that takes every call, its events told through `events`. */
+export function localBridge(control: BridgeControl, nodeId = 'local', events?: LocalNodeEvents): BridgeNodeSource {
   return {
     pick: () => Promise.resolve({ nodeId, control }),
     control: (id) => (id === nodeId ? control : undefined),
+    ...(events !== undefined ? { onEvent: (listener: (id: string, event: BridgeNodeEvent) => void) => events.listen((event) => listener(nodeId, event)) } : {}),
   };
 }

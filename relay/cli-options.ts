@@ -1,6 +1,7 @@
 // Command-line and environment configuration of the standalone relay (relay/README.md).
 // Flags win over environment variables. Every problem becomes one line naming the flag.
 import { parseArgs } from 'node:util';
+import { DEFAULT_PRODUCT } from '../shared/gateway';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result, errorText } from '../shared/result';
 import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentTokenProblem } from './agent-directory';
@@ -36,6 +37,12 @@ export interface RelayCliConfig {
   bridgeToken?: string;
   /** --bridge: a bridge node in the relay's own process carries every call's media, with these media flags. */
   bridge?: { publicAddress?: string; rtpPorts?: { from: number; to: number } };
+  /**
+   * --gateway-url and --api-key (both or neither): the relay ends at the gateway the bridged calls no
+   * agent can end any more (relay/REFERENCE.md "Rejoining"). Absent: their customers are let go and
+   * the service ends them.
+   */
+  gateway?: { url: string; apiKey: string; product: string };
 }
 
 /** `npm run relay -- add-agent …` */
@@ -49,6 +56,7 @@ export const DEFAULT_RELAY_PORT = 8787;
 
 export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
                         [--turn-secret S --turn-urls URL[,URL]] [--bridge [--public-address A] [--rtp-ports FROM-TO]] [--bridge-token T] [--max-streams-per-agent N] [--trust-proxy] [--dev]
+                        [--gateway-url URL --api-key K [--gateway-product P]]
        npm run relay -- add-agent --agents FILE --id ID [--name NAME]
 
   --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
@@ -69,6 +77,10 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
   --rtp-ports F-T     with --bridge: the UDP ports of its media, 1024–65535 (default: any)   env RELAY_RTP_PORTS
   --bridge-token T    the token bridge nodes register with (at least 32 characters, no agent's)
                                                                                    env RELAY_BRIDGE_TOKEN
+  --gateway-url URL   the gateway's base URL: with --api-key the relay ends bridged calls no agent can end
+                      (an agent not back in time, a node gone); without, their customers are let go   env RELAY_GATEWAY_URL
+  --api-key K         the team's gateway API key (never logged)                    env RELAY_API_KEY
+  --gateway-product P the product word of the gateway's paths (default ${DEFAULT_PRODUCT})    env RELAY_GATEWAY_PRODUCT
   --max-streams-per-agent N  open event streams per agent (1–${MAX_STREAMS_PER_AGENT_LIMIT}; default ${DEFAULT_MAX_STREAMS_PER_AGENT}); one more closes the oldest
                                                                                    env RELAY_MAX_STREAMS_PER_AGENT
   --trust-proxy       the client address is the last X-Forwarded-For entry (only behind one reverse proxy)
@@ -107,6 +119,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         bridge: { type: 'boolean' },
         'public-address': { type: 'string' },
         'rtp-ports': { type: 'string' },
+        'gateway-url': { type: 'string' },
+        'api-key': { type: 'string' },
+        'gateway-product': { type: 'string' },
         'log-level': { type: 'string' },
         'max-streams-per-agent': { type: 'string' },
         'trust-proxy': { type: 'boolean' },
@@ -212,6 +227,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   const media = parseMediaFlags(publicAddressText, rtpPortsText);
   if (!media.ok) return media;
 
+  const gateway = parseGatewayFlags(flag);
+  if (!gateway.ok) return gateway;
+
   return ok({
     port: Number(portText),
     retentionMs: retentionMinutes * 60_000,
@@ -229,7 +247,36 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     ...(turn.value !== undefined ? { turn: turn.value } : {}),
     ...(bridgeToken !== undefined ? { bridgeToken } : {}),
     ...(bridged.value ? { bridge: media.value } : {}),
+    ...(gateway.value !== undefined ? { gateway: gateway.value } : {}),
   });
+}
+
+/** --gateway-url, --api-key and --gateway-product: the first two both or neither. No error quotes the key. */
+function parseGatewayFlags(flag: (name: string, envName: string) => string | undefined): Result<RelayCliConfig['gateway']> {
+  const url = flag('gateway-url', 'RELAY_GATEWAY_URL')?.trim();
+  const apiKey = flag('api-key', 'RELAY_API_KEY');
+  const product = flag('gateway-product', 'RELAY_GATEWAY_PRODUCT')?.trim();
+  if (url === undefined && apiKey === undefined) {
+    if (product !== undefined) return err('invalid_input', '--gateway-product needs --gateway-url and --api-key (or RELAY_GATEWAY_URL / RELAY_API_KEY)', { field: '--gateway-product' });
+    return ok(undefined);
+  }
+  if (url === undefined) return err('invalid_input', '--gateway-url is required with --api-key (or RELAY_GATEWAY_URL): the gateway the key is for', { field: '--gateway-url' });
+  if (apiKey === undefined) return err('invalid_input', '--api-key is required with --gateway-url (or RELAY_API_KEY): the relay ends calls at the gateway with it', { field: '--api-key' });
+  if (!isHttpUrl(url)) return err('invalid_input', `--gateway-url must be an http:// or https:// URL (got "${url}")`, { field: '--gateway-url' });
+  if (/\s/.test(apiKey)) return err('invalid_input', '--api-key must not contain spaces', { field: '--api-key' });
+  if (product !== undefined && !/^[a-z][a-z0-9_]{0,31}$/.test(product)) {
+    return err('invalid_input', `--gateway-product must be 1 to 32 lower-case letters, digits or _, starting with a letter (got "${product}")`, { field: '--gateway-product' });
+  }
+  return ok({ url, apiKey, product: product ?? DEFAULT_PRODUCT });
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
 }
 
 /** --turn-secret, --turn-urls and --turn-ttl-seconds: both of the first two or neither. No error quotes the secret. */

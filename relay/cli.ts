@@ -4,7 +4,7 @@ import type { AgentConfig } from './agent-directory';
 import { addAgentToFile, readAgentsFile } from './agents-file';
 import { BridgeNode } from '../bridge/bridge-node';
 import { BRIDGE_TOKEN_SHARED_RULE, isAgentToken } from './bridge-nodes';
-import { localBridge } from './bridged-calls';
+import { localBridge, LocalNodeEvents } from './bridged-calls';
 import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from './cli-options';
 import { startRelay, type RelayServer } from './server';
 import { errorText } from '../shared/result';
@@ -42,11 +42,15 @@ async function main(argv: string[]): Promise<number> {
   }
 
   // --bridge: the node lives as long as the relay, on this machine's addresses unless told its public one.
-  const bridge = config.bridge === undefined ? undefined : new BridgeNode({ ...config.bridge, logger: createLogger('bridge') });
+  // Its events (a customer's or an agent's leg failing) reach the relay as a registered node's do.
+  const nodeEvents = new LocalNodeEvents();
+  const bridge = config.bridge === undefined ? undefined : new BridgeNode({ ...config.bridge, logger: createLogger('bridge'), onEvent: nodeEvents.emit });
+  if (config.gateway === undefined && bridge !== undefined) logger.info('no --gateway-url/--api-key: a bridged call no agent can end is left for the service to end (its customer hears nothing)');
   let relay: RelayServer;
   try {
     relay = await startRelay({
-      ...(bridge !== undefined ? { bridgeNodes: localBridge(bridge) } : {}),
+      ...(bridge !== undefined ? { bridgeNodes: localBridge(bridge, 'local', nodeEvents) } : {}),
+      ...(config.gateway !== undefined ? { gateway: config.gateway } : {}),
       port: config.port,
       host: config.host,
       appSecret: config.appSecret,

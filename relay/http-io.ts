@@ -44,6 +44,7 @@ export type RelayErrorCode =
   | 'forbidden'
   | 'invalid_state'
   | 'bridge_failed'
+  | 'call_ended'
   | 'internal';
 
 export function sendError(res: ServerResponse, status: number, code: RelayErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {

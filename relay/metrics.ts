@@ -5,11 +5,11 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 export type WebhookRejection = 'signature' | 'too_large' | 'malformed';
 export type EventDropReason = 'duplicate' | 'tombstoned' | 'stale';
-export type BridgeFailureReason = 'node_gone' | 'customer_leg_failed';
+export type BridgeFailureReason = 'node_gone' | 'customer_leg_failed' | 'agent_not_back';
 
 const WEBHOOK_REJECTIONS: readonly WebhookRejection[] = ['signature', 'too_large', 'malformed'];
 const EVENT_DROP_REASONS: readonly EventDropReason[] = ['duplicate', 'tombstoned', 'stale'];
-const BRIDGE_FAILURE_REASONS: readonly BridgeFailureReason[] = ['node_gone', 'customer_leg_failed'];
+const BRIDGE_FAILURE_REASONS: readonly BridgeFailureReason[] = ['node_gone', 'customer_leg_failed', 'agent_not_back'];
 
 /** Upper bounds of the delivery-latency histogram, in seconds (1 ms … 1 s). */
 export const LATENCY_BUCKETS_SECONDS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1] as const;

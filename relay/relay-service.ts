@@ -12,7 +12,7 @@ import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './ag
 import { BridgeNodeRegistry } from './bridge-nodes';
 import { SessionHub } from './agent-sessions';
 import { envelopeOf, type Audience, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
-import type { BridgedCalls, LostCall, TransferEvent } from './bridged-calls';
+import type { BridgedCalls, LostCall, NotBack, TransferEvent } from './bridged-calls';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { RelayMetrics } from './metrics';
@@ -285,21 +285,25 @@ export class RelayService {
   /**
    * What happens to bridged calls outside the agents' requests: a node that is no longer live takes
    * its calls with it, a node's failed customer leg ends its call, and either way the call's agents
-   * are told (`call.bridge_failed`).
+   * are told (`call.bridge_failed`); a member's failed or closed leg starts its rejoin window, and a
+   * member not back in time is told too.
    */
   private followBridge(): void {
     const { bridge } = this.options;
     const registry = this.nodeRegistry;
     if (bridge === undefined) return;
-    const stops = [bridge.onCallLost((lost) => this.tellBridgeFailure(lost)), bridge.onTransferEvent((event, agentId) => this.tellTransfer(event, agentId))];
+    const stops = [
+      bridge.onCallLost((lost) => this.tellBridgeFailure(lost)),
+      bridge.onTransferEvent((event, agentId) => this.tellTransfer(event, agentId)),
+      bridge.onAgentNotBack((notBack) => this.tellNotBack(notBack)),
+      bridge.followNodeEvents(),
+    ];
     if (registry !== undefined) {
       stops.push(
         registry.onNodeGone(({ nodeId, why }) => {
           void bridge.nodeGone(nodeId, why).catch((error: unknown) => this.log.error('could not end the calls of a bridge node that is gone', { nodeId, error }));
         }),
-        registry.onEvent(({ nodeId, event }) => {
-          if (event.kind === 'customer_failed') bridge.customerFailed(event.callId, nodeId);
-        }),
+        registry.onEvent(({ nodeId, event }) => bridge.nodeEvent(nodeId, event)),
       );
       registry.watch();
       stops.push(() => registry.stopWatching());
@@ -324,6 +328,24 @@ export class RelayService {
         if (stored === undefined) return;
         this.metrics.countBridgeFailure(reason);
         this.log.info('the agents of a call the bridge lost are told', { callId, nodeId, reason, audience: stored.audience.kind });
+      } catch (error) {
+        this.log.error('storing a bridge failure failed', { callId, error });
+      }
+    });
+  }
+
+  /**
+   * A member not back in time hears it (`agent_not_back`, `goesOn` when colleagues keep the call), in
+   * the call's order: resolves once stored, so that the relay's own terminate comes after it.
+   */
+  private tellNotBack({ callId, agentId, goesOn, awaySec }: NotBack): Promise<void> {
+    const event: RelayEvent = { type: 'call.bridge_failed', callId, reason: 'agent_not_back', ...(goesOn ? { goesOn: true } : {}), awaySec, timestamp: Date.now() };
+    return this.queue.run(orderingKeyOf(event), async () => {
+      try {
+        const stored = await this.store(event, Date.now(), { kind: 'agent', agentId });
+        if (stored === undefined) return;
+        this.metrics.countBridgeFailure('agent_not_back');
+        this.log.info('an agent not back in time is told', { callId, agentId, goesOn, awaySec });
       } catch (error) {
         this.log.error('storing a bridge failure failed', { callId, error });
       }

@@ -25,6 +25,7 @@ import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_P
 import { createBackend } from './backend/index';
 import { handleBridgeRequest, isBridgePath, type BridgeEndpointContext } from './bridge-endpoints';
 import { BridgedCalls, type BridgeNodeSource } from './bridged-calls';
+import { GatewayTerminator, type GatewayTarget } from './gateway-terminator';
 import type { TeamAgent } from './team';
 import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
@@ -112,6 +113,15 @@ export interface RelayOptions {
   bridgeNodes?: BridgeNodeSource;
   /** How long a transfer of a bridged call rings (tests). Default TRANSFER_RING_MS, 30 000. */
   transferRingMs?: number;
+  /** How long a member of a bridged call whose leg went has to rejoin (tests). Default REJOIN_WINDOW_MS, 60 000. */
+  rejoinWindowMs?: number;
+  /**
+   * The gateway and the team's key (`--gateway-url`, `--api-key`, `--gateway-product`): the relay
+   * then ends at the gateway the bridged calls no agent can end any more (relay/REFERENCE.md
+   * "Rejoining"). A function is read at each terminate, for a gateway that starts after the relay.
+   * Absent: such a call's customer is let go and the service ends it. The key is never logged.
+   */
+  gateway?: GatewayTarget | (() => GatewayTarget | undefined);
 }
 
 export type { RelayStats } from './relay-service';
@@ -210,6 +220,9 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   const registeredNodes = options.bridgeNodes === undefined && bridgeToken !== undefined ? new RegisteredBridgeNodes(backend, bridgeToken, logger) : undefined;
   const bridgeNodes = options.bridgeNodes ?? registeredNodes;
   let bridge: BridgedCalls | undefined;
+  const gateway = options.gateway;
+  const terminator =
+    gateway === undefined || bridgeNodes === undefined ? undefined : new GatewayTerminator({ target: typeof gateway === 'function' ? gateway : () => gateway, logger });
   const service: RelayService = await RelayService.start({
     ...(bridgeNodes !== undefined
       ? {
@@ -221,6 +234,8 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
             team: (): readonly TeamAgent[] => service.teamAgents(),
             logger,
             ...(options.transferRingMs !== undefined ? { transferRingMs: options.transferRingMs } : {}),
+            ...(options.rejoinWindowMs !== undefined ? { rejoinWindowMs: options.rejoinWindowMs } : {}),
+            ...(terminator !== undefined ? { terminator } : {}),
           })),
         }
       : {}),
@@ -271,12 +286,13 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     service.abort();
     await service.close().catch(() => undefined);
     await registeredNodes?.close();
+    await terminator?.close();
     throw error;
   }
   server.on('error', (error) => logger.error('server error', { error }));
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  logger.info('relay listening', { url, instance: instanceId, backend: backend.kind, agents: service.agentCount, turnUrls: options.turn?.urls ?? [] });
+  logger.info('relay listening', { url, instance: instanceId, backend: backend.kind, agents: service.agentCount, turnUrls: options.turn?.urls ?? [], endsCallsAtGateway: terminator !== undefined });
 
   let closing: Promise<void> | undefined;
   const drain = async () => {
@@ -292,6 +308,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     });
     await service.close();
     await registeredNodes?.close();
+    await terminator?.close();
     logger.info('relay closed', { instance: instanceId });
   };
 

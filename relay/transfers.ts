@@ -12,7 +12,7 @@ import type { TransferRingEvent, TransferUpdateEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
 import type { Result } from '../shared/result';
 import { ANYONE_AVAILABLE, type Colleague, type TransferMiss, type TransferRequest, type TransferUpdateState } from '../shared/transfer';
-import { bridgeFailed, done, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Outcome, type Transfer } from './bridged-call';
+import { bridgeFailed, done, endedAtGatewayRefusal, joinCall, leaveCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Outcome, type Transfer } from './bridged-call';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { isFree } from './routing';
 import { colleagueName, teamPresenceOf, type TeamAgent } from './team';
@@ -28,6 +28,8 @@ export interface TransferHost {
   /** A node's answer (one that never came back ends the node's calls). */
   asked<T>(nodeId: string, request: Promise<Result<T>>): Promise<Result<T>>;
   team(): readonly TeamAgent[];
+  /** Whether the relay itself ended this call at the gateway (with its own key): nobody owes a terminate. */
+  endedAtGateway(callId: string): Promise<boolean>;
 }
 
 export interface CallTransfersOptions {
@@ -145,8 +147,8 @@ export class CallTransfers {
       const { by } = transfer;
       if (transfer.kind === 'transfer') {
         const starterLeg = call.members.get(by);
-        call.members.clear();
-        call.members.set(agentId, legId);
+        for (const member of [...call.members.keys()]) leaveCall(call, member);
+        joinCall(call, agentId, legId);
         call.held = false;
         this.finish(call, transfer);
         await this.route(call, control);
@@ -156,7 +158,7 @@ export class CallTransfers {
       } else {
         this.stopRinging(transfer);
         transfer.phase = { kind: 'consulting' };
-        call.members.set(agentId, legId);
+        joinCall(call, agentId, legId);
         // The two agents talk: a call held before the consult is not held any more (the app too
         // takes it off hold here), so that a cancel brings the agent back talking to the customer.
         call.held = false;
@@ -205,7 +207,7 @@ export class CallTransfers {
       } else {
         colleague = transfer.answeredBy;
         const leg = colleague === undefined ? undefined : call.members.get(colleague);
-        if (colleague !== undefined) call.members.delete(colleague);
+        if (colleague !== undefined) leaveCall(call, colleague);
         this.finish(call, transfer);
         await this.route(call, control);
         await this.closeLegs(call, control, [leg]);
@@ -226,7 +228,7 @@ export class CallTransfers {
       const colleague = transfer.answeredBy;
       if (transfer.phase.kind !== 'consulting' || colleague === undefined) return refuse({ status: 409, code: 'invalid_state', message: 'only a consult the colleague answered is completed' });
       const leg = call.members.get(agentId);
-      call.members.delete(agentId);
+      leaveCall(call, agentId);
       call.held = false;
       this.finish(call, transfer);
       await this.route(call, control);
@@ -264,7 +266,7 @@ export class CallTransfers {
   leave(callId: string, agentId: string): Promise<Outcome<{ last: boolean }>> {
     return this.inTurn(callId, async () => {
       const call = this.host.call(callId);
-      if (call === undefined) return noCall(callId);
+      if (call === undefined) return (await this.host.endedAtGateway(callId)) ? endedAtGatewayRefusal(callId) : noCall(callId);
       const leg = call.members.get(agentId);
       // An agent the call moved on from (it handed the customer over, or its consult was cancelled)
       // may hang up before it hears so: a colleague has the customer, so it is not the last.
@@ -278,22 +280,32 @@ export class CallTransfers {
         return done({ last: true });
       }
       if (control === undefined) return nodeGoneRefusal(callId);
-      call.members.delete(agentId);
-      call.held = false;
-      // The transfer a consult or a three-way call came from names what the one left is told.
-      let about = [...call.transfers.values()].at(-1);
-      if (transfer !== undefined) {
-        if (transfer.phase.kind === 'ringing') await this.cancelRinging(call, transfer, control, { route: false });
-        else this.finish(call, transfer);
-        about = transfer;
-      }
-      await this.route(call, control);
-      await this.closeLegs(call, control, [leg]);
-      const [remaining] = call.members.keys();
-      if (call.members.size === 1 && remaining !== undefined && about !== undefined) this.update(call, about, remaining, 'with_customer', agentId);
+      await this.removeMember(call, agentId, control);
       this.log.info('an agent left a bridged call', { callId, agentId, remaining: call.members.size });
       return done({ last: false });
     });
+  }
+
+  /**
+   * A member goes while others stay (a hang-up, or a member not back in time): its leg closes, a
+   * transfer under way ends, and the one left is told it is with the customer. Called in the call's turn.
+   */
+  async removeMember(call: BridgedCall, agentId: string, control: BridgeControl): Promise<void> {
+    const leg = call.members.get(agentId);
+    const { transfer } = call;
+    leaveCall(call, agentId);
+    call.held = false;
+    // The transfer a consult or a three-way call came from names what the one left is told.
+    let about = [...call.transfers.values()].at(-1);
+    if (transfer !== undefined) {
+      if (transfer.phase.kind === 'ringing') await this.cancelRinging(call, transfer, control, { route: false });
+      else this.finish(call, transfer);
+      about = transfer;
+    }
+    await this.route(call, control);
+    await this.closeLegs(call, control, [leg]);
+    const [remaining] = call.members.keys();
+    if (call.members.size === 1 && remaining !== undefined && about !== undefined) this.update(call, about, remaining, 'with_customer', agentId);
   }
 
   /** The call is over: a ring under way stops counting. */

@@ -4,7 +4,7 @@
 import type { ConnectionState } from '../shared/api';
 import { isCustomerLegKind, type CustomerLegWarningKind } from '../shared/bridged-quality';
 import type { QualitySummary, QualityWarningKind } from '../shared/call-quality';
-import type { CallState, Peer } from '../shared/call-state';
+import { isRejoining, type CallState, type Peer } from '../shared/call-state';
 import { formatPhoneNumber } from '../shared/phone';
 import type { CustomerBehaviour } from '../shared/sandbox';
 import type { SecretStorageKind } from '../shared/settings';
@@ -33,6 +33,8 @@ export function peerTitle(peer: Peer): string {
 }
 
 export function phaseText(call: CallState, reconnecting = false): string {
+  // A leg being replaced says so over its old leg's "Reconnecting…": the media that stopped is gone for good.
+  if (isRejoining(call)) return t('phase.rejoining');
   if (reconnecting && call.phase === 'active') return t('phase.reconnecting');
   switch (call.phase) {
     case 'ringing':

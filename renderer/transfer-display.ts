@@ -2,7 +2,7 @@
 // call panel is at and what it offers there, the words for each step, and the team as "Transfer to"
 // lists it. Pure, so it is tested without a DOM; every text is worded in the UI's language of the
 // moment it is asked for.
-import type { CallState, CallTransfer } from '../shared/call-state';
+import { isRejoining, type CallState, type CallTransfer } from '../shared/call-state';
 import type { TeamMember, TeamPresence, TransferKind } from '../shared/transfer';
 import { assertNever } from '../shared/result';
 import { i18n, intlLocale } from './i18n/i18n';
@@ -65,12 +65,12 @@ export const transferUnderWay = (step: TransferStep): boolean => step.step === '
 
 /** "Transfer" and "Consult" are offered: an active call through the team's bridge, with no transfer under way. */
 export function offersTransfer(call: CallState): boolean {
-  return call.phase === 'active' && call.bridged === true && !transferUnderWay(transferStep(call));
+  return call.phase === 'active' && call.bridged === true && !transferUnderWay(transferStep(call)) && !isRejoining(call);
 }
 
 /** "Hold"/"Resume" are offered: an active call whose customer is not in a transfer, consult or three-way call. */
 export function offersHold(call: CallState): boolean {
-  return call.phase === 'active' && !transferUnderWay(transferStep(call));
+  return call.phase === 'active' && !transferUnderWay(transferStep(call)) && !isRejoining(call);
 }
 
 /** The colleague's name, or "a colleague" where the relay named none. */

@@ -3,7 +3,7 @@
 // renderer cannot tell them apart. Every command takes one object and resolves to a Result; every
 // push has an onX(cb) → unsubscribe.
 import { z } from 'zod';
-import type { LegReport } from './bridge';
+import { legIdSchema, type LegReport } from './bridge';
 import type { CallState } from './call-state';
 import type { Conversation, MediaLinkCheck, SendReceipt } from './conversation';
 import { callQualityReportSchema } from './diagnostics';
@@ -103,6 +103,13 @@ export const commandSchemas = {
    */
   holdCall: z.strictObject({ localId }),
   resumeCall: z.strictObject({ localId }),
+  /**
+   * A bridged call rejoining (its `rejoin`: the window that carried its audio went, or its network
+   * changed): the window's answer to the relay's offer of a new leg (`rejoin.legId`, `offerSdp`).
+   * The first window to answer takes the call's audio and connects its leg once the call says
+   * `rejoin.answered`; another's answer, or one to an offer replaced since, is refused invalid_state.
+   */
+  rejoinCall: z.strictObject({ localId, legId: legIdSchema, sdp }),
   /**
    * Bridged calls only (shared/transfer.ts): "Transfer" or "Consult" to a colleague (`to`: an agent
    * id, or "available" for "Anyone available"); then "Cancel transfer" / "Cancel consult",
@@ -312,6 +319,7 @@ export interface CommandResults {
   hangUp: null;
   holdCall: null;
   resumeCall: null;
+  rejoinCall: null;
   transferCall: { transferId: string };
   cancelTransfer: null;
   completeTransfer: null;
@@ -405,8 +413,10 @@ export interface SoftphoneBackend {
   subscribe(listener: (push: PushMessage) => void): Unsubscribe;
   /**
    * The window that owned these calls' media is gone (reloaded, closed, crashed): their audio went
-   * with it, so they end now, with `reason` and a terminate, instead of showing "Connected" with no
-   * media until the service cuts them. 'all': every call under way (the Electron host has one window).
+   * with it. A bridged call this agent is in rejoins with a new leg, which the next window answers
+   * (`rejoinCall`); any other ends now, with `reason` and a terminate, instead of showing
+   * "Connected" with no media until the service cuts them. 'all': every call under way (the
+   * Electron host has one window).
    */
   windowGone?(calls: readonly string[] | 'all', reason: RuleText): Promise<void>;
 }

@@ -96,7 +96,13 @@ const eventCallId = requiredString().min(1, ruleMessage('common.notEmpty')).max(
 export const bridgeNodeEventSchema = z.discriminatedUnion(
   'kind',
   [
-    z.object({ kind: z.enum(BRIDGE_LEG_EVENT_KINDS), callId: eventCallId, legId: legIdSchema }),
+    z.object({
+      kind: z.enum(BRIDGE_LEG_EVENT_KINDS),
+      callId: eventCallId,
+      legId: legIdSchema,
+      /** A failed or closed leg: when its last packet came (unix ms), which is when its agent went. */
+      lastPacketAt: wholeNumber(0, Number.MAX_SAFE_INTEGER).optional(),
+    }),
     z.object({ kind: z.enum(BRIDGE_CUSTOMER_EVENT_KINDS), callId: eventCallId }),
   ],
   { error: ruleMessage('common.oneOf', { values: list(EVENT_KINDS) }) },

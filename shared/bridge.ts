@@ -76,6 +76,14 @@ export interface BridgeControl {
   closeAgentLeg(callId: string, legId: string): Promise<Result<null>>;
   /** Every leg of the call is closed. Ending an unknown call is no error. */
   endCall(callId: string): Promise<Result<null>>;
+  /**
+   * The customer is let go without ending the call (relay/REFERENCE.md "Rejoining"): the agents'
+   * legs close and the customer's leg sends nothing more (no RTP, no RTCP) while its ICE and DTLS
+   * stay up, so that the service ends the call itself for lack of media. For a relay that holds no
+   * gateway key and cannot terminate a call nobody is left in; the relay keeps the call until the
+   * service ends it.
+   */
+  releaseCustomer(callId: string): Promise<Result<null>>;
   report(callId: string): Promise<Result<BridgedCallReport>>;
 }
 
@@ -92,6 +100,8 @@ export const BRIDGE_CONTROL_PATHS = {
   leg: (callId: string, legId: string) => `/calls/${encodeURIComponent(callId)}/legs/${encodeURIComponent(legId)}`,
   routes: (callId: string) => `/calls/${encodeURIComponent(callId)}/routes`,
   call: (callId: string) => `/calls/${encodeURIComponent(callId)}`,
+  /** POST: `BridgeControl.releaseCustomer`. */
+  release: (callId: string) => `/calls/${encodeURIComponent(callId)}/release`,
 } as const;
 
 export const sdpBodySchema = z.object({ sdp: sdpSchema }, { error: ruleMessage('common.requiredObject') });
@@ -118,6 +128,20 @@ export const BRIDGE_AGENT_PATHS = {
   hold: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/hold`,
   /** GET → the customer leg's `LegReport` as the node measures it now. Only for the agent on the call. */
   quality: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/quality`,
+  /**
+   * POST → `{ legId, offer }` (`rejoinReplySchema`): a new leg for this agent, a member of the call
+   * whose own leg went (a reload, a crash, a network change). The customer hears the hold music
+   * until it connects; the agent has REJOIN_WINDOW_MS from the moment its leg went. 404 no such
+   * call; 410 `call_ended` the call was ended because the agent was not back in time; 403 not a
+   * member (transferred, left, or removed as not back while colleagues stayed); 503 its node is gone.
+   */
+  rejoin: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/rejoin`,
+  /**
+   * POST `{ legId, sdp }` (`rejoinAnswerBodySchema`, the window's answer to the rejoin offer) →
+   * `{ ok: true }`: the new leg takes the old one's place. 403 unless `legId` is the leg last
+   * offered; 400 `field: 'sdp'` for an answer the node refused (the offer stays answerable).
+   */
+  rejoinAnswer: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/rejoin/answer`,
 } as const;
 
 export const legReplySchema = z.object({ legId: legIdSchema, offer: sdpSchema });
@@ -125,6 +149,12 @@ export const answerBodySchema = z.object({ legId: legIdSchema, sdp: sdpSchema },
 export const sdpReplySchema = z.object({ sdp: sdpSchema });
 export const dialReplySchema = z.object({ ref: legIdSchema, legId: legIdSchema, offer: sdpSchema, answer: sdpSchema });
 export const holdBodySchema = z.object({ held: z.boolean({ error: ruleMessage('common.mustBeBoolean') }) }, { error: ruleMessage('common.requiredObject') });
+/** The reply of `BRIDGE_AGENT_PATHS.rejoin`: the new leg and the node's offer for it. */
+export const rejoinReplySchema = z.object({ legId: legIdSchema, offer: sdpSchema });
+/** The body of `BRIDGE_AGENT_PATHS.rejoinAnswer`: the leg answered and the window's answer. */
+export const rejoinAnswerBodySchema = answerBodySchema;
+/** The reply of `BRIDGE_AGENT_PATHS.rejoinAnswer`. */
+export const rejoinAnswerReplySchema = z.object({ ok: z.literal(true) });
 
 const counter = z.number().finite().nonnegative();
 /** The reply of `BRIDGE_AGENT_PATHS.quality`: one leg as the node measures it. */

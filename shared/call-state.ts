@@ -12,6 +12,9 @@
 // a ringing incoming call of its own (`tr:<transferId>`) whose answer goes to the relay, never to
 // the gateway. A call handed on ends `transferred` with no terminate: the customer stays.
 //
+// A bridged call this agent is in outlives the window that carried its audio: when its leg goes it
+// rejoins with a new one (`rejoin`, calls/rejoin.ts), hold and transfer kept; a direct call ends.
+//
 // An active call can be on hold (`heldSince`): the window sends the hold music on the call's own
 // sender and mutes the customer; the gateway knows nothing of it (it has no hold). An agent has at
 // most two busy calls, and at most one of them is not on hold: answering, dialing or resuming a
@@ -24,16 +27,20 @@
 //   open about it with the relay or the gateway (its claim, the request under way, the command
 //   waiting, the end the gateway is owed); a call a previous run left live (`Leftover`); `publicCall`;
 // - handlers.ts: one handler per event type, each returning the call after it, its effects and its
-//   reply (`Step`);
+//   reply (`Step`); steps.ts: the steps several handlers share (ending a call, owing the gateway an
+//   end, letting a live call go);
+// - rejoin.ts: a bridged call whose leg went (its window, the app, its network) rejoins with a new
+//   leg instead of ending ("Rejoining…", `rejoin`), within REJOIN_WINDOW_MS;
 // - transfers.ts: when a transfer keeps the call out of the agent's hands, and what the agent's
 //   transfer commands may act on;
 // - book.ts: all calls of one agent (`CallBook`) and delivery: routing by call id or local id, events
 //   waiting for an id, tombstones, pruning, and what a crash would leave owed (`owedOnCrash`).
 export * from './calls/types';
-export { deadlineOf, owedEnd, publicCall } from './calls/record';
-export type { AnsweringOpen, CallRecord, DialingOpen, EndedOpen, EndedRecord, Leftover, LiveRecord } from './calls/record';
-export type { Step } from './calls/handlers';
+export { deadlineOf, owedEnd, publicCall, REJOIN_GRACE_MS, rejoinDeadline } from './calls/record';
+export type { AnsweringOpen, CallRecord, DialingOpen, EndedOpen, EndedRecord, Leftover, LiveRecord, RejoinOpen } from './calls/record';
+export type { Step } from './calls/steps';
 export { TRANSFER_OVER, TRANSFER_REFUSALS, TRANSFER_UNDER_WAY, transferableCall, transferToActOn, transferUnderWay } from './calls/transfers';
 export type { TransferAction } from './calls/transfers';
+export { agentNotBackText, canRejoin, restorable } from './calls/rejoin';
 export { applyCallEvent, emptyBook, liveCalls, owedOnCrash, pruneBook, reduceCall } from './calls/book';
-export type { BookChange, CallBook, CallStep } from './calls/book';
+export type { BookChange, CallBook, CallStep, OwedOnCrash } from './calls/book';

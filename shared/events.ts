@@ -59,11 +59,18 @@ export const relayEventSchema = z.discriminatedUnion('type', [
    * The team's bridge can no longer carry the call (relay/REFERENCE.md "Bridge nodes"): the node that
    * held its media is gone (missed its heartbeats, left, or cannot be reached), or the customer's leg
    * on it failed. The call is over: the app ends it as failed and tells the gateway.
+   *
+   * `agent_not_back`: this agent's leg went (a reload, a crash, a network change) and the agent did not
+   * rejoin within the relay's window (`awaySec`, in seconds). With `goesOn` the call goes on with
+   * colleagues and only this agent's part is over (no terminate); without it the customer was alone
+   * and the call is ended.
    */
   z.object({
     type: z.literal('call.bridge_failed'),
     callId: z.string().min(1),
-    reason: z.enum(['node_gone', 'customer_leg_failed']),
+    reason: z.enum(['node_gone', 'customer_leg_failed', 'agent_not_back']),
+    goesOn: z.literal(true).optional(),
+    awaySec: z.number().nonnegative().optional(),
     timestamp: z.number(),
   }),
   /**

@@ -80,6 +80,8 @@ export class CallMedia {
   /** The decoder of each participant someone hears in a mix. */
   private readonly decoders = new Map<ParticipantId, SourceDecoder>();
   private ticks = 0;
+  /** Participants whose output sends nothing at all any more (release): no RTP, no sender reports. */
+  private readonly muted = new Set<ParticipantId>();
   private readonly stopClock: () => void;
 
   constructor(
@@ -126,13 +128,22 @@ export class CallMedia {
     this.reconcile();
   }
 
+  /**
+   * The participant's leg hears nothing more, not even the sender reports that say a stream is
+   * alive, while its connection stays up: the service on the other side then ends the call for
+   * lack of media, as no agent is left to end it (bridge/REFERENCE.md "Release").
+   */
+  silence(participant: ParticipantId): void {
+    this.muted.add(participant);
+  }
+
   /** A packet a participant's leg received. */
   receive(from: ParticipantId, packet: InboundPacket): void {
     if (!this.listeners.has(from)) return;
     const now = performance.now();
     if (packet.kind === 'audio' && !this.inTime(from, packet, now)) return;
     for (const [id, listener] of this.listeners) {
-      if (id === from) continue;
+      if (id === from || this.muted.has(id)) continue;
       const { listening } = listener;
       if (listening.kind === 'forward' && listening.source === from) {
         if (listener.output.send({ ...packet, source: from }, now)) listener.forwardedAt = now;
@@ -166,6 +177,7 @@ export class CallMedia {
     let frames = NO_FRAMES;
     if (this.decoders.size > 0) frames = new Map([...this.decoders].map(([participant, decoder]) => [participant, decoder.take()]));
     for (const [id, listener] of this.listeners) {
+      if (this.muted.has(id)) continue;
       const { output, listening, made } = listener;
       if (output.ready) {
         switch (listening.kind) {

@@ -203,9 +203,9 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
 
   wss.on('connection', (ws: WebSocket) => {
     sockets.add(ws);
-    // The calls whose audio this page carries: the ones it answered or placed. The page owns the
-    // media, so when its socket closes (a reload, the tab closed, the browser gone) those calls
-    // have no audio any more and end at once.
+    // The calls whose audio this page carries: the ones it answered, placed or rejoined. The page
+    // owns the media, so when its socket closes (a reload, the tab closed, the browser gone) those
+    // calls have no audio any more: they end at once, or, bridged, rejoin for the next page.
     const mediaCalls = new Set<string>();
     const send = (frame: WsServerFrame) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
@@ -242,8 +242,9 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     const parsed = parseWith(commandSchemas[command], params ?? {});
     if (!parsed.ok) return { kind: 'result', id, result: parsed };
     // Counted from the moment the command arrives: a reload while the accept is on its way must end
-    // the call too. A refused one (a colleague's tab answered first) is not this page's to end.
-    const mediaCall = command === 'answerCall' || command === 'startCall' ? (parsed.value as { localId: string }).localId : undefined;
+    // the call too. A refused one (a colleague's tab answered first, another page took the rejoin
+    // offer) is not this page's to end. A rejoined call is this page's again: a second reload is caught too.
+    const mediaCall = command === 'answerCall' || command === 'startCall' || command === 'rejoinCall' ? (parsed.value as { localId: string }).localId : undefined;
     const knownBefore = mediaCall !== undefined && mediaCalls.has(mediaCall);
     if (mediaCall !== undefined) mediaCalls.add(mediaCall);
     let result: Result<unknown>;

@@ -9,12 +9,13 @@
 //   coordinator carrying the bridge's answer to the window,
 // - hold and resume tell the bridge, which plays the hold music to the customer,
 // - a colleague's transfer or consult rings with a leg of its own, whose answer goes to the relay,
+// - a call whose leg went (its window, the app, its network) rejoins with a new leg the relay offers,
 // - hanging up a bridged call leaves it first: the gateway hears terminate only when this agent
 //   was the last one with the customer, and never for a call a colleague has,
 // - and the agent's transfer commands (shared/transfer.ts TRANSFER_PATHS) go to the relay.
 import { z } from 'zod';
-import { BRIDGE_AGENT_PATHS, dialReplySchema, legReplySchema, sdpReplySchema } from '../../shared/bridge';
-import { isHeld, TRANSFER_REFUSALS, transferLocalId, type CallState } from '../../shared/call-state';
+import { BRIDGE_AGENT_PATHS, dialReplySchema, legReplySchema, rejoinAnswerReplySchema, rejoinReplySchema, sdpReplySchema } from '../../shared/bridge';
+import { isHeld, REJOIN_WINDOW_MS, TRANSFER_REFUSALS, transferLocalId, type CallState, type RestorableCall } from '../../shared/call-state';
 import type { RelayEnvelope, TransferRingEvent } from '../../shared/events';
 import type { Logger } from '../../shared/log';
 import { errText, ok, type AppError, type Result } from '../../shared/result';
@@ -39,6 +40,18 @@ export interface CallTransfers {
   declineTransfer(callId: string, transferId: string): Promise<Result<null>>;
   /** Every agent of the team with its presence, this agent marked `self`. */
   team(): Promise<Result<TeamMember[]>>;
+}
+
+/** What the call coordinator asks of the relay for a bridged call whose leg went (shared/calls/rejoin.ts); BridgedCallControl is the real one. */
+export interface CallRejoins {
+  /**
+   * A new leg for this agent in `call` (rejoining since `call.rejoin.since`): the relay's offer, or
+   * its refusal (403 not a member, 410 ended, 404 unknown, 503 its node gone). Asked again while the
+   * relay cannot answer, until REJOIN_WINDOW_MS after `since` or until `signal` aborts.
+   */
+  rejoin(call: RestorableCall, signal?: AbortSignal): Promise<Result<{ legId: string; offer: string }>>;
+  /** The window's answer to the offer of `legId`, asked once: 400 on its SDP, 403 not the leg offered last. */
+  rejoinAnswer(callId: string, legId: string, sdp: string): Promise<Result<null>>;
 }
 
 /** This agent's leg of one bridged call. */
@@ -71,6 +84,13 @@ export interface BridgedCallOptions {
    * timeout, unreachable); then the relay is taken as unable to say. Default 300 ms, 1 s, 2 s.
    */
   leaveRetryMs?: readonly number[];
+  /**
+   * The waits before each new try of a rejoin when the relay could not answer it, the last one
+   * repeated until the rejoin's window is over. Default 1 s, 2 s, 4 s, 8 s.
+   */
+  rejoinRetryMs?: readonly number[];
+  /** The clock a rejoin's window is counted on. */
+  now?: () => number;
 }
 
 const okReply = z.object({}).passthrough();
@@ -79,14 +99,31 @@ const ENDED_LEGS_KEPT = 256;
 /** Transfer rings whose leg waits for the call reducer to open their call: the newest this many (the others were not opened). */
 const RING_LEGS_KEPT = 64;
 const LEAVE_RETRY_MS: readonly number[] = [300, 1_000, 2_000];
+const REJOIN_RETRY_MS: readonly number[] = [1_000, 2_000, 4_000, 8_000];
 
 /** The relay did not answer a request, or failed on it: asked again, it may. */
 const relayCouldNotAnswer = (error: AppError): boolean =>
   error.code === 'timeout' || (error.code === 'gateway_unreachable' && (error.httpStatus === undefined || error.httpStatus >= 500));
 
+/** A rejoin the relay could not answer: its 503 is no such failure but its word (the call's node is gone). */
+const rejoinMayBeAskedAgain = (error: AppError): boolean => relayCouldNotAnswer(error) && error.httpStatus !== 503;
+
+/** Waits `ms`, or less when `signal` aborts. */
+const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted === true) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
 const transferSeenOf = (call: CallState): string | undefined => (call.transfer === undefined ? undefined : `${call.transfer.id}:${call.transfer.state}`);
 
-export class BridgedCallControl implements CallControl, CallTransfers {
+export class BridgedCallControl implements CallControl, CallTransfers, CallRejoins {
   private readonly legs = new Map<string, Leg>();
   /** The legs of bridged calls that ended here: their terminate, if any, leaves the call first. */
   private readonly endedLegs = new Map<string, Leg>();
@@ -103,6 +140,8 @@ export class BridgedCallControl implements CallControl, CallTransfers {
    */
   private readonly directCalls = new Set<string>();
   private readonly leaveRetryMs: readonly number[];
+  private readonly rejoinRetryMs: readonly number[];
+  private readonly now: () => number;
   /** Whether the relay says the team's calls are bridged; undefined until it has said. */
   private bridged: boolean | undefined;
   /** Per call, the events still being prepared, so that a call's events reach the coordinator in order. */
@@ -115,6 +154,8 @@ export class BridgedCallControl implements CallControl, CallTransfers {
     options: BridgedCallOptions = {},
   ) {
     this.leaveRetryMs = options.leaveRetryMs ?? LEAVE_RETRY_MS;
+    this.rejoinRetryMs = options.rejoinRetryMs ?? REJOIN_RETRY_MS;
+    this.now = options.now ?? Date.now;
   }
 
   /** What GET /me said (the runtime asks it on connect). */
@@ -258,8 +299,8 @@ export class BridgedCallControl implements CallControl, CallTransfers {
    * Hanging up a bridged call leaves it on the relay first: colleagues may still be with the
    * customer (a consult, a three-way call), and then the gateway hears nothing. The gateway
    * terminates it when this agent was the last, or when the relay does not know the call as bridged
-   * (404). A 403 says this agent is no longer in it: a colleague has the customer, and nothing is
-   * ended. When the relay cannot answer even after a few tries, the gateway terminates it only if
+   * (404) and no colleague can be in it. A 403 says this agent is no longer in it: a colleague has
+   * the customer, and nothing is ended. A 410 says the relay ended it at the gateway itself. When the relay cannot answer even after a few tries, the gateway terminates it only if
    * no colleague can be with the customer: not a colleague's call this agent was asked into, nor
    * one this agent's own consult or three-way call brought a colleague into.
    *
@@ -278,15 +319,19 @@ export class BridgedCallControl implements CallControl, CallTransfers {
       return ok(null);
     }
     const reason = left.error.message;
-    if (left.error.httpStatus === 404) {
+    if (left.error.httpStatus === 410) return ok(null);
+    const withColleague = leg?.colleagues === true || leg?.withColleague === true;
+    // A relay that restarted forgets its calls while their node still carries them: a colleague may be with the customer.
+    if (left.error.httpStatus === 404 && !withColleague) {
       this.log.info('the relay does not bridge the call; it is ended at the gateway', { callId, known: leg !== undefined });
       return this.gateway.terminate(callId);
     }
+    if (left.error.httpStatus === 404) return ok(null);
     if (left.error.httpStatus === 403) {
       this.log.info('this agent is no longer in the bridged call: a colleague has the customer, and the gateway hears nothing', { callId, reason });
       return ok(null);
     }
-    if (leg?.colleagues === true || leg?.withColleague === true) {
+    if (withColleague) {
       this.log.warn('the relay was not told this agent left a call a colleague is in; the call is left to them', { callId, reason });
       return left;
     }
@@ -312,6 +357,58 @@ export class BridgedCallControl implements CallControl, CallTransfers {
       left = await this.relay.transferRequest('bridge leave', 'POST', TRANSFER_PATHS.leave(callId), {}, leaveReplySchema);
     }
     return left;
+  }
+
+  /**
+   * POST BRIDGE_AGENT_PATHS.rejoin: the relay's new leg for this agent, asked again after each wait
+   * while it cannot answer (unreachable, a timeout, a 5xx other than 503), until the rejoin's window
+   * is over. The call's leg becomes the new one; a call that lost its leg with the app's restart has
+   * it again, held as the call is, so that hold, transfers and the customer leg's quality work and
+   * no hold request goes out for the hold the bridge has already.
+   */
+  async rejoin(call: RestorableCall, signal?: AbortSignal): Promise<Result<{ legId: string; offer: string }>> {
+    const { callId } = call;
+    const until = (call.rejoin?.since ?? this.now()) + REJOIN_WINDOW_MS;
+    const aborted = (): boolean => signal?.aborted === true;
+    const ask = () => this.relay.bridgeRequest('bridge rejoin', BRIDGE_AGENT_PATHS.rejoin(callId), {}, rejoinReplySchema);
+    let asked = await ask();
+    for (let tries = 0; !asked.ok && rejoinMayBeAskedAgain(asked.error) && !aborted(); tries++) {
+      const wait = Math.min(this.rejoinRetryMs[Math.min(tries, this.rejoinRetryMs.length - 1)] ?? 0, until - this.now());
+      if (wait <= 0) break;
+      this.log.info('the relay could not answer a rejoin; asking again', { callId, inMs: wait, reason: asked.error.message });
+      await pause(wait, signal);
+      if (!aborted()) asked = await ask();
+    }
+    if (!asked.ok || aborted()) return asked;
+    const { legId, offer } = asked.value;
+    const leg = this.legs.get(callId);
+    if (leg !== undefined && (leg.localId === undefined || leg.localId === call.localId)) {
+      leg.legId = legId;
+      delete leg.legOffer;
+      delete leg.windowAnswer;
+    } else {
+      this.legs.set(callId, this.restoredLeg(call, legId));
+    }
+    this.log.info('the relay offered a new leg of a bridged call', { callId, legId });
+    return ok({ legId, offer });
+  }
+
+  /** The leg of a call this app took up again after a restart: as the call says it was. */
+  private restoredLeg(call: RestorableCall, legId: string): Leg {
+    const leg: Leg = { legId, localId: call.localId, held: isHeld(call) };
+    const { transfer } = call;
+    if (transfer?.role === 'to' && transfer.state !== 'done') leg.colleagues = true;
+    if (transfer?.role === 'from' && (transfer.state === 'consulting' || transfer.state === 'joined')) leg.withColleague = true;
+    const seen = transferSeenOf(call);
+    if (seen !== undefined) leg.transferSeen = seen;
+    return leg;
+  }
+
+  /** POST BRIDGE_AGENT_PATHS.rejoinAnswer, once: a refused answer is the reducer's to follow up. */
+  async rejoinAnswer(callId: string, legId: string, sdp: string): Promise<Result<null>> {
+    const answered = await this.relay.bridgeRequest('bridge rejoin answer', BRIDGE_AGENT_PATHS.rejoinAnswer(callId), { legId, sdp }, rejoinAnswerReplySchema);
+    if (answered.ok) this.log.info('the relay took the window’s answer to a rejoin', { callId, legId });
+    return answered.ok ? ok(null) : answered;
   }
 
   /** POST TRANSFER_PATHS.start: the relay rings the colleague (or everyone available) and names the transfer. */
@@ -357,6 +454,9 @@ export class BridgedCallControl implements CallControl, CallTransfers {
     this.takeRingLeg(call);
     const { callId } = call;
     const leg = callId === undefined ? undefined : this.legs.get(callId);
+    // A bridged call with no leg here yet (taken up again after a restart) says the team's calls are
+    // bridged before GET /me can: its hang-up leaves it first, for colleagues may be in it.
+    if (leg === undefined && call.bridged === true && call.phase !== 'ended' && this.bridged === undefined) this.setBridged(true);
     if (callId === undefined || leg === undefined) return;
     // Another call of the same id (the one this agent had before a colleague's transfer rang here) is not this leg's.
     if (leg.localId !== undefined && leg.localId !== call.localId) return;

@@ -2,7 +2,7 @@
 // team with a bridge, its transfers), where its files go, and the clocks it runs on.
 import type { HistoryEntry } from '../../shared/history';
 import type { Logger } from '../../shared/log';
-import type { CallTransfers } from './bridged-calls';
+import type { CallRejoins, CallTransfers } from './bridged-calls';
 import type { CallControl } from './gateway-client';
 import type { CallClaims } from './relay-client';
 
@@ -29,6 +29,11 @@ export interface CallCoordinatorOptions {
    * BridgedCallControl. Without it, calls are not bridged and the transfer commands are refused.
    */
   transfers?: CallTransfers;
+  /**
+   * A bridged call whose leg went (its window, the app's restart, its network) rejoins through the
+   * relay (shared/calls/rejoin.ts): BridgedCallControl. Without it such a call is let go.
+   */
+  rejoins?: CallRejoins;
   /**
    * The gateway's base URL. Calls left over from a previous run are ended only on the gateway that
    * knows them (a run in sandbox mode leaves ids that an account's gateway has never seen).

@@ -1,9 +1,9 @@
 // The call coordinator: the one owner of the agent's calls in the main process. It decides
 // nothing: relay events and agent commands go through the pure reducer (shared/call-state.ts),
 // and this runs the effects it returns — claims and declines on the relay, the gateway's accept,
-// initiate, reject and terminate, deadlines, the replies of waiting commands — feeding each
-// outcome back as an event. Beside that it pushes changed calls, records history, and writes the
-// crash-recovery file, which is derived from the calls it holds.
+// initiate, reject and terminate, deadlines, the replies of waiting commands, rejoins (rejoin-runner.ts)
+// — feeding each outcome back as an event. Beside that it pushes changed calls, records history,
+// and writes the crash-recovery file, which is derived from the calls it holds.
 import { randomUUID } from 'node:crypto';
 import {
   applyCallEvent,
@@ -11,6 +11,7 @@ import {
   busyCalls,
   canTakeAnother,
   hasBusyCall,
+  isRejoining,
   liveCalls,
   owedOnCrash,
   PHASE_TERM,
@@ -39,12 +40,11 @@ import { CallSetupTimes, wallClockNow } from './call-setup-times';
 import { LiveCallsFile } from './live-calls-file';
 import { callEventOf } from './relay-call-events';
 import type { CallClaims } from './relay-client';
+import { RejoinRunner } from './rejoin-runner';
 
 export { systemTimers, type CallCoordinatorOptions, type CoordinatorTimers } from './call-coordinator-options';
 
 export type CallChangedListener = (call: CallState) => void;
-
-const leftoverLocalId = (callId: string): string => `left:${callId}`;
 
 export class CallCoordinator {
   private book: CallBook = emptyBook();
@@ -73,6 +73,7 @@ export class CallCoordinator {
   /** Every request under way, so that shutdown and whenIdle can wait for them. */
   private readonly work = new Set<Promise<unknown>>();
   private readonly liveFile: LiveCallsFile;
+  private readonly rejoins: RejoinRunner;
   private pruneTimer: unknown;
   private stopped = false;
 
@@ -90,17 +91,18 @@ export class CallCoordinator {
     this.pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 3_000;
     this.liveFile = new LiveCallsFile(options.dataDir, options.gatewayUrl, this.log);
+    this.rejoins = new RejoinRunner(options.rejoins, { now: () => this.now(), call: (id) => this.book.calls[id], dispatch: (ev) => void this.dispatch(ev), log: this.log });
   }
 
   /**
    * Takes over the calls a previous run left live (it crashed or lost power: protocol.md says
    * terminate must still be sent) and starts housekeeping. Each is checked with the relay first —
-   * in a team it may be a colleague's by now — and ended in the background.
+   * in a team it may be a colleague's by now — and ended in the background; one to `restore` rejoins.
    */
   async start(): Promise<void> {
-    for (const { callId, action } of await this.liveFile.leftovers(this.now())) {
-      this.log.info('a call left live by a previous run', { callId, action });
-      this.dispatch({ type: 'local.leftover', at: this.now(), localId: leftoverLocalId(callId), callId, action });
+    for (const { callId, action, restore } of await this.liveFile.leftovers(this.now())) {
+      this.log.info('a call left live by a previous run', { callId, action, restored: restore !== undefined });
+      this.dispatch({ type: 'local.leftover', at: this.now(), localId: `left:${callId}`, callId, action, ...(restore !== undefined ? { restore } : {}) });
     }
     this.persistLive();
     this.schedulePrune();
@@ -227,11 +229,24 @@ export class CallCoordinator {
     return held.ok ? ok(null) : held;
   }
 
+  /** A window's answer to the relay's offer of a new leg for a rejoining call (shared/calls/rejoin.ts): the first window's answer takes it. */
+  async rejoinCall(localId: string, legId: string, sdp: string): Promise<Result<null>> {
+    if (this.stopped) return this.stoppedError();
+    const answered = await this.command((requestId) => ({ type: 'local.rejoin_answer', at: this.now(), localId, legId, sdp, requestId }));
+    return answered.ok ? ok(null) : answered;
+  }
+
   /** Takes a held call back into hand; a call in hand beside it goes on hold in the same step (Swap). */
   async resumeCall(localId: string): Promise<Result<null>> {
     if (this.stopped) return this.stoppedError();
     const resumed = await this.command((requestId) => ({ type: 'local.resume', at: this.now(), localId, requestId }));
     return resumed.ok ? ok(null) : resumed;
+  }
+
+  /** The window that carried the call's audio went (`error`: how): a bridged call rejoins, any other ends as if its media failed. */
+  windowGone(localId: string, error: { code: string; message: string; text?: RuleText }): void {
+    if (this.stopped) return;
+    this.dispatch({ type: 'local.window_gone', at: this.now(), localId, error });
   }
 
   /**
@@ -243,10 +258,11 @@ export class CallCoordinator {
     const { localId } = report;
     const call = this.book.calls[localId];
     if (!call) return errText('not_found', text('calls.noSuchCall', { localId }));
-    if (call.phase === 'ended' || (report.state === 'connected' && call.phase === 'active')) return ok(null);
+    if (call.phase === 'ended' || (report.state === 'connected' && call.phase === 'active' && !isRejoining(call))) return ok(null);
     if (report.state === 'connected') {
+      // A rejoining call is connected again by its new leg's media; an earlier leg's word changes nothing.
       const changed = this.dispatch({ type: 'local.media_connected', at: this.now(), localId });
-      return changed.length > 0 ? ok(null) : errText('invalid_state', text('calls.mediaNotYet', { phase: term(PHASE_TERM[call.phase]) }));
+      return changed.length > 0 || isRejoining(call) ? ok(null) : errText('invalid_state', text('calls.mediaNotYet', { phase: term(PHASE_TERM[call.phase]) }));
     }
     this.log.warn('media failed', { localId, phase: call.phase, reason: report.reason });
     const error = { code: 'media_failed', message: report.reason, ...(report.reasonText !== undefined ? { text: report.reasonText } : {}) };
@@ -263,6 +279,7 @@ export class CallCoordinator {
     if (this.stopped) return;
     for (const call of liveCalls(this.book)) this.dispatch({ type: 'local.hangup', at: this.now(), localId: call.localId });
     this.stopped = true;
+    this.rejoins.stop();
     if (this.pruneTimer !== undefined) this.timers.clearTimeout(this.pruneTimer);
     let bound: ReturnType<typeof setTimeout> | undefined;
     // A wall-clock bound on network work, not a call timer: the injected timers do not apply.
@@ -320,6 +337,7 @@ export class CallCoordinator {
   }
 
   private announce(changed: CallRecord, previous: CallRecord | undefined, ev: CallEvent): void {
+    this.rejoins.follow(changed);
     if (previous?.phase !== changed.phase) this.log.info('call changed', { localId: changed.localId, callId: changed.callId, phase: changed.phase, event: ev.type });
     // What is still open between main and the gateway or relay is nobody else's business.
     const call = publicCall(changed);
@@ -405,6 +423,10 @@ export class CallCoordinator {
           }
           this.dispatch({ type: 'local.end_result', at: this.now(), localId: effect.localId, outcome });
         });
+        return;
+      case 'rejoin':
+      case 'rejoin_answer':
+        this.track(this.rejoins.run(effect));
         return;
       default:
         assertNever(effect, 'effect');

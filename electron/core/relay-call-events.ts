@@ -58,7 +58,15 @@ export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: st
       // Unknown (no `mine`) while this agent's own id is.
       return { type: 'remote.claimed', at, callId: e.callId, ...(selfAgentId !== undefined ? { mine: e.agentId === selfAgentId } : {}) };
     case 'call.bridge_failed':
-      return { type: 'remote.bridge_failed', at, callId: e.callId, reason: e.reason };
+      // agent_not_back: `goesOn` says colleagues keep the customer (nothing is owed), `awaySec` the relay's window.
+      return {
+        type: 'remote.bridge_failed',
+        at,
+        callId: e.callId,
+        reason: e.reason,
+        ...(e.goesOn === true ? { goesOn: true } : {}),
+        ...(e.awaySec !== undefined ? { awaySec: e.awaySec } : {}),
+      };
     case 'message.inbound':
     case 'message.status':
       return undefined;

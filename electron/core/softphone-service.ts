@@ -22,7 +22,7 @@ import { PreferencesStore, type PreferencesGuard } from './preferences-store';
 import type { SecretStore } from './secret-store';
 import { SettingsStore } from './settings-store';
 import type { UpdateControlFactory } from './update-control';
-import { callCommands, endCallsOfGoneWindow, requestDial } from './service/call-commands';
+import { callCommands, callsOfGoneWindow, requestDial } from './service/call-commands';
 import { deskCommands, PresenceDesk } from './service/desk-commands';
 import { diagnosticsCommands } from './service/diagnostics-commands';
 import { composeHandlers, type CommandHandlers, type CommandParamsOut } from './service/handlers';
@@ -193,7 +193,8 @@ class CoreSoftphoneService implements SoftphoneService {
   }
 
   windowGone(calls: readonly string[] | 'all', reason: RuleText): Promise<void> {
-    return endCallsOfGoneWindow(this.mode, this.log, calls, reason);
+    callsOfGoneWindow(this.mode, this.log, calls, reason);
+    return Promise.resolve();
   }
 
   subscribe(listener: (push: PushMessage) => void): () => void {

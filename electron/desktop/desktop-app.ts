@@ -255,7 +255,8 @@ export function startDesktopApp(options: DesktopAppOptions): DesktopApp {
     });
     // The window carries the calls' audio (the renderer owns the media): a reload, a crash or the
     // window closing for real ends them, with the reason, rather than leave a call that shows
-    // "Connected" with no media until the service cuts it.
+    // "Connected" with no media until the service cuts it. A bridged call rejoins instead: the
+    // reloaded window answers the relay's new leg (rejoinCall).
     const mediaGone = (reason: RuleText): void => {
       if (quitPhase !== 'running') return;
       void service?.windowGone?.('all', reason).catch((e: unknown) => logger.error('ending the calls of a gone window failed', { error: errorText(e) }));

@@ -3,6 +3,7 @@
 import { STALE_CONNECT_MS, TOMBSTONE_TTL_MS } from '../../shared/call-state';
 import type { RelayEvent } from '../../shared/events';
 import { assertNever } from '../../shared/result';
+import type { Audience } from './types';
 
 /** A claim lives as long as the call's tombstone: after that, nobody asks who answered it. */
 export const CLAIM_TTL_MS = TOMBSTONE_TTL_MS;
@@ -24,7 +25,8 @@ export function isStaleConnect(event: RelayEvent, now: number): boolean {
  * the call (its media is gone; a late or repeated connect must never ring it again).
  */
 export function leavesTombstone(event: RelayEvent): boolean {
-  return event.type === 'call.terminated' || event.type === 'call.bridge_failed';
+  // An agent not back while colleagues keep the call (`goesOn`): the call is not over.
+  return event.type === 'call.terminated' || (event.type === 'call.bridge_failed' && event.goesOn !== true);
 }
 
 /**
@@ -32,7 +34,7 @@ export function leavesTombstone(event: RelayEvent): boolean {
  * subscribers may forward the same one, so the same (call, kind[, status]) or (message, status) is
  * stored once. A call ends once: `terminated` is keyed without its COMPLETED/FAILED status.
  */
-export function dedupKeyOf(event: RelayEvent): string {
+export function dedupKeyOf(event: RelayEvent, audience?: Audience): string {
   switch (event.type) {
     case 'call.incoming':
       return `call:${event.callId}:incoming`;
@@ -45,8 +47,10 @@ export function dedupKeyOf(event: RelayEvent): string {
     case 'call.claimed':
       return `call:${event.callId}:claimed`;
     // Every instance that sees the node go tells the call's agents; they hear it once.
+    // An agent not back while the call goes on is one word to that agent, not the call's end: one
+    // per agent told and time it was not back (it may be asked in again, and go again).
     case 'call.bridge_failed':
-      return `call:${event.callId}:bridge_failed`;
+      return event.goesOn === true ? `call:${event.callId}:bridge_failed:goes_on:${audienceKeyOf(audience)}:${event.timestamp}` : `call:${event.callId}:bridge_failed`;
     // One ring per leg of a transfer; one word of its outcome per agent and state.
     case 'call.transfer_ring':
       return `call:${event.callId}:transfer:${event.transferId}:ring:${event.legId}`;
@@ -59,4 +63,11 @@ export function dedupKeyOf(event: RelayEvent): string {
     default:
       return assertNever(event, 'relay event');
   }
+}
+
+/** Whom an event is for, as a key: the agents it names, or its kind. */
+function audienceKeyOf(audience: Audience | undefined): string {
+  if (audience?.kind === 'agent') return audience.agentId;
+  if (audience?.kind === 'agents') return [...audience.agentIds].sort().join(',');
+  return audience?.kind ?? 'everyone';
 }

@@ -103,7 +103,7 @@ export class MemoryBackend implements RelayBackend {
     if (isStaleConnect(event, now)) return Promise.resolve({ stored: false, reason: 'stale' });
     // protocol.md: a terminate can overtake its connect; the connect must then never ring.
     if (isConnect(event) && this.tombstones.has(event.callId)) return Promise.resolve({ stored: false, reason: 'tombstoned' });
-    const key = dedupKeyOf(event);
+    const key = dedupKeyOf(event, input.audience);
     if (this.seen.has(key)) return Promise.resolve({ stored: false, reason: 'duplicate' });
     remember(this.seen, key, now + this.options.dedupWindowMs, this.maxDedupKeys);
     if (leavesTombstone(event) && 'callId' in event) remember(this.tombstones, event.callId, now + TOMBSTONE_TTL_MS, this.maxDedupKeys);

@@ -390,7 +390,7 @@ export class RedisBackend implements RelayBackend {
     // Decided here, not in the script: it depends only on the event and this instance's clock.
     if (isStaleConnect(event, now)) return { stored: false, reason: 'stale' };
     const payload = JSON.stringify({ receivedAt: input.receivedAt, event, audience: input.audience });
-    const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event)}`;
+    const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event, input.audience)}`;
     // Message events have no call: their tombstone key is never read or written by the script.
     const tombstoneKey = 'callId' in event ? this.tombstoneKey(event.callId) : dedupKey;
     const reply = await this.runScript(

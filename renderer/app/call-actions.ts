@@ -19,6 +19,7 @@ import { wallClockNow, type MediaEngine } from '../webrtc/media-engine';
 import type { CallQualityRecord } from '../webrtc/media-health';
 import { mediaText, reportedReason } from '../webrtc/media-text';
 import { callQualityStore, type CallQualityState } from '../store/call-quality';
+import { MutedCalls, tabStorage, type MuteStorage } from './muted-calls';
 
 const log = createLogger('calls');
 
@@ -35,6 +36,8 @@ export type MediaControls = Pick<
   | 'onCall'
   | 'reconcile'
   | 'answerFor'
+  | 'rejoinAnswerFor'
+  | 'closeRejoinLeg'
   | 'prepareOutgoing'
   | 'onFact'
   | 'onCondition'
@@ -53,7 +56,20 @@ export type MediaControls = Pick<
 export interface CallActionsDeps {
   api: Pick<
     SoftphoneApi,
-    'startCall' | 'answerCall' | 'declineCall' | 'hangUp' | 'holdCall' | 'resumeCall' | 'transferCall' | 'cancelTransfer' | 'completeTransfer' | 'addToCall' | 'getTeam' | 'reportMedia' | 'reportQuality'
+    | 'startCall'
+    | 'answerCall'
+    | 'rejoinCall'
+    | 'declineCall'
+    | 'hangUp'
+    | 'holdCall'
+    | 'resumeCall'
+    | 'transferCall'
+    | 'cancelTransfer'
+    | 'completeTransfer'
+    | 'addToCall'
+    | 'getTeam'
+    | 'reportMedia'
+    | 'reportQuality'
   >;
   store: StoreApi<AppState>;
   /** Where each call's "Reconnecting…", MOS and warnings go (store/call-quality.ts). */
@@ -65,6 +81,8 @@ export interface CallActionsDeps {
    * have rendered the ringing card. Default: a zero-delay timer.
    */
   afterRender?: ((work: () => void) => void) | undefined;
+  /** Where the muted calls are kept across a reload of the page: the tab's sessionStorage by default. */
+  muteStorage?: MuteStorage | undefined;
 }
 
 export class CallActions {
@@ -79,6 +97,9 @@ export class CallActions {
   private readonly toPrepare = new Set<string>();
   private ringAfterRender = false;
   private renderQueued = false;
+  private readonly mutedCalls: MutedCalls;
+  /** The calls seen rejoining, and the leg each last sent a rejoinCall for: one per leg. */
+  private readonly rejoins = new Map<string, { answeredLeg?: string }>();
 
   constructor(deps: CallActionsDeps) {
     this.api = deps.api;
@@ -87,6 +108,7 @@ export class CallActions {
     this.ringtone = deps.ringtone;
     this.quality = deps.quality ?? callQualityStore;
     this.afterRender = deps.afterRender ?? ((work) => void setTimeout(work, 0));
+    this.mutedCalls = new MutedCalls('muteStorage' in deps ? deps.muteStorage : tabStorage());
   }
 
   private get state(): AppState {
@@ -115,6 +137,8 @@ export class CallActions {
     stops.push(this.engine.onCallQuality((record) => void this.reportQuality(record)));
     stops.push(this.store.subscribe((s, before) => this.followRinging(s.calls, before.calls)));
     this.followRinging(this.state.calls, {});
+    // Muted before the page was reloaded: still muted (the call's media, made again, follows the store).
+    for (const localId of this.mutedCalls.muted()) if (!this.state.muted[localId]) this.state.setMuted(localId, true);
 
     const poll = setInterval(() => void this.pollLevels(), LEVEL_POLL_MS);
     stops.push(() => clearInterval(poll));
@@ -135,6 +159,8 @@ export class CallActions {
   callChanged(call: CallState): void {
     if (call.phase !== 'ringing') {
       this.engine.onCall(call);
+      this.followRejoin(call);
+      if (call.phase === 'ended') this.mutedCalls.set(call.localId, false);
       return;
     }
     this.toPrepare.add(call.localId);
@@ -144,6 +170,8 @@ export class CallActions {
   /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
   callsReloaded(calls: readonly CallState[]): void {
     this.engine.reconcile(calls);
+    for (const call of calls) this.followRejoin(call);
+    this.mutedCalls.keepOnly(new Set(calls.filter((c) => c.phase !== 'ended').map((c) => c.localId)));
   }
 
   /** A bridged call's customer leg as the bridge measures it: the call's media judges it beside its own leg. */
@@ -338,6 +366,7 @@ export class CallActions {
     const muted = !this.state.muted[localId];
     this.state.setMuted(localId, muted);
     this.engine.setMuted(localId, muted);
+    this.mutedCalls.set(localId, muted);
   }
 
   sendDtmf(localId: string, tone: string): boolean {
@@ -345,6 +374,48 @@ export class CallActions {
   }
 
   // ---- internals ----
+
+  /**
+   * A bridged call rejoining (its `rejoin`): "Rejoining…" is the news, so the failed leg's notice
+   * ("The network connection was lost") goes as it appears. Each new leg the relay offers, which
+   * the media engine prepared an answer for, is answered with one rejoinCall; the call is connected
+   * again once the relay applied it (the engine starts ICE on that push).
+   */
+  private followRejoin(call: CallState): void {
+    const { localId } = call;
+    const rejoin = call.phase === 'connecting' || call.phase === 'active' ? call.rejoin : undefined;
+    if (rejoin === undefined) {
+      this.rejoins.delete(localId);
+      return;
+    }
+    let seen = this.rejoins.get(localId);
+    if (seen === undefined) {
+      seen = {};
+      this.rejoins.set(localId, seen);
+      this.clearNotice(localId);
+    }
+    const { legId } = rejoin;
+    if (legId === undefined || rejoin.offerSdp === undefined || rejoin.answered || seen.answeredLeg === legId) return;
+    seen.answeredLeg = legId;
+    void this.rejoin(call, legId);
+  }
+
+  /**
+   * The answer to the relay's offer of `legId`, made by the media engine as the offer came. Its new
+   * media starts as the agent left the call: muted if it was. Refused (another window answered first,
+   * or a newer leg replaced this one), it closes without a word: the call goes on without it.
+   */
+  private async rejoin(call: CallState, legId: string): Promise<void> {
+    const { localId } = call;
+    if (this.state.muted[localId]) this.engine.setMuted(localId, true);
+    const prepared = await this.engine.rejoinAnswerFor(call);
+    // No answer: the engine said why on the call's panel (a microphone refused), or has no media of this leg.
+    if (!prepared.ok) return;
+    const sent = await this.api.rejoinCall({ localId, legId, sdp: prepared.value.sdp });
+    if (sent.ok) return;
+    log.info('the rejoin answer was not taken', { localId, legId, code: sent.error.code });
+    this.engine.closeRejoinLeg(localId, legId);
+  }
 
   /** A new step of a call makes an old problem of that call stale. */
   private clearNotice(localId: string): void {

@@ -38,6 +38,14 @@ const transferSchema = z.looseObject({
   state: z.enum(['ringing', 'consulting', 'joined', 'not_answered', 'done']),
 });
 
+// A bridged call rejoining (shared/calls/types.ts CallRejoin): the offer the media engine answers.
+const rejoinSchema = z.looseObject({
+  since: z.number(),
+  legId: z.string().min(1).optional(),
+  offerSdp: z.string().optional(),
+  answered: z.literal(true).optional(),
+});
+
 const common = {
   localId: z.string().min(1),
   callId: z.string().optional(),
@@ -54,8 +62,8 @@ const callStateSchema = z
     z.looseObject({ ...common, phase: z.literal('answering'), answeredAt: z.number() }),
     z.looseObject({ ...common, phase: z.literal('dialing') }),
     z.looseObject({ ...common, phase: z.enum(['calling', 'remote_ringing']), callId: z.string(), dialsUntil: z.number() }),
-    z.looseObject({ ...common, phase: z.literal('connecting'), answeredAt: z.number(), answerSdp: z.string().optional() }),
-    z.looseObject({ ...common, phase: z.literal('active'), answeredAt: z.number(), connectedAt: z.number() }),
+    z.looseObject({ ...common, phase: z.literal('connecting'), answeredAt: z.number(), answerSdp: z.string().optional(), rejoin: rejoinSchema.optional() }),
+    z.looseObject({ ...common, phase: z.literal('active'), answeredAt: z.number(), connectedAt: z.number(), rejoin: rejoinSchema.optional() }),
     z.looseObject({ ...common, phase: z.literal('ended'), end: endSchema, endedAt: z.number(), durationSec: z.number() }),
   ])
   .refine((c) => c.direction === 'outgoing' || typeof c.offerSdp === 'string', { message: 'an incoming call carries offerSdp', path: ['offerSdp'] });

@@ -6,11 +6,11 @@ import { useNow } from '../app/use-now';
 import { formatClock, legWarningWords, mosText, peerNumberText, peerTitle, phaseText } from '../call-display';
 import { endReasonText } from '../error-texts';
 import { currentCall, heldCalls } from '../store/call-list';
-import { heldMsOf, isHeld, type CallState } from '../../shared/call-state';
+import { heldMsOf, isHeld, isRejoining, type CallState } from '../../shared/call-state';
 import { useCallQuality } from '../store/call-quality';
 import { formatNumber } from '../i18n/format';
 import { useAppStore } from '../store/store';
-import { offersHold, offersTransfer, transferStep } from '../transfer-display';
+import { offersHold, offersTransfer, transferStep, transferUnderWay } from '../transfer-display';
 import { Keypad } from './Keypad';
 import { LevelMeter } from './LevelMeter';
 import { Ltr } from './Ltr';
@@ -30,7 +30,9 @@ export function CurrentCallPanel() {
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
   const notice = useAppStore((s) => (call && s.callNotice?.localId === call.localId ? s.callNotice.text : null));
   const quality = useCallQuality((s) => (call ? s.byCall[call.localId] : undefined));
-  const reconnecting = quality?.reconnecting ?? false;
+  const rejoining = call !== undefined && isRejoining(call);
+  // A leg being replaced is "Rejoining…", not the old leg's "Reconnecting…".
+  const reconnecting = (quality?.reconnecting ?? false) && !rejoining;
   const hangUpButton = useRef<HTMLButtonElement>(null);
   const transferAction = useRef<HTMLButtonElement>(null);
   const localId = call?.localId;
@@ -56,8 +58,10 @@ export function CurrentCallPanel() {
   const active = call.phase === 'active';
   const held = isHeld(call);
   // The customer hears the bridge's music while a transfer rings or a consult goes on: that is the
-  // transfer's own wait, said in its words, not this agent's hold.
-  const holdShown = held && offersHold(call);
+  // transfer's own wait, said in its words, not this agent's hold. A held call rejoining is still
+  // held (Resume waits for the new leg): "On hold" beside "Rejoining…".
+  const holdShown = held && !transferUnderWay(step);
+  const phaseKind = rejoining ? 'rejoining' : reconnecting && active ? 'reconnecting' : call.phase;
 
   return (
     <section aria-label={t('current.label')} className={`card current ${ended ? 'current-ended' : ''} ${active ? 'current-active' : ''}`}>
@@ -74,7 +78,7 @@ export function CurrentCallPanel() {
           </p>
         </div>
         <div className="current-state">
-          {!ended && (!holdShown || reconnecting) && <span className={`phase phase-${reconnecting && active ? 'reconnecting' : call.phase}`}>{phaseText(call, reconnecting)}</span>}
+          {!ended && (!holdShown || reconnecting || rejoining) && <span className={`phase phase-${phaseKind}`}>{phaseText(call, reconnecting)}</span>}
           {holdShown && <HoldTime call={call} now={now} />}
           {active && (
             <span role="timer" aria-label={t('current.duration')} className="call-timer">
@@ -136,7 +140,7 @@ export function CurrentCallPanel() {
               {t('current.hangUp')}
             </button>
           </div>
-          {keypadOpen && <Keypad localId={call.localId} enabled={active && !held} />}
+          {keypadOpen && <Keypad localId={call.localId} enabled={active && !held && !rejoining} />}
           {sandbox && call.callId !== undefined && (
             <button type="button" className="btn btn-link" onClick={() => void sandboxActions.customerHangsUp(call.localId)}>
               {t('sandbox.customerHangsUp')}
@@ -175,10 +179,14 @@ function HeldCalls({ now, shownId }: { now: number; shownId: string }) {
         return (
           <div key={call.localId} role="group" aria-label={t('held.label')} className="held-call">
             <p className="held-peer">{title === peerNumberText(call.peer) ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}</p>
+            {isRejoining(call) && <span className="phase phase-rejoining">{phaseText(call)}</span>}
             <HoldTime call={call} now={now} />
-            <button type="button" className="btn btn-secondary" onClick={() => void callActions.resume(call.localId)}>
-              {t('held.swap')}
-            </button>
+            {/* Resumed only once its new leg is connected: main would refuse it meanwhile. */}
+            {!isRejoining(call) && (
+              <button type="button" className="btn btn-secondary" onClick={() => void callActions.resume(call.localId)}>
+                {t('held.swap')}
+              </button>
+            )}
           </div>
         );
       })}

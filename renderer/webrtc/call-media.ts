@@ -46,6 +46,8 @@ export interface CallMediaDeps extends Omit<CallAudioDeps, 'localId' | 'notice'>
   iceConfig: () => Promise<Result<IceConfig>>;
   gatherCapMs: number;
   disconnectGraceMs: number;
+  /** The grace of a bridged call's media (media-health.ts BRIDGED_DISCONNECT_GRACE_MS). */
+  bridgedDisconnectGraceMs: number;
   /** The devices the call starts with. */
   devices: { microphone: string; speaker: string };
   fact: (fact: MediaFact) => void;
@@ -67,10 +69,17 @@ export class CallMedia {
    * placed is unseen until its first push; a ringing call's media is made from the call itself.
    */
   seen = false;
+  /** The call goes through the team's bridge (learnt at its first push): its media has the bridged grace. */
+  private bridged = false;
 
+  /**
+   * `legId`: the bridge's new leg of a call rejoining (CallRejoin), whose offer this media answers;
+   * undefined for the media a call started with.
+   */
   constructor(
     readonly localId: string,
     private readonly deps: CallMediaDeps,
+    readonly legId?: string,
   ) {
     this.audio = new CallAudio({ ...deps, localId, notice: (text) => deps.notice(localId, text) }, deps.devices);
     this.leg = new CallLeg(
@@ -164,12 +173,23 @@ export class CallMedia {
   /**
    * The call as the main process pushed it: the hold follows `heldSince`; an incoming call pushed in
    * `connecting` (or later) had its accept go through, so the customer's candidates go to ICE now;
-   * an outgoing one brings the customer's answer, applied once.
+   * an outgoing one brings the customer's answer, applied once. A rejoined leg answered the bridge's
+   * offer whatever the call's direction: its candidates go to ICE once the relay applied the answer
+   * (`rejoin.answered`), and the customer's answer of an outgoing call, long applied to the leg
+   * this one replaces, is never applied to it.
    */
   follow(call: CallState): void {
     if (call.phase === 'ended') return;
+    if (call.bridged && !this.bridged) {
+      this.bridged = true;
+      this.health.useGrace(this.deps.bridgedDisconnectGraceMs);
+    }
     void this.audio.reconcile({ held: isHeld(call) });
     if (call.phase !== 'connecting' && call.phase !== 'active') return;
+    if (this.legId !== undefined) {
+      if (call.rejoin?.legId === this.legId && call.rejoin.answered) this.leg.connect();
+      return;
+    }
     if (call.direction === 'incoming') this.leg.connect();
     else if (call.answerSdp) void this.leg.applyAnswer(call.answerSdp);
   }

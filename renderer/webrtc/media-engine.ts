@@ -4,7 +4,9 @@
 // process to it, and reports media facts; it sends no call command (call commands belong to
 // renderer/app/call-actions.ts). Media acts on one trigger, the pushed call: ringing prepares the
 // answer, `connecting` lets ICE start (incoming) or applies the customer's answer (outgoing),
-// `heldSince` holds and resumes, `ended` closes.
+// `heldSince` holds and resumes, `ended` closes. A bridged call rejoining (`rejoin`: the window that
+// carried its audio went, or its media failed) brings the bridge's offer of a new leg: its answer is
+// prepared as for a ringing call, and ICE starts once the relay applied it (`rejoin.answered`).
 import type { LegReport } from '../../shared/bridge';
 import type { CallState } from '../../shared/call-state';
 import type { WindowCallTimings } from '../../shared/diagnostics';
@@ -16,7 +18,7 @@ import type { AudioRoute } from './call-audio';
 import { CallMedia, type MediaFact, type MediaSessionReport } from './call-media';
 import { GATHER_CAP_MS } from './call-leg';
 import { HoldMusic, type HoldMusicSource } from './hold-music';
-import { DISCONNECT_GRACE_MS, type CallQualityRecord, type MediaCondition, type QualityView } from './media-health';
+import { BRIDGED_DISCONNECT_GRACE_MS, DISCONNECT_GRACE_MS, type CallQualityRecord, type MediaCondition, type QualityView } from './media-health';
 import { mediaFailure, mediaProblem, type MediaOutcome, type MediaText } from './media-text';
 
 const log = createLogger('media');
@@ -43,6 +45,8 @@ export interface MediaEngineOptions {
   createAudioElement?: () => HTMLAudioElement;
   gatherCapMs?: number;
   disconnectGraceMs?: number;
+  /** The grace of a bridged call's media; BRIDGED_DISCONNECT_GRACE_MS by default. */
+  bridgedDisconnectGraceMs?: number;
   /** The music a held customer hears (renderer/webrtc/hold-music.ts); made when first needed by default. */
   holdMusic?: HoldMusicSource;
 }
@@ -75,6 +79,8 @@ class Listeners<T extends { localId: string }> {
 export class MediaEngine {
   private readonly calls = new Map<string, CallMedia>();
   private readonly timings = new Map<string, CallTimings>();
+  /** The last leg of a rejoining call this window prepared media for: each offer is answered at most once here. */
+  private readonly rejoinLegs = new Map<string, string>();
   private readonly facts = new Listeners<MediaFact>('media fact');
   private readonly conditions = new Listeners<MediaCondition>('media condition');
   private readonly qualities = new Listeners<CallQualityRecord>('call quality');
@@ -115,11 +121,19 @@ export class MediaEngine {
     return this.calls.has(localId);
   }
 
-  /** Follows the main process's view of a call. Safe to call with every push, in any order. */
+  /**
+   * Follows the main process's view of a call. Safe to call with every push, in any order. A new
+   * leg offered to a rejoining call, not answered yet, replaces the call's media (the failed leg's,
+   * or none after a reload), once per leg.
+   */
   onCall(call: CallState): void {
     const media = this.calls.get(call.localId);
     if (media) media.seen = true;
-    if (call.phase === 'ended') this.close(call.localId);
+    const offered = rejoinOffer(call);
+    if (call.phase === 'ended') {
+      this.close(call.localId);
+      this.rejoinLegs.delete(call.localId);
+    } else if (offered && this.rejoinLegs.get(call.localId) !== offered.legId) this.prepareRejoin(call, offered);
     else if (media) media.follow(call);
     else if (call.phase === 'ringing' && call.direction === 'incoming') this.prepareIncoming(call.localId, call.offerSdp);
   }
@@ -128,6 +142,7 @@ export class MediaEngine {
   reconcile(calls: readonly CallState[]): void {
     const live = new Set(calls.filter((c) => c.phase !== 'ended').map((c) => c.localId));
     for (const [localId, media] of this.calls) if (media.seen && !live.has(localId)) this.close(localId);
+    for (const localId of [...this.rejoinLegs.keys()]) if (!live.has(localId)) this.rejoinLegs.delete(localId);
     for (const call of calls) this.onCall(call);
   }
 
@@ -142,6 +157,21 @@ export class MediaEngine {
     const media = this.calls.get(localId) ?? this.prepareIncoming(localId, call.offerSdp);
     const answer = await media.answer();
     if (!answer.ok && answer.error.code === 'media_failed') this.close(localId);
+    return answer;
+  }
+
+  /**
+   * A rejoining call's answer to the bridge's offer of `rejoin.legId`, made as the offer came (the
+   * rejoinCall command carries it). Handed over once: the media of another leg, or of none, has no
+   * answer to give. Nothing reaches the bridge until the call is pushed with `rejoin.answered`.
+   */
+  async rejoinAnswerFor(call: CallState): Promise<MediaOutcome<{ sdp: string }>> {
+    const { localId } = call;
+    const legId = rejoinOffer(call)?.legId;
+    const media = this.calls.get(localId);
+    if (legId === undefined || !media || media.legId !== legId) return mediaFailure('invalid_state', mediaProblem('endedBeforeAnswer'));
+    const answer = await media.answer();
+    if (!answer.ok && answer.error.code === 'media_failed' && this.calls.get(localId) === media) this.close(localId);
     return answer;
   }
 
@@ -176,6 +206,11 @@ export class MediaEngine {
     const record = media.close();
     const timings = this.timings.get(localId);
     if (record) this.qualities.emit(timings ? { ...record, timings } : record);
+  }
+
+  /** Closes a rejoining call's media of `legId` (its answer was not taken); the media of another leg stays. */
+  closeRejoinLeg(localId: string, legId: string): void {
+    if (this.calls.get(localId)?.legId === legId) this.close(localId);
   }
 
   closeAll(): void {
@@ -282,24 +317,44 @@ export class MediaEngine {
     return media;
   }
 
-  private open(localId: string): CallMedia {
+  /**
+   * A rejoining call offered a new leg: the call's old media (its failed leg) goes, and the answer to
+   * the offer is made at once, its candidates held back until the relay applies it. The hold, and the
+   * bridged grace, follow the call from the start.
+   */
+  private prepareRejoin(call: CallState, offered: { legId: string; offerSdp: string }): void {
+    const { localId } = call;
+    this.close(localId);
+    this.rejoinLegs.set(localId, offered.legId);
+    const media = this.open(localId, offered.legId);
+    media.seen = true;
+    media.prepareIncoming(offered.offerSdp);
+    media.follow(call);
+  }
+
+  private open(localId: string, legId?: string): CallMedia {
     const o = this.options;
-    const media = new CallMedia(localId, {
-      getUserMedia: o.getUserMedia ?? ((c) => navigator.mediaDevices.getUserMedia(c)),
-      createPeerConnection: o.createPeerConnection ?? ((c) => new RTCPeerConnection(c)),
-      iceConfig: o.iceConfig ?? (() => Promise.resolve(ok(NO_SERVERS))),
-      audioParent: o.audioParent ?? (() => document.body),
-      createAudioElement: o.createAudioElement ?? (() => document.createElement('audio')),
-      holdMusic: () => (this.holdMusicSource ??= new HoldMusic()),
-      gatherCapMs: o.gatherCapMs ?? GATHER_CAP_MS,
-      disconnectGraceMs: o.disconnectGraceMs ?? DISCONNECT_GRACE_MS,
-      devices: { ...this.routing },
-      routingKnown: () => this.routingSettled(),
-      fact: (fact) => this.facts.emit(fact),
-      moment: (moment) => this.noteTiming(localId, { [moment]: wallClockNow() }),
-      condition: (condition) => this.conditions.emit(condition),
-      notice: (id, text) => this.notices.emit({ localId: id, text }),
-    });
+    const media = new CallMedia(
+      localId,
+      {
+        getUserMedia: o.getUserMedia ?? ((c) => navigator.mediaDevices.getUserMedia(c)),
+        createPeerConnection: o.createPeerConnection ?? ((c) => new RTCPeerConnection(c)),
+        iceConfig: o.iceConfig ?? (() => Promise.resolve(ok(NO_SERVERS))),
+        audioParent: o.audioParent ?? (() => document.body),
+        createAudioElement: o.createAudioElement ?? (() => document.createElement('audio')),
+        holdMusic: () => (this.holdMusicSource ??= new HoldMusic()),
+        gatherCapMs: o.gatherCapMs ?? GATHER_CAP_MS,
+        disconnectGraceMs: o.disconnectGraceMs ?? DISCONNECT_GRACE_MS,
+        bridgedDisconnectGraceMs: o.bridgedDisconnectGraceMs ?? BRIDGED_DISCONNECT_GRACE_MS,
+        devices: { ...this.routing },
+        routingKnown: () => this.routingSettled(),
+        fact: (fact) => this.facts.emit(fact),
+        moment: (moment) => this.noteTiming(localId, { [moment]: wallClockNow() }),
+        condition: (condition) => this.conditions.emit(condition),
+        notice: (id, text) => this.notices.emit({ localId: id, text }),
+      },
+      legId,
+    );
     this.calls.set(localId, media);
     return media;
   }
@@ -309,4 +364,15 @@ export class MediaEngine {
     await Promise.race([this.routingKnown, new Promise((resolve) => (timer = setTimeout(resolve, ROUTING_WAIT_MS)))]);
     clearTimeout(timer);
   }
+}
+
+/**
+ * The bridge's offer of a new leg to a rejoining call, while no window's answer to it was applied
+ * (one applied already belongs to the window that sent it).
+ */
+function rejoinOffer(call: CallState): { legId: string; offerSdp: string } | undefined {
+  if (call.phase !== 'connecting' && call.phase !== 'active') return undefined;
+  const rejoin = call.rejoin;
+  if (rejoin?.legId === undefined || rejoin.offerSdp === undefined || rejoin.answered) return undefined;
+  return { legId: rejoin.legId, offerSdp: rejoin.offerSdp };
 }

@@ -22,6 +22,12 @@ const log = createLogger('media');
  * ICE restart on this leg: the path comes back by itself or not at all.
  */
 export const DISCONNECT_GRACE_MS = 15_000;
+/**
+ * The same grace on a bridged call: its customer hears the bridge's music as soon as our media stops,
+ * and a call given up here rejoins on a new leg (shared/calls/rejoin.ts) rather than ends, so the
+ * sooner it is given up the sooner the agent is back ("Reconnecting…" becomes "Rejoining…").
+ */
+export const BRIDGED_DISCONNECT_GRACE_MS = 5_000;
 /** How often a connected call's statistics are read: media checks and call quality. */
 export const MONITOR_INTERVAL_MS = 1_000;
 /** A call given up because its media did not come back: the English words (rules:callMedia.networkLost). */
@@ -86,8 +92,16 @@ export class MediaHealth {
   /** A statistics read is under way: a read that outlasts the interval is not overlapped. */
   private reading = false;
   private readonly quality = new QualitySeconds();
+  private graceMs: number;
 
-  constructor(private readonly deps: MediaHealthDeps) {}
+  constructor(private readonly deps: MediaHealthDeps) {
+    this.graceMs = deps.graceMs;
+  }
+
+  /** The grace from the next time media stops (a call learns it is bridged at its first push). */
+  useGrace(ms: number): void {
+    this.graceMs = ms;
+  }
 
   get reconnecting(): boolean {
     return this.flow.kind === 'away';
@@ -181,7 +195,7 @@ export class MediaHealth {
     this.graceTimer = setTimeout(() => {
       this.graceTimer = undefined;
       if (this.flow.kind !== 'flowing') this.deps.lost();
-    }, this.deps.graceMs);
+    }, this.graceMs);
   }
 
   private back(): void {

@@ -3,9 +3,11 @@
 // not matter lives here: events for an id nobody holds yet wait for it (an outgoing call's events
 // can overtake its initiate response), a terminate for an id nobody holds leaves a tombstone, and a
 // call that learns its id takes what waited for it.
-import { handlers, type Handler, type On } from './handlers';
+import { handlers } from './handlers';
 import { deadlineOf, owedEnd, type CallRecord, type Leftover } from './record';
-import { isLive, PENDING_TTL_MS, TOMBSTONE_TTL_MS, transferLocalId, type CallEffect, type CallEvent, type GatewayEnd, type RemoteCallEvent } from './types';
+import { restorable } from './rejoin';
+import type { Handler, On } from './steps';
+import { isLive, PENDING_TTL_MS, TOMBSTONE_TTL_MS, transferLocalId, type CallEffect, type CallEvent, type GatewayEnd, type RemoteCallEvent, type RestorableCall } from './types';
 
 export interface CallBook {
   calls: Readonly<Record<string, CallRecord>>;
@@ -195,12 +197,23 @@ export function pruneBook(book: CallBook, now: number): CallBook {
 export const liveCalls = (book: CallBook): CallRecord[] => Object.values(book.calls).filter(isLive);
 
 /**
+ * One call the gateway would still be owed an end for if this run stopped now. `restore`: a bridged
+ * call this agent is in, as the window sees it, which the next run takes up again (rejoining, as
+ * `local.leftover` with it) rather than ending; an older app that cannot ends it with `action`.
+ */
+export interface OwedOnCrash {
+  callId: string;
+  action: GatewayEnd;
+  restore?: RestorableCall;
+}
+
+/**
  * What the gateway would still be owed if this run stopped now, per call id: a live call's reject
  * (ringing) or terminate, and every end not yet confirmed, leftovers' included. The crash-recovery
  * file is exactly this.
  */
-export function owedOnCrash(book: CallBook): Array<{ callId: string; action: GatewayEnd }> {
-  const owed = new Map<string, GatewayEnd>();
+export function owedOnCrash(book: CallBook): OwedOnCrash[] {
+  const owed = new Map<string, OwedOnCrash>();
   // A live call decides for its id: a colleague's transfer that rings here owes nothing, whatever an
   // earlier call of that id, ended here, still waits for (the call is a colleague's by now).
   const decided = new Set<string>();
@@ -211,13 +224,15 @@ export function owedOnCrash(book: CallBook): Array<{ callId: string; action: Gat
       decided.add(call.callId);
       owed.delete(call.callId);
     }
-    if (action !== undefined) owed.set(call.callId, action);
+    if (action === undefined) continue;
+    const restore = restorable(call);
+    owed.set(call.callId, { callId: call.callId, action, ...(restore !== undefined ? { restore } : {}) });
   }
   for (const left of Object.values(book.leftovers)) {
     const action = owedEnd(left);
-    if (action !== undefined) owed.set(left.callId, action);
+    if (action !== undefined) owed.set(left.callId, { callId: left.callId, action });
   }
-  return [...owed].map(([callId, action]) => ({ callId, action })).sort((a, b) => a.callId.localeCompare(b.callId));
+  return [...owed.values()].sort((a, b) => a.callId.localeCompare(b.callId));
 }
 
 /**

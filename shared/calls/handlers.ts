@@ -1,70 +1,74 @@
 // What each event does: one handler per event type, in one table the compiler checks for every
 // type. A handler gets the call (or the leftover) the book found for the event and returns one Step:
 // the call after it, what must happen, and the answer to its command. The steps several events
-// share — ending a call, owing the gateway an end, asking the relay for a decline verdict, taking a
-// call into hand — are the small functions after the table.
+// share — ending a call, owing the gateway an end, asking the relay for a decline verdict — are in
+// steps.ts; taking a call into hand and a transfer's course are the small functions after the table;
+// a bridged call rejoining after its leg went has its handlers in rejoin.ts.
 //
 // protocol.md: duplicates happen, order is not guaranteed (a terminate can arrive before its
 // connect) and stale events arrive late. So every handler is idempotent: the same event again
 // changes nothing, an ended call is a tombstone that nothing revives, and connects older than
 // STALE_CONNECT_MS are dropped.
 import type { BridgeFailure } from '../events';
-import { english, term, text, type RuleText } from '../i18n/text';
+import { term, text, type RuleText } from '../i18n/text';
 import type { RuleTerm } from '../i18n/rules';
-import { assertNever, err, errText, ok, type AppError, type Result } from '../result';
+import { assertNever, errText, ok, type AppError, type Result } from '../result';
 import { TRANSFER_RING_MS } from '../transfer';
 import type { CallBook } from './book';
-import type { AnsweringOpen, CallRecord, EndedOpen, EndedRecord, Leftover, LiveRecord } from './record';
+import type { AnsweringOpen, CallRecord, EndedRecord, Leftover, LiveRecord } from './record';
+import {
+  mediaFailed,
+  notBackInTime,
+  refusedWhileRejoining,
+  rejoinAnswer,
+  rejoinAnswered,
+  rejoinConnected,
+  rejoinDeadlineCome,
+  rejoinFailed,
+  rejoinOffer,
+  restoredCall,
+  windowGone,
+} from './rejoin';
+import {
+  askVerdict,
+  endCall,
+  failedWith,
+  hangUpReason,
+  isAsked,
+  letGo,
+  noSuchCall,
+  NOTHING,
+  owe,
+  proceed,
+  replyTo,
+  transferTo,
+  type Handler,
+  type Step,
+  type TransferTo,
+} from './steps';
 import { TRANSFER_OVER, TRANSFER_REFUSALS, transferUnderWay } from './transfers';
 import {
   ANSWERED_ELSEWHERE,
   DIAL_TIMEOUT_MS,
-  heldMsOf,
   incomingLocalId,
   isBusy,
   isHeld,
   isLive,
+  isRejoining,
   localErrorFrom,
   MAX_BUSY_CALLS,
   PHASE_TERM,
+  REJOIN_REFUSALS,
   RING_TIMEOUT_MS,
   STALE_CONNECT_MS,
   transferLocalId,
   type CallEffect,
   type CallEvent,
   type CallPhase,
-  type CallReply,
   type CallTransfer,
-  type EndedCall,
   type EndReason,
   type GatewayEnd,
 } from './types';
-
-/** What an event concerns, as the book found it: the call holding its id, or a leftover; neither when nobody holds it. */
-export interface On {
-  call?: CallRecord;
-  leftover?: Leftover;
-  /** All of the agent's calls: taking a call into hand looks at the others, a new call at what waited for its id. */
-  book: CallBook;
-}
-
-/** What one event does. Left out: unchanged (a call or leftover given back as it was is unchanged too). */
-export interface Step {
-  /** The call after the event, when the event opened or changed it. */
-  call?: CallRecord;
-  /** The leftover after the event, when the event took it over or changed it. */
-  leftover?: Leftover;
-  /** Calls put on hold first: taking another call into hand holds the one in hand, in the same step. */
-  held?: readonly CallRecord[];
-  /** Requests for the relay and the gateway, then the reply to the command the call was waiting on, in order. */
-  effects?: readonly CallEffect[];
-  /** The answer to the event's own command (Call, Answer, Decline, Hang up, Hold, Resume). */
-  reply?: Result<CallReply>;
-}
-
-export type Handler<E extends CallEvent> = (ev: E, on: On) => Step;
-
-const NOTHING: Step = {};
 
 /**
  * A transfer's ring here outlasts the relay's own (TRANSFER_RING_MS) by this much, so that the
@@ -78,14 +82,6 @@ const TRANSFER_RING_GRACE_MS = 5_000;
  * restarted, or lost the call): the agent is never left with a ring that does not end.
  */
 const STARTED_RING_GRACE_MS = 10_000;
-
-/** A transfer or consult a colleague rang this agent with (its call is `tr:<transferId>` here). */
-type TransferTo = CallTransfer & { role: 'to' };
-const isAsked = (transfer: CallTransfer | undefined): transfer is TransferTo => transfer?.role === 'to';
-function transferTo(call: CallRecord | undefined): TransferTo | undefined {
-  const transfer = call?.transfer;
-  return isAsked(transfer) ? transfer : undefined;
-}
 
 export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { type: T }>> } = {
   'remote.incoming': (ev, { call, leftover, book }) => {
@@ -221,6 +217,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'remote.bridge_failed': (ev, { call }) => {
     // A leftover is owed its end already; an ended call stays as it ended.
     if (call === undefined || call.phase === 'ended') return NOTHING;
+    // This agent was away from the call too long: the relay says whether it goes on without it.
+    if (ev.reason === 'agent_not_back') return notBackInTime(call, ev);
     const reason = failedWith('media_failed', BRIDGE_FAILURE_TEXT[ev.reason]);
     // Nobody can answer a call whose media the bridge lost, so no colleague's verdict is waited for:
     // every app it rings rejects it at once (the gateway takes the first and refuses the rest, which
@@ -315,8 +313,10 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
       return { call: { ...call, open: accepting }, effects: [{ kind: 'accept', localId: call.localId, callId: call.callId, sdp: call.open.answerSdp }] };
     }
     if (call?.phase === 'ended' && call.direction === 'incoming' && call.open?.waiting === 'claim') {
-      // Ended here while the claim was out: the gateway hears it only if the call is not a colleague's.
-      if (ev.outcome === 'lost') return { call: withNothingOpen(call) };
+      // Ended here while the claim was out: the gateway hears it only when the claim shows the call is
+      // this agent's. A relay that cannot say may have given it to a colleague who accepted it; a call
+      // nobody accepted the gateway ends by itself.
+      if (ev.outcome !== 'won') return { call: withNothingOpen(call) };
       const owed = owe(call.localId, call.callId, call.open.owed);
       return { call: { ...call, open: owed.open }, effects: owed.effects };
     }
@@ -390,6 +390,9 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.hold': (ev, { call }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
     if (call.phase !== 'active') return { reply: errText('invalid_state', text('calls.onlyActiveHeld', { phase: phaseTerm(call.phase) })) };
+    // The relay keeps the customer on hold music meanwhile; the hold is the agent's to change once it is back.
+    const rejoiningNow = refusedWhileRejoining(call);
+    if (rejoiningNow !== undefined) return { reply: rejoiningNow };
     if (transferUnderWay(call)) return { reply: errText('invalid_state', TRANSFER_REFUSALS.hold) };
     // Holding a held call is harmless.
     const reply = ok({ localId: call.localId, callId: call.callId });
@@ -399,6 +402,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   'local.resume': (ev, { call, book }) => {
     if (call === undefined) return { reply: noSuchCall(ev.localId) };
     if (call.phase !== 'active') return { reply: errText('invalid_state', text('calls.onlyActiveResumed', { phase: phaseTerm(call.phase) })) };
+    const rejoiningNow = refusedWhileRejoining(call);
+    if (rejoiningNow !== undefined) return { reply: rejoiningNow };
     // Resuming a call in hand is harmless.
     const reply = ok({ localId: call.localId, callId: call.callId });
     const { heldSince, ...resumed } = call;
@@ -410,6 +415,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   },
 
   'local.media_connected': (ev, { call }) => {
+    const back = rejoinConnected(call, ev.at);
+    if (back !== undefined) return back;
     if (call?.phase === 'connecting') return { call: { ...call, phase: 'active', connectedAt: ev.at } };
     if (call?.phase !== 'answering') return NOTHING;
     // Media may connect before the accept response returns: the gateway had the answer already.
@@ -417,15 +424,18 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     return proceed(call, { ...answering, phase: 'active', connectedAt: ev.at, ...answeredTransfer(call) });
   },
 
-  'local.media_failed': (ev, { call }) => {
-    if (call === undefined || call.phase === 'ended') return NOTHING;
-    // Media broke before the call was answered (e.g. no microphone while dialing): it ends as a hang-up would.
-    const answered = call.phase === 'answering' || call.phase === 'connecting' || call.phase === 'active';
-    return letGo(call, answered ? { kind: 'failed', ...ev.error } : hangUpReason(call), ev.at);
-  },
+  'local.media_failed': mediaFailed,
+  'local.window_gone': windowGone,
+  'local.rejoin_offer': rejoinOffer,
+  'local.rejoin_failed': rejoinFailed,
+  'local.rejoin_answer': rejoinAnswer,
+  'local.rejoin_answered': rejoinAnswered,
 
   'local.deadline': (ev, { call }) => {
-    // What the deadline means depends on the phase: ring timeout, or dial timeout.
+    // What the deadline means depends on the phase: ring timeout, or dial timeout; while the call
+    // rejoins, this agent not back in time.
+    const notBack = rejoinDeadlineCome(call, ev.at);
+    if (notBack !== undefined) return notBack;
     if (call?.phase === 'ringing') return letGo(call, { kind: 'missed' }, ev.at); // rang out here: a colleague may still answer
     if (call?.phase === 'calling' || call?.phase === 'remote_ringing') return letGo(call, { kind: 'no_answer' }, ev.at);
     // This agent's transfer rang on with no word from the relay: back with the customer, as the relay's not_answered would say.
@@ -451,6 +461,9 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
 
   'local.leftover': (ev, { call, leftover, book }) => {
     if (call !== undefined || leftover !== undefined || book.byCallId[ev.callId] !== undefined || book.leftovers[ev.callId] !== undefined) return NOTHING;
+    // A bridged call this agent was in: it rejoins rather than ending (rejoin.ts).
+    const restored = restoredCall(ev, book.calls);
+    if (restored !== undefined) return restored;
     const left: Leftover = { localId: ev.localId, callId: ev.callId, since: ev.at };
     if (ev.action === 'reject') {
       // It rang when the previous run stopped: the team decides, as for a decline.
@@ -463,103 +476,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
 };
 
 // ---------------------------------------------------------------------------------------------
-// The steps several events share.
+// Taking a call into hand, and why the gateway's terminate ended a call.
 // ---------------------------------------------------------------------------------------------
-
-/** How an ended call leaves things with the relay and the gateway. */
-interface Ending {
-  /** The gateway's talk time, when it sent one. */
-  durationSec?: number;
-  /** What is still open with the relay or the gateway. */
-  open?: EndedOpen;
-  /** The requests that go with it. */
-  effects?: readonly CallEffect[];
-  /** The error that ended it, told to the command waiting on it (a refused accept or initiate). */
-  error?: AppError;
-}
-
-/**
- * Ends a live call: the ended call (who, what, when, talk and hold time, what is still open) and its
- * requests, then the reply to the command it was waiting on, if any (Answer, Call).
- */
-function endCall(call: LiveRecord, reason: EndReason, at: number, ending: Ending = {}): Step {
-  const connectedAt = call.phase === 'active' ? call.connectedAt : undefined;
-  const measured = connectedAt !== undefined ? Math.max(0, Math.round((at - connectedAt) / 1000)) : 0;
-  const heldMs = heldMsOf(call, at);
-  const tail = {
-    phase: 'ended' as const,
-    end: reason,
-    endedAt: at,
-    durationSec: ending.durationSec ?? measured,
-    ...(connectedAt !== undefined ? { connectedAt } : {}),
-    ...(heldMs > 0 ? { heldSec: Math.round(heldMs / 1000) } : {}),
-  };
-  const base = {
-    localId: call.localId,
-    peer: call.peer,
-    createdAt: call.createdAt,
-    ...(call.callId !== undefined ? { callId: call.callId } : {}),
-    ...(call.ctaPayload !== undefined ? { ctaPayload: call.ctaPayload } : {}),
-    ...(call.bridged !== undefined ? { bridged: call.bridged } : {}),
-    ...(call.transfer !== undefined ? { transfer: call.transfer } : {}),
-  };
-  const shown: EndedCall =
-    call.direction === 'incoming'
-      ? { ...base, direction: 'incoming', callId: call.callId, offerSdp: call.offerSdp, ...tail }
-      : { ...base, direction: 'outgoing', ...tail };
-  const ended: EndedRecord = ending.open !== undefined ? { ...shown, open: ending.open } : shown;
-  return { call: ended, effects: [...(ending.effects ?? []), ...answerWaiting(call, endedReply(shown, ending.error))] };
-}
-
-/** A call leaves answering or dialing for the next phase: the command waiting on it (Answer, Call) is answered. */
-function proceed(call: LiveRecord, next: CallRecord, effects: readonly CallEffect[] = []): Step {
-  return { call: next, effects: [...effects, ...answerWaiting(call, ok({ localId: next.localId, callId: next.callId ?? '' }))] };
-}
-
-/** The reply to the command a call in answering or dialing was waiting on, now that it leaves that phase. */
-function answerWaiting(call: LiveRecord, result: Result<CallReply>): CallEffect[] {
-  if (call.phase !== 'answering' && call.phase !== 'dialing') return [];
-  return call.open.replyTo !== undefined ? [{ kind: 'reply', requestId: call.open.replyTo, result }] : [];
-}
-
-/** Owes the gateway a reject or terminate and sends it: owed until the gateway answers. */
-function owe(localId: string, callId: string, action: GatewayEnd): { open: { waiting: 'confirmation'; owed: GatewayEnd }; effects: CallEffect[] } {
-  return { open: { waiting: 'confirmation', owed: action }, effects: [{ kind: 'end', localId, callId, action }] };
-}
-
-/** Asks the relay whether anyone else may still answer a call that stops ringing here (may it be rejected?). */
-function askVerdict(localId: string, callId: string): { open: { waiting: 'verdict' }; effects: CallEffect[] } {
-  return { open: { waiting: 'verdict' }, effects: [{ kind: 'decline', localId, callId }] };
-}
-
-/** The agent lets a live call go (hang-up, media failure, its deadline): what the relay and the gateway must hear of it. */
-function letGo(call: LiveRecord, reason: EndReason, at: number): Step {
-  switch (call.phase) {
-    case 'ringing': {
-      // A colleague's transfer or consult: the relay hears it is not taken here (the gateway has
-      // nothing to reject: the call is accepted and goes on with the colleague).
-      const asked = transferTo(call);
-      if (asked !== undefined) return endCall(call, reason, at, { effects: [{ kind: 'transfer_decline', localId: call.localId, callId: call.callId, transferId: asked.id }] });
-      // Declined or missed here: the team decides (see local.decline).
-      return endCall(call, reason, at, askVerdict(call.localId, call.callId));
-    }
-    case 'answering':
-      // Ended while the claim was out: no accept will go, so the call still rings at the gateway
-      // and is rejected — once the claim shows it is not a colleague's.
-      if (call.open.waiting === 'claim') return endCall(call, reason, at, { open: { waiting: 'claim', owed: 'reject' } });
-      return endCall(call, reason, at, owe(call.localId, call.callId, 'terminate'));
-    case 'dialing':
-      // No id yet: the initiate response names the call, and ends it then.
-      return endCall(call, reason, at, { open: { waiting: 'initiate' } });
-    case 'calling':
-    case 'remote_ringing':
-    case 'connecting':
-    case 'active':
-      return endCall(call, reason, at, owe(call.localId, call.callId, 'terminate'));
-    default:
-      return assertNever(call, 'call');
-  }
-}
 
 /**
  * Two busy calls at most, one of them in hand: a call taken into hand (answered, dialed, resumed)
@@ -573,6 +491,8 @@ function takeIntoHand(book: CallBook, localId: string, at: number, doing: RuleTe
   for (const other of others) {
     if (isHeld(other)) continue;
     if (other.phase !== 'active') return { refusal: errText('invalid_state', text('calls.otherNotConnected', { doing: term(doing) })) };
+    // Its leg is being replaced: it cannot be held before it is back (see local.hold).
+    if (isRejoining(other)) return { refusal: errText('invalid_state', REJOIN_REFUSALS.rejoining) };
     // The relay routes that call's customer now: it cannot be held (see local.hold).
     if (transferUnderWay(other)) return { refusal: errText('invalid_state', TRANSFER_REFUSALS.hold) };
     held.push(hold(other, at));
@@ -582,24 +502,6 @@ function takeIntoHand(book: CallBook, localId: string, at: number, doing: RuleTe
 
 function hold(call: Extract<CallRecord, { phase: 'active' }>, at: number): CallRecord {
   return { ...call, heldSince: at };
-}
-
-/** Why a call the agent hangs up ends: declined while it rang, cancelled before the customer answered, completed after. */
-function hangUpReason(call: LiveRecord): EndReason {
-  switch (call.phase) {
-    case 'ringing':
-      return { kind: 'declined' };
-    case 'dialing':
-    case 'calling':
-    case 'remote_ringing':
-      return { kind: 'cancelled' };
-    case 'answering':
-    case 'connecting':
-    case 'active':
-      return { kind: 'completed', by: 'agent' };
-    default:
-      return assertNever(call, 'call');
-  }
 }
 
 function terminateReason(call: LiveRecord, ev: Extract<CallEvent, { type: 'remote.terminated' }>): EndReason {
@@ -768,45 +670,18 @@ function refusesOurAnswer(error: AppError): boolean {
   return !/\bcall_id\b|\bthis call\b|\balready\b|\bno longer\b/i.test(words);
 }
 
-/** Why a call ended before the command waiting for it (Answer, Call) could be answered. */
-function endedReply(call: EndedCall, error: AppError | undefined): Result<never> {
-  if (error !== undefined) return { ok: false, error };
-  switch (call.end.kind) {
-    case 'answered_elsewhere':
-      return errText('answered_elsewhere', ANSWERED_ELSEWHERE);
-    case 'failed': {
-      const { code, message, text: said } = call.end;
-      const kind = code === 'media_failed' ? 'media_failed' : 'invalid_state';
-      return err(kind, message, said !== undefined ? { text: said } : {});
-    }
-    case 'cancelled':
-      return errText('invalid_state', text('calls.hungUpBeforePlaced'));
-    default:
-      return errText('invalid_state', text(call.direction === 'incoming' ? 'calls.endedWhileAnswering' : 'calls.endedBeforePlaced'));
-  }
-}
-
-/** Why the bridge let a call go, as the ended call says it. */
-const BRIDGE_FAILURE_TEXT: Readonly<Record<BridgeFailure, RuleText>> = {
+/** Why the bridge let a call go, as the ended call says it (this agent not back: rejoin.ts). */
+const BRIDGE_FAILURE_TEXT: Readonly<Record<Exclude<BridgeFailure, 'agent_not_back'>, RuleText>> = {
   node_gone: text('calls.bridgeNodeGone'),
   customer_leg_failed: text('calls.bridgeCustomerLegFailed'),
 };
 
-/** A failure the catalogue words: its English as the message, its text beside it. */
-function failedWith(code: string, said: RuleText): EndReason {
-  return { kind: 'failed', code, message: english(said), text: said };
-}
-
 const phaseTerm = (phase: CallPhase) => term(PHASE_TERM[phase]);
-
-const noSuchCall = (localId: string): Result<never> => errText('not_found', text('calls.noSuchCall', { localId }));
 
 function notRinging(call: CallRecord, verb: 'answered' | 'declined'): Result<never> {
   if (call.phase === 'ended' && call.end.kind === 'answered_elsewhere') return errText('answered_elsewhere', ANSWERED_ELSEWHERE);
   return errText('invalid_state', text(verb === 'answered' ? 'calls.onlyRingingAnswered' : 'calls.onlyRingingDeclined', { phase: phaseTerm(call.phase) }));
 }
-
-const replyTo = (requestId: string | undefined): { replyTo?: string } => (requestId !== undefined ? { replyTo: requestId } : {});
 
 /** An ended call with nothing open any more. */
 function withNothingOpen(call: EndedRecord): EndedRecord {

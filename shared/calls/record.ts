@@ -2,7 +2,7 @@
 // about it with the relay or the gateway. Each phase carries only what can be open in it; nothing of
 // it leaves the main process (publicCall).
 import { assertNever } from '../result';
-import type { CallState, EndedCall, GatewayEnd } from './types';
+import { REJOIN_WINDOW_MS, type CallRejoin, type CallState, type EndedCall, type GatewayEnd } from './types';
 
 /**
  * Answer clicked. First claim wins on the relay (relay/README.md), so the prepared answer waits for
@@ -32,11 +32,19 @@ export type EndedOpen =
   | { waiting: 'claim'; owed: 'reject' }
   | { waiting: 'confirmation'; owed: GatewayEnd };
 
+/**
+ * A bridged call rejoining (`rejoin`, calls/rejoin.ts): the relay is asked for a new leg
+ * (`rejoin_offer`), or a window's answer to the leg offered is with the relay (`rejoin_answer`;
+ * `replyTo` is the rejoinCall command waiting for it).
+ */
+export type RejoinOpen = { waiting: 'rejoin_offer' } | { waiting: 'rejoin_answer'; legId: string; replyTo?: string };
+
 type Phase<P extends CallState['phase']> = Extract<CallState, { phase: P }>;
 
 /** A call as the main process holds it; `open` exists only in the phases that can have something open. */
 export type CallRecord =
-  | (Phase<'ringing' | 'calling' | 'remote_ringing' | 'connecting' | 'active'> & { open?: never })
+  | (Phase<'ringing' | 'calling' | 'remote_ringing'> & { open?: never })
+  | (Phase<'connecting' | 'active'> & { open?: RejoinOpen })
   | (Phase<'answering'> & { open: AnsweringOpen })
   | (Phase<'dialing'> & { open: DialingOpen })
   | (EndedCall & { open?: EndedOpen });
@@ -69,7 +77,15 @@ export function publicCall(call: CallRecord): CallState {
 /** The reject or terminate the gateway is still owed for this call, once it has ended here. */
 export const owedEnd = (call: CallRecord | Leftover): GatewayEnd | undefined => (call.open !== undefined && 'owed' in call.open ? call.open.owed : undefined);
 
-/** The moment a call in this phase gives up waiting, if it waits for anything. */
+/**
+ * A rejoining call gives up this much after the relay's own window: the relay's word on it (the call
+ * ended, or gone on with colleagues) comes first, and this is only for a relay that is gone.
+ */
+export const REJOIN_GRACE_MS = 5_000;
+/** When a call rejoining since `rejoin.since` gives up here. */
+export const rejoinDeadline = (rejoin: CallRejoin): number => rejoin.since + REJOIN_WINDOW_MS + REJOIN_GRACE_MS;
+
+/** The moment a call in this phase gives up waiting, if it waits for anything: the earliest, where it waits for two. */
 export function deadlineOf(call: CallState | undefined): number | undefined {
   if (call === undefined) return undefined;
   switch (call.phase) {
@@ -78,12 +94,16 @@ export function deadlineOf(call: CallState | undefined): number | undefined {
     case 'calling':
     case 'remote_ringing':
       return call.dialsUntil;
-    case 'active':
+    case 'active': {
       // This agent's transfer rings a colleague: the relay says how it ends, unless its word is lost.
-      return call.transfer?.role === 'from' && call.transfer.state === 'ringing' ? call.transfer.ringsUntil : undefined;
+      const ring = call.transfer?.role === 'from' && call.transfer.state === 'ringing' ? call.transfer.ringsUntil : undefined;
+      const rejoin = call.rejoin !== undefined ? rejoinDeadline(call.rejoin) : undefined;
+      return ring === undefined || rejoin === undefined ? (ring ?? rejoin) : Math.min(ring, rejoin);
+    }
+    case 'connecting':
+      return call.rejoin !== undefined ? rejoinDeadline(call.rejoin) : undefined;
     case 'dialing': // the initiate under way has its own timeout in the gateway client
     case 'answering':
-    case 'connecting':
     case 'ended':
       return undefined;
     default:

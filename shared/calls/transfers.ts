@@ -1,11 +1,11 @@
 // Transfers, consults and three-way calls as a call sees them (shared/transfer.ts): while one is
 // under way the relay routes the customer (the hold music, a colleague, all three), so the call is
 // not this agent's alone to hold or hand on; and what each of the agent's transfer commands may act
-// on. Pure: the reducer refuses a hold with it, the coordinator checks a command with it before it
+// on (nothing while the call rejoins: the agent is not back in it). Pure: the reducer refuses a hold with it, the coordinator checks a command with it before it
 // asks the relay.
 import { term, text, type RuleText } from '../i18n/text';
 import { errText, ok, type Result } from '../result';
-import { PHASE_TERM, type CallPhase, type CallState, type CallTransfer } from './types';
+import { isRejoining, PHASE_TERM, REJOIN_REFUSALS, type CallPhase, type CallState, type CallTransfer } from './types';
 
 /** The states in which the relay, not this agent's hold, decides what the customer hears. */
 export const TRANSFER_UNDER_WAY: ReadonlySet<CallTransfer['state']> = new Set(['ringing', 'consulting', 'joined']);
@@ -50,6 +50,8 @@ const refuse = (said: RuleText): Result<never> => errText('invalid_state', said)
 export function transferableCall(call: CallState): Result<{ callId: string }> {
   if (call.bridged !== true) return refuse(TRANSFER_REFUSALS.callNotBridged);
   if (call.phase !== 'active') return refuse(TRANSFER_REFUSALS.onlyActive(call.phase));
+  // Its leg is being replaced: the agent cannot talk to a colleague, nor hand the customer on, before it is back.
+  if (isRejoining(call)) return refuse(REJOIN_REFUSALS.rejoining);
   const current = call.transfer;
   if (current?.role === 'to' && current.state !== 'done') return refuse(TRANSFER_REFUSALS.notYours);
   if (current?.role === 'from' && TRANSFER_UNDER_WAY.has(current.state)) return refuse(TRANSFER_REFUSALS.underWay);
@@ -61,6 +63,7 @@ export function transferToActOn(call: CallState, action: TransferAction): Result
   const current = call.transfer;
   if (call.phase === 'ended' || call.callId === undefined || current === undefined || !TRANSFER_UNDER_WAY.has(current.state)) return refuse(TRANSFER_REFUSALS.none);
   if (current.role === 'to') return refuse(TRANSFER_REFUSALS.colleagues);
+  if (isRejoining(call)) return refuse(REJOIN_REFUSALS.rejoining);
   if (!ACTS_ON[action].has(current.state)) return refuse(TRANSFER_REFUSALS[action]);
   return ok({ callId: call.callId, transferId: current.id });
 }

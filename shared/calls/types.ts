@@ -14,6 +14,12 @@ export const STALE_CONNECT_MS = 60_000;
 export const PENDING_TTL_MS = 60_000;
 /** How long ended calls and tombstones are kept. */
 export const TOMBSTONE_TTL_MS = 60 * 60_000;
+/**
+ * How long a member of a bridged call has to come back once its leg went (a reload, a crash, a
+ * network change): the relay keeps the customer on hold music that long, then ends the call, or
+ * leaves it to the colleagues still in it (relay/REFERENCE.md "Rejoining").
+ */
+export const REJOIN_WINDOW_MS = 60_000;
 
 export type Direction = 'incoming' | 'outgoing';
 
@@ -74,6 +80,23 @@ export interface CallTransfer {
   ringsUntil?: number;
 }
 
+/**
+ * This agent's leg of a bridged call is being replaced ("Rejoining…"): its window went, the app
+ * restarted, or its network changed, and the customer hears the hold music meanwhile. The relay
+ * offers a new leg (`legId`, `offerSdp`), the first window that answers it takes the call's audio,
+ * and once the relay has applied that answer (`answered`) the window connects it; the call is
+ * connected again, and `rejoin` gone, when its media is.
+ */
+export interface CallRejoin {
+  /** When this agent's media went (unix ms): REJOIN_WINDOW_MS counts from here, however often it rejoins. */
+  since: number;
+  /** The bridge's new leg, once the relay offered it. */
+  legId?: string;
+  offerSdp?: string;
+  /** The relay applied a window's answer to `legId`: that window may start ICE. */
+  answered?: true;
+}
+
 interface CallCommon {
   /** Stable id in this app: `in:<callId>` for incoming calls, `tr:<transferId>` for transfers to this agent, generated for outgoing ones. */
   localId: string;
@@ -101,11 +124,13 @@ export type CallState =
   | (OutgoingCommon & { phase: 'dialing' })
   | (OutgoingCommon & { phase: 'calling'; callId: string; dialsUntil: number })
   | (OutgoingCommon & { phase: 'remote_ringing'; callId: string; dialsUntil: number })
-  | ((IncomingCommon | (OutgoingCommon & { callId: string; answerSdp: string })) & { phase: 'connecting'; answeredAt: number })
+  | ((IncomingCommon | (OutgoingCommon & { callId: string; answerSdp: string })) & { phase: 'connecting'; answeredAt: number; rejoin?: CallRejoin })
   | ((IncomingCommon | (OutgoingCommon & { callId: string; answerSdp: string })) & {
       phase: 'active';
       answeredAt: number;
       connectedAt: number;
+      /** Its leg is being replaced: hold and transfer stay as they were meanwhile. */
+      rejoin?: CallRejoin;
       /** On hold since then (unix ms): the customer hears the hold music, the agent does not hear the customer. */
       heldSince?: number;
       /** Time on hold before the current hold, in ms (a call can be held and resumed many times). */
@@ -136,6 +161,8 @@ export const BUSY_PHASES: ReadonlySet<CallPhase> = new Set(['dialing', 'calling'
 export const isBusy = (c: Pick<CallState, 'phase'>): boolean => BUSY_PHASES.has(c.phase);
 /** An active call on hold. */
 export const isHeld = (c: CallState | undefined): boolean => c?.phase === 'active' && c.heldSince !== undefined;
+/** A call whose leg is being replaced ("Rejoining…"). */
+export const isRejoining = (c: CallState | undefined): boolean => (c?.phase === 'connecting' || c?.phase === 'active') && c.rejoin !== undefined;
 /** At most this many busy calls at once: one on hold and one in hand. */
 export const MAX_BUSY_CALLS = 2;
 /** The calls that keep the agent busy. */
@@ -162,6 +189,17 @@ export const hasBusyCall = (calls: Iterable<Pick<CallState, 'phase'>>): boolean 
 
 export const ANSWERED_ELSEWHERE = text('calls.answeredElsewhere');
 export const ANSWERED_ELSEWHERE_MESSAGE = english(ANSWERED_ELSEWHERE);
+
+/**
+ * The refusals of a call rejoining, said from the catalogue (`errText('invalid_state', …)`):
+ * `rejoining`, to hold, resume or transfer it before it is connected again; `offerClosed`, to a
+ * window's answer to a rejoin offer that another window took, a newer one replaced, or that the
+ * call no longer has.
+ */
+export const REJOIN_REFUSALS = {
+  rejoining: text('calls.rejoiningNow'),
+  offerClosed: text('calls.rejoinOfferClosed'),
+} as const;
 
 /** A phase as the catalogue says it inside a sentence ("The call is {{phase}}: …"). */
 export const PHASE_TERM: Readonly<Record<CallPhase, RuleTerm>> = {
@@ -214,8 +252,12 @@ export type CallEvent =
     }
   /** An agent's claim won on the relay; `mine` is unknown while this agent's own id is. */
   | { type: 'remote.claimed'; at: number; callId: string; mine?: boolean }
-  /** The team's bridge can no longer carry the call (its node is gone, or the customer's leg on it failed): the call is over. */
-  | { type: 'remote.bridge_failed'; at: number; callId: string; reason: BridgeFailure }
+  /**
+   * The team's bridge can no longer carry the call (its node is gone, or the customer's leg on it
+   * failed), or this agent was not back within the relay's window (`agent_not_back`, `awaySec`):
+   * the call is over here; with `goesOn` it goes on with colleagues, and nothing is owed.
+   */
+  | { type: 'remote.bridge_failed'; at: number; callId: string; reason: BridgeFailure; goesOn?: true; awaySec?: number }
   // the agent's commands; `requestId` names the command that waits for the reply
   /** Call a number: the peer always has the digits the initiate goes to. */
   | { type: 'local.dial'; at: number; localId: string; peer: Peer & { number: string }; offerSdp: string; requestId?: string }
@@ -245,8 +287,45 @@ export type CallEvent =
   // media facts from the renderer
   | { type: 'local.media_connected'; at: number; localId: string }
   | { type: 'local.media_failed'; at: number; localId: string; error: LocalError }
-  /** Recovery: a call a previous run left live (the crash-recovery file), still owed its reject or terminate. */
-  | { type: 'local.leftover'; at: number; localId: string; callId: string; action: GatewayEnd };
+  /**
+   * The window that carried the call's audio is gone (reloaded, closed, crashed; `error` says which):
+   * a bridged call rejoins with a new leg; any other ends as a media failure would.
+   */
+  | { type: 'local.window_gone'; at: number; localId: string; error: LocalError }
+  // rejoining a bridged call (calls/rejoin.ts)
+  /** The relay offered this agent a new leg of the call (BRIDGE_AGENT_PATHS.rejoin). */
+  | { type: 'local.rejoin_offer'; at: number; localId: string; legId: string; offerSdp: string }
+  /** The relay would not offer a new leg: `verdict` says what that means for the call (RejoinVerdict). */
+  | { type: 'local.rejoin_failed'; at: number; localId: string; error: LocalError; verdict: RejoinVerdict }
+  /** A window's answer to the offer of `legId` (the rejoinCall command). */
+  | { type: 'local.rejoin_answer'; at: number; localId: string; legId: string; sdp: string; requestId?: string }
+  /** The relay's word on that answer (BRIDGE_AGENT_PATHS.rejoinAnswer). */
+  | { type: 'local.rejoin_answered'; at: number; localId: string; legId: string; outcome: RejoinAnswerOutcome }
+  /**
+   * Recovery: a call a previous run left live (the crash-recovery file), still owed its reject or
+   * terminate; with `restore`, a bridged call this agent was in, which rejoins as it was instead.
+   */
+  | { type: 'local.leftover'; at: number; localId: string; callId: string; action: GatewayEnd; restore?: RestorableCall };
+
+/**
+ * Why the relay would not offer a new leg:
+ * - `not_member` (403): the call went on without this agent (transferred, left, or removed as not
+ *   back while colleagues stayed): it ends here, nothing owed;
+ * - `ended` (410): the relay ended it because this agent was not back in time: nothing owed;
+ * - `gone` (404: the relay does not know it; 503: its node is gone; or the window is over with the
+ *   relay never reached): the agent lets it go, and the gateway hears terminate.
+ */
+export type RejoinVerdict = 'not_member' | 'ended' | 'gone';
+export const REJOIN_VERDICTS: readonly RejoinVerdict[] = ['not_member', 'ended', 'gone'];
+
+/**
+ * The relay's word on a window's answer to a rejoin offer: applied; the answer itself refused (400
+ * on its SDP: a fresh offer is asked for); or refused otherwise (403: not the leg offered last; 409).
+ */
+export type RejoinAnswerOutcome = { kind: 'answered' } | { kind: 'sdp_refused'; error: AppError } | { kind: 'refused'; error: AppError };
+
+/** A call a run left live that the next one takes up again (owedOnCrash `restore`): a bridged call, connecting or active, as the window saw it. */
+export type RestorableCall = Extract<CallState, { phase: 'connecting' | 'active' }>;
 
 export type RemoteCallEvent = Extract<CallEvent, { callId: string; type: `remote.${string}` }>;
 export type LocalCallEvent = Exclude<CallEvent, RemoteCallEvent>;
@@ -275,7 +354,11 @@ export type CallEffect =
   /** Set (or, with `at` undefined, cancel) the call's one deadline → local.deadline. */
   | { kind: 'deadline'; localId: string; at: number | undefined }
   /** Answer the command that waits: Answer once the call is this agent's and accepted, Call once initiated. */
-  | { kind: 'reply'; requestId: string; result: Result<CallReply> };
+  | { kind: 'reply'; requestId: string; result: Result<CallReply> }
+  /** POST the relay's rejoin (BRIDGE_AGENT_PATHS.rejoin) → local.rejoin_offer / local.rejoin_failed. Retried while the window lasts. */
+  | { kind: 'rejoin'; localId: string; callId: string }
+  /** POST the window's answer to the rejoin offer (BRIDGE_AGENT_PATHS.rejoinAnswer) → local.rejoin_answered. */
+  | { kind: 'rejoin_answer'; localId: string; callId: string; legId: string; sdp: string };
 
 /** A command's reply: the call it concerns, with the gateway's id. */
 export interface CallReply {

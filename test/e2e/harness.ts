@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, onTestFailed } from 'vitest';
 import { startRelay, type RelayServer } from '../../relay/server';
-import { localBridge } from '../../relay/bridged-calls';
+import { localBridge, LocalNodeEvents } from '../../relay/bridged-calls';
 import { RedisBackend } from '../../relay/backend/redis-backend';
 import type { RelayBackend } from '../../relay/backend/types';
 import { BridgeNode } from '../../bridge/bridge-node';
@@ -113,6 +113,8 @@ export interface Stack {
   bridgeReport(callId: string): Promise<BridgedCallReport>;
   /** The bridge node's load (a bridged stack only). */
   bridgeLoad(): Promise<BridgeNodeLoad>;
+  /** The node closes the call's connected agent leg, as a network change would lose it (a bridged stack only). */
+  dropAgentLeg(callId: string): Promise<void>;
 }
 
 /** What a test may change about the sandbox: e.g. slower delivery statuses, to see each one on screen, or shorter media timeouts. */
@@ -127,6 +129,10 @@ export interface StackOptions {
   network?: NetworkFlags;
   /** The relay runs a bridge node in its process (`--bridge`): every call's media ends on it. */
   bridge?: boolean;
+  /** The relay ends at the sandbox's gateway, with the app's key, the bridged calls no agent can end (`--gateway-url`, `--api-key`). */
+  relayGateway?: boolean;
+  /** How long a member of a bridged call has to rejoin (the relay's `rejoinWindowMs`). */
+  rejoinWindowMs?: number;
 }
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
@@ -138,11 +144,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const apiKey = secret();
   const dataDir = await mkdtemp(join(tmpdir(), 'softphone-e2e-'));
 
-  const node = options.bridge === true ? new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1' }) : undefined;
-  const turn = { ...(options.relayTurn ? { turn: options.relayTurn } : {}), ...(node !== undefined ? { bridgeNodes: localBridge(node) } : {}) };
+  const nodeEvents = new LocalNodeEvents();
+  const node = options.bridge === true ? new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', onEvent: nodeEvents.emit }) : undefined;
+  // The sandbox starts after the relay: the relay reads its gateway when it first needs it.
+  const sandboxGateway: { url?: string } = {};
+  const turn = {
+    ...(options.relayTurn ? { turn: options.relayTurn } : {}),
+    ...(node !== undefined ? { bridgeNodes: localBridge(node, 'local', nodeEvents) } : {}),
+    ...(options.relayGateway === true ? { gateway: () => (sandboxGateway.url === undefined ? undefined : { url: sandboxGateway.url, apiKey, product: 'chatapp' }) } : {}),
+    ...(options.rejoinWindowMs !== undefined ? { rejoinWindowMs: options.rejoinWindowMs } : {}),
+  };
   let relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: [agentToken, tapToken], ...turn });
   const relayPort = relay.port;
   const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...options.sandbox });
+  sandboxGateway.url = `${sandbox.url}/restapi/v1`;
   const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken };
   const service = await createSoftphoneService({
     dataDir,
@@ -182,6 +197,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     bridgeLoad() {
       if (node === undefined) return Promise.reject(new Error('the stack runs no bridge'));
       return Promise.resolve(node.load());
+    },
+    async dropAgentLeg(callId) {
+      if (node === undefined) throw new Error('the stack runs no bridge');
+      const report = await node.report(callId);
+      if (!report.ok) throw new Error(`bridge report of ${callId}: ${report.error.message}`);
+      const connected = Object.entries(report.value.agents).filter(([, leg]) => leg.state === 'connected');
+      if (connected.length !== 1) throw new Error(`call ${callId} has ${connected.length} connected agent legs`);
+      const closed = await node.closeAgentLeg(callId, connected[0]![0]);
+      if (!closed.ok) throw new Error(`closing the agent leg of ${callId}: ${closed.error.message}`);
     },
     async close() {
       await browser.close().catch(() => {});

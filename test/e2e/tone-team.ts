@@ -12,7 +12,7 @@ import { MemorySecretStore } from '../../electron/core/secret-store';
 import { createSoftphoneService } from '../../electron/core/softphone-service';
 import { startBrowserHost } from '../../electron/browser/browser-host';
 import { hashAgentToken } from '../../relay/agent-directory';
-import { localBridge } from '../../relay/bridged-calls';
+import { localBridge, LocalNodeEvents } from '../../relay/bridged-calls';
 import { startRelay, type RelayServer } from '../../relay/server';
 import type { BridgedCallReport } from '../../shared/bridge';
 import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
@@ -73,13 +73,14 @@ export async function startToneTeam(options: { names: string[]; tonesHz: number[
   const apiKey = secret();
   const files = await mkdtemp(join(tmpdir(), 'softphone-e2e-tones-'));
   const tokens = options.names.map(() => agentTokenOf());
-  const node = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1' });
+  const nodeEvents = new LocalNodeEvents();
+  const node = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', onEvent: nodeEvents.emit });
   const relay = await startRelay({
     port: 0,
     appSecret,
     verifyToken,
     agents: options.names.map((name, i) => ({ id: `agent-${i + 1}`, name, tokenSha256: hashAgentToken(tokens[i]!) })),
-    bridgeNodes: localBridge(node),
+    bridgeNodes: localBridge(node, 'local', nodeEvents),
   });
   const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey });
   const agents: ToneAgent[] = [];

@@ -1,8 +1,10 @@
 // Calls: the agent's call commands go to the running mode's call coordinator (its transfer commands
-// to the runtime's TransferCommands) once a switch under way is done; a window that carried calls' audio and went ends them; dial links from outside.
+// to the runtime's TransferCommands) once a switch under way is done; a window that carried calls' audio
+// and went ends them, or, bridged, has them rejoin; dial links from outside.
 import { numberFromDialLink } from '../../../shared/dial-link';
 import type { Logger } from '../../../shared/log';
 import type { Preferences } from '../../../shared/preferences';
+import { canRejoin } from '../../../shared/call-state';
 import { english, text, type RuleText } from '../../../shared/i18n/text';
 import { errText, ok, type Result } from '../../../shared/result';
 import type { CallCoordinator } from '../call-coordinator';
@@ -28,6 +30,7 @@ export function callCommands(mode: ModeMachine) {
     hangUp: ({ localId }) => withCalls((c) => c.hangUp(localId)),
     holdCall: ({ localId }) => withCalls((c) => c.holdCall(localId)),
     resumeCall: ({ localId }) => withCalls((c) => c.resumeCall(localId)),
+    rejoinCall: ({ localId, legId, sdp }) => withCalls((c) => c.rejoinCall(localId, legId, sdp)),
     transferCall: ({ localId, to, kind }) => withTransfers((t) => t.transferCall(localId, to, kind)),
     cancelTransfer: ({ localId }) => withTransfers((t) => t.cancelTransfer(localId)),
     completeTransfer: ({ localId }) => withTransfers((t) => t.completeTransfer(localId)),
@@ -37,16 +40,22 @@ export function callCommands(mode: ModeMachine) {
   } satisfies Partial<CommandHandlers>;
 }
 
-/** The window that carried these calls' audio is gone: they end now, with `reason` and a terminate. */
-export async function endCallsOfGoneWindow(mode: ModeMachine, log: Logger, calls: readonly string[] | 'all', reason: RuleText): Promise<void> {
+/**
+ * The window that carried these calls' audio is gone: each is told so (`windowGone`). A bridged call
+ * this agent is in rejoins with a new leg, for the next window to answer; any other ends now, with
+ * `reason` and a terminate.
+ */
+export function callsOfGoneWindow(mode: ModeMachine, log: Logger, calls: readonly string[] | 'all', reason: RuleText): void {
   const runtime = mode.current();
   if (!runtime) return;
   const owned = calls === 'all' ? undefined : new Set(calls);
   // A ringing call lost nothing: every window prepares its own answer, and the reloaded one will too.
   const gone = runtime.coordinator.calls().filter((c) => c.phase !== 'ended' && c.phase !== 'ringing' && (owned === undefined || owned.has(c.localId)));
+  const error = { code: 'media_failed', message: english(reason), text: reason };
   for (const call of gone) {
-    log.warn('the window that carried a call\'s audio is gone: ending the call', { localId: call.localId, phase: call.phase });
-    await runtime.coordinator.reportMedia({ localId: call.localId, state: 'failed', reason: english(reason), reasonText: reason });
+    const rejoins = canRejoin(runtime.coordinator.call(call.localId));
+    log.warn(rejoins ? 'the window that carried a call\'s audio is gone: the call rejoins' : 'the window that carried a call\'s audio is gone: ending the call', { localId: call.localId, phase: call.phase });
+    runtime.coordinator.windowGone(call.localId, error);
   }
 }
 

@@ -94,11 +94,12 @@ export class Runtime {
     this.turn.onChange(() => {
       if (this.isCurrent()) hooks.turnChanged();
     });
-    this.bridge = new BridgedCallControl(this.gateway, this.relay, log);
+    this.bridge = new BridgedCallControl(this.gateway, this.relay, log, { now });
     this.coordinator = new CallCoordinator({
       gateway: this.bridge,
       claims: this.relay,
       transfers: this.bridge,
+      rejoins: this.bridge,
       gatewayUrl: account.gatewayUrl,
       dataDir: options.dataDir,
       history: options.history,

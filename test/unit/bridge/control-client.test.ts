@@ -59,6 +59,7 @@ describe('bridge control client: a round trip through the control API', () => {
     expect(await client.setRoutes('wacid.1', routes)).toEqual({ ok: true, value: null });
     expect(await client.report('wacid.1')).toEqual({ ok: true, value: REPORT });
     expect(await client.closeAgentLeg('wacid.1', 'leg-1')).toEqual({ ok: true, value: null });
+    expect(await client.releaseCustomer('wacid.1')).toEqual({ ok: true, value: null });
     expect(await client.endCall('wacid.1')).toEqual({ ok: true, value: null });
     expect(control.calls.map((c) => [c.method, ...c.args])).toEqual([
       ['prepareIncoming', 'wacid.1', 'v=0 offer'],
@@ -72,6 +73,7 @@ describe('bridge control client: a round trip through the control API', () => {
       ['setRoutes', 'wacid.1', routes],
       ['report', 'wacid.1'],
       ['closeAgentLeg', 'wacid.1', 'leg-1'],
+      ['releaseCustomer', 'wacid.1'],
       ['endCall', 'wacid.1'],
     ]);
   });

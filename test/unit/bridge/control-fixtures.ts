@@ -56,6 +56,9 @@ export class ScriptedControl implements BridgeControl {
   setRoutes(callId: string, routes: Routes) {
     return this.answer('setRoutes', [callId, routes], null);
   }
+  releaseCustomer(callId: string) {
+    return this.answer('releaseCustomer', [callId], null);
+  }
   closeAgentLeg(callId: string, legId: string) {
     return this.answer('closeAgentLeg', [callId, legId], null);
   }

@@ -15,7 +15,7 @@ import { BRIDGE_AGENT_PATHS, CUSTOMER } from '../../../shared/bridge';
 import { configureLogging } from '../../../shared/log';
 import { APP_SECRET, incomingCall, postWebhook } from '../relay/webhook-fixtures';
 import { AgentWindow } from './agent-window';
-import { eventually, expectServiceFacing, HOST, quietLogger, ServiceCustomer, TONE_A } from './bridge-harness';
+import { eventually, expectServiceFacing, HOST, quietLogger, ServiceCustomer, TONE_A, TONE_B } from './bridge-harness';
 import { BRIDGE_TOKEN } from './control-fixtures';
 
 configureLogging({ level: 'error' });
@@ -34,7 +34,7 @@ interface RemoteNode {
 }
 
 /** A relay, and a node on 127.0.0.1 registered with it the way `npm run bridge` runs one. */
-async function remoteNode(): Promise<RemoteNode> {
+async function remoteNode(options: { mediaTimeoutMs?: number } = {}): Promise<RemoteNode> {
   const backend = new MemoryBackend({ retentionMs: 600_000, dedupWindowMs: 60_000 });
   closing.push(() => backend.close());
   const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agentTokens: ['agent-token-0001-0123456789abcdef-0123'], heartbeatMs: 60_000, bridgeToken: BRIDGE_TOKEN, bridgeHeartbeatMs: 100, backend, logger: quietLogger });
@@ -45,7 +45,7 @@ async function remoteNode(): Promise<RemoteNode> {
   const link = new RelayLink({ relayUrl: relay.url, bridgeToken: BRIDGE_TOKEN });
   closing.push(() => link.close());
   const events: { forwarder?: RelayEventForwarder } = {};
-  const node = new BridgeNode({ bindAddress: HOST, publicAddress: HOST, logger: quietLogger, onEvent: (event) => events.forwarder?.send(event) });
+  const node = new BridgeNode({ bindAddress: HOST, publicAddress: HOST, logger: quietLogger, onEvent: (event) => events.forwarder?.send(event), ...options });
   closing.push(() => node.close());
   const server = await startControlServer({ control: node, bridgeToken: BRIDGE_TOKEN, host: HOST, logger: quietLogger });
   closing.push(() => server.close());
@@ -182,5 +182,45 @@ describe('a remote bridge node driven through its control API', () => {
     await eventually('the agent to hear the customer’s voice', () => agent.hears(TONE_A).rms > 0.02 && agent.hears(TONE_A).share < 0.05);
     await eventually('the customer’s leg event at the relay', () => heard.some((r) => r.event.kind === 'customer_connected' && r.event.callId === 'wacid.rt-relay'));
   });
-});
 
+  it('rejoins a member whose window went: its failed leg reaches the relay with its last packet time, and the new leg is made and heard on the remote node', { timeout: 30_000 }, async () => {
+    const { relay, heard } = await remoteNode({ mediaTimeoutMs: 1_000 });
+    const customer = track(new ServiceCustomer());
+    const offer = await customer.peer.makeOffer();
+    if (!offer.ok) throw new Error(offer.error.message);
+    const callId = 'wacid.rt-rejoin';
+    expect((await postWebhook(relay.url, incomingCall(callId, { session: { sdp_type: 'offer', sdp: offer.value } }))).status).toBe(200);
+    const agentToken = 'agent-token-0001-0123456789abcdef-0123';
+    const ask = async (path: string, body?: unknown) => {
+      const res = await fetch(`${relay.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const leg = await eventually('the agent’s leg', async () => {
+      const answer = await ask(BRIDGE_AGENT_PATHS.leg(callId));
+      return answer.status === 200 ? answer.body : undefined;
+    });
+    const window = new AgentWindow(TONE_A);
+    const windowAnswer = await window.answer(String(leg.offer));
+    expect((await ask(`/calls/${callId}/claim`)).status).toBe(200);
+    const handed = await ask(BRIDGE_AGENT_PATHS.answer(callId), { legId: leg.legId, sdp: windowAnswer });
+    expect(await customer.peer.applyAnswer(String(handed.body.sdp))).toEqual({ ok: true, value: undefined });
+    expect((await ask(BRIDGE_AGENT_PATHS.accepted(callId))).status).toBe(200);
+    await eventually('the customer to hear the agent’s tone', () => customer.hears(TONE_A) > 0.3);
+
+    const goneAt = Date.now();
+    await window.close();
+    const failed = await eventually('the failed leg at the relay', () => heard.find((r) => r.event.kind === 'leg_failed' && r.event.callId === callId)?.event);
+    expect(failed).toEqual({ kind: 'leg_failed', callId, legId: leg.legId, lastPacketAt: expect.any(Number) as number });
+    expect(failed.kind === 'leg_failed' ? failed.lastPacketAt : undefined).toBeLessThanOrEqual(goneAt);
+
+    const rejoin = await ask(BRIDGE_AGENT_PATHS.rejoin(callId));
+    expect(rejoin.status).toBe(200);
+    const reloaded = track(new AgentWindow(TONE_B));
+    expect(await ask(BRIDGE_AGENT_PATHS.rejoinAnswer(callId), { legId: rejoin.body.legId, sdp: await reloaded.answer(String(rejoin.body.offer)) })).toEqual({ status: 200, body: { ok: true } });
+    await eventually('the customer to hear the rejoined window', () => customer.hears(TONE_B) > 0.3, 10_000);
+  });
+});

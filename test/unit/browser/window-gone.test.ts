@@ -1,5 +1,5 @@
 // The browser host ends the calls whose audio a page carried when that page's socket closes (a
-// reload, the tab closed): only the calls it answered or placed, and not when the host itself stops.
+// reload, the tab closed): only the calls it answered, placed or rejoined, and not when the host itself stops.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,9 @@ import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import WebSocket from 'ws';
 import { startBrowserHost, type BrowserHost } from '../../../electron/browser/browser-host';
 import { WINDOW_GONE_REASON, type WsServerFrame } from '../../../shared/api';
+import { REJOIN_REFUSALS } from '../../../shared/call-state';
 import { configureLogging } from '../../../shared/log';
+import { errText, type Result } from '../../../shared/result';
 import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
 import { FakeService } from '../desktop/fake-service';
 
@@ -64,6 +66,43 @@ test('a page that answered and placed calls closes: exactly those calls end, wit
   agent.ws.close();
   await settle(() => service.gone.length > 0);
   expect(service.gone).toEqual([{ calls: ['in:wacid.1', 'out:abcdef123456'], reason: WINDOW_GONE_REASON.reloaded }]);
+});
+
+/** A service on which another page answered the rejoin offer of `refusedCall` first. */
+class RejoinTakenElsewhere extends FakeService {
+  constructor(private readonly refusedCall: string) {
+    super();
+  }
+  override async handle(name: string, params: unknown): Promise<Result<never>> {
+    if (name === 'rejoinCall' && (params as { localId: string }).localId === this.refusedCall) {
+      this.handled.push({ name, params });
+      return errText('invalid_state', REJOIN_REFUSALS.offerClosed);
+    }
+    return super.handle(name, params);
+  }
+}
+
+test('a page that rejoined a call (a bridged call whose earlier page went) carries its audio: it closes, and the call is reported gone again', async () => {
+  const agent = await page();
+  await agent.send(1, 'rejoinCall', { localId: 'in:wacid.r1', legId: 'leg-rejoin-1', sdp: ANSWER_SDP });
+  await agent.send(2, 'getSnapshot', {});
+  agent.ws.close();
+  await settle(() => service.gone.length > 0);
+  expect(service.handled.map((h) => h.name)).toEqual(['rejoinCall', 'getSnapshot']);
+  expect(service.gone).toEqual([{ calls: ['in:wacid.r1'], reason: WINDOW_GONE_REASON.reloaded }]);
+});
+
+test('a page whose rejoin answer was refused (another page took the offer) does not carry that call: its closing reports only its own', async () => {
+  await host.close();
+  service = new RejoinTakenElsewhere('in:wacid.r2');
+  host = await startBrowserHost({ backend: service, staticDir });
+  const agent = await page();
+  await agent.send(1, 'rejoinCall', { localId: 'in:wacid.r2', legId: 'leg-rejoin-2', sdp: ANSWER_SDP });
+  await agent.send(2, 'answerCall', { localId: 'in:wacid.r3', sdp: ANSWER_SDP });
+  agent.ws.close();
+  await settle(() => service.gone.length > 0);
+  expect(service.handled.map((h) => h.name)).toEqual(['rejoinCall', 'answerCall']);
+  expect(service.gone).toEqual([{ calls: ['in:wacid.r3'], reason: WINDOW_GONE_REASON.reloaded }]);
 });
 
 test('a page that carried no call closes: nothing ends', async () => {

@@ -1,11 +1,11 @@
 // A real HTTP server on 127.0.0.1 playing the relay's agent-facing contract for bridged calls and
 // their transfers, as the app's RelayClient talks to it: GET /me (with `bridged`), claims and
-// declines, BRIDGE_AGENT_PATHS (bridge/REFERENCE.md "The agent's side") and TRANSFER_PATHS
+// declines, BRIDGE_AGENT_PATHS (bridge/REFERENCE.md "The agent's side", rejoining included) and TRANSFER_PATHS
 // (shared/transfer.ts), each body checked with the contract's own schema. Every request is
 // recorded; a test may take over the answer to any of them.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerBodySchema, holdBodySchema, sdpBodySchema } from '../../../shared/bridge';
+import { answerBodySchema, holdBodySchema, rejoinAnswerBodySchema, sdpBodySchema } from '../../../shared/bridge';
 import { transferRequestSchema, type TeamMember } from '../../../shared/transfer';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 
@@ -15,6 +15,8 @@ export const WINDOW_LEG_ANSWER_SDP = ANSWER_SDP.replace('o=- 3 4', 'o=- 31 41');
 /** The bridge's offer of an agent's leg, and of the customer leg for initiate. */
 export const LEG_OFFER_SDP = OFFER_SDP.replace('o=- 1 2', 'o=- 10 20');
 export const CUSTOMER_LEG_OFFER_SDP = DIAL_OFFER_SDP.replace('o=- 5 6', 'o=- 50 60');
+/** The bridge's offer of the new leg of a member rejoining a call. */
+export const REJOIN_OFFER_SDP = OFFER_SDP.replace('o=- 1 2', 'o=- 11 21');
 
 export interface BridgeRelayRequest {
   method: string;
@@ -36,6 +38,8 @@ export interface BridgeRelay {
   team: TeamMember[];
   /** What POST …/bridge/leave answers: whether this agent was the last one with the customer. */
   leaveLast: boolean;
+  /** Per call id, the rejoin leg offered last and not answered yet: only its answer is taken (else 403). */
+  rejoinOffered: Map<string, string>;
   /** Takes over the answer to a request (undefined keeps the contract's). */
   onRequest: (req: BridgeRelayRequest) => Reply | undefined | Promise<Reply | undefined>;
   /** The requests to paths matching `pattern`, as "METHOD path". */
@@ -50,6 +54,7 @@ const refusal = (status: number, code: string, message: string): Reply => ({ sta
 
 export async function startBridgeRelay(): Promise<BridgeRelay> {
   let transfers = 0;
+  let rejoins = 0;
   const relay: BridgeRelay = {
     url: '',
     token: TOKEN,
@@ -61,6 +66,7 @@ export async function startBridgeRelay(): Promise<BridgeRelay> {
       { agentId: 'carol', name: 'Carol Agent', presence: 'dnd' },
     ],
     leaveLast: false,
+    rejoinOffered: new Map(),
     onRequest: () => undefined,
     seen: (pattern) => relay.requests.filter((r) => pattern === undefined || pattern.test(r.path)).map((r) => `${r.method} ${r.path}`),
     async close() {
@@ -90,6 +96,19 @@ export async function startBridgeRelay(): Promise<BridgeRelay> {
     if (/^\/calls\/[^/]+\/bridge\/transfer\/[^/]+\/answer$/.test(path)) return checked(answerBodySchema, () => ({ status: 200, body: {} }));
     if (/^\/calls\/[^/]+\/bridge\/transfer\/[^/]+\/(cancel|complete|join|decline)$/.test(path)) return { status: 200, body: {} };
     if (/^\/calls\/[^/]+\/bridge\/leave$/.test(path)) return { status: 200, body: { last: relay.leaveLast } };
+    if ((m = /^\/calls\/([^/]+)\/bridge\/rejoin$/.exec(path))) {
+      const legId = `leg-rejoin-${++rejoins}`;
+      relay.rejoinOffered.set(decodeURIComponent(m[1]!), legId);
+      return { status: 200, body: { legId, offer: REJOIN_OFFER_SDP } };
+    }
+    if ((m = /^\/calls\/([^/]+)\/bridge\/rejoin\/answer$/.exec(path))) {
+      const callId = decodeURIComponent(m[1]!);
+      return checked(rejoinAnswerBodySchema, () => {
+        if (relay.rejoinOffered.get(callId) !== (body as { legId: string }).legId) return refusal(403, 'forbidden', 'not the leg offered');
+        relay.rejoinOffered.delete(callId);
+        return { status: 200, body: { ok: true } };
+      });
+    }
     return refusal(404, 'not_found', `no ${method} ${path}`);
   };
 

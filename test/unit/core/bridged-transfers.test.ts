@@ -290,6 +290,7 @@ describe('BridgedCallControl: hanging up a bridged call', () => {
       ['the last one ({last:true})', { status: 200, body: { last: true } }, 'ok', ['accept', 'terminate'], 1],
       ['not bridged on the relay (404)', { status: 404, body: { error: { code: 'not_found', message: 'no bridged call' } } }, 'ok', ['accept', 'terminate'], 1],
       ['no longer in it: a colleague has it (403)', { status: 403, body: { error: { code: 'forbidden', message: 'only an agent in the call leaves it' } } }, 'ok', ['accept'], 1],
+      ['ended at the gateway by the relay (410)', { status: 410, body: { error: { code: 'call_ended', message: 'call was ended at the gateway by the relay' } } }, 'ok', ['accept'], 1],
       ['cannot say, every time (500)', SERVER_ERROR, 'ok', ['accept', 'terminate'], 4],
       ['cannot say, every time (503)', UNAVAILABLE, 'ok', ['accept', 'terminate'], 4],
     ];
@@ -366,6 +367,25 @@ describe('BridgedCallControl: hanging up a bridged call', () => {
       leaveAnswers(p, SERVER_ERROR);
       expect(await p.bridge.terminate(CALL), state).toEqual({ ok: true, value: null });
       expect(p.gateway.actions(), state).toEqual(['accept', 'terminate']);
+    }
+  });
+
+  it('a relay that no longer knows the call (404: it restarted) never has a colleague’s customer ended from here', async () => {
+    const NOT_FOUND: Reply = { status: 404, body: { error: { code: 'not_found', message: 'no bridged call' } } };
+    const bobs = await parts();
+    await inBobsConsult(bobs);
+    leaveAnswers(bobs, NOT_FOUND);
+    bobs.bridge.callChanged(announced(`tr:${TRANSFER}`, 'ended', { bridged: true, transfer: asked('consulting') }));
+    expect(await bobs.bridge.terminate(CALL)).toEqual({ ok: true, value: null });
+    expect(bobs.gateway.requests).toEqual([]);
+    for (const state of ['consulting', 'joined'] as const) {
+      const p = await parts();
+      await answeredBridged(p, own('ringing'));
+      p.bridge.callChanged(announced(`in:${CALL}`, 'active', { bridged: true, transfer: own(state) }));
+      p.bridge.callChanged(announced(`in:${CALL}`, 'ended', { bridged: true, transfer: own(state) }));
+      leaveAnswers(p, NOT_FOUND);
+      expect(await p.bridge.terminate(CALL), state).toEqual({ ok: true, value: null });
+      expect(p.gateway.actions(), state).toEqual(['accept']);
     }
   });
 

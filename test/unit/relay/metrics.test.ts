@@ -101,7 +101,7 @@ const CONTRACT_SERIES = [
   'relay_auth_failures_total',
   'relay_rate_limited_total',
   'relay_bridge_nodes',
-  ...['node_gone', 'customer_leg_failed'].map((reason) => `relay_bridge_calls_failed_total{reason="${reason}"}`),
+  ...['node_gone', 'customer_leg_failed', 'agent_not_back'].map((reason) => `relay_bridge_calls_failed_total{reason="${reason}"}`),
   'process_resident_memory_bytes',
 ].sort();
 
@@ -133,7 +133,7 @@ describe('relay: metrics', () => {
     expect(before.value('relay_events_delivered_total')).toBe(0);
     expect(before.value('relay_connected_agents')).toBe(0);
     expect(before.value('relay_bridge_nodes')).toBe(0);
-    for (const reason of ['node_gone', 'customer_leg_failed']) expect(before.value('relay_bridge_calls_failed_total', { reason })).toBe(0);
+    for (const reason of ['node_gone', 'customer_leg_failed', 'agent_not_back']) expect(before.value('relay_bridge_calls_failed_total', { reason })).toBe(0);
     expect(before.value('relay_delivery_latency_seconds_count')).toBe(0);
     expect(before.value('relay_delivery_latency_seconds_sum')).toBe(0);
     const les = before.samples.filter((s) => s.name === 'relay_delivery_latency_seconds_bucket').map((s) => s.labels.le);

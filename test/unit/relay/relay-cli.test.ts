@@ -191,6 +191,39 @@ describe('relay command line', () => {
     expect(await exited).toBe(0);
   });
 
+  it('reads --gateway-url and --api-key (both or neither) and --gateway-product, from flags or the environment, never quoting the key', () => {
+    const key = 'team-gateway-key-0123456789';
+    expect(parseRelayCli([...good, '--gateway-url', 'http://127.0.0.1:4000', '--api-key', key], {})).toMatchObject({
+      ok: true,
+      value: { gateway: { url: 'http://127.0.0.1:4000', apiKey: key, product: 'chatapp' } },
+    });
+    expect(parseRelayCli(good, { RELAY_GATEWAY_URL: 'https://gw.example.com/v1', RELAY_API_KEY: key, RELAY_GATEWAY_PRODUCT: 'whatsapp' })).toMatchObject({
+      ok: true,
+      value: { gateway: { url: 'https://gw.example.com/v1', apiKey: key, product: 'whatsapp' } },
+    });
+    expect(parseRelayCli(good, {})).not.toHaveProperty('value.gateway');
+    expect(parseRelayCli([...good, '--api-key', key], {})).toEqual({
+      ok: false,
+      error: { code: 'invalid_input', message: '--gateway-url is required with --api-key (or RELAY_GATEWAY_URL): the gateway the key is for', field: '--gateway-url' },
+    });
+    expect(parseRelayCli([...good, '--gateway-url', 'http://127.0.0.1:4000'], {})).toEqual({
+      ok: false,
+      error: { code: 'invalid_input', message: '--api-key is required with --gateway-url (or RELAY_API_KEY): the relay ends calls at the gateway with it', field: '--api-key' },
+    });
+    expect(parseRelayCli([...good, '--gateway-product', 'chatapp'], {})).toMatchObject({ ok: false, error: { field: '--gateway-product' } });
+    expect(parseRelayCli([...good, '--gateway-url', 'ftp://gw', '--api-key', key], {})).toMatchObject({ ok: false, error: { field: '--gateway-url' } });
+    expect(parseRelayCli([...good, '--gateway-url', 'http://gw', '--api-key', key, '--gateway-product', 'Bad Word'], {})).toMatchObject({ ok: false, error: { field: '--gateway-product' } });
+    const spaced = parseRelayCli([...good, '--gateway-url', 'http://gw', '--api-key', `${key} x`], {});
+    expect(spaced).toMatchObject({ ok: false, error: { field: '--api-key' } });
+    expect(JSON.stringify(spaced)).not.toContain(key);
+  });
+
+  it('exits with code 2 naming the flag when only one of --gateway-url and --api-key is given', async () => {
+    const run = await runCli([...good, '--port', '0', '--api-key', 'team-gateway-key-0123456789']);
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim().split('\n')).toEqual(['relay: --gateway-url is required with --api-key (or RELAY_GATEWAY_URL): the gateway the key is for']);
+  });
+
   it('exits with code 2 and one error line on a bad flag', async () => {
     const run = await runCli(['--port', 'abc', ...good]);
     expect(run.code).toBe(2);

@@ -56,6 +56,17 @@ describe('delivery rules', () => {
       expect(leavesTombstone(event)).toBe(false);
     }
   });
+
+  it('keys an agent not back while the call goes on by the agent told and the time: two agents, or one twice, are each told', () => {
+    const notBack = (timestamp: number): RelayEvent => ({ type: 'call.bridge_failed', callId: 'wacid.t1', reason: 'agent_not_back', goesOn: true, awaySec: 60, timestamp });
+    const to = (agentId: string): Audience => ({ kind: 'agent', agentId });
+    const keys = [dedupKeyOf(notBack(1), to('alice')), dedupKeyOf(notBack(1), to('bob')), dedupKeyOf(notBack(2), to('alice'))];
+    expect(new Set(keys).size).toBe(3);
+    expect(dedupKeyOf(notBack(1), to('alice'))).toBe(keys[0]);
+    // The call's end by the bridge is one word, however many instances see it.
+    const lost: RelayEvent = { type: 'call.bridge_failed', callId: 'wacid.t1', reason: 'node_gone', timestamp: 1 };
+    expect(dedupKeyOf(lost, to('alice'))).toBe(dedupKeyOf({ ...lost, timestamp: 2 }, to('bob')));
+  });
 });
 
 describe.each([memoryHarness(), redisHarness()])('$name backend', (harness) => {

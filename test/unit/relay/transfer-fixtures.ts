@@ -24,6 +24,7 @@ export class RecordingBridge implements BridgeControl {
   readonly answers = new Map<string, string>();
   readonly closed: string[] = [];
   readonly endedCalls: string[] = [];
+  readonly released: string[] = [];
   /** How many of the next leg offers fail (the node cannot make the leg). */
   failOffers = 0;
 
@@ -68,6 +69,10 @@ export class RecordingBridge implements BridgeControl {
   }
   endCall(callId: string): Promise<Result<null>> {
     this.endedCalls.push(callId);
+    return Promise.resolve(ok(null));
+  }
+  releaseCustomer(callId: string): Promise<Result<null>> {
+    this.released.push(callId);
     return Promise.resolve(ok(null));
   }
   report(callId: string): Promise<Result<BridgedCallReport>> {

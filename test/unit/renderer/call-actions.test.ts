@@ -10,15 +10,15 @@ import type { CallQualityRecord, MediaCondition } from '../../../renderer/webrtc
 import { NETWORK_LOST_REASON } from '../../../renderer/webrtc/media-health';
 import { mediaFailure, mediaProblem, type MediaOutcome, type MediaText } from '../../../renderer/webrtc/media-text';
 import { callQualityStore, resetCallQualityStore } from '../../../renderer/store/call-quality';
-import type { CallState } from '../../../shared/call-state';
+import type { CallRejoin, CallState } from '../../../shared/call-state';
 import { err, ok } from '../../../shared/result';
-import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
+import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { fakeApi, type Answers } from './fake-api';
 import { TEAM, accountSettings, bridgedActive, connecting, ended, ringing, transferOf } from './fixtures';
 
 const prepared = (sdp: string): MediaOutcome<{ sdp: string }> => ({ ok: true, value: { sdp } });
 
-function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }> } = {}) {
+function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }>; rejoinAnswer?: MediaOutcome<{ sdp: string }> } = {}) {
   const log: string[] = [];
   const facts = new Set<(fact: MediaFact) => void>();
   const notices = new Set<(notice: { localId: string; text: MediaText }) => void>();
@@ -31,6 +31,11 @@ function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offe
       log.push(`answerFor ${call.localId}`);
       return options.answer ?? prepared(ANSWER_SDP);
     },
+    rejoinAnswerFor: async (call) => {
+      log.push(`rejoinAnswerFor ${call.localId}`);
+      return options.rejoinAnswer ?? prepared(ANSWER_SDP);
+    },
+    closeRejoinLeg: (localId, legId) => void log.push(`closeRejoinLeg ${localId} ${legId}`),
     prepareOutgoing: async (localId) => {
       log.push(`prepareOutgoing ${localId}`);
       return options.offer ?? prepared(DIAL_OFFER_SDP);
@@ -563,5 +568,131 @@ describe('CallActions: transfers, consults and three-way calls', () => {
     // The next step clears it.
     await t.actions.cancelTransfer('in:wacid.1');
     expect(state().callNotice).toBeNull();
+  });
+});
+
+describe('CallActions: a bridged call rejoining', () => {
+  beforeEach(() => resetStore());
+  afterEach(() => {
+    for (const stop of stops.splice(0)) stop();
+  });
+
+  const rejoining = (rejoin: CallRejoin, id = 'wacid.1'): CallState => ({ ...bridgedActive(undefined, id), rejoin }) as CallState;
+  const offered = (legId: string, more: Partial<CallRejoin> = {}): CallState => rejoining({ since: 1_000, legId, offerSdp: OFFER_SDP, ...more });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+  it('the failed leg\'s notice goes as the call starts rejoining; each new leg the relay offers is answered with one rejoinCall', async () => {
+    const t = setUp({ rejoinCall: () => ok(null) });
+    t.actions.callChanged(state().applyCall(bridgedActive()));
+    state().setCallNotice({ localId: 'in:wacid.1', text: 'The network connection was lost' });
+    t.actions.callChanged(state().applyCall(rejoining({ since: 1_000 })));
+    expect(state().callNotice).toBeNull();
+    await settle();
+    // No offer yet: nothing to answer.
+    expect(t.calls).toEqual([]);
+
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    await settle();
+    expect(t.calls).toEqual([{ name: 'rejoinCall', params: { localId: 'in:wacid.1', legId: 'leg-2', sdp: ANSWER_SDP } }]);
+    expect(t.log).toEqual(['onCall in:wacid.1 active', 'onCall in:wacid.1 active', 'onCall in:wacid.1 active', 'rejoinAnswerFor in:wacid.1']);
+
+    // The same offer pushed again, then answered: no second command; a problem said meanwhile stays.
+    state().setCallNotice({ localId: 'in:wacid.1', text: 'The microphone cannot be opened' });
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    t.actions.callChanged(state().applyCall(offered('leg-2', { answered: true })));
+    await settle();
+    expect(t.calls).toHaveLength(1);
+    expect(state().callNotice?.text).toBe('The microphone cannot be opened');
+
+    // Its media failed again: a newer leg, answered once too.
+    t.actions.callChanged(state().applyCall(offered('leg-3')));
+    await settle();
+    expect(t.calls.map((c) => c.params)).toEqual([
+      { localId: 'in:wacid.1', legId: 'leg-2', sdp: ANSWER_SDP },
+      { localId: 'in:wacid.1', legId: 'leg-3', sdp: ANSWER_SDP },
+    ]);
+  });
+
+  it('a rejoinCall refused (another window answered first): that leg\'s media closes without a word', async () => {
+    const t = setUp({ rejoinCall: () => err('invalid_state', 'This offer was answered elsewhere') });
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    await settle();
+    await settle();
+    expect(t.log).toContain('closeRejoinLeg in:wacid.1 leg-2');
+    expect(t.log).not.toContain('close in:wacid.1');
+    expect(state().callNotice).toBeNull();
+    // The refused leg is not answered again however often it is pushed.
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    await settle();
+    expect(t.calls).toHaveLength(1);
+  });
+
+  it('no answer to send (the microphone was refused): no command, and the engine\'s reason stands', async () => {
+    const t = setUp({ rejoinCall: () => ok(null) }, { rejoinAnswer: mediaFailure('media_failed', mediaProblem('micDenied')) });
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    await settle();
+    expect(t.calls).toEqual([]);
+    expect(t.log).not.toContain('closeRejoinLeg in:wacid.1 leg-2');
+  });
+
+  it('the window reloaded: the snapshot\'s rejoining call is answered once, however it is pushed after', async () => {
+    const t = setUp({ rejoinCall: () => ok(null) });
+    state().applyCall(offered('leg-2'));
+    t.actions.callsReloaded(Object.values(state().calls));
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    await settle();
+    expect(t.calls).toEqual([{ name: 'rejoinCall', params: { localId: 'in:wacid.1', legId: 'leg-2', sdp: ANSWER_SDP } }]);
+  });
+
+  it('a direct call, or one connected again, sends no rejoinCall', async () => {
+    const t = setUp({ rejoinCall: () => ok(null) });
+    t.actions.callChanged(state().applyCall(bridgedActive()));
+    t.actions.callChanged(state().applyCall(connecting('wacid.2')));
+    await settle();
+    expect(t.calls).toEqual([]);
+  });
+
+  it('mute outlives a reload of the page: kept per call in the tab\'s storage, applied to the new leg before it answers, forgotten as the call ends', async () => {
+    const kept = new Map<string, string>();
+    const storage = { getItem: (key: string) => kept.get(key) ?? null, setItem: (key: string, value: string) => void kept.set(key, value) };
+    const before = new CallActions({ api: fakeApi({}).api, store: appStore, engine: recordingEngine().engine, muteStorage: storage });
+    const stopBefore = before.start();
+    before.callChanged(state().applyCall(bridgedActive()));
+    before.callChanged(state().applyCall(bridgedActive(undefined, 'wacid.2')));
+    before.toggleMute('in:wacid.1');
+    before.toggleMute('in:wacid.2');
+    before.toggleMute('in:wacid.2');
+    stopBefore();
+
+    // The page reloads: a new store, a new calls domain, the same tab.
+    resetStore();
+    const host = fakeApi({ rejoinCall: () => ok(null) });
+    const media = recordingEngine();
+    const after = new CallActions({ api: host.api, store: appStore, engine: media.engine, muteStorage: storage });
+    stops.push(after.start());
+    expect(state().muted).toEqual({ 'in:wacid.1': true });
+    state().applyCall(offered('leg-2'));
+    after.callsReloaded(Object.values(state().calls));
+    await settle();
+    expect(media.log.filter((line) => line.startsWith('mute') || line.startsWith('rejoin'))).toEqual(['mute in:wacid.1 true', 'rejoinAnswerFor in:wacid.1']);
+    // The toggle goes on from where it was.
+    after.toggleMute('in:wacid.1');
+    expect(state().muted['in:wacid.1']).toBe(false);
+    after.toggleMute('in:wacid.1');
+
+    after.callChanged(state().applyCall(ended('wacid.1')));
+    resetStore();
+    const later = new CallActions({ api: fakeApi({}).api, store: appStore, engine: recordingEngine().engine, muteStorage: storage });
+    stops.push(later.start());
+    expect(state().muted).toEqual({});
+  });
+
+  it('a snapshot without the muted call forgets it', () => {
+    const kept = new Map<string, string>([['softphone.mutedCalls', JSON.stringify(['in:wacid.9'])]]);
+    const storage = { getItem: (key: string) => kept.get(key) ?? null, setItem: (key: string, value: string) => void kept.set(key, value) };
+    const actions = new CallActions({ api: fakeApi({}).api, store: appStore, engine: recordingEngine().engine, muteStorage: storage });
+    stops.push(actions.start());
+    actions.callsReloaded([]);
+    expect(JSON.parse(kept.get('softphone.mutedCalls')!)).toEqual([]);
   });
 });

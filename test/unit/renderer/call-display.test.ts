@@ -23,6 +23,7 @@ import { CUSTOMER_LEG_KINDS, customerLegWarningText } from '../../../shared/brid
 import type { UiLanguage } from '../../../shared/i18n/languages';
 import { QUALITY_WARNING_KINDS, qualityWarningText, type QualityWarningKind } from '../../../shared/call-quality';
 import { T0, active, dialing, ringing } from './fixtures';
+import type { CallState } from '../../../shared/call-state';
 
 describe('call display', () => {
   it('formats clocks', () => {
@@ -81,6 +82,15 @@ describe('call display', () => {
     expect(phaseText(call)).toBe('Connected');
     expect(phaseText(call, true)).toBe('Reconnecting…');
     expect(phaseText(ringing('wacid.8'), true)).toBe('Incoming call');
+  });
+
+  it('says "Rejoining…" for a call whose leg is being replaced, over its old leg\'s "Reconnecting…", connecting or active', () => {
+    const rejoining = { ...active('wacid.9'), bridged: true, rejoin: { since: T0 } } as CallState;
+    expect(phaseText(rejoining)).toBe('Rejoining…');
+    expect(phaseText(rejoining, true)).toBe('Rejoining…');
+    expect(phaseText({ ...ringing('wacid.9'), phase: 'connecting', answeredAt: T0, bridged: true, rejoin: { since: T0, legId: 'leg-2' } })).toBe('Rejoining…');
+    // Connected again: the call's own phase.
+    expect(phaseText({ ...active('wacid.9'), bridged: true } as CallState)).toBe('Connected');
   });
 
   it('sums a call\'s quality up in a few words for the recent calls', () => {

@@ -224,7 +224,7 @@ export function closeEngines(): void {
 }
 
 /** A real MediaEngine on the fakes; `notices` holds what it said on calls' panels, in English. */
-export function mediaEngine(options: { music?: FakeHoldMusic } & Pick<MediaEngineOptions, 'disconnectGraceMs' | 'iceConfig'> = {}) {
+export function mediaEngine(options: { music?: FakeHoldMusic } & Pick<MediaEngineOptions, 'disconnectGraceMs' | 'bridgedDisconnectGraceMs' | 'iceConfig'> = {}) {
   const music = options.music ?? new FakeHoldMusic();
   const peers: FakePeerConnection[] = [];
   const mics: FakeTrack[] = [];
@@ -255,6 +255,7 @@ export function mediaEngine(options: { music?: FakeHoldMusic } & Pick<MediaEngin
     audioParent: () => ({ append: (el: FakeAudioElement) => void (el.isConnected = true) }) as unknown as HTMLElement,
     holdMusic: music,
     ...(options.disconnectGraceMs !== undefined ? { disconnectGraceMs: options.disconnectGraceMs } : {}),
+    ...(options.bridgedDisconnectGraceMs !== undefined ? { bridgedDisconnectGraceMs: options.bridgedDisconnectGraceMs } : {}),
     ...(options.iceConfig ? { iceConfig: options.iceConfig } : {}),
   });
   engine.onNotice(({ text }) => notices.push(mediaText(text)));

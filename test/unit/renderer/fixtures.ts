@@ -93,6 +93,8 @@ export const idleMediaControls = (overrides: Partial<MediaControls> = {}): Media
   onCall: () => undefined,
   reconcile: () => undefined,
   answerFor: async () => ({ ok: true, value: { sdp: ANSWER_SDP } }),
+  rejoinAnswerFor: async () => ({ ok: true, value: { sdp: ANSWER_SDP } }),
+  closeRejoinLeg: () => undefined,
   prepareOutgoing: async () => ({ ok: true, value: { sdp: DIAL_OFFER_SDP } }),
   onFact: () => () => undefined,
   onCondition: () => () => undefined,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseCallState, parsePush, parseSettings, parseSnapshot, parseTeam } from '../../../renderer/bridge/payload-schemas';
-import { ANSWER_SDP } from '../../fixtures/sdp';
+import { ANSWER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { T0, TEAM, accountSettings, active, bridgedActive, dialing, ended, noNetwork, ringing, snapshot, transferOf, transferRinging } from './fixtures';
 
 describe('data from the host', () => {
@@ -39,6 +39,32 @@ describe('data from the host', () => {
     expect(!badStatus.ok && badStatus.error.field).toBe('network.relayTurn');
     const badServers = parseSettings({ ...accountSettings, network: { ...noNetwork, servers: 'stun:a' } });
     expect(!badServers.ok && badServers.error.field).toBe('network.servers');
+  });
+});
+
+describe('a rejoining call from the host', () => {
+  it('accepts a connecting or active call rejoining at each of its steps, held or in a transfer', () => {
+    const steps = [{ since: T0 }, { since: T0, legId: 'leg-2', offerSdp: OFFER_SDP }, { since: T0, legId: 'leg-2', offerSdp: OFFER_SDP, answered: true }];
+    for (const rejoin of steps) {
+      for (const call of [
+        { ...bridgedActive(), rejoin },
+        { ...bridgedActive(transferOf('from', 'transfer', 'not_answered')), heldSince: T0 + 1, rejoin },
+        { ...ringing(), phase: 'connecting', answeredAt: T0 + 1, bridged: true, rejoin },
+      ]) {
+        expect(parseCallState(call)).toEqual({ ok: true, value: call });
+      }
+    }
+  });
+
+  it('drops a rejoin the media engine could not answer, naming the field', () => {
+    const noSince = parseCallState({ ...bridgedActive(), rejoin: { legId: 'leg-2', offerSdp: OFFER_SDP } });
+    expect(!noSince.ok && noSince.error.field).toBe('rejoin.since');
+    const badOffer = parseCallState({ ...bridgedActive(), rejoin: { since: T0, legId: 'leg-2', offerSdp: 7 } });
+    expect(!badOffer.ok && badOffer.error.field).toBe('rejoin.offerSdp');
+    const emptyLeg = parseCallState({ ...bridgedActive(), rejoin: { since: T0, legId: '' } });
+    expect(!emptyLeg.ok && emptyLeg.error.field).toBe('rejoin.legId');
+    const halfAnswered = parseCallState({ ...bridgedActive(), rejoin: { since: T0, answered: false } });
+    expect(!halfAnswered.ok && halfAnswered.error.field).toBe('rejoin.answered');
   });
 });
 

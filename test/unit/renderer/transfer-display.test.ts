@@ -14,10 +14,10 @@ import {
   transferStep,
   transferStepText,
 } from '../../../renderer/transfer-display';
-import type { CallTransfer } from '../../../shared/call-state';
+import type { CallState, CallTransfer } from '../../../shared/call-state';
 import { historyEntryFor } from '../../../shared/history';
 import { TEAM_PRESENCES } from '../../../shared/transfer';
-import { TEAM, active, bridgedActive, ended, endedWith, ringing, transferOf, transferRinging } from './fixtures';
+import { T0, TEAM, active, bridgedActive, ended, endedWith, ringing, transferOf, transferRinging } from './fixtures';
 
 afterEach(async () => {
   await setUiLanguage('en', undefined);
@@ -59,6 +59,15 @@ describe('what the call panel offers', () => {
     for (const state of ['ringing', 'consulting', 'joined'] as const) expect(offersHold(bridgedActive(transferOf('from', 'consult', state))), state).toBe(false);
     expect(offersHold(bridgedActive(transferOf('to', 'consult', 'consulting')))).toBe(false);
     expect(offersHold(ringing())).toBe(false);
+  });
+
+  it('nothing of Hold, Resume, Transfer or Consult while the call rejoins; all of it once it is connected again', () => {
+    const rejoining = (call: CallState) => ({ ...call, rejoin: { since: T0 } }) as CallState;
+    expect(offersHold(rejoining(bridgedActive()))).toBe(false);
+    expect(offersHold(rejoining({ ...bridgedActive(), heldSince: T0 } as CallState))).toBe(false);
+    expect(offersTransfer(rejoining(bridgedActive()))).toBe(false);
+    expect(offersHold(bridgedActive())).toBe(true);
+    expect(offersTransfer(bridgedActive())).toBe(true);
   });
 });
 

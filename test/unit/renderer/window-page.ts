@@ -74,6 +74,8 @@ const engine: MediaControls = {
   onCall: () => undefined,
   reconcile: () => undefined,
   answerFor: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
+  rejoinAnswerFor: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
+  closeRejoinLeg: () => undefined,
   prepareOutgoing: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
   onFact: () => () => undefined,
   onCondition: () => () => undefined,

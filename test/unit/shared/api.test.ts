@@ -40,6 +40,10 @@ const VALID: Record<CommandName, unknown[]> = {
   hangUp: [{ localId: 'out-1' }],
   holdCall: [{ localId: 'in:wacid.1' }],
   resumeCall: [{ localId: 'out-1' }],
+  rejoinCall: [
+    { localId: 'in:wacid.1', legId: 'leg-7f3a9c2e', sdp: ANSWER_SDP },
+    { localId: 'tr:7Kq2', legId: `a${'b'.repeat(127)}`, sdp: 'v'.repeat(64 * 1024) },
+  ],
   transferCall: [
     { localId: 'in:wacid.1', to: 'bob', kind: 'transfer' },
     { localId: 'tr:7Kq2', to: 'available', kind: 'consult' },
@@ -184,6 +188,16 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
   resumeCall: [
     [{ localId: 7 }, 'localId'],
     [{ localId: '' }, 'localId', 'must not be empty'],
+  ],
+  rejoinCall: [
+    [{ localId: 'in:wacid.1', sdp: ANSWER_SDP }, 'legId'],
+    [{ localId: 'in:wacid.1', legId: '', sdp: ANSWER_SDP }, 'legId', 'must be 1 to 128 letters, digits'],
+    [{ localId: 'in:wacid.1', legId: 'leg 1', sdp: ANSWER_SDP }, 'legId', 'must be 1 to 128 letters, digits'],
+    [{ localId: 'in:wacid.1', legId: `a${'b'.repeat(128)}`, sdp: ANSWER_SDP }, 'legId', 'must be 1 to 128 letters, digits'],
+    [{ localId: 'in:wacid.1', legId: 'leg-1' }, 'sdp'],
+    [{ localId: 'in:wacid.1', legId: 'leg-1', sdp: '' }, 'sdp', 'must not be empty'],
+    [{ legId: 'leg-1', sdp: ANSWER_SDP }, 'localId'],
+    [{ localId: 'in:wacid.1', legId: 'leg-1', sdp: ANSWER_SDP, callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
   ],
   transferCall: [
     [{ localId: 'in:1', kind: 'transfer' }, 'to'],
@@ -382,7 +396,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(38);
+    expect(Object.keys(results)).toHaveLength(39);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {

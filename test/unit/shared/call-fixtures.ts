@@ -2,6 +2,7 @@
 // real event sequences, in the order the coordinator feeds them (a command, then the outcomes of
 // the effects it asked for), so a fixture can never describe a state the machine cannot reach.
 import type { AppError } from '../../../shared/result';
+import { text } from '../../../shared/i18n/text';
 import type { Colleague, TransferKind, TransferUpdateState } from '../../../shared/transfer';
 import {
   incomingLocalId,
@@ -12,7 +13,11 @@ import {
   type CallRecord,
   type EndedRecord,
   type GatewayEnd,
+  type LocalError,
   type Peer,
+  type RejoinAnswerOutcome,
+  type RejoinVerdict,
+  type RestorableCall,
 } from '../../../shared/call-state';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 
@@ -206,16 +211,58 @@ export const bridgeFailed = (at: number, callId = IN_ID, reason: Ev<'remote.brid
   callId,
   reason,
 });
+/** Why the window went, as the host reports it (WINDOW_GONE_REASON.reloaded). */
+export const WINDOW_RELOADED: LocalError = {
+  code: 'media_failed',
+  message: 'The window was reloaded or closed during the call, and its audio ended with it',
+  text: text('callMedia.windowReloaded'),
+};
+export const windowGone = (at: number, localId = IN_LOCAL, error: LocalError = WINDOW_RELOADED): Ev<'local.window_gone'> => ({ type: 'local.window_gone', at, localId, error });
+/** The bridge's new leg for this agent, as the relay offers it on a rejoin. */
+export const REJOIN_LEG = 'leg-r7Kq2c';
+export const rejoinOffer = (at: number, localId = IN_LOCAL, legId = REJOIN_LEG): Ev<'local.rejoin_offer'> => ({ type: 'local.rejoin_offer', at, localId, legId, offerSdp: OFFER_SDP });
+/** The relay's refusals of a rejoin, as the app reports them: 404 (gone), 403 (not a member), 410 (ended). */
+export const REJOIN_REFUSALS_SEEN: Readonly<Record<RejoinVerdict, LocalError>> = {
+  gone: { code: 'not_found', message: 'The relay refused the rejoin request (HTTP 404)' },
+  not_member: { code: 'unauthorized', message: 'The relay refused the rejoin request (HTTP 403)' },
+  ended: { code: 'invalid_state', message: 'The relay refused the rejoin request (HTTP 410)' },
+};
+export const rejoinFailed = (at: number, verdict: RejoinVerdict, localId = IN_LOCAL): Ev<'local.rejoin_failed'> => ({
+  type: 'local.rejoin_failed',
+  at,
+  localId,
+  error: REJOIN_REFUSALS_SEEN[verdict],
+  verdict,
+});
+export const rejoinAnswer = (at: number, localId = IN_LOCAL, legId = REJOIN_LEG, requestId?: string): Ev<'local.rejoin_answer'> => ({
+  type: 'local.rejoin_answer',
+  at,
+  localId,
+  legId,
+  sdp: ANSWER_SDP,
+  ...withRequest(requestId),
+});
+/** The relay's refusals of a window's answer to a rejoin offer: its SDP (400), or not the leg it offered last (403). */
+export const REJOIN_SDP_REFUSED: AppError = { code: 'invalid_input', message: 'sdp: the bridge could not apply the answer', field: 'sdp', httpStatus: 400 };
+export const REJOIN_REFUSED: AppError = { code: 'unauthorized', message: 'The relay refused the rejoin answer request (HTTP 403)', httpStatus: 403 };
+export const rejoinAnswered = (at: number, outcome: RejoinAnswerOutcome, localId = IN_LOCAL, legId = REJOIN_LEG): Ev<'local.rejoin_answered'> => ({
+  type: 'local.rejoin_answered',
+  at,
+  localId,
+  legId,
+  outcome,
+});
 /** The call's one deadline has come: ring timeout for a ringing call, dial timeout for an unanswered outgoing one. */
 export const deadline = (at: number, localId = IN_LOCAL): Ev<'local.deadline'> => ({ type: 'local.deadline', at, localId });
 /** The relay answered this agent's cancel with 404: it no longer knows the transfer. */
 export const transferGone = (at: number, localId = IN_LOCAL, transferId = OWN_TRANSFER): Ev<'local.transfer_gone'> => ({ type: 'local.transfer_gone', at, localId, transferId });
-export const leftover = (at: number, action: GatewayEnd, callId = LEFT_ID, localId = `left:${callId}`): Ev<'local.leftover'> => ({
+export const leftover = (at: number, action: GatewayEnd, callId = LEFT_ID, localId = `left:${callId}`, restore?: RestorableCall): Ev<'local.leftover'> => ({
   type: 'local.leftover',
   at,
   localId,
   callId,
   action,
+  ...(restore !== undefined ? { restore } : {}),
 });
 
 /** Runs the reducer over `events` for one call, alone in its book; every step must leave a call. */
@@ -290,6 +337,32 @@ export function askedStates(kind: TransferKind = 'consult') {
   const joined = run([transferUpdate(T0 + 20_000, 'joined', { kind, colleague: BOB })], active);
   const withCustomer = run([transferUpdate(T0 + 30_000, 'with_customer', { kind, colleague: BOB })], joined);
   return { ringing, answering, connecting, active, joined, withCustomer };
+}
+
+/**
+ * A bridged call at each step of a rejoin, as the coordinator gets there: answered and connected,
+ * then its window reloaded 20 s into the call (the relay is asked for a new leg), the relay's offer,
+ * the next window's answer with the relay (`answering`), applied (`answered`), and its media
+ * connected again (`back`). `from` is the call it starts from (a held one, one in a transfer).
+ */
+export function rejoinStates(from: CallRecord = bridgedStates().active, localId = from.localId) {
+  const asking = run([windowGone(T0 + 25_000, localId)], from);
+  const offered = run([rejoinOffer(T0 + 25_050, localId)], asking);
+  const answering = run([rejoinAnswer(T0 + 26_500, localId, REJOIN_LEG, REJOIN_REQUEST)], offered);
+  const answered = run([rejoinAnswered(T0 + 26_520, { kind: 'answered' }, localId)], answering);
+  const back = run([mediaConnected(T0 + 26_800, localId)], answered);
+  return { asking, offered, answering, answered, back };
+}
+/** The request id of the rejoinCall command in the rejoin fixtures. */
+export const REJOIN_REQUEST = 'rq-rejoin';
+
+/** A bridged incoming call at each phase this agent is in it: connecting, active (from 5 s), held (from 20 s); and an outgoing one. */
+export function bridgedStates() {
+  const connecting = run([incoming(T0, { bridged: true }), answer(T0 + 3_000), claimResult(T0 + 3_200, 'won'), acceptOk(T0 + 4_000)]);
+  const active = run([mediaConnected(T0 + 5_000)], connecting);
+  const held = run([hold(T0 + 20_000)], active);
+  const outgoing = run([dial(T0), { ...initiateOk(T0 + 1_000), bridged: true }, claimResult(T0 + 1_100, 'won', OUT_LOCAL), answered(T0 + 8_000), mediaConnected(T0 + 9_000, OUT_LOCAL)]);
+  return { connecting, active, held, outgoing };
 }
 
 /**

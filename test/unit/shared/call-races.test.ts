@@ -1147,6 +1147,26 @@ describe('claim races: a simulation of agents, relay and gateway', () => {
     expect(w.agents.B!.coordinator.call(IN_LOCAL)).not.toHaveProperty('open');
   });
 
+  it("with a relay that fails to answer: B hangs up while its claim is out and the relay cannot say; A's call is never rejected by B", async () => {
+    const w = await newWorld({ team: true, incoming: true, outgoing: false, knowsOwnId: [true, true], crashes: false, flakyRelay: true, steps: [] });
+    await take(w, 'A gets call.incoming');
+    await take(w, 'B gets call.incoming');
+    await take(w, 'B answers');
+    await take(w, "B's claim reaches the relay", 2); // not recorded: no answer comes
+    await take(w, 'B hangs up');
+    await take(w, 'B hears the relay about its claim');
+    await take(w, 'A answers');
+    await take(w, "A's claim reaches the relay");
+    await take(w, 'A hears the relay about its claim');
+    await settle(w);
+    await take(w, "A's media connects");
+    checkCommon(w, await holdingsOf(w));
+    expect(w.gateway.get(IN_ID)).toMatchObject({ answeredBy: 'A' });
+    expect(ledger(w, 'B', IN_ID)).toMatchObject({ accepts: 0, endsReached: 0 });
+    expect(w.agents.B!.coordinator.call(IN_LOCAL)).not.toHaveProperty('open');
+    expect(w.agents.A!.coordinator.call(IN_LOCAL)).toMatchObject({ phase: 'active' });
+  });
+
   it('has seen the gateway end a call first among the runs above', () => {
     // Runs after the properties above (same file, in order): the allowance was needed, it is not dead code.
     expect(tally.gatewayFirst).toBeGreaterThan(300);

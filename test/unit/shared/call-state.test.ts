@@ -16,6 +16,7 @@ import {
   owedOnCrash,
   PENDING_TTL_MS,
   pruneBook,
+  REJOIN_VERDICTS,
   publicCall,
   reduceCall,
   RING_TIMEOUT_MS,
@@ -80,6 +81,13 @@ import {
   outgoingStates,
   OUTGOING_IDS,
   OWN_TRANSFER,
+  REJOIN_LEG,
+  REJOIN_REFUSED,
+  REJOIN_SDP_REFUSED,
+  rejoinAnswer,
+  rejoinAnswered,
+  rejoinFailed,
+  rejoinOffer,
   run,
   runWithEffects,
   status,
@@ -88,6 +96,7 @@ import {
   transferGone,
   transferRing,
   transferUpdate,
+  windowGone,
   type CallIds,
 } from './call-fixtures';
 
@@ -172,8 +181,19 @@ const EVENT_KEYS = [
   'local.end_result:unreached',
   'local.leftover:reject',
   'local.leftover:terminate',
+  // A bridged call rejoining after its leg went (calls/rejoin.ts; call-rejoin.test.ts): none of the rows here is bridged.
+  'local.window_gone',
+  'local.rejoin_offer',
+  'local.rejoin_failed:not_member',
+  'local.rejoin_failed:ended',
+  'local.rejoin_failed:gone',
+  'local.rejoin_answer',
+  'local.rejoin_answered:answered',
+  'local.rejoin_answered:sdp_refused',
+  'local.rejoin_answered:refused',
 ] as const;
 type EventKey = (typeof EVENT_KEYS)[number];
+type RejoinKey = Extract<EventKey, 'local.window_gone' | `local.rejoin_${string}`>;
 
 /** When the table's events happen: after every fixture state was reached. */
 const AT = T0 + 100_000;
@@ -234,6 +254,15 @@ function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> 
     'local.end_result:unreached': endResult(AT, 'unreached', localId),
     'local.leftover:reject': leftover(AT, 'reject', callId, localId),
     'local.leftover:terminate': leftover(AT, 'terminate', callId, localId),
+    'local.window_gone': windowGone(AT, localId, mediaFailed(AT, localId).error), // with the media failure's reason: a direct call ends exactly as with that
+    'local.rejoin_offer': rejoinOffer(AT, localId),
+    'local.rejoin_failed:not_member': rejoinFailed(AT, 'not_member', localId),
+    'local.rejoin_failed:ended': rejoinFailed(AT, 'ended', localId),
+    'local.rejoin_failed:gone': rejoinFailed(AT, 'gone', localId),
+    'local.rejoin_answer': rejoinAnswer(AT, localId, REJOIN_LEG, TABLE_REQUEST),
+    'local.rejoin_answered:answered': rejoinAnswered(AT, { kind: 'answered' }, localId),
+    'local.rejoin_answered:sdp_refused': rejoinAnswered(AT, { kind: 'sdp_refused', error: REJOIN_SDP_REFUSED }, localId),
+    'local.rejoin_answered:refused': rejoinAnswered(AT, { kind: 'refused', error: REJOIN_REFUSED }, localId),
   };
 }
 
@@ -282,7 +311,7 @@ const NO_TRANSFER_OF_ITS_OWN = {
 //   incoming: ringing → answering → connecting → active → ended
 //   outgoing: dialing → calling → remote_ringing → connecting → active → ended
 // with, beside the phase, the claim, the decline verdict, the request under way and the end owed.
-const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventKey, Cell>> = {
+const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclude<EventKey, RejoinKey>, Cell>> = {
   'in.ringing': {
     'remote.incoming': '=', // a duplicate connect
     'remote.answered': '=',
@@ -901,6 +930,25 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<EventK
   },
 };
 
+/**
+ * A direct call never rejoins: its window going is its media failing, exactly, and nothing a rejoin
+ * brings applies to it (a window's answer to an offer it never had is refused).
+ */
+function direct(row: Record<Exclude<EventKey, RejoinKey>, Cell>): Record<EventKey, Cell> {
+  return {
+    ...row,
+    'local.window_gone': row['local.media_failed'],
+    'local.rejoin_offer': '=',
+    'local.rejoin_failed:not_member': '=',
+    'local.rejoin_failed:ended': '=',
+    'local.rejoin_failed:gone': '=',
+    'local.rejoin_answer': ['=', 'reply:invalid_state'],
+    'local.rejoin_answered:answered': '=',
+    'local.rejoin_answered:sdp_refused': '=',
+    'local.rejoin_answered:refused': '=',
+  };
+}
+
 /** On hold, a call answers every event as when in hand, except hold (held already) and resume (back to the microphone). */
 const heldRow = (inHand: Record<EventKey, Cell>): Record<EventKey, Cell> => ({
   ...inHand,
@@ -909,9 +957,9 @@ const heldRow = (inHand: Record<EventKey, Cell>): Record<EventKey, Cell> => ({
   'remote.transfer:ringing': ['active:held', 'deadline:set'],
 });
 const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
-  ...WRITTEN_OUT,
-  'in.held': heldRow(WRITTEN_OUT['in.active']),
-  'out.held': heldRow(WRITTEN_OUT['out.active']),
+  ...(Object.fromEntries(Object.entries(WRITTEN_OUT).map(([row, cells]) => [row, direct(cells)])) as Record<keyof typeof WRITTEN_OUT, Record<EventKey, Cell>>),
+  'in.held': heldRow(direct(WRITTEN_OUT['in.active'])),
+  'out.held': heldRow(direct(WRITTEN_OUT['out.active'])),
 };
 
 function outcomeOf(call: CallRecord | undefined): string {
@@ -1018,6 +1066,11 @@ describe('reduceCall: the transition table', () => {
       'local.media_failed': true,
       'local.leftover': true,
       'local.transfer_gone': true,
+      'local.window_gone': true,
+      'local.rejoin_offer': true,
+      'local.rejoin_failed': true,
+      'local.rejoin_answer': true,
+      'local.rejoin_answered': true,
     };
     const events = Object.values(tableEvents(INCOMING_IDS));
     const covered = new Set(events.map((e) => e.type));
@@ -1029,6 +1082,8 @@ describe('reduceCall: the transition table', () => {
     expect(variants('local.end_result', (e) => e.type === 'local.end_result' && e.outcome).sort()).toEqual(['done', 'refused', 'unreached']);
     expect(variants('local.leftover', (e) => e.type === 'local.leftover' && e.action).sort()).toEqual(['reject', 'terminate']);
     expect(variants('remote.claimed', (e) => e.type === 'remote.claimed' && String(e.mine)).sort()).toEqual(['false', 'true', 'undefined']);
+    expect(variants('local.rejoin_failed', (e) => e.type === 'local.rejoin_failed' && e.verdict).sort()).toEqual([...REJOIN_VERDICTS].sort());
+    expect(variants('local.rejoin_answered', (e) => e.type === 'local.rejoin_answered' && e.outcome.kind).sort()).toEqual(['answered', 'refused', 'sdp_refused']);
 
     const phases = new Set(Object.values(ROWS).map((s) => s.phase));
     expect([...phases].sort()).toEqual([...LIVE_PHASES, 'ended'].sort());
@@ -1129,6 +1184,7 @@ describe('reduceCall: the transition table', () => {
       'local.hangup': ['none', 'reply:not_found'],
       'local.hold': ['none', 'reply:not_found'],
       'local.resume': ['none', 'reply:not_found'],
+      'local.rejoin_answer': ['none', 'reply:not_found'],
     };
     const ids = key === 'remote.incoming' ? INCOMING_IDS : key.startsWith('local.leftover') ? LEFTOVER_IDS : OUTGOING_IDS;
     const ev = tableEvents(ids)[key];
@@ -1174,6 +1230,7 @@ Object.assign(LEFTOVER_COMMON, {
   'local.hangup': ['=', 'reply:not_found'],
   'local.hold': ['=', 'reply:not_found'],
   'local.resume': ['=', 'reply:not_found'],
+  'local.rejoin_answer': ['=', 'reply:not_found'],
 });
 const LEFTOVER_EXPECTED: Record<LeftRowKey, Record<EventKey, LeftoverCell>> = {
   'left.verdict': {
@@ -1513,18 +1570,20 @@ describe('reduceCall: claims, verdicts and what the gateway is owed', () => {
     expect(reduceCall(unknownAccepting, claimed(T0 + 3_150, IN_ID, false)).state).toBe(unknownAccepting);
   });
 
-  it('hung up while the claim is out: the reject is owed at once but sent only when the claim shows the call is not a colleague’s', () => {
+  it('hung up while the claim is out: the reject is owed at once but sent only when the claim shows the call is this agent’s', () => {
     const hungUp = runWithEffects([hangup(T0 + 3_050)], inStates.answering);
     expect(hungUp.state).toMatchObject({ phase: 'ended', open: { waiting: 'claim', owed: 'reject' } });
     expect(hungUp.effects.filter((e) => e.kind === 'end')).toEqual([]);
-    for (const outcome of ['won', 'unknown'] as const) {
-      const sent = runWithEffects([claimResult(T0 + 3_100, outcome)], hungUp.state);
-      expect(sent.state).toMatchObject({ open: { waiting: 'confirmation', owed: 'reject' } });
-      expect(sent.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
+    const sent = runWithEffects([claimResult(T0 + 3_100, 'won')], hungUp.state);
+    expect(sent.state).toMatchObject({ open: { waiting: 'confirmation', owed: 'reject' } });
+    expect(sent.effects).toEqual([{ kind: 'end', localId: IN_LOCAL, callId: IN_ID, action: 'reject' }]);
+    // Lost, or a relay that cannot say (it may have given the call to a colleague who accepted it):
+    // nothing reaches the gateway, which ends a call nobody accepted by itself.
+    for (const outcome of ['lost', 'unknown'] as const) {
+      const kept = runWithEffects([claimResult(T0 + 3_100, outcome)], hungUp.state);
+      expect(kept.state).not.toHaveProperty('open');
+      expect(kept.effects).toEqual([]);
     }
-    const lost = runWithEffects([claimResult(T0 + 3_100, 'lost')], hungUp.state);
-    expect(lost.state).not.toHaveProperty('open');
-    expect(lost.effects).toEqual([]);
     // A colleague's claim announced first says the same.
     const announced = runWithEffects([claimed(T0 + 3_080, IN_ID, false)], hungUp.state);
     expect(announced.state).not.toHaveProperty('open');

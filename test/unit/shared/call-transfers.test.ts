@@ -164,7 +164,7 @@ type RowKey = keyof typeof ROWS;
 const isOwn = (row: RowKey): boolean => row.startsWith('own.');
 
 type Outcome = '=' | string;
-type Fx = 'accept' | 'end:terminate' | 'end:reject' | 'transfer_decline' | 'deadline:cancel' | 'deadline:set' | `reply:${'ok' | ErrorCode}` | `awaited:${'ok' | ErrorCode}`;
+type Fx = 'accept' | 'end:terminate' | 'end:reject' | 'transfer_decline' | 'rejoin' | 'deadline:cancel' | 'deadline:set' | `reply:${'ok' | ErrorCode}` | `awaited:${'ok' | ErrorCode}`;
 type Cell = Outcome | readonly [Outcome, ...Fx[]];
 
 /**
@@ -285,7 +285,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.resume': ['=', 'reply:ok'],
     'local.deadline': '=',
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+consulting', 'end:terminate'],
+    'local.media_failed': ['active+consulting', 'rejoin', 'deadline:set'], // its leg broke (a network change): a new one, Bob and the customer kept
     'local.transfer_gone': '=',
   },
   'asked.joined': {
@@ -314,7 +314,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.resume': ['=', 'reply:ok'],
     'local.deadline': '=',
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+joined', 'end:terminate'],
+    'local.media_failed': ['active+joined', 'rejoin', 'deadline:set'],
     'local.transfer_gone': '=',
   },
   'asked.transfer_taken': {
@@ -343,7 +343,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.resume': ['=', 'reply:ok'],
     'local.deadline': '=',
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+done', 'end:terminate'],
+    'local.media_failed': ['active+done', 'rejoin', 'deadline:set'],
     'local.transfer_gone': '=',
   },
   'own.ringing': {
@@ -372,7 +372,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.resume': ['=', 'reply:ok'],
     'local.deadline': ['active+not_answered', 'deadline:cancel'], // the relay's word never came: not answered, back with the customer
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+ringing', 'end:terminate', 'deadline:cancel'],
+    'local.media_failed': ['active+ringing', 'rejoin'], // a new leg, the ring's deadline kept: it comes before the rejoin's
     'local.transfer_gone': ['active+done', 'deadline:cancel'], // the relay no longer knows it: over here too
   },
   'own.consulting': {
@@ -401,7 +401,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.resume': ['=', 'reply:ok'],
     'local.deadline': '=',
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+consulting', 'end:terminate'],
+    'local.media_failed': ['active+consulting', 'rejoin', 'deadline:set'],
     'local.transfer_gone': 'active+done',
   },
   'own.joined': {
@@ -430,7 +430,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.resume': ['=', 'reply:ok'],
     'local.deadline': '=',
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+joined', 'end:terminate'],
+    'local.media_failed': ['active+joined', 'rejoin', 'deadline:set'],
     'local.transfer_gone': '=', // no cancel applies to a three-way call
   },
   'own.not_answered': {
@@ -459,7 +459,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.resume': ['=', 'reply:ok'],
     'local.deadline': '=',
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+not_answered', 'end:terminate'],
+    'local.media_failed': ['active+not_answered', 'rejoin', 'deadline:set'],
     'local.transfer_gone': '=',
   },
   'own.done': {
@@ -488,7 +488,7 @@ const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
     'local.resume': ['=', 'reply:ok'],
     'local.deadline': '=',
     'local.media_connected': '=',
-    'local.media_failed': ['ended:failed/ice_failed+done', 'end:terminate'],
+    'local.media_failed': ['active+done', 'rejoin', 'deadline:set'],
     'local.transfer_gone': '=',
   },
 };
@@ -561,6 +561,7 @@ describe('reduceCall: a call in a transfer × every event', () => {
         if (effect.kind === 'accept') expect(effect).toEqual({ kind: 'accept', localId: state.localId, callId: IN_ID, sdp: ANSWER_SDP });
         if (effect.kind === 'transfer_decline') expect(effect).toEqual({ kind: 'transfer_decline', localId: state.localId, callId: IN_ID, transferId: ASKED_TRANSFER });
         if (effect.kind === 'end') expect(effect.callId).toBe(IN_ID);
+        if (effect.kind === 'rejoin') expect(effect).toEqual({ kind: 'rejoin', localId: state.localId, callId: IN_ID });
         if (effect.kind === 'deadline') expect(effect.at).toBe(deadlineOf(next));
       }
       if (expected === '=') {
@@ -924,8 +925,8 @@ describe('bridged calls', () => {
     const rung = applyAll([transferRing(T0)]).book;
     expect(owedOnCrash(rung)).toEqual([]);
     const answered = applyAll([answer(T0 + 1_000, ASKED_LOCAL), acceptOk(T0 + 1_200, ASKED_LOCAL)], rung).book;
-    // On the call now: a run after a crash leaves it (bridged-calls.ts) or ends it.
-    expect(owedOnCrash(answered)).toEqual([{ callId: IN_ID, action: 'terminate' }]);
+    // On the call now: a run after a crash takes it up again (restore), or, an older one, leaves it (bridged-calls.ts) or ends it.
+    expect(owedOnCrash(answered)).toEqual([{ callId: IN_ID, action: 'terminate', restore: publicCall(answered.calls[ASKED_LOCAL]!) }]);
     // Declined here as the last agent, the reject not confirmed; then Bob took the call and transfers it here.
     const unconfirmed = applyAll([incoming(T0), decline(T0 + 1_000), declineResult(T0 + 1_100, true), endResult(T0 + 1_300, 'unreached')]).book;
     expect(owedOnCrash(unconfirmed)).toEqual([{ callId: IN_ID, action: 'reject' }]);
