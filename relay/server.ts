@@ -31,6 +31,7 @@ import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
 import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
+import type { RelayRecords } from './records/relay-records';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
 import { parseResumeToken } from './resume-token';
 import { turnConfigProblem, turnCredentialsFor, type TurnConfig } from './turn-credentials';
@@ -122,6 +123,12 @@ export interface RelayOptions {
    * Absent: such a call's customer is let go and the service ends it. The key is never logged.
    */
   gateway?: GatewayTarget | (() => GatewayTarget | undefined);
+  /**
+   * The team's call records (relay/records/README.md, `CallRecords`): told every call event, claim,
+   * decline and presence report this instance handles. The caller owns them: it closes them after
+   * the relay, so that what the drain stored is written too. Absent: no records are kept.
+   */
+  records?: RelayRecords;
 }
 
 export type { RelayStats } from './relay-service';
@@ -251,7 +258,9 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     maxStreamsPerAgent,
     freshReplayMs: options.freshReplayMs ?? 60_000,
     ...(bridgeToken !== undefined ? { bridgeNodes: { heartbeatMs: bridgeHeartbeatMs } } : {}),
+    ...(options.records !== undefined ? { records: options.records } : {}),
   });
+  options.records?.followPresence((agentId) => backend.presenceOf(agentId), options.presenceTtlMs ?? DEFAULT_PRESENCE_TTL_MS);
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
 
   const endpoints = new RelayEndpoints(service, logger, {
