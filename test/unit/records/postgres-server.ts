@@ -15,7 +15,7 @@ export interface PostgresServer {
   url(database?: string): string;
   /** Whether this file started the server (and may stop it): false for CI's shared one. */
   own: boolean;
-  /** Stops the server, keeping its data (an outage); start() brings it back on the same port. */
+  /** Stops the server, keeping its data (an outage); start() brings it back on the same port (and does nothing while it runs). */
   pause(): Promise<void>;
   start(): Promise<void>;
   /** Stops it for good and removes its data. */
@@ -54,8 +54,14 @@ export async function startPostgres(options: { own?: boolean } = {}): Promise<Po
   const port = await freeTcpPort();
   // Durability is not what these tests are about: no fsync, and a small server.
   const serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=16MB -c max_connections=60`;
-  const start = async () => run('pg_ctl', ['-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-o', serverOptions, 'start']);
+  let running = false;
+  const start = async () => {
+    if (running) return;
+    run('pg_ctl', ['-D', data, '-w', '-t', '60', '-l', join(dir, 'server.log'), '-o', serverOptions, 'start']);
+    running = true;
+  };
   const halt = (mode: 'fast' | 'immediate') => {
+    running = false;
     spawnSync(asRoot ? 'runuser' : join(bin, 'pg_ctl'), asRoot ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', mode, '-w', 'stop'] : ['-D', data, '-m', mode, '-w', 'stop'], { timeout: 60_000 });
   };
   // A test process that dies leaves no server behind.

@@ -1,0 +1,103 @@
+// The embedded records on disk (PGlite in `<data-dir>/records`): kept across restarts, one relay per
+// data directory (its lock file), a lock left by a process that is gone taken over, and a relay
+// that finds the directory held waits as for a database that is down.
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CallRecords } from '../../../relay/records/call-records';
+import { DataDirInUseError, EmbeddedDatabase } from '../../../relay/records/embedded-database';
+import { migrate } from '../../../relay/records/migrations';
+import { callById } from '../../../relay/records/records-queries';
+import { claim, incoming, play, recordingLogger, T0, terminated } from './records-fixtures';
+
+describe('the embedded records on disk', () => {
+  let root: string;
+  /** A data directory PGlite has set up once: each test copies it rather than wait for initdb again. */
+  let template: string;
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'records-embedded-'));
+    template = join(root, 'template', 'records');
+    const db = await EmbeddedDatabase.open(template);
+    await db.close();
+  }, 60_000);
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  let copies = 0;
+  const dataDir = () => {
+    const dir = join(root, `relay-data-${copies++}`, 'records');
+    cpSync(template, dir, { recursive: true });
+    return dir;
+  };
+
+  it('creates the database in a data directory that has none, beside its lock, and releases the lock on close', async () => {
+    const dir = join(root, 'new-data-dir', 'records');
+    const db = await EmbeddedDatabase.open(dir);
+    expect(db).toMatchObject({ kind: 'embedded', where: dir });
+    expect(readFileSync(`${dir}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(await migrate(db)).toMatchObject({ applied: [1] });
+    await db.close();
+    expect(existsSync(`${dir}.lock`)).toBe(false);
+    expect(existsSync(join(dir, 'PG_VERSION'))).toBe(true);
+  }, 30_000);
+
+  it('keeps the records across a restart', async () => {
+    const dir = dataDir();
+    const clock = { now: T0 };
+    const first = new CallRecords({ database: { kind: 'embedded', dataDir: dir }, logger: recordingLogger(), now: () => clock.now, writer: { flushIntervalMs: 5 } });
+    for (const step of [incoming('wacid.kept', T0, ['alice']), claim('wacid.kept', 'alice', T0 + 2_000), terminated('wacid.kept', T0 + 62_000, { answeredAt: T0 + 2_000 })]) play(first, clock, step);
+    expect(await first.flush()).toBe(true);
+    await first.close();
+
+    const again = await EmbeddedDatabase.open(dir);
+    expect(await migrate(again)).toEqual({ applied: [], unknown: [] });
+    expect(await callById(again, 'wacid.kept')).toMatchObject({ outcome: 'answered', agentId: 'alice', talkMs: 60_000 });
+    await again.close();
+  }, 30_000);
+
+  it('one relay per data directory: a second is refused while the first holds it, and gets it once the first closes', async () => {
+    const dir = dataDir();
+    const first = await EmbeddedDatabase.open(dir);
+    const refused = await EmbeddedDatabase.open(dir).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(DataDirInUseError);
+    expect((refused as Error).message).toBe(`the records in ${dir} are held by another relay (pid ${process.pid}): one relay per data directory`);
+    await first.close();
+    const second = await EmbeddedDatabase.open(dir);
+    await second.close();
+  }, 30_000);
+
+  it('takes over a lock whose process is gone (a relay that crashed)', async () => {
+    const dir = dataDir();
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(`${dir}.lock`, gone.stdout);
+    const db = await EmbeddedDatabase.open(dir);
+    expect(readFileSync(`${dir}.lock`, 'utf8')).toBe(String(process.pid));
+    await db.close();
+  }, 30_000);
+
+  it('a relay whose data directory another live relay holds keeps its facts and writes them once it is let go, saying so once each way', async () => {
+    const dir = dataDir();
+    const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      writeFileSync(`${dir}.lock`, String(holder.pid));
+      const log = recordingLogger();
+      const clock = { now: T0 };
+      const records = new CallRecords({ database: { kind: 'embedded', dataDir: dir }, logger: log, now: () => clock.now, writer: { flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 } });
+      for (const step of [incoming('wacid.held', T0, ['alice']), terminated('wacid.held', T0 + 5_000)]) play(records, clock, step);
+      expect(await records.flush(600)).toBe(false);
+      const unreachable = log.lines.filter((l) => l.level === 'warn' && /cannot be reached/.test(l.msg));
+      expect(unreachable).toHaveLength(1);
+      expect(String((unreachable[0]!.fields?.error as Error).message)).toBe(`the records in ${dir} are held by another relay (pid ${holder.pid}): one relay per data directory`);
+
+      holder.kill('SIGKILL');
+      await new Promise((resolve) => holder.once('exit', resolve));
+      expect(await records.flush(20_000)).toBe(true);
+      expect(await callById(await records.database(), 'wacid.held')).toMatchObject({ outcome: 'abandoned' });
+      expect(log.said(/answers again/)).toBe(1);
+      await records.close();
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  }, 30_000);
+});

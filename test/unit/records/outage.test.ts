@@ -1,0 +1,130 @@
+// The database goes away and comes back: this file's own PostgreSQL (even when CI shares one in
+// DATABASE_URL, which is not a test's to stop) is stopped mid-run and started again. Nothing handed
+// to the records is lost, the outage is said once as it starts and once as it ends, and a queue
+// past its bound says so.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CallRecords } from '../../../relay/records/call-records';
+import { PostgresDatabase } from '../../../relay/records/postgres-database';
+import { callById } from '../../../relay/records/records-queries';
+import { createDatabase, startPostgres, type PostgresServer } from './postgres-server';
+import { claim, incoming, play, recordingLogger, T0, terminated } from './records-fixtures';
+
+const UNREACHABLE = 'the records database cannot be reached: facts wait in memory and are written once it answers';
+const BACK = 'the records database answers again: the facts that waited are written';
+const FAST_RETRY = { flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 150 };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An answered call, each with its own id and minute: 4 facts (the ring, the agent rung, the claim, the end). */
+function playCall(records: CallRecords, clock: { now: number }, n: number): void {
+  const callId = `wacid.outage-${n}`;
+  const t = T0 + n * 60_000;
+  for (const step of [incoming(callId, t, ['alice']), claim(callId, 'alice', t + 2_000), terminated(callId, t + 30_000, { answeredAt: t + 2_000 })]) play(records, clock, step);
+}
+
+async function callCount(url: string): Promise<number> {
+  const db = PostgresDatabase.open(url);
+  try {
+    return (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM calls'))[0]!.n;
+  } finally {
+    await db.close();
+  }
+}
+
+describe('a PostgreSQL outage', () => {
+  let server: PostgresServer;
+  let records: CallRecords | undefined;
+  const drops: (() => Promise<void>)[] = [];
+  beforeAll(async () => {
+    server = await startPostgres({ own: true });
+  }, 60_000);
+  afterEach(async () => {
+    await records?.close(1_000);
+    records = undefined;
+    await server.start();
+  }, 60_000);
+  afterAll(async () => {
+    for (const drop of drops) await drop().catch(() => undefined);
+    await server?.stop();
+  }, 60_000);
+
+  it('facts handed in while the server is down are all written once it is back; the outage is said once as it starts and once as it ends', async () => {
+    const { url, drop } = await createDatabase(server);
+    drops.push(drop);
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    records = new CallRecords({ database: { kind: 'postgres', url }, logger: log, now: () => clock.now, writer: FAST_RETRY });
+    for (let n = 0; n < 10; n += 1) playCall(records, clock, n);
+    expect(await records.flush()).toBe(true);
+
+    await server.pause();
+    for (let n = 10; n < 60; n += 1) playCall(records, clock, n);
+    await sleep(1_500);
+    expect(await records.flush(300)).toBe(false);
+    expect(records.stats()).toMatchObject({ connected: false, dropped: 0 });
+    expect(records.stats().queued).toBeGreaterThanOrEqual(150);
+
+    await server.start();
+    expect(await records.flush(20_000)).toBe(true);
+    expect(records.stats()).toMatchObject({ queued: 0, dropped: 0, connected: true });
+    expect(await callCount(url)).toBe(60);
+    const db = await records.database();
+    expect(await callById(db, 'wacid.outage-42')).toMatchObject({ outcome: 'answered', agentId: 'alice', waitMs: 2_000 });
+    expect(log.said(UNREACHABLE)).toBe(1);
+    expect(log.said(BACK)).toBe(1);
+    expect(log.lines.filter((l) => l.level === 'debug' && /still cannot be reached/.test(l.msg)).length).toBeGreaterThan(2);
+    expect(log.lines.find((l) => l.msg === BACK)?.fields).toMatchObject({ downMs: expect.any(Number) });
+  }, 30_000);
+
+  it('a relay that starts while the database is down: its facts wait, and the schema is made once it answers', async () => {
+    const { url, drop } = await createDatabase(server);
+    drops.push(drop);
+    await server.pause();
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    records = new CallRecords({ database: { kind: 'postgres', url }, logger: log, now: () => clock.now, writer: FAST_RETRY });
+    for (let n = 0; n < 5; n += 1) playCall(records, clock, n);
+    await sleep(800);
+    expect(log.said(UNREACHABLE)).toBe(1);
+    await server.start();
+    expect(await records.flush(20_000)).toBe(true);
+    expect(await callCount(url)).toBe(5);
+    expect(log.said('call records ready')).toBe(1);
+    expect(log.said(BACK)).toBe(1);
+  }, 30_000);
+
+  it('past its bound the queue lets the oldest facts go, says so once, and says how many once back under', async () => {
+    const { url, drop } = await createDatabase(server);
+    drops.push(drop);
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    records = new CallRecords({ database: { kind: 'postgres', url }, logger: log, now: () => clock.now, writer: { ...FAST_RETRY, maxQueued: 40 } });
+    expect(await records.flush()).toBe(true);
+    await records.database();
+    await server.pause();
+    // 20 calls of 4 facts: the 40 newest stay, the calls 10 to 19.
+    for (let n = 0; n < 20; n += 1) playCall(records, clock, n);
+    expect(records.stats()).toMatchObject({ queued: 40, dropped: 40 });
+    expect(log.lines.filter((l) => l.level === 'error' && /over its bound/.test(l.msg))).toHaveLength(1);
+    await server.start();
+    expect(await records.flush(20_000)).toBe(true);
+    expect(await callCount(url)).toBe(10);
+    const db = await records.database();
+    expect(await callById(db, 'wacid.outage-19')).toMatchObject({ outcome: 'answered' });
+    expect(await callById(db, 'wacid.outage-9')).toBeUndefined();
+    expect(log.lines.filter((l) => /back under its bound/.test(l.msg)).map((l) => l.fields)).toEqual([{ dropped: 40 }]);
+  }, 30_000);
+
+  it('shutting down while the database is away says how many facts were not written', async () => {
+    const { url, drop } = await createDatabase(server);
+    drops.push(drop);
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    const closing = new CallRecords({ database: { kind: 'postgres', url }, logger: log, now: () => clock.now, writer: FAST_RETRY });
+    await closing.database();
+    await server.pause();
+    playCall(closing, clock, 1);
+    await closing.close(300);
+    expect(log.lines.filter((l) => l.level === 'error' && /not written at shutdown/.test(l.msg)).map((l) => l.fields?.facts)).toEqual([4]);
+  }, 30_000);
+});
