@@ -65,8 +65,7 @@ export class CallRecords implements RelayRecords {
         }
       },
       onConnected: (db) => {
-        connected(db);
-        this.afterConnect(db);
+        void this.afterConnect(db).finally(() => connected(db));
       },
     });
   }
@@ -96,7 +95,7 @@ export class CallRecords implements RelayRecords {
     this.presence = { of: presenceOf, ttlMs: presenceTtlMs, sweep };
   }
 
-  /** The database once it is open and migrated (the queries take it). */
+  /** The database once it is open and migrated, and the agents a previous run left in a state are watched (the queries take it). */
   database(): Promise<Database> {
     return this.ready;
   }
@@ -143,15 +142,19 @@ export class CallRecords implements RelayRecords {
     }
   }
 
-  private afterConnect(db: Database): void {
+  private async afterConnect(db: Database): Promise<void> {
+    this.schedulePrune(db);
     // Agents a previous run left in a state other than offline: offline too if they do not report.
-    agentsNotOffline(db, OFFLINE).then(
-      (agents) => {
-        const now = this.now();
-        for (const agentId of agents) if (!this.watched.has(agentId)) this.watched.set(agentId, now);
-      },
-      (error: unknown) => this.log.warn('could not read the agents\' last states', { error }),
-    );
+    try {
+      const agents = await agentsNotOffline(db, OFFLINE);
+      const now = this.now();
+      for (const agentId of agents) if (!this.watched.has(agentId)) this.watched.set(agentId, now);
+    } catch (error) {
+      this.log.warn("could not read the agents' last states", { error });
+    }
+  }
+
+  private schedulePrune(db: Database): void {
     const { retentionDays } = this.options;
     if (retentionDays === undefined || this.closed) return;
     const pruneNow = () => {
