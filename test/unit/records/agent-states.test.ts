@@ -1,0 +1,146 @@
+// Agent states from presence reports: a change is a new interval, a refresh is none, a presence that
+// lapses is `offline` (noticed within a sweep, once however many instances notice), and an agent a
+// previous run left in a state is watched from the start.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Presence } from '../../../relay/backend/types';
+import { CallRecords } from '../../../relay/records/call-records';
+import type { Database } from '../../../relay/records/database';
+import { stateIntervals } from '../../../relay/records/records-queries';
+import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
+import { recordingLogger, T0 } from './records-fixtures';
+
+const TTL_MS = 60_000;
+
+const until = async (check: () => Promise<boolean>, what: string) => {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+};
+
+describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('agent states on %s', (_name, make) => {
+  const harness = make();
+  let fresh: FreshDatabase;
+  let db: Database;
+  const open: CallRecords[] = [];
+  beforeAll(() => harness.setup(), 60_000);
+  afterAll(() => harness.teardown(), 60_000);
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((r) => r.close()));
+    await fresh?.drop();
+  });
+
+  /** An instance with its own clock, reading the team's presence from `team`. */
+  function instance(clock: { now: number }, team: Map<string, Presence>): CallRecords {
+    const records = new CallRecords({ database: () => fresh.connect(), logger: recordingLogger(), now: () => clock.now, presenceSweepMs: 10, writer: { flushIntervalMs: 5 } });
+    records.followPresence((agentId) => team.get(agentId), TTL_MS);
+    open.push(records);
+    return records;
+  }
+  /** The team's presence as the backend keeps it: reported, or lapsed. */
+  const report = (records: CallRecords, team: Map<string, Presence>, agentId: string, status: Presence) => {
+    const before = team.get(agentId);
+    team.set(agentId, status);
+    records.presenceReported(agentId, status, before);
+  };
+  const intervals = async (agentId?: string) =>
+    (await stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 100 * 60_000), ...(agentId !== undefined ? { agentId } : {}) })).map((i) => ({
+      state: i.state,
+      reason: i.reason,
+      from: (i.startedAt - T0) / 1000,
+      to: i.endedAt === undefined ? undefined : (i.endedAt - T0) / 1000,
+    }));
+
+  it('each change of presence is an interval that ends where the next begins; a refresh of the same is none', async () => {
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const clock = { now: T0 };
+    const team = new Map<string, Presence>();
+    const records = instance(clock, team);
+    report(records, team, 'alice', 'available');
+    clock.now = T0 + 20_000;
+    report(records, team, 'alice', 'available');
+    clock.now = T0 + 30_000;
+    report(records, team, 'alice', 'on_call');
+    clock.now = T0 + 50_000;
+    report(records, team, 'alice', 'on_call');
+    clock.now = T0 + 90_000;
+    report(records, team, 'alice', 'dnd');
+    expect(await records.flush()).toBe(true);
+    expect(await intervals('alice')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 30 },
+      { state: 'on_call', reason: undefined, from: 30, to: 90 },
+      { state: 'dnd', reason: undefined, from: 90, to: undefined },
+    ]);
+    const facts = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM agent_state_facts WHERE agent_id = 'alice'");
+    expect(facts[0]!.n).toBe(3);
+  });
+
+  it('a presence that lapses is offline, noticed once however many instances notice it; a new report ends it', async () => {
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const clocks = [{ now: T0 }, { now: T0 }];
+    const team = new Map<string, Presence>();
+    const [a, b] = clocks.map((clock) => instance(clock, team));
+    report(a!, team, 'bob', 'available');
+    // bob's next reports go to the other instance.
+    clocks[1]!.now = T0 + 20_000;
+    report(b!, team, 'bob', 'available');
+    clocks[1]!.now = T0 + 40_000;
+    report(b!, team, 'bob', 'available');
+    // Still within a lifetime of the last report: nothing lapses on either instance.
+    clocks[0]!.now = T0 + 70_000;
+    clocks[1]!.now = T0 + 70_000;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(await a!.flush()).toBe(true);
+    expect((await intervals('bob')).map((i) => i.state)).toEqual(['available']);
+    // The presence lapses; both instances notice, a moment apart.
+    team.delete('bob');
+    clocks[0]!.now = T0 + 101_000;
+    clocks[1]!.now = T0 + 103_000;
+    await until(async () => (await a!.flush()) && (await b!.flush()) && (await intervals('bob')).length === 2, 'bob offline');
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(await a!.flush()).toBe(true);
+    expect(await b!.flush()).toBe(true);
+    expect(await intervals('bob')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 101 },
+      { state: 'offline', reason: 'presence_expired', from: 101, to: undefined },
+    ]);
+    clocks[0]!.now = T0 + 600_000;
+    report(a!, team, 'bob', 'available');
+    expect(await a!.flush()).toBe(true);
+    expect((await intervals('bob')).map((i) => [i.state, i.from, i.to])).toEqual([
+      ['available', 0, 101],
+      ['offline', 101, 600],
+      ['available', 600, undefined],
+    ]);
+  });
+
+  it('an agent a previous run left in a state goes offline if it does not report within a presence lifetime of the start', async () => {
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const clock = { now: T0 };
+    const team = new Map<string, Presence>();
+    const before = instance(clock, team);
+    report(before, team, 'carol', 'available');
+    report(before, team, 'dave', 'available');
+    expect(await before.flush()).toBe(true);
+    await before.close();
+
+    // A restart: the team's presence is gone (a memory backend), carol reports again, dave does not.
+    team.clear();
+    clock.now = T0 + 5_000;
+    const after = instance(clock, team);
+    await after.database();
+    clock.now = T0 + 10_000;
+    report(after, team, 'carol', 'available');
+    clock.now = T0 + 5_000 + TTL_MS;
+    await until(async () => (await after.flush()) && (await intervals('dave')).length === 2, 'dave offline');
+    expect(await intervals('dave')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 65 },
+      { state: 'offline', reason: 'presence_expired', from: 65, to: undefined },
+    ]);
+    expect((await intervals('carol')).map((i) => i.state)).toEqual(['available']);
+  });
+});
