@@ -3,9 +3,11 @@
 // directory would each keep their own copy in memory and write over each other, so the directory is
 // held with a lock file beside it (`records.lock`, the holder's pid) for as long as it is open. A
 // relay that finds it held by a live process is refused (DataDirInUseError) and tries again later,
-// as it does when PostgreSQL is down.
-import { mkdir, open as openFile, readFile, unlink } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+// as it does when PostgreSQL is down. The first start creates the database beside it
+// (`records.init`) and moves it into place once complete, so that a relay stopped meanwhile leaves
+// no half-made database behind.
+import { access, mkdir, open as openFile, readFile, rename, rm, unlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import type { Database, SqlRunner } from './database';
 
@@ -34,6 +36,7 @@ export class EmbeddedDatabase implements Database {
     await mkdir(dirname(dir), { recursive: true });
     const release = await holdDataDir(dir);
     try {
+      if (!(await exists(join(dir, 'PG_VERSION')))) await createInPlaceOf(dir);
       const db = await PGlite.create(dir);
       return new EmbeddedDatabase(db, dir, release);
     } catch (error) {
@@ -104,6 +107,25 @@ async function holdDataDir(dir: string): Promise<() => Promise<void>> {
     }
   }
   throw new Error(`could not take ${lockPath}: another relay took it at the same moment`);
+}
+
+/** Runs initdb beside `dir` and moves the result into its place (held: nobody else is at it). */
+async function createInPlaceOf(dir: string): Promise<void> {
+  const staging = `${dir}.init`;
+  await rm(staging, { recursive: true, force: true });
+  const db = await PGlite.create(staging);
+  await db.close();
+  await rm(dir, { recursive: true, force: true });
+  await rename(staging, dir);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isAlive(pid: number): boolean {

@@ -50,6 +50,12 @@ export class PostgresDatabase implements Database {
   async transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // The pool listens for errors of idle connections only: one lost between two statements of this
+    // transaction is reported here, and the next statement fails with it.
+    const lost = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const value = await work(runnerOf(client));
@@ -62,6 +68,7 @@ export class PostgresDatabase implements Database {
       });
       throw error;
     } finally {
+      client.off('error', lost);
       client.release(broken);
     }
   }

@@ -42,6 +42,15 @@ export interface WriterStats {
 
 type Link = { kind: 'connecting' } | { kind: 'up'; db: Database } | { kind: 'closed' };
 
+/** How long close() lets a write under way finish. */
+const CLOSE_GRACE_MS = 2_000;
+
+async function withDeadline(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
 /** A failure that another attempt may not meet: the database refused the data itself (SQLSTATE outside connection, resource and operator classes). */
 function refusesTheData(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
@@ -95,9 +104,9 @@ export class RecordsWriter {
     return { queued: this.queue.length, written: this.written, dropped: this.dropped, connected: this.link.kind === 'up' && this.downSince === undefined };
   }
 
-  /** Resolves true once every fact pushed so far is written, false if `timeoutMs` passes first. */
+  /** Resolves true once every fact pushed so far is written (at once when none waits), false if `timeoutMs` passes first. */
   flush(timeoutMs: number): Promise<boolean> {
-    if (this.queue.length === 0 && this.pumping === undefined) return Promise.resolve(true);
+    if (this.queue.length === 0) return Promise.resolve(true);
     this.kick();
     this.wake();
     return new Promise<boolean>((resolve) => {
@@ -114,7 +123,11 @@ export class RecordsWriter {
     });
   }
 
-  /** Writes what it can within `timeoutMs`, says what it could not, and closes the database. */
+  /**
+   * Writes what it can within `timeoutMs`, says what it could not, and closes the database. A
+   * connection still being made is let go (it closes itself when it comes); a write under way gets
+   * a moment to finish.
+   */
   async close(timeoutMs: number): Promise<void> {
     const flushed = await this.flush(timeoutMs);
     if (!flushed && this.queue.length > 0) {
@@ -124,8 +137,10 @@ export class RecordsWriter {
     this.link = { kind: 'closed' };
     clearTimeout(this.timer);
     this.wake();
-    await this.pumping?.catch(() => undefined);
-    if (link.kind === 'up') await link.db.close().catch((error: unknown) => this.options.logger.warn('closing the records database failed', { error }));
+    if (link.kind !== 'up') return;
+    const pumping = this.pumping;
+    if (pumping !== undefined) await withDeadline(pumping, CLOSE_GRACE_MS);
+    await link.db.close().catch((error: unknown) => this.options.logger.warn('closing the records database failed', { error }));
   }
 
   /** Read afresh after each await (close() may have come meanwhile). */
@@ -138,8 +153,7 @@ export class RecordsWriter {
     this.timer = undefined;
     this.pumping ??= this.pump().finally(() => {
       this.pumping = undefined;
-      if (this.queue.length === 0) for (const done of [...this.waiting]) done();
-      else if (this.link.kind !== 'closed' && this.timer === undefined) this.timer = setTimeout(() => this.kick(), this.flushIntervalMs);
+      if (this.queue.length > 0 && !this.closed && this.timer === undefined) this.timer = setTimeout(() => this.kick(), this.flushIntervalMs);
     });
   }
 
@@ -193,6 +207,12 @@ export class RecordsWriter {
     this.queue.splice(0, count);
     this.written += batch.length;
     this.checkUnderBound();
+    this.settleFlushes();
+  }
+
+  /** A flush is done once the queue is empty. */
+  private settleFlushes(): void {
+    if (this.queue.length === 0) for (const done of [...this.waiting]) done();
   }
 
   /**
@@ -210,6 +230,7 @@ export class RecordsWriter {
         const index = this.queue.indexOf(item);
         if (index >= 0) this.queue.splice(index, 1);
         this.dropped += 1;
+        this.settleFlushes();
         const about = item.kind === 'call' ? { callId: item.fact.callId, kind: item.fact.kind } : { agentId: item.fact.agentId, state: item.fact.state };
         this.options.logger.error('the records database refused a fact: it is dropped', { ...about, error, batchError: firstError === error ? undefined : firstError });
       }

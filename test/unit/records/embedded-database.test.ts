@@ -42,6 +42,17 @@ describe('the embedded records on disk', () => {
     expect(existsSync(join(dir, 'PG_VERSION'))).toBe(true);
   }, 30_000);
 
+  it('a first start cut short leaves no half-made database: the next start makes it again', async () => {
+    const dir = join(root, 'cut-short', 'records');
+    // What a relay stopped during its first start leaves: the database it was making beside the data directory.
+    cpSync(template, `${dir}.init`, { recursive: true });
+    rmSync(join(`${dir}.init`, 'global'), { recursive: true });
+    const db = await EmbeddedDatabase.open(dir);
+    expect(await migrate(db)).toMatchObject({ applied: [1] });
+    await db.close();
+    expect(existsSync(`${dir}.init`)).toBe(false);
+  }, 30_000);
+
   it('keeps the records across a restart', async () => {
     const dir = dataDir();
     const clock = { now: T0 };
