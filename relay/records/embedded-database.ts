@@ -1,14 +1,16 @@
 // The records of one machine: PGlite (PostgreSQL compiled to WASM) in `<data-dir>/records`, the same
-// SQL as PostgreSQL without a server to run. PGlite is one process's: two processes on one data
-// directory would each keep their own copy in memory and write over each other, so the directory is
-// held with a lock file beside it (`records.lock`, the holder's pid) for as long as it is open. A
-// relay that finds it held by a live process is refused (DataDirInUseError) and tries again later,
-// as it does when PostgreSQL is down. The first start creates the database beside it
-// (`records.init`) and moves it into place once complete, so that a relay stopped meanwhile leaves
-// no half-made database behind.
-import { access, mkdir, open as openFile, readFile, rename, rm, unlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+// SQL as PostgreSQL without a server to run. PGlite runs in a worker thread (embedded-worker.mjs),
+// so that its work never holds the relay's event loop; this side keeps a transaction's statements
+// together on its one connection.
+//
+// PGlite is one process's: two processes on one data directory would each keep their own copy in
+// memory and write over each other, so the directory is held with a lock file beside it
+// (`records.lock`, the holder's pid) for as long as it is open. A relay that finds it held by a
+// live process is refused (DataDirInUseError) and tries again later, as it does when PostgreSQL is
+// down.
+import { mkdir, open as openFile, readFile, unlink } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { Database, SqlRunner } from './database';
 
 export class DataDirInUseError extends Error {
@@ -21,63 +23,133 @@ export class DataDirInUseError extends Error {
   }
 }
 
+/** An error PGlite raised in the worker, with its SQLSTATE `code` when it has one. */
+export class EmbeddedDatabaseError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'EmbeddedDatabaseError';
+  }
+}
+
+type Request = { op: 'open'; dataDir?: string; dump?: ArrayBuffer } | { op: 'query'; sql: string; params: unknown[] } | { op: 'script'; sql: string } | { op: 'close' };
+type Reply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: { message: string; code?: string; name: string } };
+
 export class EmbeddedDatabase implements Database {
   readonly kind = 'embedded';
+  private readonly pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
+  private nextId = 1;
+  /** The connection's turn: a transaction holds it from BEGIN to COMMIT, a query for itself. */
+  private turn: Promise<unknown> = Promise.resolve();
+  private exited: Error | undefined;
 
   private constructor(
-    private readonly db: PGlite,
+    private readonly worker: Worker,
     readonly where: string,
     private readonly release: () => Promise<void>,
-  ) {}
+  ) {
+    worker.on('message', (reply: Reply) => this.settle(reply));
+    worker.on('error', (error) => this.fail(error));
+    worker.on('exit', (code) => this.fail(new Error(`the embedded records database stopped (worker exit ${code})`)));
+  }
 
   /** Opens (creating it the first time) the database in `dataDir`, held by this process until close(). */
   static async open(dataDir: string): Promise<EmbeddedDatabase> {
     const dir = resolve(dataDir);
     await mkdir(dirname(dir), { recursive: true });
     const release = await holdDataDir(dir);
+    return EmbeddedDatabase.start(dir, release, { op: 'open', dataDir: dir });
+  }
+
+  /** A database in memory, nothing on disk; from a dump of another (PGlite's dumpDataDir) when given. */
+  static inMemory(dump?: ArrayBuffer): Promise<EmbeddedDatabase> {
+    return EmbeddedDatabase.start('memory://', async () => undefined, { op: 'open', ...(dump !== undefined ? { dump } : {}) });
+  }
+
+  private static async start(where: string, release: () => Promise<void>, open: Request): Promise<EmbeddedDatabase> {
+    const db = new EmbeddedDatabase(new Worker(new URL('./embedded-worker.mjs', import.meta.url)), where, release);
     try {
-      if (!(await exists(join(dir, 'PG_VERSION')))) await createInPlaceOf(dir);
-      const db = await PGlite.create(dir);
-      return new EmbeddedDatabase(db, dir, release);
+      await db.call(open);
+      return db;
     } catch (error) {
+      await db.worker.terminate();
       await release();
       throw error;
     }
   }
 
-  /** A PGlite the caller opened (an in-memory one, say); close() closes it. */
-  static wrap(db: PGlite, where: string): EmbeddedDatabase {
-    return new EmbeddedDatabase(db, where, async () => undefined);
+  query<Row extends object>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return this.inTurn(() => this.run<Row>(sql, params));
   }
 
-  async query<Row extends object>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    return (await this.db.query<Row>(sql, [...params])).rows;
-  }
-
-  async script(sql: string): Promise<void> {
-    await this.db.exec(sql);
+  script(sql: string): Promise<void> {
+    return this.inTurn(async () => {
+      await this.call({ op: 'script', sql });
+    });
   }
 
   transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
-    return this.db.transaction((tx) => work(runnerOf(tx)));
+    return this.inTurn(async () => {
+      await this.run('BEGIN');
+      try {
+        const value = await work({
+          query: (sql, params = []) => this.run(sql, params),
+          script: async (sql) => {
+            await this.call({ op: 'script', sql });
+          },
+        });
+        await this.run('COMMIT');
+        return value;
+      } catch (error) {
+        await this.run('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
   }
 
   async close(): Promise<void> {
     try {
-      await this.db.close();
+      await this.inTurn(() => this.call({ op: 'close' }));
     } finally {
+      await this.worker.terminate();
       await this.release();
     }
   }
-}
 
-function runnerOf(tx: Transaction): SqlRunner {
-  return {
-    query: async <Row extends object>(sql: string, params: readonly unknown[] = []) => (await tx.query<Row>(sql, [...params])).rows,
-    script: async (sql: string) => {
-      await tx.exec(sql);
-    },
-  };
+  private async run<Row extends object>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    return (await this.call({ op: 'query', sql, params: [...params] })) as Row[];
+  }
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.turn.then(work, work);
+    this.turn = next.catch(() => undefined);
+    return next;
+  }
+
+  private call(request: Request): Promise<unknown> {
+    if (this.exited !== undefined) return Promise.reject(this.exited);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, ...request });
+    });
+  }
+
+  private settle(reply: Reply): void {
+    const waiting = this.pending.get(reply.id);
+    if (waiting === undefined) return;
+    this.pending.delete(reply.id);
+    if (reply.ok) waiting.resolve(reply.result);
+    else waiting.reject(Object.assign(new EmbeddedDatabaseError(reply.error.message, reply.error.code), { name: reply.error.name }));
+  }
+
+  private fail(error: Error): void {
+    this.exited ??= error;
+    for (const { reject } of this.pending.values()) reject(error);
+    this.pending.clear();
+  }
 }
 
 /**
@@ -107,25 +179,6 @@ async function holdDataDir(dir: string): Promise<() => Promise<void>> {
     }
   }
   throw new Error(`could not take ${lockPath}: another relay took it at the same moment`);
-}
-
-/** Runs initdb beside `dir` and moves the result into its place (held: nobody else is at it). */
-async function createInPlaceOf(dir: string): Promise<void> {
-  const staging = `${dir}.init`;
-  await rm(staging, { recursive: true, force: true });
-  const db = await PGlite.create(staging);
-  await db.close();
-  await rm(dir, { recursive: true, force: true });
-  await rename(staging, dir);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function isAlive(pid: number): boolean {

@@ -57,31 +57,34 @@ function postgresHarness(): DatabaseHarness {
 
 /**
  * PGlite runs initdb (seconds of WASM) on every new database; a dump of one made at setup loads in
- * a fraction of that. All connections of one fresh database are the same PGlite: closing one leaves
- * it open for the others, drop() closes it.
+ * a fraction of that, into the same worker-thread database the relay runs (EmbeddedDatabase). All
+ * connections of one fresh database share it: closing one leaves it open for the others, drop()
+ * closes it.
  */
 function pgliteHarness(): DatabaseHarness {
-  let template: File | Blob | undefined;
-  const opened: PGlite[] = [];
+  let template: ArrayBuffer | undefined;
+  const opened: EmbeddedDatabase[] = [];
   return {
     name: 'pglite',
     setup: async () => {
       const db = await PGlite.create();
-      template = await db.dumpDataDir('none');
+      template = await (await db.dumpDataDir('none')).arrayBuffer();
       await db.close();
     },
     teardown: async () => {
-      await Promise.all(opened.splice(0).map((db) => (db.closed ? undefined : db.close())));
+      await Promise.all(opened.splice(0).map((db) => db.close().catch(() => undefined)));
     },
     fresh: async () => {
       if (template === undefined) throw new Error('pglite harness not set up');
-      const db = await PGlite.create({ loadDataDir: template });
+      const db = await EmbeddedDatabase.inMemory(template);
       opened.push(db);
-      const shared = EmbeddedDatabase.wrap(db, 'memory://');
+      let dropped = false;
       return {
-        connect: async () => connectionTo(shared),
+        connect: async () => connectionTo(db),
         drop: async () => {
-          if (!db.closed) await db.close();
+          if (dropped) return;
+          dropped = true;
+          await db.close();
         },
       };
     },
