@@ -28,6 +28,7 @@ describe('relay command line', () => {
         maxStreamsPerAgent: 5,
         retentionMs: 600_000,
         logLevel: 'info',
+        records: { database: { kind: 'embedded', dataDir: 'relay-data/records' } },
       },
     });
     expect(parseRelayCli(good, {})).toMatchObject({ ok: true, value: { port: 8787 } });

@@ -1,0 +1,145 @@
+// `npm run relay` and its call records: the flags and their environment variables, the rules named
+// in one line, and the real relay writing its records (the embedded database in its data directory
+// by default, PostgreSQL with --database), also what it took in just before SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseRelayCli, RELAY_USAGE } from '../../../relay/cli-options';
+import { EmbeddedDatabase } from '../../../relay/records/embedded-database';
+import { PostgresDatabase } from '../../../relay/records/postgres-database';
+import { callById } from '../../../relay/records/records-queries';
+import type { Database } from '../../../relay/records/database';
+import { APP_SECRET, incomingCall, postWebhook, terminatedCall } from '../relay/webhook-fixtures';
+import { createDatabase, startPostgres, type PostgresServer } from './postgres-server';
+
+const root = resolve(import.meta.dirname, '../../..');
+const TOKEN = 'agent-token-1-0123456789abcdef0123';
+const good = ['--app-secret', APP_SECRET, '--agent-token', TOKEN];
+const URL_WITH_PASSWORD = 'postgres://relay:hunter2@db.internal:5432/records';
+
+describe('the records flags', () => {
+  it('default to the embedded database in relay-data/records of the working directory, kept forever', () => {
+    expect(parseRelayCli(good, {})).toMatchObject({ ok: true, value: { records: { database: { kind: 'embedded', dataDir: join('relay-data', 'records') } } } });
+    expect(parseRelayCli(good, {})).not.toHaveProperty('value.records.retentionDays');
+  });
+
+  it('read --database, --data-dir and --records-retention-days, or their environment variables; flags win', () => {
+    expect(parseRelayCli([...good, '--database', URL_WITH_PASSWORD, '--records-retention-days', '90'], {})).toMatchObject({
+      ok: true,
+      value: { records: { database: { kind: 'postgres', url: URL_WITH_PASSWORD }, retentionDays: 90 } },
+    });
+    expect(parseRelayCli([...good, '--data-dir', '/var/lib/relay'], {})).toMatchObject({ ok: true, value: { records: { database: { kind: 'embedded', dataDir: '/var/lib/relay/records' } } } });
+    const env = { RELAY_DATABASE_URL: 'postgresql://env@127.0.0.1/records', RELAY_DATA_DIR: 'env-data', RELAY_RECORDS_RETENTION_DAYS: '7' };
+    expect(parseRelayCli(good, env)).toMatchObject({ ok: true, value: { records: { database: { kind: 'postgres', url: 'postgresql://env@127.0.0.1/records' }, retentionDays: 7 } } });
+    expect(parseRelayCli(good, { RELAY_DATA_DIR: 'env-data' })).toMatchObject({ ok: true, value: { records: { database: { kind: 'embedded', dataDir: join('env-data', 'records') } } } });
+    expect(parseRelayCli([...good, '--database', URL_WITH_PASSWORD, '--records-retention-days', '30'], env)).toMatchObject({
+      ok: true,
+      value: { records: { database: { url: URL_WITH_PASSWORD }, retentionDays: 30 } },
+    });
+  });
+
+  it.each([
+    [['--database', 'mysql://db.internal/records'], '--database', '--database must be a postgres://user:password@host:port/database URL (or postgresql://…)'],
+    [['--database', 'postgres://relay:hunter2@/records'], '--database', '--database must be a postgres://user:password@host:port/database URL (or postgresql://…)'],
+    [['--records-retention-days', '0'], '--records-retention-days', '--records-retention-days must be a whole number of days from 1 to 36500 (got "0")'],
+    [['--records-retention-days', '36501'], '--records-retention-days', '--records-retention-days must be a whole number of days from 1 to 36500 (got "36501")'],
+    [['--records-retention-days', '1.5'], '--records-retention-days', '--records-retention-days must be a whole number of days from 1 to 36500 (got "1.5")'],
+    [['--records-retention-days', 'a week'], '--records-retention-days', '--records-retention-days must be a whole number of days from 1 to 36500 (got "a week")'],
+    [['--data-dir', ' '], '--data-dir', '--data-dir must be a directory path'],
+  ])('refuses %j naming %s and the rule, never quoting a password', (argv, field, message) => {
+    const parsed = parseRelayCli([...good, ...argv], {});
+    expect(parsed).toEqual({ ok: false, error: { code: 'invalid_input', message, field } });
+    if (!parsed.ok) expect(parsed.error.message).not.toContain('hunter2');
+  });
+
+  it('are in the usage, each with its environment variable', () => {
+    for (const [flag, env] of [
+      ['--database URL', 'RELAY_DATABASE_URL'],
+      ['--data-dir DIR', 'RELAY_DATA_DIR'],
+      ['--records-retention-days N', 'RELAY_RECORDS_RETENTION_DAYS'],
+    ]) {
+      const at = RELAY_USAGE.indexOf(`  ${flag}`);
+      expect(at, flag).toBeGreaterThan(0);
+      expect(RELAY_USAGE.slice(at, RELAY_USAGE.indexOf('\n  --', at + 3)), flag).toContain(`env ${env}`);
+    }
+  });
+});
+
+/** The environment without the relay's own variables. */
+const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('RELAY_')));
+
+/** tsx's loader by its path: the relay runs in another working directory, where `--import tsx` would not resolve. */
+const TSX_LOADER = pathToFileURL(join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+
+/** Starts `npm run relay`'s program in `cwd`; resolves with its URL once it listens and its records are ready. */
+async function startCli(cwd: string, args: string[]): Promise<{ url: string; child: ChildProcess; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, join(root, 'relay', 'cli.ts'), '--port', '0', ...good, '--log-level', 'info', ...args], { cwd, env: cleanEnv() });
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = await new Promise<string>((done, fail) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /relay listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      if (match && stdout.includes('"msg":"call records ready"')) done(match[1]!);
+    });
+    void exited.then(() => fail(new Error(`the relay exited early: ${stdout}${stderr}`)));
+  });
+  return { url, child, exited };
+}
+
+/** A call the relay takes in, then SIGTERM at once: what it took in is written before it exits. */
+async function oneCallThenStop(cwd: string, args: string[], callId: string): Promise<void> {
+  const relay = await startCli(cwd, args);
+  try {
+    expect((await postWebhook(relay.url, incomingCall(callId))).status).toBe(200);
+    expect((await postWebhook(relay.url, terminatedCall(callId))).status).toBe(200);
+    // The webhooks are answered before they are stored: let the relay take them in.
+    await new Promise((done) => setTimeout(done, 300));
+  } finally {
+    relay.child.kill('SIGTERM');
+  }
+  expect(await relay.exited).toBe(0);
+}
+
+describe('the relay writing its records', () => {
+  let cwd: string;
+  let server: PostgresServer;
+  beforeAll(async () => {
+    cwd = mkdtempSync(join(tmpdir(), 'records-cli-'));
+    server = await startPostgres();
+  }, 60_000);
+  afterAll(async () => {
+    rmSync(cwd, { recursive: true, force: true });
+    await server?.stop();
+  }, 60_000);
+
+  const readCall = async (db: Database, callId: string) => {
+    try {
+      return await callById(db, callId);
+    } finally {
+      await db.close();
+    }
+  };
+
+  it('without --database: the embedded database in relay-data/records of its working directory', async () => {
+    await oneCallThenStop(cwd, [], 'wacid.cli-embedded');
+    expect(existsSync(join(cwd, 'relay-data', 'records', 'PG_VERSION'))).toBe(true);
+    expect(existsSync(join(cwd, 'relay-data', 'records.lock'))).toBe(false);
+    expect(await readCall(await EmbeddedDatabase.open(join(cwd, 'relay-data', 'records')), 'wacid.cli-embedded')).toMatchObject({ direction: 'incoming', outcome: 'abandoned' });
+  }, 60_000);
+
+  it('with --database: PostgreSQL', async () => {
+    const { url, drop } = await createDatabase(server);
+    try {
+      await oneCallThenStop(cwd, ['--database', url], 'wacid.cli-postgres');
+      expect(await readCall(PostgresDatabase.open(url), 'wacid.cli-postgres')).toMatchObject({ direction: 'incoming', outcome: 'abandoned' });
+    } finally {
+      await drop();
+    }
+  }, 60_000);
+});
