@@ -20,6 +20,14 @@ const AGENT_LOCK_CLASS = MIGRATION_LOCK.classId + 1;
 /** How many rows one prune statement deletes: a long prune never holds one long transaction. */
 const PRUNE_CHUNK = 5_000;
 
+/**
+ * Rows as the JSON the statements unpack. PostgreSQL's text holds no NUL character: one in what a
+ * webhook said (a name) is left out rather than cost the whole fact.
+ */
+function jsonOf(rows: unknown): string {
+  return JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value));
+}
+
 /** Writes a batch in the transaction given; the same batch written again changes nothing. */
 export async function writeBatch(tx: SqlRunner, batch: FactBatch, instanceId: string): Promise<void> {
   if (batch.calls.length > 0) await writeCallFacts(tx, batch.calls, instanceId);
@@ -44,7 +52,7 @@ async function writeCallFacts(tx: SqlRunner, facts: readonly CallFact[], instanc
      ON CONFLICT (call_id, kind, agent_id, ref) DO UPDATE
        SET at = EXCLUDED.at, data = EXCLUDED.data, instance_id = EXCLUDED.instance_id, recorded_at = now()
        WHERE EXCLUDED.at < call_facts.at`,
-    [JSON.stringify(rows), instanceId],
+    [jsonOf(rows), instanceId],
   );
   const stored = await tx.query<CallFactRow>('SELECT call_id, kind, agent_id, ref, at, data FROM call_facts WHERE call_id = ANY($1::text[])', [callIds]);
   const byCall = new Map<string, CallFact[]>();
@@ -98,7 +106,7 @@ const UPSERT_CALLS = `
   ON CONFLICT (call_id) DO UPDATE SET ${DERIVED_COLUMNS.map(([name]) => `${name} = EXCLUDED.${name}`).join(', ')}, updated_at = now()`;
 
 async function upsertCalls(tx: SqlRunner, records: readonly CallRecord[]): Promise<void> {
-  await tx.query(UPSERT_CALLS, [JSON.stringify(records.map(rowOfRecord))]);
+  await tx.query(UPSERT_CALLS, [jsonOf(records.map(rowOfRecord))]);
 }
 
 const isoOrNull = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
@@ -146,7 +154,7 @@ async function writeStateFacts(tx: SqlRunner, facts: readonly AgentStateFact[], 
      SELECT f.agent_id, f.at, f.state, f.reason, $2
        FROM jsonb_to_recordset($1::jsonb) AS f(agent_id text, at timestamptz, state text, reason text)
      ON CONFLICT DO NOTHING`,
-    [JSON.stringify(facts.map((f) => ({ agent_id: f.agentId, at: new Date(f.at).toISOString(), state: f.state, reason: f.reason }))), instanceId],
+    [jsonOf(facts.map((f) => ({ agent_id: f.agentId, at: new Date(f.at).toISOString(), state: f.state, reason: f.reason }))), instanceId],
   );
   for (const agentId of agents) {
     const earliest = Math.min(...facts.filter((f) => f.agentId === agentId).map((f) => f.at));
@@ -170,7 +178,7 @@ async function rebuildIntervals(tx: SqlRunner, agentId: string, since: number): 
     `INSERT INTO agent_states (agent_id, started_at, state, reason, ended_at)
      SELECT $1, i.started_at, i.state, i.reason, i.ended_at
        FROM jsonb_to_recordset($2::jsonb) AS i(started_at timestamptz, state text, reason text, ended_at timestamptz)`,
-    [agentId, JSON.stringify(intervals.map((i) => ({ started_at: new Date(i.startedAt).toISOString(), state: i.state, reason: i.reason ?? null, ended_at: isoOrNull(i.endedAt) })))],
+    [agentId, jsonOf(intervals.map((i) => ({ started_at: new Date(i.startedAt).toISOString(), state: i.state, reason: i.reason ?? null, ended_at: isoOrNull(i.endedAt) })))],
   );
   // The interval before `from` ends where the first rebuilt one starts.
   await tx.query(

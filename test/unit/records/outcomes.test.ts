@@ -227,6 +227,21 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('c
     for (const field of scenario.absent ?? []) expect(record, field).not.toHaveProperty(field);
   });
 
+  it("a NUL in what a webhook said is left out; a fact the database refuses costs only itself, and the log says so", async () => {
+    const log = recordingLogger();
+    const clock2 = { now: T0 };
+    const own = new CallRecords({ database: () => fresh.connect(), logger: log, now: () => clock2.now, writer: { flushIntervalMs: 5 } });
+    const named: Step = { ...incoming('wacid.nul-name', T0, ['alice']) };
+    if ('event' in named && named.event.type === 'call.incoming') named.event = { ...named.event, name: 'Ada\u0000 Customer' };
+    for (const step of [named, incoming('wacid.bad\u0000id', T0, ['alice']), incoming('wacid.good-neighbour', T0, ['alice'])]) play(own, clock2, step);
+    expect(await own.flush()).toBe(true);
+    expect(await callById(db, 'wacid.nul-name')).toMatchObject({ customerName: 'Ada Customer' });
+    expect(await callById(db, 'wacid.good-neighbour')).toMatchObject({ direction: 'incoming', rungAgents: ['alice'] });
+    expect(own.stats()).toMatchObject({ queued: 0, dropped: 2 });
+    expect(log.lines.filter((l) => l.level === 'error' && l.msg === 'the records database refused a fact: it is dropped').map((l) => l.fields?.kind)).toEqual(['incoming', 'rung']);
+    await own.close();
+  });
+
   it('an audio message that names no call makes no call', async () => {
     play(records, clock, voicemail('wamid.just-a-voice-note', T0));
     expect(await records.flush()).toBe(true);
