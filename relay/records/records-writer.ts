@@ -51,10 +51,15 @@ async function withDeadline(work: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-/** A failure that another attempt may not meet: the database refused the data itself (SQLSTATE outside connection, resource and operator classes). */
+/**
+ * A failure that another attempt would meet again, and that only this data meets: a SQLSTATE of
+ * class 22 (data exception: a character the encoding refuses, a number out of range) or 23 (a
+ * constraint). Anything else — a connection, a lock, a permission, the schema — is the database's
+ * state, and the facts wait for it to change.
+ */
 function refusesTheData(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|40|53|55|57|58|XX)/.test(code);
+  return typeof code === 'string' && /^(22|23)[0-9A-Z]{3}$/.test(code);
 }
 
 export class RecordsWriter {
