@@ -100,11 +100,6 @@ export class RecordsWriter {
     else this.timer ??= setTimeout(() => this.kick(), this.flushIntervalMs);
   }
 
-  /** The database once it is connected (and its schema up to date). */
-  database(): Database | undefined {
-    return this.link.kind === 'up' ? this.link.db : undefined;
-  }
-
   stats(): WriterStats {
     return { queued: this.queue.length, written: this.written, dropped: this.dropped, connected: this.link.kind === 'up' && this.downSince === undefined };
   }
@@ -172,6 +167,7 @@ export class RecordsWriter {
             return;
           }
           this.link = { kind: 'up', db };
+          this.recovered();
           this.options.onConnected?.(db);
         } catch (error) {
           await this.failed(error);
