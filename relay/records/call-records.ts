@@ -71,21 +71,23 @@ export class CallRecords implements RelayRecords {
   }
 
   eventSeen(seen: SeenEvent): void {
-    this.push(factsOfEvent(seen.event, seen).map((fact) => ({ kind: 'call', fact })));
+    this.guarded('an event', () => this.push(factsOfEvent(seen.event, seen).map((fact) => ({ kind: 'call', fact }))));
   }
 
   claimed(callId: string, agentId: string): void {
-    this.push([{ kind: 'call', fact: claimedFact(callId, agentId, this.now()) }]);
+    this.guarded('a claim', () => this.push([{ kind: 'call', fact: claimedFact(callId, agentId, this.now()) }]));
   }
 
   declined(callId: string, agentId: string, verdict: { othersRinging: number; answeredBy?: string }): void {
-    this.push([{ kind: 'call', fact: declinedFact(callId, agentId, this.now(), verdict) }]);
+    this.guarded('a decline', () => this.push([{ kind: 'call', fact: declinedFact(callId, agentId, this.now(), verdict) }]));
   }
 
   presenceReported(agentId: string, status: Presence, before: Presence | undefined): void {
-    const at = this.now();
-    this.watched.set(agentId, at);
-    if (status !== before) this.pushState({ agentId, state: status, reason: '', at });
+    this.guarded('a presence report', () => {
+      const at = this.now();
+      this.watched.set(agentId, at);
+      if (status !== before) this.pushState({ agentId, state: status, reason: '', at });
+    });
   }
 
   followPresence(presenceOf: (agentId: string) => Presence | undefined, presenceTtlMs: number): void {
@@ -117,6 +119,15 @@ export class CallRecords implements RelayRecords {
     clearInterval(this.pruneTimer);
     await this.pruning?.catch(() => undefined);
     await this.writer.close(timeoutMs);
+  }
+
+  /** The relay calls in on its own work (a webhook's, a claim's): whatever goes wrong here stays here. */
+  private guarded(what: string, record: () => void): void {
+    try {
+      record();
+    } catch (error) {
+      this.log.error(`could not record ${what}`, { error });
+    }
   }
 
   private push(facts: QueuedFact[]): void {
