@@ -4,11 +4,13 @@
 // together on its one connection.
 //
 // PGlite is one process's: two processes on one data directory would each keep their own copy in
-// memory and write over each other, so the directory is held with a lock file beside it
-// (`records.lock`, the holder's pid) for as long as it is open. A relay that finds it held by a
-// live process is refused (DataDirInUseError) and tries again later, as it does when PostgreSQL is
-// down.
-import { mkdir, open as openFile, readFile, unlink } from 'node:fs/promises';
+// memory and write over each other, so the directory is held, for as long as it is open, by a Unix
+// socket this process listens on beside it (`records.sock`). The kernel closes it when the process
+// dies, however it dies: a socket file nobody answers on is a holder gone, whose pid may meanwhile
+// be another process's. A relay that finds the socket answered is refused (DataDirInUseError) and
+// tries again later, as it does when PostgreSQL is down.
+import { mkdir, unlink } from 'node:fs/promises';
+import { connect, createServer, type Server } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Database, SqlRunner } from './database';
@@ -16,9 +18,10 @@ import type { Database, SqlRunner } from './database';
 export class DataDirInUseError extends Error {
   constructor(
     readonly dataDir: string,
-    readonly pid: number,
+    /** The holder's pid, as it answered on the socket; undefined when it did not say in time. */
+    readonly pid: number | undefined,
   ) {
-    super(`the records in ${dataDir} are held by another relay (pid ${pid}): one relay per data directory`);
+    super(`the records in ${dataDir} are held by another relay${pid !== undefined ? ` (pid ${pid})` : ''}: one relay per data directory`);
     this.name = 'DataDirInUseError';
   }
 }
@@ -153,40 +156,68 @@ export class EmbeddedDatabase implements Database {
 }
 
 /**
- * Takes `<dir>.lock` for this process; resolves to its release. A lock whose process is gone (a
- * crash, a kill) is taken over; one held by a live process, this one included, is refused.
+ * Holds `<dir>.sock` for this process; resolves to its release. A socket that answers is a live
+ * holder (this process included) and is refused; one that does not (a relay killed, a machine that
+ * restarted) is taken over. Whoever connects is told the holder's pid, then let go.
  */
 async function holdDataDir(dir: string): Promise<() => Promise<void>> {
-  const lockPath = `${dir}.lock`;
-  const mine = String(process.pid);
+  const path = `${dir}.sock`;
   for (let attempt = 0; attempt < 2; attempt += 1) {
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.end(String(process.pid));
+    });
     try {
-      const handle = await openFile(lockPath, 'wx', 0o600);
-      try {
-        await handle.writeFile(mine);
-      } finally {
-        await handle.close();
-      }
-      return async () => {
-        const holder = await readFile(lockPath, 'utf8').catch(() => undefined);
-        if (holder === mine) await unlink(lockPath).catch(() => undefined);
-      };
+      await listen(server, path);
+      // The lock alone never keeps the process alive; close() lets it go, the process's end too.
+      server.unref();
+      return () => new Promise<void>((done) => server.close(() => done()));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number.parseInt(await readFile(lockPath, 'utf8').catch(() => ''), 10);
-      if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) throw new DataDirInUseError(dir, holder);
-      await unlink(lockPath).catch(() => undefined);
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      const holder = await askHolder(path);
+      if (holder.alive) throw new DataDirInUseError(dir, holder.pid);
+      await unlink(path).catch(() => undefined);
     }
   }
-  throw new Error(`could not take ${lockPath}: another relay took it at the same moment`);
+  throw new Error(`could not take ${path}: another relay took it at the same moment`);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+function listen(server: Server, path: string): Promise<void> {
+  return new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(path, () => {
+      server.off('error', fail);
+      done();
+    });
+  });
+}
+
+/** How long a holder has to say its pid once connected; a connection that is taken is a live holder all the same. */
+const HOLDER_ANSWER_MS = 2_000;
+
+/** Whether a process listens on `path` (it is then alive), and the pid it says it has. */
+function askHolder(path: string): Promise<{ alive: boolean; pid?: number }> {
+  return new Promise((done) => {
+    const socket = connect(path);
+    let connected = false;
+    let refused = false;
+    let said = '';
+    const finish = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      const pid = Number.parseInt(said, 10);
+      done(refused ? { alive: false } : { alive: true, ...(Number.isInteger(pid) && pid > 0 ? { pid } : {}) });
+    };
+    // A connection neither taken nor refused in time (a holder too busy to accept) is a live holder.
+    const timer = setTimeout(finish, HOLDER_ANSWER_MS);
+    socket.setEncoding('utf8');
+    socket.on('connect', () => (connected = true));
+    socket.on('data', (chunk: string) => (said += chunk));
+    socket.on('end', finish);
+    socket.on('close', finish);
+    // Before a connection, ECONNREFUSED: a socket file nobody listens on; ENOENT: it went meanwhile.
+    socket.on('error', () => {
+      if (!connected) refused = true;
+    });
+  });
 }

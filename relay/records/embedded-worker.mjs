@@ -18,7 +18,7 @@ let db;
 /**
  * The database in `dataDir`; the first start makes it beside its place (`<dataDir>.init`) and moves
  * it in once complete, so that a relay stopped meanwhile leaves no half-made database behind. The
- * data directory is held (its lock file) by the caller. Without `dataDir`: in memory, from `dump`
+ * data directory is held (its socket) by the caller. Without `dataDir`: in memory, from `dump`
  * (a dumpDataDir tarball) when given.
  * @param {string | undefined} dataDir
  * @param {ArrayBuffer | undefined} dump

@@ -1,8 +1,9 @@
 // The embedded records on disk (PGlite in `<data-dir>/records`): kept across restarts, one relay per
-// data directory (its lock file), a lock left by a process that is gone taken over, and a relay
-// that finds the directory held waits as for a database that is down.
-import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// data directory (the socket it listens on beside it), a socket left by a process that is gone taken
+// over, and a relay that finds the directory held waits as for a database that is down.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +25,29 @@ describe('the embedded records on disk', () => {
   }, 60_000);
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
+  /** What a process that connects to `<dir>.sock` is told: the holder's pid. */
+  const holderOf = (dir: string) =>
+    new Promise<string>((done, fail) => {
+      let said = '';
+      const socket = connect(`${dir}.sock`);
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (said += chunk));
+      socket.on('end', () => done(said));
+      socket.on('error', fail);
+    });
+
+  /** A node process that listens on `path` until killed; resolves once it listens. */
+  const listener = async (path: string): Promise<ChildProcess> => {
+    const child = spawn(process.execPath, ['-e', "require('node:net').createServer((s) => s.end(String(process.pid))).listen(process.argv[1], () => console.log('listening'))", path], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((done, fail) => {
+      child.stdout!.once('data', () => done());
+      child.once('exit', () => fail(new Error('the holder exited before it listened')));
+    });
+    return child;
+  };
+
   let copies = 0;
   const dataDir = () => {
     const dir = join(root, `relay-data-${copies++}`, 'records');
@@ -31,14 +55,15 @@ describe('the embedded records on disk', () => {
     return dir;
   };
 
-  it('creates the database in a data directory that has none, beside its lock, and releases the lock on close', async () => {
+  it('creates the database in a data directory that has none, held by a socket beside it, and lets the socket go on close', async () => {
     const dir = join(root, 'new-data-dir', 'records');
     const db = await EmbeddedDatabase.open(dir);
     expect(db).toMatchObject({ kind: 'embedded', where: dir });
-    expect(readFileSync(`${dir}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(statSync(`${dir}.sock`).isSocket()).toBe(true);
+    expect(await holderOf(dir)).toBe(String(process.pid));
     expect(await migrate(db)).toMatchObject({ applied: [1] });
     await db.close();
-    expect(existsSync(`${dir}.lock`)).toBe(false);
+    expect(existsSync(`${dir}.sock`)).toBe(false);
     expect(existsSync(join(dir, 'PG_VERSION'))).toBe(true);
   }, 30_000);
 
@@ -78,20 +103,32 @@ describe('the embedded records on disk', () => {
     await second.close();
   }, 30_000);
 
-  it('takes over a lock whose process is gone (a relay that crashed)', async () => {
+  it('takes over the socket of a relay that was killed (SIGKILL leaves its file behind)', async () => {
     const dir = dataDir();
-    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
-    writeFileSync(`${dir}.lock`, gone.stdout);
+    const killed = spawnSync(process.execPath, ['-e', "require('node:net').createServer().listen(process.argv[1], () => process.kill(process.pid, 'SIGKILL'))", `${dir}.sock`]);
+    expect(killed.signal).toBe('SIGKILL');
+    expect(statSync(`${dir}.sock`).isSocket()).toBe(true);
     const db = await EmbeddedDatabase.open(dir);
-    expect(readFileSync(`${dir}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(await holderOf(dir)).toBe(String(process.pid));
     await db.close();
+  }, 30_000);
+
+  it('refuses a data directory whose socket a live process holds, whatever its pid, naming the directory', async () => {
+    const dir = dataDir();
+    const holder = await listener(`${dir}.sock`);
+    try {
+      const refused = await EmbeddedDatabase.open(dir).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(DataDirInUseError);
+      expect((refused as Error).message).toBe(`the records in ${dir} are held by another relay (pid ${holder.pid}): one relay per data directory`);
+    } finally {
+      holder.kill('SIGKILL');
+    }
   }, 30_000);
 
   it('a relay whose data directory another live relay holds keeps its facts and writes them once it is let go, saying so once each way', async () => {
     const dir = dataDir();
-    const holder = spawn('sleep', ['60'], { stdio: 'ignore' });
+    const holder = await listener(`${dir}.sock`);
     try {
-      writeFileSync(`${dir}.lock`, String(holder.pid));
       const log = recordingLogger();
       const clock = { now: T0 };
       const records = new CallRecords({ database: { kind: 'embedded', dataDir: dir }, logger: log, now: () => clock.now, writer: { flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 } });

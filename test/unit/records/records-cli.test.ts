@@ -129,8 +129,36 @@ describe('the relay writing its records', () => {
   it('without --database: the embedded database in relay-data/records of its working directory', async () => {
     await oneCallThenStop(cwd, [], 'wacid.cli-embedded');
     expect(existsSync(join(cwd, 'relay-data', 'records', 'PG_VERSION'))).toBe(true);
-    expect(existsSync(join(cwd, 'relay-data', 'records.lock'))).toBe(false);
+    expect(existsSync(join(cwd, 'relay-data', 'records.sock'))).toBe(false);
     expect(await readCall(await EmbeddedDatabase.open(join(cwd, 'relay-data', 'records')), 'wacid.cli-embedded')).toMatchObject({ direction: 'incoming', outcome: 'abandoned' });
+  }, 60_000);
+
+  it('a second relay on the same data directory is refused its records, with an error naming the directory and the relay that holds it', async () => {
+    const dataDir = join(cwd, 'shared-data');
+    const first = await startCli(cwd, ['--data-dir', dataDir]);
+    const second = spawn(process.execPath, ['--import', TSX_LOADER, join(root, 'relay', 'cli.ts'), '--port', '0', ...good, '--log-level', 'info', '--data-dir', dataDir], { cwd, env: cleanEnv() });
+    const secondExited = new Promise<number | null>((done) => second.on('exit', (code) => done(code)));
+    try {
+      let output = '';
+      const refusal = await new Promise<string>((done, fail) => {
+        const read = (chunk: Buffer) => {
+          output += chunk.toString();
+          const line = output.split('\n').find((l) => l.includes('the records database cannot be reached'));
+          if (line !== undefined) done(line);
+        };
+        second.stdout.on('data', read);
+        second.stderr.on('data', read);
+        void secondExited.then(() => fail(new Error(`the second relay exited: ${output}`)));
+      });
+      expect(refusal).toContain(`the records in ${join(dataDir, 'records')} are held by another relay (pid ${first.child.pid}): one relay per data directory`);
+      const health = await fetch(`${first.url}/healthz`);
+      expect(health.status).toBe(200);
+    } finally {
+      second.kill('SIGTERM');
+      first.child.kill('SIGTERM');
+    }
+    await secondExited;
+    expect(await first.exited).toBe(0);
   }, 60_000);
 
   it('with --database: PostgreSQL', async () => {
