@@ -12,11 +12,22 @@ import { TRANSFER_KINDS, TRANSFER_MISSES, TRANSFER_STATES } from '../../shared/t
 import type { Audience } from '../backend/types';
 
 const callError = z.object({ code: z.number(), message: z.string(), details: z.string().optional() });
+/**
+ * The service's own time of a webhook (unix ms, whole seconds): how long a call rang is measured on
+ * it, the same whichever instance received the webhook, and however late a retry brought it.
+ */
+const serviceTimestamp = z.number();
 
 /** The `data` of each kind of fact: what the fact says besides its key and time. */
 const DATA = {
   /** A customer calls (call.incoming). */
-  incoming: z.object({ from: z.string().optional(), fromUserId: z.string().optional(), name: z.string().optional(), to: z.string().optional() }),
+  incoming: z.object({
+    timestamp: serviceTimestamp,
+    from: z.string().optional(),
+    fromUserId: z.string().optional(),
+    name: z.string().optional(),
+    to: z.string().optional(),
+  }),
   /**
    * The call rang this agent: as it came in (ref ''), or as a colleague's transfer or consult (ref:
    * the transfer's id, `by` the colleague). `ringsAt`: the agent was held back by a colleague's
@@ -28,12 +39,13 @@ const DATA = {
   /** The agent won the call's claim: it answers an incoming call, or placed an outgoing one. */
   claimed: z.object({}),
   /** Progress of an outgoing call (ref: RINGING, ACCEPTED or REJECTED). */
-  status: z.object({ recipientId: z.string().optional() }),
+  status: z.object({ timestamp: serviceTimestamp, recipientId: z.string().optional() }),
   /** The customer answered an outgoing call. */
   answered: z.object({}),
   /** The service ended the call; start, end and duration only when it was answered (protocol.md). */
   terminated: z.object({
     status: z.enum(['COMPLETED', 'FAILED']),
+    timestamp: serviceTimestamp,
     startTime: z.number().optional(),
     endTime: z.number().optional(),
     durationSec: z.number().optional(),
@@ -100,7 +112,7 @@ export function factsOfEvent(event: RelayEvent, context: EventContext): CallFact
   switch (event.type) {
     case 'call.incoming': {
       const at = serviceTimeOf(event.timestamp, receivedAt);
-      const incoming = fact('incoming', event.callId, at, { from: event.from, fromUserId: event.fromUserId, name: event.name, to: event.to });
+      const incoming = fact('incoming', event.callId, at, { timestamp: event.timestamp, from: event.from, fromUserId: event.fromUserId, name: event.name, to: event.to });
       if (!context.stored) return [incoming];
       const preferred = audience.kind === 'ringing' ? audience.preferredAgentId : undefined;
       const releaseAt = audience.kind === 'ringing' ? audience.releaseAt : undefined;
@@ -112,14 +124,14 @@ export function factsOfEvent(event: RelayEvent, context: EventContext): CallFact
     case 'call.answered':
       return [fact('answered', event.callId, serviceTimeOf(event.timestamp, receivedAt), {})];
     case 'call.status':
-      return [fact('status', event.callId, serviceTimeOf(event.timestamp, receivedAt), { recipientId: event.recipientId }, { ref: event.status })];
+      return [fact('status', event.callId, serviceTimeOf(event.timestamp, receivedAt), { timestamp: event.timestamp, recipientId: event.recipientId }, { ref: event.status })];
     case 'call.terminated':
       return [
         fact(
           'terminated',
           event.callId,
           serviceTimeOf(event.timestamp, receivedAt),
-          { status: event.status, startTime: event.startTime, endTime: event.endTime, durationSec: event.durationSec, errors: event.errors },
+          { status: event.status, timestamp: event.timestamp, startTime: event.startTime, endTime: event.endTime, durationSec: event.durationSec, errors: event.errors },
         ),
       ];
     case 'call.bridge_failed': {

@@ -1,6 +1,7 @@
 // A call's record, derived from all of its facts (call-facts.ts) as one pure function: the same
 // facts give the same record whichever instance wrote them and in whatever order, so the writer
 // simply derives the row again whenever a fact is added.
+import { DIAL_TIMEOUT_MS, RING_TIMEOUT_MS } from '../../shared/call-state';
 import type { TransferKind, TransferMiss } from '../../shared/transfer';
 import { compact, type CallFact, type CallFactKind, type CallFactOf } from './call-facts';
 
@@ -11,18 +12,29 @@ export const CALL_OUTCOMES = ['answered', 'abandoned', 'missed', 'no_answer', 'c
  * - `missed`: incoming, nobody answered before the service gave up, or every agent rung declined.
  * - `no_answer`: outgoing, the customer did not answer or rejected it.
  * - `cancelled`: outgoing, the agent hung up before the customer answered.
- * - `failed`: the gateway refused it or its set-up failed (terminate FAILED, never answered).
+ * - `failed`: the gateway refused it or its set-up failed (terminate FAILED, never answered, or
+ *   its media never started).
  */
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
 /**
- * The service's terminate does not say who ended a call that was never answered. One that rang
- * this long was given up by the service (protocol.md: an incoming call must be accepted within about
- * 30–60 s; the app gives up dialling after 60 s): missed, or not answered. One that ended sooner was
- * ended by the customer (abandoned) or, dialling out, by the agent (cancelled). The lower bound is
- * taken, so that a call the team let ring is never counted as the customer's doing.
+ * The service's terminate does not say who ended a call that was never answered; how long it rang
+ * does. The service gives up ringing an incoming call after RING_TIMEOUT_MS, the app dialling out
+ * after DIAL_TIMEOUT_MS: a call that rang within this margin of that was given up (missed, not
+ * answered), one that ended sooner was ended by the customer (abandoned) or the agent (cancelled).
+ * The margin covers the service's whole-second timestamps and the few seconds between the app's
+ * start of its dial timer and the service's RINGING.
  */
-export const SERVICE_GAVE_UP_MS = 30_000;
+const GAVE_UP_MARGIN_MS = 5_000;
+/** An incoming call that rang this long, on the service's own clock, was given up by the service. */
+export const SERVICE_GAVE_UP_MS = RING_TIMEOUT_MS - GAVE_UP_MARGIN_MS;
+/** An outgoing call that rang this long was given up by the app: the customer did not answer. */
+export const DIAL_GAVE_UP_MS = DIAL_TIMEOUT_MS - GAVE_UP_MARGIN_MS;
+/**
+ * Terminate errors that say the call's media never started (protocol.md: no media at the call's
+ * start, accepted but no media): its set-up failed, even when the service gives the call a start.
+ */
+export const MEDIA_NEVER_STARTED_ERRORS: readonly number[] = [138021, 138023];
 
 export const TRANSFER_RESULTS = ['ringing', 'consulting', 'transferred', 'joined', 'not_answered', 'cancelled'] as const;
 export type TransferResult = (typeof TRANSFER_RESULTS)[number];
@@ -104,8 +116,11 @@ export function callRecordOf(facts: readonly CallFact[]): CallRecord | undefined
   const startedAt = Math.min(...callFacts.map((f) => f.at));
   const rangAt = incoming !== undefined ? incoming.at : statusOf('RINGING')?.at;
   const endedAt = terminated?.at;
-  // protocol.md: the terminate carries start_time and duration only when the call was answered.
-  const answeredPerService = terminated !== undefined && (terminated.data.startTime !== undefined || terminated.data.durationSec !== undefined);
+  // protocol.md: the terminate carries start_time and duration only when the call was answered —
+  // nobody talked, though, on a call whose media never started.
+  const mediaNeverStarted =
+    terminated !== undefined && terminated.data.status === 'FAILED' && (terminated.data.errors ?? []).some((e) => MEDIA_NEVER_STARTED_ERRORS.includes(e.code));
+  const answeredPerService = terminated !== undefined && !mediaNeverStarted && (terminated.data.startTime !== undefined || terminated.data.durationSec !== undefined);
   const answeredAt = answerTimeOf({ direction, claim, answered: first('answered'), accepted: statusOf('ACCEPTED'), terminated, answeredPerService });
 
   const declines = of('declined');
@@ -118,7 +133,8 @@ export function callRecordOf(facts: readonly CallFact[]): CallRecord | undefined
           failed: terminated.data.status === 'FAILED',
           rejected: statusOf('REJECTED') !== undefined,
           nobodyLeft: declines.some((d) => d.data.othersRinging === 0 && d.data.answeredBy === undefined),
-          rangMs: terminated.at - (rangAt ?? startedAt),
+          voicemail: first('voicemail') !== undefined,
+          rangMs: ringTimeOf({ incoming, ringing: statusOf('RINGING'), claim, terminated }),
         });
 
   const waitFrom = direction === 'incoming' ? rangAt : startedAt;
@@ -181,12 +197,38 @@ function answerTimeOf(facts: {
   return seen ?? byService;
 }
 
-function outcomeOf(call: { direction: 'incoming' | 'outgoing'; answered: boolean; failed: boolean; rejected: boolean; nobodyLeft: boolean; rangMs: number }): CallOutcome {
+/**
+ * How long an ended call rang: an incoming call from its connect to its terminate, an outgoing one
+ * from the service's RINGING, both on the service's own timestamps, so that a webhook retried late
+ * or taken by another instance changes nothing. An outgoing call that never rang is timed from the
+ * agent's claim, which followed the app's initiate, to the terminate as the relay received it.
+ */
+function ringTimeOf(facts: {
+  incoming: CallFactOf<'incoming'> | undefined;
+  ringing: CallFactOf<'status'> | undefined;
+  claim: CallFactOf<'claimed'> | undefined;
+  terminated: CallFactOf<'terminated'>;
+}): number {
+  const { terminated } = facts;
+  if (facts.incoming !== undefined) return terminated.data.timestamp - facts.incoming.data.timestamp;
+  if (facts.ringing !== undefined) return terminated.data.timestamp - facts.ringing.data.timestamp;
+  return facts.claim !== undefined ? terminated.at - facts.claim.at : 0;
+}
+
+function outcomeOf(call: {
+  direction: 'incoming' | 'outgoing';
+  answered: boolean;
+  failed: boolean;
+  rejected: boolean;
+  nobodyLeft: boolean;
+  voicemail: boolean;
+  rangMs: number;
+}): CallOutcome {
   if (call.answered) return 'answered';
   if (call.failed) return 'failed';
-  const gaveUp = call.rangMs >= SERVICE_GAVE_UP_MS;
-  if (call.direction === 'incoming') return call.nobodyLeft || gaveUp ? 'missed' : 'abandoned';
-  return call.rejected || gaveUp ? 'no_answer' : 'cancelled';
+  // The service offers the customer voicemail only once the call was rejected or rang out.
+  if (call.direction === 'incoming') return call.nobodyLeft || call.voicemail || call.rangMs >= SERVICE_GAVE_UP_MS ? 'missed' : 'abandoned';
+  return call.rejected || call.rangMs >= DIAL_GAVE_UP_MS ? 'no_answer' : 'cancelled';
 }
 
 /**

@@ -81,10 +81,35 @@ const SCENARIOS: Scenario[] = [
     absent: ['answeredAt', 'talkMs', 'agentId'],
   },
   {
+    name: 'abandoned: the customer hangs up after 40 s of ringing, well before the service would give up',
+    steps: (c, t) => [incoming(c, t, ['alice']), terminated(c, t + 40_000)],
+    expected: () => ({ outcome: 'abandoned', waitMs: 40_000 }),
+  },
+  {
     name: 'missed: nobody answers before the service gives up',
     steps: (c, t) => [incoming(c, t, ['alice', 'bob']), terminated(c, t + 60_000)],
     expected: () => ({ outcome: 'missed', waitMs: 60_000 }),
     absent: ['answeredAt', 'agentId'],
+  },
+  {
+    name: 'missed: the service gives up on its own clock, a few seconds short of the app\'s ring timeout',
+    steps: (c, t) => [incoming(c, t, ['alice']), terminated(c, t + 56_000)],
+    expected: () => ({ outcome: 'missed' }),
+  },
+  {
+    name: 'abandoned: a terminate the service retried late is timed on its own timestamp, not on its arrival',
+    steps: (c, t) => [incoming(c, t, ['alice']), terminated(c, t + 58_000, { sentAt: t + 10_000 })],
+    expected: () => ({ outcome: 'abandoned' }),
+  },
+  {
+    name: 'abandoned: a terminate received on time and again as a late retry keeps its outcome and its end',
+    steps: (c, t) => [incoming(c, t, ['alice']), terminated(c, t + 10_000), terminated(c, t + 57_000, { sentAt: t + 10_000 })],
+    expected: (t) => ({ outcome: 'abandoned', endedAt: t + 10_000, waitMs: 10_000 }),
+  },
+  {
+    name: 'missed: the customer left a voicemail, which the service offers only on a reject or a ring out',
+    steps: (c, t) => [incoming(c, t, ['alice']), terminated(c, t + 20_000), voicemail(c, t + 45_000)],
+    expected: (t) => ({ outcome: 'missed', voicemailAt: t + 45_000 }),
   },
   {
     name: 'missed: every agent rung declines',
@@ -110,9 +135,25 @@ const SCENARIOS: Scenario[] = [
     absent: ['answeredAt', 'talkMs'],
   },
   {
-    name: 'no_answer: the customer lets an outgoing call ring out',
-    steps: (c, t) => [claim(c, 'alice', t), status(c, 'RINGING', t + 1_000), terminated(c, t + 45_000)],
+    name: 'no_answer: the customer lets an outgoing call ring until the app gives up',
+    steps: (c, t) => [claim(c, 'alice', t), status(c, 'RINGING', t + 1_000), terminated(c, t + 60_500)],
     expected: () => ({ direction: 'outgoing', outcome: 'no_answer' }),
+  },
+  {
+    name: 'no_answer: an outgoing call that never rang the customer\'s phone until the app gave up',
+    steps: (c, t) => [claim(c, 'alice', t), terminated(c, t + 60_000)],
+    expected: () => ({ direction: 'outgoing', outcome: 'no_answer' }),
+    absent: ['rangAt'],
+  },
+  {
+    name: 'cancelled: the agent hangs up after 45 s of ringing, before the app would give up',
+    steps: (c, t) => [claim(c, 'alice', t), status(c, 'RINGING', t + 1_000), terminated(c, t + 46_000)],
+    expected: () => ({ direction: 'outgoing', outcome: 'cancelled' }),
+  },
+  {
+    name: 'cancelled: an outgoing terminate the service retried late is timed on its own timestamp',
+    steps: (c, t) => [claim(c, 'alice', t), status(c, 'RINGING', t + 1_000), terminated(c, t + 75_000, { sentAt: t + 8_000 })],
+    expected: (t) => ({ direction: 'outgoing', outcome: 'cancelled', endedAt: t + 8_000 }),
   },
   {
     name: 'cancelled: the agent hangs up an outgoing call before the customer answers',
@@ -128,6 +169,18 @@ const SCENARIOS: Scenario[] = [
     name: 'failed: an incoming call whose accept the gateway refuses',
     steps: (c, t) => [incoming(c, t, ['alice']), claim(c, 'alice', t + 3_000), terminated(c, t + 4_000, { status: 'FAILED', errors: [{ code: 138019, message: 'Call setup failed' }] })],
     expected: () => ({ outcome: 'failed', agentId: 'alice', errorCode: 138019 }),
+    absent: ['answeredAt', 'talkMs'],
+  },
+  {
+    name: 'failed: an answered call whose media never started (138023), though the service gives it a start',
+    steps: (c, t) => [incoming(c, t, ['alice']), claim(c, 'alice', t + 3_000), terminated(c, t + 25_000, { status: 'FAILED', answeredAt: t + 3_000, errors: [{ code: 138023, message: 'Accepted but no media' }] })],
+    expected: () => ({ outcome: 'failed', agentId: 'alice', endStatus: 'FAILED', errorCode: 138023 }),
+    absent: ['answeredAt', 'talkMs'],
+  },
+  {
+    name: 'failed: an answered outgoing call that ended for no media at its start (138021)',
+    steps: (c, t) => [claim(c, 'alice', t), status(c, 'RINGING', t + 1_000), answered(c, t + 5_000), terminated(c, t + 25_000, { status: 'FAILED', answeredAt: t + 5_000, errors: [{ code: 138021, message: 'Media receive timeout' }] })],
+    expected: () => ({ direction: 'outgoing', outcome: 'failed', errorCode: 138021 }),
     absent: ['answeredAt', 'talkMs'],
   },
   {

@@ -39,18 +39,21 @@ export const status = (callId: string, value: 'RINGING' | 'ACCEPTED' | 'REJECTED
   event: { type: 'call.status', callId, status: value, timestamp: seconds(at), recipientId: CUSTOMER },
 });
 export const answered = (callId: string, at: number): Step => ({ at, event: { type: 'call.answered', callId, sdp: SDP, timestamp: seconds(at) } });
-/** The service's terminate: with the call's start and duration only when it was answered (`answeredAt`). */
+/**
+ * The service's terminate: with the call's start and duration only when it was answered (`answeredAt`).
+ * `sentAt`: when the service stamped it, when it is received later (a retry); else `at`.
+ */
 export const terminated = (
   callId: string,
   at: number,
-  options: { status?: 'COMPLETED' | 'FAILED'; answeredAt?: number; errors?: { code: number; message: string }[] } = {},
+  options: { status?: 'COMPLETED' | 'FAILED'; answeredAt?: number; errors?: { code: number; message: string }[]; sentAt?: number } = {},
 ): Step => ({
   at,
   event: {
     type: 'call.terminated',
     callId,
     status: options.status ?? 'COMPLETED',
-    timestamp: seconds(at),
+    timestamp: seconds(options.sentAt ?? at),
     ...(options.answeredAt !== undefined
       ? { startTime: seconds(options.answeredAt), endTime: seconds(at), durationSec: Math.round((seconds(at) - seconds(options.answeredAt)) / 1000) }
       : {}),
