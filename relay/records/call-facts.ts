@@ -29,11 +29,16 @@ const DATA = {
     to: z.string().optional(),
   }),
   /**
-   * The call rang this agent: as it came in (ref ''), or as a colleague's transfer or consult (ref:
-   * the transfer's id, `by` the colleague). `ringsAt`: the agent was held back by a colleague's
-   * voice_call head start and rings then, unless the call was answered or ended first.
+   * The call rang: as it came in, one fact for the ring (agent '', ref ''), written by the instance
+   * that stored the call.incoming — `agents` rang at once, `heldBack.agents` were held back by a
+   * colleague's voice_call head start and ring at `heldBack.ringsAt`, unless the call was answered
+   * or ended first; or as a colleague's transfer or consult, one fact per agent it rang (ref: the
+   * transfer's id, `by` the colleague).
    */
-  rung: z.object({ ringsAt: z.number().optional(), by: z.string().optional(), transferKind: z.enum(TRANSFER_KINDS).optional() }),
+  rung: z.union([
+    z.object({ agents: z.array(z.string()), heldBack: z.object({ agents: z.array(z.string()), ringsAt: z.number() }).optional() }),
+    z.object({ by: z.string().optional(), transferKind: z.enum(TRANSFER_KINDS).optional() }),
+  ]),
   /** The agent declined the ringing call; `othersRinging` 0 and no `answeredBy`: nobody was left to answer it. */
   declined: z.object({ othersRinging: z.number().int().nonnegative(), answeredBy: z.string().optional() }),
   /** The agent won the call's claim: it answers an incoming call, or placed an outgoing one. */
@@ -113,13 +118,17 @@ export function factsOfEvent(event: RelayEvent, context: EventContext): CallFact
     case 'call.incoming': {
       const at = serviceTimeOf(event.timestamp, receivedAt);
       const incoming = fact('incoming', event.callId, at, { timestamp: event.timestamp, from: event.from, fromUserId: event.fromUserId, name: event.name, to: event.to });
-      if (!context.stored) return [incoming];
+      const reachable = context.stored ? context.reachable() : [];
+      if (reachable.length === 0) return [incoming];
       const preferred = audience.kind === 'ringing' ? audience.preferredAgentId : undefined;
       const releaseAt = audience.kind === 'ringing' ? audience.releaseAt : undefined;
-      const rung = context.reachable().map((agentId) =>
-        fact('rung', event.callId, at, preferred !== undefined && releaseAt !== undefined && agentId !== preferred ? { ringsAt: releaseAt } : {}, { agentId }),
-      );
-      return [incoming, ...rung];
+      const headStart = preferred !== undefined && releaseAt !== undefined;
+      const heldBack = headStart ? reachable.filter((agentId) => agentId !== preferred) : [];
+      const rung = fact('rung', event.callId, at, {
+        agents: headStart ? reachable.filter((agentId) => agentId === preferred) : [...reachable],
+        ...(heldBack.length > 0 && releaseAt !== undefined ? { heldBack: { agents: heldBack, ringsAt: releaseAt } } : {}),
+      });
+      return [incoming, rung];
     }
     case 'call.answered':
       return [fact('answered', event.callId, serviceTimeOf(event.timestamp, receivedAt), {})];

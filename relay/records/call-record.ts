@@ -238,7 +238,12 @@ function outcomeOf(call: {
  */
 function rungAgentsOf(rung: CallFactOf<'rung'>[], declines: CallFactOf<'declined'>[], claim: CallFactOf<'claimed'> | undefined, terminated: CallFactOf<'terminated'> | undefined): string[] {
   const settledAt = Math.min(claim?.at ?? Infinity, terminated?.at ?? Infinity);
-  const rang = rung.filter((f) => f.data.ringsAt === undefined || f.data.ringsAt < settledAt).map((f) => ({ agentId: f.agentId, at: f.data.ringsAt ?? f.at }));
+  const rang = rung.flatMap((f) => {
+    if (!('agents' in f.data)) return [{ agentId: f.agentId, at: f.at }];
+    const { agents, heldBack } = f.data;
+    const later = heldBack !== undefined && heldBack.ringsAt < settledAt ? heldBack.agents.map((agentId) => ({ agentId, at: heldBack.ringsAt })) : [];
+    return [...agents.map((agentId) => ({ agentId, at: f.at })), ...later];
+  });
   const all = [...rang, ...declines.map((d) => ({ agentId: d.agentId, at: d.at }))].sort((a, b) => a.at - b.at || a.agentId.localeCompare(b.agentId));
   return distinct(all.map((r) => r.agentId));
 }
@@ -256,10 +261,11 @@ const RESULT_OF_STATE: Partial<Record<string, TransferResult>> = {
 const RESULT_RANK: readonly TransferResult[] = ['joined', 'transferred', 'not_answered', 'cancelled', 'consulting', 'ringing'];
 
 function transfersOf(rung: CallFactOf<'rung'>[], updates: CallFactOf<'transfer'>[]): TransferRecord[] {
-  const ids = distinct([...rung.filter((f) => f.ref !== '').map((f) => f.ref), ...updates.map((f) => f.data.transferId)]);
+  const transferRings = rung.flatMap((f) => ('agents' in f.data || f.ref === '' ? [] : [{ ...f, data: f.data }]));
+  const ids = distinct([...transferRings.map((f) => f.ref), ...updates.map((f) => f.data.transferId)]);
   return ids
     .map((transferId): TransferRecord => {
-      const rings = rung.filter((f) => f.ref === transferId);
+      const rings = transferRings.filter((f) => f.ref === transferId);
       const told = updates.filter((f) => f.data.transferId === transferId);
       const by = rings.find((f) => f.data.by !== undefined)?.data.by ?? told.find((f) => f.data.state === 'ringing')?.agentId;
       const kind = rings.find((f) => f.data.transferKind !== undefined)?.data.transferKind ?? told[0]?.data.transferKind ?? 'transfer';

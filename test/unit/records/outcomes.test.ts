@@ -295,6 +295,26 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('c
     await own.close();
   });
 
+  it('a ring is one fact however many agents it rang; a transfer rings each colleague with a fact of its own', async () => {
+    const callId = 'wacid.one-ring-fact';
+    const t = T0 + 500 * MIN;
+    const steps = [
+      incoming(callId, t, ['alice', 'bob', 'carol'], { kind: 'ringing', preferredAgentId: 'alice', releaseAt: t + 10_000 }),
+      claim(callId, 'alice', t + 4_000),
+      transferRing(callId, t + 20_000, 'tr-9', 'bob', 'alice', 'consult'),
+      transferRing(callId, t + 20_000, 'tr-9', 'carol', 'alice', 'consult'),
+    ];
+    for (const step of steps) play(records, clock, step);
+    expect(await records.flush()).toBe(true);
+    const rows = await db.query<{ agent_id: string; ref: string; data: unknown }>("SELECT agent_id, ref, data FROM call_facts WHERE call_id = $1 AND kind = 'rung' ORDER BY agent_id, ref", [callId]);
+    expect(rows).toEqual([
+      { agent_id: '', ref: '', data: { agents: ['alice'], heldBack: { agents: ['bob', 'carol'], ringsAt: t + 10_000 } } },
+      { agent_id: 'bob', ref: 'tr-9', data: { by: 'alice', transferKind: 'consult' } },
+      { agent_id: 'carol', ref: 'tr-9', data: { by: 'alice', transferKind: 'consult' } },
+    ]);
+    expect(await callById(db, callId)).toMatchObject({ rungAgents: ['alice', 'bob', 'carol'], transfers: [{ transferId: 'tr-9', rung: ['bob', 'carol'] }] });
+  });
+
   it('an audio message that names no call makes no call', async () => {
     play(records, clock, voicemail('wamid.just-a-voice-note', T0));
     expect(await records.flush()).toBe(true);
