@@ -111,8 +111,25 @@ export function serviceTimeOf(timestamp: number, receivedAt: number): number {
   return receivedAt - timestamp > STALE_CONNECT_MS ? timestamp : receivedAt;
 }
 
+/**
+ * The times a webhook may give: from 2000 to 9999, which every date type on the way (JavaScript's,
+ * PostgreSQL's) holds. A webhook's time outside them is no time: the relay's receipt stands for
+ * the event's, and a start or end is left out.
+ */
+const EARLIEST_TIME = Date.UTC(2000, 0, 1);
+const LATEST_TIME = Date.UTC(9999, 11, 31);
+/** The longest call duration kept, a week: well inside `talk_ms`, an integer of milliseconds. */
+const LONGEST_CALL_SEC = 7 * 24 * 3600;
+
+const timeOrUndefined = (ms: number | undefined): number | undefined => (ms !== undefined && Number.isFinite(ms) && ms >= EARLIEST_TIME && ms <= LATEST_TIME ? ms : undefined);
+const durationOrUndefined = (sec: number | undefined): number | undefined => (sec !== undefined && Number.isFinite(sec) && sec >= 0 && sec <= LONGEST_CALL_SEC ? sec : undefined);
+
 /** The facts an event the relay handled says about its call; none for what the records do not keep. */
 export function factsOfEvent(event: RelayEvent, context: EventContext): CallFact[] {
+  return factsOf({ ...event, timestamp: timeOrUndefined(event.timestamp) ?? context.receivedAt }, context);
+}
+
+function factsOf(event: RelayEvent, context: EventContext): CallFact[] {
   const { receivedAt, audience } = context;
   switch (event.type) {
     case 'call.incoming': {
@@ -140,7 +157,14 @@ export function factsOfEvent(event: RelayEvent, context: EventContext): CallFact
           'terminated',
           event.callId,
           serviceTimeOf(event.timestamp, receivedAt),
-          { status: event.status, timestamp: event.timestamp, startTime: event.startTime, endTime: event.endTime, durationSec: event.durationSec, errors: event.errors },
+          {
+            status: event.status,
+            timestamp: event.timestamp,
+            startTime: timeOrUndefined(event.startTime),
+            endTime: timeOrUndefined(event.endTime),
+            durationSec: durationOrUndefined(event.durationSec),
+            errors: event.errors,
+          },
         ),
       ];
     case 'call.bridge_failed': {

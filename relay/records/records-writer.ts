@@ -54,12 +54,16 @@ async function withDeadline(work: Promise<unknown>, ms: number): Promise<void> {
 /**
  * A failure that another attempt would meet again, and that only this data meets: a SQLSTATE of
  * class 22 (data exception: a character the encoding refuses, a number out of range) or 23 (a
- * constraint). Anything else — a connection, a lock, a permission, the schema — is the database's
- * state, and the facts wait for it to change.
+ * constraint), or JavaScript's own RangeError or TypeError in turning facts into rows (a time no
+ * Date holds), here or in the embedded database's worker — never one of the system's, which names
+ * its call (`syscall`). Anything else — a connection, a lock, a permission, the schema — is the
+ * database's state, and the facts wait for it to change.
  */
 function refusesTheData(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && /^(22|23)[0-9A-Z]{3}$/.test(code);
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, name, syscall } = error as { code?: unknown; name?: unknown; syscall?: unknown };
+  if (typeof code === 'string' && /^(22|23)[0-9A-Z]{3}$/.test(code)) return true;
+  return syscall === undefined && (error instanceof RangeError || error instanceof TypeError || name === 'RangeError' || name === 'TypeError');
 }
 
 export class RecordsWriter {

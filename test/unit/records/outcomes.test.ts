@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { CallRecord } from '../../../relay/records/call-record';
+import { claimedFact } from '../../../relay/records/call-facts';
 import { callById } from '../../../relay/records/records-queries';
+import { RecordsWriter } from '../../../relay/records/records-writer';
 import type { Database } from '../../../relay/records/database';
 import { DATABASE_HARNESSES, type FreshDatabase } from './database-harness';
 import { answered, claim, CUSTOMER, BUSINESS, decline, incoming, play, recordingLogger, status, T0, terminated, voicemail, type Step } from './records-fixtures';
@@ -313,6 +315,31 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('c
       { agent_id: 'carol', ref: 'tr-9', data: { by: 'alice', transferKind: 'consult' } },
     ]);
     expect(await callById(db, callId)).toMatchObject({ rungAgents: ['alice', 'bob', 'carol'], transfers: [{ transferId: 'tr-9', rung: ['bob', 'carol'] }] });
+  });
+
+  it('times a webhook gives that no date holds are no times: the receipt stands for the event, a start or a duration is left out', async () => {
+    const callId = 'wacid.far-future';
+    const t = T0 + 510 * MIN;
+    const ended: Step = { at: t + 5_000, event: { type: 'call.terminated', callId, status: 'COMPLETED', timestamp: 1e20, startTime: 1e20, endTime: Number.NaN, durationSec: 1e12 } };
+    for (const step of [incoming(callId, t, ['alice']), ended]) play(records, clock, step);
+    expect(await records.flush()).toBe(true);
+    expect(await callById(db, callId)).toMatchObject({ outcome: 'abandoned', endedAt: t + 5_000, waitMs: 5_000 });
+  });
+
+  it('a fact that JavaScript cannot turn into a row (a RangeError, not the database) costs only itself; the queue goes on', async () => {
+    const log = recordingLogger();
+    const writer = new RecordsWriter({ connect: () => fresh.connect(), instanceId: 'test', logger: log, flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 });
+    const t = T0 + 520 * MIN;
+    writer.push([
+      { kind: 'call', fact: claimedFact('wacid.no-date', 'alice', Number.NaN) },
+      { kind: 'call', fact: claimedFact('wacid.after-no-date', 'alice', t) },
+    ]);
+    expect(await writer.flush(10_000)).toBe(true);
+    expect(writer.stats()).toMatchObject({ queued: 0, dropped: 1, connected: true });
+    expect(await callById(db, 'wacid.after-no-date')).toMatchObject({ direction: 'outgoing', agentId: 'alice', startedAt: t });
+    expect(log.lines.filter((l) => l.level === 'error').map((l) => [l.msg, l.fields?.callId])).toEqual([['the records database refused a fact: it is dropped', 'wacid.no-date']]);
+    expect(log.said(/cannot be reached/)).toBe(0);
+    await writer.close(1_000);
   });
 
   it('an audio message that names no call makes no call', async () => {
