@@ -177,8 +177,12 @@ export class CallMedia {
     let frames = NO_FRAMES;
     if (this.decoders.size > 0) frames = new Map([...this.decoders].map(([participant, decoder]) => [participant, decoder.take()]));
     for (const [id, listener] of this.listeners) {
-      if (this.muted.has(id)) continue;
       const { output, listening, made } = listener;
+      if (this.muted.has(id)) {
+        // Let go: what it receives is still reported, nothing says its own stream is alive.
+        output.tick(now, false);
+        continue;
+      }
       if (output.ready) {
         switch (listening.kind) {
           case 'silence':
