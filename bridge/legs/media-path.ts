@@ -101,6 +101,8 @@ export class MediaPath implements RtpWire {
       return RTP_HEADER_BYTES + bytes.length;
     }
     const packet = this.protector.protect(fields, bytes);
+    // An index protected once already: sending it again would reuse its nonce.
+    if (!packet) return 0;
     // ICE may nominate another pair: the packets follow it.
     if (this.dtls.iceTransport.connection.nominated !== this.pair) this.attach();
     const direct = this.direct;

@@ -13,6 +13,10 @@
 // - The rollover counter of each SSRC, sender's and receiver's alike, is RFC 3711 3.3.1's estimate
 //   against the highest index seen, so that a packet reordered across a wrap keeps the ROC it was
 //   sent with; a receiver moves its state on only for a packet that authenticates.
+// - Replay (RFC 3711 3.3.2): each SSRC keeps a window of the indices seen below its highest. A
+//   receiver refuses, before any cipher, an index seen already or too old for the window, and marks
+//   one only once it authenticates; a sender refuses to protect an index twice, since GCM's keystream
+//   and tag under a nonce used twice give the payloads and the key away.
 //
 // Pure: bytes in, bytes out; nothing here knows sockets or time.
 import { createCipheriv, createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto';
@@ -58,6 +62,50 @@ interface Rollover {
 }
 
 /**
+ * How many indices below the highest are remembered (RFC 3711 3.3.2 asks at least 64). The bridge's
+ * outbound streams pass reordering of up to 100 packets, and a listener's side may add its own.
+ */
+export const REPLAY_WINDOW = 256;
+
+/** An SSRC's highest index and the indices seen in the window below it, a bit each, by index modulo the window. */
+interface StreamState extends Rollover {
+  seen: Uint8Array;
+}
+
+const indexOf = (roc: number, sequence: number): number => roc * 0x10000 + sequence;
+const highestIndex = (state: Rollover): number => indexOf(state.roc, state.highestSequence);
+
+/** Whether an index may still be taken: newer than the window's floor, and not seen yet. */
+function fresh(state: StreamState, roc: number, sequence: number): boolean {
+  // A ROC estimated below 0 wrapped round to 2^32 − 1: a packet from before the stream's first.
+  if (roc > state.roc + 1) return false;
+  const index = indexOf(roc, sequence);
+  const highest = highestIndex(state);
+  if (index > highest) return true;
+  if (index <= highest - REPLAY_WINDOW) return false;
+  return state.seen[index % REPLAY_WINDOW] === 0;
+}
+
+/** Marks an index seen, sliding the window (and forgetting what falls out of it) when the index is the newest. */
+function markSeen(state: StreamState, roc: number, sequence: number): void {
+  const index = indexOf(roc, sequence);
+  const highest = highestIndex(state);
+  if (index > highest) {
+    if (index - highest >= REPLAY_WINDOW) state.seen.fill(0);
+    else for (let i = highest + 1; i < index; i++) state.seen[i % REPLAY_WINDOW] = 0;
+    state.roc = roc;
+    state.highestSequence = sequence;
+  }
+  state.seen[index % REPLAY_WINDOW] = 1;
+}
+
+const newStream = (sequence: number): StreamState => {
+  const state: StreamState = { roc: 0, highestSequence: sequence, seen: new Uint8Array(REPLAY_WINDOW) };
+  state.seen[sequence % REPLAY_WINDOW] = 1;
+  return state;
+};
+
+/**
  * RFC 3711 3.3.1: the ROC of a sequence number, guessed against the highest seen, so that the index
  * is the one nearest to it (a packet just before a wrap keeps the old ROC, one just after takes the next).
  */
@@ -67,17 +115,8 @@ export function estimateRoc(state: Rollover, sequence: number): number {
   return highestSequence - 0x8000 > sequence ? (roc + 1) >>> 0 : roc;
 }
 
-/** Moves the highest index on when this one is past it. */
-function advance(state: Rollover, roc: number, sequence: number): void {
-  const index = roc * 0x10000 + sequence;
-  if (index > state.roc * 0x10000 + state.highestSequence) {
-    state.roc = roc;
-    state.highestSequence = sequence;
-  }
-}
-
 abstract class SrtpDirection {
-  protected readonly rollovers = new Map<number, Rollover>();
+  protected readonly streams = new Map<number, StreamState>();
   /** The IV (GCM, 12 bytes) or counter (AES-CM, 16 bytes) of the packet at hand: one buffer, rewritten each time. */
   private readonly iv: Buffer;
 
@@ -88,12 +127,6 @@ abstract class SrtpDirection {
 
   protected get gcm(): boolean {
     return this.keys.profile === SRTP_AEAD_AES_128_GCM;
-  }
-
-  protected rolloverOf(ssrc: number, sequence: number): Rollover {
-    let state = this.rollovers.get(ssrc);
-    if (!state) this.rollovers.set(ssrc, (state = { roc: 0, highestSequence: sequence }));
-    return state;
   }
 
   /** GCM: (0x0000 ‖ SSRC ‖ ROC ‖ SEQ) ⊕ salt. AES-CM: (SSRC·2^64 ‖ index·2^16) ⊕ salt·2^16. */
@@ -117,13 +150,22 @@ abstract class SrtpDirection {
   }
 }
 
-/** One leg's outgoing RTP: a 12-byte header (no CSRC, no extension), the payload, protected. */
+/**
+ * One leg's outgoing RTP: a 12-byte header (no CSRC, no extension), the payload, protected; undefined
+ * for an index already protected (or too far behind to tell), which must not go out.
+ */
 export class SrtpSender extends SrtpDirection {
-  protect(fields: RtpFields, payload: Uint8Array): Buffer {
+  protect(fields: RtpFields, payload: Uint8Array): Buffer | undefined {
     const { sequenceNumber, ssrc } = fields;
-    const state = this.rolloverOf(ssrc, sequenceNumber);
-    const roc = estimateRoc(state, sequenceNumber);
-    advance(state, roc, sequenceNumber);
+    let roc = 0;
+    const state = this.streams.get(ssrc);
+    if (state) {
+      roc = estimateRoc(state, sequenceNumber);
+      if (!fresh(state, roc, sequenceNumber)) return undefined;
+      markSeen(state, roc, sequenceNumber);
+    } else {
+      this.streams.set(ssrc, newStream(sequenceNumber));
+    }
     const tagBytes = this.gcm ? GCM_TAG_BYTES : HMAC_TAG_BYTES;
     const packet = Buffer.allocUnsafe(RTP_HEADER_BYTES + payload.length + tagBytes);
     packet[0] = 0x80;
@@ -149,7 +191,10 @@ export class SrtpSender extends SrtpDirection {
   }
 }
 
-/** One leg's incoming RTP: the header read, the packet authenticated and its payload decrypted; undefined when it does not authenticate or is no RTP. */
+/**
+ * One leg's incoming RTP: the header read, the packet authenticated and its payload decrypted;
+ * undefined when it does not authenticate, is a replay or is no RTP.
+ */
 export class SrtpReceiver extends SrtpDirection {
   unprotect(packet: Buffer): RtpPacketIn | undefined {
     const tagBytes = this.gcm ? GCM_TAG_BYTES : HMAC_TAG_BYTES;
@@ -164,8 +209,10 @@ export class SrtpReceiver extends SrtpDirection {
     if (headerBytes > end) return undefined;
     const sequenceNumber = packet.readUInt16BE(2);
     const ssrc = packet.readUInt32BE(8);
-    const known = this.rollovers.get(ssrc);
+    const known = this.streams.get(ssrc);
     const roc = known ? estimateRoc(known, sequenceNumber) : 0;
+    // A replay costs no cipher: the index alone refuses it.
+    if (known && !fresh(known, roc, sequenceNumber)) return undefined;
     const iv = this.ivFor(ssrc, roc, sequenceNumber);
     let payload: Buffer;
     try {
@@ -190,8 +237,8 @@ export class SrtpReceiver extends SrtpDirection {
       if (padding === 0 || padding > payload.length) return undefined;
       payload = payload.subarray(0, payload.length - padding);
     }
-    if (known) advance(known, roc, sequenceNumber);
-    else this.rollovers.set(ssrc, { roc: 0, highestSequence: sequenceNumber });
+    if (known) markSeen(known, roc, sequenceNumber);
+    else this.streams.set(ssrc, newStream(sequenceNumber));
     return { payloadType: packet[1]! & 0x7f, marker: (packet[1]! & 0x80) !== 0, sequenceNumber, timestamp: packet.readUInt32BE(4), ssrc, payload };
   }
 }
