@@ -80,7 +80,7 @@ export class MediaPath implements RtpWire {
     if (installed) return;
     const werift = transport.onData;
     transport.onData = (data, addr) => {
-      if (!isRtp(data) || !readers.get(transport)?.take(data)) werift(data, addr);
+      if (!isRtp(data) || !readers.get(transport)?.take(data, transport, addr)) werift(data, addr);
     };
   }
 
@@ -121,9 +121,16 @@ export class MediaPath implements RtpWire {
     this.direct = undefined;
   }
 
-  /** An RTP datagram off the socket; false leaves it to werift (no keys yet: werift drops it too). */
-  private take(data: Buffer): boolean {
+  /**
+   * An RTP datagram off the socket; false leaves it to werift (no keys yet: werift drops it too).
+   * Only the nominated pair's remote address, on the pair's own socket, speaks RTP (the address ICE
+   * checked and consent keeps checking): what comes from anywhere else is dropped, whether or not it
+   * would authenticate.
+   */
+  private take(data: Buffer, transport: UdpTransport, [address, port]: readonly [string, number]): boolean {
     if (this.closed || !this.haveKeys() || !this.reader) return false;
+    if (this.dtls.iceTransport.connection.nominated !== this.pair) this.attach();
+    if (transport !== this.direct || port !== this.remote[1] || address !== this.remote[0]) return true;
     const packet = this.reader.unprotect(data);
     // One that does not authenticate is dropped, as werift drops it.
     if (packet) {

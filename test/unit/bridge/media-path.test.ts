@@ -2,10 +2,11 @@
 // 127.0.0.1: RTP goes both ways through the paths, werift's own receiver reads none of it, and what
 // stays werift's — DTLS, SRTCP — still works beside them; a peer without a path reads the path's
 // packets through werift as any WebRTC peer does.
+import { createSocket } from 'node:dgram';
 import { afterEach, describe, expect, test } from 'vitest';
-import { RTCPeerConnection, RTCRtpCodecParameters, RtcpSenderInfo, RtcpSrPacket, RtpHeader, type RTCRtpTransceiver } from 'werift';
+import { RTCPeerConnection, RTCRtpCodecParameters, RtcpSenderInfo, RtcpSrPacket, RtpHeader, StunProtocol, UdpTransport, type RTCRtpTransceiver } from 'werift';
 import { MediaPath } from '../../../bridge/legs/media-path';
-import type { RtpPacketIn } from '../../../bridge/media/srtp';
+import { SrtpSender, type RtpPacketIn } from '../../../bridge/media/srtp';
 import { eventually, HOST, quietLogger } from './bridge-harness';
 
 class Peer {
@@ -44,6 +45,19 @@ class Peer {
         this.path.attach();
       });
     }
+  }
+
+  /** The UDP transport of the pair ICE nominated. */
+  get transport(): UdpTransport {
+    const protocol = this.transceiver.dtlsTransport.iceTransport.connection.nominated?.protocol;
+    if (!(protocol instanceof StunProtocol) || !(protocol.transport instanceof UdpTransport)) throw new Error('no UDP pair');
+    return protocol.transport;
+  }
+
+  /** A sender on this peer's own SRTP keys: what it protects is as authentic as what the peer sends. */
+  forger(): SrtpSender {
+    const context = this.transceiver.dtlsTransport.srtp.localContext;
+    return new SrtpSender({ profile: context.profile, key: context.srtpSessionKey, salt: context.srtpSessionSalt, authKey: context.srtpSessionAuthTag });
   }
 
   get connected(): boolean {
@@ -114,5 +128,25 @@ describe('MediaPath', () => {
     a.path!.sendRtp(fields(a.transceiver.sender.ssrc, 1), Buffer.from([0xf8]));
     await eventually('werift to read it', () => b.viaWerift.length === 1);
     expect(b.viaPath).toEqual([]);
+  });
+
+  test('takes RTP only from the nominated pair’s remote address: an authentic packet from another port is dropped', async () => {
+    const [a, b] = await connect(true, true);
+    const forger = a.forger();
+    const ssrc = a.transceiver.sender.ssrc;
+    const stray = createSocket('udp4');
+    await new Promise<void>((resolve) => stray.bind(0, HOST, resolve));
+    try {
+      const target = b.transport;
+      await new Promise<void>((resolve, reject) => stray.send(forger.protect(fields(ssrc, 500), Buffer.from([0xf8, 1]))!, target.port, HOST, (e) => (e ? reject(e) : resolve())));
+      // The same keys, from the pair's own address: this one is read.
+      a.transport.socket.send(forger.protect(fields(ssrc, 501), Buffer.from([0xf8, 2]))!, target.port, HOST);
+      await eventually('the packet from the pair’s address', () => b.viaPath.length === 1);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(b.viaPath.map((p) => p.sequenceNumber)).toEqual([501]);
+      expect(b.viaWerift).toEqual([]);
+    } finally {
+      stray.close();
+    }
   });
 });
