@@ -95,6 +95,8 @@ describe('MediaPath', () => {
       a.path!.sendRtp(fields(a.transceiver.sender.ssrc, i), Buffer.from([0xf8, i]));
       b.path!.sendRtp(fields(b.transceiver.sender.ssrc, 1000 + i), Uint8Array.of(0xf8, i));
     }
+    // A sequence number sent already is not protected again (its SRTP index, its GCM nonce, are spent).
+    expect(a.path!.sendRtp(fields(a.transceiver.sender.ssrc, 49), Buffer.from([0xf8, 0xff]))).toBe(0);
     await eventually('every packet', () => a.viaPath.length === 50 && b.viaPath.length === 50);
     expect(b.viaPath.map((p) => p.sequenceNumber)).toEqual(Array.from({ length: 50 }, (_, i) => i));
     expect(b.viaPath[0]).toMatchObject({ payloadType: 111, marker: true, timestamp: 0, ssrc: a.transceiver.sender.ssrc });
