@@ -100,16 +100,25 @@ export class MediaPath implements RtpWire {
       void this.dtls.sendRtp(bytes, new RtpHeader({ ...fields }));
       return RTP_HEADER_BYTES + bytes.length;
     }
+    const connection = this.dtls.iceTransport.connection;
+    // ICE may nominate another pair: the packets follow it.
+    if (connection.nominated !== this.pair) this.attach();
+    const direct = this.direct && !this.direct.closed ? this.direct : undefined;
+    // Straight onto the socket, nothing of werift's checks the consent to send (RFC 7675) on the way:
+    // a connection whose consent expired is failed, one still checking or being restarted not yet
+    // connected, and neither may carry media. (werift's own send checks it itself.)
+    if (direct && connection.state !== 'connected' && connection.state !== 'completed') return 0;
     const packet = this.protector.protect(fields, bytes);
     // An index protected once already: sending it again would reuse its nonce.
     if (!packet) return 0;
-    // ICE may nominate another pair: the packets follow it.
-    if (this.dtls.iceTransport.connection.nominated !== this.pair) this.attach();
-    const direct = this.direct;
-    if (direct && !direct.closed) {
-      direct.socket.send(packet, this.remote[1], this.remote[0]);
+    if (direct) {
+      // With a callback, a failed send (an address the socket cannot reach) is the callback's, not an
+      // 'error' event on a socket werift owns.
+      direct.socket.send(packet, this.remote[1], this.remote[0], (error) => {
+        if (error) this.logger.debug('RTP send failed', { error });
+      });
     } else {
-      this.dtls.iceTransport.connection.send(packet).catch((e: unknown) => this.logger.debug('RTP send failed', { error: e }));
+      connection.send(packet).catch((e: unknown) => this.logger.debug('RTP send failed', { error: e }));
     }
     return packet.length;
   }

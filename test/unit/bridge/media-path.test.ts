@@ -151,4 +151,18 @@ describe('MediaPath', () => {
       stray.close();
     }
   });
+
+  test('sends nothing straight onto the socket while the ICE connection is not connected (consent to send, RFC 7675)', async () => {
+    const [a, b] = await connect(true, true);
+    const connection = a.transceiver.dtlsTransport.iceTransport.connection;
+    // What werift's consent expiry leaves (30 s without a consent response): the connection failed.
+    // Set here rather than waited for; werift's own send checks its consent flag, not this state.
+    connection.state = 'failed';
+    expect(a.path!.sendRtp(fields(a.transceiver.sender.ssrc, 1), Buffer.from([0xf8, 1]))).toBe(0);
+    connection.state = 'connected';
+    expect(a.path!.sendRtp(fields(a.transceiver.sender.ssrc, 2), Buffer.from([0xf8, 2]))).toBeGreaterThan(0);
+    await eventually('the packet sent once connected', () => b.viaPath.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(b.viaPath.map((p) => p.sequenceNumber)).toEqual([2]);
+  });
 });
