@@ -27,7 +27,8 @@
 // passes on no audio that comes in a backlog too far behind (bridge/media/lateness.ts), and such a
 // burst says how busy this machine is, not how the node carries calls. The node counts what it
 // dropped so (its own rule, not a guess here): the loss verdict leaves out at most that many, and
-// the packets sent late (≥ 100 ms after due) are printed beside it. With more than 1 % of the
+// never more than were lost of the packets sent late (≥ 100 ms after due), printed beside it: a
+// node that falls behind with its senders on time has lost what it dropped. With more than 1 % of the
 // packets sent late, the machine was too busy to judge the node's loss: the verdict is inconclusive.
 //
 // TIMING. Each payload carries its sender's wall-clock send time (performance.timeOrigin + now, ms),
