@@ -541,7 +541,9 @@ export async function startBridgeNodesStack(options: BridgeNodesStackOptions): P
       },
     });
   }
-  await eventually('the bridge nodes to register', async () => (await placements.nodes()).length === options.nodes, 30_000);
+  // Each node starts cold (tsx compiles werift's module graph) while the unit tests run beside: on a
+  // busy two-core machine that alone can take tens of seconds.
+  await eventually('the bridge nodes to register', async () => (await placements.nodes()).length === options.nodes, 50_000);
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 
   return {
