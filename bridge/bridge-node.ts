@@ -232,6 +232,13 @@ export class BridgeNode implements BridgeControl {
     return load;
   }
 
+  /** Audio packets the calls held now did not pass on for coming too late (media/lateness.ts): a node that fell behind. */
+  lateDropped(): number {
+    let late = 0;
+    for (const call of this.calls.values()) late += call.lateDropped;
+    return late;
+  }
+
   /** Every call ends and every peer connection closes. */
   async close(): Promise<void> {
     this.closed = true;

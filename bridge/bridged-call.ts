@@ -142,6 +142,11 @@ export class BridgedCall {
     }));
   }
 
+  /** Audio packets the call's media did not pass on for coming too late (media/lateness.ts). */
+  get lateDropped(): number {
+    return this.media.lateDropped;
+  }
+
   async report(): Promise<BridgedCallReport> {
     const customer = await this.customer?.made;
     const agents: Record<string, LegReport> = {};

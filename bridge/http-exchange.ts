@@ -79,7 +79,7 @@ export class HttpExchange {
 }
 
 /** Reads at most `limit` bytes of a body as text. */
-async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
+export async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {

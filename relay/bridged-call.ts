@@ -105,6 +105,8 @@ export interface BridgedCall {
   everyone: Set<string>;
   /** The members whose leg went, until they rejoin or their window is over: agent id → away. */
   away: Map<string, Away>;
+  /** Legs offered for a rejoin that the call moved on from unanswered: closed with the next legs closed. */
+  strayLegs: string[];
   /**
    * The customer was let go (releaseCustomer): no agent came back and the relay could not end the
    * call at the gateway. Kept until the service ends it; a rejoin is refused (410).
@@ -131,6 +133,7 @@ function notAway(call: BridgedCall, agentId: string): void {
   if (away === undefined) return;
   clearTimeout(away.timer);
   call.away.delete(agentId);
+  if (away.offered !== undefined) call.strayLegs.push(away.offered);
 }
 
 /**

@@ -112,7 +112,7 @@ export interface BridgedCallsOptions {
 
 /** A new call's record: nobody in it yet. */
 function newCall(callId: string, nodeId: string, direction: BridgedCall['direction'], createdAt: number, caller: Caller = {}): BridgedCall {
-  return { callId, nodeId, direction, legs: new Map(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), away: new Map(), caller, createdAt };
+  return { callId, nodeId, direction, legs: new Map(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), away: new Map(), strayLegs: [], caller, createdAt };
 }
 
 export class BridgedCalls {

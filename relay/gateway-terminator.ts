@@ -3,7 +3,8 @@
 // with the team's key (relay/REFERENCE.md "Rejoining"). relay/ does not use the app's gateway
 // client (electron/core), so this is its own, for this one request. The key travels in the API-KEY
 // header only and is taken out of every word that leaves this file.
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, request } from 'undici';
+import { jsonOfText, readLimited } from '../bridge/http-exchange';
 import { BoundedSet } from './bounded-set';
 import { callActionSuccessSchema, callRequestSchemas, DEFAULT_PRODUCT, graphErrorSchema } from '../shared/gateway';
 import type { Logger } from '../shared/log';
@@ -129,7 +130,7 @@ export class GatewayTerminator {
         dispatcher: this.agent,
       });
       const text = scrub(await readLimited(res.body, BODY_LIMIT));
-      const json = jsonOf(text);
+      const json = jsonOfText(text);
       if (res.statusCode >= 200 && res.statusCode < 300 && callActionSuccessSchema.safeParse(json).success) return { kind: 'done' };
       const graph = graphErrorSchema.safeParse(json);
       if (res.statusCode >= 500) return { kind: 'retry', message: graph.success ? scrub(graph.data.error.message) : `HTTP ${res.statusCode}`, httpStatus: res.statusCode };
@@ -141,28 +142,5 @@ export class GatewayTerminator {
     } finally {
       clearTimeout(timer);
     }
-  }
-}
-
-async function readLimited(body: Dispatcher.ResponseData['body'], limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const bytes = Buffer.from(chunk as Uint8Array);
-    chunks.push(bytes);
-    size += bytes.length;
-    if (size >= limit) {
-      body.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function jsonOf(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
   }
 }

@@ -411,7 +411,7 @@ export class CallTransfers {
   }
 
   private async closeLegs(call: BridgedCall, control: BridgeControl, legs: readonly (string | undefined)[]): Promise<void> {
-    for (const legId of legs) {
+    for (const legId of [...legs, ...call.strayLegs.splice(0)]) {
       if (legId === undefined) continue;
       const closed = await control.closeAgentLeg(call.callId, legId);
       if (!closed.ok) this.log.debug('a leg did not close', { callId: call.callId, legId, reason: closed.error.message });

@@ -6,6 +6,7 @@
 // So one window can try a transfer, a consult and a three-way call with nobody else around.
 import { relayEnvelopeSchema, RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import type { Logger } from '../shared/log';
+import { SseParser, type SseMessage } from '../shared/sse';
 import { TRANSFER_PATHS, type TransferKind } from '../shared/transfer';
 import { CustomerPeer, type CustomerMediaReport } from './customer-peer';
 import type { CustomerVoice } from './customer-voice';
@@ -113,32 +114,19 @@ export class SimulatedColleague {
       return false;
     }
     const decoder = new TextDecoder();
-    let buffer = '';
+    const parser = new SseParser();
     for await (const chunk of response.body) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        this.frame(buffer.slice(0, end));
-        buffer = buffer.slice(end + 2);
-      }
+      for (const message of parser.push(decoder.decode(chunk as Uint8Array, { stream: true }))) this.message(message);
     }
     return true;
   }
 
-  /** One server-sent event: `id:` and `data:` lines; a named event (`event: close`) is not an envelope. */
-  private frame(raw: string): void {
-    let id: string | undefined;
-    let named = false;
-    const data: string[] = [];
-    for (const line of raw.split('\n')) {
-      if (line.startsWith('id:')) id = line.slice(3).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
-      else if (line.startsWith('event:')) named = true;
-    }
-    if (named || data.length === 0) return;
+  /** One server-sent event; a named one (`event: close`) is not an envelope. */
+  private message({ id, event, data }: SseMessage): void {
+    if (event !== 'message') return;
     let json: unknown;
     try {
-      json = JSON.parse(data.join('\n'));
+      json = JSON.parse(data);
     } catch {
       return;
     }

@@ -1,16 +1,21 @@
 // One leg's peer connection, whichever side it faces: the werift RTCPeerConnection with its one
 // sendrecv audio transceiver (added before any description, or an answer comes out recvonly), where
-// it stands, the packets it receives (by the codec their payload type was negotiated for), the
-// outbound stream it sends once connected, and what it measures. The signalling — who offers, what
-// is held back — is the customer's and the agent's legs' own (customer-leg.ts, agent-leg.ts).
-import { RTCPeerConnection, type RTCInboundRtpStreamStats, type RTCRtpTransceiver, type RtpPacket, type RTCStats } from 'werift';
+// it stands, the packets it receives (by the codec their payload type was negotiated for) through its
+// media path (media-path.ts), the outbound stream it sends once connected, and what it measures
+// (media/reception.ts). The signalling — who offers, what is held back — is the customer's and the
+// agent's legs' own (customer-leg.ts, agent-leg.ts).
+import { performance } from 'node:perf_hooks';
+import { RTCPeerConnection, RtcpSrPacket, type RTCRtpTransceiver } from 'werift';
 import type { LegReport } from '../../shared/bridge';
 import type { Logger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 import type { InboundPacket } from '../media/call-media';
+import { Reception } from '../media/reception';
 import { RtpOutput, type PayloadTypes } from '../media/rtp-output';
+import type { RtpPacketIn } from '../media/srtp';
 import { helloOnceIceConnects } from './dtls-hello';
 import { gatherCapped, type GatheringTurns } from './gathering';
+import { MediaPath } from './media-path';
 import { peerConfig, type LegNetwork } from './peer-config';
 import { negotiatedPayloadTypes } from './sdp-rules';
 
@@ -40,13 +45,14 @@ export interface LegPeerEvents {
   packet(packet: InboundPacket): void;
 }
 
-const isInboundRtp = (stats: RTCStats): stats is RTCInboundRtpStreamStats => stats.type === 'inbound-rtp';
-
 export class LegPeer {
   readonly pc: RTCPeerConnection;
   readonly transceiver: RTCRtpTransceiver;
   private current: LegState = 'new';
   private rtpOutput: RtpOutput | undefined;
+  /** The leg's RTP on the wire, from the moment ICE connects. */
+  private path: MediaPath | undefined;
+  private readonly reception = new Reception();
   private payloadTypes: PayloadTypes | undefined;
   private packetsReceived = 0;
   private lastPacketAt: number | undefined;
@@ -62,7 +68,11 @@ export class LegPeer {
     this.pc = new RTCPeerConnection(peerConfig(context.network, iceLite));
     this.transceiver = this.pc.addTransceiver('audio', { direction: 'sendrecv' });
     helloOnceIceConnects(this.pc);
-    this.pc.onTrack.subscribe((track) => track.onReceiveRtp.subscribe((rtp) => this.onRtp(rtp)));
+    // Packets werift reads itself: over a TURN relay (the path reads a plain UDP pair's itself).
+    this.pc.onTrack.subscribe((track) => track.onReceiveRtp.subscribe((rtp) => this.path?.fromWerift(rtp)));
+    this.pc.iceConnectionStateChange.subscribe((state) => {
+      if (state === 'connected' || state === 'completed') this.attachPath();
+    });
     this.pc.connectionStateChange.subscribe((state) => {
       switch (state) {
         case 'connecting':
@@ -95,12 +105,9 @@ export class LegPeer {
   }
 
   report(): LegReport {
-    const report: LegReport = { state: this.current, packetsReceived: this.packetsReceived, packetsLost: 0 };
-    const inbound = this.transceiver.receiver.collectStats(Date.now()).filter(isInboundRtp);
-    for (const stats of inbound) {
-      report.packetsLost += stats.packetsLost ?? 0;
-      if (stats.jitter !== undefined) report.jitterMs = Math.max(report.jitterMs ?? 0, stats.jitter * 1000);
-    }
+    const report: LegReport = { state: this.current, packetsReceived: this.packetsReceived, packetsLost: this.reception.packetsLost };
+    const jitterMs = this.reception.jitterMs;
+    if (jitterMs !== undefined) report.jitterMs = jitterMs;
     const rtt = this.rtpOutput?.roundTripMs;
     if (rtt !== undefined) report.roundTripMs = rtt;
     if (this.lastPacketAt !== undefined) report.lastPacketAt = this.lastPacketAt;
@@ -121,8 +128,13 @@ export class LegPeer {
       return this.enter('failed');
     }
     const sender = this.transceiver.sender;
+    const path = this.attachPath();
+    if (!path) {
+      this.context.logger.warn('a leg connected without a DTLS transport');
+      return this.enter('failed');
+    }
     const cname = new RegExp(`^a=ssrc:${sender.ssrc} cname:(\\S+)`, 'm').exec(this.pc.localDescription?.sdp ?? '')?.[1];
-    this.rtpOutput = new RtpOutput(sender, this.payloadTypes, cname, this.context.logger);
+    this.rtpOutput = new RtpOutput(sender, path, this.payloadTypes, cname, this.reception, this.context.logger);
     this.aliveAt = Date.now();
     const timeout = this.context.mediaTimeoutMs ?? MEDIA_TIMEOUT_MS;
     this.watchdog = setInterval(() => {
@@ -141,21 +153,39 @@ export class LegPeer {
     if (state === 'failed' || state === 'closed') {
       this.rtpOutput?.close();
       this.rtpOutput = undefined;
+      this.path?.close();
       clearInterval(this.watchdog);
       this.watchdog = undefined;
     }
     if (tell) this.events.stateChanged(state, this);
   }
 
-  private onRtp(rtp: RtpPacket): void {
+  /** The leg's media path, made once the transport exists, reading the pair ICE nominated. */
+  private attachPath(): MediaPath | undefined {
+    if (this.current === 'closed' || this.current === 'failed') return undefined;
+    if (!this.path) {
+      const dtls = this.transceiver.sender.dtlsTransport;
+      if (!dtls) return undefined;
+      this.path = new MediaPath(dtls, (packet) => this.onRtp(packet), this.context.logger);
+      // The other side's sender reports: the LSR and DLSR of ours about it.
+      dtls.onRtcp.subscribe((packet) => {
+        if (packet instanceof RtcpSrPacket) this.reception.senderReport(packet.ssrc, packet.senderInfo.ntpTimestamp, performance.now());
+      });
+    }
+    this.path.attach();
+    return this.path;
+  }
+
+  private onRtp(rtp: RtpPacketIn): void {
     const types = this.payloadTypes;
     if (!types || this.current !== 'connected') return;
-    const { payloadType, ssrc, sequenceNumber, timestamp, marker } = rtp.header;
+    const { payloadType, ssrc, sequenceNumber, timestamp, marker } = rtp;
     const kind = payloadType === types.audio ? 'audio' : payloadType === types.event ? 'event' : undefined;
     if (!kind) return;
     this.packetsReceived++;
     this.lastPacketAt = Date.now();
     this.aliveAt = this.lastPacketAt;
+    this.reception.add(ssrc, sequenceNumber, timestamp, kind === 'audio', performance.now());
     this.events.packet({ kind, ssrc, sequenceNumber, timestamp, marker, payload: rtp.payload });
   }
 }

@@ -77,6 +77,8 @@ export class CallMedia {
   private readonly connectedAgents: string[] = [];
   /** How late each participant's packets come (lateness.ts). */
   private readonly lateness = new Map<ParticipantId, Lateness>();
+  /** Late packets of participants gone since. */
+  private lateOfGone = 0;
   /** The decoder of each participant someone hears in a mix. */
   private readonly decoders = new Map<ParticipantId, SourceDecoder>();
   private ticks = 0;
@@ -122,6 +124,7 @@ export class CallMedia {
     if (!listener) return;
     listener.encoder?.delete();
     this.listeners.delete(participant);
+    this.lateOfGone += this.lateness.get(participant)?.late ?? 0;
     this.lateness.delete(participant);
     const at = this.connectedAgents.indexOf(participant);
     if (at >= 0) this.connectedAgents.splice(at, 1);
@@ -154,6 +157,13 @@ export class CallMedia {
     if (packet.kind === 'audio') this.decoders.get(from)?.push(packet.payload);
   }
 
+  /** Audio packets not passed on for coming too late (lateness.ts), over the call so far. */
+  get lateDropped(): number {
+    let late = this.lateOfGone;
+    for (const lateness of this.lateness.values()) late += lateness.late;
+    return late;
+  }
+
   /** Whether an audio packet comes in time to be heard (lateness.ts); a late one is neither forwarded nor mixed. */
   private inTime(from: ParticipantId, packet: InboundPacket, now: number): boolean {
     let lateness = this.lateness.get(from);
@@ -177,8 +187,12 @@ export class CallMedia {
     let frames = NO_FRAMES;
     if (this.decoders.size > 0) frames = new Map([...this.decoders].map(([participant, decoder]) => [participant, decoder.take()]));
     for (const [id, listener] of this.listeners) {
-      if (this.muted.has(id)) continue;
       const { output, listening, made } = listener;
+      if (this.muted.has(id)) {
+        // Let go: what it receives is still reported, nothing says its own stream is alive.
+        output.tick(now, false);
+        continue;
+      }
       if (output.ready) {
         switch (listening.kind) {
           case 'silence':

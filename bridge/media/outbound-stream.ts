@@ -13,6 +13,8 @@
 //   goes backwards. The first audio packet of a segment is marked (RFC 3551 4.1: a talkspurt starts).
 // - A packet of the current source that lies before the segment's first one is late for a stretch
 //   already handed on, and is dropped: it would go out under numbers that belong to the source before.
+// - A second copy of the source's newest packet is dropped: the stream sends a number once (and the
+//   SRTP below it must never protect one index twice).
 // - A packet far off the source's sequence is dropped, unless the next one follows it: then the
 //   source restarted its numbering, and a new segment starts (RFC 3550 A.1's probation).
 //
@@ -135,6 +137,8 @@ export class OutboundStream {
       return { segment: this.startSegment(packet, now), starts: true };
     }
     current.probation = undefined;
+    // The source's newest again: a duplicate, which would go out twice under one sequence number.
+    if (step === 0) return undefined;
     // A clock that leaps with the numbers in order (a long pause the source left out): a new stretch, on the wall clock.
     if (Math.abs(timestampStep(current.newestTimestamp, packet.timestamp)) > MAX_TIMESTAMP_STEP) return { segment: this.startSegment(packet, now), starts: true };
     // Measured from the newest, not against the first: a stretch outlives the 16-bit wrap.

@@ -70,7 +70,8 @@ export class LiveCallsFile {
     this.path = join(dataDir, LIVE_CALLS_FILE);
     this.writer = new CoalescingWriter(
       async () => {
-        if (this.text !== undefined) await writeFileAtomic(this.path, this.text);
+        // The owner's only: a call to take up again keeps its customer's number and name and its SDP.
+        if (this.text !== undefined) await writeFileAtomic(this.path, this.text, 0o600);
       },
       (e) => this.log.error('could not save the live calls', { error: e }),
     );

@@ -6,6 +6,7 @@ import { settingsText } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 import { ROLE_KIND, resolveChoice, type DeviceKindList } from '../webrtc/audio-devices';
 import { LevelMeter } from './LevelMeter';
+import { SECTION_HEADING_ID } from './settings-sections';
 
 /** The value the select shows: the device the choice resolves to now, or the stored one that is not here. */
 function selectedValue(choice: DeviceChoice | null, list: DeviceKindList): string {
@@ -65,8 +66,8 @@ export function AudioSettings() {
   const test = view.microphoneTest;
   const alert = view.checkError ? settingsText(view.checkError) : preferencesError;
   return (
-    <section className="audio-settings" aria-labelledby="audio-settings-title">
-      <h3 id="audio-settings-title" className="card-title">
+    <section className="audio-settings settings-section" aria-labelledby={SECTION_HEADING_ID.audio}>
+      <h3 id={SECTION_HEADING_ID.audio} className="settings-section-title" tabIndex={-1}>
         {t('audio.title')}
       </h3>
       {(['microphone', 'speaker', 'ringer'] as const).map((role) => (

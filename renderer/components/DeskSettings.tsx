@@ -11,6 +11,7 @@ import { i18n } from '../i18n/i18n';
 import { ltrInText } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 import { useShortcutStatusStore, type RefusedShortcut } from '../store/shortcut-status';
+import { SECTION_HEADING_ID } from './settings-sections';
 
 /** The action a refusal is about: the error's field ("shortcuts.mute"), else the message's start, which names it too. */
 export function shortcutOfError(error: Pick<AppError, 'field' | 'message'>): ShortcutAction | undefined {
@@ -56,8 +57,8 @@ export function DeskSettings() {
   return (
     <div className="desk-settings">
       <ShortcutSettings />
-      <section className="desk-section" aria-labelledby="desk-calls-title">
-        <h3 id="desk-calls-title" className="desk-title">
+      <section className="settings-section" aria-labelledby={SECTION_HEADING_ID.calls}>
+        <h3 id={SECTION_HEADING_ID.calls} className="settings-section-title" tabIndex={-1}>
           {t('desk.callsTitle')}
         </h3>
         <Toggles toggles={toggles} />
@@ -113,8 +114,8 @@ function ShortcutSettings() {
   };
 
   return (
-    <section className="desk-section" aria-labelledby="shortcuts-title">
-      <h3 id="shortcuts-title" className="desk-title">
+    <section className="settings-section" aria-labelledby={SECTION_HEADING_ID.shortcuts}>
+      <h3 id={SECTION_HEADING_ID.shortcuts} className="settings-section-title" tabIndex={-1}>
         {t('desk.shortcuts.title')}
       </h3>
       <p className="hint">{t('desk.shortcuts.hint')}</p>

@@ -7,6 +7,7 @@ import { useDiagnostics } from '../app/controllers-context';
 import type { ExportStatus, SetupCheckView } from '../app/diagnostics-actions';
 import { SETUP_CHECK_IDS, verdictText, type SetupCheckId, type SetupCheckResult, type SetupCheckStatus } from '../app/setup-check';
 import { ltrInText, settingsText } from '../store/settings-form';
+import { SECTION_HEADING_ID } from './settings-sections';
 
 /** A sign beside each line; the line's words carry the meaning. The info sign is a letter: settings.json has it. */
 const MARKS: Readonly<Record<Exclude<SetupCheckStatus, 'info'> | 'pending', string>> = {
@@ -59,8 +60,8 @@ export function DiagnosticsSettings() {
   const exporting = exportStatus.kind === 'exporting';
   const running = setup.kind === 'running';
   return (
-    <section className="diagnostics-settings" aria-labelledby="diagnostics-settings-title">
-      <h3 id="diagnostics-settings-title" className="card-title">
+    <section className="diagnostics-settings settings-section" aria-labelledby={SECTION_HEADING_ID.diagnostics}>
+      <h3 id={SECTION_HEADING_ID.diagnostics} className="settings-section-title" tabIndex={-1}>
         {t('diagnostics.title')}
       </h3>
       <p className="hint">{t('diagnostics.intro')}</p>

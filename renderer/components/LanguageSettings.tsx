@@ -5,6 +5,7 @@ import { useTranslation } from 'react-i18next';
 import { LANGUAGE_NAMES, LANGUAGES, matchLanguage, type LanguageSetting } from '../../shared/i18n/languages';
 import { useSettingsActions } from '../app/controllers-context';
 import { useAppStore } from '../store/store';
+import { SECTION_HEADING_ID } from './settings-sections';
 
 export function LanguageSettings() {
   const { t } = useTranslation('common');
@@ -14,11 +15,12 @@ export function LanguageSettings() {
   const id = useId();
   const system = LANGUAGE_NAMES[matchLanguage(navigator.languages.length > 0 ? navigator.languages : [navigator.language])];
   return (
-    <section className="desk-section language-settings" aria-labelledby={`${id}-title`}>
+    <section className="settings-section language-settings" aria-labelledby={SECTION_HEADING_ID.language}>
+      {/* The section's one field: its label is the heading, so that the word is said once and the select keeps its name. */}
+      <h3 id={SECTION_HEADING_ID.language} className="settings-section-title" tabIndex={-1}>
+        <label htmlFor={`${id}-select`}>{t('language.label')}</label>
+      </h3>
       <div className="field">
-        <label id={`${id}-title`} htmlFor={`${id}-select`} className="field-label">
-          {t('language.label')}
-        </label>
         <select
           id={`${id}-select`}
           className="input"

@@ -6,6 +6,7 @@ import { useSettingsActions } from '../app/controllers-context';
 import { relayOnlyWarning, relayTurnNote, type NetworkField } from '../store/network-form';
 import { ltrInText } from '../store/settings-form';
 import { useAppStore } from '../store/store';
+import { SECTION_HEADING_ID } from './settings-sections';
 
 /** Each field's element id: focus goes to the first field with an error after Save. */
 const fieldId = (field: NetworkField): string => `network-${field}`;
@@ -67,8 +68,8 @@ export function NetworkSettings() {
   const turnNote = relayTurnNote(network?.relayTurn);
 
   return (
-    <section className="network-settings" aria-labelledby="network-settings-title">
-      <h3 id="network-settings-title" className="card-title">
+    <section className="network-settings settings-section" aria-labelledby={SECTION_HEADING_ID.network}>
+      <h3 id={SECTION_HEADING_ID.network} className="settings-section-title" tabIndex={-1}>
         {t('network.title')}
       </h3>
       {network?.fromCommandLine && <p className="hint network-note">{t('network.commandLine', { flag: ltrInText('--ice-servers') })}</p>}

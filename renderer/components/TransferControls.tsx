@@ -1,4 +1,4 @@
-import { useState, type RefObject } from 'react';
+import { useState, type ReactNode, type RefObject } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useCallActions } from '../app/controllers-context';
 import { transferStepText, type TransferStep } from '../transfer-display';
@@ -44,6 +44,14 @@ export function TransferStatus({ localId, step, firstAction }: { localId: string
     setPending(true);
     void run(localId).finally(() => setPending(false));
   };
+  const box = (actions?: ReactNode) => (
+    <div className="transfer-box">
+      <p role="status" className="transfer-text">
+        {text}
+      </p>
+      {actions !== undefined && <div className="transfer-actions">{actions}</div>}
+    </div>
+  );
 
   switch (step.step) {
     case 'not_answered':
@@ -55,45 +63,27 @@ export function TransferStatus({ localId, step, firstAction }: { localId: string
     case 'received':
       return <p className="hint transfer-note">{text}</p>;
     case 'calling':
-      return (
-        <div className="transfer-box">
-          <p role="status" className="transfer-text">
-            {text}
-          </p>
-          <div className="transfer-actions">
-            <button ref={firstAction} type="button" className="btn btn-secondary" aria-disabled={pending || undefined} onClick={act((id) => callActions.cancelTransfer(id))}>
-              {step.transfer.kind === 'consult' ? t('transfer.cancelConsult') : t('transfer.cancelTransfer')}
-            </button>
-          </div>
-        </div>
+      return box(
+        <button ref={firstAction} type="button" className="btn btn-secondary" aria-disabled={pending || undefined} onClick={act((id) => callActions.cancelTransfer(id))}>
+          {step.transfer.kind === 'consult' ? t('transfer.cancelConsult') : t('transfer.cancelTransfer')}
+        </button>,
       );
     case 'consulting':
-      return (
-        <div className="transfer-box">
-          <p role="status" className="transfer-text">
-            {text}
-          </p>
-          <div className="transfer-actions">
-            <button ref={firstAction} type="button" className="btn btn-primary" aria-disabled={pending || undefined} onClick={act((id) => callActions.completeTransfer(id))}>
-              {t('transfer.completeTransfer')}
-            </button>
-            <button type="button" className="btn btn-secondary" aria-disabled={pending || undefined} onClick={act((id) => callActions.addToCall(id))}>
-              {t('transfer.addToCall')}
-            </button>
-            <button type="button" className="btn btn-secondary" aria-disabled={pending || undefined} onClick={act((id) => callActions.cancelTransfer(id))}>
-              {t('transfer.cancelConsult')}
-            </button>
-          </div>
-        </div>
+      return box(
+        <>
+          <button ref={firstAction} type="button" className="btn btn-primary" aria-disabled={pending || undefined} onClick={act((id) => callActions.completeTransfer(id))}>
+            {t('transfer.completeTransfer')}
+          </button>
+          <button type="button" className="btn btn-secondary" aria-disabled={pending || undefined} onClick={act((id) => callActions.addToCall(id))}>
+            {t('transfer.addToCall')}
+          </button>
+          <button type="button" className="btn btn-secondary" aria-disabled={pending || undefined} onClick={act((id) => callActions.cancelTransfer(id))}>
+            {t('transfer.cancelConsult')}
+          </button>
+        </>,
       );
     case 'consulted':
     case 'joined':
-      return (
-        <div className="transfer-box">
-          <p role="status" className="transfer-text">
-            {text}
-          </p>
-        </div>
-      );
+      return box();
   }
 }

@@ -8,6 +8,7 @@ import { formatPercent, formatTime } from '../i18n/format';
 import { i18n } from '../i18n/i18n';
 import { sayText } from '../i18n/texts';
 import { useUpdateStatusStore } from '../store/updates';
+import { SECTION_HEADING_ID } from './settings-sections';
 
 /** Where updates stand, in words. */
 export function updateStatusText(status: UpdateStatus | undefined): string {
@@ -48,8 +49,8 @@ export function UpdateSettings() {
   const feedError = form.error?.field === 'feedUrl' ? form.error.text : null;
   const otherError = form.error && form.error.field !== 'feedUrl' ? form.error.text : null;
   return (
-    <section className="desk-section" aria-labelledby={`${id}-title`}>
-      <h3 id={`${id}-title`} className="desk-title">
+    <section className="settings-section" aria-labelledby={SECTION_HEADING_ID.updates}>
+      <h3 id={SECTION_HEADING_ID.updates} className="settings-section-title" tabIndex={-1}>
         {t('updates.title')}
       </h3>
       {unsupported ? (

@@ -135,6 +135,19 @@ export interface StackOptions {
   rejoinWindowMs?: number;
 }
 
+/** One agent's app against the stack's sandbox and relay: its own data directory, service and browser host. */
+export async function startAgentApp(o: { sandboxUrl: string; relayUrl: string; apiKey: string; agentToken: string; label: string }): Promise<{ dataDir: string; service: SoftphoneService; host: BrowserHost }> {
+  const dataDir = await mkdtemp(join(tmpdir(), `softphone-e2e-${o.label}-`));
+  const account = { gatewayUrl: `${o.sandboxUrl}/restapi/v1`, apiKey: o.apiKey, productSegment: 'chatapp', relayUrl: o.relayUrl, agentToken: o.agentToken };
+  const service = await createSoftphoneService({
+    dataDir,
+    secrets: new MemorySecretStore(),
+    embedded: async () => ({ account, sandboxControlUrl: o.sandboxUrl, close: async () => {} }),
+  });
+  const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
+  return { dataDir, service, host };
+}
+
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   keepLogs(options.quiet);
   const appSecret = secret();
@@ -384,16 +397,9 @@ export async function startTeamStack(options: { agents: number; quiet?: boolean;
   const dataDirs: string[] = [];
   const agents: TeamAgentHarness[] = [];
   for (const [i, token] of tokens.entries()) {
-    const dataDir = await mkdtemp(join(tmpdir(), `softphone-e2e-agent${i + 1}-`));
-    dataDirs.push(dataDir);
-    const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken: token };
-    const service = await createSoftphoneService({
-      dataDir,
-      secrets: new MemorySecretStore(),
-      embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
-    });
-    const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
-    agents.push({ id: `agent-${i + 1}`, token, service, host });
+    const app = await startAgentApp({ sandboxUrl: sandbox.url, relayUrl: relay.url, apiKey, agentToken: token, label: `agent${i + 1}` });
+    dataDirs.push(app.dataDir);
+    agents.push({ id: `agent-${i + 1}`, token, service: app.service, host: app.host });
   }
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 
@@ -509,16 +515,9 @@ export async function startBridgeNodesStack(options: BridgeNodesStackOptions): P
   const dataDirs: string[] = [];
   const agents: TeamAgentHarness[] = [];
   for (const [i, token] of tokens.entries()) {
-    const dataDir = await mkdtemp(join(tmpdir(), `softphone-e2e-bridged-agent${i + 1}-`));
-    dataDirs.push(dataDir);
-    const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken: token };
-    const service = await createSoftphoneService({
-      dataDir,
-      secrets: new MemorySecretStore(),
-      embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
-    });
-    const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
-    agents.push({ id: `agent-${i + 1}`, token, service, host });
+    const app = await startAgentApp({ sandboxUrl: sandbox.url, relayUrl: relay.url, apiKey, agentToken: token, label: `bridged-agent${i + 1}` });
+    dataDirs.push(app.dataDir);
+    agents.push({ id: `agent-${i + 1}`, token, service: app.service, host: app.host });
   }
   const children: ChildProcess[] = [];
   const nodes: BridgeNodeProcess[] = [];
@@ -542,7 +541,9 @@ export async function startBridgeNodesStack(options: BridgeNodesStackOptions): P
       },
     });
   }
-  await eventually('the bridge nodes to register', async () => (await placements.nodes()).length === options.nodes, 30_000);
+  // Each node starts cold (tsx compiles werift's module graph) while the unit tests run beside: on a
+  // busy two-core machine that alone can take tens of seconds.
+  await eventually('the bridge nodes to register', async () => (await placements.nodes()).length === options.nodes, 50_000);
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
 
   return {

@@ -3,66 +3,23 @@
 // on the bridge's music until the relay's rejoin window is over, then the call is ended at the gateway
 // with terminate and the reason is kept with the call. The relay holds the account's key
 // (`--gateway-url`, `--api-key`); its window is shortened here from 60 s to keep the test short.
-import type { Page } from 'playwright-core';
 import { describe, expect, test } from 'vitest';
-import type { SandboxCallReport, SandboxHeardSound } from '../../shared/sandbox';
-import { currentCall, eventually, expectTwoWayAudio, incomingCard, recentCalls, stackForFile } from './harness';
+import { currentCall, eventually, expectTwoWayAudio, recentCalls, stackForFile } from './harness';
+import { answeredCall, customerHears, gatewayLogOf, rejoiningSeenAt, watchRejoining } from './rejoin-helpers';
 
 const AWAY_MS = 6_000;
 const stack = stackForFile({ bridge: true, relayGateway: true, rejoinWindowMs: AWAY_MS });
 
-/** Set in the page by watchRejoining(): when the call panel first said "Rejoining…" (unix ms). */
-interface RejoiningSpy {
-  rejoiningSeenAt?: number;
-}
-
-/** Notes in this document when "Rejoining…" first shows in the call panel (it may show only briefly). */
-async function watchRejoining(p: Page): Promise<void> {
-  await p.evaluate(() => {
-    const spy = window as RejoiningSpy;
-    const look = () => {
-      if (spy.rejoiningSeenAt !== undefined) return;
-      const panel = document.querySelector('section[aria-label="Current call"]');
-      if (panel?.textContent?.includes('Rejoining…')) spy.rejoiningSeenAt = Date.now();
-    };
-    new MutationObserver(look).observe(document, { childList: true, subtree: true, characterData: true });
-  });
-}
-
-async function customerHears(callId: string, what: SandboxHeardSound, timeoutMs?: number): Promise<SandboxCallReport> {
-  return eventually(
-    `the customer of ${callId} to hear ${what}`,
-    async () => {
-      const report = await stack.callReport(callId);
-      return report.heardNow === what ? report : undefined;
-    },
-    timeoutMs,
-  );
-}
-
-const gatewayLogOf = async (callId: string) => (await stack.gatewayLog()).filter((l) => l.callId === callId);
-
-async function answeredCall(p: Page): Promise<{ callId: string; name: string }> {
-  const customer = stack.customer('answers');
-  const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
-  await incomingCard(p).getByText(customer.name).waitFor();
-  await incomingCard(p).getByRole('button', { name: 'Answer' }).click();
-  await currentCall(p).getByText('Connected').waitFor();
-  await expectTwoWayAudio(p, stack.callReport, callId);
-  await customerHears(callId, 'voice');
-  return { callId, name: customer.name };
-}
-
 describe('an agent leg gone for longer than a reload', () => {
   test('a network change drops the leg: "Rejoining…", the customer hears music, then the agent again on a new leg, on one stream; nothing but the accept reaches the gateway', async () => {
     const page = await stack.newAgentPage();
-    const { callId } = await answeredCall(page);
-    await watchRejoining(page);
+    const { callId } = await answeredCall(stack, page);
+    await watchRejoining(page, 'now');
     const oldLegs = Object.keys((await stack.bridgeReport(callId)).agents);
 
     const t0 = Date.now();
     await stack.dropAgentLeg(callId);
-    await eventually('the window to say "Rejoining…"', () => page.evaluate(() => (window as RejoiningSpy).rejoiningSeenAt));
+    await eventually('the window to say "Rejoining…"', () => rejoiningSeenAt(page));
     await eventually('the customer to hear the agent again on a new leg', async () => {
       const report = await stack.bridgeReport(callId);
       const fresh = Object.entries(report.agents).filter(([legId, leg]) => !oldLegs.includes(legId) && leg.state === 'connected' && leg.packetsReceived > 0);
@@ -76,16 +33,16 @@ describe('an agent leg gone for longer than a reload', () => {
     expect(since.map((e) => e.heard)).toEqual(['music', 'voice']);
     expect(report.rtp).toMatchObject({ ssrcs: 1, sequenceGaps: 0, timestampJumps: 0 });
     await expectTwoWayAudio(page, stack.callReport, callId);
-    expect((await gatewayLogOf(callId)).map((l) => l.action)).toEqual(['accept']);
+    expect((await gatewayLogOf(stack, callId)).map((l) => l.action)).toEqual(['accept']);
   });
 
   test('a window closed for good: the customer hears music, the call is ended at the gateway with terminate once the rejoin window is over, and the agent\u2019s next window says why', async () => {
     const page = await stack.newAgentPage();
-    const { callId, name } = await answeredCall(page);
+    const { callId, name } = await answeredCall(stack, page);
 
     const t0 = Date.now();
     await page.context().close();
-    await customerHears(callId, 'music');
+    await customerHears(stack, callId, 'music');
     const ended = await eventually(
       'the call to end at the gateway',
       async () => {
@@ -99,7 +56,7 @@ describe('an agent leg gone for longer than a reload', () => {
     await eventually('the bridge to end the call', async () => (await stack.bridgeLoad()).calls === 0);
     // One terminate, the relay's (the app, told first, left the call through the relay, which said
     // it had ended it at the gateway), once the window was over.
-    const log = await gatewayLogOf(callId);
+    const log = await gatewayLogOf(stack, callId);
     expect(log.map((l) => [l.action, l.status])).toEqual([
       ['accept', 200],
       ['terminate', 200],

@@ -3,64 +3,25 @@
 // again within 5 s, on the same stream (one SSRC, no gap, no jump); nothing reaches the gateway but
 // the accept, and Hang up ends the call as ever. A held call comes back held. The relay runs a bridge
 // node in its process (`--bridge`); direct calls keep their rule (window-gone.test.ts).
-import type { Page } from 'playwright-core';
 import { describe, expect, test } from 'vitest';
 import { REJOIN_WINDOW_MS } from '../../shared/call-state';
 import type { SandboxCallReport, SandboxHeardSound } from '../../shared/sandbox';
-import { currentCall, eventually, expectTwoWayAudio, incomingCard, recentCalls, stackForFile } from './harness';
+import { answeredCall as answered, customerHears as hears, gatewayLogOf, rejoiningSeenAt, watchRejoining } from './rejoin-helpers';
+import { currentCall, eventually, expectTwoWayAudio, recentCalls, stackForFile } from './harness';
 
 /** The relay gives an agent whose leg went this long to come back (`startRelay({ rejoinWindowMs })`). */
 const STACK = { bridge: true, rejoinWindowMs: REJOIN_WINDOW_MS };
 const stack = stackForFile(STACK);
+const answeredCall = (p: Parameters<typeof answered>[1]) => answered(stack, p);
+const customerHears = (callId: string, what: SandboxHeardSound) => hears(stack, callId, what);
 
 /** From a reload to the customer hearing the agent again (REJOIN-DESIGN "5 s budget"). */
 const BACK_WITHIN_MS = 5_000;
 
-/** Set in the page by watchRejoining(): when the call panel first said "Rejoining…" (unix ms). */
-interface RejoiningSpy {
-  rejoiningSeenAt?: number;
-}
-
-/**
- * From the next document on, notes when "Rejoining…" first shows in the call panel: it may show for
- * well under a second, too briefly for a wait to be sure to see it.
- */
-async function watchRejoining(p: Page): Promise<void> {
-  await p.addInitScript(() => {
-    const spy = window as RejoiningSpy;
-    const look = () => {
-      if (spy.rejoiningSeenAt !== undefined) return;
-      const panel = document.querySelector('section[aria-label="Current call"]');
-      if (panel?.textContent?.includes('Rejoining…')) spy.rejoiningSeenAt = Date.now();
-    };
-    new MutationObserver(look).observe(document, { childList: true, subtree: true, characterData: true });
-  });
-}
-
-const rejoiningSeenAt = (p: Page) => p.evaluate(() => (window as RejoiningSpy).rejoiningSeenAt);
-
-async function customerHears(callId: string, what: SandboxHeardSound): Promise<SandboxCallReport> {
-  return eventually(`the customer of ${callId} to hear ${what}`, async () => {
-    const report = await stack.callReport(callId);
-    return report.heardNow === what ? report : undefined;
-  });
-}
-
 /** When the customer began to hear `what` after `since` (unix ms), if it did. */
 const heardAfter = (report: SandboxCallReport, what: SandboxHeardSound, since: number): number | undefined => report.heardLog.find((e) => e.heard === what && e.at > since)?.at;
 
-const actionsFor = async (callId: string) => (await stack.gatewayLog()).filter((l) => l.callId === callId).map((l) => l.action);
-
-async function answeredCall(p: Page): Promise<{ callId: string; name: string }> {
-  const customer = stack.customer('answers');
-  const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
-  await incomingCard(p).getByText(customer.name).waitFor();
-  await incomingCard(p).getByRole('button', { name: 'Answer' }).click();
-  await currentCall(p).getByText('Connected').waitFor();
-  await expectTwoWayAudio(p, stack.callReport, callId);
-  await customerHears(callId, 'voice');
-  return { callId, name: customer.name };
-}
+const actionsFor = async (callId: string) => (await gatewayLogOf(stack, callId)).map((l) => l.action);
 
 /** The bridge carries one live leg of this agent's (the old one closed once the new one was answered). */
 async function oneAgentLeg(callId: string): Promise<void> {
@@ -76,7 +37,7 @@ describe('a reload during a bridged call', () => {
   test('rejoins: "Rejoining…", the customer never hears the call drop and hears the agent again on a new leg within 5 s, on one stream; nothing but the accept reaches the gateway; Hang up ends it', async () => {
     const page = await stack.newAgentPage();
     const { callId, name } = await answeredCall(page);
-    await watchRejoining(page);
+    await watchRejoining(page, 'next document');
     const oldLegs = Object.keys((await stack.bridgeReport(callId)).agents);
 
     const t0 = Date.now();
@@ -119,7 +80,7 @@ describe('a reload during a bridged call', () => {
     await call.getByRole('button', { name: 'Hold', exact: true }).click();
     await call.getByText('On hold').waitFor();
     await customerHears(callId, 'music');
-    await watchRejoining(page);
+    await watchRejoining(page, 'next document');
 
     const t0 = Date.now();
     await page.reload();

@@ -8,16 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { BridgeNode } from '../../bridge/bridge-node';
-import { MemorySecretStore } from '../../electron/core/secret-store';
-import { createSoftphoneService } from '../../electron/core/softphone-service';
-import { startBrowserHost } from '../../electron/browser/browser-host';
 import { hashAgentToken } from '../../relay/agent-directory';
 import { localBridge, LocalNodeEvents } from '../../relay/bridged-calls';
 import { startRelay, type RelayServer } from '../../relay/server';
 import type { BridgedCallReport } from '../../shared/bridge';
 import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
 import { startSandbox, type SandboxServer } from '../../sandbox/server';
-import { agentTokenOf, CHROMIUM_ARGS, closeTeamApps, eventually, keepLogs, openAgentPage, RENDERER_DIR, sandboxControls, secret, type TeamAgentHarness } from './harness';
+import { agentTokenOf, CHROMIUM_ARGS, closeTeamApps, eventually, keepLogs, openAgentPage, sandboxControls, secret, startAgentApp, type TeamAgentHarness } from './harness';
 
 export interface ToneAgent extends TeamAgentHarness {
   name: string;
@@ -90,15 +87,8 @@ export async function startToneTeam(options: { names: string[]; tonesHz: number[
     const wav = join(files, `tone-${toneHz}.wav`);
     // Chromium loops its fake capture file: 20 s of the tone at half scale.
     execFileSync('sox', ['-n', '-r', '48000', '-c', '1', '-b', '16', wav, 'synth', '20', 'sine', String(toneHz), 'vol', '0.5']);
-    const dataDir = await mkdtemp(join(tmpdir(), `softphone-e2e-tone-agent${i + 1}-`));
+    const { dataDir, service, host } = await startAgentApp({ sandboxUrl: sandbox.url, relayUrl: relay.url, apiKey, agentToken: token, label: `tone-agent${i + 1}` });
     dataDirs.push(dataDir);
-    const account = { gatewayUrl: `${sandbox.url}/restapi/v1`, apiKey, productSegment: 'chatapp', relayUrl: relay.url, agentToken: token };
-    const service = await createSoftphoneService({
-      dataDir,
-      secrets: new MemorySecretStore(),
-      embedded: async () => ({ account, sandboxControlUrl: sandbox.url, close: async () => {} }),
-    });
-    const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
     const args = CHROMIUM_ARGS.map((arg) => (arg.startsWith('--use-file-for-fake-audio-capture=') ? `--use-file-for-fake-audio-capture=${wav}` : arg));
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
     agents.push({ id: `agent-${i + 1}`, name: options.names[i]!, token, service, host, toneHz, browser });

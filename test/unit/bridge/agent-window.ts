@@ -4,7 +4,7 @@
 // listener can tell who it hears), sends RFC 4733 digits in the same RTP stream as a browser's
 // RTCDTMFSender does, and measures what it hears with Goertzel filters on the decoded PCM.
 import OpusScript from 'opusscript';
-import { RTCPeerConnection, RTCRtpCodecParameters, RtcpSourceDescriptionPacket, RtcpSrPacket, RtpHeader, type RTCRtpTransceiver } from 'werift';
+import { RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSourceDescriptionPacket, RtcpSrPacket, RtpHeader, type RTCRtpTransceiver } from 'werift';
 import { goertzelCoefficient, goertzelPower } from '../../../sandbox/heard-audio';
 
 const SAMPLE_RATE = 48_000;
@@ -50,6 +50,8 @@ export class AgentWindow {
   readonly senderReports: { ssrc: number; ntp: bigint; rtpTimestamp: number; packetCount: number; octetCount: number; at: number; received: { packets: number; octets: number; timestamp: number; at: number } }[] = [];
   /** CNAMEs of the SDES chunks received. */
   readonly cnames = new Set<string>();
+  /** The report blocks received about this window's own stream, with the highest sequence number it had sent when each came. */
+  readonly receptionReports: { packetsLost: number; highestSequence: number; fractionLost: number; jitter: number; sentSequence: number }[] = [];
 
   constructor(
     readonly toneHz: number,
@@ -76,6 +78,11 @@ export class AgentWindow {
       if (packet instanceof RtcpSrPacket) {
         const { ntpTimestamp, rtpTimestamp, packetCount, octetCount } = packet.senderInfo;
         this.senderReports.push({ ssrc: packet.ssrc, ntp: ntpTimestamp, rtpTimestamp, packetCount, octetCount, at: Date.now(), received: { ...this.received } });
+      }
+      if (packet instanceof RtcpSrPacket || packet instanceof RtcpRrPacket) {
+        for (const { ssrc, packetsLost, highestSequence, fractionLost, jitter } of packet.reports) {
+          if (ssrc === this.transceiver.sender.ssrc) this.receptionReports.push({ packetsLost, highestSequence, fractionLost, jitter, sentSequence: (this.sequence - 1) & 0xffff });
+        }
       } else if (packet instanceof RtcpSourceDescriptionPacket) {
         for (const chunk of packet.chunks) for (const item of chunk.items) if (item.type === 1) this.cnames.add(item.text);
       }

@@ -84,6 +84,14 @@ describe('an incoming call through the bridge', () => {
       const expected = sr.received.timestamp + (sr.at - sr.received.at) * 48;
       expect(Math.abs(((sr.rtpTimestamp - expected) | 0))).toBeLessThanOrEqual(48 * 40);
     }
+    // Its report blocks on the window's stream tell the truth too: nothing lost, the highest sequence
+    // number the window had sent (or one still on its way), the jitter of a loopback.
+    expect(agent.receptionReports.length).toBeGreaterThanOrEqual(1);
+    for (const block of agent.receptionReports) {
+      expect(block).toMatchObject({ packetsLost: 0, fractionLost: 0 });
+      expect((block.sentSequence - block.highestSequence) & 0xffff).toBeLessThanOrEqual(2);
+      expect(block.jitter).toBeLessThan(48 * 50);
+    }
     const legOffer = await bridge.offerAgentLeg('wacid.in-1', 'leg-a'); // asked again: the same offer
     const cname = legOffer.ok ? /a=ssrc:\d+ cname:(\S+)/.exec(legOffer.value.offer)?.[1] : undefined;
     expect(cname).toBeDefined();

@@ -95,6 +95,17 @@ describe('OutboundStream', () => {
     expect(p4).toBeDefined();
   });
 
+  test('a duplicate of the source\u2019s newest packet is dropped, the first of a stretch\u2019s included: no number goes out twice', () => {
+    const stream = new OutboundStream(7, 1000, 0);
+    const a = new Source('a', 1, 65_535, 0);
+    const [p0, p1, p2] = run(a, 3);
+    expect(stream.place(p0!, 0)?.sequenceNumber).toBe(1000);
+    expect(stream.place({ ...p0! }, 1)).toBeUndefined();
+    expect(stream.place(p1!, 20)?.sequenceNumber).toBe(1001);
+    expect(stream.place({ ...p1! }, 21)).toBeUndefined();
+    expect(stream.place(p2!, 40)).toEqual({ sequenceNumber: 1002, timestamp: 1920, marker: false });
+  });
+
   test('a packet older than its stretch\u2019s first is dropped: its numbers belong to the source before', () => {
     const stream = new OutboundStream(7, 0, 0);
     const a = new Source('a', 1, 100, 0);

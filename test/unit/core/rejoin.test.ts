@@ -5,7 +5,7 @@
 // live-calls.json; a direct call still ends. Real parts: RelayClient, GatewayClient,
 // BridgedCallControl, CallCoordinator, the history store and the live-calls file, against a relay
 // peer speaking the agent's contract (bridge-relay.ts) and the fake gateway.
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -389,6 +389,8 @@ describe('a call a crash left live', () => {
     const saved = (await d.liveFile()) as { version: number; calls: Array<{ callId: string; action: string; restore?: CallState }> };
     expect(saved.version).toBe(1);
     expect(saved.calls).toEqual([{ callId: CALL, action: 'terminate', gatewayUrl: d.gateway.baseUrl, restore: d.coordinator.calls().find((c) => c.localId === LOCAL) }]);
+    // It holds the customer's number and name and the call's SDP: readable by its owner only.
+    expect((await stat(join(d.dataDir, 'live-calls.json'))).mode & 0o777).toBe(0o600);
     // An app before `restore` reads the same file as it always did, and terminates the call.
     const olderReader = z.object({ version: z.literal(1), calls: z.array(z.object({ callId: z.string().min(1), action: z.enum(['terminate', 'reject']), gatewayUrl: z.string() })) });
     expect(olderReader.parse(saved).calls).toEqual([{ callId: CALL, action: 'terminate', gatewayUrl: d.gateway.baseUrl }]);

@@ -205,6 +205,32 @@ describe('rejoining a bridged call through a real node', () => {
     await eventually('the customer to hear both again', () => customer.hears(TONE_A) > 0.15 && customer.hears(TONE_B) > 0.15, 10_000);
   });
 
+  it('a member away in a three-way call who hangs up before answering its new leg: that leg closes with the old one, bob keeps the customer', { timeout: 40_000 }, async () => {
+    const s = stack();
+    const callId = 'wacid.rejoin-stray';
+    const { window } = await answeredCall(s, callId);
+    let ring: { legId: string; sdp: string } | undefined;
+    s.calls.onTransferEvent((event, agentId) => {
+      if (agentId === 'bob' && event.type === 'call.transfer_ring') ring = { legId: event.legId, sdp: event.sdp };
+    });
+    const consult = await s.calls.transfer(callId, 'alice', { to: 'bob', kind: 'consult' });
+    if (!consult.ok || ring === undefined) throw new Error('bob was not rung');
+    const bob = track(new AgentWindow(TONE_B));
+    expect(await s.calls.answerTransfer(callId, consult.value.transferId, 'bob', ring.legId, await bob.answer(ring.sdp))).toEqual({ ok: true, value: null });
+    expect(await s.calls.joinTransfer(callId, consult.value.transferId, 'alice')).toEqual({ ok: true, value: null });
+    await gone(window);
+    const away = await s.calls.rejoin(callId, 'alice');
+    if (!away.ok) throw new Error(away.refusal.message);
+    const offered = await s.node.report(callId);
+    if (!offered.ok) throw new Error(offered.error.message);
+    expect(Object.keys(offered.value.agents)).toContain(away.value.legId);
+
+    expect(await s.calls.leave(callId, 'alice')).toEqual({ ok: true, value: { last: false } });
+    const report = await s.node.report(callId);
+    if (!report.ok) throw new Error(report.error.message);
+    expect(Object.keys(report.value.agents)).toEqual([ring.legId]);
+  });
+
   it('answers 404 for a call it does not know', async () => {
     const s = stack();
     expect(await s.calls.rejoin('wacid.none', 'alice')).toMatchObject({ ok: false, refusal: { status: 404, code: 'not_found' } });

@@ -1,0 +1,135 @@
+// Settings' list of sections in the window, in Chromium (window-in-chromium.ts): right to left it
+// mirrors (the column on the right, the row starting at the right), a narrow window's row brings the
+// marked entry into its sight as the page scrolls, and axe finds nothing serious in it, wide or
+// narrow, light or dark, in English and in Arabic.
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import type { UiLanguage } from '../../../shared/i18n/languages';
+import ar from '../../../shared/i18n/locales/ar/index';
+import en from '../../../shared/i18n/locales/en/index';
+import { snapshot } from './fixtures';
+import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
+
+let chromium: WindowInChromium;
+let page: Page;
+
+beforeAll(async () => {
+  chromium = await startWindowInChromium();
+}, 60_000);
+afterAll(async () => {
+  await chromium?.close();
+});
+afterEach(async () => {
+  await page?.close();
+});
+
+const WORDS = { en, ar } as const;
+
+/** Settings, open in a window of this size, in this language. */
+async function openSettings(language: 'en' | 'ar', size: { width: number; height: number }): Promise<typeof WORDS.en> {
+  page = await chromium.newPage(size);
+  page.setDefaultTimeout(5000);
+  await host(page).start(snapshot(), language satisfies UiLanguage);
+  const words = WORDS[language];
+  await page.getByRole('button', { name: words.common.header.settings, exact: true }).click();
+  await sectionList(words).waitFor();
+  return words;
+}
+
+const sectionList = (words: typeof WORDS.en) => page.getByRole('navigation', { name: words.settings.screen.sections });
+const marked = (words: typeof WORDS.en) => sectionList(words).locator('a[aria-current="true"]').allTextContents();
+
+/** The boxes of the list, the sections' column and an entry, in CSS pixels. */
+const boxes = (entry: string) =>
+  page.evaluate((name) => {
+    const nav = document.querySelector('nav')!;
+    const list = nav.querySelector('ul')!;
+    const link = [...nav.querySelectorAll('a')].find((a) => a.textContent === name)!;
+    const box = (el: Element) => {
+      const r = el.getBoundingClientRect();
+      return { left: r.left, right: r.right, top: r.top, bottom: r.bottom };
+    };
+    return { nav: box(nav), list: box(list), sections: box(document.querySelector('.settings')!), entry: box(link), entryStyle: { right: getComputedStyle(link).borderRightWidth, left: getComputedStyle(link).borderLeftWidth } };
+  }, entry);
+
+const scrollToEnd = () => page.evaluate(() => window.scrollTo({ top: document.documentElement.scrollHeight, behavior: 'instant' }));
+
+describe('right to left', () => {
+  test('wide: the list is a column on the right of the sections, the marked entry edged on its right; its entries are the Arabic headings', async () => {
+    const words = await openSettings('ar', { width: 1280, height: 720 });
+    await expect(page.evaluate(() => document.documentElement.dir)).resolves.toBe('rtl');
+    const headings = (await page.locator('.settings h3').allTextContents()).map((t) => t.trim());
+    expect(headings[0]).toBe(words.common.language.label);
+    expect(headings[1]).toBe(words.settings.account.title);
+    expect(await sectionList(words).getByRole('link').allTextContents()).toEqual(headings);
+    await expect(marked(words)).resolves.toEqual([words.common.language.label]);
+    const b = await boxes(words.common.language.label);
+    expect(b.nav.left).toBeGreaterThanOrEqual(b.sections.right);
+    expect(b.entryStyle).toEqual({ right: '3px', left: '0px' });
+  });
+
+  test('narrow: the row starts at the right; at the page\'s end the last entry is marked and scrolled into the row\'s sight', async () => {
+    const words = await openSettings('ar', { width: 380, height: 560 });
+    const first = await boxes(words.common.language.label);
+    // A row above the sections, the first entry at its right end.
+    expect(first.nav.bottom).toBeLessThanOrEqual(first.sections.top + 1);
+    expect(first.list.right - first.entry.right).toBeLessThan(12);
+    const last = words.settings.updates.title;
+    expect((await boxes(last)).entry.right).toBeLessThan(first.list.left);
+    await scrollToEnd();
+    await expect.poll(() => marked(words)).toEqual([last]);
+    await expect
+      .poll(async () => {
+        const b = await boxes(last);
+        return b.entry.left >= b.list.left && b.entry.right <= b.list.right;
+      })
+      .toBe(true);
+  });
+});
+
+describe('a narrow window', () => {
+  test('the row stays under the header as the page scrolls, and brings the marked entry into its sight', async () => {
+    const words = await openSettings('en', { width: 380, height: 560 });
+    const last = words.settings.updates.title;
+    const before = await boxes(last);
+    expect(before.entry.left).toBeGreaterThan(before.list.right);
+    await scrollToEnd();
+    await expect.poll(() => marked(words)).toEqual([last]);
+    await expect
+      .poll(async () => {
+        const b = await boxes(last);
+        return b.entry.left >= b.list.left && b.entry.right <= b.list.right;
+      })
+      .toBe(true);
+    // Stuck right under the header, which the window still shows.
+    const header = await page.locator('.app-header').evaluate((el) => el.getBoundingClientRect().bottom);
+    expect(Math.abs((await boxes(last)).nav.top - header)).toBeLessThan(1);
+  });
+});
+
+describe('accessibility (axe-core: WCAG 2.0/2.1 A and AA, best practices)', () => {
+  async function violations(): Promise<string[]> {
+    const found: string[] = [];
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      const { violations } = await new AxeBuilder({ page }).include('nav').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
+      for (const v of violations) if (v.impact === 'serious' || v.impact === 'critical') found.push(`${colorScheme}: ${v.id} ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    }
+    return found;
+  }
+
+  for (const language of ['en', 'ar'] as const) {
+    for (const size of [
+      { width: 1280, height: 720 },
+      { width: 380, height: 560 },
+    ]) {
+      test(`${language}, ${size.width} × ${size.height}: the list has none, with an entry marked`, async () => {
+        const words = await openSettings(language, size);
+        await sectionList(words).getByRole('link', { name: words.settings.network.title, exact: true }).click();
+        await expect.poll(() => marked(words)).toEqual([words.settings.network.title]);
+        await expect(violations()).resolves.toEqual([]);
+      });
+    }
+  }
+});
