@@ -5,15 +5,13 @@
 //
 // PGlite is one process's: two processes on one data directory would each keep their own copy in
 // memory and write over each other, so the directory is held, for as long as it is open, by a Unix
-// socket this process listens on beside it (`records.sock`). The kernel closes it when the process
-// dies, however it dies: a socket file nobody answers on is a holder gone, whose pid may meanwhile
-// be another process's. A relay that finds the socket answered is refused (DataDirInUseError) and
-// tries again later, as it does when PostgreSQL is down.
-import { mkdir, unlink } from 'node:fs/promises';
-import { connect, createServer, type Server } from 'node:net';
+// socket this process listens on beside it (`records.sock`, socket-lock.ts). A relay that finds it
+// answered is refused (DataDirInUseError) and tries again later, as it does when PostgreSQL is down.
+import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Database, SqlRunner } from './database';
+import { holdSocket, SocketHeldError } from './socket-lock';
 
 export class DataDirInUseError extends Error {
   constructor(
@@ -62,7 +60,13 @@ export class EmbeddedDatabase implements Database {
   static async open(dataDir: string): Promise<EmbeddedDatabase> {
     const dir = resolve(dataDir);
     await mkdir(dirname(dir), { recursive: true });
-    const release = await holdDataDir(dir);
+    let release: () => Promise<void>;
+    try {
+      release = await holdSocket(`${dir}.sock`);
+    } catch (error) {
+      if (error instanceof SocketHeldError) throw new DataDirInUseError(dir, error.pid);
+      throw error;
+    }
     return EmbeddedDatabase.start(dir, release, { op: 'open', dataDir: dir });
   }
 
@@ -153,71 +157,4 @@ export class EmbeddedDatabase implements Database {
     for (const { reject } of this.pending.values()) reject(error);
     this.pending.clear();
   }
-}
-
-/**
- * Holds `<dir>.sock` for this process; resolves to its release. A socket that answers is a live
- * holder (this process included) and is refused; one that does not (a relay killed, a machine that
- * restarted) is taken over. Whoever connects is told the holder's pid, then let go.
- */
-async function holdDataDir(dir: string): Promise<() => Promise<void>> {
-  const path = `${dir}.sock`;
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    const server = createServer((socket) => {
-      socket.on('error', () => undefined);
-      socket.end(String(process.pid));
-    });
-    try {
-      await listen(server, path);
-      // The lock alone never keeps the process alive; close() lets it go, the process's end too.
-      server.unref();
-      return () => new Promise<void>((done) => server.close(() => done()));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
-      const holder = await askHolder(path);
-      if (holder.alive) throw new DataDirInUseError(dir, holder.pid);
-      await unlink(path).catch(() => undefined);
-    }
-  }
-  throw new Error(`could not take ${path}: another relay took it at the same moment`);
-}
-
-function listen(server: Server, path: string): Promise<void> {
-  return new Promise((done, fail) => {
-    server.once('error', fail);
-    server.listen(path, () => {
-      server.off('error', fail);
-      done();
-    });
-  });
-}
-
-/** How long a holder has to say its pid once connected; a connection that is taken is a live holder all the same. */
-const HOLDER_ANSWER_MS = 2_000;
-
-/** Whether a process listens on `path` (it is then alive), and the pid it says it has. */
-function askHolder(path: string): Promise<{ alive: boolean; pid?: number }> {
-  return new Promise((done) => {
-    const socket = connect(path);
-    let connected = false;
-    let refused = false;
-    let said = '';
-    const finish = () => {
-      clearTimeout(timer);
-      socket.destroy();
-      const pid = Number.parseInt(said, 10);
-      done(refused ? { alive: false } : { alive: true, ...(Number.isInteger(pid) && pid > 0 ? { pid } : {}) });
-    };
-    // A connection neither taken nor refused in time (a holder too busy to accept) is a live holder.
-    const timer = setTimeout(finish, HOLDER_ANSWER_MS);
-    socket.setEncoding('utf8');
-    socket.on('connect', () => (connected = true));
-    socket.on('data', (chunk: string) => (said += chunk));
-    socket.on('end', finish);
-    socket.on('close', finish);
-    // Before a connection, ECONNREFUSED: a socket file nobody listens on; ENOENT: it went meanwhile.
-    socket.on('error', () => {
-      if (!connected) refused = true;
-    });
-  });
 }
