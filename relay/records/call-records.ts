@@ -45,7 +45,7 @@ export class CallRecords implements RelayRecords {
     this.now = options.now ?? Date.now;
     this.log = options.logger;
     const { database } = options;
-    const open = typeof database === 'function' ? database : () => openDatabase(database);
+    const open = typeof database === 'function' ? database : () => openDatabase(database, { logger: this.log });
     let connected: (db: Database) => void = () => undefined;
     this.ready = new Promise<Database>((resolve) => (connected = resolve));
     this.writer = new RecordsWriter({

@@ -4,6 +4,7 @@
 // queries are written once. Rows come back as the driver parsed them: timestamptz as Date, integer
 // as number, text[] as string[], jsonb as its value. Counts and averages are cast in the SQL
 // (`::int`, `::float8`), since the two drivers read bigint and numeric differently.
+import type { Logger } from '../../shared/log';
 
 /** Runs one statement; `$1`, `$2`… are bound from `params`. */
 export interface SqlRunner {
@@ -24,14 +25,17 @@ export interface Database extends SqlRunner {
 /** Which database keeps the records: `--database URL`, else the embedded one in `--data-dir`. */
 export type DatabaseConfig = { kind: 'postgres'; url: string } | { kind: 'embedded'; dataDir: string };
 
-/** Opens the database a configuration names; the drivers load their package only when asked. */
-export async function openDatabase(config: DatabaseConfig): Promise<Database> {
+/**
+ * Opens the database a configuration names; the drivers load their package only when asked.
+ * `logger` hears what a driver does on its own (the embedded database starting its worker again).
+ */
+export async function openDatabase(config: DatabaseConfig, options: { logger?: Logger } = {}): Promise<Database> {
   if (config.kind === 'postgres') {
     const { PostgresDatabase } = await import('./postgres-database');
     return PostgresDatabase.open(config.url);
   }
   const { EmbeddedDatabase } = await import('./embedded-database');
-  return EmbeddedDatabase.open(config.dataDir);
+  return EmbeddedDatabase.open(config.dataDir, options.logger !== undefined ? { logger: options.logger } : {});
 }
 
 /** A postgres:// URL as logs may show it: without its password. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecords } from '../../../relay/records/call-records';
-import { DataDirInUseError, EmbeddedDatabase } from '../../../relay/records/embedded-database';
+import { DataDirInUseError, EmbeddedDatabase, EmbeddedDatabaseStoppedError } from '../../../relay/records/embedded-database';
 import { migrate } from '../../../relay/records/migrations';
 import { callById } from '../../../relay/records/records-queries';
 import { claim, incoming, play, recordingLogger, T0, terminated } from './records-fixtures';
@@ -122,6 +122,39 @@ describe('the embedded records on disk', () => {
       expect((refused as Error).message).toBe(`the records in ${dir} are held by another relay (pid ${holder.pid}): one relay per data directory`);
     } finally {
       holder.kill('SIGKILL');
+    }
+  }, 30_000);
+
+  it('a worker that dies (its heap exhausted by a report) is started again, said once each way: the facts that waited are written after, on the same database', async () => {
+    const dir = dataDir();
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    // A heap small enough for one query to exhaust, as a month's report might a real one.
+    const open = () => EmbeddedDatabase.open(dir, { logger: log, maxHeapMb: 48, restartMinMs: 50 });
+    const records = new CallRecords({ database: open, logger: log, now: () => clock.now, writer: { flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 } });
+    try {
+      const answeredCall = (callId: string, t: number) => {
+        for (const step of [incoming(callId, t, ['alice']), claim(callId, 'alice', t + 2_000), terminated(callId, t + 30_000, { answeredAt: t + 2_000 })]) play(records, clock, step);
+      };
+      answeredCall('wacid.before-crash', T0);
+      expect(await records.flush()).toBe(true);
+      const db = await records.database();
+
+      const crash = await db.query("SELECT repeat('x', 4000000) || g AS s FROM generate_series(1, 40) g").catch((error: unknown) => error);
+      expect(crash).toBeInstanceOf(EmbeddedDatabaseStoppedError);
+      expect((crash as Error).message).toMatch(/^the embedded records database stopped: .*memory/);
+      answeredCall('wacid.while-down', T0 + 60_000);
+      expect(await records.flush(20_000)).toBe(true);
+
+      expect(await callById(db, 'wacid.before-crash')).toMatchObject({ outcome: 'answered', agentId: 'alice' });
+      expect(await callById(db, 'wacid.while-down')).toMatchObject({ outcome: 'answered', agentId: 'alice', waitMs: 2_000 });
+      expect(log.said('the embedded records database stopped: it is started again')).toBe(1);
+      expect(log.said('the embedded records database is started again')).toBe(1);
+      expect(log.said('the records database cannot be reached: facts wait in memory and are written once it answers')).toBe(1);
+      expect(log.said('the records database answers again: the facts that waited are written')).toBe(1);
+      expect(records.stats()).toMatchObject({ queued: 0, dropped: 0, connected: true });
+    } finally {
+      await records.close();
     }
   }, 30_000);
 
