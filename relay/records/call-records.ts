@@ -13,6 +13,8 @@ import { RecordsWriter, type QueuedFact, type WriterStats, type WriterTuning } f
 import type { RelayRecords, SeenEvent } from './relay-records';
 
 const DAY_MS = 24 * 60 * 60_000;
+/** How long close() lets a prune under way finish before it closes the database under it. */
+const PRUNE_CLOSE_MS = 1_000;
 
 export interface CallRecordsOptions {
   /** Where the records are; or a function that opens the database (tests). */
@@ -111,13 +113,13 @@ export class CallRecords implements RelayRecords {
     return this.writer.flush(timeoutMs);
   }
 
-  /** Writes what is queued (within `timeoutMs`) and closes the database. */
+  /** Writes what is queued (within `timeoutMs`) and closes the database: a few seconds more at most, whatever the database does. */
   async close(timeoutMs = 5_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.presence !== undefined) clearInterval(this.presence.sweep);
     clearInterval(this.pruneTimer);
-    await this.pruning?.catch(() => undefined);
+    if (this.pruning !== undefined) await Promise.race([this.pruning.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, PRUNE_CLOSE_MS).unref())]);
     await this.writer.close(timeoutMs);
   }
 

@@ -43,7 +43,7 @@ export interface WriterStats {
 type Link = { kind: 'connecting' } | { kind: 'up'; db: Database } | { kind: 'closed' };
 
 /** How long close() lets a write under way finish. */
-const CLOSE_GRACE_MS = 2_000;
+const CLOSE_GRACE_MS = 1_000;
 
 async function withDeadline(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -128,9 +128,9 @@ export class RecordsWriter {
   }
 
   /**
-   * Writes what it can within `timeoutMs`, says what it could not, and closes the database. A
-   * connection still being made is let go (it closes itself when it comes); a write under way gets
-   * a moment to finish.
+   * Writes what it can within `timeoutMs`, says what it could not, and closes the database, within
+   * a few seconds whatever it does: a connection still being made is let go (it closes itself when
+   * it comes), a write under way gets a moment to finish.
    */
   async close(timeoutMs: number): Promise<void> {
     const flushed = await this.flush(timeoutMs);
@@ -244,6 +244,8 @@ export class RecordsWriter {
 
   private async failed(error: unknown): Promise<void> {
     const { logger } = this.options;
+    // A write that close() gave up on, failing at last: what it held is already accounted for.
+    if (this.closed) return;
     if (this.downSince === undefined) {
       this.downSince = Date.now();
       logger.warn('the records database cannot be reached: facts wait in memory and are written once it answers', { error, queued: this.queue.length });

@@ -1,0 +1,87 @@
+// A PostgreSQL that does not answer — the network to it cut mid-statement, its host frozen — rather
+// than one that refuses: the relay reaches it through a proxy that stops carrying anything. A
+// shutdown still ends within its deadline and a few seconds, saying what it could not write; a
+// statement not answered in time is an outage like any other.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CallRecords } from '../../../relay/records/call-records';
+import { PostgresDatabase } from '../../../relay/records/postgres-database';
+import { callById } from '../../../relay/records/records-queries';
+import { createDatabase, startPostgres, type PostgresServer } from './postgres-server';
+import { claim, incoming, play, recordingLogger, T0, terminated } from './records-fixtures';
+import { startTcpProxy } from './tcp-proxy';
+
+const FAST_RETRY = { flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 150 };
+const NOT_WRITTEN = 'call records not written at shutdown: the database did not take them in time';
+
+/** An answered call: 4 facts (the ring, the agent rung, the claim, the end). */
+function playCall(records: CallRecords, clock: { now: number }, callId: string, t: number): void {
+  for (const step of [incoming(callId, t, ['alice']), claim(callId, 'alice', t + 2_000), terminated(callId, t + 30_000, { answeredAt: t + 2_000 })]) play(records, clock, step);
+}
+
+describe('a PostgreSQL that does not answer', () => {
+  let server: PostgresServer;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  beforeAll(async () => {
+    server = await startPostgres();
+  }, 60_000);
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  }, 60_000);
+
+  /** A database of its own, reached through a proxy that can go silent. */
+  const silentDatabase = async () => {
+    const { url, drop } = await createDatabase(server);
+    cleanups.push(drop);
+    const target = new URL(url);
+    const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+    cleanups.push(() => proxy.close());
+    return { url, proxy };
+  };
+
+  it('a shutdown ends within its deadline and a few seconds, and says how many facts were not written', async () => {
+    const { url, proxy } = await silentDatabase();
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    const records = new CallRecords({ database: { kind: 'postgres', url: proxy.via(url) }, logger: log, now: () => clock.now, writer: FAST_RETRY });
+    cleanups.push(() => records.close(100));
+    playCall(records, clock, 'wacid.before-silence', T0);
+    expect(await records.flush()).toBe(true);
+
+    proxy.freeze();
+    playCall(records, clock, 'wacid.silent-1', T0 + 60_000);
+    playCall(records, clock, 'wacid.silent-2', T0 + 120_000);
+    const started = Date.now();
+    await records.close(1_000);
+    expect(Date.now() - started).toBeLessThan(6_000);
+    expect(log.lines.filter((l) => l.msg === NOT_WRITTEN).map((l) => [l.level, l.fields])).toEqual([['error', { facts: 8, timeoutMs: 1_000 }]]);
+  }, 60_000);
+
+  it('a statement not answered in time is an outage: said once each way, the facts waiting meanwhile, written once it answers', async () => {
+    const { url, proxy } = await silentDatabase();
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    const records = new CallRecords({ database: () => Promise.resolve(PostgresDatabase.open(proxy.via(url), { answerTimeoutMs: 500 })), logger: log, now: () => clock.now, writer: FAST_RETRY });
+    cleanups.push(() => records.close(100));
+    await records.database();
+
+    proxy.freeze();
+    playCall(records, clock, 'wacid.unanswered', T0);
+    const deadline = Date.now() + 10_000;
+    while (log.said(/cannot be reached/) === 0) {
+      if (Date.now() > deadline) throw new Error('the outage was not said');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(log.lines.filter((l) => /cannot be reached/.test(l.msg)).map((l) => [l.level, String((l.fields?.error as Error).message)])).toEqual([['warn', 'the records database did not answer within 500 ms']]);
+    expect(records.stats()).toMatchObject({ connected: false, queued: 4, dropped: 0 });
+
+    proxy.thaw();
+    expect(await records.flush(20_000)).toBe(true);
+    expect(await callById(await records.database(), 'wacid.unanswered')).toMatchObject({ direction: 'incoming', outcome: 'answered' });
+    expect(log.said(/cannot be reached/)).toBe(1);
+    expect(log.said(/answers again/)).toBe(1);
+    expect(records.stats()).toMatchObject({ connected: true, queued: 0, dropped: 0 });
+  }, 60_000);
+});
