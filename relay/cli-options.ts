@@ -47,9 +47,10 @@ export interface RelayCliConfig {
   gateway?: { url: string; apiKey: string; product: string };
   /**
    * The team's call records (relay/REFERENCE.md "Records"): PostgreSQL with --database, else the
-   * embedded database in `<data-dir>/records`; kept `retentionDays` (absent: forever).
+   * embedded database in `<data-dir>/records`; kept `retentionDays` (absent: forever). `dataDir`
+   * keeps the journal of facts the database has not taken yet, with either database.
    */
-  records: { database: DatabaseConfig; retentionDays?: number };
+  records: { database: DatabaseConfig; dataDir: string; retentionDays?: number };
 }
 
 /** `npm run relay -- add-agent …` */
@@ -290,6 +291,7 @@ function parseRecordsFlags(flag: (name: string, envName: string) => string | und
   }
   return ok({
     database: url !== undefined ? { kind: 'postgres', url } : { kind: 'embedded', dataDir: join(dataDir, 'records') },
+    dataDir,
     ...(retentionDays !== undefined ? { retentionDays } : {}),
   });
 }

@@ -19,6 +19,8 @@ const PRUNE_CLOSE_MS = 1_000;
 export interface CallRecordsOptions {
   /** Where the records are; or a function that opens the database (tests). */
   database: DatabaseConfig | (() => Promise<Database>);
+  /** The relay's data directory: facts that wait for the database are journaled there (records-journal.ts). Absent: they wait in memory only. */
+  dataDir?: string;
   /** Records older than this many days are pruned once a day; absent: kept forever. */
   retentionDays?: number;
   logger: Logger;
@@ -54,6 +56,7 @@ export class CallRecords implements RelayRecords {
       ...options.writer,
       instanceId: options.instanceId ?? `${hostname()}:${process.pid}`,
       logger: this.log,
+      ...(options.dataDir !== undefined ? { journalDir: options.dataDir } : {}),
       connect: async () => {
         const db = await open();
         try {
@@ -113,7 +116,10 @@ export class CallRecords implements RelayRecords {
     return this.writer.flush(timeoutMs);
   }
 
-  /** Writes what is queued (within `timeoutMs`) and closes the database: a few seconds more at most, whatever the database does. */
+  /**
+   * Writes what is queued (within `timeoutMs`), journals what it could not, and closes the database:
+   * a few seconds more at most, whatever the database does.
+   */
   async close(timeoutMs = 5_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;

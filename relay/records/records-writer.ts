@@ -2,11 +2,17 @@
 // writer per instance takes them out in batches (records-store.ts). While the database cannot be
 // reached — not yet up, restarting, its data directory held by another relay — the facts wait and
 // the writer tries again with a growing pause; the outage is logged once as it starts and once as
-// it ends. The queue is bounded: past the bound the oldest facts give way, and the log says so.
+// it ends.
+//
+// With a data directory, what waits goes to its journal (records-journal.ts) while the database is
+// unreachable, and at a shutdown the database did not let finish; the journal is replayed once the
+// database answers, at this start or the next. The queue in memory is bounded: past the bound the
+// oldest facts give way, and the log says so.
 import type { Logger } from '../../shared/log';
 import type { AgentStateFact } from './agent-states';
 import type { CallFact } from './call-facts';
 import type { Database } from './database';
+import { JournalInUseError, RecordsJournal, type JournalRead } from './records-journal';
 import { writeBatch, type FactBatch } from './records-store';
 
 export type QueuedFact = { kind: 'call'; fact: CallFact } | { kind: 'state'; fact: AgentStateFact };
@@ -16,7 +22,7 @@ export interface WriterTuning {
   batchSize?: number;
   /** How long a fact may wait for others to share its batch. Default 200 ms. */
   flushIntervalMs?: number;
-  /** Facts kept while the database is away; past it the oldest are dropped (and logged). Default 200 000. */
+  /** Facts kept in memory; past it the oldest are dropped (and logged). Default 200 000. */
   maxQueued?: number;
   /** The first pause after a failure, doubled at each failure up to `retryMaxMs`. Defaults 250 ms and 30 s. */
   retryMinMs?: number;
@@ -30,25 +36,38 @@ export interface RecordsWriterOptions extends WriterTuning {
   logger: Logger;
   /** Once connected: the work that needs the database first (the agents to watch, the prune). */
   onConnected?: (db: Database) => void;
+  /** The relay's data directory, where the journal is kept; absent: facts wait in memory only. */
+  journalDir?: string;
 }
 
 export interface WriterStats {
+  /** Facts waiting in memory. */
   queued: number;
+  /** Facts waiting in the journal. */
+  journaled: number;
+  /** Facts written since the start, from memory or the journal. */
   written: number;
-  /** Dropped past the bound, or refused by the database as malformed. */
+  /** Dropped past the bound, refused by the database as malformed, or lost at a shutdown with no journal to take them. */
   dropped: number;
   connected: boolean;
 }
 
 type Link = { kind: 'connecting' } | { kind: 'up'; db: Database } | { kind: 'closed' };
+type JournalLink = { kind: 'none' } | { kind: 'opening'; opened: Promise<void> } | { kind: 'open'; journal: RecordsJournal } | { kind: 'unusable' };
+type Written = { ok: true } | { ok: false; error: unknown };
 
-/** How long close() lets a write under way finish. */
+/** How long close() lets a write under way finish, then the journal take what is left. */
 const CLOSE_GRACE_MS = 1_000;
+const JOURNAL_CLOSE_MS = 2_000;
 
-async function withDeadline(work: Promise<unknown>, ms: number): Promise<void> {
+async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  const done = await Promise.race([work.then(
+    () => true,
+    () => true,
+  ), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
   clearTimeout(timer);
+  return done;
 }
 
 /**
@@ -67,16 +86,29 @@ function refusesTheData(error: unknown): boolean {
 }
 
 export class RecordsWriter {
-  private readonly queue: QueuedFact[] = [];
+  private queue: QueuedFact[] = [];
+  /** The batch being written: at the queue's head, never spilled nor dropped while it is. */
+  private readonly inFlight = new Set<QueuedFact>();
   private link: Link = { kind: 'connecting' };
+  private journal: JournalLink = { kind: 'none' };
+  /** An append failed: said once, until one succeeds. */
+  private journalFailing = false;
+  /** A replay could not read the journal: it is left for the next start. */
+  private journalUnreadable = false;
   private pumping: Promise<void> | undefined;
+  private spilling: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private spillTimer: NodeJS.Timeout | undefined;
   private pause: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
   private retryMs: number;
   /** Since when the database has been failing, while it is. */
   private downSince: number | undefined;
   private overBound = false;
   private droppedWhileOver = 0;
+  /** What the journal's replay has written so far, said once it is done. */
+  private replay: { facts: number; calls: Set<string>; states: number; skipped: number[] } | undefined;
+  /** Memory and journal take turns while both hold facts. */
+  private journalTurn = false;
   private written = 0;
   private dropped = 0;
   private readonly waiting = new Set<() => void>();
@@ -93,6 +125,7 @@ export class RecordsWriter {
     this.retryMinMs = options.retryMinMs ?? 250;
     this.retryMaxMs = options.retryMaxMs ?? 30_000;
     this.retryMs = this.retryMinMs;
+    if (options.journalDir !== undefined) this.journal = { kind: 'opening', opened: this.openJournal(options.journalDir) };
     this.kick();
   }
 
@@ -100,17 +133,25 @@ export class RecordsWriter {
     if (this.link.kind === 'closed' || facts.length === 0) return;
     this.queue.push(...facts);
     if (this.queue.length > this.maxQueued) this.shed();
+    if (this.downSince !== undefined) this.spillSoon(this.flushIntervalMs);
     if (this.queue.length >= this.batchSize) this.kick();
     else this.timer ??= setTimeout(() => this.kick(), this.flushIntervalMs);
   }
 
   stats(): WriterStats {
-    return { queued: this.queue.length, written: this.written, dropped: this.dropped, connected: this.link.kind === 'up' && this.downSince === undefined };
+    return {
+      queued: this.queue.length,
+      journaled: this.journal.kind === 'open' ? this.journal.journal.waiting : 0,
+      written: this.written,
+      dropped: this.dropped,
+      connected: this.link.kind === 'up' && this.downSince === undefined,
+    };
   }
 
-  /** Resolves true once every fact pushed so far is written (at once when none waits), false if `timeoutMs` passes first. */
+  /** Resolves true once every fact pushed so far is written, journal included (at once when none waits), false if `timeoutMs` passes first. */
   flush(timeoutMs: number): Promise<boolean> {
-    if (this.queue.length === 0) return Promise.resolve(true);
+    if (this.idle()) return Promise.resolve(true);
+    void this.journalReady().then(() => this.kick());
     this.kick();
     this.wake();
     return new Promise<boolean>((resolve) => {
@@ -128,22 +169,24 @@ export class RecordsWriter {
   }
 
   /**
-   * Writes what it can within `timeoutMs`, says what it could not, and closes the database, within
-   * a few seconds whatever it does: a connection still being made is let go (it closes itself when
-   * it comes), a write under way gets a moment to finish.
+   * Writes what it can within `timeoutMs`; what it could not goes to the journal, and the log says
+   * how many facts and where. Then closes the database, within a few seconds whatever it does: a
+   * connection still being made is let go (it closes itself when it comes), a write under way gets
+   * a moment to finish.
    */
   async close(timeoutMs: number): Promise<void> {
+    if (this.link.kind === 'closed') return;
     const flushed = await this.flush(timeoutMs);
-    if (!flushed && this.queue.length > 0) {
-      this.options.logger.error('call records not written at shutdown: the database did not take them in time', { facts: this.queue.length, timeoutMs });
-    }
     const { link } = this;
     this.link = { kind: 'closed' };
     clearTimeout(this.timer);
+    clearTimeout(this.spillTimer);
     this.wake();
+    if (this.pumping !== undefined) await withDeadline(this.pumping, CLOSE_GRACE_MS);
+    if (this.spilling !== undefined) await withDeadline(this.spilling, JOURNAL_CLOSE_MS);
+    if (!flushed) await this.keepAtShutdown(timeoutMs);
+    await this.closeJournal();
     if (link.kind !== 'up') return;
-    const pumping = this.pumping;
-    if (pumping !== undefined) await withDeadline(pumping, CLOSE_GRACE_MS);
     await link.db.close().catch((error: unknown) => this.options.logger.warn('closing the records database failed', { error }));
   }
 
@@ -152,13 +195,29 @@ export class RecordsWriter {
     return this.link.kind === 'closed';
   }
 
+  private idle(): boolean {
+    if (this.queue.length > 0 || this.spilling !== undefined || this.journal.kind === 'opening') return false;
+    return this.journal.kind !== 'open' || !this.journal.journal.pending;
+  }
+
   private kick(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.closed) return;
     this.pumping ??= this.pump().finally(() => {
       this.pumping = undefined;
-      if (this.queue.length > 0 && !this.closed && this.timer === undefined) this.timer = setTimeout(() => this.kick(), this.flushIntervalMs);
+      if (this.hasWork() && !this.closed && this.timer === undefined) this.timer = setTimeout(() => this.kick(), this.flushIntervalMs);
     });
+  }
+
+  private hasWork(): boolean {
+    return this.queue.length > 0 || this.replayable() !== undefined;
+  }
+
+  /** The journal, when it holds facts to replay and can be read. */
+  private replayable(): RecordsJournal | undefined {
+    if (this.journal.kind !== 'open' || this.journalUnreadable || !this.journal.journal.pending) return undefined;
+    return this.journal.journal;
   }
 
   private async pump(): Promise<void> {
@@ -178,20 +237,97 @@ export class RecordsWriter {
           continue;
         }
       }
-      if (this.queue.length === 0) return;
-      const batch = this.queue.slice(0, this.batchSize);
-      try {
-        await this.write(batch);
-        this.taken(batch);
-        this.recovered();
-      } catch (error) {
-        if (refusesTheData(error)) {
-          this.recovered();
-          await this.isolate(batch, error);
-        } else {
-          await this.failed(error);
-        }
+      const journal = this.replayable();
+      if (journal !== undefined && (this.queue.length === 0 || this.journalTurn)) {
+        this.journalTurn = false;
+        await this.replayBatch(journal);
+      } else if (this.queue.length > 0) {
+        this.journalTurn = true;
+        await this.writeQueued();
+      } else {
+        return;
       }
+    }
+  }
+
+  private async writeQueued(): Promise<void> {
+    const batch = this.queue.slice(0, this.batchSize);
+    for (const item of batch) this.inFlight.add(item);
+    let outcome: Written;
+    try {
+      outcome = await this.writeOut(batch, (done) => this.taken(done));
+    } finally {
+      this.inFlight.clear();
+    }
+    if (!outcome.ok) await this.failed(outcome.error);
+  }
+
+  private async replayBatch(journal: RecordsJournal): Promise<void> {
+    let read: JournalRead;
+    try {
+      read = await journal.read(this.batchSize);
+    } catch (error) {
+      this.journalUnreadable = true;
+      this.options.logger.error('the call records journal cannot be read: its facts wait there for the next start', { journal: journal.path, error });
+      this.settleFlushes();
+      return;
+    }
+    const replay = (this.replay ??= { facts: 0, calls: new Set(), states: 0, skipped: [] });
+    if (read.facts.length > 0) {
+      const outcome = await this.writeOut(read.facts, () => undefined);
+      if (!outcome.ok) return this.failed(outcome.error);
+    }
+    journal.advance(read);
+    replay.facts += read.facts.length;
+    replay.skipped.push(...read.skipped);
+    for (const item of read.facts) {
+      if (item.kind === 'call') replay.calls.add(item.fact.callId);
+      else replay.states += 1;
+    }
+    const { logger } = this.options;
+    const removed = journal.pending
+      ? false
+      : await journal.finish().catch((error: unknown) => {
+          logger.warn('the call records journal could not be removed: its facts are written, and are written again at the next start', { journal: journal.path, error });
+          return false;
+        });
+    if (!removed) return;
+    this.replay = undefined;
+    if (replay.skipped.length > 0) {
+      logger.warn('lines of the call records journal that hold no whole fact were skipped: a relay stopped while writing them', { journal: journal.path, lines: replay.skipped });
+    }
+    logger.info('call records replayed from the journal', { journal: journal.path, facts: replay.facts, calls: replay.calls.size, states: replay.states, skippedLines: replay.skipped.length });
+    this.settleFlushes();
+  }
+
+  /**
+   * Writes `batch`; a batch the database refuses for its data is written a fact at a time, so that
+   * one malformed fact costs only itself: that one is dropped and said. `done` is told of each fact
+   * written or dropped. Fails, the facts not told waiting, when the database does.
+   */
+  private async writeOut(batch: readonly QueuedFact[], done: (facts: readonly QueuedFact[]) => void): Promise<Written> {
+    try {
+      await this.write(batch);
+      this.written += batch.length;
+      done(batch);
+      this.recovered();
+      return { ok: true };
+    } catch (firstError) {
+      if (!refusesTheData(firstError)) return { ok: false, error: firstError };
+      this.recovered();
+      for (const item of batch) {
+        try {
+          await this.write([item]);
+          this.written += 1;
+        } catch (error) {
+          if (!refusesTheData(error)) return { ok: false, error };
+          this.dropped += 1;
+          const about = item.kind === 'call' ? { callId: item.fact.callId, kind: item.fact.kind } : { agentId: item.fact.agentId, state: item.fact.state };
+          this.options.logger.error('the records database refused a fact: it is dropped', { ...about, error, batchError: firstError === error ? undefined : firstError });
+        }
+        done([item]);
+      }
+      return { ok: true };
     }
   }
 
@@ -204,42 +340,20 @@ export class RecordsWriter {
     await this.link.db.transaction((tx) => writeBatch(tx, facts, this.options.instanceId));
   }
 
-  /** Out of the queue once written (the queue's head may have been shed meanwhile). */
+  /** Out of the queue once written or dropped: the batch in flight stays at the queue's head (spills and drops pass it by). */
   private taken(batch: readonly QueuedFact[]): void {
-    const written = new Set(batch);
-    let count = 0;
-    while (count < this.queue.length && written.has(this.queue[count]!)) count += 1;
-    this.queue.splice(0, count);
-    this.written += batch.length;
+    const gone = new Set(batch);
+    let head = 0;
+    while (head < this.queue.length && gone.has(this.queue[head]!)) head += 1;
+    this.queue.splice(0, head);
+    if (head < gone.size) this.queue = this.queue.filter((item) => !gone.has(item));
     this.checkUnderBound();
     this.settleFlushes();
   }
 
-  /** A flush is done once the queue is empty. */
+  /** A flush is done once nothing waits, in memory or in the journal. */
   private settleFlushes(): void {
-    if (this.queue.length === 0) for (const done of [...this.waiting]) done();
-  }
-
-  /**
-   * A batch the database refuses for its data: written a fact at a time, so that one malformed fact
-   * costs only itself. That one is dropped and said in the log; a connection lost meanwhile sends
-   * the rest back to the queue's retries.
-   */
-  private async isolate(batch: readonly QueuedFact[], firstError: unknown): Promise<void> {
-    for (const item of batch) {
-      try {
-        await this.write([item]);
-        this.taken([item]);
-      } catch (error) {
-        if (!refusesTheData(error)) return this.failed(error);
-        const index = this.queue.indexOf(item);
-        if (index >= 0) this.queue.splice(index, 1);
-        this.dropped += 1;
-        this.settleFlushes();
-        const about = item.kind === 'call' ? { callId: item.fact.callId, kind: item.fact.kind } : { agentId: item.fact.agentId, state: item.fact.state };
-        this.options.logger.error('the records database refused a fact: it is dropped', { ...about, error, batchError: firstError === error ? undefined : firstError });
-      }
-    }
+    if (this.idle()) for (const done of [...this.waiting]) done();
   }
 
   private async failed(error: unknown): Promise<void> {
@@ -248,10 +362,13 @@ export class RecordsWriter {
     if (this.closed) return;
     if (this.downSince === undefined) {
       this.downSince = Date.now();
-      logger.warn('the records database cannot be reached: facts wait in memory and are written once it answers', { error, queued: this.queue.length });
+      const journal = this.journal.kind === 'open' ? { journal: this.journal.journal.path } : {};
+      logger.warn('the records database cannot be reached: facts wait in memory and are written once it answers', { error, queued: this.queue.length, ...journal });
     } else {
       logger.debug('the records database still cannot be reached', { error, retryMs: this.retryMs });
     }
+    // What waits goes to disk now, so that a relay that dies meanwhile loses none of it.
+    if (this.queue.length > 0) await this.spill();
     await this.sleep(this.retryMs);
     this.retryMs = Math.min(this.retryMaxMs, this.retryMs * 2);
   }
@@ -263,9 +380,88 @@ export class RecordsWriter {
     this.downSince = undefined;
   }
 
+  private async openJournal(dir: string): Promise<void> {
+    const { logger } = this.options;
+    try {
+      const journal = await RecordsJournal.open(dir);
+      if (this.closed) {
+        await journal.close();
+        this.journal = { kind: 'unusable' };
+        return;
+      }
+      this.journal = { kind: 'open', journal };
+      if (journal.waiting > 0) logger.info('the call records journal holds facts from an earlier run: they are written once the database answers', { journal: journal.path, facts: journal.waiting });
+      // Facts that came meanwhile: to disk at once if the database is away.
+      if (this.downSince !== undefined) this.spillSoon(0);
+      this.kick();
+    } catch (error) {
+      this.journal = { kind: 'unusable' };
+      if (error instanceof JournalInUseError) logger.warn('the call records journal is kept by another relay: facts that wait are kept in memory only', { journal: error.path, pid: error.pid });
+      else logger.error('the call records journal cannot be opened: facts that wait are kept in memory only', { dataDir: dir, error });
+    }
+    this.settleFlushes();
+  }
+
+  /** The open journal, once it has opened; undefined without one. */
+  private async journalReady(): Promise<RecordsJournal | undefined> {
+    if (this.journal.kind === 'opening') await this.journal.opened;
+    return this.journal.kind === 'open' ? this.journal.journal : undefined;
+  }
+
+  /** Whether waiting facts can go to the journal (one opening counts: it takes them once open). */
+  private canSpill(): boolean {
+    return (this.journal.kind === 'open' || this.journal.kind === 'opening') && !this.journalFailing;
+  }
+
+  private spillSoon(delayMs: number): void {
+    if (!this.canSpill() || this.closed) return;
+    if (this.spillTimer !== undefined && delayMs > 0) return;
+    clearTimeout(this.spillTimer);
+    this.spillTimer = setTimeout(() => {
+      this.spillTimer = undefined;
+      void this.spill();
+    }, delayMs);
+  }
+
+  /** Moves what the queue holds (but the batch in flight) to the journal; one spill at a time. */
+  private spill(): Promise<void> {
+    this.spilling ??= this.spillNow().finally(() => {
+      this.spilling = undefined;
+      if (this.downSince !== undefined && this.queue.length > this.inFlight.size) this.spillSoon(this.flushIntervalMs);
+      this.settleFlushes();
+    });
+    return this.spilling;
+  }
+
+  private async spillNow(): Promise<void> {
+    const journal = await this.journalReady();
+    if (this.closed || journal === undefined) return;
+    const facts = this.queue.filter((item) => !this.inFlight.has(item));
+    if (facts.length === 0) return;
+    try {
+      await journal.append(facts);
+    } catch (error) {
+      if (!this.journalFailing) {
+        this.journalFailing = true;
+        this.options.logger.error('the call records journal cannot be written: facts that wait are kept in memory only', { journal: journal.path, error });
+      }
+      return;
+    }
+    if (this.journalFailing) {
+      this.journalFailing = false;
+      this.options.logger.info('the call records journal is written again', { journal: journal.path });
+    }
+    const kept = new Set(facts);
+    this.queue = this.queue.filter((item) => !kept.has(item));
+    this.checkUnderBound();
+  }
+
+  /** Past the bound the oldest facts go, but the batch in flight at the queue's head. */
   private shed(): void {
-    const excess = this.queue.length - this.maxQueued;
-    this.queue.splice(0, excess);
+    const from = Math.min(this.inFlight.size, this.queue.length);
+    const excess = Math.min(this.queue.length - this.maxQueued, this.queue.length - from);
+    if (excess <= 0) return;
+    this.queue.splice(from, excess);
     this.dropped += excess;
     this.droppedWhileOver += excess;
     if (!this.overBound) {
@@ -280,6 +476,35 @@ export class RecordsWriter {
     this.overBound = false;
     this.options.logger.warn('call records queue back under its bound', { dropped: this.droppedWhileOver });
     this.droppedWhileOver = 0;
+  }
+
+  /** At a shutdown that could not write everything: what memory holds goes to the journal, and the log says how many facts wait and where. */
+  private async keepAtShutdown(timeoutMs: number): Promise<void> {
+    const journal = this.journal.kind === 'open' && !this.journalFailing ? this.journal.journal : undefined;
+    const inMemory = this.queue.length;
+    const inJournal = journal?.waiting ?? 0;
+    if (inMemory + inJournal === 0) return;
+    let lost = inMemory;
+    let journalError: unknown;
+    if (journal !== undefined && inMemory > 0) {
+      const appending = journal.append(this.queue).then(
+        () => {
+          lost = 0;
+          this.queue = [];
+        },
+        (error: unknown) => (journalError = error),
+      );
+      if (!(await withDeadline(appending, JOURNAL_CLOSE_MS))) journalError = new Error(`the journal did not take them within ${JOURNAL_CLOSE_MS} ms`);
+    }
+    const where = journal !== undefined && lost === 0 ? { journal: journal.path } : { lost, ...(journal !== undefined ? { journal: journal.path, journalError } : {}) };
+    this.options.logger.error('call records not written at shutdown: the database did not take them in time', { facts: inMemory + inJournal, timeoutMs, ...where });
+    if (lost > 0) this.dropped += lost;
+  }
+
+  private async closeJournal(): Promise<void> {
+    // One still opening is closed by openJournal() once it sees the writer closed.
+    if (this.journal.kind === 'opening') await withDeadline(this.journal.opened, JOURNAL_CLOSE_MS);
+    if (this.journal.kind === 'open') await withDeadline(this.journal.journal.close(), JOURNAL_CLOSE_MS);
   }
 
   private sleep(ms: number): Promise<void> {

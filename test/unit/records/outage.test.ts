@@ -1,13 +1,18 @@
 // The database goes away and comes back: this file's own PostgreSQL (even when CI shares one in
 // DATABASE_URL, which is not a test's to stop) is stopped mid-run and started again. Nothing handed
-// to the records is lost, the outage is said once as it starts and once as it ends, and a queue
-// past its bound says so.
+// to the records is lost, the outage is said once as it starts and once as it ends, what waits goes
+// to the journal of the data directory at once, and a queue past its bound says so.
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecords } from '../../../relay/records/call-records';
 import { PostgresDatabase } from '../../../relay/records/postgres-database';
 import { callById } from '../../../relay/records/records-queries';
 import { createDatabase, startPostgres, type PostgresServer } from './postgres-server';
 import { claim, incoming, play, recordingLogger, T0, terminated } from './records-fixtures';
+
+const REPLAYED = 'call records replayed from the journal';
 
 const UNREACHABLE = 'the records database cannot be reached: facts wait in memory and are written once it answers';
 const BACK = 'the records database answers again: the facts that waited are written';
@@ -22,6 +27,17 @@ function playCall(records: CallRecords, clock: { now: number }, n: number): void
   for (const step of [incoming(callId, t, ['alice']), claim(callId, 'alice', t + 2_000), terminated(callId, t + 30_000, { answeredAt: t + 2_000 })]) play(records, clock, step);
 }
 
+const journalLines = (path: string) => readFileSync(path, 'utf8').split('\n').filter((line) => line !== '');
+
+/** Resolves once `ready()`, or fails saying `what` after 10 s. */
+async function eventually(ready: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen`);
+    await sleep(20);
+  }
+}
+
 async function callCount(url: string): Promise<number> {
   const db = PostgresDatabase.open(url);
   try {
@@ -34,9 +50,11 @@ async function callCount(url: string): Promise<number> {
 describe('a PostgreSQL outage', () => {
   let server: PostgresServer;
   let records: CallRecords | undefined;
+  let root: string;
   const drops: (() => Promise<void>)[] = [];
   beforeAll(async () => {
     server = await startPostgres({ own: true });
+    root = mkdtempSync(join(tmpdir(), 'records-outage-'));
   }, 60_000);
   afterEach(async () => {
     await records?.close(1_000);
@@ -46,6 +64,7 @@ describe('a PostgreSQL outage', () => {
   afterAll(async () => {
     for (const drop of drops) await drop().catch(() => undefined);
     await server?.stop();
+    rmSync(root, { recursive: true, force: true });
   }, 60_000);
 
   it('facts handed in while the server is down are all written once it is back; the outage is said once as it starts and once as it ends', async () => {
@@ -67,6 +86,7 @@ describe('a PostgreSQL outage', () => {
     await server.start();
     expect(await records.flush(20_000)).toBe(true);
     expect(records.stats()).toMatchObject({ queued: 0, dropped: 0, connected: true });
+    expect(records.stats()).toMatchObject({ journaled: 0, written: 240 });
     expect(await callCount(url)).toBe(60);
     const db = await records.database();
     expect(await callById(db, 'wacid.outage-42')).toMatchObject({ outcome: 'answered', agentId: 'alice', waitMs: 2_000 });
@@ -115,6 +135,32 @@ describe('a PostgreSQL outage', () => {
     expect(log.lines.filter((l) => /back under its bound/.test(l.msg)).map((l) => l.fields)).toEqual([{ dropped: 40 }]);
   }, 30_000);
 
+  it('facts that wait while the database cannot be reached go to the journal at once (mode 0600), and are written from it once it answers; the journal is then removed', async () => {
+    const { url, drop } = await createDatabase(server);
+    drops.push(drop);
+    const dataDir = join(root, 'outage-journal');
+    const journal = join(dataDir, 'records-journal.ndjson');
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    records = new CallRecords({ database: { kind: 'postgres', url }, dataDir, logger: log, now: () => clock.now, writer: FAST_RETRY });
+    await records.database();
+    await server.pause();
+    for (let n = 0; n < 5; n += 1) playCall(records, clock, n);
+    // On disk while the relay runs: a relay that dies now loses none of them.
+    await eventually(() => existsSync(journal) && journalLines(journal).length === 20 && records!.stats().queued === 0, 'the journal taking 20 facts');
+    expect(statSync(journal).mode & 0o777).toBe(0o600);
+    expect(records.stats()).toMatchObject({ connected: false, queued: 0, journaled: 20, dropped: 0 });
+    expect(log.lines.filter((l) => l.msg === UNREACHABLE).map((l) => l.fields?.journal)).toEqual([journal]);
+
+    await server.start();
+    expect(await records.flush(20_000)).toBe(true);
+    expect(await callCount(url)).toBe(5);
+    expect(existsSync(journal)).toBe(false);
+    expect(log.lines.filter((l) => l.msg === REPLAYED).map((l) => l.fields)).toEqual([{ journal, facts: 20, calls: 5, states: 0, skippedLines: 0 }]);
+    expect(log.said(BACK)).toBe(1);
+    expect(records.stats()).toMatchObject({ connected: true, queued: 0, journaled: 0, dropped: 0 });
+  }, 30_000);
+
   it('shutting down while the database is away says how many facts were not written', async () => {
     const { url, drop } = await createDatabase(server);
     drops.push(drop);
@@ -125,6 +171,6 @@ describe('a PostgreSQL outage', () => {
     await server.pause();
     playCall(closing, clock, 1);
     await closing.close(300);
-    expect(log.lines.filter((l) => l.level === 'error' && /not written at shutdown/.test(l.msg)).map((l) => l.fields?.facts)).toEqual([4]);
+    expect(log.lines.filter((l) => l.level === 'error' && /not written at shutdown/.test(l.msg)).map((l) => l.fields)).toEqual([{ facts: 4, timeoutMs: 300, lost: 4 }]);
   }, 30_000);
 });
