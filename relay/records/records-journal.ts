@@ -1,9 +1,9 @@
 // Where facts wait on disk while the database cannot take them: `<data-dir>/records-journal.ndjson`
 // (mode 0600), one fact a line. The writer appends what its queue holds while the database is
-// unreachable and at a shutdown that could not write it; it replays the file once the database
-// answers — at this start or the next, a crash in between losing nothing the file took — then
-// removes it. A fact written twice is one row (its key), so a replay cut short is simply replayed
-// again.
+// unreachable, past the queue's bound, and at a shutdown that could not write it; it replays the
+// file once the database answers — at this start or the next, a crash in between losing nothing
+// the file took — then removes it. A fact written twice is one row (its key), so a replay cut short
+// is simply replayed again.
 //
 // One relay at a time keeps a data directory's journal: it holds `records-journal.sock` (socket-lock.ts)
 // from its start to its end. A relay that finds it held keeps its waiting facts in memory only.

@@ -5,9 +5,10 @@
 // it ends.
 //
 // With a data directory, what waits goes to its journal (records-journal.ts) while the database is
-// unreachable, and at a shutdown the database did not let finish; the journal is replayed once the
-// database answers, at this start or the next. The queue in memory is bounded: past the bound the
-// oldest facts give way, and the log says so.
+// unreachable or the queue is past its bound, and at a shutdown the database did not let finish; the
+// journal is replayed once the database answers, at this start or the next. Without one — or when
+// the journal cannot be written either — past the bound whole calls give way, oldest first, never a
+// part of one (a call without its ring would pass for an outgoing one), and the log says how many.
 import type { Logger } from '../../shared/log';
 import type { AgentStateFact } from './agent-states';
 import type { CallFact } from './call-facts';
@@ -22,7 +23,7 @@ export interface WriterTuning {
   batchSize?: number;
   /** How long a fact may wait for others to share its batch. Default 200 ms. */
   flushIntervalMs?: number;
-  /** Facts kept in memory; past it the oldest are dropped (and logged). Default 200 000. */
+  /** Facts kept in memory; past it they go to the journal, or without one whole calls are dropped (and logged). Default 200 000. */
   maxQueued?: number;
   /** The first pause after a failure, doubled at each failure up to `retryMaxMs`. Defaults 250 ms and 30 s. */
   retryMinMs?: number;
@@ -47,7 +48,7 @@ export interface WriterStats {
   journaled: number;
   /** Facts written since the start, from memory or the journal. */
   written: number;
-  /** Dropped past the bound, refused by the database as malformed, or lost at a shutdown with no journal to take them. */
+  /** Facts lost since the start: past the bound with no journal to take them, refused by the database as malformed, or at a shutdown with no journal. */
   dropped: number;
   connected: boolean;
 }
@@ -59,6 +60,8 @@ type Written = { ok: true } | { ok: false; error: unknown };
 /** How long close() lets a write under way finish, then the journal take what is left. */
 const CLOSE_GRACE_MS = 1_000;
 const JOURNAL_CLOSE_MS = 2_000;
+/** Calls whose facts were dropped, remembered so that their later facts go too. */
+const DROPPED_CALLS_KEPT = 100_000;
 
 async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -91,7 +94,7 @@ export class RecordsWriter {
   private readonly inFlight = new Set<QueuedFact>();
   private link: Link = { kind: 'connecting' };
   private journal: JournalLink = { kind: 'none' };
-  /** An append failed: said once, until one succeeds. */
+  /** An append failed: said once, and the queue's bound drops calls, until one succeeds. */
   private journalFailing = false;
   /** A replay could not read the journal: it is left for the next start. */
   private journalUnreadable = false;
@@ -103,8 +106,11 @@ export class RecordsWriter {
   private retryMs: number;
   /** Since when the database has been failing, while it is. */
   private downSince: number | undefined;
-  private overBound = false;
+  /** Past the bound: the oldest facts go to the journal, or (none) whole calls are dropped. */
+  private overBound: 'no' | 'journal' | 'dropping' = 'no';
   private droppedWhileOver = 0;
+  private readonly callsDroppedWhileOver = new Set<string>();
+  private readonly droppedCalls = new Set<string>();
   /** What the journal's replay has written so far, said once it is done. */
   private replay: { facts: number; calls: Set<string>; states: number; skipped: number[] } | undefined;
   /** Memory and journal take turns while both hold facts. */
@@ -131,9 +137,12 @@ export class RecordsWriter {
 
   push(facts: readonly QueuedFact[]): void {
     if (this.link.kind === 'closed' || facts.length === 0) return;
-    this.queue.push(...facts);
-    if (this.queue.length > this.maxQueued) this.shed();
-    if (this.downSince !== undefined) this.spillSoon(this.flushIntervalMs);
+    for (const item of facts) {
+      if (item.kind === 'call' && this.droppedCalls.has(item.fact.callId)) this.dropLate(item.fact);
+      else this.queue.push(item);
+    }
+    if (this.queue.length > this.maxQueued) this.overflow();
+    else if (this.downSince !== undefined) this.spillSoon(this.flushIntervalMs);
     if (this.queue.length >= this.batchSize) this.kick();
     else this.timer ??= setTimeout(() => this.kick(), this.flushIntervalMs);
   }
@@ -297,6 +306,7 @@ export class RecordsWriter {
       logger.warn('lines of the call records journal that hold no whole fact were skipped: a relay stopped while writing them', { journal: journal.path, lines: replay.skipped });
     }
     logger.info('call records replayed from the journal', { journal: journal.path, facts: replay.facts, calls: replay.calls.size, states: replay.states, skippedLines: replay.skipped.length });
+    if (this.overBound === 'journal') this.overBound = 'no';
     this.settleFlushes();
   }
 
@@ -391,13 +401,14 @@ export class RecordsWriter {
       }
       this.journal = { kind: 'open', journal };
       if (journal.waiting > 0) logger.info('the call records journal holds facts from an earlier run: they are written once the database answers', { journal: journal.path, facts: journal.waiting });
-      // Facts that came meanwhile: to disk at once if the database is away.
-      if (this.downSince !== undefined) this.spillSoon(0);
+      // Facts that came meanwhile: to disk at once if the database is away or they are too many.
+      if (this.downSince !== undefined || this.queue.length > this.maxQueued) this.spillSoon(0);
       this.kick();
     } catch (error) {
       this.journal = { kind: 'unusable' };
       if (error instanceof JournalInUseError) logger.warn('the call records journal is kept by another relay: facts that wait are kept in memory only', { journal: error.path, pid: error.pid });
       else logger.error('the call records journal cannot be opened: facts that wait are kept in memory only', { dataDir: dir, error });
+      if (this.queue.length > this.maxQueued) this.shed();
     }
     this.settleFlushes();
   }
@@ -408,9 +419,20 @@ export class RecordsWriter {
     return this.journal.kind === 'open' ? this.journal.journal : undefined;
   }
 
-  /** Whether waiting facts can go to the journal (one opening counts: it takes them once open). */
+  /** Whether facts past the bound can go to the journal (one opening counts: it takes them once open). */
   private canSpill(): boolean {
     return (this.journal.kind === 'open' || this.journal.kind === 'opening') && !this.journalFailing;
+  }
+
+  /** Past the bound: to the journal, or whole calls dropped. */
+  private overflow(): void {
+    if (!this.canSpill()) return this.shed();
+    if (this.overBound !== 'journal') {
+      this.overBound = 'journal';
+      const journal = this.journal.kind === 'open' ? this.journal.journal.path : this.options.journalDir;
+      this.options.logger.warn('call records queue over its bound: the oldest facts go to the journal until the database takes them', { bound: this.maxQueued, journal });
+    }
+    this.spillSoon(0);
   }
 
   private spillSoon(delayMs: number): void {
@@ -435,7 +457,11 @@ export class RecordsWriter {
 
   private async spillNow(): Promise<void> {
     const journal = await this.journalReady();
-    if (this.closed || journal === undefined) return;
+    if (this.closed) return;
+    if (journal === undefined) {
+      if (this.queue.length > this.maxQueued) this.shed();
+      return;
+    }
     const facts = this.queue.filter((item) => !this.inFlight.has(item));
     if (facts.length === 0) return;
     try {
@@ -445,6 +471,7 @@ export class RecordsWriter {
         this.journalFailing = true;
         this.options.logger.error('the call records journal cannot be written: facts that wait are kept in memory only', { journal: journal.path, error });
       }
+      if (this.queue.length > this.maxQueued) this.shed();
       return;
     }
     if (this.journalFailing) {
@@ -454,28 +481,80 @@ export class RecordsWriter {
     const kept = new Set(facts);
     this.queue = this.queue.filter((item) => !kept.has(item));
     this.checkUnderBound();
+    // A database that is up takes them back from the journal.
+    if (this.link.kind === 'up' && this.downSince === undefined) this.kick();
   }
 
-  /** Past the bound the oldest facts go, but the batch in flight at the queue's head. */
+  /**
+   * Past the bound with nowhere to put them: whole calls go, oldest first (by their first fact
+   * waiting), down to a little under the bound so that this runs once per many facts, not once per
+   * fact; a call with a fact in flight is passed over. An agent's state facts go one by one, oldest
+   * first. Calls dropped are remembered, so that their later facts go too.
+   */
   private shed(): void {
-    const from = Math.min(this.inFlight.size, this.queue.length);
-    const excess = Math.min(this.queue.length - this.maxQueued, this.queue.length - from);
+    const target = this.maxQueued - Math.floor(this.maxQueued / 20);
+    let excess = this.queue.length - target;
     if (excess <= 0) return;
-    this.queue.splice(from, excess);
-    this.dropped += excess;
-    this.droppedWhileOver += excess;
-    if (!this.overBound) {
-      this.overBound = true;
+    const factsOf = new Map<string, number>();
+    const flying = new Set<string>();
+    for (const item of this.queue) {
+      if (item.kind !== 'call') continue;
+      factsOf.set(item.fact.callId, (factsOf.get(item.fact.callId) ?? 0) + 1);
+      if (this.inFlight.has(item)) flying.add(item.fact.callId);
+    }
+    const calls = new Set<string>();
+    const states = new Set<QueuedFact>();
+    for (const item of this.queue) {
+      if (excess <= 0) break;
+      if (this.inFlight.has(item)) continue;
+      if (item.kind === 'state') {
+        states.add(item);
+        excess -= 1;
+      } else if (!calls.has(item.fact.callId) && !flying.has(item.fact.callId)) {
+        calls.add(item.fact.callId);
+        excess -= factsOf.get(item.fact.callId)!;
+      }
+    }
+    const before = this.queue.length;
+    this.queue = this.queue.filter((item) => !(item.kind === 'state' ? states.has(item) : calls.has(item.fact.callId)));
+    const count = before - this.queue.length;
+    this.dropped += count;
+    this.droppedWhileOver += count;
+    for (const callId of calls) {
+      this.callsDroppedWhileOver.add(callId);
+      this.remember(callId);
+    }
+    if (this.overBound !== 'dropping') {
+      this.overBound = 'dropping';
       this.options.logger.error('call records queue over its bound: the oldest facts are dropped until the database takes them', { bound: this.maxQueued });
     }
   }
 
-  /** Once the queue is back under its bound, the log says how many facts were lost in all. */
+  /** A later fact of a call whose facts were dropped: dropped too, rather than make half a call. */
+  private dropLate(fact: CallFact): void {
+    this.dropped += 1;
+    if (this.overBound === 'dropping') {
+      this.droppedWhileOver += 1;
+      return;
+    }
+    this.options.logger.warn('a fact of a call whose earlier facts were dropped is dropped too: the call is not half recorded', { callId: fact.callId, kind: fact.kind });
+  }
+
+  private remember(callId: string): void {
+    this.droppedCalls.delete(callId);
+    this.droppedCalls.add(callId);
+    if (this.droppedCalls.size <= DROPPED_CALLS_KEPT) return;
+    const oldest = this.droppedCalls.values().next();
+    if (oldest.done !== true) this.droppedCalls.delete(oldest.value);
+  }
+
+  /** Once the queue is back under its bound, the log says how many facts (and calls) were dropped in all. */
   private checkUnderBound(): void {
-    if (!this.overBound || this.queue.length >= this.maxQueued) return;
-    this.overBound = false;
-    this.options.logger.warn('call records queue back under its bound', { dropped: this.droppedWhileOver });
+    if (this.overBound !== 'dropping' || this.queue.length >= this.maxQueued) return;
+    this.overBound = 'no';
+    this.options.logger.warn('call records queue back under its bound', { dropped: this.droppedWhileOver, calls: this.callsDroppedWhileOver.size });
     this.droppedWhileOver = 0;
+    this.callsDroppedWhileOver.clear();
   }
 
   /** At a shutdown that could not write everything: what memory holds goes to the journal, and the log says how many facts wait and where. */

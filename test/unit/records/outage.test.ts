@@ -1,8 +1,9 @@
 // The database goes away and comes back: this file's own PostgreSQL (even when CI shares one in
 // DATABASE_URL, which is not a test's to stop) is stopped mid-run and started again. Nothing handed
-// to the records is lost, the outage is said once as it starts and once as it ends, what waits goes
-// to the journal of the data directory at once, and a queue past its bound says so.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+// to the records is lost, the outage is said once as it starts and once as it ends; what waits goes
+// to the journal of the data directory at once, and past the queue's bound with no journal whole
+// calls give way, never a part of one.
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -132,7 +133,7 @@ describe('a PostgreSQL outage', () => {
     const db = await records.database();
     expect(await callById(db, 'wacid.outage-19')).toMatchObject({ outcome: 'answered' });
     expect(await callById(db, 'wacid.outage-9')).toBeUndefined();
-    expect(log.lines.filter((l) => /back under its bound/.test(l.msg)).map((l) => l.fields)).toEqual([{ dropped: 40 }]);
+    expect(log.lines.filter((l) => /back under its bound/.test(l.msg)).map((l) => l.fields)).toEqual([{ dropped: 40, calls: 10 }]);
   }, 30_000);
 
   it('facts that wait while the database cannot be reached go to the journal at once (mode 0600), and are written from it once it answers; the journal is then removed', async () => {
@@ -159,6 +160,68 @@ describe('a PostgreSQL outage', () => {
     expect(log.lines.filter((l) => l.msg === REPLAYED).map((l) => l.fields)).toEqual([{ journal, facts: 20, calls: 5, states: 0, skippedLines: 0 }]);
     expect(log.said(BACK)).toBe(1);
     expect(records.stats()).toMatchObject({ connected: true, queued: 0, journaled: 0, dropped: 0 });
+  }, 30_000);
+
+  it('past its bound with a journal: the facts go to it, none is dropped, and every call is written whole', async () => {
+    const { url, drop } = await createDatabase(server);
+    drops.push(drop);
+    const dataDir = join(root, 'bound-journal');
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    records = new CallRecords({ database: { kind: 'postgres', url }, dataDir, logger: log, now: () => clock.now, writer: { ...FAST_RETRY, maxQueued: 40 } });
+    await records.database();
+    await server.pause();
+    for (let n = 0; n < 20; n += 1) playCall(records, clock, n);
+    expect(records.stats().dropped).toBe(0);
+    await eventually(() => records!.stats().queued === 0 && records!.stats().journaled === 80, 'the journal taking 80 facts');
+    expect(log.lines.filter((l) => /over its bound/.test(l.msg)).map((l) => [l.level, l.msg])).toEqual([
+      ['warn', 'call records queue over its bound: the oldest facts go to the journal until the database takes them'],
+    ]);
+
+    await server.start();
+    expect(await records.flush(20_000)).toBe(true);
+    expect(await callCount(url)).toBe(20);
+    const db = await records.database();
+    for (const n of [0, 9, 19]) expect(await callById(db, `wacid.outage-${n}`)).toMatchObject({ direction: 'incoming', outcome: 'answered', agentId: 'alice' });
+    expect(records.stats()).toMatchObject({ queued: 0, journaled: 0, dropped: 0 });
+    expect(log.lines.find((l) => l.msg === REPLAYED)?.fields).toMatchObject({ facts: 80, calls: 20 });
+  }, 30_000);
+
+  it('past its bound with no journal to take them: whole calls give way, oldest first, never a part of one, so none passes for an outgoing call', async () => {
+    const { url, drop } = await createDatabase(server);
+    drops.push(drop);
+    // A data directory that cannot be made: a file stands where it would be.
+    const blocker = join(root, 'not-a-directory');
+    writeFileSync(blocker, '');
+    const log = recordingLogger();
+    const clock = { now: T0 };
+    records = new CallRecords({ database: { kind: 'postgres', url }, dataDir: join(blocker, 'relay-data'), logger: log, now: () => clock.now, writer: { ...FAST_RETRY, maxQueued: 40 } });
+    await records.database();
+    await server.pause();
+    // A busy moment: the 20 calls all ring before any is answered, then each is answered, then each ends.
+    const callId = (n: number) => `wacid.overlap-${n}`;
+    const t = (n: number) => T0 + n * 1_000;
+    for (let n = 0; n < 20; n += 1) play(records, clock, incoming(callId(n), t(n), ['alice']));
+    for (let n = 0; n < 20; n += 1) play(records, clock, claim(callId(n), 'alice', t(n) + 30_000));
+    for (let n = 0; n < 20; n += 1) play(records, clock, terminated(callId(n), t(n) + 60_000, { answeredAt: t(n) + 30_000 }));
+    const { dropped } = records.stats();
+    expect(dropped).toBeGreaterThan(0);
+    expect(log.lines.filter((l) => l.level === 'error' && /over its bound/.test(l.msg)).map((l) => l.msg)).toEqual([
+      'call records queue over its bound: the oldest facts are dropped until the database takes them',
+    ]);
+
+    await server.start();
+    expect(await records.flush(20_000)).toBe(true);
+    const db = await records.database();
+    const rows = await db.query<{ call_id: string; direction: string; outcome: string; agent_id: string }>('SELECT call_id, direction, outcome, agent_id FROM calls ORDER BY call_id');
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.length).toBeLessThan(20);
+    for (const row of rows) expect(row, row.call_id).toMatchObject({ direction: 'incoming', outcome: 'answered', agent_id: 'alice' });
+    // The newest calls are the ones kept, each with all 4 of its facts; the others lost whole.
+    expect(rows.map((r) => r.call_id).sort()).toEqual(Array.from({ length: rows.length }, (_, i) => callId(20 - rows.length + i)).sort());
+    expect(dropped).toBe(80 - 4 * rows.length);
+    expect(log.lines.filter((l) => /back under its bound/.test(l.msg)).map((l) => l.fields)).toEqual([{ dropped, calls: 20 - rows.length }]);
+    expect(log.lines.filter((l) => /journal cannot be opened/.test(l.msg))).toHaveLength(1);
   }, 30_000);
 
   it('shutting down while the database is away says how many facts were not written', async () => {
