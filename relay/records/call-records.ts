@@ -10,7 +10,7 @@ import { openDatabase, type Database, type DatabaseConfig } from './database';
 import { migrate } from './migrations';
 import { agentsNotOffline, prune } from './records-store';
 import { RecordsWriter, type QueuedFact, type WriterStats, type WriterTuning } from './records-writer';
-import type { RelayRecords, SeenEvent } from './relay-records';
+import type { RecordsStatus, RelayRecords, SeenEvent } from './relay-records';
 
 const DAY_MS = 24 * 60 * 60_000;
 /** How long close() lets a prune under way finish before it closes the database under it. */
@@ -109,6 +109,11 @@ export class CallRecords implements RelayRecords {
 
   stats(): WriterStats {
     return this.writer.stats();
+  }
+
+  status(): RecordsStatus {
+    const { database, queued, journaled, written, dropped, lastError } = this.writer.stats();
+    return { database, queued, journaled, written, dropped, ...(lastError !== undefined ? { lastError } : {}) };
   }
 
   /** Resolves true once every fact handed in so far is written; false after `timeoutMs`. */

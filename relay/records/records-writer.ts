@@ -41,16 +41,22 @@ export interface RecordsWriterOptions extends WriterTuning {
   journalDir?: string;
 }
 
+/** What the records say of themselves (the relay's /healthz `records`). */
 export interface WriterStats {
+  /** `connecting` until the database first answers; `down` from a failure until it answers again. */
+  database: 'connecting' | 'up' | 'down' | 'closed';
+  /** Same as `database === 'up'`. */
+  connected: boolean;
   /** Facts waiting in memory. */
   queued: number;
   /** Facts waiting in the journal. */
   journaled: number;
   /** Facts written since the start, from memory or the journal. */
   written: number;
-  /** Facts lost since the start: past the bound with no journal to take them, refused by the database as malformed, or at a shutdown with no journal. */
+  /** Facts lost since the start: past the bound with no journal to take them, or refused by the database as malformed. */
   dropped: number;
-  connected: boolean;
+  /** The last thing that went wrong with the database or the journal. */
+  lastError?: { message: string; at: string };
 }
 
 type Link = { kind: 'connecting' } | { kind: 'up'; db: Database } | { kind: 'closed' };
@@ -88,6 +94,8 @@ function refusesTheData(error: unknown): boolean {
   return syscall === undefined && (error instanceof RangeError || error instanceof TypeError || name === 'RangeError' || name === 'TypeError');
 }
 
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
 export class RecordsWriter {
   private queue: QueuedFact[] = [];
   /** The batch being written: at the queue's head, never spilled nor dropped while it is. */
@@ -117,6 +125,7 @@ export class RecordsWriter {
   private journalTurn = false;
   private written = 0;
   private dropped = 0;
+  private lastError: { message: string; at: string } | undefined;
   private readonly waiting = new Set<() => void>();
   private readonly batchSize: number;
   private readonly flushIntervalMs: number;
@@ -148,12 +157,15 @@ export class RecordsWriter {
   }
 
   stats(): WriterStats {
+    const database = this.link.kind === 'closed' ? 'closed' : this.downSince !== undefined ? 'down' : this.link.kind === 'up' ? 'up' : 'connecting';
     return {
+      database,
+      connected: database === 'up',
       queued: this.queue.length,
       journaled: this.journal.kind === 'open' ? this.journal.journal.waiting : 0,
       written: this.written,
       dropped: this.dropped,
-      connected: this.link.kind === 'up' && this.downSince === undefined,
+      ...(this.lastError !== undefined ? { lastError: this.lastError } : {}),
     };
   }
 
@@ -277,6 +289,7 @@ export class RecordsWriter {
       read = await journal.read(this.batchSize);
     } catch (error) {
       this.journalUnreadable = true;
+      this.noteError(error);
       this.options.logger.error('the call records journal cannot be read: its facts wait there for the next start', { journal: journal.path, error });
       this.settleFlushes();
       return;
@@ -332,6 +345,7 @@ export class RecordsWriter {
         } catch (error) {
           if (!refusesTheData(error)) return { ok: false, error };
           this.dropped += 1;
+          this.noteError(error);
           const about = item.kind === 'call' ? { callId: item.fact.callId, kind: item.fact.kind } : { agentId: item.fact.agentId, state: item.fact.state };
           this.options.logger.error('the records database refused a fact: it is dropped', { ...about, error, batchError: firstError === error ? undefined : firstError });
         }
@@ -368,6 +382,7 @@ export class RecordsWriter {
 
   private async failed(error: unknown): Promise<void> {
     const { logger } = this.options;
+    this.noteError(error);
     // A write that close() gave up on, failing at last: what it held is already accounted for.
     if (this.closed) return;
     if (this.downSince === undefined) {
@@ -390,6 +405,10 @@ export class RecordsWriter {
     this.downSince = undefined;
   }
 
+  private noteError(error: unknown): void {
+    this.lastError = { message: messageOf(error), at: new Date().toISOString() };
+  }
+
   private async openJournal(dir: string): Promise<void> {
     const { logger } = this.options;
     try {
@@ -406,6 +425,7 @@ export class RecordsWriter {
       this.kick();
     } catch (error) {
       this.journal = { kind: 'unusable' };
+      this.noteError(error);
       if (error instanceof JournalInUseError) logger.warn('the call records journal is kept by another relay: facts that wait are kept in memory only', { journal: error.path, pid: error.pid });
       else logger.error('the call records journal cannot be opened: facts that wait are kept in memory only', { dataDir: dir, error });
       if (this.queue.length > this.maxQueued) this.shed();
@@ -467,6 +487,7 @@ export class RecordsWriter {
     try {
       await journal.append(facts);
     } catch (error) {
+      this.noteError(error);
       if (!this.journalFailing) {
         this.journalFailing = true;
         this.options.logger.error('the call records journal cannot be written: facts that wait are kept in memory only', { journal: journal.path, error });

@@ -15,6 +15,18 @@ export interface SeenEvent {
   reachable: () => readonly string[];
 }
 
+/** What the records say of themselves, for the relay's /healthz (records-writer.ts `WriterStats`). */
+export interface RecordsStatus {
+  database: 'connecting' | 'up' | 'down' | 'closed';
+  /** Facts waiting in memory, and in the journal on disk. */
+  queued: number;
+  journaled: number;
+  /** Facts written, and lost, since the start. */
+  written: number;
+  dropped: number;
+  lastError?: { message: string; at: string };
+}
+
 export interface RelayRecords {
   /** An event stored, or dropped by the delivery rules. Never waits: facts are written later, in batches. */
   eventSeen(seen: SeenEvent): void;
@@ -26,4 +38,6 @@ export interface RelayRecords {
   presenceReported(agentId: string, status: Presence, before: Presence | undefined): void;
   /** The team's presence, read to notice an agent whose presence lapsed (`presenceTtlMs` after its last report). */
   followPresence(presenceOf: (agentId: string) => Presence | undefined, presenceTtlMs: number): void;
+  /** How the writing goes now. */
+  status(): RecordsStatus;
 }

@@ -126,6 +126,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
       expect(log.lines.filter((l) => /journal/.test(l.msg)).map((l) => [l.level, l.msg, String((l.fields?.error as Error).message)])).toEqual([
         ['error', 'the call records journal cannot be opened: facts that wait are kept in memory only', expect.stringContaining('ENOTDIR')],
       ]);
+      expect(records.status()).toMatchObject({ database: 'up', lastError: { message: expect.stringContaining('ENOTDIR') } });
     } finally {
       await records.close();
     }

@@ -106,6 +106,7 @@ describe('a PostgreSQL that does not answer', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(records.stats()).toMatchObject({ connected: false, queued: 0, journaled: 4, dropped: 0 });
+    expect(records.status()).toMatchObject({ database: 'down', queued: 0, journaled: 4, dropped: 0, lastError: { message: 'the records database did not answer within 500 ms' } });
     expect(log.lines.filter((l) => /cannot be reached/.test(l.msg)).map((l) => [l.level, l.fields?.journal, String((l.fields?.error as Error).message)])).toEqual([
       ['warn', journal, 'the records database did not answer within 500 ms'],
     ]);
@@ -115,6 +116,7 @@ describe('a PostgreSQL that does not answer', () => {
     expect(await callById(await records.database(), 'wacid.unanswered')).toMatchObject({ direction: 'incoming', outcome: 'answered' });
     expect(log.said(/answers again/)).toBe(1);
     expect(records.stats()).toMatchObject({ connected: true, queued: 0, journaled: 0, dropped: 0 });
+    expect(records.status()).toMatchObject({ database: 'up', queued: 0, journaled: 0, dropped: 0 });
     expect(existsSync(journal)).toBe(false);
   }, 60_000);
 });

@@ -83,11 +83,12 @@ describe('a PostgreSQL outage', () => {
     expect(await records.flush(300)).toBe(false);
     expect(records.stats()).toMatchObject({ connected: false, dropped: 0 });
     expect(records.stats().queued).toBeGreaterThanOrEqual(150);
+    expect(records.status()).toMatchObject({ database: 'down', journaled: 0, dropped: 0, lastError: { message: expect.stringMatching(/ECONNREFUSED|terminat|shut/), at: expect.any(String) } });
 
     await server.start();
     expect(await records.flush(20_000)).toBe(true);
     expect(records.stats()).toMatchObject({ queued: 0, dropped: 0, connected: true });
-    expect(records.stats()).toMatchObject({ journaled: 0, written: 240 });
+    expect(records.status()).toMatchObject({ database: 'up', queued: 0, journaled: 0, written: 240, dropped: 0 });
     expect(await callCount(url)).toBe(60);
     const db = await records.database();
     expect(await callById(db, 'wacid.outage-42')).toMatchObject({ outcome: 'answered', agentId: 'alice', waitMs: 2_000 });
@@ -151,6 +152,7 @@ describe('a PostgreSQL outage', () => {
     await eventually(() => existsSync(journal) && journalLines(journal).length === 20 && records!.stats().queued === 0, 'the journal taking 20 facts');
     expect(statSync(journal).mode & 0o777).toBe(0o600);
     expect(records.stats()).toMatchObject({ connected: false, queued: 0, journaled: 20, dropped: 0 });
+    expect(records.status()).toMatchObject({ database: 'down', queued: 0, journaled: 20, dropped: 0 });
     expect(log.lines.filter((l) => l.msg === UNREACHABLE).map((l) => l.fields?.journal)).toEqual([journal]);
 
     await server.start();
@@ -160,6 +162,7 @@ describe('a PostgreSQL outage', () => {
     expect(log.lines.filter((l) => l.msg === REPLAYED).map((l) => l.fields)).toEqual([{ journal, facts: 20, calls: 5, states: 0, skippedLines: 0 }]);
     expect(log.said(BACK)).toBe(1);
     expect(records.stats()).toMatchObject({ connected: true, queued: 0, journaled: 0, dropped: 0 });
+    expect(records.status()).toMatchObject({ database: 'up', queued: 0, journaled: 0, dropped: 0 });
   }, 30_000);
 
   it('past its bound with a journal: the facts go to it, none is dropped, and every call is written whole', async () => {

@@ -41,6 +41,18 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
     }
   };
 
+  it('says how its records go in /healthz: the database, facts waiting in memory and in the journal, written, dropped', async () => {
+    expect((await postWebhook(relay.url, incomingCall('wacid.relay-health'))).status).toBe(200);
+    await storedEvent('wacid.relay-health', 'call.incoming');
+    expect(await records.flush()).toBe(true);
+    const health = await fetch(`${relay.url}/healthz`);
+    expect(health.status).toBe(200);
+    const body = (await health.json()) as { records?: unknown };
+    expect(body).toMatchObject({ status: 'ok', records: { database: 'up', queued: 0, journaled: 0, written: expect.any(Number), dropped: 0 } });
+    expect(body.records).toEqual(records.status());
+    expect(records.status().written).toBeGreaterThan(0);
+  });
+
   it('records calls, claims, declines and presence as the relay handles them, once however often the service retries', async () => {
     expect((await putPresence(relay.url, tokens.alice!, { status: 'available' })).status).toBe(200);
     expect((await putPresence(relay.url, tokens.bob!, { status: 'available' })).status).toBe(200);
