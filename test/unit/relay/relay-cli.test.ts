@@ -41,7 +41,7 @@ describe('relay command line', () => {
         maxStreamsPerAgent: 5,
         retentionMs: 600_000,
         logLevel: 'info',
-        records: { database: { kind: 'embedded', dataDir: 'relay-data/records' } },
+        records: { database: { kind: 'embedded', dataDir: 'relay-data/records' }, dataDir: 'relay-data' },
       },
     });
     expect(parseRelayCli(good, {})).toMatchObject({ ok: true, value: { port: 8787 } });
