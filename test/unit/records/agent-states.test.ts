@@ -5,7 +5,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Presence } from '../../../relay/backend/types';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { Database } from '../../../relay/records/database';
+import type { AgentStateFact } from '../../../relay/records/agent-states';
 import { stateIntervals } from '../../../relay/records/records-queries';
+import { writeBatch } from '../../../relay/records/records-store';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
 import { recordingLogger, T0 } from './records-fixtures';
 
@@ -75,6 +77,51 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
     ]);
     const facts = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM agent_state_facts WHERE agent_id = 'alice'");
     expect(facts[0]!.n).toBe(3);
+  });
+
+  it('facts of one agent in the same millisecond are all kept and taken in the order they arrived; a state that lasted no time is no interval', async () => {
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const write = (instanceId: string, ...states: AgentStateFact[]) => db.transaction((tx) => writeBatch(tx, { calls: [], states }, instanceId));
+    const fact = (state: string, at: number, reason = ''): AgentStateFact => ({ agentId: 'gina', state, reason, at });
+    // One batch: on_call and available again in the same millisecond, the second arriving last.
+    await write('instance-a', fact('available', T0), fact('on_call', T0 + 10_000), fact('available', T0 + 10_000));
+    expect(await intervals('gina')).toEqual([{ state: 'available', reason: undefined, from: 0, to: undefined }]);
+    // Two instances, the same millisecond: the one written last is the state from then on.
+    await write('instance-a', fact('dnd', T0 + 20_000));
+    await write('instance-b', fact('offline', T0 + 20_000, 'presence_expired'));
+    expect(await intervals('gina')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 20 },
+      { state: 'offline', reason: 'presence_expired', from: 20, to: undefined },
+    ]);
+    // A fact arriving late, inside what is there, splits it as it would have in order.
+    await write('instance-b', fact('on_call', T0 + 5_000), fact('dnd', T0 + 5_000));
+    expect(await intervals('gina')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 5 },
+      { state: 'dnd', reason: undefined, from: 5, to: 10 },
+      { state: 'available', reason: undefined, from: 10, to: 20 },
+      { state: 'offline', reason: 'presence_expired', from: 20, to: undefined },
+    ]);
+    const facts = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM agent_state_facts WHERE agent_id = 'gina'");
+    expect(facts[0]!.n).toBe(7);
+  });
+
+  it('two presence reports in the same millisecond through the records: the later one is the state', async () => {
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const clock = { now: T0 };
+    const team = new Map<string, Presence>();
+    const records = instance(clock, team);
+    report(records, team, 'hugo', 'available');
+    clock.now = T0 + 30_000;
+    report(records, team, 'hugo', 'on_call');
+    report(records, team, 'hugo', 'dnd');
+    expect(await records.flush()).toBe(true);
+    expect(await intervals('hugo')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 30 },
+      { state: 'dnd', reason: undefined, from: 30, to: undefined },
+    ]);
+    expect(records.stats()).toMatchObject({ dropped: 0 });
   });
 
   it('a presence that lapses is offline, noticed once however many instances notice it; a new report ends it', async () => {
