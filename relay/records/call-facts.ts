@@ -66,7 +66,7 @@ const DATA = {
     colleague: z.string().optional(),
     reason: z.enum(TRANSFER_MISSES).optional(),
   }),
-  /** The customer left a voicemail: an inbound audio message whose id is the call's (protocol.md). */
+  /** The customer left a voicemail: an inbound audio message whose id is the call's (protocol.md), and its media's id. */
   voicemail: z.object({ mediaId: z.string().optional() }),
 } as const;
 
@@ -188,7 +188,7 @@ function factsOf(event: RelayEvent, context: EventContext): CallFact[] {
     case 'message.inbound':
       // protocol.md: a voicemail is an inbound audio message whose id is the call's id. Any other
       // audio message's fact names no call, and so makes no call row.
-      return event.messageType === 'audio' ? [fact('voicemail', event.messageId, receivedAt, {})] : [];
+      return event.messageType === 'audio' ? [fact('voicemail', event.messageId, receivedAt, { mediaId: event.mediaId })] : [];
     case 'call.claimed':
       // The claim itself is recorded where it is decided (claimedFact), also when this event's store fails.
       return [];

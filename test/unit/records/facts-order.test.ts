@@ -40,7 +40,7 @@ const SCENARIOS: Record<string, Step[]> = {
     decline('c', 'alice', T0 + 1_000, 1),
     decline('c', 'bob', T0 + 2_000, 0),
     terminated('c', T0 + 2_400),
-    voicemail('c', T0 + 40_000),
+    voicemail('c', T0 + 40_000, 'media-voicemail-2'),
   ],
   'an outgoing call the customer answered': [
     claim('c', 'alice', T0),

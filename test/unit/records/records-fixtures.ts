@@ -60,9 +60,9 @@ export const terminated = (
     ...(options.errors !== undefined ? { errors: options.errors } : {}),
   },
 });
-export const voicemail = (callId: string, at: number): Step => ({
+export const voicemail = (callId: string, at: number, mediaId?: string): Step => ({
   at,
-  event: { type: 'message.inbound', messageId: callId, from: CUSTOMER, timestamp: seconds(at), messageType: 'audio' },
+  event: { type: 'message.inbound', messageId: callId, from: CUSTOMER, timestamp: seconds(at), messageType: 'audio', ...(mediaId !== undefined ? { mediaId } : {}) },
 });
 
 /** Plays one step into the records; `clock` is what the records read as now for claims and declines. */
