@@ -2,6 +2,7 @@
 // records step by step: each step happens at its own instant, so that the same steps give the same
 // facts whatever order they are played in.
 import type { Audience } from '../../../relay/backend/types';
+import { claimedFact, declinedFact, factsOfEvent, type CallFact } from '../../../relay/records/call-facts';
 import type { RelayEvent } from '../../../shared/events';
 import type { Logger, LogFields } from '../../../shared/log';
 import type { RelayRecords } from '../../../relay/records/relay-records';
@@ -77,6 +78,13 @@ export function play(records: RelayRecords, clock: { now: number }, step: Step):
     stored: step.stored ?? true,
     reachable: () => step.reachable ?? [],
   });
+}
+
+/** The facts one instance makes of a step, as `play` would have it make them (for writing them through the store). */
+export function factsOfStep(step: Step): CallFact[] {
+  if ('claim' in step) return [claimedFact(step.claim, step.agentId, step.at)];
+  if ('decline' in step) return [declinedFact(step.decline, step.agentId, step.at, { othersRinging: step.othersRinging, ...(step.answeredBy !== undefined ? { answeredBy: step.answeredBy } : {}) })];
+  return factsOfEvent(step.event, { receivedAt: step.at, audience: step.audience ?? { kind: 'everyone' }, stored: step.stored ?? true, reachable: () => step.reachable ?? [] });
 }
 
 /** The same steps for another call id (one database, many variants of a scenario). */
