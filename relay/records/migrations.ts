@@ -98,7 +98,8 @@ export const MIGRATIONS: readonly Migration[] = [
         ended_at   timestamptz,
         PRIMARY KEY (agent_id, started_at)
       );
-      CREATE INDEX agent_states_started ON agent_states (started_at);
+      -- The key serves the queries (one agent's intervals in order, from an instant); ended_at the
+      -- current states and the prune.
       CREATE INDEX agent_states_ended ON agent_states (ended_at);
     `,
   },

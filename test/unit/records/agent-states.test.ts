@@ -9,7 +9,7 @@ import type { AgentStateFact } from '../../../relay/records/agent-states';
 import { stateIntervals } from '../../../relay/records/records-queries';
 import { writeBatch } from '../../../relay/records/records-store';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { recordingLogger, T0 } from './records-fixtures';
+import { collect, recordingLogger, T0 } from './records-fixtures';
 
 const TTL_MS = 60_000;
 
@@ -47,7 +47,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
     records.presenceReported(agentId, status, before);
   };
   const intervals = async (agentId?: string) =>
-    (await stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 100 * 60_000), ...(agentId !== undefined ? { agentId } : {}) })).map((i) => ({
+    (await collect(stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 100 * 60_000), ...(agentId !== undefined ? { agentId } : {}) }))).map((i) => ({
       state: i.state,
       reason: i.reason,
       from: (i.startedAt - T0) / 1000,

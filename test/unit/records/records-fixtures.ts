@@ -99,6 +99,13 @@ export function renamed(steps: readonly Step[], callId: string): Step[] {
   });
 }
 
+/** Everything a stream yields (Array.fromAsync, before Node 22). */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
 /** A logger that keeps what it is told, for the tests that read the log. */
 export interface RecordingLogger extends Logger {
   lines: { level: 'debug' | 'info' | 'warn' | 'error'; msg: string; fields?: LogFields }[];
