@@ -66,7 +66,9 @@ export const MIGRATIONS: readonly Migration[] = [
         notes              text,
         updated_at         timestamptz NOT NULL DEFAULT now()
       );
-      CREATE INDEX calls_started ON calls (started_at, call_id);
+      -- A window of calls in order (callsBetween's keyset), and a day's summary read from the index
+      -- alone: the columns it counts and sums ride along.
+      CREATE INDEX calls_started ON calls (started_at, call_id) INCLUDE (direction, outcome, wait_ms, talk_ms, hold_ms);
       CREATE INDEX calls_agent_started ON calls (agent_id, started_at) WHERE agent_id IS NOT NULL;
       CREATE INDEX calls_open ON calls (started_at) WHERE outcome IS NULL;
 

@@ -74,7 +74,10 @@ export interface CallSummary {
   };
 }
 
-/** Counts by outcome, the average handle time and the service level of the calls that started between two instants. */
+/**
+ * Counts by outcome, the average handle time and the service level of the calls that started
+ * between two instants: read from `calls_started` alone, which carries every column it uses.
+ */
 export async function summary(db: SqlRunner, query: SummaryQuery): Promise<CallSummary> {
   const rows = await db.query<{
     total: number;
