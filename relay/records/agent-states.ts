@@ -4,6 +4,12 @@
 // both) write two facts that make one interval, whatever the order they were written in. Facts of
 // the same millisecond are taken in the order they arrived, and a state that lasted no time is no
 // interval: the last of them is the state from that instant on.
+//
+// An expiry (offline, presence_expired) is one instance's reading of the team's presence, dated on
+// its own clock. A report another instance took shortly before it says the agent was there, and
+// the presence that report set was still alive: such an expiry came from a clock ahead of the
+// other's, or from a presence read a moment before the report reached it, and is left out. The
+// instance that took the report notices the lapse itself if the agent goes quiet.
 
 /** A state change, as one instance saw it. `at` is unix ms; `reason` '' when there is none. */
 export interface AgentStateFact {
@@ -11,6 +17,8 @@ export interface AgentStateFact {
   state: string;
   reason: string;
   at: number;
+  /** The instance that wrote it, once written (the records read it back with the fact). */
+  instanceId?: string;
 }
 
 /** A state the agent was in from `startedAt` until `endedAt` (absent: it still is). */
@@ -26,6 +34,15 @@ export interface AgentStateInterval {
 export const OFFLINE = 'offline';
 /** Why an agent went offline: its presence expired without a new report. */
 export const PRESENCE_EXPIRED = 'presence_expired';
+/**
+ * How long after a report another instance took an expiry is contradicted by it. The app refreshes
+ * its presence every 20 s and a presence lives longer than that (60 s: relay/REFERENCE.md
+ * "Presence"), so an expiry this soon after a report cannot be right, whatever the clocks say; a
+ * real one comes a presence lifetime after the last report.
+ */
+export const REPORT_OUTLIVES_MS = 20_000;
+
+const isExpiry = (fact: AgentStateFact): boolean => fact.state === OFFLINE && fact.reason === PRESENCE_EXPIRED;
 
 /**
  * The order facts are taken in: by time; facts of the same millisecond in the order they are given,
@@ -37,10 +54,30 @@ export function compareStateFacts(a: AgentStateFact, b: AgentStateFact): number 
 
 const sameState = (interval: AgentStateInterval, fact: AgentStateFact): boolean => interval.state === fact.state && (interval.reason ?? '') === fact.reason;
 
-/** The intervals one agent's facts make, in order; the last is open. `facts` in the order they arrived. */
-export function intervalsOf(facts: readonly AgentStateFact[]): AgentStateInterval[] {
+/**
+ * Whether the expiry at `sorted[i]` is contradicted by a report another instance took up to
+ * REPORT_OUTLIVES_MS before it (the facts before it in time order, looked at back to that).
+ */
+function contradicted(sorted: readonly AgentStateFact[], i: number): boolean {
+  const expiry = sorted[i]!;
+  if (expiry.instanceId === undefined) return false;
+  for (let j = i - 1; j >= 0 && expiry.at - sorted[j]!.at < REPORT_OUTLIVES_MS; j -= 1) {
+    const report = sorted[j]!;
+    if (!isExpiry(report) && report.instanceId !== undefined && report.instanceId !== expiry.instanceId) return true;
+  }
+  return false;
+}
+
+/**
+ * The intervals one agent's facts make, in order; the last is open. `facts` in the order they
+ * arrived. With `from`, only the intervals from that instant on: the facts before it only say
+ * which expiries stand.
+ */
+export function intervalsOf(facts: readonly AgentStateFact[], options: { from?: number } = {}): AgentStateInterval[] {
+  const sorted = [...facts].sort(compareStateFacts);
+  const standing = sorted.filter((fact, i) => (options.from === undefined || fact.at >= options.from) && !(isExpiry(fact) && contradicted(sorted, i)));
   const intervals: AgentStateInterval[] = [];
-  for (const fact of [...facts].sort(compareStateFacts)) {
+  for (const fact of standing) {
     const last = intervals.at(-1);
     if (last !== undefined && sameState(last, fact)) continue;
     if (last !== undefined && last.startedAt === fact.at) {
