@@ -1,7 +1,8 @@
 // What one relay instance saw of a call, as facts: the service's webhooks (its ring, progress and
-// end), an agent's claim or decline, a transfer's ring and outcome, a voicemail. Each instance
-// records only what it handled itself; the call's row (call-record.ts) is derived from all of them,
-// so it comes out the same whichever instance saw what, in whatever order the facts were written.
+// end), an agent's claim or decline, a transfer's ring and outcome, a hold, a voicemail. Each
+// instance records only what it handled itself; the call's row (call-record.ts) is derived from
+// all of them, so it comes out the same whichever instance saw what, in whatever order the facts
+// were written.
 //
 // Each fact has a key — (call id, kind, agent, ref) — under which the same fact seen twice (the
 // service retries webhooks; two instances may take the same one) is one row, the earliest seen.
@@ -66,8 +67,13 @@ const DATA = {
     colleague: z.string().optional(),
     reason: z.enum(TRANSFER_MISSES).optional(),
   }),
-  /** The customer left a voicemail: an inbound audio message whose id is the call's (protocol.md). */
+  /** The customer left a voicemail: an inbound audio message whose id is the call's (protocol.md), and its media's id. */
   voicemail: z.object({ mediaId: z.string().optional() }),
+  /**
+   * The agent put the call on hold (`held`) or took it off (a bridged call: the relay's bridge plays
+   * the customer music). ref: `on@<at>` or `off@<at>`, so that each hold and resume is a fact.
+   */
+  hold: z.object({ held: z.boolean() }),
 } as const;
 
 export type CallFactKind = keyof typeof DATA;
@@ -188,7 +194,7 @@ function factsOf(event: RelayEvent, context: EventContext): CallFact[] {
     case 'message.inbound':
       // protocol.md: a voicemail is an inbound audio message whose id is the call's id. Any other
       // audio message's fact names no call, and so makes no call row.
-      return event.messageType === 'audio' ? [fact('voicemail', event.messageId, receivedAt, {})] : [];
+      return event.messageType === 'audio' ? [fact('voicemail', event.messageId, receivedAt, { mediaId: event.mediaId })] : [];
     case 'call.claimed':
       // The claim itself is recorded where it is decided (claimedFact), also when this event's store fails.
       return [];
@@ -203,6 +209,10 @@ export function claimedFact(callId: string, agentId: string, at: number): CallFa
 
 export function declinedFact(callId: string, agentId: string, at: number, verdict: { othersRinging: number; answeredBy?: string }): CallFactOf<'declined'> {
   return fact('declined', callId, at, { othersRinging: verdict.othersRinging, answeredBy: verdict.answeredBy }, { agentId });
+}
+
+export function holdFact(callId: string, agentId: string, at: number, held: boolean): CallFactOf<'hold'> {
+  return fact('hold', callId, at, { held }, { agentId, ref: `${held ? 'on' : 'off'}@${at}` });
 }
 
 /** A row of `call_facts` as the drivers read it. */

@@ -84,7 +84,11 @@ export interface CallRecord {
   waitMs?: number;
   /** From the answer to the end, less the time on hold. */
   talkMs?: number;
-  /** Time on hold; absent while the relay does not see holds. */
+  /**
+   * Time on hold, as the relay saw it: a bridged call's holds, each until it was taken off (by the
+   * agent, or by a transfer that brought a colleague to talk) or the call ended. Absent when the
+   * relay saw none: a direct call's hold stays in the app.
+   */
   holdMs?: number;
   endStatus?: 'COMPLETED' | 'FAILED';
   errorCode?: number;
@@ -139,7 +143,9 @@ export function callRecordOf(facts: readonly CallFact[]): CallRecord | undefined
 
   const waitFrom = direction === 'incoming' ? rangAt : startedAt;
   const waitUntil = answeredAt ?? endedAt;
-  const talkMs =
+  const holdMs = holdTimeOf(of('hold'), of('transfer'), endedAt);
+  // The service's duration runs from the answer to the end, holds included: it does not know of them.
+  const connectedMs =
     answeredPerService && terminated !== undefined
       ? terminated.data.durationSec !== undefined
         ? Math.round(terminated.data.durationSec * 1000)
@@ -147,6 +153,7 @@ export function callRecordOf(facts: readonly CallFact[]): CallRecord | undefined
           ? Math.max(0, terminated.at - answeredAt)
           : undefined
       : undefined;
+  const talkMs = connectedMs === undefined ? undefined : Math.max(0, connectedMs - (holdMs ?? 0));
   const error = terminated?.data.errors?.[0];
   const bridgeFailure = of('bridge_failed').find((f) => f.data.goesOn !== true);
   const voicemail = first('voicemail');
@@ -170,6 +177,7 @@ export function callRecordOf(facts: readonly CallFact[]): CallRecord | undefined
     transfers: transfersOf(of('rung'), of('transfer')),
     waitMs: waitFrom !== undefined && waitUntil !== undefined ? Math.max(0, waitUntil - waitFrom) : undefined,
     talkMs,
+    holdMs,
     endStatus: terminated?.data.status,
     errorCode: error?.code,
     errorMessage: error?.message,
@@ -229,6 +237,37 @@ function outcomeOf(call: {
   // The service offers the customer voicemail only once the call was rejected or rang out.
   if (call.direction === 'incoming') return call.nobodyLeft || call.voicemail || call.rangMs >= SERVICE_GAVE_UP_MS ? 'missed' : 'abandoned';
   return call.rejected || call.rangMs >= DIAL_GAVE_UP_MS ? 'no_answer' : 'cancelled';
+}
+
+/**
+ * The transfer states in which the bridge takes a held call off hold (transfers.ts): a colleague
+ * answered, and agents talk with each other or the customer.
+ */
+const TAKES_OFF_HOLD: readonly string[] = ['consulting', 'transferred', 'joined', 'with_customer'];
+
+/**
+ * The time a call spent on hold: from each hold to the resume, or to a transfer that took it off
+ * hold, or to the call's end for a hold still on then; undefined when the relay saw no hold. A hold
+ * and a resume in the same millisecond hold for no time.
+ */
+function holdTimeOf(holds: CallFactOf<'hold'>[], transfers: CallFactOf<'transfer'>[], endedAt: number | undefined): number | undefined {
+  if (holds.length === 0) return undefined;
+  const changes = [
+    ...holds.map((f) => ({ at: f.at, held: f.data.held })),
+    ...transfers.filter((f) => TAKES_OFF_HOLD.includes(f.data.state)).map((f) => ({ at: f.at, held: false })),
+  ].sort((a, b) => a.at - b.at || Number(b.held) - Number(a.held));
+  let total = 0;
+  let heldSince: number | undefined;
+  for (const change of changes) {
+    if (endedAt !== undefined && change.at > endedAt) break;
+    if (change.held) heldSince ??= change.at;
+    else if (heldSince !== undefined) {
+      total += change.at - heldSince;
+      heldSince = undefined;
+    }
+  }
+  if (heldSince !== undefined && endedAt !== undefined) total += endedAt - heldSince;
+  return total;
 }
 
 /**

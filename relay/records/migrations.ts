@@ -66,24 +66,32 @@ export const MIGRATIONS: readonly Migration[] = [
         notes              text,
         updated_at         timestamptz NOT NULL DEFAULT now()
       );
-      CREATE INDEX calls_started ON calls (started_at, call_id);
+      -- A window of calls in order (callsBetween's keyset), and a day's summary read from the index
+      -- alone: the columns it counts and sums ride along.
+      CREATE INDEX calls_started ON calls (started_at, call_id) INCLUDE (direction, outcome, wait_ms, talk_ms, hold_ms);
       CREATE INDEX calls_agent_started ON calls (agent_id, started_at) WHERE agent_id IS NOT NULL;
       CREATE INDEX calls_open ON calls (started_at) WHERE outcome IS NULL;
 
-      -- Each state an agent reported, as the instance that took the report saw it change.
+      -- Each state an agent reported, as the instance that took the report saw it change. seq
+      -- numbers the facts as they arrived (an agent's are written under its lock, so in order):
+      -- two in the same millisecond are taken in that order. The same fact twice (a retried write,
+      -- an expiry two instances noticed at once) is one row, the first.
       CREATE TABLE agent_state_facts (
+        seq         bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         agent_id    text        NOT NULL,
         at          timestamptz NOT NULL,
         state       text        NOT NULL,
         reason      text        NOT NULL DEFAULT '',
         instance_id text        NOT NULL,
         recorded_at timestamptz NOT NULL DEFAULT now(),
-        PRIMARY KEY (agent_id, at, state, reason)
+        UNIQUE (agent_id, at, state, reason)
       );
       CREATE INDEX agent_state_facts_at ON agent_state_facts (at);
 
       -- An agent's states as intervals: consecutive facts of the same state are one interval, which
-      -- ends where the next one starts (open while it is the agent's current state).
+      -- ends where the next one starts (open while it is the agent's current state). A state that
+      -- lasted no time (two facts in one millisecond) is no interval, so each starts at an instant
+      -- of its own.
       CREATE TABLE agent_states (
         agent_id   text        NOT NULL,
         started_at timestamptz NOT NULL,
@@ -92,7 +100,8 @@ export const MIGRATIONS: readonly Migration[] = [
         ended_at   timestamptz,
         PRIMARY KEY (agent_id, started_at)
       );
-      CREATE INDEX agent_states_started ON agent_states (started_at);
+      -- The key serves the queries (one agent's intervals in order, from an instant); ended_at the
+      -- current states and the prune.
       CREATE INDEX agent_states_ended ON agent_states (ended_at);
     `,
   },

@@ -1,6 +1,7 @@
 // The questions the wallboard, the reports and the agent states ask of the records, the same SQL on
 // PostgreSQL and the embedded database. Each one is bounded by two instants and served by an index:
-// calls by `calls_started` (started_at, call_id), states by `agent_states_started`/`_ended`.
+// calls by `calls_started` (started_at, call_id), states by their key (agent_id, started_at). The
+// calls and the states are read a page at a time: a year of either never sits in memory.
 import type { AgentStateInterval } from './agent-states';
 import { compact } from './call-facts';
 import { CALL_OUTCOMES, TRANSFER_RESULTS, type CallOutcome, type CallRecord, type TransferRecord } from './call-record';
@@ -73,7 +74,10 @@ export interface CallSummary {
   };
 }
 
-/** Counts by outcome, the average handle time and the service level of the calls that started between two instants. */
+/**
+ * Counts by outcome, the average handle time and the service level of the calls that started
+ * between two instants: read from `calls_started` alone, which carries every column it uses.
+ */
 export async function summary(db: SqlRunner, query: SummaryQuery): Promise<CallSummary> {
   const rows = await db.query<{
     total: number;
@@ -144,27 +148,73 @@ export interface StatesQuery {
   to: Date;
   /** One agent's; absent: everyone's. */
   agentId?: string;
+  pageSize?: number;
 }
 
+interface StateRow {
+  agent_id: string;
+  state: string;
+  reason: string | null;
+  started_at: Date;
+  ended_at: Date | null;
+}
+
+const STATE_COLUMNS = 'agent_id, state, reason, started_at, ended_at';
+/** One agent's first page ($1 the agent, $2–$3 the window, $4 the page size): from the interval the window opens in, the last to start by `from`. */
+const FIRST_STATES_PAGE = `
+  SELECT ${STATE_COLUMNS} FROM agent_states
+   WHERE agent_id = $1
+     AND started_at >= COALESCE((SELECT max(started_at) FROM agent_states WHERE agent_id = $1 AND started_at <= $2), $2)
+     AND started_at < $3 AND (ended_at IS NULL OR ended_at > $2)
+   ORDER BY started_at LIMIT $4`;
+/** The page after the interval that started at $5. */
+const NEXT_STATES_PAGE = `
+  SELECT ${STATE_COLUMNS} FROM agent_states
+   WHERE agent_id = $1 AND started_at > $5 AND started_at < $3 AND (ended_at IS NULL OR ended_at > $2)
+   ORDER BY started_at LIMIT $4`;
+
 /**
- * The state intervals that overlap two instants, by agent and start: each as it was, not cut to
- * the window (an interval still open has no `endedAt`).
+ * The state intervals that overlap two instants, by agent and start, each as it was, not cut to the
+ * window (an interval still open has no `endedAt`); a page at a time, as `callsBetween`. One agent
+ * after the other, each read on the key (agent_id, started_at) from the interval the window opens
+ * in, so that neither a long history before the window nor a year inside it is read at once.
  */
-export async function stateIntervals(db: SqlRunner, query: StatesQuery): Promise<AgentStateInterval[]> {
-  const rows = await db.query<{ agent_id: string; state: string; reason: string | null; started_at: Date; ended_at: Date | null }>(
-    `SELECT agent_id, state, reason, started_at, ended_at
-       FROM agent_states
-      WHERE started_at < $2 AND (ended_at IS NULL OR ended_at > $1) AND ($3::text IS NULL OR agent_id = $3)
-      ORDER BY agent_id, started_at`,
-    [query.from, query.to, query.agentId ?? null],
+export async function* stateIntervals(db: SqlRunner, query: StatesQuery): AsyncGenerator<AgentStateInterval> {
+  const pageSize = query.pageSize ?? DEFAULT_PAGE_SIZE;
+  let agentId = query.agentId ?? (await nextAgent(db, undefined));
+  while (agentId !== undefined) {
+    let after: Date | undefined;
+    for (;;) {
+      const rows = await db.query<StateRow>(
+        after === undefined ? FIRST_STATES_PAGE : NEXT_STATES_PAGE,
+        after === undefined ? [agentId, query.from, query.to, pageSize] : [agentId, query.from, query.to, pageSize, after],
+      );
+      for (const row of rows) yield intervalOfRow(row);
+      const last = rows.at(-1);
+      if (rows.length < pageSize || last === undefined) break;
+      after = last.started_at;
+    }
+    agentId = query.agentId === undefined ? await nextAgent(db, agentId) : undefined;
+  }
+}
+
+/** The first agent with intervals after `after` (the first of all when undefined), read off the key. */
+async function nextAgent(db: SqlRunner, after: string | undefined): Promise<string | undefined> {
+  const rows = await db.query<{ agent_id: string | null }>(
+    after === undefined ? 'SELECT min(agent_id) AS agent_id FROM agent_states' : 'SELECT min(agent_id) AS agent_id FROM agent_states WHERE agent_id > $1',
+    after === undefined ? [] : [after],
   );
-  return rows.map((row) => ({
+  return rows[0]?.agent_id ?? undefined;
+}
+
+function intervalOfRow(row: StateRow): AgentStateInterval {
+  return {
     agentId: row.agent_id,
     state: row.state,
     ...(row.reason !== null ? { reason: row.reason } : {}),
     startedAt: row.started_at.getTime(),
     ...(row.ended_at !== null ? { endedAt: row.ended_at.getTime() } : {}),
-  }));
+  };
 }
 
 const CALL_COLUMNS = [

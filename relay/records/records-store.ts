@@ -3,8 +3,7 @@
 // write to one PostgreSQL at once: each locks the calls and agents of its batch first (transaction
 // advisory locks, taken in one order everywhere), so that the second to derive a call's row sees
 // the first one's facts and the last row written is the one that took every fact in.
-import type { AgentStateFact } from './agent-states';
-import { compareStateFacts, intervalsOf } from './agent-states';
+import { intervalsOf, REPORT_OUTLIVES_MS, type AgentStateFact } from './agent-states';
 import { factKey, factOfRow, type CallFact, type CallFactRow } from './call-facts';
 import { callRecordOf, type CallRecord } from './call-record';
 import type { SqlRunner } from './database';
@@ -144,15 +143,18 @@ interface StateFactRow {
   at: Date;
   state: string;
   reason: string;
+  instance_id: string;
 }
 
 async function writeStateFacts(tx: SqlRunner, facts: readonly AgentStateFact[], instanceId: string): Promise<void> {
   const agents = [...new Set(facts.map((f) => f.agentId))];
   await tx.query('SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashtext(a) AS h FROM unnest($2::text[]) AS a ORDER BY 1) AS locks', [AGENT_LOCK_CLASS, agents]);
+  // In the order they came, which seq keeps for facts of the same millisecond.
   await tx.query(
     `INSERT INTO agent_state_facts (agent_id, at, state, reason, instance_id)
      SELECT f.agent_id, f.at, f.state, f.reason, $2
-       FROM jsonb_to_recordset($1::jsonb) AS f(agent_id text, at timestamptz, state text, reason text)
+       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (agent_id text, at timestamptz, state text, reason text)) WITH ORDINALITY AS f(agent_id, at, state, reason, n)
+      ORDER BY f.n
      ON CONFLICT DO NOTHING`,
     [jsonOf(facts.map((f) => ({ agent_id: f.agentId, at: new Date(f.at).toISOString(), state: f.state, reason: f.reason }))), instanceId],
   );
@@ -165,13 +167,18 @@ async function writeStateFacts(tx: SqlRunner, facts: readonly AgentStateFact[], 
 /**
  * Derives an agent's intervals again from a little before `since` on: from the start of the
  * interval before the one `since` falls in, so that a fact written late joins or splits the
- * intervals around it exactly as if it had come in order.
+ * intervals around it exactly as if it had come in order. The facts of REPORT_OUTLIVES_MS before
+ * that are read too: they say whether an expiry after it stands.
  */
 async function rebuildIntervals(tx: SqlRunner, agentId: string, since: number): Promise<void> {
   const before = await tx.query<{ started_at: Date }>('SELECT started_at FROM agent_states WHERE agent_id = $1 AND started_at <= $2 ORDER BY started_at DESC LIMIT 2', [agentId, new Date(since)]);
   const from = before.at(-1)?.started_at ?? new Date(since);
-  const rows = await tx.query<StateFactRow>('SELECT at, state, reason FROM agent_state_facts WHERE agent_id = $1 AND at >= $2', [agentId, from]);
-  const intervals = intervalsOf(rows.map((row) => ({ agentId, state: row.state, reason: row.reason, at: row.at.getTime() })).sort(compareStateFacts));
+  const rows = await tx.query<StateFactRow>('SELECT at, state, reason, instance_id FROM agent_state_facts WHERE agent_id = $1 AND at >= $2 ORDER BY at, seq', [
+    agentId,
+    new Date(from.getTime() - REPORT_OUTLIVES_MS),
+  ]);
+  const facts = rows.map((row) => ({ agentId, state: row.state, reason: row.reason, at: row.at.getTime(), instanceId: row.instance_id }));
+  const intervals = intervalsOf(facts, { from: from.getTime() });
   await tx.query('DELETE FROM agent_states WHERE agent_id = $1 AND started_at >= $2', [agentId, from]);
   if (intervals.length === 0) return;
   await tx.query(

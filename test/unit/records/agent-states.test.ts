@@ -5,9 +5,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Presence } from '../../../relay/backend/types';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { Database } from '../../../relay/records/database';
+import { intervalsOf, type AgentStateFact } from '../../../relay/records/agent-states';
 import { stateIntervals } from '../../../relay/records/records-queries';
+import { writeBatch } from '../../../relay/records/records-store';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { recordingLogger, T0 } from './records-fixtures';
+import { collect, recordingLogger, T0 } from './records-fixtures';
 
 const TTL_MS = 60_000;
 
@@ -45,7 +47,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
     records.presenceReported(agentId, status, before);
   };
   const intervals = async (agentId?: string) =>
-    (await stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 100 * 60_000), ...(agentId !== undefined ? { agentId } : {}) })).map((i) => ({
+    (await collect(stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 100 * 60_000), ...(agentId !== undefined ? { agentId } : {}) }))).map((i) => ({
       state: i.state,
       reason: i.reason,
       from: (i.startedAt - T0) / 1000,
@@ -75,6 +77,104 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
     ]);
     const facts = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM agent_state_facts WHERE agent_id = 'alice'");
     expect(facts[0]!.n).toBe(3);
+  });
+
+  it('facts of one agent in the same millisecond are all kept and taken in the order they arrived; a state that lasted no time is no interval', async () => {
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const write = (instanceId: string, ...states: AgentStateFact[]) => db.transaction((tx) => writeBatch(tx, { calls: [], states }, instanceId));
+    const fact = (state: string, at: number, reason = ''): AgentStateFact => ({ agentId: 'gina', state, reason, at });
+    // One batch: on_call and available again in the same millisecond, the second arriving last.
+    await write('instance-a', fact('available', T0), fact('on_call', T0 + 10_000), fact('available', T0 + 10_000));
+    expect(await intervals('gina')).toEqual([{ state: 'available', reason: undefined, from: 0, to: undefined }]);
+    // Two instances, the same millisecond: the one written last is the state from then on.
+    await write('instance-a', fact('dnd', T0 + 20_000));
+    await write('instance-b', fact('on_call', T0 + 20_000));
+    await write('instance-b', fact('offline', T0 + 50_000, 'presence_expired'));
+    await write('instance-a', fact('offline', T0 + 50_000, 'presence_expired'));
+    expect(await intervals('gina')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 20 },
+      { state: 'on_call', reason: undefined, from: 20, to: 50 },
+      { state: 'offline', reason: 'presence_expired', from: 50, to: undefined },
+    ]);
+    // A fact arriving late, inside what is there, splits it as it would have in order.
+    await write('instance-b', fact('on_call', T0 + 5_000), fact('dnd', T0 + 5_000));
+    expect(await intervals('gina')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 5 },
+      { state: 'dnd', reason: undefined, from: 5, to: 10 },
+      { state: 'available', reason: undefined, from: 10, to: 20 },
+      { state: 'on_call', reason: undefined, from: 20, to: 50 },
+      { state: 'offline', reason: 'presence_expired', from: 50, to: undefined },
+    ]);
+    // The expiry both instances noticed in the same millisecond is one fact.
+    const facts = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM agent_state_facts WHERE agent_id = 'gina'");
+    expect(facts[0]!.n).toBe(8);
+  });
+
+  it("an expiry soon after a report another instance took is left out, in whatever order they are written; a later one stands", async () => {
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const written: AgentStateFact[] = [];
+    const write = async (instanceId: string, state: string, seconds: number) => {
+      const fact: AgentStateFact = { agentId: 'ivan', state, reason: state === 'offline' ? 'presence_expired' : '', at: T0 + seconds * 1000 };
+      written.push({ ...fact, instanceId });
+      await db.transaction((tx) => writeBatch(tx, { calls: [], states: [fact] }, instanceId));
+    };
+    const states = async () => (await intervals('ivan')).map((i) => [i.state, i.from, i.to]);
+    await write('relay-a', 'available', 0);
+    await write('relay-a', 'offline', 100);
+    expect(await states()).toEqual([
+      ['available', 0, 100],
+      ['offline', 100, undefined],
+    ]);
+    // relay-b took a report 3 s before relay-a's expiry, written after it: the expiry goes. So does
+    // one in the very millisecond of another instance's report.
+    await write('relay-b', 'offline', 0);
+    await write('relay-b', 'available', 97);
+    expect(await states()).toEqual([['available', 0, undefined]]);
+    // An expiry with no report of another instance in the 20 s before it stands.
+    await write('relay-b', 'offline', 200);
+    await write('relay-a', 'available', 300);
+    // relay-b's reading 10 s after relay-a took a report does not.
+    await write('relay-b', 'offline', 310);
+    // A report of the same instance does not contradict its own expiry.
+    await write('relay-a', 'offline', 400);
+    expect(await states()).toEqual([
+      ['available', 0, 200],
+      ['offline', 200, 300],
+      ['available', 300, 400],
+      ['offline', 400, undefined],
+    ]);
+    // The report that contradicts an expiry may be older than the intervals derived again around it.
+    await write('relay-b', 'available', 600);
+    await write('relay-a', 'dnd', 605);
+    await write('relay-a', 'on_call', 608);
+    await write('relay-a', 'offline', 612);
+    expect((await states()).slice(-3)).toEqual([
+      ['available', 600, 605],
+      ['dnd', 605, 608],
+      ['on_call', 608, undefined],
+    ]);
+    // Derived bit by bit as they came, the intervals are what all the facts make at once.
+    expect(await collect(stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 3_600_000), agentId: 'ivan' }))).toEqual(intervalsOf(written));
+  });
+
+  it('two presence reports in the same millisecond through the records: the later one is the state', async () => {
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const clock = { now: T0 };
+    const team = new Map<string, Presence>();
+    const records = instance(clock, team);
+    report(records, team, 'hugo', 'available');
+    clock.now = T0 + 30_000;
+    report(records, team, 'hugo', 'on_call');
+    report(records, team, 'hugo', 'dnd');
+    expect(await records.flush()).toBe(true);
+    expect(await intervals('hugo')).toEqual([
+      { state: 'available', reason: undefined, from: 0, to: 30 },
+      { state: 'dnd', reason: undefined, from: 30, to: undefined },
+    ]);
+    expect(records.stats()).toMatchObject({ dropped: 0 });
   });
 
   it('a presence that lapses is offline, noticed once however many instances notice it; a new report ends it', async () => {

@@ -11,7 +11,7 @@ import { writeBatch } from '../../../relay/records/records-store';
 import { callById, stateIntervals } from '../../../relay/records/records-queries';
 import type { CallRecord } from '../../../relay/records/call-record';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { answered, claim, decline, incoming, play, recordingLogger, renamed, status, T0, terminated, voicemail, type Step } from './records-fixtures';
+import { answered, claim, collect, decline, incoming, play, recordingLogger, renamed, status, T0, terminated, voicemail, type Step } from './records-fixtures';
 
 const SCENARIOS: Record<string, Step[]> = {
   'an answered call with a transfer': [
@@ -40,7 +40,7 @@ const SCENARIOS: Record<string, Step[]> = {
     decline('c', 'alice', T0 + 1_000, 1),
     decline('c', 'bob', T0 + 2_000, 0),
     terminated('c', T0 + 2_400),
-    voicemail('c', T0 + 40_000),
+    voicemail('c', T0 + 40_000, 'media-voicemail-2'),
   ],
   'an outgoing call the customer answered': [
     claim('c', 'alice', T0),
@@ -150,7 +150,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('f
           i += batch.length;
           await db.transaction((tx) => writeBatch(tx, { calls: [], states: [...batch, ...batch] }, 'test'));
         }
-        const got = await stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 1_000_000), agentId });
+        const got = await collect(stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 1_000_000), agentId }));
         expect(got).toEqual(expected.map((i) => ({ ...i, agentId })));
       }),
       { numRuns: 15, seed: 7 },

@@ -198,8 +198,8 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: 'a voicemail: the customer leaves a message after a missed call',
-    steps: (c, t) => [incoming(c, t, ['alice']), terminated(c, t + 60_000), voicemail(c, t + 70_000)],
-    expected: (t) => ({ outcome: 'missed', voicemailAt: t + 70_000 }),
+    steps: (c, t) => [incoming(c, t, ['alice']), terminated(c, t + 60_000), voicemail(c, t + 70_000, 'media-voicemail-1')],
+    expected: (t) => ({ outcome: 'missed', voicemailAt: t + 70_000, voicemailMediaId: 'media-voicemail-1' }),
   },
   {
     name: "a voice_call head start: the colleagues held back never rang when the preferred agent answered in time",

@@ -6,7 +6,7 @@ import { CallRecords } from '../../../relay/records/call-records';
 import type { Database } from '../../../relay/records/database';
 import { callById, stateIntervals } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, incoming, play, recordingLogger, T0, terminated, voicemail, type Step } from './records-fixtures';
+import { claim, collect, incoming, play, recordingLogger, T0, terminated, voicemail, type Step } from './records-fixtures';
 
 const DAY = 24 * 60 * 60_000;
 
@@ -67,7 +67,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('r
     expect(await count("call_facts WHERE call_id = 'wacid.recent'")).toBe(4);
     expect(await count('call_facts')).toBe(4);
     const everything = { from: new Date(0), to: new Date(T0 + 200 * DAY) };
-    expect((await stateIntervals(db, everything)).map((i) => [i.agentId, i.state, i.endedAt === undefined ? 'open' : (i.endedAt - T0) / DAY])).toEqual([
+    expect((await collect(stateIntervals(db, everything))).map((i) => [i.agentId, i.state, i.endedAt === undefined ? 'open' : (i.endedAt - T0) / DAY])).toEqual([
       ['erin', 'dnd', 'open'],
       ['frank', 'on_call', 96],
       ['frank', 'available', 'open'],
@@ -77,7 +77,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('r
     clock.now = T0 + 101 * DAY;
     pruning.presenceReported('erin', 'available', 'dnd');
     expect(await pruning.flush()).toBe(true);
-    expect((await stateIntervals(db, { ...everything, agentId: 'erin' })).map((i) => [i.state, (i.startedAt - T0) / DAY, i.endedAt === undefined ? 'open' : (i.endedAt - T0) / DAY])).toEqual([
+    expect((await collect(stateIntervals(db, { ...everything, agentId: 'erin' }))).map((i) => [i.state, (i.startedAt - T0) / DAY, i.endedAt === undefined ? 'open' : (i.endedAt - T0) / DAY])).toEqual([
       ['dnd', 2, 101],
       ['available', 101, 'open'],
     ]);

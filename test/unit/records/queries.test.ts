@@ -8,9 +8,10 @@ import type { CallRecord } from '../../../relay/records/call-record';
 import type { Database, SqlRunner } from '../../../relay/records/database';
 import { callsBetween, dayBounds, stateIntervals, summary } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, decline, incoming, play, recordingLogger, status, T0, terminated, type Step } from './records-fixtures';
+import { claim, collect, decline, incoming, play, recordingLogger, status, T0, terminated, type Step } from './records-fixtures';
 
 const MIN = 60_000;
+const DAY = 24 * 60 * MIN;
 
 /** The day's calls: T0 is 09:00 UTC; one call the day before, one the day after. */
 function day(): Step[] {
@@ -78,6 +79,9 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
     state('alice', 'available', T0 + 20 * MIN);
     state('bob', 'dnd', T0 - 120 * MIN);
     state('bob', 'available', T0 + 5 * MIN);
+    // Two days on: carol changes state every 3 minutes, 25 times; dave has been on dnd since the day before.
+    state('dave', 'dnd', T0 + DAY);
+    for (let k = 0; k < 25; k += 1) state('carol', k % 2 === 0 ? 'available' : 'on_call', T0 + 2 * DAY + k * 3 * MIN);
     expect(await records.flush()).toBe(true);
     await records.close();
   }, 60_000);
@@ -86,7 +90,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
     await harness.teardown();
   }, 60_000);
 
-  const collect = async (from: number, to: number, pageSize: number) => {
+  const callsIn = async (from: number, to: number, pageSize: number) => {
     const calls: CallRecord[] = [];
     for await (const call of callsBetween(db, { from: new Date(from), to: new Date(to), pageSize })) calls.push(call);
     return calls;
@@ -94,13 +98,13 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
 
   it('streams the calls that started between two instants, oldest first, each once across pages', async () => {
     const { from, to } = dayBounds(new Date(T0), 'UTC');
-    const ids = (await collect(from.getTime(), to.getTime(), 5)).map((c) => c.callId);
+    const ids = (await callsIn(from.getTime(), to.getTime(), 5)).map((c) => c.callId);
     const ties = Array.from({ length: 12 }, (_, i) => `wacid.tie-${String(i).padStart(2, '0')}`);
     expect(ids).toEqual(['wacid.q-01', 'wacid.q-02', 'wacid.q-03', 'wacid.q-04', 'wacid.q-05', 'wacid.q-06', 'wacid.q-07', 'wacid.q-08', ...ties]);
-    expect((await collect(T0 + 3 * 60 * MIN, T0 + 3 * 60 * MIN + 1, 5)).map((c) => c.callId)).toEqual(ties);
+    expect((await callsIn(T0 + 3 * 60 * MIN, T0 + 3 * 60 * MIN + 1, 5)).map((c) => c.callId)).toEqual(ties);
     // The end is excluded, the start included.
-    expect((await collect(T0 + 10 * MIN, T0 + 30 * MIN, 100)).map((c) => c.callId)).toEqual(['wacid.q-02', 'wacid.q-03']);
-    expect(await collect(T0 + 80 * MIN, T0 + 90 * MIN, 100)).toEqual([]);
+    expect((await callsIn(T0 + 10 * MIN, T0 + 30 * MIN, 100)).map((c) => c.callId)).toEqual(['wacid.q-02', 'wacid.q-03']);
+    expect(await callsIn(T0 + 80 * MIN, T0 + 90 * MIN, 100)).toEqual([]);
   });
 
   it("asks for one page at a time, never the whole window", async () => {
@@ -131,31 +135,63 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
   });
 
   it('the state intervals that overlap two instants, for everyone or one agent', async () => {
-    const all = await stateIntervals(db, { from: new Date(T0), to: new Date(T0 + 15 * MIN) });
+    const all = await collect(stateIntervals(db, { from: new Date(T0), to: new Date(T0 + 15 * MIN) }));
     expect(all.map((i) => [i.agentId, i.state, (i.startedAt - T0) / MIN, i.endedAt === undefined ? undefined : (i.endedAt - T0) / MIN])).toEqual([
       ['alice', 'available', -60, 10],
       ['alice', 'on_call', 10, 20],
       ['bob', 'dnd', -120, 5],
       ['bob', 'available', 5, undefined],
     ]);
-    expect((await stateIntervals(db, { from: new Date(T0 + 30 * MIN), to: new Date(T0 + 31 * MIN), agentId: 'alice' })).map((i) => i.state)).toEqual(['available']);
-    expect(await stateIntervals(db, { from: new Date(T0 - 300 * MIN), to: new Date(T0 - 200 * MIN) })).toEqual([]);
+    expect((await collect(stateIntervals(db, { from: new Date(T0 + 30 * MIN), to: new Date(T0 + 31 * MIN), agentId: 'alice' }))).map((i) => i.state)).toEqual(['available']);
+    expect(await collect(stateIntervals(db, { from: new Date(T0 - 300 * MIN), to: new Date(T0 - 200 * MIN) }))).toEqual([]);
+  });
+
+  it('streams the state intervals a page at a time, agent by agent, each once, from the interval the window opens in', async () => {
+    const window = { from: new Date(T0 + 2 * DAY + 10 * MIN), to: new Date(T0 + 2 * DAY + 40 * MIN) };
+    const whole = await collect(stateIntervals(db, window));
+    // carol's from the one that started at 9 min (the window opens in it) to the one that started at 39 min.
+    const carol = Array.from({ length: 11 }, (_, i) => ['carol', (i + 3) % 2 === 0 ? 'available' : 'on_call', (i + 3) * 3, (i + 4) * 3]);
+    expect(whole.map((i) => [i.agentId, i.state, (i.startedAt - T0 - 2 * DAY) / MIN, i.endedAt === undefined ? undefined : (i.endedAt - T0 - 2 * DAY) / MIN])).toEqual([
+      ['alice', 'available', 20 - 2 * DAY / MIN, undefined],
+      ['bob', 'available', 5 - 2 * DAY / MIN, undefined],
+      ...carol,
+      ['dave', 'dnd', -DAY / MIN, undefined],
+    ]);
+    for (const pageSize of [1, 2, 3, 10]) expect(await collect(stateIntervals(db, { ...window, pageSize }))).toEqual(whole);
+    expect(await collect(stateIntervals(db, { ...window, agentId: 'carol', pageSize: 2 }))).toEqual(whole.filter((i) => i.agentId === 'carol'));
+    expect(await collect(stateIntervals(db, { ...window, agentId: 'nobody' }))).toEqual([]);
+  });
+
+  it('asks for the state intervals one page at a time, never the whole window', async () => {
+    const window = { from: new Date(T0 + 2 * DAY), to: new Date(T0 + 3 * DAY) };
+    const runner = recording(db);
+    for await (const _interval of stateIntervals(runner, { ...window, agentId: 'carol', pageSize: 5 })) break;
+    expect(runner.statements).toHaveLength(1);
+    expect(runner.statements[0]!.sql).toMatch(/LIMIT \$4/);
+    expect(runner.statements[0]!.params[3]).toBe(5);
+    // carol's 25 intervals: five pages of five, and the empty one that says there are no more.
+    const pages = recording(db);
+    expect(await collect(stateIntervals(pages, { ...window, agentId: 'carol', pageSize: 5 }))).toHaveLength(25);
+    expect(pages.statements).toHaveLength(6);
   });
 
   it('each query is served by an index', async () => {
     const { from, to } = dayBounds(new Date(T0), 'UTC');
-    const runner = recording(db);
-    for await (const _call of callsBetween(runner, { from, to, pageSize: 3 })) {
+    const calls = recording(db);
+    for await (const _call of callsBetween(calls, { from, to, pageSize: 3 })) {
       // Reads the first pages, and the keyset one after them.
     }
-    await summary(runner, { from, to, serviceLevelSec: 20 });
-    await stateIntervals(runner, { from, to });
-    await stateIntervals(runner, { from, to, agentId: 'alice' });
+    const sums = recording(db);
+    await summary(sums, { from, to, serviceLevelSec: 20 });
+    // Pages of one: the first page and the ones after it, for every agent, and the agents in turn.
+    const states = recording(db);
+    await collect(stateIntervals(states, { from: new Date(T0 - 3 * DAY), to: new Date(T0 + 3 * DAY), pageSize: 1 }));
+    await collect(stateIntervals(states, { from, to, agentId: 'alice', pageSize: 1 }));
     const plans = await db.transaction(async (tx) => {
       // Few rows: without this the planner rightly reads the table; the point is that an index fits.
       await tx.query('SET LOCAL enable_seqscan = off');
       const out: string[] = [];
-      for (const { sql, params } of [runner.statements[0]!, runner.statements[1]!, ...runner.statements.slice(-3)]) {
+      for (const { sql, params } of [calls.statements[0]!, calls.statements[1]!, sums.statements[0]!, ...states.statements]) {
         const rows = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
         out.push(rows.map((r) => r['QUERY PLAN']).join('\n'));
       }
@@ -164,8 +200,12 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
     expect(plans[0]).toMatch(/calls_started/);
     expect(plans[1]).toMatch(/calls_started/);
     expect(plans[2]).toMatch(/calls_started/);
-    expect(plans[3]).toMatch(/agent_states_(started|ended|pkey)/);
-    expect(plans[4]).toMatch(/agent_states_(started|ended|pkey)/);
+    const statePlans = plans.slice(3);
+    expect(statePlans.length).toBeGreaterThan(40);
+    for (const plan of statePlans) {
+      expect(plan).toMatch(/agent_states_pkey/);
+      expect(plan).not.toMatch(/Seq Scan/);
+    }
   });
 
   it('finds the calendar day in a time zone, also on the days clocks change', () => {

@@ -2,6 +2,7 @@
 // records step by step: each step happens at its own instant, so that the same steps give the same
 // facts whatever order they are played in.
 import type { Audience } from '../../../relay/backend/types';
+import { claimedFact, declinedFact, factsOfEvent, type CallFact } from '../../../relay/records/call-facts';
 import type { RelayEvent } from '../../../shared/events';
 import type { Logger, LogFields } from '../../../shared/log';
 import type { RelayRecords } from '../../../relay/records/relay-records';
@@ -60,9 +61,9 @@ export const terminated = (
     ...(options.errors !== undefined ? { errors: options.errors } : {}),
   },
 });
-export const voicemail = (callId: string, at: number): Step => ({
+export const voicemail = (callId: string, at: number, mediaId?: string): Step => ({
   at,
-  event: { type: 'message.inbound', messageId: callId, from: CUSTOMER, timestamp: seconds(at), messageType: 'audio' },
+  event: { type: 'message.inbound', messageId: callId, from: CUSTOMER, timestamp: seconds(at), messageType: 'audio', ...(mediaId !== undefined ? { mediaId } : {}) },
 });
 
 /** Plays one step into the records; `clock` is what the records read as now for claims and declines. */
@@ -79,6 +80,13 @@ export function play(records: RelayRecords, clock: { now: number }, step: Step):
   });
 }
 
+/** The facts one instance makes of a step, as `play` would have it make them (for writing them through the store). */
+export function factsOfStep(step: Step): CallFact[] {
+  if ('claim' in step) return [claimedFact(step.claim, step.agentId, step.at)];
+  if ('decline' in step) return [declinedFact(step.decline, step.agentId, step.at, { othersRinging: step.othersRinging, ...(step.answeredBy !== undefined ? { answeredBy: step.answeredBy } : {}) })];
+  return factsOfEvent(step.event, { receivedAt: step.at, audience: step.audience ?? { kind: 'everyone' }, stored: step.stored ?? true, reachable: () => step.reachable ?? [] });
+}
+
 /** The same steps for another call id (one database, many variants of a scenario). */
 export function renamed(steps: readonly Step[], callId: string): Step[] {
   return steps.map((step) => {
@@ -89,6 +97,13 @@ export function renamed(steps: readonly Step[], callId: string): Step[] {
     if (event.type === 'message.inbound') return { ...step, event: { ...event, messageId: callId } };
     return step;
   });
+}
+
+/** Everything a stream yields (Array.fromAsync, before Node 22). */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
 }
 
 /** A logger that keeps what it is told, for the tests that read the log. */

@@ -8,7 +8,7 @@ import { startRelay, type RelayServer } from '../../../relay/server';
 import { claimCall, declineCall, putPresence, team } from '../relay/agent-fixtures';
 import { APP_SECRET, callStatus, CUSTOMER, incomingCall, postWebhook, terminatedCall, unixSeconds } from '../relay/webhook-fixtures';
 import { DATABASE_HARNESSES, type FreshDatabase } from './database-harness';
-import { recordingLogger } from './records-fixtures';
+import { collect, recordingLogger } from './records-fixtures';
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a relay that keeps call records on %s', (_name, make) => {
   const harness = make();
@@ -103,7 +103,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
     const facts = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM call_facts WHERE call_id = 'wacid.relay-1' AND kind = 'terminated'");
     expect(facts[0]!.n).toBe(1);
 
-    const states = await stateIntervals(db, { from: new Date(answeredAt - 60_000), to: new Date(Date.now() + 60_000) });
+    const states = await collect(stateIntervals(db, { from: new Date(answeredAt - 60_000), to: new Date(Date.now() + 60_000) }));
     expect(states.map((s) => [s.agentId, s.state, s.endedAt === undefined ? 'open' : 'ended'])).toEqual([
       ['alice', 'available', 'ended'],
       ['alice', 'on_call', 'open'],
