@@ -307,6 +307,7 @@ export class RelayService {
       bridge.onCallLost((lost) => this.tellBridgeFailure(lost)),
       bridge.onTransferEvent((event, agentId) => this.tellTransfer(event, agentId)),
       bridge.onAgentNotBack((notBack) => this.tellNotBack(notBack)),
+      bridge.onHold(({ callId, agentId, held }) => this.options.records?.held(callId, agentId, held)),
       bridge.followNodeEvents(),
     ];
     if (registry !== undefined) {

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import type { Logger } from '../../shared/log';
 import type { Presence } from '../backend/types';
 import { OFFLINE, PRESENCE_EXPIRED, type AgentStateFact } from './agent-states';
-import { claimedFact, declinedFact, factsOfEvent } from './call-facts';
+import { claimedFact, declinedFact, factsOfEvent, holdFact } from './call-facts';
 import { openDatabase, type Database, type DatabaseConfig } from './database';
 import { migrate } from './migrations';
 import { agentsNotOffline, prune } from './records-store';
@@ -85,6 +85,10 @@ export class CallRecords implements RelayRecords {
 
   declined(callId: string, agentId: string, verdict: { othersRinging: number; answeredBy?: string }): void {
     this.guarded('a decline', () => this.push([{ kind: 'call', fact: declinedFact(callId, agentId, this.now(), verdict) }]));
+  }
+
+  held(callId: string, agentId: string, held: boolean): void {
+    this.guarded('a hold', () => this.push([{ kind: 'call', fact: holdFact(callId, agentId, this.now(), held) }]));
   }
 
   presenceReported(agentId: string, status: Presence, before: Presence | undefined): void {

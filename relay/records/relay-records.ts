@@ -34,6 +34,8 @@ export interface RelayRecords {
   claimed(callId: string, agentId: string): void;
   /** An agent declined a call, and how many colleagues it left to answer it. */
   declined(callId: string, agentId: string, verdict: { othersRinging: number; answeredBy?: string }): void;
+  /** The agent on a bridged call held it (the customer hears the music) or resumed it. */
+  held(callId: string, agentId: string, held: boolean): void;
   /** An agent reported its presence; `before` is the team's presence for it until then. */
   presenceReported(agentId: string, status: Presence, before: Presence | undefined): void;
   /** The team's presence, read to notice an agent whose presence lapsed (`presenceTtlMs` after its last report). */

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecords } from '../../../relay/records/call-records';
 import { callById, stateIntervals } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, type FreshDatabase } from './database-harness';
-import { claim, incoming, play, recordingLogger, T0, terminated } from './records-fixtures';
+import { claim, collect, incoming, play, recordingLogger, T0, terminated } from './records-fixtures';
 
 const UNREACHABLE = new Error('connect ECONNREFUSED 127.0.0.1:1');
 const FAST = { flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 };
@@ -58,7 +58,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
       const db = await records.database();
       expect(await callById(db, 'wacid.journal-1')).toMatchObject({ direction: 'incoming', outcome: 'answered', agentId: 'alice' });
       expect(await callById(db, 'wacid.journal-2')).toMatchObject({ direction: 'incoming', outcome: 'answered', agentId: 'alice' });
-      expect((await stateIntervals(db, { from: new Date(0), to: new Date(T0 + 3_600_000), agentId: 'alice' })).map((s) => s.state)).toEqual(['available']);
+      expect((await collect(stateIntervals(db, { from: new Date(0), to: new Date(T0 + 3_600_000), agentId: 'alice' }))).map((s) => s.state)).toEqual(['available']);
       expect(existsSync(journal)).toBe(false);
       expect(log.lines.filter((l) => /journal/.test(l.msg)).map((l) => [l.level, l.msg, l.fields])).toEqual([
         ['info', 'the call records journal holds facts from an earlier run: they are written once the database answers', { journal, facts: 10 }],
