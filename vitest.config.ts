@@ -7,7 +7,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.{ts,tsx}'], testTimeout: 20_000 },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.{ts,tsx}'],
+          testTimeout: 20_000,
+          // The embedded records each relay a test starts copies, made once per run (test/support/relay-data-dir.ts).
+          globalSetup: ['test/support/relay-data-template.setup.ts'],
+        },
       },
       {
         extends: true,

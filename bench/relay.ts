@@ -483,7 +483,7 @@ interface BackendResult {
   relayCpuPercent: number;
 }
 
-async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agentsFile: string): Promise<BackendResult> {
+async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agentsFile: string, dataDir: string): Promise<BackendResult> {
   const secret = randomBytes(24).toString('base64url');
   const run = randomBytes(3).toString('hex');
   let redis: { url: string; child: ChildProcess } | undefined;
@@ -491,7 +491,7 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
   const streams: IncomingMessage[] = [];
   const pool = { current: undefined as Pool | undefined };
   try {
-    const args = ['--port', '0', '--host', HOST, '--app-secret', secret, '--agents', agentsFile, '--log-level', 'error'];
+    const args = ['--port', '0', '--host', HOST, '--app-secret', secret, '--agents', agentsFile, '--data-dir', dataDir, '--log-level', 'error'];
     if (backend === 'redis') {
       redis = await startRedis();
       args.push('--redis', redis.url, '--redis-prefix', `bench:${run}:`);
@@ -736,11 +736,12 @@ async function main(): Promise<number> {
     await writeFile(agentsFile, JSON.stringify(file), { mode: 0o600 });
 
     console.log(`Relay benchmark: ${AGENTS} agents on ${HOST}; relay as a child process (npx tsx relay/cli.ts), memory then Redis`);
+    console.log(`Call records: the embedded database (PGlite) in a temporary --data-dir under ${dir}, made afresh for each backend and removed after`);
     console.log('Workload: per-agent traffic — each agent owns outgoing calls it has claimed; every webhook is one status event of one');
     console.log(`such call (RINGING, ACCEPTED, terminate), delivered to that agent only (fanning each webhook out to all ${AGENTS} agents would`);
     console.log(`be ${fmt((RATE * AGENTS) / 1e6, 1)} M SSE writes/s). Then, measured apart: incoming calls that ring all ${AGENTS} agents, at a lower rate.`);
     const results: BackendResult[] = [];
-    for (const backend of BACKENDS) results.push(await benchBackend(backend, agents, agentsFile));
+    for (const backend of BACKENDS) results.push(await benchBackend(backend, agents, agentsFile, join(dir, `relay-data-${backend}`)));
     printResults(results);
     const ok = results.every(
       (r) => r.main.ingestedPerSec >= TARGET_RATE && percentile(r.main.latencies, 99) <= TARGET_P99_MS && r.kbPerAgent <= TARGET_KB_PER_AGENT,

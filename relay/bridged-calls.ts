@@ -119,6 +119,7 @@ export class BridgedCalls {
   private readonly calls = new Map<string, BridgedCall>();
   private readonly dials = new Map<string, PendingDial>();
   private readonly lostListeners = new Set<(lost: LostCall) => void>();
+  private readonly holdListeners = new Set<(hold: { callId: string; agentId: string; held: boolean }) => void>();
   /** The customer legs' failures waiting out their grace. */
   private readonly graces = new Set<NodeJS.Timeout>();
   private readonly placements: CallPlacements;
@@ -191,6 +192,12 @@ export class BridgedCalls {
   /** A node says an agent leg failed or closed: a member's own leg starts its rejoin window. */
   legLost(callId: string, nodeId: string, legId: string, lastPacketAt?: number): Promise<void> {
     return this.rejoins.legLost(callId, nodeId, legId, lastPacketAt);
+  }
+
+  /** Every hold and resume the bridge took, from now on: the call records count the hold time. */
+  onHold(listener: (hold: { callId: string; agentId: string; held: boolean }) => void): () => void {
+    this.holdListeners.add(listener);
+    return () => this.holdListeners.delete(listener);
   }
 
   /** Every call the bridge can no longer carry, from now on: the relay tells its agents. */
@@ -371,6 +378,13 @@ export class BridgedCalls {
       call.held = held;
       const routed = await this.asked(call.nodeId, control.setRoutes(callId, routesOf(call)));
       if (!routed.ok) return bridgeFailed(routed.error);
+      for (const listener of [...this.holdListeners]) {
+        try {
+          listener({ callId, agentId, held });
+        } catch (error) {
+          this.log.error('a hold listener failed', { callId, error });
+        }
+      }
       return done(null);
     });
   }

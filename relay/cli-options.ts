@@ -1,5 +1,6 @@
 // Command-line and environment configuration of the standalone relay (relay/README.md).
 // Flags win over environment variables. Every problem becomes one line naming the flag.
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_PRODUCT } from '../shared/gateway';
 import type { LogLevel } from '../shared/log';
@@ -7,6 +8,7 @@ import { err, ok, type Result, errorText } from '../shared/result';
 import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentTokenProblem } from './agent-directory';
 import { parseMediaFlags } from '../bridge/cli-options';
 import { BRIDGE_TOKEN_SHARED_RULE, bridgeTokenRule, isAgentToken } from './bridge-nodes';
+import type { DatabaseConfig } from './records/database';
 import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_PER_AGENT_LIMIT, MAX_STREAMS_PER_AGENT_RULE } from './agent-sessions';
 import { DEFAULT_TURN_TTL_SEC, MAX_TURN_TTL_SEC, MIN_TURN_TTL_SEC, TURN_SECRET_RULE, TURN_TTL_RULE, TURN_URL_RULE, describeTurnUrl, isTurnUrl, type TurnConfig } from './turn-credentials';
 
@@ -43,6 +45,12 @@ export interface RelayCliConfig {
    * the service ends them.
    */
   gateway?: { url: string; apiKey: string; product: string };
+  /**
+   * The team's call records (relay/REFERENCE.md "Records"): PostgreSQL with --database, else the
+   * embedded database in `<data-dir>/records`; kept `retentionDays` (absent: forever). `dataDir`
+   * keeps the journal of facts the database has not taken yet, with either database.
+   */
+  records: { database: DatabaseConfig; dataDir: string; retentionDays?: number };
 }
 
 /** `npm run relay -- add-agent …` */
@@ -53,10 +61,14 @@ export interface AddAgentCommand {
 }
 
 export const DEFAULT_RELAY_PORT = 8787;
+/** Where the relay keeps what it keeps on disk (the embedded records), relative to the working directory. */
+export const DEFAULT_DATA_DIR = 'relay-data';
+export const MAX_RECORDS_RETENTION_DAYS = 36_500;
 
 export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
                         [--turn-secret S --turn-urls URL[,URL]] [--bridge [--public-address A] [--rtp-ports FROM-TO]] [--bridge-token T] [--max-streams-per-agent N] [--trust-proxy] [--dev]
                         [--gateway-url URL --api-key K [--gateway-product P]]
+                        [--database postgres://… | --data-dir DIR] [--records-retention-days N]
        npm run relay -- add-agent --agents FILE --id ID [--name NAME]
 
   --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
@@ -81,6 +93,12 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
                       (an agent not back in time, a node gone); without, their customers are let go   env RELAY_GATEWAY_URL
   --api-key K         the team's gateway API key (never logged)                    env RELAY_API_KEY
   --gateway-product P the product word of the gateway's paths (default ${DEFAULT_PRODUCT})    env RELAY_GATEWAY_PRODUCT
+  --database URL      postgres://user:password@host:port/db: the team's call records in PostgreSQL
+                      (several instances share it); without it, an embedded database in --data-dir   env RELAY_DATABASE_URL
+  --data-dir DIR      where the relay keeps its files: the embedded call records in DIR/records
+                      (default ${DEFAULT_DATA_DIR} in the working directory)                env RELAY_DATA_DIR
+  --records-retention-days N  keep call records N days, pruned daily (1–${MAX_RECORDS_RETENTION_DAYS}; default: forever)
+                                                                                   env RELAY_RECORDS_RETENTION_DAYS
   --max-streams-per-agent N  open event streams per agent (1–${MAX_STREAMS_PER_AGENT_LIMIT}; default ${DEFAULT_MAX_STREAMS_PER_AGENT}); one more closes the oldest
                                                                                    env RELAY_MAX_STREAMS_PER_AGENT
   --trust-proxy       the client address is the last X-Forwarded-For entry (only behind one reverse proxy)
@@ -122,6 +140,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         'gateway-url': { type: 'string' },
         'api-key': { type: 'string' },
         'gateway-product': { type: 'string' },
+        database: { type: 'string' },
+        'data-dir': { type: 'string' },
+        'records-retention-days': { type: 'string' },
         'log-level': { type: 'string' },
         'max-streams-per-agent': { type: 'string' },
         'trust-proxy': { type: 'boolean' },
@@ -230,6 +251,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   const gateway = parseGatewayFlags(flag);
   if (!gateway.ok) return gateway;
 
+  const records = parseRecordsFlags(flag);
+  if (!records.ok) return records;
+
   return ok({
     port: Number(portText),
     retentionMs: retentionMinutes * 60_000,
@@ -248,7 +272,37 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     ...(bridgeToken !== undefined ? { bridgeToken } : {}),
     ...(bridged.value ? { bridge: media.value } : {}),
     ...(gateway.value !== undefined ? { gateway: gateway.value } : {}),
+    records: records.value,
   });
+}
+
+/** --database, --data-dir and --records-retention-days. No error quotes the URL, which may hold a password. */
+function parseRecordsFlags(flag: (name: string, envName: string) => string | undefined): Result<RelayCliConfig['records']> {
+  const url = flag('database', 'RELAY_DATABASE_URL')?.trim();
+  if (url !== undefined && !isPostgresUrl(url)) {
+    return err('invalid_input', '--database must be a postgres://user:password@host:port/database URL (or postgresql://…)', { field: '--database' });
+  }
+  const dataDir = flag('data-dir', 'RELAY_DATA_DIR')?.trim() ?? DEFAULT_DATA_DIR;
+  if (dataDir === '' || dataDir.includes('\0')) return err('invalid_input', '--data-dir must be a directory path', { field: '--data-dir' });
+  const retentionText = flag('records-retention-days', 'RELAY_RECORDS_RETENTION_DAYS')?.trim();
+  const retentionDays = retentionText === undefined ? undefined : Number(retentionText);
+  if (retentionText !== undefined && (!/^\d+$/.test(retentionText) || retentionDays === undefined || retentionDays < 1 || retentionDays > MAX_RECORDS_RETENTION_DAYS)) {
+    return err('invalid_input', `--records-retention-days must be a whole number of days from 1 to ${MAX_RECORDS_RETENTION_DAYS} (got "${retentionText}")`, { field: '--records-retention-days' });
+  }
+  return ok({
+    database: url !== undefined ? { kind: 'postgres', url } : { kind: 'embedded', dataDir: join(dataDir, 'records') },
+    dataDir,
+    ...(retentionDays !== undefined ? { retentionDays } : {}),
+  });
+}
+
+function isPostgresUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 /** --gateway-url, --api-key and --gateway-product: the first two both or neither. No error quotes the key. */

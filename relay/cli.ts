@@ -6,6 +6,7 @@ import { BridgeNode } from '../bridge/bridge-node';
 import { BRIDGE_TOKEN_SHARED_RULE, isAgentToken } from './bridge-nodes';
 import { localBridge, LocalNodeEvents } from './bridged-calls';
 import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from './cli-options';
+import { CallRecords } from './records/call-records';
 import { startRelay, type RelayServer } from './server';
 import { errorText } from '../shared/result';
 
@@ -46,9 +47,12 @@ async function main(argv: string[]): Promise<number> {
   const nodeEvents = new LocalNodeEvents();
   const bridge = config.bridge === undefined ? undefined : new BridgeNode({ ...config.bridge, logger: createLogger('bridge'), onEvent: nodeEvents.emit });
   if (config.gateway === undefined && bridge !== undefined) logger.info('no --gateway-url/--api-key: a bridged call no agent can end is left for the service to end (its customer hears nothing)');
+  // The records open in the background: the relay takes webhooks at once, their facts wait in memory.
+  const records = new CallRecords({ ...config.records, logger: createLogger('records') });
   let relay: RelayServer;
   try {
     relay = await startRelay({
+      records,
       ...(bridge !== undefined ? { bridgeNodes: localBridge(bridge, 'local', nodeEvents) } : {}),
       ...(config.gateway !== undefined ? { gateway: config.gateway } : {}),
       port: config.port,
@@ -72,6 +76,7 @@ async function main(argv: string[]): Promise<number> {
     const reason = code === 'EADDRINUSE' ? `port ${config.port} is already in use` : code === 'EACCES' ? `no permission to listen on port ${config.port}` : undefined;
     if (reason !== undefined) console.error(`relay: cannot listen on ${config.host}:${config.port}: ${reason}`);
     else console.error(`relay: cannot start: ${(e as Error).message}`);
+    await records.close();
     await bridge?.close();
     return 1;
   }
@@ -105,6 +110,7 @@ async function main(argv: string[]): Promise<number> {
       logger.info('shutting down', { signal, ...relay.stats() });
       relay
         .close()
+        .then(() => records.close())
         .then(() => bridge?.close())
         .then(
           () => resolve(0),

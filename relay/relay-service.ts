@@ -23,6 +23,7 @@ import {
   claimedAudienceFor,
   declineOfAnsweredCall,
   declineVerdict,
+  isReachable,
   KnownCalls,
   NO_CALL_FACTS,
   orderingKeyOf,
@@ -31,6 +32,7 @@ import {
   type DeclineVerdict,
   type RingingContext,
 } from './routing';
+import type { RelayRecords } from './records/relay-records';
 import { teamReplyOf, type TeamAgent } from './team';
 
 export interface RelayStats {
@@ -75,6 +77,8 @@ export interface RelayServiceOptions {
   bridgeNodes?: { heartbeatMs: number };
   /** Bridged calls (`--bridge`, or the team's nodes): absent, every call is direct. */
   bridge?: BridgedCalls;
+  /** The team's call records (relay/records/): told each event, claim, decline and presence this instance handles. */
+  records?: RelayRecords;
 }
 
 /** How long close() waits for this instance's own stored events to reach its streams (through Redis that takes a moment). */
@@ -172,6 +176,7 @@ export class RelayService {
       return outcome;
     }
     this.knownCalls.claimed(callId, agentId);
+    this.options.records?.claimed(callId, agentId);
     const claimed: RelayEvent = { type: 'call.claimed', callId, agentId, timestamp: Date.now() };
     // The winner's accept waits on this answer, the customer on the accept: the event that stops
     // colleagues ringing is stored and fanned out behind it (in the call's order, and drained on close).
@@ -190,8 +195,12 @@ export class RelayService {
    * agent ends at once here, so that colleagues connected to this instance ring now.
    */
   async decline(callId: string, agentId: string): Promise<DeclineVerdict> {
-    const answered = declineOfAnsweredCall(await this.ownerOf(callId), agentId);
-    if (answered !== undefined) return answered;
+    const verdict = declineOfAnsweredCall(await this.ownerOf(callId), agentId) ?? (await this.declineRinging(callId, agentId));
+    this.options.records?.declined(callId, agentId, verdict);
+    return verdict;
+  }
+
+  private async declineRinging(callId: string, agentId: string): Promise<DeclineVerdict> {
     const declined = await this.backend.decline(callId, agentId);
     this.headStarts.declinedBy(callId, agentId);
     const verdict = declineVerdict(agentId, declined, this.directory.ids().map(this.standingOf));
@@ -213,7 +222,9 @@ export class RelayService {
   }
 
   async setPresence(agentId: string, status: Presence): Promise<void> {
+    const before = this.backend.presenceOf(agentId);
     await this.backend.setPresence(agentId, status, this.options.presenceTtlMs);
+    this.options.records?.presenceReported(agentId, status, before);
     this.log.debug('presence', { agentId, status });
   }
 
@@ -296,6 +307,7 @@ export class RelayService {
       bridge.onCallLost((lost) => this.tellBridgeFailure(lost)),
       bridge.onTransferEvent((event, agentId) => this.tellTransfer(event, agentId)),
       bridge.onAgentNotBack((notBack) => this.tellNotBack(notBack)),
+      bridge.onHold(({ callId, agentId, held }) => this.options.records?.held(callId, agentId, held)),
       bridge.followNodeEvents(),
     ];
     if (registry !== undefined) {
@@ -397,7 +409,9 @@ export class RelayService {
       tookCall = taking === 'taken';
       if (taking !== 'direct') event = { ...event, bridged: true };
     }
-    const outcome = await this.backend.append({ event, receivedAt, audience: audience ?? (await this.audienceFor(event, receivedAt)) });
+    const decided = audience ?? (await this.audienceFor(event, receivedAt));
+    const outcome = await this.backend.append({ event, receivedAt, audience: decided });
+    this.options.records?.eventSeen({ event, receivedAt, audience: decided, stored: outcome.stored, reachable: this.reachableAgents });
     if (!outcome.stored) {
       this.metrics.countEventDropped(outcome.reason);
       this.log.debug('dropped an event', { type: event.type, reason: outcome.reason });
@@ -445,6 +459,9 @@ export class RelayService {
   private ringingContext(receivedAt: number): RingingContext {
     return { receivedAt, releaseMs: this.options.releaseMs, standingOf: (agentId) => (this.directory.get(agentId) === undefined ? undefined : this.standingOf(agentId)) };
   }
+
+  /** The agents a call coming in now rings (relay/REFERENCE.md "Routing and claims"). */
+  private readonly reachableAgents = (): string[] => this.directory.ids().filter((agentId) => isReachable(this.standingOf(agentId)));
 
   private readonly standingOf = (agentId: string): AgentStanding => ({
     agentId,

@@ -31,6 +31,7 @@ import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
 import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
+import type { RecordsStatus, RelayRecords } from './records/relay-records';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
 import { parseResumeToken } from './resume-token';
 import { turnConfigProblem, turnCredentialsFor, type TurnConfig } from './turn-credentials';
@@ -122,6 +123,12 @@ export interface RelayOptions {
    * Absent: such a call's customer is let go and the service ends it. The key is never logged.
    */
   gateway?: GatewayTarget | (() => GatewayTarget | undefined);
+  /**
+   * The team's call records (relay/records/README.md, `CallRecords`): told every call event, claim,
+   * decline and presence report this instance handles. The caller owns them: it closes them after
+   * the relay, so that what the drain stored is written too. Absent: no records are kept.
+   */
+  records?: RelayRecords;
 }
 
 export type { RelayStats } from './relay-service';
@@ -251,7 +258,9 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     maxStreamsPerAgent,
     freshReplayMs: options.freshReplayMs ?? 60_000,
     ...(bridgeToken !== undefined ? { bridgeNodes: { heartbeatMs: bridgeHeartbeatMs } } : {}),
+    ...(options.records !== undefined ? { records: options.records } : {}),
   });
+  options.records?.followPresence((agentId) => backend.presenceOf(agentId), options.presenceTtlMs ?? DEFAULT_PRESENCE_TTL_MS);
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
 
   const endpoints = new RelayEndpoints(service, logger, {
@@ -263,7 +272,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     limiter,
     trustProxy: options.trustProxy === true,
     ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
-    health: () => ({ backend: backend.kind, instance: instanceId, epoch }),
+    health: () => ({ backend: backend.kind, instance: instanceId, epoch, ...(options.records !== undefined ? { records: options.records.status() } : {}) }),
     ...(bridgeToken !== undefined && service.nodeRegistry !== undefined
       ? { nodes: new BridgeNodeEndpoints(service.nodeRegistry, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
       : {}),
@@ -370,7 +379,7 @@ interface EndpointOptions {
   /** Absent: `GET /turn-credentials` answers 404 not_configured. */
   turn?: TurnConfig;
   /** What /healthz says besides the status and the connected agents. */
-  health: () => { backend: RelayBackend['kind']; instance: string; epoch: string };
+  health: () => { backend: RelayBackend['kind']; instance: string; epoch: string; records?: RecordsStatus };
   /** The bridge nodes' endpoints; absent without a bridge token, and then they answer 404. */
   nodes?: BridgeNodeEndpoints;
   /** Bridged calls: absent, the bridge endpoints answer 404. */

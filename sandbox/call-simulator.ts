@@ -2,6 +2,7 @@
 // the customers' phones (CustomerPeer), the timers of the real service (ringing, media timeouts)
 // and the webhooks each step produces (protocol.md "Events").
 import { randomBytes } from 'node:crypto';
+import { RING_TIMEOUT_MS } from '../shared/call-state';
 import type { AcceptCallRequest, InitiateCallRequest, RejectCallRequest, TerminateCallRequest } from '../shared/gateway';
 import type { Logger } from '../shared/log';
 import { normalisePhoneNumber } from '../shared/phone';
@@ -16,7 +17,10 @@ import { sessionProblems } from './session-rules';
 import { unixSeconds, type WebhookSender } from './webhook-sender';
 
 export interface SandboxTimeouts {
-  /** An unanswered call ends after this (protocol.md: the user sees "Not answered" after 30–60 s). */
+  /**
+   * An unanswered call ends after this (protocol.md: the user sees "Not answered" after 30–60 s);
+   * by default the app's own ring timeout, which the call records also count on.
+   */
   ringTimeoutMs: number;
   /** No media from the business this long after the call connects ends it with 138021 (protocol.md). */
   mediaStartTimeoutMs: number;
@@ -27,7 +31,7 @@ export interface SandboxTimeouts {
 }
 
 export const DEFAULT_TIMEOUTS: SandboxTimeouts = {
-  ringTimeoutMs: 60_000,
+  ringTimeoutMs: RING_TIMEOUT_MS,
   mediaStartTimeoutMs: 20_000,
   mediaGapTimeoutMs: 30_000,
   webhookRetryWindowMs: 60_000,

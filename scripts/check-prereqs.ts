@@ -6,7 +6,7 @@
 //   tsx scripts/check-prereqs.ts test --install           → installs the Debian packages that are missing
 //                                                           (apt-get as root, else through sudo), then checks again
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -24,6 +24,8 @@ export interface SystemProbe {
   env: Readonly<Record<string, string | undefined>>;
   /** A file (not a folder) that this user may execute. */
   isExecutable(file: string): boolean;
+  /** The names of the folders in `dir` (none when it does not exist). */
+  subfolders(dir: string): string[];
 }
 
 export interface MissingPrerequisite {
@@ -53,6 +55,33 @@ function redisServerMissing(task: Task, probe: SystemProbe): MissingPrerequisite
   const chosen = probe.env.REDIS_SERVER_BIN;
   if (chosen !== undefined) return probe.isExecutable(chosen) ? undefined : { what: `redis-server (REDIS_SERVER_BIN=${chosen})`, aptPackage: 'redis-server' };
   return onPath('redis-server', probe) ? undefined : { what: 'redis-server', aptPackage: 'redis-server' };
+}
+
+/** Where Debian's PostgreSQL packages put each major version's programs: `<dir>/<major>/bin`. */
+export const POSTGRES_LIB_DIR = '/usr/lib/postgresql';
+const POSTGRES_PROGRAMS = ['initdb', 'pg_ctl', 'postgres'] as const;
+
+/**
+ * The folder of the PostgreSQL server the records' tests start (test/unit/records): POSTGRES_BIN_DIR
+ * when set, else the newest of Debian's versions that has initdb, pg_ctl and postgres.
+ */
+export function postgresBinDir(probe: SystemProbe): string | undefined {
+  const hasServer = (dir: string) => POSTGRES_PROGRAMS.every((program) => probe.isExecutable(join(dir, program)));
+  const chosen = probe.env.POSTGRES_BIN_DIR;
+  if (chosen !== undefined && chosen !== '') return hasServer(chosen) ? chosen : undefined;
+  return probe
+    .subfolders(POSTGRES_LIB_DIR)
+    .filter((version) => /^\d+$/.test(version))
+    .sort((a, b) => Number(b) - Number(a))
+    .map((version) => join(POSTGRES_LIB_DIR, version, 'bin'))
+    .find(hasServer);
+}
+
+/** The records' tests use the server at DATABASE_URL when it is set, as the Redis tests do REDIS_URL; else they start their own. */
+function postgresMissing(task: Task, probe: SystemProbe): MissingPrerequisite | undefined {
+  if (task !== 'test' || (probe.env.DATABASE_URL ?? '') !== '' || postgresBinDir(probe) !== undefined) return undefined;
+  const chosen = probe.env.POSTGRES_BIN_DIR;
+  return { what: chosen !== undefined && chosen !== '' ? `pg_ctl (POSTGRES_BIN_DIR=${chosen})` : `${POSTGRES_LIB_DIR}/*/bin/pg_ctl`, aptPackage: 'postgresql' };
 }
 
 function chromiumMissing(task: Task, probe: SystemProbe): MissingPrerequisite | undefined {
@@ -90,7 +119,7 @@ export function coturnMissing(probe: SystemProbe): MissingPrerequisite[] {
 export function missingPrerequisites(task: Task, probe: SystemProbe): MissingPrerequisite[] {
   const media = task === 'test' ? mediaToolsMissing(probe) : [];
   const coturn = task === 'test' ? coturnMissing(probe) : [];
-  return [chromiumMissing(task, probe), redisServerMissing(task, probe), ...media, ...coturn].filter((m): m is MissingPrerequisite => m !== undefined);
+  return [chromiumMissing(task, probe), redisServerMissing(task, probe), ...media, ...coturn, postgresMissing(task, probe)].filter((m): m is MissingPrerequisite => m !== undefined);
 }
 
 /** The one line for what is missing, with the command that installs all of it; undefined when nothing is. */
@@ -109,7 +138,17 @@ function isExecutableFile(file: string): boolean {
   }
 }
 
-export const systemProbe = (env: NodeJS.ProcessEnv = process.env): SystemProbe => ({ env, isExecutable: isExecutableFile });
+function subfoldersOf(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+  } catch {
+    return [];
+  }
+}
+
+export const systemProbe = (env: NodeJS.ProcessEnv = process.env): SystemProbe => ({ env, isExecutable: isExecutableFile, subfolders: subfoldersOf });
 
 const isTask = (value: string | undefined): value is Task => (TASKS as readonly string[]).includes(value ?? '');
 

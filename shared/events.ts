@@ -120,6 +120,8 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     timestamp: z.number(),
     messageType: z.string(),
     text: z.string().optional(),
+    /** The id of a media message's file (audio, image, video, document, sticker); a voicemail's recording. */
+    mediaId: z.string().optional(),
     permissionReply: z
       .object({ response: z.enum(['accept', 'reject']), isPermanent: z.boolean().optional(), expiresAt: z.number().optional() })
       .optional(),

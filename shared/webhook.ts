@@ -116,6 +116,13 @@ export interface CallPermissionReply {
   response_source?: string;
 }
 
+/** The media of an inbound media message, under the member its `type` names. */
+export interface InboundMedia {
+  id: string;
+  mime_type?: string;
+  sha256?: string;
+}
+
 /** One `value.messages[]` item: a message from the user. Other members vary with `type`. */
 export interface InboundMessageItem {
   from?: string;
@@ -126,6 +133,12 @@ export interface InboundMessageItem {
   type: string;
   text?: { body: string };
   interactive?: { type: string; call_permission_reply?: CallPermissionReply };
+  /** A voicemail is an audio message whose `id` is the call's (protocol.md). */
+  audio?: InboundMedia;
+  image?: InboundMedia;
+  video?: InboundMedia;
+  document?: InboundMedia;
+  sticker?: InboundMedia;
 }
 
 /** The `value` object of one change; gateways that forward only this are accepted too. */
@@ -259,6 +272,10 @@ const statusItemSchema = z.object({
   errors: errorsList,
 });
 
+/** A media message's object: only its id is kept. */
+const mediaIdOf = z.unknown().optional().transform((v) => (isRecord(v) && typeof v.id === 'string' && v.id.trim() !== '' ? v.id : undefined));
+const MEDIA_TYPES = ['audio', 'image', 'video', 'document', 'sticker'] as const;
+
 const messageItemSchema = z.object({
   id,
   from: looseString,
@@ -267,6 +284,11 @@ const messageItemSchema = z.object({
   type: looseString,
   text: z.unknown().optional().transform((v) => (isRecord(v) && typeof v.body === 'string' ? v.body : undefined)),
   interactive: z.unknown().optional(),
+  audio: mediaIdOf,
+  image: mediaIdOf,
+  video: mediaIdOf,
+  document: mediaIdOf,
+  sticker: mediaIdOf,
 });
 
 const permissionReplySchema = z.object({
@@ -447,6 +469,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
       if (!reply.success) return skip(out, `${where}.interactive.call_permission_reply`, reply.error);
       permissionReply = compact({ response: reply.data.response, isPermanent: reply.data.is_permanent, expiresAt: reply.data.expiration_timestamp });
     }
+    const mediaType = MEDIA_TYPES.find((type) => type === item.type);
     emit(out, where, {
       type: 'message.inbound',
       messageId: item.id,
@@ -456,6 +479,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
       timestamp: item.timestamp,
       messageType: item.type ?? 'unknown',
       text: item.text,
+      mediaId: mediaType === undefined ? undefined : item[mediaType],
       permissionReply,
     });
   });

@@ -170,9 +170,11 @@ describe('relay: agents', () => {
   });
 });
 
+/** `npm run relay` in the checkout; a relay (not add-agent) keeps its files in the test's folder. */
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const command = args[0] === 'add-agent' ? args : [...args, '--data-dir', join(dir, 'relay-data')];
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', ...command], {
       cwd: root,
       env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RELAY_'))),
     });

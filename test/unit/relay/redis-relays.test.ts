@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { configureLogging } from '../../../shared/log';
 import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
+import { relayDataDir, type RelayDataDir } from '../../support/relay-data-dir';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
 import { claimCall, eventKeys, hasEvent, hasMessage, putPresence, team } from './agent-fixtures';
 import { openSse, type SseOpenOptions, type TestSseStream } from './sse-test-client';
@@ -18,6 +19,7 @@ let prefix: string;
 const relays: RelayServer[] = [];
 const streams: TestSseStream[] = [];
 const children: ChildProcess[] = [];
+const dataDirs: RelayDataDir[] = [];
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -30,7 +32,16 @@ beforeEach(() => {
 });
 afterEach(async () => {
   for (const s of streams.splice(0)) s.close();
-  for (const child of children.splice(0)) child.kill('SIGKILL');
+  await Promise.all(
+    children.splice(0).map(async (child) => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((done) => child.once('exit', done));
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }),
+  );
+  await Promise.all(dataDirs.splice(0).map((data) => data.remove()));
   await Promise.all(relays.splice(0).map((r) => r.close()));
   await redis.removeKeys(prefix);
 });
@@ -192,7 +203,9 @@ async function eventually(condition: () => boolean, what: string): Promise<void>
 }
 
 async function spawnRelay(args: string[]): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', '--app-secret', APP_SECRET, '--log-level', 'error', ...args], {
+  const data = await relayDataDir();
+  dataDirs.push(data);
+  const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', '--app-secret', APP_SECRET, '--log-level', 'error', ...args, ...data.flags], {
     cwd: root,
     env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RELAY_'))),
   });

@@ -2,15 +2,28 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { hashAgentToken } from '../../../relay/agent-directory';
 import { parseAddAgentCli, parseRelayCli } from '../../../relay/cli-options';
+import { relayDataDir, type RelayDataDir } from '../../support/relay-data-dir';
 
 const root = resolve(import.meta.dirname, '../../..');
 /** Plain agent tokens of the length the relay asks for: 32 characters and more. */
 const TOKEN_1 = 'agent-token-1-0123456789abcdef0123';
 const TOKEN_2 = 'agent-token-2-0123456789abcdef0123';
 const good = ['--app-secret', 'app-secret-1', '--agent-token', TOKEN_1];
+
+const dataDirs: RelayDataDir[] = [];
+afterEach(async () => {
+  await Promise.all(dataDirs.splice(0).map((data) => data.remove()));
+});
+
+/** `npm run relay` in the checkout, its files in a data directory of its own. */
+async function spawnCli(args: string[]): Promise<ChildProcessWithoutNullStreams> {
+  const data = await relayDataDir();
+  dataDirs.push(data);
+  return spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', ...args, ...data.flags], { cwd: root, env: cleanEnv() });
+}
 
 describe('relay command line', () => {
   it('reads flags, repeated agent tokens and defaults', () => {
@@ -28,6 +41,7 @@ describe('relay command line', () => {
         maxStreamsPerAgent: 5,
         retentionMs: 600_000,
         logLevel: 'info',
+        records: { database: { kind: 'embedded', dataDir: 'relay-data/records' }, dataDir: 'relay-data' },
       },
     });
     expect(parseRelayCli(good, {})).toMatchObject({ ok: true, value: { port: 8787 } });
@@ -179,7 +193,7 @@ describe('relay command line', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim().split('\n')).toEqual(['relay: --agent-token: must be at least 32 characters (use --dev for short development tokens)']);
 
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', '--app-secret', 's', '--agent-token', 'short-dev-token', '--dev', '--log-level', 'error'], { cwd: root, env: cleanEnv() });
+    const child = await spawnCli(['--port', '0', '--app-secret', 's', '--agent-token', 'short-dev-token', '--dev', '--log-level', 'error']);
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     try {
       const url = await listeningUrl(child);
@@ -257,7 +271,7 @@ describe('relay command line', () => {
   });
 
   it('with --bridge, tells its agents that calls are bridged, and closes the bridge with it on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', ...good, '--bridge', '--log-level', 'error'], { cwd: root, env: cleanEnv() });
+    const child = await spawnCli(['--port', '0', ...good, '--bridge', '--log-level', 'error']);
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const url = await listeningUrl(child);
     const me = await fetch(`${url}/me`, { headers: { authorization: `Bearer ${TOKEN_1}` } });
@@ -267,7 +281,7 @@ describe('relay command line', () => {
   });
 
   it('prints its URL, serves, and closes gracefully on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--port', '0', ...good, '--log-level', 'error'], { cwd: root, env: cleanEnv() });
+    const child = await spawnCli(['--port', '0', ...good, '--log-level', 'error']);
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
     const url = await listeningUrl(child);
     const health = await fetch(`${url}/healthz`);
@@ -294,9 +308,9 @@ function listeningUrl(child: ChildProcessWithoutNullStreams): Promise<string> {
   });
 }
 
-function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
+async function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = await spawnCli(args);
   return new Promise((done) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', ...args], { cwd: root, env: cleanEnv() });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('exit', (code) => done({ code, stderr }));

@@ -1,7 +1,7 @@
 // GET /turn-credentials against a real relay over HTTP, and the flags that configure it: the
 // credentials are checked here with node:crypto alone, the way a TURN server with the same secret
 // checks them (turn-coturn.test.ts has a real coturn accept them).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { configureLogging } from '../../../shared/log';
 import { parseRelayCli, RELAY_USAGE } from '../../../relay/cli-options';
 import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
 import { DEFAULT_TURN_TTL_SEC, isTurnUrl } from '../../../relay/turn-credentials';
+import { relayDataDir, type RelayDataDir } from '../../support/relay-data-dir';
 import { team } from './agent-fixtures';
 import { APP_SECRET } from './webhook-fixtures';
 
@@ -25,8 +26,10 @@ interface TurnAnswer {
 }
 
 const relays: RelayServer[] = [];
+const dataDirs: RelayDataDir[] = [];
 afterEach(async () => {
   await Promise.all(relays.splice(0).map((r) => r.close()));
+  await Promise.all(dataDirs.splice(0).map((data) => data.remove()));
 });
 
 async function relayWith(options: Partial<RelayOptions> = {}): Promise<RelayServer> {
@@ -264,7 +267,7 @@ describe('relay command line: TURN', () => {
 
   it('npm run relay with --turn-secret and --turn-urls serves credentials, and prints nothing of the secret', async () => {
     const args = ['--port', '0', '--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1-0123456789abcdef0123', '--turn-secret', TURN_SECRET, '--turn-urls', 'turn:127.0.0.1:3478', '--log-level', 'debug'];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', ...args], { cwd: root, env: cleanEnv() });
+    const child = await spawnCli(args);
     let output = '';
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
@@ -291,7 +294,7 @@ describe('relay command line: TURN', () => {
   });
 
   it('exits with code 2 and one line naming the flag when only half of TURN is given', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', '--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1-0123456789abcdef0123', '--turn-secret', TURN_SECRET], { cwd: root, env: cleanEnv() });
+    const child = await spawnCli(['--app-secret', 'app-secret-1', '--agent-token', 'agent-token-1-0123456789abcdef0123', '--turn-secret', TURN_SECRET]);
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const code = await new Promise<number | null>((done) => child.on('exit', (c) => done(c)));
@@ -301,6 +304,13 @@ describe('relay command line: TURN', () => {
     ]);
   });
 });
+
+/** `npm run relay` in the checkout, its files in a data directory of its own. */
+async function spawnCli(args: string[]): Promise<ChildProcessWithoutNullStreams> {
+  const data = await relayDataDir();
+  dataDirs.push(data);
+  return spawn(process.execPath, ['--import', 'tsx', 'relay/cli.ts', ...args, ...data.flags], { cwd: root, env: cleanEnv() });
+}
 
 function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('RELAY_')));

@@ -5,26 +5,35 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CHROMIUM_PATH, IMAGEMAGICK_CONVERT_PATH, install, main, missingLine, missingPrerequisites, onPath, type Installer, type SystemProbe, type Task } from '../../../scripts/check-prereqs';
+import { CHROMIUM_PATH, IMAGEMAGICK_CONVERT_PATH, install, main, missingLine, missingPrerequisites, onPath, postgresBinDir, type Installer, type SystemProbe, type Task } from '../../../scripts/check-prereqs';
 
 const REDIS_LINE = 'Missing: redis-server (install: apt-get install -y redis-server)';
 const CHROMIUM_LINE = `Missing: ${CHROMIUM_PATH} (install: apt-get install -y chromium)`;
 const BOTH_LINE = `Missing: ${CHROMIUM_PATH}, redis-server (install: apt-get install -y chromium redis-server)`;
 const MEDIA_LINE = `Missing: ffmpeg, sox, ${IMAGEMAGICK_CONVERT_PATH}, ps2pdf (install: apt-get install -y ffmpeg sox imagemagick ghostscript)`;
 const COTURN_LINE = 'Missing: turnserver, turnutils_uclient (install: apt-get install -y coturn)';
-const ALL_LINE = `Missing: ${CHROMIUM_PATH}, redis-server, ffmpeg, sox, ${IMAGEMAGICK_CONVERT_PATH}, ps2pdf, turnserver, turnutils_uclient (install: apt-get install -y chromium redis-server ffmpeg sox imagemagick ghostscript coturn)`;
+const POSTGRES_LINE = 'Missing: /usr/lib/postgresql/*/bin/pg_ctl (install: apt-get install -y postgresql)';
+const ALL_LINE = `Missing: ${CHROMIUM_PATH}, redis-server, ffmpeg, sox, ${IMAGEMAGICK_CONVERT_PATH}, ps2pdf, turnserver, turnutils_uclient, /usr/lib/postgresql/*/bin/pg_ctl (install: apt-get install -y chromium redis-server ffmpeg sox imagemagick ghostscript coturn postgresql)`;
+
+/** The folders in `dir` that lead to one of `files`. */
+function subfoldersAmong(files: Iterable<string>, dir: string): string[] {
+  const names = [...files].filter((file) => file.startsWith(`${dir}/`)).map((file) => file.slice(dir.length + 1).split('/'));
+  return [...new Set(names.filter((parts) => parts.length > 1).map((parts) => parts[0]!))];
+}
 
 /** A system with these executable files and this environment. */
 function system(executables: string[], env: Record<string, string | undefined> = {}): SystemProbe {
   const files = new Set(executables);
-  return { env: { PATH: '/usr/local/bin:/usr/bin:/bin', ...env }, isExecutable: (file) => files.has(file) };
+  return { env: { PATH: '/usr/local/bin:/usr/bin:/bin', ...env }, isExecutable: (file) => files.has(file), subfolders: (dir) => subfoldersAmong(files, dir) };
 }
 /** The programs the media corpus (test/fixtures/media-corpus.ts) is made with. */
 const mediaTools = ['/usr/bin/ffmpeg', '/usr/bin/sox', IMAGEMAGICK_CONVERT_PATH, '/usr/bin/ps2pdf'];
 /** coturn's server and test client, which the relay's TURN test runs. */
 const coturnTools = ['/usr/bin/turnserver', '/usr/bin/turnutils_uclient'];
+/** Debian's PostgreSQL 15 server programs, which the records' tests start. */
+const postgresTools = ['/usr/lib/postgresql/15/bin/initdb', '/usr/lib/postgresql/15/bin/pg_ctl', '/usr/lib/postgresql/15/bin/postgres'];
 /** What npm test needs besides Chromium and redis-server. */
-const testTools = [...mediaTools, ...coturnTools];
+const testTools = [...mediaTools, ...coturnTools, ...postgresTools];
 const everything = ['/usr/bin/redis-server', CHROMIUM_PATH, ...testTools];
 const lineFor = (task: Task, probe: SystemProbe) => missingLine(missingPrerequisites(task, probe));
 
@@ -46,7 +55,7 @@ describe('what each task needs', () => {
   });
 
   it('npm test: the media corpus\'s programs, ffmpeg, sox and ps2pdf on PATH and ImageMagick\'s convert at its Debian path', () => {
-    const base = ['/usr/bin/redis-server', CHROMIUM_PATH, ...coturnTools];
+    const base = ['/usr/bin/redis-server', CHROMIUM_PATH, ...coturnTools, ...postgresTools];
     expect(lineFor('test', system(base))).toBe(MEDIA_LINE);
     expect(lineFor('test', system([...base, '/opt/media/ffmpeg', '/opt/media/sox', '/opt/media/ps2pdf', IMAGEMAGICK_CONVERT_PATH], { PATH: '/usr/bin:/opt/media' }))).toBeUndefined();
     expect(lineFor('test', system([...base, '/usr/bin/ffmpeg', '/usr/bin/sox', IMAGEMAGICK_CONVERT_PATH]))).toBe('Missing: ps2pdf (install: apt-get install -y ghostscript)');
@@ -61,12 +70,30 @@ describe('what each task needs', () => {
   });
 
   it('npm test: coturn\'s turnserver and turnutils_uclient on PATH, from the coturn package', () => {
-    const base = ['/usr/bin/redis-server', CHROMIUM_PATH, ...mediaTools];
+    const base = ['/usr/bin/redis-server', CHROMIUM_PATH, ...mediaTools, ...postgresTools];
     expect(lineFor('test', system(base))).toBe(COTURN_LINE);
     expect(lineFor('test', system([...base, '/usr/bin/turnserver']))).toBe('Missing: turnutils_uclient (install: apt-get install -y coturn)');
     expect(lineFor('test', system([...base, '/usr/bin/turnutils_uclient']))).toBe('Missing: turnserver (install: apt-get install -y coturn)');
     expect(lineFor('test', system([...base, '/opt/coturn/bin/turnserver', '/opt/coturn/bin/turnutils_uclient'], { PATH: '/usr/bin:/opt/coturn/bin' }))).toBeUndefined();
     // Only the tests run a TURN server.
+    expect(lineFor('bench', system([CHROMIUM_PATH]))).toBeUndefined();
+    expect(lineFor('bench:relay', system(['/usr/bin/redis-server']))).toBeUndefined();
+  });
+
+  it("npm test: a PostgreSQL server's initdb, pg_ctl and postgres in the newest of Debian's version folders, or POSTGRES_BIN_DIR; none when DATABASE_URL names the server", () => {
+    const base = ['/usr/bin/redis-server', CHROMIUM_PATH, ...mediaTools, ...coturnTools];
+    expect(lineFor('test', system(base))).toBe(POSTGRES_LINE);
+    expect(lineFor('test', system([...base, '/usr/lib/postgresql/15/bin/initdb', '/usr/lib/postgresql/15/bin/pg_ctl']))).toBe(POSTGRES_LINE);
+    expect(lineFor('test', system([...base, ...postgresTools]))).toBeUndefined();
+    expect(lineFor('test', system(base, { DATABASE_URL: 'postgres://postgres@127.0.0.1:5433/postgres' }))).toBeUndefined();
+    const v17 = ['initdb', 'pg_ctl', 'postgres'].map((p) => `/usr/lib/postgresql/17/bin/${p}`);
+    expect(postgresBinDir(system([...postgresTools, ...v17]))).toBe('/usr/lib/postgresql/17/bin');
+    // A version folder with only the client programs is not a server.
+    expect(postgresBinDir(system([...postgresTools, '/usr/lib/postgresql/17/bin/pg_ctl']))).toBe('/usr/lib/postgresql/15/bin');
+    const own = ['initdb', 'pg_ctl', 'postgres'].map((p) => `/opt/pg/bin/${p}`);
+    expect(lineFor('test', system([...base, ...own], { POSTGRES_BIN_DIR: '/opt/pg/bin' }))).toBeUndefined();
+    expect(lineFor('test', system([...base, ...postgresTools], { POSTGRES_BIN_DIR: '/opt/pg/bin' }))).toBe('Missing: pg_ctl (POSTGRES_BIN_DIR=/opt/pg/bin) (install: apt-get install -y postgresql)');
+    // The benchmarks start no PostgreSQL.
     expect(lineFor('bench', system([CHROMIUM_PATH]))).toBeUndefined();
     expect(lineFor('bench:relay', system(['/usr/bin/redis-server']))).toBeUndefined();
   });
@@ -125,6 +152,7 @@ describe('installing what is missing', () => {
   const growing = (files: Set<string>, env: Record<string, string | undefined> = {}): SystemProbe => ({
     env: { PATH: '/usr/local/bin:/usr/bin:/bin', ...env },
     isExecutable: (file) => files.has(file),
+    subfolders: (dir) => subfoldersAmong(files, dir),
   });
 
   it('does nothing when nothing is missing', () => {
@@ -137,7 +165,7 @@ describe('installing what is missing', () => {
   });
 
   it('as root: says what it installs, runs apt-get update and install for exactly the missing packages, then checks again', () => {
-    const files = new Set(['/usr/bin/redis-server', ...mediaTools]);
+    const files = new Set(['/usr/bin/redis-server', ...mediaTools, ...postgresTools]);
     const installer = fakeInstaller(true, files, [CHROMIUM_PATH, ...coturnTools]);
     const printed: string[] = [];
     expect(main(['test', '--install'], growing(files), (line) => printed.push(line), installer)).toBe(0);
@@ -199,6 +227,7 @@ describe('the real script', () => {
   /** This process's environment without the variables the check reads, plus `env`. */
   function environment(env: Record<string, string>): NodeJS.ProcessEnv {
     const base: NodeJS.ProcessEnv = { ...process.env };
+    // DATABASE_URL and POSTGRES_BIN_DIR stay: they say where this machine's PostgreSQL is, which npm test needs here too.
     for (const key of ['REDIS_URL', 'REDIS_SERVER_BIN', 'BENCH_RELAY_BACKENDS']) delete base[key];
     return { ...base, ...env };
   }

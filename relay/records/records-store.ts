@@ -1,0 +1,248 @@
+// The records' writes: a batch of facts in one transaction, each call's row and each agent's
+// intervals derived again from all of their facts, and the retention prune. Several instances
+// write to one PostgreSQL at once: each locks the calls and agents of its batch first (transaction
+// advisory locks, taken in one order everywhere), so that the second to derive a call's row sees
+// the first one's facts and the last row written is the one that took every fact in.
+import { intervalsOf, REPORT_OUTLIVES_MS, type AgentStateFact } from './agent-states';
+import { factKey, factOfRow, type CallFact, type CallFactRow } from './call-facts';
+import { callRecordOf, type CallRecord } from './call-record';
+import type { SqlRunner } from './database';
+import { MIGRATION_LOCK } from './migrations';
+
+export interface FactBatch {
+  calls: readonly CallFact[];
+  states: readonly AgentStateFact[];
+}
+
+/** The key space of agents' locks (two-key form); calls take the one-key form, migrations their own pair. */
+const AGENT_LOCK_CLASS = MIGRATION_LOCK.classId + 1;
+/** How many rows one prune statement deletes: a long prune never holds one long transaction. */
+const PRUNE_CHUNK = 5_000;
+
+/**
+ * Rows as the JSON the statements unpack. PostgreSQL's text holds no NUL character: one in what a
+ * webhook said (a name) is left out rather than cost the whole fact.
+ */
+function jsonOf(rows: unknown): string {
+  return JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value));
+}
+
+/** Writes a batch in the transaction given; the same batch written again changes nothing. */
+export async function writeBatch(tx: SqlRunner, batch: FactBatch, instanceId: string): Promise<void> {
+  if (batch.calls.length > 0) await writeCallFacts(tx, batch.calls, instanceId);
+  if (batch.states.length > 0) await writeStateFacts(tx, batch.states, instanceId);
+}
+
+async function writeCallFacts(tx: SqlRunner, facts: readonly CallFact[], instanceId: string): Promise<void> {
+  // One row per key (an INSERT … ON CONFLICT may not touch a row twice): the earliest sighting.
+  const earliest = new Map<string, CallFact>();
+  for (const fact of facts) {
+    const key = factKey(fact);
+    const known = earliest.get(key);
+    if (known === undefined || fact.at < known.at) earliest.set(key, fact);
+  }
+  const callIds = [...new Set(facts.map((f) => f.callId))];
+  await tx.query('SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(id, 0) AS h FROM unnest($1::text[]) AS id ORDER BY 1) AS locks', [callIds]);
+  const rows = [...earliest.values()].map((f) => ({ call_id: f.callId, kind: f.kind, agent_id: f.agentId, ref: f.ref, at: new Date(f.at).toISOString(), data: f.data }));
+  await tx.query(
+    `INSERT INTO call_facts (call_id, kind, agent_id, ref, at, data, instance_id)
+     SELECT f.call_id, f.kind, f.agent_id, f.ref, f.at, f.data, $2
+       FROM jsonb_to_recordset($1::jsonb) AS f(call_id text, kind text, agent_id text, ref text, at timestamptz, data jsonb)
+     ON CONFLICT (call_id, kind, agent_id, ref) DO UPDATE
+       SET at = EXCLUDED.at, data = EXCLUDED.data, instance_id = EXCLUDED.instance_id, recorded_at = now()
+       WHERE EXCLUDED.at < call_facts.at`,
+    [jsonOf(rows), instanceId],
+  );
+  const stored = await tx.query<CallFactRow>('SELECT call_id, kind, agent_id, ref, at, data FROM call_facts WHERE call_id = ANY($1::text[])', [callIds]);
+  const byCall = new Map<string, CallFact[]>();
+  for (const row of stored) {
+    const fact = factOfRow(row);
+    if (fact === undefined) continue;
+    const list = byCall.get(fact.callId);
+    if (list === undefined) byCall.set(fact.callId, [fact]);
+    else list.push(fact);
+  }
+  const records = [...byCall.values()].flatMap((callFacts) => {
+    const record = callRecordOf(callFacts);
+    return record === undefined ? [] : [record];
+  });
+  if (records.length > 0) await upsertCalls(tx, records);
+}
+
+/** The columns derived from facts; `disposition` and `notes` are the agent's and never overwritten. */
+const DERIVED_COLUMNS = [
+  ['direction', 'text'],
+  ['customer', 'text'],
+  ['customer_user_id', 'text'],
+  ['customer_name', 'text'],
+  ['business_number', 'text'],
+  ['started_at', 'timestamptz'],
+  ['rang_at', 'timestamptz'],
+  ['answered_at', 'timestamptz'],
+  ['ended_at', 'timestamptz'],
+  ['outcome', 'text'],
+  ['agent_id', 'text'],
+  ['rung_agents', 'text[]'],
+  ['declined_agents', 'text[]'],
+  ['transfers', 'jsonb'],
+  ['wait_ms', 'integer'],
+  ['talk_ms', 'integer'],
+  ['hold_ms', 'integer'],
+  ['end_status', 'text'],
+  ['error_code', 'integer'],
+  ['error_message', 'text'],
+  ['bridge_failure', 'text'],
+  ['voicemail_at', 'timestamptz'],
+  ['voicemail_media_id', 'text'],
+] as const;
+
+type DerivedColumn = (typeof DERIVED_COLUMNS)[number][0];
+
+const UPSERT_CALLS = `
+  INSERT INTO calls (call_id, ${DERIVED_COLUMNS.map(([name]) => name).join(', ')}, updated_at)
+  SELECT r.call_id, ${DERIVED_COLUMNS.map(([name]) => `r.${name}`).join(', ')}, now()
+    FROM jsonb_to_recordset($1::jsonb) AS r(call_id text, ${DERIVED_COLUMNS.map(([name, type]) => `${name} ${type}`).join(', ')})
+  ON CONFLICT (call_id) DO UPDATE SET ${DERIVED_COLUMNS.map(([name]) => `${name} = EXCLUDED.${name}`).join(', ')}, updated_at = now()`;
+
+async function upsertCalls(tx: SqlRunner, records: readonly CallRecord[]): Promise<void> {
+  await tx.query(UPSERT_CALLS, [jsonOf(records.map(rowOfRecord))]);
+}
+
+const isoOrNull = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
+
+function rowOfRecord(r: CallRecord): { call_id: string } & Record<DerivedColumn, unknown> {
+  return {
+    call_id: r.callId,
+    direction: r.direction,
+    customer: r.customer ?? null,
+    customer_user_id: r.customerUserId ?? null,
+    customer_name: r.customerName ?? null,
+    business_number: r.businessNumber ?? null,
+    started_at: isoOrNull(r.startedAt),
+    rang_at: isoOrNull(r.rangAt),
+    answered_at: isoOrNull(r.answeredAt),
+    ended_at: isoOrNull(r.endedAt),
+    outcome: r.outcome ?? null,
+    agent_id: r.agentId ?? null,
+    rung_agents: r.rungAgents,
+    declined_agents: r.declinedAgents,
+    transfers: r.transfers,
+    wait_ms: r.waitMs ?? null,
+    talk_ms: r.talkMs ?? null,
+    hold_ms: r.holdMs ?? null,
+    end_status: r.endStatus ?? null,
+    error_code: r.errorCode ?? null,
+    error_message: r.errorMessage ?? null,
+    bridge_failure: r.bridgeFailure ?? null,
+    voicemail_at: isoOrNull(r.voicemailAt),
+    voicemail_media_id: r.voicemailMediaId ?? null,
+  };
+}
+
+interface StateFactRow {
+  at: Date;
+  state: string;
+  reason: string;
+  instance_id: string;
+}
+
+async function writeStateFacts(tx: SqlRunner, facts: readonly AgentStateFact[], instanceId: string): Promise<void> {
+  const agents = [...new Set(facts.map((f) => f.agentId))];
+  await tx.query('SELECT pg_advisory_xact_lock($1, h) FROM (SELECT DISTINCT hashtext(a) AS h FROM unnest($2::text[]) AS a ORDER BY 1) AS locks', [AGENT_LOCK_CLASS, agents]);
+  // In the order they came, which seq keeps for facts of the same millisecond.
+  await tx.query(
+    `INSERT INTO agent_state_facts (agent_id, at, state, reason, instance_id)
+     SELECT f.agent_id, f.at, f.state, f.reason, $2
+       FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (agent_id text, at timestamptz, state text, reason text)) WITH ORDINALITY AS f(agent_id, at, state, reason, n)
+      ORDER BY f.n
+     ON CONFLICT DO NOTHING`,
+    [jsonOf(facts.map((f) => ({ agent_id: f.agentId, at: new Date(f.at).toISOString(), state: f.state, reason: f.reason }))), instanceId],
+  );
+  for (const agentId of agents) {
+    const earliest = Math.min(...facts.filter((f) => f.agentId === agentId).map((f) => f.at));
+    await rebuildIntervals(tx, agentId, earliest);
+  }
+}
+
+/**
+ * Derives an agent's intervals again from a little before `since` on: from the start of the
+ * interval before the one `since` falls in, so that a fact written late joins or splits the
+ * intervals around it exactly as if it had come in order. The facts of REPORT_OUTLIVES_MS before
+ * that are read too: they say whether an expiry after it stands.
+ */
+async function rebuildIntervals(tx: SqlRunner, agentId: string, since: number): Promise<void> {
+  const before = await tx.query<{ started_at: Date }>('SELECT started_at FROM agent_states WHERE agent_id = $1 AND started_at <= $2 ORDER BY started_at DESC LIMIT 2', [agentId, new Date(since)]);
+  const from = before.at(-1)?.started_at ?? new Date(since);
+  const rows = await tx.query<StateFactRow>('SELECT at, state, reason, instance_id FROM agent_state_facts WHERE agent_id = $1 AND at >= $2 ORDER BY at, seq', [
+    agentId,
+    new Date(from.getTime() - REPORT_OUTLIVES_MS),
+  ]);
+  const facts = rows.map((row) => ({ agentId, state: row.state, reason: row.reason, at: row.at.getTime(), instanceId: row.instance_id }));
+  const intervals = intervalsOf(facts, { from: from.getTime() });
+  await tx.query('DELETE FROM agent_states WHERE agent_id = $1 AND started_at >= $2', [agentId, from]);
+  if (intervals.length === 0) return;
+  await tx.query(
+    `INSERT INTO agent_states (agent_id, started_at, state, reason, ended_at)
+     SELECT $1, i.started_at, i.state, i.reason, i.ended_at
+       FROM jsonb_to_recordset($2::jsonb) AS i(started_at timestamptz, state text, reason text, ended_at timestamptz)`,
+    [agentId, jsonOf(intervals.map((i) => ({ started_at: new Date(i.startedAt).toISOString(), state: i.state, reason: i.reason ?? null, ended_at: isoOrNull(i.endedAt) })))],
+  );
+  // The interval before `from` ends where the first rebuilt one starts.
+  await tx.query(
+    'UPDATE agent_states SET ended_at = $3 WHERE agent_id = $1 AND started_at = (SELECT max(started_at) FROM agent_states WHERE agent_id = $1 AND started_at < $2)',
+    [agentId, from, new Date(intervals[0]!.startedAt)],
+  );
+}
+
+export interface PruneReport {
+  calls: number;
+  callFacts: number;
+  agentStates: number;
+  agentStateFacts: number;
+}
+
+/**
+ * Deletes what is older than `before`: calls that started before it with their facts, facts that
+ * make no call (audio messages that named none), state intervals that ended before it, and the
+ * state facts no interval still needs. Chunked, each chunk its own statement.
+ */
+export async function prune(db: SqlRunner, before: Date): Promise<PruneReport> {
+  const report: PruneReport = { calls: 0, callFacts: 0, agentStates: 0, agentStateFacts: 0 };
+  for (;;) {
+    const gone = await db.query<{ call_id: string }>(
+      `DELETE FROM calls WHERE call_id IN (SELECT call_id FROM calls WHERE started_at < $1 ORDER BY started_at LIMIT ${PRUNE_CHUNK}) RETURNING call_id`,
+      [before],
+    );
+    if (gone.length === 0) break;
+    report.calls += gone.length;
+    const facts = await db.query<{ n: number }>('WITH d AS (DELETE FROM call_facts WHERE call_id = ANY($1::text[]) RETURNING 1) SELECT count(*)::int AS n FROM d', [gone.map((g) => g.call_id)]);
+    report.callFacts += facts[0]?.n ?? 0;
+    if (gone.length < PRUNE_CHUNK) break;
+  }
+  const orphans = await db.query<{ n: number }>(
+    `WITH d AS (DELETE FROM call_facts f WHERE f.at < $1 AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.call_id = f.call_id) RETURNING 1) SELECT count(*)::int AS n FROM d`,
+    [before],
+  );
+  report.callFacts += orphans[0]?.n ?? 0;
+  // A state fact is needed as long as the interval it belongs to is kept: keep everything from the
+  // start of the agent's earliest interval that is kept.
+  const stateFacts = await db.query<{ n: number }>(
+    `WITH d AS (
+       DELETE FROM agent_state_facts f
+        WHERE f.at < $1
+          AND f.at < COALESCE((SELECT min(s.started_at) FROM agent_states s WHERE s.agent_id = f.agent_id AND (s.ended_at IS NULL OR s.ended_at >= $1)), $1)
+        RETURNING 1)
+     SELECT count(*)::int AS n FROM d`,
+    [before],
+  );
+  report.agentStateFacts = stateFacts[0]?.n ?? 0;
+  const states = await db.query<{ n: number }>('WITH d AS (DELETE FROM agent_states WHERE ended_at < $1 RETURNING 1) SELECT count(*)::int AS n FROM d', [before]);
+  report.agentStates = states[0]?.n ?? 0;
+  return report;
+}
+
+/** The agents whose latest interval is a state other than offline: at start-up, whose presence to watch. */
+export async function agentsNotOffline(db: SqlRunner, offline: string): Promise<string[]> {
+  const rows = await db.query<{ agent_id: string }>('SELECT agent_id FROM agent_states WHERE ended_at IS NULL AND state <> $1', [offline]);
+  return rows.map((row) => row.agent_id);
+}

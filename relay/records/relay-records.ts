@@ -1,0 +1,45 @@
+// What the relay tells its call records, one call per fact it handles (relay-service.ts). The relay
+// imports only this type: `CallRecords` (call-records.ts) is built by whoever starts the relay
+// (relay/cli.ts), so that a relay without records loads no database package.
+import type { RelayEvent } from '../../shared/events';
+import type { Audience, Presence } from '../backend/types';
+
+/** An event this instance handled: a webhook's, or one the relay made (a claim, a transfer's word, a bridge failure). */
+export interface SeenEvent {
+  event: RelayEvent;
+  receivedAt: number;
+  audience: Audience;
+  /** The delivery rules let it through (a duplicate, a stale or a tombstoned connect did not). */
+  stored: boolean;
+  /** The agents whose presence rings as the call comes in; asked only of a stored `call.incoming`. */
+  reachable: () => readonly string[];
+}
+
+/** What the records say of themselves, for the relay's /healthz (records-writer.ts `WriterStats`). */
+export interface RecordsStatus {
+  database: 'connecting' | 'up' | 'down' | 'closed';
+  /** Facts waiting in memory, and in the journal on disk. */
+  queued: number;
+  journaled: number;
+  /** Facts written, and lost, since the start. */
+  written: number;
+  dropped: number;
+  lastError?: { message: string; at: string };
+}
+
+export interface RelayRecords {
+  /** An event stored, or dropped by the delivery rules. Never waits: facts are written later, in batches. */
+  eventSeen(seen: SeenEvent): void;
+  /** An agent won a call's claim (or claimed it again). */
+  claimed(callId: string, agentId: string): void;
+  /** An agent declined a call, and how many colleagues it left to answer it. */
+  declined(callId: string, agentId: string, verdict: { othersRinging: number; answeredBy?: string }): void;
+  /** The agent on a bridged call held it (the customer hears the music) or resumed it. */
+  held(callId: string, agentId: string, held: boolean): void;
+  /** An agent reported its presence; `before` is the team's presence for it until then. */
+  presenceReported(agentId: string, status: Presence, before: Presence | undefined): void;
+  /** The team's presence, read to notice an agent whose presence lapsed (`presenceTtlMs` after its last report). */
+  followPresence(presenceOf: (agentId: string) => Presence | undefined, presenceTtlMs: number): void;
+  /** How the writing goes now. */
+  status(): RecordsStatus;
+}
