@@ -12,11 +12,13 @@
 // noise falls on both; the app's median click → two-way audio over the floor's (goal ≤ 1.2). Then
 // where that time goes (setup-breakdown.ts): each step of the set-up, from the moments the window
 // and the main process stamp on every call (kept in "Export diagnostics"), beside the floor's.
+// Each ring, the floor's too, is clicked REACTION_MS after it shows, as a person at the quickest would.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { RelayEventStream } from '../electron/core/event-stream';
 import type { RelayEnvelope } from '../shared/events';
-import { eventually, startStack, type Stack } from '../test/e2e/harness';
-import { startFloor, type Floor } from './floor';
+import { AUDIBLE_ENERGY, eventually, startStack, type Stack } from '../test/e2e/harness';
+import { REACTION_MS, startFloor, type Floor } from './floor';
 import { appCallTimings, SetupBreakdown } from './setup-breakdown';
 import { median, percentile } from './stats';
 
@@ -82,13 +84,17 @@ async function clickAt(page: Page, scope: string, name: string): Promise<number>
   })()`)) as number;
 }
 
-/** Polls getStats of one call in the page until inbound audio energy rises; returns that wall-clock time. */
+/**
+ * Polls getStats of one call in the page until inbound audio energy rises past AUDIBLE_ENERGY (a
+ * bridged leg connected while ringing has the bridge's silence before the customer); returns that
+ * wall-clock time.
+ */
 async function agentHearsAt(page: Page, localId: string): Promise<number> {
   return (await page.evaluate(`(async () => {
     const deadline = performance.now() + 10000;
     while (performance.now() < deadline) {
       const s = await window.__softphoneMedia.stats(${JSON.stringify(localId)}).catch(() => ({ inboundEnergy: 0 }));
-      if (s.inboundEnergy > 0) return performance.timeOrigin + performance.now();
+      if (s.inboundEnergy > ${AUDIBLE_ENERGY}) return performance.timeOrigin + performance.now();
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error('no inbound audio within 10 s');
@@ -104,6 +110,7 @@ async function answerOnce(stack: Stack, page: Page, number: string): Promise<num
   await armAppearance(page, '[role="dialog"][aria-label="Incoming call"]');
   const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number });
   await seenAt(page);
+  await sleep(REACTION_MS);
   const clicked = await clickAt(page, '[aria-label="Incoming call"]', 'Answer');
   const agentHeard = await agentHearsAt(page, `in:${callId}`);
   const customerHeard = await eventually('the customer to hear the agent', async () => (await stack.callReport(callId)).firstHeardAt);
@@ -154,6 +161,7 @@ async function main(): Promise<void> {
       const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: answering.number });
       const shown = await seenAt(page);
       const relayAt = await eventually('relay receipt', () => received.get(callId));
+      await sleep(REACTION_MS);
       const clicked = await clickAt(page, '[aria-label="Incoming call"]', 'Answer');
       const hears = agentHearsAt(page, `in:${callId}`);
       const accept = await gatewayRequestAt(stack, 'accept', (l) => l.callId === callId);

@@ -315,12 +315,19 @@ export async function onCallWithWaiting(stack: Pick<Stack, 'service' | 'control'
   return call;
 }
 
+/**
+ * The inbound energy (inbound-rtp totalAudioEnergy) that says a page heard something: one 20 ms frame
+ * at about -43 dBFS. A bridged leg connected while its call rang carries the bridge's silence, which
+ * decodes to a noise floor far below it (about 3e-10 over its first packets).
+ */
+export const AUDIBLE_ENERGY = 1e-6;
+
 /** Audio both ways: the agent's page hears the customer, and the sandbox's customer heard the agent. */
 export async function expectTwoWayAudio(p: Page, callReport: (callId: string) => Promise<SandboxCallReport>, callId: string): Promise<void> {
   const localId = await mediaIdOf(p, callId);
   const inbound = await eventually('the agent to hear the customer', async () => {
     const s = await agentInbound(p, localId);
-    return s.inboundEnergy > 0 ? s : undefined;
+    return s.inboundEnergy > AUDIBLE_ENERGY ? s : undefined;
   });
   expect(inbound.inboundPackets).toBeGreaterThan(0);
   const report = await eventually('the customer to hear the agent', async () => {
