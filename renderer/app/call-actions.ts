@@ -89,6 +89,10 @@ export interface CallActionsDeps {
   muteStorage?: MuteStorage | undefined;
 }
 
+/** A bridged call ringing here (not a colleague's transfer): its leg may connect ahead of the click. */
+const isBridgedRing = (call: CallState): call is Extract<CallState, { direction: 'incoming' }> =>
+  call.phase === 'ringing' && call.direction === 'incoming' && call.bridged === true && call.transfer === undefined;
+
 export class CallActions {
   private readonly api: CallActionsDeps['api'];
   private readonly store: StoreApi<AppState>;
@@ -177,7 +181,10 @@ export class CallActions {
   /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
   callsReloaded(calls: readonly CallState[]): void {
     this.engine.reconcile(calls);
-    for (const call of calls) this.followRejoin(call);
+    for (const call of calls) {
+      this.followRejoin(call);
+      if (isBridgedRing(call)) void this.warmRing(call);
+    }
     this.mutedCalls.keepOnly(new Set(calls.filter((c) => c.phase !== 'ended').map((c) => c.localId)));
   }
 
@@ -513,7 +520,7 @@ export class CallActions {
         const now = this.state.calls[localId];
         if (now?.phase !== 'ringing') continue;
         this.engine.onCall(now);
-        if (now.direction === 'incoming' && now.bridged === true && now.transfer === undefined) void this.warmRing(now);
+        if (isBridgedRing(now)) void this.warmRing(now);
       }
       if (ring && anyRinging(this.state.calls)) this.ringtone?.start();
     });

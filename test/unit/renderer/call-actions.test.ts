@@ -214,6 +214,15 @@ describe('a bridged ring: its leg connects ahead of the click', () => {
     expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.2', 'ringAnswerFor in:wacid.3']);
   });
 
+  it('a ring a snapshot brings (a window opened or reloaded while it rings) connects ahead too', async () => {
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringAnswers: [ANSWER_SDP] });
+    state().applyCall(bridgedRing());
+    t.actions.callsReloaded([bridgedRing(), ringing('wacid.5')]);
+    await settle();
+    expect(t.calls).toEqual([{ name: 'ringAnswer', params: { localId: 'in:wacid.1', sdp: ANSWER_SDP } }]);
+    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `warmRingLeg in:wacid.1 ${ANSWER_SDP}`]);
+  });
+
   it('a direct ring and a colleague\'s transfer ring send nothing ahead', async () => {
     const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringAnswers: [ANSWER_SDP, ANSWER_SDP] });
     t.push(ringing('wacid.4'));
