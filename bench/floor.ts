@@ -86,11 +86,12 @@ function gatewayPoster(stack: Stack): { post(action: 'accept' | 'terminate', cal
 // helper that the page does not have.
 
 /**
- * How long after a ring shows the bench clicks Answer, on every series alike: no person sees a ring
- * and clicks sooner (a simple visual reaction takes about 250 ms, a click on a card more). What a
- * page does with the ring meanwhile (its answer, a bridged leg connected ahead) is the product's.
+ * How long after a ring shows the bench clicks Answer, on every series alike: no person clicks
+ * sooner (a simple visual reaction takes about 250 ms, and pointing at the card's Answer button at
+ * least 300 ms more). What a page does with the ring meanwhile (its answer, a bridged leg connected
+ * ahead, which takes about 250 ms here) is the product's.
  */
-export const REACTION_MS = 400;
+export const REACTION_MS = 600;
 
 /** Clicks Answer from within the page; returns the wall-clock time of the click. */
 async function clickAnswer(page: Page): Promise<number> {

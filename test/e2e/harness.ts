@@ -133,7 +133,13 @@ export interface StackOptions {
   relayGateway?: boolean;
   /** How long a member of a bridged call has to rejoin (the relay's `rejoinWindowMs`). */
   rejoinWindowMs?: number;
+  /** What the agent's fake microphone plays (a WAV file Chromium loops); the agent's voice by default. */
+  microphoneWav?: string;
 }
+
+/** CHROMIUM_ARGS with `wav` as the fake microphone's capture file. */
+export const chromiumArgsWithMicrophone = (wav: string): string[] =>
+  CHROMIUM_ARGS.map((arg) => (arg.startsWith('--use-file-for-fake-audio-capture=') ? `--use-file-for-fake-audio-capture=${wav}` : arg));
 
 /** One agent's app against the stack's sandbox and relay: its own data directory, service and browser host. */
 export async function startAgentApp(o: { sandboxUrl: string; relayUrl: string; apiKey: string; agentToken: string; label: string }): Promise<{ dataDir: string; service: SoftphoneService; host: BrowserHost }> {
@@ -180,7 +186,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...(options.network ? { network: options.network } : {}),
   });
   const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: options.microphoneWav !== undefined ? chromiumArgsWithMicrophone(options.microphoneWav) : CHROMIUM_ARGS });
 
   const stack: Stack = {
     get relay() {
