@@ -12,11 +12,17 @@
 // noise falls on both; the app's median click → two-way audio over the floor's (goal ≤ 1.2). Then
 // where that time goes (setup-breakdown.ts): each step of the set-up, from the moments the window
 // and the main process stamp on every call (kept in "Export diagnostics"), beside the floor's.
+// Each ring, the floor's too, is clicked REACTION_MS after it shows, as a person at the quickest would.
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'playwright-core';
 import { RelayEventStream } from '../electron/core/event-stream';
 import type { RelayEnvelope } from '../shared/events';
-import { eventually, startStack, type Stack } from '../test/e2e/harness';
-import { startFloor, type Floor } from './floor';
+import { encodeWavPcm16 } from '../shared/hold-music-render';
+import { AUDIBLE_ENERGY, eventually, startStack, type Stack } from '../test/e2e/harness';
+import { REACTION_MS, startFloor, type Floor } from './floor';
 import { appCallTimings, SetupBreakdown } from './setup-breakdown';
 import { median, percentile } from './stats';
 
@@ -82,13 +88,17 @@ async function clickAt(page: Page, scope: string, name: string): Promise<number>
   })()`)) as number;
 }
 
-/** Polls getStats of one call in the page until inbound audio energy rises; returns that wall-clock time. */
+/**
+ * Polls getStats of one call in the page until inbound audio energy rises past AUDIBLE_ENERGY (a
+ * bridged leg connected while ringing has the bridge's silence before the customer); returns that
+ * wall-clock time.
+ */
 async function agentHearsAt(page: Page, localId: string): Promise<number> {
   return (await page.evaluate(`(async () => {
     const deadline = performance.now() + 10000;
     while (performance.now() < deadline) {
       const s = await window.__softphoneMedia.stats(${JSON.stringify(localId)}).catch(() => ({ inboundEnergy: 0 }));
-      if (s.inboundEnergy > 0) return performance.timeOrigin + performance.now();
+      if (s.inboundEnergy > ${AUDIBLE_ENERGY}) return performance.timeOrigin + performance.now();
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error('no inbound audio within 10 s');
@@ -104,6 +114,7 @@ async function answerOnce(stack: Stack, page: Page, number: string): Promise<num
   await armAppearance(page, '[role="dialog"][aria-label="Incoming call"]');
   const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number });
   await seenAt(page);
+  await sleep(REACTION_MS);
   const clicked = await clickAt(page, '[aria-label="Incoming call"]', 'Answer');
   const agentHeard = await agentHearsAt(page, `in:${callId}`);
   const customerHeard = await eventually('the customer to hear the agent', async () => (await stack.callReport(callId)).firstHeardAt);
@@ -118,10 +129,24 @@ function summariseBridged(bridged: Series, direct: Series): string {
   return `${'two-way audio, bridged ÷ direct (medians)'.padEnd(52)} ratio ${ratio.toFixed(2)}  (goal ≤ 1: ${ratio <= 1 ? 'meets' : 'misses'})`;
 }
 
+/**
+ * The agents' fake microphone for the bench: a steady tone, so that "the customer hears the agent"
+ * times the path and not the pauses of a recorded voice (its first gap falls 0.5 s in, just where
+ * a call clicked REACTION_MS after the ring connects). 720 Hz loops seamlessly over 2 s.
+ */
+async function steadyMicrophone(): Promise<string> {
+  const rate = 48_000;
+  const samples = new Float32Array(rate * 2).map((_, i) => 0.3 * Math.sin((2 * Math.PI * 720 * i) / rate));
+  const wav = join(await mkdtemp(join(tmpdir(), 'softphone-bench-')), 'agent-tone.wav');
+  await writeFile(wav, encodeWavPcm16(samples, rate));
+  return wav;
+}
+
 async function main(): Promise<void> {
-  const stack = await startStack();
+  const microphoneWav = await steadyMicrophone();
+  const stack = await startStack({ microphoneWav });
   // The same product with the relay's in-process bridge: every call's media ends on the bridge.
-  const bridgedStack = await startStack({ bridge: true });
+  const bridgedStack = await startStack({ bridge: true, microphoneWav });
   const received = new Map<string, number>();
   // A second subscriber on the relay tells when each webhook was received there (envelope.receivedAt).
   const tap = new RelayEventStream({
@@ -154,6 +179,7 @@ async function main(): Promise<void> {
       const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: answering.number });
       const shown = await seenAt(page);
       const relayAt = await eventually('relay receipt', () => received.get(callId));
+      await sleep(REACTION_MS);
       const clicked = await clickAt(page, '[aria-label="Incoming call"]', 'Answer');
       const hears = agentHearsAt(page, `in:${callId}`);
       const accept = await gatewayRequestAt(stack, 'accept', (l) => l.callId === callId);

@@ -15,6 +15,7 @@
 // - While the floor answers, the app is on "Do not disturb", so that only the floor rings and the
 //   app spends nothing on the call; it is available again for its own calls.
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -23,7 +24,7 @@ import { RelayEventStream } from '../electron/core/event-stream';
 import { normaliseSdpLineEnds } from '../electron/core/gateway-client';
 import type { CallTimings } from '../shared/diagnostics';
 import type { RelayEnvelope } from '../shared/events';
-import { eventually, type Stack } from '../test/e2e/harness';
+import { AUDIBLE_ENERGY, eventually, type Stack } from '../test/e2e/harness';
 
 const PAGE_FILE = new URL('./floor-page.html', import.meta.url);
 /** The product segment the harness configures the app with. */
@@ -84,6 +85,14 @@ function gatewayPoster(stack: Stack): { post(action: 'accept' | 'terminate', cal
 // In-page scripts are strings, as in calls.ts: tsx would otherwise wrap their inner functions in a
 // helper that the page does not have.
 
+/**
+ * How long after a ring shows the bench clicks Answer, on every series alike: no person clicks
+ * sooner (a simple visual reaction takes about 250 ms, and pointing at the card's Answer button at
+ * least 300 ms more). What a page does with the ring meanwhile (its answer, a bridged leg connected
+ * ahead, which takes about 250 ms here) is the product's.
+ */
+export const REACTION_MS = 600;
+
 /** Clicks Answer from within the page; returns the wall-clock time of the click. */
 async function clickAnswer(page: Page): Promise<number> {
   return (await page.evaluate(`(() => {
@@ -95,12 +104,12 @@ async function clickAnswer(page: Page): Promise<number> {
   })()`)) as number;
 }
 
-/** Polls getStats in the page until inbound audio energy rises; returns that wall-clock time. */
+/** Polls getStats in the page until inbound audio energy rises past AUDIBLE_ENERGY; returns that wall-clock time. */
 async function agentHearsAt(page: Page): Promise<number> {
   return (await page.evaluate(`(async () => {
     const deadline = performance.now() + 10000;
     while (performance.now() < deadline) {
-      if ((await window.floor.inboundEnergy()) > 0) return performance.timeOrigin + performance.now();
+      if ((await window.floor.inboundEnergy()) > ${AUDIBLE_ENERGY}) return performance.timeOrigin + performance.now();
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error('no inbound audio within 10 s');
@@ -159,6 +168,7 @@ export async function startFloor(stack: Stack): Promise<Floor> {
         const offer = await eventually("the call's offer at the floor", () => offers.get(callId));
         offers.delete(callId);
         await page.evaluate(`window.floor.ring(${JSON.stringify(callId)}, ${JSON.stringify(offer)})`);
+        await sleep(REACTION_MS);
         const clicked = await clickAnswer(page);
         const agentHeard = await agentHearsAt(page);
         const customerHeard = await eventually('the customer to hear the floor', async () => (await stack.callReport(callId)).firstHeardAt);

@@ -1,10 +1,11 @@
 // The agent's endpoints for bridged calls (bridge/REFERENCE.md "The agent's side"): a leg of its
-// own, the answer handed over for accept, the accept done, a dial, hold, a new leg for a member
-// whose leg went and its answer (rejoin), and the customer leg's quality (the one GET). Every one takes the agent token; bridged-calls.ts decides whether this
-// agent may do it.
+// own and its answer while the call rings (the leg connects ahead of the click), the answer handed
+// over for accept, the accept done, a dial, hold, a new leg for a member whose leg went and its
+// answer (rejoin), and the customer leg's quality (the one GET). Every one takes the agent token;
+// bridged-calls.ts decides whether this agent may do it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import { answerBodySchema, bindBodySchema, holdBodySchema, rejoinAnswerBodySchema, sdpBodySchema } from '../shared/bridge';
+import { answerBodySchema, bindBodySchema, holdBodySchema, rejoinAnswerBodySchema, ringAnswerBodySchema, sdpBodySchema } from '../shared/bridge';
 import { issueEnglish } from '../shared/validation';
 import type { Agent } from './agent-directory';
 import type { BridgedCalls, BridgeRefusal } from './bridged-calls';
@@ -12,6 +13,7 @@ import { methodNotAllowed, sendError, sendJson, type RelayErrorCode } from './ht
 
 const CALL_BRIDGE_PATH = /^\/calls\/([^/]+)\/bridge\/(leg|answer|accepted|hold|rejoin)$/;
 const REJOIN_ANSWER_PATH = /^\/calls\/([^/]+)\/bridge\/rejoin\/answer$/;
+const RING_ANSWER_PATH = /^\/calls\/([^/]+)\/bridge\/leg\/answer$/;
 const QUALITY_PATH = /^\/calls\/([^/]+)\/bridge\/quality$/;
 const DIAL_PATH = '/bridge/dial';
 const PLACED_PATH = /^\/bridge\/dial\/([^/]+)\/placed$/;
@@ -28,7 +30,7 @@ export interface BridgeEndpointContext {
 
 /** Whether the path is one of these endpoints (then it is answered). */
 export function isBridgePath(path: string): boolean {
-  return path === DIAL_PATH || CALL_BRIDGE_PATH.test(path) || PLACED_PATH.test(path) || QUALITY_PATH.test(path) || REJOIN_ANSWER_PATH.test(path);
+  return path === DIAL_PATH || CALL_BRIDGE_PATH.test(path) || PLACED_PATH.test(path) || QUALITY_PATH.test(path) || REJOIN_ANSWER_PATH.test(path) || RING_ANSWER_PATH.test(path);
 }
 
 export async function handleBridgeRequest(ctx: BridgeEndpointContext, path: string, method: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -65,6 +67,13 @@ export async function handleBridgeRequest(ctx: BridgeEndpointContext, path: stri
     const parsed = callId === undefined ? undefined : parsedBody(res, rejoinAnswerBodySchema, body);
     if (callId === undefined || parsed === undefined) return;
     return answerOutcome(res, await bridge.rejoinAnswer(callId, agent.id, parsed.legId, parsed.sdp));
+  }
+  const ringAnswer = RING_ANSWER_PATH.exec(path);
+  if (ringAnswer) {
+    const callId = ctx.idFromPath(res, ringAnswer[1]!, 'callId');
+    const parsed = callId === undefined ? undefined : parsedBody(res, ringAnswerBodySchema, body);
+    if (callId === undefined || parsed === undefined) return;
+    return answerOutcome(res, await bridge.ringAnswer(callId, agent.id, parsed.legId, parsed.sdp));
   }
   const match = CALL_BRIDGE_PATH.exec(path)!;
   const callId = ctx.idFromPath(res, match[1]!, 'callId');

@@ -260,6 +260,26 @@ export class BridgedCalls {
     return done({ legId, offer: offer.value.offer });
   }
 
+  /**
+   * A ringing agent's window answered its leg ahead of the click (BRIDGE_AGENT_PATHS.ringAnswer):
+   * the leg connects to the node now, so that Answer finds it up. It carries nothing until the
+   * accept: the customer's leg connects only then, after the relay routed it to the answering leg
+   * alone (accepted), and the legs that rang are closed.
+   */
+  async ringAnswer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
+    const call = this.calls.get(callId);
+    if (call === undefined || call.direction !== 'incoming') return refuse({ status: 404, code: 'not_found', message: `no bridged incoming call ${callId}` });
+    const owner = await this.options.ownerOf(callId);
+    if (owner !== undefined && owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'the call is another agent’s' });
+    if (call.legs.get(legId) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'legId: not a leg of this agent in this call' });
+    if (call.members.size > 0 || call.activeLeg !== undefined) return refuse({ status: 409, code: 'invalid_state', message: 'the call is being answered: its leg connects with the answer' });
+    const control = this.controlOf(call);
+    if (control === undefined) return nodeGoneRefusal(call.callId);
+    const applied = await this.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
+    if (!applied.ok) return bridgeFailed(applied.error, 'sdp');
+    return done(null);
+  }
+
   /** The claim's winner hands over its window's answer; the customer leg's answer comes back, for accept. */
   async answer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<{ sdp: string }>> {
     const mine = await this.ownedLeg(callId, agentId, legId);

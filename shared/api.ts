@@ -111,6 +111,15 @@ export const commandSchemas = {
    */
   rejoinCall: z.strictObject({ localId, legId: legIdSchema, sdp }),
   /**
+   * A bridged call ringing here: the window's answer, made while it rings, before the click. The
+   * call's leg to the team's bridge connects now (`connected: true`: ICE may start) and carries
+   * nothing until Answer, which then waits for no leg. `legId` absent: the ring's own offer (the
+   * call's `offerSdp`). When another window's answer took that leg, the reply is a leg of this
+   * window's own (`connected: false`, `legId`, `offer`): its answer comes back with that `legId`.
+   * Refused invalid_state for any other call.
+   */
+  ringAnswer: z.strictObject({ localId, sdp, legId: legIdSchema.optional() }),
+  /**
    * Bridged calls only (shared/transfer.ts): "Transfer" or "Consult" to a colleague (`to`: an agent
    * id, or "available" for "Anyone available"); then "Cancel transfer" / "Cancel consult",
    * "Complete transfer", "Add to call". How each came out reaches the call as relay events.
@@ -311,6 +320,9 @@ export interface MediaLinkCheckResult extends MediaLinkCheck {
   descriptionText?: TextValue;
 }
 
+/** The reply of ringAnswer: connected ahead, or a leg of the window's own to answer instead. */
+export type RingAnswerReply = { connected: true } | { connected: false; legId: string; offer: string };
+
 export interface CommandResults {
   getSnapshot: AppSnapshot;
   startCall: { localId: string; to: string; callId: string };
@@ -320,6 +332,7 @@ export interface CommandResults {
   holdCall: null;
   resumeCall: null;
   rejoinCall: null;
+  ringAnswer: RingAnswerReply;
   transferCall: { transferId: string };
   cancelTransfer: null;
   completeTransfer: null;

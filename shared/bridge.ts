@@ -116,6 +116,14 @@ export const routesBodySchema = z.object({ routes: routesSchema }, { error: rule
 export const BRIDGE_AGENT_PATHS = {
   /** POST → `{ legId, offer }`: this agent's leg of an incoming call that rings for it. */
   leg: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/leg`,
+  /**
+   * POST `{ legId, sdp }` (the window's answer to that leg's offer) → `{ ok: true }`, while the call
+   * still rings: the leg connects to the node ahead of the click, so that Answer finds it up. It
+   * carries nothing either way until the call is this agent's (the node routes it nowhere). 403
+   * unless the leg is this agent's and the call rings for it; 409 once the call is answered; 400
+   * `field: 'sdp'` for an answer the node refused.
+   */
+  ringAnswer: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/leg/answer`,
   /** POST `{ legId, sdp }` (the window's answer) → `{ sdp }`: the customer leg's answer, for accept. Only for the claim's winner. */
   answer: (callId: string) => `/calls/${encodeURIComponent(callId)}/bridge/answer`,
   /** POST: the gateway took the accept; media to the customer starts. */
@@ -153,6 +161,10 @@ export const holdBodySchema = z.object({ held: z.boolean({ error: ruleMessage('c
 export const rejoinReplySchema = z.object({ legId: legIdSchema, offer: sdpSchema });
 /** The body of `BRIDGE_AGENT_PATHS.rejoinAnswer`: the leg answered and the window's answer. */
 export const rejoinAnswerBodySchema = answerBodySchema;
+/** The body of `BRIDGE_AGENT_PATHS.ringAnswer`: the ringing leg and the window's answer. */
+export const ringAnswerBodySchema = answerBodySchema;
+/** The reply of `BRIDGE_AGENT_PATHS.ringAnswer`. */
+export const ringAnswerReplySchema = z.object({ ok: z.literal(true) });
 /** The reply of `BRIDGE_AGENT_PATHS.rejoinAnswer`. */
 export const rejoinAnswerReplySchema = z.object({ ok: z.literal(true) });
 

@@ -16,11 +16,14 @@
 import { z } from 'zod';
 import { BRIDGE_AGENT_PATHS, dialReplySchema, legReplySchema, rejoinAnswerReplySchema, rejoinReplySchema, sdpReplySchema } from '../../shared/bridge';
 import { isHeld, REJOIN_WINDOW_MS, TRANSFER_REFUSALS, transferLocalId, type CallState, type RestorableCall } from '../../shared/call-state';
+import type { RingAnswerReply } from '../../shared/api';
 import type { RelayEnvelope, TransferRingEvent } from '../../shared/events';
 import type { Logger } from '../../shared/log';
 import { errText, ok, type AppError, type Result } from '../../shared/result';
 import { leaveReplySchema, teamReplySchema, TRANSFER_PATHS, transferReplySchema, type TeamMember, type TransferKind } from '../../shared/transfer';
 import type { CallControl } from './gateway-client';
+import { pause } from './pause';
+import { answerRingLeg, legAnswered, type RingingLeg } from './ring-legs';
 
 /** What bridged calls need from the relay; RelayClient is the real one. */
 export interface BridgeRelay {
@@ -54,15 +57,10 @@ export interface CallRejoins {
   rejoinAnswer(callId: string, legId: string, sdp: string): Promise<Result<null>>;
 }
 
-/** This agent's leg of one bridged call. */
-interface Leg {
-  legId: string;
-  /** An incoming call's, or a transfer's: the bridge's offer to the window (a replayed ring carries it again). */
-  legOffer?: string;
+/** This agent's leg of one bridged call: `legOffer` a replayed ring carries again; `ringAnswers` ring-legs.ts's. */
+interface Leg extends RingingLeg {
   /** An outgoing call's: the bridge's answer to the window's offer, delivered when the customer answers. */
   windowAnswer?: string;
-  /** A colleague's transfer or consult that rang this agent with this leg: its answer goes to the relay. */
-  transferId?: string;
   /** The call (its local id) the leg is this agent's leg of, once known: another call of the same id is not its. */
   localId?: string;
   /**
@@ -107,19 +105,6 @@ const relayCouldNotAnswer = (error: AppError): boolean =>
 
 /** A rejoin the relay could not answer: its 503 is no such failure but its word (the call's node is gone). */
 const rejoinMayBeAskedAgain = (error: AppError): boolean => relayCouldNotAnswer(error) && error.httpStatus !== 503;
-
-/** Waits `ms`, or less when `signal` aborts. */
-const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted === true) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 const transferSeenOf = (call: CallState): string | undefined => (call.transfer === undefined ? undefined : `${call.transfer.id}:${call.transfer.state}`);
 
@@ -244,16 +229,27 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
     return answer === undefined ? envelope : { ...envelope, event: { ...event, sdp: answer } };
   }
 
+  /** A window's answer to a leg of a call that rings here, before the click (ring-legs.ts). */
+  ringAnswer(callId: string, sdp: string, legId?: string): Promise<Result<RingAnswerReply>> {
+    return answerRingLeg(this.relay, this.log, callId, this.legs.get(callId), sdp, legId);
+  }
+
   async accept(callId: string, sdp: string): Promise<Result<null>> {
     const leg = this.legs.get(callId);
     if (leg === undefined) return this.gateway.accept(callId, sdp);
+
     if (leg.transferId !== undefined) {
       // A colleague's transfer or consult: the gateway's call is accepted already; the first answer the relay takes wins.
       const answered = await this.relay.transferRequest('transfer answer', 'POST', TRANSFER_PATHS.answer(callId, leg.transferId), { legId: leg.legId, sdp }, okReply);
       return answered.ok ? ok(null) : answered;
     }
-    const bridgeAnswer = await this.relay.bridgeRequest('bridge answer', BRIDGE_AGENT_PATHS.answer(callId), { legId: leg.legId, sdp }, sdpReplySchema);
+    const answered = legAnswered(leg, sdp);
+    if (!answered.ok) return answered;
+    const bridgeAnswer = await this.relay.bridgeRequest('bridge answer', BRIDGE_AGENT_PATHS.answer(callId), { legId: answered.value, sdp }, sdpReplySchema);
     if (!bridgeAnswer.ok) return bridgeAnswer;
+    // The call's leg from now on: the relay closes the others at the accept.
+    leg.legId = answered.value;
+    delete leg.ringAnswers;
     const accepted = await this.gateway.accept(callId, bridgeAnswer.value.sdp);
     if (!accepted.ok) return accepted;
     const connected = await this.relay.bridgeRequest('bridge connect', BRIDGE_AGENT_PATHS.accepted(callId), {}, okReply);

@@ -38,6 +38,9 @@ export type MediaControls = Pick<
   | 'answerFor'
   | 'rejoinAnswerFor'
   | 'closeRejoinLeg'
+  | 'ringAnswerFor'
+  | 'answerOwnRingLeg'
+  | 'warmRingLeg'
   | 'prepareOutgoing'
   | 'onFact'
   | 'onCondition'
@@ -59,6 +62,7 @@ export interface CallActionsDeps {
     | 'startCall'
     | 'answerCall'
     | 'rejoinCall'
+    | 'ringAnswer'
     | 'declineCall'
     | 'hangUp'
     | 'holdCall'
@@ -85,6 +89,10 @@ export interface CallActionsDeps {
   muteStorage?: MuteStorage | undefined;
 }
 
+/** A bridged call ringing here (not a colleague's transfer): its leg may connect ahead of the click. */
+const isBridgedRing = (call: CallState): call is Extract<CallState, { direction: 'incoming' }> =>
+  call.phase === 'ringing' && call.direction === 'incoming' && call.bridged === true && call.transfer === undefined;
+
 export class CallActions {
   private readonly api: CallActionsDeps['api'];
   private readonly store: StoreApi<AppState>;
@@ -100,6 +108,8 @@ export class CallActions {
   private readonly mutedCalls: MutedCalls;
   /** The calls seen rejoining, and the leg each last sent a rejoinCall for: one per leg. */
   private readonly rejoins = new Map<string, { answeredLeg?: string }>();
+  /** The bridged calls ringing here whose leg this window set out to connect ahead of the click: once per ring. */
+  private readonly warming = new Set<string>();
 
   constructor(deps: CallActionsDeps) {
     this.api = deps.api;
@@ -158,6 +168,7 @@ export class CallActions {
    */
   callChanged(call: CallState): void {
     if (call.phase !== 'ringing') {
+      this.warming.delete(call.localId);
       this.engine.onCall(call);
       this.followRejoin(call);
       if (call.phase === 'ended') this.mutedCalls.set(call.localId, false);
@@ -170,7 +181,10 @@ export class CallActions {
   /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
   callsReloaded(calls: readonly CallState[]): void {
     this.engine.reconcile(calls);
-    for (const call of calls) this.followRejoin(call);
+    for (const call of calls) {
+      this.followRejoin(call);
+      if (isBridgedRing(call)) void this.warmRing(call);
+    }
     this.mutedCalls.keepOnly(new Set(calls.filter((c) => c.phase !== 'ended').map((c) => c.localId)));
   }
 
@@ -417,6 +431,36 @@ export class CallActions {
     this.engine.closeRejoinLeg(localId, legId);
   }
 
+  /**
+   * A bridged call ringing here: the answer made while it rings goes to the team's bridge now, so
+   * that the leg is connected when the agent clicks Answer (click → two-way audio then waits for the
+   * customer's leg alone). The bridge routes the leg to nobody until the accept. When another
+   * window's answer took the ring's leg, this window answers a leg of its own. Whatever fails here
+   * only leaves the leg to connect at Answer, as it always could.
+   */
+  private async warmRing(call: Extract<CallState, { direction: 'incoming' }>): Promise<void> {
+    const { localId } = call;
+    if (this.warming.has(localId)) return;
+    this.warming.add(localId);
+    let legId: string | undefined;
+    for (let tries = 0; tries < 2; tries++) {
+      const sdp = await this.engine.ringAnswerFor(localId);
+      if (sdp === undefined || !this.warming.has(localId)) return;
+      const sent = await this.api.ringAnswer({ localId, sdp, ...(legId !== undefined ? { legId } : {}) });
+      if (!sent.ok) {
+        log.info('the ringing leg did not connect ahead of the click', { localId, code: sent.error.code });
+        return;
+      }
+      if (sent.value.connected) {
+        this.engine.warmRingLeg(localId, sdp);
+        return;
+      }
+      const still = this.state.calls[localId];
+      if (still?.phase !== 'ringing' || !this.engine.answerOwnRingLeg(still, sent.value.offer)) return;
+      legId = sent.value.legId;
+    }
+  }
+
   /** A new step of a call makes an old problem of that call stale. */
   private clearNotice(localId: string): void {
     if (this.state.callNotice?.localId === localId) this.state.setCallNotice(null);
@@ -474,7 +518,9 @@ export class CallActions {
       if (!this.started) return;
       for (const localId of prepare) {
         const now = this.state.calls[localId];
-        if (now?.phase === 'ringing') this.engine.onCall(now);
+        if (now?.phase !== 'ringing') continue;
+        this.engine.onCall(now);
+        if (isBridgedRing(now)) void this.warmRing(now);
       }
       if (ring && anyRinging(this.state.calls)) this.ringtone?.start();
     });

@@ -8,6 +8,8 @@
 //   candidate there is nobody to check, so nothing is sent. The customer's candidates wait in
 //   `pendingCandidates` until the call is this agent's and the accept is through (`connect`, when the
 //   call is pushed in `connecting`). An agent who loses the claim has sent the customer nothing.
+//   A bridged call's leg goes to the team's bridge, which routes it to nobody until the accept: its
+//   candidates may go to ICE while it rings (`warm`), so that Answer finds the leg up.
 // - Non-trickle: complete local descriptions only (gathering capped), line ends normalised to CRLF
 //   and nothing else.
 // - No renegotiation and no ICE restart on this leg: one offer/answer exchange, and a lost path ends
@@ -16,7 +18,7 @@ import type { IceConfig } from '../../shared/ice-servers';
 import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate as PendingCandidate } from '../../shared/sdp';
-import { watchIceGathering } from './ice-gathering';
+import { requireRelayCandidate, watchIceGathering } from './ice-gathering';
 import { MediaSetupError, mediaProblem, mediaText, setupProblem, type MediaText } from './media-text';
 
 const log = createLogger('media');
@@ -102,6 +104,10 @@ export class CallLeg {
   /** The customer's candidates, kept out of ICE until the call is this agent's. */
   private pendingCandidates: PendingCandidate[] = [];
   private answerApplied = false;
+  /** The answer this leg made, kept after it is handed over. */
+  private made: string | undefined;
+  /** ICE ran while the call rang (warm); the call hears of the connection from connect() on. */
+  private warmed = false;
   /** How the wait for our candidates ended. */
   gathering: GatheringEnd | undefined;
 
@@ -163,6 +169,22 @@ export class CallLeg {
     if (this.current.kind === 'preparing') await this.current.done;
   }
 
+  get description(): string | undefined {
+    return this.made;
+  }
+
+  /**
+   * A bridged call that rings: the team's bridge took this leg's answer `sdp`, so ICE and DTLS run
+   * now, ahead of the click. The bridge routes the leg to nobody until the accept (connect's rule).
+   */
+  warm(sdp: string): void {
+    const peer = this.peer;
+    const phase = this.current.kind;
+    if (!peer || this.warmed || this.made !== sdp || (phase !== 'ready' && phase !== 'answering')) return;
+    this.warmed = true;
+    this.addPending(peer);
+  }
+
   /** Answer: the complete answer made while ringing, handed over once (ready → answering). */
   handOver(): string | undefined {
     if (this.current.kind !== 'ready') return undefined;
@@ -181,8 +203,15 @@ export class CallLeg {
     const peer = this.peer;
     if (this.current.kind !== 'answering' || !peer) return;
     this.current = { kind: 'connecting' };
-    const candidates = this.pendingCandidates.splice(0);
     this.events.moment('iceStartedAt');
+    if (!this.warmed) this.addPending(peer);
+    else if (peer.pc.iceConnectionState === 'connected' || peer.pc.iceConnectionState === 'completed') this.events.moment('iceConnectedAt');
+    this.onConnectionState();
+  }
+
+  /** The remote side's candidates, withheld until now, to ICE. */
+  private addPending(peer: Peer): void {
+    const candidates = this.pendingCandidates.splice(0);
     // The peer connection queues them in order; a refused one is logged, and ICE goes on with the rest.
     for (const c of candidates) {
       peer.pc.addIceCandidate(c).catch((e: unknown) => {
@@ -192,7 +221,6 @@ export class CallLeg {
     // Then no more will come (the offer's a=end-of-candidates).
     const last = candidates[candidates.length - 1];
     if (last) peer.pc.addIceCandidate({ candidate: '', sdpMid: last.sdpMid, sdpMLineIndex: last.sdpMLineIndex }).catch(() => undefined);
-    this.onConnectionState();
   }
 
   /** The customer's answer to our offer (an outgoing call pushed in `connecting`). Applied once. */
@@ -280,7 +308,9 @@ export class CallLeg {
     });
     pc.addEventListener('connectionstatechange', () => this.onConnectionState());
     pc.addEventListener('iceconnectionstatechange', () => {
-      if (pc.iceConnectionState === 'connected' && !this.closed) this.events.moment('iceConnectedAt');
+      // A leg connected ahead (warm) tells of it at connect().
+      const ours = this.current.kind === 'connecting' || this.current.kind === 'connected';
+      if (pc.iceConnectionState === 'connected' && ours) this.events.moment('iceConnectedAt');
     });
     return pc;
   }
@@ -315,6 +345,7 @@ export class CallLeg {
     if (!checked.ok) throw new MediaSetupError(mediaProblem('answerUnsendable', { problem: checked.error.message }));
     if (this.closed) return;
     this.pendingCandidates = withheld.candidates;
+    this.made = sdp;
     this.current = { kind: 'ready', sdp };
   }
 
@@ -366,12 +397,3 @@ export class CallLeg {
 
 /** With "Relay only" no host candidate can come: an unanswering TURN server is reported at the cap. */
 const graceFor = (peer: Peer): number => (peer.relayOnly ? 0 : FIRST_CANDIDATE_GRACE_MS);
-
-/**
- * "Relay only" gathers nothing but relay candidates: a description without one means no TURN server
- * answered, and the customer could never be reached. Said now, rather than after a silent call.
- */
-function requireRelayCandidate(peer: Peer, sdp: string): void {
-  if (!peer.relayOnly || /^a=candidate:.* typ relay\b/m.test(sdp)) return;
-  throw new MediaSetupError(mediaProblem('noRelay'));
-}

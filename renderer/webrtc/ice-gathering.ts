@@ -2,6 +2,8 @@
 // about our addresses, so we wait for gathering, but never for long: an unreachable STUN server can
 // stall gathering for 20–40 s, hence the cap.
 
+import { MediaSetupError, mediaProblem } from './media-text';
+
 export interface GatheringWatch {
   /** How the wait ended: gathering finished, the UDP candidates settled (see below), or the cap. */
   done: Promise<'complete' | 'settled' | 'capped'>;
@@ -88,4 +90,13 @@ export function watchIceGathering(pc: RTCPeerConnection, options: GatheringOptio
     pc.addEventListener('icecandidate', onCandidate);
   });
   return { done, cancel: () => finish('capped') };
+}
+
+/**
+ * "Relay only" gathers nothing but relay candidates: a description without one means no TURN server
+ * answered, and the customer could never be reached. Said now, rather than after a silent call.
+ */
+export function requireRelayCandidate(peer: { relayOnly: boolean }, sdp: string): void {
+  if (!peer.relayOnly || /^a=candidate:.* typ relay\b/m.test(sdp)) return;
+  throw new MediaSetupError(mediaProblem('noRelay'));
 }

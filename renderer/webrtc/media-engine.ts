@@ -3,10 +3,11 @@
 // call's localId (call-media.ts: its leg, audio and health), routes each call pushed by the main
 // process to it, and reports media facts; it sends no call command (call commands belong to
 // renderer/app/call-actions.ts). Media acts on one trigger, the pushed call: ringing prepares the
-// answer, `connecting` lets ICE start (incoming) or applies the customer's answer (outgoing),
-// `heldSince` holds and resumes, `ended` closes. A bridged call rejoining (`rejoin`: the window that
-// carried its audio went, or its media failed) brings the bridge's offer of a new leg: its answer is
-// prepared as for a ringing call, and ICE starts once the relay applied it (`rejoin.answered`).
+// answer (a bridged ring's leg may connect ahead: warmRingLeg), `connecting` lets ICE start
+// (incoming) or applies the customer's answer (outgoing), `heldSince` holds and resumes, `ended`
+// closes. A bridged call rejoining (`rejoin`: the window that carried its audio went, or its media
+// failed) brings the bridge's offer of a new leg: its answer is prepared as for a ringing call, and
+// ICE starts once the relay applied it (`rejoin.answered`).
 import type { LegReport } from '../../shared/bridge';
 import type { CallState } from '../../shared/call-state';
 import type { WindowCallTimings } from '../../shared/diagnostics';
@@ -160,6 +161,29 @@ export class MediaEngine {
     return answer;
   }
 
+  /** A bridged call that rings: the answer made for it once made (handed over or not), for ringAnswer. */
+  async ringAnswerFor(localId: string): Promise<string | undefined> {
+    const media = this.calls.get(localId);
+    if (!media || media.legId !== undefined) return undefined;
+    await media.leg.settled();
+    return this.calls.get(localId) === media ? media.leg.description : undefined;
+  }
+
+  /** Another window's answer took the ring's leg: this one answers its own (`offerSdp`), unless Answer came first (false). */
+  answerOwnRingLeg(call: CallState, offerSdp: string): boolean {
+    const media = this.calls.get(call.localId);
+    const phase = media?.leg.phase.kind;
+    if (call.phase !== 'ringing' || (phase !== undefined && phase !== 'ready' && phase !== 'failed')) return false;
+    this.close(call.localId);
+    this.prepareIncoming(call.localId, offerSdp);
+    return true;
+  }
+
+  /** The team's bridge took the answer `sdp` while the call rings: ICE may run (CallLeg.warm). */
+  warmRingLeg(localId: string, sdp: string): void {
+    this.calls.get(localId)?.leg.warm(sdp);
+  }
+
   /**
    * A rejoining call's answer to the bridge's offer of `rejoin.legId`, made as the offer came (the
    * rejoinCall command carries it). Handed over once: the media of another leg, or of none, has no
@@ -305,11 +329,7 @@ export class MediaEngine {
     if (this.timings.size > 50) this.timings.delete(this.timings.keys().next().value!);
   }
 
-  /**
-   * Ringing: the answer made ahead (nothing is sent to the customer: no remote candidate yet). The
-   * call came from the main process (a push, or the store's call at Answer): a snapshot without it
-   * closes it.
-   */
+  /** Ringing: the answer made ahead (no remote candidate yet: nothing sent); a snapshot without the call closes it. */
   private prepareIncoming(localId: string, offerSdp: string): CallMedia {
     const media = this.open(localId);
     media.seen = true;

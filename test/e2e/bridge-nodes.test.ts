@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { english, text } from '../../shared/i18n/text';
-import { agentInbound, currentCall, eventually, expectTwoWayAudio, incomingCard, mediaIdOf, recentCalls, startBridgeNodesStack, twoCustomers, type BridgeNodesStack } from './harness';
+import { AUDIBLE_ENERGY, agentInbound, currentCall, eventually, expectTwoWayAudio, incomingCard, mediaIdOf, recentCalls, startBridgeNodesStack, twoCustomers, type BridgeNodesStack } from './harness';
 
 /** Short, so that a node killed mid-call is gone within about two seconds. */
 const HEARTBEAT_MS = 500;
@@ -39,7 +39,7 @@ async function audioGoesOn(p: Page, callId: string): Promise<void> {
   await eventually('the customer to hear more of the agent', async () => (await team.callReport(callId)).framesHeard > customerBefore + 25);
   await eventually('the agent to hear more of the customer', async () => {
     const now = await agentInbound(p, localId);
-    return now.inboundPackets > agentBefore + 25 && now.inboundEnergy > 0;
+    return now.inboundPackets > agentBefore + 25 && now.inboundEnergy > AUDIBLE_ENERGY;
   });
 }
 

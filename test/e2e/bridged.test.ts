@@ -6,7 +6,7 @@
 // timestamps across every change of source, read from the packets it received.
 import { describe, expect, test } from 'vitest';
 import type { SandboxCallReport } from '../../shared/sandbox';
-import { currentCall, eventually, expectTwoWayAudio, incomingCard, onCallWithWaiting, recentCalls, stackForFile, twoCustomers } from './harness';
+import { AUDIBLE_ENERGY, agentInbound, currentCall, eventually, expectTwoWayAudio, incomingCard, mediaIdOf, onCallWithWaiting, recentCalls, stackForFile, twoCustomers } from './harness';
 
 const stack = stackForFile({ bridge: true });
 
@@ -72,6 +72,39 @@ describe('bridged calls', () => {
     await recentCalls(page).getByText(customer.name).first().waitFor();
     // The bridge let go of the call.
     await eventually('the bridge to end the call', async () => (await stack.bridgeLoad()).calls === 0);
+  });
+
+  test('the agent’s leg connects while the call rings and carries nothing; a second window answers with a leg of its own', async () => {
+    const first = await stack.newAgentPage();
+    const customer = stack.customer('answers');
+    const { callId } = await stack.control<{ callId: string }>('/control/incoming', { number: customer.number });
+    await incomingCard(first).getByText(customer.name).waitFor();
+    const connectedLegs = async (n: number) =>
+      eventually(`${n} agent legs connected to the bridge while the call rings`, async () => {
+        const legs = Object.values((await stack.bridgeReport(callId)).agents).filter((l) => l.state === 'connected');
+        return legs.length >= n ? legs : undefined;
+      });
+    // The first window's leg is up before any click: its microphone reaches the bridge, which routes it nowhere.
+    await connectedLegs(1);
+    // A second window of the same agent, opened while it rings, is given a leg of its own.
+    const second = await stack.newAgentPage();
+    const card = incomingCard(second);
+    await card.getByText(customer.name).waitFor();
+    await connectedLegs(2);
+    await second.waitForTimeout(300);
+    expect((await stack.callReport(callId)).firstPacketAt).toBeUndefined();
+    for (const page of [first, second]) expect((await agentInbound(page, await mediaIdOf(page, callId))).inboundEnergy).toBeLessThan(AUDIBLE_ENERGY);
+    expect(await actionsFor(callId)).toEqual([]);
+
+    await card.getByRole('button', { name: 'Answer' }).click();
+    await currentCall(second).getByText('Connected').waitFor();
+    await expectTwoWayAudio(second, stack.callReport, callId);
+    // The other window's leg closed at the accept: the bridge carries the answering window's alone.
+    await eventually('the first window’s leg to close', async () => Object.keys((await stack.bridgeReport(callId)).agents).length === 1);
+    await currentCall(second).getByRole('button', { name: 'Hang up' }).click();
+    await eventually('terminate to reach the gateway', async () => (await actionsFor(callId)).includes('terminate'));
+    expect(await actionsFor(callId)).toEqual(['accept', 'terminate']);
+    await first.close();
   });
 
   test('call out through the bridge: the customer answers, two-way audio, the customer hangs up', async () => {

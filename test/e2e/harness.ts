@@ -133,7 +133,13 @@ export interface StackOptions {
   relayGateway?: boolean;
   /** How long a member of a bridged call has to rejoin (the relay's `rejoinWindowMs`). */
   rejoinWindowMs?: number;
+  /** What the agent's fake microphone plays (a WAV file Chromium loops); the agent's voice by default. */
+  microphoneWav?: string;
 }
+
+/** CHROMIUM_ARGS with `wav` as the fake microphone's capture file. */
+export const chromiumArgsWithMicrophone = (wav: string): string[] =>
+  CHROMIUM_ARGS.map((arg) => (arg.startsWith('--use-file-for-fake-audio-capture=') ? `--use-file-for-fake-audio-capture=${wav}` : arg));
 
 /** One agent's app against the stack's sandbox and relay: its own data directory, service and browser host. */
 export async function startAgentApp(o: { sandboxUrl: string; relayUrl: string; apiKey: string; agentToken: string; label: string }): Promise<{ dataDir: string; service: SoftphoneService; host: BrowserHost }> {
@@ -180,7 +186,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ...(options.network ? { network: options.network } : {}),
   });
   const host = await startBrowserHost({ backend: service, staticDir: RENDERER_DIR });
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: options.microphoneWav !== undefined ? chromiumArgsWithMicrophone(options.microphoneWav) : CHROMIUM_ARGS });
 
   const stack: Stack = {
     get relay() {
@@ -315,12 +321,19 @@ export async function onCallWithWaiting(stack: Pick<Stack, 'service' | 'control'
   return call;
 }
 
+/**
+ * The inbound energy (inbound-rtp totalAudioEnergy) that says a page heard something: one 20 ms frame
+ * at about -43 dBFS. A bridged leg connected while its call rang carries the bridge's silence, which
+ * decodes to a noise floor far below it (about 3e-10 over its first packets).
+ */
+export const AUDIBLE_ENERGY = 1e-6;
+
 /** Audio both ways: the agent's page hears the customer, and the sandbox's customer heard the agent. */
 export async function expectTwoWayAudio(p: Page, callReport: (callId: string) => Promise<SandboxCallReport>, callId: string): Promise<void> {
   const localId = await mediaIdOf(p, callId);
   const inbound = await eventually('the agent to hear the customer', async () => {
     const s = await agentInbound(p, localId);
-    return s.inboundEnergy > 0 ? s : undefined;
+    return s.inboundEnergy > AUDIBLE_ENERGY ? s : undefined;
   });
   expect(inbound.inboundPackets).toBeGreaterThan(0);
   const report = await eventually('the customer to hear the agent', async () => {

@@ -14,7 +14,7 @@ import { startRelay, type RelayServer } from '../../relay/server';
 import type { BridgedCallReport } from '../../shared/bridge';
 import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
 import { startSandbox, type SandboxServer } from '../../sandbox/server';
-import { agentTokenOf, CHROMIUM_ARGS, closeTeamApps, eventually, keepLogs, openAgentPage, sandboxControls, secret, startAgentApp, type TeamAgentHarness } from './harness';
+import { agentTokenOf, chromiumArgsWithMicrophone, closeTeamApps, eventually, keepLogs, openAgentPage, sandboxControls, secret, startAgentApp, type TeamAgentHarness } from './harness';
 
 export interface ToneAgent extends TeamAgentHarness {
   name: string;
@@ -89,8 +89,7 @@ export async function startToneTeam(options: { names: string[]; tonesHz: number[
     execFileSync('sox', ['-n', '-r', '48000', '-c', '1', '-b', '16', wav, 'synth', '20', 'sine', String(toneHz), 'vol', '0.5']);
     const { dataDir, service, host } = await startAgentApp({ sandboxUrl: sandbox.url, relayUrl: relay.url, apiKey, agentToken: token, label: `tone-agent${i + 1}` });
     dataDirs.push(dataDir);
-    const args = CHROMIUM_ARGS.map((arg) => (arg.startsWith('--use-file-for-fake-audio-capture=') ? `--use-file-for-fake-audio-capture=${wav}` : arg));
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args });
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: chromiumArgsWithMicrophone(wav) });
     agents.push({ id: `agent-${i + 1}`, name: options.names[i]!, token, service, host, toneHz, browser });
   }
   return {

@@ -6,7 +6,7 @@ import type { Logger } from '../../../shared/log';
 import type { Preferences } from '../../../shared/preferences';
 import { canRejoin } from '../../../shared/call-state';
 import { english, text, type RuleText } from '../../../shared/i18n/text';
-import { errText, ok, type Result } from '../../../shared/result';
+import { err, errText, ok, type Result } from '../../../shared/result';
 import type { CallCoordinator } from '../call-coordinator';
 import type { TransferCommands } from '../transfer-commands';
 import type { CommandHandlers, Push } from './handlers';
@@ -31,6 +31,15 @@ export function callCommands(mode: ModeMachine) {
     holdCall: ({ localId }) => withCalls((c) => c.holdCall(localId)),
     resumeCall: ({ localId }) => withCalls((c) => c.resumeCall(localId)),
     rejoinCall: ({ localId, legId, sdp }) => withCalls((c) => c.rejoinCall(localId, legId, sdp)),
+    ringAnswer: async ({ localId, sdp, legId }) => {
+      const runtime = await mode.settled();
+      if (!runtime) return errText('not_configured', text('service.notConfigured'));
+      // Only a bridged call that rings here (not a colleague's transfer): its leg connects ahead of the click.
+      const call = runtime.coordinator.call(localId);
+      if (call === undefined) return errText('not_found', text('calls.noSuchCall', { localId }));
+      if (call.phase !== 'ringing' || call.direction !== 'incoming' || call.bridged !== true || call.transfer !== undefined) return err('invalid_state', `call ${localId} is no bridged call ringing here`);
+      return runtime.bridge.ringAnswer(call.callId, sdp, legId);
+    },
     transferCall: ({ localId, to, kind }) => withTransfers((t) => t.transferCall(localId, to, kind)),
     cancelTransfer: ({ localId }) => withTransfers((t) => t.cancelTransfer(localId)),
     completeTransfer: ({ localId }) => withTransfers((t) => t.completeTransfer(localId)),

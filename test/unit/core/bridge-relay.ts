@@ -1,11 +1,11 @@
 // A real HTTP server on 127.0.0.1 playing the relay's agent-facing contract for bridged calls and
 // their transfers, as the app's RelayClient talks to it: GET /me (with `bridged`), claims and
-// declines, BRIDGE_AGENT_PATHS (bridge/REFERENCE.md "The agent's side", rejoining included) and TRANSFER_PATHS
+// declines, BRIDGE_AGENT_PATHS (bridge/REFERENCE.md "The agent's side", rejoining and ring answers included) and TRANSFER_PATHS
 // (shared/transfer.ts), each body checked with the contract's own schema. Every request is
 // recorded; a test may take over the answer to any of them.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerBodySchema, holdBodySchema, rejoinAnswerBodySchema, sdpBodySchema } from '../../../shared/bridge';
+import { answerBodySchema, holdBodySchema, rejoinAnswerBodySchema, ringAnswerBodySchema, sdpBodySchema } from '../../../shared/bridge';
 import { transferRequestSchema, type TeamMember } from '../../../shared/transfer';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 
@@ -88,6 +88,7 @@ export async function startBridgeRelay(): Promise<BridgeRelay> {
     if ((m = /^\/calls\/([^/]+)\/decline$/.exec(path))) return { status: 200, body: { callId: decodeURIComponent(m[1]!), othersRinging: 0 } };
     if ((m = /^\/calls\/([^/]+)\/bridge\/leg$/.exec(path))) return { status: 200, body: { legId: `leg-${decodeURIComponent(m[1]!)}`, offer: LEG_OFFER_SDP } };
     if (/^\/calls\/[^/]+\/bridge\/answer$/.test(path)) return checked(answerBodySchema, () => ({ status: 200, body: { sdp: BRIDGE_ANSWER_SDP } }));
+    if (/^\/calls\/[^/]+\/bridge\/leg\/answer$/.test(path)) return checked(ringAnswerBodySchema, () => ({ status: 200, body: { ok: true } }));
     if (/^\/calls\/[^/]+\/bridge\/accepted$/.test(path)) return { status: 200, body: {} };
     if (/^\/calls\/[^/]+\/bridge\/hold$/.test(path)) return checked(holdBodySchema, () => ({ status: 200, body: {} }));
     if (path === '/bridge/dial') return checked(sdpBodySchema, () => ({ status: 200, body: { ref: 'ref-1', legId: 'leg-dial-1', offer: CUSTOMER_LEG_OFFER_SDP, answer: WINDOW_LEG_ANSWER_SDP } }));

@@ -14,11 +14,11 @@ import type { CallRejoin, CallState } from '../../../shared/call-state';
 import { err, ok } from '../../../shared/result';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { fakeApi, type Answers } from './fake-api';
-import { TEAM, accountSettings, bridgedActive, connecting, ended, ringing, transferOf } from './fixtures';
+import { TEAM, accountSettings, bridgedActive, connecting, ended, ringing, transferOf, transferRinging } from './fixtures';
 
 const prepared = (sdp: string): MediaOutcome<{ sdp: string }> => ({ ok: true, value: { sdp } });
 
-function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }>; rejoinAnswer?: MediaOutcome<{ sdp: string }> } = {}) {
+function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }>; rejoinAnswer?: MediaOutcome<{ sdp: string }>; ringAnswers?: string[]; ownLeg?: boolean } = {}) {
   const log: string[] = [];
   const facts = new Set<(fact: MediaFact) => void>();
   const notices = new Set<(notice: { localId: string; text: MediaText }) => void>();
@@ -36,6 +36,16 @@ function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offe
       return options.rejoinAnswer ?? prepared(ANSWER_SDP);
     },
     closeRejoinLeg: (localId, legId) => void log.push(`closeRejoinLeg ${localId} ${legId}`),
+    // Each answer made for the ring, in turn (the ring's, then the window's own leg's).
+    ringAnswerFor: async (localId) => {
+      log.push(`ringAnswerFor ${localId}`);
+      return options.ringAnswers?.shift();
+    },
+    answerOwnRingLeg: (call, offerSdp) => {
+      log.push(`answerOwnRingLeg ${call.localId} ${offerSdp === OFFER_SDP ? 'offer' : offerSdp}`);
+      return options.ownLeg ?? true;
+    },
+    warmRingLeg: (localId, sdp) => void log.push(`warmRingLeg ${localId} ${sdp}`),
     prepareOutgoing: async (localId) => {
       log.push(`prepareOutgoing ${localId}`);
       return options.offer ?? prepared(DIAL_OFFER_SDP);
@@ -109,7 +119,7 @@ function setUpRinging(answers: Answers = {}, engineOptions: Parameters<typeof re
   stops.push(stop);
   expect(sound.splice(0)).toEqual(['stop']); // nothing rings at the start
   const push = (call: CallState) => actions.callChanged(state().applyCall(call));
-  return { ...media, ...later, sound, push, stop, actions };
+  return { ...media, ...later, sound, push, stop, actions, calls: host.calls };
 }
 
 describe('the ring and Answer', () => {
@@ -143,6 +153,84 @@ describe('the ring and Answer', () => {
     t.sound.splice(0);
     await t.actions.answer('in:wacid.7');
     expect(t.sound).toEqual(['stop']);
+  });
+});
+
+describe('a bridged ring: its leg connects ahead of the click', () => {
+  beforeEach(() => resetStore());
+  afterEach(() => {
+    for (const stop of stops.splice(0)) stop();
+  });
+
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 0));
+  };
+  const bridgedRing = (id = 'wacid.1') => ({ ...ringing(id), bridged: true as const });
+  const OWN_OFFER = 'v=0\r\no=own-leg\r\n';
+  const ringSteps = (log: string[]) => log.filter((l) => !l.startsWith('onCall'));
+
+  it('the answer made while it rings goes to the bridge once, and ICE may run once the bridge took it', async () => {
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringAnswers: [ANSWER_SDP] });
+    t.push(bridgedRing());
+    t.push(bridgedRing());
+    t.runQueued();
+    await settle();
+    expect(t.calls).toEqual([{ name: 'ringAnswer', params: { localId: 'in:wacid.1', sdp: ANSWER_SDP } }]);
+    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `warmRingLeg in:wacid.1 ${ANSWER_SDP}`]);
+  });
+
+  it('another window took the ring\'s leg: this window answers a leg of its own and connects that one', async () => {
+    let asked = 0;
+    const t = setUpRinging(
+      { ringAnswer: () => (++asked === 1 ? ok({ connected: false, legId: 'leg-own', offer: OWN_OFFER }) : ok({ connected: true })) },
+      { ringAnswers: [ANSWER_SDP, 'own answer'] },
+    );
+    t.push(bridgedRing());
+    t.runQueued();
+    await settle();
+    expect(t.calls.map((c) => c.params)).toEqual([
+      { localId: 'in:wacid.1', sdp: ANSWER_SDP },
+      { localId: 'in:wacid.1', sdp: 'own answer', legId: 'leg-own' },
+    ]);
+    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `answerOwnRingLeg in:wacid.1 ${OWN_OFFER}`, 'ringAnswerFor in:wacid.1', 'warmRingLeg in:wacid.1 own answer']);
+  });
+
+  it('a leg of its own that Answer came before is not answered', async () => {
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: false, legId: 'leg-own', offer: OWN_OFFER }) }, { ringAnswers: [ANSWER_SDP, 'own answer'], ownLeg: false });
+    t.push(bridgedRing());
+    t.runQueued();
+    await settle();
+    expect(t.calls).toHaveLength(1);
+    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `answerOwnRingLeg in:wacid.1 ${OWN_OFFER}`]);
+  });
+
+  it('a refusal, or no answer made, leaves the leg to connect at Answer', async () => {
+    const t = setUpRinging({ ringAnswer: () => err('invalid_state', 'no ringing leg') }, { ringAnswers: [ANSWER_SDP] });
+    t.push(bridgedRing('wacid.2'));
+    t.push(bridgedRing('wacid.3'));
+    t.runQueued();
+    await settle();
+    expect(t.calls.map((c) => c.params)).toEqual([{ localId: 'in:wacid.2', sdp: ANSWER_SDP }]);
+    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.2', 'ringAnswerFor in:wacid.3']);
+  });
+
+  it('a ring a snapshot brings (a window opened or reloaded while it rings) connects ahead too', async () => {
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringAnswers: [ANSWER_SDP] });
+    state().applyCall(bridgedRing());
+    t.actions.callsReloaded([bridgedRing(), ringing('wacid.5')]);
+    await settle();
+    expect(t.calls).toEqual([{ name: 'ringAnswer', params: { localId: 'in:wacid.1', sdp: ANSWER_SDP } }]);
+    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `warmRingLeg in:wacid.1 ${ANSWER_SDP}`]);
+  });
+
+  it('a direct ring and a colleague\'s transfer ring send nothing ahead', async () => {
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringAnswers: [ANSWER_SDP, ANSWER_SDP] });
+    t.push(ringing('wacid.4'));
+    t.push(transferRinging('transfer'));
+    t.runQueued();
+    await settle();
+    expect(t.calls).toEqual([]);
+    expect(ringSteps(t.log)).toEqual([]);
   });
 });
 

@@ -40,6 +40,10 @@ const VALID: Record<CommandName, unknown[]> = {
   hangUp: [{ localId: 'out-1' }],
   holdCall: [{ localId: 'in:wacid.1' }],
   resumeCall: [{ localId: 'out-1' }],
+  ringAnswer: [
+    { localId: 'in:wacid.1', sdp: ANSWER_SDP },
+    { localId: 'in:wacid.1', sdp: ANSWER_SDP, legId: 'leg-7f3a9c2e' },
+  ],
   rejoinCall: [
     { localId: 'in:wacid.1', legId: 'leg-7f3a9c2e', sdp: ANSWER_SDP },
     { localId: 'tr:7Kq2', legId: `a${'b'.repeat(127)}`, sdp: 'v'.repeat(64 * 1024) },
@@ -188,6 +192,12 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
   resumeCall: [
     [{ localId: 7 }, 'localId'],
     [{ localId: '' }, 'localId', 'must not be empty'],
+  ],
+  ringAnswer: [
+    [{ localId: 'in:wacid.1' }, 'sdp'],
+    [{ localId: 'in:wacid.1', sdp: '' }, 'sdp', 'must not be empty'],
+    [{ localId: 'in:wacid.1', sdp: ANSWER_SDP, legId: 'leg 1' }, 'legId', 'must be 1 to 128 letters, digits'],
+    [{ sdp: ANSWER_SDP }, 'localId'],
   ],
   rejoinCall: [
     [{ localId: 'in:wacid.1', sdp: ANSWER_SDP }, 'legId'],
@@ -396,7 +406,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(39);
+    expect(Object.keys(results)).toHaveLength(40);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {
