@@ -229,6 +229,13 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
     return answer === undefined ? envelope : { ...envelope, event: { ...event, sdp: answer } };
   }
 
+  /** Whether Answer's `sdp` answers a leg of this call the relay can take (ring-legs.ts): asked before the claim, so that a refusal leaves the call ringing. */
+  answerFits(callId: string, sdp: string): Result<null> {
+    const leg = this.legs.get(callId);
+    const answered = leg === undefined || leg.transferId !== undefined ? ok('') : legAnswered(leg, sdp);
+    return answered.ok ? ok(null) : answered;
+  }
+
   /** A window's answer to a leg of a call that rings here, before the click (ring-legs.ts). */
   ringAnswer(callId: string, sdp: string, legId?: string): Promise<Result<RingAnswerReply>> {
     return answerRingLeg(this.relay, this.log, callId, this.legs.get(callId), sdp, legId);
@@ -247,8 +254,7 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
     if (!answered.ok) return answered;
     const bridgeAnswer = await this.relay.bridgeRequest('bridge answer', BRIDGE_AGENT_PATHS.answer(callId), { legId: answered.value, sdp }, sdpReplySchema);
     if (!bridgeAnswer.ok) return bridgeAnswer;
-    // The call's leg from now on: the relay closes the others at the accept.
-    leg.legId = answered.value;
+    leg.legId = answered.value; // the call's leg from now on: the relay closes the others at the accept
     delete leg.ringAnswers;
     const accepted = await this.gateway.accept(callId, bridgeAnswer.value.sdp);
     if (!accepted.ok) return accepted;

@@ -14,8 +14,8 @@ import type { Logger } from '../../shared/log';
 import { err, errText, ok, type Result } from '../../shared/result';
 import type { BridgeRelay } from './bridged-calls';
 
-/** Leg id → the answer of the window that connected it ahead of the click, undefined until one did. */
-export type RingAnswers = Map<string, string | undefined>;
+/** Leg id → the answer a window gave it ahead of the click (`connected` once the relay applied it), undefined until one did. */
+export type RingAnswers = Map<string, { sdp: string; connected: boolean } | undefined>;
 
 /** What of this agent's leg of a call the ring answers need. */
 export interface RingingLeg {
@@ -32,20 +32,25 @@ export interface RingingLeg {
 export async function answerRingLeg(relay: BridgeRelay, log: Logger, callId: string, leg: RingingLeg | undefined, sdp: string, legId?: string): Promise<Result<RingAnswerReply>> {
   if (leg === undefined || leg.transferId !== undefined || leg.legOffer === undefined) return err('invalid_state', `call ${callId} has no ringing leg on the bridge here`);
   const target = legId ?? leg.legId;
-  const answers = (leg.ringAnswers ??= new Map<string, string | undefined>([[leg.legId, undefined]]));
+  const answers = (leg.ringAnswers ??= new Map<string, { sdp: string; connected: boolean } | undefined>([[leg.legId, undefined]]));
   if (!answers.has(target)) return err('invalid_state', `legId: ${target} is no leg of call ${callId} offered here`);
   const taken = answers.get(target);
-  if (taken === sdp) return ok({ connected: true });
-  if (taken !== undefined) {
+  if (taken?.sdp === sdp && taken.connected) return ok({ connected: true });
+  if (taken !== undefined && taken.sdp !== sdp) {
     const own = await relay.bridgeRequest('bridge leg', BRIDGE_AGENT_PATHS.leg(callId), {}, legReplySchema);
     if (!own.ok) return own;
     answers.set(own.value.legId, undefined);
     return ok({ connected: false, legId: own.value.legId, offer: own.value.offer });
   }
-  answers.set(target, sdp);
+  // The leg is this answer's from now on, connected or not: the click hands the same answer over.
+  const entry = { sdp, connected: false };
+  answers.set(target, entry);
   const answered = await relay.bridgeRequest('bridge ring answer', BRIDGE_AGENT_PATHS.ringAnswer(callId), { legId: target, sdp }, ringAnswerReplySchema);
-  if (answered.ok) return ok({ connected: true });
-  // Not connected ahead: the click hands the same answer over, and the relay applies it then.
+  if (answered.ok) {
+    entry.connected = true;
+    return ok({ connected: true });
+  }
+  // Not connected ahead: asked again, it is tried again; else the relay applies it at the click.
   log.info('a ringing leg could not connect ahead of the click', { callId, legId: target, reason: answered.error.message });
   return answered;
 }
@@ -57,6 +62,6 @@ export async function answerRingLeg(relay: BridgeRelay, log: Logger, callId: str
 export function legAnswered(leg: RingingLeg, sdp: string): Result<string> {
   const answers = leg.ringAnswers;
   if (answers === undefined) return ok(leg.legId);
-  for (const [legId, answer] of answers) if (answer === sdp) return ok(legId);
+  for (const [legId, answer] of answers) if (answer?.sdp === sdp) return ok(legId);
   return answers.get(leg.legId) === undefined ? ok(leg.legId) : errText('invalid_state', text('calls.answerInRingingWindow'));
 }

@@ -38,8 +38,8 @@ export type MediaControls = Pick<
   | 'answerFor'
   | 'rejoinAnswerFor'
   | 'closeRejoinLeg'
-  | 'ringAnswerFor'
-  | 'answerOwnRingLeg'
+  | 'ringLegOf'
+  | 'answerRingLegAgain'
   | 'warmRingLeg'
   | 'prepareOutgoing'
   | 'onFact'
@@ -108,8 +108,10 @@ export class CallActions {
   private readonly mutedCalls: MutedCalls;
   /** The calls seen rejoining, and the leg each last sent a rejoinCall for: one per leg. */
   private readonly rejoins = new Map<string, { answeredLeg?: string }>();
-  /** The bridged calls ringing here whose leg this window set out to connect ahead of the click: once per ring. */
-  private readonly warming = new Set<string>();
+  /** The bridged rings whose leg this window set out to connect ahead of the click (once by itself; Answer tries again). */
+  private readonly warmTried = new Set<string>();
+  /** The connection of a bridged ring's leg under way: Answer waits for it. */
+  private readonly warmRuns = new Map<string, Promise<void>>();
 
   constructor(deps: CallActionsDeps) {
     this.api = deps.api;
@@ -168,7 +170,7 @@ export class CallActions {
    */
   callChanged(call: CallState): void {
     if (call.phase !== 'ringing') {
-      this.warming.delete(call.localId);
+      this.warmTried.delete(call.localId);
       this.engine.onCall(call);
       this.followRejoin(call);
       if (call.phase === 'ended') this.mutedCalls.set(call.localId, false);
@@ -183,7 +185,7 @@ export class CallActions {
     this.engine.reconcile(calls);
     for (const call of calls) {
       this.followRejoin(call);
-      if (isBridgedRing(call)) void this.warmRing(call);
+      if (isBridgedRing(call)) this.warmOnce(call);
     }
     this.mutedCalls.keepOnly(new Set(calls.filter((c) => c.phase !== 'ended').map((c) => c.localId)));
   }
@@ -283,6 +285,8 @@ export class CallActions {
     this.state.setCallNotice(null);
     this.ringtone?.stop();
     this.engine.noteTiming(localId, { clickedAt: wallClockNow() });
+    // A bridged ring's leg: connected ahead already, or now (the answer handed over must be the one its leg took).
+    if (isBridgedRing(call)) await this.warmRing(call, true);
     const prepared = await this.engine.answerFor(call);
     // No answer, no command: the call goes on ringing here (and for colleagues), with the reason shown,
     // and audibly again.
@@ -431,22 +435,45 @@ export class CallActions {
     this.engine.closeRejoinLeg(localId, legId);
   }
 
+  private warmOnce(call: Extract<CallState, { direction: 'incoming' }>): void {
+    if (this.warmTried.has(call.localId)) return;
+    this.warmTried.add(call.localId);
+    void this.warmRing(call);
+  }
+
+  /**
+   * Connects a bridged ring's leg ahead of the click (connectRingLeg), one run at a time: a second
+   * asker waits for the first. `afresh` (Answer): a leg that failed while it rang is answered again.
+   */
+  private async warmRing(call: Extract<CallState, { direction: 'incoming' }>, afresh = false): Promise<void> {
+    const { localId } = call;
+    const running = this.warmRuns.get(localId);
+    if (running) await running;
+    if (running && !afresh) return;
+    const run = this.connectRingLeg(call, afresh).finally(() => {
+      if (this.warmRuns.get(localId) === run) this.warmRuns.delete(localId);
+    });
+    this.warmRuns.set(localId, run);
+    return run;
+  }
+
   /**
    * A bridged call ringing here: the answer made while it rings goes to the team's bridge now, so
    * that the leg is connected when the agent clicks Answer (click → two-way audio then waits for the
    * customer's leg alone). The bridge routes the leg to nobody until the accept. When another
-   * window's answer took the ring's leg, this window answers a leg of its own. Whatever fails here
-   * only leaves the leg to connect at Answer, as it always could.
+   * window's answer took the ring's leg, this window answers a leg of its own; a leg whose ICE
+   * failed while it rang is answered afresh. Whatever fails here only leaves the leg to connect at
+   * Answer, as it always could.
    */
-  private async warmRing(call: Extract<CallState, { direction: 'incoming' }>): Promise<void> {
+  private async connectRingLeg(call: Extract<CallState, { direction: 'incoming' }>, afresh: boolean): Promise<void> {
     const { localId } = call;
-    if (this.warming.has(localId)) return;
-    this.warming.add(localId);
-    let legId: string | undefined;
-    for (let tries = 0; tries < 2; tries++) {
-      const sdp = await this.engine.ringAnswerFor(localId);
-      if (sdp === undefined || !this.warming.has(localId)) return;
-      const sent = await this.api.ringAnswer({ localId, sdp, ...(legId !== undefined ? { legId } : {}) });
+    const ringing = () => this.state.calls[localId]?.phase === 'ringing';
+    let leg = await this.engine.ringLegOf(localId);
+    if (afresh && leg === undefined && ringing() && this.engine.answerRingLegAgain(call)) leg = await this.engine.ringLegOf(localId);
+    for (let tries = 0; tries < 3; tries++) {
+      if (leg === undefined || leg.warm || !ringing()) return;
+      const { sdp } = leg;
+      const sent = await this.api.ringAnswer({ localId, sdp, ...(leg.legId !== undefined ? { legId: leg.legId } : {}) });
       if (!sent.ok) {
         log.info('the ringing leg did not connect ahead of the click', { localId, code: sent.error.code });
         return;
@@ -456,8 +483,8 @@ export class CallActions {
         return;
       }
       const still = this.state.calls[localId];
-      if (still?.phase !== 'ringing' || !this.engine.answerOwnRingLeg(still, sent.value.offer)) return;
-      legId = sent.value.legId;
+      if (still?.phase !== 'ringing' || !this.engine.answerRingLegAgain(still, { legId: sent.value.legId, offerSdp: sent.value.offer })) return;
+      leg = await this.engine.ringLegOf(localId);
     }
   }
 
@@ -520,7 +547,7 @@ export class CallActions {
         const now = this.state.calls[localId];
         if (now?.phase !== 'ringing') continue;
         this.engine.onCall(now);
-        if (isBridgedRing(now)) void this.warmRing(now);
+        if (isBridgedRing(now)) this.warmOnce(now);
       }
       if (ring && anyRinging(this.state.calls)) this.ringtone?.start();
     });

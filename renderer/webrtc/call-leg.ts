@@ -19,6 +19,7 @@ import { createLogger } from '../../shared/log';
 import { errorText } from '../../shared/result';
 import { checkAnswerSdp, checkOfferSdp, describeOffer, holdBackCandidates, normaliseSdp, type HeldCandidate as PendingCandidate } from '../../shared/sdp';
 import { requireRelayCandidate, watchIceGathering } from './ice-gathering';
+import type { LegEvents, LegMicrophone, LegOptions, LegParts, LegPhase, LegSetup, GatheringEnd } from './call-leg-types';
 import { MediaSetupError, mediaProblem, mediaText, setupProblem, type MediaText } from './media-text';
 
 const log = createLogger('media');
@@ -36,56 +37,6 @@ export const PEER_CONFIG: RTCConfiguration = { iceServers: [], iceCandidatePoolS
 export const GATHER_CAP_MS = 1_500;
 /** If the cap finds no candidate at all, how much longer to wait for the first (see ice-gathering.ts). */
 export const FIRST_CANDIDATE_GRACE_MS = 8_500;
-
-export type GatheringEnd = 'complete' | 'settled' | 'capped';
-
-export type LegPhase =
-  | { kind: 'preparing'; done: Promise<void> }
-  | { kind: 'ready'; sdp: string }
-  | { kind: 'answering' }
-  | { kind: 'connecting' }
-  | { kind: 'connected' }
-  /** `reported`: the failure went out as a media fact; a preparation that failed is tried again at Answer. */
-  | { kind: 'failed'; reason: MediaText; reported: boolean }
-  | { kind: 'closed' };
-
-/** The call's microphone: its track goes on the leg's one sender. */
-export interface LegMicrophone {
-  track: MediaStreamTrack;
-  stream: MediaStream;
-}
-
-/** What a leg is built from once the microphone is open. */
-export interface LegSetup extends LegMicrophone {
-  ice: IceConfig;
-}
-
-/**
- * What an incoming call's leg is built from, each as it comes: the ICE configuration (normally at
- * hand at once) and the microphone (the slowest step). Undefined: the call closed meanwhile.
- */
-export interface LegParts {
-  ice: Promise<IceConfig | undefined>;
-  microphone: Promise<LegMicrophone | undefined>;
-}
-
-export interface LegEvents {
-  /** The customer's audio (fired while ringing already: nothing flows before ICE runs). */
-  remoteStream(stream: MediaStream): void;
-  /** The call's one audio sender, once the peer connection exists. */
-  senderReady(sender: RTCRtpSender): void;
-  connected(): void;
-  /** A moment of the set-up passed (diagnostics: where a slow answer spent its time). */
-  moment(moment: 'iceStartedAt' | 'iceConnectedAt' | 'mediaConnectedAt'): void;
-  /** The path of a connected call went away (ICE disconnected); it comes back by itself or not at all. */
-  pathLost(): void;
-  failed(reason: MediaText): void;
-}
-
-export interface LegOptions {
-  createPeerConnection: (config: RTCConfiguration) => RTCPeerConnection;
-  gatherCapMs: number;
-}
 
 interface Peer {
   pc: RTCPeerConnection;
@@ -171,6 +122,11 @@ export class CallLeg {
 
   get description(): string | undefined {
     return this.made;
+  }
+
+  /** ICE runs on this leg ahead of the click (warm), and it has not failed. */
+  get warmedUp(): boolean {
+    return this.warmed && this.current.kind !== 'failed' && this.current.kind !== 'closed';
   }
 
   /**
@@ -368,8 +324,15 @@ export class CallLeg {
   private onConnectionState(): void {
     const phase = this.current;
     const pc = this.peer?.pc;
-    // Before connect() no check can have gone out: whatever the state says, it is not this call's yet.
-    if (!pc || (phase.kind !== 'connecting' && phase.kind !== 'connected')) return;
+    // Before connect() no check can have gone out but a warm leg's: it is not this call's yet. One
+    // that fails while the call rings is answered afresh (failed, unreported: see CallMedia).
+    if (!pc || (phase.kind !== 'connecting' && phase.kind !== 'connected')) {
+      if (pc && this.warmed && phase.kind === 'ready' && pc.connectionState === 'failed') {
+        this.current = { kind: 'failed', reason: mediaProblem(pc.iceConnectionState === 'failed' ? 'iceFailed' : 'dtlsFailed'), reported: false };
+        this.closePeerConnection();
+      }
+      return;
+    }
     const state = pc.connectionState;
     log.info('media connection', { localId: this.localId, state, ice: pc.iceConnectionState });
     switch (state) {

@@ -9,7 +9,8 @@ import { createLogger } from '../../shared/log';
 import { errorText, type Result } from '../../shared/result';
 import { LevelMeter } from './audio-stats';
 import { CallAudio, type CallAudioDeps, type SendingKind } from './call-audio';
-import { CallLeg, type GatheringEnd, type LegPhase, type LegSetup } from './call-leg';
+import { CallLeg } from './call-leg';
+import type { GatheringEnd, LegPhase, LegSetup } from './call-leg-types';
 import { MediaHealth, type CallQualityRecord, type MediaCondition } from './media-health';
 import { MediaSetupError, mediaFailure, mediaProblem, mediaText, setupProblem, type MediaOutcome, type MediaText } from './media-text';
 

@@ -82,6 +82,8 @@ export class MediaEngine {
   private readonly timings = new Map<string, CallTimings>();
   /** The last leg of a rejoining call this window prepared media for: each offer is answered at most once here. */
   private readonly rejoinLegs = new Map<string, string>();
+  /** Bridged rings answered with a leg of this window's own (another window took the ring's). */
+  private readonly ownRingLegs = new Map<string, { legId: string; offerSdp: string }>();
   private readonly facts = new Listeners<MediaFact>('media fact');
   private readonly conditions = new Listeners<MediaCondition>('media condition');
   private readonly qualities = new Listeners<CallQualityRecord>('call quality');
@@ -134,6 +136,7 @@ export class MediaEngine {
     if (call.phase === 'ended') {
       this.close(call.localId);
       this.rejoinLegs.delete(call.localId);
+      this.ownRingLegs.delete(call.localId);
     } else if (offered && this.rejoinLegs.get(call.localId) !== offered.legId) this.prepareRejoin(call, offered);
     else if (media) media.follow(call);
     else if (call.phase === 'ringing' && call.direction === 'incoming') this.prepareIncoming(call.localId, call.offerSdp);
@@ -143,7 +146,7 @@ export class MediaEngine {
   reconcile(calls: readonly CallState[]): void {
     const live = new Set(calls.filter((c) => c.phase !== 'ended').map((c) => c.localId));
     for (const [localId, media] of this.calls) if (media.seen && !live.has(localId)) this.close(localId);
-    for (const localId of [...this.rejoinLegs.keys()]) if (!live.has(localId)) this.rejoinLegs.delete(localId);
+    for (const legs of [this.rejoinLegs, this.ownRingLegs]) for (const localId of [...legs.keys()]) if (!live.has(localId)) legs.delete(localId);
     for (const call of calls) this.onCall(call);
   }
 
@@ -155,27 +158,29 @@ export class MediaEngine {
   async answerFor(call: Extract<CallState, { direction: 'incoming' }>): Promise<MediaOutcome<{ sdp: string }>> {
     const { localId } = call;
     if (this.calls.get(localId)?.failedUnreported) this.close(localId);
-    const media = this.calls.get(localId) ?? this.prepareIncoming(localId, call.offerSdp);
+    const media = this.calls.get(localId) ?? this.prepareIncoming(localId, this.ownRingLegs.get(localId)?.offerSdp ?? call.offerSdp);
     const answer = await media.answer();
     if (!answer.ok && answer.error.code === 'media_failed') this.close(localId);
     return answer;
   }
 
-  /** A bridged call that rings: the answer made for it once made (handed over or not), for ringAnswer. */
-  async ringAnswerFor(localId: string): Promise<string | undefined> {
+  /** A bridged ring: the answer made for it (handed over or not), the leg it answers (none: the ring's own), whether ICE runs on it. */
+  async ringLegOf(localId: string): Promise<{ sdp: string; legId?: string; warm: boolean } | undefined> {
     const media = this.calls.get(localId);
     if (!media || media.legId !== undefined) return undefined;
     await media.leg.settled();
-    return this.calls.get(localId) === media ? media.leg.description : undefined;
+    const sdp = this.calls.get(localId) === media ? media.leg.description : undefined;
+    const own = this.ownRingLegs.get(localId);
+    return sdp === undefined || media.failedUnreported ? undefined : { sdp, ...(own ? { legId: own.legId } : {}), warm: media.leg.warmedUp };
   }
 
-  /** Another window's answer took the ring's leg: this one answers its own (`offerSdp`), unless Answer came first (false). */
-  answerOwnRingLeg(call: CallState, offerSdp: string): boolean {
-    const media = this.calls.get(call.localId);
-    const phase = media?.leg.phase.kind;
+  /** A bridged ring's answer made afresh: to `own` (another window took the leg), else to the leg it answered (its ICE failed). False once Answer handed one over. */
+  answerRingLegAgain(call: CallState, own?: { legId: string; offerSdp: string }): boolean {
+    const phase = this.calls.get(call.localId)?.leg.phase.kind;
     if (call.phase !== 'ringing' || (phase !== undefined && phase !== 'ready' && phase !== 'failed')) return false;
+    if (own) this.ownRingLegs.set(call.localId, own);
     this.close(call.localId);
-    this.prepareIncoming(call.localId, offerSdp);
+    this.prepareIncoming(call.localId, this.ownRingLegs.get(call.localId)?.offerSdp ?? call.offerSdp);
     return true;
   }
 
@@ -237,15 +242,11 @@ export class MediaEngine {
     if (this.calls.get(localId)?.legId === legId) this.close(localId);
   }
 
-  closeAll(): void {
-    for (const localId of [...this.calls.keys()]) this.close(localId);
-  }
+  closeAll = (): void => [...this.calls.keys()].forEach((localId) => this.close(localId));
 
   /**
-   * The devices calls use from now on, and at once for the calls under way (each call's audio
-   * reconciles: a new microphone through replaceTrack, the remote audio through setSinkId). A
-   * routing still being worked out (a promise) holds new captures back for at most ROUTING_WAIT_MS,
-   * so a call placed right after start-up opens the chosen microphone.
+   * The devices calls use from now on, and at once for the calls under way (replaceTrack, setSinkId).
+   * A routing still being worked out holds new captures back ROUTING_WAIT_MS at most.
    */
   useDevices(routing: AudioRouting | Promise<AudioRouting>): Promise<void> {
     const seq = ++this.routingSeq;

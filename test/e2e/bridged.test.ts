@@ -101,6 +101,8 @@ describe('bridged calls', () => {
     await expectTwoWayAudio(second, stack.callReport, callId);
     // The other window's leg closed at the accept: the bridge carries the answering window's alone.
     await eventually('the first window’s leg to close', async () => Object.keys((await stack.bridgeReport(callId)).agents).length === 1);
+    // The window that did not answer never hears the customer.
+    expect((await agentInbound(first, await mediaIdOf(first, callId))).inboundEnergy).toBeLessThan(AUDIBLE_ENERGY);
     await currentCall(second).getByRole('button', { name: 'Hang up' }).click();
     await eventually('terminate to reach the gateway', async () => (await actionsFor(callId)).includes('terminate'));
     expect(await actionsFor(callId)).toEqual(['accept', 'terminate']);

@@ -25,7 +25,14 @@ export function callCommands(mode: ModeMachine) {
   };
   return {
     startCall: ({ localId, to, sdp, anyway }) => withCalls((c) => c.startCall(to, sdp, localId, { anyway })),
-    answerCall: ({ localId, sdp }) => withCalls((c) => c.answerCall(localId, sdp)),
+    answerCall: async ({ localId, sdp }) => {
+      const runtime = await mode.settled();
+      if (!runtime) return errText('not_configured', text('service.notConfigured'));
+      // A bridged ring's answer must fit a leg the relay can take: refused before the claim, the call rings on.
+      const call = runtime.coordinator.call(localId);
+      const fits = call?.phase === 'ringing' && call.direction === 'incoming' ? runtime.bridge.answerFits(call.callId, sdp) : ok(null);
+      return fits.ok ? runtime.coordinator.answerCall(localId, sdp) : fits;
+    },
     declineCall: ({ localId }) => withCalls((c) => c.declineCall(localId)),
     hangUp: ({ localId }) => withCalls((c) => c.hangUp(localId)),
     holdCall: ({ localId }) => withCalls((c) => c.holdCall(localId)),

@@ -75,21 +75,27 @@ describe('BridgedCallControl: a ringing leg connected ahead of the click', () =>
     ]);
   });
 
-  it('an Answer whose answer fits no leg here while another window took the ring’s: refused, saying where to answer; nothing reaches the relay or the gateway', async () => {
+  it('an Answer whose answer fits no leg here while another window took the ring’s: refused before the claim (answerFits), saying where to answer; nothing reaches the relay or the gateway', async () => {
     const { relay, gateway, bridge } = await ringingHere();
+    expect(bridge.answerFits(CALL, OTHER_ANSWER_SDP)).toEqual({ ok: true, value: null });
     await bridge.ringAnswer(CALL, ANSWER_SDP);
     relay.requests.splice(0);
+    expect(bridge.answerFits(CALL, ANSWER_SDP)).toEqual({ ok: true, value: null });
+    expect(bridge.answerFits(CALL, OTHER_ANSWER_SDP)).toMatchObject({ ok: false, error: { code: 'invalid_state', message: english(text('calls.answerInRingingWindow')) } });
+    expect(bridge.answerFits('wacid.direct', OTHER_ANSWER_SDP)).toEqual({ ok: true, value: null });
     const refused = await bridge.accept(CALL, OTHER_ANSWER_SDP);
     expect(refused).toMatchObject({ ok: false, error: { code: 'invalid_state', message: english(text('calls.answerInRingingWindow')) } });
     expect(relay.requests).toEqual([]);
     expect(gateway.requests).toEqual([]);
   });
 
-  it('a leg the relay could not connect ahead is still the click’s: Answer hands its answer over then', async () => {
+  it('a leg the relay could not connect ahead is still the click’s: asked again, it is tried again; Answer hands its answer over', async () => {
     const { relay, bridge } = await ringingHere();
-    relay.onRequest = (req) => (req.path.endsWith('/bridge/leg/answer') ? { status: 409, body: { error: { code: 'invalid_state', message: 'the call is being answered' } } } : undefined);
-    expect(await bridge.ringAnswer(CALL, ANSWER_SDP)).toMatchObject({ ok: false, error: { httpStatus: 409 } });
+    relay.onRequest = (req) => (req.path.endsWith('/bridge/leg/answer') ? { status: 503, body: { error: { code: 'not_available', message: 'no node' } } } : undefined);
+    expect(await bridge.ringAnswer(CALL, ANSWER_SDP)).toMatchObject({ ok: false, error: { httpStatus: 503 } });
     relay.onRequest = () => undefined;
+    expect(await bridge.ringAnswer(CALL, ANSWER_SDP)).toEqual({ ok: true, value: { connected: true } });
+    expect(relay.seen(/leg\/answer/)).toHaveLength(2);
     expect(await bridge.accept(CALL, ANSWER_SDP)).toEqual({ ok: true, value: null });
     expect(relay.requests.at(-2)).toEqual({ method: 'POST', path: `/calls/${CALL}/bridge/answer`, body: { legId: LEG, sdp: ANSWER_SDP } });
   });

@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalNodeEvents, localBridge } from '../../../relay/bridged-calls';
 import { startRelay, type RelayServer } from '../../../relay/server';
-import { BRIDGE_AGENT_PATHS } from '../../../shared/bridge';
+import { BRIDGE_AGENT_PATHS, type Routes } from '../../../shared/bridge';
+import type { Result } from '../../../shared/result';
 import type { RelayEvent } from '../../../shared/events';
 import { claimCall, team } from './agent-fixtures';
 import { openSse, type TestSseStream } from './sse-test-client';
@@ -26,8 +27,21 @@ async function ask(relay: RelayServer, agentId: string, path: string, body?: unk
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
-async function ringing(callId: string): Promise<{ relay: RelayServer; node: RecordingBridge; legs: Record<string, string> }> {
-  const node = new RecordingBridge();
+/** A node that also keeps the order of what routes and connects the customer. */
+class OrderedBridge extends RecordingBridge {
+  readonly steps: string[] = [];
+  override setRoutes(callId: string, routes: Routes): Promise<Result<null>> {
+    this.steps.push(`routes ${JSON.stringify(routes)}`);
+    return super.setRoutes(callId, routes);
+  }
+  override connectCustomer(): Promise<Result<null>> {
+    this.steps.push('connectCustomer');
+    return super.connectCustomer();
+  }
+}
+
+async function ringing(callId: string): Promise<{ relay: RelayServer; node: OrderedBridge; legs: Record<string, string> }> {
+  const node = new OrderedBridge();
   const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents, heartbeatMs: 60_000, logger: quietLogger, bridgeNodes: localBridge(node, 'local', new LocalNodeEvents()) });
   closing.push(() => relay.close());
   const streams: TestSseStream[] = [];
@@ -56,15 +70,17 @@ describe('POST /calls/{id}/bridge/leg/answer', () => {
     expect(await ask(relay, 'bob', path, { legId: legs.bob, sdp: 'bob-answer' })).toEqual({ status: 200, body: { ok: true } });
     expect(node.answers.get(legs.alice!)).toBe('alice-answer');
     expect(node.answers.get(legs.bob!)).toBe('bob-answer');
-    // While it rings, the relay routes no leg anywhere: the customer's leg connects only at the accept.
-    expect(node.routes.get(callId)).toBeUndefined();
+    // While it rings, the relay routes nothing: the customer's leg connects only at the accept.
+    expect(node.steps).toEqual([]);
 
     expect((await claimCall(relay.url, tokens.alice!, callId)).status).toBe(200);
     expect((await ask(relay, 'alice', BRIDGE_AGENT_PATHS.answer(callId), { legId: legs.alice, sdp: 'alice-answer' })).status).toBe(200);
     expect(await ask(relay, 'alice', path, { legId: legs.alice, sdp: 'alice-answer' })).toMatchObject({ status: 409, body: { error: { code: 'invalid_state' } } });
     expect(await ask(relay, 'bob', path, { legId: legs.bob, sdp: 'bob-answer' })).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
     expect((await ask(relay, 'alice', BRIDGE_AGENT_PATHS.accepted(callId))).status).toBe(200);
-    expect(node.routes.get(callId)).toEqual({ customer: [legs.alice], [legs.alice!]: ['customer'] });
+    // The routes pair the customer with the answering leg alone before the customer's leg connects:
+    // the legs that rang (bob's, connected first or not) never hear the customer.
+    expect(node.steps).toEqual([`routes ${JSON.stringify({ customer: [legs.alice], [legs.alice!]: ['customer'] })}`, 'connectCustomer']);
     expect(node.closed).toContain(legs.bob);
   });
 

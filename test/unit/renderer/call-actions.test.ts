@@ -18,7 +18,7 @@ import { TEAM, accountSettings, bridgedActive, connecting, ended, ringing, trans
 
 const prepared = (sdp: string): MediaOutcome<{ sdp: string }> => ({ ok: true, value: { sdp } });
 
-function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }>; rejoinAnswer?: MediaOutcome<{ sdp: string }>; ringAnswers?: string[]; ownLeg?: boolean } = {}) {
+function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }>; rejoinAnswer?: MediaOutcome<{ sdp: string }>; ringLegs?: Array<{ sdp: string; legId?: string; warm: boolean } | undefined>; ownLeg?: boolean } = {}) {
   const log: string[] = [];
   const facts = new Set<(fact: MediaFact) => void>();
   const notices = new Set<(notice: { localId: string; text: MediaText }) => void>();
@@ -36,13 +36,13 @@ function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offe
       return options.rejoinAnswer ?? prepared(ANSWER_SDP);
     },
     closeRejoinLeg: (localId, legId) => void log.push(`closeRejoinLeg ${localId} ${legId}`),
-    // Each answer made for the ring, in turn (the ring's, then the window's own leg's).
-    ringAnswerFor: async (localId) => {
-      log.push(`ringAnswerFor ${localId}`);
-      return options.ringAnswers?.shift();
+    // The ring's leg as the engine has it, in turn (the ring's own, then the window's own leg's).
+    ringLegOf: async (localId) => {
+      log.push(`ringLegOf ${localId}`);
+      return options.ringLegs?.shift();
     },
-    answerOwnRingLeg: (call, offerSdp) => {
-      log.push(`answerOwnRingLeg ${call.localId} ${offerSdp === OFFER_SDP ? 'offer' : offerSdp}`);
+    answerRingLegAgain: (call, own) => {
+      log.push(`answerRingLegAgain ${call.localId}${own ? ` ${own.legId} ${own.offerSdp === OFFER_SDP ? 'offer' : own.offerSdp}` : ''}`);
       return options.ownLeg ?? true;
     },
     warmRingLeg: (localId, sdp) => void log.push(`warmRingLeg ${localId} ${sdp}`),
@@ -168,22 +168,25 @@ describe('a bridged ring: its leg connects ahead of the click', () => {
   const bridgedRing = (id = 'wacid.1') => ({ ...ringing(id), bridged: true as const });
   const OWN_OFFER = 'v=0\r\no=own-leg\r\n';
   const ringSteps = (log: string[]) => log.filter((l) => !l.startsWith('onCall'));
+  const made = (sdp = ANSWER_SDP, more: { legId?: string; warm?: boolean } = {}) => ({ sdp, warm: false, ...more });
 
-  it('the answer made while it rings goes to the bridge once, and ICE may run once the bridge took it', async () => {
-    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringAnswers: [ANSWER_SDP] });
+  it('the answer made while it rings goes to the bridge, and ICE may run once the bridge took it; a later push sends nothing again', async () => {
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringLegs: [made()] });
     t.push(bridgedRing());
+    t.runQueued();
+    await settle();
     t.push(bridgedRing());
     t.runQueued();
     await settle();
     expect(t.calls).toEqual([{ name: 'ringAnswer', params: { localId: 'in:wacid.1', sdp: ANSWER_SDP } }]);
-    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `warmRingLeg in:wacid.1 ${ANSWER_SDP}`]);
+    expect(ringSteps(t.log)).toEqual(['ringLegOf in:wacid.1', `warmRingLeg in:wacid.1 ${ANSWER_SDP}`]);
   });
 
   it('another window took the ring\'s leg: this window answers a leg of its own and connects that one', async () => {
     let asked = 0;
     const t = setUpRinging(
       { ringAnswer: () => (++asked === 1 ? ok({ connected: false, legId: 'leg-own', offer: OWN_OFFER }) : ok({ connected: true })) },
-      { ringAnswers: [ANSWER_SDP, 'own answer'] },
+      { ringLegs: [made(), made('own answer', { legId: 'leg-own' })] },
     );
     t.push(bridgedRing());
     t.runQueued();
@@ -192,39 +195,76 @@ describe('a bridged ring: its leg connects ahead of the click', () => {
       { localId: 'in:wacid.1', sdp: ANSWER_SDP },
       { localId: 'in:wacid.1', sdp: 'own answer', legId: 'leg-own' },
     ]);
-    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `answerOwnRingLeg in:wacid.1 ${OWN_OFFER}`, 'ringAnswerFor in:wacid.1', 'warmRingLeg in:wacid.1 own answer']);
+    expect(ringSteps(t.log)).toEqual(['ringLegOf in:wacid.1', `answerRingLegAgain in:wacid.1 leg-own ${OWN_OFFER}`, 'ringLegOf in:wacid.1', 'warmRingLeg in:wacid.1 own answer']);
   });
 
   it('a leg of its own that Answer came before is not answered', async () => {
-    const t = setUpRinging({ ringAnswer: () => ok({ connected: false, legId: 'leg-own', offer: OWN_OFFER }) }, { ringAnswers: [ANSWER_SDP, 'own answer'], ownLeg: false });
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: false, legId: 'leg-own', offer: OWN_OFFER }) }, { ringLegs: [made()], ownLeg: false });
     t.push(bridgedRing());
     t.runQueued();
     await settle();
     expect(t.calls).toHaveLength(1);
-    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `answerOwnRingLeg in:wacid.1 ${OWN_OFFER}`]);
+    expect(ringSteps(t.log)).toEqual(['ringLegOf in:wacid.1', `answerRingLegAgain in:wacid.1 leg-own ${OWN_OFFER}`]);
   });
 
   it('a refusal, or no answer made, leaves the leg to connect at Answer', async () => {
-    const t = setUpRinging({ ringAnswer: () => err('invalid_state', 'no ringing leg') }, { ringAnswers: [ANSWER_SDP] });
+    const t = setUpRinging({ ringAnswer: () => err('invalid_state', 'no ringing leg') }, { ringLegs: [made(), undefined] });
     t.push(bridgedRing('wacid.2'));
     t.push(bridgedRing('wacid.3'));
     t.runQueued();
     await settle();
     expect(t.calls.map((c) => c.params)).toEqual([{ localId: 'in:wacid.2', sdp: ANSWER_SDP }]);
-    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.2', 'ringAnswerFor in:wacid.3']);
+    expect(ringSteps(t.log)).toEqual(['ringLegOf in:wacid.2', 'ringLegOf in:wacid.3']);
+  });
+
+  it('Answer waits for the leg\'s connection under way, then hands over the answer the leg took', async () => {
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // The relay's word on the ring answer comes only when the test says (the fake API awaits what an answer returns).
+    const slowRingAnswer = (() => gate.then(() => ok({ connected: true }))) as unknown as NonNullable<Answers['ringAnswer']>;
+    const t = setUpRinging({ ringAnswer: slowRingAnswer, answerCall: () => ok(null) }, { ringLegs: [made(), made(ANSWER_SDP, { warm: true })] });
+    t.push(bridgedRing());
+    t.runQueued();
+    await settle();
+    const answering = t.actions.answer('in:wacid.1');
+    await settle();
+    expect(t.log).not.toContain('answerFor in:wacid.1');
+    release();
+    await answering;
+    expect(ringSteps(t.log)).toEqual(['ringLegOf in:wacid.1', `warmRingLeg in:wacid.1 ${ANSWER_SDP}`, 'ringLegOf in:wacid.1', 'answerFor in:wacid.1']);
+    expect(t.calls.map((c) => c.name)).toEqual(['ringAnswer', 'answerCall']);
+  });
+
+  it('Answer on a leg that failed while it rang answers it afresh and connects it before handing the answer over', async () => {
+    let asked = 0;
+    const t = setUpRinging(
+      { ringAnswer: () => (++asked === 1 ? ok({ connected: false, legId: 'leg-own', offer: OWN_OFFER }) : ok({ connected: true })), answerCall: () => ok(null) },
+      { ringLegs: [undefined, made('fresh answer'), made('own answer', { legId: 'leg-own' })] },
+    );
+    state().applyCall(bridgedRing());
+    await t.actions.answer('in:wacid.1');
+    expect(ringSteps(t.log)).toEqual([
+      'ringLegOf in:wacid.1',
+      'answerRingLegAgain in:wacid.1',
+      'ringLegOf in:wacid.1',
+      `answerRingLegAgain in:wacid.1 leg-own ${OWN_OFFER}`,
+      'ringLegOf in:wacid.1',
+      'warmRingLeg in:wacid.1 own answer',
+      'answerFor in:wacid.1',
+    ]);
   });
 
   it('a ring a snapshot brings (a window opened or reloaded while it rings) connects ahead too', async () => {
-    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringAnswers: [ANSWER_SDP] });
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringLegs: [made()] });
     state().applyCall(bridgedRing());
     t.actions.callsReloaded([bridgedRing(), ringing('wacid.5')]);
     await settle();
     expect(t.calls).toEqual([{ name: 'ringAnswer', params: { localId: 'in:wacid.1', sdp: ANSWER_SDP } }]);
-    expect(ringSteps(t.log)).toEqual(['ringAnswerFor in:wacid.1', `warmRingLeg in:wacid.1 ${ANSWER_SDP}`]);
+    expect(ringSteps(t.log)).toEqual(['ringLegOf in:wacid.1', `warmRingLeg in:wacid.1 ${ANSWER_SDP}`]);
   });
 
   it('a direct ring and a colleague\'s transfer ring send nothing ahead', async () => {
-    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringAnswers: [ANSWER_SDP, ANSWER_SDP] });
+    const t = setUpRinging({ ringAnswer: () => ok({ connected: true }) }, { ringLegs: [made(), made()] });
     t.push(ringing('wacid.4'));
     t.push(transferRinging('transfer'));
     t.runQueued();
