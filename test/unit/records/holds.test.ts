@@ -9,7 +9,7 @@ import type { Database } from '../../../relay/records/database';
 import { callById, summary } from '../../../relay/records/records-queries';
 import { writeBatch } from '../../../relay/records/records-store';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, factsOfStep, incoming, T0, terminated, type Step } from './records-fixtures';
+import { factsOfStep, T0, type Step , answeredCall } from './records-fixtures';
 
 const MIN = 60_000;
 
@@ -25,9 +25,6 @@ const consultAnswered = (callId: string, at: number): Step[] => [
     audience: { kind: 'agent', agentId: 'alice' },
   },
 ];
-
-/** alice answers at t + 2 s; the service says 60 s of call from then. */
-const answeredCall = (callId: string, t: number): Step[] => [incoming(callId, t, ['alice']), claim(callId, 'alice', t + 2_000), terminated(callId, t + 62_000, { answeredAt: t + 2_000 })];
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('holds on %s', (_name, make) => {
   const harness = make();

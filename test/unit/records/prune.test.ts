@@ -6,11 +6,9 @@ import { CallRecords } from '../../../relay/records/call-records';
 import type { Database } from '../../../relay/records/database';
 import { callById, stateIntervals } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, collect, incoming, play, recordingLogger, T0, terminated, voicemail, type Step } from './records-fixtures';
+import { collect, play, recordingLogger, T0, voicemail , answeredCall } from './records-fixtures';
 
 const DAY = 24 * 60 * 60_000;
-
-const answeredCall = (callId: string, t: number): Step[] => [incoming(callId, t, ['alice']), claim(callId, 'alice', t + 2_000), terminated(callId, t + 62_000, { answeredAt: t + 2_000 })];
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('retention on %s', (_name, make) => {
   const harness = make();

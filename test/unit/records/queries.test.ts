@@ -5,10 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Presence } from '../../../relay/backend/types';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { CallRecord } from '../../../relay/records/call-record';
-import type { Database, SqlRunner } from '../../../relay/records/database';
+import type { Database } from '../../../relay/records/database';
 import { callsBetween, dayBounds, stateIntervals, summary } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, collect, decline, incoming, play, recordingLogger, status, T0, terminated, type Step } from './records-fixtures';
+import { claim, collect, decline, incoming, play, recordingLogger, status, T0, terminated, type Step , recordingRunner } from './records-fixtures';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -42,18 +42,6 @@ function day(): Step[] {
   ];
 }
 
-/** A runner that remembers every statement it is given, for EXPLAIN. */
-function recording(db: SqlRunner): SqlRunner & { statements: { sql: string; params: readonly unknown[] }[] } {
-  const statements: { sql: string; params: readonly unknown[] }[] = [];
-  return {
-    statements,
-    query: (sql, params = []) => {
-      statements.push({ sql, params });
-      return db.query(sql, params);
-    },
-    script: (sql) => db.script(sql),
-  };
-}
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('queries on %s', (_name, make) => {
   const harness = make();
@@ -109,7 +97,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
 
   it("asks for one page at a time, never the whole window", async () => {
     const { from, to } = dayBounds(new Date(T0), 'UTC');
-    const runner = recording(db);
+    const runner = recordingRunner(db);
     let seen = 0;
     for await (const _call of callsBetween(runner, { from, to, pageSize: 5 })) {
       seen += 1;
@@ -164,27 +152,27 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
 
   it('asks for the state intervals one page at a time, never the whole window', async () => {
     const window = { from: new Date(T0 + 2 * DAY), to: new Date(T0 + 3 * DAY) };
-    const runner = recording(db);
+    const runner = recordingRunner(db);
     for await (const _interval of stateIntervals(runner, { ...window, agentId: 'carol', pageSize: 5 })) break;
     expect(runner.statements).toHaveLength(1);
     expect(runner.statements[0]!.sql).toMatch(/LIMIT \$4/);
     expect(runner.statements[0]!.params[3]).toBe(5);
     // carol's 25 intervals: five pages of five, and the empty one that says there are no more.
-    const pages = recording(db);
+    const pages = recordingRunner(db);
     expect(await collect(stateIntervals(pages, { ...window, agentId: 'carol', pageSize: 5 }))).toHaveLength(25);
     expect(pages.statements).toHaveLength(6);
   });
 
   it('each query is served by an index', async () => {
     const { from, to } = dayBounds(new Date(T0), 'UTC');
-    const calls = recording(db);
+    const calls = recordingRunner(db);
     for await (const _call of callsBetween(calls, { from, to, pageSize: 3 })) {
       // Reads the first pages, and the keyset one after them.
     }
-    const sums = recording(db);
+    const sums = recordingRunner(db);
     await summary(sums, { from, to, serviceLevelSec: 20 });
     // Pages of one: the first page and the ones after it, for every agent, and the agents in turn.
-    const states = recording(db);
+    const states = recordingRunner(db);
     await collect(stateIntervals(states, { from: new Date(T0 - 3 * DAY), to: new Date(T0 + 3 * DAY), pageSize: 1 }));
     await collect(stateIntervals(states, { from, to, agentId: 'alice', pageSize: 1 }));
     const plans = await db.transaction(async (tx) => {

@@ -6,6 +6,7 @@ import { claimedFact, declinedFact, factsOfEvent, type CallFact } from '../../..
 import type { RelayEvent } from '../../../shared/events';
 import type { Logger, LogFields } from '../../../shared/log';
 import type { RelayRecords } from '../../../relay/records/relay-records';
+import type { SqlRunner } from '../../../relay/records/database';
 
 export const CUSTOMER = '447700900123';
 export const BUSINESS = '15550001111';
@@ -124,5 +125,21 @@ export function recordingLogger(): RecordingLogger {
     warn: at('warn'),
     error: at('error'),
     said: (msg) => lines.filter((line) => (typeof msg === 'string' ? line.msg === msg : msg.test(line.msg))).length,
+  };
+}
+
+/** alice answers at t + 2 s; the service says 60 s of call from then. */
+export const answeredCall = (callId: string, t: number): Step[] => [incoming(callId, t, ['alice']), claim(callId, 'alice', t + 2_000), terminated(callId, t + 62_000, { answeredAt: t + 2_000 })];
+
+/** A runner that remembers every statement it is given (for EXPLAIN), running each once. */
+export function recordingRunner(db: SqlRunner): SqlRunner & { statements: { sql: string; params: readonly unknown[] }[] } {
+  const statements: { sql: string; params: readonly unknown[] }[] = [];
+  return {
+    statements,
+    query: (sql, params = []) => {
+      statements.push({ sql, params });
+      return db.query(sql, params);
+    },
+    script: (sql) => db.script(sql),
   };
 }

@@ -2,10 +2,10 @@
 // alone: on a month of calls, with statistics as a live database keeps them, each planner picks an
 // index-only scan of calls_started and fetches no row from the table.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database, SqlRunner } from '../../../relay/records/database';
+import type { Database } from '../../../relay/records/database';
 import { dayBounds, summary } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { T0 } from './records-fixtures';
+import { T0 , recordingRunner } from './records-fixtures';
 
 const CALLS = 60_000;
 /** A month: a call every 43 s, from 15 days before T0. */
@@ -22,18 +22,6 @@ interface PlanNode {
 
 const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
 
-/** Remembers the statement a query runs, without running it twice. */
-function recording(db: SqlRunner): SqlRunner & { statements: { sql: string; params: readonly unknown[] }[] } {
-  const statements: { sql: string; params: readonly unknown[] }[] = [];
-  return {
-    statements,
-    query: (sql, params = []) => {
-      statements.push({ sql, params });
-      return db.query(sql, params);
-    },
-    script: (sql) => db.script(sql),
-  };
-}
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('the daily summary on %s', (_name, make) => {
   const harness = make();
@@ -69,7 +57,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
 
   it("is served by calls_started alone: an index-only scan that fetches no row", async () => {
     const { from, to } = dayBounds(new Date(T0), 'UTC');
-    const runner = recording(db);
+    const runner = recordingRunner(db);
     const day = await summary(runner, { from, to, serviceLevelSec: 20 });
     const startTimes = Array.from({ length: CALLS }, (_, i) => FIRST + (i + 1) * EVERY_SEC * 1000);
     expect(day.total).toBe(startTimes.filter((t) => t >= from.getTime() && t < to.getTime()).length);

@@ -1,16 +1,13 @@
 // A voicemail reaches the call's record: the service sends it as an inbound audio message whose id is
 // the call's (protocol.md), the relay's event carries the media's id, and the call's row keeps it.
 // A voicemail comes only after a reject or a ring out: the call stays missed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RelayEnvelope } from '../../../shared/events';
+import { describe, expect, it } from 'vitest';
 import { normaliseWebhook } from '../../../shared/webhook';
-import { CallRecords } from '../../../relay/records/call-records';
 import { callById } from '../../../relay/records/records-queries';
-import { startRelay, type RelayServer } from '../../../relay/server';
 import { declineCall, putPresence, team } from '../relay/agent-fixtures';
-import { APP_SECRET, CUSTOMER, inboundText, incomingCall, postWebhook, terminatedCall } from '../relay/webhook-fixtures';
-import { DATABASE_HARNESSES, type FreshDatabase } from './database-harness';
-import { recordingLogger } from './records-fixtures';
+import { CUSTOMER, inboundText, incomingCall, postWebhook, terminatedCall } from '../relay/webhook-fixtures';
+import { relayWithRecords } from './relay-with-records';
+import { DATABASE_HARNESSES } from './database-harness';
 
 const MEDIA = { id: '1234567890123456', mime_type: 'audio/ogg; codecs=opus', sha256: 'f'.repeat(64) };
 
@@ -28,51 +25,23 @@ describe('an inbound media message in the relay\'s events', () => {
 });
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a voicemail in the records on %s', (_name, make) => {
-  const harness = make();
   const { agents, tokens } = team('alice', 'bob');
-  let fresh: FreshDatabase;
-  let records: CallRecords;
-  let relay: RelayServer;
-  const stored: RelayEnvelope[] = [];
-
-  beforeAll(async () => {
-    await harness.setup();
-    fresh = await harness.fresh();
-    records = new CallRecords({ database: () => fresh.connect(), logger: recordingLogger(), writer: { flushIntervalMs: 5 } });
-    relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents, heartbeatMs: 60_000, records, logger: recordingLogger() });
-    relay.onEvent((envelope) => stored.push(envelope));
-  }, 60_000);
-  afterAll(async () => {
-    await relay?.close();
-    await records?.close();
-    await fresh?.drop();
-    await harness.teardown();
-  }, 60_000);
-
-  const storedEvent = async (type: string, id: string) => {
-    const deadline = Date.now() + 5_000;
-    const found = () => stored.find((e) => e.event.type === type && (('callId' in e.event && e.event.callId === id) || ('messageId' in e.event && e.event.messageId === id)));
-    while (found() === undefined) {
-      if (Date.now() > deadline) throw new Error(`${type} of ${id} was not stored`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    return found()!;
-  };
+  const t = relayWithRecords(make, { agents });
 
   it("keeps the media id of a missed call's voicemail on its row; the call stays missed", async () => {
-    for (const agent of ['alice', 'bob']) expect((await putPresence(relay.url, tokens[agent]!, { status: 'available' })).status).toBe(200);
+    for (const agent of ['alice', 'bob']) expect((await putPresence(t.relay().url, tokens[agent]!, { status: 'available' })).status).toBe(200);
     const callId = 'wacid.vm-1';
-    expect((await postWebhook(relay.url, incomingCall(callId))).status).toBe(200);
-    await storedEvent('call.incoming', callId);
-    expect((await declineCall(relay.url, tokens.alice!, callId)).body).toMatchObject({ othersRinging: 1 });
-    expect((await declineCall(relay.url, tokens.bob!, callId)).body).toMatchObject({ othersRinging: 0 });
-    expect((await postWebhook(relay.url, terminatedCall(callId))).status).toBe(200);
-    await storedEvent('call.terminated', callId);
-    expect((await postWebhook(relay.url, inboundText(callId, '', { type: 'audio', text: undefined, audio: MEDIA }))).status).toBe(200);
-    expect((await storedEvent('message.inbound', callId)).event).toMatchObject({ messageType: 'audio', mediaId: MEDIA.id });
+    expect((await postWebhook(t.relay().url, incomingCall(callId))).status).toBe(200);
+    await t.stored('call.incoming', callId);
+    expect((await declineCall(t.relay().url, tokens.alice!, callId)).body).toMatchObject({ othersRinging: 1 });
+    expect((await declineCall(t.relay().url, tokens.bob!, callId)).body).toMatchObject({ othersRinging: 0 });
+    expect((await postWebhook(t.relay().url, terminatedCall(callId))).status).toBe(200);
+    await t.stored('call.terminated', callId);
+    expect((await postWebhook(t.relay().url, inboundText(callId, '', { type: 'audio', text: undefined, audio: MEDIA }))).status).toBe(200);
+    expect((await t.stored('message.inbound', callId)).event).toMatchObject({ messageType: 'audio', mediaId: MEDIA.id });
 
-    expect(await records.flush()).toBe(true);
-    const db = await records.database();
+    expect(await t.records().flush()).toBe(true);
+    const db = await t.records().database();
     expect(await callById(db, callId)).toMatchObject({ outcome: 'missed', declinedAgents: ['alice', 'bob'], voicemailMediaId: MEDIA.id, voicemailAt: expect.any(Number) });
   }, 30_000);
 });

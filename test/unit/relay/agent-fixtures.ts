@@ -36,6 +36,16 @@ async function call(url: string, init: RequestInit): Promise<ApiAnswer> {
   return { status: res.status, body };
 }
 
+/** An agent's POST of `body` as JSON (none when undefined) to one of the relay's endpoints; the reply's JSON. */
+export async function postAsAgent(relayUrl: string, token: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const answer = await call(`${relayUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: answer.status, body: answer.body as Record<string, unknown> };
+}
+
 export function claimCall(relayUrl: string, token: string, callId: string): Promise<ApiAnswer> {
   return call(`${relayUrl}/calls/${encodeURIComponent(callId)}/claim`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
 }

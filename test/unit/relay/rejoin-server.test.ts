@@ -9,7 +9,7 @@ import { LocalNodeEvents, localBridge } from '../../../relay/bridged-calls';
 import { startRelay, type RelayServer } from '../../../relay/server';
 import { BRIDGE_AGENT_PATHS } from '../../../shared/bridge';
 import type { RelayEvent } from '../../../shared/events';
-import { claimCall, team } from './agent-fixtures';
+import { claimCall, postAsAgent, team } from './agent-fixtures';
 import { openSse, type TestSseStream } from './sse-test-client';
 import { quietLogger, RecordingBridge } from './transfer-fixtures';
 import { APP_SECRET, incomingCall, postWebhook } from './webhook-fixtures';
@@ -61,14 +61,7 @@ async function stream(relay: RelayServer, agentId: string): Promise<TestSseStrea
   return opened;
 }
 
-async function ask(relay: RelayServer, agentId: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${relay.url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${tokens[agentId]}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const ask = (relay: RelayServer, agentId: string, path: string, body?: unknown) => postAsAgent(relay.url, tokens[agentId]!, path, body);
 
 const has = (predicate: (event: RelayEvent) => boolean) => (s: TestSseStream) => s.envelopes.some((e) => predicate(e.event));
 

@@ -7,7 +7,7 @@ import { startRelay, type RelayServer } from '../../../relay/server';
 import { BRIDGE_AGENT_PATHS, type Routes } from '../../../shared/bridge';
 import type { Result } from '../../../shared/result';
 import type { RelayEvent } from '../../../shared/events';
-import { claimCall, team } from './agent-fixtures';
+import { claimCall, postAsAgent, team } from './agent-fixtures';
 import { openSse, type TestSseStream } from './sse-test-client';
 import { quietLogger, RecordingBridge } from './transfer-fixtures';
 import { APP_SECRET, incomingCall, postWebhook } from './webhook-fixtures';
@@ -18,14 +18,7 @@ afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
 });
 
-async function ask(relay: RelayServer, agentId: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(`${relay.url}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${tokens[agentId]}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const ask = (relay: RelayServer, agentId: string, path: string, body?: unknown) => postAsAgent(relay.url, tokens[agentId]!, path, body);
 
 /** A node that also keeps the order of what routes and connects the customer. */
 class OrderedBridge extends RecordingBridge {
