@@ -247,12 +247,9 @@ export class BridgedCalls {
 
   /** An agent's own leg of a call that rings for it (or that it owns): the node's offer, which the window answers. */
   async legFor(callId: string, agentId: string): Promise<Outcome<{ legId: string; offer: string }>> {
-    const call = this.calls.get(callId);
-    if (call === undefined || call.direction !== 'incoming') return refuse({ status: 404, code: 'not_found', message: `no bridged incoming call ${callId}` });
-    const owner = await this.options.ownerOf(callId);
-    if (owner !== undefined && owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'the call is another agent’s' });
-    const control = this.controlOf(call);
-    if (control === undefined) return nodeGoneRefusal(call.callId);
+    const ringing = await this.ringingFor(callId, agentId);
+    if (!ringing.ok) return ringing;
+    const { call, control } = ringing.value;
     const legId = newId('leg-');
     const offer = await this.asked(call.nodeId, control.offerAgentLeg(callId, legId));
     if (!offer.ok) return bridgeFailed(offer.error);
@@ -267,14 +264,11 @@ export class BridgedCalls {
    * alone (accepted), and the legs that rang are closed.
    */
   async ringAnswer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
-    const call = this.calls.get(callId);
-    if (call === undefined || call.direction !== 'incoming') return refuse({ status: 404, code: 'not_found', message: `no bridged incoming call ${callId}` });
-    const owner = await this.options.ownerOf(callId);
-    if (owner !== undefined && owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'the call is another agent’s' });
+    const ringing = await this.ringingFor(callId, agentId);
+    if (!ringing.ok) return ringing;
+    const { call, control } = ringing.value;
     if (call.legs.get(legId) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'legId: not a leg of this agent in this call' });
     if (call.members.size > 0 || call.activeLeg !== undefined) return refuse({ status: 409, code: 'invalid_state', message: 'the call is being answered: its leg connects with the answer' });
-    const control = this.controlOf(call);
-    if (control === undefined) return nodeGoneRefusal(call.callId);
     const applied = await this.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
     if (!applied.ok) return bridgeFailed(applied.error, 'sdp');
     return done(null);
@@ -606,7 +600,17 @@ export class BridgedCalls {
     return answer;
   }
 
-  private async ownedLeg(callId: string, agentId: string, legId: string): Promise<Outcome<{ call: BridgedCall; control: BridgeControl }>> {
+  /** A bridged incoming call that may ring for this agent (nobody's yet, or its own), with its node's control. */
+  private async ringingFor(callId: string, agentId: string): Promise<Outcome<{ call: BridgedCall; control: BridgeControl }>> {
+    const call = this.calls.get(callId);
+    if (call === undefined || call.direction !== 'incoming') return refuse({ status: 404, code: 'not_found', message: `no bridged incoming call ${callId}` });
+    const owner = await this.options.ownerOf(callId);
+    if (owner !== undefined && owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'the call is another agent’s' });
+    const control = this.controlOf(call);
+    return control === undefined ? nodeGoneRefusal(call.callId) : done({ call, control });
+  }
+
+    private async ownedLeg(callId: string, agentId: string, legId: string): Promise<Outcome<{ call: BridgedCall; control: BridgeControl }>> {
     const call = this.calls.get(callId);
     if (call === undefined) return noCall(callId);
     const owner = await this.options.ownerOf(callId);
