@@ -11,42 +11,37 @@ import type { CallCoordinator } from '../call-coordinator';
 import type { TransferCommands } from '../transfer-commands';
 import type { CommandHandlers, Push } from './handlers';
 import type { ModeMachine } from './mode';
+import type { Runtime } from './runtime';
 
 export function callCommands(mode: ModeMachine) {
-  const withCalls = async <T>(run: (coordinator: CallCoordinator) => Promise<Result<T>>): Promise<Result<T>> => {
+  const withRuntime = async <T>(run: (runtime: Runtime) => Promise<Result<T>>): Promise<Result<T>> => {
     const runtime = await mode.settled();
-    if (!runtime) return errText('not_configured', text('service.notConfigured'));
-    return run(runtime.coordinator);
+    return runtime ? run(runtime) : errText('not_configured', text('service.notConfigured'));
   };
-  const withTransfers = async <T>(run: (transfers: TransferCommands) => Promise<Result<T>>): Promise<Result<T>> => {
-    const runtime = await mode.settled();
-    if (!runtime) return errText('not_configured', text('service.notConfigured'));
-    return run(runtime.transfers);
-  };
+  const withCalls = <T>(run: (coordinator: CallCoordinator) => Promise<Result<T>>) => withRuntime((runtime) => run(runtime.coordinator));
+  const withTransfers = <T>(run: (transfers: TransferCommands) => Promise<Result<T>>) => withRuntime((runtime) => run(runtime.transfers));
   return {
     startCall: ({ localId, to, sdp, anyway }) => withCalls((c) => c.startCall(to, sdp, localId, { anyway })),
-    answerCall: async ({ localId, sdp }) => {
-      const runtime = await mode.settled();
-      if (!runtime) return errText('not_configured', text('service.notConfigured'));
-      // A bridged ring's answer must fit a leg the relay can take: refused before the claim, the call rings on.
-      const call = runtime.coordinator.call(localId);
-      const fits = call?.phase === 'ringing' && call.direction === 'incoming' ? runtime.bridge.answerFits(call.callId, sdp) : ok(null);
-      return fits.ok ? runtime.coordinator.answerCall(localId, sdp) : fits;
-    },
+    answerCall: ({ localId, sdp }) =>
+      withRuntime(async (runtime) => {
+        // A bridged ring's answer must fit a leg the relay can take: refused before the claim, the call rings on.
+        const call = runtime.coordinator.call(localId);
+        const fits = call?.phase === 'ringing' && call.direction === 'incoming' ? runtime.bridge.answerFits(call.callId, sdp) : ok(null);
+        return fits.ok ? runtime.coordinator.answerCall(localId, sdp) : fits;
+      }),
     declineCall: ({ localId }) => withCalls((c) => c.declineCall(localId)),
     hangUp: ({ localId }) => withCalls((c) => c.hangUp(localId)),
     holdCall: ({ localId }) => withCalls((c) => c.holdCall(localId)),
     resumeCall: ({ localId }) => withCalls((c) => c.resumeCall(localId)),
     rejoinCall: ({ localId, legId, sdp }) => withCalls((c) => c.rejoinCall(localId, legId, sdp)),
-    ringAnswer: async ({ localId, sdp, legId }) => {
-      const runtime = await mode.settled();
-      if (!runtime) return errText('not_configured', text('service.notConfigured'));
-      // Only a bridged call that rings here (not a colleague's transfer): its leg connects ahead of the click.
-      const call = runtime.coordinator.call(localId);
-      if (call === undefined) return errText('not_found', text('calls.noSuchCall', { localId }));
-      if (call.phase !== 'ringing' || call.direction !== 'incoming' || call.bridged !== true || call.transfer !== undefined) return err('invalid_state', `call ${localId} is no bridged call ringing here`);
-      return runtime.bridge.ringAnswer(call.callId, sdp, legId);
-    },
+    ringAnswer: ({ localId, sdp, legId }) =>
+      withRuntime(async (runtime) => {
+        // Only a bridged call that rings here (not a colleague's transfer): its leg connects ahead of the click.
+        const call = runtime.coordinator.call(localId);
+        if (call === undefined) return errText('not_found', text('calls.noSuchCall', { localId }));
+        if (call.phase !== 'ringing' || call.direction !== 'incoming' || call.bridged !== true || call.transfer !== undefined) return err('invalid_state', `call ${localId} is no bridged call ringing here`);
+        return runtime.bridge.ringAnswer(call.callId, sdp, legId);
+      }),
     transferCall: ({ localId, to, kind }) => withTransfers((t) => t.transferCall(localId, to, kind)),
     cancelTransfer: ({ localId }) => withTransfers((t) => t.cancelTransfer(localId)),
     completeTransfer: ({ localId }) => withTransfers((t) => t.completeTransfer(localId)),
