@@ -16,6 +16,7 @@ import type { Result } from './result';
 import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
+import { TEAM_SETTINGS_LIMITS, WRAP_UP_NOTES_MAX, type TeamSettings } from './team-settings';
 import { TRANSFER_KINDS, type TeamMember } from './transfer';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
 import { english, list, orList, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
@@ -29,7 +30,12 @@ const sdp = z.string().min(1, ruleMessage('common.notEmpty')).max(64 * 1024, rul
 const contactNumber = z.string({ error: ruleMessage('common.requiredString') }).min(1, ruleMessage('common.notEmpty')).max(64, ruleMessage('common.tooLong'));
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const satisfies readonly LogLevel[];
-const PRESENCE_CHOICES = ['available', 'dnd'] as const satisfies readonly PresenceChoice[];
+const PRESENCE_CHOICES = ['available', 'break', 'dnd'] as const satisfies readonly PresenceChoice[];
+/** A break reason or a disposition as the window sends it (shared/team-settings.ts). */
+const wrapUpLabel = z
+  .string({ error: ruleMessage('common.mustBeString') })
+  .min(1, ruleMessage('common.notEmpty'))
+  .max(TEAM_SETTINGS_LIMITS.labelCharacters, ruleMessage('common.atMostCharacters', { count: TEAM_SETTINGS_LIMITS.labelCharacters }));
 
 /** A media check's warnings are a sentence or two each, and a message has one file: these bounds leave room and no more. */
 export const CONFIRMED_LIMITS = { warnings: 20, characters: 1000 } as const;
@@ -193,8 +199,27 @@ export const commandSchemas = {
   simulateIncomingCall: z.strictObject({ number: z.string().min(1).max(64) }),
   /** Sandbox only: the customer on this call hangs up. */
   simulateCustomerHangUp: z.strictObject({ localId }),
-  /** The agent's own choice of presence; while on a call the relay is told "on_call" whatever it is. */
-  setPresence: z.strictObject({ status: z.enum(PRESENCE_CHOICES, ruleMessage('common.oneOf', { values: list(PRESENCE_CHOICES) })) }),
+  /**
+   * The agent's own choice of presence; while on a call the relay is told "on_call" whatever it is,
+   * and "after_call_work" after one. A break names one of the team's break reasons (`reason`,
+   * TeamSettings.breakReasons; refused invalid_input naming `reason` otherwise); nothing else takes one.
+   */
+  setPresence: z.strictObject({
+    status: z.enum(PRESENCE_CHOICES, ruleMessage('common.oneOf', { values: list(PRESENCE_CHOICES) })),
+    reason: wrapUpLabel.optional(),
+  }),
+  /** "Ready": after-call work ends now (refused invalid_state while the team's required disposition is not saved). */
+  endAfterCallWork: z.strictObject({}),
+  /**
+   * "Save wrap-up" for an ended call of recent calls (`localId`): kept with its history entry at
+   * once, and sent to the relay, which keeps it with the team's record of the call (retried until it
+   * takes it). `disposition` one of the team's (null: none); editable for WRAP_UP_EDITABLE_MS after the call.
+   */
+  saveWrapUp: z.strictObject({
+    localId,
+    disposition: wrapUpLabel.nullable(),
+    notes: z.string({ error: ruleMessage('common.mustBeString') }).max(WRAP_UP_NOTES_MAX, ruleMessage('common.atMostCharacters', { count: WRAP_UP_NOTES_MAX })),
+  }),
   /** Changes some of the desk preferences (shared/preferences.ts); every window gets preferencesChanged. */
   setPreferences: z.strictObject({ preferences: preferencesPatchSchema }),
 
@@ -275,18 +300,49 @@ export type ConnectionState =
 /** Reconnecting since `since`, for a reason of the catalogue. */
 export const reconnectingFor = (since: number, reason: RuleText): ConnectionState => ({ status: 'reconnecting', since, lastError: english(reason), lastErrorText: reason });
 
-/** What the agent chose in the presence control (kept across restarts). */
-export type PresenceChoice = 'available' | 'dnd';
+/** What the agent chose in the presence control (kept across restarts); a break has its reason beside it. */
+export type PresenceChoice = 'available' | 'break' | 'dnd';
 /**
  * What the relay is told (relay/REFERENCE.md PUT /presence): "on_call" while a call is placed, answered or
  * under way; "call_waiting" instead while there is exactly one such call and the agent asked to be rung
  * during a call ("Ring me during a call"): a new call may ring it then.
  */
-export const PRESENCE_STATUSES = ['available', 'on_call', 'call_waiting', 'dnd'] as const;
+export const PRESENCE_STATUSES = ['available', 'on_call', 'call_waiting', 'dnd', 'break', 'after_call_work'] as const;
 export type PresenceStatus = (typeof PRESENCE_STATUSES)[number];
 export interface AgentPresence {
   choice: PresenceChoice;
   status: PresenceStatus;
+  /** The team's break reason, with the choice "break". */
+  breakReason?: string;
+  /** After-call work under way: status "after_call_work" while no call keeps the agent busy. */
+  afterCallWork?: AfterCallWork;
+}
+
+/**
+ * After-call work: it starts when an answered call ends and leaves no other call live, and lasts the
+ * team's afterCallWorkSeconds (counted down in the window), or until "Ready". With the team's
+ * dispositionRequired it lasts, past the countdown too, until the call's wrap-up is saved.
+ */
+export interface AfterCallWork {
+  /** The ended call it follows (its recent-calls entry). */
+  localId: string;
+  /** The service's id of that call, when it had one. */
+  callId?: string;
+  startedAt: number;
+  /** When the countdown reaches zero (unix ms). */
+  endsAt: number;
+  /** The team requires a disposition and this call's wrap-up is not saved yet: "Ready" waits for it. */
+  waitingForWrapUp: boolean;
+}
+
+/** A supervisor is an agent too, who also sees and steps into the team's calls. */
+export const AGENT_ROLES = ['agent', 'supervisor'] as const;
+export type AgentRole = (typeof AGENT_ROLES)[number];
+
+/** The agent's team as the relay tells it (GET /me, GET /team/settings): its role and the team's settings. */
+export interface TeamInfo {
+  role: AgentRole;
+  settings: TeamSettings;
 }
 
 export interface AppSnapshot {
@@ -307,6 +363,8 @@ export interface AppSnapshot {
   sandboxTemplates?: SandboxTemplate[];
   /** Where updates of the installed app stand; changes arrive as updateStatus pushes. */
   updateStatus?: UpdateStatus;
+  /** The agent's role and the team's settings; the defaults until the relay has told them. */
+  team?: TeamInfo;
 }
 
 /**
@@ -350,6 +408,8 @@ export interface CommandResults {
   simulateIncomingCall: { callId: string };
   simulateCustomerHangUp: null;
   setPresence: AgentPresence;
+  endAfterCallWork: AgentPresence;
+  saveWrapUp: HistoryEntry;
   setPreferences: Preferences;
   sendMessage: SendReceipt;
   checkMediaLink: MediaLinkCheckResult;
@@ -381,6 +441,8 @@ export interface PushPayloads {
   /** Settings or mode changed: the renderer refetches the snapshot. */
   settingsChanged: PublicSettings;
   presenceChanged: AgentPresence;
+  /** The relay told a new role or team settings (at connect, or the team's file was reloaded). */
+  teamChanged: TeamInfo;
   /** A contact's timeline or window changed (a message, a status, the window opening or closing). */
   conversationChanged: Conversation;
   preferencesChanged: Preferences;
@@ -410,7 +472,7 @@ export interface PushPayloads {
   customerLegQuality: CustomerLegQuality;
 }
 export type PushName = keyof PushPayloads;
-export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused', 'updateStatus', 'customerLegQuality'];
+export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'teamChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused', 'updateStatus', 'customerLegQuality'];
 export type PushMessage = { [N in PushName]: { name: N; payload: PushPayloads[N] } }[PushName];
 
 export type Unsubscribe = () => void;

@@ -26,6 +26,23 @@ export interface HistoryEntry {
   heldSec?: number;
   /** How the call sounded (shared/call-quality.ts), for calls whose media connected. */
   quality?: QualitySummary;
+  /** The agent's wrap-up ("Disposition", "Notes"), once saved. */
+  wrapUp?: WrapUp;
+}
+
+/** A call's wrap-up as the agent saved it, and whether the team's record of the call has it yet. */
+export interface WrapUp {
+  /** One of the team's dispositions, or null for none. */
+  disposition: string | null;
+  notes: string;
+  /** When the agent saved it (unix ms); the relay keeps the last one. */
+  savedAt: number;
+  /** The relay has it (it answered 200 to this very save). */
+  synced: boolean;
+  /** Why the relay has not taken it yet (English; retried until it does, or refuses for good). */
+  syncError?: string;
+  /** The relay refused it for good (e.g. past 24 hours, not this agent's call): it is kept here only. */
+  refused?: boolean;
 }
 
 export const HISTORY_LIMIT = 500;
