@@ -16,7 +16,7 @@ import type { Result } from './result';
 import type { SandboxCustomer, SandboxTemplate } from './sandbox';
 import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
-import { TEAM_SETTINGS_LIMITS, WRAP_UP_NOTES_MAX, type TeamSettings } from './team-settings';
+import { TEAM_SETTINGS_LIMITS, teamSettingsReplySchema, WRAP_UP_NOTES_MAX, type TeamSettings } from './team-settings';
 import { TRANSFER_KINDS, type TeamMember } from './transfer';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
 import { english, list, orList, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
@@ -344,6 +344,7 @@ export interface TeamInfo {
   role: AgentRole;
   settings: TeamSettings;
 }
+export const teamInfoSchema = z.object({ role: z.enum(AGENT_ROLES), settings: teamSettingsReplySchema }) satisfies z.ZodType<TeamInfo>;
 
 export interface AppSnapshot {
   mode: 'sandbox' | 'account';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Direction, EndedCall, EndKind } from './call-state';
 import { qualitySummarySchema, type QualitySummary } from './call-quality';
 import { ruleTextSchema, type RuleText } from './i18n/text';
+import { WRAP_UP_NOTES_MAX } from './team-settings';
 
 export interface HistoryEntry {
   localId: string;
@@ -73,6 +74,15 @@ export function historyEntryFor(call: EndedCall): HistoryEntry {
 const END_KINDS = ['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere', 'transferred', 'consult_ended'] as const satisfies readonly EndKind[];
 
 /** A history entry read from outside (the history file, a push from the main process). */
+export const wrapUpSchema = z.object({
+  disposition: z.string().min(1).nullable(),
+  notes: z.string().max(WRAP_UP_NOTES_MAX),
+  savedAt: z.number(),
+  synced: z.boolean(),
+  syncError: z.string().optional(),
+  refused: z.boolean().optional(),
+}) satisfies z.ZodType<WrapUp>;
+
 export const historyEntrySchema = z.object({
   localId: z.string().min(1),
   callId: z.string().optional(),
@@ -91,4 +101,6 @@ export const historyEntrySchema = z.object({
   durationSec: z.number().nonnegative(),
   heldSec: z.number().nonnegative().optional(),
   quality: qualitySummarySchema.optional(),
+  // A wrap-up this version cannot read is dropped rather than the whole entry.
+  wrapUp: wrapUpSchema.optional().catch(undefined),
 }) satisfies z.ZodType<HistoryEntry>;

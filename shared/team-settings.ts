@@ -98,6 +98,9 @@ export const teamSettingsSchema = z.strictObject(
   { error: ruleMessage('team.settingsObject', { values: list(TEAM_SETTING_NAMES) }) },
 );
 
+/** The settings as the relay tells them: a field a newer relay adds is left out, not refused. */
+export const teamSettingsReplySchema = z.object(teamSettingsSchema.shape);
+
 /** The team's settings from a parsed file or answer: each rule broken names its field. */
 export function parseTeamSettings(json: unknown): Result<TeamSettings> {
   return parseWith(teamSettingsSchema, json);

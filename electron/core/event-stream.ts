@@ -2,7 +2,7 @@
 // request, parsed incrementally, validated at the edge, de-duplicated, and resumed from the last
 // event id after any failure so that no event is lost (ARCHITECTURE.md: "once per agent, in
 // order, also across reconnects").
-import type { ConnectionState } from '../../shared/api';
+import { teamInfoSchema, type ConnectionState, type TeamInfo } from '../../shared/api';
 import { english, isRuleText, text, type TextValue } from '../../shared/i18n/text';
 import { RELAY_PATHS, relayEnvelopeSchema, type RelayEnvelope } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
@@ -21,6 +21,8 @@ export interface RelayEventStreamOptions {
   token: string;
   onEvent: (envelope: RelayEnvelope) => void;
   onState: (state: ConnectionState) => void;
+  /** The relay's `team` event: this agent's role and the team's settings, after the relay reloaded them. */
+  onTeam?: (info: TeamInfo) => void;
   logger?: Logger;
   /** No bytes (events or heartbeats) for this long means the stream is dead. Default 15000. */
   heartbeatTimeoutMs?: number;
@@ -236,12 +238,31 @@ export class RelayEventStream {
     }
   }
 
+  private handleTeam(data: string): void {
+    let json: unknown;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      json = undefined;
+    }
+    const parsed = teamInfoSchema.safeParse(json);
+    if (!parsed.success) {
+      this.logger.warn('skipped a team event the app cannot read', { field: parsed.error.issues[0]?.path.join('.') });
+      return;
+    }
+    this.options.onTeam?.(parsed.data);
+  }
+
   private handle(message: SseMessage): void {
     // The cursor advances past every event, valid or not: a bad event would be just as bad again.
     if (message.id !== undefined && message.id !== '') this.cursor = message.id;
     if (message.event === 'close') {
       this.closeReason = closeReasonOf(message.data);
       this.logger.info('the relay is closing the event stream', { reason: this.closeReason });
+      return;
+    }
+    if (message.event === 'team') {
+      this.handleTeam(message.data);
       return;
     }
     if (message.event !== 'message') return;

@@ -49,11 +49,15 @@ export class HistoryStore {
     return [...this.list];
   }
 
-  /** Adds an entry, or replaces the one with the same localId (a late terminate can correct the duration). */
+  /** Adds an entry, or replaces the one with the same localId (a late terminate can correct the duration); its quality and wrap-up stay. */
   record(entry: HistoryEntry): void {
-    const quality = entry.quality ?? this.list.find((e) => e.localId === entry.localId)?.quality ?? this.pendingQuality.get(entry.localId);
+    const earlier = this.list.find((e) => e.localId === entry.localId);
+    const quality = entry.quality ?? earlier?.quality ?? this.pendingQuality.get(entry.localId);
     this.pendingQuality.delete(entry.localId);
     if (quality !== undefined) entry = { ...entry, quality };
+    // A late correction of the call (its duration) keeps the agent's wrap-up.
+    const wrapUp = entry.wrapUp ?? earlier?.wrapUp;
+    if (wrapUp !== undefined) entry = { ...entry, wrapUp };
     const others = this.list.filter((e) => e.localId !== entry.localId);
     // Stable sort: entries that ended at the same moment keep the newer one first.
     this.list = [entry, ...others].sort((a, b) => b.endedAt - a.endedAt).slice(0, HISTORY_LIMIT);

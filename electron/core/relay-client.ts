@@ -4,7 +4,7 @@
 // method resolves to a Result and never throws; the agent token travels only in the Authorization
 // header and is never logged or echoed in an error.
 import { z } from 'zod';
-import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
+import { PRESENCE_STATUSES, teamInfoSchema, type PresenceStatus, type TeamInfo } from '../../shared/api';
 import { BRIDGE_AGENT_PATHS, legReportSchema, type LegReport } from '../../shared/bridge';
 import { ANSWERED_ELSEWHERE } from '../../shared/call-state';
 import { english, text, type RuleText, type TextValue } from '../../shared/i18n/text';
@@ -42,9 +42,28 @@ export interface CallClaims {
   readonly agentId: string | undefined;
 }
 
+/**
+ * What the relay is told of the agent (PUT /presence): a break's `reason` (one of the team's), and the
+ * call after-call work follows (`callId`, kept with the time in that state).
+ */
+export interface PresenceReport {
+  status: PresenceStatus;
+  reason?: string;
+  callId?: string;
+}
+
 /** What presence reporting needs from the relay. */
 export interface PresenceSink {
-  setPresence(status: PresenceStatus): Promise<Result<{ agentId: string; status: PresenceStatus }>>;
+  setPresence(report: PresenceReport): Promise<Result<{ agentId: string; status: PresenceStatus }>>;
+}
+
+/** What the relay kept of a wrap-up (PUT /calls/{callId}/wrap-up). */
+export interface SavedWrapUp {
+  callId: string;
+  agentId: string;
+  disposition: string | null;
+  notes: string;
+  savedAt: number;
 }
 
 export interface DeclineOutcome {
@@ -64,6 +83,7 @@ const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optiona
 const claimWonSchema = z.object({ callId: z.string(), agentId: z.string().min(1) });
 const declinedSchema = z.object({ callId: z.string(), othersRinging: z.number().int().min(0), answeredBy: z.string().min(1).optional() });
 const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(PRESENCE_STATUSES) });
+const savedWrapUpSchema = z.object({ callId: z.string(), agentId: z.string().min(1), disposition: z.string().nullable(), notes: z.string(), savedAt: z.number() });
 const turnCredentialsSchema = z.object({
   iceServers: iceServersSchema.min(1),
   ttlSec: z.number().int().positive(),
@@ -197,9 +217,34 @@ export class RelayClient implements CallClaims, PresenceSink {
     return ok(parsed.data);
   }
 
+  /** GET /team/settings: this agent's role and the team's settings (relay/REFERENCE.md "Team settings"). */
+  async teamInfo(): Promise<Result<TeamInfo>> {
+    const answer = await this.send('GET', '/team/settings', this.timeoutMs);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status !== 200) return this.refused('team settings', status, json);
+    const parsed = teamInfoSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('team settings', status);
+    return ok(parsed.data);
+  }
+
+  /**
+   * PUT /calls/{callId}/wrap-up: the team's record of the call keeps this agent's wrap-up. A refusal
+   * keeps its HTTP status (`httpStatus`): 400, 403 and 409 are for good, the rest worth retrying.
+   */
+  async saveWrapUp(callId: string, wrapUp: { disposition: string | null; notes: string }): Promise<Result<SavedWrapUp>> {
+    const answer = await this.send('PUT', `/calls/${encodeURIComponent(callId)}/wrap-up`, this.timeoutMs, wrapUp);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status !== 200) return this.refused('wrap-up', status, json);
+    const parsed = savedWrapUpSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('wrap-up', status);
+    return ok(parsed.data);
+  }
+
   /** PUT /presence. */
-  async setPresence(presence: PresenceStatus): Promise<Result<{ agentId: string; status: PresenceStatus }>> {
-    const answer = await this.send('PUT', '/presence', this.timeoutMs, { status: presence });
+  async setPresence(report: PresenceReport): Promise<Result<{ agentId: string; status: PresenceStatus }>> {
+    const answer = await this.send('PUT', '/presence', this.timeoutMs, report);
     if (!answer.ok) return answer;
     const { status, json } = answer.value;
     if (status !== 200) return this.refused('presence', status, json);

@@ -23,7 +23,8 @@ import type { SecretStore } from './secret-store';
 import { SettingsStore } from './settings-store';
 import type { UpdateControlFactory } from './update-control';
 import { callCommands, callsOfGoneWindow, requestDial } from './service/call-commands';
-import { deskCommands, PresenceDesk } from './service/desk-commands';
+import { deskCommands, PresenceDesk, TeamDesk } from './service/desk-commands';
+import { WrapUps } from './wrap-ups';
 import { diagnosticsCommands } from './service/diagnostics-commands';
 import { composeHandlers, type CommandHandlers, type CommandParamsOut } from './service/handlers';
 import { messageCommands } from './service/message-commands';
@@ -102,6 +103,8 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly mode: ModeMachine;
   private readonly view: SettingsView;
   private readonly presence: PresenceDesk;
+  private readonly team: TeamDesk;
+  private readonly wrapUps: WrapUps;
   private readonly updates: Updates;
   private readonly listeners = new Set<(push: PushMessage) => void>();
   private readonly handlers: CommandHandlers;
@@ -130,6 +133,7 @@ class CoreSoftphoneService implements SoftphoneService {
       hooks: {
         callChanged: (call) => {
           push({ name: 'callChanged', payload: call });
+          this.presence.callChanged(call);
           if (call.peer.number !== undefined && call.peer.name !== undefined) messaging.rememberName(call.peer.number, call.peer.name);
         },
         relayEvent: (envelope) => messaging.applyRelayEvent(envelope),
@@ -138,13 +142,24 @@ class CoreSoftphoneService implements SoftphoneService {
           push({ name: 'connectionChanged', payload: state });
         },
         presenceMayHaveChanged: () => this.presence.sync(),
+        teamChanged: (info) => this.team.told(info),
+        relayConnected: () => this.wrapUps.resume(),
         turnChanged: () => void this.view.current().then((settings) => push({ name: 'settingsChanged', payload: settings })),
         customerLegQuality: (quality) => push({ name: 'customerLegQuality', payload: quality }),
         runtimeChanged: (runtime) => messaging.setRuntime(runtime?.forMessaging()),
       },
     });
     this.view = new SettingsView(this.settings, network, this.mode);
-    this.presence = new PresenceDesk({ dataDir: options.dataDir, mode: this.mode, prefs: this.prefs, push, log });
+    this.team = new TeamDesk(push);
+    this.presence = new PresenceDesk({ dataDir: options.dataDir, mode: this.mode, prefs: this.prefs, team: this.team, history, push, log, now });
+    this.wrapUps = new WrapUps({
+      history,
+      relay: () => this.mode.current()?.relay,
+      settings: () => this.team.settings(),
+      now,
+      log,
+      onSaved: (entry) => this.presence.wrapUpSaved(entry.localId, (entry.wrapUp?.disposition ?? null) !== null),
+    });
     this.updates = new Updates(this.mode, log);
     this.prefs.onChanged((preferences) => {
       push({ name: 'preferencesChanged', payload: preferences });
@@ -157,7 +172,7 @@ class CoreSoftphoneService implements SoftphoneService {
       calls: callCommands(this.mode),
       messaging: messageCommands(messaging, this.mode),
       settings: settingsCommands({ settings: this.settings, network, prefs: this.prefs, view: this.view, mode: this.mode, flagsAccount: options.account, push }),
-      desk: deskCommands({ mode: this.mode, presence: this.presence, settings: this.view, history, prefs: this.prefs, messaging, updates: this.updates }),
+      desk: deskCommands({ mode: this.mode, presence: this.presence, team: this.team, wrapUps: this.wrapUps, settings: this.view, history, prefs: this.prefs, messaging, updates: this.updates }),
       diagnostics: diagnosticsCommands({ mode: this.mode, history, diagnostics, connections, settings: this.view, logFiles: options.logFiles, appVersion: options.appVersion, log, now }),
       sandbox: sandboxCommands(this.mode),
       updates: this.updates.commands(),
@@ -206,6 +221,8 @@ class CoreSoftphoneService implements SoftphoneService {
     if (this.closed) return;
     this.closed = true;
     this.updates.close();
+    this.wrapUps.stop();
+    this.presence.stop();
     await this.mode.close();
     await this.messaging.close();
     await this.history.flush();

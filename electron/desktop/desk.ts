@@ -62,6 +62,9 @@ export const DESK_ICONS = {
     available: 'icons/tray-available.png',
     on_call: 'icons/tray-on_call.png',
     dnd: 'icons/tray-dnd.png',
+    // A break takes no calls, as Do not disturb; after-call work is still the call's time.
+    break: 'icons/tray-dnd.png',
+    after_call_work: 'icons/tray-on_call.png',
     disconnected: 'icons/tray-disconnected.png',
   },
 } as const satisfies { status: Record<TrayStatus, string> } & Record<string, unknown>;

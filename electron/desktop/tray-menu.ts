@@ -43,6 +43,8 @@ const STATUS_KEYS: Readonly<Record<TrayStatus, DesktopKey>> = {
   available: 'tray.statuses.available',
   on_call: 'tray.statuses.onCall',
   dnd: 'tray.statuses.dnd',
+  break: 'tray.statuses.break',
+  after_call_work: 'tray.statuses.afterCallWork',
   disconnected: 'tray.statuses.disconnected',
 };
 
@@ -53,6 +55,7 @@ const SHORTCUT_ACTION_KEYS: Readonly<Record<ShortcutAction, DesktopKey>> = {
   mute: 'shortcutActions.mute',
 };
 
+// A break needs one of the team's reasons: it is chosen in the window's "Presence" select.
 const PRESENCE_CHOICES: readonly PresenceChoice[] = ['available', 'dnd'];
 
 export function trayMenuModel(state: TrayState, texts: DesktopTexts): TrayMenuModel {

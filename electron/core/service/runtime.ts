@@ -3,7 +3,7 @@
 // reporter, the relay's TURN credentials and the call coordinator. A runtime that is no longer the
 // mode's current one (a switch or close began stopping it) drops its late callbacks: it asks the
 // mode whether it is still current by its own identity.
-import type { ConnectionState, CustomerLegQuality } from '../../../shared/api';
+import type { ConnectionState, CustomerLegQuality, TeamInfo } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
 import type { RelayEnvelope } from '../../../shared/events';
 import type { Logger } from '../../../shared/log';
@@ -40,6 +40,10 @@ export interface RuntimeHooks {
   turnChanged(): void;
   /** A bridged call's customer leg as the bridge measures it (bridge-quality.ts), for the window. */
   customerLegQuality(quality: CustomerLegQuality): void;
+  /** The relay told this agent's role and the team's settings (GET /team/settings, or its `team` event). */
+  teamChanged(info: TeamInfo): void;
+  /** The event stream (re)connected: the relay is there to take what waited for it. */
+  relayConnected(): void;
 }
 
 export interface RuntimeOptions {
@@ -134,6 +138,9 @@ export class Runtime {
           hooks.relayEvent(envelope);
         });
       },
+      onTeam: (info: TeamInfo) => {
+        if (this.isCurrent()) hooks.teamChanged(info);
+      },
       onState: (state: ConnectionState) => {
         if (!this.isCurrent()) return;
         hooks.connectionChanged(state);
@@ -213,6 +220,16 @@ export class Runtime {
   private onStreamConnected(): void {
     this.presence.report();
     if (this.relay.agentId === undefined) void this.learnAgentId();
+    void this.learnTeam();
+    this.options.hooks.relayConnected();
+  }
+
+  /** The team's settings change only with the relay's file: asked at each (re)connect, told by the `team` event between. */
+  private async learnTeam(): Promise<void> {
+    const team = await this.relay.teamInfo();
+    if (team.ok) {
+      if (this.isCurrent()) this.options.hooks.teamChanged(team.value);
+    } else this.log.warn('the relay did not say the team’s settings; the defaults stay', { code: team.error.code, reason: team.error.message });
   }
 
   private async learnAgentId(): Promise<void> {

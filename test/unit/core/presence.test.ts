@@ -51,13 +51,13 @@ describe('PresenceReporter', () => {
 
   it('reports on change only, and only the latest of a burst', async () => {
     const { relay, presence } = await reporter();
-    presence.update('available');
-    presence.update('available');
+    presence.update({ status: 'available' });
+    presence.update({ status: 'available' });
     await presence.whenIdle();
     expect(presenceBodies(relay, 'alice')).toEqual(['available']);
-    presence.update('on_call');
-    presence.update('dnd');
-    presence.update('on_call');
+    presence.update({ status: 'on_call' });
+    presence.update({ status: 'dnd' });
+    presence.update({ status: 'on_call' });
     await presence.whenIdle();
     // The first change goes out at once; the rest collapse into one report of the last.
     expect(presenceBodies(relay, 'alice')).toEqual(['available', 'on_call', 'on_call']);
@@ -66,12 +66,12 @@ describe('PresenceReporter', () => {
 
   it('refreshes the status so that the relay does not forget it', async () => {
     const { relay, presence } = await reporter(30);
-    presence.update('dnd');
+    presence.update({ status: 'dnd' });
     await until('two refreshes', () => presenceBodies(relay, 'alice').length >= 3);
     expect(new Set(presenceBodies(relay, 'alice'))).toEqual(new Set(['dnd']));
     await presence.stop();
     const sent = presenceBodies(relay, 'alice').length;
-    presence.update('available');
+    presence.update({ status: 'available' });
     presence.report();
     await new Promise((resolve) => setTimeout(resolve, 80));
     expect(presenceBodies(relay, 'alice')).toHaveLength(sent);
@@ -80,7 +80,7 @@ describe('PresenceReporter', () => {
   it('keeps trying through an outage', async () => {
     const { relay, presence } = await reporter(30);
     await relay.close();
-    presence.update('dnd');
+    presence.update({ status: 'dnd' });
     await presence.whenIdle();
     const back = await restartedRelay(relay);
     await until('the refresh reaches the relay once it is back', () => back.presence.get('alice') === 'dnd');
@@ -91,31 +91,37 @@ describe('agentPresence', () => {
   const calls = (busy: number, canTakeAnother: boolean) => ({ busyCallCount: () => busy, canTakeAnother: () => canTakeAnother });
 
   it('is the choice with no call, on_call while busy, call_waiting only on one call that can take another, available and asked to ring', () => {
-    expect(agentPresence('available', undefined, true)).toEqual({ choice: 'available', status: 'available' });
-    expect(agentPresence('dnd', calls(0, true), true)).toEqual({ choice: 'dnd', status: 'dnd' });
-    expect(agentPresence('available', calls(1, false), false)).toEqual({ choice: 'available', status: 'on_call' });
-    expect(agentPresence('available', calls(1, true), true)).toEqual({ choice: 'available', status: 'call_waiting' });
-    expect(agentPresence('available', calls(1, false), true)).toEqual({ choice: 'available', status: 'on_call' });
-    expect(agentPresence('dnd', calls(1, true), true)).toEqual({ choice: 'dnd', status: 'on_call' });
-    expect(agentPresence('available', calls(2, true), true)).toEqual({ choice: 'available', status: 'on_call' });
+    expect(agentPresence({ choice: 'available' }, undefined, true)).toEqual({ choice: 'available', status: 'available' });
+    expect(agentPresence({ choice: 'dnd' }, calls(0, true), true)).toEqual({ choice: 'dnd', status: 'dnd' });
+    expect(agentPresence({ choice: 'available' }, calls(1, false), false)).toEqual({ choice: 'available', status: 'on_call' });
+    expect(agentPresence({ choice: 'available' }, calls(1, true), true)).toEqual({ choice: 'available', status: 'call_waiting' });
+    expect(agentPresence({ choice: 'available' }, calls(1, false), true)).toEqual({ choice: 'available', status: 'on_call' });
+    expect(agentPresence({ choice: 'dnd' }, calls(1, true), true)).toEqual({ choice: 'dnd', status: 'on_call' });
+    expect(agentPresence({ choice: 'available' }, calls(2, true), true)).toEqual({ choice: 'available', status: 'on_call' });
   });
 });
 
 describe('the presence choice on disk', () => {
   it('is "available" until chosen, then kept', async () => {
     const dir = await tempDir();
-    expect(await loadPresenceChoice(dir)).toBe('available');
-    await savePresenceChoice(dir, 'dnd');
+    expect(await loadPresenceChoice(dir)).toEqual({ choice: 'available' });
+    await savePresenceChoice(dir, { choice: 'dnd' });
     expect(JSON.parse(await readFile(join(dir, 'presence.json'), 'utf8'))).toEqual({ version: 1, choice: 'dnd' });
-    expect(await loadPresenceChoice(dir)).toBe('dnd');
+    expect(await loadPresenceChoice(dir)).toEqual({ choice: 'dnd' });
+    await savePresenceChoice(dir, { choice: 'break', reason: 'Lunch' });
+    expect(JSON.parse(await readFile(join(dir, 'presence.json'), 'utf8'))).toEqual({ version: 1, choice: 'break', reason: 'Lunch' });
+    expect(await loadPresenceChoice(dir)).toEqual({ choice: 'break', reason: 'Lunch' });
   });
 
   it('sets an unreadable file aside and starts available', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'presence.json'), '{"version":1,"choice":"away"}');
-    expect(await loadPresenceChoice(dir)).toBe('available');
+    expect(await loadPresenceChoice(dir)).toEqual({ choice: 'available' });
+    // A break must say why.
+    await writeFile(join(dir, 'presence.json'), '{"version":1,"choice":"break"}');
+    expect(await loadPresenceChoice(dir)).toEqual({ choice: 'available' });
     await writeFile(join(dir, 'presence.json'), 'not json');
-    expect(await loadPresenceChoice(dir)).toBe('available');
+    expect(await loadPresenceChoice(dir)).toEqual({ choice: 'available' });
   });
 });
 
@@ -183,6 +189,8 @@ describe('SoftphoneService presence', () => {
     const { relay, gateway, account } = await setup();
     const { service: app, pushes } = await service(dataDir, account);
     await until('presence is reported', () => relay.presence.get('alice') === 'available');
+    // A call sent before the stream is open would reach nobody.
+    await until('the stream connects', () => relay.connected('alice') === 1);
     const status = async () => {
       const snapshot = await app.handle('getSnapshot', {});
       return snapshot.ok ? snapshot.value.presence?.status : undefined;
@@ -239,8 +247,14 @@ describe('SoftphoneService presence', () => {
     // In Do not disturb nothing more rings, call waiting or not.
     await app.handle('setPresence', { status: 'dnd' });
     await until('on_call while in dnd', () => relay.presence.get('alice') === 'on_call');
+    // The last call the agent talked on ends: after-call work (the team's default 30 s), then the
+    // choice once the agent is ready. The call before it left another live: none followed it.
     await app.handle('hangUp', { localId: 'in:wacid.w-1' });
-    await until('dnd after the last call', () => relay.presence.get('alice') === 'dnd');
+    await until('after-call work after the last call', () => relay.presence.get('alice') === 'after_call_work');
+    expect(relay.requests.filter((r) => r.path === '/presence').map((r) => r.body)).toContainEqual({ status: 'after_call_work', callId: 'wacid.w-1' });
+    expect(relay.requests.filter((r) => r.path === '/presence' && (r.body as { callId?: string }).callId === 'wacid.w-2')).toEqual([]);
+    expect(await app.handle('endAfterCallWork', {})).toEqual({ ok: true, value: { choice: 'dnd', status: 'dnd' } });
+    await until('dnd once ready', () => relay.presence.get('alice') === 'dnd');
 
     // A call still connecting cannot go on hold yet: the agent is on_call until its media is up.
     await app.handle('setPresence', { status: 'available' });

@@ -58,15 +58,15 @@ describe('RelayClient', () => {
 
   it('reports presence', async () => {
     const bob = client(BOB.token);
-    expect(await bob.setPresence('dnd')).toEqual({ ok: true, value: { agentId: 'bob', status: 'dnd' } });
-    expect(await bob.setPresence('on_call')).toEqual({ ok: true, value: { agentId: 'bob', status: 'on_call' } });
+    expect(await bob.setPresence({ status: 'dnd' })).toEqual({ ok: true, value: { agentId: 'bob', status: 'dnd' } });
+    expect(await bob.setPresence({ status: 'on_call' })).toEqual({ ok: true, value: { agentId: 'bob', status: 'on_call' } });
     expect(relay.presence.get('bob')).toBe('on_call');
     expect(relay.requests.map((r) => r.body)).toEqual([{ status: 'dnd' }, { status: 'on_call' }]);
   });
 
   it('turns a refused token into "unauthorized" without repeating the token', async () => {
     const stranger = client('not-an-agent-token-42');
-    for (const result of [await stranger.me(), await stranger.claim('wacid.1'), await stranger.setPresence('available')]) {
+    for (const result of [await stranger.me(), await stranger.claim('wacid.1'), await stranger.setPresence({ status: 'available' })]) {
       expect(result.ok).toBe(false);
       if (result.ok) continue;
       expect(result.error).toMatchObject({ code: 'unauthorized', httpStatus: 401 });
@@ -117,7 +117,7 @@ describe('RelayClient', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const offline = client(ALICE.token, { url: `http://127.0.0.1:${port}` });
-    for (const result of [await offline.claim('wacid.1'), await offline.setPresence('available'), await offline.me()]) {
+    for (const result of [await offline.claim('wacid.1'), await offline.setPresence({ status: 'available' }), await offline.me()]) {
       expect(result.ok || result.error).toMatchObject({ code: 'gateway_unreachable', message: 'The relay could not be reached (connection refused: is it running?)' });
     }
   });
@@ -145,7 +145,7 @@ describe('RelayClient', () => {
     const alice = client(ALICE.token);
     await alice.me();
     await alice.claim('wacid.log');
-    await alice.setPresence('available');
+    await alice.setPresence({ status: 'available' });
     await client('not-an-agent-token-42').claim('wacid.log');
     expect(logLines.length).toBeGreaterThan(0);
     const all = logLines.join('\n');

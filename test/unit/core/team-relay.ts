@@ -1,10 +1,13 @@
 // A real HTTP server on 127.0.0.1 playing the relay's agent-facing contract (relay/REFERENCE.md) for
 // the core tests: Bearer tokens per agent, GET /me, PUT /presence, POST /calls/{id}/claim with
-// first-claim-wins, POST /calls/{id}/decline (colleagues still ringing: available and not declined), and GET /events as server-sent events. Every request is recorded; a test may
-// take over the answer to a claim.
+// first-claim-wins, POST /calls/{id}/decline (colleagues still ringing: available and not declined),
+// GET /team/settings and its `team` event, PUT /calls/{id}/wrap-up, and GET /events as server-sent
+// events. Every request is recorded; a test may take over the answer to a claim or a wrap-up.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TeamInfo } from '../../../shared/api';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
+import { DEFAULT_TEAM_SETTINGS } from '../../../shared/team-settings';
 
 export interface TeamAgent {
   id: string;
@@ -22,12 +25,22 @@ export interface TeamRelayRequest {
 }
 
 export type ClaimAnswer = { status: number; body: string } | 'hang' | 'default';
+/** 'default' keeps the wrap-up and answers 200. */
+export type WrapUpAnswer = { status: number; body: unknown } | 'default';
 
 export interface TeamRelay {
   url: string;
   agents: TeamAgent[];
   requests: TeamRelayRequest[];
   presence: Map<string, string>;
+  /** What GET /team/settings answers (every agent is told the same role). */
+  team: TeamInfo;
+  /** `callId agentId` → the wrap-up kept. */
+  wrapUps: Map<string, unknown>;
+  /** Takes over the answer to a wrap-up. */
+  onWrapUp: (callId: string, agentId: string) => WrapUpAnswer;
+  /** Sends the named `team` event (no id) to the streams of the given agents (all when none are given). */
+  sendTeam(info: TeamInfo, agentIds?: string[]): void;
   /** callId → the agent whose claim won. */
   claims: Map<string, string>;
   /** callId → the agents who declined it. */
@@ -56,6 +69,12 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
     agents,
     requests: [],
     presence: new Map(),
+    team: { role: 'agent', settings: { ...DEFAULT_TEAM_SETTINGS } },
+    wrapUps: new Map(),
+    onWrapUp: () => 'default',
+    sendTeam(info, agentIds) {
+      for (const [res, id] of streams) if (agentIds === undefined || agentIds.includes(id)) res.write(`event: team\ndata: ${JSON.stringify(info)}\n\n`);
+    },
     claims: new Map(),
     declines: new Map(),
     onClaim: () => 'default',
@@ -89,12 +108,27 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
     if (req.method === 'GET' && path === '/me') return json(res, 200, { agentId: agent.id, name: agent.name });
 
     if (req.method === 'PUT' && path === '/presence') {
-      const status = (body as { status?: unknown } | undefined)?.status;
-      if (status !== 'available' && status !== 'on_call' && status !== 'call_waiting' && status !== 'dnd') {
-        return json(res, 400, { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, call_waiting, dnd' } });
+      const { status, reason } = (body ?? {}) as { status?: unknown; reason?: unknown };
+      if (typeof status !== 'string' || !['available', 'on_call', 'call_waiting', 'dnd', 'break', 'after_call_work'].includes(status)) {
+        return json(res, 400, { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, call_waiting, dnd, break, after_call_work', field: 'status' } });
+      }
+      if (status === 'break' && (typeof reason !== 'string' || !relay.team.settings.breakReasons.includes(reason))) {
+        return json(res, 400, { error: { code: 'invalid_input', message: `reason: must be one of the team's break reasons: ${relay.team.settings.breakReasons.join(', ')}`, field: 'reason' } });
       }
       relay.presence.set(agent.id, status);
-      return json(res, 200, { agentId: agent.id, status });
+      return json(res, 200, { agentId: agent.id, status, ...(status === 'break' ? { reason } : {}), since: Date.now() });
+    }
+
+    if (req.method === 'GET' && path === '/team/settings') return json(res, 200, relay.team);
+
+    const wrapUp = /^\/calls\/([^/]+)\/wrap-up$/.exec(path);
+    if (req.method === 'PUT' && wrapUp) {
+      const callId = decodeURIComponent(wrapUp[1]!);
+      const answer = relay.onWrapUp(callId, agent.id);
+      if (answer !== 'default') return json(res, answer.status, answer.body);
+      const { disposition, notes } = (body ?? {}) as { disposition?: unknown; notes?: unknown };
+      relay.wrapUps.set(`${callId} ${agent.id}`, body);
+      return json(res, 200, { callId, agentId: agent.id, disposition, notes, savedAt: Date.now() });
     }
 
     const claim = /^\/calls\/([^/]+)\/claim$/.exec(path);

@@ -86,7 +86,12 @@ const VALID: Record<CommandName, unknown[]> = {
   writeLogs: [{ records: [] }, { records: [{ t: '2026-11-25T10:00:00.000Z', level: 'warn', logger: 'media', msg: 'media stopped', fields: { localId: 'in:1' } }] }],
   simulateIncomingCall: [{ number: '442079460958' }],
   simulateCustomerHangUp: [{ localId: 'in:wacid.1' }],
-  setPresence: [{ status: 'available' }, { status: 'dnd' }],
+  setPresence: [{ status: 'available' }, { status: 'dnd' }, { status: 'break', reason: 'Lunch' }, { status: 'break', reason: 'x'.repeat(60) }],
+  endAfterCallWork: [{}],
+  saveWrapUp: [
+    { localId: 'in:wacid.1', disposition: 'Sale', notes: '' },
+    { localId: 'in:wacid.1', disposition: null, notes: 'n'.repeat(2000) },
+  ],
   setPreferences: [
     { preferences: {} },
     { preferences: { audio: { speaker: { id: 'abc', label: 'Headset' }, ringer: null }, quitOnClose: true, shortcuts: { mute: 'Ctrl+Alt+M' }, missedSeenAt: 1 } },
@@ -293,9 +298,20 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
   setPresence: [
     [{}, 'status'],
     // "on_call" is not the agent's to choose: the service reports it while a call is under way.
-    [{ status: 'on_call' }, 'status', 'must be one of available, dnd'],
-    [{ status: 'away' }, 'status', 'must be one of available, dnd'],
+    [{ status: 'on_call' }, 'status', 'must be one of available, break, dnd'],
+    [{ status: 'after_call_work' }, 'status', 'must be one of available, break, dnd'],
+    [{ status: 'away' }, 'status', 'must be one of available, break, dnd'],
     [{ status: 'dnd', until: 0 }, '(root)', 'Unrecognized key: "until"'],
+    [{ status: 'break', reason: '' }, 'reason', 'must not be empty'],
+    [{ status: 'break', reason: 'x'.repeat(61) }, 'reason', 'must be at most 60 characters'],
+  ],
+  endAfterCallWork: [[{ now: true }, '(root)', 'Unrecognized key: "now"']],
+  saveWrapUp: [
+    [{ localId: 'in:wacid.1', notes: '' }, 'disposition'],
+    [{ localId: 'in:wacid.1', disposition: '', notes: '' }, 'disposition', 'must not be empty'],
+    [{ localId: 'in:wacid.1', disposition: null, notes: 'n'.repeat(2001) }, 'notes', 'must be at most 2000 characters'],
+    [{ localId: 'in:wacid.1', disposition: null }, 'notes'],
+    [{ disposition: null, notes: '' }, 'localId'],
   ],
   sendMessage: [
     [{ content: { type: 'text', text: { body: 'Hi' } } }, 'to', 'is required'],
@@ -406,7 +422,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(40);
+    expect(Object.keys(results)).toHaveLength(42);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {
@@ -481,6 +497,7 @@ describe('pushes', () => {
       historyChanged: 'onHistoryChanged',
       settingsChanged: 'onSettingsChanged',
       presenceChanged: 'onPresenceChanged',
+      teamChanged: 'onTeamChanged',
       conversationChanged: 'onConversationChanged',
       preferencesChanged: 'onPreferencesChanged',
       dialRequested: 'onDialRequested',
@@ -500,6 +517,7 @@ describe('pushes', () => {
       historyChanged: true,
       settingsChanged: true,
       presenceChanged: true,
+      teamChanged: true,
       conversationChanged: true,
       preferencesChanged: true,
       dialRequested: true,
