@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { BridgeNode } from '../bridge/bridge-node';
 import { hashAgentToken, type AgentConfig } from '../relay/agent-directory';
 import { localBridge, LocalNodeEvents } from '../relay/bridged-calls';
+import { CallRecords } from '../relay/records/call-records';
 import { startRelay } from '../relay/server';
 import { mediaDirIn } from '../sandbox/media-library';
 import { startSandbox } from '../sandbox/server';
@@ -35,6 +36,12 @@ export interface EmbeddedOptions {
    * has no import.meta.url, and its working directory is anywhere.
    */
   assetsDir?: string;
+  /**
+   * Where the embedded relay keeps the team's call records (an embedded database, relay/records):
+   * the wrap-ups the agent saves, the states it was in. Absent: it keeps none, and a wrap-up stays
+   * in the app's recent calls only.
+   */
+  recordsDir?: string;
 }
 
 export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): Promise<EmbeddedEnvironment> {
@@ -50,9 +57,15 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
   const bridge = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', onEvent: nodeEvents.emit, ...(options.logger ? { logger: options.logger } : {}) });
   // The relay ends at the gateway the calls no agent can end any more; the sandbox starts after it.
   let gatewayUrl: string | undefined;
+  // Opened in the background, as the relay's own command does: calls do not wait for the database.
+  const records = options.recordsDir === undefined ? undefined : new CallRecords({ database: { kind: 'embedded', dataDir: options.recordsDir }, dataDir: options.recordsDir, logger: options.logger ?? createLogger('records') });
+  const closeRecords = async (): Promise<void> => {
+    await records?.close();
+  };
   let relay;
   try {
     relay = await startRelay({
+      ...(records !== undefined ? { records } : {}),
       port: 0,
       appSecret,
       verifyToken: secret(),
@@ -63,6 +76,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
     });
   } catch (e) {
     await bridge.close();
+    await closeRecords();
     throw e;
   }
   try {
@@ -88,11 +102,13 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
         await sandbox.close();
         await relay.close();
         await bridge.close();
+        await closeRecords();
       },
     };
   } catch (e) {
     await relay.close();
     await bridge.close();
+    await closeRecords();
     throw e;
   }
 }

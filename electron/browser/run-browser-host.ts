@@ -137,7 +137,7 @@ export async function runBrowserHost(config: BrowserHostConfig, staticDir = reso
     ...(process.env.npm_package_version ? { appVersion: process.env.npm_package_version } : {}),
     dataDir: config.dataDir,
     secrets: new FileSecretStore(join(config.dataDir, 'secrets.json')),
-    embedded: () => startEmbeddedEnvironment(),
+    embedded: () => startEmbeddedEnvironment({ recordsDir: join(config.dataDir, 'relay-data') }),
     logger,
     ...(config.account ? { account: config.account } : {}),
     ...(config.network ? { network: config.network } : {}),
