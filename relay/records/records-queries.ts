@@ -124,11 +124,11 @@ export function dayBounds(now: Date, timeZone?: string): { from: Date; to: Date 
   const parts = new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: 'numeric', day: 'numeric' }).formatToParts(now);
   const part = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   const [year, month, day] = [part('year'), part('month'), part('day')];
-  return { from: zonedMidnight(year, month, day, zone), to: zonedMidnight(year, month, day + 1, zone) };
+  return { from: zonedDayStart(year, month, day, zone), to: zonedDayStart(year, month, day + 1, zone) };
 }
 
-/** The instant that is midnight of a date in a zone (Date.UTC carries an overflowing day into the next month). */
-function zonedMidnight(year: number, month: number, day: number, zone: string): Date {
+/** The instant that is midnight of a date in a zone (Date.UTC carries an overflowing day into the next month: day 32 is the 1st of the next). */
+export function zonedDayStart(year: number, month: number, day: number, zone: string): Date {
   const guess = Date.UTC(year, month - 1, day);
   // The zone's offset at the guess, then again at the corrected instant (a change of offset that day).
   let instant = guess - offsetMs(new Date(guess), zone);
