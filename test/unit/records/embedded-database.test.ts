@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallRecords } from '../../../relay/records/call-records';
 import { DataDirInUseError, EmbeddedDatabase, EmbeddedDatabaseStoppedError } from '../../../relay/records/embedded-database';
-import { migrate } from '../../../relay/records/migrations';
+import { migrate, MIGRATIONS } from '../../../relay/records/migrations';
 import { callById } from '../../../relay/records/records-queries';
 import { claim, incoming, play, recordingLogger, T0, terminated } from './records-fixtures';
 
@@ -61,7 +61,7 @@ describe('the embedded records on disk', () => {
     expect(db).toMatchObject({ kind: 'embedded', where: dir });
     expect(statSync(`${dir}.sock`).isSocket()).toBe(true);
     expect(await holderOf(dir)).toBe(String(process.pid));
-    expect(await migrate(db)).toMatchObject({ applied: [1] });
+    expect(await migrate(db)).toMatchObject({ applied: MIGRATIONS.map((m) => m.version) });
     await db.close();
     expect(existsSync(`${dir}.sock`)).toBe(false);
     expect(existsSync(join(dir, 'PG_VERSION'))).toBe(true);
@@ -73,7 +73,7 @@ describe('the embedded records on disk', () => {
     cpSync(template, `${dir}.init`, { recursive: true });
     rmSync(join(`${dir}.init`, 'global'), { recursive: true });
     const db = await EmbeddedDatabase.open(dir);
-    expect(await migrate(db)).toMatchObject({ applied: [1] });
+    expect(await migrate(db)).toMatchObject({ applied: MIGRATIONS.map((m) => m.version) });
     await db.close();
     expect(existsSync(`${dir}.init`)).toBe(false);
   }, 30_000);
