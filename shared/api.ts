@@ -18,6 +18,7 @@ import { accountSettingsInputSchema, type PublicSettings } from './settings';
 import type { TemplateDraft } from './templates';
 import { TEAM_SETTINGS_LIMITS, teamSettingsReplySchema, WRAP_UP_NOTES_MAX, type TeamSettings } from './team-settings';
 import { TRANSFER_KINDS, type TeamMember } from './transfer';
+import type { Wallboard } from './wallboard';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
 import { english, list, orList, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
@@ -208,6 +209,8 @@ export const commandSchemas = {
     status: z.enum(PRESENCE_CHOICES, ruleMessage('common.oneOf', { values: list(PRESENCE_CHOICES) })),
     reason: wrapUpLabel.optional(),
   }),
+  /** The "Team" view: the team's wallboard as the relay has it now (shared/wallboard.ts). */
+  getWallboard: z.strictObject({}),
   /** "Ready": after-call work ends now (refused invalid_state while the team's required disposition is not saved). */
   endAfterCallWork: z.strictObject({}),
   /**
@@ -409,6 +412,7 @@ export interface CommandResults {
   simulateIncomingCall: { callId: string };
   simulateCustomerHangUp: null;
   setPresence: AgentPresence;
+  getWallboard: Wallboard;
   endAfterCallWork: AgentPresence;
   saveWrapUp: HistoryEntry;
   setPreferences: Preferences;

@@ -12,6 +12,7 @@ import { iceServersSchema, type IceServer } from '../../shared/ice-servers';
 import { createLogger, type Logger } from '../../shared/log';
 import type { NetworkFailure } from '../../shared/network-error';
 import { errText, ok, type ErrorCode, type Result } from '../../shared/result';
+import { WALLBOARD_PATH, wallboardSchema, type Wallboard } from '../../shared/wallboard';
 import { HttpExchange, type HttpMethod } from './http-exchange';
 
 export interface RelayClientOptions {
@@ -225,6 +226,17 @@ export class RelayClient implements CallClaims, PresenceSink {
     if (status !== 200) return this.refused('team settings', status, json);
     const parsed = teamInfoSchema.safeParse(json);
     if (!parsed.success) return this.unexpected('team settings', status);
+    return ok(parsed.data);
+  }
+
+  /** GET /team/wallboard: the team's live picture (shared/wallboard.ts). */
+  async wallboard(): Promise<Result<Wallboard>> {
+    const answer = await this.send('GET', WALLBOARD_PATH, this.timeoutMs);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status !== 200) return this.refused('wallboard', status, json);
+    const parsed = wallboardSchema.safeParse(json);
+    if (!parsed.success) return this.unexpected('wallboard', status);
     return ok(parsed.data);
   }
 

@@ -5,7 +5,7 @@ import type { AgentPresence, AppSnapshot, PresenceChoice, TeamInfo } from '../..
 import type { EndedCall } from '../../../shared/calls/types';
 import { list, text } from '../../../shared/i18n/text';
 import type { Logger } from '../../../shared/log';
-import { ok, type Result } from '../../../shared/result';
+import { errText, ok, type Result } from '../../../shared/result';
 import { DEFAULT_TEAM_SETTINGS, type TeamSettings } from '../../../shared/team-settings';
 import { invalidInput } from '../../../shared/validation';
 import { AfterCallWorkClock } from '../after-call-work';
@@ -187,6 +187,11 @@ export function deskCommands(o: DeskCommandsOptions) {
     },
     setPresence: ({ status, reason }) => o.presence.choose(status, reason),
     endAfterCallWork: () => Promise.resolve(o.presence.ready()),
+    getWallboard: async () => {
+      const runtime = o.mode.current();
+      if (runtime === undefined) return errText('not_available', text('team.noRelay'));
+      return runtime.relay.wallboard();
+    },
     saveWrapUp: ({ localId, disposition, notes }) => Promise.resolve(o.wrapUps.save(localId, disposition, notes)),
   } satisfies Partial<CommandHandlers>;
 }

@@ -88,6 +88,7 @@ const VALID: Record<CommandName, unknown[]> = {
   simulateCustomerHangUp: [{ localId: 'in:wacid.1' }],
   setPresence: [{ status: 'available' }, { status: 'dnd' }, { status: 'break', reason: 'Lunch' }, { status: 'break', reason: 'x'.repeat(60) }],
   endAfterCallWork: [{}],
+  getWallboard: [{}],
   saveWrapUp: [
     { localId: 'in:wacid.1', disposition: 'Sale', notes: '' },
     { localId: 'in:wacid.1', disposition: null, notes: 'n'.repeat(2000) },
@@ -306,6 +307,7 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ status: 'break', reason: 'x'.repeat(61) }, 'reason', 'must be at most 60 characters'],
   ],
   endAfterCallWork: [[{ now: true }, '(root)', 'Unrecognized key: "now"']],
+  getWallboard: [[{ day: '2026-11-02' }, '(root)', 'Unrecognized key: "day"']],
   saveWrapUp: [
     [{ localId: 'in:wacid.1', notes: '' }, 'disposition'],
     [{ localId: 'in:wacid.1', disposition: '', notes: '' }, 'disposition', 'must not be empty'],
@@ -422,7 +424,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(42);
+    expect(Object.keys(results)).toHaveLength(43);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {
