@@ -44,7 +44,7 @@ const REFUSED: [string, () => Result<unknown>, string][] = [
   ['writeLogs: fields', () => parseWith(commandSchemas.writeLogs, { records: [{ ...RECORD, fields: { blob: 'x'.repeat(5000) } }] }), 'records[0].fields: must be at most 4096 characters as JSON'],
   ['writeLogs: not a list', () => parseWith(commandSchemas.writeLogs, { records: 'everything' }), 'records: must be a list of log records'],
   ['writeLogs: too many', () => parseWith(commandSchemas.writeLogs, { records: times(101, () => RECORD) }), 'records: must hold at most 100 records'],
-  ['setPresence', () => parseWith(commandSchemas.setPresence, { status: 'away' }), 'status: must be one of available, dnd'],
+  ['setPresence', () => parseWith(commandSchemas.setPresence, { status: 'away' }), 'status: must be one of available, break, dnd'],
   ['checkMediaLink: type', () => parseWith(commandSchemas.checkMediaLink, { type: 'sticker', link: 'https://e.com/a.webp' }), 'type: must be one of image, audio, video, document'],
   ['parseTemplate: too long', () => parseWith(commandSchemas.parseTemplate, { pasted: 'p'.repeat(128 * 1024 + 1) }), 'pasted: is too long (128 KB at most)'],
   ['reportQuality: localId empty', () => parseWith(commandSchemas.reportQuality, { localId: '', summary: SUMMARY, samples: [] }), 'localId: must not be empty'],
@@ -86,7 +86,7 @@ describe('the rules of commands, call bodies and diagnostics', () => {
   it('in Spanish, a list and a plural and a reason of the catalogue', async () => {
     await setUiLanguage('es', undefined);
     const said = (refused: Result<unknown>) => (refused.ok ? '' : sayText(refused.error.text!));
-    expect(said(parseWith(commandSchemas.setPresence, { status: 'away' }))).toBe('status: debe ser uno de estos valores: available, dnd');
+    expect(said(parseWith(commandSchemas.setPresence, { status: 'away' }))).toBe('status: debe ser uno de estos valores: available, break, dnd');
     expect(said(parseWith(commandSchemas.writeLogs, { records: [{ ...RECORD, level: 'fatal' }] }))).toBe('records[0].level: debe ser debug, info, warn o error');
     expect(said(parseWith(commandSchemas.sendMessage, { to: '1', content: TEXT, confirmed: times(21, (i) => `w${i}`) }))).toBe('confirmed: debe incluir como máximo 20 advertencias');
     expect(said(parseWith(gateway.initiate, { ...INITIATE, action: 'initiate' }))).toBe('action: debe ser "connect" (la ruta es initiate, la acción es connect)');
