@@ -45,6 +45,7 @@ export type RelayErrorCode =
   | 'invalid_state'
   | 'bridge_failed'
   | 'call_ended'
+  | 'too_late'
   | 'internal';
 
 export function sendError(res: ServerResponse, status: number, code: RelayErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
+import { DEFAULT_TEAM_SETTINGS, type TeamSettings } from '../shared/team-settings';
 import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directory';
 import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
 import { BridgeNodeEndpoints } from './bridge-node-endpoints';
@@ -28,10 +29,11 @@ import { BridgedCalls, type BridgeNodeSource } from './bridged-calls';
 import { GatewayTerminator, type GatewayTarget } from './gateway-terminator';
 import type { TeamAgent } from './team';
 import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
+import { handleWrapUpRequest, isWrapUpPath } from './wrap-up-endpoint';
 import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
 import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
-import type { RecordsStatus, RelayRecords } from './records/relay-records';
+import type { RecordsStatus, RelayRecords, WrapUpRecords } from './records/relay-records';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
 import { parseResumeToken } from './resume-token';
 import { turnConfigProblem, turnCredentialsFor, type TurnConfig } from './turn-credentials';
@@ -129,6 +131,8 @@ export interface RelayOptions {
    * the relay, so that what the drain stored is written too. Absent: no records are kept.
    */
   records?: RelayRecords;
+  /** The team's settings in force, read at each request that needs them (a wrap-up's dispositions). Default DEFAULT_TEAM_SETTINGS. */
+  teamSettings?: () => TeamSettings;
 }
 
 export type { RelayStats } from './relay-service';
@@ -273,6 +277,8 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     trustProxy: options.trustProxy === true,
     ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
     health: () => ({ backend: backend.kind, instance: instanceId, epoch, ...(options.records !== undefined ? { records: options.records.status() } : {}) }),
+    ...(options.records !== undefined ? { records: options.records } : {}),
+    teamSettings: options.teamSettings ?? (() => DEFAULT_TEAM_SETTINGS),
     ...(bridgeToken !== undefined && service.nodeRegistry !== undefined
       ? { nodes: new BridgeNodeEndpoints(service.nodeRegistry, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
       : {}),
@@ -384,6 +390,9 @@ interface EndpointOptions {
   nodes?: BridgeNodeEndpoints;
   /** Bridged calls: absent, the bridge endpoints answer 404. */
   bridge?: BridgedCalls;
+  /** The call records, for wrap-ups; absent, they answer 503. */
+  records?: WrapUpRecords;
+  teamSettings: () => TeamSettings;
 }
 
 /** The HTTP endpoints (relay/REFERENCE.md "Endpoints"): parse, authenticate, ask the service, answer. */
@@ -458,6 +467,11 @@ class RelayEndpoints {
         const { nodes } = this.options;
         if (nodes !== undefined && BridgeNodeEndpoints.owns(path)) return this.track(nodes.handle(req, res, path, method));
         if (bridge !== undefined && isBridgePath(path)) return this.track(handleBridgeRequest({ ...this.agentRequests(), bridge }, path, method, req, res));
+        if (isWrapUpPath(path)) {
+          const { records, teamSettings } = this.options;
+          const wrapUp = { authenticate: (q: IncomingMessage, r: ServerResponse) => this.authenticate(q, r), body: (q: IncomingMessage, r: ServerResponse) => this.agentBody(q, r), idFromPath, records, settings: teamSettings, log: this.log };
+          return this.track(handleWrapUpRequest(wrapUp, path, method, req, res));
+        }
         if (isTransferPath(path)) {
           return this.track(handleTransferRequest({ ...this.agentRequests(), bridge, team: (selfId) => this.service.team(selfId) }, path, method, req, res));
         }

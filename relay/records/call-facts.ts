@@ -5,7 +5,8 @@
 // were written.
 //
 // Each fact has a key — (call id, kind, agent, ref) — under which the same fact seen twice (the
-// service retries webhooks; two instances may take the same one) is one row, the earliest seen.
+// service retries webhooks; two instances may take the same one) is one row, the earliest seen —
+// but for an agent's edit (a wrap-up), where the latest replaces the earlier.
 import { z } from 'zod';
 import { STALE_CONNECT_MS } from '../../shared/call-state';
 import type { RelayEvent } from '../../shared/events';
@@ -74,6 +75,12 @@ const DATA = {
    * the customer music). ref: `on@<at>` or `off@<at>`, so that each hold and resume is a fact.
    */
   hold: z.object({ held: z.boolean() }),
+  /**
+   * The agent's wrap-up of the call (`PUT /calls/{callId}/wrap-up`): its disposition (null: none)
+   * and notes, at the time the relay took it. One per agent (ref ''): a later one replaces it
+   * (LATER_REPLACES).
+   */
+  wrap_up: z.object({ disposition: z.string().nullable(), notes: z.string() }),
 } as const;
 
 export type CallFactKind = keyof typeof DATA;
@@ -97,6 +104,18 @@ function fact<K extends CallFactKind>(kind: K, callId: string, at: number, data:
 
 /** The key under which two sightings of a fact are one. */
 export const factKey = (f: Pick<CallFact, 'callId' | 'kind' | 'agentId' | 'ref'>): string => JSON.stringify([f.callId, f.kind, f.agentId, f.ref]);
+
+/**
+ * The kinds whose facts are edits: under one key the latest replaces the earlier, whatever order
+ * they are written in (an agent edits its wrap-up). Every other fact is a sighting, and the
+ * earliest sighting stands.
+ */
+export const LATER_REPLACES: readonly CallFactKind[] = ['wrap_up'];
+
+/** Whether `fact` takes the place of `known`, a fact of the same key: the later edit, else the earlier sighting. */
+export function replaces(fact: Pick<CallFact, 'kind' | 'at'>, known: Pick<CallFact, 'at'>): boolean {
+  return LATER_REPLACES.includes(fact.kind) ? fact.at >= known.at : fact.at < known.at;
+}
 
 /** What the relay knew as it handled an event (relay-records.ts `SeenEvent`). */
 export interface EventContext {
@@ -209,6 +228,10 @@ export function claimedFact(callId: string, agentId: string, at: number): CallFa
 
 export function declinedFact(callId: string, agentId: string, at: number, verdict: { othersRinging: number; answeredBy?: string }): CallFactOf<'declined'> {
   return fact('declined', callId, at, { othersRinging: verdict.othersRinging, answeredBy: verdict.answeredBy }, { agentId });
+}
+
+export function wrapUpFact(callId: string, agentId: string, at: number, wrapUp: { disposition: string | null; notes: string }): CallFactOf<'wrap_up'> {
+  return fact('wrap_up', callId, at, { disposition: wrapUp.disposition, notes: wrapUp.notes }, { agentId });
 }
 
 export function holdFact(callId: string, agentId: string, at: number, held: boolean): CallFactOf<'hold'> {

@@ -97,7 +97,7 @@ export interface CallRecord {
   bridgeFailure?: string;
   voicemailAt?: number;
   voicemailMediaId?: string;
-  /** Filled by the agent after the call (wrap-up); never derived from facts. */
+  /** The latest wrap-up of the call, by its time (`wrap_up` facts): an agent's, after the call. */
   disposition?: string;
   notes?: string;
 }
@@ -108,7 +108,8 @@ export function callRecordOf(facts: readonly CallFact[]): CallRecord | undefined
     facts.filter((f): f is Extract<CallFact, { kind: K }> => f.kind === kind).sort((a, b) => a.at - b.at || a.agentId.localeCompare(b.agentId) || a.ref.localeCompare(b.ref));
   const first = <K extends CallFactKind>(kind: K): Extract<CallFact, { kind: K }> | undefined => of(kind)[0];
 
-  const callFacts = facts.filter((f) => f.kind !== 'voicemail');
+  // A voicemail or a wrap-up alone makes no call: the call is what the service and the relay saw of it.
+  const callFacts = facts.filter((f) => f.kind !== 'voicemail' && f.kind !== 'wrap_up');
   if (callFacts.length === 0) return undefined;
   const callId = callFacts[0]!.callId;
 
@@ -158,6 +159,8 @@ export function callRecordOf(facts: readonly CallFact[]): CallRecord | undefined
   const bridgeFailure = of('bridge_failed').find((f) => f.data.goesOn !== true);
   const voicemail = first('voicemail');
   const status = of('status')[0];
+  // Each agent's latest wrap-up is one fact; the call's is the latest of them.
+  const wrapUp = of('wrap_up').at(-1);
 
   return compact({
     callId,
@@ -184,6 +187,8 @@ export function callRecordOf(facts: readonly CallFact[]): CallRecord | undefined
     bridgeFailure: bridgeFailure?.ref,
     voicemailAt: voicemail?.at,
     voicemailMediaId: voicemail?.data.mediaId,
+    disposition: wrapUp?.data.disposition ?? undefined,
+    notes: wrapUp?.data.notes,
   });
 }
 

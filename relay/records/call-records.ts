@@ -10,11 +10,17 @@ import { openDatabase, type Database, type DatabaseConfig } from './database';
 import { migrate } from './migrations';
 import { agentsNotOffline, prune } from './records-store';
 import { RecordsWriter, type QueuedFact, type WriterStats, type WriterTuning } from './records-writer';
-import type { RecordsStatus, RelayRecords, SeenEvent } from './relay-records';
+import type { RecordsStatus, RelayRecords, SeenEvent, WrapUp, WrapUpOutcome } from './relay-records';
+import { storableText, writeWrapUp } from './wrap-ups';
 
 const DAY_MS = 24 * 60 * 60_000;
 /** How long close() lets a prune under way finish before it closes the database under it. */
 const PRUNE_CLOSE_MS = 1_000;
+/** How long a wrap-up waits for the database; then its agent is told to try again (503), as it is while the database is down. */
+const WRAP_UP_ANSWER_MS = 10_000;
+/** How long a wrap-up lets facts that wait in the journal (the call's among them, maybe) reach the database first. */
+const WRAP_UP_JOURNAL_WAIT_MS = 5_000;
+const UNAVAILABLE: WrapUpOutcome = { kind: 'unavailable' };
 
 export interface CallRecordsOptions {
   /** Where the records are; or a function that opens the database (tests). */
@@ -42,6 +48,9 @@ export class CallRecords implements RelayRecords {
   private pruneTimer: NodeJS.Timeout | undefined;
   private pruning: Promise<unknown> | undefined;
   private readonly ready: Promise<Database>;
+  /** The database once it is open and migrated. */
+  private db: Database | undefined;
+  private readonly instanceId: string;
   private closed = false;
 
   /** Starts at once; the database is opened and migrated in the background while facts queue. */
@@ -52,9 +61,10 @@ export class CallRecords implements RelayRecords {
     const open = typeof database === 'function' ? database : () => openDatabase(database, { logger: this.log });
     let connected: (db: Database) => void = () => undefined;
     this.ready = new Promise<Database>((resolve) => (connected = resolve));
+    this.instanceId = options.instanceId ?? `${hostname()}:${process.pid}`;
     this.writer = new RecordsWriter({
       ...options.writer,
-      instanceId: options.instanceId ?? `${hostname()}:${process.pid}`,
+      instanceId: this.instanceId,
       logger: this.log,
       ...(options.dataDir !== undefined ? { journalDir: options.dataDir } : {}),
       connect: async () => {
@@ -70,6 +80,7 @@ export class CallRecords implements RelayRecords {
         }
       },
       onConnected: (db) => {
+        this.db = db;
         void this.afterConnect(db).finally(() => connected(db));
       },
     });
@@ -104,6 +115,30 @@ export class CallRecords implements RelayRecords {
     const sweep = setInterval(() => this.sweepLapsed(), this.options.presenceSweepMs ?? 5_000);
     sweep.unref();
     this.presence = { of: presenceOf, ttlMs: presenceTtlMs, sweep };
+  }
+
+  /**
+   * Writes the wrap-up straight to the database, with the call's facts that still wait in this
+   * instance's queue (a wrap-up right after the hang-up), once what waits in the journal is in:
+   * `saved` means it is stored. `unavailable` at once while the writer finds the database down or
+   * not yet there, and after WRAP_UP_ANSWER_MS without its answer.
+   */
+  async saveWrapUp(wrapUp: WrapUp): Promise<WrapUpOutcome> {
+    const { db } = this;
+    if (this.closed || db === undefined || this.writer.stats().database !== 'up') return UNAVAILABLE;
+    // PostgreSQL's text holds no NUL: no call's id has one.
+    if (storableText(wrapUp.callId) !== wrapUp.callId) return { kind: 'not_found' };
+    try {
+      if (this.writer.stats().journaled > 0 && !(await this.writer.flush(WRAP_UP_JOURNAL_WAIT_MS))) return UNAVAILABLE;
+      const write = { at: this.now(), waiting: this.writer.waitingCallFacts(wrapUp.callId), instanceId: this.instanceId };
+      const saving = db.transaction((tx) => writeWrapUp(tx, wrapUp, write));
+      const outcome = await answeredWithin(saving, WRAP_UP_ANSWER_MS);
+      if (outcome === undefined) this.log.warn('the records database did not answer a wrap-up in time: its agent tries again', { callId: wrapUp.callId, timeoutMs: WRAP_UP_ANSWER_MS });
+      return outcome ?? UNAVAILABLE;
+    } catch (error) {
+      this.log.warn('the records database did not take a wrap-up: its agent tries again', { callId: wrapUp.callId, error });
+      return UNAVAILABLE;
+    }
   }
 
   /** The database once it is open and migrated, and the agents a previous run left in a state are watched (the queries take it). */
@@ -195,5 +230,16 @@ export class CallRecords implements RelayRecords {
     pruneNow();
     this.pruneTimer = setInterval(pruneNow, DAY_MS);
     this.pruneTimer.unref();
+  }
+}
+
+/** What `work` resolves to, or undefined once `ms` pass first (it may still finish: nobody waits for it). */
+async function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -4,7 +4,7 @@
 // advisory locks, taken in one order everywhere), so that the second to derive a call's row sees
 // the first one's facts and the last row written is the one that took every fact in.
 import { intervalsOf, REPORT_OUTLIVES_MS, type AgentStateFact } from './agent-states';
-import { factKey, factOfRow, type CallFact, type CallFactRow } from './call-facts';
+import { factKey, factOfRow, LATER_REPLACES, replaces, type CallFact, type CallFactRow } from './call-facts';
 import { callRecordOf, type CallRecord } from './call-record';
 import type { SqlRunner } from './database';
 import { MIGRATION_LOCK } from './migrations';
@@ -34,30 +34,57 @@ export async function writeBatch(tx: SqlRunner, batch: FactBatch, instanceId: st
 }
 
 async function writeCallFacts(tx: SqlRunner, facts: readonly CallFact[], instanceId: string): Promise<void> {
-  // One row per key (an INSERT … ON CONFLICT may not touch a row twice): the earliest sighting.
-  const earliest = new Map<string, CallFact>();
+  const callIds = [...new Set(facts.map((f) => f.callId))];
+  await lockCalls(tx, callIds);
+  await insertCallFacts(tx, facts, instanceId);
+  await deriveCalls(tx, callIds);
+}
+
+/**
+ * Takes the calls' locks for the rest of the transaction, in one order everywhere: whoever derives
+ * a call's row next sees every fact of it committed before.
+ */
+export async function lockCalls(tx: SqlRunner, callIds: readonly string[]): Promise<void> {
+  await tx.query('SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(id, 0) AS h FROM unnest($1::text[]) AS id ORDER BY 1) AS locks', [callIds]);
+}
+
+/**
+ * Adds facts under their calls' locks (lockCalls): a fact whose key is stored already replaces it
+ * only as `replaces` says — the earlier sighting, the later edit.
+ */
+export async function insertCallFacts(tx: SqlRunner, facts: readonly CallFact[], instanceId: string): Promise<void> {
+  // One row per key (an INSERT … ON CONFLICT may not touch a row twice): the one that stands.
+  const standing = new Map<string, CallFact>();
   for (const fact of facts) {
     const key = factKey(fact);
-    const known = earliest.get(key);
-    if (known === undefined || fact.at < known.at) earliest.set(key, fact);
+    const known = standing.get(key);
+    if (known === undefined || replaces(fact, known)) standing.set(key, fact);
   }
-  const callIds = [...new Set(facts.map((f) => f.callId))];
-  await tx.query('SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(id, 0) AS h FROM unnest($1::text[]) AS id ORDER BY 1) AS locks', [callIds]);
-  const rows = [...earliest.values()].map((f) => ({ call_id: f.callId, kind: f.kind, agent_id: f.agentId, ref: f.ref, at: new Date(f.at).toISOString(), data: f.data }));
+  const rows = [...standing.values()].map((f) => ({ call_id: f.callId, kind: f.kind, agent_id: f.agentId, ref: f.ref, at: new Date(f.at).toISOString(), data: f.data }));
   await tx.query(
     `INSERT INTO call_facts (call_id, kind, agent_id, ref, at, data, instance_id)
      SELECT f.call_id, f.kind, f.agent_id, f.ref, f.at, f.data, $2
        FROM jsonb_to_recordset($1::jsonb) AS f(call_id text, kind text, agent_id text, ref text, at timestamptz, data jsonb)
      ON CONFLICT (call_id, kind, agent_id, ref) DO UPDATE
        SET at = EXCLUDED.at, data = EXCLUDED.data, instance_id = EXCLUDED.instance_id, recorded_at = now()
-       WHERE EXCLUDED.at < call_facts.at`,
-    [jsonOf(rows), instanceId],
+       WHERE CASE WHEN call_facts.kind = ANY($3::text[]) THEN EXCLUDED.at >= call_facts.at ELSE EXCLUDED.at < call_facts.at END`,
+    [jsonOf(rows), instanceId, LATER_REPLACES],
   );
+}
+
+/** Every stored fact of these calls (kinds this relay does not know left out). */
+export async function callFactsOf(tx: SqlRunner, callIds: readonly string[]): Promise<CallFact[]> {
   const stored = await tx.query<CallFactRow>('SELECT call_id, kind, agent_id, ref, at, data FROM call_facts WHERE call_id = ANY($1::text[])', [callIds]);
-  const byCall = new Map<string, CallFact[]>();
-  for (const row of stored) {
+  return stored.flatMap((row) => {
     const fact = factOfRow(row);
-    if (fact === undefined) continue;
+    return fact === undefined ? [] : [fact];
+  });
+}
+
+/** Derives the calls' rows again from all of their facts, under their locks. */
+export async function deriveCalls(tx: SqlRunner, callIds: readonly string[]): Promise<void> {
+  const byCall = new Map<string, CallFact[]>();
+  for (const fact of await callFactsOf(tx, callIds)) {
     const list = byCall.get(fact.callId);
     if (list === undefined) byCall.set(fact.callId, [fact]);
     else list.push(fact);
@@ -69,7 +96,7 @@ async function writeCallFacts(tx: SqlRunner, facts: readonly CallFact[], instanc
   if (records.length > 0) await upsertCalls(tx, records);
 }
 
-/** The columns derived from facts; `disposition` and `notes` are the agent's and never overwritten. */
+/** The columns derived from facts: every one but the key and `updated_at`. */
 const DERIVED_COLUMNS = [
   ['direction', 'text'],
   ['customer', 'text'],
@@ -94,6 +121,8 @@ const DERIVED_COLUMNS = [
   ['bridge_failure', 'text'],
   ['voicemail_at', 'timestamptz'],
   ['voicemail_media_id', 'text'],
+  ['disposition', 'text'],
+  ['notes', 'text'],
 ] as const;
 
 type DerivedColumn = (typeof DERIVED_COLUMNS)[number][0];
@@ -136,6 +165,8 @@ function rowOfRecord(r: CallRecord): { call_id: string } & Record<DerivedColumn,
     bridge_failure: r.bridgeFailure ?? null,
     voicemail_at: isoOrNull(r.voicemailAt),
     voicemail_media_id: r.voicemailMediaId ?? null,
+    disposition: r.disposition ?? null,
+    notes: r.notes ?? null,
   };
 }
 

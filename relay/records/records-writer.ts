@@ -169,6 +169,11 @@ export class RecordsWriter {
     };
   }
 
+  /** The facts of a call that wait in memory (the batch being written included), oldest first. */
+  waitingCallFacts(callId: string): CallFact[] {
+    return this.queue.flatMap((item) => (item.kind === 'call' && item.fact.callId === callId ? [item.fact] : []));
+  }
+
   /** Resolves true once every fact pushed so far is written, journal included (at once when none waits), false if `timeoutMs` passes first. */
   flush(timeoutMs: number): Promise<boolean> {
     if (this.idle()) return Promise.resolve(true);

@@ -27,7 +27,35 @@ export interface RecordsStatus {
   lastError?: { message: string; at: string };
 }
 
-export interface RelayRecords {
+/** An agent's wrap-up of a call, as its app sends it (`PUT /calls/{callId}/wrap-up`), checked against the team's settings. */
+export interface WrapUp {
+  callId: string;
+  agentId: string;
+  /** One of the team's dispositions, or null for none. */
+  disposition: string | null;
+  notes: string;
+}
+
+/**
+ * What became of a wrap-up: `saved` once the database holds it (`savedAt`, unix ms, is its time:
+ * the latest wins); `not_found` for a call the records do not have; `forbidden` for an agent who did
+ * not talk with the customer (never answered it, nor had it transferred to it); `too_late` more than
+ * WRAP_UP_EDITABLE_MS after the call ended; `unavailable` while the database cannot answer.
+ */
+export type WrapUpOutcome =
+  | { kind: 'saved'; wrapUp: WrapUp & { savedAt: number } }
+  | { kind: 'not_found' }
+  | { kind: 'forbidden' }
+  | { kind: 'too_late' }
+  | { kind: 'unavailable' };
+
+/** What the wrap-up endpoint asks of the records. */
+export interface WrapUpRecords {
+  /** Stores the wrap-up in the database before it resolves `saved`; never rejects. */
+  saveWrapUp(wrapUp: WrapUp): Promise<WrapUpOutcome>;
+}
+
+export interface RelayRecords extends WrapUpRecords {
   /** An event stored, or dropped by the delivery rules. Never waits: facts are written later, in batches. */
   eventSeen(seen: SeenEvent): void;
   /** An agent won a call's claim (or claimed it again). */

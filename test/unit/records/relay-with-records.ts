@@ -16,7 +16,7 @@ export interface RelayWithRecords {
   stored(type: string, id: string): Promise<RelayEnvelope>;
 }
 
-export function relayWithRecords(make: () => DatabaseHarness, options: Pick<RelayOptions, 'agents'> & Partial<Pick<RelayOptions, 'bridgeNodes'>>): RelayWithRecords {
+export function relayWithRecords(make: () => DatabaseHarness, options: Pick<RelayOptions, 'agents'> & Partial<Pick<RelayOptions, 'bridgeNodes' | 'teamSettings'>>): RelayWithRecords {
   const harness = make();
   let fresh: FreshDatabase | undefined;
   let records: CallRecords | undefined;
