@@ -45,20 +45,22 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('m
   it('a migration that fails leaves no trace and is tried again at the next start; later versions wait for it', async () => {
     fresh = await harness.fresh();
     const db = await fresh.connect();
-    const broken: Migration = { version: 2, name: 'broken', sql: 'CREATE TABLE half_done (id integer); SELECT no_such_column FROM half_done;' };
-    const after: Migration = { version: 3, name: 'after', sql: 'CREATE TABLE after_broken (id integer);' };
+    const known = MIGRATIONS.map((m) => m.version);
+    const next = Math.max(...known) + 1;
+    const broken: Migration = { version: next, name: 'broken', sql: 'CREATE TABLE half_done (id integer); SELECT no_such_column FROM half_done;' };
+    const after: Migration = { version: next + 1, name: 'after', sql: 'CREATE TABLE after_broken (id integer);' };
     await expect(migrate(db, [...MIGRATIONS, broken, after])).rejects.toThrow(/no_such_column/);
-    expect(await appliedVersions(db)).toEqual([1]);
+    expect(await appliedVersions(db)).toEqual(known);
     expect(await tablesOf(db)).toEqual(TABLES);
     const fixed: Migration = { ...broken, sql: 'CREATE TABLE half_done (id integer);' };
-    expect(await migrate(db, [...MIGRATIONS, fixed, after])).toEqual({ applied: [2, 3], unknown: [] });
+    expect(await migrate(db, [...MIGRATIONS, fixed, after])).toEqual({ applied: [next, next + 1], unknown: [] });
     expect(await tablesOf(db)).toEqual(['after_broken', ...TABLES.slice(0, 4), 'half_done', 'records_migrations']);
   });
 
   it('says which versions in the database it does not know (a newer relay ran on it)', async () => {
     fresh = await harness.fresh();
     const db = await fresh.connect();
-    await migrate(db, [...MIGRATIONS, { version: 7, name: 'newer', sql: 'CREATE TABLE newer (id integer);' }]);
-    expect(await migrate(db)).toEqual({ applied: [], unknown: [7] });
+    await migrate(db, [...MIGRATIONS, { version: 70, name: 'newer', sql: 'CREATE TABLE newer (id integer);' }]);
+    expect(await migrate(db)).toEqual({ applied: [], unknown: [70] });
   });
 });
