@@ -1,5 +1,6 @@
 import { useEffect } from 'react';
 import { useTranslation } from 'react-i18next';
+import { AfterCallWork } from '../components/AfterCallWork';
 import { Announcer } from '../components/Announcer';
 import { ContactPanel } from '../components/ContactPanel';
 import { CurrentCallPanel } from '../components/CurrentCallPanel';
@@ -37,6 +38,7 @@ export function App() {
             {/* Narrow windows flow the two columns into one (styles.css orders the cards). */}
             <div className="col-phone">
               <CurrentCallPanel />
+              <AfterCallWork />
               <Dialer />
               <SandboxPanel />
               <RecentCalls />

@@ -2,6 +2,7 @@
 import { createContext, useContext } from 'react';
 import type { CallActions } from './call-actions';
 import type { Controllers } from './controllers';
+import type { DeskActions } from './desk-actions';
 import type { DeviceActions } from './device-actions';
 import type { DiagnosticsActions } from './diagnostics-actions';
 import type { MessagingActions } from './messaging-actions';
@@ -20,6 +21,7 @@ function useControllers(): Controllers {
 export const useCallActions = (): CallActions => useControllers().calls;
 export const useMessaging = (): MessagingActions => useControllers().messaging;
 export const useSettingsActions = (): SettingsActions => useControllers().settings;
+export const useDeskActions = (): DeskActions => useControllers().desk;
 export const useSandboxActions = (): SandboxActions => useControllers().sandbox;
 export const useDeviceActions = (): DeviceActions => useControllers().devices;
 export const useDiagnostics = (): DiagnosticsActions => useControllers().diagnostics;

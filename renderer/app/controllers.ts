@@ -5,6 +5,7 @@ import type { StoreApi } from 'zustand/vanilla';
 import type { HostLink } from '../bridge/host-link';
 import type { AppState } from '../store/store';
 import { CallActions, type MediaControls, type RingtonePlayer } from './call-actions';
+import { DeskActions } from './desk-actions';
 import { DeviceActions, type DeviceActionsDeps } from './device-actions';
 import { DiagnosticsActions, type DiagnosticsActionsDeps } from './diagnostics-actions';
 import { HostSync } from './host-sync';
@@ -36,6 +37,8 @@ export interface Controllers {
   calls: CallActions;
   messaging: MessagingActions;
   settings: SettingsActions;
+  /** Presence, after-call work and wrap-ups. */
+  desk: DeskActions;
   sandbox: SandboxActions;
   devices: DeviceActions;
   diagnostics: DiagnosticsActions;
@@ -56,6 +59,7 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const messaging = new MessagingActions({ api, store });
   const selectContact = (contact: string): void => messaging.selectContact(contact);
   const settings = new SettingsActions({ api, store });
+  const desk = new DeskActions({ api, store });
   const sandbox = new SandboxActions({ api, store, selectContact });
   const sync = new HostSync({ api, link, store, calls, selectContact, setUpdateStatus: (status) => updateStatusStore.getState().setStatus(status) });
   const updates = new UpdateActions({ api, store: updateStatusStore });
@@ -64,7 +68,7 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const { devices: audioDevices, soundCheck, ringer } = deps.audio ?? {};
   const diagnostics = new DiagnosticsActions({ ...deps.diagnostics, api, hostKind, devices: audioDevices, soundCheck, ringer });
   return {
-    controllers: { calls, messaging, settings, sandbox, devices, diagnostics, updates, hostKind },
+    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, hostKind },
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();

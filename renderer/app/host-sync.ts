@@ -23,6 +23,7 @@ export interface HostSyncDeps {
     | 'onConnectionChanged'
     | 'onHistoryChanged'
     | 'onPresenceChanged'
+    | 'onTeamChanged'
     | 'onConversationChanged'
     | 'onSettingsChanged'
     | 'onPreferencesChanged'
@@ -76,6 +77,7 @@ export class HostSync {
     stops.push(this.api.onConnectionChanged(onPush('connectionChanged', (c) => this.state.setService(c))));
     stops.push(this.api.onHistoryChanged(onPush('historyChanged', (h) => this.state.setHistory(h))));
     stops.push(this.api.onPresenceChanged(onPush('presenceChanged', (p) => this.state.setPresence(p))));
+    stops.push(this.api.onTeamChanged(onPush('teamChanged', (team) => this.state.setTeam(team))));
     stops.push(this.api.onConversationChanged(onPush('conversationChanged', (c) => this.state.applyConversation(c))));
     stops.push(this.api.onPreferencesChanged(onPush('preferencesChanged', (p) => this.state.setPreferences(p))));
     stops.push(this.api.onDialRequested(onPush('dialRequested', (request) => void this.calls.dialRequested(request))));

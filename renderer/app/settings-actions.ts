@@ -1,10 +1,10 @@
-// The settings domain: the settings form (save, use the sandbox), the Network section and the
-// agent's presence.
-import type { PresenceChoice, SoftphoneApi } from '../../shared/api';
+// The settings domain: the settings form (save, use the sandbox), the Network section and the desk
+// preferences.
+import type { SoftphoneApi } from '../../shared/api';
 import type { Preferences, PreferencesPatch } from '../../shared/preferences';
 import type { Result } from '../../shared/result';
 import type { StoreApi } from 'zustand/vanilla';
-import { parsePreferences, parsePresence, parseSettings } from '../bridge/payload-schemas';
+import { parsePreferences, parseSettings } from '../bridge/payload-schemas';
 import { errorMessage } from '../error-texts';
 import { i18n } from '../i18n/i18n';
 import {
@@ -23,7 +23,7 @@ import type { AppState } from '../store/store';
 const t = i18n.getFixedT(null, 'settings');
 
 export interface SettingsActionsDeps {
-  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'saveNetworkSettings' | 'setPresence' | 'setPreferences'>;
+  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'saveNetworkSettings' | 'setPreferences'>;
   store: StoreApi<AppState>;
 }
 
@@ -38,19 +38,6 @@ export class SettingsActions {
 
   private get state(): AppState {
     return this.store.getState();
-  }
-
-  // ---- presence ----
-
-  /** The presence control: available or do not disturb (the main process adds "on a call" itself). */
-  async setPresence(choice: PresenceChoice): Promise<void> {
-    const result = await this.api.setPresence({ status: choice });
-    if (!result.ok) {
-      this.state.setPresenceError(errorMessage(result.error));
-      return;
-    }
-    const presence = parsePresence(result.value);
-    if (presence.ok) this.state.setPresence(presence.value);
   }
 
   // ---- desk preferences ----

@@ -4,7 +4,7 @@
 // never rendered half-formed.
 import { z } from 'zod';
 import { preferencesSchema, SHORTCUT_ACTIONS, type Preferences, type ShortcutAction } from '../../shared/preferences';
-import { PRESENCE_STATUSES, type AgentPresence, type AppSnapshot, type PushName, type PushPayloads } from '../../shared/api';
+import { AGENT_ROLES, PRESENCE_STATUSES, type AgentPresence, type AppSnapshot, type PushName, type PushPayloads, type TeamInfo } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { Conversation } from '../../shared/conversation';
 import type { TemplateDraft } from '../../shared/templates';
@@ -13,7 +13,8 @@ import type { Result } from '../../shared/result';
 import { updateStatusSchema, type UpdateStatus } from '../../shared/updates';
 import { legReportSchema } from '../../shared/bridge';
 import { parseWith } from '../../shared/validation';
-import { historyEntrySchema } from '../../shared/history';
+import { historyEntrySchema as storedHistoryEntrySchema, type HistoryEntry } from '../../shared/history';
+import { teamSettingsSchema } from '../../shared/team-settings';
 import { ruleTextSchema } from '../../shared/i18n/text';
 import { colleagueSchema, teamMemberSchema, TRANSFER_KINDS, type TeamMember } from '../../shared/transfer';
 
@@ -100,10 +101,39 @@ const sandboxCustomerSchema = z.looseObject({
   behaviour: z.enum(['answers', 'rejects', 'no_answer', 'no_permission', 'busy']),
 });
 
-const presenceSchema = z.looseObject({
-  choice: z.enum(['available', 'dnd']),
-  status: z.enum(PRESENCE_STATUSES),
+// After-call work under way (shared/api.ts AfterCallWork): the countdown, "Ready" and the wrap-up it waits for.
+const afterCallWorkSchema = z.looseObject({
+  localId: z.string().min(1),
+  callId: z.string().optional(),
+  startedAt: z.number(),
+  endsAt: z.number(),
+  waitingForWrapUp: z.boolean(),
 });
+
+const presenceSchema = z.looseObject({
+  choice: z.enum(['available', 'break', 'dnd']),
+  status: z.enum(PRESENCE_STATUSES),
+  breakReason: z.string().optional(),
+  afterCallWork: afterCallWorkSchema.optional(),
+});
+
+// The team's settings as the relay's own rules read them (the defaults for a field left out); a field
+// a newer host adds is let through, as everywhere at this edge.
+const teamInfoSchema = z.looseObject({
+  role: z.enum(AGENT_ROLES),
+  settings: teamSettingsSchema.loose(),
+});
+
+// A call's wrap-up (shared/history.ts WrapUp), beside the entry's fields the stored schema checks.
+const wrapUpSchema = z.looseObject({
+  disposition: z.string().nullable(),
+  notes: z.string(),
+  savedAt: z.number(),
+  synced: z.boolean(),
+  syncError: z.string().optional(),
+  refused: z.boolean().optional(),
+});
+const historyEntrySchema = storedHistoryEntrySchema.extend({ wrapUp: wrapUpSchema.optional() });
 
 const windowSchema = z.union([
   z.looseObject({ open: z.literal(true), closesAt: z.number(), lastInboundAt: z.number() }),
@@ -162,6 +192,7 @@ const snapshotSchema = z.looseObject({
   sandboxTemplates: z.array(sandboxTemplateSchema).optional(),
   preferences: preferencesSchema.optional(),
   updateStatus: updateStatusSchema.optional(),
+  team: teamInfoSchema.optional(),
 });
 
 // The schemas check a superset of what the types promise; the casts below only drop that knowledge.
@@ -169,6 +200,9 @@ export const parseSnapshot = (data: unknown): Result<AppSnapshot> => parseWith(s
 export const parseCallState = (data: unknown): Result<CallState> => parseWith(callStateSchema, data) as Result<CallState>;
 export const parseSettings = (data: unknown): Result<PublicSettings> => parseWith(settingsSchema, data) as Result<PublicSettings>;
 export const parsePresence = (data: unknown): Result<AgentPresence> => parseWith(presenceSchema, data) as Result<AgentPresence>;
+export const parseTeamInfo = (data: unknown): Result<TeamInfo> => parseWith(teamInfoSchema, data) as Result<TeamInfo>;
+/** One recent-calls entry (saveWrapUp's answer). */
+export const parseHistoryEntry = (data: unknown): Result<HistoryEntry> => parseWith(historyEntrySchema, data) as Result<HistoryEntry>;
 export const parseConversation = (data: unknown): Result<Conversation> => parseWith(conversationSchema, data) as Result<Conversation>;
 export const parsePreferences = (data: unknown): Result<Preferences> => parseWith(preferencesSchema, data) as Result<Preferences>;
 export const parseTemplateDraft = (data: unknown): Result<TemplateDraft> => parseWith(templateDraftSchema, data) as Result<TemplateDraft>;
@@ -184,6 +218,7 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   historyChanged: z.array(historyEntrySchema),
   settingsChanged: settingsSchema,
   presenceChanged: presenceSchema,
+  teamChanged: teamInfoSchema,
   conversationChanged: conversationSchema,
   preferencesChanged: preferencesSchema,
   dialRequested: z.strictObject({ number: z.string().regex(/^[0-9]{6,15}$/), dial: z.boolean() }),

@@ -1,5 +1,4 @@
 import { useTranslation } from 'react-i18next';
-import type { PresenceChoice } from '../../shared/api';
 import type { HistoryEntry } from '../../shared/history';
 import { missedCalls } from '../../shared/preferences';
 import { useSettingsActions, useUpdateActions } from '../app/controllers-context';
@@ -7,6 +6,7 @@ import { offersRestart, useUpdateStatusStore } from '../store/updates';
 import { connectionIndicator } from '../call-display';
 import { i18n } from '../i18n/i18n';
 import { useAppStore } from '../store/store';
+import { PresenceControl } from './PresenceControl';
 import { seenPatchFor, showRecentCalls } from './RecentCalls';
 
 export function Header() {
@@ -86,44 +86,6 @@ function MissedCallsButton() {
     >
       {button.text}
     </button>
-  );
-}
-
-const PRESENCE_OPTIONS = [
-  { value: 'available', labelKey: 'presence.available' },
-  { value: 'dnd', labelKey: 'presence.dnd' },
-] as const satisfies ReadonlyArray<{ value: PresenceChoice; labelKey: string }>;
-
-/** The agent's choice; while a call is under way the relay is told "on a call" whatever it is. */
-function PresenceControl() {
-  const { t } = useTranslation('common');
-  const settingsActions = useSettingsActions();
-  const presence = useAppStore((s) => s.presence);
-  const error = useAppStore((s) => s.presenceError);
-  if (!presence) return null;
-  const onCall = presence.status === 'on_call' || presence.status === 'call_waiting';
-  return (
-    <span className={`presence presence-${presence.status}`}>
-      <select
-        aria-label={t('presence.label')}
-        value={presence.choice}
-        title={onCall ? t('presence.onCallTitle') : undefined}
-        aria-invalid={error !== null ? true : undefined}
-        onChange={(e) => void settingsActions.setPresence(e.target.value as PresenceChoice)}
-      >
-        {PRESENCE_OPTIONS.map((o) => (
-          <option key={o.value} value={o.value}>
-            {t(o.labelKey)}
-          </option>
-        ))}
-      </select>
-      {onCall && <span className="presence-note">{t('presence.onCall')}</span>}
-      {error !== null && (
-        <span role="alert" className="visually-hidden">
-          {error}
-        </span>
-      )}
-    </span>
   );
 }
 

@@ -1,4 +1,4 @@
-import { useMemo, useRef } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useCallActions, useMessaging, useSettingsActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
@@ -9,7 +9,10 @@ import { useAppStore } from '../store/store';
 import type { HistoryEntry } from '../../shared/history';
 import { missedCalls } from '../../shared/preferences';
 import { formatPhoneNumber } from '../../shared/phone';
+import { wrapUpEditable } from '../store/wrap-up-form';
 import { Ltr } from './Ltr';
+import { WrapUpForm } from './WrapUpForm';
+import { WrapUpSummary } from './WrapUpSummary';
 
 const SHOWN = 50;
 const translate = i18n.getFixedT(null, 'calls');
@@ -95,78 +98,100 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
   const dialable = entry.number !== undefined;
   const callBack = callBackLabel(entry);
   const quality = entry.quality ? qualitySummaryText(entry.quality) : undefined;
+  // The wrap-up can be written or changed for 24 hours after an answered call; a saved one shows after that too.
+  const editable = wrapUpEditable(entry, now);
+  const [wrapUpOpen, setWrapUpOpen] = useState(false);
+  const idBase = `recent-${entry.localId}`;
+  const formId = `${idBase}-wrapup`;
 
   return (
     <li className="history-row">
-      <button
-        type="button"
-        className="history-item"
-        disabled={!dialable}
-        title={dialable ? t('recent.show') : t('recent.noNumber')}
-        onClick={() => {
-          if (!entry.number) return;
-          messaging.selectContact(entry.number);
-          callActions.useNumber(entry.number);
-          // Straight on to the dialer, where Enter calls.
-          document.getElementById('dial-number')?.focus();
-        }}
-      >
-        <span className={`direction direction-${entry.direction} ${UNHAPPY.has(entry.outcome) ? 'direction-unhappy' : ''}`} aria-hidden="true">
-          {incoming ? '↙' : '↗'}
-        </span>
-        <span className="visually-hidden">{incoming ? t('recent.incoming') : t('recent.outgoing')}</span>
-        <span className="history-main">
-          <span className="history-title">{title === number ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}</span>
-          {number && number !== title && (
-            <span className="history-number">
-              <Ltr>{number}</Ltr>
-            </span>
-          )}
-          {quality && (
-            <span className="history-quality">
-              <span className="visually-hidden">{t('recent.qualityLead')}</span>
-              {quality}
-            </span>
-          )}
-        </span>
-        <span className="history-meta">
-          <span className={`history-outcome ${UNHAPPY.has(entry.outcome) ? 'is-unhappy' : ''}`} title={outcome}>
-            {outcome}
-          </span>
-          <span className="history-when">
-            <span className="visually-hidden">{t('recent.atLead')}</span>
-            <time dateTime={new Date(entry.startedAt).toISOString()}>{formatCallTime(entry.startedAt, now)}</time>
-            <span aria-hidden="true"> · </span>
-            <span className="visually-hidden">{t('recent.durationLead')}</span>
-            <Ltr>{formatTalkTime(entry.durationSec)}</Ltr>
-            {entry.heldSec !== undefined && entry.heldSec > 0 && (
-              <>
-                <span aria-hidden="true"> · </span>
-                <span className="history-held">{t('recent.heldFor', { duration: ltrInText(formatTalkTime(entry.heldSec)) })}</span>
-              </>
-            )}
-          </span>
-
-        </span>
-      </button>
-      {callBack && (
+      <div className="history-line">
         <button
           type="button"
-          className="btn btn-quiet btn-callback"
-          aria-label={callBack}
-          title={callBack}
+          className="history-item"
+          disabled={!dialable}
+          title={dialable ? t('recent.show') : t('recent.noNumber')}
           onClick={() => {
             if (!entry.number) return;
-            // The contact panel follows: for a customer whose 24-hour window is closed it offers a template.
             messaging.selectContact(entry.number);
-            void callActions.dialRequested({ number: entry.number, dial: true });
+            callActions.useNumber(entry.number);
+            // Straight on to the dialer, where Enter calls.
+            document.getElementById('dial-number')?.focus();
           }}
         >
-          <svg viewBox="0 0 24 24" aria-hidden="true" focusable="false" className="callback-icon">
-            <path d="M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.6a1 1 0 0 1-.25 1z" />
-          </svg>
-          <span className="callback-text">{t('recent.callBackShort')}</span>
+          <span className={`direction direction-${entry.direction} ${UNHAPPY.has(entry.outcome) ? 'direction-unhappy' : ''}`} aria-hidden="true">
+            {incoming ? '↙' : '↗'}
+          </span>
+          <span className="visually-hidden">{incoming ? t('recent.incoming') : t('recent.outgoing')}</span>
+          <span className="history-main">
+            <span className="history-title">{title === number ? <Ltr>{title}</Ltr> : <bdi>{title}</bdi>}</span>
+            {number && number !== title && (
+              <span className="history-number">
+                <Ltr>{number}</Ltr>
+              </span>
+            )}
+            {quality && (
+              <span className="history-quality">
+                <span className="visually-hidden">{t('recent.qualityLead')}</span>
+                {quality}
+              </span>
+            )}
+          </span>
+          <span className="history-meta">
+            <span className={`history-outcome ${UNHAPPY.has(entry.outcome) ? 'is-unhappy' : ''}`} title={outcome}>
+              {outcome}
+            </span>
+            <span className="history-when">
+              <span className="visually-hidden">{t('recent.atLead')}</span>
+              <time dateTime={new Date(entry.startedAt).toISOString()}>{formatCallTime(entry.startedAt, now)}</time>
+              <span aria-hidden="true"> · </span>
+              <span className="visually-hidden">{t('recent.durationLead')}</span>
+              <Ltr>{formatTalkTime(entry.durationSec)}</Ltr>
+              {entry.heldSec !== undefined && entry.heldSec > 0 && (
+                <>
+                  <span aria-hidden="true"> · </span>
+                  <span className="history-held">{t('recent.heldFor', { duration: ltrInText(formatTalkTime(entry.heldSec)) })}</span>
+                </>
+              )}
+            </span>
+
+          </span>
         </button>
+        {callBack && (
+          <button
+            type="button"
+            className="btn btn-quiet btn-callback"
+            aria-label={callBack}
+            title={callBack}
+            onClick={() => {
+              if (!entry.number) return;
+              // The contact panel follows: for a customer whose 24-hour window is closed it offers a template.
+              messaging.selectContact(entry.number);
+              void callActions.dialRequested({ number: entry.number, dial: true });
+            }}
+          >
+            <svg viewBox="0 0 24 24" aria-hidden="true" focusable="false" className="callback-icon">
+              <path d="M6.6 10.8a15.1 15.1 0 0 0 6.6 6.6l2.2-2.2a1 1 0 0 1 1-.25 11.4 11.4 0 0 0 3.6.57 1 1 0 0 1 1 1V20a1 1 0 0 1-1 1A17 17 0 0 1 3 4a1 1 0 0 1 1-1h3.5a1 1 0 0 1 1 1c0 1.25.2 2.45.57 3.6a1 1 0 0 1-.25 1z" />
+            </svg>
+            <span className="callback-text">{t('recent.callBackShort')}</span>
+          </button>
+        )}
+      </div>
+      {(entry.wrapUp || editable) && (
+        <div className="history-extra">
+          {entry.wrapUp && <WrapUpSummary wrapUp={entry.wrapUp} idBase={idBase} />}
+          {editable && (
+            <button type="button" className="btn btn-quiet btn-wrapup" aria-expanded={wrapUpOpen} aria-controls={wrapUpOpen ? formId : undefined} onClick={() => setWrapUpOpen(!wrapUpOpen)}>
+              {entry.wrapUp ? t('wrapUp.edit') : t('wrapUp.open')}
+            </button>
+          )}
+        </div>
+      )}
+      {editable && wrapUpOpen && (
+        <div id={formId} className="history-wrapup">
+          <WrapUpForm localId={entry.localId} idBase={formId} />
+        </div>
       )}
     </li>
   );

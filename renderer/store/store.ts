@@ -3,7 +3,7 @@
 // selectors or useShallow; tests call resetStore().
 import { useStore } from 'zustand';
 import { createStore, type StoreApi } from 'zustand/vanilla';
-import type { AgentPresence, AppSnapshot, ConnectionState } from '../../shared/api';
+import type { AgentPresence, AppSnapshot, ConnectionState, TeamInfo } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { Conversation } from '../../shared/conversation';
 import type { HistoryEntry } from '../../shared/history';
@@ -11,12 +11,14 @@ import { DEFAULT_PREFERENCES, type Preferences } from '../../shared/preferences'
 import type { SandboxCustomer, SandboxTemplate } from '../../shared/sandbox';
 import type { AppError } from '../../shared/result';
 import type { PublicSettings } from '../../shared/settings';
+import { DEFAULT_TEAM_SETTINGS } from '../../shared/team-settings';
 import type { HostLinkState } from '../bridge/host-link';
 import { mergeCalls, mergeSnapshotCalls } from './call-list';
 import { emptyComposer, type ComposerDraft } from './composer';
 import { isWindowOpen, mergeConversation, mergeConversations } from './conversations';
 import { draftFromNetwork, type NetworkDraft, type NetworkErrors, type NetworkField } from './network-form';
 import { draftFromSettings, type SettingsDraft, type SettingsErrors, type SettingsField } from './settings-form';
+import type { WrapUpFormState } from './wrap-up-form';
 
 export interface CallsSlice {
   calls: Record<string, CallState>;
@@ -49,6 +51,15 @@ export interface PresenceSlice {
   presence: AgentPresence | null;
   /** Why the last change of presence was refused, if it was. */
   presenceError: string | null;
+}
+
+export interface DeskSlice {
+  /** The agent's role and the team's settings (break reasons, dispositions); the defaults until the host tells them. */
+  team: TeamInfo;
+  /** Why "Ready" was refused, if it was. */
+  afterCallWorkError: string | null;
+  /** Wrap-up forms by the call's localId: drafts, errors and saves under way. */
+  wrapUps: Record<string, WrapUpFormState>;
 }
 
 export interface PreferencesSlice {
@@ -134,6 +145,11 @@ export interface StoreActions {
   setService(connection: ConnectionState): void;
   setPresence(presence: AgentPresence): void;
   setPresenceError(message: string | null): void;
+  setTeam(team: TeamInfo): void;
+  setAfterCallWorkError(message: string | null): void;
+  /** Replaces one recent-calls entry (a saved wrap-up) until the next history push. */
+  applyHistoryEntry(entry: HistoryEntry): void;
+  setWrapUpForm(localId: string, form: WrapUpFormState): void;
   setPreferences(preferences: Preferences): void;
   setPreferencesError(message: string | null): void;
   setHostLink(state: HostLinkState): void;
@@ -165,10 +181,12 @@ export interface StoreActions {
   setSandboxMessage(value: string): void;
 }
 
-export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & PresenceSlice & PreferencesSlice & SettingsSlice & UiSlice & MessagesSlice;
+export type StoreState = CallsSlice & HistorySlice & ConnectionSlice & PresenceSlice & DeskSlice & PreferencesSlice & SettingsSlice & UiSlice & MessagesSlice;
 export type AppState = StoreState & StoreActions;
 
 const QUIET_LEVELS = { mic: 0, customer: 0 };
+
+const defaultTeam = (): TeamInfo => ({ role: 'agent', settings: structuredClone(DEFAULT_TEAM_SETTINGS) });
 
 export function initialState(): StoreState {
   return {
@@ -180,6 +198,9 @@ export function initialState(): StoreState {
     snapshotError: null,
     presence: null,
     presenceError: null,
+    team: defaultTeam(),
+    afterCallWorkError: null,
+    wrapUps: {},
     preferences: structuredClone(DEFAULT_PREFERENCES),
     preferencesError: null,
     mode: null,
@@ -236,6 +257,7 @@ export const appStore = createStore<AppState>()((set, get) => ({
         history: snapshot.history,
         service: snapshot.connection,
         presence: snapshot.presence ?? s.presence,
+        team: snapshot.team ?? s.team,
         preferences: snapshot.preferences ?? s.preferences,
         sandboxCustomers: customers,
         sandboxSelection: selection,
@@ -252,8 +274,13 @@ export const appStore = createStore<AppState>()((set, get) => ({
   },
   setHistory: (history) => set({ history }),
   setService: (service) => set({ service }),
-  setPresence: (presence) => set({ presence, presenceError: null }),
+  // A refused "Ready" belongs to that after-call work: gone with it.
+  setPresence: (presence) => set((s) => ({ presence, presenceError: null, afterCallWorkError: presence.afterCallWork ? s.afterCallWorkError : null })),
   setPresenceError: (presenceError) => set({ presenceError }),
+  setTeam: (team) => set({ team }),
+  setAfterCallWorkError: (afterCallWorkError) => set({ afterCallWorkError }),
+  applyHistoryEntry: (entry) => set((s) => ({ history: s.history.map((h) => (h.localId === entry.localId ? entry : h)) })),
+  setWrapUpForm: (localId, form) => set((s) => ({ wrapUps: { ...s.wrapUps, [localId]: form } })),
   setPreferences: (preferences) => set({ preferences, preferencesError: null }),
   setPreferencesError: (preferencesError) => set({ preferencesError }),
   setHostLink: (hostLink) => set({ hostLink }),

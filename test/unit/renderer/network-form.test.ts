@@ -198,7 +198,6 @@ describe('saving the Network section', () => {
     const api: SettingsActionsDeps['api'] = {
       saveSettings: notHere,
       clearSettings: notHere,
-      setPresence: notHere,
       setPreferences: notHere,
       saveNetworkSettings: async (params) => {
         sent.push(params);

@@ -2,6 +2,7 @@
 // in for the browser's WebSocket (same interface: the bridge uses addEventListener, send, close).
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { DEFAULT_PREFERENCES } from '../../../shared/preferences';
+import { DEFAULT_TEAM_SETTINGS } from '../../../shared/team-settings';
 import { WebSocket, WebSocketServer } from 'ws';
 import { COMMAND_NAMES, PUSH_NAMES, pushListenerName, wsClientFrameSchema, type PushMessage, type PushName, type PushPayloads, type WsServerFrame } from '../../../shared/api';
 import type { HostLinkState } from '../../../renderer/bridge/host-link';
@@ -239,6 +240,7 @@ const PUSH_SAMPLES: { [N in PushName]: PushPayloads[N] } = {
   historyChanged: [{ localId: 'in:wacid.1', callId: 'wacid.1', direction: 'incoming', number: '447700900123', outcome: 'completed', startedAt: T0, endedAt: T0 + 10_000, durationSec: 7 }],
   settingsChanged: sandboxSettings,
   presenceChanged: { choice: 'available', status: 'on_call' },
+  teamChanged: { role: 'supervisor', settings: { ...DEFAULT_TEAM_SETTINGS, breakReasons: ['Lunch', 'Coaching'], dispositionRequired: true } },
   preferencesChanged: { ...DEFAULT_PREFERENCES, quitOnClose: true },
   dialRequested: { number: '447700900123', dial: false },
   shortcutPressed: { action: 'decline', localId: 'in:wacid.1' },
