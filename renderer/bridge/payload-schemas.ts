@@ -124,16 +124,8 @@ const teamInfoSchema = z.looseObject({
   settings: teamSettingsSchema.loose(),
 });
 
-// A call's wrap-up (shared/history.ts WrapUp), beside the entry's fields the stored schema checks.
-const wrapUpSchema = z.looseObject({
-  disposition: z.string().nullable(),
-  notes: z.string(),
-  savedAt: z.number(),
-  synced: z.boolean(),
-  syncError: z.string().optional(),
-  refused: z.boolean().optional(),
-});
-const historyEntrySchema = storedHistoryEntrySchema.extend({ wrapUp: wrapUpSchema.optional() });
+// The stored entry's schema checks a wrap-up too (shared/history.ts WrapUp).
+const historyEntrySchema = storedHistoryEntrySchema;
 
 const windowSchema = z.union([
   z.looseObject({ open: z.literal(true), closesAt: z.number(), lastInboundAt: z.number() }),
