@@ -333,22 +333,22 @@ describe.each(harnesses)('$name backend', (harness) => {
     it('is set, changed and mirrored locally', async () => {
       await open();
       expect(backend.presenceOf('alice')).toBeUndefined();
-      await backend.setPresence('alice', 'available', 60_000);
+      await backend.setPresence('alice', { presence: 'available' }, 60_000);
       expect(backend.presenceOf('alice')).toBe('available');
-      await backend.setPresence('alice', 'on_call', 60_000);
-      await backend.setPresence('bob', 'dnd', 60_000);
+      await backend.setPresence('alice', { presence: 'on_call' }, 60_000);
+      await backend.setPresence('bob', { presence: 'dnd' }, 60_000);
       expect(backend.presenceOf('alice')).toBe('on_call');
       expect(backend.presenceOf('bob')).toBe('dnd');
     });
 
     it('keeps call_waiting apart from on_call, and changes between them', async () => {
       await open();
-      await backend.setPresence('alice', 'call_waiting', 60_000);
-      await backend.setPresence('bob', 'on_call', 60_000);
+      await backend.setPresence('alice', { presence: 'call_waiting' }, 60_000);
+      await backend.setPresence('bob', { presence: 'on_call' }, 60_000);
       expect(backend.presenceOf('alice')).toBe('call_waiting');
       expect(backend.presenceOf('bob')).toBe('on_call');
-      await backend.setPresence('alice', 'on_call', 60_000);
-      await backend.setPresence('bob', 'call_waiting', 60_000);
+      await backend.setPresence('alice', { presence: 'on_call' }, 60_000);
+      await backend.setPresence('bob', { presence: 'call_waiting' }, 60_000);
       expect(backend.presenceOf('alice')).toBe('on_call');
       expect(backend.presenceOf('bob')).toBe('call_waiting');
       clock.advance(60_001);
@@ -357,10 +357,10 @@ describe.each(harnesses)('$name backend', (harness) => {
 
     it('expires unless refreshed', async () => {
       await open();
-      await backend.setPresence('alice', 'dnd', 60_000);
-      await backend.setPresence('bob', 'available', 60_000);
+      await backend.setPresence('alice', { presence: 'dnd' }, 60_000);
+      await backend.setPresence('bob', { presence: 'available' }, 60_000);
       clock.advance(40_000);
-      await backend.setPresence('bob', 'available', 60_000);
+      await backend.setPresence('bob', { presence: 'available' }, 60_000);
       clock.advance(20_001);
       expect(backend.presenceOf('alice')).toBeUndefined();
       expect(backend.presenceOf('bob')).toBe('available');

@@ -92,9 +92,9 @@ describe('RedisBackend', () => {
     const prefix = uniquePrefix('relay-presence');
     const a = await open(prefix);
     const b = await open(prefix);
-    await a.setPresence('alice', 'on_call', 60_000);
+    await a.setPresence('alice', { presence: 'on_call' }, 60_000);
     await eventually(() => b.presenceOf('alice') === 'on_call', 'presence on the other instance');
-    await b.setPresence('alice', 'dnd', 60_000);
+    await b.setPresence('alice', { presence: 'dnd' }, 60_000);
     await eventually(() => a.presenceOf('alice') === 'dnd', 'the change back on the first instance');
     const late = await open(prefix);
     expect(late.presenceOf('alice')).toBe('dnd');
@@ -104,11 +104,11 @@ describe('RedisBackend', () => {
     const prefix = uniquePrefix('relay-presence-cw');
     const a = await open(prefix);
     const b = await open(prefix);
-    await a.setPresence('alice', 'call_waiting', 60_000);
+    await a.setPresence('alice', { presence: 'call_waiting' }, 60_000);
     await eventually(() => b.presenceOf('alice') === 'call_waiting', 'call_waiting on the other instance');
-    await b.setPresence('alice', 'on_call', 60_000);
+    await b.setPresence('alice', { presence: 'on_call' }, 60_000);
     await eventually(() => a.presenceOf('alice') === 'on_call', 'on_call back on the first instance');
-    await a.setPresence('alice', 'call_waiting', 60_000);
+    await a.setPresence('alice', { presence: 'call_waiting' }, 60_000);
     await eventually(() => b.presenceOf('alice') === 'call_waiting', 'call_waiting again on the other instance');
     const late = await open(prefix);
     expect(late.presenceOf('alice')).toBe('call_waiting');
@@ -179,7 +179,7 @@ describe('RedisBackend', () => {
     const [a, b] = await pair();
     await killConnection([a, b], 'presence');
     // Published while the subscribers were away: only the reload can bring it.
-    await a.setPresence('carol', 'dnd', 60_000);
+    await a.setPresence('carol', { presence: 'dnd' }, 60_000);
     await eventually(() => b.presenceOf('carol') === 'dnd', 'presence after the reconnect');
   });
 
@@ -188,7 +188,7 @@ describe('RedisBackend', () => {
     await admin.call('SCRIPT', 'FLUSH');
     expect((await backend.append(input(inbound('m1', Date.now()), Date.now()))).stored).toBe(true);
     expect(await backend.claim('c1', 'alice')).toEqual({ won: true, agentId: 'alice' });
-    await backend.setPresence('alice', 'available', 60_000);
+    await backend.setPresence('alice', { presence: 'available' }, 60_000);
     expect(backend.presenceOf('alice')).toBe('available');
   });
 

@@ -88,9 +88,9 @@ describe('agent directory', () => {
   const directory = new AgentDirectory([...team('alice', 'bob').agents, ...legacyAgents(['legacy-token-1', 'legacy-token-2'])]);
 
   it('finds the agent of a bearer token, and nobody for anything else', () => {
-    expect(directory.authenticate('Bearer token-alice-0123456789')).toEqual({ id: 'alice', name: 'Alice Agent' });
-    expect(directory.authenticate('bearer   token-bob-0123456789 ')).toEqual({ id: 'bob', name: 'Bob Agent' });
-    expect(directory.authenticate('Bearer legacy-token-2')).toEqual({ id: 'agent-2', name: 'Agent 2' });
+    expect(directory.authenticate('Bearer token-alice-0123456789')).toEqual({ id: 'alice', name: 'Alice Agent', role: 'agent' });
+    expect(directory.authenticate('bearer   token-bob-0123456789 ')).toEqual({ id: 'bob', name: 'Bob Agent', role: 'agent' });
+    expect(directory.authenticate('Bearer legacy-token-2')).toEqual({ id: 'agent-2', name: 'Agent 2', role: 'agent' });
     for (const header of [undefined, '', 'Bearer', 'Bearer ', 'Basic token-alice-0123456789', 'token-alice-0123456789', 'Bearer token-alice-012345678', 'Bearer token-alice-0123456789x', `Bearer ${hashAgentToken('token-alice-0123456789')}`]) {
       expect(directory.authenticate(header), String(header)).toBeUndefined();
     }
@@ -106,8 +106,8 @@ describe('relay: agents', () => {
     const { agents, tokens } = team('alice');
     const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents, agentTokens: ['legacy-token-1-0123456789abcdef0123'] });
     relays.push(relay);
-    expect(await getMe(relay.url, tokens.alice)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent' } });
-    expect(await getMe(relay.url, 'legacy-token-1-0123456789abcdef0123')).toEqual({ status: 200, body: { agentId: 'agent-1', name: 'Agent 1' } });
+    expect(await getMe(relay.url, tokens.alice)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent', role: 'agent' } });
+    expect(await getMe(relay.url, 'legacy-token-1-0123456789abcdef0123')).toEqual({ status: 200, body: { agentId: 'agent-1', name: 'Agent 1', role: 'agent' } });
     const refused = await getMe(relay.url, 'nobody-token-123');
     expect(refused.status).toBe(401);
     expect(refused.body).toMatchObject({ error: { code: 'unauthorized' } });
@@ -145,7 +145,7 @@ describe('relay: agents', () => {
     if (!read.ok) throw new Error(read.error.message);
     const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents: read.value });
     relays.push(relay);
-    expect(await getMe(relay.url, token)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent' } });
+    expect(await getMe(relay.url, token)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent', role: 'agent' } });
   });
 
   it.each([
