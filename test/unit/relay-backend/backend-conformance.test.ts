@@ -367,6 +367,37 @@ describe.each(harnesses)('$name backend', (harness) => {
       clock.advance(40_000);
       expect(backend.presenceOf('bob')).toBeUndefined();
     });
+
+    it('keeps a break with its reason, and since when: a refresh keeps it, another state or reason starts it again', async () => {
+      await open();
+      const t0 = clock.now();
+      expect(await backend.setPresence('alice', { presence: 'break', reason: 'Lunch' }, 60_000)).toEqual({ presence: 'break', reason: 'Lunch', since: t0 });
+      clock.advance(20_000);
+      expect(await backend.setPresence('alice', { presence: 'break', reason: 'Lunch' }, 60_000)).toEqual({ presence: 'break', reason: 'Lunch', since: t0 });
+      expect(backend.presenceStateOf('alice')).toEqual({ presence: 'break', reason: 'Lunch', since: t0 });
+      expect(backend.presenceOf('alice')).toBe('break');
+      // Another reason is another state.
+      clock.advance(1_000);
+      expect(await backend.setPresence('alice', { presence: 'break', reason: 'Meeting' }, 60_000)).toEqual({ presence: 'break', reason: 'Meeting', since: t0 + 21_000 });
+      clock.advance(1_000);
+      expect(await backend.setPresence('alice', { presence: 'available' }, 60_000)).toEqual({ presence: 'available', since: t0 + 22_000 });
+      expect(backend.presenceStateOf('alice')).toEqual({ presence: 'available', since: t0 + 22_000 });
+      clock.advance(5_000);
+      expect((await backend.setPresence('alice', { presence: 'available' }, 60_000)).since).toBe(t0 + 22_000);
+      // After-call work for a call, the call as its reason.
+      expect(await backend.setPresence('bob', { presence: 'after_call_work', reason: 'wacid.1' }, 60_000)).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 27_000 });
+      expect(backend.presenceStateOf('bob')).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 27_000 });
+      expect(backend.presenceStateOf('carol')).toBeUndefined();
+    });
+
+    it('starts since again once the presence expired, even for the same state', async () => {
+      await open();
+      const t0 = clock.now();
+      await backend.setPresence('alice', { presence: 'dnd' }, 60_000);
+      clock.advance(60_001);
+      expect(backend.presenceStateOf('alice')).toBeUndefined();
+      expect(await backend.setPresence('alice', { presence: 'dnd' }, 60_000)).toEqual({ presence: 'dnd', since: t0 + 60_001 });
+    });
   });
 
   it('closes cleanly, and twice', async () => {

@@ -140,6 +140,37 @@ describe('RedisBackend', () => {
     expect(logger.messages('warn')).toContain('skipped an unreadable presence update');
   });
 
+  it('keeps a state’s since across instances: a refresh at either keeps it, a change at either starts it again', async () => {
+    const prefix = uniquePrefix('relay-presence-since');
+    const clock = new FakeClock();
+    const a = await open(prefix, clock);
+    const b = await open(prefix, clock);
+    const t0 = clock.now();
+    expect(await a.setPresence('alice', { presence: 'break', reason: 'Short break' }, 60_000)).toEqual({ presence: 'break', reason: 'Short break', since: t0 });
+    await eventually(() => b.presenceStateOf('alice')?.since === t0, 'the break on the other instance');
+    expect(b.presenceStateOf('alice')).toEqual({ presence: 'break', reason: 'Short break', since: t0 });
+    clock.advance(20_000);
+    // The refresh reaches the other instance: the script, not the mirror, keeps the since.
+    expect(await b.setPresence('alice', { presence: 'break', reason: 'Short break' }, 60_000)).toEqual({ presence: 'break', reason: 'Short break', since: t0 });
+    clock.advance(1_000);
+    expect(await a.setPresence('alice', { presence: 'after_call_work', reason: 'wacid.1' }, 60_000)).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 21_000 });
+    await eventually(() => b.presenceOf('alice') === 'after_call_work', 'the after-call work on the other instance');
+    expect(b.presenceStateOf('alice')).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 21_000 });
+    const late = await open(prefix, clock);
+    expect(late.presenceStateOf('alice')).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 21_000 });
+  });
+
+  it('takes a record an older relay wrote, without reason or since, as a state that starts at the next report', async () => {
+    const prefix = uniquePrefix('relay-presence-older');
+    const clock = new FakeClock();
+    const expiresAt = clock.now() + 60_000;
+    await admin.hset(`${prefix}presence`, { alice: `1 ${JSON.stringify({ agentId: 'alice', presence: 'dnd', expiresAt })}` });
+    const backend = await open(prefix, clock);
+    expect(backend.presenceStateOf('alice')).toEqual({ presence: 'dnd' });
+    clock.advance(1_000);
+    expect(await backend.setPresence('alice', { presence: 'dnd' }, 60_000)).toEqual({ presence: 'dnd', since: clock.now() });
+  });
+
   it('keeps serving when one instance dies; the other replays everything after its last cursor', async () => {
     const [a, b] = await pair();
     const atA = recorder(a);
