@@ -148,6 +148,39 @@ describe('relay: agents', () => {
     expect(await getMe(relay.url, token)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent', role: 'agent' } });
   });
 
+  it('add-agent --supervisor writes the role, which the relay reads; a file without roles makes agents, and an unknown role is refused naming its field', async () => {
+    const path = join(dir, 'agents.json');
+    const supervisor = await runCli(['add-agent', '--agents', path, '--id', 'sam', '--name', 'Sam Supervisor', '--supervisor']);
+    expect(supervisor.code).toBe(0);
+    expect(supervisor.stdout).toContain(`added supervisor "sam" (Sam Supervisor) to ${path}`);
+    const agent = await runCli(['add-agent', '--agents', path, '--id', 'alice']);
+    expect(agent.code).toBe(0);
+    expect(agent.stdout).toContain(`added agent "alice" (alice) to ${path}`);
+    const file = JSON.parse(await readFile(path, 'utf8')) as { agents: Record<string, unknown>[] };
+    expect(file.agents.map((a) => [a.id, a.role])).toEqual([
+      ['sam', 'supervisor'],
+      ['alice', undefined],
+    ]);
+    expect(file.agents[1]).not.toHaveProperty('role');
+
+    const read = await readAgentsFile(path);
+    if (!read.ok) throw new Error(read.error.message);
+    const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents: read.value });
+    relays.push(relay);
+    const token = /^token: (\S+)$/m.exec(supervisor.stdout)![1]!;
+    expect(await getMe(relay.url, token)).toEqual({ status: 200, body: { agentId: 'sam', name: 'Sam Supervisor', role: 'supervisor' } });
+
+    const hash = hashAgentToken('token-x-0123456789');
+    expect(parseAgentsFile('agents.json', JSON.stringify({ agents: [{ id: 'a', name: 'A', tokenSha256: hash, role: 'agent' }] }))).toEqual({
+      ok: true,
+      value: [{ id: 'a', name: 'A', tokenSha256: hash, role: 'agent' }],
+    });
+    expect(parseAgentsFile('agents.json', JSON.stringify({ agents: [{ id: 'a', name: 'A', tokenSha256: hash, role: 'boss' }] }))).toMatchObject({
+      ok: false,
+      error: { message: 'agents.json: agents[0].role: must be one of agent, supervisor', field: 'agents[0].role' },
+    });
+  });
+
   it.each([
     [['add-agent', '--id', 'alice'], '--agents'],
     [['add-agent', '--agents', 'x.json'], '--id'],
