@@ -3,6 +3,7 @@
 // and compares hashes in constant time, over every agent, so timing tells nothing.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { AGENT_ROLES, type AgentRole } from '../shared/api';
 
 /** One agent as the agents file (relay/REFERENCE.md "Agents") lists it. */
 export interface AgentConfig {
@@ -10,12 +11,18 @@ export interface AgentConfig {
   name: string;
   /** Hex sha-256 of the agent's token. */
   tokenSha256: string;
+  /** Absent: `agent`. A supervisor also sees and steps into the team's calls. */
+  role?: AgentRole;
 }
 
 export interface Agent {
   id: string;
   name: string;
+  role: AgentRole;
 }
+
+/** The role of an agent the file names without one. */
+export const DEFAULT_AGENT_ROLE: AgentRole = 'agent';
 
 export const AGENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export const AGENT_ID_RULE = 'must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit';
@@ -27,6 +34,7 @@ export const agentConfigSchema = z.object({
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, 'must be 64 hex digits (the sha-256 of the token, never the token itself)')
     .transform((hex) => hex.toLowerCase()),
+  role: z.enum(AGENT_ROLES, { error: `must be one of ${AGENT_ROLES.join(', ')}` }).optional(),
 });
 
 export const agentsFileSchema = z.object({ agents: z.array(agentConfigSchema) }).superRefine((file, ctx) => {
@@ -105,7 +113,7 @@ export class AgentDirectory {
     const entries: Entry[] = [];
     for (const config of agents) {
       if (byId.has(config.id)) throw new Error(`agent id "${config.id}" is configured twice`);
-      const agent = { id: config.id, name: config.name };
+      const agent = { id: config.id, name: config.name, role: config.role ?? DEFAULT_AGENT_ROLE };
       byId.set(config.id, agent);
       entries.push({ agent, hash: Buffer.from(config.tokenSha256, 'hex') });
     }

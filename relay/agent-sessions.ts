@@ -5,6 +5,7 @@
 // fan-out. Each session is written on its own; one that stops reading only fills its own buffer,
 // and past `maxBufferBytes` it is disconnected and resumes by cursor — the others never wait.
 import type { ServerResponse } from 'node:http';
+import type { TeamInfo } from '../shared/api';
 import type { Logger } from '../shared/log';
 import type { Agent } from './agent-directory';
 import { BoundedSet } from './bounded-set';
@@ -51,9 +52,16 @@ const CLOSE_FLUSH_MS = 5_000;
 /** Why the relay ends a stream, told in its `close` event (relay/REFERENCE.md "Closing"). */
 export type StreamCloseReason = 'too_many_streams';
 
-/** The one named SSE event of the stream; envelopes have no `event:` field, so clients that know nothing of it skip it. */
+/**
+ * The named SSE events of the stream (`close`, `team`): envelopes have no `event:` field, so clients
+ * that know nothing of one skip it. Neither has an `id:`: the resume point stays the last envelope's.
+ */
 function closeFrame(reason: StreamCloseReason, message: string): string {
   return `event: close\ndata: ${JSON.stringify({ reason, message })}\n\n`;
+}
+
+function teamFrame(info: TeamInfo): string {
+  return `event: team\ndata: ${JSON.stringify(info)}\n\n`;
 }
 
 export class SessionHub {
@@ -123,6 +131,20 @@ export class SessionHub {
         return [...new Set(audience.agentIds)].flatMap((agentId) => [...(this.perAgent.get(agentId) ?? [])]);
       default:
         return this.sessions;
+    }
+  }
+
+  /**
+   * Tells every open stream (of `agentIds` only, when given) its agent's role and the team's settings
+   * (`event: team`), after a reload changed them. `infoOf` undefined: an agent no longer in the team.
+   */
+  tellTeam(infoOf: (agentId: string) => TeamInfo | undefined, agentIds?: ReadonlySet<string>): void {
+    for (const [agentId, sessions] of this.perAgent) {
+      if (agentIds !== undefined && !agentIds.has(agentId)) continue;
+      const info = infoOf(agentId);
+      if (info === undefined) continue;
+      const frame = teamFrame(info);
+      for (const session of sessions) session.tell(frame);
     }
   }
 
@@ -315,6 +337,11 @@ export class AgentSession implements HeadStartWatcher {
 
   writeComment(comment: string): void {
     this.write(comment);
+  }
+
+  /** A named event outside the stored order (no `id:`), written at once, during a replay too. */
+  tell(frame: string): void {
+    if (this.state !== 'ended') this.write(frame);
   }
 
   /** Ends the stream once its queued bytes are written; gives up after `timeoutMs` (a stuck agent). */

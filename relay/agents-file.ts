@@ -1,4 +1,4 @@
-// The agents file (relay/REFERENCE.md "Agents"): `{ "agents": [ { "id", "name", "tokenSha256" } ] }`.
+// The agents file (relay/REFERENCE.md "Agents"): `{ "agents": [ { "id", "name", "tokenSha256", "role"? } ] }`.
 // `add-agent` creates a token, prints it once and stores only its hash; the file is written
 // atomically with mode 0600, since even hashes are nobody else's business.
 import { randomBytes } from 'node:crypto';
@@ -6,7 +6,8 @@ import { chmod, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { err, ok, type Result } from '../shared/result';
 import { parseWith } from '../shared/validation';
-import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentsFileSchema, hashAgentToken, type AgentConfig } from './agent-directory';
+import type { AgentRole } from '../shared/api';
+import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentsFileSchema, DEFAULT_AGENT_ROLE, hashAgentToken, type AgentConfig } from './agent-directory';
 
 /** Reads and validates the agents file. Errors name the file and the offending field. */
 export async function readAgentsFile(path: string): Promise<Result<AgentConfig[]>> {
@@ -34,8 +35,11 @@ export interface AddedAgent {
   token: string;
 }
 
-/** Adds an agent with a fresh random token, creating the file when it does not exist yet. */
-export async function addAgentToFile(path: string, id: string, name: string): Promise<Result<AddedAgent>> {
+/**
+ * Adds an agent with a fresh random token, creating the file when it does not exist yet. The role
+ * is written only when it is not the default, as a file written by hand would leave it out.
+ */
+export async function addAgentToFile(path: string, id: string, name: string, role: AgentRole = DEFAULT_AGENT_ROLE): Promise<Result<AddedAgent>> {
   if (!AGENT_ID_PATTERN.test(id)) return err('invalid_input', `--id ${AGENT_ID_RULE} (got "${id}")`, { field: '--id' });
   const trimmedName = name.trim();
   if (trimmedName === '' || trimmedName.length > 200) return err('invalid_input', '--name must be 1 to 200 characters', { field: '--name' });
@@ -54,7 +58,7 @@ export async function addAgentToFile(path: string, id: string, name: string): Pr
 
   // 32 random bytes: far beyond guessing; base64url keeps it one word for settings and headers.
   const token = randomBytes(32).toString('base64url');
-  const agent: AgentConfig = { id, name: trimmedName, tokenSha256: hashAgentToken(token) };
+  const agent: AgentConfig = { id, name: trimmedName, tokenSha256: hashAgentToken(token), ...(role !== DEFAULT_AGENT_ROLE ? { role } : {}) };
   const next = `${JSON.stringify({ agents: [...agents, agent] }, null, 2)}\n`;
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {

@@ -27,6 +27,8 @@ export interface RelayCliConfig {
   maxStreamsPerAgent: number;
   /** The agents file with hashed tokens (relay/REFERENCE.md "Agents"). */
   agentsPath?: string;
+  /** The team's settings file (relay/REFERENCE.md "Team settings"); absent: the defaults. */
+  teamConfigPath?: string;
   /** `redis://…`: the Redis backend; absent: memory. */
   redisUrl?: string;
   redisPrefix?: string;
@@ -58,6 +60,8 @@ export interface AddAgentCommand {
   agentsPath: string;
   id: string;
   name: string;
+  /** --supervisor: written as `"role": "supervisor"`; absent, the agent has the default role. */
+  role?: 'supervisor';
 }
 
 export const DEFAULT_RELAY_PORT = 8787;
@@ -69,13 +73,16 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
                         [--turn-secret S --turn-urls URL[,URL]] [--bridge [--public-address A] [--rtp-ports FROM-TO]] [--bridge-token T] [--max-streams-per-agent N] [--trust-proxy] [--dev]
                         [--gateway-url URL --api-key K [--gateway-product P]]
                         [--database postgres://… | --data-dir DIR] [--records-retention-days N]
-       npm run relay -- add-agent --agents FILE --id ID [--name NAME]
+                        [--team-config FILE]
+       npm run relay -- add-agent --agents FILE --id ID [--name NAME] [--supervisor]
 
   --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
   --host H            address to listen on (default 127.0.0.1)                     env RELAY_HOST
   --app-secret S      the app secret that signs webhooks (X-Hub-Signature-256)     env RELAY_APP_SECRET
   --verify-token V    the token of the webhook subscription handshake              env RELAY_VERIFY_TOKEN
   --agents FILE       the agents file (ids, names, sha-256 of their tokens)        env RELAY_AGENTS
+  --team-config FILE  the team's settings: break reasons, after-call work, dispositions,
+                      service level, time zone (default: the built-in ones)      env RELAY_TEAM_CONFIG
   --agent-token T     a plain agent token (agent-1, agent-2, …), at least 32 characters; repeat for more
                                                                                    env RELAY_AGENT_TOKENS (comma-separated)
   --redis URL         redis://host:port: share state with other relay instances    env RELAY_REDIS_URL
@@ -108,7 +115,8 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
   --log-level L       debug, info, warn or error (default info)                    env RELAY_LOG_LEVEL
 
 add-agent creates a random token for a new agent, prints it once and stores only its sha-256
-in FILE (created with mode 0600 when missing). SIGHUP makes a running relay re-read --agents.`;
+in FILE (created with mode 0600 when missing); --supervisor makes it the team's supervisor.
+SIGHUP makes a running relay re-read --agents and --team-config.`;
 
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
@@ -127,6 +135,7 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         'verify-token': { type: 'string' },
         'agent-token': { type: 'string', multiple: true },
         agents: { type: 'string' },
+        'team-config': { type: 'string' },
         redis: { type: 'string' },
         'redis-prefix': { type: 'string' },
         'retention-minutes': { type: 'string' },
@@ -205,6 +214,11 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     }
   }
 
+  const teamConfigPath = flag('team-config', 'RELAY_TEAM_CONFIG')?.trim();
+  if (teamConfigPath !== undefined && (teamConfigPath === '' || teamConfigPath.includes('\0'))) {
+    return err('invalid_input', '--team-config must be a file path', { field: '--team-config' });
+  }
+
   const logLevel = (flag('log-level', 'RELAY_LOG_LEVEL') ?? 'info').trim() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) return err('invalid_input', `--log-level must be one of ${LOG_LEVELS.join(', ')}`, { field: '--log-level' });
 
@@ -266,6 +280,7 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     maxStreamsPerAgent,
     logLevel,
     ...(agentsPath !== undefined ? { agentsPath } : {}),
+    ...(teamConfigPath !== undefined ? { teamConfigPath } : {}),
     ...(redisUrl !== undefined ? { redisUrl } : {}),
     ...(redisPrefix !== undefined ? { redisPrefix } : {}),
     ...(turn.value !== undefined ? { turn: turn.value } : {}),
@@ -371,7 +386,7 @@ export function parseAddAgentCli(argv: readonly string[], env: Readonly<Record<s
       args: [...argv],
       strict: true,
       allowPositionals: false,
-      options: { agents: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { agents: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' }, supervisor: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     }));
   } catch (e) {
     return err('invalid_input', describeParseError(e));
@@ -385,7 +400,7 @@ export function parseAddAgentCli(argv: readonly string[], env: Readonly<Record<s
   if (!AGENT_ID_PATTERN.test(id)) return err('invalid_input', `--id ${AGENT_ID_RULE} (got "${id}")`, { field: '--id' });
   const name = text(values.name) ?? id;
   if (name.length > 200) return err('invalid_input', '--name must be at most 200 characters', { field: '--name' });
-  return ok({ agentsPath, id, name });
+  return ok({ agentsPath, id, name, ...(values.supervisor === true ? { role: 'supervisor' as const } : {}) });
 }
 
 /** A boolean flag, or its environment variable (1/true/yes, 0/false/no); the flag wins. */

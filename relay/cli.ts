@@ -8,6 +8,7 @@ import { localBridge, LocalNodeEvents } from './bridged-calls';
 import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from './cli-options';
 import { CallRecords } from './records/call-records';
 import { startRelay, type RelayServer } from './server';
+import { readTeamSettingsFile, TeamSettingsSource } from './team-settings-source';
 import { errorText } from '../shared/result';
 
 /** Exit code 2: the command line (or a file it names) is wrong; 1: the relay could not run. */
@@ -37,6 +38,15 @@ async function main(argv: string[]): Promise<number> {
     }
     agents = read.value;
   }
+  const teamSettings = new TeamSettingsSource();
+  if (config.teamConfigPath !== undefined) {
+    const read = await readTeamSettingsFile(config.teamConfigPath);
+    if (!read.ok) {
+      console.error(`relay: --team-config: ${read.error.message}`);
+      return 2;
+    }
+    teamSettings.replace(read.value);
+  }
   if (config.bridgeToken !== undefined && isAgentToken(config.bridgeToken, agents, [])) {
     console.error(`relay: --bridge-token: ${BRIDGE_TOKEN_SHARED_RULE} (an agent of ${config.agentsPath ?? 'the agents file'} has it)`);
     return 2;
@@ -61,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
       verifyToken: config.verifyToken,
       agents,
       agentTokens: config.agentTokens,
+      teamSettings,
       dev: config.dev,
       trustProxy: config.trustProxy,
       maxStreamsPerAgent: config.maxStreamsPerAgent,
@@ -82,22 +93,34 @@ async function main(argv: string[]): Promise<number> {
   }
   console.log(`relay listening on ${relay.url}`);
 
-  if (config.agentsPath !== undefined) {
-    const agentsPath = config.agentsPath;
-    // add-agent writes the file; SIGHUP picks the change up without dropping anyone's stream.
+  // add-agent writes the agents file, an editor the team's settings; SIGHUP picks both up without
+  // dropping anyone's stream. A file that breaks a rule is logged and the one in force kept.
+  const { agentsPath, teamConfigPath } = config;
+  if (agentsPath !== undefined || teamConfigPath !== undefined) {
     process.on('SIGHUP', () => {
-      readAgentsFile(agentsPath).then(
-        (read) => {
-          if (!read.ok) return logger.error('could not reload the agents file; keeping the previous agents', { reason: read.error.message });
-          try {
-            relay.setAgents(read.value, config.agentTokens);
-          } catch (error) {
-            // An agent given the bridge token: refused, as at the start.
-            logger.error('could not reload the agents file; keeping the previous agents', { reason: errorText(error) });
-          }
-        },
-        (error: unknown) => logger.error('could not reload the agents file', { error }),
-      );
+      if (agentsPath !== undefined) {
+        readAgentsFile(agentsPath).then(
+          (read) => {
+            if (!read.ok) return logger.error('could not reload the agents file; keeping the previous agents', { reason: read.error.message });
+            try {
+              relay.setAgents(read.value, config.agentTokens);
+            } catch (error) {
+              // An agent given the bridge token: refused, as at the start.
+              logger.error('could not reload the agents file; keeping the previous agents', { reason: errorText(error) });
+            }
+          },
+          (error: unknown) => logger.error('could not reload the agents file', { error }),
+        );
+      }
+      if (teamConfigPath !== undefined) {
+        readTeamSettingsFile(teamConfigPath).then(
+          (read) => {
+            if (!read.ok) return logger.error('could not reload the team settings; keeping the settings in force', { reason: read.error.message, field: read.error.field });
+            if (teamSettings.replace(read.value)) logger.info('team settings reloaded: every open stream is told', { file: teamConfigPath });
+          },
+          (error: unknown) => logger.error('could not reload the team settings', { error }),
+        );
+      }
     });
   }
 
@@ -132,13 +155,13 @@ async function addAgent(argv: string[]): Promise<number> {
     console.log(RELAY_USAGE);
     return 0;
   }
-  const { agentsPath, id, name } = parsed.value;
-  const added = await addAgentToFile(agentsPath, id, name);
+  const { agentsPath, id, name, role } = parsed.value;
+  const added = await addAgentToFile(agentsPath, id, name, role);
   if (!added.ok) {
     console.error(`relay add-agent: ${added.error.message}`);
     return added.error.code === 'internal' ? 1 : 2;
   }
-  console.log(`added agent "${id}" (${added.value.agent.name}) to ${agentsPath}`);
+  console.log(`added ${role === 'supervisor' ? 'supervisor' : 'agent'} "${id}" (${added.value.agent.name}) to ${agentsPath}`);
   console.log(`token: ${added.value.token}`);
   console.log('This token is shown only now: put it in the agent\'s app settings. The file keeps only its sha-256.');
   return 0;

@@ -3,6 +3,7 @@
 // instance's agent sessions, and takes claims, declines and presence. It holds the state; routing.ts
 // makes the decisions; server.ts speaks HTTP.
 import type { ServerResponse } from 'node:http';
+import type { TeamInfo } from '../shared/api';
 import { STALE_CONNECT_MS } from '../shared/call-state';
 import type { RelayEnvelope, RelayEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
@@ -11,7 +12,7 @@ import { normaliseWebhookDetailed } from '../shared/webhook';
 import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './agent-directory';
 import { BridgeNodeRegistry } from './bridge-nodes';
 import { SessionHub } from './agent-sessions';
-import { envelopeOf, type Audience, type ClaimOutcome, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
+import { envelopeOf, type Audience, type ClaimOutcome, type PresenceState, type RelayBackend, type ReportedPresence, type StoredEvent } from './backend/types';
 import type { BridgedCalls, LostCall, NotBack, TransferEvent } from './bridged-calls';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
@@ -34,6 +35,7 @@ import {
 } from './routing';
 import type { RelayRecords } from './records/relay-records';
 import { teamReplyOf, type TeamAgent } from './team';
+import type { TeamSettingsSource } from './team-settings-source';
 
 export interface RelayStats {
   /** Webhooks accepted (answered 200). */
@@ -79,6 +81,8 @@ export interface RelayServiceOptions {
   bridge?: BridgedCalls;
   /** The team's call records (relay/records/): told each event, claim, decline and presence this instance handles. */
   records?: RelayRecords;
+  /** The team's settings in force; each change is told to every open stream. */
+  teamSettings: TeamSettingsSource;
 }
 
 /** How long close() waits for this instance's own stored events to reach its streams (through Redis that takes a moment). */
@@ -102,7 +106,12 @@ export class RelayService {
   /** Subscribes to the backend and reads the recent calls; the service is ready when this resolves. */
   static async start(options: RelayServiceOptions): Promise<RelayService> {
     const service = new RelayService(options);
-    service.unsubscribe = options.backend.subscribe(service.onStored);
+    const stopStored = options.backend.subscribe(service.onStored);
+    const stopSettings = options.teamSettings.onChange(() => service.hub.tellTeam(service.teamInfoOf));
+    service.unsubscribe = () => {
+      stopStored();
+      stopSettings();
+    };
     service.followBridge();
     // Calls that rang shortly before this instance started: their later events and head starts need them.
     await service.warmUp(options.releaseMs + STALE_CONNECT_MS).catch((error: unknown) => options.logger.warn('could not read recent events at start-up', { error }));
@@ -140,10 +149,22 @@ export class RelayService {
     return this.directory.authenticate(authorization);
   }
 
-  /** Replaces the agents (a reloaded agents file); open sessions of removed agents keep running until they reconnect. */
+  /**
+   * Replaces the agents (a reloaded agents file); open sessions of removed agents keep running until
+   * they reconnect. The streams of an agent whose role changed hear of it (`event: team`).
+   */
   setAgents(agents: readonly AgentConfig[], agentTokens: readonly string[]): void {
+    const rolesBefore = new Map(this.directory.ids().map((agentId) => [agentId, this.directory.get(agentId)?.role]));
     this.directory.replace([...agents, ...legacyAgents(agentTokens)]);
+    const changed = new Set(this.directory.ids().filter((agentId) => rolesBefore.has(agentId) && rolesBefore.get(agentId) !== this.directory.get(agentId)?.role));
+    if (changed.size > 0) this.hub.tellTeam(this.teamInfoOf, changed);
   }
+
+  /** GET /team/settings and the streams' `team` event: the agent's role and the team's settings; undefined for an agent not in the team. */
+  readonly teamInfoOf = (agentId: string): TeamInfo | undefined => {
+    const agent = this.directory.get(agentId);
+    return agent === undefined ? undefined : { role: agent.role, settings: this.options.teamSettings.current() };
+  };
 
   /** A webhook's body, answered already: its events are stored in the background, per call in order. */
   ingest(body: unknown, receivedAt: number): void {
@@ -212,7 +233,18 @@ export class RelayService {
   teamAgents(): TeamAgent[] {
     return this.directory.ids().flatMap((agentId) => {
       const agent = this.directory.get(agentId);
-      return agent === undefined ? [] : [{ ...this.standingOf(agentId), name: agent.name }];
+      if (agent === undefined) return [];
+      const state = this.backend.presenceStateOf(agentId);
+      return [
+        {
+          agentId,
+          presence: state?.presence,
+          connected: this.hub.hasSession(agentId),
+          name: agent.name,
+          ...(state?.reason !== undefined ? { reason: state.reason } : {}),
+          ...(state?.since !== undefined ? { since: state.since } : {}),
+        },
+      ];
     });
   }
 
@@ -221,11 +253,21 @@ export class RelayService {
     return teamReplyOf(this.teamAgents(), selfId);
   }
 
-  async setPresence(agentId: string, status: Presence): Promise<void> {
-    const before = this.backend.presenceOf(agentId);
-    await this.backend.setPresence(agentId, status, this.options.presenceTtlMs);
-    this.options.records?.presenceReported(agentId, status, before);
-    this.log.debug('presence', { agentId, status });
+  /**
+   * Stores the agent's presence for the team and tells the records; resolves with the state stored
+   * and since when the agent is in it. After-call work reported again without its call keeps the
+   * call it was reported with (a refresh, not a new state).
+   */
+  async setPresence(agentId: string, reported: ReportedPresence): Promise<PresenceState & { since: number }> {
+    const before = this.backend.presenceStateOf(agentId);
+    const state: ReportedPresence =
+      reported.presence === 'after_call_work' && reported.reason === undefined && before?.presence === 'after_call_work' && before.reason !== undefined
+        ? { presence: reported.presence, reason: before.reason }
+        : reported;
+    const stored = await this.backend.setPresence(agentId, state, this.options.presenceTtlMs);
+    this.options.records?.presenceReported(agentId, state, before);
+    this.log.debug('presence', { agentId, status: stored.presence, ...(stored.presence === 'break' ? { reason: stored.reason } : {}) });
+    return stored;
   }
 
   /** Every stored event this instance fans out (embedded mode, benchmarks). */

@@ -58,6 +58,9 @@ export const PRESENCE_ROUTING = {
   // On two calls, or on one without call waiting.
   on_call: { rings: false, free: false },
   dnd: { rings: false, free: false },
+  // Away from the desk, or finishing the last call's work: nobody rings them or waits for them.
+  break: { rings: false, free: false },
+  after_call_work: { rings: false, free: false },
 } as const satisfies Record<Presence, PresenceRouting>;
 
 /**

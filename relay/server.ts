@@ -8,7 +8,6 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { RELAY_PATHS, type RelayEnvelope } from '../shared/events';
 import { createLogger, type Logger } from '../shared/log';
-import { DEFAULT_TEAM_SETTINGS, type TeamSettings } from '../shared/team-settings';
 import { agentTokenProblem, type Agent, type AgentConfig } from './agent-directory';
 import { addressKey, AuthFailureLimiter, type AuthFailureLimits } from './auth-failure-limiter';
 import { BridgeNodeEndpoints } from './bridge-node-endpoints';
@@ -30,12 +29,14 @@ import { GatewayTerminator, type GatewayTarget } from './gateway-terminator';
 import type { TeamAgent } from './team';
 import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
 import { handleWrapUpRequest, isWrapUpPath } from './wrap-up-endpoint';
-import { PRESENCES, type Presence, type RelayBackend } from './backend/types';
+import type { RelayBackend } from './backend/types';
 import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
 import type { RecordsStatus, RelayRecords, WrapUpRecords } from './records/relay-records';
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
+import { parsePresenceReport } from './presence-report';
 import { parseResumeToken } from './resume-token';
+import { TeamSettingsSource } from './team-settings-source';
 import { turnConfigProblem, turnCredentialsFor, type TurnConfig } from './turn-credentials';
 import { isValidSignature, secretsEqual } from './webhook-security';
 
@@ -131,8 +132,12 @@ export interface RelayOptions {
    * the relay, so that what the drain stored is written too. Absent: no records are kept.
    */
   records?: RelayRecords;
-  /** The team's settings in force, read at each request that needs them (a wrap-up's dispositions). Default DEFAULT_TEAM_SETTINGS. */
-  teamSettings?: () => TeamSettings;
+  /**
+   * The team's settings (relay/REFERENCE.md "Team settings"): the caller's holder, whose changes
+   * (`replace`, a reload) reach every open stream as `event: team`. Absent: DEFAULT_TEAM_SETTINGS,
+   * in a holder of the relay's own (`RelayServer.teamSettings`).
+   */
+  teamSettings?: TeamSettingsSource;
 }
 
 export type { RelayStats } from './relay-service';
@@ -153,8 +158,13 @@ export interface RelayServer {
   metrics(): Promise<string>;
   /** Every stored event this instance fans out (embedded mode, benchmarks). */
   onEvent(listener: (envelope: RelayEnvelope) => void): () => void;
-  /** Replaces the agents (a reloaded agents file); open sessions of removed agents keep running until they reconnect. */
+  /**
+   * Replaces the agents (a reloaded agents file); open sessions of removed agents keep running until
+   * they reconnect, and those of an agent whose role changed are told (`event: team`).
+   */
   setAgents(agents: AgentConfig[], agentTokens?: string[]): void;
+  /** The team's settings in force: `RelayOptions.teamSettings`, or the relay's own holder of the defaults. */
+  readonly teamSettings: TeamSettingsSource;
   /**
    * Every event a bridge node posts to this instance (`POST /bridge/nodes/{nodeId}/events`). A relay
    * without a bridge token takes none, and never calls the listener.
@@ -175,12 +185,10 @@ const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 const DEFAULT_CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 /** Paths of the agent API besides RELAY_PATHS (relay/REFERENCE.md "Endpoints"). */
-export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/metrics', turnCredentials: '/turn-credentials' } as const;
+export const AGENT_API_PATHS = { me: '/me', presence: '/presence', metrics: '/metrics', turnCredentials: '/turn-credentials', teamSettings: '/team/settings' } as const;
 const CLAIM_PATH = /^\/calls\/([^/]+)\/claim$/;
 const DECLINE_PATH = /^\/calls\/([^/]+)\/decline$/;
 
-const PRESENCE_RULE = `must be one of ${PRESENCES.join(', ')}`;
-const presenceBodySchema = z.object({ status: z.enum(PRESENCES, { error: PRESENCE_RULE }) });
 const callIdSchema = z.string().min(1).max(512);
 
 export async function startRelay(options: RelayOptions): Promise<RelayServer> {
@@ -214,6 +222,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   // node:http refuses the same, but only once the backend and the service would be running.
   if (timeouts.requestTimeout > 0 && timeouts.headersTimeout > timeouts.requestTimeout) throw new RangeError('headersTimeoutMs: must not exceed requestTimeoutMs');
 
+  const teamSettings = options.teamSettings ?? new TeamSettingsSource();
   const ownsBackend = options.backend === undefined;
   const backend =
     options.backend ??
@@ -263,6 +272,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     freshReplayMs: options.freshReplayMs ?? 60_000,
     ...(bridgeToken !== undefined ? { bridgeNodes: { heartbeatMs: bridgeHeartbeatMs } } : {}),
     ...(options.records !== undefined ? { records: options.records } : {}),
+    teamSettings,
   });
   options.records?.followPresence((agentId) => backend.presenceOf(agentId), options.presenceTtlMs ?? DEFAULT_PRESENCE_TTL_MS);
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
@@ -276,9 +286,9 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     limiter,
     trustProxy: options.trustProxy === true,
     ...(options.turn !== undefined ? { turn: { ...options.turn, urls: [...options.turn.urls] } } : {}),
+    teamSettings,
     health: () => ({ backend: backend.kind, instance: instanceId, epoch, ...(options.records !== undefined ? { records: options.records.status() } : {}) }),
     ...(options.records !== undefined ? { records: options.records } : {}),
-    teamSettings: options.teamSettings ?? (() => DEFAULT_TEAM_SETTINGS),
     ...(bridgeToken !== undefined && service.nodeRegistry !== undefined
       ? { nodes: new BridgeNodeEndpoints(service.nodeRegistry, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
       : {}),
@@ -345,6 +355,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     metrics: () => service.renderMetrics(),
     onEvent: (listener) => service.onEvent(listener),
     onBridgeEvent: (listener) => service.nodeRegistry?.onEvent(listener) ?? (() => undefined),
+    teamSettings,
     setAgents(agents, agentTokens = []) {
       checkAgentTokens(agentTokens, dev);
       if (bridgeToken !== undefined) checkBridgeToken(bridgeToken, agents, agentTokens);
@@ -384,6 +395,8 @@ interface EndpointOptions {
   trustProxy: boolean;
   /** Absent: `GET /turn-credentials` answers 404 not_configured. */
   turn?: TurnConfig;
+  /** The team's settings in force: the break reasons `PUT /presence` takes. */
+  teamSettings: TeamSettingsSource;
   /** What /healthz says besides the status and the connected agents. */
   health: () => { backend: RelayBackend['kind']; instance: string; epoch: string; records?: RecordsStatus };
   /** The bridge nodes' endpoints; absent without a bridge token, and then they answer 404. */
@@ -392,7 +405,6 @@ interface EndpointOptions {
   bridge?: BridgedCalls;
   /** The call records, for wrap-ups; absent, they answer 503. */
   records?: WrapUpRecords;
-  teamSettings: () => TeamSettings;
 }
 
 /** The HTTP endpoints (relay/REFERENCE.md "Endpoints"): parse, authenticate, ask the service, answer. */
@@ -443,7 +455,13 @@ class RelayEndpoints {
       case AGENT_API_PATHS.me: {
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
         const agent = this.authenticate(req, res);
-        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, name: agent.name, ...(this.options.bridge !== undefined ? { bridged: true } : {}) });
+        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, name: agent.name, role: agent.role, ...(this.options.bridge !== undefined ? { bridged: true } : {}) });
+        return;
+      }
+      case AGENT_API_PATHS.teamSettings: {
+        if (method !== 'GET') return methodNotAllowed(res, 'GET');
+        const agent = this.authenticate(req, res);
+        if (agent !== undefined) sendJson(res, 200, { role: agent.role, settings: this.options.teamSettings.current() });
         return;
       }
       case AGENT_API_PATHS.presence:
@@ -469,7 +487,7 @@ class RelayEndpoints {
         if (bridge !== undefined && isBridgePath(path)) return this.track(handleBridgeRequest({ ...this.agentRequests(), bridge }, path, method, req, res));
         if (isWrapUpPath(path)) {
           const { records, teamSettings } = this.options;
-          const wrapUp = { authenticate: (q: IncomingMessage, r: ServerResponse) => this.authenticate(q, r), body: (q: IncomingMessage, r: ServerResponse) => this.agentBody(q, r), idFromPath, records, settings: teamSettings, log: this.log };
+          const wrapUp = { authenticate: (q: IncomingMessage, r: ServerResponse) => this.authenticate(q, r), body: (q: IncomingMessage, r: ServerResponse) => this.agentBody(q, r), idFromPath, records, settings: () => teamSettings.current(), log: this.log };
           return this.track(handleWrapUpRequest(wrapUp, path, method, req, res));
         }
         if (isTransferPath(path)) {
@@ -647,11 +665,14 @@ class RelayEndpoints {
     } catch {
       json = undefined;
     }
-    const parsed = presenceBodySchema.safeParse(typeof json === 'object' && json !== null && !Array.isArray(json) ? json : {});
-    if (!parsed.success) return sendError(res, 400, 'invalid_input', `status: ${PRESENCE_RULE}`, { field: 'status' });
-    const status: Presence = parsed.data.status;
-    await this.service.setPresence(agent.id, status);
-    sendJson(res, 200, { agentId: agent.id, status });
+    const parsed = parsePresenceReport(json, this.options.teamSettings.current());
+    if (!parsed.ok) {
+      const { field, message, text } = parsed.problem;
+      return sendError(res, 400, 'invalid_input', message, { field, ...(text !== undefined ? { text } : {}) });
+    }
+    const state = await this.service.setPresence(agent.id, parsed.value);
+    // A state's reason is said for a break only: an after-call work's is the call it follows.
+    sendJson(res, 200, { agentId: agent.id, status: state.presence, ...(state.presence === 'break' && state.reason !== undefined ? { reason: state.reason } : {}), since: state.since });
   }
 
   /** The token comes first: without one, nobody learns whether this relay hands out TURN credentials. */

@@ -3,9 +3,13 @@
 import type { TeamPresence, TeamReply } from '../shared/transfer';
 import type { AgentStanding } from './routing';
 
-/** One agent of the team now: its standing for routing (routing.ts) and its name. */
+/** One agent of the team now: its standing for routing (routing.ts), its name, and its state's reason and start. */
 export interface TeamAgent extends AgentStanding {
   name: string;
+  /** A break's reason. */
+  reason?: string;
+  /** When the agent entered its reported state (unix ms). */
+  since?: number;
 }
 
 /** The longest name an event or an answer carries (shared/transfer.ts `colleagueSchema`). */
@@ -35,6 +39,8 @@ export function teamReplyOf(agents: readonly TeamAgent[], selfId: string): TeamR
       agentId: agent.agentId,
       name: colleagueName(agent.name),
       presence: teamPresenceOf(agent),
+      ...(agent.presence === 'break' && agent.reason !== undefined ? { reason: agent.reason } : {}),
+      ...(agent.presence !== undefined && agent.since !== undefined ? { since: agent.since } : {}),
       ...(agent.agentId === selfId ? { self: true } : {}),
     })),
   };

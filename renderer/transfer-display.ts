@@ -119,7 +119,7 @@ export interface TeamChoice {
   agentId: string;
   name: string;
   presence: TeamPresence;
-  /** Offline and Do not disturb cannot be rung. */
+  /** Offline, Do not disturb, a break and after-call work cannot be rung. */
   enabled: boolean;
 }
 
@@ -133,6 +133,10 @@ export function presenceText(presence: TeamPresence): string {
       return t('transfer.presence.callWaiting');
     case 'dnd':
       return t('transfer.presence.dnd');
+    case 'break':
+      return t('transfer.presence.break');
+    case 'after_call_work':
+      return t('transfer.presence.afterCallWork');
     case 'offline':
       return t('transfer.presence.offline');
     default:

@@ -81,9 +81,16 @@ export const transferReplySchema = z.object({ transferId: legIdSchema });
 export const leaveReplySchema = z.object({ last: z.boolean() });
 
 /** An agent's presence as its colleagues see it: what it reported, or offline without an open stream. */
-export const TEAM_PRESENCES = ['available', 'call_waiting', 'on_call', 'dnd', 'offline'] as const;
+export const TEAM_PRESENCES = ['available', 'call_waiting', 'on_call', 'dnd', 'break', 'after_call_work', 'offline'] as const;
 export type TeamPresence = (typeof TEAM_PRESENCES)[number];
-export const teamMemberSchema = colleagueSchema.extend({ presence: z.enum(TEAM_PRESENCES), self: z.boolean().optional() });
+export const teamMemberSchema = colleagueSchema.extend({
+  presence: z.enum(TEAM_PRESENCES),
+  /** A break's reason (one of the team's break reasons). */
+  reason: z.string().max(200).optional(),
+  /** Since when (unix ms) the agent is in this presence, when it reported one. */
+  since: z.number().optional(),
+  self: z.boolean().optional(),
+});
 export type TeamMember = z.infer<typeof teamMemberSchema>;
 export const teamReplySchema = z.object({ agents: z.array(teamMemberSchema).max(10_000) });
 export type TeamReply = z.infer<typeof teamReplySchema>;

@@ -7,7 +7,7 @@ import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge
 import { createLogger, type Logger } from '../../shared/log';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect, leavesTombstone } from './delivery-rules';
 import { byNodeId, CALL_NODE_TTL_MS, isLive, leastLoaded, registeredNode, withLoad } from './node-rules';
-import type { AppendInput, AppendOutcome, BackendStats, BridgeNode, CallNodeOutcome, ClaimOutcome, Presence, RelayBackend, StoredEvent } from './types';
+import { samePresence, type AppendInput, type AppendOutcome, type BackendStats, type BridgeNode, type CallNodeOutcome, type ClaimOutcome, type Presence, type PresenceState, type RelayBackend, type ReportedPresence, type StoredEvent } from './types';
 
 export interface MemoryBackendOptions {
   /** How long stored events stay available for replay. */
@@ -57,7 +57,7 @@ export class MemoryBackend implements RelayBackend {
   private readonly tombstones = new Map<string, number>();
   private readonly claims = new Map<string, { agentId: string; expiresAt: number }>();
   private readonly declines = new Map<string, { agentIds: Set<string>; expiresAt: number }>();
-  private readonly presence = new Map<string, { presence: Presence; expiresAt: number }>();
+  private readonly presence = new Map<string, { state: PresenceState & { since: number }; expiresAt: number }>();
   private readonly bridgeNodes = new Map<string, BridgeNode>();
   /** callId → the node that holds it. Every placement lives equally long, so insertion order is expiry order. */
   private readonly callNodes = new Map<string, { nodeId: string; expiresAt: number }>();
@@ -182,22 +182,38 @@ export class MemoryBackend implements RelayBackend {
     return Promise.resolve(this.tombstones.has(callId));
   }
 
-  setPresence(agentId: string, presence: Presence, ttlMs: number): Promise<void> {
+  setPresence(agentId: string, reported: ReportedPresence, ttlMs: number): Promise<PresenceState & { since: number }> {
+    const now = this.now();
+    const current = this.livePresence(agentId, now);
+    const state = {
+      presence: reported.presence,
+      ...(reported.reason !== undefined ? { reason: reported.reason } : {}),
+      since: current !== undefined && samePresence(current, reported) ? current.since : now,
+    };
     // Re-inserted so that the map stays in expiry order only where TTLs are equal; presenceOf checks
     // each entry's own expiry anyway.
     this.presence.delete(agentId);
-    this.presence.set(agentId, { presence, expiresAt: this.now() + ttlMs });
-    return Promise.resolve();
+    this.presence.set(agentId, { state, expiresAt: now + ttlMs });
+    return Promise.resolve({ ...state });
   }
 
   presenceOf(agentId: string): Presence | undefined {
+    return this.livePresence(agentId, this.now())?.presence;
+  }
+
+  presenceStateOf(agentId: string): PresenceState | undefined {
+    const state = this.livePresence(agentId, this.now());
+    return state === undefined ? undefined : { ...state };
+  }
+
+  private livePresence(agentId: string, now: number): (PresenceState & { since: number }) | undefined {
     const entry = this.presence.get(agentId);
     if (!entry) return undefined;
-    if (entry.expiresAt <= this.now()) {
+    if (entry.expiresAt <= now) {
       this.presence.delete(agentId);
       return undefined;
     }
-    return entry.presence;
+    return entry.state;
   }
 
   registerNode(registration: BridgeNodeRegistration, ttlMs: number): Promise<BridgeNode> {

@@ -33,6 +33,8 @@ import {
   type CallNodeOutcome,
   type ClaimOutcome,
   type Presence,
+  type PresenceState,
+  type ReportedPresence,
   type RelayBackend,
   type StoredEvent,
 } from './types';
@@ -98,13 +100,29 @@ if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) 
 return redis.call('SMEMBERS', KEYS[1])
 `;
 
-/** KEYS: presence hash, version counter. ARGV: agent id, record json, channel. Returns the version. */
+/**
+ * KEYS: presence hash, version counter. ARGV: agent id, presence, reason ('' for none), now ms, the
+ * record's json up to its since (\`{…,"since":\`), channel. The agent's live record of the same
+ * presence and reason keeps its since (a refresh); anything else starts it now. Returns the version
+ * and the since (as text: a Lua number would print as a float).
+ */
 const PRESENCE_LUA = `
+local since = ARGV[4]
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if current then
+  local ok, old = pcall(cjson.decode, string.match(current, '^%d+ (.*)$') or '')
+  if ok and type(old) == 'table' and old.presence == ARGV[2] and type(old.since) == 'number' and type(old.expiresAt) == 'number'
+    and old.expiresAt > tonumber(ARGV[4]) then
+    local reason = old.reason
+    if type(reason) ~= 'string' then reason = '' end
+    if reason == ARGV[3] then since = string.format('%.0f', old.since) end
+  end
+end
 local version = redis.call('INCR', KEYS[2])
-local text = version .. ' ' .. ARGV[2]
+local text = version .. ' ' .. ARGV[5] .. since .. '}'
 redis.call('HSET', KEYS[1], ARGV[1], text)
-redis.call('PUBLISH', ARGV[3], text)
-return version
+redis.call('PUBLISH', ARGV[6], text)
+return {version, since}
 `;
 
 /**
@@ -221,10 +239,12 @@ const presenceRecordSchema = z.object({
   // parse. An instance older than a value skips records that carry it (there the agent keeps the
   // last presence that instance could read, until it expires), so upgrade every instance together.
   presence: z.enum(PRESENCES),
+  // Absent from the records of relays older than breaks: they still parse, without a since.
+  reason: z.string().optional(),
+  since: z.number().optional(),
   expiresAt: z.number(),
 });
-interface PresenceEntry {
-  presence: Presence;
+interface PresenceEntry extends PresenceState {
   expiresAt: number;
   version: number;
 }
@@ -482,18 +502,34 @@ export class RedisBackend implements RelayBackend {
     return (await this.command.exists(this.tombstoneKey(callId))) === 1;
   }
 
-  async setPresence(agentId: string, presence: Presence, ttlMs: number): Promise<void> {
-    const expiresAt = this.now() + ttlMs;
-    const record = JSON.stringify({ agentId, presence, expiresAt });
-    const version = await this.runScript(SET_PRESENCE, [this.presenceKey, this.presenceVersionKey], [agentId, record, this.presenceChannel]);
-    if (typeof version !== 'number') throw new Error('Unexpected reply from the presence script');
+  async setPresence(agentId: string, reported: ReportedPresence, ttlMs: number): Promise<PresenceState & { since: number }> {
+    const now = this.now();
+    const expiresAt = now + ttlMs;
+    const { presence, reason } = reported;
+    const head = JSON.stringify({ agentId, presence, ...(reason !== undefined ? { reason } : {}), expiresAt }).slice(0, -1);
+    const reply = await this.runScript(
+      SET_PRESENCE,
+      [this.presenceKey, this.presenceVersionKey],
+      [agentId, presence, reason ?? '', String(Math.floor(now)), `${head},"since":`, this.presenceChannel],
+    );
+    const version = Array.isArray(reply) ? reply[0] : undefined;
+    const since = Array.isArray(reply) ? Number(reply[1]) : NaN;
+    if (typeof version !== 'number' || !Number.isSafeInteger(since)) throw new Error('Unexpected reply from the presence script');
+    const state = { presence, ...(reason !== undefined ? { reason } : {}), since };
     // Mirrored at once, so this instance never reads its own update as missing.
-    this.applyPresence({ agentId, presence, expiresAt, version });
+    this.applyPresence({ agentId, ...state, expiresAt, version });
+    return state;
   }
 
   presenceOf(agentId: string): Presence | undefined {
+    return this.presenceStateOf(agentId)?.presence;
+  }
+
+  presenceStateOf(agentId: string): PresenceState | undefined {
     const entry = this.mirror.get(agentId);
-    return entry && entry.expiresAt > this.now() ? entry.presence : undefined;
+    if (entry === undefined || entry.expiresAt <= this.now()) return undefined;
+    const { presence, reason, since } = entry;
+    return { presence, ...(reason !== undefined ? { reason } : {}), ...(since !== undefined ? { since } : {}) };
   }
 
   async registerNode(registration: BridgeNodeRegistration, ttlMs: number): Promise<BridgeNode> {
@@ -801,7 +837,8 @@ function putPresence(mirror: Map<string, PresenceEntry>, update: PresenceUpdate)
   const current = mirror.get(update.agentId);
   // Messages on the channel and the reload race each other; the version orders them.
   if (current && current.version >= update.version) return;
-  mirror.set(update.agentId, { presence: update.presence, expiresAt: update.expiresAt, version: update.version });
+  const { agentId: _agentId, ...entry } = update;
+  mirror.set(update.agentId, entry);
 }
 
 /** `<expiresAt> <nodeId>` as the call node script stores a placement. */

@@ -15,6 +15,27 @@ export type Presence = PresenceStatus;
 /** Every presence, in the order the relay names them (the `PUT /presence` rule, the Redis records). */
 export const PRESENCES = PRESENCE_STATUSES;
 
+/**
+ * A presence as an agent reports it. `reason` is a break's reason, or the call an `after_call_work`
+ * follows; the presence and the reason together are the agent's state.
+ */
+export interface ReportedPresence {
+  presence: Presence;
+  reason?: string;
+}
+
+/** A presence as the team shares it: what was reported, and since when the agent is in that state. */
+export interface PresenceState extends ReportedPresence {
+  /** When the agent entered this state (unix ms); absent only from a record an older relay wrote. */
+  since?: number;
+}
+
+/** Whether two reports are the same state: a refresh of a state keeps its `since`. */
+export function samePresence(a: ReportedPresence | undefined, b: ReportedPresence | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.presence === b.presence && (a.reason ?? '') === (b.reason ?? '');
+}
+
 /** Who an event is for, fixed when it is stored so that every instance and every replay agrees. */
 export type Audience =
   /** Every connected agent (message events, events of calls nobody claimed). */
@@ -132,10 +153,16 @@ export interface RelayBackend {
    */
   decline(callId: string, agentId: string): Promise<string[]>;
 
-  /** Presence per agent, shared by every instance; expires unless refreshed within `ttlMs`. */
-  setPresence(agentId: string, presence: Presence, ttlMs: number): Promise<void>;
+  /**
+   * Presence per agent, shared by every instance; expires unless refreshed within `ttlMs`. A report
+   * of the state the agent is in (same presence and reason, not expired) keeps its `since`, decided
+   * atomically across instances; any other starts it now. Resolves with the state stored.
+   */
+  setPresence(agentId: string, reported: ReportedPresence, ttlMs: number): Promise<PresenceState & { since: number }>;
   /** A local mirror kept current by the backend (instances deliver without a round trip). */
   presenceOf(agentId: string): Presence | undefined;
+  /** The same mirror's whole state of the agent: its presence, reason and since. */
+  presenceStateOf(agentId: string): PresenceState | undefined;
 
   /**
    * Registers a bridge node, or replaces the one of the same id: 0 calls, alive for `ttlMs` unless

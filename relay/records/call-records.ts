@@ -3,7 +3,7 @@
 // the writer; the database is opened and migrated in the background, the records pruned daily.
 import { hostname } from 'node:os';
 import type { Logger } from '../../shared/log';
-import type { Presence } from '../backend/types';
+import { samePresence, type Presence, type ReportedPresence } from '../backend/types';
 import { OFFLINE, PRESENCE_EXPIRED, type AgentStateFact } from './agent-states';
 import { claimedFact, declinedFact, factsOfEvent, holdFact } from './call-facts';
 import { openDatabase, type Database, type DatabaseConfig } from './database';
@@ -102,11 +102,11 @@ export class CallRecords implements RelayRecords {
     this.guarded('a hold', () => this.push([{ kind: 'call', fact: holdFact(callId, agentId, this.now(), held) }]));
   }
 
-  presenceReported(agentId: string, status: Presence, before: Presence | undefined): void {
+  presenceReported(agentId: string, reported: ReportedPresence, before: ReportedPresence | undefined): void {
     this.guarded('a presence report', () => {
       const at = this.now();
       this.watched.set(agentId, at);
-      if (status !== before) this.pushState({ agentId, state: status, reason: '', at });
+      if (!samePresence(reported, before)) this.pushState({ agentId, state: reported.presence, reason: reported.reason ?? '', at });
     });
   }
 

@@ -2,7 +2,7 @@
 // imports only this type: `CallRecords` (call-records.ts) is built by whoever starts the relay
 // (relay/cli.ts), so that a relay without records loads no database package.
 import type { RelayEvent } from '../../shared/events';
-import type { Audience, Presence } from '../backend/types';
+import type { Audience, Presence, ReportedPresence } from '../backend/types';
 
 /** An event this instance handled: a webhook's, or one the relay made (a claim, a transfer's word, a bridge failure). */
 export interface SeenEvent {
@@ -64,8 +64,11 @@ export interface RelayRecords extends WrapUpRecords {
   declined(callId: string, agentId: string, verdict: { othersRinging: number; answeredBy?: string }): void;
   /** The agent on a bridged call held it (the customer hears the music) or resumed it. */
   held(callId: string, agentId: string, held: boolean): void;
-  /** An agent reported its presence; `before` is the team's presence for it until then. */
-  presenceReported(agentId: string, status: Presence, before: Presence | undefined): void;
+  /**
+   * An agent reported its presence, with its reason (a break's, or the call an after_call_work
+   * follows); `before` is the team's presence for it until then. A state fact when they differ.
+   */
+  presenceReported(agentId: string, reported: ReportedPresence, before: ReportedPresence | undefined): void;
   /** The team's presence, read to notice an agent whose presence lapsed (`presenceTtlMs` after its last report). */
   followPresence(presenceOf: (agentId: string) => Presence | undefined, presenceTtlMs: number): void;
   /** How the writing goes now. */

@@ -44,7 +44,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
   const report = (records: CallRecords, team: Map<string, Presence>, agentId: string, status: Presence) => {
     const before = team.get(agentId);
     team.set(agentId, status);
-    records.presenceReported(agentId, status, before);
+    records.presenceReported(agentId, { presence: status }, before === undefined ? undefined : { presence: before });
   };
   const intervals = async (agentId?: string) =>
     (await collect(stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 100 * 60_000), ...(agentId !== undefined ? { agentId } : {}) }))).map((i) => ({

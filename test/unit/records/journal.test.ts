@@ -37,7 +37,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
       const t = T0 + n * 60_000;
       for (const step of [incoming(callId, t, ['alice']), claim(callId, 'alice', t + 2_000), terminated(callId, t + 30_000, { answeredAt: t + 2_000 })]) play(records, clock, step);
     });
-    records.presenceReported('alice', 'available', undefined);
+    records.presenceReported('alice', { presence: 'available' }, undefined);
     await records.close(200);
     return log;
   };

@@ -1,12 +1,15 @@
 // `--records-retention-days`: what is older goes at start-up and then daily; what is newer stays, and
 // an agent's current state stays however old, so that its next change still ends it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Presence } from '../../../relay/backend/types';
+import type { Presence, ReportedPresence } from '../../../relay/backend/types';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { Database } from '../../../relay/records/database';
 import { callById, stateIntervals } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
 import { collect, play, recordingLogger, T0, voicemail , answeredCall } from './records-fixtures';
+
+/** The team's presence before a report, as the records are told it. */
+const reported = (presence: Presence | undefined): ReportedPresence | undefined => (presence === undefined ? undefined : { presence });
 
 const DAY = 24 * 60 * 60_000;
 
@@ -33,7 +36,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('r
     for (const step of [...answeredCall('wacid.old', T0), ...answeredCall('wacid.recent', T0 + 95 * DAY), voicemail('wamid.old-voice-note', T0 + 1_000)]) play(writer, clock, step);
     const state = (agentId: string, status: Presence, at: number) => {
       clock.now = at;
-      writer.presenceReported(agentId, status, team.get(agentId));
+      writer.presenceReported(agentId, { presence: status }, reported(team.get(agentId)));
       team.set(agentId, status);
     };
     // erin: long gone, her last state (dnd) is still her current one; frank: changed recently.
@@ -73,7 +76,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('r
 
     // erin's next change still ends the state she has been in all along.
     clock.now = T0 + 101 * DAY;
-    pruning.presenceReported('erin', 'available', 'dnd');
+    pruning.presenceReported('erin', { presence: 'available' }, { presence: 'dnd' });
     expect(await pruning.flush()).toBe(true);
     expect((await collect(stateIntervals(db, { ...everything, agentId: 'erin' }))).map((i) => [i.state, (i.startedAt - T0) / DAY, i.endedAt === undefined ? 'open' : (i.endedAt - T0) / DAY])).toEqual([
       ['dnd', 2, 101],

@@ -82,3 +82,37 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
     ]);
   }, 30_000);
 });
+
+describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a relay that records breaks and after-call work on %s', (_name, make) => {
+  const { agents, tokens } = team('alice');
+  const t = relayWithRecords(make, { agents });
+
+  it('records a break with its reason and after-call work with its call: a refresh is no new state, another reason is', async () => {
+    const from = Date.now();
+    const report = async (body: unknown) => {
+      expect((await putPresence(t.relay().url, tokens.alice!, body)).status).toBe(200);
+      // Two reports in one millisecond would be one state (records "Agent states").
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    await report({ status: 'available' });
+    await report({ status: 'break', reason: 'Lunch' });
+    await report({ status: 'break', reason: 'Lunch' });
+    await report({ status: 'break', reason: 'Meeting' });
+    await report({ status: 'after_call_work', callId: 'wacid.acw-records' });
+    await report({ status: 'after_call_work' });
+    await report({ status: 'after_call_work', callId: 'wacid.acw-records' });
+    await report({ status: 'available', callId: 'wacid.acw-records' });
+
+    await t.relay().close();
+    expect(await t.records().flush()).toBe(true);
+    const db = await t.records().database();
+    const states = await collect(stateIntervals(db, { from: new Date(from - 1), to: new Date(Date.now() + 60_000), agentId: 'alice' }));
+    expect(states.map((s) => [s.state, s.reason ?? '', s.endedAt === undefined ? 'open' : 'ended'])).toEqual([
+      ['available', '', 'ended'],
+      ['break', 'Lunch', 'ended'],
+      ['break', 'Meeting', 'ended'],
+      ['after_call_work', 'wacid.acw-records', 'ended'],
+      ['available', '', 'open'],
+    ]);
+  }, 30_000);
+});

@@ -59,7 +59,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('r
     const team = new Map<string, Presence>();
     const state = (agentId: string, presence: Presence, at: number) => {
       clock.now = at;
-      records.presenceReported(agentId, presence, team.get(agentId));
+      records.presenceReported(agentId, { presence }, team.has(agentId) ? { presence: team.get(agentId)! } : undefined);
       team.set(agentId, presence);
     };
     state('alice', 'available', T0 - HOUR);

@@ -57,7 +57,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
     const team = new Map<string, Presence>();
     const state = (agentId: string, presence: Presence, at: number) => {
       clock.now = at;
-      records.presenceReported(agentId, presence, team.get(agentId));
+      records.presenceReported(agentId, { presence }, team.has(agentId) ? { presence: team.get(agentId)! } : undefined);
       team.set(agentId, presence);
     };
     // 30 s of after-call work after the fast call, 50 s after the slow one; one still under way, 20 s so far.

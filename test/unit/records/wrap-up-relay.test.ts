@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callById } from '../../../relay/records/records-queries';
 import { startRelay, type RelayServer } from '../../../relay/server';
-import { DEFAULT_TEAM_SETTINGS, WRAP_UP_EDITABLE_MS, WRAP_UP_NOTES_MAX, type TeamSettings } from '../../../shared/team-settings';
+import { DEFAULT_TEAM_SETTINGS, WRAP_UP_EDITABLE_MS, WRAP_UP_NOTES_MAX } from '../../../shared/team-settings';
+import { TeamSettingsSource } from '../../../relay/team-settings-source';
 import { claimCall, declineCall, putPresence, team } from '../relay/agent-fixtures';
 import { incomingCall, postWebhook, terminatedCall, unixSeconds } from '../relay/webhook-fixtures';
 import { DATABASE_HARNESSES } from './database-harness';
@@ -31,8 +32,8 @@ const invalid = (field: string, message: string) => ({ status: 400, body: { erro
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('PUT /calls/{callId}/wrap-up on a relay keeping records on %s', (_name, make) => {
   const { agents, tokens } = team('alice', 'bob');
-  let settings: TeamSettings = { ...DEFAULT_TEAM_SETTINGS };
-  const t = relayWithRecords(make, { agents, teamSettings: () => settings });
+  const settings = new TeamSettingsSource();
+  const t = relayWithRecords(make, { agents, teamSettings: settings });
 
   /** A call alice answers and that ends now (or `endedAt`, on the service's clock), bob declining it. */
   async function answeredByAlice(callId: string, endedAt = Date.now()): Promise<void> {
@@ -107,14 +108,14 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('P
       invalid('disposition', `${dispositions}; notes: is required and must be a string`),
     );
 
-    settings = { ...DEFAULT_TEAM_SETTINGS, dispositions: ['Solved', 'Escalated'], dispositionRequired: true };
+    settings.replace({ ...DEFAULT_TEAM_SETTINGS, dispositions: ['Solved', 'Escalated'], dispositionRequired: true });
     try {
       expect(await put({ disposition: null, notes: 'n' })).toMatchObject(invalid('disposition', 'disposition: is required: the team asks for a disposition on every call'));
       expect(await put({ notes: 'n' })).toMatchObject(invalid('disposition', 'disposition: is required: the team asks for a disposition on every call'));
       expect(await put({ disposition: 'Sale', notes: 'n' })).toMatchObject(invalid('disposition', "disposition: must be one of the team's dispositions: Solved, Escalated"));
       expect(await put({ disposition: 'Escalated', notes: 'n' })).toMatchObject({ status: 200, body: { disposition: 'Escalated' } });
     } finally {
-      settings = { ...DEFAULT_TEAM_SETTINGS };
+      settings.replace({ ...DEFAULT_TEAM_SETTINGS });
     }
   }, 30_000);
 

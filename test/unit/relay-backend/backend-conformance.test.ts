@@ -333,22 +333,22 @@ describe.each(harnesses)('$name backend', (harness) => {
     it('is set, changed and mirrored locally', async () => {
       await open();
       expect(backend.presenceOf('alice')).toBeUndefined();
-      await backend.setPresence('alice', 'available', 60_000);
+      await backend.setPresence('alice', { presence: 'available' }, 60_000);
       expect(backend.presenceOf('alice')).toBe('available');
-      await backend.setPresence('alice', 'on_call', 60_000);
-      await backend.setPresence('bob', 'dnd', 60_000);
+      await backend.setPresence('alice', { presence: 'on_call' }, 60_000);
+      await backend.setPresence('bob', { presence: 'dnd' }, 60_000);
       expect(backend.presenceOf('alice')).toBe('on_call');
       expect(backend.presenceOf('bob')).toBe('dnd');
     });
 
     it('keeps call_waiting apart from on_call, and changes between them', async () => {
       await open();
-      await backend.setPresence('alice', 'call_waiting', 60_000);
-      await backend.setPresence('bob', 'on_call', 60_000);
+      await backend.setPresence('alice', { presence: 'call_waiting' }, 60_000);
+      await backend.setPresence('bob', { presence: 'on_call' }, 60_000);
       expect(backend.presenceOf('alice')).toBe('call_waiting');
       expect(backend.presenceOf('bob')).toBe('on_call');
-      await backend.setPresence('alice', 'on_call', 60_000);
-      await backend.setPresence('bob', 'call_waiting', 60_000);
+      await backend.setPresence('alice', { presence: 'on_call' }, 60_000);
+      await backend.setPresence('bob', { presence: 'call_waiting' }, 60_000);
       expect(backend.presenceOf('alice')).toBe('on_call');
       expect(backend.presenceOf('bob')).toBe('call_waiting');
       clock.advance(60_001);
@@ -357,15 +357,46 @@ describe.each(harnesses)('$name backend', (harness) => {
 
     it('expires unless refreshed', async () => {
       await open();
-      await backend.setPresence('alice', 'dnd', 60_000);
-      await backend.setPresence('bob', 'available', 60_000);
+      await backend.setPresence('alice', { presence: 'dnd' }, 60_000);
+      await backend.setPresence('bob', { presence: 'available' }, 60_000);
       clock.advance(40_000);
-      await backend.setPresence('bob', 'available', 60_000);
+      await backend.setPresence('bob', { presence: 'available' }, 60_000);
       clock.advance(20_001);
       expect(backend.presenceOf('alice')).toBeUndefined();
       expect(backend.presenceOf('bob')).toBe('available');
       clock.advance(40_000);
       expect(backend.presenceOf('bob')).toBeUndefined();
+    });
+
+    it('keeps a break with its reason, and since when: a refresh keeps it, another state or reason starts it again', async () => {
+      await open();
+      const t0 = clock.now();
+      expect(await backend.setPresence('alice', { presence: 'break', reason: 'Lunch' }, 60_000)).toEqual({ presence: 'break', reason: 'Lunch', since: t0 });
+      clock.advance(20_000);
+      expect(await backend.setPresence('alice', { presence: 'break', reason: 'Lunch' }, 60_000)).toEqual({ presence: 'break', reason: 'Lunch', since: t0 });
+      expect(backend.presenceStateOf('alice')).toEqual({ presence: 'break', reason: 'Lunch', since: t0 });
+      expect(backend.presenceOf('alice')).toBe('break');
+      // Another reason is another state.
+      clock.advance(1_000);
+      expect(await backend.setPresence('alice', { presence: 'break', reason: 'Meeting' }, 60_000)).toEqual({ presence: 'break', reason: 'Meeting', since: t0 + 21_000 });
+      clock.advance(1_000);
+      expect(await backend.setPresence('alice', { presence: 'available' }, 60_000)).toEqual({ presence: 'available', since: t0 + 22_000 });
+      expect(backend.presenceStateOf('alice')).toEqual({ presence: 'available', since: t0 + 22_000 });
+      clock.advance(5_000);
+      expect((await backend.setPresence('alice', { presence: 'available' }, 60_000)).since).toBe(t0 + 22_000);
+      // After-call work for a call, the call as its reason.
+      expect(await backend.setPresence('bob', { presence: 'after_call_work', reason: 'wacid.1' }, 60_000)).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 27_000 });
+      expect(backend.presenceStateOf('bob')).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 27_000 });
+      expect(backend.presenceStateOf('carol')).toBeUndefined();
+    });
+
+    it('starts since again once the presence expired, even for the same state', async () => {
+      await open();
+      const t0 = clock.now();
+      await backend.setPresence('alice', { presence: 'dnd' }, 60_000);
+      clock.advance(60_001);
+      expect(backend.presenceStateOf('alice')).toBeUndefined();
+      expect(await backend.setPresence('alice', { presence: 'dnd' }, 60_000)).toEqual({ presence: 'dnd', since: t0 + 60_001 });
     });
   });
 

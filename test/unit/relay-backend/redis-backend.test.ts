@@ -92,9 +92,9 @@ describe('RedisBackend', () => {
     const prefix = uniquePrefix('relay-presence');
     const a = await open(prefix);
     const b = await open(prefix);
-    await a.setPresence('alice', 'on_call', 60_000);
+    await a.setPresence('alice', { presence: 'on_call' }, 60_000);
     await eventually(() => b.presenceOf('alice') === 'on_call', 'presence on the other instance');
-    await b.setPresence('alice', 'dnd', 60_000);
+    await b.setPresence('alice', { presence: 'dnd' }, 60_000);
     await eventually(() => a.presenceOf('alice') === 'dnd', 'the change back on the first instance');
     const late = await open(prefix);
     expect(late.presenceOf('alice')).toBe('dnd');
@@ -104,11 +104,11 @@ describe('RedisBackend', () => {
     const prefix = uniquePrefix('relay-presence-cw');
     const a = await open(prefix);
     const b = await open(prefix);
-    await a.setPresence('alice', 'call_waiting', 60_000);
+    await a.setPresence('alice', { presence: 'call_waiting' }, 60_000);
     await eventually(() => b.presenceOf('alice') === 'call_waiting', 'call_waiting on the other instance');
-    await b.setPresence('alice', 'on_call', 60_000);
+    await b.setPresence('alice', { presence: 'on_call' }, 60_000);
     await eventually(() => a.presenceOf('alice') === 'on_call', 'on_call back on the first instance');
-    await a.setPresence('alice', 'call_waiting', 60_000);
+    await a.setPresence('alice', { presence: 'call_waiting' }, 60_000);
     await eventually(() => b.presenceOf('alice') === 'call_waiting', 'call_waiting again on the other instance');
     const late = await open(prefix);
     expect(late.presenceOf('alice')).toBe('call_waiting');
@@ -138,6 +138,37 @@ describe('RedisBackend', () => {
     // An unknown status is skipped: the agent keeps the presence it had.
     expect(backend.presenceOf('dave')).toBe('call_waiting');
     expect(logger.messages('warn')).toContain('skipped an unreadable presence update');
+  });
+
+  it('keeps a state’s since across instances: a refresh at either keeps it, a change at either starts it again', async () => {
+    const prefix = uniquePrefix('relay-presence-since');
+    const clock = new FakeClock();
+    const a = await open(prefix, clock);
+    const b = await open(prefix, clock);
+    const t0 = clock.now();
+    expect(await a.setPresence('alice', { presence: 'break', reason: 'Short break' }, 60_000)).toEqual({ presence: 'break', reason: 'Short break', since: t0 });
+    await eventually(() => b.presenceStateOf('alice')?.since === t0, 'the break on the other instance');
+    expect(b.presenceStateOf('alice')).toEqual({ presence: 'break', reason: 'Short break', since: t0 });
+    clock.advance(20_000);
+    // The refresh reaches the other instance: the script, not the mirror, keeps the since.
+    expect(await b.setPresence('alice', { presence: 'break', reason: 'Short break' }, 60_000)).toEqual({ presence: 'break', reason: 'Short break', since: t0 });
+    clock.advance(1_000);
+    expect(await a.setPresence('alice', { presence: 'after_call_work', reason: 'wacid.1' }, 60_000)).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 21_000 });
+    await eventually(() => b.presenceOf('alice') === 'after_call_work', 'the after-call work on the other instance');
+    expect(b.presenceStateOf('alice')).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 21_000 });
+    const late = await open(prefix, clock);
+    expect(late.presenceStateOf('alice')).toEqual({ presence: 'after_call_work', reason: 'wacid.1', since: t0 + 21_000 });
+  });
+
+  it('takes a record an older relay wrote, without reason or since, as a state that starts at the next report', async () => {
+    const prefix = uniquePrefix('relay-presence-older');
+    const clock = new FakeClock();
+    const expiresAt = clock.now() + 60_000;
+    await admin.hset(`${prefix}presence`, { alice: `1 ${JSON.stringify({ agentId: 'alice', presence: 'dnd', expiresAt })}` });
+    const backend = await open(prefix, clock);
+    expect(backend.presenceStateOf('alice')).toEqual({ presence: 'dnd' });
+    clock.advance(1_000);
+    expect(await backend.setPresence('alice', { presence: 'dnd' }, 60_000)).toEqual({ presence: 'dnd', since: clock.now() });
   });
 
   it('keeps serving when one instance dies; the other replays everything after its last cursor', async () => {
@@ -179,7 +210,7 @@ describe('RedisBackend', () => {
     const [a, b] = await pair();
     await killConnection([a, b], 'presence');
     // Published while the subscribers were away: only the reload can bring it.
-    await a.setPresence('carol', 'dnd', 60_000);
+    await a.setPresence('carol', { presence: 'dnd' }, 60_000);
     await eventually(() => b.presenceOf('carol') === 'dnd', 'presence after the reconnect');
   });
 
@@ -188,7 +219,7 @@ describe('RedisBackend', () => {
     await admin.call('SCRIPT', 'FLUSH');
     expect((await backend.append(input(inbound('m1', Date.now()), Date.now()))).stored).toBe(true);
     expect(await backend.claim('c1', 'alice')).toEqual({ won: true, agentId: 'alice' });
-    await backend.setPresence('alice', 'available', 60_000);
+    await backend.setPresence('alice', { presence: 'available' }, 60_000);
     expect(backend.presenceOf('alice')).toBe('available');
   });
 

@@ -88,9 +88,9 @@ describe('agent directory', () => {
   const directory = new AgentDirectory([...team('alice', 'bob').agents, ...legacyAgents(['legacy-token-1', 'legacy-token-2'])]);
 
   it('finds the agent of a bearer token, and nobody for anything else', () => {
-    expect(directory.authenticate('Bearer token-alice-0123456789')).toEqual({ id: 'alice', name: 'Alice Agent' });
-    expect(directory.authenticate('bearer   token-bob-0123456789 ')).toEqual({ id: 'bob', name: 'Bob Agent' });
-    expect(directory.authenticate('Bearer legacy-token-2')).toEqual({ id: 'agent-2', name: 'Agent 2' });
+    expect(directory.authenticate('Bearer token-alice-0123456789')).toEqual({ id: 'alice', name: 'Alice Agent', role: 'agent' });
+    expect(directory.authenticate('bearer   token-bob-0123456789 ')).toEqual({ id: 'bob', name: 'Bob Agent', role: 'agent' });
+    expect(directory.authenticate('Bearer legacy-token-2')).toEqual({ id: 'agent-2', name: 'Agent 2', role: 'agent' });
     for (const header of [undefined, '', 'Bearer', 'Bearer ', 'Basic token-alice-0123456789', 'token-alice-0123456789', 'Bearer token-alice-012345678', 'Bearer token-alice-0123456789x', `Bearer ${hashAgentToken('token-alice-0123456789')}`]) {
       expect(directory.authenticate(header), String(header)).toBeUndefined();
     }
@@ -106,8 +106,8 @@ describe('relay: agents', () => {
     const { agents, tokens } = team('alice');
     const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents, agentTokens: ['legacy-token-1-0123456789abcdef0123'] });
     relays.push(relay);
-    expect(await getMe(relay.url, tokens.alice)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent' } });
-    expect(await getMe(relay.url, 'legacy-token-1-0123456789abcdef0123')).toEqual({ status: 200, body: { agentId: 'agent-1', name: 'Agent 1' } });
+    expect(await getMe(relay.url, tokens.alice)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent', role: 'agent' } });
+    expect(await getMe(relay.url, 'legacy-token-1-0123456789abcdef0123')).toEqual({ status: 200, body: { agentId: 'agent-1', name: 'Agent 1', role: 'agent' } });
     const refused = await getMe(relay.url, 'nobody-token-123');
     expect(refused.status).toBe(401);
     expect(refused.body).toMatchObject({ error: { code: 'unauthorized' } });
@@ -145,7 +145,40 @@ describe('relay: agents', () => {
     if (!read.ok) throw new Error(read.error.message);
     const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents: read.value });
     relays.push(relay);
-    expect(await getMe(relay.url, token)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent' } });
+    expect(await getMe(relay.url, token)).toEqual({ status: 200, body: { agentId: 'alice', name: 'Alice Agent', role: 'agent' } });
+  });
+
+  it('add-agent --supervisor writes the role, which the relay reads; a file without roles makes agents, and an unknown role is refused naming its field', async () => {
+    const path = join(dir, 'agents.json');
+    const supervisor = await runCli(['add-agent', '--agents', path, '--id', 'sam', '--name', 'Sam Supervisor', '--supervisor']);
+    expect(supervisor.code).toBe(0);
+    expect(supervisor.stdout).toContain(`added supervisor "sam" (Sam Supervisor) to ${path}`);
+    const agent = await runCli(['add-agent', '--agents', path, '--id', 'alice']);
+    expect(agent.code).toBe(0);
+    expect(agent.stdout).toContain(`added agent "alice" (alice) to ${path}`);
+    const file = JSON.parse(await readFile(path, 'utf8')) as { agents: Record<string, unknown>[] };
+    expect(file.agents.map((a) => [a.id, a.role])).toEqual([
+      ['sam', 'supervisor'],
+      ['alice', undefined],
+    ]);
+    expect(file.agents[1]).not.toHaveProperty('role');
+
+    const read = await readAgentsFile(path);
+    if (!read.ok) throw new Error(read.error.message);
+    const relay = await startRelay({ port: 0, appSecret: APP_SECRET, agents: read.value });
+    relays.push(relay);
+    const token = /^token: (\S+)$/m.exec(supervisor.stdout)![1]!;
+    expect(await getMe(relay.url, token)).toEqual({ status: 200, body: { agentId: 'sam', name: 'Sam Supervisor', role: 'supervisor' } });
+
+    const hash = hashAgentToken('token-x-0123456789');
+    expect(parseAgentsFile('agents.json', JSON.stringify({ agents: [{ id: 'a', name: 'A', tokenSha256: hash, role: 'agent' }] }))).toEqual({
+      ok: true,
+      value: [{ id: 'a', name: 'A', tokenSha256: hash, role: 'agent' }],
+    });
+    expect(parseAgentsFile('agents.json', JSON.stringify({ agents: [{ id: 'a', name: 'A', tokenSha256: hash, role: 'boss' }] }))).toMatchObject({
+      ok: false,
+      error: { message: 'agents.json: agents[0].role: must be one of agent, supervisor', field: 'agents[0].role' },
+    });
   });
 
   it.each([

@@ -435,7 +435,7 @@ describe('relay hardening: agent bodies', () => {
     // Just under the limit is read as ever.
     const fits = await send(`${relay.url}/presence`, { method: 'PUT', token: tokens.alice, body: pad(60 * 1024) });
     expect(fits.status).toBe(200);
-    expect(JSON.parse(fits.body)).toEqual({ agentId: 'alice', status: 'available' });
+    expect(JSON.parse(fits.body)).toEqual({ agentId: 'alice', status: 'available', since: expect.any(Number) });
     expect((await send(`${relay.url}/calls/wacid.small/claim`, { method: 'POST', token: tokens.alice })).status).toBe(200);
 
     const webhook = Buffer.from(JSON.stringify({ ...inboundText('wamid.big-hook', 'x'), pad: 'y'.repeat(200 * 1024) }));

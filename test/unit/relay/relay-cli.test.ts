@@ -2,10 +2,11 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hashAgentToken } from '../../../relay/agent-directory';
 import { parseAddAgentCli, parseRelayCli } from '../../../relay/cli-options';
 import { relayDataDir, type RelayDataDir } from '../../support/relay-data-dir';
+import { openSse } from './sse-test-client';
 
 const root = resolve(import.meta.dirname, '../../..');
 /** Plain agent tokens of the length the relay asks for: 32 characters and more. */
@@ -86,6 +87,74 @@ describe('relay command line', () => {
     expect(parseAddAgentCli(['--agents', 'team.json', '--id', 'alice', '--name', 'Alice Agent'], {})).toEqual({ ok: true, value: { agentsPath: 'team.json', id: 'alice', name: 'Alice Agent' } });
     expect(parseAddAgentCli(['--id', 'bob'], { RELAY_AGENTS: 'env.json' })).toEqual({ ok: true, value: { agentsPath: 'env.json', id: 'bob', name: 'bob' } });
     expect(parseAddAgentCli(['--help'], {})).toEqual({ ok: true, value: 'help' });
+    expect(parseAddAgentCli(['--agents', 'team.json', '--id', 'sam', '--supervisor'], {})).toEqual({ ok: true, value: { agentsPath: 'team.json', id: 'sam', name: 'sam', role: 'supervisor' } });
+  });
+
+  it('reads --team-config or RELAY_TEAM_CONFIG; without either, no file', () => {
+    expect(parseRelayCli([...good, '--team-config', 'team.json'], {})).toMatchObject({ ok: true, value: { teamConfigPath: 'team.json' } });
+    expect(parseRelayCli(good, { RELAY_TEAM_CONFIG: 'env-team.json' })).toMatchObject({ ok: true, value: { teamConfigPath: 'env-team.json' } });
+    expect(parseRelayCli([...good, '--team-config', 'flag.json'], { RELAY_TEAM_CONFIG: 'env-team.json' })).toMatchObject({ ok: true, value: { teamConfigPath: 'flag.json' } });
+    expect(parseRelayCli(good, {})).not.toHaveProperty('value.teamConfigPath');
+    expect(parseRelayCli([...good, '--team-config'], {})).toMatchObject({ ok: false, error: { message: '--team-config needs a value' } });
+  });
+
+  it('exits with code 2 when the team settings file breaks a rule, naming the file, the field and the rule', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'relay-cli-'));
+    const teamPath = join(dir, 'team.json');
+    try {
+      await writeFile(teamPath, JSON.stringify({ breakReasons: [], afterCallWorkSeconds: 30 }));
+      const empty = await runCli([...good, '--team-config', teamPath, '--port', '0']);
+      expect(empty.code).toBe(2);
+      expect(empty.stderr.trim().split('\n')).toEqual([`relay: --team-config: ${teamPath}: breakReasons: must list at least one`]);
+      await writeFile(teamPath, JSON.stringify({ timezone: 'Mars/Olympus' }));
+      const zone = await runCli([...good, '--team-config', teamPath, '--port', '0']);
+      expect(zone.stderr.trim().split('\n')).toEqual([`relay: --team-config: ${teamPath}: timezone: must be a time zone name such as Europe/London or UTC`]);
+      const missing = await runCli([...good, '--team-config', join(dir, 'none.json'), '--port', '0']);
+      expect(missing.code).toBe(2);
+      expect(missing.stderr.trim().split('\n')).toEqual([`relay: --team-config: cannot read ${join(dir, 'none.json')}: no such file`]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('re-reads the team settings and the agents file on SIGHUP: changes reach the streams; a broken file is logged naming field and rule, and the settings in force stay', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'relay-cli-'));
+    const teamPath = join(dir, 'team.json');
+    const agentsPath = join(dir, 'agents.json');
+    const agentsFile = (role?: 'supervisor') => JSON.stringify({ agents: [{ id: 'alice', name: 'Alice', tokenSha256: hashAgentToken(TOKEN_1), ...(role !== undefined ? { role } : {}) }] });
+    await writeFile(teamPath, JSON.stringify({ breakReasons: ['Lunch'] }));
+    await writeFile(agentsPath, agentsFile());
+    const child = await spawnCli(['--app-secret', 's', '--agents', agentsPath, '--team-config', teamPath, '--port', '0', '--log-level', 'error']);
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+    try {
+      const url = await listeningUrl(child);
+      const settingsOf = async () => ((await (await fetch(`${url}/team/settings`, { headers: { authorization: `Bearer ${TOKEN_1}` } })).json()) as { role: string; settings: { breakReasons: string[] } });
+      expect(await settingsOf()).toMatchObject({ role: 'agent', settings: { breakReasons: ['Lunch'], afterCallWorkSeconds: 30 } });
+      const stream = await openSse(url, { token: TOKEN_1 });
+      try {
+        await writeFile(teamPath, JSON.stringify({ breakReasons: ['Lunch', 'Coffee'], afterCallWorkSeconds: 10 }));
+        await writeFile(agentsPath, agentsFile('supervisor'));
+        child.kill('SIGHUP');
+        await stream.waitFor((s) => s.named.some((n) => n.event === 'team' && n.data.includes('"supervisor"') && n.data.includes('Coffee')), 'the team event of both reloads');
+        expect(stream.named.every((n) => n.event === 'team' && n.id === undefined)).toBe(true);
+        expect(await settingsOf()).toMatchObject({ role: 'supervisor', settings: { breakReasons: ['Lunch', 'Coffee'], afterCallWorkSeconds: 10 } });
+
+        await writeFile(teamPath, JSON.stringify({ breakReasons: ['Lunch'], afterCallWorkSeconds: -1 }));
+        child.kill('SIGHUP');
+        await vi.waitFor(() => expect(stderr).toContain('could not reload the team settings'), { timeout: 5_000 });
+        expect(stderr).toContain(`${teamPath}: afterCallWorkSeconds: must be a whole number from 0 to 3600`);
+        expect(await settingsOf()).toMatchObject({ settings: { breakReasons: ['Lunch', 'Coffee'], afterCallWorkSeconds: 10 } });
+      } finally {
+        stream.close();
+      }
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it.each([

@@ -155,10 +155,14 @@ describe('relay: declines', () => {
 describe('relay: presence', () => {
   it('answers 200 with the presence, and 400 naming the rule for anything else', async () => {
     const relay = await relayWith();
-    for (const status of ['available', 'on_call', 'call_waiting', 'dnd']) {
-      expect(await putPresence(relay.url, tokens.alice!, { status })).toEqual({ status: 200, body: { agentId: 'alice', status } });
+    for (const status of ['available', 'on_call', 'call_waiting', 'dnd', 'after_call_work']) {
+      expect(await putPresence(relay.url, tokens.alice!, { status })).toEqual({ status: 200, body: { agentId: 'alice', status, since: expect.any(Number) } });
     }
-    const invalid = { status: 400, body: { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, call_waiting, dnd', field: 'status' } } };
+    expect(await putPresence(relay.url, tokens.alice!, { status: 'break', reason: 'Lunch' })).toEqual({ status: 200, body: { agentId: 'alice', status: 'break', reason: 'Lunch', since: expect.any(Number) } });
+    const invalid = {
+      status: 400,
+      body: { error: { code: 'invalid_input', message: 'status: must be one of available, on_call, call_waiting, dnd, break, after_call_work', field: 'status' } },
+    };
     expect(await putPresence(relay.url, tokens.alice!, { status: 'away' })).toEqual(invalid);
     // Near misses of the new status are refused too.
     expect(await putPresence(relay.url, tokens.alice!, { status: 'call-waiting' })).toEqual(invalid);

@@ -24,8 +24,8 @@ export interface TestSseStream {
   /** When each envelope was read (Date.now()), in order. */
   arrivals: number[];
   comments: string[];
-  /** Events with an `event:` field (the relay's `close`), with their data as sent. */
-  named: { event: string; data: string }[];
+  /** Events with an `event:` field (the relay's `close`, `team`), with their data as sent, and their `id:` if one came. */
+  named: { event: string; data: string; id?: string }[];
   ended: boolean;
   /** Resolves once `predicate` holds (checked after every chunk); rejects when the stream ends first. */
   waitFor(predicate: (s: TestSseStream) => boolean, what: string): Promise<void>;
@@ -96,7 +96,7 @@ export function openSse(baseUrl: string, options: SseOpenOptions = {}): Promise<
             else if (line.startsWith('event: ')) event = line.slice(7);
           }
           if (event !== undefined) {
-            stream.named.push({ event, data: data ?? '' });
+            stream.named.push({ event, data: data ?? '', ...(id !== undefined ? { id } : {}) });
           } else if (data !== undefined) {
             stream.envelopes.push(JSON.parse(data) as RelayEnvelope);
             stream.ids.push(id ?? '');

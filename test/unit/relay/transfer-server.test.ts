@@ -76,9 +76,9 @@ describe('GET /team', () => {
         body: {
           agents: [
             { agentId: 'alice', name: 'Alice Agent', presence: 'available' },
-            { agentId: 'bob', name: 'Bob Agent', presence: 'on_call' },
+            { agentId: 'bob', name: 'Bob Agent', presence: 'on_call', since: expect.any(Number) },
             { agentId: 'carol', name: 'Carol Agent', presence: 'available', self: true },
-            { agentId: 'dave', name: 'Dave Agent', presence: 'dnd' },
+            { agentId: 'dave', name: 'Dave Agent', presence: 'dnd', since: expect.any(Number) },
           ],
         },
       });
