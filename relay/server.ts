@@ -29,10 +29,17 @@ import { GatewayTerminator, type GatewayTarget } from './gateway-terminator';
 import type { TeamAgent } from './team';
 import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
 import { handleWrapUpRequest, isWrapUpPath } from './wrap-up-endpoint';
+import { REPORT_PATHS, sendReport, type ReportKind } from './reports';
+import { WallboardSource } from './wallboard';
+import { WALLBOARD_PATH } from '../shared/wallboard';
 import type { RelayBackend } from './backend/types';
 import { boundedBody, clientAddressOf, methodNotAllowed, readBody, sendError, sendJson } from './http-io';
 import { METRICS_CONTENT_TYPE } from './metrics';
 import type { RecordsStatus, RelayRecords, WrapUpRecords } from './records/relay-records';
+import type { SqlRunner } from './records/database';
+
+/** What the wallboard and the reports read: the records' database once it is open. */
+const readRecords = (records: RelayRecords) => (): Promise<SqlRunner> => records.database();
 import { RelayService, withDeadline, type RelayStats } from './relay-service';
 import { parsePresenceReport } from './presence-report';
 import { parseResumeToken } from './resume-token';
@@ -289,6 +296,8 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     teamSettings,
     health: () => ({ backend: backend.kind, instance: instanceId, epoch, ...(options.records !== undefined ? { records: options.records.status() } : {}) }),
     ...(options.records !== undefined ? { records: options.records } : {}),
+    wallboard: new WallboardSource({ database: options.records === undefined ? undefined : readRecords(options.records), settings: () => teamSettings.current() }),
+    ...(options.records !== undefined ? { reportsDatabase: readRecords(options.records) } : {}),
     ...(bridgeToken !== undefined && service.nodeRegistry !== undefined
       ? { nodes: new BridgeNodeEndpoints(service.nodeRegistry, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
       : {}),
@@ -405,6 +414,10 @@ interface EndpointOptions {
   bridge?: BridgedCalls;
   /** The call records, for wrap-ups; absent, they answer 503. */
   records?: WrapUpRecords;
+  /** The team's live picture (GET /team/wallboard). */
+  wallboard: WallboardSource;
+  /** The records' database, for the reports; absent, they answer 503. */
+  reportsDatabase?: () => Promise<SqlRunner>;
 }
 
 /** The HTTP endpoints (relay/REFERENCE.md "Endpoints"): parse, authenticate, ask the service, answer. */
@@ -463,6 +476,22 @@ class RelayEndpoints {
         const agent = this.authenticate(req, res);
         if (agent !== undefined) sendJson(res, 200, { role: agent.role, settings: this.options.teamSettings.current() });
         return;
+      }
+      case WALLBOARD_PATH: {
+        if (method !== 'GET') return methodNotAllowed(res, 'GET');
+        const agent = this.authenticate(req, res);
+        if (agent === undefined) return;
+        return this.track(this.options.wallboard.wallboard(this.service.team(agent.id).agents).then((board) => sendJson(res, 200, board)));
+      }
+      case REPORT_PATHS.calls:
+      case REPORT_PATHS.states: {
+        if (method !== 'GET') return methodNotAllowed(res, 'GET');
+        const agent = this.authenticate(req, res);
+        if (agent === undefined) return;
+        if (agent.role !== 'supervisor') return sendError(res, 403, 'forbidden', "only a supervisor reads the team's reports");
+        const kind: ReportKind = path === REPORT_PATHS.calls ? 'calls' : 'states';
+        const { reportsDatabase, teamSettings } = this.options;
+        return this.track(sendReport(req, res, kind, { database: reportsDatabase, settings: () => teamSettings.current() }));
       }
       case AGENT_API_PATHS.presence:
         if (method === 'PUT') return this.track(this.presence(req, res));

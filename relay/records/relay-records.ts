@@ -3,6 +3,7 @@
 // (relay/cli.ts), so that a relay without records loads no database package.
 import type { RelayEvent } from '../../shared/events';
 import type { Audience, Presence, ReportedPresence } from '../backend/types';
+import type { SqlRunner } from './database';
 
 /** An event this instance handled: a webhook's, or one the relay made (a claim, a transfer's word, a bridge failure). */
 export interface SeenEvent {
@@ -73,4 +74,6 @@ export interface RelayRecords extends WrapUpRecords {
   followPresence(presenceOf: (agentId: string) => Presence | undefined, presenceTtlMs: number): void;
   /** How the writing goes now. */
   status(): RecordsStatus;
+  /** The database once it is open and migrated: what the wallboard and the reports read. */
+  database(): Promise<SqlRunner>;
 }
