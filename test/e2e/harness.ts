@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, onTestFailed } from 'vitest';
-import { startRelay, type RelayServer } from '../../relay/server';
+import { startRelay, type RelayOptions, type RelayServer } from '../../relay/server';
+import { hashAgentToken, type AgentConfig } from '../../relay/agent-directory';
 import { localBridge, LocalNodeEvents } from '../../relay/bridged-calls';
 import { RedisBackend } from '../../relay/backend/redis-backend';
 import type { RelayBackend } from '../../relay/backend/types';
@@ -399,13 +400,28 @@ export interface TeamStack {
   close(): Promise<void>;
 }
 
-export async function startTeamStack(options: { agents: number; quiet?: boolean; sandbox?: StackSandboxOptions }): Promise<TeamStack> {
+export interface TeamStackOptions {
+  agents: number;
+  quiet?: boolean;
+  sandbox?: StackSandboxOptions;
+  /** The agents' names, by index: the relay then knows them from an agents list (ids agent-1, agent-2, …). */
+  names?: readonly string[];
+  /** The indexes of the agents who are supervisors (with `names`). */
+  supervisors?: readonly number[];
+  /** The relay's call records and team settings. */
+  relay?: Pick<RelayOptions, 'records' | 'teamSettings'>;
+}
+
+export async function startTeamStack(options: TeamStackOptions): Promise<TeamStack> {
   keepLogs(options.quiet);
   const appSecret = secret();
   const verifyToken = secret();
   const apiKey = secret();
   const tokens = Array.from({ length: options.agents }, () => agentTokenOf());
-  const relay = await startRelay({ port: 0, appSecret, verifyToken, agentTokens: tokens });
+  const names = options.names;
+  const agentsOf = (list: readonly string[]): AgentConfig[] =>
+    tokens.map((token, i) => ({ id: `agent-${i + 1}`, name: list[i] ?? `Agent ${i + 1}`, tokenSha256: hashAgentToken(token), ...(options.supervisors?.includes(i) === true ? { role: 'supervisor' as const } : {}) }));
+  const relay = await startRelay({ port: 0, appSecret, verifyToken, ...(names !== undefined ? { agents: agentsOf(names) } : { agentTokens: tokens }), ...options.relay });
   const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...options.sandbox });
   const dataDirs: string[] = [];
   const agents: TeamAgentHarness[] = [];

@@ -134,7 +134,7 @@ describe('the team in "Transfer to"', () => {
   });
 
   it('every presence has its words; "call waiting" reads as able to take another', () => {
-    expect(TEAM_PRESENCES.map((p) => presenceText(p))).toEqual(['Available', 'On a call, can take another', 'On a call', 'Do not disturb', 'Offline']);
+    expect(TEAM_PRESENCES.map((p) => presenceText(p))).toEqual(['Available', 'On a call, can take another', 'On a call', 'Do not disturb', 'On a break', 'After-call work', 'Offline']);
   });
 });
 
