@@ -13,6 +13,7 @@ import { RecentCalls } from '../components/RecentCalls';
 import { RingAlerts } from '../components/RingAlerts';
 import { SandboxPanel } from '../components/SandboxPanel';
 import { SettingsScreen } from '../components/SettingsScreen';
+import { TeamView } from '../components/TeamView';
 import { useAppStore } from '../store/store';
 
 export function App() {
@@ -23,7 +24,7 @@ export function App() {
     document.title = t('app.name');
   }, [t, i18n.language]);
   return (
-    <div className={`app ${screen === 'settings' ? 'app-settings' : ''}`}>
+    <div className={`app ${screen === 'settings' ? 'app-settings' : screen === 'team' ? 'app-team' : ''}`}>
       <Header />
       <HostBanner />
       <DeviceNotice />
@@ -33,6 +34,8 @@ export function App() {
         <IncomingCalls />
         {screen === 'settings' ? (
           <SettingsScreen />
+        ) : screen === 'team' ? (
+          <TeamView />
         ) : (
           <>
             {/* Narrow windows flow the two columns into one (styles.css orders the cards). */}

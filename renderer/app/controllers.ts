@@ -12,6 +12,8 @@ import { HostSync } from './host-sync';
 import { MessagingActions } from './messaging-actions';
 import { SandboxActions } from './sandbox-actions';
 import { UpdateActions } from './update-actions';
+import { WallboardActions } from './wallboard-actions';
+import { wallboardStore } from '../store/wallboard';
 import { updateStatusStore } from '../store/updates';
 import { SettingsActions } from './settings-actions';
 import { installShortcuts, type KeySource } from './shortcuts';
@@ -43,6 +45,8 @@ export interface Controllers {
   devices: DeviceActions;
   diagnostics: DiagnosticsActions;
   updates: UpdateActions;
+  /** The Team view's wallboard, read while the view is open. */
+  wallboard: WallboardActions;
   /** Not a domain: the host this window runs in (the settings show what only it can do). */
   hostKind: 'electron' | 'browser';
 }
@@ -63,12 +67,13 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const sandbox = new SandboxActions({ api, store, selectContact });
   const sync = new HostSync({ api, link, store, calls, selectContact, setUpdateStatus: (status) => updateStatusStore.getState().setStatus(status) });
   const updates = new UpdateActions({ api, store: updateStatusStore });
+  const wallboard = new WallboardActions({ api, store: wallboardStore });
   const devices = new DeviceActions({ ...deps.audio, store, savePreferences: (patch) => settings.savePreferences(patch) });
   const hostKind = deps.hostKind ?? 'browser';
   const { devices: audioDevices, soundCheck, ringer } = deps.audio ?? {};
   const diagnostics = new DiagnosticsActions({ ...deps.diagnostics, api, hostKind, devices: audioDevices, soundCheck, ringer });
   return {
-    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, hostKind },
+    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, wallboard, hostKind },
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();

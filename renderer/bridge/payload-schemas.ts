@@ -16,7 +16,8 @@ import { parseWith } from '../../shared/validation';
 import { historyEntrySchema as storedHistoryEntrySchema, type HistoryEntry } from '../../shared/history';
 import { teamSettingsSchema } from '../../shared/team-settings';
 import { ruleTextSchema } from '../../shared/i18n/text';
-import { colleagueSchema, teamMemberSchema, TRANSFER_KINDS, type TeamMember } from '../../shared/transfer';
+import { colleagueSchema, TEAM_PRESENCES, teamMemberSchema, TRANSFER_KINDS, type TeamMember } from '../../shared/transfer';
+import { wallboardSchema } from '../../shared/wallboard';
 
 // A text (code and values) beside an English sentence: one this window cannot read is dropped, and the English stands in for it.
 const textBeside = ruleTextSchema.optional().catch(undefined);
@@ -201,6 +202,34 @@ export const parseTemplateDraft = (data: unknown): Result<TemplateDraft> => pars
 export const parseUpdateStatus = (data: unknown): Result<UpdateStatus> => parseWith(updateStatusSchema, data);
 /** The team for "Transfer to" (getTeam's answer). */
 export const parseTeam = (data: unknown): Result<TeamMember[]> => parseWith(z.array(teamMemberSchema), data);
+
+/**
+ * An agent's state on the wallboard: the team's presences, a break (with its `reason`) and after-call
+ * work; a state this window does not know yet is `unknown` rather than the whole board refused.
+ */
+export const BOARD_STATES = [...TEAM_PRESENCES.filter((p) => p !== 'call_waiting'), 'break', 'after_call_work', 'unknown'] as const;
+export type BoardState = (typeof BOARD_STATES)[number];
+const KNOWN_STATES: ReadonlySet<string> = new Set([...TEAM_PRESENCES, 'break', 'after_call_work']);
+// "Call waiting" is still on a call, as the wallboard tells it.
+const boardState = (presence: string): BoardState => (presence === 'call_waiting' ? 'on_call' : KNOWN_STATES.has(presence) ? (presence as BoardState) : 'unknown');
+
+const boardAgentSchema = z.object({
+  agentId: z.string().min(1).max(128),
+  name: z.string().min(1).max(128),
+  presence: z.string().max(64).transform(boardState),
+  self: z.boolean().optional(),
+  /** A break's reason, when the relay tells it. */
+  reason: z.string().max(128).optional().catch(undefined),
+  /** Since when (unix ms, the relay's clock) the agent is in that state, when the relay tells it. */
+  since: z.number().optional().catch(undefined),
+});
+export type BoardAgent = z.output<typeof boardAgentSchema>;
+
+// The shared schema with its members read as the window needs them of a newer relay (reasons, since, states).
+const teamBoardSchema = wallboardSchema.extend({ agents: z.array(boardAgentSchema).max(10_000) });
+export type TeamBoard = z.output<typeof teamBoardSchema>;
+/** getWallboard's answer. */
+export const parseWallboard = (data: unknown): Result<TeamBoard> => parseWith(teamBoardSchema, data);
 
 const shortcutActionSchema = z.enum(SHORTCUT_ACTIONS as [ShortcutAction, ...ShortcutAction[]]);
 

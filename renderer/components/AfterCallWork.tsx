@@ -4,16 +4,13 @@ import type { AfterCallWork as AfterCallWorkState } from '../../shared/api';
 import { useDeskActions } from '../app/controllers-context';
 import { useNow } from '../app/use-now';
 import { peerNumberText, secondsUntil } from '../call-display';
-import { formatNumber } from '../i18n/format';
+import { formatMinutesSeconds } from '../i18n/format';
 import { useAppStore } from '../store/store';
 import { Ltr } from './Ltr';
 import { WrapUpForm } from './WrapUpForm';
 
 /** "0:27", "12:05": minutes, then two-digit seconds (an hour and more counts in minutes). */
-export function countdownText(seconds: number): string {
-  const s = Math.max(0, Math.floor(seconds));
-  return `${formatNumber(Math.floor(s / 60), { useGrouping: false })}:${formatNumber(s % 60, { minimumIntegerDigits: 2, useGrouping: false })}`;
-}
+export const countdownText = (seconds: number): string => formatMinutesSeconds(seconds);
 
 type Phase = 'none' | 'counting' | 'overtime';
 

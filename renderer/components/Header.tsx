@@ -39,6 +39,9 @@ export function Header() {
           <span className="connection-dot" aria-hidden="true" />
           {indicator.text}
         </span>
+        <button type="button" className="btn btn-quiet" aria-pressed={screen === 'team'} onClick={() => setScreen(screen === 'team' ? 'phone' : 'team')}>
+          {t('team.title')}
+        </button>
         <button
           type="button"
           className="btn btn-quiet"

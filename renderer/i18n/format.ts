@@ -69,3 +69,19 @@ export function formatCallTime(at: number, now: number, locale = intlLocale()): 
 
 /** A full date and time, for a message's or a call's detail. */
 export const formatDateTime = (at: number, locale = intlLocale()): string => dateFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(at);
+
+/** "0:27", "12:05": minutes, then two-digit seconds (an hour and more counts in minutes). */
+export function formatMinutesSeconds(totalSeconds: number, locale = intlLocale()): string {
+  const s = Math.max(0, Math.floor(totalSeconds));
+  return `${formatNumber(Math.floor(s / 60), { useGrouping: false }, locale)}:${formatNumber(s % 60, { minimumIntegerDigits: 2, useGrouping: false }, locale)}`;
+}
+
+/** The time of day in a named time zone, on a 24-hour clock ("00:00" at midnight); the UTC time when the zone is not one Intl knows. */
+export function formatTimeIn(at: number, timeZone: string, locale = intlLocale()): string {
+  const options: Intl.DateTimeFormatOptions = { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' };
+  try {
+    return dateFormat(locale, { ...options, timeZone }).format(at);
+  } catch {
+    return dateFormat(locale, { ...options, timeZone: 'UTC' }).format(at);
+  }
+}

@@ -115,7 +115,8 @@ export interface NetworkFormState {
 }
 
 export interface UiSlice {
-  screen: 'phone' | 'settings';
+  /** The screen the header switches to: the phone, Settings, or the team's wallboard. */
+  screen: 'phone' | 'settings' | 'team';
   dialInput: string;
   dialError: string | null;
   /**

@@ -97,6 +97,7 @@ const announcer = (p: Page) => p.locator('[aria-live="assertive"]');
 /** The idle screen in sandbox mode, in the order Tab takes: header, dialer, sandbox, then the messages column. */
 const IDLE_TAB_ORDER = [
   'combobox "Presence"',
+  'button "Team"',
   'button "Settings"',
   'textbox "Phone number"',
   'button "Call"',
