@@ -24,7 +24,8 @@ export interface TeamSettings {
 
 export const DEFAULT_TEAM_SETTINGS: Readonly<TeamSettings> = Object.freeze({
   breakReasons: ['Lunch', 'Short break', 'Meeting', 'Training'],
-  afterCallWorkSeconds: 30,
+  // None unless the team asks for it: a team without a settings file rings its agents as before.
+  afterCallWorkSeconds: 0,
   dispositions: ['Resolved', 'Follow-up needed', 'Sale', 'No sale', 'Wrong number'],
   dispositionRequired: false,
   serviceLevelSeconds: 20,

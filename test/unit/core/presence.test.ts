@@ -247,14 +247,10 @@ describe('SoftphoneService presence', () => {
     // In Do not disturb nothing more rings, call waiting or not.
     await app.handle('setPresence', { status: 'dnd' });
     await until('on_call while in dnd', () => relay.presence.get('alice') === 'on_call');
-    // The last call the agent talked on ends: after-call work (the team's default 30 s), then the
-    // choice once the agent is ready. The call before it left another live: none followed it.
+    // The last call ends: the agent's choice again (the team asks for no after-call work).
     await app.handle('hangUp', { localId: 'in:wacid.w-1' });
-    await until('after-call work after the last call', () => relay.presence.get('alice') === 'after_call_work');
-    expect(relay.requests.filter((r) => r.path === '/presence').map((r) => r.body)).toContainEqual({ status: 'after_call_work', callId: 'wacid.w-1' });
-    expect(relay.requests.filter((r) => r.path === '/presence' && (r.body as { callId?: string }).callId === 'wacid.w-2')).toEqual([]);
-    expect(await app.handle('endAfterCallWork', {})).toEqual({ ok: true, value: { choice: 'dnd', status: 'dnd' } });
-    await until('dnd once ready', () => relay.presence.get('alice') === 'dnd');
+    await until('dnd after the last call', () => relay.presence.get('alice') === 'dnd');
+    expect(relay.requests.filter((r) => r.path === '/presence' && (r.body as { status: string }).status === 'after_call_work')).toEqual([]);
 
     // A call still connecting cannot go on hold yet: the agent is on_call until its media is up.
     await app.handle('setPresence', { status: 'available' });
