@@ -98,4 +98,8 @@ export const GATEWAY_ERROR_TEXT: Readonly<Record<number, string>> = {
   138021: 'No audio was received from the agent',
   138022: 'Audio stopped during the call',
   138023: 'The call was accepted but no audio flowed',
+  138038: 'Another partner handles this number\u2019s calls: only its Call primary can answer or place them',
 };
+
+/** Conversation Routing: another partner is the number's Call primary (protocol.md). */
+export const OTHER_PARTNER_CODE = 138038;

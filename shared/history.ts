@@ -71,7 +71,7 @@ export function historyEntryFor(call: EndedCall): HistoryEntry {
   return entry;
 }
 
-const END_KINDS = ['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere', 'transferred', 'consult_ended'] as const satisfies readonly EndKind[];
+const END_KINDS = ['completed', 'declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'failed', 'answered_elsewhere', 'transferred', 'consult_ended', 'other_partner'] as const satisfies readonly EndKind[];
 
 /** A history entry read from outside (the history file, a push from the main process). */
 export const wrapUpSchema = z.object({

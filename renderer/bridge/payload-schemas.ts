@@ -28,7 +28,7 @@ const endSchema = z.discriminatedUnion('kind', [
   z.looseObject({ kind: z.literal('completed'), by: z.enum(['agent', 'customer']) }),
   z.looseObject({ kind: z.literal('failed'), code: z.string(), message: z.string(), text: textBeside }),
   z.looseObject({ kind: z.literal('transferred'), to: z.string() }),
-  z.looseObject({ kind: z.enum(['declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'answered_elsewhere', 'consult_ended']) }),
+  z.looseObject({ kind: z.enum(['declined', 'missed', 'cancelled', 'no_answer', 'rejected', 'answered_elsewhere', 'consult_ended', 'other_partner']) }),
 ]);
 
 // What the call panel and the incoming card show of a transfer (shared/calls/types.ts CallTransfer).

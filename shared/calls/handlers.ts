@@ -13,6 +13,7 @@ import type { BridgeFailure } from '../events';
 import { term, text, type RuleText } from '../i18n/text';
 import type { RuleTerm } from '../i18n/rules';
 import { assertNever, errText, ok, type AppError, type Result } from '../result';
+import { OTHER_PARTNER_CODE } from '../gateway';
 import { TRANSFER_RING_MS } from '../transfer';
 import type { CallBook } from './book';
 import type { AnsweringOpen, CallRecord, EndedRecord, Leftover, LiveRecord } from './record';
@@ -269,7 +270,7 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
   },
 
   'local.initiate_failed': (ev, { call }) => {
-    if (call?.phase === 'dialing') return endCall(call, { kind: 'failed', ...localErrorFrom(ev.error) }, ev.at, { error: ev.error });
+    if (call?.phase === 'dialing') return endCall(call, ev.error.gatewayCode === OTHER_PARTNER_CODE ? { kind: 'other_partner' } : { kind: 'failed', ...localErrorFrom(ev.error) }, ev.at, { error: ev.error });
     // Hung up while it was on its way: no call was placed, nothing is left to end.
     if (call?.phase === 'ended' && call.open?.waiting === 'initiate') return { call: withNothingOpen(call) };
     return NOTHING;
@@ -343,6 +344,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
       const declined: CallEffect = { kind: 'transfer_decline', localId: call.localId, callId: call.callId, transferId: asked.id };
       return endCall(call, { kind: 'failed', ...localErrorFrom(ev.error) }, ev.at, { effects: [declined], error: ev.error });
     }
+    // Another partner answers this number's calls: the call rings on there, and nothing is ours to end.
+    if (ev.error.gatewayCode === OTHER_PARTNER_CODE) return endCall(call, { kind: 'other_partner' }, ev.at, { error: ev.error });
     // After a timeout or a network error the accept may have landed: terminate covers both.
     // A refusal of our answer itself (error 100 about our SDP, protocol.md) leaves the call
     // ringing at the gateway: reject it. Any other refusal may mean it no longer rings — a

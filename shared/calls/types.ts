@@ -40,7 +40,12 @@ export type EndReason =
   /** This agent handed the customer on to a colleague (a transfer, or a consult completed): no terminate went. */
   | { kind: 'transferred'; to: string }
   /** A consult this agent was asked into ended without the customer coming to it (cancelled). */
-  | { kind: 'consult_ended' };
+  | { kind: 'consult_ended' }
+  /**
+   * The number's calls belong to another partner, its "Call primary" (gateway 138038, Conversation
+   * Routing): this app may neither answer nor place them. Not a failure of the call.
+   */
+  | { kind: 'other_partner' };
 export type EndKind = EndReason['kind'];
 
 export interface Peer {

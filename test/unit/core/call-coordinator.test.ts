@@ -154,6 +154,20 @@ describe('CallCoordinator: incoming calls', () => {
     expect(h.gateway.actions()).toEqual(['accept', 'reject']);
   });
 
+  it('says that another partner answers the number (138038): not a failed call, and nothing is sent to end it', async () => {
+    const h = await harness((req) => (req.path.endsWith('/accept') ? graphError(400, 138038, 'Not the Call primary of this number') : success()));
+    incoming(h, 'wacid.in-138038');
+    const result = await h.coordinator.answerCall('in:wacid.in-138038', ANSWER_SDP);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatchObject({ gatewayCode: 138038, message: expect.stringContaining('Another partner handles this number’s calls: only its Call primary can answer or place them') });
+    expect(h.coordinator.call('in:wacid.in-138038')).toMatchObject({ phase: 'ended', end: { kind: 'other_partner' } });
+    await h.coordinator.whenIdle();
+    // The call rings on at the partner's: neither a reject nor a terminate goes.
+    expect(h.gateway.actions()).toEqual(['accept']);
+    expect(h.history.entries()[0]).toMatchObject({ outcome: 'other_partner' });
+    expect(h.history.entries()[0]?.failureCode).toBeUndefined();
+  });
+
   it('ends the call with the media failure and sends terminate', async () => {
     const h = await harness();
     incoming(h, 'wacid.in-6');
@@ -269,6 +283,16 @@ describe('CallCoordinator: outgoing calls', () => {
     expect(h.coordinator.call('out:call-138006')).toMatchObject({ phase: 'ended', end: { kind: 'failed', code: '138006' } });
     expect(h.history.entries()[0]).toMatchObject({ outcome: 'failed', failureCode: '138006' });
     // Never auto-redial (protocol.md): one initiate only.
+    expect(h.gateway.actions()).toEqual(['initiate']);
+  });
+
+  it('says that another partner places the number’s calls (138038) rather than a failed call', async () => {
+    const h = await harness(() => graphError(400, 138038, 'Not the Call primary of this number'));
+    const sent = await h.coordinator.startCall('+447400123456', DIAL_OFFER_SDP, 'out:call-138038');
+    expect(sent.ok).toBe(false);
+    if (!sent.ok) expect(sent.error).toMatchObject({ gatewayCode: 138038 });
+    expect(h.coordinator.call('out:call-138038')).toMatchObject({ phase: 'ended', end: { kind: 'other_partner' } });
+    expect(h.history.entries()[0]).toMatchObject({ outcome: 'other_partner' });
     expect(h.gateway.actions()).toEqual(['initiate']);
   });
 
