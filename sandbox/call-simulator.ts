@@ -54,6 +54,8 @@ interface Call {
   network: CustomerNetwork;
   requests: { action: string; at: number }[];
   answeredAt?: number;
+  /** What accept or connect carried in `biz_opaque_callback_data`: echoed on the call's statuses and terminate. */
+  opaque?: string;
   timers: Set<NodeJS.Timeout>;
   /** Gateway requests and timers act on a call one at a time, in arrival order. */
   queue: Promise<unknown>;
@@ -179,6 +181,7 @@ export class CallSimulator {
       this.clearTimers(call);
       call.state = 'connected';
       call.answeredAt = Date.now();
+      if (req.biz_opaque_callback_data !== undefined) call.opaque = req.biz_opaque_callback_data;
       this.options.logger.info('call accepted', { callId: call.id });
       return this.success(call);
     });
@@ -230,6 +233,7 @@ export class CallSimulator {
     }
     const call = this.register(customer, 'BUSINESS_INITIATED');
     call.requests.push({ action: 'initiate', at });
+    if (req.biz_opaque_callback_data !== undefined) call.opaque = req.biz_opaque_callback_data;
     this.options.logger.info('outgoing call', { callId: call.id, to: customer.number, behaviour: customer.behaviour });
     // The call's webhooks follow the response that names the call.
     setImmediate(() => this.ring(call, req.session.sdp));
@@ -402,6 +406,7 @@ export class CallSimulator {
             timestamp: unixSeconds(now),
             status: outcome.status,
             ...times,
+            ...(call.opaque !== undefined ? { biz_opaque_callback_data: call.opaque } : {}),
             ...(outcome.errors ? { errors: outcome.errors.map((e) => ({ code: e.code, message: e.message, error_data: { details: e.details } })) } : {}),
           },
         ],
@@ -414,7 +419,16 @@ export class CallSimulator {
   private status(call: Call, status: 'RINGING' | 'ACCEPTED' | 'REJECTED'): void {
     if (this.closed) return;
     this.options.webhooks.send({
-      statuses: [{ id: call.id, type: 'call', status, timestamp: unixSeconds(Date.now()), recipient_id: call.customer.number }],
+      statuses: [
+        {
+          id: call.id,
+          type: 'call',
+          status,
+          timestamp: unixSeconds(Date.now()),
+          recipient_id: call.customer.number,
+          ...(call.opaque !== undefined ? { biz_opaque_callback_data: call.opaque } : {}),
+        },
+      ],
     });
   }
 

@@ -44,6 +44,8 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     status: z.enum(['RINGING', 'ACCEPTED', 'REJECTED']),
     timestamp: z.number(),
     recipientId: z.string().optional(),
+    /** The `biz_opaque_callback_data` the call was placed with, echoed by the service. */
+    opaque: z.string().max(512).optional(),
   }),
   z.object({
     type: z.literal('call.terminated'),
@@ -54,6 +56,8 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     endTime: z.number().optional(),
     durationSec: z.number().optional(),
     errors: z.array(callError).optional(),
+    /** The `biz_opaque_callback_data` the call was accepted or placed with, echoed by the service. */
+    opaque: z.string().max(512).optional(),
   }),
   /**
    * The team's bridge can no longer carry the call (relay/REFERENCE.md "Bridge nodes"): the node that

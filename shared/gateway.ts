@@ -15,6 +15,17 @@ export const gatewayNumberSchema = requiredString().regex(GATEWAY_NUMBER, ruleMe
 const nonEmpty = (member: string) => requiredString().min(1, ruleMessage('gateway.memberNotEmpty', { member }));
 
 /** Builds the four request schemas for an account's product word (protocol.md: keep it a setting). */
+/**
+ * `biz_opaque_callback_data` on accept and connect (protocol.md): the service echoes it on the call's
+ * status events and its terminate. The app sends the call's record id (its local id), so that a
+ * status that overtakes the initiate's answer is matched by it.
+ */
+export const OPAQUE_CALLBACK_DATA_MAX = 512;
+const opaqueCallbackData = z
+  .string({ error: ruleMessage('common.mustBeString') })
+  .min(1, ruleMessage('common.notEmpty'))
+  .max(OPAQUE_CALLBACK_DATA_MAX, ruleMessage('common.atMostCharacters', { count: OPAQUE_CALLBACK_DATA_MAX }));
+
 export function callRequestSchemas(product: string = DEFAULT_PRODUCT) {
   const messagingProduct = literalNamed(product);
   const callId = nonEmpty('call_id');
@@ -25,6 +36,7 @@ export function callRequestSchemas(product: string = DEFAULT_PRODUCT) {
       call_id: callId,
       action: literalNamed('accept'),
       session: z.strictObject({ sdp_type: z.literal('answer', { error: ruleMessage('gateway.answerWhenAccepting') }), sdp }),
+      biz_opaque_callback_data: opaqueCallbackData.optional(),
     }),
     reject: z.strictObject({
       messaging_product: messagingProduct,
@@ -42,6 +54,7 @@ export function callRequestSchemas(product: string = DEFAULT_PRODUCT) {
       // gateway-spec.md 4.2: the path says "initiate", the body says "connect".
       action: literalNamed('connect', term('initiateConnect')),
       session: z.strictObject({ sdp_type: z.literal('offer', { error: ruleMessage('gateway.offerWhenInitiating') }), sdp }),
+      biz_opaque_callback_data: opaqueCallbackData.optional(),
     }),
   };
 }

@@ -78,6 +78,8 @@ export interface CallTerminateItem extends CallItemCommon {
   /** Whole seconds. */
   duration?: number;
   errors?: WebhookError[];
+  /** What accept or connect carried in `biz_opaque_callback_data`, echoed. */
+  biz_opaque_callback_data?: string;
 }
 
 /** One `value.calls[]` item. */
@@ -92,6 +94,8 @@ export interface CallStatusItem {
   recipient_id?: string;
   recipient_user_id?: string;
   recipient_parent_user_id?: string;
+  /** What connect carried in `biz_opaque_callback_data`, echoed. */
+  biz_opaque_callback_data?: string;
 }
 
 /** Delivery status of a message the business sent: one `value.statuses[]` item. */
@@ -244,6 +248,9 @@ function legacySdp(v: unknown): { sdp: string; sdpType?: string } | undefined {
   return sdp === undefined ? undefined : { sdp, sdpType: looseLower.parse(json.type) };
 }
 
+/** `biz_opaque_callback_data` echoed: kept when it is a string within the service's 512 characters, else left out. */
+const opaqueData = z.unknown().optional().transform((v) => (typeof v === 'string' && v !== '' && v.length <= 512 ? v : undefined));
+
 const callItemSchema = z.object({
   id,
   event: looseLower,
@@ -261,6 +268,7 @@ const callItemSchema = z.object({
   end_time: looseMs,
   duration: looseInt,
   errors: errorsList,
+  biz_opaque_callback_data: opaqueData,
 });
 
 const statusItemSchema = z.object({
@@ -270,6 +278,7 @@ const statusItemSchema = z.object({
   timestamp: unixSecondsToMs,
   recipient_id: looseString,
   errors: errorsList,
+  biz_opaque_callback_data: opaqueData,
 });
 
 /** A media message's object: only its id is kept. */
@@ -421,6 +430,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
         endTime: item.end_time,
         durationSec: item.duration,
         errors,
+        opaque: item.biz_opaque_callback_data,
       });
     }
     // Other call events (e.g. ones this version does not know yet) are ignored (protocol.md).
@@ -444,6 +454,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
         status: upper as 'RINGING' | 'ACCEPTED' | 'REJECTED',
         timestamp: item.timestamp,
         recipientId: item.recipient_id,
+        opaque: item.biz_opaque_callback_data,
       });
     }
     if (!MESSAGE_STATUSES.has(lower)) return;

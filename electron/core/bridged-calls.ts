@@ -241,9 +241,9 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
     return answerRingLeg(this.relay, this.log, callId, this.legs.get(callId), sdp, legId);
   }
 
-  async accept(callId: string, sdp: string): Promise<Result<null>> {
+  async accept(callId: string, sdp: string, opaque?: string): Promise<Result<null>> {
     const leg = this.legs.get(callId);
-    if (leg === undefined) return this.gateway.accept(callId, sdp);
+    if (leg === undefined) return this.gateway.accept(callId, sdp, opaque);
 
     if (leg.transferId !== undefined) {
       // A colleague's transfer or consult: the gateway's call is accepted already; the first answer the relay takes wins.
@@ -256,7 +256,7 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
     if (!bridgeAnswer.ok) return bridgeAnswer;
     leg.legId = answered.value; // the call's leg from now on: the relay closes the others at the accept
     delete leg.ringAnswers;
-    const accepted = await this.gateway.accept(callId, bridgeAnswer.value.sdp);
+    const accepted = await this.gateway.accept(callId, bridgeAnswer.value.sdp, opaque);
     if (!accepted.ok) return accepted;
     const connected = await this.relay.bridgeRequest('bridge connect', BRIDGE_AGENT_PATHS.accepted(callId), {}, okReply);
     if (!connected.ok) {
@@ -268,17 +268,17 @@ export class BridgedCallControl implements CallControl, CallTransfers, CallRejoi
     return ok(null);
   }
 
-  async initiate(to: string, sdp: string): Promise<Result<{ callId: string; bridged?: true }>> {
-    if (!(await this.teamIsBridged())) return this.gateway.initiate(to, sdp);
+  async initiate(to: string, sdp: string, opaque?: string): Promise<Result<{ callId: string; bridged?: true }>> {
+    if (!(await this.teamIsBridged())) return this.gateway.initiate(to, sdp, opaque);
     const dial = await this.relay.bridgeRequest('bridge dial', BRIDGE_AGENT_PATHS.dial, { sdp }, dialReplySchema);
     if (!dial.ok) {
       if (dial.error.httpStatus !== 503) return dial;
       this.log.warn('no bridge node is live: the call goes direct', { reason: dial.error.message });
-      const direct = await this.gateway.initiate(to, sdp);
+      const direct = await this.gateway.initiate(to, sdp, opaque);
       if (direct.ok) this.goesDirect(direct.value.callId);
       return direct;
     }
-    const placed = await this.gateway.initiate(to, dial.value.offer);
+    const placed = await this.gateway.initiate(to, dial.value.offer, opaque);
     if (!placed.ok) return placed;
     const { callId } = placed.value;
     // Known before the customer can answer: the answer's event finds the window's answer waiting.

@@ -390,7 +390,7 @@ export class CallCoordinator {
       case 'accept':
         this.inOrder(effect.localId, async () => {
           this.setupTimes.stamp(effect.localId, 'gatewaySentAt');
-          const result = await this.gateway.accept(effect.callId, effect.sdp).catch((e: unknown) => err('internal', errorText(e)));
+          const result = await this.gateway.accept(effect.callId, effect.sdp, effect.localId).catch((e: unknown) => err('internal', errorText(e)));
           this.setupTimes.stamp(effect.localId, 'gatewayDoneAt');
           this.dispatch(result.ok ? { type: 'local.accept_ok', at: this.now(), localId: effect.localId } : { type: 'local.accept_failed', at: this.now(), localId: effect.localId, error: result.error });
         });
@@ -398,7 +398,7 @@ export class CallCoordinator {
       case 'initiate':
         this.inOrder(effect.localId, async () => {
           this.setupTimes.stamp(effect.localId, 'gatewaySentAt');
-          const result = await this.gateway.initiate(effect.to, effect.sdp).catch((e: unknown) => err<{ callId: string; bridged?: true }>('internal', errorText(e)));
+          const result = await this.gateway.initiate(effect.to, effect.sdp, effect.localId).catch((e: unknown) => err<{ callId: string; bridged?: true }>('internal', errorText(e)));
           this.setupTimes.stamp(effect.localId, 'gatewayDoneAt');
           this.dispatch(
             result.ok

@@ -37,11 +37,12 @@ export interface GatewayClientOptions {
 
 /** What the call coordinator needs from the gateway; GatewayClient is the real one. */
 export interface CallControl {
-  accept(callId: string, sdp: string): Promise<Result<null>>;
+  /** `opaque`: the call's record id, echoed by the service on the call's events (biz_opaque_callback_data). */
+  accept(callId: string, sdp: string, opaque?: string): Promise<Result<null>>;
   reject(callId: string): Promise<Result<null>>;
   terminate(callId: string): Promise<Result<null>>;
   /** `bridged`: the call's media goes through the team's bridge (bridged-calls.ts). */
-  initiate(to: string, sdp: string): Promise<Result<{ callId: string; bridged?: true }>>;
+  initiate(to: string, sdp: string, opaque?: string): Promise<Result<{ callId: string; bridged?: true }>>;
 }
 
 /** What the messaging side of the app needs from the gateway; GatewayClient is the real one. */
@@ -109,8 +110,14 @@ export class GatewayClient implements CallControl, MessageSending {
   }
 
   /** Never retried: a second accept could race the first (protocol.md: the answer must be the same). */
-  async accept(callId: string, sdp: string): Promise<Result<null>> {
-    const body = { messaging_product: this.product, call_id: callId, action: 'accept', session: { sdp_type: 'answer', sdp: normaliseSdpLineEnds(sdp) } };
+  async accept(callId: string, sdp: string, opaque?: string): Promise<Result<null>> {
+    const body = {
+      messaging_product: this.product,
+      call_id: callId,
+      action: 'accept',
+      session: { sdp_type: 'answer', sdp: normaliseSdpLineEnds(sdp) },
+      ...(opaque !== undefined ? { biz_opaque_callback_data: opaque } : {}),
+    };
     return this.callAction('accept', this.schemas.accept, body, callId);
   }
 
@@ -136,9 +143,15 @@ export class GatewayClient implements CallControl, MessageSending {
   }
 
   /** Never retried: a second initiate would ring the customer twice (protocol.md: never auto-redial). */
-  async initiate(to: string, sdp: string): Promise<Result<{ callId: string }>> {
+  async initiate(to: string, sdp: string, opaque?: string): Promise<Result<{ callId: string }>> {
     // gateway-spec.md 4.2: the path is "initiate", the body's action is "connect".
-    const body = { messaging_product: this.product, to, action: 'connect', session: { sdp_type: 'offer', sdp: normaliseSdpLineEnds(sdp) } };
+    const body = {
+      messaging_product: this.product,
+      to,
+      action: 'connect',
+      session: { sdp_type: 'offer', sdp: normaliseSdpLineEnds(sdp) },
+      ...(opaque !== undefined ? { biz_opaque_callback_data: opaque } : {}),
+    };
     const answer = await this.send({ label: 'initiate', path: 'calls/initiate', schema: this.schemas.initiate, body });
     if (!answer.ok) return answer;
     const parsed = initiateSuccessSchema.safeParse(answer.value.json);

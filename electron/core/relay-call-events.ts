@@ -43,7 +43,7 @@ export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: st
     case 'call.answered':
       return { type: 'remote.answered', at, callId: e.callId, answerSdp: e.sdp, timestamp: e.timestamp };
     case 'call.status':
-      return { type: 'remote.status', at, callId: e.callId, status: e.status, timestamp: e.timestamp };
+      return { type: 'remote.status', at, callId: e.callId, status: e.status, timestamp: e.timestamp, ...(e.opaque !== undefined ? { opaque: e.opaque } : {}) };
     case 'call.terminated':
       return {
         type: 'remote.terminated',
@@ -53,6 +53,7 @@ export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: st
         timestamp: e.timestamp,
         ...(e.durationSec !== undefined ? { durationSec: e.durationSec } : {}),
         ...(e.errors !== undefined ? { errors: e.errors } : {}),
+        ...(e.opaque !== undefined ? { opaque: e.opaque } : {}),
       };
     case 'call.claimed':
       // Unknown (no `mine`) while this agent's own id is.

@@ -76,6 +76,12 @@ interface Delivery {
 }
 
 function deliver(book: CallBook, ev: CallEvent): Delivery {
+  const named = namedByRecordId(book, ev);
+  if (named !== undefined) {
+    const first = deliver(book, named);
+    const then = deliver(first.book, ev);
+    return { book: then.book, changed: [...first.changed, ...then.changed], effects: [...first.effects, ...then.effects] };
+  }
   const on = find(book, ev);
   if (on === undefined) return { book: waitForId(book, ev as RemoteCallEvent), changed: [], effects: [] };
   // One handler per event type; TypeScript cannot tie the table's entry to the event's type here.
@@ -107,6 +113,19 @@ function deliver(book: CallBook, ev: CallEvent): Delivery {
   const learned = step.call?.callId;
   if (step.call === undefined || learned === undefined || book.byCallId[learned] === step.call.localId) return delivered;
   return replay(delivered, learned, ev.at);
+}
+
+/**
+ * An outgoing call's status or terminate that overtakes its initiate's answer (order is not
+ * guaranteed, protocol.md) names the call by the record id it was placed with — its local id, which
+ * the service echoes as `biz_opaque_callback_data`: the call learns its id from it, as from that
+ * answer, instead of the event waiting for the answer.
+ */
+function namedByRecordId(book: CallBook, ev: CallEvent): CallEvent | undefined {
+  if ((ev.type !== 'remote.status' && ev.type !== 'remote.terminated') || ev.opaque === undefined || book.byCallId[ev.callId] !== undefined) return undefined;
+  const call = book.calls[ev.opaque];
+  if (call?.phase !== 'dialing' || call.direction !== 'outgoing') return undefined;
+  return { type: 'local.initiate_ok', at: ev.at, localId: call.localId, callId: ev.callId };
 }
 
 /** The call or leftover an event concerns; undefined for a remote event whose id nobody holds yet (it waits). */

@@ -266,6 +266,9 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
       const owed = owe(named.localId, ev.callId, 'terminate');
       return { call: { ...named, open: owed.open }, effects: owed.effects };
     }
+    // Named already by its record id on an event that overtook this answer (book.ts namedByRecordId):
+    // only whether its media goes through the team's bridge is news.
+    if (call !== undefined && call.phase !== 'ended' && call.callId === ev.callId && ev.bridged === true && call.bridged !== true) return { call: { ...call, bridged: true } };
     return NOTHING;
   },
 

@@ -245,7 +245,8 @@ export type CallEvent =
   /** What a transfer came to, as it concerns this agent (shared/transfer.ts TRANSFER_STATES). */
   | { type: 'remote.transfer'; at: number; callId: string; transferId: string; kind: TransferKind; state: TransferUpdateState; colleague?: Colleague; reason?: TransferMiss }
   | { type: 'remote.answered'; at: number; callId: string; answerSdp: string; timestamp: number }
-  | { type: 'remote.status'; at: number; callId: string; status: 'RINGING' | 'ACCEPTED' | 'REJECTED'; timestamp: number }
+  /** `opaque`: the record id the call was placed with (biz_opaque_callback_data), when the service echoed it. */
+  | { type: 'remote.status'; at: number; callId: string; status: 'RINGING' | 'ACCEPTED' | 'REJECTED'; timestamp: number; opaque?: string }
   | {
       type: 'remote.terminated';
       at: number;
@@ -254,6 +255,7 @@ export type CallEvent =
       timestamp: number;
       durationSec?: number;
       errors?: CallErrorInfo[];
+      opaque?: string;
     }
   /** An agent's claim won on the relay; `mine` is unknown while this agent's own id is. */
   | { type: 'remote.claimed'; at: number; callId: string; mine?: boolean }

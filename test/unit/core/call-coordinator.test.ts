@@ -85,7 +85,7 @@ describe('CallCoordinator: incoming calls', () => {
     expect(h.coordinator.call(localId)).toMatchObject({ phase: 'ringing', peer: { number: CUSTOMER, name: 'Ada Lovelace' }, offerSdp: OFFER_SDP });
 
     expect(await h.coordinator.answerCall(localId, ANSWER_SDP)).toEqual({ ok: true, value: null });
-    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER_SDP } });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', call_id: 'wacid.in-1', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER_SDP }, biz_opaque_callback_data: 'in:wacid.in-1' });
 
     expect(await h.coordinator.reportMedia({ localId, state: 'connected' })).toEqual({ ok: true, value: null });
     await h.coordinator.whenIdle();
@@ -247,7 +247,7 @@ describe('CallCoordinator: outgoing calls', () => {
     expect(started).toEqual({ ok: true, value: { localId: 'out:call-0001', to: '442079460958', callId: 'wacid.out-1' } });
     if (!started.ok) return;
     const { localId } = started.value;
-    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: '442079460958', action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP } });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: '442079460958', action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP }, biz_opaque_callback_data: 'out:call-0001' });
     h.relay({ type: 'call.status', callId: 'wacid.out-1', status: 'RINGING', timestamp: h.clock.t });
     h.relay({ type: 'call.answered', callId: 'wacid.out-1', sdp: ANSWER_SDP, timestamp: h.clock.t });
     expect(h.coordinator.call(localId)).toMatchObject({ phase: 'connecting', answerSdp: ANSWER_SDP });
@@ -389,7 +389,7 @@ describe('CallCoordinator: numbers the metadata does not list', () => {
     const h = await harness(() => initiated('wacid.unlisted'));
     const placed = await h.coordinator.startCall('+44 20 5946 0958', DIAL_OFFER_SDP, 'out:unlisted-3', { anyway: true });
     expect(placed).toEqual({ ok: true, value: { localId: 'out:unlisted-3', to: UNLISTED, callId: 'wacid.unlisted' } });
-    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: UNLISTED, action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP } });
+    expect(h.gateway.requests[0]!.body).toEqual({ messaging_product: 'chatapp', to: UNLISTED, action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP }, biz_opaque_callback_data: 'out:unlisted-3' });
   });
 
   it('shows the gateway\'s refusal (138001) of a number called anyway as a failed call', async () => {
