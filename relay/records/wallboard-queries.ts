@@ -2,7 +2,7 @@
 // ring now and the longest of their waits, and the day's figures. Every relay instance writes its
 // facts here, so every instance reads the same picture, a flush (200 ms) behind at most.
 import type { SqlRunner } from './database';
-import { summary } from './records-queries';
+import { summary, type CallSummary } from './records-queries';
 
 /**
  * A call that rang longer than this without a word of its end is taken as lost (a webhook that
@@ -19,13 +19,7 @@ export interface DayFigures {
   abandoned: number;
   /** Talk, hold and after-call work, over the answered calls (incoming and outgoing), in ms; absent when none. */
   averageHandleMs?: number;
-  serviceLevel: {
-    thresholdSec: number;
-    answeredWithin: number;
-    offered: number;
-    /** answeredWithin ÷ offered; absent when nothing was offered. */
-    ratio?: number;
-  };
+  serviceLevel: CallSummary['serviceLevel'];
 }
 
 export interface Waiting {

@@ -1,15 +1,11 @@
 // `--records-retention-days`: what is older goes at start-up and then daily; what is newer stays, and
 // an agent's current state stays however old, so that its next change still ends it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Presence, ReportedPresence } from '../../../relay/backend/types';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { Database } from '../../../relay/records/database';
 import { callById, stateIntervals } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { collect, play, recordingLogger, T0, voicemail , answeredCall } from './records-fixtures';
-
-/** The team's presence before a report, as the records are told it. */
-const reported = (presence: Presence | undefined): ReportedPresence | undefined => (presence === undefined ? undefined : { presence });
+import { answeredCall, collect, play, recordingLogger, T0, teamStates, voicemail } from './records-fixtures';
 
 const DAY = 24 * 60 * 60_000;
 
@@ -31,14 +27,9 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('r
 
   it('prunes calls, their facts, stray facts and ended states older than the retention; keeps the rest and each agent\'s current state', async () => {
     const clock = { now: T0 };
-    const team = new Map<string, Presence>();
     const writer = new CallRecords({ database: () => fresh.connect(), logger: recordingLogger(), now: () => clock.now, writer: { flushIntervalMs: 5 } });
     for (const step of [...answeredCall('wacid.old', T0), ...answeredCall('wacid.recent', T0 + 95 * DAY), voicemail('wamid.old-voice-note', T0 + 1_000)]) play(writer, clock, step);
-    const state = (agentId: string, status: Presence, at: number) => {
-      clock.now = at;
-      writer.presenceReported(agentId, { presence: status }, reported(team.get(agentId)));
-      team.set(agentId, status);
-    };
+    const state = teamStates(writer, clock);
     // erin: long gone, her last state (dnd) is still her current one; frank: changed recently.
     state('erin', 'available', T0);
     state('erin', 'dnd', T0 + 2 * DAY);

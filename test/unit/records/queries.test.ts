@@ -2,16 +2,14 @@
 // a day's counts by outcome with the average handle time and the service level, agents' state
 // intervals; each served by an index.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Presence, ReportedPresence } from '../../../relay/backend/types';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { CallRecord } from '../../../relay/records/call-record';
 import type { Database } from '../../../relay/records/database';
 import { callsBetween, dayBounds, stateIntervals, summary } from '../../../relay/records/records-queries';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, collect, decline, incoming, play, recordingLogger, status, T0, terminated, type Step , recordingRunner } from './records-fixtures';
+import { claim, collect, decline, incoming, play, recordingLogger, status, T0, terminated, type Step , recordingRunner, teamStates } from './records-fixtures';
 
 /** The team's presence before a report, as the records are told it. */
-const reported = (presence: Presence | undefined): ReportedPresence | undefined => (presence === undefined ? undefined : { presence });
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -59,12 +57,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
     for (const step of day()) play(records, clock, step);
     // Twelve calls that rang at the very same millisecond: the pages must still take each once.
     for (let i = 0; i < 12; i += 1) play(records, clock, incoming(`wacid.tie-${String(i).padStart(2, '0')}`, T0 + 3 * 60 * MIN, []));
-    const team = new Map<string, Presence>();
-    const state = (agentId: string, presence: Presence, at: number) => {
-      clock.now = at;
-      records.presenceReported(agentId, { presence }, reported(team.get(agentId)));
-      team.set(agentId, presence);
-    };
+    const state = teamStates(records, clock);
     state('alice', 'available', T0 - 60 * MIN);
     state('alice', 'on_call', T0 + 10 * MIN);
     state('alice', 'available', T0 + 20 * MIN);

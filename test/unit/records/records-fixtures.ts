@@ -1,7 +1,7 @@
 // Calls as the relay sees them (shared/events.ts events, claims, declines), played into the call
 // records step by step: each step happens at its own instant, so that the same steps give the same
 // facts whatever order they are played in.
-import type { Audience } from '../../../relay/backend/types';
+import type { Audience, Presence } from '../../../relay/backend/types';
 import { claimedFact, declinedFact, factsOfEvent, type CallFact } from '../../../relay/records/call-facts';
 import type { RelayEvent } from '../../../shared/events';
 import type { Logger, LogFields } from '../../../shared/log';
@@ -66,6 +66,20 @@ export const voicemail = (callId: string, at: number, mediaId?: string): Step =>
   at,
   event: { type: 'message.inbound', messageId: callId, from: CUSTOMER, timestamp: seconds(at), messageType: 'audio', ...(mediaId !== undefined ? { mediaId } : {}) },
 });
+
+/**
+ * The team's presence as the records hear it, agent by agent: `state(agentId, presence, at)` reports
+ * it at that instant (the records' clock moved there) with what the agent reported before it.
+ */
+export function teamStates(records: Pick<RelayRecords, 'presenceReported'>, clock: { now: number }): (agentId: string, presence: Presence, at: number) => void {
+  const team = new Map<string, Presence>();
+  return (agentId, presence, at) => {
+    clock.now = at;
+    const before = team.get(agentId);
+    records.presenceReported(agentId, { presence }, before === undefined ? undefined : { presence: before });
+    team.set(agentId, presence);
+  };
+}
 
 /** Plays one step into the records; `clock` is what the records read as now for claims and declines. */
 export function play(records: RelayRecords, clock: { now: number }, step: Step): void {

@@ -4,14 +4,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Presence } from '../../../relay/backend/types';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { CallRecord } from '../../../relay/records/call-record';
 import type { Database } from '../../../relay/records/database';
 import { callRow, csvField, dayRange, lastAgentOf, REPORT_PATHS, sendReport, type ReportKind, type ReportOptions } from '../../../relay/reports';
 import { DEFAULT_TEAM_SETTINGS, type TeamSettings } from '../../../shared/team-settings';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { answeredCall, claim, CUSTOMER, incoming, play, recordingLogger, T0, terminated, type Step } from './records-fixtures';
+import { answeredCall, claim, CUSTOMER, incoming, play, recordingLogger, T0, terminated, type Step, teamStates } from './records-fixtures';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -56,12 +55,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('r
     const clock = { now: T0 };
     const records = new CallRecords({ database: () => fresh.connect(), logger: recordingLogger(), now: () => clock.now, writer: { flushIntervalMs: 5 } });
     for (const step of calls()) play(records, clock, step);
-    const team = new Map<string, Presence>();
-    const state = (agentId: string, presence: Presence, at: number) => {
-      clock.now = at;
-      records.presenceReported(agentId, { presence }, team.has(agentId) ? { presence: team.get(agentId)! } : undefined);
-      team.set(agentId, presence);
-    };
+    const state = teamStates(records, clock);
     state('alice', 'available', T0 - HOUR);
     state('alice', 'on_call', T0 + 2_000);
     state('alice', 'available', T0 + 62_000);

@@ -2,14 +2,13 @@
 // day's answered, missed and abandoned calls, average handle time (talk, hold and after-call work)
 // and service level, on each database; read once per moment however many windows ask.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Presence } from '../../../relay/backend/types';
 import { CallRecords } from '../../../relay/records/call-records';
 import type { Database } from '../../../relay/records/database';
 import { WallboardSource } from '../../../relay/wallboard';
 import { DEFAULT_TEAM_SETTINGS } from '../../../shared/team-settings';
 import type { TeamMember } from '../../../shared/transfer';
 import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, decline, incoming, play, recordingLogger, status, T0, terminated, type Step } from './records-fixtures';
+import { claim, decline, incoming, play, recordingLogger, status, T0, terminated, type Step, teamStates } from './records-fixtures';
 
 const MIN = 60_000;
 /** The moment the wallboard is read: 11:00 UTC on T0's day. */
@@ -54,12 +53,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
     const clock = { now: T0 };
     const records = new CallRecords({ database: () => fresh.connect(), logger: recordingLogger(), now: () => clock.now, writer: { flushIntervalMs: 5 } });
     for (const step of day()) play(records, clock, step);
-    const team = new Map<string, Presence>();
-    const state = (agentId: string, presence: Presence, at: number) => {
-      clock.now = at;
-      records.presenceReported(agentId, { presence }, team.has(agentId) ? { presence: team.get(agentId)! } : undefined);
-      team.set(agentId, presence);
-    };
+    const state = teamStates(records, clock);
     // 30 s of after-call work after the fast call, 50 s after the slow one; one still under way, 20 s so far.
     state('alice', 'available', T0 - 60 * MIN);
     state('alice', 'after_call_work', T0 + 64_000);
