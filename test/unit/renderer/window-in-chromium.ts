@@ -48,6 +48,8 @@ export async function startWindowInChromium(): Promise<WindowInChromium> {
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  // Contexts still closing when the browser goes would reject unheard: close waits for them.
+  const closing = new Set<Promise<void>>();
   return {
     browser,
     url,
@@ -55,7 +57,11 @@ export async function startWindowInChromium(): Promise<WindowInChromium> {
       // A context of its own (axe-core asks for one), closed with its page.
       const context = await browser.newContext({ viewport: { width: options.width ?? 460, height: options.height ?? 900 }, colorScheme: options.colorScheme ?? 'light' });
       const page = await context.newPage();
-      page.on('close', () => void context.close());
+      page.on('close', () => {
+        const closed = context.close().catch(() => undefined);
+        closing.add(closed);
+        void closed.finally(() => closing.delete(closed));
+      });
       const problems: string[] = [];
       page.on('pageerror', (e) => problems.push(e.message));
       await page.goto(url);
@@ -64,6 +70,7 @@ export async function startWindowInChromium(): Promise<WindowInChromium> {
       return page;
     },
     async close() {
+      await Promise.all(closing);
       await browser.close();
       await new Promise<void>((done) => server.close(() => done()));
     },
