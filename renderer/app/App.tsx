@@ -14,6 +14,7 @@ import { RingAlerts } from '../components/RingAlerts';
 import { SandboxPanel } from '../components/SandboxPanel';
 import { SettingsScreen } from '../components/SettingsScreen';
 import { TeamView } from '../components/TeamView';
+import { WrapUpPrompt } from '../components/WrapUpPrompt';
 import { useAppStore } from '../store/store';
 
 export function App() {
@@ -42,6 +43,7 @@ export function App() {
             <div className="col-phone">
               <CurrentCallPanel />
               <AfterCallWork />
+              <WrapUpPrompt />
               <Dialer />
               <SandboxPanel />
               <RecentCalls />

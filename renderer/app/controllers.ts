@@ -77,11 +77,13 @@ export function createControllers(deps: ControllersDeps): Softphone {
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();
+      const stopDesk = desk.start();
       const stopDevices = devices.start();
       const stopShortcuts = installShortcuts({ api, store, calls, keys: deps.keys ?? (typeof window === 'undefined' ? undefined : window) });
       return () => {
         stopSync();
         stopCalls();
+        stopDesk();
         stopDevices();
         stopShortcuts();
       };

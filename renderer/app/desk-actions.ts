@@ -1,13 +1,15 @@
 // The desk domain: the agent's presence (available, a break with its reason, do not disturb),
-// "Ready" at the end of after-call work, and each call's wrap-up. The main process keeps the states
-// and tells the relay; this domain sends the agent's choices and keeps what was typed.
-import type { PresenceChoice, SoftphoneApi } from '../../shared/api';
+// "Ready" at the end of after-call work, and each call's wrap-up, asked for as a call ends. The main
+// process keeps the states and tells the relay; this domain sends the agent's choices and keeps what
+// was typed.
+import type { PresenceChoice, SoftphoneApi, Unsubscribe } from '../../shared/api';
 import type { StoreApi } from 'zustand/vanilla';
 import { parseHistoryEntry, parsePresence } from '../bridge/payload-schemas';
 import { errorMessage } from '../error-texts';
 import { i18n } from '../i18n/i18n';
 import type { AppState } from '../store/store';
 import { firstWrapUpField, validateWrapUp, wrapUpErrorsFrom, wrapUpFormOf, type WrapUpDraft, type WrapUpField, type WrapUpFormState } from '../store/wrap-up-form';
+import { followWrapUpPrompt, NO_WRAP_UP_PROMPT } from '../store/wrap-up-prompt';
 
 const t = i18n.getFixedT(null, 'calls');
 
@@ -27,6 +29,15 @@ export class DeskActions {
 
   private get state(): AppState {
     return this.store.getState();
+  }
+
+  /** Follows the calls and the presence: the wrap-up card opens as a talked-on call ends, and closes as another begins. */
+  start(): Unsubscribe {
+    return this.store.subscribe((s, before) => {
+      if (s.calls === before.calls && s.presence === before.presence) return;
+      const next = followWrapUpPrompt(s.wrapUpPrompt, s.calls, before.calls, s.presence);
+      if (next !== s.wrapUpPrompt) s.setWrapUpPrompt(next);
+    });
   }
 
   // ---- presence ----
@@ -57,6 +68,11 @@ export class DeskActions {
   }
 
   // ---- wrap-up ----
+
+  /** "Later": the card closes; the draft stays, and the call's "Wrap-up" in recent calls opens it again. */
+  wrapUpLater(): void {
+    if (this.state.wrapUpPrompt.kind !== 'none') this.state.setWrapUpPrompt(NO_WRAP_UP_PROMPT);
+  }
 
   private form(localId: string): WrapUpFormState {
     const entry = this.state.history.find((h) => h.localId === localId);
@@ -99,6 +115,9 @@ export class DeskActions {
     const edited = now.draft.disposition !== sent.disposition || now.draft.notes !== sent.notes;
     const kept = edited || !entry.ok || entry.value.wrapUp === undefined;
     this.state.setWrapUpForm(localId, { ...now, busy: false, dirty: kept, errors: {}, formError: null, saved: true });
+    // Saved from whichever form: the card that asked for it has its answer.
+    const prompt = this.state.wrapUpPrompt;
+    if (prompt.kind === 'asking' && prompt.localId === localId) this.state.setWrapUpPrompt({ kind: 'saved', localId, at: Date.now() });
     return null;
   }
 }

@@ -19,6 +19,7 @@ import { isWindowOpen, mergeConversation, mergeConversations } from './conversat
 import { draftFromNetwork, type NetworkDraft, type NetworkErrors, type NetworkField } from './network-form';
 import { draftFromSettings, type SettingsDraft, type SettingsErrors, type SettingsField } from './settings-form';
 import type { WrapUpFormState } from './wrap-up-form';
+import { NO_WRAP_UP_PROMPT, type WrapUpPrompt } from './wrap-up-prompt';
 
 export interface CallsSlice {
   calls: Record<string, CallState>;
@@ -60,6 +61,8 @@ export interface DeskSlice {
   afterCallWorkError: string | null;
   /** Wrap-up forms by the call's localId: drafts, errors and saves under way. */
   wrapUps: Record<string, WrapUpFormState>;
+  /** The wrap-up the window asks for after a call with no after-call work (store/wrap-up-prompt.ts). */
+  wrapUpPrompt: WrapUpPrompt;
 }
 
 export interface PreferencesSlice {
@@ -151,6 +154,7 @@ export interface StoreActions {
   /** Replaces one recent-calls entry (a saved wrap-up) until the next history push. */
   applyHistoryEntry(entry: HistoryEntry): void;
   setWrapUpForm(localId: string, form: WrapUpFormState): void;
+  setWrapUpPrompt(prompt: WrapUpPrompt): void;
   setPreferences(preferences: Preferences): void;
   setPreferencesError(message: string | null): void;
   setHostLink(state: HostLinkState): void;
@@ -202,6 +206,7 @@ export function initialState(): StoreState {
     team: defaultTeam(),
     afterCallWorkError: null,
     wrapUps: {},
+    wrapUpPrompt: NO_WRAP_UP_PROMPT,
     preferences: structuredClone(DEFAULT_PREFERENCES),
     preferencesError: null,
     mode: null,
@@ -282,6 +287,7 @@ export const appStore = createStore<AppState>()((set, get) => ({
   setAfterCallWorkError: (afterCallWorkError) => set({ afterCallWorkError }),
   applyHistoryEntry: (entry) => set((s) => ({ history: s.history.map((h) => (h.localId === entry.localId ? entry : h)) })),
   setWrapUpForm: (localId, form) => set((s) => ({ wrapUps: { ...s.wrapUps, [localId]: form } })),
+  setWrapUpPrompt: (wrapUpPrompt) => set({ wrapUpPrompt }),
   setPreferences: (preferences) => set({ preferences, preferencesError: null }),
   setPreferencesError: (preferencesError) => set({ preferencesError }),
   setHostLink: (hostLink) => set({ hostLink }),

@@ -1,6 +1,6 @@
 // The desk's rules and its domain without a page: the host's desk payloads at the edge, the
-// "Presence" options, the wrap-up's checks, where a refusal goes, the 24-hour window, and DeskActions
-// on the fake host (what it sends, what a save keeps).
+// "Presence" options, the wrap-up's checks, where a refusal goes, the 24-hour window, when the window
+// asks for a wrap-up as a call ends, and DeskActions on the fake host (what it sends, what a save keeps).
 import { beforeEach, describe, expect, it } from 'vitest';
 import { DeskActions, type DeskActionsDeps } from '../../../renderer/app/desk-actions';
 import { parseHistoryEntry, parsePresence, parsePush, parseSnapshot, parseTeamInfo } from '../../../renderer/bridge/payload-schemas';
@@ -9,12 +9,14 @@ import { presenceOptions } from '../../../renderer/components/PresenceControl';
 import { shortNotes, wrapUpSync } from '../../../renderer/components/WrapUpSummary';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { validateWrapUp, wasAnswered, wrapUpEditable, wrapUpErrorsFrom, wrapUpFormOf } from '../../../renderer/store/wrap-up-form';
+import { followWrapUpPrompt, NO_WRAP_UP_PROMPT, wrapUpCardCall, type WrapUpPrompt } from '../../../renderer/store/wrap-up-prompt';
 import type { AgentPresence, TeamInfo } from '../../../shared/api';
+import type { CallState, EndReason } from '../../../shared/call-state';
 import type { HistoryEntry } from '../../../shared/history';
 import { err, ok, type Result } from '../../../shared/result';
 import { DEFAULT_TEAM_SETTINGS, WRAP_UP_EDITABLE_MS, WRAP_UP_NOTES_MAX } from '../../../shared/team-settings';
 import { fakeApi } from './fake-api';
-import { T0, snapshot } from './fixtures';
+import { T0, active, dialing, endedWith, ringing, snapshot } from './fixtures';
 
 const state = () => appStore.getState();
 const entry = (extra: Partial<HistoryEntry> = {}): HistoryEntry => ({
@@ -121,6 +123,80 @@ describe('the wrap-up\'s rules', () => {
     expect(short.length).toBeLessThanOrEqual(121);
     expect(short.endsWith('word…')).toBe(true);
     expect([wrapUpSync({ synced: true }), wrapUpSync({ synced: false }), wrapUpSync({ synced: false, refused: true })]).toEqual(['saved', 'pending', 'refused']);
+  });
+});
+
+describe('the wrap-up asked for as a call ends', () => {
+  const byId = (...calls: CallState[]): Record<string, CallState> => Object.fromEntries(calls.map((c) => [c.localId, c]));
+  const talked = (how: EndReason, id = 'wacid.1', durationSec = 55) => ({ ...endedWith(how, id), durationSec });
+  const available: AgentPresence = { choice: 'available', status: 'available' };
+  const asking = (localId: string): WrapUpPrompt => ({ kind: 'asking', localId });
+  const completed: EndReason = { kind: 'completed', by: 'agent' };
+
+  it('asks after a call the agent talked on (completed, transferred, failed during the talk), as recent calls count "answered"', () => {
+    for (const how of [completed, { kind: 'transferred', to: 'Ben Okafor' }, { kind: 'failed', code: 'media_failed', message: 'The network connection was lost' }] satisfies EndReason[]) {
+      expect(followWrapUpPrompt(NO_WRAP_UP_PROMPT, byId(talked(how)), byId(active()), available), how.kind).toEqual(asking('in:wacid.1'));
+    }
+    const never: [EndReason, number][] = [[{ kind: 'missed' }, 0], [{ kind: 'declined' }, 0], [{ kind: 'answered_elsewhere' }, 0], [{ kind: 'consult_ended' }, 40], [{ kind: 'failed', code: 'media_failed', message: 'The call failed' }, 0]];
+    for (const [how, duration] of never) expect(followWrapUpPrompt(NO_WRAP_UP_PROMPT, byId(talked(how, 'wacid.1', duration)), byId(ringing()), available), how.kind).toEqual(NO_WRAP_UP_PROMPT);
+  });
+
+  it('asks only about an end this window saw, the latest one, and with no other call live', () => {
+    // Already over when it arrived (a snapshot after a reload): not asked about.
+    expect(followWrapUpPrompt(NO_WRAP_UP_PROMPT, byId(talked(completed)), {}, available)).toEqual(NO_WRAP_UP_PROMPT);
+    const later = { ...talked(completed, 'wacid.2'), endedAt: T0 + 20_000 };
+    expect(followWrapUpPrompt(NO_WRAP_UP_PROMPT, byId(talked(completed), later), byId(active(), active('wacid.2')), available)).toEqual(asking('in:wacid.2'));
+    // A call on hold is still live: the agent goes back to it, the card does not open.
+    expect(followWrapUpPrompt(NO_WRAP_UP_PROMPT, byId(talked(completed), active('wacid.2')), byId(active(), active('wacid.2')), available)).toEqual(NO_WRAP_UP_PROMPT);
+  });
+
+  it('a call that rings, is placed or goes on closes it, "saved" too; nothing brings it back but another end', () => {
+    const ended = byId(talked(completed));
+    for (const live of [ringing('wacid.2'), dialing(), active('wacid.2')]) {
+      expect(followWrapUpPrompt(asking('in:wacid.1'), { ...ended, [live.localId]: live }, ended, available)).toEqual(NO_WRAP_UP_PROMPT);
+    }
+    expect(followWrapUpPrompt({ kind: 'saved', localId: 'in:wacid.1', at: T0 }, { ...ended, ...byId(ringing('wacid.2')) }, ended, available)).toEqual(NO_WRAP_UP_PROMPT);
+    const missed = { ...ended, ...byId(talked({ kind: 'missed' }, 'wacid.2', 0)) };
+    expect(followWrapUpPrompt(NO_WRAP_UP_PROMPT, missed, { ...ended, ...byId(ringing('wacid.2')) }, available)).toEqual(NO_WRAP_UP_PROMPT);
+  });
+
+  it('after-call work for the call asks instead; the card waits for the presence that says the call is over', () => {
+    const work: AgentPresence = { choice: 'available', status: 'after_call_work', afterCallWork: { localId: 'in:wacid.1', startedAt: T0, endsAt: T0 + 30_000, waitingForWrapUp: false } };
+    expect(followWrapUpPrompt(asking('in:wacid.1'), byId(talked(completed)), byId(talked(completed)), work)).toEqual(NO_WRAP_UP_PROMPT);
+    expect(wrapUpCardCall(asking('in:wacid.1'), { choice: 'available', status: 'on_call' })).toBeNull();
+    expect(wrapUpCardCall(asking('in:wacid.1'), { choice: 'available', status: 'call_waiting' })).toBeNull();
+    expect(wrapUpCardCall(asking('in:wacid.1'), work)).toBeNull();
+    expect(wrapUpCardCall(asking('in:wacid.1'), available)).toBe('in:wacid.1');
+    expect(wrapUpCardCall(asking('in:wacid.1'), { choice: 'break', status: 'break', breakReason: 'Lunch' })).toBe('in:wacid.1');
+    expect(wrapUpCardCall(asking('in:wacid.1'), null)).toBe('in:wacid.1');
+    expect(wrapUpCardCall({ kind: 'saved', localId: 'in:wacid.1', at: T0 }, available)).toBeNull();
+  });
+
+  it('DeskActions follows the store once started: the end opens it, "Later" and a save of that call close it, stopping stops it', async () => {
+    const saved = fakeApi({ saveWrapUp: (p) => ok(entry({ localId: p.localId, wrapUp: { disposition: p.disposition, notes: p.notes, savedAt: T0, synced: true } })) });
+    const desk = new DeskActions({ api: saved.api, store: appStore });
+    const stop = desk.start();
+    state().setPresence(available);
+    state().applyCall(active());
+    state().applyCall(talked(completed));
+    expect(state().wrapUpPrompt).toEqual(asking('in:wacid.1'));
+    desk.wrapUpLater();
+    expect(state().wrapUpPrompt).toEqual(NO_WRAP_UP_PROMPT);
+
+    state().applyCall(active('wacid.2'));
+    state().applyCall(talked(completed, 'wacid.2'));
+    expect(state().wrapUpPrompt).toEqual(asking('in:wacid.2'));
+    // Another call's save leaves it asking; its own closes it, said as saved.
+    state().setHistory([entry(), entry({ localId: 'in:wacid.2', callId: 'wacid.2' })]);
+    await desk.saveWrapUp('in:wacid.1');
+    expect(state().wrapUpPrompt).toEqual(asking('in:wacid.2'));
+    await desk.saveWrapUp('in:wacid.2');
+    expect(state().wrapUpPrompt).toMatchObject({ kind: 'saved', localId: 'in:wacid.2' });
+
+    stop();
+    state().applyCall(active('wacid.3'));
+    state().applyCall(talked(completed, 'wacid.3'));
+    expect(state().wrapUpPrompt).toMatchObject({ kind: 'saved', localId: 'in:wacid.2' });
   });
 });
 

@@ -138,6 +138,7 @@ describe('the store', () => {
         'team',
         'afterCallWorkError',
         'wrapUps',
+        'wrapUpPrompt',
         'preferences',
         'preferencesError',
         'snapshotLoaded',
