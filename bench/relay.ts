@@ -38,9 +38,9 @@
 // phase sends incoming calls that ring every agent, at a rate that makes some 10 000 SSE deliveries
 // a second (1 call/s with 10 000 agents).
 //
-// OPEN FILES. This process and the relay each hold one socket per agent. When the soft limit on
-// open files is below what the agents need and the hard limit allows it, the benchmark starts itself
-// again under `ulimit -n` (the relay, Redis and PostgreSQL inherit it); else it stops and says so.
+// OPEN FILES. This process and the relay each hold one socket per agent. Node raises its own soft
+// limit on open files to the hard one as it starts, in this process and in the relay alike; when
+// even that is below what the agents need, the benchmark stops at once and says so (`ulimit -Hn`).
 //
 // Everything stops by itself: every phase is bounded in count and time, a watchdog ends a run that
 // hangs, the child processes (relay, redis-server, postgres) are ended by their process group on
@@ -48,8 +48,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { readFileSync, rmSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer, connect as netConnect } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -155,8 +155,19 @@ async function stopChild(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'
   signalGroup(child, 'SIGKILL');
 }
 
+/** Kills every child's group and every process under it by its id (PostgreSQL's backends are in sessions of their own). */
 function killAllNow(): void {
-  for (const child of children) signalGroup(child, 'SIGKILL');
+  for (const child of children) {
+    const tree = processTree(child);
+    signalGroup(child, 'SIGKILL');
+    for (const { pid } of tree) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
 }
 
 /** The temporary folders of this run: removed at its end, and on the way out however it ends. */
@@ -436,19 +447,54 @@ function histogramQuantileMs(before: Map<number, number>, after: Map<number, num
   return Infinity;
 }
 
-/** CPU seconds used so far by every process in the child's process group (npx, tsx, the relay), from /proc. */
-async function groupCpuSeconds(child: ChildProcess): Promise<number> {
-  if (child.pid === undefined) return NaN;
-  let ticks = 0;
-  for (const entry of await readdir('/proc').catch(() => [] as string[])) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    // Fields after the command name (which may hold spaces): state ppid pgrp … utime(14) stime(15).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) !== child.pid) continue;
-    ticks += Number(fields[11]) + Number(fields[12]);
+/**
+ * The processes under the child (itself included), from /proc: npx, tsx and the relay; runuser, the
+ * postmaster and its backends, which PostgreSQL puts in sessions of their own, so that the child's
+ * process group does not hold them.
+ */
+function processTree(child: ChildProcess): { pid: number; ticks: number }[] {
+  if (child.pid === undefined) return [];
+  const all = new Map<number, { ppid: number; ticks: number }>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
   }
-  return ticks / CLOCK_TICKS_PER_SECOND;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Fields after the command name (which may hold spaces): state ppid pgrp … utime(14) stime(15) cutime(16) cstime(17).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // cutime and cstime: the children it has reaped (a backend that ended), whose own entries are gone.
+    all.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]) });
+  }
+  const tree: { pid: number; ticks: number }[] = [];
+  const under = new Set([child.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, p] of all) {
+      if (under.has(pid) || !under.has(p.ppid)) continue;
+      under.add(pid);
+      grew = true;
+    }
+  }
+  for (const pid of under) {
+    const p = all.get(pid);
+    if (p !== undefined) tree.push({ pid, ticks: p.ticks });
+  }
+  return tree;
+}
+
+/** CPU seconds used so far by the child and every process under it (those it has reaped included). */
+function treeCpuSeconds(child: ChildProcess): number {
+  const tree = processTree(child);
+  return tree.length === 0 ? NaN : tree.reduce((sum, p) => sum + p.ticks, 0) / CLOCK_TICKS_PER_SECOND;
 }
 /** Linux's USER_HZ, which /proc/<pid>/stat counts in. */
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -723,8 +769,8 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
     );
 
     const histogramBefore = latencyBuckets(await relayMetrics(baseUrl));
-    const cpuBefore = await groupCpuSeconds(relay.child);
-    const postgresCpuBefore = records.kind === 'postgres' && records.server !== undefined ? await groupCpuSeconds(records.server) : NaN;
+    const cpuBefore = treeCpuSeconds(relay.child);
+    const postgresCpuBefore = records.kind === 'postgres' && records.server !== undefined ? treeCpuSeconds(records.server) : NaN;
     const writtenBefore = (await recordsStatus(baseUrl))?.written ?? 0;
     const mainStarted = performance.now();
     phase = 'main';
@@ -750,8 +796,8 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
     if (wrongAgent > 0) console.log(`  ${backend}: ${wrongAgent} events reached an agent other than the call's owner`);
     const histogramAfter = latencyBuckets(await relayMetrics(baseUrl));
     const mainSeconds = (performance.now() - mainStarted) / 1000;
-    const relayCpuPercent = (((await groupCpuSeconds(relay.child)) - cpuBefore) / mainSeconds) * 100;
-    const postgresCpuPercent = records.kind === 'postgres' && records.server !== undefined ? (((await groupCpuSeconds(records.server)) - postgresCpuBefore) / mainSeconds) * 100 : NaN;
+    const relayCpuPercent = ((treeCpuSeconds(relay.child) - cpuBefore) / mainSeconds) * 100;
+    const postgresCpuPercent = records.kind === 'postgres' && records.server !== undefined ? ((treeCpuSeconds(records.server) - postgresCpuBefore) / mainSeconds) * 100 : NaN;
     const afterMain = await recordsStatus(baseUrl);
     const mainWrittenPerSec = ((afterMain?.written ?? 0) - writtenBefore) / mainSeconds;
     const waitingAfterMain = afterMain === undefined ? 0 : afterMain.queued + afterMain.journaled;
@@ -978,7 +1024,7 @@ async function planOf(db: PostgresDatabase, sql: string, params: readonly unknow
   const walk = (node: PlanNode) => {
     if (/Scan/.test(node['Node Type'])) {
       scans.push(
-        `${node['Node Type']}${node['Index Name'] !== undefined ? ` using ${node['Index Name']}` : ''} (${node['Actual Rows']} rows${node['Heap Fetches'] !== undefined ? `, ${node['Heap Fetches']} heap fetches` : ''}${node['Shared Read Blocks'] !== undefined ? `, ${node['Shared Read Blocks']} blocks read, ${node['Shared Hit Blocks'] ?? 0} hit` : ''})`,
+        `${node['Parallel Aware'] === true ? 'Parallel ' : ''}${node['Node Type']}${node['Index Name'] !== undefined ? ` using ${node['Index Name']}` : ''} (${node['Actual Rows']} rows${node['Actual Loops'] !== undefined && node['Actual Loops'] > 1 ? ` × ${node['Actual Loops']} loops` : ''}${node['Heap Fetches'] !== undefined ? `, ${node['Heap Fetches']} heap fetches` : ''}${node['Shared Read Blocks'] !== undefined ? `, ${node['Shared Read Blocks']} blocks read, ${node['Shared Hit Blocks'] ?? 0} hit` : ''})`,
       );
     }
     for (const child of node.Plans ?? []) walk(child);
@@ -991,6 +1037,8 @@ interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
   'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Parallel Aware'?: boolean;
   'Heap Fetches'?: number;
   'Shared Read Blocks'?: number;
   'Shared Hit Blocks'?: number;
@@ -1210,22 +1258,11 @@ function openFileLimits(): { soft: number; hard: number } | undefined {
   }
 }
 
-/** Runs this benchmark again under `ulimit -n to`, and ends as it ends. */
-function relaunchWithFileLimit(to: number): void {
-  const argv = [process.execPath, ...process.execArgv, ...process.argv.slice(1)];
-  const child = spawn('/bin/sh', ['-c', 'ulimit -n "$0" && exec "$@"', String(to), ...argv], { stdio: 'inherit', env: { ...process.env, [RELAUNCHED]: '1' } });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-  child.on('exit', (code, signal) => process.exit(code ?? (signal !== null ? 1 : 0)));
-}
-const RELAUNCHED = 'BENCH_RELAY_FILE_LIMIT_RAISED';
-
 const limits = openFileLimits();
 const filesNeeded = AGENTS + FILES_BESIDE_AGENTS;
-if (limits !== undefined && limits.soft < filesNeeded && limits.hard >= filesNeeded && process.env[RELAUNCHED] !== '1') {
-  relaunchWithFileLimit(Math.min(limits.hard, Math.max(filesNeeded, 65_536)));
-} else if (limits !== undefined && limits.soft < filesNeeded) {
+if (limits !== undefined && limits.soft < filesNeeded) {
   console.error(
-    `relay benchmark: ${AGENTS} agents need ${filesNeeded} open files in this process and as many in the relay; this shell allows ${limits.soft} (hard limit ${limits.hard}): raise it (ulimit -n) or set BENCH_RELAY_AGENTS lower`,
+    `relay benchmark: ${AGENTS} agents need ${filesNeeded} open files in this process and as many in the relay; this system allows ${limits.soft} (hard limit ${limits.hard}): raise the hard limit (ulimit -Hn, limits.conf) or set BENCH_RELAY_AGENTS lower`,
   );
   process.exit(1);
 } else {
