@@ -5,11 +5,12 @@
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import type { AppSnapshot } from '../../../shared/api';
+import type { HistoryEntry } from '../../../shared/history';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { UiLanguage } from '../../../shared/i18n/languages';
 import ar from '../../../shared/i18n/locales/ar/index';
 import en from '../../../shared/i18n/locales/en/index';
-import { snapshot } from './fixtures';
+import { snapshot, T0 } from './fixtures';
 import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
 
 let chromium: WindowInChromium;
@@ -135,6 +136,28 @@ describe('moving between the sections', () => {
       }
     });
   }
+});
+
+test('opened from a phone screen scrolled down to its recent calls, Settings starts at its top, its first section marked', async () => {
+  page = await chromium.newPage({ width: 380, height: 720 });
+  page.setDefaultTimeout(5000);
+  const history = Array.from({ length: 12 }, (_, i): HistoryEntry => ({
+    localId: `in:h${i}`,
+    direction: 'incoming',
+    number: '447700900123',
+    name: 'Amelia Hart',
+    outcome: 'completed',
+    startedAt: T0 + i * 60_000,
+    endedAt: T0 + i * 60_000 + 30_000,
+    durationSec: 30,
+  }));
+  await host(page).start(snapshot([], { history }), 'en');
+  await page.evaluate(() => window.scrollTo({ top: document.documentElement.scrollHeight, behavior: 'instant' }));
+  await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(300);
+  await page.getByRole('button', { name: en.common.header.settings, exact: true }).click();
+  await sectionList(en).waitFor();
+  await expect(page.evaluate(() => window.scrollY)).resolves.toBe(0);
+  await expect.poll(() => marked(en)).toEqual([en.common.language.label]);
 });
 
 describe('accessibility (axe-core: WCAG 2.0/2.1 A and AA, best practices)', () => {
