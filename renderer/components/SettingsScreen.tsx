@@ -1,4 +1,4 @@
-import { useRef, type HTMLInputTypeAttribute } from 'react';
+import { useLayoutEffect, useRef, type HTMLInputTypeAttribute } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useSettingsActions } from '../app/controllers-context';
 import { SECRET_STORAGE_TEXT } from '../call-display';
@@ -31,6 +31,12 @@ export function SettingsScreen() {
   const screen = useRef<HTMLElement>(null);
   const sections = useRef<HTMLDivElement>(null);
   const { t } = useTranslation('settings');
+
+  // The screen opens at its top, its first section the one read, wherever the phone screen was scrolled to
+  // (the header's "Settings" stays in sight down to the recent calls).
+  useLayoutEffect(() => {
+    window.scrollTo({ top: 0, behavior: 'instant' });
+  }, []);
 
   const fields: FieldSpec[] = [
     { name: 'gatewayUrl', type: 'url', hint: t('account.gatewayUrl.hint'), placeholder: t('account.gatewayUrl.placeholder'), autoComplete: 'url' },

@@ -39,13 +39,15 @@ export interface SectionsView {
 const READING_LINE = 0.3;
 
 /**
- * The section being read: the last whose heading has risen above the reading line. At the page's end
- * the last section is, as its heading may never reach the line; the first when none has.
+ * The section being read: the last whose heading has risen above the reading line. At the page's top
+ * the first is, though a short first section lets the next heading rise past the line in a tall
+ * window: nothing has been scrolled yet, and the page is read from its start. At the page's end the
+ * last section is, as its heading may never reach the line; the first when none has.
  */
 export function sectionInView(view: SectionsView): number {
   const last = view.headings.length - 1;
-  if (last < 0) return 0;
-  if (view.atEnd && !view.atStart) return last;
+  if (last < 0 || view.atStart) return 0;
+  if (view.atEnd) return last;
   const line = view.top + (view.height - view.top) * READING_LINE;
   let reading = 0;
   view.headings.forEach((heading, index) => {

@@ -22,6 +22,8 @@ describe('the section being read', () => {
   test('at the top of the page, the first, even before its heading reaches the line', () => {
     expect(sectionInView(view([300, 600, 900], { atStart: true }))).toBe(0);
     expect(sectionInView(view([140, 600, 900], { atStart: true }))).toBe(0);
+    // A short first section: the next heading is past the line before anything scrolls (380 × 720).
+    expect(sectionInView(view([140, 220, 900], { atStart: true }))).toBe(0);
   });
 
   test('the last whose heading has risen to the reading line', () => {

@@ -4,11 +4,13 @@
 // narrow, light or dark, in English and in Arabic.
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
+import type { AppSnapshot } from '../../../shared/api';
+import type { HistoryEntry } from '../../../shared/history';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { UiLanguage } from '../../../shared/i18n/languages';
 import ar from '../../../shared/i18n/locales/ar/index';
 import en from '../../../shared/i18n/locales/en/index';
-import { snapshot } from './fixtures';
+import { snapshot, T0 } from './fixtures';
 import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
 
 let chromium: WindowInChromium;
@@ -27,10 +29,10 @@ afterEach(async () => {
 const WORDS = { en, ar } as const;
 
 /** Settings, open in a window of this size, in this language. */
-async function openSettings(language: 'en' | 'ar', size: { width: number; height: number }): Promise<typeof WORDS.en> {
+async function openSettings(language: 'en' | 'ar', size: { width: number; height: number }, extra: Partial<AppSnapshot> = {}): Promise<typeof WORDS.en> {
   page = await chromium.newPage(size);
   page.setDefaultTimeout(5000);
-  await host(page).start(snapshot(), language satisfies UiLanguage);
+  await host(page).start(snapshot([], extra), language satisfies UiLanguage);
   const words = WORDS[language];
   await page.getByRole('button', { name: words.common.header.settings, exact: true }).click();
   await sectionList(words).waitFor();
@@ -106,6 +108,56 @@ describe('a narrow window', () => {
     const header = await page.locator('.app-header').evaluate((el) => el.getBoundingClientRect().bottom);
     expect(Math.abs((await boxes(last)).nav.top - header)).toBeLessThan(1);
   });
+});
+
+describe('moving between the sections', () => {
+  for (const size of [
+    { width: 1280, height: 720 },
+    { width: 380, height: 720 },
+  ]) {
+    test(`${size.width} × ${size.height}: the list names the eight sections; at the top the first is marked; choosing one focuses its heading and marks it`, async () => {
+      // Updates supported here, so that their form (and its "Save update settings") shows.
+      const words = await openSettings('en', size, { updateStatus: { kind: 'idle' } });
+      const screen = page.getByRole('region', { name: words.settings.screen.title, exact: true });
+      const names = ['Language', 'Account', 'Network', 'Audio', 'Shortcuts', 'Calls and window', 'Diagnostics', 'Updates'];
+      expect(await sectionList(words).getByRole('link').allTextContents()).toEqual(names);
+      expect((await screen.getByRole('heading', { level: 3 }).allTextContents()).map((t) => t.trim())).toEqual(names);
+      // Nothing scrolled yet: the page is read from its first section, however short it is.
+      await expect(marked(words)).resolves.toEqual(['Language']);
+      for (const name of ['Diagnostics', 'Account', 'Updates', 'Audio', 'Language']) {
+        await sectionList(words).getByRole('link', { name, exact: true }).click();
+        const heading = screen.getByRole('heading', { name, exact: true, level: 3 });
+        await expect.poll(() => heading.evaluate((el) => document.activeElement === el), { message: `${name} focused` }).toBe(true);
+        await expect.poll(() => marked(words), { message: `${name} marked` }).toEqual([name]);
+      }
+      // Every section's own buttons keep their names: four saves, none merged or renamed.
+      for (const name of ['Save', 'Save network settings', 'Apply shortcuts', 'Save update settings']) {
+        await expect(screen.getByRole('button', { name, exact: true }).count(), name).resolves.toBe(1);
+      }
+    });
+  }
+});
+
+test('opened from a phone screen scrolled down to its recent calls, Settings starts at its top, its first section marked', async () => {
+  page = await chromium.newPage({ width: 380, height: 720 });
+  page.setDefaultTimeout(5000);
+  const history = Array.from({ length: 12 }, (_, i): HistoryEntry => ({
+    localId: `in:h${i}`,
+    direction: 'incoming',
+    number: '447700900123',
+    name: 'Amelia Hart',
+    outcome: 'completed',
+    startedAt: T0 + i * 60_000,
+    endedAt: T0 + i * 60_000 + 30_000,
+    durationSec: 30,
+  }));
+  await host(page).start(snapshot([], { history }), 'en');
+  await page.evaluate(() => window.scrollTo({ top: document.documentElement.scrollHeight, behavior: 'instant' }));
+  await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(300);
+  await page.getByRole('button', { name: en.common.header.settings, exact: true }).click();
+  await sectionList(en).waitFor();
+  await expect(page.evaluate(() => window.scrollY)).resolves.toBe(0);
+  await expect.poll(() => marked(en)).toEqual([en.common.language.label]);
 });
 
 describe('accessibility (axe-core: WCAG 2.0/2.1 A and AA, best practices)', () => {
