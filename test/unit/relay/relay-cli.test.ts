@@ -131,7 +131,7 @@ describe('relay command line', () => {
     try {
       const url = await listeningUrl(child);
       const settingsOf = async () => ((await (await fetch(`${url}/team/settings`, { headers: { authorization: `Bearer ${TOKEN_1}` } })).json()) as { role: string; settings: { breakReasons: string[] } });
-      expect(await settingsOf()).toMatchObject({ role: 'agent', settings: { breakReasons: ['Lunch'], afterCallWorkSeconds: 30 } });
+      expect(await settingsOf()).toMatchObject({ role: 'agent', settings: { breakReasons: ['Lunch'], afterCallWorkSeconds: 0 } });
       const stream = await openSse(url, { token: TOKEN_1 });
       try {
         await writeFile(teamPath, JSON.stringify({ breakReasons: ['Lunch', 'Coffee'], afterCallWorkSeconds: 10 }));
