@@ -9,6 +9,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { LANGUAGE_NAMES } from '../../shared/i18n/languages';
+import { DEFAULT_TEAM_SETTINGS } from '../../shared/team-settings';
 import ar from '../../shared/i18n/locales/ar/index';
 import es from '../../shared/i18n/locales/es/index';
 import { pseudoLocalize } from '../../renderer/i18n/pseudo';
@@ -97,7 +98,9 @@ class LeakAudit {
 async function dataOf(p: Page, more: readonly string[] = []): Promise<string[]> {
   const devices = await p.evaluate(async () => (await navigator.mediaDevices.enumerateDevices()).map((d) => d.label).filter((l) => l !== ''));
   const customers = stack.sandbox.customers.map((c) => c.name);
-  return [...customers, ...devices, ...Object.values(LANGUAGE_NAMES), ...more].sort((a, b) => b.length - a.length);
+  // The team's break reasons and dispositions are its own words, shown as the relay gives them.
+  const team = [...DEFAULT_TEAM_SETTINGS.breakReasons, ...DEFAULT_TEAM_SETTINGS.dispositions];
+  return [...customers, ...devices, ...team, ...Object.values(LANGUAGE_NAMES), ...more].sort((a, b) => b.length - a.length);
 }
 
 async function openPage(): Promise<Page> {
