@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { BridgeNode } from '../bridge/bridge-node';
 import { hashAgentToken, type AgentConfig } from '../relay/agent-directory';
 import { localBridge, LocalNodeEvents } from '../relay/bridged-calls';
-import { CallRecords } from '../relay/records/call-records';
+import type { RelayRecords } from '../relay/records/relay-records';
 import { startRelay } from '../relay/server';
 import { mediaDirIn } from '../sandbox/media-library';
 import { startSandbox } from '../sandbox/server';
@@ -37,11 +37,12 @@ export interface EmbeddedOptions {
    */
   assetsDir?: string;
   /**
-   * Where the embedded relay keeps the team's call records (an embedded database, relay/records):
-   * the wrap-ups the agent saves, the states it was in. Absent: it keeps none, and a wrap-up stays
-   * in the app's recent calls only.
+   * The embedded relay's call records (relay/records, e.g. an embedded database in the host's data
+   * folder): the wrap-ups the agent saves, the states it was in, the team's figures. Opened by the
+   * host, closed here with the relay. Absent: it keeps none, and a wrap-up stays in the app's
+   * recent calls only. (The desktop bundle leaves them out: the database's drivers stay out of it.)
    */
-  recordsDir?: string;
+  records?: () => RelayRecords & { close(): Promise<void> };
 }
 
 export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): Promise<EmbeddedEnvironment> {
@@ -58,7 +59,7 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
   // The relay ends at the gateway the calls no agent can end any more; the sandbox starts after it.
   let gatewayUrl: string | undefined;
   // Opened in the background, as the relay's own command does: calls do not wait for the database.
-  const records = options.recordsDir === undefined ? undefined : new CallRecords({ database: { kind: 'embedded', dataDir: options.recordsDir }, dataDir: options.recordsDir, logger: options.logger ?? createLogger('records') });
+  const records = options.records?.();
   const closeRecords = async (): Promise<void> => {
     await records?.close();
   };

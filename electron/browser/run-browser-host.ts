@@ -19,6 +19,7 @@ import { startFileLogging } from '../core/log-files';
 import { createSoftphoneService } from '../core/softphone-service';
 import { FileSecretStore } from '../core/secret-store';
 import { startEmbeddedEnvironment } from '../embedded';
+import { CallRecords } from '../../relay/records/call-records';
 import { startBrowserHost } from './browser-host';
 
 const FLAG_FOR_FIELD: Record<string, string> = {
@@ -124,6 +125,9 @@ export interface RunningBrowserHost {
   close(): Promise<void>;
 }
 
+/** The embedded relay's records: an embedded database in the host's data folder, opened in the background. */
+const embeddedRecords = (dir: string): CallRecords => new CallRecords({ database: { kind: 'embedded', dataDir: dir }, dataDir: dir, logger: createLogger('records') });
+
 export async function runBrowserHost(config: BrowserHostConfig, staticDir = resolve('dist/renderer')): Promise<RunningBrowserHost> {
   const logger = createLogger('browser-host');
   // Rotating files in <dataDir>/logs, for "Export diagnostics"; the console alone when they cannot be written.
@@ -137,7 +141,7 @@ export async function runBrowserHost(config: BrowserHostConfig, staticDir = reso
     ...(process.env.npm_package_version ? { appVersion: process.env.npm_package_version } : {}),
     dataDir: config.dataDir,
     secrets: new FileSecretStore(join(config.dataDir, 'secrets.json')),
-    embedded: () => startEmbeddedEnvironment({ recordsDir: join(config.dataDir, 'relay-data') }),
+    embedded: () => startEmbeddedEnvironment({ records: () => embeddedRecords(join(config.dataDir, 'relay-data')) }),
     logger,
     ...(config.account ? { account: config.account } : {}),
     ...(config.network ? { network: config.network } : {}),
