@@ -3,27 +3,17 @@
 // found by role and name as the agent's tools find them, on a host whose answers each test gives.
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { AfterCallWork, AgentPresence, AppSnapshot, TeamInfo } from '../../../shared/api';
 import type { HistoryEntry, WrapUp } from '../../../shared/history';
 import type { UiLanguage } from '../../../shared/i18n/languages';
 import { err, ok } from '../../../shared/result';
 import { DEFAULT_TEAM_SETTINGS, WRAP_UP_NOTES_MAX, type TeamSettings } from '../../../shared/team-settings';
 import { snapshot } from './fixtures';
-import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
+import { host, windowsForFile } from './window-in-chromium';
 
-let chromium: WindowInChromium;
+const windows = windowsForFile();
 let page: Page;
-
-beforeAll(async () => {
-  chromium = await startWindowInChromium();
-}, 60_000);
-afterAll(async () => {
-  await chromium?.close();
-});
-afterEach(async () => {
-  await page?.close();
-});
 
 const HOUR = 3_600_000;
 const team = (settings: Partial<TeamSettings> = {}): TeamInfo => ({ role: 'agent', settings: { ...DEFAULT_TEAM_SETTINGS, ...settings } });
@@ -46,7 +36,7 @@ const work = (overrides: Partial<AfterCallWork> = {}): AfterCallWork => ({
 const inAfterCallWork = (overrides: Partial<AfterCallWork> = {}): AgentPresence => ({ choice: 'available', status: 'after_call_work', afterCallWork: work(overrides) });
 
 async function open(extra: Partial<AppSnapshot>, language?: UiLanguage): Promise<ReturnType<typeof host>> {
-  page = await chromium.newPage();
+  page = await windows.open();
   page.setDefaultTimeout(5000);
   const h = host(page);
   await h.start(snapshot([], { presence: available, ...extra }), language);
@@ -305,7 +295,7 @@ describe('the wrap-up', () => {
 
   test('axe finds nothing serious in after-call work and an open wrap-up, light and dark', async () => {
     for (const colorScheme of ['light', 'dark'] as const) {
-      page = await chromium.newPage({ colorScheme });
+      page = await windows.open({ colorScheme });
       page.setDefaultTimeout(5000);
       await host(page).start(
         snapshot([], {

@@ -5,27 +5,17 @@
 // and nothing makes the page scroll sideways; in English, in Spanish (the longest "Call back") and in
 // Arabic (right to left).
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { CallState } from '../../../shared/call-state';
 import type { HistoryEntry } from '../../../shared/history';
 import ar from '../../../shared/i18n/locales/ar/index';
 import en from '../../../shared/i18n/locales/en/index';
 import es from '../../../shared/i18n/locales/es/index';
 import { active, snapshot } from './fixtures';
-import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
+import { host, windowsForFile } from './window-in-chromium';
 
-let chromium: WindowInChromium;
+const windows = windowsForFile();
 let page: Page;
-
-beforeAll(async () => {
-  chromium = await startWindowInChromium();
-}, 60_000);
-afterAll(async () => {
-  await chromium?.close();
-});
-afterEach(async () => {
-  await page?.close();
-});
 
 const LONG_NAME = 'Maximiliana Fernández-Oyelaran de la Cruz';
 const HELD_NAME = 'Fitzgerald Abernathy-Okonkwo';
@@ -80,7 +70,7 @@ const WORDS = { en, es, ar } as const;
 let words: typeof en = en;
 
 async function openWindow(size: { width: number; height: number }, language: keyof typeof WORDS): Promise<void> {
-  page = await chromium.newPage(size);
+  page = await windows.open(size);
   page.setDefaultTimeout(5000);
   const now = Date.now();
   await host(page).start(snapshot(twoCalls(now), { history: history(now) }), language);

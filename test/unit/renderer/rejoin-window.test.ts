@@ -2,25 +2,15 @@
 // (window-in-chromium.ts): the panel says "Rejoining…", keeps "On hold" beside it for a held call,
 // offers nothing that would need the leg being replaced, and keeps Hang up.
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { CallState } from '../../../shared/call-state';
 import { ok } from '../../../shared/result';
 import { OFFER_SDP } from '../../fixtures/sdp';
 import { TEAM, bridgedActive, snapshot } from './fixtures';
-import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
+import { host, windowsForFile } from './window-in-chromium';
 
-let chromium: WindowInChromium;
+const windows = windowsForFile();
 let page: Page;
-
-beforeAll(async () => {
-  chromium = await startWindowInChromium();
-}, 60_000);
-afterAll(async () => {
-  await chromium?.close();
-});
-afterEach(async () => {
-  await page?.close();
-});
 
 const now = () => Date.now();
 const panel = () => page.getByRole('region', { name: 'Current call' });
@@ -28,7 +18,7 @@ const controls = () => panel().locator('.call-controls button').allTextContents(
 const phases = () => panel().locator('.current-state .phase').allTextContents();
 
 async function open(calls: CallState[]): Promise<ReturnType<typeof host>> {
-  page = await chromium.newPage();
+  page = await windows.open();
   page.setDefaultTimeout(5000);
   const h = host(page);
   await h.answer('getTeam', ok(TEAM));

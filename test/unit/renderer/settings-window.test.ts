@@ -6,31 +6,21 @@ import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import type { AppSnapshot } from '../../../shared/api';
 import type { HistoryEntry } from '../../../shared/history';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { UiLanguage } from '../../../shared/i18n/languages';
 import ar from '../../../shared/i18n/locales/ar/index';
 import en from '../../../shared/i18n/locales/en/index';
 import { snapshot, T0 } from './fixtures';
-import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
+import { host, windowsForFile } from './window-in-chromium';
 
-let chromium: WindowInChromium;
+const windows = windowsForFile();
 let page: Page;
-
-beforeAll(async () => {
-  chromium = await startWindowInChromium();
-}, 60_000);
-afterAll(async () => {
-  await chromium?.close();
-});
-afterEach(async () => {
-  await page?.close();
-});
 
 const WORDS = { en, ar } as const;
 
 /** Settings, open in a window of this size, in this language. */
 async function openSettings(language: 'en' | 'ar', size: { width: number; height: number }, extra: Partial<AppSnapshot> = {}): Promise<typeof WORDS.en> {
-  page = await chromium.newPage(size);
+  page = await windows.open(size);
   page.setDefaultTimeout(5000);
   await host(page).start(snapshot([], extra), language satisfies UiLanguage);
   const words = WORDS[language];
@@ -139,7 +129,7 @@ describe('moving between the sections', () => {
 });
 
 test('opened from a phone screen scrolled down to its recent calls, Settings starts at its top, its first section marked', async () => {
-  page = await chromium.newPage({ width: 380, height: 720 });
+  page = await windows.open({ width: 380, height: 720 });
   page.setDefaultTimeout(5000);
   const history = Array.from({ length: 12 }, (_, i): HistoryEntry => ({
     localId: `in:h${i}`,

@@ -3,26 +3,16 @@
 // getWallboard on the page's own clock (Playwright's fake clock: time moves only when a test says).
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { AppSnapshot } from '../../../shared/api';
 import type { UiLanguage } from '../../../shared/i18n/languages';
 import { err, ok } from '../../../shared/result';
 import { WALLBOARD_REFRESH_MS, type Wallboard } from '../../../shared/wallboard';
 import { snapshot } from './fixtures';
-import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
+import { host, windowsForFile } from './window-in-chromium';
 
-let chromium: WindowInChromium;
+const windows = windowsForFile();
 let page: Page;
-
-beforeAll(async () => {
-  chromium = await startWindowInChromium();
-}, 60_000);
-afterAll(async () => {
-  await chromium?.close();
-});
-afterEach(async () => {
-  await page?.close();
-});
 
 /** 15:30 in London (summer time): the team's day began at 23:00 UTC the day before. */
 const NOW = Date.UTC(2025, 5, 10, 14, 30, 0);
@@ -55,7 +45,7 @@ type Host = ReturnType<typeof host>;
 
 /** The window on a paused clock at NOW (unless `realClock`), getWallboard answered with `first` (or deferred). */
 async function open(first: Board | 'defer', extra: Partial<AppSnapshot> = {}, options: { language?: UiLanguage; colorScheme?: 'light' | 'dark'; width?: number; realClock?: boolean } = {}): Promise<Host> {
-  page = await chromium.newPage({ colorScheme: options.colorScheme ?? 'light', width: options.width ?? 460 });
+  page = await windows.open({ colorScheme: options.colorScheme ?? 'light', width: options.width ?? 460 });
   page.setDefaultTimeout(5000);
   // axe-core waits on timers of its own: it runs on the real clock.
   if (!options.realClock) {

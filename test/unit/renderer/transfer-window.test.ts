@@ -4,33 +4,23 @@
 // are the browser's own.
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { CallState } from '../../../shared/call-state';
 import type { HistoryEntry } from '../../../shared/history';
 import type { UiLanguage } from '../../../shared/i18n/languages';
 import { err, ok } from '../../../shared/result';
 import { BEN, TEAM, active, bridgedActive, ended, endedWith, ringing, snapshot, transferOf, transferRinging } from './fixtures';
-import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
+import { host, windowsForFile } from './window-in-chromium';
 
-let chromium: WindowInChromium;
+const windows = windowsForFile();
 let page: Page;
-
-beforeAll(async () => {
-  chromium = await startWindowInChromium();
-}, 60_000);
-afterAll(async () => {
-  await chromium?.close();
-});
-afterEach(async () => {
-  await page?.close();
-});
 
 const LOCAL = 'in:wacid.1';
 const now = () => Date.now();
 
 /** The window on these calls, with this team behind "Transfer to" (unless the test answers getTeam itself). */
 async function open(calls: CallState[], options: { team?: boolean; language?: UiLanguage } = {}): Promise<ReturnType<typeof host>> {
-  page = await chromium.newPage();
+  page = await windows.open();
   page.setDefaultTimeout(5000);
   const h = host(page);
   if (options.team !== false) await h.answer('getTeam', ok(TEAM));

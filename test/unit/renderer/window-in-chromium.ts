@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { AppSnapshot } from '../../../shared/api';
 import type { Result } from '../../../shared/result';
 import type { UiLanguage } from '../../../shared/i18n/languages';
@@ -18,11 +19,18 @@ const PAGE = `<!doctype html>
   <body><div id="root"></div><script type="module" src="/page.js"></script></body>
 </html>`;
 
+/** A window's size (default 460 × 900) and colour scheme (default light). */
+export interface WindowOptions {
+  width?: number;
+  height?: number;
+  colorScheme?: 'light' | 'dark';
+}
+
 export interface WindowInChromium {
   browser: Browser;
   url: string;
   /** A new page with the window's script loaded, not started yet (`start`). */
-  newPage(options?: { width?: number; height?: number; colorScheme?: 'light' | 'dark' }): Promise<Page>;
+  newPage(options?: WindowOptions): Promise<Page>;
   close(): Promise<void>;
 }
 
@@ -73,6 +81,32 @@ export async function startWindowInChromium(): Promise<WindowInChromium> {
       await Promise.all(closing);
       await browser.close();
       await new Promise<void>((done) => server.close(() => done()));
+    },
+  };
+}
+
+/**
+ * A Chromium for one test file's windows: started before its tests, closed after them, and each
+ * window a test opens (`open`) closed after that test, its context with it.
+ */
+export function windowsForFile(): { open(options?: WindowOptions): Promise<Page> } {
+  let chromium: WindowInChromium | undefined;
+  const opened: Page[] = [];
+  beforeAll(async () => {
+    chromium = await startWindowInChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await chromium?.close();
+  });
+  afterEach(async () => {
+    for (const page of opened.splice(0)) await page.context().close();
+  });
+  return {
+    async open(options) {
+      if (chromium === undefined) throw new Error('the window tests’ Chromium is not running: open windows inside a test');
+      const page = await chromium.newPage(options);
+      opened.push(page);
+      return page;
     },
   };
 }

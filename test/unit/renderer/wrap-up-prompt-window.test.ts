@@ -4,29 +4,18 @@
 // process's order: the history, the ended call, then the presence that says whether after-call work follows.
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { AgentPresence, AppSnapshot } from '../../../shared/api';
 import type { CallState, EndedCall, EndReason } from '../../../shared/call-state';
 import { historyEntryFor, type HistoryEntry } from '../../../shared/history';
 import type { UiLanguage } from '../../../shared/i18n/languages';
 import { ok } from '../../../shared/result';
 import { active, ringing, snapshot } from './fixtures';
-import { host, startWindowInChromium, type WindowInChromium } from './window-in-chromium';
+import { host, windowsForFile } from './window-in-chromium';
 
-let chromium: WindowInChromium;
+const windows = windowsForFile();
 let page: Page;
 let h: ReturnType<typeof host>;
-
-beforeAll(async () => {
-  chromium = await startWindowInChromium();
-}, 60_000);
-afterAll(async () => {
-  await chromium?.close();
-});
-// The context, awaited (its page's close only starts closing it): none is left closing as the browser goes.
-afterEach(async () => {
-  await page?.context().close();
-});
 
 const available: AgentPresence = { choice: 'available', status: 'available' };
 const onCall: AgentPresence = { choice: 'available', status: 'on_call' };
@@ -34,7 +23,7 @@ let history: HistoryEntry[] = [];
 
 async function open(extra: Partial<AppSnapshot> = {}, options: { language?: UiLanguage; colorScheme?: 'light' | 'dark' } = {}): Promise<void> {
   history = [];
-  page = await chromium.newPage(options.colorScheme ? { colorScheme: options.colorScheme } : {});
+  page = await windows.open(options.colorScheme ? { colorScheme: options.colorScheme } : {});
   page.setDefaultTimeout(5000);
   h = host(page);
   await h.start(snapshot([], { presence: available, ...extra }), options.language);
