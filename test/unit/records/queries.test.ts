@@ -1,15 +1,12 @@
 // The queries later features ask of the records: the calls between two instants a page at a time,
 // a day's counts by outcome with the average handle time and the service level, agents' state
 // intervals; each served by an index.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecords } from '../../../relay/records/call-records';
+import { describe, expect, it } from 'vitest';
 import type { CallRecord } from '../../../relay/records/call-record';
-import type { Database } from '../../../relay/records/database';
 import { callsBetween, dayBounds, stateIntervals, summary } from '../../../relay/records/records-queries';
-import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, collect, decline, incoming, play, recordingLogger, status, T0, terminated, type Step , recordingRunner, teamStates } from './records-fixtures';
-
-/** The team's presence before a report, as the records are told it. */
+import { DATABASE_HARNESSES } from './database-harness';
+import { playedRecords } from './relay-with-records';
+import { claim, collect, decline, incoming, play, status, T0, terminated, type Step , recordingRunner, teamStates } from './records-fixtures';
 
 const MIN = 60_000;
 const DAY = 24 * 60 * MIN;
@@ -45,15 +42,7 @@ function day(): Step[] {
 
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('queries on %s', (_name, make) => {
-  const harness = make();
-  let fresh: FreshDatabase;
-  let db: Database;
-  beforeAll(async () => {
-    await harness.setup();
-    fresh = await harness.fresh();
-    db = await migrated(fresh);
-    const clock = { now: T0 };
-    const records = new CallRecords({ database: () => fresh.connect(), logger: recordingLogger(), now: () => clock.now, writer: { flushIntervalMs: 5 } });
+  const played = playedRecords(make, (records, clock) => {
     for (const step of day()) play(records, clock, step);
     // Twelve calls that rang at the very same millisecond: the pages must still take each once.
     for (let i = 0; i < 12; i += 1) play(records, clock, incoming(`wacid.tie-${String(i).padStart(2, '0')}`, T0 + 3 * 60 * MIN, []));
@@ -66,17 +55,11 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
     // Two days on: carol changes state every 3 minutes, 25 times; dave has been on dnd since the day before.
     state('dave', 'dnd', T0 + DAY);
     for (let k = 0; k < 25; k += 1) state('carol', k % 2 === 0 ? 'available' : 'on_call', T0 + 2 * DAY + k * 3 * MIN);
-    expect(await records.flush()).toBe(true);
-    await records.close();
-  }, 60_000);
-  afterAll(async () => {
-    await fresh?.drop();
-    await harness.teardown();
-  }, 60_000);
+  });
 
   const callsIn = async (from: number, to: number, pageSize: number) => {
     const calls: CallRecord[] = [];
-    for await (const call of callsBetween(db, { from: new Date(from), to: new Date(to), pageSize })) calls.push(call);
+    for await (const call of callsBetween(played.db(), { from: new Date(from), to: new Date(to), pageSize })) calls.push(call);
     return calls;
   };
 
@@ -93,7 +76,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
 
   it("asks for one page at a time, never the whole window", async () => {
     const { from, to } = dayBounds(new Date(T0), 'UTC');
-    const runner = recordingRunner(db);
+    const runner = recordingRunner(played.db());
     let seen = 0;
     for await (const _call of callsBetween(runner, { from, to, pageSize: 5 })) {
       seen += 1;
@@ -106,7 +89,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
 
   it("sums up a day: counts by outcome, the average handle time, and the service level at a threshold", async () => {
     const { from, to } = dayBounds(new Date(T0 + 5 * MIN), 'UTC');
-    expect(await summary(db, { from, to, serviceLevelSec: 20 })).toEqual({
+    expect(await summary(played.db(), { from, to, serviceLevelSec: 20 })).toEqual({
       total: 20,
       inProgress: 13,
       byOutcome: { answered: 3, abandoned: 1, missed: 2, no_answer: 0, cancelled: 1, failed: 0 },
@@ -114,25 +97,25 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
       // q-01 (5 s) and q-02 (15 s) within 20 s, of 3 answered + 1 abandoned + 2 missed incoming calls.
       serviceLevel: { thresholdSec: 20, answeredWithin: 2, offered: 6, ratio: 2 / 6 },
     });
-    const empty = await summary(db, { from: new Date(T0 - 100 * 24 * 60 * MIN), to: new Date(T0 - 99 * 24 * 60 * MIN), serviceLevelSec: 20 });
+    const empty = await summary(played.db(), { from: new Date(T0 - 100 * 24 * 60 * MIN), to: new Date(T0 - 99 * 24 * 60 * MIN), serviceLevelSec: 20 });
     expect(empty).toEqual({ total: 0, inProgress: 0, byOutcome: { answered: 0, abandoned: 0, missed: 0, no_answer: 0, cancelled: 0, failed: 0 }, serviceLevel: { thresholdSec: 20, answeredWithin: 0, offered: 0 } });
   });
 
   it('the state intervals that overlap two instants, for everyone or one agent', async () => {
-    const all = await collect(stateIntervals(db, { from: new Date(T0), to: new Date(T0 + 15 * MIN) }));
+    const all = await collect(stateIntervals(played.db(), { from: new Date(T0), to: new Date(T0 + 15 * MIN) }));
     expect(all.map((i) => [i.agentId, i.state, (i.startedAt - T0) / MIN, i.endedAt === undefined ? undefined : (i.endedAt - T0) / MIN])).toEqual([
       ['alice', 'available', -60, 10],
       ['alice', 'on_call', 10, 20],
       ['bob', 'dnd', -120, 5],
       ['bob', 'available', 5, undefined],
     ]);
-    expect((await collect(stateIntervals(db, { from: new Date(T0 + 30 * MIN), to: new Date(T0 + 31 * MIN), agentId: 'alice' }))).map((i) => i.state)).toEqual(['available']);
-    expect(await collect(stateIntervals(db, { from: new Date(T0 - 300 * MIN), to: new Date(T0 - 200 * MIN) }))).toEqual([]);
+    expect((await collect(stateIntervals(played.db(), { from: new Date(T0 + 30 * MIN), to: new Date(T0 + 31 * MIN), agentId: 'alice' }))).map((i) => i.state)).toEqual(['available']);
+    expect(await collect(stateIntervals(played.db(), { from: new Date(T0 - 300 * MIN), to: new Date(T0 - 200 * MIN) }))).toEqual([]);
   });
 
   it('streams the state intervals a page at a time, agent by agent, each once, from the interval the window opens in', async () => {
     const window = { from: new Date(T0 + 2 * DAY + 10 * MIN), to: new Date(T0 + 2 * DAY + 40 * MIN) };
-    const whole = await collect(stateIntervals(db, window));
+    const whole = await collect(stateIntervals(played.db(), window));
     // carol's from the one that started at 9 min (the window opens in it) to the one that started at 39 min.
     const carol = Array.from({ length: 11 }, (_, i) => ['carol', (i + 3) % 2 === 0 ? 'available' : 'on_call', (i + 3) * 3, (i + 4) * 3]);
     expect(whole.map((i) => [i.agentId, i.state, (i.startedAt - T0 - 2 * DAY) / MIN, i.endedAt === undefined ? undefined : (i.endedAt - T0 - 2 * DAY) / MIN])).toEqual([
@@ -141,37 +124,37 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('q
       ...carol,
       ['dave', 'dnd', -DAY / MIN, undefined],
     ]);
-    for (const pageSize of [1, 2, 3, 10]) expect(await collect(stateIntervals(db, { ...window, pageSize }))).toEqual(whole);
-    expect(await collect(stateIntervals(db, { ...window, agentId: 'carol', pageSize: 2 }))).toEqual(whole.filter((i) => i.agentId === 'carol'));
-    expect(await collect(stateIntervals(db, { ...window, agentId: 'nobody' }))).toEqual([]);
+    for (const pageSize of [1, 2, 3, 10]) expect(await collect(stateIntervals(played.db(), { ...window, pageSize }))).toEqual(whole);
+    expect(await collect(stateIntervals(played.db(), { ...window, agentId: 'carol', pageSize: 2 }))).toEqual(whole.filter((i) => i.agentId === 'carol'));
+    expect(await collect(stateIntervals(played.db(), { ...window, agentId: 'nobody' }))).toEqual([]);
   });
 
   it('asks for the state intervals one page at a time, never the whole window', async () => {
     const window = { from: new Date(T0 + 2 * DAY), to: new Date(T0 + 3 * DAY) };
-    const runner = recordingRunner(db);
+    const runner = recordingRunner(played.db());
     for await (const _interval of stateIntervals(runner, { ...window, agentId: 'carol', pageSize: 5 })) break;
     expect(runner.statements).toHaveLength(1);
     expect(runner.statements[0]!.sql).toMatch(/LIMIT \$4/);
     expect(runner.statements[0]!.params[3]).toBe(5);
     // carol's 25 intervals: five pages of five, and the empty one that says there are no more.
-    const pages = recordingRunner(db);
+    const pages = recordingRunner(played.db());
     expect(await collect(stateIntervals(pages, { ...window, agentId: 'carol', pageSize: 5 }))).toHaveLength(25);
     expect(pages.statements).toHaveLength(6);
   });
 
   it('each query is served by an index', async () => {
     const { from, to } = dayBounds(new Date(T0), 'UTC');
-    const calls = recordingRunner(db);
+    const calls = recordingRunner(played.db());
     for await (const _call of callsBetween(calls, { from, to, pageSize: 3 })) {
       // Reads the first pages, and the keyset one after them.
     }
-    const sums = recordingRunner(db);
+    const sums = recordingRunner(played.db());
     await summary(sums, { from, to, serviceLevelSec: 20 });
     // Pages of one: the first page and the ones after it, for every agent, and the agents in turn.
-    const states = recordingRunner(db);
+    const states = recordingRunner(played.db());
     await collect(stateIntervals(states, { from: new Date(T0 - 3 * DAY), to: new Date(T0 + 3 * DAY), pageSize: 1 }));
     await collect(stateIntervals(states, { from, to, agentId: 'alice', pageSize: 1 }));
-    const plans = await db.transaction(async (tx) => {
+    const plans = await played.db().transaction(async (tx) => {
       // Few rows: without this the planner rightly reads the table; the point is that an index fits.
       await tx.query('SET LOCAL enable_seqscan = off');
       const out: string[] = [];

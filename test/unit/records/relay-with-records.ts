@@ -1,13 +1,14 @@
 // A real relay keeping call records on a fresh database of one harness's kind, for the life of a
 // describe block: started before its tests, closed after; every event it stores is kept, so that a
 // test can wait for the one it needs.
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { RelayEnvelope } from '../../../shared/events';
 import { CallRecords } from '../../../relay/records/call-records';
 import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/server';
 import { APP_SECRET } from '../relay/webhook-fixtures';
-import type { DatabaseHarness, FreshDatabase } from './database-harness';
-import { recordingLogger } from './records-fixtures';
+import type { Database } from '../../../relay/records/database';
+import { migrated, type DatabaseHarness, type FreshDatabase } from './database-harness';
+import { recordingLogger, T0 } from './records-fixtures';
 
 export interface RelayWithRecords {
   relay(): RelayServer;
@@ -51,4 +52,31 @@ export function relayWithRecords(make: () => DatabaseHarness, options: Pick<Rela
       }
     },
   };
+}
+
+/**
+ * A fresh, migrated database of one harness's kind for a describe block, holding what `fill` plays
+ * into call records (steps, states) at the records' clock, all written before the block's tests;
+ * dropped after them. `db()` is the database the tests read.
+ */
+export function playedRecords(make: () => DatabaseHarness, fill: (records: CallRecords, clock: { now: number }) => void): { db(): Database } {
+  const harness = make();
+  let fresh: FreshDatabase | undefined;
+  let db: Database | undefined;
+  beforeAll(async () => {
+    await harness.setup();
+    fresh = await harness.fresh();
+    db = await migrated(fresh);
+    const clock = { now: T0 };
+    const database = fresh;
+    const records = new CallRecords({ database: () => database.connect(), logger: recordingLogger(), now: () => clock.now, writer: { flushIntervalMs: 5 } });
+    fill(records, clock);
+    expect(await records.flush()).toBe(true);
+    await records.close();
+  }, 60_000);
+  afterAll(async () => {
+    await fresh?.drop();
+    await harness.teardown();
+  }, 60_000);
+  return { db: () => db! };
 }

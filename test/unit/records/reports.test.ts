@@ -4,13 +4,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecords } from '../../../relay/records/call-records';
 import type { CallRecord } from '../../../relay/records/call-record';
-import type { Database } from '../../../relay/records/database';
 import { callRow, csvField, dayRange, lastAgentOf, REPORT_PATHS, sendReport, type ReportKind, type ReportOptions } from '../../../relay/reports';
 import { DEFAULT_TEAM_SETTINGS, type TeamSettings } from '../../../shared/team-settings';
-import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { answeredCall, claim, CUSTOMER, incoming, play, recordingLogger, T0, terminated, type Step, teamStates } from './records-fixtures';
+import { DATABASE_HARNESSES } from './database-harness';
+import { playedRecords } from './relay-with-records';
+import { answeredCall, claim, CUSTOMER, incoming, play, T0, terminated, type Step, teamStates } from './records-fixtures';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -42,34 +41,25 @@ async function serve(options: ReportOptions): Promise<{ url: string; server: Ser
 const lines = (body: string): string[] => body.split('\r\n').filter((line) => line !== '');
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('reports on %s', (_name, make) => {
-  const harness = make();
-  let fresh: FreshDatabase;
-  let db: Database;
-  let settings: TeamSettings = { ...DEFAULT_TEAM_SETTINGS };
-  let url: string;
-  let server: Server;
-  beforeAll(async () => {
-    await harness.setup();
-    fresh = await harness.fresh();
-    db = await migrated(fresh);
-    const clock = { now: T0 };
-    const records = new CallRecords({ database: () => fresh.connect(), logger: recordingLogger(), now: () => clock.now, writer: { flushIntervalMs: 5 } });
+  const played = playedRecords(make, (records, clock) => {
     for (const step of calls()) play(records, clock, step);
     const state = teamStates(records, clock);
     state('alice', 'available', T0 - HOUR);
     state('alice', 'on_call', T0 + 2_000);
     state('alice', 'available', T0 + 62_000);
-    expect(await records.flush()).toBe(true);
-    await records.close();
+  });
+  let settings: TeamSettings = { ...DEFAULT_TEAM_SETTINGS };
+  let url: string;
+  let server: Server;
+  beforeAll(async () => {
+    const db = played.db();
     // The agent's wrap-up, as the calls row keeps it.
     await db.query(`UPDATE calls SET disposition = $2, notes = $3 WHERE call_id = $1`, ['wacid.r-01', 'Sale', 'Asked for "two" licences,\nthen =SUM(A1)']);
     ({ url, server } = await serve({ database: () => Promise.resolve(db), settings: () => settings, now: () => T0 + 2 * HOUR }));
-  }, 60_000);
+  });
   afterAll(async () => {
     await new Promise((resolve) => server?.close(resolve));
-    await fresh?.drop();
-    await harness.teardown();
-  }, 60_000);
+  });
 
   it('gives one row per call of the days asked, header first, oldest first, in UTC', async () => {
     settings = { ...DEFAULT_TEAM_SETTINGS };

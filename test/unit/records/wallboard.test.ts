@@ -1,14 +1,13 @@
 // The wallboard's figures from the records: the calls waiting now and the longest wait, and the
 // day's answered, missed and abandoned calls, average handle time (talk, hold and after-call work)
 // and service level, on each database; read once per moment however many windows ask.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallRecords } from '../../../relay/records/call-records';
-import type { Database } from '../../../relay/records/database';
+import { describe, expect, it } from 'vitest';
 import { WallboardSource } from '../../../relay/wallboard';
 import { DEFAULT_TEAM_SETTINGS } from '../../../shared/team-settings';
 import type { TeamMember } from '../../../shared/transfer';
-import { DATABASE_HARNESSES, migrated, type FreshDatabase } from './database-harness';
-import { claim, decline, incoming, play, recordingLogger, status, T0, terminated, type Step, teamStates } from './records-fixtures';
+import { DATABASE_HARNESSES } from './database-harness';
+import { playedRecords } from './relay-with-records';
+import { claim, decline, incoming, play, status, T0, terminated, type Step, teamStates } from './records-fixtures';
 
 const MIN = 60_000;
 /** The moment the wallboard is read: 11:00 UTC on T0's day. */
@@ -43,15 +42,7 @@ function day(): Step[] {
 }
 
 describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('the wallboard on %s', (_name, make) => {
-  const harness = make();
-  let fresh: FreshDatabase;
-  let db: Database;
-  beforeAll(async () => {
-    await harness.setup();
-    fresh = await harness.fresh();
-    db = await migrated(fresh);
-    const clock = { now: T0 };
-    const records = new CallRecords({ database: () => fresh.connect(), logger: recordingLogger(), now: () => clock.now, writer: { flushIntervalMs: 5 } });
+  const played = playedRecords(make, (records, clock) => {
     for (const step of day()) play(records, clock, step);
     const state = teamStates(records, clock);
     // 30 s of after-call work after the fast call, 50 s after the slow one; one still under way, 20 s so far.
@@ -61,18 +52,12 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
     state('alice', 'after_call_work', T0 + 5 * MIN + 160_000);
     state('alice', 'available', T0 + 5 * MIN + 210_000);
     state('bob', 'after_call_work', NOW - 20_000);
-    expect(await records.flush()).toBe(true);
-    await records.close();
-  }, 60_000);
-  afterAll(async () => {
-    await fresh?.drop();
-    await harness.teardown();
-  }, 60_000);
+  });
 
   const agents: TeamMember[] = [{ agentId: 'alice', name: 'Alice', presence: 'available' }];
 
   it('counts the day’s calls, their handle time with the after-call work, the service level, and the calls waiting now', async () => {
-    const source = new WallboardSource({ database: () => Promise.resolve(db), settings: () => ({ ...DEFAULT_TEAM_SETTINGS, serviceLevelSeconds: 20 }), now: () => NOW });
+    const source = new WallboardSource({ database: () => Promise.resolve(played.db()), settings: () => ({ ...DEFAULT_TEAM_SETTINGS, serviceLevelSeconds: 20 }), now: () => NOW });
     const board = await source.wallboard(agents);
     const handled = 60_000 + 120_000 + 60_000 + 30_000 + 50_000 + 20_000;
     expect(board).toEqual({
@@ -96,7 +81,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
 
   it('reads its day in the team’s time zone', async () => {
     // In Auckland (UTC+13 in November) T0 + 2 h is already the 3rd: none of these calls is today's.
-    const source = new WallboardSource({ database: () => Promise.resolve(db), settings: () => ({ ...DEFAULT_TEAM_SETTINGS, timezone: 'Pacific/Auckland' }), now: () => NOW });
+    const source = new WallboardSource({ database: () => Promise.resolve(played.db()), settings: () => ({ ...DEFAULT_TEAM_SETTINGS, timezone: 'Pacific/Auckland' }), now: () => NOW });
     const board = await source.wallboard(agents);
     expect(board.dayStartedAt).toBe(Date.UTC(2026, 10, 2, 11));
     expect(board.today).toMatchObject({ answered: 0, missed: 0, abandoned: 0, serviceLevel: { offered: 0 } });
@@ -109,7 +94,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
     const source = new WallboardSource({
       database: () => {
         opened += 1;
-        return Promise.resolve(db);
+        return Promise.resolve(played.db());
       },
       settings: () => DEFAULT_TEAM_SETTINGS,
       now: () => now,
