@@ -19,6 +19,8 @@ import type { TemplateDraft } from './templates';
 import { TEAM_SETTINGS_LIMITS, teamSettingsReplySchema, WRAP_UP_NOTES_MAX, type TeamSettings } from './team-settings';
 import { TRANSFER_KINDS, type TeamMember } from './transfer';
 import type { Wallboard } from './wallboard';
+import type { CallbackRequest } from './callbacks';
+import type { VoicemailAudio } from './voicemail';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
 import { english, list, orList, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
@@ -223,6 +225,18 @@ export const commandSchemas = {
     disposition: wrapUpLabel.nullable(),
     notes: z.string({ error: ruleMessage('common.mustBeString') }).max(WRAP_UP_NOTES_MAX, ruleMessage('common.atMostCharacters', { count: WRAP_UP_NOTES_MAX })),
   }),
+  /**
+   * "Play voicemail": the audio of a voicemail. `callId` names the call; the file kept on this machine
+   * when there is one, else fetched from the service by `mediaId` (the entry's, or the team's record's
+   * from the Team view). not_found when neither is known.
+   */
+  getVoicemail: z.strictObject({ callId: z.string().min(1).max(512), mediaId: z.string().min(1).max(512).optional() }),
+  /** "Call back": takes the team's callback request `id` for this agent (shared/callbacks.ts); the window then dials. Refused conflict ("Taken by NAME") when a colleague has it. */
+  takeCallback: z.strictObject({ id: z.string().min(1).max(512) }),
+  /** Sandbox only: the customer of the last unanswered call from `number` leaves a voicemail. */
+  simulateVoicemail: z.strictObject({ number: z.string().min(1).max(64) }),
+  /** Sandbox only: the customer `number` asks to be called back (about its last call). */
+  simulateCallbackRequest: z.strictObject({ number: z.string().min(1).max(64) }),
   /** Changes some of the desk preferences (shared/preferences.ts); every window gets preferencesChanged. */
   setPreferences: z.strictObject({ preferences: preferencesPatchSchema }),
 
@@ -415,6 +429,10 @@ export interface CommandResults {
   getWallboard: Wallboard;
   endAfterCallWork: AgentPresence;
   saveWrapUp: HistoryEntry;
+  getVoicemail: VoicemailAudio;
+  takeCallback: CallbackRequest;
+  simulateVoicemail: { callId: string };
+  simulateCallbackRequest: { callId: string };
   setPreferences: Preferences;
   sendMessage: SendReceipt;
   checkMediaLink: MediaLinkCheckResult;

@@ -3,6 +3,7 @@ import type { Direction, EndedCall, EndKind } from './call-state';
 import { qualitySummarySchema, type QualitySummary } from './call-quality';
 import { ruleTextSchema, type RuleText } from './i18n/text';
 import { WRAP_UP_NOTES_MAX } from './team-settings';
+import { historyVoicemailSchema, type HistoryVoicemail } from './voicemail';
 
 export interface HistoryEntry {
   localId: string;
@@ -29,6 +30,8 @@ export interface HistoryEntry {
   quality?: QualitySummary;
   /** The agent's wrap-up ("Disposition", "Notes"), once saved. */
   wrapUp?: WrapUp;
+  /** The customer's voicemail for this unanswered call (shared/voicemail.ts). */
+  voicemail?: HistoryVoicemail;
 }
 
 /** A call's wrap-up as the agent saved it, and whether the team's record of the call has it yet. */
@@ -103,4 +106,5 @@ export const historyEntrySchema = z.object({
   quality: qualitySummarySchema.optional(),
   // A wrap-up this version cannot read is dropped rather than the whole entry.
   wrapUp: wrapUpSchema.optional().catch(undefined),
+  voicemail: historyVoicemailSchema.optional().catch(undefined),
 }) satisfies z.ZodType<HistoryEntry>;

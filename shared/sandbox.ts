@@ -212,5 +212,7 @@ export const SANDBOX_PATHS = {
   messages: '/control/messages', // GET → SandboxMessageReport[]
   templates: '/control/templates', // GET → SandboxTemplate[]
   media: '/control/media', // GET → SandboxMedia[]; GET /control/media/{id} → the file's bytes
+  voicemail: '/control/voicemail', // POST { callId } or { number } → { callId, mediaId } — the customer of an unanswered incoming call leaves a voicemail
+  callbackRequest: '/control/callback-request', // POST { number, callId?, permanent? } → { callId, messageId } — the customer asks to be called back (the service's automatic permission reply)
   network: '/control/network', // POST { callId, lossPercent?, jitterMs?, delayMs?, blackoutMs? } → SandboxNetworkReport — replaces the call's impairment
 } as const;

@@ -3,7 +3,9 @@
 // in the team's time zone. The relay answers GET /team/wallboard to any agent of the team; the
 // figures come from the team's records, so every relay instance shows the same.
 import { z } from 'zod';
+import { callbackRequestSchema } from './callbacks';
 import { teamMemberSchema } from './transfer';
+import { teamVoicemailSchema, TEAM_VOICEMAILS_LIMIT } from './voicemail';
 
 export const WALLBOARD_PATH = '/team/wallboard';
 /** How often an open Team view asks again. */
@@ -34,5 +36,9 @@ export const wallboardSchema = z.object({
     })
     .optional(),
   agents: z.array(teamMemberSchema).max(10_000),
+  /** "Callback requested": the team's callback requests (shared/callbacks.ts), the oldest first; from the relay's live state. */
+  callbacks: z.array(callbackRequestSchema).max(10_000).default([]),
+  /** The team's voicemails of the last VOICEMAIL_KEPT_MS, the newest first (with `records: 'ok'` only). */
+  voicemails: z.array(teamVoicemailSchema).max(TEAM_VOICEMAILS_LIMIT).optional(),
 });
 export type Wallboard = z.infer<typeof wallboardSchema>;
