@@ -1,7 +1,9 @@
 // The gateway over HTTP. Call control (gateway-spec.md 4.2, protocol.md "Call control"): accept,
 // reject, terminate and initiate. Messaging (gateway-spec.md 4.1, 4.3): free-form messages and
-// templates. Every method resolves to a Result and never throws.
-import type { z } from 'zod';
+// templates. Media (sandbox/REFERENCE.md "Media", modelled on the service's): a media id's
+// short-lived url, then the file. Every method resolves to a Result and never throws.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import {
   callActionSuccessSchema,
   callRequestSchemas,
@@ -18,7 +20,8 @@ import { english, text, type RuleText, type TextValue } from '../../shared/i18n/
 import { errText, ok, type AppError, type ErrorCode, type Result } from '../../shared/result';
 import { templateMessageSchema, type TemplateMessage } from '../../shared/templates';
 import { parseWith } from '../../shared/validation';
-import { HttpExchange, type RetryRule } from './http-exchange';
+import { withoutQuery } from '../../shared/media-fetch';
+import { HttpExchange, type HttpOutcome, type RetryRule, type UnabortedOutcome } from './http-exchange';
 
 export interface GatewayClientOptions {
   /** The gateway base URL, ending in the version segment (…/restapi/v1). */
@@ -32,6 +35,8 @@ export interface GatewayClientOptions {
   terminateRetries?: number;
   /** First pause before retrying a terminate; it doubles each time. Default 250 ms. */
   terminateBackoffMs?: number;
+  /** A media file's download, from sending to its last byte. Default 120 s (16 MB on a slow line). */
+  downloadTimeoutMs?: number;
   logger?: Logger;
 }
 
@@ -51,10 +56,34 @@ export interface MessageSending {
   sendTemplate(message: TemplateMessage): Promise<Result<SentMessage>>;
 }
 
+/** A media file as the service keeps it: its bytes, their type, their SHA-256 (hex). */
+export interface MediaFile {
+  mediaId: string;
+  mimeType: string;
+  bytes: Buffer;
+  sha256: string;
+}
+
+/** What fetching a voicemail needs from the gateway; GatewayClient is the real one. */
+export interface MediaFetching {
+  /** The file of `mediaId`, refused when it is longer than `maxBytes`; `signal` gives up on it (the app quits). */
+  fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal): Promise<Result<MediaFile>>;
+}
+
+/** GET {base}/{product}/media/{mediaId}: where the file is for the next few minutes, and what it is. */
+const mediaInfoSchema = z.object({
+  url: z.string().min(1),
+  mime_type: z.string().min(1),
+  sha256: z.string().optional(),
+  file_size: z.union([z.number().int().nonnegative(), z.string().regex(/^[0-9]+$/).transform(Number)]).optional(),
+});
+type MediaInfo = z.infer<typeof mediaInfoSchema>;
+
 /** The two messaging endpoints (gateway-spec.md 4.1, 4.3). */
 export type MessageEndpoint = 'replymessage' | 'sendtemplate';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_DOWNLOAD_TIMEOUT_MS = 120_000;
 const DETAIL_LIMIT = 2048;
 /** Bodies past this size are not read further: no call-control answer is anywhere near it. */
 const BODY_READ_LIMIT = 256 * 1024;
@@ -70,6 +99,11 @@ const CODE_FOR_GATEWAY_ERROR: Readonly<Record<number, ErrorCode>> = {
 export const normaliseSdpLineEnds = (sdp: string): string => sdp.replace(/\r\n|\r|\n/g, '\r\n');
 
 const truncate = (text: string, limit = DETAIL_LIMIT): string => (text.length > limit ? `${text.slice(0, limit)}… (truncated)` : text);
+
+/** The media lookup's one error code: in a GET that carries only the id, the id is the parameter refused. */
+const MEDIA_LOOKUP_ERROR_TEXT: Readonly<Record<number, string>> = {
+  100: 'The service does not have this media (it keeps media for 7 days)',
+};
 
 /** One request: `label` names it in messages and logs, `path` follows {base}/{product}/. */
 interface GatewayRequest {
@@ -89,6 +123,9 @@ export class GatewayClient implements CallControl, MessageSending {
   private readonly timeoutMs: number;
   private readonly terminateRetries: number;
   private readonly terminateBackoffMs: number;
+  private readonly downloadTimeoutMs: number;
+  /** The gateway's own origin: the only one its API key is sent to with a media file's download. */
+  private readonly origin: string | undefined;
   private readonly schemas: CallRequestSchemas;
   private readonly log: Logger;
   private readonly http: HttpExchange;
@@ -105,6 +142,8 @@ export class GatewayClient implements CallControl, MessageSending {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.terminateRetries = Math.max(0, options.terminateRetries ?? 3);
     this.terminateBackoffMs = options.terminateBackoffMs ?? 250;
+    this.downloadTimeoutMs = options.downloadTimeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS;
+    this.origin = URL.canParse(options.baseUrl) ? new URL(options.baseUrl).origin : undefined;
     this.schemas = callRequestSchemas(options.product);
     this.log = options.logger ?? createLogger('gateway');
   }
@@ -178,8 +217,72 @@ export class GatewayClient implements CallControl, MessageSending {
     return this.sendToMessaging('sendtemplate', templateMessageSchema(this.product), message);
   }
 
+  /**
+   * A media file by its id: GET {base}/{product}/media/{mediaId} (the API key in its header, as every
+   * request) for a url that lives a few minutes, then GET of that url, with the key only when the url
+   * is on the gateway's own origin. A url that lapsed before its download (404) is asked for once more.
+   * The bytes are checked against the size and SHA-256 the lookup gave. Never more than `maxBytes`
+   * is read.
+   */
+  async fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal): Promise<Result<MediaFile>> {
+    const first = await this.lookUpMedia(mediaId, signal);
+    if (!first.ok) return first;
+    const downloaded = await this.downloadMedia(mediaId, first.value, maxBytes, signal);
+    if (downloaded.ok || downloaded.error.httpStatus !== 404) return downloaded;
+    this.log.info('a media url lapsed before its download; asking for a new one', { mediaId });
+    const again = await this.lookUpMedia(mediaId, signal);
+    if (!again.ok) return again;
+    return this.downloadMedia(mediaId, again.value, maxBytes, signal);
+  }
+
   async close(): Promise<void> {
     await this.http.close();
+  }
+
+  private async lookUpMedia(mediaId: string, signal: AbortSignal | undefined): Promise<Result<MediaInfo>> {
+    const action = 'media';
+    const started = performance.now();
+    const request = { method: 'GET', path: `/${encodeURIComponent(this.product)}/media/${encodeURIComponent(mediaId)}`, deadlineMs: this.timeoutMs, bodyLimit: BODY_READ_LIMIT } as const;
+    const outcome = signal === undefined ? await this.http.exchange(request) : await this.http.exchange({ ...request, signal });
+    if (outcome.kind === 'aborted') return errText('not_available', text('service.shuttingDown'));
+    const answer = this.answerOf({ action, outcome, started, seconds: this.timeoutMs / 1000, errorText: MEDIA_LOOKUP_ERROR_TEXT });
+    if (!answer.ok) return answer;
+    const parsed = mediaInfoSchema.safeParse(answer.value.json);
+    if (!parsed.success || !/^https?:$/.test(URL.canParse(parsed.data.url) ? new URL(parsed.data.url).protocol : '')) {
+      return this.opaque(action, answer.value.status, answer.value.body);
+    }
+    return ok(parsed.data);
+  }
+
+  private async downloadMedia(mediaId: string, info: MediaInfo, maxBytes: number, signal: AbortSignal | undefined): Promise<Result<MediaFile>> {
+    const action = 'media download';
+    if (info.file_size !== undefined && info.file_size > maxBytes) return this.tooLarge(mediaId, info.file_size, maxBytes);
+    const url = new URL(info.url);
+    const credentials = url.origin === this.origin;
+    const started = performance.now();
+    const outcome = await this.http.download({ url: info.url, credentials, headers: { Accept: '*/*' }, deadlineMs: this.downloadTimeoutMs, maxBytes, signal });
+    if (outcome.kind === 'aborted') return errText('not_available', text('service.shuttingDown'));
+    if (outcome.kind === 'too_large') return this.tooLarge(mediaId, outcome.bytes, maxBytes);
+    if (outcome.kind === 'response' && outcome.status >= 200 && outcome.status < 300) {
+      const bytes = outcome.body;
+      this.log.info('media downloaded', { mediaId, from: url.origin, withKey: credentials, bytes: bytes.length, ms: Math.round(performance.now() - started) });
+      const sha256 = createHash('sha256').update(bytes).digest();
+      const sizeWrong = info.file_size !== undefined && info.file_size !== bytes.length;
+      if (sizeWrong || (info.sha256 !== undefined && !sameDigest(info.sha256, sha256))) {
+        this.log.warn('a media file did not match what the service said of it', { mediaId, bytes: bytes.length, fileSize: info.file_size, sha256Matches: !sizeWrong });
+        return errText('gateway_unreachable', text('gateway.mediaDamaged', { mediaId }), { detail: `${bytes.length} bytes, SHA-256 ${sha256.toString('hex')}` });
+      }
+      return ok({ mediaId, mimeType: info.mime_type, bytes, sha256: sha256.toString('hex') });
+    }
+    const asText: UnabortedOutcome = outcome.kind === 'response' ? { ...outcome, body: outcome.body.toString('utf8') } : outcome;
+    const answer = this.answerOf({ action, outcome: asText, started, seconds: this.downloadTimeoutMs / 1000 });
+    // answerOf accepts a 2xx only, which was taken above: this is always a failure.
+    return answer.ok ? this.opaque(action, answer.value.status, answer.value.body) : answer;
+  }
+
+  private tooLarge(mediaId: string, bytes: number, maxBytes: number): Result<never> {
+    this.log.warn('a media file is larger than the app fetches', { mediaId, bytes, maxBytes });
+    return errText('not_available', text('gateway.mediaTooLarge', { mediaId, megabytes: Math.floor(maxBytes / (1024 * 1024)) }), { detail: `${bytes} bytes` });
   }
 
   private async sendToMessaging(endpoint: MessageEndpoint, schema: z.ZodType, message: unknown): Promise<Result<SentMessage>> {
@@ -228,14 +331,27 @@ export class GatewayClient implements CallControl, MessageSending {
       bodyLimit: BODY_READ_LIMIT,
       retry: request.retry,
     });
-    const ms = Math.round(performance.now() - started);
+    return this.answerOf({ action, outcome, started, seconds: this.timeoutMs / 1000, callId, errorText: request.errorText });
+  }
+
+  /** Classifies an exchange's outcome: a Result with the parsed JSON of a 2xx answer. */
+  private answerOf(o: {
+    action: string;
+    outcome: Exclude<HttpOutcome, { kind: 'aborted' }>;
+    started: number;
+    seconds: number;
+    callId?: string | undefined;
+    errorText?: Readonly<Record<number, string>> | undefined;
+  }): Result<{ status: number; body: string; json: unknown }> {
+    const { action, outcome, callId } = o;
+    const ms = Math.round(performance.now() - o.started);
     switch (outcome.kind) {
       case 'timeout':
         this.log.warn('gateway timed out', { action, callId, ms });
-        return errText('timeout', text('gateway.timeout', { action, seconds: Math.round(this.timeoutMs / 1000) }));
+        return errText('timeout', text('gateway.timeout', { action, seconds: Math.round(o.seconds) }));
       case 'network': {
         const reason = describeNetworkFailure(outcome.failure);
-        this.log.warn('gateway unreachable', { action, callId, ms, reason: english(reason) });
+        this.log.warn('gateway unreachable', { action, callId, ms, reason: withoutQuery(english(reason)) });
         return errText('gateway_unreachable', text('gateway.unreachable', { reason }));
       }
       case 'response': {
@@ -248,7 +364,7 @@ export class GatewayClient implements CallControl, MessageSending {
           return this.opaque(action, status, text, callId);
         }
         const graph = graphErrorSchema.safeParse(json);
-        if (graph.success) return { ok: false, error: this.graphError(action, status, graph.data.error, callId, request.errorText) };
+        if (graph.success) return { ok: false, error: this.graphError(action, status, graph.data.error, callId, o.errorText) };
         if (status < 200 || status >= 300) return this.opaque(action, status, text, callId);
         return ok({ status, body: text, json });
       }
@@ -283,6 +399,13 @@ export class GatewayClient implements CallControl, MessageSending {
     this.log.warn('gateway answered with an unexpected body', { action, callId, httpStatus: status, bodyStart: detail.slice(0, 200) });
     return errText('gateway_unreachable', text('gateway.notAnAnswer', { action, status }), { httpStatus: status, detail });
   }
+}
+
+/** A digest the service gave, hex or base64, against the bytes' own. */
+function sameDigest(given: string, digest: Buffer): boolean {
+  const trimmed = given.trim();
+  if (/^[0-9a-f]{64}$/i.test(trimmed)) return trimmed.toLowerCase() === digest.toString('hex');
+  return trimmed.replace(/=+$/, '') === digest.toString('base64').replace(/=+$/, '') || trimmed.replace(/=+$/, '') === digest.toString('base64url');
 }
 
 /** A 2xx whose body could not be read: the error as it was, saying that the message may have gone out. */

@@ -49,7 +49,7 @@ export class HistoryStore {
     return [...this.list];
   }
 
-  /** Adds an entry, or replaces the one with the same localId (a late terminate can correct the duration); its quality and wrap-up stay. */
+  /** Adds an entry, or replaces the one with the same localId (a late terminate can correct the duration); its quality, wrap-up and voicemail stay. */
   record(entry: HistoryEntry): void {
     const earlier = this.list.find((e) => e.localId === entry.localId);
     const quality = entry.quality ?? earlier?.quality ?? this.pendingQuality.get(entry.localId);
@@ -58,6 +58,9 @@ export class HistoryStore {
     // A late correction of the call (its duration) keeps the agent's wrap-up.
     const wrapUp = entry.wrapUp ?? earlier?.wrapUp;
     if (wrapUp !== undefined) entry = { ...entry, wrapUp };
+    // And the customer's voicemail, which may have come before the correction.
+    const voicemail = entry.voicemail ?? earlier?.voicemail;
+    if (voicemail !== undefined) entry = { ...entry, voicemail };
     const others = this.list.filter((e) => e.localId !== entry.localId);
     // Stable sort: entries that ended at the same moment keep the newer one first.
     this.list = [entry, ...others].sort((a, b) => b.endedAt - a.endedAt).slice(0, HISTORY_LIMIT);

@@ -58,6 +58,32 @@ export type UnabortedOutcome<Body = string> = Exclude<HttpOutcome<Body>, { kind:
 /** A streamed body, read by the caller (`open`). */
 export type StreamedBody = Dispatcher.ResponseData['body'];
 
+/** A file at a link the server handed out (a media file's short-lived URL), read whole into memory. */
+export interface DownloadRequest {
+  /** An absolute http(s) URL, not a path under the base. */
+  url: string;
+  /**
+   * Whether the exchange's own headers (its credentials) go along. The caller decides by the link's
+   * origin: a secret must not travel to a host it was not made for.
+   */
+  credentials: boolean;
+  /** On top of the exchange's own headers, or alone without credentials. */
+  headers?: Readonly<Record<string, string>>;
+  /** From sending to the last byte. */
+  deadlineMs: number;
+  /** A 2xx body longer than this (by its Content-Length, or as it arrives) is not read: `too_large`. */
+  maxBytes: number;
+  signal?: AbortSignal;
+}
+
+export type DownloadOutcome =
+  | HttpOutcome<Buffer>
+  /** The file is longer than the request's `maxBytes`; `bytes` is its Content-Length, or what had arrived when it passed the limit. */
+  | { kind: 'too_large'; status: number; bytes: number };
+
+/** A body that is not the file (an error's) is read this far: enough for any error envelope. */
+const DOWNLOAD_ERROR_BODY_LIMIT = 64 * 1024;
+
 export interface HttpExchangeOptions {
   /** The server's base URL; each request's path follows it. */
   baseUrl: string;
@@ -107,6 +133,27 @@ export class HttpExchange {
     return this.attempt(request, async (res) => res.body, { headersTimeout: 0, bodyTimeout: 0 });
   }
 
+  /** A file at an absolute URL, its body read whole up to `maxBytes`; never retried. */
+  async download(request: DownloadRequest): Promise<DownloadOutcome> {
+    const headers = request.credentials ? { ...this.headers, ...request.headers } : { ...request.headers };
+    let tooLarge: number | undefined;
+    const read = async (res: Dispatcher.ResponseData): Promise<Buffer> => {
+      if (res.statusCode < 200 || res.statusCode >= 300) return Buffer.from(await readLimited(res.body, DOWNLOAD_ERROR_BODY_LIMIT), 'utf8');
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > request.maxBytes) {
+        res.body.destroy();
+        tooLarge = declared;
+        return Buffer.alloc(0);
+      }
+      const whole = await readUpTo(res.body, request.maxBytes);
+      if (whole.kind === 'too_large') tooLarge = whole.bytes;
+      return whole.kind === 'bytes' ? whole.body : Buffer.alloc(0);
+    };
+    const outcome = await this.attemptAt(request.url, headers, { method: 'GET', deadlineMs: request.deadlineMs, signal: request.signal }, read);
+    if (outcome.kind === 'response' && tooLarge !== undefined) return { kind: 'too_large', status: outcome.status, bytes: tooLarge };
+    return outcome;
+  }
+
   /** A misbehaving server could echo the request's headers back: the secret must not travel on. */
   scrub(text: string): string {
     return this.secret.length > 0 ? text.split(this.secret).join('[redacted]') : text;
@@ -122,8 +169,20 @@ export class HttpExchange {
     await this.agent.destroy().catch(() => undefined);
   }
 
-  private async attempt<Body>(
+  private attempt<Body>(
     req: HttpRequest,
+    read: (res: Dispatcher.ResponseData) => Promise<Body>,
+    timeouts: { headersTimeout?: number; bodyTimeout?: number } = {},
+  ): Promise<HttpOutcome<Body>> {
+    const headers: Record<string, string> = { ...this.headers, ...req.headers };
+    if (req.json !== undefined) headers['content-type'] = 'application/json';
+    return this.attemptAt(`${this.base}${req.path}`, headers, req, read, timeouts);
+  }
+
+  private async attemptAt<Body>(
+    url: string,
+    headers: Readonly<Record<string, string>>,
+    req: Pick<HttpRequest, 'method' | 'json' | 'deadlineMs' | 'signal'>,
     read: (res: Dispatcher.ResponseData) => Promise<Body>,
     timeouts: { headersTimeout?: number; bodyTimeout?: number } = {},
   ): Promise<HttpOutcome<Body>> {
@@ -134,9 +193,7 @@ export class HttpExchange {
       deadline.abort();
     }, req.deadlineMs);
     try {
-      const headers: Record<string, string> = { ...this.headers, ...req.headers };
-      if (req.json !== undefined) headers['content-type'] = 'application/json';
-      const res = await request(`${this.base}${req.path}`, {
+      const res = await request(url, {
         method: req.method,
         headers,
         ...(req.json === undefined ? {} : { body: JSON.stringify(req.json) }),
@@ -170,6 +227,22 @@ async function readLimited(body: StreamedBody, limit: number): Promise<string> {
     }
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Reads a whole body as bytes, unless it passes `limit`: then it stops and says how far it got. */
+async function readUpTo(body: StreamedBody, limit: number): Promise<{ kind: 'bytes'; body: Buffer } | { kind: 'too_large'; bytes: number }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const bytes = Buffer.from(chunk as Uint8Array);
+    size += bytes.length;
+    if (size > limit) {
+      body.destroy();
+      return { kind: 'too_large', bytes: size };
+    }
+    chunks.push(bytes);
+  }
+  return { kind: 'bytes', body: Buffer.concat(chunks, size) };
 }
 
 /** Waits `ms`; false when the signal ends the wait first. */

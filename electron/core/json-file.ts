@@ -26,13 +26,13 @@ export async function readJsonFile(path: string): Promise<JsonFileRead> {
   }
 }
 
-/** Writes `data` to `path` atomically; `mode` applies to the new file (e.g. 0o600 for secrets). */
-export async function writeFileAtomic(path: string, data: string, mode = 0o644): Promise<void> {
+/** Writes `data` (text as UTF-8, or bytes) to `path` atomically; `mode` applies to the new file (e.g. 0o600 for secrets). */
+export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o644): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(tmp, 'w', mode);
   try {
-    await handle.writeFile(data, 'utf8');
+    await (typeof data === 'string' ? handle.writeFile(data, 'utf8') : handle.writeFile(data));
     await handle.sync();
   } finally {
     await handle.close();

@@ -1,12 +1,14 @@
 // The agent's requests to the relay besides the event stream (relay/README.md): who am I (GET /me),
 // presence (PUT /presence), first-claim-wins (POST /calls/{id}/claim), short-lived TURN
-// credentials (GET /turn-credentials), and bridged calls' requests, their transfers' too. Every
+// credentials (GET /turn-credentials), bridged calls' requests, their transfers' too, and the team's
+// desk (settings, wallboard, wrap-ups, callback requests). Every
 // method resolves to a Result and never throws; the agent token travels only in the Authorization
 // header and is never logged or echoed in an error.
 import { z } from 'zod';
 import { PRESENCE_STATUSES, teamInfoSchema, type PresenceStatus, type TeamInfo } from '../../shared/api';
 import { BRIDGE_AGENT_PATHS, legReportSchema, type LegReport } from '../../shared/bridge';
 import { ANSWERED_ELSEWHERE } from '../../shared/call-state';
+import { takeCallbackPath, takeCallbackReplySchema, type CallbackRequest } from '../../shared/callbacks';
 import { english, text, type RuleText, type TextValue } from '../../shared/i18n/text';
 import { iceServersSchema, type IceServer } from '../../shared/ice-servers';
 import { createLogger, type Logger } from '../../shared/log';
@@ -90,7 +92,7 @@ const turnCredentialsSchema = z.object({
   ttlSec: z.number().int().positive(),
 });
 const relayErrorSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string(), agentId: z.string().optional() }),
+  error: z.object({ code: z.string(), message: z.string(), agentId: z.string().optional(), name: z.string().optional() }),
 });
 
 export class RelayClient implements CallClaims, PresenceSink {
@@ -252,6 +254,31 @@ export class RelayClient implements CallClaims, PresenceSink {
     const parsed = savedWrapUpSchema.safeParse(json);
     if (!parsed.success) return this.unexpected('wrap-up', status);
     return ok(parsed.data);
+  }
+
+  /**
+   * POST /team/callbacks/{id}/take ("Call back"): the request, now this agent's (again 200 when it
+   * already was). A colleague's (409 `taken`) is refused `answered_elsewhere` with "Taken by NAME";
+   * a request no longer on the list (404 `not_found`) is refused `not_found`.
+   */
+  async takeCallback(id: string): Promise<Result<CallbackRequest>> {
+    const what = 'callback';
+    const answer = await this.send('POST', takeCallbackPath(id), this.timeoutMs);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    const envelope = relayErrorSchema.safeParse(json);
+    const relayCode = envelope.success ? envelope.data.error.code : undefined;
+    if (status === 409 && relayCode === 'taken') {
+      const { name, agentId, message } = envelope.data!.error;
+      this.log.info('a callback request is a colleague’s', { id, takenBy: agentId });
+      return errText('answered_elsewhere', text('callbacks.taken', { name: name ?? agentId ?? this.http.scrub(message) }), { httpStatus: 409, ...(agentId !== undefined ? { detail: `taken by ${agentId}` } : {}) });
+    }
+    if (status === 404 && relayCode === 'not_found') return errText('not_found', text('callbacks.gone'), { httpStatus: 404 });
+    if (status === 409) return this.conflict(what, json);
+    if (status !== 200) return this.refused(what, status, json);
+    const parsed = takeCallbackReplySchema.safeParse(json);
+    if (!parsed.success) return this.unexpected(what, status);
+    return ok(parsed.data.callback);
   }
 
   /** PUT /presence. */

@@ -1,6 +1,6 @@
 // The embedded sandbox's control API (shared/sandbox.ts SANDBOX_PATHS): its simulated customers and
 // templates, and what the app lets the agent make the customers do in sandbox mode: call, hang up,
-// write a message, press a call button.
+// write a message, press a call button, leave a voicemail, ask to be called back.
 import { z } from 'zod';
 import { createLogger, type Logger } from '../../shared/log';
 import { text } from '../../shared/i18n/text';
@@ -72,6 +72,22 @@ export class SandboxControlClient {
   /** The customer presses the last call button sent to them: an incoming call carrying its payload. */
   async pressCallButton(number: string): Promise<Result<{ callId: string }>> {
     const answer = await this.send('POST', SANDBOX_PATHS.pressCallButton, { number });
+    if (!answer.ok) return answer;
+    const parsed = incomingSchema.safeParse(answer.value);
+    return parsed.success ? ok({ callId: parsed.data.callId }) : errText('internal', text('sandbox.noCallId'));
+  }
+
+  /** The customer of the last unanswered call from `number` leaves a voicemail: the sandbox sends its audio message. */
+  async voicemail(number: string): Promise<Result<{ callId: string }>> {
+    const answer = await this.send('POST', SANDBOX_PATHS.voicemail, { number });
+    if (!answer.ok) return answer;
+    const parsed = incomingSchema.safeParse(answer.value);
+    return parsed.success ? ok({ callId: parsed.data.callId }) : errText('internal', text('sandbox.noCallId'));
+  }
+
+  /** The customer asks to be called back about its last call: the service's automatic permission reply. */
+  async callbackRequest(number: string): Promise<Result<{ callId: string }>> {
+    const answer = await this.send('POST', SANDBOX_PATHS.callbackRequest, { number });
     if (!answer.ok) return answer;
     const parsed = incomingSchema.safeParse(answer.value);
     return parsed.success ? ok({ callId: parsed.data.callId }) : errText('internal', text('sandbox.noCallId'));

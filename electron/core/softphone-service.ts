@@ -3,7 +3,9 @@
 // settings and mode, the desk and presence, diagnostics, sandbox control, updates — each answering
 // its own commands, and the mode they run in (service/mode.ts: an account from the command line, a
 // saved account, or the embedded sandbox; ARCHITECTURE.md "Embedded default"). The messaging
-// (MessagingService: the 24-hour windows and the message timeline) outlives mode switches.
+// (MessagingService: the 24-hour windows and the message timeline) and the voicemails kept with
+// recent calls (VoicemailKeeper) outlive mode switches.
+import { join } from 'node:path';
 import type { CommandName, CommandResults, PushMessage, SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
 import type { Preferences } from '../../shared/preferences';
@@ -33,6 +35,9 @@ import type { Source } from './service/runtime';
 import { sandboxCommands } from './service/sandbox-commands';
 import { settingsCommands, SettingsView } from './service/settings-commands';
 import { Updates } from './service/update-commands';
+import { voicemailCommands } from './service/voicemail-commands';
+import { VOICEMAIL_DIR, VoicemailFiles } from './voicemail-files';
+import { VoicemailKeeper } from './voicemail-keeper';
 
 export type { EmbeddedEnvironment } from './embedded-environment';
 
@@ -106,6 +111,7 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly team: TeamDesk;
   private readonly wrapUps: WrapUps;
   private readonly updates: Updates;
+  private readonly voicemails: VoicemailKeeper;
   private readonly listeners = new Set<(push: PushMessage) => void>();
   private readonly handlers: CommandHandlers;
   private closed = false;
@@ -136,7 +142,10 @@ class CoreSoftphoneService implements SoftphoneService {
           this.presence.callChanged(call);
           if (call.peer.number !== undefined && call.peer.name !== undefined) messaging.rememberName(call.peer.number, call.peer.name);
         },
-        relayEvent: (envelope) => messaging.applyRelayEvent(envelope),
+        relayEvent: (envelope) => {
+          messaging.applyRelayEvent(envelope);
+          this.voicemails.relayEvent(envelope);
+        },
         connectionChanged: (state) => {
           connections.note(state);
           push({ name: 'connectionChanged', payload: state });
@@ -146,7 +155,11 @@ class CoreSoftphoneService implements SoftphoneService {
         relayConnected: () => this.wrapUps.resume(),
         turnChanged: () => void this.view.current().then((settings) => push({ name: 'settingsChanged', payload: settings })),
         customerLegQuality: (quality) => push({ name: 'customerLegQuality', payload: quality }),
-        runtimeChanged: (runtime) => messaging.setRuntime(runtime?.forMessaging()),
+        runtimeChanged: (runtime) => {
+          messaging.setRuntime(runtime?.forMessaging());
+          // A gateway to fetch from: the voicemails not kept yet are tried now (at start, and after a switch).
+          if (runtime !== undefined) this.voicemails.resume();
+        },
       },
     });
     this.view = new SettingsView(this.settings, network, this.mode);
@@ -161,6 +174,13 @@ class CoreSoftphoneService implements SoftphoneService {
       onSaved: (entry) => this.presence.wrapUpSaved(entry.localId, (entry.wrapUp?.disposition ?? null) !== null),
     });
     this.updates = new Updates(this.mode, log);
+    this.voicemails = new VoicemailKeeper({
+      history,
+      files: new VoicemailFiles(join(options.dataDir, VOICEMAIL_DIR), log),
+      gateway: () => this.mode.current()?.gateway,
+      now,
+      log,
+    });
     this.prefs.onChanged((preferences) => {
       push({ name: 'preferencesChanged', payload: preferences });
       // "Ring me during a call" changes what the relay is told while on a call.
@@ -175,6 +195,7 @@ class CoreSoftphoneService implements SoftphoneService {
       desk: deskCommands({ mode: this.mode, presence: this.presence, team: this.team, wrapUps: this.wrapUps, settings: this.view, history, prefs: this.prefs, messaging, updates: this.updates }),
       diagnostics: diagnosticsCommands({ mode: this.mode, history, diagnostics, connections, settings: this.view, logFiles: options.logFiles, appVersion: options.appVersion, log, now }),
       sandbox: sandboxCommands(this.mode),
+      voicemail: voicemailCommands(this.voicemails),
       updates: this.updates.commands(),
     });
   }
@@ -222,6 +243,7 @@ class CoreSoftphoneService implements SoftphoneService {
     this.closed = true;
     this.updates.close();
     this.wrapUps.stop();
+    await this.voicemails.stop();
     this.presence.stop();
     await this.mode.close();
     await this.messaging.close();

@@ -1,6 +1,7 @@
 // The agent's desk: the presence the agent chooses and what the relay is told (presence.ts), the
 // after-call work after each call (after-call-work.ts), the wrap-ups (wrap-ups.ts), the team's role
-// and settings as the relay tells them, and the snapshot a window starts from.
+// and settings as the relay tells them, the team's callback requests, and the snapshot a window
+// starts from.
 import type { AgentPresence, AppSnapshot, PresenceChoice, TeamInfo } from '../../../shared/api';
 import type { EndedCall } from '../../../shared/calls/types';
 import { list, text } from '../../../shared/i18n/text';
@@ -193,5 +194,10 @@ export function deskCommands(o: DeskCommandsOptions) {
       return runtime.relay.wallboard();
     },
     saveWrapUp: ({ localId, disposition, notes }) => Promise.resolve(o.wrapUps.save(localId, disposition, notes)),
+    takeCallback: async ({ id }) => {
+      const runtime = await o.mode.settled();
+      if (runtime === undefined) return errText('not_available', text('team.noRelay'));
+      return runtime.relay.takeCallback(id);
+    },
   } satisfies Partial<CommandHandlers>;
 }

@@ -1,5 +1,5 @@
-// The embedded sandbox's simulated customers (sandbox mode only): they call, hang up, write and
-// press call buttons through the sandbox's control API.
+// The embedded sandbox's simulated customers (sandbox mode only): they call, hang up, write, press
+// call buttons, leave voicemails and ask to be called back through the sandbox's control API.
 import { text } from '../../../shared/i18n/text';
 import { errText, type Result } from '../../../shared/result';
 import type { SandboxControlClient } from '../sandbox-control-client';
@@ -23,5 +23,7 @@ export function sandboxCommands(mode: ModeMachine) {
       }),
     simulateInboundMessage: ({ number, text }) => withSandbox((s) => s.inbound(number, text)),
     simulatePressCallButton: ({ number }) => withSandbox((s) => s.pressCallButton(number)),
+    simulateVoicemail: ({ number }) => withSandbox((s) => s.voicemail(number)),
+    simulateCallbackRequest: ({ number }) => withSandbox((s) => s.callbackRequest(number)),
   } satisfies Partial<CommandHandlers>;
 }

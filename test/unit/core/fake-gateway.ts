@@ -13,8 +13,11 @@ export interface RecordedRequest {
 
 export interface GatewayAnswer {
   status: number;
-  body: string;
+  /** Text, or a file's bytes (sent with their Content-Length). */
+  body: string | Buffer;
   contentType?: string;
+  /** Sent in chunks, with no Content-Length. */
+  chunked?: boolean;
 }
 
 /** Returns the answer, or 'hang' to never answer (for timeouts). */
@@ -75,7 +78,8 @@ export async function startFakeGateway(handler: GatewayHandler = happyGateway): 
           return;
         }
         res.writeHead(answer.status, { 'Content-Type': answer.contentType ?? 'application/json' });
-        res.end(answer.body);
+        if (answer.chunked === true) res.write(answer.body);
+        res.end(answer.chunked === true ? undefined : answer.body);
       });
     });
   });

@@ -53,6 +53,18 @@ describe('HistoryStore', () => {
     expect(store.entries()[0]!.durationSec).toBe(12);
   });
 
+  it('keeps an entry’s voicemail through a correction that does not carry it, and across instances', async () => {
+    const dir = await dataDir();
+    const store = await HistoryStore.open({ dataDir: dir });
+    store.record(entry(1, { outcome: 'missed', durationSec: 0 }));
+    store.record(entry(1, { outcome: 'missed', durationSec: 0, voicemail: { mediaId: 'media-1', at: 1_002_000, saved: false, fetchError: 'HTTP 500' } }));
+    store.record(entry(1, { outcome: 'missed', durationSec: 0, endedAt: 1_001_600 }));
+    expect(store.entries()[0]).toMatchObject({ endedAt: 1_001_600, voicemail: { mediaId: 'media-1', saved: false, fetchError: 'HTTP 500' } });
+    store.record({ ...store.entries()[0]!, voicemail: { mediaId: 'media-1', at: 1_002_000, saved: true } });
+    await store.flush();
+    expect((await HistoryStore.open({ dataDir: dir })).entries()[0]!.voicemail).toEqual({ mediaId: 'media-1', at: 1_002_000, saved: true });
+  });
+
   it('keeps at most HISTORY_LIMIT entries, dropping the oldest', async () => {
     const dir = await dataDir();
     const store = await HistoryStore.open({ dataDir: dir });

@@ -1,11 +1,12 @@
 // A real HTTP server on 127.0.0.1 playing the relay's agent-facing contract (relay/REFERENCE.md) for
 // the core tests: Bearer tokens per agent, GET /me, PUT /presence, POST /calls/{id}/claim with
 // first-claim-wins, POST /calls/{id}/decline (colleagues still ringing: available and not declined),
-// GET /team/settings and its `team` event, PUT /calls/{id}/wrap-up, and GET /events as server-sent
-// events. Every request is recorded; a test may take over the answer to a claim or a wrap-up.
+// GET /team/settings and its `team` event, PUT /calls/{id}/wrap-up, POST /team/callbacks/{id}/take,
+// and GET /events as server-sent events. Every request is recorded; a test may take over the answer to a claim or a wrap-up.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TeamInfo } from '../../../shared/api';
+import type { CallbackRequest } from '../../../shared/callbacks';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import { DEFAULT_TEAM_SETTINGS } from '../../../shared/team-settings';
 
@@ -37,6 +38,8 @@ export interface TeamRelay {
   team: TeamInfo;
   /** `callId agentId` → the wrap-up kept. */
   wrapUps: Map<string, unknown>;
+  /** The team's callback requests by id; a take marks one taken by its agent. */
+  callbacks: Map<string, CallbackRequest>;
   /** Takes over the answer to a wrap-up. */
   onWrapUp: (callId: string, agentId: string) => WrapUpAnswer;
   /** Sends the named `team` event (no id) to the streams of the given agents (all when none are given). */
@@ -71,6 +74,7 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
     presence: new Map(),
     team: { role: 'agent', settings: { ...DEFAULT_TEAM_SETTINGS } },
     wrapUps: new Map(),
+    callbacks: new Map(),
     onWrapUp: () => 'default',
     sendTeam(info, agentIds) {
       for (const [res, id] of streams) if (agentIds === undefined || agentIds.includes(id)) res.write(`event: team\ndata: ${JSON.stringify(info)}\n\n`);
@@ -129,6 +133,19 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
       const { disposition, notes } = (body ?? {}) as { disposition?: unknown; notes?: unknown };
       relay.wrapUps.set(`${callId} ${agent.id}`, body);
       return json(res, 200, { callId, agentId: agent.id, disposition, notes, savedAt: Date.now() });
+    }
+
+    const take = /^\/team\/callbacks\/([^/]+)\/take$/.exec(path);
+    if (req.method === 'POST' && take) {
+      const request = relay.callbacks.get(decodeURIComponent(take[1]!));
+      if (request === undefined) return json(res, 404, { error: { code: 'not_found', message: 'no such callback request' } });
+      const taker = request.takenBy;
+      if (taker !== undefined && taker.agentId !== agent.id) {
+        return json(res, 409, { error: { code: 'taken', message: `Taken by ${taker.name}`, agentId: taker.agentId, name: taker.name } });
+      }
+      const taken: CallbackRequest = { ...request, takenBy: taker ?? { agentId: agent.id, name: agent.name, at: Date.now() } };
+      relay.callbacks.set(request.id, taken);
+      return json(res, 200, { callback: taken });
     }
 
     const claim = /^\/calls\/([^/]+)\/claim$/.exec(path);

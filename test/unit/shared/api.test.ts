@@ -93,6 +93,10 @@ const VALID: Record<CommandName, unknown[]> = {
     { localId: 'in:wacid.1', disposition: 'Sale', notes: '' },
     { localId: 'in:wacid.1', disposition: null, notes: 'n'.repeat(2000) },
   ],
+  getVoicemail: [{ callId: 'wacid.1' }, { callId: 'wacid.1', mediaId: 'media-1' }, { callId: 'c'.repeat(512), mediaId: 'm'.repeat(512) }],
+  takeCallback: [{ id: 'wacid.1' }, { id: 'i'.repeat(512) }],
+  simulateVoicemail: [{ number: '12025550101' }],
+  simulateCallbackRequest: [{ number: '12025550101' }, { number: 'n'.repeat(64) }],
   setPreferences: [
     { preferences: {} },
     { preferences: { audio: { speaker: { id: 'abc', label: 'Headset' }, ringer: null }, quitOnClose: true, shortcuts: { mute: 'Ctrl+Alt+M' }, missedSeenAt: 1 } },
@@ -315,6 +319,31 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ localId: 'in:wacid.1', disposition: null }, 'notes'],
     [{ disposition: null, notes: '' }, 'localId'],
   ],
+  getVoicemail: [
+    [{}, 'callId'],
+    [{ callId: '' }, 'callId'],
+    [{ callId: 'c'.repeat(513) }, 'callId'],
+    [{ callId: 'wacid.1', mediaId: '' }, 'mediaId'],
+    [{ callId: 'wacid.1', mediaId: 'm'.repeat(513) }, 'mediaId'],
+    [{ callId: 'wacid.1', localId: 'in:wacid.1' }, '(root)', 'Unrecognized key: "localId"'],
+  ],
+  takeCallback: [
+    [{}, 'id'],
+    [{ id: '' }, 'id'],
+    [{ id: 'i'.repeat(513) }, 'id'],
+    [{ id: 'wacid.1', agentId: 'bob' }, '(root)', 'Unrecognized key: "agentId"'],
+  ],
+  simulateVoicemail: [
+    [{}, 'number'],
+    [{ number: '' }, 'number'],
+    [{ number: 'n'.repeat(65) }, 'number'],
+    [{ number: '12025550101', callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
+  ],
+  simulateCallbackRequest: [
+    [{}, 'number'],
+    [{ number: '' }, 'number'],
+    [{ number: '12025550101', permanent: true }, '(root)', 'Unrecognized key: "permanent"'],
+  ],
   sendMessage: [
     [{ content: { type: 'text', text: { body: 'Hi' } } }, 'to', 'is required'],
     [{ to: '', content: { type: 'text', text: { body: 'Hi' } } }, 'to', 'must not be empty'],
@@ -424,7 +453,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(43);
+    expect(Object.keys(results)).toHaveLength(47);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {
