@@ -9,6 +9,7 @@ import { normalisePhoneNumber } from '../shared/phone';
 import { err, ok, type Result } from '../shared/result';
 import type { SandboxCustomer, SandboxMessageReport } from '../shared/sandbox';
 import type { TemplateMessage } from '../shared/templates';
+import type { InboundMedia, InboundMessageItem } from '../shared/webhook';
 import type { GatewayOutcome } from './call-simulator';
 import { findCustomer } from './customers';
 import type { GraphFailure } from './graph-error';
@@ -56,6 +57,8 @@ const windowClosed = (number: string): GraphFailure => ({
   message: '(#131047) Re-engagement message',
   details: `Message failed to send because more than 24 hours have passed since the customer last replied to this number (${number}).`,
 });
+
+const contactOf = (customer: SandboxCustomer) => ({ profile: { name: customer.name }, wa_id: customer.number });
 
 const UNDELIVERABLE = { code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'The recipient has no account on the chat app, or cannot receive messages' } };
 
@@ -120,12 +123,33 @@ export class MessageSimulator {
     this.options.logger.info('customer wrote', { messageId, from: number });
     void this.options.webhooks.post(
       {
-        contacts: [{ profile: { name: customer.name }, wa_id: number }],
+        contacts: [contactOf(customer)],
         messages: [{ from: number, id: messageId, timestamp: unixSeconds(at), type: 'text', text: { body: text } }],
       },
       'messages',
     );
     return ok({ messageId });
+  }
+
+  /**
+   * A customer's voicemail (protocol.md "Voicemail"): an inbound audio message whose id is the
+   * call's, the audio a voice note kept as media. Like any message of the customer's, under field
+   * `messages` with `contacts`.
+   */
+  voicemail(customer: SandboxCustomer, callId: string, audio: { id: string; mimeType: string; sha256: string }): Result<{ messageId: string }> {
+    if (this.stop.signal.aborted) return err('not_available', 'the sandbox is closed');
+    const at = Date.now();
+    const item = {
+      from: customer.number,
+      id: callId,
+      timestamp: unixSeconds(at),
+      type: 'audio',
+      audio: { id: audio.id, mime_type: audio.mimeType, sha256: audio.sha256, voice: true },
+    } satisfies InboundMessageItem & { audio: InboundMedia & { voice: boolean } };
+    this.remember({ messageId: callId, direction: 'inbound', number: customer.number, type: 'audio', status: 'delivered', statuses: [], at });
+    this.options.logger.info('customer left a voicemail', { callId, from: customer.number, mediaId: audio.id });
+    void this.options.webhooks.post({ contacts: [contactOf(customer)], messages: [item] }, 'messages');
+    return ok({ messageId: callId });
   }
 
   /** The voice_call button this customer can press now: the last one sent, within its ttl. */
