@@ -212,6 +212,21 @@ export class CallSimulator {
     if (call) call.voicemail = mediaId;
   }
 
+  /**
+   * The call a customer's callback request is about (POST /control/callback-request): `callId`, which
+   * must be one of the customer's, or else the customer's last call, either way and in any state.
+   */
+  customerCall(number: string, callId?: string): Result<{ callId: string; customer: SandboxCustomer }> {
+    if (callId !== undefined) {
+      const call = this.calls.get(callId);
+      if (!call) return err('not_found', `no call ${callId}`, { field: 'callId' });
+      if (call.customer.number !== number) return err('invalid_state', `call ${callId} is not a call of ${number}`, { field: 'callId' });
+      return ok({ callId, customer: call.customer });
+    }
+    const last = [...this.calls.values()].findLast((c) => c.customer.number === number);
+    return last ? ok({ callId: last.id, customer: last.customer }) : err('invalid_state', `${number} has no call to be called back about`, { field: 'number' });
+  }
+
   // ── Gateway endpoints: the business's side (gateway-spec.md 4.2) ──────────────────────────────
 
   accept(req: AcceptCallRequest, at: number): Promise<GatewayOutcome> {

@@ -3,6 +3,7 @@
 // the business sends, the customers' own messages, and the voice_call buttons they can press.
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { CALL_PERMISSION_MS } from '../shared/callbacks';
 import type { Logger } from '../shared/log';
 import type { FreeFormMessage } from '../shared/messages';
 import { normalisePhoneNumber } from '../shared/phone';
@@ -150,6 +151,37 @@ export class MessageSimulator {
     this.options.logger.info('customer left a voicemail', { callId, from: customer.number, mediaId: audio.id });
     void this.options.webhooks.post({ contacts: [contactOf(customer)], messages: [item] }, 'messages');
     return ok({ messageId: callId });
+  }
+
+  /**
+   * A customer asks to be called back about `callId` (protocol.md "Callback requests"): the
+   * service's automatic call-permission reply, `accept` for 7 days or for good.
+   */
+  callbackRequest(customer: SandboxCustomer, callId: string, permanent: boolean): Result<{ messageId: string }> {
+    if (this.stop.signal.aborted) return err('not_available', 'the sandbox is closed');
+    if (!this.reachable(customer.number)) return err('not_found', `${customer.number} has no account on the chat app: it cannot ask to be called back`, { field: 'number' });
+    const at = Date.now();
+    const messageId = newMessageId();
+    const item = {
+      from: customer.number,
+      id: messageId,
+      timestamp: unixSeconds(at),
+      type: 'interactive',
+      context: { id: callId },
+      interactive: {
+        type: 'call_permission_reply',
+        call_permission_reply: {
+          response: 'accept',
+          is_permanent: permanent,
+          ...(permanent ? {} : { expiration_timestamp: Math.floor((at + CALL_PERMISSION_MS) / 1000) }),
+          response_source: 'automatic',
+        },
+      },
+    } satisfies InboundMessageItem;
+    this.remember({ messageId, direction: 'inbound', number: customer.number, type: 'interactive', interactiveType: 'call_permission_reply', status: 'delivered', statuses: [], at });
+    this.options.logger.info('customer asked to be called back', { messageId, callId, from: customer.number, permanent });
+    void this.options.webhooks.post({ contacts: [contactOf(customer)], messages: [item] }, 'messages');
+    return ok({ messageId });
   }
 
   /** The voice_call button this customer can press now: the last one sent, within its ttl. */

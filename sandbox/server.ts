@@ -122,6 +122,15 @@ const voicemailBody = strictObjectNamed({ callId: nonEmptyString().optional(), n
   if (body.callId !== undefined && body.number !== undefined) ctx.addIssue({ code: 'custom', path: ['number'], message: ruleMessage('common.notTogether', { first: 'callId', second: 'number' }) });
   else if (body.callId === undefined && body.number === undefined) ctx.addIssue({ code: 'custom', path: ['callId'], message: ruleMessage('common.exactlyOne', { first: 'callId', second: 'number' }) });
 });
+/** Strict: a misspelt "permanant" must not turn a permanent permission into a 7-day one. */
+const callbackRequestBody = strictObjectNamed(
+  {
+    number: numberField,
+    callId: nonEmptyString().optional(),
+    permanent: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional(),
+  },
+  'a callback request',
+);
 const networkBody = strictObjectNamed(
   {
     callId: nonEmptyString(),
@@ -468,6 +477,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       SANDBOX_PATHS.pressCallButton,
       SANDBOX_PATHS.network,
       SANDBOX_PATHS.voicemail,
+      SANDBOX_PATHS.callbackRequest,
     ];
     if (method === 'POST' && posts.includes(path)) {
       let body: unknown;
@@ -520,6 +530,17 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
         if (!left.ok) return controlError(res, 500, left.error);
         simulator.voicemailLeft(callId, audio.id);
         return sendJson(res, 200, { callId, mediaId: audio.id });
+      }
+      if (path === SANDBOX_PATHS.callbackRequest) {
+        const parsed = parseWith(callbackRequestBody, body);
+        if (!parsed.ok) return controlError(res, 400, parsed.error);
+        const number = customerNumber(parsed.value.number);
+        if (!number.ok) return controlError(res, 400, number.error);
+        const call = simulator.customerCall(number.value, parsed.value.callId);
+        if (!call.ok) return controlError(res, call.error.code === 'not_found' ? 404 : 409, call.error);
+        const asked = messages.callbackRequest(call.value.customer, call.value.callId, parsed.value.permanent ?? false);
+        if (!asked.ok) return controlError(res, asked.error.code === 'not_found' ? 404 : 500, asked.error);
+        return sendJson(res, 200, { callId: call.value.callId, messageId: asked.value.messageId });
       }
       if (path === SANDBOX_PATHS.network) {
         const parsed = parseWith(networkBody, body);
