@@ -116,7 +116,6 @@ const impairmentField = (max: number, unit: string) => {
   const rule = `must be a number from 0 to ${max} (${unit})`;
   return z.number({ error: rule }).min(0, rule).max(max, rule).default(0);
 };
-// Strict: a misspelt "loss" must not leave a network clean that the caller meant to make bad.
 /** Strict: a misspelt "calId" must not leave a voicemail on some other call. */
 const voicemailBody = strictObjectNamed({ callId: nonEmptyString().optional(), number: numberField.optional() }, 'a voicemail').superRefine((body, ctx) => {
   if (body.callId !== undefined && body.number !== undefined) ctx.addIssue({ code: 'custom', path: ['number'], message: ruleMessage('common.notTogether', { first: 'callId', second: 'number' }) });
@@ -131,6 +130,7 @@ const callbackRequestBody = strictObjectNamed(
   },
   'a callback request',
 );
+// Strict: a misspelt "loss" must not leave a network clean that the caller meant to make bad.
 const networkBody = strictObjectNamed(
   {
     callId: nonEmptyString(),
