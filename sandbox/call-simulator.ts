@@ -43,6 +43,12 @@ export type GatewayOutcome = { ok: true; body: unknown; callId?: string } | { ok
 type Direction = SandboxCallReport['direction'];
 type CallState = SandboxCallReport['state'];
 
+/**
+ * Why a call ended. A customer may leave a voicemail only after an incoming call the business
+ * `rejected` or that `rang_out` unanswered (protocol.md "Voicemail": on reject or timeout).
+ */
+type CallEnding = 'rejected' | 'rang_out' | 'customer_rejected' | 'customer_hung_up' | 'business_terminated' | 'failed';
+
 interface Call {
   id: string;
   customer: SandboxCustomer;
@@ -54,6 +60,9 @@ interface Call {
   network: CustomerNetwork;
   requests: { action: string; at: number }[];
   answeredAt?: number;
+  ending?: CallEnding;
+  /** The media id of the voicemail the customer left: one a call. */
+  voicemail?: string;
   /** What accept or connect carried in `biz_opaque_callback_data`: echoed on the call's statuses and terminate. */
   opaque?: string;
   timers: Set<NodeJS.Timeout>;
@@ -88,6 +97,16 @@ const unknownCall = (id: string): GraphFailure => invalidParameter('call_id', `u
 /** protocol.md: error 100 with the SDP's problems in error_data. */
 const badSession = (kind: 'answer' | 'offer', problems: string[]): GraphFailure =>
   invalidParameter('session.sdp', `not a valid SDP ${kind}: ${problems[0] ?? 'invalid'}`, problems.join('; '));
+/** Why a call cannot have a voicemail, or undefined when it can. */
+function voicemailRefusal(call: Call): string | undefined {
+  if (call.direction !== 'USER_INITIATED') return 'was placed by the business: only a customer who called leaves a voicemail';
+  if (call.state !== 'ended') return `is still ${call.state}: a voicemail follows a call that was rejected or rang out`;
+  if (call.ending !== 'rejected' && call.ending !== 'rang_out') {
+    return call.answeredAt === undefined ? 'ended before it was rejected or rang out (the customer hung up, or it failed)' : 'was answered';
+  }
+  if (call.voicemail !== undefined) return `already has a voicemail (media ${call.voicemail})`;
+  return undefined;
+}
 const wrongState = (call: Call, action: string, why: string): GraphFailure =>
   invalidParameter('call_id', `cannot ${action} this call: ${why}`, `Call ${call.id} is ${call.direction === 'USER_INITIATED' ? 'user' : 'business'}-initiated and ${call.state}`);
 
@@ -119,7 +138,7 @@ export class CallSimulator {
       await peer.close();
       return offer.ok ? err('not_available', 'the sandbox is closed') : offer;
     }
-    this.whileRinging(call, this.options.timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'missed: nobody answered'));
+    this.whileRinging(call, this.options.timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'rang_out', 'missed: nobody answered'));
     this.options.logger.info('incoming call', { callId: call.id, from: customer.number });
     this.options.webhooks.send({
       contacts: [this.contact(customer)],
@@ -143,7 +162,7 @@ export class CallSimulator {
     if (!call) return Promise.resolve(err('not_found', `no call ${callId}`, { field: 'callId' }));
     return this.serial(call, async () => {
       if (call.state === 'ended') return err<Record<string, never>>('invalid_state', `call ${callId} has already ended`, { field: 'callId' });
-      await this.end(call, { status: 'COMPLETED' }, 'the customer hung up');
+      await this.end(call, { status: 'COMPLETED' }, 'customer_hung_up', 'the customer hung up');
       return ok({});
     });
   }
@@ -165,6 +184,47 @@ export class CallSimulator {
   callReport(callId: string): SandboxCallReport | undefined {
     const call = this.calls.get(callId);
     return call && this.report(call);
+  }
+
+  /**
+   * The call a customer leaves a voicemail for (POST /control/voicemail): `callId`, or the number's
+   * last incoming call the business rejected or let ring out. Any other call is refused
+   * (invalid_state), as is a second voicemail for the same call.
+   */
+  voicemailCall(target: { callId: string } | { number: string }): Result<{ callId: string; customer: SandboxCustomer }> {
+    if ('callId' in target) {
+      const call = this.calls.get(target.callId);
+      if (!call) return err('not_found', `no call ${target.callId}`, { field: 'callId' });
+      const refusal = voicemailRefusal(call);
+      return refusal ? err('invalid_state', `call ${call.id} ${refusal}`, { field: 'callId' }) : ok({ callId: call.id, customer: call.customer });
+    }
+    const incoming = [...this.calls.values()].filter((c) => c.customer.number === target.number && c.direction === 'USER_INITIATED');
+    if (incoming.length === 0) return err('not_found', `no call from ${target.number}`, { field: 'number' });
+    const missed = incoming.findLast((c) => c.state === 'ended' && (c.ending === 'rejected' || c.ending === 'rang_out'));
+    if (!missed) return err('invalid_state', `${target.number} has no incoming call that was rejected or rang out unanswered`, { field: 'number' });
+    const refusal = voicemailRefusal(missed);
+    return refusal ? err('invalid_state', `call ${missed.id} ${refusal}`, { field: 'callId' }) : ok({ callId: missed.id, customer: missed.customer });
+  }
+
+  /** The voicemail of `callId` was left (voicemailCall allowed it): it is its only one. */
+  voicemailLeft(callId: string, mediaId: string): void {
+    const call = this.calls.get(callId);
+    if (call) call.voicemail = mediaId;
+  }
+
+  /**
+   * The call a customer's callback request is about (POST /control/callback-request): `callId`, which
+   * must be one of the customer's, or else the customer's last call, either way and in any state.
+   */
+  customerCall(number: string, callId?: string): Result<{ callId: string; customer: SandboxCustomer }> {
+    if (callId !== undefined) {
+      const call = this.calls.get(callId);
+      if (!call) return err('not_found', `no call ${callId}`, { field: 'callId' });
+      if (call.customer.number !== number) return err('invalid_state', `call ${callId} is not a call of ${number}`, { field: 'callId' });
+      return ok({ callId, customer: call.customer });
+    }
+    const last = [...this.calls.values()].findLast((c) => c.customer.number === number);
+    return last ? ok({ callId: last.id, customer: last.customer }) : err('invalid_state', `${number} has no call to be called back about`, { field: 'number' });
   }
 
   // ── Gateway endpoints: the business's side (gateway-spec.md 4.2) ──────────────────────────────
@@ -191,7 +251,7 @@ export class CallSimulator {
     return this.onCall(req.call_id, 'reject', at, async (call) => {
       if (call.direction !== 'USER_INITIATED') return this.refuse(call, 'reject', 'only calls from a customer can be rejected; terminate it');
       if (call.state !== 'ringing') return this.refuse(call, 'reject', `it is already ${call.state}`);
-      await this.end(call, { status: 'COMPLETED' }, 'rejected by the business');
+      await this.end(call, { status: 'COMPLETED' }, 'rejected', 'rejected by the business');
       return this.success(call);
     });
   }
@@ -202,7 +262,7 @@ export class CallSimulator {
       if (call.direction === 'USER_INITIATED' && call.state === 'ringing') {
         return this.refuse(call, 'terminate', 'it was not accepted; reject it instead');
       }
-      await this.end(call, { status: 'COMPLETED' }, 'terminated by the business');
+      await this.end(call, { status: 'COMPLETED' }, 'business_terminated', 'terminated by the business');
       return this.success(call);
     });
   }
@@ -266,13 +326,13 @@ export class CallSimulator {
       case 'rejects':
         this.whileRinging(call, ringMs, async () => {
           this.status(call, 'REJECTED');
-          await this.end(call, { status: 'COMPLETED' }, 'rejected by the customer');
+          await this.end(call, { status: 'COMPLETED' }, 'customer_rejected', 'rejected by the customer');
         });
         break;
       case 'no_answer':
       case 'no_permission':
       case 'busy':
-        this.whileRinging(call, timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'not answered'));
+        this.whileRinging(call, timeouts.ringTimeoutMs, () => this.end(call, { status: 'COMPLETED' }, 'rang_out', 'not answered'));
         break;
       default:
         assertNever(call.customer.behaviour, 'customer behaviour');
@@ -285,7 +345,7 @@ export class CallSimulator {
     const answer = await peer.answerOffer(offer);
     if (call.state !== 'ringing') return;
     if (!answer.ok) {
-      await this.end(call, { status: 'FAILED', errors: [{ code: 138019, message: 'Call setup failed', details: answer.error.message }] }, 'the customer could not answer');
+      await this.end(call, { status: 'FAILED', errors: [{ code: 138019, message: 'Call setup failed', details: answer.error.message }] }, 'failed', 'the customer could not answer');
       return;
     }
     this.clearTimers(call);
@@ -340,7 +400,7 @@ export class CallSimulator {
       onFailed: (reason) => {
         void this.serial(call, async () => {
           if (call.state === 'ended') return;
-          await this.end(call, { status: 'FAILED', errors: [{ code: 138004, message: 'Connection error', details: `The media connection failed: ${reason}` }] }, reason);
+          await this.end(call, { status: 'FAILED', errors: [{ code: 138004, message: 'Connection error', details: `The media connection failed: ${reason}` }] }, 'failed', reason);
         });
       },
     });
@@ -385,10 +445,11 @@ export class CallSimulator {
   }
 
   /** Ends the call: a terminate webhook (with times only when it was answered), then the peer closes. */
-  private async end(call: Call, outcome: EndOutcome, why: string): Promise<void> {
+  private async end(call: Call, outcome: EndOutcome, ending: CallEnding, why: string): Promise<void> {
     if (call.state === 'ended') return;
     this.clearTimers(call);
     call.state = 'ended';
+    call.ending = ending;
     const now = Date.now();
     const times =
       call.answeredAt === undefined
@@ -457,7 +518,7 @@ export class CallSimulator {
           ? now - call.answeredAt > mediaStartTimeoutMs && { code: 138021, message: 'Media receive timeout', details: `No audio from the business within ${mediaStartTimeoutMs / 1000} s of the call start` }
           : now - lastRtpAt > mediaGapTimeoutMs && { code: 138022, message: 'Media receive timeout', details: `No audio from the business for ${mediaGapTimeoutMs / 1000} s` };
       if (failure) {
-        void this.serial(call, () => this.end(call, { status: 'FAILED', errors: [failure] }, failure.details));
+        void this.serial(call, () => this.end(call, { status: 'FAILED', errors: [failure] }, 'failed', failure.details));
       }
     }
   }

@@ -1,8 +1,9 @@
 // The sandbox account's uploaded media: what a message may name by `id` instead of `link`
 // (gateway-spec.md 2.3: exactly one of id and link). Each id is a real small file under
 // assets/sandbox-media/, made with Debian's tools and passing every media rule, so that what the
-// library says about it (type, size, hash) is true; GET /control/media lists them and
-// GET /control/media/{id} serves the bytes, a link the sandbox itself accepts.
+// library says about it (type, size, hash) is true; GET /control/media lists them,
+// GET /control/media/{id} serves the bytes (a link the sandbox itself accepts), and the gateway
+// serves them by media id as the service does (media-store.ts).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';

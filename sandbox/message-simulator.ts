@@ -3,12 +3,14 @@
 // the business sends, the customers' own messages, and the voice_call buttons they can press.
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { CALL_PERMISSION_MS } from '../shared/callbacks';
 import type { Logger } from '../shared/log';
 import type { FreeFormMessage } from '../shared/messages';
 import { normalisePhoneNumber } from '../shared/phone';
 import { err, ok, type Result } from '../shared/result';
 import type { SandboxCustomer, SandboxMessageReport } from '../shared/sandbox';
 import type { TemplateMessage } from '../shared/templates';
+import type { InboundMedia, InboundMessageItem } from '../shared/webhook';
 import type { GatewayOutcome } from './call-simulator';
 import { findCustomer } from './customers';
 import type { GraphFailure } from './graph-error';
@@ -56,6 +58,8 @@ const windowClosed = (number: string): GraphFailure => ({
   message: '(#131047) Re-engagement message',
   details: `Message failed to send because more than 24 hours have passed since the customer last replied to this number (${number}).`,
 });
+
+const contactOf = (customer: SandboxCustomer) => ({ profile: { name: customer.name }, wa_id: customer.number });
 
 const UNDELIVERABLE = { code: 131026, title: 'Message undeliverable', message: 'Message undeliverable', error_data: { details: 'The recipient has no account on the chat app, or cannot receive messages' } };
 
@@ -120,11 +124,63 @@ export class MessageSimulator {
     this.options.logger.info('customer wrote', { messageId, from: number });
     void this.options.webhooks.post(
       {
-        contacts: [{ profile: { name: customer.name }, wa_id: number }],
+        contacts: [contactOf(customer)],
         messages: [{ from: number, id: messageId, timestamp: unixSeconds(at), type: 'text', text: { body: text } }],
       },
       'messages',
     );
+    return ok({ messageId });
+  }
+
+  /**
+   * A customer's voicemail (protocol.md "Voicemail"): an inbound audio message whose id is the
+   * call's, the audio a voice note kept as media. Like any message of the customer's, under field
+   * `messages` with `contacts`.
+   */
+  voicemail(customer: SandboxCustomer, callId: string, audio: { id: string; mimeType: string; sha256: string }): Result<{ messageId: string }> {
+    if (this.stop.signal.aborted) return err('not_available', 'the sandbox is closed');
+    const at = Date.now();
+    const item = {
+      from: customer.number,
+      id: callId,
+      timestamp: unixSeconds(at),
+      type: 'audio',
+      audio: { id: audio.id, mime_type: audio.mimeType, sha256: audio.sha256, voice: true },
+    } satisfies InboundMessageItem & { audio: InboundMedia & { voice: boolean } };
+    this.remember({ messageId: callId, direction: 'inbound', number: customer.number, type: 'audio', status: 'delivered', statuses: [], at });
+    this.options.logger.info('customer left a voicemail', { callId, from: customer.number, mediaId: audio.id });
+    void this.options.webhooks.post({ contacts: [contactOf(customer)], messages: [item] }, 'messages');
+    return ok({ messageId: callId });
+  }
+
+  /**
+   * A customer asks to be called back about `callId` (protocol.md "Callback requests"): the
+   * service's automatic call-permission reply, `accept` for 7 days or for good.
+   */
+  callbackRequest(customer: SandboxCustomer, callId: string, permanent: boolean): Result<{ messageId: string }> {
+    if (this.stop.signal.aborted) return err('not_available', 'the sandbox is closed');
+    if (!this.reachable(customer.number)) return err('not_found', `${customer.number} has no account on the chat app: it cannot ask to be called back`, { field: 'number' });
+    const at = Date.now();
+    const messageId = newMessageId();
+    const item = {
+      from: customer.number,
+      id: messageId,
+      timestamp: unixSeconds(at),
+      type: 'interactive',
+      context: { id: callId },
+      interactive: {
+        type: 'call_permission_reply',
+        call_permission_reply: {
+          response: 'accept',
+          is_permanent: permanent,
+          ...(permanent ? {} : { expiration_timestamp: Math.floor((at + CALL_PERMISSION_MS) / 1000) }),
+          response_source: 'automatic',
+        },
+      },
+    } satisfies InboundMessageItem;
+    this.remember({ messageId, direction: 'inbound', number: customer.number, type: 'interactive', interactiveType: 'call_permission_reply', status: 'delivered', statuses: [], at });
+    this.options.logger.info('customer asked to be called back', { messageId, callId, from: customer.number, permanent });
+    void this.options.webhooks.post({ contacts: [contactOf(customer)], messages: [item] }, 'messages');
     return ok({ messageId });
   }
 

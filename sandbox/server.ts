@@ -12,15 +12,17 @@ import { normalisePhoneNumber } from '../shared/phone';
 import { withoutTexts, type AppError, type Result } from '../shared/result';
 import { SANDBOX_NETWORK_LIMITS, SANDBOX_PATHS, SANDBOX_UNREACHABLE_NUMBERS, type SandboxCustomer } from '../shared/sandbox';
 import { templateMessageSchema } from '../shared/templates';
-import { fieldPath, issueEnglish, nonEmptyString, parseWith, strictObjectNamed } from '../shared/validation';
+import { fieldPath, issueEnglish, nonEmptyString, parseWith, ruleMessage, strictObjectNamed } from '../shared/validation';
 import { CallSimulator, DEFAULT_TIMEOUTS, type GatewayOutcome, type SandboxTimeouts } from './call-simulator';
 import { loadCustomerVoice } from './customer-voice';
 import { DEFAULT_CUSTOMERS } from './customers';
 import { graphErrorBody, invalidParameter, type GraphFailure } from './graph-error';
 import { MediaJudge } from './media-judge';
 import { defaultMediaDir, MediaLibrary } from './media-library';
+import { MediaStore } from './media-store';
 import { DEFAULT_MESSAGING_TIMINGS, MessageSimulator, type MessagingTimings } from './message-simulator';
 import { templateCatalogue } from './template-catalogue';
+import { VOICEMAIL_MIME_TYPE, voicemailAudio } from './voicemail-audio';
 import { WebhookSender, type BusinessIdentity } from './webhook-sender';
 
 export type { SandboxTimeouts } from './call-simulator';
@@ -62,6 +64,12 @@ export interface SandboxOptions {
    * the project's assets/sandbox-media/, which a bundled sandbox must be told instead.
    */
   media?: { timeoutMs?: number; msPerMb?: number; dir?: string };
+  /**
+   * The media the service keeps (GET /restapi/v1/{product}/media/{id}): how long an id is known
+   * (default 7 days) and its download url lives (default 5 minutes), and the clock (unix ms) that
+   * judges both, default Date.now: a test moves it on instead of waiting.
+   */
+  mediaStore?: { keptMs?: number; urlLifetimeMs?: number; clock?: () => number };
 }
 
 export interface SandboxServer {
@@ -77,10 +85,11 @@ export interface SandboxServer {
 
 /** One gateway request as received; `status` is 0 until it is answered. */
 export interface GatewayLogEntry {
-  /** accept, reject, terminate, initiate, replymessage or sendtemplate. */
+  /** accept, reject, terminate, initiate, replymessage, sendtemplate, media (a media id's url) or media_file (its download). */
   action: string;
   callId?: string;
   messageId?: string;
+  mediaId?: string;
   at: number;
   status: number;
 }
@@ -90,6 +99,9 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const MAX_LOG_ENTRIES = 5_000;
 const GATEWAY_PATH = /^\/restapi\/v1\/([^/]+)\/calls\/([^/]+)\/?$/;
 const MESSAGE_PATH = /^\/restapi\/v1\/([^/]+)\/(replymessage|sendtemplate)\/?$/;
+const MEDIA_PATH = /^\/restapi\/v1\/([^/]+)\/media\/([^/]+)(\/file)?\/?$/;
+/** A Host header fit to put in a url: a name or an address, and a port. */
+const URL_HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 
 const numberField = nonEmptyString();
 const incomingBody = z.object({ number: numberField });
@@ -104,6 +116,20 @@ const impairmentField = (max: number, unit: string) => {
   const rule = `must be a number from 0 to ${max} (${unit})`;
   return z.number({ error: rule }).min(0, rule).max(max, rule).default(0);
 };
+/** Strict: a misspelt "calId" must not leave a voicemail on some other call. */
+const voicemailBody = strictObjectNamed({ callId: nonEmptyString().optional(), number: numberField.optional() }, 'a voicemail').superRefine((body, ctx) => {
+  if (body.callId !== undefined && body.number !== undefined) ctx.addIssue({ code: 'custom', path: ['number'], message: ruleMessage('common.notTogether', { first: 'callId', second: 'number' }) });
+  else if (body.callId === undefined && body.number === undefined) ctx.addIssue({ code: 'custom', path: ['callId'], message: ruleMessage('common.exactlyOne', { first: 'callId', second: 'number' }) });
+});
+/** Strict: a misspelt "permanant" must not turn a permanent permission into a 7-day one. */
+const callbackRequestBody = strictObjectNamed(
+  {
+    number: numberField,
+    callId: nonEmptyString().optional(),
+    permanent: z.boolean({ error: ruleMessage('common.mustBeBoolean') }).optional(),
+  },
+  'a callback request',
+);
 // Strict: a misspelt "loss" must not leave a network clean that the caller meant to make bad.
 const networkBody = strictObjectNamed(
   {
@@ -119,6 +145,21 @@ const networkBody = strictObjectNamed(
 class BodyTooLarge extends Error {}
 
 const unknownPath = (path: string): GraphFailure => ({ status: 404, code: 2500, message: `Unknown path components: ${path}` });
+/** The Graph API's answer for an object it does not have (sandbox/REFERENCE.md "Media ids"), as a 404. */
+const unknownMedia = (id: string): GraphFailure => ({
+  status: 404,
+  code: 100,
+  type: 'GraphMethodException',
+  message: `(#100) Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation`,
+  details: `No media ${id}: unknown, or older than 7 days (media ids are kept 7 days)`,
+});
+const expiredMediaUrl = (id: string, why: string): GraphFailure => ({
+  status: 404,
+  code: 100,
+  type: 'GraphMethodException',
+  message: `(#100) The media url has expired: get media ${id} again for a new url`,
+  details: why,
+});
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -147,6 +188,15 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
   res.end(text);
 }
 
+/** A path segment as sent, where it is not valid percent-encoding. */
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 const controlError = (res: ServerResponse, status: number, error: AppError) => sendJson(res, status, { error: withoutTexts(error) });
 
 export async function startSandbox(options: SandboxOptions): Promise<SandboxServer> {
@@ -173,6 +223,14 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
   });
   const { library: mediaLibrary, problems: mediaProblems } = MediaLibrary.load(options.media?.dir ?? defaultMediaDir());
   if (mediaProblems.length > 0) logger.warn('media library files unavailable, their ids are unknown', { problems: mediaProblems });
+  const mediaStore = new MediaStore({
+    ...options.mediaStore,
+    // The account's uploaded files are media of the account's too: the same lookup serves them.
+    uploaded: (id) => {
+      const file = mediaLibrary.bytes(id);
+      return file && { id, mimeType: file.media.mimeType, bytes: file.bytes, sha256: file.media.sha256 };
+    },
+  });
   const { timeoutMs: mediaTimeoutMs, msPerMb } = options.media ?? {};
   const mediaJudge = new MediaJudge({
     library: mediaLibrary,
@@ -193,6 +251,14 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     unreachableNumbers: options.unreachableNumbers ?? SANDBOX_UNREACHABLE_NUMBERS,
   });
   const gatewayLog: GatewayLogEntry[] = [];
+  let url = '';
+
+  /** Check 2 of every gateway request: the API-KEY header. */
+  function keyFailure(req: IncomingMessage): GraphFailure | undefined {
+    const apiKey = req.headers['api-key'];
+    if (typeof apiKey === 'string' && sameSecret(apiKey, options.apiKey)) return undefined;
+    return { status: 401, code: 190, message: apiKey === undefined ? 'API-KEY header: is required' : 'API-KEY header: invalid key' };
+  }
 
   /**
    * The checks every gateway request passes first, in the order sandbox/REFERENCE.md lists them: method, API key,
@@ -204,10 +270,10 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       fail({ status: 405, code: 100, message: `(#100) method ${req.method ?? ''} is not allowed: use POST${methodHint}` }, { Allow: 'POST' });
       return undefined;
     }
-    const apiKey = req.headers['api-key'];
-    if (typeof apiKey !== 'string' || !sameSecret(apiKey, options.apiKey)) {
+    const badKey = keyFailure(req);
+    if (badKey) {
       req.resume();
-      fail({ status: 401, code: 190, message: apiKey === undefined ? 'API-KEY header: is required' : 'API-KEY header: invalid key' });
+      fail(badKey);
       return undefined;
     }
     const contentType = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
@@ -283,7 +349,51 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     sendJson(res, 200, outcome.body);
   }
 
+  /**
+   * sandbox/REFERENCE.md "Media ids": a media id answers with a signed url that lives a few minutes,
+   * and the url (with the API key too, as the service requires) with the file.
+   */
+  function media(req: IncomingMessage, res: ServerResponse, path: string, match: RegExpExecArray, at: number): void {
+    req.resume();
+    const download = match[3] !== undefined;
+    const id = decodedSegment(match[2]!);
+    const entry = logEntry(download ? 'media_file' : 'media', at);
+    entry.mediaId = id;
+    const fail = (failure: GraphFailure, headers?: Record<string, string>) => {
+      entry.status = failure.status;
+      sendJson(res, failure.status, graphErrorBody(failure), headers);
+    };
+    if (match[1] !== product) return fail(unknownPath(path));
+    if (req.method !== 'GET') return fail({ status: 405, code: 100, message: `(#100) method ${req.method ?? ''} is not allowed: use GET` }, { Allow: 'GET' });
+    const badKey = keyFailure(req);
+    if (badKey) return fail(badKey);
+    if (download) {
+      const verdict = mediaStore.verify(id, new URL(req.url ?? '/', 'http://sandbox').searchParams);
+      if (verdict.kind === 'expired') return fail(expiredMediaUrl(id, `The url expired at ${new Date(verdict.at).toISOString()}`));
+      if (verdict.kind === 'forged') return fail(expiredMediaUrl(id, 'The url was not made for this media, or its query was changed'));
+    }
+    const found = mediaStore.find(id);
+    if (!found) return fail(unknownMedia(id));
+    entry.status = 200;
+    if (download) {
+      res.writeHead(200, { 'Content-Type': found.mimeType, 'Content-Length': found.bytes.length });
+      return void res.end(found.bytes);
+    }
+    // The url is on the host the request came to, so that it has the origin of the caller's base url.
+    const host = req.headers.host;
+    const origin = host !== undefined && URL_HOST.test(host) ? `http://${host}` : url;
+    sendJson(res, 200, {
+      id,
+      url: `${origin}/restapi/v1/${product}/media/${encodeURIComponent(id)}/file?${mediaStore.signedQuery(id)}`,
+      mime_type: found.mimeType,
+      sha256: found.sha256,
+      file_size: found.bytes.length,
+    });
+  }
+
   async function gateway(req: IncomingMessage, res: ServerResponse, path: string, at: number): Promise<void> {
+    const mediaMatch = MEDIA_PATH.exec(path);
+    if (mediaMatch) return media(req, res, path, mediaMatch, at);
     const messageMatch = MESSAGE_PATH.exec(path);
     if (messageMatch) return messaging(req, res, path, messageMatch, at);
     const match = GATEWAY_PATH.exec(path);
@@ -360,7 +470,15 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
       const report = simulator.callReport(callId);
       return report ? sendJson(res, 200, report) : controlError(res, 404, { code: 'not_found', message: `no call ${callId}`, field: 'callId' });
     }
-    const posts: string[] = [SANDBOX_PATHS.incoming, SANDBOX_PATHS.hangup, SANDBOX_PATHS.inbound, SANDBOX_PATHS.pressCallButton, SANDBOX_PATHS.network];
+    const posts: string[] = [
+      SANDBOX_PATHS.incoming,
+      SANDBOX_PATHS.hangup,
+      SANDBOX_PATHS.inbound,
+      SANDBOX_PATHS.pressCallButton,
+      SANDBOX_PATHS.network,
+      SANDBOX_PATHS.voicemail,
+      SANDBOX_PATHS.callbackRequest,
+    ];
     if (method === 'POST' && posts.includes(path)) {
       let body: unknown;
       try {
@@ -394,6 +512,35 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
         // protocol.md: the button's payload comes back as the call's cta_payload.
         const started = await simulator.incoming(number.value, { ctaPayload: button.value.payload });
         return started.ok ? sendJson(res, 200, { ...started.value, payload: button.value.payload }) : controlError(res, 500, started.error);
+      }
+      if (path === SANDBOX_PATHS.voicemail) {
+        const parsed = parseWith(voicemailBody, body);
+        if (!parsed.ok) return controlError(res, 400, parsed.error);
+        let target: { callId: string } | { number: string };
+        if (parsed.value.number !== undefined) {
+          const number = customerNumber(parsed.value.number);
+          if (!number.ok) return controlError(res, 400, number.error);
+          target = { number: number.value };
+        } else target = { callId: parsed.value.callId ?? '' };
+        const call = simulator.voicemailCall(target);
+        if (!call.ok) return controlError(res, call.error.code === 'not_found' ? 404 : 409, call.error);
+        const { callId, customer } = call.value;
+        const audio = mediaStore.keep(voicemailAudio(customer.number), VOICEMAIL_MIME_TYPE);
+        const left = messages.voicemail(customer, callId, audio);
+        if (!left.ok) return controlError(res, 500, left.error);
+        simulator.voicemailLeft(callId, audio.id);
+        return sendJson(res, 200, { callId, mediaId: audio.id });
+      }
+      if (path === SANDBOX_PATHS.callbackRequest) {
+        const parsed = parseWith(callbackRequestBody, body);
+        if (!parsed.ok) return controlError(res, 400, parsed.error);
+        const number = customerNumber(parsed.value.number);
+        if (!number.ok) return controlError(res, 400, number.error);
+        const call = simulator.customerCall(number.value, parsed.value.callId);
+        if (!call.ok) return controlError(res, call.error.code === 'not_found' ? 404 : 409, call.error);
+        const asked = messages.callbackRequest(call.value.customer, call.value.callId, parsed.value.permanent ?? false);
+        if (!asked.ok) return controlError(res, asked.error.code === 'not_found' ? 404 : 500, asked.error);
+        return sendJson(res, 200, { callId: call.value.callId, messageId: asked.value.messageId });
       }
       if (path === SANDBOX_PATHS.network) {
         const parsed = parseWith(networkBody, body);
@@ -450,7 +597,7 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     throw e;
   }
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   logger.info('sandbox listening', { url, product, customers: customers.length });
 
   let closing: Promise<void> | undefined;

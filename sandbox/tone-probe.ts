@@ -10,6 +10,22 @@ export const PROBE_TONES_HZ = [720, 960, 1245, 1440] as const;
 const WINDOW_MS = 500;
 const BLOCK_MS = 100;
 
+const toneCoefficient = (hz: number, sampleRate: number): number => 2 * Math.cos((2 * Math.PI * hz) / sampleRate);
+const hann = (n: number, length: number): number => 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / (length - 1));
+
+/** A sinusoid of amplitude A under a Hann window gives |X| ≈ A·N/4: the amplitude is 4·√|X|² / N. */
+const windowedAmplitude = (windowed: Float64Array, coefficient: number): number => (4 * Math.sqrt(Math.max(0, goertzelPower(windowed, coefficient)))) / windowed.length;
+
+/**
+ * How loud a tone of `hz` is in a stretch of 16-bit samples, as a mean amplitude 0..1 of full scale:
+ * Goertzel at exactly `hz` on the Hann-windowed stretch, as the probe measures each block. A stretch
+ * of T seconds hears next to nothing (below -31 dB) of a tone 2/T Hz or more away: 20 Hz for 100 ms.
+ */
+export function toneAmplitude(samples: ArrayLike<number>, sampleRate: number, hz: number): number {
+  const windowed = Float64Array.from({ length: samples.length }, (_, n) => (samples[n]! / 32768) * hann(n, samples.length));
+  return windowedAmplitude(windowed, toneCoefficient(hz, sampleRate));
+}
+
 export class ToneProbe {
   private readonly coefficients: number[];
   private readonly window: Float64Array;
@@ -18,10 +34,10 @@ export class ToneProbe {
   private readonly frames: { at: number; amplitudes: number[] }[] = [];
 
   constructor(sampleRate: number) {
-    this.coefficients = PROBE_TONES_HZ.map((hz) => 2 * Math.cos((2 * Math.PI * hz) / sampleRate));
+    this.coefficients = PROBE_TONES_HZ.map((hz) => toneCoefficient(hz, sampleRate));
     const length = Math.round((sampleRate * BLOCK_MS) / 1000);
     this.block = new Float64Array(length);
-    this.window = Float64Array.from({ length }, (_, n) => 0.5 - 0.5 * Math.cos((2 * Math.PI * n) / (length - 1)));
+    this.window = Float64Array.from({ length }, (_, n) => hann(n, length));
   }
 
   /** One decoded frame (16-bit PCM) that arrived at `at` (unix ms). */
@@ -31,8 +47,7 @@ export class ToneProbe {
       this.filled += 1;
       if (this.filled < this.block.length) continue;
       this.filled = 0;
-      // A sinusoid of amplitude A under a Hann window gives |X| ≈ A·N/4: the amplitude is 4·√|X|² / N.
-      const amplitudes = this.coefficients.map((c) => (4 * Math.sqrt(Math.max(0, goertzelPower(this.block, c)))) / this.block.length);
+      const amplitudes = this.coefficients.map((c) => windowedAmplitude(this.block, c));
       this.frames.push({ at, amplitudes });
     }
     this.drop(at);

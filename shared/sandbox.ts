@@ -198,6 +198,18 @@ export interface SandboxMedia {
   description: string;
 }
 
+/**
+ * The tone (Hz) of a sandbox customer's voicemail (POST /control/voicemail), so that a test can tell
+ * whose it is: the customers' calls all carry the same recorded voice, so each number gets a steady
+ * tone of its own instead, 500 + 50 × (FNV-1a of the number's digits mod 20) Hz, from 500 to 1450 Hz.
+ * The default customers' tones all differ; two other numbers may share one.
+ */
+export function sandboxVoicemailToneHz(number: string): number {
+  let hash = 0x811c9dc5;
+  for (const digit of number.replace(/\D/g, '')) hash = Math.imul(hash ^ digit.charCodeAt(0), 0x01000193) >>> 0;
+  return 500 + 50 * (hash % 20);
+}
+
 /** Numbers that are valid but have no chat-app account: messages to them fail (131026). */
 export const SANDBOX_UNREACHABLE_NUMBERS: readonly string[] = ['12025550199'];
 

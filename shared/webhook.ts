@@ -137,6 +137,8 @@ export interface InboundMessageItem {
   type: string;
   text?: { body: string };
   interactive?: { type: string; call_permission_reply?: CallPermissionReply };
+  /** What the message answers: for an automatic call-permission reply (a callback request), the call's id (protocol.md). */
+  context?: { id: string; from?: string };
   /** A voicemail is an audio message whose `id` is the call's (protocol.md). */
   audio?: InboundMedia;
   image?: InboundMedia;
