@@ -1,7 +1,8 @@
 // GET /team/wallboard (shared/wallboard.ts): the team's live picture for any of its agents. The
-// agents' states are the relay's own (memory or Redis, the same on every instance); the waiting
-// calls and the day's figures are read from the records, at most once every `cacheMs` per instance
-// however many windows ask, and one read at a time.
+// agents' states and the callback requests are the relay's own (memory or Redis, the same on every
+// instance), read at every ask; the waiting calls and the day's figures are read from the records,
+// at most once every `cacheMs` per instance however many windows ask, and one read at a time.
+import type { CallbackRequest } from '../shared/callbacks';
 import type { TeamSettings } from '../shared/team-settings';
 import type { TeamMember } from '../shared/transfer';
 import type { Wallboard } from '../shared/wallboard';
@@ -13,6 +14,8 @@ export interface WallboardOptions {
   /** The records' database once open; undefined when the relay keeps no records. */
   database: (() => Promise<SqlRunner>) | undefined;
   settings: () => TeamSettings;
+  /** The team's callback requests now, the oldest first (the backend's, read at every ask). */
+  callbacks: () => Promise<CallbackRequest[]>;
   now?: () => number;
   /** How long one reading of the records serves. Default 2 s. */
   cacheMs?: number;
@@ -37,9 +40,9 @@ export class WallboardSource {
     const settings = this.o.settings();
     const at = this.now();
     const { from } = dayBounds(new Date(at), settings.timezone);
-    const base = { at, timezone: settings.timezone, dayStartedAt: from.getTime(), agents };
-    if (this.o.database === undefined) return { ...base, records: 'none' };
-    const reading = await this.read(settings, at);
+    const [callbacks, reading] = await Promise.all([this.o.callbacks(), this.o.database === undefined ? undefined : this.read(settings, at)]);
+    const base = { at, timezone: settings.timezone, dayStartedAt: from.getTime(), agents, callbacks };
+    if (reading === undefined) return { ...base, records: 'none' };
     if (reading.records === 'unavailable') return { ...base, records: 'unavailable' };
     const { waiting, today } = reading;
     return {
