@@ -80,6 +80,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
         // The fast call within 20 s, of four incoming calls that ended.
         serviceLevel: { thresholdSec: 20, answeredWithin: 1, offered: 4, ratio: 0.25 },
       },
+      voicemails: [],
     });
   });
 
@@ -142,6 +143,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
     // A relay without records still lists them.
     const none = await new WallboardSource({ database: undefined, settings: () => DEFAULT_TEAM_SETTINGS, callbacks: () => Promise.resolve([listed]), now: () => NOW }).wallboard(agents);
     expect(none).toMatchObject({ records: 'none', callbacks: [listed] });
+    expect(none).not.toHaveProperty('voicemails');
   });
 
   it('says when it has no records, or they cannot be read', async () => {
