@@ -46,6 +46,7 @@ export type RelayErrorCode =
   | 'bridge_failed'
   | 'call_ended'
   | 'too_late'
+  | 'taken'
   | 'internal';
 
 export function sendError(res: ServerResponse, status: number, code: RelayErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {

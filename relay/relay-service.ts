@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { TeamInfo } from '../shared/api';
 import { STALE_CONNECT_MS } from '../shared/call-state';
+import type { CallbackRequest } from '../shared/callbacks';
 import type { RelayEnvelope, RelayEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
 import type { TeamReply } from '../shared/transfer';
@@ -12,8 +13,19 @@ import { normaliseWebhookDetailed } from '../shared/webhook';
 import { AgentDirectory, legacyAgents, type Agent, type AgentConfig } from './agent-directory';
 import { BridgeNodeRegistry } from './bridge-nodes';
 import { SessionHub } from './agent-sessions';
-import { envelopeOf, type Audience, type ClaimOutcome, type PresenceState, type RelayBackend, type ReportedPresence, type StoredEvent } from './backend/types';
+import {
+  envelopeOf,
+  type Audience,
+  type ClaimOutcome,
+  type PresenceState,
+  type RelayBackend,
+  type ReportedPresence,
+  type StoredEvent,
+  type TakeCallbackOutcome,
+  type TakenCallback,
+} from './backend/types';
 import type { BridgedCalls, LostCall, NotBack, TransferEvent } from './bridged-calls';
+import { callbackChangeOf, type CallbackChange } from './callback-requests';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { RelayMetrics } from './metrics';
@@ -34,7 +46,7 @@ import {
   type RingingContext,
 } from './routing';
 import type { RelayRecords } from './records/relay-records';
-import { teamReplyOf, type TeamAgent } from './team';
+import { colleagueName, teamReplyOf, type TeamAgent } from './team';
 import type { TeamSettingsSource } from './team-settings-source';
 
 export interface RelayStats {
@@ -84,6 +96,9 @@ export interface RelayServiceOptions {
   /** The team's settings in force; each change is told to every open stream. */
   teamSettings: TeamSettingsSource;
 }
+
+/** The queue key of the callback list's changes: not a call's or a message's (routing.ts orderingKeyOf). */
+const CALLBACK_CHANGES = 'callbacks';
 
 /** How long close() waits for this instance's own stored events to reach its streams (through Redis that takes a moment). */
 const FLUSH_TIMEOUT_MS = 2_000;
@@ -268,6 +283,54 @@ export class RelayService {
     this.options.records?.presenceReported(agentId, state, before);
     this.log.debug('presence', { agentId, status: stored.presence, ...(stored.presence === 'break' ? { reason: stored.reason } : {}) });
     return stored;
+  }
+
+  /** The team's callback requests, the oldest first, each taker by the name the team knows them by now. */
+  async callbacks(): Promise<CallbackRequest[]> {
+    return (await this.backend.callbacks()).map((request) => (request.takenBy === undefined ? request : this.withTakerName({ ...request, takenBy: request.takenBy })));
+  }
+
+  /**
+   * "Call back": takes the request for the agent, first take wins across instances; the taker's
+   * name (or a colleague's who has it) is the one the team knows them by now.
+   */
+  async takeCallback(id: string, agent: Agent): Promise<TakeCallbackOutcome> {
+    const outcome = await this.backend.takeCallback(id, { agentId: agent.id, name: colleagueName(agent.name) });
+    if (outcome.kind === 'not_found') return outcome;
+    const request = this.withTakerName(outcome.request);
+    this.log.info(outcome.kind === 'taken' ? 'a callback request was taken' : 'a callback request was taken already', { id, agentId: agent.id, takenBy: request.takenBy.agentId });
+    return { kind: outcome.kind, request };
+  }
+
+  private withTakerName(request: TakenCallback): TakenCallback {
+    const current = this.directory.get(request.takenBy.agentId)?.name;
+    return current === undefined ? request : { ...request, takenBy: { ...request.takenBy, name: colleagueName(current) } };
+  }
+
+  /**
+   * What an event this instance stored does to the team's callback list, applied off the event's
+   * path (its delivery never waits for it), one change after another in the order the events came
+   * (a customer may be named by number in one and by user id in the next; the changes are few); a
+   * failure is logged.
+   */
+  private followCallbacks(event: RelayEvent): void {
+    const change = callbackChangeOf(event, (callId) => this.knownCalls.customerOf(callId));
+    if (change === undefined) return;
+    void this.queue.run(CALLBACK_CHANGES, () =>
+      this.applyCallbackChange(change).catch((error: unknown) => this.log.error('updating the callback list failed', { change: change.kind, error })),
+    );
+  }
+
+  private async applyCallbackChange(change: CallbackChange): Promise<void> {
+    if (change.kind === 'add') {
+      const { request } = change;
+      const outcome = await this.backend.addCallback(request);
+      if (outcome.added) this.log.info('a customer asked to be called back', { id: request.id, permanent: request.permanent, replaced: outcome.replaced });
+      else this.log.debug('a callback request changed nothing', { id: request.id, reason: outcome.reason });
+      return;
+    }
+    const dropped = await this.backend.dropCallbacksOf(change.customer);
+    if (dropped.length > 0) this.log.info('callback requests left the list', { ids: dropped, why: change.why });
   }
 
   /** Every stored event this instance fans out (embedded mode, benchmarks). */
@@ -467,6 +530,8 @@ export class RelayService {
     // The subscription may bring it later (Redis): the call's next event, queued right behind this
     // one, must already find its audience and owner.
     this.knownCalls.observe(outcome.event);
+    // Once per event across instances: the instance that stored it.
+    this.followCallbacks(event);
     return outcome.event;
   }
 

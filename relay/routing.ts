@@ -5,6 +5,8 @@ import { TOMBSTONE_TTL_MS } from '../shared/call-state';
 import type { RelayEvent } from '../shared/events';
 import { decodeVoiceCallPayload } from '../shared/voice-call-payload';
 import type { Audience, Presence, StoredEvent } from './backend/types';
+import type { CallbackCustomer } from './backend/callback-rules';
+import { recipientOf } from './callback-requests';
 
 export type RingingAudience = Extract<Audience, { kind: 'ringing' }>;
 export type CallEvent = Extract<RelayEvent, { callId: string }>;
@@ -232,6 +234,8 @@ export function hasHeadStart(audience: Audience): audience is RingingAudience & 
 export class KnownCalls {
   private readonly ringing = new Map<string, { audience: RingingAudience; expiresAt: number }>();
   private readonly owners = new Map<string, { agentId: string; expiresAt: number }>();
+  /** An outgoing call's customer, as its first status that names them says (the callback list's "answered"). */
+  private readonly recipients = new Map<string, { customer: CallbackCustomer; expiresAt: number }>();
 
   constructor(
     private readonly now: () => number = Date.now,
@@ -243,6 +247,8 @@ export class KnownCalls {
     const { event } = stored;
     if (event.type === 'call.incoming' && stored.audience.kind === 'ringing') this.remember(this.ringing, event.callId, { audience: stored.audience });
     if (event.type === 'call.claimed') this.claimed(event.callId, event.agentId);
+    const recipient = recipientOf(event);
+    if (recipient !== undefined && 'callId' in event) this.remember(this.recipients, event.callId, { customer: recipient });
   }
 
   claimed(callId: string, agentId: string): void {
@@ -255,6 +261,11 @@ export class KnownCalls {
 
   ownerOf(callId: string): string | undefined {
     return this.lookUp(this.owners, callId)?.agentId;
+  }
+
+  /** The customer of an outgoing call, if a status of it named them. */
+  customerOf(callId: string): CallbackCustomer | undefined {
+    return this.lookUp(this.recipients, callId)?.customer;
   }
 
   private remember<T>(map: Map<string, T & { expiresAt: number }>, callId: string, value: T): void {

@@ -25,6 +25,7 @@ import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_P
 import { createBackend } from './backend/index';
 import { handleBridgeRequest, isBridgePath, type BridgeEndpointContext } from './bridge-endpoints';
 import { BridgedCalls, type BridgeNodeSource } from './bridged-calls';
+import { handleCallbacksRequest, isCallbacksPath } from './callback-endpoints';
 import { GatewayTerminator, type GatewayTarget } from './gateway-terminator';
 import type { TeamAgent } from './team';
 import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
@@ -296,7 +297,11 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     teamSettings,
     health: () => ({ backend: backend.kind, instance: instanceId, epoch, ...(options.records !== undefined ? { records: options.records.status() } : {}) }),
     ...(options.records !== undefined ? { records: options.records } : {}),
-    wallboard: new WallboardSource({ database: options.records === undefined ? undefined : readRecords(options.records), settings: () => teamSettings.current() }),
+    wallboard: new WallboardSource({
+      database: options.records === undefined ? undefined : readRecords(options.records),
+      settings: () => teamSettings.current(),
+      callbacks: () => service.callbacks(),
+    }),
     ...(options.records !== undefined ? { reportsDatabase: readRecords(options.records) } : {}),
     ...(bridgeToken !== undefined && service.nodeRegistry !== undefined
       ? { nodes: new BridgeNodeEndpoints(service.nodeRegistry, { bridgeToken, limiter, trustProxy: options.trustProxy === true, maxBodyBytes: MAX_AGENT_BODY_BYTES, log: logger }) }
@@ -518,6 +523,17 @@ class RelayEndpoints {
           const { records, teamSettings } = this.options;
           const wrapUp = { authenticate: (q: IncomingMessage, r: ServerResponse) => this.authenticate(q, r), body: (q: IncomingMessage, r: ServerResponse) => this.agentBody(q, r), idFromPath, records, settings: () => teamSettings.current(), log: this.log };
           return this.track(handleWrapUpRequest(wrapUp, path, method, req, res));
+        }
+        if (isCallbacksPath(path)) {
+          const { service } = this;
+          const callbacks = {
+            authenticate: (q: IncomingMessage, r: ServerResponse) => this.authenticate(q, r),
+            body: (q: IncomingMessage, r: ServerResponse) => this.agentBody(q, r),
+            idFromPath,
+            callbacks: () => service.callbacks(),
+            takeCallback: (id: string, agent: Agent) => service.takeCallback(id, agent),
+          };
+          return this.track(handleCallbacksRequest(callbacks, path, method, req, res));
         }
         if (isTransferPath(path)) {
           return this.track(handleTransferRequest({ ...this.agentRequests(), bridge, team: (selfId) => this.service.team(selfId) }, path, method, req, res));

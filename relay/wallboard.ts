@@ -1,18 +1,23 @@
 // GET /team/wallboard (shared/wallboard.ts): the team's live picture for any of its agents. The
-// agents' states are the relay's own (memory or Redis, the same on every instance); the waiting
-// calls and the day's figures are read from the records, at most once every `cacheMs` per instance
-// however many windows ask, and one read at a time.
+// agents' states and the callback requests are the relay's own (memory or Redis, the same on every
+// instance), read at every ask; the waiting calls, the day's figures and the recent voicemails are
+// read from the records, at most once every `cacheMs` per instance however many windows ask, and
+// one read at a time.
+import type { CallbackRequest } from '../shared/callbacks';
 import type { TeamSettings } from '../shared/team-settings';
 import type { TeamMember } from '../shared/transfer';
+import type { TeamVoicemail } from '../shared/voicemail';
 import type { Wallboard } from '../shared/wallboard';
 import type { SqlRunner } from './records/database';
 import { dayBounds } from './records/records-queries';
-import { dayFigures, waitingCalls, type DayFigures, type Waiting } from './records/wallboard-queries';
+import { dayFigures, recentVoicemails, waitingCalls, type DayFigures, type Waiting } from './records/wallboard-queries';
 
 export interface WallboardOptions {
   /** The records' database once open; undefined when the relay keeps no records. */
   database: (() => Promise<SqlRunner>) | undefined;
   settings: () => TeamSettings;
+  /** The team's callback requests now, the oldest first (the backend's, read at every ask). */
+  callbacks: () => Promise<CallbackRequest[]>;
   now?: () => number;
   /** How long one reading of the records serves. Default 2 s. */
   cacheMs?: number;
@@ -21,7 +26,7 @@ export interface WallboardOptions {
 /** A database that does not answer within this is taken as unavailable for this reading. */
 const READ_TIMEOUT_MS = 5_000;
 
-type Reading = { records: 'ok'; waiting: Waiting; today: DayFigures; dayStartedAt: number } | { records: 'unavailable'; dayStartedAt: number };
+type Reading = { records: 'ok'; waiting: Waiting; today: DayFigures; voicemails: TeamVoicemail[]; dayStartedAt: number } | { records: 'unavailable'; dayStartedAt: number };
 
 export class WallboardSource {
   private cached: { at: number; key: string; reading: Reading } | undefined;
@@ -37,11 +42,11 @@ export class WallboardSource {
     const settings = this.o.settings();
     const at = this.now();
     const { from } = dayBounds(new Date(at), settings.timezone);
-    const base = { at, timezone: settings.timezone, dayStartedAt: from.getTime(), agents };
-    if (this.o.database === undefined) return { ...base, records: 'none' };
-    const reading = await this.read(settings, at);
+    const [callbacks, reading] = await Promise.all([this.o.callbacks(), this.o.database === undefined ? undefined : this.read(settings, at)]);
+    const base = { at, timezone: settings.timezone, dayStartedAt: from.getTime(), agents, callbacks };
+    if (reading === undefined) return { ...base, records: 'none' };
     if (reading.records === 'unavailable') return { ...base, records: 'unavailable' };
-    const { waiting, today } = reading;
+    const { waiting, today, voicemails } = reading;
     return {
       ...base,
       records: 'ok',
@@ -53,6 +58,7 @@ export class WallboardSource {
         ...(today.averageHandleMs !== undefined ? { averageHandleMs: Math.round(today.averageHandleMs) } : {}),
         serviceLevel: today.serviceLevel,
       },
+      voicemails,
     };
   }
 
@@ -83,7 +89,8 @@ export class WallboardSource {
           const db = await open();
           const waiting = await waitingCalls(db, at);
           const today = await dayFigures(db, { from, to, serviceLevelSec: settings.serviceLevelSeconds, now: at });
-          return { records: 'ok', waiting, today, dayStartedAt: from.getTime() };
+          const voicemails = await recentVoicemails(db, at);
+          return { records: 'ok', waiting, today, voicemails, dayStartedAt: from.getTime() };
         })(),
         timeout,
       ]);

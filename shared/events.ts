@@ -43,7 +43,9 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     callId: z.string().min(1),
     status: z.enum(['RINGING', 'ACCEPTED', 'REJECTED']),
     timestamp: z.number(),
+    /** The customer called: digits with country code, and/or the business-scoped user id when the number is withheld. */
     recipientId: z.string().optional(),
+    recipientUserId: z.string().optional(),
     /** The `biz_opaque_callback_data` the call was placed with, echoed by the service. */
     opaque: z.string().max(512).optional(),
   }),
@@ -126,8 +128,15 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     text: z.string().optional(),
     /** The id of a media message's file (audio, image, video, document, sticker); a voicemail's recording. */
     mediaId: z.string().optional(),
+    /** The item's `context.id`: the message (or, for an automatic permission reply, the call) it answers. */
+    contextId: z.string().optional(),
+    /**
+     * A `call_permission_reply`. `source` is its `response_source`, lower-cased: `automatic` when the
+     * service sent it by itself (a callback request when it accepts and names a call in `contextId`,
+     * a revocation when it rejects).
+     */
     permissionReply: z
-      .object({ response: z.enum(['accept', 'reject']), isPermanent: z.boolean().optional(), expiresAt: z.number().optional() })
+      .object({ response: z.enum(['accept', 'reject']), isPermanent: z.boolean().optional(), expiresAt: z.number().optional(), source: z.string().optional() })
       .optional(),
   }),
   z.object({

@@ -279,12 +279,15 @@ const statusItemSchema = z.object({
   status: trimmedString(),
   timestamp: unixSecondsToMs,
   recipient_id: looseString,
+  recipient_user_id: looseString,
   errors: errorsList,
   biz_opaque_callback_data: opaqueData,
 });
 
 /** A media message's object: only its id is kept. */
 const mediaIdOf = z.unknown().optional().transform((v) => (isRecord(v) && typeof v.id === 'string' && v.id.trim() !== '' ? v.id : undefined));
+/** The message an item answers (`context`): only its id is kept, the call's for an automatic permission reply (protocol.md "Callback requests"). */
+const contextIdOf = z.unknown().optional().transform((v) => (isRecord(v) && typeof v.id === 'string' && v.id.trim() !== '' ? v.id.trim() : undefined));
 const MEDIA_TYPES = ['audio', 'image', 'video', 'document', 'sticker'] as const;
 
 const messageItemSchema = z.object({
@@ -295,6 +298,7 @@ const messageItemSchema = z.object({
   type: looseString,
   text: z.unknown().optional().transform((v) => (isRecord(v) && typeof v.body === 'string' ? v.body : undefined)),
   interactive: z.unknown().optional(),
+  context: contextIdOf,
   audio: mediaIdOf,
   image: mediaIdOf,
   video: mediaIdOf,
@@ -306,6 +310,7 @@ const permissionReplySchema = z.object({
   response: z.string().transform((v) => v.trim().toLowerCase()).pipe(z.enum(['accept', 'reject'])),
   is_permanent: z.unknown().optional().transform((v) => (typeof v === 'boolean' ? v : undefined)),
   expiration_timestamp: looseMs,
+  response_source: looseLower,
 });
 
 const contactSchema = z.object({
@@ -456,6 +461,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
         status: upper as 'RINGING' | 'ACCEPTED' | 'REJECTED',
         timestamp: item.timestamp,
         recipientId: item.recipient_id,
+        recipientUserId: item.recipient_user_id,
         opaque: item.biz_opaque_callback_data,
       });
     }
@@ -480,7 +486,12 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
     if (isRecord(item.interactive) && item.interactive.type === 'call_permission_reply') {
       const reply = permissionReplySchema.safeParse(item.interactive.call_permission_reply);
       if (!reply.success) return skip(out, `${where}.interactive.call_permission_reply`, reply.error);
-      permissionReply = compact({ response: reply.data.response, isPermanent: reply.data.is_permanent, expiresAt: reply.data.expiration_timestamp });
+      permissionReply = compact({
+        response: reply.data.response,
+        isPermanent: reply.data.is_permanent,
+        expiresAt: reply.data.expiration_timestamp,
+        source: reply.data.response_source === '' ? undefined : reply.data.response_source,
+      });
     }
     const mediaType = MEDIA_TYPES.find((type) => type === item.type);
     emit(out, where, {
@@ -493,6 +504,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
       messageType: item.type ?? 'unknown',
       text: item.text,
       mediaId: mediaType === undefined ? undefined : item[mediaType],
+      contextId: item.context,
       permissionReply,
     });
   });

@@ -4,10 +4,28 @@ import { randomBytes } from 'node:crypto';
 import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
 import type { RelayEvent } from '../../shared/events';
 import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge-nodes';
+import type { CallbackRequest } from '../../shared/callbacks';
 import { createLogger, type Logger } from '../../shared/log';
+import type { Colleague } from '../../shared/transfer';
+import { byRequestedAt, CALLBACKS_MAX, customerKeysOf, isLiveCallback, runsOutFirst, type CallbackCustomer } from './callback-rules';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect, leavesTombstone } from './delivery-rules';
 import { byNodeId, CALL_NODE_TTL_MS, isLive, leastLoaded, registeredNode, withLoad } from './node-rules';
-import { samePresence, type AppendInput, type AppendOutcome, type BackendStats, type BridgeNode, type CallNodeOutcome, type ClaimOutcome, type Presence, type PresenceState, type RelayBackend, type ReportedPresence, type StoredEvent } from './types';
+import {
+  samePresence,
+  type AddCallbackOutcome,
+  type AppendInput,
+  type AppendOutcome,
+  type BackendStats,
+  type BridgeNode,
+  type CallNodeOutcome,
+  type ClaimOutcome,
+  type Presence,
+  type PresenceState,
+  type RelayBackend,
+  type ReportedPresence,
+  type StoredEvent,
+  type TakeCallbackOutcome,
+} from './types';
 
 export interface MemoryBackendOptions {
   /** How long stored events stay available for replay. */
@@ -61,6 +79,11 @@ export class MemoryBackend implements RelayBackend {
   private readonly bridgeNodes = new Map<string, BridgeNode>();
   /** callId → the node that holds it. Every placement lives equally long, so insertion order is expiry order. */
   private readonly callNodes = new Map<string, { nodeId: string; expiresAt: number }>();
+  /** The team's callback requests by id, and each customer's (`customerKeysOf` → id), as the Redis layout keeps them. */
+  private readonly callbackRequests = new Map<string, CallbackRequest>();
+  private readonly callbackCustomers = new Map<string, string>();
+  /** No request runs out before this: the list is looked through only from then on. */
+  private callbacksRunOutAt = Number.POSITIVE_INFINITY;
   /** Replaced, never mutated, so a listener that (un)subscribes during delivery does not disturb it. */
   private listeners: ReadonlyArray<(event: StoredEvent) => void> = [];
   private closed = false;
@@ -278,10 +301,85 @@ export class MemoryBackend implements RelayBackend {
     return Promise.resolve(calls.sort());
   }
 
+  addCallback(request: CallbackRequest): Promise<AddCallbackOutcome> {
+    const now = this.now();
+    this.pruneCallbacks(now);
+    if (!isLiveCallback(request, now)) return Promise.resolve({ added: false, reason: 'expired' });
+    if (this.callbackRequests.has(request.id)) return Promise.resolve({ added: false, reason: 'duplicate' });
+    const keys = customerKeysOf(request);
+    const replaced = this.dropCallbacksByKeys(keys);
+    const { takenBy: _takenBy, ...untaken } = request;
+    this.callbackRequests.set(request.id, untaken);
+    for (const key of keys) this.callbackCustomers.set(key, request.id);
+    if (!untaken.permanent && untaken.expiresAt !== undefined) this.callbacksRunOutAt = Math.min(this.callbacksRunOutAt, untaken.expiresAt);
+    if (this.callbackRequests.size > CALLBACKS_MAX) {
+      const leaving = [...this.callbackRequests.values()].sort(runsOutFirst).slice(0, this.callbackRequests.size - CALLBACKS_MAX);
+      for (const { id } of leaving) this.removeCallback(id);
+    }
+    return Promise.resolve({ added: true, replaced });
+  }
+
+  takeCallback(id: string, agent: Colleague): Promise<TakeCallbackOutcome> {
+    const now = this.now();
+    this.pruneCallbacks(now);
+    const request = this.callbackRequests.get(id);
+    if (request === undefined) return Promise.resolve({ kind: 'not_found' });
+    if (request.takenBy !== undefined) {
+      const taken = { ...request, takenBy: { ...request.takenBy } };
+      return Promise.resolve({ kind: request.takenBy.agentId === agent.agentId ? 'taken' : 'taken_by_other', request: taken });
+    }
+    const taken = { ...request, takenBy: { agentId: agent.agentId, name: agent.name, at: now } };
+    this.callbackRequests.set(id, taken);
+    return Promise.resolve({ kind: 'taken', request: { ...taken, takenBy: { ...taken.takenBy } } });
+  }
+
+  dropCallbacksOf(customer: CallbackCustomer): Promise<string[]> {
+    this.pruneCallbacks(this.now());
+    return Promise.resolve(this.dropCallbacksByKeys(customerKeysOf(customer)));
+  }
+
+  callbacks(): Promise<CallbackRequest[]> {
+    this.pruneCallbacks(this.now());
+    return Promise.resolve(
+      [...this.callbackRequests.values()].map((request) => (request.takenBy === undefined ? { ...request } : { ...request, takenBy: { ...request.takenBy } })).sort(byRequestedAt),
+    );
+  }
+
   close(): Promise<void> {
     this.closed = true;
     this.listeners = [];
     return Promise.resolve();
+  }
+
+  /** Removes the requests these customer keys name; returns their ids. */
+  private dropCallbacksByKeys(keys: readonly string[]): string[] {
+    const dropped: string[] = [];
+    for (const key of keys) {
+      const id = this.callbackCustomers.get(key);
+      if (id === undefined) continue;
+      if (this.callbackRequests.has(id)) dropped.push(id);
+      this.removeCallback(id);
+      this.callbackCustomers.delete(key);
+    }
+    return dropped;
+  }
+
+  /** Takes a request out of the list, and out of its customer's keys while they still name it. */
+  private removeCallback(id: string): void {
+    const request = this.callbackRequests.get(id);
+    if (request === undefined) return;
+    for (const key of customerKeysOf(request)) if (this.callbackCustomers.get(key) === id) this.callbackCustomers.delete(key);
+    this.callbackRequests.delete(id);
+  }
+
+  private pruneCallbacks(now: number): void {
+    if (now < this.callbacksRunOutAt) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const [id, request] of this.callbackRequests) {
+      if (!isLiveCallback(request, now)) this.removeCallback(id);
+      else if (!request.permanent && request.expiresAt !== undefined) next = Math.min(next, request.expiresAt);
+    }
+    this.callbacksRunOutAt = next;
   }
 
   /** A node that missed its heartbeats is gone, as if it had never registered. */

@@ -14,18 +14,26 @@
 //   bridge:load         hash nodeId → "<expiresAt> <json>": its last load, and when it is gone
 //   bridge:call:<callId>        "<expiresAt> <nodeId>": the node that holds the call (1 h)
 //   bridge:node-calls:<nodeId>  sorted set callId → expiresAt: the calls placed on the node
+//   callbacks           hash id → the callback request, JSON (without its taker)
+//   callbacks:taken     hash id → the agent who took it, JSON {agentId, name, at}
+//   callbacks:expiry    sorted set id → when it runs out (ms; +inf when permanent)
+//   callbacks:customers hash n:<number> / u:<userId> → the id of that customer's request
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
 import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
 import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge-nodes';
+import { callbackRequestSchema, type CallbackRequest } from '../../shared/callbacks';
 import { relayEventSchema } from '../../shared/events';
 import { createLogger, type Logger } from '../../shared/log';
+import type { Colleague } from '../../shared/transfer';
 import { parseWith } from '../../shared/validation';
+import { byRequestedAt, CALLBACKS_MAX, customerKeysOf, isLiveCallback, type CallbackCustomer } from './callback-rules';
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect, leavesTombstone } from './delivery-rules';
 import { byNodeId, CALL_NODE_TTL_MS, leastLoaded, NODE_KEYS_TTL_MS, registeredNode, withLoad } from './node-rules';
 import {
   PRESENCES,
+  type AddCallbackOutcome,
   type AppendInput,
   type AppendOutcome,
   type BackendStats,
@@ -37,6 +45,8 @@ import {
   type ReportedPresence,
   type RelayBackend,
   type StoredEvent,
+  type TakeCallbackOutcome,
+  type TakenCallback,
 } from './types';
 import { errorText } from '../../shared/result';
 
@@ -210,6 +220,107 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 `;
 
+/**
+ * The callback list's scripts share KEYS (requests hash, taken hash, expiry set, customers hash)
+ * and these helpers: `remove` takes a request out of all four (a customer's key only while it still
+ * names that request), `prune` removes every request that ran out by `now`.
+ */
+const CALLBACK_HELPERS_LUA = `
+local function remove(id)
+  local json = redis.call('HGET', KEYS[1], id)
+  if json then
+    local ok, request = pcall(cjson.decode, json)
+    if ok and type(request) == 'table' then
+      local keys = {}
+      if type(request.number) == 'string' then keys[#keys + 1] = 'n:' .. string.gsub(request.number, '^%+', '') end
+      if type(request.userId) == 'string' then keys[#keys + 1] = 'u:' .. request.userId end
+      for _, key in ipairs(keys) do
+        if redis.call('HGET', KEYS[4], key) == id then redis.call('HDEL', KEYS[4], key) end
+      end
+    end
+  end
+  redis.call('HDEL', KEYS[1], id)
+  redis.call('HDEL', KEYS[2], id)
+  redis.call('ZREM', KEYS[3], id)
+end
+local function prune(now)
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do remove(id) end
+end
+`;
+
+/**
+ * ARGV: id, request json, expiry score, now ms, most kept, then the customer's keys. Returns
+ * {'duplicate'}, or {'added', replaced ids…}.
+ */
+const ADD_CALLBACK_LUA = `${CALLBACK_HELPERS_LUA}
+prune(ARGV[4])
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return {'duplicate'} end
+local reply = {'added'}
+for i = 6, #ARGV do
+  local other = redis.call('HGET', KEYS[4], ARGV[i])
+  if other then
+    if redis.call('HEXISTS', KEYS[1], other) == 1 then reply[#reply + 1] = other end
+    remove(other)
+    redis.call('HDEL', KEYS[4], ARGV[i])
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+for i = 6, #ARGV do redis.call('HSET', KEYS[4], ARGV[i], ARGV[1]) end
+local over = redis.call('ZCARD', KEYS[3]) - tonumber(ARGV[5])
+if over > 0 then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[3], 0, over - 1)) do remove(id) end
+end
+return reply
+`;
+
+/**
+ * ARGV: id, agent id, the taker's json, now ms. Returns {'not_found'}, or {'taken' | 'taken_by_other',
+ * request json, taker json}: the first taker stays.
+ */
+const TAKE_CALLBACK_LUA = `${CALLBACK_HELPERS_LUA}
+prune(ARGV[4])
+local json = redis.call('HGET', KEYS[1], ARGV[1])
+if not json then return {'not_found'} end
+local current = redis.call('HGET', KEYS[2], ARGV[1])
+if current then
+  local ok, taker = pcall(cjson.decode, current)
+  if ok and type(taker) == 'table' and type(taker.agentId) == 'string' then
+    if taker.agentId == ARGV[2] then return {'taken', json, current} end
+    return {'taken_by_other', json, current}
+  end
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+return {'taken', json, ARGV[3]}
+`;
+
+/** ARGV: now ms, then the customer's keys. Returns the ids removed. */
+const DROP_CALLBACKS_LUA = `${CALLBACK_HELPERS_LUA}
+prune(ARGV[1])
+local dropped = {}
+for i = 2, #ARGV do
+  local id = redis.call('HGET', KEYS[4], ARGV[i])
+  if id then
+    if redis.call('HEXISTS', KEYS[1], id) == 1 then dropped[#dropped + 1] = id end
+    remove(id)
+    redis.call('HDEL', KEYS[4], ARGV[i])
+  end
+end
+return dropped
+`;
+
+/** ARGV: now ms. Returns each live request's json and its taker's ('' when none), one after another. */
+const LIST_CALLBACKS_LUA = `${CALLBACK_HELPERS_LUA}
+prune(ARGV[1])
+local all = redis.call('HGETALL', KEYS[1])
+local reply = {}
+for i = 1, #all, 2 do
+  reply[#reply + 1] = all[i + 1]
+  reply[#reply + 1] = redis.call('HGET', KEYS[2], all[i]) or ''
+end
+return reply
+`;
+
 interface LuaScript {
   lua: string;
   sha: string;
@@ -224,6 +335,10 @@ const REPORT_NODE_LOAD = script(REPORT_NODE_LOAD_LUA);
 const LIVE_NODES = script(LIVE_NODES_LUA);
 const SET_CALL_NODE = script(SET_CALL_NODE_LUA);
 const DROP_CALL_NODE = script(DROP_CALL_NODE_LUA);
+const ADD_CALLBACK = script(ADD_CALLBACK_LUA);
+const TAKE_CALLBACK = script(TAKE_CALLBACK_LUA);
+const DROP_CALLBACKS = script(DROP_CALLBACKS_LUA);
+const LIST_CALLBACKS = script(LIST_CALLBACKS_LUA);
 
 const audienceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('everyone') }),
@@ -259,6 +374,10 @@ const nodeRegistrationRecordSchema = z.object({
   registeredAt: z.number(),
 });
 const nodeLoadRecordSchema = z.object({ calls: z.number(), cpuPercent: z.number().optional(), lastSeenAt: z.number() });
+
+/** A callback request's records, outside data too. */
+const callbackRecordSchema = callbackRequestSchema.omit({ takenBy: true });
+const callbackTakerSchema = callbackRequestSchema.shape.takenBy.unwrap();
 
 /** A stream id as Redis writes it: `<ms>-<seq>`, each an unsigned 64-bit integer. */
 const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
@@ -326,6 +445,8 @@ export class RedisBackend implements RelayBackend {
   private readonly presenceChannel: string;
   private readonly nodesKey: string;
   private readonly nodeLoadKey: string;
+  /** The callback list's keys, in the order its scripts take them. */
+  private readonly callbackKeys: string[];
   private readonly maxEvents: number;
 
   private constructor(
@@ -347,6 +468,7 @@ export class RedisBackend implements RelayBackend {
     this.presenceChannel = `${prefix}presence`;
     this.nodesKey = `${prefix}bridge:nodes`;
     this.nodeLoadKey = `${prefix}bridge:load`;
+    this.callbackKeys = [`${prefix}callbacks`, `${prefix}callbacks:taken`, `${prefix}callbacks:expiry`, `${prefix}callbacks:customers`];
     this.maxEvents = Math.max(1, options.maxEvents ?? REDIS_DEFAULTS.maxEvents);
     this.stopped = new Promise((resolve) => (this.stop = () => resolve('stopped')));
   }
@@ -618,6 +740,54 @@ export class RedisBackend implements RelayBackend {
     return calls.sort();
   }
 
+  async addCallback(request: CallbackRequest): Promise<AddCallbackOutcome> {
+    const now = Math.floor(this.now());
+    if (!isLiveCallback(request, now)) return { added: false, reason: 'expired' };
+    const { id, number, userId, name, requestedAt, expiresAt, permanent } = request;
+    const record = JSON.stringify({ id, number, userId, name, requestedAt, expiresAt, permanent });
+    const score = permanent || expiresAt === undefined ? '+inf' : String(Math.floor(expiresAt));
+    const reply = await this.runScript(ADD_CALLBACK, this.callbackKeys, [id, record, score, now, CALLBACKS_MAX, ...customerKeysOf(request)]);
+    if (!Array.isArray(reply) || !reply.every((r) => typeof r === 'string')) throw new Error('Unexpected reply from the add callback script');
+    const [status, ...replaced] = reply as string[];
+    if (status === 'duplicate') return { added: false, reason: 'duplicate' };
+    if (status !== 'added') throw new Error('Unexpected reply from the add callback script');
+    return { added: true, replaced };
+  }
+
+  async takeCallback(id: string, agent: Colleague): Promise<TakeCallbackOutcome> {
+    const now = Math.floor(this.now());
+    const taker = JSON.stringify({ agentId: agent.agentId, name: agent.name, at: now });
+    const reply = await this.runScript(TAKE_CALLBACK, this.callbackKeys, [id, agent.agentId, taker, now]);
+    if (!Array.isArray(reply) || !reply.every((r) => typeof r === 'string')) throw new Error('Unexpected reply from the take callback script');
+    const [status, record, takerRecord] = reply as string[];
+    if (status === 'not_found') return { kind: 'not_found' };
+    if ((status !== 'taken' && status !== 'taken_by_other') || record === undefined || takerRecord === undefined) throw new Error('Unexpected reply from the take callback script');
+    const request = this.callbackOf(record, takerRecord);
+    if (request?.takenBy === undefined) throw new Error(`The callback request ${id} cannot be read`);
+    return { kind: status, request: request as TakenCallback };
+  }
+
+  async dropCallbacksOf(customer: CallbackCustomer): Promise<string[]> {
+    const keys = customerKeysOf(customer);
+    if (keys.length === 0) return [];
+    const reply = await this.runScript(DROP_CALLBACKS, this.callbackKeys, [Math.floor(this.now()), ...keys]);
+    if (!Array.isArray(reply) || !reply.every((r) => typeof r === 'string')) throw new Error('Unexpected reply from the drop callbacks script');
+    return reply as string[];
+  }
+
+  async callbacks(): Promise<CallbackRequest[]> {
+    const reply = await this.runScript(LIST_CALLBACKS, this.callbackKeys, [Math.floor(this.now())]);
+    if (!Array.isArray(reply)) throw new Error('Unexpected reply from the list callbacks script');
+    const requests: CallbackRequest[] = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) {
+      const [record, taker] = reply.slice(i, i + 2) as unknown[];
+      if (typeof record !== 'string' || typeof taker !== 'string') continue;
+      const request = this.callbackOf(record, taker);
+      if (request !== undefined) requests.push(request);
+    }
+    return requests.sort(byRequestedAt);
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -664,6 +834,19 @@ export class RedisBackend implements RelayBackend {
     }
     const { cpuPercent, ...seen } = record.value;
     return { ...node, ...seen, ...(cpuPercent !== undefined ? { cpuPercent } : {}), expiresAt };
+  }
+
+  /** A request from its record and its taker's ('' when none); undefined when the record cannot be read. */
+  private callbackOf(record: string, taker: string): CallbackRequest | undefined {
+    const request = parseWith(callbackRecordSchema, parseJson(record));
+    if (!request.ok) {
+      this.log.warn('skipped an unreadable callback request');
+      return undefined;
+    }
+    if (taker === '') return request.value;
+    const takenBy = parseWith(callbackTakerSchema, parseJson(taker));
+    if (!takenBy.ok) this.log.warn('read a callback request whose taker cannot be read as not taken', { id: request.value.id });
+    return takenBy.ok ? { ...request.value, takenBy: takenBy.value } : request.value;
   }
 
   private callNodeKey(callId: string): string {

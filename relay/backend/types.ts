@@ -4,7 +4,10 @@
 // decided here; each relay instance only fans out to the agents connected to it.
 import { PRESENCE_STATUSES, type PresenceStatus } from '../../shared/api';
 import type { BridgeNodeLoad, BridgeNodeRegistration } from '../../shared/bridge-nodes';
+import type { CallbackRequest } from '../../shared/callbacks';
 import type { RelayEnvelope, RelayEvent } from '../../shared/events';
+import type { Colleague } from '../../shared/transfer';
+import type { CallbackCustomer } from './callback-rules';
 
 /**
  * What an agent reports with `PUT /presence`: the app's PresenceStatus (shared/api.ts). `on_call`:
@@ -91,6 +94,23 @@ export interface BridgeNode extends BridgeNodeRegistration, BridgeNodeLoad {
  * is false when another node already held the call; `nodeId` is the node that holds it either way.
  */
 export type CallNodeOutcome = { placed: true; nodeId: string } | { placed: false; nodeId: string };
+
+/**
+ * A callback request put on the team's list: `replaced` names the customer's earlier requests it
+ * took the place of. Not added: the list already holds a request of that id (`duplicate`: it is
+ * left as it is, taken or not), or its permission has run out by the backend's clock (`expired`).
+ */
+export type AddCallbackOutcome = { added: true; replaced: string[] } | { added: false; reason: 'duplicate' | 'expired' };
+
+/** A callback request with the agent who took it. */
+export type TakenCallback = CallbackRequest & Required<Pick<CallbackRequest, 'takenBy'>>;
+
+/**
+ * A take of a callback request: `taken`, it is the asker's (now, or since an earlier take of its
+ * own); `taken_by_other`, a colleague had taken it (the request names them); `not_found`, the list
+ * holds no live request of that id.
+ */
+export type TakeCallbackOutcome = { kind: 'taken'; request: TakenCallback } | { kind: 'taken_by_other'; request: TakenCallback } | { kind: 'not_found' };
 
 /** What a backend can say about itself for `RelayServer.stats()`. */
 export interface BackendStats {
@@ -200,6 +220,23 @@ export interface RelayBackend {
    * move them.
    */
   callsOnNode(nodeId: string): Promise<string[]>;
+
+  /**
+   * Puts a customer's callback request on the team's list (callback-rules.ts), in place of any
+   * earlier request of the same customer (the same number, or the same user id), atomically across
+   * instances. A request of an id the list holds changes nothing; one that has run out is not added.
+   * Beyond CALLBACKS_MAX the request that runs out first leaves.
+   */
+  addCallback(request: CallbackRequest): Promise<AddCallbackOutcome>;
+  /**
+   * Takes a live request for an agent, first take wins across instances (as a claim does); taking
+   * it again as its taker keeps the first take's time.
+   */
+  takeCallback(id: string, agent: Colleague): Promise<TakeCallbackOutcome>;
+  /** Removes the customer's requests, taken or not; resolves with their ids. */
+  dropCallbacksOf(customer: CallbackCustomer): Promise<string[]>;
+  /** Every live request, the oldest first (`byRequestedAt`); those that ran out are removed. */
+  callbacks(): Promise<CallbackRequest[]>;
 
   close(): Promise<void>;
 }

@@ -114,6 +114,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agent_states_after_call_work ON agent_states (started_at) INCLUDE (ended_at) WHERE state = 'after_call_work';
     `,
   },
+  {
+    version: 3,
+    name: 'voicemails by their time',
+    sql: `
+      -- The wallboard lists the team's latest voicemails every few seconds: the few calls that have
+      -- one, newest first, without reading the others.
+      CREATE INDEX calls_voicemail ON calls (voicemail_at DESC, call_id DESC) WHERE voicemail_media_id IS NOT NULL;
+    `,
+  },
 ];
 
 export interface MigrationReport {

@@ -1,6 +1,8 @@
 // What the team's wallboard reads from the records (relay/REFERENCE.md "Wallboard"): the calls that
-// ring now and the longest of their waits, and the day's figures. Every relay instance writes its
-// facts here, so every instance reads the same picture, a flush (200 ms) behind at most.
+// ring now and the longest of their waits, the day's figures, and the team's recent voicemails.
+// Every relay instance writes its facts here, so every instance reads the same picture, a flush
+// (200 ms) behind at most.
+import { TEAM_VOICEMAILS_LIMIT, VOICEMAIL_KEPT_MS, type TeamVoicemail } from '../../shared/voicemail';
 import type { SqlRunner } from './database';
 import { summary, type CallSummary } from './records-queries';
 
@@ -64,4 +66,39 @@ export async function dayFigures(db: SqlRunner, query: { from: Date; to: Date; s
     ...(handled !== undefined && answeredAll > 0 ? { averageHandleMs: handled / answeredAll } : {}),
     serviceLevel: day.serviceLevel,
   };
+}
+
+/**
+ * The calls whose customer left a voicemail within VOICEMAIL_KEPT_MS of `now` (the service keeps the
+ * media that long), the newest voicemail first, TEAM_VOICEMAILS_LIMIT at most (`calls_voicemail`).
+ * A voicemail whose media id the service did not give cannot be played, so it is not listed. The
+ * ringing time is when the call rang, as the reports have it.
+ */
+export async function recentVoicemails(db: SqlRunner, now: number): Promise<TeamVoicemail[]> {
+  const rows = await db.query<{
+    call_id: string;
+    voicemail_media_id: string;
+    voicemail_at: Date;
+    rang_at: Date | null;
+    started_at: Date;
+    customer: string | null;
+    customer_user_id: string | null;
+    customer_name: string | null;
+  }>(
+    `SELECT call_id, voicemail_media_id, voicemail_at, rang_at, started_at, customer, customer_user_id, customer_name
+       FROM calls
+      WHERE voicemail_media_id IS NOT NULL AND voicemail_at > $1
+      ORDER BY voicemail_at DESC, call_id DESC
+      LIMIT $2`,
+    [new Date(now - VOICEMAIL_KEPT_MS), TEAM_VOICEMAILS_LIMIT],
+  );
+  return rows.map((row) => ({
+    callId: row.call_id,
+    mediaId: row.voicemail_media_id,
+    at: row.voicemail_at.getTime(),
+    ringingAt: (row.rang_at ?? row.started_at).getTime(),
+    ...(row.customer !== null ? { number: row.customer } : {}),
+    ...(row.customer_user_id !== null ? { userId: row.customer_user_id } : {}),
+    ...(row.customer_name !== null ? { name: row.customer_name } : {}),
+  }));
 }

@@ -1,9 +1,11 @@
 // A voicemail reaches the call's record: the service sends it as an inbound audio message whose id is
 // the call's (protocol.md), the relay's event carries the media's id, and the call's row keeps it.
-// A voicemail comes only after a reject or a ring out: the call stays missed.
+// A voicemail comes only after a reject or a ring out: the call stays missed. The team's wallboard
+// lists it.
 import { describe, expect, it } from 'vitest';
 import { normaliseWebhook } from '../../../shared/webhook';
 import { callById } from '../../../relay/records/records-queries';
+import { wallboardSchema } from '../../../shared/wallboard';
 import { declineCall, putPresence, team } from '../relay/agent-fixtures';
 import { CUSTOMER, inboundText, incomingCall, postWebhook, terminatedCall } from '../relay/webhook-fixtures';
 import { relayWithRecords } from './relay-with-records';
@@ -28,7 +30,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
   const { agents, tokens } = team('alice', 'bob');
   const t = relayWithRecords(make, { agents });
 
-  it("keeps the media id of a missed call's voicemail on its row; the call stays missed", async () => {
+  it("keeps the media id of a missed call's voicemail on its row; the call stays missed; the wallboard lists it", async () => {
     for (const agent of ['alice', 'bob']) expect((await putPresence(t.relay().url, tokens[agent]!, { status: 'available' })).status).toBe(200);
     const callId = 'wacid.vm-1';
     expect((await postWebhook(t.relay().url, incomingCall(callId))).status).toBe(200);
@@ -42,6 +44,12 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('a
 
     expect(await t.records().flush()).toBe(true);
     const db = await t.records().database();
-    expect(await callById(db, callId)).toMatchObject({ outcome: 'missed', declinedAgents: ['alice', 'bob'], voicemailMediaId: MEDIA.id, voicemailAt: expect.any(Number) });
+    const call = await callById(db, callId);
+    expect(call).toMatchObject({ outcome: 'missed', declinedAgents: ['alice', 'bob'], voicemailMediaId: MEDIA.id, voicemailAt: expect.any(Number) });
+
+    const answer = await fetch(`${t.relay().url}/team/wallboard`, { headers: { authorization: `Bearer ${tokens.bob!}` } });
+    expect(answer.status).toBe(200);
+    const board = wallboardSchema.parse(await answer.json());
+    expect(board.voicemails).toEqual([{ callId, mediaId: MEDIA.id, at: call!.voicemailAt, ringingAt: call!.rangAt, number: CUSTOMER, name: 'Ada Customer' }]);
   }, 30_000);
 });

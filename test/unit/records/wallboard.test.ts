@@ -1,8 +1,10 @@
-// The wallboard's figures from the records: the calls waiting now and the longest wait, and the
-// day's answered, missed and abandoned calls, average handle time (talk, hold and after-call work)
-// and service level, on each database; read once per moment however many windows ask.
+// The wallboard's figures from the records: the calls waiting now and the longest wait, the day's
+// answered, missed and abandoned calls, average handle time (talk, hold and after-call work) and
+// service level, on each database; read once per moment however many windows ask. The callback
+// requests are the relay's own, read at every ask.
 import { describe, expect, it } from 'vitest';
 import { WallboardSource } from '../../../relay/wallboard';
+import type { CallbackRequest } from '../../../shared/callbacks';
 import { DEFAULT_TEAM_SETTINGS } from '../../../shared/team-settings';
 import type { TeamMember } from '../../../shared/transfer';
 import { DATABASE_HARNESSES } from './database-harness';
@@ -10,6 +12,7 @@ import { playedRecords } from './relay-with-records';
 import { claim, decline, incoming, play, status, T0, terminated, type Step, teamStates } from './records-fixtures';
 
 const MIN = 60_000;
+const noCallbacks = (): Promise<CallbackRequest[]> => Promise.resolve([]);
 /** The moment the wallboard is read: 11:00 UTC on T0's day. */
 const NOW = T0 + 2 * 60 * MIN;
 
@@ -57,7 +60,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
   const agents: TeamMember[] = [{ agentId: 'alice', name: 'Alice', presence: 'available' }];
 
   it('counts the day’s calls, their handle time with the after-call work, the service level, and the calls waiting now', async () => {
-    const source = new WallboardSource({ database: () => Promise.resolve(played.db()), settings: () => ({ ...DEFAULT_TEAM_SETTINGS, serviceLevelSeconds: 20 }), now: () => NOW });
+    const source = new WallboardSource({ database: () => Promise.resolve(played.db()), settings: () => ({ ...DEFAULT_TEAM_SETTINGS, serviceLevelSeconds: 20 }), callbacks: noCallbacks, now: () => NOW });
     const board = await source.wallboard(agents);
     const handled = 60_000 + 120_000 + 60_000 + 30_000 + 50_000 + 20_000;
     expect(board).toEqual({
@@ -65,6 +68,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
       timezone: 'UTC',
       dayStartedAt: Date.UTC(2026, 10, 2),
       agents,
+      callbacks: [],
       records: 'ok',
       waiting: { calls: 1, longestSince: NOW - 40_000 },
       today: {
@@ -76,12 +80,13 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
         // The fast call within 20 s, of four incoming calls that ended.
         serviceLevel: { thresholdSec: 20, answeredWithin: 1, offered: 4, ratio: 0.25 },
       },
+      voicemails: [],
     });
   });
 
   it('reads its day in the team’s time zone', async () => {
     // In Auckland (UTC+13 in November) T0 + 2 h is already the 3rd: none of these calls is today's.
-    const source = new WallboardSource({ database: () => Promise.resolve(played.db()), settings: () => ({ ...DEFAULT_TEAM_SETTINGS, timezone: 'Pacific/Auckland' }), now: () => NOW });
+    const source = new WallboardSource({ database: () => Promise.resolve(played.db()), settings: () => ({ ...DEFAULT_TEAM_SETTINGS, timezone: 'Pacific/Auckland' }), callbacks: noCallbacks, now: () => NOW });
     const board = await source.wallboard(agents);
     expect(board.dayStartedAt).toBe(Date.UTC(2026, 10, 2, 11));
     expect(board.today).toMatchObject({ answered: 0, missed: 0, abandoned: 0, serviceLevel: { offered: 0 } });
@@ -97,6 +102,7 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
         return Promise.resolve(played.db());
       },
       settings: () => DEFAULT_TEAM_SETTINGS,
+      callbacks: noCallbacks,
       now: () => now,
       cacheMs: 2_000,
     });
@@ -110,10 +116,40 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('t
     expect(opened).toBe(2);
   });
 
+  it('reads the callback requests at every ask, while the records’ reading serves its moment', async () => {
+    let opened = 0;
+    let asked = 0;
+    const listed: CallbackRequest = { id: 'wacid.cb', number: '447700900123', requestedAt: NOW - MIN, expiresAt: NOW + 7 * 24 * 60 * MIN, permanent: false };
+    let list: CallbackRequest[] = [];
+    const source = new WallboardSource({
+      database: () => {
+        opened += 1;
+        return Promise.resolve(played.db());
+      },
+      settings: () => DEFAULT_TEAM_SETTINGS,
+      callbacks: () => {
+        asked += 1;
+        return Promise.resolve(list);
+      },
+      now: () => NOW,
+      cacheMs: 60_000,
+    });
+    expect((await source.wallboard(agents)).callbacks).toEqual([]);
+    list = [listed];
+    expect((await source.wallboard(agents)).callbacks).toEqual([listed]);
+    list = [{ ...listed, takenBy: { agentId: 'alice', name: 'Alice', at: NOW } }];
+    expect((await source.wallboard(agents)).callbacks).toEqual(list);
+    expect({ opened, asked }).toEqual({ opened: 1, asked: 3 });
+    // A relay without records still lists them.
+    const none = await new WallboardSource({ database: undefined, settings: () => DEFAULT_TEAM_SETTINGS, callbacks: () => Promise.resolve([listed]), now: () => NOW }).wallboard(agents);
+    expect(none).toMatchObject({ records: 'none', callbacks: [listed] });
+    expect(none).not.toHaveProperty('voicemails');
+  });
+
   it('says when it has no records, or they cannot be read', async () => {
-    const none = await new WallboardSource({ database: undefined, settings: () => DEFAULT_TEAM_SETTINGS, now: () => NOW }).wallboard(agents);
-    expect(none).toEqual({ at: NOW, timezone: 'UTC', dayStartedAt: Date.UTC(2026, 10, 2), agents, records: 'none' });
-    const down = await new WallboardSource({ database: () => Promise.reject(new Error('connection refused')), settings: () => DEFAULT_TEAM_SETTINGS, now: () => NOW }).wallboard(agents);
-    expect(down).toEqual({ at: NOW, timezone: 'UTC', dayStartedAt: Date.UTC(2026, 10, 2), agents, records: 'unavailable' });
+    const none = await new WallboardSource({ database: undefined, settings: () => DEFAULT_TEAM_SETTINGS, callbacks: noCallbacks, now: () => NOW }).wallboard(agents);
+    expect(none).toEqual({ at: NOW, timezone: 'UTC', dayStartedAt: Date.UTC(2026, 10, 2), agents, callbacks: [], records: 'none' });
+    const down = await new WallboardSource({ database: () => Promise.reject(new Error('connection refused')), settings: () => DEFAULT_TEAM_SETTINGS, callbacks: noCallbacks, now: () => NOW }).wallboard(agents);
+    expect(down).toEqual({ at: NOW, timezone: 'UTC', dayStartedAt: Date.UTC(2026, 10, 2), agents, callbacks: [], records: 'unavailable' });
   });
 });

@@ -449,7 +449,7 @@ describe('normaliseWebhook: what real payloads show (protocol.md)', () => {
     expect(result.skipped).toEqual([]);
     expect(result.events).toEqual([
       { type: 'call.incoming', callId: 'wacid.L10', fromUserId: SCOPED_USER, name: 'Scoped User', sdp: OFFER_SDP, timestamp: T_MS },
-      { type: 'call.status', callId: 'wacid.L10', status: 'RINGING', timestamp: T_MS },
+      { type: 'call.status', callId: 'wacid.L10', status: 'RINGING', timestamp: T_MS, recipientUserId: SCOPED_USER },
       { type: 'message.status', messageId: 'wamid.L10', status: 'delivered', timestamp: T_MS },
       { type: 'message.inbound', messageId: 'wamid.L10in', fromUserId: SCOPED_USER, name: 'Scoped User', timestamp: T_MS, messageType: 'text', text: 'It is me' },
     ]);
@@ -492,7 +492,7 @@ describe('normaliseWebhook: what real payloads show (protocol.md)', () => {
       name: 'Ada Customer',
       timestamp: T_MS,
       messageType: 'interactive',
-      permissionReply: { response: 'reject', isPermanent: false },
+      permissionReply: { response: 'reject', isPermanent: false, source: 'automatic' },
     });
   });
 });
