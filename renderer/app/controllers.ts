@@ -48,7 +48,7 @@ export interface Controllers {
   devices: DeviceActions;
   diagnostics: DiagnosticsActions;
   updates: UpdateActions;
-  /** The Team view's wallboard, read while the view is open. */
+  /** The Team view's wallboard, read while the view is open; its callback requests taken and dialled. */
   wallboard: WallboardActions;
   /** "Play voicemail": a voicemail's audio, from the main process. */
   voicemail: VoicemailActions;
@@ -72,7 +72,12 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const sandbox = new SandboxActions({ api, store, selectContact });
   const sync = new HostSync({ api, link, store, calls, selectContact, setUpdateStatus: (status) => updateStatusStore.getState().setStatus(status) });
   const updates = new UpdateActions({ api, store: updateStatusStore });
-  const wallboard = new WallboardActions({ api, store: wallboardStore });
+  // "Call back" dials as the recent calls' does: the contact panel follows the customer.
+  const dialCustomer = (number: string): Promise<void> => {
+    selectContact(number);
+    return calls.dialRequested({ number, dial: true });
+  };
+  const wallboard = new WallboardActions({ api, store: wallboardStore, dial: dialCustomer });
   const voicemail = new VoicemailActions({ api, speaker: deps.speaker });
   const devices = new DeviceActions({ ...deps.audio, store, savePreferences: (patch) => settings.savePreferences(patch) });
   const hostKind = deps.hostKind ?? 'browser';
