@@ -67,6 +67,18 @@ export function errorMessage(error: Pick<AppError, 'code' | 'message' | 'gateway
   return errorCodeText(error.code);
 }
 
+// Refusals about something other than a call: their own words for these codes, since the fixed texts
+// speak of a call ("This call no longer exists").
+const OWN_WORDS: ReadonlySet<ErrorCode> = new Set(['not_found', 'invalid_state', 'invalid_input']);
+
+/**
+ * The sentence for a refusal about a voicemail or a callback request: the words the catalogue made
+ * for it (`text`: "Taken by Maya Chen") or, for a missing or taken one, the main process's own; any
+ * other error as errorMessage says it.
+ */
+export const refusalText = (error: Pick<AppError, 'code' | 'message' | 'gatewayCode' | 'text'>): string =>
+  error.text !== undefined || (OWN_WORDS.has(error.code) && error.message !== '') ? sayError(error) : errorMessage(error);
+
 /** Why the state could not be loaded (the banner's reason), in the UI's language. */
 export function snapshotProblemText(problem: SnapshotProblem): string {
   switch (problem.kind) {

@@ -59,7 +59,7 @@ const diagnostics = {
   saveFile: browserFileSaver(document),
   windowInfo: () => ({ userAgent: navigator.userAgent, language: navigator.language }),
 };
-const softphone = createControllers({ api: host.api, link: host.link, store: appStore, engine, ringtone, hostKind: host.kind, audio, diagnostics });
+const softphone = createControllers({ api: host.api, link: host.link, store: appStore, engine, ringtone, hostKind: host.kind, audio, diagnostics, speaker: () => engine.speakerId() });
 try {
   softphone.start();
 } catch (e) {

@@ -1,5 +1,7 @@
 // How the Team view's wallboard reads (shared/wallboard.ts): an agent's state in words, the agents in
-// the order they are listed, and the clocks and figures in the language's numbers.
+// the order they are listed, the clocks and figures in the language's numbers, and how long a
+// callback request has left.
+import { callbackTimeLeftMs, type CallbackRequest } from '../shared/callbacks';
 import { assertNever } from '../shared/result';
 import type { BoardAgent } from './bridge/payload-schemas';
 import { formatMinutesSeconds, formatNumber, formatPercent, formatTimeIn } from './i18n/format';
@@ -61,3 +63,26 @@ export function todayText(timezone: string, dayStartedAt: number | undefined, lo
 
 /** A count in the language's digits. */
 export const countText = (n: number, locale: string = intlLocale()): string => formatNumber(n, {}, locale);
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * A callback request's time left, counted down to the minute: "6 days 23 h left", "5 h 12 min left",
+ * "12 min left"; "Permanent" for a permanent permission; "Expired" once it has run out (the relay
+ * drops it at its next read).
+ */
+export function callbackTimeLeftText(request: Pick<CallbackRequest, 'expiresAt' | 'permanent'>, now: number, locale: string = intlLocale()): string {
+  const left = callbackTimeLeftMs(request, now);
+  if (left === undefined) return t('common:team.permanent');
+  if (left <= 0) return t('common:team.expired');
+  const n = (value: number) => formatNumber(value, {}, locale);
+  const days = Math.floor(left / DAY_MS);
+  const hours = Math.floor((left % DAY_MS) / HOUR_MS);
+  const minutes = Math.floor((left % HOUR_MS) / MINUTE_MS);
+  if (days > 0) return t('common:team.leftDays', { count: days, days: n(days), hours: n(hours) });
+  if (hours > 0) return t('common:team.leftHours', { hours: n(hours), minutes: n(minutes) });
+  // The last minute still counts as one: "0 min left" would read as gone.
+  return t('common:team.leftMinutes', { minutes: n(Math.max(1, minutes)) });
+}

@@ -13,7 +13,9 @@
  * page's own host and port with 'self' (Chromium 71+, Firefox, Safari 16+; test/e2e/csp.test.ts
  * checks it in Chromium), so the policy names no port and stays one static text. WebRTC media and
  * `srcObject` streams are not governed by the CSP. img-src keeps data: for the `data:,` icon that
- * spares a request for /favicon.ico.
+ * spares a request for /favicon.ico. media-src allows blob: for "Play voicemail": the window gets
+ * the file's bytes from the main process (getVoicemail) and plays them from an object URL of its
+ * own making; a blob: URL is bound to the page's origin, so it opens nothing beyond it.
  */
 export const PAGE_CONTENT_SECURITY_POLICY = [
   "default-src 'none'",
@@ -21,7 +23,7 @@ export const PAGE_CONTENT_SECURITY_POLICY = [
   "style-src 'self'",
   "connect-src 'self'",
   "img-src 'self' data:",
-  "media-src 'self'",
+  "media-src 'self' blob:",
   "object-src 'none'",
   "base-uri 'none'",
   "form-action 'none'",

@@ -9,6 +9,7 @@ import type { MessagingActions } from './messaging-actions';
 import type { SandboxActions } from './sandbox-actions';
 import type { SettingsActions } from './settings-actions';
 import type { UpdateActions } from './update-actions';
+import type { VoicemailActions } from './voicemail-actions';
 import type { WallboardActions } from './wallboard-actions';
 
 export const ControllersContext = createContext<Controllers | null>(null);
@@ -28,3 +29,4 @@ export const useDeviceActions = (): DeviceActions => useControllers().devices;
 export const useDiagnostics = (): DiagnosticsActions => useControllers().diagnostics;
 export const useUpdateActions = (): UpdateActions => useControllers().updates;
 export const useWallboard = (): WallboardActions => useControllers().wallboard;
+export const useVoicemail = (): VoicemailActions => useControllers().voicemail;

@@ -12,6 +12,7 @@ import { HostSync } from './host-sync';
 import { MessagingActions } from './messaging-actions';
 import { SandboxActions } from './sandbox-actions';
 import { UpdateActions } from './update-actions';
+import { VoicemailActions } from './voicemail-actions';
 import { WallboardActions } from './wallboard-actions';
 import { wallboardStore } from '../store/wallboard';
 import { updateStatusStore } from '../store/updates';
@@ -30,6 +31,8 @@ export interface ControllersDeps {
   keys?: KeySource | undefined;
   /** Which host this window runs in: some preferences mean something only in one of them. */
   hostKind?: 'electron' | 'browser' | undefined;
+  /** The speaker calls play on ('' = the system default): voicemails play there too. */
+  speaker?: (() => string) | undefined;
   /** "Test my setup" and "Export diagnostics": the browser parts (the audio devices come from `audio`). */
   diagnostics?: Pick<DiagnosticsActionsDeps, 'iceConfig' | 'measureMicrophone' | 'gather' | 'saveFile' | 'windowInfo'> | undefined;
 }
@@ -45,8 +48,10 @@ export interface Controllers {
   devices: DeviceActions;
   diagnostics: DiagnosticsActions;
   updates: UpdateActions;
-  /** The Team view's wallboard, read while the view is open. */
+  /** The Team view's wallboard, read while the view is open; its callback requests taken and dialled. */
   wallboard: WallboardActions;
+  /** "Play voicemail": a voicemail's audio, from the main process. */
+  voicemail: VoicemailActions;
   /** Not a domain: the host this window runs in (the settings show what only it can do). */
   hostKind: 'electron' | 'browser';
 }
@@ -67,13 +72,19 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const sandbox = new SandboxActions({ api, store, selectContact });
   const sync = new HostSync({ api, link, store, calls, selectContact, setUpdateStatus: (status) => updateStatusStore.getState().setStatus(status) });
   const updates = new UpdateActions({ api, store: updateStatusStore });
-  const wallboard = new WallboardActions({ api, store: wallboardStore });
+  // "Call back" dials as the recent calls' does: the contact panel follows the customer.
+  const dialCustomer = (number: string): Promise<void> => {
+    selectContact(number);
+    return calls.dialRequested({ number, dial: true });
+  };
+  const wallboard = new WallboardActions({ api, store: wallboardStore, dial: dialCustomer });
+  const voicemail = new VoicemailActions({ api, speaker: deps.speaker });
   const devices = new DeviceActions({ ...deps.audio, store, savePreferences: (patch) => settings.savePreferences(patch) });
   const hostKind = deps.hostKind ?? 'browser';
   const { devices: audioDevices, soundCheck, ringer } = deps.audio ?? {};
   const diagnostics = new DiagnosticsActions({ ...deps.diagnostics, api, hostKind, devices: audioDevices, soundCheck, ringer });
   return {
-    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, wallboard, hostKind },
+    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, wallboard, voicemail, hostKind },
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();

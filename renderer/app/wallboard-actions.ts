@@ -1,11 +1,13 @@
 // The Team view's domain: while the view is open and the window shown, it reads the team's wallboard
 // every WALLBOARD_REFRESH_MS, one read at a time, into the wallboard store. The clocks on screen tick
-// in the components between reads; this only reads.
+// in the components between reads. "Call back" on a callback request takes it for this agent
+// (takeCallback), reads the board again and dials the customer as the dialer does.
 import type { SoftphoneApi, Unsubscribe } from '../../shared/api';
+import type { CallbackRequest } from '../../shared/callbacks';
 import { WALLBOARD_REFRESH_MS } from '../../shared/wallboard';
 import type { StoreApi } from 'zustand/vanilla';
 import { parseWallboard } from '../bridge/payload-schemas';
-import { errorMessage } from '../error-texts';
+import { errorMessage, refusalText } from '../error-texts';
 import { i18n } from '../i18n/i18n';
 import type { WallboardState } from '../store/wallboard';
 
@@ -19,25 +21,31 @@ export interface PageVisibility {
 }
 
 export interface WallboardActionsDeps {
-  api: Pick<SoftphoneApi, 'getWallboard'>;
+  api: Pick<SoftphoneApi, 'getWallboard' | 'takeCallback'>;
   store: StoreApi<WallboardState>;
+  /** Dials a customer's number (digits with country code) as the dialer does; nothing dials without it. */
+  dial?: ((number: string) => Promise<void>) | undefined;
   /** The document by default; none where there is no window (always shown then). */
   visibility?: PageVisibility | undefined;
   now?: () => number;
 }
 
-/** One watch of the board: its timer and read, stopped for good by its unsubscribe. */
-type Watch = { stopped: boolean; reading: boolean; timer: ReturnType<typeof setTimeout> | undefined };
+/** One watch of the board: its timer and read, stopped for good by its unsubscribe; `again` asks for a read right after the one under way. */
+type Watch = { stopped: boolean; reading: boolean; again: boolean; timer: ReturnType<typeof setTimeout> | undefined; readNow: () => void };
 
 export class WallboardActions {
   private readonly api: WallboardActionsDeps['api'];
   private readonly store: StoreApi<WallboardState>;
   private readonly visibility: PageVisibility | undefined;
   private readonly now: () => number;
+  private readonly dial: ((number: string) => Promise<void>) | undefined;
+  /** The open view's watch, if any. */
+  private watching: Watch | undefined;
 
   constructor(deps: WallboardActionsDeps) {
     this.api = deps.api;
     this.store = deps.store;
+    this.dial = deps.dial;
     this.visibility = deps.visibility ?? (typeof document === 'undefined' ? undefined : document);
     this.now = deps.now ?? Date.now;
   }
@@ -53,7 +61,7 @@ export class WallboardActions {
    * The returned function stops it and forgets the board, so a view opened later starts afresh.
    */
   watch(): Unsubscribe {
-    const watch: Watch = { stopped: false, reading: false, timer: undefined };
+    const watch: Watch = { stopped: false, reading: false, again: false, timer: undefined, readNow: () => undefined };
     const schedule = (delay: number): void => {
       if (watch.stopped || this.hidden()) return;
       watch.timer = setTimeout(() => {
@@ -64,12 +72,22 @@ export class WallboardActions {
     const read = async (): Promise<void> => {
       if (watch.stopped || watch.reading || this.hidden()) return;
       watch.reading = true;
+      watch.again = false;
       const startedAt = this.now();
       const result = await this.api.getWallboard({});
       watch.reading = false;
       if (watch.stopped) return;
       this.apply(result);
-      schedule(Math.max(0, startedAt + WALLBOARD_REFRESH_MS - this.now()));
+      schedule(watch.again ? 0 : Math.max(0, startedAt + WALLBOARD_REFRESH_MS - this.now()));
+    };
+    watch.readNow = () => {
+      if (watch.reading) {
+        watch.again = true;
+        return;
+      }
+      clearTimeout(watch.timer);
+      watch.timer = undefined;
+      void read();
     };
     const onVisibility = (): void => {
       if (this.hidden()) {
@@ -80,13 +98,35 @@ export class WallboardActions {
       }
     };
     this.visibility?.addEventListener('visibilitychange', onVisibility);
+    this.watching = watch;
     void read();
     return () => {
       watch.stopped = true;
+      if (this.watching === watch) this.watching = undefined;
       clearTimeout(watch.timer);
       this.visibility?.removeEventListener('visibilitychange', onVisibility);
       this.store.getState().reset();
     };
+  }
+
+  /** The board changed here (a take): the open view reads it again now, or right after the read under way. */
+  refresh(): void {
+    this.watching?.readNow();
+  }
+
+  /**
+   * "Call back": takes the request for this agent (again, when it is already the agent's), reads the
+   * board again and dials the customer as the dialer does. A refusal ("Taken by Maya Chen", gone) is
+   * said in the request's item. One take of a request at a time.
+   */
+  async callBack(request: Pick<CallbackRequest, 'id' | 'number'>): Promise<void> {
+    const state = this.store.getState();
+    if (state.callbackNotes[request.id]?.kind === 'taking') return;
+    state.setCallbackNote(request.id, { kind: 'taking' });
+    const taken = await this.api.takeCallback({ id: request.id });
+    this.store.getState().setCallbackNote(request.id, taken.ok ? null : { kind: 'refused', text: refusalText(taken.error) });
+    this.refresh();
+    if (taken.ok && request.number !== undefined && this.dial) await this.dial(request.number);
   }
 
   private apply(result: Awaited<ReturnType<SoftphoneApi['getWallboard']>>): void {

@@ -18,6 +18,7 @@ import { teamSettingsSchema } from '../../shared/team-settings';
 import { ruleTextSchema } from '../../shared/i18n/text';
 import { colleagueSchema, TEAM_PRESENCES, teamMemberSchema, TRANSFER_KINDS, type TeamMember } from '../../shared/transfer';
 import { wallboardSchema } from '../../shared/wallboard';
+import { VOICEMAIL_MAX_BYTES, type VoicemailAudio } from '../../shared/voicemail';
 
 // A text (code and values) beside an English sentence: one this window cannot read is dropped, and the English stands in for it.
 const textBeside = ruleTextSchema.optional().catch(undefined);
@@ -230,6 +231,17 @@ const teamBoardSchema = wallboardSchema.extend({ agents: z.array(boardAgentSchem
 export type TeamBoard = z.output<typeof teamBoardSchema>;
 /** getWallboard's answer. */
 export const parseWallboard = (data: unknown): Result<TeamBoard> => parseWith(teamBoardSchema, data);
+
+// A voicemail's file as base64 (4 characters per 3 bytes, padded), no larger than the main process fetches.
+const voicemailAudioSchema = z.object({
+  mimeType: z.string().min(1).max(200),
+  data: z
+    .string()
+    .max(Math.ceil(VOICEMAIL_MAX_BYTES / 3) * 4)
+    .regex(/^[A-Za-z0-9+/]*={0,2}$/),
+});
+/** getVoicemail's answer. */
+export const parseVoicemailAudio = (data: unknown): Result<VoicemailAudio> => parseWith(voicemailAudioSchema, data);
 
 const shortcutActionSchema = z.enum(SHORTCUT_ACTIONS as [ShortcutAction, ...ShortcutAction[]]);
 

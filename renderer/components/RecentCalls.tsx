@@ -11,6 +11,7 @@ import { missedCalls } from '../../shared/preferences';
 import { formatPhoneNumber } from '../../shared/phone';
 import { wrapUpEditable } from '../store/wrap-up-form';
 import { Ltr } from './Ltr';
+import { VoicemailPlayer } from './VoicemailPlayer';
 import { WrapUpForm } from './WrapUpForm';
 import { WrapUpSummary } from './WrapUpSummary';
 
@@ -178,6 +179,7 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
           </button>
         )}
       </div>
+      {entry.voicemail && <RecentVoicemail entry={entry} voicemail={entry.voicemail} idBase={idBase} />}
       {(entry.wrapUp || editable) && (
         <div className="history-extra">
           {entry.wrapUp && <WrapUpSummary wrapUp={entry.wrapUp} idBase={idBase} />}
@@ -194,5 +196,32 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
         </div>
       )}
     </li>
+  );
+}
+
+/**
+ * The call's voicemail: the "Voicemail" mark and "Play voicemail" (the player under the line). While
+ * its file is not kept here yet and the last fetch failed, that is said quietly: the button fetches
+ * it again on demand.
+ */
+function RecentVoicemail({ entry, voicemail, idBase }: { entry: HistoryEntry; voicemail: NonNullable<HistoryEntry['voicemail']>; idBase: string }) {
+  const { t } = useTranslation('calls');
+  const reason = voicemail.saved ? undefined : voicemail.fetchError?.trim();
+  const lead = (
+    <>
+      <span className="voicemail-mark">{t('voicemail.mark')}</span>
+      {reason && <span className="voicemail-note">{t('voicemail.notFetched', { reason })}</span>}
+    </>
+  );
+  return (
+    <div className="history-voicemail">
+      {entry.callId === undefined ? (
+        <div className="voicemail-line">{lead}</div>
+      ) : (
+        <VoicemailPlayer voicemail={{ callId: entry.callId, mediaId: voicemail.mediaId }} peer={entry} idBase={idBase}>
+          {lead}
+        </VoicemailPlayer>
+      )}
+    </div>
   );
 }

@@ -45,6 +45,7 @@ export function SandboxPanel() {
   const selection = useAppStore((s) => s.sandboxSelection);
   const setSelection = useAppStore((s) => s.setSandboxSelection);
   const error = useAppStore((s) => s.sandboxError);
+  const done = useAppStore((s) => s.sandboxDone);
   const message = useAppStore((s) => s.sandboxMessage);
   const setMessage = useAppStore((s) => s.setSandboxMessage);
   if (mode !== 'sandbox') return null;
@@ -70,6 +71,15 @@ export function SandboxPanel() {
           {t('sandbox.simulateCall')}
         </button>
       </div>
+      <div className="sandbox-after">
+        <button type="button" className="btn btn-secondary" disabled={customers.length === 0} onClick={() => void sandboxActions.simulateVoicemail()}>
+          {t('sandbox.leaveVoicemail')}
+        </button>
+        <button type="button" className="btn btn-secondary" disabled={customers.length === 0} onClick={() => void sandboxActions.simulateCallbackRequest()}>
+          {t('sandbox.askCallback')}
+        </button>
+      </div>
+      <p className="hint">{t('sandbox.lastCallHint')}</p>
       <form
         noValidate
         className="sandbox-message"
@@ -102,6 +112,10 @@ export function SandboxPanel() {
           {error}
         </p>
       )}
+      {/* In the page before it speaks, so that its words are heard. */}
+      <p role="status" className="sandbox-done">
+        {done ?? ''}
+      </p>
     </section>
   );
 }

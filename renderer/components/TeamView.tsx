@@ -6,10 +6,13 @@ import { useAppStore } from '../store/store';
 import { useWallboardStore, type FiguresView } from '../store/wallboard';
 import { todayText } from '../wallboard-display';
 import { TeamAgents } from './TeamAgents';
+import { TeamCallbacks } from './TeamCallbacks';
+import { TeamVoicemails } from './TeamVoicemails';
 import { WallboardFigures } from './WallboardFigures';
 
 /**
- * The "Team" view: the team's wallboard, read while the view is open (app/wallboard-actions.ts). The
+ * The "Team" view: the team's wallboard, read while the view is open (app/wallboard-actions.ts): the
+ * figures, the customers who asked to be called back, the team's voicemails, and the agents. The
  * clocks tick every second on the relay's time (the board's `at` against the window's clock); none
  * of them is live for screen readers: a polite status speaks only when the records' state changes.
  */
@@ -19,6 +22,7 @@ export function TeamView() {
   useEffect(() => wallboard.watch(), [wallboard]);
   const board = useWallboardStore((s) => s.board);
   const figures = useWallboardStore((s) => s.figures);
+  const voicemails = useWallboardStore((s) => s.voicemails);
   const error = useWallboardStore((s) => s.error);
   const teamTimezone = useAppStore((s) => s.team.settings.timezone);
   const now = useNow(1000);
@@ -43,6 +47,12 @@ export function TeamView() {
         </p>
       )}
       <WallboardFigures figures={figures} timezone={timezone} relayNow={relayNow} />
+      {board && (
+        <div className="team-lists">
+          <TeamCallbacks callbacks={board.callbacks} selfId={board.agents.find((a) => a.self === true)?.agentId} relayNow={relayNow} />
+          <TeamVoicemails view={voicemails} relayNow={relayNow} />
+        </div>
+      )}
       {board && <TeamAgents agents={board.agents} relayNow={relayNow} />}
     </section>
   );

@@ -137,6 +137,8 @@ export interface UiSlice {
   keypadOpen: boolean;
   sandboxSelection: string;
   sandboxError: string | null;
+  /** What the last sandbox control did, when its effect shows elsewhere (a voicemail, a callback request). */
+  sandboxDone: string | null;
   settingsForm: SettingsFormState;
   networkForm: NetworkFormState;
 }
@@ -171,6 +173,7 @@ export interface StoreActions {
   setKeypadOpen(open: boolean): void;
   setSandboxSelection(number: string): void;
   setSandboxError(message: string | null): void;
+  setSandboxDone(message: string | null): void;
   editSettings(field: SettingsField, value: string): void;
   setSettingsForm(patch: Partial<SettingsFormState>): void;
   editNetwork<F extends NetworkField>(field: F, value: NetworkDraft[F]): void;
@@ -223,6 +226,7 @@ export function initialState(): StoreState {
     keypadOpen: false,
     sandboxSelection: '',
     sandboxError: null,
+    sandboxDone: null,
     settingsForm: { draft: draftFromSettings(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
     networkForm: { draft: draftFromNetwork(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
     conversations: {},
@@ -307,6 +311,7 @@ export const appStore = createStore<AppState>()((set, get) => ({
   setKeypadOpen: (keypadOpen) => set({ keypadOpen }),
   setSandboxSelection: (sandboxSelection) => set({ sandboxSelection }),
   setSandboxError: (sandboxError) => set({ sandboxError }),
+  setSandboxDone: (sandboxDone) => set({ sandboxDone }),
   editSettings: (field, value) =>
     set((s) => {
       const { [field]: _cleared, ...errors } = s.settingsForm.errors;

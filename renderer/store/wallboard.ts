@@ -1,8 +1,11 @@
-// The Team view's wallboard: the last board read, the day's figures it shows, and a read that failed.
-// Kept apart from the app store, like updates.ts: app/wallboard-actions.ts is its only writer,
-// components/TeamView.tsx its reader. Tests call resetWallboardStore().
+// The Team view's wallboard: the last board read, the day's figures and the team's voicemails it
+// shows, a read that failed, and each "Call back" under way or refused. Kept apart from the app
+// store, like updates.ts: app/wallboard-actions.ts is its only writer, components/TeamView.tsx and
+// its parts its readers. Tests call resetWallboardStore().
 import { useStore } from 'zustand';
 import { createStore } from 'zustand/vanilla';
+import type { CallbackRequest } from '../../shared/callbacks';
+import type { TeamVoicemail } from '../../shared/voicemail';
 import type { BoardAgent, TeamBoard } from '../bridge/payload-schemas';
 
 /** The day's figures as the relay read them at `at` (its clock). */
@@ -20,8 +23,19 @@ export interface DayFigures {
  */
 export type FiguresView = { kind: 'loading' } | { kind: 'live'; figures: DayFigures } | { kind: 'none' } | { kind: 'unavailable'; kept: DayFigures | null };
 
+/**
+ * The team's voicemails, which come from its records: `list` as read now; `none` from a relay that
+ * keeps no records; `unavailable` while they cannot be read, with the list read before (`kept`), if any.
+ */
+export type VoicemailsView = { kind: 'loading' } | { kind: 'list'; voicemails: TeamVoicemail[] } | { kind: 'none' } | { kind: 'unavailable'; kept: TeamVoicemail[] | null };
+
+/** A "Call back" of this window: the take under way, or its refusal in words. */
+export type CallbackNote = { kind: 'taking' } | { kind: 'refused'; text: string };
+
 export interface BoardView {
   agents: BoardAgent[];
+  /** "Callback requested", the oldest first, as the relay has them now. */
+  callbacks: CallbackRequest[];
   timezone: string;
   dayStartedAt: number;
   /** The relay's clock less the window's when this board came: the clocks count from Date.now() plus this. */
@@ -31,10 +45,14 @@ export interface BoardView {
 export interface WallboardState {
   board: BoardView | null;
   figures: FiguresView;
+  voicemails: VoicemailsView;
   /** The last read failed (its words); the board before it stays. */
   error: string | null;
+  /** By request id. */
+  callbackNotes: Readonly<Record<string, CallbackNote>>;
   applyBoard(board: TeamBoard, receivedAt: number): void;
   setError(text: string | null): void;
+  setCallbackNote(id: string, note: CallbackNote | null): void;
   reset(): void;
 }
 
@@ -55,17 +73,48 @@ export function nextFigures(previous: FiguresView, board: TeamBoard): FiguresVie
   return { kind: 'unavailable', kept: kept?.dayStartedAt === board.dayStartedAt ? kept : null };
 }
 
-const initialState = (): Pick<WallboardState, 'board' | 'figures' | 'error'> => ({ board: null, figures: { kind: 'loading' }, error: null });
+/** The voicemails after a new board: records that cannot be read keep the last list read. */
+export function nextVoicemails(previous: VoicemailsView, board: TeamBoard): VoicemailsView {
+  switch (board.records) {
+    case 'ok':
+      return { kind: 'list', voicemails: board.voicemails ?? [] };
+    case 'none':
+      return { kind: 'none' };
+    case 'unavailable':
+      return { kind: 'unavailable', kept: previous.kind === 'list' ? previous.voicemails : previous.kind === 'unavailable' ? previous.kept : null };
+  }
+}
+
+/** The notes after a new board: a take under way stays; a refusal stays while its request is listed. */
+export function notesAfter(notes: Readonly<Record<string, CallbackNote>>, callbacks: readonly CallbackRequest[]): Record<string, CallbackNote> {
+  const listed = new Set(callbacks.map((c) => c.id));
+  return Object.fromEntries(Object.entries(notes).filter(([id, note]) => note.kind === 'taking' || listed.has(id)));
+}
+
+const initialState = (): Pick<WallboardState, 'board' | 'figures' | 'voicemails' | 'error' | 'callbackNotes'> => ({
+  board: null,
+  figures: { kind: 'loading' },
+  voicemails: { kind: 'loading' },
+  error: null,
+  callbackNotes: {},
+});
 
 export const wallboardStore = createStore<WallboardState>()((set) => ({
   ...initialState(),
   applyBoard: (board, receivedAt) =>
     set((s) => ({
-      board: { agents: board.agents, timezone: board.timezone, dayStartedAt: board.dayStartedAt, offsetMs: board.at - receivedAt },
+      board: { agents: board.agents, callbacks: board.callbacks, timezone: board.timezone, dayStartedAt: board.dayStartedAt, offsetMs: board.at - receivedAt },
       figures: nextFigures(s.figures, board),
+      voicemails: nextVoicemails(s.voicemails, board),
       error: null,
+      callbackNotes: notesAfter(s.callbackNotes, board.callbacks),
     })),
   setError: (error) => set({ error }),
+  setCallbackNote: (id, note) =>
+    set((s) => {
+      const { [id]: _gone, ...others } = s.callbackNotes;
+      return { callbackNotes: note === null ? others : { ...others, [id]: note } };
+    }),
   reset: () => set(initialState()),
 }));
 

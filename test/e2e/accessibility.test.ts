@@ -103,6 +103,8 @@ const IDLE_TAB_ORDER = [
   'button "Call"',
   'combobox "Sandbox customer"',
   'button "Simulate incoming call"',
+  'button "Leave a voicemail"',
+  'button "Ask to be called back"',
   'textbox "Customer message"',
   'button "Simulate inbound message"',
   'textbox "Contact number"',

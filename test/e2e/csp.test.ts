@@ -1,7 +1,7 @@
 // The page's Content-Security-Policy in Debian's Chromium, on the built renderer served by the real
 // browser host: the app loads, connects, takes a call and holds it without one violation; what is
-// not the page's own (another origin's fetch or WebSocket, an inline script, style or handler, eval)
-// is refused; the /dial page's own inline style is allowed by its hash.
+// not the page's own (another origin's fetch or WebSocket, an inline script, style or handler, eval,
+// audio from a data: URL) is refused, audio from the page's own blob: URL plays; the /dial page's own inline style is allowed by its hash.
 import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -91,7 +91,7 @@ test('the app loads, connects, answers and holds a call with no CSP violation an
   expect(watched.errors).toEqual([]);
 });
 
-test("refuses another origin's fetch and WebSocket, inline scripts, styles and handlers, and eval, under the header and the meta tag alike; allows its own files and its own WebSocket", async () => {
+test("refuses another origin's fetch and WebSocket, inline scripts, styles and handlers, eval and data: audio, under the header and the meta tag alike; allows its own files, its own WebSocket and its own blob: audio", async () => {
   const watched = await watchedPage();
   const { header, meta } = await openApp(watched);
   const assets = (await readdir(resolve(RENDERER_DIR, 'assets'))).filter((name) => !name.endsWith('.map'));
@@ -127,6 +127,38 @@ test("refuses another origin's fetch and WebSocket, inline scripts, styles and h
         socketLoopback: await settles(new WebSocket('ws://127.0.0.2:9/')),
         socketRelay: await settles(new WebSocket(relayWs)),
       };
+
+      // Audio: from an object URL the page made itself ("Play voicemail"), not from a data: URL.
+      const wav = (() => {
+        const samples = 800;
+        const view = new DataView(new ArrayBuffer(44 + samples * 2));
+        const ascii = (at: number, text: string) => [...text].forEach((c, i) => view.setUint8(at + i, c.charCodeAt(0)));
+        ascii(0, 'RIFF');
+        view.setUint32(4, 36 + samples * 2, true);
+        ascii(8, 'WAVEfmt ');
+        view.setUint32(16, 16, true);
+        view.setUint16(20, 1, true);
+        view.setUint16(22, 1, true);
+        view.setUint32(24, 8000, true);
+        view.setUint32(28, 16000, true);
+        view.setUint16(32, 2, true);
+        view.setUint16(34, 16, true);
+        ascii(36, 'data');
+        view.setUint32(40, samples * 2, true);
+        for (let i = 0; i < samples; i++) view.setInt16(44 + i * 2, Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000)), true);
+        return new Uint8Array(view.buffer);
+      })();
+      const loads = (src: string) =>
+        new Promise<string>((done) => {
+          const audio = new Audio();
+          audio.onloadedmetadata = () => done('loaded');
+          audio.onerror = () => done('error');
+          audio.src = src;
+        });
+      const blobUrl = URL.createObjectURL(new Blob([wav], { type: 'audio/wav' }));
+      const blobAudio = await loads(blobUrl);
+      URL.revokeObjectURL(blobUrl);
+      const dataAudio = await loads(`data:audio/wav;base64,${btoa(String.fromCharCode(...wav))}`);
 
       const script = document.createElement('script');
       script.textContent = 'window.__inlineScriptRan = true';
@@ -164,6 +196,8 @@ test("refuses another origin's fetch and WebSocket, inline scripts, styles and h
         attributeColor: getComputedStyle(attributeStyled).color,
         cssomColor: getComputedStyle(cssomStyled).color,
         evalResult,
+        blobAudio,
+        dataAudio,
       };
       for (const node of [script, style, attributeStyled, cssomStyled, handler]) node.remove();
       return result;
@@ -183,6 +217,8 @@ test("refuses another origin's fetch and WebSocket, inline scripts, styles and h
   expect(outcome.attributeColor).not.toBe('rgb(1, 2, 3)');
   expect(outcome.cssomColor).toBe('rgb(4, 5, 6)');
   expect(outcome.evalResult).toBe('EvalError');
+  expect(outcome.blobAudio).toBe('loaded');
+  expect(outcome.dataAudio).toBe('error');
 
   // Each refusal was reported once by each policy, the header's and the meta tag's: either alone holds.
   const expected = (
@@ -196,6 +232,7 @@ test("refuses another origin's fetch and WebSocket, inline scripts, styles and h
       ['style-src-attr', 'inline'],
       ['script-src-attr', 'inline'],
       ['script-src', 'eval'],
+      ['media-src', 'data'],
     ] as const
   ).flatMap(([directive, blocked]): Violation[] => [header, meta].map((policy) => ({ directive, blocked, policy })));
   const order = (list: Violation[]) => [...list].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));

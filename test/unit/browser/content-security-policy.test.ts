@@ -68,7 +68,7 @@ describe('the page policy', () => {
     expect(directives(PAGE_CONTENT_SECURITY_POLICY).has('frame-ancestors')).toBe(false);
   });
 
-  test("allows the page's own origin only: no other host or scheme, no 'unsafe-…', and 'self' for the WebSocket too", () => {
+  test("allows the page's own origin only: no other host or scheme (media also from the page's own blob: URLs), no 'unsafe-…', and 'self' for the WebSocket too", () => {
     const policy = directives(CONTENT_SECURITY_POLICY);
     expect(policy.get('default-src')).toEqual(["'none'"]);
     expect(policy.get('script-src')).toEqual(["'self'"]);
@@ -78,10 +78,11 @@ describe('the page policy', () => {
     expect(policy.get('base-uri')).toEqual(["'none'"]);
     expect(policy.get('form-action')).toEqual(["'none'"]);
     expect(policy.get('frame-ancestors')).toEqual(["'none'"]);
+    expect(policy.get('media-src')).toEqual(["'self'", 'blob:']);
     for (const [name, sources] of policy) {
       for (const source of sources) {
-        // data: only for images: the page's `data:,` icon.
-        const allowed = source === "'self'" || source === "'none'" || (name === 'img-src' && source === 'data:');
+        // data: only for images: the page's `data:,` icon; blob: only for media: a voicemail the page plays from its own object URL.
+        const allowed = source === "'self'" || source === "'none'" || (name === 'img-src' && source === 'data:') || (name === 'media-src' && source === 'blob:');
         expect(allowed, `${name} ${source}`).toBe(true);
       }
     }

@@ -189,7 +189,7 @@ describe('desktop host', () => {
         "style-src 'self'",
         "connect-src 'self'",
         "img-src 'self' data:",
-        "media-src 'self'",
+        "media-src 'self' blob:",
         "object-src 'none'",
         "base-uri 'none'",
         "form-action 'none'",

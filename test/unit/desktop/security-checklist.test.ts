@@ -85,7 +85,10 @@ describe('the window', () => {
     const policy = directives(CONTENT_SECURITY_POLICY);
     expect(policy.get('default-src')).toEqual(["'none'"]);
     for (const [name, sources] of policy) {
-      for (const source of sources) expect(source === "'self'" || source === "'none'" || (name === 'img-src' && source === 'data:'), `${name} ${source}`).toBe(true);
+      for (const source of sources) {
+        const allowed = source === "'self'" || source === "'none'" || (name === 'img-src' && source === 'data:') || (name === 'media-src' && source === 'blob:');
+        expect(allowed, `${name} ${source}`).toBe(true);
+      }
     }
   });
 

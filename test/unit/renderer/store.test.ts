@@ -157,6 +157,7 @@ describe('the store', () => {
         'keypadOpen',
         'sandboxSelection',
         'sandboxError',
+        'sandboxDone',
         'settingsForm',
         'networkForm',
         'conversations',

@@ -18,9 +18,12 @@ let page: Page;
 const NOW = Date.UTC(2025, 5, 10, 14, 30, 0);
 const LONDON_MIDNIGHT = Date.UTC(2025, 5, 9, 23, 0, 0);
 
-/** A wallboard as a newer relay sends it: members may carry `reason` and `since`, and states the shared enum does not list yet. */
+/**
+ * A wallboard as a newer relay sends it: members may carry `reason` and `since`, and states the shared
+ * enum does not list yet; `callbacks` as an older relay leaves it out.
+ */
 type Member = Omit<Wallboard['agents'][number], 'presence'> & { presence: string; reason?: string; since?: number };
-type Board = Omit<Wallboard, 'agents'> & { agents: Member[] };
+type Board = Omit<Wallboard, 'agents' | 'callbacks'> & { agents: Member[]; callbacks?: Wallboard['callbacks'] };
 
 const board = (overrides: Partial<Board> = {}): Board => ({
   at: NOW,
