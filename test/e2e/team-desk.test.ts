@@ -2,7 +2,8 @@
 // embedded database) with the team's settings, and the sandbox's customers. A break stops the
 // ringing; after a call the agent is in after-call work with a countdown, saves a wrap-up and says
 // "Ready"; the supervisor's report has the wrap-up; the team's figures count answered, missed
-// (declined by everyone) and abandoned calls.
+// (declined by everyone) and abandoned calls; a voicemail on a declined call plays in every window
+// it rang and from the team's records; a callback request is taken by one agent, who dials.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +14,7 @@ import { TeamSettingsSource } from '../../relay/team-settings-source';
 import { createLogger } from '../../shared/log';
 import { DEFAULT_TEAM_SETTINGS } from '../../shared/team-settings';
 import { wallboardSchema, type Wallboard } from '../../shared/wallboard';
-import { currentCall, eventually, incomingCard, startTeamStack, type TeamStack } from './harness';
+import { currentCall, eventually, incomingCard, recentCalls, startTeamStack, type TeamStack } from './harness';
 
 let team: TeamStack;
 let records: CallRecords;
@@ -65,6 +66,7 @@ describe('the team’s desk', () => {
   let ana: Page;
   let ben: Page;
   let sue: Page;
+  let declined: { callId: string };
 
   test('a break stops the ringing; after the call: a countdown, the wrap-up, "Ready"; the supervisor’s report has it', async () => {
     ana = await open(ANA);
@@ -128,7 +130,7 @@ describe('the team’s desk', () => {
 
     // Declined by both agents it rang: missed.
     const customer = team.customer('answers');
-    const declined = await team.control<{ callId: string }>('/control/incoming', { number: customer.number });
+    declined = await team.control<{ callId: string }>('/control/incoming', { number: customer.number });
     await incomingCard(ana).waitFor();
     await incomingCard(ben).waitFor();
     await incomingCard(ana).getByRole('button', { name: 'Decline' }).click();
@@ -163,5 +165,79 @@ describe('the team’s desk', () => {
     const report = await (await relayGet(`/reports/calls.csv?from=${today()}&to=${today()}`, SUE)).text();
     expect(report).toMatch(new RegExp(`\\r\\n${declined.callId.replace(/\./g, '\\.')},incoming,[^\\r]*,missed,,\\r\\n`));
     expect(report).toMatch(new RegExp(`\\r\\n${gaveUp.callId.replace(/\./g, '\\.')},incoming,[^\\r]*,abandoned,,\\r\\n`));
+  });
+
+  test('a voicemail on the declined call plays in both windows it rang and in the Team view; a callback request is taken by one agent, who dials', async () => {
+    const customer = team.customer('answers');
+    const left = await team.control<{ callId: string; mediaId: string }>('/control/voicemail', { callId: declined.callId });
+    expect(left.callId).toBe(declined.callId);
+
+    // Both agents declined the call; both entries get "Play voicemail", and the audio plays.
+    for (const p of [ana, ben]) {
+      const row = recentCalls(p).getByRole('listitem').filter({ has: p.getByRole('button', { name: 'Play voicemail' }) });
+      await row.first().waitFor({ timeout: 15_000 });
+      expect(await row.count()).toBe(1);
+      await row.getByRole('button', { name: 'Play voicemail' }).click();
+      const player = row.getByLabel(`Voicemail from ${customer.name}`);
+      await player.waitFor();
+      // The sandbox's voicemail is 4 s of the customer's tone: the element reads its length and plays on.
+      await expect.poll(() => player.evaluate((a: HTMLAudioElement) => (a.src.startsWith('blob:') && Number.isFinite(a.duration) ? Math.round(a.duration) : 0)), { timeout: 10_000 }).toBe(4);
+      await expect.poll(() => player.evaluate((a: HTMLAudioElement) => a.currentTime), { timeout: 10_000 }).toBeGreaterThan(0.2);
+    }
+    // The kept file is the sandbox's own: fetched once by id through the gateway, by each app.
+    const fetched = (await team.gatewayLog()).filter((l) => l.action === 'media' && (l as { mediaId?: string }).mediaId === left.mediaId);
+    expect(fetched.length).toBeGreaterThanOrEqual(2);
+
+    // The team's records have it: the supervisor plays it from the Team view.
+    await eventually('the voicemail on the wallboard', async () => (await wallboard()).voicemails?.some((v) => v.callId === declined.callId && v.mediaId === left.mediaId));
+    const voicemails = sue.getByRole('list', { name: 'Voicemails' });
+    const item = voicemails.getByRole('listitem').filter({ hasText: customer.name });
+    await item.first().waitFor({ timeout: 10_000 });
+    await item.first().getByRole('button', { name: 'Play voicemail' }).click();
+    await expect.poll(() => item.first().getByLabel(`Voicemail from ${customer.name}`).evaluate((a: HTMLAudioElement) => a.src.startsWith('blob:') && a.duration > 3), { timeout: 10_000 }).toBe(true);
+
+    // A customer who does not answer asks to be called back about a call both agents declined:
+    // on the team's list, with the time left of 7 days.
+    const unanswering = team.customer('no_answer');
+    const missedAgain = await team.control<{ callId: string }>('/control/incoming', { number: unanswering.number });
+    await incomingCard(ana).waitFor();
+    await incomingCard(ben).waitFor();
+    await incomingCard(ana).getByRole('button', { name: 'Decline' }).click();
+    await incomingCard(ben).getByRole('button', { name: 'Decline' }).click();
+    await eventually('the declined call to end', async () => (await team.gatewayLog()).some((l) => l.callId === missedAgain.callId && l.action === 'reject'));
+    const asked = await team.control<{ callId: string; messageId: string }>('/control/callback-request', { number: unanswering.number });
+    expect(asked.callId).toBe(missedAgain.callId);
+    const requests = (p: Page) => p.getByRole('list', { name: 'Callback requested' }).getByRole('listitem');
+    const request = requests(sue).filter({ hasText: unanswering.name });
+    await request.waitFor({ timeout: 10_000 });
+    await expect.poll(() => request.textContent()).toMatch(/6 days 23 h left|7 days left/);
+    await ana.getByRole('button', { name: 'Team' }).click();
+    const anasRequest = requests(ana).filter({ hasText: unanswering.name });
+    await anasRequest.waitFor({ timeout: 10_000 });
+
+    // Ana takes it and dials; the supervisor sees it taken, with no "Call back" of her own.
+    await anasRequest.getByRole('button', { name: 'Call back' }).click();
+    await currentCall(ana).getByText(unanswering.name).waitFor();
+    const dialled = await eventually('the call back at the gateway', async () => (await team.gatewayLog()).find((l) => l.action === 'initiate' && l.status === 200 && l.callId !== undefined));
+    await expect.poll(() => request.textContent(), { timeout: 10_000 }).toContain('Taken by Ana Alves');
+    expect(await request.getByRole('button', { name: 'Call back' }).count()).toBe(0);
+    // Nobody answers: Ana gives up; the request stays hers, to try again.
+    await currentCall(ana).getByRole('button', { name: 'Hang up' }).click();
+    await eventually('the call back to end', async () => (await team.gatewayLog()).some((l) => l.callId === dialled.callId && l.action === 'terminate'));
+    expect((await wallboard()).callbacks).toEqual([expect.objectContaining({ id: asked.callId, takenBy: expect.objectContaining({ agentId: 'agent-1', name: 'Ana Alves' }) })]);
+
+    // Another customer asks, Ben calls back, the customer answers: that request is done and leaves the list.
+    await team.control('/control/callback-request', { number: customer.number });
+    await ben.getByRole('button', { name: 'Team' }).click();
+    const bensRequest = requests(ben).filter({ hasText: customer.name });
+    await bensRequest.getByRole('button', { name: 'Call back' }).click({ timeout: 10_000 });
+    await currentCall(ben).getByText('Connected').waitFor({ timeout: 20_000 });
+    await eventually('the answered customer’s request gone', async () => {
+      const { callbacks } = await wallboard();
+      return callbacks.length === 1 && callbacks[0]!.id === asked.callId;
+    });
+    await requests(sue).filter({ hasText: customer.name }).waitFor({ state: 'detached', timeout: 10_000 });
+    await currentCall(ben).getByRole('button', { name: 'Hang up' }).click();
+    await ben.getByRole('region', { name: 'After-call work' }).getByRole('button', { name: 'Ready' }).click();
   });
 });
