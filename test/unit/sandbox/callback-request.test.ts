@@ -86,7 +86,8 @@ describe('a callback request', () => {
         messageId: body.messageId,
         from: KATHERINE.number,
         messageType: 'interactive',
-        permissionReply: { response: 'accept', isPermanent: false, expiresAt: expires * 1000 },
+        contextId: body.callId,
+        permissionReply: { response: 'accept', isPermanent: false, expiresAt: expires * 1000, source: 'automatic' },
       }),
     ]);
   });
