@@ -1,5 +1,6 @@
 // The relay's shared state for a single relay process: everything in memory, bounded by time and
 // by size. Several relay instances need the Redis backend instead (redis-backend.ts).
+import { FrontTrimmedList } from './front-trimmed-list';
 import { randomBytes } from 'node:crypto';
 import { TOMBSTONE_TTL_MS } from '../../shared/call-state';
 import type { RelayEvent } from '../../shared/events';
@@ -67,7 +68,7 @@ export class MemoryBackend implements RelayBackend {
   readonly kind = 'memory' as const;
   readonly epoch = `m${randomBytes(6).toString('hex')}`;
 
-  private readonly events: Retained[] = [];
+  private readonly events = new FrontTrimmedList<Retained>();
   private seq = 0;
   private retainedBytes = 0;
   /** key → expiry. Every key lives equally long, so insertion order is expiry order. */
@@ -160,7 +161,7 @@ export class MemoryBackend implements RelayBackend {
     const seq = match && match[1] === this.epoch ? Number(match[2]) : undefined;
     // A seq this instance never issued cannot be trusted to mean "up to date".
     if (seq === undefined || seq > this.seq) return Promise.resolve(this.slice(0, limit));
-    const head = this.events[0];
+    const head = this.events.at(0);
     // Seqs are consecutive, so the position of the first event after `seq` is arithmetic.
     const first = head === undefined ? 0 : Math.max(0, seq + 1 - head.seq);
     return Promise.resolve(this.slice(first, limit));
@@ -397,7 +398,7 @@ export class MemoryBackend implements RelayBackend {
     let high = this.events.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (this.events[mid]!.storedAt < since) low = mid + 1;
+      if (this.events.at(mid)!.storedAt < since) low = mid + 1;
       else high = mid;
     }
     return low;
@@ -406,7 +407,7 @@ export class MemoryBackend implements RelayBackend {
   private prune(now: number): void {
     const oldest = now - this.options.retentionMs;
     let drop = 0;
-    while (drop < this.events.length && this.events[drop]!.storedAt < oldest) drop += 1;
+    while (drop < this.events.length && this.events.at(drop)!.storedAt < oldest) drop += 1;
     this.dropOldest(drop);
     expire(this.seen, now, (expiresAt) => expiresAt);
     expire(this.tombstones, now, (expiresAt) => expiresAt);
@@ -417,7 +418,7 @@ export class MemoryBackend implements RelayBackend {
     let bytes = this.retainedBytes;
     // The newest event always stays, however large: it has to reach the agents.
     while (drop < this.events.length - 1 && (this.events.length - drop > this.maxEvents || bytes > this.maxRetainedBytes)) {
-      bytes -= this.events[drop]!.size;
+      bytes -= this.events.at(drop)!.size;
       drop += 1;
     }
     this.dropOldest(drop);
@@ -425,8 +426,8 @@ export class MemoryBackend implements RelayBackend {
 
   private dropOldest(count: number): void {
     if (count <= 0) return;
-    for (let i = 0; i < count; i += 1) this.retainedBytes -= this.events[i]!.size;
-    this.events.splice(0, count);
+    for (let i = 0; i < count; i += 1) this.retainedBytes -= this.events.at(i)!.size;
+    this.events.dropFront(count);
   }
 }
 
