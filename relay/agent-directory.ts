@@ -1,7 +1,7 @@
 // Who may use the relay: the team's agents, each with a token of their own. The relay keeps only the
 // sha-256 of each token (the agents file never holds a usable secret), hashes what an agent presents
 // and compares hashes in constant time, over every agent, so timing tells nothing.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { AGENT_ROLES, type AgentRole } from '../shared/api';
 
@@ -90,13 +90,14 @@ export function bearerToken(authorization: string | undefined): string | undefin
   return /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 }
 
-interface Entry {
-  agent: Agent;
-  hash: Buffer;
-}
-
 export class AgentDirectory {
-  private entries: Entry[] = [];
+  /**
+   * Agents by the SHA-256 of their token (hex). A lookup's time can only tell about the digest of
+   * what was presented, never about a token: finding a token whose digest shares a prefix with a
+   * real one's is as hard as finding the token. A scan comparing every hash in constant time cost a
+   * 10 000-agent team 10 000 comparisons per request.
+   */
+  private byTokenHash = new Map<string, Agent>();
   private byId = new Map<string, Agent>();
 
   constructor(agents: readonly AgentConfig[]) {
@@ -104,20 +105,22 @@ export class AgentDirectory {
   }
 
   get size(): number {
-    return this.entries.length;
+    return this.byId.size;
   }
 
   /** Swaps the whole list (a reloaded agents file). Throws on duplicate ids: a configuration error at start-up. */
   replace(agents: readonly AgentConfig[]): void {
     const byId = new Map<string, Agent>();
-    const entries: Entry[] = [];
+    const byTokenHash = new Map<string, Agent>();
     for (const config of agents) {
       if (byId.has(config.id)) throw new Error(`agent id "${config.id}" is configured twice`);
       const agent = { id: config.id, name: config.name, role: config.role ?? DEFAULT_AGENT_ROLE };
       byId.set(config.id, agent);
-      entries.push({ agent, hash: Buffer.from(config.tokenSha256, 'hex') });
+      // Two agents given one token: the first listed is the one it signs in, as before.
+      const hash = config.tokenSha256.toLowerCase();
+      if (!byTokenHash.has(hash)) byTokenHash.set(hash, agent);
     }
-    this.entries = entries;
+    this.byTokenHash = byTokenHash;
     this.byId = byId;
   }
 
@@ -130,15 +133,10 @@ export class AgentDirectory {
     return this.byId.get(id);
   }
 
-  /** The agent whose token the `Authorization: Bearer …` header carries. Every hash is compared, match or not. */
+  /** The agent whose token the `Authorization: Bearer …` header carries. */
   authenticate(authorization: string | undefined): Agent | undefined {
     const token = bearerToken(authorization);
     if (token === undefined) return undefined;
-    const presented = createHash('sha256').update(token, 'utf8').digest();
-    let found: Agent | undefined;
-    for (const entry of this.entries) {
-      if (entry.hash.length === presented.length && timingSafeEqual(entry.hash, presented) && found === undefined) found = entry.agent;
-    }
-    return found;
+    return this.byTokenHash.get(createHash('sha256').update(token, 'utf8').digest('hex'));
   }
 }

@@ -99,6 +99,26 @@ describe('agent directory', () => {
   it('refuses a configuration that lists an id twice', () => {
     expect(() => new AgentDirectory([...team('alice').agents, ...team('alice').agents])).toThrow(/alice/);
   });
+
+  it('reads a hash in either case; of two agents given one token, the first listed signs in', () => {
+    const hash = hashAgentToken('shared-token-0123456789');
+    const shared = new AgentDirectory([
+      { id: 'first', name: 'First', tokenSha256: hash.toUpperCase() },
+      { id: 'second', name: 'Second', tokenSha256: hash },
+    ]);
+    expect(shared.authenticate('Bearer shared-token-0123456789')?.id).toBe('first');
+    expect(shared.size).toBe(2);
+  });
+
+  it('finds each of 10 000 agents by its own token after a reload', () => {
+    const many = Array.from({ length: 10_000 }, (_, i) => ({ id: `a${i}`, name: `Agent ${i}`, tokenSha256: hashAgentToken(`token-${i}-0123456789`) }));
+    const big = new AgentDirectory([]);
+    expect(big.authenticate('Bearer token-7-0123456789')).toBeUndefined();
+    big.replace(many);
+    for (const i of [0, 1, 4_999, 9_999]) expect(big.authenticate(`Bearer token-${i}-0123456789`)?.id).toBe(`a${i}`);
+    big.replace(many.slice(0, 10));
+    expect(big.authenticate('Bearer token-9999-0123456789')).toBeUndefined();
+  });
 });
 
 describe('relay: agents', () => {
