@@ -21,6 +21,7 @@ import { TRANSFER_KINDS, type TeamMember } from './transfer';
 import type { Wallboard } from './wallboard';
 import type { CallbackRequest } from './callbacks';
 import type { VoicemailAudio } from './voicemail';
+import { serviceCaptureSettingsSchema, type Transcript } from './service-capture';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
 import { english, list, orList, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
@@ -237,6 +238,12 @@ export const commandSchemas = {
   simulateVoicemail: z.strictObject({ number: z.string().min(1).max(64) }),
   /** Sandbox only: the customer `number` asks to be called back (about its last call). */
   simulateCallbackRequest: z.strictObject({ number: z.string().min(1).max(64) }),
+  /** Settings → the service's own recording and transcription of calls (shared/service-capture.ts); every window gets settingsChanged. */
+  saveServiceCapture: z.strictObject({ serviceCapture: serviceCaptureSettingsSchema }),
+  /** "Play recording": the service's recording of the call of recent calls `localId` (the kept file, else fetched by its media id). */
+  getServiceRecording: z.strictObject({ localId }),
+  /** "Transcript": the service's transcript of the call of recent calls `localId`, its segments in order. */
+  getTranscript: z.strictObject({ localId }),
   /** Changes some of the desk preferences (shared/preferences.ts); every window gets preferencesChanged. */
   setPreferences: z.strictObject({ preferences: preferencesPatchSchema }),
 
@@ -430,6 +437,9 @@ export interface CommandResults {
   endAfterCallWork: AgentPresence;
   saveWrapUp: HistoryEntry;
   getVoicemail: VoicemailAudio;
+  saveServiceCapture: PublicSettings;
+  getServiceRecording: VoicemailAudio;
+  getTranscript: Transcript;
   takeCallback: CallbackRequest;
   simulateVoicemail: { callId: string };
   simulateCallbackRequest: { callId: string };

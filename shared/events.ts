@@ -112,6 +112,21 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     reason: z.enum(TRANSFER_MISSES).optional(),
     timestamp: z.number(),
   }),
+  /**
+   * The service's own recording or transcript of a call is ready (protocol.md
+   * `call_recording_available`, `call_transcription_available`; shared/service-capture.ts). Comes
+   * after the terminate; never rings. `url` lives 5 minutes, `mediaId` 7 days.
+   */
+  z.object({
+    type: z.literal('call.capture_available'),
+    callId: z.string().min(1),
+    kind: z.enum(['recording', 'transcript']),
+    mediaId: z.string().min(1),
+    url: z.string().min(1),
+    mimeType: z.string().optional(),
+    sha256: z.string().optional(),
+    timestamp: z.number(),
+  }),
   /** Another agent claimed the call (relay first-claim-wins). */
   z.object({
     type: z.literal('call.claimed'),

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { term } from './i18n/text';
 import { literalNamed, requiredString, ruleMessage } from './validation';
+import { SERVICE_CAPTURE_PURPOSE_MAX } from './service-capture';
 
 export const DEFAULT_PRODUCT = 'chatapp';
 export const CALL_ACTIONS = ['accept', 'reject', 'terminate', 'initiate'] as const;
@@ -26,6 +27,16 @@ const opaqueCallbackData = z
   .min(1, ruleMessage('common.notEmpty'))
   .max(OPAQUE_CALLBACK_DATA_MAX, ruleMessage('common.atMostCharacters', { count: OPAQUE_CALLBACK_DATA_MAX }));
 
+/**
+ * `recording` / `transcription` on accept and connect (shared/service-capture.ts, protocol.md): the
+ * service refuses a missing or over-long purpose.
+ */
+const captureRequest = z.strictObject({
+  status: literalNamed('ENABLED'),
+  purpose: nonEmpty('purpose').max(SERVICE_CAPTURE_PURPOSE_MAX, ruleMessage('common.atMostCharacters', { count: SERVICE_CAPTURE_PURPOSE_MAX })),
+  announcement_language: nonEmpty('announcement_language'),
+});
+
 export function callRequestSchemas(product: string = DEFAULT_PRODUCT) {
   const messagingProduct = literalNamed(product);
   const callId = nonEmpty('call_id');
@@ -37,6 +48,8 @@ export function callRequestSchemas(product: string = DEFAULT_PRODUCT) {
       action: literalNamed('accept'),
       session: z.strictObject({ sdp_type: z.literal('answer', { error: ruleMessage('gateway.answerWhenAccepting') }), sdp }),
       biz_opaque_callback_data: opaqueCallbackData.optional(),
+      recording: captureRequest.optional(),
+      transcription: captureRequest.optional(),
     }),
     reject: z.strictObject({
       messaging_product: messagingProduct,
@@ -55,6 +68,8 @@ export function callRequestSchemas(product: string = DEFAULT_PRODUCT) {
       action: literalNamed('connect', term('initiateConnect')),
       session: z.strictObject({ sdp_type: z.literal('offer', { error: ruleMessage('gateway.offerWhenInitiating') }), sdp }),
       biz_opaque_callback_data: opaqueCallbackData.optional(),
+      recording: captureRequest.optional(),
+      transcription: captureRequest.optional(),
     }),
   };
 }

@@ -4,6 +4,7 @@ import { qualitySummarySchema, type QualitySummary } from './call-quality';
 import { ruleTextSchema, type RuleText } from './i18n/text';
 import { WRAP_UP_NOTES_MAX } from './team-settings';
 import { historyVoicemailSchema, type HistoryVoicemail } from './voicemail';
+import { capturedMediaSchema, type CapturedMedia } from './service-capture';
 
 export interface HistoryEntry {
   localId: string;
@@ -32,6 +33,10 @@ export interface HistoryEntry {
   wrapUp?: WrapUp;
   /** The customer's voicemail for this unanswered call (shared/voicemail.ts). */
   voicemail?: HistoryVoicemail;
+  /** The service's own recording of the call, when the app asked for one (shared/service-capture.ts). */
+  serviceRecording?: CapturedMedia;
+  /** The service's transcript of the call, when the app asked for one. */
+  transcript?: CapturedMedia;
 }
 
 /** A call's wrap-up as the agent saved it, and whether the team's record of the call has it yet. */
@@ -107,4 +112,6 @@ export const historyEntrySchema = z.object({
   // A wrap-up this version cannot read is dropped rather than the whole entry.
   wrapUp: wrapUpSchema.optional().catch(undefined),
   voicemail: historyVoicemailSchema.optional().catch(undefined),
+  serviceRecording: capturedMediaSchema.optional().catch(undefined),
+  transcript: capturedMediaSchema.optional().catch(undefined),
 }) satisfies z.ZodType<HistoryEntry>;

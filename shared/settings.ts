@@ -6,6 +6,7 @@ import { DEFAULT_PRODUCT } from './gateway';
 import { term, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
 import type { PublicNetworkSettings } from './ice-servers';
+import type { ServiceCaptureSettings } from './service-capture';
 
 const httpUrl = (what: TextValue) =>
   z
@@ -72,7 +73,9 @@ export interface PublicSettings {
   secretStorage: SecretStorageKind;
   /** Settings → Network, without the TURN password. */
   network: PublicNetworkSettings;
+  /** Settings → the service's recording and transcription (shared/service-capture.ts). */
+  serviceCapture: ServiceCaptureSettings;
 }
 
 /** The account's part of PublicSettings, as the settings store sees it (the network is kept apart). */
-export type AccountPublicSettings = Omit<PublicSettings, 'network'>;
+export type AccountPublicSettings = Omit<PublicSettings, 'network' | 'serviceCapture'>;
