@@ -45,6 +45,7 @@ import {
   type DeclineVerdict,
   type RingingContext,
 } from './routing';
+import type { HoldReport } from './hold-endpoint';
 import type { RelayRecords } from './records/relay-records';
 import { colleagueName, teamReplyOf, type TeamAgent } from './team';
 import type { TeamSettingsSource } from './team-settings-source';
@@ -242,6 +243,19 @@ export class RelayService {
     const verdict = declineVerdict(agentId, declined, this.directory.ids().map(this.standingOf));
     this.log.info('a call was declined', { callId, agentId, othersRinging: verdict.othersRinging });
     return verdict;
+  }
+
+  /**
+   * A direct call's hold as its agent's app tells it (PUT /calls/{id}/hold): recorded at the
+   * relay's time for the call's owner only. A bridged call's holds come from its bridge.
+   */
+  async reportHold(callId: string, agentId: string, held: boolean): Promise<HoldReport> {
+    if (this.options.bridge?.isBridged(callId) === true) return 'bridged';
+    const owner = await this.ownerOf(callId);
+    if (owner === undefined) return 'unknown';
+    if (owner !== agentId) return 'not_owner';
+    this.options.records?.held(callId, agentId, held);
+    return 'recorded';
   }
 
   /** Every agent of the team now, with its name and standing (the colleagues a transfer may ring). */

@@ -30,6 +30,7 @@ import { GatewayTerminator, type GatewayTarget } from './gateway-terminator';
 import type { TeamAgent } from './team';
 import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
 import { handleWrapUpRequest, isWrapUpPath } from './wrap-up-endpoint';
+import { handleHoldRequest, isHoldPath } from './hold-endpoint';
 import { REPORT_PATHS, sendReport, type ReportKind } from './reports';
 import { WallboardSource } from './wallboard';
 import { WALLBOARD_PATH } from '../shared/wallboard';
@@ -523,6 +524,17 @@ class RelayEndpoints {
           const { records, teamSettings } = this.options;
           const wrapUp = { authenticate: (q: IncomingMessage, r: ServerResponse) => this.authenticate(q, r), body: (q: IncomingMessage, r: ServerResponse) => this.agentBody(q, r), idFromPath, records, settings: () => teamSettings.current(), log: this.log };
           return this.track(handleWrapUpRequest(wrapUp, path, method, req, res));
+        }
+        if (isHoldPath(path)) {
+          const { service } = this;
+          const hold = {
+            authenticate: (q: IncomingMessage, r: ServerResponse) => this.authenticate(q, r),
+            body: (q: IncomingMessage, r: ServerResponse) => this.agentBody(q, r),
+            idFromPath,
+            reportHold: (callId: string, agentId: string, held: boolean) => service.reportHold(callId, agentId, held),
+            keepsRecords: this.options.records !== undefined,
+          };
+          return this.track(handleHoldRequest(hold, path, method, req, res));
         }
         if (isCallbacksPath(path)) {
           const { service } = this;

@@ -256,6 +256,14 @@ export class RelayClient implements CallClaims, PresenceSink {
     return ok(parsed.data);
   }
 
+  /** PUT /calls/{id}/hold: a direct call of this agent's went on hold (`held`) or came off it, for the team's records. */
+  async reportHold(callId: string, held: boolean): Promise<Result<null>> {
+    const answer = await this.send('PUT', `/calls/${encodeURIComponent(callId)}/hold`, this.timeoutMs, { held });
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    return status === 200 ? ok(null) : this.refused('hold', status, json);
+  }
+
   /**
    * POST /team/callbacks/{id}/take ("Call back"): the request, now this agent's (again 200 when it
    * already was). A colleague's (409 `taken`) is refused `answered_elsewhere` with "Taken by NAME";

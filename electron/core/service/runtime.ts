@@ -3,6 +3,7 @@
 // reporter, the relay's TURN credentials and the call coordinator. A runtime that is no longer the
 // mode's current one (a switch or close began stopping it) drops its late callbacks: it asks the
 // mode whether it is still current by its own identity.
+import { DirectHolds } from '../direct-holds';
 import type { ConnectionState, CustomerLegQuality, TeamInfo } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
 import type { RelayEnvelope } from '../../../shared/events';
@@ -77,6 +78,8 @@ export class Runtime {
   readonly transfers: TransferCommands;
   /** The customer leg's quality of each bridged call the agent is on, asked once a second for the window. */
   readonly customerLegs: CustomerLegWatch;
+  /** A direct call's holds, told to the relay for the team's records. */
+  private readonly holds: DirectHolds;
   readonly stream: RelayEventStream;
   readonly sandbox: SandboxControlClient | undefined;
   private sourceKind: Source['kind'];
@@ -121,9 +124,11 @@ export class Runtime {
       },
       logger: log,
     });
+    this.holds = new DirectHolds({ relay: this.relay, isBridged: (callId) => this.bridge.isBridgedCall(callId), logger: log });
     this.coordinator.onCallChanged((call) => {
       this.bridge.callChanged(call);
       this.customerLegs.callChanged(call);
+      this.holds.callChanged(call);
       hooks.callChanged(call);
       if (this.isCurrent()) hooks.presenceMayHaveChanged();
     });
@@ -197,6 +202,7 @@ export class Runtime {
   async stop(): Promise<void> {
     this.turn.stop();
     this.customerLegs.stop();
+    this.holds.stop();
     await this.coordinator.shutdown();
     await this.presence.stop();
     await this.stream.stop().catch((e: unknown) => this.log.warn('the event stream did not stop cleanly', { error: e }));
