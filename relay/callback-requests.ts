@@ -66,3 +66,44 @@ function customerOf(number: string | undefined, userId: string | undefined): Cal
   const customer: CallbackCustomer = { ...(digits !== undefined && digits !== '' ? { number: digits } : {}), ...(userId !== undefined && userId !== '' ? { userId } : {}) };
   return customer.number !== undefined || customer.userId !== undefined ? customer : undefined;
 }
+
+/** More customers than the backend's list holds: the hints no longer tell anything. */
+const MAX_HINTS = 20_000;
+
+/**
+ * The customers this instance knows to have a request on the team's list: the list as it was read
+ * at start, and every request any instance stored since (each reaches every instance's
+ * subscription). An answered outgoing call to anyone else asks nothing of the backend: most
+ * answered calls are not call-backs, and a busy Redis paid a script call for each of them. A
+ * request stored on another instance within the moment its event takes to arrive here is missed by
+ * an answer in that moment; it then stays listed (taken) until it runs out or the next answered
+ * call. Until the list is read, or if it cannot be, or past MAX_HINTS, every answer asks.
+ */
+export class CallbackHints {
+  private readonly keys = new Set<string>();
+  private known = false;
+
+  /** The list as the backend has it now (after the subscription started, so nothing falls between). */
+  loaded(requests: readonly CallbackCustomer[]): void {
+    for (const request of requests) this.note(request);
+    this.known = this.keys.size <= MAX_HINTS;
+  }
+
+  note(customer: CallbackCustomer): void {
+    for (const key of keysOf(customer)) this.keys.add(key);
+    if (this.keys.size > MAX_HINTS) this.known = false;
+  }
+
+  forget(customer: CallbackCustomer): void {
+    for (const key of keysOf(customer)) this.keys.delete(key);
+  }
+
+  /** Whether the customer may have a request on the list. */
+  mayHave(customer: CallbackCustomer): boolean {
+    return !this.known || keysOf(customer).some((key) => this.keys.has(key));
+  }
+}
+
+function keysOf(customer: CallbackCustomer): string[] {
+  return [...(customer.number !== undefined ? [`n:${customer.number}`] : []), ...(customer.userId !== undefined ? [`u:${customer.userId}`] : [])];
+}

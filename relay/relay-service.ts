@@ -25,7 +25,7 @@ import {
   type TakenCallback,
 } from './backend/types';
 import type { BridgedCalls, LostCall, NotBack, TransferEvent } from './bridged-calls';
-import { callbackChangeOf, type CallbackChange } from './callback-requests';
+import { CallbackHints, callbackChangeOf, type CallbackChange } from './callback-requests';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
 import { RelayMetrics } from './metrics';
@@ -116,6 +116,7 @@ export class RelayService {
   private readonly listeners = new Set<(envelope: RelayEnvelope) => void>();
   /** The events of one call (or one message) are stored in the order their webhooks came. */
   private readonly queue = new KeyedTaskQueue();
+  private readonly callbackHints = new CallbackHints();
   private readonly log: Logger;
   private unsubscribe: () => void = () => undefined;
 
@@ -129,6 +130,10 @@ export class RelayService {
       stopSettings();
     };
     service.followBridge();
+    await options.backend.callbacks().then(
+      (requests) => service.callbackHints.loaded(requests),
+      (error: unknown) => options.logger.warn('could not read the callback list at start-up: every answered call asks for it', { error }),
+    );
     // Calls that rang shortly before this instance started: their later events and head starts need them.
     await service.warmUp(options.releaseMs + STALE_CONNECT_MS).catch((error: unknown) => options.logger.warn('could not read recent events at start-up', { error }));
     return service;
@@ -330,6 +335,8 @@ export class RelayService {
   private followCallbacks(event: RelayEvent): void {
     const change = callbackChangeOf(event, (callId) => this.knownCalls.customerOf(callId));
     if (change === undefined) return;
+    if (change.kind === 'add') this.callbackHints.note(change.request);
+    else if (change.why === 'answered' && !this.callbackHints.mayHave(change.customer)) return;
     void this.queue.run(CALLBACK_CHANGES, () =>
       this.applyCallbackChange(change).catch((error: unknown) => this.log.error('updating the callback list failed', { change: change.kind, error })),
     );
@@ -344,6 +351,7 @@ export class RelayService {
       return;
     }
     const dropped = await this.backend.dropCallbacksOf(change.customer);
+    this.callbackHints.forget(change.customer);
     if (dropped.length > 0) this.log.info('callback requests left the list', { ids: dropped, why: change.why });
   }
 
@@ -499,6 +507,11 @@ export class RelayService {
     try {
       this.knownCalls.observe(stored);
       this.headStarts.observe(stored);
+      // A request stored by any instance: an answer to its customer, here too, takes it off the list.
+      if (stored.event.type === 'message.inbound' && stored.event.permissionReply !== undefined) {
+        const change = callbackChangeOf(stored.event, () => undefined);
+        if (change?.kind === 'add') this.callbackHints.note(change.request);
+      }
       this.hub.fanOut(stored);
       if (this.listeners.size > 0) {
         const envelope = envelopeOf(stored);

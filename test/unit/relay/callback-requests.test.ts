@@ -16,6 +16,7 @@ import { APP_SECRET, BUSINESS, CUSTOMER, answeredCall, postWebhook, unixSeconds 
 configureLogging({ level: 'error' });
 
 const { agents, tokens } = team('alice', 'bob');
+const THIRD = '447700900555';
 const OTHER = '447700900456';
 const HIDDEN = 'US.13491208655302741918';
 
@@ -341,5 +342,18 @@ describe('callback requests across two relays on one Redis', () => {
     await postWebhook(a.url, outgoingStatus('wacid.out-shared', 'ACCEPTED', { recipient_id: CUSTOMER }));
     await listUntil(b, (l) => ids(l).join() === 'wacid.race', 'the answered customer gone on b');
     expect(ids(await listOf(a))).toEqual(['wacid.race']);
+
+    // A request stored by b, its customer's answer taken by a: a learnt of it, and drops it.
+    await postWebhook(b.url, callbackRequestWebhook('wacid.via-b', { number: THIRD }));
+    await listUntil(a, (l) => ids(l).includes('wacid.via-b'), 'the request from b on a');
+    await postWebhook(a.url, outgoingStatus('wacid.out-third', 'ACCEPTED', { recipient_id: THIRD }));
+    await listUntil(b, (l) => !ids(l).includes('wacid.via-b'), 'the request answered on a gone');
+
+    // An instance started after a request was listed reads the list at start, and drops it on an answer.
+    await postWebhook(b.url, callbackRequestWebhook('wacid.before-c', { number: THIRD }));
+    await listUntil(a, (l) => ids(l).includes('wacid.before-c'), 'the request before c');
+    const c = await relayWith({ redisUrl: redis.url, redisPrefix: prefix });
+    await postWebhook(c.url, outgoingStatus('wacid.out-third-2', 'ACCEPTED', { recipient_id: THIRD }));
+    await listUntil(a, (l) => !ids(l).includes('wacid.before-c'), 'the request answered on c gone');
   });
 });
