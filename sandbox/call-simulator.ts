@@ -7,12 +7,18 @@ import type { AcceptCallRequest, InitiateCallRequest, RejectCallRequest, Termina
 import type { Logger } from '../shared/log';
 import { normalisePhoneNumber } from '../shared/phone';
 import { assertNever, err, ok, type Result } from '../shared/result';
-import type { SandboxCallReport, SandboxCustomer, SandboxNetworkImpairment, SandboxNetworkReport } from '../shared/sandbox';
+import { OGG_OPUS_MIME_TYPE } from '../shared/ogg-opus';
+import type { SandboxCallReport, SandboxCaptureReport, SandboxCustomer, SandboxNetworkImpairment, SandboxNetworkReport } from '../shared/sandbox';
+import type { ServiceCaptureRequest } from '../shared/service-capture';
+import type { CallRecordingAvailableItem, CallTranscriptionAvailableItem } from '../shared/webhook';
+import { CallRecorder, type Utterance } from './call-recorder';
 import { CustomerNetwork } from './customer-network';
 import { CustomerPeer, emptyMediaReport, type CustomerMediaReport } from './customer-peer';
 import type { CustomerVoice } from './customer-voice';
 import { findCustomer } from './customers';
 import { invalidParameter, type GraphFailure } from './graph-error';
+import type { ServedMedia } from './media-store';
+import type { ServiceNotice } from './service-notice';
 import { sessionProblems } from './session-rules';
 import { unixSeconds, type WebhookSender } from './webhook-sender';
 
@@ -28,6 +34,8 @@ export interface SandboxTimeouts {
   mediaGapTimeoutMs: number;
   /** How long a webhook is retried while the relay is unreachable. */
   webhookRetryWindowMs: number;
+  /** The service's recording and transcript are announced this long after the terminate (protocol.md: typically under a minute). */
+  captureReadyMs: number;
 }
 
 export const DEFAULT_TIMEOUTS: SandboxTimeouts = {
@@ -35,6 +43,7 @@ export const DEFAULT_TIMEOUTS: SandboxTimeouts = {
   mediaStartTimeoutMs: 20_000,
   mediaGapTimeoutMs: 30_000,
   webhookRetryWindowMs: 60_000,
+  captureReadyMs: 3_000,
 };
 
 /** A gateway answer: the success body, or a Graph error. `callId` names the call for the request log. */
@@ -65,9 +74,30 @@ interface Call {
   voicemail?: string;
   /** What accept or connect carried in `biz_opaque_callback_data`: echoed on the call's statuses and terminate. */
   opaque?: string;
+  /** The service's recording and transcript, when accept or connect asked for either. */
+  capture?: Capture;
   timers: Set<NodeJS.Timeout>;
   /** Gateway requests and timers act on a call one at a time, in arrival order. */
   queue: Promise<unknown>;
+}
+
+interface Capture {
+  recording?: ServiceCaptureRequest;
+  transcription?: ServiceCaptureRequest;
+  recorder?: CallRecorder;
+  noticeStartedAt?: number;
+  noticeEndedAt?: number;
+  capturedMs?: number;
+  recordingMediaId?: string;
+  transcriptMediaId?: string;
+  sentAt?: number;
+}
+
+/** Where the sandbox keeps the files it made of a call, as the service keeps media (media-store.ts). */
+export interface CaptureMediaKeeper {
+  keep(bytes: Uint8Array, mimeType: string): ServedMedia;
+  /** The file's download url, signed now: it lives 5 minutes. */
+  url(id: string): string;
 }
 
 interface EndOutcome {
@@ -86,6 +116,9 @@ export interface CallSimulatorOptions {
   ringMs: number;
   timeouts: SandboxTimeouts;
   logger: Logger;
+  /** The notice played before the service records or transcribes (service-notice.ts). */
+  notice: ServiceNotice;
+  media: CaptureMediaKeeper;
 }
 
 /** Ended calls kept for reports; older ones are forgotten. */
@@ -242,6 +275,8 @@ export class CallSimulator {
       call.state = 'connected';
       call.answeredAt = Date.now();
       if (req.biz_opaque_callback_data !== undefined) call.opaque = req.biz_opaque_callback_data;
+      this.askCapture(call, req);
+      this.startCapture(call, call.peer!);
       this.options.logger.info('call accepted', { callId: call.id });
       return this.success(call);
     });
@@ -294,6 +329,7 @@ export class CallSimulator {
     const call = this.register(customer, 'BUSINESS_INITIATED');
     call.requests.push({ action: 'initiate', at });
     if (req.biz_opaque_callback_data !== undefined) call.opaque = req.biz_opaque_callback_data;
+    this.askCapture(call, req);
     this.options.logger.info('outgoing call', { callId: call.id, to: customer.number, behaviour: customer.behaviour });
     // The call's webhooks follow the response that names the call.
     setImmediate(() => this.ring(call, req.session.sdp));
@@ -311,6 +347,8 @@ export class CallSimulator {
       if (call.peer) peers.push(call.peer.close());
     }
     await Promise.all(peers);
+    // Frees the recorders' codecs; nothing is sent any more.
+    for (const call of this.calls.values()) call.capture?.recorder?.finish();
   }
 
   // ── Outgoing calls: the customer's phone rings ────────────────────────────────────────────────
@@ -342,6 +380,7 @@ export class CallSimulator {
   private async pickUp(call: Call, offer: string): Promise<void> {
     const peer = this.newPeer(call);
     call.peer = peer;
+    this.startCapture(call, peer);
     const answer = await peer.answerOffer(offer);
     if (call.state !== 'ringing') return;
     if (!answer.ok) {
@@ -475,6 +514,105 @@ export class CallSimulator {
     }
     await call.peer?.close();
     call.network.close();
+    this.captured(call);
+  }
+
+  // ── The service's recording and transcript (protocol.md "What the service added in 2026") ───
+
+  private askCapture(call: Call, req: { recording?: ServiceCaptureRequest; transcription?: ServiceCaptureRequest }): void {
+    if (!req.recording && !req.transcription) return;
+    call.capture = { ...(req.recording ? { recording: req.recording } : {}), ...(req.transcription ? { transcription: req.transcription } : {}) };
+  }
+
+  /** The peer plays the notice toward the business first, and the recorder listens from its first frame. */
+  private startCapture(call: Call, peer: CustomerPeer): void {
+    const capture = call.capture;
+    if (!capture || capture.recorder) return;
+    const recorder = new CallRecorder({ audio: capture.recording !== undefined });
+    capture.recorder = recorder;
+    const { notice } = this.options;
+    const chime: Utterance = { key: 'chime', text: null, confidence: 1 };
+    const words: Utterance = { key: 'notice', text: notice.text === '' ? null : notice.text, confidence: 1 };
+    peer.captureWith(recorder, {
+      frames: notice.frames,
+      utterance: (index) => {
+        if (index === 0) capture.noticeStartedAt = Date.now();
+        return index < notice.chimeFrames ? chime : words;
+      },
+      done: () => {
+        capture.noticeEndedAt = Date.now();
+      },
+    });
+    this.options.logger.info('the service records the call', { callId: call.id, recording: capture.recording !== undefined, transcription: capture.transcription !== undefined });
+  }
+
+  /** After the call: the recording and the transcript are kept as media and announced a few seconds later. */
+  private captured(call: Call): void {
+    const capture = call.capture;
+    const recorder = capture?.recorder;
+    if (!capture || !recorder) return;
+    const result = recorder.finish();
+    capture.capturedMs = recorder.recordedMs;
+    // A call that never got media has no recording, as the service has none.
+    if (recorder.startedAt === undefined || this.closed) return;
+    const timer = setTimeout(() => {
+      call.timers.delete(timer);
+      if (this.closed) return;
+      const now = Date.now();
+      const timestamp = unixSeconds(now);
+      const { id, from, to } = this.parties(call);
+      if (capture.recording && result.file) {
+        const media = this.options.media.keep(result.file, OGG_OPUS_MIME_TYPE);
+        capture.recordingMediaId = media.id;
+        const item: CallRecordingAvailableItem = {
+          id,
+          from,
+          to,
+          event: 'call_recording_available',
+          timestamp,
+          call_recording: { type: 'audio', audio: { id: media.id, sha256: media.sha256, mime_type: OGG_OPUS_MIME_TYPE, url: this.options.media.url(media.id) } },
+        };
+        this.options.webhooks.send({ calls: [item] });
+      }
+      if (capture.transcription) {
+        const document = new TextEncoder().encode(JSON.stringify({ transcript: { segments: result.segments } }));
+        const media = this.options.media.keep(document, 'application/json');
+        capture.transcriptMediaId = media.id;
+        const item: CallTranscriptionAvailableItem = {
+          id,
+          from,
+          to,
+          event: 'call_transcription_available',
+          timestamp,
+          call_transcript: { document: { id: media.id, sha256: media.sha256, mime_type: 'application/json', url: this.options.media.url(media.id) } },
+        };
+        this.options.webhooks.send({ calls: [item] });
+      }
+      capture.sentAt = now;
+      this.options.logger.info('the service’s recording and transcript are ready', { callId: call.id, recording: capture.recordingMediaId, transcript: capture.transcriptMediaId });
+    }, this.options.timeouts.captureReadyMs);
+    call.timers.add(timer);
+  }
+
+  private captureReport(capture: Capture): SandboxCaptureReport {
+    const asked = (r: ServiceCaptureRequest) => ({ purpose: r.purpose, announcementLanguage: r.announcement_language });
+    const { notice } = this.options;
+    return {
+      ...(capture.recording ? { recording: asked(capture.recording) } : {}),
+      ...(capture.transcription ? { transcription: asked(capture.transcription) } : {}),
+      notice: {
+        text: notice.text,
+        spokenLanguage: notice.spokenLanguage,
+        askedLanguage: (capture.recording ?? capture.transcription)!.announcement_language,
+        ...(capture.noticeStartedAt === undefined ? {} : { startedAt: capture.noticeStartedAt }),
+        ...(capture.noticeEndedAt === undefined ? {} : { endedAt: capture.noticeEndedAt }),
+        heardByCustomer: capture.noticeEndedAt !== undefined,
+      },
+      capturedMs: capture.capturedMs ?? capture.recorder?.recordedMs ?? 0,
+      ...(capture.recordingMediaId === undefined ? {} : { recordingMediaId: capture.recordingMediaId }),
+      ...(capture.transcriptMediaId === undefined ? {} : { transcriptMediaId: capture.transcriptMediaId }),
+      ...(capture.sentAt === undefined ? {} : { sentAt: capture.sentAt }),
+    };
   }
 
   private status(call: Call, status: 'RINGING' | 'ACCEPTED' | 'REJECTED'): void {
@@ -546,6 +684,7 @@ export class CallSimulator {
       tonesHeard: media.tonesHeard,
       network: call.network.report(Date.now()),
       ...(media.rtp === undefined ? {} : { rtp: media.rtp }),
+      ...(call.capture ? { capture: this.captureReport(call.capture) } : {}),
     };
   }
 }

@@ -8,6 +8,7 @@ import { RTCPeerConnection, RTCRtpCodecParameters, RtpHeader, RtpPacket, type Me
 import type { Logger } from '../shared/log';
 import { err, ok, type Result } from '../shared/result';
 import type { SandboxHeardLogEntry, SandboxHeardSound, SandboxRtpReport } from '../shared/sandbox';
+import { CUSTOMER_PLACEHOLDER, type CaptureSink, type Utterance } from './call-recorder';
 import type { CustomerNetwork } from './customer-network';
 import { FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, type CustomerVoice } from './customer-voice';
 import { HeardAudio, SILENCE_RMS } from './heard-audio';
@@ -140,6 +141,9 @@ export class CustomerPeer {
   /** The frames of the last RECENT_WINDOW_MS, oldest first. */
   private readonly recent: { at: number; squares: number; samples: number }[] = [];
   private lastDtmfTimestamp: number | undefined;
+  /** Frames played once before the voice goes on (the service's notice), and what the recorder is told of each. */
+  private prelude: { frames: readonly Buffer[]; next: number; utterance: (index: number) => Utterance; done?: () => void } | undefined;
+  private capture: CaptureSink | undefined;
   private sendTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -212,6 +216,17 @@ export class CustomerPeer {
     } catch (e) {
       return err('media_failed', `colleague answer: ${(e as Error).message}`);
     }
+  }
+
+  /**
+   * The service records or transcribes the call: `frames` (its notice) go out next, before the voice
+   * goes on, and from the first of them `capture` hears every frame sent and decoded. `done` is
+   * called once the last notice frame went out.
+   */
+  captureWith(capture: CaptureSink, notice: { frames: readonly Buffer[]; utterance: (index: number) => Utterance; done?: () => void }): void {
+    if (this.closed) return;
+    this.capture = capture;
+    this.prelude = { ...notice, next: 0 };
   }
 
   media(): CustomerMediaReport {
@@ -299,6 +314,7 @@ export class CustomerPeer {
     const now = Date.now();
     this.heard.push(frame, now);
     this.tones.push(frame, now);
+    this.capture?.heard(frame);
     this.report.framesHeard++;
     this.sumSquares += frameSquares;
     this.samplesHeard += samples;
@@ -334,6 +350,7 @@ export class CustomerPeer {
   private startSending(): void {
     if (this.sendTimer || this.closed) return;
     const frames = this.options.voice.frames;
+    const voiceUtterance = (loop: number): Utterance => ({ key: `voice:${loop}`, ...(this.options.voice.words === undefined ? { text: CUSTOMER_PLACEHOLDER, confidence: 0 } : { text: this.options.voice.words, confidence: 1 }) });
     let next = 0;
     let sequenceNumber = Math.floor(Math.random() * 0xffff);
     let timestamp = Math.floor(Math.random() * 0xffffffff);
@@ -341,13 +358,25 @@ export class CustomerPeer {
     let due = 0;
     const send = () => {
       if (this.sender.dtlsTransport?.state !== 'connected') return;
-      const payload = frames[next % frames.length];
+      const prelude = this.prelude;
+      let payload: Buffer | undefined;
+      let utterance: Utterance | undefined;
+      if (prelude && prelude.next < prelude.frames.length) {
+        utterance = prelude.utterance(prelude.next);
+        payload = prelude.frames[prelude.next++];
+        if (prelude.next === prelude.frames.length) prelude.done?.();
+      } else {
+        if (frames.length === 0) return;
+        payload = frames[next % frames.length];
+        if (this.capture) utterance = voiceUtterance(Math.floor(next / frames.length));
+        next++;
+      }
       if (!payload) return;
-      const header = new RtpHeader({ payloadType: OPUS_PAYLOAD_TYPE, sequenceNumber, timestamp, marker: next === 0 });
-      next++;
+      const header = new RtpHeader({ payloadType: OPUS_PAYLOAD_TYPE, sequenceNumber, timestamp, marker: this.report.framesSent === 0 });
       sequenceNumber = (sequenceNumber + 1) & 0xffff;
       timestamp = (timestamp + FRAME_SAMPLES) >>> 0;
       this.sender.sendRtp(new RtpPacket(header, payload)).catch((e: unknown) => this.options.logger.debug('RTP send failed', { error: e }));
+      if (utterance) this.capture?.sent(payload, utterance);
       this.report.framesSent++;
       if (this.report.framesSent === 1) this.options.onFirstFrameSent?.();
     };

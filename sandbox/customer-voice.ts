@@ -124,6 +124,8 @@ export interface CustomerVoice {
   frames: readonly Buffer[];
   /** Where the voice came from: a file path or "synthetic". */
   source: string;
+  /** What it says, word for word, when known: the service's transcript gives these (call-recorder.ts). */
+  words?: string;
 }
 
 const cache = new Map<string, CustomerVoice>();

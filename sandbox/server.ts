@@ -21,6 +21,7 @@ import { MediaJudge } from './media-judge';
 import { defaultMediaDir, MediaLibrary } from './media-library';
 import { MediaStore } from './media-store';
 import { DEFAULT_MESSAGING_TIMINGS, MessageSimulator, type MessagingTimings } from './message-simulator';
+import { defaultNoticePath, loadServiceNotice } from './service-notice';
 import { templateCatalogue } from './template-catalogue';
 import { VOICEMAIL_MIME_TYPE, voicemailAudio } from './voicemail-audio';
 import { WebhookSender, type BusinessIdentity } from './webhook-sender';
@@ -54,6 +55,10 @@ export interface SandboxOptions {
   mediaHost?: string;
   /** A 48 kHz mono 16-bit WAV the customers say; default assets/customer-voice.wav. */
   voicePath?: string;
+  /** What the voice says, word for word: the service's transcript then gives the words instead of a placeholder. */
+  voiceWords?: string;
+  /** The spoken part of the service's notice (16-bit mono WAV, any rate); default service-notice.wav beside the voice. */
+  noticePath?: string;
   /** Delivery-status delays and the window's length; shorter ones make tests quick. */
   messaging?: { statusDelaysMs?: Partial<MessagingTimings['statusDelaysMs']>; windowMs?: number };
   /** Valid numbers without a chat-app account (messages to them fail); default SANDBOX_UNREACHABLE_NUMBERS. */
@@ -206,10 +211,23 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
   const business = { ...DEFAULT_BUSINESS, ...options.business };
   const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const schemas = callRequestSchemas(product);
-  const { voice, problem } = loadCustomerVoice(options.voicePath);
-  if (problem) logger.warn('customer voice unavailable, customers play a tone instead', { problem });
+  const loaded = loadCustomerVoice(options.voicePath);
+  if (loaded.problem) logger.warn('customer voice unavailable, customers play a tone instead', { problem: loaded.problem });
+  const voice = options.voiceWords === undefined ? loaded.voice : { ...loaded.voice, words: options.voiceWords };
+  const { notice, problem: noticeProblem } = loadServiceNotice(options.noticePath ?? defaultNoticePath(options.voicePath));
+  if (noticeProblem) logger.warn('the service’s notice has no words, its chime alone is played', { problem: noticeProblem });
 
   const webhooks = new WebhookSender({ relayUrl: options.relayUrl, appSecret: options.appSecret, product, business, logger, retryWindowMs: timeouts.webhookRetryWindowMs });
+  const { library: mediaLibrary, problems: mediaProblems } = MediaLibrary.load(options.media?.dir ?? defaultMediaDir());
+  if (mediaProblems.length > 0) logger.warn('media library files unavailable, their ids are unknown', { problems: mediaProblems });
+  const mediaStore = new MediaStore({
+    ...options.mediaStore,
+    // The account's uploaded files are media of the account's too: the same lookup serves them.
+    uploaded: (id) => {
+      const file = mediaLibrary.bytes(id);
+      return file && { id, mimeType: file.media.mimeType, bytes: file.bytes, sha256: file.media.sha256 };
+    },
+  });
   const simulator = new CallSimulator({
     customers,
     product,
@@ -220,15 +238,10 @@ export async function startSandbox(options: SandboxOptions): Promise<SandboxServ
     ringMs: options.ringMs ?? 1000,
     timeouts,
     logger,
-  });
-  const { library: mediaLibrary, problems: mediaProblems } = MediaLibrary.load(options.media?.dir ?? defaultMediaDir());
-  if (mediaProblems.length > 0) logger.warn('media library files unavailable, their ids are unknown', { problems: mediaProblems });
-  const mediaStore = new MediaStore({
-    ...options.mediaStore,
-    // The account's uploaded files are media of the account's too: the same lookup serves them.
-    uploaded: (id) => {
-      const file = mediaLibrary.bytes(id);
-      return file && { id, mimeType: file.media.mimeType, bytes: file.bytes, sha256: file.media.sha256 };
+    notice,
+    media: {
+      keep: (bytes, mimeType) => mediaStore.keep(bytes, mimeType),
+      url: (id) => `${url}/restapi/v1/${product}/media/${encodeURIComponent(id)}/file?${mediaStore.signedQuery(id)}`,
     },
   });
   const { timeoutMs: mediaTimeoutMs, msPerMb } = options.media ?? {};

@@ -130,6 +130,44 @@ export interface SandboxCallReport {
   network: SandboxNetworkReport;
   /** What a phone's RTP stack would notice in the business's stream (sandbox/rtp-continuity.ts). */
   rtp?: SandboxRtpReport;
+  /** The service's own recording and transcript, when accept or connect asked for either. */
+  capture?: SandboxCaptureReport;
+}
+
+/** What accept or connect carried in `recording` or `transcription`. */
+export interface SandboxCaptureAsked {
+  purpose: string;
+  announcementLanguage: string;
+}
+
+/**
+ * The service's own recording and transcript of a call (sandbox/REFERENCE.md "The service's
+ * recording and transcript"): what was asked, the notice played to both sides, and what was sent
+ * after the call.
+ */
+export interface SandboxCaptureReport {
+  recording?: SandboxCaptureAsked;
+  transcription?: SandboxCaptureAsked;
+  notice: {
+    /** The words spoken after the chime ('' when only the chime could be played). */
+    text: string;
+    /** The language the words are spoken in ("en"), whatever was asked for. */
+    spokenLanguage: string;
+    /** The announcement_language asked for (the recording's when both were asked). */
+    askedLanguage: string;
+    /** The first and last notice frames went toward the business (unix ms): the agent heard it then. */
+    startedAt?: number;
+    endedAt?: number;
+    /** The customer's phone played the notice, so the customer counts as having heard it: true once it was played whole. */
+    heardByCustomer: boolean;
+  };
+  /** Milliseconds captured, from the notice's first frame to the end of the call (or until now). */
+  capturedMs: number;
+  /** The media ids sent in call_recording_available and call_transcription_available. */
+  recordingMediaId?: string;
+  transcriptMediaId?: string;
+  /** When those events were sent (unix ms). */
+  sentAt?: number;
 }
 
 /**

@@ -82,8 +82,32 @@ export interface CallTerminateItem extends CallItemCommon {
   biz_opaque_callback_data?: string;
 }
 
+/** A file the service made of a call: kept 7 days under `id`, downloadable at `url` for 5 minutes (protocol.md). */
+export interface CaptureMediaPayload {
+  id: string;
+  /** Hex SHA-256 of the file. */
+  sha256: string;
+  mime_type: string;
+  url: string;
+}
+
+/**
+ * The service's recording of a call is ready (protocol.md "What the service added in 2026"): after
+ * the terminate, with no direction and no SDP. An Ogg Opus file, channel 0 the business, 1 the customer.
+ */
+export interface CallRecordingAvailableItem extends CallItemCommon {
+  event: 'call_recording_available';
+  call_recording: { type: 'audio'; audio: CaptureMediaPayload & { mime_type: 'audio/ogg; codecs=opus' } };
+}
+
+/** The service's transcript of a call is ready: a JSON document of segments (shared/service-capture.ts transcriptDocumentSchema). */
+export interface CallTranscriptionAvailableItem extends CallItemCommon {
+  event: 'call_transcription_available';
+  call_transcript: { document: CaptureMediaPayload & { mime_type: 'application/json' } };
+}
+
 /** One `value.calls[]` item. */
-export type CallWebhookItem = CallConnectItem | CallTerminateItem;
+export type CallWebhookItem = CallConnectItem | CallTerminateItem | CallRecordingAvailableItem | CallTranscriptionAvailableItem;
 
 /** Progress of a business-initiated call: one `value.statuses[]` item with `type: "call"`. */
 export interface CallStatusItem {

@@ -79,12 +79,18 @@ export class BusinessPeer {
   private sumSquares = 0;
   private samples = 0;
 
-  /** `silent`: connects but never sends audio (to test the service's media timeouts). */
-  constructor(private readonly options: { silent?: boolean } = {}) {
+  private readonly heardChunks: Buffer[] = [];
+
+  /**
+   * `silent`: connects but never sends audio (to test the service's media timeouts). `keepHeard`:
+   * keeps every decoded sample, in arrival order (`heard()`).
+   */
+  constructor(private readonly options: { silent?: boolean; keepHeard?: boolean } = {}) {
     this.pc.onTrack.subscribe((track) =>
       track.onReceiveRtp.subscribe((rtp) => {
         if (rtp.header.payloadType !== 111) return;
         const pcm = this.decoder.decode(rtp.payload);
+        if (this.options.keepHeard) this.heardChunks.push(Buffer.from(pcm));
         for (let i = 0; i + 1 < pcm.length; i += 2) {
           const s = pcm.readInt16LE(i) / 32768;
           this.sumSquares += s * s;
@@ -96,6 +102,14 @@ export class BusinessPeer {
     this.pc.connectionStateChange.subscribe((state) => {
       if (state === 'connected' && !this.options.silent) this.startTone();
     });
+  }
+
+  /** Everything decoded so far (48 kHz mono), when kept. */
+  heard(): Int16Array {
+    const bytes = Buffer.concat(this.heardChunks);
+    const out = new Int16Array(bytes.length >> 1);
+    for (let i = 0; i < out.length; i++) out[i] = bytes.readInt16LE(i * 2);
+    return out;
   }
 
   get heardRms(): number {
