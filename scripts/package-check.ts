@@ -257,6 +257,7 @@ export async function checkPackage(run: Pick<PackageRun, 'appOutDir' | 'binary'>
     ...(await readdir(iconsDir)).map((name) => `/assets/icons/${name}`),
     '/assets/customer-voice.wav',
     '/assets/colleague-voice.wav',
+    '/assets/service-notice.wav',
     ...SANDBOX_MEDIA.map((entry) => `/assets/sandbox-media/${entry.fileName}`),
   ];
   for (const file of ownFiles) {
