@@ -21,6 +21,7 @@ import { errText, ok, type AppError, type ErrorCode, type Result } from '../../s
 import { templateMessageSchema, type TemplateMessage } from '../../shared/templates';
 import { parseWith } from '../../shared/validation';
 import { withoutQuery } from '../../shared/media-fetch';
+import type { captureMembers } from '../../shared/service-capture';
 import { HttpExchange, type HttpOutcome, type RetryRule, type UnabortedOutcome } from './http-exchange';
 
 export interface GatewayClientOptions {
@@ -37,6 +38,11 @@ export interface GatewayClientOptions {
   terminateBackoffMs?: number;
   /** A media file's download, from sending to its last byte. Default 120 s (16 MB on a slow line). */
   downloadTimeoutMs?: number;
+  /**
+   * What accept and initiate ask of the service's own recording and transcription, read at each
+   * (shared/service-capture.ts captureMembers): never on reject or terminate. None by default.
+   */
+  capture?: () => CaptureMembers;
   logger?: Logger;
 }
 
@@ -55,6 +61,9 @@ export interface MessageSending {
   sendMessage(message: FreeFormMessage): Promise<Result<SentMessage>>;
   sendTemplate(message: TemplateMessage): Promise<Result<SentMessage>>;
 }
+
+/** The `recording` / `transcription` members of accept and connect. */
+export type CaptureMembers = ReturnType<typeof captureMembers>;
 
 /** A media file as the service keeps it: its bytes, their type, their SHA-256 (hex). */
 export interface MediaFile {
@@ -127,6 +136,7 @@ export class GatewayClient implements CallControl, MessageSending {
   /** The gateway's own origin: the only one its API key is sent to with a media file's download. */
   private readonly origin: string | undefined;
   private readonly schemas: CallRequestSchemas;
+  private readonly capture: () => CaptureMembers;
   private readonly log: Logger;
   private readonly http: HttpExchange;
 
@@ -145,6 +155,7 @@ export class GatewayClient implements CallControl, MessageSending {
     this.downloadTimeoutMs = options.downloadTimeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS;
     this.origin = URL.canParse(options.baseUrl) ? new URL(options.baseUrl).origin : undefined;
     this.schemas = callRequestSchemas(options.product);
+    this.capture = options.capture ?? (() => ({}));
     this.log = options.logger ?? createLogger('gateway');
   }
 
@@ -156,6 +167,7 @@ export class GatewayClient implements CallControl, MessageSending {
       action: 'accept',
       session: { sdp_type: 'answer', sdp: normaliseSdpLineEnds(sdp) },
       ...(opaque !== undefined ? { biz_opaque_callback_data: opaque } : {}),
+      ...this.capture(),
     };
     return this.callAction('accept', this.schemas.accept, body, callId);
   }
@@ -190,6 +202,7 @@ export class GatewayClient implements CallControl, MessageSending {
       action: 'connect',
       session: { sdp_type: 'offer', sdp: normaliseSdpLineEnds(sdp) },
       ...(opaque !== undefined ? { biz_opaque_callback_data: opaque } : {}),
+      ...this.capture(),
     };
     const answer = await this.send({ label: 'initiate', path: 'calls/initiate', schema: this.schemas.initiate, body });
     if (!answer.ok) return answer;

@@ -22,6 +22,7 @@ import { MessagingService, type LinkChecker } from './messaging-service';
 import { NetworkSettingsStore, type NetworkFlags } from './network-settings';
 import { PreferencesStore, type PreferencesGuard } from './preferences-store';
 import type { SecretStore } from './secret-store';
+import { ServiceCaptureStore } from './service-capture-store';
 import { SettingsStore } from './settings-store';
 import type { UpdateControlFactory } from './update-control';
 import { callCommands, callsOfGoneWindow, requestDial } from './service/call-commands';
@@ -105,6 +106,7 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly log: Logger;
   private readonly settings: SettingsStore;
   private readonly prefs: PreferencesStore;
+  private readonly capture: ServiceCaptureStore;
   private readonly mode: ModeMachine;
   private readonly view: SettingsView;
   private readonly presence: PresenceDesk;
@@ -129,11 +131,13 @@ class CoreSoftphoneService implements SoftphoneService {
     this.settings = new SettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: log });
     this.prefs = new PreferencesStore({ dataDir: options.dataDir, logger: log, guard: options.preferencesGuard });
     const network = new NetworkSettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: log, ...(options.network ? { flags: options.network } : {}) });
+    const capture = (this.capture = new ServiceCaptureStore({ dataDir: options.dataDir, logger: log }));
     this.mode = new ModeMachine({
       embedded: options.embedded,
       dataDir: options.dataDir,
       history,
       nameFor: (number) => messaging.nameOf(number) ?? history.entries().find((e) => e.number === number && e.name !== undefined)?.name,
+      capture: () => capture.current(),
       now,
       log,
       hooks: {
@@ -162,7 +166,7 @@ class CoreSoftphoneService implements SoftphoneService {
         },
       },
     });
-    this.view = new SettingsView(this.settings, network, this.mode);
+    this.view = new SettingsView(this.settings, network, capture, this.mode);
     this.team = new TeamDesk(push);
     this.presence = new PresenceDesk({ dataDir: options.dataDir, mode: this.mode, prefs: this.prefs, team: this.team, history, push, log, now });
     this.wrapUps = new WrapUps({
@@ -191,7 +195,7 @@ class CoreSoftphoneService implements SoftphoneService {
     this.handlers = composeHandlers({
       calls: callCommands(this.mode),
       messaging: messageCommands(messaging, this.mode),
-      settings: settingsCommands({ settings: this.settings, network, prefs: this.prefs, view: this.view, mode: this.mode, flagsAccount: options.account, push }),
+      settings: settingsCommands({ settings: this.settings, network, capture, prefs: this.prefs, view: this.view, mode: this.mode, flagsAccount: options.account, push }),
       desk: deskCommands({ mode: this.mode, presence: this.presence, team: this.team, wrapUps: this.wrapUps, settings: this.view, history, prefs: this.prefs, messaging, updates: this.updates }),
       diagnostics: diagnosticsCommands({ mode: this.mode, history, diagnostics, connections, settings: this.view, logFiles: options.logFiles, appVersion: options.appVersion, log, now }),
       sandbox: sandboxCommands(this.mode),
@@ -202,6 +206,7 @@ class CoreSoftphoneService implements SoftphoneService {
 
   async start(): Promise<void> {
     await this.prefs.load();
+    await this.capture.load();
     await this.presence.load();
     const saved = this.options.account ? undefined : await this.settings.load();
     const source: Source = this.options.account ? { kind: 'flags', account: this.options.account } : saved ? { kind: 'saved', account: saved } : { kind: 'sandbox' };
