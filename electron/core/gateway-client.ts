@@ -73,10 +73,20 @@ export interface MediaFile {
   sha256: string;
 }
 
-/** What fetching a voicemail needs from the gateway; GatewayClient is the real one. */
+/** Where the service said a media file is for a few minutes, and what it is (a recording's or transcript's event). */
+export interface MediaLink {
+  url: string;
+  mimeType: string;
+  sha256?: string;
+}
+
+/** What fetching a call's media needs from the gateway; GatewayClient is the real one. */
 export interface MediaFetching {
-  /** The file of `mediaId`, refused when it is longer than `maxBytes`; `signal` gives up on it (the app quits). */
-  fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal): Promise<Result<MediaFile>>;
+  /**
+   * The file of `mediaId`, refused when it is longer than `maxBytes`; `signal` gives up on it (the
+   * app quits). `link`: a url the service gave with the media id, tried first.
+   */
+  fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal, link?: MediaLink): Promise<Result<MediaFile>>;
 }
 
 /** GET {base}/{product}/media/{mediaId}: where the file is for the next few minutes, and what it is. */
@@ -235,9 +245,15 @@ export class GatewayClient implements CallControl, MessageSending {
    * request) for a url that lives a few minutes, then GET of that url, with the key only when the url
    * is on the gateway's own origin. A url that lapsed before its download (404) is asked for once more.
    * The bytes are checked against the size and SHA-256 the lookup gave. Never more than `maxBytes`
-   * is read.
+   * is read. A `link` the service gave is downloaded first, on the same terms; when it fails (it
+   * lapsed, or is no http(s) url) the media id is looked up.
    */
-  async fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal): Promise<Result<MediaFile>> {
+  async fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal, link?: MediaLink): Promise<Result<MediaFile>> {
+    if (link !== undefined && /^https?:$/.test(URL.canParse(link.url) ? new URL(link.url).protocol : '')) {
+      const given = await this.downloadMedia(mediaId, { url: link.url, mime_type: link.mimeType, ...(link.sha256 !== undefined ? { sha256: link.sha256 } : {}) }, maxBytes, signal);
+      if (given.ok || signal?.aborted === true || given.error.text?.code === 'gateway.mediaTooLarge') return given;
+      this.log.info('a media url the service gave could not be fetched; asking for the media id', { mediaId, reason: given.error.message });
+    }
     const first = await this.lookUpMedia(mediaId, signal);
     if (!first.ok) return first;
     const downloaded = await this.downloadMedia(mediaId, first.value, maxBytes, signal);

@@ -3,8 +3,9 @@
 // settings and mode, the desk and presence, diagnostics, sandbox control, updates — each answering
 // its own commands, and the mode they run in (service/mode.ts: an account from the command line, a
 // saved account, or the embedded sandbox; ARCHITECTURE.md "Embedded default"). The messaging
-// (MessagingService: the 24-hour windows and the message timeline) and the voicemails kept with
-// recent calls (VoicemailKeeper) outlive mode switches.
+// (MessagingService: the 24-hour windows and the message timeline), the voicemails kept with
+// recent calls (VoicemailKeeper) and the service's recordings and transcripts (CaptureKeeper)
+// outlive mode switches.
 import { join } from 'node:path';
 import type { CommandName, CommandResults, PushMessage, SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
@@ -36,9 +37,10 @@ import type { Source } from './service/runtime';
 import { sandboxCommands } from './service/sandbox-commands';
 import { settingsCommands, SettingsView } from './service/settings-commands';
 import { Updates } from './service/update-commands';
-import { voicemailCommands } from './service/voicemail-commands';
-import { VOICEMAIL_DIR, VoicemailFiles } from './voicemail-files';
+import { mediaCommands } from './service/media-commands';
+import { MediaFiles, VOICEMAIL_DIR } from './media-files';
 import { VoicemailKeeper } from './voicemail-keeper';
+import { CaptureKeeper } from './capture-keeper';
 
 export type { EmbeddedEnvironment } from './embedded-environment';
 
@@ -114,6 +116,7 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly wrapUps: WrapUps;
   private readonly updates: Updates;
   private readonly voicemails: VoicemailKeeper;
+  private readonly captures: CaptureKeeper;
   private readonly listeners = new Set<(push: PushMessage) => void>();
   private readonly handlers: CommandHandlers;
   private closed = false;
@@ -149,6 +152,7 @@ class CoreSoftphoneService implements SoftphoneService {
         relayEvent: (envelope) => {
           messaging.applyRelayEvent(envelope);
           this.voicemails.relayEvent(envelope);
+          this.captures.relayEvent(envelope);
         },
         connectionChanged: (state) => {
           connections.note(state);
@@ -161,8 +165,11 @@ class CoreSoftphoneService implements SoftphoneService {
         customerLegQuality: (quality) => push({ name: 'customerLegQuality', payload: quality }),
         runtimeChanged: (runtime) => {
           messaging.setRuntime(runtime?.forMessaging());
-          // A gateway to fetch from: the voicemails not kept yet are tried now (at start, and after a switch).
-          if (runtime !== undefined) this.voicemails.resume();
+          // A gateway to fetch from: the voicemails, recordings and transcripts not kept yet are tried now (at start, and after a switch).
+          if (runtime !== undefined) {
+            this.voicemails.resume();
+            this.captures.resume();
+          }
         },
       },
     });
@@ -180,11 +187,12 @@ class CoreSoftphoneService implements SoftphoneService {
     this.updates = new Updates(this.mode, log);
     this.voicemails = new VoicemailKeeper({
       history,
-      files: new VoicemailFiles(join(options.dataDir, VOICEMAIL_DIR), log),
+      files: new MediaFiles(join(options.dataDir, VOICEMAIL_DIR), log),
       gateway: () => this.mode.current()?.gateway,
       now,
       log,
     });
+    this.captures = new CaptureKeeper({ history, dataDir: options.dataDir, gateway: () => this.mode.current()?.gateway, now, log });
     this.prefs.onChanged((preferences) => {
       push({ name: 'preferencesChanged', payload: preferences });
       // "Ring me during a call" changes what the relay is told while on a call.
@@ -199,7 +207,7 @@ class CoreSoftphoneService implements SoftphoneService {
       desk: deskCommands({ mode: this.mode, presence: this.presence, team: this.team, wrapUps: this.wrapUps, settings: this.view, history, prefs: this.prefs, messaging, updates: this.updates }),
       diagnostics: diagnosticsCommands({ mode: this.mode, history, diagnostics, connections, settings: this.view, logFiles: options.logFiles, appVersion: options.appVersion, log, now }),
       sandbox: sandboxCommands(this.mode),
-      voicemail: voicemailCommands(this.voicemails),
+      media: mediaCommands(this.voicemails, this.captures),
       updates: this.updates.commands(),
     });
   }
@@ -249,6 +257,7 @@ class CoreSoftphoneService implements SoftphoneService {
     this.updates.close();
     this.wrapUps.stop();
     await this.voicemails.stop();
+    await this.captures.stop();
     this.presence.stop();
     await this.mode.close();
     await this.messaging.close();

@@ -8,16 +8,18 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { mediaFileName } from '../../../electron/core/media-files';
 import { MemorySecretStore } from '../../../electron/core/secret-store';
 import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
 import type { PushMessage } from '../../../shared/api';
 import type { HistoryEntry } from '../../../shared/history';
+import { text } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
 import { DEFAULT_SERVICE_CAPTURE, type ServiceCaptureSettings } from '../../../shared/service-capture';
 import type { AccountConfig, PublicSettings } from '../../../shared/settings';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { happyGateway, initiated, startFakeGateway, type FakeGateway } from './fake-gateway';
-import { mediaLibrary, mediaRoutes, type MediaLibrary } from './fake-media';
+import { mediaLibrary, mediaRoutes, VOICE_MIME, voiceBytes, type MediaLibrary } from './fake-media';
 import { ALICE, startTeamRelay, type TeamRelay } from './team-relay';
 
 configureLogging({ sink: () => undefined });
@@ -162,5 +164,134 @@ describe('accept and initiate', () => {
     const last = bodiesOf(d.gateway, 'accept').at(-1);
     expect(last).toMatchObject({ call_id: 'wacid.c3', recording: REQUEST });
     expect(last).not.toHaveProperty('transcription');
+  });
+});
+
+/** The url the service hands out for a media id now (the test's own lookup, as the service's event carries one). */
+async function urlOf(d: Desk, mediaId: string): Promise<string> {
+  const res = await fetch(`${d.gateway.baseUrl}/chatapp/media/${mediaId}`, { headers: { 'API-KEY': API_KEY } });
+  return ((await res.json()) as { url: string }).url;
+}
+
+const lookups = (d: Desk, mediaId: string): number => d.gateway.requests.filter((r) => r.path === `/restapi/v1/chatapp/media/${mediaId}`).length;
+
+const TRANSCRIPT = {
+  transcript: {
+    segments: [
+      { speaker: 'Customer', channel: 1, start: 4.2, end: 6, text: 'I would like to change my booking', confidence: 0.92, words: [{ word: 'I', start: 4.2, end: 4.3 }] },
+      { speaker: 'Business', channel: 0, start: 0.5, end: 3.9, text: 'Hello, how can I help?', confidence: 0.88, words: [] },
+    ],
+  },
+};
+
+async function ready(d: Desk, callId: string, kind: 'recording' | 'transcript', mediaId: string, at = Date.now(), url?: string): Promise<void> {
+  d.relay.send(
+    {
+      type: 'call.capture_available',
+      callId,
+      kind,
+      mediaId,
+      url: url ?? (await urlOf(d, mediaId)),
+      mimeType: kind === 'recording' ? VOICE_MIME : 'application/json',
+      timestamp: at,
+    },
+    ['alice'],
+  );
+}
+
+describe('the service’s recording and transcript of a call', () => {
+  it('mark the call’s entry at once, are fetched from the url that came with them and kept, then play and read', async () => {
+    const d = await desk();
+    const audio = voiceBytes(40_000, 31);
+    d.library.files.set('media-rec-1', { bytes: audio, mimeType: VOICE_MIME });
+    d.library.files.set('media-tr-1', { bytes: Buffer.from(JSON.stringify(TRANSCRIPT)), mimeType: 'application/json' });
+    await answered(d, 'wacid.cap-1');
+    const at = Date.now();
+    await ready(d, 'wacid.cap-1', 'recording', 'media-rec-1', at);
+    await ready(d, 'wacid.cap-1', 'transcript', 'media-tr-1', at);
+    const before = [lookups(d, 'media-rec-1'), lookups(d, 'media-tr-1')];
+
+    await until('marked', () => historyOf(d.pushes, 'wacid.cap-1')?.serviceRecording !== undefined && historyOf(d.pushes, 'wacid.cap-1')?.transcript !== undefined);
+    const first = d.pushes.filter((p) => p.name === 'historyChanged').map((p) => historyOf([p], 'wacid.cap-1')?.serviceRecording).find((m) => m !== undefined);
+    expect(first).toEqual({ mediaId: 'media-rec-1', at, saved: false });
+    await until('kept', () => historyOf(d.pushes, 'wacid.cap-1')?.serviceRecording?.saved === true && historyOf(d.pushes, 'wacid.cap-1')?.transcript?.saved === true);
+    expect(historyOf(d.pushes, 'wacid.cap-1')).toMatchObject({ serviceRecording: { mediaId: 'media-rec-1', at, saved: true }, transcript: { mediaId: 'media-tr-1', at, saved: true } });
+    // The url was enough: the media ids were not looked up again.
+    expect([lookups(d, 'media-rec-1'), lookups(d, 'media-tr-1')]).toEqual(before);
+    const name = mediaFileName('wacid.cap-1');
+    expect(await readdir(join(d.dataDir, 'recordings'))).toEqual(expect.arrayContaining([`${name}.ogg`, `${name}.json`]));
+    expect(await readdir(join(d.dataDir, 'transcripts'))).toEqual(expect.arrayContaining([`${name}.data.json`, `${name}.json`]));
+
+    d.library.files.clear();
+    expect(await d.app.handle('getServiceRecording', { localId: 'in:wacid.cap-1' })).toEqual({ ok: true, value: { mimeType: VOICE_MIME, data: audio.toString('base64') } });
+    expect(await d.app.handle('getTranscript', { localId: 'in:wacid.cap-1' })).toEqual({
+      ok: true,
+      value: {
+        segments: [
+          { speaker: 'Business', channel: 0, start: 0.5, end: 3.9, text: 'Hello, how can I help?', confidence: 0.88 },
+          { speaker: 'Customer', channel: 1, start: 4.2, end: 6, text: 'I would like to change my booking', confidence: 0.92 },
+        ],
+      },
+    });
+    // The same event again changes nothing.
+    await ready(d, 'wacid.cap-1', 'recording', 'media-rec-1', at, 'http://127.0.0.1:9/never');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(historyOf(d.pushes, 'wacid.cap-1')?.serviceRecording).toEqual({ mediaId: 'media-rec-1', at, saved: true });
+  });
+
+  it('look the media id up again when the url lapsed, and wait for a call whose entry is not there yet', async () => {
+    const d = await desk();
+    const audio = voiceBytes(9_000, 32);
+    d.library.files.set('media-rec-2', { bytes: audio, mimeType: VOICE_MIME });
+    d.library.expiredUrls = 1;
+    const lapsed = await urlOf(d, 'media-rec-2');
+    d.relay.send({ type: 'call.incoming', callId: 'wacid.cap-2', from: '447400123456', sdp: OFFER_SDP, timestamp: Date.now() }, ['alice']);
+    await until('rings', () => d.pushes.some((p) => p.name === 'callChanged' && p.payload.callId === 'wacid.cap-2' && p.payload.phase === 'ringing'));
+    expect(await d.app.handle('answerCall', { localId: 'in:wacid.cap-2', sdp: ANSWER_SDP })).toEqual({ ok: true, value: null });
+    // Before the call is in recent calls: held.
+    await ready(d, 'wacid.cap-2', 'recording', 'media-rec-2', Date.now(), lapsed);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(lookups(d, 'media-rec-2')).toBe(1);
+    expect(await d.app.handle('hangUp', { localId: 'in:wacid.cap-2' })).toEqual({ ok: true, value: null });
+    await until('kept', () => historyOf(d.pushes, 'wacid.cap-2')?.serviceRecording?.saved === true);
+    expect(lookups(d, 'media-rec-2')).toBe(2);
+    expect(await d.app.handle('getServiceRecording', { localId: 'in:wacid.cap-2' })).toEqual({ ok: true, value: { mimeType: VOICE_MIME, data: audio.toString('base64') } });
+    // A call that has none.
+    expect(await d.app.handle('getTranscript', { localId: 'in:wacid.cap-2' })).toMatchObject({ ok: false, error: { code: 'not_found', text: text('capture.noTranscript', { call: 'in:wacid.cap-2' }) } });
+    expect(await d.app.handle('getServiceRecording', { localId: 'in:wacid.none' })).toMatchObject({ ok: false, error: { code: 'not_found', text: text('capture.noRecording', { call: 'in:wacid.none' }) } });
+  });
+
+  it('a failed fetch is said on the entry and tried again; a transcript that is no transcript is a clear error', async () => {
+    const d = await desk();
+    d.library.files.set('media-tr-3', { bytes: Buffer.from('{"transcript": {"segments": [{"speaker": "Business", "channel": 7}]}}'), mimeType: 'application/json' });
+    await answered(d, 'wacid.cap-3');
+    d.library.failingLookups = 1;
+    await ready(d, 'wacid.cap-3', 'transcript', 'media-tr-3', Date.now(), 'http://127.0.0.1:9/gone');
+    await until('said', () => historyOf(d.pushes, 'wacid.cap-3')?.transcript?.fetchError !== undefined);
+    expect(historyOf(d.pushes, 'wacid.cap-3')?.transcript).toMatchObject({ mediaId: 'media-tr-3', saved: false, fetchError: expect.any(String) });
+    await until('kept on the next try (2 s later)', () => historyOf(d.pushes, 'wacid.cap-3')?.transcript?.saved === true, 6_000);
+    expect(historyOf(d.pushes, 'wacid.cap-3')?.transcript).not.toHaveProperty('fetchError');
+
+    const read = await d.app.handle('getTranscript', { localId: 'in:wacid.cap-3' });
+    expect(read).toMatchObject({ ok: false, error: { code: 'gateway_unreachable', text: text('capture.badTranscript'), detail: expect.stringContaining('transcript.segments.0') } });
+    d.library.files.set('media-tr-4', { bytes: Buffer.from('not json'), mimeType: 'application/json' });
+    await answered(d, 'wacid.cap-4');
+    await ready(d, 'wacid.cap-4', 'transcript', 'media-tr-4');
+    await until('kept', () => historyOf(d.pushes, 'wacid.cap-4')?.transcript?.saved === true);
+    expect(await d.app.handle('getTranscript', { localId: 'in:wacid.cap-4' })).toMatchObject({ ok: false, error: { code: 'gateway_unreachable', text: text('capture.badTranscript') } });
+  }, 15_000);
+
+  it('not kept when the app closes, are fetched at its next start', async () => {
+    const d = await desk();
+    const audio = voiceBytes(5_000, 35);
+    d.library.files.set('media-rec-5', { bytes: audio, mimeType: VOICE_MIME });
+    await answered(d, 'wacid.cap-5');
+    d.library.failingLookups = 1;
+    await ready(d, 'wacid.cap-5', 'recording', 'media-rec-5', Date.now(), 'http://127.0.0.1:9/gone');
+    await until('the fetch failed', () => historyOf(d.pushes, 'wacid.cap-5')?.serviceRecording?.fetchError !== undefined);
+    await d.app.close();
+    const app = await d.open();
+    await until('kept at start', () => historyOf(d.pushes, 'wacid.cap-5')?.serviceRecording?.saved === true);
+    expect(await app.handle('getServiceRecording', { localId: 'in:wacid.cap-5' })).toEqual({ ok: true, value: { mimeType: VOICE_MIME, data: audio.toString('base64') } });
   });
 });
