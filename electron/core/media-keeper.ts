@@ -109,7 +109,7 @@ export class MediaKeeper {
     }
     this.held.delete(callId);
     this.held.set(callId, { mediaId, at, heldAt: this.o.now() });
-    if (this.held.size > HELD_LIMIT) this.held.delete(this.held.keys().next().value!);
+    if (this.held.size > HELD_LIMIT) this.letGo(this.held.keys().next().value!);
     this.o.log.info(`${this.kind.what} waits for its call in recent calls`, { callId, mediaId });
   }
 
@@ -191,13 +191,19 @@ export class MediaKeeper {
     const now = this.o.now();
     const ready: [string, Held][] = [];
     for (const [callId, held] of this.held) {
-      if (now - held.heldAt > MEDIA_HOLD_MS) this.held.delete(callId);
+      if (now - held.heldAt > MEDIA_HOLD_MS) this.letGo(callId);
       else if (this.entriesOf(callId).length > 0) ready.push([callId, held]);
     }
     for (const [callId, held] of ready) {
       this.held.delete(callId);
       this.attach(callId, held.mediaId, held.at);
     }
+  }
+
+  /** Held media no entry came for: its url goes with it. */
+  private letGo(callId: string): void {
+    this.held.delete(callId);
+    this.links.delete(callId);
   }
 
   /** A fresh series of tries, the first one now. */
