@@ -144,6 +144,8 @@ export function buildDiagnostics(sources: DiagnosticsSources): { fileName: strin
         fromCommandLine: settings.network.fromCommandLine,
         relayTurn: settings.network.relayTurn,
       },
+      // What accept and initiate ask of the service; the purpose is the business's words, not support's.
+      serviceCapture: { record: settings.serviceCapture.record, transcribe: settings.serviceCapture.transcribe, language: settings.serviceCapture.language },
     },
     relayConnection: sources.connections,
     calls: sources.calls.map((c) => ({ ...c, localId: shortenIds(c.localId), ...(c.callId !== undefined ? { callId: shortenIds(c.callId) } : {}) })),

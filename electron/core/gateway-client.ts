@@ -21,6 +21,7 @@ import { errText, ok, type AppError, type ErrorCode, type Result } from '../../s
 import { templateMessageSchema, type TemplateMessage } from '../../shared/templates';
 import { parseWith } from '../../shared/validation';
 import { withoutQuery } from '../../shared/media-fetch';
+import type { captureMembers } from '../../shared/service-capture';
 import { HttpExchange, type HttpOutcome, type RetryRule, type UnabortedOutcome } from './http-exchange';
 
 export interface GatewayClientOptions {
@@ -37,6 +38,11 @@ export interface GatewayClientOptions {
   terminateBackoffMs?: number;
   /** A media file's download, from sending to its last byte. Default 120 s (16 MB on a slow line). */
   downloadTimeoutMs?: number;
+  /**
+   * What accept and initiate ask of the service's own recording and transcription, read at each
+   * (shared/service-capture.ts captureMembers): never on reject or terminate. None by default.
+   */
+  capture?: () => CaptureMembers;
   logger?: Logger;
 }
 
@@ -56,6 +62,9 @@ export interface MessageSending {
   sendTemplate(message: TemplateMessage): Promise<Result<SentMessage>>;
 }
 
+/** The `recording` / `transcription` members of accept and connect. */
+export type CaptureMembers = ReturnType<typeof captureMembers>;
+
 /** A media file as the service keeps it: its bytes, their type, their SHA-256 (hex). */
 export interface MediaFile {
   mediaId: string;
@@ -64,10 +73,20 @@ export interface MediaFile {
   sha256: string;
 }
 
-/** What fetching a voicemail needs from the gateway; GatewayClient is the real one. */
+/** Where the service said a media file is for a few minutes, and what it is (a recording's or transcript's event). */
+export interface MediaLink {
+  url: string;
+  mimeType: string;
+  sha256?: string;
+}
+
+/** What fetching a call's media needs from the gateway; GatewayClient is the real one. */
 export interface MediaFetching {
-  /** The file of `mediaId`, refused when it is longer than `maxBytes`; `signal` gives up on it (the app quits). */
-  fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal): Promise<Result<MediaFile>>;
+  /**
+   * The file of `mediaId`, refused when it is longer than `maxBytes`; `signal` gives up on it (the
+   * app quits). `link`: a url the service gave with the media id, tried first.
+   */
+  fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal, link?: MediaLink): Promise<Result<MediaFile>>;
 }
 
 /** GET {base}/{product}/media/{mediaId}: where the file is for the next few minutes, and what it is. */
@@ -127,6 +146,7 @@ export class GatewayClient implements CallControl, MessageSending {
   /** The gateway's own origin: the only one its API key is sent to with a media file's download. */
   private readonly origin: string | undefined;
   private readonly schemas: CallRequestSchemas;
+  private readonly capture: () => CaptureMembers;
   private readonly log: Logger;
   private readonly http: HttpExchange;
 
@@ -145,6 +165,7 @@ export class GatewayClient implements CallControl, MessageSending {
     this.downloadTimeoutMs = options.downloadTimeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS;
     this.origin = URL.canParse(options.baseUrl) ? new URL(options.baseUrl).origin : undefined;
     this.schemas = callRequestSchemas(options.product);
+    this.capture = options.capture ?? (() => ({}));
     this.log = options.logger ?? createLogger('gateway');
   }
 
@@ -156,6 +177,7 @@ export class GatewayClient implements CallControl, MessageSending {
       action: 'accept',
       session: { sdp_type: 'answer', sdp: normaliseSdpLineEnds(sdp) },
       ...(opaque !== undefined ? { biz_opaque_callback_data: opaque } : {}),
+      ...this.capture(),
     };
     return this.callAction('accept', this.schemas.accept, body, callId);
   }
@@ -190,6 +212,7 @@ export class GatewayClient implements CallControl, MessageSending {
       action: 'connect',
       session: { sdp_type: 'offer', sdp: normaliseSdpLineEnds(sdp) },
       ...(opaque !== undefined ? { biz_opaque_callback_data: opaque } : {}),
+      ...this.capture(),
     };
     const answer = await this.send({ label: 'initiate', path: 'calls/initiate', schema: this.schemas.initiate, body });
     if (!answer.ok) return answer;
@@ -222,9 +245,15 @@ export class GatewayClient implements CallControl, MessageSending {
    * request) for a url that lives a few minutes, then GET of that url, with the key only when the url
    * is on the gateway's own origin. A url that lapsed before its download (404) is asked for once more.
    * The bytes are checked against the size and SHA-256 the lookup gave. Never more than `maxBytes`
-   * is read.
+   * is read. A `link` the service gave is downloaded first, on the same terms; when it fails (it
+   * lapsed, or is no http(s) url) the media id is looked up.
    */
-  async fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal): Promise<Result<MediaFile>> {
+  async fetchMedia(mediaId: string, maxBytes: number, signal?: AbortSignal, link?: MediaLink): Promise<Result<MediaFile>> {
+    if (link !== undefined && /^https?:$/.test(URL.canParse(link.url) ? new URL(link.url).protocol : '')) {
+      const given = await this.downloadMedia(mediaId, { url: link.url, mime_type: link.mimeType, ...(link.sha256 !== undefined ? { sha256: link.sha256 } : {}) }, maxBytes, signal);
+      if (given.ok || signal?.aborted === true || given.error.text?.code === 'gateway.mediaTooLarge') return given;
+      this.log.info('a media url the service gave could not be fetched; asking for the media id', { mediaId, reason: given.error.message });
+    }
     const first = await this.lookUpMedia(mediaId, signal);
     if (!first.ok) return first;
     const downloaded = await this.downloadMedia(mediaId, first.value, maxBytes, signal);

@@ -71,6 +71,9 @@ export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: st
     case 'message.inbound':
     case 'message.status':
       return undefined;
+    case 'call.capture_available':
+      // After the call's end, for its recent-calls entry (capture-keeper.ts): never the reducer's.
+      return undefined;
     default:
       return assertNever(e, 'relay event');
   }

@@ -3,8 +3,9 @@
 // settings and mode, the desk and presence, diagnostics, sandbox control, updates — each answering
 // its own commands, and the mode they run in (service/mode.ts: an account from the command line, a
 // saved account, or the embedded sandbox; ARCHITECTURE.md "Embedded default"). The messaging
-// (MessagingService: the 24-hour windows and the message timeline) and the voicemails kept with
-// recent calls (VoicemailKeeper) outlive mode switches.
+// (MessagingService: the 24-hour windows and the message timeline), the voicemails kept with
+// recent calls (VoicemailKeeper) and the service's recordings and transcripts (CaptureKeeper)
+// outlive mode switches.
 import { join } from 'node:path';
 import type { CommandName, CommandResults, PushMessage, SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
@@ -22,6 +23,7 @@ import { MessagingService, type LinkChecker } from './messaging-service';
 import { NetworkSettingsStore, type NetworkFlags } from './network-settings';
 import { PreferencesStore, type PreferencesGuard } from './preferences-store';
 import type { SecretStore } from './secret-store';
+import { ServiceCaptureStore } from './service-capture-store';
 import { SettingsStore } from './settings-store';
 import type { UpdateControlFactory } from './update-control';
 import { callCommands, callsOfGoneWindow, requestDial } from './service/call-commands';
@@ -35,9 +37,10 @@ import type { Source } from './service/runtime';
 import { sandboxCommands } from './service/sandbox-commands';
 import { settingsCommands, SettingsView } from './service/settings-commands';
 import { Updates } from './service/update-commands';
-import { voicemailCommands } from './service/voicemail-commands';
-import { VOICEMAIL_DIR, VoicemailFiles } from './voicemail-files';
+import { mediaCommands } from './service/media-commands';
+import { MediaFiles, VOICEMAIL_DIR } from './media-files';
 import { VoicemailKeeper } from './voicemail-keeper';
+import { CaptureKeeper } from './capture-keeper';
 
 export type { EmbeddedEnvironment } from './embedded-environment';
 
@@ -105,6 +108,7 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly log: Logger;
   private readonly settings: SettingsStore;
   private readonly prefs: PreferencesStore;
+  private readonly capture: ServiceCaptureStore;
   private readonly mode: ModeMachine;
   private readonly view: SettingsView;
   private readonly presence: PresenceDesk;
@@ -112,6 +116,7 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly wrapUps: WrapUps;
   private readonly updates: Updates;
   private readonly voicemails: VoicemailKeeper;
+  private readonly captures: CaptureKeeper;
   private readonly listeners = new Set<(push: PushMessage) => void>();
   private readonly handlers: CommandHandlers;
   private closed = false;
@@ -129,11 +134,13 @@ class CoreSoftphoneService implements SoftphoneService {
     this.settings = new SettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: log });
     this.prefs = new PreferencesStore({ dataDir: options.dataDir, logger: log, guard: options.preferencesGuard });
     const network = new NetworkSettingsStore({ dataDir: options.dataDir, secrets: options.secrets, logger: log, ...(options.network ? { flags: options.network } : {}) });
+    const capture = (this.capture = new ServiceCaptureStore({ dataDir: options.dataDir, logger: log }));
     this.mode = new ModeMachine({
       embedded: options.embedded,
       dataDir: options.dataDir,
       history,
       nameFor: (number) => messaging.nameOf(number) ?? history.entries().find((e) => e.number === number && e.name !== undefined)?.name,
+      capture: () => capture.current(),
       now,
       log,
       hooks: {
@@ -145,6 +152,7 @@ class CoreSoftphoneService implements SoftphoneService {
         relayEvent: (envelope) => {
           messaging.applyRelayEvent(envelope);
           this.voicemails.relayEvent(envelope);
+          this.captures.relayEvent(envelope);
         },
         connectionChanged: (state) => {
           connections.note(state);
@@ -157,12 +165,15 @@ class CoreSoftphoneService implements SoftphoneService {
         customerLegQuality: (quality) => push({ name: 'customerLegQuality', payload: quality }),
         runtimeChanged: (runtime) => {
           messaging.setRuntime(runtime?.forMessaging());
-          // A gateway to fetch from: the voicemails not kept yet are tried now (at start, and after a switch).
-          if (runtime !== undefined) this.voicemails.resume();
+          // A gateway to fetch from: the voicemails, recordings and transcripts not kept yet are tried now (at start, and after a switch).
+          if (runtime !== undefined) {
+            this.voicemails.resume();
+            this.captures.resume();
+          }
         },
       },
     });
-    this.view = new SettingsView(this.settings, network, this.mode);
+    this.view = new SettingsView(this.settings, network, capture, this.mode);
     this.team = new TeamDesk(push);
     this.presence = new PresenceDesk({ dataDir: options.dataDir, mode: this.mode, prefs: this.prefs, team: this.team, history, push, log, now });
     this.wrapUps = new WrapUps({
@@ -176,11 +187,12 @@ class CoreSoftphoneService implements SoftphoneService {
     this.updates = new Updates(this.mode, log);
     this.voicemails = new VoicemailKeeper({
       history,
-      files: new VoicemailFiles(join(options.dataDir, VOICEMAIL_DIR), log),
+      files: new MediaFiles(join(options.dataDir, VOICEMAIL_DIR), log),
       gateway: () => this.mode.current()?.gateway,
       now,
       log,
     });
+    this.captures = new CaptureKeeper({ history, dataDir: options.dataDir, gateway: () => this.mode.current()?.gateway, now, log });
     this.prefs.onChanged((preferences) => {
       push({ name: 'preferencesChanged', payload: preferences });
       // "Ring me during a call" changes what the relay is told while on a call.
@@ -191,17 +203,18 @@ class CoreSoftphoneService implements SoftphoneService {
     this.handlers = composeHandlers({
       calls: callCommands(this.mode),
       messaging: messageCommands(messaging, this.mode),
-      settings: settingsCommands({ settings: this.settings, network, prefs: this.prefs, view: this.view, mode: this.mode, flagsAccount: options.account, push }),
+      settings: settingsCommands({ settings: this.settings, network, capture, prefs: this.prefs, view: this.view, mode: this.mode, flagsAccount: options.account, push }),
       desk: deskCommands({ mode: this.mode, presence: this.presence, team: this.team, wrapUps: this.wrapUps, settings: this.view, history, prefs: this.prefs, messaging, updates: this.updates }),
       diagnostics: diagnosticsCommands({ mode: this.mode, history, diagnostics, connections, settings: this.view, logFiles: options.logFiles, appVersion: options.appVersion, log, now }),
       sandbox: sandboxCommands(this.mode),
-      voicemail: voicemailCommands(this.voicemails),
+      media: mediaCommands(this.voicemails, this.captures),
       updates: this.updates.commands(),
     });
   }
 
   async start(): Promise<void> {
     await this.prefs.load();
+    await this.capture.load();
     await this.presence.load();
     const saved = this.options.account ? undefined : await this.settings.load();
     const source: Source = this.options.account ? { kind: 'flags', account: this.options.account } : saved ? { kind: 'saved', account: saved } : { kind: 'sandbox' };
@@ -244,6 +257,7 @@ class CoreSoftphoneService implements SoftphoneService {
     this.updates.close();
     this.wrapUps.stop();
     await this.voicemails.stop();
+    await this.captures.stop();
     this.presence.stop();
     await this.mode.close();
     await this.messaging.close();

@@ -27,7 +27,7 @@ export interface ModeHooks extends RuntimeHooks {
   runtimeChanged(runtime: Runtime | undefined): void;
 }
 
-export interface ModeOptions extends Pick<RuntimeOptions, 'dataDir' | 'history' | 'nameFor' | 'now' | 'log'> {
+export interface ModeOptions extends Pick<RuntimeOptions, 'dataDir' | 'history' | 'nameFor' | 'capture' | 'now' | 'log'> {
   /** Starts the embedded relay and sandbox; called only when there is no account. */
   embedded: (() => Promise<EmbeddedEnvironment>) | undefined;
   hooks: ModeHooks;
@@ -111,7 +111,7 @@ export class ModeMachine {
       this.setConnection(reconnectingFor(this.options.now(), text('service.sandboxNotStarted')));
       return;
     }
-    const { dataDir, history, nameFor, now, log } = this.options;
+    const { dataDir, history, nameFor, capture, now, log } = this.options;
     const runtime = new Runtime({
       source: source.kind,
       account: target.account,
@@ -119,6 +119,7 @@ export class ModeMachine {
       dataDir,
       history,
       nameFor,
+      ...(capture !== undefined ? { capture } : {}),
       now,
       log,
       hooks: this.hooks,

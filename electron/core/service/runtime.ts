@@ -9,6 +9,7 @@ import type { CallState } from '../../../shared/call-state';
 import type { RelayEnvelope } from '../../../shared/events';
 import type { Logger } from '../../../shared/log';
 import { ok, type Result } from '../../../shared/result';
+import { captureMembers, type ServiceCaptureSettings } from '../../../shared/service-capture';
 import type { AccountConfig } from '../../../shared/settings';
 import { CustomerLegWatch } from '../bridge-quality';
 import { BridgedCallControl } from '../bridged-calls';
@@ -55,6 +56,8 @@ export interface RuntimeOptions {
   dataDir: string;
   history: HistoryStore;
   nameFor: (number: string) => string | undefined;
+  /** Settings → the service's recording and transcription, as they are when a call is accepted or placed. */
+  capture?: () => ServiceCaptureSettings;
   now: () => number;
   log: Logger;
   hooks: RuntimeHooks;
@@ -92,7 +95,15 @@ export class Runtime {
     this.accountConfig = account;
     this.sandbox = options.sandbox;
     this.log = log;
-    this.gateway = new GatewayClient({ baseUrl: account.gatewayUrl, apiKey: account.apiKey, product: account.productSegment, logger: log });
+    const capture = options.capture;
+    this.gateway = new GatewayClient({
+      baseUrl: account.gatewayUrl,
+      apiKey: account.apiKey,
+      product: account.productSegment,
+      // Bridged calls too: the bridge's SDP goes to the same accept and initiate.
+      ...(capture !== undefined ? { capture: () => captureMembers(capture()) } : {}),
+      logger: log,
+    });
     this.relay = new RelayClient({ url: account.relayUrl, token: account.agentToken, logger: log });
     this.presence = new PresenceReporter({ relay: this.relay, logger: log });
     this.turn = new RelayTurnCredentials(this.relay, { now, logger: log });

@@ -157,3 +157,51 @@ describe('GatewayClient.fetchMedia', () => {
     expect(await client.fetchMedia('m-file', VOICEMAIL_MAX_BYTES, stop.signal)).toMatchObject({ ok: false, error: { code: 'not_available', text: text('service.shuttingDown') } });
   });
 });
+
+describe('GatewayClient.fetchMedia with the url the service gave', () => {
+  /** A url the service hands out for the media id now, fetched outside the client. */
+  async function givenUrl(gateway: FakeGateway, mediaId: string): Promise<string> {
+    const res = await fetch(`${gateway.baseUrl}/chatapp/media/${mediaId}`, { headers: { 'API-KEY': API_KEY } });
+    const url = ((await res.json()) as { url: string }).url;
+    gateway.requests.splice(0);
+    return url;
+  }
+
+  it('downloads it first, checked against the digest given, with no lookup; the key only to the gateway’s origin', async () => {
+    const { gateway, library, client } = await setup();
+    const cdnRoutes = mediaRoutes(library, { keyOnDownload: false });
+    const cdn = await startFakeGateway((req) => cdnRoutes(req) ?? success());
+    cleanups.push(() => cdn.close());
+    const bytes = voiceBytes(7_000, 5);
+    library.files.set('m-given', { bytes, mimeType: VOICE_MIME });
+    const sha256 = createHash('sha256').update(bytes).digest('base64');
+    const own = await givenUrl(gateway, 'm-given');
+    expect(await client.fetchMedia('m-given', VOICEMAIL_MAX_BYTES, undefined, { url: own, mimeType: VOICE_MIME, sha256 })).toMatchObject({ ok: true, value: { bytes, mimeType: VOICE_MIME } });
+    expect(gateway.requests.map((r) => [r.path.replace(/\?.*$/, '?…'), r.headers['api-key']])).toEqual([['/restapi/v1/chatapp/media/m-given/file?…', API_KEY]]);
+
+    library.fileOrigin = new URL(cdn.baseUrl).origin;
+    const elsewhere = await givenUrl(gateway, 'm-given');
+    expect((await client.fetchMedia('m-given', VOICEMAIL_MAX_BYTES, undefined, { url: elsewhere, mimeType: VOICE_MIME })).ok).toBe(true);
+    expect(gateway.requests).toEqual([]);
+    expect(cdn.requests.map((r) => r.headers['api-key'])).toEqual([undefined]);
+  });
+
+  it('looks the media id up when the url lapsed, is damaged or is no http(s) url', async () => {
+    const { gateway, library, client } = await setup();
+    const bytes = voiceBytes(3_000, 6);
+    library.files.set('m-again', { bytes, mimeType: VOICE_MIME });
+    library.expiredUrls = 1;
+    const lapsed = await givenUrl(gateway, 'm-again');
+    expect(await client.fetchMedia('m-again', VOICEMAIL_MAX_BYTES, undefined, { url: lapsed, mimeType: VOICE_MIME })).toMatchObject({ ok: true, value: { bytes } });
+    expect(paths(gateway)).toEqual(['/restapi/v1/chatapp/media/m-again/file?…', '/restapi/v1/chatapp/media/m-again', '/restapi/v1/chatapp/media/m-again/file?…']);
+
+    gateway.requests.splice(0);
+    const fresh = await givenUrl(gateway, 'm-again');
+    expect((await client.fetchMedia('m-again', VOICEMAIL_MAX_BYTES, undefined, { url: fresh, mimeType: VOICE_MIME, sha256: 'f'.repeat(64) })).ok).toBe(true);
+    expect(paths(gateway)).toEqual(['/restapi/v1/chatapp/media/m-again/file?…', '/restapi/v1/chatapp/media/m-again', '/restapi/v1/chatapp/media/m-again/file?…']);
+
+    gateway.requests.splice(0);
+    expect((await client.fetchMedia('m-again', VOICEMAIL_MAX_BYTES, undefined, { url: 'file:///etc/passwd', mimeType: VOICE_MIME })).ok).toBe(true);
+    expect(paths(gateway)).toEqual(['/restapi/v1/chatapp/media/m-again', '/restapi/v1/chatapp/media/m-again/file?…']);
+  });
+});

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GatewayClient, normaliseSdpLineEnds, type GatewayClientOptions } from '../../../electron/core/gateway-client';
+import { GatewayClient, normaliseSdpLineEnds, type CaptureMembers, type GatewayClientOptions } from '../../../electron/core/gateway-client';
 import { GATEWAY_ERROR_TEXT } from '../../../shared/gateway';
 import { text } from '../../../shared/i18n/text';
 import { configureLogging, type LogLevel } from '../../../shared/log';
@@ -73,6 +73,45 @@ describe('GatewayClient success bodies', () => {
     expect((await client.terminate('wacid.p')).ok).toBe(true);
     expect(gateway.requests[0]!.path).toBe('/restapi/v1/acme/calls/terminate');
     expect(gateway.requests[0]!.body).toMatchObject({ messaging_product: 'acme' });
+  });
+});
+
+describe('GatewayClient and the service\u2019s own recording and transcription', () => {
+  const asked = { status: 'ENABLED' as const, purpose: 'Quality and training', announcement_language: 'en_GB' };
+
+  it('puts what the settings ask for on accept and initiate, read at each, and never on reject or terminate', async () => {
+    let members: CaptureMembers = { recording: asked, transcription: { ...asked } };
+    const { gateway, client } = await setup((req) => (req.path.endsWith('/initiate') ? initiated('wacid.out-c') : success()), { capture: () => members });
+    expect((await client.accept('wacid.in-c', ANSWER_SDP, 'in:wacid.in-c')).ok).toBe(true);
+    expect((await client.initiate('447700900123', DIAL_OFFER_SDP)).ok).toBe(true);
+    expect((await client.reject('wacid.r')).ok).toBe(true);
+    expect((await client.terminate('wacid.t')).ok).toBe(true);
+    members = { recording: asked };
+    expect((await client.accept('wacid.in-d', ANSWER_SDP)).ok).toBe(true);
+    members = {};
+    expect((await client.initiate('447700900124', DIAL_OFFER_SDP)).ok).toBe(true);
+    expect(gateway.requests.map((r) => r.body)).toEqual([
+      {
+        messaging_product: 'chatapp',
+        call_id: 'wacid.in-c',
+        action: 'accept',
+        session: { sdp_type: 'answer', sdp: ANSWER_SDP },
+        biz_opaque_callback_data: 'in:wacid.in-c',
+        recording: asked,
+        transcription: asked,
+      },
+      { messaging_product: 'chatapp', to: '447700900123', action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP }, recording: asked, transcription: asked },
+      { messaging_product: 'chatapp', call_id: 'wacid.r', action: 'reject' },
+      { messaging_product: 'chatapp', call_id: 'wacid.t', action: 'terminate' },
+      { messaging_product: 'chatapp', call_id: 'wacid.in-d', action: 'accept', session: { sdp_type: 'answer', sdp: ANSWER_SDP }, recording: asked },
+      { messaging_product: 'chatapp', to: '447700900124', action: 'connect', session: { sdp_type: 'offer', sdp: DIAL_OFFER_SDP } },
+    ]);
+  });
+
+  it('refuses a request without a purpose before sending it, naming the member', async () => {
+    const { gateway, client } = await setup(() => success(), { capture: () => ({ transcription: { ...asked, purpose: '' } }) });
+    expect(await client.accept('wacid.in-e', ANSWER_SDP)).toMatchObject({ ok: false, error: { code: 'invalid_input', field: 'transcription.purpose' } });
+    expect(gateway.requests).toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { EmbeddedEnvironment } from '../../../electron/core/embedded-environment';
 import { MemorySecretStore } from '../../../electron/core/secret-store';
 import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
-import { voicemailFileName } from '../../../electron/core/voicemail-files';
+import { mediaFileName } from '../../../electron/core/media-files';
 import { desktopTexts } from '../../../electron/desktop/desktop-texts';
 import type { PushMessage } from '../../../shared/api';
 import type { CallbackRequest } from '../../../shared/callbacks';
@@ -108,7 +108,7 @@ describe('a declined call’s voicemail', () => {
     const marked = d.pushes.filter((p) => p.name === 'historyChanged').map((p) => historyOf([p], 'wacid.d1')?.voicemail).find((v) => v !== undefined);
     expect(marked).toEqual({ mediaId: 'media-d1', at, saved: false });
     await until('kept', () => historyOf(d.pushes, 'wacid.d1')?.voicemail?.saved === true);
-    expect(await readdir(join(d.dataDir, 'voicemails'))).toContain(`${voicemailFileName('wacid.d1')}.ogg`);
+    expect(await readdir(join(d.dataDir, 'voicemails'))).toContain(`${mediaFileName('wacid.d1')}.ogg`);
 
     expect(await d.app.handle('getVoicemail', { callId: 'wacid.d1' })).toEqual({ ok: true, value: { mimeType: VOICE_MIME, data: bytes.toString('base64') } });
     expect(await d.app.handle('getSnapshot', {})).toMatchObject({ ok: true, value: { history: [{ callId: 'wacid.d1', voicemail: { mediaId: 'media-d1', saved: true } }] } });

@@ -543,9 +543,10 @@ describe('SoftphoneService when a window goes, and what it keeps for support', (
     expect(exported.ok).toBe(true);
     if (!exported.ok) return;
     expect(exported.value.fileName).toMatch(/^softphone-diagnostics-\d{4}-\d\d-\d\dT[\d-]+Z\.json$/);
-    const file = JSON.parse(exported.value.content) as { calls: { summary: unknown; samples: unknown[] }[]; settings: { mode: string }; relayConnection: { status: string }[]; window: unknown };
+    const file = JSON.parse(exported.value.content) as { calls: { summary: unknown; samples: unknown[] }[]; settings: { mode: string; serviceCapture: unknown }; relayConnection: { status: string }[]; window: unknown };
     expect(file.calls).toEqual([expect.objectContaining({ summary, samples, direction: 'incoming' })]);
     expect(file.settings.mode).toBe('sandbox');
+    expect(file.settings.serviceCapture).toEqual({ record: false, transcribe: false, language: 'en_US' });
     expect(file.relayConnection.map((c) => c.status)).toContain('connected');
     expect(file.window).toEqual({ userAgent: 'Chromium', language: 'en-GB', hostKind: 'browser' });
     for (const secret of [SANDBOX_KEY, SANDBOX_TOKEN, '447400123456']) expect(exported.value.content).not.toContain(secret);

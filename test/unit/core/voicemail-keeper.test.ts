@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../electron/core/gateway-client';
 import { HistoryStore } from '../../../electron/core/history-store';
-import { VoicemailFiles, voicemailFileName } from '../../../electron/core/voicemail-files';
+import { MediaFiles, mediaFileName } from '../../../electron/core/media-files';
 import { VOICEMAIL_HOLD_MS, VOICEMAIL_RETRY_LATER_MS, VOICEMAIL_RETRY_MS, VoicemailKeeper } from '../../../electron/core/voicemail-keeper';
 import type { RelayEnvelope, RelayEvent } from '../../../shared/events';
 import type { HistoryEntry } from '../../../shared/history';
@@ -87,7 +87,7 @@ async function setup(options: { gateway?: boolean } = {}): Promise<Setup> {
     history.onChanged((entries) => changes.push(entries));
     const keeper = new VoicemailKeeper({
       history,
-      files: new VoicemailFiles(join(dataDir, 'voicemails'), createLogger('voicemail-test')),
+      files: new MediaFiles(join(dataDir, 'voicemails'), createLogger('voicemail-test')),
       gateway: () => (options.gateway === false ? undefined : client),
       now: clock.now,
       log: createLogger('voicemail-test'),
@@ -137,7 +137,7 @@ describe('a voicemail for a call in recent calls', () => {
     expect(mediaRequests(s.gateway)).toEqual(['/restapi/v1/chatapp/media/media-vm-1', '/restapi/v1/chatapp/media/media-vm-1/file']);
 
     const name = createHash('sha256').update('wacid.vm-1').digest('hex');
-    expect(voicemailFileName('wacid.vm-1')).toBe(name);
+    expect(mediaFileName('wacid.vm-1')).toBe(name);
     const folder = join(s.dataDir, 'voicemails');
     expect((await readdir(folder)).sort()).toEqual([`${name}.json`, `${name}.ogg`]);
     expect((await readFile(join(folder, `${name}.ogg`))).equals(bytes)).toBe(true);
@@ -380,7 +380,7 @@ describe('Play voicemail', () => {
     s.history.record(missed(15));
     s.keeper.relayEvent(audio('wacid.vm-15', 'media-15'));
     await until('kept', () => entryOf(s.history, 'wacid.vm-15')?.voicemail?.saved === true);
-    const file = join(s.dataDir, 'voicemails', `${voicemailFileName('wacid.vm-15')}.ogg`);
+    const file = join(s.dataDir, 'voicemails', `${mediaFileName('wacid.vm-15')}.ogg`);
     await writeFile(file, 'not the voicemail');
     expect(await s.keeper.play('wacid.vm-15')).toEqual({ ok: true, value: { mimeType: VOICE_MIME, data: bytes.toString('base64') } });
     expect((await readFile(file)).equals(bytes)).toBe(true);

@@ -95,6 +95,13 @@ const VALID: Record<CommandName, unknown[]> = {
   ],
   getVoicemail: [{ callId: 'wacid.1' }, { callId: 'wacid.1', mediaId: 'media-1' }, { callId: 'c'.repeat(512), mediaId: 'm'.repeat(512) }],
   takeCallback: [{ id: 'wacid.1' }, { id: 'i'.repeat(512) }],
+  saveServiceCapture: [
+    { serviceCapture: { record: false, transcribe: false, purpose: '', language: 'en_US' } },
+    { serviceCapture: { record: true, transcribe: true, purpose: 'p'.repeat(250), language: 'pt_BR' } },
+    { serviceCapture: { record: false, transcribe: true, purpose: 'Quality', language: 'ar' } },
+  ],
+  getServiceRecording: [{ localId: 'in:wacid.1' }, { localId: 'out:1' }],
+  getTranscript: [{ localId: 'in:wacid.1' }],
   simulateVoicemail: [{ number: '12025550101' }],
   simulateCallbackRequest: [{ number: '12025550101' }, { number: 'n'.repeat(64) }],
   setPreferences: [
@@ -327,6 +334,23 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{ callId: 'wacid.1', mediaId: 'm'.repeat(513) }, 'mediaId'],
     [{ callId: 'wacid.1', localId: 'in:wacid.1' }, '(root)', 'Unrecognized key: "localId"'],
   ],
+  saveServiceCapture: [
+    [{}, 'serviceCapture'],
+    [{ serviceCapture: { record: true, transcribe: false, purpose: '', language: 'en_US' } }, 'serviceCapture.purpose'],
+    [{ serviceCapture: { record: false, transcribe: true, purpose: '   ', language: 'en_US' } }, 'serviceCapture.purpose'],
+    [{ serviceCapture: { record: true, transcribe: false, purpose: 'p'.repeat(251), language: 'en_US' } }, 'serviceCapture.purpose', '250'],
+    [{ serviceCapture: { record: true, transcribe: false, purpose: 'Quality', language: 'fr_FR' } }, 'serviceCapture.language'],
+    [{ serviceCapture: { record: 'yes', transcribe: false, purpose: 'Quality', language: 'en_US' } }, 'serviceCapture.record'],
+    [{ serviceCapture: { record: true, transcribe: false, purpose: 'Quality', language: 'en_US', announce: true } }, 'serviceCapture', 'Unrecognized key: "announce"'],
+  ],
+  getServiceRecording: [
+    [{}, 'localId'],
+    [{ localId: 'in:wacid.1', mediaId: 'media-1' }, '(root)', 'Unrecognized key: "mediaId"'],
+  ],
+  getTranscript: [
+    [{}, 'localId'],
+    [{ callId: 'wacid.1' }, 'localId'],
+  ],
   takeCallback: [
     [{}, 'id'],
     [{ id: '' }, 'id'],
@@ -453,7 +477,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(47);
+    expect(Object.keys(results)).toHaveLength(50);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {
