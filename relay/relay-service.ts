@@ -581,7 +581,7 @@ export class RelayService {
     const callId = callIdOf(event);
     if (callId === undefined) return NO_CALL_FACTS;
     const owner = await this.ownerOf(callId);
-    const participants = this.options.bridge?.participantsOf(callId);
+    const participants = this.options.bridge?.participantsOf(callId) ?? this.knownCalls.participantsOf(callId);
     return { owner, rang: this.knownCalls.ringingAudienceOf(callId), ...(participants !== undefined ? { participants } : {}) };
   }
 

@@ -5,6 +5,7 @@ import { TOMBSTONE_TTL_MS } from '../shared/call-state';
 import type { RelayEvent } from '../shared/events';
 import { decodeVoiceCallPayload } from '../shared/voice-call-payload';
 import type { Audience, Presence, StoredEvent } from './backend/types';
+import { leavesTombstone } from './backend/delivery-rules';
 import type { CallbackCustomer } from './backend/callback-rules';
 import { recipientOf } from './callback-requests';
 
@@ -118,8 +119,9 @@ export interface CallFacts {
   /** The audience its `call.incoming` was stored with, when this instance saw it (KnownCalls). */
   rang: RingingAudience | undefined;
   /**
-   * A bridged call that had a transfer, held by this instance: every agent who was in it or rung
-   * for it (BridgedCalls.participantsOf). Its events go to them all, not to its owner alone.
+   * A bridged call that had a transfer: every agent who was in it or rung for it, while this
+   * instance holds it (BridgedCalls.participantsOf), and after its end as its end was told
+   * (KnownCalls.participantsOf). Its events go to them all, not to its owner alone.
    */
   participants?: readonly string[];
 }
@@ -131,13 +133,16 @@ export const NO_CALL_FACTS: CallFacts = { owner: undefined, rang: undefined };
  * everyone; a transferred call's events to everyone who was in it or rung for it; a claimed call's
  * events to its owner; a `call.incoming` rings (ringingDecision); the
  * later events of an unclaimed call go to everyone it rang, and those of a call this instance never
- * saw ring (an outgoing call before its claim) to everyone.
+ * saw ring (an outgoing call before its claim) to everyone. The service's recording or transcript of
+ * a call nobody is known to have had goes to everyone, with no head start to wait for: the app keeps
+ * it only with a call it knows.
  */
 export function audienceFor(event: RelayEvent, call: CallFacts, ringing: RingingContext): RoutingDecision {
   if (!('callId' in event)) return { audience: { kind: 'everyone' } };
   if (call.participants !== undefined) return { audience: { kind: 'agents', agentIds: [...call.participants] } };
   if (call.owner !== undefined) return { audience: { kind: 'agent', agentId: call.owner } };
   if (event.type === 'call.incoming') return ringingDecision(event.ctaPayload, ringing);
+  if (event.type === 'call.capture_available') return { audience: { kind: 'everyone' } };
   return { audience: call.rang ?? { kind: 'everyone' } };
 }
 
@@ -234,6 +239,11 @@ export function hasHeadStart(audience: Audience): audience is RingingAudience & 
 export class KnownCalls {
   private readonly ringing = new Map<string, { audience: RingingAudience; expiresAt: number }>();
   private readonly owners = new Map<string, { agentId: string; expiresAt: number }>();
+  /**
+   * The agents a transferred bridged call's end was told to: the bridge forgets the call at its end,
+   * and what the service sends after it (its recording, its transcript) goes to the same agents.
+   */
+  private readonly endedWith = new Map<string, { agentIds: readonly string[]; expiresAt: number }>();
   /** An outgoing call's customer, as its first status that names them says (the callback list's "answered"). */
   private readonly recipients = new Map<string, { customer: CallbackCustomer; expiresAt: number }>();
 
@@ -247,6 +257,7 @@ export class KnownCalls {
     const { event } = stored;
     if (event.type === 'call.incoming' && stored.audience.kind === 'ringing') this.remember(this.ringing, event.callId, { audience: stored.audience });
     if (event.type === 'call.claimed') this.claimed(event.callId, event.agentId);
+    if (leavesTombstone(event) && 'callId' in event && stored.audience.kind === 'agents') this.remember<{ agentIds: readonly string[] }>(this.endedWith, event.callId, { agentIds: stored.audience.agentIds });
     const recipient = recipientOf(event);
     if (recipient !== undefined && 'callId' in event) this.remember(this.recipients, event.callId, { customer: recipient });
   }
@@ -261,6 +272,11 @@ export class KnownCalls {
 
   ownerOf(callId: string): string | undefined {
     return this.lookUp(this.owners, callId)?.agentId;
+  }
+
+  /** Everyone in or rung for a transferred bridged call that has ended, as its end was told. */
+  participantsOf(callId: string): readonly string[] | undefined {
+    return this.lookUp(this.endedWith, callId)?.agentIds;
   }
 
   /** The customer of an outgoing call, if a status of it named them. */

@@ -295,7 +295,29 @@ const callItemSchema = z.object({
   duration: looseInt,
   errors: errorsList,
   biz_opaque_callback_data: opaqueData,
+  // Read only for their own events (CAPTURES), where a malformed file fails the item at its path.
+  call_recording: z.unknown().optional(),
+  call_transcript: z.unknown().optional(),
 });
+
+/** The file a recording or transcript item names: the media id (7 days) and its url (5 minutes) are what the app fetches by. */
+type CaptureEvent = Extract<RelayEvent, { type: 'call.capture_available' }>;
+
+const capturedFileSchema = z.object({
+  id,
+  url: trimmedString(),
+  mime_type: looseString,
+  sha256: looseString,
+});
+
+/**
+ * The items that say the service's own recording or transcript of a call is ready (protocol.md "What
+ * the service added in 2026"): the member that holds the file, and the file's member in it.
+ */
+const CAPTURES = new Map<string, { kind: CaptureEvent['kind']; holder: 'call_recording' | 'call_transcript'; file: 'audio' | 'document' }>([
+  ['call_recording_available', { kind: 'recording', holder: 'call_recording', file: 'audio' }],
+  ['call_transcription_available', { kind: 'transcript', holder: 'call_transcript', file: 'document' }],
+]);
 
 const statusItemSchema = z.object({
   id,
@@ -462,6 +484,24 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
         durationSec: item.duration,
         errors,
         opaque: item.biz_opaque_callback_data,
+      });
+    }
+    const capture = item.event === undefined ? undefined : CAPTURES.get(item.event);
+    if (capture !== undefined) {
+      // No direction and no SDP: it comes after the terminate and is never a call of its own.
+      if (item.timestamp === undefined) return out.skipped.push({ path: `${where}.timestamp`, reason: 'must be unix seconds (a numeric string)' });
+      const holder = item[capture.holder];
+      const file = capturedFileSchema.safeParse(isRecord(holder) ? holder[capture.file] : undefined);
+      if (!file.success) return skip(out, `${where}.${capture.holder}.${capture.file}`, file.error);
+      return emit(out, where, {
+        type: 'call.capture_available',
+        callId: item.id,
+        kind: capture.kind,
+        mediaId: file.data.id,
+        url: file.data.url,
+        mimeType: file.data.mime_type,
+        sha256: file.data.sha256,
+        timestamp: item.timestamp,
       });
     }
     // Other call events (e.g. ones this version does not know yet) are ignored (protocol.md).

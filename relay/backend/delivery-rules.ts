@@ -56,6 +56,9 @@ export function dedupKeyOf(event: RelayEvent, audience?: Audience): string {
       return `call:${event.callId}:transfer:${event.transferId}:ring:${event.legId}`;
     case 'call.transfer_update':
       return `call:${event.callId}:transfer:${event.transferId}:${event.agentId}:${event.state}`;
+    // The service's recording and its transcript of a call are each ready once.
+    case 'call.capture_available':
+      return `call:${event.callId}:capture:${event.kind}`;
     case 'message.inbound':
       return `msg:${event.messageId}:inbound`;
     case 'message.status':

@@ -214,6 +214,9 @@ function factsOf(event: RelayEvent, context: EventContext): CallFact[] {
       // protocol.md: a voicemail is an inbound audio message whose id is the call's id. Any other
       // audio message's fact names no call, and so makes no call row.
       return event.messageType === 'audio' ? [fact('voicemail', event.messageId, receivedAt, { mediaId: event.mediaId })] : [];
+    case 'call.capture_available':
+      // The app keeps the service's recording and transcript with its own entry of the call.
+      return [];
     case 'call.claimed':
       // The claim itself is recorded where it is decided (claimedFact), also when this event's store fails.
       return [];

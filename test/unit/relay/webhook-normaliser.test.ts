@@ -466,16 +466,28 @@ describe('normaliseWebhook: what real payloads show (protocol.md)', () => {
 
   it('never rings for call_created, call_recording_available or call_transcription_available', () => {
     const expiry = String(Number(T) + 300);
-    const later = [
-      { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_created', timestamp: T },
+    const created = { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_created', timestamp: T };
+    // The items in the service's shape (protocol.md "What the service added in 2026"): the file under call_recording.audio / call_transcript.document.
+    const available = [
+      { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_recording_available', timestamp: T, call_recording: { type: 'audio', audio: { id: 'rec-L12', url: 'https://media.example.com/rec/L12.ogg' } } },
+      { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_transcription_available', timestamp: T, call_transcript: { document: { id: 'tr-L12', url: 'https://media.example.com/tr/L12.json' } } },
+    ];
+    // Without the file where the service puts it: no event, and said as a malformed item.
+    const elsewhere = [
       { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_recording_available', timestamp: T, recording: { url: 'https://media.example.com/rec/L12.ogg', expiration_timestamp: expiry } },
       { id: 'wacid.L12', from: CUSTOMER, to: BUSINESS, event: 'call_transcription_available', timestamp: T, transcription: { url: 'https://media.example.com/tr/L12.json', expiration_timestamp: expiry } },
     ];
     const terminate = terminatedCall('wacid.L12', { timestamp: T, start_time: T, end_time: String(Number(T) + 30), duration: 30 }).entry[0]!.changes[0]!.value.calls!;
-    const result = normaliseWebhookDetailed(envelope('calls', { contacts: [{ profile: { name: 'Ada Customer' }, wa_id: CUSTOMER }], calls: [...terminate, ...(later as unknown as CallWebhookItem[])] }));
-    expect(result.skipped).toEqual([]);
-    expect(result.events.map((e) => e.type)).toEqual(['call.terminated']);
-    for (const item of later) expect(normaliseWebhookDetailed({ calls: [item] })).toEqual({ events: [], skipped: [] });
+    const later = [created, ...available, ...elsewhere] as unknown as CallWebhookItem[];
+    const result = normaliseWebhookDetailed(envelope('calls', { contacts: [{ profile: { name: 'Ada Customer' }, wa_id: CUSTOMER }], calls: [...terminate, ...later] }));
+    expect(result.events.map((e) => e.type)).toEqual(['call.terminated', 'call.capture_available', 'call.capture_available']);
+    expect(result.skipped.map((s) => s.path)).toEqual(['entry[0].changes[0].value.calls[4].call_recording.audio', 'entry[0].changes[0].value.calls[5].call_transcript.document']);
+    expect(normaliseWebhookDetailed({ calls: [created] })).toEqual({ events: [], skipped: [] });
+    for (const item of [...available, ...elsewhere]) {
+      const alone = normaliseWebhookDetailed({ calls: [item] });
+      expect(alone.events.every((e) => e.type === 'call.capture_available' && e.callId === 'wacid.L12')).toBe(true);
+      expect(alone.events.length + alone.skipped.length).toBe(1);
+    }
   });
 
   it('reads permission replies: expiry as an integer or a string, none when permanent, automatic revocations', () => {
