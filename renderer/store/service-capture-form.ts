@@ -5,7 +5,9 @@ import { fieldRule, type TextValue } from '../../shared/i18n/text';
 import type { AppError } from '../../shared/result';
 import { DEFAULT_SERVICE_CAPTURE, serviceCaptureSettingsSchema, type AnnouncementLanguage, type ServiceCaptureSettings } from '../../shared/service-capture';
 import { fieldPath, issueText } from '../../shared/validation';
-import { i18n, intlLocale } from '../i18n/i18n';
+import { PSEUDO_LANGUAGE } from '../../shared/i18n/languages';
+import { currentLanguage, i18n, intlLocale } from '../i18n/i18n';
+import { pseudoLocalize } from '../i18n/pseudo';
 import { sayError, sayText, sentence } from '../i18n/texts';
 
 const t = i18n.getFixedT(null, 'settings');
@@ -66,12 +68,18 @@ export function captureErrorsFrom(error: Pick<AppError, 'field' | 'message' | 't
   return { fields, form: rest.length > 0 ? rest.join('; ') : null };
 }
 
-/** A notice language by name in the window's language ("British English"); its code where Intl has no name. */
+/**
+ * A notice language by name in the window's language ("British English"), from Intl; its code where
+ * Intl has no name. The pseudo-locale's names are English marked as its words are, so that its
+ * check of untranslated text sees them as the window's language's.
+ */
 export function announcementLanguageName(language: AnnouncementLanguage, locale = intlLocale()): string {
   const tag = language.replace('_', '-');
+  let name: string;
   try {
-    return new Intl.DisplayNames([locale], { type: 'language' }).of(tag) ?? tag;
+    name = new Intl.DisplayNames([locale], { type: 'language' }).of(tag) ?? tag;
   } catch {
-    return tag;
+    name = tag;
   }
+  return currentLanguage() === PSEUDO_LANGUAGE ? pseudoLocalize(name) : name;
 }
