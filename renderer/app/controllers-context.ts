@@ -6,10 +6,10 @@ import type { DeskActions } from './desk-actions';
 import type { DeviceActions } from './device-actions';
 import type { DiagnosticsActions } from './diagnostics-actions';
 import type { MessagingActions } from './messaging-actions';
+import type { RecordingActions } from './recording-actions';
 import type { SandboxActions } from './sandbox-actions';
 import type { SettingsActions } from './settings-actions';
 import type { UpdateActions } from './update-actions';
-import type { VoicemailActions } from './voicemail-actions';
 import type { WallboardActions } from './wallboard-actions';
 
 export const ControllersContext = createContext<Controllers | null>(null);
@@ -29,4 +29,4 @@ export const useDeviceActions = (): DeviceActions => useControllers().devices;
 export const useDiagnostics = (): DiagnosticsActions => useControllers().diagnostics;
 export const useUpdateActions = (): UpdateActions => useControllers().updates;
 export const useWallboard = (): WallboardActions => useControllers().wallboard;
-export const useVoicemail = (): VoicemailActions => useControllers().voicemail;
+export const useRecordings = (): RecordingActions => useControllers().recordings;

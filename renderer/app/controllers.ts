@@ -12,7 +12,7 @@ import { HostSync } from './host-sync';
 import { MessagingActions } from './messaging-actions';
 import { SandboxActions } from './sandbox-actions';
 import { UpdateActions } from './update-actions';
-import { VoicemailActions } from './voicemail-actions';
+import { RecordingActions } from './recording-actions';
 import { WallboardActions } from './wallboard-actions';
 import { wallboardStore } from '../store/wallboard';
 import { updateStatusStore } from '../store/updates';
@@ -31,7 +31,7 @@ export interface ControllersDeps {
   keys?: KeySource | undefined;
   /** Which host this window runs in: some preferences mean something only in one of them. */
   hostKind?: 'electron' | 'browser' | undefined;
-  /** The speaker calls play on ('' = the system default): voicemails play there too. */
+  /** The speaker calls play on ('' = the system default): voicemails and recordings play there too. */
   speaker?: (() => string) | undefined;
   /** "Test my setup" and "Export diagnostics": the browser parts (the audio devices come from `audio`). */
   diagnostics?: Pick<DiagnosticsActionsDeps, 'iceConfig' | 'measureMicrophone' | 'gather' | 'saveFile' | 'windowInfo'> | undefined;
@@ -50,8 +50,8 @@ export interface Controllers {
   updates: UpdateActions;
   /** The Team view's wallboard, read while the view is open; its callback requests taken and dialled. */
   wallboard: WallboardActions;
-  /** "Play voicemail": a voicemail's audio, from the main process. */
-  voicemail: VoicemailActions;
+  /** "Play voicemail", "Play recording", "Transcript": a call's recordings, from the main process. */
+  recordings: RecordingActions;
   /** Not a domain: the host this window runs in (the settings show what only it can do). */
   hostKind: 'electron' | 'browser';
 }
@@ -78,13 +78,14 @@ export function createControllers(deps: ControllersDeps): Softphone {
     return calls.dialRequested({ number, dial: true });
   };
   const wallboard = new WallboardActions({ api, store: wallboardStore, dial: dialCustomer });
-  const voicemail = new VoicemailActions({ api, speaker: deps.speaker });
+  const ownName = (): string | undefined => wallboardStore.getState().board?.agents.find((agent) => agent.self === true)?.name;
+  const recordings = new RecordingActions({ api, speaker: deps.speaker, ownName });
   const devices = new DeviceActions({ ...deps.audio, store, savePreferences: (patch) => settings.savePreferences(patch) });
   const hostKind = deps.hostKind ?? 'browser';
   const { devices: audioDevices, soundCheck, ringer } = deps.audio ?? {};
   const diagnostics = new DiagnosticsActions({ ...deps.diagnostics, api, hostKind, devices: audioDevices, soundCheck, ringer });
   return {
-    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, wallboard, voicemail, hostKind },
+    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, wallboard, recordings, hostKind },
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();

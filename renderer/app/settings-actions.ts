@@ -1,5 +1,5 @@
-// The settings domain: the settings form (save, use the sandbox), the Network section and the desk
-// preferences.
+// The settings domain: the settings form (save, use the sandbox), the Network section, the
+// service's recording and transcription, and the desk preferences.
 import type { SoftphoneApi } from '../../shared/api';
 import type { Preferences, PreferencesPatch } from '../../shared/preferences';
 import type { Result } from '../../shared/result';
@@ -16,6 +16,7 @@ import {
   type NetworkErrors,
   type NetworkField,
 } from '../store/network-form';
+import { CAPTURE_FIELDS, captureErrorsFrom, draftFromCapture, validateCaptureDraft, type CaptureDraft, type CaptureErrors, type CaptureField } from '../store/service-capture-form';
 import { SETTINGS_FIELDS, draftFromSettings, settingsErrorsFrom, validateDraft, type SettingsField } from '../store/settings-form';
 import type { AppState } from '../store/store';
 
@@ -23,7 +24,7 @@ import type { AppState } from '../store/store';
 const t = i18n.getFixedT(null, 'settings');
 
 export interface SettingsActionsDeps {
-  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'saveNetworkSettings' | 'setPreferences'>;
+  api: Pick<SoftphoneApi, 'saveSettings' | 'clearSettings' | 'saveNetworkSettings' | 'saveServiceCapture' | 'setPreferences'>;
   store: StoreApi<AppState>;
 }
 
@@ -138,6 +139,43 @@ export class SettingsActions {
     return null;
   }
 
+  // ---- the service's recording and transcription ----
+
+  editCapture<F extends CaptureField>(field: F, value: CaptureDraft[F]): void {
+    this.state.editCapture(field, value);
+  }
+
+  /** Saves "Recording and transcription"; calls answered or placed from now on ask for it. Returns the first field with an error, for focus. */
+  async saveCapture(): Promise<CaptureField | null> {
+    const form = this.state.captureForm;
+    if (form.busy) return null;
+    const checked = validateCaptureDraft(form.draft);
+    if (!checked.ok) {
+      this.state.setCaptureForm({ errors: checked.errors, formError: null, status: null });
+      return firstCaptureField(checked.errors);
+    }
+    const sent = form.draft;
+    this.state.setCaptureForm({ busy: true, errors: {}, formError: null, status: null });
+    const result = await this.api.saveServiceCapture({ serviceCapture: checked.input });
+    if (!result.ok) {
+      const placed = captureErrorsFrom(result.error);
+      const formError = placed.form === null ? null : result.error.code === 'invalid_input' ? placed.form : errorMessage(result.error);
+      this.state.setCaptureForm({ busy: false, errors: placed.fields, formError });
+      return firstCaptureField(placed.fields);
+    }
+    const settings = parseSettings(result.value);
+    if (!settings.ok) {
+      this.state.setCaptureForm({ busy: false, formError: t('screen.unreadableSettings') });
+      return null;
+    }
+    // Saved as the main process keeps it (the purpose trimmed). What was changed while the save was under way stays a draft.
+    const current = this.state.captureForm.draft;
+    const draft = current === sent ? draftFromCapture(settings.value.serviceCapture) : current;
+    this.state.setCaptureForm({ busy: false, dirty: current !== sent, errors: {}, formError: null, status: t('serviceCapture.saved'), draft });
+    this.state.setSettings(settings.value);
+    return null;
+  }
+
   private adoptSettings(value: unknown, status: string): void {
     const settings = parseSettings(value);
     if (!settings.ok) {
@@ -152,6 +190,10 @@ export class SettingsActions {
 
 function firstField(errors: Partial<Record<SettingsField, string>>): SettingsField | null {
   return SETTINGS_FIELDS.find((f) => errors[f] !== undefined) ?? null;
+}
+
+function firstCaptureField(errors: CaptureErrors): CaptureField | null {
+  return CAPTURE_FIELDS.find((f) => errors[f] !== undefined) ?? null;
 }
 
 function firstNetworkField(errors: NetworkErrors): NetworkField | null {

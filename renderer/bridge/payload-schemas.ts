@@ -19,6 +19,7 @@ import { ruleTextSchema } from '../../shared/i18n/text';
 import { colleagueSchema, TEAM_PRESENCES, teamMemberSchema, TRANSFER_KINDS, type TeamMember } from '../../shared/transfer';
 import { wallboardSchema } from '../../shared/wallboard';
 import { VOICEMAIL_MAX_BYTES, type VoicemailAudio } from '../../shared/voicemail';
+import { ANNOUNCEMENT_LANGUAGES, DEFAULT_SERVICE_CAPTURE, transcriptSegmentSchema, type Transcript } from '../../shared/service-capture';
 
 // A text (code and values) beside an English sentence: one this window cannot read is dropped, and the English stands in for it.
 const textBeside = ruleTextSchema.optional().catch(undefined);
@@ -95,6 +96,15 @@ const settingsSchema = z.looseObject({
     fromCommandLine: z.boolean(),
     relayTurn: z.enum(['available', 'not_offered', 'unreachable', 'unknown']),
   }),
+  // Settings → "Recording and transcription". A host from before the section sends none: nothing asked for.
+  serviceCapture: z
+    .looseObject({
+      record: z.boolean(),
+      transcribe: z.boolean(),
+      purpose: z.string(),
+      language: z.enum(ANNOUNCEMENT_LANGUAGES),
+    })
+    .default(DEFAULT_SERVICE_CAPTURE),
 });
 
 const sandboxCustomerSchema = z.looseObject({
@@ -242,6 +252,23 @@ const voicemailAudioSchema = z.object({
 });
 /** getVoicemail's answer. */
 export const parseVoicemailAudio = (data: unknown): Result<VoicemailAudio> => parseWith(voicemailAudioSchema, data);
+
+/**
+ * The largest recording of the service's this window takes: Ogg Opus in two channels runs near
+ * 24 kbit/s, so this holds calls of some six hours.
+ */
+export const SERVICE_RECORDING_MAX_BYTES = 64 * 1024 * 1024;
+const recordingAudioSchema = voicemailAudioSchema.extend({
+  data: z
+    .string()
+    .max(Math.ceil(SERVICE_RECORDING_MAX_BYTES / 3) * 4)
+    .regex(/^[A-Za-z0-9+/]*={0,2}$/),
+});
+/** getServiceRecording's answer. */
+export const parseRecordingAudio = (data: unknown): Result<VoicemailAudio> => parseWith(recordingAudioSchema, data);
+
+/** getTranscript's answer: its segments as the service's document has them (shared/service-capture.ts). */
+export const parseTranscript = (data: unknown): Result<Transcript> => parseWith(z.object({ segments: z.array(transcriptSegmentSchema).max(100_000) }), data);
 
 const shortcutActionSchema = z.enum(SHORTCUT_ACTIONS as [ShortcutAction, ...ShortcutAction[]]);
 

@@ -11,6 +11,7 @@ import { missedCalls } from '../../shared/preferences';
 import { formatPhoneNumber } from '../../shared/phone';
 import { wrapUpEditable } from '../store/wrap-up-form';
 import { Ltr } from './Ltr';
+import { RecentCapture } from './RecentCapture';
 import { VoicemailPlayer } from './VoicemailPlayer';
 import { WrapUpForm } from './WrapUpForm';
 import { WrapUpSummary } from './WrapUpSummary';
@@ -180,6 +181,7 @@ function RecentCall({ entry, now }: { entry: HistoryEntry; now: number }) {
         )}
       </div>
       {entry.voicemail && <RecentVoicemail entry={entry} voicemail={entry.voicemail} idBase={idBase} />}
+      <RecentCapture entry={entry} idBase={idBase} />
       {(entry.wrapUp || editable) && (
         <div className="history-extra">
           {entry.wrapUp && <WrapUpSummary wrapUp={entry.wrapUp} idBase={idBase} />}
@@ -216,7 +218,7 @@ function RecentVoicemail({ entry, voicemail, idBase }: { entry: HistoryEntry; vo
   return (
     <div className="history-voicemail">
       {entry.callId === undefined ? (
-        <div className="voicemail-line">{lead}</div>
+        <div className="audio-file-line">{lead}</div>
       ) : (
         <VoicemailPlayer voicemail={{ callId: entry.callId, mediaId: voicemail.mediaId }} peer={entry} idBase={idBase}>
           {lead}

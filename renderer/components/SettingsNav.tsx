@@ -81,6 +81,7 @@ export function SettingsNav({ screen, sections }: { screen: RefObject<HTMLElemen
     audio: t('audio.title'),
     shortcuts: t('desk.shortcuts.title'),
     calls: t('desk.callsTitle'),
+    capture: t('serviceCapture.title'),
     diagnostics: t('diagnostics.title'),
     updates: t('updates.title'),
   };

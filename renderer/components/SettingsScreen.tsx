@@ -8,6 +8,7 @@ import { DiagnosticsSettings } from './DiagnosticsSettings';
 import { LanguageSettings } from './LanguageSettings';
 import { UpdateSettings } from './UpdateSettings';
 import { NetworkSettings } from './NetworkSettings';
+import { ServiceCaptureSettings } from './ServiceCaptureSettings';
 import { SettingsNav } from './SettingsNav';
 import type { SettingsField } from '../store/settings-form';
 import { useAppStore } from '../store/store';
@@ -159,6 +160,7 @@ export function SettingsScreen() {
           <NetworkSettings />
           <AudioSettings />
           <DeskSettings />
+          <ServiceCaptureSettings />
           <DiagnosticsSettings />
           <UpdateSettings />
         </div>

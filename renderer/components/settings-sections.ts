@@ -3,7 +3,7 @@
 // while the page travels there and while it stays in sight.
 
 /** The sections in the page's order: the list shows them in this order. */
-export const SETTINGS_SECTIONS = ['language', 'account', 'network', 'audio', 'shortcuts', 'calls', 'diagnostics', 'updates'] as const;
+export const SETTINGS_SECTIONS = ['language', 'account', 'network', 'audio', 'shortcuts', 'calls', 'capture', 'diagnostics', 'updates'] as const;
 export type SettingsSection = (typeof SETTINGS_SECTIONS)[number];
 
 /** Each section's heading: the list's entries point at it, and choosing one moves the focus to it. */
@@ -14,6 +14,7 @@ export const SECTION_HEADING_ID: Readonly<Record<SettingsSection, string>> = {
   audio: 'audio-settings-title',
   shortcuts: 'shortcuts-title',
   calls: 'desk-calls-title',
+  capture: 'capture-settings-title',
   diagnostics: 'diagnostics-settings-title',
   updates: 'updates-settings-title',
 };

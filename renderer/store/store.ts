@@ -17,6 +17,7 @@ import { mergeCalls, mergeSnapshotCalls } from './call-list';
 import { emptyComposer, type ComposerDraft } from './composer';
 import { isWindowOpen, mergeConversation, mergeConversations } from './conversations';
 import { draftFromNetwork, type NetworkDraft, type NetworkErrors, type NetworkField } from './network-form';
+import { draftFromCapture, type CaptureDraft, type CaptureErrors, type CaptureField } from './service-capture-form';
 import { draftFromSettings, type SettingsDraft, type SettingsErrors, type SettingsField } from './settings-form';
 import type { WrapUpFormState } from './wrap-up-form';
 import { NO_WRAP_UP_PROMPT, type WrapUpPrompt } from './wrap-up-prompt';
@@ -117,6 +118,17 @@ export interface NetworkFormState {
   busy: boolean;
 }
 
+/** Settings → "Recording and transcription": saved on its own, like the network. */
+export interface CaptureFormState {
+  draft: CaptureDraft;
+  /** The draft has edits not saved yet: new settings from the host do not overwrite them. */
+  dirty: boolean;
+  errors: CaptureErrors;
+  formError: string | null;
+  status: string | null;
+  busy: boolean;
+}
+
 export interface UiSlice {
   /** The screen the header switches to: the phone, Settings, or the team's wallboard. */
   screen: 'phone' | 'settings' | 'team';
@@ -141,6 +153,7 @@ export interface UiSlice {
   sandboxDone: string | null;
   settingsForm: SettingsFormState;
   networkForm: NetworkFormState;
+  captureForm: CaptureFormState;
 }
 
 export interface StoreActions {
@@ -178,6 +191,8 @@ export interface StoreActions {
   setSettingsForm(patch: Partial<SettingsFormState>): void;
   editNetwork<F extends NetworkField>(field: F, value: NetworkDraft[F]): void;
   setNetworkForm(patch: Partial<NetworkFormState>): void;
+  editCapture<F extends CaptureField>(field: F, value: CaptureDraft[F]): void;
+  setCaptureForm(patch: Partial<CaptureFormState>): void;
   /** Merges a pushed or fetched conversation (the higher revision wins). */
   applyConversation(conversation: Conversation): void;
   selectContact(contact: string | null): void;
@@ -229,6 +244,7 @@ export function initialState(): StoreState {
     sandboxDone: null,
     settingsForm: { draft: draftFromSettings(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
     networkForm: { draft: draftFromNetwork(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
+    captureForm: { draft: draftFromCapture(null), dirty: false, errors: {}, formError: null, status: null, busy: false },
     conversations: {},
     selectedContact: null,
     composers: {},
@@ -251,7 +267,8 @@ export function composerFor(state: Pick<StoreState, 'composers' | 'conversations
 function withSettings(state: StoreState, settings: PublicSettings): Partial<StoreState> {
   const form = state.settingsForm.dirty ? state.settingsForm : { ...state.settingsForm, draft: draftFromSettings(settings) };
   const network = state.networkForm.dirty ? state.networkForm : { ...state.networkForm, draft: draftFromNetwork(settings.network) };
-  return { settings, mode: settings.mode, settingsForm: form, networkForm: network };
+  const capture = state.captureForm.dirty ? state.captureForm : { ...state.captureForm, draft: draftFromCapture(settings.serviceCapture) };
+  return { settings, mode: settings.mode, settingsForm: form, networkForm: network, captureForm: capture };
 }
 
 export const appStore = createStore<AppState>()((set, get) => ({
@@ -324,6 +341,12 @@ export const appStore = createStore<AppState>()((set, get) => ({
       return { networkForm: { ...s.networkForm, draft: { ...s.networkForm.draft, [field]: value }, dirty: true, errors, status: null } };
     }),
   setNetworkForm: (patch) => set((s) => ({ networkForm: { ...s.networkForm, ...patch } })),
+  editCapture: (field, value) =>
+    set((s) => {
+      const { [field]: _cleared, ...errors } = s.captureForm.errors;
+      return { captureForm: { ...s.captureForm, draft: { ...s.captureForm.draft, [field]: value }, dirty: true, errors, status: null } };
+    }),
+  setCaptureForm: (patch) => set((s) => ({ captureForm: { ...s.captureForm, ...patch } })),
   applyConversation: (conversation) =>
     set((s) => {
       const merged = mergeConversation(s.conversations[conversation.contact], conversation);

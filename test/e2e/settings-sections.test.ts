@@ -69,13 +69,13 @@ describe('the list of Settings sections', () => {
       const page = await openSettings(size);
       const entries = sectionList(page).getByRole('link');
       const headings = await sectionHeadings(page);
-      expect(headings).toEqual(['Language', 'Account', 'Network', 'Audio', 'Shortcuts', 'Calls and window', 'Diagnostics', 'Updates']);
+      expect(headings).toEqual(['Language', 'Account', 'Network', 'Audio', 'Shortcuts', 'Calls and window', 'Recording and transcription', 'Diagnostics', 'Updates']);
       expect((await entries.allTextContents()).map((text) => text.trim())).toEqual(headings);
       // At the top, the first section is the one being read.
       await expect(markedEntries(page)).resolves.toEqual(['Language']);
 
       // Down and back up the page, far and near, with the mouse.
-      for (const name of ['Updates', 'Account', 'Diagnostics', 'Audio', 'Calls and window', 'Network', 'Shortcuts', 'Language']) {
+      for (const name of ['Updates', 'Account', 'Diagnostics', 'Audio', 'Recording and transcription', 'Calls and window', 'Network', 'Shortcuts', 'Language']) {
         await sectionList(page).getByRole('link', { name, exact: true }).click();
         const heading = settingsScreen(page).getByRole('heading', { name, exact: true, level: 3 });
         await scrollStops(page);

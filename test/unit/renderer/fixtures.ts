@@ -4,6 +4,7 @@ import type { CallState, CallTransfer, EndedCall, EndReason } from '../../../sha
 import type { Colleague, TeamMember } from '../../../shared/transfer';
 import type { PublicNetworkSettings } from '../../../shared/ice-servers';
 import type { PublicSettings } from '../../../shared/settings';
+import { DEFAULT_SERVICE_CAPTURE } from '../../../shared/service-capture';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 
 export const T0 = 1_760_000_000_000;
@@ -55,6 +56,7 @@ export const sandboxSettings: PublicSettings = {
   hasAgentToken: false,
   secretStorage: 'memory',
   network: noNetwork,
+  serviceCapture: DEFAULT_SERVICE_CAPTURE,
 };
 export const accountSettings: PublicSettings = {
   mode: 'account',
@@ -73,6 +75,7 @@ export const accountSettings: PublicSettings = {
     fromCommandLine: false,
     relayTurn: 'not_offered',
   },
+  serviceCapture: DEFAULT_SERVICE_CAPTURE,
 };
 
 export const snapshot = (calls: CallState[] = [], extra: Partial<AppSnapshot> = {}): AppSnapshot => ({

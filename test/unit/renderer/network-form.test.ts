@@ -199,6 +199,7 @@ describe('saving the Network section', () => {
       saveSettings: notHere,
       clearSettings: notHere,
       setPreferences: notHere,
+      saveServiceCapture: notHere,
       saveNetworkSettings: async (params) => {
         sent.push(params);
         if (refuseWith) return refuseWith;

@@ -117,7 +117,7 @@ describe('the marked section', () => {
 
 describe('the sections', () => {
   test('are listed in the page\'s order, each with a heading id of its own', () => {
-    expect(SETTINGS_SECTIONS).toEqual(['language', 'account', 'network', 'audio', 'shortcuts', 'calls', 'diagnostics', 'updates']);
+    expect(SETTINGS_SECTIONS).toEqual(['language', 'account', 'network', 'audio', 'shortcuts', 'calls', 'capture', 'diagnostics', 'updates']);
     const ids = SETTINGS_SECTIONS.map((s) => SECTION_HEADING_ID[s]);
     expect(new Set(ids).size).toBe(ids.length);
     // The ids the accessibility tests and other tools already find the sections by stay as they were.

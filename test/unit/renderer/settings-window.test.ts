@@ -105,11 +105,11 @@ describe('moving between the sections', () => {
     { width: 1280, height: 720 },
     { width: 380, height: 720 },
   ]) {
-    test(`${size.width} × ${size.height}: the list names the eight sections; at the top the first is marked; choosing one focuses its heading and marks it`, async () => {
+    test(`${size.width} × ${size.height}: the list names the nine sections; at the top the first is marked; choosing one focuses its heading and marks it`, async () => {
       // Updates supported here, so that their form (and its "Save update settings") shows.
       const words = await openSettings('en', size, { updateStatus: { kind: 'idle' } });
       const screen = page.getByRole('region', { name: words.settings.screen.title, exact: true });
-      const names = ['Language', 'Account', 'Network', 'Audio', 'Shortcuts', 'Calls and window', 'Diagnostics', 'Updates'];
+      const names = ['Language', 'Account', 'Network', 'Audio', 'Shortcuts', 'Calls and window', 'Recording and transcription', 'Diagnostics', 'Updates'];
       expect(await sectionList(words).getByRole('link').allTextContents()).toEqual(names);
       expect((await screen.getByRole('heading', { level: 3 }).allTextContents()).map((t) => t.trim())).toEqual(names);
       // Nothing scrolled yet: the page is read from its first section, however short it is.
@@ -120,8 +120,8 @@ describe('moving between the sections', () => {
         await expect.poll(() => heading.evaluate((el) => document.activeElement === el), { message: `${name} focused` }).toBe(true);
         await expect.poll(() => marked(words), { message: `${name} marked` }).toEqual([name]);
       }
-      // Every section's own buttons keep their names: four saves, none merged or renamed.
-      for (const name of ['Save', 'Save network settings', 'Apply shortcuts', 'Save update settings']) {
+      // Every section's own buttons keep their names: five saves, none merged or renamed.
+      for (const name of ['Save', 'Save network settings', 'Apply shortcuts', 'Save recording settings', 'Save update settings']) {
         await expect(screen.getByRole('button', { name, exact: true }).count(), name).resolves.toBe(1);
       }
     });

@@ -160,6 +160,7 @@ describe('the store', () => {
         'sandboxDone',
         'settingsForm',
         'networkForm',
+        'captureForm',
         'conversations',
         'selectedContact',
         'composers',
