@@ -4,23 +4,19 @@
 // terminate), and a call's recording and transcript kept with its recent-calls entry when the
 // service says they are ready, played with getServiceRecording and read with getTranscript. Real
 // servers on 127.0.0.1 throughout.
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mediaFileName } from '../../../electron/core/media-files';
-import { MemorySecretStore } from '../../../electron/core/secret-store';
-import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
 import type { PushMessage } from '../../../shared/api';
-import type { HistoryEntry } from '../../../shared/history';
 import { text } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
 import { DEFAULT_SERVICE_CAPTURE, type ServiceCaptureSettings } from '../../../shared/service-capture';
-import type { AccountConfig, PublicSettings } from '../../../shared/settings';
+import type { PublicSettings } from '../../../shared/settings';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
-import { happyGateway, initiated, startFakeGateway, type FakeGateway } from './fake-gateway';
-import { mediaLibrary, mediaRoutes, VOICE_MIME, voiceBytes, type MediaLibrary } from './fake-media';
-import { ALICE, startTeamRelay, type TeamRelay } from './team-relay';
+import { happyGateway, initiated, type FakeGateway } from './fake-gateway';
+import { VOICE_MIME, voiceBytes } from './fake-media';
+import { closeDesks, historyOf, mediaDesk, until, type Desk } from './media-desk';
 
 configureLogging({ sink: () => undefined });
 
@@ -28,52 +24,10 @@ const API_KEY = 'account-api-key-capture-1';
 const ASKED: ServiceCaptureSettings = { record: true, transcribe: true, purpose: 'Quality and training', language: 'en_GB' };
 const REQUEST = { status: 'ENABLED', purpose: 'Quality and training', announcement_language: 'en_GB' };
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function until(what: string, condition: () => boolean, ms = 5_000): Promise<void> {
-  for (let waited = 0; waited < ms && !condition(); waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
-  if (!condition()) throw new Error(`never happened: ${what}`);
-}
-
-interface Desk {
-  dataDir: string;
-  relay: TeamRelay;
-  gateway: FakeGateway;
-  library: MediaLibrary;
-  pushes: PushMessage[];
-  app: SoftphoneService;
-  /** The app started again on the same data folder (the one before closed first). */
-  open(): Promise<SoftphoneService>;
-}
+afterEach(closeDesks);
 
 /** Alice's app on an account: a relay, a gateway with call control and media. */
-async function desk(): Promise<Desk> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'softphone-capture-service-'));
-  const relay = await startTeamRelay([ALICE]);
-  const library = mediaLibrary(API_KEY);
-  const routes = mediaRoutes(library, { keyOnDownload: true });
-  const gateway = await startFakeGateway((req) => routes(req) ?? (req.path.endsWith('/initiate') ? initiated('wacid.out-c1') : happyGateway(req)));
-  library.fileOrigin = new URL(gateway.baseUrl).origin;
-  const account: AccountConfig = { gatewayUrl: gateway.baseUrl, apiKey: API_KEY, productSegment: 'chatapp', relayUrl: relay.url, agentToken: ALICE.token };
-  const pushes: PushMessage[] = [];
-  const open = async (): Promise<SoftphoneService> => {
-    const app = await createSoftphoneService({ dataDir, secrets: new MemorySecretStore(), account });
-    cleanups.push(() => app.close());
-    app.subscribe((p) => pushes.push(p));
-    await until('the stream connects', () => relay.connected('alice') === 1);
-    return app;
-  };
-  cleanups.push(async () => {
-    await gateway.close();
-    await relay.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
-  const app = await open();
-  return { dataDir, relay, gateway, library, pushes, app, open };
-}
+const desk = (): Promise<Desk> => mediaDesk({ apiKey: API_KEY, dirPrefix: 'softphone-capture-service-', route: (req) => (req.path.endsWith('/initiate') ? initiated('wacid.out-c1') : happyGateway(req)) });
 
 const bodiesOf = (gateway: FakeGateway, action: string): unknown[] => gateway.requests.filter((r) => r.path.endsWith(`/calls/${action}`)).map((r) => r.body);
 
@@ -89,11 +43,6 @@ async function answered(d: Desk, callId: string): Promise<void> {
 const settingsPushes = (pushes: PushMessage[]): PublicSettings[] =>
   pushes.filter((p): p is Extract<PushMessage, { name: 'settingsChanged' }> => p.name === 'settingsChanged').map((p) => p.payload);
 
-/** The call's entry as the last historyChanged push had it. */
-function historyOf(pushes: PushMessage[], callId: string): HistoryEntry | undefined {
-  const last = pushes.filter((p): p is Extract<PushMessage, { name: 'historyChanged' }> => p.name === 'historyChanged').at(-1);
-  return last?.payload.find((e) => e.callId === callId);
-}
 
 describe('Settings → the service’s recording and transcription', () => {
   it('starts with nothing asked, saves beside the other settings, pushes settingsChanged and survives a restart', async () => {

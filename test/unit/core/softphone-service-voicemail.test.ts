@@ -9,71 +9,27 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EmbeddedEnvironment } from '../../../electron/core/embedded-environment';
 import { MemorySecretStore } from '../../../electron/core/secret-store';
-import { createSoftphoneService, type SoftphoneService } from '../../../electron/core/softphone-service';
+import { createSoftphoneService } from '../../../electron/core/softphone-service';
 import { mediaFileName } from '../../../electron/core/media-files';
 import { desktopTexts } from '../../../electron/desktop/desktop-texts';
-import type { PushMessage } from '../../../shared/api';
 import type { CallbackRequest } from '../../../shared/callbacks';
-import type { HistoryEntry } from '../../../shared/history';
 import { LANGUAGES } from '../../../shared/i18n/languages';
 import { text } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
-import type { AccountConfig } from '../../../shared/settings';
 import { OFFER_SDP } from '../../fixtures/sdp';
-import { happyGateway, json, startFakeGateway, type FakeGateway, type RecordedRequest } from './fake-gateway';
-import { mediaLibrary, mediaRoutes, VOICE_MIME, voiceBytes, type MediaLibrary } from './fake-media';
+import { happyGateway, json, startFakeGateway, type RecordedRequest } from './fake-gateway';
+import { VOICE_MIME, voiceBytes } from './fake-media';
+import { closeDesks, closeWithDesks, historyOf, mediaDesk, until, type Desk } from './media-desk';
 import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
 
 configureLogging({ sink: () => undefined });
 
 const API_KEY = 'account-api-key-voicemail-1';
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(closeDesks);
 
-async function until(what: string, condition: () => boolean, ms = 5_000): Promise<void> {
-  for (let waited = 0; waited < ms && !condition(); waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
-  if (!condition()) throw new Error(`never happened: ${what}`);
-}
-
-interface Desk {
-  dataDir: string;
-  relay: TeamRelay;
-  gateway: FakeGateway;
-  library: MediaLibrary;
-  pushes: PushMessage[];
-  app: SoftphoneService;
-  /** The app started again on the same data folder (the one before closed first). */
-  open(): Promise<SoftphoneService>;
-}
-
-/** Alice's app on an account: a relay of two agents, a gateway with call control and media. */
-async function desk(): Promise<Desk> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'softphone-voicemail-service-'));
-  const relay = await startTeamRelay([ALICE, BOB]);
-  const library = mediaLibrary(API_KEY);
-  const routes = mediaRoutes(library, { keyOnDownload: true });
-  const gateway = await startFakeGateway((req) => routes(req) ?? happyGateway(req));
-  library.fileOrigin = new URL(gateway.baseUrl).origin;
-  const account: AccountConfig = { gatewayUrl: gateway.baseUrl, apiKey: API_KEY, productSegment: 'chatapp', relayUrl: relay.url, agentToken: ALICE.token };
-  const pushes: PushMessage[] = [];
-  const open = async (): Promise<SoftphoneService> => {
-    const app = await createSoftphoneService({ dataDir, secrets: new MemorySecretStore(), account });
-    cleanups.push(() => app.close());
-    app.subscribe((p) => pushes.push(p));
-    await until('the stream connects', () => relay.connected('alice') === 1);
-    return app;
-  };
-  cleanups.push(async () => {
-    await gateway.close();
-    await relay.close();
-    await rm(dataDir, { recursive: true, force: true });
-  });
-  const app = await open();
-  return { dataDir, relay, gateway, library, pushes, app, open };
-}
+/** Alice's app on an account: a relay, a gateway with call control and media. */
+const desk = (): Promise<Desk> => mediaDesk({ apiKey: API_KEY, dirPrefix: 'softphone-voicemail-service-', agents: [ALICE, BOB] });
 
 /** A call to Alice that she declines: its entry in recent calls. */
 async function declined(d: Desk, callId: string): Promise<void> {
@@ -83,11 +39,6 @@ async function declined(d: Desk, callId: string): Promise<void> {
   await until(`${callId} is in recent calls`, () => historyOf(d.pushes, callId) !== undefined);
 }
 
-/** The call's entry as the last historyChanged push had it. */
-function historyOf(pushes: PushMessage[], callId: string): HistoryEntry | undefined {
-  const last = pushes.filter((p): p is Extract<PushMessage, { name: 'historyChanged' }> => p.name === 'historyChanged').at(-1);
-  return last?.payload.find((e) => e.callId === callId);
-}
 
 const leaveVoicemail = (relay: TeamRelay, callId: string, mediaId: string, at = Date.now()): void =>
   relay.send({ type: 'message.inbound', messageId: callId, from: '447400123456', name: 'Ada Lovelace', timestamp: at, messageType: 'audio', mediaId });
@@ -203,7 +154,7 @@ describe('the sandbox’s voicemail and callback request', () => {
     });
     const relay = await startTeamRelay([ALICE]);
     const dataDir = await mkdtemp(join(tmpdir(), 'softphone-voicemail-sandbox-'));
-    cleanups.push(async () => {
+    closeWithDesks(async () => {
       await sandbox.close();
       await relay.close();
       await rm(dataDir, { recursive: true, force: true });
@@ -215,7 +166,7 @@ describe('the sandbox’s voicemail and callback request', () => {
         close: () => Promise.resolve(),
       });
     const app = await createSoftphoneService({ dataDir, secrets: new MemorySecretStore(), embedded });
-    cleanups.push(() => app.close());
+    closeWithDesks(() => app.close());
 
     expect(await app.handle('simulateVoicemail', { number: '447400123456' })).toEqual({ ok: true, value: { callId: 'wacid.sb-1' } });
     expect(await app.handle('simulateCallbackRequest', { number: '447400123456' })).toEqual({ ok: true, value: { callId: 'wacid.sb-1' } });
