@@ -7,6 +7,7 @@ import { relayOnlyWarning, relayTurnNote, type NetworkField } from '../store/net
 import { ltrInText } from '../store/settings-form';
 import { useAppStore } from '../store/store';
 import { SECTION_HEADING_ID } from './settings-sections';
+import { SettingsFormFooter } from './SettingsFormFooter';
 
 /** Each field's element id: focus goes to the first field with an error after Save. */
 const fieldId = (field: NetworkField): string => `network-${field}`;
@@ -127,20 +128,7 @@ export function NetworkSettings() {
             {warning}
           </p>
         </div>
-        {form.formError && (
-          <p role="alert" className="field-error form-error">
-            {form.formError}
-          </p>
-        )}
-        <div className="actions">
-          {/* Not "Save": the account form above has that button. */}
-          <button type="submit" className="btn btn-secondary" disabled={form.busy}>
-            {t('network.save')}
-          </button>
-        </div>
-        <p role="status" className="form-status">
-          {form.status}
-        </p>
+        <SettingsFormFooter formError={form.formError} busy={form.busy} status={form.status} saveLabel={t('network.save')} />
       </form>
     </section>
   );

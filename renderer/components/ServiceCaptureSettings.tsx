@@ -9,6 +9,7 @@ import { announcementLanguageName, type CaptureField } from '../store/service-ca
 import { useAppStore } from '../store/store';
 import { ANNOUNCEMENT_LANGUAGES, SERVICE_CAPTURE_PURPOSE_MAX, type AnnouncementLanguage } from '../../shared/service-capture';
 import { SECTION_HEADING_ID } from './settings-sections';
+import { SettingsFormFooter } from './SettingsFormFooter';
 
 /** Each field's element id: focus goes to the first field with an error after a save. */
 const fieldId = (field: CaptureField): string => `capture-${field}`;
@@ -128,20 +129,7 @@ export function ServiceCaptureSettings() {
             {t('serviceCapture.language.hint')}
           </p>
         </div>
-        {form.formError && (
-          <p role="alert" className="field-error form-error">
-            {form.formError}
-          </p>
-        )}
-        <div className="actions">
-          {/* Not "Save": the account form has that button. */}
-          <button type="submit" className="btn btn-secondary" disabled={form.busy}>
-            {t('serviceCapture.save')}
-          </button>
-        </div>
-        <p role="status" className="form-status">
-          {form.status}
-        </p>
+        <SettingsFormFooter formError={form.formError} busy={form.busy} status={form.status} saveLabel={t('serviceCapture.save')} />
       </form>
     </section>
   );
