@@ -85,6 +85,14 @@ export interface BridgeControl {
    */
   releaseCustomer(callId: string): Promise<Result<null>>;
   report(callId: string): Promise<Result<BridgedCallReport>>;
+  /**
+   * Start (or resume) recording the call (shared/bridge-recording.ts): the customer hears `notice`
+   * first (16-bit PCM, mono, 48 kHz), and the recording holds it. Starting a call that records
+   * already plays no notice again. Refused before the customer's leg is connected.
+   */
+  startRecording(callId: string, notice?: Int16Array): Promise<Result<null>>;
+  /** Pause the call's recording; the file is finished and handed to the node's RecordingSink when the call ends. */
+  stopRecording(callId: string): Promise<Result<null>>;
 }
 
 /** The node's control API (relay → node), all with `Authorization: Bearer <bridge token>`. */

@@ -127,6 +127,18 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     sha256: z.string().optional(),
     timestamp: z.number(),
   }),
+  /**
+   * The team's bridge records the call now (`recording: true`) or no longer (shared/bridge-recording.ts):
+   * sent to every agent in the call when it changes, and to an agent who joins a call that records.
+   * `by`: the agent who started or stopped it on demand (absent when the team records always).
+   */
+  z.object({
+    type: z.literal('call.recording'),
+    callId: z.string().min(1),
+    recording: z.boolean(),
+    by: z.string().optional(),
+    timestamp: z.number(),
+  }),
   /** Another agent claimed the call (relay first-claim-wins). */
   z.object({
     type: z.literal('call.claimed'),
