@@ -139,6 +139,21 @@ export const relayEventSchema = z.discriminatedUnion('type', [
     by: z.string().optional(),
     timestamp: z.number(),
   }),
+  /**
+   * A supervisor joined a bridged call, changed how, or left it (shared/supervision.ts). Sent to the
+   * agents in the call for `whisper`, `barge` and `left` (after one of those), and for `listen` only
+   * when the team tells agents of it; always to the supervisor itself, which learns this way that the
+   * call ended under it (`left` with `reason: 'call_ended'`).
+   */
+  z.object({
+    type: z.literal('call.monitor'),
+    callId: z.string().min(1),
+    supervisorId: z.string(),
+    name: z.string(),
+    mode: z.enum(['listen', 'whisper', 'barge', 'left']),
+    reason: z.enum(['left', 'call_ended']).optional(),
+    timestamp: z.number(),
+  }),
   /** Another agent claimed the call (relay first-claim-wins). */
   z.object({
     type: z.literal('call.claimed'),
