@@ -22,6 +22,8 @@ import type { Wallboard } from './wallboard';
 import type { CallbackRequest } from './callbacks';
 import type { VoicemailAudio } from './voicemail';
 import { serviceCaptureSettingsSchema, type Transcript } from './service-capture';
+import type { RecordMode } from './bridge-recording';
+import { monitorModeSchema, type LiveCalls, type MonitorMode } from './supervision';
 import { updateSettingsSchema, type UpdateSettings, type UpdateStatus } from './updates';
 import { english, list, orList, ruleTextSchema, text, textValueSchema, type RuleText, type TextValue } from './i18n/text';
 import { ruleMessage } from './validation';
@@ -234,6 +236,24 @@ export const commandSchemas = {
   getVoicemail: z.strictObject({ callId: z.string().min(1).max(512), mediaId: z.string().min(1).max(512).optional() }),
   /** "Call back": takes the team's callback request `id` for this agent (shared/callbacks.ts); the window then dials. Refused conflict ("Taken by NAME") when a colleague has it. */
   takeCallback: z.strictObject({ id: z.string().min(1).max(512) }),
+  /**
+   * "Record" / "Stop recording" on a bridged call of a team that records on demand
+   * (shared/bridge-recording.ts). The relay tells every window in the call (`call.recording`).
+   */
+  setRecording: z.strictObject({ localId, recording: z.boolean({ error: ruleMessage('common.mustBeBoolean') }) }),
+  /** "Play recording": the team's recording of the call of recent calls `localId`, fetched from the relay (not_found while it has none). */
+  getRecording: z.strictObject({ localId }),
+  /** Supervisors, the Team view: every live call of the team now (shared/supervision.ts); forbidden for other agents. */
+  getLiveCalls: z.strictObject({}),
+  /**
+   * "Listen", "Whisper", "Barge" on a live call: joins it (the relay's node offers a leg; the window
+   * answers it with answerMonitor) or, already joined, switches to `mode` without dropping.
+   */
+  startMonitor: z.strictObject({ callId: z.string().min(1).max(512), mode: monitorModeSchema }),
+  /** The window's answer to startMonitor's offer. */
+  answerMonitor: z.strictObject({ callId: z.string().min(1).max(512), legId: legIdSchema, sdp: z.string().min(1).max(64 * 1024) }),
+  /** "Leave": the supervisor's leg closes; the call goes on. */
+  leaveMonitor: z.strictObject({ callId: z.string().min(1).max(512) }),
   /** Sandbox only: the customer of the last unanswered call from `number` leaves a voicemail. */
   simulateVoicemail: z.strictObject({ number: z.string().min(1).max(64) }),
   /** Sandbox only: the customer `number` asks to be called back (about its last call). */
@@ -367,8 +387,10 @@ export type AgentRole = (typeof AGENT_ROLES)[number];
 export interface TeamInfo {
   role: AgentRole;
   settings: TeamSettings;
+  /** The team's bridge records calls (the relay's `--record`; absent when it never does). */
+  record?: Exclude<RecordMode, 'never'>;
 }
-export const teamInfoSchema = z.object({ role: z.enum(AGENT_ROLES), settings: teamSettingsReplySchema }) satisfies z.ZodType<TeamInfo>;
+export const teamInfoSchema = z.object({ role: z.enum(AGENT_ROLES), settings: teamSettingsReplySchema, record: z.enum(['on-demand', 'always']).optional() }) satisfies z.ZodType<TeamInfo>;
 
 export interface AppSnapshot {
   mode: 'sandbox' | 'account';
@@ -443,6 +465,13 @@ export interface CommandResults {
   takeCallback: CallbackRequest;
   simulateVoicemail: { callId: string };
   simulateCallbackRequest: { callId: string };
+  setRecording: { recording: boolean };
+  getRecording: VoicemailAudio;
+  getLiveCalls: LiveCalls;
+  /** A join: the leg to answer (`offer`); a switch of a joined call: its mode alone. */
+  startMonitor: { callId: string; mode: MonitorMode; legId?: string; offer?: string };
+  answerMonitor: null;
+  leaveMonitor: null;
   setPreferences: Preferences;
   sendMessage: SendReceipt;
   checkMediaLink: MediaLinkCheckResult;
@@ -467,7 +496,16 @@ export interface CustomerLegQuality {
   report: LegReport;
 }
 
+/** The monitorChanged push: the supervisor's own join of a call changed from the relay's side (the call ended under it). */
+export interface MonitorChange {
+  callId: string;
+  mode: MonitorMode | 'left';
+  reason?: 'left' | 'call_ended';
+}
+
 export interface PushPayloads {
+  /** Supervisors: their join of a live call changed (shared/supervision.ts). */
+  monitorChanged: MonitorChange;
   callChanged: CallState;
   connectionChanged: ConnectionState;
   historyChanged: HistoryEntry[];
@@ -505,7 +543,7 @@ export interface PushPayloads {
   customerLegQuality: CustomerLegQuality;
 }
 export type PushName = keyof PushPayloads;
-export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'teamChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused', 'updateStatus', 'customerLegQuality'];
+export const PUSH_NAMES: readonly PushName[] = ['callChanged', 'connectionChanged', 'historyChanged', 'settingsChanged', 'presenceChanged', 'teamChanged', 'conversationChanged', 'preferencesChanged', 'dialRequested', 'shortcutPressed', 'shortcutsRefused', 'updateStatus', 'customerLegQuality', 'monitorChanged'];
 export type PushMessage = { [N in PushName]: { name: N; payload: PushPayloads[N] } }[PushName];
 
 export type Unsubscribe = () => void;

@@ -37,6 +37,8 @@ export interface HistoryEntry {
   serviceRecording?: CapturedMedia;
   /** The service's transcript of the call, when the app asked for one. */
   transcript?: CapturedMedia;
+  /** The team's bridge recorded this call (shared/bridge-recording.ts): "Play recording" fetches it from the relay. */
+  teamRecording?: true;
 }
 
 /** A call's wrap-up as the agent saved it, and whether the team's record of the call has it yet. */
@@ -114,4 +116,5 @@ export const historyEntrySchema = z.object({
   voicemail: historyVoicemailSchema.optional().catch(undefined),
   serviceRecording: capturedMediaSchema.optional().catch(undefined),
   transcript: capturedMediaSchema.optional().catch(undefined),
+  teamRecording: z.literal(true).optional().catch(undefined),
 }) satisfies z.ZodType<HistoryEntry>;

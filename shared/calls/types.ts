@@ -5,6 +5,7 @@ import type { BridgeFailure, CallErrorInfo } from '../events';
 import { english, text, type RuleText } from '../i18n/text';
 import type { RuleTerm } from '../i18n/rules';
 import type { AppError, Result } from '../result';
+import type { MonitorMode } from '../supervision';
 import type { Colleague, TransferKind, TransferMiss, TransferUpdateState } from '../transfer';
 
 export const RING_TIMEOUT_MS = 60_000;
@@ -112,6 +113,16 @@ interface CallCommon {
   /** The call's media goes through the team's bridge (bridge/REFERENCE.md): it can be transferred, consulted and joined. */
   bridged?: true;
   transfer?: CallTransfer;
+  /** The team's bridge records the call now (event `call.recording`; shared/bridge-recording.ts). */
+  recording?: true;
+  /** The supervisors in the call the agent is told of (event `call.monitor`; shared/supervision.ts). */
+  monitors?: CallMonitor[];
+}
+/** A supervisor in the agent's call: "NAME is whispering", "NAME joined the call" (barge), or a listen the team tells of. */
+export interface CallMonitor {
+  supervisorId: string;
+  name: string;
+  mode: MonitorMode;
 }
 interface IncomingCommon extends CallCommon {
   direction: 'incoming';
