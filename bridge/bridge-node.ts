@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { RTCIceServer } from 'werift';
 import { CUSTOMER, HOLD_MUSIC, LEG_ID_PATTERN, routesSchema, type BridgeControl, type BridgedCallReport, type Routes } from '../shared/bridge';
 import type { BridgeNodeLoad } from '../shared/bridge-nodes';
+import { NOTICE_SAMPLE_RATE, RECORD_NOTICE_MAX_SECONDS, type RecordingSink } from '../shared/bridge-recording';
 import { createLogger, type Logger } from '../shared/log';
 import { err, errorText, ok, type Result } from '../shared/result';
 import { BridgedCall, type BridgeNodeEvent } from './bridged-call';
@@ -33,12 +34,19 @@ export interface BridgeNodeOptions {
   mediaTimeoutMs?: number;
   /** What happened to a call's legs, for the relay. Called synchronously; it must not throw. */
   onEvent?: (event: BridgeNodeEvent) => void;
+  /**
+   * Where each finished recording goes (the relay's store in its own process, an upload to the
+   * relay for a remote node). Without it the node refuses to record (`not_configured`).
+   */
+  recordings?: RecordingSink;
 }
 
 /** Ended calls remembered, so that a late command for one is refused rather than starting it again. */
 const ENDED_KEPT = 10_000;
 const MAX_CALL_ID = 256;
 const MAX_SDP = 64 * 1024;
+/** The longest notice, with a frame to spare for a resampled one's rounding. */
+const MAX_NOTICE_SAMPLES = RECORD_NOTICE_MAX_SECONDS * NOTICE_SAMPLE_RATE + NOTICE_SAMPLE_RATE / 50;
 
 const invalid = (field: string, rule: string): Result<never> => err('invalid_input', `${field}: ${rule}`, { field });
 const unknownCall = (callId: string): Result<never> => err('not_found', `no call ${callId} on this node`);
@@ -216,6 +224,20 @@ export class BridgeNode implements BridgeControl {
     return call.ok ? call.value.releaseCustomer() : call;
   }
 
+  async startRecording(callId: string, notice?: Int16Array): Promise<Result<null>> {
+    const checked = checkCallId(callId);
+    if (!checked.ok) return checked;
+    if (notice !== undefined && !(notice instanceof Int16Array)) return invalid('notice', 'must be 16-bit PCM');
+    if (notice !== undefined && notice.length > MAX_NOTICE_SAMPLES) return invalid('notice', `must be at most ${RECORD_NOTICE_MAX_SECONDS} s of ${NOTICE_SAMPLE_RATE / 1000} kHz PCM`);
+    const call = this.callFor(callId);
+    return call.ok ? call.value.startRecording(notice) : call;
+  }
+
+  async stopRecording(callId: string): Promise<Result<null>> {
+    const call = this.callFor(callId);
+    return call.ok ? call.value.stopRecording() : call;
+  }
+
   async report(callId: string): Promise<Result<BridgedCallReport>> {
     const call = this.callFor(callId);
     return call.ok ? ok(await call.value.report()) : call;
@@ -261,7 +283,13 @@ export class BridgeNode implements BridgeControl {
   }
 
   private newCall(id: string): BridgedCall {
-    const call = new BridgedCall(id, { context: this.context, clock: this.clock, music: holdMusic(), onEvent: (event) => this.tell(event) });
+    const call = new BridgedCall(id, {
+      context: this.context,
+      clock: this.clock,
+      music: holdMusic(),
+      onEvent: (event) => this.tell(event),
+      ...(this.options.recordings !== undefined ? { recordings: this.options.recordings } : {}),
+    });
     this.calls.set(id, call);
     return call;
   }

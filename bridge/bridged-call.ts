@@ -1,10 +1,14 @@
 // One bridged call on a node: the customer's leg, one leg per agent (keyed by the relay's leg ids),
 // and the call's media between them (media/call-media.ts). The relay decides who is in the call and
-// who hears whom; the call carries it out and says what happened to each leg.
+// who hears whom; the call carries it out and says what happened to each leg. When the relay says
+// so it records the call (media/call-recorder.ts), and hands the file to the node's sink once the
+// call ends or its customer is gone.
 import { CUSTOMER, type BridgedCallReport, type LegReport, type ParticipantId, type Routes } from '../shared/bridge';
-import { err, ok, type Result } from '../shared/result';
+import type { RecordingSink } from '../shared/bridge-recording';
+import { err, errorText, ok, type Result } from '../shared/result';
 import { normaliseSdp } from '../shared/sdp';
 import { CallMedia, type InboundPacket } from './media/call-media';
+import { CallRecorder } from './media/call-recorder';
 import type { HoldMusic } from './media/hold-music';
 import type { MediaClock } from './media/media-clock';
 import { AgentLeg } from './legs/agent-leg';
@@ -23,6 +27,8 @@ export interface BridgedCallSetup {
   clock: MediaClock;
   music: HoldMusic;
   onEvent: (event: BridgeNodeEvent) => void;
+  /** Where a finished recording goes; a node without one records nothing. */
+  recordings?: RecordingSink;
 }
 
 const NO_LEG: LegReport = { state: 'new', packetsReceived: 0, packetsLost: 0 };
@@ -35,6 +41,12 @@ export class BridgedCall {
   private readonly agents = new Map<string, Promise<Result<AgentLeg>>>();
   private readonly media: CallMedia;
   private ended = false;
+  /** Whether the customer's leg is connected now: recording starts only then. */
+  private customerConnected = false;
+  /** Made when recording first starts; handed over (and undefined again) once the call's recording is finished. */
+  private recorder: CallRecorder | undefined;
+  /** The recording was finished and handed to the sink: the call records no more. */
+  private recordingDone = false;
 
   constructor(
     /** The service's call id; for an outgoing call not placed yet, the relay's reference. */
@@ -128,11 +140,38 @@ export class BridgedCall {
     return ok(null);
   }
 
-  /** Every leg closes; the call's media stops. */
+  /**
+   * Recording starts (or resumes): from the next tick every frame the customer hears and says goes
+   * into the call's file, `notice` first to the customer (and so into the file). A call recording
+   * already goes on, and plays no notice again.
+   */
+  startRecording(notice?: Int16Array): Result<null> {
+    if (this.ended) return callEnded();
+    if (!this.setup.recordings) return err('not_configured', 'this bridge node has nowhere to keep recordings');
+    if (!this.customerConnected || this.recordingDone) return err('invalid_state', `call ${this.callId}: the customer's leg is not connected`);
+    if (this.recorder?.recording) return ok(null);
+    this.recorder ??= new CallRecorder();
+    this.media.tapCustomer(this.recorder);
+    this.recorder.start();
+    if (notice !== undefined && notice.length > 0) this.media.overlayCustomer(notice);
+    return ok(null);
+  }
+
+  /** Recording pauses: nothing is written until it starts again; a notice playing stops too, being no longer true. */
+  stopRecording(): Result<null> {
+    if (this.ended) return callEnded();
+    if (!this.recorder?.recording) return ok(null);
+    this.recorder.stop();
+    this.media.endOverlay();
+    return ok(null);
+  }
+
+  /** Every leg closes; the call's media stops; a recording is finished and handed over. */
   async end(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
     this.media.close();
+    this.finishRecording();
     const legs: Promise<Result<{ close(): Promise<void> }>>[] = [...this.agents.values()];
     if (this.customer) legs.push(this.customer.made);
     this.agents.clear();
@@ -193,12 +232,43 @@ export class BridgedCall {
     return leg;
   }
 
+  /**
+   * The call's recording, if it ever recorded, is finished and handed to the sink, once: at the
+   * call's end, or when its customer's leg is gone (nothing more could be recorded). Never waited
+   * for: the sink keeps or uploads it in its own time, and says in the log what became of it.
+   */
+  private finishRecording(): void {
+    const recorder = this.recorder;
+    if (!recorder || this.recordingDone) return;
+    this.recordingDone = true;
+    this.recorder = undefined;
+    this.media.tapCustomer(undefined);
+    this.media.endOverlay();
+    const { file, durationMs } = recorder.finish();
+    const { callId } = this;
+    const { logger } = this.setup.context;
+    if (recorder.full) logger.warn('a recording reached its longest and stopped growing', { callId, durationMs });
+    const sink = this.setup.recordings;
+    if (!sink) return;
+    sink.store(callId, file, durationMs).then(
+      (stored) => {
+        if (stored.ok) logger.info('recording handed over', { callId, durationMs, bytes: file.length });
+        else logger.error('the recording could not be kept', { callId, durationMs, bytes: file.length, code: stored.error.code, error: stored.error.message });
+      },
+      (e: unknown) => logger.error('the recording could not be kept', { callId, durationMs, bytes: file.length, error: errorText(e) }),
+    );
+  }
+
   private legEvents(participant: ParticipantId): LegPeerEvents {
     return {
       packet: (packet: InboundPacket) => this.media.receive(participant, packet),
       stateChanged: (state: LegState, peer: LegPeer) => {
         if (state === 'connected' && peer.output) this.media.connect(participant, peer.output);
         if (state === 'failed' || state === 'closed') this.media.disconnect(participant);
+        if (participant === CUSTOMER) {
+          this.customerConnected = state === 'connected';
+          if (state === 'failed' || state === 'closed') this.finishRecording();
+        }
         this.tell(participant, state, peer.report().lastPacketAt);
       },
     };

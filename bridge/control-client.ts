@@ -4,9 +4,11 @@
 // never logged nor part of an error.
 import { z } from 'zod';
 import { BRIDGE_CONTROL_PATHS, type BridgeControl, type BridgedCallReport, type Routes } from '../shared/bridge';
+import { RECORDING_CONTROL_PATHS } from '../shared/bridge-recording';
 import { createLogger, type Logger } from '../shared/log';
 import { err, ok, type ErrorCode, type Result } from '../shared/result';
 import { describeFailure, HttpExchange, jsonOfText, type HttpMethod } from './http-exchange';
+import { noticeToBase64 } from './notice-pcm';
 
 export interface BridgeControlClientOptions {
   /** The node's control URL, as it registered it. */
@@ -127,6 +129,14 @@ export class BridgeControlClient implements BridgeControl {
 
   report(callId: string): Promise<Result<BridgedCallReport>> {
     return this.valueOf('GET', BRIDGE_CONTROL_PATHS.call(callId), undefined, reportSchema);
+  }
+
+  startRecording(callId: string, notice?: Int16Array): Promise<Result<null>> {
+    return this.done('POST', RECORDING_CONTROL_PATHS.start(callId), notice !== undefined && notice.length > 0 ? { notice: noticeToBase64(notice) } : {});
+  }
+
+  stopRecording(callId: string): Promise<Result<null>> {
+    return this.done('POST', RECORDING_CONTROL_PATHS.stop(callId), undefined);
   }
 
   /** Waits for the requests under way, then closes the connections. */

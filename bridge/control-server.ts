@@ -8,10 +8,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { bindBodySchema, legIdSchema, routesBodySchema, sdpBodySchema, type BridgeControl } from '../shared/bridge';
+import { recordingStartBodySchema } from '../shared/bridge-recording';
 import { createLogger, type Logger } from '../shared/log';
 import { errorText, type AppError, type ErrorCode, type Result } from '../shared/result';
 import { issueEnglish, parseWith } from '../shared/validation';
 import { readBody, sendError, sendJson } from './http-io';
+import { noticeFromBase64 } from './notice-pcm';
 
 export interface ControlServerOptions {
   control: BridgeControl;
@@ -33,6 +35,8 @@ export interface ControlServer {
 
 /** A complete SDP is at most 64 KiB (shared/bridge.ts); its JSON escapes add a little. */
 const MAX_BODY_BYTES = 256 * 1024;
+/** A recording's notice: 30 s of 48 kHz PCM is under 4 MB of base64; the schema takes 8 MiB. */
+const MAX_NOTICE_BODY_BYTES = 8 * 1024 * 1024 + 1024;
 /** The relay's own limits on slow clients (relay/REFERENCE.md "Limits"). */
 const TIMEOUTS = { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1_000 };
 
@@ -66,6 +70,8 @@ type Work = (body: unknown) => Promise<Reply>;
 /** One path's methods: what each does with the parsed ids. */
 interface Route {
   methods: Partial<Record<'GET' | 'POST' | 'DELETE', Work>>;
+  /** Its bodies' limit, when not MAX_BODY_BYTES. */
+  maxBodyBytes?: number;
 }
 
 export async function startControlServer(options: ControlServerOptions): Promise<ControlServer> {
@@ -116,14 +122,15 @@ async function handle(req: IncomingMessage, res: ServerResponse, control: Bridge
     const allow = Object.keys(route.route.methods).join(', ');
     return sendError(res, 405, 'method_not_allowed', `use ${allow}`, {}, { Allow: allow });
   }
-  const body = await readBody(req, MAX_BODY_BYTES);
+  const limit = route.route.maxBodyBytes ?? MAX_BODY_BYTES;
+  const body = await readBody(req, limit);
   if (body.kind === 'aborted') return;
   if (body.kind === 'too_large') {
     if (!body.drained) {
       res.setHeader('Connection', 'close');
       res.on('finish', () => req.destroy());
     }
-    return sendError(res, 413, 'payload_too_large', `the body is larger than ${MAX_BODY_BYTES} bytes`, { limitBytes: MAX_BODY_BYTES });
+    return sendError(res, 413, 'payload_too_large', `the body is larger than ${limit} bytes`, { limitBytes: limit });
   }
   const reply = await work(jsonOf(body.raw));
   if (reply.ok) {
@@ -167,6 +174,11 @@ function routeOf(path: string, control: BridgeControl): Routed {
           return { kind: 'none' };
       }
     }
+    if (second === 'recording' && segments.length === 4) {
+      if (third === 'start') return { kind: 'route', route: { methods: { POST: withBody(recordingStartBodySchema, ({ notice }) => startRecording(control, id, notice)) }, maxBodyBytes: MAX_NOTICE_BODY_BYTES } };
+      if (third === 'stop') return route({ POST: () => control.stopRecording(id) });
+      return { kind: 'none' };
+    }
     if (second !== 'legs' || third === undefined || segments.length > 5) return { kind: 'none' };
     const legId = idOf('legId', third, legIdRule);
     if (!legId.ok) return legId.refused;
@@ -193,6 +205,13 @@ function routeOf(path: string, control: BridgeControl): Routed {
 }
 
 const route = (methods: Route['methods']): Routed => ({ kind: 'route', route: { methods } });
+
+/** RECORDING_CONTROL_PATHS.start: the notice's base64 read into PCM first (an empty one is none). */
+async function startRecording(control: BridgeControl, callId: string, notice: string | undefined): Promise<Reply> {
+  if (notice === undefined || notice === '') return control.startRecording(callId);
+  const pcm = noticeFromBase64(notice);
+  return pcm.ok ? control.startRecording(callId, pcm.value) : pcm;
+}
 
 /** The body parsed with its schema before the work sees it; a broken rule is answered 400 naming the field. */
 function withBody<S extends z.ZodType>(schema: S, work: (body: z.infer<S>) => Promise<Reply>): Work {

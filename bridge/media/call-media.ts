@@ -12,6 +12,12 @@
 //   own, encoded for it alone. Telephone events of a mixed source go into the listener's stream on
 //   the mix's clock.
 // - The hold music and silence are frames made here, on the same ticks.
+// - A notice over the customer's listening (a recording's consent notice): while its frames last,
+//   the customer hears it mixed over whatever it would hear otherwise (a forwarded source is mixed
+//   instead of forwarded, the music or silence under it), then its listening returns. Its stream
+//   stays one, as across every change of source.
+// - A tap on the customer's leg (a recording, call-recorder.ts): every audio packet sent to the
+//   customer and every one taken from it, and the ticks. No tap, no cost.
 import { performance } from 'node:perf_hooks';
 import { CUSTOMER, type ParticipantId, type Routes } from '../../shared/bridge';
 import type { Logger } from '../../shared/log';
@@ -23,6 +29,7 @@ import { defaultRoutes, listeningOf, sameListening, type Listening } from './lis
 import type { MediaClock } from './media-clock';
 import { mixFrames } from './mixer';
 import { encodeFrame, newEncoder, silenceFrame, type OpusCoder } from './opus';
+import type { SourcePacket } from './outbound-stream';
 import type { RtpOutput } from './rtp-output';
 import { SourceDecoder } from './source-decoder';
 
@@ -51,6 +58,16 @@ export const CUSTOMER_MUSIC_AFTER_MS = 1_000;
 const LATE_LOGGED_EVERY = 250;
 
 const NO_FRAMES: ReadonlyMap<ParticipantId, Int16Array | undefined> = new Map();
+
+/** What listens in on the customer's leg both ways (a recording): called on the media path, it must be quick and never throw. */
+export interface CustomerTap {
+  /** An audio packet sent to the customer, forwarded or made. */
+  outbound(payload: Uint8Array): void;
+  /** An audio packet taken from the customer (in time to be heard). */
+  inbound(payload: Uint8Array): void;
+  /** After each tick's frames went out. */
+  tick(): void;
+}
 
 /** What the bridge makes for one listener: each its own numbering (generated-stream.ts). */
 interface Made {
@@ -84,6 +101,9 @@ export class CallMedia {
   private ticks = 0;
   /** Participants whose output sends nothing at all any more (release): no RTP, no sender reports. */
   private readonly muted = new Set<ParticipantId>();
+  /** The notice the customer hears over its listening, and how far it has played (samples). */
+  private notice: { pcm: Int16Array; at: number } | undefined;
+  private tap: CustomerTap | undefined;
   private readonly stopClock: () => void;
 
   constructor(
@@ -140,16 +160,47 @@ export class CallMedia {
     this.muted.add(participant);
   }
 
+  /**
+   * The customer hears `pcm` (16-bit mono, 48 kHz) over what it hears now, from the next tick until
+   * it ends; a notice playing already gives way to this one. Nothing for a customer let go.
+   */
+  overlayCustomer(pcm: Int16Array): void {
+    if (pcm.length === 0 || this.muted.has(CUSTOMER)) return;
+    this.notice = { pcm, at: 0 };
+    this.reconcile();
+  }
+
+  /** The notice stops where it is; the customer's listening returns. */
+  endOverlay(): void {
+    if (!this.notice) return;
+    this.notice = undefined;
+    this.reconcile();
+  }
+
+  /** Whether a notice plays to the customer now. */
+  get overlaid(): boolean {
+    return this.notice !== undefined;
+  }
+
+  /** Listens in on the customer's leg from now on (undefined: no more). */
+  tapCustomer(tap: CustomerTap | undefined): void {
+    this.tap = tap;
+  }
+
   /** A packet a participant's leg received. */
   receive(from: ParticipantId, packet: InboundPacket): void {
     if (!this.listeners.has(from)) return;
     const now = performance.now();
     if (packet.kind === 'audio' && !this.inTime(from, packet, now)) return;
+    if (from === CUSTOMER && packet.kind === 'audio') this.tap?.inbound(packet.payload);
     for (const [id, listener] of this.listeners) {
       if (id === from || this.muted.has(id)) continue;
       const { listening } = listener;
       if (listening.kind === 'forward' && listening.source === from) {
-        if (listener.output.send({ ...packet, source: from }, now)) listener.forwardedAt = now;
+        if (listener.output.send({ ...packet, source: from }, now)) {
+          listener.forwardedAt = now;
+          if (id === CUSTOMER && packet.kind === 'audio') this.tap?.outbound(packet.payload);
+        }
       } else if (listening.kind === 'mix' && packet.kind === 'event' && listening.sources.includes(from)) {
         listener.output.send(listener.made.mix.event(from, packet.ssrc, packet.timestamp, packet.marker, packet.payload), now);
       }
@@ -175,6 +226,8 @@ export class CallMedia {
 
   close(): void {
     this.stopClock();
+    this.tap = undefined;
+    this.notice = undefined;
     for (const listener of this.listeners.values()) listener.encoder?.delete();
     this.listeners.clear();
     for (const decoder of this.decoders.values()) decoder.close();
@@ -186,6 +239,7 @@ export class CallMedia {
     // Each mixed source gives one frame a tick, whoever hears it.
     let frames = NO_FRAMES;
     if (this.decoders.size > 0) frames = new Map([...this.decoders].map(([participant, decoder]) => [participant, decoder.take()]));
+    const notice = this.noticeFrame();
     for (const [id, listener] of this.listeners) {
       const { output, listening, made } = listener;
       if (this.muted.has(id)) {
@@ -196,29 +250,51 @@ export class CallMedia {
       if (output.ready) {
         switch (listening.kind) {
           case 'silence':
-            output.send(made.silence.frame(silenceFrame()), now);
+            this.sendMade(id, output, made.silence.frame(silenceFrame()), now);
             break;
           case 'music':
-            output.send(made.music.frame(this.music.frames[index]!), now);
+            this.sendMade(id, output, made.music.frame(this.music.frames[index]!), now);
             break;
           case 'forward': {
             const stalled = now - listener.forwardedAt;
-            if (id === CUSTOMER && stalled > CUSTOMER_MUSIC_AFTER_MS) output.send(made.music.frame(this.music.frames[index]!), now);
-            else if (stalled > STALL_MS) output.send(made.silence.frame(silenceFrame()), now);
+            if (id === CUSTOMER && stalled > CUSTOMER_MUSIC_AFTER_MS) this.sendMade(id, output, made.music.frame(this.music.frames[index]!), now);
+            else if (stalled > STALL_MS) this.sendMade(id, output, made.silence.frame(silenceFrame()), now);
             break;
           }
           case 'mix':
-            output.send(made.mix.frame(this.mixFor(listener, listening, frames, index)), now);
+            this.sendMade(id, output, made.mix.frame(this.mixFor(listener, listening, frames, index, id === CUSTOMER ? notice : undefined)), now);
             break;
         }
       }
       output.tick(now);
     }
+    this.tap?.tick();
+    // The notice's last frame went out: the customer's own listening again from the next tick.
+    if (this.notice && this.notice.at >= this.notice.pcm.length) this.endOverlay();
   }
 
-  private mixFor(listener: Listener, listening: Extract<Listening, { kind: 'mix' }>, frames: ReadonlyMap<ParticipantId, Int16Array | undefined>, index: number): Buffer {
+  /** A frame made here goes out; the customer's is tapped. */
+  private sendMade(id: ParticipantId, output: RtpOutput, packet: SourcePacket, now: number): void {
+    if (output.send(packet, now) && id === CUSTOMER) this.tap?.outbound(packet.payload);
+  }
+
+  /** The notice's next 20 ms for the customer (its last frame padded with silence), when it hears one now. */
+  private noticeFrame(): Int16Array | undefined {
+    const notice = this.notice;
+    const customer = this.listeners.get(CUSTOMER);
+    if (!notice || !customer?.output.ready) return undefined;
+    const frame = notice.pcm.subarray(notice.at, notice.at + FRAME_SAMPLES);
+    notice.at += FRAME_SAMPLES;
+    if (frame.length === FRAME_SAMPLES) return frame;
+    const padded = new Int16Array(FRAME_SAMPLES);
+    padded.set(frame);
+    return padded;
+  }
+
+  private mixFor(listener: Listener, listening: Extract<Listening, { kind: 'mix' }>, frames: ReadonlyMap<ParticipantId, Int16Array | undefined>, index: number, over?: Int16Array): Buffer {
     const inputs = listening.sources.map((source) => frames.get(source));
     if (listening.music) inputs.push(this.music.pcm.subarray(index * FRAME_SAMPLES, (index + 1) * FRAME_SAMPLES));
+    if (over) inputs.push(over);
     const { frame, clipped } = mixFrames(inputs);
     if (clipped > 0) this.logger.debug('mix clipped', { samples: clipped });
     listener.encoder ??= newEncoder();
@@ -232,7 +308,7 @@ export class CallMedia {
     const mixed = new Set<ParticipantId>();
     const now = performance.now();
     for (const [id, listener] of this.listeners) {
-      const next = listeningOf(routes, id, connected);
+      const next = id === CUSTOMER && this.notice ? underNotice(listeningOf(routes, id, connected)) : listeningOf(routes, id, connected);
       if (next.kind === 'mix') for (const source of next.sources) mixed.add(source);
       if (sameListening(listener.listening, next)) continue;
       listener.listening = next;
@@ -248,5 +324,19 @@ export class CallMedia {
       this.decoders.delete(participant);
     }
     for (const participant of mixed) if (!this.decoders.has(participant)) this.decoders.set(participant, new SourceDecoder());
+  }
+}
+
+/** What the customer hears while a notice plays: whatever it would hear, as a mix the notice joins. */
+function underNotice(listening: Listening): Extract<Listening, { kind: 'mix' }> {
+  switch (listening.kind) {
+    case 'silence':
+      return { kind: 'mix', sources: [], music: false };
+    case 'music':
+      return { kind: 'mix', sources: [], music: true };
+    case 'forward':
+      return { kind: 'mix', sources: [listening.source], music: false };
+    case 'mix':
+      return listening;
   }
 }

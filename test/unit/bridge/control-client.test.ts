@@ -104,6 +104,28 @@ describe('bridge control client: a round trip through the control API', () => {
   });
 });
 
+describe('bridge control client: recording', () => {
+  it('carries a recording’s start, its notice sample for sample, and its stop', async () => {
+    const control = new ScriptedControl();
+    const client = clientOf((await nodeWith(control)).url);
+    const notice = Int16Array.from({ length: 48_000 }, (_, i) => Math.round(30_000 * Math.sin(i / 7)) - (i % 3));
+    expect(await client.startRecording('wacid.1', notice)).toEqual({ ok: true, value: null });
+    expect(await client.startRecording('wacid.1')).toEqual({ ok: true, value: null });
+    expect(await client.startRecording('wacid.1', new Int16Array(0))).toEqual({ ok: true, value: null });
+    expect(await client.stopRecording('wacid.1')).toEqual({ ok: true, value: null });
+    expect(control.calls).toEqual([
+      { method: 'startRecording', args: ['wacid.1', notice] },
+      { method: 'startRecording', args: ['wacid.1'] },
+      { method: 'startRecording', args: ['wacid.1'] },
+      { method: 'stopRecording', args: ['wacid.1'] },
+    ]);
+    control.answerNext('startRecording', err('invalid_state', 'call wacid.1: the customer’s leg is not connected'));
+    expect(await client.startRecording('wacid.1')).toMatchObject({ ok: false, error: { code: 'invalid_state', httpStatus: 409 } });
+    control.answerNext('startRecording', err('not_configured', 'this bridge node has nowhere to keep recordings'));
+    expect(await client.startRecording('wacid.1')).toMatchObject({ ok: false, error: { code: 'not_configured', httpStatus: 501 } });
+  });
+});
+
 describe('bridge control client: failures are values', () => {
   it('says a node it cannot reach is unreachable, without throwing', async () => {
     const node = await nodeWith(new ScriptedControl());

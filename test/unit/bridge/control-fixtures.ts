@@ -68,6 +68,12 @@ export class ScriptedControl implements BridgeControl {
   report(callId: string) {
     return this.answer('report', [callId], { ...REPORT, callId });
   }
+  startRecording(callId: string, notice?: Int16Array) {
+    return this.answer('startRecording', notice === undefined ? [callId] : [callId, notice], null);
+  }
+  stopRecording(callId: string) {
+    return this.answer('stopRecording', [callId], null);
+  }
 
   private async answer<T>(method: keyof BridgeControl, args: unknown[], fallback: T): Promise<Result<T>> {
     this.calls.push({ method, args });

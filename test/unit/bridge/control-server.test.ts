@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startControlServer, type ControlServer } from '../../../bridge/control-server';
 import { BRIDGE_CONTROL_PATHS } from '../../../shared/bridge';
+import { RECORDING_CONTROL_PATHS } from '../../../shared/bridge-recording';
 import { err } from '../../../shared/result';
 import { BRIDGE_TOKEN, RecordingLogger, REPORT, ScriptedControl } from './control-fixtures';
 
@@ -79,6 +80,52 @@ describe('bridge control API: each path reaches its method', () => {
     const callId = 'wacid.HBgLMTU1NTEyMzQ1NjcVAgARGBI/+=';
     expect((await send('POST', BRIDGE_CONTROL_PATHS.legOffer(callId, 'leg:1.a_b-c'), undefined)).status).toBe(200);
     expect(control.calls).toEqual([{ method: 'offerAgentLeg', args: [callId, 'leg:1.a_b-c'] }]);
+  });
+});
+
+describe('bridge control API: recording', () => {
+  /** 16-bit little-endian PCM as the relay sends a notice. */
+  const base64Of = (samples: number[]) => {
+    const bytes = Buffer.alloc(samples.length * 2);
+    samples.forEach((s, i) => bytes.writeInt16LE(s, i * 2));
+    return bytes.toString('base64');
+  };
+
+  it('starts a recording with its notice read from base64 into 16-bit PCM, or none; and stops it', async () => {
+    const cases: Array<[string, unknown]> = [
+      [RECORDING_CONTROL_PATHS.start('wacid.1'), { notice: base64Of([0, 1, -2, 32_767, -32_768]) }],
+      [RECORDING_CONTROL_PATHS.start('wacid.1'), {}],
+      [RECORDING_CONTROL_PATHS.start('wacid.1'), { notice: '' }],
+      [RECORDING_CONTROL_PATHS.stop('wacid.1'), undefined],
+    ];
+    for (const [path, body] of cases) expect(await send('POST', path, body)).toMatchObject({ status: 204, body: undefined });
+    expect(control.calls).toEqual([
+      { method: 'startRecording', args: ['wacid.1', Int16Array.from([0, 1, -2, 32_767, -32_768])] },
+      { method: 'startRecording', args: ['wacid.1'] },
+      { method: 'startRecording', args: ['wacid.1'] },
+      { method: 'stopRecording', args: ['wacid.1'] },
+    ]);
+  });
+
+  it('takes a notice of 30 s, far over the other bodies’ limit, and refuses one over its own', async () => {
+    const long = Buffer.alloc(30 * 48_000 * 2, 1).toString('base64');
+    expect((await send('POST', RECORDING_CONTROL_PATHS.start('wacid.1'), { notice: long })).status).toBe(204);
+    expect((control.calls[0]?.args[1] as Int16Array).length).toBe(30 * 48_000);
+    const reply = await send('POST', RECORDING_CONTROL_PATHS.start('wacid.1'), { notice: 'A'.repeat(9 * 1024 * 1024) });
+    expect(reply).toMatchObject({ status: 413, body: { error: { code: 'payload_too_large', limitBytes: 8 * 1024 * 1024 + 1024 } } });
+    expect(control.calls).toHaveLength(1);
+  });
+
+  it('refuses a notice that is not base64 of 16-bit samples, naming it, before the method runs', async () => {
+    // Not base64; base64 cut short; three bytes (no whole sample); not a string.
+    for (const notice of ['not base64!', 'AAE', Buffer.from([1, 2, 3]).toString('base64'), 42]) {
+      const reply = await send('POST', RECORDING_CONTROL_PATHS.start('wacid.1'), { notice });
+      expect({ notice, reply: reply.body }).toMatchObject({ notice, reply: { error: { code: 'invalid_input', field: 'notice' } } });
+      expect(reply.status).toBe(400);
+    }
+    expect((await send('GET', RECORDING_CONTROL_PATHS.stop('wacid.1'))).headers.get('allow')).toBe('POST');
+    expect((await send('POST', '/calls/wacid.1/recording/pause')).status).toBe(404);
+    expect(control.calls).toEqual([]);
   });
 });
 

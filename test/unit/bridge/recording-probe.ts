@@ -79,6 +79,18 @@ export function dominantHz(samples: Int16Array, fromHz = 200, toHz = 3_000, step
   return best.hz;
 }
 
+/**
+ * How loud a tone is frame by frame: the median over the stretch's 20 ms frames. A frame the node
+ * had nothing for at its tick is silence in a recording (and the tone's phase moves on by a frame
+ * there): a measure over the whole stretch would take such breaks for a weaker tone.
+ */
+export function toneInFrames(samples: Int16Array, hz: number): number {
+  const amplitudes: number[] = [];
+  for (let at = 0; at + FRAME <= samples.length; at += FRAME) amplitudes.push(toneAmplitude(samples.subarray(at, at + FRAME), RATE, hz));
+  amplitudes.sort((a, b) => a - b);
+  return amplitudes[Math.floor(amplitudes.length / 2)] ?? 0;
+}
+
 export function rms(samples: Int16Array): number {
   let squares = 0;
   for (const s of samples) squares += (s / 32_768) ** 2;
