@@ -9,10 +9,13 @@ import { BRIDGE_USAGE, defaultNodeId, parseBridgeCli, type BridgeCliConfig } fro
 import { startControlServer, type ControlServer } from './control-server';
 import { RelayEventForwarder } from './event-forwarder';
 import { NodeRegistration } from './registration';
+import { RecordingUploader } from './recording-upload';
 import { RelayLink } from './relay-link';
 
 /** How long the node's last events may take to reach the relay on the way out. */
 const EVENTS_FLUSH_MS = 2_000;
+/** How long the recordings of the calls it ended on the way out may take to reach the relay. */
+const RECORDINGS_FLUSH_MS = 8_000;
 
 /** Exit code 2: the command line is wrong; 1: the node could not run. */
 async function main(argv: string[]): Promise<number> {
@@ -32,6 +35,7 @@ async function main(argv: string[]): Promise<number> {
   // The events of a call can only come once the relay placed one here, which needs the registration
   // below: the forwarder, which needs the node's id and so its port, exists by then.
   const events: { forwarder?: RelayEventForwarder } = {};
+  const recordings = new RecordingUploader({ relayUrl: config.relayUrl, bridgeToken: config.bridgeToken, logger: createLogger('bridge-recordings') });
   const node = new BridgeNode({
     ...(config.publicAddress !== undefined ? { publicAddress: config.publicAddress } : {}),
     // A loopback address is reached from this machine only: the media binds to it, so that answers
@@ -40,6 +44,7 @@ async function main(argv: string[]): Promise<number> {
     ...(config.rtpPorts !== undefined ? { rtpPorts: config.rtpPorts } : {}),
     logger: createLogger('bridge-node'),
     onEvent: (event) => events.forwarder?.send(event),
+    recordings,
   });
 
   let server: ControlServer;
@@ -50,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
     const reason = code === 'EADDRINUSE' ? `port ${config.controlPort} is already in use` : code === 'EACCES' ? `no permission to listen on port ${config.controlPort}` : errorText(e);
     console.error(`bridge: cannot listen on ${config.controlAddress}:${config.controlPort}: ${reason}`);
     await node.close();
+    await recordings.close();
     return 1;
   }
 
@@ -77,12 +83,13 @@ async function main(argv: string[]): Promise<number> {
       stopping = true;
       log.info('stopping', { signal, nodeId });
       // Out of the relay's registry first, so that no new call comes; then the calls end and their
-      // last events go out; then the control API closes.
+      // last events and recordings go out (what could not is said in the log); then the control API closes.
       (async () => {
         await registration.stop();
         await node.close();
-        await forwarder.flush(EVENTS_FLUSH_MS);
+        await Promise.all([forwarder.flush(EVENTS_FLUSH_MS), recordings.flush(RECORDINGS_FLUSH_MS)]);
         forwarder.close();
+        await recordings.close();
         await server.close();
         await link.close();
       })().then(

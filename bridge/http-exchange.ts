@@ -39,8 +39,11 @@ export class HttpExchange {
     return this.base;
   }
 
-  /** One request; its body read as text up to `bodyLimit` bytes, all within `deadlineMs`. */
-  async exchange(req: { method: HttpMethod; path: string; json?: unknown; deadlineMs: number; bodyLimit: number }): Promise<HttpOutcome> {
+  /**
+   * One request; its body read as text up to `bodyLimit` bytes, all within `deadlineMs`. It sends
+   * `json`, or `bytes` of `contentType` with `headers` of their own.
+   */
+  async exchange(req: { method: HttpMethod; path: string; json?: unknown; bytes?: { body: Uint8Array; contentType: string; headers?: Record<string, string> }; deadlineMs: number; bodyLimit: number }): Promise<HttpOutcome> {
     const deadline = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -48,12 +51,19 @@ export class HttpExchange {
       deadline.abort();
     }, req.deadlineMs);
     try {
-      const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: 'application/json' };
-      if (req.json !== undefined) headers['content-type'] = 'application/json';
+      const headers: Record<string, string> = { ...req.bytes?.headers, authorization: `Bearer ${this.token}`, accept: 'application/json' };
+      let body: string | Uint8Array | undefined;
+      if (req.bytes !== undefined) {
+        headers['content-type'] = req.bytes.contentType;
+        body = req.bytes.body;
+      } else if (req.json !== undefined) {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(req.json);
+      }
       const res = await request(`${this.base}${req.path}`, {
         method: req.method,
         headers,
-        ...(req.json === undefined ? {} : { body: JSON.stringify(req.json) }),
+        ...(body === undefined ? {} : { body }),
         signal: deadline.signal,
         dispatcher: this.agent,
       });
