@@ -38,6 +38,12 @@
 // machine's load average is printed: the node shares the machine's cores with the load process and
 // with whatever else runs there, and a node that waits for a core delays its packets.
 //
+// RECORDING. BENCH_BRIDGE_RECORD=1 measures a second window of the same length after the first, every
+// call recording (bridge/media/call-recorder.ts: both sides decoded, one stereo frame encoded per
+// 20 ms), and prints the node's CPU per call for both windows and what recording adds. The peers'
+// payloads are not speech but CELT frames of arbitrary bytes, which decode to noise: the stereo
+// encoder's hardest input, so the figure leans high.
+//
 // BENCH_BRIDGE_CALLS (default 100) bridged calls, of which BENCH_BRIDGE_PROBES (default 10) are
 // probes here; BENCH_BRIDGE_DIRECT (default 10) direct calls; BENCH_BRIDGE_SECONDS (default 15)
 // measured after a 3 s warm-up. BENCH_BRIDGE_PROFILE=FILE writes the node's CPU profile of the
@@ -54,8 +60,9 @@ import { BridgeNode } from '../bridge/bridge-node';
 import { MediaPath } from '../bridge/legs/media-path';
 import type { RtpFields } from '../bridge/media/srtp';
 import type { BridgedCallReport } from '../shared/bridge';
+import type { RecordingSink } from '../shared/bridge-recording';
 import type { Logger } from '../shared/log';
-import { errorText, type Result } from '../shared/result';
+import { errorText, ok, type Result } from '../shared/result';
 import { shapeServiceSdp } from '../sandbox/customer-peer';
 import { percentile } from './stats';
 
@@ -70,6 +77,9 @@ const DIRECT_CALLS = Math.round(env('BENCH_BRIDGE_DIRECT', 10));
 const MEASURE_MS = env('BENCH_BRIDGE_SECONDS', 15) * 1_000;
 const PROFILE_FILE = process.env.BENCH_BRIDGE_PROFILE;
 const LOAD_PROFILE_FILE = process.env.BENCH_BRIDGE_LOAD_PROFILE;
+const RECORD = process.env.BENCH_BRIDGE_RECORD === '1';
+/** Recording starts on every call this long before its window opens: the codecs made, the queues filled. */
+const RECORD_WARM_UP_MS = 1_000;
 const WARM_UP_MS = 3_000;
 /** Packets still on their way when the window closes arrive within this. */
 const DRAIN_MS = 1_000;
@@ -389,8 +399,24 @@ interface NodeMeasures {
   rssMb: [number, number];
 }
 
+/** What the node's recordings came to: files handed to its sink (and let go there), their bytes and length. */
+interface RecordingsMade {
+  files: number;
+  bytes: number;
+  durationMs: number;
+}
+
 function runNode(): void {
-  const node = new BridgeNode({ bindAddress: HOST, logger: quiet });
+  const made: RecordingsMade = { files: 0, bytes: 0, durationMs: 0 };
+  const recordings: RecordingSink = {
+    store: (_callId, file, durationMs) => {
+      made.files++;
+      made.bytes += file.length;
+      made.durationMs += durationMs;
+      return Promise.resolve(ok(null));
+    },
+  };
+  const node = new BridgeNode({ bindAddress: HOST, logger: quiet, recordings });
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   let utilisation = performance.eventLoopUtilization();
   let gcMaxMs = 0;
@@ -407,8 +433,14 @@ function runNode(): void {
     connectCustomer: (callId: string) => node.connectCustomer(callId),
     report: (callId: string) => node.report(callId),
     load: () => node.load(),
-    measure: async () => {
-      if (PROFILE_FILE) await profiler.start();
+    startRecording: (callId: string) => node.startRecording(callId),
+    /** Every call ended: the recordings' files are finished and handed to the sink. */
+    endCalls: async (callIds: string[]): Promise<RecordingsMade> => {
+      await Promise.all(callIds.map((callId) => node.endCall(callId)));
+      return made;
+    },
+    measure: async (profile = true) => {
+      if (PROFILE_FILE && profile) await profiler.start();
       loopDelay.reset();
       loopDelay.enable();
       utilisation = performance.eventLoopUtilization();
@@ -417,9 +449,9 @@ function runNode(): void {
       lateDroppedBefore = node.lateDropped();
       return process.cpuUsage();
     },
-    measured: async (): Promise<NodeMeasures> => {
+    measured: async (profile = true): Promise<NodeMeasures> => {
       loopDelay.disable();
-      if (PROFILE_FILE) await profiler.stop(PROFILE_FILE);
+      if (PROFILE_FILE && profile) await profiler.stop(PROFILE_FILE);
       const busy = performance.eventLoopUtilization(utilisation).utilization;
       const memory = process.memoryUsage();
       return {
@@ -649,6 +681,7 @@ async function main(): Promise<void> {
       ['machine load average (1 min) at the end', fmt(loadAverage, 2), `(${cpus().length} cores)`],
     ]))
       console.log(`  ${line}`);
+    if (RECORD) await measureRecording(node, calls, { cpuPercent, busy: after.busy, rssMb: after.rssMb[1] });
   } finally {
     clearTimeout(watchdog);
     await peers.close();
@@ -656,6 +689,36 @@ async function main(): Promise<void> {
     await sleep(100);
     killChildren();
   }
+}
+
+/**
+ * BENCH_BRIDGE_RECORD: every call starts recording, and a second window as long as the first
+ * measures the node again; its CPU per call beside the plain window's is what recording costs.
+ */
+async function measureRecording(node: Child, calls: number, plain: { cpuPercent: number; busy: number; rssMb: number }): Promise<void> {
+  const callIds = Array.from({ length: CALLS }, (_, i) => `wacid.bench-${i}`);
+  for (const callId of callIds) await node.control('startRecording', callId);
+  await sleep(RECORD_WARM_UP_MS);
+  const cpuBefore = await node.ask<NodeJS.CpuUsage>('measure', false);
+  const wallBefore = performance.now();
+  await sleep(MEASURE_MS);
+  const after = await node.ask<NodeMeasures>('measured', false);
+  const wallMs = performance.now() - wallBefore;
+  const cpuPercent = ((after.cpu.user - cpuBefore.user + after.cpu.system - cpuBefore.system) / 1000 / wallMs) * 100;
+  const made = await node.ask<RecordingsMade>('endCalls', callIds);
+  const minutes = made.durationMs / 60_000;
+  console.log('');
+  console.log(`Recording: every call recording for ${fmt(MEASURE_MS / 1000, 0)} s more (started ${fmt(RECORD_WARM_UP_MS / 1000, 0)} s before the window).`);
+  for (const line of table([
+    ['measure', 'plain', 'recorded', 'recording adds'],
+    [`node CPU for ${calls} calls, % of one core`, fmt(plain.cpuPercent), fmt(cpuPercent), fmt(cpuPercent - plain.cpuPercent)],
+    ['node CPU per call, % of one core', fmt(plain.cpuPercent / calls, 2), fmt(cpuPercent / calls, 2), fmt((cpuPercent - plain.cpuPercent) / calls, 2)],
+    ['calls a core (100 % / CPU per call)', fmt(100 / (plain.cpuPercent / calls), 0), fmt(100 / (cpuPercent / calls), 0), ''],
+    ['node event loop busy, %', fmt(plain.busy * 100, 0), fmt(after.busy * 100, 0), ''],
+    ['node resident memory at the window’s end, MB', fmt(plain.rssMb, 0), fmt(after.rssMb[1], 0), fmt(after.rssMb[1] - plain.rssMb, 0)],
+    ['recordings handed over at the calls’ end', '—', `${made.files} files, ${fmt(made.bytes / 1024 / 1024)} MB`, minutes > 0 ? `${fmt(made.bytes / 1024 / minutes, 0)} kB a call-minute` : '—'],
+  ]))
+    console.log(`  ${line}`);
 }
 
 if (process.argv.includes('--node')) runNode();
