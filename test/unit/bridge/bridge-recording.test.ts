@@ -13,7 +13,7 @@ import { ok, type Result } from '../../../shared/result';
 import { toneAmplitude } from '../../../sandbox/tone-probe';
 import { agentByNodeOffer, eventually, HOST, incomingCall, quietLogger, sleep, startNode, TONE_A, type ReceivedPacket, type ServiceCustomer } from './bridge-harness';
 import { BRIDGE_TOKEN } from './control-fixtures';
-import { decodeRecording, RATE, rms, tone, toneInFrames } from './recording-probe';
+import { decodeRecording, framesWithTone, RATE, rms, tone } from './recording-probe';
 
 const NOTICE_HZ = 1245;
 const NOTICE = tone(NOTICE_HZ, RATE, 0.18);
@@ -65,7 +65,7 @@ async function connectedCall(node: BridgeNode, callId: string): Promise<ServiceC
  * The customer's stream across the notice's start and end: one SSRC, every packet the next number;
  * within a source 20 ms of timestamp a packet exactly, and where the source changes (the marked
  * packet starting each: the notice's mix, then the agent forwarded again) never back and never
- * leaping; the stretch the node made itself on its own clock's pace.
+ * leaping; the notice's stretch made by the node on its own clock's pace.
  */
 function expectOneContinuousStream(packets: readonly ReceivedPacket[]): void {
   expect(new Set(packets.map((p) => p.ssrc)).size).toBe(1);
@@ -79,12 +79,17 @@ function expectOneContinuousStream(packets: readonly ReceivedPacket[]): void {
       expect(step >= 960 && step <= 48 * 300 ? true : { at: i, step }).toBe(true);
     } else expect(step === 960 ? true : { at: i, step }).toBe(true);
   }
-  expect(changes).toHaveLength(2);
+  // The first change is the notice's start, the next its end (on a busy machine a window's timer may
+  // stall long enough for silence to fill in later: more changes, each as continuous).
+  expect(changes.length).toBeGreaterThanOrEqual(2);
   const made = packets.slice(changes[0], changes[1]);
+  // The notice's mix: a frame every tick for as long as the notice, not one more.
+  expect(made.length).toBe(NOTICE.length / 960);
   const first = made[0]!;
   const last = made[made.length - 1]!;
-  expect(made.length).toBeGreaterThan(40);
-  expect(Math.abs((((last.timestamp - first.timestamp) >>> 0) / 48) - (last.at - first.at))).toBeLessThan(100);
+  // As bridge-incoming.test.ts allows a call's stream: a busy machine delays arrivals, and a node's
+  // clock that stalled for more than a few frames starts afresh rather than bursting.
+  expect(Math.abs((((last.timestamp - first.timestamp) >>> 0) / 48) - (last.at - first.at))).toBeLessThan(250);
 }
 
 describe('recording a bridged call', () => {
@@ -111,13 +116,14 @@ describe('recording a bridged call', () => {
     const decoded = await decodeRecording(file);
     expect(decoded).toMatchObject({ codec: 'opus', channels: 2, sampleRate: 48_000 });
     expect(decoded.business.length).toBe((durationMs * RATE) / 1_000);
-    // Channel 0: the notice over the agent first, the agent alone after it (the window's timer is
-    // slower than the node's clock: now and then a tick finds no frame of it, a frame of silence).
+    // Channel 0: the notice over the agent first, the agent alone after it. The notice is made on
+    // the node's clock, in every frame; the agent's frames come on the window's timer, slower than
+    // the node's clock (and, on a busy machine, late): a tick now and then has none of them.
     const noticeStretch = decoded.business.subarray(RATE / 10, (RATE * 9) / 10);
-    expect(toneInFrames(noticeStretch, NOTICE_HZ)).toBeGreaterThan(0.12);
-    expect(toneInFrames(noticeStretch, TONE_A)).toBeGreaterThan(0.12);
+    expect(framesWithTone(noticeStretch, NOTICE_HZ)).toBeGreaterThan(0.9);
+    expect(framesWithTone(noticeStretch, TONE_A)).toBeGreaterThan(0.25);
     const afterNotice = decoded.business.subarray(decoded.business.length - RATE, decoded.business.length - RATE / 10);
-    expect(toneInFrames(afterNotice, TONE_A)).toBeGreaterThan(0.12);
+    expect(framesWithTone(afterNotice, TONE_A)).toBeGreaterThan(0.5);
     expect(toneAmplitude(afterNotice, RATE, NOTICE_HZ)).toBeLessThan(0.005);
     // Channel 1: the customer's voice, and neither the agent's tone nor the notice.
     const said = decoded.customer.subarray(RATE / 10, decoded.customer.length - RATE / 10);
@@ -214,6 +220,6 @@ describe('recording a bridged call', () => {
     expect(sink.stored.map((s) => s.callId)).toEqual(['wacid.rec-7']);
     const decoded = await decodeRecording(sink.stored[0]!.file);
     expect(decoded.business.length).toBeGreaterThan(RATE / 10);
-    expect(toneInFrames(decoded.business.subarray(RATE / 50), NOTICE_HZ)).toBeGreaterThan(0.12);
+    expect(framesWithTone(decoded.business.subarray(RATE / 50), NOTICE_HZ)).toBeGreaterThan(0.5);
   });
 });

@@ -80,15 +80,15 @@ export function dominantHz(samples: Int16Array, fromHz = 200, toHz = 3_000, step
 }
 
 /**
- * How loud a tone is frame by frame: the median over the stretch's 20 ms frames. A frame the node
- * had nothing for at its tick is silence in a recording (and the tone's phase moves on by a frame
- * there): a measure over the whole stretch would take such breaks for a weaker tone.
+ * The share of a stretch's 20 ms frames in which a tone is at least `amplitude` (0..1 of full
+ * scale). A frame the node had nothing for at its tick is silence in a recording, and a busy machine
+ * makes more of them: a measure over the whole stretch would take such breaks for a weaker tone.
  */
-export function toneInFrames(samples: Int16Array, hz: number): number {
-  const amplitudes: number[] = [];
-  for (let at = 0; at + FRAME <= samples.length; at += FRAME) amplitudes.push(toneAmplitude(samples.subarray(at, at + FRAME), RATE, hz));
-  amplitudes.sort((a, b) => a - b);
-  return amplitudes[Math.floor(amplitudes.length / 2)] ?? 0;
+export function framesWithTone(samples: Int16Array, hz: number, amplitude = 0.1): number {
+  let frames = 0;
+  let heard = 0;
+  for (let at = 0; at + FRAME <= samples.length; at += FRAME, frames++) if (toneAmplitude(samples.subarray(at, at + FRAME), RATE, hz) >= amplitude) heard++;
+  return frames === 0 ? 0 : heard / frames;
 }
 
 export function rms(samples: Int16Array): number {
