@@ -150,7 +150,16 @@ export class BridgedCall {
     if (!this.setup.recordings) return err('not_configured', 'this bridge node has nowhere to keep recordings');
     if (!this.customerConnected || this.recordingDone) return err('invalid_state', `call ${this.callId}: the customer's leg is not connected`);
     if (this.recorder?.recording) return ok(null);
-    this.recorder ??= new CallRecorder();
+    if (!this.recorder) {
+      try {
+        this.recorder = new CallRecorder();
+      } catch (e) {
+        // Its codecs could not be made (the recordings' Opus memory): the call goes on unrecorded.
+        this.setup.context.logger.error('could not start a recording', { callId: this.callId, error: errorText(e) });
+        return err('internal', `call ${this.callId}: the recording could not start (${errorText(e)})`);
+      }
+    }
+    if (this.recorder.failure !== undefined) return err('internal', `call ${this.callId}: its recording failed (${this.recorder.failure})`);
     this.media.tapCustomer(this.recorder);
     this.recorder.start();
     if (notice !== undefined && notice.length > 0) this.media.overlayCustomer(notice);
@@ -248,6 +257,7 @@ export class BridgedCall {
     const { callId } = this;
     const { logger } = this.setup.context;
     if (recorder.full) logger.warn('a recording reached its longest and stopped growing', { callId, durationMs });
+    if (recorder.failure !== undefined) logger.error('a recording failed and stopped; what it held is kept', { callId, durationMs, error: recorder.failure });
     const sink = this.setup.recordings;
     if (!sink) return;
     sink.store(callId, file, durationMs).then(

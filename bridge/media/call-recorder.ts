@@ -10,6 +10,7 @@
 // Stopped, it writes nothing and decodes nothing, until started again; the file holds what was
 // recorded, pauses left out.
 import { OggOpusWriter } from '../../shared/ogg-opus';
+import { errorText } from '../../shared/result';
 import { FRAME_MS, FRAME_SAMPLES } from './audio-format';
 import { RecordingDecoder, RecordingEncoder } from './recording-codec';
 
@@ -85,6 +86,8 @@ export class CallRecorder {
   private on = false;
   private finished: FinishedRecording | undefined;
   private readonly maxFrames: number;
+  /** Why it stopped for good, if its codec failed: it runs on the media clock, which must never see a throw. */
+  private failed: string | undefined;
 
   /** `maxRecordedMs`: where it stops growing (default MAX_RECORDED_MS). */
   constructor(options: { maxRecordedMs?: number } = {}) {
@@ -106,6 +109,11 @@ export class CallRecorder {
     return this.frames >= this.maxFrames;
   }
 
+  /** Why its codec failed and it stopped for good, if it did. */
+  get failure(): string | undefined {
+    return this.failed;
+  }
+
   /** Samples either channel dropped for coming faster than the ticks took them. */
   get dropped(): number {
     return this.queues.business.dropped + this.queues.customer.dropped;
@@ -117,7 +125,7 @@ export class CallRecorder {
   }
 
   start(): void {
-    this.on = true;
+    if (this.failed === undefined) this.on = true;
   }
 
   /** Nothing more is written until `start`; what waited is let go, so that a restart begins with what comes then. */
@@ -142,7 +150,13 @@ export class CallRecorder {
     if (!this.writing) return;
     this.queues.business.takeInto(this.stereo, 0);
     this.queues.customer.takeInto(this.stereo, 1);
-    this.writer.write(this.encoder.encode(this.stereo));
+    try {
+      this.writer.write(this.encoder.encode(this.stereo));
+    } catch (e) {
+      this.failed = errorText(e);
+      this.stop();
+      return;
+    }
     this.frames++;
   }
 
@@ -153,7 +167,11 @@ export class CallRecorder {
     // One silent frame more pushes the last audio out of the encoder's lookahead; the last page's
     // granule position trims it off again. A recording of nothing is that frame trimmed to nothing:
     // a file players open (a stream of no audio packet at all they refuse).
-    this.writer.write(this.encoder.encode(new Int16Array(FRAME_SAMPLES * 2)));
+    try {
+      this.writer.write(this.encoder.encode(new Int16Array(FRAME_SAMPLES * 2)));
+    } catch (e) {
+      this.failed ??= errorText(e);
+    }
     this.writer.end(samples);
     this.encoder.delete();
     this.decoders.business.delete();
