@@ -28,7 +28,7 @@ import type { HoldMusic } from './hold-music';
 import { defaultRoutes, listeningOf, sameListening, type Listening } from './listening';
 import type { MediaClock } from './media-clock';
 import { mixFrames } from './mixer';
-import { encodeFrame, newEncoder, silenceFrame, type OpusCoder } from './opus';
+import { encodeFrame, newEncoder, silenceFrame, type OpusEncoder } from './opus';
 import type { SourcePacket } from './outbound-stream';
 import type { RtpOutput } from './rtp-output';
 import { SourceDecoder } from './source-decoder';
@@ -83,7 +83,7 @@ interface Listener {
   /** When a forwarded packet last went out (or the forwarding began). */
   forwardedAt: number;
   /** The listener's own encoder while it hears a mix. */
-  encoder: OpusCoder | undefined;
+  encoder: OpusEncoder | undefined;
 }
 
 export class CallMedia {

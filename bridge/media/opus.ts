@@ -1,39 +1,29 @@
-// Opus in and out of 16-bit mono PCM at 48 kHz (opusscript). Decoding and encoding happen only where
-// the bridge must make a frame itself (the mix); a single source is forwarded as it comes.
-import OpusScript from 'opusscript';
-import { FRAME_SAMPLES, SAMPLE_RATE } from './audio-format';
+// Opus in and out of 16-bit mono PCM at 48 kHz (the node's own libopus, libopus.ts). Decoding and
+// encoding happen only where the bridge must make a frame itself (the mix); a single source is
+// forwarded as it comes.
+import { FRAME_SAMPLES } from './audio-format';
+import { OpusDecoder, OpusEncoder } from './libopus';
 
 /** What a mixed voice is encoded at: the service's own offer asks for about 20 kbit/s; twice that is ample for a mix. */
 const MIX_BITRATE = 40_000;
 
-export type OpusCoder = OpusScript;
+export { OpusDecoder, OpusEncoder } from './libopus';
 
-export const newDecoder = (): OpusCoder => new OpusScript(SAMPLE_RATE, 1, OpusScript.Application.VOIP);
+export const newDecoder = (): OpusDecoder => new OpusDecoder();
 
-export function newEncoder(application: 'voice' | 'music' = 'voice'): OpusCoder {
-  const encoder = new OpusScript(SAMPLE_RATE, 1, application === 'voice' ? OpusScript.Application.VOIP : OpusScript.Application.AUDIO);
-  encoder.setBitrate(MIX_BITRATE);
-  return encoder;
+export function newEncoder(application: 'voice' | 'music' = 'voice'): OpusEncoder {
+  return new OpusEncoder({ channels: 1, application: application === 'voice' ? 'voip' : 'audio', bitrate: MIX_BITRATE });
 }
 
-/** The PCM of one Opus packet (one or more 20 ms frames of it); undefined when it does not decode. */
-export function decodePacket(decoder: OpusCoder, payload: Uint8Array): Int16Array | undefined {
-  let pcm: Buffer;
-  try {
-    pcm = decoder.decode(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
-  } catch {
-    return undefined;
-  }
-  const samples = pcm.length >> 1;
-  if (pcm.byteOffset % 2 === 0) return new Int16Array(pcm.buffer, pcm.byteOffset, samples).slice();
-  const out = new Int16Array(samples);
-  for (let i = 0; i < samples; i++) out[i] = pcm.readInt16LE(i * 2);
-  return out;
+/** The PCM of one Opus packet (one or more 20 ms frames of it), the caller's to keep; undefined when it does not decode. */
+export function decodePacket(decoder: OpusDecoder, payload: Uint8Array): Int16Array | undefined {
+  return decoder.decode(payload)?.slice();
 }
 
 /** One 20 ms frame of PCM as an Opus packet. */
-export function encodeFrame(encoder: OpusCoder, pcm: Int16Array): Buffer {
-  return Buffer.from(encoder.encode(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), FRAME_SAMPLES));
+export function encodeFrame(encoder: OpusEncoder, pcm: Int16Array): Buffer {
+  const packet = encoder.encode(pcm);
+  return Buffer.from(packet.buffer, packet.byteOffset, packet.byteLength);
 }
 
 let silence: Buffer | undefined;

@@ -3,13 +3,13 @@
 // so a few frames may wait here: a tiny jitter allowance. More than that and the oldest go, so
 // that the delay through the mix stays bounded instead of growing with every burst.
 import { FRAME_SAMPLES } from './audio-format';
-import { decodePacket, newDecoder, type OpusCoder } from './opus';
+import { decodePacket, newDecoder, type OpusDecoder } from './opus';
 
 /** Frames that may wait for the next ticks: 60 ms at most behind. */
 export const MAX_WAITING_FRAMES = 3;
 
 export class SourceDecoder {
-  private readonly decoder: OpusCoder = newDecoder();
+  private readonly decoder: OpusDecoder = newDecoder();
   private readonly waiting: Int16Array[] = [];
   /** Frames dropped for arriving faster than they were taken. */
   dropped = 0;

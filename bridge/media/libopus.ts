@@ -1,11 +1,12 @@
-// The Opus codecs of the node's recordings (call-recorder.ts): two mono decoders and one stereo
-// encoder per recorded call, on an instance of opusscript's libopus (WebAssembly) of their own.
+// Every Opus codec of the node — a mix's decoders and encoders, the hold music's and silence's, a
+// recording's (call-recorder.ts) — on an instance of opusscript's libopus (WebAssembly) of the
+// node's own, where every byte read or written lies in a buffer allocated here for it.
 //
 // Why not opusscript's own encode and decode: they copy PCM through a 16-bit view indexed by a byte
 // address, so they read and write at twice the address they allocated, outside their buffers, over
-// whatever lives there (sandbox/call-recorder.ts says the same). The mixes' codecs (opus.ts) live
-// with that in the instance opusscript keeps; a recording runs for the whole call, so its codecs get
-// an instance of their own, where every byte read or written lies in a buffer allocated here for it.
+// whatever lives there — with a few codecs alive, another codec's state (sandbox/call-recorder.ts
+// says the same). A node holds many (each mixed source, each mixing listener, each recording) for
+// as long as their calls. The instance opusscript keeps stays the tests' and the sandbox's.
 // The asm.js build would be as safe, but its stereo encoding costs some twenty times the CPU.
 //
 // The native side (opusscript's OpusScriptHandler) takes and gives PCM one byte per 16-bit cell,
@@ -30,34 +31,23 @@ interface NativeModule {
 type NativeFactory = () => NativeModule;
 
 /** libopus's constants (opus_defines.h). */
-const APPLICATION_VOIP = 2048;
-const APPLICATION_AUDIO = 2049;
+const APPLICATIONS = { voip: 2048, audio: 2049 } as const;
 const SET_BITRATE = 4002;
 const SET_COMPLEXITY = 4010;
 /** RFC 6716 3.4: at most 120 ms in a packet, which opusscript's decoder accepts. */
 const MAX_PACKET_SAMPLES = 5_760;
 /** What opusscript's encoder may write, and the longest packet its decoder is handed. */
 const MAX_PACKET_BYTES = 1_276 * 3;
-const STEREO = 2;
+const MAX_CHANNELS = 2;
 
-/**
- * A call's two channels at this rate, as the sandbox's service records them: about 22 MB an hour.
- * Below it the two voices share too few bits (at 32 kbit/s the customer's channel loses about half
- * its signal-to-noise ratio whenever the business speaks too).
- */
-export const RECORDING_BITRATE = 48_000;
-/**
- * libopus's effort, 0–10 (10 by default), which every recorded call pays every 20 ms: at 5 the
- * stereo encoder takes about a fifth of its time at 10 on speech (about 0.1 ms a frame here).
- */
-export const RECORDING_COMPLEXITY = 5;
+export type OpusApplication = keyof typeof APPLICATIONS;
 
 /** The instance and the scratch buffers every codec of it shares (one call at a time: the node is one thread). */
 interface Instance {
   native: NativeModule;
   packetIn: number;
   packetOut: number;
-  /** Decoded PCM, one byte a 16-bit cell: 4 bytes a sample, 120 ms at most. */
+  /** Decoded PCM, one byte a 16-bit cell: 4 bytes a sample, 120 ms of mono at most. */
   pcmOut: number;
   /**
    * PCM to encode, one byte a 16-bit cell. `_encode` packs it in place, reading cell 2i and 2i + 1
@@ -84,7 +74,7 @@ function shared(): Instance {
   const native = loadFactory()();
   const malloc = (bytes: number): number => {
     const pointer = native._malloc(bytes);
-    if (pointer === 0) throw new RangeError('the recordings’ Opus memory is exhausted');
+    if (pointer === 0) throw new RangeError('the node’s Opus memory is exhausted');
     return pointer;
   };
   instance = {
@@ -92,34 +82,24 @@ function shared(): Instance {
     packetIn: malloc(MAX_PACKET_BYTES),
     packetOut: malloc(MAX_PACKET_BYTES),
     pcmOut: malloc(MAX_PACKET_SAMPLES * 4),
-    pcmIn: malloc(FRAME_SAMPLES * STEREO * 8),
+    pcmIn: malloc(FRAME_SAMPLES * MAX_CHANNELS * 8),
   };
   return instance;
 }
 
-/**
- * A handler of the shared instance. The stereo encoder codes music and speech for two (the VOIP
- * application's speech coder costs three to ten times the CPU at these rates); a decoder takes any.
- */
-function newHandler(channels: 1 | 2): { native: NativeModule; handler: NativeHandler } {
-  const { native } = shared();
-  return { native, handler: new native.OpusScriptHandler(SAMPLE_RATE, channels, channels === STEREO ? APPLICATION_AUDIO : APPLICATION_VOIP) };
-}
-
-/** One channel's decoder: 48 kHz mono, whatever the packet's own channels. */
-export class RecordingDecoder {
+/** A decoder: 48 kHz mono, whatever the packet's own channels. */
+export class OpusDecoder {
   private readonly native: NativeModule;
   private handler: NativeHandler | undefined;
-  /** What `decode` gives: overwritten by the next call. */
+  /** What `decode` gives: overwritten by this decoder's next call. */
   private readonly pcm = new Int16Array(MAX_PACKET_SAMPLES);
 
   constructor() {
-    const made = newHandler(1);
-    this.native = made.native;
-    this.handler = made.handler;
+    this.native = shared().native;
+    this.handler = new this.native.OpusScriptHandler(SAMPLE_RATE, 1, APPLICATIONS.voip);
   }
 
-  /** The packet's samples (valid until the next call), or undefined when it does not decode. */
+  /** The packet's samples (valid until this decoder's next call), or undefined when it does not decode. */
   decode(payload: Uint8Array): Int16Array | undefined {
     const handler = this.handler;
     if (!handler || payload.length === 0 || payload.length > MAX_PACKET_BYTES) return undefined;
@@ -130,7 +110,7 @@ export class RecordingDecoder {
     // Read after the call: decoding may have grown the memory and replaced the view.
     const heap = this.native.HEAPU8;
     const pcm = this.pcm;
-    for (let i = 0, at = pcmOut; i < samples; i++, at += 4) pcm[i] = ((heap[at + 2]! << 8) | heap[at]!) << 16 >> 16;
+    for (let i = 0, at = pcmOut; i < samples; i++, at += 4) pcm[i] = (((heap[at + 2]! << 8) | heap[at]!) << 16) >> 16;
     return pcm.subarray(0, samples);
   }
 
@@ -141,24 +121,35 @@ export class RecordingDecoder {
   }
 }
 
-/** The recording's encoder: 20 ms stereo frames (interleaved, channel 0 first) into Opus packets. */
-export class RecordingEncoder {
+export interface OpusEncoderOptions {
+  channels: 1 | 2;
+  application: OpusApplication;
+  /** bit/s; libopus's own choice when absent. */
+  bitrate?: number;
+  /** 0–10; libopus's default (10) when absent. */
+  complexity?: number;
+}
+
+/** An encoder of 20 ms frames at 48 kHz (interleaved, channel 0 first, when stereo). */
+export class OpusEncoder {
   private readonly native: NativeModule;
   private handler: NativeHandler | undefined;
+  private readonly samples: number;
 
-  constructor() {
-    const made = newHandler(STEREO);
-    this.native = made.native;
-    this.handler = made.handler;
-    this.handler._encoder_ctl(SET_BITRATE, RECORDING_BITRATE);
-    this.handler._encoder_ctl(SET_COMPLEXITY, RECORDING_COMPLEXITY);
+  constructor(options: OpusEncoderOptions) {
+    this.native = shared().native;
+    this.samples = FRAME_SAMPLES * options.channels;
+    const handler = new this.native.OpusScriptHandler(SAMPLE_RATE, options.channels, APPLICATIONS[options.application]);
+    this.handler = handler;
+    if (options.bitrate !== undefined) handler._encoder_ctl(SET_BITRATE, options.bitrate);
+    if (options.complexity !== undefined) handler._encoder_ctl(SET_COMPLEXITY, options.complexity);
   }
 
-  /** One 20 ms frame, FRAME_SAMPLES × 2 interleaved samples, as a packet of its own. */
+  /** One 20 ms frame as a packet of its own (a copy, the caller's to keep). */
   encode(frame: Int16Array): Uint8Array {
     const handler = this.handler;
-    if (!handler) throw new Error('the recording’s encoder was deleted');
-    if (frame.length !== FRAME_SAMPLES * STEREO) throw new RangeError(`a recording frame is ${FRAME_SAMPLES * STEREO} samples`);
+    if (!handler) throw new Error('the Opus encoder was deleted');
+    if (frame.length !== this.samples) throw new RangeError(`a frame here is ${this.samples} samples`);
     const { pcmIn, packetOut } = shared();
     let heap = this.native.HEAPU8;
     for (let i = 0, at = pcmIn; i < frame.length; i++, at += 4) {
@@ -169,7 +160,7 @@ export class RecordingEncoder {
       heap[at + 3] = 0;
     }
     const length = handler._encode(pcmIn, frame.length * 2, packetOut, FRAME_SAMPLES);
-    if (length < 0) throw new Error(`Opus could not encode a recording frame (${length})`);
+    if (length < 0) throw new Error(`Opus could not encode a frame (${length})`);
     heap = this.native.HEAPU8;
     return heap.slice(packetOut, packetOut + length);
   }
