@@ -154,7 +154,7 @@ export class BridgedCall {
       try {
         this.recorder = new CallRecorder();
       } catch (e) {
-        // Its codecs could not be made (the recordings' Opus memory): the call goes on unrecorded.
+        // Its codecs could not be made (the node's Opus memory): the call goes on unrecorded.
         this.setup.context.logger.error('could not start a recording', { callId: this.callId, error: errorText(e) });
         return err('internal', `call ${this.callId}: the recording could not start (${errorText(e)})`);
       }

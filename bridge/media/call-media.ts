@@ -177,11 +177,6 @@ export class CallMedia {
     this.reconcile();
   }
 
-  /** Whether a notice plays to the customer now. */
-  get overlaid(): boolean {
-    return this.notice !== undefined;
-  }
-
   /** Listens in on the customer's leg from now on (undefined: no more). */
   tapCustomer(tap: CustomerTap | undefined): void {
     this.tap = tap;
