@@ -3,7 +3,8 @@
 // must be before a bridge can play it (shared/bridge-recording.ts NOTICE_SAMPLE_RATE).
 //
 // Each broken rule is said in words that name what is wrong with the file ("the fmt chunk is 12
-// bytes: it needs 16"), so that whoever gave the file can fix it. The resampler is a windowed sinc
+// bytes: it needs at least 16"), so that whoever gave the file can fix it. They are English: the relay's
+// command line and logs say them, never a window. The resampler is a windowed sinc
 // (Kaiser, 16 zero crossings) read from a table: clean enough for speech at any ratio, and fast
 // enough to run once at start on the longest notice.
 import { err, ok, type Result } from './result';
