@@ -242,8 +242,9 @@ describe.runIf('startRecording' in BridgeNode.prototype)('the whole path, where 
       return known?.storedAt !== undefined ? known : undefined;
     }, 15_000);
     expect(meta).toMatchObject({ callId, agents: ['alice'] });
-    expect(meta.durationMs).toBeGreaterThan(recordedMs - 1_500);
-    expect(meta.durationMs).toBeLessThan(recordedMs + 1_500);
+    // The audio written: from the start until the node ended the call, a moment after the terminate.
+    expect(meta.durationMs).toBeGreaterThan(recordedMs - 1_000);
+    expect(meta.durationMs).toBeLessThanOrEqual(meta.storedAt! - meta.startedAt + 500);
 
     const res = await fetch(`${relay.url}${RECORDING_AGENT_PATHS.file(callId)}`, { headers: { authorization: `Bearer ${tokens.alice}` } });
     expect(res.status).toBe(200);
@@ -253,8 +254,9 @@ describe.runIf('startRecording' in BridgeNode.prototype)('the whole path, where 
     const [business, customer] = pcm as [Int16Array, Int16Array];
     // After the notice (some 1.6 s), the business channel is alice's tone; the customer's is not.
     const late = (channel: Int16Array) => channel.subarray(48_000 * 2, Math.min(channel.length, 48_000 * 3.5));
-    expect(toneAmplitude(late(business), 48_000, TONE_A)).toBeGreaterThan(0.05);
-    expect(toneAmplitude(late(customer), 48_000, TONE_A)).toBeLessThan(0.01);
+    const businessTone = toneAmplitude(late(business), 48_000, TONE_A);
+    expect(businessTone).toBeGreaterThan(0.05);
+    expect(toneAmplitude(late(customer), 48_000, TONE_A)).toBeLessThan(businessTone / 5);
     // The customer's voice is on its own channel; the notice opens the business channel.
     expect(rms(late(customer))).toBeGreaterThan(0.01);
     expect(rms(business.subarray(0, 48_000))).toBeGreaterThan(0.01);
