@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_PRODUCT } from '../shared/gateway';
-import { RECORD_MODES, RECORD_NOTICE_LANGUAGES, type RecordMode } from '../shared/bridge-recording';
+import { RECORD_MODES, RECORD_NOTICE_LANGUAGES, RECORD_NOTICE_MAX_SECONDS, type RecordMode } from '../shared/bridge-recording';
 import type { AnnouncementLanguage } from '../shared/service-capture';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result, errorText } from '../shared/result';
@@ -124,9 +124,9 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
                                                                                    env RELAY_RECORD
   --record-notice-language L  the bundled notice the customer hears as a recording starts: ${RECORD_NOTICE_LANGUAGES.join(', ')}
                       (default en_US)                                              env RELAY_RECORD_NOTICE_LANGUAGE
-  --record-notice FILE  the team's own notice instead: a WAV file of 16-bit PCM, mono or stereo, 8000–48000 Hz, at most 30 s
+  --record-notice FILE  the team's own notice instead: a WAV file of 16-bit PCM, mono or stereo, 8000–48000 Hz, at most ${RECORD_NOTICE_MAX_SECONDS} s
                                                                                    env RELAY_RECORD_NOTICE
-  --recordings-dir DIR  where the recordings are kept (default DIR/recordings of --data-dir)   env RELAY_RECORDINGS_DIR
+  --recordings-dir DIR  where the recordings are kept (default recordings/ in --data-dir)     env RELAY_RECORDINGS_DIR
   --recordings-retention-days N  keep recordings N days, swept hourly (1–${MAX_RECORDS_RETENTION_DAYS}; default: forever)
                                                                                    env RELAY_RECORDINGS_RETENTION_DAYS
   --max-streams-per-agent N  open event streams per agent (1–${MAX_STREAMS_PER_AGENT_LIMIT}; default ${DEFAULT_MAX_STREAMS_PER_AGENT}); one more closes the oldest
