@@ -9,6 +9,8 @@ import { BridgeNode } from '../bridge/bridge-node';
 import { hashAgentToken, type AgentConfig } from '../relay/agent-directory';
 import { localBridge, LocalNodeEvents } from '../relay/bridged-calls';
 import type { RelayRecords } from '../relay/records/relay-records';
+import { bundledNoticePath, loadRecordNotice } from '../relay/record-notice';
+import { RecordingsStore } from '../relay/recordings-store';
 import { startRelay } from '../relay/server';
 import { mediaDirIn } from '../sandbox/media-library';
 import { startSandbox } from '../sandbox/server';
@@ -43,6 +45,11 @@ export interface EmbeddedOptions {
    * recent calls only. (The desktop bundle leaves them out: the database's drivers stay out of it.)
    */
   records?: () => RelayRecords & { close(): Promise<void> };
+  /**
+   * Where the embedded team's recordings are kept (the host's data folder): the team records on
+   * demand ("Record" in a call), with the bundled English notice. Absent: it never records.
+   */
+  recordingsDir?: string;
 }
 
 export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): Promise<EmbeddedEnvironment> {
@@ -55,7 +62,14 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
     ...EMBEDDED_COLLEAGUES.map((colleague, i) => ({ ...colleague, tokenSha256: hashAgentToken(colleagueTokens[i]!) })),
   ];
   const nodeEvents = new LocalNodeEvents();
-  const bridge = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', onEvent: nodeEvents.emit, ...(options.logger ? { logger: options.logger } : {}) });
+  const recordings = await embeddedRecordings(options);
+  const bridge = new BridgeNode({
+    bindAddress: '127.0.0.1',
+    publicAddress: '127.0.0.1',
+    onEvent: nodeEvents.emit,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(recordings !== undefined ? { recordings: recordings.store } : {}),
+  });
   // The relay ends at the gateway the calls no agent can end any more; the sandbox starts after it.
   let gatewayUrl: string | undefined;
   // Opened in the background, as the relay's own command does: calls do not wait for the database.
@@ -72,11 +86,13 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
       verifyToken: secret(),
       agents,
       bridgeNodes: localBridge(bridge, 'local', nodeEvents),
+      ...(recordings !== undefined ? { recordings: { mode: 'on-demand' as const, ...recordings } } : {}),
       gateway: () => (gatewayUrl === undefined ? undefined : { url: gatewayUrl, apiKey, product: DEFAULT_PRODUCT }),
       ...(options.logger ? { logger: options.logger } : {}),
     });
   } catch (e) {
     await bridge.close();
+    await recordings?.store.close();
     await closeRecords();
     throw e;
   }
@@ -103,13 +119,35 @@ export async function startEmbeddedEnvironment(options: EmbeddedOptions = {}): P
         await sandbox.close();
         await relay.close();
         await bridge.close();
+        await recordings?.store.close();
         await closeRecords();
       },
     };
   } catch (e) {
     await relay.close();
     await bridge.close();
+    await recordings?.store.close();
     await closeRecords();
     throw e;
   }
+}
+
+/** The embedded team's recordings: its store, open, and the bundled notice; none (logged) when either cannot be had. */
+async function embeddedRecordings(options: EmbeddedOptions): Promise<{ store: RecordingsStore; notice: Int16Array } | undefined> {
+  if (options.recordingsDir === undefined) return undefined;
+  const logger = options.logger ?? createLogger('embedded');
+  const noticePath = bundledNoticePath('en_US', options.assetsDir);
+  const notice = await loadRecordNotice(noticePath);
+  if (!notice.ok) {
+    logger.warn('the embedded team does not record: its notice could not be read', { path: noticePath, problem: notice.error.message });
+    return undefined;
+  }
+  const store = new RecordingsStore({ dir: options.recordingsDir, logger });
+  try {
+    await store.open();
+  } catch (error) {
+    logger.warn('the embedded team does not record: its recordings folder cannot be used', { dir: options.recordingsDir, error });
+    return undefined;
+  }
+  return { store, notice: notice.value };
 }

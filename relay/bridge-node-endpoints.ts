@@ -119,9 +119,10 @@ export class BridgeNodeEndpoints {
 
   /**
    * Whether the request carries the bridge token; otherwise answered 401, or 429 from an address
-   * that failed authentication too often (it is the one guessing, whatever it presents now).
+   * that failed authentication too often (it is the one guessing, whatever it presents now). Also the
+   * check of a node's other requests to the relay (a recording's upload, recording-endpoints.ts).
    */
-  private authenticate(req: IncomingMessage, res: ServerResponse): boolean {
+  authenticate(req: IncomingMessage, res: ServerResponse): boolean {
     const { limiter, trustProxy, bridgeToken, log } = this.options;
     const client = addressKey(clientAddressOf(req, trustProxy));
     const verdict = limiter.check(client);

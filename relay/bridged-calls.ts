@@ -245,6 +245,11 @@ export class BridgedCalls {
     return this.calls.has(callId);
   }
 
+  /** The agents in a call now, each with its leg (call-recordings.ts); undefined for a call not held here. */
+  membersOf(callId: string): ReadonlyMap<string, string> | undefined {
+    return this.calls.get(callId)?.members;
+  }
+
   /** An agent's own leg of a call that rings for it (or that it owns): the node's offer, which the window answers. */
   async legFor(callId: string, agentId: string): Promise<Outcome<{ legId: string; offer: string }>> {
     const ringing = await this.ringingFor(callId, agentId);

@@ -3,6 +3,8 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_PRODUCT } from '../shared/gateway';
+import { RECORD_MODES, RECORD_NOTICE_LANGUAGES, RECORD_NOTICE_MAX_SECONDS, type RecordMode } from '../shared/bridge-recording';
+import type { AnnouncementLanguage } from '../shared/service-capture';
 import type { LogLevel } from '../shared/log';
 import { err, ok, type Result, errorText } from '../shared/result';
 import { AGENT_ID_PATTERN, AGENT_ID_RULE, agentTokenProblem } from './agent-directory';
@@ -53,7 +55,16 @@ export interface RelayCliConfig {
    * keeps the journal of facts the database has not taken yet, with either database.
    */
   records: { database: DatabaseConfig; dataDir: string; retentionDays?: number };
+  /**
+   * The team's recordings of bridged calls (relay/REFERENCE.md "Recordings"), with a bridge only:
+   * `--record`, `--recordings-dir` (default `<data-dir>/recordings`), `--recordings-retention-days`
+   * (absent: kept for ever) and, to record, the notice: the team's own file or a bundled language.
+   */
+  recordings?: { mode: RecordMode; dir: string; retentionDays?: number; notice?: RecordNoticeSource };
 }
+
+/** The consent notice: the team's own WAV file (`--record-notice`) or a bundled one (`--record-notice-language`, default en_US). */
+export type RecordNoticeSource = { file: string } | { language: AnnouncementLanguage };
 
 /** `npm run relay -- add-agent …` */
 export interface AddAgentCommand {
@@ -68,12 +79,15 @@ export const DEFAULT_RELAY_PORT = 8787;
 /** Where the relay keeps what it keeps on disk (the embedded records), relative to the working directory. */
 export const DEFAULT_DATA_DIR = 'relay-data';
 export const MAX_RECORDS_RETENTION_DAYS = 36_500;
+/** Where the recordings are kept by default, in the data directory. */
+export const RECORDINGS_DIR_NAME = 'recordings';
 
 export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FILE | --agent-token T …) [--redis URL] [--verify-token V] [--port P] [--host H]
                         [--turn-secret S --turn-urls URL[,URL]] [--bridge [--public-address A] [--rtp-ports FROM-TO]] [--bridge-token T] [--max-streams-per-agent N] [--trust-proxy] [--dev]
                         [--gateway-url URL --api-key K [--gateway-product P]]
                         [--database postgres://… | --data-dir DIR] [--records-retention-days N]
                         [--team-config FILE]
+                        [--record never|on-demand|always [--record-notice-language L | --record-notice FILE]] [--recordings-dir DIR] [--recordings-retention-days N]
        npm run relay -- add-agent --agents FILE --id ID [--name NAME] [--supervisor]
 
   --port P            port to listen on (0 picks a free one; default ${DEFAULT_RELAY_PORT})      env RELAY_PORT
@@ -106,6 +120,15 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
                       (default ${DEFAULT_DATA_DIR} in the working directory)                env RELAY_DATA_DIR
   --records-retention-days N  keep call records N days, pruned daily (1–${MAX_RECORDS_RETENTION_DAYS}; default: forever)
                                                                                    env RELAY_RECORDS_RETENTION_DAYS
+  --record M          with a bridge: never (default), on-demand ("Record" in the call) or always records bridged calls
+                                                                                   env RELAY_RECORD
+  --record-notice-language L  the bundled notice the customer hears as a recording starts: ${RECORD_NOTICE_LANGUAGES.join(', ')}
+                      (default en_US)                                              env RELAY_RECORD_NOTICE_LANGUAGE
+  --record-notice FILE  the team's own notice instead: a WAV file of 16-bit PCM, mono or stereo, 8000–48000 Hz, at most ${RECORD_NOTICE_MAX_SECONDS} s
+                                                                                   env RELAY_RECORD_NOTICE
+  --recordings-dir DIR  where the recordings are kept (default recordings/ in --data-dir)     env RELAY_RECORDINGS_DIR
+  --recordings-retention-days N  keep recordings N days, swept hourly (1–${MAX_RECORDS_RETENTION_DAYS}; default: forever)
+                                                                                   env RELAY_RECORDINGS_RETENTION_DAYS
   --max-streams-per-agent N  open event streams per agent (1–${MAX_STREAMS_PER_AGENT_LIMIT}; default ${DEFAULT_MAX_STREAMS_PER_AGENT}); one more closes the oldest
                                                                                    env RELAY_MAX_STREAMS_PER_AGENT
   --trust-proxy       the client address is the last X-Forwarded-For entry (only behind one reverse proxy)
@@ -152,6 +175,11 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         database: { type: 'string' },
         'data-dir': { type: 'string' },
         'records-retention-days': { type: 'string' },
+        record: { type: 'string' },
+        'record-notice-language': { type: 'string' },
+        'record-notice': { type: 'string' },
+        'recordings-dir': { type: 'string' },
+        'recordings-retention-days': { type: 'string' },
         'log-level': { type: 'string' },
         'max-streams-per-agent': { type: 'string' },
         'trust-proxy': { type: 'boolean' },
@@ -268,6 +296,9 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   const records = parseRecordsFlags(flag);
   if (!records.ok) return records;
 
+  const recordings = parseRecordingFlags(flag, bridged.value || bridgeToken !== undefined, records.value.dataDir);
+  if (!recordings.ok) return recordings;
+
   return ok({
     port: Number(portText),
     retentionMs: retentionMinutes * 60_000,
@@ -288,6 +319,54 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     ...(bridged.value ? { bridge: media.value } : {}),
     ...(gateway.value !== undefined ? { gateway: gateway.value } : {}),
     records: records.value,
+    ...(recordings.value !== undefined ? { recordings: recordings.value } : {}),
+  });
+}
+
+/**
+ * --record, its notice and where the recordings are kept: a bridge's, and the notice only for a
+ * team that records. Without a bridge the relay keeps none, and none of these flags may be given.
+ */
+function parseRecordingFlags(flag: (name: string, envName: string) => string | undefined, bridged: boolean, dataDir: string): Result<RelayCliConfig['recordings']> {
+  const modeText = flag('record', 'RELAY_RECORD')?.trim() ?? 'never';
+  const mode = RECORD_MODES.find((m) => m === modeText);
+  if (mode === undefined) return err('invalid_input', `--record must be one of ${RECORD_MODES.join(', ')} (got "${modeText}")`, { field: '--record' });
+  if (mode !== 'never' && !bridged) {
+    return err('invalid_input', `--record ${mode} needs a bridge (--bridge or --bridge-token): recordings are made on the team's bridge`, { field: '--record' });
+  }
+  const language = flag('record-notice-language', 'RELAY_RECORD_NOTICE_LANGUAGE')?.trim();
+  const noticeFile = flag('record-notice', 'RELAY_RECORD_NOTICE')?.trim();
+  if (mode === 'never' && language !== undefined) {
+    return err('invalid_input', '--record-notice-language needs --record on-demand or --record always: it is the language of the notice played as a recording starts', { field: '--record-notice-language' });
+  }
+  if (mode === 'never' && noticeFile !== undefined) {
+    return err('invalid_input', '--record-notice needs --record on-demand or --record always: it is the notice played as a recording starts', { field: '--record-notice' });
+  }
+  if (noticeFile !== undefined && language !== undefined) {
+    return err('invalid_input', "--record-notice and --record-notice-language are two notices: give one (the team's own file, or the bundled notice of a language)", { field: '--record-notice' });
+  }
+  const noticeLanguage = RECORD_NOTICE_LANGUAGES.find((l) => l === (language ?? 'en_US'));
+  if (noticeLanguage === undefined) {
+    return err('invalid_input', `--record-notice-language must be one of ${RECORD_NOTICE_LANGUAGES.join(', ')} (got "${language ?? ''}")`, { field: '--record-notice-language' });
+  }
+  if (noticeFile !== undefined && (noticeFile === '' || noticeFile.includes('\0'))) return err('invalid_input', '--record-notice must be the path of a WAV file', { field: '--record-notice' });
+  const dirText = flag('recordings-dir', 'RELAY_RECORDINGS_DIR')?.trim();
+  const retentionText = flag('recordings-retention-days', 'RELAY_RECORDINGS_RETENTION_DAYS')?.trim();
+  if (!bridged && dirText !== undefined) return err('invalid_input', "--recordings-dir needs a bridge (--bridge or --bridge-token): recordings are made on the team's bridge", { field: '--recordings-dir' });
+  if (!bridged && retentionText !== undefined) {
+    return err('invalid_input', "--recordings-retention-days needs a bridge (--bridge or --bridge-token): recordings are made on the team's bridge", { field: '--recordings-retention-days' });
+  }
+  if (dirText !== undefined && (dirText === '' || dirText.includes('\0'))) return err('invalid_input', '--recordings-dir must be a directory path', { field: '--recordings-dir' });
+  const retentionDays = retentionText === undefined ? undefined : Number(retentionText);
+  if (retentionText !== undefined && (!/^\d+$/.test(retentionText) || retentionDays === undefined || retentionDays < 1 || retentionDays > MAX_RECORDS_RETENTION_DAYS)) {
+    return err('invalid_input', `--recordings-retention-days must be a whole number of days from 1 to ${MAX_RECORDS_RETENTION_DAYS} (got "${retentionText}")`, { field: '--recordings-retention-days' });
+  }
+  if (!bridged) return ok(undefined);
+  return ok({
+    mode,
+    dir: dirText ?? join(dataDir, RECORDINGS_DIR_NAME),
+    ...(retentionDays !== undefined ? { retentionDays } : {}),
+    ...(mode !== 'never' ? { notice: noticeFile !== undefined ? { file: noticeFile } : { language: noticeLanguage } } : {}),
   });
 }
 

@@ -5,8 +5,10 @@ import { addAgentToFile, readAgentsFile } from './agents-file';
 import { BridgeNode } from '../bridge/bridge-node';
 import { BRIDGE_TOKEN_SHARED_RULE, isAgentToken } from './bridge-nodes';
 import { localBridge, LocalNodeEvents } from './bridged-calls';
-import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from './cli-options';
+import { parseAddAgentCli, parseRelayCli, RELAY_USAGE, type RelayCliConfig } from './cli-options';
 import { CallRecords } from './records/call-records';
+import { bundledNoticePath, loadRecordNotice } from './record-notice';
+import { RecordingsStore } from './recordings-store';
 import { startRelay, type RelayServer } from './server';
 import { readTeamSettingsFile, TeamSettingsSource } from './team-settings-source';
 import { errorText } from '../shared/result';
@@ -52,10 +54,20 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
 
+  // The recordings' notice is read once, and their folder made, before anything starts.
+  const recordings = await openRecordings(config.recordings);
+  if (!recordings.ok) {
+    console.error(`relay: ${recordings.message}`);
+    return 2;
+  }
+  const store = recordings.store;
+
   // --bridge: the node lives as long as the relay, on this machine's addresses unless told its public one.
-  // Its events (a customer's or an agent's leg failing) reach the relay as a registered node's do.
+  // Its events (a customer's or an agent's leg failing) reach the relay as a registered node's do, and
+  // it hands each finished recording to the relay's store.
   const nodeEvents = new LocalNodeEvents();
-  const bridge = config.bridge === undefined ? undefined : new BridgeNode({ ...config.bridge, logger: createLogger('bridge'), onEvent: nodeEvents.emit });
+  const bridge =
+    config.bridge === undefined ? undefined : new BridgeNode({ ...config.bridge, logger: createLogger('bridge'), onEvent: nodeEvents.emit, ...(store !== undefined ? { recordings: store } : {}) });
   if (config.gateway === undefined && bridge !== undefined) logger.info('no --gateway-url/--api-key: a bridged call no agent can end is left for the service to end (its customer hears nothing)');
   // The records open in the background: the relay takes webhooks at once, their facts wait in memory.
   const records = new CallRecords({ ...config.records, logger: createLogger('records') });
@@ -80,6 +92,7 @@ async function main(argv: string[]): Promise<number> {
       ...(config.redisPrefix !== undefined ? { redisPrefix: config.redisPrefix } : {}),
       ...(config.turn !== undefined ? { turn: config.turn } : {}),
       ...(config.bridgeToken !== undefined ? { bridgeToken: config.bridgeToken } : {}),
+      ...(config.recordings !== undefined ? { recordings: { mode: config.recordings.mode, ...(store !== undefined ? { store } : {}), ...(recordings.notice !== undefined ? { notice: recordings.notice } : {}) } } : {}),
       logger,
     });
   } catch (e) {
@@ -89,6 +102,7 @@ async function main(argv: string[]): Promise<number> {
     else console.error(`relay: cannot start: ${(e as Error).message}`);
     await records.close();
     await bridge?.close();
+    await store?.close();
     return 1;
   }
   console.log(`relay listening on ${relay.url}`);
@@ -135,6 +149,7 @@ async function main(argv: string[]): Promise<number> {
         .close()
         .then(() => records.close())
         .then(() => bridge?.close())
+        .then(() => store?.close())
         .then(
           () => resolve(0),
           () => resolve(1),
@@ -143,6 +158,34 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+}
+
+/**
+ * The recordings' store, open (its folder made, swept once) and, for a team that records, the notice
+ * as the bridge plays it; or what is wrong, naming the flag.
+ */
+async function openRecordings(
+  config: RelayCliConfig['recordings'],
+): Promise<{ ok: true; store?: RecordingsStore; notice?: Int16Array } | { ok: false; message: string }> {
+  if (config === undefined) return { ok: true };
+  let notice: Int16Array | undefined;
+  if (config.notice !== undefined) {
+    const source = config.notice;
+    const path = 'file' in source ? source.file : bundledNoticePath(source.language);
+    const loaded = await loadRecordNotice(path);
+    if (!loaded.ok) {
+      const what = 'file' in source ? `--record-notice: ${path}` : `--record-notice-language ${source.language}: the bundled notice ${path}`;
+      return { ok: false, message: `${what}: ${loaded.error.message}` };
+    }
+    notice = loaded.value;
+  }
+  const store = new RecordingsStore({ dir: config.dir, ...(config.retentionDays !== undefined ? { retentionDays: config.retentionDays } : {}), logger: createLogger('recordings') });
+  try {
+    await store.open();
+  } catch (e) {
+    return { ok: false, message: `--recordings-dir: cannot keep recordings in ${config.dir}: ${errorText(e)}` };
+  }
+  return { ok: true, store, ...(notice !== undefined ? { notice } : {}) };
 }
 
 async function addAgent(argv: string[]): Promise<number> {

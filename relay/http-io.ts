@@ -47,6 +47,7 @@ export type RelayErrorCode =
   | 'call_ended'
   | 'too_late'
   | 'taken'
+  | 'range_not_satisfiable'
   | 'internal';
 
 export function sendError(res: ServerResponse, status: number, code: RelayErrorCode, message: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): void {

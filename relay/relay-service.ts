@@ -25,6 +25,7 @@ import {
   type TakenCallback,
 } from './backend/types';
 import type { BridgedCalls, LostCall, NotBack, TransferEvent } from './bridged-calls';
+import type { CallRecordings, RecordingEvent } from './call-recordings';
 import { CallbackHints, callbackChangeOf, type CallbackChange } from './callback-requests';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
@@ -94,6 +95,8 @@ export interface RelayServiceOptions {
   bridge?: BridgedCalls;
   /** The team's call records (relay/records/): told each event, claim, decline and presence this instance handles. */
   records?: RelayRecords;
+  /** When bridged calls record: each change is told to the call's agents (`call.recording`). */
+  recordings?: CallRecordings;
   /** The team's settings in force; each change is told to every open stream. */
   teamSettings: TeamSettingsSource;
 }
@@ -184,7 +187,8 @@ export class RelayService {
   /** GET /team/settings and the streams' `team` event: the agent's role and the team's settings; undefined for an agent not in the team. */
   readonly teamInfoOf = (agentId: string): TeamInfo | undefined => {
     const agent = this.directory.get(agentId);
-    return agent === undefined ? undefined : { role: agent.role, settings: this.options.teamSettings.current() };
+    const record = this.options.recordings?.offered;
+    return agent === undefined ? undefined : { role: agent.role, settings: this.options.teamSettings.current(), ...(record !== undefined ? { record } : {}) };
   };
 
   /** A webhook's body, answered already: its events are stored in the background, per call in order. */
@@ -436,6 +440,7 @@ export class RelayService {
       bridge.onAgentNotBack((notBack) => this.tellNotBack(notBack)),
       bridge.onHold(({ callId, agentId, held }) => this.options.records?.held(callId, agentId, held)),
       bridge.followNodeEvents(),
+      this.options.recordings?.onEvent((event, agentIds) => this.tellRecording(event, agentIds)) ?? (() => undefined),
     ];
     if (registry !== undefined) {
       stops.push(
@@ -487,6 +492,17 @@ export class RelayService {
         this.log.info('an agent not back in time is told', { callId, agentId, goesOn, awaySec });
       } catch (error) {
         this.log.error('storing a bridge failure failed', { callId, error });
+      }
+    });
+  }
+
+  /** A call's recording started or stopped, for its members (or a member who joined), in the call's order. */
+  private tellRecording(event: RecordingEvent, agentIds: readonly string[]): void {
+    void this.queue.run(orderingKeyOf(event), async () => {
+      try {
+        await this.store(event, Date.now(), { kind: 'agents', agentIds: [...agentIds] });
+      } catch (error) {
+        this.log.error('storing a recording event failed', { callId: event.callId, error });
       }
     });
   }

@@ -25,6 +25,9 @@ import { DEFAULT_MAX_STREAMS_PER_AGENT, isValidMaxStreamsPerAgent, MAX_STREAMS_P
 import { createBackend } from './backend/index';
 import { handleBridgeRequest, isBridgePath, type BridgeEndpointContext } from './bridge-endpoints';
 import { BridgedCalls, type BridgeNodeSource } from './bridged-calls';
+import { callRecordingsFor, type CallRecordings, type RelayRecordingOptions } from './call-recordings';
+import { handleRecordingRequest, isRecordingPath } from './recording-endpoints';
+import type { RecordingsStore } from './recordings-store';
 import { handleCallbacksRequest, isCallbacksPath } from './callback-endpoints';
 import { GatewayTerminator, type GatewayTarget } from './gateway-terminator';
 import type { TeamAgent } from './team';
@@ -147,6 +150,12 @@ export interface RelayOptions {
    * in a holder of the relay's own (`RelayServer.teamSettings`).
    */
   teamSettings?: TeamSettingsSource;
+  /**
+   * The team's recordings of bridged calls (relay/REFERENCE.md "Recordings"): `--record`, the store
+   * (`RecordingsStore`, which the caller opens and closes after the relay and its node) and the
+   * notice. Recording needs a bridge (`bridgeNodes` or `bridgeToken`). Absent: nothing is recorded.
+   */
+  recordings?: RelayRecordingOptions;
 }
 
 export type { RelayStats } from './relay-service';
@@ -222,6 +231,11 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
   const maxStreamsPerAgent = options.maxStreamsPerAgent ?? DEFAULT_MAX_STREAMS_PER_AGENT;
   if (!isValidMaxStreamsPerAgent(maxStreamsPerAgent)) throw new RangeError(`maxStreamsPerAgent: ${MAX_STREAMS_PER_AGENT_RULE}`);
   const limiter = new AuthFailureLimiter(options.authFailureLimits);
+  const bridges = options.bridgeNodes !== undefined || bridgeToken !== undefined;
+  if (!bridges && options.recordings !== undefined && options.recordings.mode !== 'never') {
+    throw new RangeError(`recordings: record ${options.recordings.mode} needs a bridge (bridgeNodes or bridgeToken): recordings are made on the team's bridge`);
+  }
+  const recordings = bridges ? callRecordingsFor(options.recordings, logger) : undefined;
   const timeouts = {
     headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
     requestTimeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
@@ -256,7 +270,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     ...(bridgeNodes !== undefined
       ? {
           bridge: (bridge = new BridgedCalls({
-            nodes: bridgeNodes,
+            nodes: recordings?.observe(bridgeNodes) ?? bridgeNodes,
             placements: backend,
             ownerOf: (callId) => backend.claimOwner(callId),
             // Asked only by an agent's transfer, once the service below is running.
@@ -281,13 +295,17 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
     freshReplayMs: options.freshReplayMs ?? 60_000,
     ...(bridgeToken !== undefined ? { bridgeNodes: { heartbeatMs: bridgeHeartbeatMs } } : {}),
     ...(options.records !== undefined ? { records: options.records } : {}),
+    ...(recordings !== undefined ? { recordings } : {}),
     teamSettings,
   });
+  if (bridge !== undefined) recordings?.attach(bridge);
   options.records?.followPresence((agentId) => backend.presenceOf(agentId), options.presenceTtlMs ?? DEFAULT_PRESENCE_TTL_MS);
   if (service.agentCount === 0) logger.warn('no agents configured: no agent can connect');
 
   const endpoints = new RelayEndpoints(service, logger, {
     ...(bridge !== undefined ? { bridge } : {}),
+    ...(recordings !== undefined ? { recordings } : {}),
+    ...(options.recordings?.store !== undefined && bridges ? { recordingsStore: options.recordings.store } : {}),
     ...(options.appSecret !== undefined ? { appSecret: options.appSecret } : {}),
     ...(options.verifyToken !== undefined ? { verifyToken: options.verifyToken } : {}),
     maxBodyBytes: options.maxBodyBytes ?? MAX_WEBHOOK_BYTES,
@@ -347,6 +365,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
       server.closeAllConnections();
     });
     await service.close();
+    await recordings?.close();
     await registeredNodes?.close();
     await terminator?.close();
     logger.info('relay closed', { instance: instanceId });
@@ -418,6 +437,9 @@ interface EndpointOptions {
   nodes?: BridgeNodeEndpoints;
   /** Bridged calls: absent, the bridge endpoints answer 404. */
   bridge?: BridgedCalls;
+  /** When bridged calls record ("Record" answers 404 without); and where the recordings are (absent: every one 404). */
+  recordings?: CallRecordings;
+  recordingsStore?: RecordingsStore;
   /** The call records, for wrap-ups; absent, they answer 503. */
   records?: WrapUpRecords;
   /** The team's live picture (GET /team/wallboard). */
@@ -474,13 +496,15 @@ class RelayEndpoints {
       case AGENT_API_PATHS.me: {
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
         const agent = this.authenticate(req, res);
-        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, name: agent.name, role: agent.role, ...(this.options.bridge !== undefined ? { bridged: true } : {}) });
+        const record = this.options.recordings?.offered;
+        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, name: agent.name, role: agent.role, ...(this.options.bridge !== undefined ? { bridged: true } : {}), ...(record !== undefined ? { record } : {}) });
         return;
       }
       case AGENT_API_PATHS.teamSettings: {
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
         const agent = this.authenticate(req, res);
-        if (agent !== undefined) sendJson(res, 200, { role: agent.role, settings: this.options.teamSettings.current() });
+        const record = this.options.recordings?.offered;
+        if (agent !== undefined) sendJson(res, 200, { role: agent.role, settings: this.options.teamSettings.current(), ...(record !== undefined ? { record } : {}) });
         return;
       }
       case WALLBOARD_PATH: {
@@ -520,6 +544,11 @@ class RelayEndpoints {
         const { nodes } = this.options;
         if (nodes !== undefined && BridgeNodeEndpoints.owns(path)) return this.track(nodes.handle(req, res, path, method));
         if (bridge !== undefined && isBridgePath(path)) return this.track(handleBridgeRequest({ ...this.agentRequests(), bridge }, path, method, req, res));
+        if (isRecordingPath(path)) {
+          const { recordings, recordingsStore: store } = this.options;
+          const authenticateNode = nodes === undefined ? undefined : (q: IncomingMessage, r: ServerResponse) => nodes.authenticate(q, r);
+          return this.track(handleRecordingRequest({ ...this.agentRequests(), recordings, store, authenticateNode, log: this.log }, path, method, req, res));
+        }
         if (isWrapUpPath(path)) {
           const { records, teamSettings } = this.options;
           const wrapUp = { authenticate: (q: IncomingMessage, r: ServerResponse) => this.authenticate(q, r), body: (q: IncomingMessage, r: ServerResponse) => this.agentBody(q, r), idFromPath, records, settings: () => teamSettings.current(), log: this.log };

@@ -26,6 +26,8 @@ import { promisify } from 'node:util';
 import { extractFile, listPackage, statFile } from '@electron/asar';
 import { FuseV1Options, getCurrentFuseWire } from '@electron/fuses';
 import { SANDBOX_MEDIA } from '../sandbox/media-library';
+import { RECORD_NOTICE_DIR } from '../relay/record-notice';
+import { RECORD_NOTICE_LANGUAGES } from '../shared/bridge-recording';
 
 const run = promisify(execFile);
 export const PROJECT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -251,13 +253,14 @@ export async function checkPackage(run: Pick<PackageRun, 'appOutDir' | 'binary'>
     const chunks = (await readdir(join(projectDir, 'dist', 'renderer', 'assets'))).filter((name) => name.endsWith('.js'));
     for (const chunk of chunks) need(`/dist/renderer/assets/${chunk}`, 'a script of the page (loaded at start or on demand)');
   }
-  // Icons, the customers' voice, the media library: each the same bytes as the project's.
+  // Icons, the customers' voice, the media library, the embedded team's recording notices: each the same bytes as the project's.
   const iconsDir = join(projectDir, 'assets', 'icons');
   const ownFiles = [
     ...(await readdir(iconsDir)).map((name) => `/assets/icons/${name}`),
     '/assets/customer-voice.wav',
     '/assets/colleague-voice.wav',
     '/assets/service-notice.wav',
+    ...RECORD_NOTICE_LANGUAGES.map((language) => `/assets/${RECORD_NOTICE_DIR}/${language}.wav`),
     ...SANDBOX_MEDIA.map((entry) => `/assets/sandbox-media/${entry.fileName}`),
   ];
   for (const file of ownFiles) {

@@ -141,7 +141,7 @@ export async function runBrowserHost(config: BrowserHostConfig, staticDir = reso
     ...(process.env.npm_package_version ? { appVersion: process.env.npm_package_version } : {}),
     dataDir: config.dataDir,
     secrets: new FileSecretStore(join(config.dataDir, 'secrets.json')),
-    embedded: () => startEmbeddedEnvironment({ records: () => embeddedRecords(join(config.dataDir, 'relay-data')) }),
+    embedded: () => startEmbeddedEnvironment({ records: () => embeddedRecords(join(config.dataDir, 'relay-data')), recordingsDir: join(config.dataDir, 'relay-data', 'recordings') }),
     logger,
     ...(config.account ? { account: config.account } : {}),
     ...(config.network ? { network: config.network } : {}),

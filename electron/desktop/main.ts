@@ -38,7 +38,7 @@ startDesktopApp({
       }),
       // The bundle cannot find assets/ from its own location: the app's folder (app.asar when
       // packaged, electron-builder.yml `files`) holds it.
-      embedded: () => startEmbeddedEnvironment({ logger: createLogger('embedded'), assetsDir: join(app.getAppPath(), 'assets') }),
+      embedded: () => startEmbeddedEnvironment({ logger: createLogger('embedded'), assetsDir: join(app.getAppPath(), 'assets'), recordingsDir: join(dataDir, 'relay-data', 'recordings') }),
       logger: createLogger('softphone'),
     }),
 });

@@ -59,6 +59,10 @@ export function dedupKeyOf(event: RelayEvent, audience?: Audience): string {
     // The service's recording and its transcript of a call are each ready once.
     case 'call.capture_available':
       return `call:${event.callId}:capture:${event.kind}`;
+    // Each start and stop of the team's recording is its own word (its time, later than the last
+    // one's), to the members then or to a member who joined while it records.
+    case 'call.recording':
+      return `call:${event.callId}:recording:${event.recording ? 'on' : 'off'}:${audienceKeyOf(audience)}:${event.timestamp}`;
     case 'message.inbound':
       return `msg:${event.messageId}:inbound`;
     case 'message.status':

@@ -217,6 +217,9 @@ function factsOf(event: RelayEvent, context: EventContext): CallFact[] {
     case 'call.capture_available':
       // The app keeps the service's recording and transcript with its own entry of the call.
       return [];
+    case 'call.recording':
+      // The team's own recording keeps its meta beside its file (recordings-store.ts).
+      return [];
     case 'call.claimed':
       // The claim itself is recorded where it is decided (claimedFact), also when this event's store fails.
       return [];

@@ -53,6 +53,7 @@ describe('the packaged app (electron-builder --linux dir, offline)', () => {
         '/assets/icons/tray-icon.png',
         '/assets/icons/tray-available@2x.png',
         '/assets/customer-voice.wav',
+        '/assets/record-notice/en_US.wav',
         '/assets/sandbox-media/clip.mp4',
         '/node_modules/werift/package.json',
       ]),

@@ -27,6 +27,10 @@ export class RecordingBridge implements BridgeControl {
   readonly released: string[] = [];
   /** How many of the next leg offers fail (the node cannot make the leg). */
   failOffers = 0;
+  /** Each recording start and stop asked, in order: `start:<callId>:<notice samples>` or `stop:<callId>`. */
+  readonly recordingAsks: string[] = [];
+  /** What the next recording starts and stops answer instead of doing it, one each (a node not ready, a call it lost). */
+  readonly recordingRefusals: { code: 'invalid_state' | 'not_found' | 'media_failed'; message: string }[] = [];
 
   prepareIncoming(callId: string): Promise<Result<{ answer: string }>> {
     return Promise.resolve(ok({ answer: `customer-answer-${callId}` }));
@@ -77,6 +81,18 @@ export class RecordingBridge implements BridgeControl {
   }
   report(callId: string): Promise<Result<BridgedCallReport>> {
     return Promise.resolve(ok({ callId, customer: { state: 'connected', packetsReceived: 10, packetsLost: 0 }, agents: {}, routes: this.routes.get(callId) ?? {} }));
+  }
+  startRecording(callId: string, notice?: Int16Array): Promise<Result<null>> {
+    return this.recordingAsked(`start:${callId}:${notice?.length ?? 0}`);
+  }
+  stopRecording(callId: string): Promise<Result<null>> {
+    return this.recordingAsked(`stop:${callId}`);
+  }
+  private recordingAsked(ask: string): Promise<Result<null>> {
+    const refusal = this.recordingRefusals.shift();
+    if (refusal !== undefined) return Promise.resolve(err(refusal.code, refusal.message));
+    this.recordingAsks.push(ask);
+    return Promise.resolve(ok(null));
   }
 }
 
