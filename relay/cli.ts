@@ -80,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
       ...(config.redisPrefix !== undefined ? { redisPrefix: config.redisPrefix } : {}),
       ...(config.turn !== undefined ? { turn: config.turn } : {}),
       ...(config.bridgeToken !== undefined ? { bridgeToken: config.bridgeToken } : {}),
+      ...(config.tellAgentsWhenMonitored === true ? { tellAgentsWhenMonitored: true } : {}),
       logger,
     });
   } catch (e) {

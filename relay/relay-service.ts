@@ -17,6 +17,7 @@ import {
   envelopeOf,
   type Audience,
   type ClaimOutcome,
+  type Presence,
   type PresenceState,
   type RelayBackend,
   type ReportedPresence,
@@ -28,6 +29,8 @@ import type { BridgedCalls, LostCall, NotBack, TransferEvent } from './bridged-c
 import { CallbackHints, callbackChangeOf, type CallbackChange } from './callback-requests';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
+import { LiveCallsSource, LiveCallsTracker } from './live-calls';
+import type { MonitorEvent } from './monitors';
 import { RelayMetrics } from './metrics';
 import type { ResumePoint } from './resume-token';
 import {
@@ -40,6 +43,7 @@ import {
   KnownCalls,
   NO_CALL_FACTS,
   orderingKeyOf,
+  presenceForRinging,
   type AgentStanding,
   type CallFacts,
   type DeclineVerdict,
@@ -47,6 +51,7 @@ import {
 } from './routing';
 import type { HoldReport } from './hold-endpoint';
 import type { RelayRecords } from './records/relay-records';
+import { Supervision } from './supervision';
 import { colleagueName, teamReplyOf, type TeamAgent } from './team';
 import type { TeamSettingsSource } from './team-settings-source';
 
@@ -117,6 +122,10 @@ export class RelayService {
   /** The events of one call (or one message) are stored in the order their webhooks came. */
   private readonly queue = new KeyedTaskQueue();
   private readonly callbackHints = new CallbackHints();
+  /** The team's live calls as the stored events tell them (live-calls.ts). */
+  private readonly liveCalls = new LiveCallsTracker();
+  /** GET /team/calls and joining a call (relay/REFERENCE.md "Supervisors"). */
+  readonly supervision: Supervision;
   private readonly log: Logger;
   private unsubscribe: () => void = () => undefined;
 
@@ -154,6 +163,23 @@ export class RelayService {
       maxBufferBytes: options.maxBufferBytes,
       maxStreamsPerAgent: options.maxStreamsPerAgent,
       freshReplayMs: options.freshReplayMs,
+      presenceOf: (agentId) => this.ringingPresenceOf(agentId),
+    });
+    const { bridge } = options;
+    this.supervision = new Supervision({
+      tracker: this.liveCalls,
+      ...(bridge !== undefined ? { monitors: bridge.monitors } : {}),
+      liveCalls: new LiveCallsSource({
+        tracker: this.liveCalls,
+        nameOf: (agentId) => colleagueName(this.directory.get(agentId)?.name ?? agentId),
+        ...(bridge !== undefined
+          ? {
+              bridgedView: (callId: string) => bridge.monitors.view(callId),
+              customerReport: (callId: string) => bridge.monitors.customerReport(callId),
+              placedOnNode: async (callId: string) => (await this.backend.callNode(callId)) !== undefined,
+            }
+          : {}),
+      }),
     });
   }
 
@@ -260,6 +286,7 @@ export class RelayService {
     if (owner === undefined) return 'unknown';
     if (owner !== agentId) return 'not_owner';
     this.options.records?.held(callId, agentId, held);
+    this.liveCalls.setHeld(callId, held);
     return 'recorded';
   }
 
@@ -435,6 +462,7 @@ export class RelayService {
       bridge.onTransferEvent((event, agentId) => this.tellTransfer(event, agentId)),
       bridge.onAgentNotBack((notBack) => this.tellNotBack(notBack)),
       bridge.onHold(({ callId, agentId, held }) => this.options.records?.held(callId, agentId, held)),
+      bridge.monitors.onEvent((event, agentIds) => this.tellMonitor(event, agentIds)),
       bridge.followNodeEvents(),
     ];
     if (registry !== undefined) {
@@ -502,10 +530,22 @@ export class RelayService {
     });
   }
 
+  /** A supervisor's join, change or end, for the agents it is told to (monitors.ts), in the call's order. */
+  private tellMonitor(event: MonitorEvent, agentIds: string[]): void {
+    void this.queue.run(orderingKeyOf(event), async () => {
+      try {
+        await this.store(event, Date.now(), { kind: 'agents', agentIds });
+      } catch (error) {
+        this.log.error('storing a supervisor’s event failed', { callId: event.callId, error });
+      }
+    });
+  }
+
   /** The backend's subscription: every event stored by any instance, in stored order. */
   private readonly onStored = (stored: StoredEvent): void => {
     try {
       this.knownCalls.observe(stored);
+      this.liveCalls.observe(stored);
       this.headStarts.observe(stored);
       // A request stored by any instance: an answer to its customer, here too, takes it off the list.
       if (stored.event.type === 'message.inbound' && stored.event.permissionReply !== undefined) {
@@ -599,9 +639,14 @@ export class RelayService {
 
   private readonly standingOf = (agentId: string): AgentStanding => ({
     agentId,
-    presence: this.backend.presenceOf(agentId),
+    presence: this.ringingPresenceOf(agentId),
     connected: this.hub.hasSession(agentId),
   });
+
+  /** The presence a call that rings goes by: a supervisor joined to a call is on a call. */
+  private ringingPresenceOf(agentId: string): Presence | undefined {
+    return presenceForRinging(this.backend.presenceOf(agentId), this.liveCalls.joinedCall(agentId) !== undefined);
+  }
 
   /** Reads the events of the last `windowMs` (start-up), a page at a time. */
   private async warmUp(windowMs: number): Promise<void> {
@@ -612,6 +657,7 @@ export class RelayService {
       const page = await this.backend.readAfter(after, { limit: pageSize, sinceMs: windowMs });
       for (const stored of page) {
         this.knownCalls.observe(stored);
+        this.liveCalls.observe(stored);
         this.headStarts.observe(stored);
       }
       const last = page.at(-1);

@@ -59,6 +59,10 @@ export function dedupKeyOf(event: RelayEvent, audience?: Audience): string {
     // The service's recording and its transcript of a call are each ready once.
     case 'call.capture_available':
       return `call:${event.callId}:capture:${event.kind}`;
+    // Each change of a supervisor's join is told once to each audience: the supervisor and the
+    // agents may hear one change in different words. One instance tells them, at times of its own.
+    case 'call.monitor':
+      return `call:${event.callId}:monitor:${event.supervisorId}:${event.mode}:${audienceKeyOf(audience)}:${event.timestamp}`;
     case 'message.inbound':
       return `msg:${event.messageId}:inbound`;
     case 'message.status':

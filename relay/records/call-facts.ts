@@ -217,6 +217,9 @@ function factsOf(event: RelayEvent, context: EventContext): CallFact[] {
     case 'call.capture_available':
       // The app keeps the service's recording and transcript with its own entry of the call.
       return [];
+    case 'call.monitor':
+      // A supervisor's join of a call is live state, not a fact of the call's record.
+      return [];
     case 'call.claimed':
       // The claim itself is recorded where it is decided (claimedFact), also when this event's store fails.
       return [];

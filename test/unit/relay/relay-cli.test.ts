@@ -218,6 +218,24 @@ describe('relay command line', () => {
     });
   });
 
+  it('reads --tell-agents-when-monitored, a switch, from the flag or RELAY_TELL_AGENTS_WHEN_MONITORED', () => {
+    expect(parseRelayCli([...good, '--tell-agents-when-monitored'], {})).toMatchObject({ ok: true, value: { tellAgentsWhenMonitored: true } });
+    expect(parseRelayCli(good, { RELAY_TELL_AGENTS_WHEN_MONITORED: '1' })).toMatchObject({ ok: true, value: { tellAgentsWhenMonitored: true } });
+    expect(parseRelayCli([...good, '--tell-agents-when-monitored'], { RELAY_TELL_AGENTS_WHEN_MONITORED: '0' })).toMatchObject({ ok: true, value: { tellAgentsWhenMonitored: true } });
+    for (const env of [{}, { RELAY_TELL_AGENTS_WHEN_MONITORED: 'no' }]) {
+      const parsed = parseRelayCli(good, env);
+      expect(parsed.ok && parsed.value !== 'help' && 'tellAgentsWhenMonitored' in parsed.value).toBe(false);
+    }
+    expect(parseRelayCli(good, { RELAY_TELL_AGENTS_WHEN_MONITORED: 'sometimes' })).toEqual({
+      ok: false,
+      error: expect.objectContaining({
+        field: '--tell-agents-when-monitored',
+        message: 'RELAY_TELL_AGENTS_WHEN_MONITORED must be 1 or 0 (the environment form of --tell-agents-when-monitored; got "sometimes")',
+      }) as unknown,
+    });
+    expect(parseRelayCli([...good, '--tell-agents-when-monitored=yes'], {})).toMatchObject({ ok: false, error: { message: '--tell-agents-when-monitored takes no value' } });
+  });
+
   it('reads --bridge-token or RELAY_BRIDGE_TOKEN, and refuses one a node cannot use or an agent holds, naming where it came from', () => {
     const bridgeToken = 'bridge-token-0123456789abcdef-0123456789';
     expect(parseRelayCli([...good, '--bridge-token', bridgeToken], {})).toMatchObject({ ok: true, value: { bridgeToken } });
