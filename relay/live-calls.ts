@@ -3,9 +3,10 @@
 // every instance's subscription hands it in the same order: a call rings (`call.incoming`), is
 // claimed, answered, handed on (`call.transfer_update`), joined by supervisors (`call.monitor`, as
 // the supervisor itself is told it) and ended, whichever instance took the webhook or held the call.
-// The instance that holds a bridged call adds what only it knows exactly (its members, its hold, its
-// transfer, the customer leg's quality from its node); a direct call's hold is what its agent's app
-// reported to this instance (PUT /calls/{id}/hold).
+// Holds are no events: the backend keeps which calls are on hold (a direct call's as its agent's app
+// reports it, PUT /calls/{id}/hold; a bridged call's as its bridge took it), so that every instance
+// shows them too. The instance that holds a bridged call adds what only it knows exactly (its
+// members, its hold, its transfer, the customer leg's quality from its node).
 import type { LegReport } from '../shared/bridge';
 import { customerLegSample, type CustomerLegReading } from '../shared/bridged-quality';
 import { mos, sampleFigures } from '../shared/call-quality';
@@ -36,8 +37,6 @@ interface TrackedCall {
   transfers: Map<string, string>;
   /** Its media goes through the team's bridge, as far as the events say (an incoming call's ring does). */
   bridged: boolean;
-  /** A direct call its agent's app reported on hold to this instance. */
-  held: boolean;
   /** The supervisors joined to it, as each is told its own join: supervisor id → its name and mode. */
   monitors: Map<string, { name: string; mode: MonitorMode }>;
 }
@@ -63,7 +62,6 @@ export class LiveCallsTracker {
           agents: [],
           transfers: new Map(),
           bridged: event.bridged === true,
-          held: false,
           monitors: new Map(),
         });
         return;
@@ -105,12 +103,6 @@ export class LiveCallsTracker {
     }
   }
 
-  /** A direct call's hold, as its agent's app reported it to this instance. */
-  setHeld(callId: string, held: boolean): void {
-    const call = this.calls.get(callId);
-    if (call !== undefined) call.held = held;
-  }
-
   /** The call, if it is live. */
   get(callId: string): Readonly<TrackedCall> | undefined {
     return this.calls.get(callId);
@@ -140,7 +132,7 @@ export class LiveCallsTracker {
     const known = this.calls.get(callId);
     if (known !== undefined) return known;
     // A call this instance never saw ring: the app's own outgoing call (claimed right after it is placed).
-    const call: TrackedCall = { callId, direction: 'outgoing', customer: {}, startedAt: at, agents: [], transfers: new Map(), bridged: false, held: false, monitors: new Map() };
+    const call: TrackedCall = { callId, direction: 'outgoing', customer: {}, startedAt: at, agents: [], transfers: new Map(), bridged: false, monitors: new Map() };
     this.track(call);
     return call;
   }
@@ -235,6 +227,8 @@ export interface LiveCallsOptions {
   bridgedView?(callId: string): BridgedCallView | undefined;
   /** The customer leg's report from the call's node, when this instance holds the call. */
   customerReport?(callId: string): Promise<LegReport | undefined>;
+  /** Which of these calls are on hold now (the backend's, across instances). */
+  heldCalls?(callIds: readonly string[]): Promise<Set<string>>;
   /** Whether the call was placed on a bridge node (the backend's placements, across instances). */
   placedOnNode?(callId: string): Promise<boolean>;
   now?: () => number;
@@ -265,17 +259,18 @@ export class LiveCallsSource {
     const at = this.now();
     const tracked = this.o.tracker.live(at);
     for (const callId of this.readings.keys()) if (this.o.tracker.get(callId) === undefined) this.readings.delete(callId);
-    const calls = await Promise.all(tracked.map((call) => this.liveCall(call)));
+    const held = (await this.o.heldCalls?.(tracked.map((call) => call.callId)).catch(() => undefined)) ?? new Set<string>();
+    const calls = await Promise.all(tracked.map((call) => this.liveCall(call, held.has(call.callId))));
     return { at, calls };
   }
 
-  private async liveCall(call: Readonly<TrackedCall>): Promise<LiveCall> {
+  private async liveCall(call: Readonly<TrackedCall>, onHold: boolean): Promise<LiveCall> {
     const view = this.o.bridgedView?.(call.callId);
     const bridged = call.bridged || view !== undefined || (call.direction === 'outgoing' && (await this.placed(call.callId)));
     const agents = view?.agents ?? call.agents;
     const answered = call.direction === 'incoming' ? agents.length > 0 : call.answeredAt !== undefined;
     const transferring = view?.transferring ?? call.transfers.size > 0;
-    const held = view?.held ?? call.held;
+    const held = view?.held ?? onHold;
     const state: LiveCallState = !answered ? 'ringing' : transferring ? 'transferring' : held ? 'on_hold' : 'talking';
     const monitors = view?.monitors ?? [...call.monitors].map(([supervisorId, { name, mode }]) => ({ supervisorId, name, mode }));
     const quality = bridged && answered && view !== undefined ? await this.quality(call.callId) : undefined;

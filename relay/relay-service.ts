@@ -179,6 +179,7 @@ export class RelayService {
               placedOnNode: async (callId: string) => (await this.backend.callNode(callId)) !== undefined,
             }
           : {}),
+        heldCalls: (callIds) => this.backend.heldCalls(callIds),
       }),
     });
   }
@@ -286,8 +287,13 @@ export class RelayService {
     if (owner === undefined) return 'unknown';
     if (owner !== agentId) return 'not_owner';
     this.options.records?.held(callId, agentId, held);
-    this.liveCalls.setHeld(callId, held);
+    await this.shareHold(callId, held);
     return 'recorded';
+  }
+
+  /** The team's live calls show the hold on every instance; one the backend did not take is logged (the call goes on). */
+  private async shareHold(callId: string, held: boolean): Promise<void> {
+    await this.backend.setCallHeld(callId, held).catch((error: unknown) => this.log.warn('could not share a call’s hold with the team', { callId, held, error }));
   }
 
   /** Every agent of the team now, with its name and standing (the colleagues a transfer may ring). */
@@ -461,7 +467,10 @@ export class RelayService {
       bridge.onCallLost((lost) => this.tellBridgeFailure(lost)),
       bridge.onTransferEvent((event, agentId) => this.tellTransfer(event, agentId)),
       bridge.onAgentNotBack((notBack) => this.tellNotBack(notBack)),
-      bridge.onHold(({ callId, agentId, held }) => this.options.records?.held(callId, agentId, held)),
+      bridge.onHold(({ callId, agentId, held }) => {
+        this.options.records?.held(callId, agentId, held);
+        void this.shareHold(callId, held);
+      }),
       bridge.monitors.onEvent((event, agentIds) => this.tellMonitor(event, agentIds)),
       bridge.followNodeEvents(),
     ];
@@ -547,6 +556,7 @@ export class RelayService {
       this.knownCalls.observe(stored);
       this.liveCalls.observe(stored);
       this.headStarts.observe(stored);
+      this.endBridgedCallEndedElsewhere(stored.event);
       // A request stored by any instance: an answer to its customer, here too, takes it off the list.
       if (stored.event.type === 'message.inbound' && stored.event.permissionReply !== undefined) {
         const change = callbackChangeOf(stored.event, () => undefined);
@@ -562,6 +572,19 @@ export class RelayService {
       this.log.error('fanning out an event failed', { cursor: stored.cursor, error });
     }
   };
+
+  /**
+   * A bridged call this instance holds whose terminate another instance stored (the service's
+   * webhook reached that one): its legs close and its supervisors hear that it ended, as if the
+   * terminate had come here. The instance that stored it ends it in `followBridged`, and again here
+   * at no cost. (The bridge's own losses are ended where they are decided: a call given up for an
+   * agent not back stays until the service ends it.)
+   */
+  private endBridgedCallEndedElsewhere(event: RelayEvent): void {
+    const { bridge } = this.options;
+    if (bridge === undefined || event.type !== 'call.terminated' || !bridge.isBridged(event.callId)) return;
+    void bridge.ended(event.callId).catch((error: unknown) => this.log.error('could not end a bridged call another instance ended', { callId: event.callId, error }));
+  }
 
   /** Whether calls go through a bridge (the app asks GET /me). */
   get bridged(): boolean {

@@ -150,6 +150,7 @@ describe('the customer leg’s quality', () => {
       reportTimeoutMs: 200,
     });
     const first = Promise.all([source.liveCalls(), source.liveCalls()]);
+    await expect.poll(() => asked).toBe(1);
     answer(report(50, 0, { jitterMs: 2, roundTripMs: 20 }));
     const [a, b] = await first;
     expect(asked).toBe(1);
