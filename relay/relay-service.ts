@@ -315,6 +315,14 @@ export class RelayService {
     });
   }
 
+  /**
+   * The colleagues a transfer may ring: the team as `teamAgents` has it, a supervisor joined to a call
+   * on a call (busy, so "Anyone available" passes it over), as for a call that rings.
+   */
+  transferColleagues(): TeamAgent[] {
+    return this.teamAgents().map((agent) => ({ ...agent, presence: this.ringingPresenceOf(agent.agentId) }));
+  }
+
   /** GET /team: every agent with its presence as colleagues see it, by name. */
   team(selfId: string): TeamReply {
     return teamReplyOf(this.teamAgents(), selfId);

@@ -266,7 +266,7 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
             placements: backend,
             ownerOf: (callId) => backend.claimOwner(callId),
             // Asked only by an agent's transfer, once the service below is running.
-            team: (): readonly TeamAgent[] => service.teamAgents(),
+            team: (): readonly TeamAgent[] => service.transferColleagues(),
             logger,
             ...(options.transferRingMs !== undefined ? { transferRingMs: options.transferRingMs } : {}),
             ...(options.rejoinWindowMs !== undefined ? { rejoinWindowMs: options.rejoinWindowMs } : {}),

@@ -233,6 +233,14 @@ describe('joining a bridged call', () => {
     expect((await liveCalls(relay))[0]).toMatchObject({ state: 'on_hold', monitors: [{ id: 'sam', mode: 'whisper' }] });
     expect((await ask(relay, 'alice', 'POST', BRIDGE_AGENT_PATHS.hold(callId), { held: false })).status).toBe(200);
 
+    // "Anyone available" passes the joined supervisor over too.
+    const anyone = await ask(relay, 'alice', 'POST', TRANSFER_PATHS.start(callId), { to: 'available', kind: 'transfer' });
+    expect(anyone.status).toBe(200);
+    await bob.waitFor(has((e) => e.type === 'call.transfer_ring'), 'bob rung for the transfer');
+    await sleep(100);
+    expect(sam.envelopes.some((e) => e.event.type === 'call.transfer_ring')).toBe(false);
+    expect((await ask(relay, 'alice', 'POST', TRANSFER_PATHS.cancel(callId, String(anyone.body.transferId)))).status).toBe(200);
+
     const consult = await ask(relay, 'alice', 'POST', TRANSFER_PATHS.start(callId), { to: 'bob', kind: 'consult' });
     expect(consult.status).toBe(200);
     expect((await liveCalls(relay))[0]!.state).toBe('transferring');
