@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hashAgentToken } from '../../../relay/agent-directory';
-import { parseAddAgentCli, parseRelayCli } from '../../../relay/cli-options';
+import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from '../../../relay/cli-options';
 import { relayDataDir, type RelayDataDir } from '../../support/relay-data-dir';
 import { openSse } from './sse-test-client';
 
@@ -234,6 +234,9 @@ describe('relay command line', () => {
       }) as unknown,
     });
     expect(parseRelayCli([...good, '--tell-agents-when-monitored=yes'], {})).toMatchObject({ ok: false, error: { message: '--tell-agents-when-monitored takes no value' } });
+    const at = RELAY_USAGE.indexOf('  --tell-agents-when-monitored');
+    expect(at).toBeGreaterThan(0);
+    expect(RELAY_USAGE.slice(at, RELAY_USAGE.indexOf('\n  --', at + 3))).toContain('env RELAY_TELL_AGENTS_WHEN_MONITORED=1');
   });
 
   it('reads --bridge-token or RELAY_BRIDGE_TOKEN, and refuses one a node cannot use or an agent holds, naming where it came from', () => {
