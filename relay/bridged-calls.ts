@@ -172,6 +172,7 @@ export class BridgedCalls {
       { logger: this.log, now: this.now, tellAgentsOfListen: options.tellAgentsWhenMonitored === true, answerMs: MONITOR_ANSWER_MS },
     );
     this.transfers.onEvent((event) => this.monitors.transferred(event));
+    this.rejoins.onNotBack((notBack) => Promise.resolve(this.monitors.givenUp(notBack)));
   }
 
   /** Every member not back in time, from now on: the relay stores the agent's event before the call is ended. */

@@ -15,6 +15,7 @@ import type { RelayEvent } from '../shared/events';
 import type { Logger } from '../shared/log';
 import type { Result } from '../shared/result';
 import type { MonitorMode } from '../shared/supervision';
+import type { NotBack } from './rejoins';
 import type { TransferEvent } from './transfers';
 import { bridgeFailed, done, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Monitor, type Outcome } from './bridged-call';
 
@@ -180,6 +181,16 @@ export class CallMonitors {
       call.monitors.delete(supervisorId);
       this.emit({ ...this.eventOf(call.callId, supervisorId, monitor.name, 'left'), reason: 'call_ended' }, [supervisorId]);
     }
+  }
+
+  /**
+   * The call's last member was not back in time: the relay gives the call up (ends it at the gateway,
+   * or lets its customer go), so for its supervisors it ended.
+   */
+  givenUp(notBack: NotBack): void {
+    if (notBack.goesOn) return;
+    const call = this.host.call(notBack.callId);
+    if (call !== undefined) this.ended(call);
   }
 
   /** A node says a leg failed or closed: a supervisor's leg takes its supervisor out of the call. */

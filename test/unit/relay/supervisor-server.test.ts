@@ -4,7 +4,7 @@
 // ringing, talking, on hold and transferring; joining, switching and leaving, each told to whom it
 // concerns, with and without the team telling of listens; a joined supervisor not rung.
 import { afterEach, describe, expect, it } from 'vitest';
-import { localBridge } from '../../../relay/bridged-calls';
+import { LocalNodeEvents, localBridge } from '../../../relay/bridged-calls';
 import { NOT_A_SUPERVISOR } from '../../../relay/monitor-endpoints';
 import { startRelay, type RelayServer } from '../../../relay/server';
 import { BRIDGE_AGENT_PATHS } from '../../../shared/bridge';
@@ -25,19 +25,21 @@ afterEach(async () => {
   for (const close of closing.splice(0).reverse()) await close();
 });
 
-async function relayWith(options: { bridged: boolean; tell?: boolean }): Promise<{ relay: RelayServer; node: RecordingBridge }> {
+async function relayWith(options: { bridged: boolean; tell?: boolean; rejoinWindowMs?: number }): Promise<{ relay: RelayServer; node: RecordingBridge; events: LocalNodeEvents }> {
   const node = new RecordingBridge();
+  const events = new LocalNodeEvents();
   const relay = await startRelay({
     port: 0,
     appSecret: APP_SECRET,
     agents,
     heartbeatMs: 60_000,
     logger: quietLogger,
-    ...(options.bridged ? { bridgeNodes: localBridge(node) } : {}),
+    ...(options.bridged ? { bridgeNodes: localBridge(node, 'local', events) } : {}),
     ...(options.tell === true ? { tellAgentsWhenMonitored: true } : {}),
+    ...(options.rejoinWindowMs !== undefined ? { rejoinWindowMs: options.rejoinWindowMs } : {}),
   });
   closing.push(() => relay.close());
-  return { relay, node };
+  return { relay, node, events };
 }
 
 async function stream(relay: RelayServer, agentId: string): Promise<TestSseStream> {
@@ -274,6 +276,19 @@ describe('joining a bridged call', () => {
     expect(monitorWords(alice)).toEqual(['sam:listen']);
     await expect.poll(async () => (await liveCalls(relay)).length).toBe(0);
     expect(await ask(relay, 'sam', 'PUT', SUPERVISOR_PATHS.monitor('wacid.b4'), { mode: 'barge' })).toMatchObject({ status: 404 });
+  });
+
+  it('a call given up for its agent not back ends for its supervisor too: `call_ended` as its customer is let go', async () => {
+    const { relay, node, events } = await relayWith({ bridged: true, rejoinWindowMs: 300 });
+    const [alice, sam] = [await stream(relay, 'alice'), await stream(relay, 'sam')];
+    await answeredBridged(relay, alice, 'wacid.b6');
+    await join(relay, 'wacid.b6', 'whisper');
+    const aliceLeg = Object.keys(node.routes.get('wacid.b6')!).find((p) => p !== 'customer' && node.answers.get(p) === 'window-answer-alice')!;
+    events.emit({ kind: 'leg_failed', callId: 'wacid.b6', legId: aliceLeg, lastPacketAt: Date.now() });
+    await sam.waitFor(has((e) => e.type === 'call.monitor' && e.mode === 'left'), 'sam told the call ended');
+    expect(monitorWords(sam)).toEqual(['sam:whisper', 'sam:left:call_ended']);
+    await expect.poll(() => node.released).toEqual(['wacid.b6']);
+    expect(await ask(relay, 'sam', 'PUT', SUPERVISOR_PATHS.monitor('wacid.b6'), { mode: 'barge' })).toMatchObject({ status: 404 });
   });
 
   it('an agent of the call who is a supervisor cannot join it; a second supervisor joins alongside', async () => {
