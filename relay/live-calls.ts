@@ -22,6 +22,8 @@ export const UNANSWERED_KEPT_MS = 5 * 60_000;
 export const CALL_KEPT_MS = 12 * 60 * 60_000;
 /** The live calls followed at most (LiveCalls' bound). */
 const MAX_CALLS = 10_000;
+/** How long an outgoing call found on no bridge node is taken as direct before the backend is asked again. */
+const NOT_PLACED_KEPT_MS = 5_000;
 /** Ended calls remembered, so that a late status does not bring one back. */
 const ENDED_KEPT = 20_000;
 
@@ -250,6 +252,8 @@ export class LiveCallsSource {
   private readonly now: () => number;
   private readonly readings = new Map<string, QualityReading>();
   private readonly asking = new Map<string, Promise<QualityReading>>();
+  /** Outgoing calls found on no node, and until when that answer serves (a dial is bound to its call just after it is placed). */
+  private readonly notPlaced = new Map<string, number>();
 
   constructor(private readonly o: LiveCallsOptions) {
     this.now = o.now ?? Date.now;
@@ -259,6 +263,7 @@ export class LiveCallsSource {
     const at = this.now();
     const tracked = this.o.tracker.live(at);
     for (const callId of this.readings.keys()) if (this.o.tracker.get(callId) === undefined) this.readings.delete(callId);
+    for (const [callId, until] of this.notPlaced) if (until <= at || this.o.tracker.get(callId) === undefined) this.notPlaced.delete(callId);
     const held = (await this.o.heldCalls?.(tracked.map((call) => call.callId)).catch(() => undefined)) ?? new Set<string>();
     const calls = await Promise.all(tracked.map((call) => this.liveCall(call, held.has(call.callId))));
     return { at, calls };
@@ -288,11 +293,15 @@ export class LiveCallsSource {
     };
   }
 
-  /** An outgoing call of another instance's: its placement says whether it is bridged; once it is, it stays so. */
+  /**
+   * An outgoing call of another instance's: its placement says whether it is bridged; once it is, it
+   * stays so, and a call on no node is asked again only after NOT_PLACED_KEPT_MS.
+   */
   private async placed(callId: string): Promise<boolean> {
-    if (this.o.placedOnNode === undefined) return false;
+    if (this.o.placedOnNode === undefined || this.notPlaced.has(callId)) return false;
     const placed = await this.o.placedOnNode(callId).catch(() => false);
     if (placed) this.o.tracker.markBridged(callId);
+    else this.notPlaced.set(callId, this.now() + NOT_PLACED_KEPT_MS);
     return placed;
   }
 

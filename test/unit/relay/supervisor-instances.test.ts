@@ -14,7 +14,7 @@ import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-
 import { claimCall, putPresence, team } from './agent-fixtures';
 import { openSse, type TestSseStream } from './sse-test-client';
 import { quietLogger, RecordingBridge } from './transfer-fixtures';
-import { APP_SECRET, incomingCall, postWebhook, terminatedCall } from './webhook-fixtures';
+import { answeredCall, APP_SECRET, callStatus, incomingCall, postWebhook, terminatedCall } from './webhook-fixtures';
 
 const base = team('alice', 'bob', 'sam');
 const agents = base.agents.map((a) => (a.id === 'sam' ? { ...a, name: 'Sam Lead', role: 'supervisor' as const } : a));
@@ -128,4 +128,19 @@ it('a call held by one instance is listed alike by the other, from its ring to i
   await sam.waitFor(has((e) => e.type === 'call.monitor' && e.mode === 'left' && e.reason === 'call_ended'), 'sam told the call ended');
   await expect.poll(() => node.endedCalls).toEqual([callId]);
   await sameOnBoth(a, b, (calls) => calls.length === 0);
+});
+
+it('an outgoing bridged call dialled through one instance is listed bridged by the other, from the placements', { timeout: 30_000 }, async () => {
+  const [a, b] = [await instance(), await instance()];
+  const dial = await ask(a, 'bob', 'POST', BRIDGE_AGENT_PATHS.dial, { sdp: 'window-offer' });
+  expect(dial.status).toBe(200);
+  expect((await ask(a, 'bob', 'POST', BRIDGE_AGENT_PATHS.placed(String(dial.body.ref)), { callId: 'wacid.dialled' })).status).toBe(200);
+  expect((await claimCall(b.url, tokens.bob!, 'wacid.dialled')).status).toBe(200);
+  expect((await postWebhook(b.url, callStatus('wacid.dialled', 'RINGING'))).status).toBe(200);
+  const [ringing] = await sameOnBoth(a, b, ([call]) => call?.customer.number !== undefined);
+  expect(ringing).toMatchObject({ callId: 'wacid.dialled', direction: 'outgoing', state: 'ringing', bridged: true, agents: [{ id: 'bob', name: 'Bob Agent' }] });
+  expect(await ask(a, 'sam', 'POST', SUPERVISOR_PATHS.monitor('wacid.dialled'), { mode: 'listen' })).toMatchObject({ status: 409, body: { error: { message: 'call wacid.dialled is not answered yet' } } });
+  expect((await postWebhook(b.url, answeredCall('wacid.dialled'))).status).toBe(200);
+  await sameOnBoth(a, b, ([call]) => call?.state === 'talking' && call.answeredAt !== undefined);
+  expect((await ask(a, 'sam', 'POST', SUPERVISOR_PATHS.monitor('wacid.dialled'), { mode: 'listen' })).status).toBe(200);
 });
