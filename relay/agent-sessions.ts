@@ -9,7 +9,7 @@ import type { TeamInfo } from '../shared/api';
 import type { Logger } from '../shared/log';
 import type { Agent } from './agent-directory';
 import { BoundedSet } from './bounded-set';
-import { envelopeOf, type RelayBackend, type StoredEvent } from './backend/types';
+import { envelopeOf, type Presence, type RelayBackend, type StoredEvent } from './backend/types';
 import type { HeadStarts, HeadStartWatcher } from './head-starts';
 import type { RelayMetrics } from './metrics';
 import { formatResumeToken, type ResumePoint } from './resume-token';
@@ -29,6 +29,8 @@ export interface SessionHubOptions {
   freshReplayMs: number;
   /** Events per backend read during a replay. */
   replayPageSize?: number;
+  /** The presence a ringing call goes by for an agent; default the presence it reported (the backend's). */
+  presenceOf?: (agentId: string) => Presence | undefined;
   /** Live events a session may queue behind its replay before it is dropped as hopeless. */
   maxJoinBacklog?: number;
   now?: () => number;
@@ -418,7 +420,10 @@ export class AgentSession implements HeadStartWatcher {
   }
 
   /** Looked up only for a `call.incoming`: the other events do not depend on presence. */
-  private readonly presence = () => this.hub.options.backend.presenceOf(this.agent.id);
+  private readonly presence = () => {
+    const { presenceOf, backend } = this.hub.options;
+    return presenceOf !== undefined ? presenceOf(this.agent.id) : backend.presenceOf(this.agent.id);
+  };
 
   private send(stored: StoredEvent, live: boolean): void {
     const { json, frame } = this.hub.frameOf(stored);

@@ -1,9 +1,11 @@
-// The relay's record of one bridged call (bridged-calls.ts, transfers.ts): its legs, the agents in
-// it, its transfer, and who hears whom as a pure function of them (bridge/REFERENCE.md "Transfers").
-// Also the answers an agent's bridge request gets, shared by both.
+// The relay's record of one bridged call (bridged-calls.ts, transfers.ts, monitors.ts): its legs, the
+// agents in it, its transfer, the supervisors joined to it, and who hears whom as a pure function of
+// them (bridge/REFERENCE.md "Transfers", relay/REFERENCE.md "Supervisors"). Also the answers an
+// agent's bridge request gets, shared by all.
 import { randomBytes } from 'node:crypto';
 import { CUSTOMER, HOLD_MUSIC, type Routes } from '../shared/bridge';
 import type { AppError, Result } from '../shared/result';
+import type { MonitorMode } from '../shared/supervision';
 import type { TransferKind } from '../shared/transfer';
 
 /** Why an agent's bridge request was refused, as the HTTP status and relay code it is answered with. */
@@ -83,6 +85,21 @@ export interface Away {
   offered?: string;
 }
 
+/**
+ * A supervisor's leg of the call (monitors.ts): offered by the node and waiting for the window's
+ * answer (heard by nobody, hearing nothing), or connected and routed as its mode says.
+ */
+export type MonitorLeg = { kind: 'offered'; offer: string; timer: NodeJS.Timeout } | { kind: 'connected'; offer: string };
+
+/** A supervisor joined to the call: "Listen", "Whisper" or "Barge" (shared/supervision.ts). */
+export interface Monitor {
+  legId: string;
+  mode: MonitorMode;
+  /** The supervisor's name as it joined, for what the agents are told. */
+  name: string;
+  leg: MonitorLeg;
+}
+
 export interface BridgedCall {
   callId: string;
   nodeId: string;
@@ -112,6 +129,8 @@ export interface BridgedCall {
    * call at the gateway. Kept until the service ends it; a rejoin is refused (410).
    */
   released?: true;
+  /** The supervisors joined to the call: supervisor id → its leg and mode. Never members. */
+  monitors: Map<string, Monitor>;
   caller: Caller;
   createdAt: number;
 }
@@ -150,15 +169,37 @@ export function isOnCall(call: BridgedCall, agentId: string): boolean {
  * the customer hears the music; a consult's agents hear each other while the customer hears the
  * music; one agent hears the customer (or nothing while the customer is held); two or more agents
  * and no transfer — a three-way call — everyone hears everyone else.
+ *
+ * Supervisors whose legs are connected (relay/REFERENCE.md "Supervisors") add to that whatever the
+ * phase: each hears the customer, the hold music when the customer hears it, every agent in the call
+ * and the other barging supervisors, never a whisper; a listening one is heard by nobody, a
+ * whispering one by every agent and never by the customer (so never in a recording, whose customer
+ * channel is what the customer hears), a barging one by the customer and every agent. A change of
+ * mode is a change of routes alone.
  */
 export function routesOf(call: BridgedCall): Routes {
   // A member away is heard by nobody and hears nothing until its new leg is answered.
   const legs = [...call.members].filter(([agentId]) => !call.away.has(agentId)).map(([, legId]) => legId);
+  const agents = agentRoutesOf(call, legs);
+  const monitors = [...call.monitors.values()].filter((monitor) => monitor.leg.kind === 'connected');
+  if (monitors.length === 0) return agents;
+  const whispering = monitors.filter((monitor) => monitor.mode !== 'listen').map((monitor) => monitor.legId);
+  const barging = monitors.filter((monitor) => monitor.mode === 'barge').map((monitor) => monitor.legId);
+  const customerHears = agents[CUSTOMER] ?? [];
+  const music = customerHears.includes(HOLD_MUSIC) ? [HOLD_MUSIC] : [];
+  const routes: Routes = { [CUSTOMER]: [...customerHears, ...barging] };
+  for (const leg of legs) routes[leg] = [...(agents[leg] ?? []), ...whispering];
+  for (const { legId } of monitors) routes[legId] = [CUSTOMER, ...music, ...legs, ...barging.filter((other) => other !== legId)];
+  return routes;
+}
+
+/** Who hears whom among the customer and the call's agents (legs not away). */
+function agentRoutesOf(call: BridgedCall, legs: readonly string[]): Routes {
   const phase = call.transfer?.phase.kind;
   const first = legs[0];
   if (first === undefined) return { [CUSTOMER]: [HOLD_MUSIC] };
   if (phase === 'ringing') return { [CUSTOMER]: [HOLD_MUSIC], ...Object.fromEntries(legs.map((leg) => [leg, []])) };
   if (phase === 'consulting') return { [CUSTOMER]: [HOLD_MUSIC], ...Object.fromEntries(legs.map((leg) => [leg, legs.filter((other) => other !== leg)])) };
   if (legs.length === 1) return call.held ? { [CUSTOMER]: [HOLD_MUSIC], [first]: [] } : { [CUSTOMER]: [first], [first]: [CUSTOMER] };
-  return { [CUSTOMER]: legs, ...Object.fromEntries(legs.map((leg) => [leg, [CUSTOMER, ...legs.filter((other) => other !== leg)]])) };
+  return { [CUSTOMER]: [...legs], ...Object.fromEntries(legs.map((leg) => [leg, [CUSTOMER, ...legs.filter((other) => other !== leg)]])) };
 }

@@ -15,6 +15,7 @@ import { TRANSFER_RING_MS, type TransferRequest } from '../shared/transfer';
 import type { CallNodeOutcome, RelayBackend } from './backend/types';
 import { bridgeFailed, done, isOnCall, joinCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
 import type { GatewayTerminator } from './gateway-terminator';
+import { CallMonitors, MONITOR_ANSWER_MS } from './monitors';
 import { CallRejoins, type NotBackListener } from './rejoins';
 import type { TeamAgent } from './team';
 import { CallTransfers, type TransferListener } from './transfers';
@@ -108,11 +109,13 @@ export interface BridgedCallsOptions {
    * service ends the call itself.
    */
   terminator?: GatewayTerminator;
+  /** The agents in a call are told of a supervisor's listen too (`--tell-agents-when-monitored`; relay/REFERENCE.md "Supervisors"). */
+  tellAgentsWhenMonitored?: boolean;
 }
 
 /** A new call's record: nobody in it yet. */
 function newCall(callId: string, nodeId: string, direction: BridgedCall['direction'], createdAt: number, caller: Caller = {}): BridgedCall {
-  return { callId, nodeId, direction, legs: new Map(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), away: new Map(), strayLegs: [], caller, createdAt };
+  return { callId, nodeId, direction, legs: new Map(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), away: new Map(), strayLegs: [], monitors: new Map(), caller, createdAt };
 }
 
 export class BridgedCalls {
@@ -129,6 +132,8 @@ export class BridgedCalls {
   private readonly now: () => number;
   private readonly transfers: CallTransfers;
   private readonly rejoins: CallRejoins;
+  /** The supervisors joined to the calls (monitors.ts). */
+  readonly monitors: CallMonitors;
 
   constructor(private readonly options: BridgedCallsOptions) {
     this.placements = options.placements;
@@ -156,6 +161,18 @@ export class BridgedCalls {
       },
       { logger: this.log, now: this.now, windowMs: options.rejoinWindowMs ?? REJOIN_WINDOW_MS, ...(options.terminator !== undefined ? { terminator: options.terminator } : {}) },
     );
+    this.monitors = new CallMonitors(
+      {
+        call: (callId) => this.calls.get(callId),
+        calls: () => this.calls.values(),
+        control: (call) => this.controlOf(call),
+        asked: (nodeId, request) => this.asked(nodeId, request),
+        inTurn: (callId, work) => this.transfers.inTurn(callId, work),
+      },
+      { logger: this.log, now: this.now, tellAgentsOfListen: options.tellAgentsWhenMonitored === true, answerMs: MONITOR_ANSWER_MS },
+    );
+    this.transfers.onEvent((event) => this.monitors.transferred(event));
+    this.rejoins.onNotBack((notBack) => Promise.resolve(this.monitors.givenUp(notBack)));
   }
 
   /** Every member not back in time, from now on: the relay stores the agent's event before the call is ended. */
@@ -189,9 +206,9 @@ export class BridgedCalls {
     return this.options.nodes.onEvent?.((nodeId, event) => this.nodeEvent(nodeId, event)) ?? (() => undefined);
   }
 
-  /** A node says an agent leg failed or closed: a member's own leg starts its rejoin window. */
-  legLost(callId: string, nodeId: string, legId: string, lastPacketAt?: number): Promise<void> {
-    return this.rejoins.legLost(callId, nodeId, legId, lastPacketAt);
+  /** A node says an agent leg failed or closed: a member's own leg starts its rejoin window; a supervisor's takes it out of the call. */
+  async legLost(callId: string, nodeId: string, legId: string, lastPacketAt?: number): Promise<void> {
+    await Promise.all([this.rejoins.legLost(callId, nodeId, legId, lastPacketAt), this.monitors.legLost(callId, nodeId, legId)]);
   }
 
   /** Every hold and resume the bridge took, from now on: the call records count the hold time. */
@@ -476,6 +493,7 @@ export class BridgedCalls {
     if (call === undefined) return;
     this.transfers.ended(call);
     this.rejoins.stopCounting(call);
+    this.monitors.ended(call);
     const control = this.controlOf(call);
     const closed = await control?.endCall(callId);
     if (closed !== undefined && !closed.ok) this.log.warn('the bridge could not end a call', { callId, reason: closed.error.message });
@@ -558,6 +576,7 @@ export class BridgedCalls {
     this.calls.delete(call.callId);
     this.transfers.ended(call);
     this.rejoins.stopCounting(call);
+    this.monitors.ended(call);
     await this.placements.dropCallNode(call.callId).catch((error: unknown) => this.log.warn('could not drop a call’s bridge node', { callId: call.callId, error }));
     const closed = await this.controlOf(call)?.endCall(call.callId);
     if (closed !== undefined && !closed.ok) this.log.warn('the bridge could not end a call', { callId: call.callId, reason: closed.error.message });
@@ -570,6 +589,7 @@ export class BridgedCalls {
     if (call !== undefined) {
       this.transfers.ended(call);
       this.rejoins.stopCounting(call);
+      this.monitors.ended(call);
     }
     this.calls.delete(callId);
     const { terminator } = this.options;

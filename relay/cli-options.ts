@@ -25,6 +25,8 @@ export interface RelayCliConfig {
   dev: boolean;
   /** --trust-proxy: the client address is the last X-Forwarded-For entry. */
   trustProxy: boolean;
+  /** --tell-agents-when-monitored: the agents in a call are told of a supervisor's listen too (relay/REFERENCE.md "Supervisors"). */
+  tellAgentsWhenMonitored?: true;
   /** Open event streams per agent on this instance. */
   maxStreamsPerAgent: number;
   /** The agents file with hashed tokens (relay/REFERENCE.md "Agents"). */
@@ -86,7 +88,7 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
                         [--turn-secret S --turn-urls URL[,URL]] [--bridge [--public-address A] [--rtp-ports FROM-TO]] [--bridge-token T] [--max-streams-per-agent N] [--trust-proxy] [--dev]
                         [--gateway-url URL --api-key K [--gateway-product P]]
                         [--database postgres://… | --data-dir DIR] [--records-retention-days N]
-                        [--team-config FILE]
+                        [--team-config FILE] [--tell-agents-when-monitored]
                         [--record never|on-demand|always [--record-notice-language L | --record-notice FILE]] [--recordings-dir DIR] [--recordings-retention-days N]
        npm run relay -- add-agent --agents FILE --id ID [--name NAME] [--supervisor]
 
@@ -97,6 +99,8 @@ export const RELAY_USAGE = `Usage: npm run relay -- --app-secret S (--agents FIL
   --agents FILE       the agents file (ids, names, sha-256 of their tokens)        env RELAY_AGENTS
   --team-config FILE  the team's settings: break reasons, after-call work, dispositions,
                       service level, time zone (default: the built-in ones)      env RELAY_TEAM_CONFIG
+  --tell-agents-when-monitored  the agents in a call are told when a supervisor listens to it,
+                      as they always are of a whisper or a barge                   env RELAY_TELL_AGENTS_WHEN_MONITORED=1
   --agent-token T     a plain agent token (agent-1, agent-2, …), at least 32 characters; repeat for more
                                                                                    env RELAY_AGENT_TOKENS (comma-separated)
   --redis URL         redis://host:port: share state with other relay instances    env RELAY_REDIS_URL
@@ -183,6 +187,7 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
         'log-level': { type: 'string' },
         'max-streams-per-agent': { type: 'string' },
         'trust-proxy': { type: 'boolean' },
+        'tell-agents-when-monitored': { type: 'boolean' },
         dev: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -196,6 +201,8 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
   if (!dev.ok) return dev;
   const trustProxy = switchOf(values['trust-proxy'], env.RELAY_TRUST_PROXY, '--trust-proxy', 'RELAY_TRUST_PROXY');
   if (!trustProxy.ok) return trustProxy;
+  const tellAgentsWhenMonitored = switchOf(values['tell-agents-when-monitored'], env.RELAY_TELL_AGENTS_WHEN_MONITORED, '--tell-agents-when-monitored', 'RELAY_TELL_AGENTS_WHEN_MONITORED');
+  if (!tellAgentsWhenMonitored.ok) return tellAgentsWhenMonitored;
 
   const flag = (name: string, envName: string): string | undefined => {
     const v = values[name];
@@ -317,6 +324,7 @@ export function parseRelayCli(argv: readonly string[], env: Readonly<Record<stri
     ...(turn.value !== undefined ? { turn: turn.value } : {}),
     ...(bridgeToken !== undefined ? { bridgeToken } : {}),
     ...(bridged.value ? { bridge: media.value } : {}),
+    ...(tellAgentsWhenMonitored.value ? { tellAgentsWhenMonitored: true } : {}),
     ...(gateway.value !== undefined ? { gateway: gateway.value } : {}),
     records: records.value,
     ...(recordings.value !== undefined ? { recordings: recordings.value } : {}),

@@ -93,6 +93,7 @@ async function main(argv: string[]): Promise<number> {
       ...(config.turn !== undefined ? { turn: config.turn } : {}),
       ...(config.bridgeToken !== undefined ? { bridgeToken: config.bridgeToken } : {}),
       ...(config.recordings !== undefined ? { recordings: { mode: config.recordings.mode, ...(store !== undefined ? { store } : {}), ...(recordings.notice !== undefined ? { notice: recordings.notice } : {}) } } : {}),
+      ...(config.tellAgentsWhenMonitored === true ? { tellAgentsWhenMonitored: true } : {}),
       logger,
     });
   } catch (e) {

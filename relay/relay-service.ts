@@ -17,6 +17,7 @@ import {
   envelopeOf,
   type Audience,
   type ClaimOutcome,
+  type Presence,
   type PresenceState,
   type RelayBackend,
   type ReportedPresence,
@@ -29,6 +30,8 @@ import type { CallRecordings, RecordingEvent } from './call-recordings';
 import { CallbackHints, callbackChangeOf, type CallbackChange } from './callback-requests';
 import { HeadStarts } from './head-starts';
 import { KeyedTaskQueue } from './keyed-task-queue';
+import { LiveCallsSource, LiveCallsTracker } from './live-calls';
+import type { MonitorEvent } from './monitors';
 import { RelayMetrics } from './metrics';
 import type { ResumePoint } from './resume-token';
 import {
@@ -41,6 +44,7 @@ import {
   KnownCalls,
   NO_CALL_FACTS,
   orderingKeyOf,
+  presenceForRinging,
   type AgentStanding,
   type CallFacts,
   type DeclineVerdict,
@@ -48,6 +52,7 @@ import {
 } from './routing';
 import type { HoldReport } from './hold-endpoint';
 import type { RelayRecords } from './records/relay-records';
+import { Supervision } from './supervision';
 import { colleagueName, teamReplyOf, type TeamAgent } from './team';
 import type { TeamSettingsSource } from './team-settings-source';
 
@@ -120,6 +125,10 @@ export class RelayService {
   /** The events of one call (or one message) are stored in the order their webhooks came. */
   private readonly queue = new KeyedTaskQueue();
   private readonly callbackHints = new CallbackHints();
+  /** The team's live calls as the stored events tell them (live-calls.ts). */
+  private readonly liveCalls = new LiveCallsTracker();
+  /** GET /team/calls and joining a call (relay/REFERENCE.md "Supervisors"). */
+  readonly supervision: Supervision;
   private readonly log: Logger;
   private unsubscribe: () => void = () => undefined;
 
@@ -157,6 +166,24 @@ export class RelayService {
       maxBufferBytes: options.maxBufferBytes,
       maxStreamsPerAgent: options.maxStreamsPerAgent,
       freshReplayMs: options.freshReplayMs,
+      presenceOf: (agentId) => this.ringingPresenceOf(agentId),
+    });
+    const { bridge } = options;
+    this.supervision = new Supervision({
+      tracker: this.liveCalls,
+      ...(bridge !== undefined ? { monitors: bridge.monitors } : {}),
+      liveCalls: new LiveCallsSource({
+        tracker: this.liveCalls,
+        nameOf: (agentId) => colleagueName(this.directory.get(agentId)?.name ?? agentId),
+        ...(bridge !== undefined
+          ? {
+              bridgedView: (callId: string) => bridge.monitors.view(callId),
+              customerReport: (callId: string) => bridge.monitors.customerReport(callId),
+              placedOnNode: async (callId: string) => (await this.backend.callNode(callId)) !== undefined,
+            }
+          : {}),
+        heldCalls: (callIds) => this.backend.heldCalls(callIds),
+      }),
     });
   }
 
@@ -264,7 +291,13 @@ export class RelayService {
     if (owner === undefined) return 'unknown';
     if (owner !== agentId) return 'not_owner';
     this.options.records?.held(callId, agentId, held);
+    await this.shareHold(callId, held);
     return 'recorded';
+  }
+
+  /** The team's live calls show the hold on every instance; one the backend did not take is logged (the call goes on). */
+  private async shareHold(callId: string, held: boolean): Promise<void> {
+    await this.backend.setCallHeld(callId, held).catch((error: unknown) => this.log.warn('could not share a call’s hold with the team', { callId, held, error }));
   }
 
   /** Every agent of the team now, with its name and standing (the colleagues a transfer may ring). */
@@ -284,6 +317,14 @@ export class RelayService {
         },
       ];
     });
+  }
+
+  /**
+   * The colleagues a transfer may ring: the team as `teamAgents` has it, a supervisor joined to a call
+   * on a call (busy, so "Anyone available" passes it over), as for a call that rings.
+   */
+  transferColleagues(): TeamAgent[] {
+    return this.teamAgents().map((agent) => ({ ...agent, presence: this.ringingPresenceOf(agent.agentId) }));
   }
 
   /** GET /team: every agent with its presence as colleagues see it, by name. */
@@ -438,7 +479,11 @@ export class RelayService {
       bridge.onCallLost((lost) => this.tellBridgeFailure(lost)),
       bridge.onTransferEvent((event, agentId) => this.tellTransfer(event, agentId)),
       bridge.onAgentNotBack((notBack) => this.tellNotBack(notBack)),
-      bridge.onHold(({ callId, agentId, held }) => this.options.records?.held(callId, agentId, held)),
+      bridge.onHold(({ callId, agentId, held }) => {
+        this.options.records?.held(callId, agentId, held);
+        void this.shareHold(callId, held);
+      }),
+      bridge.monitors.onEvent((event, agentIds) => this.tellMonitor(event, agentIds)),
       bridge.followNodeEvents(),
       this.options.recordings?.onEvent((event, agentIds) => this.tellRecording(event, agentIds)) ?? (() => undefined),
     ];
@@ -518,11 +563,24 @@ export class RelayService {
     });
   }
 
+  /** A supervisor's join, change or end, for the agents it is told to (monitors.ts), in the call's order. */
+  private tellMonitor(event: MonitorEvent, agentIds: string[]): void {
+    void this.queue.run(orderingKeyOf(event), async () => {
+      try {
+        await this.store(event, Date.now(), { kind: 'agents', agentIds });
+      } catch (error) {
+        this.log.error('storing a supervisor’s event failed', { callId: event.callId, error });
+      }
+    });
+  }
+
   /** The backend's subscription: every event stored by any instance, in stored order. */
   private readonly onStored = (stored: StoredEvent): void => {
     try {
       this.knownCalls.observe(stored);
+      this.liveCalls.observe(stored);
       this.headStarts.observe(stored);
+      this.endBridgedCallEndedElsewhere(stored.event);
       // A request stored by any instance: an answer to its customer, here too, takes it off the list.
       if (stored.event.type === 'message.inbound' && stored.event.permissionReply !== undefined) {
         const change = callbackChangeOf(stored.event, () => undefined);
@@ -538,6 +596,19 @@ export class RelayService {
       this.log.error('fanning out an event failed', { cursor: stored.cursor, error });
     }
   };
+
+  /**
+   * A bridged call this instance holds whose terminate another instance stored (the service's
+   * webhook reached that one): its legs close and its supervisors hear that it ended, as if the
+   * terminate had come here. The instance that stored it ends it in `followBridged`, and again here
+   * at no cost. (The bridge's own losses are ended where they are decided: a call given up for an
+   * agent not back stays until the service ends it.)
+   */
+  private endBridgedCallEndedElsewhere(event: RelayEvent): void {
+    const { bridge } = this.options;
+    if (bridge === undefined || event.type !== 'call.terminated' || !bridge.isBridged(event.callId)) return;
+    void bridge.ended(event.callId).catch((error: unknown) => this.log.error('could not end a bridged call another instance ended', { callId: event.callId, error }));
+  }
 
   /** Whether calls go through a bridge (the app asks GET /me). */
   get bridged(): boolean {
@@ -615,9 +686,14 @@ export class RelayService {
 
   private readonly standingOf = (agentId: string): AgentStanding => ({
     agentId,
-    presence: this.backend.presenceOf(agentId),
+    presence: this.ringingPresenceOf(agentId),
     connected: this.hub.hasSession(agentId),
   });
+
+  /** The presence a call that rings goes by: a supervisor joined to a call is on a call. */
+  private ringingPresenceOf(agentId: string): Presence | undefined {
+    return presenceForRinging(this.backend.presenceOf(agentId), this.liveCalls.joinedCall(agentId) !== undefined);
+  }
 
   /** Reads the events of the last `windowMs` (start-up), a page at a time. */
   private async warmUp(windowMs: number): Promise<void> {
@@ -628,6 +704,7 @@ export class RelayService {
       const page = await this.backend.readAfter(after, { limit: pageSize, sinceMs: windowMs });
       for (const stored of page) {
         this.knownCalls.observe(stored);
+        this.liveCalls.observe(stored);
         this.headStarts.observe(stored);
       }
       const last = page.at(-1);

@@ -74,6 +74,15 @@ export function isReachable(agent: AgentStanding): boolean {
   return agent.presence === undefined ? agent.connected : PRESENCE_ROUTING[agent.presence].rings;
 }
 
+/**
+ * The presence a ringing call goes by (relay/REFERENCE.md "Supervisors"): a supervisor joined to a
+ * live call is on a call, whatever its app last reported, unless what it reported rings nobody anyway.
+ */
+export function presenceForRinging(reported: Presence | undefined, joinedToCall: boolean): Presence | undefined {
+  if (!joinedToCall) return reported;
+  return reported === undefined || PRESENCE_ROUTING[reported].rings ? 'on_call' : reported;
+}
+
 /** An agent free to take a call now: available, or with an open stream and no reported presence. */
 export function isFree(agent: AgentStanding): boolean {
   return agent.presence === undefined ? agent.connected : PRESENCE_ROUTING[agent.presence].free;

@@ -34,6 +34,7 @@ import type { TeamAgent } from './team';
 import { handleTransferRequest, isTransferPath } from './transfer-endpoints';
 import { handleWrapUpRequest, isWrapUpPath } from './wrap-up-endpoint';
 import { handleHoldRequest, isHoldPath } from './hold-endpoint';
+import { handleSupervisorRequest, isSupervisorPath } from './monitor-endpoints';
 import { REPORT_PATHS, sendReport, type ReportKind } from './reports';
 import { WallboardSource } from './wallboard';
 import { WALLBOARD_PATH } from '../shared/wallboard';
@@ -156,6 +157,11 @@ export interface RelayOptions {
    * notice. Recording needs a bridge (`bridgeNodes` or `bridgeToken`). Absent: nothing is recorded.
    */
   recordings?: RelayRecordingOptions;
+  /**
+   * The agents in a bridged call are told when a supervisor listens to it, as they always are of a
+   * whisper or a barge (`--tell-agents-when-monitored`; relay/REFERENCE.md "Supervisors"). Default false.
+   */
+  tellAgentsWhenMonitored?: boolean;
 }
 
 export type { RelayStats } from './relay-service';
@@ -274,11 +280,12 @@ export async function startRelay(options: RelayOptions): Promise<RelayServer> {
             placements: backend,
             ownerOf: (callId) => backend.claimOwner(callId),
             // Asked only by an agent's transfer, once the service below is running.
-            team: (): readonly TeamAgent[] => service.teamAgents(),
+            team: (): readonly TeamAgent[] => service.transferColleagues(),
             logger,
             ...(options.transferRingMs !== undefined ? { transferRingMs: options.transferRingMs } : {}),
             ...(options.rejoinWindowMs !== undefined ? { rejoinWindowMs: options.rejoinWindowMs } : {}),
             ...(terminator !== undefined ? { terminator } : {}),
+            tellAgentsWhenMonitored: options.tellAgentsWhenMonitored === true,
           })),
         }
       : {}),
@@ -576,6 +583,7 @@ class RelayEndpoints {
           };
           return this.track(handleCallbacksRequest(callbacks, path, method, req, res));
         }
+        if (isSupervisorPath(path)) return this.track(handleSupervisorRequest({ ...this.agentRequests(), supervision: this.service.supervision }, path, method, req, res));
         if (isTransferPath(path)) {
           return this.track(handleTransferRequest({ ...this.agentRequests(), bridge, team: (selfId) => this.service.team(selfId) }, path, method, req, res));
         }

@@ -63,6 +63,10 @@ export function dedupKeyOf(event: RelayEvent, audience?: Audience): string {
     // one's), to the members then or to a member who joined while it records.
     case 'call.recording':
       return `call:${event.callId}:recording:${event.recording ? 'on' : 'off'}:${audienceKeyOf(audience)}:${event.timestamp}`;
+    // Each change of a supervisor's join is told once to each audience: the supervisor and the
+    // agents may hear one change in different words. One instance tells them, at times of its own.
+    case 'call.monitor':
+      return `call:${event.callId}:monitor:${event.supervisorId}:${event.mode}:${audienceKeyOf(audience)}:${event.timestamp}`;
     case 'message.inbound':
       return `msg:${event.messageId}:inbound`;
     case 'message.status':

@@ -12,6 +12,7 @@ import { byRequestedAt, CALLBACKS_MAX, customerKeysOf, isLiveCallback, runsOutFi
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect, leavesTombstone } from './delivery-rules';
 import { byNodeId, CALL_NODE_TTL_MS, isLive, leastLoaded, registeredNode, withLoad } from './node-rules';
 import {
+  HOLD_TTL_MS,
   samePresence,
   type AddCallbackOutcome,
   type AppendInput,
@@ -80,6 +81,8 @@ export class MemoryBackend implements RelayBackend {
   private readonly bridgeNodes = new Map<string, BridgeNode>();
   /** callId → the node that holds it. Every placement lives equally long, so insertion order is expiry order. */
   private readonly callNodes = new Map<string, { nodeId: string; expiresAt: number }>();
+  /** callId → when its hold runs out. Every hold lives equally long, so insertion order is expiry order. */
+  private readonly holds = new Map<string, number>();
   /** The team's callback requests by id, and each customer's (`customerKeysOf` → id), as the Redis layout keeps them. */
   private readonly callbackRequests = new Map<string, CallbackRequest>();
   private readonly callbackCustomers = new Map<string, string>();
@@ -344,6 +347,19 @@ export class MemoryBackend implements RelayBackend {
     return Promise.resolve(
       [...this.callbackRequests.values()].map((request) => (request.takenBy === undefined ? { ...request } : { ...request, takenBy: { ...request.takenBy } })).sort(byRequestedAt),
     );
+  }
+
+  setCallHeld(callId: string, held: boolean): Promise<void> {
+    const now = this.now();
+    expire(this.holds, now, (expiresAt) => expiresAt);
+    this.holds.delete(callId);
+    if (held) this.holds.set(callId, now + HOLD_TTL_MS);
+    return Promise.resolve();
+  }
+
+  heldCalls(callIds: readonly string[]): Promise<Set<string>> {
+    expire(this.holds, this.now(), (expiresAt) => expiresAt);
+    return Promise.resolve(new Set(callIds.filter((callId) => this.holds.has(callId))));
   }
 
   close(): Promise<void> {

@@ -18,6 +18,7 @@
 //   callbacks:taken     hash id → the agent who took it, JSON {agentId, name, at}
 //   callbacks:expiry    sorted set id → when it runs out (ms; +inf when permanent)
 //   callbacks:customers hash n:<number> / u:<userId> → the id of that customer's request
+//   held:<callId>       a call on hold (12 h at most)
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { z } from 'zod';
@@ -32,6 +33,7 @@ import { byRequestedAt, CALLBACKS_MAX, customerKeysOf, isLiveCallback, type Call
 import { CLAIM_TTL_MS, dedupKeyOf, isConnect, isStaleConnect, leavesTombstone } from './delivery-rules';
 import { byNodeId, CALL_NODE_TTL_MS, leastLoaded, NODE_KEYS_TTL_MS, registeredNode, withLoad } from './node-rules';
 import {
+  HOLD_TTL_MS,
   PRESENCES,
   type AddCallbackOutcome,
   type AppendInput,
@@ -740,6 +742,17 @@ export class RedisBackend implements RelayBackend {
     return calls.sort();
   }
 
+  async setCallHeld(callId: string, held: boolean): Promise<void> {
+    if (held) await this.command.set(this.heldKey(callId), '1', 'PX', HOLD_TTL_MS);
+    else await this.command.del(this.heldKey(callId));
+  }
+
+  async heldCalls(callIds: readonly string[]): Promise<Set<string>> {
+    if (callIds.length === 0) return new Set();
+    const held = await this.command.mget(...callIds.map((callId) => this.heldKey(callId)));
+    return new Set(callIds.filter((_, i) => held[i] !== null));
+  }
+
   async addCallback(request: CallbackRequest): Promise<AddCallbackOutcome> {
     const now = Math.floor(this.now());
     if (!isLiveCallback(request, now)) return { added: false, reason: 'expired' };
@@ -847,6 +860,10 @@ export class RedisBackend implements RelayBackend {
     const takenBy = parseWith(callbackTakerSchema, parseJson(taker));
     if (!takenBy.ok) this.log.warn('read a callback request whose taker cannot be read as not taken', { id: request.value.id });
     return takenBy.ok ? { ...request.value, takenBy: takenBy.value } : request.value;
+  }
+
+  private heldKey(callId: string): string {
+    return `${this.prefix}held:${callId}`;
   }
 
   private callNodeKey(callId: string): string {

@@ -33,6 +33,9 @@ export interface PresenceState extends ReportedPresence {
   since?: number;
 }
 
+/** The longest a call stays on hold for the team's live calls without word of its resume or its end. */
+export const HOLD_TTL_MS = 12 * 60 * 60_000;
+
 /** Whether two reports are the same state: a refresh of a state keeps its `since`. */
 export function samePresence(a: ReportedPresence | undefined, b: ReportedPresence | undefined): boolean {
   if (a === undefined || b === undefined) return a === b;
@@ -220,6 +223,15 @@ export interface RelayBackend {
    * move them.
    */
   callsOnNode(nodeId: string): Promise<string[]>;
+
+  /**
+   * A call its agent put on hold (`held`), or took off it: the team's live calls show it on every
+   * instance (relay/REFERENCE.md "Supervisors"). A hold lasts HOLD_TTL_MS at most (a call that ended
+   * on hold is forgotten so).
+   */
+  setCallHeld(callId: string, held: boolean): Promise<void>;
+  /** Which of these calls are on hold now. */
+  heldCalls(callIds: readonly string[]): Promise<Set<string>>;
 
   /**
    * Puts a customer's callback request on the team's list (callback-rules.ts), in place of any

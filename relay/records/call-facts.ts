@@ -219,6 +219,8 @@ function factsOf(event: RelayEvent, context: EventContext): CallFact[] {
       return [];
     case 'call.recording':
       // The team's own recording keeps its meta beside its file (recordings-store.ts).
+    case 'call.monitor':
+      // A supervisor's join of a call is live state, not a fact of the call's record.
       return [];
     case 'call.claimed':
       // The claim itself is recorded where it is decided (claimedFact), also when this event's store fails.

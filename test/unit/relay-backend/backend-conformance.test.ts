@@ -400,6 +400,22 @@ describe.each(harnesses)('$name backend', (harness) => {
     });
   });
 
+  describe('holds', () => {
+    it('says which of the calls asked about are on hold, until each is taken off it', async () => {
+      await open();
+      expect(await backend.heldCalls([])).toEqual(new Set());
+      expect(await backend.heldCalls(['wacid.h1', 'wacid.h2'])).toEqual(new Set());
+      await backend.setCallHeld('wacid.h1', true);
+      await backend.setCallHeld('wacid.h2', true);
+      await backend.setCallHeld('wacid.h2', true);
+      expect(await backend.heldCalls(['wacid.h1', 'wacid.h2', 'wacid.h3'])).toEqual(new Set(['wacid.h1', 'wacid.h2']));
+      expect(await backend.heldCalls(['wacid.h2'])).toEqual(new Set(['wacid.h2']));
+      await backend.setCallHeld('wacid.h1', false);
+      await backend.setCallHeld('wacid.never', false);
+      expect(await backend.heldCalls(['wacid.h1', 'wacid.h2', 'wacid.never'])).toEqual(new Set(['wacid.h2']));
+    });
+  });
+
   it('closes cleanly, and twice', async () => {
     await open();
     await store(backend, inbound('m1', clock.now()), clock.now());

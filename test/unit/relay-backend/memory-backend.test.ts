@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../../relay/backend/memory-backend';
 import { createBackend } from '../../../relay/backend/index';
+import { HOLD_TTL_MS } from '../../../relay/backend/types';
 import { TOMBSTONE_TTL_MS } from '../../../shared/call-state';
 import { FakeClock, RecordingLogger, inbound, incoming, input, store, terminated } from './backend-fixtures';
 
@@ -75,6 +76,17 @@ describe('MemoryBackend', () => {
     clock.advance(TOMBSTONE_TTL_MS + 1);
     expect(await backend.claimOwner('c1')).toBeUndefined();
     expect(await backend.claim('c1', 'bob')).toEqual({ won: true, agentId: 'bob' });
+  });
+
+  it('forgets a hold nobody took the call off after HOLD_TTL_MS (a call that ended on hold)', async () => {
+    const clock = new FakeClock();
+    const backend = memory(clock);
+    await backend.setCallHeld('wacid.held', true);
+    clock.advance(HOLD_TTL_MS - 1);
+    await backend.setCallHeld('wacid.later', true);
+    expect(await backend.heldCalls(['wacid.held', 'wacid.later'])).toEqual(new Set(['wacid.held', 'wacid.later']));
+    clock.advance(1);
+    expect(await backend.heldCalls(['wacid.held', 'wacid.later'])).toEqual(new Set(['wacid.later']));
   });
 
   it('is what createBackend makes without a Redis URL', async () => {

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../../relay/backend/index';
 import { RedisBackend } from '../../../relay/backend/redis-backend';
-import type { RelayBackend, StoredEvent } from '../../../relay/backend/types';
+import { HOLD_TTL_MS, type RelayBackend, type StoredEvent } from '../../../relay/backend/types';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
 import { FakeClock, RecordingLogger, eventually, inbound, incoming, input, recorder, store } from './backend-fixtures';
 
@@ -76,6 +76,17 @@ describe('RedisBackend', () => {
     await store(a, { type: 'call.terminated', callId: 'c2', status: 'COMPLETED', timestamp: t }, t);
     expect(await b.isTombstoned('c2')).toBe(true);
     expect(await b.append(input(incoming('c2', t), t))).toEqual({ stored: false, reason: 'tombstoned' });
+  });
+
+  it('shows both instances the same holds, and each key expires by itself in Redis', async () => {
+    const [a, b] = await pair();
+    await a.setCallHeld('wacid.shared', true);
+    expect(await b.heldCalls(['wacid.shared', 'wacid.other'])).toEqual(new Set(['wacid.shared']));
+    const ttl = await admin.pttl(`${prefixes.at(-1)}held:wacid.shared`);
+    expect(ttl).toBeGreaterThan(HOLD_TTL_MS - 60_000);
+    expect(ttl).toBeLessThanOrEqual(HOLD_TTL_MS);
+    await b.setCallHeld('wacid.shared', false);
+    expect(await a.heldCalls(['wacid.shared'])).toEqual(new Set());
   });
 
   it('lets one agent win a call claimed concurrently through both instances', async () => {

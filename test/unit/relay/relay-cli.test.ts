@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { hashAgentToken } from '../../../relay/agent-directory';
-import { parseAddAgentCli, parseRelayCli } from '../../../relay/cli-options';
+import { parseAddAgentCli, parseRelayCli, RELAY_USAGE } from '../../../relay/cli-options';
 import { relayDataDir, type RelayDataDir } from '../../support/relay-data-dir';
 import { openSse } from './sse-test-client';
 
@@ -216,6 +216,27 @@ describe('relay command line', () => {
       ok: false,
       error: { message: '--max-streams-per-agent must be a whole number from 1 to 100 (got "0")', field: '--max-streams-per-agent' },
     });
+  });
+
+  it('reads --tell-agents-when-monitored, a switch, from the flag or RELAY_TELL_AGENTS_WHEN_MONITORED', () => {
+    expect(parseRelayCli([...good, '--tell-agents-when-monitored'], {})).toMatchObject({ ok: true, value: { tellAgentsWhenMonitored: true } });
+    expect(parseRelayCli(good, { RELAY_TELL_AGENTS_WHEN_MONITORED: '1' })).toMatchObject({ ok: true, value: { tellAgentsWhenMonitored: true } });
+    expect(parseRelayCli([...good, '--tell-agents-when-monitored'], { RELAY_TELL_AGENTS_WHEN_MONITORED: '0' })).toMatchObject({ ok: true, value: { tellAgentsWhenMonitored: true } });
+    for (const env of [{}, { RELAY_TELL_AGENTS_WHEN_MONITORED: 'no' }]) {
+      const parsed = parseRelayCli(good, env);
+      expect(parsed.ok && parsed.value !== 'help' && 'tellAgentsWhenMonitored' in parsed.value).toBe(false);
+    }
+    expect(parseRelayCli(good, { RELAY_TELL_AGENTS_WHEN_MONITORED: 'sometimes' })).toEqual({
+      ok: false,
+      error: expect.objectContaining({
+        field: '--tell-agents-when-monitored',
+        message: 'RELAY_TELL_AGENTS_WHEN_MONITORED must be 1 or 0 (the environment form of --tell-agents-when-monitored; got "sometimes")',
+      }) as unknown,
+    });
+    expect(parseRelayCli([...good, '--tell-agents-when-monitored=yes'], {})).toMatchObject({ ok: false, error: { message: '--tell-agents-when-monitored takes no value' } });
+    const at = RELAY_USAGE.indexOf('  --tell-agents-when-monitored');
+    expect(at).toBeGreaterThan(0);
+    expect(RELAY_USAGE.slice(at, RELAY_USAGE.indexOf('\n  --', at + 3))).toContain('env RELAY_TELL_AGENTS_WHEN_MONITORED=1');
   });
 
   it('reads --bridge-token or RELAY_BRIDGE_TOKEN, and refuses one a node cannot use or an agent holds, naming where it came from', () => {

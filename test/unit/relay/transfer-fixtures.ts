@@ -8,6 +8,7 @@ import type { Presence } from '../../../relay/backend/types';
 import type { TeamAgent } from '../../../relay/team';
 import { CUSTOMER, HOLD_MUSIC, type BridgeControl, type BridgedCallReport, type Routes } from '../../../shared/bridge';
 import type { TransferRingEvent, TransferUpdateEvent } from '../../../shared/events';
+import type { MonitorEvent } from '../../../relay/monitors';
 import type { Logger } from '../../../shared/log';
 import { err, ok, type Result } from '../../../shared/result';
 
@@ -112,12 +113,14 @@ export class TransferHarness {
   readonly control = new RecordingBridge();
   readonly team: TeamAgent[] = [agent('alice'), agent('bob'), agent('carol'), agent('dave', { connected: false })];
   readonly told: Told[] = [];
+  /** Every supervisor's event told, with the agents it was told to. */
+  readonly monitorTold: { event: MonitorEvent; agentIds: string[] }[] = [];
   readonly calls: BridgedCalls;
   /** Every leg the test knows → the agent it belongs to. */
   private readonly legOwners = new Map<string, string>();
   private readonly owners = new Map<string, string>();
 
-  constructor(options: { ringMs?: number } = {}) {
+  constructor(options: { ringMs?: number; tellAgentsWhenMonitored?: boolean } = {}) {
     this.calls = new BridgedCalls({
       nodes: localBridge(this.control),
       placements: new MemoryBackend({ retentionMs: 600_000, dedupWindowMs: 600_000 }),
@@ -125,7 +128,9 @@ export class TransferHarness {
       team: () => this.team,
       logger: quietLogger,
       ...(options.ringMs !== undefined ? { transferRingMs: options.ringMs } : {}),
+      ...(options.tellAgentsWhenMonitored !== undefined ? { tellAgentsWhenMonitored: options.tellAgentsWhenMonitored } : {}),
     });
+    this.calls.monitors.onEvent((event, agentIds) => this.monitorTold.push({ event, agentIds }));
     this.calls.onTransferEvent((event, agentId) => {
       this.told.push({ agentId, event });
       if (event.type === 'call.transfer_ring') this.legOwners.set(event.legId, agentId);
@@ -180,6 +185,11 @@ export class TransferHarness {
   /** The updates told to `agentId`, as `state` or `state:colleague` or `state:colleague:reason`. */
   updatesOf(agentId: string): string[] {
     return this.told.flatMap(({ agentId: to, event }) => (to === agentId && event.type === 'call.transfer_update' ? [wordsOf(event)] : []));
+  }
+
+  /** Names a leg the test was given otherwise (a supervisor's) after its owner, in routes() and closedLegs(). */
+  nameLeg(legId: string, agentId: string): void {
+    this.legOwners.set(legId, agentId);
   }
 
   legOwner(legId: string): string | undefined {
