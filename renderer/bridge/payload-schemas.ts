@@ -11,7 +11,7 @@ import type { TemplateDraft } from '../../shared/templates';
 import type { PublicSettings } from '../../shared/settings';
 import type { Result } from '../../shared/result';
 import { updateStatusSchema, type UpdateStatus } from '../../shared/updates';
-import { legReportSchema } from '../../shared/bridge';
+import { legIdSchema, legReportSchema } from '../../shared/bridge';
 import { parseWith } from '../../shared/validation';
 import { historyEntrySchema as storedHistoryEntrySchema, type HistoryEntry } from '../../shared/history';
 import { teamSettingsSchema } from '../../shared/team-settings';
@@ -20,6 +20,7 @@ import { colleagueSchema, TEAM_PRESENCES, teamMemberSchema, TRANSFER_KINDS, type
 import { wallboardSchema } from '../../shared/wallboard';
 import { VOICEMAIL_MAX_BYTES, type VoicemailAudio } from '../../shared/voicemail';
 import { ANNOUNCEMENT_LANGUAGES, DEFAULT_SERVICE_CAPTURE, transcriptSegmentSchema, type Transcript } from '../../shared/service-capture';
+import { liveCallsSchema, MONITOR_MODES, type LiveCalls } from '../../shared/supervision';
 
 // A text (code and values) beside an English sentence: one this window cannot read is dropped, and the English stands in for it.
 const textBeside = ruleTextSchema.optional().catch(undefined);
@@ -50,6 +51,9 @@ const rejoinSchema = z.looseObject({
   answered: z.literal(true).optional(),
 });
 
+// A supervisor in the agent's call (shared/calls/types.ts CallMonitor): "NAME is whispering", "NAME joined the call".
+const callMonitorSchema = z.looseObject({ supervisorId: z.string(), name: z.string(), mode: z.enum(MONITOR_MODES) });
+
 const common = {
   localId: z.string().min(1),
   callId: z.string().optional(),
@@ -58,6 +62,9 @@ const common = {
   direction: z.enum(['incoming', 'outgoing']),
   bridged: z.literal(true).optional(),
   transfer: transferSchema.optional(),
+  // The team's bridge records the call now: every window in it shows "Recording".
+  recording: z.literal(true).optional(),
+  monitors: z.array(callMonitorSchema).max(16).optional(),
 };
 
 const callStateSchema = z
@@ -134,6 +141,8 @@ const presenceSchema = z.looseObject({
 const teamInfoSchema = z.looseObject({
   role: z.enum(AGENT_ROLES),
   settings: teamSettingsSchema.loose(),
+  // Whether the team's bridge records calls ("Record" is offered with on-demand); a mode this window does not know offers nothing.
+  record: z.enum(['on-demand', 'always']).optional().catch(undefined),
 });
 
 // The stored entry's schema checks a wrap-up too (shared/history.ts WrapUp).
@@ -264,8 +273,21 @@ const recordingAudioSchema = voicemailAudioSchema.extend({
     .max(Math.ceil(SERVICE_RECORDING_MAX_BYTES / 3) * 4)
     .regex(/^[A-Za-z0-9+/]*={0,2}$/),
 });
-/** getServiceRecording's answer. */
+/** getServiceRecording's answer, and getRecording's (the team's own recording of the call). */
 export const parseRecordingAudio = (data: unknown): Result<VoicemailAudio> => parseWith(recordingAudioSchema, data);
+
+/** getLiveCalls' answer: every live call of the team, for a supervisor's Team view (shared/supervision.ts). */
+export const parseLiveCalls = (data: unknown): Result<LiveCalls> => parseWith(liveCallsSchema, data);
+
+const monitorStartSchema = z.object({
+  callId: z.string().min(1),
+  mode: z.enum(MONITOR_MODES),
+  // A join's leg, to be answered with answerMonitor; a switch of a joined call has neither.
+  legId: legIdSchema.optional(),
+  offer: z.string().min(1).optional(),
+});
+/** startMonitor's answer. */
+export const parseMonitorStart = (data: unknown): Result<z.output<typeof monitorStartSchema>> => parseWith(monitorStartSchema, data);
 
 /** getTranscript's answer: its segments as the service's document has them (shared/service-capture.ts). */
 export const parseTranscript = (data: unknown): Result<Transcript> => parseWith(z.object({ segments: z.array(transcriptSegmentSchema).max(100_000) }), data);
@@ -286,6 +308,7 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   shortcutsRefused: z.strictObject({ refused: z.array(z.strictObject({ action: shortcutActionSchema, accelerator: z.string().min(1).max(64) })).max(SHORTCUT_ACTIONS.length) }),
   updateStatus: updateStatusSchema,
   customerLegQuality: z.strictObject({ localId: z.string().min(1).max(200), callId: z.string().min(1).max(512), report: legReportSchema }),
+  monitorChanged: z.strictObject({ callId: z.string().min(1).max(512), mode: z.enum([...MONITOR_MODES, 'left']), reason: z.enum(['left', 'call_ended']).optional() }),
 };
 
 export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {
