@@ -11,7 +11,7 @@ import type { TemplateDraft } from '../../shared/templates';
 import type { PublicSettings } from '../../shared/settings';
 import type { Result } from '../../shared/result';
 import { updateStatusSchema, type UpdateStatus } from '../../shared/updates';
-import { legIdSchema, legReportSchema } from '../../shared/bridge';
+import { legReportSchema } from '../../shared/bridge';
 import { parseWith } from '../../shared/validation';
 import { historyEntrySchema as storedHistoryEntrySchema, type HistoryEntry } from '../../shared/history';
 import { teamSettingsSchema } from '../../shared/team-settings';
@@ -20,7 +20,7 @@ import { colleagueSchema, TEAM_PRESENCES, teamMemberSchema, TRANSFER_KINDS, type
 import { wallboardSchema } from '../../shared/wallboard';
 import { VOICEMAIL_MAX_BYTES, type VoicemailAudio } from '../../shared/voicemail';
 import { ANNOUNCEMENT_LANGUAGES, DEFAULT_SERVICE_CAPTURE, transcriptSegmentSchema, type Transcript } from '../../shared/service-capture';
-import { liveCallsSchema, MONITOR_MODES, type LiveCalls } from '../../shared/supervision';
+import { MONITOR_MODES } from '../../shared/supervision';
 
 // A text (code and values) beside an English sentence: one this window cannot read is dropped, and the English stands in for it.
 const textBeside = ruleTextSchema.optional().catch(undefined);
@@ -276,19 +276,6 @@ const recordingAudioSchema = voicemailAudioSchema.extend({
 /** getServiceRecording's answer, and getRecording's (the team's own recording of the call). */
 export const parseRecordingAudio = (data: unknown): Result<VoicemailAudio> => parseWith(recordingAudioSchema, data);
 
-/** getLiveCalls' answer: every live call of the team, for a supervisor's Team view (shared/supervision.ts). */
-export const parseLiveCalls = (data: unknown): Result<LiveCalls> => parseWith(liveCallsSchema, data);
-
-const monitorStartSchema = z.object({
-  callId: z.string().min(1),
-  mode: z.enum(MONITOR_MODES),
-  // A join's leg, to be answered with answerMonitor; a switch of a joined call has neither.
-  legId: legIdSchema.optional(),
-  offer: z.string().min(1).optional(),
-});
-/** startMonitor's answer. */
-export const parseMonitorStart = (data: unknown): Result<z.output<typeof monitorStartSchema>> => parseWith(monitorStartSchema, data);
-
 /** getTranscript's answer: its segments as the service's document has them (shared/service-capture.ts). */
 export const parseTranscript = (data: unknown): Result<Transcript> => parseWith(z.object({ segments: z.array(transcriptSegmentSchema).max(100_000) }), data);
 
@@ -307,8 +294,8 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   shortcutPressed: z.strictObject({ action: shortcutActionSchema, localId: z.string().min(1).max(200).optional() }),
   shortcutsRefused: z.strictObject({ refused: z.array(z.strictObject({ action: shortcutActionSchema, accelerator: z.string().min(1).max(64) })).max(SHORTCUT_ACTIONS.length) }),
   updateStatus: updateStatusSchema,
+  monitorChanged: z.strictObject({ callId: z.string().min(1).max(512), mode: z.enum(['listen', 'whisper', 'barge', 'left']), reason: z.enum(['left', 'call_ended']).optional() }),
   customerLegQuality: z.strictObject({ localId: z.string().min(1).max(200), callId: z.string().min(1).max(512), report: legReportSchema }),
-  monitorChanged: z.strictObject({ callId: z.string().min(1).max(512), mode: z.enum([...MONITOR_MODES, 'left']), reason: z.enum(['left', 'call_ended']).optional() }),
 };
 
 export function parsePush<N extends PushName>(name: N, payload: unknown): Result<PushPayloads[N]> {
