@@ -51,6 +51,11 @@ const okReplySchema = z.object({}).passthrough();
 
 export class Monitoring {
   private joined: Joined | undefined;
+  /**
+   * The call a join is on its way for, and the relay's `left` for it if one came meanwhile (its
+   * events and its answers travel apart: the call may end before the join's answer arrives).
+   */
+  private joining: { callId: string; left?: 'left' | 'call_ended' } | undefined;
   /** The commands one after another: a join, a switch and a leave never cross on the relay. */
   private queue: Promise<unknown> = Promise.resolve();
   private stopped = false;
@@ -88,10 +93,15 @@ export class Monitoring {
       }
       // Its own events are told apart by this agent's id: known before the relay can send one.
       if (this.o.relay.agentId === undefined) await this.o.relay.me();
+      this.joining = { callId };
       const join = await this.o.relay.agentRequest('monitor', 'POST', SUPERVISOR_PATHS.monitor(callId), { mode }, monitorJoinReplySchema);
+      const leftMeanwhile = this.joining.left;
+      this.joining = undefined;
       if (!join.ok) return join;
       this.o.log.info('joined a colleague’s call', { callId, mode: join.value.mode });
       this.set({ callId, mode: join.value.mode, legId: join.value.legId });
+      // Ended already: the windows hear it right after the join, and close the leg they answer.
+      if (leftMeanwhile !== undefined) this.set(undefined, leftMeanwhile);
       return ok({ callId, mode: join.value.mode, legId: join.value.legId, offer: join.value.offer });
     });
   }
@@ -115,6 +125,7 @@ export class Monitoring {
     const e = envelope.event;
     if (e.type !== 'call.monitor' || this.o.relay.agentId === undefined || e.supervisorId !== this.o.relay.agentId) return;
     const joined = this.joined;
+    if (e.mode === 'left' && this.joining?.callId === e.callId) this.joining.left = e.reason ?? 'left';
     // The relay's word on a join this app has left already (its own leave, told back) changes nothing.
     if (joined?.callId !== e.callId) return;
     if (e.mode === 'left') {

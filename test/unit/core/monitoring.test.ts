@@ -198,6 +198,29 @@ describe('a join ends under the supervisor', () => {
     expect(monitorRequests(relay)).toEqual(['POST /team/calls/wacid.d/monitor', 'POST /team/calls/wacid.e/monitor']);
   });
 
+  it('when the call ends while the join is on its way: the windows hear the join, then `left` with `call_ended`', async () => {
+    const { sam, relay } = await team();
+    bobsCall(relay, 'wacid.h');
+    // The relay joins Sam, the call ends, its word on that reaches Sam before the join's answer does.
+    relay.relay.routes.unshift(async ({ method, path }) => {
+      if (method !== 'POST' || path !== '/team/calls/wacid.h/monitor') return undefined;
+      relay.relay.send({ type: 'call.monitor', callId: 'wacid.h', supervisorId: 'sam', name: 'Sam Supervisor', mode: 'listen', timestamp: Date.now() }, ['sam']);
+      relay.end('wacid.h');
+      relay.relay.send({ type: 'call.monitor', callId: 'wacid.h', supervisorId: 'sam', name: 'Sam Supervisor', mode: 'left', reason: 'call_ended', timestamp: Date.now() }, ['sam']);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return { status: 200, json: { legId: 'leg-monitor-sam-9', offer: MONITOR_OFFER_SDP, mode: 'listen' } };
+    });
+    expect(await sam.app.handle('startMonitor', { callId: 'wacid.h', mode: 'listen' })).toMatchObject({ ok: true, value: { legId: 'leg-monitor-sam-9' } });
+    expect(pushed(sam.pushes, 'monitorChanged')).toEqual([
+      { callId: 'wacid.h', mode: 'listen' },
+      { callId: 'wacid.h', mode: 'left', reason: 'call_ended' },
+    ]);
+    // Nothing is joined: the next call's join needs no leave first.
+    bobsCall(relay, 'wacid.i');
+    expect(await sam.app.handle('startMonitor', { callId: 'wacid.i', mode: 'listen' })).toMatchObject({ ok: true });
+    expect(monitorRequests(relay)).toEqual(['POST /team/calls/wacid.h/monitor', 'POST /team/calls/wacid.i/monitor']);
+  });
+
   it('is refused while the supervisor is on a call of its own, and left when it takes one', async () => {
     const { sam, relay } = await team();
     bobsCall(relay, 'wacid.f');
