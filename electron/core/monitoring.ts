@@ -62,11 +62,6 @@ export class Monitoring {
 
   constructor(private readonly o: MonitoringOptions) {}
 
-  /** The call joined now, if any. */
-  current(): Readonly<Joined> | undefined {
-    return this.joined;
-  }
-
   /** The Team view's list: every live call of the team (supervisors only; the relay refuses others 403). */
   liveCalls(): Promise<Result<LiveCalls>> {
     return this.o.relay.agentRequest('live calls', 'GET', SUPERVISOR_PATHS.liveCalls, undefined, liveCallsSchema, LIST_READ_LIMIT);

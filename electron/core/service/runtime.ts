@@ -1,9 +1,9 @@
 // One mode's running parts, built for one account (the command line's, the saved one, or the
 // embedded sandbox's): the gateway client, the relay's client and event stream, the presence
 // reporter, the relay's TURN credentials, the call coordinator, and a supervisor's join of a
-// colleague's call (monitoring.ts). A runtime that is no longer the
-// mode's current one (a switch or close began stopping it) drops its late callbacks: it asks the
-// mode whether it is still current by its own identity.
+// colleague's call (monitoring.ts). A runtime that is no longer the mode's current one (a switch or
+// close began stopping it) drops its late callbacks: it asks the mode whether it is still current
+// by its own identity.
 import { DirectHolds } from '../direct-holds';
 import type { ConnectionState, CustomerLegQuality, MonitorChange, TeamInfo } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
