@@ -31,6 +31,8 @@
 //   end, letting a live call go);
 // - rejoin.ts: a bridged call whose leg went (its window, the app, its network) rejoins with a new
 //   leg instead of ending ("Rejoining…", `rejoin`), within REJOIN_WINDOW_MS;
+// - oversight.ts: who hears a bridged call besides its agents, as the relay tells them: the team's
+//   recording of it (`recording`) and the supervisors who joined it (`monitors`);
 // - transfers.ts: when a transfer keeps the call out of the agent's hands, and what the agent's
 //   transfer commands may act on;
 // - book.ts: all calls of one agent (`CallBook`) and delivery: routing by call id or local id, events

@@ -207,12 +207,14 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     // owns the media, so when its socket closes (a reload, the tab closed, the browser gone) those
     // calls have no audio any more: they end at once, or, bridged, rejoin for the next page.
     const mediaCalls = new Set<string>();
+    // A supervisor's joined calls whose leg this page answered: the leg goes with the page, and so does the join.
+    const joinedCalls = new Set<string>();
     const send = (frame: WsServerFrame) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
     };
     const unsubscribe = options.backend.subscribe((push) => send({ kind: 'push', push }));
     ws.on('message', (data, isBinary) => {
-      void handleFrame(isBinary ? '' : data.toString(), mediaCalls).then((frame) => frame && send(frame));
+      void handleFrame(isBinary ? '' : data.toString(), mediaCalls, joinedCalls).then((frame) => frame && send(frame));
     });
     ws.on('close', () => {
       unsubscribe();
@@ -220,12 +222,18 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
       if (mediaCalls.size > 0 && !closing && options.backend.windowGone) {
         void options.backend.windowGone([...mediaCalls], WINDOW_GONE_REASON.reloaded).catch((e: unknown) => log.error('ending the calls of a closed page failed', { error: e }));
       }
+      // The host stopping is the app quitting: the service leaves a joined call itself.
+      if (!closing) {
+        for (const callId of joinedCalls) {
+          void options.backend.handle('leaveMonitor', { callId }).catch((e: unknown) => log.error('leaving the joined call of a closed page failed', { error: e }));
+        }
+      }
     });
     ws.on('error', (e) => log.warn('websocket error', { error: e }));
   });
 
   /** One wrapper validates every call (style.md 3): frame, then the command's payload, then the backend. */
-  async function handleFrame(text: string, mediaCalls: Set<string>): Promise<WsServerFrame | undefined> {
+  async function handleFrame(text: string, mediaCalls: Set<string>, joinedCalls: Set<string>): Promise<WsServerFrame | undefined> {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -255,6 +263,8 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
       result = err('internal', 'Something went wrong in the app; the details are in its log');
     }
     if (mediaCall !== undefined && !result.ok && !knownBefore) mediaCalls.delete(mediaCall);
+    if (command === 'answerMonitor' && result.ok) joinedCalls.add((parsed.value as { callId: string }).callId);
+    if (command === 'leaveMonitor') joinedCalls.delete((parsed.value as { callId: string }).callId);
     return { kind: 'result', id, result };
   }
 

@@ -49,7 +49,7 @@ export class HistoryStore {
     return [...this.list];
   }
 
-  /** Adds an entry, or replaces the one with the same localId (a late terminate can correct the duration); its quality, wrap-up and voicemail stay. */
+  /** Adds an entry, or replaces the one with the same localId (a late terminate can correct the duration); its quality, wrap-up, voicemail and team recording stay. */
   record(entry: HistoryEntry): void {
     const earlier = this.list.find((e) => e.localId === entry.localId);
     const quality = entry.quality ?? earlier?.quality ?? this.pendingQuality.get(entry.localId);
@@ -61,6 +61,8 @@ export class HistoryStore {
     // And the customer's voicemail, which may have come before the correction.
     const voicemail = entry.voicemail ?? earlier?.voicemail;
     if (voicemail !== undefined) entry = { ...entry, voicemail };
+    // And that the team's bridge recorded it (team-recordings.ts): the call's end does not say so.
+    if (earlier?.teamRecording === true) entry = { ...entry, teamRecording: true };
     const others = this.list.filter((e) => e.localId !== entry.localId);
     // Stable sort: entries that ended at the same moment keep the newer one first.
     this.list = [entry, ...others].sort((a, b) => b.endedAt - a.endedAt).slice(0, HISTORY_LIMIT);

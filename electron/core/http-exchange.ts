@@ -5,7 +5,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { classifyNetworkError, type NetworkFailure } from '../../shared/network-error';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface HttpRequest {
   method: HttpMethod;

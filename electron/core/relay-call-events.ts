@@ -68,6 +68,13 @@ export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: st
         ...(e.goesOn === true ? { goesOn: true } : {}),
         ...(e.awaySec !== undefined ? { awaySec: e.awaySec } : {}),
       };
+    case 'call.recording':
+      return { type: 'remote.recording', at, callId: e.callId, recording: e.recording, timestamp: e.timestamp };
+    case 'call.monitor':
+      // This agent's own join of a colleague's call (it is a supervisor) is no call of its own:
+      // monitoring.ts follows it. A call this agent is in hears of the supervisors who join it.
+      if (selfAgentId !== undefined && e.supervisorId === selfAgentId) return undefined;
+      return { type: 'remote.monitor', at, callId: e.callId, supervisorId: e.supervisorId, name: e.name, mode: e.mode, timestamp: e.timestamp };
     case 'message.inbound':
     case 'message.status':
       return undefined;

@@ -1,11 +1,13 @@
 // The agent's requests to the relay besides the event stream (relay/README.md): who am I (GET /me),
 // presence (PUT /presence), first-claim-wins (POST /calls/{id}/claim), short-lived TURN
-// credentials (GET /turn-credentials), bridged calls' requests, their transfers' too, and the team's
-// desk (settings, wallboard, wrap-ups, callback requests). Every
+// credentials (GET /turn-credentials), bridged calls' requests, their transfers' too, the team's
+// desk (settings, wallboard, wrap-ups, callback requests), and the team's recordings and supervisors'
+// requests (`agentRequest`, `recordingFile`). Every
 // method resolves to a Result and never throws; the agent token travels only in the Authorization
 // header and is never logged or echoed in an error.
 import { z } from 'zod';
 import { PRESENCE_STATUSES, teamInfoSchema, type PresenceStatus, type TeamInfo } from '../../shared/api';
+import { RECORDING_AGENT_PATHS } from '../../shared/bridge-recording';
 import { BRIDGE_AGENT_PATHS, legReportSchema, type LegReport } from '../../shared/bridge';
 import { ANSWERED_ELSEWHERE } from '../../shared/call-state';
 import { takeCallbackPath, takeCallbackReplySchema, type CallbackRequest } from '../../shared/callbacks';
@@ -69,6 +71,20 @@ export interface SavedWrapUp {
   savedAt: number;
 }
 
+/** What GET /me says: who the agent is, whether the team's calls go through a bridge, and whether its bridge records them. */
+export interface Me {
+  agentId: string;
+  name?: string;
+  bridged: boolean;
+  record?: NonNullable<TeamInfo['record']>;
+}
+
+/** A team's recording of a call as the relay serves it (GET /recordings/{callId}). */
+export interface RecordingFile {
+  bytes: Buffer;
+  mimeType: string;
+}
+
 export interface DeclineOutcome {
   othersRinging: number;
   answeredBy?: string;
@@ -81,8 +97,20 @@ const DEFAULT_CLAIM_TIMEOUT_MS = 2_000;
 const QUALITY_TIMEOUT_MS = 2_000;
 /** None of the relay's answers to these requests is anywhere near this size. */
 const BODY_READ_LIMIT = 64 * 1024;
+/** The answers that list the team's calls (a supervisor's live calls) grow with the team. */
+export const LIST_READ_LIMIT = 4 * 1024 * 1024;
+/** A recording's download, from sending to its last byte: a long call's file on a slow line. */
+const RECORDING_TIMEOUT_MS = 120_000;
+/** What the relay's recording is when it does not say. */
+const RECORDING_MIME = 'audio/ogg';
 
-const meSchema = z.object({ agentId: z.string().min(1), name: z.string().optional(), bridged: z.boolean().optional() });
+const meSchema = z.object({
+  agentId: z.string().min(1),
+  name: z.string().optional(),
+  bridged: z.boolean().optional(),
+  // A mode this app does not know yet offers nothing here rather than refusing who the agent is.
+  record: z.enum(['on-demand', 'always']).optional().catch(undefined),
+});
 const claimWonSchema = z.object({ callId: z.string(), agentId: z.string().min(1) });
 const declinedSchema = z.object({ callId: z.string(), othersRinging: z.number().int().min(0), answeredBy: z.string().min(1).optional() });
 const presenceSchema = z.object({ agentId: z.string().min(1), status: z.enum(PRESENCE_STATUSES) });
@@ -100,6 +128,7 @@ export class RelayClient implements CallClaims, PresenceSink {
   private readonly timeoutMs: number;
   private readonly claimTimeoutMs: number;
   private readonly log: Logger;
+  private readonly baseUrl: string;
   private knownAgentId: string | undefined;
 
   constructor(options: RelayClientOptions) {
@@ -113,23 +142,81 @@ export class RelayClient implements CallClaims, PresenceSink {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.claimTimeoutMs = options.claimTimeoutMs ?? DEFAULT_CLAIM_TIMEOUT_MS;
     this.log = options.logger ?? createLogger('relay-client');
+    this.baseUrl = options.url.replace(/\/+$/, '');
   }
 
   get agentId(): string | undefined {
     return this.knownAgentId;
   }
 
-  /** GET /me: which agent the token belongs to, and whether the team's calls go through a bridge. */
-  async me(): Promise<Result<{ agentId: string; name?: string; bridged: boolean }>> {
+  /** GET /me: which agent the token belongs to, whether the team's calls go through a bridge, and whether its bridge records them. */
+  async me(): Promise<Result<Me>> {
     const answer = await this.send('GET', '/me', this.timeoutMs);
     if (!answer.ok) return answer;
     const { status, json } = answer.value;
     if (status !== 200) return this.refused('me', status, json);
     const parsed = meSchema.safeParse(json);
     if (!parsed.success) return this.unexpected('me', status);
-    this.knownAgentId = parsed.data.agentId;
-    const bridged = parsed.data.bridged === true;
-    return ok(parsed.data.name !== undefined ? { agentId: parsed.data.agentId, name: parsed.data.name, bridged } : { agentId: parsed.data.agentId, bridged });
+    const { agentId, name, record } = parsed.data;
+    this.knownAgentId = agentId;
+    return ok({ agentId, bridged: parsed.data.bridged === true, ...(name !== undefined ? { name } : {}), ...(record !== undefined ? { record } : {}) });
+  }
+
+  /**
+   * One of the agent's requests whose refusals say what they are (the team's recordings and the
+   * supervisors' endpoints): a 2xx is its body as `schema` parses it (an empty one as `{}`); a 409 is
+   * `invalid_state` and a 404 the relay's `not_found` is `not_found`, both in the relay's words; any
+   * other status is refused as the others are (a 403 `unauthorized` in the relay's words).
+   */
+  async agentRequest<S extends z.ZodType>(what: string, method: HttpMethod, path: string, body: unknown, schema: S, bodyLimit = BODY_READ_LIMIT): Promise<Result<z.infer<S>>> {
+    const answer = await this.send(method, path, method === 'GET' ? this.timeoutMs : this.claimTimeoutMs * 2, body, bodyLimit);
+    if (!answer.ok) return answer;
+    const { status, json } = answer.value;
+    if (status === 409) return this.conflict(what, json);
+    if (status === 404 && relayErrorSchema.safeParse(json).data?.error.code === 'not_found') return this.notThere(what, json);
+    if (status < 200 || status >= 300) return this.refused(what, status, json);
+    const parsed = schema.safeParse(json ?? {});
+    if (!parsed.success) return this.unexpected(what, status);
+    return ok(parsed.data);
+  }
+
+  /**
+   * GET /recordings/{callId}: the team's recording of the call, whole (shared/bridge-recording.ts
+   * RECORDING_AGENT_PATHS.file). 404 is `not_found` (none, not yet, or no longer), 403 `unauthorized`
+   * in the relay's words; a file past `maxBytes` is not read.
+   */
+  async recordingFile(callId: string, maxBytes: number): Promise<Result<RecordingFile>> {
+    const what = 'recording';
+    const path = RECORDING_AGENT_PATHS.file(callId);
+    const outcome = await this.http.download({ url: `${this.baseUrl}${path}`, credentials: true, headers: { accept: 'audio/ogg, application/json' }, deadlineMs: RECORDING_TIMEOUT_MS, maxBytes });
+    switch (outcome.kind) {
+      case 'timeout':
+        this.log.warn('the relay did not send a recording in time', { callId });
+        return errText('timeout', text('relay.timeout', { method: 'GET', path, seconds: tenthsOfSeconds(RECORDING_TIMEOUT_MS) }));
+      case 'aborted':
+      case 'network': {
+        const reason = outcome.kind === 'network' ? describeNetworkFailure(outcome.failure) : text('relay.connectionReset');
+        this.log.warn('the relay could not be reached for a recording', { callId, reason: english(reason) });
+        return errText('gateway_unreachable', text('relay.unreachable', { reason }));
+      }
+      case 'too_large':
+        this.log.warn('a recording is larger than the app plays', { callId, bytes: outcome.bytes, maxBytes });
+        return errText('not_available', text('teamRecording.tooLarge', { megabytes: Math.ceil(outcome.bytes / (1024 * 1024)), limit: Math.floor(maxBytes / (1024 * 1024)) }), { httpStatus: outcome.status });
+      case 'response': {
+        if (outcome.status === 200) {
+          const type = outcome.headers['content-type'];
+          const mimeType = (Array.isArray(type) ? type[0] : type) ?? RECORDING_MIME;
+          return ok({ bytes: outcome.body, mimeType: mimeType.trim() === '' ? RECORDING_MIME : mimeType.trim() });
+        }
+        let json: unknown;
+        try {
+          json = JSON.parse(outcome.body.toString('utf8'));
+        } catch {
+          json = undefined;
+        }
+        return outcome.status === 404 ? this.notThere(what, json) : this.refused(what, outcome.status, json);
+      }
+    }
   }
 
   /** A bridge request (bridge/REFERENCE.md "The agent's side"): the reply's body as `schema` parses it. */
@@ -306,9 +393,9 @@ export class RelayClient implements CallClaims, PresenceSink {
   }
 
   /** Sends one request; a Result with the status and the JSON body (undefined when it is not JSON). */
-  private async send(method: HttpMethod, path: string, timeoutMs: number, body?: unknown): Promise<Result<{ status: number; json: unknown }>> {
+  private async send(method: HttpMethod, path: string, timeoutMs: number, body?: unknown, bodyLimit = BODY_READ_LIMIT): Promise<Result<{ status: number; json: unknown }>> {
     const started = performance.now();
-    const outcome = await this.http.exchange({ method, path, json: body, deadlineMs: timeoutMs, bodyLimit: BODY_READ_LIMIT });
+    const outcome = await this.http.exchange({ method, path, json: body, deadlineMs: timeoutMs, bodyLimit });
     const ms = Math.round(performance.now() - started);
     switch (outcome.kind) {
       case 'timeout':
@@ -353,16 +440,25 @@ export class RelayClient implements CallClaims, PresenceSink {
     return errText(code, said, { httpStatus: status, ...(relayMessage !== undefined ? { detail: relayMessage } : {}) });
   }
 
-  /** A transfer's 409 (see transferRequest). */
+  /** A 409: a transfer's (see transferRequest), or a call's state that does not allow the request. */
   private conflict<T>(what: string, json: unknown): Result<T> {
     const envelope = relayErrorSchema.safeParse(json);
     const relayCode = envelope.success ? envelope.data.error.code : undefined;
     const relayMessage = envelope.success ? this.http.scrub(envelope.data.error.message) : undefined;
     const detail = relayMessage !== undefined ? { detail: relayMessage } : {};
-    this.log.info('the relay refused a transfer request in the transfer’s state', { request: what, relayCode });
+    this.log.info('the relay refused a request in the state of what it is about', { request: what, relayCode });
     if (relayCode === 'already_claimed' || relayCode === 'answered_elsewhere') return errText('answered_elsewhere', ANSWERED_ELSEWHERE, { httpStatus: 409, ...detail });
     const said = relayMessage !== undefined ? text('relay.refusedSaying', { what, status: 409, reason: relayMessage }) : text('relay.refused', { what, status: 409 });
     return errText('invalid_state', said, { httpStatus: 409, ...detail });
+  }
+
+  /** A 404: what was asked about is not there (no such call, not joined, no recording), in the relay's words when it sent some. */
+  private notThere<T>(what: string, json: unknown): Result<T> {
+    const envelope = relayErrorSchema.safeParse(json);
+    const relayMessage = envelope.success ? this.http.scrub(envelope.data.error.message) : undefined;
+    const said = relayMessage !== undefined ? text('relay.refusedSaying', { what, status: 404, reason: relayMessage }) : text('relay.refused', { what, status: 404 });
+    this.log.info('the relay has nothing of what was asked', { request: what, relayCode: envelope.success ? envelope.data.error.code : undefined });
+    return errText('not_found', said, { httpStatus: 404, ...(relayMessage !== undefined ? { detail: relayMessage } : {}) });
   }
 
   private unexpected<T>(what: string, status: number): Result<T> {

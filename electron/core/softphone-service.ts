@@ -1,11 +1,12 @@
 // The main-process service behind SoftphoneApi (shared/api.ts): both hosts (Electron IPC, the browser
 // host's WebSocket) wrap this one backend. It composes the domains in service/ — calls, messaging,
-// settings and mode, the desk and presence, diagnostics, sandbox control, updates — each answering
+// settings and mode, the desk and presence, a call's media, oversight (the team's recordings, a
+// supervisor's join of a call), diagnostics, sandbox control, updates — each answering
 // its own commands, and the mode they run in (service/mode.ts: an account from the command line, a
 // saved account, or the embedded sandbox; ARCHITECTURE.md "Embedded default"). The messaging
 // (MessagingService: the 24-hour windows and the message timeline), the voicemails kept with
-// recent calls (VoicemailKeeper) and the service's recordings and transcripts (CaptureKeeper)
-// outlive mode switches.
+// recent calls (VoicemailKeeper), the service's recordings and transcripts (CaptureKeeper) and the
+// marks of the team's own recordings (TeamRecordings) outlive mode switches.
 import { join } from 'node:path';
 import type { CommandName, CommandResults, PushMessage, SoftphoneBackend } from '../../shared/api';
 import { createLogger, type Logger } from '../../shared/log';
@@ -41,6 +42,8 @@ import { mediaCommands } from './service/media-commands';
 import { MediaFiles, VOICEMAIL_DIR } from './media-files';
 import { VoicemailKeeper } from './voicemail-keeper';
 import { CaptureKeeper } from './capture-keeper';
+import { oversightCommands } from './service/oversight-commands';
+import { TeamRecordings } from './team-recordings';
 
 export type { EmbeddedEnvironment } from './embedded-environment';
 
@@ -117,6 +120,7 @@ class CoreSoftphoneService implements SoftphoneService {
   private readonly updates: Updates;
   private readonly voicemails: VoicemailKeeper;
   private readonly captures: CaptureKeeper;
+  private readonly teamRecordings: TeamRecordings;
   private readonly listeners = new Set<(push: PushMessage) => void>();
   private readonly handlers: CommandHandlers;
   private closed = false;
@@ -153,6 +157,7 @@ class CoreSoftphoneService implements SoftphoneService {
           messaging.applyRelayEvent(envelope);
           this.voicemails.relayEvent(envelope);
           this.captures.relayEvent(envelope);
+          this.teamRecordings.relayEvent(envelope);
         },
         connectionChanged: (state) => {
           connections.note(state);
@@ -160,6 +165,8 @@ class CoreSoftphoneService implements SoftphoneService {
         },
         presenceMayHaveChanged: () => this.presence.sync(),
         teamChanged: (info) => this.team.told(info),
+        teamRecordTold: (record) => this.team.recordTold(record),
+        monitorChanged: (change) => push({ name: 'monitorChanged', payload: change }),
         relayConnected: () => this.wrapUps.resume(),
         turnChanged: () => void this.view.current().then((settings) => push({ name: 'settingsChanged', payload: settings })),
         customerLegQuality: (quality) => push({ name: 'customerLegQuality', payload: quality }),
@@ -193,6 +200,7 @@ class CoreSoftphoneService implements SoftphoneService {
       log,
     });
     this.captures = new CaptureKeeper({ history, dataDir: options.dataDir, gateway: () => this.mode.current()?.gateway, now, log });
+    this.teamRecordings = new TeamRecordings({ history, relay: () => this.mode.current()?.relay, log });
     this.prefs.onChanged((preferences) => {
       push({ name: 'preferencesChanged', payload: preferences });
       // "Ring me during a call" changes what the relay is told while on a call.
@@ -208,6 +216,7 @@ class CoreSoftphoneService implements SoftphoneService {
       diagnostics: diagnosticsCommands({ mode: this.mode, history, diagnostics, connections, settings: this.view, logFiles: options.logFiles, appVersion: options.appVersion, log, now }),
       sandbox: sandboxCommands(this.mode),
       media: mediaCommands(this.voicemails, this.captures),
+      oversight: oversightCommands(this.mode, this.teamRecordings),
       updates: this.updates.commands(),
     });
   }
@@ -243,6 +252,8 @@ class CoreSoftphoneService implements SoftphoneService {
 
   windowGone(calls: readonly string[] | 'all', reason: RuleText): Promise<void> {
     callsOfGoneWindow(this.mode, this.log, calls, reason);
+    // The one window carried a joined call's audio too (a supervisor's): its leg went with it.
+    if (calls === 'all') this.mode.current()?.monitoring.windowGone();
     return Promise.resolve();
   }
 
@@ -258,6 +269,7 @@ class CoreSoftphoneService implements SoftphoneService {
     this.wrapUps.stop();
     await this.voicemails.stop();
     await this.captures.stop();
+    this.teamRecordings.stop();
     this.presence.stop();
     await this.mode.close();
     await this.messaging.close();

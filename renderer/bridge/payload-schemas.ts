@@ -20,6 +20,7 @@ import { colleagueSchema, TEAM_PRESENCES, teamMemberSchema, TRANSFER_KINDS, type
 import { wallboardSchema } from '../../shared/wallboard';
 import { VOICEMAIL_MAX_BYTES, type VoicemailAudio } from '../../shared/voicemail';
 import { ANNOUNCEMENT_LANGUAGES, DEFAULT_SERVICE_CAPTURE, transcriptSegmentSchema, type Transcript } from '../../shared/service-capture';
+import { MONITOR_MODES } from '../../shared/supervision';
 
 // A text (code and values) beside an English sentence: one this window cannot read is dropped, and the English stands in for it.
 const textBeside = ruleTextSchema.optional().catch(undefined);
@@ -50,6 +51,9 @@ const rejoinSchema = z.looseObject({
   answered: z.literal(true).optional(),
 });
 
+// A supervisor in the agent's call (shared/calls/types.ts CallMonitor): "NAME is whispering", "NAME joined the call".
+const callMonitorSchema = z.looseObject({ supervisorId: z.string(), name: z.string(), mode: z.enum(MONITOR_MODES) });
+
 const common = {
   localId: z.string().min(1),
   callId: z.string().optional(),
@@ -58,6 +62,9 @@ const common = {
   direction: z.enum(['incoming', 'outgoing']),
   bridged: z.literal(true).optional(),
   transfer: transferSchema.optional(),
+  // The team's bridge records the call now: every window in it shows "Recording".
+  recording: z.literal(true).optional(),
+  monitors: z.array(callMonitorSchema).max(16).optional(),
 };
 
 const callStateSchema = z
@@ -134,6 +141,8 @@ const presenceSchema = z.looseObject({
 const teamInfoSchema = z.looseObject({
   role: z.enum(AGENT_ROLES),
   settings: teamSettingsSchema.loose(),
+  // Whether the team's bridge records calls ("Record" is offered with on-demand); a mode this window does not know offers nothing.
+  record: z.enum(['on-demand', 'always']).optional().catch(undefined),
 });
 
 // The stored entry's schema checks a wrap-up too (shared/history.ts WrapUp).
@@ -264,7 +273,7 @@ const recordingAudioSchema = voicemailAudioSchema.extend({
     .max(Math.ceil(SERVICE_RECORDING_MAX_BYTES / 3) * 4)
     .regex(/^[A-Za-z0-9+/]*={0,2}$/),
 });
-/** getServiceRecording's answer. */
+/** getServiceRecording's answer, and getRecording's (the team's own recording of the call). */
 export const parseRecordingAudio = (data: unknown): Result<VoicemailAudio> => parseWith(recordingAudioSchema, data);
 
 /** getTranscript's answer: its segments as the service's document has them (shared/service-capture.ts). */
@@ -285,6 +294,7 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   shortcutPressed: z.strictObject({ action: shortcutActionSchema, localId: z.string().min(1).max(200).optional() }),
   shortcutsRefused: z.strictObject({ refused: z.array(z.strictObject({ action: shortcutActionSchema, accelerator: z.string().min(1).max(64) })).max(SHORTCUT_ACTIONS.length) }),
   updateStatus: updateStatusSchema,
+  monitorChanged: z.strictObject({ callId: z.string().min(1).max(512), mode: z.enum(['listen', 'whisper', 'barge', 'left']), reason: z.enum(['left', 'call_ended']).optional() }),
   customerLegQuality: z.strictObject({ localId: z.string().min(1).max(200), callId: z.string().min(1).max(512), report: legReportSchema }),
 };
 

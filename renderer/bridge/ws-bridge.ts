@@ -282,7 +282,7 @@ export function unreachableHost(message: string): SoftphoneHost {
   const none = () => () => undefined;
   const state: HostLinkState = { status: 'unavailable', message };
   return {
-    api: { ...commands, onCallChanged: none, onConnectionChanged: none, onHistoryChanged: none, onSettingsChanged: none, onPresenceChanged: none, onTeamChanged: none, onConversationChanged: none, onPreferencesChanged: none, onDialRequested: none, onShortcutPressed: none, onShortcutsRefused: none, onUpdateStatus: none, onCustomerLegQuality: none },
+    api: { ...commands, onCallChanged: none, onConnectionChanged: none, onHistoryChanged: none, onSettingsChanged: none, onPresenceChanged: none, onTeamChanged: none, onConversationChanged: none, onPreferencesChanged: none, onDialRequested: none, onShortcutPressed: none, onShortcutsRefused: none, onUpdateStatus: none, onCustomerLegQuality: none, onMonitorChanged: none },
     link: { state: () => state, subscribe: () => () => undefined, close: () => undefined },
     kind: 'browser',
   };

@@ -3,7 +3,8 @@
 // the call after it, what must happen, and the answer to its command. The steps several events
 // share — ending a call, owing the gateway an end, asking the relay for a decline verdict — are in
 // steps.ts; taking a call into hand and a transfer's course are the small functions after the table;
-// a bridged call rejoining after its leg went has its handlers in rejoin.ts.
+// a bridged call rejoining after its leg went has its handlers in rejoin.ts, and the team's recording
+// of a bridged call and the supervisors in it theirs in oversight.ts.
 //
 // protocol.md: duplicates happen, order is not guaranteed (a terminate can arrive before its
 // connect) and stale events arrive late. So every handler is idempotent: the same event again
@@ -17,6 +18,7 @@ import { OTHER_PARTNER_CODE } from '../gateway';
 import { TRANSFER_RING_MS } from '../transfer';
 import type { CallBook } from './book';
 import type { AnsweringOpen, CallRecord, EndedRecord, Leftover, LiveRecord } from './record';
+import { monitorChanged, recordingChanged } from './oversight';
 import {
   mediaFailed,
   notBackInTime,
@@ -231,6 +233,9 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     }
     return letGo(call, reason, ev.at);
   },
+
+  'remote.recording': recordingChanged,
+  'remote.monitor': monitorChanged,
 
   'local.dial': (ev, { call, leftover, book }) => {
     if (call !== undefined || leftover !== undefined) return { reply: errText('invalid_state', text('calls.alreadyPlaced')) };

@@ -276,6 +276,10 @@ export type CallEvent =
    * the call is over here; with `goesOn` it goes on with colleagues, and nothing is owed.
    */
   | { type: 'remote.bridge_failed'; at: number; callId: string; reason: BridgeFailure; goesOn?: true; awaySec?: number }
+  /** The team's bridge records the call now, or no longer (calls/oversight.ts). */
+  | { type: 'remote.recording'; at: number; callId: string; recording: boolean; timestamp: number }
+  /** A supervisor joined the call in `mode`, switched to it, or left it (calls/oversight.ts). */
+  | { type: 'remote.monitor'; at: number; callId: string; supervisorId: string; name: string; mode: MonitorMode | 'left'; timestamp: number }
   // the agent's commands; `requestId` names the command that waits for the reply
   /** Call a number: the peer always has the digits the initiate goes to. */
   | { type: 'local.dial'; at: number; localId: string; peer: Peer & { number: string }; offerSdp: string; requestId?: string }

@@ -20,9 +20,14 @@ import type { ModeMachine } from './mode';
 import type { SettingsView } from './settings-commands';
 import type { Updates } from './update-commands';
 
-/** The team as this agent knows it: the defaults until the relay has said (GET /team/settings, its `team` event). */
+/**
+ * The team as this agent knows it: the defaults until the relay has said (GET /team/settings, its
+ * `team` event), and whether its bridge records calls as GET /me says (`record`), once it has.
+ */
 export class TeamDesk {
   private info: TeamInfo = { role: 'agent', settings: { ...DEFAULT_TEAM_SETTINGS, breakReasons: [...DEFAULT_TEAM_SETTINGS.breakReasons], dispositions: [...DEFAULT_TEAM_SETTINGS.dispositions] } };
+  /** GET /me's word on the team's recording, once it has answered: it decides over the settings' own. */
+  private recordSaid: { record: TeamInfo['record'] } | undefined;
   private readonly listeners = new Set<(info: TeamInfo) => void>();
 
   constructor(private readonly push: Push) {}
@@ -35,8 +40,21 @@ export class TeamDesk {
     return this.info.settings;
   }
 
-  /** What the relay said; the windows hear of a change. */
+  /** What the relay said of the role and settings; the windows hear of a change. */
   told(info: TeamInfo): void {
+    this.change(info);
+  }
+
+  /** What GET /me said of the team's recording (absent: its bridge never records). */
+  recordTold(record: TeamInfo['record']): void {
+    this.recordSaid = { record };
+    this.change(this.info);
+  }
+
+  private change(told: TeamInfo): void {
+    const { record: _settings, ...rest } = told;
+    const record = this.recordSaid !== undefined ? this.recordSaid.record : told.record;
+    const info: TeamInfo = record !== undefined ? { ...rest, record } : rest;
     if (JSON.stringify(info) === JSON.stringify(this.info)) return;
     this.info = info;
     this.push({ name: 'teamChanged', payload: info });

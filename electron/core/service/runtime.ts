@@ -1,10 +1,11 @@
 // One mode's running parts, built for one account (the command line's, the saved one, or the
 // embedded sandbox's): the gateway client, the relay's client and event stream, the presence
-// reporter, the relay's TURN credentials and the call coordinator. A runtime that is no longer the
-// mode's current one (a switch or close began stopping it) drops its late callbacks: it asks the
-// mode whether it is still current by its own identity.
+// reporter, the relay's TURN credentials, the call coordinator, and a supervisor's join of a
+// colleague's call (monitoring.ts). A runtime that is no longer the mode's current one (a switch or
+// close began stopping it) drops its late callbacks: it asks the mode whether it is still current
+// by its own identity.
 import { DirectHolds } from '../direct-holds';
-import type { ConnectionState, CustomerLegQuality, TeamInfo } from '../../../shared/api';
+import type { ConnectionState, CustomerLegQuality, MonitorChange, TeamInfo } from '../../../shared/api';
 import type { CallState } from '../../../shared/call-state';
 import type { RelayEnvelope } from '../../../shared/events';
 import type { Logger } from '../../../shared/log';
@@ -18,6 +19,7 @@ import { RelayEventStream } from '../event-stream';
 import { GatewayClient } from '../gateway-client';
 import type { HistoryStore } from '../history-store';
 import type { MessagingRuntime } from '../messaging-service';
+import { Monitoring } from '../monitoring';
 import { RelayTurnCredentials } from '../network-settings';
 import { PresenceReporter } from '../presence';
 import { RelayClient } from '../relay-client';
@@ -44,6 +46,10 @@ export interface RuntimeHooks {
   customerLegQuality(quality: CustomerLegQuality): void;
   /** The relay told this agent's role and the team's settings (GET /team/settings, or its `team` event). */
   teamChanged(info: TeamInfo): void;
+  /** GET /me told whether the team's bridge records calls (absent: it never does). */
+  teamRecordTold(record: TeamInfo['record']): void;
+  /** This agent's join of a colleague's call changed (a supervisor's; monitoring.ts). */
+  monitorChanged(change: MonitorChange): void;
   /** The event stream (re)connected: the relay is there to take what waited for it. */
   relayConnected(): void;
 }
@@ -83,6 +89,8 @@ export class Runtime {
   readonly customerLegs: CustomerLegWatch;
   /** A direct call's holds, told to the relay for the team's records. */
   private readonly holds: DirectHolds;
+  /** A supervisor's join of a colleague's call: "Listen", "Whisper", "Barge", "Leave". */
+  readonly monitoring: Monitoring;
   readonly stream: RelayEventStream;
   readonly sandbox: SandboxControlClient | undefined;
   private sourceKind: Source['kind'];
@@ -136,10 +144,19 @@ export class Runtime {
       logger: log,
     });
     this.holds = new DirectHolds({ relay: this.relay, isBridged: (callId) => this.bridge.isBridgedCall(callId), logger: log });
+    this.monitoring = new Monitoring({
+      relay: this.relay,
+      busy: () => this.coordinator.hasBusyCall(),
+      push: (change) => {
+        if (this.isCurrent()) hooks.monitorChanged(change);
+      },
+      log,
+    });
     this.coordinator.onCallChanged((call) => {
       this.bridge.callChanged(call);
       this.customerLegs.callChanged(call);
       this.holds.callChanged(call);
+      this.monitoring.callsChanged();
       hooks.callChanged(call);
       if (this.isCurrent()) hooks.presenceMayHaveChanged();
     });
@@ -151,6 +168,7 @@ export class Runtime {
         this.bridge.deliver(received, (envelope) => {
           if (!this.isCurrent()) return;
           this.coordinator.applyRelayEvent(envelope);
+          this.monitoring.relayEvent(envelope);
           hooks.relayEvent(envelope);
         });
       },
@@ -214,7 +232,8 @@ export class Runtime {
     this.turn.stop();
     this.customerLegs.stop();
     this.holds.stop();
-    await this.coordinator.shutdown();
+    // A joined call is left while the calls end: neither waits for the other.
+    await Promise.all([this.monitoring.stop(), this.coordinator.shutdown()]);
     await this.presence.stop();
     await this.stream.stop().catch((e: unknown) => this.log.warn('the event stream did not stop cleanly', { error: e }));
     await this.gateway.close();
@@ -233,10 +252,13 @@ export class Runtime {
     return this.options.isCurrent(this);
   }
 
-  /** A (re)connected stream may be a restarted relay that has forgotten this agent's presence. */
+  /**
+   * A (re)connected stream may be a restarted relay that has forgotten this agent's presence, or
+   * one started with other flags (whether its bridge records).
+   */
   private onStreamConnected(): void {
     this.presence.report();
-    if (this.relay.agentId === undefined) void this.learnAgentId();
+    void this.learnAgentId();
     void this.learnTeam();
     this.options.hooks.relayConnected();
   }
@@ -252,7 +274,8 @@ export class Runtime {
   private async learnAgentId(): Promise<void> {
     const me = await this.relay.me();
     if (me.ok) this.bridge.setBridged(me.value.bridged);
-    if (me.ok) this.log.info('signed in to the relay', { agentId: me.value.agentId, bridged: me.value.bridged });
+    if (me.ok && this.isCurrent()) this.options.hooks.teamRecordTold(me.value.record);
+    if (me.ok) this.log.info('signed in to the relay', { agentId: me.value.agentId, bridged: me.value.bridged, record: me.value.record ?? 'never' });
     else this.log.warn('the relay did not say which agent this is', { code: me.error.code, reason: me.error.message });
   }
 }

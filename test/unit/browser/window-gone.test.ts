@@ -1,5 +1,6 @@
 // The browser host ends the calls whose audio a page carried when that page's socket closes (a
 // reload, the tab closed): only the calls it answered, placed or rejoined, and not when the host itself stops.
+// A supervisor's join of a call whose leg the page answered is left the same way.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -121,4 +122,50 @@ test('the host stopping (the app quitting) leaves ending the calls to the servic
   await closed(agent.ws);
   await new Promise((r) => setTimeout(r, 50));
   expect(service.gone).toEqual([]);
+});
+
+/** A service that answers startMonitor with a leg, as a supervisor's join does, and refuses answerMonitor for `refusedCall`. */
+class Supervising extends FakeService {
+  constructor(private readonly refusedCall?: string) {
+    super();
+  }
+  override async handle(name: string, params: unknown): Promise<Result<never>> {
+    if (name === 'answerMonitor' && (params as { callId: string }).callId === this.refusedCall) {
+      this.handled.push({ name, params });
+      return errText('invalid_state', { code: 'supervision.notJoined', values: { callId: this.refusedCall } });
+    }
+    return super.handle(name, params);
+  }
+}
+
+test('a page that answered a supervisor’s leg of a joined call closes: that join is left; one it left, or whose leg it never took, is not', async () => {
+  await host.close();
+  service = new Supervising('wacid.m3');
+  host = await startBrowserHost({ backend: service, staticDir });
+  const supervisor = await page();
+  await supervisor.send(1, 'startMonitor', { callId: 'wacid.m1', mode: 'listen' });
+  await supervisor.send(2, 'answerMonitor', { callId: 'wacid.m1', legId: 'leg-monitor-1', sdp: ANSWER_SDP });
+  await supervisor.send(3, 'startMonitor', { callId: 'wacid.m2', mode: 'whisper' });
+  await supervisor.send(4, 'answerMonitor', { callId: 'wacid.m2', legId: 'leg-monitor-2', sdp: ANSWER_SDP });
+  await supervisor.send(5, 'leaveMonitor', { callId: 'wacid.m2' });
+  await supervisor.send(6, 'answerMonitor', { callId: 'wacid.m3', legId: 'leg-monitor-3', sdp: ANSWER_SDP });
+  const watcher = await page();
+  await watcher.send(1, 'startMonitor', { callId: 'wacid.m4', mode: 'barge' });
+  watcher.ws.close();
+  await closed(watcher.ws);
+  supervisor.ws.close();
+  await settle(() => service.handled.filter((h) => h.name === 'leaveMonitor').length === 2);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(service.handled.filter((h) => h.name === 'leaveMonitor').map((h) => h.params)).toEqual([{ callId: 'wacid.m2' }, { callId: 'wacid.m1' }]);
+  // A join is no call: the page carried none.
+  expect(service.gone).toEqual([]);
+});
+
+test('the host stopping leaves a joined call to the service too', async () => {
+  const supervisor = await page();
+  await supervisor.send(1, 'answerMonitor', { callId: 'wacid.m5', legId: 'leg-monitor-5', sdp: ANSWER_SDP });
+  await host.close();
+  await closed(supervisor.ws);
+  await new Promise((r) => setTimeout(r, 50));
+  expect(service.handled.map((h) => h.name)).toEqual(['answerMonitor']);
 });

@@ -1,12 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { RelayClient } from '../../../electron/core/relay-client';
 import { ANSWERED_ELSEWHERE_MESSAGE } from '../../../shared/call-state';
 import { text } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
 import { closingServer, resettingServer, selfSignedServer, UNRESOLVABLE_HOST, type FailingServer } from '../shared/network-failures';
-import { ALICE, BOB, startTeamRelay, type TeamRelay } from './team-relay';
+import { ALICE, BOB, startTeamRelay, type RouteAnswer, type TeamRelay } from './team-relay';
 
 const logLines: string[] = [];
 configureLogging({ level: 'debug', sink: (line) => logLines.push(line) });
@@ -151,5 +152,83 @@ describe('RelayClient', () => {
     const all = logLines.join('\n');
     expect(all).not.toContain(ALICE.token);
     expect(all).not.toContain('not-an-agent-token-42');
+  });
+});
+
+describe('RelayClient: the team’s recordings and the supervisors’ requests', () => {
+  const answering = (answer: (req: { method: string; path: string }) => RouteAnswer | undefined) => relay.routes.push(async (req) => answer(req));
+  const refusal = (status: number, code: string, message: string): RouteAnswer => ({ status, json: { error: { code, message } } });
+
+  it('agentRequest: a 2xx as the schema reads it (an empty body as {}), a 409 invalid_state and a 404 the relay’s not_found not_found, both in its words; others as every refusal', async () => {
+    answering(({ method, path }) => {
+      if (path === '/team/calls/wacid.1/monitor' && method === 'PUT') return refusal(404, 'not_found', 'not joined to this call');
+      if (path === '/team/calls/wacid.1/monitor' && method === 'POST') return refusal(409, 'invalid_state', 'a direct call cannot be joined');
+      if (path === '/team/calls/wacid.1/monitor' && method === 'DELETE') return { status: 204, bytes: Buffer.alloc(0), headers: {} };
+      if (path === '/team/calls') return refusal(403, 'forbidden', 'only supervisors may see the team’s live calls');
+      return undefined;
+    });
+    const alice = client(ALICE.token);
+    const mode = z.object({ mode: z.string() });
+    expect(await alice.agentRequest('monitor', 'PUT', '/team/calls/wacid.1/monitor', { mode: 'listen' }, mode)).toEqual({
+      ok: false,
+      error: {
+        code: 'not_found',
+        message: 'The relay refused the monitor request (HTTP 404: not joined to this call)',
+        text: text('relay.refusedSaying', { what: 'monitor', status: 404, reason: 'not joined to this call' }),
+        httpStatus: 404,
+        detail: 'not joined to this call',
+      },
+    });
+    expect(await alice.agentRequest('monitor', 'POST', '/team/calls/wacid.1/monitor', { mode: 'listen' }, mode)).toMatchObject({
+      ok: false,
+      error: { code: 'invalid_state', httpStatus: 409, message: 'The relay refused the monitor request (HTTP 409: a direct call cannot be joined)' },
+    });
+    expect(await alice.agentRequest('leave monitor', 'DELETE', '/team/calls/wacid.1/monitor', undefined, z.object({}).passthrough())).toEqual({ ok: true, value: {} });
+    expect(await alice.agentRequest('live calls', 'GET', '/team/calls', undefined, mode)).toMatchObject({
+      ok: false,
+      error: { code: 'unauthorized', httpStatus: 403, message: 'The relay refused the live calls request (HTTP 403: only supervisors may see the team’s live calls)' },
+    });
+    // An older relay with no such endpoint says so in its words (its fallback is not_found too).
+    expect(await alice.agentRequest('recording', 'POST', '/calls/wacid.1/bridge/recording', { recording: true }, mode)).toMatchObject({
+      ok: false,
+      error: { code: 'not_found', message: 'The relay refused the recording request (HTTP 404: no POST /calls/wacid.1/bridge/recording)' },
+    });
+    expect(relay.requests.map((r) => [r.method, r.path, r.body])).toEqual([
+      ['PUT', '/team/calls/wacid.1/monitor', { mode: 'listen' }],
+      ['POST', '/team/calls/wacid.1/monitor', { mode: 'listen' }],
+      ['DELETE', '/team/calls/wacid.1/monitor', undefined],
+      ['GET', '/team/calls', undefined],
+      ['POST', '/calls/wacid.1/bridge/recording', { recording: true }],
+    ]);
+  });
+
+  it('recordingFile: the bytes and their type with the token; a file past the limit is not read; 404 and 403 in the relay’s words', async () => {
+    const file = Buffer.from('OggS'.padEnd(4_096, '\u0001'));
+    answering(({ path }) => {
+      if (path === '/recordings/wacid.rec%2F1') return { status: 200, bytes: file, headers: { 'Content-Type': 'audio/ogg', 'Content-Length': String(file.length) } };
+      if (path === '/recordings/wacid.long') return { status: 200, bytes: Buffer.alloc(1_536 * 1024, 1), headers: { 'Content-Type': 'audio/ogg' } };
+      if (path === '/recordings/wacid.untyped') return { status: 200, bytes: file, headers: {} };
+      if (path === '/recordings/wacid.none') return refusal(404, 'not_found', 'the team has no recording of this call');
+      if (path === '/recordings/wacid.theirs') return refusal(403, 'forbidden', 'only the agents of the call and supervisors may hear its recording');
+      return undefined;
+    });
+    const alice = client(ALICE.token);
+    expect(await alice.recordingFile('wacid.rec/1', 64 * 1024)).toEqual({ ok: true, value: { bytes: file, mimeType: 'audio/ogg' } });
+    expect(await alice.recordingFile('wacid.untyped', 64 * 1024)).toEqual({ ok: true, value: { bytes: file, mimeType: 'audio/ogg' } });
+    expect(await alice.recordingFile('wacid.long', 1024 * 1024)).toMatchObject({
+      ok: false,
+      error: { code: 'not_available', message: 'The team’s recording is 2 MB, more than the 1 MB the app plays', text: { code: 'teamRecording.tooLarge', values: { megabytes: 2, limit: 1 } } },
+    });
+    expect(await alice.recordingFile('wacid.none', 1_024)).toMatchObject({
+      ok: false,
+      error: { code: 'not_found', httpStatus: 404, detail: 'the team has no recording of this call' },
+    });
+    expect(await alice.recordingFile('wacid.theirs', 1_024)).toMatchObject({
+      ok: false,
+      error: { code: 'unauthorized', httpStatus: 403, message: 'The relay refused the recording request (HTTP 403: only the agents of the call and supervisors may hear its recording)' },
+    });
+    expect(relay.requests.every((r) => r.authorization === `Bearer ${ALICE.token}`)).toBe(true);
+    const stranger = await client('not-an-agent-token-42').recordingFile('wacid.rec/1', 64 * 1024);
+    expect(stranger).toMatchObject({ ok: false, error: { code: 'unauthorized', httpStatus: 401, message: 'The relay refused the agent token: check it in Settings' } });
   });
 });

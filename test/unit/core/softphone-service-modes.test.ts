@@ -242,8 +242,10 @@ describe('the mode machine', () => {
         presenceMayHaveChanged: () => seen.push(`presence of ${name(mode.current())}`),
         turnChanged: () => seen.push('turn'),
         customerLegQuality: (quality) => seen.push(`customer leg of ${quality.callId}`),
-        // What the relay says of the team, and its (re)connects, are not what this test follows.
+        // What the relay says of the team, its (re)connects, and a supervisor's join are not what this test follows.
         teamChanged: () => undefined,
+        teamRecordTold: () => undefined,
+        monitorChanged: () => undefined,
         relayConnected: () => undefined,
         runtimeChanged: (runtime) => {
           if (runtime && !runtimes.includes(runtime)) runtimes.push(runtime);

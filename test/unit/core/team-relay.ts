@@ -2,7 +2,8 @@
 // the core tests: Bearer tokens per agent, GET /me, PUT /presence, POST /calls/{id}/claim with
 // first-claim-wins, POST /calls/{id}/decline (colleagues still ringing: available and not declined),
 // GET /team/settings and its `team` event, PUT /calls/{id}/wrap-up, POST /team/callbacks/{id}/take,
-// and GET /events as server-sent events. Every request is recorded; a test may take over the answer to a claim or a wrap-up.
+// and GET /events as server-sent events. Every request is recorded; a test may take over the answer to a claim or a wrap-up,
+// say more in GET /me (`me`), and add the routes of another part of the contract (`routes`, e.g. oversight-relay.ts).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TeamInfo } from '../../../shared/api';
@@ -29,6 +30,11 @@ export type ClaimAnswer = { status: number; body: string } | 'hang' | 'default';
 /** 'default' keeps the wrap-up and answers 200. */
 export type WrapUpAnswer = { status: number; body: unknown } | 'default';
 
+/** A route's answer: JSON, or a file's bytes with their type and headers. */
+export type RouteAnswer = { status: number; json: unknown } | { status: number; bytes: Buffer; headers: Record<string, string> };
+/** A route added to the contract: an answer for the requests it serves (the agent's known), undefined for the others. */
+export type TeamRelayRoute = (req: TeamRelayRequest & { agentId: string; headers: IncomingMessage['headers'] }) => RouteAnswer | undefined | Promise<RouteAnswer | undefined>;
+
 export interface TeamRelay {
   url: string;
   agents: TeamAgent[];
@@ -36,6 +42,10 @@ export interface TeamRelay {
   presence: Map<string, string>;
   /** What GET /team/settings answers (every agent is told the same role). */
   team: TeamInfo;
+  /** Said in GET /me beside the agent's id and name (e.g. `bridged`, `record`). */
+  me: Record<string, unknown>;
+  /** Asked in order before a request is answered 404. */
+  routes: TeamRelayRoute[];
   /** `callId agentId` → the wrap-up kept. */
   wrapUps: Map<string, unknown>;
   /** The team's callback requests by id; a take marks one taken by its agent. */
@@ -73,6 +83,8 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
     requests: [],
     presence: new Map(),
     team: { role: 'agent', settings: { ...DEFAULT_TEAM_SETTINGS } },
+    me: {},
+    routes: [],
     wrapUps: new Map(),
     callbacks: new Map(),
     onWrapUp: () => 'default',
@@ -109,7 +121,7 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
     relay.requests.push({ method: req.method ?? '', path, agentId: agent?.id, authorization, body });
     if (!agent) return json(res, 401, { error: { code: 'unauthorized', message: 'unknown agent token' } });
 
-    if (req.method === 'GET' && path === '/me') return json(res, 200, { agentId: agent.id, name: agent.name });
+    if (req.method === 'GET' && path === '/me') return json(res, 200, { agentId: agent.id, name: agent.name, ...relay.me });
 
     if (req.method === 'PUT' && path === '/presence') {
       const { status, reason } = (body ?? {}) as { status?: unknown; reason?: unknown };
@@ -186,6 +198,14 @@ export async function startTeamRelay(agents: TeamAgent[], port = 0): Promise<Tea
       res.write(': connected\n\n');
       streams.set(res, agent.id);
       res.on('close', () => streams.delete(res));
+      return;
+    }
+    for (const route of relay.routes) {
+      const answer = await route({ method: req.method ?? '', path, agentId: agent.id, authorization, body, headers: req.headers });
+      if (answer === undefined) continue;
+      if ('json' in answer) return json(res, answer.status, answer.json);
+      res.writeHead(answer.status, answer.headers);
+      res.end(answer.bytes);
       return;
     }
     json(res, 404, { error: { code: 'not_found', message: `no ${req.method} ${path}` } });

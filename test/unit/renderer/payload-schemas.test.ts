@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseCallState, parsePush, parseSettings, parseSnapshot, parseTeam } from '../../../renderer/bridge/payload-schemas';
+import { parseCallState, parsePush, parseSettings, parseSnapshot, parseTeam, parseTeamInfo } from '../../../renderer/bridge/payload-schemas';
+import { DEFAULT_TEAM_SETTINGS } from '../../../shared/team-settings';
 import { ANSWER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { T0, TEAM, accountSettings, active, bridgedActive, dialing, ended, noNetwork, ringing, snapshot, transferOf, transferRinging } from './fixtures';
 
@@ -98,5 +99,31 @@ describe('transfers from the host', () => {
     expect(parseTeam(TEAM)).toEqual({ ok: true, value: TEAM });
     const bad = parseTeam([{ agentId: 'agent-x', name: 'X', presence: 'away' }]);
     expect(!bad.ok && bad.error.field).toBe('[0].presence');
+  });
+});
+
+describe('who else hears a bridged call, from the host', () => {
+  it('keeps a call’s recording and its supervisors, and drops a call whose supervisor the window could not show, naming the field', () => {
+    const overseen = { ...bridgedActive(), recording: true, monitors: [{ supervisorId: 'sam', name: 'Sam Supervisor', mode: 'whisper' }] };
+    expect(parseCallState(overseen)).toEqual({ ok: true, value: overseen });
+    const badMode = parseCallState({ ...overseen, monitors: [{ supervisorId: 'sam', name: 'Sam Supervisor', mode: 'shout' }] });
+    expect(!badMode.ok && badMode.error.field).toBe('monitors[0].mode');
+    const badRecording = parseCallState({ ...overseen, recording: 'yes' });
+    expect(!badRecording.ok && badRecording.error.field).toBe('recording');
+  });
+
+  it('keeps the team’s recording mode, and offers nothing for a mode it does not know', () => {
+    const team = { role: 'agent', settings: DEFAULT_TEAM_SETTINGS, record: 'on-demand' };
+    expect(parseTeamInfo(team)).toEqual({ ok: true, value: team });
+    const newer = parseTeamInfo({ ...team, record: 'on-weekdays' });
+    expect(newer.ok && newer.value.record).toBeUndefined();
+  });
+
+  it('checks the monitorChanged push', () => {
+    expect(parsePush('monitorChanged', { callId: 'wacid.1', mode: 'barge' })).toEqual({ ok: true, value: { callId: 'wacid.1', mode: 'barge' } });
+    expect(parsePush('monitorChanged', { callId: 'wacid.1', mode: 'left', reason: 'call_ended' }).ok).toBe(true);
+    expect(parsePush('monitorChanged', { callId: 'wacid.1', mode: 'shout' }).ok).toBe(false);
+    expect(parsePush('monitorChanged', { callId: '', mode: 'left' }).ok).toBe(false);
+    expect(parsePush('monitorChanged', { callId: 'wacid.1', mode: 'left', reason: 'bored' }).ok).toBe(false);
   });
 });

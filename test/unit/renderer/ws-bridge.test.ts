@@ -247,6 +247,7 @@ const PUSH_SAMPLES: { [N in PushName]: PushPayloads[N] } = {
   shortcutsRefused: { refused: [{ action: 'decline', accelerator: 'Ctrl+Shift+D' }] },
   updateStatus: { kind: 'ready', version: '1.2.0' },
   customerLegQuality: { localId: 'in:wacid.1', callId: 'wacid.1', report: { state: 'connected', packetsReceived: 500, packetsLost: 12, jitterMs: 4, roundTripMs: 80, lastPacketAt: T0 } },
+  monitorChanged: { callId: 'wacid.1', mode: 'left', reason: 'call_ended' },
   conversationChanged: {
     contact: '447700900123',
     name: 'Amelia Hart',

@@ -95,6 +95,12 @@ const VALID: Record<CommandName, unknown[]> = {
   ],
   getVoicemail: [{ callId: 'wacid.1' }, { callId: 'wacid.1', mediaId: 'media-1' }, { callId: 'c'.repeat(512), mediaId: 'm'.repeat(512) }],
   takeCallback: [{ id: 'wacid.1' }, { id: 'i'.repeat(512) }],
+  setRecording: [{ localId: 'in:wacid.1', recording: true }, { localId: 'tr:7Kq2', recording: false }],
+  getRecording: [{ localId: 'in:wacid.1' }, { localId: 'out:1' }],
+  getLiveCalls: [{}],
+  startMonitor: [{ callId: 'wacid.1', mode: 'listen' }, { callId: 'c'.repeat(512), mode: 'whisper' }, { callId: 'wacid.1', mode: 'barge' }],
+  answerMonitor: [{ callId: 'wacid.1', legId: 'leg-7f3a9c2e', sdp: ANSWER_SDP }, { callId: 'wacid.1', legId: `a${'b'.repeat(127)}`, sdp: 'v'.repeat(64 * 1024) }],
+  leaveMonitor: [{ callId: 'wacid.1' }, { callId: 'c'.repeat(512) }],
   saveServiceCapture: [
     { serviceCapture: { record: false, transcribe: false, purpose: '', language: 'en_US' } },
     { serviceCapture: { record: true, transcribe: true, purpose: 'p'.repeat(250), language: 'pt_BR' } },
@@ -351,6 +357,37 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
     [{}, 'localId'],
     [{ callId: 'wacid.1' }, 'localId'],
   ],
+  setRecording: [
+    [{}, 'localId'],
+    [{ localId: 'in:wacid.1' }, 'recording', 'must be true or false'],
+    [{ localId: 'in:wacid.1', recording: 'yes' }, 'recording', 'must be true or false'],
+    [{ localId: 'in:wacid.1', recording: true, callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
+  ],
+  getRecording: [
+    [{}, 'localId'],
+    [{ localId: 'in:wacid.1', callId: 'wacid.1' }, '(root)', 'Unrecognized key: "callId"'],
+  ],
+  getLiveCalls: [[{ all: true }, '(root)', 'Unrecognized key: "all"']],
+  startMonitor: [
+    [{ mode: 'listen' }, 'callId'],
+    [{ callId: '', mode: 'listen' }, 'callId'],
+    [{ callId: 'c'.repeat(513), mode: 'listen' }, 'callId'],
+    [{ callId: 'wacid.1' }, 'mode', 'must be one of listen, whisper, barge'],
+    [{ callId: 'wacid.1', mode: 'left' }, 'mode', 'must be one of listen, whisper, barge'],
+    [{ callId: 'wacid.1', mode: 'listen', legId: 'leg-1' }, '(root)', 'Unrecognized key: "legId"'],
+  ],
+  answerMonitor: [
+    [{ legId: 'leg-1', sdp: ANSWER_SDP }, 'callId'],
+    [{ callId: 'wacid.1', sdp: ANSWER_SDP }, 'legId'],
+    [{ callId: 'wacid.1', legId: 'leg 1', sdp: ANSWER_SDP }, 'legId', 'must be 1 to 128 letters, digits'],
+    [{ callId: 'wacid.1', legId: 'leg-1' }, 'sdp'],
+    [{ callId: 'wacid.1', legId: 'leg-1', sdp: 'v'.repeat(64 * 1024 + 1) }, 'sdp'],
+  ],
+  leaveMonitor: [
+    [{}, 'callId'],
+    [{ callId: '' }, 'callId'],
+    [{ callId: 'wacid.1', mode: 'listen' }, '(root)', 'Unrecognized key: "mode"'],
+  ],
   takeCallback: [
     [{}, 'id'],
     [{ id: '' }, 'id'],
@@ -477,7 +514,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(50);
+    expect(Object.keys(results)).toHaveLength(56);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {
@@ -560,6 +597,7 @@ describe('pushes', () => {
       shortcutsRefused: 'onShortcutsRefused',
       updateStatus: 'onUpdateStatus',
       customerLegQuality: 'onCustomerLegQuality',
+      monitorChanged: 'onMonitorChanged',
     };
     for (const name of PUSH_NAMES) expect(pushListenerName(name)).toBe(expected[name]);
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(expected).sort());
@@ -580,6 +618,7 @@ describe('pushes', () => {
       shortcutsRefused: true,
       updateStatus: true,
       customerLegQuality: true,
+      monitorChanged: true,
     };
     expect([...PUSH_NAMES].sort()).toEqual(Object.keys(payloads).sort() as (keyof PushPayloads)[]);
   });

@@ -156,6 +156,11 @@ const EVENT_KEYS = [
   'remote.transfer:cancelled',
   'remote.transfer:answered_elsewhere',
   'local.transfer_gone', // the relay no longer knows a transfer of the call (the rows here have none)
+  // Who else hears the call (calls/oversight.ts; call-oversight.test.ts): the rows here record nothing and have no supervisor in them.
+  'remote.recording:on',
+  'remote.recording:off',
+  'remote.monitor:whisper',
+  'remote.monitor:left',
   'local.dial',
   'local.initiate_ok',
   'local.initiate_failed',
@@ -229,6 +234,10 @@ function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> 
     'remote.transfer:cancelled': transferUpdate(AT, 'cancelled', { callId, transferId: OWN_TRANSFER }),
     'remote.transfer:answered_elsewhere': transferUpdate(AT, 'answered_elsewhere', { callId, transferId: OWN_TRANSFER }),
     'local.transfer_gone': transferGone(AT, localId, OWN_TRANSFER),
+    'remote.recording:on': { type: 'remote.recording', at: AT, callId, recording: true, timestamp: AT - 100 },
+    'remote.recording:off': { type: 'remote.recording', at: AT, callId, recording: false, timestamp: AT - 100 },
+    'remote.monitor:whisper': { type: 'remote.monitor', at: AT, callId, supervisorId: 'sam', name: 'Sam Supervisor', mode: 'whisper', timestamp: AT - 100 },
+    'remote.monitor:left': { type: 'remote.monitor', at: AT, callId, supervisorId: 'sam', name: 'Sam Supervisor', mode: 'left', timestamp: AT - 100 },
     'local.dial': dial(AT, localId, CALLEE, TABLE_REQUEST),
     'local.initiate_ok': initiateOk(AT, localId, callId),
     'local.initiate_failed': initiateFailed(AT, localId),
@@ -307,6 +316,20 @@ const NO_TRANSFER_OF_ITS_OWN = {
   'local.transfer_gone': '=',
 } as const satisfies Partial<Record<EventKey, Cell>>;
 
+/**
+ * The team's recording and the supervisors of a call the relay knows (calls/oversight.ts): a live
+ * call in `phase` starts recording and has a supervisor whispering in it, as the relay says; none of
+ * these rows records or has one, so a stop or a leave changes nothing. An ended call hears none of it,
+ * and a call without its id yet waits for it (the book holds the word).
+ */
+const overseen = (phase: PhaseOutcome | '=') =>
+  ({
+    'remote.recording:on': phase,
+    'remote.recording:off': '=',
+    'remote.monitor:whisper': phase,
+    'remote.monitor:left': '=',
+  }) as const satisfies Partial<Record<EventKey, Cell>>;
+
 // The state machine, written out (ARCHITECTURE.md, protocol.md, relay/REFERENCE.md "Routing and claims"):
 //   incoming: ringing → answering → connecting → active → ended
 //   outgoing: dialing → calling → remote_ringing → connecting → active → ended
@@ -351,6 +374,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('ringing'),
   },
   'in.answering': {
     'remote.incoming': '=',
@@ -393,6 +417,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('answering'),
   },
   'in.accepting': {
     'remote.incoming': '=',
@@ -433,6 +458,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('answering'),
   },
   'in.connecting': {
     'remote.incoming': '=',
@@ -473,6 +499,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('connecting'),
   },
   'in.active': {
     'remote.incoming': '=',
@@ -513,6 +540,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('active'),
     'remote.transfer:ringing': ['active', 'deadline:set'], // this agent's own transfer rings a colleague (the relay says so), until the relay's word or its deadline
   },
   'in.hung_up': {
@@ -554,6 +582,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('='),
     'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'in.ended': {
@@ -595,6 +624,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('='),
     'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'in.declining': {
@@ -637,6 +667,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('='),
     'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'out.dialing': {
@@ -682,6 +713,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('='),
     'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'out.cancelled': {
@@ -724,6 +756,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('='),
     'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
   'out.calling': {
@@ -765,6 +798,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('calling'),
   },
   'out.remote_ringing': {
     'remote.incoming': '=',
@@ -805,6 +839,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('remote_ringing'),
   },
   'out.connecting': {
     'remote.incoming': '=',
@@ -845,6 +880,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('connecting'),
   },
   'out.active': {
     'remote.incoming': '=',
@@ -885,6 +921,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('active'),
     'remote.transfer:ringing': ['active', 'deadline:set'], // this agent's own transfer rings a colleague (the relay says so), until the relay's word or its deadline
   },
   'out.ended': {
@@ -926,6 +963,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.leftover:reject': '=',
     'local.leftover:terminate': '=',
     ...NO_TRANSFER_OF_ITS_OWN,
+    ...overseen('='),
     'remote.transfer_ring': '=', // a call of its own beside this one: nobody live holds the id
   },
 };
@@ -955,6 +993,7 @@ const heldRow = (inHand: Record<EventKey, Cell>): Record<EventKey, Cell> => ({
   'local.hold': ['=', 'reply:ok'],
   'local.resume': ['active', 'reply:ok'],
   'remote.transfer:ringing': ['active:held', 'deadline:set'],
+  ...overseen('active:held'),
 });
 const EXPECTED: Record<RowKey, Record<EventKey, Cell>> = {
   ...(Object.fromEntries(Object.entries(WRITTEN_OUT).map(([row, cells]) => [row, direct(cells)])) as Record<keyof typeof WRITTEN_OUT, Record<EventKey, Cell>>),
@@ -1048,6 +1087,8 @@ describe('reduceCall: the transition table', () => {
       'remote.bridge_failed': true,
       'remote.transfer_ring': true,
       'remote.transfer': true,
+      'remote.recording': true,
+      'remote.monitor': true,
       'local.dial': true,
       'local.answer': true,
       'local.decline': true,
