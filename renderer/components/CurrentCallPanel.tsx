@@ -11,6 +11,7 @@ import { useCallQuality } from '../store/call-quality';
 import { formatNumber } from '../i18n/format';
 import { useAppStore } from '../store/store';
 import { offersHold, offersTransfer, transferStep, transferUnderWay } from '../transfer-display';
+import { CallMonitors } from './CallMonitors';
 import { Keypad } from './Keypad';
 import { LevelMeter } from './LevelMeter';
 import { Ltr } from './Ltr';
@@ -111,6 +112,7 @@ export function CurrentCallPanel() {
           ))}
         </div>
       )}
+      {!ended && <CallMonitors call={call} />}
       {!ended && active && quality?.mos !== undefined && (
         <p className="quality-score" title={t('current.scoreTitle', { low: formatNumber(1), high: formatNumber(4.5) })}>
           {t('current.score', { mos: mosText(quality.mos) })}
