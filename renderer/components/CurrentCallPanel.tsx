@@ -12,6 +12,7 @@ import { formatNumber } from '../i18n/format';
 import { useAppStore } from '../store/store';
 import { offersHold, offersTransfer, transferStep, transferUnderWay } from '../transfer-display';
 import { CallMonitors } from './CallMonitors';
+import { RecordButton, RecordingIndicator } from './CallRecording';
 import { Keypad } from './Keypad';
 import { LevelMeter } from './LevelMeter';
 import { Ltr } from './Ltr';
@@ -86,6 +87,7 @@ export function CurrentCallPanel() {
               <Ltr>{formatClock((now - call.connectedAt) / 1000)}</Ltr>
             </span>
           )}
+          <RecordingIndicator call={call} />
         </div>
       </div>
 
@@ -138,6 +140,7 @@ export function CurrentCallPanel() {
               {t('current.keypad')}
             </button>
             {offersTransfer(call) && <TransferButtons key={call.localId} localId={call.localId} customer={title} />}
+            <RecordButton key={`record-${call.localId}`} call={call} />
             <button ref={hangUpButton} type="button" className="btn btn-danger btn-hangup" onClick={() => void callActions.hangUp(call.localId)}>
               {t('current.hangUp')}
             </button>
