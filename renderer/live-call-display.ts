@@ -57,6 +57,10 @@ export function customerText(customer: LiveCall['customer']): string {
 /** "Maya Chen", "Maya Chen and Jonas Berg": the agents in the language's list. */
 export const agentsText = (agents: readonly string[], locale = intlLocale()): string => new Intl.ListFormat(locale, { type: 'conjunction' }).format(agents);
 
+/** The same list in parts, so that each name can be isolated from the language's words around it ("Zoë Tran وBen Okafor"). */
+export const agentsParts = (agents: readonly string[], locale = intlLocale()): { type: 'element' | 'literal'; value: string }[] =>
+  new Intl.ListFormat(locale, { type: 'conjunction' }).formatToParts(agents);
+
 /** The call a button acts on, for its description: "Call between Maya Chen and Amelia Hart". */
 export const callDescription = (parties: CallParties): string => t('common:team.live.callOf', { agents: agentsText(parties.agents), customer: customerText(parties.customer) });
 

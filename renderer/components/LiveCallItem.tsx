@@ -1,7 +1,7 @@
 import { useId } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { LiveCall } from '../../shared/supervision';
-import { agentsText, callDescription, customerParts, liveStateText, monitorText, qualityText } from '../live-call-display';
+import { agentsParts, callDescription, customerParts, liveStateText, monitorText, qualityText } from '../live-call-display';
 import { partiesOf, useSupervision } from '../store/supervision';
 import { elapsedText } from '../wallboard-display';
 import { Ltr } from './Ltr';
@@ -28,11 +28,13 @@ export function LiveCallItem({ call, relayNow }: { call: LiveCall; relayNow: num
   return (
     <li className={`live-call${joined ? ' is-joined' : ''}`} data-call-id={call.callId}>
       <div className="live-call-who">
-        <span className="live-call-agents">{call.agents.length === 0 ? t('team.live.forTeam') : <bdi>{agentsText(parties.agents)}</bdi>}</span>
-        <span className="live-call-sep" aria-hidden="true">
-          ↔
+        <span className="live-call-agents">
+          {call.agents.length === 0 ? t('team.live.forTeam') : agentsParts(parties.agents).map((part, i) => (part.type === 'element' ? <bdi key={i}>{part.value}</bdi> : part.value))}
         </span>
         <span className="live-call-customer">
+          <span className="live-call-sep" aria-hidden="true">
+            ↔
+          </span>
           {name !== undefined && <bdi className="live-call-name">{name}</bdi>}
           {number !== '' && (
             <span className="live-call-number">
@@ -56,6 +58,11 @@ export function LiveCallItem({ call, relayNow }: { call: LiveCall; relayNow: num
           </span>
         )}
       </p>
+      <span id={descriptionId} className="visually-hidden">
+        {callDescription(parties)}
+      </span>
+      {joinable && <MonitorModeButtons callId={call.callId} parties={parties} describedBy={descriptionId} current={joined?.mode} busy={busy} />}
+      {!call.bridged && <p className="live-call-direct">{t('team.live.direct')}</p>}
       {call.monitors.length > 0 && (
         <ul className="live-call-monitors">
           {call.monitors.map((m) => (
@@ -63,11 +70,6 @@ export function LiveCallItem({ call, relayNow }: { call: LiveCall; relayNow: num
           ))}
         </ul>
       )}
-      <span id={descriptionId} className="visually-hidden">
-        {callDescription(parties)}
-      </span>
-      {joinable && <MonitorModeButtons callId={call.callId} parties={parties} describedBy={descriptionId} current={joined?.mode} busy={busy} />}
-      {!call.bridged && <p className="live-call-direct">{t('team.live.direct')}</p>}
       {note?.kind === 'joining' && <p className="live-call-note">{t('team.live.joining')}</p>}
       {note?.kind === 'refused' && (
         <p role="alert" className="live-call-error">

@@ -121,7 +121,7 @@ const itemTexts = () =>
     .evaluateAll((items) =>
       items.map((li) => ({
         agents: li.querySelector('.live-call-agents')?.textContent,
-        customer: li.querySelector('.live-call-customer')?.textContent,
+        customer: [...li.querySelectorAll('.live-call-customer > :not([aria-hidden])')].map((s) => s.textContent).join(' '),
         facts: [...li.querySelectorAll('.live-call-facts > span')].map((s) => s.textContent),
         buttons: [...li.querySelectorAll('button')].map((b) => b.textContent),
         note: li.querySelector('.live-call-direct, .live-call-monitors')?.textContent ?? null,
@@ -143,10 +143,10 @@ describe('a supervisor\'s Team view: "Live calls"', () => {
     await page.getByRole('heading', { name: 'Live calls', level: 3 }).waitFor();
     expect(await itemTexts()).toEqual([
       { agents: 'Jonas Berg', customer: '+1 415 555 0123', facts: ['Outgoing', 'On hold', 'Duration: 6:30', 'FairQuality: Fair, MOS 3.7'], buttons: ['Listen', 'Whisper', 'Barge'], note: 'Priya Nair is listening' },
-      { agents: 'Zoë Tran and Ben Okafor', customer: 'Siti Rahma+62 812 3456 7890', facts: ['Incoming', 'Transferring', 'Duration: 3:10', 'PoorQuality: Poor, MOS 2.9'], buttons: ['Listen', 'Whisper', 'Barge'], note: null },
-      { agents: 'Maya Chen', customer: 'Amelia Hart+44 7700 900123', facts: ['Incoming', 'Talking', 'Duration: 2:05', 'GoodQuality: Good, MOS 4.3'], buttons: ['Listen', 'Whisper', 'Barge'], note: null },
-      { agents: 'Olu Adeyemi', customer: 'Ananya Iyer+91 98123 45678', facts: ['Incoming', 'Talking', 'Duration: 0:25'], buttons: [], note: 'Direct call: cannot be joined' },
-      { agents: 'Ringing for the team', customer: 'Bruno Souza+55 11 98765 4321', facts: ['Incoming', 'Ringing', 'Duration: 0:08'], buttons: [], note: null },
+      { agents: 'Zoë Tran and Ben Okafor', customer: 'Siti Rahma +62 812 3456 7890', facts: ['Incoming', 'Transferring', 'Duration: 3:10', 'PoorQuality: Poor, MOS 2.9'], buttons: ['Listen', 'Whisper', 'Barge'], note: null },
+      { agents: 'Maya Chen', customer: 'Amelia Hart +44 7700 900123', facts: ['Incoming', 'Talking', 'Duration: 2:05', 'GoodQuality: Good, MOS 4.3'], buttons: ['Listen', 'Whisper', 'Barge'], note: null },
+      { agents: 'Olu Adeyemi', customer: 'Ananya Iyer +91 98123 45678', facts: ['Incoming', 'Talking', 'Duration: 0:25'], buttons: [], note: 'Direct call: cannot be joined' },
+      { agents: 'Ringing for the team', customer: 'Bruno Souza +55 11 98765 4321', facts: ['Incoming', 'Ringing', 'Duration: 0:08'], buttons: [], note: null },
     ]);
     // The quality's word on screen, its MOS for screen readers (and on hover).
     const quality = item('Maya Chen').locator('.live-quality');
