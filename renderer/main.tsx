@@ -59,7 +59,7 @@ const diagnostics = {
   saveFile: browserFileSaver(document),
   windowInfo: () => ({ userAgent: navigator.userAgent, language: navigator.language }),
 };
-const softphone = createControllers({ api: host.api, link: host.link, store: appStore, engine, ringtone, hostKind: host.kind, audio, diagnostics, speaker: () => engine.speakerId() });
+const softphone = createControllers({ api: host.api, link: host.link, store: appStore, engine, monitorMedia: engine.monitor, ringtone, hostKind: host.kind, audio, diagnostics, speaker: () => engine.speakerId() });
 try {
   softphone.start();
 } catch (e) {
@@ -87,6 +87,11 @@ const mediaProbe: MediaTestHook = {
   sessions: () => engine.describe(),
   quality: (localId) => engine.qualityOf(localId),
   candidatePath: (localId) => engine.candidatePath(localId),
+  monitor: () => {
+    const report = engine.monitor.describe();
+    const route = engine.monitor.audioRoute();
+    return report && { ...report, ...(route && { route }) };
+  },
 };
 window.__softphoneMedia = mediaProbe;
 

@@ -9,6 +9,7 @@ import { Dialer } from '../components/Dialer';
 import { Header } from '../components/Header';
 import { HostBanner } from '../components/HostBanner';
 import { IncomingCalls } from '../components/IncomingCalls';
+import { MonitorPanel } from '../components/MonitorPanel';
 import { RecentCalls } from '../components/RecentCalls';
 import { RingAlerts } from '../components/RingAlerts';
 import { SandboxPanel } from '../components/SandboxPanel';
@@ -33,6 +34,8 @@ export function App() {
       <main className="app-main">
         {/* A ringing call shows on every screen: the agent must be able to answer from Settings too. */}
         <IncomingCalls />
+        {/* A supervisor in a team call leaves or switches from any screen. */}
+        <MonitorPanel />
         {screen === 'settings' ? (
           <SettingsScreen />
         ) : screen === 'team' ? (

@@ -6,6 +6,7 @@ import type { DeskActions } from './desk-actions';
 import type { DeviceActions } from './device-actions';
 import type { DiagnosticsActions } from './diagnostics-actions';
 import type { MessagingActions } from './messaging-actions';
+import type { MonitorActions } from './monitor-actions';
 import type { RecordingActions } from './recording-actions';
 import type { SandboxActions } from './sandbox-actions';
 import type { SettingsActions } from './settings-actions';
@@ -30,3 +31,4 @@ export const useDiagnostics = (): DiagnosticsActions => useControllers().diagnos
 export const useUpdateActions = (): UpdateActions => useControllers().updates;
 export const useWallboard = (): WallboardActions => useControllers().wallboard;
 export const useRecordings = (): RecordingActions => useControllers().recordings;
+export const useMonitor = (): MonitorActions => useControllers().monitor;

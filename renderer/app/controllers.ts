@@ -14,7 +14,9 @@ import { SandboxActions } from './sandbox-actions';
 import { UpdateActions } from './update-actions';
 import { RecordingActions } from './recording-actions';
 import { WallboardActions } from './wallboard-actions';
+import { MonitorActions, type MonitorControls } from './monitor-actions';
 import { wallboardStore } from '../store/wallboard';
+import { supervisionStore } from '../store/supervision';
 import { updateStatusStore } from '../store/updates';
 import { SettingsActions } from './settings-actions';
 import { installShortcuts, type KeySource } from './shortcuts';
@@ -24,6 +26,8 @@ export interface ControllersDeps {
   link: HostLink;
   store: StoreApi<AppState>;
   engine: MediaControls;
+  /** A supervisor's leg of a call it joined (the media engine's `monitor`); none in a host without media. */
+  monitorMedia?: MonitorControls | undefined;
   ringtone?: RingtonePlayer | undefined;
   /** The audio devices, their checks, and where calls and the ringer play; none in a host without media devices. */
   audio?: Pick<DeviceActionsDeps, 'devices' | 'engine' | 'ringer' | 'soundCheck'> | undefined;
@@ -50,8 +54,10 @@ export interface Controllers {
   updates: UpdateActions;
   /** The Team view's wallboard, read while the view is open; its callback requests taken and dialled. */
   wallboard: WallboardActions;
-  /** "Play voicemail", "Play recording", "Transcript": a call's recordings, from the main process. */
+  /** "Play voicemail", "Play recording", "Transcript": a call's recordings, from the main process; "Record" and "Stop recording". */
   recordings: RecordingActions;
+  /** Supervisors: the team's live calls, read while the Team view is open; "Listen", "Whisper", "Barge", "Leave". */
+  monitor: MonitorActions;
   /** Not a domain: the host this window runs in (the settings show what only it can do). */
   hostKind: 'electron' | 'browser';
 }
@@ -80,23 +86,26 @@ export function createControllers(deps: ControllersDeps): Softphone {
   const wallboard = new WallboardActions({ api, store: wallboardStore, dial: dialCustomer });
   const ownName = (): string | undefined => wallboardStore.getState().board?.agents.find((agent) => agent.self === true)?.name;
   const recordings = new RecordingActions({ api, speaker: deps.speaker, ownName });
+  const monitor = new MonitorActions({ api, store: supervisionStore, media: deps.monitorMedia });
   const devices = new DeviceActions({ ...deps.audio, store, savePreferences: (patch) => settings.savePreferences(patch) });
   const hostKind = deps.hostKind ?? 'browser';
   const { devices: audioDevices, soundCheck, ringer } = deps.audio ?? {};
   const diagnostics = new DiagnosticsActions({ ...deps.diagnostics, api, hostKind, devices: audioDevices, soundCheck, ringer });
   return {
-    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, wallboard, recordings, hostKind },
+    controllers: { calls, messaging, settings, desk, sandbox, devices, diagnostics, updates, wallboard, recordings, monitor, hostKind },
     start() {
       const stopSync = sync.start();
       const stopCalls = calls.start();
       const stopDesk = desk.start();
       const stopDevices = devices.start();
+      const stopMonitor = monitor.start();
       const stopShortcuts = installShortcuts({ api, store, calls, keys: deps.keys ?? (typeof window === 'undefined' ? undefined : window) });
       return () => {
         stopSync();
         stopCalls();
         stopDesk();
         stopDevices();
+        stopMonitor();
         stopShortcuts();
       };
     },

@@ -1,6 +1,8 @@
 // A call's recordings: the customer's voicemail ("Play voicemail", in recent calls and the Team
-// view), the service's own recording of the call ("Play recording") and its transcript
-// ("Transcript"). The main process holds the files (kept on this machine, or fetched from the
+// view), the service's own recording of the call ("Play recording", or "Play the service's
+// recording" beside the team's), its transcript ("Transcript"), and the team's own recording of a
+// bridged call: "Record" and "Stop recording" on the call (setRecording), "Play recording" after it
+// (getRecording, the file the relay keeps). The main process holds the files (kept on this machine, or fetched from the
 // service by their media id) and hands them over: audio as base64 (getVoicemail,
 // getServiceRecording), which becomes a Blob the player shows through an object URL of its own
 // (media-src blob:, renderer/REFERENCE.md "Content-Security-Policy") on the speaker calls play on,
@@ -25,7 +27,7 @@ export interface TranscriptView {
 }
 
 export interface RecordingActionsDeps {
-  api: Pick<SoftphoneApi, 'getVoicemail' | 'getServiceRecording' | 'getTranscript' | 'getTeam'>;
+  api: Pick<SoftphoneApi, 'getVoicemail' | 'getServiceRecording' | 'getTranscript' | 'getTeam' | 'getRecording' | 'setRecording'>;
   /** The speaker calls play on ('' = the system default); the system default where there is none. */
   speaker?: (() => string) | undefined;
   /** This agent's name as the last wallboard read had it, if one was read: the team is not asked again then. */
@@ -74,6 +76,21 @@ export class RecordingActions {
   async serviceRecording(localId: string): Promise<Result<Blob>> {
     const result = await this.api.getServiceRecording({ localId });
     return audioBlob(result.ok ? parseRecordingAudio(result.value) : result, 'recording');
+  }
+
+  /** The team's recording of the recent call `localId` (the relay's file), ready for an object URL; a refusal as it came. */
+  async teamRecording(localId: string): Promise<Result<Blob>> {
+    const result = await this.api.getRecording({ localId });
+    return audioBlob(result.ok ? parseRecordingAudio(result.value) : result, 'recording');
+  }
+
+  /**
+   * "Record" / "Stop recording" on the bridged call `localId`: whether it records now, as the relay
+   * answered. The call shows "Recording" once the relay tells every window in it (`call.recording`).
+   */
+  async setRecording(localId: string, recording: boolean): Promise<Result<boolean>> {
+    const result = await this.api.setRecording({ localId, recording });
+    return result.ok ? ok(result.value.recording) : result;
   }
 
   /**

@@ -7,18 +7,12 @@ import type { CallbackRequest } from '../../shared/callbacks';
 import { WALLBOARD_REFRESH_MS } from '../../shared/wallboard';
 import type { StoreApi } from 'zustand/vanilla';
 import { parseWallboard } from '../bridge/payload-schemas';
+import { documentVisibility, pollWhileShown, type PageVisibility, type Poll } from './poll-while-shown';
 import { errorMessage, refusalText } from '../error-texts';
 import { i18n } from '../i18n/i18n';
 import type { WallboardState } from '../store/wallboard';
 
 const t = i18n.getFixedT(null, 'common');
-
-/** Whether the window is shown (the document), and a word when that changes. */
-export interface PageVisibility {
-  readonly visibilityState: DocumentVisibilityState;
-  addEventListener(type: 'visibilitychange', listener: () => void): void;
-  removeEventListener(type: 'visibilitychange', listener: () => void): void;
-}
 
 export interface WallboardActionsDeps {
   api: Pick<SoftphoneApi, 'getWallboard' | 'takeCallback'>;
@@ -30,28 +24,21 @@ export interface WallboardActionsDeps {
   now?: () => number;
 }
 
-/** One watch of the board: its timer and read, stopped for good by its unsubscribe; `again` asks for a read right after the one under way. */
-type Watch = { stopped: boolean; reading: boolean; again: boolean; timer: ReturnType<typeof setTimeout> | undefined; readNow: () => void };
-
 export class WallboardActions {
   private readonly api: WallboardActionsDeps['api'];
   private readonly store: StoreApi<WallboardState>;
   private readonly visibility: PageVisibility | undefined;
   private readonly now: () => number;
   private readonly dial: ((number: string) => Promise<void>) | undefined;
-  /** The open view's watch, if any. */
-  private watching: Watch | undefined;
+  /** The open view's reads, if any. */
+  private watching: Poll | undefined;
 
   constructor(deps: WallboardActionsDeps) {
     this.api = deps.api;
     this.store = deps.store;
     this.dial = deps.dial;
-    this.visibility = deps.visibility ?? (typeof document === 'undefined' ? undefined : document);
+    this.visibility = deps.visibility ?? documentVisibility();
     this.now = deps.now ?? Date.now;
-  }
-
-  private hidden(): boolean {
-    return this.visibility?.visibilityState === 'hidden';
   }
 
   /**
@@ -61,50 +48,19 @@ export class WallboardActions {
    * The returned function stops it and forgets the board, so a view opened later starts afresh.
    */
   watch(): Unsubscribe {
-    const watch: Watch = { stopped: false, reading: false, again: false, timer: undefined, readNow: () => undefined };
-    const schedule = (delay: number): void => {
-      if (watch.stopped || this.hidden()) return;
-      watch.timer = setTimeout(() => {
-        watch.timer = undefined;
-        void read();
-      }, delay);
-    };
-    const read = async (): Promise<void> => {
-      if (watch.stopped || watch.reading || this.hidden()) return;
-      watch.reading = true;
-      watch.again = false;
-      const startedAt = this.now();
-      const result = await this.api.getWallboard({});
-      watch.reading = false;
-      if (watch.stopped) return;
-      this.apply(result);
-      schedule(watch.again ? 0 : Math.max(0, startedAt + WALLBOARD_REFRESH_MS - this.now()));
-    };
-    watch.readNow = () => {
-      if (watch.reading) {
-        watch.again = true;
-        return;
-      }
-      clearTimeout(watch.timer);
-      watch.timer = undefined;
-      void read();
-    };
-    const onVisibility = (): void => {
-      if (this.hidden()) {
-        clearTimeout(watch.timer);
-        watch.timer = undefined;
-      } else if (watch.timer === undefined) {
-        void read();
-      }
-    };
-    this.visibility?.addEventListener('visibilitychange', onVisibility);
-    this.watching = watch;
-    void read();
+    const poll = pollWhileShown({
+      read: async (live) => {
+        const result = await this.api.getWallboard({});
+        if (live()) this.apply(result);
+      },
+      intervalMs: WALLBOARD_REFRESH_MS,
+      visibility: this.visibility,
+      now: this.now,
+    });
+    this.watching = poll;
     return () => {
-      watch.stopped = true;
-      if (this.watching === watch) this.watching = undefined;
-      clearTimeout(watch.timer);
-      this.visibility?.removeEventListener('visibilitychange', onVisibility);
+      poll.stop();
+      if (this.watching === poll) this.watching = undefined;
       this.store.getState().reset();
     };
   }

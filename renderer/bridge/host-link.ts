@@ -8,6 +8,7 @@ import type { AudioRoute } from '../webrtc/call-audio';
 import type { MediaSessionReport } from '../webrtc/call-media';
 import type { CallTimings } from '../webrtc/media-engine';
 import type { QualityView } from '../webrtc/media-health';
+import type { MonitorReport } from '../webrtc/monitor-media';
 
 export type HostLinkState =
   | { status: 'connecting' }
@@ -60,6 +61,8 @@ export interface MediaTestHook {
   quality(localId: string): QualityView | undefined;
   /** The selected candidate pair's types (relay, host, …) of a call. */
   candidatePath(localId: string): Promise<CandidatePath | undefined>;
+  /** A supervisor's leg of the call it joined: phase, peer connection, microphone (disabled while listening), audio; its microphone's route. */
+  monitor(): (MonitorReport & { route?: AudioRoute }) | undefined;
 }
 
 declare global {

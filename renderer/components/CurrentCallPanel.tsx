@@ -11,6 +11,8 @@ import { useCallQuality } from '../store/call-quality';
 import { formatNumber } from '../i18n/format';
 import { useAppStore } from '../store/store';
 import { offersHold, offersTransfer, transferStep, transferUnderWay } from '../transfer-display';
+import { CallMonitors } from './CallMonitors';
+import { RecordButton, RecordingIndicator } from './CallRecording';
 import { Keypad } from './Keypad';
 import { LevelMeter } from './LevelMeter';
 import { Ltr } from './Ltr';
@@ -85,6 +87,7 @@ export function CurrentCallPanel() {
               <Ltr>{formatClock((now - call.connectedAt) / 1000)}</Ltr>
             </span>
           )}
+          <RecordingIndicator call={call} />
         </div>
       </div>
 
@@ -111,6 +114,7 @@ export function CurrentCallPanel() {
           ))}
         </div>
       )}
+      {!ended && <CallMonitors call={call} />}
       {!ended && active && quality?.mos !== undefined && (
         <p className="quality-score" title={t('current.scoreTitle', { low: formatNumber(1), high: formatNumber(4.5) })}>
           {t('current.score', { mos: mosText(quality.mos) })}
@@ -136,6 +140,7 @@ export function CurrentCallPanel() {
               {t('current.keypad')}
             </button>
             {offersTransfer(call) && <TransferButtons key={call.localId} localId={call.localId} customer={title} />}
+            <RecordButton key={`record-${call.localId}`} call={call} />
             <button ref={hangUpButton} type="button" className="btn btn-danger btn-hangup" onClick={() => void callActions.hangUp(call.localId)}>
               {t('current.hangUp')}
             </button>

@@ -15,16 +15,19 @@ function notFetched(media: CapturedMedia, plain: string, because: (reason: strin
 }
 
 /**
- * Under a recent call, what the service captured of it: "Play recording" (the voicemail's player,
- * the file from getServiceRecording) and "Transcript" (a dialog). While a file is not kept here yet
- * that is said quietly beside its button, which fetches it on demand all the same.
+ * Under a recent call, its recordings and what the service captured of it: the team's own recording
+ * of a bridged call ("Play recording", the file the relay keeps, from getRecording), the service's
+ * ("Play recording", or "Play the service's recording" when the team's is there too; the file from
+ * getServiceRecording), each with the voicemail's player, and "Transcript" (a dialog). While the
+ * service's file is not kept here yet that is said quietly beside its button, which fetches it on
+ * demand all the same.
  */
 export function RecentCapture({ entry, idBase }: { entry: HistoryEntry; idBase: string }) {
   const { t } = useTranslation('calls');
   const actions = useRecordings();
   const [transcriptOpen, setTranscriptOpen] = useState(false);
-  const { serviceRecording: recording, transcript } = entry;
-  if (!recording && !transcript) return null;
+  const { serviceRecording: recording, transcript, teamRecording } = entry;
+  if (!recording && !transcript && !teamRecording) return null;
   // The customer as the row names them: channel 1 of the transcript, and the recording's name.
   const customer = entry.name?.trim() || ltrInText(peerNumberText(entry)) || t('peer.unknown');
   const recordingNote = recording && notFetched(recording, t('recording.notFetched'), (reason) => t('recording.notFetchedBecause', { reason }));
@@ -32,14 +35,27 @@ export function RecentCapture({ entry, idBase }: { entry: HistoryEntry; idBase: 
 
   return (
     <div className="history-capture">
-      {recording && (
+      {teamRecording && (
         <AudioFilePlayer
-          load={() => actions.serviceRecording(entry.localId)}
+          load={() => actions.teamRecording(entry.localId)}
           words={{
             play: t('recording.play'),
             loading: t('recording.loading'),
             failed: (reason) => t('recording.failed', { reason }),
             audioLabel: t('recording.of', { name: customer }),
+          }}
+          idBase={idBase}
+          kind="team-recording"
+        />
+      )}
+      {recording && (
+        <AudioFilePlayer
+          load={() => actions.serviceRecording(entry.localId)}
+          words={{
+            play: teamRecording ? t('recording.playService') : t('recording.play'),
+            loading: t('recording.loading'),
+            failed: (reason) => t('recording.failed', { reason }),
+            audioLabel: teamRecording ? t('recording.serviceOf', { name: customer }) : t('recording.of', { name: customer }),
           }}
           idBase={idBase}
           kind="recording"

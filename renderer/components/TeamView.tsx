@@ -6,13 +6,15 @@ import { useAppStore } from '../store/store';
 import { useWallboardStore, type FiguresView } from '../store/wallboard';
 import { todayText } from '../wallboard-display';
 import { TeamAgents } from './TeamAgents';
+import { LiveCalls } from './LiveCalls';
 import { TeamCallbacks } from './TeamCallbacks';
 import { TeamVoicemails } from './TeamVoicemails';
 import { WallboardFigures } from './WallboardFigures';
 
 /**
  * The "Team" view: the team's wallboard, read while the view is open (app/wallboard-actions.ts): the
- * figures, the customers who asked to be called back, the team's voicemails, and the agents. The
+ * figures, a supervisor's live calls (LiveCalls.tsx), the customers who asked to be called back, the
+ * team's voicemails, and the agents. The
  * clocks tick every second on the relay's time (the board's `at` against the window's clock); none
  * of them is live for screen readers: a polite status speaks only when the records' state changes.
  */
@@ -29,6 +31,7 @@ export function TeamView() {
   const relayNow = now + (board?.offsetMs ?? 0);
   const timezone = board?.timezone ?? teamTimezone;
   const said = useRecordsAnnouncement(figures.kind);
+  const supervisor = useAppStore((s) => s.team.role === 'supervisor');
 
   return (
     <section className="card team-view" aria-labelledby="team-title">
@@ -47,6 +50,7 @@ export function TeamView() {
         </p>
       )}
       <WallboardFigures figures={figures} timezone={timezone} relayNow={relayNow} />
+      {supervisor && <LiveCalls />}
       {board && (
         <div className="team-lists">
           <TeamCallbacks callbacks={board.callbacks} selfId={board.agents.find((a) => a.self === true)?.agentId} relayNow={relayNow} />

@@ -7,7 +7,8 @@
 // (incoming) or applies the customer's answer (outgoing), `heldSince` holds and resumes, `ended`
 // closes. A bridged call rejoining (`rejoin`: the window that carried its audio went, or its media
 // failed) brings the bridge's offer of a new leg: its answer is prepared as for a ringing call, and
-// ICE starts once the relay applied it (`rejoin.answered`).
+// ICE starts once the relay applied it (`rejoin.answered`). A supervisor's leg of a call it joined is
+// no call of its own: `monitor` (monitor-media.ts) holds it, on the same devices.
 import type { LegReport } from '../../shared/bridge';
 import type { CallState } from '../../shared/call-state';
 import type { WindowCallTimings } from '../../shared/diagnostics';
@@ -21,6 +22,8 @@ import { GATHER_CAP_MS } from './call-leg';
 import { HoldMusic, type HoldMusicSource } from './hold-music';
 import { BRIDGED_DISCONNECT_GRACE_MS, DISCONNECT_GRACE_MS, type CallQualityRecord, type MediaCondition, type QualityView } from './media-health';
 import { mediaFailure, mediaProblem, type MediaOutcome, type MediaText } from './media-text';
+import { Listeners } from './listeners';
+import { MonitorMedia, type MonitorMediaDeps } from './monitor-media';
 
 const log = createLogger('media');
 
@@ -58,25 +61,6 @@ export type CallTimings = WindowCallTimings;
 /** Unix ms with performance.now()'s fractions, as the main process stamps its own moments. */
 export const wallClockNow = (): number => performance.timeOrigin + performance.now();
 
-/** Listeners of one kind of news; one that throws does not keep the news from the others. */
-class Listeners<T extends { localId: string }> {
-  private readonly set = new Set<(value: T) => void>();
-  constructor(private readonly what: string) {}
-  add(listener: (value: T) => void): () => void {
-    this.set.add(listener);
-    return () => this.set.delete(listener);
-  }
-  emit(value: T): void {
-    for (const listener of this.set) {
-      try {
-        listener(value);
-      } catch (e) {
-        log.error(`a ${this.what} listener failed`, { localId: value.localId, error: e });
-      }
-    }
-  }
-}
-
 export class MediaEngine {
   private readonly calls = new Map<string, CallMedia>();
   private readonly timings = new Map<string, CallTimings>();
@@ -94,10 +78,24 @@ export class MediaEngine {
   /** Settles once the latest routing handed to useDevices() is known. */
   private routingKnown: Promise<void> = Promise.resolve();
   private routingSeq = 0;
+  /** What every leg is made with: the options', else the browser's. */
+  private readonly parts: Omit<MonitorMediaDeps, 'devices' | 'routingKnown'>;
+  /** A supervisor's leg of the team call it joined (monitor-media.ts), on the devices calls use. */
+  readonly monitor: MonitorMedia;
 
   constructor(options: MediaEngineOptions = {}) {
-    this.options = options;
+    const o = (this.options = options);
     this.holdMusicSource = options.holdMusic;
+    this.parts = {
+      getUserMedia: o.getUserMedia ?? ((c) => navigator.mediaDevices.getUserMedia(c)),
+      createPeerConnection: o.createPeerConnection ?? ((c) => new RTCPeerConnection(c)),
+      iceConfig: o.iceConfig ?? (() => Promise.resolve(ok(NO_SERVERS))),
+      audioParent: o.audioParent ?? (() => document.body),
+      createAudioElement: o.createAudioElement ?? (() => document.createElement('audio')),
+      holdMusic: () => (this.holdMusicSource ??= new HoldMusic()),
+      gatherCapMs: o.gatherCapMs ?? GATHER_CAP_MS,
+    };
+    this.monitor = new MonitorMedia({ ...this.parts, devices: () => ({ ...this.routing }), routingKnown: () => this.routingSettled() });
   }
 
   /** Media facts (connected, failed), for the calls domain to report to the main process. */
@@ -242,7 +240,11 @@ export class MediaEngine {
     if (this.calls.get(localId)?.legId === legId) this.close(localId);
   }
 
-  closeAll = (): void => [...this.calls.keys()].forEach((localId) => this.close(localId));
+  /** Every call's media, and a joined call's (the window goes). */
+  closeAll = (): void => {
+    [...this.calls.keys()].forEach((localId) => this.close(localId));
+    this.monitor.close();
+  };
 
   /**
    * The devices calls use from now on, and at once for the calls under way (replaceTrack, setSinkId).
@@ -254,7 +256,7 @@ export class MediaEngine {
       async (next) => {
         if (seq !== this.routingSeq) return;
         this.routing = { microphone: next.microphone, speaker: next.speaker };
-        await Promise.all([...this.calls.values()].map((media) => media.audio.reconcile({ ...this.routing })));
+        await Promise.all([...[...this.calls.values()].map((media) => media.audio.reconcile({ ...this.routing })), this.monitor.useDevices({ ...this.routing })]);
       },
       (e: unknown) => log.warn('the audio devices could not be worked out', { problem: errorText(e) }),
     );
@@ -358,13 +360,7 @@ export class MediaEngine {
     const media = new CallMedia(
       localId,
       {
-        getUserMedia: o.getUserMedia ?? ((c) => navigator.mediaDevices.getUserMedia(c)),
-        createPeerConnection: o.createPeerConnection ?? ((c) => new RTCPeerConnection(c)),
-        iceConfig: o.iceConfig ?? (() => Promise.resolve(ok(NO_SERVERS))),
-        audioParent: o.audioParent ?? (() => document.body),
-        createAudioElement: o.createAudioElement ?? (() => document.createElement('audio')),
-        holdMusic: () => (this.holdMusicSource ??= new HoldMusic()),
-        gatherCapMs: o.gatherCapMs ?? GATHER_CAP_MS,
+        ...this.parts,
         disconnectGraceMs: o.disconnectGraceMs ?? DISCONNECT_GRACE_MS,
         bridgedDisconnectGraceMs: o.bridgedDisconnectGraceMs ?? BRIDGED_DISCONNECT_GRACE_MS,
         devices: { ...this.routing },

@@ -1,7 +1,8 @@
 // The recordings' domain on a fake host: a voicemail's or the service's recording handed over as
 // base64 becomes a Blob of its bytes and type, a refusal comes as it was, an answer that is not audio
 // in base64 is refused, the player is told the calls' speaker; a transcript comes checked, with the
-// agent's own name from the wallboard or the team, none when neither knows it.
+// agent's own name from the wallboard or the team, none when neither knows it; the team's own
+// recording fetched the same way, and "Record" / "Stop recording" asked of the host.
 import { describe, expect, test } from 'vitest';
 import { err, ok } from '../../../shared/result';
 import { RecordingActions } from '../../../renderer/app/recording-actions';
@@ -52,6 +53,35 @@ describe('the service\'s recording', () => {
       const audio2 = await new RecordingActions({ api: fakeApi({ getServiceRecording: () => ok(answer as { mimeType: string; data: string }) }).api }).serviceRecording('x');
       expect(audio2.ok, JSON.stringify(answer)).toBe(false);
     }
+  });
+});
+
+describe('the team\'s own recording of a bridged call', () => {
+  test('"Play recording": the relay\'s file, asked for by the recent call\'s localId, as a Blob; a refusal as it came; a broken answer refused', async () => {
+    const bytes = new Uint8Array([0x4f, 0x67, 0x67, 0x53, 0, 2, 1]);
+    const { api, calls } = fakeApi({ getRecording: () => ok({ mimeType: 'audio/ogg', data: Buffer.from(bytes).toString('base64') }) });
+    const audio = await new RecordingActions({ api }).teamRecording('in:wacid.1');
+    if (!audio.ok) throw new Error(audio.error.message);
+    expect(audio.value.type).toBe('audio/ogg');
+    expect(new Uint8Array(await audio.value.arrayBuffer())).toEqual(bytes);
+    expect(calls).toEqual([{ name: 'getRecording', params: { localId: 'in:wacid.1' } }]);
+    const refused = await new RecordingActions({ api: fakeApi({ getRecording: () => err('not_found', "The team's recording is not ready yet") }).api }).teamRecording('in:wacid.1');
+    expect(refused).toEqual({ ok: false, error: { code: 'not_found', message: "The team's recording is not ready yet" } });
+    const broken = await new RecordingActions({ api: fakeApi({ getRecording: () => ok({ mimeType: 'audio/ogg', data: '%%' }) }).api }).teamRecording('x');
+    expect(broken.ok).toBe(false);
+  });
+
+  test('"Record" and "Stop recording": setRecording for the call, answered with whether it records now; a refusal as it came', async () => {
+    const { api, calls } = fakeApi({ setRecording: ({ recording }) => ok({ recording }) });
+    const actions = new RecordingActions({ api });
+    await expect(actions.setRecording('in:wacid.1', true)).resolves.toEqual({ ok: true, value: true });
+    await expect(actions.setRecording('in:wacid.1', false)).resolves.toEqual({ ok: true, value: false });
+    expect(calls).toEqual([
+      { name: 'setRecording', params: { localId: 'in:wacid.1', recording: true } },
+      { name: 'setRecording', params: { localId: 'in:wacid.1', recording: false } },
+    ]);
+    const refused = await new RecordingActions({ api: fakeApi({ setRecording: () => err('unauthorized', 'Not an agent in this call') }).api }).setRecording('in:wacid.1', true);
+    expect(refused).toEqual({ ok: false, error: { code: 'unauthorized', message: 'Not an agent in this call' } });
   });
 });
 

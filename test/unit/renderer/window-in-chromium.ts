@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { AppSnapshot } from '../../../shared/api';
 import type { Result } from '../../../shared/result';
 import type { UiLanguage } from '../../../shared/i18n/languages';
+import type { MonitorFact } from '../../../renderer/webrtc/monitor-media';
 import type { PageHost } from './window-page';
 
 const PAGE = `<!doctype html>
@@ -119,4 +120,6 @@ export const host = (page: Page) => ({
   settle: (name: string, result: Result<unknown>) => page.evaluate(([n, r]) => (window as unknown as { __host: PageHost }).__host.settle(n, r), [name, result] as const),
   push: (name: string, payload: unknown) => page.evaluate(([n, p]) => (window as unknown as { __host: PageHost }).__host.push(n, p), [name, payload] as const),
   commands: () => page.evaluate(() => (window as unknown as { __host: PageHost }).__host.commands),
+  monitorLog: () => page.evaluate(() => (window as unknown as { __host: PageHost }).__host.monitorLog),
+  monitorFact: (fact: MonitorFact) => page.evaluate((f) => (window as unknown as { __host: PageHost }).__host.monitorFact(f), fact),
 });

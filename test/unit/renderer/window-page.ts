@@ -13,6 +13,8 @@ import { createControllers } from '../../../renderer/app/controllers';
 import { ControllersContext } from '../../../renderer/app/controllers-context';
 import { RingAlerts, type RingtoneControl } from '../../../renderer/app/ring-alerts';
 import { permanentLink } from '../../../renderer/bridge/host-link';
+import type { MonitorControls } from '../../../renderer/app/monitor-actions';
+import type { MonitorFact } from '../../../renderer/webrtc/monitor-media';
 import { RingAlertsContext } from '../../../renderer/components/RingAlerts';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import { alertsStore } from '../../../renderer/store/alerts';
@@ -32,6 +34,10 @@ export interface PageHost {
   push(name: string, payload: unknown): void;
   /** Every command so far, in order. */
   commands: { name: string; params: unknown }[];
+  /** What the supervisor's leg was asked, in order: "answer CALLID LEGID MODE", "connect LEGID", "mode MODE", "close". */
+  monitorLog: string[];
+  /** The supervisor's leg says it connected or failed. */
+  monitorFact(fact: MonitorFact): void;
 }
 
 const fixed = new Map<string, Result<unknown>>();
@@ -94,6 +100,29 @@ const engine: MediaControls = {
   customerLegQuality: () => undefined,
 };
 
+/** The supervisor's leg of a joined call: answers every offer, keeps a log of what it is asked. */
+const monitorLog: string[] = [];
+const monitorListeners = new Set<(fact: MonitorFact) => void>();
+let monitorLeg: { callId: string; legId: string } | undefined;
+const monitorMedia: MonitorControls = {
+  answer: async (callId, legId, _offer, mode) => {
+    monitorLog.push(`answer ${callId} ${legId} ${mode}`);
+    monitorLeg = { callId, legId };
+    return { ok: true, value: { sdp: 'v=0\r\n' } };
+  },
+  connect: (legId) => void monitorLog.push(`connect ${legId}`),
+  setMode: (mode) => void monitorLog.push(`mode ${mode}`),
+  close: () => {
+    if (monitorLeg) monitorLog.push('close');
+    monitorLeg = undefined;
+  },
+  legOf: (callId) => (monitorLeg?.callId === callId ? monitorLeg.legId : undefined),
+  onFact: (listener) => {
+    monitorListeners.add(listener);
+    return () => monitorListeners.delete(listener);
+  },
+};
+
 /** A ringtone that plays whenever asked: no "Enable sound" in this page. */
 const ringtone: RingtoneControl = {
   state: () => 'playing',
@@ -110,7 +139,7 @@ const host: PageHost = {
   async start(snapshot, language = 'en') {
     fixed.set('getSnapshot', { ok: true, value: snapshot });
     await setUiLanguage(language);
-    const softphone = createControllers({ api, link: permanentLink(), store: appStore, engine, hostKind: 'electron' });
+    const softphone = createControllers({ api, link: permanentLink(), store: appStore, engine, monitorMedia, hostKind: 'electron' });
     softphone.start();
     const ringAlerts = new RingAlerts({ store: appStore, alerts: alertsStore, ringtone, host: 'electron', env: { document, window, Notification: undefined } });
     ringAlerts.start();
@@ -135,6 +164,10 @@ const host: PageHost = {
     for (const cb of [...listenersOf(listener)]) cb(payload);
   },
   commands,
+  monitorLog,
+  monitorFact: (fact) => {
+    for (const listener of [...monitorListeners]) listener(fact);
+  },
 };
 
 (window as unknown as { __host: PageHost }).__host = host;
