@@ -10,7 +10,11 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { BridgeNode } from '../../bridge/bridge-node';
 import { hashAgentToken } from '../../relay/agent-directory';
 import { localBridge, LocalNodeEvents } from '../../relay/bridged-calls';
-import { startRelay, type RelayServer } from '../../relay/server';
+import { bundledNoticePath, loadRecordNotice } from '../../relay/record-notice';
+import { RecordingsStore } from '../../relay/recordings-store';
+import { createLogger } from '../../shared/log';
+import { startRelay, type RelayOptions, type RelayServer } from '../../relay/server';
+import type { AgentRole } from '../../shared/api';
 import type { BridgedCallReport } from '../../shared/bridge';
 import type { SandboxCallReport, SandboxCustomer } from '../../shared/sandbox';
 import { startSandbox, type SandboxServer } from '../../sandbox/server';
@@ -63,7 +67,21 @@ function tonePage(): void {
   };
 }
 
-export async function startToneTeam(options: { names: string[]; tonesHz: number[]; quiet?: boolean }): Promise<ToneTeam> {
+export interface ToneTeamOptions {
+  names: string[];
+  tonesHz: number[];
+  /** Each agent's role (default: agent). */
+  roles?: AgentRole[];
+  /** The sandbox customers say this steady tone instead of the recorded voice. */
+  customerToneHz?: number;
+  /** More of the relay's options (supervisors). */
+  relay?: Partial<RelayOptions>;
+  /** The team records its calls (`--record`), kept in `dir`, with the bundled en_US notice. */
+  record?: { mode: 'on-demand' | 'always'; dir: string };
+  quiet?: boolean;
+}
+
+export async function startToneTeam(options: ToneTeamOptions): Promise<ToneTeam> {
   keepLogs(options.quiet);
   const appSecret = secret();
   const verifyToken = secret();
@@ -71,15 +89,30 @@ export async function startToneTeam(options: { names: string[]; tonesHz: number[
   const files = await mkdtemp(join(tmpdir(), 'softphone-e2e-tones-'));
   const tokens = options.names.map(() => agentTokenOf());
   const nodeEvents = new LocalNodeEvents();
-  const node = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', onEvent: nodeEvents.emit });
+  let recordings: RelayOptions['recordings'];
+  if (options.record !== undefined) {
+    const notice = await loadRecordNotice(bundledNoticePath('en_US'));
+    if (!notice.ok) throw new Error(notice.error.message);
+    const store = new RecordingsStore({ dir: options.record.dir, logger: createLogger('e2e-recordings') });
+    await store.open();
+    recordings = { mode: options.record.mode, store, notice: notice.value };
+  }
+  const node = new BridgeNode({ bindAddress: '127.0.0.1', publicAddress: '127.0.0.1', onEvent: nodeEvents.emit, ...(recordings?.store !== undefined ? { recordings: recordings.store } : {}) });
   const relay = await startRelay({
     port: 0,
     appSecret,
     verifyToken,
-    agents: options.names.map((name, i) => ({ id: `agent-${i + 1}`, name, tokenSha256: hashAgentToken(tokens[i]!) })),
+    agents: options.names.map((name, i) => ({ id: `agent-${i + 1}`, name, tokenSha256: hashAgentToken(tokens[i]!), ...(options.roles?.[i] !== undefined ? { role: options.roles[i] } : {}) })),
     bridgeNodes: localBridge(node, 'local', nodeEvents),
+    ...(recordings !== undefined ? { recordings } : {}),
+    ...options.relay,
   });
-  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey });
+  let voicePath: string | undefined;
+  if (options.customerToneHz !== undefined) {
+    voicePath = join(files, `customer-${options.customerToneHz}.wav`);
+    execFileSync('sox', ['-n', '-r', '48000', '-c', '1', '-b', '16', voicePath, 'synth', '20', 'sine', String(options.customerToneHz), 'vol', '0.5']);
+  }
+  const sandbox = await startSandbox({ port: 0, relayUrl: relay.url, appSecret, apiKey, ...(voicePath !== undefined ? { voicePath } : {}) });
   const agents: ToneAgent[] = [];
   const dataDirs: string[] = [];
   for (const [i, token] of tokens.entries()) {
@@ -114,6 +147,7 @@ export async function startToneTeam(options: { names: string[]; tonesHz: number[
       await sandbox.close();
       await relay.close();
       await node.close();
+      await recordings?.store?.close();
       for (const dir of [...dataDirs, files]) await rm(dir, { recursive: true, force: true });
     },
   };

@@ -1,0 +1,208 @@
+// Supervisors and the team's recordings on the bridge, end to end: Ana (an agent, 720 Hz) and Sam (a
+// supervisor, 960 Hz), each in its own Chromium with its own fake microphone tone, Cleo (an agent
+// who is in no call), and a sandbox customer who says a steady 1 245 Hz tone. Who hears whom is read
+// from what each one receives: the customer's probe in the sandbox report, each window's from the
+// spectrum of its remote audio. The relay records on demand: Ana presses "Record", the customer hears
+// the notice, and the recording's two channels are decoded and checked for the right tones.
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { currentCall, eventually, incomingCard, recentCalls } from './harness';
+import { agentHears, agentHearsTones, customerHearsTones, HEARD_DB, startToneTeam, type ToneTeam } from './tone-team';
+
+const run = promisify(execFile);
+const [ANA, SAM, CLEO, CUSTOMER] = [720, 960, 1440, 1245];
+const RATE = 48_000;
+let team: ToneTeam;
+let recordingsDir: string;
+const pages: Page[] = [];
+
+beforeAll(async () => {
+  recordingsDir = await mkdtemp(join(tmpdir(), 'softphone-e2e-recordings-'));
+  team = await startToneTeam({
+    names: ['Ana', 'Sam', 'Cleo'],
+    tonesHz: [ANA, SAM, CLEO],
+    roles: ['agent', 'supervisor', 'agent'],
+    customerToneHz: CUSTOMER,
+    record: { mode: 'on-demand', dir: recordingsDir },
+    relay: { tellAgentsWhenMonitored: true },
+  });
+}, 60_000);
+afterAll(async () => {
+  for (const page of pages.splice(0)) await page.context().close().catch(() => undefined);
+  await team?.close();
+  if (recordingsDir !== undefined) await rm(recordingsDir, { recursive: true, force: true });
+});
+
+async function open(index: number): Promise<Page> {
+  const page = await team.newAgentPage(index);
+  pages.push(page);
+  return page;
+}
+
+/** The supervisor's panel of the call it joined, on every screen. */
+const joined = (page: Page) => page.getByRole('region', { name: 'Joined call' });
+
+async function relayGet(path: string, token: string, headers: Record<string, string> = {}): Promise<{ status: number; bytes: Buffer; headers: Headers }> {
+  const res = await fetch(new URL(path, team.relay.url), { headers: { authorization: `Bearer ${token}`, ...headers } });
+  return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()), headers: res.headers };
+}
+
+/** How strongly `hz` is in `samples` (Goertzel, normalised to a full-scale sine = 1). */
+function toneLevel(samples: Int16Array, hz: number): number {
+  if (samples.length === 0) return 0;
+  const k = (2 * Math.PI * hz) / RATE;
+  const coeff = 2 * Math.cos(k);
+  let s1 = 0;
+  let s2 = 0;
+  for (const sample of samples) {
+    const s0 = sample / 32768 + coeff * s1 - s2;
+    s2 = s1;
+    s1 = s0;
+  }
+  const power = s1 * s1 + s2 * s2 - coeff * s1 * s2;
+  return (2 * Math.sqrt(Math.max(power, 0))) / samples.length;
+}
+
+/** ffmpeg's reading of an Ogg Opus file: its stream and each channel at 48 kHz. */
+async function decodeStereo(bytes: Buffer): Promise<{ codec: string; channels: number; business: Int16Array; customer: Int16Array }> {
+  const path = join(recordingsDir, 'check.opus');
+  await writeFile(path, bytes);
+  const probe = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,channels', '-of', 'json', path]);
+  const stream = (JSON.parse(probe.stdout) as { streams: { codec_name: string; channels: number }[] }).streams[0]!;
+  const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', path, '-f', 's16le', '-ac', '2', '-ar', String(RATE), '-'], { encoding: 'buffer', maxBuffer: 128 * 1024 * 1024 });
+  const frames = stdout.length / 4;
+  const business = new Int16Array(frames);
+  const customer = new Int16Array(frames);
+  for (let i = 0; i < frames; i++) {
+    business[i] = stdout.readInt16LE(i * 4);
+    customer[i] = stdout.readInt16LE(i * 4 + 2);
+  }
+  return { codec: stream.codec_name, channels: stream.channels, business, customer };
+}
+
+function rms(samples: Int16Array): number {
+  let squares = 0;
+  for (const s of samples) squares += (s / 32768) ** 2;
+  return samples.length === 0 ? 0 : Math.sqrt(squares / samples.length);
+}
+
+/** The seconds [from, to) of a channel. */
+const span = (samples: Int16Array, from: number, to: number): Int16Array => samples.subarray(Math.round(from * RATE), Math.round(to * RATE));
+
+describe('supervisors and recordings on the bridge', () => {
+  test('listen, whisper and barge: each heard by exactly whom it should be; the agent is told; the recording holds the barge but not the whisper', async () => {
+    const [ana, sam, cleo] = [await open(0), await open(1), await open(2)];
+    const customer = team.customer('answers');
+    const { callId } = await team.control<{ callId: string }>('/control/incoming', { number: customer.number });
+    await incomingCard(ana).getByRole('button', { name: 'Answer' }).click();
+    await currentCall(ana).getByText('Connected').waitFor();
+    await customerHearsTones(team, callId, [ANA], [SAM]);
+    await agentHearsTones(ana, [CUSTOMER], [SAM]);
+
+    // Recording on demand: the notice first, then the call; the window says so.
+    await currentCall(ana).getByRole('button', { name: 'Record' }).click();
+    await currentCall(ana).getByText('Recording').first().waitFor();
+    await currentCall(ana).getByRole('button', { name: 'Stop recording' }).waitFor();
+    const recordingFrom = Date.now();
+    // The notice plays over the agent for a few seconds; let it end before the supervisor comes.
+    await ana.waitForTimeout(5_000);
+
+    // An agent who is not a supervisor sees no live calls and no controls; the relay refuses it.
+    await cleo.getByRole('button', { name: 'Team' }).click();
+    await cleo.getByRole('heading', { name: 'Team' }).first().waitFor();
+    for (const name of ['Listen', 'Whisper', 'Barge']) expect(await cleo.getByRole('button', { name, exact: true }).count()).toBe(0);
+    expect((await relayGet('/team/calls', team.agents[2]!.token)).status).toBe(403);
+
+    // The supervisor's Team view lists the call live, with its agent, customer and state.
+    await sam.getByRole('button', { name: 'Team' }).click();
+    const live = sam.getByRole('region', { name: 'Live calls' });
+    await live.getByText('Ana').first().waitFor();
+    await live.getByText(customer.name).first().waitFor();
+    await live.getByText('Talking').first().waitFor();
+
+    // Listen: Sam hears both; nobody hears Sam. The team tells its agents of a listen.
+    await live.getByRole('button', { name: 'Listen', exact: true }).click();
+    await agentHearsTones(sam, [ANA, CUSTOMER]);
+    await joined(sam).getByText(`Listening to Ana and ${customer.name}`).waitFor();
+    await currentCall(ana).getByText('Sam is listening').waitFor();
+    await customerHearsTones(team, callId, [ANA], [SAM]);
+    await agentHearsTones(ana, [CUSTOMER], [SAM]);
+
+    // Whisper: Ana hears Sam, the customer does not.
+    const whisperFrom = (Date.now() - recordingFrom) / 1000;
+    await joined(sam).getByRole('button', { name: 'Whisper', exact: true }).click();
+    await currentCall(ana).getByText('Sam is whispering').waitFor();
+    await agentHearsTones(ana, [CUSTOMER, SAM]);
+    await customerHearsTones(team, callId, [ANA], [SAM]);
+    await agentHearsTones(sam, [ANA, CUSTOMER]);
+    await ana.waitForTimeout(3_000);
+    const whisperTo = (Date.now() - recordingFrom) / 1000;
+
+    // Barge: all three hear each other.
+    await joined(sam).getByRole('button', { name: 'Barge', exact: true }).click();
+    await currentCall(ana).getByText('Sam joined the call').waitFor();
+    await customerHearsTones(team, callId, [ANA, SAM], []);
+    await agentHearsTones(ana, [CUSTOMER, SAM]);
+    await agentHearsTones(sam, [ANA, CUSTOMER]);
+    const bargeFrom = (Date.now() - recordingFrom) / 1000;
+    await ana.waitForTimeout(3_000);
+    const bargeTo = (Date.now() - recordingFrom) / 1000;
+
+    // Leave: back to the two of them.
+    await joined(sam).getByRole('button', { name: 'Leave' }).click();
+    await joined(sam).waitFor({ state: 'hidden' });
+    await customerHearsTones(team, callId, [ANA], [SAM]);
+    await eventually('Ana no longer hears Sam', async () => ((await agentHears(ana, [SAM]))[SAM]! < HEARD_DB ? true : undefined));
+    await eventually('Ana is told Sam left', async () => ((await currentCall(ana).getByText('Sam joined the call').count()) === 0 ? true : undefined));
+
+    await currentCall(ana).getByRole('button', { name: 'Hang up' }).click();
+    const endedAt = (Date.now() - recordingFrom) / 1000;
+
+    // Who may hear the recording: Ana (in the call) and Sam (a supervisor); Cleo may not; no such call is 404.
+    const [anaToken, samToken, cleoToken] = team.agents.map((a) => a.token);
+    const file = await eventually('the recording stored', async () => {
+      const got = await relayGet(`/recordings/${encodeURIComponent(callId)}`, anaToken!);
+      return got.status === 200 ? got : undefined;
+    }, 20_000);
+    expect(file.headers.get('content-type')).toMatch(/^audio\/ogg/);
+    expect((await relayGet(`/recordings/${encodeURIComponent(callId)}`, samToken!)).status).toBe(200);
+    expect((await relayGet(`/recordings/${encodeURIComponent(callId)}`, cleoToken!)).status).toBe(403);
+    expect((await relayGet('/recordings/no-such-call', anaToken!)).status).toBe(404);
+    const ranged = await relayGet(`/recordings/${encodeURIComponent(callId)}`, anaToken!, { range: 'bytes=100-199' });
+    expect(ranged.status).toBe(206);
+    expect(ranged.bytes).toEqual(file.bytes.subarray(100, 200));
+
+    // One Ogg Opus file, two channels: business (Ana, the notice, Sam's barge) and the customer.
+    const { codec, channels, business, customer: said } = await decodeStereo(file.bytes);
+    expect(codec).toBe('opus');
+    expect(channels).toBe(2);
+    const seconds = business.length / RATE;
+    expect(seconds).toBeGreaterThan(endedAt - 3);
+    expect(seconds).toBeLessThan(endedAt + 3);
+    const heard = 0.02;
+    const quiet = 0.005;
+    // The notice is at the start of the business channel: more sound than Ana's tone alone, which is
+    // all there is later on.
+    const noticeExtra = (from: number, to: number) => rms(span(business, from, to)) / (toneLevel(span(business, from, to), ANA) / Math.SQRT2);
+    expect(noticeExtra(0.3, 2)).toBeGreaterThan(1.3);
+    expect(noticeExtra(whisperFrom - 2, whisperFrom)).toBeLessThan(1.15);
+    expect(toneLevel(span(said, 6, seconds - 1), CUSTOMER)).toBeGreaterThan(heard);
+    expect(toneLevel(span(said, 6, seconds - 1), ANA)).toBeLessThan(quiet);
+    expect(toneLevel(span(business, 6, seconds - 1), ANA)).toBeGreaterThan(heard);
+    // The whisper is not in the recording; the barge is.
+    expect(toneLevel(span(business, whisperFrom + 1, whisperTo - 0.5), SAM)).toBeLessThan(quiet);
+    expect(toneLevel(span(business, bargeFrom + 0.5, bargeTo - 0.5), SAM)).toBeGreaterThan(heard);
+
+    // In recent calls, "Play recording" plays the team's recording in the window.
+    const row = recentCalls(ana).getByRole('listitem').filter({ hasText: customer.name }).first();
+    await row.getByRole('button', { name: 'Play recording' }).click();
+    await expect
+      .poll(() => row.locator('audio').first().evaluate((a: HTMLAudioElement) => (a.src.startsWith('blob:') && Number.isFinite(a.duration) ? a.duration : 0)), { timeout: 10_000 })
+      .toBeGreaterThan(5);
+  });
+});
