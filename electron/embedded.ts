@@ -22,8 +22,11 @@ import { createLogger, type Logger } from '../shared/log';
 
 const secret = () => randomBytes(24).toString('base64url');
 
-/** The embedded team: this window's agent and two simulated colleagues. */
-const SELF = { id: 'agent-1', name: 'You' };
+/**
+ * The embedded team: this window's agent and two simulated colleagues. The one who tries the sandbox
+ * leads its team: its Team view lists the colleagues' live calls, to listen, whisper or barge.
+ */
+const SELF = { id: 'agent-1', name: 'You', role: 'supervisor' as const };
 export const EMBEDDED_COLLEAGUES = [
   { id: 'maya', name: 'Maya Chen' },
   { id: 'leo', name: 'Leo Santos' },
