@@ -9,7 +9,10 @@
 // command made it or the relay told it (`call.monitor` about this agent itself: the call ended under
 // it, or its leg went), reaches the windows as the `monitorChanged` push, and a `left` closes the
 // window's leg. The relay's word on a join this app does not know (it restarted meanwhile) is left
-// to the relay, which drops a monitor whose leg is gone.
+// to the relay, which drops a monitor whose leg is gone. A join that ended here (a leave) or that the
+// relay was found to have dropped (a switch it answered 404) still has the relay's `left` on its way,
+// and that word comes before any word on a join of the same call made afterwards: it is the old
+// join's, never the new one's end.
 import { z } from 'zod';
 import type { MonitorChange } from '../../shared/api';
 import type { RelayEnvelope } from '../../shared/events';
@@ -48,6 +51,8 @@ export interface MonitoringOptions {
 }
 
 const okReplySchema = z.object({}).passthrough();
+/** The ended joins whose `left` is awaited: the newest this many (a relay that restarted never sends it). */
+const OWED_LEFT_LIMIT = 50;
 
 export class Monitoring {
   private joined: Joined | undefined;
@@ -56,6 +61,8 @@ export class Monitoring {
    * events and its answers travel apart: the call may end before the join's answer arrives).
    */
   private joining: { callId: string; left?: 'left' | 'call_ended' } | undefined;
+  /** Calls whose join ended while the relay's `left` for it may still be on its way: its words until then are about that join. */
+  private readonly owedLeft = new Set<string>();
   /** The commands one after another: a join, a switch and a leave never cross on the relay. */
   private queue: Promise<unknown> = Promise.resolve();
   private stopped = false;
@@ -82,6 +89,7 @@ export class Monitoring {
         // The relay no longer has this join (its leg went, the relay restarted): joined afresh below.
         if (switched.error.code !== 'not_found') return switched;
         this.o.log.info('the relay no longer had the joined call’s monitor; joining it again', { callId });
+        this.owe(callId);
         this.set(undefined, 'left');
       } else if (joined !== undefined) {
         await this.leaveNow(joined.callId);
@@ -119,6 +127,12 @@ export class Monitoring {
   relayEvent(envelope: RelayEnvelope): void {
     const e = envelope.event;
     if (e.type !== 'call.monitor' || this.o.relay.agentId === undefined || e.supervisorId !== this.o.relay.agentId) return;
+    if (this.owedLeft.has(e.callId) && e.reason !== 'call_ended') {
+      // A word on a join that ended already, up to its `left`: a join made since is not concerned.
+      if (e.mode === 'left') this.owedLeft.delete(e.callId);
+      return;
+    }
+    this.owedLeft.delete(e.callId);
     const joined = this.joined;
     if (e.mode === 'left' && this.joining?.callId === e.callId) this.joining.left = e.reason ?? 'left';
     // The relay's word on a join this app has left already (its own leave, told back) changes nothing.
@@ -160,10 +174,20 @@ export class Monitoring {
   private async leaveNow(callId: string): Promise<Result<null>> {
     const left = await this.o.relay.agentRequest('leave monitor', 'DELETE', SUPERVISOR_PATHS.monitor(callId), undefined, okReplySchema);
     // Left here whatever the relay said: the window closes the leg, and a leg that closes ends the join there too.
-    if (this.joined?.callId === callId) this.set(undefined, 'left');
+    if (this.joined?.callId === callId) {
+      this.owe(callId);
+      this.set(undefined, 'left');
+    }
     if (left.ok || left.error.code === 'not_found') return ok(null);
     this.o.log.warn('the relay did not take a leave; the closed leg ends the join', { callId, code: left.error.code, reason: left.error.message });
     return left;
+  }
+
+  /** The relay's `left` for the join of `callId` that ended is on its way. */
+  private owe(callId: string): void {
+    this.owedLeft.delete(callId);
+    this.owedLeft.add(callId);
+    if (this.owedLeft.size > OWED_LEFT_LIMIT) this.owedLeft.delete(this.owedLeft.values().next().value!);
   }
 
   /** The one writer of the join: the windows hear of each change. */

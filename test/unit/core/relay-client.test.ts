@@ -6,6 +6,7 @@ import { RelayClient } from '../../../electron/core/relay-client';
 import { ANSWERED_ELSEWHERE_MESSAGE } from '../../../shared/call-state';
 import { text } from '../../../shared/i18n/text';
 import { configureLogging } from '../../../shared/log';
+import { OGG_OPUS_MIME_TYPE } from '../../../shared/ogg-opus';
 import { closingServer, resettingServer, selfSignedServer, UNRESOLVABLE_HOST, type FailingServer } from '../shared/network-failures';
 import { ALICE, BOB, startTeamRelay, type RouteAnswer, type TeamRelay } from './team-relay';
 
@@ -35,6 +36,14 @@ describe('RelayClient', () => {
     expect(await alice.me()).toEqual({ ok: true, value: { agentId: 'alice', name: 'Alice Agent', bridged: false } });
     expect(alice.agentId).toBe('alice');
     expect(relay.requests).toEqual([{ method: 'GET', path: '/me', agentId: 'alice', authorization: `Bearer ${ALICE.token}`, body: undefined }]);
+  });
+
+  it('reads the team’s recording mode from GET /me; a mode this app does not know offers nothing, and the agent is still known', async () => {
+    const alice = client(ALICE.token);
+    relay.me = { bridged: true, record: 'on-weekdays' };
+    expect(await alice.me()).toEqual({ ok: true, value: { agentId: 'alice', name: 'Alice Agent', bridged: true } });
+    relay.me = { bridged: true, record: 'on-demand' };
+    expect(await alice.me()).toEqual({ ok: true, value: { agentId: 'alice', name: 'Alice Agent', bridged: true, record: 'on-demand' } });
   });
 
   it('claims first-wins: the first agent gets the call, the second "Answered by another agent"', async () => {
@@ -208,6 +217,7 @@ describe('RelayClient: the team’s recordings and the supervisors’ requests',
       if (path === '/recordings/wacid.rec%2F1') return { status: 200, bytes: file, headers: { 'Content-Type': 'audio/ogg', 'Content-Length': String(file.length) } };
       if (path === '/recordings/wacid.long') return { status: 200, bytes: Buffer.alloc(1_536 * 1024, 1), headers: { 'Content-Type': 'audio/ogg' } };
       if (path === '/recordings/wacid.untyped') return { status: 200, bytes: file, headers: {} };
+      if (path === '/recordings/wacid.opus') return { status: 200, bytes: file, headers: { 'Content-Type': OGG_OPUS_MIME_TYPE } };
       if (path === '/recordings/wacid.none') return refusal(404, 'not_found', 'the team has no recording of this call');
       if (path === '/recordings/wacid.theirs') return refusal(403, 'forbidden', 'only the agents of the call and supervisors may hear its recording');
       return undefined;
@@ -215,6 +225,8 @@ describe('RelayClient: the team’s recordings and the supervisors’ requests',
     const alice = client(ALICE.token);
     expect(await alice.recordingFile('wacid.rec/1', 64 * 1024)).toEqual({ ok: true, value: { bytes: file, mimeType: 'audio/ogg' } });
     expect(await alice.recordingFile('wacid.untyped', 64 * 1024)).toEqual({ ok: true, value: { bytes: file, mimeType: 'audio/ogg' } });
+    // The file's own type is kept.
+    expect(await alice.recordingFile('wacid.opus', 64 * 1024)).toEqual({ ok: true, value: { bytes: file, mimeType: OGG_OPUS_MIME_TYPE } });
     expect(await alice.recordingFile('wacid.long', 1024 * 1024)).toMatchObject({
       ok: false,
       error: { code: 'not_available', message: 'The team’s recording is 2 MB, more than the 1 MB the app plays', text: { code: 'teamRecording.tooLarge', values: { megabytes: 2, limit: 1 } } },

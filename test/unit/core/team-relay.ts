@@ -3,7 +3,8 @@
 // first-claim-wins, POST /calls/{id}/decline (colleagues still ringing: available and not declined),
 // GET /team/settings and its `team` event, PUT /calls/{id}/wrap-up, POST /team/callbacks/{id}/take,
 // and GET /events as server-sent events. Every request is recorded; a test may take over the answer to a claim or a wrap-up,
-// say more in GET /me (`me`), and add the routes of another part of the contract (`routes`, e.g. oversight-relay.ts).
+// say more in GET /me (`me`: what another relay's version may say), and answer other paths (`routes`: the answers a
+// RelayClient request must read, whatever their status, type or size).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TeamInfo } from '../../../shared/api';
