@@ -4,8 +4,9 @@
 // recording toggle and file (RECORDING_AGENT_PATHS, shared/bridge-recording.ts) and the supervisors'
 // endpoints (SUPERVISOR_PATHS, shared/supervision.ts), each with the refusals its contract lists, in
 // its order (403 to a non-supervisor before anything else), and the events the relay sends with
-// them: `call.recording` to every member, `call.monitor` always to the supervisor and to the members
-// for a whisper or a barge (a listen only when the team tells). Bodies are checked with the
+// them: `call.recording` to every member and every supervisor whose leg is answered (and to one whose
+// leg is answered while it records), `call.monitor` always to the supervisor and to the members for
+// a whisper or a barge (a listen only when the team tells). Bodies are checked with the
 // contract's own schemas.
 import { z } from 'zod';
 import { answerBodySchema, holdBodySchema, legIdSchema } from '../../../shared/bridge';
@@ -101,7 +102,8 @@ export async function startOversightRelay(agents: TeamAgent[]): Promise<Oversigh
     if (call.recording === recording) return;
     call.recording = recording;
     if (recording) for (const member of call.members) call.heard.add(member);
-    relay.send({ type: 'call.recording', callId: call.callId, recording, ...(by !== undefined ? { by } : {}), timestamp: Date.now() }, [...call.members]);
+    const supervisors = [...call.monitors].flatMap(([id, monitor]) => (monitor.answer !== undefined ? [id] : []));
+    relay.send({ type: 'call.recording', callId: call.callId, recording, ...(by !== undefined ? { by } : {}), timestamp: Date.now() }, [...call.members, ...supervisors]);
   };
 
   /** `call.monitor`: always to the supervisor; to the members for a whisper or a barge, and for a listen (or the leave of one) only when the team tells. */
@@ -186,10 +188,14 @@ export async function startOversightRelay(agents: TeamAgent[]): Promise<Oversigh
     if ((m = /^\/team\/calls\/([^/]+)\/monitor\/answer$/.exec(path)) && method === 'POST') {
       const asked = z.object({ legId: legIdSchema, sdp: z.string().min(1) }).safeParse(body);
       if (!asked.success) return refusal(400, 'invalid_input', 'the body breaks the contract', String(asked.error.issues[0]?.path[0] ?? ''));
-      const monitor = callOf(m[1]!)?.monitors.get(agentId);
-      if (monitor === undefined) return refusal(404, 'not_found', 'not joined to this call');
+      const call = callOf(m[1]!);
+      const monitor = call?.monitors.get(agentId);
+      if (call === undefined || monitor === undefined) return refusal(404, 'not_found', 'not joined to this call');
       if (monitor.legId !== asked.data.legId) return refusal(409, 'invalid_state', 'not the leg offered');
+      const connects = monitor.answer === undefined;
       monitor.answer = asked.data.sdp;
+      // A supervisor whose leg connects to a call that records hears so at once.
+      if (connects && call.recording) relay.send({ type: 'call.recording', callId: call.callId, recording: true, timestamp: Date.now() }, [agentId]);
       return reply({ ok: true });
     }
 
