@@ -267,6 +267,11 @@ export class BridgedCalls {
     return this.calls.get(callId)?.members;
   }
 
+  /** The supervisors joined to a call whose legs are connected, each with its leg (call-recordings.ts); undefined for a call not held here. */
+  supervisorsOf(callId: string): ReadonlyMap<string, string> | undefined {
+    return this.monitors.connectedTo(callId);
+  }
+
   /** An agent's own leg of a call that rings for it (or that it owns): the node's offer, which the window answers. */
   async legFor(callId: string, agentId: string): Promise<Outcome<{ legId: string; offer: string }>> {
     const ringing = await this.ringingFor(callId, agentId);

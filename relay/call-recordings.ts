@@ -1,12 +1,14 @@
 // When the team's bridged calls record, the relay's side (relay/REFERENCE.md "Recordings",
 // shared/bridge-recording.ts). A call's node records it and keeps the file until the call ends; the
-// relay decides when recording starts and stops, tells the call's agents (`call.recording`), and
-// keeps who was in the call while it had a recording, which is who may hear it besides supervisors.
+// relay decides when recording starts and stops, tells everyone in the call (`call.recording`: its
+// agents and the supervisors joined to it), and keeps who was in the call while it had a recording,
+// which is who may hear it besides supervisors.
 //
 // It learns what it needs from the commands the relay sends the call's node (`observe`): the
 // customer is connected when the node took `connectCustomer` (incoming) or `applyCustomerAnswer`
 // (outgoing); who is in the call may have changed whenever new routes went to the node (every
-// member who joins, leaves or rejoins is routed: bridged-call.ts routesOf); the call is over when the
+// member who joins, leaves or rejoins, and every supervisor whose leg connects or goes, is routed:
+// bridged-call.ts routesOf); the call is over when the
 // node is told `endCall`, or the bridge lost it (BridgedCalls.onCallLost). So the transfers, the
 // rejoins and whatever else moves agents in and out of a call need no word of recordings.
 //
@@ -24,13 +26,15 @@ import { KeyedTaskQueue } from './keyed-task-queue';
 import type { RecordingsStore } from './recordings-store';
 
 export type RecordingEvent = Extract<RelayEvent, { type: 'call.recording' }>;
-/** Told once per change: the relay stores the event for these agents (the call's members, or one who joined). */
+/** Told once per change: the relay stores the event for these agents (the call's members and supervisors, or one who joined). */
 export type RecordingListener = (event: RecordingEvent, agentIds: readonly string[]) => void;
 
 /** What the recordings read of the relay's bridged calls (BridgedCalls). */
 export interface RecordedCalls {
   /** The agents in the call now, each with its leg; undefined for a call this instance does not hold. */
   membersOf(callId: string): ReadonlyMap<string, string> | undefined;
+  /** The supervisors joined to the call whose legs are connected, each with its leg: they are in the call too, but never among its agents. */
+  supervisorsOf(callId: string): ReadonlyMap<string, string> | undefined;
   onCallLost(listener: (lost: LostCall) => void): () => void;
 }
 
@@ -59,7 +63,7 @@ interface CallRecording {
   by?: string;
   /** Every agent who was a member while the call had a recording. */
   agents: Set<string>;
-  /** The members as last seen: agent → leg (a member with another leg rejoined). */
+  /** Who was in the call as last seen, members and supervisors: agent → leg (one with another leg rejoined, or joined again). */
   seen: Map<string, string>;
   /** The last `call.recording` time: each change's is later, so that none is taken for another's repeat. */
   lastTimestamp: number;
@@ -170,20 +174,23 @@ export class CallRecordings {
   customerConnected(callId: string, nodeId: string): void {
     void this.inTurn(callId, async () => {
       if (this.closed || this.states.has(callId)) return;
-      const members = this.calls?.membersOf(callId);
-      this.states.set(callId, { nodeId, recording: false, agents: new Set(), seen: new Map(members ?? []), lastTimestamp: 0 });
+      this.states.set(callId, { nodeId, recording: false, agents: new Set(), seen: this.inCall(callId), lastTimestamp: 0 });
     });
     if (this.options.mode === 'always') void this.startAlways(callId, this.options.notice);
   }
 
-  /** New routes went to the call's node: a member who joined (or rejoined) hears that it records, and counts among its agents. */
+  /**
+   * New routes went to the call's node: a member who joined (or rejoined) hears that it records, and
+   * counts among its agents; a supervisor whose leg connected hears it too.
+   */
   routed(callId: string): void {
     void this.inTurn(callId, async () => {
       const state = this.states.get(callId);
       const members = this.calls?.membersOf(callId);
       if (state === undefined || members === undefined) return;
-      const joined = [...members].filter(([agentId, legId]) => state.seen.get(agentId) !== legId).map(([agentId]) => agentId);
-      state.seen = new Map(members);
+      const inCall = this.inCall(callId);
+      const joined = [...inCall].filter(([agentId, legId]) => state.seen.get(agentId) !== legId).map(([agentId]) => agentId);
+      state.seen = inCall;
       if (state.startedAt !== undefined) await this.noteAgents(callId, state, members);
       if (state.recording && joined.length > 0) this.tell(callId, state, true, state.by, joined);
     });
@@ -229,7 +236,7 @@ export class CallRecordings {
     }
   }
 
-  /** The call records now, or no longer: its members are told once the meta says who may hear it. */
+  /** The call records now, or no longer: everyone in it is told once the meta says who may hear it. */
   private async change(callId: string, state: CallRecording, recording: boolean, by: string | undefined): Promise<void> {
     state.recording = recording;
     if (by !== undefined) state.by = by;
@@ -238,8 +245,13 @@ export class CallRecordings {
       state.startedAt ??= this.now();
       await this.noteAgents(callId, state, members);
     }
-    state.seen = new Map(members);
-    this.tell(callId, state, recording, by, [...members.keys()]);
+    state.seen = this.inCall(callId);
+    this.tell(callId, state, recording, by, [...state.seen.keys()]);
+  }
+
+  /** Everyone in the call now, each with its leg: its members, then the supervisors joined to it. */
+  private inCall(callId: string): Map<string, string> {
+    return new Map([...(this.calls?.membersOf(callId) ?? []), ...(this.calls?.supervisorsOf(callId) ?? [])]);
   }
 
   /** The members join the recording's agents; the meta is written when that adds anyone (a failure is the store's to log). */

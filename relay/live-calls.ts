@@ -2,11 +2,12 @@
 // team as a supervisor sees it. The picture is read off the events the team's backend stores, which
 // every instance's subscription hands it in the same order: a call rings (`call.incoming`), is
 // claimed, answered, handed on (`call.transfer_update`), joined by supervisors (`call.monitor`, as
-// the supervisor itself is told it) and ended, whichever instance took the webhook or held the call.
+// the supervisor itself is told it), recorded (`call.recording`) and ended, whichever instance took
+// the webhook or held the call.
 // Holds are no events: the backend keeps which calls are on hold (a direct call's as its agent's app
 // reports it, PUT /calls/{id}/hold; a bridged call's as its bridge took it), so that every instance
 // shows them too. The instance that holds a bridged call adds what only it knows exactly (its
-// members, its hold, its transfer, the customer leg's quality from its node).
+// members, its hold, its transfer, whether it records, the customer leg's quality from its node).
 import type { LegReport } from '../shared/bridge';
 import { customerLegSample, type CustomerLegReading } from '../shared/bridged-quality';
 import { mos, sampleFigures } from '../shared/call-quality';
@@ -41,6 +42,8 @@ interface TrackedCall {
   bridged: boolean;
   /** The supervisors joined to it, as each is told its own join: supervisor id → its name and mode. */
   monitors: Map<string, { name: string; mode: MonitorMode }>;
+  /** The team's bridge records it now, as its last `call.recording` said. */
+  recording: boolean;
 }
 
 /** What the events say of the team's live calls; one per instance, fed every stored event in stored order. */
@@ -65,6 +68,7 @@ export class LiveCallsTracker {
           transfers: new Map(),
           bridged: event.bridged === true,
           monitors: new Map(),
+          recording: false,
         });
         return;
       }
@@ -98,9 +102,14 @@ export class LiveCallsTracker {
         return this.transferred(event);
       case 'call.monitor':
         return this.monitored(event, audience);
+      case 'call.recording': {
+        // Each change is told to everyone in the call, and again to one who joins: any of them says how it stands.
+        const call = this.calls.get(event.callId);
+        if (call !== undefined) call.recording = event.recording;
+        return;
+      }
       case 'call.transfer_ring':
       case 'call.capture_available':
-      case 'call.recording':
         return;
     }
   }
@@ -134,7 +143,7 @@ export class LiveCallsTracker {
     const known = this.calls.get(callId);
     if (known !== undefined) return known;
     // A call this instance never saw ring: the app's own outgoing call (claimed right after it is placed).
-    const call: TrackedCall = { callId, direction: 'outgoing', customer: {}, startedAt: at, agents: [], transfers: new Map(), bridged: false, monitors: new Map() };
+    const call: TrackedCall = { callId, direction: 'outgoing', customer: {}, startedAt: at, agents: [], transfers: new Map(), bridged: false, monitors: new Map(), recording: false };
     this.track(call);
     return call;
   }
@@ -227,6 +236,8 @@ export interface LiveCallsOptions {
   nameOf(agentId: string): string;
   /** The bridged call as the instance that holds it knows it; undefined when it does not hold it. */
   bridgedView?(callId: string): BridgedCallView | undefined;
+  /** Whether the team's bridge records the call now, for a call this instance holds (CallRecordings). */
+  isRecording?(callId: string): boolean;
   /** The customer leg's report from the call's node, when this instance holds the call. */
   customerReport?(callId: string): Promise<LegReport | undefined>;
   /** Which of these calls are on hold now (the backend's, across instances). */
@@ -278,6 +289,7 @@ export class LiveCallsSource {
     const held = view?.held ?? onHold;
     const state: LiveCallState = !answered ? 'ringing' : transferring ? 'transferring' : held ? 'on_hold' : 'talking';
     const monitors = view?.monitors ?? [...call.monitors].map(([supervisorId, { name, mode }]) => ({ supervisorId, name, mode }));
+    const recording = view !== undefined && this.o.isRecording !== undefined ? this.o.isRecording(call.callId) : call.recording;
     const quality = bridged && answered && view !== undefined ? await this.quality(call.callId) : undefined;
     return {
       callId: call.callId,
@@ -289,6 +301,7 @@ export class LiveCallsSource {
       ...(answered && call.answeredAt !== undefined ? { answeredAt: call.answeredAt } : {}),
       bridged,
       ...(quality !== undefined ? { quality } : {}),
+      ...(recording ? { recording: true } : {}),
       monitors: monitors.map(({ supervisorId, name, mode }) => ({ id: supervisorId, name, mode })),
     };
   }

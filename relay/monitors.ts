@@ -254,6 +254,13 @@ export class CallMonitors {
     return report.ok ? report.value.customer : undefined;
   }
 
+  /** The supervisors whose legs are connected to the call, each with its leg (the recordings tell them too); undefined for a call not held here. */
+  connectedTo(callId: string): ReadonlyMap<string, string> | undefined {
+    const call = this.host.call(callId);
+    if (call === undefined) return undefined;
+    return new Map([...call.monitors].flatMap(([supervisorId, monitor]) => (monitor.leg.kind === 'connected' ? [[supervisorId, monitor.legId] as const] : [])));
+  }
+
   /** The supervisor's call on this instance, if it is joined to one. */
   joinedCall(supervisorId: string): string | undefined {
     for (const call of this.host.calls()) if (call.monitors.has(supervisorId)) return call.callId;

@@ -100,7 +100,7 @@ export interface RelayServiceOptions {
   bridge?: BridgedCalls;
   /** The team's call records (relay/records/): told each event, claim, decline and presence this instance handles. */
   records?: RelayRecords;
-  /** When bridged calls record: each change is told to the call's agents (`call.recording`). */
+  /** When bridged calls record: each change is told to the call's agents and supervisors (`call.recording`). */
   recordings?: CallRecordings;
   /** The team's settings in force; each change is told to every open stream. */
   teamSettings: TeamSettingsSource;
@@ -168,7 +168,7 @@ export class RelayService {
       freshReplayMs: options.freshReplayMs,
       presenceOf: (agentId) => this.ringingPresenceOf(agentId),
     });
-    const { bridge } = options;
+    const { bridge, recordings } = options;
     this.supervision = new Supervision({
       tracker: this.liveCalls,
       ...(bridge !== undefined ? { monitors: bridge.monitors } : {}),
@@ -179,6 +179,7 @@ export class RelayService {
           ? {
               bridgedView: (callId: string) => bridge.monitors.view(callId),
               customerReport: (callId: string) => bridge.monitors.customerReport(callId),
+              ...(recordings !== undefined ? { isRecording: (callId: string) => recordings.isRecording(callId) } : {}),
               placedOnNode: async (callId: string) => (await this.backend.callNode(callId)) !== undefined,
             }
           : {}),
@@ -541,7 +542,7 @@ export class RelayService {
     });
   }
 
-  /** A call's recording started or stopped, for its members (or a member who joined), in the call's order. */
+  /** A call's recording started or stopped, for everyone in it (or one who joined), in the call's order. */
   private tellRecording(event: RecordingEvent, agentIds: readonly string[]): void {
     void this.queue.run(orderingKeyOf(event), async () => {
       try {

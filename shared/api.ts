@@ -501,6 +501,8 @@ export interface MonitorChange {
   callId: string;
   mode: MonitorMode | 'left';
   reason?: 'left' | 'call_ended';
+  /** The joined call records now, or no longer, as its `call.recording` said; absent until the relay said either. */
+  recording?: boolean;
 }
 
 export interface PushPayloads {

@@ -62,6 +62,8 @@ export const liveCallSchema = z.object({
   bridged: z.boolean(),
   /** The customer leg's quality as the bridge measures it (bridged calls): an estimated MOS 1–4.5. */
   quality: z.object({ mos: z.number().min(1).max(5), lossPercent: z.number().min(0).max(100).optional(), jitterMs: z.number().min(0).optional() }).optional(),
+  /** The team's bridge records the call now (shared/bridge-recording.ts); absent when it does not. */
+  recording: z.boolean().optional(),
   /** The supervisors in the call now and how. */
   monitors: z.array(party.extend({ mode: monitorModeSchema })).max(16),
 });

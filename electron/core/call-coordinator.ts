@@ -137,9 +137,9 @@ export class CallCoordinator {
     this.dispatch({ type: 'local.transfer_gone', at: this.now(), localId, transferId });
   }
 
-  applyRelayEvent(envelope: RelayEnvelope): void {
+  applyRelayEvent(envelope: RelayEnvelope, joinedCallId?: string): void {
     if (this.stopped) return;
-    const ev = callEventOf(envelope, this.now(), this.claims.agentId);
+    const ev = callEventOf(envelope, this.now(), this.claims.agentId, joinedCallId);
     if (ev) this.dispatch(ev);
   }
 

@@ -7,12 +7,13 @@
 //
 // The join as main knows it is one fact with one writer (`set`): every change of it, whether a
 // command made it or the relay told it (`call.monitor` about this agent itself: the call ended under
-// it, or its leg went), reaches the windows as the `monitorChanged` push, and a `left` closes the
-// window's leg. The relay's word on a join this app does not know (it restarted meanwhile) is left
-// to the relay, which drops a monitor whose leg is gone. A join that ended here (a leave) or that the
-// relay was found to have dropped (a switch it answered 404) still has the relay's `left` on its way,
-// and that word comes before any word on a join of the same call made afterwards: it is the old
-// join's, never the new one's end.
+// it, or its leg went; `call.recording` of the joined call: it records now, or no longer), reaches
+// the windows as the `monitorChanged` push, and a `left` closes the window's leg. The relay's word
+// on a join this app does not know (it restarted meanwhile) is left to the relay, which drops a
+// monitor whose leg is gone. A join that ended here (a leave) or that the relay was found to have
+// dropped (a switch it answered 404) still has the relay's `left` on its way, and that word comes
+// before any word on a join of the same call made afterwards: it is the old join's, never the new
+// one's end.
 import { z } from 'zod';
 import type { MonitorChange } from '../../shared/api';
 import type { RelayEnvelope } from '../../shared/events';
@@ -37,6 +38,8 @@ interface Joined {
   callId: string;
   mode: MonitorMode;
   legId: string;
+  /** The call records now, as its last `call.recording` said; undefined until one came for this join. */
+  recording?: boolean;
 }
 
 export interface MonitoringOptions {
@@ -68,6 +71,11 @@ export class Monitoring {
   private stopped = false;
 
   constructor(private readonly o: MonitoringOptions) {}
+
+  /** The colleague's call this agent is joined to, if any: its events are the join's, not a call of this agent's. */
+  get joinedCall(): string | undefined {
+    return this.joined?.callId;
+  }
 
   /** The Team view's list: every live call of the team (supervisors only; the relay refuses others 403). */
   liveCalls(): Promise<Result<LiveCalls>> {
@@ -123,9 +131,14 @@ export class Monitoring {
     return this.inTurn(() => this.leaveNow(callId));
   }
 
-  /** The relay's events: its word on this agent's own join. */
+  /** The relay's events: its word on this agent's own join, and whether the joined call records. */
   relayEvent(envelope: RelayEnvelope): void {
     const e = envelope.event;
+    if (e.type === 'call.recording') {
+      const joined = this.joined;
+      if (joined?.callId === e.callId) this.set({ ...joined, recording: e.recording });
+      return;
+    }
     if (e.type !== 'call.monitor' || this.o.relay.agentId === undefined || e.supervisorId !== this.o.relay.agentId) return;
     if (this.owedLeft.has(e.callId) && e.reason !== 'call_ended') {
       // A word on a join that ended already, up to its `left`: a join made since is not concerned.
@@ -200,10 +213,10 @@ export class Monitoring {
       return;
     }
     this.joined = next;
-    if (before?.callId === next.callId && before.mode === next.mode && before.legId === next.legId) return;
+    if (before?.callId === next.callId && before.mode === next.mode && before.legId === next.legId && before.recording === next.recording) return;
     // Another call's join gave way to this one: its leg closes first.
     if (before !== undefined && before.callId !== next.callId) this.o.push({ callId: before.callId, mode: 'left', reason: 'left' });
-    this.o.push({ callId: next.callId, mode: next.mode });
+    this.o.push({ callId: next.callId, mode: next.mode, ...(next.recording !== undefined ? { recording: next.recording } : {}) });
   }
 
   private inTurn<T>(run: () => Promise<T>): Promise<T> {

@@ -7,9 +7,10 @@ import { assertNever } from '../../shared/result';
 /**
  * The call event of an envelope applied at `at`; undefined for events that are not about calls.
  * `selfAgentId` is this agent's id on the relay, once known: whose claim it is matters to a call
- * being answered here.
+ * being answered here. `joinedCallId` is a colleague's call this agent is joined to as a
+ * supervisor, none of its own (monitoring.ts).
  */
-export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: string | undefined): CallEvent | undefined {
+export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: string | undefined, joinedCallId?: string): CallEvent | undefined {
   const e = envelope.event;
   switch (e.type) {
     case 'call.incoming':
@@ -69,6 +70,9 @@ export function callEventOf(envelope: RelayEnvelope, at: number, selfAgentId: st
         ...(e.awaySec !== undefined ? { awaySec: e.awaySec } : {}),
       };
     case 'call.recording':
+      // A joined colleague's call records: monitoring.ts tells the windows. Left to the reducer it
+      // would wait for a call of that id that never comes.
+      if (e.callId === joinedCallId) return undefined;
       return { type: 'remote.recording', at, callId: e.callId, recording: e.recording, timestamp: e.timestamp };
     case 'call.monitor':
       // This agent's own join of a colleague's call (it is a supervisor) is no call of its own:

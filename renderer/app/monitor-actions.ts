@@ -4,7 +4,8 @@
 // "Barge" on a call not joined yet joins it: the relay's node offers a leg, the media engine answers
 // it (webrtc/monitor-media.ts) and the answer goes back; on the joined call they switch modes without
 // dropping; "Leave" leaves. The monitorChanged push says when the call left this supervisor (it
-// ended, the relay took the leg away): its media closes then. One joined call at a time.
+// ended, the relay took the leg away): its media closes then; and whether the call records. One
+// joined call at a time.
 import type { MonitorChange, SoftphoneApi, Unsubscribe } from '../../shared/api';
 import { createLogger } from '../../shared/log';
 import type { Result } from '../../shared/result';
@@ -134,11 +135,15 @@ export class MonitorActions {
     if (!left.ok) log.warn('the relay was not told of a leave: the closed leg tells it', { callId: joined.callId, problem: left.error.message });
   }
 
-  /** The relay's word on the joined call: another mode, or the call left this supervisor. */
+  /** The relay's word on the joined call: another mode, whether it records, or the call left this supervisor. */
   changed(change: MonitorChange): void {
     const joined = this.state.joined;
     if (joined?.callId !== change.callId) return;
     if (change.mode !== 'left') {
+      if (change.recording !== undefined) this.state.updateJoined({ recording: change.recording });
+      // The mode in force said again (with the recording) changes nothing: a switch to "Listen"
+      // under way keeps the microphone it closed at once.
+      if (change.mode === joined.mode) return;
       this.media?.setMode(change.mode);
       this.state.updateJoined({ mode: change.mode });
       return;
@@ -163,7 +168,7 @@ export class MonitorActions {
     if (!started.ok) return { ok: false, error: refusalText(started.error) };
     const { legId, offer } = started.value;
     if (legId === undefined || offer === undefined) return { ok: false, error: t('monitor.noOffer') };
-    this.state.setJoined({ callId, mode: started.value.mode, parties, stage: 'joining', switching: null, problem: null });
+    this.state.setJoined({ callId, mode: started.value.mode, parties, stage: 'joining', switching: null, problem: null, recording: false });
     const answer = await media.answer(callId, legId, offer, started.value.mode);
     if (turn !== this.turn) return this.abandon(callId, legId);
     if (!answer.ok) return this.giveUp(callId, mediaText(answer.error.problem));

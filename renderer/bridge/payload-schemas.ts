@@ -294,7 +294,7 @@ const pushSchemas: { [N in PushName]: z.ZodType } = {
   shortcutPressed: z.strictObject({ action: shortcutActionSchema, localId: z.string().min(1).max(200).optional() }),
   shortcutsRefused: z.strictObject({ refused: z.array(z.strictObject({ action: shortcutActionSchema, accelerator: z.string().min(1).max(64) })).max(SHORTCUT_ACTIONS.length) }),
   updateStatus: updateStatusSchema,
-  monitorChanged: z.strictObject({ callId: z.string().min(1).max(512), mode: z.enum(['listen', 'whisper', 'barge', 'left']), reason: z.enum(['left', 'call_ended']).optional() }),
+  monitorChanged: z.strictObject({ callId: z.string().min(1).max(512), mode: z.enum(['listen', 'whisper', 'barge', 'left']), reason: z.enum(['left', 'call_ended']).optional(), recording: z.boolean().optional() }),
   customerLegQuality: z.strictObject({ localId: z.string().min(1).max(200), callId: z.string().min(1).max(512), report: legReportSchema }),
 };
 

@@ -10,10 +10,19 @@ import { useAppStore } from '../store/store';
  * whoever started it, whatever the team's mode), a status named so with a red dot.
  */
 export function RecordingIndicator({ call }: { call: CallState }) {
-  const { t } = useTranslation('calls');
   if (call.recording !== true || call.phase === 'ended') return null;
+  return <RecordingStatus />;
+}
+
+/**
+ * "Recording" with the red dot of a recorder: a polite status named so in the call the window is in
+ * (an agent's call, a supervisor's joined one). `live={false}` where a list read again and again
+ * shows it (the supervisors' live calls): the same words, announced by nobody.
+ */
+export function RecordingStatus({ live = true }: { live?: boolean }) {
+  const { t } = useTranslation('calls');
   return (
-    <span role="status" aria-label={t('current.recording')} className="recording-indicator">
+    <span {...(live ? { role: 'status', 'aria-label': t('current.recording') } : {})} className="recording-indicator">
       <span className="recording-dot" aria-hidden="true" />
       {t('current.recording')}
     </span>

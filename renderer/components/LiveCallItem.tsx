@@ -4,14 +4,16 @@ import type { LiveCall } from '../../shared/supervision';
 import { agentsParts, callDescription, customerParts, liveStateText, monitorText, qualityText } from '../live-call-display';
 import { partiesOf, useSupervision } from '../store/supervision';
 import { elapsedText } from '../wallboard-display';
+import { RecordingStatus } from './CallRecording';
 import { Ltr } from './Ltr';
 import { MonitorModeButtons } from './MonitorModeButtons';
 
 /**
  * One live call: who (the agents, or "Ringing for the team"; the customer's name and number, each
  * whole), how (direction, state, duration, quality as "Good", "Fair" or "Poor" with its MOS for
- * screen readers), the supervisors in it, and what this supervisor may do: "Listen", "Whisper",
- * "Barge" on a bridged call once answered; a direct call says it cannot be joined.
+ * screen readers, "Recording" while the team's bridge records it), the supervisors in it, and what
+ * this supervisor may do: "Listen", "Whisper", "Barge" on a bridged call once answered; a direct
+ * call says it cannot be joined.
  */
 export function LiveCallItem({ call, relayNow }: { call: LiveCall; relayNow: number }) {
   const { t } = useTranslation('common');
@@ -57,6 +59,7 @@ export function LiveCallItem({ call, relayNow }: { call: LiveCall; relayNow: num
             <span className="visually-hidden">{quality.full}</span>
           </span>
         )}
+        {call.recording === true && <RecordingStatus live={false} />}
       </p>
       <span id={descriptionId} className="visually-hidden">
         {callDescription(parties)}

@@ -3,14 +3,16 @@ import { useTranslation } from 'react-i18next';
 import { useMonitor } from '../app/controllers-context';
 import { callDescription, joinedText } from '../live-call-display';
 import { useSupervision, type JoinedCall } from '../store/supervision';
+import { RecordingStatus } from './CallRecording';
 import { MonitorModeButtons } from './MonitorModeButtons';
 
 /**
  * The call a supervisor joined, on every screen (the phone, Settings, the Team view), so that it can
  * switch modes or leave from anywhere: "Listening to AGENT and CUSTOMER", "Whispering to AGENT" or
- * "In the call with AGENT and CUSTOMER" (a polite status: a switch is heard), "Listen", "Whisper",
- * "Barge" (the current one pressed) and "Leave". Why the window is no longer in it (the call ended,
- * its audio failed) is said by a polite status of its own, there before the words come.
+ * "In the call with AGENT and CUSTOMER" (a polite status: a switch is heard), "Recording" while the
+ * team's bridge records it (as every window in the call shows it), "Listen", "Whisper", "Barge" (the
+ * current one pressed) and "Leave". Why the window is no longer in it (the call ended, its audio
+ * failed) is said by a polite status of its own, there before the words come.
  */
 export function MonitorPanel() {
   const joined = useSupervision((s) => s.joined);
@@ -45,6 +47,11 @@ function JoinedCallPanel({ joined }: { joined: JoinedCall }) {
       <p role="status" className="monitor-sentence">
         {joinedText(joined.mode, joined.parties)}
       </p>
+      {joined.recording && (
+        <div className="monitor-recording">
+          <RecordingStatus />
+        </div>
+      )}
       {stage !== null && <p className="monitor-stage">{stage}</p>}
       {joined.problem !== null && (
         <p role="alert" className="field-error">

@@ -22,7 +22,8 @@ export interface CallParties {
 /**
  * The call this window joined: `joining` while the relay's offer is answered, `connecting` once the
  * relay took the answer, `connected` once the audio flows. `switching`: a mode asked for and not
- * confirmed yet. `problem`: a switch refused, in words.
+ * confirmed yet. `problem`: a switch refused, in words. `recording`: the team's bridge records the
+ * call now, as the relay told this supervisor (the monitorChanged push).
  */
 export interface JoinedCall {
   callId: string;
@@ -31,6 +32,7 @@ export interface JoinedCall {
   stage: 'joining' | 'connecting' | 'connected';
   switching: MonitorMode | null;
   problem: string | null;
+  recording: boolean;
 }
 
 export interface SupervisionState {

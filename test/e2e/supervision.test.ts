@@ -124,11 +124,14 @@ describe('supervisors and recordings on the bridge', () => {
     await live.getByText('Ana').first().waitFor();
     await live.getByText(customer.name).first().waitFor();
     await live.getByText('Talking').first().waitFor();
+    await live.getByText('Recording').first().waitFor();
 
     // Listen: Sam hears both; nobody hears Sam. The team tells its agents of a listen.
     await live.getByRole('button', { name: 'Listen', exact: true }).click();
     await agentHearsTones(sam, [ANA, CUSTOMER]);
     await joined(sam).getByText(`Listening to Ana and ${customer.name}`).waitFor();
+    // Every window in the call says it records: the supervisor's too.
+    await joined(sam).getByRole('status', { name: 'Recording', exact: true }).waitFor();
     await currentCall(ana).getByText('Sam is listening').waitFor();
     await customerHearsTones(team, callId, [ANA], [SAM]);
     await agentHearsTones(ana, [CUSTOMER], [SAM]);

@@ -167,7 +167,7 @@ export class Runtime {
         if (!this.isCurrent()) return;
         this.bridge.deliver(received, (envelope) => {
           if (!this.isCurrent()) return;
-          this.coordinator.applyRelayEvent(envelope);
+          this.coordinator.applyRelayEvent(envelope, this.colleagueCall());
           this.monitoring.relayEvent(envelope);
           hooks.relayEvent(envelope);
         });
@@ -250,6 +250,15 @@ export class Runtime {
 
   private isCurrent(): boolean {
     return this.options.isCurrent(this);
+  }
+
+  /**
+   * The colleague's call this agent is joined to as a supervisor (monitoring.ts), whose events are the
+   * join's; none when this agent is in that call itself now (a transfer of it rang or was answered).
+   */
+  private colleagueCall(): string | undefined {
+    const joined = this.monitoring.joinedCall;
+    return joined !== undefined && !this.coordinator.calls().some((call) => call.callId === joined) ? joined : undefined;
   }
 
   /**

@@ -1,7 +1,8 @@
 // When bridged calls record (relay/call-recordings.ts), on BridgedCalls driving a node that records
 // what it is asked (transfer-fixtures.ts): `always` starts as the customer connects, `on-demand` at a
-// member's word; every member is told each change, one who joins or rejoins while it records is told
-// too, and everyone who was in the call from its first start on is among its agents.
+// member's word; every member and every supervisor joined to the call is told each change, one who
+// joins or rejoins while it records is told too, and everyone who was in the call from its first
+// start on is among its agents (supervisors never are: they may hear every recording anyway).
 import { describe, expect, it } from 'vitest';
 import { MemoryBackend } from '../../../relay/backend/memory-backend';
 import { BridgedCalls, localBridge } from '../../../relay/bridged-calls';
@@ -241,6 +242,78 @@ describe('recording on demand', () => {
     expect(await h.calls.nodeGone('local', 'left')).toEqual(['d8']);
     await h.settled();
     expect(h.recordings.isRecording('d8')).toBe(false);
+  });
+});
+
+describe('supervisors joined to a call', () => {
+  const SAM = { id: 'sam', name: 'Sam Lead' };
+
+  /** Sam joins the call in `mode`; his window answers the leg unless `answered` is false. */
+  async function samJoins(h: Harness, callId: string, mode: 'listen' | 'whisper' | 'barge', answered = true): Promise<string> {
+    const joined = await h.calls.monitors.join(callId, SAM, mode);
+    if (!joined.ok) throw new Error(joined.refusal.message);
+    if (answered) expect(await h.calls.monitors.answer(callId, 'sam', joined.value.legId, 'window-answer-sam')).toEqual({ ok: true, value: null });
+    await h.settled();
+    return joined.value.legId;
+  }
+
+  it('hear each start and stop with the call’s agents, whatever their mode, and are never among its agents', async () => {
+    const h = new Harness('on-demand');
+    await h.answered('s1', 'alice');
+    await samJoins(h, 's1', 'listen');
+    expect(h.words()).toEqual([]);
+    expect(await h.recordings.toggle('s1', 'alice', true)).toEqual({ ok: true, value: { recording: true } });
+    expect(h.words()).toEqual(['alice:on:alice', 'sam:on:alice']);
+    // A switch is new routes, not a new leg: nothing to tell.
+    expect(await h.calls.monitors.switchMode('s1', 'sam', 'barge')).toEqual({ ok: true, value: { mode: 'barge' } });
+    await h.settled();
+    expect(h.words()).toEqual(['alice:on:alice', 'sam:on:alice']);
+    h.clock += 1;
+    expect(await h.recordings.toggle('s1', 'alice', false)).toEqual({ ok: true, value: { recording: false } });
+    expect(h.words()).toEqual(['alice:on:alice', 'sam:on:alice', 'alice:off:alice', 'sam:off:alice']);
+    // One event per change, told to both at once.
+    expect(h.told.map((t) => t.agentIds)).toEqual([
+      ['alice', 'sam'],
+      ['alice', 'sam'],
+    ]);
+    expect(h.agents.get('s1')).toEqual({ agents: ['alice'], startedAt: 1_000_000 });
+
+    // Out of the call, sam hears no more of it.
+    expect(await h.calls.monitors.leave('s1', 'sam')).toEqual({ ok: true, value: { ok: true } });
+    await h.settled();
+    expect(await h.recordings.toggle('s1', 'alice', true)).toEqual({ ok: true, value: { recording: true } });
+    expect(h.words().slice(4)).toEqual(['alice:on:alice']);
+    expect(h.agents.get('s1')?.agents).toEqual(['alice']);
+  });
+
+  it('one whose leg connects to a call that records is told at once, once; one whose leg is only offered is not told yet', async () => {
+    const h = new Harness('always');
+    await h.answered('s2', 'alice');
+    expect(h.words()).toEqual(['alice:on']);
+    const legId = await samJoins(h, 's2', 'whisper', false);
+    expect(h.words()).toEqual(['alice:on']);
+    expect(await h.calls.monitors.answer('s2', 'sam', legId, 'window-answer-sam')).toEqual({ ok: true, value: null });
+    await h.settled();
+    expect(h.words()).toEqual(['alice:on', 'sam:on']);
+    expect(h.told.at(-1)).toEqual({ agentIds: ['sam'], event: { type: 'call.recording', callId: 's2', recording: true, timestamp: 1_000_001 } });
+    // New routes for anyone else (a hold) tell nobody again.
+    expect(await h.calls.hold('s2', 'alice', true)).toMatchObject({ ok: true });
+    await h.settled();
+    expect(h.words()).toEqual(['alice:on', 'sam:on']);
+
+    // Left and joined again: a new leg, told again.
+    await h.calls.monitors.leave('s2', 'sam');
+    await samJoins(h, 's2', 'listen');
+    expect(h.words()).toEqual(['alice:on', 'sam:on', 'sam:on']);
+    expect(h.agents.get('s2')?.agents).toEqual(['alice']);
+  });
+
+  it('joined to an on-demand call that records with who started it, a supervisor is told who did', async () => {
+    const h = new Harness('on-demand');
+    await h.answered('s3', 'alice');
+    await h.recordings.toggle('s3', 'alice', true);
+    await samJoins(h, 's3', 'barge');
+    expect(h.words()).toEqual(['alice:on:alice', 'sam:on:alice']);
   });
 });
 

@@ -1,6 +1,7 @@
 // The team's live calls as the stored events tell them (relay/live-calls.ts): what an instance that
 // holds none of the calls knows — the same picture every instance has from the backend's events —
-// and the customer leg's quality read from the node, at most once a second however many ask.
+// whether each records, and the customer leg's quality read from the node, at most once a second
+// however many ask.
 import { describe, expect, it } from 'vitest';
 import { LiveCallsSource, LiveCallsTracker, qualityOf, UNANSWERED_KEPT_MS } from '../../../relay/live-calls';
 import type { Audience, StoredEvent } from '../../../relay/backend/types';
@@ -115,6 +116,52 @@ describe('LiveCallsTracker', () => {
     t.observe(ring('c5', 10_000, false));
     expect(picture(t, 10_000 + UNANSWERED_KEPT_MS)).toEqual(['c4 incoming [bob] answered', 'c5 incoming []']);
     expect(picture(t, 10_001 + UNANSWERED_KEPT_MS)).toEqual(['c4 incoming [bob] answered']);
+  });
+});
+
+describe('whether a call records', () => {
+  const recording = (callId: string, on: boolean, at: number, agentIds: string[]) => stored({ type: 'call.recording', callId, recording: on, timestamp: at }, at, { kind: 'agents', agentIds });
+
+  it('is its last `call.recording` on an instance that does not hold the call, whoever it was told to', async () => {
+    const tracker = new LiveCallsTracker();
+    const source = new LiveCallsSource({ tracker, nameOf: (id) => id, now: () => 10_000 });
+    tracker.observe(ring('r1', 1_000));
+    tracker.observe(claim('r1', 'alice', 1_500));
+    expect((await source.liveCalls()).calls[0]).not.toHaveProperty('recording');
+    tracker.observe(recording('r1', true, 2_000, ['alice']));
+    expect((await source.liveCalls()).calls[0]).toMatchObject({ callId: 'r1', recording: true });
+    // Told again to a supervisor who joined: it still records.
+    tracker.observe(recording('r1', true, 2_500, ['sam']));
+    expect((await source.liveCalls()).calls[0]!.recording).toBe(true);
+    tracker.observe(recording('r1', false, 3_000, ['alice', 'sam']));
+    expect((await source.liveCalls()).calls[0]).not.toHaveProperty('recording');
+    // A call it does not follow is not brought in by its recording.
+    tracker.observe(recording('r-unknown', true, 3_500, ['bob']));
+    expect((await source.liveCalls()).calls.map((c) => c.callId)).toEqual(['r1']);
+  });
+
+  it('is what the recordings say now on the instance that holds the call, ahead of the events', async () => {
+    const tracker = new LiveCallsTracker();
+    const recordingNow = new Set<string>();
+    const source = new LiveCallsSource({
+      tracker,
+      nameOf: (id) => id,
+      bridgedView: (callId) => (callId === 'r2' ? { direction: 'incoming', agents: ['alice'], held: false, transferring: false, monitors: [] } : undefined),
+      isRecording: (callId) => recordingNow.has(callId),
+      now: () => 10_000,
+    });
+    tracker.observe(ring('r2', 1_000));
+    tracker.observe(claim('r2', 'alice', 1_500));
+    tracker.observe(ring('r3', 1_200));
+    tracker.observe(claim('r3', 'bob', 1_600));
+    recordingNow.add('r2');
+    tracker.observe(recording('r3', true, 2_000, ['bob']));
+    expect((await source.liveCalls()).calls.map((c) => [c.callId, c.recording])).toEqual([
+      ['r2', true],
+      ['r3', true],
+    ]);
+    recordingNow.delete('r2');
+    expect((await source.liveCalls()).calls[0]).not.toHaveProperty('recording');
   });
 });
 

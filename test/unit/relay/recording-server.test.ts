@@ -1,7 +1,8 @@
 // The recordings' endpoints over HTTP (relay/REFERENCE.md "Recordings"): a real relay with a node that
 // records what it is asked (transfer-fixtures.ts) and a real store in a temporary folder. "Record" and
-// "Stop recording" with every refusal and the events each agent's stream carries; a recording served
-// whole and in byte ranges (RFC 9110) to who may hear it; a node's upload with the bridge token alone.
+// "Stop recording" with every refusal and the events each agent's and each joined supervisor's stream
+// carries, the live calls saying which records; a recording served whole and in byte ranges (RFC
+// 9110) to who may hear it; a node's upload with the bridge token alone.
 import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { startRelay, type RelayOptions, type RelayServer } from '../../../relay/
 import { BRIDGE_AGENT_PATHS } from '../../../shared/bridge';
 import { BRIDGE_RECORDING_UPLOAD_PATH, RECORDING_AGENT_PATHS, type RecordMode } from '../../../shared/bridge-recording';
 import type { RelayEvent } from '../../../shared/events';
+import { liveCallsSchema, SUPERVISOR_PATHS } from '../../../shared/supervision';
 import { hashAgentToken } from '../../../relay/agent-directory';
 import { claimCall, team } from './agent-fixtures';
 import { openSse, type TestSseStream } from './sse-test-client';
@@ -162,6 +164,57 @@ describe('POST /calls/{callId}/bridge/recording', () => {
     const direct = await startRelay({ port: 0, appSecret: APP_SECRET, agents, logger: quietLogger });
     closing.push(() => direct.close());
     expect(await ask(direct, 'alice', RECORDING_AGENT_PATHS.toggle('wacid.x'), { recording: true })).toEqual({ status: 404, body: { error: { code: 'not_found', message: 'calls are not bridged' } } });
+  });
+});
+
+describe('supervisors joined to a call that records', () => {
+  /** Sue joins the call in `mode` and her window answers its leg. */
+  async function sueJoins(relay: RelayServer, callId: string, mode: 'listen' | 'whisper' | 'barge'): Promise<void> {
+    const joined = await ask(relay, 'sue', SUPERVISOR_PATHS.monitor(callId), { mode });
+    expect(joined.status).toBe(200);
+    expect(await ask(relay, 'sue', SUPERVISOR_PATHS.monitorAnswer(callId), { legId: joined.body.legId, sdp: 'window-answer-sue' })).toEqual({ status: 200, body: { ok: true } });
+  }
+
+  const recordingOf = async (relay: RelayServer, callId: string): Promise<boolean | undefined> => {
+    const listed = await ask(relay, 'sue', SUPERVISOR_PATHS.liveCalls, undefined, 'GET');
+    return liveCallsSchema.parse(listed.body).calls.find((c) => c.callId === callId)?.recording;
+  };
+
+  it('hear each start and stop on their stream, as the call’s agents do, and the live calls say which records', async () => {
+    const { relay, store } = await relayWith('on-demand');
+    const [alice, sue] = [await stream(relay, 'alice'), await stream(relay, 'sue')];
+    const callId = 'wacid.rec-sup';
+    await answered(relay, callId);
+    await sueJoins(relay, callId, 'listen');
+    expect(await recordingOf(relay, callId)).toBeUndefined();
+
+    expect(await ask(relay, 'alice', RECORDING_AGENT_PATHS.toggle(callId), { recording: true })).toEqual({ status: 200, body: { recording: true } });
+    await sue.waitFor((s) => recordingWords(s).length === 1, 'sue told of the start');
+    expect(sue.envelopes.find((e) => e.event.type === 'call.recording')!.event).toEqual({ type: 'call.recording', callId, recording: true, by: 'alice', timestamp: expect.any(Number) as number });
+    expect(await recordingOf(relay, callId)).toBe(true);
+    expect(await ask(relay, 'sue', SUPERVISOR_PATHS.monitor(callId), { mode: 'whisper' }, 'PUT')).toEqual({ status: 200, body: { mode: 'whisper' } });
+    expect(await ask(relay, 'alice', RECORDING_AGENT_PATHS.toggle(callId), { recording: false })).toEqual({ status: 200, body: { recording: false } });
+    await sue.waitFor((s) => recordingWords(s).length === 2, 'sue told of the stop');
+    await alice.waitFor((s) => recordingWords(s).length === 2, 'alice told of the stop');
+    expect(recordingWords(sue)).toEqual(['on:alice', 'off:alice']);
+    expect(recordingWords(alice)).toEqual(['on:alice', 'off:alice']);
+    expect(await recordingOf(relay, callId)).toBeUndefined();
+    // Who may hear it is who was in the call: sue hears it as a supervisor, not as one of its agents.
+    expect(await store.meta(callId)).toMatchObject({ agents: ['alice'] });
+  });
+
+  it('one who joins a call that records now is told at once', async () => {
+    const { relay } = await relayWith('always');
+    const [alice, sue] = [await stream(relay, 'alice'), await stream(relay, 'sue')];
+    const callId = 'wacid.rec-join';
+    await answered(relay, callId);
+    await alice.waitFor(has((e) => e.type === 'call.recording'), 'the start');
+    await expect.poll(() => recordingOf(relay, callId)).toBe(true);
+    expect(recordingWords(sue)).toEqual([]);
+    await sueJoins(relay, callId, 'barge');
+    await sue.waitFor((s) => recordingWords(s).length === 1, 'sue told it records');
+    expect(recordingWords(sue)).toEqual(['on']);
+    expect(recordingWords(alice)).toEqual(['on']);
   });
 });
 

@@ -1,8 +1,9 @@
 // The supervisor's domain (app/monitor-actions.ts) on an in-memory host and a recording stand-in for
 // its leg: the live calls read while the Team view is open, "Listen", "Whisper" and "Barge" joining a
 // call (the relay's offer answered, the answer handed back, ICE let go only then) or switching the
-// joined one without a new leg, "Leave", the relay's word that the call left the supervisor, and
-// every way a join can fail half-way leaving nothing behind: no leg open, the relay told.
+// joined one without a new leg, "Leave", the relay's word that the call left the supervisor or that
+// it records, and every way a join can fail half-way leaving nothing behind: no leg open, the relay
+// told.
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { MonitorChange } from '../../../shared/api';
 import { err, ok } from '../../../shared/result';
@@ -173,7 +174,7 @@ describe('joining a call', () => {
     expect(t.named('startMonitor')).toEqual([{ callId: 'c1', mode: 'listen' }]);
     expect(t.named('answerMonitor')).toEqual([{ callId: 'c1', legId: 'leg-1', sdp: 'v=0 answer' }]);
     expect(t.leg.log).toEqual(['answer c1 leg-1 offer-leg-1 listen', 'connect leg-1']);
-    expect(state().joined).toEqual({ callId: 'c1', mode: 'listen', parties: PARTIES, stage: 'connecting', switching: null, problem: null });
+    expect(state().joined).toEqual({ callId: 'c1', mode: 'listen', parties: PARTIES, stage: 'connecting', switching: null, problem: null, recording: false });
     expect(state().notes).toEqual({});
     t.leg.fact({ callId: 'c1', legId: 'leg-1', state: 'connected' });
     expect(state().joined?.stage).toBe('connected');
@@ -326,6 +327,38 @@ describe('the joined call', () => {
     const again = await joined();
     again.host.push('monitorChanged', { callId: 'c1', mode: 'left', reason: 'left' });
     expect(state().notice).toBe('You are no longer in the call you joined.');
+  });
+
+  test('the relay\'s word that it records, or no longer: kept on the joined call; the mode said with it, the one in force, touches no microphone', async () => {
+    const t = await joined();
+    const push = (change: MonitorChange) => t.host.push('monitorChanged', change);
+    push({ callId: 'c9', mode: 'listen', recording: true });
+    expect(state().joined?.recording).toBe(false);
+    push({ callId: 'c1', mode: 'listen', recording: true });
+    expect(state().joined).toMatchObject({ mode: 'listen', recording: true });
+    expect(t.leg.log).toEqual([]);
+
+    // Whisper, then back to Listen before the relay confirms: the microphone closed at once stays
+    // closed when the recording's word comes with the mode still in force.
+    await t.actions.monitor('c1', PARTIES, 'whisper');
+    t.leg.log.splice(0);
+    const listen = t.actions.monitor('c1', PARTIES, 'listen');
+    push({ callId: 'c1', mode: 'whisper', recording: false });
+    expect(t.leg.log).toEqual(['mode listen']);
+    expect(state().joined).toMatchObject({ mode: 'whisper', switching: 'listen', recording: false });
+    await listen;
+    expect(state().joined).toMatchObject({ mode: 'listen', switching: null, recording: false });
+    // A mode the relay says with it is followed, as any.
+    push({ callId: 'c1', mode: 'barge', recording: true });
+    expect(t.leg.log).toEqual(['mode listen', 'mode listen', 'mode barge']);
+    expect(state().joined).toMatchObject({ mode: 'barge', recording: true });
+
+    // Another join starts from what its relay will say.
+    await t.actions.leave();
+    t.stop();
+    const next = setUp({ startMonitor: ({ callId, mode }) => joinReply(callId, mode, 'leg-2'), answerMonitor: () => ok(null) });
+    await next.actions.monitor('c2', PARTIES, 'listen');
+    expect(state().joined).toMatchObject({ callId: 'c2', recording: false });
   });
 
   test('its audio failed: the supervisor leaves it, told why', async () => {

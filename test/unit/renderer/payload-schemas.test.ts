@@ -125,5 +125,7 @@ describe('who else hears a bridged call, from the host', () => {
     expect(parsePush('monitorChanged', { callId: 'wacid.1', mode: 'shout' }).ok).toBe(false);
     expect(parsePush('monitorChanged', { callId: '', mode: 'left' }).ok).toBe(false);
     expect(parsePush('monitorChanged', { callId: 'wacid.1', mode: 'left', reason: 'bored' }).ok).toBe(false);
+    expect(parsePush('monitorChanged', { callId: 'wacid.1', mode: 'listen', recording: true })).toEqual({ ok: true, value: { callId: 'wacid.1', mode: 'listen', recording: true } });
+    expect(parsePush('monitorChanged', { callId: 'wacid.1', mode: 'listen', recording: 'yes' }).ok).toBe(false);
   });
 });

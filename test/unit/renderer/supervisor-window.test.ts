@@ -1,8 +1,8 @@
 // Supervisors in the window, in Chromium (window-in-chromium.ts): the Team view's "Live calls" as a
 // supervisor sees them (and an agent does not), read every LIVE_CALLS_REFRESH_MS on the page's own
 // clock; "Listen", "Whisper", "Barge" joining a call and switching it; the joined call's panel on every
-// screen with "Leave"; the relay's word that the call ended; the layout at the narrowest width and at
-// 1280×720, and axe. The supervisor's leg is the page's stand-in (window-page.ts `monitorLog`).
+// screen with "Leave"; "Recording" on a call that records, in the list and on the joined call's panel;
+// the relay's word that the call ended; the layout at the narrowest width and at 1280×720, and axe. The supervisor's leg is the page's stand-in (window-page.ts `monitorLog`).
 import AxeBuilder from '@axe-core/playwright';
 import type { Locator, Page } from 'playwright-core';
 import { describe, expect, test } from 'vitest';
@@ -81,6 +81,7 @@ const liveCalls = (at: number): LiveCall[] => [
     answeredAt: at - 190_000,
     bridged: true,
     quality: { mos: 2.94, lossPercent: 6 },
+    recording: true,
     monitors: [],
   },
 ];
@@ -143,7 +144,7 @@ describe('a supervisor\'s Team view: "Live calls"', () => {
     await page.getByRole('heading', { name: 'Live calls', level: 3 }).waitFor();
     expect(await itemTexts()).toEqual([
       { agents: 'Jonas Berg', customer: '+1 415 555 0123', facts: ['Outgoing', 'On hold', 'Duration: 6:30', 'FairQuality: Fair, MOS 3.7'], buttons: ['Listen', 'Whisper', 'Barge'], note: 'Priya Nair is listening' },
-      { agents: 'Zoë Tran and Ben Okafor', customer: 'Siti Rahma +62 812 3456 7890', facts: ['Incoming', 'Transferring', 'Duration: 3:10', 'PoorQuality: Poor, MOS 2.9'], buttons: ['Listen', 'Whisper', 'Barge'], note: null },
+      { agents: 'Zoë Tran and Ben Okafor', customer: 'Siti Rahma +62 812 3456 7890', facts: ['Incoming', 'Transferring', 'Duration: 3:10', 'PoorQuality: Poor, MOS 2.9', 'Recording'], buttons: ['Listen', 'Whisper', 'Barge'], note: null },
       { agents: 'Maya Chen', customer: 'Amelia Hart +44 7700 900123', facts: ['Incoming', 'Talking', 'Duration: 2:05', 'GoodQuality: Good, MOS 4.3'], buttons: ['Listen', 'Whisper', 'Barge'], note: null },
       { agents: 'Olu Adeyemi', customer: 'Ananya Iyer +91 98123 45678', facts: ['Incoming', 'Talking', 'Duration: 0:25'], buttons: [], note: 'Direct call: cannot be joined' },
       { agents: 'Ringing for the team', customer: 'Bruno Souza +55 11 98765 4321', facts: ['Incoming', 'Ringing', 'Duration: 0:08'], buttons: [], note: null },
@@ -159,6 +160,11 @@ describe('a supervisor\'s Team view: "Live calls"', () => {
       await expect(modeButton(item('Maya Chen'), name).getAttribute('aria-pressed')).resolves.toBe('false');
     }
     await expect(descriptionOf(modeButton(item('Zoë Tran'), 'Barge'))).resolves.toBe('Call between Zoë Tran and Ben Okafor and Siti Rahma');
+    // "Recording" as the agent's call panel shows it (the red dot), in words the list's reads do not announce.
+    const recording = item('Zoë Tran').locator('.recording-indicator');
+    await expect(recording.locator('.recording-dot[aria-hidden="true"]').count()).resolves.toBe(1);
+    await expect(recording.getAttribute('role')).resolves.toBe(null);
+    await expect(liveList().getByRole('status').count()).resolves.toBe(0);
     // Between reads (the next one not answered yet) the durations tick, in no live region.
     await h.defer('getLiveCalls');
     await page.clock.runFor(2000);
@@ -285,6 +291,31 @@ describe('joining a call', () => {
     await expect(page.evaluate(() => document.activeElement?.closest('li')?.querySelector('.live-call-agents')?.textContent)).resolves.toBe('Maya Chen');
   });
 
+  test('the call records: its panel shows "Recording" (a status named so, the red dot) on every screen while the relay says so', async () => {
+    const h = await open();
+    await joinMaya(h);
+    const recording = () => panel().getByRole('status', { name: 'Recording', exact: true });
+    await expect(recording().count()).resolves.toBe(0);
+    await h.push('monitorChanged', { callId: 'c-talk', mode: 'listen', recording: true });
+    await recording().waitFor();
+    await expect(recording().textContent()).resolves.toBe('Recording');
+    await expect(recording().locator('.recording-dot[aria-hidden="true"]').count()).resolves.toBe(1);
+    const red = await recording().evaluate((el) => {
+      const dot = el.querySelector('.recording-dot');
+      return { dot: dot && getComputedStyle(dot).backgroundColor, danger: getComputedStyle(el).color };
+    });
+    expect(red.dot).toBe(red.danger);
+    // The mode said with it stays as it was; the panel is on the phone too.
+    await expect(panel().getByRole('status').filter({ hasText: 'Listening to' }).textContent()).resolves.toBe('Listening to Maya Chen and Amelia Hart');
+    await teamButton().click();
+    await page.getByRole('textbox', { name: 'Phone number' }).waitFor();
+    await recording().waitFor();
+    await expect(h.monitorLog()).resolves.toEqual(['answer c-talk leg-1 listen', 'connect leg-1']);
+    await h.push('monitorChanged', { callId: 'c-talk', mode: 'listen', recording: false });
+    await recording().waitFor({ state: 'detached' });
+    await panel().waitFor();
+  });
+
   test('the call ended under the supervisor: the panel goes, and why is said', async () => {
     const h = await open();
     await joinMaya(h);
@@ -323,7 +354,7 @@ describe('looks', () => {
   const squeezed = (lines: number) =>
     page.evaluate((most) => {
       const found: string[] = [];
-      for (const el of document.querySelectorAll<HTMLElement>('.live-call-agents, .live-call-name, .live-call-number, .live-state, .live-quality, .monitor-sentence, .btn-monitor, .btn-leave')) {
+      for (const el of document.querySelectorAll<HTMLElement>('.live-call-agents, .live-call-name, .live-call-number, .live-state, .live-quality, .recording-indicator, .monitor-sentence, .btn-monitor, .btn-leave')) {
         const style = getComputedStyle(el);
         const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.25;
         const rows = Math.round(el.getBoundingClientRect().height / line);
@@ -345,6 +376,8 @@ describe('looks', () => {
         await modeButton(item('Maya Chen'), 'Listen').click();
         await panel().waitFor();
         await h.monitorFact({ callId: 'c-talk', legId: 'leg-1', state: 'connected' });
+        await h.push('monitorChanged', { callId: 'c-talk', mode: 'listen', recording: true });
+        await panel().getByRole('status', { name: 'Recording', exact: true }).waitFor();
         await expect(page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth), `${width} ${scheme}`).resolves.toBe(false);
         expect(await squeezed(3), `${width} ${scheme}`).toEqual([]);
         const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
