@@ -15,7 +15,7 @@ import { MonitorModeButtons } from './MonitorModeButtons';
  * this supervisor may do: "Listen", "Whisper", "Barge" on a bridged call once answered; a direct
  * call says it cannot be joined.
  */
-export function LiveCallItem({ call, relayNow }: { call: LiveCall; relayNow: number }) {
+export function LiveCallItem({ call, relayNow, selfId }: { call: LiveCall; relayNow: number; selfId?: string | undefined }) {
   const { t } = useTranslation('common');
   const { t: tCalls } = useTranslation('calls');
   const note = useSupervision((s) => s.notes[call.callId]);
@@ -25,6 +25,8 @@ export function LiveCallItem({ call, relayNow }: { call: LiveCall; relayNow: num
   const { name, number } = customerParts(call.customer);
   const quality = call.quality && qualityText(call.quality.mos);
   const joinable = call.bridged && call.state !== 'ringing' && call.answeredAt !== undefined;
+  // This supervisor's own join is said by its panel and its pressed button, never as "NAME is listening".
+  const others = call.monitors.filter((m) => m.id !== selfId);
   const busy = note?.kind === 'joining' || (joined !== null && (joined.stage === 'joining' || joined.switching !== null));
 
   return (
@@ -66,9 +68,9 @@ export function LiveCallItem({ call, relayNow }: { call: LiveCall; relayNow: num
       </span>
       {joinable && <MonitorModeButtons callId={call.callId} parties={parties} describedBy={descriptionId} current={joined?.mode} busy={busy} />}
       {!call.bridged && <p className="live-call-direct">{t('team.live.direct')}</p>}
-      {call.monitors.length > 0 && (
+      {others.length > 0 && (
         <ul className="live-call-monitors">
-          {call.monitors.map((m) => (
+          {others.map((m) => (
             <li key={m.id}>{monitorText(m)}</li>
           ))}
         </ul>

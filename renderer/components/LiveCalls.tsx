@@ -15,7 +15,8 @@ const byStart = (a: LiveCall, b: LiveCall): number => a.startedAt - b.startedAt 
  * direction, duration (ticking on the relay's clock, in no live region), state and quality, and for
  * a bridged call that was answered "Listen", "Whisper" and "Barge". Only a supervisor's view has it.
  */
-export function LiveCalls() {
+/** `selfId`: this agent's id, when the team's board has said it: its own join is its panel's to say. */
+export function LiveCalls({ selfId }: { selfId?: string | undefined }) {
   const { t } = useTranslation('common');
   const monitor = useMonitor();
   useEffect(() => monitor.watch(), [monitor]);
@@ -45,7 +46,7 @@ export function LiveCalls() {
       ) : (
         <ul className="live-call-list" aria-labelledby={headingId}>
           {[...live.calls].sort(byStart).map((call) => (
-            <LiveCallItem key={call.callId} call={call} relayNow={relayNow} />
+            <LiveCallItem key={call.callId} call={call} relayNow={relayNow} selfId={selfId} />
           ))}
         </ul>
       )}

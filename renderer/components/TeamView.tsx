@@ -50,7 +50,7 @@ export function TeamView() {
         </p>
       )}
       <WallboardFigures figures={figures} timezone={timezone} relayNow={relayNow} />
-      {supervisor && <LiveCalls />}
+      {supervisor && <LiveCalls selfId={board?.agents.find((a) => a.self === true)?.agentId} />}
       {board && (
         <div className="team-lists">
           <TeamCallbacks callbacks={board.callbacks} selfId={board.agents.find((a) => a.self === true)?.agentId} relayNow={relayNow} />

@@ -87,7 +87,7 @@ const liveCalls = (at: number): LiveCall[] => [
 ];
 
 /** The window of a supervisor (unless `team` says otherwise) on a paused clock at NOW, unless `realClock`. */
-async function open(options: { team?: TeamInfo; language?: UiLanguage; width?: number; height?: number; colorScheme?: 'light' | 'dark'; realClock?: boolean; extra?: Partial<AppSnapshot> } = {}): Promise<Host> {
+async function open(options: { team?: TeamInfo; language?: UiLanguage; width?: number; height?: number; colorScheme?: 'light' | 'dark'; realClock?: boolean; extra?: Partial<AppSnapshot>; calls?: (at: number) => LiveCall[] } = {}): Promise<Host> {
   page = await windows.open({ width: options.width ?? 460, height: options.height ?? 900, colorScheme: options.colorScheme ?? 'light' });
   page.setDefaultTimeout(5000);
   const at = options.realClock ? Date.now() : NOW;
@@ -97,7 +97,7 @@ async function open(options: { team?: TeamInfo; language?: UiLanguage; width?: n
   }
   const h = host(page);
   await h.answer('getWallboard', ok(board(at)));
-  await h.answer('getLiveCalls', ok({ at, calls: liveCalls(at) }));
+  await h.answer('getLiveCalls', ok({ at, calls: (options.calls ?? liveCalls)(at) }));
   await h.answer('startMonitor', ok({ callId: 'c-talk', mode: 'listen', legId: 'leg-1', offer: 'v=0\r\n' }));
   await h.answer('answerMonitor', ok(null));
   await h.answer('leaveMonitor', ok(null));
@@ -137,6 +137,16 @@ async function joinMaya(h: Host): Promise<void> {
 }
 
 describe('a supervisor\'s Team view: "Live calls"', () => {
+  test('this supervisor\'s own join is not said as "NAME is listening" (its panel says it); a colleague supervisor\'s is', async () => {
+    const withSelf = (at: number) => liveCalls(at).map((call) => (call.callId === 'c-hold' ? { ...call, monitors: [{ id: 's1', name: 'Rosa Diaz', mode: 'whisper' as const }, ...call.monitors] } : call));
+    await open({ calls: withSelf });
+    await teamButton().click();
+    await liveList().waitFor();
+    const notes = (await itemTexts()).map((i) => i.note);
+    expect(notes[0]).toBe('Priya Nair is listening');
+    expect(notes.join(' ')).not.toContain('Rosa Diaz');
+  });
+
   test('every live call of the team: agents, customer, direction, state, duration, quality; the buttons on a bridged answered call only', async () => {
     const h = await open();
     await teamButton().click();
