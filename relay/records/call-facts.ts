@@ -219,6 +219,7 @@ function factsOf(event: RelayEvent, context: EventContext): CallFact[] {
       return [];
     case 'call.recording':
       // The team's own recording keeps its meta beside its file (recordings-store.ts).
+      return [];
     case 'call.monitor':
       // A supervisor's join of a call is live state, not a fact of the call's record.
       return [];
