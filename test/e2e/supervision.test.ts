@@ -4,19 +4,16 @@
 // from what each one receives: the customer's probe in the sandbox report, each window's from the
 // spectrum of its remote audio. The relay records on demand: Ana presses "Record", the customer hears
 // the notice, and the recording's two channels are decoded and checked for the right tones.
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { decodeRecording, RATE, rms } from '../unit/bridge/recording-probe';
 import { currentCall, eventually, incomingCard, recentCalls } from './harness';
 import { agentHears, agentHearsTones, customerHearsTones, HEARD_DB, startToneTeam, type ToneTeam } from './tone-team';
 
-const run = promisify(execFile);
 const [ANA, SAM, CLEO, CUSTOMER] = [720, 960, 1440, 1245];
-const RATE = 48_000;
 let team: ToneTeam;
 let recordingsDir: string;
 const pages: Page[] = [];
@@ -66,29 +63,6 @@ function toneLevel(samples: Int16Array, hz: number): number {
   }
   const power = s1 * s1 + s2 * s2 - coeff * s1 * s2;
   return (2 * Math.sqrt(Math.max(power, 0))) / samples.length;
-}
-
-/** ffmpeg's reading of an Ogg Opus file: its stream and each channel at 48 kHz. */
-async function decodeStereo(bytes: Buffer): Promise<{ codec: string; channels: number; business: Int16Array; customer: Int16Array }> {
-  const path = join(recordingsDir, 'check.opus');
-  await writeFile(path, bytes);
-  const probe = await run('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_name,channels', '-of', 'json', path]);
-  const stream = (JSON.parse(probe.stdout) as { streams: { codec_name: string; channels: number }[] }).streams[0]!;
-  const { stdout } = await run('ffmpeg', ['-v', 'error', '-i', path, '-f', 's16le', '-ac', '2', '-ar', String(RATE), '-'], { encoding: 'buffer', maxBuffer: 128 * 1024 * 1024 });
-  const frames = stdout.length / 4;
-  const business = new Int16Array(frames);
-  const customer = new Int16Array(frames);
-  for (let i = 0; i < frames; i++) {
-    business[i] = stdout.readInt16LE(i * 4);
-    customer[i] = stdout.readInt16LE(i * 4 + 2);
-  }
-  return { codec: stream.codec_name, channels: stream.channels, business, customer };
-}
-
-function rms(samples: Int16Array): number {
-  let squares = 0;
-  for (const s of samples) squares += (s / 32768) ** 2;
-  return samples.length === 0 ? 0 : Math.sqrt(squares / samples.length);
 }
 
 /** The seconds [from, to) of a channel. */
@@ -181,7 +155,7 @@ describe('supervisors and recordings on the bridge', () => {
     expect(ranged.bytes).toEqual(file.bytes.subarray(100, 200));
 
     // One Ogg Opus file, two channels: business (Ana, the notice, Sam's barge) and the customer.
-    const { codec, channels, business, customer: said } = await decodeStereo(file.bytes);
+    const { codec, channels, business, customer: said } = await decodeRecording(file.bytes);
     expect(codec).toBe('opus');
     expect(channels).toBe(2);
     const seconds = business.length / RATE;
@@ -189,11 +163,10 @@ describe('supervisors and recordings on the bridge', () => {
     expect(seconds).toBeLessThan(endedAt + 3);
     const heard = 0.02;
     const quiet = 0.005;
-    // The notice is at the start of the business channel: more sound than Ana's tone alone, which is
-    // all there is later on.
+    // The notice is at the start of the business channel: far more sound than Ana's tone alone (its
+    // words, heard exactly, are the bridge's own tests').
     const noticeExtra = (from: number, to: number) => rms(span(business, from, to)) / (toneLevel(span(business, from, to), ANA) / Math.SQRT2);
-    expect(noticeExtra(0.3, 2)).toBeGreaterThan(1.3);
-    expect(noticeExtra(whisperFrom - 2, whisperFrom)).toBeLessThan(1.15);
+    expect(noticeExtra(0.3, 1.5)).toBeGreaterThan(1.4);
     expect(toneLevel(span(said, 6, seconds - 1), CUSTOMER)).toBeGreaterThan(heard);
     expect(toneLevel(span(said, 6, seconds - 1), ANA)).toBeLessThan(quiet);
     expect(toneLevel(span(business, 6, seconds - 1), ANA)).toBeGreaterThan(heard);
