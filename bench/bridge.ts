@@ -40,14 +40,19 @@
 // machine's load average is printed: the node shares the machine's cores with the load process and
 // with whatever else runs there, and a node that waits for a core delays its packets.
 //
-// KINDS OF CALL. After that first window, the same calls go on and a window of the same length
-// measures each other kind of call in turn: the probe calls become of that kind, the others stay
-// plain, as on a team's node where a few calls are recorded or supervised among many plain ones.
-// The node's CPU per call of each kind is printed side by side: a plain call's, plus what the kind
-// added to the node's CPU over the plain window, shared among the probe calls. Not every call: a
-// supervised call costs several plain ones, and a node asked for more than its core falls behind
-// (its clock's frames late or dropped), so that its CPU time no longer says what the work takes;
-// a window whose node was that busy is named under the table.
+// KINDS OF CALL. After that first window the other calls end and the probe calls go on alone on
+// the node. They are measured again, plain, and then in a window of the same length for each other
+// kind of call in turn, all of them of that kind. The node's CPU per call of each kind (its CPU over
+// the probe calls) is printed side by side with what the kind adds to a plain call. Alone, because
+// a supervised call costs several plain ones and a node asked for more than its core falls behind;
+// so does one that waits for a core on a busy machine, and the load process's peers of the other
+// calls keep it busy. Falling behind, the node drops what came too late and its clock skips the ticks it
+// missed, so its CPU time covers only the work it got to do and no longer says what the calls cost.
+// A window where the node used over 90 % of its core, made 2 % fewer frames than were due, or lost
+// over 1 % of the forwarded packets is named under the table, and its CPU figures are marked
+// INCONCLUSIVE (all of them when the plain window is such a one). A call's share of the node's fixed
+// work (its clock, its timers) is larger among 10 calls than among 100: the kinds compare within
+// their own table, the first window says what a plain call costs on a full node.
 //   - recorded: recording (bridge/media/call-recorder.ts: both sides decoded, one stereo frame
 //     encoded per 20 ms), started 1 s before the window and stopped after it. The peers' payloads
 //     are not speech but CELT frames of arbitrary bytes, which decode to noise: the stereo
@@ -60,17 +65,17 @@
 //     listening becomes a mix too) or barge (everyone hears everyone: three mixes, the heaviest).
 // Each window has its own counts, and latency and loss keep their meaning: they are taken, as in the
 // first, of the packets that reach a listener as they were sent (forwarded, as the node's
-// listening.ts decides): every packet of the calls that stay plain; of the probe calls, recorded or
-// listened to, the customer's and the agent's both ways; while a supervisor whispers, the agent's
-// to the customer only; in a barge none (every listener hears a mix: only the frames the node made
-// are counted, against those due). The direct calls go on through every window, so each kind's added
-// latency is taken against the direct calls of the same seconds.
+// listening.ts decides): in a call recorded or listened to, the customer's and the agent's both
+// ways; while a supervisor whispers, the agent's to the customer only; in a barge none (every
+// listener hears a mix: the frames the node made for mixes are counted instead, against those due).
+// The direct calls go on through every window, so each kind's added latency is taken against the
+// direct calls of the same seconds.
 // BENCH_BRIDGE_KINDS (default plain,recorded,listen,barge; whisper may be added) says which kinds to
 // measure; plain always comes first, then the others in that order.
 //
 // BENCH_BRIDGE_CALLS (default 100) bridged calls, of which BENCH_BRIDGE_PROBES (default 10) are
 // probes here; BENCH_BRIDGE_DIRECT (default 10) direct calls; BENCH_BRIDGE_SECONDS (default 15)
-// measured after a 3 s warm-up, and as long for each other kind. BENCH_BRIDGE_PROFILE=FILE writes
+// measured after a 3 s warm-up, and as long again for each kind of the probe calls alone. BENCH_BRIDGE_PROFILE=FILE writes
 // the node's CPU profile of the first (plain) window there (open it in Chrome's DevTools): where the
 // node's time goes; BENCH_BRIDGE_LOAD_PROFILE=FILE the load process's.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -240,11 +245,13 @@ interface Tally {
   received: number;
   /** Packets the node made itself (a mix, silence filling a stall): not ours, not counted as received. */
   made: number;
+  /** Of those, the ones received by a listener that hears only frames the node makes (MeasuredWindow.madeFor). */
+  heardMade: number;
   /** Of those sent and received, the ones that went out late (LATE_SEND_MS). */
   sentLate: number;
   receivedLate: number;
 }
-const newTally = (): Tally => ({ latencies: [], sent: 0, received: 0, made: 0, sentLate: 0, receivedLate: 0 });
+const newTally = (): Tally => ({ latencies: [], sent: 0, received: 0, made: 0, heardMade: 0, sentLate: 0, receivedLate: 0 });
 
 /**
  * Whose packets a peer sends: the customer, agent or supervisor of a probe call (of the window's
@@ -253,14 +260,16 @@ const newTally = (): Tally => ({ latencies: [], sent: 0, received: 0, made: 0, s
 type Speaker = 'customer' | 'agent' | 'supervisor' | 'plain' | 'direct';
 
 /**
- * A measured window, in wall-clock ms, and whose packets reach one listener as they were sent
- * (forwarded) in it: only those are counted sent, so that what does not arrive was lost. A packet
- * that is only ever mixed arrives as the node's own frame, never as itself.
+ * A measured window, in wall-clock ms; whose packets reach one listener as they were sent
+ * (forwarded) in it: only those are counted sent, so that what does not arrive was lost (a packet
+ * that is only ever mixed arrives as the node's own frame, never as itself); and who hears only
+ * frames the node makes (a mix, silence), one due every 20 ms.
  */
 interface MeasuredWindow {
   from: number;
   to: number;
   forwarded: Record<Speaker, boolean>;
+  madeFor: Record<Speaker, boolean>;
 }
 
 /** This process's measured windows, in turn; packets are counted in the one their send time falls in. */
@@ -389,7 +398,10 @@ class BenchPeer {
     const arrived = wallNow();
     if (payload.length < PAYLOAD_BYTES || payload[1] !== MARK) {
       const window = windowAt(arrived);
-      if (window >= 0) this.tallies.of(window).made++;
+      if (window < 0) return;
+      const tally = this.tallies.of(window);
+      tally.made++;
+      if (windows[window]!.madeFor[this.speaker]) tally.heardMade++;
       return;
     }
     const sentAt = payload.readDoubleBE(6);
@@ -426,9 +438,15 @@ class Peers {
     }, 2);
   }
 
+  /** Every peer held now hangs up (its call ended); peers added later send on the same timer. */
+  async hangUp(): Promise<void> {
+    const gone = this.all.splice(0);
+    await Promise.all(gone.map((p) => p.close().catch(() => undefined)));
+  }
+
   async close(): Promise<void> {
     clearInterval(this.ticker);
-    await Promise.all(this.all.map((p) => p.close().catch(() => undefined)));
+    await this.hangUp();
   }
 }
 
@@ -562,6 +580,7 @@ function runLoad(): void {
     supervisorAnswer: (offer: string) => peers.add(new BenchPeer('window', 'supervisor', tallies)).answer(offer),
     stuck: () => peers.stuck(),
     start: () => peers.startSending(),
+    hangUp: () => peers.hangUp(),
     measure: async (window: MeasuredWindow) => {
       windows.push(window);
       if (LOAD_PROFILE_FILE && windows.length === 1) await profiler.start();
@@ -571,8 +590,8 @@ function runLoad(): void {
       const used = process.cpuUsage(cpu.used);
       const wallMs = performance.now() - cpu.at;
       if (LOAD_PROFILE_FILE && window === 0) await profiler.stop(LOAD_PROFILE_FILE);
-      const { sent, received, made, sentLate, receivedLate } = tallies.of(window);
-      return { sent, received, made, sentLate, receivedLate, cpuPercent: ((used.user + used.system) / 1000 / wallMs) * 100 };
+      const { sent, received, made, heardMade, sentLate, receivedLate } = tallies.of(window);
+      return { sent, received, made, heardMade, sentLate, receivedLate, cpuPercent: ((used.user + used.system) / 1000 / wallMs) * 100 };
     },
     close: async () => {
       await peers.close();
@@ -664,8 +683,8 @@ const probeCalls = () => Array.from({ length: PROBES }, (_, i) => callIdOf(i));
 /**
  * Who hears whom in a call of this kind. The bench sends the node no routes until a supervisor
  * joins, so plain and recorded calls run on the node's own (its first agent and the customer hear
- * each other); a supervised call on the relay's own routes for a call with one agent and one
- * supervisor in that mode, whatever they become.
+ * each other); a supervised call on the routes the relay sends for a call with one agent and one
+ * supervisor in that mode.
  */
 function routesOfKind(kind: CallKind): { routes: Routes; participants: ParticipantId[] } {
   if (kind === 'plain' || kind === 'recorded') return { routes: defaultRoutes([AGENT_LEG]), participants: [CUSTOMER, AGENT_LEG] };
@@ -689,23 +708,31 @@ function routesOfKind(kind: CallKind): { routes: Routes; participants: Participa
 }
 
 /**
- * Whose packets a kind's window counts (those the node forwards to a listener, as its listening.ts
- * decides from the routes; the calls that stay plain always), and how many listeners of a call of
- * the kind get frames the node makes instead (a mix, silence): one such frame due each 20 ms.
+ * What a kind's window counts, as the node's listening.ts decides from the routes: whose packets
+ * the node forwards to a listener (the calls that stay plain always), and which listeners of a
+ * call of the kind hear only frames the node makes (a mix, silence).
  */
-function countedInKind(kind: CallKind): { forwarded: Record<Speaker, boolean>; madeFor: number } {
+function countedInKind(kind: CallKind): Pick<MeasuredWindow, 'forwarded' | 'madeFor'> {
   const { routes, participants } = routesOfKind(kind);
   const connected = new Set(participants);
-  const listenings = participants.map((listener) => listeningOf(routes, listener, connected));
+  // A participant not in calls of this kind (a supervisor before one joins) hears nothing at all.
+  const listeningOfOne = (participant: ParticipantId) => (connected.has(participant) ? listeningOf(routes, participant, connected) : undefined);
   const forwardedOnce = (speaker: ParticipantId): boolean => {
-    const listeners = listenings.filter((listening) => listening.kind === 'forward' && listening.source === speaker).length;
+    const listeners = participants.filter((listener) => {
+      const listening = listeningOfOne(listener);
+      return listening?.kind === 'forward' && listening.source === speaker;
+    }).length;
     // One packet sent, one received: a packet forwarded to two listeners would be counted twice.
     if (listeners > 1) throw new Error(`${kind}: ${speaker} forwarded to ${listeners} listeners; the bench counts one`);
     return listeners === 1;
   };
+  const hearsMade = (listener: ParticipantId): boolean => {
+    const listening = listeningOfOne(listener);
+    return listening !== undefined && listening.kind !== 'forward';
+  };
   return {
     forwarded: { customer: forwardedOnce(CUSTOMER), agent: forwardedOnce(AGENT_LEG), supervisor: forwardedOnce(SUPERVISOR_LEG), plain: true, direct: true },
-    madeFor: listenings.filter((listening) => listening.kind !== 'forward').length,
+    madeFor: { customer: hearsMade(CUSTOMER), agent: hearsMade(AGENT_LEG), supervisor: hearsMade(SUPERVISOR_LEG), plain: false, direct: false },
   };
 }
 
@@ -743,10 +770,10 @@ interface WindowFigures {
 }
 
 async function measureWindow({ node, load, bridged, direct }: Bench, kind: CallKind): Promise<WindowFigures> {
-  const { forwarded, madeFor } = countedInKind(kind);
+  const counted = countedInKind(kind);
   const index = windows.length;
   const from = wallNow() + 50;
-  const window: MeasuredWindow = { from, to: from + MEASURE_MS, forwarded };
+  const window: MeasuredWindow = { from, to: from + MEASURE_MS, ...counted };
   windows.push(window);
   await load.ask('measure', window);
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -781,12 +808,13 @@ async function measureWindow({ node, load, bridged, direct }: Bench, kind: CallK
       sent: probes.sent + loadTally.sent,
       received: probes.received + loadTally.received,
       made: probes.made + loadTally.made,
+      heardMade: probes.heardMade + loadTally.heardMade,
       sentLate: probes.sentLate + loadTally.sentLate,
       receivedLate: probes.receivedLate + loadTally.receivedLate,
     },
     direct: direct.of(index),
     lateDropped,
-    madeDue: Math.round((madeFor * PROBES * MEASURE_MS) / FRAME_MS),
+    madeDue: Math.round((Object.values(counted.madeFor).filter(Boolean).length * PROBES * MEASURE_MS) / FRAME_MS),
     loadCpuPercent: loadTally.cpuPercent,
     own: { cpuPercent: percentOf(ownCpu.user + ownCpu.system), loopP50: loopDelay.percentile(50) / 1e6, loopP99: loopDelay.percentile(99) / 1e6 },
     loadAverage,
@@ -834,6 +862,16 @@ async function joinSupervisors(bench: Bench): Promise<void> {
   console.log(`Joined a supervisor to each of the ${PROBES} probe calls in ${fmt((performance.now() - started) / 1000)} s (${SETUP_CONCURRENCY} at a time, the calls going on); all connected.`);
 }
 
+/**
+ * The calls other than the probes end (at the node, then their peers hang up): the probe calls go on
+ * alone, so that a kind's calls have the node to themselves and the bench takes less of the machine.
+ */
+async function leaveProbesAlone({ node, load }: Bench): Promise<void> {
+  await node.ask('endCalls', everyCall().slice(PROBES));
+  await load.ask('hangUp');
+  await sleep(SETTLE_MS);
+}
+
 /** A kind's work starts on the probe calls, settles, and is measured; a recording stops after its window. */
 async function measureKind(bench: Bench, kind: Exclude<CallKind, 'plain'>): Promise<WindowFigures> {
   const { node } = bench;
@@ -857,7 +895,7 @@ async function main(): Promise<void> {
   console.log(`Bridge benchmark: ${CALLS} bridged two-party calls through one node (a child process; ${PROBES} probe calls timed here, the rest in a load process),`);
   console.log(`${DIRECT_CALLS} direct calls here for comparison, on ${HOST}. Every peer sends a ${PAYLOAD_BYTES}-byte payload every ${FRAME_MS} ms on its own phase;`);
   console.log(`${WARM_UP_MS / 1000} s warm-up, ${MEASURE_MS / 1000} s measured. Machine: ${cpus().length} cores, load average ${loadavg()[0]!.toFixed(2)} before the run.`);
-  if (others.length > 0) console.log(`Then ${MEASURE_MS / 1000} s more for each other kind of call, in turn, the ${PROBES} probe calls of that kind and the others plain: ${others.join(', ')}.`);
+  if (others.length > 0) console.log(`Then the ${PROBES} probe calls alone, ${MEASURE_MS / 1000} s for each kind of call in turn: plain, ${others.join(', ')}.`);
   const watchdogMs = WATCHDOG_MS + kinds.length * (MEASURE_MS + SETTLE_MS + DRAIN_MS);
   const watchdog = setTimeout(() => {
     console.error(`bridge benchmark: still running after ${fmt(watchdogMs / 60_000)} min; stopping`);
@@ -891,12 +929,14 @@ async function main(): Promise<void> {
       lostOnTheWayIn += report.customer.packetsLost + Object.values(report.agents).reduce((sum, leg) => sum + leg.packetsLost, 0);
     }
     printPlain(plain, calls, lostOnTheWayIn);
+    if (kinds.length === 1) return;
 
-    const figures = [plain];
+    await leaveProbesAlone(bench);
+    const figures = [await measureWindow(bench, 'plain')];
     for (const kind of kinds) if (kind !== 'plain') figures.push(await measureKind(bench, kind));
     // Ending the calls finishes their recordings and hands them to the node's sink.
-    const made = kinds.includes('recorded') ? await node.ask<RecordingsMade>('endCalls', everyCall()) : undefined;
-    if (figures.length > 1) printKinds(figures, calls, made);
+    const made = kinds.includes('recorded') ? await node.ask<RecordingsMade>('endCalls', probeCalls()) : undefined;
+    printKinds(figures, { calls, cpuPercent: plain.cpuPercent }, made);
   } finally {
     clearTimeout(watchdog);
     await peers.close();
@@ -952,41 +992,61 @@ const SATURATED_CPU_PERCENT = 90;
  * stalls (media-clock.ts), and what it skipped it neither made nor spent CPU on.
  */
 const SHORT_MADE_SHARE = 0.02;
+/** Forwarded packets lost beyond this share: the node dropped them as too late, and did not send them. */
+const LOST_SHARE = 0.01;
 
 /**
- * Every kind's window side by side. A call of a kind costs what a plain call costs plus what the
- * kind added to the node's CPU, shared among the probe calls that were of it.
+ * Why the node did not do all the work the window gave it, if it did not: then its CPU time is that
+ * of the work it got to do, not of the calls, and says nothing of what a kind costs.
  */
-function printKinds(figures: WindowFigures[], calls: number, made: RecordingsMade | undefined): void {
+function fellBehind(f: WindowFigures): string[] {
+  const reasons: string[] = [];
+  if (f.cpuPercent > SATURATED_CPU_PERCENT) reasons.push(`its CPU over ${SATURATED_CPU_PERCENT} % of its core`);
+  const short = f.madeDue > 0 ? 1 - f.bridged.heardMade / f.madeDue : 0;
+  if (short > SHORT_MADE_SHARE) reasons.push(`${fmt(short * 100)} % fewer frames made than due`);
+  const lost = f.bridged.sent > 0 ? (f.bridged.sent - f.bridged.received) / f.bridged.sent : 0;
+  if (lost > LOST_SHARE) reasons.push(`${fmt(lost * 100)} % of the forwarded packets lost`);
+  return reasons;
+}
+
+/**
+ * Every kind's window side by side, the probe calls alone on the node and all of that kind: its CPU
+ * per call, and what it adds to a plain call. A window in which the node fell behind, or a plain
+ * one that did, makes those figures inconclusive.
+ */
+function printKinds(figures: WindowFigures[], amongAll: { calls: number; cpuPercent: number }, made: RecordingsMade | undefined): void {
   const plain = figures[0]!;
-  const plainPerCall = plain.cpuPercent / calls;
-  const added = (f: WindowFigures) => (f.cpuPercent - plain.cpuPercent) / PROBES;
-  const perCall = (f: WindowFigures) => plainPerCall + (f === plain ? 0 : added(f));
+  const perCall = (f: WindowFigures) => f.cpuPercent / PROBES;
+  const behind = new Map(figures.map((f) => [f, fellBehind(f)]));
+  const judged = (f: WindowFigures, cell: string) => (behind.get(f)!.length > 0 || behind.get(plain)!.length > 0 ? `${cell} INCONCLUSIVE` : cell);
   const row = (measure: string, cell: (f: WindowFigures) => string) => [measure, ...figures.map(cell)];
-  // In a barge every listener hears a mix: no packet of a probe call arrives as it was sent, none is timed.
+  // In a barge every listener hears a mix: no packet arrives as it was sent, none is counted or timed.
+  const forwarded = (f: WindowFigures, cell: string) => (f.bridged.sent > 0 ? cell : '— (all mixed)');
   const timed = (f: WindowFigures, cell: string) => (f.probe.length > 0 ? cell : '— (all mixed)');
   const minutes = made ? made.durationMs / 60_000 : 0;
+  const ended = CALLS - PROBES;
   console.log('');
-  console.log(`Kinds of call: the same ${calls} calls, ${fmt(MEASURE_MS / 1000, 0)} s each, the ${PROBES} probe calls of the kind (its work started ${fmt(SETTLE_MS / 1000, 0)} s before), the others plain.`);
+  console.log(`Kinds of call: ${ended > 0 ? `the other ${ended} calls ended, ` : ''}the ${PROBES} probe calls alone on the node, all of one kind in each window (${fmt(MEASURE_MS / 1000, 0)} s, its work started ${fmt(SETTLE_MS / 1000, 0)} s before).`);
+  console.log(`A call's share of the node's fixed work (its clock, its timers) is larger among ${PROBES} than among ${amongAll.calls} (${fmt(amongAll.cpuPercent / amongAll.calls, 2)} % a plain call above): compare the kinds within this table.`);
   for (const line of table([
     row('measure', (f) => KIND_TITLES[f.kind]),
-    row('node CPU per call of the kind, % of one core', (f) => fmt(perCall(f), 2)),
-    row('  added to a plain call, % of one core', (f) => (f === plain ? '—' : fmt(added(f), 2))),
-    row('  calls of the kind a core (100 % / CPU per call)', (f) => fmt(100 / perCall(f), 0)),
-    row(`node CPU for all ${calls} calls, % of one core`, (f) => fmt(f.cpuPercent)),
+    row('node CPU per call, % of one core', (f) => judged(f, fmt(perCall(f), 2))),
+    row('  added to a plain call, % of one core', (f) => (f === plain ? '—' : judged(f, fmt(perCall(f) - perCall(plain), 2)))),
+    row('  calls a core (100 % / CPU per call)', (f) => judged(f, fmt(100 / perCall(f), 0))),
+    row(`node CPU for the ${PROBES} calls, % of one core`, (f) => fmt(f.cpuPercent)),
     row('node event loop busy / waiting for a core, % of the window', (f) => `${fmt(f.node.busy * 100, 0)} / ${fmt(Math.max(0, f.node.busy * 100 - f.cpuPercent), 0)}`),
     row('node resident memory at the window’s end, MB', (f) => fmt(f.node.rssMb[1], 0)),
     row('one-way p50 / p95 ms, the probe calls', (f) => timed(f, `${fmt(percentile(f.probe, 50), 2)} / ${fmt(percentile(f.probe, 95), 2)}`)),
     row('one-way p50 / p95 ms, direct', (f) => `${fmt(percentile(f.face, 50), 2)} / ${fmt(percentile(f.face, 95), 2)}`),
     row('added latency (probes − direct), median / p95 ms', (f) => timed(f, `${fmt(percentile(f.probe, 50) - percentile(f.face, 50), 2)} / ${fmt(percentile(f.probe, 95) - percentile(f.face, 95), 2)}`)),
-    row('packets forwarded, every call: sent, lost', (f) => `${f.bridged.sent}, ${f.bridged.sent - f.bridged.received}`),
+    row('packets forwarded: sent, lost', (f) => forwarded(f, `${f.bridged.sent}, ${f.bridged.sent - f.bridged.received}`)),
     row('  lost less those sent late and dropped as too late', (f) => {
       const { counted, lateShare, inconclusive } = lossOf(f);
-      return inconclusive ? `${counted}: INCONCLUSIVE (${fmt(lateShare * 100, 2)} % sent late)` : `${counted}: ${verdict(counted === 0)}`;
+      return forwarded(f, inconclusive ? `${counted}: INCONCLUSIVE (${fmt(lateShare * 100, 2)} % sent late)` : `${counted}: ${verdict(counted === 0)}`);
     }),
-    row('  sent late, %', (f) => fmt(lossOf(f).lateShare * 100, 2)),
-    row('frames the node made, received / due', (f) => `${f.bridged.made} / ${f.madeDue}`),
-    row('load process CPU, % of one core', (f) => fmt(f.loadCpuPercent)),
+    row('  sent late, %', (f) => forwarded(f, fmt(lossOf(f).lateShare * 100, 2))),
+    row('frames the node made for mixes, received / due', (f) => `${f.bridged.heardMade} / ${f.madeDue}`),
+    row('load process CPU (the supervisors), % of one core', (f) => fmt(f.loadCpuPercent)),
     row('machine load average (1 min) at the window’s end', (f) => fmt(f.loadAverage, 2)),
     ...(made
       ? [row('recordings handed over at the calls’ end', (f) => (f.kind === 'recorded' ? `${made.files} files, ${fmt(made.bytes / 1024 / 1024)} MB${minutes > 0 ? `, ${fmt(made.bytes / 1024 / minutes, 0)} kB a call-minute` : ''}` : '—'))]
@@ -994,11 +1054,11 @@ function printKinds(figures: WindowFigures[], calls: number, made: RecordingsMad
   ]))
     console.log(`  ${line}`);
   for (const f of figures) {
-    const short = f.madeDue > 0 ? 1 - f.bridged.made / f.madeDue : 0;
-    if (f.cpuPercent > SATURATED_CPU_PERCENT)
-      console.log(`  ${KIND_TITLES[f.kind]}: the node used over ${SATURATED_CPU_PERCENT} % of its core, at its limit: its CPU understates the work, its latency is its queue's (fewer BENCH_BRIDGE_CALLS or PROBES measure it truly).`);
-    else if (short > SHORT_MADE_SHARE)
-      console.log(`  ${KIND_TITLES[f.kind]}: the node made ${fmt(short * 100)} % fewer frames than due, its clock starting afresh after stalls (it waited for a core): its CPU for the kind is short by about as much.`);
+    const reasons = behind.get(f)!;
+    if (reasons.length === 0) continue;
+    const waited = Math.max(0, f.node.busy * 100 - f.cpuPercent);
+    console.log(`  ${KIND_TITLES[f.kind]}: the node fell behind (${reasons.join('; ')}; it waited for a core ${fmt(waited, 0)} % of the window):`);
+    console.log('    its CPU time is that of the work it got to do, not of the calls. Run it on a quieter machine, or with fewer BENCH_BRIDGE_PROBES.');
   }
 }
 
