@@ -1,14 +1,14 @@
-// `npm run bench:bridge`: one bridge node under many two-party calls, on 127.0.0.1; then the same calls
-// recorded, and joined by a supervisor (KINDS OF CALL).
+// `npm run bench:bridge`: one bridge node under many two-party calls, on 127.0.0.1; then a few of
+// them alone, plain, recorded and joined by a supervisor, side by side (KINDS OF CALL).
 //
 // Three processes, so that each measure is taken where nothing else distorts it:
 //   - the node (bridge/bridge-node.ts), alone in a child process and driven over IPC through its
 //     BridgeControl methods: its processor time (process.cpuUsage) is its own;
 //   - the load, a second child process holding most calls' peers: for each call a werift "customer"
 //     shaped like the service (ice-lite, complete, Opus 111 + telephone-event 126) and a werift
-//     "agent" answering the node's leg offer as a window does (and, for the supervised windows, every
-//     call's "supervisor", answering as the agent does). It stands for phones and windows on other
-//     machines, which send on time whatever this machine does; so it runs at the node's own
+//     "agent" answering the node's leg offer as a window does (and, for the supervised windows, each
+//     probe call's "supervisor", answering as the agent does). It stands for phones and windows on
+//     other machines, which send on time whatever this machine does; so it runs at the node's own
 //     priority: a load that waits for a core sends what fell due in one burst, which the node
 //     rightly drops as too late (see LOSS). A niceness would rank it only within its own session
 //     (the child leads one, and Linux weighs each session as one: sched_autogroup); set on the
@@ -46,8 +46,8 @@
 // the probe calls) is printed side by side with what the kind adds to a plain call. Alone, because
 // a supervised call costs several plain ones and a node asked for more than its core falls behind;
 // so does one that waits for a core on a busy machine, and the load process's peers of the other
-// calls keep it busy. Falling behind, the node drops what came too late and its clock skips the ticks it
-// missed, so its CPU time covers only the work it got to do and no longer says what the calls cost.
+// calls keep it busy. Falling behind, the node drops what came too late and its clock skips the
+// ticks it missed, so its CPU time covers only the work it got to do, not what the calls cost.
 // A window where the node used over 90 % of its core, made 2 % fewer frames than were due, or lost
 // over 1 % of the forwarded packets is named under the table, and its CPU figures are marked
 // INCONCLUSIVE (all of them when the plain window is such a one). A call's share of the node's fixed
@@ -75,9 +75,9 @@
 //
 // BENCH_BRIDGE_CALLS (default 100) bridged calls, of which BENCH_BRIDGE_PROBES (default 10) are
 // probes here; BENCH_BRIDGE_DIRECT (default 10) direct calls; BENCH_BRIDGE_SECONDS (default 15)
-// measured after a 3 s warm-up, and as long again for each kind of the probe calls alone. BENCH_BRIDGE_PROFILE=FILE writes
-// the node's CPU profile of the first (plain) window there (open it in Chrome's DevTools): where the
-// node's time goes; BENCH_BRIDGE_LOAD_PROFILE=FILE the load process's.
+// measured after a 3 s warm-up, and as long again for each kind of the probe calls alone.
+// BENCH_BRIDGE_PROFILE=FILE writes the node's CPU profile of the first window there (open it in
+// Chrome's DevTools): where the node's time goes; BENCH_BRIDGE_LOAD_PROFILE=FILE the load process's.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
@@ -255,7 +255,7 @@ const newTally = (): Tally => ({ latencies: [], sent: 0, received: 0, made: 0, h
 
 /**
  * Whose packets a peer sends: the customer, agent or supervisor of a probe call (of the window's
- * kind), either end of a call that stays plain (the load's), or of a direct call.
+ * kind), either end of one of the load's calls (plain, in the first window only), or of a direct call.
  */
 type Speaker = 'customer' | 'agent' | 'supervisor' | 'plain' | 'direct';
 
@@ -651,7 +651,7 @@ function table(rows: string[][]): string[] {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kinds of call: each measured in a window of its own, the same calls throughout.
+// Kinds of call: the probe calls alone, all of one kind in each window.
 
 const CALL_KINDS = ['plain', 'recorded', ...MONITOR_MODES] as const;
 type CallKind = (typeof CALL_KINDS)[number];
