@@ -865,11 +865,13 @@ async function joinSupervisors(bench: Bench): Promise<void> {
 /**
  * The calls other than the probes end (at the node, then their peers hang up): the probe calls go on
  * alone, so that a kind's calls have the node to themselves and the bench takes less of the machine.
+ * A warm-up again before the next window: what the ended calls leave (their legs' closing, their
+ * garbage) is not a plain call's cost.
  */
 async function leaveProbesAlone({ node, load }: Bench): Promise<void> {
   await node.ask('endCalls', everyCall().slice(PROBES));
   await load.ask('hangUp');
-  await sleep(SETTLE_MS);
+  await sleep(WARM_UP_MS);
 }
 
 /** A kind's work starts on the probe calls, settles, and is measured; a recording stops after its window. */
