@@ -55,7 +55,7 @@ const focusedLabel = () => page.evaluate(() => (document.activeElement as HTMLEl
 describe('the "Presence" select', () => {
   test('offers "Available", a break per team reason, "Do not disturb"; a break sends its reason', async () => {
     const h = await open({ team: team({ breakReasons: ['Lunch', 'Short break'] }) });
-    await expect(optionTexts(presenceSelect())).resolves.toEqual(['Available', 'Break — Lunch', 'Break — Short break', 'Do not disturb']);
+    await expect.poll(() => optionTexts(presenceSelect())).toEqual(['Available', 'Break — Lunch', 'Break — Short break', 'Do not disturb']);
     await h.answer('setPresence', ok({ choice: 'break', status: 'break', breakReason: 'Short break' }));
     await presenceSelect().selectOption({ label: 'Break — Short break' });
     await expect.poll(() => commandsNamed(h, 'setPresence')).toEqual([{ status: 'break', reason: 'Short break' }]);
@@ -68,7 +68,7 @@ describe('the "Presence" select', () => {
 
   test('the team\'s defaults until told; teamChanged brings new reasons and keeps the agent\'s own, now dropped', async () => {
     const h = await open({ presence: { choice: 'break', status: 'break', breakReason: 'Lunch' } });
-    await expect(optionTexts(presenceSelect())).resolves.toEqual(['Available', ...DEFAULT_TEAM_SETTINGS.breakReasons.map((r) => `Break — ${r}`), 'Do not disturb']);
+    await expect.poll(() => optionTexts(presenceSelect())).toEqual(['Available', ...DEFAULT_TEAM_SETTINGS.breakReasons.map((r) => `Break — ${r}`), 'Do not disturb']);
     await h.push('teamChanged', team({ breakReasons: ['Coaching', 'Meeting'] }));
     await expect.poll(() => optionTexts(presenceSelect())).toEqual(['Available', 'Break — Coaching', 'Break — Meeting', 'Break — Lunch', 'Do not disturb']);
     await expect(selectedText(presenceSelect())).resolves.toBe('Break — Lunch');
@@ -151,7 +151,7 @@ describe('the wrap-up', () => {
   test('"Disposition" lists the team\'s codes, with "None" only when the team does not require one', async () => {
     const h = await open({ presence: inAfterCallWork(), history: [answeredCall('wacid.1', 'Amelia Hart', 1000)], team: team({ dispositions: ['Resolved', 'Sale'] }) });
     const disposition = acw().getByRole('combobox', { name: 'Disposition' });
-    await expect(optionTexts(disposition)).resolves.toEqual(['None', 'Resolved', 'Sale']);
+    await expect.poll(() => optionTexts(disposition)).toEqual(['None', 'Resolved', 'Sale']);
     await expect(selectedText(disposition)).resolves.toBe('None');
     await h.push('teamChanged', team({ dispositions: ['Resolved', 'Sale'], dispositionRequired: true }));
     await expect.poll(() => optionTexts(disposition)).toEqual(['Choose a disposition', 'Resolved', 'Sale']);
@@ -314,7 +314,7 @@ describe('the wrap-up', () => {
 
   test('speaks the agent\'s language', async () => {
     await open({ presence: inAfterCallWork({ waitingForWrapUp: true }), team: team({ breakReasons: ['Lunch'] }) }, 'es');
-    await expect(optionTexts(page.getByRole('combobox', { name: 'Estado' }))).resolves.toContain('Pausa — Lunch');
+    await expect.poll(() => optionTexts(page.getByRole('combobox', { name: 'Estado' }))).toContain('Pausa — Lunch');
     const region = page.getByRole('region', { name: 'Trabajo posterior a la llamada' });
     await region.getByRole('button', { name: 'Listo', exact: true }).waitFor();
     await region.getByText('Guarda primero el cierre').waitFor();
