@@ -216,7 +216,7 @@ export class RelayService {
   readonly teamInfoOf = (agentId: string): TeamInfo | undefined => {
     const agent = this.directory.get(agentId);
     const record = this.options.recordings?.offered;
-    return agent === undefined ? undefined : { role: agent.role, settings: this.options.teamSettings.current(), ...(record !== undefined ? { record } : {}) };
+    return agent === undefined ? undefined : { agentId: agent.id, role: agent.role, settings: this.options.teamSettings.current(), ...(record !== undefined ? { record } : {}) };
   };
 
   /** A webhook's body, answered already: its events are stored in the background, per call in order. */

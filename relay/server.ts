@@ -511,7 +511,7 @@ class RelayEndpoints {
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
         const agent = this.authenticate(req, res);
         const record = this.options.recordings?.offered;
-        if (agent !== undefined) sendJson(res, 200, { role: agent.role, settings: this.options.teamSettings.current(), ...(record !== undefined ? { record } : {}) });
+        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, role: agent.role, settings: this.options.teamSettings.current(), ...(record !== undefined ? { record } : {}) });
         return;
       }
       case WALLBOARD_PATH: {

@@ -385,12 +385,14 @@ export type AgentRole = (typeof AGENT_ROLES)[number];
 
 /** The agent's team as the relay tells it (GET /me, GET /team/settings): its role and the team's settings. */
 export interface TeamInfo {
+  /** This agent's id in the team (absent from relays that did not say it). */
+  agentId?: string;
   role: AgentRole;
   settings: TeamSettings;
   /** The team's bridge records calls (the relay's `--record`; absent when it never does). */
   record?: Exclude<RecordMode, 'never'>;
 }
-export const teamInfoSchema = z.object({ role: z.enum(AGENT_ROLES), settings: teamSettingsReplySchema, record: z.enum(['on-demand', 'always']).optional() }) satisfies z.ZodType<TeamInfo>;
+export const teamInfoSchema = z.object({ agentId: z.string().min(1).max(64).optional(), role: z.enum(AGENT_ROLES), settings: teamSettingsReplySchema, record: z.enum(['on-demand', 'always']).optional() }) satisfies z.ZodType<TeamInfo>;
 
 export interface AppSnapshot {
   mode: 'sandbox' | 'account';

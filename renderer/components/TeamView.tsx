@@ -32,6 +32,9 @@ export function TeamView() {
   const timezone = board?.timezone ?? teamTimezone;
   const said = useRecordsAnnouncement(figures.kind);
   const supervisor = useAppStore((s) => s.team.role === 'supervisor');
+  // This agent's id: the relay says it with the team's settings; the board's `self` marks it too.
+  const ownId = useAppStore((s) => s.team.agentId);
+  const selfId = ownId ?? board?.agents.find((a) => a.self === true)?.agentId;
 
   return (
     <section className="card team-view" aria-labelledby="team-title">
@@ -50,10 +53,10 @@ export function TeamView() {
         </p>
       )}
       <WallboardFigures figures={figures} timezone={timezone} relayNow={relayNow} />
-      {supervisor && <LiveCalls selfId={board?.agents.find((a) => a.self === true)?.agentId} />}
+      {supervisor && <LiveCalls selfId={selfId} />}
       {board && (
         <div className="team-lists">
-          <TeamCallbacks callbacks={board.callbacks} selfId={board.agents.find((a) => a.self === true)?.agentId} relayNow={relayNow} />
+          <TeamCallbacks callbacks={board.callbacks} selfId={selfId} relayNow={relayNow} />
           <TeamVoicemails view={voicemails} relayNow={relayNow} />
         </div>
       )}

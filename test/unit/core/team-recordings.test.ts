@@ -44,7 +44,7 @@ describe('the team’s recording mode', () => {
     const never = await aliceDesk({ settings: { afterCallWorkSeconds: 20 } });
     await until('the team is told', () => pushed(never.pushes, 'teamChanged').length > 0);
     const snapshot = await never.app.handle('getSnapshot', {});
-    expect(snapshot.ok && snapshot.value.team).toEqual({ role: 'agent', settings: expect.objectContaining({ afterCallWorkSeconds: 20 }) });
+    expect(snapshot.ok && snapshot.value.team).toEqual({ agentId: ALICE.id, role: 'agent', settings: expect.objectContaining({ afterCallWorkSeconds: 20 }) });
     expect(pushed(never.pushes, 'teamChanged').every((t) => !('record' in t))).toBe(true);
 
     const client = new RelayClient({ url: never.team.relay.url, token: ALICE.token });

@@ -53,14 +53,14 @@ async function settle(relay: RelayServer, ...on: TestSseStream[]): Promise<strin
 }
 
 const LUNCH_ONLY: TeamSettings = { ...DEFAULT_TEAM_SETTINGS, breakReasons: ['Lunch', 'Coffee'], afterCallWorkSeconds: 45 };
-const teamEvent = (role: string, settings: TeamSettings) => ({ event: 'team', data: JSON.stringify({ role, settings }) });
+const teamEvent = (agentId: string, role: string, settings: TeamSettings) => ({ event: 'team', data: JSON.stringify({ agentId, role, settings }) });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the team settings and roles', () => {
   it('GET /team/settings answers the agent’s role and the settings in force; /me says the role', async () => {
     const relay = await relayWith();
-    expect(await ask(relay, 'alice', '/team/settings')).toEqual({ status: 200, body: { role: 'agent', settings: DEFAULT_TEAM_SETTINGS }, allow: null });
-    expect((await ask(relay, 'carol', '/team/settings')).body).toEqual({ role: 'supervisor', settings: DEFAULT_TEAM_SETTINGS });
+    expect(await ask(relay, 'alice', '/team/settings')).toEqual({ status: 200, body: { agentId: 'alice', role: 'agent', settings: DEFAULT_TEAM_SETTINGS }, allow: null });
+    expect((await ask(relay, 'carol', '/team/settings')).body).toEqual({ agentId: 'carol', role: 'supervisor', settings: DEFAULT_TEAM_SETTINGS });
     expect((await ask(relay, 'carol', '/me')).body).toEqual({ agentId: 'carol', name: 'Carol Agent', role: 'supervisor' });
     expect((await ask(relay, 'alice', '/me')).body).toEqual({ agentId: 'alice', name: 'Alice Agent', role: 'agent' });
     expect((await ask(relay, undefined, '/team/settings')).status).toBe(401);
@@ -71,9 +71,9 @@ describe('the team settings and roles', () => {
     const settings = new TeamSettingsSource(LUNCH_ONLY);
     const withSettings = await relayWith({ teamSettings: settings });
     expect(withSettings.teamSettings).toBe(settings);
-    expect((await ask(withSettings, 'bob', '/team/settings')).body).toEqual({ role: 'agent', settings: LUNCH_ONLY });
+    expect((await ask(withSettings, 'bob', '/team/settings')).body).toEqual({ agentId: 'bob', role: 'agent', settings: LUNCH_ONLY });
     settings.replace(DEFAULT_TEAM_SETTINGS);
-    expect((await ask(withSettings, 'bob', '/team/settings')).body).toEqual({ role: 'agent', settings: DEFAULT_TEAM_SETTINGS });
+    expect((await ask(withSettings, 'bob', '/team/settings')).body).toEqual({ agentId: 'bob', role: 'agent', settings: DEFAULT_TEAM_SETTINGS });
   });
 
   it('a change of the settings reaches every open stream as `event: team` with its agent’s role, without an id: the resume point stays', async () => {
@@ -87,8 +87,8 @@ describe('the team settings and roles', () => {
     expect(settings.replace(LUNCH_ONLY)).toBe(true);
     await alice.waitFor((s) => s.named.length === 1, 'alice’s team event');
     await carol.waitFor((s) => s.named.length === 1, 'carol’s team event');
-    expect(alice.named).toEqual([teamEvent('agent', LUNCH_ONLY)]);
-    expect(carol.named).toEqual([teamEvent('supervisor', LUNCH_ONLY)]);
+    expect(alice.named).toEqual([teamEvent('alice', 'agent', LUNCH_ONLY)]);
+    expect(carol.named).toEqual([teamEvent('carol', 'supervisor', LUNCH_ONLY)]);
     // The same settings again (a reload of an unchanged file) tell nobody.
     expect(settings.replace({ ...LUNCH_ONLY, breakReasons: ['Lunch', 'Coffee'] })).toBe(false);
     const marker = await settle(relay, alice, carol);
@@ -109,7 +109,7 @@ describe('the team settings and roles', () => {
     const carol = await connect(relay, 'carol');
     relay.setAgents(agents.map((agent) => (agent.id === 'alice' ? { ...agent, role: 'supervisor' as const } : agent)));
     await alice.waitFor((s) => s.named.length === 1, 'alice’s team event');
-    expect(alice.named).toEqual([teamEvent('supervisor', DEFAULT_TEAM_SETTINGS)]);
+    expect(alice.named).toEqual([teamEvent('alice', 'supervisor', DEFAULT_TEAM_SETTINGS)]);
     // Reloaded again unchanged, and carol's role written out as the default: no change for anyone.
     relay.setAgents(agents.map((agent) => (agent.id === 'alice' ? { ...agent, role: 'supervisor' as const } : agent)));
     await settle(relay, alice, bob, carol);
@@ -120,9 +120,9 @@ describe('the team settings and roles', () => {
     // carol back to an agent: the role left out of the file.
     relay.setAgents(agents.map((agent) => ({ id: agent.id, name: agent.name, tokenSha256: agent.tokenSha256 })));
     await carol.waitFor((s) => s.named.length === 1, 'carol’s team event');
-    expect(carol.named).toEqual([teamEvent('agent', DEFAULT_TEAM_SETTINGS)]);
+    expect(carol.named).toEqual([teamEvent('carol', 'agent', DEFAULT_TEAM_SETTINGS)]);
     await alice.waitFor((s) => s.named.length === 2, 'alice’s second team event');
-    expect(alice.named[1]).toEqual(teamEvent('agent', DEFAULT_TEAM_SETTINGS));
+    expect(alice.named[1]).toEqual(teamEvent('alice', 'agent', DEFAULT_TEAM_SETTINGS));
     expect(bob.named).toEqual([]);
   });
 });

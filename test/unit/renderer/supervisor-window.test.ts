@@ -87,7 +87,7 @@ const liveCalls = (at: number): LiveCall[] => [
 ];
 
 /** The window of a supervisor (unless `team` says otherwise) on a paused clock at NOW, unless `realClock`. */
-async function open(options: { team?: TeamInfo; language?: UiLanguage; width?: number; height?: number; colorScheme?: 'light' | 'dark'; realClock?: boolean; extra?: Partial<AppSnapshot>; calls?: (at: number) => LiveCall[] } = {}): Promise<Host> {
+async function open(options: { team?: TeamInfo; language?: UiLanguage; width?: number; height?: number; colorScheme?: 'light' | 'dark'; realClock?: boolean; extra?: Partial<AppSnapshot>; calls?: (at: number) => LiveCall[]; wallboard?: 'defer' } = {}): Promise<Host> {
   page = await windows.open({ width: options.width ?? 460, height: options.height ?? 900, colorScheme: options.colorScheme ?? 'light' });
   page.setDefaultTimeout(5000);
   const at = options.realClock ? Date.now() : NOW;
@@ -96,7 +96,8 @@ async function open(options: { team?: TeamInfo; language?: UiLanguage; width?: n
     await page.clock.pauseAt(NOW);
   }
   const h = host(page);
-  await h.answer('getWallboard', ok(board(at)));
+  if (options.wallboard === 'defer') await h.defer('getWallboard');
+  else await h.answer('getWallboard', ok(board(at)));
   await h.answer('getLiveCalls', ok({ at, calls: (options.calls ?? liveCalls)(at) }));
   await h.answer('startMonitor', ok({ callId: 'c-talk', mode: 'listen', legId: 'leg-1', offer: 'v=0\r\n' }));
   await h.answer('answerMonitor', ok(null));
@@ -144,6 +145,16 @@ describe('a supervisor\'s Team view: "Live calls"', () => {
     await liveList().waitFor();
     const notes = (await itemTexts()).map((i) => i.note);
     expect(notes[0]).toBe('Priya Nair is listening');
+    expect(notes.join(' ')).not.toContain('Rosa Diaz');
+  });
+
+  test('the relay\'s word of who this agent is suffices: its own join is not said while the board is still loading', async () => {
+    const withSelf = (at: number) => liveCalls(at).map((call) => (call.callId === 'c-talk' ? { ...call, monitors: [{ id: 's1', name: 'Rosa Diaz', mode: 'listen' as const }] } : call));
+    await open({ calls: withSelf, wallboard: 'defer', team: { ...SUPERVISOR, agentId: 's1' } });
+    await teamButton().click();
+    await item('Jonas Berg').waitFor();
+    const notes = (await itemTexts()).map((i) => i.note);
+    expect(notes).toContain('Priya Nair is listening');
     expect(notes.join(' ')).not.toContain('Rosa Diaz');
   });
 
