@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { URL, fileURLToPath } from 'node:url';
 import OpusScript from 'opusscript';
 import { err, ok, type Result } from '../shared/result';
+import { readPcmWav } from '../shared/wav';
 
 export const SAMPLE_RATE = 48_000;
 /** 20 ms at 48 kHz (protocol.md: ptime 20). */
@@ -26,57 +27,20 @@ export function defaultVoicePath(file = VOICE_FILE): string {
   }
 }
 
-interface WavFormat {
-  audioFormat: number;
-  channels: number;
-  rate: number;
-  bits: number;
-}
-
-/** The format chunk of a RIFF/WAVE file and the bytes of its first data chunk, before any judgement of the format. */
-function readWav(bytes: Buffer): Result<{ format: WavFormat; data: Buffer }> {
-  if (bytes.length < 12 || bytes.toString('ascii', 0, 4) !== 'RIFF' || bytes.toString('ascii', 8, 12) !== 'WAVE') {
-    return err('invalid_input', 'voice file: not a RIFF/WAVE file', { field: 'voice' });
-  }
-  let format: WavFormat | undefined;
-  let offset = 12;
-  while (offset + 8 <= bytes.length) {
-    const id = bytes.toString('ascii', offset, offset + 4);
-    const size = bytes.readUInt32LE(offset + 4);
-    const body = offset + 8;
-    if (id === 'fmt ' && size >= 16 && body + 16 <= bytes.length) {
-      format = {
-        audioFormat: bytes.readUInt16LE(body),
-        channels: bytes.readUInt16LE(body + 2),
-        rate: bytes.readUInt32LE(body + 4),
-        bits: bytes.readUInt16LE(body + 14),
-      };
-    } else if (id === 'data') {
-      if (!format) return err('invalid_input', 'voice file: data chunk before fmt chunk', { field: 'voice' });
-      return ok({ format, data: bytes.subarray(body, Math.min(bytes.length, body + size)) });
-    }
-    offset = body + size + (size % 2);
-  }
-  return err('invalid_input', 'voice file: no data chunk', { field: 'voice' });
-}
-
-const isPcm16Mono = (format: WavFormat): boolean => format.audioFormat === 1 && format.channels === 1 && format.bits === 16;
-
-function int16Samples(data: Buffer): Int16Array {
-  const samples = new Int16Array(Math.floor(data.length / 2));
-  for (let i = 0; i < samples.length; i++) samples[i] = data.readInt16LE(i * 2);
-  return samples;
+/** The samples of a RIFF/WAVE file of 16-bit PCM and one channel (shared/wav.ts reads it), at its own rate. */
+function readMonoWav(bytes: Buffer): Result<{ rate: number; samples: Int16Array }> {
+  const wav = readPcmWav(bytes);
+  if (!wav.ok) return err('invalid_input', `voice file: ${wav.error.message}`, { field: 'voice' });
+  if (wav.value.channels !== 1) return err('invalid_input', 'voice file: must be 16-bit PCM, mono', { field: 'voice' });
+  return ok({ rate: wav.value.sampleRate, samples: wav.value.samples });
 }
 
 /** PCM samples of a RIFF/WAVE file that is 16-bit PCM, mono, 48 kHz; anything else is refused. */
 export function parsePcmWav(bytes: Buffer): Result<Int16Array> {
-  const wav = readWav(bytes);
+  const wav = readMonoWav(bytes);
   if (!wav.ok) return wav;
-  const { format, data } = wav.value;
-  if (!isPcm16Mono(format) || format.rate !== SAMPLE_RATE) {
-    return err('invalid_input', `voice file: must be 16-bit PCM, mono, ${SAMPLE_RATE} Hz`, { field: 'voice' });
-  }
-  const samples = int16Samples(data);
+  const { rate, samples } = wav.value;
+  if (rate !== SAMPLE_RATE) return err('invalid_input', `voice file: must be 16-bit PCM, mono, ${SAMPLE_RATE} Hz`, { field: 'voice' });
   if (samples.length < FRAME_SAMPLES) return err('invalid_input', 'voice file: shorter than one 20 ms frame', { field: 'voice' });
   return ok(samples);
 }
@@ -86,11 +50,7 @@ export function parsePcmWav(bytes: Buffer): Result<Int16Array> {
  * for sound made elsewhere (a test microphone's recording) that whoever plays it resamples.
  */
 export function parsePcmWavAnyRate(bytes: Buffer): Result<{ rate: number; samples: Int16Array }> {
-  const wav = readWav(bytes);
-  if (!wav.ok) return wav;
-  const { format, data } = wav.value;
-  if (!isPcm16Mono(format)) return err('invalid_input', 'voice file: must be 16-bit PCM, mono', { field: 'voice' });
-  return ok({ rate: format.rate, samples: int16Samples(data) });
+  return readMonoWav(bytes);
 }
 
 /** A fallback voice when the file is missing: a warbling tone, clearly audible, never silent. */
