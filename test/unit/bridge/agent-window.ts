@@ -4,7 +4,7 @@
 // listener can tell who it hears), sends RFC 4733 digits in the same RTP stream as a browser's
 // RTCDTMFSender does, and measures what it hears with Goertzel filters on the decoded PCM.
 import OpusScript from 'opusscript';
-import { RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSourceDescriptionPacket, RtcpSrPacket, RtpHeader, type RTCRtpTransceiver } from 'werift';
+import { RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSourceDescriptionPacket, RtcpSrPacket, RtpHeader, type RTCIceServer, type RTCRtpTransceiver } from 'werift';
 import { goertzelCoefficient, goertzelPower } from '../../../sandbox/heard-audio';
 
 const SAMPLE_RATE = 48_000;
@@ -29,6 +29,12 @@ export interface WindowPayloadTypes {
   event: number;
 }
 
+/** The window's ICE servers, and whether it may use only the relayed candidates they give (RTCIceTransportPolicy). */
+export interface WindowIce {
+  iceServers: RTCIceServer[];
+  iceTransportPolicy: 'all' | 'relay';
+}
+
 export class AgentWindow {
   readonly pc: RTCPeerConnection;
   private readonly transceiver: RTCRtpTransceiver;
@@ -51,18 +57,20 @@ export class AgentWindow {
   /** CNAMEs of the SDES chunks received. */
   readonly cnames = new Set<string>();
   /** The report blocks received about this window's own stream, with the highest sequence number it had sent when each came. */
-  readonly receptionReports: { packetsLost: number; highestSequence: number; fractionLost: number; jitter: number; sentSequence: number }[] = [];
+  readonly receptionReports: { packetsLost: number; highestSequence: number; fractionLost: number; jitter: number; sentSequence: number; in: 'sr' | 'rr' }[] = [];
 
   constructor(
     readonly toneHz: number,
     readonly types: WindowPayloadTypes = { opus: 111, event: 126 },
+    ice: WindowIce = { iceServers: [], iceTransportPolicy: 'all' },
   ) {
     this.pc = new RTCPeerConnection({
       iceUseIpv4: false,
       iceUseIpv6: false,
       iceAdditionalHostAddresses: ['127.0.0.1'],
       iceInterfaceAddresses: { udp4: '127.0.0.1' },
-      iceServers: [],
+      iceServers: ice.iceServers,
+      iceTransportPolicy: ice.iceTransportPolicy,
       bundlePolicy: 'max-bundle',
       codecs: {
         audio: [
@@ -81,7 +89,8 @@ export class AgentWindow {
       }
       if (packet instanceof RtcpSrPacket || packet instanceof RtcpRrPacket) {
         for (const { ssrc, packetsLost, highestSequence, fractionLost, jitter } of packet.reports) {
-          if (ssrc === this.transceiver.sender.ssrc) this.receptionReports.push({ packetsLost, highestSequence, fractionLost, jitter, sentSequence: (this.sequence - 1) & 0xffff });
+          if (ssrc !== this.transceiver.sender.ssrc) continue;
+          this.receptionReports.push({ packetsLost, highestSequence, fractionLost, jitter, sentSequence: (this.sequence - 1) & 0xffff, in: packet instanceof RtcpSrPacket ? 'sr' : 'rr' });
         }
       } else if (packet instanceof RtcpSourceDescriptionPacket) {
         for (const chunk of packet.chunks) for (const item of chunk.items) if (item.type === 1) this.cnames.add(item.text);
@@ -110,6 +119,12 @@ export class AgentWindow {
     this.pc.connectionStateChange.subscribe((state) => {
       if (state === 'connected') this.startSending();
     });
+  }
+
+  /** The candidate types of the pair ICE nominated: this window's own, and the far side's. */
+  get nominatedPair(): { local: string; remote: string } | undefined {
+    const pair = this.transceiver.dtlsTransport.iceTransport.connection.nominated;
+    return pair && { local: pair.localCandidate.type, remote: pair.remoteCandidate.type };
   }
 
   /** Answers the node's offer as the window answers the service's: full ICE, a=setup:active, complete. */
