@@ -1,8 +1,9 @@
 // An agent's window for the bridge's tests: a real werift peer shaped as Chromium faces the service
 // (full ICE, DTLS client when answering, one sendrecv audio m-line with Opus 111 and
-// telephone-event 126), on 127.0.0.1. It plays a steady tone (each agent its own pitch, so a
-// listener can tell who it hears), sends RFC 4733 digits in the same RTP stream as a browser's
-// RTCDTMFSender does, and measures what it hears with Goertzel filters on the decoded PCM.
+// telephone-event 126), on 127.0.0.1 (or another address, or a TURN relay's). It plays a steady
+// tone (each agent its own pitch, so a listener can tell who it hears), sends RFC 4733 digits in the
+// same RTP stream as a browser's RTCDTMFSender does, and measures what it hears with Goertzel
+// filters on the decoded PCM.
 import OpusScript from 'opusscript';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSourceDescriptionPacket, RtcpSrPacket, RtpHeader, type RTCIceServer, type RTCRtpTransceiver } from 'werift';
 import { goertzelCoefficient, goertzelPower } from '../../../sandbox/heard-audio';
@@ -29,10 +30,11 @@ export interface WindowPayloadTypes {
   event: number;
 }
 
-/** The window's ICE servers, and whether it may use only the relayed candidates they give (RTCIceTransportPolicy). */
-export interface WindowIce {
-  iceServers: RTCIceServer[];
-  iceTransportPolicy: 'all' | 'relay';
+/** Where a window's candidates are: its one host address (127.0.0.1), its ICE servers, whether it may use only their relayed candidates (RTCIceTransportPolicy). */
+export interface WindowNetwork {
+  host?: string;
+  iceServers?: RTCIceServer[];
+  iceTransportPolicy?: 'all' | 'relay';
 }
 
 export class AgentWindow {
@@ -62,15 +64,16 @@ export class AgentWindow {
   constructor(
     readonly toneHz: number,
     readonly types: WindowPayloadTypes = { opus: 111, event: 126 },
-    ice: WindowIce = { iceServers: [], iceTransportPolicy: 'all' },
+    network: WindowNetwork = {},
   ) {
+    const { host = '127.0.0.1', iceServers = [], iceTransportPolicy = 'all' } = network;
     this.pc = new RTCPeerConnection({
       iceUseIpv4: false,
       iceUseIpv6: false,
-      iceAdditionalHostAddresses: ['127.0.0.1'],
-      iceInterfaceAddresses: { udp4: '127.0.0.1' },
-      iceServers: ice.iceServers,
-      iceTransportPolicy: ice.iceTransportPolicy,
+      iceAdditionalHostAddresses: [host],
+      iceInterfaceAddresses: host.includes(':') ? { udp6: host } : { udp4: host },
+      iceServers,
+      iceTransportPolicy,
       bundlePolicy: 'max-bundle',
       codecs: {
         audio: [

@@ -1,24 +1,36 @@
-// Legs over a real TURN relay (Debian's coturn on 127.0.0.1, turn-relay.ts), and how the media
-// path (bridge/legs/media-path.ts) decides whether it reads and writes a leg's RTP itself: only
-// when the pair ICE nominated is a plain UDP socket of its own. A window whose only candidates are
-// relayed still reaches the node's socket from the relay's address, so the node keeps its path;
-// a peer whose own candidate is the relayed one leaves its RTP to werift, both ways.
+// Legs over a real TURN relay (Debian's coturn on 127.0.0.1, test/support/coturn-server.ts, loopback
+// peers allowed), and how the node's media path (bridge/legs/media-path.ts) decides whether it
+// reads and writes a leg's RTP itself: only when the pair ICE nominated is a plain UDP socket of its
+// own. A window whose only candidates are relayed still reaches the node's socket from the relay's
+// address, so the node keeps its path; a leg whose own nominated candidate is the relay's leaves its
+// RTP to werift, both ways (REFERENCE.md "The outbound stream": over a TURN relay werift's receiver
+// reports).
+import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { RTCPeerConnection, RTCRtpCodecParameters, type RTCIceServer, type RTCRtpTransceiver } from 'werift';
+import { RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSrPacket, StunProtocol, type RTCIceServer, type RTCRtpTransceiver } from 'werift';
+import type { BridgeNode } from '../../../bridge/bridge-node';
 import { MediaPath } from '../../../bridge/legs/media-path';
 import type { RtpPacketIn } from '../../../bridge/media/srtp';
-import { CUSTOMER } from '../../../shared/bridge';
-import { AgentWindow } from './agent-window';
-import { eventually, expectWindowFacing, HOST, incomingCall, quietLogger, startNode, TONE_A } from './bridge-harness';
-import { TurnRelay } from './turn-relay';
+import { turnCredentialsFor } from '../../../relay/turn-credentials';
+import { CUSTOMER, type BridgedCallReport } from '../../../shared/bridge';
+import { startCoturn, type CoturnHandle } from '../../support/coturn-server';
+import { AgentWindow, type WindowNetwork } from './agent-window';
+import { eventually, expectWindowFacing, HOST, incomingCall, quietLogger, startNode, TONE_A, type ServiceCustomer } from './bridge-harness';
 
-let relay: TurnRelay;
+const secret = randomBytes(18).toString('base64url');
+let coturn: CoturnHandle;
 beforeAll(async () => {
-  relay = await TurnRelay.start();
-});
+  coturn = await startCoturn(secret);
+}, 40_000);
 afterAll(async () => {
-  await relay.stop();
+  await coturn.stop();
 });
+
+/** coturn as a peer's ICE server, with credentials of its shared-secret scheme (relay/turn-credentials.ts). */
+function turnServer(user: string): RTCIceServer {
+  const { username, credential } = turnCredentialsFor({ secret, urls: [`turn:${HOST}:${coturn.port}`] }, user, Date.now()).iceServers[0]!;
+  return { urls: `turn:${HOST}:${coturn.port}`, username, credential };
+}
 
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -87,19 +99,39 @@ class PathPeer {
 
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
+/** An agent's leg offered by the node and answered by a window playing TONE_A on `network`. */
+async function windowOnLeg(node: BridgeNode, callId: string, legId: string, network: WindowNetwork): Promise<AgentWindow> {
+  const offer = await node.offerAgentLeg(callId, legId);
+  if (!offer.ok) throw new Error(offer.error.message);
+  expectWindowFacing(offer.value.offer, 'actpass');
+  const window = track(new AgentWindow(TONE_A, undefined, network));
+  expect(await node.applyAgentAnswer(callId, legId, await window.answer(offer.value.offer))).toEqual({ ok: true, value: null });
+  return window;
+}
+
+/** Waits until the node received 100 packets on each leg, and the customer and the window 100 each; the node's report then. */
+async function hundredPacketsEachWay(node: BridgeNode, callId: string, customer: ServiceCustomer, window: AgentWindow): Promise<BridgedCallReport> {
+  return eventually(
+    '100 packets each way',
+    async () => {
+      const report = await node.report(callId);
+      if (!report.ok) return undefined;
+      const legs = [report.value.customer, report.value.agents['leg-a']];
+      const counted = legs.every((leg) => leg !== undefined && leg.packetsReceived >= 100) && customer.packets.length >= 100 && window.received.packets >= 100;
+      return counted && report.value;
+    },
+    10_000,
+  );
+}
+
 describe('legs over a TURN relay', () => {
   test('a window with relayed candidates only: the call\u2019s audio goes both ways through the relay and the node, on the node\u2019s own path', async () => {
     const { node, events } = startNode();
     track(node);
     const customer = track(await incomingCall(node, 'wacid.turn-1'));
-    const offer = await node.offerAgentLeg('wacid.turn-1', 'leg-a');
-    if (!offer.ok) throw new Error(offer.error.message);
-    expectWindowFacing(offer.value.offer, 'actpass');
-    const window = track(new AgentWindow(TONE_A, undefined, { iceServers: [relay.iceServer], iceTransportPolicy: 'relay' }));
-    const answer = await window.answer(offer.value.offer);
+    const window = await windowOnLeg(node, 'wacid.turn-1', 'leg-a', { iceServers: [turnServer('window-a')], iceTransportPolicy: 'relay' });
     // Its description offers the relay's address alone.
-    expect(answer.match(/^a=candidate:.*$/gm)?.map((line) => / typ (\w+)/.exec(line)?.[1])).toEqual(['relay']);
-    expect(await node.applyAgentAnswer('wacid.turn-1', 'leg-a', answer)).toEqual({ ok: true, value: null });
+    expect(window.pc.localDescription?.sdp.match(/^a=candidate:.*$/gm)?.map((line) => / typ (\w+)/.exec(line)?.[1])).toEqual(['relay']);
     expect(await node.setRoutes('wacid.turn-1', { [CUSTOMER]: ['leg-a'], 'leg-a': [CUSTOMER] })).toEqual({ ok: true, value: null });
     expect(await node.connectCustomer('wacid.turn-1')).toEqual({ ok: true, value: null });
     await eventually('the leg to connect', () => events.some((e) => e.kind === 'leg_connected' && e.legId === 'leg-a'));
@@ -108,17 +140,8 @@ describe('legs over a TURN relay', () => {
     // The customer's voice reaches the window, the window's tone the customer, both through the relay.
     await eventually('the customer to hear the agent', () => customer.hears(TONE_A) > 0.3, 10_000);
     await eventually('the window to hear the customer\u2019s voice', () => window.hears(TONE_A).rms > 0.02 && window.hears(TONE_A).share < 0.05, 10_000);
-    // Packets counted at both ends: 100 of the window's at the node and on at the customer, 100 of the customer's at the window.
-    const leg = await eventually(
-      '100 packets each way',
-      async () => {
-        const report = await node.report('wacid.turn-1');
-        const leg = report.ok ? report.value.agents['leg-a'] : undefined;
-        return leg && leg.packetsReceived >= 100 && customer.packets.length >= 100 && window.received.packets >= 100 && leg;
-      },
-      10_000,
-    );
-    expect(leg).toMatchObject({ state: 'connected', packetsLost: 0 });
+    const report = await hundredPacketsEachWay(node, 'wacid.turn-1', customer, window);
+    expect(report.agents['leg-a']).toMatchObject({ state: 'connected', packetsLost: 0 });
 
     // The node read the window's packets on its own path: the reports on them are its own, in its
     // sender reports (had werift read them, werift's receiver reports would carry them).
@@ -128,7 +151,7 @@ describe('legs over a TURN relay', () => {
   });
 
   test('a peer whose nominated candidate is the relay\u2019s: its path leaves the RTP to werift both ways, and every packet still arrives once', async () => {
-    const relayed = track(new PathPeer(relay.iceServer));
+    const relayed = track(new PathPeer(turnServer('peer-a')));
     const direct = track(new PathPeer());
     await relayed.pc.setLocalDescription(await relayed.pc.createOffer());
     await direct.pc.setRemoteDescription(relayed.pc.localDescription!);
@@ -151,5 +174,53 @@ describe('legs over a TURN relay', () => {
     // The other side's plain UDP socket: read on its path, werift's receiver sees none of it.
     expect(direct.viaWerift).toEqual([]);
     expect(direct.path!.weriftReportsReception).toBe(false);
+  });
+
+  test('a node that reaches the service only through its TURN relay: the customer\u2019s leg leaves its RTP to werift, the window\u2019s keeps the node\u2019s path, and the call goes both ways', async () => {
+    // The node's sockets on ::1, the service's on 127.0.0.1: only the node's relayed candidate (IPv4) pairs with the service's.
+    const { node, events } = startNode({ bindAddress: '::1', iceServers: [turnServer('node-1')] });
+    track(node);
+    const customer = track(await incomingCall(node, 'wacid.turn-3'));
+    const service = customer.peer['pc'];
+    // The report blocks the service receives on its own stream, and in what kind of RTCP packet.
+    const blocksIn: ('sr' | 'rr')[] = [];
+    service.getTransceivers()[0]!.dtlsTransport.onRtcp.subscribe((packet) => {
+      if (!(packet instanceof RtcpSrPacket || packet instanceof RtcpRrPacket)) return;
+      const kind = packet instanceof RtcpSrPacket ? 'sr' : 'rr';
+      blocksIn.push(...packet.reports.map(() => kind));
+    });
+    // Where the node's RTP comes from, datagram by datagram, on the service's one socket.
+    const rtpFrom = new Set<string>();
+    service.iceConnectionStateChange.subscribe((state) => {
+      const protocol = service.iceTransports[0]!.connection.nominated?.protocol;
+      if (state !== 'connected' || !(protocol instanceof StunProtocol)) return;
+      const { transport } = protocol;
+      const werift = transport.onData;
+      transport.onData = (data, addr) => {
+        if (data.length >= 12 && data[0]! >= 128 && data[0]! <= 191 && !(data[1]! >= 192 && data[1]! <= 223)) rtpFrom.add(`${addr[0]}:${addr[1]}`);
+        werift(data, addr);
+      };
+    });
+    const window = await windowOnLeg(node, 'wacid.turn-3', 'leg-a', { host: '::1' });
+    expect(await node.setRoutes('wacid.turn-3', { [CUSTOMER]: ['leg-a'], 'leg-a': [CUSTOMER] })).toEqual({ ok: true, value: null });
+    expect(await node.connectCustomer('wacid.turn-3')).toEqual({ ok: true, value: null });
+    await eventually('both legs to connect', () => events.some((e) => e.kind === 'customer_connected') && events.some((e) => e.kind === 'leg_connected'), 10_000);
+    const nominated = service.iceTransports[0]!.connection.nominated;
+    expect(nominated?.remoteCandidate.type).toBe('relay');
+    expect(window.nominatedPair).toEqual({ local: 'host', remote: 'host' });
+
+    await eventually('the customer to hear the agent', () => customer.hears(TONE_A) > 0.3, 10_000);
+    await eventually('the window to hear the customer\u2019s voice', () => window.hears(TONE_A).rms > 0.02 && window.hears(TONE_A).share < 0.05, 10_000);
+    const report = await hundredPacketsEachWay(node, 'wacid.turn-3', customer, window);
+    // Every RTP packet of the node's reached the service from the relay's address, none straight from a socket of the node's.
+    expect([...rtpFrom]).toEqual([nominated!.remoteAddr.join(':')]);
+    expect(report.customer).toMatchObject({ state: 'connected', packetsLost: 0 });
+    expect(report.agents['leg-a']).toMatchObject({ state: 'connected', packetsLost: 0 });
+
+    // Over the relay werift read the service's packets, and its receiver reports them; the node's
+    // sender reports carry no block of their own on that leg. The window's packets the node read itself.
+    await eventually('reports on both streams', () => blocksIn.length >= 2 && window.receptionReports.length >= 2, 10_000);
+    expect(new Set(blocksIn)).toEqual(new Set(['rr']));
+    expect(new Set(window.receptionReports.map((r) => r.in))).toEqual(new Set(['sr']));
   });
 });
