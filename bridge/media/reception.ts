@@ -67,7 +67,6 @@ class SourceStatistics {
   }
 
   add(sequence: number, timestamp: number, audio: boolean, arrivedMs: number): void {
-    this.heard = true;
     // RFC 3550 A.1 update_seq.
     const delta = (sequence - this.highestSequence) & 0xffff;
     let advances = this.received === 0;
@@ -85,6 +84,7 @@ class SourceStatistics {
       advances = true;
     }
     // Otherwise the highest again, or a packet late by at most MAX_MISORDER: received, nothing moves.
+    this.heard = true;
     this.received++;
     if (!advances || !audio) return;
     // Transit in timestamp units; its differences are what matter, so a 32-bit wrap is harmless.

@@ -122,6 +122,9 @@ describe('Reception: a source that starts its numbering again on the same SSRC (
     run(reception, 10, 10, 9_600, 1_200);
     expect(reception.packetsLost).toBe(0);
     expect(reception.blocks(0)[0]).toMatchObject({ highestSequence: 19, packetsLost: 0 });
+    // A stray alone since the last blocks: nothing heard, no block.
+    reception.add(SSRC, 30_000, 1, true, 1_500);
+    expect(reception.blocks(0)).toEqual([]);
   });
 
   test('a gap short of MAX_DROPOUT is loss, not a restart', () => {
