@@ -1,10 +1,11 @@
 // An agent's window for the bridge's tests: a real werift peer shaped as Chromium faces the service
 // (full ICE, DTLS client when answering, one sendrecv audio m-line with Opus 111 and
-// telephone-event 126), on 127.0.0.1. It plays a steady tone (each agent its own pitch, so a
-// listener can tell who it hears), sends RFC 4733 digits in the same RTP stream as a browser's
-// RTCDTMFSender does, and measures what it hears with Goertzel filters on the decoded PCM.
+// telephone-event 126), on 127.0.0.1 (or another address, or a TURN relay's). It plays a steady
+// tone (each agent its own pitch, so a listener can tell who it hears), sends RFC 4733 digits in the
+// same RTP stream as a browser's RTCDTMFSender does, and measures what it hears with Goertzel
+// filters on the decoded PCM.
 import OpusScript from 'opusscript';
-import { RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSourceDescriptionPacket, RtcpSrPacket, RtpHeader, type RTCRtpTransceiver } from 'werift';
+import { RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSourceDescriptionPacket, RtcpSrPacket, RtpHeader, type RTCIceServer, type RTCRtpTransceiver } from 'werift';
 import { goertzelCoefficient, goertzelPower } from '../../../sandbox/heard-audio';
 
 const SAMPLE_RATE = 48_000;
@@ -29,6 +30,13 @@ export interface WindowPayloadTypes {
   event: number;
 }
 
+/** Where a window's candidates are: its one host address (127.0.0.1), its ICE servers, whether it may use only their relayed candidates (RTCIceTransportPolicy). */
+export interface WindowNetwork {
+  host?: string;
+  iceServers?: RTCIceServer[];
+  iceTransportPolicy?: 'all' | 'relay';
+}
+
 export class AgentWindow {
   readonly pc: RTCPeerConnection;
   private readonly transceiver: RTCRtpTransceiver;
@@ -51,18 +59,21 @@ export class AgentWindow {
   /** CNAMEs of the SDES chunks received. */
   readonly cnames = new Set<string>();
   /** The report blocks received about this window's own stream, with the highest sequence number it had sent when each came. */
-  readonly receptionReports: { packetsLost: number; highestSequence: number; fractionLost: number; jitter: number; sentSequence: number }[] = [];
+  readonly receptionReports: { packetsLost: number; highestSequence: number; fractionLost: number; jitter: number; sentSequence: number; in: 'sr' | 'rr' }[] = [];
 
   constructor(
     readonly toneHz: number,
     readonly types: WindowPayloadTypes = { opus: 111, event: 126 },
+    network: WindowNetwork = {},
   ) {
+    const { host = '127.0.0.1', iceServers = [], iceTransportPolicy = 'all' } = network;
     this.pc = new RTCPeerConnection({
       iceUseIpv4: false,
       iceUseIpv6: false,
-      iceAdditionalHostAddresses: ['127.0.0.1'],
-      iceInterfaceAddresses: { udp4: '127.0.0.1' },
-      iceServers: [],
+      iceAdditionalHostAddresses: [host],
+      iceInterfaceAddresses: host.includes(':') ? { udp6: host } : { udp4: host },
+      iceServers,
+      iceTransportPolicy,
       bundlePolicy: 'max-bundle',
       codecs: {
         audio: [
@@ -81,7 +92,8 @@ export class AgentWindow {
       }
       if (packet instanceof RtcpSrPacket || packet instanceof RtcpRrPacket) {
         for (const { ssrc, packetsLost, highestSequence, fractionLost, jitter } of packet.reports) {
-          if (ssrc === this.transceiver.sender.ssrc) this.receptionReports.push({ packetsLost, highestSequence, fractionLost, jitter, sentSequence: (this.sequence - 1) & 0xffff });
+          if (ssrc !== this.transceiver.sender.ssrc) continue;
+          this.receptionReports.push({ packetsLost, highestSequence, fractionLost, jitter, sentSequence: (this.sequence - 1) & 0xffff, in: packet instanceof RtcpSrPacket ? 'sr' : 'rr' });
         }
       } else if (packet instanceof RtcpSourceDescriptionPacket) {
         for (const chunk of packet.chunks) for (const item of chunk.items) if (item.type === 1) this.cnames.add(item.text);
@@ -110,6 +122,12 @@ export class AgentWindow {
     this.pc.connectionStateChange.subscribe((state) => {
       if (state === 'connected') this.startSending();
     });
+  }
+
+  /** The candidate types of the pair ICE nominated: this window's own, and the far side's. */
+  get nominatedPair(): { local: string; remote: string } | undefined {
+    const pair = this.transceiver.dtlsTransport.iceTransport.connection.nominated;
+    return pair && { local: pair.localCandidate.type, remote: pair.remoteCandidate.type };
   }
 
   /** Answers the node's offer as the window answers the service's: full ICE, a=setup:active, complete. */

@@ -83,3 +83,80 @@ describe('Reception', () => {
     expect(reception.blocks(0)).toEqual([]);
   });
 });
+
+/**
+ * Feeds `count` packets of a 20 ms stream numbered from `from` (mod 2^16) with timestamps from
+ * `timestamp`, the first arriving at `at` ms; `skip` leaves some out (by index).
+ */
+function run(reception: Reception, from: number, count: number, timestamp: number, at: number, skip: (i: number) => boolean = () => false): void {
+  for (let i = 0; i < count; i++) if (!skip(i)) reception.add(SSRC, (from + i) & 0xffff, (timestamp + i * 960) >>> 0, true, at + i * 20);
+}
+
+describe('Reception: a source that starts its numbering again on the same SSRC (RFC 3550 A.1)', () => {
+  test('numbers that start again far behind: the highest, the loss and the fraction follow the new numbering', () => {
+    const reception = new Reception();
+    run(reception, 30_000, 50, 7_000, 1_000);
+    expect(reception.blocks(0)[0]).toMatchObject({ highestSequence: 30_049, packetsLost: 0 });
+    // A window's new sender on the same SSRC: numbers from 100, its own clock, two packets lost of 50.
+    run(reception, 100, 50, 3_000_000_000, 2_100, (i) => i === 10 || i === 20);
+    expect(reception.packetsLost).toBe(2);
+    expect(reception.blocks(0)[0]).toMatchObject({ highestSequence: 149, packetsLost: 2, fractionLost: Math.floor((2 * 256) / 49) });
+    run(reception, 150, 50, 3_000_048_000, 3_100, (i) => i === 0);
+    expect(reception.packetsLost).toBe(3);
+    expect(reception.blocks(0)[0]).toMatchObject({ highestSequence: 199, packetsLost: 3, fractionLost: Math.floor(256 / 50) });
+  });
+
+  test('numbers that jump far ahead: a restart, not thousands lost', () => {
+    const reception = new Reception();
+    run(reception, 0, 50, 0, 1_000);
+    run(reception, 40_000, 50, 123_456_789, 2_100);
+    expect(reception.packetsLost).toBe(0);
+    expect(reception.blocks(0)[0]).toMatchObject({ highestSequence: 40_049, packetsLost: 0, fractionLost: 0 });
+  });
+
+  test('a jump not followed in sequence is a stray: counted nowhere, the numbering goes on', () => {
+    const reception = new Reception();
+    run(reception, 0, 10, 0, 1_000);
+    reception.add(SSRC, 5_000, 4_800_000, true, 1_200);
+    reception.add(SSRC, 60_000, 9_999, true, 1_200);
+    run(reception, 10, 10, 9_600, 1_200);
+    expect(reception.packetsLost).toBe(0);
+    expect(reception.blocks(0)[0]).toMatchObject({ highestSequence: 19, packetsLost: 0 });
+    // A stray alone since the last blocks: nothing heard, no block.
+    reception.add(SSRC, 30_000, 1, true, 1_500);
+    expect(reception.blocks(0)).toEqual([]);
+  });
+
+  test('a gap short of MAX_DROPOUT is loss, not a restart', () => {
+    const reception = new Reception();
+    run(reception, 65_000, 10, 0, 1_000);
+    run(reception, 65_000 + 10 + 2_000, 10, (10 + 2_000) * 960, 1_000 + (10 + 2_000) * 20);
+    expect(reception.packetsLost).toBe(2_000);
+    expect(reception.blocks(0)[0]?.highestSequence).toBe(65_000 + 2_019);
+  });
+
+  test('what earlier numberings lost stays in the leg\u2019s count; the report blocks carry the current one\u2019s', () => {
+    const reception = new Reception();
+    run(reception, 1_000, 20, 0, 1_000, (i) => i === 5 || i === 6);
+    expect(reception.packetsLost).toBe(2);
+    reception.blocks(0);
+    run(reception, 50_000, 20, 77_777, 1_500, (i) => i === 9);
+    expect(reception.packetsLost).toBe(3);
+    expect(reception.blocks(0)[0]).toMatchObject({ packetsLost: 1, highestSequence: 50_019 });
+  });
+
+  test('the jitter goes on across a restart on another clock, and across a leap of the timestamps alone', () => {
+    const restarted = new Reception();
+    run(restarted, 20_000, 100, 0, 1_000);
+    run(restarted, 300, 100, 2_000_000_000, 3_100);
+    expect(restarted.jitterMs).toBe(0);
+    const uneven = new Reception();
+    for (let i = 0; i < 400; i++) uneven.add(SSRC, i, i * 960, true, 1_000 + i * 20 + (i % 2) * 5);
+    const before = uneven.jitterMs!;
+    expect(before).toBeGreaterThan(4.5);
+    // The same numbering, the timestamps an hour on: the clock moved, not the network.
+    for (let i = 400; i < 410; i++) uneven.add(SSRC, i, (3_600_000 * 48 + i * 960) >>> 0, true, 1_000 + i * 20 + (i % 2) * 5);
+    expect(uneven.jitterMs).toBeGreaterThan(4.5);
+    expect(uneven.jitterMs).toBeLessThanOrEqual(5);
+  });
+});
