@@ -116,6 +116,11 @@ export const commandSchemas = {
   holdCall: z.strictObject({ localId }),
   resumeCall: z.strictObject({ localId }),
   /**
+   * "Mute" / "Unmute": the agent's microphone on a live call sends silence, or sounds again. The
+   * call's `muted` follows, pushed to every window (each window's microphone follows it).
+   */
+  setMuted: z.strictObject({ localId, muted: z.boolean({ error: ruleMessage('common.mustBeBoolean') }) }),
+  /**
    * A bridged call rejoining (its `rejoin`: the window that carried its audio went, or its network
    * changed): the window's answer to the relay's offer of a new leg (`rejoin.legId`, `offerSdp`).
    * The first window to answer takes the call's audio and connects its leg once the call says
@@ -438,6 +443,7 @@ export interface CommandResults {
   hangUp: null;
   holdCall: null;
   resumeCall: null;
+  setMuted: null;
   rejoinCall: null;
   ringAnswer: RingAnswerReply;
   transferCall: { transferId: string };

@@ -33,6 +33,7 @@
 //   leg instead of ending ("Rejoining…", `rejoin`), within REJOIN_WINDOW_MS;
 // - oversight.ts: who hears a bridged call besides its agents, as the relay tells them: the team's
 //   recording of it (`recording`) and the supervisors who joined it (`monitors`);
+// - mute.ts: the agent's microphone muted on a call (`muted`), kept with the call for every window;
 // - transfers.ts: when a transfer keeps the call out of the agent's hands, and what the agent's
 //   transfer commands may act on;
 // - book.ts: all calls of one agent (`CallBook`) and delivery: routing by call id or local id, events

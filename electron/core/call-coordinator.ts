@@ -5,27 +5,8 @@
 // — feeding each outcome back as an event. Beside that it pushes changed calls, records history,
 // and writes the crash-recovery file, which is derived from the calls it holds.
 import { randomUUID } from 'node:crypto';
-import {
-  applyCallEvent,
-  emptyBook,
-  busyCalls,
-  canTakeAnother,
-  hasBusyCall,
-  isRejoining,
-  liveCalls,
-  owedOnCrash,
-  PHASE_TERM,
-  pruneBook,
-  publicCall,
-  TRANSFER_REFUSALS,
-  type CallBook,
-  type CallEffect,
-  type CallEvent,
-  type CallRecord,
-  type CallReply,
-  type CallState,
-  type Peer,
-} from '../../shared/call-state';
+import { applyCallEvent, emptyBook, busyCalls, canTakeAnother, hasBusyCall, isRejoining, liveCalls, owedOnCrash, PHASE_TERM, pruneBook, publicCall, TRANSFER_REFUSALS } from '../../shared/call-state';
+import type { CallBook, CallEffect, CallEvent, CallRecord, CallReply, CallState, Peer } from '../../shared/call-state';
 import type { RelayEnvelope } from '../../shared/events';
 import { historyEntryFor } from '../../shared/history';
 import { createLogger, type Logger } from '../../shared/log';
@@ -210,10 +191,8 @@ export class CallCoordinator {
   }
 
   /** Stops the call ringing here; the gateway hears reject only when no colleague may still answer it. */
-  async declineCall(localId: string): Promise<Result<null>> {
-    if (this.stopped) return this.stoppedError();
-    const declined = await this.command((requestId) => ({ type: 'local.decline', at: this.now(), localId, requestId }));
-    return declined.ok ? ok(null) : declined;
+  declineCall(localId: string): Promise<Result<null>> {
+    return this.callCommand((at, requestId) => ({ type: 'local.decline', at, localId, requestId }));
   }
 
   /** Ends any live call; an ended one is left as it is (hanging up twice is harmless). */
@@ -223,24 +202,23 @@ export class CallCoordinator {
   }
 
   /** Puts an active call on hold (holding a held call is harmless). */
-  async holdCall(localId: string): Promise<Result<null>> {
-    if (this.stopped) return this.stoppedError();
-    const held = await this.command((requestId) => ({ type: 'local.hold', at: this.now(), localId, requestId }));
-    return held.ok ? ok(null) : held;
+  holdCall(localId: string): Promise<Result<null>> {
+    return this.callCommand((at, requestId) => ({ type: 'local.hold', at, localId, requestId }));
   }
 
   /** A window's answer to the relay's offer of a new leg for a rejoining call (shared/calls/rejoin.ts): the first window's answer takes it. */
-  async rejoinCall(localId: string, legId: string, sdp: string): Promise<Result<null>> {
-    if (this.stopped) return this.stoppedError();
-    const answered = await this.command((requestId) => ({ type: 'local.rejoin_answer', at: this.now(), localId, legId, sdp, requestId }));
-    return answered.ok ? ok(null) : answered;
+  rejoinCall(localId: string, legId: string, sdp: string): Promise<Result<null>> {
+    return this.callCommand((at, requestId) => ({ type: 'local.rejoin_answer', at, localId, legId, sdp, requestId }));
   }
 
   /** Takes a held call back into hand; a call in hand beside it goes on hold in the same step (Swap). */
-  async resumeCall(localId: string): Promise<Result<null>> {
-    if (this.stopped) return this.stoppedError();
-    const resumed = await this.command((requestId) => ({ type: 'local.resume', at: this.now(), localId, requestId }));
-    return resumed.ok ? ok(null) : resumed;
+  resumeCall(localId: string): Promise<Result<null>> {
+    return this.callCommand((at, requestId) => ({ type: 'local.resume', at, localId, requestId }));
+  }
+
+  /** Mutes or unmutes the agent's microphone on a live call (shared/calls/mute.ts); every window follows the call's `muted`. */
+  setMuted(localId: string, muted: boolean): Promise<Result<null>> {
+    return this.callCommand((at, requestId) => ({ type: 'local.mute', at, localId, muted, requestId }));
   }
 
   /** The window that carried the call's audio went (`error`: how): a bridged call rejoins, any other ends as if its media failed. */
@@ -310,6 +288,13 @@ export class CallCoordinator {
     while (this.work.size > 0) await Promise.allSettled([...this.work]);
   }
 
+  /** A command on one call whose answer is only whether the reducer took it; refused once shut down. */
+  private async callCommand(make: (at: number, requestId: string) => CallEvent): Promise<Result<null>> {
+    if (this.stopped) return this.stoppedError();
+    const done = await this.command((requestId) => make(this.now(), requestId));
+    return done.ok ? ok(null) : done;
+  }
+
   /** Dispatches a command and waits for the reducer's reply to it. */
   private command(make: (requestId: string) => CallEvent): Promise<Result<CallReply>> {
     const requestId = randomUUID();
@@ -318,9 +303,7 @@ export class CallCoordinator {
     return reply;
   }
 
-  private stoppedError(): Result<never> {
-    return errText('not_available', text('calls.shuttingDown'));
-  }
+  private readonly stoppedError = (): Result<never> => errText('not_available', text('calls.shuttingDown'));
 
   /** Runs one event through the reducer, follows up on every call it changed, and runs its effects. */
   private dispatch(ev: CallEvent): CallRecord[] {

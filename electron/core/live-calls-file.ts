@@ -3,8 +3,8 @@
 // start so that a call a crash left live is still ended (protocol.md: terminate must still be sent).
 // Each record names its gateway: a run in sandbox mode leaves ids an account's gateway never saw.
 // A bridged call this agent was in carries `restore`, the call as the window saw it: the next run
-// takes it up again and rejoins it. The version stays 1: an app that does not know `restore` reads
-// the record as it always did and terminates the call, which is safe.
+// takes it up again and rejoins it, muted if it was. The version stays 1: an app that does not know
+// `restore` reads the record as it always did and terminates the call, which is safe.
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { GatewayEnd, RestorableCall } from '../../shared/call-state';
@@ -33,6 +33,8 @@ const callCommon = {
     })
     .optional(),
   answeredAt: time,
+  // The agent's mute (shared/calls/mute.ts): the call comes back as quiet as it was left.
+  muted: z.boolean().optional(),
 };
 const incoming = { ...callCommon, direction: z.literal('incoming'), offerSdp: z.string().min(1) };
 const outgoing = { ...callCommon, direction: z.literal('outgoing'), answerSdp: z.string().min(1) };

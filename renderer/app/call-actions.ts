@@ -19,7 +19,6 @@ import { wallClockNow, type MediaEngine } from '../webrtc/media-engine';
 import type { CallQualityRecord } from '../webrtc/media-health';
 import { mediaText, reportedReason } from '../webrtc/media-text';
 import { callQualityStore, type CallQualityState } from '../store/call-quality';
-import { MutedCalls, tabStorage, type MuteStorage } from './muted-calls';
 
 const log = createLogger('calls');
 
@@ -49,7 +48,6 @@ export type MediaControls = Pick<
   | 'noteTiming'
   | 'close'
   | 'closeAll'
-  | 'setMuted'
   | 'sendDtmf'
   | 'has'
   | 'levels'
@@ -67,6 +65,7 @@ export interface CallActionsDeps {
     | 'hangUp'
     | 'holdCall'
     | 'resumeCall'
+    | 'setMuted'
     | 'transferCall'
     | 'cancelTransfer'
     | 'completeTransfer'
@@ -85,8 +84,6 @@ export interface CallActionsDeps {
    * have rendered the ringing card. Default: a zero-delay timer.
    */
   afterRender?: ((work: () => void) => void) | undefined;
-  /** Where the muted calls are kept across a reload of the page: the tab's sessionStorage by default. */
-  muteStorage?: MuteStorage | undefined;
 }
 
 /** A bridged call ringing here (not a colleague's transfer): its leg may connect ahead of the click. */
@@ -105,7 +102,6 @@ export class CallActions {
   private readonly toPrepare = new Set<string>();
   private ringAfterRender = false;
   private renderQueued = false;
-  private readonly mutedCalls: MutedCalls;
   /** The calls seen rejoining, and the leg each last sent a rejoinCall for: one per leg. */
   private readonly rejoins = new Map<string, { answeredLeg?: string }>();
   /** The bridged rings whose leg this window set out to connect ahead of the click (once by itself; Answer tries again). */
@@ -120,7 +116,6 @@ export class CallActions {
     this.ringtone = deps.ringtone;
     this.quality = deps.quality ?? callQualityStore;
     this.afterRender = deps.afterRender ?? ((work) => void setTimeout(work, 0));
-    this.mutedCalls = new MutedCalls('muteStorage' in deps ? deps.muteStorage : tabStorage());
   }
 
   private get state(): AppState {
@@ -149,8 +144,6 @@ export class CallActions {
     stops.push(this.engine.onCallQuality((record) => void this.reportQuality(record)));
     stops.push(this.store.subscribe((s, before) => this.followRinging(s.calls, before.calls)));
     this.followRinging(this.state.calls, {});
-    // Muted before the page was reloaded: still muted (the call's media, made again, follows the store).
-    for (const localId of this.mutedCalls.muted()) if (!this.state.muted[localId]) this.state.setMuted(localId, true);
 
     const poll = setInterval(() => void this.pollLevels(), LEVEL_POLL_MS);
     stops.push(() => clearInterval(poll));
@@ -173,7 +166,6 @@ export class CallActions {
       this.warmTried.delete(call.localId);
       this.engine.onCall(call);
       this.followRejoin(call);
-      if (call.phase === 'ended') this.mutedCalls.set(call.localId, false);
       return;
     }
     this.toPrepare.add(call.localId);
@@ -187,7 +179,6 @@ export class CallActions {
       this.followRejoin(call);
       if (isBridgedRing(call)) this.warmOnce(call);
     }
-    this.mutedCalls.keepOnly(new Set(calls.filter((c) => c.phase !== 'ended').map((c) => c.localId)));
   }
 
   /** A bridged call's customer leg as the bridge measures it: the call's media judges it beside its own leg. */
@@ -380,11 +371,16 @@ export class CallActions {
     if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
   }
 
-  toggleMute(localId: string): void {
-    const muted = !this.state.muted[localId];
-    this.state.setMuted(localId, muted);
-    this.engine.setMuted(localId, muted);
-    this.mutedCalls.set(localId, muted);
+  /**
+   * "Mute" / "Unmute" (and the mute shortcut): the opposite of what the call says now, asked of the
+   * main process. The mute is the call's (`muted`): every window of the agent, this one included,
+   * shows it and follows it with its microphone once main pushes the call.
+   */
+  async toggleMute(localId: string): Promise<void> {
+    const call = this.state.calls[localId];
+    if (!call || call.phase === 'ended') return;
+    const result = await this.api.setMuted({ localId, muted: call.muted !== true });
+    if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
   }
 
   sendDtmf(localId: string, tone: string): boolean {
@@ -420,12 +416,12 @@ export class CallActions {
 
   /**
    * The answer to the relay's offer of `legId`, made by the media engine as the offer came. Its new
-   * media starts as the agent left the call: muted if it was. Refused (another window answered first,
+   * media starts as the agent left the call: muted if it was (the call's `muted`, which the media
+   * follows from the push that offered the leg). Refused (another window answered first,
    * or a newer leg replaced this one), it closes without a word: the call goes on without it.
    */
   private async rejoin(call: CallState, legId: string): Promise<void> {
     const { localId } = call;
-    if (this.state.muted[localId]) this.engine.setMuted(localId, true);
     const prepared = await this.engine.rejoinAnswerFor(call);
     // No answer: the engine said why on the call's panel (a microphone refused), or has no media of this leg.
     if (!prepared.ok) return;

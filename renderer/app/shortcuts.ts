@@ -77,7 +77,7 @@ export function runShortcut(action: ShortcutAction, deps: Pick<ShortcutsDeps, 's
       // An ended call's outcome stays on the panel for a moment; there is nothing left to act on.
       if (!call || call.phase === 'ended') return undefined;
       if (action === 'hangUp') void deps.calls.hangUp(call.localId);
-      else deps.calls.toggleMute(call.localId);
+      else void deps.calls.toggleMute(call.localId);
       return call.localId;
     }
   }

@@ -65,6 +65,8 @@ const common = {
   // The team's bridge records the call now: every window in it shows "Recording".
   recording: z.literal(true).optional(),
   monitors: z.array(callMonitorSchema).max(16).optional(),
+  // The agent muted the call (from any of its windows): this window's microphone sends silence too.
+  muted: z.boolean().optional(),
 };
 
 const callStateSchema = z

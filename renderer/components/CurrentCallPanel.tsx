@@ -24,7 +24,6 @@ export function CurrentCallPanel() {
   const call = useAppStore((s) => currentCall(s.calls, now));
   const callActions = useCallActions();
   const sandboxActions = useSandboxActions();
-  const muted = useAppStore((s) => (call ? (s.muted[call.localId] ?? false) : false));
   const mic = useAppStore((s) => s.levels.mic);
   const customer = useAppStore((s) => s.levels.customer);
   const keypadOpen = useAppStore((s) => s.keypadOpen);
@@ -59,6 +58,8 @@ export function CurrentCallPanel() {
   const number = peerNumberText(call.peer);
   const active = call.phase === 'active';
   const held = isHeld(call);
+  // The call's own mute, as main pushed it: the same in every window of the agent.
+  const muted = call.muted === true;
   // The customer hears the bridge's music while a transfer rings or a consult goes on: that is the
   // transfer's own wait, said in its words, not this agent's hold. A held call rejoining is still
   // held (Resume waits for the new leg): "On hold" beside "Rejoining…".
@@ -128,7 +129,7 @@ export function CurrentCallPanel() {
             <LevelMeter label={t('current.customerLevel')} value={customer} />
           </div>
           <div className="call-controls">
-            <button type="button" className={`btn btn-toggle ${muted ? 'is-on' : ''}`} aria-pressed={muted} onClick={() => callActions.toggleMute(call.localId)}>
+            <button type="button" className={`btn btn-toggle ${muted ? 'is-on' : ''}`} aria-pressed={muted} onClick={() => void callActions.toggleMute(call.localId)}>
               {muted ? t('current.unmute') : t('current.mute')}
             </button>
             {offersHold(call) && (

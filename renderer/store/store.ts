@@ -140,8 +140,6 @@ export interface UiSlice {
    */
   dialWarning: string | null;
   dialBusy: boolean;
-  /** Mute per call (the media engine applies it to the track). */
-  muted: Record<string, boolean>;
   /** Audio levels of the call on the panel, 0..1. */
   levels: { mic: number; customer: number };
   /** A problem with a particular call that the call's own state does not tell (e.g. no microphone). */
@@ -180,7 +178,6 @@ export interface StoreActions {
   setDialError(message: string | null): void;
   setDialWarning(message: string | null): void;
   setDialBusy(busy: boolean): void;
-  setMuted(localId: string, muted: boolean): void;
   setLevels(levels: UiSlice['levels']): void;
   setCallNotice(notice: UiSlice['callNotice']): void;
   setKeypadOpen(open: boolean): void;
@@ -235,7 +232,6 @@ export function initialState(): StoreState {
     dialError: null,
     dialWarning: null,
     dialBusy: false,
-    muted: {},
     levels: QUIET_LEVELS,
     callNotice: null,
     keypadOpen: false,
@@ -319,7 +315,6 @@ export const appStore = createStore<AppState>()((set, get) => ({
   setDialError: (dialError) => set({ dialError }),
   setDialWarning: (dialWarning) => set({ dialWarning }),
   setDialBusy: (dialBusy) => set({ dialBusy }),
-  setMuted: (localId, muted) => set((s) => ({ muted: { ...s.muted, [localId]: muted } })),
   setLevels: (levels) => {
     const now = get().levels;
     if (now.mic !== levels.mic || now.customer !== levels.customer) set({ levels });

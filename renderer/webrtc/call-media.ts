@@ -172,7 +172,8 @@ export class CallMedia {
   }
 
   /**
-   * The call as the main process pushed it: the hold follows `heldSince`; an incoming call pushed in
+   * The call as the main process pushed it: the hold follows `heldSince` and the mute `muted` (the
+   * microphone sounds only when neither asks for silence); an incoming call pushed in
    * `connecting` (or later) had its accept go through, so the customer's candidates go to ICE now;
    * an outgoing one brings the customer's answer, applied once. A rejoined leg answered the bridge's
    * offer whatever the call's direction: its candidates go to ICE once the relay applied the answer
@@ -185,7 +186,7 @@ export class CallMedia {
       this.bridged = true;
       this.health.useGrace(this.deps.bridgedDisconnectGraceMs);
     }
-    void this.audio.reconcile({ held: isHeld(call) });
+    void this.audio.reconcile({ held: isHeld(call), muted: call.muted === true });
     if (call.phase !== 'connecting' && call.phase !== 'active') return;
     if (this.legId !== undefined) {
       if (call.rejoin?.legId === this.legId && call.rejoin.answered) this.leg.connect();

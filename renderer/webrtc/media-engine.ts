@@ -4,7 +4,8 @@
 // process to it, and reports media facts; it sends no call command (call commands belong to
 // renderer/app/call-actions.ts). Media acts on one trigger, the pushed call: ringing prepares the
 // answer (a bridged ring's leg may connect ahead: warmRingLeg), `connecting` lets ICE start
-// (incoming) or applies the customer's answer (outgoing), `heldSince` holds and resumes, `ended`
+// (incoming) or applies the customer's answer (outgoing), `heldSince` holds and resumes, `muted`
+// mutes (the track stays, disabled: silence; a held call's microphone opens only on the resume), `ended`
 // closes. A bridged call rejoining (`rejoin`: the window that carried its audio went, or its media
 // failed) brings the bridge's offer of a new leg: its answer is prepared as for a ringing call, and
 // ICE starts once the relay applied it (`rejoin.answered`). A supervisor's leg of a call it joined is
@@ -214,11 +215,6 @@ export class MediaEngine {
       return offer;
     }
     return offer;
-  }
-
-  /** Mute sends silence (the track stays, disabled); a held call's microphone opens again only on the resume. */
-  setMuted(localId: string, muted: boolean): void {
-    void this.calls.get(localId)?.audio.reconcile({ muted });
   }
 
   sendDtmf(localId: string, tones: string): boolean {

@@ -3,8 +3,8 @@
 // the call after it, what must happen, and the answer to its command. The steps several events
 // share — ending a call, owing the gateway an end, asking the relay for a decline verdict — are in
 // steps.ts; taking a call into hand and a transfer's course are the small functions after the table;
-// a bridged call rejoining after its leg went has its handlers in rejoin.ts, and the team's recording
-// of a bridged call and the supervisors in it theirs in oversight.ts.
+// a bridged call rejoining after its leg went has its handlers in rejoin.ts, the team's recording
+// of a bridged call and the supervisors in it theirs in oversight.ts, and mute its own in mute.ts.
 //
 // protocol.md: duplicates happen, order is not guaranteed (a terminate can arrive before its
 // connect) and stale events arrive late. So every handler is idempotent: the same event again
@@ -18,6 +18,7 @@ import { OTHER_PARTNER_CODE } from '../gateway';
 import { TRANSFER_RING_MS } from '../transfer';
 import type { CallBook } from './book';
 import type { AnsweringOpen, CallRecord, EndedRecord, Leftover, LiveRecord } from './record';
+import { muteChanged } from './mute';
 import { monitorChanged, recordingChanged } from './oversight';
 import {
   mediaFailed,
@@ -424,6 +425,8 @@ export const handlers: { [T in CallEvent['type']]: Handler<Extract<CallEvent, { 
     if ('refusal' in taking) return { reply: taking.refusal };
     return { held: taking.held, call: { ...resumed, heldMs: (call.heldMs ?? 0) + Math.max(0, ev.at - heldSince) }, reply };
   },
+
+  'local.mute': muteChanged,
 
   'local.media_connected': (ev, { call }) => {
     const back = rejoinConnected(call, ev.at);

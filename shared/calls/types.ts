@@ -117,6 +117,11 @@ interface CallCommon {
   recording?: true;
   /** The supervisors in the call the agent is told of (event `call.monitor`; shared/supervision.ts). */
   monitors?: CallMonitor[];
+  /**
+   * The agent muted its microphone on the call (calls/mute.ts): every window sends silence for it,
+   * a window made afresh too. Absent (or false): not muted; an ended call carries none.
+   */
+  muted?: boolean;
 }
 /** A supervisor in the agent's call: "NAME is whispering", "NAME joined the call" (barge), or a listen the team tells of. */
 export interface CallMonitor {
@@ -289,6 +294,8 @@ export type CallEvent =
   /** Hold: the customer hears music; Resume: back to the microphone. Only an active call. */
   | { type: 'local.hold'; at: number; localId: string; requestId?: string }
   | { type: 'local.resume'; at: number; localId: string; requestId?: string }
+  /** Mute or unmute the agent's microphone on a live call (calls/mute.ts). */
+  | { type: 'local.mute'; at: number; localId: string; muted: boolean; requestId?: string }
   // outcomes of effects
   | { type: 'local.initiate_ok'; at: number; localId: string; callId: string; bridged?: true }
   | { type: 'local.initiate_failed'; at: number; localId: string; error: AppError }

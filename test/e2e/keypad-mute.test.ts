@@ -19,6 +19,8 @@ const MEDIA_GAP_TIMEOUT_MS = 1_500;
 
 let stack: Stack;
 let page: Page | undefined;
+/** A second window (tab) of the same agent, when a test opens one. */
+let other: Page | undefined;
 
 beforeAll(async () => {
   stack = await startStack({ sandbox: { timeouts: { mediaGapTimeoutMs: MEDIA_GAP_TIMEOUT_MS } } });
@@ -30,6 +32,8 @@ afterEach(async () => {
   // A test that failed mid-call leaves it up: the customer hangs up, so the next test's call rings.
   const calls = await stack.control<SandboxCallReport[]>('/control/calls');
   for (const call of calls.filter((c) => c.state !== 'ended')) await stack.control('/control/hangup', { callId: call.callId });
+  await other?.context().close();
+  other = undefined;
   await page?.context().close();
   page = undefined;
 });
@@ -125,6 +129,27 @@ describe('mute', () => {
       5_000,
     );
     expect(back.framesHeard).toBeGreaterThan(samples.at(-1)!.framesHeard);
+
+    await hangUp(page, callId);
+  });
+
+  test('the mute is the call\'s: a second window of the agent shows it, and its Unmute brings back the voice of the window that carries the call', async () => {
+    page = await stack.newAgentPage();
+    const { callId } = await answeredCall(page);
+    other = await stack.newAgentPage();
+    const there = currentCall(other);
+    await there.getByText('Connected').waitFor();
+    await expect(there.getByRole('button', { name: 'Mute', exact: true }).getAttribute('aria-pressed')).resolves.toBe('false');
+
+    await currentCall(page).getByRole('button', { name: 'Mute', exact: true }).click();
+    await expect.poll(() => there.getByRole('button', { name: 'Unmute' }).getAttribute('aria-pressed')).toBe('true');
+    await eventually('the customer to hear silence', async () => ((await stack.callReport(callId)).recentRms < SILENCE_RMS ? true : undefined), 3_000);
+
+    // Unmuted from the window without the call's audio: the one with it opens its microphone.
+    await there.getByRole('button', { name: 'Unmute' }).click();
+    await expect.poll(() => currentCall(page!).getByRole('button', { name: 'Mute', exact: true }).getAttribute('aria-pressed')).toBe('false');
+    await eventually('the customer to hear the agent again', async () => ((await stack.callReport(callId)).recentRms > SPEAKING_RMS ? true : undefined), 5_000);
+    expect((await stack.callReport(callId)).state).toBe('connected');
 
     await hangUp(page, callId);
   });

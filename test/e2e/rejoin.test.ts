@@ -118,4 +118,27 @@ describe('a reload during a bridged call', () => {
     await unmute.click();
     await customerHears(callId, 'voice');
   });
+
+  test('muted, in two windows of the agent: both say "Unmute", through the reload of the one with the audio, and the other\'s Unmute brings the voice back', async () => {
+    const page = await stack.newAgentPage();
+    const { callId } = await answeredCall(page);
+    const other = await stack.newAgentPage();
+    await currentCall(other).getByText('Connected').waitFor();
+    await currentCall(page).getByRole('button', { name: 'Mute', exact: true }).click();
+    const unmuteThere = currentCall(other).getByRole('button', { name: 'Unmute', exact: true });
+    await unmuteThere.waitFor();
+    await eventually('the customer to stop hearing the agent', async () => (await stack.callReport(callId)).heardNow !== 'voice');
+
+    const t0 = Date.now();
+    await page.reload();
+    await currentCall(page).getByRole('button', { name: 'Unmute', exact: true }).waitFor();
+    await oneAgentLeg(callId);
+    expect(await unmuteThere.getAttribute('aria-pressed')).toBe('true');
+    expect(heardAfter(await stack.callReport(callId), 'voice', t0)).toBeUndefined();
+
+    await unmuteThere.click();
+    await currentCall(page).getByRole('button', { name: 'Mute', exact: true }).waitFor();
+    await customerHears(callId, 'voice');
+    expect(await actionsFor(callId)).toEqual(['accept']);
+  });
 });

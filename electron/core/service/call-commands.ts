@@ -33,6 +33,7 @@ export function callCommands(mode: ModeMachine) {
     hangUp: ({ localId }) => withCalls((c) => c.hangUp(localId)),
     holdCall: ({ localId }) => withCalls((c) => c.holdCall(localId)),
     resumeCall: ({ localId }) => withCalls((c) => c.resumeCall(localId)),
+    setMuted: ({ localId, muted }) => withCalls((c) => c.setMuted(localId, muted)),
     rejoinCall: ({ localId, legId, sdp }) => withCalls((c) => c.rejoinCall(localId, legId, sdp)),
     ringAnswer: ({ localId, sdp, legId }) =>
       withRuntime(async (runtime) => {

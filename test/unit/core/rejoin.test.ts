@@ -422,6 +422,39 @@ describe('a call a crash left live', () => {
     expect(d.relay.requests.at(-1)).toEqual({ method: 'POST', path: `/calls/${CALL}/bridge/hold`, body: { held: false } });
   });
 
+  it('muted, it is saved muted, and the next run takes it up muted: the window that answers the new leg opens its microphone muted', async () => {
+    const d = await desk();
+    await onBridgedCall(d);
+    expect(await d.coordinator.setMuted(LOCAL, true)).toEqual({ ok: true, value: null });
+    expect(d.pushes.at(-1)).toMatchObject({ localId: LOCAL, phase: 'active', muted: true });
+    // The window went: the offer of the new leg is pushed with the mute, for the next window to follow.
+    d.coordinator.windowGone(LOCAL, RELOADED);
+    await d.coordinator.whenIdle();
+    expect(d.pushes.at(-1)).toMatchObject({ rejoin: { legId: 'leg-rejoin-1' }, muted: true });
+    expect(d.gateway.requests).toEqual([]);
+    const saved = (await d.liveFile()) as { version: 1; calls: Array<{ callId: string; action: string; restore?: CallState }> };
+    expect(saved.calls[0]?.restore).toMatchObject({ localId: LOCAL, muted: true });
+    // What the next run reads of it (the file's schema keeps the fields of a connected call only).
+    const { ringsUntil: _rang, ...kept } = saved.calls[0]?.restore as CallState & { ringsUntil?: number };
+
+    // The app crashed here; the next run reads the file as this one left it (on its own gateway's url).
+    const after = await desk({ leftLive: (gatewayUrl) => ({ version: 1, calls: saved.calls.map((c) => ({ ...c, gatewayUrl })) }) });
+    await after.coordinator.whenIdle();
+    const shown = after.coordinator.calls().find((c) => c.localId === LOCAL);
+    expect(shown).toEqual({ ...kept, rejoin: { since: after.clock.t, legId: 'leg-rejoin-1', offerSdp: REJOIN_OFFER_SDP } });
+    expect(after.pushes.at(-1)).toMatchObject({ localId: LOCAL, muted: true });
+    expect(await after.coordinator.rejoinCall(LOCAL, 'leg-rejoin-1', REJOIN_ANSWER_SDP)).toEqual({ ok: true, value: null });
+    expect(await after.coordinator.reportMedia({ localId: LOCAL, state: 'connected' })).toEqual({ ok: true, value: null });
+    expect(after.coordinator.call(LOCAL)).toEqual(kept);
+    // Unmuted once back: saved so, for a crash after this.
+    expect(await after.coordinator.setMuted(LOCAL, false)).toEqual({ ok: true, value: null });
+    expect(after.pushes.at(-1)).not.toHaveProperty('muted');
+    await after.coordinator.whenIdle();
+    const unmuted = (await after.liveFile()) as { calls: Array<{ restore?: CallState }> };
+    expect(unmuted.calls[0]?.restore).not.toHaveProperty('muted');
+    expect(after.gateway.requests).toEqual([]);
+  });
+
   const leftLive = (gatewayUrl: string) => ({ version: 1, calls: [{ callId: CALL, action: 'terminate', gatewayUrl, restore }] });
 
   it('one the relay no longer knows (404) is let go: the gateway hears terminate', async () => {

@@ -14,7 +14,7 @@ import type { CallRejoin, CallState } from '../../../shared/call-state';
 import { err, ok } from '../../../shared/result';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { fakeApi, type Answers } from './fake-api';
-import { TEAM, accountSettings, bridgedActive, connecting, ended, ringing, transferOf, transferRinging } from './fixtures';
+import { TEAM, accountSettings, active, bridgedActive, connecting, ended, ringing, transferOf, transferRinging } from './fixtures';
 
 const prepared = (sdp: string): MediaOutcome<{ sdp: string }> => ({ ok: true, value: { sdp } });
 
@@ -69,7 +69,6 @@ function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offe
     noteTiming: () => undefined,
     close: (localId) => void log.push(`close ${localId}`),
     closeAll: () => void log.push('closeAll'),
-    setMuted: (localId, muted) => void log.push(`mute ${localId} ${muted}`),
     sendDtmf: () => true,
     has: () => false,
     levels: async () => ({ mic: 0, customer: 0 }),
@@ -780,47 +779,68 @@ describe('CallActions: a bridged call rejoining', () => {
     expect(t.calls).toEqual([]);
   });
 
-  it('mute outlives a reload of the page: kept per call in the tab\'s storage, applied to the new leg before it answers, forgotten as the call ends', async () => {
-    const kept = new Map<string, string>();
-    const storage = { getItem: (key: string) => kept.get(key) ?? null, setItem: (key: string, value: string) => void kept.set(key, value) };
-    const before = new CallActions({ api: fakeApi({}).api, store: appStore, engine: recordingEngine().engine, muteStorage: storage });
-    const stopBefore = before.start();
-    before.callChanged(state().applyCall(bridgedActive()));
-    before.callChanged(state().applyCall(bridgedActive(undefined, 'wacid.2')));
-    before.toggleMute('in:wacid.1');
-    before.toggleMute('in:wacid.2');
-    before.toggleMute('in:wacid.2');
-    stopBefore();
-
-    // The page reloads: a new store, a new calls domain, the same tab.
-    resetStore();
-    const host = fakeApi({ rejoinCall: () => ok(null) });
-    const media = recordingEngine();
-    const after = new CallActions({ api: host.api, store: appStore, engine: media.engine, muteStorage: storage });
-    stops.push(after.start());
-    expect(state().muted).toEqual({ 'in:wacid.1': true });
-    state().applyCall(offered('leg-2'));
-    after.callsReloaded(Object.values(state().calls));
+  it('a muted call rejoining: the media engine is handed the call, muted, before it is asked for the answer; nothing else mutes it', async () => {
+    const t = setUp({ rejoinCall: () => ok(null) });
+    const log: string[] = [];
+    const { onCall, rejoinAnswerFor } = t.engine;
+    t.engine.onCall = (call) => {
+      log.push(`onCall ${call.localId} ${call.muted === true ? 'muted' : 'unmuted'}`);
+      onCall(call);
+    };
+    t.engine.rejoinAnswerFor = (call) => {
+      log.push(`rejoinAnswerFor ${call.localId} ${call.muted === true ? 'muted' : 'unmuted'}`);
+      return rejoinAnswerFor(call);
+    };
+    t.actions.callChanged(state().applyCall({ ...offered('leg-2'), muted: true }));
     await settle();
-    expect(media.log.filter((line) => line.startsWith('mute') || line.startsWith('rejoin'))).toEqual(['mute in:wacid.1 true', 'rejoinAnswerFor in:wacid.1']);
-    // The toggle goes on from where it was.
-    after.toggleMute('in:wacid.1');
-    expect(state().muted['in:wacid.1']).toBe(false);
-    after.toggleMute('in:wacid.1');
+    expect(log).toEqual(['onCall in:wacid.1 muted', 'rejoinAnswerFor in:wacid.1 muted']);
+    expect(t.calls).toEqual([{ name: 'rejoinCall', params: { localId: 'in:wacid.1', legId: 'leg-2', sdp: ANSWER_SDP } }]);
+  });
+});
 
-    after.callChanged(state().applyCall(ended('wacid.1')));
-    resetStore();
-    const later = new CallActions({ api: fakeApi({}).api, store: appStore, engine: recordingEngine().engine, muteStorage: storage });
-    stops.push(later.start());
-    expect(state().muted).toEqual({});
+describe('CallActions: mute is the call\'s, in the main process', () => {
+  beforeEach(() => resetStore());
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) stop();
+    await setUiLanguage('en', undefined);
   });
 
-  it('a snapshot without the muted call forgets it', () => {
-    const kept = new Map<string, string>([['softphone.mutedCalls', JSON.stringify(['in:wacid.9'])]]);
-    const storage = { getItem: (key: string) => kept.get(key) ?? null, setItem: (key: string, value: string) => void kept.set(key, value) };
-    const actions = new CallActions({ api: fakeApi({}).api, store: appStore, engine: recordingEngine().engine, muteStorage: storage });
-    stops.push(actions.start());
-    actions.callsReloaded([]);
-    expect(JSON.parse(kept.get('softphone.mutedCalls')!)).toEqual([]);
+  it('Mute asks main for the opposite of what the call says; nothing changes here until main pushes the call', async () => {
+    const t = setUp({ setMuted: () => ok(null) });
+    t.actions.callChanged(state().applyCall(active()));
+    await t.actions.toggleMute('in:wacid.1');
+    expect(t.calls).toEqual([{ name: 'setMuted', params: { localId: 'in:wacid.1', muted: true } }]);
+    // The window keeps no mute of its own: the call is as main last pushed it.
+    expect(state().calls['in:wacid.1']).not.toHaveProperty('muted');
+
+    t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
+    await t.actions.toggleMute('in:wacid.1');
+    expect(t.calls.at(-1)).toEqual({ name: 'setMuted', params: { localId: 'in:wacid.1', muted: false } });
+    expect(state().callNotice).toBeNull();
+  });
+
+  it('a refusal is said on the call; an ended call, or none, asks nothing', async () => {
+    const t = setUp({ setMuted: () => err('not_available', 'Calls are shutting down') });
+    t.actions.callChanged(state().applyCall(active()));
+    await t.actions.toggleMute('in:wacid.1');
+    expect(state().callNotice).toEqual({ localId: 'in:wacid.1', text: 'Calls are shutting down' });
+    t.actions.callChanged(state().applyCall(ended('wacid.1')));
+    await t.actions.toggleMute('in:wacid.1');
+    await t.actions.toggleMute('in:wacid.9');
+    expect(t.calls.map((c) => c.name)).toEqual(['setMuted']);
+  });
+
+  it('the media engine is handed each pushed call with its mute: it is the engine\'s only word on it', () => {
+    const t = setUp({});
+    const seen: string[] = [];
+    const { onCall } = t.engine;
+    t.engine.onCall = (call) => {
+      seen.push(`${call.localId} ${call.muted === true ? 'muted' : 'unmuted'}`);
+      onCall(call);
+    };
+    t.actions.callChanged(state().applyCall(active()));
+    t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
+    t.actions.callChanged(state().applyCall(active()));
+    expect(seen).toEqual(['in:wacid.1 unmuted', 'in:wacid.1 muted', 'in:wacid.1 unmuted']);
   });
 });

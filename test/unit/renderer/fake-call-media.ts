@@ -216,6 +216,8 @@ export const connectingCall = (): CallState => ({ ...ringingCall(), phase: 'conn
 export const activeCall = (): CallState => ({ ...active(ID), offerSdp: customerOffer }) as CallState;
 /** The call as the main process pushes it while held (CallState `heldSince`). */
 export const heldCall = (): CallState => Object.assign(activeCall(), { heldSince: T0 + 60_000 });
+/** The call as the main process pushes it once the agent muted it (CallState `muted`), held or not. */
+export const callAs = (wish: { held: boolean; muted: boolean }): CallState => ({ ...(wish.held ? heldCall() : activeCall()), ...(wish.muted ? { muted: true } : {}) }) as CallState;
 
 const engines: MediaEngine[] = [];
 /** For afterEach: every engine made by mediaEngine() closes its calls. */

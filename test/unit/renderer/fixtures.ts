@@ -109,7 +109,6 @@ export const idleMediaControls = (overrides: Partial<MediaControls> = {}): Media
   noteTiming: () => undefined,
   close: () => undefined,
   closeAll: () => undefined,
-  setMuted: () => undefined,
   sendDtmf: () => false,
   has: () => false,
   levels: async () => ({ mic: 0, customer: 0 }),

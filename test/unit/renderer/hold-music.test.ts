@@ -11,7 +11,7 @@ import { HOLD_MUSIC_PATH } from '../../../scripts/make-hold-music';
 import { HoldMusic } from '../../../renderer/webrtc/hold-music';
 import { ended } from './fixtures';
 import { FakeAudioContext, type FakeAudioBuffer } from './fake-audio';
-import { FakeHoldMusic, LOCAL, ID, activeCall, closeEngines, heldCall, media, mediaEngine as setUp, settle, waitFor } from './fake-call-media';
+import { FakeHoldMusic, LOCAL, ID, activeCall, callAs, closeEngines, heldCall, media, mediaEngine as setUp, settle, waitFor } from './fake-call-media';
 
 afterEach(() => closeEngines());
 
@@ -78,20 +78,20 @@ describe('MediaEngine: hold and resume follow the call’s heldSince', () => {
   it('mute is kept apart from hold: a muted call is resumed muted, an unmute while held waits for the resume', async () => {
     const t = setUp();
     const { sender, mic } = await t.connectCall();
-    t.engine.setMuted(LOCAL, true);
-    t.engine.onCall(heldCall());
+    t.engine.onCall(callAs({ held: false, muted: true }));
+    t.engine.onCall(callAs({ held: true, muted: true }));
     await settle();
     expect(media(t.engine)).toMatchObject({ muted: true, held: true, sending: 'music' });
-    t.engine.onCall(activeCall());
+    t.engine.onCall(callAs({ held: false, muted: true }));
     await settle();
     expect(sender.track).toBe(mic);
     expect(mic.enabled).toBe(false);
     expect(media(t.engine)).toMatchObject({ muted: true, held: false, sending: 'microphone', micEnabled: false });
 
     // Unmuted while held: the microphone stays closed until the resume, and is open after it.
-    t.engine.onCall(heldCall());
+    t.engine.onCall(callAs({ held: true, muted: true }));
     await settle();
-    t.engine.setMuted(LOCAL, false);
+    t.engine.onCall(heldCall());
     expect(mic.enabled).toBe(false);
     expect(sender.track).toBe(t.music.players[1]!.track);
     t.engine.onCall(activeCall());

@@ -1,11 +1,12 @@
-// A call's audio has one writer (renderer/webrtc/call-audio.ts `reconcile`): mute, hold and a device
-// change only change the wish, and whatever the order and however quick, the call ends with the
-// latest wish: the microphone's `enabled`, what the one sender carries, the customer heard or not, the
-// devices. A step that fails leaves what really is on the sender, said truthfully, and the next
-// reconcile tries again: never a local "held" beside a main process that says resumed.
+// A call's audio has one writer (renderer/webrtc/call-audio.ts `reconcile`): mute and hold (the pushed
+// call's) and a device change only change the wish, and whatever the order and however quick, the
+// call ends with the latest wish: the microphone's `enabled`, what the one sender carries, the
+// customer heard or not, the devices. A step that fails leaves what really is on the sender, said
+// truthfully, and the next reconcile tries again: never a local "held" beside a main process that
+// says resumed.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MediaEngine } from '../../../renderer/webrtc/media-engine';
-import { FakeHoldMusic, LOCAL, activeCall, closeEngines, heldCall, media, mediaEngine, settle, waitFor } from './fake-call-media';
+import { FakeHoldMusic, LOCAL, activeCall, callAs, closeEngines, heldCall, media, mediaEngine, settle, waitFor } from './fake-call-media';
 
 afterEach(() => closeEngines());
 
@@ -16,13 +17,18 @@ function permutations<T>(items: readonly T[]): T[][] {
   return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
 }
 
-/** Each change through its own door: the calls domain's mute, the main process's push, Settings → Audio. */
-function change(engine: MediaEngine, step: Step, on: boolean): Promise<void> | void {
+/**
+ * Each change as it reaches the media: the mute and the hold in the call main pushes (CallState
+ * `muted`, `heldSince`: each push carries both, as `wish` has them), the devices from Settings → Audio.
+ */
+function change(engine: MediaEngine, wish: { held: boolean; muted: boolean }, step: Step, on: boolean): Promise<void> | void {
   switch (step) {
     case 'mute':
-      return engine.setMuted(LOCAL, on);
+      wish.muted = on;
+      return engine.onCall(callAs(wish));
     case 'hold':
-      return engine.onCall(on ? heldCall() : activeCall());
+      wish.held = on;
+      return engine.onCall(callAs(wish));
     case 'device':
       return engine.useDevices({ microphone: on ? 'headset' : '', speaker: on ? 'headset-out' : '' });
   }
@@ -33,9 +39,10 @@ describe('CallAudio.reconcile: the latest wish, whatever the order', () => {
     it(`${order.join(', ')} at once, then undone in the same order: each time the call ends as wished`, async () => {
       const t = mediaEngine();
       const { sender, audio } = await t.connectCall();
+      const wish = { held: false, muted: false };
 
       // No step waits for the one before: they overlap on the sender.
-      for (const step of order) void change(t.engine, step, true);
+      for (const step of order) void change(t.engine, wish, step, true);
       await settle();
       await settle();
       const headset = t.mics.find((m) => m.deviceId === 'headset')!;
@@ -46,7 +53,7 @@ describe('CallAudio.reconcile: the latest wish, whatever the order', () => {
       expect(audio).toMatchObject({ muted: true, paused: true, sinkId: 'headset-out' });
       expect(media(t.engine)).toMatchObject({ muted: true, held: true, sending: 'music', micDeviceId: 'headset', micEnabled: false, micLive: true, playing: false });
 
-      for (const step of order) void change(t.engine, step, false);
+      for (const step of order) void change(t.engine, wish, step, false);
       await settle();
       await settle();
       const fallback = t.mics[t.mics.length - 1]!;
@@ -68,8 +75,8 @@ describe('CallAudio.reconcile: the latest wish, whatever the order', () => {
     const { sender, mic } = await t.connectCall();
     t.engine.onCall(heldCall());
     t.engine.onCall(activeCall());
-    t.engine.setMuted(LOCAL, true);
-    t.engine.setMuted(LOCAL, false);
+    t.engine.onCall(callAs({ held: false, muted: true }));
+    t.engine.onCall(activeCall());
     await settle();
     await settle();
     expect(sender.track).toBe(mic);
@@ -137,7 +144,7 @@ describe('CallAudio.reconcile: a failure is recorded truthfully and tried again'
     expect(mic.enabled).toBe(false);
     expect(media(t.engine)).toMatchObject({ held: true, sending: 'microphone', micEnabled: false, playing: false });
 
-    t.engine.setMuted(LOCAL, true);
+    t.engine.onCall(callAs({ held: true, muted: true }));
     await settle();
     expect(sender.track).toBe(t.music.players[0]!.track);
     expect(media(t.engine)).toMatchObject({ held: true, muted: true, sending: 'music' });
@@ -163,10 +170,10 @@ describe('CallAudio.reconcile: a failure is recorded truthfully and tried again'
     await t.engine.useDevices({ microphone: 'headset', speaker: '' });
     expect(t.notices).toEqual(['The microphone could not be switched: The microphone cannot be opened: another application may be using it.']);
     expect(sender.track).toBe(mic);
-    t.engine.setMuted(LOCAL, true);
-    t.engine.onCall(heldCall());
+    t.engine.onCall(callAs({ held: false, muted: true }));
+    t.engine.onCall(callAs({ held: true, muted: true }));
+    t.engine.onCall(callAs({ held: false, muted: true }));
     t.engine.onCall(activeCall());
-    t.engine.setMuted(LOCAL, false);
     await settle();
     expect(t.notices).toHaveLength(1);
     expect(sender.track).toBe(mic);
@@ -183,10 +190,10 @@ describe('CallAudio.reconcile: a failure is recorded truthfully and tried again'
     t.refuse.set('headset', 'NotFoundError');
     await t.engine.useDevices({ microphone: 'headset', speaker: '' });
     const { sender, mic } = await t.connectCall();
-    t.engine.setMuted(LOCAL, true);
-    t.engine.onCall(heldCall());
+    t.engine.onCall(callAs({ held: false, muted: true }));
+    t.engine.onCall(callAs({ held: true, muted: true }));
+    t.engine.onCall(callAs({ held: false, muted: true }));
     t.engine.onCall(activeCall());
-    t.engine.setMuted(LOCAL, false);
     await settle();
     await settle();
     expect(t.mics).toEqual([mic]);
@@ -208,10 +215,10 @@ describe('CallAudio.reconcile: a failure is recorded truthfully and tried again'
     expect(t.mics).toHaveLength(2);
     const fallback = t.mics[1]!;
     expect(sender.track).toBe(fallback);
-    t.engine.setMuted(LOCAL, true);
-    t.engine.onCall(heldCall());
+    t.engine.onCall(callAs({ held: false, muted: true }));
+    t.engine.onCall(callAs({ held: true, muted: true }));
+    t.engine.onCall(callAs({ held: false, muted: true }));
     t.engine.onCall(activeCall());
-    t.engine.setMuted(LOCAL, false);
     await settle();
     await settle();
     expect(t.mics).toHaveLength(2);

@@ -72,6 +72,31 @@ describe('a window answering the new leg of a rejoining call', () => {
     expect(media(t.engine)).toMatchObject({ phase: 'connected', playing: true });
   });
 
+  it('a muted call (CallState `muted`): the new leg\'s microphone is disabled from the start, silence on the sender, until main pushes the call unmuted', async () => {
+    const t = mediaEngine();
+    const muted = (more: Partial<CallRejoin> = {}): CallState => ({ ...offered('leg-2', more), muted: true }) as CallState;
+    // After a reload the snapshot brings the call: the engine reconciles to it.
+    t.engine.reconcile([muted()]);
+    const answer = await t.engine.rejoinAnswerFor(muted());
+    expect(answer.ok).toBe(true);
+    const pc = t.peers[0]!;
+    const mic = t.mics[0]!;
+    expect(pc.senders[0]!.track).toBe(mic);
+    expect(mic.enabled).toBe(false);
+    t.engine.onCall(muted({ answered: true }));
+    await settle();
+    pc.connect();
+    t.engine.onCall({ ...back(), muted: true } as CallState);
+    await settle();
+    expect(media(t.engine)).toMatchObject({ phase: 'connected', muted: true, micEnabled: false, sending: 'microphone' });
+    expect(mic.enabled).toBe(false);
+
+    t.engine.onCall(back());
+    await settle();
+    expect(media(t.engine)).toMatchObject({ muted: false, micEnabled: true });
+    expect(mic.enabled).toBe(true);
+  });
+
   it('its answer is handed over once; a call with no media of that leg has none to give', async () => {
     const t = mediaEngine();
     const none = await t.engine.rejoinAnswerFor(offered('leg-2'));

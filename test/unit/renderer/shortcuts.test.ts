@@ -20,7 +20,7 @@ function recordingCalls(): ShortcutsDeps['calls'] & { done: string[] } {
     answer: async (localId) => void done.push(`answer ${localId}`),
     decline: async (localId) => void done.push(`decline ${localId}`),
     hangUp: async (localId) => void done.push(`hangUp ${localId}`),
-    toggleMute: (localId) => void done.push(`toggleMute ${localId}`),
+    toggleMute: async (localId) => void done.push(`toggleMute ${localId}`),
   };
 }
 
@@ -201,17 +201,16 @@ describe('runShortcut', () => {
 describe('as createControllers starts them', () => {
   test('the window’s keys and the push reach CallActions; stopping removes both; the host kind is passed on', async () => {
     stop();
-    const muted: string[] = [];
-    const engine = idleMediaControls({ setMuted: (localId, on) => void muted.push(`${localId} ${on}`) });
-    const api = fakeApi({ declineCall: () => ok(null) });
+    const engine = idleMediaControls();
+    const api = fakeApi({ declineCall: () => ok(null), setMuted: () => ok(null) });
     const softphone = createControllers({ api: api.api, link: permanentLink(), store: appStore, engine, keys, hostKind: 'electron' });
     expect(softphone.controllers.hostKind).toBe('electron');
     const stopAll = softphone.start();
     try {
       appStore.getState().applyCall(active('talking', T0));
       keys.press('Ctrl+Shift+M');
-      expect(muted).toEqual(['in:talking true']);
-      expect(appStore.getState().muted['in:talking']).toBe(true);
+      // The mute is the call's: the key asks main, as the button does.
+      expect(api.calls.filter((c) => c.name === 'setMuted')).toEqual([{ name: 'setMuted', params: { localId: 'in:talking', muted: true } }]);
       appStore.getState().applyCall(ringing('r', T0 + 1_000));
       api.push('shortcutPressed', { action: 'decline' });
       await new Promise((r) => setTimeout(r, 0));

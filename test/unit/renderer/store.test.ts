@@ -102,12 +102,6 @@ describe('the store', () => {
     expect(state().settingsForm.errors).toEqual({ relayUrl: 'bad too' });
   });
 
-  it('keeps mute per call', () => {
-    state().setMuted('a', true);
-    state().setMuted('b', false);
-    expect(state().muted).toEqual({ a: true, b: false });
-  });
-
   it('an edit of the number clears the dialer warning; the same number keeps it', () => {
     state().setDialInput('+44 20 5946 0958');
     state().setDialWarning('not listed');
@@ -151,7 +145,6 @@ describe('the store', () => {
         'dialError',
         'dialWarning',
         'dialBusy',
-        'muted',
         'levels',
         'callNotice',
         'keypadOpen',

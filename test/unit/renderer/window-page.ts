@@ -93,7 +93,6 @@ const engine: MediaControls = {
   noteTiming: () => undefined,
   close: () => undefined,
   closeAll: () => undefined,
-  setMuted: () => undefined,
   sendDtmf: () => false,
   has: () => false,
   levels: async () => ({ mic: 0, customer: 0 }),

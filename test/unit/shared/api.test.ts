@@ -40,6 +40,7 @@ const VALID: Record<CommandName, unknown[]> = {
   hangUp: [{ localId: 'out-1' }],
   holdCall: [{ localId: 'in:wacid.1' }],
   resumeCall: [{ localId: 'out-1' }],
+  setMuted: [{ localId: 'in:wacid.1', muted: true }, { localId: 'out:1', muted: false }],
   ringAnswer: [
     { localId: 'in:wacid.1', sdp: ANSWER_SDP },
     { localId: 'in:wacid.1', sdp: ANSWER_SDP, legId: 'leg-7f3a9c2e' },
@@ -215,6 +216,12 @@ const INVALID: Record<CommandName, [unknown, string, string?][]> = {
   resumeCall: [
     [{ localId: 7 }, 'localId'],
     [{ localId: '' }, 'localId', 'must not be empty'],
+  ],
+  setMuted: [
+    [{ muted: true }, 'localId'],
+    [{ localId: 'in:wacid.1' }, 'muted', 'must be true or false'],
+    [{ localId: 'in:wacid.1', muted: 'on' }, 'muted', 'must be true or false'],
+    [{ localId: 'in:wacid.1', muted: true, held: true }, '(root)', 'Unrecognized key: "held"'],
   ],
   ringAnswer: [
     [{ localId: 'in:wacid.1' }, 'sdp'],
@@ -514,7 +521,7 @@ describe('commandSchemas', () => {
     expect(Object.keys(commandSchemas).sort()).toEqual(Object.keys(INVALID).sort());
     // Every command has a result type; this mapping fails to compile when one is missing.
     const results: Record<CommandName, keyof CommandResults> = Object.fromEntries(COMMAND_NAMES.map((n) => [n, n])) as Record<CommandName, CommandName>;
-    expect(Object.keys(results)).toHaveLength(56);
+    expect(Object.keys(results)).toHaveLength(57);
   });
 
   it("checkMediaLink's result: the names the composer reads (warnings, confirm) and what the file is in words, each with its codes and values", () => {

@@ -178,6 +178,7 @@ const EVENT_KEYS = [
   'local.hangup',
   'local.hold',
   'local.resume',
+  'local.mute', // the agent's microphone muted (calls/mute.ts; call-mute.test.ts)
   'local.media_connected',
   'local.media_failed',
   'local.deadline',
@@ -255,6 +256,7 @@ function tableEvents({ callId, localId }: CallIds): Record<EventKey, CallEvent> 
     'local.hangup': hangup(AT, localId, TABLE_REQUEST),
     'local.hold': hold(AT, localId, TABLE_REQUEST),
     'local.resume': resume(AT, localId, TABLE_REQUEST),
+    'local.mute': { type: 'local.mute', at: AT, localId, muted: true, requestId: TABLE_REQUEST },
     'local.media_connected': mediaConnected(AT, localId),
     'local.media_failed': mediaFailed(AT, localId),
     'local.deadline': deadline(AT, localId),
@@ -365,6 +367,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:declined', 'reply:ok', 'decline', 'deadline:cancel'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['ringing', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': '=',
     'local.media_failed': ['ended:declined', 'decline', 'deadline:cancel'], // as a hang-up would
     'local.deadline': ['ended:missed', 'decline', 'deadline:cancel'], // rang out here: a colleague may still answer
@@ -408,6 +411,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'awaited:invalid_state'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['answering', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': ['active', 'awaited:ok'],
     'local.media_failed': ['ended:failed/ice_failed', 'awaited:invalid_state'], // owed a reject, as a hang-up
     'local.deadline': '=', // an answering call has no deadline
@@ -449,6 +453,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate', 'awaited:invalid_state'], // after the accept (coordinator order)
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['answering', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': ['active', 'awaited:ok'], // media may beat the accept response
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate', 'awaited:invalid_state'],
     'local.deadline': '=',
@@ -490,6 +495,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['connecting', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': 'active',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=',
@@ -531,6 +537,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.hold': ['active:held', 'reply:ok'],
     'local.resume': ['=', 'reply:ok'], // in hand already
+    'local.mute': ['active', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=',
@@ -573,6 +580,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['=', 'reply:ok'], // hanging up twice is harmless, and sends nothing more
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['=', 'reply:invalid_state'], // over: nothing to mute
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -615,6 +623,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['=', 'reply:ok'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['=', 'reply:invalid_state'], // over: nothing to mute
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -658,6 +667,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['=', 'reply:ok'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['=', 'reply:invalid_state'], // over: nothing to mute
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -704,6 +714,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:cancelled', 'reply:ok', 'awaited:invalid_state'], // no id yet: initiate_ok will terminate it
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['dialing', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': '=',
     'local.media_failed': ['ended:cancelled', 'awaited:invalid_state'], // e.g. no microphone: as a hang-up would
     'local.deadline': '=', // the initiate under way has its own timeout
@@ -747,6 +758,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['=', 'reply:ok'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['=', 'reply:invalid_state'], // over: nothing to mute
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -789,6 +801,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:cancelled', 'reply:ok', 'end:terminate', 'deadline:cancel'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['calling', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': '=',
     'local.media_failed': ['ended:cancelled', 'end:terminate', 'deadline:cancel'],
     'local.deadline': ['ended:no_answer', 'end:terminate', 'deadline:cancel'],
@@ -830,6 +843,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:cancelled', 'reply:ok', 'end:terminate', 'deadline:cancel'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['remote_ringing', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': '=',
     'local.media_failed': ['ended:cancelled', 'end:terminate', 'deadline:cancel'],
     'local.deadline': ['ended:no_answer', 'end:terminate', 'deadline:cancel'],
@@ -871,6 +885,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['connecting', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': 'active',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=', // answered: the dial deadline no longer applies
@@ -912,6 +927,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['ended:completed/agent', 'reply:ok', 'end:terminate'],
     'local.hold': ['active:held', 'reply:ok'],
     'local.resume': ['=', 'reply:ok'], // in hand already
+    'local.mute': ['active', 'reply:ok'], // muted, in the phase it was
     'local.media_connected': '=',
     'local.media_failed': ['ended:failed/ice_failed', 'end:terminate'],
     'local.deadline': '=',
@@ -954,6 +970,7 @@ const WRITTEN_OUT: Record<Exclude<RowKey, 'in.held' | 'out.held'>, Record<Exclud
     'local.hangup': ['=', 'reply:ok'],
     'local.hold': ['=', 'reply:invalid_state'],
     'local.resume': ['=', 'reply:invalid_state'],
+    'local.mute': ['=', 'reply:invalid_state'], // over: nothing to mute
     'local.media_connected': '=',
     'local.media_failed': '=',
     'local.deadline': '=',
@@ -987,11 +1004,12 @@ function direct(row: Record<Exclude<EventKey, RejoinKey>, Cell>): Record<EventKe
   };
 }
 
-/** On hold, a call answers every event as when in hand, except hold (held already) and resume (back to the microphone). */
+/** On hold, a call answers every event as when in hand, except hold (held already) and resume (back to the microphone); muted, it stays held. */
 const heldRow = (inHand: Record<EventKey, Cell>): Record<EventKey, Cell> => ({
   ...inHand,
   'local.hold': ['=', 'reply:ok'],
   'local.resume': ['active', 'reply:ok'],
+  'local.mute': ['active:held', 'reply:ok'],
   'remote.transfer:ringing': ['active:held', 'deadline:set'],
   ...overseen('active:held'),
 });
@@ -1095,6 +1113,7 @@ describe('reduceCall: the transition table', () => {
       'local.hangup': true,
       'local.hold': true,
       'local.resume': true,
+      'local.mute': true,
       'local.initiate_ok': true,
       'local.initiate_failed': true,
       'local.claim_result': true,
@@ -1225,6 +1244,7 @@ describe('reduceCall: the transition table', () => {
       'local.hangup': ['none', 'reply:not_found'],
       'local.hold': ['none', 'reply:not_found'],
       'local.resume': ['none', 'reply:not_found'],
+      'local.mute': ['none', 'reply:not_found'],
       'local.rejoin_answer': ['none', 'reply:not_found'],
     };
     const ids = key === 'remote.incoming' ? INCOMING_IDS : key.startsWith('local.leftover') ? LEFTOVER_IDS : OUTGOING_IDS;
@@ -1271,6 +1291,7 @@ Object.assign(LEFTOVER_COMMON, {
   'local.hangup': ['=', 'reply:not_found'],
   'local.hold': ['=', 'reply:not_found'],
   'local.resume': ['=', 'reply:not_found'],
+  'local.mute': ['=', 'reply:not_found'],
   'local.rejoin_answer': ['=', 'reply:not_found'],
 });
 const LEFTOVER_EXPECTED: Record<LeftRowKey, Record<EventKey, LeftoverCell>> = {
