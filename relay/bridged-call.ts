@@ -108,6 +108,8 @@ export interface BridgedCall {
   customerSdp?: Promise<Result<{ answer: string }>>;
   /** The agents' legs of an incoming call while it rings: leg id → the agent it belongs to. */
   legs: Map<string, string>;
+  /** The agents who declined the call while it rang (incoming): their legs closed, and they get no other. */
+  declined: Set<string>;
   /** The leg that answered the customer (incoming), before the accept connects it. */
   activeLeg?: string;
   /** The agents in the call (a connected leg each, set at the accept or the placing): agent id → leg id. */
