@@ -195,10 +195,14 @@ export class BridgedCalls {
 
   /**
    * What a node says of a call's legs: a failed customer leg ends its call (after a grace), a
-   * member's failed or closed leg starts its rejoin window.
+   * member's failed or closed leg starts its rejoin window, and a rejoining member's answered leg
+   * that connected brings it back.
    */
   nodeEvent(nodeId: string, event: BridgeNodeEvent): void {
     if (event.kind === 'customer_failed') this.customerFailed(event.callId, nodeId);
+    else if (event.kind === 'leg_connected') {
+      void this.rejoins.legConnected(event.callId, nodeId, event.legId).catch((error: unknown) => this.log.error('a connected leg could not be followed', { callId: event.callId, nodeId, error }));
+    }
     else if (event.kind === 'leg_failed' || event.kind === 'leg_closed') {
       void this.legLost(event.callId, nodeId, event.legId, event.lastPacketAt).catch((error: unknown) => this.log.error('a lost leg could not be followed', { callId: event.callId, nodeId, error }));
     }
