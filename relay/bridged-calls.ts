@@ -336,15 +336,18 @@ export class BridgedCalls {
    * accept: the customer's leg connects only then, after the relay routed it to the answering leg
    * alone (accepted), and the legs that rang are closed.
    */
-  async ringAnswer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
-    const ringing = await this.ringingFor(callId, agentId);
-    if (!ringing.ok) return ringing;
-    const { call, control } = ringing.value;
-    if (call.legs.get(legId) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'legId: not a leg of this agent in this call' });
-    if (call.members.size > 0 || call.activeLeg !== undefined) return refuse({ status: 409, code: 'invalid_state', message: 'the call is being answered: its leg connects with the answer' });
-    const applied = await this.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
-    if (!applied.ok) return bridgeFailed(applied.error, 'sdp');
-    return done(null);
+  ringAnswer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
+    // In the call's turn: a decline under way closes the leg before or after, never during.
+    return this.transfers.inTurn(callId, async () => {
+      const ringing = await this.ringingFor(callId, agentId);
+      if (!ringing.ok) return ringing;
+      const { call, control } = ringing.value;
+      if (call.legs.get(legId) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'legId: not a leg of this agent in this call' });
+      if (call.members.size > 0 || call.activeLeg !== undefined) return refuse({ status: 409, code: 'invalid_state', message: 'the call is being answered: its leg connects with the answer' });
+      const applied = await this.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
+      if (!applied.ok) return bridgeFailed(applied.error, 'sdp');
+      return done(null);
+    });
   }
 
   /** The claim's winner hands over its window's answer; the customer leg's answer comes back, for accept. */
