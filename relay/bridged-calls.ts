@@ -202,8 +202,7 @@ export class BridgedCalls {
     if (event.kind === 'customer_failed') this.customerFailed(event.callId, nodeId);
     else if (event.kind === 'leg_connected') {
       void this.rejoins.legConnected(event.callId, nodeId, event.legId).catch((error: unknown) => this.log.error('a connected leg could not be followed', { callId: event.callId, nodeId, error }));
-    }
-    else if (event.kind === 'leg_failed' || event.kind === 'leg_closed') {
+    } else if (event.kind === 'leg_failed' || event.kind === 'leg_closed') {
       void this.legLost(event.callId, nodeId, event.legId, event.lastPacketAt).catch((error: unknown) => this.log.error('a lost leg could not be followed', { callId: event.callId, nodeId, error }));
     }
   }
@@ -297,8 +296,8 @@ export class BridgedCalls {
       if (!offer.ok) return bridgeFailed(offer.error);
       const owner = await this.options.ownerOf(callId);
       // From here to the leg's record nothing waits: an accept's closing of the other legs comes after it.
-      const after: BridgeRefusal | undefined =
-        this.calls.get(callId) !== call ? { status: 404, code: 'not_found', message: `no bridged incoming call ${callId}` } : owner !== undefined && owner !== agentId ? takenRefusal : this.stillRingingFor(call, agentId);
+      const gone: BridgeRefusal | undefined = this.calls.get(callId) !== call ? { status: 404, code: 'not_found', message: `no bridged incoming call ${callId}` } : undefined;
+      const after = gone ?? (owner !== undefined && owner !== agentId ? takenRefusal : this.stillRingingFor(call, agentId));
       if (after !== undefined) {
         const closed = await control.closeAgentLeg(callId, legId);
         if (!closed.ok) this.log.debug('a leg made as its call moved on did not close', { callId, legId, reason: closed.error.message });
