@@ -283,7 +283,7 @@ describe('the rejoin window', () => {
   });
 
   it('a member whose new leg connects is back: its window counts no more', { timeout: 30_000 }, async () => {
-    const s = stack({ windowMs: 4_000 });
+    const s = stack({ windowMs: 5_000 });
     const callId = 'wacid.rejoin-connects';
     const { customer, window } = await answeredCall(s, callId);
     await gone(window);
@@ -293,13 +293,13 @@ describe('the rejoin window', () => {
     const reloaded = track(new AgentWindow(TONE_B));
     expect(await s.calls.rejoinAnswer(callId, 'alice', rejoin.value.legId, await reloaded.answer(rejoin.value.offer))).toEqual({ ok: true, value: null });
     await eventually('the customer to hear the rejoined window', () => customer.hears(TONE_B) > 0.3, 10_000);
-    await sleep(Math.max(0, rejoinAt + 4_500 - Date.now()));
+    await sleep(Math.max(0, rejoinAt + 5_500 - Date.now()));
     expect(s.notBack).toEqual([]);
     expect(await s.calls.hold(callId, 'alice', true)).toEqual({ ok: true, value: null });
   });
 
   it('a leg_connected lost on its way: the node’s report at the window’s end says the leg is connected, and the member stays', { timeout: 30_000 }, async () => {
-    const s = stack({ windowMs: 2_000, followEvents: false });
+    const s = stack({ windowMs: 5_000, followEvents: false });
     const callId = 'wacid.rejoin-word-lost';
     const { customer, window } = await answeredCall(s, callId);
     await gone(window);
@@ -309,7 +309,7 @@ describe('the rejoin window', () => {
     const reloaded = track(new AgentWindow(TONE_B));
     expect(await s.calls.rejoinAnswer(callId, 'alice', rejoin.value.legId, await reloaded.answer(rejoin.value.offer))).toEqual({ ok: true, value: null });
     await eventually('the customer to hear the rejoined window', () => customer.hears(TONE_B) > 0.3, 10_000);
-    await sleep(Math.max(0, rejoinAt + 2_500 - Date.now()));
+    await sleep(Math.max(0, rejoinAt + 5_500 - Date.now()));
     expect(s.notBack).toEqual([]);
     expect(await routesOn(s.node, callId)).toEqual({ [CUSTOMER]: [rejoin.value.legId], [rejoin.value.legId]: [CUSTOMER] });
   });
