@@ -693,6 +693,7 @@ function routesOfKind(kind: CallKind): { routes: Routes; participants: Participa
     nodeId: 'bench',
     direction: 'incoming',
     legs: new Map([[AGENT_LEG, 'agent']]),
+    declined: new Set(),
     activeLeg: AGENT_LEG,
     members: new Map([['agent', AGENT_LEG]]),
     held: false,

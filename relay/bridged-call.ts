@@ -74,15 +74,22 @@ export interface Transfer {
 }
 
 /**
+ * A rejoining member's new leg: offered by the node and waiting for the window's answer, or answered
+ * (the member's leg in the call from then on, routed) and waiting for its connection, which alone
+ * brings the member back.
+ */
+export type RejoinLeg = { kind: 'offered'; legId: string } | { kind: 'answered'; legId: string };
+
+/**
  * A member whose leg went (a reload, a crash, a network change) and who has until `since` plus the
- * rejoin window to answer a new leg (rejoins.ts); its colleagues and the customer go on without it.
+ * rejoin window to connect a new leg (rejoins.ts); its colleagues and the customer go on without it.
  */
 export interface Away {
   /** When its media went (unix ms): the window counts from here, however often it asks again. */
   since: number;
   timer: NodeJS.Timeout;
-  /** The new leg last offered, not answered yet. */
-  offered?: string;
+  /** The new leg last offered, or answered and not connected yet. */
+  leg?: RejoinLeg;
 }
 
 /**
@@ -108,6 +115,8 @@ export interface BridgedCall {
   customerSdp?: Promise<Result<{ answer: string }>>;
   /** The agents' legs of an incoming call while it rings: leg id → the agent it belongs to. */
   legs: Map<string, string>;
+  /** The agents who declined the call while it rang (incoming): their legs closed, and they get no other. */
+  declined: Set<string>;
   /** The leg that answered the customer (incoming), before the accept connects it. */
   activeLeg?: string;
   /** The agents in the call (a connected leg each, set at the accept or the placing): agent id → leg id. */
@@ -152,7 +161,7 @@ function notAway(call: BridgedCall, agentId: string): void {
   if (away === undefined) return;
   clearTimeout(away.timer);
   call.away.delete(agentId);
-  if (away.offered !== undefined) call.strayLegs.push(away.offered);
+  if (away.leg?.kind === 'offered') call.strayLegs.push(away.leg.legId);
 }
 
 /**
@@ -178,8 +187,9 @@ export function isOnCall(call: BridgedCall, agentId: string): boolean {
  * mode is a change of routes alone.
  */
 export function routesOf(call: BridgedCall): Routes {
-  // A member away is heard by nobody and hears nothing until its new leg is answered.
-  const legs = [...call.members].filter(([agentId]) => !call.away.has(agentId)).map(([, legId]) => legId);
+  // A member away is heard by nobody and hears nothing until its new leg is answered (routed then,
+  // so that media flows as soon as it connects).
+  const legs = [...call.members].filter(([agentId]) => isRouted(call, agentId)).map(([, legId]) => legId);
   const agents = agentRoutesOf(call, legs);
   const monitors = [...call.monitors.values()].filter((monitor) => monitor.leg.kind === 'connected');
   if (monitors.length === 0) return agents;
@@ -191,6 +201,11 @@ export function routesOf(call: BridgedCall): Routes {
   for (const leg of legs) routes[leg] = [...(agents[leg] ?? []), ...whispering];
   for (const { legId } of monitors) routes[legId] = [CUSTOMER, ...music, ...legs, ...barging.filter((other) => other !== legId)];
   return routes;
+}
+
+function isRouted(call: BridgedCall, agentId: string): boolean {
+  const away = call.away.get(agentId);
+  return away === undefined || away.leg?.kind === 'answered';
 }
 
 /** Who hears whom among the customer and the call's agents (legs not away). */

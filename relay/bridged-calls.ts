@@ -13,7 +13,7 @@ import { REJOIN_WINDOW_MS } from '../shared/call-state';
 import { err, type AppError, type Result } from '../shared/result';
 import { TRANSFER_RING_MS, type TransferRequest } from '../shared/transfer';
 import type { CallNodeOutcome, RelayBackend } from './backend/types';
-import { bridgeFailed, done, isOnCall, joinCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type Caller, type Outcome } from './bridged-call';
+import { bridgeFailed, done, isOnCall, joinCall, newId, nodeGoneRefusal, noCall, refuse, routesOf, type BridgedCall, type BridgeRefusal, type Caller, type Outcome } from './bridged-call';
 import type { GatewayTerminator } from './gateway-terminator';
 import { CallMonitors, MONITOR_ANSWER_MS } from './monitors';
 import { CallRejoins, type NotBackListener } from './rejoins';
@@ -81,6 +81,9 @@ const CALL_TTL_MS = 12 * 60 * 60_000;
  */
 export const DEFAULT_CUSTOMER_FAILURE_GRACE_MS = 3_000;
 
+/** A ringing agent's request of a call a colleague took (its claim, or its leg in the call). */
+const takenRefusal: BridgeRefusal = { status: 403, code: 'forbidden', message: 'the call is another agent’s' };
+
 const DIAL_PREFIX = 'dial-';
 /** A dial's reference, placed on its node until the gateway names the call (the relay makes them: its own prefix). */
 const isDialRef = (id: string): boolean => id.startsWith(DIAL_PREFIX);
@@ -115,7 +118,7 @@ export interface BridgedCallsOptions {
 
 /** A new call's record: nobody in it yet. */
 function newCall(callId: string, nodeId: string, direction: BridgedCall['direction'], createdAt: number, caller: Caller = {}): BridgedCall {
-  return { callId, nodeId, direction, legs: new Map(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), away: new Map(), strayLegs: [], monitors: new Map(), caller, createdAt };
+  return { callId, nodeId, direction, legs: new Map(), declined: new Set(), members: new Map(), held: false, transfers: new Map(), everyone: new Set(), away: new Map(), strayLegs: [], monitors: new Map(), caller, createdAt };
 }
 
 export class BridgedCalls {
@@ -192,11 +195,14 @@ export class BridgedCalls {
 
   /**
    * What a node says of a call's legs: a failed customer leg ends its call (after a grace), a
-   * member's failed or closed leg starts its rejoin window.
+   * member's failed or closed leg starts its rejoin window, and a rejoining member's answered leg
+   * that connected brings it back.
    */
   nodeEvent(nodeId: string, event: BridgeNodeEvent): void {
     if (event.kind === 'customer_failed') this.customerFailed(event.callId, nodeId);
-    else if (event.kind === 'leg_failed' || event.kind === 'leg_closed') {
+    else if (event.kind === 'leg_connected') {
+      void this.rejoins.legConnected(event.callId, nodeId, event.legId).catch((error: unknown) => this.log.error('a connected leg could not be followed', { callId: event.callId, nodeId, error }));
+    } else if (event.kind === 'leg_failed' || event.kind === 'leg_closed') {
       void this.legLost(event.callId, nodeId, event.legId, event.lastPacketAt).catch((error: unknown) => this.log.error('a lost leg could not be followed', { callId: event.callId, nodeId, error }));
     }
   }
@@ -272,16 +278,55 @@ export class BridgedCalls {
     return this.monitors.connectedTo(callId);
   }
 
-  /** An agent's own leg of a call that rings for it (or that it owns): the node's offer, which the window answers. */
-  async legFor(callId: string, agentId: string): Promise<Outcome<{ legId: string; offer: string }>> {
-    const ringing = await this.ringingFor(callId, agentId);
-    if (!ringing.ok) return ringing;
-    const { call, control } = ringing.value;
-    const legId = newId('leg-');
-    const offer = await this.asked(call.nodeId, control.offerAgentLeg(callId, legId));
-    if (!offer.ok) return bridgeFailed(offer.error);
-    call.legs.set(legId, agentId);
-    return done({ legId, offer: offer.value.offer });
+  /**
+   * An agent's own leg of a call that rings for it (or that it owns): the node's offer, which the
+   * window answers. In the call's turn, so that a decline finds every leg its agent was given; a leg
+   * made while a colleague took the call (the claim and the accept do not wait for the turn) closes
+   * again, refused, rather than staying on the node unanswered until the call ends.
+   */
+  legFor(callId: string, agentId: string): Promise<Outcome<{ legId: string; offer: string }>> {
+    return this.transfers.inTurn(callId, async () => {
+      const ringing = await this.ringingFor(callId, agentId);
+      if (!ringing.ok) return ringing;
+      const { call, control } = ringing.value;
+      const before = this.stillRingingFor(call, agentId);
+      if (before !== undefined) return refuse(before);
+      const legId = newId('leg-');
+      const offer = await this.asked(call.nodeId, control.offerAgentLeg(callId, legId));
+      if (!offer.ok) return bridgeFailed(offer.error);
+      const owner = await this.options.ownerOf(callId);
+      // From here to the leg's record nothing waits: an accept's closing of the other legs comes after it.
+      const gone: BridgeRefusal | undefined = this.calls.get(callId) !== call ? { status: 404, code: 'not_found', message: `no bridged incoming call ${callId}` } : undefined;
+      const after = gone ?? (owner !== undefined && owner !== agentId ? takenRefusal : this.stillRingingFor(call, agentId));
+      if (after !== undefined) {
+        const closed = await control.closeAgentLeg(callId, legId);
+        if (!closed.ok) this.log.debug('a leg made as its call moved on did not close', { callId, legId, reason: closed.error.message });
+        return refuse(after);
+      }
+      call.legs.set(legId, agentId);
+      return done({ legId, offer: offer.value.offer });
+    });
+  }
+
+  /**
+   * An agent declined a call that rings (relay-service.ts `decline`): its legs close on the node now,
+   * rather than at the accept or the call's end, and it is given no other; the call rings on for the
+   * others. In the call's turn, so that a leg being made as it declines is closed too.
+   */
+  declined(callId: string, agentId: string): Promise<void> {
+    return this.transfers.inTurn(callId, async () => {
+      const call = this.calls.get(callId);
+      if (call === undefined || call.direction !== 'incoming') return;
+      call.declined.add(agentId);
+      const control = this.controlOf(call);
+      const mine = [...call.legs].filter(([legId, owner]) => owner === agentId && legId !== call.activeLeg).map(([legId]) => legId);
+      for (const legId of mine) {
+        call.legs.delete(legId);
+        const closed = await control?.closeAgentLeg(callId, legId);
+        if (closed !== undefined && !closed.ok) this.log.debug('a declined ringing leg did not close', { callId, legId, reason: closed.error.message });
+      }
+      if (mine.length > 0) this.log.info('a declining agent’s ringing legs closed', { callId, agentId, legs: mine.length });
+    });
   }
 
   /**
@@ -290,15 +335,18 @@ export class BridgedCalls {
    * accept: the customer's leg connects only then, after the relay routed it to the answering leg
    * alone (accepted), and the legs that rang are closed.
    */
-  async ringAnswer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
-    const ringing = await this.ringingFor(callId, agentId);
-    if (!ringing.ok) return ringing;
-    const { call, control } = ringing.value;
-    if (call.legs.get(legId) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'legId: not a leg of this agent in this call' });
-    if (call.members.size > 0 || call.activeLeg !== undefined) return refuse({ status: 409, code: 'invalid_state', message: 'the call is being answered: its leg connects with the answer' });
-    const applied = await this.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
-    if (!applied.ok) return bridgeFailed(applied.error, 'sdp');
-    return done(null);
+  ringAnswer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
+    // In the call's turn: a decline under way closes the leg before or after, never during.
+    return this.transfers.inTurn(callId, async () => {
+      const ringing = await this.ringingFor(callId, agentId);
+      if (!ringing.ok) return ringing;
+      const { call, control } = ringing.value;
+      if (call.legs.get(legId) !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'legId: not a leg of this agent in this call' });
+      if (call.members.size > 0 || call.activeLeg !== undefined) return refuse({ status: 409, code: 'invalid_state', message: 'the call is being answered: its leg connects with the answer' });
+      const applied = await this.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
+      if (!applied.ok) return bridgeFailed(applied.error, 'sdp');
+      return done(null);
+    });
   }
 
   /** The claim's winner hands over its window's answer; the customer leg's answer comes back, for accept. */
@@ -635,12 +683,19 @@ export class BridgedCalls {
     const call = this.calls.get(callId);
     if (call === undefined || call.direction !== 'incoming') return refuse({ status: 404, code: 'not_found', message: `no bridged incoming call ${callId}` });
     const owner = await this.options.ownerOf(callId);
-    if (owner !== undefined && owner !== agentId) return refuse({ status: 403, code: 'forbidden', message: 'the call is another agent’s' });
+    if (owner !== undefined && owner !== agentId) return refuse(takenRefusal);
     const control = this.controlOf(call);
     return control === undefined ? nodeGoneRefusal(call.callId) : done({ call, control });
   }
 
-    private async ownedLeg(callId: string, agentId: string, legId: string): Promise<Outcome<{ call: BridgedCall; control: BridgeControl }>> {
+  /** Why the call rings for this agent no more (it declined it, or a colleague is in it), if so. */
+  private stillRingingFor(call: BridgedCall, agentId: string): BridgeRefusal | undefined {
+    if (call.declined.has(agentId)) return { status: 409, code: 'invalid_state', message: 'the agent declined the call' };
+    if (call.members.size > 0 && !call.members.has(agentId)) return takenRefusal;
+    return undefined;
+  }
+
+  private async ownedLeg(callId: string, agentId: string, legId: string): Promise<Outcome<{ call: BridgedCall; control: BridgeControl }>> {
     const call = this.calls.get(callId);
     if (call === undefined) return noCall(callId);
     const owner = await this.options.ownerOf(callId);

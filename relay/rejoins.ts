@@ -2,8 +2,9 @@
 // changed) takes a new leg in the old one's place (relay/REFERENCE.md "Rejoining"). The customer
 // hears the hold music meanwhile, colleagues of a three-way call go on talking, and the relay counts
 // the member's window (`rejoinWindowMs`, REJOIN_WINDOW_MS) from the moment its media went: the app's
-// rejoin, or the node's word that the member's leg failed or closed, whichever comes first. A member
-// not back in time is removed, or, the last one, the call is given up (bridged-calls.ts `giveUp`).
+// rejoin, or the node's word that the member's leg failed or closed, whichever comes first, until
+// the node says the new leg connected (an answer alone is no return). A member not back in time is
+// removed, or, the last one, the call is given up (bridged-calls.ts `giveUp`).
 //
 // Its requests run in the call's turn with the transfers' (`inTurn`): a rejoin, its answer, a
 // transfer's step and the window's end each find the state the one before left.
@@ -93,9 +94,10 @@ export class CallRejoins {
       const control = this.host.control(call);
       if (control === undefined) return nodeGoneRefusal(callId);
       const away = this.markAway(call, agentId, this.options.now());
-      const earlier = away.offered;
-      delete away.offered;
-      if (earlier !== undefined) await this.closeLeg(call, control, earlier);
+      const earlier = away.leg;
+      delete away.leg;
+      // An answered leg that never connected is the member's leg in the call still: the next answer's swap closes it.
+      if (earlier?.kind === 'offered') await this.closeLeg(call, control, earlier.legId);
       const legId = newId('leg-');
       const offer = await this.host.asked(call.nodeId, control.offerAgentLeg(callId, legId));
       if (!offer.ok) {
@@ -106,7 +108,7 @@ export class CallRejoins {
         await this.closeLeg(call, control, legId);
         return call.released || this.ended.has(callId) ? this.endedRefusal(callId) : refuse({ status: 409, code: 'invalid_state', message: `call ${callId} moved on while its leg was made` });
       }
-      away.offered = legId;
+      away.leg = { kind: 'offered', legId };
       await this.route(call, control);
       this.log.info('a member rejoins a bridged call', { callId, agentId, legId, awayMs: this.options.now() - away.since });
       return done({ legId, offer: offer.value.offer });
@@ -115,7 +117,9 @@ export class CallRejoins {
 
   /**
    * POST BRIDGE_AGENT_PATHS.rejoinAnswer: the window answered the leg last offered; it takes the old
-   * leg's place, and the member hears and is heard again as the call's state says (held, consult…).
+   * leg's place, routed as the call's state says (held, consult…) so that the member hears and is
+   * heard as soon as it connects. The member is back only once the node says it connected
+   * (`legConnected`): an answered leg that never connects does not stop its window.
    */
   answer(callId: string, agentId: string, legId: string, sdp: string): Promise<Outcome<null>> {
     return this.host.inTurn(callId, async () => {
@@ -123,7 +127,7 @@ export class CallRejoins {
       if (call === undefined) return this.ended.has(callId) ? this.endedRefusal(callId) : noCall(callId);
       if (call.released) return this.endedRefusal(callId);
       const away = call.away.get(agentId);
-      if (away?.offered !== legId || !call.members.has(agentId)) return refuse({ status: 403, code: 'forbidden', message: 'legId: not the leg last offered to this agent for rejoining' });
+      if (away?.leg?.kind !== 'offered' || away.leg.legId !== legId || !call.members.has(agentId)) return refuse({ status: 403, code: 'forbidden', message: 'legId: not the leg last offered to this agent for rejoining' });
       const control = this.host.control(call);
       if (control === undefined) return nodeGoneRefusal(callId);
       const applied = await this.host.asked(call.nodeId, control.applyAgentAnswer(callId, legId, sdp));
@@ -132,12 +136,22 @@ export class CallRejoins {
       if (this.host.call(callId) !== call || call.away.get(agentId) !== away) return refuse({ status: 409, code: 'invalid_state', message: `call ${callId} moved on while the answer was applied` });
       const oldLeg = call.members.get(agentId);
       call.members.set(agentId, legId);
-      clearTimeout(away.timer);
-      call.away.delete(agentId);
+      away.leg = { kind: 'answered', legId };
       await this.route(call, control);
       if (oldLeg !== undefined && oldLeg !== legId) await this.closeLeg(call, control, oldLeg);
-      this.log.info('a member is back in a bridged call', { callId, agentId, legId, awayMs: this.options.now() - away.since });
+      this.log.info('a member answered its new leg of a bridged call', { callId, agentId, legId, awayMs: this.options.now() - away.since });
       return done(null);
+    });
+  }
+
+  /** A node says a leg connected: a rejoining member's answered leg brings it back, its window stopped. */
+  legConnected(callId: string, nodeId: string, legId: string): Promise<void> {
+    return this.host.inTurn(callId, () => {
+      const call = this.host.call(callId);
+      if (call === undefined || call.nodeId !== nodeId || call.released) return Promise.resolve();
+      const back = [...call.away].find(([, away]) => away.leg?.kind === 'answered' && away.leg.legId === legId)?.[0];
+      if (back !== undefined) this.back(call, back);
+      return Promise.resolve();
     });
   }
 
@@ -190,14 +204,34 @@ export class CallRejoins {
     return timer;
   }
 
+  /** The member answered a new leg and the node says it connected: its window stops (in turn). */
+  private back(call: BridgedCall, agentId: string): void {
+    const away = call.away.get(agentId);
+    if (away === undefined) return;
+    clearTimeout(away.timer);
+    call.away.delete(agentId);
+    this.log.info('a member is back in a bridged call', { callId: call.callId, agentId, legId: call.members.get(agentId), awayMs: this.options.now() - away.since });
+  }
+
+  /** Whether the node has the leg connected now (its word that it connected may have been lost on the way). */
+  private async isConnected(call: BridgedCall, control: BridgeControl, legId: string): Promise<boolean> {
+    const report = await control.report(call.callId);
+    return report.ok && report.value.agents[legId]?.state === 'connected';
+  }
+
   /** The member's window is over and it is not back (in turn). */
   private async expire(callId: string, agentId: string, timer: NodeJS.Timeout): Promise<void> {
     const call = this.host.call(callId);
     const away = call?.away.get(agentId);
     if (call === undefined || away?.timer !== timer || !call.members.has(agentId)) return;
-    call.away.delete(agentId);
     const control = this.host.control(call);
-    if (away.offered !== undefined && control !== undefined) await this.closeLeg(call, control, away.offered);
+    if (away.leg?.kind === 'answered' && control !== undefined) {
+      const connected = await this.isConnected(call, control, away.leg.legId);
+      if (this.host.call(callId) !== call || call.away.get(agentId) !== away) return;
+      if (connected) return this.back(call, agentId);
+    }
+    call.away.delete(agentId);
+    if (away.leg?.kind === 'offered' && control !== undefined) await this.closeLeg(call, control, away.leg.legId);
     const others = [...call.members.keys()].filter((member) => member !== agentId);
     this.log.warn('a member did not come back to a bridged call in time', { callId, agentId, others: others.length, awaySec: this.awaySec });
     if (others.length > 0 && control !== undefined) {

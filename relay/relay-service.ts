@@ -277,6 +277,8 @@ export class RelayService {
   private async declineRinging(callId: string, agentId: string): Promise<DeclineVerdict> {
     const declined = await this.backend.decline(callId, agentId);
     this.headStarts.declinedBy(callId, agentId);
+    // A bridged call's legs of this agent close on its node now; the call rings on for the others.
+    await this.options.bridge?.declined(callId, agentId).catch((error: unknown) => this.log.error('a declining agent’s ringing legs could not close', { callId, agentId, error }));
     const verdict = declineVerdict(agentId, declined, this.directory.ids().map(this.standingOf));
     this.log.info('a call was declined', { callId, agentId, othersRinging: verdict.othersRinging });
     return verdict;

@@ -415,16 +415,32 @@ export class CallActions {
   }
 
   /**
-   * The answer to the relay's offer of `legId`, made by the media engine as the offer came. Its new
-   * media starts as the agent left the call: muted if it was (the call's `muted`, which the media
-   * follows from the push that offered the leg). Refused (another window answered first,
-   * or a newer leg replaced this one), it closes without a word: the call goes on without it.
+   * "Try again" on a rejoining call whose new leg could not open the microphone: the microphone,
+   * and the answer to the same leg (the relay keeps offering it until the rejoin window is over).
    */
-  private async rejoin(call: CallState, legId: string): Promise<void> {
+  retryRejoin(localId: string): void {
+    const call = this.state.calls[localId];
+    const legId = offeredLegOf(call);
+    if (call === undefined || legId === undefined) return;
+    this.clearNotice(localId);
+    void this.rejoin(call, legId, true);
+  }
+
+  /**
+   * The answer to the relay's offer of `legId`, made by the media engine as the offer came (`again`:
+   * made anew). Its new media starts as the agent left the call: muted if it was. Refused (another
+   * window answered first, or a newer leg replaced this one), it closes without a word: the call goes
+   * on without it.
+   */
+  private async rejoin(call: CallState, legId: string, again = false): Promise<void> {
     const { localId } = call;
-    const prepared = await this.engine.rejoinAnswerFor(call);
-    // No answer: the engine said why on the call's panel (a microphone refused), or has no media of this leg.
-    if (!prepared.ok) return;
+    const prepared = await this.engine.rejoinAnswerFor(call, again);
+    // No answer: the engine has no media of this leg, or said why on the call's panel (a microphone
+    // refused), where "Try again" is offered while the call still waits for that leg.
+    if (!prepared.ok) {
+      if (prepared.error.code === 'media_failed' && this.stillOffered(localId, legId)) this.state.setCallNotice({ localId, text: mediaText(prepared.error.problem), retry: 'rejoin' });
+      return;
+    }
     const sent = await this.api.rejoinCall({ localId, legId, sdp: prepared.value.sdp });
     if (sent.ok) return;
     log.info('the rejoin answer was not taken', { localId, legId, code: sent.error.code });
@@ -485,6 +501,11 @@ export class CallActions {
   }
 
   /** A new step of a call makes an old problem of that call stale. */
+  /** Whether the call still waits for the window's answer to `legId`. */
+  private stillOffered(localId: string, legId: string): boolean {
+    return offeredLegOf(this.state.calls[localId]) === legId;
+  }
+
   private clearNotice(localId: string): void {
     if (this.state.callNotice?.localId === localId) this.state.setCallNotice(null);
   }
@@ -567,3 +588,9 @@ export class CallActions {
 const anyRinging = (calls: AppState['calls']): boolean => Object.values(calls).some((c) => c.phase === 'ringing');
 
 const round2 = (v: number): number => Math.round(v * 100) / 100;
+
+/** The new leg a rejoining call waits for this window's answer to, if it does. */
+function offeredLegOf(call: CallState | undefined): string | undefined {
+  const rejoin = call?.phase === 'connecting' || call?.phase === 'active' ? call.rejoin : undefined;
+  return rejoin?.offerSdp !== undefined && rejoin.answered !== true ? rejoin.legId : undefined;
+}

@@ -30,6 +30,7 @@ export function CurrentCallPanel() {
   const setKeypadOpen = useAppStore((s) => s.setKeypadOpen);
   const sandbox = useAppStore((s) => s.mode === 'sandbox');
   const notice = useAppStore((s) => (call && s.callNotice?.localId === call.localId ? s.callNotice.text : null));
+  const retry = useAppStore((s) => (call && s.callNotice?.localId === call.localId ? s.callNotice.retry : undefined));
   const quality = useCallQuality((s) => (call ? s.byCall[call.localId] : undefined));
   const rejoining = call !== undefined && isRejoining(call);
   // A leg being replaced is "Rejoining…", not the old leg's "Reconnecting…".
@@ -102,6 +103,12 @@ export function CurrentCallPanel() {
         <p role="alert" className="field-error">
           {notice}
         </p>
+      )}
+      {/* The new leg's microphone could not be opened: the call waits in "Rejoining…" for this window's answer. */}
+      {notice && retry === 'rejoin' && rejoining && (
+        <button type="button" className="btn btn-secondary" onClick={() => callActions.retryRejoin(call.localId)}>
+          {t('current.tryAgain')}
+        </button>
       )}
 
       {!ended && active && (

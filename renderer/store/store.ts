@@ -142,8 +142,11 @@ export interface UiSlice {
   dialBusy: boolean;
   /** Audio levels of the call on the panel, 0..1. */
   levels: { mic: number; customer: number };
-  /** A problem with a particular call that the call's own state does not tell (e.g. no microphone). */
-  callNotice: { localId: string; text: string } | null;
+  /**
+   * A problem with a particular call that the call's own state does not tell (e.g. no microphone);
+   * `retry` what its "Try again" does again, when the panel offers one.
+   */
+  callNotice: { localId: string; text: string; retry?: 'rejoin' } | null;
   keypadOpen: boolean;
   sandboxSelection: string;
   sandboxError: string | null;

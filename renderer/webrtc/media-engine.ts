@@ -192,10 +192,13 @@ export class MediaEngine {
    * A rejoining call's answer to the bridge's offer of `rejoin.legId`, made as the offer came (the
    * rejoinCall command carries it). Handed over once: the media of another leg, or of none, has no
    * answer to give. Nothing reaches the bridge until the call is pushed with `rejoin.answered`.
+   * `again` ("Try again"): a leg whose microphone could not be opened (its media closed) is prepared anew first.
    */
-  async rejoinAnswerFor(call: CallState): Promise<MediaOutcome<{ sdp: string }>> {
+  async rejoinAnswerFor(call: CallState, again = false): Promise<MediaOutcome<{ sdp: string }>> {
     const { localId } = call;
-    const legId = rejoinOffer(call)?.legId;
+    const offered = rejoinOffer(call);
+    if (again && offered !== undefined && !this.calls.has(localId) && this.rejoinLegs.get(localId) === offered.legId) this.prepareRejoin(call, offered);
+    const legId = offered?.legId;
     const media = this.calls.get(localId);
     if (legId === undefined || !media || media.legId !== legId) return mediaFailure('invalid_state', mediaProblem('endedBeforeAnswer'));
     const answer = await media.answer();

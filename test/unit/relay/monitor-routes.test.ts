@@ -37,6 +37,7 @@ function callOf(shape: Shape): BridgedCall {
     nodeId: 'local',
     direction: 'incoming',
     legs: new Map(),
+    declined: new Set(),
     members: new Map(members.map((agentId) => [agentId, agentId])),
     held: shape.held ?? false,
     ...(transfer !== undefined ? { transfer } : {}),

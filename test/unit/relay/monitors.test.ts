@@ -242,6 +242,7 @@ describe('an offered leg nobody answers', () => {
       nodeId: 'local',
       direction: 'incoming',
       legs: new Map(),
+      declined: new Set(),
       members: new Map([['alice', 'leg-alice']]),
       held: false,
       transfers: new Map(),

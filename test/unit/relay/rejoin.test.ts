@@ -39,7 +39,7 @@ interface Stack {
 }
 
 /** BridgedCalls on a real node whose events it follows, as `--bridge` runs them. */
-function stack(options: { windowMs?: number; mediaTimeoutMs?: number; terminator?: GatewayTerminator; storeMs?: number } = {}): Stack {
+function stack(options: { windowMs?: number; mediaTimeoutMs?: number; terminator?: GatewayTerminator; storeMs?: number; followEvents?: boolean } = {}): Stack {
   const events = new LocalNodeEvents();
   const { node } = startNode({ publicAddress: HOST, onEvent: events.emit, ...(options.mediaTimeoutMs !== undefined ? { mediaTimeoutMs: options.mediaTimeoutMs } : {}) });
   track(node);
@@ -54,8 +54,10 @@ function stack(options: { windowMs?: number; mediaTimeoutMs?: number; terminator
     ...(options.terminator !== undefined ? { terminator: options.terminator } : {}),
   });
   closing.push(() => calls.close());
-  const stop = calls.followNodeEvents();
-  closing.push(() => Promise.resolve(stop()));
+  if (options.followEvents !== false) {
+    const stop = calls.followNodeEvents();
+    closing.push(() => Promise.resolve(stop()));
+  }
   const notBack: Stack['notBack'] = [];
   // The relay service stores the agent's event; storing takes a moment.
   calls.onAgentNotBack(async (told) => {
@@ -259,6 +261,57 @@ describe('the rejoin window', () => {
     expect(s.notBack[0]!.at - goneAt).toBeLessThan(4_700);
     expect(s.notBack[0]!.at - rejoinAt).toBeLessThan(4_000);
     expect(s.notBack[0]).toMatchObject({ callId, agentId: 'alice', goesOn: false, awaySec: 4 });
+  });
+
+  it('an answered leg that never connects does not bring the member back: its window runs out, and the call is given up', { timeout: 30_000 }, async () => {
+    const s = stack({ windowMs: 2_500 });
+    const callId = 'wacid.rejoin-never-connects';
+    const { window } = await answeredCall(s, callId);
+    await gone(window);
+    const rejoin = await s.calls.rejoin(callId, 'alice');
+    if (!rejoin.ok) throw new Error(rejoin.refusal.message);
+    // The reloaded window answers, then goes before its leg connects (a crash, a network gone again).
+    const brief = new AgentWindow(TONE_B);
+    const sdp = await brief.answer(rejoin.value.offer);
+    await brief.close();
+    expect(await s.calls.rejoinAnswer(callId, 'alice', rejoin.value.legId, sdp)).toEqual({ ok: true, value: null });
+    // Routed at its answer, so that media would flow as soon as it connected.
+    expect(await routesOn(s.node, callId)).toEqual({ [CUSTOMER]: [rejoin.value.legId], [rejoin.value.legId]: [CUSTOMER] });
+    await eventually('alice to be told she was not back', () => s.notBack.length > 0, 8_000);
+    expect(s.notBack).toEqual([{ callId, agentId: 'alice', goesOn: false, awaySec: 3, at: expect.any(Number) as number }]);
+    expect(await s.calls.rejoin(callId, 'alice')).toMatchObject({ ok: false, refusal: { status: 410, code: 'call_ended' } });
+  });
+
+  it('a member whose new leg connects is back: its window counts no more', { timeout: 30_000 }, async () => {
+    const s = stack({ windowMs: 5_000 });
+    const callId = 'wacid.rejoin-connects';
+    const { customer, window } = await answeredCall(s, callId);
+    await gone(window);
+    const rejoinAt = Date.now();
+    const rejoin = await s.calls.rejoin(callId, 'alice');
+    if (!rejoin.ok) throw new Error(rejoin.refusal.message);
+    const reloaded = track(new AgentWindow(TONE_B));
+    expect(await s.calls.rejoinAnswer(callId, 'alice', rejoin.value.legId, await reloaded.answer(rejoin.value.offer))).toEqual({ ok: true, value: null });
+    await eventually('the customer to hear the rejoined window', () => customer.hears(TONE_B) > 0.3, 10_000);
+    await sleep(Math.max(0, rejoinAt + 5_500 - Date.now()));
+    expect(s.notBack).toEqual([]);
+    expect(await s.calls.hold(callId, 'alice', true)).toEqual({ ok: true, value: null });
+  });
+
+  it('a leg_connected lost on its way: the node’s report at the window’s end says the leg is connected, and the member stays', { timeout: 30_000 }, async () => {
+    const s = stack({ windowMs: 5_000, followEvents: false });
+    const callId = 'wacid.rejoin-word-lost';
+    const { customer, window } = await answeredCall(s, callId);
+    await gone(window);
+    const rejoinAt = Date.now();
+    const rejoin = await s.calls.rejoin(callId, 'alice');
+    if (!rejoin.ok) throw new Error(rejoin.refusal.message);
+    const reloaded = track(new AgentWindow(TONE_B));
+    expect(await s.calls.rejoinAnswer(callId, 'alice', rejoin.value.legId, await reloaded.answer(rejoin.value.offer))).toEqual({ ok: true, value: null });
+    await eventually('the customer to hear the rejoined window', () => customer.hears(TONE_B) > 0.3, 10_000);
+    await sleep(Math.max(0, rejoinAt + 5_500 - Date.now()));
+    expect(s.notBack).toEqual([]);
+    expect(await routesOn(s.node, callId)).toEqual({ [CUSTOMER]: [rejoin.value.legId], [rejoin.value.legId]: [CUSTOMER] });
   });
 
   it('with the key: the agent is told first, then the relay ends the call at the gateway and the node lets it go; a late rejoin is 410', { timeout: 30_000 }, async () => {

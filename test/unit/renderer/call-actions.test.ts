@@ -18,7 +18,7 @@ import { TEAM, accountSettings, active, bridgedActive, connecting, ended, ringin
 
 const prepared = (sdp: string): MediaOutcome<{ sdp: string }> => ({ ok: true, value: { sdp } });
 
-function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }>; rejoinAnswer?: MediaOutcome<{ sdp: string }>; ringLegs?: Array<{ sdp: string; legId?: string; warm: boolean } | undefined>; ownLeg?: boolean } = {}) {
+function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offer?: MediaOutcome<{ sdp: string }>; rejoinAnswer?: MediaOutcome<{ sdp: string }>; rejoinAnswers?: MediaOutcome<{ sdp: string }>[]; ringLegs?: Array<{ sdp: string; legId?: string; warm: boolean } | undefined>; ownLeg?: boolean } = {}) {
   const log: string[] = [];
   const facts = new Set<(fact: MediaFact) => void>();
   const notices = new Set<(notice: { localId: string; text: MediaText }) => void>();
@@ -31,9 +31,9 @@ function recordingEngine(options: { answer?: MediaOutcome<{ sdp: string }>; offe
       log.push(`answerFor ${call.localId}`);
       return options.answer ?? prepared(ANSWER_SDP);
     },
-    rejoinAnswerFor: async (call) => {
-      log.push(`rejoinAnswerFor ${call.localId}`);
-      return options.rejoinAnswer ?? prepared(ANSWER_SDP);
+    rejoinAnswerFor: async (call, again) => {
+      log.push(`rejoinAnswerFor ${call.localId}${again === true ? ' again' : ''}`);
+      return options.rejoinAnswers?.shift() ?? options.rejoinAnswer ?? prepared(ANSWER_SDP);
     },
     closeRejoinLeg: (localId, legId) => void log.push(`closeRejoinLeg ${localId} ${legId}`),
     // The ring's leg as the engine has it, in turn (the ring's own, then the window's own leg's).
@@ -760,6 +760,50 @@ describe('CallActions: a bridged call rejoining', () => {
     await settle();
     expect(t.calls).toEqual([]);
     expect(t.log).not.toContain('closeRejoinLeg in:wacid.1 leg-2');
+  });
+
+  it('the microphone refused: "Try again" is offered with the reason, and tries the microphone and the same leg again until it answers', async () => {
+    const micDenied = mediaFailure('media_failed', mediaProblem('micDenied'));
+    const t = setUp({ rejoinCall: () => ok(null) }, { rejoinAnswers: [micDenied, micDenied] });
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    await settle();
+    expect(state().callNotice).toEqual({ localId: 'in:wacid.1', text: 'Microphone access was denied. Allow the microphone for this app, then try again.', retry: 'rejoin' });
+    expect(t.calls).toEqual([]);
+
+    t.actions.retryRejoin('in:wacid.1');
+    await settle();
+    expect(state().callNotice).toMatchObject({ retry: 'rejoin' });
+    t.actions.retryRejoin('in:wacid.1');
+    await settle();
+    expect(t.log.filter((l) => l.startsWith('rejoinAnswerFor'))).toEqual(['rejoinAnswerFor in:wacid.1', 'rejoinAnswerFor in:wacid.1 again', 'rejoinAnswerFor in:wacid.1 again']);
+    expect(t.calls).toEqual([{ name: 'rejoinCall', params: { localId: 'in:wacid.1', legId: 'leg-2', sdp: ANSWER_SDP } }]);
+    expect(state().callNotice).toBeNull();
+  });
+
+  it('no "Try again" once the call waits for that leg no more: a retry after another window answered it does nothing', async () => {
+    const t = setUp({ rejoinCall: () => ok(null) }, { rejoinAnswer: mediaFailure('media_failed', mediaProblem('micDenied')) });
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    await settle();
+    expect(state().callNotice?.retry).toBe('rejoin');
+    t.actions.callChanged(state().applyCall(offered('leg-2', { answered: true })));
+    t.actions.retryRejoin('in:wacid.1');
+    await settle();
+    expect(t.log.filter((l) => l.startsWith('rejoinAnswerFor'))).toEqual(['rejoinAnswerFor in:wacid.1']);
+    expect(t.calls).toEqual([]);
+  });
+
+  it('a refused microphone said after the call moved on from that leg offers no "Try again"', async () => {
+    const t = setUp({ rejoinCall: () => ok(null) });
+    let refuse: (outcome: MediaOutcome<{ sdp: string }>) => void = () => undefined;
+    t.engine.rejoinAnswerFor = () => new Promise((resolve) => (refuse = resolve));
+    t.actions.callChanged(state().applyCall(offered('leg-2')));
+    await settle();
+    // Its media failed again meanwhile: the call asks for a newer leg.
+    t.actions.callChanged(state().applyCall(rejoining({ since: 1_000 })));
+    refuse(mediaFailure('media_failed', mediaProblem('micDenied')));
+    await settle();
+    expect(state().callNotice).toBeNull();
+    expect(t.calls).toEqual([]);
   });
 
   it('the window reloaded: the snapshot\'s rejoining call is answered once, however it is pushed after', async () => {

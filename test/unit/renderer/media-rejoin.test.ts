@@ -108,6 +108,37 @@ describe('a window answering the new leg of a rejoining call', () => {
     expect(await t.engine.rejoinAnswerFor(offered('leg-3', {}, activeCall()))).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
   });
 
+  it('a new leg whose microphone was refused: its media closes, and only "Try again" (`again`) prepares it anew and answers it', async () => {
+    const t = mediaEngine();
+    t.refuse.set('', 'NotAllowedError');
+    t.engine.onCall(offered('leg-2'));
+    await settle();
+    const refused = await t.engine.rejoinAnswerFor(offered('leg-2'));
+    expect(refused).toMatchObject({ ok: false, error: { code: 'media_failed' } });
+    expect(t.notices).toEqual(['Microphone access was denied. Allow the microphone for this app, then try again.']);
+    expect(t.engine.has(LOCAL)).toBe(false);
+    expect(t.peers[0]!.connectionState).toBe('closed');
+    // Pushed again, or asked without `again`: nothing is prepared, nothing answered.
+    t.engine.onCall(offered('leg-2'));
+    await settle();
+    expect(t.peers).toHaveLength(1);
+    expect(await t.engine.rejoinAnswerFor(offered('leg-2'))).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
+
+    // Tried again while still refused: said again, its media closed again.
+    expect(await t.engine.rejoinAnswerFor(offered('leg-2'), true)).toMatchObject({ ok: false, error: { code: 'media_failed' } });
+    expect(t.peers).toHaveLength(2);
+    expect(t.engine.has(LOCAL)).toBe(false);
+
+    t.refuse.delete('');
+    expect(await t.engine.rejoinAnswerFor(offered('leg-2'), true)).toEqual({ ok: true, value: { sdp: chromiumAnswer } });
+    expect(t.peers).toHaveLength(3);
+    expect(t.peers[2]!.senders[0]!.track).toBe(t.mics[0]);
+    // Answered: `again` makes nothing more; another leg's offer is not this media's.
+    expect(await t.engine.rejoinAnswerFor(offered('leg-2'), true)).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
+    expect(await t.engine.rejoinAnswerFor(offered('leg-3'), true)).toMatchObject({ ok: false, error: { code: 'invalid_state' } });
+    expect(t.peers).toHaveLength(3);
+  });
+
   it('the failed leg stays until the relay offers a new one, which replaces it; a newer one replaces that in turn', async () => {
     const t = mediaEngine();
     const { pc: first, mic } = await t.connectCall();

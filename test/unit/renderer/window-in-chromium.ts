@@ -122,4 +122,6 @@ export const host = (page: Page) => ({
   commands: () => page.evaluate(() => (window as unknown as { __host: PageHost }).__host.commands),
   monitorLog: () => page.evaluate(() => (window as unknown as { __host: PageHost }).__host.monitorLog),
   monitorFact: (fact: MonitorFact) => page.evaluate((f) => (window as unknown as { __host: PageHost }).__host.monitorFact(f), fact),
+  refuseRejoinMicrophone: (refused: boolean) => page.evaluate((r) => (window as unknown as { __host: PageHost }).__host.refuseRejoinMicrophone(r), refused),
+  rejoinAnswers: () => page.evaluate(() => (window as unknown as { __host: PageHost }).__host.rejoinAnswers),
 });

@@ -15,6 +15,7 @@ import { RingAlerts, type RingtoneControl } from '../../../renderer/app/ring-ale
 import { permanentLink } from '../../../renderer/bridge/host-link';
 import type { MonitorControls } from '../../../renderer/app/monitor-actions';
 import type { MonitorFact } from '../../../renderer/webrtc/monitor-media';
+import { mediaFailure, mediaProblem } from '../../../renderer/webrtc/media-text';
 import { RingAlertsContext } from '../../../renderer/components/RingAlerts';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import { alertsStore } from '../../../renderer/store/alerts';
@@ -38,6 +39,10 @@ export interface PageHost {
   monitorLog: string[];
   /** The supervisor's leg says it connected or failed. */
   monitorFact(fact: MonitorFact): void;
+  /** The microphone of a rejoining call's new leg cannot be opened from now on (true), or can again (false). */
+  refuseRejoinMicrophone(refused: boolean): void;
+  /** Every rejoining call's answer asked of the media, in order: "LOCALID" or "LOCALID again". */
+  rejoinAnswers: string[];
 }
 
 const fixed = new Map<string, Result<unknown>>();
@@ -75,12 +80,20 @@ const api = new Proxy({} as SoftphoneApi, {
   },
 });
 
+/** A refused microphone, as the media engine says it. */
+const MIC_REFUSED = mediaFailure('media_failed', mediaProblem('micDenied'));
+let rejoinMicRefused = false;
+const rejoinAnswers: string[] = [];
+
 /** No media in this page: calls are what the host pushes. */
 const engine: MediaControls = {
   onCall: () => undefined,
   reconcile: () => undefined,
   answerFor: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
-  rejoinAnswerFor: async () => ({ ok: true, value: { sdp: 'v=0\r\n' } }),
+  rejoinAnswerFor: async (call, again) => {
+    rejoinAnswers.push(again === true ? `${call.localId} again` : call.localId);
+    return rejoinMicRefused ? MIC_REFUSED : { ok: true, value: { sdp: 'v=0\r\n' } };
+  },
   closeRejoinLeg: () => undefined,
   ringLegOf: async () => undefined,
   answerRingLegAgain: () => false,
@@ -167,6 +180,8 @@ const host: PageHost = {
   monitorFact: (fact) => {
     for (const listener of [...monitorListeners]) listener(fact);
   },
+  refuseRejoinMicrophone: (refused) => void (rejoinMicRefused = refused),
+  rejoinAnswers,
 };
 
 (window as unknown as { __host: PageHost }).__host = host;
