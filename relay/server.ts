@@ -510,8 +510,7 @@ class RelayEndpoints {
       case AGENT_API_PATHS.teamSettings: {
         if (method !== 'GET') return methodNotAllowed(res, 'GET');
         const agent = this.authenticate(req, res);
-        const record = this.options.recordings?.offered;
-        if (agent !== undefined) sendJson(res, 200, { agentId: agent.id, role: agent.role, settings: this.options.teamSettings.current(), ...(record !== undefined ? { record } : {}) });
+        if (agent !== undefined) sendJson(res, 200, this.service.teamInfoOf(agent.id) ?? { agentId: agent.id, role: agent.role, settings: this.options.teamSettings.current() });
         return;
       }
       case WALLBOARD_PATH: {

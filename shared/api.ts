@@ -388,7 +388,7 @@ export interface AfterCallWork {
 export const AGENT_ROLES = ['agent', 'supervisor'] as const;
 export type AgentRole = (typeof AGENT_ROLES)[number];
 
-/** The agent's team as the relay tells it (GET /me, GET /team/settings): its role and the team's settings. */
+/** The agent's team as the relay tells it (GET /me, GET /team/settings): its id and role, and the team's settings. */
 export interface TeamInfo {
   /** This agent's id in the team (absent from relays that did not say it). */
   agentId?: string;

@@ -32,7 +32,7 @@ const SEQUENCE_MOD = 0x1_0000;
  * silence a leg outlives, MEDIA_TIMEOUT_MS).
  */
 export const MAX_DROPOUT = 3_000;
-/** RFC 3550 A.1: up to this far behind the highest, a packet is late or repeated; further, a stray or a restart. */
+/** RFC 3550 A.1: less than this far behind the highest, a packet is late or repeated; this far or further, a stray or a restart. */
 export const MAX_MISORDER = 100;
 /**
  * A transit time that moves by more than this (10 s, in timestamp units) is the source's clock

@@ -374,13 +374,20 @@ export class CallActions {
   /**
    * "Mute" / "Unmute" (and the mute shortcut): the opposite of what the call says now, asked of the
    * main process. The mute is the call's (`muted`): every window of the agent, this one included,
-   * shows it and follows it with its microphone once main pushes the call.
+   * shows it and follows it with its microphone once main pushes the call. Muting errs on the safe
+   * side: this window's microphone goes quiet at once, before main's word, and opens again only if
+   * main refuses.
    */
   async toggleMute(localId: string): Promise<void> {
     const call = this.state.calls[localId];
     if (!call || call.phase === 'ended') return;
-    const result = await this.api.setMuted({ localId, muted: call.muted !== true });
-    if (!result.ok) this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+    const muted = call.muted !== true;
+    if (muted) this.engine.onCall({ ...call, muted });
+    const result = await this.api.setMuted({ localId, muted });
+    if (result.ok) return;
+    this.state.setCallNotice({ localId, text: errorMessage(result.error) });
+    const now = this.state.calls[localId];
+    if (now) this.engine.onCall(now);
   }
 
   sendDtmf(localId: string, tone: string): boolean {

@@ -141,6 +141,7 @@ const presenceSchema = z.looseObject({
 // The team's settings as the relay's own rules read them (the defaults for a field left out); a field
 // a newer host adds is let through, as everywhere at this edge.
 const teamInfoSchema = z.looseObject({
+  agentId: z.string().min(1).max(64).optional(),
   role: z.enum(AGENT_ROLES),
   settings: teamSettingsSchema.loose(),
   // Whether the team's bridge records calls ("Record" is offered with on-demand); a mode this window does not know offers nothing.

@@ -138,7 +138,7 @@ export class MediaEngine {
       this.ownRingLegs.delete(call.localId);
     } else if (offered && this.rejoinLegs.get(call.localId) !== offered.legId) this.prepareRejoin(call, offered);
     else if (media) media.follow(call);
-    else if (call.phase === 'ringing' && call.direction === 'incoming') this.prepareIncoming(call.localId, call.offerSdp);
+    else if (call.phase === 'ringing' && call.direction === 'incoming') this.prepareIncoming(call.localId, call.offerSdp).follow(call);
   }
 
   /** After a snapshot: media for calls the main process no longer has live is closed. */

@@ -422,7 +422,7 @@ describe('a call a crash left live', () => {
     expect(d.relay.requests.at(-1)).toEqual({ method: 'POST', path: `/calls/${CALL}/bridge/hold`, body: { held: false } });
   });
 
-  it('muted, it is saved muted, and the next run takes it up muted: the window that answers the new leg opens its microphone muted', async () => {
+  it('muted, it is saved muted, and the next run takes it up muted: the call offered to the next window says it is muted', async () => {
     const d = await desk();
     await onBridgedCall(d);
     expect(await d.coordinator.setMuted(LOCAL, true)).toEqual({ ok: true, value: null });

@@ -11,7 +11,7 @@ import { NETWORK_LOST_REASON } from '../../../renderer/webrtc/media-health';
 import { mediaFailure, mediaProblem, type MediaOutcome, type MediaText } from '../../../renderer/webrtc/media-text';
 import { callQualityStore, resetCallQualityStore } from '../../../renderer/store/call-quality';
 import type { CallRejoin, CallState } from '../../../shared/call-state';
-import { err, ok } from '../../../shared/result';
+import { err, ok, type Result } from '../../../shared/result';
 import { ANSWER_SDP, DIAL_OFFER_SDP, OFFER_SDP } from '../../fixtures/sdp';
 import { fakeApi, type Answers } from './fake-api';
 import { TEAM, accountSettings, active, bridgedActive, connecting, ended, ringing, transferOf, transferRinging } from './fixtures';
@@ -886,5 +886,28 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
     t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
     t.actions.callChanged(state().applyCall(active()));
     expect(seen).toEqual(['in:wacid.1 unmuted', 'in:wacid.1 muted', 'in:wacid.1 unmuted']);
+  });
+
+  it('Mute quiets this window\'s microphone before main answers, and opens it again only if main refuses; Unmute waits for main', async () => {
+    let answer: (result: Result<null>) => void = () => undefined;
+    const t = setUp({ setMuted: () => new Promise<Result<null>>((resolve) => (answer = resolve)) });
+    const seen: string[] = [];
+    const { onCall } = t.engine;
+    t.engine.onCall = (call) => {
+      seen.push(call.muted === true ? 'muted' : 'unmuted');
+      onCall(call);
+    };
+    t.actions.callChanged(state().applyCall(active()));
+    const asked = t.actions.toggleMute('in:wacid.1');
+    expect(seen).toEqual(['unmuted', 'muted']);
+    answer(err('not_available', 'Calls are shutting down'));
+    await asked;
+    expect(seen).toEqual(['unmuted', 'muted', 'unmuted']);
+
+    t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
+    const unmute = t.actions.toggleMute('in:wacid.1');
+    answer(ok(null));
+    await unmute;
+    expect(seen).toEqual(['unmuted', 'muted', 'unmuted', 'muted']);
   });
 });

@@ -3,7 +3,8 @@
 import type { CommandName, CommandParams, CommandResults, PushName, SoftphoneApi } from '../../../shared/api';
 import { err, type Result } from '../../../shared/result';
 
-export type Answers = { [N in CommandName]?: (params: CommandParams<N>) => Result<CommandResults[N]> };
+/** A command's answer, at once or when a test lets it come. */
+export type Answers = { [N in CommandName]?: (params: CommandParams<N>) => Result<CommandResults[N]> | Promise<Result<CommandResults[N]>> };
 
 export interface FakeApi {
   api: SoftphoneApi;
@@ -34,7 +35,7 @@ export function fakeApi(answers: Answers): FakeApi {
       }
       return async (params: unknown) => {
         calls.push({ name: key, params });
-        const answer = (answers as Record<string, ((p: unknown) => Result<unknown>) | undefined>)[key];
+        const answer = (answers as Record<string, ((p: unknown) => Result<unknown> | Promise<Result<unknown>>) | undefined>)[key];
         return answer ? answer(params) : err('not_available', `${key} is not part of this test`);
       };
     },

@@ -105,7 +105,7 @@ describe('local.mute', () => {
     expect(run([mute(T0 + 25_100, true)], asking)).toMatchObject({ rejoin: { since: T0 + 25_000 }, muted: true });
   });
 
-  it('a consult this agent started keeps its mute as it goes', () => {
+  it('a consult this agent started and is ringing keeps the call\'s mute', () => {
     const consulting = run([mute(T0 + 22_000, true)], ownStates().ringing);
     expect(consulting).toMatchObject({ transfer: { state: 'ringing' }, muted: true });
   });
