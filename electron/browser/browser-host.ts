@@ -13,6 +13,7 @@ import { createLogger, type Logger } from '../../shared/log';
 import { formatPhoneNumber } from '../../shared/phone';
 import { err, type Result } from '../../shared/result';
 import { parseWith } from '../../shared/validation';
+import { CallMediaOwners } from './call-media-owners';
 
 /**
  * The service's hand-over of a tel:/callto: link to the windows (SoftphoneService.requestDial);
@@ -106,6 +107,14 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
   const sockets = new Set<WebSocket>();
   let closing = false;
   let port = 0;
+  // The page whose socket carries each call's audio. When that socket closes (a reload, the tab
+  // closed, the browser gone) the call has no audio any more: it ends at once, or, bridged, rejoins
+  // for the next page. Another page of the same agent closing changes nothing for it.
+  const mediaOwners = new CallMediaOwners<WebSocket>();
+  const reportGone = (calls: readonly string[]) => {
+    if (calls.length === 0 || !options.backend.windowGone) return;
+    void options.backend.windowGone(calls, WINDOW_GONE_REASON.reloaded).catch((e: unknown) => log.error('ending the calls of a closed page failed', { error: e }));
+  };
   const allowedHosts = () => [`${HOST}:${port}`, `localhost:${port}`];
 
   const server = createServer((req, res) => {
@@ -203,10 +212,6 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
 
   wss.on('connection', (ws: WebSocket) => {
     sockets.add(ws);
-    // The calls whose audio this page carries: the ones it answered, placed or rejoined. The page
-    // owns the media, so when its socket closes (a reload, the tab closed, the browser gone) those
-    // calls have no audio any more: they end at once, or, bridged, rejoin for the next page.
-    const mediaCalls = new Set<string>();
     // A supervisor's joined calls whose leg this page answered: the leg goes with the page, and so does the join.
     const joinedCalls = new Set<string>();
     const send = (frame: WsServerFrame) => {
@@ -214,16 +219,15 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     };
     const unsubscribe = options.backend.subscribe((push) => send({ kind: 'push', push }));
     ws.on('message', (data, isBinary) => {
-      void handleFrame(isBinary ? '' : data.toString(), mediaCalls, joinedCalls).then((frame) => frame && send(frame));
+      void handleFrame(ws, isBinary ? '' : data.toString(), joinedCalls).then((frame) => frame && send(frame));
     });
     ws.on('close', () => {
       unsubscribe();
       sockets.delete(ws);
-      if (mediaCalls.size > 0 && !closing && options.backend.windowGone) {
-        void options.backend.windowGone([...mediaCalls], WINDOW_GONE_REASON.reloaded).catch((e: unknown) => log.error('ending the calls of a closed page failed', { error: e }));
-      }
-      // The host stopping is the app quitting: the service leaves a joined call itself.
+      const carried = mediaOwners.leave(ws);
+      // The host stopping is the app quitting: the service ends its calls and leaves a joined call itself.
       if (!closing) {
+        reportGone(carried);
         for (const callId of joinedCalls) {
           void options.backend.handle('leaveMonitor', { callId }).catch((e: unknown) => log.error('leaving the joined call of a closed page failed', { error: e }));
         }
@@ -233,7 +237,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
   });
 
   /** One wrapper validates every call (style.md 3): frame, then the command's payload, then the backend. */
-  async function handleFrame(text: string, mediaCalls: Set<string>, joinedCalls: Set<string>): Promise<WsServerFrame | undefined> {
+  async function handleFrame(ws: WebSocket, text: string, joinedCalls: Set<string>): Promise<WsServerFrame | undefined> {
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -251,10 +255,9 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
     if (!parsed.ok) return { kind: 'result', id, result: parsed };
     // Counted from the moment the command arrives: a reload while the accept is on its way must end
     // the call too. A refused one (a colleague's tab answered first, another page took the rejoin
-    // offer) is not this page's to end. A rejoined call is this page's again: a second reload is caught too.
+    // offer) is not this page's to end. A rejoined call is this page's, and no longer the page's that had it before.
     const mediaCall = command === 'answerCall' || command === 'startCall' || command === 'rejoinCall' ? (parsed.value as { localId: string }).localId : undefined;
-    const knownBefore = mediaCall !== undefined && mediaCalls.has(mediaCall);
-    if (mediaCall !== undefined) mediaCalls.add(mediaCall);
+    if (mediaCall !== undefined) mediaOwners.claim(ws, mediaCall);
     let result: Result<unknown>;
     try {
       result = await options.backend.handle(command as CommandName, parsed.value as never);
@@ -262,7 +265,7 @@ export async function startBrowserHost(options: BrowserHostOptions): Promise<Bro
       log.error('command failed', { command, error: e });
       result = err('internal', 'Something went wrong in the app; the details are in its log');
     }
-    if (mediaCall !== undefined && !result.ok && !knownBefore) mediaCalls.delete(mediaCall);
+    if (mediaCall !== undefined && mediaOwners.settle(ws, mediaCall, result.ok) && !closing) reportGone([mediaCall]);
     if (command === 'answerMonitor' && result.ok) joinedCalls.add((parsed.value as { callId: string }).callId);
     if (command === 'leaveMonitor') joinedCalls.delete((parsed.value as { callId: string }).callId);
     return { kind: 'result', id, result };

@@ -1,5 +1,6 @@
 // The browser host ends the calls whose audio a page carried when that page's socket closes (a
 // reload, the tab closed): only the calls it answered, placed or rejoined, and not when the host itself stops.
+// A call has one such page, the one whose answer was taken last: another tab of the agent closing leaves it be.
 // A supervisor's join of a call whose leg the page answered is left the same way.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,9 +11,9 @@ import { startBrowserHost, type BrowserHost } from '../../../electron/browser/br
 import { WINDOW_GONE_REASON, type WsServerFrame } from '../../../shared/api';
 import { REJOIN_REFUSALS } from '../../../shared/call-state';
 import { configureLogging } from '../../../shared/log';
-import { errText, type Result } from '../../../shared/result';
+import { errText, ok, type Result } from '../../../shared/result';
 import { ANSWER_SDP, DIAL_OFFER_SDP } from '../../fixtures/sdp';
-import { FakeService } from '../desktop/fake-service';
+import { deferred, FakeService } from '../desktop/fake-service';
 
 let staticDir: string;
 let service: FakeService;
@@ -51,6 +52,10 @@ async function page(): Promise<{ ws: WebSocket; send(id: number, command: string
 }
 
 const closed = (ws: WebSocket) => new Promise((resolve) => (ws.readyState === ws.CLOSED ? resolve(undefined) : ws.once('close', resolve)));
+/** Until the host has let go of all but `open` pages (it unsubscribes a page in its close handler, where it reports the page's calls). */
+const letGo = (open: number) => settle(() => service.listeners.size === open);
+/** Until the host has handled an answer just given: that runs in the microtasks after it, all before the next turn. */
+const handled = () => new Promise((resolve) => setImmediate(resolve));
 const settle = async (check: () => boolean) => {
   for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
 };
@@ -104,6 +109,78 @@ test('a page whose rejoin answer was refused (another page took the offer) does 
   await settle(() => service.gone.length > 0);
   expect(service.handled.map((h) => h.name)).toEqual(['rejoinCall', 'answerCall']);
   expect(service.gone).toEqual([{ calls: ['in:wacid.r3'], reason: WINDOW_GONE_REASON.reloaded }]);
+});
+
+test('a stale tab closes after another tab took the call’s rejoined leg: nothing is reported; the tab that has the audio closes, and the call is', async () => {
+  const stale = await page();
+  await stale.send(1, 'answerCall', { localId: 'in:wacid.s1', sdp: ANSWER_SDP });
+  const current = await page();
+  await current.send(1, 'rejoinCall', { localId: 'in:wacid.s1', legId: 'leg-rejoin-s1', sdp: ANSWER_SDP });
+  await current.send(2, 'answerCall', { localId: 'in:wacid.s2', sdp: ANSWER_SDP });
+  stale.ws.close();
+  await letGo(1);
+  expect(service.gone).toEqual([]);
+  current.ws.close();
+  await settle(() => service.gone.length > 0);
+  expect(service.gone).toEqual([{ calls: ['in:wacid.s1', 'in:wacid.s2'], reason: WINDOW_GONE_REASON.reloaded }]);
+});
+
+/** A service that keeps the answer to every `held` command until the test lets it go. */
+class HeldAnswers extends FakeService {
+  readonly waiting = new Map<string, ReturnType<typeof deferred<Result<never>>>>();
+  constructor(private readonly held: string) {
+    super();
+  }
+  override async handle(name: string, params: unknown): Promise<Result<never>> {
+    if (name !== this.held) return super.handle(name, params);
+    this.handled.push({ name, params });
+    const answer = deferred<Result<never>>();
+    this.waiting.set((params as { legId?: string; localId: string }).legId ?? (params as { localId: string }).localId, answer);
+    return answer.promise;
+  }
+}
+
+test('a page closes while its answer is on its way: the call is reported at once, and not again when the answer is taken', async () => {
+  await host.close();
+  const held = new HeldAnswers('answerCall');
+  service = held;
+  host = await startBrowserHost({ backend: service, staticDir });
+  const agent = await page();
+  agent.ws.send(JSON.stringify({ id: 1, command: 'answerCall', params: { localId: 'in:wacid.h1', sdp: ANSWER_SDP } }));
+  await settle(() => held.waiting.has('in:wacid.h1'));
+  agent.ws.close();
+  await settle(() => service.gone.length > 0);
+  expect(service.gone).toEqual([{ calls: ['in:wacid.h1'], reason: WINDOW_GONE_REASON.reloaded }]);
+  held.waiting.get('in:wacid.h1')?.resolve(ok(null as never));
+  await handled();
+  expect(service.gone).toEqual([{ calls: ['in:wacid.h1'], reason: WINDOW_GONE_REASON.reloaded }]);
+});
+
+test('a page closes while its rejoin answer is on its way and another page has the call’s audio: only a taken answer reports the call, when it is taken', async () => {
+  await host.close();
+  const held = new HeldAnswers('rejoinCall');
+  service = held;
+  host = await startBrowserHost({ backend: service, staticDir });
+  const owner = await page();
+  await owner.send(1, 'answerCall', { localId: 'in:wacid.h2', sdp: ANSWER_SDP });
+  const stale = await page();
+  stale.ws.send(JSON.stringify({ id: 1, command: 'rejoinCall', params: { localId: 'in:wacid.h2', legId: 'leg-stale', sdp: ANSWER_SDP } }));
+  const taker = await page();
+  taker.ws.send(JSON.stringify({ id: 1, command: 'rejoinCall', params: { localId: 'in:wacid.h2', legId: 'leg-taken', sdp: ANSWER_SDP } }));
+  await settle(() => held.waiting.size === 2);
+  stale.ws.close();
+  taker.ws.close();
+  await letGo(1);
+  held.waiting.get('leg-stale')?.resolve(errText('invalid_state', REJOIN_REFUSALS.offerClosed));
+  await handled();
+  expect(service.gone).toEqual([]);
+  held.waiting.get('leg-taken')?.resolve(ok(null as never));
+  await settle(() => service.gone.length > 0);
+  expect(service.gone).toEqual([{ calls: ['in:wacid.h2'], reason: WINDOW_GONE_REASON.reloaded }]);
+  // The page that had the audio before the taken answer no longer has it: its closing reports nothing more.
+  owner.ws.close();
+  await letGo(0);
+  expect(service.gone).toHaveLength(1);
 });
 
 test('a page that carried no call closes: nothing ends', async () => {
