@@ -24,7 +24,9 @@ const PRUNE_CHUNK = 5_000;
  * webhook said (a name) is left out rather than cost the whole fact.
  */
 function jsonOf(rows: unknown): string {
-  return JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value));
+  const plain = JSON.stringify(rows);
+  // JSON writes a NUL as the escape \u0000: without one, the strings had none to leave out.
+  return plain.includes('\\u0000') ? JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value)) : plain;
 }
 
 /** Writes a batch in the transaction given; the same batch written again changes nothing. */
