@@ -483,8 +483,10 @@ class RelayEndpoints {
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://relay.invalid');
     const method = req.method ?? 'GET';
+    // The service's webhooks, most of the requests, need no URL parsed.
+    if (method === 'POST' && req.url === RELAY_PATHS.webhook) return this.track(this.webhookPost(req, res));
+    const url = new URL(req.url ?? '/', 'http://relay.invalid');
     const path = url.pathname;
     switch (path) {
       case RELAY_PATHS.webhook:

@@ -493,7 +493,9 @@ export class RedisBackend implements RelayBackend {
       connection.on('error', (error: unknown) => log.warn('redis connection error', { role, target, error }));
       return connection;
     };
-    const command = connect('commands');
+    // The commands of one turn of the event loop (the appends of the webhooks read in it) go out in
+    // one write, not one system call each.
+    const command = connect('commands', { enableAutoPipelining: true });
     // The reader waits for Redis to come back instead of failing its XREAD: it then resumes from
     // the last id it delivered, so no event is lost across a reconnect.
     const reader = connect('stream', { maxRetriesPerRequest: null });

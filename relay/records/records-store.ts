@@ -24,7 +24,9 @@ const PRUNE_CHUNK = 5_000;
  * webhook said (a name) is left out rather than cost the whole fact.
  */
 function jsonOf(rows: unknown): string {
-  return JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value));
+  const plain = JSON.stringify(rows);
+  // JSON writes a NUL as the escape \u0000: without one, the strings had none to leave out.
+  return plain.includes('\\u0000') ? JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value)) : plain;
 }
 
 /** Writes a batch in the transaction given; the same batch written again changes nothing. */
@@ -189,39 +191,68 @@ async function writeStateFacts(tx: SqlRunner, facts: readonly AgentStateFact[], 
      ON CONFLICT DO NOTHING`,
     [jsonOf(facts.map((f) => ({ agent_id: f.agentId, at: new Date(f.at).toISOString(), state: f.state, reason: f.reason }))), instanceId],
   );
-  for (const agentId of agents) {
-    const earliest = Math.min(...facts.filter((f) => f.agentId === agentId).map((f) => f.at));
-    await rebuildIntervals(tx, agentId, earliest);
-  }
+  const earliest = new Map<string, number>();
+  for (const fact of facts) earliest.set(fact.agentId, Math.min(earliest.get(fact.agentId) ?? Infinity, fact.at));
+  await rebuildIntervals(tx, earliest);
 }
 
+const isoOf = (ms: number): string => new Date(ms).toISOString();
+
 /**
- * Derives an agent's intervals again from a little before `since` on: from the start of the
+ * Derives each agent's intervals again from a little before its `since` on: from the start of the
  * interval before the one `since` falls in, so that a fact written late joins or splits the
  * intervals around it exactly as if it had come in order. The facts of REPORT_OUTLIVES_MS before
- * that are read too: they say whether an expiry after it stands.
+ * that are read too: they say whether an expiry after it stands. Every agent of the batch at once,
+ * in a fixed number of statements.
  */
-async function rebuildIntervals(tx: SqlRunner, agentId: string, since: number): Promise<void> {
-  const before = await tx.query<{ started_at: Date }>('SELECT started_at FROM agent_states WHERE agent_id = $1 AND started_at <= $2 ORDER BY started_at DESC LIMIT 2', [agentId, new Date(since)]);
-  const from = before.at(-1)?.started_at ?? new Date(since);
-  const rows = await tx.query<StateFactRow>('SELECT at, state, reason, instance_id FROM agent_state_facts WHERE agent_id = $1 AND at >= $2 ORDER BY at, seq', [
-    agentId,
-    new Date(from.getTime() - REPORT_OUTLIVES_MS),
-  ]);
-  const facts = rows.map((row) => ({ agentId, state: row.state, reason: row.reason, at: row.at.getTime(), instanceId: row.instance_id }));
-  const intervals = intervalsOf(facts, { from: from.getTime() });
-  await tx.query('DELETE FROM agent_states WHERE agent_id = $1 AND started_at >= $2', [agentId, from]);
+async function rebuildIntervals(tx: SqlRunner, sinceByAgent: ReadonlyMap<string, number>): Promise<void> {
+  const agents = [...sinceByAgent.keys()];
+  // The start of the interval before the one `since` falls in: the older of the two latest starts up to it.
+  const before = await tx.query<{ agent_id: string; started_at: Date | null }>(
+    `SELECT a.agent_id, (SELECT min(b.started_at) FROM (SELECT s.started_at FROM agent_states s WHERE s.agent_id = a.agent_id AND s.started_at <= a.since ORDER BY s.started_at DESC LIMIT 2) AS b) AS started_at
+       FROM unnest($1::text[], $2::timestamptz[]) AS a(agent_id, since)`,
+    [agents, agents.map((agentId) => isoOf(sinceByAgent.get(agentId)!))],
+  );
+  const fromByAgent = new Map<string, number>();
+  for (const row of before) fromByAgent.set(row.agent_id, row.started_at?.getTime() ?? sinceByAgent.get(row.agent_id)!);
+  const froms = agents.map((agentId) => isoOf(fromByAgent.get(agentId)!));
+  const rows = await tx.query<StateFactRow & { agent_id: string }>(
+    `SELECT f.agent_id, f.at, f.state, f.reason, f.instance_id
+       FROM unnest($1::text[], $2::timestamptz[]) AS a(agent_id, lower)
+       JOIN agent_state_facts f ON f.agent_id = a.agent_id AND f.at >= a.lower
+      ORDER BY f.agent_id, f.at, f.seq`,
+    [agents, agents.map((agentId) => isoOf(fromByAgent.get(agentId)! - REPORT_OUTLIVES_MS))],
+  );
+  const factsByAgent = new Map<string, AgentStateFact[]>();
+  for (const row of rows) {
+    const fact = { agentId: row.agent_id, state: row.state, reason: row.reason, at: row.at.getTime(), instanceId: row.instance_id };
+    const list = factsByAgent.get(row.agent_id);
+    if (list === undefined) factsByAgent.set(row.agent_id, [fact]);
+    else list.push(fact);
+  }
+  const intervals: { agent_id: string; started_at: string; state: string; reason: string | null; ended_at: string | null }[] = [];
+  // The interval before each agent's `from` ends where the first rebuilt one starts.
+  const joins: { agent_id: string; from: string; ended_at: string }[] = [];
+  for (const [i, agentId] of agents.entries()) {
+    const agentIntervals = intervalsOf(factsByAgent.get(agentId) ?? [], { from: fromByAgent.get(agentId)! });
+    for (const interval of agentIntervals) {
+      intervals.push({ agent_id: agentId, started_at: isoOf(interval.startedAt), state: interval.state, reason: interval.reason ?? null, ended_at: isoOrNull(interval.endedAt) });
+    }
+    if (agentIntervals.length > 0) joins.push({ agent_id: agentId, from: froms[i]!, ended_at: isoOf(agentIntervals[0]!.startedAt) });
+  }
+  await tx.query('DELETE FROM agent_states s USING unnest($1::text[], $2::timestamptz[]) AS a(agent_id, since) WHERE s.agent_id = a.agent_id AND s.started_at >= a.since', [agents, froms]);
   if (intervals.length === 0) return;
   await tx.query(
     `INSERT INTO agent_states (agent_id, started_at, state, reason, ended_at)
-     SELECT $1, i.started_at, i.state, i.reason, i.ended_at
-       FROM jsonb_to_recordset($2::jsonb) AS i(started_at timestamptz, state text, reason text, ended_at timestamptz)`,
-    [agentId, jsonOf(intervals.map((i) => ({ started_at: new Date(i.startedAt).toISOString(), state: i.state, reason: i.reason ?? null, ended_at: isoOrNull(i.endedAt) })))],
+     SELECT i.agent_id, i.started_at, i.state, i.reason, i.ended_at
+       FROM jsonb_to_recordset($1::jsonb) AS i(agent_id text, started_at timestamptz, state text, reason text, ended_at timestamptz)`,
+    [jsonOf(intervals)],
   );
-  // The interval before `from` ends where the first rebuilt one starts.
   await tx.query(
-    'UPDATE agent_states SET ended_at = $3 WHERE agent_id = $1 AND started_at = (SELECT max(started_at) FROM agent_states WHERE agent_id = $1 AND started_at < $2)',
-    [agentId, from, new Date(intervals[0]!.startedAt)],
+    `UPDATE agent_states s SET ended_at = j.ended_at
+       FROM jsonb_to_recordset($1::jsonb) AS j(agent_id text, "from" timestamptz, ended_at timestamptz)
+      WHERE s.agent_id = j.agent_id AND s.started_at = (SELECT max(t.started_at) FROM agent_states t WHERE t.agent_id = j.agent_id AND t.started_at < j."from")`,
+    [jsonOf(joins)],
   );
 }
 

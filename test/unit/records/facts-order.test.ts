@@ -156,4 +156,33 @@ describe.each(DATABASE_HARNESSES.map((make) => [make().name, make] as const))('f
       { numRuns: 15, seed: 7 },
     );
   });
+
+  it("several agents' state changes in the same batches make each agent's own intervals, as each alone would", async () => {
+    const of = (agentId: string, shift: number): AgentStateFact[] => [
+      { agentId, state: 'available', reason: '', at: T0 + shift },
+      { agentId, state: 'break', reason: 'Lunch', at: T0 + shift + 60_000 },
+      { agentId, state: 'available', reason: '', at: T0 + shift + 120_000 },
+      { agentId, state: 'offline', reason: 'presence_expired', at: T0 + shift + 200_000 },
+      { agentId, state: 'available', reason: '', at: T0 + shift + 400_000 },
+    ];
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.shuffledSubarray([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14], { minLength: 15, maxLength: 15 }), fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 8, maxLength: 8 }), async (order, cuts) => {
+        const agents = [`ana-${run}`, `ben-${run}`, `cy-${run}`];
+        run += 1;
+        const facts = agents.flatMap((agentId, k) => of(agentId, k * 30_000));
+        const mine = order.map((i) => facts[i]!);
+        for (let i = 0, c = 0; i < mine.length; c += 1) {
+          const batch = mine.slice(i, i + cuts[c % cuts.length]!);
+          i += batch.length;
+          await db.transaction((tx) => writeBatch(tx, { calls: [], states: batch }, 'test'));
+        }
+        for (const agentId of agents) {
+          const got = await collect(stateIntervals(db, { from: new Date(T0 - 1), to: new Date(T0 + 1_000_000), agentId }));
+          expect(got).toEqual(intervalsOf(facts.filter((f) => f.agentId === agentId)));
+        }
+      }),
+      { numRuns: 10, seed: 11 },
+    );
+  });
 });
