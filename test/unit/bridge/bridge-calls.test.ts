@@ -2,21 +2,14 @@
 // window offers to the node), bad descriptions refused with their rule and nothing else touched,
 // repeated and unknown commands, a leg that dies, the node closing.
 import { RTCPeerConnection, RTCRtpCodecParameters } from 'werift';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { BridgeNode } from '../../../bridge/bridge-node';
 import { CUSTOMER, HOLD_MUSIC } from '../../../shared/bridge';
 import { shapeServiceSdp } from '../../../sandbox/customer-peer';
 import { AgentWindow } from './agent-window';
-import { agentByNodeOffer, eventually, expectServiceFacing, expectWindowFacing, HOST, incomingCall, ServiceCustomer, sleep, startNode, TONE_A, TONE_B } from './bridge-harness';
+import { agentByNodeOffer, closedAfterEach, eventually, expectServiceFacing, expectWindowFacing, HOST, incomingCall, ServiceCustomer, sleep, startNode, TONE_A, TONE_B } from './bridge-harness';
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((peer) => peer.close()));
-});
-function track<T extends { close(): Promise<void> }>(peer: T): T {
-  open.push(peer);
-  return peer;
-}
+const track = closedAfterEach();
 function node(options: Parameters<typeof startNode>[0] = {}) {
   const started = startNode(options);
   track(started.node);

@@ -4,7 +4,7 @@
 import OpusScript from 'opusscript';
 import sdpTransform from 'sdp-transform';
 import type { RtpPacket } from 'werift';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { BridgeNode, type BridgeNodeEvent, type BridgeNodeOptions } from '../../../bridge/bridge-node';
 import type { Logger } from '../../../shared/log';
 import { checkAnswerSdp, checkOfferSdp, describeOffer } from '../../../shared/sdp';
@@ -135,4 +135,16 @@ export function expectWindowFacing(sdp: string, setup: 'actpass' | 'passive'): v
   expect(session.media[0]!.ptime).toBe(20);
   expect(sdp).not.toContain('a=ice-options:trickle');
   if (setup === 'actpass') expect(checkOfferSdp(sdp)).toEqual({ ok: true, value: null });
+}
+
+/** What a test file's tests open (peers, nodes) is closed after each test: Node will not exit while one is open. Returns `track`. */
+export function closedAfterEach(): <T extends { close(): Promise<void> }>(peer: T) => T {
+  const open: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((peer) => peer.close()));
+  });
+  return (peer) => {
+    open.push(peer);
+    return peer;
+  };
 }

@@ -1,19 +1,12 @@
 // Incoming calls through a bridge node, with real werift peers on 127.0.0.1: the sandbox's customer
 // plays the service (ice-lite, complete, Opus 111 + telephone-event 126, its recorded voice), and
 // agents' windows play tones (720 Hz, 960 Hz) so that each listener's ears tell whom it hears.
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { BridgeNode } from '../../../bridge/bridge-node';
 import { CUSTOMER, HOLD_MUSIC } from '../../../shared/bridge';
-import { agentByNodeOffer, eventually, incomingCall, sleep, startNode, TONE_A, TONE_B, type ServiceCustomer } from './bridge-harness';
+import { agentByNodeOffer, closedAfterEach, eventually, incomingCall, sleep, startNode, TONE_A, TONE_B, type ServiceCustomer } from './bridge-harness';
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((peer) => peer.close()));
-});
-function track<T extends { close(): Promise<void> }>(peer: T): T {
-  open.push(peer);
-  return peer;
-}
+const track = closedAfterEach();
 
 async function node(): Promise<{ node: BridgeNode; events: ReturnType<typeof startNode>['events'] }> {
   const started = startNode();

@@ -2,21 +2,14 @@
 // port range (legs made at once never pick one port), and the settings it refuses.
 import { randomInt } from 'node:crypto';
 import sdpTransform from 'sdp-transform';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { BridgeNode } from '../../../bridge/bridge-node';
 import { networkProblems } from '../../../bridge/legs/peer-config';
 import { CUSTOMER } from '../../../shared/bridge';
 import { AgentWindow } from './agent-window';
-import { eventually, HOST, incomingCall, quietLogger, ServiceCustomer, TONE_A } from './bridge-harness';
+import { closedAfterEach, eventually, HOST, incomingCall, quietLogger, ServiceCustomer, TONE_A } from './bridge-harness';
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((peer) => peer.close()));
-});
-function track<T extends { close(): Promise<void> }>(peer: T): T {
-  open.push(peer);
-  return peer;
-}
+const track = closedAfterEach();
 
 const candidatesOf = (sdp: string) => (sdpTransform.parse(sdp).media[0]?.candidates ?? []).map((c) => ({ ip: c.ip, port: Number(c.port), type: c.type }));
 

@@ -3,7 +3,7 @@
 // consent notice (here a 1245 Hz tone) over the agent, then the agent alone again, on one stream
 // whose numbers run on across both changes; the file the node hands its sink when the call ends
 // holds what the customer heard (notice included) in channel 0 and the customer's voice in channel 1.
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { BridgeNode } from '../../../bridge/bridge-node';
 import { BridgeControlClient } from '../../../bridge/control-client';
 import { startControlServer } from '../../../bridge/control-server';
@@ -11,21 +11,14 @@ import { CUSTOMER } from '../../../shared/bridge';
 import type { RecordingSink } from '../../../shared/bridge-recording';
 import { ok, type Result } from '../../../shared/result';
 import { toneAmplitude } from '../../../sandbox/tone-probe';
-import { agentByNodeOffer, eventually, HOST, incomingCall, quietLogger, sleep, startNode, TONE_A, type ReceivedPacket, type ServiceCustomer } from './bridge-harness';
+import { agentByNodeOffer, closedAfterEach, eventually, HOST, incomingCall, quietLogger, sleep, startNode, TONE_A, type ReceivedPacket, type ServiceCustomer } from './bridge-harness';
 import { BRIDGE_TOKEN } from './control-fixtures';
 import { decodeRecording, framesWithTone, RATE, rms, tone } from './recording-probe';
 
 const NOTICE_HZ = 1245;
 const NOTICE = tone(NOTICE_HZ, RATE, 0.18);
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((peer) => peer.close()));
-});
-function track<T extends { close(): Promise<void> }>(peer: T): T {
-  open.push(peer);
-  return peer;
-}
+const track = closedAfterEach();
 
 interface Stored {
   callId: string;

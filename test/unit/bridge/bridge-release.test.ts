@@ -1,18 +1,11 @@
 // A customer let go (releaseCustomer): when no agent is left and the relay cannot end the call at the
 // gateway, the node closes the agents' legs and sends the customer nothing more while its leg stays
 // connected, so that the service ends the call for lack of media.
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { CUSTOMER, HOLD_MUSIC } from '../../../shared/bridge';
-import { agentByNodeOffer, eventually, incomingCall, sleep, startNode, TONE_A } from './bridge-harness';
+import { agentByNodeOffer, closedAfterEach, eventually, incomingCall, sleep, startNode, TONE_A } from './bridge-harness';
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((peer) => peer.close()));
-});
-function track<T extends { close(): Promise<void> }>(peer: T): T {
-  open.push(peer);
-  return peer;
-}
+const track = closedAfterEach();
 
 describe('releasing the customer', () => {
   test('the agents’ legs close and no RTP reaches the customer any more, while the customer’s leg stays connected', async () => {

@@ -6,7 +6,7 @@
 // RTP to werift, both ways (REFERENCE.md "The outbound stream": over a TURN relay werift's receiver
 // reports).
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { RTCPeerConnection, RTCRtpCodecParameters, RtcpRrPacket, RtcpSrPacket, StunProtocol, type RTCIceServer, type RTCRtpTransceiver } from 'werift';
 import type { BridgeNode } from '../../../bridge/bridge-node';
 import { MediaPath } from '../../../bridge/legs/media-path';
@@ -15,7 +15,7 @@ import { turnCredentialsFor } from '../../../relay/turn-credentials';
 import { CUSTOMER, type BridgedCallReport } from '../../../shared/bridge';
 import { startCoturn, type CoturnHandle } from '../../support/coturn-server';
 import { AgentWindow, type WindowNetwork } from './agent-window';
-import { eventually, expectWindowFacing, HOST, incomingCall, quietLogger, startNode, TONE_A, type ServiceCustomer } from './bridge-harness';
+import { closedAfterEach, eventually, expectWindowFacing, HOST, incomingCall, quietLogger, startNode, TONE_A, type ServiceCustomer } from './bridge-harness';
 
 const secret = randomBytes(18).toString('base64url');
 let coturn: CoturnHandle;
@@ -32,14 +32,7 @@ function turnServer(user: string): RTCIceServer {
   return { urls: `turn:${HOST}:${coturn.port}`, username, credential };
 }
 
-const open: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((peer) => peer.close()));
-});
-function track<T extends { close(): Promise<void> }>(peer: T): T {
-  open.push(peer);
-  return peer;
-}
+const track = closedAfterEach();
 
 /** A bare werift peer with a media path of its own, on 127.0.0.1 or, relay-only, through `turn`. */
 class PathPeer {

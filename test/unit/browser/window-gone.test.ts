@@ -140,11 +140,17 @@ class HeldAnswers extends FakeService {
   }
 }
 
-test('a page closes while its answer is on its way: the call is reported at once, and not again when the answer is taken', async () => {
+/** The host again, on a service that holds each `command`'s answer until the test gives it. */
+async function hostHolding(command: string): Promise<HeldAnswers> {
   await host.close();
-  const held = new HeldAnswers('answerCall');
+  const held = new HeldAnswers(command);
   service = held;
   host = await startBrowserHost({ backend: service, staticDir });
+  return held;
+}
+
+test('a page closes while its answer is on its way: the call is reported at once, and not again when the answer is taken', async () => {
+  const held = await hostHolding('answerCall');
   const agent = await page();
   agent.ws.send(JSON.stringify({ id: 1, command: 'answerCall', params: { localId: 'in:wacid.h1', sdp: ANSWER_SDP } }));
   await settle(() => held.waiting.has('in:wacid.h1'));
@@ -157,10 +163,7 @@ test('a page closes while its answer is on its way: the call is reported at once
 });
 
 test('a page closes while its rejoin answer is on its way and another page has the call’s audio: only a taken answer reports the call, when it is taken', async () => {
-  await host.close();
-  const held = new HeldAnswers('rejoinCall');
-  service = held;
-  host = await startBrowserHost({ backend: service, staticDir });
+  const held = await hostHolding('rejoinCall');
   const owner = await page();
   await owner.send(1, 'answerCall', { localId: 'in:wacid.h2', sdp: ANSWER_SDP });
   const stale = await page();

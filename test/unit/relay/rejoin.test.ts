@@ -282,9 +282,8 @@ describe('the rejoin window', () => {
     expect(await s.calls.rejoin(callId, 'alice')).toMatchObject({ ok: false, refusal: { status: 410, code: 'call_ended' } });
   });
 
-  it('a member whose new leg connects is back: its window counts no more', { timeout: 30_000 }, async () => {
-    const s = stack({ windowMs: 5_000 });
-    const callId = 'wacid.rejoin-connects';
+  /** Alice's window goes, a new one answers her new leg and the customer hears it; then a 5 s rejoin window passes. */
+  async function rejoinedPastTheWindow(s: Stack, callId: string): Promise<{ legId: string }> {
     const { customer, window } = await answeredCall(s, callId);
     await gone(window);
     const rejoinAt = Date.now();
@@ -294,6 +293,13 @@ describe('the rejoin window', () => {
     expect(await s.calls.rejoinAnswer(callId, 'alice', rejoin.value.legId, await reloaded.answer(rejoin.value.offer))).toEqual({ ok: true, value: null });
     await eventually('the customer to hear the rejoined window', () => customer.hears(TONE_B) > 0.3, 10_000);
     await sleep(Math.max(0, rejoinAt + 5_500 - Date.now()));
+    return { legId: rejoin.value.legId };
+  }
+
+  it('a member whose new leg connects is back: its window counts no more', { timeout: 30_000 }, async () => {
+    const s = stack({ windowMs: 5_000 });
+    const callId = 'wacid.rejoin-connects';
+    await rejoinedPastTheWindow(s, callId);
     expect(s.notBack).toEqual([]);
     expect(await s.calls.hold(callId, 'alice', true)).toEqual({ ok: true, value: null });
   });
@@ -301,17 +307,9 @@ describe('the rejoin window', () => {
   it('a leg_connected lost on its way: the node’s report at the window’s end says the leg is connected, and the member stays', { timeout: 30_000 }, async () => {
     const s = stack({ windowMs: 5_000, followEvents: false });
     const callId = 'wacid.rejoin-word-lost';
-    const { customer, window } = await answeredCall(s, callId);
-    await gone(window);
-    const rejoinAt = Date.now();
-    const rejoin = await s.calls.rejoin(callId, 'alice');
-    if (!rejoin.ok) throw new Error(rejoin.refusal.message);
-    const reloaded = track(new AgentWindow(TONE_B));
-    expect(await s.calls.rejoinAnswer(callId, 'alice', rejoin.value.legId, await reloaded.answer(rejoin.value.offer))).toEqual({ ok: true, value: null });
-    await eventually('the customer to hear the rejoined window', () => customer.hears(TONE_B) > 0.3, 10_000);
-    await sleep(Math.max(0, rejoinAt + 5_500 - Date.now()));
+    const { legId } = await rejoinedPastTheWindow(s, callId);
     expect(s.notBack).toEqual([]);
-    expect(await routesOn(s.node, callId)).toEqual({ [CUSTOMER]: [rejoin.value.legId], [rejoin.value.legId]: [CUSTOMER] });
+    expect(await routesOn(s.node, callId)).toEqual({ [CUSTOMER]: [legId], [legId]: [CUSTOMER] });
   });
 
   it('with the key: the agent is told first, then the relay ends the call at the gateway and the node lets it go; a late rejoin is 410', { timeout: 30_000 }, async () => {
