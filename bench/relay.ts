@@ -28,7 +28,9 @@
 // `undici:client:sendHeaders`). This process sends through a pool of 32 connections with up to 128
 // webhooks in flight, so a webhook may first wait here for a free connection; that wait belongs
 // to this sender, not to the relay, and is printed apart, as is the split at the relay's
-// receivedAt (sent → received by the relay, received → read by the agent).
+// receivedAt (sent → received by the relay, received → read by the agent). Every phase's bodies
+// are made and signed before its clock starts, so that what this process does on the cores it
+// shares with the relay while it sends is the sending.
 //
 // WORKLOAD. Fanning every webhook out to all 10 000 agents would be 55 M SSE writes/s, which is not
 // what a team's relay does: most traffic concerns one agent. So the main phase is per-agent: every
@@ -561,6 +563,12 @@ async function drive(
   let refused = 0;
   let failed = 0;
   let inFlight = 0;
+  // Every body is made and signed before the clock starts: this process shares the machine's cores
+  // with the relay, and its own work while sending should be the sending alone.
+  const prepared = Array.from({ length: total }, (_, n) => {
+    const { body, keys } = make(n);
+    return { body, keys, signature: `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` };
+  });
   const started = performance.now();
   let lastAnswerAt = started;
   const elu = performance.eventLoopUtilization();
@@ -571,8 +579,7 @@ async function drive(
       const due = elapsed >= durationMs ? sent : Math.min(total, Math.floor((elapsed / 1000) * rate));
       while (sent < due && inFlight < MAX_IN_FLIGHT) {
         const n = sent++;
-        const { body, keys } = make(n);
-        const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+        const { body, keys, signature } = prepared[n]!;
         inFlight++;
         // Timed from the moment its first byte is written (wireStamp below); until then it waits
         // for one of the pool's connections, and that wait is reported apart.

@@ -66,11 +66,19 @@ function teamFrame(info: TeamInfo): string {
   return `event: team\ndata: ${JSON.stringify(info)}\n\n`;
 }
 
+/** How many events' frames the hub keeps: more than one replay page of every session resuming at once needs. */
+const FRAMES_KEPT = 2_048;
+
 export class SessionHub {
   private readonly sessions = new Set<AgentSession>();
   private readonly perAgent = new Map<string, Set<AgentSession>>();
-  /** Each stored event is serialised once per instance, whatever the number of sessions. */
-  private readonly frames = new WeakMap<StoredEvent, { json: string; frame: string }>();
+  /**
+   * Each stored event is serialised once per instance, whatever the number of sessions it goes to:
+   * a fan-out writes it to all of them at once, and sessions resuming together replay the same
+   * events. A bounded map rather than a WeakMap keyed by every event ever fanned out: a weak map that
+   * large is work for every garbage collection.
+   */
+  private readonly frames = new Map<StoredEvent, { json: string; frame: string }>();
   private readonly heartbeat: NodeJS.Timeout;
   /** Cursors fanned out lately: a replayed event not among them has yet to come through the live fan-out. */
   readonly recentlyFannedOut = new BoundedSet(4_096);
@@ -177,6 +185,7 @@ export class SessionHub {
       const json = JSON.stringify(envelopeOf(stored));
       cached = { json, frame: `id: ${stored.cursor}\ndata: ${json}\n\n` };
       this.frames.set(stored, cached);
+      if (this.frames.size > FRAMES_KEPT) this.frames.delete(this.frames.keys().next().value!);
     }
     return cached;
   }

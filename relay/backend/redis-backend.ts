@@ -73,6 +73,8 @@ export const REDIS_DEFAULTS = {
   connectTimeoutMs: 10_000,
 } as const;
 
+/** Own appends kept for the reader: more than a busy second's worth of one instance's. */
+const OWN_PAYLOADS_KEPT = 16_384;
 /** Entries per XREAD: bounds the work done between two looks at the event loop. */
 const READ_BATCH = 500;
 const READ_BLOCK_MS = 1_000;
@@ -427,6 +429,12 @@ export class RedisBackend implements RelayBackend {
   private listeners: ReadonlyArray<(event: StoredEvent) => void> = [];
   /** The largest id this instance appended: `flush` waits for the reader to pass it. */
   private lastAppendedId: [bigint, bigint] | undefined;
+  /**
+   * What this instance is appending, or appended and the reader has yet to bring back, by the exact
+   * text it wrote: the reader hands these on as they are, without parsing its own JSON again.
+   * Bounded; an entry not found here is read like any other instance's.
+   */
+  private readonly ownPayloads = new Map<string, Omit<StoredEvent, 'cursor'>>();
   /** `flush` calls waiting for the reader, each with the id it must pass. */
   private flushes: Array<{ until: [bigint, bigint]; resolve: () => void }> = [];
   private mirror = new Map<string, PresenceEntry>();
@@ -535,7 +543,23 @@ export class RedisBackend implements RelayBackend {
     const now = this.now();
     // Decided here, not in the script: it depends only on the event and this instance's clock.
     if (isStaleConnect(event, now)) return { stored: false, reason: 'stale' };
-    const payload = JSON.stringify({ receivedAt: input.receivedAt, event, audience: input.audience });
+    const record = { receivedAt: input.receivedAt, event, audience: input.audience };
+    const payload = JSON.stringify(record);
+    this.ownPayloads.set(payload, record);
+    if (this.ownPayloads.size > OWN_PAYLOADS_KEPT) this.ownPayloads.delete(this.ownPayloads.keys().next().value!);
+    let keep = false;
+    try {
+      const outcome = await this.appendPayload(input, payload, now);
+      // Stored and not read back yet: the reader takes it from here.
+      keep = outcome.stored && !this.readPast(parseStreamId(outcome.event.cursor) ?? [0n, 0n]);
+      return outcome;
+    } finally {
+      if (!keep) this.ownPayloads.delete(payload);
+    }
+  }
+
+  private async appendPayload(input: AppendInput, payload: string, now: number): Promise<AppendOutcome> {
+    const { event } = input;
     const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event, input.audience)}`;
     // Message events have no call: their tombstone key is never read or written by the script.
     const tombstoneKey = 'callId' in event ? this.tombstoneKey(event.callId) : dedupKey;
@@ -909,6 +933,15 @@ export class RedisBackend implements RelayBackend {
     return events;
   }
 
+  /** An entry this instance appended, as it appended it: its text is exactly what was written. */
+  private ownEntry(cursor: string, fields: unknown): StoredEvent | undefined {
+    if (this.ownPayloads.size === 0 || !Array.isArray(fields) || fields[0] !== 'e' || typeof fields[1] !== 'string') return undefined;
+    const record = this.ownPayloads.get(fields[1]);
+    if (record === undefined) return undefined;
+    this.ownPayloads.delete(fields[1]);
+    return { cursor, ...record };
+  }
+
   /** Stream entries are outside data too (another relay version may have written them). */
   private parseEntry(entry: unknown): StoredEvent | undefined {
     if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !Array.isArray(entry[1])) return undefined;
@@ -979,7 +1012,7 @@ export class RedisBackend implements RelayBackend {
       for (const entry of stream[1] as unknown[]) {
         if (!Array.isArray(entry) || typeof entry[0] !== 'string') continue;
         this.lastDeliveredId = entry[0];
-        const event = this.parseEntry(entry);
+        const event = this.ownEntry(entry[0], entry[1]) ?? this.parseEntry(entry);
         if (!event) continue;
         for (const listener of this.listeners) {
           try {

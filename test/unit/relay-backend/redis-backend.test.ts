@@ -68,6 +68,20 @@ describe('RedisBackend', () => {
     expect(atB.events).toEqual(atA.events);
   });
 
+  it('hands its own events on as it appended them, without reading them back; another instance reads them from the stream', async () => {
+    const [a, b] = await pair();
+    const atA = recorder(a);
+    const atB = recorder(b);
+    const mine: StoredEvent[] = [];
+    for (let i = 0; i < 20; i++) mine.push(await store(a, inbound(`own-${i}`, Date.now()), Date.now()));
+    await eventually(() => atA.events.length === 20 && atB.events.length === 20, 'delivery on both instances');
+    expect(atA.events).toEqual(mine);
+    expect(atB.events).toEqual(mine);
+    // The appended event itself, not a copy parsed from the stream; the other instance parsed its own.
+    expect(atA.events.every((stored, i) => stored.event === mine[i]!.event)).toBe(true);
+    expect(atB.events.some((stored, i) => stored.event === mine[i]!.event)).toBe(false);
+  });
+
   it('refuses on one instance a duplicate stored by the other, and a connect tombstoned there', async () => {
     const [a, b] = await pair();
     const t = Date.now();
