@@ -14,7 +14,7 @@ import type { AgentStateFact } from './agent-states';
 import type { CallFact } from './call-facts';
 import type { Database } from './database';
 import { JournalInUseError, RecordsJournal, type JournalRead } from './records-journal';
-import { writeBatch, type FactBatch } from './records-store';
+import { KnownFacts, writeBatch, type FactBatch } from './records-store';
 
 export type QueuedFact = { kind: 'call'; fact: CallFact } | { kind: 'state'; fact: AgentStateFact };
 
@@ -98,6 +98,8 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
 
 export class RecordsWriter {
   private queue: QueuedFact[] = [];
+  /** The calls this writer wrote lately, so that each batch reads back only what it does not know of them. */
+  private readonly known = new KnownFacts();
   /** The batch being written: at the queue's head, never spilled nor dropped while it is. */
   private readonly inFlight = new Set<QueuedFact>();
   private link: Link = { kind: 'connecting' };
@@ -366,7 +368,8 @@ export class RecordsWriter {
       calls: batch.flatMap((q) => (q.kind === 'call' ? [q.fact] : [])),
       states: batch.flatMap((q) => (q.kind === 'state' ? [q.fact] : [])),
     };
-    await this.link.db.transaction((tx) => writeBatch(tx, facts, this.options.instanceId));
+    const standing = await this.link.db.transaction((tx) => writeBatch(tx, facts, this.options.instanceId, this.known));
+    this.known.remember(standing);
   }
 
   /** Out of the queue once written or dropped: the batch in flight stays at the queue's head (spills and drops pass it by). */
