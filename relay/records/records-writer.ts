@@ -366,7 +366,9 @@ export class RecordsWriter {
       calls: batch.flatMap((q) => (q.kind === 'call' ? [q.fact] : [])),
       states: batch.flatMap((q) => (q.kind === 'state' ? [q.fact] : [])),
     };
-    await this.link.db.transaction((tx) => writeBatch(tx, facts, this.options.instanceId));
+    const { db } = this.link;
+    const { instanceId } = this.options;
+    await (db.writeFacts !== undefined ? db.writeFacts(facts, instanceId) : db.transaction((tx) => writeBatch(tx, facts, instanceId)));
   }
 
   /** Out of the queue once written or dropped: the batch in flight stays at the queue's head (spills and drops pass it by). */
