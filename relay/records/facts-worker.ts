@@ -83,9 +83,10 @@ class FactsThread {
     if (this.stopped !== undefined) return Promise.reject(this.stopped);
     const id = this.nextId++;
     return new Promise<void>((resolve, reject) => {
+      // Throws (and the promise rejects) on what cannot be cloned, before anything waits for it.
+      this.worker.postMessage({ id, ...request } satisfies FactsRequest);
       if (this.pending.size === 0) this.worker.ref();
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, ...request } satisfies FactsRequest);
     });
   }
 
