@@ -52,8 +52,8 @@ export class FactsThreadStoppedError extends Error {
   }
 }
 
-/** How long close() lets the thread end its pool (whose own close takes up to 2 s) before the thread is ended. */
-const CLOSE_GRACE_MS = 2_500;
+/** How long close() lets the thread end its pool (as long as the relay's pool gets) before the thread is ended with what it still holds. */
+const CLOSE_GRACE_MS = 2_000;
 
 /** One worker thread, from its start to its end. */
 class FactsThread {
