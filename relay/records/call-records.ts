@@ -71,6 +71,9 @@ export class CallRecords implements RelayRecords {
         const db = await open();
         try {
           const report = await migrate(db);
+          // Ready means a batch can be written: a database that writes them apart (PostgreSQL's
+          // writer thread) starts that now, its connection made, rather than at the first batch.
+          await db.writeFacts?.({ calls: [], states: [] }, this.instanceId);
           this.log.info('call records ready', { database: db.kind, where: db.where, migrationsApplied: report.applied });
           if (report.unknown.length > 0) this.log.warn('the records database has migrations this relay does not know: a newer relay ran on it', { versions: report.unknown });
           return db;

@@ -5,6 +5,7 @@
 // as number, text[] as string[], jsonb as its value. Counts and averages are cast in the SQL
 // (`::int`, `::float8`), since the two drivers read bigint and numeric differently.
 import type { Logger } from '../../shared/log';
+import type { FactBatch } from './records-store';
 
 /** Runs one statement; `$1`, `$2`… are bound from `params`. */
 export interface SqlRunner {
@@ -19,6 +20,13 @@ export interface Database extends SqlRunner {
   readonly where: string;
   /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
   transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T>;
+  /**
+   * Writes a batch of facts in one transaction, as `writeBatch` (records-store.ts) does in
+   * `transaction`, where the database has a better place to do it (PostgreSQL: a worker thread, off
+   * the relay's event loop). Fails as `transaction` would: a refused datum with its SQLSTATE `code`
+   * or its RangeError/TypeError `name`, anything else as the database's state.
+   */
+  writeFacts?(batch: FactBatch, instanceId: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,14 +1,24 @@
 // The records in PostgreSQL (`--database postgres://…`), shared by every relay instance of a team:
-// a small pool, since the records are written in batches by one writer per instance and read by
-// occasional queries.
+// a small pool for the occasional queries, and the batches of the one writer per instance written
+// in a worker thread with a pool of its own (facts-worker.ts), off the relay's event loop.
 //
 // A server that does not answer at all (a network cut mid-statement, a host frozen) is as good as
 // down: a statement not answered in time fails, and its connection is let go rather than asked to
 // roll back, which would wait on the same silence; the server rolls back what it loses.
 import { Pool, type PoolClient } from 'pg';
 import { describePostgresUrl, type Database, type SqlRunner } from './database';
+import { FactsWorker } from './facts-worker';
+import type { FactBatch } from './records-store';
 
-const POOL_SIZE = 4;
+/** Which pool a database is, as the server's pg_stat_activity names it too. */
+export interface PoolRole {
+  size: number;
+  applicationName: string;
+}
+/** The relay's: queries, migrations, prunes, wrap-ups. */
+const RELAY_POOL: PoolRole = { size: 4, applicationName: 'softphone-relay-records' };
+/** The writer thread's: one batch at a time, and one connection more while a lost one is let go. */
+export const WRITER_POOL: PoolRole = { size: 2, applicationName: 'softphone-relay-records-writer' };
 /** A server that does not answer within this is as good as down: the writer retries later. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /** No statement of the records runs longer than this; one that does is stuck (a lock, a server in trouble). */
@@ -19,6 +29,8 @@ const CLOSE_GRACE_MS = 2_000;
 export interface PostgresDatabaseOptions {
   /** A statement the server has not answered within this fails here, its connection let go. Default: the server's own limit (60 s) and 5 s more. */
   answerTimeoutMs?: number;
+  /** Default the relay's (RELAY_POOL); the writer thread opens its own (WRITER_POOL). */
+  pool?: PoolRole;
 }
 
 /** The server did not answer a statement in time: its connection is let go. */
@@ -32,6 +44,8 @@ export class NoAnswerError extends Error {
 export class PostgresDatabase implements Database {
   readonly kind = 'postgres';
   readonly where: string;
+  private readonly facts: FactsWorker;
+  private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly pool: Pool,
@@ -39,19 +53,21 @@ export class PostgresDatabase implements Database {
     private readonly answerTimeoutMs: number,
   ) {
     this.where = describePostgresUrl(url);
+    this.facts = new FactsWorker({ url, answerTimeoutMs });
   }
 
   /** Connects lazily: the first query reaches the server, and fails while it is down. */
   static open(url: string, options: PostgresDatabaseOptions = {}): PostgresDatabase {
+    const role = options.pool ?? RELAY_POOL;
     const pool = new Pool({
       connectionString: url,
-      max: POOL_SIZE,
+      max: role.size,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       statement_timeout: STATEMENT_TIMEOUT_MS,
       idleTimeoutMillis: 30_000,
       // A peer gone without a word (a host powered off) is noticed by the kernel, not by the next statement's silence alone.
       keepAlive: true,
-      application_name: 'softphone-relay-records',
+      application_name: role.applicationName,
     });
     // An idle connection that the server drops (a restart, a network cut) is reported here; without a
     // listener it would end the process. The pool discards it, and the next query opens another.
@@ -84,8 +100,18 @@ export class PostgresDatabase implements Database {
     });
   }
 
-  /** Within a few seconds: the connections finish what they do, or are left to the process's end. */
-  async close(): Promise<void> {
+  /** In the writer thread (facts-worker.ts), started at the first batch. */
+  writeFacts(batch: FactBatch, instanceId: string): Promise<void> {
+    return this.facts.write(batch, instanceId);
+  }
+
+  /** Within a few seconds: the connections finish what they do, or are left to the process's end; the writer thread ends with its own. Once, however often asked. */
+  close(): Promise<void> {
+    this.closing ??= Promise.all([this.endPool(), this.facts.close()]).then(() => undefined);
+    return this.closing;
+  }
+
+  private async endPool(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const ended = this.pool.end();
     await Promise.race([ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);

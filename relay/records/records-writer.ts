@@ -83,7 +83,7 @@ async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean
  * A failure that another attempt would meet again, and that only this data meets: a SQLSTATE of
  * class 22 (data exception: a character the encoding refuses, a number out of range) or 23 (a
  * constraint), or JavaScript's own RangeError or TypeError in turning facts into rows (a time no
- * Date holds), here or in the embedded database's worker — never one of the system's, which names
+ * Date holds), here or in a database's worker thread — never one of the system's, which names
  * its call (`syscall`). Anything else — a connection, a lock, a permission, the schema — is the
  * database's state, and the facts wait for it to change.
  */
@@ -368,8 +368,11 @@ export class RecordsWriter {
       calls: batch.flatMap((q) => (q.kind === 'call' ? [q.fact] : [])),
       states: batch.flatMap((q) => (q.kind === 'state' ? [q.fact] : [])),
     };
-    const standing = await this.link.db.transaction((tx) => writeBatch(tx, facts, this.options.instanceId, this.known));
-    this.known.remember(standing);
+    const { db } = this.link;
+    const { instanceId } = this.options;
+    // A database that writes batches itself (PostgreSQL, in its writer thread) keeps its own KnownFacts there.
+    if (db.writeFacts !== undefined) return db.writeFacts(facts, instanceId);
+    this.known.remember(await db.transaction((tx) => writeBatch(tx, facts, instanceId, this.known)));
   }
 
   /** Out of the queue once written or dropped: the batch in flight stays at the queue's head (spills and drops pass it by). */

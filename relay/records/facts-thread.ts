@@ -1,0 +1,37 @@
+// The records' writer thread (facts-worker.ts): its own PostgreSQL pool, on which each batch is
+// written in one transaction (records-store.ts `writeBatch`), off the relay's event loop.
+//
+// Messages in: { id, op: 'write', batch, instanceId } | { id, op: 'close' }. Out: { id, ok: true }
+// or { id, ok: false, error: { message, name, code?, syscall? } }.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { FactsReply, FactsRequest, FactsThreadData, ThreadError } from './facts-worker';
+import { PostgresDatabase, WRITER_POOL } from './postgres-database';
+import { KnownFacts, writeBatch } from './records-store';
+
+const { url, answerTimeoutMs } = workerData as FactsThreadData;
+const db = PostgresDatabase.open(url, { answerTimeoutMs, pool: WRITER_POOL });
+/** The calls this thread wrote lately: each batch reads back only what it does not know of them. */
+const known = new KnownFacts();
+
+/** What the writer needs of an error to tell refused data from a database that is away. */
+function threadErrorOf(error: unknown): ThreadError {
+  if (!(error instanceof Error)) return { message: String(error), name: 'Error' };
+  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
+  // A connection refused at every address of a host name is an AggregateError whose own message is empty.
+  const message = error.message !== '' || !(error instanceof AggregateError) ? error.message : error.errors.map((inner: unknown) => (inner instanceof Error ? inner.message : String(inner))).join('; ');
+  return { message, name: error.name, ...(typeof code === 'string' ? { code } : {}), ...(typeof syscall === 'string' ? { syscall } : {}) };
+}
+
+async function answer(request: FactsRequest): Promise<FactsReply> {
+  try {
+    if (request.op === 'write') known.remember(await db.transaction((tx) => writeBatch(tx, request.batch, request.instanceId, known)));
+    else await db.close();
+    return { id: request.id, ok: true };
+  } catch (error) {
+    return { id: request.id, ok: false, error: threadErrorOf(error) };
+  }
+}
+
+parentPort?.on('message', (request: FactsRequest) => {
+  void answer(request).then((reply) => parentPort?.postMessage(reply));
+});

@@ -1,0 +1,145 @@
+// PostgreSQL's batch writes, in a worker thread of their own (facts-thread.ts): writing a batch is
+// mostly JavaScript — the driver parsing every fact of the batch's calls read back, each call's row
+// derived again, the JSON of the rows built — which would otherwise take a share of the relay's one
+// event loop, and with it of every webhook and event stream. The thread has its own small pool on
+// the same server; the relay's own pool keeps the queries (wallboard, reports, migrations, prune).
+//
+// The thread starts at the first write, and again at the next write after it dies: meanwhile a
+// write fails as with a server that is down, never as refused data, so the writer's facts wait and
+// are written again (a batch written twice changes nothing).
+import { Worker } from 'node:worker_threads';
+import type { FactBatch } from './records-store';
+
+/** What the thread is started with (`workerData`): the pool's server and its statements' limit. */
+export interface FactsThreadData {
+  url: string;
+  answerTimeoutMs: number;
+}
+
+export type FactsRequest = { id: number; op: 'write'; batch: FactBatch; instanceId: string } | { id: number; op: 'close' };
+/** An error as it crosses the thread's edge: what tells refused data (`code`, `name`) from the database's state (`syscall`, the rest). */
+export interface ThreadError {
+  message: string;
+  name: string;
+  code?: string;
+  syscall?: string;
+}
+export type FactsReply = { id: number; ok: true } | { id: number; ok: false; error: ThreadError };
+
+export interface FactsWorkerOptions extends FactsThreadData {
+  /** The thread's module: facts-thread.mjs, or one that runs it among other things (a test's). */
+  entry?: URL;
+}
+
+/** An error the write met in the thread, as it was there: its message, name (RangeError, NoAnswerError…), SQLSTATE `code` and `syscall`. */
+export class FactsWriteError extends Error {
+  readonly code: string | undefined;
+  readonly syscall: string | undefined;
+
+  constructor(error: ThreadError) {
+    super(error.message);
+    this.name = error.name;
+    this.code = error.code;
+    this.syscall = error.syscall;
+  }
+}
+
+/** The thread is gone (`cause`: its error, or its exit code): the writes it had are lost, and the next write starts another. */
+export class FactsThreadStoppedError extends Error {
+  constructor(message: string, options?: { cause: unknown }) {
+    super(message, options);
+    this.name = 'FactsThreadStoppedError';
+  }
+}
+
+/** How long close() lets the thread end its pool (as long as the relay's pool gets) before the thread is ended with what it still holds. */
+const CLOSE_GRACE_MS = 2_000;
+
+/** One worker thread, from its start to its end. */
+class FactsThread {
+  private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  private nextId = 1;
+  /** Set once the thread is gone; every call fails with it. */
+  stopped: FactsThreadStoppedError | undefined;
+
+  constructor(private readonly worker: Worker) {
+    // Held only while it has a write: an idle thread never keeps the process alive.
+    worker.unref();
+    const stop = (error: FactsThreadStoppedError) => {
+      if (this.stopped !== undefined) return;
+      this.stopped = error;
+      for (const { reject } of this.pending.values()) reject(error);
+      this.pending.clear();
+      worker.unref();
+    };
+    worker.on('message', (reply: FactsReply) => this.settle(reply));
+    // 'error' (an uncaught error, a heap exhausted, a module that did not load) comes before 'exit' and says more.
+    worker.on('error', (error) => stop(new FactsThreadStoppedError(`the records' writer thread stopped: ${error.message}`, { cause: error })));
+    worker.on('exit', (code) => stop(new FactsThreadStoppedError(`the records' writer thread stopped (exit ${code})`)));
+  }
+
+  /** Posts at once, before it returns: the thread works on it whatever this event loop does meanwhile. */
+  call(request: { op: 'write'; batch: FactBatch; instanceId: string } | { op: 'close' }): Promise<void> {
+    if (this.stopped !== undefined) return Promise.reject(this.stopped);
+    const id = this.nextId++;
+    return new Promise<void>((resolve, reject) => {
+      // Throws (and the promise rejects) on what cannot be cloned, before anything waits for it.
+      this.worker.postMessage({ id, ...request } satisfies FactsRequest);
+      if (this.pending.size === 0) this.worker.ref();
+      this.pending.set(id, { resolve, reject });
+    });
+  }
+
+  async terminate(): Promise<void> {
+    await this.worker.terminate();
+  }
+
+  private settle(reply: FactsReply): void {
+    const waiting = this.pending.get(reply.id);
+    if (waiting === undefined) return;
+    this.pending.delete(reply.id);
+    if (this.pending.size === 0) this.worker.unref();
+    if (reply.ok) waiting.resolve();
+    else waiting.reject(new FactsWriteError(reply.error));
+  }
+}
+
+type Life = { kind: 'idle' } | { kind: 'running'; thread: FactsThread } | { kind: 'closed' };
+
+export class FactsWorker {
+  private life: Life = { kind: 'idle' };
+
+  constructor(private readonly options: FactsWorkerOptions) {}
+
+  /** Writes the batch in one transaction in the thread, started first if none runs. */
+  write(batch: FactBatch, instanceId: string): Promise<void> {
+    const life = this.life;
+    if (life.kind === 'closed') return Promise.reject(new Error('the records database is closed'));
+    let thread = life.kind === 'running' ? life.thread : undefined;
+    if (thread === undefined || thread.stopped !== undefined) {
+      thread = new FactsThread(this.spawn());
+      this.life = { kind: 'running', thread };
+    }
+    return thread.call({ op: 'write', batch, instanceId });
+  }
+
+  /** Within a few seconds: the thread ends its pool, or is ended with it. Once; later writes fail. */
+  async close(): Promise<void> {
+    const life = this.life;
+    this.life = { kind: 'closed' };
+    if (life.kind !== 'running') return;
+    const { thread } = life;
+    if (thread.stopped === undefined) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([thread.call({ op: 'close' }).catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_GRACE_MS)))]);
+      clearTimeout(timer);
+    }
+    await thread.terminate();
+  }
+
+  private spawn(): Worker {
+    const { entry, url, answerTimeoutMs } = this.options;
+    const workerData: FactsThreadData = { url, answerTimeoutMs };
+    return new Worker(entry ?? new URL('./facts-thread.mjs', import.meta.url), { workerData });
+  }
+}
