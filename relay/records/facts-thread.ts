@@ -6,12 +6,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FactsReply, FactsRequest, FactsThreadData, ThreadError } from './facts-worker';
 import { PostgresDatabase, WRITER_POOL } from './postgres-database';
-import { KnownFacts, writeBatch } from './records-store';
+import { writeBatch } from './records-store';
 
 const { url, answerTimeoutMs } = workerData as FactsThreadData;
 const db = PostgresDatabase.open(url, { answerTimeoutMs, pool: WRITER_POOL });
-/** The calls this thread wrote lately: each batch reads back only what it does not know of them. */
-const known = new KnownFacts();
 
 /** What the writer needs of an error to tell refused data from a database that is away. */
 function threadErrorOf(error: unknown): ThreadError {
@@ -24,7 +22,7 @@ function threadErrorOf(error: unknown): ThreadError {
 
 async function answer(request: FactsRequest): Promise<FactsReply> {
   try {
-    if (request.op === 'write') known.remember(await db.transaction((tx) => writeBatch(tx, request.batch, request.instanceId, known)));
+    if (request.op === 'write') await db.transaction((tx) => writeBatch(tx, request.batch, request.instanceId));
     else await db.close();
     return { id: request.id, ok: true };
   } catch (error) {

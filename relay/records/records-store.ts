@@ -29,74 +29,17 @@ function jsonOf(rows: unknown): string {
   return plain.includes('\\u0000') ? JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'string' ? value.replaceAll('\u0000', '') : value)) : plain;
 }
 
-/** Each call of a batch and its facts as they stand once the batch is written. */
-export type StandingFacts = ReadonlyMap<string, readonly CallFact[]>;
-
-/**
- * The facts of the calls a writer wrote lately, as they stood when it last derived each call's row
- * (`remember`, once that transaction committed). Deriving such a call again reads back from the
- * database only what differs from them — another instance's facts, a wrap-up saved meanwhile, a
- * fact that lost to one stored before — rather than every fact of the call at each step.
- *
- * A call is kept for a while only (an hour by default), well inside any retention, so that a call
- * the retention pruned never comes back from here; and a bounded number of them, the least lately
- * written going first.
- */
-export class KnownFacts {
-  private readonly calls = new Map<string, { facts: readonly CallFact[]; at: number }>();
-  private readonly maxCalls: number;
-  private readonly maxAgeMs: number;
-  private readonly now: () => number;
-
-  constructor(options: { maxCalls?: number; maxAgeMs?: number; now?: () => number } = {}) {
-    this.maxCalls = options.maxCalls ?? 20_000;
-    this.maxAgeMs = options.maxAgeMs ?? 60 * 60_000;
-    this.now = options.now ?? Date.now;
-  }
-
-  get size(): number {
-    return this.calls.size;
-  }
-
-  /** The call's facts as last derived here, unless that was too long ago. */
-  of(callId: string): readonly CallFact[] | undefined {
-    const known = this.calls.get(callId);
-    if (known === undefined) return undefined;
-    if (this.now() - known.at <= this.maxAgeMs) return known.facts;
-    this.calls.delete(callId);
-    return undefined;
-  }
-
-  /** After the transaction that wrote them committed: a rolled-back one leaves nothing to remember. */
-  remember(standing: StandingFacts): void {
-    const at = this.now();
-    for (const [callId, facts] of standing) {
-      this.calls.delete(callId);
-      this.calls.set(callId, { facts, at });
-    }
-    for (const callId of this.calls.keys()) {
-      if (this.calls.size <= this.maxCalls) break;
-      this.calls.delete(callId);
-    }
-  }
-}
-
-/**
- * Writes a batch in the transaction given; the same batch written again changes nothing. With
- * `known`, the calls' rows are derived reading back only facts it does not hold already; the facts
- * as they stand are returned either way, for `known.remember` once the transaction committed.
- */
-export async function writeBatch(tx: SqlRunner, batch: FactBatch, instanceId: string, known?: KnownFacts): Promise<StandingFacts> {
-  const standing = batch.calls.length > 0 ? await writeCallFacts(tx, batch.calls, instanceId, known) : new Map<string, CallFact[]>();
+/** Writes a batch in the transaction given; the same batch written again changes nothing. */
+export async function writeBatch(tx: SqlRunner, batch: FactBatch, instanceId: string): Promise<void> {
+  if (batch.calls.length > 0) await writeCallFacts(tx, batch.calls, instanceId);
   if (batch.states.length > 0) await writeStateFacts(tx, batch.states, instanceId);
-  return standing;
 }
 
-async function writeCallFacts(tx: SqlRunner, facts: readonly CallFact[], instanceId: string, known: KnownFacts | undefined): Promise<StandingFacts> {
+async function writeCallFacts(tx: SqlRunner, facts: readonly CallFact[], instanceId: string): Promise<void> {
   const callIds = [...new Set(facts.map((f) => f.callId))];
   await lockCalls(tx, callIds);
   await insertCallFacts(tx, facts, instanceId);
-  return deriveCalls(tx, callIds, known === undefined ? undefined : { known, written: facts });
+  await deriveCalls(tx, callIds);
 }
 
 /**
@@ -140,57 +83,19 @@ export async function callFactsOf(tx: SqlRunner, callIds: readonly string[]): Pr
   });
 }
 
-/**
- * The stored facts of these calls that are not among `assumed` — a fact stored under the same key
- * at the same time is taken to be the same fact; edits (LATER_REPLACES), whose time may stay, are
- * read always.
- */
-async function callFactsBeyond(tx: SqlRunner, callIds: readonly string[], assumed: readonly CallFact[]): Promise<CallFact[]> {
-  const stored = await tx.query<CallFactRow>(
-    `SELECT f.call_id, f.kind, f.agent_id, f.ref, f.at, f.data
-       FROM call_facts f
-       LEFT JOIN jsonb_to_recordset($2::jsonb) AS k(call_id text, kind text, agent_id text, ref text, at timestamptz)
-         ON k.call_id = f.call_id AND k.kind = f.kind AND k.agent_id = f.agent_id AND k.ref = f.ref AND k.at = f.at
-      WHERE f.call_id = ANY($1::text[]) AND (k.call_id IS NULL OR f.kind = ANY($3::text[]))`,
-    [callIds, jsonOf(assumed.map((f) => ({ call_id: f.callId, kind: f.kind, agent_id: f.agentId, ref: f.ref, at: new Date(f.at).toISOString() }))), LATER_REPLACES],
-  );
-  return stored.flatMap((row) => {
-    const fact = factOfRow(row);
-    return fact === undefined ? [] : [fact];
-  });
-}
-
-/**
- * Derives the calls' rows again from all of their facts, under their locks, and returns the facts.
- * With `hint`, the facts it holds of each call and the ones just written are assumed stored, and
- * only the others are read: what the database holds under a key wins over what was assumed of it.
- */
-export async function deriveCalls(tx: SqlRunner, callIds: readonly string[], hint?: { known: KnownFacts; written: readonly CallFact[] }): Promise<StandingFacts> {
-  const byCall = new Map<string, Map<string, CallFact>>();
-  const add = (fact: CallFact, wins: (known: CallFact) => boolean) => {
-    let facts = byCall.get(fact.callId);
-    if (facts === undefined) byCall.set(fact.callId, (facts = new Map()));
-    const key = factKey(fact);
-    const known = facts.get(key);
-    if (known === undefined || wins(known)) facts.set(key, fact);
-  };
-  let stored: CallFact[];
-  if (hint === undefined) {
-    stored = await callFactsOf(tx, callIds);
-  } else {
-    for (const callId of callIds) for (const fact of hint.known.of(callId) ?? []) add(fact, () => true);
-    // As insertCallFacts stored them: a fact written takes its key's place only as `replaces` says.
-    for (const fact of hint.written) add(fact, (known) => replaces(fact, known));
-    stored = await callFactsBeyond(tx, callIds, [...byCall.values()].flatMap((facts) => [...facts.values()]));
+/** Derives the calls' rows again from all of their facts, under their locks. */
+export async function deriveCalls(tx: SqlRunner, callIds: readonly string[]): Promise<void> {
+  const byCall = new Map<string, CallFact[]>();
+  for (const fact of await callFactsOf(tx, callIds)) {
+    const list = byCall.get(fact.callId);
+    if (list === undefined) byCall.set(fact.callId, [fact]);
+    else list.push(fact);
   }
-  for (const fact of stored) add(fact, () => true);
-  const standing = new Map([...byCall].map(([callId, facts]) => [callId, [...facts.values()]]));
-  const records = [...standing.values()].flatMap((callFacts) => {
+  const records = [...byCall.values()].flatMap((callFacts) => {
     const record = callRecordOf(callFacts);
     return record === undefined ? [] : [record];
   });
   if (records.length > 0) await upsertCalls(tx, records);
-  return standing;
 }
 
 /** The columns derived from facts: every one but the key and `updated_at`. */

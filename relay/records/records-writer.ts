@@ -14,7 +14,7 @@ import type { AgentStateFact } from './agent-states';
 import type { CallFact } from './call-facts';
 import type { Database } from './database';
 import { JournalInUseError, RecordsJournal, type JournalRead } from './records-journal';
-import { KnownFacts, writeBatch, type FactBatch } from './records-store';
+import { writeBatch, type FactBatch } from './records-store';
 
 export type QueuedFact = { kind: 'call'; fact: CallFact } | { kind: 'state'; fact: AgentStateFact };
 
@@ -98,8 +98,6 @@ const messageOf = (error: unknown): string => (error instanceof Error ? error.me
 
 export class RecordsWriter {
   private queue: QueuedFact[] = [];
-  /** The calls this writer wrote lately, so that each batch reads back only what it does not know of them. */
-  private readonly known = new KnownFacts();
   /** The batch being written: at the queue's head, never spilled nor dropped while it is. */
   private readonly inFlight = new Set<QueuedFact>();
   private link: Link = { kind: 'connecting' };
@@ -370,9 +368,7 @@ export class RecordsWriter {
     };
     const { db } = this.link;
     const { instanceId } = this.options;
-    // A database that writes batches itself (PostgreSQL, in its writer thread) keeps its own KnownFacts there.
-    if (db.writeFacts !== undefined) return db.writeFacts(facts, instanceId);
-    this.known.remember(await db.transaction((tx) => writeBatch(tx, facts, instanceId, this.known)));
+    await (db.writeFacts !== undefined ? db.writeFacts(facts, instanceId) : db.transaction((tx) => writeBatch(tx, facts, instanceId)));
   }
 
   /** Out of the queue once written or dropped: the batch in flight stays at the queue's head (spills and drops pass it by). */
