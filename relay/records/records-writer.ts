@@ -270,6 +270,10 @@ export class RecordsWriter {
       } else if (this.queue.length > 0) {
         this.journalTurn = true;
         await this.writeQueued();
+        // What came meanwhile waits up to flushIntervalMs for more to share its batch (one transaction
+        // of many facts costs the database far less than many of a few), unless a whole batch is
+        // there already or someone waits for it.
+        if (this.queue.length < this.batchSize && this.waiting.size === 0 && this.downSince === undefined) return;
       } else {
         return;
       }
