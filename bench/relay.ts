@@ -30,7 +30,8 @@
 // to this sender, not to the relay, and is printed apart, as is the split at the relay's
 // receivedAt (sent → received by the relay, received → read by the agent). Every phase's bodies
 // are made and signed before its clock starts, so that what this process does on the cores it
-// shares with the relay while it sends is the sending.
+// shares with the relay while it sends is the sending; their timestamps are that moment's, so a
+// phase longer than a minute would send connects the relay drops as stale.
 //
 // WORKLOAD. Fanning every webhook out to all 10 000 agents would be 55 M SSE writes/s, which is not
 // what a team's relay does: most traffic concerns one agent. So the main phase is per-agent: every

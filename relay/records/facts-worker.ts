@@ -29,6 +29,12 @@ export type FactsReply = { id: number; ok: true } | { id: number; ok: false; err
 export interface FactsWorkerOptions extends FactsThreadData {
   /** The thread's module: facts-thread.mjs, or one that runs it among other things (a test's). */
   entry?: URL;
+  /**
+   * A write the thread has not answered within this is given up, and the thread with it (a thread
+   * whose event loop hangs, a reply that cannot be read): as when it dies. Default: the statements'
+   * own limit and 10 s more.
+   */
+  threadAnswerMs?: number;
 }
 
 /** An error the write met in the thread, as it was there: its message, name (RangeError, NoAnswerError…), SQLSTATE `code` and `syscall`. */
@@ -52,27 +58,39 @@ export class FactsThreadStoppedError extends Error {
   }
 }
 
+/** How much longer than its statements' limit the thread gets to answer a write before it is given up. */
+const THREAD_ANSWER_MARGIN_MS = 10_000;
 /** How long close() lets the thread end its pool (as long as the relay's pool gets) before the thread is ended with what it still holds. */
 const CLOSE_GRACE_MS = 2_000;
 
 /** One worker thread, from its start to its end. */
 class FactsThread {
-  private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
   private nextId = 1;
   /** Set once the thread is gone; every call fails with it. */
   stopped: FactsThreadStoppedError | undefined;
 
-  constructor(private readonly worker: Worker) {
+  private readonly stop: (error: FactsThreadStoppedError) => void;
+
+  constructor(
+    private readonly worker: Worker,
+    private readonly answerMs: number,
+  ) {
     // Held only while it has a write: an idle thread never keeps the process alive.
     worker.unref();
-    const stop = (error: FactsThreadStoppedError) => {
+    const stop = (this.stop = (error: FactsThreadStoppedError) => {
       if (this.stopped !== undefined) return;
       this.stopped = error;
-      for (const { reject } of this.pending.values()) reject(error);
+      for (const { reject, timer } of this.pending.values()) {
+        clearTimeout(timer);
+        reject(error);
+      }
       this.pending.clear();
       worker.unref();
-    };
+    });
     worker.on('message', (reply: FactsReply) => this.settle(reply));
+    // A reply that cannot be read would leave its write waiting for ever.
+    worker.on('messageerror', (error) => this.giveUp(`the records' writer thread sent a reply that cannot be read: ${error.message}`));
     // 'error' (an uncaught error, a heap exhausted, a module that did not load) comes before 'exit' and says more.
     worker.on('error', (error) => stop(new FactsThreadStoppedError(`the records' writer thread stopped: ${error.message}`, { cause: error })));
     worker.on('exit', (code) => stop(new FactsThreadStoppedError(`the records' writer thread stopped (exit ${code})`)));
@@ -86,8 +104,15 @@ class FactsThread {
       // Throws (and the promise rejects) on what cannot be cloned, before anything waits for it.
       this.worker.postMessage({ id, ...request } satisfies FactsRequest);
       if (this.pending.size === 0) this.worker.ref();
-      this.pending.set(id, { resolve, reject });
+      const timer = setTimeout(() => this.giveUp(`the records' writer thread did not answer within ${this.answerMs} ms`), this.answerMs);
+      this.pending.set(id, { resolve, reject, timer });
     });
+  }
+
+  /** Fails what waits on the thread and ends it: the next write starts another. */
+  private giveUp(message: string): void {
+    this.stop(new FactsThreadStoppedError(message));
+    void this.worker.terminate();
   }
 
   async terminate(): Promise<void> {
@@ -98,6 +123,7 @@ class FactsThread {
     const waiting = this.pending.get(reply.id);
     if (waiting === undefined) return;
     this.pending.delete(reply.id);
+    clearTimeout(waiting.timer);
     if (this.pending.size === 0) this.worker.unref();
     if (reply.ok) waiting.resolve();
     else waiting.reject(new FactsWriteError(reply.error));
@@ -117,7 +143,7 @@ export class FactsWorker {
     if (life.kind === 'closed') return Promise.reject(new Error('the records database is closed'));
     let thread = life.kind === 'running' ? life.thread : undefined;
     if (thread === undefined || thread.stopped !== undefined) {
-      thread = new FactsThread(this.spawn());
+      thread = new FactsThread(this.spawn(), this.options.threadAnswerMs ?? this.options.answerTimeoutMs + THREAD_ANSWER_MARGIN_MS);
       this.life = { kind: 'running', thread };
     }
     return thread.call({ op: 'write', batch, instanceId });

@@ -100,7 +100,7 @@ export class PostgresDatabase implements Database {
     });
   }
 
-  /** In the writer thread (facts-worker.ts), started at the first batch. */
+  /** In the writer thread (facts-worker.ts), started at the first batch written (the records write an empty one as they connect). */
   writeFacts(batch: FactBatch, instanceId: string): Promise<void> {
     return this.facts.write(batch, instanceId);
   }

@@ -272,8 +272,8 @@ export class RecordsWriter {
         await this.writeQueued();
         // What came meanwhile waits up to flushIntervalMs for more to share its batch (one transaction
         // of many facts costs the database far less than many of a few), unless a whole batch is
-        // there already or someone waits for it.
-        if (this.queue.length < this.batchSize && this.waiting.size === 0 && this.downSince === undefined) return;
+        // there already, someone waits for it, or the journal has facts to replay at full pace.
+        if (this.queue.length < this.batchSize && this.waiting.size === 0 && this.downSince === undefined && this.replayable() === undefined) return;
       } else {
         return;
       }

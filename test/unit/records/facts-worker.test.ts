@@ -147,6 +147,25 @@ describe("the records' writer thread (PostgreSQL)", () => {
     expect(await callById(db, 'wacid.cut-off')).toMatchObject({ outcome: 'answered', agentId: 'alice' });
   });
 
+  it('a thread that does not answer a write in time is given up as one that died; the next write starts another', async () => {
+    const { url, db } = await migratedDatabase();
+    const facts = new FactsWorker({ url, answerTimeoutMs: 30_000, threadAnswerMs: 500 });
+    cleanups.push(() => facts.close());
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    cleanups.push(() => holder.end());
+    await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', ['wacid.unanswered']);
+
+    const given = await facts.write({ calls: callFacts(answeredCall('wacid.unanswered', T0)), states: [] }, 'instance-a').catch((error: unknown) => error);
+    expect(given).toBeInstanceOf(FactsThreadStoppedError);
+    expect((given as Error).message).toBe("the records' writer thread did not answer within 500 ms");
+    expect(given).not.toHaveProperty('code');
+    await holder.query('SELECT pg_advisory_unlock_all()');
+
+    await facts.write({ calls: callFacts(answeredCall('wacid.unanswered', T0)), states: [] }, 'instance-a');
+    expect(await callById(db, 'wacid.unanswered')).toMatchObject({ outcome: 'answered', agentId: 'alice' });
+  });
+
   it('the writer takes a thread that dies for an outage: its facts wait, none dropped, and are written once a thread lives', async () => {
     const { url, db } = await migratedDatabase();
     const facts = new FactsWorker({ url, answerTimeoutMs: 10_000, entry: DYING_THREAD });
