@@ -87,6 +87,15 @@ describe("the records' writer thread (PostgreSQL)", () => {
     return { url, db };
   };
 
+  /** Holds a call's lock from a connection of the test's own, so that a write of that call waits; `release` lets it go. */
+  const holdCallLock = async (url: string, callId: string): Promise<() => Promise<unknown>> => {
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    cleanups.push(() => holder.end());
+    await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [callId]);
+    return () => holder.query('SELECT pg_advisory_unlock_all()');
+  };
+
   it('a batch written in the thread leaves the very rows writeBatch leaves on the relay’s thread', async () => {
     const inThread = await migratedDatabase();
     const here = await migratedDatabase();
@@ -131,16 +140,13 @@ describe("the records' writer thread (PostgreSQL)", () => {
     const facts = new FactsWorker({ url, answerTimeoutMs: 10_000, entry: DYING_THREAD });
     cleanups.push(() => facts.close());
     // The write waits on the call's lock, held here, until its thread is gone.
-    const holder = new pg.Client({ connectionString: url });
-    await holder.connect();
-    cleanups.push(() => holder.end());
-    await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', ['wacid.cut-off']);
+    const release = await holdCallLock(url, 'wacid.cut-off');
 
     const crash = await facts.write({ calls: callFacts(answeredCall('wacid.cut-off', T0)), states: [] }, 'dies-mid-write').catch((error: unknown) => error);
     expect(crash).toBeInstanceOf(FactsThreadStoppedError);
     expect((crash as Error).message).toBe("the records' writer thread stopped (exit 1)");
     expect(crash).not.toHaveProperty('code');
-    await holder.query('SELECT pg_advisory_unlock_all()');
+    await release();
     expect(await db.query('SELECT call_id FROM call_facts')).toEqual([]);
 
     await facts.write({ calls: callFacts(answeredCall('wacid.cut-off', T0)), states: [] }, 'instance-a');
@@ -149,18 +155,16 @@ describe("the records' writer thread (PostgreSQL)", () => {
 
   it('a thread that does not answer a write in time is given up as one that died; the next write starts another', async () => {
     const { url, db } = await migratedDatabase();
-    const facts = new FactsWorker({ url, answerTimeoutMs: 30_000, threadAnswerMs: 500 });
+    // Long enough for a thread's start under load (tsx's loader and the modules), which the next write waits for.
+    const facts = new FactsWorker({ url, answerTimeoutMs: 30_000, threadAnswerMs: 4_000 });
     cleanups.push(() => facts.close());
-    const holder = new pg.Client({ connectionString: url });
-    await holder.connect();
-    cleanups.push(() => holder.end());
-    await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', ['wacid.unanswered']);
+    const release = await holdCallLock(url, 'wacid.unanswered');
 
     const given = await facts.write({ calls: callFacts(answeredCall('wacid.unanswered', T0)), states: [] }, 'instance-a').catch((error: unknown) => error);
     expect(given).toBeInstanceOf(FactsThreadStoppedError);
-    expect((given as Error).message).toBe("the records' writer thread did not answer within 500 ms");
+    expect((given as Error).message).toBe("the records' writer thread did not answer within 4000 ms");
     expect(given).not.toHaveProperty('code');
-    await holder.query('SELECT pg_advisory_unlock_all()');
+    await release();
 
     await facts.write({ calls: callFacts(answeredCall('wacid.unanswered', T0)), states: [] }, 'instance-a');
     expect(await callById(db, 'wacid.unanswered')).toMatchObject({ outcome: 'answered', agentId: 'alice' });
@@ -181,10 +185,7 @@ describe("the records' writer thread (PostgreSQL)", () => {
       close: async () => undefined,
     };
     // Each write waits on the call's lock, held here, until its thread is gone.
-    const holder = new pg.Client({ connectionString: url });
-    await holder.connect();
-    cleanups.push(() => holder.end());
-    await holder.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', ['wacid.waits']);
+    const release = await holdCallLock(url, 'wacid.waits');
     const log = recordingLogger();
     const writer = new RecordsWriter({ connect: async () => dying, instanceId: 'unused', logger: log, flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 });
     cleanups.push(() => writer.close(1_000));
@@ -198,7 +199,7 @@ describe("the records' writer thread (PostgreSQL)", () => {
     expect(writer.stats()).toMatchObject({ database: 'down', dropped: 0, queued: waiting.length });
 
     instanceId = 'instance-a';
-    await holder.query('SELECT pg_advisory_unlock_all()');
+    await release();
     expect(await writer.flush(15_000)).toBe(true);
     expect(writer.stats()).toMatchObject({ database: 'up', dropped: 0, queued: 0, written: waiting.length });
     expect(await callById(db, 'wacid.waits')).toMatchObject({ outcome: 'answered', agentId: 'alice' });
