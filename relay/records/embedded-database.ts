@@ -18,6 +18,7 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../shared/log';
 import type { Database, SqlRunner } from './database';
 import { holdSocket, SocketHeldError } from './socket-lock';
+import { ThreadCalls } from './thread-calls';
 
 export class DataDirInUseError extends Error {
   constructor(
@@ -60,59 +61,31 @@ export interface EmbeddedDatabaseOptions {
 }
 
 type Request = { op: 'open'; dataDir?: string; dump?: ArrayBuffer } | { op: 'query'; sql: string; params: unknown[] } | { op: 'script'; sql: string } | { op: 'close' };
-type Reply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: { message: string; code?: string; name: string } };
 
 /** How long close() lets the statement under way and PGlite's own close take before the worker is ended. */
 const CLOSE_GRACE_MS = 2_000;
 
 /** One worker thread and PGlite in it, from its start to its end. */
-class WorkerThread {
-  private readonly pending = new Map<number, { resolve: (result: unknown) => void; reject: (error: Error) => void }>();
-  private nextId = 1;
-  /** Set once the thread is gone; every call fails with it. */
-  stopped: EmbeddedDatabaseStoppedError | undefined;
-  readonly startedAt = Date.now();
-  /** Told once the thread is gone, by whoever runs on it. */
-  onStop: (thread: WorkerThread) => void = () => undefined;
+type WorkerThread = ThreadCalls<Request>;
 
-  constructor(private readonly worker: Worker) {
-    const stop = (error: EmbeddedDatabaseStoppedError) => {
-      if (this.stopped !== undefined) return;
-      this.stopped = error;
-      for (const { reject } of this.pending.values()) reject(error);
-      this.pending.clear();
-      this.onStop(this);
-    };
-    worker.on('message', (reply: Reply) => this.settle(reply));
-    // 'error' (an uncaught error, a heap exhausted) comes before 'exit' and says more.
-    worker.on('error', (error) => stop(new EmbeddedDatabaseStoppedError(`the embedded records database stopped: ${error.message}`, { cause: error })));
-    worker.on('exit', (code) => stop(new EmbeddedDatabaseStoppedError(`the embedded records database stopped (worker exit ${code})`)));
-  }
+function workerThread(worker: Worker): WorkerThread {
+  return new ThreadCalls<Request>(worker, {
+    stopped: (end) => {
+      switch (end.kind) {
+        case 'exit':
+          return new EmbeddedDatabaseStoppedError(`the embedded records database stopped (worker exit ${end.code})`);
+        case 'unanswered':
+          return new EmbeddedDatabaseStoppedError(`the embedded records database did not answer within ${end.ms} ms`);
+        default:
+          return new EmbeddedDatabaseStoppedError(`the embedded records database stopped: ${end.error.message}`, { cause: end.error });
+      }
+    },
+    failed: (error) => Object.assign(new EmbeddedDatabaseError(error.message, error.code), { name: error.name }),
+  });
+}
 
-  call(request: Request): Promise<unknown> {
-    if (this.stopped !== undefined) return Promise.reject(this.stopped);
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      this.worker.postMessage({ id, ...request });
-    });
-  }
-
-  async run<Row extends object>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    return (await this.call({ op: 'query', sql, params: [...params] })) as Row[];
-  }
-
-  async terminate(): Promise<void> {
-    await this.worker.terminate();
-  }
-
-  private settle(reply: Reply): void {
-    const waiting = this.pending.get(reply.id);
-    if (waiting === undefined) return;
-    this.pending.delete(reply.id);
-    if (reply.ok) waiting.resolve(reply.result);
-    else waiting.reject(Object.assign(new EmbeddedDatabaseError(reply.error.message, reply.error.code), { name: reply.error.name }));
-  }
+async function run<Row extends object>(thread: WorkerThread, sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+  return (await thread.call({ op: 'query', sql, params: [...params] })) as Row[];
 }
 
 /** Where the database is in its life: a worker running; one starting; the pause before the next start; or no more. */
@@ -141,7 +114,7 @@ export class EmbeddedDatabase implements Database {
     private readonly options: EmbeddedDatabaseOptions,
   ) {
     this.life = { kind: 'running', thread };
-    thread.onStop = (stopped) => this.stopped(stopped);
+    thread.onStop = () => this.stopped(thread);
     this.restartMinMs = options.restartMinMs ?? 250;
     this.restartMaxMs = options.restartMaxMs ?? 30_000;
     this.restartMs = this.restartMinMs;
@@ -167,7 +140,7 @@ export class EmbeddedDatabase implements Database {
   }
 
   private static async start(where: string, open: Request, restartable: boolean, release: () => Promise<void>, options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
-    const thread = new WorkerThread(EmbeddedDatabase.spawn(options));
+    const thread = workerThread(EmbeddedDatabase.spawn(options));
     try {
       await thread.call(open);
     } catch (error) {
@@ -184,7 +157,7 @@ export class EmbeddedDatabase implements Database {
   }
 
   query<Row extends object>(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    return this.inTurn(async () => (await this.thread()).run<Row>(sql, params));
+    return this.inTurn(async () => run<Row>(await this.thread(), sql, params));
   }
 
   script(sql: string): Promise<void> {
@@ -197,18 +170,18 @@ export class EmbeddedDatabase implements Database {
   transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
     return this.inTurn(async () => {
       const thread = await this.thread();
-      await thread.run('BEGIN');
+      await run(thread, 'BEGIN');
       try {
         const value = await work({
-          query: (sql, params = []) => thread.run(sql, params),
+          query: (sql, params = []) => run(thread, sql, params),
           script: async (sql) => {
             await thread.call({ op: 'script', sql });
           },
         });
-        await thread.run('COMMIT');
+        await run(thread, 'COMMIT');
         return value;
       } catch (error) {
-        if (thread.stopped === undefined) await thread.run('ROLLBACK').catch(() => undefined);
+        if (thread.stopped === undefined) await run(thread, 'ROLLBACK').catch(() => undefined);
         throw error;
       }
     });
@@ -279,7 +252,7 @@ export class EmbeddedDatabase implements Database {
   }
 
   private async startAgain(since: number, error: Error): Promise<WorkerThread | undefined> {
-    const thread = new WorkerThread(EmbeddedDatabase.spawn(this.options));
+    const thread = workerThread(EmbeddedDatabase.spawn(this.options));
     try {
       await thread.call(this.open);
     } catch (failure) {
@@ -296,7 +269,7 @@ export class EmbeddedDatabase implements Database {
       return undefined;
     }
     this.life = { kind: 'running', thread };
-    thread.onStop = (stopped) => this.stopped(stopped);
+    thread.onStop = () => this.stopped(thread);
     this.options.logger?.info('the embedded records database is started again', { where: this.where, downMs: Date.now() - since });
     return thread;
   }

@@ -4,9 +4,10 @@
 // Messages in: { id, op: 'write', batch, instanceId } | { id, op: 'close' }. Out: { id, ok: true }
 // or { id, ok: false, error: { message, name, code?, syscall? } }.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { FactsReply, FactsRequest, FactsThreadData, ThreadError } from './facts-worker';
+import type { FactsReply, FactsRequest, FactsThreadData } from './facts-worker';
 import { PostgresDatabase, WRITER_POOL } from './postgres-database';
 import { writeBatch } from './records-store';
+import type { ThreadError } from './thread-calls';
 
 const { url, answerTimeoutMs } = workerData as FactsThreadData;
 const db = PostgresDatabase.open(url, { answerTimeoutMs, pool: WRITER_POOL });

@@ -9,6 +9,7 @@
 // are written again (a batch written twice changes nothing).
 import { Worker } from 'node:worker_threads';
 import type { FactBatch } from './records-store';
+import { ThreadCalls, type ThreadEnd, type ThreadError, type ThreadReply } from './thread-calls';
 
 /** What the thread is started with (`workerData`): the pool's server and its statements' limit. */
 export interface FactsThreadData {
@@ -16,23 +17,16 @@ export interface FactsThreadData {
   answerTimeoutMs: number;
 }
 
-export type FactsRequest = { id: number; op: 'write'; batch: FactBatch; instanceId: string } | { id: number; op: 'close' };
-/** An error as it crosses the thread's edge: what tells refused data (`code`, `name`) from the database's state (`syscall`, the rest). */
-export interface ThreadError {
-  message: string;
-  name: string;
-  code?: string;
-  syscall?: string;
-}
-export type FactsReply = { id: number; ok: true } | { id: number; ok: false; error: ThreadError };
+type FactsCall = { op: 'write'; batch: FactBatch; instanceId: string } | { op: 'close' };
+export type FactsRequest = { id: number } & FactsCall;
+export type FactsReply = ThreadReply;
 
 export interface FactsWorkerOptions extends FactsThreadData {
   /** The thread's module: facts-thread.mjs, or one that runs it among other things (a test's). */
   entry?: URL;
   /**
    * A write the thread has not answered within this is given up, and the thread with it (a thread
-   * whose event loop hangs, a reply that cannot be read): as when it dies. Default: the statements'
-   * own limit and 10 s more.
+   * whose event loop hangs): as when it dies. Default: the statements' own limit and 10 s more.
    */
   threadAnswerMs?: number;
 }
@@ -58,77 +52,25 @@ export class FactsThreadStoppedError extends Error {
   }
 }
 
+function stoppedError(end: ThreadEnd): FactsThreadStoppedError {
+  switch (end.kind) {
+    case 'error':
+      return new FactsThreadStoppedError(`the records' writer thread stopped: ${end.error.message}`, { cause: end.error });
+    case 'exit':
+      return new FactsThreadStoppedError(`the records' writer thread stopped (exit ${end.code})`);
+    case 'unreadable':
+      return new FactsThreadStoppedError(`the records' writer thread sent a reply that cannot be read: ${end.error.message}`, { cause: end.error });
+    case 'unanswered':
+      return new FactsThreadStoppedError(`the records' writer thread did not answer within ${end.ms} ms`);
+  }
+}
+
 /** How much longer than its statements' limit the thread gets to answer a write before it is given up. */
 const THREAD_ANSWER_MARGIN_MS = 10_000;
 /** How long close() lets the thread end its pool (as long as the relay's pool gets) before the thread is ended with what it still holds. */
 const CLOSE_GRACE_MS = 2_000;
 
-/** One worker thread, from its start to its end. */
-class FactsThread {
-  private readonly pending = new Map<number, { resolve: () => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
-  private nextId = 1;
-  /** Set once the thread is gone; every call fails with it. */
-  stopped: FactsThreadStoppedError | undefined;
-
-  private readonly stop: (error: FactsThreadStoppedError) => void;
-
-  constructor(
-    private readonly worker: Worker,
-    private readonly answerMs: number,
-  ) {
-    // Held only while it has a write: an idle thread never keeps the process alive.
-    worker.unref();
-    const stop = (this.stop = (error: FactsThreadStoppedError) => {
-      if (this.stopped !== undefined) return;
-      this.stopped = error;
-      for (const { reject, timer } of this.pending.values()) {
-        clearTimeout(timer);
-        reject(error);
-      }
-      this.pending.clear();
-      worker.unref();
-    });
-    worker.on('message', (reply: FactsReply) => this.settle(reply));
-    // A reply that cannot be read would leave its write waiting for ever.
-    worker.on('messageerror', (error) => this.giveUp(`the records' writer thread sent a reply that cannot be read: ${error.message}`));
-    // 'error' (an uncaught error, a heap exhausted, a module that did not load) comes before 'exit' and says more.
-    worker.on('error', (error) => stop(new FactsThreadStoppedError(`the records' writer thread stopped: ${error.message}`, { cause: error })));
-    worker.on('exit', (code) => stop(new FactsThreadStoppedError(`the records' writer thread stopped (exit ${code})`)));
-  }
-
-  /** Posts at once, before it returns: the thread works on it whatever this event loop does meanwhile. */
-  call(request: { op: 'write'; batch: FactBatch; instanceId: string } | { op: 'close' }): Promise<void> {
-    if (this.stopped !== undefined) return Promise.reject(this.stopped);
-    const id = this.nextId++;
-    return new Promise<void>((resolve, reject) => {
-      // Throws (and the promise rejects) on what cannot be cloned, before anything waits for it.
-      this.worker.postMessage({ id, ...request } satisfies FactsRequest);
-      if (this.pending.size === 0) this.worker.ref();
-      const timer = setTimeout(() => this.giveUp(`the records' writer thread did not answer within ${this.answerMs} ms`), this.answerMs);
-      this.pending.set(id, { resolve, reject, timer });
-    });
-  }
-
-  /** Fails what waits on the thread and ends it: the next write starts another. */
-  private giveUp(message: string): void {
-    this.stop(new FactsThreadStoppedError(message));
-    void this.worker.terminate();
-  }
-
-  async terminate(): Promise<void> {
-    await this.worker.terminate();
-  }
-
-  private settle(reply: FactsReply): void {
-    const waiting = this.pending.get(reply.id);
-    if (waiting === undefined) return;
-    this.pending.delete(reply.id);
-    clearTimeout(waiting.timer);
-    if (this.pending.size === 0) this.worker.unref();
-    if (reply.ok) waiting.resolve();
-    else waiting.reject(new FactsWriteError(reply.error));
-  }
-}
+type FactsThread = ThreadCalls<FactsCall>;
 
 type Life = { kind: 'idle' } | { kind: 'running'; thread: FactsThread } | { kind: 'closed' };
 
@@ -143,10 +85,16 @@ export class FactsWorker {
     if (life.kind === 'closed') return Promise.reject(new Error('the records database is closed'));
     let thread = life.kind === 'running' ? life.thread : undefined;
     if (thread === undefined || thread.stopped !== undefined) {
-      thread = new FactsThread(this.spawn(), this.options.threadAnswerMs ?? this.options.answerTimeoutMs + THREAD_ANSWER_MARGIN_MS);
+      // Held only while it has a write: an idle thread never keeps the process alive.
+      thread = new ThreadCalls<FactsCall>(this.spawn(), {
+        stopped: stoppedError,
+        failed: (error) => new FactsWriteError(error),
+        answerMs: this.options.threadAnswerMs ?? this.options.answerTimeoutMs + THREAD_ANSWER_MARGIN_MS,
+        heldWhileBusyOnly: true,
+      });
       this.life = { kind: 'running', thread };
     }
-    return thread.call({ op: 'write', batch, instanceId });
+    return thread.call({ op: 'write', batch, instanceId }).then(() => undefined);
   }
 
   /** Within a few seconds: the thread ends its pool, or is ended with it. Once; later writes fail. */
