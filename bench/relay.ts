@@ -24,14 +24,16 @@
 // month's figures read). Beside it, the month's whole calls CSV through the relay's own
 // `GET /reports/calls.csv` as a supervisor: its time, rows/s and the relay's RSS growth meanwhile.
 //
-// TIMING. A webhook counts as sent when its first byte is written to the relay's socket (undici's
-// `undici:client:sendHeaders`). This process sends through a pool of 32 connections with up to 128
-// webhooks in flight, so a webhook may first wait here for a free connection; that wait belongs
-// to this sender, not to the relay, and is printed apart, as is the split at the relay's
-// receivedAt (sent → received by the relay, received → read by the agent). Every phase's bodies
-// are made and signed before its clock starts, so that what this process does on the cores it
-// shares with the relay while it sends is the sending; their timestamps are that moment's, so a
-// phase longer than a minute would send connects the relay drops as stale.
+// TIMING. A webhook counts as sent when it is written to the relay's socket. This process sends
+// through 32 keep-alive connections (BENCH_RELAY_CONNECTIONS), one webhook on each at a time, with
+// up to 128 webhooks in flight (BENCH_RELAY_IN_FLIGHT), so a webhook may first wait here for a free
+// connection; that wait belongs to this sender, not to the relay, and is printed apart, as is the
+// split at the relay's receivedAt (sent → received by the relay, received → read by the agent).
+// Every phase's requests are made, signed and serialised before its clock starts, and written by a
+// sender that does only what a correct HTTP/1.1 client must (bench/webhook-sender.ts), so that what
+// this process does on the cores it shares with the relay while it sends is the sending; their
+// timestamps are that moment's, so a phase longer than a minute would send connects the relay
+// drops as stale.
 //
 // WORKLOAD. Fanning every webhook out to all 10 000 agents would be 55 M SSE writes/s, which is not
 // what a team's relay does: most traffic concerns one agent. So the main phase is per-agent: every
@@ -50,7 +52,6 @@
 // every way out, and the temporary folders are removed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import diagnosticsChannel from 'node:diagnostics_channel';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -81,6 +82,7 @@ import {
   withClient,
   type MonthOfCalls,
 } from './records-database';
+import { postBytes, WebhookSender } from './webhook-sender';
 
 const env = (name: string, fallback: number): number => {
   const v = Number(process.env[name]);
@@ -93,6 +95,8 @@ const RATE = env('BENCH_RELAY_RATE', 5_500);
 const DURATION_MS = env('BENCH_RELAY_SECONDS', 10) * 1_000;
 /** Webhooks in flight at most: the gateway's own retries are what an unbounded sender would be. */
 const MAX_IN_FLIGHT = Math.round(env('BENCH_RELAY_IN_FLIGHT', 128));
+/** The sender's keep-alive connections to the relay, one webhook on each at a time. */
+const CONNECTIONS = Math.round(env('BENCH_RELAY_CONNECTIONS', 32));
 /** Incoming calls per second in the ring-everyone phase (some 10 000 SSE deliveries a second), and for how long. */
 const RING_RATE = env('BENCH_RELAY_RING_RATE', Math.max(1, Math.round(10_000 / AGENTS)));
 const RING_DURATION_MS = env('BENCH_RELAY_RING_SECONDS', 5) * 1_000;
@@ -518,38 +522,23 @@ interface PhaseResult {
   /** Sent → the relay's receivedAt, and receivedAt → read by the agent (wall clocks of one machine, ms resolution on the relay's side). */
   toRelay: number[];
   fromRelay: number[];
-  /** Handed to the sender's pool → read by the agent: also counts the wait for a free connection. */
+  /** Handed to the sender → read by the agent: also counts the wait for a free connection. */
   withQueue: number[];
   /** The bench process's own event-loop utilisation while sending: near 1 would make it the bottleneck. */
   benchLoad: number;
 }
 
+/** When each delivery key's webhook was handed to the sender (before any wait for a connection). */
+const queuedAt = new Map<string, number>();
+
 /**
  * Sends `total` webhooks at `rate` per second (open loop: on schedule, not after the previous one
- * answered), never more than MAX_IN_FLIGHT at once; a webhook whose slot comes while the limit is
- * reached waits, so a relay that falls behind shows as a lower ingested rate.
+ * answered), never more than MAX_IN_FLIGHT at once (waiting for a connection or on the wire); a
+ * webhook whose slot comes while the limit is reached waits, so a relay that falls behind shows as
+ * a lower ingested rate.
  */
-/** Names each webhook, so that the moment it goes on the wire can be matched to it. */
-const SEQ_HEADER = 'x-bench-seq';
-/** Webhooks handed to the pool but not yet written, by sequence number: their delivery keys. */
-const awaitingWire = new Map<string, string[]>();
-/** When each delivery key's webhook was handed to the pool (before any wait for a connection). */
-const queuedAt = new Map<string, number>();
-let wireTarget: Map<string, number> | undefined;
-const SEQ_PATTERN = new RegExp(`\\r\\n${SEQ_HEADER}: (\\d+)\\r\\n`, 'i');
-// Published right before the request's first byte is written to its socket.
-diagnosticsChannel.channel('undici:client:sendHeaders').subscribe((message) => {
-  const { headers } = message as { headers: string };
-  const seq = SEQ_PATTERN.exec(`\r\n${headers}`)?.[1];
-  const keys = seq === undefined ? undefined : awaitingWire.get(seq);
-  if (keys === undefined || seq === undefined) return;
-  awaitingWire.delete(seq);
-  const at = performance.now();
-  for (const key of keys) wireTarget?.set(key, at);
-});
-
 async function drive(
-  pool: Pool,
+  relayUrl: string,
   secret: string,
   total: number,
   rate: number,
@@ -557,58 +546,63 @@ async function drive(
   make: (n: number) => { body: string; keys: string[] },
   sentAt: Map<string, number>,
 ): Promise<Omit<PhaseResult, 'expectedDeliveries' | 'deliveries' | 'latencies' | 'toRelay' | 'fromRelay' | 'withQueue'>> {
-  wireTarget = sentAt;
-  awaitingWire.clear();
+  const url = new URL(relayUrl);
+  const port = Number(url.port);
   let sent = 0;
   let accepted = 0;
   let refused = 0;
   let failed = 0;
   let inFlight = 0;
-  // Every body is made and signed before the clock starts: this process shares the machine's cores
-  // with the relay, and its own work while sending should be the sending alone.
+  // Every request is made, signed and serialised before the clock starts: this process shares the
+  // machine's cores with the relay, and its own work while sending should be the sending alone.
   const prepared = Array.from({ length: total }, (_, n) => {
     const { body, keys } = make(n);
-    return { body, keys, signature: `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` };
+    const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    return { bytes: postBytes(url.hostname, port, '/webhook', { 'Content-Type': 'application/json', 'X-Hub-Signature-256': signature }, body), keys };
   });
+  const sender = new WebhookSender(url.hostname, port, CONNECTIONS);
+  await sender.connected();
   const started = performance.now();
   let lastAnswerAt = started;
   const elu = performance.eventLoopUtilization();
-  await new Promise<void>((resolve) => {
-    const tick = setInterval(() => {
-      const elapsed = performance.now() - started;
-      // On schedule until the time is up; what the in-flight limit held back by then is not sent.
-      const due = elapsed >= durationMs ? sent : Math.min(total, Math.floor((elapsed / 1000) * rate));
-      while (sent < due && inFlight < MAX_IN_FLIGHT) {
-        const n = sent++;
-        const { body, keys, signature } = prepared[n]!;
-        inFlight++;
-        // Timed from the moment its first byte is written (wireStamp below); until then it waits
-        // for one of the pool's connections, and that wait is reported apart.
-        const at = performance.now();
-        for (const key of keys) queuedAt.set(key, at);
-        awaitingWire.set(String(n), keys);
-        pool
-          .request({ path: '/webhook', method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature, [SEQ_HEADER]: String(n) }, body })
-          .then(async (res) => {
-            await res.body.dump();
-            if (res.statusCode === 200) accepted++;
-            else refused++;
-          })
-          .catch(() => {
-            failed++;
-          })
-          .finally(() => {
-            inFlight--;
-            lastAnswerAt = performance.now();
+  try {
+    await new Promise<void>((resolve) => {
+      const tick = setInterval(() => {
+        const elapsed = performance.now() - started;
+        // On schedule until the time is up; what the in-flight limit held back by then is not sent.
+        const due = elapsed >= durationMs ? sent : Math.min(total, Math.floor((elapsed / 1000) * rate));
+        while (sent < due && inFlight < MAX_IN_FLIGHT) {
+          const { bytes, keys } = prepared[sent]!;
+          prepared[sent++] = undefined!;
+          inFlight++;
+          // Timed from the moment it is written to its socket; until then it waits for one of the
+          // sender's connections, and that wait is reported apart.
+          const at = performance.now();
+          for (const key of keys) queuedAt.set(key, at);
+          sender.send({
+            bytes,
+            written: (writtenAt) => {
+              for (const key of keys) sentAt.set(key, writtenAt);
+            },
+            done: (status) => {
+              if (status === 200) accepted++;
+              else if (status === undefined) failed++;
+              else refused++;
+              inFlight--;
+              lastAnswerAt = performance.now();
+            },
           });
-      }
-      const finished = (sent >= total || elapsed >= durationMs) && inFlight === 0;
-      if (finished || elapsed >= durationMs + DRAIN_MS) {
-        clearInterval(tick);
-        resolve();
-      }
-    }, 2);
-  });
+        }
+        const finished = (sent >= total || elapsed >= durationMs) && inFlight === 0;
+        if (finished || elapsed >= durationMs + DRAIN_MS) {
+          clearInterval(tick);
+          resolve();
+        }
+      }, 2);
+    });
+  } finally {
+    sender.close();
+  }
   const benchLoad = performance.eventLoopUtilization(elu).utilization;
   // Over the time it really took: answers that came after the sending window count at their pace.
   const seconds = Math.max(durationMs, lastAnswerAt - started) / 1000;
@@ -783,7 +777,7 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
     const mainStarted = performance.now();
     phase = 'main';
     const main = await drive(
-      http,
+      baseUrl,
       secret,
       total,
       RATE,
@@ -822,7 +816,7 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
     sentAt.clear();
     const ringCalls = Math.round((RING_RATE * RING_DURATION_MS) / 1000);
     const ring = await drive(
-      http,
+      baseUrl,
       secret,
       ringCalls,
       RING_RATE,
@@ -936,7 +930,7 @@ function printResults(results: BackendResult[]): void {
     const notes: string[] = [];
     if (m.sent < m.offered) notes.push(`${m.offered - m.sent} webhooks not sent in time (in-flight limit reached)`);
     if (m.refused + m.failed > 0) notes.push(`${m.refused} refused, ${m.failed} failed`);
-    notes.push(`from when the webhook was handed to the sender's pool of 32 connections (its wait for one included): p50 ${fmt(percentile(m.withQueue, 50))} / p99 ${fmt(percentile(m.withQueue, 99))} ms`);
+    notes.push(`from when the webhook was handed to the sender's ${CONNECTIONS} connections (its wait for one included): p50 ${fmt(percentile(m.withQueue, 50))} / p99 ${fmt(percentile(m.withQueue, 99))} ms`);
     notes.push(
       `split of the latency: sent → received by the relay p50 ${fmt(percentile(m.toRelay, 50))} / p99 ${fmt(percentile(m.toRelay, 99))} ms; ` +
         `received by the relay → read by the agent p50 ${fmt(percentile(m.fromRelay, 50))} / p99 ${fmt(percentile(m.fromRelay, 99))} ms`,
