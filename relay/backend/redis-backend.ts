@@ -84,6 +84,9 @@ const QUIT_TIMEOUT_MS = 2_000;
 /**
  * KEYS: stream, dedup key, tombstone key. ARGV: dedup window ms, is connect, ends the call, tombstone
  * ttl ms, now ms, min id kept, max length, payload.
+ * Returns {'tombstoned'}, {'duplicate'}, or {'stored', id, previous id}: the previous id is the
+ * entry just before the new one (`0-0` when there was none), whichever instance appended it, so
+ * the instance can tell whether its reader has delivered everything before its own entry.
  * Checks in the memory backend's order (stale is decided before, in JS): tombstoned, duplicate.
  * The entry id takes the instance's clock (`<now>-*`) so that "the last sinceMs" and retention mean
  * the same on every backend; when that would go backwards (clock skew between instances), Redis
@@ -93,12 +96,15 @@ const APPEND_LUA = `
 if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {'tombstoned'} end
 if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return {'duplicate'} end
 if ARGV[3] == '1' then redis.call('SET', KEYS[3], '1', 'PX', ARGV[4]) end
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local prev = '0-0'
+if last[1] then prev = last[1][1] end
 local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], ARGV[5] .. '-*', 'e', ARGV[8])
 if type(id) == 'table' and id.err then
   id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], '*', 'e', ARGV[8])
 end
 redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[6])
-return {'stored', id}
+return {'stored', id, prev}
 `;
 
 /** KEYS: claim key. ARGV: agent id, ttl ms. Returns the owner after the attempt. */
@@ -427,15 +433,16 @@ export class RedisBackend implements RelayBackend {
   readonly epoch = undefined;
 
   private listeners: ReadonlyArray<(event: StoredEvent) => void> = [];
-  /** The largest id this instance appended: `flush` waits for the reader to pass it. */
+  /** The largest id this instance appended: `flush` waits until it is delivered. */
   private lastAppendedId: [bigint, bigint] | undefined;
   /**
-   * What this instance is appending, or appended and the reader has yet to bring back, by the exact
-   * text it wrote: the reader hands these on as they are, without parsing its own JSON again.
+   * What this instance is appending, or appended and the reader has yet to bring back (it was not
+   * delivered at once), by the exact text it wrote: the reader hands these on as they are, without
+   * parsing its own JSON again.
    * Bounded; an entry not found here is read like any other instance's.
    */
   private readonly ownPayloads = new Map<string, Omit<StoredEvent, 'cursor'>>();
-  /** `flush` calls waiting for the reader, each with the id it must pass. */
+  /** `flush` calls waiting for delivery, each with the id it must pass. */
   private flushes: Array<{ until: [bigint, bigint]; resolve: () => void }> = [];
   private mirror = new Map<string, PresenceEntry>();
   /** Presence updates seen while the mirror is being reloaded, re-applied on top of the reload. */
@@ -467,7 +474,11 @@ export class RedisBackend implements RelayBackend {
     private readonly command: Redis,
     private readonly reader: Redis,
     private readonly presenceSubscriber: Redis,
-    /** The last stream id handed to listeners: the reader resumes after it, also after a reconnect. */
+    /**
+     * The last stream id handed to listeners, by the reader or at append time: the reader resumes
+     * after it, also after a reconnect. Every entry up to it has been delivered (or skipped as
+     * unreadable), in stream order.
+     */
     private lastDeliveredId: string,
     private readonly now: () => number,
     private readonly log: Logger,
@@ -549,16 +560,33 @@ export class RedisBackend implements RelayBackend {
     if (this.ownPayloads.size > OWN_PAYLOADS_KEPT) this.ownPayloads.delete(this.ownPayloads.keys().next().value!);
     let keep = false;
     try {
-      const outcome = await this.appendPayload(input, payload, now);
-      // Stored and not read back yet: the reader takes it from here.
-      keep = outcome.stored && !this.readPast(parseStreamId(outcome.event.cursor) ?? [0n, 0n]);
+      const { outcome, previousId } = await this.appendPayload(input, payload, now);
+      if (outcome.stored) this.deliverOwn(outcome.event, previousId);
+      // Stored and neither delivered nor read back yet: the reader takes it from here.
+      keep = outcome.stored && !this.closed && !this.readPast(parseStreamId(outcome.event.cursor) ?? [0n, 0n]);
       return outcome;
     } finally {
       if (!keep) this.ownPayloads.delete(payload);
     }
   }
 
-  private async appendPayload(input: AppendInput, payload: string, now: number): Promise<AppendOutcome> {
+  /**
+   * Hands an own event to the listeners as soon as its script replied, when the entry before it in
+   * the stream is the last one delivered: the order stays the stream's, without waiting for the
+   * reader to read the entry back (its XREAD, issued earlier, brings it again and skips it). When
+   * another instance's entry lies between, or the reader has already passed it, the reader delivers.
+   */
+  private deliverOwn(stored: StoredEvent, previousId: string | undefined): void {
+    const previous = previousId === undefined ? undefined : parseStreamId(previousId);
+    const delivered = parseStreamId(this.lastDeliveredId);
+    if (this.closed || !previous || !delivered || !parseStreamId(stored.cursor) || compareStreamIds(previous, delivered) !== 0) return;
+    this.lastDeliveredId = stored.cursor;
+    this.notify(stored);
+    this.settleFlushes();
+  }
+
+  /** The script's outcome, and the id of the entry before the stored one when the reply carries it. */
+  private async appendPayload(input: AppendInput, payload: string, now: number): Promise<{ outcome: AppendOutcome; previousId?: string }> {
     const { event } = input;
     const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event, input.audience)}`;
     // Message events have no call: their tombstone key is never read or written by the script.
@@ -578,12 +606,13 @@ export class RedisBackend implements RelayBackend {
       ],
     );
     if (!Array.isArray(reply)) throw new Error('Unexpected reply from the append script');
-    const [status, id] = reply as unknown[];
-    if (status === 'tombstoned' || status === 'duplicate') return { stored: false, reason: status };
+    const [status, id, previousId] = reply as unknown[];
+    if (status === 'tombstoned' || status === 'duplicate') return { outcome: { stored: false, reason: status } };
     if (status !== 'stored' || typeof id !== 'string') throw new Error('Unexpected reply from the append script');
     const appended = parseStreamId(id);
     if (appended && (this.lastAppendedId === undefined || compareStreamIds(appended, this.lastAppendedId) > 0)) this.lastAppendedId = appended;
-    return { stored: true, event: { cursor: id, receivedAt: input.receivedAt, event, audience: input.audience } };
+    const outcome: AppendOutcome = { stored: true, event: { cursor: id, receivedAt: input.receivedAt, event, audience: input.audience } };
+    return typeof previousId === 'string' ? { outcome, previousId } : { outcome };
   }
 
   flush(): Promise<void> {
@@ -982,13 +1011,13 @@ export class RedisBackend implements RelayBackend {
     }
   }
 
-  /** Whether the reader has handed every entry up to `id` to the listeners. */
+  /** Whether every entry up to `id` has been handed to the listeners (by the reader or at append time). */
   private readPast(id: [bigint, bigint]): boolean {
     const delivered = parseStreamId(this.lastDeliveredId);
     return delivered !== undefined && compareStreamIds(delivered, id) >= 0;
   }
 
-  /** Resolves the `flush` calls the reader has caught up with (all of them once closed). */
+  /** Resolves the `flush` calls whose ids have been delivered (all of them once closed). */
   private settleFlushes(): void {
     if (this.flushes.length === 0) return;
     const waiting = this.flushes;
@@ -1011,16 +1040,22 @@ export class RedisBackend implements RelayBackend {
       if (!Array.isArray(stream) || !Array.isArray(stream[1])) continue;
       for (const entry of stream[1] as unknown[]) {
         if (!Array.isArray(entry) || typeof entry[0] !== 'string') continue;
+        // Delivered already when it was appended here: this XREAD was issued before.
+        const id = parseStreamId(entry[0]);
+        if (id && this.readPast(id)) continue;
         this.lastDeliveredId = entry[0];
         const event = this.ownEntry(entry[0], entry[1]) ?? this.parseEntry(entry);
-        if (!event) continue;
-        for (const listener of this.listeners) {
-          try {
-            listener(event);
-          } catch (error) {
-            this.log.error('event listener failed', { error, cursor: event.cursor });
-          }
-        }
+        if (event) this.notify(event);
+      }
+    }
+  }
+
+  private notify(event: StoredEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.log.error('event listener failed', { error, cursor: event.cursor });
       }
     }
   }

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../../relay/backend/index';
 import { RedisBackend } from '../../../relay/backend/redis-backend';
 import { HOLD_TTL_MS, type RelayBackend, type StoredEvent } from '../../../relay/backend/types';
+import { startRedisProxy, type RedisProxy } from '../../support/redis-proxy';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
 import { FakeClock, RecordingLogger, eventually, inbound, incoming, input, recorder, store } from './backend-fixtures';
 
@@ -16,6 +17,7 @@ describe('RedisBackend', () => {
   let admin: Redis;
   let opened: RelayBackend[] = [];
   let prefixes: string[] = [];
+  let proxies: RedisProxy[] = [];
   let logger = new RecordingLogger();
 
   beforeAll(async () => {
@@ -28,17 +30,27 @@ describe('RedisBackend', () => {
   });
   afterEach(async () => {
     await Promise.all(opened.map((b) => b.close()));
+    await Promise.all(proxies.map((p) => p.close()));
     for (const prefix of prefixes) await redis.removeKeys(prefix);
     opened = [];
     prefixes = [];
+    proxies = [];
     logger = new RecordingLogger();
   });
 
-  const open = async (keyPrefix: string, clock = new FakeClock()) => {
+  const open = async (keyPrefix: string, clock = new FakeClock(), url = redis.url) => {
     if (!prefixes.includes(keyPrefix)) prefixes.push(keyPrefix);
-    const backend = await RedisBackend.open({ url: redis.url, keyPrefix, retentionMs: 10 * 60_000, dedupWindowMs: 24 * 60 * 60_000, now: clock.now, logger });
+    const backend = await RedisBackend.open({ url, keyPrefix, retentionMs: 10 * 60_000, dedupWindowMs: 24 * 60 * 60_000, now: clock.now, logger });
     opened.push(backend);
     return backend;
+  };
+  /** An instance whose connections pass through a proxy that can hold back their replies. */
+  const openBehindProxy = async (keyPrefix: string) => {
+    const proxy = await startRedisProxy(redis.url);
+    proxies.push(proxy);
+    const backend = await open(keyPrefix, new FakeClock(), proxy.url);
+    const holdBack = (...roles: Array<'stream' | 'commands'>) => proxy.hold((name) => roles.some((role) => name === `relay-${backend.instanceId}-${role}`));
+    return { backend, holdBack, release: () => proxy.release() };
   };
   const pair = async () => {
     const prefix = uniquePrefix('relay-pair');
@@ -80,6 +92,126 @@ describe('RedisBackend', () => {
     // The appended event itself, not a copy parsed from the stream; the other instance parsed its own.
     expect(atA.events.every((stored, i) => stored.event === mine[i]!.event)).toBe(true);
     expect(atB.events.some((stored, i) => stored.event === mine[i]!.event)).toBe(false);
+  });
+
+  it('hands its own events to its listeners by the time append resolves, without waiting for its reader', async () => {
+    const prefix = uniquePrefix('relay-now');
+    const { backend: a, holdBack, release } = await openBehindProxy(prefix);
+    const atA = recorder(a);
+    holdBack('stream');
+    const first = await store(a, inbound('m1', Date.now()), Date.now());
+    expect(atA.events).toEqual([first]);
+    // Two appends in flight at once: each is delivered when its reply comes, in the stream's order.
+    const deliveredOnReply: boolean[] = [];
+    const both = await Promise.all(
+      ['m2', 'm3'].map(async (messageId) => {
+        const stored = await store(a, inbound(messageId, Date.now()), Date.now());
+        deliveredOnReply.push(cursorsOf(atA.events).includes(stored.cursor));
+        return stored;
+      }),
+    );
+    expect(deliveredOnReply).toEqual([true, true]);
+    expect(atA.events).toEqual([first, ...both]);
+    await a.flush();
+    // The reader's XREAD, issued before, brings them back: they are not delivered again.
+    release();
+    const b = await open(prefix);
+    const theirs = await store(b, inbound('m4', Date.now()), Date.now());
+    await eventually(() => atA.events.length >= 4, 'the other instance’s event');
+    expect(cursorsOf(atA.events)).toEqual(cursorsOf([first, ...both, theirs]));
+  });
+
+  it('leaves its own event to the reader when another instance’s entry came before it, in the stream’s order', async () => {
+    const prefix = uniquePrefix('relay-between');
+    const { backend: a, holdBack, release } = await openBehindProxy(prefix);
+    const b = await open(prefix);
+    const atA = recorder(a);
+    holdBack('stream');
+    const theirs = await store(b, inbound('m1', Date.now()), Date.now());
+    const mine = await store(a, inbound('m2', Date.now()), Date.now());
+    expect(atA.events).toEqual([]);
+    const flushed = a.flush();
+    release();
+    await flushed;
+    expect(cursorsOf(atA.events)).toEqual([theirs.cursor, mine.cursor]);
+    // Kept for the reader, which hands on the appended event itself.
+    expect(atA.events[1]!.event).toBe(mine.event);
+    // Caught up again: the next own event is delivered at once.
+    const next = await store(a, inbound('m3', Date.now()), Date.now());
+    expect(cursorsOf(atA.events)).toEqual([theirs.cursor, mine.cursor, next.cursor]);
+  });
+
+  it('delivers its own event once when the reader hands it on before the append script’s reply arrives', async () => {
+    const { backend: a, holdBack, release } = await openBehindProxy(uniquePrefix('relay-reader-first'));
+    const atA = recorder(a);
+    holdBack('commands');
+    const appending = store(a, inbound('m1', Date.now()), Date.now());
+    await eventually(() => atA.events.length === 1, 'the reader delivering the entry');
+    release();
+    const mine = await appending;
+    expect(atA.events).toEqual([mine]);
+    const next = await store(a, inbound('m2', Date.now()), Date.now());
+    expect(cursorsOf(atA.events)).toEqual([mine.cursor, next.cursor]);
+  });
+
+  it('leaves an append whose reply has no previous id (an older script’s) to the reader', async () => {
+    const { backend: a, holdBack, release } = await openBehindProxy(uniquePrefix('relay-no-previous'));
+    const atA = recorder(a);
+    // Redis's real reply, cut to what the script returned before it gave the previous id.
+    const command = (a as unknown as { command: { evalsha: (...args: unknown[]) => Promise<unknown> } }).command;
+    const evalsha = command.evalsha.bind(command);
+    command.evalsha = async (...args) => {
+      const reply = await evalsha(...args);
+      return Array.isArray(reply) ? reply.slice(0, 2) : reply;
+    };
+    holdBack('stream');
+    const mine = await store(a, inbound('m1', Date.now()), Date.now());
+    expect(atA.events).toEqual([]);
+    const flushed = a.flush();
+    release();
+    await flushed;
+    expect(atA.events).toEqual([mine]);
+  });
+
+  it('delivers nothing after close, not even an append whose reply comes after it; another instance gets it', async () => {
+    const prefix = uniquePrefix('relay-close');
+    const { backend: a, holdBack, release } = await openBehindProxy(prefix);
+    const b = await open(prefix);
+    const atA = recorder(a);
+    const atB = recorder(b);
+    holdBack('commands', 'stream');
+    const appending = a.append(input(inbound('m1', Date.now()), Date.now()));
+    await eventually(() => atB.events.length === 1, 'the entry in the stream');
+    const closing = a.close();
+    release();
+    await closing;
+    const outcome = await appending;
+    if (!outcome.stored) throw new Error(`expected the event to be stored, got ${outcome.reason}`);
+    expect(atB.events[0]!.cursor).toBe(outcome.event.cursor);
+    expect(atA.events).toEqual([]);
+  });
+
+  it('shows the listeners of two instances appending at once every event once, in the stream’s order', async () => {
+    const [a, b] = await pair();
+    const atA = recorder(a);
+    const atB = recorder(b);
+    const appendMany = async (backend: RelayBackend, name: string) => {
+      const appends: Array<Promise<StoredEvent>> = [];
+      for (let i = 0; i < 300; i += 1) {
+        appends.push(store(backend, inbound(`${name}-${i}`, Date.now()), Date.now()));
+        // Some go out together, some a turn apart: the two instances' entries interleave.
+        if (i % 7 === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      return Promise.all(appends);
+    };
+    const stored = (await Promise.all([appendMany(a, 'a'), appendMany(b, 'b')])).flat();
+    const entries = (await admin.xrange(`${prefixes.at(-1)}events`, '-', '+')) as Array<[string, string[]]>;
+    const inStream = entries.map(([id]) => id);
+    expect(inStream).toHaveLength(600);
+    expect(new Set(cursorsOf(stored))).toEqual(new Set(inStream));
+    await eventually(() => atA.events.length >= 600 && atB.events.length >= 600, 'delivery on both instances');
+    expect(cursorsOf(atA.events)).toEqual(inStream);
+    expect(cursorsOf(atB.events)).toEqual(inStream);
   });
 
   it('refuses on one instance a duplicate stored by the other, and a connect tombstoned there', async () => {
