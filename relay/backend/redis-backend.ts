@@ -442,6 +442,9 @@ export class RedisBackend implements RelayBackend {
    * Bounded; an entry not found here is read like any other instance's.
    */
   private readonly ownPayloads = new Map<string, Omit<StoredEvent, 'cursor'>>();
+  /** Scripts sent and not answered yet: close lets them finish before QUIT. */
+  private scriptsRunning = 0;
+  private allScriptsSettled: (() => void) | undefined;
   /** `flush` calls waiting for delivery, each with the id it must pass. */
   private flushes: Array<{ until: [bigint, bigint]; resolve: () => void }> = [];
   private mirror = new Map<string, PresenceEntry>();
@@ -866,10 +869,14 @@ export class RedisBackend implements RelayBackend {
     this.presenceSubscriber.disconnect();
     await this.readLoop;
     if (this.command.status === 'ready') {
-      // Lets in-flight commands finish, but not for ever: the process must be able to exit.
+      // Lets in-flight commands finish, but not for ever: the process must be able to exit. QUIT
+      // must not overtake a script still on its way: one issued in this very turn waits in ioredis's
+      // auto-pipeline, and one Redis did not know yet is sent again as EVAL after its reply.
       let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS)));
+      if (this.scriptsRunning > 0) await Promise.race([new Promise<void>((resolve) => (this.allScriptsSettled = resolve)), deadline]);
       const quitting = this.command.quit().catch(() => undefined);
-      await Promise.race([quitting, new Promise<void>((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS)))]);
+      await Promise.race([quitting, deadline]);
       clearTimeout(timer);
     }
     this.command.disconnect();
@@ -937,8 +944,20 @@ export class RedisBackend implements RelayBackend {
     return `${this.prefix}claim:${callId}`;
   }
 
-  /** One round trip: EVALSHA, and EVAL only when Redis does not have the script (restart, SCRIPT FLUSH). */
-  private async runScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
+  /** One round trip: EVALSHA, and EVAL only when Redis does not have the script (restart, SCRIPT FLUSH). Close waits for it. */
+  private runScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
+    this.scriptsRunning++;
+    const running = this.evalScript(script, keys, args);
+    running.then(this.scriptSettled, this.scriptSettled);
+    return running;
+  }
+
+  private readonly scriptSettled = (): void => {
+    this.scriptsRunning--;
+    if (this.scriptsRunning === 0) this.allScriptsSettled?.();
+  };
+
+  private async evalScript(script: LuaScript, keys: string[], args: Array<string | number>): Promise<unknown> {
     try {
       return await this.command.evalsha(script.sha, keys.length, ...keys, ...args);
     } catch (error) {

@@ -214,6 +214,19 @@ describe('RedisBackend', () => {
     expect(cursorsOf(atB.events)).toEqual(inStream);
   });
 
+  it('stores an append begun in the same turn as close before it quits', async () => {
+    const prefix = uniquePrefix('relay-close-turn');
+    const a = await open(prefix);
+    const b = await open(prefix);
+    const atB = recorder(b);
+    const appending = store(a, inbound('last-words', Date.now()), Date.now());
+    const closing = a.close();
+    const stored = await appending;
+    await closing;
+    await eventually(() => atB.events.length === 1, 'the other instance reads it');
+    expect(atB.events[0]!.cursor).toBe(stored.cursor);
+  });
+
   it('refuses on one instance a duplicate stored by the other, and a connect tombstoned there', async () => {
     const [a, b] = await pair();
     const t = Date.now();
