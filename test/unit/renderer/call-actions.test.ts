@@ -1041,4 +1041,26 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
     expect(seen).toEqual(['muted', 'muted', 'muted', 'muted']);
     expect(shown()).toBe(true);
   });
+
+  it('a microphone quieted for a wish opens again once main has answered, when the agent\'s last press and main say unmuted', async () => {
+    const t = setUpMain();
+    const seen: string[] = [];
+    const { onCall } = t.engine;
+    t.engine.onCall = (call) => {
+      seen.push(call.muted === true ? 'muted' : 'unmuted');
+      onCall(call);
+    };
+    t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
+    // Unmute (sent), mute (quiets the microphone at once)…
+    const pressed = [t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1')];
+    // …main pushes the call unmuted for the first request, the agent presses unmute again, then main answers.
+    t.actions.callChanged(state().applyCall(active()));
+    pressed.push(t.actions.toggleMute('in:wacid.1'));
+    expect(seen).toEqual(['muted', 'muted', 'muted']);
+    await t.answerNext(ok(null));
+    await Promise.all(pressed);
+    expect(t.muteAsked()).toEqual([false]);
+    expect(seen).toEqual(['muted', 'muted', 'muted', 'unmuted']);
+    expect(shown()).toBe(false);
+  });
 });
