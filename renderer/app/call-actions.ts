@@ -18,6 +18,7 @@ import type { MediaFact } from '../webrtc/call-media';
 import { wallClockNow, type MediaEngine } from '../webrtc/media-engine';
 import type { CallQualityRecord } from '../webrtc/media-health';
 import { mediaText, reportedReason } from '../webrtc/media-text';
+import { MuteWishes } from './mute-wishes';
 import { callQualityStore, type CallQualityState } from '../store/call-quality';
 
 const log = createLogger('calls');
@@ -108,6 +109,7 @@ export class CallActions {
   private readonly warmTried = new Set<string>();
   /** The connection of a bridged ring's leg under way: Answer waits for it. */
   private readonly warmRuns = new Map<string, Promise<void>>();
+  private readonly mute: MuteWishes;
 
   constructor(deps: CallActionsDeps) {
     this.api = deps.api;
@@ -116,6 +118,7 @@ export class CallActions {
     this.ringtone = deps.ringtone;
     this.quality = deps.quality ?? callQualityStore;
     this.afterRender = deps.afterRender ?? ((work) => void setTimeout(work, 0));
+    this.mute = new MuteWishes({ api: deps.api, store: deps.store, engine: deps.engine });
   }
 
   private get state(): AppState {
@@ -164,8 +167,9 @@ export class CallActions {
   callChanged(call: CallState): void {
     if (call.phase !== 'ringing') {
       this.warmTried.delete(call.localId);
-      this.engine.onCall(call);
-      this.followRejoin(call);
+      const heard = this.mute.heard(call);
+      this.engine.onCall(heard);
+      this.followRejoin(heard);
       return;
     }
     this.toPrepare.add(call.localId);
@@ -174,8 +178,9 @@ export class CallActions {
 
   /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
   callsReloaded(calls: readonly CallState[]): void {
-    this.engine.reconcile(calls);
-    for (const call of calls) {
+    const heard = calls.map((call) => this.mute.heard(call));
+    this.engine.reconcile(heard);
+    for (const call of heard) {
       this.followRejoin(call);
       if (isBridgedRing(call)) this.warmOnce(call);
     }
@@ -372,22 +377,14 @@ export class CallActions {
   }
 
   /**
-   * "Mute" / "Unmute" (and the mute shortcut): the opposite of what the call says now, asked of the
-   * main process. The mute is the call's (`muted`): every window of the agent, this one included,
-   * shows it and follows it with its microphone once main pushes the call. Muting errs on the safe
-   * side: this window's microphone goes quiet at once, before main's word, and opens again only if
-   * main refuses.
+   * "Mute" / "Unmute" (and the mute shortcut), asked of the main process. The mute is the call's
+   * (`muted`): every window of the agent, this one included, follows it with its microphone once main
+   * pushes the call. Each press turns what the agent last asked for, shown at once and sent in order
+   * (mute-wishes.ts). Muting errs on the safe side: this window's microphone goes quiet at once,
+   * before main's word, and opens again only if main refuses.
    */
-  async toggleMute(localId: string): Promise<void> {
-    const call = this.state.calls[localId];
-    if (!call || call.phase === 'ended') return;
-    const muted = call.muted !== true;
-    if (muted) this.engine.onCall({ ...call, muted });
-    const result = await this.api.setMuted({ localId, muted });
-    if (result.ok) return;
-    this.state.setCallNotice({ localId, text: errorMessage(result.error) });
-    const now = this.state.calls[localId];
-    if (now) this.engine.onCall(now);
+  toggleMute(localId: string): Promise<void> {
+    return this.mute.toggle(localId);
   }
 
   sendDtmf(localId: string, tone: string): boolean {
@@ -430,7 +427,7 @@ export class CallActions {
     const legId = offeredLegOf(call);
     if (call === undefined || legId === undefined) return;
     this.clearNotice(localId);
-    void this.rejoin(call, legId, true);
+    void this.rejoin(this.mute.heard(call), legId, true);
   }
 
   /**

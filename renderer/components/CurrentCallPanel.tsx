@@ -2,6 +2,7 @@ import { useEffect, useRef } from 'react';
 import { useTranslation } from 'react-i18next';
 import { useShallow } from 'zustand/react/shallow';
 import { useCallActions, useSandboxActions } from '../app/controllers-context';
+import { mutedShown } from '../app/mute-wishes';
 import { useNow } from '../app/use-now';
 import { formatClock, legWarningWords, mosText, peerNumberText, peerTitle, phaseText } from '../call-display';
 import { endReasonText } from '../error-texts';
@@ -32,6 +33,9 @@ export function CurrentCallPanel() {
   const notice = useAppStore((s) => (call && s.callNotice?.localId === call.localId ? s.callNotice.text : null));
   const retry = useAppStore((s) => (call && s.callNotice?.localId === call.localId ? s.callNotice.retry : undefined));
   const quality = useCallQuality((s) => (call ? s.byCall[call.localId] : undefined));
+  // The call's own mute as main pushed it (the same in every window of the agent), or what this
+  // window last asked while main has not answered.
+  const muted = useAppStore((s) => call !== undefined && mutedShown(s, call));
   const rejoining = call !== undefined && isRejoining(call);
   // A leg being replaced is "Rejoining…", not the old leg's "Reconnecting…".
   const reconnecting = (quality?.reconnecting ?? false) && !rejoining;
@@ -59,8 +63,6 @@ export function CurrentCallPanel() {
   const number = peerNumberText(call.peer);
   const active = call.phase === 'active';
   const held = isHeld(call);
-  // The call's own mute, as main pushed it: the same in every window of the agent.
-  const muted = call.muted === true;
   // The customer hears the bridge's music while a transfer rings or a consult goes on: that is the
   // transfer's own wait, said in its words, not this agent's hold. A held call rejoining is still
   // held (Resume waits for the new leg): "On hold" beside "Rejoining…".

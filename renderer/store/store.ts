@@ -147,6 +147,8 @@ export interface UiSlice {
    * `retry` what its "Try again" does again, when the panel offers one.
    */
   callNotice: { localId: string; text: string; retry?: 'rejoin' } | null;
+  /** What the agent last asked of a call's mute, shown by "Mute"/"Unmute" until main has answered (app/mute-wishes.ts). */
+  muteWishes: Readonly<Record<string, boolean>>;
   keypadOpen: boolean;
   sandboxSelection: string;
   sandboxError: string | null;
@@ -183,6 +185,8 @@ export interface StoreActions {
   setDialBusy(busy: boolean): void;
   setLevels(levels: UiSlice['levels']): void;
   setCallNotice(notice: UiSlice['callNotice']): void;
+  /** Sets a call's mute wish, or drops it (`undefined`): the call's `muted` is shown again. */
+  setMuteWish(localId: string, muted: boolean | undefined): void;
   setKeypadOpen(open: boolean): void;
   setSandboxSelection(number: string): void;
   setSandboxError(message: string | null): void;
@@ -237,6 +241,7 @@ export function initialState(): StoreState {
     dialBusy: false,
     levels: QUIET_LEVELS,
     callNotice: null,
+    muteWishes: {},
     keypadOpen: false,
     sandboxSelection: '',
     sandboxError: null,
@@ -323,6 +328,12 @@ export const appStore = createStore<AppState>()((set, get) => ({
     if (now.mic !== levels.mic || now.customer !== levels.customer) set({ levels });
   },
   setCallNotice: (callNotice) => set({ callNotice }),
+  setMuteWish: (localId, muted) =>
+    set((s) => {
+      if (s.muteWishes[localId] === muted) return {};
+      const { [localId]: _replaced, ...rest } = s.muteWishes;
+      return { muteWishes: muted === undefined ? rest : { ...rest, [localId]: muted } };
+    }),
   setKeypadOpen: (keypadOpen) => set({ keypadOpen }),
   setSandboxSelection: (sandboxSelection) => set({ sandboxSelection }),
   setSandboxError: (sandboxError) => set({ sandboxError }),

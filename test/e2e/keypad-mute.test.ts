@@ -133,6 +133,26 @@ describe('mute', () => {
     await hangUp(page, callId);
   });
 
+  test('Mute and Unmute clicked at once (a double click): main ends unmuted, as a window opened afterwards says, and the customer hears the agent', async () => {
+    page = await stack.newAgentPage();
+    const { callId } = await answeredCall(page);
+    const call = currentCall(page);
+    // The second click lands on the same button, now "Unmute", before main has answered the first.
+    await call.getByRole('button', { name: 'Mute', exact: true }).dblclick();
+    await expect.poll(() => call.getByRole('button', { name: 'Mute', exact: true }).getAttribute('aria-pressed')).toBe('false');
+    await eventually('the customer to hear the agent', async () => ((await stack.callReport(callId)).recentRms > SPEAKING_RMS ? true : undefined), 5_000);
+
+    // A window opened now reads the call from main's snapshot: main is where the last click asked.
+    other = await stack.newAgentPage();
+    const there = currentCall(other);
+    await there.getByText('Connected').waitFor();
+    await expect(there.getByRole('button', { name: 'Mute', exact: true }).getAttribute('aria-pressed')).resolves.toBe('false');
+    await expect(call.getByRole('button', { name: 'Mute', exact: true }).getAttribute('aria-pressed')).resolves.toBe('false');
+    expect((await stack.callReport(callId)).recentRms).toBeGreaterThan(SPEAKING_RMS);
+
+    await hangUp(page, callId);
+  });
+
   test('the mute is the call\'s: a second window of the agent shows it, and its Unmute brings back the voice of the window that carries the call', async () => {
     page = await stack.newAgentPage();
     const { callId } = await answeredCall(page);

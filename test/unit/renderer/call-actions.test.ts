@@ -3,6 +3,7 @@
 // unit tests; the real engine runs end to end in Chromium); the API is the in-memory fake host.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CallActions, type MediaControls } from '../../../renderer/app/call-actions';
+import { mutedShown } from '../../../renderer/app/mute-wishes';
 import { appStore, resetStore } from '../../../renderer/store/store';
 import { setUiLanguage } from '../../../renderer/i18n/i18n';
 import type { MediaFact } from '../../../renderer/webrtc/call-media';
@@ -849,13 +850,14 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
     await setUiLanguage('en', undefined);
   });
 
-  it('Mute asks main for the opposite of what the call says; nothing changes here until main pushes the call', async () => {
+  it('Mute asks main for the opposite of what the call says; once main has answered, the call is as main pushed it', async () => {
     const t = setUp({ setMuted: () => ok(null) });
     t.actions.callChanged(state().applyCall(active()));
     await t.actions.toggleMute('in:wacid.1');
     expect(t.calls).toEqual([{ name: 'setMuted', params: { localId: 'in:wacid.1', muted: true } }]);
-    // The window keeps no mute of its own: the call is as main last pushed it.
+    // The window keeps no mute of its own once main has answered: the call is as main last pushed it.
     expect(state().calls['in:wacid.1']).not.toHaveProperty('muted');
+    expect(state().muteWishes).toEqual({});
 
     t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
     await t.actions.toggleMute('in:wacid.1');
@@ -909,5 +911,156 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
     answer(ok(null));
     await unmute;
     expect(seen).toEqual(['unmuted', 'muted', 'unmuted', 'muted']);
+  });
+
+  /**
+   * Main as it answers setMuted: held until the test lets it answer (`answerNext`), then the call
+   * pushed with its new mute (when it changed) before the answer, as the coordinator does; or refused.
+   */
+  function setUpMain() {
+    const waiting: Array<(result: 'ok' | Result<null>) => void> = [];
+    const t = setUp({
+      setMuted: ({ localId, muted }) =>
+        new Promise<Result<null>>((resolve) =>
+          waiting.push((answer) => {
+            if (answer !== 'ok') return resolve(answer);
+            const { muted: _was, ...call } = state().calls[localId]!;
+            t.actions.callChanged(state().applyCall((muted ? { ...call, muted: true } : call) as CallState));
+            resolve(ok(null));
+          }),
+        ),
+    });
+    const muteAsked = () => t.calls.filter((c) => c.name === 'setMuted').map((c) => (c.params as { muted: boolean }).muted);
+    const answerNext = async (answer: 'ok' | Result<null> = 'ok') => {
+      const next = waiting.shift();
+      if (next === undefined) throw new Error('no setMuted waits for its answer');
+      next(answer);
+      await settled();
+    };
+    return { ...t, muteAsked, answerNext, waiting };
+  }
+
+  /** Lets the answered requests' continuations run (the fake host's promises, the next request). */
+  const settled = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+  const shown = () => mutedShown(state(), state().calls['in:wacid.1']!);
+
+  it('two presses before main answers: muted, then unmuted, in that order and one request at a time; each press shows at once', async () => {
+    const t = setUpMain();
+    t.actions.callChanged(state().applyCall(active()));
+    const first = t.actions.toggleMute('in:wacid.1');
+    expect(shown()).toBe(true);
+    const second = t.actions.toggleMute('in:wacid.1');
+    expect(shown()).toBe(false);
+    await settled();
+    // The unmute waits for main's answer to the mute: the two never cross.
+    expect(t.muteAsked()).toEqual([true]);
+
+    await t.answerNext();
+    expect(state().calls['in:wacid.1']?.muted).toBe(true);
+    expect(t.muteAsked()).toEqual([true, false]);
+    // Main says muted now; the agent's last press said unmute, and that is what shows.
+    expect(shown()).toBe(false);
+
+    await t.answerNext();
+    await Promise.all([first, second]);
+    expect(state().calls['in:wacid.1']).not.toHaveProperty('muted');
+    expect(state().muteWishes).toEqual({});
+    expect(shown()).toBe(false);
+    expect(state().callNotice).toBeNull();
+  });
+
+  it('presses while a request is under way change only the wish: once answered, the latest goes if main is not there yet', async () => {
+    const t = setUpMain();
+    t.actions.callChanged(state().applyCall(active()));
+    const pressed = [t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1')];
+    expect(shown()).toBe(true);
+    await t.answerNext();
+    await Promise.all(pressed);
+    // Mute, unmute, mute: main muted by the first request is where the last press wants it.
+    expect(t.muteAsked()).toEqual([true]);
+    expect(state().calls['in:wacid.1']?.muted).toBe(true);
+    expect(shown()).toBe(true);
+
+    // From muted: unmute, mute, unmute → one unmute.
+    const again = [t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1')];
+    expect(shown()).toBe(false);
+    await t.answerNext();
+    await Promise.all(again);
+    expect(t.muteAsked()).toEqual([true, false]);
+    expect(state().calls['in:wacid.1']).not.toHaveProperty('muted');
+    expect(shown()).toBe(false);
+  });
+
+  it('a refusal puts back what main says, with the refusal on the call, and drops the presses that waited behind it', async () => {
+    const t = setUpMain();
+    const seen: string[] = [];
+    const { onCall } = t.engine;
+    t.engine.onCall = (call) => {
+      seen.push(call.muted === true ? 'muted' : 'unmuted');
+      onCall(call);
+    };
+    t.actions.callChanged(state().applyCall(active()));
+    const asked = t.actions.toggleMute('in:wacid.1');
+    expect(shown()).toBe(true);
+    await t.answerNext(err('not_available', 'Calls are shutting down'));
+    await asked;
+    expect(shown()).toBe(false);
+    expect(state().muteWishes).toEqual({});
+    expect(state().callNotice).toEqual({ localId: 'in:wacid.1', text: 'Calls are shutting down' });
+    expect(seen).toEqual(['unmuted', 'muted', 'unmuted']);
+
+    // Mute, unmute, mute, the first refused: main's word (unmuted) shows, and nothing more is asked.
+    const pressed = [t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1')];
+    expect(shown()).toBe(true);
+    await t.answerNext(err('not_available', 'Calls are shutting down'));
+    await Promise.all(pressed);
+    expect(t.muteAsked()).toEqual([true, true]);
+    expect(t.waiting).toEqual([]);
+    expect(shown()).toBe(false);
+  });
+
+  it('while the agent wishes the call muted, a push that says unmuted does not open this window\'s microphone', async () => {
+    const t = setUpMain();
+    const seen: string[] = [];
+    const { onCall } = t.engine;
+    t.engine.onCall = (call) => {
+      seen.push(call.muted === true ? 'muted' : 'unmuted');
+      onCall(call);
+    };
+    t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
+    // Unmute, then mute again before main answered the unmute.
+    const pressed = [t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1')];
+    expect(seen).toEqual(['muted', 'muted']);
+    // Main pushes the call unmuted (the first request) before it answers: the microphone stays quiet.
+    await t.answerNext();
+    expect(state().calls['in:wacid.1']).not.toHaveProperty('muted');
+    expect(seen).toEqual(['muted', 'muted', 'muted']);
+    expect(t.muteAsked()).toEqual([false, true]);
+    await t.answerNext();
+    await Promise.all(pressed);
+    expect(seen).toEqual(['muted', 'muted', 'muted', 'muted']);
+    expect(shown()).toBe(true);
+  });
+
+  it('a microphone quieted for a wish opens again once main has answered, when the agent\'s last press and main say unmuted', async () => {
+    const t = setUpMain();
+    const seen: string[] = [];
+    const { onCall } = t.engine;
+    t.engine.onCall = (call) => {
+      seen.push(call.muted === true ? 'muted' : 'unmuted');
+      onCall(call);
+    };
+    t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
+    // Unmute (sent), mute (quiets the microphone at once)…
+    const pressed = [t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1')];
+    // …main pushes the call unmuted for the first request, the agent presses unmute again, then main answers.
+    t.actions.callChanged(state().applyCall(active()));
+    pressed.push(t.actions.toggleMute('in:wacid.1'));
+    expect(seen).toEqual(['muted', 'muted', 'muted']);
+    await t.answerNext(ok(null));
+    await Promise.all(pressed);
+    expect(t.muteAsked()).toEqual([false]);
+    expect(seen).toEqual(['muted', 'muted', 'muted', 'unmuted']);
+    expect(shown()).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 // "Mute" / "Unmute" in the window, in Chromium (window-in-chromium.ts): the mute is the call's, kept
 // in the main process (CallState `muted`). The button says what the pushed call says, in every
 // window of the agent and after a reload (the snapshot); a click or the mute shortcut asks main with
-// setMuted, and nothing changes on screen until main pushes the call.
+// setMuted and shows what it asked at once, until main has answered (then the pushed call again).
 import type { Page } from 'playwright-core';
 import { describe, expect, test } from 'vitest';
 import type { CallState } from '../../../shared/call-state';
@@ -36,24 +36,67 @@ async function expectShows(page: Page, muted: boolean): Promise<void> {
 }
 
 describe('"Mute" follows the call main pushes', () => {
-  test('a click asks main (setMuted) and changes nothing by itself; the pushed call turns it to "Unmute", and its click asks to unmute', async () => {
+  test('a click shows "Unmute" at once and asks main (setMuted); the pushed call keeps it so, and its click asks to unmute', async () => {
     const call = active('wacid.1', now());
     const { page, h } = await open([call]);
+    await h.defer('setMuted');
     await expectShows(page, false);
 
     await panel(page).getByRole('button', { name: 'Mute', exact: true }).click();
-    await expect.poll(() => muteCommands(h)).toEqual([{ localId: LOCAL, muted: true }]);
-    // Main has not pushed the call muted yet: the window still says what the call says.
-    await expectShows(page, false);
-
-    await h.push('callChanged', { ...call, muted: true });
     await expectShows(page, true);
+    await expect.poll(() => muteCommands(h)).toEqual([{ localId: LOCAL, muted: true }]);
+    // Main pushes the call before it answers.
+    await h.push('callChanged', { ...call, muted: true });
+    await expect(h.settle('setMuted', ok(null))).resolves.toBe(true);
+    await expectShows(page, true);
+
     await panel(page).getByRole('button', { name: 'Unmute', exact: true }).click();
+    await expectShows(page, false);
     await expect.poll(() => muteCommands(h)).toEqual([
       { localId: LOCAL, muted: true },
       { localId: LOCAL, muted: false },
     ]);
     await h.push('callChanged', call);
+    await expect(h.settle('setMuted', ok(null))).resolves.toBe(true);
+    await expectShows(page, false);
+  });
+
+  test('Mute then Unmute before main answers: each click shows at once, the unmute goes once the mute is answered, and main ends unmuted', async () => {
+    const call = active('wacid.1', now());
+    const { page, h } = await open([call]);
+    await h.defer('setMuted');
+    await expectShows(page, false);
+
+    await panel(page).getByRole('button', { name: 'Mute', exact: true }).click();
+    await panel(page).getByRole('button', { name: 'Unmute', exact: true }).click();
+    await expectShows(page, false);
+    await expect.poll(() => muteCommands(h)).toEqual([{ localId: LOCAL, muted: true }]);
+
+    await h.push('callChanged', { ...call, muted: true });
+    await expect(h.settle('setMuted', ok(null))).resolves.toBe(true);
+    await expect.poll(() => muteCommands(h)).toEqual([
+      { localId: LOCAL, muted: true },
+      { localId: LOCAL, muted: false },
+    ]);
+    // Main says muted for now; the last click said unmute.
+    await expectShows(page, false);
+    await h.push('callChanged', call);
+    await expect(h.settle('setMuted', ok(null))).resolves.toBe(true);
+    await expectShows(page, false);
+
+    // The shortcut pressed twice goes the same way.
+    await page.keyboard.press('Control+Shift+M');
+    await page.keyboard.press('Control+Shift+M');
+    await expectShows(page, false);
+    await expect.poll(async () => (await muteCommands(h)).length).toBe(3);
+    await h.push('callChanged', { ...call, muted: true });
+    await expect(h.settle('setMuted', ok(null))).resolves.toBe(true);
+    await expect.poll(async () => (await muteCommands(h)).slice(2)).toEqual([
+      { localId: LOCAL, muted: true },
+      { localId: LOCAL, muted: false },
+    ]);
+    await h.push('callChanged', call);
+    await expect(h.settle('setMuted', ok(null))).resolves.toBe(true);
     await expectShows(page, false);
   });
 
@@ -88,11 +131,13 @@ describe('"Mute" follows the call main pushes', () => {
     ]);
   });
 
-  test('a refusal is said on the call, and the button stays as the call is', async () => {
+  test('a refusal is said on the call, and the button goes back to what the call is', async () => {
     const call = active('wacid.1', now());
     const { page, h } = await open([call]);
-    await h.answer('setMuted', err('not_available', 'Calls are shutting down'));
+    await h.defer('setMuted');
     await panel(page).getByRole('button', { name: 'Mute', exact: true }).click();
+    await expectShows(page, true);
+    await expect(h.settle('setMuted', err('not_available', 'Calls are shutting down'))).resolves.toBe(true);
     await panel(page).getByText('Calls are shutting down').waitFor();
     await expectShows(page, false);
   });

@@ -147,6 +147,7 @@ describe('the store', () => {
         'dialBusy',
         'levels',
         'callNotice',
+        'muteWishes',
         'keypadOpen',
         'sandboxSelection',
         'sandboxError',
