@@ -85,9 +85,26 @@ export function redact(value: unknown, key = '', depth = 0): unknown {
   if (depth > 6) return '[deep]';
   if (Array.isArray(value)) return value.map((v) => redact(v, key, depth + 1));
   // An error's message often quotes the request that failed, link and headers included.
-  if (value instanceof Error) return { name: value.name, message: scrubText(value.message) };
+  if (value instanceof Error) return errorFields(value);
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'Invalid Date' : value.toISOString();
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, k, depth + 1)]));
+}
+
+/**
+ * What an error may carry beside its message that says what failed: a system call's code, a
+ * database's SQLSTATE and which constraint, table and column. Not a database's `detail`: it may
+ * quote a whole row, customers' numbers included.
+ */
+export const ERROR_DETAILS = ['code', 'syscall', 'constraint', 'table', 'column'] as const;
+
+/** An error's name and message, and the details above it carries as text (scrubbed as messages are). */
+function errorFields(error: Error): Record<string, string> {
+  const fields: Record<string, string> = { name: error.name, message: scrubText(error.message) };
+  for (const key of ERROR_DETAILS) {
+    const detail = (error as unknown as Record<string, unknown>)[key];
+    if (typeof detail === 'string' && detail !== '') fields[key] = scrubText(detail);
+  }
+  return fields;
 }
 
 const order: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3 };

@@ -2,11 +2,12 @@
 // written in one transaction (records-store.ts `writeBatch`), off the relay's event loop.
 //
 // Messages in: { id, op: 'write', batch, instanceId } | { id, op: 'close' }. Out: { id, ok: true }
-// or { id, ok: false, error: { message, name, code?, syscall? } }.
+// or { id, ok: false, error: { message, name, code?, syscall?, constraint?, table?, column? } }.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FactsReply, FactsRequest, FactsThreadData } from './facts-worker';
 import { PostgresDatabase, WRITER_POOL } from './postgres-database';
 import { writeBatch } from './records-store';
+import { ERROR_DETAILS } from '../../shared/log';
 import type { ThreadError } from './thread-calls';
 
 const { url, answerTimeoutMs } = workerData as FactsThreadData;
@@ -15,10 +16,14 @@ const db = PostgresDatabase.open(url, { answerTimeoutMs, pool: WRITER_POOL });
 /** What the writer needs of an error to tell refused data from a database that is away. */
 function threadErrorOf(error: unknown): ThreadError {
   if (!(error instanceof Error)) return { message: String(error), name: 'Error' };
-  const { code, syscall } = error as { code?: unknown; syscall?: unknown };
   // A connection refused at every address of a host name is an AggregateError whose own message is empty.
   const message = error.message !== '' || !(error instanceof AggregateError) ? error.message : error.errors.map((inner: unknown) => (inner instanceof Error ? inner.message : String(inner))).join('; ');
-  return { message, name: error.name, ...(typeof code === 'string' ? { code } : {}), ...(typeof syscall === 'string' ? { syscall } : {}) };
+  const threadError: ThreadError = { message, name: error.name };
+  for (const key of ERROR_DETAILS) {
+    const value = (error as unknown as Record<string, unknown>)[key];
+    if (typeof value === 'string') threadError[key] = value;
+  }
+  return threadError;
 }
 
 async function answer(request: FactsRequest): Promise<FactsReply> {

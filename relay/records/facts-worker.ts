@@ -31,16 +31,25 @@ export interface FactsWorkerOptions extends FactsThreadData {
   threadAnswerMs?: number;
 }
 
-/** An error the write met in the thread, as it was there: its message, name (RangeError, NoAnswerError…), SQLSTATE `code` and `syscall`. */
+/**
+ * An error the write met in the thread, as it was there: its message, name (RangeError,
+ * NoAnswerError…), SQLSTATE `code`, `syscall`, and a refusal's `constraint`, `table`, `column`.
+ */
 export class FactsWriteError extends Error {
   readonly code: string | undefined;
   readonly syscall: string | undefined;
+  readonly constraint: string | undefined;
+  readonly table: string | undefined;
+  readonly column: string | undefined;
 
   constructor(error: ThreadError) {
     super(error.message);
     this.name = error.name;
     this.code = error.code;
     this.syscall = error.syscall;
+    this.constraint = error.constraint;
+    this.table = error.table;
+    this.column = error.column;
   }
 }
 

@@ -11,6 +11,10 @@ export interface ThreadError {
   name: string;
   code?: string;
   syscall?: string;
+  /** A database's refusal: the constraint, table and column it names. */
+  constraint?: string;
+  table?: string;
+  column?: string;
 }
 
 export type ThreadReply = { id: number; ok: true; result?: unknown } | { id: number; ok: false; error: ThreadError };

@@ -95,6 +95,29 @@ describe('redact: secrets', () => {
     expect(redact(5)).toBe(5);
   });
 
+  it('keeps the details that say what failed: a system call’s code, a database’s SQLSTATE, constraint and table; not its detail, which may quote a row', () => {
+    const refused = Object.assign(new Error('duplicate key value violates unique constraint "call_facts_pkey"'), {
+      code: '23505',
+      detail: 'Key (call_id)=(wacid.1 from 447700900123) already exists.',
+      constraint: 'call_facts_pkey',
+      table: 'call_facts',
+      column: undefined,
+      severity: 'ERROR',
+      config: { apiKey: API_KEY },
+    });
+    expect(redact({ error: refused })).toEqual({
+      error: {
+        name: 'Error',
+        message: 'duplicate key value violates unique constraint "call_facts_pkey"',
+        code: '23505',
+        constraint: 'call_facts_pkey',
+        table: 'call_facts',
+      },
+    });
+    const refusedConnection = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect', errno: -111 });
+    expect(redact({ error: refusedConnection })).toEqual({ error: { name: 'Error', message: 'connect ECONNREFUSED 127.0.0.1:5432', code: 'ECONNREFUSED', syscall: 'connect' } });
+  });
+
   it('reduces errors to their name and message', () => {
     const error = Object.assign(new TypeError('fetch failed'), { config: { apiKey: API_KEY } });
     expect(redact({ err: error })).toEqual({ err: { name: 'TypeError', message: 'fetch failed' } });
