@@ -83,15 +83,17 @@ async function withDeadline(work: Promise<unknown>, ms: number): Promise<boolean
  * A failure that another attempt would meet again, and that only this data meets: a SQLSTATE of
  * class 22 (data exception: a character the encoding refuses, a number out of range) or 23 (a
  * constraint), or JavaScript's own RangeError or TypeError in turning facts into rows (a time no
- * Date holds), here or in a database's worker thread — never one of the system's, which names
- * its call (`syscall`). Anything else — a connection, a lock, a permission, the schema — is the
- * database's state, and the facts wait for it to change.
+ * Date holds), here or in a database's worker thread, or a batch that cannot be handed to that
+ * thread (DataCloneError) — never one of the system's, which names its call (`syscall`). Anything
+ * else — a connection, a lock, a permission, the schema — is the database's state, and the facts
+ * wait for it to change.
  */
 function refusesTheData(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { code, name, syscall } = error as { code?: unknown; name?: unknown; syscall?: unknown };
   if (typeof code === 'string' && /^(22|23)[0-9A-Z]{3}$/.test(code)) return true;
-  return syscall === undefined && (error instanceof RangeError || error instanceof TypeError || name === 'RangeError' || name === 'TypeError');
+  if (syscall !== undefined) return false;
+  return error instanceof RangeError || error instanceof TypeError || name === 'RangeError' || name === 'TypeError' || name === 'DataCloneError';
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

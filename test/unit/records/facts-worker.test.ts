@@ -135,6 +135,26 @@ describe("the records' writer thread (PostgreSQL)", () => {
     expect(log.said(/cannot be reached/)).toBe(0);
   });
 
+  it('a fact that cannot be handed to the thread is refused data: dropped alone, its neighbours written, the thread kept', async () => {
+    const { db } = await migratedDatabase();
+    const log = recordingLogger();
+    const writer = new RecordsWriter({ connect: async () => db, instanceId: 'instance-a', logger: log, flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 });
+    cleanups.push(() => writer.close(1_000));
+    const uncloneable = claimedFact('wacid.uncloneable', 'alice', T0);
+    // A function has no structured clone: postMessage throws DataCloneError before the thread sees anything.
+    (uncloneable as unknown as { data: Record<string, unknown> }).data = { ...uncloneable.data, later: () => undefined };
+    writer.push([
+      { kind: 'call', fact: uncloneable },
+      { kind: 'call', fact: claimedFact('wacid.clone-neighbour', 'bob', T0 + 1_000) },
+    ]);
+    expect(await writer.flush(10_000)).toBe(true);
+    expect(writer.stats()).toMatchObject({ queued: 0, dropped: 1, connected: true });
+    expect(await callById(db, 'wacid.clone-neighbour')).toMatchObject({ direction: 'outgoing', agentId: 'bob' });
+    const refused = log.lines.filter((l) => l.level === 'error').map((l) => [l.msg, (l.fields?.error as { name?: string }).name]);
+    expect(refused).toEqual([['the records database refused a fact: it is dropped', 'DataCloneError']]);
+    expect(log.said(/cannot be reached/)).toBe(0);
+  });
+
   it('a thread that dies mid-write fails that write as no refusal of the data, and nothing of it is stored; the next write starts another thread', async () => {
     const { url, db } = await migratedDatabase();
     const facts = new FactsWorker({ url, answerTimeoutMs: 10_000, entry: DYING_THREAD });
