@@ -60,31 +60,31 @@ class Connection {
 
   private read(chunk: Buffer): void {
     this.buffered = this.buffered.length === 0 ? chunk : Buffer.concat([this.buffered, chunk]);
-    for (;;) {
-      const headerEnd = this.buffered.indexOf(HEADER_END);
-      if (headerEnd < 0) return;
-      const head = this.buffered.toString('latin1', 0, headerEnd);
-      const status = /^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1];
-      const length = CONTENT_LENGTH.exec(head)?.[1];
-      // The relay answers every request with a Content-Length; anything else is not an answer this sender can frame.
-      if (status === undefined || length === undefined) {
-        this.socket.destroy();
-        return;
-      }
-      const end = headerEnd + HEADER_END.length + Number(length);
-      if (this.buffered.length < end) return;
-      this.buffered = this.buffered.subarray(end);
-      const request = this.current;
-      this.current = undefined;
-      const closes = CLOSES.test(head);
-      request?.done(Number(status));
-      if (closes) {
-        this.socket.end();
-        this.end();
-        return;
-      }
-      this.onIdle(this);
+    const headerEnd = this.buffered.indexOf(HEADER_END);
+    if (headerEnd < 0) return;
+    const head = this.buffered.toString('latin1', 0, headerEnd);
+    const status = /^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1];
+    const length = CONTENT_LENGTH.exec(head)?.[1];
+    const request = this.current;
+    // The relay answers every request with a Content-Length; anything else is not an answer this
+    // sender can frame, and an answer to nothing asked breaks the one request at a time.
+    if (status === undefined || length === undefined || request === undefined) {
+      this.socket.destroy();
+      return;
     }
+    const end = headerEnd + HEADER_END.length + Number(length);
+    if (this.buffered.length < end) return;
+    // One request at a time: anything after its answer was not asked for.
+    const spokeOutOfTurn = this.buffered.length > end;
+    this.buffered = Buffer.alloc(0);
+    this.current = undefined;
+    request.done(Number(status));
+    if (spokeOutOfTurn || CLOSES.test(head)) {
+      this.socket.destroy();
+      this.end();
+      return;
+    }
+    this.onIdle(this);
   }
 
   private end(): void {
@@ -108,6 +108,7 @@ export class WebhookSender {
   private readonly queue: PreparedRequest[] = [];
   private readonly all = new Set<Connection>();
   private closed = false;
+  private readonly connections: number;
   private whenAllIdle: (() => void) | undefined;
 
   constructor(
@@ -115,14 +116,22 @@ export class WebhookSender {
     private readonly port: number,
     connections: number,
   ) {
+    this.connections = connections;
     for (let i = 0; i < connections; i++) this.open();
   }
 
-  /** Resolves once every connection is open and idle (the moment to start a clock). */
-  connected(): Promise<void> {
+  /** Resolves once every connection is open and idle (the moment to start a clock); rejects after `timeoutMs`. */
+  connected(timeoutMs = 10_000): Promise<void> {
     if (this.idle.length === this.all.size) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.whenAllIdle = resolve;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.whenAllIdle = undefined;
+        reject(new Error(`the sender's ${this.connections} connections to ${this.host}:${this.port} did not all open within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.whenAllIdle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
 
@@ -132,7 +141,8 @@ export class WebhookSender {
   }
 
   send(request: PreparedRequest): void {
-    const connection = this.idle.pop();
+    // The connection idle the longest: none is left unused long enough for the relay to close it.
+    const connection = this.idle.shift();
     if (connection !== undefined) connection.send(request);
     else this.queue.push(request);
   }
@@ -145,7 +155,8 @@ export class WebhookSender {
 
   private open(): void {
     const connection = new Connection(
-      connect({ host: this.host, port: this.port }),
+      // An IPv6 address comes as a URL writes it ([::1]); the socket wants it bare.
+      connect({ host: this.host.replace(/^\[(.*)\]$/, '$1'), port: this.port }),
       (c) => this.becameIdle(c),
       (c, wasReady) => this.ended(c, wasReady),
     );

@@ -72,13 +72,13 @@ export class MuteWishes {
           break;
         }
       }
-      // All answered (or refused): the call shows what main pushed, and a microphone quieted for a
-      // wish opens again if main has the call unmuted.
+    } finally {
+      // All answered, refused, or a request that threw: the call shows what main pushed, and a
+      // microphone quieted for a wish opens again if main has the call unmuted.
+      this.sending.delete(localId);
       store.getState().setMuteWish(localId, undefined);
       const now = store.getState().calls[localId];
       if (this.quieted.delete(localId) && now && now.muted !== true) engine.onCall(now);
-    } finally {
-      this.sending.delete(localId);
     }
   }
 }

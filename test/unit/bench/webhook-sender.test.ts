@@ -104,4 +104,25 @@ describe("the benchmark's webhook sender", () => {
     const statuses = await sendAll(port, 1, ['{"a":1}', '{"b":2}']);
     expect(statuses).toEqual([undefined, undefined]);
   });
+
+  it('drops a connection that answers what was not asked, so that no two requests ever share a socket', async () => {
+    let connections = 0;
+    const port = await listen((req) => {
+      // The answer and a second one nobody asked for, in one write.
+      req.socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno');
+    });
+    server!.on('connection', () => connections++);
+    const statuses = await sendAll(port, 1, ['{"a":1}', '{"b":2}', '{"c":3}']);
+    // Each request is counted once, by its own answer; the socket that spoke out of turn is replaced each time.
+    expect(statuses).toEqual([200, 200, 200]);
+    expect(connections).toBe(3);
+  });
+
+  it('says so when its connections do not open in time', async () => {
+    const port = await listen((_req, _body, res) => res.end('ok'));
+    await new Promise<void>((resolve) => server!.close(() => resolve()));
+    server = undefined;
+    sender = new WebhookSender('127.0.0.1', port, 2);
+    await expect(sender.connected(300)).rejects.toThrow(`the sender's 2 connections to 127.0.0.1:${port} did not all open within 300 ms`);
+  });
 });

@@ -1019,6 +1019,24 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
     expect(shown()).toBe(false);
   });
 
+  it('a request that throws instead of answering leaves no wish behind: main\'s word shows and the microphone opens again', async () => {
+    const t = setUp({ setMuted: () => Promise.reject(new Error('the bridge went away')) });
+    const seen: string[] = [];
+    const { onCall } = t.engine;
+    t.engine.onCall = (call) => {
+      seen.push(call.muted === true ? 'muted' : 'unmuted');
+      onCall(call);
+    };
+    t.actions.callChanged(state().applyCall(active()));
+    await expect(t.actions.toggleMute('in:wacid.1')).rejects.toThrow('the bridge went away');
+    expect(state().muteWishes).toEqual({});
+    expect(shown()).toBe(false);
+    expect(seen).toEqual(['unmuted', 'muted', 'unmuted']);
+    // The next press asks again rather than waiting on a request that never ends.
+    await expect(t.actions.toggleMute('in:wacid.1')).rejects.toThrow('the bridge went away');
+    expect(t.calls.filter((c) => c.name === 'setMuted')).toHaveLength(2);
+  });
+
   it('while the agent wishes the call muted, a push that says unmuted does not open this window\'s microphone', async () => {
     const t = setUpMain();
     const seen: string[] = [];
