@@ -165,6 +165,7 @@ export class CallActions {
    * card is rendered, if the call still rings then. Answer prepares on its own if it comes first.
    */
   callChanged(call: CallState): void {
+    this.mute.mainSaid(call);
     if (call.phase !== 'ringing') {
       this.warmTried.delete(call.localId);
       const heard = this.mute.heard(call);
@@ -178,6 +179,7 @@ export class CallActions {
 
   /** All calls after a snapshot: the media engine drops what is gone and follows the rest. */
   callsReloaded(calls: readonly CallState[]): void {
+    this.mute.reloaded(calls);
     const heard = calls.map((call) => this.mute.heard(call));
     this.engine.reconcile(heard);
     for (const call of heard) {

@@ -5,7 +5,9 @@
 // under way only changes the wish, and once it is answered the latest wish goes if it differs from
 // what was sent. Main thus ends as the last press asked, and no two requests of a call cross. With
 // everything answered the call's `muted` is shown again (CallCoordinator pushes a call before it
-// answers); a refusal drops the wish, so the call shows main's word, and is said on the call.
+// answers); a refusal drops the wish, so the call shows main's word, and is said on the call. When
+// the request may not have reached main (the link went, no answer came), the wish stands, its
+// microphone quiet if it is a mute, until main's next word on the call: then it is done, or goes again.
 import type { SoftphoneApi } from '../../shared/api';
 import type { CallState } from '../../shared/call-state';
 import type { StoreApi } from 'zustand/vanilla';
@@ -15,6 +17,9 @@ import type { MediaEngine } from '../webrtc/media-engine';
 
 /** What "Mute"/"Unmute" shows: the agent's wish while main has not answered it, else the call's `muted`. */
 export const mutedShown = (s: Pick<AppState, 'muteWishes'>, call: CallState): boolean => s.muteWishes[call.localId] ?? call.muted === true;
+
+/** Answers after which main may or may not have taken the request: the link went, or no answer came in time. */
+const OUTCOME_UNKNOWN: ReadonlySet<string> = new Set(['timeout', 'gateway_unreachable']);
 
 export interface MuteWishesDeps {
   api: Pick<SoftphoneApi, 'setMuted'>;
@@ -27,6 +32,8 @@ export class MuteWishes {
   private readonly sending = new Set<string>();
   /** The calls whose microphone this window quieted for a wish, ahead of main's word. */
   private readonly quieted = new Set<string>();
+  /** The calls whose last request may or may not have reached main: their wish waits for main's next word. */
+  private readonly unsure = new Set<string>();
 
   constructor(private readonly deps: MuteWishesDeps) {}
 
@@ -54,10 +61,40 @@ export class MuteWishes {
     if (!this.sending.has(localId)) await this.send(localId);
   }
 
+  /**
+   * Main's word on a call (a push, or the call in a snapshot). A wish whose request may not have
+   * reached main (the link went, no answer came) stood until now: it is done if main is where it
+   * asks, else it goes again.
+   */
+  mainSaid(call: CallState): void {
+    if (!this.unsure.delete(call.localId) || this.sending.has(call.localId)) return;
+    const wish = this.deps.store.getState().muteWishes[call.localId];
+    if (wish === undefined) return;
+    if (call.phase === 'ended' || (call.muted === true) === wish) {
+      this.quieted.delete(call.localId);
+      this.deps.store.getState().setMuteWish(call.localId, undefined);
+      return;
+    }
+    this.send(call.localId).catch(() => undefined);
+  }
+
+  /** A snapshot: the wishes of calls it no longer has are done. */
+  reloaded(calls: readonly CallState[]): void {
+    const live = new Set(calls.map((call) => call.localId));
+    for (const localId of [...this.unsure]) {
+      if (live.has(localId)) continue;
+      this.unsure.delete(localId);
+      this.quieted.delete(localId);
+      this.deps.store.getState().setMuteWish(localId, undefined);
+    }
+    for (const call of calls) this.mainSaid(call);
+  }
+
   /** Sends the call's wish until main has answered the latest; the wish goes with the last answer. */
   private async send(localId: string): Promise<void> {
-    const { api, store, engine } = this.deps;
+    const { api, store } = this.deps;
     this.sending.add(localId);
+    let unsure = false;
     try {
       let sent: boolean | undefined;
       for (;;) {
@@ -69,16 +106,26 @@ export class MuteWishes {
         const result = await api.setMuted({ localId, muted: wish });
         if (!result.ok) {
           store.getState().setCallNotice({ localId, text: errorMessage(result.error) });
+          unsure = OUTCOME_UNKNOWN.has(result.error.code);
           break;
         }
       }
     } finally {
-      // All answered, refused, or a request that threw: the call shows what main pushed, and a
-      // microphone quieted for a wish opens again if main has the call unmuted.
       this.sending.delete(localId);
-      store.getState().setMuteWish(localId, undefined);
-      const now = store.getState().calls[localId];
-      if (this.quieted.delete(localId) && now && now.muted !== true) engine.onCall(now);
+      // Main may have it or not: the wish (and a microphone quieted for it) stands until main's next word.
+      if (unsure && store.getState().calls[localId] !== undefined) this.unsure.add(localId);
+      else this.settle(localId);
     }
+  }
+
+  /**
+   * All answered, refused, or a request that threw: the call shows what main pushed, and a
+   * microphone quieted for a wish opens again if main has the call unmuted.
+   */
+  private settle(localId: string): void {
+    const { store, engine } = this.deps;
+    store.getState().setMuteWish(localId, undefined);
+    const now = store.getState().calls[localId];
+    if (this.quieted.delete(localId) && now && now.muted !== true) engine.onCall(now);
   }
 }

@@ -1019,6 +1019,50 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
     expect(shown()).toBe(false);
   });
 
+  it('a mute whose answer never came stands, its microphone quiet, until main next speaks of the call: then it goes again if main is not muted', async () => {
+    const t = setUpMain();
+    const seen: string[] = [];
+    const { onCall } = t.engine;
+    t.engine.onCall = (call) => {
+      seen.push(call.muted === true ? 'muted' : 'unmuted');
+      onCall(call);
+    };
+    t.actions.callChanged(state().applyCall(active()));
+    const asked = t.actions.toggleMute('in:wacid.1');
+    await t.answerNext(err('timeout', 'The softphone service did not answer'));
+    await asked;
+    // Main may or may not have it: the agent asked for quiet, and quiet it stays.
+    expect(shown()).toBe(true);
+    expect(seen).toEqual(['unmuted', 'muted']);
+    expect(state().callNotice).toEqual({ localId: 'in:wacid.1', text: 'The calling service did not answer in time. Try again.' });
+
+    // The link back, main's snapshot says unmuted: the mute goes again, and main ends muted.
+    t.actions.callsReloaded([state().calls['in:wacid.1']!]);
+    expect(shown()).toBe(true);
+    expect(seen.at(-1)).toBe('muted');
+    await settled();
+    expect(t.muteAsked()).toEqual([true, true]);
+    await t.answerNext();
+    expect(state().calls['in:wacid.1']?.muted).toBe(true);
+    expect(state().muteWishes).toEqual({});
+    expect(shown()).toBe(true);
+    expect(seen.slice(1).every((m) => m === 'muted')).toBe(true);
+  });
+
+  it('a mute whose link went before the answer is done when main next pushes the call muted: nothing more is asked', async () => {
+    const t = setUpMain();
+    t.actions.callChanged(state().applyCall(active()));
+    const asked = t.actions.toggleMute('in:wacid.1');
+    await t.answerNext(err('gateway_unreachable', 'The connection to the softphone service was lost'));
+    await asked;
+    expect(shown()).toBe(true);
+    t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
+    await settled();
+    expect(t.muteAsked()).toEqual([true]);
+    expect(state().muteWishes).toEqual({});
+    expect(shown()).toBe(true);
+  });
+
   it('a request that throws instead of answering leaves no wish behind: main\'s word shows and the microphone opens again', async () => {
     const t = setUp({ setMuted: () => Promise.reject(new Error('the bridge went away')) });
     const seen: string[] = [];
