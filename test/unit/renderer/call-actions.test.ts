@@ -890,15 +890,21 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
     expect(seen).toEqual(['in:wacid.1 unmuted', 'in:wacid.1 muted', 'in:wacid.1 unmuted']);
   });
 
-  it('Mute quiets this window\'s microphone before main answers, and opens it again only if main refuses; Unmute waits for main', async () => {
-    let answer: (result: Result<null>) => void = () => undefined;
-    const t = setUp({ setMuted: () => new Promise<Result<null>>((resolve) => (answer = resolve)) });
+  /** What the media engine is told of each call's mute, in order: 'muted' or 'unmuted'. */
+  function micHeard(engine: { onCall: (call: CallState) => void }): string[] {
     const seen: string[] = [];
-    const { onCall } = t.engine;
-    t.engine.onCall = (call) => {
+    const { onCall } = engine;
+    engine.onCall = (call) => {
       seen.push(call.muted === true ? 'muted' : 'unmuted');
       onCall(call);
     };
+    return seen;
+  }
+
+  it('Mute quiets this window\'s microphone before main answers, and opens it again only if main refuses; Unmute waits for main', async () => {
+    let answer: (result: Result<null>) => void = () => undefined;
+    const t = setUp({ setMuted: () => new Promise<Result<null>>((resolve) => (answer = resolve)) });
+    const seen = micHeard(t.engine);
     t.actions.callChanged(state().applyCall(active()));
     const asked = t.actions.toggleMute('in:wacid.1');
     expect(seen).toEqual(['unmuted', 'muted']);
@@ -993,12 +999,7 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
 
   it('a refusal puts back what main says, with the refusal on the call, and drops the presses that waited behind it', async () => {
     const t = setUpMain();
-    const seen: string[] = [];
-    const { onCall } = t.engine;
-    t.engine.onCall = (call) => {
-      seen.push(call.muted === true ? 'muted' : 'unmuted');
-      onCall(call);
-    };
+    const seen = micHeard(t.engine);
     t.actions.callChanged(state().applyCall(active()));
     const asked = t.actions.toggleMute('in:wacid.1');
     expect(shown()).toBe(true);
@@ -1021,12 +1022,7 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
 
   it('a mute whose answer never came stands, its microphone quiet, until main next speaks of the call: then it goes again if main is not muted', async () => {
     const t = setUpMain();
-    const seen: string[] = [];
-    const { onCall } = t.engine;
-    t.engine.onCall = (call) => {
-      seen.push(call.muted === true ? 'muted' : 'unmuted');
-      onCall(call);
-    };
+    const seen = micHeard(t.engine);
     t.actions.callChanged(state().applyCall(active()));
     const asked = t.actions.toggleMute('in:wacid.1');
     await t.answerNext(err('timeout', 'The softphone service did not answer'));
@@ -1065,12 +1061,7 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
 
   it('a request that throws instead of answering leaves no wish behind: main\'s word shows and the microphone opens again', async () => {
     const t = setUp({ setMuted: () => Promise.reject(new Error('the bridge went away')) });
-    const seen: string[] = [];
-    const { onCall } = t.engine;
-    t.engine.onCall = (call) => {
-      seen.push(call.muted === true ? 'muted' : 'unmuted');
-      onCall(call);
-    };
+    const seen = micHeard(t.engine);
     t.actions.callChanged(state().applyCall(active()));
     await expect(t.actions.toggleMute('in:wacid.1')).rejects.toThrow('the bridge went away');
     expect(state().muteWishes).toEqual({});
@@ -1083,12 +1074,7 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
 
   it('while the agent wishes the call muted, a push that says unmuted does not open this window\'s microphone', async () => {
     const t = setUpMain();
-    const seen: string[] = [];
-    const { onCall } = t.engine;
-    t.engine.onCall = (call) => {
-      seen.push(call.muted === true ? 'muted' : 'unmuted');
-      onCall(call);
-    };
+    const seen = micHeard(t.engine);
     t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
     // Unmute, then mute again before main answered the unmute.
     const pressed = [t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1')];
@@ -1106,12 +1092,7 @@ describe('CallActions: mute is the call\'s, in the main process', () => {
 
   it('a microphone quieted for a wish opens again once main has answered, when the agent\'s last press and main say unmuted', async () => {
     const t = setUpMain();
-    const seen: string[] = [];
-    const { onCall } = t.engine;
-    t.engine.onCall = (call) => {
-      seen.push(call.muted === true ? 'muted' : 'unmuted');
-      onCall(call);
-    };
+    const seen = micHeard(t.engine);
     t.actions.callChanged(state().applyCall({ ...active(), muted: true }));
     // Unmute (sent), mute (quiets the microphone at once)…
     const pressed = [t.actions.toggleMute('in:wacid.1'), t.actions.toggleMute('in:wacid.1')];
