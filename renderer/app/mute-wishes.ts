@@ -70,12 +70,8 @@ export class MuteWishes {
     if (!this.unsure.delete(call.localId) || this.sending.has(call.localId)) return;
     const wish = this.deps.store.getState().muteWishes[call.localId];
     if (wish === undefined) return;
-    if (call.phase === 'ended' || (call.muted === true) === wish) {
-      this.quieted.delete(call.localId);
-      this.deps.store.getState().setMuteWish(call.localId, undefined);
-      return;
-    }
-    this.send(call.localId).catch(() => undefined);
+    if (call.phase === 'ended' || (call.muted === true) === wish) this.settle(call.localId);
+    else this.send(call.localId).catch(() => undefined);
   }
 
   /** A snapshot: the wishes of calls it no longer has are done. */
@@ -84,8 +80,7 @@ export class MuteWishes {
     for (const localId of [...this.unsure]) {
       if (live.has(localId)) continue;
       this.unsure.delete(localId);
-      this.quieted.delete(localId);
-      this.deps.store.getState().setMuteWish(localId, undefined);
+      this.settle(localId);
     }
     for (const call of calls) this.mainSaid(call);
   }
@@ -119,8 +114,8 @@ export class MuteWishes {
   }
 
   /**
-   * All answered, refused, or a request that threw: the call shows what main pushed, and a
-   * microphone quieted for a wish opens again if main has the call unmuted.
+   * All answered, refused, a request that threw, or main's word after an unsure answer: the call
+   * shows what main pushed, and a microphone quieted for a wish opens again if main has it unmuted.
    */
   private settle(localId: string): void {
     const { store, engine } = this.deps;
