@@ -118,11 +118,17 @@ describe("the records' writer thread (PostgreSQL)", () => {
     expect(noDate).toMatchObject({ name: 'RangeError', message: 'Invalid time value', code: undefined });
   });
 
-  it('the writer drops only the fact the thread’s database refused, and writes its neighbours', async () => {
-    const { db } = await migratedDatabase();
+  /** A records writer over `db` that flushes and retries quickly, and what it logs. */
+  function writerOn(db: PostgresDatabase) {
     const log = recordingLogger();
     const writer = new RecordsWriter({ connect: async () => db, instanceId: 'instance-a', logger: log, flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 });
     cleanups.push(() => writer.close(1_000));
+    return { writer, log };
+  }
+
+  it('the writer drops only the fact the thread’s database refused, and writes its neighbours', async () => {
+    const { db } = await migratedDatabase();
+    const { writer, log } = writerOn(db);
     writer.push([
       { kind: 'call', fact: claimedFact('wacid.bad\u0000id', 'alice', T0) },
       { kind: 'call', fact: claimedFact('wacid.good-neighbour', 'bob', T0 + 1_000) },
@@ -137,9 +143,7 @@ describe("the records' writer thread (PostgreSQL)", () => {
 
   it('a fact that cannot be handed to the thread is refused data: dropped alone, its neighbours written, the thread kept', async () => {
     const { db } = await migratedDatabase();
-    const log = recordingLogger();
-    const writer = new RecordsWriter({ connect: async () => db, instanceId: 'instance-a', logger: log, flushIntervalMs: 5, retryMinMs: 20, retryMaxMs: 100 });
-    cleanups.push(() => writer.close(1_000));
+    const { writer, log } = writerOn(db);
     const uncloneable = claimedFact('wacid.uncloneable', 'alice', T0);
     // A function has no structured clone: postMessage throws DataCloneError before the thread sees anything.
     (uncloneable as unknown as { data: Record<string, unknown> }).data = { ...uncloneable.data, later: () => undefined };
