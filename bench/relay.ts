@@ -35,6 +35,12 @@
 // timestamps are that moment's, so a phase longer than a minute would send connects the relay
 // drops as stale.
 //
+// SCHEDULING. This process is the gateway and the 10 000 agents, other machines in a deployment;
+// here it shares the relay's cores, and each answer and event the relay writes wakes it. While it
+// drives a phase it runs as SCHED_BATCH at nice 10 (bench/load-generator-priority.ts), so that those
+// wakeups do not take the core from the relay's event loop; the relay and PostgreSQL keep theirs.
+// BENCH_RELAY_YIELD=0 leaves it as it was; the report says which it was.
+//
 // WORKLOAD. Fanning every webhook out to all 10 000 agents would be 55 M SSE writes/s, which is not
 // what a team's relay does: most traffic concerns one agent. So the main phase is per-agent: every
 // agent has placed outgoing calls and claimed them (POST /calls/{id}/claim, as the app does right
@@ -82,6 +88,7 @@ import {
   withClient,
   type MonthOfCalls,
 } from './records-database';
+import { yieldToTheRelay } from './load-generator-priority';
 import { postBytes, WebhookSender } from './webhook-sender';
 
 const env = (name: string, fallback: number): number => {
@@ -97,6 +104,8 @@ const DURATION_MS = env('BENCH_RELAY_SECONDS', 10) * 1_000;
 const MAX_IN_FLIGHT = Math.round(env('BENCH_RELAY_IN_FLIGHT', 128));
 /** The sender's keep-alive connections to the relay, one webhook on each at a time. */
 const CONNECTIONS = Math.round(env('BENCH_RELAY_CONNECTIONS', 32));
+/** BENCH_RELAY_YIELD=0 keeps this process's scheduling as it is while it drives load (load-generator-priority.ts). */
+const YIELD = process.env.BENCH_RELAY_YIELD !== '0';
 /** Incoming calls per second in the ring-everyone phase (some 10 000 SSE deliveries a second), and for how long. */
 const RING_RATE = env('BENCH_RELAY_RING_RATE', Math.max(1, Math.round(10_000 / AGENTS)));
 const RING_DURATION_MS = env('BENCH_RELAY_RING_SECONDS', 5) * 1_000;
@@ -526,6 +535,8 @@ interface PhaseResult {
   withQueue: number[];
   /** The bench process's own event-loop utilisation while sending: near 1 would make it the bottleneck. */
   benchLoad: number;
+  /** What the load generator's scheduling was while it drove the phase (load-generator-priority.ts). */
+  priority: string;
 }
 
 /** When each delivery key's webhook was handed to the sender (before any wait for a connection). */
@@ -562,6 +573,7 @@ async function drive(
   });
   const sender = new WebhookSender(url.hostname, port, CONNECTIONS);
   await sender.connected();
+  const yielded = YIELD ? yieldToTheRelay() : { description: 'unchanged (BENCH_RELAY_YIELD=0)', restore: () => undefined };
   const started = performance.now();
   let lastAnswerAt = started;
   const elu = performance.eventLoopUtilization();
@@ -602,11 +614,12 @@ async function drive(
     });
   } finally {
     sender.close();
+    yielded.restore();
   }
   const benchLoad = performance.eventLoopUtilization(elu).utilization;
   // Over the time it really took: answers that came after the sending window count at their pace.
   const seconds = Math.max(durationMs, lastAnswerAt - started) / 1000;
-  return { offered: total, sent, accepted, refused, failed, ingestedPerSec: accepted / seconds, benchLoad };
+  return { offered: total, sent, accepted, refused, failed, ingestedPerSec: accepted / seconds, benchLoad, priority: yielded.description };
 }
 
 async function waitForDeliveries(count: () => number, expected: number): Promise<void> {
@@ -943,7 +956,7 @@ function printResults(results: BackendResult[]): void {
         (rec.caughtUpMs === undefined ? `NOT caught up within ${RECORDS_DRAIN_MS / 1000} s of the last webhook` : `caught up ${fmt(rec.caughtUpMs / 1000)} s after the last webhook`),
     );
     notes.push(rec.final === undefined ? 'records /healthz: none' : `records /healthz at the end: ${describeRecords(rec.final)}${rec.peakJournaled > 0 ? `; FACTS WENT TO THE JOURNAL during the run (up to ${rec.peakJournaled} at once)` : ''}`);
-    notes.push(`bench process event-loop load ${fmt(m.benchLoad * 100, 0)} % while sending`);
+    notes.push(`bench process event-loop load ${fmt(m.benchLoad * 100, 0)} % while sending; its scheduling meanwhile: ${m.priority}`);
     notes.push(`set-up: ${r.claims.count} claims at ${fmt(r.claims.count / (r.claims.ms / 1000), 0)}/s, ${r.claims.claimedEvents} call.claimed deliveries`);
     console.log(`  ${r.backend}:`);
     for (const note of notes) console.log(`    - ${note}`);
