@@ -80,31 +80,59 @@ const READ_BATCH = 500;
 const READ_BLOCK_MS = 1_000;
 const RETRY_DELAY_MS = 250;
 const QUIT_TIMEOUT_MS = 2_000;
+/** Appends per script call at most: bounds how long one call holds Redis. */
+export const APPEND_BATCH_MAX = 256;
+
+interface AppendWaiting {
+  input: AppendInput;
+  payload: string;
+  now: number;
+  resolve: (result: { outcome: AppendOutcome; previousId?: string }) => void;
+  reject: (error: unknown) => void;
+}
 
 /**
- * KEYS: stream, dedup key, tombstone key. ARGV: dedup window ms, is connect, ends the call, tombstone
- * ttl ms, now ms, min id kept, max length, payload.
- * Returns {'tombstoned'}, {'duplicate'}, or {'stored', id, previous id}: the previous id is the
- * entry just before the new one (`0-0` when there was none), whichever instance appended it, so
- * the instance can tell whether its reader has delivered everything before its own entry.
+ * Appends a batch of events in order, each as if by a call of its own: the batch is what one
+ * instance's webhooks of one turn of its event loop stored, and one script call instead of one
+ * each spares both the relay and Redis most of the work per command.
+ * KEYS: stream, then for each event its dedup key and its tombstone key. ARGV: dedup window ms,
+ * tombstone ttl ms, max length, min id kept, then for each event: is connect, ends the call, now
+ * ms, payload.
+ * Returns three values per event: 'tombstoned' or 'duplicate' (and two empty strings), or
+ * 'stored', its id and the id of the entry just before it (`0-0` when there was none), whichever
+ * instance appended that one, so the instance can tell whether its reader has delivered
+ * everything before its own entry.
  * Checks in the memory backend's order (stale is decided before, in JS): tombstoned, duplicate.
  * The entry id takes the instance's clock (`<now>-*`) so that "the last sinceMs" and retention mean
  * the same on every backend; when that would go backwards (clock skew between instances), Redis
  * picks the id (`*`), which is never smaller than the last one.
  */
-const APPEND_LUA = `
-if ARGV[2] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {'tombstoned'} end
-if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return {'duplicate'} end
-if ARGV[3] == '1' then redis.call('SET', KEYS[3], '1', 'PX', ARGV[4]) end
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-local prev = '0-0'
-if last[1] then prev = last[1][1] end
-local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], ARGV[5] .. '-*', 'e', ARGV[8])
-if type(id) == 'table' and id.err then
-  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], '*', 'e', ARGV[8])
+const APPEND_BATCH_LUA = `
+local reply = {}
+local prev = nil
+for i = 1, (#KEYS - 1) / 2 do
+  local dedup, tombstone, a = KEYS[2 * i], KEYS[2 * i + 1], 4 * i
+  if ARGV[a + 1] == '1' and redis.call('EXISTS', tombstone) == 1 then
+    reply[#reply + 1] = 'tombstoned'; reply[#reply + 1] = ''; reply[#reply + 1] = ''
+  elseif not redis.call('SET', dedup, '1', 'NX', 'PX', ARGV[1]) then
+    reply[#reply + 1] = 'duplicate'; reply[#reply + 1] = ''; reply[#reply + 1] = ''
+  else
+    if ARGV[a + 2] == '1' then redis.call('SET', tombstone, '1', 'PX', ARGV[2]) end
+    if prev == nil then
+      local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+      prev = '0-0'
+      if last[1] then prev = last[1][1] end
+    end
+    local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], ARGV[a + 3] .. '-*', 'e', ARGV[a + 4])
+    if type(id) == 'table' and id.err then
+      id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'e', ARGV[a + 4])
+    end
+    reply[#reply + 1] = 'stored'; reply[#reply + 1] = id; reply[#reply + 1] = prev
+    prev = id
+  end
 end
-redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[6])
-return {'stored', id, prev}
+if prev ~= nil then redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[4]) end
+return reply
 `;
 
 /** KEYS: claim key. ARGV: agent id, ttl ms. Returns the owner after the attempt. */
@@ -336,7 +364,7 @@ interface LuaScript {
   sha: string;
 }
 const script = (lua: string): LuaScript => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
-const APPEND = script(APPEND_LUA);
+const APPEND_BATCH = script(APPEND_BATCH_LUA);
 const CLAIM = script(CLAIM_LUA);
 const DECLINE = script(DECLINE_LUA);
 const SET_PRESENCE = script(PRESENCE_LUA);
@@ -442,6 +470,8 @@ export class RedisBackend implements RelayBackend {
    * Bounded; an entry not found here is read like any other instance's.
    */
   private readonly ownPayloads = new Map<string, Omit<StoredEvent, 'cursor'>>();
+  /** Appends waiting for this turn's batch (`sendAppends`). */
+  private appendsWaiting: AppendWaiting[] = [];
   /** Scripts sent and not answered yet: close lets them finish before QUIT. */
   private scriptsRunning = 0;
   private allScriptsSettled: (() => void) | undefined;
@@ -515,8 +545,8 @@ export class RedisBackend implements RelayBackend {
       connection.on('error', (error: unknown) => log.warn('redis connection error', { role, target, error }));
       return connection;
     };
-    // The commands of one turn of the event loop (the appends of the webhooks read in it) go out in
-    // one write, not one system call each.
+    // The commands of one turn of the event loop go out in one write, not one system call each
+    // (the appends of the webhooks read in it are one script call already: sendAppends).
     const command = connect('commands', { enableAutoPipelining: true });
     // The reader waits for Redis to come back instead of failing its XREAD: it then resumes from
     // the last id it delivered, so no event is lost across a reconnect.
@@ -588,33 +618,60 @@ export class RedisBackend implements RelayBackend {
     this.settleFlushes();
   }
 
-  /** The script's outcome, and the id of the entry before the stored one when the reply carries it. */
-  private async appendPayload(input: AppendInput, payload: string, now: number): Promise<{ outcome: AppendOutcome; previousId?: string }> {
-    const { event } = input;
-    const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event, input.audience)}`;
-    // Message events have no call: their tombstone key is never read or written by the script.
-    const tombstoneKey = 'callId' in event ? this.tombstoneKey(event.callId) : dedupKey;
-    const reply = await this.runScript(
-      APPEND,
-      [this.streamKey, dedupKey, tombstoneKey],
-      [
-        this.options.dedupWindowMs,
-        isConnect(event) ? 1 : 0,
-        leavesTombstone(event) ? 1 : 0,
-        TOMBSTONE_TTL_MS,
-        Math.max(0, Math.floor(now)),
-        `${Math.max(0, Math.floor(now - this.options.retentionMs))}-0`,
-        this.maxEvents,
-        payload,
-      ],
+  /** The script's outcome for one event, and the id of the entry before the stored one. */
+  private appendPayload(input: AppendInput, payload: string, now: number): Promise<{ outcome: AppendOutcome; previousId?: string }> {
+    return new Promise((resolve, reject) => {
+      this.appendsWaiting.push({ input, payload, now, resolve, reject });
+      if (this.appendsWaiting.length >= APPEND_BATCH_MAX) this.sendAppends();
+      else if (this.appendsWaiting.length === 1) setImmediate(this.sendAppends);
+    });
+  }
+
+  /**
+   * Sends the appends waiting as one script call. Called once the event loop has run this turn's
+   * I/O callbacks (the webhooks read in it), when a batch is full, and by close.
+   */
+  private readonly sendAppends = (): void => {
+    if (this.appendsWaiting.length === 0) return;
+    const batch = this.appendsWaiting;
+    this.appendsWaiting = [];
+    const keys = [this.streamKey];
+    const latest = batch[batch.length - 1]!.now;
+    const args: Array<string | number> = [this.options.dedupWindowMs, TOMBSTONE_TTL_MS, this.maxEvents, `${Math.max(0, Math.floor(latest - this.options.retentionMs))}-0`];
+    for (const { input, payload, now } of batch) {
+      const { event } = input;
+      const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event, input.audience)}`;
+      // Message events have no call: their tombstone key is never read or written by the script.
+      keys.push(dedupKey, 'callId' in event ? this.tombstoneKey(event.callId) : dedupKey);
+      args.push(isConnect(event) ? 1 : 0, leavesTombstone(event) ? 1 : 0, Math.max(0, Math.floor(now)), payload);
+    }
+    this.runScript(APPEND_BATCH, keys, args).then(
+      (reply) => {
+        if (!Array.isArray(reply) || reply.length !== 3 * batch.length) {
+          const error = new Error('Unexpected reply from the append script');
+          for (const waiting of batch) waiting.reject(error);
+          return;
+        }
+        batch.forEach((waiting, i) => {
+          try {
+            waiting.resolve(this.appendOutcome(waiting.input, reply[3 * i], reply[3 * i + 1], reply[3 * i + 2]));
+          } catch (error) {
+            waiting.reject(error);
+          }
+        });
+      },
+      (error: unknown) => {
+        for (const waiting of batch) waiting.reject(error);
+      },
     );
-    if (!Array.isArray(reply)) throw new Error('Unexpected reply from the append script');
-    const [status, id, previousId] = reply as unknown[];
+  };
+
+  private appendOutcome(input: AppendInput, status: unknown, id: unknown, previousId: unknown): { outcome: AppendOutcome; previousId?: string } {
     if (status === 'tombstoned' || status === 'duplicate') return { outcome: { stored: false, reason: status } };
     if (status !== 'stored' || typeof id !== 'string') throw new Error('Unexpected reply from the append script');
     const appended = parseStreamId(id);
     if (appended && (this.lastAppendedId === undefined || compareStreamIds(appended, this.lastAppendedId) > 0)) this.lastAppendedId = appended;
-    const outcome: AppendOutcome = { stored: true, event: { cursor: id, receivedAt: input.receivedAt, event, audience: input.audience } };
+    const outcome: AppendOutcome = { stored: true, event: { cursor: id, receivedAt: input.receivedAt, event: input.event, audience: input.audience } };
     return typeof previousId === 'string' ? { outcome, previousId } : { outcome };
   }
 
@@ -862,6 +919,8 @@ export class RedisBackend implements RelayBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Appends begun before close go out now, and close waits for their answers below.
+    this.sendAppends();
     this.listeners = [];
     this.settleFlushes();
     this.stop();

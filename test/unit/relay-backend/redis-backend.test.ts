@@ -3,11 +3,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../../relay/backend/index';
-import { RedisBackend } from '../../../relay/backend/redis-backend';
+import { APPEND_BATCH_MAX, RedisBackend } from '../../../relay/backend/redis-backend';
 import { HOLD_TTL_MS, type RelayBackend, type StoredEvent } from '../../../relay/backend/types';
 import { startRedisProxy, type RedisProxy } from '../../support/redis-proxy';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
-import { FakeClock, RecordingLogger, eventually, inbound, incoming, input, recorder, store } from './backend-fixtures';
+import { FakeClock, RecordingLogger, eventually, inbound, incoming, input, recorder, store, terminated } from './backend-fixtures';
 
 const all = { limit: 10_000, sinceMs: 60 * 60_000 };
 const cursorsOf = (events: StoredEvent[]) => events.map((e) => e.cursor);
@@ -154,15 +154,15 @@ describe('RedisBackend', () => {
     expect(cursorsOf(atA.events)).toEqual([mine.cursor, next.cursor]);
   });
 
-  it('leaves an append whose reply has no previous id (an older script’s) to the reader', async () => {
+  it('leaves an append whose reply has no usable previous id to the reader', async () => {
     const { backend: a, holdBack, release } = await openBehindProxy(uniquePrefix('relay-no-previous'));
     const atA = recorder(a);
-    // Redis's real reply, cut to what the script returned before it gave the previous id.
+    // Redis's real reply, with each event's previous id blanked out.
     const command = (a as unknown as { command: { evalsha: (...args: unknown[]) => Promise<unknown> } }).command;
     const evalsha = command.evalsha.bind(command);
     command.evalsha = async (...args) => {
       const reply = await evalsha(...args);
-      return Array.isArray(reply) ? reply.slice(0, 2) : reply;
+      return Array.isArray(reply) ? reply.map((value, i) => (i % 3 === 2 ? '' : value)) : reply;
     };
     holdBack('stream');
     const mine = await store(a, inbound('m1', Date.now()), Date.now());
@@ -212,6 +212,59 @@ describe('RedisBackend', () => {
     await eventually(() => atA.events.length >= 600 && atB.events.length >= 600, 'delivery on both instances');
     expect(cursorsOf(atA.events)).toEqual(inStream);
     expect(cursorsOf(atB.events)).toEqual(inStream);
+  });
+
+  /** Counts the script calls of an instance's command connection, each still sent to Redis. */
+  const countScriptCalls = (backend: RelayBackend) => {
+    const command = (backend as unknown as { command: { evalsha: (...args: unknown[]) => Promise<unknown> } }).command;
+    const evalsha = command.evalsha.bind(command);
+    const counted = { calls: 0 };
+    command.evalsha = (...args) => {
+      counted.calls++;
+      return evalsha(...args);
+    };
+    return counted;
+  };
+
+  it('stores the appends begun in one turn with one script call, each as if alone, in the order they were begun', async () => {
+    const [a, b] = await pair();
+    const atA = recorder(a);
+    const atB = recorder(b);
+    const scripts = countScriptCalls(a);
+    const t = Date.now();
+    const outcomes = await Promise.all([
+      a.append(input(incoming('c1', t), t)),
+      a.append(input(inbound('m1', t), t)),
+      a.append(input(incoming('c1', t), t)),
+      a.append(input(terminated('c2', t), t)),
+      a.append(input(incoming('c2', t), t)),
+      a.append(input(inbound('m2', t), t)),
+    ]);
+    expect(scripts.calls).toBe(1);
+    // The second connect of c1 is a duplicate of the first; c2's connect comes after its terminate.
+    expect(outcomes.map((o) => (o.stored ? 'stored' : o.reason))).toEqual(['stored', 'stored', 'duplicate', 'stored', 'tombstoned', 'stored']);
+    const stored = outcomes.flatMap((o) => (o.stored ? [o.event] : []));
+    expect(cursorsOf(await b.readAfter('0-0', all))).toEqual(cursorsOf(stored));
+    expect(atA.events).toEqual(stored);
+    await eventually(() => atB.events.length === stored.length, 'the other instance reads them');
+    expect(cursorsOf(atB.events)).toEqual(cursorsOf(stored));
+  });
+
+  it('splits a turn of more appends than one script call takes, and keeps their order', async () => {
+    const [a, b] = await pair();
+    const atA = recorder(a);
+    const scripts = countScriptCalls(a);
+    const count = 2 * APPEND_BATCH_MAX + 7;
+    const t = Date.now();
+    const outcomes = await Promise.all(Array.from({ length: count }, (_, i) => a.append(input(inbound(`many-${i}`, t), t))));
+    expect(scripts.calls).toBe(3);
+    const stored = outcomes.map((o) => {
+      if (!o.stored) throw new Error(`expected every event to be stored, got ${o.reason}`);
+      return o.event;
+    });
+    expect(stored.map((e) => (e.event as { messageId?: string }).messageId)).toEqual(Array.from({ length: count }, (_, i) => `many-${i}`));
+    expect(cursorsOf(await b.readAfter('0-0', { ...all, limit: 2 * count }))).toEqual(cursorsOf(stored));
+    expect(atA.events).toEqual(stored);
   });
 
   it('stores an append begun in the same turn as close before it quits', async () => {
