@@ -85,7 +85,9 @@ export const APPEND_BATCH_MAX = 256;
 
 interface AppendWaiting {
   input: AppendInput;
-  payload: string;
+  /** The event's dedup key and tombstone key, and its ARGV: is connect, ends the call, now ms, payload. */
+  keys: readonly [string, string];
+  args: readonly [number, number, number, string];
   now: number;
   resolve: (result: { outcome: AppendOutcome; previousId?: string }) => void;
   reject: (error: unknown) => void;
@@ -101,35 +103,40 @@ interface AppendWaiting {
  * Returns three values per event: 'tombstoned' or 'duplicate' (and two empty strings), or
  * 'stored', its id and the id of the entry just before it (`0-0` when there was none), whichever
  * instance appended that one, so the instance can tell whether its reader has delivered
- * everything before its own entry.
+ * everything before its own entry; or 'error' and Redis's message, when a command failed for that
+ * event alone (the others are decided as ever).
  * Checks in the memory backend's order (stale is decided before, in JS): tombstoned, duplicate.
  * The entry id takes the instance's clock (`<now>-*`) so that "the last sinceMs" and retention mean
  * the same on every backend; when that would go backwards (clock skew between instances), Redis
  * picks the id (`*`), which is never smaller than the last one.
  */
 const APPEND_BATCH_LUA = `
-local reply = {}
 local prev = nil
-for i = 1, (#KEYS - 1) / 2 do
+local function append(i)
   local dedup, tombstone, a = KEYS[2 * i], KEYS[2 * i + 1], 4 * i
-  if ARGV[a + 1] == '1' and redis.call('EXISTS', tombstone) == 1 then
-    reply[#reply + 1] = 'tombstoned'; reply[#reply + 1] = ''; reply[#reply + 1] = ''
-  elseif not redis.call('SET', dedup, '1', 'NX', 'PX', ARGV[1]) then
-    reply[#reply + 1] = 'duplicate'; reply[#reply + 1] = ''; reply[#reply + 1] = ''
-  else
-    if ARGV[a + 2] == '1' then redis.call('SET', tombstone, '1', 'PX', ARGV[2]) end
-    if prev == nil then
-      local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-      prev = '0-0'
-      if last[1] then prev = last[1][1] end
-    end
-    local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], ARGV[a + 3] .. '-*', 'e', ARGV[a + 4])
-    if type(id) == 'table' and id.err then
-      id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'e', ARGV[a + 4])
-    end
-    reply[#reply + 1] = 'stored'; reply[#reply + 1] = id; reply[#reply + 1] = prev
-    prev = id
+  if ARGV[a + 1] == '1' and redis.call('EXISTS', tombstone) == 1 then return 'tombstoned', '', '' end
+  if not redis.call('SET', dedup, '1', 'NX', 'PX', ARGV[1]) then return 'duplicate', '', '' end
+  if ARGV[a + 2] == '1' then redis.call('SET', tombstone, '1', 'PX', ARGV[2]) end
+  if prev == nil then
+    local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+    prev = '0-0'
+    if last[1] then prev = last[1][1] end
   end
+  local id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], ARGV[a + 3] .. '-*', 'e', ARGV[a + 4])
+  if type(id) == 'table' and id.err then
+    id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'e', ARGV[a + 4])
+  end
+  local before = prev
+  prev = id
+  return 'stored', id, before
+end
+local reply = {}
+for i = 1, (#KEYS - 1) / 2 do
+  local ok, status, id, before = pcall(append, i)
+  if not ok then
+    status, id, before = 'error', type(status) == 'table' and status.err or tostring(status), ''
+  end
+  reply[#reply + 1] = status; reply[#reply + 1] = id; reply[#reply + 1] = before
 end
 if prev ~= nil then redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[4]) end
 return reply
@@ -621,7 +628,13 @@ export class RedisBackend implements RelayBackend {
   /** The script's outcome for one event, and the id of the entry before the stored one. */
   private appendPayload(input: AppendInput, payload: string, now: number): Promise<{ outcome: AppendOutcome; previousId?: string }> {
     return new Promise((resolve, reject) => {
-      this.appendsWaiting.push({ input, payload, now, resolve, reject });
+      // Worked out here, where a throw rejects this append alone, not its whole batch.
+      const { event } = input;
+      const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event, input.audience)}`;
+      // Message events have no call: their tombstone key is never read or written by the script.
+      const tombstoneKey = 'callId' in event ? this.tombstoneKey(event.callId) : dedupKey;
+      const args = [isConnect(event) ? 1 : 0, leavesTombstone(event) ? 1 : 0, Math.max(0, Math.floor(now)), payload] as const;
+      this.appendsWaiting.push({ input, keys: [dedupKey, tombstoneKey], args, now, resolve, reject });
       if (this.appendsWaiting.length >= APPEND_BATCH_MAX) this.sendAppends();
       else if (this.appendsWaiting.length === 1) setImmediate(this.sendAppends);
     });
@@ -635,15 +648,12 @@ export class RedisBackend implements RelayBackend {
     if (this.appendsWaiting.length === 0) return;
     const batch = this.appendsWaiting;
     this.appendsWaiting = [];
+    const latest = batch.reduce((max, waiting) => Math.max(max, waiting.now), 0);
     const keys = [this.streamKey];
-    const latest = batch[batch.length - 1]!.now;
     const args: Array<string | number> = [this.options.dedupWindowMs, TOMBSTONE_TTL_MS, this.maxEvents, `${Math.max(0, Math.floor(latest - this.options.retentionMs))}-0`];
-    for (const { input, payload, now } of batch) {
-      const { event } = input;
-      const dedupKey = `${this.prefix}dedup:${dedupKeyOf(event, input.audience)}`;
-      // Message events have no call: their tombstone key is never read or written by the script.
-      keys.push(dedupKey, 'callId' in event ? this.tombstoneKey(event.callId) : dedupKey);
-      args.push(isConnect(event) ? 1 : 0, leavesTombstone(event) ? 1 : 0, Math.max(0, Math.floor(now)), payload);
+    for (const waiting of batch) {
+      keys.push(...waiting.keys);
+      args.push(...waiting.args);
     }
     this.runScript(APPEND_BATCH, keys, args).then(
       (reply) => {
@@ -668,6 +678,7 @@ export class RedisBackend implements RelayBackend {
 
   private appendOutcome(input: AppendInput, status: unknown, id: unknown, previousId: unknown): { outcome: AppendOutcome; previousId?: string } {
     if (status === 'tombstoned' || status === 'duplicate') return { outcome: { stored: false, reason: status } };
+    if (status === 'error') throw new Error(`Redis refused the append: ${typeof id === 'string' ? id : 'no reason given'}`);
     if (status !== 'stored' || typeof id !== 'string') throw new Error('Unexpected reply from the append script');
     const appended = parseStreamId(id);
     if (appended && (this.lastAppendedId === undefined || compareStreamIds(appended, this.lastAppendedId) > 0)) this.lastAppendedId = appended;

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend } from '../../../relay/backend/index';
 import { APPEND_BATCH_MAX, RedisBackend } from '../../../relay/backend/redis-backend';
 import { HOLD_TTL_MS, type RelayBackend, type StoredEvent } from '../../../relay/backend/types';
+import { errorText } from '../../../shared/result';
 import { startRedisProxy, type RedisProxy } from '../../support/redis-proxy';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../support/redis-server';
 import { FakeClock, RecordingLogger, eventually, inbound, incoming, input, recorder, store, terminated } from './backend-fixtures';
@@ -265,6 +266,52 @@ describe('RedisBackend', () => {
     expect(stored.map((e) => (e.event as { messageId?: string }).messageId)).toEqual(Array.from({ length: count }, (_, i) => `many-${i}`));
     expect(cursorsOf(await b.readAfter('0-0', { ...all, limit: 2 * count }))).toEqual(cursorsOf(stored));
     expect(atA.events).toEqual(stored);
+  });
+
+  it('rejects every append of a batch whose script call failed, and stores the next ones', async () => {
+    const [a, b] = await pair();
+    const atB = recorder(b);
+    const command = (a as unknown as { command: { evalsha: (...args: unknown[]) => Promise<unknown> } }).command;
+    const evalsha = command.evalsha.bind(command);
+    let failNext = true;
+    command.evalsha = (...args) => {
+      if (!failNext) return evalsha(...args);
+      failNext = false;
+      return Promise.reject(new Error('Connection is closed.'));
+    };
+    const t = Date.now();
+    const settled = await Promise.allSettled(['m1', 'm2', 'm3'].map((id) => a.append(input(inbound(id, t), t))));
+    expect(settled.map((s) => (s.status === 'rejected' ? errorText(s.reason) : 'fulfilled'))).toEqual(Array(3).fill('Connection is closed.'));
+    // Nothing of the failed call reached Redis; the same events are stored when sent again.
+    const again = await Promise.all(['m1', 'm2', 'm3'].map((id) => store(a, inbound(id, t), t)));
+    await eventually(() => atB.events.length === 3, 'the other instance reads them');
+    expect(cursorsOf(atB.events)).toEqual(cursorsOf(again));
+  });
+
+  it('fails alone an append Redis refuses, and still decides the others of its batch', async () => {
+    const prefix = uniquePrefix('relay-refused');
+    const a = await open(prefix);
+    // A stream key that is not a stream: every XADD is refused, while a tombstone is still read.
+    await admin.set(`${prefix}events`, 'not a stream');
+    await admin.set(`${prefix}tombstone:c9`, '1');
+    const t = Date.now();
+    const settled = await Promise.allSettled([a.append(input(inbound('m1', t), t)), a.append(input(incoming('c9', t), t))]);
+    expect(settled[0]!.status).toBe('rejected');
+    expect(errorText((settled[0] as PromiseRejectedResult).reason)).toMatch(/^Redis refused the append: .*WRONGTYPE/);
+    expect(settled[1]).toEqual({ status: 'fulfilled', value: { stored: false, reason: 'tombstoned' } });
+  });
+
+  it('hands on at once an own event that follows duplicates in its batch', async () => {
+    const { backend: a, holdBack } = await openBehindProxy(uniquePrefix('relay-after-duplicates'));
+    const atA = recorder(a);
+    const t = Date.now();
+    const first = await store(a, incoming('c1', t), t);
+    holdBack('stream');
+    const outcomes = await Promise.all([a.append(input(incoming('c1', t), t)), a.append(input(incoming('c1', t), t)), a.append(input(inbound('m1', t), t))]);
+    expect(outcomes.map((o) => (o.stored ? 'stored' : o.reason))).toEqual(['duplicate', 'duplicate', 'stored']);
+    const mine = outcomes[2]!;
+    if (!mine.stored) throw new Error('expected the message to be stored');
+    expect(atA.events).toEqual([first, mine.event]);
   });
 
   it('stores an append begun in the same turn as close before it quits', async () => {
