@@ -3,12 +3,25 @@
 //
 // Messages in: { id, op: 'write', batch, instanceId } | { id, op: 'close' }. Out: { id, ok: true }
 // or { id, ok: false, error: { message, name, code?, syscall?, constraint?, table?, column? } }.
+import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FactsReply, FactsRequest, FactsThreadData } from './facts-worker';
 import { PostgresDatabase, WRITER_POOL } from './postgres-database';
 import { writeBatch } from './records-store';
 import { ERROR_DETAILS } from '../../shared/log';
 import type { ThreadError } from './thread-calls';
+
+// The records may wait; the webhooks and event streams may not. On Linux a thread has a priority of
+// its own (elsewhere it is the whole process's, left alone): this one gives way to the relay's
+// event loop when both want a core. Its batches wait a little longer then, and the writer bounds
+// what waits (records-writer.ts).
+if (process.platform === 'linux') {
+  try {
+    setPriority(constants.priority.PRIORITY_BELOW_NORMAL);
+  } catch {
+    // Not allowed here: the thread runs as the relay does.
+  }
+}
 
 const { url, answerTimeoutMs } = workerData as FactsThreadData;
 const db = PostgresDatabase.open(url, { answerTimeoutMs, pool: WRITER_POOL });

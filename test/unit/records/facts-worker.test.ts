@@ -3,6 +3,8 @@
 // server that is away, a thread that dies started again by the next write, close() ending it, and
 // the relay's event loop free of the write.
 import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { constants, getPriority } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentStateFact } from '../../../relay/records/agent-states';
 import { claimedFact, type CallFact } from '../../../relay/records/call-facts';
@@ -248,6 +250,17 @@ describe("the records' writer thread (PostgreSQL)", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await expect(db.writeFacts({ calls: callFacts(answeredCall('wacid.after-close', T0)), states: [] }, 'instance-a')).rejects.toThrow('the records database is closed');
+  });
+
+  it.runIf(process.platform === 'linux')('the thread gives way to the relay’s event loop: it runs at nice 10, the relay’s own thread as it was', async () => {
+    const niceOf = (tid: string): number => getPriority(Number(tid));
+    const before = new Map(readdirSync('/proc/self/task').map((tid) => [tid, niceOf(tid)]));
+    const { db } = await migratedDatabase();
+    await db.writeFacts({ calls: callFacts(answeredCall('wacid.priority', T0)), states: [] }, 'instance-a');
+    const started = readdirSync('/proc/self/task').filter((tid) => !before.has(tid));
+    expect(started.map(niceOf)).toContain(constants.priority.PRIORITY_BELOW_NORMAL);
+    expect(niceOf(String(process.pid))).toBe(before.get(String(process.pid)));
+    expect(await callById(db, 'wacid.priority')).toMatchObject({ outcome: 'answered' });
   });
 
   it('the batch is written while the relay’s event loop is held: the write runs on the thread’s', async () => {
