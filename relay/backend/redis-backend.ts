@@ -552,9 +552,10 @@ export class RedisBackend implements RelayBackend {
       connection.on('error', (error: unknown) => log.warn('redis connection error', { role, target, error }));
       return connection;
     };
-    // The commands of one turn of the event loop go out in one write, not one system call each
-    // (the appends of the webhooks read in it are one script call already: sendAppends).
-    const command = connect('commands', { enableAutoPipelining: true });
+    // Each command is written as it is made. The appends of one turn of the event loop are one
+    // script call already (sendAppends), sent as that turn ends; ioredis's auto-pipelining would
+    // hold it for the next turn's end, and keep a second batch back until the first is answered.
+    const command = connect('commands');
     // The reader waits for Redis to come back instead of failing its XREAD: it then resumes from
     // the last id it delivered, so no event is lost across a reconnect.
     const reader = connect('stream', { maxRetriesPerRequest: null });
@@ -940,8 +941,8 @@ export class RedisBackend implements RelayBackend {
     await this.readLoop;
     if (this.command.status === 'ready') {
       // Lets in-flight commands finish, but not for ever: the process must be able to exit. QUIT
-      // must not overtake a script still on its way: one issued in this very turn waits in ioredis's
-      // auto-pipeline, and one Redis did not know yet is sent again as EVAL after its reply.
+      // must not overtake a script still on its way: one Redis did not know yet is sent again as
+      // EVAL after its reply.
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS)));
       if (this.scriptsRunning > 0) await Promise.race([new Promise<void>((resolve) => (this.allScriptsSettled = resolve)), deadline]);
