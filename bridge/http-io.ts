@@ -22,18 +22,20 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = Number.isFinite(declared) && declared > limit;
-    const onData = (chunk: Buffer) => {
+    let givenUp = false;
+    // Listeners written inline: a named one would be made again, and named, for every request.
+    req.on('data', (chunk: Buffer) => {
+      if (givenUp) return;
       size += chunk.length;
       if (size > drainCap) {
-        req.off('data', onData);
+        givenUp = true;
         req.pause();
         resolve({ kind: 'too_large', drained: false });
         return;
       }
       if (size > limit) tooLarge = true;
       if (!tooLarge) chunks.push(chunk);
-    };
-    req.on('data', onData);
+    });
     req.on('end', () => resolve(tooLarge ? { kind: 'too_large', drained: true } : { kind: 'ok', raw: Buffer.concat(chunks, size) }));
     req.on('error', () => resolve({ kind: 'aborted' }));
     req.on('close', () => {

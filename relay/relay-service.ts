@@ -681,8 +681,11 @@ export class RelayService {
   }
 
   private ringingContext(receivedAt: number): RingingContext {
-    return { receivedAt, releaseMs: this.options.releaseMs, standingOf: (agentId) => (this.directory.get(agentId) === undefined ? undefined : this.standingOf(agentId)) };
+    return { receivedAt, releaseMs: this.options.releaseMs, standingOf: this.standingInTeamOf };
   }
+
+  /** Made once, not per event: each closure made in the webhook path is work on every webhook. */
+  private readonly standingInTeamOf = (agentId: string): AgentStanding | undefined => (this.directory.get(agentId) === undefined ? undefined : this.standingOf(agentId));
 
   /** The agents a call coming in now rings (relay/REFERENCE.md "Routing and claims"). */
   private readonly reachableAgents = (): string[] => this.directory.ids().filter((agentId) => isReachable(this.standingOf(agentId)));

@@ -427,14 +427,12 @@ function valuesOf(body: unknown): { value: Record<string, unknown>; path: string
 }
 
 function normaliseValue(value: Record<string, unknown>, path: string, out: NormalisedWebhook): void {
-  const at = (member: string, i: number) => `${path ? `${path}.` : ''}${member}[${i}]`;
   const names = contactNames(value.contacts);
   // protocol.md "What real payloads show": a failed terminate's errors may be in the item, here, or both.
   const valueErrors = errorsList.parse(value.errors);
-  const nameOf = (from?: string, userId?: string) => (from && names.byWaId.get(from)) ?? (userId && names.byUserId.get(userId)) ?? undefined;
 
   eachItem(value.calls, (raw, i) => {
-    const where = at('calls', i);
+    const where = itemPath(path, 'calls', i);
     const parsed = callItemSchema.safeParse(raw);
     if (!parsed.success) return skip(out, where, parsed.error);
     const item = parsed.data;
@@ -458,7 +456,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
           callId: item.id,
           from,
           fromUserId: item.from_user_id,
-          name: nameOf(from, item.from_user_id),
+          name: contactName(names, from, item.from_user_id),
           to: item.to,
           sdp,
           timestamp: item.timestamp,
@@ -508,7 +506,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
   });
 
   eachItem(value.statuses, (raw, i) => {
-    const where = at('statuses', i);
+    const where = itemPath(path, 'statuses', i);
     const parsed = statusItemSchema.safeParse(raw);
     if (!parsed.success) return skip(out, where, parsed.error);
     const item = parsed.data;
@@ -541,7 +539,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
   });
 
   eachItem(value.messages, (raw, i) => {
-    const where = at('messages', i);
+    const where = itemPath(path, 'messages', i);
     const parsed = messageItemSchema.safeParse(raw);
     if (!parsed.success) return skip(out, where, parsed.error);
     const item = parsed.data;
@@ -563,7 +561,7 @@ function normaliseValue(value: Record<string, unknown>, path: string, out: Norma
       messageId: item.id,
       from,
       fromUserId: item.from_user_id,
-      name: nameOf(from, item.from_user_id),
+      name: contactName(names, from, item.from_user_id),
       timestamp: item.timestamp,
       messageType: item.type ?? 'unknown',
       text: item.text,
@@ -597,6 +595,16 @@ function sameErrorsOnce(errors: CallErrorInfo[]): CallErrorInfo[] | undefined {
     return true;
   });
   return once.length > 0 ? once : undefined;
+}
+
+// Module functions rather than closures made inside normaliseValue: those would be made again,
+// and named, for every webhook.
+function itemPath(path: string, member: string, i: number): string {
+  return `${path ? `${path}.` : ''}${member}[${i}]`;
+}
+
+function contactName(names: ReturnType<typeof contactNames>, from?: string, userId?: string) {
+  return (from && names.byWaId.get(from)) ?? (userId && names.byUserId.get(userId)) ?? undefined;
 }
 
 function eachItem(list: unknown, visit: (item: unknown, index: number) => unknown): void {
