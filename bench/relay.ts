@@ -673,7 +673,7 @@ async function benchBackend(backend: 'memory' | 'redis', agents: Agent[], agents
   const streams: IncomingMessage[] = [];
   const pool = { current: undefined as Pool | undefined };
   try {
-    const args = ['--port', '0', '--host', HOST, '--app-secret', secret, '--agents', agentsFile, '--data-dir', dataDir, '--log-level', 'error'];
+    const args = ['--port', '0', '--host', HOST, `--app-secret=${secret}`, '--agents', agentsFile, '--data-dir', dataDir, '--log-level', 'error'];
     if (records.kind === 'postgres') {
       // A fresh database each run: the second backend's records do not land on the first one's.
       database = `bench_${backend}_${run}`;
@@ -1106,7 +1106,7 @@ async function benchReports(adminUrl: string, dir: string): Promise<ReportResult
     const token = randomBytes(24).toString('base64url');
     const agentsFile = join(dir, 'report-agents.json');
     await writeFile(agentsFile, JSON.stringify({ agents: [{ id: 'lead', name: 'Bench supervisor', tokenSha256: createHash('sha256').update(token).digest('hex'), role: 'supervisor' }] }), { mode: 0o600 });
-    relay = await startRelayProcess(['--port', '0', '--host', HOST, '--app-secret', randomBytes(24).toString('base64url'), '--agents', agentsFile, '--data-dir', join(dir, 'relay-data-reports'), '--database', url, '--log-level', 'error']);
+    relay = await startRelayProcess(['--port', '0', '--host', HOST, `--app-secret=${randomBytes(24).toString('base64url')}`, '--agents', agentsFile, '--data-dir', join(dir, 'relay-data-reports'), '--database', url, '--log-level', 'error']);
     const baseUrl = relay.url;
     const ready = performance.now();
     while ((await recordsStatus(baseUrl))?.database !== 'up') {

@@ -515,6 +515,8 @@ function describeParseError(e: unknown): string {
   const option = /Option '(--[a-z-]+)/.exec(message)?.[1];
   if (option && /argument missing/.test(message)) return `${option} needs a value`;
   if (option && /does not take an argument/.test(message)) return `${option} takes no value`;
+  // A secret or token may well start with "-": node:util then takes it for a flag.
+  if (option && /ambiguous/.test(message)) return `${option}: the value looks like a flag; write ${option}=VALUE`;
   const positional = /Unexpected argument '([^']+)'/.exec(message);
   if (positional) return `unexpected argument "${positional[1]}": every setting is a --flag (see --help)`;
   return message.split('\n')[0] ?? message;

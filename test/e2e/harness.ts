@@ -555,7 +555,7 @@ export async function startBridgeNodesStack(options: BridgeNodesStackOptions): P
     // Node itself runs the command (not npx): the process a signal reaches is the node.
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'bridge/cli.ts', '--relay-url', relay.url, '--bridge-token', bridgeToken, '--control-port', '0', '--control-address', '127.0.0.1', '--public-address', '127.0.0.1', '--node-id', nodeId],
+      ['--import', 'tsx', 'bridge/cli.ts', '--relay-url', relay.url, `--bridge-token=${bridgeToken}`, '--control-port', '0', '--control-address', '127.0.0.1', '--public-address', '127.0.0.1', '--node-id', nodeId],
       // The flags say everything: a BRIDGE_* variable of the machine's must not change them.
       { cwd: resolve('.'), env: Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('BRIDGE_') && k !== 'RELAY_BRIDGE_TOKEN')), stdio: ['ignore', 'pipe', 'pipe'] },
     );

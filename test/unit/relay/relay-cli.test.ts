@@ -96,6 +96,12 @@ describe('relay command line', () => {
     expect(parseRelayCli([...good, '--team-config', 'flag.json'], { RELAY_TEAM_CONFIG: 'env-team.json' })).toMatchObject({ ok: true, value: { teamConfigPath: 'flag.json' } });
     expect(parseRelayCli(good, {})).not.toHaveProperty('value.teamConfigPath');
     expect(parseRelayCli([...good, '--team-config'], {})).toMatchObject({ ok: false, error: { message: '--team-config needs a value' } });
+    // A secret that starts with "-" (as base64url ones may) is told how to be written, and is taken when it is.
+    expect(parseRelayCli(['--app-secret', '-Zx9secret', '--agent-token', TOKEN_1], {})).toMatchObject({
+      ok: false,
+      error: { message: '--app-secret: the value looks like a flag; write --app-secret=VALUE' },
+    });
+    expect(parseRelayCli(['--app-secret=-Zx9secret', '--agent-token', TOKEN_1], {})).toMatchObject({ ok: true, value: { appSecret: '-Zx9secret' } });
   });
 
   it('exits with code 2 when the team settings file breaks a rule, naming the file, the field and the rule', async () => {
