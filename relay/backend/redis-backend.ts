@@ -88,7 +88,6 @@ interface AppendWaiting {
   /** The event's dedup key and tombstone key, and its ARGV: is connect, ends the call, now ms, payload. */
   keys: readonly [string, string];
   args: readonly [number, number, number, string];
-  now: number;
   resolve: (result: { outcome: AppendOutcome; previousId?: string }) => void;
   reject: (error: unknown) => void;
 }
@@ -635,7 +634,7 @@ export class RedisBackend implements RelayBackend {
       // Message events have no call: their tombstone key is never read or written by the script.
       const tombstoneKey = 'callId' in event ? this.tombstoneKey(event.callId) : dedupKey;
       const args = [isConnect(event) ? 1 : 0, leavesTombstone(event) ? 1 : 0, Math.max(0, Math.floor(now)), payload] as const;
-      this.appendsWaiting.push({ input, keys: [dedupKey, tombstoneKey], args, now, resolve, reject });
+      this.appendsWaiting.push({ input, keys: [dedupKey, tombstoneKey], args, resolve, reject });
       if (this.appendsWaiting.length >= APPEND_BATCH_MAX) this.sendAppends();
       else if (this.appendsWaiting.length === 1) setImmediate(this.sendAppends);
     });
@@ -649,9 +648,9 @@ export class RedisBackend implements RelayBackend {
     if (this.appendsWaiting.length === 0) return;
     const batch = this.appendsWaiting;
     this.appendsWaiting = [];
-    const latest = batch.reduce((max, waiting) => Math.max(max, waiting.now), 0);
+    const latest = batch.reduce((max, waiting) => Math.max(max, waiting.args[2]), 0);
     const keys = [this.streamKey];
-    const args: Array<string | number> = [this.options.dedupWindowMs, TOMBSTONE_TTL_MS, this.maxEvents, `${Math.max(0, Math.floor(latest - this.options.retentionMs))}-0`];
+    const args: Array<string | number> = [this.options.dedupWindowMs, TOMBSTONE_TTL_MS, this.maxEvents, `${Math.max(0, latest - this.options.retentionMs)}-0`];
     for (const waiting of batch) {
       keys.push(...waiting.keys);
       args.push(...waiting.args);

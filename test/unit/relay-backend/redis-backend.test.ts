@@ -53,6 +53,12 @@ describe('RedisBackend', () => {
     const holdBack = (...roles: Array<'stream' | 'commands'>) => proxy.hold((name) => roles.some((role) => name === `relay-${backend.instanceId}-${role}`));
     return { backend, holdBack, release: () => proxy.release() };
   };
+  /** Puts `around` between an instance's script calls and Redis: it gets each call's arguments and the real call. */
+  const aroundScriptCalls = (backend: RelayBackend, around: (send: () => Promise<unknown>) => Promise<unknown>) => {
+    const command = (backend as unknown as { command: { evalsha: (...args: unknown[]) => Promise<unknown> } }).command;
+    const evalsha = command.evalsha.bind(command);
+    command.evalsha = (...args) => around(() => evalsha(...args));
+  };
   const pair = async () => {
     const prefix = uniquePrefix('relay-pair');
     return [await open(prefix), await open(prefix)] as const;
@@ -159,12 +165,10 @@ describe('RedisBackend', () => {
     const { backend: a, holdBack, release } = await openBehindProxy(uniquePrefix('relay-no-previous'));
     const atA = recorder(a);
     // Redis's real reply, with each event's previous id blanked out.
-    const command = (a as unknown as { command: { evalsha: (...args: unknown[]) => Promise<unknown> } }).command;
-    const evalsha = command.evalsha.bind(command);
-    command.evalsha = async (...args) => {
-      const reply = await evalsha(...args);
+    aroundScriptCalls(a, async (send) => {
+      const reply = await send();
       return Array.isArray(reply) ? reply.map((value, i) => (i % 3 === 2 ? '' : value)) : reply;
-    };
+    });
     holdBack('stream');
     const mine = await store(a, inbound('m1', Date.now()), Date.now());
     expect(atA.events).toEqual([]);
@@ -217,13 +221,11 @@ describe('RedisBackend', () => {
 
   /** Counts the script calls of an instance's command connection, each still sent to Redis. */
   const countScriptCalls = (backend: RelayBackend) => {
-    const command = (backend as unknown as { command: { evalsha: (...args: unknown[]) => Promise<unknown> } }).command;
-    const evalsha = command.evalsha.bind(command);
     const counted = { calls: 0 };
-    command.evalsha = (...args) => {
+    aroundScriptCalls(backend, (send) => {
       counted.calls++;
-      return evalsha(...args);
-    };
+      return send();
+    });
     return counted;
   };
 
@@ -271,14 +273,12 @@ describe('RedisBackend', () => {
   it('rejects every append of a batch whose script call failed, and stores the next ones', async () => {
     const [a, b] = await pair();
     const atB = recorder(b);
-    const command = (a as unknown as { command: { evalsha: (...args: unknown[]) => Promise<unknown> } }).command;
-    const evalsha = command.evalsha.bind(command);
     let failNext = true;
-    command.evalsha = (...args) => {
-      if (!failNext) return evalsha(...args);
+    aroundScriptCalls(a, (send) => {
+      if (!failNext) return send();
       failNext = false;
       return Promise.reject(new Error('Connection is closed.'));
-    };
+    });
     const t = Date.now();
     const settled = await Promise.allSettled(['m1', 'm2', 'm3'].map((id) => a.append(input(inbound(id, t), t))));
     expect(settled.map((s) => (s.status === 'rejected' ? errorText(s.reason) : 'fulfilled'))).toEqual(Array(3).fill('Connection is closed.'));
