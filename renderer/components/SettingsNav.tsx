@@ -92,23 +92,22 @@ export function SettingsNav({ screen, sections }: { screen: RefObject<HTMLElemen
     const root = screen.current;
     if (!nav || !content || !root) return;
     let frame = 0;
-    const update = (kind: 'moved' | 'settled') => {
+    const update = () => {
       const layout = measure(nav, content);
       asRow.current = layout.asRow;
       // The sticky list sits under the header; a chosen heading stops under both (styles.css reads these).
       setVariable(root, '--settings-sticky-top', `${layout.headerHeight}px`);
       setVariable(root, '--settings-heading-margin', `${(layout.asRow ? layout.headerHeight + nav.getBoundingClientRect().height : layout.headerHeight) + HEADING_GAP_PX}px`);
-      mark.current = nextMark(mark.current, { kind, view: layout.view });
+      mark.current = nextMark(mark.current, { kind: 'moved', view: layout.view });
       setCurrent(markedSection(mark.current, layout.view));
     };
     const schedule = () => {
       if (frame === 0)
         frame = requestAnimationFrame(() => {
           frame = 0;
-          update('moved');
+          update();
         });
     };
-    const settled = () => update('settled');
     const byHand = () => {
       mark.current = nextMark(mark.current, { kind: 'scrolledByHand' });
       schedule();
@@ -116,25 +115,32 @@ export function SettingsNav({ screen, sections }: { screen: RefObject<HTMLElemen
     const key = (e: KeyboardEvent) => {
       if (SCROLLING_KEYS.has(e.key) && !(e.target instanceof Node && nav.contains(e.target))) byHand();
     };
+    // A press on the page's scroll bar reaches the page as a pointerdown on its root element: the agent
+    // drags the page. A press in a section (a field, a button) leaves a chosen section marked.
+    const pressed = (e: PointerEvent) => {
+      if (e.target === document.documentElement) byHand();
+    };
     const header = document.querySelector('.app-header');
     const resized = new ResizeObserver(schedule);
     for (const el of [nav, content, header]) if (el) resized.observe(el);
     window.addEventListener('scroll', schedule, { passive: true });
-    window.addEventListener('scrollend', settled);
+    window.addEventListener('scrollend', schedule);
     window.addEventListener('resize', schedule);
     window.addEventListener('wheel', byHand, { passive: true });
     window.addEventListener('touchmove', byHand, { passive: true });
     window.addEventListener('keydown', key);
-    update('moved');
+    window.addEventListener('pointerdown', pressed, { passive: true });
+    update();
     return () => {
       cancelAnimationFrame(frame);
       resized.disconnect();
       window.removeEventListener('scroll', schedule);
-      window.removeEventListener('scrollend', settled);
+      window.removeEventListener('scrollend', schedule);
       window.removeEventListener('resize', schedule);
       window.removeEventListener('wheel', byHand);
       window.removeEventListener('touchmove', byHand);
       window.removeEventListener('keydown', key);
+      window.removeEventListener('pointerdown', pressed);
     };
   }, [screen, sections]);
 

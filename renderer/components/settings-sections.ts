@@ -74,11 +74,13 @@ export type SectionMark = { kind: 'following' } | { kind: 'chosen'; index: numbe
 export type SectionMarkEvent =
   /** A section chosen from the list. */
   | { kind: 'chose'; index: number }
-  /** The page scrolled, or its layout changed. */
+  /** The page scrolled, stopped scrolling, or its layout changed. */
   | { kind: 'moved'; view: SectionsView }
-  /** The page stopped scrolling. */
-  | { kind: 'settled'; view: SectionsView }
-  /** The agent scrolls on their own (wheel, touch, a scrolling key): the page's position rules again. */
+  /**
+   * The agent takes the page over (wheel, touch, a scrolling key, a press on the page or its scroll
+   * bar): the page's position rules again. Only the agent's own hand says a travel was cut short: the
+   * end of a smooth scroll may be reported late, once the next one has begun.
+   */
   | { kind: 'scrolledByHand' };
 
 export function nextMark(mark: SectionMark, event: SectionMarkEvent): SectionMark {
@@ -93,10 +95,6 @@ export function nextMark(mark: SectionMark, event: SectionMarkEvent): SectionMar
       // Still on its way there (a smooth scroll), or scrolled away from it since.
       return mark.reached ? { kind: 'following' } : mark;
     }
-    case 'settled':
-      // Stopped short of it (a scroll bar dragged while it travelled) or away from it: the position rules.
-      if (mark.kind === 'following') return mark;
-      return headingInSight(event.view, mark.index) ? { ...mark, reached: true } : { kind: 'following' };
   }
 }
 

@@ -82,7 +82,7 @@ describe('the marked section', () => {
     const there = view([-3000, -2400, -1800, -1200, 100, 420]);
     mark = nextMark(mark, { kind: 'moved', view: there });
     expect(mark).toEqual({ kind: 'chosen', index: 5, reached: true });
-    mark = nextMark(mark, { kind: 'settled', view: there });
+    mark = nextMark(mark, { kind: 'moved', view: there });
     expect(markedSection(mark, there)).toBe(5);
     // Scrolled up a little: still in sight, still marked, though section 4's heading is past the line.
     const aLittleUp = view([-2900, -2300, -1700, -1100, 200, 520]);
@@ -95,18 +95,23 @@ describe('the marked section', () => {
     expect(markedSection(mark, away)).toBe(3);
   });
 
-  test('the agent scrolling by hand (wheel, touch, keys) hands the mark back to the page at once', () => {
+  test('the agent scrolling by hand (wheel, touch, keys, the scroll bar) hands the mark back to the page at once', () => {
     const chosen = nextMark(following, { kind: 'chose', index: 2 });
     expect(nextMark(chosen, { kind: 'scrolledByHand' })).toEqual(following);
+    const reached = nextMark(chosen, { kind: 'moved', view: view([-900, -300, 200, 900]) });
+    expect(reached).toEqual({ kind: 'chosen', index: 2, reached: true });
+    expect(nextMark(reached, { kind: 'scrolledByHand' })).toEqual(following);
   });
 
-  test('a scroll that stops short of the chosen heading, or away from it, hands the mark back to the page', () => {
+  test('the page at rest short of the chosen heading keeps it marked: the end of a scroll cut short by the choice comes late', () => {
     const chosen = nextMark(following, { kind: 'chose', index: 4 });
     const short = view([-900, -300, 200, 900, 1500]);
-    expect(nextMark(chosen, { kind: 'settled', view: short })).toEqual(following);
-    // Stopped with it in sight: reached.
-    expect(nextMark(chosen, { kind: 'settled', view: view([-900, -300, -100, 50, 142]) })).toEqual({ kind: 'chosen', index: 4, reached: true });
-    expect(nextMark(following, { kind: 'settled', view: short })).toEqual(following);
+    expect(nextMark(chosen, { kind: 'moved', view: short })).toEqual(chosen);
+    expect(markedSection(nextMark(chosen, { kind: 'moved', view: short }), short)).toBe(4);
+    // Once in sight: reached; scrolled out of sight after that, the page's position rules again.
+    const there = nextMark(chosen, { kind: 'moved', view: view([-900, -300, -100, 50, 142]) });
+    expect(there).toEqual({ kind: 'chosen', index: 4, reached: true });
+    expect(nextMark(there, { kind: 'moved', view: short })).toEqual(following);
   });
 
   test('choosing another section while travelling to one marks the new one', () => {

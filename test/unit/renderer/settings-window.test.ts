@@ -128,6 +128,48 @@ describe('moving between the sections', () => {
   }
 });
 
+test('a scroll cut short reports its end once the next has begun: the section chosen since stays marked', async () => {
+  const words = await openSettings('en', { width: 380, height: 720 }, { updateStatus: { kind: 'idle' } });
+  await scrollToEnd();
+  await expect.poll(() => marked(words)).toEqual(['Updates']);
+  // Language's short section lets Account's heading reach the reading line once Language's is at the
+  // top: only the choice keeps Language marked there. The end of the scroll the choice cut short comes
+  // while Language's heading is still far above the window.
+  const headingTop = await page.evaluate(() => {
+    [...document.querySelectorAll('nav a')].find((a) => a.textContent === 'Language')!.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true }));
+    window.dispatchEvent(new Event('scrollend'));
+    return document.getElementById('language-settings-title')!.getBoundingClientRect().top;
+  });
+  expect(headingTop).toBeLessThan(0);
+  await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Language');
+  // Where the choice takes it: Language's heading under the bars, the page not at its top.
+  await expect
+    .poll(() => page.evaluate(() => Math.abs(document.getElementById('language-settings-title')!.getBoundingClientRect().top - document.querySelector('nav')!.getBoundingClientRect().bottom - 12) < 2 && window.scrollY > 1))
+    .toBe(true);
+  expect(await marked(words)).toEqual(['Language']);
+});
+
+test('a press on the page\'s scroll bar while it travels to a chosen section hands the mark back to the page', async () => {
+  const words = await openSettings('en', { width: 380, height: 720 }, { updateStatus: { kind: 'idle' } });
+  await expect(marked(words)).resolves.toEqual(['Language']);
+  // Diagnostics chosen; the agent grabs the scroll bar (a pointerdown on the root element) and drags
+  // the page back to its top before it gets there.
+  await page.evaluate(() => {
+    [...document.querySelectorAll('nav a')].find((a) => a.textContent === 'Diagnostics')!.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true }));
+    document.documentElement.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true }));
+    window.scrollTo({ top: 0, behavior: 'instant' });
+  });
+  await page.waitForFunction(() => new Promise((resolve) => { const y = window.scrollY; setTimeout(() => resolve(window.scrollY === y), 300); }));
+  await expect.poll(() => marked(words)).toEqual(['Language']);
+  // A press inside a section leaves a chosen one marked.
+  await sectionList(words).getByRole('link', { name: 'Diagnostics', exact: true }).click();
+  await expect.poll(() => marked(words)).toEqual(['Diagnostics']);
+  await page.waitForFunction(() => new Promise((resolve) => { const y = window.scrollY; setTimeout(() => resolve(window.scrollY === y), 300); }));
+  await page.getByRole('heading', { name: 'Diagnostics', exact: true, level: 3 }).click();
+  await page.waitForTimeout(100);
+  expect(await marked(words)).toEqual(['Diagnostics']);
+});
+
 test('opened from a phone screen scrolled down to its recent calls, Settings starts at its top, its first section marked', async () => {
   page = await windows.open({ width: 380, height: 720 });
   page.setDefaultTimeout(5000);
