@@ -131,7 +131,7 @@ describe('moving between the sections', () => {
 test('a scroll cut short reports its end once the next has begun: the section chosen since stays marked', async () => {
   const words = await openSettings('en', { width: 380, height: 720 }, { updateStatus: { kind: 'idle' } });
   await scrollToEnd();
-  await expect.poll(() => marked(words)).toEqual(['Updates']);
+  await expect.poll(() => marked(words), { timeout: 5000 }).toEqual(['Updates']);
   // Language's short section lets Account's heading reach the reading line once Language's is at the
   // top: only the choice keeps Language marked there. The end of the scroll the choice cut short comes
   // while Language's heading is still far above the window.
@@ -141,10 +141,10 @@ test('a scroll cut short reports its end once the next has begun: the section ch
     return document.getElementById('language-settings-title')!.getBoundingClientRect().top;
   });
   expect(headingTop).toBeLessThan(0);
-  await expect.poll(() => page.evaluate(() => document.activeElement?.textContent)).toBe('Language');
+  await expect.poll(() => page.evaluate(() => document.activeElement?.textContent), { timeout: 5000 }).toBe('Language');
   // Where the choice takes it: Language's heading under the bars, the page not at its top.
   await expect
-    .poll(() => page.evaluate(() => Math.abs(document.getElementById('language-settings-title')!.getBoundingClientRect().top - document.querySelector('nav')!.getBoundingClientRect().bottom - 12) < 2 && window.scrollY > 1))
+    .poll(() => page.evaluate(() => Math.abs(document.getElementById('language-settings-title')!.getBoundingClientRect().top - document.querySelector('nav')!.getBoundingClientRect().bottom - 12) < 2 && window.scrollY > 1), { timeout: 5000 })
     .toBe(true);
   expect(await marked(words)).toEqual(['Language']);
 });
@@ -160,11 +160,15 @@ test('a press on the page\'s scroll bar while it travels to a chosen section han
     window.scrollTo({ top: 0, behavior: 'instant' });
   });
   await page.waitForFunction(() => new Promise((resolve) => { const y = window.scrollY; setTimeout(() => resolve(window.scrollY === y), 300); }));
-  await expect.poll(() => marked(words)).toEqual(['Language']);
+  expect(await page.evaluate(() => window.scrollY)).toBe(0);
+  await expect.poll(() => marked(words), { timeout: 5000 }).toEqual(['Language']);
   // A press inside a section leaves a chosen one marked.
   await sectionList(words).getByRole('link', { name: 'Diagnostics', exact: true }).click();
-  await expect.poll(() => marked(words)).toEqual(['Diagnostics']);
-  await page.waitForFunction(() => new Promise((resolve) => { const y = window.scrollY; setTimeout(() => resolve(window.scrollY === y), 300); }));
+  await expect.poll(() => marked(words), { timeout: 5000 }).toEqual(['Diagnostics']);
+  // There: its heading whole below the bars.
+  await expect
+    .poll(() => page.evaluate(() => { const box = document.getElementById('diagnostics-settings-title')!.getBoundingClientRect(); return box.top >= document.querySelector('nav')!.getBoundingClientRect().bottom && box.bottom <= window.innerHeight; }), { timeout: 5000 })
+    .toBe(true);
   await page.getByRole('heading', { name: 'Diagnostics', exact: true, level: 3 }).click();
   await page.waitForTimeout(100);
   expect(await marked(words)).toEqual(['Diagnostics']);
