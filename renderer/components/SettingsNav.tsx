@@ -124,7 +124,6 @@ export function SettingsNav({ screen, sections }: { screen: RefObject<HTMLElemen
     const resized = new ResizeObserver(schedule);
     for (const el of [nav, content, header]) if (el) resized.observe(el);
     window.addEventListener('scroll', schedule, { passive: true });
-    window.addEventListener('scrollend', schedule);
     window.addEventListener('resize', schedule);
     window.addEventListener('wheel', byHand, { passive: true });
     window.addEventListener('touchmove', byHand, { passive: true });
@@ -135,7 +134,6 @@ export function SettingsNav({ screen, sections }: { screen: RefObject<HTMLElemen
       cancelAnimationFrame(frame);
       resized.disconnect();
       window.removeEventListener('scroll', schedule);
-      window.removeEventListener('scrollend', schedule);
       window.removeEventListener('resize', schedule);
       window.removeEventListener('wheel', byHand);
       window.removeEventListener('touchmove', byHand);

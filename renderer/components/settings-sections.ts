@@ -74,12 +74,12 @@ export type SectionMark = { kind: 'following' } | { kind: 'chosen'; index: numbe
 export type SectionMarkEvent =
   /** A section chosen from the list. */
   | { kind: 'chose'; index: number }
-  /** The page scrolled, stopped scrolling, or its layout changed. */
+  /** The page scrolled, or its layout changed. */
   | { kind: 'moved'; view: SectionsView }
   /**
-   * The agent takes the page over (wheel, touch, a scrolling key, a press on the page or its scroll
-   * bar): the page's position rules again. Only the agent's own hand says a travel was cut short: the
-   * end of a smooth scroll may be reported late, once the next one has begun.
+   * The agent takes the page over (wheel, touch, a scrolling key, a press on the page's scroll bar):
+   * the page's position rules again. Only the agent's own hand says a travel was cut short: the end of
+   * a smooth scroll (`scrollend`) may be reported late, once the next one has begun.
    */
   | { kind: 'scrolledByHand' };
 
