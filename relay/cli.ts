@@ -1,4 +1,5 @@
 // `npm run relay -- …`: the standalone webhook relay, and `npm run relay -- add-agent …` (relay/README.md).
+import './heap-tuning';
 import { configureLogging, createLogger } from '../shared/log';
 import type { AgentConfig } from './agent-directory';
 import { addAgentToFile, readAgentsFile } from './agents-file';
