@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { relayEventSchema, type CallErrorInfo, type RelayEvent } from './events';
 import { fieldPath, isRecord, issueEnglish, ruleMessage, trimmedString } from './validation';
 import { errorText } from './result';
+import { compact } from './compact';
 
 // ---------------------------------------------------------------------------------------------
 // Payload shapes, as the service sends them (protocol.md). Timestamps are unix seconds as strings.
@@ -624,7 +625,3 @@ function skip(out: NormalisedWebhook, where: string, error: z.ZodError): void {
   out.skipped.push({ path: fieldPath(issue?.path ?? [], where), reason: issue === undefined ? 'invalid' : issueEnglish(issue) });
 }
 
-/** Drops members whose value is undefined, so events serialise the same way they compare. */
-function compact<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
-}

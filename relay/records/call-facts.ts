@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { STALE_CONNECT_MS } from '../../shared/call-state';
 import type { RelayEvent } from '../../shared/events';
+import { compact } from '../../shared/compact';
 import { TRANSFER_KINDS, TRANSFER_MISSES, TRANSFER_STATES } from '../../shared/transfer';
 import type { Audience } from '../backend/types';
 
@@ -269,7 +270,3 @@ export function factOfRow(row: CallFactRow): CallFact | undefined {
   return { kind, callId: row.call_id, agentId: row.agent_id, ref: row.ref, at: row.at.getTime(), data: data.data } as CallFact;
 }
 
-/** Leaves out the members that are undefined, as the JSON written would (and as optional members are absent, never undefined). */
-export function compact<T extends object>(data: T): T {
-  return Object.fromEntries(Object.entries(data).filter(([, value]) => value !== undefined)) as T;
-}

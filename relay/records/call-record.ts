@@ -3,7 +3,8 @@
 // simply derives the row again whenever a fact is added.
 import { DIAL_TIMEOUT_MS, RING_TIMEOUT_MS } from '../../shared/call-state';
 import type { TransferKind, TransferMiss } from '../../shared/transfer';
-import { compact, type CallFact, type CallFactKind, type CallFactOf } from './call-facts';
+import { compact } from '../../shared/compact';
+import type { CallFact, CallFactKind, CallFactOf } from './call-facts';
 
 export const CALL_OUTCOMES = ['answered', 'abandoned', 'missed', 'no_answer', 'cancelled', 'failed'] as const;
 /**

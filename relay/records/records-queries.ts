@@ -3,7 +3,7 @@
 // calls by `calls_started` (started_at, call_id), states by their key (agent_id, started_at). The
 // calls and the states are read a page at a time: a year of either never sits in memory.
 import type { AgentStateInterval } from './agent-states';
-import { compact } from './call-facts';
+import { compact } from '../../shared/compact';
 import { CALL_OUTCOMES, TRANSFER_RESULTS, type CallOutcome, type CallRecord, type TransferRecord } from './call-record';
 import type { SqlRunner } from './database';
 

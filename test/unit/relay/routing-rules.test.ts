@@ -298,4 +298,30 @@ describe('KeyedTaskQueue', () => {
     expect(log).toEqual(['b1', 'a1', 'a2']);
     expect(queue.pending).toBe(0);
   });
+
+  it('runs the next task of a key after one that failed, and idle() waits for the tasks that tasks queue', async () => {
+    const queue = new KeyedTaskQueue();
+    const log: string[] = [];
+    void queue.run('a', () => Promise.reject(new Error('refused')));
+    void queue.run('a', () => {
+      log.push('a2');
+      // Queued while the queue is busy: idle() below waits for it too.
+      void queue.run('b', async () => {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        log.push('b1');
+      });
+      return Promise.resolve();
+    });
+    expect(queue.pending).toBe(2);
+    await queue.idle();
+    expect(log).toEqual(['a2', 'b1']);
+    expect(queue.pending).toBe(0);
+    // Nothing under way: idle() answers at once, and the queue takes work again.
+    await queue.idle();
+    await queue.run('a', () => {
+      log.push('a3');
+      return Promise.resolve();
+    });
+    expect(log).toEqual(['a2', 'b1', 'a3']);
+  });
 });
